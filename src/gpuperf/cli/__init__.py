@@ -1,0 +1,51 @@
+"""gpuperf's command line. Each area registers its commands from its own module."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from gpuperf.errors import GpuperfError
+
+app = typer.Typer(
+    name="gpuperf",
+    help="Predict how fast a GPU kernel will run, and decide with the prediction.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _register_all() -> None:
+    from gpuperf.cli import data_cli, hardware_cli, kernels_cli, measure_cli
+
+    for module in (kernels_cli, hardware_cli, measure_cli, data_cli):
+        module.register(app)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: bad input ends in one clear line on stderr and exit status 2."""
+    _register_all()
+    try:
+        app(args=argv, standalone_mode=False)
+    except GpuperfError as exc:
+        print(f"gpuperf: error: {exc}", file=sys.stderr)
+        return 2
+    except typer.Exit as exc:
+        return exc.exit_code
+    except typer.Abort:
+        print("gpuperf: aborted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # click usage errors
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            return exc.exit_code
+        raise
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""Printing results: JSON for programs, rich tables for people."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def print_json(data: Any) -> None:
+    """JSON on stdout (NaN and infinities become null)."""
+    print(json.dumps(_plain(data), indent=2))
+
+
+def print_table(rows: Sequence[Mapping[str, Any]], title: str | None = None, columns: Sequence[str] | None = None) -> None:
+    """A rich table of dict rows."""
+    columns = list(columns or (rows[0].keys() if rows else []))
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*[_format(row.get(c)) for c in columns])
+    console.print(table)
+
+
+def _format(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return "" if value is None else str(value)
+
+
+def parse_params(pairs: Sequence[str] | None) -> dict[str, int]:
+    """``["n=4096", "m=64"]`` -> ``{"n": 4096, "m": 64}`` (one clear error for a malformed pair)."""
+    from gpuperf.errors import GpuperfError
+
+    result: dict[str, int] = {}
+    for pair in pairs or []:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise GpuperfError(f"parameter '{pair}' must look like name=value")
+        try:
+            result[name.strip()] = int(float(value))
+        except ValueError:
+            raise GpuperfError(f"parameter '{pair}': value '{value}' is not a number") from None
+    return result

@@ -1,0 +1,75 @@
+"""The catalog of named kernels, and lookup of a name, a variant or a user's ``file.py:function``."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.kernels.kernel import Kernel
+
+CATEGORIES = ("measurement", "test", "stencil")
+_MODULES = ("gpuperf.kernels.measurement", "gpuperf.kernels.testsuite", "gpuperf.kernels.stencils")
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    name: str
+    category: str
+    description: str
+    build: Callable[[], Kernel]
+
+
+_ENTRIES: dict[str, CatalogEntry] = {}
+
+
+def register(name: str, category: str, description: str) -> Callable[[Callable[[], Kernel]], Callable[[], Kernel]]:
+    """Decorator: add a builder ``() -> Kernel`` to the catalog under ``name``."""
+    if category not in CATEGORIES:
+        raise ValueError(f"category must be one of {CATEGORIES}")
+
+    def decorate(build: Callable[[], Kernel]) -> Callable[[], Kernel]:
+        _ENTRIES[name] = CatalogEntry(name, category, description, build)
+        return build
+
+    return decorate
+
+
+def _load_modules() -> None:
+    for module in _MODULES:
+        importlib.import_module(module)
+
+
+def entries(category: str | None = None) -> list[CatalogEntry]:
+    """Catalog entries in registration order, optionally of one category."""
+    _load_modules()
+    return [e for e in _ENTRIES.values() if category is None or e.category == category]
+
+
+def kernel_names(category: str | None = None) -> list[str]:
+    return [e.name for e in entries(category)]
+
+
+_BUILT: dict[str, Kernel] = {}
+
+
+def get_kernel(spec: str) -> Kernel:
+    """A kernel by catalog name, ``name[param=value,...]`` variant, or ``path/to/file.py:function``."""
+    if spec in _BUILT:
+        return _BUILT[spec]
+    if ".py:" in spec or spec.endswith(".py"):
+        from gpuperf.kernels.loader import load_user_kernel
+
+        return load_user_kernel(spec)
+    if "[" in spec:
+        from gpuperf.kernels.space import variant_from_spec
+
+        kernel = variant_from_spec(spec)
+    else:
+        _load_modules()
+        if spec not in _ENTRIES:
+            raise unknown_name_error("kernel", spec, _ENTRIES)
+        kernel = _ENTRIES[spec].build()
+    _BUILT[spec] = kernel
+    return kernel

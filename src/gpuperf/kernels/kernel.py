@@ -1,0 +1,166 @@
+"""The Kernel: a loopy program with its size parameters, launch geometry and NumPy reference."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import loopy as lp
+import numpy as np
+from pymbolic import evaluate
+from pymbolic.primitives import Expression
+
+from gpuperf.errors import GpuperfError
+
+Sizes = Mapping[str, int]
+Arrays = dict[str, np.ndarray]
+Reference = Callable[[Arrays, Sizes], Arrays]
+
+
+def variant_label(variant: Mapping[str, Any]) -> str:
+    """A stable, readable label for a variant's parameters: ``a=1,b=2`` (empty for the base kernel)."""
+    return ",".join(f"{key}={variant[key]}" for key in sorted(variant))
+
+
+@dataclass(frozen=True, eq=False)
+class Kernel:
+    """A loopy TranslationUnit with a name, its size parameters and a NumPy reference.
+
+    ``program`` must not have been preprocessed (add dtypes with ``lp.add_dtypes``, not
+    ``lp.add_and_infer_dtypes``) so that it can be retargeted to OpenCL or CUDA.
+    ``reference(inputs, sizes)`` returns the expected value of every output array.
+    """
+
+    name: str
+    program: lp.TranslationUnit
+    params: tuple[str, ...]
+    reference: Reference | None = None
+    category: str = "user"
+    description: str = ""
+    default_sizes: Mapping[str, int] = field(default_factory=dict)
+    variant: Mapping[str, Any] = field(default_factory=dict)
+    rtol: float = 1e-4
+    input_range: tuple[float, float] = (0.5, 1.5)
+
+    # -- identity -----------------------------------------------------------------------------
+    @property
+    def variant_label(self) -> str:
+        return variant_label(self.variant)
+
+    @property
+    def key(self) -> str:
+        """``name`` or ``name[variant]``: unique within a catalog and its spaces."""
+        return f"{self.name}[{self.variant_label}]" if self.variant else self.name
+
+    @cached_property
+    def entry(self) -> lp.LoopKernel:
+        """The loopy kernel that is the program's entry point."""
+        return self.program.default_entrypoint
+
+    # -- sizes --------------------------------------------------------------------------------
+    def resolve_sizes(self, sizes: Mapping[str, Any] | None = None) -> dict[str, int]:
+        """Check ``sizes`` names every size parameter (defaults fill gaps) and nothing else."""
+        merged = dict(self.default_sizes)
+        merged.update(sizes or {})
+        unknown = sorted(set(merged) - set(self.params))
+        if unknown:
+            raise GpuperfError(
+                f"kernel '{self.key}' has no size parameter {', '.join(unknown)}; "
+                f"its parameters: {', '.join(self.params) or '(none)'}"
+            )
+        missing = [p for p in self.params if p not in merged]
+        if missing:
+            raise GpuperfError(
+                f"kernel '{self.key}' needs a value for {', '.join(missing)} (pass -p {missing[0]}=...)"
+            )
+        resolved: dict[str, int] = {}
+        for name in self.params:
+            value = merged[name]
+            try:
+                number = int(value)
+            except (TypeError, ValueError):
+                raise GpuperfError(f"size parameter {name}={value!r} is not an integer") from None
+            if number != float(value) or number < 1:
+                raise GpuperfError(f"size parameter {name}={value!r} must be a positive integer")
+            resolved[name] = number
+        return resolved
+
+    # -- launch geometry ----------------------------------------------------------------------
+    @cached_property
+    def launch_exprs(self) -> tuple[tuple[Expression | int, ...], tuple[Expression | int, ...]]:
+        """(work-groups per dimension, work-items per group per dimension) as expressions of the sizes."""
+        groups, local = self.entry.get_grid_size_upper_bounds_as_exprs(self.program.callables_table)
+        return tuple(groups), tuple(local)
+
+    def launch(self, sizes: Mapping[str, Any] | None = None) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        """(global size, local size) in work-items, three dimensions each, for these sizes."""
+        resolved = self.resolve_sizes(sizes)
+        groups, local = self.launch_exprs
+        groups_n = [int(evaluate(g, resolved)) for g in groups] + [1, 1, 1]
+        local_n = [int(evaluate(l_, resolved)) for l_ in local] + [1, 1, 1]
+        global_n = [g * l_ for g, l_ in zip(groups_n[:3], local_n[:3])]
+        return (global_n[0], global_n[1], global_n[2]), (local_n[0], local_n[1], local_n[2])
+
+    # -- arguments ----------------------------------------------------------------------------
+    @cached_property
+    def outputs(self) -> tuple[str, ...]:
+        """Names of the global arrays the kernel writes."""
+        written = self.entry.get_written_variables()
+        return tuple(a.name for a in self.array_args if a.name in written)
+
+    @cached_property
+    def array_args(self) -> tuple[lp.ArrayArg, ...]:
+        return tuple(a for a in self.entry.args if isinstance(a, lp.ArrayArg))
+
+    def array_shape(self, arg: lp.ArrayArg, sizes: Mapping[str, int]) -> tuple[int, ...]:
+        return tuple(int(evaluate(s, dict(sizes))) for s in arg.shape)
+
+    def make_inputs(self, sizes: Mapping[str, Any] | None = None, seed: int = 0) -> Arrays:
+        """Random inputs for every array the kernel reads (values in ``input_range``)."""
+        resolved = self.resolve_sizes(sizes)
+        rng = np.random.default_rng(seed)
+        low, high = self.input_range
+        read = self.entry.get_read_variables()
+        inputs: Arrays = {}
+        for arg in self.array_args:
+            if arg.name in self.outputs and arg.name not in read:
+                continue
+            shape = self.array_shape(arg, resolved)
+            dtype = np.dtype(arg.dtype.numpy_dtype)
+            if dtype.kind in "iu":
+                inputs[arg.name] = rng.integers(int(low), int(high) + 1, size=shape).astype(dtype)
+            else:
+                inputs[arg.name] = rng.uniform(low, high, size=shape).astype(dtype)
+        return inputs
+
+    def expected_outputs(self, inputs: Arrays, sizes: Mapping[str, Any] | None = None) -> Arrays:
+        """The reference outputs for ``inputs`` (error if the kernel has no reference)."""
+        if self.reference is None:
+            raise GpuperfError(f"kernel '{self.key}' has no NumPy reference to check against")
+        return self.reference(inputs, self.resolve_sizes(sizes))
+
+    # -- code ---------------------------------------------------------------------------------
+    def for_target(self, target: lp.TargetBase) -> lp.TranslationUnit:
+        """The program retargeted (e.g. ``lp.CudaTarget()``)."""
+        try:
+            return self.program.copy(target=target)
+        except lp.LoopyError as exc:
+            raise GpuperfError(
+                f"kernel '{self.key}' cannot be retargeted ({exc}); build it with lp.add_dtypes, "
+                "not lp.add_and_infer_dtypes"
+            ) from None
+
+    def device_code(self, target: str = "opencl") -> str:
+        """Generated device source: ``opencl`` or ``cuda``."""
+        targets = {"opencl": lp.OpenCLTarget, "cuda": lp.CudaTarget}
+        if target not in targets:
+            raise GpuperfError(f"unknown code target '{target}'; use opencl or cuda")
+        return lp.generate_code_v2(self.for_target(targets[target]())).device_code()
+
+    def with_variant(self, program: lp.TranslationUnit, **variant: Any) -> Kernel:
+        """A copy of this kernel with a transformed program and the variant's parameters recorded."""
+        from dataclasses import replace
+
+        return replace(self, program=program, variant={**self.variant, **variant})

@@ -1,0 +1,55 @@
+"""Load a user's kernel from ``path/to/file.py:function``."""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+from pathlib import Path
+
+import loopy as lp
+
+from gpuperf.errors import GpuperfError
+from gpuperf.kernels.kernel import Kernel
+
+
+def load_user_kernel(spec: str) -> Kernel:
+    """Call ``function`` from ``file.py``; it returns a gpuperf Kernel or a loopy TranslationUnit.
+
+    A bare TranslationUnit becomes a Kernel named after the function, whose size parameters are
+    the program's integer value arguments and which has no NumPy reference.
+    """
+    path_text, _, function = spec.rpartition(":") if ":" in spec else (spec, "", "")
+    path = Path(path_text)
+    if not function:
+        raise GpuperfError(f"'{spec}': name the function too, as {path}:function")
+    if not path.is_file():
+        raise GpuperfError(f"kernel file '{path}' does not exist")
+    module_spec = importlib.util.spec_from_file_location(f"gpuperf_user_{path.stem}", path)
+    if module_spec is None or module_spec.loader is None:
+        raise GpuperfError(f"kernel file '{path}' is not a Python file")
+    module = importlib.util.module_from_spec(module_spec)
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 - any failure in user code is reported the same way
+        raise GpuperfError(f"kernel file '{path}' failed to import: {type(exc).__name__}: {exc}") from None
+    builder = getattr(module, function, None)
+    if builder is None or not callable(builder):
+        defined = [n for n, v in vars(module).items() if inspect.isfunction(v) and v.__module__ == module.__name__]
+        raise GpuperfError(
+            f"kernel file '{path}' does not define a function '{function}'"
+            + (f"; it defines {', '.join(defined)}" if defined else "")
+        )
+    try:
+        result = builder()
+    except Exception as exc:  # noqa: BLE001
+        raise GpuperfError(f"{path}:{function}() raised {type(exc).__name__}: {exc}") from None
+    if isinstance(result, Kernel):
+        return result
+    if isinstance(result, lp.TranslationUnit):
+        entry = result.default_entrypoint
+        params = tuple(a.name for a in entry.args if isinstance(a, lp.ValueArg))
+        return Kernel(name=function, program=result, params=params, category="user",
+                      description=f"user kernel from {path}")
+    raise GpuperfError(
+        f"{path}:{function}() returned {type(result).__name__}; expected a loopy TranslationUnit or gpuperf Kernel"
+    )
