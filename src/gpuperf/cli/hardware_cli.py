@@ -1,9 +1,103 @@
-"""Commands of this area (filled in as the area is built)."""
+"""Commands about hardware: GPU descriptors, compiled kernel resources, occupancy."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 import typer
+
+from gpuperf.cli.output import parse_params, print_json, print_table
+
+GPU_COLUMNS = {
+    "name": "GPU",
+    "compute_capability": "cc / target",
+    "sms": "SMs",
+    "cores_per_sm": "cores/SM",
+    "boost_clock_mhz": "boost MHz",
+    "memory_bandwidth_gbs": "GB/s",
+    "memory_gb": "GB",
+    "l2_mib": "L2 MiB",
+    "peak_f32_gflops": "f32 GFLOP/s",
+    "peak_f64_gflops": "f64 GFLOP/s",
+}
+
+
+def gpus_command(
+    as_json: bool = typer.Option(False, "--json", help="Print every field as JSON."),
+) -> None:
+    """List the GPUs gpuperf has descriptors for."""
+    from gpuperf.hardware import gpus
+
+    specs = gpus()
+    if as_json:
+        print_json([spec.as_dict() for spec in specs])
+        return
+    rows = [{**spec.as_dict(), "l2_mib": spec.l2_bytes / 2**20} for spec in specs]
+    rows = [{label: _rounded(row[key]) for key, label in GPU_COLUMNS.items()} for row in rows]
+    print_table(rows, title="GPU descriptors (gpuperf gpus --json for every field)")
+
+
+def _rounded(value: object) -> object:
+    """Large figures as whole numbers, so the table shows 19492 rather than 1.949e+04."""
+    return round(value) if isinstance(value, float) and value >= 10000 else value
+
+
+def resources_command(
+    kernel: str = typer.Argument(..., help="Catalog name, name[param=value,...] or path/file.py:function."),
+    params: Optional[list[str]] = typer.Option(None, "-p", "--param", help="Size parameter, name=value."),
+    arch: Optional[str] = typer.Option(None, "--arch", help="sm_XX (default: the --gpu's, else sm_90)."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="Also compute the occupancy on this GPU."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Registers, shared memory and spills of a kernel, compiled with NVRTC."""
+    from gpuperf.features.occupancy import occupancy
+    from gpuperf.features.resources import DEFAULT_ARCH, arch_for_gpu, compile_resources
+    from gpuperf.hardware import get_gpu
+    from gpuperf.kernels import get_kernel
+
+    spec = get_gpu(gpu) if gpu else None
+    found = get_kernel(kernel)
+    sizes = found.resolve_sizes(parse_params(params))
+    _, local = found.launch(sizes)
+    threads = local[0] * local[1] * local[2]
+    chosen_arch = arch or (arch_for_gpu(spec) if spec else DEFAULT_ARCH)
+    used = compile_resources(found, chosen_arch)
+    result = {"kernel": found.key, "sizes": sizes, "threads_per_block": threads, **used.as_dict()}
+    if spec:
+        fit = occupancy(spec, threads, used.registers, used.shared_memory_bytes)
+        result["gpu"] = spec.name
+        result["occupancy"] = {k: v for k, v in fit.as_dict().items() if k != "block_limits"}
+    if as_json:
+        print_json(result)
+        return
+    rows = [{"quantity": key, "value": value} for key, value in result.items() if not isinstance(value, dict)]
+    rows += [{"quantity": f"occupancy.{k}", "value": v} for k, v in result.get("occupancy", {}).items()]
+    print_table(rows, title=f"{found.key}: resources for {used.arch} (NVRTC)")
+
+
+def occupancy_command(
+    gpu: str = typer.Option(..., "--gpu", help="GPU name or alias (see gpuperf gpus)."),
+    threads: int = typer.Option(..., "--threads", help="Threads per block."),
+    registers: int = typer.Option(..., "--registers", help="Registers per thread."),
+    smem: int = typer.Option(0, "--smem", help="Shared memory per block, bytes."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Occupancy by the CUDA occupancy calculator's rules."""
+    from gpuperf.features.occupancy import occupancy
+    from gpuperf.hardware import get_gpu
+
+    spec = get_gpu(gpu)
+    fit = occupancy(spec, threads, registers, smem)
+    if as_json:
+        print_json({"gpu": spec.name, **fit.as_dict()})
+        return
+    rows = [{"quantity": key, "value": value} for key, value in fit.as_dict().items() if key != "block_limits"]
+    rows += [{"quantity": f"blocks allowed by {k}", "value": v if v is not None else "no limit"} for k, v in fit.block_limits.items()]
+    print_table(rows, title=f"occupancy on {spec.name}: {threads} threads, {registers} registers, {smem} B shared")
 
 
 def register(app: typer.Typer) -> None:
     """Add this area's commands to ``app``."""
+    app.command("gpus")(gpus_command)
+    app.command("resources")(resources_command)
+    app.command("occupancy")(occupancy_command)

@@ -1,9 +1,93 @@
-"""Commands of this area (filled in as the area is built)."""
+"""Commands about kernels: the catalog, variant spaces and static features."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
+
+from gpuperf.cli.output import parse_params, print_json, print_table
+
+ParamsOption = Annotated[list[str] | None, typer.Option("-p", "--param", help="size parameter, e.g. -p n=4096")]
+
+
+def kernels(
+    category: Annotated[str | None, typer.Option(help="measurement, test or stencil")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """List the kernel catalog."""
+    from gpuperf.errors import unknown_name_error
+    from gpuperf.kernels.catalog import CATEGORIES, entries
+
+    if category is not None and category not in CATEGORIES:
+        raise unknown_name_error("category", category, CATEGORIES)
+    rows = []
+    for entry in entries(category):
+        kernel = entry.build()
+        rows.append({
+            "name": entry.name,
+            "category": entry.category,
+            "params": list(kernel.params),
+            "default_sizes": dict(kernel.default_sizes),
+            "description": entry.description,
+        })
+    if as_json:
+        print_json(rows)
+    else:
+        print_table(
+            [{**r, "params": ",".join(r["params"])} for r in rows],
+            title=f"gpuperf kernel catalog ({len(rows)} kernels)",
+            columns=["name", "category", "params", "description"],
+        )
+
+
+def spaces(
+    name: Annotated[str | None, typer.Argument(help="a space to list the variants of")] = None,
+    limit: Annotated[int, typer.Option(help="at most this many variants")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """List the variant spaces, or the valid and skipped variants of one."""
+    from gpuperf.kernels.space import get_space, space_names
+
+    if name is None:
+        rows = [{"space": n, "parameters": dict(get_space(n).parameters)} for n in space_names()]
+        if as_json:
+            print_json(rows)
+        else:
+            print_table([{"space": r["space"], "parameters": ", ".join(
+                f"{k} in {v}" for k, v in r["parameters"].items())} for r in rows], title="variant spaces")
+        return
+    space = get_space(name)
+    variants = space.variants(limit=limit)
+    skipped = space.skipped(limit=limit)
+    if as_json:
+        print_json({"space": name, "variants": [k.key for k in variants],
+                    "skipped": [{"config": c, "reason": r} for c, r in skipped]})
+    else:
+        print_table([{"variant": k.key} for k in variants], title=f"{name}: first {len(variants)} valid variants")
+        print_table([{"config": str(c), "reason": r} for c, r in skipped], title="skipped")
+
+
+def features(
+    kernel: Annotated[str, typer.Argument(help="catalog name, name[variant] or path/file.py:function")],
+    param: ParamsOption = None,
+    gpu: Annotated[str | None, typer.Option(help="add occupancy features for this GPU")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print a flat JSON object")] = False,
+) -> None:
+    """Static features of a kernel at the given sizes, from the kernel alone."""
+    from gpuperf.features import extract_features
+    from gpuperf.kernels import get_kernel
+
+    knl = get_kernel(kernel)
+    values = extract_features(knl, knl.resolve_sizes(parse_params(param)), gpu=gpu)
+    if as_json:
+        print_json(values)
+    else:
+        print_table([{"feature": k, "value": v} for k, v in values.items()], title=f"features of {knl.key}")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to ``app``."""
+    """Add the kernel commands to ``app``."""
+    app.command("kernels")(kernels)
+    app.command("spaces")(spaces)
+    app.command("features")(features)

@@ -1,9 +1,113 @@
-"""Commands of this area (filled in as the area is built)."""
+"""Commands for measuring: ``measure``, ``devices`` and ``campaign run|status|export``."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+
+from gpuperf.cli.output import print_json, print_table
+
+campaign_app = typer.Typer(help="Sweep kernels x variants x sizes on a device into a measurement store.",
+                           no_args_is_help=True)
+
+MEASUREMENT_KEYS = ("time_s", "time_s_min", "time_s_iqr", "repeats", "device", "verified")
+
+
+def measure_command(
+    kernel: str = typer.Argument(..., help="catalog name, name[param=value,...] or path/file.py:function"),
+    param: list[str] = typer.Option(None, "--param", "-p", help="size parameter, e.g. -p n=4096"),
+    device: str = typer.Option("opencl:0", "--device", "-d", help="opencl:0, opencl:<platform>:<device>, cuda:0"),
+    no_verify: bool = typer.Option(False, "--no-verify", help="do not check the outputs against the reference"),
+    min_repeats: int = typer.Option(5, "--min-repeats", help="timed runs at least"),
+    min_time: float = typer.Option(0.1, "--min-time", help="summed kernel seconds at least"),
+    seed: int = typer.Option(0, "--seed", help="random seed of the inputs"),
+    json_out: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """Time one kernel at one set of sizes on a device (median of device-side timers)."""
+    from gpuperf.cli.output import parse_params
+    from gpuperf.measure.timing import TimingSettings, measure
+
+    settings = TimingSettings.from_mapping({"min_repeats": min_repeats, "min_time_s": min_time}, "options")
+    result = measure(kernel, parse_params(param), device=device, verify=not no_verify, settings=settings, seed=seed)
+    data = {key: getattr(result, key) for key in MEASUREMENT_KEYS}
+    data.update(kernel=result.kernel, sizes=result.sizes, retries=result.retries, stable=result.stable,
+                max_rel_error=result.max_rel_error, compile_s=result.compile_s,
+                global_size=result.global_size, local_size=result.local_size, provenance=result.provenance)
+    if json_out:
+        print_json(data)
+    else:
+        shown = {k: v for k, v in data.items() if k not in ("provenance", "sizes")}
+        print_table([{"field": k, "value": v} for k, v in shown.items()], title=f"{result.kernel} {result.sizes}")
+
+
+def devices_command(json_out: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """List the devices gpuperf can measure on."""
+    from gpuperf.measure.devices import available_devices
+
+    rows = [{"device": name, "description": description} for name, description in available_devices()]
+    if json_out:
+        print_json(rows)
+    else:
+        print_table(rows, title="devices")
+
+
+@campaign_app.command("run")
+def campaign_run(
+    file: Path = typer.Argument(..., help="campaign TOML file"),
+    store: Path = typer.Option(..., "--store", help="SQLite measurement store (created if missing)"),
+    device: str = typer.Option(None, "--device", "-d", help="override the file's device"),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="take the failed points again"),
+    no_progress: bool = typer.Option(False, "--no-progress", help="no progress bar"),
+    json_out: bool = typer.Option(False, "--json", help="print the run's summary as JSON"),
+) -> None:
+    """Measure every point of FILE not yet in the store (resumes where a previous run stopped)."""
+    from gpuperf.measure.campaign import load_campaign, run_campaign
+
+    campaign = load_campaign(file)
+    report = run_campaign(campaign, store, device=device, progress=not no_progress, retry_failed=retry_failed)
+    summary = report.to_dict()
+    summary["skipped_variant_sizes"] = len(campaign.skipped)
+    if json_out:
+        print_json(summary)
+    else:
+        print_table([{"field": k, "value": v} for k, v in summary.items()], title=f"campaign {campaign.name}")
+
+
+@campaign_app.command("status")
+def campaign_status_command(
+    store: Path = typer.Option(..., "--store", help="SQLite measurement store"),
+    json_out: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """Points done, failed and remaining per campaign in the store."""
+    from gpuperf.measure.campaign import campaign_status
+
+    rows = campaign_status(store)
+    if json_out:
+        print_json(rows)
+    else:
+        columns = ["campaign", "device", "planned", "done", "failed", "compile_failed", "run_failed",
+                   "verify_failed", "remaining"]
+        print_table(rows, title=f"store {store}", columns=columns)
+
+
+@campaign_app.command("export")
+def campaign_export(
+    store: Path = typer.Option(..., "--store", help="SQLite measurement store"),
+    out: Path = typer.Option(..., "--out", help="output file"),
+    fmt: str = typer.Option(None, "--format", help="csv or parquet (default: from --out's suffix)"),
+    campaign: str = typer.Option(None, "--campaign", help="only this campaign"),
+    no_features: bool = typer.Option(False, "--no-features", help="leave out the static feature columns"),
+) -> None:
+    """Write the store as a dataset table (one row per point)."""
+    from gpuperf.measure.export import export_store
+
+    frame = export_store(store, out, fmt, campaign=campaign, features=not no_features)
+    print(f"wrote {len(frame)} rows x {len(frame.columns)} columns to {out}")
 
 
 def register(app: typer.Typer) -> None:
     """Add this area's commands to ``app``."""
+    app.command("measure")(measure_command)
+    app.command("devices")(devices_command)
+    app.add_typer(campaign_app, name="campaign")

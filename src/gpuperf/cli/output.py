@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 console = Console()
@@ -45,7 +46,7 @@ def print_table(rows: Sequence[Mapping[str, Any]], title: str | None = None, col
 def _format(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
-    return "" if value is None else str(value)
+    return "" if value is None else escape(str(value))
 
 
 def parse_params(pairs: Sequence[str] | None) -> dict[str, int]:
