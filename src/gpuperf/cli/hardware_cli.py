@@ -43,7 +43,7 @@ def _rounded(value: object) -> object:
 
 
 def resources_command(
-    kernel: str = typer.Argument(..., help="Catalog name, name[param=value,...] or path/file.py:function."),
+    kernel: str = typer.Argument(..., help=r"Catalog name, name\[param=value,...] or path/file.py:function."),
     params: Optional[list[str]] = typer.Option(None, "-p", "--param", help="Size parameter, name=value."),
     arch: Optional[str] = typer.Option(None, "--arch", help="sm_XX (default: the --gpu's, else sm_90)."),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="Also compute the occupancy on this GPU."),

@@ -1,0 +1,143 @@
+"""The CUDA occupancy calculator: how many blocks of a kernel fit on one SM at a time.
+
+Follows the rules of NVIDIA's occupancy calculator as written in the CUDA toolkit's
+``cuda_occupancy.h`` (``cudaOccMaxActiveBlocksPerMultiprocessor``) for compute capability 3.0
+to 9.x, with the default cache / shared-memory carve-out preference, partitioned global caching
+off and no block barriers beyond ``__syncthreads``:
+
+* registers are allocated per warp, ``regs x 32`` rounded up to 256; each SM's register file is
+  split among its sub-partitions (4; 2 on cc 6.0), and warps are placed per sub-partition;
+* shared memory is allocated per block in units of 256 bytes (128 on cc >= 8.0), and from cc 8.0
+  the driver reserves 1 KiB of it per block;
+* at most ``max_threads_per_sm / 32`` warps and ``max_blocks_per_sm`` blocks live on an SM.
+The SM capacities come from the GPU's descriptor; a block may use shared memory up to the
+descriptor's (opt-in) per-block maximum.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from gpuperf.errors import GpuperfError
+from gpuperf.hardware.specs import GpuSpec
+
+LIMITERS = ("warps", "registers", "shared_memory", "blocks")
+REGISTER_ALLOCATION_UNIT = 256  # registers, per warp
+MAX_REGISTERS_PER_BLOCK = 65536  # cc 3.0 to 9.x
+SUPPORTED_MAJORS = (3, 5, 6, 7, 8, 9)
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """Blocks and warps resident per SM, as a fraction of the SM's warp slots."""
+
+    occupancy: float
+    active_blocks_per_sm: int
+    active_warps_per_sm: int
+    limiter: str
+    block_limits: dict[str, int | None]  # blocks per SM each resource alone allows (None: no limit)
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def register_sub_partitions(cc: tuple[int, int]) -> int:
+    """SM sub-partitions registers are split among (cuda_occupancy.h: 2 on GP100, else 4)."""
+    return 2 if cc == (6, 0) else 4
+
+
+def shared_memory_granularity(cc: tuple[int, int]) -> int:
+    """Bytes shared memory is allocated in per block (cuda_occupancy.h)."""
+    return 128 if cc[0] >= 8 else 256
+
+
+def reserved_shared_memory_per_block(cc: tuple[int, int]) -> int:
+    """Shared memory the CUDA driver reserves per block (1 KiB from cc 8.0)."""
+    return 1024 if cc[0] >= 8 else 0
+
+
+def _round_up(value: int, unit: int) -> int:
+    return -(-value // unit) * unit
+
+
+def _compute_capability(gpu: GpuSpec) -> tuple[int, int]:
+    cc = gpu.cc_version
+    if gpu.vendor != "NVIDIA" or cc is None:
+        raise GpuperfError(
+            f"the CUDA occupancy calculator covers NVIDIA GPUs; '{gpu.name}' is {gpu.vendor} ({gpu.compute_capability})"
+        )
+    if cc[0] not in SUPPORTED_MAJORS:
+        raise GpuperfError(f"occupancy rules cover compute capability 3.0 to 9.x; '{gpu.name}' has {gpu.compute_capability}")
+    return cc
+
+
+def _register_block_limit(gpu: GpuSpec, cc: tuple[int, int], warps_per_block: int, registers: int) -> int | None:
+    """Blocks per SM the register file allows (0 if one block cannot get its registers)."""
+    registers_per_warp = _round_up(registers * gpu.warp_size, REGISTER_ALLOCATION_UNIT)
+    if registers_per_warp == 0:
+        return None
+    partitions = register_sub_partitions(cc)
+    # The hardware checks a block's registers as if its warps filled every sub-partition.
+    if registers_per_warp * _round_up(warps_per_block, partitions) > MAX_REGISTERS_PER_BLOCK:
+        return 0
+    warps_per_partition = (gpu.registers_per_sm // partitions) // registers_per_warp
+    return warps_per_partition * partitions // warps_per_block
+
+
+def _validate(gpu: GpuSpec, threads_per_block: int, registers_per_thread: int, shared_memory_per_block: int) -> None:
+    if not 1 <= threads_per_block <= gpu.max_threads_per_block:
+        raise GpuperfError(
+            f"threads per block {threads_per_block} is outside 1..{gpu.max_threads_per_block} allowed on {gpu.name}"
+        )
+    if not 0 <= registers_per_thread <= gpu.max_registers_per_thread:
+        raise GpuperfError(
+            f"registers per thread {registers_per_thread} is outside 0..{gpu.max_registers_per_thread} "
+            f"allowed on {gpu.name}"
+        )
+    if not 0 <= shared_memory_per_block <= gpu.max_shared_memory_per_block_bytes:
+        raise GpuperfError(
+            f"shared memory per block {shared_memory_per_block} bytes is outside "
+            f"0..{gpu.max_shared_memory_per_block_bytes} allowed on {gpu.name}"
+        )
+
+
+def occupancy(
+    gpu: GpuSpec, threads_per_block: int, registers_per_thread: int, shared_memory_per_block: int = 0
+) -> Occupancy:
+    """Occupancy of blocks of ``threads_per_block`` threads, each thread using
+    ``registers_per_thread`` registers and each block ``shared_memory_per_block`` bytes."""
+    cc = _compute_capability(gpu)
+    threads_per_block, registers_per_thread, shared_memory_per_block = (
+        int(threads_per_block),
+        int(registers_per_thread),
+        int(shared_memory_per_block),
+    )
+    _validate(gpu, threads_per_block, registers_per_thread, shared_memory_per_block)
+    warps_per_block = -(-threads_per_block // gpu.warp_size)
+    max_warps = gpu.max_threads_per_sm // gpu.warp_size
+
+    registers = _register_block_limit(gpu, cc, warps_per_block, registers_per_thread)
+    if cc == (6, 0) and _register_block_limit(gpu, (6, 1), warps_per_block, registers_per_thread) == 0:
+        registers = 0  # cuda_occupancy.h: what cannot run on GP10x is refused on GP100 too
+    if registers == 0:
+        raise GpuperfError(
+            f"a block of {threads_per_block} threads x {registers_per_thread} registers needs more than the "
+            f"{MAX_REGISTERS_PER_BLOCK} registers one block may use on {gpu.name}"
+        )
+    shared = _round_up(shared_memory_per_block + reserved_shared_memory_per_block(cc), shared_memory_granularity(cc))
+    limits = {
+        "warps": max_warps // warps_per_block,
+        "registers": registers,
+        "shared_memory": gpu.shared_memory_per_sm_bytes // shared if shared else None,
+        "blocks": gpu.max_blocks_per_sm,
+    }
+    blocks = min(value for value in limits.values() if value is not None)
+    warps = blocks * warps_per_block
+    limiter = next(name for name in LIMITERS if limits[name] == blocks)
+    return Occupancy(
+        occupancy=warps / max_warps,
+        active_blocks_per_sm=blocks,
+        active_warps_per_sm=warps,
+        limiter=limiter,
+        block_limits=limits,
+    )

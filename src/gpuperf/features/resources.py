@@ -1,0 +1,232 @@
+"""Registers, shared memory and spills per thread, from compiling the kernel's CUDA code with NVRTC.
+
+NVRTC (cuda-python's ``cuda.bindings.nvrtc``) compiles to a cubin for one architecture with
+``-Xptxas=-v``; ptxas then writes, for each entry function, "N bytes stack frame, N bytes spill
+stores, N bytes spill loads" and "Used N registers, ..., N bytes smem" into the program log.
+Results are cached in memory and on disk under ``$GPUPERF_CACHE_DIR/resources`` (default
+``~/.cache/gpuperf``), keyed by a hash of the source, function name, architecture and NVRTC version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import asdict, dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gpuperf.errors import GpuperfError
+from gpuperf.hardware.specs import GpuSpec
+
+if TYPE_CHECKING:
+    from gpuperf.kernels.kernel import Kernel
+
+MIN_ARCH = 75
+DEFAULT_ARCH = "sm_90"
+
+_memory_cache: dict[str, Resources] = {}
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What one thread (registers, spills) and one block (static shared memory) of a kernel use."""
+
+    registers: int
+    shared_memory_bytes: int
+    spill_bytes: int  # spill stores + spill loads, bytes per thread
+    arch: str
+    spill_store_bytes: int = 0
+    spill_load_bytes: int = 0
+    stack_frame_bytes: int = 0
+    function: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _nvrtc() -> Any:
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError as exc:  # pragma: no cover - cuda-python is a dependency
+        raise GpuperfError(f"NVRTC is unavailable ({exc}); install cuda-python and nvidia-cuda-nvrtc") from None
+    return nvrtc
+
+
+def _check(result: Any, what: str) -> None:
+    nvrtc = _nvrtc()
+    if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        _, message = nvrtc.nvrtcGetErrorString(result)
+        raise GpuperfError(f"NVRTC {what} failed: {message.decode()}")
+
+
+@cache
+def nvrtc_version() -> str:
+    """NVRTC's version, ``major.minor``."""
+    result, major, minor = _nvrtc().nvrtcVersion()
+    _check(result, "nvrtcVersion")
+    return f"{major}.{minor}"
+
+
+@cache
+def supported_archs() -> tuple[str, ...]:
+    """Architectures NVRTC compiles for, from sm_75 on (``sm_75``, ``sm_80``, ...)."""
+    result, archs = _nvrtc().nvrtcGetSupportedArchs()
+    _check(result, "nvrtcGetSupportedArchs")
+    return tuple(f"sm_{arch}" for arch in archs if arch >= MIN_ARCH)
+
+
+def normalize_arch(arch: str) -> str:
+    """``sm_90``, ``90`` or ``9.0`` -> ``sm_90``, checked against what NVRTC supports."""
+    text = str(arch).strip().lower()
+    match = re.fullmatch(r"(?:sm_?)?(\d+)(?:\.(\d))?", text)
+    name = None
+    if match:
+        name = f"sm_{match[1]}{match[2]}" if match[2] is not None else f"sm_{match[1]}"
+    if name not in supported_archs():
+        raise GpuperfError(
+            f"architecture '{arch}' is not one NVRTC {nvrtc_version()} compiles for; "
+            f"use one of {', '.join(supported_archs())}"
+        )
+    return name
+
+
+def arch_for_gpu(gpu: GpuSpec) -> str:
+    """The ``sm_XX`` architecture of an NVIDIA GPU (error if NVRTC cannot compile for it)."""
+    cc = gpu.cc_version
+    if gpu.vendor != "NVIDIA" or cc is None:
+        raise GpuperfError(f"GPU '{gpu.name}' is {gpu.vendor}; NVRTC compiles for NVIDIA GPUs only")
+    return normalize_arch(f"{cc[0]}.{cc[1]}")
+
+
+def cache_dir() -> Path:
+    """Where gpuperf keeps its caches: ``$GPUPERF_CACHE_DIR`` or ``~/.cache/gpuperf``."""
+    return Path(os.environ.get("GPUPERF_CACHE_DIR") or Path.home() / ".cache" / "gpuperf")
+
+
+def compile_resources(kernel: Kernel, arch: str = DEFAULT_ARCH) -> Resources:
+    """Resources of a loopy kernel's CUDA code compiled for ``arch``."""
+    source = kernel.device_code("cuda")
+    return _resources(source, kernel.entry.name, arch, label=f"kernel '{kernel.key}'")
+
+
+def compile_source_resources(source: str, name: str | None = None, arch: str = DEFAULT_ARCH) -> Resources:
+    """Resources of the ``__global__`` function ``name`` in raw CUDA ``source``
+    (``name`` may be left out when the source has one kernel)."""
+    return _resources(source, name, arch, label=f"kernel '{name or '(unnamed)'}'")
+
+
+def _resources(source: str, name: str | None, arch: str, label: str) -> Resources:
+    arch = normalize_arch(arch)
+    key = hashlib.sha256(json.dumps([source, name, arch, nvrtc_version()]).encode()).hexdigest()
+    if key in _memory_cache:
+        return _memory_cache[key]
+    path = cache_dir() / "resources" / f"{key}.json"
+    resources = _read_cached(path)
+    if resources is None:
+        resources = _parse_log(_compile(source, name, arch, label), name, arch, label)
+        _write_cached(path, resources)
+    _memory_cache[key] = resources
+    return resources
+
+
+def _read_cached(path: Path) -> Resources | None:
+    try:
+        return Resources(**json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _write_cached(path: Path, resources: Resources) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(resources.as_dict()))
+        temporary.replace(path)
+    except OSError:
+        pass  # an unwritable cache only costs a recompilation
+
+
+def _compile(source: str, name: str | None, arch: str, label: str) -> tuple[str, str | None]:
+    """Compile; return the ptxas log and the entry function's lowered (mangled) name."""
+    nvrtc = _nvrtc()
+    result, program = nvrtc.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], [])
+    _check(result, "nvrtcCreateProgram")
+    try:
+        if name:
+            _check(nvrtc.nvrtcAddNameExpression(program, name.encode())[0], "nvrtcAddNameExpression")
+        options = [f"--gpu-architecture={arch}".encode(), b"-Xptxas=-v"]
+        (result,) = nvrtc.nvrtcCompileProgram(program, len(options), options)
+        log = _program_log(nvrtc, program)
+        if result == nvrtc.nvrtcResult.NVRTC_ERROR_COMPILATION:
+            if name and "__nv_name_map" in log:
+                raise GpuperfError(f"{label}: the CUDA source has no kernel named '{name}'")
+            raise GpuperfError(f"{label} does not compile for {arch}: {_first_error(log)}")
+        _check(result, "nvrtcCompileProgram")
+        lowered = None
+        if name:
+            result, lowered_bytes = nvrtc.nvrtcGetLoweredName(program, name.encode())
+            _check(result, "nvrtcGetLoweredName")
+            lowered = lowered_bytes.decode()
+        return log, lowered
+    finally:
+        nvrtc.nvrtcDestroyProgram(program)
+
+
+def _program_log(nvrtc: Any, program: Any) -> str:
+    result, size = nvrtc.nvrtcGetProgramLogSize(program)
+    _check(result, "nvrtcGetProgramLogSize")
+    buffer = b" " * size
+    _check(nvrtc.nvrtcGetProgramLog(program, buffer)[0], "nvrtcGetProgramLog")
+    return buffer.rstrip(b"\0 \n").decode(errors="replace")
+
+
+def _first_error(log: str) -> str:
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    errors = [line for line in lines if "error" in line.lower()]
+    return (errors or lines or ["(no compiler output)"])[0]
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")
+
+
+def _parse_log(compiled: tuple[str, str | None], name: str | None, arch: str, label: str) -> Resources:
+    log, lowered = compiled
+    chunks = dict(_entry_chunks(log))
+    if lowered is None:
+        if len(chunks) != 1:
+            found = ", ".join(chunks) or "none"
+            raise GpuperfError(f"{label}: name the kernel to measure; the source's kernels: {found}")
+        lowered = next(iter(chunks))
+    chunk = chunks.get(lowered)
+    if chunk is None:
+        raise GpuperfError(f"{label}: ptxas reported no resource usage for '{lowered}' ({arch})")
+    used = re.search(r"Used (\d+) registers([^\n]*)", chunk)
+    if used is None:
+        raise GpuperfError(f"{label}: ptxas reported no register count for '{lowered}' ({arch})")
+    smem = re.search(r"(\d+) bytes smem", used[2])
+    frame = re.search(
+        rf"Function properties for {re.escape(lowered)}\s*\n[^\n]*?(\d+) bytes stack frame, "
+        r"(\d+) bytes spill stores, (\d+) bytes spill loads",
+        chunk,
+    )
+    stack, stores, loads = (int(v) for v in frame.groups()) if frame else (0, 0, 0)
+    return Resources(
+        registers=int(used[1]),
+        shared_memory_bytes=int(smem[1]) if smem else 0,
+        spill_bytes=stores + loads,
+        arch=arch,
+        spill_store_bytes=stores,
+        spill_load_bytes=loads,
+        stack_frame_bytes=stack,
+        function=lowered,
+    )
+
+
+def _entry_chunks(log: str) -> list[tuple[str, str]]:
+    """(entry function, the log from its "Compiling entry function" line to the next one)."""
+    matches = list(_ENTRY.finditer(log))
+    ends = [m.start() for m in matches[1:]] + [len(log)]
+    return [(m[1], log[m.start() : end]) for m, end in zip(matches, ends)]

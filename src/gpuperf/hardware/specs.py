@@ -1,0 +1,170 @@
+"""GPU descriptors: the hardware parameters of every GPU gpuperf knows, loaded from gpus.toml."""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import tomllib
+from dataclasses import dataclass, fields
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from gpuperf.errors import GpuperfError
+
+SPECS_FILE = "gpus.toml"
+VENDORS = ("NVIDIA", "AMD")
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One GPU's descriptor (see gpus.toml for the meaning and units of each field).
+
+    Optional fields are ``None`` where the value is not known with confidence.
+    """
+
+    name: str
+    vendor: str
+    architecture: str
+    compute_capability: str
+    sms: int
+    cores_per_sm: int
+    boost_clock_mhz: float
+    memory_bandwidth_gbs: float
+    memory_gb: float
+    l2_bytes: int
+    shared_memory_per_sm_bytes: int
+    max_shared_memory_per_block_bytes: int
+    max_threads_per_block: int
+    warp_size: int
+    peak_f32_gflops: float
+    base_clock_mhz: float | None = None
+    peak_f64_gflops: float | None = None
+    registers_per_sm: int | None = None
+    max_registers_per_thread: int | None = None
+    max_threads_per_sm: int | None = None
+    max_blocks_per_sm: int | None = None
+    aliases: tuple[str, ...] = ()
+    source: str = ""
+
+    @property
+    def cores(self) -> int:
+        return self.sms * self.cores_per_sm
+
+    @property
+    def cc_version(self) -> tuple[int, int] | None:
+        """NVIDIA compute capability as ``(major, minor)``; ``None`` for AMD."""
+        match = re.fullmatch(r"(\d+)\.(\d+)", self.compute_capability)
+        return (int(match[1]), int(match[2])) if match else None
+
+    def as_features(self) -> dict[str, float]:
+        """Numeric descriptor parameters, ``gpu_``-prefixed; unknown values are NaN."""
+        features = {
+            f"gpu_{f.name}": math.nan if getattr(self, f.name) is None else float(getattr(self, f.name))
+            for f in fields(self)
+            if f.name in NUMERIC_FIELDS
+        }
+        cc = self.cc_version
+        features["gpu_compute_capability"] = math.nan if cc is None else cc[0] + cc[1] / 10
+        features["gpu_cores"] = float(self.cores)
+        features["gpu_flops_per_byte"] = self.peak_f32_gflops / self.memory_bandwidth_gbs
+        return features
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every field, for JSON output."""
+        return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}
+
+
+TEXT_FIELDS = ("name", "vendor", "architecture", "compute_capability", "source")
+NUMERIC_FIELDS = tuple(f.name for f in fields(GpuSpec) if f.name not in TEXT_FIELDS and f.name != "aliases")
+REQUIRED_FIELDS = tuple(f.name for f in fields(GpuSpec) if f.default is not None and f.name not in ("aliases", "source"))
+# Needed for the occupancy calculator, so required of every NVIDIA GPU.
+NVIDIA_REQUIRED = ("registers_per_sm", "max_registers_per_thread", "max_threads_per_sm", "max_blocks_per_sm")
+
+
+def normalize_name(name: str) -> str:
+    """Lower case without '-', '_' or spaces: the key names and aliases are matched on."""
+    return re.sub(r"[-_\s]+", "", name).lower()
+
+
+def _spec_from_entry(entry: dict[str, Any], limits: dict[str, dict[str, Any]]) -> GpuSpec:
+    label = f"{SPECS_FILE}: GPU '{entry.get('name', '?')}'"
+    values = {**limits.get(str(entry.get("compute_capability")), {}), **entry}
+    known = {f.name for f in fields(GpuSpec)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise GpuperfError(f"{label} has unknown field {', '.join(unknown)}")
+    missing = [name for name in REQUIRED_FIELDS if name not in values]
+    if values.get("vendor") == "NVIDIA":
+        missing += [name for name in NVIDIA_REQUIRED if name not in values]
+    if missing:
+        raise GpuperfError(f"{label} lacks field {', '.join(missing)}")
+    if values["vendor"] not in VENDORS:
+        raise GpuperfError(f"{label} has vendor '{values['vendor']}'; use one of {', '.join(VENDORS)}")
+    for name in NUMERIC_FIELDS:
+        value = values.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+            raise GpuperfError(f"{label} field {name}={value!r} must be a positive number")
+    values["aliases"] = tuple(values.get("aliases", ()))
+    return GpuSpec(**values)
+
+
+def gpus() -> list[GpuSpec]:
+    """Every GPU descriptor, in the order of gpus.toml."""
+    return list(_load())
+
+
+@cache
+def _load() -> tuple[GpuSpec, ...]:
+    text = resources.files("gpuperf.hardware").joinpath(SPECS_FILE).read_text(encoding="utf-8")
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise GpuperfError(f"{SPECS_FILE}: {exc}") from None
+    specs = tuple(_spec_from_entry(entry, table.get("limits", {})) for entry in table.get("gpu", []))
+    _build_index(specs)  # fails on a spelling shared by two GPUs
+    return specs
+
+
+@cache
+def _name_index() -> dict[str, GpuSpec]:
+    return _build_index(_load())
+
+
+def _build_index(specs: tuple[GpuSpec, ...]) -> dict[str, GpuSpec]:
+    index: dict[str, GpuSpec] = {}
+    for spec in specs:
+        for spelling in (spec.name, *spec.aliases):
+            key = normalize_name(spelling)
+            if key in index and index[key] is not spec:
+                raise GpuperfError(f"{SPECS_FILE}: '{spelling}' names both {index[key].name} and {spec.name}")
+            index[key] = spec
+    return index
+
+
+def canonical_gpu_name(name: Any) -> str | None:
+    """The canonical name for a GPU name or alias; ``None`` if unknown (or not a string)."""
+    if not isinstance(name, str):
+        return None
+    spec = _name_index().get(normalize_name(name))
+    return spec.name if spec else None
+
+
+def get_gpu(name: str) -> GpuSpec:
+    """The descriptor for a name or alias (case, '-', '_' and spaces ignored)."""
+    spec = _name_index().get(normalize_name(str(name)))
+    if spec is None:
+        raise GpuperfError(f"unknown GPU '{name}'; {_suggestion(str(name))}")
+    return spec
+
+
+def _suggestion(name: str) -> str:
+    index = _name_index()
+    key = normalize_name(name)
+    close = difflib.get_close_matches(key, list(index), n=8, cutoff=0.5)
+    close += [k for k in index if key and (key in k or k in key)]
+    names = list(dict.fromkeys(index[k].name for k in close))[:3]
+    if names:
+        return f"did you mean {', '.join(names)}?"
+    return f"known: {', '.join(spec.name for spec in gpus())} (see gpuperf gpus)"

@@ -1,0 +1,78 @@
+"""gpuperf gpus / resources / occupancy through the command line entry point."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpuperf.cli import main
+from gpuperf.hardware import gpus
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUPERF_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def run_json(capsys, argv):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_gpus_json_lists_every_descriptor(capsys):
+    listed = run_json(capsys, ["gpus", "--json"])
+    assert [g["name"] for g in listed] == [g.name for g in gpus()]
+    a100 = next(g for g in listed if g["name"] == "A100 PCIe 40GB")
+    assert a100["sms"] == 108 and "NVIDIA A100-PCIE-40GB" in a100["aliases"]
+
+
+def test_gpus_table(capsys):
+    assert main(["gpus"]) == 0
+    out = capsys.readouterr().out
+    assert "GPU descriptors" in out and "H200" in out and "gfx90a" in out
+
+
+def test_occupancy_json(capsys):
+    result = run_json(capsys, ["occupancy", "--gpu", "a100", "--threads", "256", "--registers", "64", "--json"])
+    assert result["gpu"] == "A100 PCIe 40GB"
+    assert (result["occupancy"], result["active_blocks_per_sm"], result["active_warps_per_sm"]) == (0.5, 4, 32)
+    assert result["limiter"] == "registers"
+
+
+def test_occupancy_table(capsys):
+    assert main(["occupancy", "--gpu", "V100", "--threads", "32", "--registers", "32", "--smem", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "active_blocks_per_sm" in out and "32" in out and "blocks" in out
+
+
+def test_unknown_gpu_is_one_line_with_nearest_names(capsys):
+    assert main(["occupancy", "--gpu", "RTX 3099", "--threads", "256", "--registers", "32"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "unknown GPU 'RTX 3099'; did you mean RTX 3090" in err
+
+
+def test_invalid_launch_exits_2(capsys):
+    assert main(["occupancy", "--gpu", "V100", "--threads", "2048", "--registers", "32"]) == 2
+    assert "threads per block 2048" in capsys.readouterr().err
+
+
+def test_resources_json(capsys):
+    result = run_json(capsys, ["resources", "vector_copy", "-p", "n=4096", "--arch", "sm_80", "--json"])
+    assert result["arch"] == "sm_80" and result["threads_per_block"] == 256
+    assert result["registers"] > 0 and result["shared_memory_bytes"] == 0 and result["spill_bytes"] == 0
+
+
+def test_resources_with_gpu_adds_occupancy_for_its_arch(capsys):
+    result = run_json(capsys, ["resources", "vector_copy", "--gpu", "RTX_3090", "--json"])
+    assert result["arch"] == "sm_86" and result["gpu"] == "RTX 3090"
+    # 256-thread blocks with few registers: 1536 / 256 = 6 blocks fill a cc 8.6 SM.
+    assert result["occupancy"]["active_blocks_per_sm"] == 6 and result["occupancy"]["occupancy"] == 1.0
+
+
+def test_resources_bad_input_exits_2(capsys):
+    assert main(["resources", "vector_copy", "-p", "m=3"]) == 2
+    assert "has no size parameter m" in capsys.readouterr().err
+    assert main(["resources", "vector_copy", "--arch", "sm_61"]) == 2
+    assert "architecture 'sm_61'" in capsys.readouterr().err

@@ -1,0 +1,163 @@
+"""The CUDA occupancy calculator, against cases worked out by hand from its rules.
+
+Rules (cuda_occupancy.h, cudaOccMaxActiveBlocksPerMultiprocessor):
+  R1 warps:    blocks <= (max_threads_per_sm / 32) // ceil(threads / 32)
+  R2 registers: per warp ceil32(regs) = roundup(regs * 32, 256); per sub-partition
+                (65536 / 4 registers; 2 sub-partitions on cc 6.0) fit floor(16384 / per-warp) warps;
+                blocks <= (warps per sub-partition x 4) // warps per block
+  R3 shared:   per block roundup(smem + reserved, granularity); granularity 256 B before cc 8.0,
+                128 B from cc 8.0, where 1 KiB per block is reserved; blocks <= smem per SM // that
+  R4 blocks:   blocks <= max blocks per SM (16 on cc 3.x / 7.5 / 8.6, 32 on 5.x-7.0 / 8.0 / 9.0)
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gpuperf.errors import GpuperfError
+from gpuperf.features.occupancy import occupancy
+from gpuperf.hardware import get_gpu, gpus
+
+CASES = [
+    # gpu, threads, registers, smem -> blocks, warps, occupancy, limiter
+    # R1: 64 / 8 = 8 blocks; R2: 32 regs -> 1024 per warp, 16384 / 1024 = 16 warps x 4 = 64 -> 8; tie, full SM.
+    ("V100", 256, 32, 0, 8, 64, 1.0, "warps"),
+    # R2: 64 regs -> 2048 per warp, 16384 / 2048 = 8 warps x 4 = 32 warps -> 4 blocks of 8 warps = 50 %.
+    ("A100", 256, 64, 0, 4, 32, 0.5, "registers"),
+    # R2 granularity: 33 regs -> 1056 -> 1280 per warp, 16384 / 1280 = 12 warps x 4 = 48 -> 6 blocks, 75 %.
+    ("V100", 256, 33, 0, 6, 48, 0.75, "registers"),
+    # R3: (49152 + 1024 reserved) = 50176 per block; 167936 // 50176 = 3 blocks of 4 warps = 12 / 64.
+    ("A100", 128, 32, 49152, 3, 12, 0.1875, "shared_memory"),
+    # R3 reservation: 41984 + 1024 = 43008 -> 167936 // 43008 = 3 (4 without the reserved KiB).
+    ("A100", 64, 32, 41984, 3, 6, 0.09375, "shared_memory"),
+    # R3 on cc 7.0, no reservation: 41984 = 164 x 256 -> 98304 // 41984 = 2 blocks.
+    ("V100", 64, 32, 41984, 2, 4, 0.0625, "shared_memory"),
+    # R3 granularity on cc 7.5: 13100 -> 13312 (52 x 256); 65536 // 13312 = 4 (5 unrounded); 8 of 32 warps.
+    ("RTX 2080 Ti", 64, 32, 13100, 4, 8, 0.25, "shared_memory"),
+    # R4: one-warp blocks; R1 would allow 64, R4 stops at 32 -> 32 warps of 64.
+    ("V100", 32, 32, 0, 32, 32, 0.5, "blocks"),
+    # R4 on Kepler: 16 blocks of one warp = 16 of 64 warps.
+    ("K40", 32, 32, 0, 16, 16, 0.25, "blocks"),
+    # R2 at 255 regs: 8160 -> 8192 per warp, 2 warps per sub-partition x 4 = 8 warps -> 2 blocks of 4.
+    ("K40", 128, 255, 0, 2, 8, 0.125, "registers"),
+    # R2 with 2 sub-partitions (GP100): 192 regs -> 6144 per warp; 32768 // 6144 = 5 x 2 = 10 warps -> 5 blocks.
+    ("Tesla P100 PCIe 12GB", 64, 192, 0, 5, 10, 0.15625, "registers"),
+    # Same kernel on GP102 (4 sub-partitions): 16384 // 6144 = 2 x 4 = 8 warps -> 4 blocks.
+    ("GTX 1080 Ti", 64, 192, 0, 4, 8, 0.125, "registers"),
+    # cc 8.6: 1536 threads = 48 warps; 48 // 8 = 6 blocks of 256 threads, full SM.
+    ("RTX 3090", 256, 32, 0, 6, 48, 1.0, "warps"),
+    # cc 9.0: 227 KiB opt-in block + 1 KiB reserved fills the 228 KiB SM: one block.
+    ("H100", 1024, 32, 232448, 1, 32, 0.5, "shared_memory"),
+]
+
+
+@pytest.mark.parametrize("gpu,threads,registers,smem,blocks,warps,fraction,limiter", CASES)
+def test_hand_worked_cases(gpu, threads, registers, smem, blocks, warps, fraction, limiter):
+    result = occupancy(get_gpu(gpu), threads, registers, smem)
+    assert (result.active_blocks_per_sm, result.active_warps_per_sm) == (blocks, warps)
+    assert result.occupancy == pytest.approx(fraction)
+    assert result.limiter == limiter
+    assert result.block_limits[limiter] == blocks
+
+
+@pytest.mark.parametrize("gpu", ["V100", "Tesla P100 PCIe 12GB"])
+def test_no_registers_and_no_shared_memory_impose_no_limit(gpu):
+    result = occupancy(get_gpu(gpu), 128, 0, 0)
+    assert result.block_limits["registers"] is None and result.block_limits["shared_memory"] is None
+    assert result.active_blocks_per_sm == 16
+
+
+@pytest.mark.parametrize(
+    "gpu,threads,registers,smem,message",
+    [
+        ("V100", 2048, 32, 0, r"threads per block 2048 is outside 1\.\.1024"),
+        ("V100", 0, 32, 0, r"threads per block 0 is outside"),
+        ("V100", 256, 256, 0, r"registers per thread 256 is outside 0\.\.255"),
+        ("GTX 680", 256, 64, 0, r"registers per thread 64 is outside 0\.\.63"),
+        ("V100", 256, 32, 98305, r"shared memory per block 98305 bytes is outside 0\.\.98304"),
+        ("A100", 1024, 65, 0, r"1024 threads x 65 registers needs more than the 65536"),
+        ("W7800", 256, 32, 0, r"covers NVIDIA GPUs; 'Radeon PRO W7800' is AMD"),
+    ],
+)
+def test_invalid_launches_are_refused_clearly(gpu, threads, registers, smem, message):
+    with pytest.raises(GpuperfError, match=message):
+        occupancy(get_gpu(gpu), threads, registers, smem)
+
+
+HARNESS = r"""
+#include <cstdio>
+#include "cuda_occupancy.h"
+int main() {
+  int major, minor, maxTpb, maxTpsm, regsSm, threads, regs;
+  long smemSm, smemOptin, reserved, smem;
+  while (scanf("%d %d %d %d %d %ld %ld %ld %d %d %ld", &major, &minor, &maxTpb, &maxTpsm, &regsSm, &smemSm,
+               &smemOptin, &reserved, &threads, &regs, &smem) == 11) {
+    cudaOccDeviceProp prop;
+    prop.computeMajor = major; prop.computeMinor = minor;
+    prop.maxThreadsPerBlock = maxTpb; prop.maxThreadsPerMultiprocessor = maxTpsm;
+    prop.regsPerBlock = 65536; prop.regsPerMultiprocessor = regsSm; prop.warpSize = 32;
+    prop.sharedMemPerBlock = 49152; prop.sharedMemPerMultiprocessor = smemSm; prop.numSms = 1;
+    prop.sharedMemPerBlockOptin = smemOptin; prop.reservedSharedMemPerBlock = reserved;
+    cudaOccFuncAttributes attr;
+    attr.maxThreadsPerBlock = maxTpb; attr.numRegs = regs; attr.sharedSizeBytes = 0;
+    attr.shmemLimitConfig = FUNC_SHMEM_LIMIT_OPTIN; attr.maxDynamicSharedSizeBytes = smemOptin;
+    cudaOccDeviceState state;
+    cudaOccResult result;
+    int err = cudaOccMaxActiveBlocksPerMultiprocessor(&result, &prop, &attr, &state, threads, smem);
+    printf("%d %d %u\n", err, result.activeBlocksPerMultiprocessor, result.limitingFactors);
+  }
+  return 0;
+}
+"""
+LIMITER_BITS = {"warps": 1, "registers": 2, "shared_memory": 4, "blocks": 8}
+
+
+def _occupancy_header() -> Path | None:
+    for root in sorted(Path("/usr/local").glob("cuda*/include"), reverse=True):
+        if (root / "cuda_occupancy.h").exists():
+            return root
+    return None
+
+
+@pytest.mark.skipif(_occupancy_header() is None or shutil.which("g++") is None, reason="needs the CUDA toolkit's cuda_occupancy.h and g++")
+def test_agrees_with_the_cuda_toolkit_calculator(tmp_path):
+    source = tmp_path / "occ.cpp"
+    source.write_text(HARNESS)
+    binary = tmp_path / "occ"
+    subprocess.run(["g++", "-O1", f"-I{_occupancy_header()}", str(source), "-o", str(binary)], check=True)
+    rng = random.Random(7)
+    cases = []
+    for gpu in (g for g in gpus() if g.vendor == "NVIDIA"):
+        major, minor = gpu.cc_version
+        reserved = 1024 if major >= 8 else 0
+        for _ in range(150):
+            threads = rng.choice([32, 64, 96, 128, 160, 192, 256, 384, 512, 640, 768, 1024, rng.randint(1, 1024)])
+            registers = rng.choice([0, 16, 24, 32, 33, 40, 48, 64, 72, 96, 128, 168, 192, 255, rng.randint(1, 255)])
+            registers = min(registers, gpu.max_registers_per_thread)
+            smem = rng.choice([0, 0, 1, 1000, 4096, 13100, 16384, 41984, 49152, rng.randint(0, gpu.max_shared_memory_per_block_bytes)])
+            smem = min(smem, gpu.max_shared_memory_per_block_bytes)
+            cases.append((gpu, threads, registers, smem))
+    lines = [
+        f"{g.cc_version[0]} {g.cc_version[1]} {g.max_threads_per_block} {g.max_threads_per_sm} {g.registers_per_sm} "
+        f"{g.shared_memory_per_sm_bytes} {g.max_shared_memory_per_block_bytes} {1024 if g.cc_version[0] >= 8 else 0} "
+        f"{t} {r} {s}"
+        for g, t, r, s in cases
+    ]
+    output = subprocess.run([str(binary)], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True)
+    results = [tuple(int(v) for v in line.split()) for line in output.stdout.splitlines()]
+    assert len(results) == len(cases)
+    for (gpu, threads, registers, smem), (error, blocks, bits) in zip(cases, results):
+        assert error == 0
+        label = f"{gpu.name} {threads} threads {registers} regs {smem} B"
+        if blocks == 0:
+            with pytest.raises(GpuperfError):
+                occupancy(gpu, threads, registers, smem)
+            continue
+        result = occupancy(gpu, threads, registers, smem)
+        assert result.active_blocks_per_sm == blocks, label
+        assert bits & LIMITER_BITS[result.limiter], label

@@ -1,0 +1,173 @@
+"""GPU descriptors: loading, lookup by any spelling, agreement with the bundled data."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gpuperf.errors import GpuperfError
+from gpuperf.hardware import canonical_gpu_name, get_gpu, gpus
+from gpuperf.hardware.specs import _spec_from_entry
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+GPU_COLUMNS = ("gpu", "device_name", "model", "GPUs", "device")
+# Schoonhoven et al.'s pnpoly rows carry the host's machine type, not a GPU, as device_name (their
+# `gpu` column names the GPU).
+NOT_GPUS = {"x86_64"}
+
+
+def bundled_gpu_names() -> set[str]:
+    names: set[str] = set()
+    for path in sorted(DATA.glob("*.csv.gz")):
+        header = pd.read_csv(path, nrows=0).columns
+        columns = [c for c in GPU_COLUMNS if c in header]
+        if path.name == "gpuperfpredict_published_predictions.csv.gz":
+            columns = ["GPUs"]  # its `model` column names regression models, not GPUs
+        if columns:
+            table = pd.read_csv(path, usecols=columns, dtype=str)
+            for column in columns:
+                names.update(table[column].dropna().unique())
+    return names - NOT_GPUS
+
+
+def test_every_gpu_named_in_the_bundled_data_resolves():
+    names = bundled_gpu_names()
+    assert {"Tesla-K40", "RTX_3090", "NVIDIA A100-PCIE-40GB", "Tesla K40c", "mi50"} <= names
+    unresolved = sorted(n for n in names if canonical_gpu_name(n) is None)
+    assert unresolved == []
+
+
+def _leading_number(text: str) -> float:
+    return float(re.match(r"[\d.]+", str(text).strip())[0])
+
+
+def test_descriptors_agree_with_the_amaris_hardware_table():
+    table = pd.read_csv(DATA / "gpuperfpredict_gpu_specs.csv.gz", dtype=str)
+    assert len(table) == 9
+    for row in table.itertuples():
+        spec = get_gpu(row.model)
+        cores, sms = (int(v) for v in row.cores_per_sm.split("/"))
+        assert (spec.cores, spec.sms) == (cores, sms), row.model
+        assert spec.compute_capability == f"{_leading_number(row.cc):.1f}", row.model
+        assert spec.memory_gb == _leading_number(row.memory), row.model
+        assert spec.memory_bandwidth_gbs == pytest.approx(_leading_number(row.bandwidth), abs=0.05), row.model
+        assert spec.l2_bytes == round(_leading_number(row.l2) * 2**20), row.model
+        assert _leading_number(row.clock) in (spec.base_clock_mhz, spec.boost_clock_mhz), row.model
+
+
+def test_lookup_ignores_case_dashes_underscores_and_spaces():
+    k40 = get_gpu("Tesla K40")
+    assert get_gpu("tesla_k40") is k40
+    assert get_gpu("TESLA-K40") is k40
+    assert get_gpu("Tesla K40c") is k40  # the actively cooled K40: same board, an alias
+    assert get_gpu("rtx_3090").name == "RTX 3090"
+    assert get_gpu("NVIDIA A100-PCIE-40GB") is get_gpu("A100")
+    assert get_gpu("A6000_original") is get_gpu("NVIDIA RTX A6000")
+    assert get_gpu("Pascal-P100") is not get_gpu("P100")  # SXM2 16 GB vs PCIe 12 GB boards
+
+
+def test_unknown_gpu_names_the_nearest_known_ones():
+    with pytest.raises(GpuperfError, match=r"unknown GPU 'Tesla K45'; did you mean .*Tesla K40"):
+        get_gpu("Tesla K45")
+    with pytest.raises(GpuperfError, match="unknown GPU 'zzz'; known: GTX 680"):
+        get_gpu("zzz")
+
+
+def test_canonical_name_is_none_for_unknown_or_missing_values():
+    assert canonical_gpu_name("RTX_Titan") == "Titan RTX"
+    assert canonical_gpu_name("TITAN_RTX") == "Titan RTX"
+    assert canonical_gpu_name("x86_64") is None
+    assert canonical_gpu_name(float("nan")) is None
+    assert canonical_gpu_name(None) is None
+
+
+def test_spellings_are_unique_across_gpus():
+    seen: dict[str, str] = {}
+    for spec in gpus():
+        for spelling in (spec.name, *spec.aliases):
+            key = re.sub(r"[-_\s]", "", spelling).lower()
+            assert seen.setdefault(key, spec.name) == spec.name, spelling
+
+
+def test_required_gpus_and_fields_are_present():
+    names = {spec.name for spec in gpus()}
+    assert {"A100 PCIe 40GB", "H100 SXM", "H200", "Tesla K40", "Instinct MI250X GCD"} <= names
+    for spec in gpus():
+        assert spec.source, spec.name
+        assert spec.vendor in ("NVIDIA", "AMD")
+        if spec.vendor == "NVIDIA":
+            assert spec.cc_version is not None and spec.warp_size == 32
+            assert None not in (spec.registers_per_sm, spec.max_threads_per_sm, spec.max_blocks_per_sm)
+        else:
+            assert spec.compute_capability.startswith("gfx") and spec.warp_size in (32, 64)
+        json.dumps(spec.as_dict())
+
+
+def test_peak_f32_is_fma_rate_at_the_boost_clock():
+    for spec in gpus():
+        expected = 2 * spec.cores * spec.boost_clock_mhz / 1000
+        assert spec.peak_f32_gflops == pytest.approx(expected, rel=1e-3), spec.name
+        if spec.peak_f64_gflops is not None:
+            assert spec.peak_f64_gflops <= spec.peak_f32_gflops, spec.name
+
+
+# CUDA C++ Programming Guide, "Technical Specifications per Compute Capability":
+# (max blocks per SM, max threads per SM, shared memory per SM in KiB, max registers per thread).
+CUDA_GUIDE_LIMITS = {
+    "3.0": (16, 2048, 48, 63),
+    "3.5": (16, 2048, 48, 255),
+    "5.2": (32, 2048, 96, 255),
+    "6.0": (32, 2048, 64, 255),
+    "6.1": (32, 2048, 96, 255),
+    "7.0": (32, 2048, 96, 255),
+    "7.5": (16, 1024, 64, 255),
+    "8.0": (32, 2048, 164, 255),
+    "8.6": (16, 1536, 100, 255),
+    "9.0": (32, 2048, 228, 255),
+}
+
+
+def test_nvidia_limits_follow_the_cuda_programming_guide():
+    for spec in gpus():
+        if spec.vendor != "NVIDIA":
+            continue
+        blocks, threads, smem_kib, registers = CUDA_GUIDE_LIMITS[spec.compute_capability]
+        assert spec.max_blocks_per_sm == blocks, spec.name
+        assert spec.max_threads_per_sm == threads, spec.name
+        assert spec.shared_memory_per_sm_bytes == smem_kib * 1024, spec.name
+        assert spec.max_registers_per_thread == registers, spec.name
+        assert spec.registers_per_sm == 65536 and spec.max_threads_per_block == 1024
+
+
+def test_as_features_are_prefixed_numbers_with_nan_for_unknowns():
+    a100 = get_gpu("A100").as_features()
+    assert a100["gpu_sms"] == 108.0
+    assert a100["gpu_compute_capability"] == 8.0
+    assert a100["gpu_cores"] == 6912.0
+    assert a100["gpu_flops_per_byte"] == pytest.approx(19491.8 / 1555.0)
+    assert all(key.startswith("gpu_") and isinstance(v, float) for key, v in a100.items())
+    w7800 = get_gpu("W7800").as_features()
+    assert set(w7800) == set(a100)
+    assert math.isnan(w7800["gpu_compute_capability"]) and math.isnan(w7800["gpu_max_blocks_per_sm"])
+    assert w7800["gpu_warp_size"] == 32.0
+
+
+def test_loader_rejects_bad_entries_naming_the_gpu_and_field():
+    good = {"name": "X", "vendor": "AMD", "architecture": "a", "compute_capability": "gfx1", "sms": 1,
+            "cores_per_sm": 64, "boost_clock_mhz": 1000, "memory_bandwidth_gbs": 1.0, "memory_gb": 1,
+            "l2_bytes": 1, "shared_memory_per_sm_bytes": 1, "max_shared_memory_per_block_bytes": 1,
+            "max_threads_per_block": 1, "warp_size": 64, "peak_f32_gflops": 1.0}
+    assert _spec_from_entry(good, {}).name == "X"
+    with pytest.raises(GpuperfError, match=r"GPU 'X' has unknown field colour"):
+        _spec_from_entry({**good, "colour": "red"}, {})
+    with pytest.raises(GpuperfError, match=r"GPU 'X' lacks field sms"):
+        _spec_from_entry({k: v for k, v in good.items() if k != "sms"}, {})
+    with pytest.raises(GpuperfError, match=r"GPU 'X' field memory_gb=-1 must be a positive number"):
+        _spec_from_entry({**good, "memory_gb": -1}, {})
+    with pytest.raises(GpuperfError, match=r"lacks field registers_per_sm"):
+        _spec_from_entry({**good, "vendor": "NVIDIA", "compute_capability": "9.9"}, {})
