@@ -1,9 +1,59 @@
-"""Commands of this area (filled in as the area is built)."""
+"""Commands about data: the bundled datasets, and importing outside measurements."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Optional
+
 import typer
+
+from gpuperf.cli.output import print_json, print_table
+
+
+def import_command(
+    format_name: str = typer.Argument(..., metavar="FORMAT", help="kernel-tuner, nvprof or ncu."),
+    path: Path = typer.Argument(..., help="The file to import (a Kernel Tuner cache .json, a profiler CSV)."),
+    out: Path = typer.Option(..., "--out", help="Where to write the dataset table (CSV)."),
+    metrics: Optional[Path] = typer.Option(
+        None, "--metrics", help="nvprof only: an nvprof --metrics CSV whose averages join the profile."
+    ),
+) -> None:
+    """Import measurements into gpuperf's dataset shape and write them as CSV."""
+    from gpuperf.datasets import import_file, write_dataset_csv
+    from gpuperf.errors import GpuperfError
+
+    options = {}
+    if metrics is not None:
+        if format_name != "nvprof":
+            raise GpuperfError(f"--metrics goes with the nvprof format, not '{format_name}'")
+        options["metrics"] = metrics
+    frame = import_file(format_name, path, **options)
+    write_dataset_csv(frame, out)
+    failed = int((frame["status"] != "ok").sum())
+    print(f"wrote {len(frame)} rows ({failed} not ok) to {out}")
+
+
+def datasets_command(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (with kernel and GPU names)."),
+) -> None:
+    """List the bundled datasets: rows, kernels, GPUs, source and license."""
+    from gpuperf.datasets import dataset_summary
+
+    summary = dataset_summary()
+    if as_json:
+        print_json(summary)
+        return
+    columns = ["name", "rows", "kernels", "gpus", "license"]
+    rows = [{c: row[c] for c in columns} for row in summary]
+    print_table(rows, title="Bundled datasets (gpuperf datasets --json for more)")
+    by_source: dict[str, list[str]] = {}
+    for row in summary:
+        by_source.setdefault(row["source"], []).append(row["name"])
+    for source, names in by_source.items():
+        print(f"{', '.join(names)}: {source}")
 
 
 def register(app: typer.Typer) -> None:
     """Add this area's commands to ``app``."""
+    app.command("import")(import_command)
+    app.command("datasets")(datasets_command)

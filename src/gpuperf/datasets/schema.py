@@ -12,9 +12,11 @@ Columns:
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from gpuperf.errors import GpuperfError
+from gpuperf.hardware.specs import canonical_gpu_name
 
 KEY_COLUMNS = ("kernel", "variant", "gpu", "device", "source")
 TARGET = "time_s"
@@ -36,7 +38,94 @@ def check_dataset(frame: pd.DataFrame, where: str, require_time: bool = True) ->
         bad = ok & ~(times > 0)
         if bad.any():
             row = int(bad.to_numpy().nonzero()[0][0])
-            raise GpuperfError(
-                f"{where}: row {row + 1}: time_s={frame[TARGET].iloc[row]!r} is not a positive number"
-            )
+            value = frame[TARGET].iloc[row]
+            value = value.item() if isinstance(value, np.generic) else value
+            raise GpuperfError(f"{where}: row {row + 1}: time_s={value!r} is not a positive number")
     return frame
+
+
+# -- helpers shared by the bundled tables and the importers ------------------------------------
+
+# Each time unit as the power of ten that takes it to seconds.
+SECONDS_EXPONENT = {
+    "s": 0, "sec": 0, "second": 0, "seconds": 0,
+    "ms": -3, "msec": -3, "msecond": -3,
+    "us": -6, "usec": -6, "usecond": -6, "\u00b5s": -6, "\u03bcs": -6,
+    "ns": -9, "nsec": -9, "nsecond": -9,
+}
+
+
+def seconds_exponent(unit: str, where: str) -> int:
+    """The power of ten taking ``unit`` to seconds (``ms`` -> -3); unknown units are an error."""
+    try:
+        return SECONDS_EXPONENT[unit.strip()]
+    except KeyError:
+        known = ", ".join(sorted(SECONDS_EXPONENT))
+        raise GpuperfError(f"{where}: unknown time unit {unit!r} (known: {known})") from None
+
+
+def shift_decimal(value: float, exponent: int) -> float:
+    """``value * 10**exponent`` as the float nearest to the shifted decimal (``3.87533`` ms -> ``0.00387533`` s).
+
+    Moving the decimal point in the text, rather than multiplying floats, keeps a converted time
+    exactly the published number in its new unit.
+    """
+    value = float(value)
+    if exponent == 0 or value != value or value in (float("inf"), float("-inf")):
+        return value
+    mantissa, _, own = repr(value).partition("e")
+    return float(f"{mantissa}e{int(own or 0) + exponent}")
+
+
+def to_seconds(values: pd.Series, unit: str, where: str) -> pd.Series:
+    """Numeric ``values`` in ``unit`` as seconds (see ``shift_decimal``)."""
+    exponent = seconds_exponent(unit, where)
+    if exponent == 0:
+        return values.astype(float)
+    shifted = [shift_decimal(v, exponent) for v in values.astype(float).tolist()]
+    return pd.Series(shifted, index=values.index, dtype=float)
+
+
+def format_value(value: object) -> str:
+    """A parameter value as text: integral floats without ``.0`` (``16.0`` -> ``16``)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def variant_labels(frame: pd.DataFrame, params: list[str]) -> pd.Series:
+    """Per row, the ``a=1,b=2`` label of its non-missing ``params`` (sorted by name, as kernels do)."""
+    names = sorted(params)
+    if not names or frame.empty:
+        return pd.Series("", index=frame.index, dtype=object)
+    codes = frame.groupby(names, dropna=False, sort=False).ngroup().to_numpy()
+    _, first = np.unique(codes, return_index=True)
+    unique_rows = frame[names].iloc[first]
+    texts = []
+    for name in names:
+        column = unique_rows[name]
+        text = {v: f"{name}={format_value(v)}" for v in column.dropna().unique()}
+        texts.append(column.map(text).astype(object).where(column.notna(), None).tolist())
+    labels = [",".join(filter(None, parts)) for parts in zip(*texts)]
+    return pd.Series(np.asarray(labels, dtype=object)[codes], index=frame.index, dtype=object)
+
+
+def _name_text(name: object) -> str:
+    return "" if name is None or (isinstance(name, float) and name != name) else str(name).strip()
+
+
+def lookup_gpu(name: object) -> str | None:
+    """The GPU descriptor file's canonical name for ``name``, or None when it names no known GPU."""
+    text = _name_text(name)
+    return canonical_gpu_name(text) if text else None
+
+
+def canonical_gpu(name: object) -> str:
+    """The canonical GPU name for ``name``; an unknown GPU keeps its name as given."""
+    return lookup_gpu(name) or _name_text(name)
+
+
+def order_columns(frame: pd.DataFrame, params: list[str]) -> pd.DataFrame:
+    """Keys first, then the parameters, the target and status, then everything else."""
+    first = [c for c in (*KEY_COLUMNS, *params, TARGET, STATUS) if c in frame.columns]
+    return frame[first + [c for c in frame.columns if c not in first]]

@@ -1,0 +1,293 @@
+"""The bundled tables of real GPU measurements, loadable by name in the dataset shape.
+
+``load_dataset("schoonhoven_spaces")`` reads ``data/schoonhoven_spaces.csv.gz`` once per process
+and returns a copy in the dataset shape (see ``schema.py``); ``raw=True`` returns it as published.
+A path to a CSV in one of the bundled formats (say, the same table with more GPUs) loads the same
+way, its format recognised from its columns.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from gpuperf.datasets.schema import KEY_COLUMNS, STATUS, TARGET, canonical_gpu, check_dataset
+from gpuperf.datasets.tables import TableFormat, read_csv, require_columns
+from gpuperf.errors import GpuperfError, unknown_name_error
+
+AMARIS = (
+    'Amaris et al.: "Evaluating execution time predictions on GPU '
+    'kernels using an analytical model and machine learning techniques", JPDC; '
+    "data: github.com/marcosamaris/gpuperfpredict"
+)
+SCHOONHOVEN = (
+    'Schoonhoven, van Werkhoven, Batenburg: "Benchmarking optimization algorithms for auto-tuning '
+    'GPU kernels", IEEE TEVC; data: github.com/schoonhovenrichard/GPU_benchmarking_paper'
+)
+BENCHMARK_HUB = "Kernel Tuner benchmark hub: github.com/AutoTuningAssociation/benchmark_hub"
+
+def _amaris_specs(raw: pd.DataFrame, where: str, source: str) -> pd.DataFrame:
+    """The Amaris hardware table with its strings parsed into numbers (one row per GPU)."""
+    require_columns(raw, ["model", "cc", "memory", "bus", "bandwidth", "l2", "cores_per_sm", "clock"], where)
+
+    def number(column: str, index: int = 0) -> pd.Series:
+        found = raw[column].astype(str).str.findall(r"\d+(?:\.\d+)?")
+        return found.map(lambda numbers: float(numbers[index]) if len(numbers) > index else float("nan"))
+
+    out = pd.DataFrame({"gpu": [canonical_gpu(m) for m in raw["model"]]})
+    out["gpu_label"] = raw["model"].astype(str)
+    out["source"] = source
+    out["compute_capability"] = number("cc")
+    out["memory_gb"] = number("memory")
+    out["bus_bits"] = number("bus")
+    out["bandwidth_gb_s"] = number("bandwidth")
+    out["l2_mb"] = number("l2")
+    out["cores"] = number("cores_per_sm", 0)
+    out["sms"] = number("cores_per_sm", 1)
+    out["clock_mhz"] = number("clock")
+    out.attrs["parameters"] = []
+    return out
+
+
+@dataclass(frozen=True)
+class BundledDataset:
+    """One bundled table: where it lives, where it came from, and how it lands in the dataset shape."""
+
+    name: str
+    file: str
+    description: str
+    source: str
+    license: str
+    units: str
+    repository: str
+    table_format: TableFormat | None = None
+    shape_other: Callable[[pd.DataFrame, str, str], pd.DataFrame] | None = None
+    signature: tuple[str, ...] = ()
+
+    def shape(self, raw: pd.DataFrame, where: str, source: str) -> pd.DataFrame:
+        if self.table_format is not None:
+            return self.table_format.shape(raw, where, source)
+        assert self.shape_other is not None
+        return self.shape_other(raw, where, source)
+
+    def columns_needed(self) -> list[str]:
+        """Published columns that identify this table's format."""
+        if self.table_format is not None:
+            return sorted(set(self.table_format.signature()) | set(self.signature))
+        return list(self.signature)
+
+
+BUNDLED: dict[str, BundledDataset] = {
+    d.name: d
+    for d in [
+        BundledDataset(
+            "rodinia_nvprof",
+            "gpuperfpredict_rodinia_nvprof.csv.gz",
+            "Rodinia kernels (backprop, heartwall, hotspot, lud) on 7 NVIDIA GPUs, one row per distinct "
+            "launch (median of identical launches) with about 70 nvprof metrics",
+            AMARIS,
+            "CC BY 4.0",
+            repository="marcosamaris/gpuperfpredict",
+            units="time_s and time_s_std in seconds as published; metrics as nvprof reports them",
+            table_format=TableFormat(
+                kernel="kernel", time="time_s", gpu="gpu",
+                parameters=("input.size.1", "input.size.2"),
+            ),
+            signature=("app", "input.size.1", "elapsed_cycles_sm"),
+        ),
+        BundledDataset(
+            "rodinia_published_predictions",
+            "gpuperfpredict_published_predictions.csv.gz",
+            "The paper's own per-sample predictions (LinearRegression, RF, SVM; leave-one-GPU-out) with "
+            "the measured time; its `mape` column divides by the prediction, recompute before comparing",
+            AMARIS,
+            "CC BY 4.0",
+            repository="marcosamaris/gpuperfpredict",
+            units="time_s (published TestDuration) and predictions in seconds",
+            table_format=TableFormat(kernel="CUDAKernels", time="TestDuration", gpu="GPUs", parameters=()),
+            signature=("predictions", "model"),
+        ),
+        BundledDataset(
+            "matvec_bsp",
+            "gpuperfpredict_matvec_bsp.csv.gz",
+            "9 matrix/vector kernels (MMGU, MMGC, MMSU, MMSC, MAU, MAC, vAdd, dotP, MSA) on 4 GPUs with "
+            "the paper's BSP-model prediction bsp_pred_s",
+            AMARIS,
+            "CC BY 4.0",
+            repository="marcosamaris/gpuperfpredict",
+            units="time_s and bsp_pred_s in seconds as published",
+            table_format=TableFormat(kernel="kernel", time="time_s", gpu="gpu", parameters=("n",)),
+            signature=("bsp_pred_s", "n"),
+        ),
+        BundledDataset(
+            "k40c_traces",
+            "gpuperfpredict_k40c_traces.csv.gz",
+            "nvprof GPU traces on a Tesla K40c, 10 runs, of dotProd, vectorAdd, matrix_sum and matMul "
+            "variants (the published `variant` column is the kernel) with launch geometry and registers",
+            AMARIS,
+            "CC BY 4.0",
+            repository="marcosamaris/gpuperfpredict",
+            units="time_s from duration_ns (ns); static_smem in bytes",
+            table_format=TableFormat(kernel="variant", time="duration_ns", time_unit="ns", gpu="gpu", parameters=("n",)),
+            signature=("regs", "occurrence", "run"),
+        ),
+        BundledDataset(
+            "amaris_gpu_specs",
+            "gpuperfpredict_gpu_specs.csv.gz",
+            "The Amaris paper's hardware table of its 9 GPUs, strings parsed into numbers "
+            "(raw=True gives the published strings); no times",
+            AMARIS,
+            "CC BY 4.0",
+            repository="marcosamaris/gpuperfpredict",
+            units="memory_gb, bandwidth_gb_s, l2_mb, clock_mhz as named; cores and sms per GPU",
+            shape_other=_amaris_specs,
+            signature=("model", "cc", "memory", "bus", "bandwidth", "l2", "cores_per_sm", "clock"),
+        ),
+        BundledDataset(
+            "schoonhoven_spaces",
+            "schoonhoven_spaces.csv.gz",
+            "Brute-forced tuning spaces of CLBlast GEMM, a 2D convolution and pnpoly on 7 GPUs; failed "
+            "configurations are absent; pnpoly's time includes host-device transfers (its `device` is the host)",
+            SCHOONHOVEN,
+            "not stated; cite the paper",
+            repository="schoonhovenrichard/GPU_benchmarking_paper",
+            units="time_s from time_mean_ms (ms), time_s_median and time_s_std from ms; repeats = n_runs",
+            table_format=TableFormat(
+                kernel="kernel", time="time_mean_ms", time_unit="ms", gpu="gpu", device="device_name",
+                renamed={"n_runs": "repeats"},
+                converted={"time_median_ms": ("time_s_median", "ms"), "time_std_ms": ("time_s_std", "ms")},
+                tuning=True,
+            ),
+        ),
+        BundledDataset(
+            "benchmark_hub_spaces",
+            "benchmark_hub_spaces.csv.gz",
+            "Brute-forced Kernel Tuner caches of convolution, convolution_milo, gemm and pnpoly on NVIDIA "
+            "and AMD GPUs, failed configurations kept with their status",
+            BENCHMARK_HUB,
+            "MIT",
+            repository="AutoTuningAssociation/benchmark_hub",
+            units="time_s from time_ms (ms, mean of `repeats`); time_s_std, compile_time_s, benchmark_time_s from ms",
+            table_format=TableFormat(
+                kernel="kernel", time="time_ms", time_unit="ms", gpu="gpu", device="device_name", status="status",
+                renamed={"source": "hub_folder", "n_times": "repeats"},
+                converted={
+                    "time_std_ms": ("time_s_std", "ms"),
+                    "compile_time_ms": ("compile_time_s", "ms"),
+                    "benchmark_time_ms": ("benchmark_time_s", "ms"),
+                },
+                features=("problem_size",), tuning=True,
+            ),
+        ),
+        BundledDataset(
+            "benchmark_hub_ktt_resources",
+            "benchmark_hub_ktt_resources.csv.gz",
+            "KTT runs of Convolution and Pnpoly on RTX 2080 Ti and RTX 3090 with per-configuration "
+            "registers, shared and constant memory bytes and global/local sizes",
+            BENCHMARK_HUB,
+            "MIT",
+            repository="AutoTuningAssociation/benchmark_hub",
+            units="time_s from duration_us (us); smem_bytes and cmem_bytes in bytes",
+            table_format=TableFormat(
+                kernel="kernel", time="duration_us", time_unit="us", device="device", status="status",
+                features=("registers", "smem_bytes", "cmem_bytes", "global_x", "global_y", "local_x", "local_y"),
+                tuning=True,
+            ),
+        ),
+    ]
+}
+
+
+def data_dir() -> Path:
+    """Where the bundled tables live: ``$GPUPERF_DATA_DIR`` or the project's ``data/`` folder."""
+    return Path(os.environ.get("GPUPERF_DATA_DIR") or Path(__file__).resolve().parents[3] / "data")
+
+
+def dataset_names() -> list[str]:
+    return list(BUNDLED)
+
+
+def dataset_info(name: str) -> BundledDataset:
+    """The registry entry of a bundled table (unknown names suggest the nearest)."""
+    if name not in BUNDLED:
+        raise unknown_name_error("dataset", name, BUNDLED)
+    return BUNDLED[name]
+
+
+def load_dataset(name: str | Path, raw: bool = False) -> pd.DataFrame:
+    """A bundled table by name (or a CSV file in a bundled format), in the dataset shape.
+
+    Parsed tables are kept in memory, so repeated loads are cheap; each call returns a copy.
+    """
+    text = str(name)
+    if text in BUNDLED:
+        return _load_bundled(text, raw).copy()
+    if _looks_like_path(text):
+        return _load_file(Path(text), raw)
+    raise unknown_name_error("dataset", text, BUNDLED)
+
+
+@functools.lru_cache(maxsize=None)
+def _load_bundled(name: str, raw: bool) -> pd.DataFrame:
+    info = BUNDLED[name]
+    path = data_dir() / info.file
+    if not path.is_file():
+        raise GpuperfError(f"{path}: bundled dataset '{name}' is missing (set GPUPERF_DATA_DIR?)")
+    table = read_csv(path)
+    if raw:
+        return table
+    frame = info.shape(table, str(path), name)
+    frame.attrs["dataset"] = name
+    return frame
+
+
+def _looks_like_path(text: str) -> bool:
+    return bool(re.search(r"[/\\]|\.csv(\.gz)?$", text)) or Path(text).is_file()
+
+
+def _load_file(path: Path, raw: bool) -> pd.DataFrame:
+    """A CSV in the dataset shape already, or in the format of one of the bundled tables."""
+    table = read_csv(path)
+    if raw:
+        return table
+    if {*KEY_COLUMNS, TARGET, STATUS} <= set(table.columns):
+        return check_dataset(table, str(path))
+    for info in BUNDLED.values():
+        if set(info.columns_needed()) <= set(table.columns):
+            return info.shape(table, str(path), str(path))
+    raise GpuperfError(
+        f"{path}: columns match neither the dataset shape ({', '.join([*KEY_COLUMNS, TARGET, STATUS])}) "
+        "nor a bundled table's format"
+    )
+
+
+def dataset_summary() -> list[dict]:
+    """Per bundled table: name, rows, kernels, GPUs (counted from the files), source and license."""
+    rows = []
+    for info in BUNDLED.values():
+        frame = _load_bundled(info.name, False)
+        kernels = sorted(frame["kernel"].unique()) if "kernel" in frame.columns else []
+        gpus = sorted(frame["gpu"].unique())
+        rows.append(
+            {
+                "name": info.name,
+                "rows": len(frame),
+                "kernels": len(kernels),
+                "gpus": len(gpus),
+                "kernel_names": kernels,
+                "gpu_names": gpus,
+                "file": info.file,
+                "description": info.description,
+                "units": info.units,
+                "source": info.source,
+                "repository": info.repository,
+                "license": info.license,
+            }
+        )
+    return rows

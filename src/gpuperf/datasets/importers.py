@@ -1,0 +1,48 @@
+"""Every outside source by format name, and writing a dataset table to CSV whole or not at all."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from gpuperf.datasets.kernel_tuner import read_kernel_tuner_cache
+from gpuperf.datasets.profilers import import_ncu, import_nvprof
+from gpuperf.errors import GpuperfError, unknown_name_error
+
+IMPORTERS: dict[str, Callable[..., pd.DataFrame]] = {
+    "kernel-tuner": read_kernel_tuner_cache,
+    "nvprof": import_nvprof,
+    "ncu": import_ncu,
+}
+
+
+def import_file(format_name: str, path: str | Path, **options) -> pd.DataFrame:
+    """``path`` read by the importer of ``format_name`` (kernel-tuner, nvprof, ncu), in the dataset shape."""
+    if format_name not in IMPORTERS:
+        raise unknown_name_error("import format", format_name, IMPORTERS)
+    return IMPORTERS[format_name](path, **options)
+
+
+def write_dataset_csv(frame: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``frame`` as CSV (tuples of repeat times as JSON lists) via a temporary file and a rename."""
+    path = Path(path)
+    table = frame.copy()
+    for column in table.columns:
+        if table[column].map(lambda v: isinstance(v, (tuple, list))).any():
+            table[column] = table[column].map(lambda v: json.dumps(list(v)) if isinstance(v, (tuple, list)) else v)
+    if not path.parent.exists():
+        raise GpuperfError(f"{path}: folder {path.parent} does not exist")
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(handle)
+    try:
+        table.to_csv(temporary, index=False)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path

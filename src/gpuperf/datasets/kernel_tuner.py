@@ -1,0 +1,332 @@
+"""Kernel Tuner cache files (``.json``) to and from the dataset shape.
+
+A cache holds ``device_name``, ``kernel_name``, ``problem_size``, ``tune_params_keys``,
+``tune_params``, ``objective`` and ``cache``: ``{"v1,v2,...": {param: value, ..., "time": ms or an
+error name, "times": [ms, ...], "compile_time": ms, ...}}``. While a tuning run is in progress
+Kernel Tuner leaves the file open (no closing brackets, maybe a trailing comma) and appends one
+entry per line; such a file reads like a closed one. Times are milliseconds in the file and
+seconds in the dataset.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gpuperf.datasets.schema import (
+    KEY_COLUMNS,
+    OK,
+    STATUS,
+    TARGET,
+    canonical_gpu,
+    check_dataset,
+    format_value,
+    order_columns,
+    shift_decimal,
+    variant_labels,
+)
+from gpuperf.errors import GpuperfError
+
+ERROR_NAMES = ("ErrorConfig", "InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig")
+HEADER_KEYS = ("device_name", "kernel_name", "tune_params_keys", "cache")
+# Kernel Tuner's own timing fields (milliseconds) and their dataset columns (seconds).
+MS_FIELDS = {
+    "compile_time": "compile_time_s",
+    "verification_time": "verification_time_s",
+    "benchmark_time": "benchmark_time_s",
+    "strategy_time": "strategy_time_s",
+    "framework_time": "framework_time_s",
+}
+TIMES = "times_s"
+# Columns the dataset derives or keys on: never written back as extra cache fields.
+DERIVED = {"time_s_min", "time_s_iqr", "repeats", "problem_size", "gpu_label"}
+
+
+def read_kernel_tuner_cache(path: str | Path) -> pd.DataFrame:
+    """A Kernel Tuner cache file (closed, or left open by a running tuner) in the dataset shape.
+
+    Failed configurations are kept: ``time_s`` NaN, ``status`` the error name. Per-repeat times
+    are kept in ``times_s`` (a tuple of seconds) with ``time_s_min``, ``time_s_iqr`` and ``repeats``.
+    """
+    path = Path(path)
+    where = str(path)
+    data = _parse(path)
+    missing = [k for k in HEADER_KEYS if k not in data]
+    if missing:
+        raise GpuperfError(f"{where}: missing key(s) {', '.join(missing)} of a Kernel Tuner cache")
+    keys = data["tune_params_keys"]
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise GpuperfError(f"{where}: tune_params_keys must be a list of parameter names")
+    if not isinstance(data["cache"], dict):
+        raise GpuperfError(f"{where}: 'cache' must be an object of configurations")
+    records = [_record(key, entry, keys, where) for key, entry in data["cache"].items()]
+    frame = pd.DataFrame.from_records(records, columns=_columns(records, keys))
+    frame.insert(0, "kernel", str(data["kernel_name"]))
+    frame.insert(1, "variant", variant_labels(frame, keys) if len(frame) else pd.Series(dtype=object))
+    frame.insert(2, "gpu", canonical_gpu(data["device_name"]))
+    frame.insert(3, "device", str(data["device_name"]))
+    frame.insert(4, "source", where)
+    if "problem_size" in data:
+        frame["problem_size"] = json.dumps(data["problem_size"])
+    frame = order_columns(frame, keys)
+    frame.attrs["parameters"] = list(keys)
+    if isinstance(data.get("tune_params"), dict):
+        frame.attrs["tune_params"] = data["tune_params"]
+    return check_dataset(frame, where)
+
+
+def _parse(path: Path) -> dict:
+    """The cache's JSON, closing it first when a running tuner left it open."""
+    if not path.is_file():
+        raise GpuperfError(f"{path}: no such file")
+    text = path.read_text().strip()
+    if not text:
+        raise GpuperfError(f"{path}: empty file")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        # Kernel Tuner's own repair of an open cache: drop a trailing comma, add the closing brackets.
+        repaired = (text[:-1] if text.endswith(",") else text) + "}\n}"
+        try:
+            data = json.loads(repaired)
+        except json.JSONDecodeError as exc:
+            position = min(exc.pos, len(text))
+            line = text.count("\n", 0, position) + 1
+            column = position - (text.rfind("\n", 0, position) + 1) + 1
+            where_in_file = "the end of the file, " if position == len(text) else ""
+            raise GpuperfError(
+                f"{path}: truncated or malformed Kernel Tuner cache at {where_in_file}line {line}, "
+                f"column {column} ({exc.msg}); a cache cut inside an entry cannot be read"
+            ) from None
+    if not isinstance(data, dict):
+        raise GpuperfError(f"{path}: not a Kernel Tuner cache (top level is not a JSON object)")
+    return data
+
+
+def _record(key: str, entry: Any, keys: list[str], where: str) -> dict:
+    """One cache entry as a dataset row; errors name the file and the entry's key."""
+    if not isinstance(entry, dict):
+        raise GpuperfError(f"{where}: cache entry '{key}' is not an object")
+    absent = [k for k in keys if k not in entry]
+    if absent:
+        raise GpuperfError(f"{where}: cache entry '{key}' lacks parameter(s) {', '.join(absent)}")
+    expected = ",".join(str(entry[k]) for k in keys)
+    if expected != key:
+        raise GpuperfError(f"{where}: cache entry '{key}' holds the parameters of '{expected}'")
+    if "time" not in entry:
+        raise GpuperfError(f"{where}: cache entry '{key}' has no 'time'")
+    row: dict[str, Any] = {k: entry[k] for k in keys}
+    time = entry["time"]
+    errors = [v for v in entry.values() if isinstance(v, str) and v in ERROR_NAMES]
+    if errors:
+        row[TARGET], row[STATUS] = math.nan, errors[0]
+    elif isinstance(time, (int, float)) and not isinstance(time, bool) and math.isfinite(time) and time > 0:
+        row[TARGET], row[STATUS] = shift_decimal(time, -3), OK
+    else:
+        raise GpuperfError(
+            f"{where}: cache entry '{key}': time={time!r} is neither a positive number of ms "
+            f"nor a Kernel Tuner error ({', '.join(ERROR_NAMES)})"
+        )
+    times = entry.get("times")
+    if isinstance(times, list) and times and all(_is_number(t) for t in times):
+        seconds = np.asarray([shift_decimal(t, -3) for t in times], dtype=float)
+        row[TIMES] = tuple(float(s) for s in seconds)
+        row["time_s_min"] = float(seconds.min())
+        q1, q3 = np.percentile(seconds, [25, 75])
+        row["time_s_iqr"] = float(q3 - q1)
+        row["repeats"] = len(seconds)
+    for name, value in entry.items():
+        if name in keys or name in ("time", "times"):
+            continue
+        if name in MS_FIELDS and _is_number(value):
+            row[MS_FIELDS[name]] = shift_decimal(value, -3)
+        elif name not in row:
+            row[name] = tuple(value) if isinstance(value, list) else value
+    return row
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _columns(records: list[dict], keys: list[str]) -> list[str]:
+    columns = list(keys) + [TARGET, STATUS]
+    for record in records:
+        columns += [c for c in record if c not in columns]
+    return columns
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+
+def write_kernel_tuner_cache(
+    frame: pd.DataFrame,
+    path: str | Path,
+    kernel_name: str | None = None,
+    device_name: str | None = None,
+    tune_params_keys: Sequence[str] | None = None,
+    problem_size: Any = None,
+    tune_params: Mapping[str, Sequence[Any]] | None = None,
+    objective: str = "time",
+) -> Path:
+    """Write measurements of one kernel on one device as a closed Kernel Tuner cache.
+
+    ``time_s`` becomes ``time`` in ms; failed rows keep their status as Kernel Tuner's error name
+    (other failure kinds become ``CompilationFailedConfig``, ``InvalidConfig`` or
+    ``RuntimeFailedConfig``). Defaults come from the frame: its single kernel and device, its
+    parameters (``frame.attrs["parameters"]``), its ``problem_size`` column, and the values each
+    parameter takes. Kernel Tuner's simulation mode needs every configuration of the searched
+    space in the cache. The file is written whole or not at all.
+    """
+    path = Path(path)
+    where = f"writing {path}"
+    check_dataset(frame, where)
+    keys = list(tune_params_keys or frame.attrs.get("parameters") or [])
+    if not keys:
+        raise GpuperfError(f"{where}: say which columns are the tunable parameters (tune_params_keys)")
+    absent = [k for k in keys if k not in frame.columns]
+    if absent:
+        raise GpuperfError(f"{where}: the measurements have no column(s) {', '.join(absent)}")
+    kernel_name = kernel_name or _single(frame, "kernel", where)
+    device_name = device_name or _single(frame, "device", where)
+    if problem_size is None:
+        problem_size = json.loads(_single(frame, "problem_size", where))
+    values = _parameter_values(frame, keys, tune_params or frame.attrs.get("tune_params"), where)
+    cache: dict[str, dict] = {}
+    extras = [c for c in frame.columns if c not in {*KEY_COLUMNS, *keys, TARGET, STATUS, TIMES, *DERIVED}]
+    for position, row in enumerate(frame.to_dict("records")):
+        params = {k: values[k][_lookup(row[k])] for k in keys}
+        key = ",".join(str(v) for v in params.values())
+        if key in cache:
+            raise GpuperfError(f"{where}: row {position + 1}: configuration '{key}' appears twice")
+        cache[key] = params | _entry(row, extras)
+    header = {
+        "device_name": device_name,
+        "kernel_name": kernel_name,
+        "problem_size": problem_size,
+        "tune_params_keys": keys,
+        "tune_params": {k: list(values[k].values()) for k in keys},
+        "objective": objective,
+    }
+    # Laid out as Kernel Tuner writes it: an indented header, then one entry per line.
+    entries = ",\n".join(f"{json.dumps(k)}: {json.dumps(v, default=_plain)}" for k, v in cache.items())
+    text = json.dumps(header, indent="", default=_plain)[:-2] + ',\n"cache": {\n' + entries + "}\n}"
+    _write_whole(path, text)
+    return path
+
+
+def _single(frame: pd.DataFrame, column: str, where: str) -> str:
+    found = frame[column].dropna().unique() if column in frame.columns else []
+    if len(found) != 1:
+        raise GpuperfError(
+            f"{where}: the measurements hold {len(found)} values of '{column}'; "
+            f"pass {column if column != 'device' else 'device_name'} or select one"
+        )
+    return str(found[0])
+
+
+def _lookup(value: Any) -> Any:
+    """A hashable lookup key under which 16, 16.0 and np.int64(16) are one value."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _parameter_values(
+    frame: pd.DataFrame, keys: list[str], tune_params: Mapping[str, Sequence[Any]] | None, where: str
+) -> dict[str, dict[Any, Any]]:
+    """Per parameter, lookup key -> the value as Kernel Tuner will see it (its type decides the key text)."""
+    values: dict[str, dict[Any, Any]] = {}
+    for k in keys:
+        column = frame[k]
+        if column.isna().any():
+            row = int(np.flatnonzero(column.isna().to_numpy())[0])
+            raise GpuperfError(f"{where}: row {row + 1}: parameter {k} has no value")
+        if tune_params is not None and k in tune_params:
+            known = {_lookup(v): v for v in tune_params[k]}
+        else:
+            known = {_lookup(v): _natural(v) for v in sorted(column.unique(), key=_order)}
+        missing = [v for v in column.unique() if _lookup(v) not in known]
+        if missing:
+            raise GpuperfError(f"{where}: parameter {k} takes {format_value(missing[0])}, not in tune_params")
+        values[k] = known
+    return values
+
+
+def _natural(value: Any) -> Any:
+    """Plain Python value; floats that are whole numbers become ints (pandas stores 16 as 16.0)."""
+    value = value.item() if isinstance(value, np.generic) else value
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _order(value: Any) -> tuple:
+    return (0, value, "") if _is_number(_natural(value)) else (1, 0, str(value))
+
+
+def _entry(row: dict, extras: list[str]) -> dict:
+    status = row.get(STATUS, OK)
+    entry: dict[str, Any] = {}
+    if status == OK:
+        entry["time"] = _ms(row[TARGET])
+        times = row.get(TIMES)
+        if isinstance(times, (tuple, list)) and times:
+            entry["times"] = [_ms(t) for t in times]
+    else:
+        entry["time"] = _error_name(str(status))
+    inverse = {v: k for k, v in MS_FIELDS.items()}
+    for column in extras:
+        value = row[column]
+        if not isinstance(value, (tuple, list)) and pd.isna(value):
+            continue
+        if column in inverse:
+            entry[inverse[column]] = _ms(value)
+        else:
+            entry[column] = list(value) if isinstance(value, tuple) else value
+    return entry
+
+
+def _ms(seconds: float) -> float:
+    """Seconds as ms, the decimal point moved (so ms -> s -> ms gives back the ms)."""
+    return shift_decimal(seconds, 3)
+
+
+def _error_name(status: str) -> str:
+    if status in ERROR_NAMES:
+        return status
+    lowered = status.lower()
+    if "compil" in lowered:
+        return "CompilationFailedConfig"
+    if "invalid" in lowered:
+        return "InvalidConfig"
+    return "RuntimeFailedConfig"
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple):
+        return list(value)
+    raise TypeError(f"cannot write {type(value).__name__} to a Kernel Tuner cache")
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Write to a temporary file beside ``path`` and rename it: never a half-written cache."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

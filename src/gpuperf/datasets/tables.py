@@ -1,0 +1,157 @@
+"""Landing a published measurement table in the dataset shape: a column map per table format."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gpuperf.datasets.schema import (
+    OK,
+    STATUS,
+    TARGET,
+    check_dataset,
+    lookup_gpu,
+    order_columns,
+    to_seconds,
+    variant_labels,
+)
+from gpuperf.errors import GpuperfError
+
+OK_SPELLINGS = {"ok", "Ok", "OK"}
+
+
+def read_csv(path: str | Path, **options) -> pd.DataFrame:
+    """A CSV (plain or gzip) as read by pandas; a missing, empty or unparsable file is one clear error."""
+    path = Path(path)
+    if not path.is_file():
+        raise GpuperfError(f"{path}: no such file")
+    try:
+        return pd.read_csv(path, low_memory=False, **options)
+    except pd.errors.EmptyDataError:
+        raise GpuperfError(f"{path}: empty file") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, EOFError, OSError) as exc:
+        raise GpuperfError(f"{path}: not a readable CSV table ({str(exc).splitlines()[0]})") from None
+
+
+def require_columns(frame: pd.DataFrame, columns: list[str], where: str) -> None:
+    """One error naming every required column that is absent."""
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise GpuperfError(f"{where}: missing column(s) {', '.join(repr(c) for c in missing)}")
+
+
+def numeric_column(frame: pd.DataFrame, column: str, where: str, first_line: int = 2) -> pd.Series:
+    """``frame[column]`` as floats; a non-empty value that is no number is an error naming its line."""
+    values = frame[column]
+    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        return values.astype(float)
+    numbers = pd.to_numeric(values, errors="coerce")
+    bad = numbers.isna() & values.notna() & values.astype(str).str.strip().ne("")
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise GpuperfError(
+            f"{where}: line {row + first_line}: {column}={values.iloc[row]!r} is not a number"
+        )
+    return numbers.astype(float)
+
+
+def gpu_names(labels: pd.Series, devices: pd.Series) -> pd.Series:
+    """Canonical GPU per row: each label resolves once, through its devices' names, then itself.
+
+    A label no descriptor knows keeps its name as given, so new GPUs need no code change.
+    """
+    pairs = pd.DataFrame({"label": labels.fillna("").astype(str), "device": devices.fillna("").astype(str)})
+    resolved: dict[str, str] = {}
+    for label, group in pairs.groupby("label", sort=False):
+        candidates = [d for d in group["device"].unique() if d] + [label]
+        found = next((g for g in map(lookup_gpu, candidates) if g is not None), None)
+        resolved[label] = found or label or candidates[0]
+    return pairs["label"].map(resolved)
+
+
+@dataclass(frozen=True)
+class TableFormat:
+    """How one published table's columns land in the dataset shape.
+
+    ``converted`` maps a published column to (dataset name, its time unit): values are scaled to
+    seconds. ``parameters`` None means every column not named elsewhere (nor in ``features``) is
+    a parameter, so a table with a new kernel family and new parameters loads unchanged.
+    ``tuning`` tables label each row's variant with its parameters.
+    """
+
+    kernel: str
+    time: str | None
+    time_unit: str = "s"
+    gpu: str | None = None
+    device: str | None = None
+    status: str | None = None
+    renamed: Mapping[str, str] = field(default_factory=dict)
+    converted: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    parameters: tuple[str, ...] | None = None
+    features: tuple[str, ...] = ()
+    tuning: bool = False
+
+    def signature(self) -> list[str]:
+        """Published columns a table of this format must have."""
+        named = [self.kernel, self.time, self.gpu, self.device, self.status]
+        return [c for c in named if c] + list(self.renamed) + list(self.converted)
+
+    def shape(self, raw: pd.DataFrame, where: str, source: str) -> pd.DataFrame:
+        """``raw`` (as published) in the dataset shape; errors name ``where`` and the line."""
+        require_columns(raw, [c for c in (self.kernel, self.time, self.gpu or self.device) if c], where)
+        consumed = {c for c in (self.kernel, self.time, self.gpu, self.device, self.status) if c}
+        consumed |= set(self.renamed) | set(self.converted)
+        parameters = self._parameters(raw, consumed)
+        out = pd.DataFrame(index=raw.index)
+        out["kernel"] = raw[self.kernel].astype(str)
+        out["variant"] = variant_labels(raw, parameters) if self.tuning else ""
+        labels = raw[self.gpu] if self.gpu else raw[self.device]
+        recorded = raw[self.device] if self.device else pd.Series("", index=raw.index)
+        out["gpu"] = gpu_names(labels, recorded)
+        out["device"] = (recorded if self.device else labels).fillna("").astype(str)
+        out["source"] = source
+        if self.gpu and self.device:
+            out["gpu_label"] = raw[self.gpu].astype(str)
+        for name in parameters:
+            out[name] = raw[name]
+        if self.time:
+            out[TARGET] = to_seconds(numeric_column(raw, self.time, where), self.time_unit, where)
+        out[STATUS] = self._status(raw)
+        if self.time:
+            _check_times(out, self.time, where)
+        for published, (name, unit) in self.converted.items():
+            out[name] = to_seconds(numeric_column(raw, published, where), unit, where)
+        for published, name in self.renamed.items():
+            out[name] = raw[published]
+        for name in [c for c in raw.columns if c not in consumed and c not in parameters]:
+            out[name] = raw[name]
+        out = order_columns(out.reset_index(drop=True), parameters)
+        out.attrs["parameters"] = parameters
+        if self.time:
+            check_dataset(out, where)
+        return out
+
+    def _parameters(self, raw: pd.DataFrame, consumed: set[str]) -> list[str]:
+        if self.parameters is not None:
+            return [p for p in self.parameters if p in raw.columns]
+        return [c for c in raw.columns if c not in consumed and c not in self.features]
+
+    def _status(self, raw: pd.DataFrame) -> pd.Series:
+        if self.status:
+            given = raw[self.status].fillna(OK).astype(str).str.strip()
+            return given.where(~given.isin(OK_SPELLINGS), OK)
+        return pd.Series(OK, index=raw.index, dtype=object)
+
+
+def _check_times(frame: pd.DataFrame, published: str, where: str) -> None:
+    """Every ok row needs a positive time; the error names the file's line and the published column."""
+    bad = frame[STATUS].eq(OK) & ~(frame[TARGET] > 0)
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        value = frame[TARGET].iloc[row]
+        shown = "empty" if pd.isna(value) else f"{float(value)!r} s"
+        raise GpuperfError(f"{where}: line {row + 2}: {published} gives time {shown}, not a positive time")

@@ -1,0 +1,197 @@
+"""The bundled tables: loadable by name, in the dataset shape, values as published (units aside)."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuperf.datasets import BUNDLED, check_dataset, dataset_summary, load_dataset
+from gpuperf.datasets.bundled import data_dir
+from gpuperf.datasets.schema import KEY_COLUMNS, OK
+from gpuperf.errors import GpuperfError
+from gpuperf.hardware.specs import canonical_gpu_name
+
+TIMED = [name for name in BUNDLED if name != "amaris_gpu_specs"]
+
+
+@functools.lru_cache(maxsize=None)
+def _read_raw(name: str) -> pd.DataFrame:
+    return pd.read_csv(data_dir() / BUNDLED[name].file, low_memory=False)
+
+
+def raw_file(name: str) -> pd.DataFrame:
+    """The file as pandas reads it, independently of gpuperf's loader."""
+    return _read_raw(name).copy()
+
+
+@pytest.mark.parametrize("name", TIMED)
+def test_every_timed_table_is_in_the_dataset_shape(name):
+    frame = load_dataset(name)
+    assert len(frame) == len(raw_file(name))
+    assert list(frame.columns[: len(KEY_COLUMNS)]) == list(KEY_COLUMNS)
+    assert (frame["source"] == name).all()
+    ok = frame["status"] == OK
+    assert ok.any()
+    assert (frame.loc[ok, "time_s"] > 0).all()
+    assert frame.loc[~ok, "time_s"].isna().all()
+    check_dataset(frame, name)
+
+
+@pytest.mark.parametrize("name", list(BUNDLED))
+def test_every_gpu_has_its_canonical_descriptor_name(name):
+    gpus = load_dataset(name)["gpu"].unique()
+    assert [g for g in gpus if canonical_gpu_name(g) != g] == []
+
+
+@pytest.mark.parametrize(
+    ("name", "published", "divisor"),
+    [
+        ("schoonhoven_spaces", "time_mean_ms", 1e3),
+        ("benchmark_hub_spaces", "time_ms", 1e3),
+        ("benchmark_hub_ktt_resources", "duration_us", 1e6),
+        ("k40c_traces", "duration_ns", 1e9),
+        ("rodinia_nvprof", "time_s", 1.0),
+        ("rodinia_published_predictions", "TestDuration", 1.0),
+    ],
+)
+def test_times_are_the_published_times_in_seconds(name, published, divisor):
+    frame, raw = load_dataset(name), raw_file(name)
+    np.testing.assert_allclose(frame["time_s"], raw[published] / divisor, rtol=1e-15)
+
+
+def test_the_published_decimal_is_kept_exactly():
+    frame, raw = load_dataset("schoonhoven_spaces"), raw_file("schoonhoven_spaces")
+    # 188.959 ms is exactly the float 0.188959, not 188.959 * 0.001.
+    expected = [float(f"{v!r}e-3") for v in raw["time_mean_ms"].head(1000)]
+    assert frame["time_s"].head(1000).tolist() == expected
+
+
+def test_other_columns_are_copied_unaltered():
+    frame, raw = load_dataset("rodinia_nvprof"), raw_file("rodinia_nvprof")
+    for column in ("elapsed_cycles_sm", "achieved_occupancy", "l2_throughput_.reads.", "input.size.1", "app"):
+        assert frame[column].equals(raw[column]), column
+    hub, hub_raw = load_dataset("benchmark_hub_spaces"), raw_file("benchmark_hub_spaces")
+    assert hub["hub_folder"].equals(hub_raw["source"])
+    assert hub["repeats"].equals(hub_raw["n_times"])
+    np.testing.assert_allclose(hub["compile_time_s"], hub_raw["compile_time_ms"] / 1e3, rtol=1e-15)
+
+
+def test_failed_configurations_keep_their_status():
+    hub, hub_raw = load_dataset("benchmark_hub_spaces"), raw_file("benchmark_hub_spaces")
+    assert hub["status"].value_counts().to_dict() == hub_raw["status"].value_counts().to_dict()
+    ktt, ktt_raw = load_dataset("benchmark_hub_ktt_resources"), raw_file("benchmark_hub_ktt_resources")
+    assert set(ktt["status"]) == {OK, "ComputationFailed"}
+    assert (ktt["status"] == OK).sum() == (ktt_raw["status"] == "Ok").sum()
+
+
+def test_tuning_variants_label_their_parameters():
+    frame = load_dataset("schoonhoven_spaces")
+    gemm = frame[frame["kernel"] == "GEMM"].iloc[0]
+    label = dict(pair.split("=") for pair in gemm["variant"].split(","))
+    assert set(label) == {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "MDIMA", "NDIMB", "KWI", "VWM", "VWN",
+                          "STRM", "STRN", "SA", "SB", "PRECISION"}
+    assert all(float(value) == gemm[name] for name, value in label.items())
+    assert not frame.duplicated(["kernel", "variant", "gpu"]).any()
+    hub = load_dataset("benchmark_hub_spaces")
+    assert not hub.duplicated(["kernel", "variant", "gpu_label"]).any()
+
+
+def test_published_gpu_labels_map_to_descriptors():
+    frame = load_dataset("rodinia_nvprof")
+    pairs = set(zip(frame["device"], frame["gpu"]))
+    assert ("Quadro", "Quadro K5200") in pairs and ("TitanX", "GTX Titan X") in pairs
+    pnpoly = load_dataset("schoonhoven_spaces").query("kernel == 'pnpoly'")
+    assert set(pnpoly["device"]) == {"x86_64"}  # recorded as published
+    assert "Tesla K20" in set(pnpoly["gpu"])
+
+
+def test_gpu_specs_are_parsed_from_the_published_strings():
+    specs = load_dataset("amaris_gpu_specs").set_index("gpu_label")
+    raw = raw_file("amaris_gpu_specs").set_index("model")
+    assert raw.loc["Tesla-K40", "cores_per_sm"] == "2880/15"
+    assert specs.loc["Tesla-K40", ["cores", "sms", "clock_mhz", "bandwidth_gb_s"]].tolist() == [2880, 15, 745, 276.5]
+    assert len(specs) == len(raw)
+
+
+def test_loads_are_cached_and_return_copies():
+    first = load_dataset("matvec_bsp")
+    first.loc[0, "time_s"] = -1.0
+    assert load_dataset("matvec_bsp").loc[0, "time_s"] > 0
+
+
+def test_raw_is_the_file_as_published():
+    assert load_dataset("k40c_traces", raw=True).equals(raw_file("k40c_traces"))
+
+
+def test_unknown_name_suggests_the_nearest():
+    with pytest.raises(GpuperfError, match="schoonhoven_spaces"):
+        load_dataset("schoonhoven_space")
+
+
+def test_summary_counts_from_the_files():
+    summary = {row["name"]: row for row in dataset_summary()}
+    assert set(summary) == set(BUNDLED)
+    for name in TIMED:
+        raw = raw_file(name)
+        assert summary[name]["rows"] == len(raw)
+        assert summary[name]["gpus"] == load_dataset(name)["gpu"].nunique()
+    assert summary["schoonhoven_spaces"]["kernels"] == raw_file("schoonhoven_spaces")["kernel"].nunique()
+    assert summary["benchmark_hub_spaces"]["license"] == "MIT"
+
+
+def test_a_new_gpu_and_kernel_family_drop_in_without_code(tmp_path):
+    raw = raw_file("schoonhoven_spaces").query("kernel == 'convolution'").head(50).copy()
+    raw["gpu"], raw["device_name"] = "GTX_9090", "NVIDIA GeForce GTX 9090"
+    family = raw.head(5).copy()
+    family["kernel"] = "reduction"
+    family = family.drop(columns=["block_size_y", "tile_size_y"]).assign(unroll=[1, 2, 4, 8, 16])
+    path = tmp_path / "more_spaces.csv.gz"
+    pd.concat([raw, family]).to_csv(path, index=False)
+    frame = load_dataset(path)
+    assert len(frame) == 55
+    assert set(frame["gpu"]) == {"GTX_9090"}  # unknown GPU kept as given
+    reduction = frame[frame["kernel"] == "reduction"]
+    assert all("unroll=" in v for v in reduction["variant"])
+    assert "unroll" in frame.attrs["parameters"]
+
+
+def test_a_dataset_shaped_csv_loads_back(tmp_path):
+    path = tmp_path / "mine.csv"
+    load_dataset("matvec_bsp").to_csv(path, index=False)
+    back = load_dataset(path)
+    assert len(back) == 1596 and back["time_s"].equals(load_dataset("matvec_bsp")["time_s"])
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda t: t.assign(time_mean_ms=t["time_mean_ms"].astype(object).where(t.index != 3, "fast")),
+         r"line 5: time_mean_ms='fast' is not a number"),
+        (lambda t: t.assign(time_mean_ms=t["time_mean_ms"].where(t.index != 2, -1.0)),
+         r"line 4: time_mean_ms gives time -0.001 s, not a positive time"),
+    ],
+)
+def test_a_malformed_copy_names_file_and_line(tmp_path, change, message):
+    raw = raw_file("schoonhoven_spaces").head(10)
+    path = tmp_path / "broken.csv"
+    change(raw).to_csv(path, index=False)
+    with pytest.raises(GpuperfError, match=message) as caught:
+        load_dataset(path)
+    assert str(path) in str(caught.value)
+
+
+def test_a_copy_without_its_time_column_is_refused(tmp_path):
+    path = tmp_path / "no_time.csv"
+    raw_file("benchmark_hub_ktt_resources").head(10).drop(columns=["duration_us"]).to_csv(path, index=False)
+    with pytest.raises(GpuperfError, match="no_time.csv: columns match neither"):
+        load_dataset(path)
+
+
+def test_an_empty_copy_is_refused(tmp_path):
+    path = tmp_path / "empty.csv"
+    path.write_text("")
+    with pytest.raises(GpuperfError, match="empty.csv: empty file"):
+        load_dataset(path)

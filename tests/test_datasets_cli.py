@@ -1,0 +1,81 @@
+"""`gpuperf datasets` and `gpuperf import`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gpuperf.cli import main
+from gpuperf.datasets import BUNDLED, read_kernel_tuner_cache
+from gpuperf.datasets.bundled import data_dir
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_datasets_json_counts_rows_from_the_files(capsys):
+    assert main(["datasets", "--json"]) == 0
+    listed = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    assert set(listed) == set(BUNDLED)
+    for name, info in BUNDLED.items():
+        raw = pd.read_csv(data_dir() / info.file, low_memory=False)
+        assert listed[name]["rows"] == len(raw)
+        assert listed[name]["license"] == info.license and listed[name]["source"] == info.source
+        assert listed[name]["gpus"] == len(listed[name]["gpu_names"])
+    k40c = listed["k40c_traces"]
+    assert k40c["gpu_names"] == ["Tesla K40"] and k40c["kernels"] == 7
+    assert "GEMM" in listed["schoonhoven_spaces"]["kernel_names"]
+
+
+def test_datasets_table_names_sources_and_licenses(capsys):
+    assert main(["datasets"]) == 0
+    out = capsys.readouterr().out
+    assert "221053" in out and "CC BY 4.0" in out and "AutoTuningAssociation/benchmark_hub" in out
+
+
+def test_import_kernel_tuner_writes_the_dataset_csv(tmp_path, capsys):
+    out = tmp_path / "vector_add.csv"
+    assert main(["import", "kernel-tuner", str(DATA / "kernel_tuner_vector_add.json"), "--out", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == f"wrote 8 rows (2 not ok) to {out}"
+    written = pd.read_csv(out)
+    expected = read_kernel_tuner_cache(DATA / "kernel_tuner_vector_add.json")
+    assert written["time_s"].equals(expected["time_s"])
+    assert json.loads(written["times_s"][0]) == list(expected["times_s"][0])
+
+
+def test_import_nvprof_with_metrics_and_ncu(tmp_path, capsys):
+    out = tmp_path / "trace.csv"
+    args = ["import", "nvprof", str(DATA / "nvprof_gpu_trace.csv"), "--metrics", str(DATA / "nvprof_metrics.csv")]
+    assert main([*args, "--out", str(out)]) == 0
+    assert "wrote 4 rows" in capsys.readouterr().out
+    assert "achieved_occupancy" in pd.read_csv(out).columns
+    assert main(["import", "ncu", str(DATA / "ncu_raw.csv"), "--out", str(tmp_path / "ncu.csv")]) == 0
+    assert len(pd.read_csv(tmp_path / "ncu.csv")) == 4
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["import", "kerneltuner", "x.json"], "unknown import format 'kerneltuner'; did you mean kernel-tuner"),
+        (["import", "ncu", "missing.csv"], "missing.csv: no such file"),
+        (["import", "ncu", str(DATA / "ncu_raw.csv"), "--metrics", "m.csv"], "--metrics goes with the nvprof format"),
+    ],
+)
+def test_import_errors_are_one_line_and_write_nothing(tmp_path, capsys, args, message):
+    out = tmp_path / "out.csv"
+    assert main([*args, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_a_truncated_cache_writes_nothing(tmp_path, capsys):
+    text = (DATA / "kernel_tuner_vector_add.json").read_text()
+    cut = tmp_path / "cut.json"
+    cut.write_text(text[: text.index('"128,2"') + 30])
+    out = tmp_path / "out.csv"
+    assert main(["import", "kernel-tuner", str(cut), "--out", str(out)]) == 2
+    assert "cut.json: truncated or malformed Kernel Tuner cache" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [cut]

@@ -1,0 +1,201 @@
+"""Kernel Tuner caches: reading (closed and in-progress), writing, and Kernel Tuner reading what gpuperf wrote."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuperf.datasets import load_dataset, read_kernel_tuner_cache, write_kernel_tuner_cache
+from gpuperf.errors import GpuperfError
+
+FIXTURE = Path(__file__).parent / "data" / "kernel_tuner_vector_add.json"
+
+
+def simulate(path: Path, kernel: str, problem_size, tune_params: dict) -> list[dict]:
+    """Kernel Tuner's own brute-force search over ``path`` in simulation mode (no GPU needed)."""
+    import kernel_tuner
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results, _ = kernel_tuner.tune_kernel(
+            kernel, f"__global__ void {kernel}() {{}}", problem_size, [], tune_params,
+            lang="CUDA", cache=str(path), simulation_mode=True, strategy="brute_force", quiet=True,
+        )
+    return results
+
+
+def test_reads_every_configuration_with_its_status():
+    frame = read_kernel_tuner_cache(FIXTURE)
+    published = json.loads(FIXTURE.read_text())["cache"]
+    assert len(frame) == len(published) == 8
+    assert frame.attrs["parameters"] == ["block_size_x", "tile_size"]
+    assert set(frame["gpu"]) == {"RTX A4000"} and set(frame["device"]) == {"NVIDIA RTX A4000"}
+    assert frame["status"].value_counts().to_dict() == {"ok": 6, "CompilationFailedConfig": 1, "RuntimeFailedConfig": 1}
+    for _, row in frame.iterrows():
+        entry = published[f"{row['block_size_x']},{row['tile_size']}"]
+        assert row["variant"] == f"block_size_x={row['block_size_x']},tile_size={row['tile_size']}"
+        if row["status"] == "ok":
+            assert row["time_s"] == pytest.approx(entry["time"] / 1e3, rel=1e-15)
+            assert row["repeats"] == len(entry["times"])
+            assert row["time_s_min"] == pytest.approx(min(entry["times"]) / 1e3, rel=1e-15)
+            assert row["GFLOP/s"] == entry["GFLOP/s"]
+        else:
+            assert np.isnan(row["time_s"]) and row["status"] == entry["time"]
+        assert row["compile_time_s"] == pytest.approx(entry["compile_time"] / 1e3, rel=1e-15)
+
+
+def test_round_trip_read_write_read_is_equal(tmp_path):
+    first = read_kernel_tuner_cache(FIXTURE)
+    path = write_kernel_tuner_cache(first, tmp_path / "again.json")
+    second = read_kernel_tuner_cache(path)
+    pd.testing.assert_frame_equal(first.drop(columns="source"), second.drop(columns="source"))
+    assert json.loads(path.read_text())["cache"] == json.loads(FIXTURE.read_text())["cache"]
+
+
+def test_kernel_tuner_reads_a_cache_gpuperf_wrote(tmp_path):
+    frame = read_kernel_tuner_cache(FIXTURE)
+    path = write_kernel_tuner_cache(frame, tmp_path / "vector_add.json")
+    results = simulate(path, "vector_add", 1048576, {"block_size_x": [32, 64, 128, 256], "tile_size": [1, 2]})
+    reported = {(r["block_size_x"], r["tile_size"]): r["time"] for r in results}
+    assert len(reported) == len(frame)
+    for _, row in frame.iterrows():
+        time = reported[(row["block_size_x"], row["tile_size"])]
+        if row["status"] == "ok":
+            assert time == pytest.approx(row["time_s"] * 1e3, rel=1e-15)
+        else:
+            assert time == row["status"]
+
+
+def test_kernel_tuner_reads_a_bundled_space_gpuperf_wrote(tmp_path):
+    hub = load_dataset("benchmark_hub_spaces")
+    space = hub[(hub["kernel"] == "pnpoly") & (hub["gpu_label"] == "RTX_3090")]
+    keys = ["block_size_x", "between_method", "tile_size", "use_method"]
+    path = write_kernel_tuner_cache(space, tmp_path / "pnpoly.json", tune_params_keys=keys)
+    tune_params = {k: sorted(int(v) for v in space[k].unique()) for k in keys}
+    results = simulate(path, "pnpoly", 20000000, tune_params)
+    reported = {tuple(r[k] for k in keys): r["time"] for r in results}
+    assert len(reported) == len(space) == 4092
+    measured = {tuple(int(row[k]) for k in keys): row for _, row in space.iterrows()}
+    failed = 0
+    for config, row in measured.items():
+        if row["status"] == "ok":
+            assert reported[config] == pytest.approx(row["time_s"] * 1e3, rel=1e-15)
+        else:
+            failed += 1
+            assert reported[config] == row["status"]
+    assert failed == (space["status"] != "ok").sum() > 0
+    back = read_kernel_tuner_cache(path)
+    assert back["time_s"].equals(space["time_s"].reset_index(drop=True))
+
+
+def test_reads_a_cache_left_open_by_a_running_tuner(tmp_path):
+    from kernel_tuner import util
+
+    path = tmp_path / "running.json"
+    shutil.copy(FIXTURE, path)
+    util.read_cache(str(path), open_cache=True)  # Kernel Tuner reopens the file for appending
+    text = path.read_text()
+    assert text.endswith(",") and not text.rstrip(",").endswith("}\n}")
+    frame = read_kernel_tuner_cache(path)
+    pd.testing.assert_frame_equal(frame.drop(columns="source"), read_kernel_tuner_cache(FIXTURE).drop(columns="source"))
+    # ... and appends entries one per line while it runs
+    entry = {"block_size_x": 512, "tile_size": 1, "time": 0.0441, "times": [0.0441]}
+    util.store_cache("512,1", entry, str(path), {})
+    assert len(read_kernel_tuner_cache(path)) == 9
+
+
+def test_a_cache_cut_inside_an_entry_names_the_position(tmp_path):
+    text = FIXTURE.read_text()
+    cut = text.index('"64,1"') + 40
+    path = tmp_path / "cut.json"
+    path.write_text(text[:cut])
+    line = text[:cut].count("\n") + 1
+    column = cut - text[:cut].rfind("\n")
+    expected = rf"cut.json: truncated or malformed Kernel Tuner cache at the end of the file, line {line}, column {column} "
+    with pytest.raises(GpuperfError, match=expected):
+        read_kernel_tuner_cache(path)
+    # a broken entry in the middle of a file is located where it breaks
+    broken = text.replace('"tile_size": 2, "time": 0.0797', '"tile_size": 2 "time": 0.0797')
+    path.write_text(broken)
+    at = broken.index('"time": 0.0797')
+    line, column = broken[:at].count("\n") + 1, at - broken[:at].rfind("\n")
+    with pytest.raises(GpuperfError, match=rf"cut.json: truncated or malformed Kernel Tuner cache at line {line}, column {column} "):
+        read_kernel_tuner_cache(path)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda c: c["cache"]["32,2"].update(time="fast"), r"cache entry '32,2': time='fast' is neither"),
+        (lambda c: c["cache"]["64,1"].update(time=-0.5), r"cache entry '64,1': time=-0.5 is neither"),
+        (lambda c: c["cache"]["128,1"].pop("tile_size"), r"cache entry '128,1' lacks parameter\(s\) tile_size"),
+        (lambda c: c["cache"]["128,2"].pop("time"), r"cache entry '128,2' has no 'time'"),
+        (lambda c: c["cache"]["256,1"].update(block_size_x=512), r"cache entry '256,1' holds the parameters of '512,1'"),
+        (lambda c: c.pop("tune_params_keys"), r"missing key\(s\) tune_params_keys"),
+    ],
+)
+def test_malformed_caches_name_the_file_and_key(tmp_path, edit, message):
+    cache = json.loads(FIXTURE.read_text())
+    edit(cache)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(cache))
+    with pytest.raises(GpuperfError, match=message) as caught:
+        read_kernel_tuner_cache(path)
+    assert str(path) in str(caught.value)
+
+
+def test_an_empty_file_is_refused(tmp_path):
+    path = tmp_path / "empty.json"
+    path.write_text("\n")
+    with pytest.raises(GpuperfError, match="empty.json: empty file"):
+        read_kernel_tuner_cache(path)
+
+
+def test_writes_gpuperf_measurements_with_failures(tmp_path):
+    frame = pd.DataFrame(
+        {
+            "kernel": "saxpy", "variant": "", "gpu": "RTX 3090", "device": "NVIDIA GeForce RTX 3090",
+            "source": "campaign", "block": [64.0, 128.0, 256.0], "time_s": [2.5e-5, 1.75e-5, np.nan],
+            "status": ["ok", "ok", "compile_error"],
+        }
+    )
+    path = write_kernel_tuner_cache(frame, tmp_path / "saxpy.json", tune_params_keys=["block"], problem_size=[4096])
+    cache = json.loads(path.read_text())
+    assert cache["tune_params"] == {"block": [64, 128, 256]}
+    assert cache["cache"]["64"]["time"] == 0.025 and cache["cache"]["256"]["time"] == "CompilationFailedConfig"
+    results = simulate(path, "saxpy", 4096, {"block": [64, 128, 256]})
+    assert [r["time"] for r in results] == [0.025, 0.0175, "CompilationFailedConfig"]
+
+
+def test_writing_refuses_ambiguous_measurements_and_writes_nothing(tmp_path):
+    frame = read_kernel_tuner_cache(FIXTURE)
+    twice = pd.concat([frame, frame.head(1)])
+    with pytest.raises(GpuperfError, match="row 9: configuration '32,1' appears twice"):
+        write_kernel_tuner_cache(twice, tmp_path / "twice.json")
+    two_kernels = pd.concat([frame, frame.assign(kernel="other")])
+    with pytest.raises(GpuperfError, match="2 values of 'kernel'"):
+        write_kernel_tuner_cache(two_kernels, tmp_path / "two.json")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_text_and_fractional_parameters_round_trip_through_kernel_tuner(tmp_path):
+    configs = [(s, f) for s in ("static", "dynamic") for f in (0.5, 1.0, 2.0)]
+    frame = pd.DataFrame(
+        {
+            "kernel": "spmv", "variant": "", "gpu": "RTX 3090", "device": "NVIDIA GeForce RTX 3090", "source": "x",
+            "schedule": [s for s, _ in configs], "factor": [f for _, f in configs],
+            "time_s": [1e-4 * (i + 1) for i in range(len(configs))], "status": "ok",
+        }
+    )
+    path = write_kernel_tuner_cache(frame, tmp_path / "spmv.json", tune_params_keys=["schedule", "factor"], problem_size=[1])
+    results = simulate(path, "spmv", 1, json.loads(path.read_text())["tune_params"])
+    assert sorted(r["time"] for r in results) == pytest.approx([0.1 * (i + 1) for i in range(len(configs))], rel=1e-15)
+    back = read_kernel_tuner_cache(path)
+    assert back["variant"].tolist()[:2] == ["factor=0.5,schedule=static", "factor=1,schedule=static"]
+    assert sorted(zip(back["schedule"], back["factor"])) == sorted(configs)

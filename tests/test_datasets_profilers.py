@@ -1,0 +1,142 @@
+"""nvprof and Nsight Compute CSVs in the dataset shape, and one clear error for each malformed copy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuperf.datasets import import_file, import_ncu, import_nvprof, load_dataset
+from gpuperf.datasets.bundled import data_dir
+from gpuperf.errors import GpuperfError
+
+DATA = Path(__file__).parent / "data"
+TRACE, METRICS, NCU = DATA / "nvprof_gpu_trace.csv", DATA / "nvprof_metrics.csv", DATA / "ncu_raw.csv"
+
+
+def edited(tmp_path: Path, source: Path, old: str, new: str, count: int = 1) -> Path:
+    text = source.read_text()
+    assert old in text
+    path = tmp_path / source.name
+    path.write_text(text.replace(old, new, count))
+    return path
+
+
+def test_nvprof_trace_keeps_kernel_launches_with_their_durations():
+    frame = import_nvprof(TRACE)
+    assert frame["kernel"].tolist() == ["matMul_sharedmem"] * 3 + ["dotProd<float>"]  # copies and sets left out
+    assert frame["time_s"].tolist() == [118.272e-6, 880.417e-6, 6919.904e-6, 4.864e-6]  # Duration in us
+    assert frame["grid.x"].tolist() == [16, 32, 64, 4096]
+    assert frame["static.smem"].tolist() == [2048, 2048, 2048, 1024]  # KB -> bytes
+    assert set(frame["gpu"]) == {"Tesla K40"} and set(frame["device"]) == {"Tesla K40c (0)"}
+    assert (frame["status"] == "ok").all()
+
+
+def test_nvprof_trace_duration_unit_comes_from_the_units_row(tmp_path):
+    path = edited(tmp_path, TRACE, "\nms,us,", "\nms,ms,")
+    frame = import_nvprof(path)
+    np.testing.assert_allclose(frame["time_s"], import_nvprof(TRACE)["time_s"] * 1e3, rtol=1e-15)
+
+
+def test_nvprof_summary_gives_each_kernel_its_average():
+    frame = import_nvprof(DATA / "nvprof_summary.csv")
+    assert frame["kernel"].tolist() == ["matMul_sharedmem", "dotProd<float>"]  # no copies, no API calls
+    assert frame["time_s"].tolist() == [2639.531e-6, 4.864e-6]
+    assert frame["time_s_min"].tolist() == [118.272e-6, 4.864e-6]
+    assert frame["repeats"].tolist() == [3, 1]
+
+
+def test_nvprof_metrics_join_the_trace_or_stand_alone():
+    joined = import_nvprof(TRACE, metrics=METRICS)
+    assert len(joined) == 4
+    assert joined["achieved_occupancy"].tolist() == [0.947220] * 3 + [0.823450]
+    assert joined["gld_efficiency"].tolist() == [100.0] * 4  # "100.000000%"
+    assert joined["dram_read_throughput"].tolist() == [9.8507] * 3 + [146.98]  # GB/s
+    assert joined["dram_utilization"].tolist() == [1, 1, 1, 5]  # "Low (1)", "Mid (5)"
+    alone = import_nvprof(METRICS)
+    assert alone["kernel"].tolist() == ["matMul_sharedmem", "dotProd<float>"]
+    assert set(alone["status"]) == {"untimed"} and alone["time_s"].isna().all()
+    assert alone["inst_executed"].tolist() == [32694613, 69632]
+
+
+def test_nvprof_table_in_the_bundled_rodinia_format():
+    frame = import_nvprof(data_dir() / "gpuperfpredict_rodinia_nvprof.csv.gz")
+    bundled = load_dataset("rodinia_nvprof")
+    pd.testing.assert_frame_equal(frame.drop(columns="source"), bundled.drop(columns="source"))
+
+
+def test_ncu_raw_page_with_units_and_thousands_separators():
+    frame = import_ncu(NCU)
+    assert frame["kernel"].tolist() == ["matmul_tiled<16>"] * 3 + ["vector_add"]
+    assert frame["time_s"].tolist() == [62.27e-6, 447.94e-6, 3437.06e-6, 27.65e-6]  # usecond, "3,437.06"
+    assert frame["launch__grid_size"].tolist() == [1024, 4096, 16384, 4096]
+    assert frame["smsp__inst_executed.sum"].tolist() == [1344512, 10747904, 85983232, 98304]
+    assert frame["dram__bytes_read.sum"].tolist() == [2103300, 8397570, 33591230, 8388610]  # Kbyte -> byte
+    assert frame["grid.x"].tolist() == [32, 64, 128, 4096] and frame["block.y"].tolist() == [16, 16, 16, 1]
+    assert set(frame["gpu"]) == {"RTX A4000"}
+    assert frame.attrs["units"]["dram__bytes_read.sum"] == "byte"
+
+
+def test_ncu_time_unit_comes_from_the_units_row(tmp_path):
+    path = edited(tmp_path, NCU, '"Kbyte","usecond"', '"Kbyte","msecond"')
+    np.testing.assert_allclose(import_ncu(path)["time_s"], import_ncu(NCU)["time_s"] * 1e3, rtol=1e-15)
+
+
+def test_import_by_format_name_suggests_the_nearest():
+    assert len(import_file("ncu", NCU)) == 4
+    with pytest.raises(GpuperfError, match="unknown import format 'nvprf'; did you mean nvprof"):
+        import_file("nvprf", TRACE)
+
+
+@pytest.mark.parametrize(
+    ("source", "old", "new", "message"),
+    [
+        (TRACE, '"Start","Duration",', '"Start","Time",', r"missing column\(s\) 'Duration'"),
+        (TRACE, "254.931205,118.272000,", "254.931205,fast,", r"line 8: Duration='fast' is not a number"),
+        (TRACE, "\nms,us,", "\nms,weeks,", r"line 5: Duration unit: unknown time unit 'weeks'"),
+        (TRACE, ',"Tesla K40c (0)","1","7","matMul_sharedmem(float*, float*, float*, int) [132]",132',
+         ',"Tesla K40c (0)","1"', r"line 12: 17 cells, the header has 20"),
+        (METRICS, "Mid (5),Mid (5),Mid (5)", "Mid (5),Mid (5),lots", r"line 15: dram_utilization='lots' is not a number"),
+        (NCU, '"gpu__time_duration.sum",', '"gpu__time_active.sum",', r"missing column\(s\) 'gpu__time_duration.sum'"),
+        (NCU, '"8,397.57","447.94"', '"8,397.57","n/a"', r"line 10: gpu__time_duration.sum gives no time \('n/a'\)"),
+        (NCU, '"16,384","38"', '"16,384","many"', r"line 11: launch__registers_per_thread='many' is not a number"),
+        (NCU, '"Kbyte","usecond"', '"Kbyte","cycle"', r"gpu__time_duration.sum has unit 'cycle', not a time unit"),
+    ],
+)
+def test_malformed_copies_name_the_file_and_line(tmp_path, source, old, new, message):
+    path = edited(tmp_path, source, old, new)
+    importer = import_ncu if source == NCU else import_nvprof
+    with pytest.raises(GpuperfError, match=message) as caught:
+        importer(path)
+    assert str(path) in str(caught.value)
+
+
+def test_a_ncu_file_without_its_units_row_is_refused(tmp_path):
+    lines = NCU.read_text().splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    path = tmp_path / "no_units.csv"
+    path.write_text("\n".join(lines[: header + 1] + lines[header + 2 :]))
+    with pytest.raises(GpuperfError, match=f"no_units.csv: line {header + 2}: no units row"):
+        import_ncu(path)
+
+
+@pytest.mark.parametrize("importer", [import_nvprof, import_ncu])
+def test_empty_and_truncated_files_are_refused(tmp_path, importer):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with pytest.raises(GpuperfError, match="empty.csv: empty file"):
+        importer(empty)
+    source = TRACE if importer is import_nvprof else NCU
+    text = source.read_text()
+    cut = tmp_path / "cut.csv"
+    cut.write_text(text[: len(text) - 60])
+    with pytest.raises(GpuperfError, match=r"cut.csv: line \d+: \d+ cells, the header has \d+"):
+        importer(cut)
+
+
+def test_metrics_for_a_kernel_the_trace_lacks_are_refused(tmp_path):
+    path = edited(tmp_path, METRICS, "void dotProd<float>", "void dotProduct<float>", count=5)
+    with pytest.raises(GpuperfError, match="kernel 'dotProduct<float>' on 'Tesla K40c \\(0\\)' is not in the profile"):
+        import_nvprof(TRACE, metrics=path)
