@@ -86,8 +86,24 @@ def features(
         print_table([{"feature": k, "value": v} for k, v in values.items()], title=f"features of {knl.key}")
 
 
+def demo(
+    out: Annotated[str, typer.Option(help="report folder")] = "gpuperf-report",
+    step: Annotated[list[str] | None, typer.Option(help="run only these steps")] = None,
+) -> None:
+    """gpuperf's main job on its embedded defaults: writes a report folder with index.md."""
+    from gpuperf.demo import STEPS, run_demo
+    from gpuperf.errors import unknown_name_error
+
+    for name in step or []:
+        if name not in STEPS:
+            raise unknown_name_error("demo step", name, STEPS)
+    index = run_demo(out, step)
+    print(f"report: {index}")
+
+
 def register(app: typer.Typer) -> None:
     """Add the kernel commands to ``app``."""
+    app.command("demo")(demo)
     app.command("kernels")(kernels)
     app.command("spaces")(spaces)
     app.command("features")(features)

@@ -10,7 +10,7 @@ from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.kernels.kernel import Kernel
 
 CATEGORIES = ("measurement", "test", "stencil")
-_MODULES = ("gpuperf.kernels.measurement", "gpuperf.kernels.testsuite", "gpuperf.kernels.stencils")
+_MODULES = ("gpuperf.kernels.measurement", "gpuperf.kernels.testsuite", "gpuperf.kernels.stencils", "gpuperf.kernels.calibration")
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,24 @@ class Kernel:
             if number != float(value) or number < 1:
                 raise GpuperfError(f"size parameter {name}={value!r} must be a positive integer")
             resolved[name] = number
+        self._check_assumptions(resolved)
         return resolved
+
+    def _check_assumptions(self, sizes: Mapping[str, int]) -> None:
+        """Refuse sizes the program's assumptions exclude (e.g. ``n mod 256 = 0``)."""
+        import islpy as isl
+
+        assumptions = self.entry.assumptions
+        if assumptions.plain_is_universe():
+            return
+        point = assumptions
+        for name, value in sizes.items():
+            index = point.find_dim_by_name(isl.dim_type.param, name)
+            if index >= 0:
+                point = point.fix_val(isl.dim_type.param, index, value)
+        if point.is_empty():
+            given = ", ".join(f"{k}={v}" for k, v in sizes.items())
+            raise GpuperfError(f"kernel '{self.key}': sizes {given} violate its assumptions {assumptions}")
 
     # -- launch geometry ----------------------------------------------------------------------
     @cached_property

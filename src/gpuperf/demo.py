@@ -1,0 +1,158 @@
+"""gpuperf's main job on its embedded defaults: the catalog, its features, measurements and reports.
+
+Each step writes its files into one report folder and adds a section to ``index.md``; a step that
+cannot run here (no NVRTC, no OpenCL device) is reported in the index rather than ending the demo.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from rich.console import Console
+
+console = Console(stderr=True)
+
+
+@dataclass
+class DemoReport:
+    """The report folder and the Markdown sections written so far."""
+
+    out: Path
+    sections: list[str] = field(default_factory=list)
+
+    def add(self, title: str, body: str) -> None:
+        self.sections.append(f"## {title}\n\n{body.strip()}\n")
+
+    def write_index(self) -> Path:
+        path = self.out / "index.md"
+        path.write_text("# gpuperf demo report\n\n" + "\n".join(self.sections))
+        return path
+
+
+def _markdown_table(frame: pd.DataFrame, max_rows: int = 40) -> str:
+    shown = frame.head(max_rows)
+    header = "| " + " | ".join(map(str, shown.columns)) + " |"
+    rule = "|" + "---|" * len(shown.columns)
+    rows = ["| " + " | ".join(_cell(v) for v in row) + " |" for row in shown.itertuples(index=False)]
+    more = [f"\n({len(frame) - max_rows} more rows in the CSV)"] if len(frame) > max_rows else []
+    return "\n".join([header, rule, *rows, *more])
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value).replace("|", "\\|")
+
+
+# -- steps ------------------------------------------------------------------------------------------
+def catalog_step(report: DemoReport) -> None:
+    """The kernel catalog and the variant spaces."""
+    from gpuperf.kernels.catalog import entries
+    from gpuperf.kernels.space import get_space, space_names
+
+    catalog = pd.DataFrame([
+        {"kernel": e.name, "category": e.category, "params": ",".join(e.build().params), "description": e.description}
+        for e in entries()
+    ])
+    catalog.to_csv(report.out / "catalog.csv", index=False)
+    rows = []
+    for name in space_names():
+        space = get_space(name)
+        configs = list(space.configurations())
+        rows.append({"space": name, "configurations": len(configs),
+                     "pass_static_checks": sum(space.check(c) is None for c in configs),
+                     "parameters": "; ".join(f"{k}: {v}" for k, v in space.parameters.items())})
+    spaces = pd.DataFrame(rows)
+    spaces.to_csv(report.out / "spaces.csv", index=False)
+    report.add(
+        "Kernel catalog",
+        f"{len(catalog)} kernels ([catalog.csv](catalog.csv)) and {len(spaces)} variant spaces "
+        f"([spaces.csv](spaces.csv)).\n\n{_markdown_table(catalog)}\n\n{_markdown_table(spaces)}",
+    )
+
+
+def features_step(report: DemoReport) -> None:
+    """Static features of every catalog kernel at its default sizes, and of a stencil space sample."""
+    from gpuperf.features import feature_table
+    from gpuperf.kernels.catalog import get_kernel, kernel_names
+    from gpuperf.kernels.space import get_space
+
+    kernels = [get_kernel(name) for name in kernel_names()]
+    start = time.perf_counter()
+    frame = feature_table(kernels, [dict(k.default_sizes) for k in kernels], pairwise=True, progress=True)
+    variants = get_space("stencil2d").variants(limit=200)
+    sizes = [{"n": 1024, "m": 1024}] * len(variants)
+    space_frame = feature_table(variants, sizes, pairwise=True, progress=True)
+    elapsed = time.perf_counter() - start
+    frame.to_csv(report.out / "features.csv", index=False)
+    space_frame.to_csv(report.out / "features_stencil2d_space.csv", index=False)
+    lift = ["kernel", "global_size_0", "local_size_0", "global_loads_per_thread", "global_stores_per_thread",
+            "local_loads_per_thread", "cache_lines_per_warp_access", "barriers_per_thread", "flops"]
+    report.add(
+        "Static features",
+        f"{frame.shape[1]} features for {len(frame)} catalog kernels ([features.csv](features.csv)) and "
+        f"{len(space_frame)} stencil2d variants ([features_stencil2d_space.csv](features_stencil2d_space.csv)) "
+        f"in {elapsed:.1f} s. The LIFT paper's per-thread features:\n\n"
+        f"{_markdown_table(frame[[c for c in lift if c in frame.columns]])}",
+    )
+
+
+def hardware_step(report: DemoReport) -> None:
+    """GPU descriptors, and NVRTC registers with H100 occupancy for the catalog kernels."""
+    from gpuperf.features.occupancy import occupancy
+    from gpuperf.features.resources import compile_resources
+    from gpuperf.hardware.specs import get_gpu, gpus
+    from gpuperf.kernels.catalog import get_kernel, kernel_names
+
+    descriptors = pd.DataFrame([g.as_dict() for g in gpus()])
+    descriptors.to_csv(report.out / "gpus.csv", index=False)
+    h100 = get_gpu("H100")
+    rows = []
+    for name in kernel_names():
+        kernel = get_kernel(name)
+        used = compile_resources(kernel, "sm_90")
+        threads = 1
+        for extent in kernel.launch()[1]:
+            threads *= extent
+        fit = occupancy(h100, threads, max(used.registers, 1), used.shared_memory_bytes)
+        rows.append({"kernel": name, "registers": used.registers, "shared_memory_bytes": used.shared_memory_bytes,
+                     "spill_bytes": used.spill_bytes, "threads_per_block": threads,
+                     "h100_occupancy": fit.occupancy, "limiter": fit.limiter})
+    resources = pd.DataFrame(rows)
+    resources.to_csv(report.out / "resources.csv", index=False)
+    report.add(
+        "GPUs and compiler resources",
+        f"{len(descriptors)} GPU descriptors ([gpus.csv](gpus.csv)). Registers, shared memory and spills from "
+        f"NVRTC for sm_90, and occupancy on the H100 ([resources.csv](resources.csv)):\n\n"
+        f"{_markdown_table(resources)}",
+    )
+
+
+STEPS: dict[str, Callable[[DemoReport], None]] = {
+    "catalog": catalog_step,
+    "features": features_step,
+    "hardware": hardware_step,
+}
+
+
+def run_demo(out: str | Path = "gpuperf-report", steps: list[str] | None = None) -> Path:
+    """Run the demo steps into ``out`` and return the path of its ``index.md``."""
+    report = DemoReport(Path(out))
+    report.out.mkdir(parents=True, exist_ok=True)
+    for name in steps or list(STEPS):
+        console.rule(f"[bold]gpuperf demo: {name}")
+        start = time.perf_counter()
+        try:
+            STEPS[name](report)
+        except Exception as exc:  # noqa: BLE001 - one failing step must not hide the others
+            report.add(f"{name} (failed)", f"This step failed: `{type(exc).__name__}: {exc}`")
+            console.print(f"[red]step {name} failed[/red]: {exc}")
+            console.print(traceback.format_exc(), style="dim")
+        console.print(f"{name}: {time.perf_counter() - start:.1f} s")
+        report.write_index()
+    return report.write_index()

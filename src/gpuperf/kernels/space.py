@@ -1,0 +1,277 @@
+"""Variant spaces: a kernel's tuning variants, each built by loopy transformations.
+
+The transformations play the role of LIFT's rewrite rules. For the stencils:
+
+- ``local_x`` x ``local_y``: the work-group (columns on ``l.0``, rows on ``l.1``), ``lp.split_iname``;
+- ``outputs_y``: adjacent output rows each work-item computes (a sequential per-item loop);
+- ``prefetch``: ``lp.add_prefetch`` of each neighbourhood input's tile with its halo into local
+  memory, fetched cooperatively by the work-group (loopy inserts the barrier);
+- ``unroll``: ``lp.tag_inames(..., "unr")`` on (a split of) the per-item loop.
+
+A configuration that cannot make a sensible kernel is skipped with a reason, never an exception
+from loopy: a work-group over ``MAX_WORK_GROUP`` work-items, an unroll factor larger than (or not
+dividing) the per-item loop, prefetch tiles over ``LOCAL_MEMORY_BYTES``, or any loopy error.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import loopy as lp
+
+from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.kernels.kernel import Kernel, variant_label
+from gpuperf.kernels.stencils import (
+    STENCILS,
+    Stencil,
+    make_kernel,
+    split_tile_rows,
+    tile,
+)
+
+Config = dict[str, Any]
+
+MAX_WORK_GROUP = 1024  # work-items: the CUDA limit and the usual OpenCL GPU maximum
+LOCAL_MEMORY_BYTES = 48 * 1024  # local (shared) memory a work-group may use on every current GPU
+FLOAT_BYTES = 4
+
+
+class InvalidVariant(GpuperfError):
+    """A configuration the space cannot build; ``reason`` says why."""
+
+    def __init__(self, reason: str, key: str | None = None) -> None:
+        super().__init__(f"variant {key} is invalid: {reason}" if key else reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True, eq=False)
+class VariantSpace:
+    """A named product of parameter values; ``check`` rejects cheaply, ``make`` builds with loopy."""
+
+    name: str
+    parameters: dict[str, list]
+    defaults: Config
+    check: Callable[[Config], str | None]
+    make: Callable[[Config], Kernel]
+    _outcomes: dict[tuple, Kernel | str] = field(default_factory=dict, repr=False)
+
+    def configurations(self) -> Iterator[Config]:
+        """Every combination of parameter values, in a fixed order."""
+        for values in itertools.product(*self.parameters.values()):
+            yield dict(zip(self.parameters, values))
+
+    def complete(self, config: Mapping[str, Any]) -> Config:
+        """``config`` with defaults for missing parameters; unknown names or values are errors."""
+        unknown = sorted(set(config) - set(self.parameters))
+        if unknown:
+            raise GpuperfError(
+                f"variant space '{self.name}' has no parameter {', '.join(unknown)}; "
+                f"its parameters: {', '.join(self.parameters)}"
+            )
+        full = {key: config.get(key, self.defaults[key]) for key in self.parameters}
+        for key, value in full.items():
+            if value not in self.parameters[key]:
+                allowed = ", ".join(str(v) for v in self.parameters[key])
+                raise GpuperfError(f"variant space '{self.name}': {key}={value!r} is not one of {allowed}")
+        return full
+
+    def key(self, config: Mapping[str, Any]) -> str:
+        return f"{self.name}[{variant_label(config)}]"
+
+    def _outcome(self, config: Config) -> Kernel | str:
+        """The built kernel, or the reason it cannot be built (cached per configuration)."""
+        token = tuple(config.items())
+        if token not in self._outcomes:
+            reason = self.check(config)
+            if reason is None:
+                try:
+                    self._outcomes[token] = self.make(config)
+                except Exception as exc:  # any loopy/isl failure makes the variant invalid, not a crash
+                    message = str(exc).strip().splitlines()
+                    first_line = message[0] if message else ""
+                    reason = f"loopy could not build it ({type(exc).__name__}: {first_line})"
+            if reason is not None:
+                self._outcomes[token] = reason
+        return self._outcomes[token]
+
+    def build(self, config: Mapping[str, Any]) -> Kernel:
+        """The variant for ``config`` (missing parameters take defaults); ``InvalidVariant`` if invalid."""
+        full = self.complete(config)
+        outcome = self._outcome(full)
+        if isinstance(outcome, str):
+            raise InvalidVariant(outcome, self.key(full))
+        return outcome
+
+    def variants(self, limit: int | None = None) -> list[Kernel]:
+        """The valid variants in ``configurations()`` order (the first ``limit`` of them)."""
+        found: list[Kernel] = []
+        for config in self.configurations():
+            if limit is not None and len(found) >= limit:
+                break
+            outcome = self._outcome(config)
+            if not isinstance(outcome, str):
+                found.append(outcome)
+        return found
+
+    def skipped(self, limit: int | None = None) -> list[tuple[Config, str]]:
+        """The invalid configurations with their reasons, in ``configurations()`` order."""
+        found: list[tuple[Config, str]] = []
+        for config in self.configurations():
+            if limit is not None and len(found) >= limit:
+                break
+            outcome = self._outcome(config)
+            if isinstance(outcome, str):
+                found.append((config, outcome))
+        return found
+
+
+# -- stencil spaces -------------------------------------------------------------------------------
+STENCIL_PARAMETERS: dict[str, list] = {
+    "local_x": [4, 8, 16, 32, 64, 128],
+    "local_y": [1, 2, 4, 8, 16, 32],
+    "outputs_y": [1, 2, 4, 8],
+    "prefetch": [0, 1],
+    "unroll": [1, 2, 4, 8],
+}
+STENCIL_DEFAULTS: Config = {"local_x": 16, "local_y": 16, "outputs_y": 1, "prefetch": 0, "unroll": 1}
+
+
+def prefetch_bytes(stencil: Stencil, local_x: int, tile_y: int) -> int:
+    """Local memory the prefetched tiles (with halos) of all neighbourhood inputs take."""
+    total = 0
+    for name in stencil.padded_inputs:
+        rows, cols = stencil.footprint(name, tile_y, local_x)
+        total += rows * cols * FLOAT_BYTES
+    return total
+
+
+def check_stencil_config(stencil: Stencil, config: Config) -> str | None:
+    """Why ``config`` is invalid for ``stencil``, or None: checks that need no loopy."""
+    local_x, local_y, outputs_y = config["local_x"], config["local_y"], config["outputs_y"]
+    items = local_x * local_y
+    if items > MAX_WORK_GROUP:
+        return f"work-group {local_x} x {local_y} = {items} work-items exceeds {MAX_WORK_GROUP}"
+    unroll = config["unroll"]
+    if unroll > outputs_y:
+        return f"unroll factor {unroll} exceeds the {outputs_y} outputs per work-item"
+    if outputs_y % unroll:
+        return f"unroll factor {unroll} does not divide the {outputs_y} outputs per work-item"
+    if config["prefetch"]:
+        needed = prefetch_bytes(stencil, local_x, local_y * outputs_y)
+        if needed > LOCAL_MEMORY_BYTES:
+            return (
+                f"prefetch tiles need {needed / 1024:.1f} KiB of local memory, "
+                f"over {LOCAL_MEMORY_BYTES // 1024} KiB"
+            )
+    return None
+
+
+@lru_cache(maxsize=None)
+def _tiled(stencil: Stencil, local_x: int, tile_y: int, prefetch: bool) -> lp.TranslationUnit:
+    """The stencil mapped onto ``local_x x tile_y`` output tiles, inputs prefetched if asked."""
+    program = tile(stencil.untransformed(), local_x, tile_y)
+    if prefetch:
+        for name in stencil.padded_inputs:
+            program = lp.add_prefetch(
+                program,
+                name,
+                sweep_inames=["i_tile", "j_local"],
+                fetch_outer_inames="i_group,j_group",
+                temporary_name=f"{name}_tile",
+                temporary_address_space=lp.AddressSpace.LOCAL,
+                dim_arg_names=[f"{name}_row", f"{name}_col"],
+                fetch_bounding_box=True,
+                default_tag=None,
+            )
+    return program
+
+
+@lru_cache(maxsize=None)
+def _work_group(
+    stencil: Stencil, local_x: int, local_y: int, outputs_y: int, prefetch: bool
+) -> lp.TranslationUnit:
+    """The tiled program with ``outputs_y`` rows per work-item and the fetches spread over the group."""
+    program = split_tile_rows(_tiled(stencil, local_x, local_y * outputs_y, prefetch), outputs_y)
+    if prefetch:  # each tile is fetched cooperatively: rows over l.1, columns over l.0
+        for name in stencil.padded_inputs:
+            program = lp.split_iname(program, f"{name}_row", local_y, inner_tag="l.1")
+            program = lp.split_iname(program, f"{name}_col", local_x, inner_tag="l.0")
+    return program
+
+
+def build_stencil_variant(stencil: Stencil, config: Config) -> Kernel:
+    outputs_y, unroll = config["outputs_y"], config["unroll"]
+    program = _work_group(stencil, config["local_x"], config["local_y"], outputs_y, bool(config["prefetch"]))
+    if unroll == outputs_y > 1:
+        program = lp.tag_inames(program, {"i_seq": "unr"})
+    elif unroll > 1:
+        program = lp.split_iname(
+            program, "i_seq", unroll, outer_iname="i_block", inner_iname="i_unroll", inner_tag="unr"
+        )
+    return make_kernel(stencil, program, config)
+
+
+def _stencil_space(stencil: Stencil) -> VariantSpace:
+    return VariantSpace(
+        name=stencil.name,
+        parameters={key: list(values) for key, values in STENCIL_PARAMETERS.items()},
+        defaults=dict(STENCIL_DEFAULTS),
+        check=lambda config: check_stencil_config(stencil, config),
+        make=lambda config: build_stencil_variant(stencil, config),
+    )
+
+
+_SPACES: dict[str, VariantSpace] = {name: _stencil_space(s) for name, s in STENCILS.items()}
+
+
+def space_names() -> list[str]:
+    return list(_SPACES)
+
+
+def get_space(name: str) -> VariantSpace:
+    if name not in _SPACES:
+        raise unknown_name_error("variant space", name, _SPACES)
+    return _SPACES[name]
+
+
+_SPEC = re.compile(r"^\s*([\w.-]+)\s*\[(.*)\]\s*$")
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """``name[a=1,b=2]`` -> (``name``, {``a``: ``1``, ``b``: ``2``}) with the values as text."""
+    match = _SPEC.match(spec)
+    if not match:
+        raise GpuperfError(f"variant '{spec}' is not of the form name[param=value,...]")
+    name, body = match.groups()
+    values: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in body.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise GpuperfError(f"variant '{spec}': '{item}' is not param=value")
+        values[key.strip()] = value.strip()
+    return name, values
+
+
+def variant_from_spec(spec: str) -> Kernel:
+    """The variant ``name[param=value,...]``; parameters left out take the space's defaults."""
+    name, texts = parse_spec(spec)
+    space = get_space(name)
+    unknown = sorted(set(texts) - set(space.parameters))
+    if unknown:
+        raise GpuperfError(
+            f"variant '{spec}': space '{name}' has no parameter {', '.join(unknown)}; "
+            f"its parameters: {', '.join(space.parameters)}"
+        )
+    config: Config = {}
+    for key, text in texts.items():
+        matches = [v for v in space.parameters[key] if str(v) == text]
+        if not matches:
+            allowed = ", ".join(str(v) for v in space.parameters[key])
+            raise GpuperfError(f"variant '{spec}': {key}={text} is not one of {allowed}")
+        config[key] = matches[0]
+    return space.build(config)
