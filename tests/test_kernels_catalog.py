@@ -40,7 +40,8 @@ def test_catalog_lists_every_kernel_once_in_its_category() -> None:
         "transpose", "transpose_prefetch", "empty",
     } | {f"arith_f{bits}_{op}" for bits in (32, 64) for op in ("add", "mul", "div", "exp", "sqrt")}
     expected_test = {"finite_difference_5pt", "skinny_matmul", "nbody", "convolution_2d", "element_local_diff"}
-    assert set(kernel_names("measurement")) == expected_measurement
+    # the paper's list; calibration kernels for other device classes may add more measurement kernels
+    assert expected_measurement <= set(kernel_names("measurement"))
     assert set(kernel_names("test")) == expected_test
     assert len(CATALOG) == len(set(CATALOG))
 
