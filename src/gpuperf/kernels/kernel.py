@@ -107,8 +107,13 @@ class Kernel:
     # -- launch geometry ----------------------------------------------------------------------
     @cached_property
     def launch_exprs(self) -> tuple[tuple[Expression | int, ...], tuple[Expression | int, ...]]:
-        """(work-groups per dimension, work-items per group per dimension) as expressions of the sizes."""
-        groups, local = self.entry.get_grid_size_upper_bounds_as_exprs(self.program.callables_table)
+        """(work-groups per dimension, work-items per group per dimension) as expressions of the sizes.
+
+        Read from the preprocessed program: preprocessing can add hardware axes (a reduction
+        realized across local ids), which the raw program does not show.
+        """
+        processed = lp.preprocess_program(self.program)
+        groups, local = processed[self.entry.name].get_grid_size_upper_bounds_as_exprs(processed.callables_table)
         return tuple(groups), tuple(local)
 
     def launch(self, sizes: Mapping[str, Any] | None = None) -> tuple[tuple[int, int, int], tuple[int, int, int]]:

@@ -1,0 +1,171 @@
+"""Cache lines and sectors per warp-wide global access, by the LIFT stencil paper's method.
+
+For each global access the element index of warp lanes 0..31 relative to lane 0 is
+``sum(stride[a] * lid[a])``, where lanes walk local axis 0 first, then 1, then 2, within the
+work-group's local sizes (the lanes of the first warp; a work-group smaller than 32 fills only
+part of a warp). Times the element size and divided by the line size (128 bytes for L1 cache
+lines, 32 bytes for sectors), the number of distinct values is the number of lines the warp touches.
+The strides come from the index expressions (loopy's ``lid_strides``) evaluated at the sizes.
+
+Alignment. Arrays are assumed to start on a line boundary (cudaMalloc and OpenCL buffers are
+aligned to at least 256 bytes). Where the whole index is affine in the inames and size
+parameters, the byte offsets modulo the line size that lane 0 can start at follow from the
+index's constant part and the values of the other inames (work-group ids, sequential loops, the
+other warps' first lanes): the lines are averaged over those distinct offsets, each counted once.
+Only where the index is not known (loopy's statistics path) is lane 0 assumed to start a line.
+
+An access whose index is not affine in the local ids, or depends on data (``a[idx[i]]``), is
+listed as not analysable and left out of the averages; it is never guessed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from gpuperf.features.counts import Evaluated, EvaluatedAccess
+
+WARP_SIZE = 32
+LINE_BYTES = 128
+SECTOR_BYTES = 32
+
+
+@dataclass(frozen=True)
+class AccessLines:
+    """Lines and sectors one warp touches for one global access (None where not analysable)."""
+
+    variable: str
+    direction: str
+    instruction: str
+    count: float  # accesses per launch (work-items)
+    lines: float | None
+    sectors: float | None
+    analysable: bool
+    alignment: str  # "known", "averaged", "assumed" (lane 0 on a line boundary) or "" if not analysable
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class WarpAccessSummary:
+    accesses: tuple[AccessLines, ...]
+    cache_lines_per_warp_access: float
+    sectors_per_warp_access: float
+    analysable_fraction: float
+
+
+def lane_offsets(lid_strides: tuple[tuple[int, int], ...], local: tuple[int, int, int]) -> np.ndarray:
+    """Element offsets of the first warp's lanes relative to lane 0."""
+    lanes = np.arange(min(WARP_SIZE, local[0] * local[1] * local[2]))
+    ids = (lanes % local[0], (lanes // local[0]) % local[1], lanes // (local[0] * local[1]))
+    strides = dict(lid_strides)
+    return sum((strides.get(axis, 0) * ids[axis] for axis in range(3)), np.zeros_like(lanes))
+
+
+def warp_starts(lid_strides: tuple[tuple[int, int], ...], local: tuple[int, int, int]) -> list[int]:
+    """Element offsets of every warp's lane 0 in a work-group, relative to the first warp's."""
+    group = local[0] * local[1] * local[2]
+    strides = dict(lid_strides)
+    starts = []
+    for first in range(0, group, WARP_SIZE):
+        ids = (first % local[0], (first // local[0]) % local[1], first // (local[0] * local[1]))
+        starts.append(sum(strides.get(axis, 0) * ids[axis] for axis in range(3)))
+    return starts
+
+
+def lane0_offsets(
+    lid_strides: tuple[tuple[int, int], ...],
+    local: tuple[int, int, int],
+    itemsize: int,
+    line: int,
+    offset: int,
+    outer: tuple[tuple[int, int, int], ...],
+) -> list[int]:
+    """The byte offsets modulo ``line`` lane 0 of a warp can start at: the index's constant part,
+    plus every value of each other iname times its stride, plus each warp's first-lane offset."""
+    start = offset + sum(stride * first for stride, first, _ in outer)
+    reachable = {(start * itemsize) % line}
+    for stride, _, count in outer:
+        step = (stride * itemsize) % line
+        if step == 0:
+            continue
+        steps = min(count, line // math.gcd(step, line))
+        reachable = {(r + k * step) % line for r in reachable for k in range(steps)}
+    warps = {(w * itemsize) % line for w in warp_starts(lid_strides, local)}
+    return sorted({(r + w) % line for r in reachable for w in warps})
+
+
+@lru_cache(maxsize=65536)
+def lines_touched(
+    lid_strides: tuple[tuple[int, int], ...],
+    local: tuple[int, int, int],
+    itemsize: int,
+    line: int,
+    offset: int | None,
+    outer: tuple[tuple[int, int, int], ...] | None,
+) -> tuple[float, int]:
+    """(distinct ``line``-byte lines a warp touches, averaged over lane 0's possible offsets;
+    the number of those offsets). Unknown ``offset``/``outer``: lane 0 on a line boundary."""
+    byte_offsets = lane_offsets(lid_strides, local) * itemsize
+    if offset is None or outer is None:
+        starts = np.zeros(1, dtype=np.int64)
+    else:
+        starts = np.asarray(lane0_offsets(lid_strides, local, itemsize, line, offset, outer), dtype=np.int64)
+    touched = np.floor_divide(starts[:, None] + byte_offsets[None, :], line)
+    touched.sort(axis=1)
+    distinct = 1 + np.count_nonzero(np.diff(touched, axis=1), axis=1)
+    return float(distinct.mean()), len(starts)
+
+
+def access_lines(access: EvaluatedAccess, local: tuple[int, int, int]) -> AccessLines:
+    """The LIFT lines and sectors of one evaluated global access."""
+    record = access.record
+    reason = record.problem
+    if reason is None and any(s is None for s in access.lid_strides.values()):
+        reason = "index not affine in the local ids"
+    if reason is None and any(float(s) != int(s) for s in access.lid_strides.values()):  # type: ignore[arg-type]
+        reason = "a local-id stride is not a whole number of elements"
+    if reason is not None:
+        return AccessLines(
+            record.variable, record.direction, record.instruction, access.count, None, None, False, "", reason
+        )
+    strides = tuple(sorted((axis, int(s)) for axis, s in access.lid_strides.items()))  # type: ignore[arg-type]
+    known = access.offset is not None and access.outer is not None
+    offset = int(access.offset) if known else None  # type: ignore[arg-type]
+    outer = tuple((int(a), int(b), int(c)) for a, b, c in access.outer) if known else None  # type: ignore[union-attr]
+    lines, starts = lines_touched(strides, local, record.itemsize, LINE_BYTES, offset, outer)
+    sectors, _ = lines_touched(strides, local, record.itemsize, SECTOR_BYTES, offset, outer)
+    alignment = "assumed" if not known else ("known" if starts == 1 else "averaged")
+    return AccessLines(
+        record.variable, record.direction, record.instruction, access.count, lines, sectors, True, alignment, None
+    )
+
+
+def warp_access_summary(evaluated: Evaluated) -> WarpAccessSummary:
+    """Per-access lines and sectors, and their averages weighted by how often each access runs.
+
+    The averages are 0 when the kernel has no global access and NaN when none is analysable.
+    """
+    results = tuple(
+        access_lines(access, evaluated.local)
+        for access in evaluated.accesses
+        if access.record.space == "global" and access.count > 0
+    )
+    weight = sum(r.count for r in results if r.analysable)
+    everything = sum(r.count for r in results)
+    if not results:
+        return WarpAccessSummary(results, 0.0, 0.0, 1.0)
+    if weight == 0:
+        return WarpAccessSummary(results, math.nan, math.nan, 0.0)
+    lines = sum(r.count * r.lines for r in results if r.analysable) / weight  # type: ignore[operator]
+    sectors = sum(r.count * r.sectors for r in results if r.analysable) / weight  # type: ignore[operator]
+    return WarpAccessSummary(results, lines, sectors, weight / everything)
+
+
+def warp_accesses(kernel, sizes=None) -> WarpAccessSummary:  # noqa: ANN001
+    """Per-access lines and sectors of a gpuperf Kernel at ``sizes`` (defaults fill gaps)."""
+    from gpuperf.features.counts import symbolic_counts
+
+    return warp_access_summary(symbolic_counts(kernel).values(kernel.resolve_sizes(sizes)))

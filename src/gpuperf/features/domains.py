@@ -1,0 +1,374 @@
+"""Iteration counts and launch geometry read from a loopy kernel's integer-set domain.
+
+Counts follow ``loopy.statistics.count`` without Barvinok: the points of the domain projected onto
+some inames are estimated by the product of each iname's extent (``max - min + 1``, divided by a
+simple stride). The extents are piecewise affine in the size parameters and become pymbolic
+expressions, so one kernel's counts can be evaluated at any sizes.
+
+isl is slow next to the rest of feature extraction, so the domain is split into *components*:
+groups of inames tied together by constraints. A component's extents and guards depend only on its
+constraints and the kernel's assumptions, so they are computed once per distinct component text
+and shared by every kernel (e.g. every variant of a space) that has the same component.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import islpy as isl
+import loopy as lp
+from loopy.diagnostic import StaticValueFindingError
+from loopy.isl_helpers import get_simple_strides, static_max_of_pw_aff
+from loopy.kernel.data import AutoLocalInameTagBase, GroupInameTag, LocalInameTag
+from loopy.symbolic import aff_to_expr, pw_aff_to_expr
+from pymbolic.primitives import Expression, Max, Product, Sum
+
+Expr = Expression | int
+
+SET = isl.dim_type.set
+
+
+class NeedsPreprocessing(Exception):
+    """The raw kernel holds something only loopy's preprocessing resolves (auto tags, types, ...)."""
+
+
+class Unsupported(Exception):
+    """The fast path does not cover this kernel; loopy's statistics must count it."""
+
+
+def product(factors: list[Expr]) -> Expr:
+    """The product of ``factors``, integer factors folded into one."""
+    number = 1
+    kept: list[Expr] = []
+    for factor in factors:
+        if isinstance(factor, int):
+            number *= factor
+        else:
+            kept.append(factor)
+    if number == 0:
+        return 0
+    if number != 1:
+        kept.insert(0, number)
+    if not kept:
+        return 1
+    return kept[0] if len(kept) == 1 else Product(tuple(kept))
+
+
+def total(terms: list[Expr]) -> Expr:
+    """The sum of ``terms``, integer terms folded into one."""
+    number = 0
+    kept: list[Expr] = []
+    for term in terms:
+        if isinstance(term, int):
+            number += term
+        else:
+            kept.append(term)
+    if number:
+        kept.append(number)
+    if not kept:
+        return 0
+    return kept[0] if len(kept) == 1 else Sum(tuple(kept))
+
+
+# -- components of a domain -----------------------------------------------------------------------
+_BASIC_SET = re.compile(r"^\s*(?:\[(?P<params>[^\]]*)\]\s*->\s*)?\{\s*\[(?P<dims>[^\]]*)\]\s*(?::(?P<body>.*))?\}\s*$")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+@dataclass
+class Component:
+    """Inames tied together by constraints, as an isl set under the kernel's assumptions."""
+
+    names: tuple[str, ...]
+    domain: isl.BasicSet
+    guards: dict[frozenset[str], bool] = field(default_factory=dict)
+
+    @cached_property
+    def index(self) -> dict[str, int]:
+        return {name: pos for name, (_, pos) in self.domain.get_var_dict(SET).items()}
+
+    @cached_property
+    def bounds(self) -> dict[str, tuple[isl.PwAff, isl.PwAff]]:
+        as_set = self.domain.to_set()
+        return {name: (as_set.dim_min(pos), as_set.dim_max(pos)) for name, pos in self.index.items()}
+
+    @cached_property
+    def extents(self) -> dict[str, Expr]:
+        strides = get_simple_strides(self.domain, key_by="index")
+        result: dict[str, Expr] = {}
+        for name, (low, high) in self.bounds.items():
+            stride = strides.get((SET, self.index[name])) or 1
+            size = high.sub(low).add_constant_val(isl.Val.int_from_si(high.get_ctx(), stride))
+            length = pw_aff_to_expr(size.coalesce())
+            result[name] = length if stride == 1 else length // stride
+        return result
+
+    @cached_property
+    def firsts(self) -> dict[str, Expr]:
+        """iname -> its smallest value."""
+        return {name: pw_aff_to_expr(low.coalesce()) for name, (low, _) in self.bounds.items()}
+
+    def needs_guard(self, parallel: frozenset[str]) -> bool:
+        """Whether the component projected onto ``parallel`` is smaller than its bounding box."""
+        if parallel not in self.guards:
+            projected = self.domain.to_set().project_out_except(sorted(parallel), [SET])
+            box = isl.Set.universe(projected.space)
+            local_space = isl.LocalSpace.from_space(projected.space)
+            for name, (_, pos) in projected.get_var_dict(SET).items():
+                low, high = self.bounds[name]
+                variable = isl.PwAff.from_aff(isl.Aff.var_on_domain(local_space, SET, pos))
+                box = box & variable.ge_set(_lift(low, projected)) & variable.le_set(_lift(high, projected))
+            self.guards[parallel] = not box.is_subset(projected)
+        return self.guards[parallel]
+
+
+def _lift(param_aff: isl.PwAff, domain: isl.Set) -> isl.PwAff:
+    """A parameter-only PwAff lifted onto ``domain``'s set space."""
+    lifted = param_aff.align_params(domain.space).insert_dims(isl.dim_type.in_, 0, domain.dim(SET))
+    for pos in range(domain.dim(SET)):
+        lifted = lifted.set_dim_id(isl.dim_type.in_, pos, domain.get_dim_id(SET, pos))
+    return lifted
+
+
+_COMPONENTS: dict[tuple[str, ...], Component] = {}
+MAX_CACHED_COMPONENTS = 20_000
+
+
+def _with_assumptions(domain: isl.Set | isl.BasicSet, assumptions: isl.BasicSet) -> isl.Set:
+    context = assumptions.align_params(domain.space)
+    return domain.intersect_params(context.params() if context.dim(SET) else context)
+
+
+def _component(text_key: tuple[str, ...], build: str | isl.BasicSet | isl.Set, assumptions: isl.BasicSet) -> Component:
+    if text_key not in _COMPONENTS:
+        if len(_COMPONENTS) > MAX_CACHED_COMPONENTS:
+            _COMPONENTS.clear()
+        domain = isl.BasicSet(build) if isinstance(build, str) else build
+        domain = domain.to_set() if isinstance(domain, isl.BasicSet) else domain
+        bounded = _with_assumptions(domain, assumptions).coalesce()
+        if bounded.n_basic_set() != 1:
+            raise Unsupported("a domain component is a union of several basic sets")
+        basic = bounded.get_basic_sets()[0]
+        names = tuple(basic.get_var_dict(SET))
+        _COMPONENTS[text_key] = Component(names=names, domain=basic)
+    return _COMPONENTS[text_key]
+
+
+def split_components(kernel: lp.LoopKernel) -> list[Component] | None:
+    """A one-domain kernel's domain as independent components (one component if its text is
+    unusual); None for a kernel with a tree of domains."""
+    assumptions = kernel.assumptions
+    context = str(assumptions)
+    if len(kernel.domains) != 1:
+        return None
+    if len(kernel.domains) == 1:
+        text = str(kernel.domains[0])
+        match = _BASIC_SET.match(text)
+        body = (match.group("body") or "") if match else ""
+        if match and not any(word in body for word in ("exists", " or ", "floor", "mod", "[")):
+            params = match.group("params") or ""
+            param_names = {p.strip() for p in params.split(",") if p.strip()}
+            dims = [d.strip() for d in match.group("dims").split(",") if d.strip()]
+            conjuncts = [c.strip() for c in body.split(" and ") if c.strip()]
+            groups = _group(dims, conjuncts, param_names)
+            return [
+                _component(
+                    (context, params, ",".join(names), *parts),
+                    f"[{params}] -> {{ [{', '.join(names)}] : {' and '.join(parts)} }}",
+                    assumptions,
+                )
+                for names, parts in groups
+            ]
+    domain = kernel.domains[0]
+    return [_component((context, str(domain)), domain, assumptions)]
+
+
+def projected_component(kernel: lp.LoopKernel, inames: frozenset[str]) -> Component:
+    """The domain of ``inames`` (with the domains they nest in) projected onto them, as loopy's
+    ``count_inames_domain`` and ``get_iname_bounds`` see it."""
+    domain = kernel.get_inames_domain(inames)
+    key = (str(kernel.assumptions), str(domain), *sorted(inames))
+    if key not in _COMPONENTS:
+        return _component(key, domain.project_out_except(sorted(inames), [SET]), kernel.assumptions)
+    return _COMPONENTS[key]
+
+
+def _group(dims: list[str], conjuncts: list[str], params: set[str]) -> list[tuple[tuple[str, ...], list[str]]]:
+    """Union-find of ``dims`` over the conjuncts that mention several of them."""
+    parent = {d: d for d in dims}
+
+    def root(d: str) -> str:
+        while parent[d] != d:
+            parent[d] = parent[parent[d]]
+            d = parent[d]
+        return d
+
+    mentions = []
+    for conjunct in conjuncts:
+        names = [n for n in _NAME.findall(conjunct) if n in parent]
+        unknown = [n for n in _NAME.findall(conjunct) if n not in parent and n not in params]
+        if unknown:
+            raise Unsupported(f"cannot read the domain constraint '{conjunct}'")
+        mentions.append(names)
+        for other in names[1:]:
+            parent[root(other)] = root(names[0])
+    members: dict[str, list[str]] = {}
+    for d in dims:
+        members.setdefault(root(d), []).append(d)
+    parts: dict[str, list[str]] = {r: [] for r in members}
+    for conjunct, names in zip(conjuncts, mentions):
+        for r in [root(names[0])] if names else list(parts):  # parameter-only constraints go everywhere
+            parts[r].append(conjunct)
+    return [(tuple(members[r]), parts[r]) for r in members]
+
+
+# -- the kernel's counts --------------------------------------------------------------------------
+class Domains:
+    """Counts over a kernel's domain: per iname set, per hardware axis, per work-group."""
+
+    def __init__(self, kernel: lp.LoopKernel) -> None:
+        self.kernel = kernel
+        self._counts: dict[frozenset[str], Expr] = {}
+        self._guards: dict[frozenset[str], bool] = {}  # parallel (or, for domain trees, all) inames
+
+    @cached_property
+    def hw_axes(self) -> dict[str, tuple[str, int]]:
+        """iname -> ("g" | "l", axis) for inames mapped to the launch grid."""
+        axes: dict[str, tuple[str, int]] = {}
+        for iname, tags in self.kernel.inames.items():
+            for tag in tags.tags:
+                if isinstance(tag, AutoLocalInameTagBase):
+                    raise NeedsPreprocessing(f"iname {iname} has an automatic local tag")
+                if isinstance(tag, (GroupInameTag, LocalInameTag)):
+                    axes[iname] = ("g" if isinstance(tag, GroupInameTag) else "l", tag.axis)
+        return axes
+
+    def is_local(self, iname: str) -> bool:
+        return self.hw_axes.get(iname, ("", 0))[0] == "l"
+
+    @cached_property
+    def _split(self) -> list[Component] | None:
+        return split_components(self.kernel)
+
+    @cached_property
+    def components(self) -> dict[str, Component]:
+        """iname -> the component that bounds it."""
+        if self._split is not None:
+            return {name: c for c in self._split for name in c.names}
+        return {i: projected_component(self.kernel, frozenset([i])) for i in self.kernel.all_inames()}
+
+    @cached_property
+    def extents(self) -> dict[str, Expr]:
+        """iname -> number of values it takes (box estimate), as an expression of the sizes."""
+        return {name: c.extents[name] for name, c in self.components.items()}
+
+    def first(self, iname: str) -> Expr:
+        """The smallest value ``iname`` takes."""
+        return self.components[iname].firsts[iname]
+
+    def count(self, inames: frozenset[str]) -> Expr:
+        """Points of the domain projected onto ``inames`` (loopy's box estimate)."""
+        if inames not in self._counts:
+            missing = inames - set(self.components)
+            if missing:
+                raise Unsupported(f"inames {', '.join(sorted(missing))} are not in the domain")
+            if self._split is not None or not inames:
+                extents = self.extents
+            else:
+                extents = projected_component(self.kernel, inames).extents
+            self._counts[inames] = product([extents[i] for i in sorted(inames)])
+        return self._counts[inames]
+
+    # -- launch grid --------------------------------------------------------------------------
+    @cached_property
+    def used_inames(self) -> frozenset[str]:
+        used: set[str] = set()
+        for insn in self.kernel.instructions:
+            used |= insn.within_inames
+        return frozenset(used)
+
+    @cached_property
+    def grid(self) -> tuple[tuple[Expr, ...], tuple[int, ...]]:
+        """(work-groups per axis, work-items per group per axis), three axes each."""
+        by_axis: dict[tuple[str, int], list[str]] = {}
+        for iname in sorted(self.used_inames):
+            if iname in self.hw_axes:
+                by_axis.setdefault(self.hw_axes[iname], []).append(iname)
+        groups: list[Expr] = [1, 1, 1]
+        local: list[int] = [1, 1, 1]
+        for (kind, axis), inames in by_axis.items():
+            if axis > 2:
+                raise Unsupported(f"hardware axis {axis} beyond the third")
+            if kind == "l":
+                local[axis] = self._local_extent(inames)
+            else:
+                extents = list(dict.fromkeys(self.extents[i] for i in inames))
+                groups[axis] = extents[0] if len(extents) == 1 else Max(tuple(extents))
+        return tuple(groups), tuple(local)
+
+    def _local_extent(self, inames: list[str]) -> int:
+        values = [self.extents[i] for i in inames]
+        if all(isinstance(v, int) for v in values):
+            return max(values)
+        bounds = []
+        for iname in inames:
+            low, high = self.components[iname].bounds[iname]
+            size = high.sub(low).add_constant_val(isl.Val.one(high.get_ctx()))
+            try:
+                bound = aff_to_expr(static_max_of_pw_aff(size, constants_only=True, context=self.kernel.assumptions))
+            except StaticValueFindingError:
+                raise Unsupported(f"work-group size along {iname} is not a constant") from None
+            bounds.append(int(bound))
+        return max(bounds)
+
+    @property
+    def group_size(self) -> int:
+        local = self.grid[1]
+        return local[0] * local[1] * local[2]
+
+    def unused_axes_factor(self, inames: frozenset[str], local_too: bool) -> Expr:
+        """Grid extent along the axes ``inames`` do not use (loopy's count_redundant_work)."""
+        used = {self.hw_axes[i] for i in inames if i in self.hw_axes}
+        groups, local = self.grid
+        factors: list[Expr] = [groups[a] for a in range(3) if ("g", a) not in used]
+        if local_too:
+            factors += [local[a] for a in range(3) if ("l", a) not in used]
+        return product(factors)
+
+    def runs_per_workitem(self, inames: frozenset[str]) -> Expr:
+        """Executions of something inside ``inames``, counted once per work-item."""
+        return product([self.count(inames), self.unused_axes_factor(inames, local_too=True)])
+
+    def runs_per_group_item(self, inames: frozenset[str]) -> Expr:
+        """Executions by every work-item of each work-group that runs ``inames``' outer part.
+
+        loopy's SUBGROUP granularity counts ``count(non-local inames) x ceil(group / 32)``; this is
+        the same count in work-items, ``count(non-local inames) x group size``.
+        """
+        outer = frozenset(i for i in inames if not self.is_local(i))
+        return product([self.count(outer), self.unused_axes_factor(outer, local_too=False), self.group_size])
+
+    # -- guards -------------------------------------------------------------------------------
+    def needs_guard(self, inames: frozenset[str]) -> bool:
+        """Whether code inside ``inames`` needs a conditional: the domain projected onto its
+        parallel inames does not fill the launch grid's box (sequential loops take their bounds)."""
+        parallel = frozenset(i for i in inames if i in self.hw_axes)
+        if not parallel:
+            return False
+        key = parallel if self._split is not None else frozenset(inames)
+        if key not in self._guards:
+            if not all(self._covers_axis(i) for i in parallel):
+                self._guards[key] = True
+            elif self._split is None:
+                self._guards[key] = projected_component(self.kernel, frozenset(inames)).needs_guard(parallel)
+            else:
+                components = {id(self.components[i]): self.components[i] for i in parallel}.values()
+                self._guards[key] = any(c.needs_guard(parallel & set(c.names)) for c in components)
+        return self._guards[key]
+
+    def _covers_axis(self, iname: str) -> bool:
+        kind, axis = self.hw_axes[iname]
+        groups, local = self.grid
+        return self.extents[iname] == (local[axis] if kind == "l" else groups[axis])

@@ -1,0 +1,241 @@
+"""The fast path to loopy's statistics: counts read straight from the kernel's IR.
+
+loopy's ``get_op_map`` / ``get_mem_access_map`` / ``get_synchronization_map`` preprocess the
+program, build an isl quasi-polynomial for every expression node and schedule the kernel; that
+takes 0.03 s to seconds per kernel. This module applies the same counting rules (see
+``loopy.statistics``: ``ExpressionOpCounter``, ``GlobalMemAccessCounter``,
+``LocalMemAccessCounter``, ``count_insn_runs`` with ``count_redundant_work=True``) with plain
+Python walks over the instructions and one box count per iname set (``gpuperf.features.domains``).
+Barrier positions come from loopy's scheduler, once per kernel *structure* (instructions,
+dependencies, tags and temporaries with numbers blanked), because variants that differ only in
+split factors schedule alike. The test suite checks that both paths agree on the catalog.
+
+Reductions of the raw (unpreprocessed) program are counted as loopy realizes sequential ones:
+one accumulate operation per reduction iteration, and automatic address spaces of temporaries are
+decided as loopy's preprocessing decides them. Kernels with automatic local tags, temporaries of
+unknown type or shared storage, substitution rules, unresolved function calls or parallel
+reductions are preprocessed by loopy first (tens of milliseconds); what the walk still cannot
+read raises ``Unsupported`` and ``symbolic_counts`` falls back to loopy's statistics.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import loopy as lp
+import numpy as np
+import pymbolic.primitives as prim
+from loopy.diagnostic import LoopyError
+from loopy.kernel.data import AddressSpace, ArrayArg, TemporaryVariable
+from loopy.kernel.function_interface import CallableKernel
+from loopy.kernel.instruction import (
+    Assignment,
+    BarrierInstruction,
+    CallInstruction,
+    CInstruction,
+    NoOpInstruction,
+)
+
+from gpuperf.features.counts import AccessRecord, SymbolicCounts
+from gpuperf.features.domains import Domains, Expr, NeedsPreprocessing, Unsupported, product, total
+from gpuperf.features.walker import Walker
+
+__all__ = ["Unsupported", "fast_counts", "structure_only"]
+
+
+# -- the program ----------------------------------------------------------------------------------
+def _entry(program: lp.TranslationUnit) -> lp.LoopKernel:
+    if len(program.entrypoints) != 1:
+        raise Unsupported("programs with several entry points")
+    if sum(isinstance(c, CallableKernel) for c in program.callables_table.values()) != 1:
+        raise Unsupported("programs that call other loopy kernels")
+    return program.default_entrypoint
+
+
+def _raw_needs_preprocessing(kernel: lp.LoopKernel) -> bool:
+    if kernel.substitutions:
+        return True
+    for temporary in kernel.temporary_variables.values():
+        if temporary.dtype in (None, lp.auto) or temporary.base_storage is not None:
+            return True
+    return any(isinstance(a, ArrayArg) and a.dtype in (None, lp.auto) for a in kernel.args)
+
+
+def fast_counts(program: lp.TranslationUnit) -> SymbolicCounts:
+    """SymbolicCounts from the IR (raises Unsupported where only loopy's statistics can count)."""
+    kernel = _entry(program)
+    if not _raw_needs_preprocessing(kernel):
+        try:
+            return _count(program, kernel, preprocessed=False)
+        except NeedsPreprocessing:
+            pass
+    try:
+        processed = lp.preprocess_program(program)
+    except LoopyError as exc:
+        raise Unsupported(f"loopy cannot preprocess the kernel: {exc}") from None
+    try:
+        return _count(processed, _entry(processed), preprocessed=True)
+    except NeedsPreprocessing as exc:
+        raise Unsupported(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class Structure:
+    """What the kernel's IR says beyond loopy's statistics (geometry, branches, loops, memory)."""
+
+    params: tuple[str, ...]
+    groups: tuple[Expr, Expr, Expr]
+    local: tuple[int, int, int]
+    branches: Expr | None
+    loop_iterations: Expr | None
+    local_memory_bytes: Expr
+    notes: tuple[str, ...] = ()
+
+
+def _count(program: lp.TranslationUnit, kernel: lp.LoopKernel, preprocessed: bool) -> SymbolicCounts:
+    domains = Domains(kernel)
+    walker = Walker(kernel, program.callables_table, domains)
+    for insn in kernel.instructions:
+        if isinstance(insn, (Assignment, CallInstruction)):
+            walker.instruction(insn)
+        elif not isinstance(insn, (BarrierInstruction, NoOpInstruction, CInstruction)):
+            raise Unsupported(f"instruction type {type(insn).__name__}")
+    ops: dict[tuple[str, str], Expr] = {}
+    for context, counter in walker.ops.items():
+        runs = domains.runs_per_group_item(context)
+        for key, times in counter.items():
+            ops[key] = total([ops.get(key, 0), product([times, runs])])
+    grouped: dict[tuple, list] = {}
+    for context, found in walker.accesses.items():
+        for access, insn_id in found:
+            grouped.setdefault((context, insn_id, access), [access, 0])[1] += 1
+    accesses = []
+    for (context, insn_id, _), (access, times) in grouped.items():
+        if access.granularity == "workitem":
+            runs = domains.runs_per_workitem(context)
+        else:
+            runs = domains.runs_per_group_item(context)
+        pattern = access.pattern
+        outer = None
+        if pattern.outer_strides is not None:
+            outer = tuple((stride, domains.first(i), domains.extents[i]) for i, stride in pattern.outer_strides)
+        accesses.append(
+            AccessRecord(
+                space=access.space,
+                direction=access.direction,
+                variable=access.variable,
+                dtype=access.dtype,
+                itemsize=access.itemsize,
+                count=product([times, runs]),
+                lid_strides=pattern.lid_strides,
+                offset=pattern.offset,
+                outer=outer,
+                problem=pattern.problem,
+                instruction=insn_id,
+            )
+        )
+    structure = _structure(kernel, domains, walker)
+    from gpuperf.features.sync import sync_counts
+
+    return SymbolicCounts(
+        params=structure.params,
+        ops=ops,
+        accesses=tuple(accesses),
+        syncs=sync_counts(program, kernel, domains, preprocessed, walker.address_spaces),
+        groups=structure.groups,
+        local=structure.local,
+        branches=structure.branches,
+        loop_iterations=structure.loop_iterations,
+        local_memory_bytes=structure.local_memory_bytes,
+        method="fast",
+        notes=structure.notes,
+        assumptions=str(kernel.assumptions),
+    )
+
+
+def _structure(kernel: lp.LoopKernel, domains: Domains, walker: Walker | None) -> Structure:
+    groups, local = domains.grid
+    contexts: set[frozenset[str]] = {frozenset(i.within_inames) for i in kernel.instructions}
+    branches: list[Expr] = []
+    if walker is not None:
+        contexts |= set(walker.ops) | set(walker.accesses)
+        for context, times in walker.conditionals.items():
+            branches.append(product([times, domains.runs_per_workitem(context)]))
+    guarded: set[frozenset[str]] = set()  # one hoisted guard per set of parallel inames, as loopy emits it
+    for insn in kernel.instructions:
+        if isinstance(insn, (Assignment, CallInstruction)) and domains.needs_guard(frozenset(insn.within_inames)):
+            guarded.add(frozenset(i for i in insn.within_inames if i in domains.hw_axes))
+    branches += [domains.runs_per_workitem(parallel) for parallel in guarded]
+    return Structure(
+        params=tuple(sorted(kernel.all_params())),
+        groups=groups,  # type: ignore[arg-type]
+        local=local,  # type: ignore[arg-type]
+        branches=total(branches) if walker is not None else None,
+        loop_iterations=_loop_iterations(contexts, domains),
+        local_memory_bytes=_local_memory_bytes(kernel, walker.address_spaces if walker is not None else None),
+    )
+
+
+def _loop_iterations(contexts: set[frozenset[str]], domains: Domains) -> Expr:
+    """Executions of innermost sequential loop bodies, per launch in work-item units."""
+    nests: dict[frozenset[str], Expr] = {}
+    for context in contexts:
+        sequential = frozenset(i for i in context if i not in domains.hw_axes and domains.extents.get(i) != 1)
+        if sequential:
+            nests.setdefault(sequential, domains.runs_per_workitem(context))
+    innermost = [runs for nest, runs in nests.items() if not any(nest < other for other in nests)]
+    return total(innermost)
+
+
+def _local_memory_bytes(kernel: lp.LoopKernel, spaces: dict[str, AddressSpace] | None = None) -> Expr:
+    """Bytes of local-memory temporaries per work-group (aliases of one storage counted once)."""
+    sizes: dict[str, Expr] = {}
+    for temporary in kernel.temporary_variables.values():
+        space = (spaces or {}).get(temporary.name, temporary.address_space)
+        if not isinstance(temporary, TemporaryVariable) or space != AddressSpace.LOCAL:
+            continue
+        shape = temporary.shape if isinstance(temporary.shape, tuple) else ()
+        nbytes = product([*shape, np.dtype(temporary.dtype.numpy_dtype).itemsize])
+        storage = temporary.base_storage or temporary.name
+        sizes[storage] = nbytes if storage not in sizes else prim.Max((sizes[storage], nbytes))
+    return total(list(sizes.values()))
+
+
+def structure_only(program: lp.TranslationUnit) -> Structure:
+    """Geometry, branches, loops and local memory where possible (for loopy's statistics path)."""
+    notes: list[str] = []
+    for candidate in (program, None):
+        try:
+            if candidate is None:
+                candidate = lp.preprocess_program(program)
+            kernel = _entry(candidate)
+            domains = Domains(kernel)
+            walker = Walker(kernel, candidate.callables_table, domains)
+            for insn in kernel.instructions:
+                if isinstance(insn, (Assignment, CallInstruction)):
+                    walker.instruction(insn)
+            return _structure(kernel, domains, walker)
+        except (NeedsPreprocessing, Unsupported, LoopyError) as exc:
+            notes.append(str(exc))
+    kernel = program.default_entrypoint
+    groups, local = kernel.get_grid_size_upper_bounds_as_exprs(program.callables_table)
+    groups = (tuple(groups) + (1, 1, 1))[:3]
+    local = tuple(int(x) for x in (tuple(local) + (1, 1, 1))[:3])
+    return Structure(
+        params=tuple(sorted(kernel.all_params())),
+        groups=groups,  # type: ignore[arg-type]
+        local=local,  # type: ignore[arg-type]
+        branches=None,
+        loop_iterations=None,
+        local_memory_bytes=_local_memory_bytes(kernel),
+        notes=("branches and loop iterations unknown: " + "; ".join(notes),),
+    )
+
+
+_NUMBER = re.compile(r"\d+")
+
+
+def blank_numbers(text: str) -> str:
+    """``text`` with every integer replaced by ``#`` (structure keys ignore split factors)."""
+    return _NUMBER.sub("#", text)

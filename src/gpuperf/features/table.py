@@ -1,0 +1,307 @@
+"""Static features of a kernel at given sizes: the LIFT paper's Table 1 and loopy's detailed counts.
+
+``extract_features(kernel, sizes, gpu=None)`` returns one flat ``{name: float}`` dict;
+``feature_table(kernels, sizes_list)`` builds a pandas DataFrame for many kernels and sizes.
+``FEATURES`` documents every name (``docs/features.md`` is rendered from it by ``features_markdown``).
+The symbolic counts of each kernel are computed once and cached (``gpuperf.features.counts``), so
+evaluating one kernel at many sizes is cheap.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from gpuperf.errors import GpuperfError
+from gpuperf.features.access import warp_access_summary
+from gpuperf.features.counts import Evaluated, symbolic_counts
+from gpuperf.kernels.kernel import Kernel
+
+LIFT = "LIFT stencil paper"
+LOOPY = "Loopy performance model (Stevens & Klöckner)"
+AMARIS = "Amaris et al."
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One documented feature: ``name`` may hold ``<dtype>``, ``<op>`` or ``<stride>`` placeholders."""
+
+    name: str
+    unit: str
+    meaning: str
+    source: str
+
+
+FEATURES: tuple[Feature, ...] = (
+    # -- LIFT, Table 1 ------------------------------------------------------------------------
+    Feature("global_size_0", "work-items", "launch grid size along axis 0 (work-groups x local size)", LIFT),
+    Feature("global_size_1", "work-items", "launch grid size along axis 1", LIFT),
+    Feature("global_size_2", "work-items", "launch grid size along axis 2", LIFT),
+    Feature("local_size_0", "work-items", "work-group size along axis 0", LIFT),
+    Feature("local_size_1", "work-items", "work-group size along axis 1", LIFT),
+    Feature("local_size_2", "work-items", "work-group size along axis 2", LIFT),
+    Feature("local_memory_bytes", "bytes", "local (shared) memory of the kernel's temporaries, per work-group", LIFT),
+    Feature("global_loads_per_thread", "accesses", "global memory loads per work-item", LIFT),
+    Feature("global_stores_per_thread", "accesses", "global memory stores per work-item", LIFT),
+    Feature("local_loads_per_thread", "accesses", "local memory loads per work-item", LIFT),
+    Feature("local_stores_per_thread", "accesses", "local memory stores per work-item", LIFT),
+    Feature(
+        "cache_lines_per_warp_access",
+        "lines",
+        "distinct 128-byte lines one warp-wide global access touches, averaged over the kernel's global "
+        "accesses weighted by how often each runs (NaN if none can be analysed)",
+        LIFT,
+    ),
+    Feature("sectors_per_warp_access", "sectors", "as cache_lines_per_warp_access, for 32-byte sectors", LIFT),
+    Feature("barriers_per_thread", "barriers", "work-group barriers each work-item passes (local + global)", LIFT),
+    Feature(
+        "ifs_per_thread",
+        "branches",
+        "conditionals per work-item: the bound guards loopy must generate (one per work-item and set of "
+        "parallel inames it guards), plus instruction predicates and if-expressions per execution",
+        LIFT,
+    ),
+    Feature(
+        "loop_iterations_per_thread",
+        "iterations",
+        "executions of the innermost sequential (also unrolled) loop bodies per work-item",
+        LIFT,
+    ),
+    # -- totals per launch --------------------------------------------------------------------
+    Feature("flops", "operations", "floating-point operations per launch (every op on float data, one each)", LOOPY),
+    Feature("int_ops", "operations", "integer operations per launch (index arithmetic included)", LOOPY),
+    Feature("global_bytes", "bytes", "bytes the work-items load from and store to global memory per launch", LOOPY),
+    Feature("global_load_bytes", "bytes", "bytes loaded from global memory per launch", LOOPY),
+    Feature("global_store_bytes", "bytes", "bytes stored to global memory per launch", LOOPY),
+    Feature("local_bytes", "bytes", "bytes loaded from and stored to local memory per launch", LOOPY),
+    Feature("local_load_bytes", "bytes", "bytes loaded from local memory per launch", LOOPY),
+    Feature("local_store_bytes", "bytes", "bytes stored to local memory per launch", LOOPY),
+    Feature("global_loads", "accesses", "global loads per launch", LOOPY),
+    Feature("global_stores", "accesses", "global stores per launch", LOOPY),
+    Feature("local_loads", "accesses", "local loads per launch", LOOPY),
+    Feature("local_stores", "accesses", "local stores per launch", LOOPY),
+    Feature("barriers_local", "barriers", "local barriers per work-item", LOOPY),
+    Feature("barriers_global", "barriers", "global barriers per work-item", LOOPY),
+    Feature("kernel_launches", "launches", "device kernels one call launches", LOOPY),
+    Feature(
+        "ops_<dtype>_<op>",
+        "operations",
+        "operations per launch by data type (f32, f64, i32, ...) and kind: add, mul, div, pow, maxmin, "
+        "shift, bw (bitwise) or a function name (exp, sqrt, fmin, max and min of reductions, ...); "
+        "only kinds that occur appear",
+        LOOPY,
+    ),
+    Feature(
+        "global_loads_<dtype>_<stride>",
+        "accesses",
+        "global loads per launch by data type and how work-items along local axis 0 address memory: "
+        "stride0 (same element), stride1 (consecutive), stride_gt1 (further apart), nonaffine",
+        LOOPY,
+    ),
+    Feature("global_stores_<dtype>_<stride>", "accesses", "global stores per launch, as global_loads_<dtype>_<stride>", LOOPY),
+    Feature("local_loads_<dtype>_<stride>", "accesses", "local loads per launch, as global_loads_<dtype>_<stride>", LOOPY),
+    Feature("local_stores_<dtype>_<stride>", "accesses", "local stores per launch, as global_loads_<dtype>_<stride>", LOOPY),
+    # -- launch shape and per-thread work -------------------------------------------------------
+    Feature("threads", "work-items", "work-items per launch (product of the global sizes)", AMARIS),
+    Feature("work_groups", "work-groups", "work-groups (blocks) per launch", AMARIS),
+    Feature("work_group_size", "work-items", "work-items per work-group (threads per block)", AMARIS),
+    Feature("flops_per_thread", "operations", "floating-point operations per work-item", AMARIS),
+    Feature(
+        "analysable_access_fraction",
+        "fraction",
+        "share of global accesses (by count) whose lane pattern is known; the rest are left out of "
+        "cache_lines_per_warp_access",
+        LIFT,
+    ),
+    # -- with gpu=NAME --------------------------------------------------------------------------
+    Feature("registers_per_thread", "registers", "registers per thread, from NVRTC for the GPU's architecture", AMARIS),
+    Feature("occupancy", "fraction", "resident warps per SM over the SM's warp slots (CUDA occupancy rules)", AMARIS),
+    Feature("active_blocks_per_sm", "work-groups", "work-groups resident per SM at once", AMARIS),
+    Feature("active_warps_per_sm", "warps", "warps resident per SM at once", AMARIS),
+)
+
+OCCUPANCY_FEATURES = ("registers_per_thread", "occupancy", "active_blocks_per_sm", "active_warps_per_sm")
+
+
+def _features_from_counts(evaluated: Evaluated) -> dict[str, float]:
+    named = evaluated.named()
+    threads = evaluated.threads
+    summary = warp_access_summary(evaluated)
+    local = evaluated.local
+    features: dict[str, float] = {}
+    for axis, size in enumerate(evaluated.global_size):
+        features[f"global_size_{axis}"] = float(size)
+    for axis, size in enumerate(local):
+        features[f"local_size_{axis}"] = float(size)
+
+    def per_thread(value: float | None) -> float:
+        if value is None:
+            return math.nan
+        return value / threads if threads else 0.0
+
+    features["local_memory_bytes"] = float(evaluated.local_memory_bytes)
+    for space in ("global", "local"):
+        for plural in ("loads", "stores"):
+            features[f"{space}_{plural}_per_thread"] = per_thread(named[f"{space}_{plural}"])
+    features["cache_lines_per_warp_access"] = summary.cache_lines_per_warp_access
+    features["sectors_per_warp_access"] = summary.sectors_per_warp_access
+    features["barriers_per_thread"] = named["barriers_local"] + named["barriers_global"]
+    features["ifs_per_thread"] = per_thread(evaluated.branches)
+    features["loop_iterations_per_thread"] = per_thread(evaluated.loop_iterations)
+    features["flops"] = named["flops"]
+    features["global_bytes"] = named["global_bytes"]
+    features["threads"] = float(threads)
+    features["work_groups"] = float(math.prod(int(g) for g in evaluated.groups))
+    features["work_group_size"] = float(local[0] * local[1] * local[2])
+    features["flops_per_thread"] = per_thread(named["flops"])
+    features["analysable_access_fraction"] = summary.analysable_fraction
+    for name, value in named.items():
+        features.setdefault(name, value)
+    return features
+
+
+def occupancy_features(kernel: Kernel, gpu: str, work_group_size: int, local_memory_bytes: float) -> dict[str, float]:
+    """Registers (NVRTC) and CUDA occupancy of ``kernel`` on ``gpu``; NaN where the GPU is not NVIDIA."""
+    from gpuperf.features.occupancy import occupancy
+    from gpuperf.features.resources import arch_for_gpu, compile_resources
+    from gpuperf.hardware.specs import get_gpu
+
+    spec = get_gpu(gpu)
+    if spec.vendor != "NVIDIA" or spec.cc_version is None:
+        return dict.fromkeys(OCCUPANCY_FEATURES, math.nan)
+    used = compile_resources(kernel, arch_for_gpu(spec))
+    shared = max(used.shared_memory_bytes, int(local_memory_bytes))
+    fit = occupancy(spec, work_group_size, used.registers, shared)
+    return {
+        "registers_per_thread": float(used.registers),
+        "occupancy": float(fit.occupancy),
+        "active_blocks_per_sm": float(fit.active_blocks_per_sm),
+        "active_warps_per_sm": float(fit.active_warps_per_sm),
+    }
+
+
+def extract_features(kernel: Kernel, sizes: Mapping[str, Any] | None = None, gpu: str | None = None) -> dict[str, float]:
+    """Static features of ``kernel`` at ``sizes`` (defaults fill gaps), from the kernel alone.
+
+    With ``gpu`` (a GPU name or alias), the registers and occupancy on that GPU are added.
+    """
+    if not isinstance(kernel, Kernel):
+        raise GpuperfError(f"extract_features needs a gpuperf Kernel, got {type(kernel).__name__}")
+    resolved = kernel.resolve_sizes(sizes)
+    counts = symbolic_counts(kernel)
+    features = _features_from_counts(counts.values(resolved))
+    if gpu is not None:
+        features.update(
+            occupancy_features(kernel, gpu, int(features["work_group_size"]), features["local_memory_bytes"])
+        )
+    return features
+
+
+def feature_table(
+    kernels: Iterable[Kernel | str],
+    sizes_list: Sequence[Mapping[str, Any]] | Mapping[str, Any],
+    gpu: str | None = None,
+    *,
+    pairwise: bool = False,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Features of many kernels: one row per kernel and parameter set.
+
+    ``kernels``: Kernel objects or specs for ``get_kernel``. ``sizes_list``: one mapping (used for
+    every kernel) or a list of them; every kernel is evaluated at every parameter set, or with
+    ``pairwise=True`` kernel *i* at parameter set *i*. Columns: ``kernel``, ``variant``, the size
+    parameters, then the features; count columns a kernel lacks (an op kind it never does) are 0.
+    """
+    from gpuperf.kernels.catalog import get_kernel
+
+    resolved = [get_kernel(k) if isinstance(k, str) else k for k in kernels]
+    size_sets = [sizes_list] if isinstance(sizes_list, Mapping) else list(sizes_list)
+    if pairwise:
+        if len(size_sets) != len(resolved):
+            raise GpuperfError(
+                f"pairwise feature table: {len(resolved)} kernels but {len(size_sets)} parameter sets"
+            )
+        jobs = list(zip(resolved, size_sets))
+    else:
+        jobs = [(kernel, sizes) for kernel in resolved for sizes in size_sets]
+    rows = []
+    for kernel, sizes in _progress(jobs, progress):
+        values = kernel.resolve_sizes(sizes)
+        row: dict[str, Any] = {"kernel": kernel.name, "variant": kernel.variant_label, **values}
+        row.update(extract_features(kernel, values, gpu=gpu))
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    counted = [c for c in frame.columns if _is_count_column(c)]
+    if counted:
+        frame[counted] = frame[counted].fillna(0.0)
+    return frame
+
+
+def _is_count_column(name: str) -> bool:
+    return name.startswith(("ops_", "global_loads_", "global_stores_", "local_loads_", "local_stores_")) and not (
+        name.endswith("_per_thread")
+    )
+
+
+def _progress(jobs: list, enabled: bool) -> Iterable:
+    if not enabled:
+        yield from jobs
+        return
+    from rich.progress import Progress
+
+    with Progress(transient=True) as bar:
+        task = bar.add_task("static features", total=len(jobs))
+        for job in jobs:
+            yield job
+            bar.advance(task)
+
+
+# -- documentation ----------------------------------------------------------------------------------
+def features_markdown() -> str:
+    """``docs/features.md``: the FEATURES table with the conventions behind it."""
+    lines = [
+        "# Static features",
+        "",
+        "`gpuperf.features.extract_features(kernel, sizes, gpu=None)` returns these features as one flat",
+        "`{name: float}` dict; `feature_table(kernels, sizes_list)` gives a pandas DataFrame. They come from",
+        "the kernel alone: loopy's IR and statistics evaluated at the sizes, no device needed",
+        "(`gpu=NAME` adds registers from NVRTC and the CUDA occupancy).",
+        "",
+        "Conventions:",
+        "",
+        "- Counts follow loopy's statistics (`get_op_map`, `get_mem_access_map`, `get_synchronization_map`",
+        "  with `subgroup_size=32`, `count_redundant_work=True`): work-items that run only to be masked off",
+        "  count too, and without Barvinok a domain's points are counted by its bounding box.",
+        "- Totals are per launch in work-item units. loopy counts arithmetic and local accesses (and",
+        "  global accesses uniform across a sub-group) once per sub-group; those counts are multiplied by",
+        "  work-group size / sub-groups per work-group, which is 32 when the work-group size is a",
+        "  multiple of 32. `*_per_thread` features divide by `threads`.",
+        "- Cache lines follow the LIFT method: the first warp's lanes walk local axis 0, then 1, then 2;",
+        "  arrays start on a line boundary; where the index is affine, lane 0's alignment is averaged over",
+        "  the offsets the other inames can produce. Accesses with indirect or data-dependent indices are",
+        "  not analysable and left out (NaN when none is analysable).",
+        "- Names with `<dtype>` (`f32`, `f64`, `i32`, ...), `<op>` or `<stride>` stand for families; only",
+        "  members that occur appear in `extract_features`, and `feature_table` fills the others with 0.",
+        "",
+        "| name | unit | meaning | source |",
+        "|---|---|---|---|",
+    ]
+    for feature in FEATURES:
+        lines.append(f"| `{feature.name}` | {feature.unit} | {feature.meaning} | {feature.source} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_features_doc(path: str) -> None:
+    """Write ``features_markdown()`` to ``path`` (``python -m gpuperf.features.table docs/features.md``)."""
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(features_markdown())
+
+
+if __name__ == "__main__":
+    import sys
+
+    write_features_doc(sys.argv[1] if len(sys.argv) > 1 else "docs/features.md")

@@ -1,0 +1,119 @@
+"""extract_features / feature_table: names, documentation, batches, errors and the GPU hook."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gpuperf.errors import GpuperfError
+from gpuperf.features import FEATURES, extract_features, feature_table, features_markdown
+from gpuperf.features.counts import symbolic_counts
+from gpuperf.kernels.catalog import get_kernel
+from test_features_kernels import lift_listing3, matmul, vector_add
+
+TABLE1 = (
+    [f"global_size_{a}" for a in range(3)]
+    + [f"local_size_{a}" for a in range(3)]
+    + [
+        "local_memory_bytes",
+        "global_loads_per_thread",
+        "global_stores_per_thread",
+        "local_loads_per_thread",
+        "local_stores_per_thread",
+        "cache_lines_per_warp_access",
+        "sectors_per_warp_access",
+        "barriers_per_thread",
+        "ifs_per_thread",
+        "loop_iterations_per_thread",
+    ]
+)
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "features.md"
+
+
+def documented(name: str) -> bool:
+    """Whether FEATURES names ``name``, directly or through a <placeholder> pattern."""
+    for feature in FEATURES:
+        pattern = re.sub(r"<[a-z]+>", "[a-z0-9_]+", re.escape(feature.name).replace(r"\<", "<").replace(r"\>", ">"))
+        if re.fullmatch(pattern, name):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("name", ["stencil2d", "matmul_tiled_prefetch", "nbody", "vector_copy"])
+def test_every_feature_is_a_documented_float(name):
+    features = extract_features(get_kernel(name))
+    assert set(TABLE1) | {"flops", "global_bytes"} <= set(features)
+    assert all(isinstance(v, float) for v in features.values())
+    undocumented = [k for k in features if not documented(k)]
+    assert not undocumented
+
+
+def test_documentation_table_is_complete_and_docs_file_is_up_to_date():
+    names = [f.name for f in FEATURES]
+    assert len(names) == len(set(names))
+    assert set(TABLE1) <= set(names)
+    assert all(f.unit and f.meaning and f.source for f in FEATURES)
+    assert DOCS.read_text(encoding="utf-8") == features_markdown(), (
+        "docs/features.md is stale: run python -m gpuperf.features.table docs/features.md"
+    )
+
+
+def test_feature_table_crosses_kernels_and_sizes_and_fills_missing_counts():
+    kernels = [vector_add(), "vector_copy"]
+    frame = feature_table(kernels, [{"n": 4096}, {"n": 8192}], progress=True)
+    assert isinstance(frame, pd.DataFrame) and len(frame) == 4
+    assert list(frame.columns[:3]) == ["kernel", "variant", "n"]
+    assert list(frame["n"]) == [4096, 8192, 4096, 8192]
+    assert list(frame["kernel"]) == ["vector_add", "vector_add", "vector_copy", "vector_copy"]
+    # vector_copy does no float adds: its ops_f32_add is 0, not missing
+    copy = frame[frame["kernel"] == "vector_copy"]
+    assert (copy["ops_f32_add"] == 0).all()
+    row = frame.iloc[1]
+    assert row["global_loads"] == extract_features(vector_add(), {"n": 8192})["global_loads"]
+
+
+def test_feature_table_pairs_kernels_with_sizes():
+    frame = feature_table([matmul(), lift_listing3()], [{"n": 32}, {"groups": 4}], pairwise=True)
+    assert list(frame["flops"]) == [2 * 32**3, 4 * 128]
+    assert math.isnan(frame.loc[0, "groups"]) and math.isnan(frame.loc[1, "n"])
+    with pytest.raises(GpuperfError, match="2 kernels but 1 parameter sets"):
+        feature_table([matmul(), lift_listing3()], [{"n": 32}], pairwise=True)
+
+
+def test_bad_sizes_raise_one_line_errors():
+    with pytest.raises(GpuperfError, match="no size parameter m"):
+        extract_features(vector_add(), {"m": 4})
+    with pytest.raises(GpuperfError, match="positive integer"):
+        extract_features(vector_add(), {"n": -1})
+    with pytest.raises(GpuperfError, match="need a value for size parameter"):
+        symbolic_counts(vector_add()).evaluate({})
+    with pytest.raises(GpuperfError, match="violate the kernel's assumptions"):
+        symbolic_counts(vector_add()).evaluate({"n": 4000})  # not a multiple of the group size
+    with pytest.raises(GpuperfError, match="needs a gpuperf Kernel"):
+        extract_features(vector_add().program, {"n": 4})
+
+
+def test_evaluation_is_the_same_interpreted_and_compiled():
+    counts = symbolic_counts(matmul())
+    sizes = [{"n": 16 * k} for k in (1, 2, 3, 4, 5)]
+    first = [counts.evaluate(s) for s in sizes]  # the first two interpreted, then compiled
+    again = [counts.evaluate(s) for s in sizes]
+    assert first == again
+    assert [f["flops"] for f in first] == [2 * s["n"] ** 3 for s in sizes]
+
+
+def test_occupancy_features_on_nvidia_and_nan_on_amd():
+    kernel = matmul()
+    features = extract_features(kernel, gpu="A100 PCIe 40GB")
+    assert 0 < features["occupancy"] <= 1
+    assert features["active_blocks_per_sm"] >= 1
+    assert features["active_warps_per_sm"] == features["active_blocks_per_sm"] * 256 / 32
+    assert features["registers_per_thread"] > 0
+    amd = extract_features(kernel, gpu="Instinct MI50")
+    assert math.isnan(amd["occupancy"]) and amd["flops"] == features["flops"]
+    with pytest.raises(GpuperfError, match="unknown GPU"):
+        extract_features(kernel, gpu="no such gpu")
