@@ -15,7 +15,7 @@ MEASUREMENT_KEYS = ("time_s", "time_s_min", "time_s_iqr", "repeats", "device", "
 
 
 def measure_command(
-    kernel: str = typer.Argument(..., help="catalog name, name[param=value,...] or path/file.py:function"),
+    kernel: str = typer.Argument(..., help="catalog name, variant name\\[param=value,...] or path/file.py:function"),
     param: list[str] = typer.Option(None, "--param", "-p", help="size parameter, e.g. -p n=4096"),
     device: str = typer.Option("opencl:0", "--device", "-d", help="opencl:0, opencl:<platform>:<device>, cuda:0"),
     no_verify: bool = typer.Option(False, "--no-verify", help="do not check the outputs against the reference"),

@@ -1,0 +1,365 @@
+"""Measurement campaigns: kernels x variants x sizes on one device, described in a TOML file.
+
+    name = "copies"              # optional; defaults to the file's stem
+    device = "opencl:0"
+    seed = 0                     # inputs' random seed
+    verify = true                # check every point against the kernel's reference
+
+    [timing]                     # optional: any TimingSettings field
+    min_repeats = 5
+    min_time_s = 0.1
+
+    [[kernels]]
+    kernel = "vector_copy"       # catalog name, name[param=value,...] or path/file.py:function
+    sizes = [{n = 4096}, {n = 1048576}]
+
+    [[spaces]]
+    space = "jacobi2d"           # a variant space (gpuperf.kernels.space)
+    limit = 200                  # its first 200 valid variants
+    product = {n = [1024, 2048], m = [1024]}   # every combination of the listed sizes
+
+Every point (kernel, sizes) is appended to the store as soon as it is measured, and points already
+in the store are skipped, so a campaign killed at any moment resumes where it stopped. A point that
+fails to compile, run or verify is stored with its error and the campaign goes on.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+import tomllib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import islpy as isl
+
+from gpuperf.errors import GpuperfError
+from gpuperf.kernels.kernel import Kernel
+from gpuperf.measure.devices import Compiled, Device, MeasureFailure, RunFailed, describe_exception, open_device
+from gpuperf.measure.store import OK, PointKey, Store, geometry_text, sizes_text
+from gpuperf.measure.timing import Measurement, TimingSettings, measure_compiled, provenance
+
+_TOP_KEYS = {"name", "device", "seed", "verify", "timing", "kernels", "spaces"}
+_KERNEL_KEYS = {"kernel", "sizes", "product", "verify"}
+_SPACE_KEYS = {"space", "limit", "sizes", "product", "verify"}
+
+
+def _sizes_label(sizes: Mapping[str, int]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sizes.items())
+
+
+def breaks_assumptions(kernel: Kernel, sizes: Mapping[str, Any]) -> bool:
+    """Whether ``sizes`` lie outside the kernel's loopy assumptions (e.g. ``n mod 256 = 0``)."""
+    point = kernel.entry.assumptions
+    for index, name in enumerate(point.get_var_names(isl.dim_type.param)):
+        value = sizes.get(name, kernel.default_sizes.get(name))
+        if isinstance(value, int) and not isinstance(value, bool):
+            point = point.fix_val(isl.dim_type.param, index, value)
+    return point.is_empty()
+
+
+# -- the campaign file ---------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class Entry:
+    """One kernel (or one variant of a space) with the sizes to measure it at."""
+
+    kernel: Kernel
+    spec: str
+    sizes: tuple[dict[str, int], ...]
+    verify: bool
+
+
+@dataclass(frozen=True)
+class Point:
+    entry: Entry
+    sizes: dict[str, int]
+    key: PointKey
+
+
+@dataclass(frozen=True, eq=False)
+class Campaign:
+    name: str
+    path: Path
+    device: str
+    settings: TimingSettings
+    seed: int
+    entries: tuple[Entry, ...]
+    skipped: tuple[str, ...] = ()  # space variants left out at some sizes, with the reason
+
+    def points(self, device_name: str) -> list[Point]:
+        """Every point in file order, each once, keyed for the store."""
+        seen: set[PointKey] = set()
+        points = []
+        for entry in self.entries:
+            for sizes in entry.sizes:
+                key = PointKey(self.name, entry.kernel.key, sizes_text(sizes), device_name,
+                               _geometry(entry.kernel, sizes))
+                if key not in seen:
+                    seen.add(key)
+                    points.append(Point(entry, sizes, key))
+        return points
+
+
+def _geometry(kernel: Kernel, sizes: Mapping[str, int]) -> str:
+    try:
+        return geometry_text(*kernel.launch(sizes))
+    except Exception:  # noqa: BLE001 - a kernel loopy cannot analyse fails later, when compiled
+        return "unknown"
+
+
+def load_campaign(path: str | Path) -> Campaign:
+    """Read and check a campaign file; every error names the file and the key at fault."""
+    path = Path(path)
+    if not path.is_file():
+        raise GpuperfError(f"campaign file '{path}' does not exist")
+    try:
+        data = tomllib.loads(path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise GpuperfError(f"{path}: not valid TOML ({exc})") from None
+    _no_unknown_keys(data, _TOP_KEYS, f"{path}")
+    name = _typed(data, "name", str, path.stem, f"{path}: name")
+    device = _typed(data, "device", str, "opencl:0", f"{path}: device")
+    seed = _typed(data, "seed", int, 0, f"{path}: seed")
+    verify = _typed(data, "verify", bool, True, f"{path}: verify")
+    timing = _typed(data, "timing", dict, {}, f"{path}: timing")
+    settings = TimingSettings.from_mapping(timing, f"{path}: timing")
+    entries: list[Entry] = []
+    skipped: list[str] = []
+    for index, table in enumerate(_tables(data, "kernels", path)):
+        entries.append(_kernel_entry(table, f"{path}: kernels[{index}]", path.parent, verify))
+    for index, table in enumerate(_tables(data, "spaces", path)):
+        space_entries, space_skipped = _space_entries(table, f"{path}: spaces[{index}]", verify)
+        entries.extend(space_entries)
+        skipped.extend(space_skipped)
+    if not entries:
+        raise GpuperfError(f"{path}: no points to measure; add [[kernels]] or [[spaces]] tables with sizes")
+    return Campaign(name, path, device, settings, seed, tuple(entries), tuple(skipped))
+
+
+def _typed(data: Mapping[str, Any], key: str, kind: type, default: Any, where: str) -> Any:
+    value = data.get(key, default)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise GpuperfError(f"{where}: expected {kind.__name__}, got {value!r}")
+    return value
+
+
+def _no_unknown_keys(table: Mapping[str, Any], known: set[str], where: str) -> None:
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise GpuperfError(f"{where}: unknown key '{unknown[0]}'; known keys: {', '.join(sorted(known))}")
+
+
+def _tables(data: Mapping[str, Any], key: str, path: Path) -> list[dict[str, Any]]:
+    tables = data.get(key, [])
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise GpuperfError(f"{path}: {key}: expected an array of tables ([[{key}]])")
+    return tables
+
+
+def _size_list(table: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
+    """The ``sizes`` list followed by every combination of the ``product`` lists."""
+    if "sizes" not in table and "product" not in table:
+        raise GpuperfError(f"{where}: missing sizes (give sizes = [{{n = 4096}}] or product = {{n = [4096, 65536]}})")
+    sizes = table.get("sizes", [])
+    if not isinstance(sizes, list) or not all(isinstance(s, dict) for s in sizes):
+        raise GpuperfError(f"{where}.sizes: expected a list of tables like [{{n = 4096}}]")
+    product = table.get("product", {})
+    if not isinstance(product, dict) or not all(isinstance(v, list) and v for v in product.values()):
+        raise GpuperfError(f"{where}.product: expected a table of non-empty lists like {{n = [4096, 65536]}}")
+    combined = list(sizes)
+    if product:
+        combined += [dict(zip(product, values)) for values in itertools.product(*product.values())]
+    if not combined:
+        raise GpuperfError(f"{where}: missing sizes (the sizes list is empty)")
+    return combined
+
+
+def _resolved_sizes(kernel: Kernel, table: Mapping[str, Any], where: str,
+                    skipped: list[str] | None = None) -> list[dict[str, int]]:
+    """Each listed size checked by the kernel; with ``skipped``, sizes outside the kernel's
+    assumptions are noted there and left out instead of being an error."""
+    resolved = []
+    for index, sizes in enumerate(_size_list(table, where)):
+        at = f"{where}.sizes[{index}]" if index < len(table.get("sizes", [])) else f"{where}.product"
+        try:
+            resolved.append(kernel.resolve_sizes(sizes))
+        except GpuperfError as exc:
+            if skipped is not None and breaks_assumptions(kernel, sizes):
+                skipped.append(f"{kernel.key} at {_sizes_label(sizes)}: outside its assumptions")
+                continue
+            raise GpuperfError(f"{at}: {exc}") from None
+    return resolved
+
+
+def _kernel_entry(table: Mapping[str, Any], where: str, base: Path, default_verify: bool) -> Entry:
+    from gpuperf.kernels.catalog import get_kernel
+
+    _no_unknown_keys(table, _KERNEL_KEYS, where)
+    if "kernel" not in table:
+        raise GpuperfError(f"{where}: missing key 'kernel'")
+    spec = _typed(table, "kernel", str, None, f"{where}.kernel")
+    if ".py" in spec:  # a user's file, relative to the campaign file
+        file_part, sep, function = spec.rpartition(":") if ".py:" in spec else (spec, "", "")
+        file_path = Path(file_part)
+        spec = f"{file_path if file_path.is_absolute() else (base / file_path).resolve()}{sep}{function}"
+    try:
+        kernel = get_kernel(spec)
+    except GpuperfError as exc:
+        raise GpuperfError(f"{where}.kernel: {exc}") from None
+    sizes = _resolved_sizes(kernel, table, where)
+    verify = _typed(table, "verify", bool, default_verify, f"{where}.verify")
+    return Entry(kernel, spec, tuple(sizes), verify)
+
+
+def _space_entries(table: Mapping[str, Any], where: str, default_verify: bool) -> tuple[list[Entry], list[str]]:
+    _no_unknown_keys(table, _SPACE_KEYS, where)
+    if "space" not in table:
+        raise GpuperfError(f"{where}: missing key 'space'")
+    name = _typed(table, "space", str, None, f"{where}.space")
+    limit = table.get("limit")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise GpuperfError(f"{where}.limit: expected a positive integer, got {limit!r}")
+    try:
+        from gpuperf.kernels.space import get_space
+
+        variants = get_space(name).variants(limit)
+    except ImportError:
+        raise GpuperfError(f"{where}.space: variant spaces are not available in this installation") from None
+    except GpuperfError as exc:
+        raise GpuperfError(f"{where}.space: {exc}") from None
+    verify = _typed(table, "verify", bool, default_verify, f"{where}.verify")
+    entries, skipped = [], []
+    for variant in variants:
+        kept = _resolved_sizes(variant, table, where, skipped)
+        if kept:
+            entries.append(Entry(variant, variant.key, tuple(kept), verify))
+    return entries, skipped
+
+
+# -- running -------------------------------------------------------------------------------------
+@dataclass
+class CampaignReport:
+    campaign: str
+    device: str
+    planned: int
+    already_stored: int
+    measured: int = 0
+    failed: dict[str, int] = field(default_factory=dict)
+    wall_s: float = 0.0
+    compile_s: float = 0.0
+    first_launch_s: float = 0.0
+    kernel_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _row(point: Point, device: Device, status: str, **values: Any) -> dict[str, Any]:
+    kernel = point.entry.kernel
+    return {
+        "campaign": point.key.campaign, "kernel": kernel.key, "sizes": point.sizes, "device": device.name,
+        "geometry": point.key.geometry, "kernel_name": kernel.name, "variant": kernel.variant_label,
+        "variant_params": dict(kernel.variant), "kernel_spec": point.entry.spec, "status": status, **values,
+    }
+
+
+def _measured_row(point: Point, device: Device, m: Measurement) -> dict[str, Any]:
+    return _row(point, device, OK, time_s=m.time_s, time_s_min=m.time_s_min, time_s_iqr=m.time_s_iqr,
+                repeats=m.repeats, retries=m.retries, stable=m.stable, verified=m.verified,
+                max_rel_error=m.max_rel_error, compile_s=m.compile_s, first_launch_s=m.first_launch_s,
+                kernel_total_s=m.kernel_total_s, samples=list(m.samples), provenance=m.provenance)
+
+
+def _failed_row(point: Point, device: Device, exc: Exception, settings: TimingSettings) -> dict[str, Any]:
+    if not isinstance(exc, MeasureFailure):
+        exc = RunFailed(describe_exception(exc), detail=f"{type(exc).__name__}: {exc}")
+    return _row(point, device, exc.status, error=exc.detail, max_rel_error=getattr(exc, "max_rel_error", None),
+                provenance=provenance(device, "none", settings))
+
+
+class _Compiler:
+    """Builds each entry's kernel once, on its first point; remembers a failure for the other points."""
+
+    def __init__(self, device: Device, report: CampaignReport) -> None:
+        self.device, self.report = device, report
+        self.entry: Entry | None = None
+        self.result: Compiled | Exception | None = None
+
+    def get(self, entry: Entry) -> Compiled:
+        if entry is not self.entry:
+            self.entry = entry
+            start = time.perf_counter()
+            try:
+                self.result = self.device.compile(entry.kernel)
+            except Exception as exc:  # noqa: BLE001 - recorded per point, the campaign goes on
+                self.result = exc
+            self.report.compile_s += time.perf_counter() - start
+        if isinstance(self.result, Exception):
+            raise self.result
+        assert self.result is not None
+        return self.result
+
+
+def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None = None,
+                 progress: bool = True, retry_failed: bool = False) -> CampaignReport:
+    """Measure every point of ``campaign`` not yet in the store, appending each as it is taken."""
+    try:
+        opened = open_device(device or campaign.device)
+    except GpuperfError as exc:
+        where = "--device" if device else f"{campaign.path}: device"
+        raise GpuperfError(f"{where}: {exc}") from None
+    points = campaign.points(opened.name)
+    start = time.perf_counter()
+    with Store(store_path) as store:
+        if retry_failed:
+            store.delete_failed(campaign.name)
+        store.set_plan(campaign.name, str(campaign.path), opened.name, len(points))
+        stored = store.keys(campaign.name)
+        todo = [p for p in points if p.key not in stored]
+        report = CampaignReport(campaign.name, opened.name, len(points), len(points) - len(todo))
+        compiler = _Compiler(opened, report)
+        with _progress_bar(progress) as bar:
+            task = bar.add_task(campaign.name, total=len(todo))
+            for point in todo:
+                bar.update(task, description=f"{point.entry.kernel.key} {_sizes_label(point.sizes)}")
+                row = _take(point, opened, compiler, campaign, report)
+                store.add(row)
+                bar.advance(task)
+    report.wall_s = time.perf_counter() - start
+    return report
+
+
+def _take(point: Point, device: Device, compiler: _Compiler, campaign: Campaign,
+          report: CampaignReport) -> dict[str, Any]:
+    try:
+        compiled = compiler.get(point.entry)
+        m = measure_compiled(compiled, device, point.sizes, point.entry.verify, campaign.settings, campaign.seed)
+    except Exception as exc:  # noqa: BLE001 - any failure is stored, the campaign goes on
+        row = _failed_row(point, device, exc, campaign.settings)
+        report.failed[row["status"]] = report.failed.get(row["status"], 0) + 1
+        return row
+    report.measured += 1
+    report.kernel_s += m.kernel_total_s
+    report.first_launch_s += m.first_launch_s
+    return _measured_row(point, device, m)
+
+
+def _progress_bar(enabled: bool) -> Any:
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn,
+    )
+
+    return Progress(
+        TextColumn("{task.description}", style="cyan"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+        console=Console(stderr=True), disable=not enabled, transient=False,
+    )
+
+
+def campaign_status(store_path: str | Path) -> list[dict[str, Any]]:
+    """Per campaign in the store: planned, done, failed (by kind) and remaining points."""
+    with Store(store_path, create=False) as store:
+        return store.status()

@@ -1,0 +1,286 @@
+"""Running kernels on an NVIDIA GPU through CuPy, timed with CUDA events.
+
+The kernel is retargeted to ``lp.CudaTarget()``; loopy generates one ``extern "C" __global__`` function
+per device kernel. Their argument lists are read from loopy's code AST and each one's grid and block
+from the linearized program, so this module needs no GPU to plan a launch; CuPy is imported only when
+a CUDA device is opened.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import cgen
+import loopy as lp
+import numpy as np
+from pymbolic import evaluate
+
+from gpuperf.errors import GpuperfError
+from gpuperf.kernels.kernel import Kernel
+from gpuperf.measure.devices import CompileFailed, RunFailed, describe_exception
+
+Dim3 = tuple[int, int, int]
+
+
+# -- what can be worked out without a GPU -----------------------------------------------------------
+@dataclass(frozen=True)
+class DeviceArg:
+    name: str
+    dtype: np.dtype
+    is_pointer: bool
+
+
+@dataclass(frozen=True)
+class DeviceFunction:
+    """One generated ``__global__`` function and its parameters in declaration order."""
+
+    name: str
+    args: tuple[DeviceArg, ...]
+
+
+@dataclass(frozen=True)
+class LaunchStep:
+    function: str
+    grid: Dim3
+    block: Dim3
+
+
+def _declared_arg(declaration: Any) -> DeviceArg:
+    is_pointer = False
+    while hasattr(declaration, "subdecl"):
+        is_pointer = is_pointer or isinstance(declaration, cgen.Pointer)
+        declaration = declaration.subdecl
+    return DeviceArg(declaration.name, np.dtype(declaration.dtype), is_pointer)
+
+
+def _function_declaration(ast: Any) -> cgen.FunctionDeclaration:
+    parts = ast.contents if isinstance(ast, cgen.Collection) else [ast]
+    body = next(p for p in parts if isinstance(p, cgen.FunctionBody))
+    declaration = body.fdecl
+    while not isinstance(declaration, cgen.FunctionDeclaration):
+        declaration = declaration.subdecl
+    return declaration
+
+
+def cuda_code(kernel: Kernel) -> tuple[str, tuple[DeviceFunction, ...]]:
+    """CUDA source for ``kernel`` and the signature of every device function in it."""
+    codegen = lp.generate_code_v2(kernel.for_target(lp.CudaTarget()))
+    functions = []
+    for program in codegen.device_programs:
+        declaration = _function_declaration(program.ast)
+        args = tuple(_declared_arg(d) for d in declaration.arg_decls)
+        functions.append(DeviceFunction(program.name, args))
+    return codegen.device_code(), tuple(functions)
+
+
+def launch_exprs(kernel: Kernel) -> dict[str, tuple[tuple[Any, ...], tuple[Any, ...]]]:
+    """Per device function: (blocks per grid dimension, threads per block dimension) as expressions."""
+    from loopy.kernel.tools import get_subkernel_start_indices
+    from loopy.schedule import get_insn_ids_for_block_at
+
+    program = lp.linearize(lp.preprocess_kernel(kernel.for_target(lp.CudaTarget())))
+    entry = program.default_entrypoint
+    exprs = {}
+    for name, start in get_subkernel_start_indices(entry).items():
+        insn_ids = get_insn_ids_for_block_at(entry.linearization, start)
+        groups, local = entry.get_grid_sizes_for_insn_ids_as_exprs(insn_ids, program.callables_table)
+        exprs[name] = (tuple(groups), tuple(local))
+    return exprs
+
+
+def check_supported(functions: Sequence[DeviceFunction], exprs: Mapping[str, Any]) -> None:
+    """Refuse programs loopy's CUDA target cannot emit whole (it drops every device kernel but the first)."""
+    missing = [name for name in exprs if name not in {f.name for f in functions}]
+    if missing:
+        raise GpuperfError(
+            f"the program needs {len(exprs)} device kernels but loopy's CUDA target generates only "
+            f"{len(functions)} (missing {', '.join(missing)}); measure it on an OpenCL device"
+        )
+
+
+def _dim3(exprs: Sequence[Any], sizes: Mapping[str, int]) -> Dim3:
+    values = [int(evaluate(e, dict(sizes))) for e in exprs] + [1, 1, 1]
+    return values[0], values[1], values[2]
+
+
+def launch_plan(kernel: Kernel, sizes: Mapping[str, Any],
+                exprs: Mapping[str, tuple[tuple[Any, ...], tuple[Any, ...]]] | None = None) -> list[LaunchStep]:
+    """The launches, in order, with grid (in blocks) and block (in threads) for these sizes."""
+    resolved = kernel.resolve_sizes(sizes)
+    exprs = exprs if exprs is not None else launch_exprs(kernel)
+    return [LaunchStep(name, _dim3(groups, resolved), _dim3(local, resolved))
+            for name, (groups, local) in exprs.items()]
+
+
+def marshal_args(function: DeviceFunction, buffers: Mapping[str, Any], sizes: Mapping[str, int]) -> tuple[Any, ...]:
+    """Arguments in declaration order: device buffers as given, scalars as NumPy values of the C type."""
+    values: list[Any] = []
+    for arg in function.args:
+        if arg.is_pointer:
+            if arg.name not in buffers:
+                raise GpuperfError(f"device function '{function.name}' needs array '{arg.name}', which was not given")
+            values.append(buffers[arg.name])
+        elif arg.name in sizes:
+            values.append(arg.dtype.type(sizes[arg.name]))
+        else:
+            raise GpuperfError(
+                f"device function '{function.name}' needs scalar '{arg.name}', which is not a size parameter"
+            )
+    return tuple(values)
+
+
+def scratch_shapes(kernel: Kernel, functions: Sequence[DeviceFunction],
+                   sizes: Mapping[str, int]) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """Global temporaries the device functions take as arguments: name -> (shape, dtype)."""
+    arg_names = {a.name for a in kernel.entry.args}
+    temporaries = kernel.entry.temporary_variables
+    shapes = {}
+    for function in functions:
+        for arg in function.args:
+            if arg.is_pointer and arg.name not in arg_names and arg.name in temporaries:
+                shape = tuple(int(evaluate(s, dict(sizes))) for s in temporaries[arg.name].shape)
+                shapes[arg.name] = (shape, arg.dtype)
+    return shapes
+
+
+# -- CuPy ---------------------------------------------------------------------------------------
+def _cupy() -> Any:
+    import cupy
+
+    return cupy
+
+
+def cupy_missing_reason() -> str | None:
+    """Why CUDA devices cannot be used here (None when CuPy imports)."""
+    try:
+        _cupy()
+    except Exception as exc:  # noqa: BLE001 - ImportError or a broken CUDA install
+        return f"is not available (CuPy does not import: {describe_exception(exc, 120)}; install gpuperf[cuda])"
+    return None
+
+
+def cuda_device_list() -> list[tuple[str, str]]:
+    """``(cuda:<index>, GPU name)`` for each GPU CuPy sees; empty without CuPy or a driver."""
+    try:
+        cupy = _cupy()
+        count = cupy.cuda.runtime.getDeviceCount()
+        return [(f"cuda:{i}", _device_name(cupy, i)) for i in range(count)]
+    except Exception:  # noqa: BLE001
+        return []
+
+
+def _device_name(cupy: Any, index: int) -> str:
+    name = cupy.cuda.runtime.getDeviceProperties(index)["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+@functools.lru_cache(maxsize=1)
+def _cupy_version() -> str:
+    return str(_cupy().__version__)
+
+
+class CudaDevice:
+    """One CUDA GPU, used through CuPy."""
+
+    def __init__(self, index: int) -> None:
+        self.cupy = _cupy()
+        self.index = index
+        self.name = f"cuda:{index}"
+        self.gpu = self.cupy.cuda.Device(index)
+
+    def provenance(self) -> dict[str, str]:
+        runtime = self.cupy.cuda.runtime
+        return {
+            "device_name": _device_name(self.cupy, self.index),
+            "driver_version": str(runtime.driverGetVersion()),
+            "runtime_version": str(runtime.runtimeGetVersion()),
+            "cupy": _cupy_version(),
+        }
+
+    def compile(self, kernel: Kernel) -> CudaCompiled:
+        return CudaCompiled(self, kernel)
+
+
+class CudaCompiled:
+    """A kernel's CUDA source built with NVRTC (through ``cupy.RawModule``)."""
+
+    timer = "cuda_event_span"
+
+    def __init__(self, device: CudaDevice, kernel: Kernel) -> None:
+        self.device = device
+        self.kernel = kernel
+        start = time.perf_counter()
+        try:
+            code, self.functions = cuda_code(kernel)
+            self.exprs = launch_exprs(kernel)
+            check_supported(self.functions, self.exprs)
+            with device.gpu:
+                module = device.cupy.RawModule(code=code)
+                self.handles = {f.name: module.get_function(f.name) for f in self.functions}
+        except Exception as exc:  # noqa: BLE001
+            raise CompileFailed(f"kernel '{kernel.key}' failed to compile for CUDA: {describe_exception(exc)}",
+                                detail=f"{type(exc).__name__}: {exc}") from exc
+        self.compile_s = time.perf_counter() - start
+
+    def bind(self, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray]) -> CudaLaunch:
+        return CudaLaunch(self, sizes, inputs)
+
+
+class CudaLaunch:
+    """Device arrays for one set of sizes; ``run()`` launches every device function once."""
+
+    def __init__(self, compiled: CudaCompiled, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray]) -> None:
+        self.compiled = compiled
+        cupy = compiled.device.cupy
+        kernel = compiled.kernel
+        try:
+            with compiled.device.gpu:
+                self.arrays = {name: cupy.asarray(np.ascontiguousarray(a)) for name, a in inputs.items()}
+                for arg in kernel.array_args:
+                    if arg.name not in self.arrays:
+                        shape = kernel.array_shape(arg, sizes)
+                        self.arrays[arg.name] = cupy.empty(shape, dtype=np.dtype(arg.dtype.numpy_dtype))
+                shapes = scratch_shapes(kernel, compiled.functions, sizes)
+                scratch = {name: cupy.empty(shape, dtype=dtype) for name, (shape, dtype) in shapes.items()}
+                buffers = {**self.arrays, **scratch}
+                plan = {p.function: p for p in launch_plan(kernel, sizes, compiled.exprs)}
+                self.calls = [
+                    (compiled.handles[f.name], plan[f.name].grid, plan[f.name].block, marshal_args(f, buffers, sizes))
+                    for f in compiled.functions
+                ]
+                self.scratch = scratch
+        except Exception as exc:  # noqa: BLE001
+            raise RunFailed(f"kernel '{kernel.key}': preparing the CUDA launch failed: {describe_exception(exc)}",
+                            detail=f"{type(exc).__name__}: {exc}") from exc
+
+    def run(self) -> float:
+        return self.run_many(1)[0]
+
+    def run_many(self, count: int) -> list[float]:
+        cupy = self.compiled.device.cupy
+        try:
+            with self.compiled.device.gpu:
+                pairs = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(count)]
+                for start, end in pairs:
+                    start.record()
+                    for handle, grid, block, args in self.calls:
+                        handle(grid, block, args)
+                    end.record()
+                pairs[-1][1].synchronize()
+                return [cupy.cuda.get_elapsed_time(start, end) * 1e-3 for start, end in pairs]
+        except Exception as exc:  # noqa: BLE001
+            raise RunFailed(f"kernel '{self.compiled.kernel.key}' failed to run: {describe_exception(exc)}",
+                            detail=f"{type(exc).__name__}: {exc}") from exc
+
+    def outputs(self) -> dict[str, np.ndarray]:
+        cupy = self.compiled.device.cupy
+        return {name: cupy.asnumpy(self.arrays[name]) for name in self.compiled.kernel.outputs}
+
+    def close(self) -> None:
+        self.compiled.device.cupy.cuda.Device(self.compiled.device.index).synchronize()
+        self.arrays.clear()
+        self.scratch.clear()

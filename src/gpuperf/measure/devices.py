@@ -1,0 +1,178 @@
+"""Device names (``opencl:0``, ``opencl:<platform>:<device>``, ``cuda:<index>``) and the device interface.
+
+A :class:`Device` compiles a :class:`~gpuperf.kernels.kernel.Kernel` once into a :class:`Compiled`
+program; binding that to one set of inputs gives a :class:`Launch` whose ``run()`` enqueues the
+kernel once and returns the device-side time in seconds. Inputs stay on the device across runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from typing import Protocol
+
+import numpy as np
+
+from gpuperf.errors import GpuperfError
+from gpuperf.kernels.kernel import Kernel
+
+DEVICE_FORMS = "opencl:0, opencl:<platform>:<device>, cuda:<index>"
+
+
+# -- failures a measured point can end in ------------------------------------------------------
+class MeasureFailure(GpuperfError):
+    """A point that could not be measured; ``status`` names the stage that failed."""
+
+    status = "run_failed"
+
+    def __init__(self, message: str, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.detail = detail or message
+
+
+class CompileFailed(MeasureFailure):
+    status = "compile_failed"
+
+
+class RunFailed(MeasureFailure):
+    status = "run_failed"
+
+
+class VerifyFailed(MeasureFailure):
+    status = "verify_failed"
+
+    def __init__(self, message: str, max_rel_error: float | None = None) -> None:
+        super().__init__(message)
+        self.max_rel_error = max_rel_error
+
+
+def describe_exception(exc: BaseException, limit: int = 300) -> str:
+    """``Type: first line of the message`` cut to ``limit`` characters (for one-line errors)."""
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else ""
+    line = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+# -- the interface every device implements -----------------------------------------------------
+class Launch(Protocol):
+    """A compiled kernel bound to one set of device-resident inputs and outputs."""
+
+    def run(self) -> float:
+        """Enqueue the kernel once, wait, and return its device-side time in seconds."""
+
+    def run_many(self, count: int) -> list[float]:
+        """Enqueue ``count`` launches back to back, wait for the last, return each one's device time."""
+
+    def outputs(self) -> dict[str, np.ndarray]:
+        """Copy the output arrays back to the host."""
+
+    def close(self) -> None:
+        """Release the device buffers."""
+
+
+class Compiled(Protocol):
+    kernel: Kernel
+    compile_s: float
+    timer: str
+
+    def bind(self, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray]) -> Launch:
+        """Upload ``inputs``, allocate outputs and return a launch for these sizes."""
+
+
+class Device(Protocol):
+    name: str
+
+    def provenance(self) -> dict[str, str]:
+        """Device name, platform and driver versions."""
+
+    def compile(self, kernel: Kernel) -> Compiled:
+        """Generate and build the kernel's device code (raises :class:`CompileFailed`)."""
+
+
+# -- names --------------------------------------------------------------------------------------
+_OPENCL = re.compile(r"opencl(?::(\d+))?(?::(\d+))?")
+_CUDA = re.compile(r"cuda(?::(\d+))?")
+
+
+def opencl_devices() -> list[tuple[str, str]]:
+    """``(canonical name, description)`` of every OpenCL device, platform by platform."""
+    try:
+        import pyopencl as cl
+
+        platforms = cl.get_platforms()
+    except Exception:  # noqa: BLE001 - no ICD loader or no platform: no OpenCL devices
+        return []
+    found = []
+    for p_index, platform in enumerate(platforms):
+        try:
+            devices = platform.get_devices()
+        except Exception:  # noqa: BLE001 - a platform without devices raises
+            continue
+        for d_index, device in enumerate(devices):
+            found.append((f"opencl:{p_index}:{d_index}", f"{device.name.strip()} ({platform.name.strip()})"))
+    return found
+
+
+def cuda_devices() -> list[tuple[str, str]]:
+    """``(name, description)`` of every CUDA device CuPy can see (none without CuPy)."""
+    from gpuperf.measure.cuda import cuda_device_list
+
+    return cuda_device_list()
+
+
+def available_devices() -> list[tuple[str, str]]:
+    """Every device this machine can measure on, with the short alias ``opencl:0`` first."""
+    opencl = opencl_devices()
+    alias = [("opencl:0", f"same as {opencl[0][0]}")] if opencl else []
+    return alias + opencl + cuda_devices()
+
+
+def _unknown_device(name: str, reason: str) -> GpuperfError:
+    listed = "; ".join(f"{n} ({d})" for n, d in available_devices()) or "none"
+    return GpuperfError(f"device '{name}' {reason}; available devices: {listed}")
+
+
+def canonical_device_name(name: str) -> str:
+    """``opencl:N`` -> ``opencl:P:D`` (the N-th device over all platforms); check the name exists."""
+    text = name.strip().lower()
+    opencl = _OPENCL.fullmatch(text)
+    if opencl:
+        listed = [n for n, _ in opencl_devices()]
+        if opencl.group(2) is None:
+            index = int(opencl.group(1) or 0)  # opencl:N is the N-th device over all platforms
+            if index >= len(listed):
+                raise _unknown_device(name, "does not exist")
+            return listed[index]
+        canonical = f"opencl:{int(opencl.group(1))}:{int(opencl.group(2))}"
+        if canonical not in listed:
+            raise _unknown_device(name, "does not exist")
+        return canonical
+    cuda = _CUDA.fullmatch(text)
+    if cuda:
+        canonical = f"cuda:{int(cuda.group(1) or 0)}"
+        if canonical not in [n for n, _ in cuda_devices()]:
+            from gpuperf.measure.cuda import cupy_missing_reason
+
+            raise _unknown_device(name, cupy_missing_reason() or "does not exist")
+        return canonical
+    raise _unknown_device(name, f"is not a device name (use {DEVICE_FORMS})")
+
+
+@functools.lru_cache(maxsize=None)
+def _open(canonical: str) -> Device:
+    kind, _, rest = canonical.partition(":")
+    if kind == "opencl":
+        from gpuperf.measure.opencl import OpenCLDevice
+
+        platform, _, device = rest.partition(":")
+        return OpenCLDevice(int(platform), int(device))
+    from gpuperf.measure.cuda import CudaDevice
+
+    return CudaDevice(int(rest))
+
+
+def open_device(name: str) -> Device:
+    """The device ``name`` points at (opened once per process); unknown names list the available ones."""
+    return _open(canonical_device_name(name))

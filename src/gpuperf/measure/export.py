@@ -1,0 +1,163 @@
+"""The store as a dataset table (CSV or Parquet), in gpuperf's dataset shape.
+
+Columns: the keys ``kernel``, ``variant``, ``gpu``, ``device``, ``source``; the size parameters and the
+variant's tunable parameters, one column each; the kernel's static features
+(``gpuperf.features.extract_features``, with registers and occupancy where the GPU is known);
+``time_s``, ``time_s_min``, ``time_s_iqr``, ``repeats``, ``status``; then the campaign, launch
+geometry, verification, compile time and error text.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gpuperf.errors import GpuperfError
+from gpuperf.kernels.kernel import Kernel
+from gpuperf.measure.store import Store
+
+KEY_COLUMNS = ("kernel", "variant", "gpu", "device", "source")
+TIMING_COLUMNS = ("time_s", "time_s_min", "time_s_iqr", "repeats", "status")
+DETAIL_COLUMNS = ("campaign", "kernel_key", "geometry", "retries", "stable", "verified", "max_rel_error",
+                  "compile_s", "measured_at", "error")
+FORMATS = ("csv", "parquet")
+
+FeatureFunction = Callable[..., dict[str, Any]]  # extract_features(kernel, sizes, gpu=None)
+
+
+def _feature_function() -> FeatureFunction | None:
+    try:
+        from gpuperf.features import extract_features
+    except ImportError:
+        return None
+    return extract_features
+
+
+def _known_gpu(provenance: dict[str, Any] | None, device: str) -> tuple[str, str | None]:
+    """(name for the ``gpu`` column, canonical GPU name or None): the recorded device name is kept
+    where gpuperf's GPU descriptors do not know it."""
+    name = (provenance or {}).get("device_name") or device
+    try:
+        from gpuperf.hardware.specs import canonical_gpu_name
+    except ImportError:
+        return name, None
+    canonical = canonical_gpu_name(name)
+    return canonical or name, canonical
+
+
+class _Features:
+    """Static features per (kernel spec, sizes), rebuilding each kernel once; failures leave NaN."""
+
+    def __init__(self, extract: FeatureFunction) -> None:
+        self.extract = extract
+        self.kernels: dict[str, Kernel | None] = {}
+        self.failed: set[str] = set()
+
+    def __call__(self, spec: str, sizes: dict[str, int], gpu: str | None) -> dict[str, Any]:
+        from gpuperf.kernels.catalog import get_kernel
+
+        if spec not in self.kernels:
+            try:
+                self.kernels[spec] = get_kernel(spec)
+            except Exception as exc:  # noqa: BLE001 - e.g. a user's kernel file that has moved
+                self._warn(spec, exc)
+                self.kernels[spec] = None
+        kernel = self.kernels[spec]
+        if kernel is None:
+            return {}
+        if gpu is not None:
+            try:
+                return dict(self.extract(kernel, sizes, gpu=gpu))
+            except Exception as exc:  # noqa: BLE001 - e.g. a GPU too old for NVRTC: keep the static part
+                self._warn(f"{spec} on {gpu}", exc)
+        try:
+            return dict(self.extract(kernel, sizes))
+        except Exception as exc:  # noqa: BLE001 - a kernel loopy cannot count has no features
+            self._warn(spec, exc)
+            return {}
+
+    def _warn(self, what: str, exc: Exception) -> None:
+        if what not in self.failed:
+            self.failed.add(what)
+            warnings.warn(f"features incomplete for {what}: {type(exc).__name__}: {exc}", stacklevel=3)
+
+
+def store_table(store_path: str | Path, campaign: str | None = None, features: bool = True) -> pd.DataFrame:
+    """Every stored point as one row of a dataset table."""
+    with Store(store_path, create=False) as store:
+        rows = store.rows(campaign)
+        if campaign is not None and campaign not in store.campaigns():
+            raise GpuperfError(f"store '{store_path}' has no campaign '{campaign}'; it has: "
+                               f"{', '.join(store.campaigns()) or 'none'}")
+    extract = _feature_function() if features else None
+    feature_of = _Features(extract) if extract else None
+    records, size_names, param_names, feature_names = [], {}, {}, {}
+    for row in rows:
+        gpu, known_gpu = _known_gpu(row["provenance"], row["device"])
+        record: dict[str, Any] = {
+            "kernel": row["kernel_name"], "variant": row["variant"], "gpu": gpu, "device": row["device"],
+            "source": f"gpuperf:{row['campaign']}",
+        }
+        for name, value in row["sizes"].items():
+            size_names.setdefault(name, None)
+            record[name] = value
+        for name, value in row["variant_params"].items():
+            param_names.setdefault(name, None)
+            record.setdefault(name, value)
+        if feature_of is not None:
+            for name, value in feature_of(row["kernel_spec"], row["sizes"], known_gpu).items():
+                if name not in record:
+                    feature_names.setdefault(name, None)
+                    record[name] = value
+        record.update({c: row[c] for c in TIMING_COLUMNS})
+        record.update({"kernel_key": row["kernel"], **{c: row[c] for c in DETAIL_COLUMNS if c != "kernel_key"}})
+        records.append(record)
+    columns = [*KEY_COLUMNS, *size_names, *(n for n in param_names if n not in size_names),
+               *(n for n in feature_names if n not in size_names and n not in param_names),
+               *TIMING_COLUMNS, *DETAIL_COLUMNS]
+    frame = pd.DataFrame.from_records(records, columns=columns)
+    frame["time_s"] = pd.to_numeric(frame["time_s"], errors="coerce").astype(float)
+    for column in [*size_names, *param_names]:
+        frame[column] = _integers_kept(frame[column])
+    return frame
+
+
+def _integers_kept(column: pd.Series) -> pd.Series:
+    """A column of whole numbers with gaps as nullable integers (not floats); others unchanged."""
+    values = column.dropna()
+    if values.empty or not all(isinstance(v, (int, np.integer, float)) and float(v).is_integer()
+                               and not isinstance(v, bool) for v in values):
+        return column
+    return column.astype("Int64")
+
+
+def _parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """Columns that mix numbers and text (e.g. a parameter that is sometimes a name) become text."""
+    frame = frame.copy()
+    for column in frame.columns:
+        if frame[column].dtype == object:
+            kinds = {type(v) for v in frame[column] if v is not None and not (isinstance(v, float) and np.isnan(v))}
+            if len(kinds) > 1:
+                frame[column] = frame[column].map(lambda v: None if v is None else str(v))
+    return frame
+
+
+def export_store(store_path: str | Path, out: str | Path, fmt: str | None = None, campaign: str | None = None,
+                 features: bool = True) -> pd.DataFrame:
+    """Write the store's table to ``out`` as CSV or Parquet (``fmt`` defaults to the file's suffix)."""
+    out = Path(out)
+    fmt = (fmt or out.suffix.lstrip(".")).lower()
+    if fmt not in FORMATS:
+        raise GpuperfError(f"--format: unknown export format '{fmt}'; use csv or parquet")
+    frame = store_table(store_path, campaign, features)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "csv":
+        frame.to_csv(out, index=False)
+    else:
+        _parquet_safe(frame).to_parquet(out, index=False)
+    return frame

@@ -1,0 +1,136 @@
+"""Running kernels on an OpenCL device through PyOpenCL and loopy's executor.
+
+The program is generated and built once per kernel (:meth:`OpenCLDevice.compile`); each launch then
+costs one call of loopy's generated host code (tens of microseconds) and is timed by the device's
+profiling events. A program that loopy splits into several device kernels is timed from a marker
+enqueued before it to the end of its last kernel, with the queue held until everything is enqueued
+so that host delays between the enqueues do not count.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Mapping
+
+import loopy as lp
+import numpy as np
+import pyopencl as cl
+import pyopencl.array as cla
+
+from gpuperf.kernels.kernel import Kernel
+from gpuperf.measure.devices import CompileFailed, RunFailed, describe_exception
+
+
+class OpenCLDevice:
+    """One OpenCL device with a context and an in-order queue with profiling enabled."""
+
+    def __init__(self, platform_index: int, device_index: int) -> None:
+        platform = cl.get_platforms()[platform_index]
+        self.device = platform.get_devices()[device_index]
+        self.platform = platform
+        self.name = f"opencl:{platform_index}:{device_index}"
+        self.context = cl.Context([self.device])
+        self.queue = cl.CommandQueue(self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+
+    def provenance(self) -> dict[str, str]:
+        return {
+            "device_name": self.device.name.strip(),
+            "device_version": self.device.version.strip(),
+            "driver_version": self.device.driver_version.strip(),
+            "platform_name": self.platform.name.strip(),
+            "platform_version": self.platform.version.strip(),
+        }
+
+    def compile(self, kernel: Kernel) -> OpenCLCompiled:
+        return OpenCLCompiled(self, kernel)
+
+
+class OpenCLCompiled:
+    """A kernel's program generated and built for one OpenCL device."""
+
+    def __init__(self, device: OpenCLDevice, kernel: Kernel) -> None:
+        self.device = device
+        self.kernel = kernel
+        start = time.perf_counter()
+        try:
+            # Code generation and the OpenCL build happen here, once; later calls reuse them.
+            # (loopy prints a program that fails its checks on stdout: send that to stderr.)
+            with contextlib.redirect_stdout(sys.stderr):
+                program = kernel.for_target(lp.PyOpenCLTarget(device.device))
+                # Events are waited for here, not tracked on the arrays (that waits inside enqueues).
+                program = lp.set_options(program, cl_exec_manage_array_events=False)
+                self.executor = program.executor(device.context)
+                info = self.executor.translation_unit_info(self.executor.arg_to_dtype({}))
+        except Exception as exc:  # noqa: BLE001 - any failure to generate or build is a compile failure
+            raise CompileFailed(f"kernel '{kernel.key}' failed to compile: {describe_exception(exc)}",
+                                detail=f"{type(exc).__name__}: {exc}") from exc
+        self.compile_s = time.perf_counter() - start
+        self.device_kernel_count = len(vars(info.cl_kernels))
+        self.timer = "kernel_event" if self.device_kernel_count == 1 else "gated_marker_span"
+        self.value_args = {a.name for a in kernel.entry.args if isinstance(a, lp.ValueArg)}
+
+    def bind(self, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray]) -> OpenCLLaunch:
+        return OpenCLLaunch(self, sizes, inputs)
+
+
+class OpenCLLaunch:
+    """Device buffers for one set of sizes; ``run_many(count)`` launches and times the kernel."""
+
+    def __init__(self, compiled: OpenCLCompiled, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray]) -> None:
+        self.compiled = compiled
+        kernel = compiled.kernel
+        queue = compiled.device.queue
+        self.queue = queue
+        try:
+            self.arrays: dict[str, cla.Array] = {
+                name: cla.to_device(queue, np.ascontiguousarray(array)) for name, array in inputs.items()
+            }
+            for arg in kernel.array_args:
+                if arg.name not in self.arrays:
+                    shape = kernel.array_shape(arg, sizes)
+                    self.arrays[arg.name] = cla.empty(queue, shape, np.dtype(arg.dtype.numpy_dtype))
+        except Exception as exc:  # noqa: BLE001
+            raise RunFailed(f"kernel '{kernel.key}': allocating device buffers failed: {describe_exception(exc)}",
+                            detail=f"{type(exc).__name__}: {exc}") from exc
+        self.values = {name: value for name, value in sizes.items() if name in compiled.value_args}
+
+    def run(self) -> float:
+        return self.run_many(1)[0]
+
+    def run_many(self, count: int) -> list[float]:
+        try:
+            if self.compiled.device_kernel_count == 1:
+                events = [self._enqueue() for _ in range(count)]
+                events[-1].wait()
+                return [(e.profile.end - e.profile.start) * 1e-9 for e in events]
+            return self._run_gated(count)
+        except Exception as exc:  # noqa: BLE001
+            raise RunFailed(f"kernel '{self.compiled.kernel.key}' failed to run: {describe_exception(exc)}",
+                            detail=f"{type(exc).__name__}: {exc}") from exc
+
+    def _enqueue(self, wait_for: list[cl.Event] | None = None) -> cl.Event:
+        event, _ = self.compiled.executor(self.queue, wait_for=wait_for, **self.arrays, **self.values)
+        return event
+
+    def _run_gated(self, count: int) -> list[float]:
+        """Several device kernels per launch: hold the queue until all launches are enqueued; each
+        launch's time runs from the end of a marker enqueued before it to the end of its last kernel."""
+        gate = cl.UserEvent(self.compiled.device.context)
+        spans = []
+        try:
+            for index in range(count):
+                marker = cl.enqueue_marker(self.queue, wait_for=[gate] if index == 0 else None)
+                spans.append((marker, self._enqueue(wait_for=[marker])))
+        finally:
+            gate.set_status(cl.command_execution_status.COMPLETE)
+        spans[-1][1].wait()
+        return [(last.profile.end - marker.profile.end) * 1e-9 for marker, last in spans]
+
+    def outputs(self) -> dict[str, np.ndarray]:
+        return {name: self.arrays[name].get(self.queue) for name in self.compiled.kernel.outputs}
+
+    def close(self) -> None:
+        self.queue.finish()
+        self.arrays.clear()

@@ -1,0 +1,251 @@
+"""The measurement store: an SQLite file with one row per measured point, committed as it is taken.
+
+The key (campaign, kernel, sizes, device, geometry) is unique, so no point is ever stored twice.
+Rows are never changed once written; a failed point (``compile_failed``, ``run_failed``,
+``verify_failed``) is a row with its error text and no time. The database runs in WAL mode with a
+commit per row, so a killed process loses at most the point it was measuring.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from gpuperf.errors import GpuperfError
+
+OK = "ok"
+FAILURES = ("compile_failed", "run_failed", "verify_failed")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS campaigns (
+    name TEXT PRIMARY KEY,
+    source TEXT,
+    device TEXT,
+    planned INTEGER NOT NULL,
+    updated_at TEXT
+);
+CREATE TABLE IF NOT EXISTS points (
+    id INTEGER PRIMARY KEY,
+    campaign TEXT NOT NULL,
+    kernel TEXT NOT NULL,
+    sizes TEXT NOT NULL,
+    device TEXT NOT NULL,
+    geometry TEXT NOT NULL,
+    kernel_name TEXT NOT NULL,
+    variant TEXT NOT NULL,
+    variant_params TEXT NOT NULL,
+    kernel_spec TEXT NOT NULL,
+    status TEXT NOT NULL,
+    time_s REAL,
+    time_s_min REAL,
+    time_s_iqr REAL,
+    repeats INTEGER,
+    retries INTEGER,
+    stable INTEGER,
+    verified INTEGER,
+    max_rel_error REAL,
+    compile_s REAL,
+    first_launch_s REAL,
+    kernel_total_s REAL,
+    error TEXT,
+    samples TEXT,
+    provenance TEXT,
+    measured_at TEXT NOT NULL,
+    UNIQUE (campaign, kernel, sizes, device, geometry)
+);
+"""
+
+COLUMNS = (
+    "campaign", "kernel", "sizes", "device", "geometry", "kernel_name", "variant", "variant_params",
+    "kernel_spec", "status", "time_s", "time_s_min", "time_s_iqr", "repeats", "retries", "stable",
+    "verified", "max_rel_error", "compile_s", "first_launch_s", "kernel_total_s", "error", "samples",
+    "provenance", "measured_at",
+)
+SCHEMA_VERSION = 1
+_JSON_COLUMNS = ("sizes", "variant_params", "samples", "provenance")
+
+
+def sizes_text(sizes: Mapping[str, int]) -> str:
+    """Canonical text of a sizes mapping (sorted keys), as used in the unique key."""
+    return json.dumps({k: int(sizes[k]) for k in sorted(sizes)}, separators=(",", ":"))
+
+
+def geometry_text(global_size: Iterable[int], local_size: Iterable[int]) -> str:
+    return f"{'x'.join(map(str, global_size))}/{'x'.join(map(str, local_size))}"
+
+
+@dataclass(frozen=True)
+class PointKey:
+    campaign: str
+    kernel: str
+    sizes: str
+    device: str
+    geometry: str
+
+
+def now_utc() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class Store:
+    """An open measurement store (use as a context manager)."""
+
+    def __init__(self, path: str | Path, create: bool = True) -> None:
+        self.path = Path(path)
+        if not create and not self.path.is_file():
+            raise GpuperfError(f"store '{self.path}' does not exist")
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
+                self.db.executescript(_SCHEMA)
+                self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            raise GpuperfError(f"store '{self.path}' is not a gpuperf measurement store ({exc})") from None
+        if version not in (0, SCHEMA_VERSION):
+            self.db.close()
+            raise GpuperfError(f"store '{self.path}' has layout version {version}; this gpuperf reads version "
+                               f"{SCHEMA_VERSION}")
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- writing ----------------------------------------------------------------------------------
+    def add(self, row: Mapping[str, Any]) -> bool:
+        """Append one point in its own transaction; False (nothing written) if its key is already stored."""
+        values = [_to_sql(c, row.get(c)) for c in COLUMNS]
+        if values[COLUMNS.index("measured_at")] is None:
+            values[COLUMNS.index("measured_at")] = now_utc()
+        placeholders = ",".join("?" * len(COLUMNS))
+        with self._transaction():
+            cursor = self.db.execute(
+                f"INSERT OR IGNORE INTO points ({','.join(COLUMNS)}) VALUES ({placeholders})", values
+            )
+        return cursor.rowcount == 1
+
+    def set_plan(self, campaign: str, source: str, device: str, planned: int) -> None:
+        """Record how many points ``campaign`` has in total (for status)."""
+        with self._transaction():
+            self.db.execute(
+                "INSERT INTO campaigns (name, source, device, planned, updated_at) VALUES (?,?,?,?,?) "
+                "ON CONFLICT(name) DO UPDATE SET source=excluded.source, device=excluded.device, "
+                "planned=excluded.planned, updated_at=excluded.updated_at",
+                (campaign, source, device, planned, now_utc()),
+            )
+
+    def delete_failed(self, campaign: str) -> int:
+        """Forget the failed points of ``campaign`` so that they are taken again; returns how many."""
+        with self._transaction():
+            cursor = self.db.execute(
+                f"DELETE FROM points WHERE campaign=? AND status IN ({','.join('?' * len(FAILURES))})",
+                (campaign, *FAILURES),
+            )
+        return cursor.rowcount
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One write transaction: committed when the block ends, rolled back if it raises."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # -- reading ----------------------------------------------------------------------------------
+    def keys(self, campaign: str) -> set[PointKey]:
+        rows = self.db.execute(
+            "SELECT campaign, kernel, sizes, device, geometry FROM points WHERE campaign=?", (campaign,)
+        )
+        return {PointKey(*row) for row in rows}
+
+    def rows(self, campaign: str | None = None) -> list[dict[str, Any]]:
+        """Every stored point (JSON columns decoded), in the order taken."""
+        query = f"SELECT id, {','.join(COLUMNS)} FROM points"
+        params: tuple[Any, ...] = ()
+        if campaign is not None:
+            query += " WHERE campaign=?"
+            params = (campaign,)
+        cursor = self.db.execute(query + " ORDER BY id", params)
+        names = [d[0] for d in cursor.description]
+        return [_from_sql(dict(zip(names, row))) for row in cursor]
+
+    def campaigns(self) -> list[str]:
+        rows = self.db.execute("SELECT name FROM campaigns UNION SELECT DISTINCT campaign FROM points ORDER BY 1")
+        return [r[0] for r in rows]
+
+    def status(self) -> list[dict[str, Any]]:
+        """Per campaign: planned, done (ok), failed (by kind) and remaining points."""
+        planned = {name: (count, device, source) for name, count, device, source in
+                   self.db.execute("SELECT name, planned, device, source FROM campaigns")}
+        counts: dict[str, dict[str, int]] = {}
+        for campaign, status, count in self.db.execute(
+            "SELECT campaign, status, COUNT(*) FROM points GROUP BY campaign, status"
+        ):
+            counts.setdefault(campaign, {})[status] = count
+        report = []
+        for name in self.campaigns():
+            by_status = counts.get(name, {})
+            total, device, source = planned.get(name, (None, None, None))
+            taken = sum(by_status.values())
+            failed = {kind: by_status.get(kind, 0) for kind in FAILURES}
+            report.append({
+                "campaign": name,
+                "device": device,
+                "source": source,
+                "planned": total,
+                "done": by_status.get(OK, 0),
+                "failed": sum(failed.values()),
+                **failed,
+                "remaining": max(total - taken, 0) if total is not None else None,
+            })
+        return report
+
+
+def _to_sql(column: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if column == "sizes" and isinstance(value, Mapping):
+        return sizes_text(value)
+    if column in _JSON_COLUMNS:
+        return json.dumps(value, sort_keys=column != "samples", default=_json_default)
+    if isinstance(value, bool):
+        return int(value)
+    if hasattr(value, "item"):  # NumPy scalars
+        return value.item()
+    return value
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    if isinstance(value, tuple):
+        return list(value)
+    return str(value)
+
+
+def _from_sql(row: dict[str, Any]) -> dict[str, Any]:
+    for column in _JSON_COLUMNS:
+        if row.get(column) is not None:
+            row[column] = json.loads(row[column])
+    for column in ("stable", "verified"):
+        if row.get(column) is not None:
+            row[column] = bool(row[column])
+    return row

@@ -1,0 +1,277 @@
+"""Timing methodology: warm-up, repeats until enough samples and time, robust statistics, re-measure.
+
+One round runs the kernel until it has both ``min_repeats`` samples and ``min_time_s`` of summed
+device time (bounded by ``max_repeats`` and ``max_round_s`` of wall time). Launches are enqueued in
+batches, back to back on the in-order queue, each timed by its own device events, so the host's
+wait for completion does not sit between repeats. When the round's interquartile range exceeds
+``iqr_limit`` times its median the round is taken again, at most ``max_retries`` times; the
+steadiest round is kept and the number of retries recorded (``stable`` says whether it met the limit).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import platform
+import socket
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import numpy as np
+
+from gpuperf.errors import GpuperfError
+from gpuperf.kernels.kernel import Kernel
+from gpuperf.measure.devices import Compiled, Device, VerifyFailed, describe_exception, open_device
+
+
+@dataclass(frozen=True)
+class TimingSettings:
+    """How a point is timed (a campaign file's ``[timing]`` table sets any of these)."""
+
+    warmup: int = 2
+    min_repeats: int = 5
+    min_time_s: float = 0.1
+    max_repeats: int = 1000
+    max_round_s: float = 5.0
+    iqr_limit: float = 0.1
+    max_retries: int = 2
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], where: str) -> TimingSettings:
+        """Settings from a ``[timing]`` table; errors name ``where`` and the key."""
+        known = {f.name: f.type for f in fields(cls)}
+        values: dict[str, Any] = {}
+        for key, value in data.items():
+            if key not in known:
+                raise GpuperfError(f"{where}.{key}: unknown timing setting; known: {', '.join(known)}")
+            number_type = int if known[key] == "int" else float
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise GpuperfError(f"{where}.{key}: must be a non-negative number, not {value!r}")
+            if number_type is int and value != int(value):
+                raise GpuperfError(f"{where}.{key}: must be a whole number, not {value!r}")
+            values[key] = number_type(value)
+        settings = cls(**values)
+        if settings.min_repeats < 1 or settings.max_repeats < settings.min_repeats:
+            raise GpuperfError(f"{where}: need 1 <= min_repeats <= max_repeats")
+        return settings
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Statistics of the kept round, plus what the whole timing cost."""
+
+    samples: tuple[float, ...]
+    median: float
+    minimum: float
+    iqr: float
+    retries: int
+    stable: bool
+    round_wall_s: float
+    kernel_total_s: float
+
+
+def summarize(samples: list[float]) -> tuple[float, float, float]:
+    """(median, min, interquartile range) of device times."""
+    q1, median, q3 = np.percentile(samples, [25, 50, 75])
+    return float(median), float(np.min(samples)), float(q3 - q1)
+
+
+RunMany = Callable[[int], list[float]]
+MAX_BATCH = 256
+
+
+def _next_batch(samples: list[float], total: float, settings: TimingSettings) -> int:
+    """Launches to enqueue next: ``min_repeats`` first, then about what ``min_time_s`` still needs."""
+    room = settings.max_repeats - len(samples)
+    if len(samples) < settings.min_repeats:
+        return min(settings.min_repeats - len(samples), room)
+    typical = max(float(np.median(samples)), 1e-9)
+    wanted = math.ceil((settings.min_time_s - total) / typical)
+    return max(1, min(wanted, room, MAX_BATCH))
+
+
+def _one_round(run_many: RunMany, settings: TimingSettings) -> tuple[list[float], float]:
+    samples: list[float] = []
+    total = 0.0
+    start = time.perf_counter()
+    while len(samples) < settings.max_repeats:
+        batch = run_many(_next_batch(samples, total, settings))
+        samples.extend(batch)
+        total += sum(batch)
+        enough = len(samples) >= settings.min_repeats
+        if enough and (total >= settings.min_time_s or time.perf_counter() - start >= settings.max_round_s):
+            break
+    return samples, time.perf_counter() - start
+
+
+def time_kernel(run_many: RunMany, settings: TimingSettings) -> Timing:
+    """Warm up, then time rounds of launches until one is steady or retries run out.
+
+    ``run_many(count)`` enqueues ``count`` launches back to back and returns each one's device time.
+    """
+    kernel_total = sum(run_many(settings.warmup)) if settings.warmup else 0.0
+    best: tuple[float, list[float], float] | None = None
+    retries = 0
+    for attempt in range(settings.max_retries + 1):
+        retries = attempt
+        samples, wall = _one_round(run_many, settings)
+        kernel_total += sum(samples)
+        median, _, iqr = summarize(samples)
+        spread = iqr / median if median > 0 else 0.0
+        if best is None or spread < best[0]:
+            best = (spread, samples, wall)
+        if spread <= settings.iqr_limit:
+            break
+    assert best is not None
+    spread, samples, wall = best
+    median, minimum, iqr = summarize(samples)
+    return Timing(tuple(samples), median, minimum, iqr, retries, spread <= settings.iqr_limit, wall, kernel_total)
+
+
+# -- verification -----------------------------------------------------------------------------------
+def max_relative_error(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray]) -> tuple[float, str]:
+    """Largest normwise relative error max|got - want| / max|want| over the outputs, and its output."""
+    worst, worst_name = 0.0, ""
+    for name, want in expected.items():
+        if name not in actual:
+            raise GpuperfError(f"the reference returns '{name}', which the kernel does not write "
+                               f"(outputs: {', '.join(actual) or 'none'})")
+        got, want = np.asarray(actual[name]), np.asarray(want)
+        dtype = np.result_type(got.dtype, want.dtype) if got.dtype.kind == want.dtype.kind == "f" else np.float64
+        got, want = got.astype(dtype, copy=False), want.astype(dtype, copy=False)
+        if got.shape != want.shape:
+            return float("inf"), name
+        if want.size == 0:
+            continue
+        diff = float(np.max(np.abs(got - want)))
+        scale = float(np.max(np.abs(want)))
+        error = diff / scale if scale > 0 else (0.0 if diff == 0 else float("inf"))
+        if not np.isfinite(error):
+            error = float("inf")
+        if error > worst or not worst_name:
+            worst, worst_name = error, name
+    return worst, worst_name
+
+
+# -- provenance -------------------------------------------------------------------------------------
+def _version(package: str) -> str:
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+@functools.lru_cache(maxsize=1)
+def software_versions() -> dict[str, str]:
+    return {
+        "gpuperf": _version("gpuperf"),
+        "pyopencl": _version("pyopencl"),
+        "loopy": _version("loopy"),
+        "numpy": _version("numpy"),
+        "python": platform.python_version(),
+    }
+
+
+def provenance(device: Device, timer: str, settings: TimingSettings) -> dict[str, Any]:
+    """Where and with what a measurement was taken."""
+    return {
+        "device": device.name,
+        **device.provenance(),
+        **software_versions(),
+        "host": socket.gethostname(),
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "timer": timer,
+        "timing": asdict(settings),
+    }
+
+
+# -- a measurement ------------------------------------------------------------------------------------
+@dataclass
+class Measurement:
+    kernel: str
+    sizes: dict[str, int]
+    device: str
+    time_s: float
+    time_s_min: float
+    time_s_iqr: float
+    repeats: int
+    retries: int
+    stable: bool
+    verified: bool
+    max_rel_error: float | None
+    compile_s: float
+    first_launch_s: float  # host time of the first launch beyond its kernel time (driver JIT)
+    kernel_total_s: float
+    round_wall_s: float
+    global_size: tuple[int, int, int]
+    local_size: tuple[int, int, int]
+    samples: tuple[float, ...] = field(repr=False)
+    provenance: dict[str, Any] = field(repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def measure_compiled(compiled: Compiled, device: Device, sizes: Mapping[str, Any], verify: bool = True,
+                     settings: TimingSettings | None = None, seed: int = 0) -> Measurement:
+    """Measure an already built kernel at ``sizes``: verify the first run, then time.
+
+    ``verified`` is True only when the outputs were compared with the kernel's reference and matched;
+    a kernel without a reference is timed unverified. Raises RunFailed or VerifyFailed.
+    """
+    settings = settings or TimingSettings()
+    kernel = compiled.kernel
+    resolved = kernel.resolve_sizes(sizes)  # also refuses sizes the kernel's assumptions exclude
+    global_size, local_size = kernel.launch(resolved)
+    inputs = kernel.make_inputs(resolved, seed)
+    launch = compiled.bind(resolved, inputs)
+    try:
+        start = time.perf_counter()
+        first = launch.run()  # some drivers (pocl) finish compiling here, at the first launch
+        first_launch_s = max(time.perf_counter() - start - first, 0.0)
+        verified, error = False, None
+        if verify and kernel.reference is not None:
+            error = _check(kernel, resolved, inputs, launch.outputs())
+            verified = True
+        timing = time_kernel(launch.run_many, settings)
+    finally:
+        launch.close()
+    return Measurement(
+        kernel=kernel.key, sizes=resolved, device=device.name,
+        time_s=timing.median, time_s_min=timing.minimum, time_s_iqr=timing.iqr,
+        repeats=len(timing.samples), retries=timing.retries, stable=timing.stable,
+        verified=verified, max_rel_error=error, compile_s=compiled.compile_s, first_launch_s=first_launch_s,
+        kernel_total_s=first + timing.kernel_total_s, round_wall_s=timing.round_wall_s,
+        global_size=global_size, local_size=local_size, samples=timing.samples,
+        provenance=provenance(device, compiled.timer, settings),
+    )
+
+
+def _check(kernel: Kernel, sizes: dict[str, int], inputs: dict[str, np.ndarray],
+           outputs: dict[str, np.ndarray]) -> float:
+    label = f"{kernel.key} at {','.join(f'{k}={v}' for k, v in sizes.items())}"
+    try:
+        expected = kernel.expected_outputs(inputs, sizes)
+        error, name = max_relative_error(outputs, expected)
+    except Exception as exc:  # noqa: BLE001 - a broken reference cannot verify the point
+        raise VerifyFailed(f"{label}: the reference failed: {describe_exception(exc)}") from exc
+    if not error <= kernel.rtol:
+        raise VerifyFailed(f"{label}: output '{name}' differs from the reference: max relative error "
+                           f"{error:.3g} > rtol {kernel.rtol:g}", max_rel_error=error)
+    return error
+
+
+def measure(kernel: Kernel | str, sizes: Mapping[str, Any] | None = None, device: str = "opencl:0",
+            verify: bool = True, settings: TimingSettings | None = None, seed: int = 0) -> Measurement:
+    """Build ``kernel`` (a Kernel or a catalog/variant/file spec) on ``device`` and measure it at ``sizes``."""
+    if isinstance(kernel, str):
+        from gpuperf.kernels.catalog import get_kernel
+
+        kernel = get_kernel(kernel)
+    resolved = kernel.resolve_sizes(sizes)
+    opened = open_device(device)
+    return measure_compiled(opened.compile(kernel), opened, resolved, verify, settings, seed)

@@ -1,0 +1,224 @@
+"""Campaigns on the OpenCL CPU device: measured and failed points, resume after kill -9, export."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuperf.kernels.catalog import get_kernel
+from gpuperf.measure import campaign_status, export_store, load_campaign, run_campaign
+from gpuperf.measure.store import Store
+
+pytestmark = pytest.mark.slow
+
+USER_KERNELS = '''
+import loopy as lp
+import numpy as np
+from gpuperf.kernels.kernel import Kernel
+
+LANG = lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2
+
+
+def _program(name, body):
+    program = lp.make_kernel("{[i]: 0<=i<n}", body, [lp.GlobalArg("a,b,c", np.float32, shape="n"), "..."],
+                             assumptions="n>=64 and n mod 64 = 0", name=name, lang_version=LANG)
+    return lp.split_iname(program, "i", 64, outer_tag="g.0", inner_tag="l.0")
+
+
+def axpy():
+    return Kernel("axpy", _program("axpy", "c[i] = 2*a[i] + b[i]"), ("n",),
+                  reference=lambda x, s: {"c": 2 * x["a"] + x["b"]})
+
+
+def wrong_reference():
+    return Kernel("wrong_reference", _program("wrong_reference", "c[i] = a[i] + b[i]"), ("n",),
+                  reference=lambda x, s: {"c": x["a"] - x["b"]})
+
+
+def broken():
+    return Kernel("broken", _program("broken", "c[i] = no_such_function(a[i]) + b[i]"), ("n",))
+'''
+
+TIMING = """
+[timing]
+warmup = 1
+min_repeats = 5
+min_time_s = 0.01
+max_repeats = 200
+max_retries = 1
+"""
+
+
+def write_campaign(folder: Path, body: str, name: str = "campaign.toml") -> Path:
+    (folder / "kernels.py").write_text(USER_KERNELS)
+    path = folder / name
+    path.write_text(textwrap.dedent(body) + TIMING)
+    return path
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, object]:
+    folder = tmp_path_factory.mktemp("campaign")
+    path = write_campaign(folder, """
+        name = "pocl"
+        [[kernels]]
+        kernel = "vector_copy"
+        sizes = [{n = 4096}, {n = 4194304}]
+        [[kernels]]
+        kernel = "kernels.py:axpy"
+        product = {n = [1024, 65536]}
+        [[kernels]]
+        kernel = "kernels.py:wrong_reference"
+        sizes = [{n = 1024}]
+        [[kernels]]
+        kernel = "kernels.py:broken"
+        sizes = [{n = 1024}, {n = 2048}]
+    """)
+    store = folder / "store.sqlite"
+    report = run_campaign(load_campaign(path), store, progress=False)
+    return path, store, report
+
+
+def _rows(store: Path) -> list[dict]:
+    with Store(store, create=False) as opened:
+        return opened.rows()
+
+
+def test_campaign_measures_verifies_and_records_failures(measured) -> None:
+    _, store, report = measured
+    rows = {(r["kernel"], r["sizes"]["n"]): r for r in _rows(store)}
+    assert len(rows) == 7 and report.planned == 7 and report.measured == 4
+    assert report.failed == {"verify_failed": 1, "compile_failed": 2}
+    small, large = rows[("vector_copy", 4096)], rows[("vector_copy", 4194304)]
+    assert small["status"] == large["status"] == "ok" and small["verified"] and large["verified"]
+    assert large["time_s"] > 20 * small["time_s"]  # 1024x the bytes
+    assert large["geometry"] == "4194304x1x1/256x1x1"
+    assert rows[("axpy", 65536)]["status"] == "ok" and rows[("axpy", 65536)]["verified"]
+    assert len(rows[("axpy", 1024)]["samples"]) == rows[("axpy", 1024)]["repeats"]
+    wrong = rows[("wrong_reference", 1024)]
+    assert wrong["status"] == "verify_failed" and wrong["time_s"] is None
+    assert "max relative error" in wrong["error"] and wrong["max_rel_error"] > 1.0
+    for n in (1024, 2048):
+        broken = rows[("broken", n)]
+        assert broken["status"] == "compile_failed" and "no_such_function" in broken["error"]
+    assert report.wall_s >= report.kernel_s > 0 and report.compile_s > 0
+
+
+def test_status_counts_done_failed_and_remaining(measured) -> None:
+    _, store, _ = measured
+    (status,) = campaign_status(store)
+    assert status["campaign"] == "pocl" and status["planned"] == 7
+    assert (status["done"], status["failed"], status["remaining"]) == (4, 3, 0)
+    assert (status["compile_failed"], status["verify_failed"], status["run_failed"]) == (2, 1, 0)
+
+
+def test_rerun_takes_nothing_twice_and_retry_failed_retakes_failures(measured) -> None:
+    path, store, _ = measured
+    before = _rows(store)
+    again = run_campaign(load_campaign(path), store, progress=False)
+    assert again.already_stored == 7 and again.measured == 0 and not again.failed
+    assert _rows(store) == before
+    retried = run_campaign(load_campaign(path), store, progress=False, retry_failed=True)
+    assert retried.already_stored == 4 and retried.failed == {"verify_failed": 1, "compile_failed": 2}
+    after = _rows(store)
+    assert len(after) == 7
+    assert [r for r in after if r["status"] == "ok"] == [r for r in before if r["status"] == "ok"]
+
+
+def test_export_csv_and_parquet_in_dataset_shape(measured, tmp_path: Path) -> None:
+    from gpuperf.datasets.schema import KEY_COLUMNS, check_dataset
+
+    _, store, _ = measured
+    csv = export_store(store, tmp_path / "points.csv", "csv")
+    parquet = export_store(store, tmp_path / "points.parquet")
+    for frame in (pd.read_csv(tmp_path / "points.csv"), pd.read_parquet(tmp_path / "points.parquet")):
+        assert len(frame) == 7
+        assert list(frame.columns[: len(KEY_COLUMNS)]) == list(KEY_COLUMNS)
+        for column in ("n", "time_s", "time_s_min", "time_s_iqr", "repeats", "status", "verified", "error"):
+            assert column in frame.columns
+        check_dataset(frame, "export")
+        ok = frame[frame["status"] == "ok"]
+        assert len(ok) == 4 and (ok["time_s"] > 0).all()
+        assert frame.loc[frame["status"] != "ok", "time_s"].isna().all()
+        assert set(frame["kernel"]) == {"vector_copy", "axpy", "wrong_reference", "broken"}
+        assert (frame["source"] == "gpuperf:pocl").all() and frame["device"].str.startswith("opencl:").all()
+    stored = {(r["kernel"], r["sizes"]["n"]): r["time_s"] for r in _rows(store) if r["status"] == "ok"}
+    exported = {(k, n): t for k, n, t in csv.loc[csv["status"] == "ok", ["kernel", "n", "time_s"]].itertuples(index=False)}
+    assert exported == stored  # values exported unaltered
+    assert parquet["n"].dtype == "Int64"
+    try:
+        from gpuperf.features import extract_features
+    except ImportError:
+        return
+    expected = set(extract_features(get_kernel("vector_copy"), {"n": 4096}))
+    assert expected and expected <= set(csv.columns)
+    copy_rows = csv[csv["kernel"] == "vector_copy"]
+    assert copy_rows[sorted(expected - {"n"})].notna().any(axis=None)
+
+
+CLI = "import sys; from gpuperf.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def test_killed_campaign_resumes_without_losing_or_repeating_points(tmp_path: Path) -> None:
+    sizes = ", ".join(f"{{n = {256 * k}}}" for k in range(1, 41))
+    path = write_campaign(tmp_path, f"""
+        name = "resume"
+        [[kernels]]
+        kernel = "vector_copy"
+        sizes = [{sizes}]
+    """)
+    path.write_text(path.read_text().replace("min_time_s = 0.01", "min_time_s = 0.05"))
+    store = tmp_path / "store.sqlite"
+    process = subprocess.Popen([sys.executable, "-c", CLI, "campaign", "run", str(path), "--store", str(store),
+                                "--no-progress"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 40
+        count = 0
+        while count < 3 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+            if store.exists():
+                with sqlite3.connect(store) as db:
+                    try:
+                        count = db.execute("SELECT COUNT(*) FROM points").fetchone()[0]
+                    except sqlite3.OperationalError:  # schema not yet created
+                        count = 0
+        assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait()
+    assert process.returncode == -signal.SIGKILL
+    before = _rows(store)
+    assert 3 <= len(before) < 40
+    report = run_campaign(load_campaign(path), store, progress=False)
+    assert report.already_stored == len(before) and report.measured == 40 - len(before)
+    after = _rows(store)
+    assert len(after) == 40
+    assert sorted(r["sizes"]["n"] for r in after) == [256 * k for k in range(1, 41)]
+    assert after[: len(before)] == before  # finished points kept as they were
+    assert all(r["status"] == "ok" and r["verified"] for r in after)
+    assert np.all(np.diff([r["id"] for r in after]) > 0)
+
+
+def test_space_variants_skip_sizes_outside_their_assumptions() -> None:
+    from gpuperf.errors import GpuperfError
+    from gpuperf.measure.campaign import _resolved_sizes
+
+    copy = get_kernel("vector_copy")
+    table = {"sizes": [{"n": 1000}, {"n": 4096}]}
+    skipped: list[str] = []
+    assert _resolved_sizes(copy, table, "f.toml: spaces[0]", skipped) == [{"n": 4096}]
+    assert skipped == ["vector_copy at n=1000: outside its assumptions"]
+    with pytest.raises(GpuperfError, match=r"f.toml: spaces\[0\].sizes\[0\]: kernel 'vector_copy' has no size parameter q"):
+        _resolved_sizes(copy, {"sizes": [{"q": 1}]}, "f.toml: spaces[0]", skipped)
+    with pytest.raises(GpuperfError, match=r"f.toml: kernels\[0\].sizes\[0\]: .*violate its assumptions"):
+        _resolved_sizes(copy, table, "f.toml: kernels[0]")

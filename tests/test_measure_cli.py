@@ -1,0 +1,112 @@
+"""The measure and campaign commands: JSON output, and one clear error for malformed input."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gpuperf.cli import main
+
+pytestmark = pytest.mark.slow
+
+TIMING = "[timing]\nwarmup = 1\nmin_repeats = 5\nmin_time_s = 0.005\nmax_repeats = 100\nmax_retries = 0\n"
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_measure_json_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(["measure", "vector_copy", "-p", "n=65536", "--min-time", "0.01", "--json"], capsys)
+    assert code == 0
+    data = json.loads(out)
+    for key in ("time_s", "time_s_min", "time_s_iqr", "repeats", "device", "verified"):
+        assert key in data
+    assert data["verified"] is True and data["device"].startswith("opencl:")
+    assert 0 < data["time_s_min"] <= data["time_s"] and data["repeats"] >= 5
+    assert data["sizes"] == {"n": 65536} and data["provenance"]["loopy"]
+
+
+def test_measure_unknown_device_and_kernel(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(["measure", "vector_copy", "-p", "n=4096", "--device", "opencl:5:0"], capsys)
+    assert code == 2 and not out
+    assert err.count("\n") == 1 and "device 'opencl:5:0'" in err and "available devices: opencl:0" in err
+    code, _, err = run_cli(["measure", "vector_cpy", "-p", "n=4096"], capsys)
+    assert code == 2 and "unknown kernel 'vector_cpy'" in err and "vector_copy" in err
+
+
+def test_campaign_run_status_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('name = "cli"\n[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096}, {n = 8192}]\n' + TIMING)
+    store = tmp_path / "s.sqlite"
+    code, out, _ = run_cli(["campaign", "run", str(path), "--store", str(store), "--no-progress", "--json"], capsys)
+    assert code == 0 and json.loads(out)["measured"] == 2
+    code, out, _ = run_cli(["campaign", "status", "--store", str(store), "--json"], capsys)
+    (status,) = json.loads(out)
+    assert code == 0 and (status["done"], status["failed"], status["remaining"]) == (2, 0, 0)
+    for fmt, reader in (("csv", pd.read_csv), ("parquet", pd.read_parquet)):
+        out_file = tmp_path / f"points.{fmt}"
+        code, _, _ = run_cli(["campaign", "export", "--store", str(store), "--format", fmt, "--out", str(out_file)], capsys)
+        assert code == 0 and sorted(reader(out_file)["n"]) == [4096, 8192]
+    code, _, err = run_cli(["campaign", "status", "--store", str(tmp_path / "none.sqlite")], capsys)
+    assert code == 2 and "does not exist" in err and not (tmp_path / "none.sqlite").exists()
+
+
+MALFORMED = {
+    "bad_toml": ("[[kernels]\nkernel = 'vector_copy'", "not valid TOML"),
+    "unknown_kernel": ('[[kernels]]\nkernel = "vector_cpy"\nsizes = [{n = 4096}]', "kernels[0].kernel: unknown kernel 'vector_cpy'"),
+    "missing_sizes": ('[[kernels]]\nkernel = "vector_copy"', "kernels[0]: missing sizes"),
+    "unknown_size": ('[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096, q = 2}]', "kernels[0].sizes[0]: kernel 'vector_copy' has no size parameter q"),
+    "bad_assumption": ('[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 1000}]', "kernels[0].sizes[0]: kernel 'vector_copy': sizes n=1000 violate its assumptions"),
+    "unknown_key": ('[[kernels]]\nkernel = "vector_copy"\nsize = [{n = 4096}]', "kernels[0]: unknown key 'size'"),
+    "bad_timing": ('[timing]\nmin_repeats = "many"\n[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096}]', "timing.min_repeats"),
+    "unknown_device": ('device = "opencl:9:9"\n[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096}]', "device: device 'opencl:9:9' does not exist"),
+    "unknown_space": ('[[spaces]]\nspace = "jacobi"\nsizes = [{n = 256, m = 256}]', "spaces[0].space: unknown variant space 'jacobi'"),
+    "nothing": ('name = "empty"', "no points to measure"),
+}
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """A store holding one measured point (its bytes)."""
+    from gpuperf.measure import load_campaign, run_campaign
+
+    folder = tmp_path_factory.mktemp("stored")
+    good = folder / "good.toml"
+    good.write_text('name = "stored"\n[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096}]\n' + TIMING)
+    assert run_campaign(load_campaign(good), folder / "s.sqlite", progress=False).measured == 1
+    return (folder / "s.sqlite").read_bytes()
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_campaign_names_file_and_key_and_leaves_store_alone(case: str, stored: bytes, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    store = tmp_path / "s.sqlite"
+    store.write_bytes(stored)
+    digest = hashlib.sha256(store.read_bytes()).hexdigest()
+    text, expected = MALFORMED[case]
+    bad = tmp_path / "malformed.toml"
+    bad.write_text(textwrap.dedent(text) + "\n")
+    code, out, err = run_cli(["campaign", "run", str(bad), "--store", str(store), "--no-progress"], capsys)
+    assert code == 2 and not out
+    assert err.startswith("gpuperf: error: ") and err.count("\n") == 1
+    assert str(bad) in err and expected in err, err
+    assert hashlib.sha256(store.read_bytes()).hexdigest() == digest
+
+
+def test_example_campaign_file_is_valid() -> None:
+    from gpuperf.measure import load_campaign
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "campaign.toml"
+    campaign = load_campaign(example)
+    assert campaign.name == "example" and campaign.settings.min_repeats == 5
+    kernels = [entry.kernel.name for entry in campaign.entries]
+    assert kernels[:2] == ["vector_copy", "jacobi2d_5pt"] and len(kernels) == 2 + 10
+    assert len(campaign.points("opencl:0:0")) == 4 + 4 + 10

@@ -1,0 +1,154 @@
+"""Device names, and the CUDA path's code, argument marshalling and launch geometry (no GPU needed)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import loopy as lp
+import numpy as np
+import pytest
+
+from gpuperf.errors import GpuperfError
+from gpuperf.kernels.catalog import get_kernel
+from gpuperf.kernels.kernel import Kernel
+from gpuperf.measure.cuda import (
+    DeviceArg,
+    DeviceFunction,
+    LaunchStep,
+    check_supported,
+    cuda_code,
+    launch_exprs,
+    launch_plan,
+    marshal_args,
+    scratch_shapes,
+)
+from gpuperf.measure.devices import available_devices, canonical_device_name, open_device
+
+LANG = lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2
+HAS_CUPY = importlib.util.find_spec("cupy") is not None
+
+
+def test_opencl_0_is_the_first_device_and_has_a_canonical_name() -> None:
+    names = [name for name, _ in available_devices()]
+    assert names[0] == "opencl:0" and names[1].startswith("opencl:")
+    assert canonical_device_name("opencl:0") == names[1]
+    assert canonical_device_name("OpenCL") == names[1]
+    assert canonical_device_name(names[1]) == names[1]
+    device = open_device("opencl:0")
+    assert device is open_device(names[1])  # opened once per process
+    assert device.provenance()["device_name"]
+
+
+@pytest.mark.parametrize("name", ["opencl:7:0", "opencl:9", "tpu:0", "gpu"])
+def test_unknown_devices_list_the_available_ones(name: str) -> None:
+    with pytest.raises(GpuperfError, match=rf"device '{name}'.*available devices: opencl:0 \(same as opencl:"):
+        open_device(name)
+
+
+@pytest.mark.skipif(HAS_CUPY, reason="CuPy is installed here")
+def test_cuda_without_cupy_says_why_and_lists_devices() -> None:
+    with pytest.raises(GpuperfError, match=r"device 'cuda:0' is not available \(CuPy does not import.*available devices: opencl:0"):
+        open_device("cuda:0")
+
+
+def _two_pass() -> Kernel:
+    program = lp.make_kernel(
+        "{[i,j]: 0<=i<n and 0<=j<m}",
+        """
+        t[i] = 2*a[i] {id=w}
+        ... gbarrier {id=gb, dep=w}
+        c[j] = t[j] * alpha {dep=gb}
+        """,
+        [lp.GlobalArg("a", np.float32, shape="n"), lp.GlobalArg("c", np.float32, shape="m"),
+         lp.ValueArg("alpha", np.float32),
+         lp.TemporaryVariable("t", np.float32, shape="n", address_space=lp.AddressSpace.GLOBAL), "..."],
+        assumptions="n>=128 and n mod 128 = 0 and m>=32 and m mod 32 = 0 and m <= n", name="two_pass", lang_version=LANG,
+    )
+    program = lp.split_iname(program, "i", 128, outer_tag="g.0", inner_tag="l.0")
+    program = lp.split_iname(program, "j", 32, outer_tag="g.0", inner_tag="l.0")
+    return Kernel("two_pass", program, ("n", "m", "alpha"))
+
+
+def test_cuda_code_and_signature_of_vector_copy() -> None:
+    code, functions = cuda_code(get_kernel("vector_copy"))
+    assert '__global__' in code and "blockIdx" in code
+    assert functions == (DeviceFunction("vector_copy", (
+        DeviceArg("a", np.dtype(np.float32), True),
+        DeviceArg("b", np.dtype(np.float32), True),
+        DeviceArg("n", np.dtype(np.int32), False),
+    )),)
+
+
+def test_cuda_launch_plan_follows_the_sizes() -> None:
+    plan = launch_plan(get_kernel("vector_copy"), {"n": 2**20})
+    assert plan == [LaunchStep("vector_copy", (4096, 1, 1), (256, 1, 1))]
+    two = launch_plan(_two_pass(), {"n": 1024, "m": 256, "alpha": 3})
+    assert two == [LaunchStep("two_pass", (8, 1, 1), (128, 1, 1)), LaunchStep("two_pass_0", (8, 1, 1), (32, 1, 1))]
+
+
+def _scaled_sum() -> Kernel:
+    program = lp.make_kernel(
+        "{[i]: 0<=i<n}", "c[i] = alpha * a[i] + b[i]",
+        [lp.GlobalArg("a,b,c", np.float32, shape="n"), lp.ValueArg("alpha", np.float32), "..."],
+        assumptions="n>=64 and n mod 64 = 0", name="scaled_sum", lang_version=LANG,
+    )
+    return Kernel("scaled_sum", lp.split_iname(program, "i", 64, outer_tag="g.0", inner_tag="l.0"), ("n", "alpha"))
+
+
+def test_marshalling_orders_arguments_and_types_scalars() -> None:
+    kernel = _scaled_sum()
+    _, (function,) = cuda_code(kernel)
+    assert {a.name for a in function.args} == {"a", "b", "c", "alpha", "n"}
+    sizes = {"n": 1024, "alpha": 3}
+    assert scratch_shapes(kernel, [function], sizes) == {}
+    buffers = {name: np.zeros(1024, np.float32) for name in "abc"}
+    args = marshal_args(function, buffers, sizes)
+    assert len(args) == len(function.args)
+    for arg, value in zip(function.args, args):
+        if arg.is_pointer:
+            assert value is buffers[arg.name]
+        else:
+            assert type(value) is arg.dtype.type and value == sizes[arg.name]
+    kinds = {a.name: type(v) for a, v in zip(function.args, args) if not a.is_pointer}
+    assert kinds == {"alpha": np.float32, "n": np.int32}
+    with pytest.raises(GpuperfError, match="needs array 'a'"):
+        marshal_args(function, {}, sizes)
+    with pytest.raises(GpuperfError, match="needs scalar 'alpha'"):
+        marshal_args(function, buffers, {"n": 1024})
+
+
+def test_programs_cuda_cannot_emit_whole_are_refused_before_any_gpu_work() -> None:
+    kernel = _two_pass()
+    _, functions = cuda_code(kernel)
+    exprs = launch_exprs(kernel)
+    assert set(exprs) == {"two_pass", "two_pass_0"}
+    assert scratch_shapes(kernel, functions, {"n": 1024, "m": 256, "alpha": 1}) == {"t": ((1024,), np.dtype(np.float32))}
+    with pytest.raises(GpuperfError, match="needs 2 device kernels.*missing two_pass_0"):
+        check_supported(functions, exprs)
+    copy = get_kernel("vector_copy")
+    check_supported(cuda_code(copy)[1], launch_exprs(copy))  # one device kernel: accepted
+
+
+def _nvrtc_ptx(code: str) -> str:
+    """Compile CUDA source to PTX with NVRTC (no GPU needed); raise with the log on failure."""
+    nvrtc = pytest.importorskip("cuda.bindings.nvrtc")
+    err, program = nvrtc.nvrtcCreateProgram(code.encode(), b"kernel.cu", 0, [], [])
+    assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS
+    (err,) = nvrtc.nvrtcCompileProgram(program, 1, [b"--gpu-architecture=compute_80"])
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        _, size = nvrtc.nvrtcGetProgramLogSize(program)
+        log = b" " * size
+        nvrtc.nvrtcGetProgramLog(program, log)
+        raise AssertionError(log.decode())
+    _, size = nvrtc.nvrtcGetPTXSize(program)
+    ptx = b" " * size
+    nvrtc.nvrtcGetPTX(program, ptx)
+    return ptx.decode()
+
+
+@pytest.mark.parametrize("spec", ["vector_copy", "jacobi2d_5pt[local_x=32,local_y=4,outputs_y=2,prefetch=1,unroll=2]"])
+def test_generated_cuda_compiles_with_nvrtc(spec: str) -> None:
+    code, functions = cuda_code(get_kernel(spec))
+    ptx = _nvrtc_ptx(code)
+    for function in functions:
+        assert f".entry {function.name}(" in ptx  # extern "C": the name CuPy looks up

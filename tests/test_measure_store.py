@@ -1,0 +1,67 @@
+"""The store (unique keys, no overwrite, status) and export of hand-written rows (no device needed)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gpuperf.errors import GpuperfError
+from gpuperf.measure import export_store, store_table
+from gpuperf.measure.store import Store
+
+
+def _row(n: int, status: str = "ok", device_name: str = "NVIDIA H100 80GB HBM3", **extra) -> dict:
+    row = {
+        "campaign": "hand", "kernel": "vector_copy", "sizes": {"n": n}, "device": "cuda:0",
+        "geometry": f"{n}x1x1/256x1x1", "kernel_name": "vector_copy", "variant": "", "variant_params": {},
+        "kernel_spec": "vector_copy", "status": status, "provenance": {"device_name": device_name},
+    }
+    if status == "ok":
+        row.update(time_s=n * 1e-9, time_s_min=n * 0.9e-9, time_s_iqr=n * 1e-11, repeats=7, verified=True)
+    return {**row, **extra}
+
+
+def test_a_point_is_stored_once_and_never_overwritten(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        assert store.add(_row(4096))
+        assert not store.add(_row(4096, time_s=1.0))  # same key: ignored, first value kept
+        assert store.add(_row(8192, status="run_failed", error="boom"))
+        store.set_plan("hand", "hand.toml", "cuda:0", 5)
+        rows = store.rows()
+        assert [r["time_s"] for r in rows] == [4096e-9, None]
+        assert rows[1]["error"] == "boom" and rows[1]["sizes"] == {"n": 8192}
+        (status,) = store.status()
+        assert (status["planned"], status["done"], status["run_failed"], status["remaining"]) == (5, 1, 1, 3)
+    with sqlite3.connect(tmp_path / "s.sqlite") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_not_a_store(tmp_path: Path) -> None:
+    bogus = tmp_path / "bogus.sqlite"
+    bogus.write_text("not a database at all, just text " * 100)
+    with pytest.raises(GpuperfError, match="is not a gpuperf measurement store"):
+        Store(bogus)
+    with pytest.raises(GpuperfError, match="does not exist"):
+        store_table(tmp_path / "missing.sqlite")
+
+
+def test_export_names_the_known_gpu_and_adds_its_occupancy(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        store.add(_row(4096))
+        store.add(_row(2**20))
+        store.add(_row(8192, status="compile_failed", error="bad code"))
+        store.add(_row(16384, device_name="Mystery Accelerator 9000"))
+    with pytest.raises(GpuperfError, match="no campaign 'other'"):
+        store_table(tmp_path / "s.sqlite", campaign="other")
+    frame = export_store(tmp_path / "s.sqlite", tmp_path / "out.csv")
+    assert list(frame["gpu"]) == ["H100 SXM", "H100 SXM", "H100 SXM", "Mystery Accelerator 9000"]
+    assert list(frame["status"]) == ["ok", "ok", "compile_failed", "ok"]
+    assert frame["time_s"].tolist()[:2] == [4096e-9, 2**20 * 1e-9] and pd.isna(frame["time_s"][2])
+    pytest.importorskip("gpuperf.features.table")
+    assert frame["global_bytes"].tolist()[:2] == [2 * 4 * 4096, 2 * 4 * 2**20]
+    assert frame["occupancy"].notna().tolist() == [True, True, True, False]  # only where the GPU is known
+    plain = store_table(tmp_path / "s.sqlite", features=False)
+    assert "global_bytes" not in plain.columns and len(plain) == 4

@@ -1,0 +1,158 @@
+"""Timing methodology (with scripted run functions) and real measurements on the OpenCL CPU device."""
+
+from __future__ import annotations
+
+import itertools
+
+import loopy as lp
+import numpy as np
+import pytest
+
+from gpuperf.errors import GpuperfError
+from gpuperf.kernels.catalog import get_kernel
+from gpuperf.kernels.kernel import Kernel
+from gpuperf.measure import CompileFailed, TimingSettings, VerifyFailed, measure
+from gpuperf.measure.timing import max_relative_error, summarize, time_kernel
+
+LANG = lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2
+FAST = TimingSettings(warmup=1, min_repeats=5, min_time_s=0.01, max_repeats=200)
+
+
+class Scripted:
+    """A stand-in for ``Launch.run_many``: the scripted device times in order; counts launches."""
+
+    def __init__(self, times: list[float]) -> None:
+        self.times = iter(times)
+        self.calls = 0
+        self.batches: list[int] = []
+
+    def __call__(self, count: int) -> list[float]:
+        self.calls += count
+        self.batches.append(count)
+        return [next(self.times) for _ in range(count)]
+
+
+def test_round_stops_at_min_repeats_once_min_time_is_reached() -> None:
+    run = Scripted([1.0] * 100)
+    timing = time_kernel(run, TimingSettings(warmup=2, min_repeats=5, min_time_s=0.1, max_repeats=50))
+    assert len(timing.samples) == 5
+    assert run.calls == 7  # two warm-ups + five timed
+    assert timing.kernel_total_s == pytest.approx(7.0)
+
+
+def test_round_continues_until_min_time() -> None:
+    run = Scripted([1 / 64] * 100)
+    timing = time_kernel(run, TimingSettings(warmup=0, min_repeats=5, min_time_s=0.125, max_repeats=50))
+    assert len(timing.samples) == 8  # 8 x 1/64 s reaches 1/8 s
+    assert run.batches == [5, 3]  # min_repeats, then what the minimum time still needs
+
+
+def test_round_is_capped_by_max_repeats() -> None:
+    run = Scripted([1e-6] * 100)
+    timing = time_kernel(run, TimingSettings(warmup=0, min_repeats=5, min_time_s=1.0, max_repeats=20))
+    assert len(timing.samples) == 20
+
+
+def test_robust_statistics() -> None:
+    median, minimum, iqr = summarize([1.0, 2.0, 3.0, 4.0, 100.0])
+    assert (median, minimum, iqr) == (3.0, 1.0, 2.0)  # the outlier moves neither median nor IQR
+
+
+def test_wide_round_is_retaken_and_the_steadiest_kept() -> None:
+    noisy = [1.0, 5.0, 1.0, 5.0, 1.0]
+    steady = [2.0, 2.0, 2.0, 2.0, 2.0]
+    run = Scripted(noisy + steady)
+    timing = time_kernel(run, TimingSettings(warmup=0, min_repeats=5, min_time_s=0, iqr_limit=0.1, max_retries=2))
+    assert timing.retries == 1 and timing.stable
+    assert timing.samples == tuple(steady) and timing.median == 2.0
+    assert timing.kernel_total_s == pytest.approx(sum(noisy) + sum(steady))
+
+
+def test_retries_are_bounded_and_recorded_as_unstable() -> None:
+    run = Scripted(itertools.cycle([1.0, 5.0]))  # type: ignore[arg-type]
+    timing = time_kernel(run, TimingSettings(warmup=0, min_repeats=4, min_time_s=0, max_repeats=4, max_retries=2))
+    assert timing.retries == 2 and not timing.stable
+    assert run.calls == 12
+
+
+def test_timing_settings_reject_unknown_and_bad_values() -> None:
+    with pytest.raises(GpuperfError, match=r"f.toml: timing.min_repeat: unknown"):
+        TimingSettings.from_mapping({"min_repeat": 3}, "f.toml: timing")
+    with pytest.raises(GpuperfError, match="whole number"):
+        TimingSettings.from_mapping({"min_repeats": 2.5}, "t")
+    assert TimingSettings.from_mapping({"min_time_s": 1}, "t").min_time_s == 1.0
+
+
+def test_max_relative_error() -> None:
+    want = {"c": np.array([1.0, 2.0, 4.0])}
+    assert max_relative_error({"c": np.array([1.0, 2.0, 4.0])}, want) == (0.0, "c")
+    error, name = max_relative_error({"c": np.array([1.0, 2.0, 3.0])}, want)
+    assert name == "c" and error == pytest.approx(0.25)
+    assert max_relative_error({"c": np.array([np.nan, 2.0, 4.0])}, want)[0] == float("inf")
+    assert max_relative_error({"c": np.zeros(2)}, want)[0] == float("inf")  # wrong shape
+
+
+def _copy_program(name: str) -> lp.TranslationUnit:
+    program = lp.make_kernel("{[i]: 0<=i<n}", "c[i] = a[i] + 1", assumptions="n>=64 and n mod 64 = 0",
+                             name=name, lang_version=LANG)
+    program = lp.add_dtypes(program, {"a,c": np.float32})
+    return lp.split_iname(program, "i", 64, outer_tag="g.0", inner_tag="l.0")
+
+
+@pytest.mark.slow
+def test_copy_time_grows_with_size_and_is_verified() -> None:
+    small = measure("vector_copy", {"n": 2**12}, settings=FAST)
+    large = measure("vector_copy", {"n": 2**22}, settings=FAST)
+    assert small.verified and large.verified and small.max_rel_error == 0.0
+    assert large.time_s > 20 * small.time_s  # 1024x the bytes; noise cannot flip this
+    assert large.time_s_min <= large.time_s and large.time_s_iqr >= 0
+    assert large.repeats >= 5 and large.repeats == len(large.samples)
+    assert large.global_size == (2**22, 1, 1) and large.local_size == (256, 1, 1)
+    assert large.device.startswith("opencl:")
+    prov = large.provenance
+    for key in ("device_name", "driver_version", "platform_version", "pyopencl", "loopy", "numpy", "host",
+                "timestamp", "gpuperf", "timer"):
+        assert prov[key], key
+    assert prov["timestamp"].endswith("+00:00") and prov["timer"] == "kernel_event"
+
+
+@pytest.mark.slow
+def test_mismatch_with_the_reference_is_reported_with_its_error() -> None:
+    wrong = Kernel("plus_one", _copy_program("plus_one"), ("n",), reference=lambda x, s: {"c": x["a"]})
+    with pytest.raises(VerifyFailed, match="max relative error") as info:
+        measure(wrong, {"n": 256}, settings=FAST)
+    assert info.value.status == "verify_failed" and info.value.max_rel_error > 0.3
+    unchecked = measure(wrong, {"n": 256}, verify=False, settings=FAST)
+    assert not unchecked.verified and unchecked.time_s > 0
+
+
+@pytest.mark.slow
+def test_compile_failure_and_bad_sizes() -> None:
+    program = lp.make_kernel("{[i]: 0<=i<n}", "c[i] = no_such_function(a[i])", name="broken", lang_version=LANG)
+    broken = Kernel("broken", lp.add_dtypes(program, {"a,c": np.float32}), ("n",))
+    with pytest.raises(CompileFailed, match="no_such_function") as info:
+        measure(broken, {"n": 64}, settings=FAST)
+    assert info.value.status == "compile_failed"
+    with pytest.raises(GpuperfError, match="assumptions"):
+        measure(get_kernel("vector_copy"), {"n": 1000}, settings=FAST)
+
+
+@pytest.mark.slow
+def test_several_device_kernels_are_timed_as_one_span() -> None:
+    program = lp.make_kernel(
+        "{[i,j]: 0<=i,j<n}",
+        """
+        t[i] = 2*a[i] {id=w}
+        ... gbarrier {id=gb, dep=w}
+        c[j] = t[n-1-j] + 1 {dep=gb}
+        """,
+        [lp.GlobalArg("a,c", np.float32, shape="n"),
+         lp.TemporaryVariable("t", np.float32, shape="n", address_space=lp.AddressSpace.GLOBAL), "..."],
+        assumptions="n>=64 and n mod 64 = 0", name="two_pass", lang_version=LANG,
+    )
+    program = lp.split_iname(program, "i", 64, outer_tag="g.0", inner_tag="l.0")
+    program = lp.split_iname(program, "j", 64, outer_tag="g.0", inner_tag="l.0")
+    kernel = Kernel("two_pass", program, ("n",), reference=lambda x, s: {"c": 2 * x["a"][::-1] + 1})
+    result = measure(kernel, {"n": 4096}, settings=FAST)
+    assert result.verified and result.time_s > 0
+    assert result.provenance["timer"] == "gated_marker_span"
