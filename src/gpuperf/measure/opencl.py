@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
+import warnings
 from collections.abc import Mapping
 
 import loopy as lp
@@ -57,7 +58,9 @@ class OpenCLCompiled:
         try:
             # Code generation and the OpenCL build happen here, once; later calls reuse them.
             # (loopy prints a program that fails its checks on stdout: send that to stderr.)
-            with contextlib.redirect_stdout(sys.stderr):
+            # Sizes are always passed explicitly, so loopy's notes that it cannot infer them are noise.
+            with contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
+                warnings.simplefilter("ignore", lp.diagnostic.ParameterFinderWarning)
                 program = kernel.for_target(lp.PyOpenCLTarget(device.device))
                 # Events are waited for here, not tracked on the arrays (that waits inside enqueues).
                 program = lp.set_options(program, cl_exec_manage_array_events=False)
