@@ -18,9 +18,9 @@ app = typer.Typer(
 
 
 def _register_all() -> None:
-    from gpuperf.cli import data_cli, hardware_cli, kernels_cli, measure_cli
+    from gpuperf.cli import calibrate_cli, data_cli, hardware_cli, kernels_cli, measure_cli
 
-    for module in (kernels_cli, hardware_cli, measure_cli, data_cli):
+    for module in (kernels_cli, hardware_cli, measure_cli, data_cli, calibrate_cli):
         module.register(app)
 
 

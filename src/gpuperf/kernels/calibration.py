@@ -10,6 +10,10 @@ several times, or stage a tile in local memory. These kernels expose each of tho
 - ``poly_2d_f32`` / ``poly_2d_f64``: independent straight-line multiply-adds per work-item;
 - ``div_2d``, ``sqrt_2d``: independent divisions / square roots per work-item (no loop around them);
 - ``local_copy_2d``: each 16 x 16 tile staged through local memory (local stores, loads, a barrier);
+- ``local_reverse_2d``: as ``local_copy_2d``, each row of the tile read back reversed, so that the
+  barrier is needed (work-items read what others wrote);
+- ``call_mix_2d``: a square root (a function call) with divisions and multiply-adds around it: a CPU
+  runs kernels that call functions unvectorised, so their other operations cost more;
 - ``row_sum`` / ``column_sum``: a sequential loop per work-item reading along / across its row.
 """
 
@@ -202,3 +206,47 @@ def row_sum(make: KernelMaker) -> Kernel:
 )
 def column_sum(make: KernelMaker) -> Kernel:
     return _line_sum(make, "column_sum", along_row=False)
+
+
+@catalog_kernel(
+    "local_reverse_2d",
+    "measurement",
+    "b[i, j] = a[i, j'] with j' mirrored within each 16-wide tile, read back from a tile staged in local memory "
+    "(a local store, a barrier that matters and a local load per item)",
+)
+def local_reverse_2d(make: KernelMaker) -> Kernel:
+    program = lp.make_kernel(
+        "{[ig, jg, ii, jj]: 0<=ig and 16*ig<n and 0<=jg and 16*jg<m and 0<=ii,jj<16}",
+        "b[16*ig + ii, 16*jg + jj] = a[16*ig + ii, 16*jg + 15 - jj]",
+        _args_2d("a", "b", F32),
+        assumptions=SQUARE_TILES,
+        name="local_reverse_2d",
+        lang_version=LANG,
+    )
+    program = lp.tag_inames(program, "ig:g.1, jg:g.0, ii:l.1, jj:l.0")
+    program = lp.add_prefetch(program, "a", ["ii", "jj"], fetch_outer_inames="ig, jg", default_tag="l.auto")
+
+    def reference(inputs: Arrays, sizes: Sizes) -> Arrays:
+        a = inputs["a"]
+        return {"b": np.ascontiguousarray(a.reshape(sizes["n"], -1, 16)[:, :, ::-1].reshape(a.shape))}
+
+    return make(program=program, params=("n", "m"), reference=reference, default_sizes=SIZES_2D)
+
+
+@catalog_kernel(
+    "call_mix_2d",
+    "measurement",
+    "out[i, j] = sqrt(x) + (x*x + 1)/(x + 2) + (2x + 3)/(x*x + 4) with x = a[i, j]: one f32 function call, "
+    "two divisions and nine multiply-adds per item, no loop",
+)
+def call_mix_2d(make: KernelMaker) -> Kernel:
+    x = "a[i, j]"
+    expression = f"sqrt({x}) + ({x}*{x} + 1.0f)/({x} + 2.0f) + (2.0f*{x} + 3.0f)/({x}*{x} + 4.0f)"
+    program = _kernel_2d("call_mix_2d", f"out[i, j] = {expression}", _args_2d("a", "out", F32))
+
+    def reference(inputs: Arrays, sizes: Sizes) -> Arrays:
+        a = inputs["a"]
+        one, two, three, four = (F32(v) for v in (1, 2, 3, 4))
+        return {"out": np.sqrt(a) + (a * a + one) / (a + two) + (two * a + three) / (a * a + four)}
+
+    return make(program=program, params=("n", "m"), reference=reference, default_sizes=SIZES_2D)

@@ -1,0 +1,71 @@
+"""Commands for the linear count model: ``calibrate`` (measure and fit on a device) and ``predict``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from gpuperf.cli.output import print_json, print_table
+
+
+def calibrate_command(
+    out: Path = typer.Option(..., "--out", "-o", help="model file to write (.json)"),
+    device: str = typer.Option("opencl:0", "--device", "-d", help="opencl:0, opencl:<platform>:<device>, cuda:0"),
+    store: Path = typer.Option(None, "--store", help="measurement store (default: calibration.db next to --out)"),
+    passes: int = typer.Option(3, "--passes", help="campaign passes; each point's fastest run over all counts"),
+    kernel: list[str] = typer.Option(None, "--kernel", "-k", help="calibrate on this kernel only (repeatable)"),
+    property_set: str = typer.Option(None, "--property-set", help="cpu or gpu (default: the device's class)"),
+    statistic: str = typer.Option("min", "--statistic", help="min (fastest run) or median over the passes"),
+    no_progress: bool = typer.Option(False, "--no-progress", help="no progress bar"),
+    json_out: bool = typer.Option(False, "--json", help="print the model's metadata as JSON"),
+) -> None:
+    """Measure the measurement kernels on a device, fit the linear count model and save it."""
+    from gpuperf.errors import GpuperfError
+    from gpuperf.models.linear_calibration import calibrate, save_calibration
+
+    if out.suffix != ".json":
+        raise GpuperfError(f"--out: '{out}' must end in .json")
+    store = store or out.parent / "calibration.db"
+    calibration = calibrate(device, store, kernels=kernel or None, passes=passes, property_set=property_set,
+                            statistic=statistic, progress=not no_progress)
+    save_calibration(calibration, out)
+    if json_out:
+        print_json(calibration.metadata)
+        return
+    errors = calibration.per_kernel_error()
+    rows = [{"kernel": name, "points": int((calibration.data["kernel"] == name).sum()), "gmre": value}
+            for name, value in errors.items()]
+    print_table(rows, title=f"in-sample error on {calibration.device.name} ({calibration.device.description})")
+    weights = [{"property": name, "weight": value} for name, value in calibration.model.weights_.items()]
+    print_table(weights, title="weights (seconds per unit)")
+    print(f"wrote {out} (store {store})")
+
+
+def predict_command(
+    kernel: str = typer.Argument(..., help="catalog name, name[param=value,...] or path/file.py:function"),
+    model: Path = typer.Option(..., "--model", "-m", help="model file written by 'gpuperf calibrate'"),
+    param: list[str] = typer.Option(None, "--param", "-p", help="size parameter, e.g. -p n=4096"),
+    json_out: bool = typer.Option(False, "--json", help="print JSON with each property's contribution"),
+) -> None:
+    """Predict a kernel's time at given sizes with a calibrated linear count model."""
+    from gpuperf.cli.output import parse_params
+    from gpuperf.kernels.catalog import get_kernel
+    from gpuperf.models.linear_calibration import load_linear_model, predict_kernel
+
+    fitted, metadata = load_linear_model(model)
+    result = predict_kernel(fitted, get_kernel(kernel), parse_params(param))
+    result["device"] = metadata.get("device")
+    if json_out:
+        print_json(result)
+        return
+    rows = [{"property": name, "value": result["properties"][name], "seconds": seconds}
+            for name, seconds in result["contributions_s"].items() if seconds]
+    print_table(rows, title=f"{result['kernel']} {result['sizes']} on {result['device']}")
+    print(f"time_s {result['time_s']:.4g}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add this area's commands to ``app``."""
+    app.command("calibrate")(calibrate_command)
+    app.command("predict")(predict_command)

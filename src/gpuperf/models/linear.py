@@ -1,0 +1,135 @@
+"""The linear count model of Stevens & Klöckner: runtime = sum of weight x property.
+
+Each property is a per-launch count taken statically from the kernel (bytes moved by memory space
+and stride class, operations by type, barriers, launches, ...; see
+:mod:`gpuperf.models.properties`). The weights are fitted per device by least squares on the
+*relative* error: each row of the system is divided by its measured time, so a 10 us and a 10 ms
+kernel weigh the same. Weights of costs are kept non-negative and the overlap term non-positive
+(``scipy.optimize.lsq_linear`` with bounds), which keeps extrapolation to unseen kernels sane.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import lsq_linear
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from gpuperf.errors import GpuperfError
+from gpuperf.models.properties import check_property_names, property_names, property_signs
+
+BOUNDS = ("sign", "none")
+
+
+class LinearCountModel(RegressorMixin, BaseEstimator):
+    """time = X @ weights over named property columns.
+
+    ``properties`` names the columns (default: the ``property_set``'s, e.g. ``"gpu"`` or ``"cpu"``).
+    ``relative=True`` fits the relative error (rows divided by their measured time); ``False`` fits
+    plain least squares on seconds. ``bounds="sign"`` keeps each weight on its property's expected
+    side of zero (costs >= 0, overlap <= 0); ``"none"`` leaves every weight free.
+    ``X`` is a DataFrame with the property columns (extra columns are ignored) or an array whose
+    columns are the properties in order.
+    """
+
+    def __init__(
+        self,
+        properties: Sequence[str] | None = None,
+        property_set: str = "gpu",
+        relative: bool = True,
+        bounds: str = "sign",
+    ):
+        self.properties = properties
+        self.property_set = property_set
+        self.relative = relative
+        self.bounds = bounds
+
+    # -- inputs -------------------------------------------------------------------------------
+    def _names(self) -> tuple[str, ...]:
+        if self.properties is not None:
+            return check_property_names(self.properties, where="LinearCountModel")
+        return property_names(self.property_set)
+
+    def _matrix(self, X, names: Sequence[str]) -> np.ndarray:
+        if isinstance(X, pd.DataFrame):
+            missing = [n for n in names if n not in X.columns]
+            if missing:
+                raise GpuperfError(f"LinearCountModel: missing property column(s) {', '.join(missing)}")
+            matrix = X.loc[:, list(names)].to_numpy(dtype=float)
+        else:
+            matrix = np.asarray(X, dtype=float)
+            if matrix.ndim != 2 or matrix.shape[1] != len(names):
+                raise GpuperfError(
+                    f"LinearCountModel: expected {len(names)} property columns ({', '.join(names)}), "
+                    f"got an array of shape {matrix.shape}"
+                )
+        if not np.all(np.isfinite(matrix)):
+            raise GpuperfError("LinearCountModel: property values must be finite")
+        return matrix
+
+    def _bounds(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        if self.bounds not in BOUNDS:
+            raise GpuperfError(f"LinearCountModel: bounds must be one of {', '.join(BOUNDS)}, not {self.bounds!r}")
+        if self.bounds == "none":
+            return np.full(len(names), -np.inf), np.full(len(names), np.inf)
+        signs = np.array(property_signs(names), dtype=float)
+        lower = np.where(signs > 0, 0.0, -np.inf)
+        upper = np.where(signs < 0, 0.0, np.inf)
+        return lower, upper
+
+    # -- fitting ------------------------------------------------------------------------------
+    def fit(self, X, y, sample_weight=None):
+        """Fit the weights; ``y`` holds measured times in seconds (positive with ``relative``)."""
+        names = self._names()
+        A = self._matrix(X, names)
+        y = np.asarray(y, dtype=float).ravel()
+        if len(y) != len(A):
+            raise GpuperfError(f"LinearCountModel: {len(A)} rows of properties but {len(y)} times")
+        if len(y) == 0:
+            raise GpuperfError("LinearCountModel: no rows to fit")
+        if not np.all(np.isfinite(y)) or (self.relative and not np.all(y > 0)):
+            raise GpuperfError("LinearCountModel: measured times must be finite and positive")
+        rows = np.ones(len(y)) if sample_weight is None else np.sqrt(np.asarray(sample_weight, dtype=float))
+        if self.relative:
+            A, b = A / y[:, None], np.ones(len(y))
+        else:
+            b = y.copy()
+        A, b = A * rows[:, None], b * rows
+        lower, upper = self._bounds(names)
+        # Scale each column to unit norm: the counts span many orders of magnitude. A positive scale
+        # keeps each bound's sign, and unused (all-zero) columns get weight zero.
+        norms = np.linalg.norm(A, axis=0)
+        used = norms > 0
+        coef = np.zeros(len(names))
+        if used.any():
+            scaled = A[:, used] / norms[used]
+            solution = lsq_linear(scaled, b, bounds=(lower[used], upper[used]), method="bvls")
+            coef[used] = solution.x / norms[used]
+        self.coef_ = coef
+        self.property_names_ = list(names)
+        self.n_features_in_ = len(names)
+        if isinstance(X, pd.DataFrame):
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        return self
+
+    # -- predicting ---------------------------------------------------------------------------
+    def predict(self, X) -> np.ndarray:
+        """Predicted times in seconds."""
+        check_is_fitted(self)
+        return self._matrix(X, self.property_names_) @ self.coef_
+
+    def contributions(self, X) -> pd.DataFrame:
+        """Seconds each property contributes to each row's prediction (rows sum to ``predict``)."""
+        check_is_fitted(self)
+        values = self._matrix(X, self.property_names_) * self.coef_
+        index = X.index if isinstance(X, pd.DataFrame) else None
+        return pd.DataFrame(values, columns=self.property_names_, index=index)
+
+    @property
+    def weights_(self) -> dict[str, float]:
+        """Fitted weight of each property (seconds per unit of the property)."""
+        check_is_fitted(self)
+        return {name: float(w) for name, w in zip(self.property_names_, self.coef_)}

@@ -1,0 +1,275 @@
+"""Calibrating the linear count model on a device, saving it, and predicting with the saved model.
+
+``calibrate(device, out)`` measures the measurement kernels at several sizes (a campaign in a
+measurement store, so a stopped calibration resumes and a repeated one reuses its points), fits a
+:class:`~gpuperf.models.linear.LinearCountModel` on the device class's properties and saves it as
+JSON (device, property names, weights, gpuperf version; no pickle).
+
+Timing on a shared machine. Each point is measured in ``passes`` separate campaign passes, one
+after the other, and the calibration uses the fastest run over all passes (``statistic="min"``):
+other processes only ever slow a kernel down, and the short kernels of the plans below usually
+find a moment with the device to themselves. ``statistic="median"`` takes the median over passes
+of each pass's median instead.
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.kernels.catalog import get_kernel
+from gpuperf.kernels.kernel import Kernel
+from gpuperf.models.linear import LinearCountModel
+from gpuperf.models.properties import check_property_names, properties_table, property_names, sizes_label
+
+MODEL_KIND = "linear_count_model"
+STATISTICS = ("min", "median")
+Plan = Mapping[str, Sequence[Mapping[str, int]]]
+
+
+def _sizes(**lists: Sequence[int]) -> list[dict[str, int]]:
+    """``_sizes(n=[1, 2], m=[3, 4])`` -> ``[{n: 1, m: 3}, {n: 2, m: 4}]`` (paired, not a product)."""
+    keys = list(lists)
+    return [dict(zip(keys, values)) for values in zip(*lists.values())]
+
+
+_MEMORY_1D = ("vector_copy", "add_four_vectors", "vector_fill", "scale_add_stride1", "scale_add_stride2",
+              "sum_filled_stride2", "sum_filled_stride3")
+_CALIBRATION_2D = ("copy_2d", "shifted_sum_2d", "poly_2d_f32", "poly_2d_f64", "div_2d", "sqrt_2d",
+                   "local_copy_2d", "local_reverse_2d", "call_mix_2d")
+
+
+def _plan(scale: int) -> dict[str, list[dict[str, int]]]:
+    """Every measurement kernel at three sizes; ``scale`` multiplies the work (1 for a CPU)."""
+    s = scale
+    plan = {name: _sizes(n=[65536 * s, 262144 * s, 1048576 * s]) for name in _MEMORY_1D}
+    matmul = _sizes(n=[64 * s, 128 * s, 128 * s], m=[128, 128, 128], k=[32, 64, 128])
+    plan.update(matmul_naive=matmul, matmul_tiled_prefetch=matmul)
+    transpose = _sizes(n=[144 * s, 272 * s, 528 * s], m=[1040, 1040, 1040])
+    plan.update(transpose=transpose, transpose_prefetch=transpose, empty=_sizes(n=[4096 * s, 65536 * s, 1048576 * s]))
+    for bits in (32, 64):
+        for op in ("add", "mul"):
+            plan[f"arith_f{bits}_{op}"] = _sizes(n=[4096 * s, 16384 * s, 4096 * s], k=[64, 64, 256])
+        plan[f"arith_f{bits}_div"] = _sizes(n=[4096 * s, 16384 * s, 4096 * s], k=[64, 64, 128])
+        plan[f"arith_f{bits}_sqrt"] = _sizes(n=[1024 * s, 4096 * s, 1024 * s], k=[64, 64, 256])
+        plan[f"arith_f{bits}_exp"] = _sizes(n=[256 * s, 256 * s, 512 * s], k=[32, 64, 64])
+    for name in _CALIBRATION_2D:
+        plan[name] = _sizes(n=[128 * s, 256 * s, 512 * s], m=[256, 512, 1024])
+    plan["row_sum"] = _sizes(n=[256 * s, 512 * s, 1024 * s], m=[256, 512, 512])
+    plan["column_sum"] = _sizes(n=[256, 512, 512], m=[256 * s, 512 * s, 1024 * s])
+    return plan
+
+
+# Sizes keep each kernel short on the device class (tens of microseconds to a millisecond or two on
+# one CPU core), so that the fastest of many runs is rarely disturbed by other processes.
+CALIBRATION_PLANS: dict[str, dict[str, list[dict[str, int]]]] = {"cpu": _plan(1), "gpu": _plan(16)}
+
+
+# -- devices ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DeviceInfo:
+    name: str  # canonical, e.g. opencl:0:0
+    description: str  # the device's own name
+    device_class: str  # "cpu" | "gpu"
+
+
+def device_info(device: str) -> DeviceInfo:
+    """The canonical name, description and class (cpu or gpu) of a measurement device."""
+    from gpuperf.measure.devices import open_device
+
+    opened = open_device(device)
+    description = opened.provenance().get("device_name", opened.name)
+    device_class = "gpu"
+    raw = getattr(opened, "device", None)
+    if raw is not None:  # OpenCL: ask the device for its type
+        import pyopencl as cl
+
+        device_class = "cpu" if raw.type & cl.device_type.CPU else "gpu"
+    return DeviceInfo(opened.name, description, device_class)
+
+
+# -- measuring --------------------------------------------------------------------------------------
+def restrict_plan(plan: Plan, kernels: Sequence[str] | None) -> dict[str, list[dict[str, int]]]:
+    """The plan's entries for ``kernels`` only (all when None); unknown names are an error."""
+    if not kernels:
+        return {name: list(sizes) for name, sizes in plan.items()}
+    for name in kernels:
+        if name not in plan:
+            raise unknown_name_error("calibration kernel", name, plan)
+    return {name: list(plan[name]) for name in kernels}
+
+
+def measure_plan(plan: Plan, device: str, store: str | Path, campaign: str, passes: int = 3,
+                 statistic: str = "min", progress: bool = False) -> pd.DataFrame:
+    """Measure every (kernel, sizes) of ``plan`` in ``passes`` campaign passes into ``store``.
+
+    Points already in the store are reused, so a stopped run resumes. Returns one row per point:
+    ``kernel``, ``sizes`` (text), ``sizes_dict``, ``time_s`` (the ``statistic`` over the passes) and
+    ``passes`` (how many passes measured it); points that failed in every pass are left out.
+    """
+    from gpuperf.measure.campaign import Campaign, Entry, run_campaign
+    from gpuperf.measure.store import Store
+    from gpuperf.measure.timing import TimingSettings
+
+    if statistic not in STATISTICS:
+        raise GpuperfError(f"statistic must be one of {', '.join(STATISTICS)}, not '{statistic}'")
+    if passes < 1:
+        raise GpuperfError(f"passes must be at least 1, not {passes}")
+    entries = []
+    for name, sizes in plan.items():
+        kernel = get_kernel(name)
+        entries.append(Entry(kernel, name, tuple(kernel.resolve_sizes(s) for s in sizes), verify=True))
+    settings = TimingSettings(min_repeats=10, min_time_s=0.1, max_retries=1)
+    names = [f"{campaign}-pass{index + 1}" for index in range(passes)]
+    for name in names:
+        run_campaign(Campaign(name, Path(store), device, settings, 0, tuple(entries)), store, progress=progress)
+    with Store(store, create=False) as opened:
+        rows = [row for name in names for row in opened.rows(name) if row["status"] == "ok"]
+    return _combine(rows, plan, statistic)
+
+
+def _combine(rows: list[dict[str, Any]], plan: Plan, statistic: str) -> pd.DataFrame:
+    wanted = {(name, sizes_label(get_kernel(name).resolve_sizes(s))) for name, sizes in plan.items() for s in sizes}
+    times: dict[tuple[str, str], list[float]] = {}
+    sizes_of: dict[tuple[str, str], dict[str, int]] = {}
+    for row in rows:
+        if row["kernel_spec"] not in plan:
+            continue
+        sizes = get_kernel(row["kernel_spec"]).resolve_sizes(row["sizes"])  # in the kernel's order
+        key = (row["kernel_spec"], sizes_label(sizes))
+        if key in wanted:
+            value = row["time_s_min"] if statistic == "min" else row["time_s"]
+            times.setdefault(key, []).append(float(value))
+            sizes_of[key] = sizes
+    records = []
+    for (kernel, label), values in times.items():
+        time = min(values) if statistic == "min" else float(np.median(values))
+        records.append({"kernel": kernel, "sizes": label, "sizes_dict": sizes_of[(kernel, label)],
+                        "time_s": time, "passes": len(values)})
+    return pd.DataFrame(records, columns=["kernel", "sizes", "sizes_dict", "time_s", "passes"])
+
+
+def with_properties(measured: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
+    """``measured`` with one column per property (computed from each kernel's static counts)."""
+    kernels = {name: get_kernel(name) for name in measured["kernel"].unique()}
+    table = properties_table(((kernels[k], s) for k, s in zip(measured["kernel"], measured["sizes_dict"])), names)
+    return pd.concat([measured.reset_index(drop=True), table[list(names)]], axis=1)
+
+
+# -- calibrating ------------------------------------------------------------------------------------
+@dataclass
+class Calibration:
+    model: LinearCountModel
+    device: DeviceInfo
+    data: pd.DataFrame  # the calibration points with their properties, measured and predicted times
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def per_kernel_error(self) -> pd.Series:
+        """Geometric-mean relative error of the fit for each calibration kernel (in-sample)."""
+        return per_kernel_gmre(self.data, "time_s", "predicted_s")
+
+
+def per_kernel_gmre(frame: pd.DataFrame, measured: str, predicted: str) -> pd.Series:
+    """exp(mean |ln(predicted / measured)|) - 1 per kernel (non-positive predictions count as inf)."""
+    def gmre(part: pd.DataFrame) -> float:
+        ratio = part[predicted].to_numpy(float) / part[measured].to_numpy(float)
+        if np.any(ratio <= 0):
+            return math.inf
+        return float(np.expm1(np.mean(np.abs(np.log(ratio)))))
+
+    return frame.groupby("kernel", sort=True)[[measured, predicted]].apply(gmre).rename("gmre")
+
+
+def calibrate(device: str, store: str | Path, kernels: Sequence[str] | None = None, passes: int = 3,
+              property_set: str | None = None, properties: Sequence[str] | None = None,
+              statistic: str = "min", progress: bool = False, plan: Plan | None = None) -> Calibration:
+    """Measure the calibration plan on ``device`` and fit the model.
+
+    ``plan`` maps kernel names to lists of sizes (default: ``CALIBRATION_PLANS`` of the device's
+    class); ``kernels`` keeps only some of its kernels. ``property_set`` defaults to the device's
+    class; ``properties`` names the properties explicitly instead.
+    """
+    info = device_info(device)
+    set_name = property_set or info.device_class
+    names = check_property_names(properties) if properties else property_names(set_name)
+    plan = restrict_plan(plan if plan is not None else CALIBRATION_PLANS[info.device_class], kernels)
+    campaign = f"linear-calibration-{info.device_class}"
+    measured = measure_plan(plan, info.name, store, campaign, passes, statistic, progress)
+    if measured.empty:
+        raise GpuperfError(f"calibration on {info.name}: no point could be measured (see the store {store})")
+    data = with_properties(measured, names)
+    model = LinearCountModel(properties=names, property_set=set_name).fit(data, data["time_s"])
+    data["predicted_s"] = model.predict(data)
+    metadata = {
+        "kind": MODEL_KIND,
+        "device": info.name,
+        "device_name": info.description,
+        "device_class": info.device_class,
+        "property_set": set_name,
+        "properties": list(names),
+        "weights": model.weights_,
+        "statistic": statistic,
+        "passes": passes,
+        "host": platform.node(),
+        "calibration_points": int(len(data)),
+        "calibration_kernels": sorted(data["kernel"].unique()),
+        "store": str(store),
+    }
+    calibration = Calibration(model, info, data, metadata)
+    metadata["in_sample_gmre"] = {k: float(v) for k, v in calibration.per_kernel_error().items()}
+    return calibration
+
+
+# -- saving, loading, predicting ---------------------------------------------------------------------
+def save_calibration(calibration: Calibration, path: str | Path) -> Path:
+    """Write the calibrated model as JSON (``gpuperf.models.persistence``)."""
+    from gpuperf.models.persistence import save_model
+
+    path = Path(path)
+    if path.suffix != ".json":
+        raise GpuperfError(f"{path}: a linear count model is saved as .json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return save_model(calibration.model, path, feature_names=calibration.model.property_names_,
+                      metadata=calibration.metadata)
+
+
+def load_linear_model(path: str | Path) -> tuple[LinearCountModel, dict[str, Any]]:
+    """The model and its metadata from a file written by :func:`save_calibration`."""
+    from gpuperf.models.persistence import load_model, model_info
+
+    path = Path(path)
+    info = model_info(path)  # raises for a missing file or one that is not a gpuperf model
+    metadata = info.get("metadata") or {}
+    if metadata.get("kind") != MODEL_KIND:
+        raise GpuperfError(f"{path}: not a linear count model (made by 'gpuperf calibrate')")
+    saved = info.get("feature_names") or []
+    check_property_names(saved, where=f"{path}")
+    model = load_model(path, feature_names=saved)
+    if not isinstance(model, LinearCountModel) or list(model.property_names_) != list(saved):
+        raise GpuperfError(f"{path}: the model's properties do not match the file's property list")
+    return model, metadata
+
+
+def predict_kernel(model: LinearCountModel, kernel: Kernel, sizes: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Predicted time of ``kernel`` at ``sizes`` with each property's value and contribution."""
+    from gpuperf.models.properties import kernel_properties
+
+    resolved = kernel.resolve_sizes(sizes)
+    values = kernel_properties(kernel, resolved, model.property_names_)
+    frame = pd.DataFrame([values])
+    contributions = model.contributions(frame).iloc[0]
+    return {
+        "kernel": kernel.key,
+        "sizes": resolved,
+        "time_s": float(model.predict(frame)[0]),
+        "properties": values,
+        "contributions_s": {name: float(contributions[name]) for name in model.property_names_},
+    }

@@ -1,0 +1,192 @@
+"""The linear count model: fitting, sign bounds, scikit-learn behaviour and kernel properties."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from gpuperf.errors import GpuperfError
+from gpuperf.kernels import get_kernel
+from gpuperf.models import properties as props
+from gpuperf.models.linear import LinearCountModel
+from gpuperf.models.properties import (
+    PROPERTY_SETS,
+    check_property_names,
+    describe_property,
+    kernel_properties,
+    property_signs,
+)
+
+COSTS = ["launches", "f32_ops", "global_load_bytes", "barriers"]
+
+
+def synthetic(rows: int = 30, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "launches": np.ones(rows),
+        "f32_ops": rng.uniform(1e3, 1e7, rows),
+        "global_load_bytes": rng.uniform(1e4, 1e8, rows),
+        "barriers": rng.integers(0, 100, rows).astype(float),
+        "unrelated": rng.normal(size=rows),
+    })
+    return frame, np.array([5e-6, 2e-11, 4e-11, 1e-8])
+
+
+@pytest.mark.parametrize("relative", [True, False])
+def test_fit_recovers_known_weights_exactly(relative: bool) -> None:
+    frame, weights = synthetic()
+    times = frame[COSTS].to_numpy() @ weights
+    model = LinearCountModel(properties=COSTS, relative=relative).fit(frame, times)
+    np.testing.assert_allclose(model.coef_, weights, rtol=1e-8)
+    np.testing.assert_allclose(model.predict(frame), times, rtol=1e-8)
+    assert list(model.weights_) == COSTS
+
+
+def test_relative_fit_minimises_relative_error_and_plain_fit_absolute_error() -> None:
+    # One property, times that no single weight fits: the two fits have known closed forms.
+    x = np.array([1.0, 10.0, 100.0, 1000.0])
+    y = np.array([3.0e-6, 1.0e-5, 2.0e-4, 1.0e-3])
+    frame = pd.DataFrame({"f32_ops": x})
+    relative = LinearCountModel(properties=["f32_ops"]).fit(frame, y)
+    plain = LinearCountModel(properties=["f32_ops"], relative=False).fit(frame, y)
+    assert relative.coef_[0] == pytest.approx(np.sum(x / y) / np.sum((x / y) ** 2), rel=1e-10)
+    assert plain.coef_[0] == pytest.approx(np.sum(x * y) / np.sum(x * x), rel=1e-10)
+    # The relative fit serves the short first row better; the plain fit is ruled by the long rows.
+    rel_error = lambda m: np.sum((m.predict(frame) / y - 1) ** 2)  # noqa: E731
+    abs_error = lambda m: np.sum((m.predict(frame) - y) ** 2)  # noqa: E731
+    assert rel_error(relative) < rel_error(plain)
+    assert abs_error(plain) < abs_error(relative)
+    assert abs(relative.predict(frame)[0] / y[0] - 1) < abs(plain.predict(frame)[0] / y[0] - 1)
+
+
+def test_sign_bounds_keep_costs_non_negative_and_overlap_non_positive() -> None:
+    frame, _ = synthetic(seed=1)
+    frame["overlap_bytes"] = np.minimum(frame["global_load_bytes"], frame["f32_ops"])
+    names = [*COSTS, "overlap_bytes"]
+    # Times made with a negative cost weight and a positive overlap weight: both on the wrong side.
+    wrong = np.array([5e-6, -2e-11, 4e-11, 1e-8, 3e-11])
+    times = frame[names].to_numpy() @ wrong
+    times = times - times.min() + 1e-6  # keep every time positive
+    bounded = LinearCountModel(properties=names).fit(frame, times)
+    signs = property_signs(names)
+    assert signs == [1, 1, 1, 1, -1]
+    for weight, sign in zip(bounded.coef_, signs):
+        assert weight * sign >= 0
+    assert bounded.weights_["f32_ops"] == 0  # held at its bound
+    # Unbounded, the same data give back the wrong-signed weights (the shift went into launches).
+    free = LinearCountModel(properties=names, bounds="none").fit(frame, times)
+    np.testing.assert_allclose(free.coef_[1:], wrong[1:], rtol=1e-6)
+
+
+def test_negative_overlap_weight_is_recovered_within_its_bound() -> None:
+    frame, weights = synthetic(seed=2)
+    frame["overlap_bytes"] = np.minimum(frame["global_load_bytes"], np.random.default_rng(9).uniform(1e4, 1e8, 30))
+    names = [*COSTS, "overlap_bytes"]
+    true = np.append(weights, -1e-11)
+    model = LinearCountModel(properties=names).fit(frame, frame[names].to_numpy() @ true)
+    np.testing.assert_allclose(model.coef_, true, rtol=1e-7)
+
+
+def test_scikit_learn_clone_params_and_pipeline() -> None:
+    frame, weights = synthetic(seed=3)
+    times = frame[COSTS].to_numpy() @ weights
+    model = LinearCountModel(properties=COSTS, bounds="none")
+    assert model.get_params() == {"properties": COSTS, "property_set": "gpu", "relative": True, "bounds": "none"}
+    copy = clone(model).set_params(relative=False)
+    assert copy.relative is False and model.relative is True and not hasattr(copy, "coef_")
+    pipeline = Pipeline([("identity", FunctionTransformer(validate=False)), ("model", model)]).fit(frame, times)
+    np.testing.assert_allclose(pipeline.predict(frame), times, rtol=1e-8)
+    contributions = pipeline.named_steps["model"].contributions(frame)
+    np.testing.assert_allclose(contributions.sum(axis=1), times, rtol=1e-8)
+
+
+def test_default_properties_come_from_the_property_set() -> None:
+    assert LinearCountModel(property_set="cpu")._names() == PROPERTY_SETS["cpu"]
+    with pytest.raises(GpuperfError, match="unknown property set 'cpuu'; did you mean cpu"):
+        LinearCountModel(property_set="cpuu").fit(pd.DataFrame({"launches": [1.0]}), [1.0])
+
+
+def test_bad_inputs_name_the_problem() -> None:
+    frame, weights = synthetic()
+    times = frame[COSTS].to_numpy() @ weights
+    with pytest.raises(GpuperfError, match="missing property column.*barriers"):
+        LinearCountModel(properties=COSTS).fit(frame.drop(columns="barriers"), times)
+    with pytest.raises(GpuperfError, match="times must be finite and positive"):
+        LinearCountModel(properties=COSTS).fit(frame, -times)
+    with pytest.raises(GpuperfError, match="expected 4 property columns"):
+        LinearCountModel(properties=COSTS).fit(frame.to_numpy(), times)
+    with pytest.raises(GpuperfError, match="unknown property 'flops32'"):
+        LinearCountModel(properties=["flops32"]).fit(frame, times)
+    with pytest.raises(GpuperfError, match="bounds must be one of"):
+        LinearCountModel(properties=COSTS, bounds="positive").fit(frame, times)
+
+
+# -- properties of real kernels ------------------------------------------------------------------
+def test_memory_properties_of_a_vector_copy() -> None:
+    values = kernel_properties(get_kernel("vector_copy"), {"n": 1024})
+    assert values["work_items"] == 1024 and values["work_groups"] == 4 and values["launches"] == 1
+    assert values["footprint_load_bytes"] == 4096 and values["footprint_write_only_bytes"] == 4096
+    assert values["global_load_bytes_stride1"] == 4096 and values["global_store_bytes_stride1"] == 4096
+    assert values["vector_accesses"] == 2048 and values["gather_lines"] == 0 and values["overlap_bytes"] == 4096
+    assert values["footprint_beyond_1MiB"] == 0
+    big = kernel_properties(get_kernel("vector_copy"), {"n": 1 << 20}, ["footprint_beyond_1MiB"])
+    assert big == {"footprint_beyond_1MiB": 8 * (1 << 20) - (1 << 20)}
+
+
+def test_gathers_count_the_cache_lines_they_touch() -> None:
+    transposed = kernel_properties(get_kernel("transpose"), {"n": 64, "m": 128})
+    assert transposed["gather_lines"] == 64 * 128  # each store lands n floats away: one line each
+    assert transposed["global_store_bytes_strided"] == 4 * 64 * 128
+    pairs = kernel_properties(get_kernel("sum_filled_stride2"), {"n": 1024})
+    assert pairs["gather_lines"] == pytest.approx(2 * 1024 * 8 / 64)  # stride 2 floats: 8 of 64 bytes
+
+
+def test_function_calls_make_a_kernel_scalar() -> None:
+    root = kernel_properties(get_kernel("sqrt_2d"), {"n": 16, "m": 16})
+    assert root["f32_functions"] == 4 * 256 and root["vector_accesses"] == 0
+    assert root["scalar_accesses"] == 5 * 256 and root["scalar_flops"] == root["f32_ops"] > 0
+    poly = kernel_properties(get_kernel("poly_2d_f32"), {"n": 16, "m": 16})
+    assert poly["scalar_flops"] == 0 and poly["vector_f32_ops"] == poly["f32_ops"] == 17 * 256
+    assert poly["f32_special"] == 0
+
+
+def test_barriers_scale_with_work_groups_and_work_items() -> None:
+    values = kernel_properties(get_kernel("local_reverse_2d"), {"n": 32, "m": 64})
+    assert values["barriers"] == 8 and values["barrier_work_items"] == 32 * 64
+    assert values["local_accesses"] == 2 * 32 * 64
+
+
+def test_property_names_are_checked() -> None:
+    assert describe_property("footprint_beyond_512KiB").sign == 1
+    assert check_property_names(["launches", "footprint_beyond_2MiB"]) == ("launches", "footprint_beyond_2MiB")
+    with pytest.raises(GpuperfError, match="model.json: unknown property 'launch'; did you mean launches"):
+        check_property_names(["launch"], where="model.json")
+    with pytest.raises(GpuperfError, match="listed twice"):
+        check_property_names(["launches", "launches"])
+    for names in PROPERTY_SETS.values():
+        check_property_names(names)
+
+
+def test_a_kernel_without_a_count_for_a_property_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = props.symbolic_counts
+    monkeypatch.setattr(props, "symbolic_counts", lambda k: dataclasses.replace(real(k), loop_iterations=None))
+    with pytest.raises(GpuperfError, match="kernel 'matmul_naive'.*no value for property loop_iterations"):
+        kernel_properties(get_kernel("matmul_naive"), None, ["launches", "loop_iterations"])
+    assert kernel_properties(get_kernel("matmul_naive"), None, ["launches"]) == {"launches": 1.0}
+
+
+def test_loop_lines_follow_the_step_along_the_innermost_loop() -> None:
+    down = kernel_properties(get_kernel("column_sum"), {"n": 256, "m": 512}, ["loop_lines", "loop_iterations"])
+    along = kernel_properties(get_kernel("row_sum"), {"n": 256, "m": 512}, ["loop_lines", "loop_iterations"])
+    assert down["loop_iterations"] == along["loop_iterations"] == 256 * 512
+    assert down["loop_lines"] == 256 * 512  # each step moves a row: a new line every time
+    assert along["loop_lines"] == 256 * 512 * 4 / 64  # unit steps: 16 floats per line
+    naive = kernel_properties(get_kernel("matmul_naive"), {"n": 16, "m": 32, "k": 16}, ["loop_lines"])
+    assert naive["loop_lines"] == 16 * 32 * 16 * (1 + 4 / 64)  # b walks down a column, a along a row
+    assert kernel_properties(get_kernel("stencil2d"), {"n": 16, "m": 16}, ["loop_lines"]) == {"loop_lines": 0}

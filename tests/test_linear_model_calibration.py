@@ -1,0 +1,152 @@
+"""Calibrating the linear count model on the local OpenCL device, saving it and predicting with it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuperf.cli import main
+from gpuperf.errors import GpuperfError
+from gpuperf.kernels import get_kernel
+from gpuperf.models.linear import LinearCountModel
+from gpuperf.models.linear_calibration import (
+    Calibration,
+    DeviceInfo,
+    calibrate,
+    load_linear_model,
+    predict_kernel,
+    save_calibration,
+)
+from gpuperf.models.persistence import save_model
+from gpuperf.models.roofline import RooflineModel
+
+PLAN = {
+    "vector_copy": [{"n": 65536}, {"n": 262144}],
+    "arith_f32_add": [{"n": 4096, "k": 64}, {"n": 4096, "k": 256}],
+    "copy_2d": [{"n": 128, "m": 256}, {"n": 256, "m": 256}],
+}
+NAMES = ["launches", "work_items", "footprint_load_bytes", "footprint_write_only_bytes", "vector_f32_ops"]
+
+
+@pytest.fixture(scope="module")
+def calibrated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Calibration, Path]:
+    folder = tmp_path_factory.mktemp("calibration")
+    calibration = calibrate("opencl:0", folder / "store.db", passes=1, properties=NAMES, plan=PLAN)
+    path = save_calibration(calibration, folder / "model.json")
+    return calibration, path
+
+
+def test_calibration_measures_every_point_and_fits_them(calibrated: tuple[Calibration, Path]) -> None:
+    calibration, path = calibrated
+    data = calibration.data
+    assert sorted(data["kernel"].unique()) == sorted(PLAN)
+    assert len(data) == 6 and (data["time_s"] > 0).all() and (data["passes"] == 1).all()
+    assert calibration.device.device_class == "cpu"
+    assert list(calibration.model.property_names_) == NAMES
+    assert all(weight >= 0 for weight in calibration.model.coef_)
+    ratio = data["predicted_s"] / data["time_s"]
+    assert ratio.between(1 / 3, 3).all(), ratio.tolist()
+    document = json.loads(path.read_text())
+    metadata = document["metadata"]
+    assert metadata["kind"] == "linear_count_model" and metadata["device"] == calibration.device.name
+    assert metadata["properties"] == NAMES and set(metadata["weights"]) == set(NAMES)
+    assert document["feature_names"] == NAMES and document["gpuperf_version"]
+
+
+def test_a_second_calibration_reuses_the_stored_points(calibrated: tuple[Calibration, Path]) -> None:
+    calibration, path = calibrated
+    again = calibrate("opencl:0", Path(calibration.metadata["store"]), passes=1, properties=NAMES, plan=PLAN)
+    pd.testing.assert_series_equal(again.data["time_s"], calibration.data["time_s"])
+
+
+def test_gpuperf_predict_loads_the_model_and_predicts_near_the_measured_time(
+    calibrated: tuple[Calibration, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    calibration, path = calibrated
+    assert main(["predict", "vector_copy", "-p", "n=262144", "--model", str(path), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    measured = calibration.data.set_index(["kernel", "sizes"]).loc[("vector_copy", "n=262144"), "time_s"]
+    assert 1 / 3 < result["time_s"] / measured < 3
+    assert result["device"] == calibration.device.name
+    assert sum(result["contributions_s"].values()) == pytest.approx(result["time_s"])
+    assert result["properties"]["footprint_load_bytes"] == 4 * 262144
+    assert main(["predict", "vector_copy", "-p", "n=262144", "--model", str(path)]) == 0
+    assert "time_s" in capsys.readouterr().out
+
+
+def test_gpuperf_calibrate_writes_a_model_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "cpu.json"
+    code = main(["calibrate", "--out", str(out), "--kernel", "empty", "--passes", "1", "--no-progress", "--json"])
+    assert code == 0
+    metadata = json.loads(capsys.readouterr().out)
+    assert metadata["calibration_kernels"] == ["empty"] and metadata["calibration_points"] == 3
+    assert (tmp_path / "calibration.db").is_file()
+    model, saved = load_linear_model(out)
+    assert saved["property_set"] == "cpu" and tuple(model.property_names_) == tuple(saved["properties"])
+
+
+# -- bad model files ----------------------------------------------------------------------------------
+def _saved_model(tmp_path: Path) -> Path:
+    frame = pd.DataFrame({"launches": [1.0, 1.0], "work_items": [1e3, 1e5]})
+    model = LinearCountModel(properties=["launches", "work_items"]).fit(frame, [2e-6, 1.1e-5])
+    info = DeviceInfo("opencl:0:0", "test CPU", "cpu")
+    calibration = Calibration(model, info, frame, {"kind": "linear_count_model", "device": info.name})
+    return save_calibration(calibration, tmp_path / "model.json")
+
+
+def test_a_saved_model_loads_back_with_its_weights(tmp_path: Path) -> None:
+    model, metadata = load_linear_model(_saved_model(tmp_path))
+    assert metadata["device"] == "opencl:0:0"
+    # Two rows, two weights: the fit is exact, and the weights survive the JSON round trip.
+    np.testing.assert_allclose(model.predict(np.array([[1.0, 1e3], [1.0, 1e5]])), [2e-6, 1.1e-5], rtol=1e-12)
+    prediction = predict_kernel(model, get_kernel("empty"), {"n": 4096})
+    assert prediction["time_s"] == pytest.approx(model.coef_[0] + 4096 * model.coef_[1])
+
+
+def test_bad_model_files_give_one_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "missing.json"
+    assert main(["predict", "empty", "--model", str(missing)]) == 2
+    assert capsys.readouterr().err.strip() == f"gpuperf: error: {missing}: no such model file"
+
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    with pytest.raises(GpuperfError, match="broken.json: not a JSON model file"):
+        load_linear_model(broken)
+
+    other = tmp_path / "roofline.json"
+    frame = pd.DataFrame({"flops": [1.0], "dram_bytes": [1.0], "gpu_peak_flops": [1.0], "gpu_bandwidth_bytes_s": [1.0]})
+    save_model(RooflineModel().fit(frame), other)
+    with pytest.raises(GpuperfError, match="roofline.json: not a linear count model"):
+        load_linear_model(other)
+
+    renamed = _saved_model(tmp_path)
+    document = json.loads(renamed.read_text())
+    document["feature_names"] = ["launches", "warp_items"]
+    renamed.write_text(json.dumps(document))
+    with pytest.raises(GpuperfError, match="model.json: unknown property 'warp_items'; did you mean work_items"):
+        load_linear_model(renamed)
+
+
+def test_predicting_a_kernel_that_lacks_a_property_is_one_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+
+    from gpuperf.models import properties
+
+    path = tmp_path / "loops.json"
+    frame = pd.DataFrame({"launches": [1.0, 1.0], "loop_iterations": [1e3, 1e5]})
+    model = LinearCountModel(properties=["launches", "loop_iterations"]).fit(frame, [2e-6, 1.1e-5])
+    save_calibration(Calibration(model, DeviceInfo("opencl:0:0", "cpu", "cpu"), frame, {"kind": "linear_count_model"}),
+                     path)
+    real = properties.symbolic_counts
+    monkeypatch.setattr(properties, "symbolic_counts", lambda k: dataclasses.replace(real(k), loop_iterations=None))
+    assert main(["predict", "matmul_naive", "--model", str(path)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("gpuperf: error: kernel 'matmul_naive': its static counts give no value for property "
+                            "loop_iterations")
+    assert "\n" not in error
