@@ -32,7 +32,12 @@ def bundled_gpu_names() -> set[str]:
             table = pd.read_csv(path, usecols=columns, dtype=str)
             for column in columns:
                 names.update(table[column].dropna().unique())
-    return names - NOT_GPUS
+    return {n for n in names - NOT_GPUS if not _is_local_cpu_device(n)}
+
+
+def _is_local_cpu_device(name: str) -> bool:
+    """gpuperf's own measurements on pocl's CPU device: its device string and its pocl device name."""
+    return name.startswith(("opencl:", "pthread-", "cpu-"))
 
 
 def test_every_gpu_named_in_the_bundled_data_resolves():
