@@ -1,0 +1,112 @@
+"""Measure the stencil before/after variants behind gpuperf's generated optimization pairs.
+
+Run with ``POCL_MAX_PTHREAD_COUNT=1 POCL_CPU_MAX_CU_COUNT=1`` (as the committed data was): pocl then
+runs each kernel on one thread, which other processes on a small shared machine disturb far less.
+Writes the campaign file ``benchmarks/advise_pairs.campaign.toml``, measures it on an OpenCL device
+into an SQLite store (resumable: rerun to continue), then writes every measured point with its
+static features to ``data/advise_pairs_pocl.csv.gz`` and the provenance next to it
+(``data/advise_pairs_pocl.provenance.json``). Measured values are copied from the store unchanged.
+
+    python benchmarks/advise_pairs_campaign.py [--device opencl:0] [--store benchmarks/advise_pairs.db]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import itertools
+import json
+import os
+import platform
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CAMPAIGN = ROOT / "benchmarks" / "advise_pairs.campaign.toml"
+OUT = ROOT / "data" / "advise_pairs_pocl.csv.gz"
+PROVENANCE = ROOT / "data" / "advise_pairs_pocl.provenance.json"
+
+STENCILS = ("stencil2d", "jacobi2d_9pt", "hotspot2d", "gradient")
+SIZES = (512, 768, 1024)
+LOCAL = ((16, 4), (32, 4), (16, 16))  # (local_x, local_y)
+WORK = ((1, 1), (2, 1), (2, 2), (4, 1), (4, 4))  # (outputs_y, unroll)
+# One pocl thread: timings of a 2-core machine shared with other work are far steadier on one core.
+POCL_SETTINGS = ("POCL_MAX_PTHREAD_COUNT", "POCL_CPU_MAX_CU_COUNT")
+
+
+def planned_points() -> list[tuple[str, int]]:
+    """(variant spec, size) of every planned point."""
+    return [
+        (f"{stencil}[local_x={lx},local_y={ly},outputs_y={outputs},prefetch={prefetch},unroll={unroll}]", size)
+        for stencil, (lx, ly), (outputs, unroll), prefetch, size in itertools.product(
+            STENCILS, LOCAL, WORK, (0, 1), SIZES)
+    ]
+
+
+def campaign_text() -> str:
+    lines = [
+        'name = "advise_pairs"',
+        'device = "opencl:0"',
+        "seed = 0",
+        "verify = true",
+        "",
+        "[timing]",
+        "min_repeats = 10",
+        "min_time_s = 0.05",
+        "",
+    ]
+    sizes = ", ".join(f"{{n = {s}, m = {s}}}" for s in SIZES)
+    for spec in dict.fromkeys(spec for spec, _ in planned_points()):
+        lines += ["[[kernels]]", f'kernel = "{spec}"', f"sizes = [{sizes}]", ""]
+    return "\n".join(lines)
+
+
+KEEP = (
+    "kernel", "variant", "gpu", "device", "source", "n", "m", "local_x", "local_y", "outputs_y", "prefetch", "unroll",
+    "time_s", "time_s_min", "time_s_iqr", "repeats", "status",
+)
+
+
+def main() -> None:
+    from gpuperf.decisions.advice_features import ADVICE_FEATURES
+    from gpuperf.measure import load_campaign, run_campaign, store_table
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="opencl:0")
+    parser.add_argument("--store", default=str(ROOT / "benchmarks" / "advise_pairs.db"))
+    args = parser.parse_args()
+    CAMPAIGN.write_text(campaign_text())
+    report = run_campaign(load_campaign(CAMPAIGN), args.store, device=args.device)
+    print(json.dumps(report.to_dict(), indent=2))
+    table = store_table(args.store, campaign="advise_pairs")
+    planned = {spec for spec, _ in planned_points()}
+    table = table[table["kernel_key"].isin(planned) & table["n"].isin(SIZES)]
+    columns = [c for c in KEEP if c in table.columns] + [c for c in ADVICE_FEATURES if c in table.columns]
+    table[columns].to_csv(OUT, index=False)
+    import gpuperf
+    from gpuperf.measure.store import Store
+
+    with Store(args.store, create=False) as store:
+        rows = [r for r in store.rows("advise_pairs") if r["status"] == "ok"]
+    first = dict(rows[0]["provenance"]) if rows else {}
+    timings = {json.dumps(r["provenance"].get("timing"), sort_keys=True) for r in rows}
+    first.pop("timestamp", None)
+    dates = sorted(r["measured_at"] for r in rows)
+    PROVENANCE.write_text(json.dumps({
+        "file": OUT.name,
+        "campaign": CAMPAIGN.relative_to(ROOT).as_posix(),
+        "device": first.get("device_name", args.device),
+        "provenance": first,
+        "timing_settings": [json.loads(t) for t in sorted(timings)],
+        "measured_from": dates[0] if dates else None,
+        "measured_to": dates[-1] if dates else None,
+        "written": datetime.date.today().isoformat(),
+        "gpuperf_version": gpuperf.__version__,
+        "host": platform.machine(),
+        "environment": {k: os.environ[k] for k in POCL_SETTINGS if k in os.environ},
+        "points": len(table), "ok": int((table["status"] == "ok").sum()),
+    }, indent=2, default=str) + "\n")
+    print(f"wrote {OUT} ({len(table)} points) and {PROVENANCE}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""``gpuperf advise``: which optimizations would speed a kernel up, by how much, and how to apply them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gpuperf.cli.output import console, parse_params, print_json, print_table
+
+OptimizationsOption = Annotated[
+    list[Path] | None,
+    typer.Option("--optimizations", help="a folder of extra optimization entries (*.toml); repeatable"),
+]
+
+
+def advise(
+    kernel: Annotated[
+        str | None, typer.Argument(help="catalog name, name\\[param=value,...] or path/file.py:function")
+    ] = None,
+    param: Annotated[list[str] | None, typer.Option("-p", "--param", help="size parameter, e.g. -p n=4096")] = None,
+    gpu: Annotated[str | None, typer.Option(help="advise for this GPU (its descriptor joins the features)")] = None,
+    device: Annotated[str | None, typer.Option(help="advise for a measured device, e.g. opencl:0 (pocl)")] = None,
+    profile: Annotated[Path | None, typer.Option(help="a profiled launch: CSV with geometry and counters")] = None,
+    row: Annotated[int, typer.Option(help="which row of the --profile CSV (from 1)")] = 1,
+    threshold: Annotated[float, typer.Option(help="suggest only predicted speedups at or above this")] = 1.05,
+    optimizations: OptimizationsOption = None,
+    only: Annotated[list[str] | None, typer.Option("--only", help="assess only this optimization; repeatable")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the suggestions as JSON")] = False,
+) -> None:
+    """Suggest optimizations for a kernel (static features) or a profiled launch (--profile)."""
+    from gpuperf.decisions.advise import advise_kernel, advise_profile
+    from gpuperf.decisions.optimizations import load_optimizations
+    from gpuperf.errors import GpuperfError, unknown_name_error
+
+    if (kernel is None) == (profile is None):
+        raise GpuperfError("give a KERNEL or --profile ROW.csv (one of them)")
+    database = load_optimizations(optimizations or ())
+    for name in only or []:
+        if name not in database:
+            raise unknown_name_error("optimization", name, database)
+    entries = [database[name] for name in only] if only else list(database.values())
+    if profile is not None:
+        if param or device:
+            raise GpuperfError("--profile takes no -p or --device: the profile row describes the launch")
+        from gpuperf.decisions.profile import read_profile
+
+        result = advise_profile(read_profile(profile, row), gpu, threshold, entries, where=f"{profile}: row {row}")
+    else:
+        from gpuperf.kernels import get_kernel
+
+        result = advise_kernel(get_kernel(kernel), parse_params(param), gpu, device, threshold, entries)
+    if as_json:
+        print_json([s.to_dict() for s in result.suggestions])
+        return
+    print_table(
+        [{"optimization": s.optimization, "predicted speedup": f"{s.predicted_speedup:.2f}x",
+          "confidence": f"{s.confidence:.2f}", "apply": s.apply.get("variant") or s.apply["summary"]}
+         for s in result.suggestions],
+        title=f"suggested optimizations (predicted speedup >= {threshold:g})",
+    )
+    for s in result.suggestions:
+        console.print(f"[bold]{s.optimization}[/bold]: {s.explanation['summary']}", highlight=False)
+    below = [s for s in result.assessed if s not in result.suggestions]
+    for s in below:
+        console.print(f"[dim]{s.optimization}: predicted {s.predicted_speedup:.2f}x, below the threshold[/dim]")
+    for name, reason in result.skipped:
+        console.print(f"[dim]{name}: {reason}[/dim]")
+
+
+def optimizations_list(
+    optimizations: OptimizationsOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """List the optimization database: entries, where they come from and their training pairs."""
+    from gpuperf.decisions.optimizations import load_optimizations
+
+    rows = [
+        {"name": e.name, "title": e.title, "apply": e.apply["kind"], "pairs": [p.change for p in e.pairs],
+         "file": str(e.path)}
+        for e in load_optimizations(optimizations or ()).values()
+    ]
+    if as_json:
+        print_json(rows)
+    else:
+        print_table([{**r, "pairs": len(r["pairs"])} for r in rows], title="optimization database",
+                    columns=["name", "title", "apply", "pairs", "file"])
+
+
+def register(app: typer.Typer) -> None:
+    app.command("advise")(advise)
+    app.command("optimizations")(optimizations_list)

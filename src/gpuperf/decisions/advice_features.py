@@ -1,0 +1,102 @@
+"""The feature vector the optimization advisor sees: one vocabulary for every source of pairs.
+
+A "before" kernel is described by a few of gpuperf's static features (names as in
+``gpuperf.features``), two derived ratios, and the target GPU's descriptor. Every source of
+training pairs fills these names: loopy kernels through ``extract_features``, tuning-space
+configurations through their own formulas (``gpuperf.decisions.program_features``), a profiler row
+through its counters (``gpuperf.decisions.profile``). Features count per work-item (thread) and
+per launch, not per cycle: only the profiler knows cycles, and no measured before/after pair
+carries counters. Names a source cannot fill are NaN; the
+models impute them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from gpuperf.kernels.kernel import Kernel
+
+# Static features taken as they are from ``extract_features``.
+STATIC_FEATURES = (
+    "threads",
+    "work_groups",
+    "work_group_size",
+    "global_loads_per_thread",
+    "global_stores_per_thread",
+    "local_loads_per_thread",
+    "local_stores_per_thread",
+    "local_memory_bytes",
+    "flops_per_thread",
+    "cache_lines_per_warp_access",
+    "sectors_per_warp_access",
+    "barriers_per_thread",
+    "loop_iterations_per_thread",
+)
+# Ratios derived from them (``add_derived``).
+DERIVED_FEATURES = ("arithmetic_intensity", "local_per_global_access")
+ADVICE_FEATURES = STATIC_FEATURES + DERIVED_FEATURES
+# The GPU descriptor's numbers the models use.
+GPU_FEATURES = (
+    "gpu_sms",
+    "gpu_boost_clock_mhz",
+    "gpu_memory_bandwidth_gbs",
+    "gpu_l2_bytes",
+    "gpu_shared_memory_per_sm_bytes",
+    "gpu_peak_f32_gflops",
+    "gpu_flops_per_byte",
+    "gpu_compute_capability",
+)
+MODEL_FEATURES = ADVICE_FEATURES + GPU_FEATURES
+FLOAT_BYTES = 4
+
+
+def add_derived(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the derived ratios computed from its static columns (NaN where missing)."""
+    frame = frame.copy()
+    loads = frame.get("global_loads_per_thread", math.nan)
+    stores = frame.get("global_stores_per_thread", math.nan)
+    global_accesses = loads + stores
+    flops = frame.get("flops_per_thread", math.nan)
+    local = frame.get("local_loads_per_thread", math.nan) + frame.get("local_stores_per_thread", math.nan)
+    frame["arithmetic_intensity"] = flops / (FLOAT_BYTES * global_accesses).where(global_accesses > 0)
+    frame["local_per_global_access"] = local / global_accesses.where(global_accesses > 0)
+    return frame
+
+
+def gpu_features(gpu: str | None) -> dict[str, float]:
+    """The descriptor numbers of ``gpu`` (NaN for every one when ``gpu`` is None)."""
+    if gpu is None:
+        return dict.fromkeys(GPU_FEATURES, math.nan)
+    from gpuperf.hardware.specs import get_gpu
+
+    described = get_gpu(gpu).as_features()
+    return {name: described.get(name, math.nan) for name in GPU_FEATURES}
+
+
+def with_gpu_features(frame: pd.DataFrame, gpu_column: str = "gpu") -> pd.DataFrame:
+    """``frame`` with the GPU features of each row's GPU (NaN where gpuperf has no descriptor)."""
+    from gpuperf.errors import GpuperfError
+
+    frame = frame.copy()
+    table = {}
+    for name in frame[gpu_column].dropna().unique():
+        try:
+            table[name] = gpu_features(str(name))
+        except GpuperfError:
+            table[name] = gpu_features(None)
+    for feature in GPU_FEATURES:
+        frame[feature] = frame[gpu_column].map(lambda g, f=feature: table.get(g, {}).get(f, math.nan))
+    return frame
+
+
+def kernel_features(kernel: Kernel, sizes: Mapping[str, Any] | None = None) -> dict[str, float]:
+    """The advice features of a gpuperf kernel at ``sizes`` (static analysis, no device)."""
+    from gpuperf.features import extract_features
+
+    static = extract_features(kernel, sizes)
+    row = pd.DataFrame([{name: static.get(name, math.nan) for name in STATIC_FEATURES}])
+    return {k: float(v) for k, v in add_derived(row).iloc[0].items()}

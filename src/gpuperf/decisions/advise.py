@@ -1,0 +1,282 @@
+"""The optimization advisor: ranked suggestions for a kernel, with predicted speedup and reasons.
+
+``advise_kernel(kernel, sizes, gpu=...)`` describes a gpuperf kernel by its static features;
+``advise_profile(row)`` describes a profiled launch by its counters (``gpuperf.decisions.profile``).
+Both call ``advise(features, target)``: for every optimization in the database that applies, the
+speedup models trained on its pairs for that target (``speedup_models``) predict
+time_before / time_after, and those predicted at or above ``threshold`` are returned, fastest
+first, each with its confidence, an explanation (the entry's "when it helps" and the nearest
+training pairs) and how to apply it.
+
+Targets: ``gpu`` (pairs measured on GPUs, the GPU descriptor among the features) or
+``device:NAME`` (pairs measured on that device, e.g. the pocl CPU device). Fitted models are cached
+under ``$GPUPERF_CACHE_DIR/advise`` next to the pairs, keyed by the pairs they were fitted on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from gpuperf.decisions.advice_features import MODEL_FEATURES, gpu_features, kernel_features
+from gpuperf.decisions.optimizations import Optimization, load_optimizations
+from gpuperf.decisions.pairs import DEVICE_TARGET, GPU_TARGET, cache_dir, spec_pairs
+from gpuperf.decisions.speedup_models import SpeedupModel
+from gpuperf.errors import GpuperfError
+from gpuperf.kernels.kernel import Kernel
+
+DEFAULT_THRESHOLD = 1.05
+MODEL_FORMAT = 5
+NEAREST_SHOWN = 3
+
+
+@dataclass
+class Suggestion:
+    optimization: str
+    title: str
+    predicted_speedup: float
+    confidence: float
+    explanation: dict[str, Any]
+    apply: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "optimization": self.optimization, "title": self.title,
+            "predicted_speedup": round(self.predicted_speedup, 4), "confidence": round(self.confidence, 3),
+            "explanation": self.explanation, "apply": self.apply,
+        }
+
+
+@dataclass
+class Advice:
+    """Suggestions above the threshold, every assessed prediction, and what was not assessed and why."""
+
+    suggestions: list[Suggestion]
+    assessed: list[Suggestion] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+# -- targets ---------------------------------------------------------------------------------------
+def device_target(device: str) -> str:
+    """The pair target of a measurement device (``opencl:0``): ``device:`` + its name."""
+    from gpuperf.measure import open_device
+
+    name = open_device(device).provenance().get("device_name", device)
+    return DEVICE_TARGET + name
+
+
+def _target_pairs(pairs: pd.DataFrame, target: str) -> tuple[pd.DataFrame, str]:
+    """The pairs for ``target``; for an unmeasured device, those of any measured device (with a note)."""
+    chosen = pairs[pairs["target"] == target]
+    if chosen.empty and target.startswith(DEVICE_TARGET):
+        other = pairs[pairs["target"].str.startswith(DEVICE_TARGET)]
+        if not other.empty:
+            names = ", ".join(sorted(other["target"].str.removeprefix(DEVICE_TARGET).unique()))
+            return other, f"no pairs measured on this device; using pairs measured on {names}"
+    return chosen, ""
+
+
+# -- models ------------------------------------------------------------------------------------------
+SAFE_TYPE_PREFIXES = ("numpy.", "sklearn.", "scipy.")
+SAFE_TYPES = ("gpuperf.models.m5p.M5PRegressor", "gpuperf.models.learned.signed_log1p")
+
+
+def _model_path(pairs: pd.DataFrame) -> Path:
+    import sklearn
+
+    import gpuperf
+
+    digest = hashlib.sha256(pd.util.hash_pandas_object(pairs, index=False).to_numpy().tobytes())
+    digest.update(f"{MODEL_FORMAT}|{gpuperf.__version__}|{sklearn.__version__}".encode())
+    return cache_dir() / f"model-{digest.hexdigest()[:24]}.skops"
+
+
+def _load_parts(path: Path) -> dict[str, Any] | None:
+    """Saved model parts, or None when the file is unreadable or holds a type outside the safe set."""
+    import skops.io as sio
+
+    try:
+        types = sio.get_untrusted_types(file=path)
+        if not all(t.startswith(SAFE_TYPE_PREFIXES) or t in SAFE_TYPES for t in types):
+            return None
+        return sio.load(path, trusted=types)
+    except Exception:  # noqa: BLE001 - any damaged cache file is refitted
+        return None
+
+
+def fitted_model(pairs: pd.DataFrame, use_cache: bool = True) -> SpeedupModel:
+    """A SpeedupModel fitted on ``pairs``, from the on-disk cache (skops) when it holds one for them."""
+    import skops.io as sio
+
+    pairs = pairs.reset_index(drop=True)
+    path = _model_path(pairs)
+    parts = _load_parts(path) if use_cache and path.is_file() else None
+    if parts is not None:
+        try:
+            return SpeedupModel.from_parts(parts, pairs)
+        except (GpuperfError, KeyError):
+            pass
+    model = SpeedupModel().fit(pairs)
+    if use_cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        sio.dump(model.parts(), temporary)
+        temporary.replace(path)
+    return model
+
+
+# -- applicability -----------------------------------------------------------------------------------
+def _condition_holds(entry: Optimization, features: Mapping[str, float]) -> bool:
+    """Whether ``applies_when`` holds; a condition on unknown (NaN) features counts as holding."""
+    if not entry.applies_when:
+        return True
+    frame = pd.DataFrame([{name: features.get(name, math.nan) for name in MODEL_FEATURES}])
+    if frame.isna().to_numpy().any():
+        import ast
+
+        used = {n.id for n in ast.walk(ast.parse(entry.applies_when, mode="eval")) if isinstance(n, ast.Name)}
+        if any(pd.isna(features.get(name, math.nan)) for name in used):
+            return True
+    return bool(frame.eval(entry.applies_when).iloc[0])
+
+
+def _space_change(entry: Optimization, kernel: Kernel | None) -> tuple[str | None, str | None]:
+    """(variant spec with the optimization applied, reason it does not apply) for a space variant."""
+    flip = entry.space_parameter
+    if kernel is None or flip is None or flip["name"] not in kernel.variant:
+        return None, None
+    from gpuperf.kernels.space import get_space
+
+    name, current = flip["name"], kernel.variant[flip["name"]]
+    if current != flip["before"]:
+        return None, f"{kernel.key} already has {name}={current}"
+    space = get_space(kernel.name)
+    candidates = [flip["after"]] + [v for v in space.parameters[name] if v != flip["after"] and v > current]
+    reasons = []
+    for value in candidates:
+        try:
+            return space.build({**kernel.variant, name: value}).key, None
+        except GpuperfError as exc:
+            reasons.append(str(exc))
+    return None, f"no valid {name} value after {current}: {reasons[0] if reasons else 'none larger'}"
+
+
+def _apply_info(entry: Optimization, variant: str | None) -> dict[str, Any]:
+    info = {key: value for key, value in entry.apply.items()}
+    if variant:
+        info["variant"] = variant
+    return info
+
+
+# -- explanation -------------------------------------------------------------------------------------
+def _explanation(entry: Optimization, model: SpeedupModel, row: int, prediction, note: str) -> dict[str, Any]:
+    near = model.pairs.iloc[prediction.neighbours[row][:NEAREST_SHOWN]]
+    nearest = [
+        {"family": r.family, "kernel": r.kernel, "change": r.change, "configuration": r.configuration,
+         "gpu": r.gpu, "measured_speedup": round(float(r.speedup), 4)}
+        for r in near.itertuples()
+    ]
+    measured = model.pairs.iloc[prediction.neighbours[row]]["speedup"]
+    summary = (
+        f"k-NN predicts {prediction.knn[row]:.2f}x, M5P {prediction.m5p[row]:.2f}x, logistic regression "
+        f"P(faster) = {prediction.p_faster[row]:.2f}; the {len(measured)} nearest of {len(model.pairs)} "
+        f"training pairs measured {measured.min():.2f}x to {measured.max():.2f}x"
+    )
+    explanation = {
+        "summary": summary + (f" ({note})" if note else ""),
+        "when_it_helps": entry.when_it_helps,
+        "models": {"knn": round(float(prediction.knn[row]), 4), "m5p": round(float(prediction.m5p[row]), 4),
+                   "p_faster": round(float(prediction.p_faster[row]), 4)},
+        "familiarity": round(float(prediction.familiarity[row]), 3),
+        "nearest_pairs": nearest,
+        "training_pairs": len(model.pairs),
+    }
+    return explanation
+
+
+# -- advising ----------------------------------------------------------------------------------------
+def advise(
+    features: Mapping[str, float],
+    target: str = GPU_TARGET,
+    threshold: float = DEFAULT_THRESHOLD,
+    entries: Iterable[Optimization] | None = None,
+    kernel: Kernel | None = None,
+    use_cache: bool = True,
+    note: str = "",
+) -> Advice:
+    """Suggestions for a kernel described by ``features`` (advice + GPU features) on ``target``."""
+    if not threshold > 0:
+        raise GpuperfError(f"--threshold: must be a positive speedup, got {threshold}")
+    entries = list(load_optimizations().values() if entries is None else entries)
+    query = pd.DataFrame([{name: features.get(name, math.nan) for name in MODEL_FEATURES}])
+    assessed, skipped = [], []
+    for entry in entries:
+        if not _condition_holds(entry, features):
+            skipped.append((entry.name, f"does not apply: {entry.applies_when} is false for this kernel"))
+            continue
+        variant, reason = _space_change(entry, kernel)
+        if reason:
+            skipped.append((entry.name, f"does not apply: {reason}"))
+            continue
+        all_pairs = [spec_pairs(spec, entry.name, use_cache) for spec in entry.pairs]
+        all_pairs = [p for p in all_pairs if not p.empty]
+        pairs, pair_note = _target_pairs(pd.concat(all_pairs, ignore_index=True), target) if all_pairs else (None, "")
+        if pairs is None or pairs.empty:
+            skipped.append((entry.name, f"not assessed: no training pairs for target {target}"))
+            continue
+        model = fitted_model(pairs, use_cache)
+        prediction = model.predict(query)
+        notes = "; ".join(n for n in (note, pair_note) if n)
+        assessed.append(Suggestion(
+            optimization=entry.name, title=entry.title,
+            predicted_speedup=float(prediction.speedup[0]), confidence=float(prediction.confidence[0]),
+            explanation=_explanation(entry, model, 0, prediction, notes), apply=_apply_info(entry, variant),
+        ))
+    assessed.sort(key=lambda s: s.predicted_speedup, reverse=True)
+    return Advice([s for s in assessed if s.predicted_speedup >= threshold], assessed, skipped)
+
+
+def kernel_query(kernel: Kernel, sizes: Mapping[str, Any] | None, gpu: str | None) -> dict[str, float]:
+    """The advice features of ``kernel`` at ``sizes`` with ``gpu``'s descriptor (NaN without one)."""
+    return {**kernel_features(kernel, sizes), **gpu_features(gpu)}
+
+
+def advise_kernel(
+    kernel: Kernel,
+    sizes: Mapping[str, Any] | None = None,
+    gpu: str | None = None,
+    device: str | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    entries: Iterable[Optimization] | None = None,
+    use_cache: bool = True,
+) -> Advice:
+    """Suggestions for a gpuperf kernel: for ``gpu`` (a GPU name), a measured ``device``, or any GPU."""
+    if gpu is not None and device is not None:
+        raise GpuperfError("give either --gpu or --device, not both")
+    target = device_target(device) if device else GPU_TARGET
+    note = "" if gpu or device else "no --gpu given: the GPU features are the training pairs' medians"
+    return advise(kernel_query(kernel, sizes, gpu), target, threshold, entries, kernel, use_cache, note)
+
+
+def advise_profile(
+    row: Mapping[str, Any],
+    gpu: str | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    entries: Iterable[Optimization] | None = None,
+    where: str = "profile row",
+    use_cache: bool = True,
+) -> Advice:
+    """Suggestions for a profiled launch (nvprof-style counters, see ``gpuperf.decisions.profile``)."""
+    from gpuperf.decisions.profile import profile_features, profile_gpu
+
+    gpu = gpu or profile_gpu(row)
+    features = {**profile_features(row, where), **gpu_features(gpu)}
+    note = "" if gpu else "no GPU named: the GPU features are the training pairs' medians"
+    return advise(features, GPU_TARGET, threshold, entries, None, use_cache, note)

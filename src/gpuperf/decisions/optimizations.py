@@ -1,0 +1,307 @@
+"""The optimization database: one TOML file per optimization, discovered from folders.
+
+gpuperf ships its entries in ``gpuperf/optimizations/*.toml``. More folders come from the
+``GPUPERF_OPTIMIZATIONS`` environment variable (folders separated by ``os.pathsep``) and from the
+``extra`` argument (``gpuperf advise --optimizations DIR``); an entry in a later folder replaces
+one of the same name. Adding, removing or editing an entry is a matter of files only.
+
+An entry (every text field is required unless marked optional)::
+
+    name = "coalescing"                      # the file's stem
+    title = "Coalesce global memory accesses"
+    description = "..."
+    when_it_helps = "..."
+    applies_when = "cache_lines_per_warp_access > 1.5"   # optional: a condition on advice features
+    references = ["..."]                      # optional
+
+    [example]
+    before = '''...'''
+    after = '''...'''
+
+    [apply]
+    kind = "loopy"                            # loopy (a transformation) or source (a code change)
+    summary = "..."
+    transformation = "lp.tag_inames"          # optional
+    parameters = {...}                        # optional, free-form
+    space_parameter = {name = "prefetch", before = 0, after = 1}   # optional: the variant-space flip
+
+    [[pairs]]                                 # training pairs (see ``PairSpec``)
+    dataset = "matvec_bsp"
+    kernel = "MMGU"
+    after_kernel = "MMGC"
+    features = "amaris_matvec"
+    family = "matmul"
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from gpuperf.errors import GpuperfError, unknown_name_error
+
+ENV_VAR = "GPUPERF_OPTIMIZATIONS"
+APPLY_KINDS = ("loopy", "source")
+_ENTRY_KEYS = {
+    "name", "title", "description", "when_it_helps", "applies_when", "references", "example", "apply", "pairs",
+}
+_APPLY_KEYS = {"kind", "summary", "transformation", "parameters", "space_parameter"}
+_PAIR_KEYS = {
+    "dataset", "kernel", "after_kernel", "parameter", "before", "after", "factor", "family", "features",
+    "configuration", "inputs", "max_pairs_per_gpu",
+}
+DEFAULT_MAX_PAIRS_PER_GPU = 200
+
+
+@dataclass(frozen=True)
+class PairSpec:
+    """Which measured before/after points of a dataset are pairs of this optimization.
+
+    Either ``after_kernel`` (the after rows are another kernel of the dataset, at the same sizes
+    and GPU) or ``parameter`` with ``before`` and ``after`` (or ``factor``: after = before x factor)
+    values (the after row is the same configuration with only that parameter changed).
+    ``configuration`` names the columns that must be equal (default: the dataset's parameters);
+    ``features`` names how the before kernel's advice features are obtained
+    (``gpuperf.decisions.program_features.FEATURE_SOURCES``); ``family`` names the program for
+    cross-program evaluation (empty: each row's kernel name); ``inputs`` names the columns that are
+    the program's input (problem size), held out together in evaluation (default: the whole
+    configuration for ``after_kernel`` pairs, none for parameter changes).
+    """
+
+    dataset: str
+    kernels: tuple[str, ...]
+    features: str
+    family: str
+    after_kernel: str | None = None
+    parameter: str | None = None
+    before: tuple[float, ...] = ()
+    after: tuple[float, ...] = ()
+    factor: float | None = None
+    configuration: tuple[str, ...] | None = None
+    inputs: tuple[str, ...] | None = None
+    max_pairs_per_gpu: int = DEFAULT_MAX_PAIRS_PER_GPU
+    where: str = ""
+
+    @property
+    def change(self) -> str:
+        """The change in words: ``MMGU -> MMGC`` or ``SA: 0 -> 1``."""
+        if self.after_kernel:
+            return f"{'/'.join(self.kernels)} -> {self.after_kernel}"
+        after = f"x{self.factor:g}" if self.factor else "/".join(f"{v:g}" for v in self.after)
+        return f"{self.parameter}: {'/'.join(f'{v:g}' for v in self.before)} -> {after}"
+
+
+@dataclass(frozen=True)
+class Optimization:
+    """One entry of the database."""
+
+    name: str
+    title: str
+    description: str
+    when_it_helps: str
+    example_before: str
+    example_after: str
+    apply: Mapping[str, Any]
+    pairs: tuple[PairSpec, ...]
+    path: Path
+    applies_when: str = ""
+    references: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def space_parameter(self) -> Mapping[str, Any] | None:
+        return self.apply.get("space_parameter")
+
+
+def builtin_folder() -> Path:
+    """The folder of the entries gpuperf ships."""
+    return Path(str(resources.files("gpuperf") / "optimizations"))
+
+
+def database_folders(extra: Iterable[str | Path] = ()) -> list[Path]:
+    """The built-in folder, then ``$GPUPERF_OPTIMIZATIONS``, then ``extra``; each must exist."""
+    folders = [builtin_folder()]
+    env = os.environ.get(ENV_VAR, "")
+    named = [(Path(p), ENV_VAR) for p in env.split(os.pathsep) if p.strip()]
+    named += [(Path(p), "--optimizations") for p in extra]
+    for folder, origin in named:
+        if not folder.is_dir():
+            raise GpuperfError(f"{origin}: optimization folder '{folder}' does not exist")
+        folders.append(folder)
+    return folders
+
+
+def load_optimizations(extra: Iterable[str | Path] = ()) -> dict[str, Optimization]:
+    """Every entry by name, sorted; later folders replace earlier entries of the same name."""
+    found: dict[str, Optimization] = {}
+    for folder in database_folders(extra):
+        for path in sorted(folder.glob("*.toml")):
+            entry = load_entry(path)
+            found[entry.name] = entry
+    return dict(sorted(found.items()))
+
+
+def get_optimization(name: str, extra: Iterable[str | Path] = ()) -> Optimization:
+    entries = load_optimizations(extra)
+    if name not in entries:
+        raise unknown_name_error("optimization", name, entries)
+    return entries[name]
+
+
+def load_entry(path: str | Path) -> Optimization:
+    """One entry file, checked; every error names the file and the field at fault."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise GpuperfError(f"{path}: not valid TOML ({exc})") from None
+    _no_unknown(data, _ENTRY_KEYS, f"{path}")
+    text = {key: _text(data, key, path) for key in ("name", "title", "description", "when_it_helps")}
+    if text["name"] != path.stem:
+        raise GpuperfError(f"{path}: name: '{text['name']}' must equal the file name '{path.stem}'")
+    example = _table(data, "example", path)
+    _no_unknown(example, {"before", "after"}, f"{path}: example")
+    apply = _table(data, "apply", path)
+    _check_apply(apply, path)
+    applies_when = data.get("applies_when", "")
+    if not isinstance(applies_when, str):
+        raise GpuperfError(f"{path}: applies_when: expected a string, got {applies_when!r}")
+    _check_condition(applies_when, path)
+    references = data.get("references", [])
+    if not isinstance(references, list) or not all(isinstance(r, str) for r in references):
+        raise GpuperfError(f"{path}: references: expected a list of strings")
+    pairs = data.get("pairs", [])
+    if not isinstance(pairs, list) or not all(isinstance(p, dict) for p in pairs):
+        raise GpuperfError(f"{path}: pairs: expected an array of tables ([[pairs]])")
+    return Optimization(
+        name=text["name"], title=text["title"], description=text["description"],
+        when_it_helps=text["when_it_helps"],
+        example_before=_text(example, "before", path, "example.before"),
+        example_after=_text(example, "after", path, "example.after"),
+        apply=apply, applies_when=applies_when, references=tuple(references),
+        pairs=tuple(_pair_spec(p, f"{path}: pairs[{i}]") for i, p in enumerate(pairs)), path=path,
+    )
+
+
+def _no_unknown(table: Mapping[str, Any], known: set[str], where: str) -> None:
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise GpuperfError(f"{where}: unknown field '{unknown[0]}'; known fields: {', '.join(sorted(known))}")
+
+
+def _text(table: Mapping[str, Any], key: str, path: Path, label: str | None = None) -> str:
+    value = table.get(key)
+    if value is None:
+        raise GpuperfError(f"{path}: missing field '{label or key}'")
+    if not isinstance(value, str) or not value.strip():
+        raise GpuperfError(f"{path}: {label or key}: expected a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _table(data: Mapping[str, Any], key: str, path: Path) -> dict[str, Any]:
+    value = data.get(key)
+    if value is None:
+        raise GpuperfError(f"{path}: missing field '{key}' (a [{key}] table)")
+    if not isinstance(value, dict):
+        raise GpuperfError(f"{path}: {key}: expected a table, got {value!r}")
+    return value
+
+
+def _check_apply(apply: Mapping[str, Any], path: Path) -> None:
+    _no_unknown(apply, _APPLY_KEYS, f"{path}: apply")
+    kind = _text(apply, "kind", path, "apply.kind")
+    if kind not in APPLY_KINDS:
+        raise GpuperfError(f"{path}: apply.kind: '{kind}' is not one of {', '.join(APPLY_KINDS)}")
+    _text(apply, "summary", path, "apply.summary")
+    flip = apply.get("space_parameter")
+    if flip is not None:
+        if not isinstance(flip, dict) or set(flip) != {"name", "before", "after"}:
+            raise GpuperfError(f"{path}: apply.space_parameter: expected {{name = ..., before = ..., after = ...}}")
+
+
+def _check_condition(condition: str, path: Path) -> None:
+    """A condition must parse and use only advice features."""
+    if not condition:
+        return
+    import ast
+
+    from gpuperf.decisions.advice_features import MODEL_FEATURES
+
+    try:
+        tree = ast.parse(condition, mode="eval")
+    except SyntaxError:
+        raise GpuperfError(f"{path}: applies_when: '{condition}' is not a valid expression") from None
+    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)} - {"and", "or", "not"}
+    unknown = sorted(names - set(MODEL_FEATURES))
+    if unknown:
+        raise GpuperfError(f"{path}: applies_when: {unknown_name_error('feature', unknown[0], MODEL_FEATURES)}")
+
+
+def _values(value: Any, where: str) -> tuple[float, ...]:
+    values = value if isinstance(value, list) else [value]
+    if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        raise GpuperfError(f"{where}: expected a number or a list of numbers, got {value!r}")
+    return tuple(float(v) for v in values)
+
+
+def _pair_spec(table: Mapping[str, Any], where: str) -> PairSpec:
+    from gpuperf.decisions.program_features import FEATURE_SOURCES
+
+    _no_unknown(table, _PAIR_KEYS, where)
+    for key in ("dataset", "kernel", "features"):
+        if key not in table:
+            raise GpuperfError(f"{where}: missing field '{key}'")
+    dataset = table["dataset"]
+    if not isinstance(dataset, str) or not dataset:
+        raise GpuperfError(f"{where}.dataset: expected a dataset name, got {dataset!r}")
+    kernels = table["kernel"] if isinstance(table["kernel"], list) else [table["kernel"]]
+    if not kernels or not all(isinstance(k, str) and k for k in kernels):
+        raise GpuperfError(f"{where}.kernel: expected a kernel name or a list of them")
+    features = table["features"]
+    if features not in FEATURE_SOURCES:
+        raise GpuperfError(f"{where}.features: {unknown_name_error('feature source', str(features), FEATURE_SOURCES)}")
+    after_kernel, parameter = table.get("after_kernel"), table.get("parameter")
+    if (after_kernel is None) == (parameter is None):
+        raise GpuperfError(f"{where}: give either after_kernel or parameter (with before and after or factor)")
+    spec: dict[str, Any] = {}
+    if after_kernel is not None:
+        if not isinstance(after_kernel, str) or not after_kernel:
+            raise GpuperfError(f"{where}.after_kernel: expected a kernel name, got {after_kernel!r}")
+        spec["after_kernel"] = after_kernel
+    else:
+        if not isinstance(parameter, str) or not parameter:
+            raise GpuperfError(f"{where}.parameter: expected a column name, got {parameter!r}")
+        if "before" not in table:
+            raise GpuperfError(f"{where}: missing field 'before'")
+        if ("after" in table) == ("factor" in table):
+            raise GpuperfError(f"{where}: give either 'after' or 'factor'")
+        spec.update(parameter=parameter, before=_values(table["before"], f"{where}.before"))
+        if "after" in table:
+            spec["after"] = _values(table["after"], f"{where}.after")
+        else:
+            factor = _values(table["factor"], f"{where}.factor")
+            if len(factor) != 1 or factor[0] <= 0 or factor[0] == 1:
+                raise GpuperfError(f"{where}.factor: expected one positive number other than 1")
+            spec["factor"] = factor[0]
+    configuration = table.get("configuration")
+    if configuration is not None:
+        if not isinstance(configuration, list) or not all(isinstance(c, str) for c in configuration):
+            raise GpuperfError(f"{where}.configuration: expected a list of column names")
+        spec["configuration"] = tuple(configuration)
+    inputs = table.get("inputs")
+    if inputs is not None:
+        if not isinstance(inputs, list) or not all(isinstance(c, str) for c in inputs):
+            raise GpuperfError(f"{where}.inputs: expected a list of column names")
+        spec["inputs"] = tuple(inputs)
+    limit = table.get("max_pairs_per_gpu", DEFAULT_MAX_PAIRS_PER_GPU)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise GpuperfError(f"{where}.max_pairs_per_gpu: expected a positive integer, got {limit!r}")
+    family = table.get("family", "")
+    if not isinstance(family, str):
+        raise GpuperfError(f"{where}.family: expected a name, got {family!r}")
+    return PairSpec(dataset=dataset, kernels=tuple(kernels), features=features, family=family,
+                    max_pairs_per_gpu=limit, where=where, **spec)

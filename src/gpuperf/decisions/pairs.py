@@ -1,0 +1,202 @@
+"""Training pairs: measured before/after points of one optimization, with the before kernel's features.
+
+A pair is two measurements on the same GPU (or device) at the same sizes whose configurations
+differ only by the optimization: another kernel of the same table (``MMGU -> MMGC``) or one
+parameter changed (``SA: 0 -> 1``). ``speedup = time_before / time_after`` (above 1: the
+optimization helps). Repeated measurements of one point are first reduced to their median.
+
+Pairs of each ``[[pairs]]`` table are cached under ``$GPUPERF_CACHE_DIR/advise`` (default
+``~/.cache/gpuperf/advise``), keyed by the table, the dataset file, the feature names and ``PAIRS_FORMAT``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gpuperf.decisions.advice_features import GPU_FEATURES, MODEL_FEATURES, add_derived, with_gpu_features
+from gpuperf.decisions.optimizations import Optimization, PairSpec
+from gpuperf.decisions.program_features import FEATURE_SOURCES
+from gpuperf.errors import GpuperfError
+
+PAIRS_FORMAT = 1  # bump when the pair table's columns or rules change
+GPU_TARGET = "gpu"  # pairs measured on a GPU gpuperf has a descriptor for
+DEVICE_TARGET = "device:"  # + the device's name: pairs measured on another device (e.g. a CPU via pocl)
+PAIR_COLUMNS = (
+    "optimization", "family", "dataset", "change", "kernel", "after_kernel", "configuration", "input", "gpu", "device",
+    "target", "time_before_s", "time_after_s", "speedup",
+)
+
+
+def dataset_path(name: str) -> Path | None:
+    """The file behind a dataset name: a bundled table's file, a file in the data folder, or a path."""
+    from gpuperf.datasets.bundled import BUNDLED, data_dir
+
+    if name in BUNDLED:
+        return data_dir() / BUNDLED[name].file
+    for candidate in (data_dir() / name, Path(name)):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_pair_dataset(name: str, where: str) -> pd.DataFrame:
+    """A dataset by bundled name, by file name in gpuperf's data folder, or by path."""
+    from gpuperf.datasets import load_dataset
+    from gpuperf.datasets.bundled import BUNDLED
+
+    if name in BUNDLED:
+        return load_dataset(name)
+    path = dataset_path(name)
+    if path is None:
+        raise GpuperfError(f"{where}.dataset: '{name}' is neither a bundled dataset nor a file in the data folder")
+    return load_dataset(str(path))
+
+
+def _config_columns(frame: pd.DataFrame, spec: PairSpec) -> list[str]:
+    columns = list(spec.configuration or frame.attrs.get("parameters", []))
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise GpuperfError(f"{spec.where}.configuration: the dataset has no column '{missing[0]}'")
+    return [c for c in columns if frame[c].notna().any()]
+
+
+def _median_points(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """One row per point: the median time of repeated measurements, other columns from the first."""
+    grouped = frame.groupby(keys, sort=False, dropna=False)
+    first = grouped.first().reset_index()
+    first["time_s"] = grouped["time_s"].median().to_numpy()
+    return first
+
+
+def _label(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
+    if not columns:
+        return pd.Series("", index=frame.index)
+    parts = [columns[0] + "=" + frame[columns[0]].map(_number_text)]
+    for column in columns[1:]:
+        parts.append("," + column + "=" + frame[column].map(_number_text))
+    return pd.concat(parts, axis=1).sum(axis=1)
+
+
+def _number_text(value: object) -> str:
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _matched(frame: pd.DataFrame, spec: PairSpec) -> pd.DataFrame:
+    """Before rows joined to their after rows: columns of the before row, ``time_after_s`` and ``after_kernel``."""
+    kernels = [*spec.kernels, *([spec.after_kernel] if spec.after_kernel else [])]
+    ok = frame["status"].eq("ok") if "status" in frame.columns else True
+    rows = frame[ok & frame["kernel"].isin(kernels) & (pd.to_numeric(frame["time_s"], errors="coerce") > 0)]
+    config = _config_columns(rows, spec)
+    if spec.after_kernel is None and spec.parameter not in config:
+        raise GpuperfError(f"{spec.where}.parameter: the dataset has no values of '{spec.parameter}' for these kernels")
+    keys = ["kernel", "gpu", "device", *config]
+    rows = _median_points(rows, keys)
+    if spec.after_kernel:
+        before = rows[rows["kernel"].isin(spec.kernels)]
+        after = rows.loc[rows["kernel"].eq(spec.after_kernel), ["gpu", "device", *config, "time_s"]]
+        joined = before.merge(after.rename(columns={"time_s": "time_after_s"}), on=["gpu", "device", *config])
+        joined["after_kernel"] = spec.after_kernel
+        joined["configuration"] = _label(joined, config)
+        joined["input"] = _label(joined, list(config if spec.inputs is None else spec.inputs))
+        return joined
+    param = spec.parameter
+    rest = [c for c in keys if c != param]
+    before = rows[rows[param].isin(spec.before)]
+    after_values = rows[param].isin(spec.after) if spec.after else rows[param].notna()
+    after = rows.loc[after_values, [*rest, param, "time_s"]]
+    after = after.rename(columns={param: "after_value", "time_s": "time_after_s"})
+    joined = before.merge(after, on=rest)
+    if spec.factor:
+        joined = joined[np.isclose(joined["after_value"], joined[param] * spec.factor)]
+    joined = joined[joined["after_value"] != joined[param]]
+    joined["after_kernel"] = joined["kernel"]
+    joined["configuration"] = _label(joined, [c for c in config if c != param])
+    joined["input"] = _label(joined, list(spec.inputs or ()))
+    joined["change"] = param + ": " + joined[param].map(_number_text) + " -> " + joined["after_value"].map(_number_text)
+    return joined
+
+
+def build_spec_pairs(spec: PairSpec, optimization: str) -> pd.DataFrame:
+    """The pairs one ``[[pairs]]`` table describes, with the before kernel's model features."""
+    frame = load_pair_dataset(spec.dataset, spec.where)
+    missing = [k for k in (*spec.kernels, *([spec.after_kernel] if spec.after_kernel else []))
+               if k not in set(frame["kernel"])]
+    if missing:
+        from gpuperf.errors import unknown_name_error
+
+        raise GpuperfError(f"{spec.where}.kernel: {unknown_name_error('kernel', missing[0], set(frame['kernel']))}")
+    joined = _matched(frame, spec)
+    if joined.empty:
+        return pd.DataFrame(columns=[*PAIR_COLUMNS, *MODEL_FEATURES])
+    shuffled = joined.sample(frac=1.0, random_state=0)
+    joined = shuffled.groupby("gpu", sort=False).head(spec.max_pairs_per_gpu).sort_index().reset_index(drop=True)
+    features = add_derived(FEATURE_SOURCES[spec.features](joined))
+    out = pd.DataFrame({
+        "optimization": optimization, "family": spec.family or joined["kernel"].astype(str), "dataset": spec.dataset,
+        "change": joined["change"] if "change" in joined else spec.change,
+        "kernel": joined["kernel"].astype(str), "after_kernel": joined["after_kernel"].astype(str),
+        "configuration": joined["configuration"], "input": joined["input"],
+        "gpu": joined["gpu"].astype(str), "device": joined["device"].astype(str),
+        "time_before_s": joined["time_s"].astype(float), "time_after_s": joined["time_after_s"].astype(float),
+    })
+    out["speedup"] = out["time_before_s"] / out["time_after_s"]
+    out = pd.concat([out, features.reset_index(drop=True)], axis=1)
+    out = with_gpu_features(out)
+    out.insert(PAIR_COLUMNS.index("target"), "target", np.where(
+        out[list(GPU_FEATURES)].notna().any(axis=1), GPU_TARGET, DEVICE_TARGET + out["gpu"]))
+    return out[[*PAIR_COLUMNS, *MODEL_FEATURES]]
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("GPUPERF_CACHE_DIR") or Path.home() / ".cache" / "gpuperf") / "advise"
+
+
+def _cache_key(spec: PairSpec, optimization: str) -> str:
+    import gpuperf
+
+    described = {k: v for k, v in asdict(spec).items() if k != "where"}
+    path = dataset_path(spec.dataset)
+    stat = path.stat() if path is not None else None
+    token = json.dumps({
+        "spec": described, "optimization": optimization, "format": PAIRS_FORMAT, "version": gpuperf.__version__,
+        "features": MODEL_FEATURES,
+        "file": [str(path), stat.st_size, stat.st_mtime_ns] if stat else None,
+    }, sort_keys=True, default=str)
+    return hashlib.sha256(token.encode()).hexdigest()[:24]
+
+
+def spec_pairs(spec: PairSpec, optimization: str, use_cache: bool = True) -> pd.DataFrame:
+    """``build_spec_pairs`` through the on-disk cache."""
+    if not use_cache:
+        return build_spec_pairs(spec, optimization)
+    path = cache_dir() / f"{_cache_key(spec, optimization)}.parquet"
+    if path.is_file():
+        try:
+            return pd.read_parquet(path)
+        except (OSError, ValueError):
+            pass  # a damaged cache file is rebuilt
+    pairs = build_spec_pairs(spec, optimization)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(f".{os.getpid()}.tmp")
+    pairs.to_parquet(temporary, index=False)
+    temporary.replace(path)
+    return pairs
+
+
+def training_pairs(optimizations: Iterable[Optimization], use_cache: bool = True) -> pd.DataFrame:
+    """Every pair of every entry, one row each (see ``PAIR_COLUMNS`` and ``MODEL_FEATURES``)."""
+    parts = [spec_pairs(spec, entry.name, use_cache) for entry in optimizations for spec in entry.pairs]
+    parts = [p for p in parts if not p.empty]
+    if not parts:
+        return pd.DataFrame(columns=[*PAIR_COLUMNS, *MODEL_FEATURES])
+    return pd.concat(parts, ignore_index=True)

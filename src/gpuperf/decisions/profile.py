@@ -1,0 +1,117 @@
+"""A profiled kernel launch as advice features: nvprof (or Nsight Compute) counters per thread.
+
+A profile row needs the launch geometry (``grid.x``, ``block.x``, ... as gpuperf's profiler
+importers and the bundled Rodinia table name them) and whichever counters it has; each advice
+feature is taken from the first of its counters present (``COUNTERS``), per-warp counts turned
+into per-thread ones. Features with no counter stay unknown (NaN) and the models impute them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from gpuperf.decisions.advice_features import STATIC_FEATURES, add_derived
+from gpuperf.errors import GpuperfError
+
+WARP = 32
+# feature: [(counter, scale)] with scale "thread" (a count over all threads), "warp" (a count of
+# warp-level instructions) or "value" (taken as it is); the first counter present is used.
+COUNTERS: dict[str, list[tuple[str, str]]] = {
+    "global_loads_per_thread": [("gld_inst_32bit", "thread"), ("gld_request", "warp"),
+                                ("smsp__sass_inst_executed_op_global_ld.sum", "warp")],
+    "global_stores_per_thread": [("gst_inst_32bit", "thread"), ("gst_request", "warp"),
+                                 ("smsp__sass_inst_executed_op_global_st.sum", "warp")],
+    "local_loads_per_thread": [("shared_load", "warp"), ("smsp__sass_inst_executed_op_shared_ld.sum", "warp")],
+    "local_stores_per_thread": [("shared_store", "warp"), ("smsp__sass_inst_executed_op_shared_st.sum", "warp")],
+    "flops_per_thread": [("floating_point_operations.single_precision.", "thread"), ("flop_count_sp", "thread")],
+    "sectors_per_warp_access": [("global_load_transactions_per_request", "value"),
+                                ("gld_transactions_per_request", "value")],
+    "local_memory_bytes": [("static.smem", "value"), ("launch__shared_mem_per_block_static", "value")],
+}
+GEOMETRY = {"grid": ("grid.x", "grid.y", "grid.z"), "block": ("block.x", "block.y", "block.z")}
+
+
+def _number(row: Mapping[str, Any], column: str, where: str) -> float | None:
+    if column not in row or row[column] is None or (isinstance(row[column], float) and math.isnan(row[column])):
+        return None
+    try:
+        return float(row[column])
+    except (TypeError, ValueError):
+        raise GpuperfError(f"{where}: column {column}: {row[column]!r} is not a number") from None
+
+
+def _extent(row: Mapping[str, Any], names: tuple[str, ...], where: str) -> float:
+    first = _number(row, names[0], where)
+    if first is None:
+        raise GpuperfError(f"{where}: missing column {names[0]} (the launch geometry is needed)")
+    value = first
+    for name in names[1:]:
+        value *= _number(row, name, where) or 1.0
+    return value
+
+
+def profile_features(row: Mapping[str, Any], where: str = "profile row") -> dict[str, float]:
+    """The advice features of one profiled launch."""
+    groups, group_size = _extent(row, GEOMETRY["grid"], where), _extent(row, GEOMETRY["block"], where)
+    if groups <= 0 or group_size <= 0:
+        raise GpuperfError(f"{where}: grid and block sizes must be positive")
+    threads = groups * group_size
+    values: dict[str, float] = dict.fromkeys(STATIC_FEATURES, math.nan)
+    values.update(threads=threads, work_groups=groups, work_group_size=group_size)
+    for feature, sources in COUNTERS.items():
+        for counter, scale in sources:
+            value = _number(row, counter, where)
+            if value is None:
+                continue
+            values[feature] = {"thread": value / threads, "warp": value * WARP / threads, "value": value}[scale]
+            break
+    derived = add_derived(pd.DataFrame([values]))
+    return {k: float(v) for k, v in derived.iloc[0].items()}
+
+
+def profile_gpu(row: Mapping[str, Any]) -> str | None:
+    """The canonical GPU the row names in ``gpu`` or ``device``, if gpuperf knows it."""
+    from gpuperf.hardware.specs import canonical_gpu_name
+
+    for column in ("gpu", "device"):
+        if column in row and isinstance(row[column], str) and row[column].strip():
+            name = canonical_gpu_name(row[column])
+            if name:
+                return name
+    return None
+
+
+def read_profile(path: str | Path, row: int = 1) -> dict[str, Any]:
+    """Row ``row`` (from 1) of a profile CSV: a Rodinia-like table, or an nvprof / Nsight Compute CSV."""
+    from gpuperf.datasets.tables import read_csv
+
+    path = Path(path)
+    if not path.is_file():
+        raise GpuperfError(f"--profile: file '{path}' does not exist")
+    table = read_csv(path)
+    if "grid.x" not in table.columns:
+        table = _imported(path)
+    if not 1 <= row <= len(table):
+        raise GpuperfError(f"{path}: row {row} does not exist (the table has {len(table)} rows)")
+    return table.iloc[row - 1].to_dict()
+
+
+def _imported(path: Path) -> pd.DataFrame:
+    from gpuperf.datasets import import_ncu, import_nvprof
+
+    errors = []
+    for importer in (import_nvprof, import_ncu):
+        try:
+            table = importer(path)
+        except GpuperfError as exc:
+            errors.append(str(exc))
+            continue
+        if "grid.x" in table.columns:
+            return table
+    reason = f" ({errors[0]})" if errors else ""
+    raise GpuperfError(f"{path}: no launch geometry (grid.x, block.x) found{reason}")

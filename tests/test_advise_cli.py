@@ -1,0 +1,140 @@
+"""``gpuperf advise``: JSON suggestions for a kernel or a profiled launch, clear errors otherwise."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from gpuperf.cli import main
+from gpuperf.decisions.profile import profile_features
+
+KEYS = {"optimization", "predicted_speedup", "confidence", "explanation", "apply"}
+
+# A small database of the matvec-measured coalescing and shared-memory pairs, under new names.
+ENTRY = '''
+name = "{name}"
+title = "t"
+description = "d"
+when_it_helps = "helps in tests"
+{condition}
+[example]
+before = "b"
+after = "a"
+[apply]
+kind = "source"
+summary = "{summary}"
+[[pairs]]
+dataset = "matvec_bsp"
+kernel = "{before}"
+after_kernel = "{after}"
+features = "amaris_matvec"
+'''
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("optimizations")
+    for name, before, after, condition in (
+        ("t_coalesce", "MAU", "MAC", 'applies_when = "cache_lines_per_warp_access > 3"'),
+        ("t_shared", "MMGU", "MMSU", ""),
+    ):
+        (folder / f"{name}.toml").write_text(
+            ENTRY.format(name=name, before=before, after=after, condition=condition, summary=f"do {name}"))
+    return folder
+
+
+def run_json(capsys, args):
+    assert main(args) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def only(database):
+    return ["--optimizations", str(database), "--only", "t_coalesce", "--only", "t_shared"]
+
+
+def test_kernel_json(capsys, database):
+    # row_sum: each work-item walks its own row, so a warp touches 32 rows (uncoalesced, like MAU)
+    out = run_json(capsys, ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970",
+                            "--threshold", "1.05", "--json", *only(database)])
+    assert isinstance(out, list) and out
+    for suggestion in out:
+        assert KEYS <= set(suggestion)
+        assert suggestion["predicted_speedup"] >= 1.05
+        assert 0 <= suggestion["confidence"] <= 1
+        assert suggestion["explanation"]["nearest_pairs"][0]["gpu"]
+        assert suggestion["apply"]["summary"] == f"do {suggestion['optimization']}"
+    assert "t_coalesce" in {s["optimization"] for s in out}
+
+
+def test_threshold_filters(capsys, database):
+    args = ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970", "--json", *only(database)]
+    everything = run_json(capsys, [*args, "--threshold", "0.0001"])
+    assert len(everything) == 2
+    cut = min(s["predicted_speedup"] for s in everything) + 1e-3
+    above = run_json(capsys, [*args, "--threshold", str(cut)])
+    assert [s["optimization"] for s in above] == [s["optimization"] for s in everything
+                                                  if s["predicted_speedup"] >= cut]
+
+
+def test_coalesced_kernel_gets_no_coalescing_advice(capsys, database):
+    out = run_json(capsys, ["advise", "column_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970",
+                            "--threshold", "0.0001", "--json", *only(database)])
+    assert "t_coalesce" not in {s["optimization"] for s in out}
+    assert main(["advise", "column_sum", "-p", "n=1024", "-p", "m=1024", "--threshold", "0.0001", *only(database)]) == 0
+    assert "does not apply" in capsys.readouterr().out
+
+
+PROFILE = {"kernel": "k", "gpu": "Tesla K40", "grid.x": 64, "grid.y": 64, "block.x": 16, "block.y": 16,
+           "gld_inst_32bit": 2 * 1024 * 1024, "gst_inst_32bit": 1024 * 1024, "shared_load": 0, "shared_store": 0,
+           "floating_point_operations.single_precision.": 1024 * 1024, "global_load_transactions_per_request": 16,
+           "static.smem": 0}
+
+
+def test_profile_features_per_thread():
+    features = profile_features(PROFILE)
+    assert features["threads"] == 1024 * 1024 and features["work_group_size"] == 256
+    assert features["global_loads_per_thread"] == 2 and features["global_stores_per_thread"] == 1
+    assert features["flops_per_thread"] == 1 and features["sectors_per_warp_access"] == 16
+    assert features["local_loads_per_thread"] == 0 and features["arithmetic_intensity"] == pytest.approx(1 / 12)
+    assert features["cache_lines_per_warp_access"] != features["cache_lines_per_warp_access"]  # unknown: NaN
+    warp_counts = profile_features({**{k: v for k, v in PROFILE.items() if "inst_32bit" not in k},
+                                    "gld_request": 2 * 1024 * 1024 / 32})
+    assert warp_counts["global_loads_per_thread"] == 2
+
+
+def test_profile_json(tmp_path, capsys, database):
+    path = tmp_path / "row.csv"
+    pd.DataFrame([PROFILE, {**PROFILE, "block.x": 32}]).to_csv(path, index=False)
+    out = run_json(capsys, ["advise", "--profile", str(path), "--row", "2", "--threshold", "0.0001", "--json",
+                            *only(database)])
+    assert {s["optimization"] for s in out} == {"t_coalesce", "t_shared"}
+    assert all(KEYS <= set(s) for s in out)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["advise"], "give a KERNEL or --profile"),
+    (["advise", "row_sum", "--only", "t_nothing"], "unknown optimization 't_nothing'"),
+    (["advise", "row_sum", "--gpu", "GTX 970", "--device", "opencl:0"], "either --gpu or --device"),
+    (["advise", "--profile", "missing.csv"], "missing.csv' does not exist"),
+])
+def test_errors(capsys, database, args, message):
+    assert main([*args, "--optimizations", str(database)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_optimizations_list(capsys, database):
+    out = run_json(capsys, ["optimizations", "--optimizations", str(database), "--json"])
+    names = {row["name"] for row in out}
+    assert {"t_coalesce", "t_shared", "coalescing", "local_memory_prefetch"} <= names
+
+
+def test_device_json_applies_the_space_parameter(capsys):
+    spec = "stencil2d[local_x=16,local_y=4,outputs_y=4,prefetch=0,unroll=1]"
+    out = run_json(capsys, ["advise", spec, "-p", "n=512", "-p", "m=512", "--device", "opencl:0",
+                            "--only", "unrolling", "--threshold", "0.0001", "--json"])
+    assert [s["optimization"] for s in out] == ["unrolling"]
+    assert out[0]["apply"]["variant"] == spec.replace("unroll=1", "unroll=4")
+    nearest = out[0]["explanation"]["nearest_pairs"]
+    assert all(p["change"] in ("unroll: 1 -> 2", "unroll: 1 -> 4") for p in nearest)

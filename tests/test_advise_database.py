@@ -1,0 +1,109 @@
+"""The optimization database: discovery, user folders and one clear error per malformed entry."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from gpuperf.decisions.optimizations import ENV_VAR, builtin_folder, load_entry, load_optimizations
+from gpuperf.errors import GpuperfError
+
+REQUIRED = {
+    "local_memory_prefetch", "coalescing", "read_only_cache", "padding", "unrolling", "thread_coarsening",
+    "larger_work_groups",
+}
+
+GOOD = '''
+name = "{name}"
+title = "A test optimization"
+description = "Does something."
+when_it_helps = "Always, in tests."
+
+[example]
+before = "x = a[i * n];"
+after = "x = a[i];"
+
+[apply]
+kind = "source"
+summary = "change the index"
+
+[[pairs]]
+dataset = "matvec_bsp"
+kernel = "MAU"
+after_kernel = "MAC"
+features = "amaris_matvec"
+'''
+
+
+def write(folder: Path, name: str, text: str | None = None) -> Path:
+    path = folder / f"{name}.toml"
+    path.write_text(text if text is not None else GOOD.format(name=name))
+    return path
+
+
+def test_builtin_entries_are_complete():
+    entries = load_optimizations()
+    assert REQUIRED <= set(entries)
+    for entry in entries.values():
+        assert entry.path.parent == builtin_folder()
+        assert entry.pairs, entry.name
+        assert entry.example_before != entry.example_after
+        assert entry.apply["kind"] in ("loopy", "source")
+
+
+def test_space_parameters_name_real_stencil_parameters():
+    from gpuperf.kernels.space import get_space
+
+    space = get_space("stencil2d")
+    for entry in load_optimizations().values():
+        flip = entry.space_parameter
+        if flip:
+            assert flip["before"] in space.parameters[flip["name"]]
+            assert flip["after"] in space.parameters[flip["name"]]
+
+
+def test_user_folder_adds_and_replaces(tmp_path, monkeypatch):
+    write(tmp_path, "my_trick")
+    write(tmp_path, "coalescing", GOOD.format(name="coalescing").replace("A test optimization", "Mine"))
+    monkeypatch.setenv(ENV_VAR, str(tmp_path))
+    entries = load_optimizations()
+    assert "my_trick" in entries and entries["coalescing"].title == "Mine"
+    monkeypatch.delenv(ENV_VAR)
+    other = tmp_path / "other"
+    other.mkdir()
+    write(other, "second_trick")
+    assert {"my_trick", "second_trick"} <= set(load_optimizations([tmp_path, other]))
+    assert "my_trick" not in load_optimizations()
+
+
+def test_missing_folder_is_an_error(tmp_path):
+    with pytest.raises(GpuperfError, match="does not exist"):
+        load_optimizations([tmp_path / "nowhere"])
+
+
+BAD_CASES = [
+    ("title", lambda t: t.replace('title = "A test optimization"\n', ""), "missing field 'title'"),
+    ("example.after", lambda t: t.replace('after = "x = a[i];"\n', ""), "missing field 'example.after'"),
+    ("colour", lambda t: t.replace('title =', 'colour = "red"\ntitle ='), "unknown field 'colour'"),
+    ("apply.kind", lambda t: t.replace('kind = "source"', 'kind = "magic"'), "apply.kind"),
+    ("features", lambda t: t.replace('"amaris_matvec"', '"amaris_matvek"'), "pairs[0].features"),
+    ("pairs[0]", lambda t: t.replace('after_kernel = "MAC"\n', ""), "pairs[0]: give either after_kernel"),
+    ("applies_when", lambda t: t.replace('title =', 'applies_when = "cache_lines > 2"\ntitle ='), "applies_when"),
+    ("name", lambda t: t.replace('name = "bad"', 'name = "other"'), "name: 'other' must equal"),
+    ("toml", lambda t: t + "\n[[[", "not valid TOML"),
+    ("before", lambda t: t.replace('after_kernel = "MAC"', 'parameter = "n"\nafter = 2'), "missing field 'before'"),
+]
+
+
+@pytest.mark.parametrize("field, edit, message", BAD_CASES, ids=[c[0] for c in BAD_CASES])
+def test_malformed_entry_names_file_and_field(tmp_path, field, edit, message):
+    path = write(tmp_path, "bad", edit(GOOD.format(name="bad")))
+    with pytest.raises(GpuperfError) as info:
+        load_entry(path)
+    text = str(info.value)
+    assert str(path) in text and message in text
+    assert "\n" not in text
+    with pytest.raises(GpuperfError, match=re.escape(str(path))):
+        load_optimizations([tmp_path])

@@ -1,0 +1,112 @@
+"""Speedup models and suggestions: better than a constant, only above the threshold, reasons given."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuperf.decisions import advise_eval
+from gpuperf.decisions.advise import advise, advise_kernel
+from gpuperf.datasets.bundled import data_dir
+from gpuperf.decisions.advice_features import MODEL_FEATURES, gpu_features, kernel_features
+from gpuperf.decisions.optimizations import load_optimizations
+from gpuperf.decisions.pairs import DEVICE_TARGET, spec_pairs
+from gpuperf.decisions.speedup_models import SpeedupModel
+from gpuperf.kernels import get_kernel
+
+STENCIL = "stencil2d[local_x=16,local_y=4,outputs_y={outputs},prefetch={prefetch},unroll=1]"
+
+
+def bundled_gpu_pairs() -> pd.DataFrame:
+    """The matvec_bsp and Tesla K40c trace pairs of coalescing and local-memory prefetch (fast to build)."""
+    entries = load_optimizations()
+    parts = [spec_pairs(spec, name) for name in ("coalescing", "local_memory_prefetch")
+             for spec in entries[name].pairs if spec.dataset in ("matvec_bsp", "k40c_traces")]
+    return pd.concat(parts, ignore_index=True)
+
+
+@pytest.fixture(scope="module")
+def pocl_entries():
+    """The built-in entries restricted to their pocl-measured pairs (no large tables to load)."""
+    from dataclasses import replace
+
+    entries = load_optimizations()
+    chosen = []
+    for entry in entries.values():
+        specs = tuple(s for s in entry.pairs if s.dataset.endswith(".csv.gz"))
+        if specs:
+            chosen.append(replace(entry, pairs=specs))
+    return chosen
+
+
+def test_models_beat_a_constant_on_held_out_sizes():
+    pairs = bundled_gpu_pairs()
+    result = advise_eval.evaluate(pairs, "inputs")
+    assert set(result["optimization"]) == {"coalescing", "local_memory_prefetch"}
+    summary = advise_eval.summarise(result).iloc[0]
+    assert summary["pairs"] == len(pairs)  # every pair tested once, its size held out
+    assert summary["sign_accuracy"] >= 0.9
+    assert summary["log2_mae"] < 0.5 * summary["log2_mae_constant"]
+    assert 0.8 < summary["median_ratio"] < 1.25
+
+
+def test_models_beat_a_constant_on_held_out_pocl_sizes(pocl_entries):
+    # the two pocl-measured optimizations whose speedups fall on both sides of 1
+    chosen = [e for e in pocl_entries if e.name in ("thread_coarsening", "larger_work_groups")]
+    pairs = pd.concat([spec_pairs(s, e.name) for e in chosen for s in e.pairs], ignore_index=True)
+    assert 0.2 < (pairs["speedup"] > 1).mean() < 0.8
+    summary = advise_eval.summarise(advise_eval.evaluate(pairs, "inputs")).iloc[0]
+    assert summary["sign_accuracy"] > summary["sign_accuracy_constant"]
+    assert summary["log2_mae"] < summary["log2_mae_constant"]
+
+
+def test_m5p_cannot_extrapolate_beyond_the_training_speedups():
+    pairs = bundled_gpu_pairs()
+    pairs = pairs[pairs["optimization"] == "coalescing"]
+    model = SpeedupModel().fit(pairs)
+    far = pairs[list(MODEL_FEATURES)].head(1).copy() * 1e6
+    prediction = model.predict(far)
+    assert pairs["speedup"].min() <= prediction.m5p[0] <= pairs["speedup"].max() * (1 + 1e-9)
+    assert prediction.familiarity[0] < 0.5 and prediction.confidence[0] < 0.5
+    own = model.predict(pairs)
+    assert np.median(own.familiarity) == pytest.approx(1.0) and np.median(own.confidence) > 0.9
+
+
+def test_suggestions_only_above_threshold_and_ranked(pocl_entries):
+    kernel = get_kernel(STENCIL.format(outputs=4, prefetch=0))
+    features = {**kernel_features(kernel, {"n": 512, "m": 512}), **gpu_features(None)}
+    target = DEVICE_TARGET + pd.read_csv(data_dir() / "advise_pairs_pocl.csv.gz")["gpu"][0]
+    everything = advise(features, target, threshold=1e-9, entries=pocl_entries, kernel=kernel)
+    assert everything.suggestions == everything.assessed and len(everything.assessed) >= 2
+    speedups = [s.predicted_speedup for s in everything.assessed]
+    assert speedups == sorted(speedups, reverse=True)
+    cut = float(np.median(speedups))
+    some = advise(features, target, threshold=cut, entries=pocl_entries, kernel=kernel)
+    assert [s.optimization for s in some.suggestions] == [s.optimization for s in everything.assessed
+                                                          if s.predicted_speedup >= cut]
+    assert all(s.predicted_speedup >= cut for s in some.suggestions)
+    for s in everything.assessed:
+        assert s.explanation["nearest_pairs"] and s.explanation["when_it_helps"]
+        assert 0.0 <= s.confidence <= 1.0
+    skipped = dict(everything.skipped)
+    assert "already has outputs_y=4" in skipped["thread_coarsening"]
+
+
+def test_applied_optimization_is_not_suggested_again(pocl_entries):
+    advice = advise_kernel(get_kernel(STENCIL.format(outputs=1, prefetch=1)), {"n": 512, "m": 512},
+                           threshold=1e-9, entries=pocl_entries)
+    skipped = dict(advice.skipped)
+    assert "already has prefetch=1" in skipped["local_memory_prefetch"]
+    assert "unroll factor 4 exceeds" in skipped["unrolling"]
+    assert all(s.optimization not in skipped for s in advice.assessed)
+
+
+def test_space_variant_is_in_apply(pocl_entries):
+    kernel = get_kernel(STENCIL.format(outputs=1, prefetch=0))
+    features = kernel_features(kernel, {"n": 512, "m": 512})
+    advice = advise(features, DEVICE_TARGET + "some other CPU", threshold=1e-9, entries=pocl_entries, kernel=kernel)
+    applied = {s.optimization: s.apply.get("variant") for s in advice.assessed}
+    assert applied["local_memory_prefetch"] == STENCIL.format(outputs=1, prefetch=1)
+    assert applied["thread_coarsening"] == STENCIL.format(outputs=4, prefetch=0)
+    assert "using pairs measured on" in advice.assessed[0].explanation["summary"]

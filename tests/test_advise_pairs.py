@@ -1,0 +1,140 @@
+"""Training pairs: only the optimization differs between before and after, speedup = before / after."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuperf.datasets import load_dataset
+from gpuperf.decisions.optimizations import load_entry
+from gpuperf.decisions.pairs import GPU_TARGET, build_spec_pairs
+
+ENTRY = '''
+name = "{name}"
+title = "t"
+description = "d"
+when_it_helps = "w"
+[example]
+before = "b"
+after = "a"
+[apply]
+kind = "loopy"
+summary = "s"
+[[pairs]]
+{pairs}
+'''
+
+
+def entry(tmp_path: Path, pairs: str, name: str = "trick"):
+    path = tmp_path / f"{name}.toml"
+    path.write_text(ENTRY.format(name=name, pairs=pairs))
+    return load_entry(path)
+
+
+def synthetic(tmp_path: Path) -> Path:
+    """Two configurations (a=1, a=2) x flag 0/1 at n=64 and 128 on one GPU; a=2,flag=1 missing at
+    n=128; a=1,flag=0,n=64 measured three times."""
+    rows = []
+    times = {(64, 1, 0): [4.0, 6.0, 5.0], (64, 1, 1): [2.0], (64, 2, 0): [3.0], (64, 2, 1): [6.0],
+             (128, 1, 0): [8.0], (128, 1, 1): [2.0], (128, 2, 0): [9.0]}
+    for (n, a, flag), values in times.items():
+        for t in values:
+            rows.append({"kernel": "k", "variant": f"a={a},flag={flag}", "gpu": "Tesla K40", "device": "Tesla K40c",
+                         "source": "test", "n": n, "a": a, "flag": flag, "time_s": t, "status": "ok",
+                         "threads": float(n * n), "work_group_size": 64.0 * a, "flops_per_thread": 2.0})
+    rows.append({**rows[-1], "a": 2, "flag": 1, "time_s": float("nan"), "status": "run_failed"})
+    path = tmp_path / "synthetic.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_flag_pairs_match_everything_but_the_flag(tmp_path):
+    path = synthetic(tmp_path)
+    spec = entry(tmp_path, f'''dataset = "{path}"
+kernel = "k"
+parameter = "flag"
+before = 0
+after = 1
+features = "columns"
+configuration = ["n", "a", "flag"]
+inputs = ["n"]''').pairs[0]
+    pairs = build_spec_pairs(spec, "trick").sort_values(["input", "configuration"]).reset_index(drop=True)
+    # (n=64, a=1): median of 4, 6, 5 = 5 -> 2; (n=64, a=2): 3 -> 6; (n=128, a=1): 8 -> 2; (n=128, a=2) has no after
+    assert list(pairs["input"]) == ["n=128", "n=64", "n=64"]
+    assert list(pairs["configuration"]) == ["n=128,a=1", "n=64,a=1", "n=64,a=2"]
+    assert list(pairs["time_before_s"]) == [8.0, 5.0, 3.0]
+    assert list(pairs["time_after_s"]) == [2.0, 2.0, 6.0]
+    assert np.allclose(pairs["speedup"], [4.0, 2.5, 0.5])
+    assert set(pairs["change"]) == {"flag: 0 -> 1"}
+    assert list(pairs["work_group_size"]) == [64.0, 64.0, 128.0]  # the before kernel's features
+    assert set(pairs["target"]) == {GPU_TARGET} and pairs["gpu_sms"].notna().all()
+    assert list(pairs["family"]) == ["k"] * 3
+
+
+def test_factor_pairs(tmp_path):
+    path = synthetic(tmp_path)
+    spec = entry(tmp_path, f'''dataset = "{path}"
+kernel = "k"
+parameter = "a"
+before = 1
+factor = 2
+features = "columns"
+configuration = ["n", "a", "flag"]''').pairs[0]
+    pairs = build_spec_pairs(spec, "trick")
+    assert sorted(pairs["configuration"]) == ["n=128,flag=0", "n=64,flag=0", "n=64,flag=1"]
+    assert np.allclose(sorted(pairs["speedup"]), sorted([8.0 / 9.0, 5.0 / 3.0, 2.0 / 6.0]))
+
+
+def test_kernel_pairs_from_matvec(tmp_path):
+    spec = entry(tmp_path, '''dataset = "matvec_bsp"
+kernel = "MMGU"
+after_kernel = "MMGC"
+features = "amaris_matvec"
+family = "matmul"''').pairs[0]
+    pairs = build_spec_pairs(spec, "coalescing")
+    table = load_dataset("matvec_bsp").set_index(["kernel", "gpu", "n"])["time_s"]
+    assert len(pairs) == 4 * 32 and pairs["gpu"].nunique() == 4
+    n = pairs["configuration"].str.removeprefix("n=").astype(int)
+    before = [table[("MMGU", g, k)] for g, k in zip(pairs["gpu"], n)]
+    after = [table[("MMGC", g, k)] for g, k in zip(pairs["gpu"], n)]
+    assert np.array_equal(pairs["time_before_s"], before) and np.array_equal(pairs["time_after_s"], after)
+    assert np.allclose(pairs["speedup"], np.array(before) / np.array(after))
+    assert (pairs["speedup"] > 1).all()  # coalescing always helped in these measurements
+    assert (pairs["cache_lines_per_warp_access"] > 3).all()  # the uncoalesced kernel's static feature
+    assert (pairs["input"] == pairs["configuration"]).all()
+
+
+def test_generated_pocl_pairs_have_provenance():
+    from gpuperf.datasets.bundled import data_dir
+    from gpuperf.decisions.optimizations import load_optimizations
+
+    provenance = json.loads((data_dir() / "advise_pairs_pocl.provenance.json").read_text())
+    assert provenance["device"] and provenance["gpuperf_version"] and provenance["measured_from"]
+    prefetch = [s for s in load_optimizations()["local_memory_prefetch"].pairs if s.dataset.endswith(".csv.gz")][0]
+    pairs = build_spec_pairs(prefetch, "local_memory_prefetch")
+    measured = pd.read_csv(data_dir() / prefetch.dataset)
+    assert provenance["points"] == len(measured)
+    assert set(pairs["target"]) == {"device:" + provenance["device"]}
+    assert pairs["configuration"].str.contains("prefetch").sum() == 0
+    for row in pairs.head(20).itertuples():
+        config = dict(part.split("=") for part in row.configuration.split(","))
+        same = measured[(measured["kernel"] == row.kernel)
+                        & np.logical_and.reduce([measured[k] == int(v) for k, v in config.items()])]
+        assert sorted(same["prefetch"]) == [0, 1]
+        by_flag = same.set_index("prefetch")["time_s"]
+        assert row.time_before_s == by_flag[0] and row.time_after_s == by_flag[1]
+
+
+def test_unknown_kernel_names_the_pair_table(tmp_path):
+    from gpuperf.errors import GpuperfError
+
+    spec = entry(tmp_path, '''dataset = "matvec_bsp"
+kernel = "MMGX"
+after_kernel = "MMGC"
+features = "amaris_matvec"''').pairs[0]
+    with pytest.raises(GpuperfError, match=r"pairs\[0\]\.kernel: unknown kernel 'MMGX'"):
+        build_spec_pairs(spec, "trick")
