@@ -43,7 +43,7 @@ def calibrate_command(
 
 
 def predict_command(
-    kernel: str = typer.Argument(..., help="catalog name, name[param=value,...] or path/file.py:function"),
+    kernel: str = typer.Argument(..., help="catalog name, name\\[param=value,...] or path/file.py:function"),
     model: Path = typer.Option(..., "--model", "-m", help="model file written by 'gpuperf calibrate'"),
     param: list[str] = typer.Option(None, "--param", "-p", help="size parameter, e.g. -p n=4096"),
     json_out: bool = typer.Option(False, "--json", help="print JSON with each property's contribution"),

@@ -69,7 +69,7 @@ def spaces(
 
 
 def features(
-    kernel: Annotated[str, typer.Argument(help="catalog name, name[variant] or path/file.py:function")],
+    kernel: Annotated[str, typer.Argument(help="catalog name, name\\[param=value,...] or path/file.py:function")],
     param: ParamsOption = None,
     gpu: Annotated[str | None, typer.Option(help="add occupancy features for this GPU")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print a flat JSON object")] = False,
