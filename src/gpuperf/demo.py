@@ -198,11 +198,58 @@ def measure_step(report: DemoReport) -> None:
     )
 
 
+def linear_model_step(report: DemoReport) -> None:
+    """Calibrate the linear count model on the local device and test it on kernels it never saw."""
+    from gpuperf.evaluation.linear_eval import evaluate_linear_model
+    from gpuperf.models.linear_calibration import save_calibration
+
+    result = evaluate_linear_model(local_device(), report.out / "linear_model.sqlite", passes=1, progress=True)
+    save_calibration(result.calibration, report.out / "linear_model.json")
+    errors = pd.DataFrame({"in_sample_gmre": result.in_sample()}).join(
+        pd.DataFrame({"held_out_gmre": result.held_out_error()}), how="outer").reset_index(names="kernel")
+    errors.to_csv(report.out / "linear_model_errors.csv", index=False)
+    summary = result.summary()
+    report.add(
+        "Linear count model on the local device",
+        f"Calibrated on {summary['in_sample_kernels']} measurement kernels, tested on "
+        f"{summary['held_out_kernels']} held-out kernels at sizes not used for fitting "
+        f"([linear_model.json](linear_model.json), [linear_model_errors.csv](linear_model_errors.csv)). "
+        f"Geometric-mean relative error per kernel: held-out mean {summary['held_out_mean_gmre']:.3f}, "
+        f"median {summary['held_out_median_gmre']:.3f}, worst {summary['held_out_worst_gmre']:.3f}; "
+        f"in-sample mean {summary['in_sample_mean_gmre']:.3f}. One measuring pass here; "
+        f"`python benchmarks/bench_linear_model.py` takes three.\n\n{_markdown_table(errors, max_rows=60)}",
+    )
+
+
+def advise_step(report: DemoReport) -> None:
+    """Optimization suggestions for a stencil on the H100 and on the local device."""
+    from gpuperf.decisions.advise import advise_kernel
+    from gpuperf.kernels.catalog import get_kernel
+
+    kernel = get_kernel("stencil2d[local_x=32,local_y=4,prefetch=0]")
+    sizes = {"n": 2048, "m": 2048}
+    rows = []
+    for target, options in (("H100", {"gpu": "H100"}), (local_device(), {"device": local_device()})):
+        advice = advise_kernel(kernel, sizes, threshold=1.0, **options)
+        rows += [{"target": target, "optimization": s.optimization, "predicted_speedup": s.predicted_speedup,
+                  "confidence": s.confidence} for s in advice.assessed]
+    frame = pd.DataFrame(rows)
+    frame.to_csv(report.out / "advice.csv", index=False)
+    report.add(
+        "Optimization advice",
+        f"Predicted speedups of each optimization in the database for `{kernel.key}` at n = m = 2048 "
+        f"([advice.csv](advice.csv)); `gpuperf advise` lists those above a threshold with explanations.\n\n"
+        f"{_markdown_table(frame)}",
+    )
+
+
 STEPS: dict[str, Callable[[DemoReport], None]] = {
     "catalog": catalog_step,
     "features": features_step,
     "hardware": hardware_step,
     "measure": measure_step,
+    "linear-model": linear_model_step,
+    "advise": advise_step,
 }
 
 
