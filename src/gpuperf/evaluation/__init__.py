@@ -1,1 +1,36 @@
-"""gpuperf.evaluation"""
+"""gpuperf.evaluation: metrics, evaluation protocols, reports, and the Amaris et al. reproduction.
+
+- ``metrics``: MAPE, median APE, geometric-mean relative error, within 0.8-1.2x, Spearman, Kendall,
+  top-k overlap;
+- ``protocols``: leave one GPU / kernel / size out, fit on chosen kernels; each returns an
+  :class:`Evaluation` (per-row predictions, metrics per group and overall);
+- ``report``: Markdown/HTML/JSON reports with plots;
+- ``tables``: GPU descriptors joined to datasets, derived per-launch columns;
+- ``reproduce`` / ``bsp_matvec``: the Rodinia and matrix/vector reproductions
+  (``python benchmarks/bench_rodinia.py`` prints the figures).
+"""
+
+import importlib
+
+# Names re-exported here, loaded on first use so that importing one evaluation module stays cheap.
+_EXPORTS = {
+    "all_metrics": "metrics",
+    "geometric_mean_relative_error": "metrics",
+    "mape": "metrics",
+    "median_ape": "metrics",
+    "Evaluation": "protocols",
+    "fit_on_kernels": "protocols",
+    "leave_one_gpu_out": "protocols",
+    "leave_one_group_out": "protocols",
+    "leave_one_kernel_out": "protocols",
+    "leave_one_size_out": "protocols",
+    "split_evaluation": "protocols",
+    "write_report": "report",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"gpuperf.evaluation.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'gpuperf.evaluation' has no attribute '{name}'")

@@ -1,0 +1,118 @@
+"""Accuracy metrics for predicted execution times.
+
+All take ``measured`` and ``predicted`` times (seconds, positive) of equal length:
+
+- ``mape``: mean absolute percentage error as a fraction, mean(|measured - predicted| / measured)
+  (the standard definition: divided by the measurement, not the prediction);
+- ``median_ape``: the median of the same ratios;
+- ``geometric_mean_relative_error``: exp(mean(|ln(predicted / measured)|)) - 1, the typical factor
+  by which a prediction is off, minus one: 0.25 means "off by x1.25 or /1.25 on (geometric)
+  average"; over- and under-prediction by the same factor count the same;
+- ``within``: the fraction of rows with 0.8 <= predicted / measured <= 1.2 (bounds adjustable);
+- ``spearman``, ``kendall``: rank correlation of predicted with measured times;
+- ``top_k_overlap``: of the k fastest rows by measurement, the fraction also among the k fastest
+  by prediction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import kendalltau, spearmanr
+
+from gpuperf.errors import GpuperfError
+
+
+def _pair(measured, predicted) -> tuple[np.ndarray, np.ndarray]:
+    m = np.asarray(measured, dtype=float).ravel()
+    p = np.asarray(predicted, dtype=float).ravel()
+    if m.shape != p.shape:
+        raise GpuperfError(f"metrics: {len(m)} measured but {len(p)} predicted times")
+    if len(m) == 0:
+        raise GpuperfError("metrics: no times to compare")
+    if not np.all(np.isfinite(m) & (m > 0)):
+        raise GpuperfError("metrics: measured times must be positive and finite")
+    if np.isnan(p).any():
+        raise GpuperfError("metrics: predicted times must not be NaN")
+    return m, p
+
+
+def _constant(values: np.ndarray) -> bool:
+    return len(np.unique(values)) < 2
+
+
+def absolute_percentage_errors(measured, predicted) -> np.ndarray:
+    """|measured - predicted| / measured for each row."""
+    m, p = _pair(measured, predicted)
+    return np.abs(m - p) / m
+
+
+def mape(measured, predicted) -> float:
+    """Mean of |measured - predicted| / measured (a fraction: 0.1 is 10 %)."""
+    return float(np.mean(absolute_percentage_errors(measured, predicted)))
+
+
+def median_ape(measured, predicted) -> float:
+    """Median of |measured - predicted| / measured."""
+    return float(np.median(absolute_percentage_errors(measured, predicted)))
+
+
+def geometric_mean_relative_error(measured, predicted) -> float:
+    """exp(mean |ln(predicted / measured)|) - 1; predictions must be positive."""
+    m, p = _pair(measured, predicted)
+    if not np.all((p > 0) & np.isfinite(p)):
+        raise GpuperfError("metrics: geometric-mean relative error needs positive, finite predictions")
+    return float(np.expm1(np.mean(np.abs(np.log(p / m)))))
+
+
+def within(measured, predicted, low: float = 0.8, high: float = 1.2) -> float:
+    """Fraction of rows with low <= predicted / measured <= high."""
+    m, p = _pair(measured, predicted)
+    ratio = p / m
+    return float(np.mean((ratio >= low) & (ratio <= high)))
+
+
+def spearman(measured, predicted) -> float:
+    """Spearman rank correlation (NaN with fewer than two rows or a constant side)."""
+    m, p = _pair(measured, predicted)
+    if _constant(m) or _constant(p):
+        return float("nan")
+    return float(spearmanr(m, p).statistic)
+
+
+def kendall(measured, predicted) -> float:
+    """Kendall tau-b rank correlation (NaN with fewer than two rows or a constant side)."""
+    m, p = _pair(measured, predicted)
+    if _constant(m) or _constant(p):
+        return float("nan")
+    return float(kendalltau(m, p).statistic)
+
+
+def top_k_overlap(measured, predicted, k: int = 5) -> float:
+    """|k fastest by measurement & k fastest by prediction| / k (k capped at the row count).
+
+    Ties are broken by row order (a stable sort), the same way on both sides.
+    """
+    m, p = _pair(measured, predicted)
+    if k < 1:
+        raise GpuperfError(f"metrics: k must be at least 1, got {k}")
+    k = min(k, len(m))
+    best_measured = set(np.argsort(m, kind="stable")[:k].tolist())
+    best_predicted = set(np.argsort(p, kind="stable")[:k].tolist())
+    return len(best_measured & best_predicted) / k
+
+
+def all_metrics(measured, predicted, k: int = 5) -> dict[str, float]:
+    """Every metric above, by name, plus the row count ``n``."""
+    m, p = _pair(measured, predicted)
+    result = {
+        "n": int(len(m)),
+        "mape": mape(m, p),
+        "median_ape": median_ape(m, p),
+        "within_20pct": within(m, p),
+        "spearman": spearman(m, p),
+        "kendall": kendall(m, p),
+        f"top{k}_overlap": top_k_overlap(m, p, k),
+    }
+    usable = np.all((p > 0) & np.isfinite(p))
+    result["gmre"] = geometric_mean_relative_error(m, p) if usable else float("nan")
+    return result

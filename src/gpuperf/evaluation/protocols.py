@@ -1,0 +1,207 @@
+"""Evaluation protocols: hold out a GPU, a kernel, a size, or train on chosen kernels only.
+
+Every protocol fits fresh clones of an estimator on the training rows only, predicts the held-out
+rows and returns an :class:`Evaluation` with the per-row predictions and metrics per group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+
+from gpuperf.errors import GpuperfError
+from gpuperf.evaluation.metrics import all_metrics
+
+TARGET = "time_s"
+KEY_COLUMNS = ("kernel", "variant", "gpu")
+
+
+@dataclass
+class Evaluation:
+    """Per-row predictions of one protocol run, with metric tables derived from them.
+
+    ``predictions`` has the frame's key columns, ``fold`` (the held-out group), ``measured``,
+    ``predicted`` and ``row`` (the row's index label in the input frame).
+    """
+
+    name: str
+    group: tuple[str, ...]
+    predictions: pd.DataFrame
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def metrics_by(self, columns: str | Sequence[str]) -> pd.DataFrame:
+        """One row of metrics per value of ``columns`` (e.g. "gpu" or ["gpu", "kernel"])."""
+        columns = [columns] if isinstance(columns, str) else list(columns)
+        rows = []
+        for key, part in self.predictions.groupby(columns, sort=True):
+            key = key if isinstance(key, tuple) else (key,)
+            rows.append(dict(zip(columns, key)) | all_metrics(part["measured"], part["predicted"]))
+        return pd.DataFrame(rows).set_index(columns)
+
+    @property
+    def per_group(self) -> pd.DataFrame:
+        """Metrics for each held-out group."""
+        return self.metrics_by("fold")
+
+    @property
+    def overall(self) -> dict[str, float]:
+        """Metrics over all held-out rows together."""
+        return all_metrics(self.predictions["measured"], self.predictions["predicted"])
+
+    def macro_mape(self, by: str | Sequence[str] = ("fold",), over: str = "kernel") -> pd.Series:
+        """MAPE per (``by``, ``over``) cell, averaged over ``over`` with equal weight per value."""
+        by = [by] if isinstance(by, str) else list(by)
+        cells = self.metrics_by(by + [over])["mape"]
+        return cells.groupby(level=by).mean().rename("macro_mape")
+
+
+def _as_columns(group: str | Sequence[str]) -> list[str]:
+    return [group] if isinstance(group, str) else list(group)
+
+
+def _usable_rows(frame: pd.DataFrame, features: Sequence[str], target: str, where: str) -> pd.DataFrame:
+    missing = [c for c in [*features, target] if c not in frame.columns]
+    if missing:
+        raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)}")
+    times = pd.to_numeric(frame[target], errors="coerce")
+    ok = times.gt(0) & np.isfinite(times)
+    if "status" in frame.columns:
+        ok &= frame["status"].eq("ok")
+    return frame.loc[ok]
+
+
+def balanced_subsample(frame: pd.DataFrame, by: Sequence[str], max_rows: int, seed: int = 0) -> pd.DataFrame:
+    """At most ``max_rows`` random rows per value of the ``by`` columns (all rows of smaller groups)."""
+    parts = [
+        part.sample(n=max_rows, random_state=seed) if len(part) > max_rows else part
+        for _, part in frame.groupby(list(by), sort=False)
+    ]
+    return pd.concat(parts) if parts else frame
+
+
+def _fit_predict(estimator, train: pd.DataFrame, test: pd.DataFrame, features, target, fit_by):
+    """Predictions for ``test`` (NaN where no model applies) from clones fitted on ``train``."""
+    predicted = pd.Series(np.nan, index=test.index)
+    if fit_by is None:
+        model = clone(estimator).fit(train[list(features)], train[target].to_numpy(dtype=float))
+        predicted[:] = model.predict(test[list(features)])
+        return predicted
+    for key, test_part in test.groupby(fit_by, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        mask = np.logical_and.reduce([train[c].eq(v).to_numpy() for c, v in zip(fit_by, key)])
+        train_part = train.loc[mask]
+        if len(train_part) == 0:
+            continue
+        model = clone(estimator).fit(train_part[list(features)], train_part[target].to_numpy(dtype=float))
+        predicted[test_part.index] = model.predict(test_part[list(features)])
+    return predicted
+
+
+def split_evaluation(
+    estimator,
+    frame: pd.DataFrame,
+    features: Sequence[str],
+    train_mask: pd.Series,
+    *,
+    name: str = "split",
+    fold: str = "test",
+    target: str = TARGET,
+    fit_by: str | Sequence[str] | None = None,
+    max_train_rows: int | None = None,
+    balance_by: Sequence[str] = ("kernel", "gpu"),
+    seed: int = 0,
+) -> Evaluation:
+    """Fit on the rows where ``train_mask`` is true, predict all other rows."""
+    frame = _usable_rows(frame, features, target, name)
+    train_mask = train_mask.reindex(frame.index).fillna(False).astype(bool)
+    return _run(estimator, frame, features, [(fold, train_mask)], name, ("fold",), target, fit_by,
+                max_train_rows, balance_by, seed)
+
+
+def leave_one_group_out(
+    estimator,
+    frame: pd.DataFrame,
+    features: Sequence[str],
+    group: str | Sequence[str],
+    *,
+    target: str = TARGET,
+    fit_by: str | Sequence[str] | None = None,
+    groups: Sequence | None = None,
+    max_train_rows: int | None = None,
+    balance_by: Sequence[str] = ("kernel", "gpu"),
+    seed: int = 0,
+    name: str | None = None,
+) -> Evaluation:
+    """For each value of ``group`` (or those listed in ``groups``): fit on every other row, predict it.
+
+    ``fit_by`` fits one model per value of those columns (e.g. one per kernel, as Amaris et al.);
+    held-out rows whose ``fit_by`` value has no training rows are skipped and counted.
+    ``max_train_rows`` caps the training rows per ``balance_by`` cell (a random subsample).
+    """
+    columns = _as_columns(group)
+    where = name or f"leave-one-{'-'.join(columns)}-out"
+    frame = _usable_rows(frame, [*features, *columns], target, where)
+    labels = frame[columns].astype(str).agg("/".join, axis=1)
+    wanted = sorted(labels.unique()) if groups is None else [str(g) for g in groups]
+    unknown = [g for g in wanted if g not in set(labels)]
+    if unknown:
+        raise GpuperfError(f"{where}: no rows for held-out group(s) {', '.join(unknown)}")
+    folds = [(g, labels.ne(g)) for g in wanted]
+    return _run(estimator, frame, features, folds, where, tuple(columns), target, fit_by,
+                max_train_rows, balance_by, seed)
+
+
+def _run(estimator, frame, features, folds, name, group, target, fit_by, max_train_rows, balance_by, seed):
+    fit_by = None if fit_by is None else _as_columns(fit_by)
+    keys = [c for c in (*KEY_COLUMNS, *(fit_by or ()), *group) if c in frame.columns]
+    keys = list(dict.fromkeys(keys))
+    parts, skipped = [], {}
+    for fold, train_mask in folds:
+        train, test = frame.loc[train_mask], frame.loc[~train_mask]
+        if len(train) == 0:
+            raise GpuperfError(f"{name}: no training rows when holding out {fold}")
+        if max_train_rows is not None:
+            train = balanced_subsample(train, [c for c in balance_by if c in train.columns], max_train_rows, seed)
+        predicted = _fit_predict(estimator, train, test, features, target, fit_by)
+        kept = predicted.notna()
+        if (~kept).any():
+            skipped[fold] = int((~kept).sum())
+        part = test.loc[kept, keys].copy()
+        part["fold"] = fold
+        part["measured"] = test.loc[kept, target].to_numpy(dtype=float)
+        part["predicted"] = predicted[kept].to_numpy(dtype=float)
+        part["row"] = test.index[kept]
+        parts.append(part)
+    predictions = pd.concat(parts, ignore_index=True)
+    return Evaluation(name=name, group=tuple(group), predictions=predictions, skipped=skipped)
+
+
+def leave_one_gpu_out(estimator, frame, features, **options) -> Evaluation:
+    """Hold out each GPU in turn (``gpu`` column)."""
+    return leave_one_group_out(estimator, frame, features, "gpu", **options)
+
+
+def leave_one_kernel_out(estimator, frame, features, **options) -> Evaluation:
+    """Hold out each kernel in turn (``kernel`` column)."""
+    if options.get("fit_by") is not None:
+        raise GpuperfError("leave-one-kernel-out: fit_by cannot be used when kernels are held out")
+    return leave_one_group_out(estimator, frame, features, "kernel", **options)
+
+
+def leave_one_size_out(estimator, frame, features, sizes: str | Sequence[str], **options) -> Evaluation:
+    """Hold out each problem size (the combination of the ``sizes`` columns) in turn."""
+    return leave_one_group_out(estimator, frame, features, sizes, name="leave-one-size-out", **options)
+
+
+def fit_on_kernels(estimator, frame, features, train_kernels: Sequence[str], **options) -> Evaluation:
+    """Fit on the rows of ``train_kernels`` (e.g. the measurement kernels), predict all the others."""
+    known = set(frame["kernel"])
+    unknown = [k for k in train_kernels if k not in known]
+    if unknown:
+        raise GpuperfError(f"fit-on-kernels: no rows for kernel(s) {', '.join(unknown)}")
+    mask = frame["kernel"].isin(list(train_kernels))
+    return split_evaluation(estimator, frame, features, mask, name="fit-on-kernels", fold="other kernels", **options)

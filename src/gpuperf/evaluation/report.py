@@ -1,0 +1,207 @@
+"""Evaluation reports: Markdown and HTML pages with tables and PNG plots, and metrics as JSON.
+
+``write_report(folder, title, evaluations, ...)`` writes ``report.md``, ``report.html``,
+``metrics.json`` and one PNG per plot: predicted vs measured on log axes and MAPE per kernel and
+held-out group for every evaluation, plus a feature-ranking bar chart and a clustering dendrogram
+when given.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from scipy.cluster.hierarchy import dendrogram
+
+from gpuperf.evaluation.protocols import Evaluation
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower() or "plot"
+
+
+def _cell(value, digits: int) -> str:
+    if isinstance(value, (float, np.floating)):
+        return "" if math.isnan(value) else f"{value:.{digits}g}" if abs(value) >= 1e4 else f"{value:.{digits}f}"
+    return str(value)
+
+
+def markdown_table(frame: pd.DataFrame, digits: int = 3) -> str:
+    """A GitHub-style Markdown table of ``frame`` (index included), floats rounded."""
+    flat = frame.reset_index() if frame.index.name or isinstance(frame.index, pd.MultiIndex) else frame
+    header = [str(c) for c in flat.columns]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in flat.itertuples(index=False):
+        lines.append("| " + " | ".join(_cell(v, digits).replace("|", "/") for v in row) + " |")
+    return "\n".join(lines)
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return None if not math.isfinite(float(value)) else float(value)
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
+    return value
+
+
+def frame_records(frame: pd.DataFrame) -> list[dict]:
+    """A table as JSON-ready records (index included, NaN and inf as null)."""
+    flat = frame.reset_index() if frame.index.name or isinstance(frame.index, pd.MultiIndex) else frame
+    return [_jsonable(dict(row)) for row in flat.to_dict(orient="records")]
+
+
+def plot_predicted_vs_measured(evaluation: Evaluation, path: Path) -> Path:
+    """Scatter of predicted against measured time on log axes, coloured by kernel, with y = x."""
+    fig = Figure(figsize=(6, 5.5))
+    ax = fig.subplots()
+    data = evaluation.predictions
+    data = data[(data["predicted"] > 0) & np.isfinite(data["predicted"])]
+    colour_by = "kernel" if "kernel" in data.columns else "fold"
+    for label, part in data.groupby(colour_by):
+        ax.scatter(part["measured"], part["predicted"], s=6, alpha=0.5, label=str(label))
+    low = min(data["measured"].min(), data["predicted"].min())
+    high = max(data["measured"].max(), data["predicted"].max())
+    ax.plot([low, high], [low, high], color="black", linewidth=0.8)
+    ax.set(xscale="log", yscale="log", xlabel="measured time (s)", ylabel="predicted time (s)",
+           title=evaluation.name)
+    ax.legend(fontsize=6, markerscale=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return path
+
+
+def plot_error_heatmap(evaluation: Evaluation, path: Path) -> Path:
+    """MAPE per kernel (rows) and held-out group (columns) as an annotated heat map."""
+    cells = evaluation.metrics_by(["kernel", "fold"])["mape"].unstack("fold")
+    fig = Figure(figsize=(1.4 + 1.1 * cells.shape[1], 1.2 + 0.45 * cells.shape[0]))
+    ax = fig.subplots()
+    shown = np.clip(cells.to_numpy(dtype=float), 0, 1)
+    ax.imshow(shown, cmap="Reds", vmin=0, vmax=1, aspect="auto")
+    ax.set_xticks(range(cells.shape[1]), [str(c) for c in cells.columns], rotation=45, ha="right", fontsize=7)
+    ax.set_yticks(range(cells.shape[0]), [str(i) for i in cells.index], fontsize=7)
+    for i in range(cells.shape[0]):
+        for j in range(cells.shape[1]):
+            value = cells.iat[i, j]
+            if not pd.isna(value):
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=6)
+    ax.set_title(f"MAPE per kernel and held-out group\n{evaluation.name}", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return path
+
+
+def plot_feature_ranking(ranking: pd.Series, path: Path, top: int = 25) -> Path:
+    """Horizontal bars of the ``top`` highest-ranked features."""
+    shown = ranking.sort_values(ascending=False).head(top)[::-1]
+    fig = Figure(figsize=(6, 0.6 + 0.25 * len(shown)))
+    ax = fig.subplots()
+    ax.barh([str(i) for i in shown.index], shown.to_numpy(dtype=float))
+    ax.set_xlabel(str(ranking.name or "score"))
+    ax.tick_params(axis="y", labelsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return path
+
+
+def plot_dendrogram(linkage_matrix: np.ndarray, labels: Sequence[str], path: Path, k: int | None = None) -> Path:
+    """The feature clustering tree (distance 1 - |Spearman r|), cut into ``k`` clusters if given."""
+    fig = Figure(figsize=(9, 0.6 + 0.22 * len(labels)))
+    ax = fig.subplots()
+    threshold = None
+    if k is not None and 1 < k <= len(labels) - 1:  # halfway between the merges that make k clusters
+        threshold = float((linkage_matrix[-k, 2] + linkage_matrix[-k + 1, 2]) / 2)
+    dendrogram(linkage_matrix, labels=list(labels), orientation="right", ax=ax, color_threshold=threshold,
+               leaf_font_size=6)
+    ax.set_xlabel("1 - |Spearman r|")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return path
+
+
+def write_report(
+    folder: str | Path,
+    title: str,
+    evaluations: Mapping[str, Evaluation] = {},
+    tables: Mapping[str, pd.DataFrame] = {},
+    notes: Sequence[str] = (),
+    feature_ranking: pd.Series | None = None,
+    dendrogram_of: tuple[np.ndarray, Sequence[str], int | None] | None = None,
+    metrics: Mapping | None = None,
+    plot_evaluations: Sequence[str] | None = None,
+) -> dict[str, Path]:
+    """Write the report files into ``folder`` and return their paths by name.
+
+    ``tables`` are shown in order under their names; ``evaluations`` get a per-group metrics table
+    (and plots, for those named in ``plot_evaluations``; all by default); ``dendrogram_of`` is
+    (linkage matrix, leaf labels, clusters); ``metrics`` is added to ``metrics.json``.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    sections: list[tuple[str, str, pd.DataFrame | None, list[Path]]] = []
+    for name, table in tables.items():
+        sections.append((name, "", table, []))
+    plotted = list(evaluations) if plot_evaluations is None else list(plot_evaluations)
+    for name, evaluation in evaluations.items():
+        images = []
+        if name in plotted:
+            images.append(plot_predicted_vs_measured(evaluation, folder / f"pred_vs_measured_{_slug(name)}.png"))
+            if "kernel" in evaluation.predictions.columns:
+                images.append(plot_error_heatmap(evaluation, folder / f"error_{_slug(name)}.png"))
+        overall = ", ".join(f"{k} {_cell(v, 3)}" for k, v in evaluation.overall.items())
+        sections.append((f"Evaluation {name}", f"Overall: {overall}.", evaluation.per_group, images))
+    if feature_ranking is not None:
+        image = plot_feature_ranking(feature_ranking, folder / "feature_ranking.png")
+        sections.append(("Feature ranking", "", feature_ranking.to_frame(), [image]))
+    if dendrogram_of is not None:
+        linkage_matrix, labels, k = dendrogram_of
+        image = plot_dendrogram(linkage_matrix, labels, folder / "dendrogram.png", k)
+        sections.append(("Feature clustering", "Distance 1 - |Spearman r|, average linkage.", None, [image]))
+    for _, _, _, images in sections:
+        written.update({image.stem: image for image in images})
+
+    markdown = [f"# {title}", "", *[f"{note}  " for note in notes], ""]
+    body = [f"<h1>{html.escape(title)}</h1>", *[f"<p>{html.escape(note)}</p>" for note in notes]]
+    for heading, text, table, images in sections:
+        markdown += [f"## {heading}", ""] + ([text, ""] if text else [])
+        body += [f"<h2>{html.escape(heading)}</h2>"] + ([f"<p>{html.escape(text)}</p>"] if text else [])
+        if table is not None:
+            markdown += [markdown_table(table), ""]
+            body.append(table.to_html(float_format=lambda v: _cell(v, 3), na_rep="", border=0))
+        for image in images:
+            markdown += [f"![{image.stem}]({image.name})", ""]
+            body.append(f'<img src="{html.escape(image.name)}" alt="{html.escape(image.stem)}">')
+    written["markdown"] = folder / "report.md"
+    written["markdown"].write_text("\n".join(markdown))
+    style = "body{font-family:sans-serif;max-width:72em;margin:auto}table{border-collapse:collapse;font-size:80%}" \
+            "td,th{padding:2px 6px;border-bottom:1px solid #ddd;text-align:right}img{max-width:100%}"
+    written["html"] = folder / "report.html"
+    written["html"].write_text(
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{style}</style></head><body>{''.join(body)}</body></html>"
+    )
+    document = {
+        "title": title,
+        "evaluations": {
+            name: {"overall": _jsonable(e.overall), "per_group": frame_records(e.per_group)}
+            for name, e in evaluations.items()
+        },
+        "tables": {name: frame_records(table) for name, table in tables.items()},
+        **({"metrics": _jsonable(dict(metrics))} if metrics else {}),
+    }
+    written["json"] = folder / "metrics.json"
+    written["json"].write_text(json.dumps(document, indent=1))
+    return written

@@ -1,0 +1,159 @@
+"""Model-ready tables: GPU descriptors joined to a dataset, and per-launch columns derived from
+nvprof counters (the BSP model's inputs, resource-time bounds).
+
+Estimators take plain feature matrices; this is where a dataset's ``gpu`` names become numbers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from gpuperf.errors import GpuperfError
+from gpuperf.hardware.specs import get_gpu
+
+# nvprof metrics computed from the elapsed time or cycles (rates, IPC, utilisation levels): given
+# the matching count they reveal the time itself, so they are never features.
+TIMING_DERIVED = (
+    "elapsed_cycles_sm",
+    "active_cycles",
+    "active_warps",
+    "executed_ipc",
+    "issued_ipc",
+    "issue_slot_utilization",
+    "eligible_warps_per_active_cycle",
+)
+TIMING_DERIVED_PARTS = ("throughput", "utilization", "flop_efficiency")
+NOT_FEATURES = ("time_s", "time_s_std", "time_s_min", "time_s_iqr", "n_invocations", "repeats")
+
+RESOURCE_TIMES = ("t_issue", "t_dram", "t_l2", "t_global", "t_shared", "t_fp32", "t_fp64", "t_cycle")
+
+# Columns of a launch's configuration in the Rodinia nvprof table.
+LAUNCH_COLUMNS = (
+    "input.size.1", "input.size.2", "grid.x", "grid.y", "block.x", "block.y", "registers.per.thread", "static.smem",
+)
+
+
+def join_gpu_descriptors(frame: pd.DataFrame, gpu_column: str = "gpu") -> pd.DataFrame:
+    """``frame`` with every GPU's numeric descriptor (``gpu_*`` columns) and ``gpu_architecture``.
+
+    Raises GpuperfError naming the GPUs with no descriptor.
+    """
+    if gpu_column not in frame.columns:
+        raise GpuperfError(f"join_gpu_descriptors: missing column {gpu_column}")
+    rows, unknown = [], []
+    for name in frame[gpu_column].dropna().unique():
+        try:
+            spec = get_gpu(str(name))
+        except GpuperfError:
+            unknown.append(str(name))
+            continue
+        rows.append({gpu_column: name, **spec.as_features(), "gpu_architecture": spec.architecture})
+    if unknown:
+        raise GpuperfError(f"no GPU descriptor for {', '.join(sorted(unknown))} (see gpuperf gpus)")
+    descriptors = pd.DataFrame(rows)
+    clash = [c for c in descriptors.columns if c != gpu_column and c in frame.columns]
+    joined = frame.drop(columns=clash).merge(descriptors, on=gpu_column, how="left")
+    joined.index = frame.index
+    return joined
+
+
+def is_timing_derived(column: str) -> bool:
+    return column in TIMING_DERIVED or any(part in column for part in TIMING_DERIVED_PARTS)
+
+
+def counter_columns(frame: pd.DataFrame, first: str = "elapsed_cycles_sm") -> list[str]:
+    """The profiler counters usable as features: numeric columns from ``first`` on, minus the
+    timing-derived ones, GPU descriptors, columns derived here, times and repeat counts."""
+    if first not in frame.columns:
+        raise GpuperfError(f"counter_columns: missing column {first}")
+    columns = list(frame.columns[list(frame.columns).index(first):])
+    return [
+        c for c in columns
+        if pd.api.types.is_numeric_dtype(frame[c])
+        and not is_timing_derived(c) and not c.startswith("gpu_")
+        and c not in NOT_FEATURES and c not in BSP_INPUTS and c not in RESOURCE_TIMES
+    ]
+
+
+def _require(frame: pd.DataFrame, columns, where: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)}")
+
+
+BSP_INPUTS = (
+    "threads", "instructions", "global_loads", "global_stores", "shared_loads", "shared_stores", "l2_hit_fraction",
+)
+
+
+def add_bsp_inputs(frame: pd.DataFrame) -> pd.DataFrame:
+    """The BSP model's per-thread inputs from nvprof counters (GPU descriptors joined first).
+
+    ``threads`` = grid x block sizes; per thread (counters are per warp, and a warp's count is
+    each of its threads' count): ``instructions`` = inst_executed / warps_launched, ``global_loads``
+    = gld_request / warps_launched, ``global_stores`` = gst_request / warps_launched,
+    ``shared_loads`` / ``shared_stores`` = shared_load / shared_store over warps_launched;
+    ``l2_hit_fraction`` = 1 - device_memory_read_transactions / l2_read_transactions (clipped to
+    [0, 1]); ``gpu_clock_hz`` from ``gpu_boost_clock_mhz``. The table has no L1 hit counter
+    (Kepler does not cache global loads in L1 by default), so the L1 term is left out.
+    """
+    _require(
+        frame,
+        ["grid.x", "grid.y", "block.x", "block.y", "warps_launched", "inst_executed", "gld_request",
+         "gst_request", "shared_load", "shared_store", "l2_read_transactions",
+         "device_memory_read_transactions", "gpu_boost_clock_mhz"],
+        "add_bsp_inputs",
+    )
+    out = frame.copy()
+    warps = out["warps_launched"].astype(float)
+    out["threads"] = out["grid.x"] * out["grid.y"] * out["block.x"] * out["block.y"]
+    out["instructions"] = out["inst_executed"] / warps
+    out["global_loads"] = out["gld_request"] / warps
+    out["global_stores"] = out["gst_request"] / warps
+    out["shared_loads"] = out["shared_load"] / warps
+    out["shared_stores"] = out["shared_store"] / warps
+    l2_reads = out["l2_read_transactions"].astype(float)
+    hit = 1.0 - out["device_memory_read_transactions"] / l2_reads.where(l2_reads > 0)
+    out["l2_hit_fraction"] = hit.clip(0.0, 1.0).fillna(0.0)
+    out["gpu_clock_hz"] = out["gpu_boost_clock_mhz"] * 1e6
+    return out
+
+
+def add_resource_times(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per-launch lower bounds (seconds) for each GPU resource, from counters and descriptors.
+
+    ``t_issue`` = warp instructions / (SMs x 4 schedulers x clock); ``t_dram`` = (DRAM read
+    + L2 write transactions) x 32 B / memory bandwidth; ``t_l2`` = L2 transactions x 32 B /
+    (SMs x 64 B per cycle x clock); ``t_global`` / ``t_shared`` = global / shared memory
+    transactions / (SMs x clock); ``t_fp32`` / ``t_fp64`` = flops / peak flop rate (NaN where the
+    GPU's peak is unknown); ``t_cycle`` = one clock period. Rough by design: models learn how far
+    each launch sits from them, which transfers across GPUs better than raw counters do.
+    """
+    _require(
+        frame,
+        ["inst_executed", "device_memory_read_transactions", "l2_read_transactions", "l2_write_transactions",
+         "global_load_transactions", "global_store_transactions", "shared_load_transactions",
+         "shared_store_transactions", "floating_point_operations.single_precision.",
+         "floating_point_operations.double_precision.", "gpu_sms", "gpu_boost_clock_mhz",
+         "gpu_memory_bandwidth_gbs", "gpu_peak_f32_gflops", "gpu_peak_f64_gflops"],
+        "add_resource_times",
+    )
+    out = frame.copy()
+    clock = out["gpu_boost_clock_mhz"] * 1e6
+    sm_cycles = out["gpu_sms"] * clock
+    out["t_issue"] = out["inst_executed"] / (4 * sm_cycles)
+    dram = out["device_memory_read_transactions"] + out["l2_write_transactions"]
+    out["t_dram"] = dram * 32 / (out["gpu_memory_bandwidth_gbs"] * 1e9)
+    out["t_l2"] = (out["l2_read_transactions"] + out["l2_write_transactions"]) * 32 / (64 * sm_cycles)
+    out["t_global"] = (out["global_load_transactions"] + out["global_store_transactions"]) / sm_cycles
+    out["t_shared"] = (out["shared_load_transactions"] + out["shared_store_transactions"]) / sm_cycles
+    out["t_fp32"] = out["floating_point_operations.single_precision."] / (out["gpu_peak_f32_gflops"] * 1e9)
+    out["t_fp64"] = out["floating_point_operations.double_precision."] / (out["gpu_peak_f64_gflops"] * 1e9)
+    out["t_cycle"] = 1.0 / clock
+    return out
+
+
+def known_columns(frame: pd.DataFrame, columns) -> list[str]:
+    """The ``columns`` present in ``frame`` with no missing value (NaN-free features)."""
+    return [c for c in columns if c in frame.columns and not frame[c].isna().any() and np.isfinite(frame[c]).all()]

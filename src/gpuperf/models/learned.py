@@ -1,0 +1,114 @@
+"""Learned performance models as scikit-learn estimators.
+
+The models of Amaris et al. (linear regression, SVR, random forest with 50 trees and
+``max_features=3``, all on a log2 target), the LIFT paper's PCA + k-NN, an M5P model tree and
+gradient-boosted trees as the modern baseline. Every model takes a plain feature matrix and
+predicts a time; :func:`make_model` builds one by name.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.compose import TransformedTargetRegressor
+from sklearn.decomposition import PCA
+from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
+from sklearn.linear_model import LinearRegression
+from sklearn.neighbors import KNeighborsRegressor
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import FunctionTransformer, StandardScaler
+from sklearn.svm import SVR
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from gpuperf.errors import unknown_name_error
+from gpuperf.models.m5p import M5PRegressor
+
+MODEL_NAMES = ("linear", "svr_linear", "svr_rbf", "random_forest", "gbt", "m5p", "pca_knn")
+
+
+class LogTarget(TransformedTargetRegressor):
+    """Fit ``regressor`` on log2(y) and predict exp2 of its output (times must be positive).
+
+    Amaris et al. fit every model on the log2 of the execution time: relative errors then weigh
+    the same for a 10 us and a 10 s kernel.
+    """
+
+    func = np.log2
+    inverse_func = np.exp2
+    transformer = None
+    check_inverse = False
+
+    def __init__(self, regressor=None):
+        self.regressor = regressor
+
+
+def signed_log1p(values):
+    """sign(x) * log(1 + |x|): a log scale for counters that may be zero."""
+    values = np.asarray(values, dtype=float)
+    return np.sign(values) * np.log1p(np.abs(values))
+
+
+def log_features() -> FunctionTransformer:
+    """A transformer putting every feature on a log scale (:func:`signed_log1p`)."""
+    return FunctionTransformer(signed_log1p, feature_names_out="one-to-one")
+
+
+class PcaKnnRegressor(RegressorMixin, BaseEstimator):
+    """LIFT paper model: standardise, PCA keeping ``variance`` of the variance, k-NN regression."""
+
+    def __init__(self, n_neighbors: int = 5, variance: float = 0.95, weights: str = "uniform"):
+        self.n_neighbors = n_neighbors
+        self.variance = variance
+        self.weights = weights
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, y_numeric=True)
+        components = self.variance if X.shape[0] > 1 and X.shape[1] > 1 else None
+        self.pipeline_ = Pipeline(
+            [
+                ("scale", StandardScaler()),
+                ("pca", PCA(n_components=components, svd_solver="full")),
+                ("knn", KNeighborsRegressor(min(self.n_neighbors, X.shape[0]), weights=self.weights)),
+            ]
+        ).fit(X, y)
+        return self
+
+    def predict(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        return self.pipeline_.predict(X)
+
+
+def make_model(
+    name: str, log_target: bool = True, log_inputs: bool = False, random_state: int = 0, preprocess=None
+):
+    """A model by name (see ``MODEL_NAMES``), optionally on a log2 target and log-scaled inputs.
+
+    ``preprocess`` (a transformer, e.g. a feature selector) runs first, before the log scaling.
+
+    - ``linear``: standardised ordinary least squares;
+    - ``svr_linear``, ``svr_rbf``: standardised epsilon-SVR with a linear or RBF kernel;
+    - ``random_forest``: 50 trees, 3 features tried per split (Amaris et al.);
+    - ``gbt``: histogram gradient-boosted trees (scikit-learn defaults);
+    - ``m5p``: :class:`M5PRegressor`;  ``pca_knn``: :class:`PcaKnnRegressor`.
+    """
+    builders = {
+        "linear": lambda: make_pipeline(StandardScaler(), LinearRegression()),
+        "svr_linear": lambda: make_pipeline(StandardScaler(), SVR(kernel="linear")),
+        "svr_rbf": lambda: make_pipeline(StandardScaler(), SVR(kernel="rbf", C=10.0)),
+        "random_forest": lambda: RandomForestRegressor(
+            n_estimators=50, max_features=3, random_state=random_state, n_jobs=1
+        ),
+        "gbt": lambda: HistGradientBoostingRegressor(random_state=random_state),
+        "m5p": M5PRegressor,
+        "pca_knn": PcaKnnRegressor,
+    }
+    if name not in builders:
+        raise unknown_name_error("model", name, builders)
+    model = builders[name]()
+    steps = ([("preprocess", preprocess)] if preprocess is not None else []) + (
+        [("log", log_features())] if log_inputs else []
+    )
+    if steps:
+        model = Pipeline([*steps, ("model", model)])
+    return LogTarget(model) if log_target else model

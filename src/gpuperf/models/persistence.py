@@ -1,0 +1,241 @@
+"""Save and load fitted models without pickle: JSON or skops, with version and feature checks.
+
+A saved model records the gpuperf version that wrote it and the feature names it was fitted on.
+
+- ``.json``: gpuperf's own readable format. It stores an estimator's state (numbers, strings,
+  arrays, nested estimators) and rebuilds only the classes and functions in ``JSON_TYPES``; it
+  suits gpuperf's models (M5P, BSP, roofline, PCA + k-NN excepted) and linear models, SVR,
+  scalers and pipelines of them. Models holding compiled objects (random forests, boosted trees,
+  k-NN search trees) raise an error that points to ``.skops``.
+- ``.skops``: ``skops.io`` for every model; loading refuses any type outside ``SKOPS_TRUSTED``.
+
+Version policy: loading a file written by another gpuperf version warns (``ModelVersionWarning``)
+and goes on, since models depend on scikit-learn, not on gpuperf internals; pass
+``strict_version=True`` to make it an error. Feature policy: ``load_model(path, feature_names)``
+raises if the saved names differ, naming the missing and the extra columns.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import skops.io as sio
+
+import gpuperf
+from gpuperf.errors import GpuperfError
+
+FORMAT = "gpuperf-model"
+FORMAT_VERSION = 1
+
+# Classes the JSON loader rebuilds, and the functions it may refer to.
+JSON_TYPES = (
+    "gpuperf.models.linear.LinearCountModel",
+    "gpuperf.models.m5p.M5PRegressor",
+    "gpuperf.models.bsp.BspModel",
+    "gpuperf.models.roofline.RooflineModel",
+    "gpuperf.models.learned.LogTarget",
+    "gpuperf.models.selection.SpearmanClusterSelector",
+    "sklearn.pipeline.Pipeline",
+    "sklearn.preprocessing._data.StandardScaler",
+    "sklearn.preprocessing._function_transformer.FunctionTransformer",
+    "sklearn.linear_model._base.LinearRegression",
+    "sklearn.linear_model._ridge.Ridge",
+    "sklearn.svm._classes.SVR",
+    "sklearn.decomposition._pca.PCA",
+    "sklearn.compose._target.TransformedTargetRegressor",
+)
+JSON_FUNCTIONS = ("numpy.log2", "numpy.exp2", "numpy.log", "numpy.exp", "gpuperf.models.learned.signed_log1p")
+
+# Types skops may load beyond its own defaults (which cover scikit-learn's estimators).
+SKOPS_TRUSTED = (
+    "gpuperf.models.m5p.M5PRegressor",
+    "gpuperf.models.bsp.BspModel",
+    "gpuperf.models.roofline.RooflineModel",
+    "gpuperf.models.learned.LogTarget",
+    "gpuperf.models.learned.PcaKnnRegressor",
+    "gpuperf.models.learned.signed_log1p",
+    "gpuperf.models.selection.SpearmanClusterSelector",
+    "gpuperf.models.selection.spearman_scores",
+    "sklearn.tree._tree.Tree",
+    "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor",
+    "sklearn.neighbors._kd_tree.KDTree",
+    "sklearn.neighbors._ball_tree.BallTree",
+    "sklearn.metrics._dist_metrics.EuclideanDistance64",
+    "sklearn.utils._bunch.Bunch",
+)
+
+
+class ModelVersionWarning(UserWarning):
+    """A saved model was written by a different gpuperf version."""
+
+
+def save_model(model, path: str | Path, feature_names=None, metadata: dict | None = None) -> Path:
+    """Write a fitted ``model`` to ``path`` (``.json`` or ``.skops``).
+
+    ``feature_names`` default to the model's ``feature_names_in_`` (set when fitted on a DataFrame).
+    """
+    path = Path(path)
+    names = feature_names if feature_names is not None else getattr(model, "feature_names_in_", None)
+    header = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "gpuperf_version": gpuperf.__version__,
+        "feature_names": None if names is None else [str(n) for n in names],
+        "metadata": metadata or {},
+    }
+    if path.suffix == ".json":
+        document = dict(header, model=_encode(model, "model"))
+        path.write_text(json.dumps(document, indent=1))
+    elif path.suffix == ".skops":
+        sio.dump(dict(header, model=model), path)
+    else:
+        raise GpuperfError(f"{path}: unknown model file type '{path.suffix}'; use .json or .skops")
+    return path
+
+
+def model_info(path: str | Path) -> dict:
+    """The header of a saved model: format, gpuperf_version, feature_names, metadata."""
+    document = _read(Path(path))
+    return {key: value for key, value in document.items() if key != "model"}
+
+
+def load_model(path: str | Path, feature_names=None, strict_version: bool = False):
+    """Read a model saved by :func:`save_model`, checking version and (if given) feature names."""
+    path = Path(path)
+    document = _read(path)
+    _check_version(path, document.get("gpuperf_version"), strict_version)
+    if feature_names is not None:
+        check_feature_names(document.get("feature_names"), feature_names, str(path))
+    model = document["model"]
+    return _decode(model, str(path)) if path.suffix == ".json" else model
+
+
+def check_feature_names(saved, given, where: str) -> None:
+    """Raise if ``given`` differs from the ``saved`` feature names, naming missing and extra ones."""
+    if saved is None:
+        raise GpuperfError(f"{where}: the model was saved without feature names; cannot check them")
+    saved, given = [str(n) for n in saved], [str(n) for n in given]
+    missing = [n for n in saved if n not in given]
+    extra = [n for n in given if n not in saved]
+    if missing or extra:
+        parts = ([f"missing column(s) {', '.join(missing)}"] if missing else []) + (
+            [f"extra column(s) {', '.join(extra)}"] if extra else []
+        )
+        raise GpuperfError(f"{where}: features differ from the saved model: {'; '.join(parts)}")
+    if saved != given:
+        raise GpuperfError(f"{where}: features are in a different order than the saved model's: {', '.join(saved)}")
+
+
+def _read(path: Path) -> dict:
+    if not path.is_file():
+        raise GpuperfError(f"{path}: no such model file")
+    if path.suffix == ".json":
+        try:
+            document = json.loads(path.read_text())
+        except json.JSONDecodeError as error:
+            raise GpuperfError(f"{path}: not a JSON model file ({error.msg} at line {error.lineno})") from None
+    elif path.suffix == ".skops":
+        untrusted = [t for t in sio.get_untrusted_types(file=path) if t not in SKOPS_TRUSTED]
+        if untrusted:
+            raise GpuperfError(f"{path}: refusing untrusted type(s) {', '.join(untrusted)}")
+        document = sio.load(path, trusted=list(sio.get_untrusted_types(file=path)))
+    else:
+        raise GpuperfError(f"{path}: unknown model file type '{path.suffix}'; use .json or .skops")
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise GpuperfError(f"{path}: not a gpuperf model file")
+    return document
+
+
+def _check_version(path: Path, saved: str | None, strict: bool) -> None:
+    if saved == gpuperf.__version__:
+        return
+    message = f"{path}: saved by gpuperf {saved}, loading with gpuperf {gpuperf.__version__}"
+    if strict:
+        raise GpuperfError(message)
+    warnings.warn(message, ModelVersionWarning, stacklevel=3)
+
+
+def _qualified(obj) -> str:
+    kind = obj if isinstance(obj, type) else type(obj)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _function_name(obj) -> str | None:
+    if isinstance(obj, np.ufunc):
+        return f"numpy.{obj.__name__}"
+    if callable(obj) and hasattr(obj, "__module__") and hasattr(obj, "__qualname__"):
+        return f"{obj.__module__}.{obj.__qualname__}"
+    return None
+
+
+def _encode(value, where: str) -> Any:
+    """A JSON-ready form of ``value``; raises for anything outside the JSON format."""
+    if value is None or isinstance(value, (bool, str, int)) and not isinstance(value, np.generic):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"__float__": repr(value)}
+    if isinstance(value, np.generic):
+        return _encode(value.item(), where)
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "biufOU":
+            raise GpuperfError(f"cannot save {where} (array of {value.dtype}) to JSON; use a .skops file")
+        return {"__ndarray__": value.dtype.str, "shape": list(value.shape),
+                "data": [_encode(v, where) for v in value.ravel().tolist()]}
+    if isinstance(value, list):
+        return [_encode(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, tuple):
+        return {"__tuple__": [_encode(v, f"{where}[{i}]") for i, v in enumerate(value)]}
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise GpuperfError(f"cannot save {where} (a dict with non-string keys) to JSON; use a .skops file")
+        return {"__mapping__": {k: _encode(v, f"{where}.{k}") for k, v in value.items()}}
+    name = _function_name(value)
+    if name in JSON_FUNCTIONS:
+        return {"__function__": name}
+    if _qualified(value) in JSON_TYPES:
+        state = value.__getstate__() if hasattr(value, "__getstate__") else vars(value)
+        return {"__object__": _qualified(value), "state": _encode(dict(state), where)}
+    raise GpuperfError(f"cannot save {where} ({_qualified(value)}) to JSON; use a .skops file")
+
+
+def _resolve(qualified: str):
+    module, _, name = qualified.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def _decode(value, where: str) -> Any:
+    if isinstance(value, list):
+        return [_decode(v, where) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "__float__" in value:
+        return float(value["__float__"])
+    if "__ndarray__" in value:
+        data = [_decode(v, where) for v in value["data"]]
+        return np.array(data, dtype=np.dtype(value["__ndarray__"])).reshape(value["shape"])
+    if "__tuple__" in value:
+        return tuple(_decode(v, where) for v in value["__tuple__"])
+    if "__mapping__" in value:
+        return {k: _decode(v, where) for k, v in value["__mapping__"].items()}
+    if "__function__" in value:
+        if value["__function__"] not in JSON_FUNCTIONS:
+            raise GpuperfError(f"{where}: refusing untrusted function {value['__function__']}")
+        return _resolve(value["__function__"])
+    if "__object__" in value:
+        if value["__object__"] not in JSON_TYPES:
+            raise GpuperfError(f"{where}: refusing untrusted type {value['__object__']}")
+        kind = _resolve(value["__object__"])
+        obj = kind.__new__(kind)
+        state = _decode(value["state"], where)
+        if hasattr(obj, "__setstate__"):
+            obj.__setstate__(state)
+        else:
+            obj.__dict__.update(state)
+        return obj
+    raise GpuperfError(f"{where}: unrecognised entry with keys {', '.join(sorted(value))}")

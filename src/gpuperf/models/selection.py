@@ -1,0 +1,137 @@
+"""Feature selection: Spearman filtering with hierarchical clustering (Amaris et al.) and
+normalised mutual information ranking (LIFT paper)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.cluster.hierarchy import fcluster, linkage
+from scipy.spatial.distance import squareform
+from scipy.stats import rankdata, spearmanr
+from sklearn.base import BaseEstimator
+from sklearn.feature_selection import SelectorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from gpuperf.errors import GpuperfError
+
+
+def spearman_scores(X, y) -> np.ndarray:
+    """|Spearman r| of every column of ``X`` against ``y`` (0 for constant columns).
+
+    Usable as the ``score_func`` of scikit-learn's ``SelectKBest``.
+    """
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float).ravel()
+    ranks = rankdata(X, axis=0) - (len(X) + 1) / 2
+    target = rankdata(y) - (len(y) + 1) / 2
+    scale = np.sqrt((ranks**2).sum(axis=0) * (target**2).sum())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scores = np.abs(target @ ranks) / scale
+    return np.where(scale > 0, np.nan_to_num(scores), 0.0)
+
+
+def spearman_matrix(X: np.ndarray) -> np.ndarray:
+    """|Spearman r| between the columns of ``X`` (1 on the diagonal)."""
+    if X.shape[1] == 1:
+        return np.ones((1, 1))
+    statistic = spearmanr(X).statistic
+    if np.ndim(statistic) == 0:  # scipy returns a scalar for two columns
+        statistic = np.array([[1.0, statistic], [statistic, 1.0]])
+    corr = np.nan_to_num(np.abs(statistic))
+    np.fill_diagonal(corr, 1.0)
+    return corr
+
+
+def log_max_normalised(X: np.ndarray) -> np.ndarray:
+    """log1p(|x|) divided by its column maximum: the scale on which feature variances compare."""
+    logs = np.log1p(np.abs(np.asarray(X, dtype=float)))
+    top = logs.max(axis=0)
+    return logs / np.where(top > 0, top, 1.0)
+
+
+class SpearmanClusterSelector(SelectorMixin, BaseEstimator):
+    """Amaris et al.'s selection: keep features with |Spearman r| to the target >= ``threshold``,
+    cluster the survivors hierarchically on the distance 1 - |Spearman r| (``method`` linkage)
+    into ``k`` clusters, and keep each cluster's feature of highest variance.
+
+    Variances are taken on ``log1p(x) / max(log1p(x))`` so that counters of different magnitude
+    compare (the paper normalises with log and max the same way). If fewer than ``k`` features
+    pass the threshold, all of them are kept. After ``fit``: ``scores_`` (|r| to the target),
+    ``candidates_`` (indices above the threshold), ``linkage_`` (scipy linkage matrix over the
+    candidates), ``clusters_`` (cluster label per candidate) and ``selected_`` (kept indices).
+    """
+
+    def __init__(self, k: int = 10, threshold: float = 0.75, method: str = "average"):
+        self.k = k
+        self.threshold = threshold
+        self.method = method
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, y_numeric=True)
+        if self.k < 1:
+            raise GpuperfError(f"SpearmanClusterSelector: k must be at least 1, got {self.k}")
+        self.scores_ = spearman_scores(X, y)
+        candidates = np.flatnonzero(self.scores_ >= self.threshold)
+        if len(candidates) == 0:  # keep the single best feature rather than nothing
+            candidates = np.array([int(np.argmax(self.scores_))])
+        self.candidates_ = candidates
+        variances = log_max_normalised(X[:, candidates]).var(axis=0)
+        if len(candidates) <= self.k:
+            self.linkage_ = self._linkage(X[:, candidates]) if len(candidates) > 1 else None
+            self.clusters_ = np.arange(1, len(candidates) + 1)
+            self.selected_ = candidates
+            return self
+        self.linkage_ = self._linkage(X[:, candidates])
+        self.clusters_ = fcluster(self.linkage_, t=self.k, criterion="maxclust")
+        chosen = [
+            candidates[members][np.argmax(variances[members])]
+            for members in (self.clusters_ == label for label in np.unique(self.clusters_))
+        ]
+        self.selected_ = np.sort(np.array(chosen))
+        return self
+
+    def _linkage(self, X: np.ndarray) -> np.ndarray:
+        distance = np.clip(1.0 - spearman_matrix(X), 0.0, None)
+        np.fill_diagonal(distance, 0.0)
+        return linkage(squareform(distance, checks=False), method=self.method)
+
+    def _get_support_mask(self) -> np.ndarray:
+        check_is_fitted(self)
+        mask = np.zeros(self.n_features_in_, dtype=bool)
+        mask[self.selected_] = True
+        return mask
+
+
+def _discretise(values: np.ndarray, bins: int) -> np.ndarray:
+    """Equal-frequency bin labels (ties share a bin, so constant columns give one bin)."""
+    edges = np.unique(np.quantile(values, np.linspace(0, 1, bins + 1)[1:-1]))
+    return np.searchsorted(edges, values, side="right")
+
+
+def _entropy(labels: np.ndarray) -> float:
+    p = np.bincount(labels) / len(labels)
+    p = p[p > 0]
+    return float(-(p * np.log(p)).sum())
+
+
+def normalised_mutual_information(x, y, bins: int = 10) -> float:
+    """R = I(X, Y) / (H(X) + H(Y)) on equal-frequency bins: 0 for independent, 1/2 for identical."""
+    a = _discretise(np.asarray(x, dtype=float), bins)
+    b = _discretise(np.asarray(y, dtype=float), bins)
+    h_a, h_b = _entropy(a), _entropy(b)
+    if h_a + h_b == 0:
+        return 0.0
+    joint = _entropy(a * (b.max() + 1) + b)
+    return (h_a + h_b - joint) / (h_a + h_b)
+
+
+def mutual_information_ranking(X, y, bins: int = 10) -> pd.Series:
+    """Features ranked by normalised mutual information with ``y`` (LIFT paper), highest first.
+
+    ``X`` is a DataFrame (its column names index the result) or an array (columns ``x0``...).
+    """
+    frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X)).add_prefix("x")
+    if len(frame) != len(y):
+        raise GpuperfError(f"mutual_information_ranking: {len(frame)} rows in X but {len(y)} in y")
+    scores = {name: normalised_mutual_information(frame[name].to_numpy(), y, bins) for name in frame}
+    return pd.Series(scores, name="normalised_mutual_information").sort_values(ascending=False)

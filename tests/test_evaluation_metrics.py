@@ -1,0 +1,70 @@
+"""Accuracy metrics on hand-computed examples."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from gpuperf.errors import GpuperfError
+from gpuperf.evaluation.metrics import (
+    all_metrics,
+    geometric_mean_relative_error,
+    kendall,
+    mape,
+    median_ape,
+    spearman,
+    top_k_overlap,
+    within,
+)
+
+MEASURED = [1.0, 2.0, 4.0, 10.0]
+PREDICTED = [1.5, 2.0, 2.0, 12.0]  # errors 0.5, 0, 0.5, 0.2; ratios 1.5, 1, 0.5, 1.2
+
+
+def test_mape_divides_by_the_measurement():
+    assert mape(MEASURED, PREDICTED) == pytest.approx((0.5 + 0 + 0.5 + 0.2) / 4)
+    assert mape([2.0], [1.0]) == pytest.approx(0.5)  # dividing by the prediction would give 1.0
+
+
+def test_median_ape():
+    assert median_ape(MEASURED, PREDICTED) == pytest.approx((0.2 + 0.5) / 2)
+
+
+def test_geometric_mean_relative_error_is_symmetric_in_factors():
+    expected = math.exp((math.log(1.5) + 0 + math.log(2) + math.log(1.2)) / 4) - 1
+    assert geometric_mean_relative_error(MEASURED, PREDICTED) == pytest.approx(expected)
+    assert geometric_mean_relative_error([1.0], [2.0]) == pytest.approx(geometric_mean_relative_error([2.0], [1.0]))
+
+
+def test_within_counts_ratios_in_the_band_inclusive():
+    assert within(MEASURED, PREDICTED) == pytest.approx(2 / 4)  # 1.0 and 1.2
+    assert within(MEASURED, PREDICTED, 0.5, 1.5) == 1.0
+
+
+def test_rank_correlations():
+    assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert kendall([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert spearman([1, 2, 3], [5, 5, 5]) != spearman([1, 2, 3], [5, 5, 5])  # NaN for a constant side
+
+
+def test_top_k_overlap_compares_the_fastest_rows():
+    measured = [1.0, 2.0, 3.0, 4.0, 5.0]
+    predicted = [1.0, 5.0, 2.0, 4.0, 3.0]  # predicted top 2: rows 0, 2; measured top 2: rows 0, 1
+    assert top_k_overlap(measured, predicted, k=2) == 0.5
+    assert top_k_overlap(measured, predicted, k=10) == 1.0
+    with pytest.raises(GpuperfError):
+        top_k_overlap(measured, predicted, k=0)
+
+
+def test_all_metrics_and_input_checks():
+    result = all_metrics(MEASURED, PREDICTED, k=2)
+    assert result["n"] == 4 and result["mape"] == pytest.approx(0.3) and "top2_overlap" in result
+    assert math.isnan(all_metrics([1.0, 2.0], [-1.0, 2.0])["gmre"])
+    with pytest.raises(GpuperfError, match="2 measured but 3 predicted"):
+        mape([1.0, 2.0], [1.0, 2.0, 3.0])
+    with pytest.raises(GpuperfError, match="positive"):
+        mape([0.0], [1.0])
+    with pytest.raises(GpuperfError, match="NaN"):
+        mape([1.0], [np.nan])

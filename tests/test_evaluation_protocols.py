@@ -1,0 +1,112 @@
+"""Protocols fit on the training rows only and report per-group and overall metrics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import BaseEstimator, RegressorMixin
+
+from gpuperf.errors import GpuperfError
+from gpuperf.evaluation.protocols import (
+    balanced_subsample,
+    fit_on_kernels,
+    leave_one_gpu_out,
+    leave_one_kernel_out,
+    leave_one_size_out,
+)
+
+SEEN: list[set] = []
+
+
+class RecordingRegressor(RegressorMixin, BaseEstimator):
+    """Predicts the mean training time and records which (gpu, kernel, n) rows it was fitted on."""
+
+    def fit(self, X, y):
+        SEEN.append(set(map(tuple, X[["gpu_id", "kernel_id", "n"]].to_numpy().tolist())))
+        self.mean_ = float(np.mean(y))
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.mean_)
+
+
+def _frame():
+    rows = []
+    for g, gpu in enumerate(["A", "B", "C"]):
+        for k, kernel in enumerate(["copy", "add"]):
+            for n in (1, 2, 4):
+                rows.append(dict(gpu=gpu, kernel=kernel, n=n, gpu_id=g, kernel_id=k,
+                                 time_s=(g + 1) * (k + 1) * n * 1e-3, status="ok"))
+    rows.append(dict(gpu="C", kernel="add", n=8, gpu_id=2, kernel_id=1, time_s=np.nan, status="failed"))
+    return pd.DataFrame(rows)
+
+
+FEATURES = ["gpu_id", "kernel_id", "n"]
+
+
+def test_leave_one_gpu_out_never_trains_on_the_held_out_gpu():
+    SEEN.clear()
+    evaluation = leave_one_gpu_out(RecordingRegressor(), _frame(), FEATURES)
+    assert len(SEEN) == 3
+    for held_out, trained in zip(["A", "B", "C"], SEEN):
+        assert {"A": 0, "B": 1, "C": 2}[held_out] not in {row[0] for row in trained}
+    predictions = evaluation.predictions
+    assert len(predictions) == 18  # the failed row is neither trained on nor tested
+    assert set(predictions["fold"]) == {"A", "B", "C"}
+    assert (predictions["gpu"] == predictions["fold"]).all()
+    assert list(evaluation.per_group.index) == ["A", "B", "C"]
+    assert evaluation.overall["n"] == 18
+
+
+def test_fit_by_kernel_trains_one_model_per_kernel_on_other_gpus():
+    SEEN.clear()
+    evaluation = leave_one_gpu_out(RecordingRegressor(), _frame(), FEATURES, fit_by="kernel")
+    assert len(SEEN) == 6
+    assert all(len({row[1] for row in trained}) == 1 for trained in SEEN)
+    a_copy = evaluation.predictions.query("gpu == 'A' and kernel == 'copy'")["predicted"]
+    expected = np.mean([(g + 1) * n * 1e-3 for g in (1, 2) for n in (1, 2, 4)])
+    assert np.allclose(a_copy, expected)
+
+
+def test_leave_one_kernel_out_and_size_out_hold_out_their_group():
+    SEEN.clear()
+    leave_one_kernel_out(RecordingRegressor(), _frame(), FEATURES)
+    assert [{row[1] for row in trained} for trained in SEEN] == [{0}, {1}]  # "add" is held out first
+    SEEN.clear()
+    evaluation = leave_one_size_out(RecordingRegressor(), _frame(), FEATURES, sizes="n")
+    assert [{row[2] for row in trained} for trained in SEEN] == [{2, 4}, {1, 4}, {1, 2}]
+    assert list(evaluation.per_group.index) == ["1", "2", "4"]
+
+
+def test_fit_on_kernels_trains_on_the_named_kernels_only():
+    SEEN.clear()
+    evaluation = fit_on_kernels(RecordingRegressor(), _frame(), FEATURES, ["copy"])
+    assert SEEN == [{row for row in SEEN[0] if row[1] == 0}] and len(SEEN[0]) == 9
+    assert set(evaluation.predictions["kernel"]) == {"add"}
+    with pytest.raises(GpuperfError, match="no rows for kernel"):
+        fit_on_kernels(RecordingRegressor(), _frame(), FEATURES, ["scan"])
+
+
+def test_metrics_tables_and_macro_mape():
+    evaluation = leave_one_gpu_out(RecordingRegressor(), _frame(), FEATURES)
+    cells = evaluation.metrics_by(["fold", "kernel"])
+    assert cells.shape[0] == 6
+    macro = evaluation.macro_mape()
+    assert np.allclose(macro, cells["mape"].groupby(level="fold").mean())
+
+
+def test_errors_name_the_missing_column_and_unknown_group():
+    with pytest.raises(GpuperfError, match="missing column.*flops"):
+        leave_one_gpu_out(RecordingRegressor(), _frame(), [*FEATURES, "flops"])
+    with pytest.raises(GpuperfError, match="held-out group.*Z"):
+        leave_one_gpu_out(RecordingRegressor(), _frame(), FEATURES, groups=["Z"])
+
+
+def test_balanced_subsample_caps_rows_per_cell():
+    frame = _frame()
+    small = balanced_subsample(frame, ["gpu"], max_rows=2)
+    assert small.groupby("gpu").size().max() == 2
+    SEEN.clear()
+    leave_one_gpu_out(RecordingRegressor(), frame, FEATURES, max_train_rows=1, balance_by=("gpu", "kernel"))
+    assert all(len(trained) == 4 for trained in SEEN)

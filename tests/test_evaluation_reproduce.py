@@ -1,0 +1,126 @@
+"""The Amaris et al. reproduction on a subsample of the bundled tables, and the report writer."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuperf.errors import GpuperfError
+from gpuperf.evaluation.bsp_matvec import calibrate_and_predict, compare_with_paper_bsp, matvec_table
+from gpuperf.evaluation.protocols import leave_one_gpu_out
+from gpuperf.evaluation.report import markdown_table, write_report
+from gpuperf.evaluation.published import (
+    PUBLISHED_KERNELS,
+    check_kernel_mapping,
+    published_per_kernel,
+    published_predictions,
+)
+from gpuperf.evaluation.reproduce import (
+    compare_with_paper,
+    rodinia_table,
+    run_rodinia,
+    scenario,
+    target_check,
+)
+from gpuperf.evaluation.tables import counter_columns, is_timing_derived
+from gpuperf.models.learned import make_model
+
+
+@pytest.fixture(scope="module")
+def table():
+    return rodinia_table()
+
+
+@pytest.fixture(scope="module")
+def small(table):
+    """Three GPUs, four kernels, at most 40 rows per kernel and GPU."""
+    rows = table[table["gpu"].isin(["Tesla K40", "Tesla K20", "GTX Titan"])]
+    rows = rows[rows["kernel"].isin(["bpnn_layerforward_CUDA", "bpnn_adjust_weights_cuda", "lud_diagonal",
+                                     "lud_perimeter"])]
+    return rows.groupby(["gpu", "kernel"]).head(40)
+
+
+def test_published_kernel_codes_match_the_bundled_kernels_times(table):
+    mapping = check_kernel_mapping(table)
+    assert set(mapping["kernel"]) == {
+        "bpnn_layerforward_CUDA", "bpnn_adjust_weights_cuda", "calculate_temp", "kernel", "lud_diagonal",
+        "lud_perimeter",
+    }
+    assert mapping["ratio"].between(0.9, 1.1).all(), mapping
+
+
+def test_published_mape_is_recomputed_against_the_measurement():
+    published = published_predictions()
+    assert set(published["kernel_code"]) <= set(PUBLISHED_KERNELS)
+    cells = published_per_kernel(published).set_index(["model", "gpu", "kernel"])
+    part = published[(published["model"] == "RF") & (published["gpu"] == "Tesla K40")
+                     & (published["kernel"] == "lud_diagonal")]
+    expected = np.mean(np.abs(part["time_s"] - part["predictions"]) / part["time_s"])
+    assert cells.loc[("RF", "Tesla K40", "lud_diagonal"), "mape"] == pytest.approx(expected)
+
+
+def test_features_exclude_timing_derived_counters(table):
+    counters = counter_columns(table)
+    assert "inst_executed" in counters and "gld_request" in counters
+    assert not any(is_timing_derived(c) for c in counters)
+    assert "elapsed_cycles_sm" not in counters and "global_load_throughput" not in counters
+    assert all(c in table.columns for c in scenario("bsp", table).features)
+
+
+def test_small_reproduction_runs_and_compares_with_the_paper(small):
+    result = run_rodinia(small, scenarios=("bsp", "select5"), models=("linear", "m5p"),
+                         protocols=("gpu",), max_train_rows=30)
+    assert set(result.evaluations) == {"bsp/linear/gpu", "bsp/m5p/gpu", "select5/linear/gpu", "select5/m5p/gpu",
+                                       "ensemble/vote/gpu"}
+    macro = result.macro("gpu")
+    assert list(macro.columns) == ["GTX Titan", "Tesla K20", "Tesla K40"]
+    assert np.isfinite(macro.loc["bsp/m5p"]).all() and np.isfinite(macro.loc["ensemble/vote"]).all()
+    for evaluation in result.evaluations.values():  # held-out GPU rows only, all predicted
+        predictions = evaluation.predictions
+        assert (predictions["gpu"] == predictions["fold"]).all() and len(predictions) == len(small)
+    compared = compare_with_paper(result, ["bsp/m5p"])
+    assert {"paper RF", "paper LinearRegression", "paper SVM", "bsp/m5p"} <= set(compared.columns)
+    assert ("Tesla K40", "(macro)") in compared.index
+    targets = target_check(result, "bsp/m5p")
+    assert {"ours", "paper_best", "meets_half", "meets_ceiling"} <= set(targets.columns)
+    assert (targets["paper_best_model"].isin(["LinearRegression", "RF", "SVM"])).all()
+    with pytest.raises(GpuperfError, match="no leave-one-GPU-out results"):
+        target_check(result, "gpuperf/gbt")
+
+
+def test_bsp_lambda_calibrated_on_one_size_predicts_other_sizes_of_that_board():
+    table = matvec_table()
+    assert {"threads", "instructions", "global_loads", "gpu_clock_hz", "gpu_cores"} <= set(table.columns)
+    predicted = calibrate_and_predict(table)
+    calibration = predicted[predicted["calibration"]]
+    assert len(calibration) == predicted.groupby(["kernel", "gpu_architecture"]).ngroups
+    assert np.allclose(calibration["predicted_s"], calibration["time_s"])
+    compared = compare_with_paper_bsp(predicted)
+    on_board = compared.xs("Tesla K40", level="gpu")["ours_mape"]
+    assert on_board.max() < 0.15  # the n-scaling of every kernel's counts is right
+    assert (compared["lambda"] > 0).all()
+
+
+def test_report_writes_markdown_html_json_and_plots(tmp_path, small):
+    evaluation = leave_one_gpu_out(make_model("linear"), small, ["input.size.1", "threads"], max_train_rows=20)
+    ranking = pd.Series({"threads": 0.4, "input.size.1": 0.2}, name="nmi")
+    linkage = np.array([[0.0, 1.0, 0.2, 2.0], [2.0, 3.0, 0.5, 3.0]])
+    paths = write_report(tmp_path / "out", "Test report", {"rf": evaluation},
+                         tables={"Macro": evaluation.macro_mape().to_frame()}, notes=["a note"],
+                         feature_ranking=ranking, dendrogram_of=(linkage, ["a", "b", "c"], 2))
+    markdown = paths["markdown"].read_text()
+    assert "# Test report" in markdown and "## Macro" in markdown and "| fold | macro_mape |" in markdown
+    assert "<table" in paths["html"].read_text()
+    document = json.loads(paths["json"].read_text())
+    assert document["evaluations"]["rf"]["overall"]["n"] == len(small)
+    pngs = sorted(p.name for p in (tmp_path / "out").glob("*.png"))
+    assert pngs == ["dendrogram.png", "error_rf.png", "feature_ranking.png", "pred_vs_measured_rf.png"]
+    assert all((tmp_path / "out" / p).stat().st_size > 1000 for p in pngs)
+
+
+def test_markdown_table_formats_numbers_and_index():
+    frame = pd.DataFrame({"mape": [0.12345, float("nan")]}, index=pd.Index(["a", "b"], name="gpu"))
+    assert markdown_table(frame).splitlines() == ["| gpu | mape |", "|---|---|", "| a | 0.123 |", "| b |  |"]

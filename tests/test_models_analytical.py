@@ -1,0 +1,88 @@
+"""BSP and roofline models: formulas on hand-computed rows, calibration, contract, column errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.pipeline import make_pipeline
+
+from gpuperf.errors import GpuperfError
+from gpuperf.models.bsp import BspModel
+from gpuperf.models.roofline import RooflineModel
+
+
+def _bsp_rows():
+    return pd.DataFrame(
+        {
+            "threads": [1000.0, 2000.0],
+            "instructions": [10.0, 10.0],
+            "global_loads": [2.0, 4.0],
+            "global_stores": [2.0, 0.0],
+            "shared_loads": [1.0, 0.0],
+            "shared_stores": [1.0, 0.0],
+            "l1": [0.25, 0.0],
+            "l2": [0.5, 0.5],
+            "gpu_clock_hz": [1e9, 1e9],
+            "gpu_cores": [100.0, 100.0],
+        }
+    )
+
+
+def _bsp():
+    return BspModel(shared_loads="shared_loads", shared_stores="shared_stores", l1_hit_rate="l1", l2_hit_rate="l2")
+
+
+def test_bsp_cycles_follow_the_formula():
+    rows = _bsp_rows()
+    # row 0: 4 accesses, L1 = 1, L2 = 0.5 * 3 = 1.5, misses 1.5; comp 10; shared 2 * 5
+    expected0 = 10 + 1.5 * 500 + 1 * 5 + 1.5 * 250 + 2 * 5
+    # row 1: 4 accesses, L1 = 0, L2 = 2, misses 2
+    expected1 = 10 + 2 * 500 + 2 * 250
+    assert np.allclose(_bsp().cycles(rows), [expected0, expected1])
+    assert np.allclose(_bsp().uncalibrated_time(rows), [1000 * expected0 / 1e11, 2000 * expected1 / 1e11])
+
+
+def test_bsp_calibrates_lambda_on_one_row_and_predicts_the_others():
+    rows = _bsp_rows()
+    truth = _bsp().uncalibrated_time(rows) / 4.0  # a GPU four times faster than the bare model
+    model = _bsp().fit(rows.iloc[[0]], truth[:1])
+    assert model.lambda_ == pytest.approx(4.0)
+    assert np.allclose(model.predict(rows), truth)
+
+
+def test_bsp_is_clonable_and_usable_in_a_pipeline():
+    rows = _bsp_rows()
+    model = clone(_bsp())
+    assert model.get_params()["l2_hit_rate"] == "l2"
+    pipeline = make_pipeline(model).fit(rows, [1e-3, 2e-3])
+    assert pipeline.predict(rows).shape == (2,)
+
+
+def test_bsp_names_missing_columns_and_rejects_bad_times():
+    rows = _bsp_rows().drop(columns=["gpu_cores", "l2"])
+    with pytest.raises(GpuperfError, match="missing column.*gpu_cores.*l2|missing column.*l2.*gpu_cores"):
+        _bsp().fit(rows, [1.0, 1.0])
+    with pytest.raises(GpuperfError, match="positive"):
+        _bsp().fit(_bsp_rows(), [1.0, 0.0])
+    with pytest.raises(GpuperfError, match="DataFrame"):
+        _bsp().fit(_bsp_rows().to_numpy(), [1.0, 1.0])
+
+
+def test_roofline_takes_the_larger_of_compute_and_memory_time():
+    rows = pd.DataFrame(
+        {
+            "flops": [1e12, 1e9],
+            "dram_bytes": [1e9, 1e12],
+            "gpu_peak_flops": [1e13, 1e13],
+            "gpu_bandwidth_bytes_s": [1e11, 1e11],
+        }
+    )
+    model = RooflineModel().fit(rows)
+    assert np.allclose(model.predict(rows), [0.1, 10.0])
+    calibrated = RooflineModel(calibrate=True).fit(rows, [0.2, 20.0])
+    assert calibrated.efficiency_ == pytest.approx(0.5)
+    assert np.allclose(calibrated.predict(rows), [0.2, 20.0])
+    with pytest.raises(GpuperfError, match="gpu_peak_flops"):
+        model.predict(rows.drop(columns=["gpu_peak_flops"]))

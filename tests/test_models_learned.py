@@ -1,0 +1,86 @@
+"""The learned models honour the scikit-learn estimator contract and fit what they should."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.linear_model import LinearRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import check_estimator
+from threadpoolctl import threadpool_limits
+
+from gpuperf.errors import GpuperfError
+from gpuperf.models.learned import MODEL_NAMES, LogTarget, PcaKnnRegressor, make_model, signed_log1p
+from gpuperf.models.m5p import M5PRegressor
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Small fits: OpenMP worker threads of the boosted trees would only slow them down."""
+    with threadpool_limits(1):
+        yield
+
+
+def _data(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(rng.uniform(1, 10, (n, 4)), columns=["a", "b", "c", "d"])
+    y = 1e-4 * X["a"] ** 2 * X["b"]
+    return X, y.to_numpy()
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_every_model_clones_fits_and_predicts_positive_times(name):
+    X, y = _data()
+    model = make_model(name, log_target=True, log_inputs=True)
+    copy = clone(model)
+    assert copy.get_params(deep=False).keys() == model.get_params(deep=False).keys()
+    copy.fit(X, y)
+    predicted = copy.predict(X)
+    assert predicted.shape == y.shape
+    assert np.all(predicted > 0)
+    assert np.median(np.abs(predicted - y) / y) < 0.5
+
+
+def test_unknown_model_name_suggests_the_nearest():
+    with pytest.raises(GpuperfError, match="random_forest"):
+        make_model("random_forrest")
+
+
+def test_log_target_fits_power_law_exactly_with_linear_model_on_log_inputs():
+    X, y = _data()
+    model = LogTarget(make_pipeline(StandardScaler(), LinearRegression()))
+    model.fit(np.log(X), y)
+    assert np.allclose(model.predict(np.log(X)), y, rtol=1e-8)
+    assert model.get_params(deep=False) == {"regressor": model.regressor}
+
+
+def test_log_target_set_params_and_nested_params():
+    model = make_model("random_forest")
+    model.set_params(regressor__n_estimators=7)
+    assert model.regressor.n_estimators == 7
+    assert clone(model).regressor.n_estimators == 7
+
+
+def test_models_work_inside_a_pipeline_with_a_scaler():
+    X, y = _data()
+    pipeline = make_pipeline(StandardScaler(), M5PRegressor())
+    assert pipeline.fit(X, y).predict(X).shape == y.shape
+
+
+def test_signed_log1p_keeps_sign_and_zero():
+    assert np.allclose(signed_log1p([-np.e + 1, 0.0, np.e - 1]), [-1.0, 0.0, 1.0])
+
+
+def test_pca_knn_passes_sklearn_estimator_checks():
+    check_estimator(PcaKnnRegressor())
+
+
+def test_pca_knn_keeps_components_for_95_percent_of_the_variance():
+    rng = np.random.default_rng(1)
+    base = rng.normal(size=(200, 2))
+    X = np.hstack([base, base @ rng.normal(size=(2, 3)) + 1e-3 * rng.normal(size=(200, 3))])
+    model = PcaKnnRegressor().fit(X, base[:, 0])
+    assert model.pipeline_.named_steps["pca"].n_components_ == 2

@@ -1,0 +1,56 @@
+"""M5P model tree: contract, piecewise-linear fits, pruning and smoothing."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.linear_model import LinearRegression
+from sklearn.utils.estimator_checks import check_estimator
+
+from gpuperf.models.m5p import M5PRegressor
+
+
+def _kinked(n, seed):
+    """y = x0 below 5, then slope 4; x1 and x2 are noise features."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 10, (n, 3))
+    y = np.where(X[:, 0] < 5, X[:, 0], 5 + 4 * (X[:, 0] - 5))
+    return X, y
+
+
+def test_m5p_passes_sklearn_estimator_checks():
+    check_estimator(M5PRegressor())
+
+
+def test_m5p_fits_piecewise_linear_function_better_than_one_linear_model():
+    X, y = _kinked(300, seed=0)
+    X_test, y_test = _kinked(300, seed=1)
+    noisy = y + 0.1 * np.random.default_rng(2).normal(size=len(y))
+    tree_error = np.mean(np.abs(M5PRegressor().fit(X, noisy).predict(X_test) - y_test))
+    line_error = np.mean(np.abs(LinearRegression().fit(X, noisy).predict(X_test) - y_test))
+    assert tree_error < line_error / 4
+
+
+def test_pruning_turns_a_linear_target_into_a_single_linear_leaf():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0, 10, (200, 2))
+    y = 3 * X[:, 0] - 2
+    model = M5PRegressor().fit(X, y)
+    assert model.n_leaves_ == 1
+    assert np.allclose(model.predict(X), y, atol=1e-8)
+    unpruned = M5PRegressor(prune=False).fit(X, y)
+    assert unpruned.n_leaves_ > 1
+
+
+def test_unsmoothed_leaves_extrapolate_each_piece_linearly():
+    X, y = _kinked(400, seed=4)
+    model = M5PRegressor(smooth=False).fit(X, y)
+    far = np.array([[12.0, 1.0, 1.0]])
+    assert abs(model.predict(far)[0] - (5 + 4 * 7)) < 0.5
+
+
+def test_constant_target_gives_one_leaf_and_clone_keeps_parameters():
+    X = np.arange(40, dtype=float).reshape(20, 2)
+    model = M5PRegressor(min_samples_leaf=2, smoothing=5.0).fit(X, np.full(20, 7.0))
+    assert model.n_leaves_ == 1 and np.allclose(model.predict(X), 7.0)
+    assert clone(model).get_params()["smoothing"] == 5.0

@@ -1,0 +1,121 @@
+"""Saving and loading models: round trips, trusted types, version and feature-name checks."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.feature_selection import SelectKBest
+from threadpoolctl import threadpool_limits
+
+import gpuperf
+from gpuperf.errors import GpuperfError
+from gpuperf.models.bsp import BspModel
+from gpuperf.models.learned import make_model
+from gpuperf.models.persistence import ModelVersionWarning, load_model, model_info, save_model
+from gpuperf.models.selection import SpearmanClusterSelector, spearman_scores
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Small fits: OpenMP worker threads of the boosted trees would only slow them down."""
+    with threadpool_limits(1):
+        yield
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(1, 10, (120, 3)), columns=["loads", "stores", "threads"])
+    return X, (1e-5 * X["loads"] * X["threads"]).to_numpy()
+
+
+@pytest.mark.parametrize(
+    "name, suffix",
+    [("m5p", ".json"), ("linear", ".json"), ("svr_rbf", ".json"), ("random_forest", ".skops"),
+     ("gbt", ".skops"), ("pca_knn", ".skops"), ("m5p", ".skops")],
+)
+def test_round_trip_gives_identical_predictions(tmp_path, name, suffix):
+    X, y = _data()
+    model = make_model(name, log_inputs=True).fit(X, y)
+    path = save_model(model, tmp_path / f"model{suffix}", metadata={"dataset": "test"})
+    loaded = load_model(path, feature_names=list(X.columns))
+    assert np.array_equal(loaded.predict(X), model.predict(X))
+    info = model_info(path)
+    assert info["feature_names"] == list(X.columns) and info["metadata"] == {"dataset": "test"}
+    assert info["gpuperf_version"] == gpuperf.__version__
+
+
+def test_json_refuses_models_it_cannot_store_and_points_to_skops(tmp_path):
+    X, y = _data()
+    with pytest.raises(GpuperfError, match="use a .skops file"):
+        save_model(make_model("random_forest").fit(X, y), tmp_path / "rf.json")
+
+
+def test_bsp_model_round_trips_through_json(tmp_path):
+    rows = pd.DataFrame(
+        {"threads": [1e3], "instructions": [5.0], "global_loads": [1.0], "global_stores": [1.0],
+         "gpu_clock_hz": [1e9], "gpu_cores": [10.0]}
+    )
+    model = BspModel().fit(rows, [1e-3])
+    loaded = load_model(save_model(model, tmp_path / "bsp.json"))
+    assert loaded.lambda_ == model.lambda_ and loaded.get_params() == model.get_params()
+
+
+def test_feature_name_mismatch_names_missing_and_extra_columns(tmp_path):
+    X, y = _data()
+    path = save_model(make_model("linear").fit(X, y), tmp_path / "lr.json")
+    with pytest.raises(GpuperfError, match="missing column\\(s\\) stores; extra column\\(s\\) flops"):
+        load_model(path, feature_names=["loads", "threads", "flops"])
+    with pytest.raises(GpuperfError, match="different order"):
+        load_model(path, feature_names=["threads", "stores", "loads"])
+
+
+def test_other_version_warns_or_fails_when_strict(tmp_path):
+    X, y = _data()
+    path = save_model(make_model("linear").fit(X, y), tmp_path / "lr.json")
+    document = json.loads(path.read_text())
+    document["gpuperf_version"] = "0.0.1"
+    path.write_text(json.dumps(document))
+    with pytest.warns(ModelVersionWarning, match="0.0.1"):
+        load_model(path)
+    with pytest.raises(GpuperfError, match="saved by gpuperf 0.0.1"):
+        load_model(path, strict_version=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_model(save_model(make_model("linear").fit(X, y), tmp_path / "same.json"))
+
+
+def test_json_loader_refuses_untrusted_types(tmp_path):
+    path = tmp_path / "evil.json"
+    path.write_text(json.dumps({
+        "format": "gpuperf-model", "gpuperf_version": gpuperf.__version__, "feature_names": None,
+        "model": {"__object__": "os.system", "state": {"__mapping__": {}}},
+    }))
+    with pytest.raises(GpuperfError, match="untrusted type os.system"):
+        load_model(path)
+
+
+def test_bad_files_give_one_line_errors(tmp_path):
+    with pytest.raises(GpuperfError, match="no such model file"):
+        load_model(tmp_path / "absent.json")
+    (tmp_path / "model.pkl").write_bytes(b"x")
+    with pytest.raises(GpuperfError, match="unknown model file type"):
+        load_model(tmp_path / "model.pkl")
+    (tmp_path / "broken.json").write_text("{")
+    with pytest.raises(GpuperfError, match="not a JSON model file"):
+        load_model(tmp_path / "broken.json")
+
+
+def test_feature_selection_pipeline_round_trips_through_skops(tmp_path):
+    X, y = _data()
+    select = ColumnTransformer([
+        ("counters", SpearmanClusterSelector(k=1, threshold=0.0), [0, 1]),
+        ("gpu", SelectKBest(spearman_scores, k=1), [2]),
+    ])
+    model = make_model("random_forest", log_inputs=True, preprocess=select).fit(X, y)
+    loaded = load_model(save_model(model, tmp_path / "selected.skops"))
+    assert np.array_equal(loaded.predict(X), model.predict(X))

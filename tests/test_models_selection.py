@@ -1,0 +1,95 @@
+"""Feature selection: Spearman + clustering (Amaris et al.) and normalised mutual information."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.linear_model import LinearRegression
+from sklearn.pipeline import make_pipeline
+
+from gpuperf.errors import GpuperfError
+from gpuperf.models.selection import (
+    SpearmanClusterSelector,
+    mutual_information_ranking,
+    normalised_mutual_information,
+    spearman_scores,
+)
+
+
+def _table(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    signal = rng.uniform(1, 100, n)
+    other = rng.uniform(1, 100, n)
+    X = pd.DataFrame(
+        {
+            "loads": signal,
+            "loads_copy": 3 * signal,  # perfectly correlated with loads
+            "stores": other,
+            "noise": rng.normal(size=n),
+        }
+    )
+    y = signal * other
+    return X, y
+
+
+def test_selector_keeps_one_of_two_perfectly_correlated_features_and_drops_noise():
+    X, y = _table()
+    selector = SpearmanClusterSelector(k=2, threshold=0.3).fit(X, y)
+    kept = list(selector.get_feature_names_out())
+    assert len(kept) == 2
+    assert ("loads" in kept) != ("loads_copy" in kept)
+    assert "stores" in kept and "noise" not in kept
+
+
+def test_selector_keeps_highest_variance_member_of_each_cluster():
+    rng = np.random.default_rng(1)
+    base = rng.uniform(1, 10, 300)
+    X = np.column_stack([base, base**3])  # same ranks; log-normalised variance larger for base**3
+    selector = SpearmanClusterSelector(k=1, threshold=0.0).fit(X, base)
+    assert list(selector.selected_) == [1]
+
+
+def test_selector_threshold_keeps_everything_when_fewer_than_k_pass():
+    X, y = _table()
+    selector = SpearmanClusterSelector(k=10, threshold=0.3).fit(X, y)
+    assert set(selector.get_feature_names_out()) == {"loads", "loads_copy", "stores"}
+    assert selector.transform(X).shape == (len(X), 3)
+
+
+def test_selector_records_linkage_and_works_in_a_pipeline():
+    X, y = _table()
+    selector = SpearmanClusterSelector(k=2, threshold=0.0).fit(X, y)
+    assert selector.linkage_.shape == (len(selector.candidates_) - 1, 4)
+    pipeline = make_pipeline(clone(selector), LinearRegression()).fit(X, y)
+    assert pipeline.predict(X).shape == (len(X),)
+
+
+def test_selector_rejects_k_below_one():
+    X, y = _table()
+    with pytest.raises(GpuperfError, match="k must be at least 1"):
+        SpearmanClusterSelector(k=0).fit(X, y)
+
+
+def test_spearman_scores_are_absolute_and_zero_for_constants():
+    x = np.arange(10.0)
+    scores = spearman_scores(np.column_stack([x, -x, np.ones(10)]), x)
+    assert np.allclose(scores, [1.0, 1.0, 0.0])
+
+
+def test_normalised_mutual_information_bounds():
+    rng = np.random.default_rng(2)
+    x = rng.uniform(size=2000)
+    assert normalised_mutual_information(x, x, bins=8) == pytest.approx(0.5)
+    assert normalised_mutual_information(x, rng.uniform(size=2000), bins=8) < 0.02
+    assert normalised_mutual_information(np.ones(50), x[:50]) == 0.0
+
+
+def test_mutual_information_ranking_orders_features():
+    X, y = _table()
+    ranking = mutual_information_ranking(X, y, bins=10)
+    assert list(ranking.index[:2]) in (["loads", "loads_copy"], ["loads_copy", "loads"])
+    assert ranking.index[-1] == "noise"
+    with pytest.raises(GpuperfError, match="rows"):
+        mutual_information_ranking(X, y[:10])
