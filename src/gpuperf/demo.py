@@ -221,6 +221,27 @@ def linear_model_step(report: DemoReport) -> None:
     )
 
 
+def models_step(report: DemoReport) -> None:
+    """Amaris et al.'s study rerun on the bundled Rodinia data (quick set), and BSP on matvec."""
+    import json
+
+    from gpuperf.evaluation.rodinia_report import QUICK_MODELS, QUICK_SCENARIOS, reproduce_rodinia
+
+    paths = reproduce_rodinia(report.out / "rodinia", QUICK_SCENARIOS, QUICK_MODELS, echo=lambda line: None)
+    metrics = json.loads(paths["json"].read_text())
+    tables = metrics.get("tables", {})
+    wanted = ("Leave one GPU out", "Leave one architecture out", "Targets", "BSP (lambda per kernel and architecture)")
+    shown = [f"### {title}\n\n{_markdown_table(pd.DataFrame(rows))}" for title, rows in tables.items()
+             if title.startswith(wanted) and isinstance(rows, list) and rows]
+    report.add(
+        "Models on real GPU data: Amaris et al. reproduced",
+        "Leave-one-GPU-out, leave-one-architecture-out and leave-one-kernel-out on the bundled Rodinia nvprof "
+        "table, side by side with the paper's published predictions; the BSP model on the matrix/vector "
+        "kernels. Full report: [rodinia/report.md](rodinia/report.md) ([HTML](rodinia/report.html)); "
+        "`gpuperf reproduce rodinia --full` runs every scenario and model.\n\n" + "\n\n".join(shown),
+    )
+
+
 def advise_step(report: DemoReport) -> None:
     """Optimization suggestions for a stencil on the H100 and on the local device."""
     from gpuperf.decisions.advise import advise_kernel
@@ -249,6 +270,7 @@ STEPS: dict[str, Callable[[DemoReport], None]] = {
     "hardware": hardware_step,
     "measure": measure_step,
     "linear-model": linear_model_step,
+    "models": models_step,
     "advise": advise_step,
 }
 

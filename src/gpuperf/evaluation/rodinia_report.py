@@ -1,0 +1,113 @@
+"""The Amaris et al. reproduction on the bundled Rodinia nvprof table, and the BSP model on the
+matrix/vector kernels, as one report (Markdown, HTML, JSON metrics, plots).
+
+``reproduce_rodinia(out, quick=True)`` runs it; ``gpuperf reproduce rodinia`` and
+``benchmarks/bench_rodinia.py`` call it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+from gpuperf.evaluation.bsp_matvec import calibrate_and_predict, compare_with_paper_bsp, matvec_table
+from gpuperf.evaluation.published import PUBLISHED_MODELS, check_kernel_mapping, published_predictions
+from gpuperf.evaluation.report import write_report
+from gpuperf.evaluation.reproduce import (
+    BETTER_MODELS,
+    PAPER_MODELS,
+    PRIMARY_RUN,
+    PROTOCOLS,
+    SCENARIOS,
+    compare_with_paper,
+    rodinia_table,
+    run_rodinia,
+    selected_features,
+    target_check,
+)
+from gpuperf.evaluation.tables import LAUNCH_COLUMNS, counter_columns, known_columns
+from gpuperf.models.selection import mutual_information_ranking
+
+
+QUICK_SCENARIOS, QUICK_MODELS = ("bsp",), ("gbt", "random_forest")
+
+
+def _show(echo: Callable[[str], None], title: str, table: pd.DataFrame) -> None:
+    with pd.option_context("display.width", 250, "display.max_columns", 40, "display.max_colwidth", 40):
+        echo(f"\n== {title}")
+        echo(table.to_string(float_format=lambda v: f"{v:.3f}" if abs(v) < 1e4 else f"{v:.2g}"))
+
+
+def reproduce_rodinia(
+    out: str | Path,
+    scenarios: Sequence[str] = SCENARIOS,
+    models: Sequence[str] = PAPER_MODELS + BETTER_MODELS,
+    protocols: Sequence[str] = PROTOCOLS,
+    max_train_rows: int = 500,
+    echo: Callable[[str], None] = print,
+) -> dict[str, Path]:
+    """Run the reproduction, print its tables through ``echo`` and write the report into ``out``."""
+    scenarios, models, protocols = list(scenarios), list(models), list(protocols)
+    table = rodinia_table()
+    published = published_predictions()
+    _show(echo, "Kernel codes of the published predictions vs bundled kernels (median measured time, us)",
+         check_kernel_mapping(table, published).set_index(["gpu", "kernel_code"]))
+
+    start = time.perf_counter()
+    result = run_rodinia(table, scenarios, models, protocols, max_train_rows,
+                         progress=lambda key: echo(f"  running {key}"))
+    echo(f"\n{len(result.evaluations)} runs in {time.perf_counter() - start:.0f} s")
+
+    tables: dict[str, pd.DataFrame] = {}
+    if "gpu" in protocols:
+        tables["Leave one GPU out: per-kernel MAPE, macro over kernels"] = result.macro("gpu")
+    if "architecture" in protocols:
+        tables["Leave one architecture out (train Kepler, test Maxwell and back): macro MAPE"] = result.macro(
+            "architecture")
+    if "kernel" in protocols:
+        kernel_out = {key: e.metrics_by("kernel")["mape"] for key, e in result.evaluations.items()
+                      if key.endswith("/kernel")}
+        tables["Leave one kernel out: MAPE per held-out kernel"] = pd.DataFrame(kernel_out).T
+    if "gpu" in protocols:
+        paper_like = [f"{s}/{m}" for s in scenarios for m in models if m in PUBLISHED_MODELS.values()]
+        runs = sorted({PRIMARY_RUN, *paper_like} & {k.rsplit("/", 1)[0] for k in result.evaluations})
+        tables["Per kernel and GPU vs the paper (standard MAPE, leave one GPU out)"] = compare_with_paper(
+            result, runs, published)
+        if f"{PRIMARY_RUN}/gpu" in result.evaluations:
+            tables[f"Targets for {PRIMARY_RUN}"] = target_check(result, PRIMARY_RUN, published)
+
+    matvec = matvec_table()
+    for label, per_gpu in (("lambda per kernel and architecture", False), ("lambda per kernel and GPU", True)):
+        compared = compare_with_paper_bsp(calibrate_and_predict(matvec, per_gpu=per_gpu))
+        tables[f"BSP on matrix/vector kernels, {label}: ours vs paper's bsp_pred_s"] = compared
+        tables[f"BSP ({label}): mean MAPE per GPU"] = compared.groupby(level="gpu")[["ours_mape", "paper_mape"]].mean()
+
+    for title, shown in tables.items():
+        _show(echo, title, shown)
+
+    candidates = known_columns(table, [*LAUNCH_COLUMNS, *counter_columns(table)])
+    sample = table.sample(n=min(len(table), 5000), random_state=0)
+    ranking = mutual_information_ranking(sample[candidates], np.log2(sample["time_s"]), bins=10)
+    selector, names = selected_features(table, k=10)
+    kept = [names[i] for i in selector.selected_]
+    echo(f"\nSpearman-cluster selection (all kernels, k=10): {', '.join(kept)}")
+    plotted = [f"{PRIMARY_RUN}/{p}" for p in protocols]
+    paths = write_report(
+        Path(out),
+        "gpuperf: Amaris et al. reproduced on the Rodinia nvprof table",
+        evaluations={k: e for k, e in result.evaluations.items() if k in plotted},
+        tables=tables,
+        notes=[
+            "Per-kernel MAPE = mean |measured - predicted| / measured per kernel and GPU; macro = mean over kernels.",
+            "Bundled rows are medians of identical launches; the paper's samples are single invocations.",
+            f"Primary run: {PRIMARY_RUN}. Selected features (k=10, all kernels): {', '.join(kept)}.",
+        ],
+        feature_ranking=ranking,
+        dendrogram_of=(selector.linkage_, [names[i] for i in selector.candidates_], 10),
+    )
+    return paths
