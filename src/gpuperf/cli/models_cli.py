@@ -1,0 +1,420 @@
+"""Fitting and evaluating models on dataset tables: ``fit``, ``predict-table`` and ``evaluate``.
+
+A table is a CSV (``.csv``, ``.csv.gz``) or Parquet (``.parquet``, ``.pq``) file, or a bundled
+dataset's name, with the measured time in ``time_s`` and the GPU's name in ``gpu``. Rows whose
+``status`` is not ``ok`` are left out; every other row needs a positive, finite ``time_s``.
+
+Default features (the learned models, without ``--features``): every numeric column except
+
+- the keys (``kernel``, ``variant``, ``gpu``, ``device``, ``source``), ``time_s`` and ``status``;
+- timing statistics and predictions: names starting with ``time_s`` or ``predicted_``, ending in
+  ``_time_s`` or ``_pred_s``, and ``repeats``, ``n_invocations``;
+- profiler metrics computed from the elapsed time (throughputs, utilisations, IPC, elapsed and
+  active cycles: with a count they give the time away);
+- columns with a missing or infinite value in a kept row.
+
+``--gpu-features`` joins the GPU descriptor columns (``gpu_*``) by ``gpu`` first, so they count as
+features too; ``bsp`` always joins them (it reads the clock and core count). ``bsp`` reads its
+inputs by role (``gpuperf.models.registry.BSP_INPUTS``: nvprof counters or gpuperf's static
+features, recognised from the columns; ``--bsp-columns role=column,...`` overrides). ``linear``
+reads the property columns of ``--property-set`` (default ``gpu``) that the table has, or
+``--features``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from gpuperf.cli.output import print_json, print_table
+from gpuperf.errors import GpuperfError, unknown_name_error
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from gpuperf.models.registry import ModelOptions
+
+PREDICTED = "predicted_time_s"
+PROTOCOLS = {"leave-one-gpu-out": "gpu", "leave-one-kernel-out": "kernel"}
+CSV_SUFFIXES = (".csv", ".csv.gz")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+NOT_FEATURES = ("kernel", "variant", "gpu", "device", "source", "time_s", "status", "repeats", "n_invocations")
+
+
+# -- reading and checking tables -------------------------------------------------------------------
+def read_table(source: str) -> tuple[pd.DataFrame, str]:
+    """The table at ``source`` (a CSV or Parquet file, or a bundled dataset's name) and its label."""
+    import pandas as pd
+
+    from gpuperf.datasets import BUNDLED, load_dataset
+    from gpuperf.datasets.tables import read_csv
+
+    path = Path(source)
+    if not path.exists() and source in BUNDLED:
+        return load_dataset(source).reset_index(drop=True), source
+    name = path.name.lower()
+    if name.endswith(CSV_SUFFIXES):
+        frame = read_csv(path)
+    elif name.endswith(PARQUET_SUFFIXES):
+        if not path.is_file():
+            raise GpuperfError(f"{path}: no such file")
+        try:
+            frame = pd.read_parquet(path)
+        except (OSError, ValueError) as error:
+            raise GpuperfError(f"{path}: not a readable Parquet table ({str(error).splitlines()[0]})") from None
+    elif not path.exists():
+        raise unknown_name_error("table file or bundled dataset", source, BUNDLED)
+    else:
+        raise GpuperfError(f"{path}: not a CSV or Parquet file (use .csv, .csv.gz, .parquet or .pq)")
+    if frame.empty:
+        raise GpuperfError(f"{path}: the table has no rows")
+    return frame.reset_index(drop=True), str(path)
+
+
+def row_of(frame: pd.DataFrame, position: int) -> int:
+    """The file row number (1-based, header excluded) of the row at ``position``."""
+    return int(frame.index[position]) + 1
+
+
+def measured_rows(frame: pd.DataFrame, where: str) -> pd.DataFrame:
+    """The rows with status ok (all rows if there is no status), each with a positive, finite time."""
+    import numpy as np
+    import pandas as pd
+
+    if "time_s" not in frame.columns:
+        raise GpuperfError(f"{where}: missing column time_s (the measured time in seconds)")
+    kept = frame[frame["status"].eq("ok")] if "status" in frame.columns else frame
+    if kept.empty:
+        raise GpuperfError(f"{where}: no rows with status ok")
+    times = pd.to_numeric(kept["time_s"], errors="coerce").to_numpy(dtype=float)
+    bad = ~(np.isfinite(times) & (times > 0))
+    if bad.any():
+        position = int(bad.nonzero()[0][0])
+        value = kept["time_s"].iloc[position]
+        value = value.item() if isinstance(value, np.generic) else value
+        raise GpuperfError(f"{where}: row {row_of(kept, position)}: time_s={value!r} is not a positive number")
+    kept = kept.copy()
+    kept["time_s"] = times
+    return kept
+
+
+def is_default_feature(column: str) -> bool:
+    """Whether a numeric column's name allows it as a default feature (see the module notes)."""
+    from gpuperf.evaluation.tables import is_timing_derived
+
+    name = str(column)
+    timing = name.startswith(("time_s", "predicted_")) or name.endswith(("_time_s", "_pred_s"))
+    return name not in NOT_FEATURES and not timing and not is_timing_derived(name)
+
+
+def default_features(frame: pd.DataFrame) -> list[str]:
+    """The numeric columns allowed as default features with no missing or infinite value."""
+    import numpy as np
+    import pandas as pd
+
+    chosen = []
+    for column in frame.columns:
+        values = frame[column]
+        if is_default_feature(column) and pd.api.types.is_numeric_dtype(values):
+            if np.isfinite(values.to_numpy(dtype=float)).all():
+                chosen.append(str(column))
+    return chosen
+
+
+def require_columns(frame: pd.DataFrame, columns: Sequence[str], where: str, what: str) -> None:
+    """One error naming every missing column (with the nearest names for the first)."""
+    missing = [c for c in columns if c not in frame.columns]
+    if not missing:
+        return
+    close = difflib.get_close_matches(missing[0], [str(c) for c in frame.columns], n=3, cutoff=0.6)
+    hint = f" (did you mean {', '.join(close)}?)" if close else ""
+    raise GpuperfError(f"{where}: missing {what} column(s) {', '.join(missing)}{hint}")
+
+
+def numeric_features(frame: pd.DataFrame, features: Sequence[str], where: str) -> pd.DataFrame:
+    """``frame`` with the ``features`` as floats; a non-number or a missing value names its row."""
+    import numpy as np
+    import pandas as pd
+
+    require_columns(frame, features, where, "feature")
+    out = frame.copy()
+    for column in features:
+        values = out[column]
+        numbers = pd.to_numeric(values, errors="coerce").astype(float)
+        bad = ~np.isfinite(numbers.to_numpy())
+        if bad.any():
+            position = int(bad.nonzero()[0][0])
+            raw = values.iloc[position]
+            raw = raw.item() if isinstance(raw, np.generic) else raw
+            problem = "not a number" if pd.isna(numbers.iloc[position]) and not pd.isna(raw) else "missing or infinite"
+            raise GpuperfError(f"{where}: row {row_of(out, position)}: column {column}={raw!r} is {problem}")
+        out[column] = numbers
+    return out
+
+
+# -- preparing a table for a model -----------------------------------------------------------------
+@dataclass
+class Prepared:
+    """A table ready for a model: its rows, the feature columns and how the table was extended."""
+
+    frame: pd.DataFrame
+    features: list[str]
+    gpu_features: bool
+    bsp_inputs: str | None  # counters, static or None (see registry.BSP_INPUTS)
+
+
+def extend_table(frame: pd.DataFrame, where: str, gpu_features: bool, bsp_inputs: str | None) -> pd.DataFrame:
+    """Join the GPU descriptors and derive the BSP inputs, as fitting did."""
+    from gpuperf.datasets.join import with_gpu_features
+    from gpuperf.evaluation.tables import add_bsp_inputs
+    from gpuperf.models.registry import BSP_SIGNATURES, add_static_bsp_inputs
+
+    if gpu_features:
+        frame = with_gpu_features(frame, where)
+    if bsp_inputs is not None:
+        require_columns(frame, BSP_SIGNATURES[bsp_inputs], where, f"BSP input ({bsp_inputs})")
+        frame = add_bsp_inputs(frame) if bsp_inputs == "counters" else add_static_bsp_inputs(frame)
+    return frame
+
+
+def prepare_training(
+    frame: pd.DataFrame, where: str, options: ModelOptions, features: str | None, gpu_features: bool
+) -> Prepared:
+    """The measured rows of ``frame`` extended for ``options`` and their feature columns."""
+    from gpuperf.models.registry import LEARNED, NEEDS_GPU_FEATURES, bsp_columns, bsp_table_kind
+    from gpuperf.models.properties import property_names
+
+    given = [name.strip() for name in (features or "").split(",") if name.strip()]
+    if given and options.name == "bsp":
+        raise GpuperfError("model bsp: --features does not apply to it; name its inputs with --bsp-columns")
+    frame = measured_rows(frame, where)
+    gpu_features = gpu_features or options.name in NEEDS_GPU_FEATURES
+    kind = bsp_table_kind(frame.columns) if options.name == "bsp" else None
+    frame = extend_table(frame, where, gpu_features, kind)
+    if options.name == "bsp":
+        chosen = [c for c in bsp_columns(options, kind).values() if c is not None]
+    elif given:
+        chosen = given
+    elif options.name in LEARNED:
+        chosen = default_features(frame)
+    else:
+        known = property_names(options.property_set or "gpu")
+        chosen = [name for name in known if name in frame.columns]
+        if not chosen:
+            raise GpuperfError(f"{where}: no column of the {options.property_set or 'gpu'} property set "
+                               f"({', '.join(known[:4])}, ...); name the property columns with --features")
+    if not chosen:
+        raise GpuperfError(f"{where}: no numeric feature columns; name them with --features")
+    return Prepared(numeric_features(frame, chosen, where), chosen, gpu_features, kind)
+
+
+def model_options(model: str, log_target: bool, select: str | None, svr_kernel: str,
+                  bsp_columns: str | None, property_set: str | None) -> ModelOptions:
+    from gpuperf.models.registry import ModelOptions, parse_bsp_columns, parse_select
+
+    return ModelOptions(model, log_target=log_target, svr_kernel=svr_kernel, select=parse_select(select),
+                        bsp_columns=parse_bsp_columns(bsp_columns), property_set=property_set)
+
+
+def selected_features(model, features: Sequence[str]) -> list[str] | None:
+    """The features a fitted model's Spearman selector kept, or None without one."""
+    from sklearn.pipeline import Pipeline
+
+    inner = getattr(model, "regressor_", model)
+    if isinstance(inner, Pipeline) and "preprocess" in inner.named_steps:
+        mask = inner.named_steps["preprocess"].get_support()
+        return [name for name, keep in zip(features, mask) if keep]
+    return None
+
+
+def finite_or_none(metrics: dict) -> dict:
+    """``metrics`` with NaN and infinities as None (strict JSON)."""
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in metrics.items()}
+
+
+def _names(frame: pd.DataFrame, column: str) -> list[str]:
+    return sorted(map(str, frame[column].unique())) if column in frame.columns else []
+
+
+# -- commands ---------------------------------------------------------------------------------------
+DataArg = Annotated[str, typer.Argument(help="CSV or Parquet table (time_s, gpu, features), or a bundled dataset name")]
+ModelArg = Annotated[str, typer.Option("--model", "-m", help="knn, lr, svr, rf, m5p, gbt, bsp or linear")]
+LogTargetArg = Annotated[bool, typer.Option("--log-target", help="learned models: fit on log2(time)")]
+FeaturesArg = Annotated[str | None, typer.Option("--features", help="feature columns a,b,... (default: numeric, not keys or timings)")]
+SelectArg = Annotated[str | None, typer.Option("--select", help="spearman:K keeps K features (Amaris et al.)")]
+GpuFeaturesArg = Annotated[bool, typer.Option("--gpu-features", help="join GPU descriptor columns by gpu")]
+SvrKernelArg = Annotated[str, typer.Option("--svr-kernel", help="svr: rbf or linear")]
+BspColumnsArg = Annotated[str | None, typer.Option("--bsp-columns", help="bsp: role=column,... (threads, cores, ...)")]
+PropertySetArg = Annotated[str | None, typer.Option("--property-set", help="linear: gpu or cpu properties")]
+JsonArg = Annotated[bool, typer.Option("--json", help="print JSON")]
+ReportArg = Annotated[Path | None, typer.Option("--report", help="folder for a Markdown/HTML report with plots")]
+
+
+def fit_command(
+    data: DataArg,
+    model: ModelArg,
+    out: Annotated[Path, typer.Option("--out", "-o", help="model file: .json (knn, rf, gbt: .skops)")],
+    log_target: LogTargetArg = False,
+    features: FeaturesArg = None,
+    select: SelectArg = None,
+    gpu_features: GpuFeaturesArg = False,
+    svr_kernel: SvrKernelArg = "rbf",
+    bsp_columns: BspColumnsArg = None,
+    property_set: PropertySetArg = None,
+    as_json: JsonArg = False,
+) -> None:
+    """Fit a model on a table's measured rows and save it with its feature names."""
+    from gpuperf.evaluation.metrics import all_metrics
+    from gpuperf.models.persistence import save_model
+    from gpuperf.models.registry import SKOPS_ONLY, build_estimator
+
+    options = model_options(model, log_target, select, svr_kernel, bsp_columns, property_set)
+    if out.suffix not in (".json", ".skops"):
+        raise GpuperfError(f"--out {out}: use a .json or .skops model file")
+    if out.suffix == ".json" and options.name in SKOPS_ONLY:
+        raise GpuperfError(f"--out {out}: JSON cannot store model {options.name} (compiled trees); use a .skops file")
+    if not out.parent.is_dir():
+        raise GpuperfError(f"--out {out}: folder {out.parent} does not exist")
+    frame, where = read_table(data)
+    prepared = prepare_training(frame, where, options, features, gpu_features)
+    table, names = prepared.frame, prepared.features
+    estimator = build_estimator(options, names, prepared.bsp_inputs)
+    fitted = estimator.fit(table[names], table["time_s"].to_numpy())
+    metadata: dict[str, Any] = {
+        "model": options.name,
+        "dataset": where,
+        "rows": len(table),
+        "gpus": _names(table, "gpu"),
+        "kernels": _names(table, "kernel"),
+        "options": {**options.as_dict(), "gpu_features": prepared.gpu_features, "bsp_inputs": prepared.bsp_inputs},
+        "selected_features": selected_features(fitted, names),
+        "train_metrics": finite_or_none(all_metrics(table["time_s"], fitted.predict(table[names]))),
+    }
+    save_model(fitted, out, feature_names=names, metadata=metadata)
+    if as_json:
+        print_json({"out": str(out), "features": names, **metadata})
+        return
+    kept = metadata["selected_features"]
+    print(f"fitted {options.name} on {len(table)} rows ({len(metadata['gpus'])} GPUs, "
+          f"{len(metadata['kernels'])} kernels) with {len(names)} features"
+          + (f", {len(kept)} selected" if kept is not None else "")
+          + f"; training MAPE {metadata['train_metrics']['mape']:.3g}; wrote {out}")
+
+
+def predict_table_command(
+    data: DataArg,
+    model: Annotated[Path, typer.Option("--model", "-m", help="model file written by 'gpuperf fit'")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="CSV (or .parquet) to write")],
+) -> None:
+    """Predict every row of a table with a saved model: the rows plus predicted_time_s."""
+    from gpuperf.datasets import write_dataset_csv
+    from gpuperf.models.persistence import load_model, model_info
+
+    info = model_info(model)
+    names = info.get("feature_names")
+    if not names:
+        raise GpuperfError(f"{model}: the model was saved without feature names")
+    options = info.get("metadata", {}).get("options", {})
+    frame, where = read_table(data)
+    table = extend_table(frame, where, bool(options.get("gpu_features")), options.get("bsp_inputs"))
+    table = numeric_features(table, names, where)
+    fitted = load_model(model)
+    result = frame.copy()
+    result[PREDICTED] = fitted.predict(table[names])
+    if out.name.lower().endswith(PARQUET_SUFFIXES):
+        result.to_parquet(out, index=False)
+    else:
+        write_dataset_csv(result, out)
+    print(f"wrote {len(result)} rows with {PREDICTED} to {out}")
+
+
+def evaluate_command(
+    data: DataArg,
+    model: ModelArg,
+    protocol: Annotated[str, typer.Option("--protocol", help="leave-one-gpu-out or leave-one-kernel-out")],
+    log_target: LogTargetArg = False,
+    features: FeaturesArg = None,
+    select: SelectArg = None,
+    gpu_features: GpuFeaturesArg = False,
+    svr_kernel: SvrKernelArg = "rbf",
+    bsp_columns: BspColumnsArg = None,
+    property_set: PropertySetArg = None,
+    per_kernel: Annotated[bool, typer.Option("--per-kernel", help="one model per kernel (leave-one-gpu-out)")] = False,
+    as_json: JsonArg = False,
+    report: ReportArg = None,
+) -> None:
+    """Hold out each GPU (or kernel) in turn: fit on the other rows, predict the held-out ones."""
+    from gpuperf.evaluation.protocols import leave_one_group_out
+    from gpuperf.models.registry import build_estimator
+
+    if protocol not in PROTOCOLS:
+        raise unknown_name_error("protocol", protocol, PROTOCOLS)
+    options = model_options(model, log_target, select, svr_kernel, bsp_columns, property_set)
+    frame, where = read_table(data)
+    group = PROTOCOLS[protocol]
+    if per_kernel and group == "kernel":
+        raise GpuperfError("--per-kernel: kernels held out one at a time have no rows to fit their own model")
+    require_columns(frame, [group, "kernel"] if per_kernel else [group], where, "group")
+    prepared = prepare_training(frame, where, options, features, gpu_features)
+    estimator = build_estimator(options, prepared.features, prepared.bsp_inputs)
+    evaluation = leave_one_group_out(estimator, prepared.frame, prepared.features, group, name=protocol,
+                                     fit_by="kernel" if per_kernel else None)
+    result = {
+        "dataset": where,
+        "model": options.name,
+        "options": {**options.as_dict(), "gpu_features": prepared.gpu_features, "bsp_inputs": prepared.bsp_inputs},
+        "protocol": protocol,
+        "per_kernel": per_kernel,
+        "group": group,
+        "rows": len(evaluation.predictions),
+        "features": prepared.features,
+        "overall": evaluation.overall,
+        "per_group": {str(key): dict(row) for key, row in evaluation.per_group.to_dict(orient="index").items()},
+        "skipped": evaluation.skipped,
+    }
+    if report is not None:
+        result["report"] = str(write_evaluation_report(report, result, evaluation, prepared)["markdown"])
+    if as_json:
+        print_json(result)
+        return
+    rows = [{group: key, **metrics} for key, metrics in result["per_group"].items()]
+    rows.append({group: "overall", **result["overall"]})
+    print_table(rows, title=f"{options.name} on {where}, {protocol}",
+                columns=[group, "n", "mape", "gmre", "median_ape", "within_20pct", "spearman", "kendall"])
+    if report is not None:
+        print(f"wrote {result['report']}")
+
+
+def write_evaluation_report(folder: Path, result: dict, evaluation, prepared: Prepared) -> dict[str, Path]:
+    """The Markdown/HTML report of one evaluation, with a Spearman ranking of the features."""
+    import pandas as pd
+
+    from gpuperf.evaluation.report import write_report
+    from gpuperf.models.selection import spearman_scores
+
+    frame, names = prepared.frame, prepared.features
+    ranking = pd.Series(spearman_scores(frame[names], frame["time_s"]), index=names,
+                        name="|Spearman r| with time_s")
+    options = ", ".join(f"{k}={v}" for k, v in result["options"].items() if v not in (None, False, {}, "rbf"))
+    notes = [
+        f"Dataset {result['dataset']}: {result['rows']} held-out rows, protocol {result['protocol']}"
+        + (", one model per kernel." if result["per_kernel"] else "."),
+        f"Model {result['model']} ({options}).",
+        f"Features ({len(names)}): {', '.join(names)}.",
+    ]
+    title = f"{result['model']} on {result['dataset']}: {result['protocol']}"
+    return write_report(folder, title, {result["protocol"]: evaluation}, notes=notes, feature_ranking=ranking,
+                        metrics={"overall": result["overall"]})
+
+
+def register(app: typer.Typer) -> None:
+    """Add this area's commands to ``app``."""
+    app.command("fit")(fit_command)
+    app.command("predict-table")(predict_table_command)
+    app.command("evaluate")(evaluate_command)

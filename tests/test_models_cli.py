@@ -1,0 +1,306 @@
+"""`gpuperf fit`, `gpuperf predict-table` and `gpuperf evaluate` on small tables, and the GPU join."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from threadpoolctl import threadpool_limits
+
+from gpuperf.cli import main
+from gpuperf.cli.models_cli import prepare_training, read_table
+from gpuperf.datasets import load_dataset
+from gpuperf.datasets.join import gpu_feature_table, with_gpu_features
+from gpuperf.errors import GpuperfError
+from gpuperf.hardware.specs import get_gpu
+from gpuperf.models.persistence import load_model, model_info
+from gpuperf.models.properties import property_names
+from gpuperf.models.registry import MODEL_CHOICES, SKOPS_ONLY, ModelOptions, build_estimator
+
+GPUS = ("GTX 680", "Quadro K5200", "GTX 970")
+SPEED = {"GTX 680": 1.0, "Quadro K5200": 0.8, "GTX 970": 0.6}
+KERNELS = {"a": 1.0, "b": 3.0, "c": 0.5}
+
+
+def generic_table(seed: int = 0) -> pd.DataFrame:
+    """Three kernels on three GPUs; time grows with x1 and x2; two failed rows with no time."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for gpu in GPUS:
+        for kernel, work in KERNELS.items():
+            for _ in range(10):
+                x1, x2, x3 = rng.uniform(1, 100), rng.uniform(0, 1), float(rng.integers(1, 9))
+                time = 1e-6 * work * x1 * (1 + x2) * SPEED[gpu]
+                rows.append({"kernel": kernel, "gpu": gpu, "time_s": time, "status": "ok", "app": "demo",
+                             "x1": x1, "x2": x2, "x3": x3, "x4": rng.normal(), "time_s_std": 0.01 * time,
+                             "repeats": 5})
+    rows.insert(4, {**rows[0], "time_s": float("nan"), "status": "compile_error", "x1": float("nan")})
+    rows.append({**rows[1], "time_s": float("nan"), "status": "timeout"})
+    return pd.DataFrame(rows)
+
+
+def static_table() -> pd.DataFrame:
+    """gpuperf static features with times following the BSP formula (lambda = 4)."""
+    rng = np.random.default_rng(1)
+    rows = []
+    for gpu in GPUS:
+        spec = get_gpu(gpu)
+        for kernel in KERNELS:
+            for _ in range(4):
+                threads = float(rng.integers(1, 64) * 1024)
+                row = {"kernel": kernel, "gpu": gpu, "threads": threads, "flops": threads * rng.uniform(1, 50),
+                       "int_ops": threads * rng.uniform(1, 20), "global_loads_per_thread": rng.uniform(1, 8),
+                       "global_stores_per_thread": rng.uniform(0.5, 2), "local_loads_per_thread": rng.uniform(0, 4),
+                       "local_stores_per_thread": rng.uniform(0, 2)}
+                cycles = ((row["flops"] + row["int_ops"]) / threads
+                          + (row["global_loads_per_thread"] + row["global_stores_per_thread"]) * 500
+                          + (row["local_loads_per_thread"] + row["local_stores_per_thread"]) * 5)
+                row["time_s"] = threads * cycles / (spec.boost_clock_mhz * 1e6 * spec.cores) / 4
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def property_table() -> pd.DataFrame:
+    """Linear count model properties with times that are a non-negative combination of them."""
+    rng = np.random.default_rng(2)
+    names = ["launches", "work_groups", "f32_ops", "global_load_bytes_stride1", "global_store_bytes_stride1"]
+    weights = np.array([5e-6, 1e-8, 2e-12, 4e-11, 5e-11])
+    values = np.column_stack([np.ones(30), rng.integers(1, 4096, 30), rng.uniform(1e5, 1e9, (30, 3))])
+    frame = pd.DataFrame(values, columns=names)
+    frame.insert(0, "kernel", [f"k{i % 5}" for i in range(30)])
+    frame.insert(1, "gpu", "GTX 680")
+    frame["time_s"] = values @ weights
+    return frame
+
+
+def complete_rows() -> pd.DataFrame:
+    """The generic table without its row with a missing feature value."""
+    return generic_table().dropna(subset=["x1"]).reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tables")
+    paths = {"generic": folder / "generic.csv", "parquet": folder / "generic.parquet",
+             "static": folder / "static.csv", "properties": folder / "properties.csv",
+             "rodinia": folder / "rodinia.csv"}
+    generic_table().to_csv(paths["generic"], index=False)
+    complete_rows().to_parquet(paths["parquet"], index=False)
+    static_table().to_csv(paths["static"], index=False)
+    property_table().to_csv(paths["properties"], index=False)
+    rodinia = load_dataset("rodinia_nvprof")
+    parts = [part.sample(min(len(part), 6), random_state=0) for _, part in rodinia.groupby(["gpu", "kernel"])]
+    pd.concat(parts).to_csv(paths["rodinia"], index=False)
+    return paths
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """OpenMP threads fighting over a busy machine's cores make small gradient-boosting fits slow."""
+    with threadpool_limits(limits=1):
+        yield
+
+
+def run_json(capsys, *args) -> dict:
+    assert main([*map(str, args), "--json"]) == 0, capsys.readouterr().err
+    return json.loads(capsys.readouterr().out)
+
+
+# -- fit and predict-table ---------------------------------------------------------------------------
+def test_default_features_leave_out_keys_times_and_text(tables, capsys, tmp_path):
+    result = run_json(capsys, "fit", tables["generic"], "--model", "lr", "--out", tmp_path / "m.json")
+    assert result["features"] == ["x1", "x2", "x3", "x4"]
+    assert result["rows"] == 90 and result["gpus"] == sorted(GPUS) and result["kernels"] == ["a", "b", "c"]
+    with_gpu = run_json(capsys, "fit", tables["generic"], "--model", "lr", "--gpu-features",
+                        "--out", tmp_path / "g.json")
+    descriptors = gpu_feature_table(GPUS)
+    complete = [c for c in descriptors.columns if c != "gpu" and descriptors[c].notna().all()]
+    assert with_gpu["features"] == ["x1", "x2", "x3", "x4", *complete]
+    assert "gpu_peak_f64_gflops" not in complete  # unknown for the Quadro K5200
+
+
+@pytest.mark.parametrize(("model", "suffix", "extra"), [
+    ("m5p", ".json", ["--log-target"]),
+    ("rf", ".skops", ["--gpu-features"]),
+    ("svr", ".json", ["--svr-kernel", "linear", "--select", "spearman:2", "--log-target"]),
+])
+def test_predict_table_matches_the_model_fitted_in_memory(tables, capsys, tmp_path, model, suffix, extra):
+    out = tmp_path / f"model{suffix}"
+    assert main(["fit", str(tables["generic"]), "--model", model, "--out", str(out), *extra]) == 0
+    assert str(out) in capsys.readouterr().out
+    predictions = tmp_path / "pred.csv"
+    assert main(["predict-table", "--model", str(out), str(tables["parquet"]), "--out", str(predictions)]) == 0
+    written = pd.read_csv(predictions)
+    original = complete_rows()
+    assert list(written.columns) == [*original.columns, "predicted_time_s"] and len(written) == len(original)
+
+    frame, where = read_table(str(tables["generic"]))
+    options = ModelOptions(model, log_target="--log-target" in extra,
+                           svr_kernel="linear" if model == "svr" else "rbf",
+                           select=2 if "--select" in extra else None)
+    prepared = prepare_training(frame, where, options, None, "--gpu-features" in extra)
+    in_memory = build_estimator(options, prepared.features).fit(prepared.frame[prepared.features],
+                                                                prepared.frame["time_s"])
+    ok = original["status"].eq("ok").to_numpy()
+    expected = in_memory.predict(prepared.frame[prepared.features])
+    np.testing.assert_allclose(written.loc[ok, "predicted_time_s"], expected, rtol=1e-12)
+    info = model_info(out)
+    assert info["feature_names"] == prepared.features
+    assert info["metadata"]["model"] == model and info["metadata"]["rows"] == 90
+    if "--select" in extra:
+        kept = info["metadata"]["selected_features"]  # at most 2 of those with |Spearman r| >= 0.75
+        assert 1 <= len(kept) <= 2 and "x1" in kept and set(kept) <= set(prepared.features)
+
+
+def test_failed_rows_are_predicted_too_unless_a_feature_is_missing(tables, capsys, tmp_path):
+    out = tmp_path / "m.json"
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--features", "x2,x3", "--out", str(out)]) == 0
+    predictions = tmp_path / "pred.csv"
+    assert main(["predict-table", "--model", str(out), str(tables["generic"]), "--out", str(predictions)]) == 0
+    assert pd.read_csv(predictions)["predicted_time_s"].notna().all()
+    wide = tmp_path / "wide.json"
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--out", str(wide)]) == 0
+    capsys.readouterr()
+    assert main(["predict-table", "--model", str(wide), str(tables["generic"]), "--out", str(predictions)]) == 2
+    assert "row 5: column x1=nan is missing or infinite" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("model", MODEL_CHOICES)
+def test_every_model_fits_and_predicts_its_table(tables, capsys, tmp_path, model):
+    data = {"bsp": tables["static"], "linear": tables["properties"]}.get(model, tables["parquet"])
+    out = tmp_path / ("m.skops" if model in SKOPS_ONLY else "m.json")
+    result = run_json(capsys, "fit", data, "--model", model, "--out", out)
+    predictions = tmp_path / "pred.csv"
+    assert main(["predict-table", "--model", str(out), str(data), "--out", str(predictions)]) == 0
+    written = pd.read_csv(predictions)
+    measured = written["status"].eq("ok") if "status" in written else pd.Series(True, index=written.index)
+    fitted = load_model(out)
+    frame, where = read_table(str(data))
+    assert result["model"] == model and result["rows"] == int(measured.sum())
+    if model == "bsp":  # times follow the BSP formula: the calibrated model reproduces them
+        assert result["options"]["bsp_inputs"] == "static" and fitted.lambda_ == pytest.approx(4.0)
+        np.testing.assert_allclose(written["predicted_time_s"], written["time_s"], rtol=1e-9)
+    if model == "linear":  # times are a combination of the properties: the fit finds it
+        assert result["features"] == [p for p in property_names("gpu") if p in frame.columns]
+        np.testing.assert_allclose(written["predicted_time_s"], written["time_s"], rtol=1e-6)
+    assert np.isfinite(written.loc[measured, "predicted_time_s"]).all()
+
+
+def test_bsp_derives_per_thread_inputs_from_nvprof_counters(tables, capsys, tmp_path):
+    result = run_json(capsys, "fit", tables["rodinia"], "--model", "bsp", "--out", tmp_path / "bsp.json")
+    assert result["options"] == {**result["options"], "bsp_inputs": "counters", "gpu_features": True}
+    assert result["features"] == ["threads", "instructions", "global_loads", "global_stores", "shared_loads",
+                                  "shared_stores", "l2_hit_fraction", "gpu_clock_hz", "gpu_cores"]
+    custom = run_json(capsys, "fit", tables["rodinia"], "--model", "bsp", "--bsp-columns",
+                      "instructions=inst_executed,cores=gpu_sms", "--out", tmp_path / "b2.json")
+    assert custom["features"] == ["threads", "inst_executed", "global_loads", "global_stores", "shared_loads",
+                                  "shared_stores", "l2_hit_fraction", "gpu_clock_hz", "gpu_sms"]
+
+
+# -- evaluate ---------------------------------------------------------------------------------------
+def test_evaluate_leave_one_gpu_out_reports_every_gpu(tables, capsys, tmp_path):
+    result = run_json(capsys, "evaluate", tables["rodinia"], "--model", "knn", "--log-target",
+                      "--protocol", "leave-one-gpu-out", "--report", tmp_path / "report")
+    rodinia = pd.read_csv(tables["rodinia"])
+    assert set(result["per_group"]) == set(rodinia["gpu"]) and len(result["per_group"]) == 7
+    for metrics in [result["overall"], *result["per_group"].values()]:
+        assert {"mape", "gmre", "spearman", "median_ape", "within_20pct", "kendall", "n"} <= set(metrics)
+    assert sum(m["n"] for m in result["per_group"].values()) == result["overall"]["n"] == len(rodinia)
+    assert result["protocol"] == "leave-one-gpu-out" and result["group"] == "gpu"
+    assert (tmp_path / "report" / "report.md").is_file() and (tmp_path / "report" / "report.html").is_file()
+    assert list((tmp_path / "report").glob("pred_vs_measured_*.png"))
+    saved = json.loads((tmp_path / "report" / "metrics.json").read_text())
+    assert saved["evaluations"]["leave-one-gpu-out"]["overall"]["mape"] == pytest.approx(result["overall"]["mape"])
+
+
+def test_evaluate_leave_one_kernel_out_and_per_kernel_fits(tables, capsys):
+    by_kernel = run_json(capsys, "evaluate", tables["generic"], "--model", "gbt", "--protocol",
+                         "leave-one-kernel-out")
+    assert set(by_kernel["per_group"]) == set(KERNELS) and by_kernel["overall"]["n"] == 90
+    per_kernel = run_json(capsys, "evaluate", tables["static"], "--model", "bsp", "--protocol",
+                          "leave-one-gpu-out", "--per-kernel")
+    assert per_kernel["per_kernel"] and set(per_kernel["per_group"]) == set(GPUS)
+    assert per_kernel["overall"]["mape"] == pytest.approx(0.0, abs=1e-9)  # exact BSP times
+    assert main(["evaluate", str(tables["generic"]), "--model", "lr", "--protocol", "leave-one-gpu-out"]) == 0
+    assert "overall" in capsys.readouterr().out
+
+
+# -- bad input ---------------------------------------------------------------------------------------
+def write(tmp_path, name: str, text: str):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(("name", "text", "args", "message"), [
+    ("neg.csv", "kernel,gpu,time_s,x\nk,GTX 680,0.1,1\nk,GTX 680,-1,2\n", [],
+     "neg.csv: row 2: time_s=-1.0 is not a positive number"),
+    ("nan.csv", "kernel,gpu,time_s,status,x\nk,GTX 680,,failed,1\nk,GTX 680,,ok,2\n", [],
+     "nan.csv: row 2: time_s=nan is not a positive number"),
+    ("gpu.csv", "kernel,gpu,time_s,x\nk,GTX 680,0.1,1\nk,GTX 6800,0.2,2\n", ["--gpu-features"],
+     "gpu.csv: row 2: unknown GPU 'GTX 6800'; did you mean GTX 680"),
+    ("empty.csv", "kernel,gpu,time_s,x\n", [], "empty.csv: the table has no rows"),
+    ("table.txt", "kernel,gpu,time_s,x\n", [], "table.txt: not a CSV or Parquet file"),
+    ("bad.parquet", "not parquet", [], "bad.parquet: not a readable Parquet table"),
+    ("cols.csv", "kernel,gpu,time_s,grid_x\nk,GTX 680,0.1,1\n", ["--features", "grid_y,block_x"],
+     "cols.csv: missing feature column(s) grid_y, block_x (did you mean grid_x?)"),
+    ("text.csv", "kernel,gpu,time_s,x\nk,GTX 680,0.1,1\nk,GTX 680,0.1,abc\n", ["--features", "x"],
+     "text.csv: row 2: column x='abc' is not a number"),
+    ("notime.csv", "kernel,gpu,x\nk,GTX 680,1\n", [], "notime.csv: missing column time_s"),
+])
+def test_bad_tables_fail_with_one_line_naming_file_row_and_column(tmp_path, capsys, name, text, args, message):
+    data = write(tmp_path, name, text)
+    assert main(["fit", str(data), "--model", "lr", "--out", str(tmp_path / "m.json"), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not (tmp_path / "m.json").exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["fit", "{generic}", "--model", "rff", "--out", "{tmp}/m.json"], "unknown model 'rff'; did you mean rf"),
+    (["fit", "{generic}", "--model", "gbt", "--out", "{tmp}/m.json"], "use a .skops file"),
+    (["fit", "{generic}", "--model", "bsp", "--log-target", "--out", "{tmp}/m.json"],
+     "model bsp: --log-target does not apply"),
+    (["fit", "{generic}", "--model", "lr", "--select", "pearson:3", "--out", "{tmp}/m.json"],
+     "--select 'pearson:3' must look like spearman:K"),
+    (["fit", "rodinia", "--model", "lr", "--out", "{tmp}/m.json"], "did you mean rodinia_nvprof"),
+    (["fit", "{generic}", "--model", "linear", "--out", "{tmp}/m.json"], "no column of the gpu property set"),
+    (["evaluate", "{generic}", "--model", "lr", "--protocol", "leave-one-gpu"], "did you mean leave-one-gpu-out"),
+    (["predict-table", "--model", "{tmp}/absent.json", "{generic}", "--out", "{tmp}/p.csv"], "no such model file"),
+])
+def test_bad_options_fail_with_nearest_names(tables, tmp_path, capsys, args, message):
+    filled = [a.format(generic=tables["generic"], tmp=tmp_path) for a in args]
+    assert main(filled) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_predict_table_names_every_missing_feature_and_unknown_gpu(tables, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--gpu-features", "--out", str(model)]) == 0
+    capsys.readouterr()
+    narrow = write(tmp_path, "narrow.csv", "kernel,gpu,x1\nk,GTX 680,3\n")
+    assert main(["predict-table", "--model", str(model), str(narrow), "--out", str(tmp_path / "p.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "narrow.csv: missing feature column(s) x2, x3, x4" in err and err.count("\n") == 1
+    unknown = write(tmp_path, "unknown.csv", "kernel,gpu,x1,x2,x3,x4\nk,GTX 680,1,2,3,4\nk,Tesla K41,1,2,3,4\n")
+    assert main(["predict-table", "--model", str(model), str(unknown), "--out", str(tmp_path / "p.csv")]) == 2
+    assert "unknown.csv: row 2: unknown GPU 'Tesla K41'; did you mean" in capsys.readouterr().err
+
+
+# -- the GPU join -------------------------------------------------------------------------------------
+def test_with_gpu_features_joins_descriptors_row_by_row():
+    frame = pd.DataFrame({"gpu": ["Tesla K40", "GTX 680", "Tesla K40"], "gpu_sms": [0, 0, 0], "x": [1, 2, 3]},
+                         index=[7, 3, 5])
+    joined = with_gpu_features(frame, "t.csv")
+    assert list(joined.index) == [7, 3, 5] and list(joined["x"]) == [1, 2, 3]
+    for _, row in joined.iterrows():
+        expected = get_gpu(row["gpu"]).as_features()
+        assert row["gpu_sms"] == expected["gpu_sms"] and row["gpu_cores"] == expected["gpu_cores"]
+        assert row["gpu_clock_hz"] == expected["gpu_boost_clock_mhz"] * 1e6
+    with pytest.raises(GpuperfError, match=r"t.csv: row 6: unknown GPU 'GTX 6800'; did you mean GTX 680"):
+        with_gpu_features(frame.assign(gpu=["Tesla K40", "GTX 680", "GTX 6800"]), "t.csv")
+    with pytest.raises(GpuperfError, match=r"t.csv: row 4: column gpu is empty"):
+        with_gpu_features(frame.assign(gpu=["Tesla K40", None, "GTX 680"]), "t.csv")
