@@ -18,9 +18,14 @@ app = typer.Typer(
 
 
 def _register_all() -> None:
-    from gpuperf.cli import calibrate_cli, data_cli, hardware_cli, kernels_cli, measure_cli
+    from gpuperf.cli import (
+        advise_cli, calibrate_cli, data_cli, decisions_cli, hardware_cli, kernels_cli, measure_cli, models_cli,
+        reproduce_cli,
+    )
 
-    for module in (kernels_cli, hardware_cli, measure_cli, data_cli, calibrate_cli):
+    modules = (kernels_cli, hardware_cli, measure_cli, data_cli, calibrate_cli, models_cli, reproduce_cli,
+               advise_cli, decisions_cli)
+    for module in modules:
         module.register(app)
 
 

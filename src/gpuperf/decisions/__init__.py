@@ -1,1 +1,40 @@
-"""gpuperf.decisions"""
+"""gpuperf.decisions: deciding with predictions.
+
+* :mod:`~gpuperf.decisions.explore`: explore a variant space in predicted-best-first order
+  (with other GPUs' measurements, or online from scratch), judged by evaluations to reach 90,
+  95 and 99 % of the best against random order, plain transfer and Kernel Tuner's strategies;
+* :mod:`~gpuperf.decisions.geometry`: choose threads per block and blocks for a parallel loop.
+"""
+
+from gpuperf.decisions.explore import ExploreResult, explore, make_explorer, plain_transfer_order, result_summary
+from gpuperf.decisions.geometry import (
+    POLICIES,
+    DeviceDescriptor,
+    Geometry,
+    KernelDescriptor,
+    choose_geometry,
+    device_descriptor,
+)
+from gpuperf.decisions.search_metrics import evals_to, normalised_performance, random_expected_evals
+from gpuperf.decisions.space import Space, read_space, space_from_frame, transfer_matrix
+
+__all__ = [
+    "POLICIES",
+    "DeviceDescriptor",
+    "ExploreResult",
+    "Geometry",
+    "KernelDescriptor",
+    "Space",
+    "choose_geometry",
+    "device_descriptor",
+    "evals_to",
+    "explore",
+    "make_explorer",
+    "normalised_performance",
+    "plain_transfer_order",
+    "random_expected_evals",
+    "read_space",
+    "result_summary",
+    "space_from_frame",
+    "transfer_matrix",
+]

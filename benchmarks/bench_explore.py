@@ -1,0 +1,214 @@
+"""Exploring the bundled tuning spaces, each GPU left out in turn: evaluations to reach 90 % of the best.
+
+Per (kernel, GPU): gpuperf's transfer-guided search (other GPUs' data, refitted as it measures),
+plain transfer (mean normalised performance on the other GPUs, no model), gpuperf's online
+search (no prior data), random order (exact expectation (N+1)/(m+1) from the hypergeometric
+order statistics, its 10th-90th percentiles, and a 100-seed simulation) and Kernel Tuner's
+strategies in simulation mode on the same space and budget. Spaces hold the configurations that
+ran (Kernel Tuner's simulation mode never tries a cached failure); the other GPUs' failures
+count as 0. A search that does not reach 90 % within the budget counts as budget + 1 (shown
+as ">B"). Where the data has compile and benchmark times, the tuning time to 90 % is summed.
+
+    python benchmarks/bench_explore.py            # every family (about an hour on 2 cores)
+    python benchmarks/bench_explore.py --quick    # Schoonhoven pnpoly and convolution, 1 seed
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+
+import numpy as np
+from scipy.stats import gmean
+
+from gpuperf.decisions.bundled_spaces import leave_one_gpu_out, tuning_families
+from gpuperf.decisions.explore import make_explorer, plain_transfer_order
+from gpuperf.decisions.explorers import run_search
+from gpuperf.decisions.kernel_tuner_baseline import STRATEGIES, strategy_orders
+from gpuperf.decisions.search_metrics import (
+    best_found_curve,
+    evals_to,
+    random_evals_quantile,
+    random_expected_curve,
+    random_expected_evals,
+    simulate_random,
+)
+
+CURVE_POINTS = (1, 2, 5, 10, 20, 50, 100, 200)
+SLOW_STRATEGIES = ("bayes_opt",)  # a Gaussian process over the whole space per step: fewer seeds
+
+
+def censored(value: int | None, budget: int) -> int:
+    return value if value is not None else budget + 1
+
+
+def tuning_seconds(space, order: list[int], fraction: float) -> float | None:
+    """Compile + benchmark seconds spent until ``fraction`` is reached (None without timings)."""
+    if not {"compile_time_s", "benchmark_time_s"} <= set(space.extra.columns):
+        return None
+    cost = (space.extra["compile_time_s"] + space.extra["benchmark_time_s"]).to_numpy()
+    reached = evals_to(space.performance[order], fraction) or len(order)
+    return float(cost[order[:reached]].sum())
+
+
+def random_tuning_seconds(space, fraction: float, seeds: int = 100) -> float | None:
+    if not {"compile_time_s", "benchmark_time_s"} <= set(space.extra.columns):
+        return None
+    spent = []
+    for seed in range(seeds):
+        order = list(np.random.default_rng(seed).permutation(len(space)))
+        spent.append(tuning_seconds(space, order, fraction))
+    return float(np.mean(spent))
+
+
+def run_case(family, gpu, space, others, args) -> dict:
+    performance = space.performance
+    row: dict = {"family": family.name, "gpu": gpu, "configurations": len(space)}
+    runs, curves, timings = [], [], []
+    for seed in range(args.seeds):
+        order = run_search(make_explorer(space, others, args.model, True, seed), space.times, args.budget)
+        runs.append(censored(evals_to(performance[order], 0.9), args.budget))
+        row.setdefault("guided_95", censored(evals_to(performance[order], 0.95), args.budget))
+        row.setdefault("guided_99", censored(evals_to(performance[order], 0.99), args.budget))
+        curves.append(_padded_curve(performance[order], args.budget))
+        timings.append(tuning_seconds(space, order, 0.9))
+    row["guided"] = float(np.mean(runs))
+    row["guided_seconds"] = timings[0] if timings[0] is None else float(np.mean(timings))
+    transfer = plain_transfer_order(space, others)
+    row["transfer"] = evals_to(performance[transfer], 0.9)
+    row["transfer_seconds"] = tuning_seconds(space, transfer, 0.9)
+    row["random_expected"] = random_expected_evals(performance, 0.9)
+    row["random_p10"] = random_evals_quantile(performance, 0.9, 0.1)
+    row["random_p90"] = random_evals_quantile(performance, 0.9, 0.9)
+    row["random_simulated"] = float(np.mean(simulate_random(performance, 0.9, 100)))
+    row["random_seconds"] = random_tuning_seconds(space, 0.9)
+    row["curve_guided"] = np.mean(curves, axis=0)[np.array(CURVE_POINTS) - 1].tolist()
+    row["curve_random"] = random_expected_curve(performance, CURVE_POINTS).tolist()
+    if not args.skip_online:
+        online = []
+        for seed in range(args.online_seeds):
+            order = run_search(make_explorer(space, (), args.model, True, seed), space.times, args.budget)
+            online.append(censored(evals_to(performance[order], 0.9), args.budget))
+        row["online"] = float(np.mean(online))
+    if not args.skip_kt:
+        slow = tuple(s for s in args.strategies if s in SLOW_STRATEGIES)
+        fast = tuple(s for s in args.strategies if s not in SLOW_STRATEGIES)
+        orders = strategy_orders(space, fast, args.budget, args.kt_seeds)
+        orders |= strategy_orders(space, slow, args.budget, min(args.kt_seeds, args.slow_kt_seeds))
+        for strategy, seeded in orders.items():
+            row[f"kt_{strategy}"] = float(np.mean([censored(evals_to(performance[o], 0.9), args.budget) for o in seeded]))
+    return row
+
+
+def _padded_curve(performance_in_order: np.ndarray, budget: int) -> np.ndarray:
+    curve = best_found_curve(performance_in_order)
+    return np.concatenate([curve, np.full(max(0, budget - len(curve)), curve[-1])])[:budget]
+
+
+def _fmt(value, budget: int) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float) and value >= budget + 1:
+        return f">{budget}"
+    return f"{value:.1f}" if isinstance(value, float) else str(value)
+
+
+def print_row(row: dict, args) -> None:
+    kt = {k[3:]: v for k, v in row.items() if k.startswith("kt_")}
+    best_kt = min(kt, key=kt.get) if kt else None
+    text = (
+        f"{row['family']:24s} {row['gpu']:22s} guided={_fmt(row['guided'], args.budget):>6s} "
+        f"transfer={_fmt(row['transfer'], args.budget):>5s} random={row['random_expected']:7.1f} "
+        f"[{row['random_p10']}-{row['random_p90']}] online={_fmt(row.get('online'), args.budget):>6s}"
+    )
+    if best_kt:
+        text += f" KT best={best_kt}:{_fmt(kt[best_kt], args.budget)} " + " ".join(
+            f"{k}={_fmt(v, args.budget)}" for k, v in kt.items()
+        )
+    if row["guided_seconds"] is not None:
+        text += (
+            f" | seconds to 90%: guided={row['guided_seconds']:.1f} transfer={row['transfer_seconds']:.1f}"
+            f" random={row['random_seconds']:.1f}"
+        )
+    print(text, flush=True)
+
+
+def summarise(rows: list[dict], args) -> None:
+    headline = [r for r in rows if "~" not in r["family"]]
+    print("\n== summary: evaluations to reach 90 % of the best (geometric means) ==")
+    for label, chosen in (("families as in the plain-transfer baseline", headline), ("every family", rows)):
+        if not chosen:
+            continue
+        guided = np.array([r["guided"] for r in chosen])
+        transfer = np.array([r["transfer"] for r in chosen], dtype=float)
+        random = np.array([r["random_expected"] for r in chosen])
+        print(f"{label} ({len(chosen)} spaces):")
+        print(f"  transfer-guided ({args.model}, {args.seeds} seeds): {gmean(guided):.2f}  max {guided.max():.0f}  above 50: {int((guided > 50).sum())}")
+        print(f"  plain transfer: {gmean(transfer):.2f}  max {transfer.max():.0f}  above 50: {int((transfer > 50).sum())}")
+        print(f"  ratio guided / plain transfer: {gmean(guided) / gmean(transfer):.2f} (target <= 0.5)")
+        print(f"  random order (exact expectation): {gmean(random):.2f}")
+        if "online" in chosen[0]:
+            online = np.array([r["online"] for r in chosen])
+            print(f"  online, no prior data ({args.online_seeds} seeds): {gmean(online):.2f}")
+        kt_keys = [k for k in chosen[0] if k.startswith("kt_")]
+        for key in kt_keys:
+            seeds = min(args.kt_seeds, args.slow_kt_seeds) if key[3:] in SLOW_STRATEGIES else args.kt_seeds
+            print(f"  Kernel Tuner {key[3:]} ({seeds} seeds): {gmean([r[key] for r in chosen]):.2f}")
+        if kt_keys and "online" in chosen[0]:
+            wins = sum(r["online"] < min(r[k] for k in kt_keys) for r in chosen)
+            ties = sum(r["online"] == min(r[k] for k in kt_keys) for r in chosen)
+            print(f"  online beats the best Kernel Tuner strategy on {wins} of {len(chosen)} spaces ({ties} ties)")
+    timed = [r for r in rows if r["guided_seconds"] is not None]
+    if timed:
+        print("\n== tuning time to 90 % where the data has compile + benchmark times ==")
+        for key in ("guided_seconds", "transfer_seconds", "random_seconds"):
+            print(f"  {key.replace('_seconds', ''):9s}: total {sum(r[key] for r in timed):8.1f} s over {len(timed)} spaces")
+    print("\n== best found (normalised) after k evaluations, mean over spaces ==")
+    print("  k:              " + " ".join(f"{k:6d}" for k in CURVE_POINTS))
+    for key in ("curve_guided", "curve_random"):
+        mean = np.mean([r[key] for r in rows], axis=0)
+        print(f"  {key[6:]:15s} " + " ".join(f"{v:6.3f}" for v in mean))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="Schoonhoven pnpoly and convolution, 1 seed each")
+    parser.add_argument("--families", help="comma-separated family names (default: all)")
+    parser.add_argument("--model", default="et")
+    parser.add_argument("--budget", type=int, default=200)
+    parser.add_argument("--seeds", type=int, default=3, help="seeds of the transfer-guided search")
+    parser.add_argument("--online-seeds", type=int, default=3)
+    parser.add_argument("--kt-seeds", type=int, default=5)
+    parser.add_argument("--slow-kt-seeds", type=int, default=2, help="seeds of bayes_opt")
+    parser.add_argument("--strategies", default=",".join(STRATEGIES))
+    parser.add_argument("--skip-kt", action="store_true")
+    parser.add_argument("--skip-online", action="store_true")
+    parser.add_argument("--out", help="write every row as JSON here")
+    args = parser.parse_args()
+    args.strategies = [s for s in args.strategies.split(",") if s]
+    if args.quick:
+        args.families = args.families or "schoonhoven/pnpoly,schoonhoven/convolution"
+        args.seeds = args.online_seeds = args.kt_seeds = 1
+    warnings.filterwarnings("ignore")
+    wanted = set(args.families.split(",")) if args.families else None
+    started = time.time()
+    rows = []
+    for family in tuning_families():
+        if wanted and family.name not in wanted:
+            continue
+        for gpu, space, others in leave_one_gpu_out(family):
+            rows.append(run_case(family, gpu, space.without_failures(), others, args))
+            print_row(rows[-1], args)
+    summarise(rows, args)
+    print(f"\n({time.time() - started:.0f} s)")
+    if args.out:
+        with open(args.out, "w") as handle:
+            json.dump(rows, handle, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""Launch-geometry policies on the bundled block-shape choices, and each policy's cost per call.
+
+For every kernel with block-shape parameters (convolution and pnpoly block_size_x/y, GEMM's
+MDIMC x NDIMC, the KTT tables' block sizes) on every GPU with per-SM limits in its descriptor,
+each group of configurations differing only in block shape is one choice. Per policy: the
+geometric-mean speedup over LLVM's default (128 threads) and the fraction of choices within
+10 % of the group's best; the model is trained leave-one-kernel-out. Then the cost of one call
+of each policy, set against the measured kernel times.
+
+    python benchmarks/bench_geometry.py
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import timeit
+
+import numpy as np
+from scipy.stats import gmean
+
+from gpuperf.decisions.geometry import (
+    KernelDescriptor,
+    POLICIES,
+    choose_geometry,
+    device_descriptor,
+    heuristic,
+    libomptarget,
+    llvm_default,
+    clear_caches,
+    occupancy_policy,
+)
+from gpuperf.decisions.geometry_eval import EVALUATED_POLICIES, choices, leave_one_kernel_out_models, summarise
+from gpuperf.decisions.geometry_model import choice_tables
+from gpuperf.errors import GpuperfError
+
+HEURISTIC_TARGET_US = 5.0
+
+
+def evaluate() -> tuple[list[dict], float]:
+    tables = choice_tables()
+    models = leave_one_kernel_out_models(tables)
+    rows, kernel_times = [], []
+    print(f"{'kernel':22s} {'GPU':22s} " + " ".join(f"{p:>19s}" for p in EVALUATED_POLICIES))
+    print(f"{'':45s} " + " ".join(f"{'speedup/in10%/tpb':>19s}" for _ in EVALUATED_POLICIES))
+    for table in tables:
+        try:
+            picked = choices(table, models[table.family])
+        except GpuperfError as exc:
+            print(f"{table.label:22s} {table.gpu:22s} skipped: {exc}")
+            continue
+        summary = summarise(picked)
+        kernel_times.extend(table.frame["time"].tolist())
+        rows.append({"label": table.label, "gpu": table.gpu, **summary})
+        cells = [
+            f"{summary[p]['speedup_vs_llvm']:.2f}/{summary[p]['within_10pct']:.2f}/{summary[p]['typical_threads']:>4d}"
+            for p in EVALUATED_POLICIES
+        ]
+        print(f"{table.label:22s} {table.gpu:22s} " + " ".join(f"{c:>19s}" for c in cells), flush=True)
+    print(f"\n== over {len(rows)} (kernel, GPU) tables ==")
+    for policy in EVALUATED_POLICIES:
+        speedups = [r[policy]["speedup_vs_llvm"] for r in rows]
+        within = [r[policy]["within_10pct"] for r in rows]
+        print(
+            f"  {policy:13s} geometric-mean speedup over llvm {gmean(speedups):.3f} "
+            f"(tables {min(speedups):.2f}-{max(speedups):.2f}); within 10 % of best: {np.mean(within):.1%}"
+        )
+    return rows, float(np.median(kernel_times))
+
+
+def per_call_us(function, number: int = 20_000) -> float:
+    best = min(timeit.repeat(function, number=number, repeat=5))
+    return best / number * 1e6
+
+
+def costs(median_kernel_s: float) -> None:
+    device = device_descriptor("V100")
+    trips = iter(np.random.default_rng(0).integers(1, 10**8, 10**7).tolist())
+    print("\n== cost per call (best of 5 repeats; V100 descriptor) ==")
+    figures = {
+        "heuristic (descriptor given)": per_call_us(lambda: heuristic(device, KernelDescriptor(next(trips), 32, 0))),
+        "heuristic (from GPU name)": per_call_us(lambda: choose_geometry("V100", next(trips), 32, 0)),
+        "llvm": per_call_us(lambda: llvm_default(device, KernelDescriptor(next(trips)))),
+        "libomptarget": per_call_us(lambda: libomptarget(device, KernelDescriptor(next(trips)))),
+        "occupancy (cached resources)": per_call_us(lambda: occupancy_policy(device, KernelDescriptor(next(trips), 40, 0))),
+    }
+
+    def cold_occupancy() -> None:
+        clear_caches()
+        occupancy_policy(device, KernelDescriptor(next(trips), 40, 0))
+
+    def cold_heuristic() -> None:
+        clear_caches()
+        heuristic(device, KernelDescriptor(next(trips), 40, 0))
+
+    figures["heuristic (new resources: occupancy computed)"] = per_call_us(cold_heuristic, 2_000)
+    figures["occupancy (new resources: 32 sizes tried)"] = per_call_us(cold_occupancy, 200)
+    choose_geometry("V100", 10**6, policy="model")  # trains the model once (not timed)
+    figures["model (random forest over 32 block sizes)"] = per_call_us(
+        lambda: choose_geometry("V100", next(trips), policy="model"), 50
+    )
+    for name, us in figures.items():
+        share = us * 1e-6 / median_kernel_s
+        print(f"  {name:46s} {us:10.2f} us  ({share:.2e} of the median measured kernel time {median_kernel_s * 1e3:.2f} ms)")
+    verdict = "meets" if figures["heuristic (descriptor given)"] < HEURISTIC_TARGET_US else "misses"
+    print(f"heuristic per call: {figures['heuristic (descriptor given)']:.2f} us ({verdict} the {HEURISTIC_TARGET_US:.0f} us target)")
+
+
+def main() -> int:
+    started = time.time()
+    assert set(POLICIES) <= set(EVALUATED_POLICIES)
+    _, median_kernel_s = evaluate()
+    costs(median_kernel_s)
+    print(f"\n({time.time() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

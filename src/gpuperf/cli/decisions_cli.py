@@ -1,0 +1,65 @@
+"""Commands that decide with predictions: explore a variant space, choose a launch geometry."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from gpuperf.cli.output import print_json, print_table
+
+
+def explore_command(
+    space: str = typer.Argument(..., help="CSV of one kernel on one GPU: parameter columns and a time column."),
+    params: str = typer.Option(..., "--params", help="Comma-separated parameter columns, e.g. MWG,NWG,VWM."),
+    target: Optional[str] = typer.Option(None, "--target", help="Time column (default: time_ms, time_s or time)."),
+    train: Optional[list[str]] = typer.Option(None, "--train", help="The same parameters measured on another GPU (repeatable)."),
+    model: str = typer.Option("et", "--model", help="Surrogate refitted as measurements arrive: et, rf, gbt or knn."),
+    budget: int = typer.Option(200, "--budget", help="At most this many evaluations."),
+    refit: bool = typer.Option(True, "--refit/--no-refit", help="Refit after each measurement (--no-refit: one ranking from --train)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Simulate exploring a measured variant space in predicted-best-first order."""
+    from gpuperf.decisions.explore import explore, result_summary
+    from gpuperf.decisions.space import read_space
+
+    names = [p.strip() for p in params.split(",") if p.strip()]
+    measured = read_space(space, names, target)
+    others = [read_space(path, names, target) for path in train or []]
+    result = explore(measured, others, model=model, refit=refit, budget=budget, seed=seed)
+    summary = result_summary(measured, result)
+    if as_json:
+        print_json(summary)
+        return
+    keys = [k for k in summary if k not in ("order",)]
+    print_table([{"figure": k, "value": summary[k]} for k in keys], title=f"explore {space}")
+    print_table(
+        [{"#": i + 1, **row} for i, row in enumerate(summary["order"][:10])],
+        title="first evaluations (--json for the whole order)",
+    )
+
+
+def geometry_command(
+    gpu: str = typer.Option(..., "--gpu", help="GPU name or alias (see gpuperf gpus)."),
+    trip: int = typer.Option(..., "--trip", help="Loop trip count: independent iterations to spread over threads."),
+    registers: int = typer.Option(32, "--registers", help="Registers per thread."),
+    smem: int = typer.Option(0, "--smem", help="Shared memory per block, bytes."),
+    policy: str = typer.Option("heuristic", "--policy", help="heuristic, llvm, libomptarget, occupancy or model."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Threads per block and blocks for a parallel loop."""
+    from gpuperf.decisions.geometry import choose_geometry, device_descriptor
+
+    chosen = choose_geometry(gpu, trip, registers, smem, policy)
+    result = {**chosen.as_dict(), "gpu": device_descriptor(gpu).name, "trip": trip}
+    if as_json:
+        print_json(result)
+        return
+    print_table([{"figure": k, "value": v} for k, v in result.items()], title="launch geometry")
+
+
+def register(app: typer.Typer) -> None:
+    """Add this area's commands to ``app``."""
+    app.command("explore")(explore_command)
+    app.command("geometry")(geometry_command)

@@ -1,0 +1,131 @@
+"""Explore a variant space: rank its configurations by predicted performance and evaluate them
+in that order, refitting as measurements arrive (the LIFT paper's exploration).
+
+:func:`explore` simulates the search on a measured space (one kernel on one GPU): with other
+GPUs' measurements of the same kernel (``train``) it uses :class:`TransferGuided`, without them
+:class:`OnlineSearch`; ``refit=False`` ranks once with a model trained on ``train``. It reports
+the evaluations needed to reach 90, 95 and 99 % of the space's best, against random order (exact
+expectation and a simulation over seeds) and plain transfer (mean normalised performance on the
+other GPUs, no model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpuperf.decisions.explorers import OnlineSearch, PlainTransfer, StaticModel, TransferGuided, run_search
+from gpuperf.decisions.search_metrics import (
+    FRACTIONS,
+    best_found_curve,
+    evals_to,
+    random_evals_quantile,
+    random_expected_evals,
+    simulate_random,
+)
+from gpuperf.decisions.space import Space, parameter_features, transfer_matrix
+from gpuperf.decisions.surrogates import SURROGATES
+from gpuperf.errors import GpuperfError, unknown_name_error
+
+DEFAULT_MODEL = "et"
+DEFAULT_BUDGET = 200
+RANDOM_SEEDS = 100
+
+
+@dataclass
+class ExploreResult:
+    """One simulated exploration of a measured space."""
+
+    order: list[int]
+    performance: np.ndarray  # normalised performance of the whole space
+    method: str
+    baselines: dict[str, float | None] = field(default_factory=dict)
+
+    def evals(self, fraction: float) -> int | None:
+        return evals_to(self.performance[self.order], fraction)
+
+    def curve(self) -> np.ndarray:
+        return best_found_curve(self.performance[self.order])
+
+
+def make_explorer(
+    space: Space,
+    train: Sequence[Space] = (),
+    model: str = DEFAULT_MODEL,
+    refit: bool = True,
+    seed: int = 0,
+    initial: int = 5,
+):
+    """The explorer for ``space``: transfer-guided with ``train``, online without."""
+    if model not in SURROGATES:
+        raise unknown_name_error("model", model, SURROGATES)
+    features = parameter_features(space.configs, space.params)
+    if not train:
+        if not refit:
+            raise GpuperfError("without --train tables the exploration must refit as it measures (drop --no-refit)")
+        return OnlineSearch(features, model, seed, initial)
+    transfer = transfer_matrix(space, train)
+    if refit:
+        return TransferGuided(features, transfer, model, seed)
+    train_features = [parameter_features(t.configs, space.params) for t in train]
+    return StaticModel(features, transfer, train_features, [t.performance for t in train], model, seed)
+
+
+def plain_transfer_order(space: Space, train: Sequence[Space], budget: int | None = None) -> list[int]:
+    """Plain transfer's evaluation order (until the best, or ``budget`` evaluations)."""
+    explorer = PlainTransfer(transfer_matrix(space, train))
+    return run_search(explorer, space.times, budget or len(space))
+
+
+def explore(
+    space: Space,
+    train: Sequence[Space] = (),
+    model: str = DEFAULT_MODEL,
+    refit: bool = True,
+    budget: int = DEFAULT_BUDGET,
+    seed: int = 0,
+    random_seeds: int = RANDOM_SEEDS,
+) -> ExploreResult:
+    """Simulate the exploration of a measured ``space`` (stops at its best or after ``budget``)."""
+    if budget < 1:
+        raise GpuperfError(f"budget {budget} must be at least 1 evaluation")
+    explorer = make_explorer(space, train, model, refit, seed)
+    order = run_search(explorer, space.times, budget)
+    performance = space.performance
+    method = ("transfer-guided" if refit else "static model") if train else "online"
+    result = ExploreResult(order, performance, f"{method} ({model})")
+    for fraction in FRACTIONS:
+        label = f"{round(fraction * 100)}"
+        result.baselines[f"random_expected_evals_to_{label}"] = random_expected_evals(performance, fraction)
+    result.baselines["random_evals_to_90"] = float(np.mean(simulate_random(performance, 0.9, random_seeds)))
+    result.baselines["random_evals_to_90_p10"] = random_evals_quantile(performance, 0.9, 0.1)
+    result.baselines["random_evals_to_90_p90"] = random_evals_quantile(performance, 0.9, 0.9)
+    result.baselines["transfer_evals_to_90"] = (
+        evals_to(performance[plain_transfer_order(space, train)], 0.9) if train else None
+    )
+    return result
+
+
+def result_summary(space: Space, result: ExploreResult, order_limit: int | None = None) -> dict[str, object]:
+    """The JSON the ``explore`` command prints."""
+    shown = result.order if order_limit is None else result.order[:order_limit]
+    summary: dict[str, object] = {
+        "space": space.where,
+        "configurations": len(space),
+        "method": result.method,
+        "evaluated": len(result.order),
+        "evals_to_90": result.evals(0.9),
+        "evals_to_95": result.evals(0.95),
+        "evals_to_99": result.evals(0.99),
+        "best_time": space.best_time,
+        "best_found_time": float(np.nanmin(space.times[result.order])) if result.order else None,
+        **result.baselines,
+        "order": [{**space.config(i), "time": _time(space.times[i])} for i in shown],
+    }
+    return summary
+
+
+def _time(value: float) -> float | None:
+    return None if not np.isfinite(value) else float(value)

@@ -1,0 +1,227 @@
+"""Search orders over a variant space: each explorer picks the next configuration to measure.
+
+``next(measured, times)`` gets the indices measured so far (in order) and an array of times
+indexed by configuration (only the measured entries are read; NaN: the configuration failed)
+and returns the next index. Models see ``-log(time)``, so any time unit works; a failure
+counts as half a unit of log below the worst measured time.
+
+* :class:`PlainTransfer`: the mean normalised performance on the other GPUs, fixed order.
+* :class:`TransferGuided`: other GPUs' data, updated as measurements arrive. The first pick is
+  the configuration most often within 5 % of the best on the other GPUs (ties: the higher mean
+  normalised performance). After ``transfer_steps`` transfer picks it alternates between two
+  acquisitions:
+  - transfer expected improvement: treat the new GPU as one of the others, weighted by how
+    well each agrees with the measured points (relative log performance, Gaussian weight with
+    ``sigma``), and pick the largest expected gain over the best found so far;
+  - model expected improvement: a surrogate (rf, et, gbt, knn) refitted on the measured
+    points over the parameters plus each other GPU's log performance of the configuration.
+* :class:`StaticModel`: a surrogate fitted once on other GPUs' normalised performance (no
+  refit; at most ``STATIC_ROWS`` rows, drawn at random); configurations the others measured
+  keep their median.
+* :class:`OnlineSearch`: no prior data; ``initial`` random picks, then model expected
+  improvement over the parameters, refitted after every measurement (batch of 1).
+* :class:`RandomOrder`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+
+from gpuperf.decisions.surrogates import Surrogate, expected_improvement
+
+FLOOR = 1e-3  # normalised performance below this counts as this (failures are 0)
+NEAR_BEST = 0.95  # the first pick: the configuration most often within 5 % of the best elsewhere
+STATIC_ROWS = 50_000
+
+
+def _log_performance(matrix: np.ndarray) -> np.ndarray:
+    """log of normalised performance, failures and absent entries floored; absent ones take
+    the row's mean over the GPUs that have it (or the floor)."""
+    logs = np.log(np.clip(np.nan_to_num(matrix, nan=FLOOR), FLOOR, None))
+    absent = np.isnan(matrix)
+    if absent.any():
+        counts = (~absent).sum(axis=1)
+        sums = np.where(absent, 0.0, logs).sum(axis=1)
+        row_mean = np.where(counts > 0, sums / np.maximum(counts, 1), np.log(FLOOR))
+        logs = np.where(absent, row_mean[:, None], logs)
+    return logs
+
+
+def row_statistic(statistic, matrix: np.ndarray) -> np.ndarray:
+    """``statistic`` (np.nanmean, np.nanmedian) of each row; NaN for rows with no value."""
+    if matrix.shape[1] == 0:
+        return np.full(len(matrix), np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return statistic(matrix, axis=1)
+
+
+def _measured_values(measured: Sequence[int], times: np.ndarray) -> np.ndarray | None:
+    """-log(time) of the measured points, failures half a log unit below the worst; None if all failed."""
+    values = -np.log(np.asarray(times, dtype=float)[list(measured)])
+    ok = np.isfinite(values)
+    if not ok.any():
+        return None
+    return np.where(ok, values, values[ok].min() - 0.5)
+
+
+def _best_unmeasured(scores: np.ndarray, measured: Sequence[int], tie_break: np.ndarray) -> int:
+    scores = scores + 1e-9 * (np.abs(scores).max() + 1.0) * tie_break
+    scores[list(measured)] = -np.inf
+    return int(np.argmax(scores))
+
+
+def _rank_scale(values: np.ndarray) -> np.ndarray:
+    """Ranks scaled to [0, 1): a tie-break that never outweighs a real difference."""
+    order = np.argsort(np.argsort(values, kind="stable"), kind="stable")
+    return order / max(len(values), 1)
+
+
+class RandomOrder:
+    def __init__(self, size: int, seed: int = 0):
+        self.order = np.random.default_rng(seed).permutation(size)
+
+    def next(self, measured: Sequence[int], times: np.ndarray) -> int:
+        return int(self.order[len(measured)])
+
+
+class PlainTransfer:
+    """Mean normalised performance over the other GPUs, best first; configurations none of
+    them measured come last."""
+
+    def __init__(self, transfer: np.ndarray):
+        mean = row_statistic(np.nanmean, transfer)
+        self.order = np.argsort(-np.nan_to_num(mean, nan=-1.0), kind="stable")
+
+    def next(self, measured: Sequence[int], times: np.ndarray) -> int:
+        return int(self.order[len(measured)])
+
+
+class TransferGuided:
+    """Transfer expected improvement alternating with a refitted surrogate (see the module docstring)."""
+
+    def __init__(
+        self,
+        features: np.ndarray,
+        transfer: np.ndarray,
+        model: str = "et",
+        seed: int = 0,
+        transfer_steps: int = 3,
+        period: int = 2,
+        sigma: float = 0.2,
+        refit: bool = True,
+    ):
+        self.transfer = np.clip(np.nan_to_num(transfer, nan=0.0), 0.0, None)
+        self.logs = _log_performance(transfer)
+        mean = row_statistic(np.nanmean, transfer)
+        self.prior = _rank_scale(np.nan_to_num(mean, nan=-1.0))
+        near_best = np.sum(np.nan_to_num(transfer, nan=0.0) >= NEAR_BEST, axis=1)
+        self.first = _best_unmeasured(near_best.astype(float), [], self.prior)
+        self.features = np.hstack([features, self.logs, np.median(self.logs, axis=1, keepdims=True)])
+        self.model, self.seed = model, seed
+        self.transfer_steps, self.period, self.sigma, self.refit = transfer_steps, period, sigma, refit
+
+    def gpu_weights(self, measured: Sequence[int], times: np.ndarray) -> np.ndarray:
+        """Weight of each other GPU: agreement of its relative log performance with the new GPU's."""
+        count = self.transfer.shape[1]
+        values = _measured_values(measured, times)
+        if values is None or len(measured) < 2:
+            return np.full(count, 1.0 / count)
+        relative = values - values.max()
+        logs = self.logs[list(measured)]
+        others = logs - logs.max(axis=0)
+        distance = np.mean((relative[:, None] - others) ** 2, axis=0)
+        weights = np.exp(-(distance - distance.min()) / (2 * self.sigma**2))
+        return weights / weights.sum()
+
+    def transfer_improvement(self, measured: Sequence[int], times: np.ndarray) -> np.ndarray:
+        """Expected gain over the best found so far, the new GPU drawn from the weighted others."""
+        weights = self.gpu_weights(measured, times)
+        best = np.maximum(self.transfer[list(measured)].max(axis=0), FLOOR)
+        return np.maximum(self.transfer / best - 1.0, 0.0) @ weights
+
+    def model_improvement(self, measured: Sequence[int], times: np.ndarray) -> np.ndarray | None:
+        values = _measured_values(measured, times)
+        if values is None or len(measured) < 2:
+            return None
+        surrogate = Surrogate(self.model, self.seed + len(measured)).fit(self.features[list(measured)], values)
+        mean, spread = surrogate.predict(self.features)
+        return expected_improvement(mean, spread, values.max())
+
+    def next(self, measured: Sequence[int], times: np.ndarray) -> int:
+        step = len(measured)
+        if step == 0:
+            return self.first
+        use_model = self.refit and step >= self.transfer_steps and (step - self.transfer_steps) % self.period == 1
+        scores = self.model_improvement(measured, times) if use_model else None
+        if scores is None:
+            scores = self.transfer_improvement(measured, times)
+        return _best_unmeasured(scores, measured, self.prior)
+
+
+class StaticModel:
+    """A surrogate trained once on other GPUs' normalised performance; their median where measured."""
+
+    def __init__(
+        self,
+        features: np.ndarray,
+        transfer: np.ndarray,
+        train_features: Sequence[np.ndarray],
+        train_performance: Sequence[np.ndarray],
+        model: str = "et",
+        seed: int = 0,
+    ):
+        rows, values = np.vstack(train_features), np.concatenate(train_performance)
+        if len(values) > STATIC_ROWS:
+            keep = np.random.default_rng(seed).choice(len(values), STATIC_ROWS, replace=False)
+            rows, values = rows[keep], values[keep]
+        surrogate = Surrogate(model, seed).fit(rows, values)
+        predicted, _ = surrogate.predict(features)
+        median = row_statistic(np.nanmedian, transfer)
+        score = np.where(np.isnan(median), predicted, median)
+        self.order = np.lexsort((-predicted, -score))
+
+    def next(self, measured: Sequence[int], times: np.ndarray) -> int:
+        return int(self.order[len(measured)])
+
+
+class OnlineSearch:
+    """No prior data: random picks first, then the refitted surrogate's expected improvement."""
+
+    def __init__(self, features: np.ndarray, model: str = "et", seed: int = 0, initial: int = 5):
+        self.features, self.model, self.seed = features, model, seed
+        self.rng = np.random.default_rng(seed)
+        self.start = self.rng.permutation(len(features))[: max(1, initial)]
+        self.tie_break = self.rng.random(len(features))
+
+    def next(self, measured: Sequence[int], times: np.ndarray) -> int:
+        step = len(measured)
+        if step < len(self.start):
+            return int(self.start[step])
+        values = _measured_values(measured, times)
+        if values is None:  # every pick so far failed: keep sampling at random
+            return _best_unmeasured(np.zeros(len(self.features)), measured, self.tie_break)
+        surrogate = Surrogate(self.model, self.seed + step).fit(self.features[list(measured)], values)
+        mean, spread = surrogate.predict(self.features)
+        return _best_unmeasured(expected_improvement(mean, spread, values.max()), measured, self.tie_break)
+
+
+def run_search(explorer, times: np.ndarray, budget: int, stop_at: float | None = 1.0) -> list[int]:
+    """Simulate ``explorer`` on measured ``times``: the indices in evaluation order, up to
+    ``budget`` evaluations or until a configuration reaches ``stop_at`` of the best."""
+    times = np.asarray(times, dtype=float)
+    best = np.nanmin(times)
+    seen = np.full(len(times), np.nan)
+    measured: list[int] = []
+    for _ in range(min(budget, len(times))):
+        index = explorer.next(measured, seen)
+        if index in measured:
+            raise RuntimeError(f"explorer picked configuration {index} twice")
+        measured.append(index)
+        seen[index] = times[index]
+        if stop_at is not None and np.isfinite(times[index]) and best / times[index] >= stop_at - 1e-12:
+            break
+    return measured

@@ -1,0 +1,247 @@
+"""Launch geometry: how many threads per block and how many blocks to launch a parallel loop with.
+
+A loop of ``trip`` independent iterations (one per thread, or a grid-stride loop when fewer
+threads are launched) is described by a :class:`KernelDescriptor` (registers per thread, shared
+memory per block, trip count); the GPU by a :class:`DeviceDescriptor`. Policies:
+
+* ``heuristic`` (Lloyd et al.): *short* loops (trip <= SMs) get ``trip`` blocks of one thread;
+  *ideal* loops ``ceil(trip / tpb)`` blocks of the preferred ``tpb`` threads; *long* loops, whose
+  ideal grid exceeds what the GPU holds at once, are capped at the maximum resident blocks
+  (SMs x blocks per SM that the registers and shared memory allow) and loop over the rest;
+* ``llvm``: LLVM's default, 128 threads and ``ceil(trip / 128)`` blocks;
+* ``libomptarget``: the NVIDIA plugin's rule for a combined ``teams distribute parallel for``
+  (``GenericKernelTy::getNumBlocks``): 128 threads; below 3200 x 128 iterations the threads drop
+  to a power of two so that 3200 blocks would do, and to 32 below 3200 x 32 iterations (so 128
+  iterations run as 4 blocks of 32); blocks ``ceil(trip / threads)``, at most 3200 when blocks
+  are reused for high trip counts;
+* ``occupancy``: ``cudaOccupancyMaxPotentialBlockSize``'s choice, the block size (a multiple of
+  the warp) with the highest occupancy, the largest on ties, and ``ceil(trip / threads)`` blocks;
+* ``model``: a learned time model (see :mod:`gpuperf.decisions.geometry_model`).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import asdict, dataclass
+
+from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.features.occupancy import occupancy
+from gpuperf.hardware.specs import GpuSpec, get_gpu
+
+POLICIES = ("heuristic", "llvm", "libomptarget", "occupancy", "model")
+LLVM_THREADS = 128
+# libomptarget's NVPTX grid values (llvm/Frontend/OpenMP/OMPGridValues.h).
+OMP_DEFAULT_THREADS = 128
+OMP_DEFAULT_BLOCKS = 3200
+OMP_MAX_BLOCKS = 1 << 16
+OMP_MIN_THREADS_LOW_TRIP = 32
+DEFAULT_REGISTERS = 32
+
+
+@dataclass(frozen=True, eq=False)
+class DeviceDescriptor:
+    """What a launch-geometry policy needs to know about a GPU (compared and hashed by identity,
+    so caches keyed on it stay cheap; :func:`device_descriptor` keeps one per GPU name)."""
+
+    name: str
+    sms: int
+    max_threads_per_sm: int
+    max_blocks_per_sm: int
+    registers_per_sm: int
+    shared_memory_per_sm_bytes: int
+    max_threads_per_block: int
+    warp_size: int
+    preferred_threads_per_block: int
+    spec: GpuSpec | None = None
+
+    @classmethod
+    def from_spec(cls, spec: GpuSpec, preferred_threads_per_block: int | None = None) -> "DeviceDescriptor":
+        """A GPU descriptor's limits; the preferred block is the smallest that can fill an SM's
+        thread slots within its block limit (``max_threads_per_sm / max_blocks_per_sm``, whole warps)."""
+        if spec.max_threads_per_sm is None or spec.max_blocks_per_sm is None or spec.registers_per_sm is None:
+            raise GpuperfError(f"GPU '{spec.name}' lacks per-SM limits (threads, blocks, registers) in its descriptor")
+        preferred = preferred_threads_per_block or max(
+            spec.warp_size, _round_up(-(-spec.max_threads_per_sm // spec.max_blocks_per_sm), spec.warp_size)
+        )
+        return cls(
+            name=spec.name,
+            sms=spec.sms,
+            max_threads_per_sm=spec.max_threads_per_sm,
+            max_blocks_per_sm=spec.max_blocks_per_sm,
+            registers_per_sm=spec.registers_per_sm,
+            shared_memory_per_sm_bytes=spec.shared_memory_per_sm_bytes,
+            max_threads_per_block=spec.max_threads_per_block,
+            warp_size=spec.warp_size,
+            preferred_threads_per_block=min(preferred, spec.max_threads_per_block),
+            spec=spec,
+        )
+
+    def as_dict(self) -> dict[str, object]:
+        return {k: v for k, v in asdict(self).items() if k != "spec"}
+
+
+@dataclass(slots=True)
+class KernelDescriptor:
+    """Resources of one thread / block and the loop's parallelism (its trip count)."""
+
+    trip: int
+    registers: int = DEFAULT_REGISTERS
+    shared_memory_bytes: int = 0
+
+    def __post_init__(self) -> None:
+        if self.trip < 1:
+            raise GpuperfError(f"trip count {self.trip} must be at least 1")
+        if self.registers < 0 or self.shared_memory_bytes < 0:
+            raise GpuperfError("registers and shared memory per block must not be negative")
+
+
+@dataclass(slots=True)
+class Geometry:
+    """A launch: ``blocks`` blocks of ``threads`` threads; ``loop_class`` short, ideal or long."""
+
+    threads: int
+    blocks: int
+    loop_class: str
+    policy: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {"threads": self.threads, "blocks": self.blocks, "class": self.loop_class, "policy": self.policy}
+
+
+def device_descriptor(gpu: str | GpuSpec | DeviceDescriptor) -> DeviceDescriptor:
+    """The descriptor of a GPU given by name, spec or descriptor (cached per name)."""
+    if isinstance(gpu, DeviceDescriptor):
+        return gpu
+    if isinstance(gpu, GpuSpec):
+        return DeviceDescriptor.from_spec(gpu)
+    return _descriptor_by_name(get_gpu(gpu).name)
+
+
+@functools.cache
+def _descriptor_by_name(name: str) -> DeviceDescriptor:
+    return DeviceDescriptor.from_spec(get_gpu(name))
+
+
+def _round_up(value: int, unit: int) -> int:
+    return -(-value // unit) * unit
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@functools.lru_cache(maxsize=4096)
+def resident_blocks_per_sm(device: DeviceDescriptor, threads: int, registers: int, shared_memory_bytes: int) -> int:
+    """Blocks of this shape one SM holds at once (the CUDA occupancy calculator where the GPU's
+    descriptor allows it; otherwise the plain thread, block, register and shared-memory limits)."""
+    if device.spec is not None and device.spec.vendor == "NVIDIA":
+        return occupancy(device.spec, threads, registers, shared_memory_bytes).active_blocks_per_sm
+    warps = _ceil_div(threads, device.warp_size)
+    limits = [device.max_threads_per_sm // (warps * device.warp_size), device.max_blocks_per_sm]
+    if registers:
+        limits.append(device.registers_per_sm // (registers * warps * device.warp_size))
+    if shared_memory_bytes:
+        limits.append(device.shared_memory_per_sm_bytes // shared_memory_bytes)
+    return max(0, min(limits))
+
+
+def loop_class(device: DeviceDescriptor, kernel: KernelDescriptor, threads: int | None = None) -> str:
+    """``short`` (trip <= SMs), ``ideal`` (one thread per iteration fits the resident blocks) or ``long``."""
+    if kernel.trip <= device.sms:
+        return "short"
+    threads = threads or device.preferred_threads_per_block
+    resident = device.sms * resident_blocks_per_sm(device, threads, kernel.registers, kernel.shared_memory_bytes)
+    return "ideal" if _ceil_div(kernel.trip, threads) <= resident else "long"
+
+
+def heuristic(device: DeviceDescriptor, kernel: KernelDescriptor) -> Geometry:
+    """Lloyd et al.'s three-class rule (see the module docstring)."""
+    if kernel.trip <= device.sms:
+        return Geometry(1, kernel.trip, "short", "heuristic")
+    threads = device.preferred_threads_per_block
+    resident = device.sms * resident_blocks_per_sm(device, threads, kernel.registers, kernel.shared_memory_bytes)
+    if resident == 0:
+        raise GpuperfError(f"a block of {threads} threads does not fit on an SM of {device.name}")
+    needed = _ceil_div(kernel.trip, threads)
+    if needed <= resident:
+        return Geometry(threads, needed, "ideal", "heuristic")
+    return Geometry(threads, resident, "long", "heuristic")
+
+
+def llvm_default(device: DeviceDescriptor, kernel: KernelDescriptor) -> Geometry:
+    """LLVM's default: 128 threads, one per iteration."""
+    return Geometry(LLVM_THREADS, _ceil_div(kernel.trip, LLVM_THREADS), loop_class(device, kernel, LLVM_THREADS), "llvm")
+
+
+def libomptarget(device: DeviceDescriptor, kernel: KernelDescriptor, reuse_blocks: bool = True) -> Geometry:
+    """libomptarget's NVIDIA rule for a combined construct in SPMD mode (see the module docstring)."""
+    trip, threads = kernel.trip, OMP_DEFAULT_THREADS
+    if trip >= OMP_DEFAULT_BLOCKS * threads:
+        pass
+    elif trip >= OMP_DEFAULT_BLOCKS * OMP_MIN_THREADS_LOW_TRIP:
+        threads = min(threads, 1 << (_ceil_div(trip, OMP_DEFAULT_BLOCKS) - 1).bit_length())
+    else:
+        threads = min(threads, OMP_MIN_THREADS_LOW_TRIP)
+    blocks = _ceil_div(trip, threads)
+    if reuse_blocks:
+        blocks = min(blocks, OMP_DEFAULT_BLOCKS)
+    blocks = min(blocks, OMP_MAX_BLOCKS)
+    return Geometry(threads, blocks, loop_class(device, kernel, threads), "libomptarget")
+
+
+def max_occupancy_threads(device: DeviceDescriptor, registers: int, shared_memory_bytes: int) -> int:
+    """``cudaOccupancyMaxPotentialBlockSize``'s block size: the highest occupancy, the largest on ties."""
+    return _max_occupancy_threads(device, registers, shared_memory_bytes)
+
+
+@functools.lru_cache(maxsize=1024)
+def _max_occupancy_threads(device: DeviceDescriptor, registers: int, shared_memory_bytes: int) -> int:
+    best_threads, best_warps = 0, 0
+    for threads in range(device.max_threads_per_block, 0, -device.warp_size):
+        try:
+            blocks = resident_blocks_per_sm(device, threads, registers, shared_memory_bytes)
+        except GpuperfError:
+            continue  # too many registers for a block this large
+        warps = blocks * _ceil_div(threads, device.warp_size)
+        if warps > best_warps:
+            best_threads, best_warps = threads, warps
+    if best_threads == 0:
+        raise GpuperfError(
+            f"no block size fits on {device.name} with {registers} registers and {shared_memory_bytes} bytes of shared memory"
+        )
+    return best_threads
+
+
+def occupancy_policy(device: DeviceDescriptor, kernel: KernelDescriptor) -> Geometry:
+    threads = max_occupancy_threads(device, kernel.registers, kernel.shared_memory_bytes)
+    return Geometry(threads, _ceil_div(kernel.trip, threads), loop_class(device, kernel, threads), "occupancy")
+
+
+def clear_caches() -> None:
+    """Forget cached occupancy results (to time a policy on resources it has not seen)."""
+    resident_blocks_per_sm.cache_clear()
+    _max_occupancy_threads.cache_clear()
+
+
+RULES = {"heuristic": heuristic, "llvm": llvm_default, "libomptarget": libomptarget, "occupancy": occupancy_policy}
+
+
+def choose_geometry(
+    gpu: str | GpuSpec | DeviceDescriptor,
+    trip: int,
+    registers: int = DEFAULT_REGISTERS,
+    shared_memory_bytes: int = 0,
+    policy: str = "heuristic",
+) -> Geometry:
+    """Threads and blocks for a loop of ``trip`` iterations on ``gpu`` under ``policy``."""
+    device = device_descriptor(gpu)
+    kernel = KernelDescriptor(int(trip), int(registers), int(shared_memory_bytes))
+    if policy == "model":
+        from gpuperf.decisions.geometry_model import default_geometry_model
+
+        model = default_geometry_model()
+        threads = model.choose_threads(device, kernel)
+        return Geometry(threads, _ceil_div(kernel.trip, threads), loop_class(device, kernel, threads), "model")
+    if policy not in RULES:
+        raise unknown_name_error("launch-geometry policy", policy, POLICIES)
+    return RULES[policy](device, kernel)

@@ -1,0 +1,111 @@
+"""Judge launch-geometry policies on measured block-shape choices.
+
+In each choice group (configurations that differ only in block shape) a policy picks one
+shape; it is scored by its time against the default's (LLVM's 128 threads) and the group's
+best. A policy that yields a thread count picks the shape with the nearest count (in log2),
+the widest in x on ties (consecutive iterations along x, as a 1-D loop maps them). The
+occupancy policy picks the shape with the most resident warps (the shape's own registers and
+shared memory where the table has them, else 32 registers and none), the largest on ties.
+The tables' kernels cannot loop over a capped grid, so only the threads per block of the
+heuristic's long-loop class take effect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from gpuperf.decisions.geometry import (
+    DEFAULT_REGISTERS,
+    DeviceDescriptor,
+    KernelDescriptor,
+    device_descriptor,
+    heuristic,
+    libomptarget,
+    llvm_default,
+    resident_blocks_per_sm,
+)
+from gpuperf.decisions.geometry_model import ChoiceTable, GeometryModel
+from gpuperf.errors import GpuperfError
+
+EVALUATED_POLICIES = ("llvm", "libomptarget", "heuristic", "occupancy", "model", "best")
+
+
+def _first_per_group(frame: pd.DataFrame, keys: list[str], ascending: list[bool]) -> pd.Series:
+    """Per group, the index of the first row in the given order."""
+    ranked = frame.sort_values(["group", *keys], ascending=[True, *ascending], kind="stable")
+    return ranked.groupby("group", sort=True).head(1).set_index("group")["_row"]
+
+
+def _resident_warps(device: DeviceDescriptor, threads: int, registers: float, shared: float) -> int:
+    registers = int(registers) if np.isfinite(registers) else DEFAULT_REGISTERS
+    shared = int(shared) if np.isfinite(shared) else 0
+    if threads > device.max_threads_per_block:
+        return -1
+    try:
+        blocks = resident_blocks_per_sm(device, threads, registers, shared)
+    except GpuperfError:
+        return -1
+    return blocks * -(-threads // device.warp_size)
+
+
+def _policy_threads(device: DeviceDescriptor, trips: np.ndarray, policy) -> np.ndarray:
+    unique = {int(t): policy(device, KernelDescriptor(int(t))).threads for t in np.unique(trips)}
+    return np.array([unique[int(t)] for t in trips], dtype=float)
+
+
+def choices(table: ChoiceTable, model: GeometryModel | None) -> pd.DataFrame:
+    """Per group (of two or more shapes), the time and threads of each policy's pick and the best."""
+    device = device_descriptor(table.gpu)
+    frame = table.frame
+    frame = frame[frame.groupby("group")["group"].transform("size") >= 2].copy()
+    frame["_row"] = frame.index
+    trips = (frame["threads"] * frame["blocks"]).groupby(frame["group"]).transform("max").to_numpy()
+    picks: dict[str, pd.Series] = {}
+    targets = {
+        "llvm": _policy_threads(device, trips, llvm_default),
+        "libomptarget": _policy_threads(device, trips, libomptarget),
+        "heuristic": _policy_threads(device, trips, heuristic),
+    }
+    for policy, wanted in targets.items():
+        frame["_distance"] = np.round(np.abs(np.log2(frame["threads"].to_numpy() / wanted)), 9)
+        picks[policy] = _first_per_group(frame, ["_distance", "bx", "by"], [True, False, False])
+    resources = frame[["threads", "registers", "smem"]].fillna(-1.0)  # -1: not recorded
+    warps = {
+        key: _resident_warps(device, int(key[0]), key[1] if key[1] >= 0 else np.nan, key[2] if key[2] >= 0 else np.nan)
+        for key in resources.drop_duplicates().itertuples(index=False, name=None)
+    }
+    frame["_warps"] = [warps[key] for key in resources.itertuples(index=False, name=None)]
+    picks["occupancy"] = _first_per_group(frame, ["_warps", "threads", "bx"], [False, False, False])
+    if model is not None:
+        frame["_predicted"] = model.predict(frame["threads"], frame["blocks"], device.sms, frame["bx"])
+        picks["model"] = _first_per_group(frame, ["_predicted"], [True])
+    picks["best"] = _first_per_group(frame, ["time"], [True])
+    out = pd.DataFrame({"group": picks["best"].index})
+    for policy, rows in picks.items():
+        out[policy] = table.frame.loc[rows.to_numpy(), "time"].to_numpy()
+        out[f"{policy}_threads"] = table.frame.loc[rows.to_numpy(), "threads"].to_numpy().astype(int)
+    return out
+
+
+def summarise(picked: pd.DataFrame, policies: Sequence[str] = EVALUATED_POLICIES) -> dict[str, dict[str, float]]:
+    """Per policy: geometric-mean speedup over llvm, fraction within 10 % of the best, the usual threads."""
+    out = {}
+    for policy in policies:
+        if policy not in picked.columns:
+            continue
+        speedup = picked["llvm"] / picked[policy]
+        out[policy] = {
+            "speedup_vs_llvm": float(np.exp(np.mean(np.log(speedup)))),
+            "within_10pct": float(np.mean(picked[policy] <= 1.1 * picked["best"])),
+            "typical_threads": int(picked[f"{policy}_threads"].mode().iloc[0]),
+        }
+    return out
+
+
+def leave_one_kernel_out_models(tables: Sequence[ChoiceTable]) -> dict[str, GeometryModel]:
+    """One model per kernel family, trained on every other family's tables."""
+    families = sorted({t.family for t in tables})
+    return {f: GeometryModel().fit([t for t in tables if t.family != f]) for f in families}

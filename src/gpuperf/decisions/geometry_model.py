@@ -1,0 +1,191 @@
+"""Launch geometry from measurements: block-shape choices in the bundled tuning spaces and a
+random-forest time model over (threads, blocks).
+
+Each bundled kernel with block-shape parameters is described by a :class:`LaunchShape`: which
+parameters are the block's x and y sizes and how many blocks the launch has (from the
+problem sizes the tables were measured at: a 4096 x 4096 image for the convolutions, 4096^3
+GEMM, 2e7 points for pnpoly; the KTT tables record their grid). A *choice group* is the set of
+configurations that differ only in block shape; a policy picks one of them.
+
+The model predicts ``log2(time / best time of the group)`` from log2 threads, log2 blocks,
+log2 blocks per SM, log2 block width (x) and the GPU's SM count, so that it ranks block shapes within a group; it is
+trained on other kernels than the one it chooses for (leave one kernel out).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.ensemble import RandomForestRegressor
+
+from gpuperf.decisions.geometry import DeviceDescriptor, KernelDescriptor
+
+CANDIDATE_THREADS = tuple(range(32, 1025, 32))
+
+
+def _ceil_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return -(-np.asarray(a, dtype=float) // np.asarray(b, dtype=float))
+
+
+@dataclass(frozen=True)
+class LaunchShape:
+    """How a kernel's parameters set its launch: block x/y parameters and the grid size."""
+
+    kernel: str  # kernel family (convolution, gemm, pnpoly): leave-one-kernel-out drops all of a family
+    block: tuple[str, ...]
+    blocks: Callable[[pd.DataFrame], np.ndarray]
+    registers: str | None = None
+    shared_memory: str | None = None
+
+
+def _convolution_blocks(c: pd.DataFrame) -> np.ndarray:
+    return _ceil_div(4096, c["block_size_x"] * c["tile_size_x"]) * _ceil_div(4096, c["block_size_y"] * c["tile_size_y"])
+
+
+def _gemm_blocks(c: pd.DataFrame) -> np.ndarray:
+    return _ceil_div(4096, c["MWG"]) * _ceil_div(4096, c["NWG"])
+
+
+def _pnpoly_blocks(c: pd.DataFrame) -> np.ndarray:
+    tile = c["tile_size"] if "tile_size" in c.columns else 1
+    return _ceil_div(20_000_000, c["block_size_x"] * tile)
+
+
+def _ktt_blocks(c: pd.DataFrame) -> np.ndarray:
+    return np.asarray(c["global_x"] * c["global_y"], dtype=float)
+
+
+SHAPES: dict[str, LaunchShape] = {
+    "convolution": LaunchShape("convolution", ("block_size_x", "block_size_y"), _convolution_blocks),
+    "convolution_milo": LaunchShape("convolution", ("block_size_x", "block_size_y"), _convolution_blocks),
+    "GEMM": LaunchShape("gemm", ("MDIMC", "NDIMC"), _gemm_blocks),
+    "gemm": LaunchShape("gemm", ("MDIMC", "NDIMC"), _gemm_blocks),
+    "pnpoly": LaunchShape("pnpoly", ("block_size_x",), _pnpoly_blocks),
+    "Convolution": LaunchShape("convolution", ("BLOCK_SIZE_X", "BLOCK_SIZE_Y"), _ktt_blocks, "registers", "smem_bytes"),
+    "Pnpoly": LaunchShape("pnpoly", ("BLOCK_SIZE_X",), _ktt_blocks, "registers", "smem_bytes"),
+}
+TABLES = ("schoonhoven_spaces", "benchmark_hub_spaces", "benchmark_hub_ktt_resources")
+
+
+@dataclass
+class ChoiceTable:
+    """Successful configurations of one kernel on one GPU, with their choice group and launch."""
+
+    table: str
+    kernel: str
+    family: str
+    gpu: str
+    frame: pd.DataFrame  # columns: group, bx, by, threads, blocks, registers, smem, time
+
+    @property
+    def label(self) -> str:
+        short = {"schoonhoven_spaces": "schoonhoven", "benchmark_hub_spaces": "hub", "benchmark_hub_ktt_resources": "ktt"}
+        return f"{short.get(self.table, self.table)}/{self.kernel}"
+
+
+def _choice_table(table: str, kernel: str, gpu: str, rows: pd.DataFrame, parameters: list[str]) -> ChoiceTable:
+    shape = SHAPES[kernel]
+    ok = rows[rows["status"].eq("ok")] if "status" in rows.columns else rows
+    ok = ok[np.isfinite(ok["time_s"]) & (ok["time_s"] > 0)]
+    rest = [p for p in parameters if p not in shape.block and ok[p].notna().any() and ok[p].nunique() > 1]
+    bx = ok[shape.block[0]].to_numpy(dtype=float)
+    by = ok[shape.block[1]].to_numpy(dtype=float) if len(shape.block) > 1 else np.ones(len(ok))
+    frame = pd.DataFrame(
+        {
+            "group": ok.groupby(rest, dropna=False, sort=False).ngroup().to_numpy() if rest else 0,
+            "bx": bx,
+            "by": by,
+            "threads": bx * by,
+            "blocks": shape.blocks(ok),
+            "registers": ok[shape.registers].to_numpy(dtype=float) if shape.registers else np.nan,
+            "smem": ok[shape.shared_memory].to_numpy(dtype=float) if shape.shared_memory else np.nan,
+            "time": ok["time_s"].to_numpy(dtype=float),
+        }
+    )
+    # Two caches of one card: one row per (group, shape), the median time.
+    frame = frame.groupby(["group", "bx", "by"], as_index=False).median()
+    return ChoiceTable(table, kernel, shape.kernel, gpu, frame)
+
+
+@functools.cache
+def _choice_tables(tables: tuple[str, ...]) -> tuple[ChoiceTable, ...]:
+    from gpuperf.datasets.bundled import load_dataset
+
+    found = []
+    for table in tables:
+        frame = load_dataset(table)
+        parameters = list(frame.attrs.get("parameters", []))
+        for (kernel, gpu), rows in frame.groupby(["kernel", "gpu"], sort=True):
+            if kernel in SHAPES and all(p in rows.columns for p in SHAPES[kernel].block):
+                found.append(_choice_table(table, kernel, gpu, rows, parameters))
+    return tuple(found)
+
+
+def choice_tables(tables: Sequence[str] = TABLES) -> list[ChoiceTable]:
+    """Block-shape choice data of every bundled kernel with block-shape parameters (cached)."""
+    return list(_choice_tables(tuple(tables)))
+
+
+def model_features(threads: np.ndarray, blocks: np.ndarray, sms: float, width: np.ndarray | None = None) -> np.ndarray:
+    """log2 threads, blocks, blocks per SM and block width (x; the threads for a 1-D block), SMs."""
+    threads, blocks = np.asarray(threads, dtype=float), np.asarray(blocks, dtype=float)
+    width = threads if width is None else np.asarray(width, dtype=float)
+    return np.column_stack(
+        [np.log2(threads), np.log2(blocks), np.log2(blocks / sms), np.log2(width), np.full(len(threads), sms)]
+    )
+
+
+def _gpu_sms(gpu: str) -> float:
+    from gpuperf.errors import GpuperfError
+    from gpuperf.hardware.specs import get_gpu
+
+    try:
+        return float(get_gpu(gpu).sms)
+    except GpuperfError:  # a GPU gpuperf has no descriptor for
+        return math.nan
+
+
+class GeometryModel:
+    """Random-forest ranking of launch shapes (see the module docstring)."""
+
+    def __init__(self, trees: int = 60, seed: int = 0, max_rows: int = 60_000):
+        self.trees, self.seed, self.max_rows = trees, seed, max_rows
+
+    def fit(self, tables: Sequence[ChoiceTable]) -> "GeometryModel":
+        features, targets = [], []
+        for table in tables:
+            sms = _gpu_sms(table.gpu)
+            if not np.isfinite(sms):
+                continue
+            frame = table.frame
+            best = frame.groupby("group")["time"].transform("min").to_numpy()
+            features.append(model_features(frame["threads"], frame["blocks"], sms, frame["bx"]))
+            targets.append(np.log2(frame["time"].to_numpy() / best))
+        features_all, targets_all = np.vstack(features), np.concatenate(targets)
+        if len(targets_all) > self.max_rows:
+            keep = np.random.default_rng(self.seed).choice(len(targets_all), self.max_rows, replace=False)
+            features_all, targets_all = features_all[keep], targets_all[keep]
+        self.model_ = RandomForestRegressor(self.trees, min_samples_leaf=5, random_state=self.seed, n_jobs=1)
+        self.model_.fit(features_all, targets_all)
+        return self
+
+    def predict(self, threads: np.ndarray, blocks: np.ndarray, sms: float, width: np.ndarray | None = None) -> np.ndarray:
+        """Predicted log2 slowdown over the best shape (lower is better)."""
+        return self.model_.predict(model_features(threads, blocks, sms, width))
+
+    def choose_threads(self, device: DeviceDescriptor, kernel: KernelDescriptor) -> int:
+        """Threads per block (a multiple of 32) for a loop of ``kernel.trip`` iterations."""
+        threads = np.array([t for t in CANDIDATE_THREADS if t <= device.max_threads_per_block], dtype=float)
+        blocks = np.ceil(kernel.trip / threads)
+        return int(threads[np.argmin(self.predict(threads, blocks, device.sms))])
+
+
+@functools.cache
+def default_geometry_model() -> GeometryModel:
+    """The model trained on every bundled kernel (a few seconds, once per process)."""
+    return GeometryModel().fit(choice_tables())

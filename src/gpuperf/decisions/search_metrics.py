@@ -1,0 +1,100 @@
+"""How fast a search order reaches a good configuration, and what random order would do.
+
+Performance is normalised by the best of the space: ``best_time / time`` in (0, 1], 0 for a
+configuration that failed. Random order is exact: the draws until the first of ``m`` good
+configurations among ``N`` (without replacement) follow a negative hypergeometric law, with
+``P(T > k) = C(N - m, k) / C(N, k)`` and ``E[T] = (N + 1) / (m + 1)``; the expected best found
+after ``k`` draws follows from the same order statistics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.special import gammaln
+
+FRACTIONS = (0.9, 0.95, 0.99)
+
+
+def normalised_performance(times: Sequence[float] | np.ndarray) -> np.ndarray:
+    """``best / time`` per configuration; NaN (failed) times give 0."""
+    times = np.asarray(times, dtype=float)
+    finite = np.isfinite(times) & (times > 0)
+    if not finite.any():
+        return np.zeros(len(times))
+    best = times[finite].min()
+    out = np.zeros(len(times))
+    out[finite] = best / times[finite]
+    return out
+
+
+def evals_to(performance_in_order: Sequence[float] | np.ndarray, fraction: float) -> int | None:
+    """Evaluations until one reaches ``fraction`` of the best (1-based); None if none does."""
+    hits = np.flatnonzero(np.asarray(performance_in_order, dtype=float) >= fraction - 1e-12)
+    return int(hits[0]) + 1 if len(hits) else None
+
+
+def best_found_curve(performance_in_order: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Best normalised performance found after 1, 2, ... evaluations."""
+    return np.maximum.accumulate(np.asarray(performance_in_order, dtype=float))
+
+
+def _log_choose(n: np.ndarray | int, k: np.ndarray | int) -> np.ndarray:
+    n, k = np.asarray(n, dtype=float), np.asarray(k, dtype=float)
+    return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
+
+
+def random_expected_evals(performance: Sequence[float] | np.ndarray, fraction: float) -> float:
+    """Exact expected evaluations of random order (without replacement) to reach ``fraction``."""
+    performance = np.asarray(performance, dtype=float)
+    good = int(np.sum(performance >= fraction - 1e-12))
+    return (len(performance) + 1) / (good + 1)
+
+
+def random_survival(performance: Sequence[float] | np.ndarray, fraction: float, ks: Sequence[int] | np.ndarray) -> np.ndarray:
+    """P(random order has not reached ``fraction`` after k evaluations), for each k."""
+    performance = np.asarray(performance, dtype=float)
+    n, good = len(performance), int(np.sum(performance >= fraction - 1e-12))
+    ks = np.asarray(ks, dtype=int)
+    out = np.zeros(len(ks))
+    feasible = ks <= n - good
+    out[feasible] = np.exp(_log_choose(n - good, ks[feasible]) - _log_choose(n, ks[feasible]))
+    return out
+
+
+def random_evals_quantile(performance: Sequence[float] | np.ndarray, fraction: float, q: float) -> int:
+    """The ``q`` quantile of random order's evaluations to reach ``fraction`` (exact)."""
+    performance = np.asarray(performance, dtype=float)
+    ks = np.arange(0, len(performance) + 1)
+    cdf = 1.0 - random_survival(performance, fraction, ks)
+    return int(ks[np.argmax(cdf >= q - 1e-12)])
+
+
+def random_expected_curve(performance: Sequence[float] | np.ndarray, ks: Sequence[int] | np.ndarray) -> np.ndarray:
+    """Exact expected best normalised performance after k random evaluations, for each k.
+
+    With the values sorted ascending, v_(1) <= ... <= v_(N), the best of k draws is at most
+    v_(j) with probability C(j, k) / C(N, k).
+    """
+    values = np.sort(np.asarray(performance, dtype=float))
+    n = len(values)
+    out = []
+    for k in np.asarray(ks, dtype=int):
+        j = np.arange(k, n + 1)
+        cdf = np.exp(_log_choose(j, k) - _log_choose(n, k))  # P(max <= v_(j)), j = k..N
+        pmf = np.diff(np.concatenate([[0.0], cdf]))
+        out.append(float(np.sum(pmf * values[k - 1 :])))
+    return np.asarray(out)
+
+
+def simulate_random(
+    performance: Sequence[float] | np.ndarray, fraction: float, seeds: int = 100, start_seed: int = 0
+) -> np.ndarray:
+    """Evaluations to reach ``fraction`` in ``seeds`` random orders (by simulation)."""
+    performance = np.asarray(performance, dtype=float)
+    out = np.empty(seeds, dtype=int)
+    for i in range(seeds):
+        order = np.random.default_rng(start_seed + i).permutation(len(performance))
+        out[i] = evals_to(performance[order], fraction) or len(performance) + 1
+    return out

@@ -1,0 +1,191 @@
+"""A measured variant space: one kernel on one GPU, its tunable parameters and measured times.
+
+Configurations are matched across spaces (the same kernel measured on other GPUs) by their
+parameter values, with ``16`` and ``16.0`` counted as one value. Failed configurations stay in
+the space (a search pays for trying them) with a NaN time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gpuperf.datasets.schema import format_value
+from gpuperf.decisions.search_metrics import normalised_performance
+from gpuperf.errors import GpuperfError
+
+FAILED_STATUSES_OK = {"ok", "OK", "Ok"}
+# Kernel Tuner's names for a configuration that failed, accepted in a time column.
+FAILURE_NAMES = ("ErrorConfig", "InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig")
+TIME_COLUMNS = ("time_ms", "time_s", "time")
+
+
+@dataclass
+class Space:
+    """Configurations (one row each) with their measured times (NaN: failed)."""
+
+    params: list[str]
+    configs: pd.DataFrame
+    times: np.ndarray
+    where: str = ""
+    extra: pd.DataFrame = field(default_factory=pd.DataFrame)  # other per-row columns (compile time, ...)
+
+    def __post_init__(self) -> None:
+        self.times = np.array(self.times, dtype=float)
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    @property
+    def performance(self) -> np.ndarray:
+        return normalised_performance(self.times)
+
+    @property
+    def best_time(self) -> float:
+        return float(np.nanmin(self.times))
+
+    def keys(self) -> pd.Series:
+        """One text key per configuration (parameter values as written, ``,``-joined)."""
+        return configuration_keys(self.configs, self.params)
+
+    def without_failures(self) -> "Space":
+        """The configurations that ran (as Kernel Tuner's simulation mode searches a cache)."""
+        keep = np.flatnonzero(np.isfinite(self.times))
+        extra = self.extra.iloc[keep].reset_index(drop=True) if len(self.extra.columns) else self.extra
+        return Space(self.params, self.configs.iloc[keep].reset_index(drop=True), self.times[keep], self.where, extra)
+
+    def config(self, index: int) -> dict[str, object]:
+        """Configuration ``index`` as ``{param: value}`` (plain Python values)."""
+        return {p: _plain(self.configs[p].iloc[index]) for p in self.params}
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def configuration_keys(configs: pd.DataFrame, params: Sequence[str]) -> pd.Series:
+    texts = [configs[p].map(format_value).astype(str) for p in params]
+    if not texts:
+        return pd.Series("", index=configs.index)
+    key = texts[0]
+    for text in texts[1:]:
+        key = key + "," + text
+    return key
+
+
+def space_from_frame(
+    frame: pd.DataFrame,
+    params: Sequence[str],
+    target: str,
+    where: str,
+    status_column: str | None = "status",
+    first_line: int = 2,
+) -> Space:
+    """A space from a table: ``params`` columns and a ``target`` time column (any unit).
+
+    A row is a failed configuration when its ``status`` (if the table has one) is not ``ok``
+    or its time is one of Kernel Tuner's failure names; every other time must be a positive
+    number. Errors name ``where`` and the line (header = line 1) or column at fault.
+    """
+    params = list(params)
+    if frame.empty:
+        raise GpuperfError(f"{where}: the table has no rows")
+    if not params:
+        raise GpuperfError(f"{where}: no parameters given (--params P1,P2,...)")
+    missing = [p for p in params if p not in frame.columns]
+    if missing:
+        raise GpuperfError(f"{where}: missing parameter column(s) {', '.join(missing)}")
+    if target not in frame.columns:
+        raise GpuperfError(f"{where}: missing time column '{target}'")
+    for p in params:
+        empty = frame[p].isna().to_numpy()
+        if empty.any():
+            line = int(np.flatnonzero(empty)[0]) + first_line
+            raise GpuperfError(f"{where}: line {line}: parameter {p} has no value")
+    failed = np.zeros(len(frame), dtype=bool)
+    if status_column and status_column in frame.columns:
+        failed |= ~frame[status_column].fillna("ok").astype(str).str.strip().isin(FAILED_STATUSES_OK).to_numpy()
+    raw = frame[target]
+    failed |= raw.astype(str).str.strip().isin(FAILURE_NAMES).to_numpy()
+    times = np.array(pd.to_numeric(raw, errors="coerce"), dtype=float)
+    bad = ~failed & ~(np.isfinite(times) & (times > 0))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise GpuperfError(
+            f"{where}: line {row + first_line}: {target}={raw.iloc[row]!r} is not a positive number "
+            f"(nor a failure: a status other than ok, or {', '.join(FAILURE_NAMES)})"
+        )
+    times[failed] = np.nan
+    if np.all(failed):
+        raise GpuperfError(f"{where}: every configuration failed; nothing to explore")
+    configs = frame[params].reset_index(drop=True)
+    keys = configuration_keys(configs, params)
+    duplicated = keys.duplicated().to_numpy()
+    if duplicated.any():
+        row = int(np.flatnonzero(duplicated)[0])
+        raise GpuperfError(f"{where}: line {row + first_line}: configuration {keys.iloc[row]} appears twice")
+    extra = frame.drop(columns=[c for c in (*params, target) if c in frame.columns]).reset_index(drop=True)
+    return Space(params, configs, times, where, extra)
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """A CSV (plain or gzip) table; missing or unreadable files are one clear error."""
+    from gpuperf.datasets.tables import read_csv
+
+    return read_csv(path)
+
+
+def default_target(frame: pd.DataFrame, where: str) -> str:
+    """The first of ``time_ms``, ``time_s``, ``time`` the table has."""
+    for name in TIME_COLUMNS:
+        if name in frame.columns:
+            return name
+    raise GpuperfError(f"{where}: no time column ({', '.join(TIME_COLUMNS)}); name it with --target")
+
+
+def read_space(path: str | Path, params: Sequence[str], target: str | None = None) -> Space:
+    """A space from a CSV file (see :func:`space_from_frame`)."""
+    frame = read_table(path)
+    where = str(path)
+    return space_from_frame(frame, params, target or default_target(frame, where), where)
+
+
+def transfer_matrix(space: Space, others: Sequence[Space]) -> np.ndarray:
+    """Per configuration of ``space`` (rows), its normalised performance in each other space
+    (columns); NaN where the other space lacks the configuration, 0 where it failed there."""
+    keys = space.keys()
+    columns = []
+    for other in others:
+        missing = [p for p in space.params if p not in other.params]
+        if missing:
+            raise GpuperfError(f"{other.where}: missing parameter column(s) {', '.join(missing)}")
+        lookup = pd.Series(other.performance, index=configuration_keys(other.configs, space.params).to_numpy())
+        lookup = lookup[~lookup.index.duplicated()]
+        columns.append(keys.map(lookup).to_numpy(dtype=float))
+    if not columns:
+        return np.empty((len(space), 0))
+    return np.column_stack(columns)
+
+
+def parameter_features(configs: pd.DataFrame, params: Sequence[str]) -> np.ndarray:
+    """Numbers a model can split on: log2 of positive numeric parameters, the values of other
+    numeric ones, and the sorted-value code of non-numeric ones."""
+    columns = []
+    for p in params:
+        values = pd.to_numeric(configs[p], errors="coerce")
+        if values.notna().all():
+            numbers = values.to_numpy(dtype=float)
+            columns.append(np.log2(numbers) if (numbers > 0).all() else numbers)
+        else:
+            text = configs[p].astype(str)
+            codes = {v: i for i, v in enumerate(sorted(text.unique()))}
+            columns.append(text.map(codes).to_numpy(dtype=float))
+    return np.column_stack(columns) if columns else np.empty((len(configs), 0))

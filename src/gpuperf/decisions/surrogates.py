@@ -1,0 +1,66 @@
+"""Surrogate models an exploration refits on the configurations measured so far.
+
+Each predicts a mean and a spread per configuration: the spread of the trees' predictions
+(``rf``, ``et``), of the neighbours' values (``knn``), or none (``gbt``, which is then greedy).
+The acquisition is the expected improvement over the best measured value (higher is better).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import norm
+from sklearn.ensemble import ExtraTreesRegressor, GradientBoostingRegressor, RandomForestRegressor
+from sklearn.neighbors import NearestNeighbors
+from sklearn.preprocessing import StandardScaler
+
+from gpuperf.errors import unknown_name_error
+
+SURROGATES = ("rf", "et", "gbt", "knn")
+TREES = 50
+
+
+class Surrogate:
+    """``fit(X, y)`` then ``predict(X) -> (mean, spread)``."""
+
+    def __init__(self, name: str, seed: int = 0):
+        if name not in SURROGATES:
+            raise unknown_name_error("model", name, SURROGATES)
+        self.name, self.seed = name, seed
+
+    def fit(self, features: np.ndarray, values: np.ndarray) -> "Surrogate":
+        n = len(values)
+        self._values = np.asarray(values, dtype=float)
+        if self.name == "rf":
+            self._model = RandomForestRegressor(TREES, max_features=0.7, random_state=self.seed, n_jobs=1)
+        elif self.name == "et":
+            self._model = ExtraTreesRegressor(TREES, max_features=0.7, random_state=self.seed, n_jobs=1)
+        elif self.name == "gbt":
+            self._model = GradientBoostingRegressor(
+                n_estimators=100, max_depth=3, learning_rate=0.1, subsample=0.8 if n >= 10 else 1.0,
+                random_state=self.seed,
+            )
+        else:
+            self._scaler = StandardScaler().fit(features)
+            self._model = NearestNeighbors(n_neighbors=min(5, n)).fit(self._scaler.transform(features))
+            return self
+        self._model.fit(features, self._values)
+        return self
+
+    def predict(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.name in ("rf", "et"):
+            per_tree = np.stack([tree.predict(features) for tree in self._model.estimators_])
+            return per_tree.mean(axis=0), per_tree.std(axis=0)
+        if self.name == "gbt":
+            return self._model.predict(features), np.zeros(len(features))
+        _, neighbours = self._model.kneighbors(self._scaler.transform(features))
+        values = self._values[neighbours]
+        return values.mean(axis=1), values.std(axis=1)
+
+
+def expected_improvement(mean: np.ndarray, spread: np.ndarray, best: float) -> np.ndarray:
+    """EI of each configuration over ``best`` (maximising); the mean itself where there is no spread."""
+    if not np.any(spread > 0):
+        return mean
+    spread = np.maximum(spread, 1e-12)
+    z = (mean - best) / spread
+    return (mean - best) * norm.cdf(z) + spread * norm.pdf(z)

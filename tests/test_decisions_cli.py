@@ -1,0 +1,73 @@
+"""The explore and geometry commands: JSON keys and one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from gpuperf.cli import main
+
+
+def write_space(path, optimum: tuple[int, int], scale: float = 1.0) -> str:
+    xs, ys = np.meshgrid(np.arange(1, 11), [1, 2, 4, 8, 16], indexing="ij")
+    frame = pd.DataFrame({"bx": xs.ravel(), "tile": ys.ravel()})
+    frame["time_ms"] = scale * (1 + 0.1 * (frame["bx"] - optimum[0]) ** 2 + 0.2 * np.abs(np.log2(frame["tile"] / optimum[1])))
+    frame.to_csv(path, index=False)
+    return str(path)
+
+
+def run_json(capsys, argv: list[str]) -> dict:
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_explore_json_with_training_tables(tmp_path, capsys):
+    space = write_space(tmp_path / "target.csv", (7, 4))
+    train = [write_space(tmp_path / f"other{i}.csv", (7 + i % 2, 4), 1 + i) for i in range(3)]
+    argv = ["explore", space, "--params", "bx,tile", "--json", "--budget", "20"]
+    for path in train:
+        argv += ["--train", path]
+    result = run_json(capsys, argv)
+    for key in ("evals_to_90", "evals_to_95", "evals_to_99", "random_evals_to_90", "transfer_evals_to_90", "best_time", "order"):
+        assert key in result
+    assert result["best_time"] == 1.0
+    assert result["evals_to_90"] <= 2 and result["transfer_evals_to_90"] >= 1
+    assert 1 <= result["random_evals_to_90"] <= 50
+    assert set(result["order"][0]) == {"bx", "tile", "time"}
+    assert len(result["order"]) == result["evaluated"] <= 20
+
+
+def test_explore_online_without_training(tmp_path, capsys):
+    space = write_space(tmp_path / "target.csv", (3, 16))
+    result = run_json(capsys, ["explore", space, "--params", "bx,tile", "--json", "--model", "knn", "--budget", "50"])
+    assert result["transfer_evals_to_90"] is None
+    assert result["evals_to_99"] is not None and result["method"] == "online (knn)"
+
+
+def test_explore_bad_input_is_one_line(tmp_path, capsys):
+    space = write_space(tmp_path / "target.csv", (3, 16))
+    assert main(["explore", space, "--params", "bx,width", "--json"]) == 2
+    assert "target.csv: missing parameter column(s) width" in capsys.readouterr().err
+    text = (tmp_path / "target.csv").read_text().splitlines()
+    text[3] = text[3].rsplit(",", 1)[0] + ",slow"
+    (tmp_path / "broken.csv").write_text("\n".join(text) + "\n")
+    assert main(["explore", str(tmp_path / "broken.csv"), "--params", "bx,tile"]) == 2
+    err = capsys.readouterr().err
+    assert "broken.csv: line 4: time_ms='slow' is not a positive number" in err and len(err.strip().splitlines()) == 1
+    (tmp_path / "empty.csv").write_text("bx,tile,time_ms\n")
+    assert main(["explore", str(tmp_path / "empty.csv"), "--params", "bx,tile"]) == 2
+    assert "empty.csv: the table has no rows" in capsys.readouterr().err
+    assert main(["explore", space, "--params", "bx,tile", "--model", "svm"]) == 2
+    assert "unknown model 'svm'" in capsys.readouterr().err
+
+
+def test_geometry_json(capsys):
+    result = run_json(capsys, ["geometry", "--gpu", "V100", "--trip", "128", "--policy", "libomptarget", "--json"])
+    assert {k: result[k] for k in ("threads", "blocks", "class", "policy")} == {
+        "threads": 32, "blocks": 4, "class": "ideal", "policy": "libomptarget"}
+    short = run_json(capsys, ["geometry", "--gpu", "V100", "--trip", "40", "--json"])
+    assert (short["threads"], short["blocks"], short["class"]) == (1, 40, "short")
+    assert main(["geometry", "--gpu", "V100", "--trip", "10", "--policy", "fastest"]) == 2
+    assert "unknown launch-geometry policy 'fastest'" in capsys.readouterr().err

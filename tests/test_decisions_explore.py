@@ -1,0 +1,163 @@
+"""Exploring variant spaces: metrics, random baseline, explorers, Kernel Tuner baseline, bad input."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuperf.decisions.explore import explore, plain_transfer_order
+from gpuperf.decisions.explorers import OnlineSearch, run_search
+from gpuperf.decisions.search_metrics import (
+    best_found_curve,
+    evals_to,
+    normalised_performance,
+    random_evals_quantile,
+    random_expected_curve,
+    random_expected_evals,
+    simulate_random,
+)
+from gpuperf.decisions.space import Space, parameter_features, space_from_frame, transfer_matrix
+from gpuperf.errors import GpuperfError
+
+
+def grid_space(optimum: tuple[int, int], where: str = "synthetic", scale: float = 1.0) -> Space:
+    """A 16 x 16 grid whose time grows smoothly away from ``optimum``."""
+    xs, ys = np.meshgrid(np.arange(1, 17), np.arange(1, 17), indexing="ij")
+    configs = pd.DataFrame({"x": xs.ravel(), "y": ys.ravel()})
+    times = scale * (1.0 + 0.05 * ((configs["x"] - optimum[0]) ** 2 + (configs["y"] - optimum[1]) ** 2))
+    return Space(["x", "y"], configs, times.to_numpy(dtype=float), where)
+
+
+# -- metrics ------------------------------------------------------------------------------------
+
+
+def test_evals_to_on_a_hand_made_order():
+    times = np.array([2.0, 1.25, 1.08, 1.0, np.nan])
+    performance = normalised_performance(times)
+    np.testing.assert_allclose(performance, [0.5, 0.8, 1 / 1.08, 1.0, 0.0])
+    order = [4, 0, 1, 2, 3]  # failed first, then slower to faster
+    assert evals_to(performance[order], 0.9) == 4  # 1/1.08 = 0.926
+    assert evals_to(performance[order], 0.95) == 5
+    assert evals_to(performance[order], 0.99) == 5
+    assert evals_to(performance[[0, 1]], 0.9) is None
+    np.testing.assert_allclose(best_found_curve(performance[order]), [0.0, 0.5, 0.8, 1 / 1.08, 1.0])
+
+
+def test_random_expectation_matches_simulation():
+    rng = np.random.default_rng(3)
+    performance = normalised_performance(rng.uniform(1.0, 3.0, 60))
+    good = int(np.sum(performance >= 0.9))
+    expected = random_expected_evals(performance, 0.9)
+    assert expected == pytest.approx(61 / (good + 1))
+    simulated = simulate_random(performance, 0.9, seeds=3000)
+    assert simulated.mean() == pytest.approx(expected, rel=0.06)
+    assert random_evals_quantile(performance, 0.9, 0.5) == pytest.approx(np.median(simulated), abs=1)
+    curve = random_expected_curve(performance, [1, 5, 20])
+    draws = np.array([np.maximum.accumulate(performance[rng.permutation(60)])[[0, 4, 19]] for _ in range(3000)])
+    np.testing.assert_allclose(curve, draws.mean(axis=0), rtol=0.02)
+    assert curve[0] == pytest.approx(performance.mean())
+
+
+# -- explorers ----------------------------------------------------------------------------------
+
+
+def test_online_search_finds_the_best_of_a_smooth_space():
+    space = grid_space((11, 5))
+    features = parameter_features(space.configs, space.params)
+    for seed in (0, 1):
+        order = run_search(OnlineSearch(features, "et", seed), space.times, budget=60)
+        assert evals_to(space.performance[order], 1.0) is not None
+        assert len(order) <= 40  # random order needs 128.5 on average
+    assert random_expected_evals(space.performance, 1.0) == pytest.approx(257 / 2)
+
+
+def test_transfer_guided_uses_other_gpus_and_recovers_when_they_mislead():
+    similar = [grid_space((10, 5), "a", 2.0), grid_space((11, 6), "b", 0.5), grid_space((11, 4), "c", 3.0)]
+    target = grid_space((11, 5), "target")
+    result = explore(target, similar, budget=50, random_seeds=20)
+    assert result.evals(0.9) <= 2
+    assert result.evals(1.0) is not None
+
+    misleading = [grid_space((2, 15), "a"), grid_space((3, 14), "b"), grid_space((2, 14), "c")]
+    misled = explore(target, misleading, budget=80, random_seeds=20)
+    transfer = plain_transfer_order(target, misleading)
+    assert misled.evals(0.9) is not None
+    assert misled.evals(0.9) < evals_to(target.performance[transfer], 0.9)
+    assert misled.baselines["transfer_evals_to_90"] == evals_to(target.performance[transfer], 0.9)
+
+
+def test_static_model_ranks_unmeasured_configurations_by_the_model():
+    train = [grid_space((8, 8), "a"), grid_space((8, 9), "b")]
+    # The target has configurations the others never measured (x up to 20).
+    xs, ys = np.meshgrid(np.arange(1, 21), np.arange(1, 17), indexing="ij")
+    configs = pd.DataFrame({"x": xs.ravel(), "y": ys.ravel()})
+    times = 1.0 + 0.05 * ((configs["x"] - 8) ** 2 + (configs["y"] - 8) ** 2)
+    target = Space(["x", "y"], configs, times.to_numpy(dtype=float), "target")
+    result = explore(target, train, refit=False, budget=10, random_seeds=5)
+    assert result.evals(0.95) <= 2
+    assert result.order[0] in set(np.flatnonzero(target.performance >= 0.95))
+
+
+def test_transfer_matrix_matches_configurations_by_value():
+    target = Space(["a", "b"], pd.DataFrame({"a": [16, 32, 64], "b": ["x", "y", "x"]}), np.array([1.0, 2.0, 4.0]), "t")
+    other = Space(["a", "b"], pd.DataFrame({"a": [64.0, 16.0], "b": ["x", "x"]}), np.array([2.0, np.nan]), "o")
+    matrix = transfer_matrix(target, [other])
+    np.testing.assert_array_equal(matrix[:, 0], [0.0, np.nan, 1.0])  # failed: 0; absent: NaN
+
+
+def test_kernel_tuner_strategies_run_on_the_space_through_simulation_mode():
+    from gpuperf.decisions.kernel_tuner_baseline import strategy_orders
+
+    space = grid_space((5, 5))
+    space.times[3] = np.nan  # a failed configuration stays searchable
+    orders = strategy_orders(space, ("random_sample", "genetic_algorithm"), budget=12, seeds=2)
+    for strategy, runs in orders.items():
+        for order in runs:
+            assert len(order) == 12 and len(set(order)) == 12, strategy
+            assert all(0 <= i < len(space) for i in order)
+    assert orders["random_sample"][0] != orders["random_sample"][1]
+
+
+# -- bad input ----------------------------------------------------------------------------------
+
+
+def table() -> pd.DataFrame:
+    rows = list(itertools.product([1, 2], [8, 16]))
+    return pd.DataFrame({"p": [r[0] for r in rows], "q": [r[1] for r in rows], "time_ms": [1.0, 2.0, 3.0, 4.0]})
+
+
+def test_space_from_frame_reads_failures_and_rejects_bad_tables():
+    frame = table().astype({"time_ms": object})
+    frame.loc[1, "time_ms"] = "CompilationFailedConfig"
+    space = space_from_frame(frame, ["p", "q"], "time_ms", "t.csv")
+    assert np.isnan(space.times[1]) and space.best_time == 1.0
+
+    with pytest.raises(GpuperfError, match=r"t\.csv: missing parameter column\(s\) r"):
+        space_from_frame(table(), ["p", "r"], "time_ms", "t.csv")
+    bad = table().astype({"time_ms": object})
+    bad.loc[2, "time_ms"] = "fast"
+    with pytest.raises(GpuperfError, match=r"t\.csv: line 4: time_ms='fast' is not a positive number"):
+        space_from_frame(bad, ["p", "q"], "time_ms", "t.csv")
+    with pytest.raises(GpuperfError, match=r"t\.csv: the table has no rows"):
+        space_from_frame(table().iloc[:0], ["p", "q"], "time_ms", "t.csv")
+    with pytest.raises(GpuperfError, match=r"t\.csv: line 6: configuration 2,16 appears twice"):
+        space_from_frame(pd.concat([table(), table().iloc[[3]]]), ["p", "q"], "time_ms", "t.csv")
+    with pytest.raises(GpuperfError, match=r"missing time column 'time_s'"):
+        space_from_frame(table(), ["p", "q"], "time_s", "t.csv")
+
+
+def test_a_bundled_space_subset_round_trips_through_a_kernel_tuner_cache(tmp_path):
+    from gpuperf.decisions.bundled_spaces import subset, tuning_families
+    from gpuperf.decisions.kernel_tuner_baseline import strategy_order, write_space_cache
+
+    family = next(f for f in tuning_families() if f.name == "hub/convolution")
+    space = subset(family.spaces["RTX 3090"], 150, seed=1)
+    assert np.isnan(space.times).any()  # failed configurations are part of the space
+    cache = write_space_cache(space, tmp_path / "space.json")
+    visited = strategy_order(cache, space, "random_sample", budget=10_000)
+    # Exactly the space's configurations, less the failed ones (Kernel Tuner never tries those).
+    assert sorted(visited) == list(np.flatnonzero(np.isfinite(space.times)))
+    assert len(space.without_failures()) == len(visited)

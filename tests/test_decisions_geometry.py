@@ -1,0 +1,114 @@
+"""Launch-geometry policies on hand-worked cases, the learned model and the block-shape evaluation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuperf.decisions.geometry import (
+    KernelDescriptor,
+    choose_geometry,
+    device_descriptor,
+    max_occupancy_threads,
+)
+from gpuperf.decisions.geometry_eval import choices, summarise
+from gpuperf.decisions.geometry_model import ChoiceTable, GeometryModel
+from gpuperf.errors import GpuperfError
+from gpuperf.features.occupancy import occupancy
+
+
+def test_libomptarget_rule():
+    # 3200 default teams of 128 threads; fewer iterations lower the threads.
+    assert choose_geometry("V100", 128, policy="libomptarget").as_dict()["threads"] == 32
+    assert choose_geometry("V100", 128, policy="libomptarget").blocks == 4
+    assert choose_geometry("V100", 129, policy="libomptarget").blocks == 5
+    mid = choose_geometry("V100", 200_000, policy="libomptarget")  # ceil(200000 / 3200) = 63 -> 64 threads
+    assert (mid.threads, mid.blocks) == (64, 3125)
+    long = choose_geometry("V100", 10_000_000, policy="libomptarget")  # blocks reused: capped at 3200
+    assert (long.threads, long.blocks) == (128, 3200)
+
+
+def test_llvm_default():
+    chosen = choose_geometry("V100", 1000, policy="llvm")
+    assert (chosen.threads, chosen.blocks, chosen.policy) == (128, 8, "llvm")
+
+
+def test_heuristic_classes_on_v100():
+    device = device_descriptor("V100")  # 80 SMs, 2048 threads and 32 blocks per SM
+    assert device.sms == 80 and device.preferred_threads_per_block == 64
+    short = choose_geometry("V100", 50)
+    assert (short.threads, short.blocks, short.loop_class) == (1, 50, "short")
+    ideal = choose_geometry("V100", 10_000)
+    assert (ideal.threads, ideal.blocks, ideal.loop_class) == (64, 157, "ideal")
+    # 32 blocks of 64 threads fit per SM: 2560 resident blocks.
+    long = choose_geometry("V100", 1_000_000)
+    assert (long.threads, long.blocks, long.loop_class) == (64, 2560, "long")
+    # 128 registers: 4096 per warp, 16 warps per SM, 8 blocks of 2 warps.
+    heavy = choose_geometry("V100", 1_000_000, registers=128)
+    assert (heavy.blocks, heavy.loop_class) == (640, "long")
+    assert choose_geometry("V100", 100_000, registers=128).loop_class == "long"  # 1563 blocks > 640
+    fits = choose_geometry("V100", 40_000, registers=128)  # 625 blocks <= 640
+    assert (fits.blocks, fits.loop_class) == (625, "ideal")
+
+
+def test_occupancy_policy_matches_a_brute_force_search():
+    device = device_descriptor("V100")
+    # 40 registers: 48 warps per SM at most; 1024-thread blocks reach only 32, 768 reach 48.
+    assert max_occupancy_threads(device, 40, 0) == 768
+    chosen = choose_geometry("V100", 100_000, registers=40, policy="occupancy")
+    assert (chosen.threads, chosen.blocks) == (768, 131)
+    spec = device.spec
+    for registers, shared in [(32, 0), (72, 0), (24, 20_000), (128, 4_096)]:
+        warps = {}
+        for threads in range(32, 1025, 32):
+            try:
+                warps[threads] = occupancy(spec, threads, registers, shared).active_warps_per_sm
+            except GpuperfError:  # more registers than one block may have
+                continue
+        best = max(t for t, w in warps.items() if w == max(warps.values()))
+        assert max_occupancy_threads(device, registers, shared) == best
+
+
+def test_bad_geometry_input():
+    with pytest.raises(GpuperfError, match="trip count 0"):
+        choose_geometry("V100", 0)
+    with pytest.raises(GpuperfError, match="unknown launch-geometry policy 'heuristc'; did you mean heuristic"):
+        choose_geometry("V100", 10, policy="heuristc")
+    with pytest.raises(GpuperfError, match="unknown GPU"):
+        choose_geometry("no such gpu", 10)
+    assert KernelDescriptor(5).registers == 32
+
+
+def synthetic_choice_table(best_threads: int, gpu: str = "V100") -> ChoiceTable:
+    """Groups of 1-D block sizes whose time is lowest at ``best_threads``."""
+    rows = []
+    for group in range(6):
+        for threads in range(32, 1025, 32):
+            time = (1 + group) * (1 + 0.3 * abs(np.log2(threads / best_threads)))
+            rows.append({"group": group, "bx": threads, "by": 1, "threads": threads,
+                         "blocks": 2**20 / threads, "registers": np.nan, "smem": np.nan, "time": time})
+    return ChoiceTable("synthetic", "k", "k", gpu, pd.DataFrame(rows))
+
+
+def test_geometry_model_learns_the_best_block_size():
+    model = GeometryModel(trees=20).fit([synthetic_choice_table(256), synthetic_choice_table(256, "K20")])
+    device = device_descriptor("V100")
+    assert model.choose_threads(device, KernelDescriptor(2**20)) == 256
+    chosen = choose_geometry("V100", 2**20)  # the model policy itself needs the bundled data (benchmarks)
+    assert chosen.policy == "heuristic"
+
+
+def test_block_shape_evaluation_scores_each_policy():
+    table = synthetic_choice_table(256)
+    model = GeometryModel(trees=20).fit([table])
+    picked = choices(table, model)
+    assert len(picked) == 6
+    assert (picked["llvm_threads"] == 128).all()
+    assert (picked["heuristic_threads"] == 64).all()  # V100's preferred block
+    assert (picked["occupancy_threads"] == 1024).all()  # full occupancy at 1024 and smaller: the largest
+    assert (picked["best_threads"] == 256).all() and (picked["model_threads"] == 256).all()
+    summary = summarise(picked)
+    assert summary["llvm"]["speedup_vs_llvm"] == pytest.approx(1.0)
+    assert summary["best"]["speedup_vs_llvm"] == pytest.approx(1.3)
+    assert summary["heuristic"]["within_10pct"] == 0.0 and summary["model"]["within_10pct"] == 1.0
