@@ -19,8 +19,13 @@ from gpuperf.evaluation.published import (
     published_predictions,
 )
 from gpuperf.evaluation.reproduce import (
+    PRIMARY_RUN,
     compare_with_paper,
+    log_mean_predictions,
+    macro_score,
+    nested_selection,
     rodinia_table,
+    run_protocol,
     run_rodinia,
     scenario,
     target_check,
@@ -74,10 +79,11 @@ def test_small_reproduction_runs_and_compares_with_the_paper(small):
     result = run_rodinia(small, scenarios=("bsp", "select5"), models=("linear", "m5p"),
                          protocols=("gpu",), max_train_rows=30)
     assert set(result.evaluations) == {"bsp/linear/gpu", "bsp/m5p/gpu", "select5/linear/gpu", "select5/m5p/gpu",
-                                       "ensemble/vote/gpu"}
+                                       f"{PRIMARY_RUN}/gpu"}
     macro = result.macro("gpu")
     assert list(macro.columns) == ["GTX Titan", "Tesla K20", "Tesla K40"]
-    assert np.isfinite(macro.loc["bsp/m5p"]).all() and np.isfinite(macro.loc["ensemble/vote"]).all()
+    assert np.isfinite(macro.loc["bsp/m5p"]).all() and np.isfinite(macro.loc[PRIMARY_RUN]).all()
+    assert list(result.choices["gpu"].index) == ["GTX Titan", "Tesla K20", "Tesla K40"]
     for evaluation in result.evaluations.values():  # held-out GPU rows only, all predicted
         predictions = evaluation.predictions
         assert (predictions["gpu"] == predictions["fold"]).all() and len(predictions) == len(small)
@@ -89,6 +95,41 @@ def test_small_reproduction_runs_and_compares_with_the_paper(small):
     assert (targets["paper_best_model"].isin(["LinearRegression", "RF", "SVM"])).all()
     with pytest.raises(GpuperfError, match="no leave-one-GPU-out results"):
         target_check(result, "gpuperf/gbt")
+
+
+def test_nested_selection_chooses_without_seeing_the_held_out_gpu(small):
+    """Each held-out GPU gets the option with the best inner (training GPUs only) figure, and its
+    predictions are that option's outer predictions; changing the held-out GPU's measured times
+    cannot change the choice."""
+    candidates = ["bsp/linear", "bsp/m5p"]
+    outer = {f"{c}/gpu": run_protocol(small, *c.split("/"), "gpu", 30) for c in candidates}
+    evaluation, choices = nested_selection(small, outer, candidates, "gpu", inner_max_train_rows=30)
+    for gpu, row in choices.iterrows():
+        inner_rows = small[small["gpu"] != gpu]
+        inner = {c: run_protocol(inner_rows, *c.split("/"), "gpu", 30).predictions for c in candidates}
+        single = {c: macro_score(inner[c]) for c in candidates}
+        vote = macro_score(log_mean_predictions(list(inner.values())))
+        assert row["inner_score"] == pytest.approx(min(*single.values(), vote))
+        members = [c for c in candidates if c in row["choice"]]
+        parts = [outer[f"{c}/gpu"].predictions for c in members]
+        expected = log_mean_predictions([part[part["fold"] == gpu] for part in parts])
+        got = evaluation.predictions[evaluation.predictions["fold"] == gpu]
+        assert np.allclose(got["predicted"].to_numpy(), expected["predicted"].to_numpy())
+    scrambled = small.copy()
+    titan = scrambled["gpu"] == "GTX Titan"
+    scrambled.loc[titan, "time_s"] = scrambled.loc[titan, "time_s"].to_numpy()[::-1] * 100
+    _, again = nested_selection(scrambled, {f"{c}/gpu": run_protocol(scrambled, *c.split("/"), "gpu", 30)
+                                            for c in candidates}, candidates, "gpu", inner_max_train_rows=30)
+    assert again.loc["GTX Titan", "choice"] == choices.loc["GTX Titan", "choice"]
+    with pytest.raises(GpuperfError, match="no gpu run for bsp/gbt"):
+        nested_selection(small, outer, ["bsp/gbt"], "gpu")
+
+
+def test_log_mean_predictions_is_the_geometric_mean_on_shared_rows():
+    a = pd.DataFrame({"fold": ["x", "x"], "row": [1, 2], "predicted": [2.0, 4.0]})
+    b = pd.DataFrame({"fold": ["x"], "row": [2], "predicted": [16.0]})
+    combined = log_mean_predictions([a, b])
+    assert combined["row"].tolist() == [2] and combined["predicted"].tolist() == [8.0]
 
 
 def test_bsp_lambda_calibrated_on_one_size_predicts_other_sizes_of_that_board():

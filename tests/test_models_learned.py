@@ -54,7 +54,21 @@ def test_log_target_fits_power_law_exactly_with_linear_model_on_log_inputs():
     model = LogTarget(make_pipeline(StandardScaler(), LinearRegression()))
     model.fit(np.log(X), y)
     assert np.allclose(model.predict(np.log(X)), y, rtol=1e-8)
-    assert model.get_params(deep=False) == {"regressor": model.regressor}
+    assert model.get_params(deep=False) == {"regressor": model.regressor, "bound_factor": 8.0}
+
+
+def test_log_target_bounds_runaway_extrapolation_to_the_widened_training_range():
+    """A log-target linear model extrapolates exponentially; predictions stay within
+    [min(y) / 8, max(y) * 8] of the training times, while in-range predictions are untouched."""
+    x = np.linspace(0.0, 1.0, 50).reshape(-1, 1)
+    y = np.exp2(20.0 * x.ravel() - 10.0)  # 2^-10 .. 2^10
+    far = np.array([[50.0], [-50.0], [0.5]])
+    unbounded = LogTarget(LinearRegression(), bound_factor=None).fit(x, y).predict(far)
+    assert unbounded[0] > 1e250 and unbounded[1] < 1e-250  # 2^990 and 2^-1010
+    bounded = LogTarget(LinearRegression()).fit(x, y).predict(far)
+    assert bounded[0] == pytest.approx(y.max() * 8) and bounded[1] == pytest.approx(y.min() / 8)
+    assert bounded[2] == pytest.approx(1.0)
+    assert clone(LogTarget(LinearRegression(), bound_factor=2.0)).bound_factor == 2.0
 
 
 def test_log_target_set_params_and_nested_params():

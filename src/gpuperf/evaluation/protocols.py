@@ -145,7 +145,9 @@ def leave_one_group_out(
     columns = _as_columns(group)
     where = name or f"leave-one-{'-'.join(columns)}-out"
     frame = _usable_rows(frame, [*features, *columns], target, where)
-    labels = frame[columns].astype(str).agg("/".join, axis=1)
+    labels = frame[columns[0]].astype(str)  # one column: no slow row-wise join
+    if len(columns) > 1:
+        labels = frame[columns].astype(str).agg("/".join, axis=1)
     wanted = sorted(labels.unique()) if groups is None else [str(g) for g in groups]
     unknown = [g for g in wanted if g not in set(labels)]
     if unknown:

@@ -30,7 +30,13 @@ class LogTarget(TransformedTargetRegressor):
     """Fit ``regressor`` on log2(y) and predict exp2 of its output (times must be positive).
 
     Amaris et al. fit every model on the log2 of the execution time: relative errors then weigh
-    the same for a 10 us and a 10 s kernel.
+    the same for a 10 us and a 10 s kernel. A linear model (or a model tree's leaf models) on a
+    log target extrapolates exponentially: one input far outside the training range can give
+    1e85 s. Predictions are therefore bounded to the training times widened by ``bound_factor``,
+    ``[min(y) / bound_factor, max(y) * bound_factor]`` (``None``: unbounded). The default 8 lets
+    a model extrapolate three doublings past what it saw, which covers the GPU-to-GPU and
+    size-to-size spread of the bundled tables, and caps the damage of a runaway extrapolation at
+    that factor.
     """
 
     func = np.log2
@@ -38,8 +44,24 @@ class LogTarget(TransformedTargetRegressor):
     transformer = None
     check_inverse = False
 
-    def __init__(self, regressor=None):
+    def __init__(self, regressor=None, bound_factor: float | None = 8.0):
         self.regressor = regressor
+        self.bound_factor = bound_factor
+
+    def fit(self, X, y, **fit_params):
+        super().fit(X, y, **fit_params)
+        log_y = np.log2(np.asarray(y, dtype=float))
+        widen = 0.0 if self.bound_factor is None else np.log2(self.bound_factor)
+        self.log_bounds_ = (float(log_y.min() - widen), float(log_y.max() + widen))
+        return self
+
+    def predict(self, X, **predict_params):
+        """exp2 of the regressor's log2 prediction, clipped to the widened training range."""
+        check_is_fitted(self)
+        log_predicted = np.asarray(self.regressor_.predict(X, **predict_params), dtype=float)
+        if self.bound_factor is not None:
+            log_predicted = np.clip(log_predicted, *self.log_bounds_)
+        return np.exp2(log_predicted)
 
 
 def signed_log1p(values):
