@@ -264,6 +264,50 @@ def advise_step(report: DemoReport) -> None:
     )
 
 
+def explore_step(report: DemoReport) -> None:
+    """Model-guided exploration of the bundled pnpoly spaces, each GPU left out in turn."""
+    from gpuperf.decisions.bundled_spaces import leave_one_gpu_out, tuning_families
+    from gpuperf.decisions.explore import explore
+
+    family = next(f for f in tuning_families() if f.name == "schoonhoven/pnpoly")
+    rows = []
+    for gpu, space, train in leave_one_gpu_out(family):
+        result = explore(space, train, budget=100, random_seeds=100)
+        rows.append({"gpu": gpu, "configurations": len(space), "evals_to_90": result.evals(0.9),
+                     "transfer_evals_to_90": result.baselines["transfer_evals_to_90"],
+                     "random_evals_to_90": result.baselines["random_evals_to_90"],
+                     "evals_to_99": result.evals(0.99)})
+    frame = pd.DataFrame(rows)
+    frame.to_csv(report.out / "explore_pnpoly.csv", index=False)
+    report.add(
+        "Exploring a tuning space",
+        f"Schoonhoven et al.'s pnpoly space on each GPU, explored in the order a model trained on the other "
+        f"GPUs predicts (refitted as measurements arrive), against plain transfer (mean normalised performance "
+        f"on the other GPUs) and random order (mean of 100 seeds) ([explore_pnpoly.csv](explore_pnpoly.csv)). "
+        f"`python benchmarks/bench_explore.py` runs every bundled space.\n\n{_markdown_table(frame)}",
+    )
+
+
+def geometry_step(report: DemoReport) -> None:
+    """Threads and blocks for parallel loops of several trip counts on the H100, by each policy."""
+    from gpuperf.decisions.geometry import RULES, choose_geometry
+
+    rows = []
+    for trip in (10, 128, 4096, 1_000_000, 100_000_000):
+        for policy in RULES:
+            chosen = choose_geometry("H100", trip, registers=32, policy=policy)
+            rows.append({"trip": trip, "policy": policy, "threads": chosen.threads, "blocks": chosen.blocks,
+                         "class": chosen.loop_class})
+    frame = pd.DataFrame(rows)
+    frame.to_csv(report.out / "geometry.csv", index=False)
+    report.add(
+        "Launch geometry",
+        "Threads per block and blocks for a parallel loop (32 registers, no shared memory) on the H100 "
+        "([geometry.csv](geometry.csv)); `python benchmarks/bench_geometry.py` evaluates the policies on the "
+        f"measured block-shape spaces and times them.\n\n{_markdown_table(frame)}",
+    )
+
+
 STEPS: dict[str, Callable[[DemoReport], None]] = {
     "catalog": catalog_step,
     "features": features_step,
@@ -272,6 +316,8 @@ STEPS: dict[str, Callable[[DemoReport], None]] = {
     "linear-model": linear_model_step,
     "models": models_step,
     "advise": advise_step,
+    "explore": explore_step,
+    "geometry": geometry_step,
 }
 
 
