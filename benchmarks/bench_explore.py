@@ -177,7 +177,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="Schoonhoven pnpoly and convolution, 1 seed each")
     parser.add_argument("--families", help="comma-separated family names (default: all)")
-    parser.add_argument("--model", default="et")
+    parser.add_argument("--model", default="gp")
     parser.add_argument("--budget", type=int, default=200)
     parser.add_argument("--seeds", type=int, default=3, help="seeds of the transfer-guided search")
     parser.add_argument("--online-seeds", type=int, default=3)

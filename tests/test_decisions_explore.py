@@ -67,10 +67,11 @@ def test_random_expectation_matches_simulation():
 def test_online_search_finds_the_best_of_a_smooth_space():
     space = grid_space((11, 5))
     features = parameter_features(space.configs, space.params)
-    for seed in (0, 1):
-        order = run_search(OnlineSearch(features, "et", seed), space.times, budget=60)
-        assert evals_to(space.performance[order], 1.0) is not None
-        assert len(order) <= 40  # random order needs 128.5 on average
+    for model in ("gp", "et"):
+        for seed in (0, 1):
+            order = run_search(OnlineSearch(features, model, seed), space.times, budget=60)
+            assert evals_to(space.performance[order], 1.0) is not None
+            assert len(order) <= 40, model  # random order needs 128.5 on average
     assert random_expected_evals(space.performance, 1.0) == pytest.approx(257 / 2)
 
 

@@ -14,7 +14,9 @@ def explore_command(
     params: str = typer.Option(..., "--params", help="Comma-separated parameter columns, e.g. MWG,NWG,VWM."),
     target: Optional[str] = typer.Option(None, "--target", help="Time column (default: time_ms, time_s or time)."),
     train: Optional[list[str]] = typer.Option(None, "--train", help="The same parameters measured on another GPU (repeatable)."),
-    model: str = typer.Option("et", "--model", help="Surrogate refitted as measurements arrive: et, rf, gbt or knn."),
+    model: Optional[str] = typer.Option(
+        None, "--model", help="Surrogate: gp (default), et, rf, gbt or knn (et with --no-refit)."
+    ),
     budget: int = typer.Option(200, "--budget", help="At most this many evaluations."),
     refit: bool = typer.Option(True, "--refit/--no-refit", help="Refit after each measurement (--no-refit: one ranking from --train)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),

@@ -29,7 +29,8 @@ from gpuperf.decisions.space import Space, parameter_features, transfer_matrix
 from gpuperf.decisions.surrogates import SURROGATES
 from gpuperf.errors import GpuperfError, unknown_name_error
 
-DEFAULT_MODEL = "et"
+DEFAULT_MODEL = "gp"  # refitted after every measurement
+STATIC_MODEL = "et"  # trained once on whole tables (too many rows for a Gaussian process)
 DEFAULT_BUDGET = 200
 RANDOM_SEEDS = 100
 
@@ -53,14 +54,18 @@ class ExploreResult:
 def make_explorer(
     space: Space,
     train: Sequence[Space] = (),
-    model: str = DEFAULT_MODEL,
+    model: str | None = None,
     refit: bool = True,
     seed: int = 0,
-    initial: int = 5,
+    initial: int = 10,
 ):
-    """The explorer for ``space``: transfer-guided with ``train``, online without."""
+    """The explorer for ``space``: transfer-guided with ``train``, online without; ``model``
+    defaults to ``gp`` (``et`` for a ranking without refits)."""
+    model = model or (DEFAULT_MODEL if refit else STATIC_MODEL)
     if model not in SURROGATES:
         raise unknown_name_error("model", model, SURROGATES)
+    if model == "gp" and not refit:
+        raise GpuperfError("a Gaussian process cannot be trained on whole tables; with --no-refit use et, rf, gbt or knn")
     features = parameter_features(space.configs, space.params)
     if not train:
         if not refit:
@@ -82,7 +87,7 @@ def plain_transfer_order(space: Space, train: Sequence[Space], budget: int | Non
 def explore(
     space: Space,
     train: Sequence[Space] = (),
-    model: str = DEFAULT_MODEL,
+    model: str | None = None,
     refit: bool = True,
     budget: int = DEFAULT_BUDGET,
     seed: int = 0,
@@ -95,7 +100,7 @@ def explore(
     order = run_search(explorer, space.times, budget)
     performance = space.performance
     method = ("transfer-guided" if refit else "static model") if train else "online"
-    result = ExploreResult(order, performance, f"{method} ({model})")
+    result = ExploreResult(order, performance, f"{method} ({model or (DEFAULT_MODEL if refit else STATIC_MODEL)})")
     for fraction in FRACTIONS:
         label = f"{round(fraction * 100)}"
         result.baselines[f"random_expected_evals_to_{label}"] = random_expected_evals(performance, fraction)

@@ -13,7 +13,7 @@ counts as half a unit of log below the worst measured time.
   - transfer expected improvement: treat the new GPU as one of the others, weighted by how
     well each agrees with the measured points (relative log performance, Gaussian weight with
     ``sigma``), and pick the largest expected gain over the best found so far;
-  - model expected improvement: a surrogate (rf, et, gbt, knn) refitted on the measured
+  - model expected improvement: a surrogate (gp, et, rf, gbt, knn) refitted on the measured
     points over the parameters plus each other GPU's log performance of the configuration.
 * :class:`StaticModel`: a surrogate fitted once on other GPUs' normalised performance (no
   refit; at most ``STATIC_ROWS`` rows, drawn at random); configurations the others measured
@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gpuperf.decisions.surrogates import Surrogate, expected_improvement
+from gpuperf.decisions.surrogates import Surrogate, expected_improvement, unit_scale
 
 FLOOR = 1e-3  # normalised performance below this counts as this (failures are 0)
 NEAR_BEST = 0.95  # the first pick: the configuration most often within 5 % of the best elsewhere
@@ -107,7 +107,7 @@ class TransferGuided:
         self,
         features: np.ndarray,
         transfer: np.ndarray,
-        model: str = "et",
+        model: str = "gp",
         seed: int = 0,
         transfer_steps: int = 3,
         period: int = 2,
@@ -120,7 +120,7 @@ class TransferGuided:
         self.prior = _rank_scale(np.nan_to_num(mean, nan=-1.0))
         near_best = np.sum(np.nan_to_num(transfer, nan=0.0) >= NEAR_BEST, axis=1)
         self.first = _best_unmeasured(near_best.astype(float), [], self.prior)
-        self.features = np.hstack([features, self.logs, np.median(self.logs, axis=1, keepdims=True)])
+        self.features = unit_scale(np.hstack([features, self.logs, np.median(self.logs, axis=1, keepdims=True)]))
         self.model, self.seed = model, seed
         self.transfer_steps, self.period, self.sigma, self.refit = transfer_steps, period, sigma, refit
 
@@ -191,8 +191,8 @@ class StaticModel:
 class OnlineSearch:
     """No prior data: random picks first, then the refitted surrogate's expected improvement."""
 
-    def __init__(self, features: np.ndarray, model: str = "et", seed: int = 0, initial: int = 5):
-        self.features, self.model, self.seed = features, model, seed
+    def __init__(self, features: np.ndarray, model: str = "gp", seed: int = 0, initial: int = 10):
+        self.features, self.model, self.seed = unit_scale(features), model, seed
         self.rng = np.random.default_rng(seed)
         self.start = self.rng.permutation(len(features))[: max(1, initial)]
         self.tie_break = self.rng.random(len(features))

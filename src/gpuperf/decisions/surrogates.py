@@ -1,21 +1,29 @@
 """Surrogate models an exploration refits on the configurations measured so far.
 
-Each predicts a mean and a spread per configuration: the spread of the trees' predictions
-(``rf``, ``et``), of the neighbours' values (``knn``), or none (``gbt``, which is then greedy).
-The acquisition is the expected improvement over the best measured value (higher is better).
+Each predicts a mean and a spread per configuration: the posterior standard deviation of a
+Gaussian process (``gp``: Matern 5/2 with one length scale per feature, fitted by maximum
+likelihood at every refit), the spread of the trees' predictions (``rf``, ``et``), of the
+neighbours' values (``knn``), or none (``gbt``, which is then greedy). Features should be
+scaled to [0, 1] (:func:`unit_scale`). The acquisition is the expected improvement over the
+best measured value (higher is better).
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy.stats import norm
 from sklearn.ensemble import ExtraTreesRegressor, GradientBoostingRegressor, RandomForestRegressor
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.gaussian_process import GaussianProcessRegressor
+from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
 from sklearn.neighbors import NearestNeighbors
 from sklearn.preprocessing import StandardScaler
 
 from gpuperf.errors import unknown_name_error
 
-SURROGATES = ("rf", "et", "gbt", "knn")
+SURROGATES = ("gp", "et", "rf", "gbt", "knn")
 TREES = 50
 
 
@@ -30,6 +38,16 @@ class Surrogate:
     def fit(self, features: np.ndarray, values: np.ndarray) -> "Surrogate":
         n = len(values)
         self._values = np.asarray(values, dtype=float)
+        if self.name == "gp":
+            width = features.shape[1]
+            kernel = ConstantKernel(1.0, (1e-2, 1e2)) * Matern(
+                np.full(width, 0.5), (1e-2, 1e2), nu=2.5
+            ) + WhiteKernel(1e-3, (1e-6, 1e-1))
+            self._model = GaussianProcessRegressor(kernel, normalize_y=True, random_state=self.seed)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                self._model.fit(features, self._values)
+            return self
         if self.name == "rf":
             self._model = RandomForestRegressor(TREES, max_features=0.7, random_state=self.seed, n_jobs=1)
         elif self.name == "et":
@@ -47,6 +65,9 @@ class Surrogate:
         return self
 
     def predict(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.name == "gp":
+            mean, spread = self._model.predict(features, return_std=True)
+            return mean, spread
         if self.name in ("rf", "et"):
             per_tree = np.stack([tree.predict(features) for tree in self._model.estimators_])
             return per_tree.mean(axis=0), per_tree.std(axis=0)
@@ -64,3 +85,12 @@ def expected_improvement(mean: np.ndarray, spread: np.ndarray, best: float) -> n
     spread = np.maximum(spread, 1e-12)
     z = (mean - best) / spread
     return (mean - best) * norm.cdf(z) + spread * norm.pdf(z)
+
+
+def unit_scale(features: np.ndarray) -> np.ndarray:
+    """Each column mapped onto [0, 1] (constant columns to 0)."""
+    features = np.asarray(features, dtype=float)
+    if features.size == 0:
+        return features
+    low, high = features.min(axis=0), features.max(axis=0)
+    return (features - low) / np.where(high > low, high - low, 1.0)
