@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.datasets.schema import format_value
-from gpuperf.decisions.space import Space, configuration_keys
+from gpuperf.decisions.space import Space, configuration_keys, plain_value
 from gpuperf.errors import GpuperfError
 
 STRATEGIES = ("random_sample", "genetic_algorithm", "simulated_annealing", "bayes_opt", "greedy_ils", "mls")
@@ -33,7 +33,7 @@ def write_space_cache(space: Space, path: str | Path, kernel_name: str = "kernel
     """``space`` as a closed Kernel Tuner cache file (times in ms, failures as RuntimeFailedConfig)."""
     from gpuperf.datasets.kernel_tuner import write_kernel_tuner_cache
 
-    frame = pd.DataFrame({p: space.configs[p].map(_plain) for p in space.params})
+    frame = pd.DataFrame({p: space.configs[p].map(plain_value) for p in space.params})
     frame.insert(0, "kernel", kernel_name)
     frame.insert(1, "variant", "")
     frame.insert(2, "gpu", device_name)
@@ -42,14 +42,6 @@ def write_space_cache(space: Space, path: str | Path, kernel_name: str = "kernel
     frame["time_s"] = space.times / 1e3  # any unit: written as if ms, read back the same
     frame["status"] = np.where(np.isnan(space.times), "RuntimeFailedConfig", "ok")
     return write_kernel_tuner_cache(frame, path, tune_params_keys=space.params, problem_size=[1])
-
-
-def _plain(value: object) -> object:
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
 
 
 def strategy_order(cache: str | Path, space: Space, strategy: str, budget: int, seed: int = 0) -> list[int]:

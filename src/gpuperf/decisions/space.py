@@ -60,10 +60,11 @@ class Space:
 
     def config(self, index: int) -> dict[str, object]:
         """Configuration ``index`` as ``{param: value}`` (plain Python values)."""
-        return {p: _plain(self.configs[p].iloc[index]) for p in self.params}
+        return {p: plain_value(self.configs[p].iloc[index]) for p in self.params}
 
 
-def _plain(value: object) -> object:
+def plain_value(value: object) -> object:
+    """A NumPy scalar as a plain Python value; whole floats as ints."""
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and value.is_integer():
