@@ -36,18 +36,11 @@ class DemoReport:
 
 
 def _markdown_table(frame: pd.DataFrame, max_rows: int = 40) -> str:
-    shown = frame.head(max_rows)
-    header = "| " + " | ".join(map(str, shown.columns)) + " |"
-    rule = "|" + "---|" * len(shown.columns)
-    rows = ["| " + " | ".join(_cell(v) for v in row) + " |" for row in shown.itertuples(index=False)]
-    more = [f"\n({len(frame) - max_rows} more rows in the CSV)"] if len(frame) > max_rows else []
-    return "\n".join([header, rule, *rows, *more])
+    """The first ``max_rows`` rows as a Markdown table, with a note of how many more the CSV holds."""
+    from gpuperf.evaluation.report import markdown_table
 
-
-def _cell(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value).replace("|", "\\|")
+    more = f"\n\n({len(frame) - max_rows} more rows in the CSV)" if len(frame) > max_rows else ""
+    return markdown_table(frame.head(max_rows), digits=4) + more
 
 
 # -- steps ------------------------------------------------------------------------------------------

@@ -1,0 +1,37 @@
+"""The demo: its steps write their files and sections, and a failing step is reported, not hidden."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gpuperf import demo
+from gpuperf.cli import main
+
+
+def test_demo_steps_write_report_files(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("POCL_MAX_PTHREAD_COUNT", raising=False)  # the demo sets it; restored afterwards
+    assert main(["demo", "--out", str(tmp_path), "--step", "catalog", "--step", "geometry"]) == 0
+    index = (tmp_path / "index.md").read_text()
+    assert "## Kernel catalog" in index and "## Launch geometry" in index
+    assert "(failed)" not in index
+    catalog = pd.read_csv(tmp_path / "catalog.csv")
+    assert {"vector_copy", "stencil2d", "nbody"} <= set(catalog["kernel"])
+    geometry = pd.read_csv(tmp_path / "geometry.csv")
+    libomptarget = geometry[(geometry["policy"] == "libomptarget") & (geometry["trip"] == 128)].iloc[0]
+    assert (libomptarget["threads"], libomptarget["blocks"]) == (32, 4)
+
+
+def test_failing_step_is_reported_in_the_index(tmp_path, monkeypatch) -> None:
+    def broken(report: demo.DemoReport) -> None:
+        raise RuntimeError("no device here")
+
+    monkeypatch.delenv("POCL_MAX_PTHREAD_COUNT", raising=False)
+    monkeypatch.setitem(demo.STEPS, "catalog", broken)
+    demo.run_demo(tmp_path, ["catalog"])
+    assert "## catalog (failed)" in (tmp_path / "index.md").read_text()
+    assert "no device here" in (tmp_path / "index.md").read_text()
+
+
+def test_unknown_step_is_one_clear_error(tmp_path, capsys) -> None:
+    assert main(["demo", "--out", str(tmp_path), "--step", "catalogue"]) == 2
+    assert "unknown demo step 'catalogue'; did you mean catalog" in capsys.readouterr().err
