@@ -39,6 +39,13 @@ def test_explore_json_with_training_tables(tmp_path, capsys):
     assert len(result["order"]) == result["evaluated"] <= 20
 
 
+def test_explore_static_ranking_from_training_tables(tmp_path, capsys):
+    space = write_space(tmp_path / "target.csv", (4, 2))
+    other = write_space(tmp_path / "other.csv", (4, 2), 3.0)
+    result = run_json(capsys, ["explore", space, "--params", "bx,tile", "--train", other, "--no-refit", "--json"])
+    assert result["method"] == "static model (et)" and result["evals_to_99"] == 1
+
+
 def test_explore_online_without_training(tmp_path, capsys):
     space = write_space(tmp_path / "target.csv", (3, 16))
     result = run_json(capsys, ["explore", space, "--params", "bx,tile", "--json", "--model", "knn", "--budget", "50"])
@@ -61,6 +68,8 @@ def test_explore_bad_input_is_one_line(tmp_path, capsys):
     assert "empty.csv: the table has no rows" in capsys.readouterr().err
     assert main(["explore", space, "--params", "bx,tile", "--model", "svm"]) == 2
     assert "unknown model 'svm'" in capsys.readouterr().err
+    assert main(["explore", space, "--params", "bx,tile", "--train", space, "--no-refit", "--model", "gp"]) == 2
+    assert "with --no-refit use et, rf, gbt or knn" in capsys.readouterr().err
 
 
 def test_geometry_json(capsys):

@@ -96,11 +96,12 @@ def explore(
     """Simulate the exploration of a measured ``space`` (stops at its best or after ``budget``)."""
     if budget < 1:
         raise GpuperfError(f"budget {budget} must be at least 1 evaluation")
+    model = model or (DEFAULT_MODEL if refit else STATIC_MODEL)
     explorer = make_explorer(space, train, model, refit, seed)
     order = run_search(explorer, space.times, budget)
     performance = space.performance
     method = ("transfer-guided" if refit else "static model") if train else "online"
-    result = ExploreResult(order, performance, f"{method} ({model or (DEFAULT_MODEL if refit else STATIC_MODEL)})")
+    result = ExploreResult(order, performance, f"{method} ({model})")
     for fraction in FRACTIONS:
         label = f"{round(fraction * 100)}"
         result.baselines[f"random_expected_evals_to_{label}"] = random_expected_evals(performance, fraction)
