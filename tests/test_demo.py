@@ -19,6 +19,9 @@ def test_demo_steps_write_report_files(tmp_path, monkeypatch) -> None:
     geometry = pd.read_csv(tmp_path / "geometry.csv")
     libomptarget = geometry[(geometry["policy"] == "libomptarget") & (geometry["trip"] == 128)].iloc[0]
     assert (libomptarget["threads"], libomptarget["blocks"]) == (32, 4)
+    judged = (tmp_path / "geometry" / "report.md").read_text()
+    assert "heuristic" in judged and "![speedup_vs_llvm](speedup_vs_llvm.png)" in judged
+    assert "| heuristic |" in index  # the short version: one row per policy in the index
 
 
 def test_failing_step_is_reported_in_the_index(tmp_path, monkeypatch) -> None:

@@ -6,6 +6,7 @@ cannot run here (no NVRTC, no OpenCL device) is reported in the index rather tha
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import traceback
@@ -239,6 +240,8 @@ def models_step(report: DemoReport) -> None:
 def advise_step(report: DemoReport) -> None:
     """Optimization suggestions for a stencil on the H100 and on the local device."""
     from gpuperf.decisions.advise import advise_kernel
+    from gpuperf.decisions.advise_eval import summarise
+    from gpuperf.decisions.reports import advisor_study
     from gpuperf.kernels.catalog import get_kernel
 
     kernel = get_kernel("stencil2d[local_x=32,local_y=4,prefetch=0]")
@@ -250,41 +253,39 @@ def advise_step(report: DemoReport) -> None:
                   "confidence": s.confidence} for s in advice.assessed]
     frame = pd.DataFrame(rows)
     frame.to_csv(report.out / "advice.csv", index=False)
+    results, _ = advisor_study(report.out / "advise", ("inputs",))
+    accuracy = summarise(results, ["target"])[["target", "pairs", "sign_accuracy", "sign_accuracy_constant"]]
     report.add(
         "Optimization advice",
         f"Predicted speedups of each optimization in the database for `{kernel.key}` at n = m = 2048 "
         f"([advice.csv](advice.csv)); `gpuperf advise` lists those above a threshold with explanations.\n\n"
-        f"{_markdown_table(frame)}",
+        f"{_markdown_table(frame)}\n\nHow well the advisor predicts the sign of the speedup on inputs held out "
+        f"of its training pairs (report with strip charts: [advise/report.md](advise/report.md); "
+        f"`gpuperf reproduce advisor --split programs` for other programs):\n\n{_markdown_table(accuracy)}",
     )
 
 
 def explore_step(report: DemoReport) -> None:
     """Model-guided exploration of the bundled pnpoly spaces, each GPU left out in turn."""
-    from gpuperf.decisions.bundled_spaces import leave_one_gpu_out, tuning_families
-    from gpuperf.decisions.explore import explore
+    from gpuperf.decisions.reports import exploration_study
 
-    family = next(f for f in tuning_families() if f.name == "schoonhoven/pnpoly")
-    rows = []
-    for gpu, space, train in leave_one_gpu_out(family):
-        result = explore(space, train, budget=100, random_seeds=100)
-        rows.append({"gpu": gpu, "configurations": len(space), "evals_to_90": result.evals(0.9),
-                     "transfer_evals_to_90": result.baselines["transfer_evals_to_90"],
-                     "random_evals_to_90": result.baselines["random_evals_to_90"],
-                     "evals_to_99": result.evals(0.99)})
-    frame = pd.DataFrame(rows)
+    frame, paths = exploration_study(report.out / "explore", "schoonhoven/pnpoly", budget=100)
     frame.to_csv(report.out / "explore_pnpoly.csv", index=False)
     report.add(
         "Exploring a tuning space",
         f"Schoonhoven et al.'s pnpoly space on each GPU, explored in the order a model trained on the other "
         f"GPUs predicts (refitted as measurements arrive), against plain transfer (mean normalised performance "
-        f"on the other GPUs) and random order (mean of 100 seeds) ([explore_pnpoly.csv](explore_pnpoly.csv)). "
-        f"`python benchmarks/bench_explore.py` runs every bundled space.\n\n{_markdown_table(frame)}",
+        f"on the other GPUs) and random order (mean of 100 seeds) ([explore_pnpoly.csv](explore_pnpoly.csv); "
+        f"report with the curves: [explore/report.md](explore/report.md)). `gpuperf reproduce exploration "
+        f"--family NAME` explores another family; `python benchmarks/bench_explore.py` runs every bundled "
+        f"space.\n\n{_markdown_table(frame)}",
     )
 
 
 def geometry_step(report: DemoReport) -> None:
     """Threads and blocks for parallel loops of several trip counts on the H100, by each policy."""
     from gpuperf.decisions.geometry import RULES, choose_geometry
+    from gpuperf.decisions.reports import geometry_study
 
     rows = []
     for trip in (10, 128, 4096, 1_000_000, 100_000_000):
@@ -294,11 +295,15 @@ def geometry_step(report: DemoReport) -> None:
                          "class": chosen.loop_class})
     frame = pd.DataFrame(rows)
     frame.to_csv(report.out / "geometry.csv", index=False)
+    _, paths = geometry_study(report.out / "geometry")
+    judged = pd.DataFrame(json.loads(paths["json"].read_text())["tables"]["Over all choices"])
     report.add(
         "Launch geometry",
         "Threads per block and blocks for a parallel loop (32 registers, no shared memory) on the H100 "
-        "([geometry.csv](geometry.csv)); `python benchmarks/bench_geometry.py` evaluates the policies on the "
-        f"measured block-shape spaces and times them.\n\n{_markdown_table(frame)}",
+        f"([geometry.csv](geometry.csv)).\n\n{_markdown_table(frame)}\n\nEach policy judged on the bundled "
+        "block-shape choices (configurations that differ only in block shape; report with the strip chart: "
+        "[geometry/report.md](geometry/report.md)); `python benchmarks/bench_geometry.py` also times the "
+        f"policies.\n\n{_markdown_table(judged)}",
     )
 
 

@@ -20,6 +20,7 @@ def explore_command(
     budget: int = typer.Option(200, "--budget", help="At most this many evaluations."),
     refit: bool = typer.Option(True, "--refit/--no-refit", help="Refit after each measurement (--no-refit: one ranking from --train)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),
+    report: Optional[str] = typer.Option(None, "--report", help="Also write a report folder (table and curves) here."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Simulate exploring a measured variant space in predicted-best-first order."""
@@ -31,6 +32,13 @@ def explore_command(
     others = [read_space(path, names, target) for path in train or []]
     result = explore(measured, others, model=model, refit=refit, budget=budget, seed=seed)
     summary = result_summary(measured, result)
+    if report:
+        from gpuperf.decisions.explore import plain_transfer_order
+        from gpuperf.decisions.reports import ExploredSpace, exploration_report
+
+        transfer = plain_transfer_order(measured, others, budget) if others else None
+        case = ExploredSpace(space, measured.performance, result.order, transfer, result.method)
+        summary["report"] = str(exploration_report(report, [case], f"Exploring {space}")["markdown"])
     if as_json:
         print_json(summary)
         return

@@ -8,25 +8,42 @@ import typer
 
 from gpuperf.cli.output import print_json
 
-STUDIES = ("rodinia",)
+STUDIES = ("rodinia", "exploration", "advisor", "geometry")
+STUDY_HELP = (
+    "rodinia: Amaris et al. on the Rodinia nvprof table, with BSP on matvec; exploration: a bundled tuning "
+    "family explored with each GPU left out (--family); advisor: the optimization advisor's held-out "
+    "evaluation (--split); geometry: launch-geometry policies on the bundled block-shape choices"
+)
 
 
 def reproduce(
-    study: Annotated[str, typer.Argument(help="rodinia: Amaris et al. on the Rodinia nvprof table, with BSP on matvec")],
-    out: Annotated[str, typer.Option(help="report folder")] = "gpuperf-report/rodinia",
-    full: Annotated[bool, typer.Option(help="every scenario and model (about 10 minutes); default: the quick set")] = False,
+    study: Annotated[str, typer.Argument(help=STUDY_HELP)],
+    out: Annotated[str | None, typer.Option(help="report folder (default gpuperf-report/STUDY)")] = None,
+    full: Annotated[bool, typer.Option(help="rodinia: every scenario and model (about 10 minutes); default: the quick set")] = False,
+    family: Annotated[str, typer.Option(help="exploration: the tuning family")] = "schoonhoven/pnpoly",
+    split: Annotated[list[str] | None, typer.Option(help="advisor: inputs, configurations or programs (repeatable)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the metrics as JSON")] = False,
 ) -> None:
     """Rerun a published study on the bundled data and write its report (Markdown, HTML, plots, JSON)."""
     import json
 
+    from gpuperf.decisions import reports
     from gpuperf.errors import unknown_name_error
     from gpuperf.evaluation.rodinia_report import QUICK_MODELS, QUICK_SCENARIOS, reproduce_rodinia
 
     if study not in STUDIES:
         raise unknown_name_error("study", study, STUDIES)
-    options = {} if full else {"scenarios": QUICK_SCENARIOS, "models": QUICK_MODELS}
-    paths = reproduce_rodinia(out, echo=(lambda line: None) if as_json else print, **options)
+    out = out or f"gpuperf-report/{study}"
+    echo = (lambda line: None) if as_json else print
+    if study == "rodinia":
+        options = {} if full else {"scenarios": QUICK_SCENARIOS, "models": QUICK_MODELS}
+        paths = reproduce_rodinia(out, echo=echo, **options)
+    elif study == "exploration":
+        _, paths = reports.exploration_study(out, family, echo=echo)
+    elif study == "advisor":
+        _, paths = reports.advisor_study(out, tuple(split or ("inputs",)), echo)
+    else:
+        _, paths = reports.geometry_study(out, echo)
     if as_json:
         print_json(json.loads(paths["json"].read_text()) if "json" in paths else {k: str(v) for k, v in paths.items()})
     else:

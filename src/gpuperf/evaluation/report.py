@@ -141,12 +141,14 @@ def write_report(
     dendrogram_of: tuple[np.ndarray, Sequence[str], int | None] | None = None,
     metrics: Mapping | None = None,
     plot_evaluations: Sequence[str] | None = None,
+    plots: Sequence[tuple[str, str, Path]] = (),
 ) -> dict[str, Path]:
     """Write the report files into ``folder`` and return their paths by name.
 
     ``tables`` are shown in order under their names; ``evaluations`` get a per-group metrics table
     (and plots, for those named in ``plot_evaluations``; all by default); ``dendrogram_of`` is
-    (linkage matrix, leaf labels, clusters); ``metrics`` is added to ``metrics.json``.
+    (linkage matrix, leaf labels, clusters); ``metrics`` is added to ``metrics.json``; ``plots`` are
+    (heading, text, PNG already written into ``folder``) sections shown after the tables.
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -154,6 +156,8 @@ def write_report(
     sections: list[tuple[str, str, pd.DataFrame | None, list[Path]]] = []
     for name, table in tables.items():
         sections.append((name, "", table, []))
+    for heading, text, image in plots:
+        sections.append((heading, text, None, [Path(image)]))
     plotted = list(evaluations) if plot_evaluations is None else list(plot_evaluations)
     for name, evaluation in evaluations.items():
         images = []

@@ -1,0 +1,248 @@
+"""Reports of the three decisions, each a folder with ``report.md``, ``report.html``, ``metrics.json``
+and PNG plots (written by :func:`gpuperf.evaluation.report.write_report`):
+
+- :func:`exploration_report`: evaluations to reach 90/95/99 % of the best per explored space, and
+  the curves of best-found performance against evaluations (the search, plain transfer, random
+  order's exact expectation);
+- :func:`advisor_report`: sign accuracy per optimization and target, and strip charts of the
+  measured speedups and of the actual/predicted speedup ratios (Taheri, Qasem & Burtscher);
+- :func:`geometry_report`: per policy, the geometric-mean speedup over LLVM's default and the share
+  of choices within 10 % of the best, and a strip chart of the per-choice speedups.
+
+The ``*_study`` functions run each decision on the bundled data and write its report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from gpuperf.decisions.search_metrics import best_found_curve, random_expected_curve
+from gpuperf.errors import GpuperfError
+from gpuperf.evaluation.report import write_report
+
+Echo = Callable[[str], None]
+EXPLORE_FRACTIONS = (0.9, 0.95, 0.99)
+
+
+@dataclass
+class ExploredSpace:
+    """One explored space: its label, the search's and plain transfer's orders, the normalised performance."""
+
+    label: str
+    performance: np.ndarray
+    order: Sequence[int]
+    transfer_order: Sequence[int] | None = None
+    method: str = "search"
+
+
+def _evals_to(curve: np.ndarray, fraction: float) -> int | None:
+    reached = np.flatnonzero(curve >= fraction - 1e-12)
+    return int(reached[0]) + 1 if len(reached) else None
+
+
+def exploration_curves(case: ExploredSpace, length: int | None = None) -> dict[str, np.ndarray]:
+    """Best found (normalised) after 1..``length`` evaluations: the search, plain transfer, random order.
+
+    A search that stopped (at the best, or its budget) keeps its last value."""
+    length = length or max(len(case.order), len(case.transfer_order or ()), 1)
+
+    def padded(order: Sequence[int]) -> np.ndarray:
+        curve = best_found_curve(case.performance[list(order)])
+        return np.concatenate([curve, np.full(max(0, length - len(curve)), curve[-1] if len(curve) else 0.0)])[:length]
+
+    curves = {case.method: padded(case.order)}
+    if case.transfer_order is not None:
+        curves["plain transfer"] = padded(case.transfer_order)
+    curves["random (expected)"] = random_expected_curve(case.performance, np.arange(1, length + 1))
+    return curves
+
+
+def plot_curves(cases: Sequence[ExploredSpace], path: Path, columns: int = 4) -> Path:
+    """One panel per space: best found against evaluations (log x axis)."""
+    rows = -(-len(cases) // columns)
+    fig = Figure(figsize=(3.2 * min(columns, len(cases)), 2.6 * rows))
+    for position, case in enumerate(cases, 1):
+        ax = fig.add_subplot(rows, min(columns, len(cases)), position)
+        for name, curve in exploration_curves(case).items():
+            ax.plot(np.arange(1, len(curve) + 1), curve, label=name, drawstyle="steps-post")
+        ax.axhline(0.9, color="grey", linewidth=0.6, linestyle=":")
+        ax.set_xscale("log")
+        ax.set_ylim(0, 1.02)
+        ax.set_title(case.label, fontsize=8)
+        ax.set_xlabel("evaluations", fontsize=7)
+        ax.set_ylabel("best found / best", fontsize=7)
+        ax.tick_params(labelsize=6)
+    fig.axes[0].legend(fontsize=6, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    return path
+
+
+def plot_strips(values: Mapping[str, np.ndarray], path: Path, xlabel: str, title: str, seed: int = 0) -> Path:
+    """A strip chart: one row of jittered points per category, log x axis, a line at 1."""
+    rng = np.random.default_rng(seed)
+    names = list(values)
+    fig = Figure(figsize=(7.5, 0.45 * len(names) + 1.2))
+    ax = fig.add_subplot(1, 1, 1)
+    for row, name in enumerate(names):
+        points = np.asarray(values[name], dtype=float)
+        points = points[np.isfinite(points) & (points > 0)]
+        ax.scatter(points, row + rng.uniform(-0.25, 0.25, len(points)), s=4, alpha=0.35)
+        if len(points):
+            ax.plot([np.median(points)] * 2, [row - 0.35, row + 0.35], color="black", linewidth=1.2)
+    ax.axvline(1.0, color="grey", linewidth=0.8, linestyle="--")
+    ax.set_xscale("log")
+    ax.set_yticks(range(len(names)))
+    ax.set_yticklabels(names, fontsize=7)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    return path
+
+
+def exploration_report(folder: str | Path, cases: Sequence[ExploredSpace], title: str = "Exploration") -> dict[str, Path]:
+    """Evaluations to 90/95/99 % per space (search and plain transfer) and the curves."""
+    if not cases:
+        raise GpuperfError("an exploration report needs at least one explored space")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for case in cases:
+        curves = exploration_curves(case)
+        row: dict[str, object] = {"space": case.label, "configurations": len(case.performance)}
+        for fraction in EXPLORE_FRACTIONS:
+            row[f"evals_to_{round(fraction * 100)}"] = _evals_to(curves[case.method], fraction)
+        if case.transfer_order is not None:
+            row["transfer_evals_to_90"] = _evals_to(curves["plain transfer"], 0.9)
+        rows.append(row)
+    table = pd.DataFrame(rows).set_index("space")
+    image = plot_curves(cases, folder / "exploration_curves.png")
+    notes = [f"Method: {cases[0].method}. Evaluations counted until the first configuration at or above each "
+             "fraction of the space's best; blank: not reached within the evaluations simulated."]
+    return write_report(folder, title, tables={"Evaluations to reach a fraction of the best": table}, notes=notes,
+                        plots=[("Best found against evaluations", "The dotted line marks 90 % of the best.", image)])
+
+
+def advisor_report(folder: str | Path, results: pd.DataFrame, title: str = "Optimization advisor") -> dict[str, Path]:
+    """Sign accuracy per optimization and target, and strip charts of measured and actual/predicted speedups.
+
+    ``results``: :func:`gpuperf.decisions.advise_eval.evaluate`'s rows (several splits may be concatenated)."""
+    from gpuperf.decisions.advise_eval import summarise
+
+    if results.empty:
+        raise GpuperfError("an advisor report needs at least one evaluated pair")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    summary_columns = ["pairs", "sign_accuracy", "sign_accuracy_clear", "sign_accuracy_constant",
+                       "confident_share", "sign_accuracy_confident", "median_ratio", "ratio_within_0.8_1.25"]
+    overall = summarise(results, ["split", "target"]).set_index(["split", "target"])
+    detail = summarise(results, ["split", "target", "optimization"]).set_index(["split", "target", "optimization"])
+    labels = results["optimization"] + " (" + results["target"] + ", " + results["split"] + ")"
+    measured = {name: part["measured"].to_numpy() for name, part in results.groupby(labels, sort=True)}
+    ratios = {name: (part["measured"] / part["predicted"]).to_numpy() for name, part in results.groupby(labels, sort=True)}
+    plots = [
+        ("Measured speedups", "Each point a held-out pair; the bar marks the median.",
+         plot_strips(measured, folder / "measured_speedups.png", "measured speedup (after / before)",
+                     "Measured speedup of each optimization")),
+        ("Actual / predicted speedup", "1 is a perfect prediction; the bar marks the median.",
+         plot_strips(ratios, folder / "speedup_ratios.png", "actual / predicted speedup",
+                     "Actual over predicted speedup")),
+    ]
+    tables = {"Overall": overall[[c for c in summary_columns if c in overall]],
+              "Per optimization": detail[[c for c in summary_columns if c in detail]]}
+    return write_report(folder, title, tables=tables, plots=plots,
+                        notes=["Sign accuracy: predicted and measured speedup on the same side of 1; constant: "
+                               "the training pairs' mean speedup for every pair."])
+
+
+def geometry_report(folder: str | Path, picks: Mapping[str, pd.DataFrame], policies: Sequence[str],
+                    title: str = "Launch geometry") -> dict[str, Path]:
+    """Per policy: speedup over LLVM's default and share within 10 % of the best, and a strip chart.
+
+    ``picks``: per (kernel, GPU) label, :func:`gpuperf.decisions.geometry_eval.choices`'s frame."""
+    from gpuperf.decisions.geometry_eval import summarise
+
+    if not picks:
+        raise GpuperfError("a geometry report needs at least one choice table")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    combined = pd.concat(list(picks.values()), ignore_index=True)
+    present = [p for p in policies if p in combined.columns]
+    overall = pd.DataFrame(summarise(combined, present)).T.rename_axis("policy")
+    per_table = pd.DataFrame({
+        label: {p: figures["speedup_vs_llvm"] for p, figures in summarise(frame, present).items()}
+        for label, frame in picks.items()
+    }).T.rename_axis("table")
+    strips = {p: (combined["llvm"] / combined[p]).to_numpy() for p in present if p != "llvm"}
+    image = plot_strips(strips, folder / "speedup_vs_llvm.png", "speedup over LLVM's default (128 threads)",
+                        "Speedup of each policy's choice")
+    return write_report(
+        folder, title,
+        tables={"Over all choices": overall, "Geometric-mean speedup over LLVM per table": per_table},
+        plots=[("Speedup per choice", "Each point one choice of block shape; the bar marks the median.", image)],
+        notes=[f"{len(combined)} choices from {len(picks)} measured (kernel, GPU) tables."],
+    )
+
+
+def exploration_study(folder: str | Path, family: str = "schoonhoven/pnpoly", budget: int = 100,
+                      echo: Echo = lambda line: None) -> tuple[pd.DataFrame, dict[str, Path]]:
+    """Explore a bundled family's spaces, each GPU left out in turn, and write the report."""
+    from gpuperf.decisions.bundled_spaces import leave_one_gpu_out, tuning_families
+    from gpuperf.decisions.explore import explore, plain_transfer_order
+
+    families = {f.name: f for f in tuning_families()}
+    if family not in families:
+        from gpuperf.errors import unknown_name_error
+
+        raise unknown_name_error("tuning family", family, list(families))
+    cases, rows = [], []
+    for gpu, space, train in leave_one_gpu_out(families[family]):
+        echo(f"exploring {family} on {gpu}")
+        result = explore(space, train, budget=budget)
+        cases.append(ExploredSpace(f"{family} on {gpu}", space.performance, result.order,
+                                   plain_transfer_order(space, train, budget), result.method))
+        rows.append({"gpu": gpu, "configurations": len(space), "evals_to_90": result.evals(0.9),
+                     "transfer_evals_to_90": result.baselines["transfer_evals_to_90"],
+                     "random_evals_to_90": result.baselines["random_evals_to_90"],
+                     "evals_to_99": result.evals(0.99)})
+    return pd.DataFrame(rows), exploration_report(folder, cases, f"Exploring {family}, each GPU left out")
+
+
+def advisor_study(folder: str | Path, splits: Sequence[str] = ("inputs",),
+                  echo: Echo = lambda line: None) -> tuple[pd.DataFrame, dict[str, Path]]:
+    """Evaluate the advisor on the bundled and measured training pairs and write the report."""
+    from gpuperf.decisions.advise_eval import evaluate
+    from gpuperf.decisions.optimizations import load_optimizations
+    from gpuperf.decisions.pairs import training_pairs
+
+    pairs = training_pairs(load_optimizations().values())
+    parts = []
+    for split in splits:
+        echo(f"advisor: split {split}")
+        parts.append(evaluate(pairs, split))
+    results = pd.concat(parts, ignore_index=True)
+    return results, advisor_report(folder, results)
+
+
+def geometry_study(folder: str | Path, echo: Echo = lambda line: None) -> tuple[dict[str, pd.DataFrame], dict[str, Path]]:
+    """Judge the launch-geometry policies on the bundled block-shape choices and write the report."""
+    from gpuperf.decisions.geometry_eval import EVALUATED_POLICIES, choices, leave_one_kernel_out_models
+    from gpuperf.decisions.geometry_model import choice_tables
+
+    tables = choice_tables()
+    echo(f"geometry: {len(tables)} block-shape tables; training the leave-one-kernel-out models")
+    models = leave_one_kernel_out_models(tables)
+    picks = {}
+    for table in tables:
+        try:
+            picks[f"{table.label} on {table.gpu}"] = choices(table, models[table.family])
+        except GpuperfError as exc:  # a GPU without per-SM limits in its descriptor
+            echo(f"geometry: {table.label} on {table.gpu} skipped: {exc}")
+    return picks, geometry_report(folder, picks, EVALUATED_POLICIES)

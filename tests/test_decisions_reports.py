@@ -1,0 +1,91 @@
+"""Decision reports: tables, curves and strip charts written to a folder, and the commands that write them."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuperf.cli import main
+from gpuperf.decisions.reports import (
+    ExploredSpace,
+    advisor_report,
+    exploration_curves,
+    exploration_report,
+    geometry_report,
+)
+from gpuperf.errors import GpuperfError
+
+from test_decisions_cli import write_space
+
+
+def test_exploration_curves_follow_the_orders():
+    performance = np.array([0.2, 0.5, 1.0, 0.95, 0.1])
+    case = ExploredSpace("toy", performance, order=[1, 3], transfer_order=[0, 4, 1, 2])
+    curves = exploration_curves(case)
+    assert list(curves) == ["search", "plain transfer", "random (expected)"]
+    np.testing.assert_allclose(curves["search"], [0.5, 0.95, 0.95, 0.95])  # padded after the search stopped
+    np.testing.assert_allclose(curves["plain transfer"], [0.2, 0.2, 0.5, 1.0])
+    random = curves["random (expected)"]
+    assert np.all(np.diff(random) >= 0) and random[0] == pytest.approx(performance.mean())
+
+
+def test_exploration_report_counts_evaluations(tmp_path):
+    performance = np.array([0.2, 0.5, 1.0, 0.95, 0.1])
+    cases = [ExploredSpace("a", performance, [1, 3, 2], [0, 4, 1, 2]), ExploredSpace("b", performance, [2])]
+    paths = exploration_report(tmp_path, cases)
+    assert paths["exploration_curves"].stat().st_size > 1000
+    tables = json.loads(paths["json"].read_text())["tables"]["Evaluations to reach a fraction of the best"]
+    first, second = tables
+    assert (first["evals_to_90"], first["evals_to_99"], first["transfer_evals_to_90"]) == (2, 3, 4)
+    assert second["evals_to_90"] == 1 and second["transfer_evals_to_90"] is None
+    assert "![exploration_curves](exploration_curves.png)" in paths["markdown"].read_text()
+    with pytest.raises(GpuperfError):
+        exploration_report(tmp_path, [])
+
+
+def test_advisor_report_sign_accuracy(tmp_path):
+    results = pd.DataFrame({
+        "optimization": ["tiling"] * 4, "target": ["gpu"] * 4, "split": ["inputs"] * 4, "fold": [0, 0, 1, 1],
+        "family": ["f"] * 4, "measured": [2.0, 0.5, 1.5, 0.8], "predicted": [1.8, 0.6, 0.9, 0.7],
+        "knn": [1.8, 0.6, 0.9, 0.7], "m5p": [1.8, 0.6, 0.9, 0.7], "p_faster": [0.9, 0.1, 0.4, 0.2],
+        "confidence": [0.9, 0.9, 0.2, 0.8], "constant": [1.0] * 4,
+    })
+    paths = advisor_report(tmp_path, results)
+    assert {"measured_speedups", "speedup_ratios"} <= set(paths)
+    overall = json.loads(paths["json"].read_text())["tables"]["Overall"][0]
+    assert overall["pairs"] == 4 and overall["sign_accuracy"] == pytest.approx(0.75)
+    assert overall["sign_accuracy_confident"] == pytest.approx(1.0)
+
+
+def test_geometry_report_speedups(tmp_path):
+    picks = pd.DataFrame({"group": [0, 1], "llvm": [2.0, 1.0], "llvm_threads": [128, 128],
+                          "heuristic": [1.0, 1.0], "heuristic_threads": [256, 128],
+                          "best": [1.0, 0.5], "best_threads": [256, 64]})
+    paths = geometry_report(tmp_path, {"toy on GPU": picks}, ("llvm", "heuristic", "best", "model"))
+    overall = {row["policy"]: row for row in json.loads(paths["json"].read_text())["tables"]["Over all choices"]}
+    assert set(overall) == {"llvm", "heuristic", "best"}
+    assert overall["heuristic"]["speedup_vs_llvm"] == pytest.approx(np.sqrt(2.0))
+    assert overall["heuristic"]["within_10pct"] == pytest.approx(0.5)
+    assert paths["speedup_vs_llvm"].exists()
+
+
+def test_explore_command_writes_a_report(tmp_path, capsys):
+    space = write_space(tmp_path / "target.csv", (7, 4))
+    other = write_space(tmp_path / "other.csv", (6, 4), 2.0)
+    argv = ["explore", space, "--params", "bx,tile", "--train", other, "--model", "knn", "--budget", "20",
+            "--report", str(tmp_path / "report"), "--json"]
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["report"] == str(tmp_path / "report" / "report.md")
+    assert (tmp_path / "report" / "exploration_curves.png").exists()
+    table = json.loads((tmp_path / "report" / "metrics.json").read_text())["tables"]
+    row = table["Evaluations to reach a fraction of the best"][0]
+    assert row["evals_to_90"] == result["evals_to_90"] and row["transfer_evals_to_90"] == result["transfer_evals_to_90"]
+
+
+def test_reproduce_unknown_study_is_one_line(capsys):
+    assert main(["reproduce", "explorations"]) == 2
+    assert "exploration" in capsys.readouterr().err
