@@ -17,7 +17,7 @@ from gpuperf.errors import GpuperfError
 from gpuperf.hardware.specs import get_gpu
 from gpuperf.models.persistence import load_model, model_info
 from gpuperf.models.properties import property_names
-from gpuperf.models.registry import MODEL_CHOICES, SKOPS_ONLY, ModelOptions, build_estimator
+from gpuperf.models.registry import MODEL_CHOICES, ModelOptions, build_estimator
 
 GPUS = ("GTX 680", "Quadro K5200", "GTX 970")
 SPEED = {"GTX 680": 1.0, "Quadro K5200": 0.8, "GTX 970": 0.6}
@@ -170,7 +170,7 @@ def test_failed_rows_are_predicted_too_unless_a_feature_is_missing(tables, capsy
 @pytest.mark.parametrize("model", MODEL_CHOICES)
 def test_every_model_fits_and_predicts_its_table(tables, capsys, tmp_path, model):
     data = {"bsp": tables["static"], "linear": tables["properties"]}.get(model, tables["parquet"])
-    out = tmp_path / ("m.skops" if model in SKOPS_ONLY else "m.json")
+    out = tmp_path / "m.json"  # every model, compiled trees included
     result = run_json(capsys, "fit", data, "--model", model, "--out", out)
     predictions = tmp_path / "pred.csv"
     assert main(["predict-table", "--model", str(out), str(data), "--out", str(predictions)]) == 0

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import fractions
 import json
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+import skops.io as sio
 from sklearn.compose import ColumnTransformer
 from sklearn.feature_selection import SelectKBest
 from threadpoolctl import threadpool_limits
@@ -36,7 +39,8 @@ def _data():
 @pytest.mark.parametrize(
     "name, suffix",
     [("m5p", ".json"), ("linear", ".json"), ("svr_rbf", ".json"), ("random_forest", ".skops"),
-     ("gbt", ".skops"), ("pca_knn", ".skops"), ("m5p", ".skops")],
+     ("gbt", ".skops"), ("pca_knn", ".skops"), ("m5p", ".skops"), ("random_forest", ".json"),
+     ("gbt", ".json"), ("pca_knn", ".json")],
 )
 def test_round_trip_gives_identical_predictions(tmp_path, name, suffix):
     X, y = _data()
@@ -49,10 +53,20 @@ def test_round_trip_gives_identical_predictions(tmp_path, name, suffix):
     assert info["gpuperf_version"] == gpuperf.__version__
 
 
-def test_json_refuses_models_it_cannot_store_and_points_to_skops(tmp_path):
+def test_json_embeds_compiled_models_as_checked_skops_payload(tmp_path):
     X, y = _data()
-    with pytest.raises(GpuperfError, match="use a .skops file"):
-        save_model(make_model("random_forest").fit(X, y), tmp_path / "rf.json")
+    path = save_model(make_model("random_forest").fit(X, y), tmp_path / "rf.json")
+    document = json.loads(path.read_text())
+    assert "model" not in document and document["feature_names"] == list(X.columns)
+    evil = sio.dumps(fractions.Fraction(1, 3))  # a type outside the trusted list
+    document["model_skops"] = base64.b64encode(evil).decode("ascii")
+    path.write_text(json.dumps(document))
+    with pytest.raises(GpuperfError, match="refusing untrusted type"):
+        load_model(path)
+    document["model_skops"] = "not base64!"
+    path.write_text(json.dumps(document))
+    with pytest.raises(GpuperfError, match="rf.json: model_skops is not a valid skops payload"):
+        load_model(path)
 
 
 def test_bsp_model_round_trips_through_json(tmp_path):

@@ -259,7 +259,7 @@ ReportArg = Annotated[Path | None, typer.Option("--report", help="folder for a M
 def fit_command(
     data: DataArg,
     model: ModelArg,
-    out: Annotated[Path, typer.Option("--out", "-o", help="model file: .json (knn, rf, gbt: .skops)")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="model file: .json or .skops")],
     log_target: LogTargetArg = False,
     features: FeaturesArg = None,
     select: SelectArg = None,
@@ -272,13 +272,11 @@ def fit_command(
     """Fit a model on a table's measured rows and save it with its feature names."""
     from gpuperf.evaluation.metrics import all_metrics
     from gpuperf.models.persistence import save_model
-    from gpuperf.models.registry import SKOPS_ONLY, build_estimator
+    from gpuperf.models.registry import build_estimator
 
     options = model_options(model, log_target, select, svr_kernel, bsp_columns, property_set)
     if out.suffix not in (".json", ".skops"):
         raise GpuperfError(f"--out {out}: use a .json or .skops model file")
-    if out.suffix == ".json" and options.name in SKOPS_ONLY:
-        raise GpuperfError(f"--out {out}: JSON cannot store model {options.name} (compiled trees); use a .skops file")
     if not out.parent.is_dir():
         raise GpuperfError(f"--out {out}: folder {out.parent} does not exist")
     frame, where = read_table(data)

@@ -6,7 +6,8 @@ A saved model records the gpuperf version that wrote it and the feature names it
   arrays, nested estimators) and rebuilds only the classes and functions in ``JSON_TYPES``; it
   suits gpuperf's models (M5P, BSP, roofline, PCA + k-NN excepted) and linear models, SVR,
   scalers and pipelines of them. Models holding compiled objects (random forests, boosted trees,
-  k-NN search trees) raise an error that points to ``.skops``.
+  k-NN search trees) keep the readable JSON header and carry the model as an embedded skops
+  payload (``model_skops``, base64), loaded with the same trusted-type check as ``.skops`` files.
 - ``.skops``: ``skops.io`` for every model; loading refuses any type outside ``SKOPS_TRUSTED``.
 
 Version policy: loading a file written by another gpuperf version warns (``ModelVersionWarning``)
@@ -17,6 +18,8 @@ raises if the saved names differ, naming the missing and the extra columns.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import importlib
 import json
 import math
@@ -90,7 +93,10 @@ def save_model(model, path: str | Path, feature_names=None, metadata: dict | Non
         "metadata": metadata or {},
     }
     if path.suffix == ".json":
-        document = dict(header, model=_encode(model, "model"))
+        try:
+            document = dict(header, model=_encode(model, "model"))
+        except GpuperfError:  # compiled parts (trees, search structures): an embedded skops payload
+            document = dict(header, model_skops=base64.b64encode(sio.dumps(model)).decode("ascii"))
         path.write_text(json.dumps(document, indent=1))
     elif path.suffix == ".skops":
         sio.dump(dict(header, model=model), path)
@@ -102,7 +108,7 @@ def save_model(model, path: str | Path, feature_names=None, metadata: dict | Non
 def model_info(path: str | Path) -> dict:
     """The header of a saved model: format, gpuperf_version, feature_names, metadata."""
     document = _read(Path(path))
-    return {key: value for key, value in document.items() if key != "model"}
+    return {key: value for key, value in document.items() if key not in ("model", "model_skops")}
 
 
 def load_model(path: str | Path, feature_names=None, strict_version: bool = False):
@@ -112,8 +118,22 @@ def load_model(path: str | Path, feature_names=None, strict_version: bool = Fals
     _check_version(path, document.get("gpuperf_version"), strict_version)
     if feature_names is not None:
         check_feature_names(document.get("feature_names"), feature_names, str(path))
+    if "model_skops" in document:
+        return _load_skops_payload(document["model_skops"], path)
     model = document["model"]
     return _decode(model, str(path)) if path.suffix == ".json" else model
+
+
+def _load_skops_payload(payload: str, path: Path):
+    """The model embedded in a JSON file as base64 skops bytes, refusing untrusted types."""
+    try:
+        data = base64.b64decode(payload, validate=True)
+        untrusted = [t for t in sio.get_untrusted_types(data=data) if t not in SKOPS_TRUSTED]
+    except (binascii.Error, ValueError, TypeError) as error:
+        raise GpuperfError(f"{path}: model_skops is not a valid skops payload ({error})") from None
+    if untrusted:
+        raise GpuperfError(f"{path}: refusing untrusted type(s) {', '.join(untrusted)}")
+    return sio.loads(data, trusted=list(sio.get_untrusted_types(data=data)))
 
 
 def check_feature_names(saved, given, where: str) -> None:

@@ -30,8 +30,6 @@ from gpuperf.models.selection import SpearmanClusterSelector
 LEARNED = {"knn": "pca_knn", "lr": "linear", "svr": "svr_rbf", "rf": "random_forest", "m5p": "m5p", "gbt": "gbt"}
 MODEL_CHOICES = (*LEARNED, "bsp", "linear")
 SVR_KERNELS = {"rbf": "svr_rbf", "linear": "svr_linear"}
-# Models holding compiled search structures or trees, which only a .skops file can store.
-SKOPS_ONLY = ("knn", "rf", "gbt")
 # Models that read GPU descriptor columns (clock and cores), joined to the table for them.
 NEEDS_GPU_FEATURES = ("bsp",)
 
