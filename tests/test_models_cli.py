@@ -260,7 +260,7 @@ def test_bad_tables_fail_with_one_line_naming_file_row_and_column(tmp_path, caps
 
 @pytest.mark.parametrize(("args", "message"), [
     (["fit", "{generic}", "--model", "rff", "--out", "{tmp}/m.json"], "unknown model 'rff'; did you mean rf"),
-    (["fit", "{generic}", "--model", "gbt", "--out", "{tmp}/m.json"], "use a .skops file"),
+    (["fit", "{generic}", "--model", "gbt", "--out", "{tmp}/m.pkl"], "use a .json or .skops model file"),
     (["fit", "{generic}", "--model", "bsp", "--log-target", "--out", "{tmp}/m.json"],
      "model bsp: --log-target does not apply"),
     (["fit", "{generic}", "--model", "lr", "--select", "pearson:3", "--out", "{tmp}/m.json"],
