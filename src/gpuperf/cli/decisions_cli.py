@@ -1,4 +1,5 @@
-"""Commands that decide with predictions: explore a variant space, choose a launch geometry."""
+"""Commands that decide with predictions: explore a variant space, rank a catalog space's variants
+from other kernels' measurements, choose a launch geometry."""
 
 from __future__ import annotations
 
@@ -50,6 +51,46 @@ def explore_command(
     )
 
 
+DEFAULT_VARIANT_TABLE = "stencil_spaces_pocl.csv.gz"
+
+
+def rank_command(
+    space: str = typer.Argument(..., help="A catalog variant space (see gpuperf spaces), e.g. jacobi2d_9pt."),
+    param: Optional[list[str]] = typer.Option(None, "-p", "--param", help="Size, e.g. -p n=1024 -p m=1024."),
+    train: Optional[str] = typer.Option(
+        None, "--train", help="Measured variants of other kernels with static features and time_s "
+        f"(default: the bundled {DEFAULT_VARIANT_TABLE}, measured on pocl)."),
+    top: int = typer.Option(20, "--top", help="Show this many variants (--json: all)."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N valid configurations (a quick look)."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Rank every variant of a space by the performance a model trained on other kernels predicts (LIFT)."""
+    from rich.progress import Progress
+
+    from gpuperf.cli.models_cli import read_table
+    from gpuperf.cli.output import parse_params
+    from gpuperf.datasets.bundled import data_dir
+    from gpuperf.decisions.cross_kernel import LIFT_FEATURES, rank_space
+    from gpuperf.kernels.space import get_space
+
+    sizes = parse_params(param)
+    chosen = get_space(space)  # an unknown space fails here, before anything is read
+    table, where = read_table(train or str(data_dir() / DEFAULT_VARIANT_TABLE))
+    own = int((table["kernel"] == chosen.name).sum()) if "kernel" in table else 0
+    with Progress(disable=no_progress or as_json, transient=True) as bar:
+        task = bar.add_task(f"building {space} variants", total=None)
+        ranked = rank_space(space, sizes, table, limit=limit,
+                            progress=lambda done, total: bar.update(task, completed=done, total=total))
+    shown = ranked[["variant", "predicted_performance", *[c for c in LIFT_FEATURES if c in ranked]]]
+    if as_json:
+        print_json({"space": space, "sizes": sizes, "train": where, "train_rows": len(table),
+                    "train_rows_of_this_kernel": own, "variants": shown.to_dict(orient="records")})
+        return
+    print_table(shown[["variant", "predicted_performance"]].head(top).to_dict(orient="records"),
+                title=f"{space}: {len(ranked)} variants, best predicted first (trained on {len(table)} rows of {where})")
+
+
 def geometry_command(
     gpu: str = typer.Option(..., "--gpu", help="GPU name or alias (see gpuperf gpus)."),
     trip: int = typer.Option(..., "--trip", help="Loop trip count: independent iterations to spread over threads."),
@@ -72,4 +113,5 @@ def geometry_command(
 def register(app: typer.Typer) -> None:
     """Add this area's commands to ``app``."""
     app.command("explore")(explore_command)
+    app.command("rank")(rank_command)
     app.command("geometry")(geometry_command)

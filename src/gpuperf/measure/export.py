@@ -161,3 +161,33 @@ def export_store(store_path: str | Path, out: str | Path, fmt: str | None = None
     else:
         _parquet_safe(frame).to_parquet(out, index=False)
     return frame
+
+
+def campaign_provenance(store_path: str | Path, campaign: str, environment: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Where a campaign's points come from: device, timing settings, the measurement dates, the
+    gpuperf version and host, and the values of the ``environment`` variables set now."""
+    import datetime
+    import json
+    import os
+    import platform
+
+    import gpuperf
+
+    with Store(store_path, create=False) as store:
+        rows = [r for r in store.rows(campaign) if r["status"] == "ok"]
+    first = dict(rows[0]["provenance"]) if rows else {}
+    first.pop("timestamp", None)
+    timings = {json.dumps(r["provenance"].get("timing"), sort_keys=True) for r in rows}
+    dates = sorted(r["measured_at"] for r in rows)
+    return {
+        "device": first.get("device_name"),
+        "provenance": first,
+        "timing_settings": [json.loads(t) for t in sorted(timings)],
+        "measured_from": dates[0] if dates else None,
+        "measured_to": dates[-1] if dates else None,
+        "written": datetime.date.today().isoformat(),
+        "gpuperf_version": gpuperf.__version__,
+        "host": platform.machine(),
+        "environment": {k: os.environ[k] for k in environment if k in os.environ},
+        "ok_points": len(rows),
+    }

@@ -1,0 +1,80 @@
+"""Measure a seeded sample of every stencil variant space on an OpenCL device, for exploring a kernel's
+space with a model trained on the other kernels (the LIFT paper's setting).
+
+Run with ``POCL_MAX_PTHREAD_COUNT=1 POCL_CPU_MAX_CU_COUNT=1`` on pocl (as the committed data was): one
+pocl thread is far steadier on a small shared machine. Writes ``benchmarks/stencil_spaces.campaign.toml``
+(``--per-space`` configurations drawn per space among those the space's cheap check accepts; the
+campaign records any that loopy cannot build), measures it into an SQLite store (resumable: rerun to
+continue), then writes every point with its static features to ``data/stencil_spaces_pocl.csv.gz`` and
+the provenance next to it. Measured values are copied from the store unchanged.
+
+    python benchmarks/stencil_space_campaign.py [--device opencl:0] [--per-space 64] [--size 1024]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+CAMPAIGN = ROOT / "benchmarks" / "stencil_spaces.campaign.toml"
+OUT = ROOT / "data" / "stencil_spaces_pocl.csv.gz"
+NAME = "stencil_spaces"
+POCL_SETTINGS = ("POCL_MAX_PTHREAD_COUNT", "POCL_CPU_MAX_CU_COUNT")
+
+
+def sampled_specs(per_space: int, seed: int = 0) -> list[str]:
+    """``per_space`` variant specs of each stencil space, drawn without replacement among the
+    configurations its check accepts."""
+    from gpuperf.kernels.space import get_space, space_names
+
+    specs = []
+    for position, name in enumerate(space_names()):
+        space = get_space(name)
+        accepted = [c for c in space.configurations() if space.check(c) is None]
+        rng = np.random.default_rng([seed, position])
+        for index in sorted(rng.choice(len(accepted), min(per_space, len(accepted)), replace=False)):
+            specs.append(space.key(accepted[index]))
+    return specs
+
+
+def campaign_text(specs: list[str], size: int) -> str:
+    lines = [f'name = "{NAME}"', 'device = "opencl:0"', "seed = 0", "verify = true", "",
+             "[timing]", "min_repeats = 10", "min_time_s = 0.05", ""]
+    for spec in specs:
+        lines += ["[[kernels]]", f'kernel = "{spec}"', f"sizes = [{{n = {size}, m = {size}}}]", ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    from gpuperf.measure import load_campaign, run_campaign, store_table
+    from gpuperf.measure.export import campaign_provenance
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="opencl:0")
+    parser.add_argument("--store", default=str(ROOT / "benchmarks" / "stencil_spaces.db"))
+    parser.add_argument("--per-space", type=int, default=64)
+    parser.add_argument("--size", type=int, default=1024)
+    parser.add_argument("--out", default=str(OUT))
+    args = parser.parse_args()
+    out = Path(args.out)
+    load_before = os.getloadavg()
+    CAMPAIGN.write_text(campaign_text(sampled_specs(args.per_space), args.size))
+    report = run_campaign(load_campaign(CAMPAIGN), args.store, device=args.device)
+    print(json.dumps(report.to_dict(), indent=2))
+    table = store_table(args.store, campaign=NAME)
+    table.to_csv(out, index=False)
+    provenance = campaign_provenance(args.store, NAME, POCL_SETTINGS)
+    provenance |= {"file": out.name, "campaign": CAMPAIGN.relative_to(ROOT).as_posix(), "points": len(table),
+                   "load_average_1min": {"before": round(load_before[0], 2), "after": round(os.getloadavg()[0], 2)}}
+    out.with_name(out.name.removesuffix(".csv.gz") + ".provenance.json").write_text(
+        json.dumps(provenance, indent=2, default=str) + "\n")
+    print(f"wrote {out} ({len(table)} points)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""Explore one kernel's variant space with a model trained on other kernels (the LIFT paper's setting).
+
+Every variant is described by static features that mean the same for any kernel (the LIFT paper's
+Table 1 by default); the target is normalised performance: the best time of the variant's program
+and input over its time (1 for the best variant, 0 for a failure). Leaving each kernel out in turn:
+
+- ``model``: a model trained on the other kernels' variants (standardised PCA keeping 95 % of the
+  variance + 5-nearest-neighbour regression, :class:`~gpuperf.models.learned.PcaKnnRegressor`) ranks
+  the held-out kernel's variants, evaluated best-predicted first;
+- ``parameters``: no model: configurations ranked by their mean normalised performance on the other
+  kernels, matched by their transformation parameters (where the spaces share them);
+- ``random``: the exact expectation of random order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.base import RegressorMixin, clone
+
+from gpuperf.decisions.search_metrics import evals_to, random_expected_evals
+from gpuperf.errors import GpuperfError
+from gpuperf.features.table import FEATURES, LIFT
+from gpuperf.models.learned import PcaKnnRegressor
+
+LIFT_FEATURES = tuple(f.name for f in FEATURES if f.source == LIFT)
+PROGRAM_COLUMNS = ("kernel",)
+FRACTIONS = (0.9, 0.95, 0.99)
+
+
+def normalised_performance(table: pd.DataFrame, program: Sequence[str]) -> pd.Series:
+    """Best time of each row's program and input (the ``program`` columns) over the row's time; 0 if failed."""
+    ok = table["status"].eq("ok") if "status" in table else pd.Series(True, index=table.index)
+    times = table["time_s"].where(ok & (table["time_s"] > 0))
+    best = times.groupby([table[c] for c in program]).transform("min")
+    return (best / times).fillna(0.0)
+
+
+def _check(table: pd.DataFrame, features: Sequence[str], program: Sequence[str]) -> None:
+    missing = [c for c in [*features, *program, "time_s"] if c not in table.columns]
+    if missing:
+        raise GpuperfError(f"variant table lacks column(s) {', '.join(missing)}")
+    if table["kernel"].nunique() < 2:
+        raise GpuperfError("exploring on other kernels needs variants of at least two kernels")
+
+
+def model_order(train: pd.DataFrame, test: pd.DataFrame, features: Sequence[str], model: RegressorMixin) -> np.ndarray:
+    """Positions of ``test``'s rows, best predicted first (``model`` fitted on ``train``'s normalised performance)."""
+    fitted = clone(model).fit(train[list(features)].to_numpy(float), train["performance"].to_numpy())
+    predicted = fitted.predict(test[list(features)].to_numpy(float))
+    return np.argsort(-predicted, kind="stable")
+
+
+def parameter_order(train: pd.DataFrame, test: pd.DataFrame, parameters: Sequence[str]) -> np.ndarray:
+    """Positions of ``test``'s rows by the mean performance of the same parameters on the other kernels
+    (configurations the others lack come last)."""
+    mean = train.groupby(list(parameters))["performance"].mean()
+    keys = pd.MultiIndex.from_frame(test[list(parameters)]) if len(parameters) > 1 else test[parameters[0]]
+    score = mean.reindex(keys).to_numpy()
+    return np.argsort(-np.nan_to_num(score, nan=-1.0), kind="stable")
+
+
+def leave_one_kernel_out(
+    table: pd.DataFrame,
+    features: Sequence[str] = LIFT_FEATURES,
+    parameters: Sequence[str] = (),
+    model: RegressorMixin | None = None,
+    program: Sequence[str] = PROGRAM_COLUMNS,
+) -> pd.DataFrame:
+    """Per kernel (and input, if ``program`` names size columns): evaluations to reach 90/95/99 % of
+    the best with the model's order, with the parameter-matched order (when ``parameters`` are
+    given) and random order's exact expectation."""
+    features = [f for f in features if f in table.columns and table[f].notna().all() and table[f].nunique() > 1]
+    _check(table, features, program)
+    model = model if model is not None else PcaKnnRegressor()
+    table = table.assign(performance=normalised_performance(table, program)).reset_index(drop=True)
+    rows = []
+    for kernel in sorted(table["kernel"].unique()):
+        train = table[table["kernel"] != kernel]
+        for key, test in table[table["kernel"] == kernel].groupby(list(program), sort=True):
+            performance = test["performance"].to_numpy()
+            row: dict[str, object] = dict(zip(program, key if isinstance(key, tuple) else (key,)))
+            row["variants"] = len(test)
+            order = model_order(train, test, features, model)
+            for fraction in FRACTIONS:
+                row[f"model_evals_to_{round(fraction * 100)}"] = evals_to(performance[order], fraction)
+            if parameters:
+                row["parameters_evals_to_90"] = evals_to(performance[parameter_order(train, test, parameters)], 0.9)
+            row["random_evals_to_90"] = random_expected_evals(performance, 0.9)
+            row["top_predicted_performance"] = float(performance[order[0]])
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def rank_space(
+    space: str,
+    sizes: dict[str, int],
+    train: pd.DataFrame,
+    features: Sequence[str] = LIFT_FEATURES,
+    model: RegressorMixin | None = None,
+    program: Sequence[str] = PROGRAM_COLUMNS,
+    progress=None,
+    limit: int | None = None,
+) -> pd.DataFrame:
+    """Every valid variant (the first ``limit``) of the catalog space ``space`` at ``sizes``, ranked by the normalised
+    performance a model trained on the measured ``train`` variants predicts; nothing is run.
+
+    ``progress(done, total)`` is called as variants are built. Columns: ``variant`` (its spec), the
+    space's parameters, the features and ``predicted_performance``, best first."""
+    from gpuperf.features.table import extract_features
+    from gpuperf.kernels.space import InvalidVariant, get_space
+
+    chosen = get_space(space)
+    configs = [c for c in chosen.configurations() if chosen.check(c) is None][:limit]
+    rows = []
+    for done, config in enumerate(configs, 1):
+        try:
+            kernel = chosen.build(config)
+            rows.append({"variant": kernel.key, **config, **extract_features(kernel, sizes)})
+        except InvalidVariant:
+            pass
+        if progress is not None:
+            progress(done, len(configs))
+    candidates = pd.DataFrame(rows)
+    usable = [f for f in features if f in train.columns and f in candidates.columns
+              and train[f].notna().all() and candidates[f].notna().all() and train[f].nunique() > 1]
+    missing = [c for c in [*program, "time_s"] if c not in train.columns]
+    if missing or not usable:
+        raise GpuperfError(f"training table lacks column(s) {', '.join(missing or list(features))}")
+    train = train.assign(performance=normalised_performance(train, program))
+    fitted = clone(model if model is not None else PcaKnnRegressor()).fit(
+        train[usable].to_numpy(float), train["performance"].to_numpy())
+    candidates["predicted_performance"] = fitted.predict(candidates[usable].to_numpy(float))
+    return candidates.sort_values("predicted_performance", ascending=False, kind="stable").reset_index(drop=True)

@@ -1,0 +1,82 @@
+"""Exploring a kernel's variants with a model trained on other kernels (LIFT's setting)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuperf.decisions.cross_kernel import leave_one_kernel_out, normalised_performance, rank_space
+from gpuperf.errors import GpuperfError
+
+
+def variant_table(kernels=("a", "b", "c"), seed: int = 0) -> pd.DataFrame:
+    """Variants whose time depends on the same two features in every kernel (best: width 32, no barrier)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for scale, kernel in enumerate(kernels, 1):
+        for width in (4, 8, 16, 32, 64, 128):
+            for barriers in (0, 1, 2):
+                time = scale * (1 + abs(np.log2(width / 32)) + 0.7 * barriers) * rng.uniform(0.98, 1.02)
+                rows.append({"kernel": kernel, "local_size_0": width, "barriers_per_thread": barriers,
+                             "noise_feature": rng.normal(), "time_s": time, "status": "ok"})
+    return pd.DataFrame(rows)
+
+
+def test_normalised_performance_per_program_and_failures():
+    table = pd.DataFrame({"kernel": ["a", "a", "b", "b"], "time_s": [1.0, 2.0, 4.0, 1.0],
+                          "status": ["ok", "ok", "ok", "run_failed"]})
+    assert normalised_performance(table, ["kernel"]).tolist() == [1.0, 0.5, 1.0, 0.0]
+
+
+def test_model_from_other_kernels_finds_the_best_first():
+    table = variant_table()
+    result = leave_one_kernel_out(table, features=("local_size_0", "barriers_per_thread"),
+                                  parameters=("local_size_0", "barriers_per_thread"))
+    assert list(result["kernel"]) == ["a", "b", "c"] and (result["variants"] == 18).all()
+    assert (result["model_evals_to_90"] <= 2).all() and (result["parameters_evals_to_90"] == 1).all()
+    assert (result["random_evals_to_90"] > 3).all()
+
+
+def test_model_is_trained_without_the_held_out_kernel():
+    table = variant_table()
+    flipped = table["kernel"] == "c"  # kernel c alone prefers the widest groups
+    table.loc[flipped, "time_s"] = 1 + abs(np.log2(table.loc[flipped, "local_size_0"] / 128))
+    result = leave_one_kernel_out(table, features=("local_size_0", "barriers_per_thread")).set_index("kernel")
+    assert result.loc["c", "model_evals_to_90"] > 1  # others' data points elsewhere, and c's own is not used
+
+
+def test_errors_name_the_missing_columns():
+    with pytest.raises(GpuperfError, match="lacks column"):
+        leave_one_kernel_out(variant_table().drop(columns="time_s"), features=("local_size_0",))
+    with pytest.raises(GpuperfError, match="at least two kernels"):
+        leave_one_kernel_out(variant_table(kernels=("a",)), features=("local_size_0",))
+
+
+def test_rank_space_ranks_catalog_variants_without_running_them():
+    train = variant_table()
+    ranked = rank_space("stencil2d", {"n": 256, "m": 256}, train, limit=12)
+    assert 1 <= len(ranked) <= 12 and ranked["variant"].str.startswith("stencil2d[").all()
+    assert ranked["predicted_performance"].is_monotonic_decreasing
+    best_width = ranked.iloc[0]["local_size_0"]
+    assert abs(np.log2(best_width / 32)) <= abs(np.log2(ranked["local_size_0"] / 32)).min()
+
+
+def test_rank_command_json_and_errors(tmp_path, capsys):
+    import json
+
+    from gpuperf.cli import main
+
+    train = tmp_path / "variants.csv"
+    variant_table().to_csv(train, index=False)
+    argv = ["rank", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", "--train", str(train), "--limit", "8", "--json"]
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["train_rows"] == 54 and result["train_rows_of_this_kernel"] == 0
+    predicted = [v["predicted_performance"] for v in result["variants"]]
+    assert 1 <= len(predicted) <= 8 and predicted == sorted(predicted, reverse=True)
+    assert main(["rank", "jacobi2d", "-p", "n=256", "--train", str(train)]) == 2
+    assert "did you mean" in capsys.readouterr().err
+    variant_table().drop(columns="time_s").to_csv(train, index=False)
+    assert main(argv) == 2
+    assert "lacks column(s) time_s" in capsys.readouterr().err
