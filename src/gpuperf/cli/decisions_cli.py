@@ -16,7 +16,7 @@ def explore_command(
     target: Optional[str] = typer.Option(None, "--target", help="Time column (default: time_ms, time_s or time)."),
     train: Optional[list[str]] = typer.Option(None, "--train", help="The same parameters measured on another GPU (repeatable)."),
     model: Optional[str] = typer.Option(
-        None, "--model", help="Surrogate: gp (default), et, rf, gbt or knn (et with --no-refit)."
+        None, "--model", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."
     ),
     budget: int = typer.Option(200, "--budget", help="At most this many evaluations."),
     refit: bool = typer.Option(True, "--refit/--no-refit", help="Refit after each measurement (--no-refit: one ranking from --train)."),
@@ -87,7 +87,8 @@ def rank_command(
         print_json({"space": space, "sizes": sizes, "train": where, "train_rows": len(table),
                     "train_rows_of_this_kernel": own, "variants": shown.to_dict(orient="records")})
         return
-    print_table(shown[["variant", "predicted_performance"]].head(top).to_dict(orient="records"),
+    columns = [*chosen.parameters, "predicted_performance"]
+    print_table(ranked[columns].head(top).to_dict(orient="records"),
                 title=f"{space}: {len(ranked)} variants, best predicted first (trained on {len(table)} rows of {where})")
 
 
