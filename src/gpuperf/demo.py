@@ -267,9 +267,11 @@ def advise_step(report: DemoReport) -> None:
 
 def explore_step(report: DemoReport) -> None:
     """Model-guided exploration of the bundled pnpoly spaces, each GPU left out in turn."""
+    from gpuperf.datasets.bundled import data_dir
+    from gpuperf.decisions.cross_kernel import leave_one_kernel_out
     from gpuperf.decisions.reports import exploration_study
 
-    frame, paths = exploration_study(report.out / "explore", "schoonhoven/pnpoly", budget=100)
+    frame, _ = exploration_study(report.out / "explore", "schoonhoven/pnpoly", budget=100)
     frame.to_csv(report.out / "explore_pnpoly.csv", index=False)
     report.add(
         "Exploring a tuning space",
@@ -279,6 +281,16 @@ def explore_step(report: DemoReport) -> None:
         f"report with the curves: [explore/report.md](explore/report.md)). `gpuperf reproduce exploration "
         f"--family NAME` explores another family; `python benchmarks/bench_explore.py` runs every bundled "
         f"space.\n\n{_markdown_table(frame)}",
+    )
+    kernels = leave_one_kernel_out(pd.read_csv(data_dir() / "stencil_spaces_pocl.csv.gz"),
+                                   parameters=("local_x", "local_y", "outputs_y", "prefetch", "unroll"))
+    kernels.to_csv(report.out / "explore_stencils.csv", index=False)
+    report.add(
+        "Exploring on other kernels",
+        "Each stencil's measured variants (64 per stencil, pocl) ranked by PCA + 5-NN on the LIFT features, "
+        "trained on the other stencils only, against ranking by the same parameters on the other stencils and "
+        "random order ([explore_stencils.csv](explore_stencils.csv)); `gpuperf rank SPACE -p n=...` ranks a "
+        f"whole space this way before anything runs.\n\n{_markdown_table(kernels)}",
     )
 
 
