@@ -8,6 +8,11 @@ static features to ``data/advise_pairs_pocl.csv.gz`` and the provenance next to 
 (``data/advise_pairs_pocl.provenance.json``). Measured values are copied from the store unchanged.
 
     python benchmarks/advise_pairs_campaign.py [--device opencl:0] [--store benchmarks/advise_pairs.db]
+
+A repeat run into another store and file measures the same points again, e.g. to see how far the
+speedups move between runs (``data/advise_pairs_pocl_repeat.csv.gz``):
+
+    python benchmarks/advise_pairs_campaign.py --store /tmp/repeat.db --out data/advise_pairs_pocl_repeat.csv.gz
 """
 
 from __future__ import annotations
@@ -23,7 +28,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CAMPAIGN = ROOT / "benchmarks" / "advise_pairs.campaign.toml"
 OUT = ROOT / "data" / "advise_pairs_pocl.csv.gz"
-PROVENANCE = ROOT / "data" / "advise_pairs_pocl.provenance.json"
 
 STENCILS = ("stencil2d", "jacobi2d_9pt", "hotspot2d", "gradient")
 SIZES = (512, 768, 1024)
@@ -73,7 +77,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="opencl:0")
     parser.add_argument("--store", default=str(ROOT / "benchmarks" / "advise_pairs.db"))
+    parser.add_argument("--out", default=str(OUT), help="the CSV to write (provenance next to it)")
     args = parser.parse_args()
+    out = Path(args.out)
+    provenance = out.with_name(out.name.removesuffix(".csv.gz") + ".provenance.json")
+    load_before = os.getloadavg()
     CAMPAIGN.write_text(campaign_text())
     report = run_campaign(load_campaign(CAMPAIGN), args.store, device=args.device)
     print(json.dumps(report.to_dict(), indent=2))
@@ -81,7 +89,7 @@ def main() -> None:
     planned = {spec for spec, _ in planned_points()}
     table = table[table["kernel_key"].isin(planned) & table["n"].isin(SIZES)]
     columns = [c for c in KEEP if c in table.columns] + [c for c in ADVICE_FEATURES if c in table.columns]
-    table[columns].to_csv(OUT, index=False)
+    table[columns].to_csv(out, index=False)
     import gpuperf
     from gpuperf.measure.store import Store
 
@@ -91,8 +99,8 @@ def main() -> None:
     timings = {json.dumps(r["provenance"].get("timing"), sort_keys=True) for r in rows}
     first.pop("timestamp", None)
     dates = sorted(r["measured_at"] for r in rows)
-    PROVENANCE.write_text(json.dumps({
-        "file": OUT.name,
+    provenance.write_text(json.dumps({
+        "file": out.name,
         "campaign": CAMPAIGN.relative_to(ROOT).as_posix(),
         "device": first.get("device_name", args.device),
         "provenance": first,
@@ -103,9 +111,10 @@ def main() -> None:
         "gpuperf_version": gpuperf.__version__,
         "host": platform.machine(),
         "environment": {k: os.environ[k] for k in POCL_SETTINGS if k in os.environ},
+        "load_average_1min": {"before": round(load_before[0], 2), "after": round(os.getloadavg()[0], 2)},
         "points": len(table), "ok": int((table["status"] == "ok").sum()),
     }, indent=2, default=str) + "\n")
-    print(f"wrote {OUT} ({len(table)} points) and {PROVENANCE}")
+    print(f"wrote {out} ({len(table)} points) and {provenance}")
 
 
 if __name__ == "__main__":

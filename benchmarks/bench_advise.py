@@ -1,12 +1,18 @@
 """Accuracy of gpuperf's optimization advisor, evaluated as Taheri, Qasem & Burtscher do.
 
 Prints, per split (same program other input; held-out tuning configurations; train on other
-programs, test on a held-out program family), per optimization and target (GPUs, or the pocl CPU
-device of the generated pairs): the sign accuracy (speedup > 1 predicted right), the same on pairs
-clearly away from 1, the accuracy of each model and of a constant predictor, the median
-actual/predicted speedup ratio and the share of ratios within [0.8, 1.25].
+programs, test on a held-out program family), per target (GPUs, or the pocl CPU device of the
+generated pairs) and optimization: the sign accuracy (speedup > 1 predicted right) on all pairs, the
+same outside the +-10 % noise band and the share of pairs there, the accuracy of a constant
+predictor, the coverage and sign accuracy of the predictions with confidence >= 0.9 and >= 0.75
+(the advisor abstains on the rest), the median actual/predicted speedup ratio, the share of ratios
+within [0.8, 1.25], the log2 errors, and which feature set and regression inner CV chose per fold.
+When ``data/advise_pairs_pocl_repeat.csv.gz`` (a repeated pocl campaign) exists it also prints how
+often the two runs agree on each pair's sign and the median factor between their speedups: how
+reproducible a pair's sign is on the measuring machine (a model cannot be more right than the
+measurements agree, except by luck).
 
-    python benchmarks/bench_advise.py [--split inputs] [--weights uniform] [--csv out.csv]
+    python benchmarks/bench_advise.py [--split inputs] [--target device] [--no-select] [--csv out.csv]
 """
 
 from __future__ import annotations
@@ -17,9 +23,29 @@ from functools import partial
 
 import pandas as pd
 
-COLUMNS = ["pairs", "sign_accuracy", "sign_accuracy_clear", "sign_accuracy_knn", "sign_accuracy_m5p",
-           "sign_accuracy_logistic", "sign_accuracy_constant", "confident_share", "sign_accuracy_confident",
+COLUMNS = ["pairs", "sign_accuracy", "sign_accuracy_clear", "clear_share", "sign_accuracy_constant",
+           "confident_share", "sign_accuracy_confident", "confident_share_0.75", "sign_accuracy_confident_0.75",
            "median_ratio", "ratio_within_0.8_1.25", "log2_mae", "log2_mae_constant"]
+REPEAT = "advise_pairs_pocl_repeat.csv.gz"
+
+
+def repeat_agreement() -> pd.DataFrame | None:
+    """Sign agreement between the committed pocl pairs and a repeated campaign's, when one exists."""
+    from dataclasses import replace
+
+    from gpuperf.decisions import advise_eval
+    from gpuperf.decisions.optimizations import load_optimizations
+    from gpuperf.decisions.pairs import dataset_path, spec_pairs
+
+    if dataset_path(REPEAT) is None:
+        return None
+    first, second = [], []
+    for entry in load_optimizations().values():
+        for spec in entry.pairs:
+            if spec.dataset == "advise_pairs_pocl.csv.gz":
+                first.append(spec_pairs(spec, entry.name))
+                second.append(spec_pairs(replace(spec, dataset=REPEAT), entry.name))
+    return advise_eval.repeatability(pd.concat(first), pd.concat(second))
 
 
 def main() -> None:
@@ -30,17 +56,26 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", action="append", choices=advise_eval.SPLITS)
+    parser.add_argument("--target", choices=("gpu", "device"), help="only the GPU or only the device pairs")
     parser.add_argument("--weights", default="distance", choices=("distance", "uniform"), help="k-NN weighting")
+    parser.add_argument("--no-select", action="store_true",
+                        help="no inner-CV choice: all features, log-mean of k-NN and M5P, uncalibrated confidence")
     parser.add_argument("--csv", help="write every test prediction to this CSV")
     args = parser.parse_args()
     pd.set_option("display.width", 250)
     pd.set_option("display.max_columns", 30)
     start = time.perf_counter()
     pairs = training_pairs(load_optimizations().values())
+    if args.target:
+        pairs = pairs[pairs["target"].eq("gpu") == (args.target == "gpu")]
     print(f"{len(pairs)} training pairs in {time.perf_counter() - start:.1f} s")
     print(pairs.groupby(["optimization", "target"]).agg(pairs=("speedup", "size"), families=("family", "nunique"),
                                                         faster=("speedup", lambda s: (s > 1).mean())).round(2))
-    factory = partial(SpeedupModel, weights=args.weights)
+    repeat = repeat_agreement() if args.target != "gpu" else None
+    if repeat is not None:
+        print("\n== the same pocl pairs measured twice: sign agreement between the runs ==")
+        print(repeat.round(3).to_string(index=False))
+    factory = partial(SpeedupModel, weights=args.weights, select=not args.no_select)
     results = []
     for split in args.split or advise_eval.SPLITS:
         start = time.perf_counter()
@@ -54,10 +89,12 @@ def main() -> None:
         print(by_target[["target", *COLUMNS]].round(3).to_string(index=False))
         per = advise_eval.summarise(result, ["target", "optimization"])
         print(per[["target", "optimization", *COLUMNS]].round(3).to_string(index=False))
+        chosen = result.groupby(["target", "optimization", "feature_set", "regression"]).agg(folds=("fold", "nunique"))
+        print("chosen by inner CV (folds):\n" + chosen.to_string())
         if split == "programs":
             held = advise_eval.summarise(result, ["target", "optimization", "family"])
             print(held[["target", "optimization", "family", "pairs", "sign_accuracy", "sign_accuracy_constant",
-                        "median_ratio"]].round(3).to_string(index=False))
+                        "confident_share", "sign_accuracy_confident", "median_ratio"]].round(3).to_string(index=False))
     if args.csv and results:
         pd.concat(results, ignore_index=True).to_csv(args.csv, index=False)
 

@@ -78,6 +78,18 @@ def test_threshold_filters(capsys, database):
                                                   if s["predicted_speedup"] >= cut]
 
 
+def test_min_confidence_abstains(capsys, database):
+    args = ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970", "--threshold", "0.0001",
+            *only(database)]
+    everything = run_json(capsys, [*args, "--json"])
+    cut = max(s["confidence"] for s in everything) + 0.001  # JSON rounds to 3 decimals
+    assert run_json(capsys, [*args, "--json", "--min-confidence", str(cut)]) == []
+    assert main([*args, "--min-confidence", str(min(cut, 1.0))]) == 0
+    assert "abstained: confidence" in capsys.readouterr().out
+    assert main([*args, "--min-confidence", "1.5"]) == 2
+    assert "--min-confidence: must lie in [0, 1]" in capsys.readouterr().err
+
+
 def test_coalesced_kernel_gets_no_coalescing_advice(capsys, database):
     out = run_json(capsys, ["advise", "column_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970",
                             "--threshold", "0.0001", "--json", *only(database)])

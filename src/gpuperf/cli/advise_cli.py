@@ -25,6 +25,8 @@ def advise(
     profile: Annotated[Path | None, typer.Option(help="a profiled launch: CSV with geometry and counters")] = None,
     row: Annotated[int, typer.Option(help="which row of the --profile CSV (from 1)")] = 1,
     threshold: Annotated[float, typer.Option(help="suggest only predicted speedups at or above this")] = 1.05,
+    min_confidence: Annotated[float, typer.Option(
+        help="abstain from suggestions whose calibrated confidence is below this (0 to 1)")] = 0.0,
     optimizations: OptimizationsOption = None,
     only: Annotated[list[str] | None, typer.Option("--only", help="assess only this optimization; repeatable")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the suggestions as JSON")] = False,
@@ -46,11 +48,13 @@ def advise(
             raise GpuperfError("--profile takes no -p or --device: the profile row describes the launch")
         from gpuperf.decisions.profile import read_profile
 
-        result = advise_profile(read_profile(profile, row), gpu, threshold, entries, where=f"{profile}: row {row}")
+        result = advise_profile(read_profile(profile, row), gpu, threshold, entries, where=f"{profile}: row {row}",
+                                min_confidence=min_confidence)
     else:
         from gpuperf.kernels import get_kernel
 
-        result = advise_kernel(get_kernel(kernel), parse_params(param), gpu, device, threshold, entries)
+        result = advise_kernel(get_kernel(kernel), parse_params(param), gpu, device, threshold, entries,
+                               min_confidence=min_confidence)
     if as_json:
         print_json([s.to_dict() for s in result.suggestions])
         return

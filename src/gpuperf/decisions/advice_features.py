@@ -1,7 +1,9 @@
 """The feature vector the optimization advisor sees: one vocabulary for every source of pairs.
 
 A "before" kernel is described by a few of gpuperf's static features (names as in
-``gpuperf.features``), two derived ratios, and the target GPU's descriptor. Every source of
+``gpuperf.features``), two derived ratios, what the optimization changes in them (``change_*``:
+log2(1 + after) - log2(1 + before) of each, NaN where the after kernel is unknown), and the target
+GPU's descriptor. Every source of
 training pairs fills these names: loopy kernels through ``extract_features``, tuning-space
 configurations through their own formulas (``gpuperf.decisions.program_features``), a profiler row
 through its counters (``gpuperf.decisions.profile``). Features count per work-item (thread) and
@@ -16,6 +18,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from gpuperf.kernels.kernel import Kernel
@@ -39,6 +42,8 @@ STATIC_FEATURES = (
 # Ratios derived from them (``add_derived``).
 DERIVED_FEATURES = ("arithmetic_intensity", "local_per_global_access")
 ADVICE_FEATURES = STATIC_FEATURES + DERIVED_FEATURES
+# What the optimization changes: the after kernel's features against the before kernel's.
+CHANGE_FEATURES = tuple(f"change_{name}" for name in ADVICE_FEATURES)
 # The GPU descriptor's numbers the models use.
 GPU_FEATURES = (
     "gpu_sms",
@@ -50,7 +55,7 @@ GPU_FEATURES = (
     "gpu_flops_per_byte",
     "gpu_compute_capability",
 )
-MODEL_FEATURES = ADVICE_FEATURES + GPU_FEATURES
+MODEL_FEATURES = ADVICE_FEATURES + CHANGE_FEATURES + GPU_FEATURES
 FLOAT_BYTES = 4
 
 
@@ -65,6 +70,22 @@ def add_derived(frame: pd.DataFrame) -> pd.DataFrame:
     frame["arithmetic_intensity"] = flops / (FLOAT_BYTES * global_accesses).where(global_accesses > 0)
     frame["local_per_global_access"] = local / global_accesses.where(global_accesses > 0)
     return frame
+
+
+def _log2_1p(values: pd.Series) -> pd.Series:
+    values = pd.to_numeric(values, errors="coerce")
+    return np.sign(values) * np.log2(1 + values.abs())
+
+
+def change_features(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
+    """``change_*`` of each row: log2(1 + after) - log2(1 + before) per advice feature (sign kept)."""
+    out = pd.DataFrame(index=before.index)
+    for name, change in zip(ADVICE_FEATURES, CHANGE_FEATURES):
+        if name in before and name in after:
+            out[change] = _log2_1p(after[name]).to_numpy() - _log2_1p(before[name]).to_numpy()
+        else:
+            out[change] = math.nan
+    return out
 
 
 def gpu_features(gpu: str | None) -> dict[str, float]:
@@ -100,3 +121,10 @@ def kernel_features(kernel: Kernel, sizes: Mapping[str, Any] | None = None) -> d
     static = extract_features(kernel, sizes)
     row = pd.DataFrame([{name: static.get(name, math.nan) for name in STATIC_FEATURES}])
     return {k: float(v) for k, v in add_derived(row).iloc[0].items()}
+
+
+def kernel_change_features(kernel: Kernel, after: Kernel, sizes: Mapping[str, Any] | None = None) -> dict[str, float]:
+    """``change_*`` of turning ``kernel`` into ``after`` (another variant) at ``sizes``."""
+    before_row = pd.DataFrame([kernel_features(kernel, sizes)])
+    after_row = pd.DataFrame([kernel_features(after, sizes)])
+    return {k: float(v) for k, v in change_features(before_row, after_row).iloc[0].items()}

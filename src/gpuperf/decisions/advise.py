@@ -25,7 +25,9 @@ from typing import Any
 
 import pandas as pd
 
-from gpuperf.decisions.advice_features import MODEL_FEATURES, gpu_features, kernel_features
+from gpuperf.decisions.advice_features import (
+    CHANGE_FEATURES, MODEL_FEATURES, gpu_features, kernel_change_features, kernel_features,
+)
 from gpuperf.decisions.optimizations import Optimization, load_optimizations
 from gpuperf.decisions.pairs import DEVICE_TARGET, GPU_TARGET, cache_dir, spec_pairs
 from gpuperf.decisions.speedup_models import SpeedupModel
@@ -33,7 +35,7 @@ from gpuperf.errors import GpuperfError
 from gpuperf.kernels.kernel import Kernel
 
 DEFAULT_THRESHOLD = 1.05
-MODEL_FORMAT = 5
+MODEL_FORMAT = 6
 NEAREST_SHOWN = 3
 
 
@@ -194,6 +196,7 @@ def _explanation(entry: Optimization, model: SpeedupModel, row: int, prediction,
         "when_it_helps": entry.when_it_helps,
         "models": {"knn": round(float(prediction.knn[row]), 4), "m5p": round(float(prediction.m5p[row]), 4),
                    "p_faster": round(float(prediction.p_faster[row]), 4)},
+        "chosen_model": {"feature_set": model.choice[0], "regression": model.choice[1]},
         "familiarity": round(float(prediction.familiarity[row]), 3),
         "nearest_pairs": nearest,
         "training_pairs": len(model.pairs),
@@ -210,10 +213,19 @@ def advise(
     kernel: Kernel | None = None,
     use_cache: bool = True,
     note: str = "",
+    sizes: Mapping[str, Any] | None = None,
+    min_confidence: float = 0.0,
 ) -> Advice:
-    """Suggestions for a kernel described by ``features`` (advice + GPU features) on ``target``."""
+    """Suggestions for a kernel described by ``features`` (advice + GPU features) on ``target``.
+
+    For a variant of a variant space (``kernel``), what each optimization changes (``change_*``) comes
+    from the variant with it applied at ``sizes``; otherwise from ``features`` (NaN: imputed).
+    Predictions at or above ``threshold`` but with confidence below ``min_confidence`` are not
+    suggested: the advisor abstains and says so in ``skipped``."""
     if not threshold > 0:
         raise GpuperfError(f"--threshold: must be a positive speedup, got {threshold}")
+    if not 0.0 <= min_confidence <= 1.0:
+        raise GpuperfError(f"--min-confidence: must lie in [0, 1], got {min_confidence}")
     entries = list(load_optimizations().values() if entries is None else entries)
     query = pd.DataFrame([{name: features.get(name, math.nan) for name in MODEL_FEATURES}])
     assessed, skipped = [], []
@@ -232,7 +244,7 @@ def advise(
             skipped.append((entry.name, f"not assessed: no training pairs for target {target}"))
             continue
         model = fitted_model(pairs, use_cache)
-        prediction = model.predict(query)
+        prediction = model.predict(_with_change(query, kernel, variant, sizes))
         notes = "; ".join(n for n in (note, pair_note) if n)
         assessed.append(Suggestion(
             optimization=entry.name, title=entry.title,
@@ -240,7 +252,21 @@ def advise(
             explanation=_explanation(entry, model, 0, prediction, notes), apply=_apply_info(entry, variant),
         ))
     assessed.sort(key=lambda s: s.predicted_speedup, reverse=True)
-    return Advice([s for s in assessed if s.predicted_speedup >= threshold], assessed, skipped)
+    suggested = [s for s in assessed if s.predicted_speedup >= threshold]
+    skipped += [(s.optimization, f"abstained: confidence {s.confidence:.2f} is below {min_confidence:g}")
+                for s in suggested if s.confidence < min_confidence]
+    return Advice([s for s in suggested if s.confidence >= min_confidence], assessed, skipped)
+
+
+def _with_change(query: pd.DataFrame, kernel: Kernel | None, variant: str | None,
+                 sizes: Mapping[str, Any] | None) -> pd.DataFrame:
+    """``query`` with the ``change_*`` features of turning ``kernel`` into ``variant`` (when both known)."""
+    if kernel is None or variant is None:
+        return query
+    from gpuperf.kernels import get_kernel
+
+    change = kernel_change_features(kernel, get_kernel(variant), sizes)
+    return query.assign(**{name: change[name] for name in CHANGE_FEATURES})
 
 
 def kernel_query(kernel: Kernel, sizes: Mapping[str, Any] | None, gpu: str | None) -> dict[str, float]:
@@ -256,13 +282,15 @@ def advise_kernel(
     threshold: float = DEFAULT_THRESHOLD,
     entries: Iterable[Optimization] | None = None,
     use_cache: bool = True,
+    min_confidence: float = 0.0,
 ) -> Advice:
     """Suggestions for a gpuperf kernel: for ``gpu`` (a GPU name), a measured ``device``, or any GPU."""
     if gpu is not None and device is not None:
         raise GpuperfError("give either --gpu or --device, not both")
     target = device_target(device) if device else GPU_TARGET
     note = "" if gpu or device else "no --gpu given: the GPU features are the training pairs' medians"
-    return advise(kernel_query(kernel, sizes, gpu), target, threshold, entries, kernel, use_cache, note)
+    return advise(kernel_query(kernel, sizes, gpu), target, threshold, entries, kernel, use_cache, note, sizes,
+                  min_confidence)
 
 
 def advise_profile(
@@ -272,6 +300,7 @@ def advise_profile(
     entries: Iterable[Optimization] | None = None,
     where: str = "profile row",
     use_cache: bool = True,
+    min_confidence: float = 0.0,
 ) -> Advice:
     """Suggestions for a profiled launch (nvprof-style counters, see ``gpuperf.decisions.profile``)."""
     from gpuperf.decisions.profile import profile_features, profile_gpu
@@ -279,4 +308,4 @@ def advise_profile(
     gpu = gpu or profile_gpu(row)
     features = {**profile_features(row, where), **gpu_features(gpu)}
     note = "" if gpu else "no GPU named: the GPU features are the training pairs' medians"
-    return advise(features, GPU_TARGET, threshold, entries, None, use_cache, note)
+    return advise(features, GPU_TARGET, threshold, entries, None, use_cache, note, None, min_confidence)

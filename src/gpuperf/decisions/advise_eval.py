@@ -8,12 +8,15 @@ Per optimization and kind of target (GPUs, or one measured device), pairs are sp
   (family, configuration) and split 4-fold, so a held-out configuration is unseen on every GPU.
 - ``programs``: train on the other program families, test on the held-out one.
 
-Per test pair: the measured and predicted speedups of each model. ``summarise`` gives the sign
-accuracy (predicted and measured speedup on the same side of 1), the same on the pairs whose
-measured speedup is clearly away from 1 (outside [1/1.05, 1.05]), the median actual/predicted
-speedup ratio, the share of ratios within [0.8, 1.25], the sign accuracy of the predictions with
-confidence of at least 0.7 (and their share), the mean absolute log2 error, and the sign accuracy
-and log2 error of a constant predictor (the training pairs' mean log2 speedup) for comparison.
+Per test pair: the measured and predicted speedups of each model, the confidence, and the feature
+set and regression that inner CV on the fold's training pairs chose. ``summarise`` gives the sign
+accuracy (predicted and measured speedup on the same side of 1) on all pairs; the same on the pairs
+whose measured speedup is outside the noise band [1/1.1, 1.1] (pairs inside it count as "no effect":
+both figures are reported, never only the second), and their share; the sign accuracy of the
+predictions with confidence of at least 0.9 and 0.75 (the advisor abstains on the others) and the
+coverage (share of pairs predicted that confidently); the median actual/predicted speedup ratio, the
+share of ratios within [0.8, 1.25], the mean absolute log2 error; and the sign accuracy and log2
+error of a constant predictor (the training pairs' mean log2 speedup) for comparison.
 """
 
 from __future__ import annotations
@@ -25,10 +28,12 @@ import pandas as pd
 from sklearn.model_selection import GroupKFold
 
 from gpuperf.decisions.speedup_models import SpeedupModel
+from gpuperf.errors import GpuperfError
 
 SPLITS = ("inputs", "configurations", "programs")
-CLEAR = 1.05
-CONFIDENT = 0.7
+NOISE_BAND = 1.1  # run-to-run timing noise of the pocl CPU measurements is about +-10 %
+CONFIDENT = 0.9
+LESS_CONFIDENT = 0.75
 FOLDS = 4
 ModelFactory = Callable[[], SpeedupModel]
 
@@ -87,6 +92,7 @@ def _evaluate(pairs: pd.DataFrame, split: str, factory: ModelFactory) -> pd.Data
                 "predicted": predicted.speedup, "knn": predicted.knn, "m5p": predicted.m5p,
                 "p_faster": predicted.p_faster, "confidence": predicted.confidence,
                 "constant": np.exp2(constant),
+                "feature_set": model.choice[0], "regression": model.choice[1],
             }))
     if not results:
         return pd.DataFrame(columns=["optimization", "target", "split", "fold", "family", "measured", "predicted"])
@@ -102,20 +108,24 @@ def summarise(results: pd.DataFrame, by: list[str] | None = None) -> pd.DataFram
     groups = results.groupby(by, sort=True) if by else [((), results)]
     rows = []
     for key, group in groups:
-        clear = group[(group["measured"] > CLEAR) | (group["measured"] < 1 / CLEAR)]
+        clear = group[(group["measured"] > NOISE_BAND) | (group["measured"] < 1 / NOISE_BAND)]
         confident = group[group["confidence"] >= CONFIDENT]
+        less = group[group["confidence"] >= LESS_CONFIDENT]
         ratio = group["measured"] / group["predicted"]
         row = dict(zip(by or [], key if isinstance(key, tuple) else (key,)))
         row.update({
             "pairs": len(group),
             "sign_accuracy": _sign_accuracy(group["measured"], group["predicted"]),
             "sign_accuracy_clear": _sign_accuracy(clear["measured"], clear["predicted"]),
+            "clear_share": len(clear) / len(group) if len(group) else float("nan"),
             "sign_accuracy_knn": _sign_accuracy(group["measured"], group["knn"]),
             "sign_accuracy_m5p": _sign_accuracy(group["measured"], group["m5p"]),
             "sign_accuracy_logistic": float(((group["measured"] > 1) == (group["p_faster"] > 0.5)).mean()),
             "sign_accuracy_constant": _sign_accuracy(group["measured"], group["constant"]),
             "confident_share": len(confident) / len(group) if len(group) else float("nan"),
             "sign_accuracy_confident": _sign_accuracy(confident["measured"], confident["predicted"]),
+            "confident_share_0.75": len(less) / len(group) if len(group) else float("nan"),
+            "sign_accuracy_confident_0.75": _sign_accuracy(less["measured"], less["predicted"]),
             "median_ratio": float(ratio.median()),
             "ratio_within_0.8_1.25": float(((ratio >= 0.8) & (ratio <= 1.25)).mean()),
             "log2_mae": float(np.abs(np.log2(group["measured"] / group["predicted"])).mean()),
@@ -123,3 +133,20 @@ def summarise(results: pd.DataFrame, by: list[str] | None = None) -> pd.DataFram
         })
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def repeatability(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
+    """How often two measurements of the same pairs agree, per optimization and target.
+
+    ``first`` and ``second``: pair tables of the same pairs measured twice (e.g. from a repeated
+    campaign). Returns pairs matched, the share whose speedups lie on the same side of 1 (the sign
+    accuracy a perfect model of the first run could reach on the second) and the median factor
+    between the two speedups."""
+    keys = ["optimization", "target", "family", "change", "configuration", "input"]
+    matched = first[[*keys, "speedup"]].merge(second[[*keys, "speedup"]], on=keys, suffixes=("_first", "_second"))
+    if matched.empty:
+        raise GpuperfError("repeatability: the two pair tables have no pair in common")
+    matched["agree"] = (matched["speedup_first"] > 1) == (matched["speedup_second"] > 1)
+    matched["factor"] = np.exp2(np.abs(np.log2(matched["speedup_first"] / matched["speedup_second"])))
+    return matched.groupby(["target", "optimization"], as_index=False).agg(
+        pairs=("agree", "size"), sign_agreement=("agree", "mean"), median_factor=("factor", "median"))

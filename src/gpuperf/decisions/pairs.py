@@ -4,6 +4,8 @@ A pair is two measurements on the same GPU (or device) at the same sizes whose c
 differ only by the optimization: another kernel of the same table (``MMGU -> MMGC``) or one
 parameter changed (``SA: 0 -> 1``). ``speedup = time_before / time_after`` (above 1: the
 optimization helps). Repeated measurements of one point are first reduced to their median.
+Besides the before kernel's features, a pair carries what the optimization changes in them
+(``change_*``: the after kernel's features, from the same source, against the before kernel's).
 
 Pairs of each ``[[pairs]]`` table are cached under ``$GPUPERF_CACHE_DIR/advise`` (default
 ``~/.cache/gpuperf/advise``), keyed by the table, the dataset file, the feature names and ``PAIRS_FORMAT``.
@@ -21,12 +23,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpuperf.decisions.advice_features import GPU_FEATURES, MODEL_FEATURES, add_derived, with_gpu_features
+from gpuperf.decisions.advice_features import (
+    GPU_FEATURES, MODEL_FEATURES, add_derived, change_features, with_gpu_features,
+)
 from gpuperf.decisions.optimizations import Optimization, PairSpec
 from gpuperf.decisions.program_features import FEATURE_SOURCES
 from gpuperf.errors import GpuperfError
 
-PAIRS_FORMAT = 1  # bump when the pair table's columns or rules change
+PAIRS_FORMAT = 2  # bump when the pair table's columns or rules change
 GPU_TARGET = "gpu"  # pairs measured on a GPU gpuperf has a descriptor for
 DEVICE_TARGET = "device:"  # + the device's name: pairs measured on another device (e.g. a CPU via pocl)
 PAIR_COLUMNS = (
@@ -91,8 +95,10 @@ def _number_text(value: object) -> str:
     return str(value)
 
 
-def _matched(frame: pd.DataFrame, spec: PairSpec) -> pd.DataFrame:
-    """Before rows joined to their after rows: columns of the before row, ``time_after_s`` and ``after_kernel``."""
+def _matched(frame: pd.DataFrame, spec: PairSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Before rows joined to their after rows, and the after rows themselves (one per joined row).
+
+    The joined frame has the before row's columns, ``time_after_s`` and ``after_kernel``."""
     kernels = [*spec.kernels, *([spec.after_kernel] if spec.after_kernel else [])]
     ok = frame["status"].eq("ok") if "status" in frame.columns else True
     rows = frame[ok & frame["kernel"].isin(kernels) & (pd.to_numeric(frame["time_s"], errors="coerce") > 0)]
@@ -101,19 +107,20 @@ def _matched(frame: pd.DataFrame, spec: PairSpec) -> pd.DataFrame:
         raise GpuperfError(f"{spec.where}.parameter: the dataset has no values of '{spec.parameter}' for these kernels")
     keys = ["kernel", "gpu", "device", *config]
     rows = _median_points(rows, keys)
+    rows["after_row"] = np.arange(len(rows))
     if spec.after_kernel:
-        before = rows[rows["kernel"].isin(spec.kernels)]
-        after = rows.loc[rows["kernel"].eq(spec.after_kernel), ["gpu", "device", *config, "time_s"]]
+        before = rows[rows["kernel"].isin(spec.kernels)].drop(columns="after_row")
+        after = rows.loc[rows["kernel"].eq(spec.after_kernel), ["gpu", "device", *config, "time_s", "after_row"]]
         joined = before.merge(after.rename(columns={"time_s": "time_after_s"}), on=["gpu", "device", *config])
         joined["after_kernel"] = spec.after_kernel
         joined["configuration"] = _label(joined, config)
         joined["input"] = _label(joined, list(config if spec.inputs is None else spec.inputs))
-        return joined
+        return joined, rows
     param = spec.parameter
     rest = [c for c in keys if c != param]
-    before = rows[rows[param].isin(spec.before)]
+    before = rows[rows[param].isin(spec.before)].drop(columns="after_row")
     after_values = rows[param].isin(spec.after) if spec.after else rows[param].notna()
-    after = rows.loc[after_values, [*rest, param, "time_s"]]
+    after = rows.loc[after_values, [*rest, param, "time_s", "after_row"]]
     after = after.rename(columns={param: "after_value", "time_s": "time_after_s"})
     joined = before.merge(after, on=rest)
     if spec.factor:
@@ -123,7 +130,7 @@ def _matched(frame: pd.DataFrame, spec: PairSpec) -> pd.DataFrame:
     joined["configuration"] = _label(joined, [c for c in config if c != param])
     joined["input"] = _label(joined, list(spec.inputs or ()))
     joined["change"] = param + ": " + joined[param].map(_number_text) + " -> " + joined["after_value"].map(_number_text)
-    return joined
+    return joined, rows
 
 
 def build_spec_pairs(spec: PairSpec, optimization: str) -> pd.DataFrame:
@@ -135,12 +142,15 @@ def build_spec_pairs(spec: PairSpec, optimization: str) -> pd.DataFrame:
         from gpuperf.errors import unknown_name_error
 
         raise GpuperfError(f"{spec.where}.kernel: {unknown_name_error('kernel', missing[0], set(frame['kernel']))}")
-    joined = _matched(frame, spec)
+    joined, rows = _matched(frame, spec)
     if joined.empty:
         return pd.DataFrame(columns=[*PAIR_COLUMNS, *MODEL_FEATURES])
     shuffled = joined.sample(frac=1.0, random_state=0)
     joined = shuffled.groupby("gpu", sort=False).head(spec.max_pairs_per_gpu).sort_index().reset_index(drop=True)
-    features = add_derived(FEATURE_SOURCES[spec.features](joined))
+    source = FEATURE_SOURCES[spec.features]
+    features = add_derived(source(joined))
+    after_features = add_derived(source(rows.iloc[joined["after_row"].to_numpy()].reset_index(drop=True)))
+    features = pd.concat([features, change_features(features, after_features)], axis=1)
     out = pd.DataFrame({
         "optimization": optimization, "family": spec.family or joined["kernel"].astype(str), "dataset": spec.dataset,
         "change": joined["change"] if "change" in joined else spec.change,
