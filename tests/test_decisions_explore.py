@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from gpuperf.decisions.explore import explore, plain_transfer_order
-from gpuperf.decisions.explorers import OnlineSearch, run_search
+from gpuperf.decisions.explorers import COVER, OnlineSearch, TransferGuided, run_search
 from gpuperf.decisions.search_metrics import (
     best_found_curve,
     evals_to,
@@ -23,11 +23,11 @@ from gpuperf.decisions.space import Space, parameter_features, space_from_frame,
 from gpuperf.errors import GpuperfError
 
 
-def grid_space(optimum: tuple[int, int], where: str = "synthetic", scale: float = 1.0) -> Space:
+def grid_space(optimum: tuple[int, int], where: str = "synthetic", scale: float = 1.0, curvature: float = 0.05) -> Space:
     """A 16 x 16 grid whose time grows smoothly away from ``optimum``."""
     xs, ys = np.meshgrid(np.arange(1, 17), np.arange(1, 17), indexing="ij")
     configs = pd.DataFrame({"x": xs.ravel(), "y": ys.ravel()})
-    times = scale * (1.0 + 0.05 * ((configs["x"] - optimum[0]) ** 2 + (configs["y"] - optimum[1]) ** 2))
+    times = scale * (1.0 + curvature * ((configs["x"] - optimum[0]) ** 2 + (configs["y"] - optimum[1]) ** 2))
     return Space(["x", "y"], configs, times.to_numpy(dtype=float), where)
 
 
@@ -88,6 +88,42 @@ def test_transfer_guided_uses_other_gpus_and_recovers_when_they_mislead():
     assert misled.evals(0.9) is not None
     assert misled.evals(0.9) < evals_to(target.performance[transfer], 0.9)
     assert misled.baselines["transfer_evals_to_90"] == evals_to(target.performance[transfer], 0.9)
+
+
+def test_transfer_guided_portfolio_covers_the_most_uncovered_gpus_next():
+    # Three GPUs agree on (4, 4). Two flat outliers peak near (13, 13), where the new GPU peaks
+    # too; a steep one peaks at (2, 14), so the largest expected gain (the steep one's optimum)
+    # would miss. The portfolio's second pick covers both flat outliers instead.
+    others = [grid_space((4, 4), "a"), grid_space((4, 5), "b", 2.0), grid_space((5, 4), "c")]
+    others += [grid_space((13, 13), "d1", curvature=0.002), grid_space((13, 12), "d2", 3.0, curvature=0.002)]
+    others += [grid_space((2, 14), "e", 0.5)]
+    target = grid_space((13, 13), "target", curvature=0.002)
+    transfer = transfer_matrix(target, others)
+    explorer = TransferGuided(parameter_features(target.configs, target.params), transfer)
+    order = run_search(explorer, target.times, budget=3)
+    covers = transfer[order] >= COVER
+    assert covers[0].tolist() == [True, True, True, False, False, False]  # the majority's optimum first
+    assert covers[1].tolist() == [False, False, False, True, True, False]  # then both flat outliers
+    assert evals_to(target.performance[order], 0.9) == 2
+    assert explorer.transfer_improvement(order[:1], target.times).argmax() in np.flatnonzero(transfer[:, 5] >= COVER)
+    plain = evals_to(target.performance[plain_transfer_order(target, others)], 0.9)
+    assert plain > 20  # the mean over the others ranks the outliers' optimum far down
+
+
+def test_transfer_guided_hands_over_to_the_model_once_every_gpu_is_covered():
+    others = [grid_space((4, 4), "a"), grid_space((4, 5), "b")]
+    target = grid_space((12, 12), "target")
+    features = parameter_features(target.configs, target.params)
+    explorer = TransferGuided(features, transfer_matrix(target, others), seed=3)
+    times = np.full(len(target), np.nan)
+    measured = [explorer.next([], times)]
+    times[measured[0]] = target.times[measured[0]]
+    assert explorer.portfolio_scores(measured, times) is None  # one pick covered both GPUs
+    measured.append(explorer.next(measured, times))
+    times[measured[1]] = target.times[measured[1]]
+    improvement = explorer.model_improvement(measured, times)
+    improvement[measured] = -np.inf
+    assert improvement[explorer.next(measured, times)] == pytest.approx(improvement.max(), rel=1e-6)
 
 
 def test_static_model_ranks_unmeasured_configurations_by_the_model():

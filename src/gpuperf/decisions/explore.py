@@ -29,7 +29,8 @@ from gpuperf.decisions.space import Space, parameter_features, transfer_matrix
 from gpuperf.decisions.surrogates import SURROGATES
 from gpuperf.errors import GpuperfError, unknown_name_error
 
-DEFAULT_MODEL = "gp"  # refitted after every measurement
+TRANSFER_MODEL = "et"  # refitted after every measurement, with other GPUs' data (a cheap step)
+ONLINE_MODEL = "gp"  # refitted after every measurement, no prior data
 STATIC_MODEL = "et"  # trained once on whole tables (too many rows for a Gaussian process)
 DEFAULT_BUDGET = 200
 RANDOM_SEEDS = 100
@@ -60,8 +61,8 @@ def make_explorer(
     initial: int = 10,
 ):
     """The explorer for ``space``: transfer-guided with ``train``, online without; ``model``
-    defaults to ``gp`` (``et`` for a ranking without refits)."""
-    model = model or (DEFAULT_MODEL if refit else STATIC_MODEL)
+    defaults to ``et`` with ``train`` (also for a ranking without refits), ``gp`` without."""
+    model = model or default_model(bool(train), refit)
     if model not in SURROGATES:
         raise unknown_name_error("model", model, SURROGATES)
     if model == "gp" and not refit:
@@ -76,6 +77,12 @@ def make_explorer(
         return TransferGuided(features, transfer, model, seed)
     train_features = [parameter_features(t.configs, space.params) for t in train]
     return StaticModel(features, transfer, train_features, [t.performance for t in train], model, seed)
+
+
+def default_model(with_train: bool, refit: bool) -> str:
+    if not refit:
+        return STATIC_MODEL
+    return TRANSFER_MODEL if with_train else ONLINE_MODEL
 
 
 def plain_transfer_order(space: Space, train: Sequence[Space], budget: int | None = None) -> list[int]:
@@ -96,7 +103,7 @@ def explore(
     """Simulate the exploration of a measured ``space`` (stops at its best or after ``budget``)."""
     if budget < 1:
         raise GpuperfError(f"budget {budget} must be at least 1 evaluation")
-    model = model or (DEFAULT_MODEL if refit else STATIC_MODEL)
+    model = model or default_model(bool(train), refit)
     explorer = make_explorer(space, train, model, refit, seed)
     order = run_search(explorer, space.times, budget)
     performance = space.performance

@@ -6,15 +6,19 @@ and returns the next index. Models see ``-log(time)``, so any time unit works; a
 counts as half a unit of log below the worst measured time.
 
 * :class:`PlainTransfer`: the mean normalised performance on the other GPUs, fixed order.
-* :class:`TransferGuided`: other GPUs' data, updated as measurements arrive. The first pick is
-  the configuration most often within 5 % of the best on the other GPUs (ties: the higher mean
-  normalised performance). After ``transfer_steps`` transfer picks it alternates between two
-  acquisitions:
-  - transfer expected improvement: treat the new GPU as one of the others, weighted by how
-    well each agrees with the measured points (relative log performance, Gaussian weight with
-    ``sigma``), and pick the largest expected gain over the best found so far;
-  - model expected improvement: a surrogate (gp, et, rf, gbt, knn) refitted on the measured
-    points over the parameters plus each other GPU's log performance of the configuration.
+* :class:`TransferGuided`: other GPUs' data, updated as measurements arrive. It treats the new
+  GPU as one of the others and a configuration within 5 % of a GPU's best as *covering* it.
+  - portfolio: the first pick covers the most other GPUs (ties: the higher mean normalised
+    performance); each next pick covers the most GPUs no measured configuration covers yet,
+    each GPU weighted by how well it agrees with the measured points (relative log
+    performance, Gaussian weight with ``sigma``), until every other GPU is covered (at most
+    one pick per other GPU; ties: the larger transfer expected improvement, below). An outlier
+    GPU is then likely to meet another GPU's optimum.
+  - then model expected improvement: a surrogate (et, gp, rf, gbt, knn) refitted on the
+    measured points over the parameters plus each other GPU's log performance of the
+    configuration; every ``period``-th of these steps (0: none) is a transfer expected
+    improvement step instead (the largest expected gain over the best found so far, the new
+    GPU drawn from the weighted others).
 * :class:`StaticModel`: a surrogate fitted once on other GPUs' normalised performance (no
   refit; at most ``STATIC_ROWS`` rows, drawn at random); configurations the others measured
   keep their median.
@@ -33,7 +37,7 @@ import numpy as np
 from gpuperf.decisions.surrogates import Surrogate, expected_improvement, unit_scale
 
 FLOOR = 1e-3  # normalised performance below this counts as this (failures are 0)
-NEAR_BEST = 0.95  # the first pick: the configuration most often within 5 % of the best elsewhere
+COVER = 0.95  # a configuration within 5 % of another GPU's best covers that GPU
 STATIC_ROWS = 50_000
 
 
@@ -101,28 +105,27 @@ class PlainTransfer:
 
 
 class TransferGuided:
-    """Transfer expected improvement alternating with a refitted surrogate (see the module docstring)."""
+    """A portfolio covering the other GPUs, then a refitted surrogate (see the module docstring)."""
 
     def __init__(
         self,
         features: np.ndarray,
         transfer: np.ndarray,
-        model: str = "gp",
+        model: str = "et",
         seed: int = 0,
-        transfer_steps: int = 3,
-        period: int = 2,
+        period: int = 0,
         sigma: float = 0.2,
         refit: bool = True,
+        cover: float = COVER,
     ):
         self.transfer = np.clip(np.nan_to_num(transfer, nan=0.0), 0.0, None)
         self.logs = _log_performance(transfer)
+        self.covers = self.transfer >= cover
         mean = row_statistic(np.nanmean, transfer)
         self.prior = _rank_scale(np.nan_to_num(mean, nan=-1.0))
-        near_best = np.sum(np.nan_to_num(transfer, nan=0.0) >= NEAR_BEST, axis=1)
-        self.first = _best_unmeasured(near_best.astype(float), [], self.prior)
         self.features = unit_scale(np.hstack([features, self.logs, np.median(self.logs, axis=1, keepdims=True)]))
         self.model, self.seed = model, seed
-        self.transfer_steps, self.period, self.sigma, self.refit = transfer_steps, period, sigma, refit
+        self.period, self.sigma, self.refit = period, sigma, refit
 
     def gpu_weights(self, measured: Sequence[int], times: np.ndarray) -> np.ndarray:
         """Weight of each other GPU: agreement of its relative log performance with the new GPU's."""
@@ -136,6 +139,18 @@ class TransferGuided:
         distance = np.mean((relative[:, None] - others) ** 2, axis=0)
         weights = np.exp(-(distance - distance.min()) / (2 * self.sigma**2))
         return weights / weights.sum()
+
+    def portfolio_steps(self, measured: Sequence[int]) -> int:
+        """How many of the first measured points it took to cover every other GPU (len if not yet)."""
+        covered = np.logical_or.accumulate(self.covers[list(measured)], axis=0).all(axis=1)
+        return int(np.argmax(covered)) + 1 if covered.any() else len(measured)
+
+    def portfolio_scores(self, measured: Sequence[int], times: np.ndarray) -> np.ndarray | None:
+        """Weighted count of the still uncovered GPUs each configuration covers; None once all are."""
+        uncovered = ~self.covers[list(measured)].any(axis=0)
+        if not uncovered.any():
+            return None
+        return self.covers @ (self.gpu_weights(measured, times) * uncovered)
 
     def transfer_improvement(self, measured: Sequence[int], times: np.ndarray) -> np.ndarray:
         """Expected gain over the best found so far, the new GPU drawn from the weighted others."""
@@ -152,11 +167,15 @@ class TransferGuided:
         return expected_improvement(mean, spread, values.max())
 
     def next(self, measured: Sequence[int], times: np.ndarray) -> int:
-        step = len(measured)
-        if step == 0:
-            return self.first
-        use_model = self.refit and step >= self.transfer_steps and (step - self.transfer_steps) % self.period == 1
-        scores = self.model_improvement(measured, times) if use_model else None
+        if not measured:
+            return _best_unmeasured(self.covers.sum(axis=1).astype(float), [], self.prior)
+        scores = self.portfolio_scores(measured, times)
+        if scores is not None:  # ties: the larger transfer expected improvement
+            scores = scores + 1e-6 * self.transfer_improvement(measured, times)
+            return _best_unmeasured(scores, measured, self.prior)
+        after = len(measured) - self.portfolio_steps(measured)
+        transfer_step = not self.refit or (self.period > 0 and after % self.period == self.period - 1)
+        scores = None if transfer_step else self.model_improvement(measured, times)
         if scores is None:
             scores = self.transfer_improvement(measured, times)
         return _best_unmeasured(scores, measured, self.prior)
