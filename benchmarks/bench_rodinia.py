@@ -2,6 +2,8 @@
 
     python benchmarks/bench_rodinia.py            # every scenario, model and protocol (~20 min)
     python benchmarks/bench_rodinia.py --quick    # two single models and their nested selection (~1.5 min)
+    python benchmarks/bench_rodinia.py --scenarios bsp,transfer --models gbt,random_forest
+                                                  # with the cross-GPU reference runs (~3 min)
 
 Prints per-kernel MAPE (macro-averaged over kernels) per held-out GPU for every run, the same for
 leave-one-architecture-out, leave-one-kernel-out per kernel, the side-by-side comparison with the
@@ -16,14 +18,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gpuperf.evaluation.reproduce import BETTER_MODELS, PAPER_MODELS, PROTOCOLS, SCENARIOS
+from gpuperf.evaluation.reproduce import BETTER_MODELS, OPT_IN_SCENARIOS, PAPER_MODELS, PROTOCOLS, SCENARIOS
 from gpuperf.evaluation.rodinia_report import QUICK_MODELS, QUICK_SCENARIOS, reproduce_rodinia
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="only bsp/gbt, bsp/random_forest and their nested selection")
-    parser.add_argument("--scenarios", default=",".join(SCENARIOS))
+    parser.add_argument("--quick", action="store_true",
+                        help="only bsp/gbt, bsp/random_forest and their nested selection")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS),
+                        help=f"comma-separated; also {', '.join(OPT_IN_SCENARIOS)} (cross-GPU reference)")
     parser.add_argument("--models", default=",".join(PAPER_MODELS + BETTER_MODELS))
     parser.add_argument("--protocols", default=",".join(PROTOCOLS))
     parser.add_argument("--max-train-rows", type=int, default=500, help="per kernel and GPU (random subsample)")

@@ -1,0 +1,89 @@
+"""Cross-GPU reference times: the same launch's geometric-mean time on the training GPUs.
+
+When a GPU is held out, every launch of the bundled Rodinia table (a kernel, its input sizes and
+its launch geometry: ``REFERENCE_KEY``) was also measured on the training GPUs. The reference of
+a row is the mean log2 time of its key over the training rows of the *other* GPUs: a held-out
+row's reference uses every training GPU, a training row's reference every training GPU but its
+own, so both mean "this launch's typical time elsewhere". Only training rows' times are read:
+the held-out GPU's measurements never enter a reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from gpuperf.errors import GpuperfError
+from gpuperf.evaluation.protocols import KEY_COLUMNS, TARGET, Evaluation, split_evaluation
+from gpuperf.models.reference import REFERENCE_COLUMN
+
+REFERENCE_KEY = ("kernel", "input.size.1", "input.size.2", "grid.x", "grid.y", "block.x", "block.y")
+
+
+def cross_gpu_reference(
+    frame: pd.DataFrame,
+    train_mask: pd.Series,
+    key: Sequence[str] = REFERENCE_KEY,
+    gpu_column: str = "gpu",
+    target: str = TARGET,
+) -> pd.Series:
+    """Per row of ``frame``: the mean log2 ``target`` of its ``key`` over the training rows
+    (``train_mask``) of the other GPUs; NaN where no other training GPU has the key."""
+    key = list(key)
+    missing = [c for c in [*key, gpu_column, target] if c not in frame.columns]
+    if missing:
+        raise GpuperfError(f"cross_gpu_reference: missing column(s) {', '.join(missing)}")
+    train_mask = train_mask.reindex(frame.index).fillna(False).astype(bool)
+    times = pd.to_numeric(frame[target], errors="coerce")
+    usable = train_mask & times.gt(0) & np.isfinite(times)
+    train = frame.loc[usable, [*key, gpu_column]].assign(log2_time=np.log2(times[usable]))
+    per_gpu = train.groupby([*key, gpu_column], sort=False)["log2_time"].mean()  # one value per key and GPU
+    totals = per_gpu.groupby(level=key, sort=False).agg(["sum", "count"]).reset_index()
+    rows = frame[[*key, gpu_column]].reset_index(drop=True)
+    joined = rows.merge(totals, on=key, how="left")
+    own = rows.merge(per_gpu.rename("own").reset_index(), on=[*key, gpu_column], how="left")["own"]
+    total = joined["sum"].fillna(0.0) - own.fillna(0.0)
+    count = joined["count"].fillna(0).to_numpy() - own.notna().to_numpy()
+    reference = np.where(count > 0, total.to_numpy() / np.maximum(count, 1), np.nan)
+    return pd.Series(reference, index=frame.index, name=REFERENCE_COLUMN)
+
+
+def leave_one_group_out_with_reference(
+    estimator,
+    frame: pd.DataFrame,
+    features: Sequence[str],
+    group: str,
+    *,
+    fit_by: str | None = "kernel",
+    max_train_rows: int | None = None,
+    seed: int = 0,
+    name: str = "transfer",
+) -> Evaluation:
+    """Leave one ``group`` value out (GPU-wise groups), with ``REFERENCE_COLUMN`` recomputed in
+    every fold from that fold's training rows only; ``features`` may name it. Rows with no
+    reference (a key no other training GPU has) are neither trained on nor predicted, nor is a
+    fold whose training rows all lack one (a single training GPU): those rows count as skipped."""
+    if group not in frame.columns:
+        raise GpuperfError(f"{name}: missing column {group}")
+    labels = frame[group].astype(str)
+    parts, skipped = [], {}
+    for held_out in sorted(labels.unique()):
+        train_mask = labels.ne(held_out)
+        reference = cross_gpu_reference(frame, train_mask)
+        known = reference.notna()
+        if not (known & train_mask).any() or not (known & ~train_mask).any():
+            skipped[held_out] = int((~train_mask).sum())
+            continue
+        if (~known & ~train_mask).any():
+            skipped[held_out] = int((~known & ~train_mask).sum())
+        rows = frame.loc[known].assign(**{REFERENCE_COLUMN: reference[known]})
+        evaluation = split_evaluation(estimator, rows, features, train_mask[known], name=name, fold=held_out,
+                                      fit_by=fit_by, max_train_rows=max_train_rows, seed=seed)
+        parts.append(evaluation.predictions)
+        skipped |= {held_out: skipped.get(held_out, 0) + n for n in evaluation.skipped.values()}
+    if not parts:  # nothing predictable: an empty evaluation (scores as missing, not as an error)
+        columns = [c for c in dict.fromkeys([*KEY_COLUMNS, fit_by or "kernel"]) if c in frame.columns]
+        parts = [pd.DataFrame(columns=[*columns, "fold", "measured", "predicted", "row"])]
+    return Evaluation(name, (group,), pd.concat(parts, ignore_index=True), skipped)

@@ -1,0 +1,56 @@
+"""Residual learning on a reference time: predict how far a launch's time sits from a reference.
+
+:class:`ReferenceResidual` fits its regressor on ``log2(time) - reference`` where ``reference``
+is one of the input columns (a log2 time, e.g. the same launch's geometric-mean time on other
+GPUs, see ``gpuperf.evaluation.transfer``), and predicts ``exp2(reference + residual)``. The
+regressor sees every input column, the reference included.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.utils.validation import check_is_fitted
+
+from gpuperf.errors import GpuperfError
+
+REFERENCE_COLUMN = "reference_log2_time"
+
+
+class ReferenceResidual(RegressorMixin, BaseEstimator):
+    """``regressor`` on the log2 ratio of the time to the reference column ``reference_column``.
+
+    Inputs must be a DataFrame holding ``reference_column`` (a log2 time). Predicted residuals are
+    clipped to the training residuals widened by ``bound_factor`` (as ``LogTarget`` does for times).
+    """
+
+    def __init__(self, regressor=None, reference_column: str = REFERENCE_COLUMN, bound_factor: float | None = 8.0):
+        self.regressor = regressor
+        self.reference_column = reference_column
+        self.bound_factor = bound_factor
+
+    def _reference(self, X) -> np.ndarray:
+        if not isinstance(X, pd.DataFrame) or self.reference_column not in X.columns:
+            raise GpuperfError(f"ReferenceResidual: inputs need a {self.reference_column} column")
+        reference = X[self.reference_column].to_numpy(dtype=float)
+        if not np.isfinite(reference).all():
+            raise GpuperfError(f"ReferenceResidual: {self.reference_column} has missing values")
+        return reference
+
+    def fit(self, X, y):
+        if self.regressor is None:
+            raise GpuperfError("ReferenceResidual: no regressor given")
+        residual = np.log2(np.asarray(y, dtype=float)) - self._reference(X)
+        self.regressor_ = clone(self.regressor).fit(X, residual)
+        widen = 0.0 if self.bound_factor is None else np.log2(self.bound_factor)
+        self.residual_bounds_ = (float(residual.min() - widen), float(residual.max() + widen))
+        return self
+
+    def predict(self, X):
+        """exp2(reference + the regressor's residual, clipped to the widened training range)."""
+        check_is_fitted(self)
+        residual = np.asarray(self.regressor_.predict(X), dtype=float)
+        if self.bound_factor is not None:
+            residual = np.clip(residual, *self.residual_bounds_)
+        return np.exp2(self._reference(X) + residual)

@@ -1,0 +1,95 @@
+"""Cross-GPU reference times and residual learning on them (the ``transfer`` scenario)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.dummy import DummyRegressor
+
+from gpuperf.errors import GpuperfError
+from gpuperf.evaluation.reproduce import BSP_FEATURES, PRIMARY_RUN, rodinia_table, run_protocol, run_rodinia, scenario
+from gpuperf.evaluation.transfer import cross_gpu_reference
+from gpuperf.models.reference import REFERENCE_COLUMN, ReferenceResidual
+
+KEY = ["kernel"]
+
+
+def launches() -> pd.DataFrame:
+    """Two launches (keys a, b) on three GPUs; b is missing on GPU z."""
+    return pd.DataFrame({
+        "kernel": ["a", "a", "a", "b", "b"],
+        "gpu": ["x", "y", "z", "x", "y"],
+        "time_s": [2.0, 8.0, 32.0, 4.0, 16.0],
+    })
+
+
+def test_reference_averages_log2_times_of_the_other_training_gpus():
+    frame = launches()
+    train = frame["gpu"].ne("z")
+    reference = cross_gpu_reference(frame, train, key=KEY)
+    # x's row of a: y's time only (its own GPU left out); z (held out): mean of x and y.
+    assert reference.tolist()[:3] == [3.0, 1.0, 2.0]
+    assert reference.tolist()[3:] == [4.0, 2.0]
+    everyone = cross_gpu_reference(frame, pd.Series(True, index=frame.index), key=KEY)
+    assert everyone.tolist()[:3] == [4.0, 3.0, 2.0] and np.isnan(everyone.tolist()[3:]).sum() == 0
+
+
+def test_reference_never_reads_the_held_out_gpus_times():
+    frame = launches()
+    train = frame["gpu"].ne("y")
+    before = cross_gpu_reference(frame, train, key=KEY)
+    changed = frame.assign(time_s=np.where(train, frame["time_s"], 1e9))
+    assert before.equals(cross_gpu_reference(changed, train, key=KEY))
+    # b was measured on x alone among the training GPUs: x's own row has no reference.
+    assert np.isnan(before.iloc[3]) and before.iloc[4] == 2.0
+    with pytest.raises(GpuperfError, match="missing column"):
+        cross_gpu_reference(frame.drop(columns="gpu"), train, key=KEY)
+
+
+def test_reference_residual_predicts_the_reference_scaled_by_the_learned_ratio():
+    X = pd.DataFrame({REFERENCE_COLUMN: [1.0, 2.0, 3.0], "size": [1.0, 2.0, 3.0]})
+    y = np.exp2(X[REFERENCE_COLUMN] + 1.0)  # every time twice its reference
+    model = ReferenceResidual(DummyRegressor()).fit(X, y)
+    new = pd.DataFrame({REFERENCE_COLUMN: [10.0], "size": [7.0]})
+    assert model.predict(new) == pytest.approx([2.0 ** 11])
+    with pytest.raises(GpuperfError, match=REFERENCE_COLUMN):
+        model.predict(new.drop(columns=REFERENCE_COLUMN))
+
+
+@pytest.fixture(scope="module")
+def small():
+    table = rodinia_table()
+    rows = table[table["gpu"].isin(["Tesla K40", "Tesla K20", "GTX Titan"])]
+    rows = rows[rows["kernel"].isin(["bpnn_layerforward_CUDA", "lud_diagonal", "calculate_temp"])]
+    return rows.groupby(["gpu", "kernel"]).head(20)
+
+
+def test_transfer_predictions_for_a_held_out_gpu_ignore_its_measured_times(small):
+    before = run_protocol(small, "transfer", "linear", "gpu", max_train_rows=20).predictions
+    titan = small["gpu"] == "GTX Titan"
+    changed = small.copy()
+    changed.loc[titan, "time_s"] = changed.loc[titan, "time_s"].to_numpy()[::-1] * 100
+    after = run_protocol(changed, "transfer", "linear", "gpu", max_train_rows=20).predictions
+    held_out = before["fold"] == "GTX Titan"
+    assert len(before) == len(small) and (before["gpu"] == before["fold"]).all()
+    assert np.array_equal(before.loc[held_out, "predicted"], after.loc[held_out, "predicted"])
+    # Titan trains the other folds: their references and predictions move.
+    assert not np.allclose(before.loc[~held_out, "predicted"], after.loc[~held_out, "predicted"])
+    with pytest.raises(GpuperfError, match="not for protocol kernel"):
+        run_protocol(small, "transfer", "linear", "kernel")
+
+
+def test_nested_selection_considers_transfer_for_gpu_wise_protocols_only(small):
+    result = run_rodinia(small, scenarios=("bsp", "transfer"), models=("linear",),
+                         protocols=("gpu", "kernel"), max_train_rows=20, inner_max_train_rows=20)
+    assert "transfer/linear/gpu" in result.evaluations and "transfer/linear/kernel" not in result.evaluations
+    assert not result.choices["kernel"]["choice"].str.contains("transfer").any()
+    assert np.isfinite(result.macro("gpu").loc[PRIMARY_RUN]).all()
+
+
+def test_reference_scenarios_add_the_reference_to_their_base_features(small):
+    assert scenario("transfer", small).features == [*scenario("gpuperf", small).features, REFERENCE_COLUMN]
+    assert scenario("transfer_bsp", small).features == [*BSP_FEATURES, REFERENCE_COLUMN]
+    with pytest.raises(GpuperfError, match="transfer_bsp"):
+        scenario("transfer_bs", small)
