@@ -18,11 +18,9 @@ speedups move between runs (``data/advise_pairs_pocl_repeat.csv.gz``):
 from __future__ import annotations
 
 import argparse
-import datetime
 import itertools
 import json
 import os
-import platform
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,6 +71,7 @@ KEEP = (
 def main() -> None:
     from gpuperf.decisions.advice_features import ADVICE_FEATURES
     from gpuperf.measure import load_campaign, run_campaign, store_table
+    from gpuperf.measure.export import campaign_provenance
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="opencl:0")
@@ -90,30 +89,15 @@ def main() -> None:
     table = table[table["kernel_key"].isin(planned) & table["n"].isin(SIZES)]
     columns = [c for c in KEEP if c in table.columns] + [c for c in ADVICE_FEATURES if c in table.columns]
     table[columns].to_csv(out, index=False)
-    import gpuperf
-    from gpuperf.measure.store import Store
-
-    with Store(args.store, create=False) as store:
-        rows = [r for r in store.rows("advise_pairs") if r["status"] == "ok"]
-    first = dict(rows[0]["provenance"]) if rows else {}
-    timings = {json.dumps(r["provenance"].get("timing"), sort_keys=True) for r in rows}
-    first.pop("timestamp", None)
-    dates = sorted(r["measured_at"] for r in rows)
-    provenance.write_text(json.dumps({
+    record = campaign_provenance(args.store, "advise_pairs", POCL_SETTINGS)
+    record |= {
         "file": out.name,
         "campaign": CAMPAIGN.relative_to(ROOT).as_posix(),
-        "device": first.get("device_name", args.device),
-        "provenance": first,
-        "timing_settings": [json.loads(t) for t in sorted(timings)],
-        "measured_from": dates[0] if dates else None,
-        "measured_to": dates[-1] if dates else None,
-        "written": datetime.date.today().isoformat(),
-        "gpuperf_version": gpuperf.__version__,
-        "host": platform.machine(),
-        "environment": {k: os.environ[k] for k in POCL_SETTINGS if k in os.environ},
+        "device": record["device"] or args.device,
         "load_average_1min": {"before": round(load_before[0], 2), "after": round(os.getloadavg()[0], 2)},
         "points": len(table), "ok": int((table["status"] == "ok").sum()),
-    }, indent=2, default=str) + "\n")
+    }
+    provenance.write_text(json.dumps(record, indent=2, default=str) + "\n")
     print(f"wrote {out} ({len(table)} points) and {provenance}")
 
 
