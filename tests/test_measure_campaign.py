@@ -122,6 +122,20 @@ def test_status_counts_done_failed_and_remaining(measured) -> None:
     assert (status["compile_failed"], status["verify_failed"], status["run_failed"]) == (2, 1, 0)
 
 
+def test_campaign_provenance_summarises_the_ok_points(measured, monkeypatch) -> None:
+    from gpuperf.measure.export import campaign_provenance
+
+    _, store, _ = measured
+    monkeypatch.setenv("GPUPERF_TEST_SETTING", "7")
+    record = campaign_provenance(store, "pocl", ("GPUPERF_TEST_SETTING", "GPUPERF_UNSET_SETTING"))
+    ok = [r for r in _rows(store) if r["status"] == "ok"]
+    assert record["ok_points"] == len(ok) == 4
+    assert record["measured_from"] == min(r["measured_at"] for r in ok) <= record["measured_to"]
+    assert record["environment"] == {"GPUPERF_TEST_SETTING": "7"}
+    assert record["device"] and "timestamp" not in record["provenance"]
+    assert len(record["timing_settings"]) == 1
+
+
 def test_rerun_takes_nothing_twice_and_retry_failed_retakes_failures(measured) -> None:
     path, store, _ = measured
     before = _rows(store)
