@@ -79,7 +79,7 @@ def run_case(family, gpu, space, others, args) -> dict:
         runs.append(censored(evals_to(performance[order], 0.9), args.budget))
         row.setdefault("guided_95", censored(evals_to(performance[order], 0.95), args.budget))
         row.setdefault("guided_99", censored(evals_to(performance[order], 0.99), args.budget))
-        curves.append(_padded_curve(performance[order], args.budget))
+        curves.append(best_found_curve(performance[order], args.budget))
         timings.append(tuning_seconds(space, order, 0.9))
     row["guided"] = float(np.mean(runs))
     row["guided_seconds"] = timings[0] if timings[0] is None else float(np.mean(timings))
@@ -107,11 +107,6 @@ def run_case(family, gpu, space, others, args) -> dict:
         for strategy, seeded in orders.items():
             row[f"kt_{strategy}"] = float(np.mean([censored(evals_to(performance[o], 0.9), args.budget) for o in seeded]))
     return row
-
-
-def _padded_curve(performance_in_order: np.ndarray, budget: int) -> np.ndarray:
-    curve = best_found_curve(performance_in_order)
-    return np.concatenate([curve, np.full(max(0, budget - len(curve)), curve[-1])])[:budget]
 
 
 def _fmt(value, budget: int) -> str:

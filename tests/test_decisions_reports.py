@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from gpuperf.cli import main
+from gpuperf.decisions.explore import ExploreResult
 from gpuperf.decisions.reports import (
-    ExploredSpace,
     advisor_report,
     exploration_curves,
     exploration_report,
@@ -23,8 +23,8 @@ from test_decisions_cli import write_space
 
 def test_exploration_curves_follow_the_orders():
     performance = np.array([0.2, 0.5, 1.0, 0.95, 0.1])
-    case = ExploredSpace("toy", performance, order=[1, 3], transfer_order=[0, 4, 1, 2])
-    curves = exploration_curves(case)
+    result = ExploreResult([1, 3], performance, "search", transfer_order=[0, 4, 1, 2])
+    curves = exploration_curves(result)
     assert list(curves) == ["search", "plain transfer", "random (expected)"]
     np.testing.assert_allclose(curves["search"], [0.5, 0.95, 0.95, 0.95])  # padded after the search stopped
     np.testing.assert_allclose(curves["plain transfer"], [0.2, 0.2, 0.5, 1.0])
@@ -34,7 +34,8 @@ def test_exploration_curves_follow_the_orders():
 
 def test_exploration_report_counts_evaluations(tmp_path):
     performance = np.array([0.2, 0.5, 1.0, 0.95, 0.1])
-    cases = [ExploredSpace("a", performance, [1, 3, 2], [0, 4, 1, 2]), ExploredSpace("b", performance, [2])]
+    cases = {"a": ExploreResult([1, 3, 2], performance, "search", transfer_order=[0, 4, 1, 2]),
+             "b": ExploreResult([2], performance, "search")}
     paths = exploration_report(tmp_path, cases)
     assert paths["exploration_curves"].stat().st_size > 1000
     tables = json.loads(paths["json"].read_text())["tables"]["Evaluations to reach a fraction of the best"]
@@ -43,7 +44,7 @@ def test_exploration_report_counts_evaluations(tmp_path):
     assert second["evals_to_90"] == 1 and second["transfer_evals_to_90"] is None
     assert "![exploration_curves](exploration_curves.png)" in paths["markdown"].read_text()
     with pytest.raises(GpuperfError):
-        exploration_report(tmp_path, [])
+        exploration_report(tmp_path, {})
 
 
 def test_advisor_report_sign_accuracy(tmp_path):

@@ -297,7 +297,8 @@ def explore_step(report: DemoReport) -> None:
 def geometry_step(report: DemoReport) -> None:
     """Threads and blocks for parallel loops of several trip counts on the H100, by each policy."""
     from gpuperf.decisions.geometry import RULES, choose_geometry
-    from gpuperf.decisions.reports import geometry_study
+    from gpuperf.decisions.geometry_eval import EVALUATED_POLICIES
+    from gpuperf.decisions.reports import geometry_study, policy_summary
 
     rows = []
     for trip in (10, 128, 4096, 1_000_000, 100_000_000):
@@ -307,8 +308,8 @@ def geometry_step(report: DemoReport) -> None:
                          "class": chosen.loop_class})
     frame = pd.DataFrame(rows)
     frame.to_csv(report.out / "geometry.csv", index=False)
-    _, paths = geometry_study(report.out / "geometry")
-    judged = pd.DataFrame(json.loads(paths["json"].read_text())["tables"]["Over all choices"])
+    picks, _ = geometry_study(report.out / "geometry")
+    judged = policy_summary(picks, EVALUATED_POLICIES)
     report.add(
         "Launch geometry",
         "Threads per block and blocks for a parallel loop (32 registers, no shared memory) on the H100 "

@@ -34,12 +34,9 @@ def explore_command(
     result = explore(measured, others, model=model, refit=refit, budget=budget, seed=seed)
     summary = result_summary(measured, result)
     if report:
-        from gpuperf.decisions.explore import plain_transfer_order
-        from gpuperf.decisions.reports import ExploredSpace, exploration_report
+        from gpuperf.decisions.reports import exploration_report
 
-        transfer = plain_transfer_order(measured, others, budget) if others else None
-        case = ExploredSpace(space, measured.performance, result.order, transfer, result.method)
-        summary["report"] = str(exploration_report(report, [case], f"Exploring {space}")["markdown"])
+        summary["report"] = str(exploration_report(report, {space: result}, f"Exploring {space}")["markdown"])
     if as_json:
         print_json(summary)
         return

@@ -46,11 +46,24 @@ def _check(table: pd.DataFrame, features: Sequence[str], program: Sequence[str])
         raise GpuperfError("exploring on other kernels needs variants of at least two kernels")
 
 
-def model_order(train: pd.DataFrame, test: pd.DataFrame, features: Sequence[str], model: RegressorMixin) -> np.ndarray:
-    """Positions of ``test``'s rows, best predicted first (``model`` fitted on ``train``'s normalised performance)."""
-    fitted = clone(model).fit(train[list(features)].to_numpy(float), train["performance"].to_numpy())
-    predicted = fitted.predict(test[list(features)].to_numpy(float))
-    return np.argsort(-predicted, kind="stable")
+def usable_features(features: Sequence[str], train: pd.DataFrame, *others: pd.DataFrame) -> list[str]:
+    """``features`` every table has without gaps and that vary across ``train``."""
+    return [f for f in features if all(f in t.columns and t[f].notna().all() for t in (train, *others))
+            and train[f].nunique() > 1]
+
+
+def predict_performance(train: pd.DataFrame, test: pd.DataFrame, features: Sequence[str],
+                        model: RegressorMixin | None = None) -> np.ndarray:
+    """``model`` (default PCA + 5-NN) fitted on ``train``'s normalised performance, predicting ``test``'s rows."""
+    fitted = clone(model if model is not None else PcaKnnRegressor())
+    fitted.fit(train[list(features)].to_numpy(float), train["performance"].to_numpy())
+    return fitted.predict(test[list(features)].to_numpy(float))
+
+
+def model_order(train: pd.DataFrame, test: pd.DataFrame, features: Sequence[str],
+                model: RegressorMixin | None = None) -> np.ndarray:
+    """Positions of ``test``'s rows, best predicted first."""
+    return np.argsort(-predict_performance(train, test, features, model), kind="stable")
 
 
 def parameter_order(train: pd.DataFrame, test: pd.DataFrame, parameters: Sequence[str]) -> np.ndarray:
@@ -72,9 +85,8 @@ def leave_one_kernel_out(
     """Per kernel (and input, if ``program`` names size columns): evaluations to reach 90/95/99 % of
     the best with the model's order, with the parameter-matched order (when ``parameters`` are
     given) and random order's exact expectation."""
-    features = [f for f in features if f in table.columns and table[f].notna().all() and table[f].nunique() > 1]
+    features = usable_features(features, table)
     _check(table, features, program)
-    model = model if model is not None else PcaKnnRegressor()
     table = table.assign(performance=normalised_performance(table, program)).reset_index(drop=True)
     rows = []
     for kernel in sorted(table["kernel"].unique()):
@@ -124,13 +136,10 @@ def rank_space(
         if progress is not None:
             progress(done, len(configs))
     candidates = pd.DataFrame(rows)
-    usable = [f for f in features if f in train.columns and f in candidates.columns
-              and train[f].notna().all() and candidates[f].notna().all() and train[f].nunique() > 1]
+    usable = usable_features(features, train, candidates)
     missing = [c for c in [*program, "time_s"] if c not in train.columns]
     if missing or not usable:
         raise GpuperfError(f"training table lacks column(s) {', '.join(missing or list(features))}")
     train = train.assign(performance=normalised_performance(train, program))
-    fitted = clone(model if model is not None else PcaKnnRegressor()).fit(
-        train[usable].to_numpy(float), train["performance"].to_numpy())
-    candidates["predicted_performance"] = fitted.predict(candidates[usable].to_numpy(float))
+    candidates["predicted_performance"] = predict_performance(train, candidates, usable, model)
     return candidates.sort_values("predicted_performance", ascending=False, kind="stable").reset_index(drop=True)

@@ -44,6 +44,7 @@ class ExploreResult:
     performance: np.ndarray  # normalised performance of the whole space
     method: str
     baselines: dict[str, float | None] = field(default_factory=dict)
+    transfer_order: list[int] | None = None  # plain transfer's order, when other GPUs' data were given
 
     def evals(self, fraction: float) -> int | None:
         return evals_to(self.performance[self.order], fraction)
@@ -115,8 +116,10 @@ def explore(
     result.baselines["random_evals_to_90"] = float(np.mean(simulate_random(performance, 0.9, random_seeds)))
     result.baselines["random_evals_to_90_p10"] = random_evals_quantile(performance, 0.9, 0.1)
     result.baselines["random_evals_to_90_p90"] = random_evals_quantile(performance, 0.9, 0.9)
+    if train:
+        result.transfer_order = plain_transfer_order(space, train)
     result.baselines["transfer_evals_to_90"] = (
-        evals_to(performance[plain_transfer_order(space, train)], 0.9) if train else None
+        evals_to(performance[result.transfer_order], 0.9) if train else None
     )
     return result
 

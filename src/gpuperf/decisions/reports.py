@@ -15,66 +15,46 @@ The ``*_study`` functions run each decision on the bundled data and write its re
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from gpuperf.decisions.search_metrics import best_found_curve, random_expected_curve
+from gpuperf.decisions.explore import ExploreResult
+from gpuperf.decisions.search_metrics import best_found_curve, evals_to, random_expected_curve
 from gpuperf.errors import GpuperfError
 from gpuperf.evaluation.report import write_report
 
 Echo = Callable[[str], None]
 EXPLORE_FRACTIONS = (0.9, 0.95, 0.99)
+CURVE_LIMIT = 1000  # evaluations drawn at most (plain transfer may need thousands to reach the best)
 
 
-@dataclass
-class ExploredSpace:
-    """One explored space: its label, the search's and plain transfer's orders, the normalised performance."""
-
-    label: str
-    performance: np.ndarray
-    order: Sequence[int]
-    transfer_order: Sequence[int] | None = None
-    method: str = "search"
-
-
-def _evals_to(curve: np.ndarray, fraction: float) -> int | None:
-    reached = np.flatnonzero(curve >= fraction - 1e-12)
-    return int(reached[0]) + 1 if len(reached) else None
-
-
-def exploration_curves(case: ExploredSpace, length: int | None = None) -> dict[str, np.ndarray]:
+def exploration_curves(result: ExploreResult, length: int | None = None) -> dict[str, np.ndarray]:
     """Best found (normalised) after 1..``length`` evaluations: the search, plain transfer, random order.
 
     A search that stopped (at the best, or its budget) keeps its last value."""
-    length = length or max(len(case.order), len(case.transfer_order or ()), 1)
-
-    def padded(order: Sequence[int]) -> np.ndarray:
-        curve = best_found_curve(case.performance[list(order)])
-        return np.concatenate([curve, np.full(max(0, length - len(curve)), curve[-1] if len(curve) else 0.0)])[:length]
-
-    curves = {case.method: padded(case.order)}
-    if case.transfer_order is not None:
-        curves["plain transfer"] = padded(case.transfer_order)
-    curves["random (expected)"] = random_expected_curve(case.performance, np.arange(1, length + 1))
+    length = length or min(max(len(result.order), len(result.transfer_order or ()), 1), CURVE_LIMIT)
+    curves = {result.method: best_found_curve(result.performance[result.order], length)}
+    if result.transfer_order is not None:
+        curves["plain transfer"] = best_found_curve(result.performance[result.transfer_order], length)
+    curves["random (expected)"] = random_expected_curve(result.performance, np.arange(1, length + 1))
     return curves
 
 
-def plot_curves(cases: Sequence[ExploredSpace], path: Path, columns: int = 4) -> Path:
+def plot_curves(cases: Mapping[str, ExploreResult], path: Path, columns: int = 4) -> Path:
     """One panel per space: best found against evaluations (log x axis)."""
     rows = -(-len(cases) // columns)
     fig = Figure(figsize=(3.2 * min(columns, len(cases)), 2.6 * rows))
-    for position, case in enumerate(cases, 1):
+    for position, (label, result) in enumerate(cases.items(), 1):
         ax = fig.add_subplot(rows, min(columns, len(cases)), position)
-        for name, curve in exploration_curves(case).items():
+        for name, curve in exploration_curves(result).items():
             ax.plot(np.arange(1, len(curve) + 1), curve, label=name, drawstyle="steps-post")
         ax.axhline(0.9, color="grey", linewidth=0.6, linestyle=":")
         ax.set_xscale("log")
         ax.set_ylim(0, 1.02)
-        ax.set_title(case.label, fontsize=8)
+        ax.set_title(label, fontsize=8)
         ax.set_xlabel("evaluations", fontsize=7)
         ax.set_ylabel("best found / best", fontsize=7)
         ax.tick_params(labelsize=6)
@@ -107,24 +87,25 @@ def plot_strips(values: Mapping[str, np.ndarray], path: Path, xlabel: str, title
     return path
 
 
-def exploration_report(folder: str | Path, cases: Sequence[ExploredSpace], title: str = "Exploration") -> dict[str, Path]:
-    """Evaluations to 90/95/99 % per space (search and plain transfer) and the curves."""
+def exploration_report(folder: str | Path, cases: Mapping[str, ExploreResult],
+                       title: str = "Exploration") -> dict[str, Path]:
+    """Evaluations to 90/95/99 % per space (``cases``: label -> result), plain transfer's, and the curves."""
     if not cases:
         raise GpuperfError("an exploration report needs at least one explored space")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     rows = []
-    for case in cases:
-        curves = exploration_curves(case)
-        row: dict[str, object] = {"space": case.label, "configurations": len(case.performance)}
+    for label, result in cases.items():
+        row: dict[str, object] = {"space": label, "configurations": len(result.performance)}
         for fraction in EXPLORE_FRACTIONS:
-            row[f"evals_to_{round(fraction * 100)}"] = _evals_to(curves[case.method], fraction)
-        if case.transfer_order is not None:
-            row["transfer_evals_to_90"] = _evals_to(curves["plain transfer"], 0.9)
+            row[f"evals_to_{round(fraction * 100)}"] = result.evals(fraction)
+        if result.transfer_order is not None:
+            row["transfer_evals_to_90"] = evals_to(result.performance[result.transfer_order], 0.9)
         rows.append(row)
     table = pd.DataFrame(rows).set_index("space")
     image = plot_curves(cases, folder / "exploration_curves.png")
-    notes = [f"Method: {cases[0].method}. Evaluations counted until the first configuration at or above each "
+    methods = ", ".join(sorted({result.method for result in cases.values()}))
+    notes = [f"Method: {methods}. Evaluations counted until the first configuration at or above each "
              "fraction of the space's best; blank: not reached within the evaluations simulated."]
     return write_report(folder, title, tables={"Evaluations to reach a fraction of the best": table}, notes=notes,
                         plots=[("Best found against evaluations", "The dotted line marks 90 % of the best.", image)])
@@ -162,6 +143,13 @@ def advisor_report(folder: str | Path, results: pd.DataFrame, title: str = "Opti
                                "the training pairs' mean speedup for every pair."])
 
 
+def policy_summary(picks: Mapping[str, pd.DataFrame], policies: Sequence[str]) -> pd.DataFrame:
+    """One row per policy over all choices: speedup over LLVM, share within 10 % of the best, usual threads."""
+    from gpuperf.decisions.geometry_eval import summarise
+
+    return pd.DataFrame(summarise(pd.concat(list(picks.values()), ignore_index=True), policies)).T.rename_axis("policy")
+
+
 def geometry_report(folder: str | Path, picks: Mapping[str, pd.DataFrame], policies: Sequence[str],
                     title: str = "Launch geometry") -> dict[str, Path]:
     """Per policy: speedup over LLVM's default and share within 10 % of the best, and a strip chart.
@@ -175,7 +163,7 @@ def geometry_report(folder: str | Path, picks: Mapping[str, pd.DataFrame], polic
     folder.mkdir(parents=True, exist_ok=True)
     combined = pd.concat(list(picks.values()), ignore_index=True)
     present = [p for p in policies if p in combined.columns]
-    overall = pd.DataFrame(summarise(combined, present)).T.rename_axis("policy")
+    overall = policy_summary(picks, present)
     per_table = pd.DataFrame({
         label: {p: figures["speedup_vs_llvm"] for p, figures in summarise(frame, present).items()}
         for label, frame in picks.items()
@@ -195,19 +183,17 @@ def exploration_study(folder: str | Path, family: str = "schoonhoven/pnpoly", bu
                       echo: Echo = lambda line: None) -> tuple[pd.DataFrame, dict[str, Path]]:
     """Explore a bundled family's spaces, each GPU left out in turn, and write the report."""
     from gpuperf.decisions.bundled_spaces import leave_one_gpu_out, tuning_families
-    from gpuperf.decisions.explore import explore, plain_transfer_order
+    from gpuperf.decisions.explore import explore
 
     families = {f.name: f for f in tuning_families()}
     if family not in families:
         from gpuperf.errors import unknown_name_error
 
         raise unknown_name_error("tuning family", family, list(families))
-    cases, rows = [], []
+    cases, rows = {}, []
     for gpu, space, train in leave_one_gpu_out(families[family]):
         echo(f"exploring {family} on {gpu}")
-        result = explore(space, train, budget=budget)
-        cases.append(ExploredSpace(f"{family} on {gpu}", space.performance, result.order,
-                                   plain_transfer_order(space, train, budget), result.method))
+        result = cases[f"{family} on {gpu}"] = explore(space, train, budget=budget)
         rows.append({"gpu": gpu, "configurations": len(space), "evals_to_90": result.evals(0.9),
                      "transfer_evals_to_90": result.baselines["transfer_evals_to_90"],
                      "random_evals_to_90": result.baselines["random_evals_to_90"],

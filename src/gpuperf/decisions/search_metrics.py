@@ -35,9 +35,14 @@ def evals_to(performance_in_order: Sequence[float] | np.ndarray, fraction: float
     return int(hits[0]) + 1 if len(hits) else None
 
 
-def best_found_curve(performance_in_order: Sequence[float] | np.ndarray) -> np.ndarray:
-    """Best normalised performance found after 1, 2, ... evaluations."""
-    return np.maximum.accumulate(np.asarray(performance_in_order, dtype=float))
+def best_found_curve(performance_in_order: Sequence[float] | np.ndarray, length: int | None = None) -> np.ndarray:
+    """Best normalised performance found after 1, 2, ... evaluations; with ``length``, cut or padded
+    to that many evaluations (a search that stopped keeps its last value)."""
+    curve = np.maximum.accumulate(np.asarray(performance_in_order, dtype=float))
+    if length is None:
+        return curve
+    last = curve[-1] if len(curve) else 0.0
+    return np.concatenate([curve, np.full(max(0, length - len(curve)), last)])[:length]
 
 
 def _log_choose(n: np.ndarray | int, k: np.ndarray | int) -> np.ndarray:
