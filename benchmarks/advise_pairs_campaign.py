@@ -9,6 +9,9 @@ static features to ``data/advise_pairs_pocl.csv.gz`` and the provenance next to 
 
     python benchmarks/advise_pairs_campaign.py [--device opencl:0] [--store benchmarks/advise_pairs.db]
 
+Each stencil's variants at one size are timed interleaved (``cycles`` in the campaign's timing);
+``cycle_times_s`` holds every point's per-cycle round medians (';'-separated, in cycle order).
+
 A repeat run into another store and file measures the same points again, e.g. to see how far the
 speedups move between runs (``data/advise_pairs_pocl_repeat.csv.gz``):
 
@@ -31,6 +34,11 @@ STENCILS = ("stencil2d", "jacobi2d_9pt", "hotspot2d", "gradient")
 SIZES = (512, 768, 1024)
 LOCAL = ((16, 4), (32, 4), (16, 16))  # (local_x, local_y)
 WORK = ((1, 1), (2, 1), (2, 2), (4, 1), (4, 4))  # (outputs_y, unroll)
+# Each variant is timed in CYCLES rounds interleaved with the other variants of its stencil and size
+# (gpuperf.measure.interleave): a pair's speedup is then the median of its per-cycle ratios, taken
+# under the same machine state. Timed one after the other instead, the same pair's speedup moved by a
+# median factor of 1.4 between two runs on an idle machine.
+CYCLES = 9
 # One pocl thread: timings of a 2-core machine shared with other work are far steadier on one core.
 POCL_SETTINGS = ("POCL_MAX_PTHREAD_COUNT", "POCL_CPU_MAX_CU_COUNT")
 
@@ -53,7 +61,8 @@ def campaign_text() -> str:
         "",
         "[timing]",
         "min_repeats = 10",
-        "min_time_s = 0.05",
+        "min_time_s = 0.01",
+        f"cycles = {CYCLES}",
         "",
     ]
     sizes = ", ".join(f"{{n = {s}, m = {s}}}" for s in SIZES)
@@ -64,8 +73,17 @@ def campaign_text() -> str:
 
 KEEP = (
     "kernel", "variant", "gpu", "device", "source", "n", "m", "local_x", "local_y", "outputs_y", "prefetch", "unroll",
-    "time_s", "time_s_min", "time_s_iqr", "repeats", "status",
+    "time_s", "time_s_min", "time_s_iqr", "repeats", "status", "cycle_times_s",
 )
+
+
+def cycle_times(store: str) -> dict[tuple[str, int], str]:
+    """Per (variant spec, n): the per-cycle round medians, ';'-joined, as the store has them."""
+    from gpuperf.measure.store import Store
+
+    with Store(store, create=False) as opened:
+        return {(row["kernel"], row["sizes"]["n"]): ";".join(repr(float(t)) for t in row["samples"] or ())
+                for row in opened.rows("advise_pairs") if row["status"] == "ok"}
 
 
 def main() -> None:
@@ -86,7 +104,9 @@ def main() -> None:
     print(json.dumps(report.to_dict(), indent=2))
     table = store_table(args.store, campaign="advise_pairs")
     planned = {spec for spec, _ in planned_points()}
-    table = table[table["kernel_key"].isin(planned) & table["n"].isin(SIZES)]
+    table = table[table["kernel_key"].isin(planned) & table["n"].isin(SIZES)].copy()
+    cycles = cycle_times(args.store)
+    table["cycle_times_s"] = [cycles.get((key, n), "") for key, n in zip(table["kernel_key"], table["n"])]
     columns = [c for c in KEEP if c in table.columns] + [c for c in ADVICE_FEATURES if c in table.columns]
     table[columns].to_csv(out, index=False)
     record = campaign_provenance(args.store, "advise_pairs", POCL_SETTINGS)

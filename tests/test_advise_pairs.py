@@ -127,6 +127,10 @@ def test_generated_pocl_pairs_have_provenance():
         assert sorted(same["prefetch"]) == [0, 1]
         by_flag = same.set_index("prefetch")["time_s"]
         assert row.time_before_s == by_flag[0] and row.time_after_s == by_flag[1]
+        # timed interleaved: the speedup is the median per-cycle ratio, not the ratio of the medians
+        cycles = same.set_index("prefetch")["cycle_times_s"].map(lambda t: [float(x) for x in t.split(";")])
+        assert len(cycles[0]) == provenance["provenance"]["timing"]["cycles"] > 1
+        assert row.speedup == pytest.approx(float(np.median(np.divide(cycles[0], cycles[1]))))
 
 
 def test_unknown_kernel_names_the_pair_table(tmp_path):

@@ -3,7 +3,9 @@
 A pair is two measurements on the same GPU (or device) at the same sizes whose configurations
 differ only by the optimization: another kernel of the same table (``MMGU -> MMGC``) or one
 parameter changed (``SA: 0 -> 1``). ``speedup = time_before / time_after`` (above 1: the
-optimization helps). Repeated measurements of one point are first reduced to their median.
+optimization helps); when both points were timed interleaved (a ``cycle_times_s`` column, see
+gpuperf.measure.interleave) it is the median of their per-cycle ratios instead, which the machine's
+drift between rounds does not move. Repeated measurements of one point are first reduced to their median.
 Besides the before kernel's features, a pair carries what the optimization changes in them
 (``change_*``: the after kernel's features, from the same source, against the before kernel's).
 
@@ -29,10 +31,12 @@ from gpuperf.decisions.advice_features import (
 from gpuperf.decisions.optimizations import Optimization, PairSpec
 from gpuperf.decisions.program_features import FEATURE_SOURCES
 from gpuperf.errors import GpuperfError
+from gpuperf.measure.interleave import paired_ratio
 
-PAIRS_FORMAT = 2  # bump when the pair table's columns or rules change
+PAIRS_FORMAT = 3  # bump when the pair table's columns or rules change
 GPU_TARGET = "gpu"  # pairs measured on a GPU gpuperf has a descriptor for
 DEVICE_TARGET = "device:"  # + the device's name: pairs measured on another device (e.g. a CPU via pocl)
+CYCLES = "cycle_times_s"  # per-cycle round medians of an interleaved measurement, ';'-separated
 PAIR_COLUMNS = (
     "optimization", "family", "dataset", "change", "kernel", "after_kernel", "configuration", "input", "gpu", "device",
     "target", "time_before_s", "time_after_s", "speedup",
@@ -77,7 +81,28 @@ def _median_points(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     grouped = frame.groupby(keys, sort=False, dropna=False)
     first = grouped.first().reset_index()
     first["time_s"] = grouped["time_s"].median().to_numpy()
+    if CYCLES in first.columns:  # a repeated point's cycles pair with nothing
+        first.loc[grouped.size().to_numpy() > 1, CYCLES] = np.nan
     return first
+
+
+def _cycle_times(text: object) -> np.ndarray | None:
+    if not isinstance(text, str) or not text.strip():
+        return None
+    try:
+        return np.array([float(t) for t in text.split(";")])
+    except ValueError:
+        raise GpuperfError(f"{CYCLES}: expected ';'-separated times, not {text[:40]!r}") from None
+
+
+def paired_speedups(before: pd.Series, after: pd.Series, fallback: pd.Series) -> pd.Series:
+    """Median per-cycle ratio before/after where both have cycle times of one length, else ``fallback``."""
+    values = fallback.to_numpy(dtype=float).copy()
+    for row, (first, second) in enumerate(zip(before, after)):
+        a, b = _cycle_times(first), _cycle_times(second)
+        if a is not None and b is not None and a.size == b.size:
+            values[row] = paired_ratio(a, b)
+    return pd.Series(values, index=fallback.index)
 
 
 def _label(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
@@ -160,6 +185,9 @@ def build_spec_pairs(spec: PairSpec, optimization: str) -> pd.DataFrame:
         "time_before_s": joined["time_s"].astype(float), "time_after_s": joined["time_after_s"].astype(float),
     })
     out["speedup"] = out["time_before_s"] / out["time_after_s"]
+    if CYCLES in joined.columns:
+        after_cycles = rows[CYCLES].iloc[joined["after_row"].to_numpy()].reset_index(drop=True)
+        out["speedup"] = paired_speedups(joined[CYCLES].reset_index(drop=True), after_cycles, out["speedup"])
     out = pd.concat([out, features.reset_index(drop=True)], axis=1)
     out = with_gpu_features(out)
     out.insert(PAIR_COLUMNS.index("target"), "target", np.where(

@@ -8,6 +8,7 @@
     [timing]                     # optional: any TimingSettings field
     min_repeats = 5
     min_time_s = 0.1
+    cycles = 1                   # above 1: variants of a kernel at one size timed interleaved
 
     [[kernels]]
     kernel = "vector_copy"       # catalog name, name[param=value,...] or path/file.py:function
@@ -21,6 +22,10 @@
 Every point (kernel, sizes) is appended to the store as soon as it is measured, and points already
 in the store are skipped, so a campaign killed at any moment resumes where it stopped. A point that
 fails to compile, run or verify is stored with its error and the campaign goes on.
+
+With ``cycles`` above 1 the points of one kernel at one size (its variants) are timed together in
+interleaved cycles (gpuperf.measure.interleave) and stored when the group is done; each point's
+``samples`` are then its per-cycle round medians, so two variants' ratio can be taken cycle by cycle.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from __future__ import annotations
 import itertools
 import time
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +43,7 @@ import islpy as isl
 from gpuperf.errors import GpuperfError
 from gpuperf.kernels.kernel import Kernel
 from gpuperf.measure.devices import Compiled, Device, MeasureFailure, RunFailed, describe_exception, open_device
+from gpuperf.measure.interleave import Variant, measure_interleaved
 from gpuperf.measure.store import OK, PointKey, Store, geometry_text, sizes_text
 from gpuperf.measure.timing import Measurement, TimingSettings, measure_compiled, provenance
 
@@ -322,11 +328,18 @@ def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None 
         compiler = _Compiler(opened, report)
         with _progress_bar(progress) as bar:
             task = bar.add_task(campaign.name, total=len(todo))
-            for point in todo:
-                bar.update(task, description=f"{point.entry.kernel.key} {_sizes_label(point.sizes)}")
-                row = _take(point, opened, compiler, campaign, report)
-                store.add(row)
-                bar.advance(task)
+            if campaign.settings.cycles > 1:
+                for group in interleaved_groups(todo):
+                    bar.update(task, description=f"{group[0].entry.kernel.name} x{len(group)} "
+                                                 f"{_sizes_label(group[0].sizes)} interleaved")
+                    for row in _take_interleaved(group, opened, campaign, report):
+                        store.add(row)
+                    bar.advance(task, len(group))
+            else:
+                for point in todo:
+                    bar.update(task, description=f"{point.entry.kernel.key} {_sizes_label(point.sizes)}")
+                    store.add(_take(point, opened, compiler, campaign, report))
+                    bar.advance(task)
     report.wall_s = time.perf_counter() - start
     return report
 
@@ -344,6 +357,44 @@ def _take(point: Point, device: Device, compiler: _Compiler, campaign: Campaign,
     report.kernel_s += m.kernel_total_s
     report.first_launch_s += m.first_launch_s
     return _measured_row(point, device, m)
+
+
+def interleaved_groups(points: Sequence[Point]) -> list[list[Point]]:
+    """The points grouped by kernel name and sizes (the variants of one kernel at one size), in order."""
+    groups: dict[tuple[str, str], list[Point]] = {}
+    for point in points:
+        groups.setdefault((point.entry.kernel.name, point.key.sizes), []).append(point)
+    return list(groups.values())
+
+
+def _take_interleaved(group: Sequence[Point], device: Device, campaign: Campaign,
+                      report: CampaignReport) -> list[dict[str, Any]]:
+    """Rows of a group timed in interleaved cycles; a variant that fails to build or run fails alone."""
+    built: list[tuple[Point, Compiled | Exception]] = []
+    for point in group:
+        start = time.perf_counter()
+        try:
+            built.append((point, device.compile(point.entry.kernel)))
+        except Exception as exc:  # noqa: BLE001 - recorded for this point, the group goes on
+            built.append((point, exc))
+        report.compile_s += time.perf_counter() - start
+    ready = [(p, c) for p, c in built if not isinstance(c, Exception)]
+    measured = measure_interleaved([Variant(c, p.sizes, p.entry.verify) for p, c in ready], device,
+                                   campaign.settings, campaign.seed)
+    outcome = {id(p): m for (p, _), m in zip(ready, measured)}
+    rows = []
+    for point, compiled in built:
+        result = compiled if isinstance(compiled, Exception) else outcome[id(point)]
+        if isinstance(result, Exception):
+            row = _failed_row(point, device, result, campaign.settings)
+            report.failed[row["status"]] = report.failed.get(row["status"], 0) + 1
+        else:
+            report.measured += 1
+            report.kernel_s += result.kernel_total_s
+            report.first_launch_s += result.first_launch_s
+            row = _measured_row(point, device, result)
+        rows.append(row)
+    return rows
 
 
 def _progress_bar(enabled: bool) -> Any:

@@ -25,7 +25,7 @@ import numpy as np
 
 from gpuperf.errors import GpuperfError
 from gpuperf.kernels.kernel import Kernel
-from gpuperf.measure.devices import Compiled, Device, VerifyFailed, describe_exception, open_device
+from gpuperf.measure.devices import Compiled, Device, Launch, VerifyFailed, describe_exception, open_device
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,9 @@ class TimingSettings:
     max_round_s: float = 5.0
     iqr_limit: float = 0.1
     max_retries: int = 2
+    # Above 1: each point is timed in this many rounds, interleaved with the campaign's other variants
+    # of the same kernel at the same sizes (measure/interleave.py), so their ratios share the machine's state.
+    cycles: int = 1
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], where: str) -> TimingSettings:
@@ -57,6 +60,8 @@ class TimingSettings:
         settings = cls(**values)
         if settings.min_repeats < 1 or settings.max_repeats < settings.min_repeats:
             raise GpuperfError(f"{where}: need 1 <= min_repeats <= max_repeats")
+        if settings.cycles < 1:
+            raise GpuperfError(f"{where}.cycles: must be at least 1, not {settings.cycles}")
         return settings
 
 
@@ -72,6 +77,7 @@ class Timing:
     stable: bool
     round_wall_s: float
     kernel_total_s: float
+    launches: int = 0  # launches timed in all rounds, when more than the samples (interleaved cycles)
 
 
 def summarize(samples: list[float]) -> tuple[float, float, float]:
@@ -216,14 +222,27 @@ class Measurement:
         return asdict(self)
 
 
-def measure_compiled(compiled: Compiled, device: Device, sizes: Mapping[str, Any], verify: bool = True,
-                     settings: TimingSettings | None = None, seed: int = 0) -> Measurement:
-    """Measure an already built kernel at ``sizes``: verify the first run, then time.
+@dataclass
+class Prepared:
+    """A kernel bound to its inputs at resolved sizes, run once and verified: ready to be timed."""
+
+    launch: Launch
+    sizes: dict[str, int]
+    global_size: tuple[int, int, int]
+    local_size: tuple[int, int, int]
+    first_s: float  # device time of the first launch
+    first_launch_s: float  # host time of the first launch beyond its kernel time (driver JIT)
+    verified: bool
+    max_rel_error: float | None
+
+
+def prepare(compiled: Compiled, sizes: Mapping[str, Any], verify: bool = True, seed: int = 0) -> Prepared:
+    """Bind ``compiled`` at ``sizes`` to seeded inputs, run it once and verify its outputs.
 
     ``verified`` is True only when the outputs were compared with the kernel's reference and matched;
-    a kernel without a reference is timed unverified. Raises RunFailed or VerifyFailed.
+    a kernel without a reference is timed unverified. Raises RunFailed or VerifyFailed (the launch is
+    closed then).
     """
-    settings = settings or TimingSettings()
     kernel = compiled.kernel
     resolved = kernel.resolve_sizes(sizes)  # also refuses sizes the kernel's assumptions exclude
     global_size, local_size = kernel.launch(resolved)
@@ -237,18 +256,40 @@ def measure_compiled(compiled: Compiled, device: Device, sizes: Mapping[str, Any
         if verify and kernel.reference is not None:
             error = _check(kernel, resolved, inputs, launch.outputs())
             verified = True
-        timing = time_kernel(launch.run_many, settings)
-    finally:
+    except BaseException:
         launch.close()
+        raise
+    return Prepared(launch, resolved, global_size, local_size, first, first_launch_s, verified, error)
+
+
+def measurement(compiled: Compiled, device: Device, prepared: Prepared, timing: Timing,
+                settings: TimingSettings) -> Measurement:
+    """The record of ``prepared`` timed as ``timing``."""
     return Measurement(
-        kernel=kernel.key, sizes=resolved, device=device.name,
+        kernel=compiled.kernel.key, sizes=prepared.sizes, device=device.name,
         time_s=timing.median, time_s_min=timing.minimum, time_s_iqr=timing.iqr,
-        repeats=len(timing.samples), retries=timing.retries, stable=timing.stable,
-        verified=verified, max_rel_error=error, compile_s=compiled.compile_s, first_launch_s=first_launch_s,
-        kernel_total_s=first + timing.kernel_total_s, round_wall_s=timing.round_wall_s,
-        global_size=global_size, local_size=local_size, samples=timing.samples,
-        provenance=provenance(device, compiled.timer, settings),
+        repeats=timing.launches or len(timing.samples), retries=timing.retries, stable=timing.stable,
+        verified=prepared.verified, max_rel_error=prepared.max_rel_error, compile_s=compiled.compile_s,
+        first_launch_s=prepared.first_launch_s, kernel_total_s=prepared.first_s + timing.kernel_total_s,
+        round_wall_s=timing.round_wall_s, global_size=prepared.global_size, local_size=prepared.local_size,
+        samples=timing.samples, provenance=provenance(device, compiled.timer, settings),
     )
+
+
+def measure_compiled(compiled: Compiled, device: Device, sizes: Mapping[str, Any], verify: bool = True,
+                     settings: TimingSettings | None = None, seed: int = 0) -> Measurement:
+    """Measure an already built kernel at ``sizes``: verify the first run, then time.
+
+    ``verified`` is True only when the outputs were compared with the kernel's reference and matched;
+    a kernel without a reference is timed unverified. Raises RunFailed or VerifyFailed.
+    """
+    settings = settings or TimingSettings()
+    prepared = prepare(compiled, sizes, verify, seed)
+    try:
+        timing = time_kernel(prepared.launch.run_many, settings)
+    finally:
+        prepared.launch.close()
+    return measurement(compiled, device, prepared, timing, settings)
 
 
 def _check(kernel: Kernel, sizes: dict[str, int], inputs: dict[str, np.ndarray],

@@ -1,0 +1,117 @@
+"""Interleaved timing: cycle order, per-cycle medians, paired ratios, failures, campaigns on pocl."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import loopy as lp
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuperf.decisions.pairs import paired_speedups
+from gpuperf.errors import GpuperfError
+from gpuperf.kernels.kernel import Kernel
+from gpuperf.measure import TimingSettings, VerifyFailed, load_campaign, run_campaign
+from gpuperf.measure.devices import open_device
+from gpuperf.measure.interleave import Variant, _cycles, measure_interleaved, paired_ratio
+from gpuperf.measure.store import Store
+
+LANG = lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2
+
+
+def _scripted(name: str, times: list[float], log: list[str]) -> SimpleNamespace:
+    """A prepared variant whose launches take ``times`` in order; each call is logged under ``name``."""
+    queue = iter(times)
+
+    def run_many(count: int) -> list[float]:
+        log.append(name)
+        return [next(queue) for _ in range(count)]
+
+    return SimpleNamespace(launch=SimpleNamespace(run_many=run_many))
+
+
+def test_every_cycle_times_every_variant_once_and_keeps_its_round_median() -> None:
+    log: list[str] = []
+    # variant a runs at 1, 2, 3 s per launch in its three cycles; b at 10, 20, 30 s
+    prepared = {0: _scripted("a", [1, 1, 1, 2, 2, 2, 3, 3, 3], log),
+                1: _scripted("b", [10, 10, 10, 20, 20, 20, 30, 30, 30], log)}
+    rounds = _cycles(prepared, TimingSettings(warmup=0, min_repeats=3, min_time_s=0, cycles=3), seed=1)
+    assert [sorted(log[i:i + 2]) for i in range(0, 6, 2)] == [["a", "b"]] * 3  # interleaved, not a then b
+    assert rounds[0].medians == [1, 2, 3] and rounds[1].medians == [10, 20, 30]
+    assert rounds[0].launches == 9 and rounds[0].kernel_s == pytest.approx(18)
+    assert rounds[1].fastest == 10
+
+
+def test_paired_ratio_cancels_drift_that_the_ratio_of_medians_keeps() -> None:
+    a = [1.0, 2.0, 4.0, 4.0, 4.0]  # the machine slows down while both are timed
+    b = [2.0, 4.0, 8.0, 8.0, 8.0]
+    assert paired_ratio(a, b) == pytest.approx(0.5)
+    assert paired_ratio([1.0, 1.0, 5.0], [2.0, 2.0, 2.0]) == pytest.approx(0.5)  # one disturbed cycle
+    with pytest.raises(ValueError, match="equal"):
+        paired_ratio([1.0, 2.0], [1.0])
+
+
+def test_paired_speedups_fall_back_to_the_time_ratio_without_matching_cycles() -> None:
+    before = pd.Series(["2;4;8", "", "1;2"])
+    after = pd.Series(["1;2;4", "1;1;1", "1;1;1"])
+    fallback = pd.Series([9.0, 3.0, 7.0])
+    assert paired_speedups(before, after, fallback).tolist() == [2.0, 3.0, 7.0]
+    with pytest.raises(GpuperfError, match="cycle_times_s"):
+        paired_speedups(pd.Series(["1;x"]), pd.Series(["1;1"]), pd.Series([1.0]))
+
+
+def _axpy(reference) -> Kernel:
+    program = lp.make_kernel("{[i]: 0<=i<n}", "c[i] = 2*a[i] + b[i]",
+                             [lp.GlobalArg("a,b,c", np.float32, shape="n"), "..."],
+                             assumptions="n>=64 and n mod 64 = 0", name="axpy", lang_version=LANG)
+    program = lp.split_iname(program, "i", 64, outer_tag="g.0", inner_tag="l.0")
+    return Kernel("axpy", program, ("n",), reference=reference)
+
+
+def test_a_variant_that_fails_verification_fails_alone() -> None:
+    device = open_device("opencl:0")
+    good = device.compile(_axpy(lambda x, s: {"c": 2 * x["a"] + x["b"]}))
+    wrong = device.compile(_axpy(lambda x, s: {"c": x["a"] - x["b"]}))
+    settings = TimingSettings(warmup=1, min_repeats=3, min_time_s=0, cycles=4)
+    first, second = measure_interleaved([Variant(good, {"n": 4096}), Variant(wrong, {"n": 4096})], device, settings)
+    assert isinstance(second, VerifyFailed)
+    assert first.verified and len(first.samples) == 4 and first.repeats == 12
+    assert first.time_s == pytest.approx(np.median(first.samples))
+    assert first.provenance["timing"]["cycles"] == 4
+
+
+CAMPAIGN = """
+name = "pair"
+[timing]
+warmup = 1
+min_repeats = 5
+min_time_s = 0
+cycles = 3
+[[kernels]]
+kernel = "stencil2d[local_x=16,local_y=4,outputs_y=1,prefetch=0,unroll=1]"
+sizes = [{n = 64, m = 64}, {n = 128, m = 128}]
+[[kernels]]
+kernel = "stencil2d[local_x=32,local_y=4,outputs_y=2,prefetch=0,unroll=2]"
+sizes = [{n = 64, m = 64}, {n = 128, m = 128}]
+"""
+
+
+def test_interleaved_campaign_stores_per_cycle_samples_and_resumes(tmp_path: Path) -> None:
+    path = tmp_path / "pair.toml"
+    path.write_text(CAMPAIGN)
+    campaign = load_campaign(path)
+    report = run_campaign(campaign, tmp_path / "s.db", progress=False)
+    assert report.measured == 4 and not report.failed
+    with Store(tmp_path / "s.db", create=False) as store:
+        rows = store.rows("pair")
+    # three round medians of five launches each (timed one after the other it would be five samples)
+    assert len(rows) == 4 and all(len(r["samples"]) == 3 and r["repeats"] == 15 and r["verified"] for r in rows)
+    assert all(r["time_s"] == pytest.approx(np.median(r["samples"])) for r in rows)
+    assert run_campaign(campaign, tmp_path / "s.db", progress=False).measured == 0  # nothing taken twice
+
+
+def test_cycles_must_be_positive() -> None:
+    with pytest.raises(GpuperfError, match=r"timing.cycles: must be at least 1"):
+        TimingSettings.from_mapping({"cycles": 0}, "f.toml: timing")
