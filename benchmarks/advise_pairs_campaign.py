@@ -52,7 +52,7 @@ def planned_points() -> list[tuple[str, int]]:
     ]
 
 
-def campaign_text() -> str:
+def campaign_text(cycles: int = CYCLES, min_repeats: int = 10) -> str:
     lines = [
         'name = "advise_pairs"',
         'device = "opencl:0"',
@@ -60,9 +60,9 @@ def campaign_text() -> str:
         "verify = true",
         "",
         "[timing]",
-        "min_repeats = 10",
+        f"min_repeats = {min_repeats}",
         "min_time_s = 0.01",
-        f"cycles = {CYCLES}",
+        f"cycles = {cycles}",
         "",
     ]
     sizes = ", ".join(f"{{n = {s}, m = {s}}}" for s in SIZES)
@@ -95,11 +95,13 @@ def main() -> None:
     parser.add_argument("--device", default="opencl:0")
     parser.add_argument("--store", default=str(ROOT / "benchmarks" / "advise_pairs.db"))
     parser.add_argument("--out", default=str(OUT), help="the CSV to write (provenance next to it)")
+    parser.add_argument("--cycles", type=int, default=CYCLES, help="interleaved cycles per point")
+    parser.add_argument("--min-repeats", type=int, default=10, help="launches per round at least")
     args = parser.parse_args()
     out = Path(args.out)
     provenance = out.with_name(out.name.removesuffix(".csv.gz") + ".provenance.json")
     load_before = os.getloadavg()
-    CAMPAIGN.write_text(campaign_text())
+    CAMPAIGN.write_text(campaign_text(args.cycles, args.min_repeats))
     report = run_campaign(load_campaign(CAMPAIGN), args.store, device=args.device)
     print(json.dumps(report.to_dict(), indent=2))
     table = store_table(args.store, campaign="advise_pairs")

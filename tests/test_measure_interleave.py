@@ -44,6 +44,14 @@ def test_every_cycle_times_every_variant_once_and_keeps_its_round_median() -> No
     assert rounds[1].fastest == 10
 
 
+def test_a_launch_failing_in_a_later_cycle_stops_that_variant_only() -> None:
+    log: list[str] = []
+    prepared = {0: _scripted("a", [1.0] * 9, log), 1: _scripted("b", [2.0] * 3, log)}  # b fails in cycle 2
+    rounds = _cycles(prepared, TimingSettings(warmup=0, min_repeats=3, min_time_s=0, cycles=3), seed=0)
+    assert rounds[0].medians == [1.0, 1.0, 1.0]
+    assert isinstance(rounds[1], StopIteration) and log.count("b") == 2  # not tried again in cycle 3
+
+
 def test_paired_ratio_cancels_drift_that_the_ratio_of_medians_keeps() -> None:
     a = [1.0, 2.0, 4.0, 4.0, 4.0]  # the machine slows down while both are timed
     b = [2.0, 4.0, 8.0, 8.0, 8.0]

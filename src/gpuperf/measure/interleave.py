@@ -47,9 +47,14 @@ def measure_interleaved(variants: Sequence[Variant], device: Device, settings: T
                 if settings.warmup:
                     prepared[index].launch.run_many(settings.warmup)
             except Exception as exc:  # noqa: BLE001 - recorded for this variant, the group goes on
-                prepared.pop(index, None)
+                failed = prepared.pop(index, None)
+                if failed is not None:
+                    failed.launch.close()
                 results[index] = exc
         for index, rounds in _cycles(prepared, settings, seed).items():
+            if isinstance(rounds, Exception):
+                results[index] = rounds
+                continue
             median, _, iqr = summarize(rounds.medians)
             spread = iqr / median if median > 0 else 0.0
             timing = Timing(tuple(rounds.medians), median, rounds.fastest, iqr, 0, spread <= settings.iqr_limit,
@@ -72,14 +77,22 @@ class _Rounds:
     fastest: float = float("inf")
 
 
-def _cycles(prepared: Mapping[int, Prepared], settings: TimingSettings, seed: int) -> dict[int, _Rounds]:
-    """Every variant's rounds, each cycle timing each variant once in a freshly shuffled order."""
+def _cycles(prepared: Mapping[int, Prepared], settings: TimingSettings,
+            seed: int) -> dict[int, _Rounds | Exception]:
+    """Every variant's rounds, each cycle timing each variant once in a freshly shuffled order; a
+    variant whose launch fails is dropped from later cycles with its exception."""
     rng = np.random.default_rng(seed)
-    rounds = {index: _Rounds() for index in prepared}
+    rounds: dict[int, _Rounds | Exception] = {index: _Rounds() for index in prepared}
     for _ in range(settings.cycles):
         for index in rng.permutation(list(prepared)).tolist():
-            samples, wall = _one_round(prepared[index].launch.run_many, settings)
             taken = rounds[index]
+            if isinstance(taken, Exception):
+                continue
+            try:
+                samples, wall = _one_round(prepared[index].launch.run_many, settings)
+            except Exception as exc:  # noqa: BLE001 - this variant stops, the others go on
+                rounds[index] = exc
+                continue
             taken.medians.append(float(np.median(samples)))
             taken.launches += len(samples)
             taken.kernel_s += sum(samples)
