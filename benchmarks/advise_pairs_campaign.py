@@ -38,7 +38,8 @@ WORK = ((1, 1), (2, 1), (2, 2), (4, 1), (4, 4))  # (outputs_y, unroll)
 # (gpuperf.measure.interleave): a pair's speedup is then the median of its per-cycle ratios, taken
 # under the same machine state. Timed one after the other instead, the same pair's speedup moved by a
 # median factor of 1.4 between two runs on an idle machine.
-CYCLES = 9
+CYCLES = 25
+MIN_REPEATS = 4  # launches per round: short rounds keep a pair's two rounds of one cycle close in time
 # One pocl thread: timings of a 2-core machine shared with other work are far steadier on one core.
 POCL_SETTINGS = ("POCL_MAX_PTHREAD_COUNT", "POCL_CPU_MAX_CU_COUNT")
 
@@ -52,7 +53,7 @@ def planned_points() -> list[tuple[str, int]]:
     ]
 
 
-def campaign_text(cycles: int = CYCLES, min_repeats: int = 10) -> str:
+def campaign_text(cycles: int = CYCLES, min_repeats: int = MIN_REPEATS) -> str:
     lines = [
         'name = "advise_pairs"',
         'device = "opencl:0"',
@@ -96,7 +97,7 @@ def main() -> None:
     parser.add_argument("--store", default=str(ROOT / "benchmarks" / "advise_pairs.db"))
     parser.add_argument("--out", default=str(OUT), help="the CSV to write (provenance next to it)")
     parser.add_argument("--cycles", type=int, default=CYCLES, help="interleaved cycles per point")
-    parser.add_argument("--min-repeats", type=int, default=10, help="launches per round at least")
+    parser.add_argument("--min-repeats", type=int, default=MIN_REPEATS, help="launches per round at least")
     args = parser.parse_args()
     out = Path(args.out)
     provenance = out.with_name(out.name.removesuffix(".csv.gz") + ".provenance.json")
