@@ -45,7 +45,7 @@ def _family_frames(frame: pd.DataFrame, parameters: list[str]) -> list[tuple[lis
     ]
 
 
-def _space(rows: pd.DataFrame, params: list[str], where: str) -> Space:
+def _space(rows: pd.DataFrame, params: list[str], where: str, gpu: str) -> Space:
     rows = rows.copy()
     rows["_time"] = rows[TARGET].where(rows[STATUS].eq(OK)) if STATUS in rows.columns else rows[TARGET]
     extras = [c for c in EXTRA_COLUMNS if c in rows.columns]
@@ -54,7 +54,8 @@ def _space(rows: pd.DataFrame, params: list[str], where: str) -> Space:
     for column in extras:
         table[column] = grouped[column].median().to_numpy()
     configs = table[params].reset_index(drop=True)
-    return Space(params, configs, table["_time"].to_numpy(dtype=float), where, table[extras].reset_index(drop=True))
+    extra = table[extras].reset_index(drop=True)
+    return Space(params, configs, table["_time"].to_numpy(dtype=float), where, extra, gpu)
 
 
 @functools.cache
@@ -75,7 +76,9 @@ def _families(tables: tuple[str, ...], min_gpus: int) -> tuple[Family, ...]:
                     continue
                 suffix = "" if position == 0 else f"~v{position}"
                 name = f"{SHORT_NAMES.get(table, table)}/{kernel}{suffix}"
-                spaces = {gpu: _space(part[part["gpu"] == gpu], params, f"{table}: {kernel} on {gpu}") for gpu in gpus}
+                spaces = {
+                    gpu: _space(part[part["gpu"] == gpu], params, f"{table}: {kernel} on {gpu}", gpu) for gpu in gpus
+                }
                 found.append(Family(name, params, spaces))
     return tuple(found)
 
@@ -107,4 +110,5 @@ def subset(space: Space, size: int, seed: int = 0, keep_best: bool = True) -> Sp
         space.times[chosen],
         space.where,
         space.extra.iloc[chosen].reset_index(drop=True) if len(space.extra.columns) else pd.DataFrame(),
+        space.gpu,
     )

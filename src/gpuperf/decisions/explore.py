@@ -2,7 +2,8 @@
 in that order, refitting as measurements arrive (the LIFT paper's exploration).
 
 :func:`explore` simulates the search on a measured space (one kernel on one GPU): with other
-GPUs' measurements of the same kernel (``train``) it uses :class:`TransferGuided`, without them
+GPUs' measurements of the same kernel (``train``) it uses :class:`TransferGuided` (other GPUs
+weighted by how alike they are to the space's GPU, where the spaces name known GPUs), without them
 :class:`OnlineSearch`; ``refit=False`` ranks once with a model trained on ``train``. It reports
 the evaluations needed to reach 90, 95 and 99 % of the space's best, against random order (exact
 expectation and a simulation over seeds) and plain transfer (mean normalised performance on the
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpuperf.decisions.explorers import OnlineSearch, PlainTransfer, StaticModel, TransferGuided, run_search
+from gpuperf.decisions.gpu_similarity import prior_weights
 from gpuperf.decisions.search_metrics import (
     FRACTIONS,
     best_found_curve,
@@ -75,7 +77,8 @@ def make_explorer(
         return OnlineSearch(features, model, seed, initial)
     transfer = transfer_matrix(space, train)
     if refit:
-        return TransferGuided(features, transfer, model, seed)
+        prior = prior_weights(space.gpu, [t.gpu for t in train])
+        return TransferGuided(features, transfer, model, seed, prior=prior)
     train_features = [parameter_features(t.configs, space.params) for t in train]
     return StaticModel(features, transfer, train_features, [t.performance for t in train], model, seed)
 

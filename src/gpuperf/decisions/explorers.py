@@ -8,17 +8,23 @@ counts as half a unit of log below the worst measured time.
 * :class:`PlainTransfer`: the mean normalised performance on the other GPUs, fixed order.
 * :class:`TransferGuided`: other GPUs' data, updated as measurements arrive. It treats the new
   GPU as one of the others and a configuration within 5 % of a GPU's best as *covering* it.
-  - portfolio: the first pick covers the most other GPUs (ties: the higher mean normalised
-    performance); each next pick covers the most GPUs no measured configuration covers yet,
-    each GPU weighted by how well it agrees with the measured points (relative log
-    performance, Gaussian weight with ``sigma``), until every other GPU is covered (at most
-    one pick per other GPU; ties: the larger transfer expected improvement, below). An outlier
-    GPU is then likely to meet another GPU's optimum.
+  - portfolio: the first pick covers the largest weight of other GPUs, each GPU weighted by
+    its prior (``prior``; equal by default; :mod:`gpu_similarity` gives GPUs alike the new one
+    more weight; ties: the higher mean normalised performance); each next pick covers the
+    largest weight of GPUs no measured configuration covers yet, a GPU's weight being its
+    prior times how well it agrees with the measured points (relative log performance,
+    Gaussian weight with ``sigma``), until every other GPU is covered (at most one pick per
+    other GPU; ties: the larger transfer expected improvement, below). An outlier GPU is then
+    likely to meet another GPU's optimum.
   - then model expected improvement: a surrogate (et, gp, rf, gbt, knn) refitted on the
     measured points over the parameters plus each other GPU's log performance of the
-    configuration; every ``period``-th of these steps (0: none) is a transfer expected
-    improvement step instead (the largest expected gain over the best found so far, the new
-    GPU drawn from the weighted others).
+    configuration. With ``residual`` (the default) the surrogate learns what a line in the
+    weighted mean of the other GPUs' log performance, fitted to the measured values, misses,
+    and the prediction is that line plus the surrogate's; without, it learns the measured
+    values themselves.
+    Every ``period``-th of these steps (0: none) is a transfer expected improvement step
+    instead (the largest expected gain over the best found so far, the new GPU drawn from the
+    weighted others).
 * :class:`StaticModel`: a surrogate fitted once on other GPUs' normalised performance (no
   refit; at most ``STATIC_ROWS`` rows, drawn at random); configurations the others measured
   keep their median.
@@ -117,28 +123,32 @@ class TransferGuided:
         sigma: float = 0.2,
         refit: bool = True,
         cover: float = COVER,
+        prior: np.ndarray | None = None,
+        residual: bool = True,
     ):
+        count = transfer.shape[1]
+        self.prior_weights = np.full(count, 1.0 / max(count, 1)) if prior is None else np.asarray(prior, dtype=float)
         self.transfer = np.clip(np.nan_to_num(transfer, nan=0.0), 0.0, None)
         self.logs = _log_performance(transfer)
         self.covers = self.transfer >= cover
         mean = row_statistic(np.nanmean, transfer)
-        self.prior = _rank_scale(np.nan_to_num(mean, nan=-1.0))
+        self.tie_break = _rank_scale(np.nan_to_num(mean, nan=-1.0))
         self.features = unit_scale(np.hstack([features, self.logs, np.median(self.logs, axis=1, keepdims=True)]))
         self.model, self.seed = model, seed
-        self.period, self.sigma, self.refit = period, sigma, refit
+        self.period, self.sigma, self.refit, self.residual = period, sigma, refit, residual
 
     def gpu_weights(self, measured: Sequence[int], times: np.ndarray) -> np.ndarray:
-        """Weight of each other GPU: agreement of its relative log performance with the new GPU's."""
-        count = self.transfer.shape[1]
+        """Weight of each other GPU: its prior weight times the agreement of its relative log
+        performance with the new GPU's."""
         values = _measured_values(measured, times)
         if values is None or len(measured) < 2:
-            return np.full(count, 1.0 / count)
+            return self.prior_weights
         relative = values - values.max()
         logs = self.logs[list(measured)]
         others = logs - logs.max(axis=0)
         distance = np.mean((relative[:, None] - others) ** 2, axis=0)
-        weights = np.exp(-(distance - distance.min()) / (2 * self.sigma**2))
-        return weights / weights.sum()
+        weights = self.prior_weights * np.exp(-(distance - distance.min()) / (2 * self.sigma**2))
+        return weights / weights.sum() if weights.sum() > 0 else self.prior_weights
 
     def portfolio_steps(self, measured: Sequence[int]) -> int:
         """How many of the first measured points it took to cover every other GPU (len if not yet)."""
@@ -158,27 +168,39 @@ class TransferGuided:
         best = np.maximum(self.transfer[list(measured)].max(axis=0), FLOOR)
         return np.maximum(self.transfer / best - 1.0, 0.0) @ weights
 
+    def transfer_line(self, measured: Sequence[int], times: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """The weighted mean of the other GPUs' log performance, fitted onto the measured values
+        by least squares (slope clipped to [0, 1]; 1 below three measurements)."""
+        mean = self.logs @ self.gpu_weights(measured, times)
+        at_measured = mean[list(measured)]
+        slope = 1.0
+        if len(values) >= 3 and at_measured.var() > 0:
+            slope = float(np.clip(np.cov(values, at_measured, bias=True)[0, 1] / at_measured.var(), 0.0, 1.0))
+        return slope * mean + np.mean(values - slope * at_measured)
+
     def model_improvement(self, measured: Sequence[int], times: np.ndarray) -> np.ndarray | None:
         values = _measured_values(measured, times)
         if values is None or len(measured) < 2:
             return None
-        surrogate = Surrogate(self.model, self.seed + len(measured)).fit(self.features[list(measured)], values)
+        rows = list(measured)
+        base = self.transfer_line(measured, times, values) if self.residual else np.zeros(len(self.features))
+        surrogate = Surrogate(self.model, self.seed + len(measured)).fit(self.features[rows], values - base[rows])
         mean, spread = surrogate.predict(self.features)
-        return expected_improvement(mean, spread, values.max())
+        return expected_improvement(base + mean, spread, values.max())
 
     def next(self, measured: Sequence[int], times: np.ndarray) -> int:
         if not measured:
-            return _best_unmeasured(self.covers.sum(axis=1).astype(float), [], self.prior)
+            return _best_unmeasured(self.covers @ self.prior_weights, [], self.tie_break)
         scores = self.portfolio_scores(measured, times)
         if scores is not None:  # ties: the larger transfer expected improvement
             scores = scores + 1e-6 * self.transfer_improvement(measured, times)
-            return _best_unmeasured(scores, measured, self.prior)
+            return _best_unmeasured(scores, measured, self.tie_break)
         after = len(measured) - self.portfolio_steps(measured)
         transfer_step = not self.refit or (self.period > 0 and after % self.period == self.period - 1)
         scores = None if transfer_step else self.model_improvement(measured, times)
         if scores is None:
             scores = self.transfer_improvement(measured, times)
-        return _best_unmeasured(scores, measured, self.prior)
+        return _best_unmeasured(scores, measured, self.tie_break)
 
 
 class StaticModel:

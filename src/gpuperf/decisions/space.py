@@ -2,7 +2,8 @@
 
 Configurations are matched across spaces (the same kernel measured on other GPUs) by their
 parameter values, with ``16`` and ``16.0`` counted as one value. Failed configurations stay in
-the space (a search pays for trying them) with a NaN time.
+the space (a search pays for trying them) with a NaN time. A space may name its GPU (a ``gpu``
+column of one value): exploration then weighs other GPUs' data by how alike the GPUs are.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ FAILED_STATUSES_OK = {"ok", "OK", "Ok"}
 # Kernel Tuner's names for a configuration that failed, accepted in a time column.
 FAILURE_NAMES = ("ErrorConfig", "InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig")
 TIME_COLUMNS = ("time_ms", "time_s", "time")
+GPU_COLUMN = "gpu"
 
 
 @dataclass
@@ -33,6 +35,7 @@ class Space:
     times: np.ndarray
     where: str = ""
     extra: pd.DataFrame = field(default_factory=pd.DataFrame)  # other per-row columns (compile time, ...)
+    gpu: str | None = None  # the GPU it was measured on, where known
 
     def __post_init__(self) -> None:
         self.times = np.array(self.times, dtype=float)
@@ -56,7 +59,8 @@ class Space:
         """The configurations that ran (as Kernel Tuner's simulation mode searches a cache)."""
         keep = np.flatnonzero(np.isfinite(self.times))
         extra = self.extra.iloc[keep].reset_index(drop=True) if len(self.extra.columns) else self.extra
-        return Space(self.params, self.configs.iloc[keep].reset_index(drop=True), self.times[keep], self.where, extra)
+        configs = self.configs.iloc[keep].reset_index(drop=True)
+        return Space(self.params, configs, self.times[keep], self.where, extra, self.gpu)
 
     def config(self, index: int) -> dict[str, object]:
         """Configuration ``index`` as ``{param: value}`` (plain Python values)."""
@@ -94,7 +98,8 @@ def space_from_frame(
 
     A row is a failed configuration when its ``status`` (if the table has one) is not ``ok``
     or its time is one of Kernel Tuner's failure names; every other time must be a positive
-    number. Errors name ``where`` and the line (header = line 1) or column at fault.
+    number. A ``gpu`` column, if any, must hold one GPU name. Errors name ``where`` and the line
+    (header = line 1) or column at fault.
     """
     params = list(params)
     if frame.empty:
@@ -134,7 +139,18 @@ def space_from_frame(
         row = int(np.flatnonzero(duplicated)[0])
         raise GpuperfError(f"{where}: line {row + first_line}: configuration {keys.iloc[row]} appears twice")
     extra = frame.drop(columns=[c for c in (*params, target) if c in frame.columns]).reset_index(drop=True)
-    return Space(params, configs, times, where, extra)
+    return Space(params, configs, times, where, extra, _gpu_name(frame, where))
+
+
+def _gpu_name(frame: pd.DataFrame, where: str) -> str | None:
+    """The one value of the table's ``gpu`` column (None without one)."""
+    if GPU_COLUMN not in frame.columns:
+        return None
+    names = frame[GPU_COLUMN].dropna().astype(str).str.strip().unique()
+    if len(names) > 1:
+        shown = ", ".join(names[:3])
+        raise GpuperfError(f"{where}: column {GPU_COLUMN} names {len(names)} GPUs ({shown}); one table per GPU")
+    return names[0] if len(names) else None
 
 
 def read_table(path: str | Path) -> pd.DataFrame:

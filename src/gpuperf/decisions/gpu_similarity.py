@@ -1,0 +1,63 @@
+"""How alike two GPUs are by their descriptors (gpus.toml), as prior weights of other GPUs' data.
+
+The distance between GPUs ``a`` and ``b`` is the square root of: the mean squared difference of
+their log descriptors (SMs, FP32 lanes per SM, boost clock, memory bandwidth, L2 size, shared
+memory per SM, peak FP32), each scaled by its standard deviation over every GPU gpuperf knows,
+plus 1 for another vendor and 1 for another architecture. A GPU at distance ``d`` beyond the nearest
+weighs ``exp(-(d - nearest)^2 / (2 * scale^2))``. GPUs gpuperf does not know give no prior
+(equal weights).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from gpuperf.hardware.specs import GpuSpec, canonical_gpu_name, get_gpu, gpus
+
+DESCRIPTORS = (
+    "sms",
+    "cores_per_sm",
+    "boost_clock_mhz",
+    "memory_bandwidth_gbs",
+    "l2_bytes",
+    "shared_memory_per_sm_bytes",
+    "peak_f32_gflops",
+)
+SCALE = 0.5  # prior width in distance units (one setting for every space)
+
+
+def _log_descriptors(spec: GpuSpec) -> np.ndarray:
+    return np.array([math.log(getattr(spec, name)) for name in DESCRIPTORS])
+
+
+@functools.cache
+def _spread() -> np.ndarray:
+    values = np.array([_log_descriptors(spec) for spec in gpus()])
+    spread = values.std(axis=0)
+    return np.where(spread > 0, spread, 1.0)
+
+
+def gpu_distance(a: str, b: str) -> float:
+    """Descriptor distance between two known GPUs (names or aliases)."""
+    first, second = get_gpu(a), get_gpu(b)
+    scaled = (_log_descriptors(first) - _log_descriptors(second)) / _spread()
+    mismatch = (first.vendor != second.vendor) + (first.architecture != second.architecture)
+    return math.sqrt(float(np.mean(scaled**2)) + mismatch)
+
+
+def prior_weights(target: str | None, others: Sequence[str | None], scale: float = SCALE) -> np.ndarray:
+    """Weights (summing to 1) of ``others`` for ``target``: alike GPUs weigh more; equal
+    weights when any of the GPUs is unnamed or unknown to gpuperf."""
+    count = len(others)
+    if count == 0:
+        return np.empty(0)
+    names = [target, *others]
+    if any(canonical_gpu_name(name) is None for name in names):
+        return np.full(count, 1.0 / count)
+    distance = np.array([gpu_distance(target, other) for other in others])
+    weights = np.exp(-((distance - distance.min()) ** 2) / (2 * scale**2))
+    return weights / weights.sum()

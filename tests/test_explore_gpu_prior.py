@@ -1,0 +1,92 @@
+"""Transfer-guided exploration weighs other GPUs' data by how alike the GPUs' descriptors are."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuperf.decisions.bundled_spaces import leave_one_gpu_out, subset, tuning_families
+from gpuperf.decisions.explore import make_explorer
+from gpuperf.decisions.explorers import TransferGuided, run_search
+from gpuperf.decisions.gpu_similarity import gpu_distance, prior_weights
+from gpuperf.decisions.space import Space, parameter_features, space_from_frame, transfer_matrix
+from gpuperf.errors import GpuperfError
+
+
+def grid_space(optimum: tuple[int, int], gpu: str | None = None) -> Space:
+    """A 12 x 12 grid whose time grows smoothly away from ``optimum``."""
+    xs, ys = np.meshgrid(np.arange(1, 13), np.arange(1, 13), indexing="ij")
+    configs = pd.DataFrame({"x": xs.ravel(), "y": ys.ravel()})
+    times = 1.0 + 0.05 * ((configs["x"] - optimum[0]) ** 2 + (configs["y"] - optimum[1]) ** 2)
+    return Space(["x", "y"], configs, times.to_numpy(dtype=float), f"grid on {gpu}", gpu=gpu)
+
+
+def test_gpu_distance_puts_one_architecture_together_and_other_vendors_apart():
+    assert gpu_distance("RTX 3090", "RTX 3090") == 0.0
+    assert gpu_distance("RTX 3090", "RTX A6000") == pytest.approx(gpu_distance("RTX A6000", "RTX 3090"))
+    assert gpu_distance("RTX 3090", "RTX A6000") < gpu_distance("RTX 3090", "Titan RTX")
+    assert gpu_distance("RTX 3090", "Titan RTX") < gpu_distance("RTX 3090", "Radeon PRO W6600")
+    assert gpu_distance("Tesla K20", "GTX Titan X") < gpu_distance("Tesla K20", "RTX A6000")
+
+
+def test_prior_weights_favour_the_alike_gpu_and_fall_back_to_equal_weights():
+    weights = prior_weights("RTX A6000", ["RTX A4000", "Titan RTX", "Radeon PRO W6600"])
+    assert weights.sum() == pytest.approx(1.0)
+    assert weights[0] > weights[1] > weights[2]
+    assert prior_weights("RTX A6000", ["RTX A4000", "my lab card"]).tolist() == [0.5, 0.5]
+    assert prior_weights(None, ["RTX A4000", "Titan RTX"]).tolist() == [0.5, 0.5]
+    assert prior_weights("RTX A6000", []).size == 0
+
+
+def test_the_first_pick_follows_the_gpu_the_prior_favours_over_the_majority():
+    # Two Turing GPUs agree on (3, 3); the one Ampere GPU, like the new one, peaks at (10, 10).
+    others = [grid_space((3, 3), "Titan RTX"), grid_space((3, 3), "RTX 2080 Ti"), grid_space((10, 10), "RTX A4000")]
+    target = grid_space((10, 10), "RTX A6000")
+    features = parameter_features(target.configs, target.params)
+    transfer = transfer_matrix(target, others)
+    plain = run_search(TransferGuided(features, transfer), target.times, budget=1)
+    assert target.config(plain[0]) == {"x": 3, "y": 3}  # equal weights: the majority's optimum
+    explorer = make_explorer(target, others)
+    assert explorer.prior_weights.argmax() == 2
+    guided = run_search(explorer, target.times, budget=1)
+    assert target.config(guided[0]) == {"x": 10, "y": 10}
+    unnamed = [grid_space((3, 3)), grid_space((3, 3)), grid_space((10, 10))]  # no GPU names
+    unnamed_target = grid_space((10, 10))
+    order = run_search(make_explorer(unnamed_target, unnamed), unnamed_target.times, budget=1)
+    assert unnamed_target.config(order[0]) == {"x": 3, "y": 3}
+
+
+def test_space_from_frame_reads_one_gpu_name_and_rejects_two():
+    frame = pd.DataFrame({"b": [1, 2, 4], "time_ms": [3.0, 2.0, 1.0], "gpu": ["RTX 3090"] * 3})
+    assert space_from_frame(frame, ["b"], "time_ms", "t.csv").gpu == "RTX 3090"
+    assert space_from_frame(frame.drop(columns="gpu"), ["b"], "time_ms", "t.csv").gpu is None
+    frame.loc[2, "gpu"] = "Titan RTX"
+    with pytest.raises(GpuperfError, match="t.csv: column gpu names 2 GPUs"):
+        space_from_frame(frame, ["b"], "time_ms", "t.csv")
+
+
+def test_bundled_spaces_name_their_gpu_and_keep_it_through_subsets():
+    family = next(f for f in tuning_families() if f.name == "hub/convolution")
+    gpu, space, others = next(leave_one_gpu_out(family))
+    assert space.gpu == gpu and {o.gpu for o in others} == set(family.gpus) - {gpu}
+    assert subset(space, 50).without_failures().gpu == gpu
+
+
+def test_the_residual_model_predicts_the_other_gpus_shape_from_two_measurements():
+    # The new GPU is the other GPU three times slower: after two poor measurements the residual
+    # model (the others' weighted log performance, shifted, plus what it misses) already points
+    # at the other GPU's optimum, which the parameters alone could not know.
+    other, target = grid_space((9, 4), "RTX A4000"), grid_space((9, 4), "RTX A6000")
+    target.times = 3.0 * target.times
+    features = parameter_features(target.configs, target.params)
+    transfer = transfer_matrix(target, [other])
+    explorer = TransferGuided(features, transfer, seed=1)
+    at = {(x, y): i for i, (x, y) in enumerate(zip(target.configs["x"], target.configs["y"]))}
+    measured = [at[(1, 12)], at[(2, 11)]]
+    times = np.full(len(target), np.nan)
+    times[measured] = target.times[measured]
+    improvement = explorer.model_improvement(measured, times)
+    assert target.config(int(np.argmax(improvement))) == {"x": 9, "y": 4}
+    direct = TransferGuided(features, transfer, seed=1, residual=False).model_improvement(measured, times)
+    assert target.config(int(np.argmax(direct))) != {"x": 9, "y": 4}
