@@ -4,6 +4,8 @@
     python benchmarks/bench_rodinia.py --quick    # two single models and their nested selection (~1.5 min)
     python benchmarks/bench_rodinia.py --scenarios bsp,transfer --models gbt,random_forest
                                                   # with the cross-GPU reference runs (~3 min)
+    python benchmarks/bench_rodinia.py --scenarios bsp,scaling --models gbt,random_forest --protocols gpu,architecture
+                                                  # with log-linear scaling across GPUs as candidates
 
 Prints per-kernel MAPE (macro-averaged over kernels) per held-out GPU for every run, the same for
 leave-one-architecture-out, leave-one-kernel-out per kernel, the side-by-side comparison with the

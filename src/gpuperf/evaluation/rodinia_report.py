@@ -114,9 +114,11 @@ def reproduce_rodinia(
             "Bundled rows are medians of identical launches; the paper's samples are single invocations.",
             f"Primary run: {PRIMARY_RUN}, chosen per held-out group by nested cross-validation on the training"
             f" rows only. Selected features (k=10, all kernels): {', '.join(kept)}.",
-            *(["transfer / transfer_bsp runs: the same launch's mean log2 time on the training GPUs (recomputed"
-               " in every fold from training rows only) joins gpuperf's / bsp's features; models learn the"
-               " ratio to it. Not run when a kernel is held out (no reference exists)."]
+            *(["transfer* runs: the same launch's mean log2 time on the training GPUs (all of them, or for"
+               " transfer_near* the two nearest by descriptors; recomputed in every fold from training rows"
+               " only) joins gpuperf's / bsp's features; models learn the ratio to it. scaling runs scale each"
+               " launch's training-GPU times log-linearly along GPU descriptors. Not run when a kernel is held"
+               " out (no reference exists)."]
               if set(scenarios) & set(REFERENCE_SCENARIOS) else []),
         ],
         feature_ranking=ranking,
