@@ -21,7 +21,7 @@ import numpy as np
 
 from gpuperf.measure.devices import Compiled, Device
 from gpuperf.measure.timing import (
-    Measurement, Prepared, Timing, TimingSettings, _one_round, measurement, prepare, summarize,
+    Measurement, Prepared, Timing, TimingSettings, measurement, one_round, prepare, summarize,
 )
 
 
@@ -89,7 +89,7 @@ def _cycles(prepared: Mapping[int, Prepared], settings: TimingSettings,
             if isinstance(taken, Exception):
                 continue
             try:
-                samples, wall = _one_round(prepared[index].launch.run_many, settings)
+                samples, wall = one_round(prepared[index].launch.run_many, settings)
             except Exception as exc:  # noqa: BLE001 - this variant stops, the others go on
                 rounds[index] = exc
                 continue

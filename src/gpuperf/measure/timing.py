@@ -100,7 +100,8 @@ def _next_batch(samples: list[float], total: float, settings: TimingSettings) ->
     return max(1, min(wanted, room, MAX_BATCH))
 
 
-def _one_round(run_many: RunMany, settings: TimingSettings) -> tuple[list[float], float]:
+def one_round(run_many: RunMany, settings: TimingSettings) -> tuple[list[float], float]:
+    """One round's device times (see the module docstring) and its wall time."""
     samples: list[float] = []
     total = 0.0
     start = time.perf_counter()
@@ -124,7 +125,7 @@ def time_kernel(run_many: RunMany, settings: TimingSettings) -> Timing:
     retries = 0
     for attempt in range(settings.max_retries + 1):
         retries = attempt
-        samples, wall = _one_round(run_many, settings)
+        samples, wall = one_round(run_many, settings)
         kernel_total += sum(samples)
         median, _, iqr = summarize(samples)
         spread = iqr / median if median > 0 else 0.0
