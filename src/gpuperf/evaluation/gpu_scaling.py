@@ -18,9 +18,9 @@ import pandas as pd
 
 from gpuperf.errors import GpuperfError
 from gpuperf.evaluation.protocols import TARGET, Evaluation
-from gpuperf.evaluation.transfer import REFERENCE_KEY
+from gpuperf.evaluation.transfer import NEIGHBOUR_DESCRIPTORS, REFERENCE_KEY
 
-SCALING_DESCRIPTORS = ("gpu_boost_clock_mhz", "gpu_memory_bandwidth_gbs", "gpu_cores", "gpu_cores_per_sm")
+SCALING_DESCRIPTORS = NEIGHBOUR_DESCRIPTORS  # clock, bandwidth, cores, cores per SM
 
 
 def _within_launch(times: np.ndarray, logs: np.ndarray):

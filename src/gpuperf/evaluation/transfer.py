@@ -57,8 +57,6 @@ def cross_gpu_reference(
     """Per row of ``frame``: the mean log2 ``target`` of its ``key`` over the training rows
     (``train_mask``) of the other GPUs (only the ``neighbours`` nearest of them that have the key,
     when given); NaN where no other training GPU has the key."""
-    if neighbours is not None:
-        return _neighbour_reference(frame, train_mask, list(key), gpu_column, target, neighbours)
     key = list(key)
     missing = [c for c in [*key, gpu_column, target] if c not in frame.columns]
     if missing:
@@ -66,31 +64,29 @@ def cross_gpu_reference(
     train_mask = train_mask.reindex(frame.index).fillna(False).astype(bool)
     times = pd.to_numeric(frame[target], errors="coerce")
     usable = train_mask & times.gt(0) & np.isfinite(times)
-    train = frame.loc[usable, [*key, gpu_column]].assign(log2_time=np.log2(times[usable]))
-    per_gpu = train.groupby([*key, gpu_column], sort=False)["log2_time"].mean()  # one value per key and GPU
+    gpus = frame[gpu_column].astype(str)
+    train = frame.loc[usable, key].assign(gpu=gpus[usable], log2_time=np.log2(times[usable]))
+    per_gpu = train.groupby([*key, "gpu"], sort=False)["log2_time"].mean()  # one value per key and GPU
+    if neighbours is not None:
+        return _neighbour_reference(frame, key, gpu_column, per_gpu.unstack("gpu"), neighbours)
     totals = per_gpu.groupby(level=key, sort=False).agg(["sum", "count"]).reset_index()
-    rows = frame[[*key, gpu_column]].reset_index(drop=True)
+    rows = frame[key].reset_index(drop=True).assign(gpu=gpus.to_numpy())
     joined = rows.merge(totals, on=key, how="left")
-    own = rows.merge(per_gpu.rename("own").reset_index(), on=[*key, gpu_column], how="left")["own"]
+    own = rows.merge(per_gpu.rename("own").reset_index(), on=[*key, "gpu"], how="left")["own"]
     total = joined["sum"].fillna(0.0) - own.fillna(0.0)
     count = joined["count"].fillna(0).to_numpy() - own.notna().to_numpy()
     reference = np.where(count > 0, total.to_numpy() / np.maximum(count, 1), np.nan)
     return pd.Series(reference, index=frame.index, name=REFERENCE_COLUMN)
 
 
-def _neighbour_reference(frame, train_mask, key, gpu_column, target, neighbours) -> pd.Series:
+def _neighbour_reference(frame: pd.DataFrame, key: list[str], gpu_column: str, per_gpu: pd.DataFrame,
+                         neighbours: int) -> pd.Series:
+    """The mean of ``per_gpu`` (key x training GPU log2 times) over each row's ``neighbours``
+    nearest other GPUs that have its key."""
     if neighbours < 1:
         raise GpuperfError(f"cross_gpu_reference: neighbours must be at least 1, not {neighbours}")
-    missing = [c for c in [*key, gpu_column, target] if c not in frame.columns]
-    if missing:
-        raise GpuperfError(f"cross_gpu_reference: missing column(s) {', '.join(missing)}")
     distances = gpu_distances(frame, gpu_column=gpu_column)
-    train_mask = train_mask.reindex(frame.index).fillna(False).astype(bool)
-    times = pd.to_numeric(frame[target], errors="coerce")
-    usable = train_mask & times.gt(0) & np.isfinite(times)
     gpus = frame[gpu_column].astype(str)
-    train = frame.loc[usable, key].assign(gpu=gpus[usable], log2_time=np.log2(times[usable]))
-    per_gpu = train.groupby([*key, "gpu"], sort=False)["log2_time"].mean().unstack("gpu")  # key x GPU
     keys = pd.MultiIndex.from_frame(frame[key]) if len(key) > 1 else pd.Index(frame[key[0]])
     reference = pd.Series(np.nan, index=frame.index, name=REFERENCE_COLUMN)
     for gpu in gpus.unique():
