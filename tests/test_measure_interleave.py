@@ -66,8 +66,8 @@ def test_paired_speedups_fall_back_to_the_time_ratio_without_matching_cycles() -
     after = pd.Series(["1;2;4", "1;1;1", "1;1;1"])
     fallback = pd.Series([9.0, 3.0, 7.0])
     assert paired_speedups(before, after, fallback).tolist() == [2.0, 3.0, 7.0]
-    with pytest.raises(GpuperfError, match="cycle_times_s"):
-        paired_speedups(pd.Series(["1;x"]), pd.Series(["1;1"]), pd.Series([1.0]))
+    with pytest.raises(GpuperfError, match="pairs.csv: cycle_times_s"):
+        paired_speedups(pd.Series(["1;x"]), pd.Series(["1;1"]), pd.Series([1.0]), "pairs.csv")
 
 
 def _axpy(reference) -> Kernel:

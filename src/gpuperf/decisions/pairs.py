@@ -86,20 +86,21 @@ def _median_points(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return first
 
 
-def _cycle_times(text: object) -> np.ndarray | None:
+def _cycle_times(text: object, where: str) -> np.ndarray | None:
     if not isinstance(text, str) or not text.strip():
         return None
     try:
         return np.array([float(t) for t in text.split(";")])
     except ValueError:
-        raise GpuperfError(f"{CYCLES}: expected ';'-separated times, not {text[:40]!r}") from None
+        raise GpuperfError(f"{where}: {CYCLES}: expected ';'-separated times, not {text[:40]!r}") from None
 
 
-def paired_speedups(before: pd.Series, after: pd.Series, fallback: pd.Series) -> pd.Series:
-    """Median per-cycle ratio before/after where both have cycle times of one length, else ``fallback``."""
+def paired_speedups(before: pd.Series, after: pd.Series, fallback: pd.Series, where: str = "pairs") -> pd.Series:
+    """Median per-cycle ratio before/after where both have cycle times of one length, else ``fallback``;
+    a malformed cycle list is an error naming ``where`` (the dataset)."""
     values = fallback.to_numpy(dtype=float).copy()
     for row, (first, second) in enumerate(zip(before, after)):
-        a, b = _cycle_times(first), _cycle_times(second)
+        a, b = _cycle_times(first, where), _cycle_times(second, where)
         if a is not None and b is not None and a.size == b.size:
             values[row] = paired_ratio(a, b)
     return pd.Series(values, index=fallback.index)
@@ -187,7 +188,8 @@ def build_spec_pairs(spec: PairSpec, optimization: str) -> pd.DataFrame:
     out["speedup"] = out["time_before_s"] / out["time_after_s"]
     if CYCLES in joined.columns:
         after_cycles = rows[CYCLES].iloc[joined["after_row"].to_numpy()].reset_index(drop=True)
-        out["speedup"] = paired_speedups(joined[CYCLES].reset_index(drop=True), after_cycles, out["speedup"])
+        out["speedup"] = paired_speedups(joined[CYCLES].reset_index(drop=True), after_cycles, out["speedup"],
+                                         f"{spec.where} ({spec.dataset})")
     out = pd.concat([out, features.reset_index(drop=True)], axis=1)
     out = with_gpu_features(out)
     out.insert(PAIR_COLUMNS.index("target"), "target", np.where(
