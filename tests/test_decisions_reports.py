@@ -90,3 +90,14 @@ def test_explore_command_writes_a_report(tmp_path, capsys):
 def test_reproduce_unknown_study_is_one_line(capsys):
     assert main(["reproduce", "explorations"]) == 2
     assert "exploration" in capsys.readouterr().err
+
+
+def test_reproduce_rodinia_refuses_an_unknown_scenario_before_running(capsys):
+    assert main(["reproduce", "rodinia", "--scenarios", "bsp,transfer_nearest"]) == 2
+    assert "transfer_near" in capsys.readouterr().err
+
+
+def test_reproduce_rodinia_takes_opt_in_scenarios():
+    from gpuperf.cli.reproduce_cli import _known_scenarios
+
+    assert _known_scenarios("bsp, transfer_near_bsp,scaling") == ["bsp", "transfer_near_bsp", "scaling"]

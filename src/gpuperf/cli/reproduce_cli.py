@@ -16,10 +16,24 @@ STUDY_HELP = (
 )
 
 
+def _known_scenarios(text: str) -> list[str]:
+    from gpuperf.errors import unknown_name_error
+    from gpuperf.evaluation.reproduce import OPT_IN_SCENARIOS, SCENARIOS
+
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    for name in names:
+        if name not in SCENARIOS + OPT_IN_SCENARIOS:
+            raise unknown_name_error("scenario", name, SCENARIOS + OPT_IN_SCENARIOS)
+    return names
+
+
 def reproduce(
     study: Annotated[str, typer.Argument(help=STUDY_HELP)],
     out: Annotated[str | None, typer.Option(help="report folder (default gpuperf-report/STUDY)")] = None,
     full: Annotated[bool, typer.Option(help="rodinia: every scenario and model (about 10 minutes); default: the quick set")] = False,
+    scenarios: Annotated[str | None, typer.Option(
+        help="rodinia: comma-separated scenarios instead of the default ones, e.g. bsp,transfer_near_bsp "
+             "(opt-in: transfer, transfer_bsp, transfer_near, transfer_near_bsp, scaling)")] = None,
     family: Annotated[str, typer.Option(help="exploration: the tuning family")] = "schoonhoven/pnpoly",
     split: Annotated[list[str] | None, typer.Option(help="advisor: inputs, configurations or programs (repeatable)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the metrics as JSON")] = False,
@@ -37,6 +51,8 @@ def reproduce(
     echo = (lambda line: None) if as_json else print
     if study == "rodinia":
         options = {} if full else {"scenarios": QUICK_SCENARIOS, "models": QUICK_MODELS}
+        if scenarios:
+            options["scenarios"] = tuple(_known_scenarios(scenarios))
         paths = reproduce_rodinia(out, echo=echo, **options)
     elif study == "exploration":
         _, paths = reports.exploration_study(out, family, echo=echo)
