@@ -30,7 +30,7 @@ from gpuperf.evaluation.reproduce import (
     scenario,
     target_check,
 )
-from gpuperf.evaluation.tables import counter_columns, is_timing_derived
+from gpuperf.evaluation.tables import counter_columns, is_timing_derived, join_gpu_descriptors
 from gpuperf.models.learned import make_model
 
 
@@ -165,3 +165,12 @@ def test_report_writes_markdown_html_json_and_plots(tmp_path, small):
 def test_markdown_table_formats_numbers_and_index():
     frame = pd.DataFrame({"mape": [0.12345, float("nan")]}, index=pd.Index(["a", "b"], name="gpu"))
     assert markdown_table(frame).splitlines() == ["| gpu | mape |", "|---|---|", "| a | 0.123 |", "| b |  |"]
+
+
+def test_gpu_descriptor_join_adds_architecture_and_names_an_unknown_gpus_row():
+    frame = pd.DataFrame({"gpu": ["Tesla K40", "GTX 970", "Tesla K40"], "time_s": [1.0, 2.0, 3.0]})
+    joined = join_gpu_descriptors(frame, "t.csv")
+    assert joined["gpu_architecture"].tolist() == ["Kepler", "Maxwell", "Kepler"]
+    assert joined["gpu_sms"].tolist() == [15, 13, 15]
+    with pytest.raises(GpuperfError, match=r"t\.csv: row 2: .*GTX 9700"):
+        join_gpu_descriptors(frame.assign(gpu=["Tesla K40", "GTX 9700", "GTX 970"]), "t.csv")

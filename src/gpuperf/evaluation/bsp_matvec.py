@@ -67,7 +67,7 @@ def _counts(kernel: str, n: np.ndarray) -> dict[str, np.ndarray]:
 def matvec_table(frame: pd.DataFrame | None = None) -> pd.DataFrame:
     """The matvec_bsp table with per-thread counts and GPU descriptors (clock in Hz, cores)."""
     frame = load_dataset("matvec_bsp") if frame is None else frame
-    frame = join_gpu_descriptors(frame)
+    frame = join_gpu_descriptors(frame, "matvec_bsp")
     parts = []
     for kernel, part in frame.groupby("kernel", sort=False):
         counts = _counts(str(kernel), part["n"].to_numpy())

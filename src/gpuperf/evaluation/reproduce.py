@@ -101,7 +101,7 @@ BETTER_MODELS = ("gbt", "m5p", "pca_knn")
 def rodinia_table(frame: pd.DataFrame | None = None) -> pd.DataFrame:
     """The Rodinia nvprof table with GPU descriptors, BSP inputs and resource times joined."""
     frame = load_dataset("rodinia_nvprof") if frame is None else frame
-    return add_resource_times(add_bsp_inputs(join_gpu_descriptors(frame)))
+    return add_resource_times(add_bsp_inputs(join_gpu_descriptors(frame, "rodinia_nvprof")))
 
 
 @dataclass

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from gpuperf.datasets.join import GPU_COLUMN, with_gpu_features
 from gpuperf.errors import GpuperfError
 from gpuperf.hardware.specs import get_gpu
 
@@ -34,27 +35,12 @@ LAUNCH_COLUMNS = (
 )
 
 
-def join_gpu_descriptors(frame: pd.DataFrame, gpu_column: str = "gpu") -> pd.DataFrame:
-    """``frame`` with every GPU's numeric descriptor (``gpu_*`` columns) and ``gpu_architecture``.
-
-    Raises GpuperfError naming the GPUs with no descriptor.
-    """
-    if gpu_column not in frame.columns:
-        raise GpuperfError(f"join_gpu_descriptors: missing column {gpu_column}")
-    rows, unknown = [], []
-    for name in frame[gpu_column].dropna().unique():
-        try:
-            spec = get_gpu(str(name))
-        except GpuperfError:
-            unknown.append(str(name))
-            continue
-        rows.append({gpu_column: name, **spec.as_features(), "gpu_architecture": spec.architecture})
-    if unknown:
-        raise GpuperfError(f"no GPU descriptor for {', '.join(sorted(unknown))} (see gpuperf gpus)")
-    descriptors = pd.DataFrame(rows)
-    clash = [c for c in descriptors.columns if c != gpu_column and c in frame.columns]
-    joined = frame.drop(columns=clash).merge(descriptors, on=gpu_column, how="left")
-    joined.index = frame.index
+def join_gpu_descriptors(frame: pd.DataFrame, where: str = "table") -> pd.DataFrame:
+    """``frame`` with every GPU's descriptor features (:func:`gpuperf.datasets.join.with_gpu_features`)
+    and ``gpu_architecture``. Raises GpuperfError naming ``where`` and the row of an unknown GPU."""
+    joined = with_gpu_features(frame, where)
+    architectures = {name: get_gpu(str(name)).architecture for name in joined[GPU_COLUMN].unique()}
+    joined["gpu_architecture"] = joined[GPU_COLUMN].map(architectures)
     return joined
 
 
