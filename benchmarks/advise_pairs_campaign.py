@@ -37,8 +37,9 @@ WORK = ((1, 1), (2, 1), (2, 2), (4, 1), (4, 4))  # (outputs_y, unroll)
 # Each variant is timed in CYCLES rounds interleaved with the other variants of its stencil and size
 # (gpuperf.measure.interleave): a pair's speedup is then the median of its per-cycle ratios, taken
 # under the same machine state. Timed one after the other instead, the same pair's speedup moved by a
-# median factor of 1.4 between two runs on an idle machine.
-CYCLES = 25
+# median factor of 1.4 between two runs on an idle machine; interleaved in 25 cycles, by 1.05-1.10 (a
+# busy machine), in 100 cycles by 1.02-1.03 (an idle one).
+CYCLES = 100
 MIN_REPEATS = 4  # launches per round: short rounds keep a pair's two rounds of one cycle close in time
 # One pocl thread: timings of a 2-core machine shared with other work are far steadier on one core.
 POCL_SETTINGS = ("POCL_MAX_PTHREAD_COUNT", "POCL_CPU_MAX_CU_COUNT")
