@@ -87,6 +87,36 @@ def test_gpuperf_calibrate_writes_a_model_file(tmp_path: Path, capsys: pytest.Ca
     assert (tmp_path / "calibration.db").is_file()
     model, saved = load_linear_model(out)
     assert saved["property_set"] == "cpu" and tuple(model.property_names_) == tuple(saved["properties"])
+    code = main(["calibrate", "--out", str(out), "--kernel", "empty", "--cycles", "2", "--no-progress", "--json"])
+    assert code == 0 and json.loads(capsys.readouterr().out)["cycles"] == 2
+
+
+def test_interleaved_calibration_times_every_point_in_the_same_cycles(tmp_path: Path) -> None:
+    from gpuperf.measure.store import Store
+
+    calibration = calibrate("opencl:0", tmp_path / "store.db", properties=NAMES, plan=PLAN, cycles=3)
+    assert len(calibration.data) == 6 and (calibration.data["passes"] == 1).all()
+    assert calibration.metadata["cycles"] == 3 and calibration.metadata["passes"] == 1
+    with Store(tmp_path / "store.db", create=False) as store:
+        rows = store.rows("linear-calibration-cpu-interleaved3")
+    assert len(rows) == 6 and all(len(r["samples"]) == 3 and r["status"] == "ok" for r in rows)
+    with pytest.raises(GpuperfError, match="cycles must be at least 1"):
+        calibrate("opencl:0", tmp_path / "store.db", properties=NAMES, plan=PLAN, cycles=0)
+
+
+def test_interleaved_evaluation_measures_fitting_and_held_out_kernels_together(tmp_path: Path) -> None:
+    from gpuperf.evaluation.linear_eval import evaluate_linear_model
+    from gpuperf.measure.store import Store
+
+    evaluation = evaluate_linear_model("opencl:0", tmp_path / "store.db", calibration_kernels=["vector_copy", "empty"],
+                                       held_out_kernels=["stencil2d"], cycles=2)
+    assert set(evaluation.calibration.data["kernel"]) == {"vector_copy", "empty"}
+    assert set(evaluation.held_out["kernel"]) == {"stencil2d"} and len(evaluation.held_out) == 3
+    assert (evaluation.held_out["predicted_s"] > 0).all()
+    with Store(tmp_path / "store.db", create=False) as store:
+        rows = store.rows("linear-evaluation-cpu-interleaved2")
+    assert {r["kernel_spec"] for r in rows} == {"vector_copy", "empty", "stencil2d"}
+    assert all(len(r["samples"]) == 2 for r in rows)
 
 
 # -- bad model files ----------------------------------------------------------------------------------

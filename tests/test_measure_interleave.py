@@ -123,3 +123,24 @@ def test_interleaved_campaign_stores_per_cycle_samples_and_resumes(tmp_path: Pat
 def test_cycles_must_be_positive() -> None:
     with pytest.raises(GpuperfError, match=r"timing.cycles: must be at least 1"):
         TimingSettings.from_mapping({"cycles": 0}, "f.toml: timing")
+
+
+def test_interleave_campaign_times_every_kernel_and_size_in_one_group(tmp_path: Path) -> None:
+    from gpuperf.measure.campaign import interleaved_groups
+
+    path = tmp_path / "all.toml"
+    path.write_text('interleave = "campaign"\n' + CAMPAIGN.replace('name = "pair"', 'name = "all"'))
+    campaign = load_campaign(path)
+    points = campaign.points("opencl:0:0")
+    assert [len(g) for g in interleaved_groups(points, campaign.interleave)] == [4]
+    assert [len(g) for g in interleaved_groups(points)] == [2, 2]  # per kernel name and size
+    assert run_campaign(campaign, tmp_path / "s.db", progress=False).measured == 4
+    with Store(tmp_path / "s.db", create=False) as store:
+        assert all(len(r["samples"]) == 3 for r in store.rows("all"))
+
+
+def test_an_unknown_interleave_scope_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text('interleave = "everything"\n' + CAMPAIGN)
+    with pytest.raises(GpuperfError, match=r"bad\.toml: interleave: expected one of kernel, campaign"):
+        load_campaign(path)

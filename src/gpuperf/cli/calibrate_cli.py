@@ -14,9 +14,11 @@ def calibrate_command(
     device: str = typer.Option("opencl:0", "--device", "-d", help="opencl:0, opencl:<platform>:<device>, cuda:0"),
     store: Path = typer.Option(None, "--store", help="measurement store (default: calibration.db next to --out)"),
     passes: int = typer.Option(3, "--passes", help="campaign passes; each point's fastest run over all counts"),
+    cycles: int = typer.Option(1, "--cycles", help="above 1: time every point in this many interleaved cycles "
+                               "(one campaign, no passes)"),
     kernel: list[str] = typer.Option(None, "--kernel", "-k", help="calibrate on this kernel only (repeatable)"),
     property_set: str = typer.Option(None, "--property-set", help="cpu or gpu (default: the device's class)"),
-    statistic: str = typer.Option("min", "--statistic", help="min (fastest run) or median over the passes"),
+    statistic: str = typer.Option("min", "--statistic", help="min (fastest run) or median over the passes (cycles)"),
     no_progress: bool = typer.Option(False, "--no-progress", help="no progress bar"),
     json_out: bool = typer.Option(False, "--json", help="print the model's metadata as JSON"),
 ) -> None:
@@ -28,7 +30,7 @@ def calibrate_command(
         raise GpuperfError(f"--out: '{out}' must end in .json")
     store = store or out.parent / "calibration.db"
     calibration = calibrate(device, store, kernels=kernel or None, passes=passes, property_set=property_set,
-                            statistic=statistic, progress=not no_progress)
+                            statistic=statistic, progress=not no_progress, cycles=cycles)
     save_calibration(calibration, out)
     if json_out:
         print_json(calibration.metadata)

@@ -16,8 +16,11 @@ from pathlib import Path
 import pandas as pd
 
 from gpuperf.models.linear_calibration import (
+    CALIBRATION_PLANS,
     Calibration,
     calibrate,
+    device_info,
+    fit_calibration,
     measure_plan,
     per_kernel_gmre,
     restrict_plan,
@@ -80,14 +83,28 @@ def evaluate_linear_model(device: str, store: str | Path, passes: int = 3,
                           calibration_kernels: Sequence[str] | None = None,
                           held_out_kernels: Sequence[str] | None = None,
                           property_set: str | None = None, statistic: str = "min",
-                          progress: bool = False) -> LinearEvaluation:
-    """Calibrate on ``device`` and predict the held-out kernels measured on the same device."""
-    calibration = calibrate(device, store, kernels=calibration_kernels, passes=passes,
-                            property_set=property_set, statistic=statistic, progress=progress)
-    info = calibration.device
-    plan = restrict_plan(HELD_OUT_PLANS[info.device_class], held_out_kernels)
-    measured = measure_plan(plan, info.name, store, f"linear-held-out-{info.device_class}", passes, statistic,
-                            progress)
+                          progress: bool = False, cycles: int = 1) -> LinearEvaluation:
+    """Calibrate on ``device`` and predict the held-out kernels measured on the same device.
+
+    With ``cycles`` above 1 the calibration and held-out points are timed in one interleaved
+    campaign, so the model is tested on times taken under the same machine states as its fit's."""
+    if cycles == 1:
+        calibration = calibrate(device, store, kernels=calibration_kernels, passes=passes,
+                                property_set=property_set, statistic=statistic, progress=progress)
+        info = calibration.device
+        plan = restrict_plan(HELD_OUT_PLANS[info.device_class], held_out_kernels)
+        measured = measure_plan(plan, info.name, store, f"linear-held-out-{info.device_class}", passes, statistic,
+                                progress)
+    else:
+        info = device_info(device)
+        fitting = restrict_plan(CALIBRATION_PLANS[info.device_class], calibration_kernels)
+        plan = restrict_plan(HELD_OUT_PLANS[info.device_class], held_out_kernels)
+        both = measure_plan({**fitting, **plan}, info.name, store, f"linear-evaluation-{info.device_class}",
+                            statistic=statistic, progress=progress, cycles=cycles)
+        timing = {"statistic": statistic, "passes": 1, "cycles": cycles}
+        calibration = fit_calibration(both[both["kernel"].isin(fitting)].reset_index(drop=True), info, store,
+                                      property_set, timing=timing)
+        measured = both[both["kernel"].isin(plan)].reset_index(drop=True)
     data = with_properties(measured, calibration.model.property_names_)
     data["predicted_s"] = calibration.model.predict(data)
     return LinearEvaluation(calibration, data)

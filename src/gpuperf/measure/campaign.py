@@ -26,6 +26,9 @@ fails to compile, run or verify is stored with its error and the campaign goes o
 With ``cycles`` above 1 the points of one kernel at one size (its variants) are timed together in
 interleaved cycles (gpuperf.measure.interleave) and stored when the group is done; each point's
 ``samples`` are then its per-cycle round medians, so two variants' ratio can be taken cycle by cycle.
+A top-level ``interleave = "campaign"`` puts every point of the campaign in one group instead (all
+its buffers are held at once; nothing is stored until the group is done): times of different kernels
+then share the machine's states too, as a model fitted on some kernels and tested on others needs.
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ from gpuperf.measure.interleave import Variant, measure_interleaved
 from gpuperf.measure.store import OK, PointKey, Store, geometry_text, sizes_text
 from gpuperf.measure.timing import Measurement, TimingSettings, measure_compiled, provenance
 
-_TOP_KEYS = {"name", "device", "seed", "verify", "timing", "kernels", "spaces"}
+_TOP_KEYS = {"name", "device", "seed", "verify", "timing", "interleave", "kernels", "spaces"}
+INTERLEAVE_SCOPES = ("kernel", "campaign")  # what one interleaved group holds (with cycles above 1)
 _KERNEL_KEYS = {"kernel", "sizes", "product", "verify"}
 _SPACE_KEYS = {"space", "limit", "sizes", "product", "verify"}
 
@@ -93,6 +97,12 @@ class Campaign:
     seed: int
     entries: tuple[Entry, ...]
     skipped: tuple[str, ...] = ()  # space variants left out at some sizes, with the reason
+    interleave: str = "kernel"  # one of INTERLEAVE_SCOPES
+
+    def __post_init__(self) -> None:
+        if self.interleave not in INTERLEAVE_SCOPES:
+            raise GpuperfError(f"{self.path}: interleave: expected one of {', '.join(INTERLEAVE_SCOPES)}, "
+                               f"not {self.interleave!r}")
 
     def points(self, device_name: str) -> list[Point]:
         """Every point in file order, each once, keyed for the store."""
@@ -131,6 +141,7 @@ def load_campaign(path: str | Path) -> Campaign:
     verify = _typed(data, "verify", bool, True, f"{path}: verify")
     timing = _typed(data, "timing", dict, {}, f"{path}: timing")
     settings = TimingSettings.from_mapping(timing, f"{path}: timing")
+    interleave = _typed(data, "interleave", str, "kernel", f"{path}: interleave")
     entries: list[Entry] = []
     skipped: list[str] = []
     for index, table in enumerate(_tables(data, "kernels", path)):
@@ -141,7 +152,7 @@ def load_campaign(path: str | Path) -> Campaign:
         skipped.extend(space_skipped)
     if not entries:
         raise GpuperfError(f"{path}: no points to measure; add [[kernels]] or [[spaces]] tables with sizes")
-    return Campaign(name, path, device, settings, seed, tuple(entries), tuple(skipped))
+    return Campaign(name, path, device, settings, seed, tuple(entries), tuple(skipped), interleave)
 
 
 def _typed(data: Mapping[str, Any], key: str, kind: type, default: Any, where: str) -> Any:
@@ -329,7 +340,7 @@ def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None 
         with _progress_bar(progress) as bar:
             task = bar.add_task(campaign.name, total=len(todo))
             if campaign.settings.cycles > 1:
-                for group in interleaved_groups(todo):
+                for group in interleaved_groups(todo, campaign.interleave):
                     bar.update(task, description=f"{group[0].entry.kernel.name} x{len(group)} "
                                                  f"{_sizes_label(group[0].sizes)} interleaved")
                     for row in _take_interleaved(group, opened, campaign, report):
@@ -359,8 +370,11 @@ def _take(point: Point, device: Device, compiler: _Compiler, campaign: Campaign,
     return _measured_row(point, device, m)
 
 
-def interleaved_groups(points: Sequence[Point]) -> list[list[Point]]:
-    """The points grouped by kernel name and sizes (the variants of one kernel at one size), in order."""
+def interleaved_groups(points: Sequence[Point], scope: str = "kernel") -> list[list[Point]]:
+    """The points grouped by kernel name and sizes (the variants of one kernel at one size), in
+    order; with ``scope`` "campaign", all of them in one group."""
+    if scope == "campaign":
+        return [list(points)] if points else []
     groups: dict[tuple[str, str], list[Point]] = {}
     for point in points:
         groups.setdefault((point.entry.kernel.name, point.key.sizes), []).append(point)

@@ -9,7 +9,10 @@ Timing on a shared machine. Each point is measured in ``passes`` separate campai
 after the other, and the calibration uses the fastest run over all passes (``statistic="min"``):
 other processes only ever slow a kernel down, and the short kernels of the plans below usually
 find a moment with the device to themselves. ``statistic="median"`` takes the median over passes
-of each pass's median instead.
+of each pass's median instead. With ``cycles`` above 1 the points are instead timed interleaved, all
+of them in one group (``interleave = "campaign"``, gpuperf.measure.interleave): each cycle times every
+point once in a shuffled order, so every point's time (``statistic="median"``: the median of its
+per-cycle round medians; ``"min"``: its fastest launch) is taken over the same machine states.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ from gpuperf.models.properties import check_property_names, properties_table, pr
 MODEL_KIND = "linear_count_model"
 STATISTICS = ("min", "median")
 Plan = Mapping[str, Sequence[Mapping[str, int]]]
+# An interleaved cycle's round per point: short, so that one cycle over every point stays brief.
+INTERLEAVED_REPEATS = 3
+INTERLEAVED_ROUND_S = 0.02
 
 
 def _sizes(**lists: Sequence[int]) -> list[dict[str, int]]:
@@ -108,8 +114,9 @@ def restrict_plan(plan: Plan, kernels: Sequence[str] | None) -> dict[str, list[d
 
 
 def measure_plan(plan: Plan, device: str, store: str | Path, campaign: str, passes: int = 3,
-                 statistic: str = "min", progress: bool = False) -> pd.DataFrame:
-    """Measure every (kernel, sizes) of ``plan`` in ``passes`` campaign passes into ``store``.
+                 statistic: str = "min", progress: bool = False, cycles: int = 1) -> pd.DataFrame:
+    """Measure every (kernel, sizes) of ``plan`` in ``passes`` campaign passes into ``store``, or,
+    with ``cycles`` above 1, in one campaign that times all of them in that many interleaved cycles.
 
     Points already in the store are reused, so a stopped run resumes. Returns one row per point:
     ``kernel``, ``sizes`` (text), ``sizes_dict``, ``time_s`` (the ``statistic`` over the passes) and
@@ -123,16 +130,25 @@ def measure_plan(plan: Plan, device: str, store: str | Path, campaign: str, pass
         raise GpuperfError(f"statistic must be one of {', '.join(STATISTICS)}, not '{statistic}'")
     if passes < 1:
         raise GpuperfError(f"passes must be at least 1, not {passes}")
+    if cycles < 1:
+        raise GpuperfError(f"cycles must be at least 1, not {cycles}")
     entries = []
     for name, sizes in plan.items():
         kernel = get_kernel(name)
         entries.append(Entry(kernel, name, tuple(kernel.resolve_sizes(s) for s in sizes), verify=True))
-    settings = TimingSettings(min_repeats=10, min_time_s=0.1, max_retries=1)
-    names = [f"{campaign}-pass{index + 1}" for index in range(passes)]
-    for name in names:
-        run_campaign(Campaign(name, Path(store), device, settings, 0, tuple(entries)), store, progress=progress)
+    if cycles > 1:
+        settings = TimingSettings(min_repeats=INTERLEAVED_REPEATS, min_time_s=INTERLEAVED_ROUND_S, max_retries=0,
+                                  cycles=cycles)
+        campaigns = [Campaign(f"{campaign}-interleaved{cycles}", Path(store), device, settings, 0, tuple(entries),
+                              interleave="campaign")]
+    else:
+        settings = TimingSettings(min_repeats=10, min_time_s=0.1, max_retries=1)
+        campaigns = [Campaign(f"{campaign}-pass{index + 1}", Path(store), device, settings, 0, tuple(entries))
+                     for index in range(passes)]
+    for one in campaigns:
+        run_campaign(one, store, progress=progress)
     with Store(store, create=False) as opened:
-        rows = [row for name in names for row in opened.rows(name) if row["status"] == "ok"]
+        rows = [row for one in campaigns for row in opened.rows(one.name) if row["status"] == "ok"]
     return _combine(rows, plan, statistic)
 
 
@@ -190,19 +206,29 @@ def per_kernel_gmre(frame: pd.DataFrame, measured: str, predicted: str) -> pd.Se
 
 def calibrate(device: str, store: str | Path, kernels: Sequence[str] | None = None, passes: int = 3,
               property_set: str | None = None, properties: Sequence[str] | None = None,
-              statistic: str = "min", progress: bool = False, plan: Plan | None = None) -> Calibration:
+              statistic: str = "min", progress: bool = False, plan: Plan | None = None,
+              cycles: int = 1) -> Calibration:
     """Measure the calibration plan on ``device`` and fit the model.
 
     ``plan`` maps kernel names to lists of sizes (default: ``CALIBRATION_PLANS`` of the device's
     class); ``kernels`` keeps only some of its kernels. ``property_set`` defaults to the device's
-    class; ``properties`` names the properties explicitly instead.
+    class; ``properties`` names the properties explicitly instead. ``passes``, ``cycles`` and
+    ``statistic`` as in :func:`measure_plan`.
     """
     info = device_info(device)
-    set_name = property_set or info.device_class
-    names = check_property_names(properties) if properties else property_names(set_name)
     plan = restrict_plan(plan if plan is not None else CALIBRATION_PLANS[info.device_class], kernels)
     campaign = f"linear-calibration-{info.device_class}"
-    measured = measure_plan(plan, info.name, store, campaign, passes, statistic, progress)
+    measured = measure_plan(plan, info.name, store, campaign, passes, statistic, progress, cycles)
+    timing = {"statistic": statistic, "passes": passes if cycles == 1 else 1, "cycles": cycles}
+    return fit_calibration(measured, info, store, property_set, properties, timing)
+
+
+def fit_calibration(measured: pd.DataFrame, info: DeviceInfo, store: str | Path, property_set: str | None = None,
+                    properties: Sequence[str] | None = None, timing: Mapping[str, Any] | None = None) -> Calibration:
+    """Fit the model on measured calibration points (``measure_plan``'s rows); ``timing`` is how
+    they were measured, kept in the metadata."""
+    set_name = property_set or info.device_class
+    names = check_property_names(properties) if properties else property_names(set_name)
     if measured.empty:
         raise GpuperfError(f"calibration on {info.name}: no point could be measured (see the store {store})")
     data = with_properties(measured, names)
@@ -216,8 +242,7 @@ def calibrate(device: str, store: str | Path, kernels: Sequence[str] | None = No
         "property_set": set_name,
         "properties": list(names),
         "weights": model.weights_,
-        "statistic": statistic,
-        "passes": passes,
+        **dict(timing or {}),
         "host": platform.node(),
         "calibration_points": int(len(data)),
         "calibration_kernels": sorted(data["kernel"].unique()),
