@@ -12,6 +12,7 @@ import pytest
 from gpuperf.cli import main
 from gpuperf.errors import GpuperfError
 from gpuperf.kernels import get_kernel
+from gpuperf.measure.store import Store
 from gpuperf.models.linear import LinearCountModel
 from gpuperf.models.linear_calibration import (
     Calibration,
@@ -29,13 +30,15 @@ PLAN = {
     "arith_f32_add": [{"n": 4096, "k": 64}, {"n": 4096, "k": 256}],
     "copy_2d": [{"n": 128, "m": 256}, {"n": 256, "m": 256}],
 }
+CYCLES = 5
 NAMES = ["launches", "work_items", "footprint_load_bytes", "footprint_write_only_bytes", "vector_f32_ops"]
 
 
 @pytest.fixture(scope="module")
 def calibrated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Calibration, Path]:
     folder = tmp_path_factory.mktemp("calibration")
-    calibration = calibrate("opencl:0", folder / "store.db", passes=1, properties=NAMES, plan=PLAN)
+    # Interleaved cycles: every point's time is taken over the same machine states, steady on a busy machine.
+    calibration = calibrate("opencl:0", folder / "store.db", properties=NAMES, plan=PLAN, cycles=CYCLES)
     path = save_calibration(calibration, folder / "model.json")
     return calibration, path
 
@@ -54,12 +57,16 @@ def test_calibration_measures_every_point_and_fits_them(calibrated: tuple[Calibr
     metadata = document["metadata"]
     assert metadata["kind"] == "linear_count_model" and metadata["device"] == calibration.device.name
     assert metadata["properties"] == NAMES and set(metadata["weights"]) == set(NAMES)
+    assert metadata["cycles"] == CYCLES and metadata["passes"] == 1
     assert document["feature_names"] == NAMES and document["gpuperf_version"]
+    with Store(metadata["store"], create=False) as store:
+        rows = store.rows(f"linear-calibration-cpu-interleaved{CYCLES}")
+    assert len(rows) == 6 and all(len(r["samples"]) == CYCLES and r["status"] == "ok" for r in rows)
 
 
 def test_a_second_calibration_reuses_the_stored_points(calibrated: tuple[Calibration, Path]) -> None:
     calibration, path = calibrated
-    again = calibrate("opencl:0", Path(calibration.metadata["store"]), passes=1, properties=NAMES, plan=PLAN)
+    again = calibrate("opencl:0", Path(calibration.metadata["store"]), properties=NAMES, plan=PLAN, cycles=CYCLES)
     pd.testing.assert_series_equal(again.data["time_s"], calibration.data["time_s"])
 
 
@@ -91,22 +98,14 @@ def test_gpuperf_calibrate_writes_a_model_file(tmp_path: Path, capsys: pytest.Ca
     assert code == 0 and json.loads(capsys.readouterr().out)["cycles"] == 2
 
 
-def test_interleaved_calibration_times_every_point_in_the_same_cycles(tmp_path: Path) -> None:
-    from gpuperf.measure.store import Store
-
-    calibration = calibrate("opencl:0", tmp_path / "store.db", properties=NAMES, plan=PLAN, cycles=3)
-    assert len(calibration.data) == 6 and (calibration.data["passes"] == 1).all()
-    assert calibration.metadata["cycles"] == 3 and calibration.metadata["passes"] == 1
-    with Store(tmp_path / "store.db", create=False) as store:
-        rows = store.rows("linear-calibration-cpu-interleaved3")
-    assert len(rows) == 6 and all(len(r["samples"]) == 3 and r["status"] == "ok" for r in rows)
-    with pytest.raises(GpuperfError, match="cycles must be at least 1"):
-        calibrate("opencl:0", tmp_path / "store.db", properties=NAMES, plan=PLAN, cycles=0)
+def test_passes_and_cycles_must_be_positive(tmp_path: Path) -> None:
+    for bad in ({"cycles": 0}, {"passes": 0}):
+        with pytest.raises(GpuperfError, match="must be at least 1"):
+            calibrate("opencl:0", tmp_path / "store.db", properties=NAMES, plan=PLAN, **bad)
 
 
 def test_interleaved_evaluation_measures_fitting_and_held_out_kernels_together(tmp_path: Path) -> None:
     from gpuperf.evaluation.linear_eval import evaluate_linear_model
-    from gpuperf.measure.store import Store
 
     evaluation = evaluate_linear_model("opencl:0", tmp_path / "store.db", calibration_kernels=["vector_copy", "empty"],
                                        held_out_kernels=["stencil2d"], cycles=2)
