@@ -104,6 +104,16 @@ def test_passes_and_cycles_must_be_positive(tmp_path: Path) -> None:
             calibrate("opencl:0", tmp_path / "store.db", properties=NAMES, plan=PLAN, **bad)
 
 
+def test_an_unknown_property_fails_before_anything_is_measured(tmp_path: Path) -> None:
+    from gpuperf.evaluation.linear_eval import evaluate_linear_model
+
+    with pytest.raises(GpuperfError, match="unknown property 'footprint_byte'"):
+        calibrate("opencl:0", tmp_path / "store.db", properties=["footprint_byte"], plan=PLAN)
+    with pytest.raises(GpuperfError, match="unknown property set 'tpu'"):
+        evaluate_linear_model("opencl:0", tmp_path / "store.db", property_set="tpu", cycles=3)
+    assert not (tmp_path / "store.db").exists()
+
+
 def test_interleaved_evaluation_measures_fitting_and_held_out_kernels_together(tmp_path: Path) -> None:
     from gpuperf.evaluation.linear_eval import evaluate_linear_model
 

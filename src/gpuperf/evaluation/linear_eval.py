@@ -23,6 +23,7 @@ from gpuperf.models.linear_calibration import (
     fit_calibration,
     measure_plan,
     per_kernel_gmre,
+    property_choice,
     restrict_plan,
     with_properties,
 )
@@ -97,6 +98,7 @@ def evaluate_linear_model(device: str, store: str | Path, passes: int = 3,
                                 progress)
     else:
         info = device_info(device)
+        property_choice(info, property_set)  # a bad name fails before anything is measured
         fitting = restrict_plan(CALIBRATION_PLANS[info.device_class], calibration_kernels)
         plan = restrict_plan(HELD_OUT_PLANS[info.device_class], held_out_kernels)
         both = measure_plan({**fitting, **plan}, info.name, store, f"linear-evaluation-{info.device_class}",

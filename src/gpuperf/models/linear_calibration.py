@@ -204,6 +204,15 @@ def per_kernel_gmre(frame: pd.DataFrame, measured: str, predicted: str) -> pd.Se
     return frame.groupby("kernel", sort=True)[[measured, predicted]].apply(gmre).rename("gmre")
 
 
+def property_choice(info: DeviceInfo, property_set: str | None = None,
+                    properties: Sequence[str] | None = None) -> tuple[str, tuple[str, ...]]:
+    """The property set's name (default: the device's class) and the property names (``properties``
+    if given, else the set's); an unknown name raises GpuperfError."""
+    set_name = property_set or info.device_class
+    names = property_names(set_name)
+    return set_name, (check_property_names(properties) if properties else names)
+
+
 def calibrate(device: str, store: str | Path, kernels: Sequence[str] | None = None, passes: int = 3,
               property_set: str | None = None, properties: Sequence[str] | None = None,
               statistic: str = "min", progress: bool = False, plan: Plan | None = None,
@@ -216,6 +225,7 @@ def calibrate(device: str, store: str | Path, kernels: Sequence[str] | None = No
     ``statistic`` as in :func:`measure_plan`.
     """
     info = device_info(device)
+    property_choice(info, property_set, properties)  # a bad name fails before anything is measured
     plan = restrict_plan(plan if plan is not None else CALIBRATION_PLANS[info.device_class], kernels)
     campaign = f"linear-calibration-{info.device_class}"
     measured = measure_plan(plan, info.name, store, campaign, passes, statistic, progress, cycles)
@@ -227,8 +237,7 @@ def fit_calibration(measured: pd.DataFrame, info: DeviceInfo, store: str | Path,
                     properties: Sequence[str] | None = None, timing: Mapping[str, Any] | None = None) -> Calibration:
     """Fit the model on measured calibration points (``measure_plan``'s rows); ``timing`` is how
     they were measured, kept in the metadata."""
-    set_name = property_set or info.device_class
-    names = check_property_names(properties) if properties else property_names(set_name)
+    set_name, names = property_choice(info, property_set, properties)
     if measured.empty:
         raise GpuperfError(f"calibration on {info.name}: no point could be measured (see the store {store})")
     data = with_properties(measured, names)
