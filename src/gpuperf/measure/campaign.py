@@ -341,8 +341,9 @@ def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None 
             task = bar.add_task(campaign.name, total=len(todo))
             if campaign.settings.cycles > 1:
                 for group in interleaved_groups(todo, campaign.interleave):
-                    bar.update(task, description=f"{group[0].entry.kernel.name} x{len(group)} "
-                                                 f"{_sizes_label(group[0].sizes)} interleaved")
+                    shown = (f"{campaign.name}: {len(group)} points" if campaign.interleave == "campaign" else
+                             f"{group[0].entry.kernel.name} x{len(group)} {_sizes_label(group[0].sizes)}")
+                    bar.update(task, description=f"{shown} interleaved, {campaign.settings.cycles} cycles")
                     for row in _take_interleaved(group, opened, campaign, report):
                         store.add(row)
                     bar.advance(task, len(group))
