@@ -79,15 +79,6 @@ KEEP = (
 )
 
 
-def cycle_times(store: str) -> dict[tuple[str, int], str]:
-    """Per (variant spec, n): the per-cycle round medians, ';'-joined, as the store has them."""
-    from gpuperf.measure.store import Store
-
-    with Store(store, create=False) as opened:
-        return {(row["kernel"], row["sizes"]["n"]): ";".join(repr(float(t)) for t in row["samples"] or ())
-                for row in opened.rows("advise_pairs") if row["status"] == "ok"}
-
-
 def main() -> None:
     from gpuperf.decisions.advice_features import ADVICE_FEATURES
     from gpuperf.measure import load_campaign, run_campaign, store_table
@@ -106,11 +97,9 @@ def main() -> None:
     CAMPAIGN.write_text(campaign_text(args.cycles, args.min_repeats))
     report = run_campaign(load_campaign(CAMPAIGN), args.store, device=args.device)
     print(json.dumps(report.to_dict(), indent=2))
-    table = store_table(args.store, campaign="advise_pairs")
+    table = store_table(args.store, campaign="advise_pairs", cycle_times=True)
     planned = {spec for spec, _ in planned_points()}
     table = table[table["kernel_key"].isin(planned) & table["n"].isin(SIZES)].copy()
-    cycles = cycle_times(args.store)
-    table["cycle_times_s"] = [cycles.get((key, n), "") for key, n in zip(table["kernel_key"], table["n"])]
     columns = [c for c in KEEP if c in table.columns] + [c for c in ADVICE_FEATURES if c in table.columns]
     table[columns].to_csv(out, index=False)
     record = campaign_provenance(args.store, "advise_pairs", POCL_SETTINGS)

@@ -55,6 +55,11 @@ def test_campaign_run_status_export(tmp_path: Path, capsys: pytest.CaptureFixtur
         out_file = tmp_path / f"points.{fmt}"
         code, _, _ = run_cli(["campaign", "export", "--store", str(store), "--format", fmt, "--out", str(out_file)], capsys)
         assert code == 0 and sorted(reader(out_file)["n"]) == [4096, 8192]
+    out_file = tmp_path / "cycles.csv"
+    code, _, _ = run_cli(["campaign", "export", "--store", str(store), "--out", str(out_file), "--cycle-times"], capsys)
+    exported = pd.read_csv(out_file)
+    samples = exported["cycle_times_s"].str.split(";").map(len)  # one pass: the kept round's samples
+    assert code == 0 and (samples == exported["repeats"]).all()
     code, _, err = run_cli(["campaign", "status", "--store", str(tmp_path / "none.sqlite")], capsys)
     assert code == 2 and "does not exist" in err and not (tmp_path / "none.sqlite").exists()
 
@@ -67,6 +72,7 @@ MALFORMED = {
     "bad_assumption": ('[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 1000}]', "kernels[0].sizes[0]: kernel 'vector_copy': sizes n=1000 violate its assumptions"),
     "unknown_key": ('[[kernels]]\nkernel = "vector_copy"\nsize = [{n = 4096}]', "kernels[0]: unknown key 'size'"),
     "bad_timing": ('[timing]\nmin_repeats = "many"\n[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096}]', "timing.min_repeats"),
+    "bad_interleave": ('interleave = 2\n[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096}]', "interleave: expected str"),
     "unknown_device": ('device = "opencl:9:9"\n[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096}]', "device: device 'opencl:9:9' does not exist"),
     "unknown_space": ('[[spaces]]\nspace = "jacobi"\nsizes = [{n = 256, m = 256}]', "spaces[0].space: unknown variant space 'jacobi'"),
     "nothing": ('name = "empty"', "no points to measure"),

@@ -13,7 +13,7 @@ import pytest
 from gpuperf.decisions.pairs import paired_speedups
 from gpuperf.errors import GpuperfError
 from gpuperf.kernels.kernel import Kernel
-from gpuperf.measure import TimingSettings, VerifyFailed, load_campaign, run_campaign
+from gpuperf.measure import TimingSettings, VerifyFailed, load_campaign, run_campaign, store_table
 from gpuperf.measure.devices import open_device
 from gpuperf.measure.interleave import Variant, _cycles, measure_interleaved, paired_ratio
 from gpuperf.measure.store import Store
@@ -118,6 +118,11 @@ def test_interleaved_campaign_stores_per_cycle_samples_and_resumes(tmp_path: Pat
     assert len(rows) == 4 and all(len(r["samples"]) == 3 and r["repeats"] == 15 and r["verified"] for r in rows)
     assert all(r["time_s"] == pytest.approx(np.median(r["samples"])) for r in rows)
     assert run_campaign(campaign, tmp_path / "s.db", progress=False).measured == 0  # nothing taken twice
+    table = store_table(tmp_path / "s.db", campaign="pair", features=False, cycle_times=True)
+    cycles = table["cycle_times_s"].str.split(";").map(lambda parts: [float(p) for p in parts])
+    assert cycles.map(len).eq(3).all()
+    assert (cycles.map(np.median) == table["time_s"]).all()
+    assert "cycle_times_s" not in store_table(tmp_path / "s.db", campaign="pair", features=False).columns
 
 
 def test_cycles_must_be_positive() -> None:

@@ -98,11 +98,13 @@ def campaign_export(
     fmt: str = typer.Option(None, "--format", help="csv or parquet (default: from --out's suffix)"),
     campaign: str = typer.Option(None, "--campaign", help="only this campaign"),
     no_features: bool = typer.Option(False, "--no-features", help="leave out the static feature columns"),
+    cycle_times: bool = typer.Option(False, "--cycle-times",
+                                     help="add cycle_times_s: an interleaved point's per-cycle times"),
 ) -> None:
     """Write the store as a dataset table (one row per point)."""
     from gpuperf.measure.export import export_store
 
-    frame = export_store(store, out, fmt, campaign=campaign, features=not no_features)
+    frame = export_store(store, out, fmt, campaign=campaign, features=not no_features, cycle_times=cycle_times)
     print(f"wrote {len(frame)} rows x {len(frame.columns)} columns to {out}")
 
 

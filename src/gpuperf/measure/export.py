@@ -19,9 +19,10 @@ import pandas as pd
 
 from gpuperf.errors import GpuperfError
 from gpuperf.kernels.kernel import Kernel
-from gpuperf.measure.store import Store
+from gpuperf.measure.store import OK, Store
 
 KEY_COLUMNS = ("kernel", "variant", "gpu", "device", "source")
+CYCLE_TIMES = "cycle_times_s"  # an interleaved point's per-cycle round medians, ';'-separated
 TIMING_COLUMNS = ("time_s", "time_s_min", "time_s_iqr", "repeats", "status")
 DETAIL_COLUMNS = ("campaign", "kernel_key", "geometry", "retries", "stable", "verified", "max_rel_error",
                   "compile_s", "measured_at", "error")
@@ -87,8 +88,11 @@ class _Features:
             warnings.warn(f"features incomplete for {what}: {type(exc).__name__}: {exc}", stacklevel=3)
 
 
-def store_table(store_path: str | Path, campaign: str | None = None, features: bool = True) -> pd.DataFrame:
-    """Every stored point as one row of a dataset table."""
+def store_table(store_path: str | Path, campaign: str | None = None, features: bool = True,
+                cycle_times: bool = False) -> pd.DataFrame:
+    """Every stored point as one row of a dataset table; with ``cycle_times``, a ``cycle_times_s``
+    column holds each point's samples ';'-separated (an interleaved point's per-cycle round medians,
+    in cycle order; empty for a failed point)."""
     with Store(store_path, create=False) as store:
         rows = store.rows(campaign)
         if campaign is not None and campaign not in store.campaigns():
@@ -116,10 +120,12 @@ def store_table(store_path: str | Path, campaign: str | None = None, features: b
                     record[name] = value
         record.update({c: row[c] for c in TIMING_COLUMNS})
         record.update({"kernel_key": row["kernel"], **{c: row[c] for c in DETAIL_COLUMNS if c != "kernel_key"}})
+        if cycle_times:
+            record[CYCLE_TIMES] = ";".join(repr(float(t)) for t in row["samples"] or ()) if row["status"] == OK else ""
         records.append(record)
     columns = [*KEY_COLUMNS, *size_names, *(n for n in param_names if n not in size_names),
                *(n for n in feature_names if n not in size_names and n not in param_names),
-               *TIMING_COLUMNS, *DETAIL_COLUMNS]
+               *TIMING_COLUMNS, *DETAIL_COLUMNS, *([CYCLE_TIMES] if cycle_times else [])]
     frame = pd.DataFrame.from_records(records, columns=columns)
     frame["time_s"] = pd.to_numeric(frame["time_s"], errors="coerce").astype(float)
     for column in [*size_names, *param_names]:
@@ -148,13 +154,14 @@ def _parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def export_store(store_path: str | Path, out: str | Path, fmt: str | None = None, campaign: str | None = None,
-                 features: bool = True) -> pd.DataFrame:
-    """Write the store's table to ``out`` as CSV or Parquet (``fmt`` defaults to the file's suffix)."""
+                 features: bool = True, cycle_times: bool = False) -> pd.DataFrame:
+    """Write the store's table to ``out`` as CSV or Parquet (``fmt`` defaults to the file's suffix);
+    ``features`` and ``cycle_times`` as in :func:`store_table`."""
     out = Path(out)
     fmt = (fmt or out.suffix.lstrip(".")).lower()
     if fmt not in FORMATS:
         raise GpuperfError(f"--format: unknown export format '{fmt}'; use csv or parquet")
-    frame = store_table(store_path, campaign, features)
+    frame = store_table(store_path, campaign, features, cycle_times)
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "csv":
         frame.to_csv(out, index=False)
