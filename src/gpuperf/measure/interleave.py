@@ -1,4 +1,5 @@
-"""Interleaved timing: variants of one kernel at one size timed in alternating rounds.
+"""Interleaved timing: a group of points (a kernel's variants at one size, or a whole campaign with
+``interleave = "campaign"``) timed in alternating rounds.
 
 On a shared machine a kernel's speed drifts by up to 2x over seconds (other tenants, memory state),
 while each round's samples agree within a few percent. Timing variant A now and variant B a minute
