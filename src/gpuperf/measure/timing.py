@@ -40,7 +40,8 @@ class TimingSettings:
     iqr_limit: float = 0.1
     max_retries: int = 2
     # Above 1: each point is timed in this many rounds, interleaved with the campaign's other variants
-    # of the same kernel at the same sizes (measure/interleave.py), so their ratios share the machine's state.
+    # of the same kernel at the same sizes (or, with the campaign's interleave = "campaign", all its
+    # points; measure/interleave.py), so their ratios share the machine's state.
     cycles: int = 1
 
     @classmethod
