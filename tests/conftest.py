@@ -1,9 +1,12 @@
-"""Shared test set-up: private caches so tests never touch the user's ~/.cache."""
+"""Shared test set-up: private caches so tests never touch the user's ~/.cache; shared checks as fixtures."""
 
 from __future__ import annotations
 
 import os
 import tempfile
+
+import numpy as np
+import pytest
 
 _CACHE = tempfile.mkdtemp(prefix="gpuperf-test-cache-")
 os.environ.setdefault("POCL_CACHE_DIR", os.path.join(_CACHE, "pocl"))
@@ -11,3 +14,24 @@ os.environ.setdefault("XDG_CACHE_HOME", _CACHE)
 os.environ.setdefault("GPUPERF_CACHE_DIR", os.path.join(_CACHE, "gpuperf"))
 os.environ.setdefault("PYOPENCL_CTX", "0")
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+
+@pytest.fixture
+def held_out_ignores_own_times():
+    """A check: scrambling a held-out GPU's measured times (reversed, x100) leaves its predictions as
+    they were and moves the other folds' (it trains them). Returns (before, held-out mask)."""
+    from gpuperf.evaluation.reproduce import run_protocol
+
+    def check(frame, scenario: str, gpu: str, max_train_rows: int):
+        before = run_protocol(frame, scenario, "linear", "gpu", max_train_rows=max_train_rows).predictions
+        mine = frame["gpu"] == gpu
+        changed = frame.copy()
+        changed.loc[mine, "time_s"] = changed.loc[mine, "time_s"].to_numpy()[::-1] * 100
+        after = run_protocol(changed, scenario, "linear", "gpu", max_train_rows=max_train_rows).predictions
+        held_out = before["fold"] == gpu
+        assert np.array_equal(before.loc[held_out, "predicted"], after.loc[held_out, "predicted"])
+        assert not np.allclose(before.loc[~held_out, "predicted"], after.loc[~held_out, "predicted"])
+        return before, held_out
+
+    return check

@@ -31,12 +31,13 @@ from gpuperf.decisions.advice_features import (
 from gpuperf.decisions.optimizations import Optimization, PairSpec
 from gpuperf.decisions.program_features import FEATURE_SOURCES
 from gpuperf.errors import GpuperfError
+from gpuperf.measure.export import CYCLE_TIMES
 from gpuperf.measure.interleave import paired_ratio
 
 PAIRS_FORMAT = 3  # bump when the pair table's columns or rules change
 GPU_TARGET = "gpu"  # pairs measured on a GPU gpuperf has a descriptor for
 DEVICE_TARGET = "device:"  # + the device's name: pairs measured on another device (e.g. a CPU via pocl)
-CYCLES = "cycle_times_s"  # per-cycle round medians of an interleaved measurement, ';'-separated
+CYCLES = CYCLE_TIMES  # per-cycle round medians of an interleaved measurement, ';'-separated
 PAIR_COLUMNS = (
     "optimization", "family", "dataset", "change", "kernel", "after_kernel", "configuration", "input", "gpu", "device",
     "target", "time_before_s", "time_after_s", "speedup",
