@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 import pandas as pd
 
 from gpuperf.cli import main
@@ -80,3 +81,34 @@ def test_geometry_json(capsys):
     assert (short["threads"], short["blocks"], short["class"]) == (1, 40, "short")
     assert main(["geometry", "--gpu", "V100", "--trip", "10", "--policy", "fastest"]) == 2
     assert "unknown launch-geometry policy 'fastest'" in capsys.readouterr().err
+
+
+def test_explore_reads_kernel_tuner_caches_like_csv_tables(tmp_path, capsys):
+    from gpuperf.datasets import load_dataset, write_kernel_tuner_cache
+
+    hub = load_dataset("benchmark_hub_spaces")
+    keys = ["block_size_x", "between_method", "tile_size", "use_method"]
+    paths = {}
+    for label in ("RTX_3090", "RTX_3060_laptop"):
+        rows = hub[(hub["kernel"] == "pnpoly") & (hub["gpu_label"] == label)]
+        cache = write_kernel_tuner_cache(rows, tmp_path / f"{label}.json", tune_params_keys=keys)
+        table = tmp_path / f"{label}.csv"
+        rows[["gpu", "status", *keys, "time_s"]].to_csv(table, index=False)
+        paths[label] = (str(cache), str(table))
+    # A cache names its parameters and GPU itself; a CSV needs --params.
+    from_caches = run_json(capsys, ["explore", paths["RTX_3090"][0], "--train", paths["RTX_3060_laptop"][0],
+                                    "--budget", "8", "--json"])
+    from_tables = run_json(capsys, ["explore", paths["RTX_3090"][1], "--train", paths["RTX_3060_laptop"][1],
+                                    "--params", ",".join(keys), "--budget", "8", "--json"])
+    assert from_caches["configurations"] == from_tables["configurations"] == 4092
+    for key in ("evals_to_90", "transfer_evals_to_90", "best_time", "random_expected_evals_to_90"):
+        assert from_caches[key] == pytest.approx(from_tables[key], rel=1e-12)
+    assert [tuple(e[k] for k in keys) for e in from_caches["order"]] == [
+        tuple(e[k] for k in keys) for e in from_tables["order"]]
+    # Mixed: a cache explored with CSV training data of the same parameters.
+    mixed = run_json(capsys, ["explore", paths["RTX_3090"][0], "--train", paths["RTX_3060_laptop"][1],
+                              "--budget", "8", "--json"])
+    assert mixed["order"] == from_caches["order"]
+    assert main(["explore", paths["RTX_3090"][1]]) == 2
+    err = capsys.readouterr().err
+    assert "RTX_3090.csv: say which columns are the parameters (--params" in err and len(err.strip().splitlines()) == 1

@@ -11,10 +11,13 @@ from gpuperf.cli.output import print_json, print_table
 
 
 def explore_command(
-    space: str = typer.Argument(..., help="CSV of one kernel on one GPU: parameter columns and a time column."),
-    params: str = typer.Option(..., "--params", help="Comma-separated parameter columns, e.g. MWG,NWG,VWM."),
-    target: Optional[str] = typer.Option(None, "--target", help="Time column (default: time_ms, time_s or time)."),
-    train: Optional[list[str]] = typer.Option(None, "--train", help="The same parameters measured on another GPU (repeatable)."),
+    space: str = typer.Argument(
+        ..., help="One kernel on one GPU: a CSV (parameter columns and a time column) or a Kernel Tuner cache (.json)."),
+    params: Optional[str] = typer.Option(
+        None, "--params", help="Comma-separated parameter columns, e.g. MWG,NWG,VWM (a cache's own by default)."),
+    target: Optional[str] = typer.Option(None, "--target", help="Time column (default: time_ms, time_s or time; a cache's time)."),
+    train: Optional[list[str]] = typer.Option(
+        None, "--train", help="The same parameters measured on another GPU, CSV or cache (repeatable)."),
     model: Optional[str] = typer.Option(
         None, "--model", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."
     ),
@@ -28,9 +31,9 @@ def explore_command(
     from gpuperf.decisions.explore import explore, result_summary
     from gpuperf.decisions.space import read_space
 
-    names = [p.strip() for p in params.split(",") if p.strip()]
+    names = [p.strip() for p in params.split(",") if p.strip()] if params else None
     measured = read_space(space, names, target)
-    others = [read_space(path, names, target) for path in train or []]
+    others = [read_space(path, measured.params, target) for path in train or []]
     result = explore(measured, others, model=model, refit=refit, budget=budget, seed=seed)
     summary = result_summary(measured, result)
     if report:

@@ -168,10 +168,26 @@ def default_target(frame: pd.DataFrame, where: str) -> str:
     raise GpuperfError(f"{where}: no time column ({', '.join(TIME_COLUMNS)}); name it with --target")
 
 
-def read_space(path: str | Path, params: Sequence[str], target: str | None = None) -> Space:
-    """A space from a CSV file (see :func:`space_from_frame`)."""
-    frame = read_table(path)
+def is_kernel_tuner_cache(path: str | Path) -> bool:
+    return Path(path).suffix.lower() == ".json"
+
+
+def read_space(path: str | Path, params: Sequence[str] | None = None, target: str | None = None) -> Space:
+    """A space from a CSV file or a Kernel Tuner cache (``.json``; see :func:`space_from_frame`).
+
+    A cache names its own parameters (``tune_params_keys``, used when ``params`` is None), its
+    times become ``time_s`` and its device names the space's GPU; a CSV needs ``params``.
+    """
     where = str(path)
+    if is_kernel_tuner_cache(path):
+        from gpuperf.datasets.kernel_tuner import read_kernel_tuner_cache
+
+        frame = read_kernel_tuner_cache(path)
+        params = list(params or frame.attrs["parameters"])
+        return space_from_frame(frame, params, target or "time_s", where)
+    if not params:
+        raise GpuperfError(f"{where}: say which columns are the parameters (--params P1,P2,...)")
+    frame = read_table(path)
     return space_from_frame(frame, params, target or default_target(frame, where), where)
 
 
