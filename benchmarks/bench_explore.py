@@ -8,6 +8,10 @@ strategies in simulation mode on the same space and budget. Spaces hold the conf
 ran (Kernel Tuner's simulation mode never tries a cached failure); the other GPUs' failures
 count as 0. A search that does not reach 90 % within the budget counts as budget + 1 (shown
 as ">B"). Where the data has compile and benchmark times, the tuning time to 90 % is summed.
+"hindsight" follows the one other GPU whose ranking does best on the left-out GPU, chosen knowing
+the answer: no method that only decides which other GPUs to trust can beat it on a space, so its
+geometric mean (and that of the better of it and the guided search, space by space) bounds what
+trusting the right GPU could bring.
 
     python benchmarks/bench_explore.py            # every family (about an hour on 2 cores)
     python benchmarks/bench_explore.py --quick    # Schoonhoven pnpoly and convolution, 1 seed
@@ -62,6 +66,7 @@ from gpuperf.decisions.bundled_spaces import leave_one_gpu_out, tuning_families
 from gpuperf.decisions.explore import make_explorer, plain_transfer_order
 from gpuperf.decisions.explorers import run_search
 from gpuperf.decisions.kernel_tuner_baseline import STRATEGIES, strategy_orders
+from gpuperf.decisions.space import transfer_matrix
 from gpuperf.decisions.search_metrics import (
     best_found_curve,
     evals_to,
@@ -98,6 +103,17 @@ def random_tuning_seconds(space, fraction: float, seeds: int = 100) -> float | N
     return float(np.mean(spent))
 
 
+def best_single_gpu_evals(space, others) -> int:
+    """Evaluations to 90 % following the one other GPU whose ranking, known in hindsight, does best:
+    a bound on what any choice of which GPU to trust could reach without learning from the new one."""
+    performance, transfer = space.performance, transfer_matrix(space, others)
+    counts = []
+    for column in transfer.T:
+        order = np.argsort(-np.nan_to_num(column, nan=-1.0), kind="stable")
+        counts.append(evals_to(performance[order], 0.9) or len(order))
+    return min(counts)
+
+
 def run_case(family, gpu, space, others, args) -> dict:
     performance = space.performance
     row: dict = {"family": family.name, "gpu": gpu, "configurations": len(space)}
@@ -115,6 +131,7 @@ def run_case(family, gpu, space, others, args) -> dict:
     transfer = plain_transfer_order(space, others)
     row["transfer"] = evals_to(performance[transfer], 0.9)
     row["transfer_seconds"] = tuning_seconds(space, transfer, 0.9)
+    row["hindsight_gpu"] = best_single_gpu_evals(space, others)
     row["random_expected"] = random_expected_evals(performance, 0.9)
     row["random_p10"] = random_evals_quantile(performance, 0.9, 0.1)
     row["random_p90"] = random_evals_quantile(performance, 0.9, 0.9)
@@ -151,7 +168,7 @@ def print_row(row: dict, args) -> None:
     best_kt = min(kt, key=kt.get) if kt else None
     text = (
         f"{row['family']:24s} {row['gpu']:22s} guided={_fmt(row['guided'], args.budget):>6s} "
-        f"transfer={_fmt(row['transfer'], args.budget):>5s} random={row['random_expected']:7.1f} "
+        f"transfer={_fmt(row['transfer'], args.budget):>5s} hindsight={row['hindsight_gpu']:>4d} random={row['random_expected']:7.1f} "
         f"[{row['random_p10']}-{row['random_p90']}] online={_fmt(row.get('online'), args.budget):>6s}"
     )
     if best_kt:
@@ -179,6 +196,11 @@ def summarise(rows: list[dict], args) -> None:
         print(f"  transfer-guided ({args.model or 'et'}, {args.seeds} seeds): {gmean(guided):.2f}  max {guided.max():.0f}  above 50: {int((guided > 50).sum())}")
         print(f"  plain transfer: {gmean(transfer):.2f}  max {transfer.max():.0f}  above 50: {int((transfer > 50).sum())}")
         print(f"  ratio guided / plain transfer: {gmean(guided) / gmean(transfer):.2f} (target <= 0.5)")
+        hindsight = np.array([r["hindsight_gpu"] for r in chosen], dtype=float)
+        either = np.minimum(hindsight, guided)
+        print(f"  the best single other GPU's ranking, chosen in hindsight: {gmean(hindsight):.2f} "
+              f"(ratio {gmean(hindsight) / gmean(transfer):.2f}); the better of it and guided per space: "
+              f"{gmean(either):.2f} (ratio {gmean(either) / gmean(transfer):.2f})")
         print(f"  random order (exact expectation): {gmean(random):.2f}")
         if "online" in chosen[0]:
             online = np.array([r["online"] for r in chosen])
