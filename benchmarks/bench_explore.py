@@ -38,6 +38,9 @@ but not an out-of-sample figure. Variants tried (37 headline spaces, 3 seeds, ev
     + residual on a fitted line (slope in [0, 1]), no prior                   1.91 / 0.70 / 122
     + residual on a fitted line, prior 1.0                                    1.84 / 0.68 / 92
     + residual on a fitted line, prior 0.5 (the default)                      1.82 / 0.67 / 51
+    then a second portfolio covering each other GPU's exact best (cover 1.0)  1.83 / 0.68 / 78
+    every 2nd / 3rd step after the portfolio the best configuration of one
+      other GPU drawn from the weights (Thompson sampling)                    2.05 / 0.76 / 115,  1.93 / 0.71 / 72
     Gaussian-process residual over the parameters (1 seed, 4 hard spaces: GEMM K20 9,
       convolution_milo A100 71, W7800 20, hub GEMM RTX 3090 7; pnpoly V100 18): slow per step
       on 18,000-configuration spaces, not pursued; extra trees over the parameters alone after
