@@ -304,3 +304,32 @@ def test_with_gpu_features_joins_descriptors_row_by_row():
         with_gpu_features(frame.assign(gpu=["Tesla K40", "GTX 680", "GTX 6800"]), "t.csv")
     with pytest.raises(GpuperfError, match=r"t.csv: row 4: column gpu is empty"):
         with_gpu_features(frame.assign(gpu=["Tesla K40", None, "GTX 680"]), "t.csv")
+
+
+def test_predict_table_for_another_gpu_swaps_the_descriptor_only(tables, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--gpu-features", "--out", str(model)]) == 0
+    own, other = tmp_path / "own.csv", tmp_path / "other.csv"
+    assert main(["predict-table", "--model", str(model), str(tables["parquet"]), "--out", str(own)]) == 0
+    assert main(["predict-table", "--model", str(model), str(tables["parquet"]), "--out", str(other),
+                 "--gpu", "K5200"]) == 0
+    mine, moved = pd.read_csv(own), pd.read_csv(other)
+    assert moved["predicted_gpu"].eq("Quadro K5200").all() and moved["gpu"].equals(mine["gpu"])
+    on_k5200 = mine["gpu"].eq("Quadro K5200")
+    np.testing.assert_allclose(moved.loc[on_k5200, "predicted_time_s"], mine.loc[on_k5200, "predicted_time_s"])
+    # Rows measured elsewhere: the same prediction as the row itself relabelled to the K5200.
+    relabelled = tmp_path / "relabelled.csv"
+    complete_rows().assign(gpu="Quadro K5200").to_csv(relabelled, index=False)
+    assert main(["predict-table", "--model", str(model), str(relabelled), "--out", str(own)]) == 0
+    np.testing.assert_allclose(moved["predicted_time_s"], pd.read_csv(own)["predicted_time_s"], rtol=1e-12)
+    assert not np.allclose(moved.loc[~on_k5200, "predicted_time_s"], mine.loc[~on_k5200, "predicted_time_s"])
+    capsys.readouterr()
+    assert main(["predict-table", "--model", str(model), str(tables["parquet"]), "--out", str(other),
+                 "--gpu", "Tesla K41"]) == 2
+    assert "--gpu: unknown GPU 'Tesla K41'" in capsys.readouterr().err
+    plain = tmp_path / "plain.json"
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--out", str(plain)]) == 0
+    capsys.readouterr()
+    assert main(["predict-table", "--model", str(plain), str(tables["parquet"]), "--out", str(other),
+                 "--gpu", "K5200"]) == 2
+    assert "does not use GPU descriptors" in capsys.readouterr().err

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from gpuperf.models.registry import ModelOptions
 
 PREDICTED = "predicted_time_s"
+PREDICTED_GPU = "predicted_gpu"  # predict-table --gpu: the GPU the rows were predicted for
 PROTOCOLS = {"leave-one-gpu-out": "gpu", "leave-one-kernel-out": "kernel"}
 CSV_SUFFIXES = (".csv", ".csv.gz")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -309,9 +310,12 @@ def predict_table_command(
     data: DataArg,
     model: Annotated[Path, typer.Option("--model", "-m", help="model file written by 'gpuperf fit'")],
     out: Annotated[Path, typer.Option("--out", "-o", help="CSV (or .parquet) to write")],
+    gpu: Annotated[str | None, typer.Option(
+        "--gpu", help="predict every row as if run on this GPU (its descriptor replaces the row's)")] = None,
 ) -> None:
     """Predict every row of a table with a saved model: the rows plus predicted_time_s."""
     from gpuperf.datasets import write_dataset_csv
+    from gpuperf.hardware.specs import get_gpu
     from gpuperf.models.persistence import load_model, model_info
 
     info = model_info(model)
@@ -319,12 +323,23 @@ def predict_table_command(
     if not names:
         raise GpuperfError(f"{model}: the model was saved without feature names")
     options = info.get("metadata", {}).get("options", {})
+    if gpu is not None and not options.get("gpu_features"):
+        raise GpuperfError(f"{model}: the model does not use GPU descriptors, so --gpu cannot change its "
+                           "predictions; fit it with --gpu-features")
+    if gpu is not None:
+        try:
+            gpu = get_gpu(gpu).name
+        except GpuperfError as error:
+            raise GpuperfError(f"--gpu: {error}") from None
     frame, where = read_table(data)
-    table = extend_table(frame, where, bool(options.get("gpu_features")), options.get("bsp_inputs"))
+    rows = frame if gpu is None else frame.assign(gpu=gpu)
+    table = extend_table(rows, where, bool(options.get("gpu_features")), options.get("bsp_inputs"))
     table = numeric_features(table, names, where)
     fitted = load_model(model)
     result = frame.copy()
     result[PREDICTED] = fitted.predict(table[names])
+    if gpu is not None:
+        result[PREDICTED_GPU] = gpu
     if out.name.lower().endswith(PARQUET_SUFFIXES):
         result.to_parquet(out, index=False)
     else:

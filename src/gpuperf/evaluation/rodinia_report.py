@@ -15,7 +15,9 @@ import numpy as np
 import pandas as pd
 
 
+from gpuperf.datasets import load_dataset
 from gpuperf.evaluation.bsp_matvec import calibrate_and_predict, compare_with_paper_bsp, matvec_table
+from gpuperf.evaluation.elsewhere import macro_mape_by_pair, profiled_elsewhere
 from gpuperf.evaluation.published import PUBLISHED_MODELS, check_kernel_mapping, published_predictions
 from gpuperf.evaluation.report import write_report
 from gpuperf.evaluation.reproduce import (
@@ -25,17 +27,47 @@ from gpuperf.evaluation.reproduce import (
     PROTOCOLS,
     REFERENCE_SCENARIOS,
     SCENARIOS,
+    build_model,
     compare_with_paper,
     rodinia_table,
     run_rodinia,
+    scenario,
     selected_features,
     target_check,
 )
+from gpuperf.evaluation.transfer import REFERENCE_KEY
 from gpuperf.evaluation.tables import LAUNCH_COLUMNS, counter_columns, known_columns
 from gpuperf.models.selection import mutual_information_ranking
 
 
 QUICK_SCENARIOS, QUICK_MODELS = ("bsp",), ("gbt", "random_forest")
+# The run that predicts a GPU from launches profiled on another (the paper's random forest on the
+# analytical model's inputs).
+ELSEWHERE_SCENARIO, ELSEWHERE_MODEL = "bsp", "random_forest"
+
+
+def elsewhere_tables(own_profile: pd.Series | None, max_train_rows: int = 500) -> dict[str, pd.DataFrame]:
+    """Each GPU predicted from every other GPU's profile of the same launches (see
+    :mod:`gpuperf.evaluation.elsewhere`): the pair table, and per predicted GPU the mean over
+    profiling GPUs next to the two baselines and (``own_profile``) leave one GPU out."""
+    raw = load_dataset("rodinia_nvprof")
+    chosen = scenario(ELSEWHERE_SCENARIO, rodinia_table(raw))
+    pairs = profiled_elsewhere(build_model(ELSEWHERE_MODEL, chosen), raw, rodinia_table, chosen.features,
+                               REFERENCE_KEY, max_train_rows=max_train_rows)
+    run = f"{ELSEWHERE_SCENARIO}/{ELSEWHERE_MODEL}"
+    by_pair = macro_mape_by_pair(pairs).rename_axis(index="predicted GPU", columns="profiled GPU")
+    summary = pd.DataFrame({
+        f"{run}, profiled elsewhere": by_pair.mean(axis=1),
+        "profiling GPU's time": macro_mape_by_pair(pairs, "source_time_s").mean(axis=1),
+        "profiling GPU's time x peak FP32 ratio": macro_mape_by_pair(pairs, "peak_scaled").mean(axis=1),
+    })
+    if own_profile is not None:
+        summary[f"{run}, own profile (leave one GPU out)"] = own_profile
+    summary.index.name = "predicted GPU"
+    return {
+        f"Profiled on another GPU: {run}, per-kernel MAPE (rows: GPU predicted, columns: GPU profiled)": by_pair,
+        "Profiled on another GPU: mean over profiling GPUs, against baselines": summary,
+    }
 
 
 def _show(echo: Callable[[str], None], title: str, table: pd.DataFrame) -> None:
@@ -87,6 +119,9 @@ def reproduce_rodinia(
             result, runs, published)
         if f"{PRIMARY_RUN}/gpu" in result.evaluations:
             tables[f"Targets for {PRIMARY_RUN}"] = target_check(result, PRIMARY_RUN, published)
+        own = result.macro("gpu")
+        run = f"{ELSEWHERE_SCENARIO}/{ELSEWHERE_MODEL}"
+        tables |= elsewhere_tables(own.loc[run] if run in own.index else None, max_train_rows)
 
     matvec = matvec_table()
     for label, per_gpu in (("lambda per kernel and architecture", False), ("lambda per kernel and GPU", True)):
@@ -112,6 +147,9 @@ def reproduce_rodinia(
         notes=[
             "Per-kernel MAPE = mean |measured - predicted| / measured per kernel and GPU; macro = mean over kernels.",
             "Bundled rows are medians of identical launches; the paper's samples are single invocations.",
+            "Profiled on another GPU: each held-out GPU's launches described by another GPU's profile of the"
+            " same launch, with the held-out GPU's descriptor (a scheduler's view: no counters from the GPU"
+            " predicted); the model is fitted on the other GPUs' rows as in leave one GPU out.",
             f"Primary run: {PRIMARY_RUN}, chosen per held-out group by nested cross-validation on the training"
             f" rows only. Selected features (k=10, all kernels): {', '.join(kept)}.",
             *(["transfer* runs: the same launch's mean log2 time on the training GPUs (all of them, or for"

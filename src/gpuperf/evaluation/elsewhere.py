@@ -1,0 +1,119 @@
+"""A GPU's times predicted from launches profiled on another GPU: a scheduler's question.
+
+Leave one GPU out answers "how fast on GPU B" with B's own profiler counters, which a scheduler
+deciding whether to send a job to B does not have. Here every launch of held-out GPU B is
+described by the profile of the same launch (``key``) on another GPU A, with B's descriptor in
+place of A's (``build`` derives every descriptor-dependent column again), and predicted by a model
+fitted on the GPUs other than B (A's own rows included: the scheduler has profiled and timed the
+job on A). Nothing measured on B is read except the times the predictions are scored against.
+
+Two baselines need no model: A's measured time as it is, and A's time scaled by the ratio of the
+GPUs' peak FP32 throughput. Scores are per-kernel MAPE, macro-averaged over kernels, per pair
+(B, A).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+
+from gpuperf.errors import GpuperfError
+from gpuperf.evaluation.metrics import mape
+from gpuperf.evaluation.protocols import TARGET, balanced_subsample
+from gpuperf.hardware.specs import get_gpu
+
+PEAK = "peak_f32_gflops"
+SOURCE_TIME = "source_time_s"
+
+
+def _fit_per_kernel(estimator, train: pd.DataFrame, features: Sequence[str], target: str) -> dict:
+    return {
+        kernel: clone(estimator).fit(part[list(features)], part[target].to_numpy(dtype=float))
+        for kernel, part in train.groupby("kernel", sort=False)
+    }
+
+
+def _usable(frame: pd.DataFrame, target: str) -> pd.DataFrame:
+    times = pd.to_numeric(frame[target], errors="coerce")
+    ok = times.gt(0) & np.isfinite(times)
+    if "status" in frame.columns:
+        ok &= frame["status"].eq("ok")
+    return frame.loc[ok]
+
+
+def profiled_elsewhere(
+    estimator,
+    raw: pd.DataFrame,
+    build: Callable[[pd.DataFrame], pd.DataFrame],
+    features: Sequence[str],
+    key: Sequence[str],
+    *,
+    targets: Sequence[str] | None = None,
+    target: str = TARGET,
+    max_train_rows: int | None = 500,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Per launch of each held-out GPU (``targets``: all by default) and each other GPU that ran
+    it: ``target_gpu``, ``source_gpu``, ``kernel``, ``measured`` (on the target), ``predicted``
+    (from the source's profile), ``source_time_s`` and ``peak_scaled`` (the baselines).
+
+    ``raw`` is the dataset as loaded (one row per GPU and launch ``key``); ``build`` turns such
+    rows into the model's table (descriptors joined, derived columns), whatever GPU they name.
+    """
+    raw = _usable(raw, target)
+    missing = [c for c in [*key, "gpu", "kernel"] if c not in raw.columns]
+    if missing:
+        raise GpuperfError(f"profiled elsewhere: missing column(s) {', '.join(missing)}")
+    if raw.duplicated([*key, "gpu"]).any():
+        raise GpuperfError(f"profiled elsewhere: a launch ({', '.join(key)}) appears twice on one GPU")
+    table = build(raw)
+    gpus = sorted(raw["gpu"].astype(str).unique())
+    unknown = [g for g in (targets or ()) if g not in gpus]
+    if unknown:
+        raise GpuperfError(f"profiled elsewhere: no rows for GPU(s) {', '.join(unknown)}")
+    parts = []
+    for held_out in targets or gpus:
+        train = table.loc[table["gpu"].astype(str).ne(held_out)]
+        if max_train_rows is not None:
+            train = balanced_subsample(train, ["kernel", "gpu"], max_train_rows, seed)
+        models = _fit_per_kernel(estimator, train, features, target)
+        measured = raw.loc[raw["gpu"].astype(str).eq(held_out), [*key, target]]
+        peak = getattr(get_gpu(held_out), PEAK)
+        for source in gpus:
+            if source == held_out:
+                continue
+            rows = raw.loc[raw["gpu"].astype(str).eq(source)]
+            pairs = rows.merge(measured, on=list(key), suffixes=("_source", ""))
+            pairs = pairs.loc[pairs["kernel"].isin(list(models))]
+            if pairs.empty:
+                continue
+            source_times = pairs.pop(f"{target}_source").to_numpy(dtype=float)
+            as_target = build(pairs.assign(gpu=held_out))
+            predicted = np.empty(len(pairs))
+            for kernel, model in models.items():
+                mask = as_target["kernel"].eq(kernel).to_numpy()
+                if mask.any():
+                    predicted[mask] = model.predict(as_target.loc[mask, list(features)])
+            parts.append(pd.DataFrame({
+                "target_gpu": held_out,
+                "source_gpu": source,
+                "kernel": pairs["kernel"].to_numpy(),
+                "measured": pairs[target].to_numpy(dtype=float),
+                "predicted": predicted,
+                SOURCE_TIME: source_times,
+                "peak_scaled": source_times * getattr(get_gpu(source), PEAK) / peak,
+            }))
+    if not parts:
+        raise GpuperfError("profiled elsewhere: no launch was measured on two GPUs")
+    return pd.concat(parts, ignore_index=True)
+
+
+def macro_mape_by_pair(pairs: pd.DataFrame, prediction: str = "predicted") -> pd.DataFrame:
+    """Per (target GPU, source GPU): MAPE of ``prediction`` per kernel, macro-averaged (a target x
+    source table)."""
+    per_kernel = pairs.groupby(["target_gpu", "source_gpu", "kernel"]).apply(
+        lambda part: mape(part["measured"], part[prediction]), include_groups=False)
+    return per_kernel.groupby(level=["target_gpu", "source_gpu"]).mean().unstack("source_gpu")
