@@ -185,9 +185,9 @@ def read_space(path: str | Path, params: Sequence[str] | None = None, target: st
         frame = read_kernel_tuner_cache(path)
         params = list(params or frame.attrs["parameters"])
         return space_from_frame(frame, params, target or "time_s", where)
+    frame = read_table(path)
     if not params:
         raise GpuperfError(f"{where}: say which columns are the parameters (--params P1,P2,...)")
-    frame = read_table(path)
     return space_from_frame(frame, params, target or default_target(frame, where), where)
 
 
