@@ -3,9 +3,12 @@ from other kernels' measurements, choose a launch geometry."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 import typer
+
+from gpuperf.errors import GpuperfError
 
 from gpuperf.cli.output import print_json, print_table
 
@@ -111,8 +114,62 @@ def geometry_command(
     print_table([{"figure": k, "value": v} for k, v in result.items()], title="launch geometry")
 
 
+def tune_command(
+    space: str = typer.Argument(..., help="A catalog variant space (see gpuperf spaces), e.g. jacobi2d_5pt."),
+    param: Optional[list[str]] = typer.Option(None, "-p", "--param", help="Size, e.g. -p n=1024 -p m=1024."),
+    device: str = typer.Option("opencl:0", "--device", "-d", help="opencl:0, opencl:<platform>:<device>, cuda:0"),
+    budget: int = typer.Option(20, "--budget", help="Measure at most this many variants."),
+    train: Optional[list[str]] = typer.Option(
+        None, "--train", help="The space's variants measured elsewhere (CSV with its parameters and a time; repeatable)."),
+    model: Optional[str] = typer.Option(
+        None, "--model", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),
+    out: Optional[str] = typer.Option(None, "--out", help="Write every trial (parameters, time_s, status) as CSV."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Tune a variant space on a device: measure the variants the guided search picks, one by one."""
+    from rich.progress import Progress
+
+    from gpuperf.cli.output import parse_params
+    from gpuperf.datasets import write_dataset_csv
+    from gpuperf.decisions.space import read_space
+    from gpuperf.decisions.tune import tune_space
+    from gpuperf.kernels.space import get_space
+
+    sizes = parse_params(param)
+    names = list(get_space(space).parameters)  # an unknown space fails here, before anything is read
+    others = [read_space(path, names) for path in train or []]
+    if out and not Path(out).parent.is_dir():
+        raise GpuperfError(f"{out}: folder {Path(out).parent} does not exist")
+
+    def after_trial(so_far) -> None:
+        bar.advance(task)
+        if out:  # every trial saved as it is measured: an interrupted run keeps what it measured
+            write_dataset_csv(so_far.table(), out)
+
+    with Progress(disable=no_progress or as_json, transient=True) as bar:
+        task = bar.add_task(f"tuning {space}", total=budget)
+        result = tune_space(space, sizes, device, budget, others, model, seed, on_trial=after_trial)
+    best = result.best()
+    summary = {
+        "space": space, "sizes": result.sizes, "device": device, "method": result.method,
+        "evaluated": len(result.trials), "failed": sum(t.status != "ok" for t in result.trials),
+        "best": None if best is None else best.config, "best_time": None if best is None else best.time_s,
+        "best_at": None if best is None else result.trials.index(best) + 1,
+        "trials": [{**t.config, "time": t.time_s, "status": t.status} for t in result.trials],
+    }
+    if as_json:
+        print_json(summary)
+        return
+    keys = [k for k in summary if k != "trials"]
+    print_table([{"figure": k, "value": summary[k]} for k in keys], title=f"tune {space}")
+    print_table([{"#": i + 1, **row} for i, row in enumerate(summary["trials"])], title="trials in order")
+
+
 def register(app: typer.Typer) -> None:
     """Add this area's commands to ``app``."""
     app.command("explore")(explore_command)
+    app.command("tune")(tune_command)
     app.command("rank")(rank_command)
     app.command("geometry")(geometry_command)

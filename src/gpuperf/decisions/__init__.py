@@ -3,6 +3,8 @@
 * :mod:`~gpuperf.decisions.explore`: explore a variant space in predicted-best-first order
   (with other GPUs' measurements, or online from scratch), judged by evaluations to reach 90,
   95 and 99 % of the best against random order, plain transfer and Kernel Tuner's strategies;
+* :mod:`~gpuperf.decisions.tune`: the same search for real, as ask/tell (:class:`GuidedSearch`) or
+  measuring a catalog space's variants on a device (:func:`tune_space`);
 * :mod:`~gpuperf.decisions.geometry`: choose threads per block and blocks for a parallel loop.
 """
 
@@ -17,14 +19,17 @@ from gpuperf.decisions.geometry import (
 )
 from gpuperf.decisions.search_metrics import evals_to, normalised_performance, random_expected_evals
 from gpuperf.decisions.space import Space, read_space, space_from_frame, transfer_matrix
+from gpuperf.decisions.tune import GuidedSearch, TuneResult, tune_space
 
 __all__ = [
     "POLICIES",
     "DeviceDescriptor",
     "ExploreResult",
     "Geometry",
+    "GuidedSearch",
     "KernelDescriptor",
     "Space",
+    "TuneResult",
     "choose_geometry",
     "device_descriptor",
     "evals_to",
@@ -37,4 +42,5 @@ __all__ = [
     "result_summary",
     "space_from_frame",
     "transfer_matrix",
+    "tune_space",
 ]

@@ -39,7 +39,7 @@ def _feature_function() -> FeatureFunction | None:
     return extract_features
 
 
-def _known_gpu(provenance: dict[str, Any] | None, device: str) -> tuple[str, str | None]:
+def known_gpu(provenance: dict[str, Any] | None, device: str) -> tuple[str, str | None]:
     """(name for the ``gpu`` column, canonical GPU name or None): the recorded device name is kept
     where gpuperf's GPU descriptors do not know it."""
     name = (provenance or {}).get("device_name") or device
@@ -102,7 +102,7 @@ def store_table(store_path: str | Path, campaign: str | None = None, features: b
     feature_of = _Features(extract) if extract else None
     records, size_names, param_names, feature_names = [], {}, {}, {}
     for row in rows:
-        gpu, known_gpu = _known_gpu(row["provenance"], row["device"])
+        gpu, known_gpu = known_gpu(row["provenance"], row["device"])
         record: dict[str, Any] = {
             "kernel": row["kernel_name"], "variant": row["variant"], "gpu": gpu, "device": row["device"],
             "source": f"gpuperf:{row['campaign']}",

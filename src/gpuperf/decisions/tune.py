@@ -1,0 +1,162 @@
+"""Tune for real: the exploration's search order, measuring each configuration as it is chosen.
+
+:class:`GuidedSearch` is the ask/tell form of the explorers :func:`explore` simulates: ``ask()``
+names the next configuration to measure, ``tell(index, time)`` reports its time (None or NaN:
+it failed), and the next ``ask()`` learns from it. Driven by times of a measured space it picks
+exactly what the simulation picks, so the simulated figures are what a real run can expect. With
+other GPUs' tables of the same parameters it is the transfer-guided search, without them the
+online one.
+
+:func:`tune_space` drives it on one of gpuperf's variant spaces: each chosen variant is built
+with loopy (a variant that cannot be built counts as failed, as in a campaign), verified and
+timed on a device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gpuperf.decisions.explore import default_model, make_explorer
+from gpuperf.decisions.space import Space
+from gpuperf.errors import GpuperfError
+
+
+class GuidedSearch:
+    """Which configuration to measure next, refitted on every result (see the module docstring)."""
+
+    def __init__(self, configs: pd.DataFrame, params: Sequence[str], train: Sequence[Space] = (),
+                 model: str | None = None, seed: int = 0, gpu: str | None = None):
+        params = list(params)
+        missing = [p for p in params if p not in configs.columns]
+        if missing:
+            raise GpuperfError(f"the configurations have no column(s) {', '.join(missing)}")
+        if configs.empty:
+            raise GpuperfError("no configurations to search")
+        configs = configs[params].reset_index(drop=True)
+        self.space = Space(params, configs, np.full(len(configs), np.nan), "search", gpu=gpu)
+        self.explorer = make_explorer(self.space, train, model, True, seed)
+        self.measured: list[int] = []
+        self.times = np.full(len(configs), np.nan)
+
+    def __len__(self) -> int:
+        return len(self.space)
+
+    def ask(self) -> int:
+        """The index (into the configurations) to measure next."""
+        if len(self.measured) >= len(self.space):
+            raise GpuperfError("every configuration has been measured")
+        return self.explorer.next(self.measured, self.times)
+
+    def tell(self, index: int, time: float | None) -> None:
+        """The measured time of configuration ``index`` (None or NaN: it failed)."""
+        if index in self.measured:
+            raise GpuperfError(f"configuration {index} was already measured")
+        if time is not None and not (np.isnan(time) or time > 0):
+            raise GpuperfError(f"configuration {index}: time {time!r} must be positive (or None for a failure)")
+        self.measured.append(int(index))
+        self.times[index] = np.nan if time is None else float(time)
+
+    def best(self) -> int | None:
+        """The index of the fastest configuration measured so far (None if none ran)."""
+        ran = [i for i in self.measured if np.isfinite(self.times[i])]
+        return min(ran, key=lambda i: self.times[i]) if ran else None
+
+
+@dataclass
+class Trial:
+    """One measured configuration of a tuning run."""
+
+    config: dict[str, Any]
+    time_s: float | None
+    status: str  # ok, or why it failed: invalid_variant, compile_failed, run_failed, verify_failed
+    detail: str = ""
+
+
+@dataclass
+class TuneResult:
+    space: str
+    sizes: dict[str, int]
+    device: str
+    method: str
+    trials: list[Trial] = field(default_factory=list)
+    gpu: str | None = None  # the device's name as measurements record it (a GPU name where known)
+
+    def best(self) -> Trial | None:
+        ran = [t for t in self.trials if t.time_s is not None]
+        return min(ran, key=lambda t: t.time_s) if ran else None
+
+    def table(self) -> pd.DataFrame:
+        """One row per trial, in order: the parameters, ``time_s`` and ``status`` (a table
+        ``explore`` and ``tune`` read back as ``--train`` data)."""
+        rows = [{**t.config, "time_s": t.time_s, "status": t.status, "detail": t.detail} for t in self.trials]
+        frame = pd.DataFrame(rows)
+        frame.insert(0, "gpu", self.gpu or self.device)
+        frame.insert(0, "device", self.device)
+        frame.insert(0, "kernel", self.space)
+        return frame
+
+
+def candidate_configurations(space_name: str) -> pd.DataFrame:
+    """Every configuration of a catalog variant space its cheap check accepts (nothing is built)."""
+    from gpuperf.kernels.space import get_space
+
+    space = get_space(space_name)
+    rows = [config for config in space.configurations() if space.check(config) is None]
+    if not rows:
+        raise GpuperfError(f"variant space '{space_name}' has no configuration to try")
+    return pd.DataFrame(rows, columns=list(space.parameters))
+
+
+def tune_space(
+    space_name: str,
+    sizes: Mapping[str, int],
+    device: str = "opencl:0",
+    budget: int = 20,
+    train: Sequence[Space] = (),
+    model: str | None = None,
+    seed: int = 0,
+    settings=None,
+    on_trial: Callable[[TuneResult], None] | None = None,
+) -> TuneResult:
+    """Measure up to ``budget`` variants of ``space_name`` at ``sizes`` on ``device``, each chosen
+    by a :class:`GuidedSearch` that learns from the times so far; ``on_trial`` gets the result
+    so far after every trial (to show progress or save it)."""
+    from gpuperf.kernels.space import InvalidVariant, get_space
+    from gpuperf.measure.devices import MeasureFailure
+    from gpuperf.measure.export import known_gpu
+    from gpuperf.measure.timing import measure
+
+    if budget < 1:
+        raise GpuperfError(f"budget {budget} must be at least 1 evaluation")
+    space = get_space(space_name)
+    configs = candidate_configurations(space_name)
+    params = list(space.parameters)
+    search = GuidedSearch(configs, params, train, model, seed)
+    method = ("transfer-guided" if train else "online") + f" ({model or default_model(bool(train), True)})"
+    result = TuneResult(space_name, dict(sizes), device, method)
+    for _ in range(min(budget, len(search))):
+        index = search.ask()
+        config = {p: _plain(configs[p].iloc[index]) for p in params}
+        try:
+            kernel = space.build(config)
+            measured = measure(kernel, sizes, device=device, settings=settings, seed=seed)
+            trial = Trial(config, measured.time_s, "ok")
+            result.gpu = result.gpu or known_gpu(measured.provenance, device)[0]
+        except InvalidVariant as error:
+            trial = Trial(config, None, "invalid_variant", str(error))
+        except MeasureFailure as error:
+            trial = Trial(config, None, error.status, error.detail.splitlines()[0] if error.detail else "")
+        search.tell(index, trial.time_s)
+        result.trials.append(trial)
+        if on_trial is not None:
+            on_trial(result)
+    return result
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value

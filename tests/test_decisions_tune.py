@@ -1,0 +1,108 @@
+"""Tuning for real: the ask/tell search, and a variant space tuned on the local OpenCL device."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuperf.cli import main
+from gpuperf.decisions.explore import make_explorer
+from gpuperf.decisions.explorers import run_search
+from gpuperf.decisions.space import Space, read_space
+from gpuperf.decisions.tune import GuidedSearch, candidate_configurations, tune_space
+from gpuperf.errors import GpuperfError
+from gpuperf.kernels.space import InvalidVariant, VariantSpace, get_space
+
+SIZES = {"n": 128, "m": 128}
+
+
+def grid(optimum: tuple[int, int], scale: float = 1.0) -> Space:
+    xs, ys = np.meshgrid(np.arange(1, 13), np.arange(1, 13), indexing="ij")
+    configs = pd.DataFrame({"x": xs.ravel(), "y": ys.ravel()})
+    times = scale * (1.0 + 0.05 * ((configs["x"] - optimum[0]) ** 2 + (configs["y"] - optimum[1]) ** 2))
+    times[(configs["x"] == 3).to_numpy()] = np.nan  # a column of failures
+    return Space(["x", "y"], configs, times.to_numpy(dtype=float), "grid")
+
+
+@pytest.mark.parametrize("with_train", [False, True])
+def test_ask_tell_picks_what_the_simulation_picks(with_train):
+    target = grid((9, 4))
+    train = [grid((8, 4), 2.0), grid((2, 11), 0.5)] if with_train else []
+    simulated = run_search(make_explorer(target, train, None, True, seed=3), target.times, 25, stop_at=None)
+    search = GuidedSearch(target.configs, ["x", "y"], train, seed=3)
+    asked = []
+    for _ in range(25):
+        index = search.ask()
+        asked.append(index)
+        search.tell(index, None if np.isnan(target.times[index]) else target.times[index])
+    assert asked == simulated
+    ran = [i for i in asked if np.isfinite(target.times[i])]
+    assert search.best() == min(ran, key=lambda i: target.times[i])
+
+
+def test_tell_refuses_repeats_and_bad_times():
+    search = GuidedSearch(grid((5, 5)).configs, ["x", "y"])
+    first = search.ask()
+    search.tell(first, 2.0)
+    with pytest.raises(GpuperfError, match="already measured"):
+        search.tell(first, 1.0)
+    with pytest.raises(GpuperfError, match="must be positive"):
+        search.tell(search.ask(), -1.0)
+    with pytest.raises(GpuperfError, match="no column"):
+        GuidedSearch(grid((5, 5)).configs, ["x", "z"])
+
+
+def test_candidates_are_the_configurations_the_cheap_check_accepts():
+    space = get_space("jacobi2d_5pt")
+    candidates = candidate_configurations("jacobi2d_5pt")
+    total = len(list(space.configurations()))
+    assert 0 < len(candidates) < total and list(candidates.columns) == list(space.parameters)
+    assert all(space.check(row) is None for row in candidates.to_dict("records"))
+
+
+def test_tune_measures_distinct_variants_and_a_broken_one_fails_alone(monkeypatch):
+    built = VariantSpace.build
+    calls = []
+
+    def first_is_broken(self, config):
+        calls.append(config)
+        if len(calls) == 1:
+            raise InvalidVariant("broken on purpose", self.key(config))
+        return built(self, config)
+
+    monkeypatch.setattr(VariantSpace, "build", first_is_broken)
+    seen = []
+    result = tune_space("jacobi2d_5pt", SIZES, budget=3, on_trial=lambda so_far: seen.append(len(so_far.trials)))
+    assert seen == [1, 2, 3] and result.method == "online (gp)"
+    statuses = [t.status for t in result.trials]
+    assert statuses == ["invalid_variant", "ok", "ok"] and "broken on purpose" in result.trials[0].detail
+    configs = [tuple(t.config.values()) for t in result.trials]
+    assert len(set(configs)) == 3
+    assert all(t.time_s > 0 for t in result.trials[1:])
+    assert result.best() is min(result.trials[1:], key=lambda t: t.time_s)
+    table = result.table()
+    assert list(table["status"]) == statuses and table["gpu"].nunique() == 1
+
+
+def test_tune_command_saves_trials_that_train_the_next_run(tmp_path, capsys):
+    out = tmp_path / "trials.csv"
+    argv = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--budget", "2", "--out", str(out), "--json"]
+    assert main(argv) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["evaluated"] == 2 and first["method"] == "online (gp)"
+    assert first["best_time"] == min(t["time"] for t in first["trials"] if t["time"] is not None)
+    saved = read_space(out, list(get_space("jacobi2d_5pt").parameters))
+    assert len(saved) == 2 and saved.gpu
+    again = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--budget", "1", "--train", str(out), "--json"]
+    assert main(again) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert second["method"] == "transfer-guided (et)"
+    best = {k: v for k, v in first["best"].items()}
+    assert {k: second["trials"][0][k] for k in best} == best  # the other run's best is tried first
+    assert main(["tune", "jacobi2d_5pt", "--budget", "1", "--out", str(tmp_path / "absent" / "t.csv")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["tune", "jacobi2d_5ptt", "--budget", "1"]) == 2
+    assert "jacobi2d_5pt" in capsys.readouterr().err
