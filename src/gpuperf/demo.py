@@ -303,6 +303,45 @@ def explore_step(report: DemoReport) -> None:
         "random order ([explore_stencils.csv](explore_stencils.csv)); `gpuperf rank SPACE -p n=...` ranks a "
         f"whole space this way before anything runs.\n\n{_markdown_table(kernels)}",
     )
+    tuning_section(report, data_dir() / "stencil_spaces_pocl.csv.gz")
+
+
+TUNED_SPACE, TUNED_SIZES, TUNING_BUDGET = "jacobi2d_5pt", {"n": 1024, "m": 1024}, 12
+
+
+def tuning_section(report: DemoReport, measured_variants: Path) -> None:
+    """Tune a stencil on the local device, the other stencils' measured variants as the prior."""
+    from gpuperf.decisions.space import space_from_frame
+    from gpuperf.decisions.tune import tune_space
+    from gpuperf.kernels.space import get_space
+    from gpuperf.measure.timing import measure
+
+    space = get_space(TUNED_SPACE)
+    params = list(space.parameters)
+    table = pd.read_csv(measured_variants)
+    others = table[table["kernel"] != TUNED_SPACE]  # never the tuned kernel's own measurements
+    train = [space_from_frame(part, params, "time_s", f"{measured_variants.name} ({kernel})")
+             for kernel, part in others.groupby("kernel")]
+    device = local_device()
+    default = measure(space.build(space.defaults), TUNED_SIZES, device=device)
+    result = tune_space(TUNED_SPACE, TUNED_SIZES, device, TUNING_BUDGET, train)
+    trials = result.table()
+    trials.to_csv(report.out / "tune_jacobi2d_5pt.csv", index=False)
+    best = result.best()
+    found = "no variant ran" if best is None else (
+        f"best after {result.trials.index(best) + 1} of {len(result.trials)} trials: {best.config}, "
+        f"{best.time_s * 1e3:.3f} ms, {default.time_s / best.time_s:.2f}x the default variant's "
+        f"{default.time_s * 1e3:.3f} ms ({space.defaults})")
+    shown = trials[[*params, "status"]].assign(time_ms=(trials["time_s"] * 1e3).round(4))
+    report.add(
+        "Tuning on the local device",
+        f"{TUNED_SPACE} at n = m = 1024 tuned on {device} ({result.gpu}) as `gpuperf tune` does: each of "
+        f"{TUNING_BUDGET} variants the transfer-guided search picks is built, verified and timed, with the other "
+        f"{len(train)} stencils' measured variants ({measured_variants.name}, one `--train` table each) as its "
+        f"prior, never this stencil's own. {found}. Trials in order: "
+        f"[tune_jacobi2d_5pt.csv](tune_jacobi2d_5pt.csv).\n\n"
+        f"{_markdown_table(shown)}",
+    )
 
 
 def geometry_step(report: DemoReport) -> None:
