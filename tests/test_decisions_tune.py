@@ -67,9 +67,9 @@ def test_tune_measures_distinct_variants_and_a_broken_one_fails_alone(monkeypatc
     built = VariantSpace.build
     calls = []
 
-    def first_is_broken(self, config):
+    def first_is_broken(self, config):  # the first build is the default variant's size check
         calls.append(config)
-        if len(calls) == 1:
+        if len(calls) == 2:
             raise InvalidVariant("broken on purpose", self.key(config))
         return built(self, config)
 
@@ -106,3 +106,38 @@ def test_tune_command_saves_trials_that_train_the_next_run(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
     assert main(["tune", "jacobi2d_5ptt", "--budget", "1"]) == 2
     assert "jacobi2d_5pt" in capsys.readouterr().err
+
+
+def test_a_variant_whose_assumptions_the_sizes_break_fails_alone(monkeypatch):
+    from gpuperf.decisions import tune
+
+    space = get_space("jacobi2d_5pt")
+    wide = space.build({"local_x": 128, "local_y": 8, "outputs_y": 8})  # needs m a multiple of 128
+    with pytest.raises(InvalidVariant, match="sizes outside its assumptions"):
+        tune._check_sizes(wide, {"n": 64, "m": 64})
+    tune._check_sizes(wide, {"n": 64, "m": 128})
+    wide_first = candidate_configurations("jacobi2d_5pt")
+    wide_first = pd.concat([wide_first[(wide_first["local_x"] == 128) & (wide_first["local_y"] == 8)
+                                       & (wide_first["outputs_y"] == 8)].head(1), wide_first.head(40)])
+    monkeypatch.setattr(tune, "candidate_configurations", lambda name: wide_first.reset_index(drop=True))
+    monkeypatch.setattr(tune, "GuidedSearch", lambda configs, *args: _InOrder(len(configs)))
+    result = tune_space("jacobi2d_5pt", {"n": 64, "m": 64}, budget=2)
+    assert [t.status for t in result.trials] == ["invalid_variant", "ok"]
+    with pytest.raises(GpuperfError, match="opencl:7:7"):
+        tune_space("jacobi2d_5pt", {"n": 64, "m": 64}, device="opencl:7:7", budget=1)
+
+
+class _InOrder:
+    """A search that asks for the configurations in table order."""
+
+    def __init__(self, size: int):
+        self.size, self.measured, self.explorer = size, [], None
+
+    def __len__(self) -> int:
+        return self.size
+
+    def ask(self) -> int:
+        return len(self.measured)
+
+    def tell(self, index: int, time) -> None:
+        self.measured.append(index)

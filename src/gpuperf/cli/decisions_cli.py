@@ -1,5 +1,5 @@
-"""Commands that decide with predictions: explore a variant space, rank a catalog space's variants
-from other kernels' measurements, choose a launch geometry."""
+"""Commands that decide with predictions: explore a variant space, tune one on a device, rank a
+catalog space's variants from other kernels' measurements, choose a launch geometry."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from typing import Optional
 
 import typer
 
-from gpuperf.errors import GpuperfError
-
 from gpuperf.cli.output import print_json, print_table
+from gpuperf.errors import GpuperfError
 
 
 def explore_command(

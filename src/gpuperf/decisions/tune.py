@@ -127,13 +127,15 @@ def tune_space(
     by a :class:`GuidedSearch` that learns from the times so far; ``on_trial`` gets the result
     so far after every trial (to show progress or save it)."""
     from gpuperf.kernels.space import InvalidVariant, get_space
-    from gpuperf.measure.devices import MeasureFailure
+    from gpuperf.measure.devices import MeasureFailure, open_device
     from gpuperf.measure.export import known_gpu
     from gpuperf.measure.timing import measure
 
     if budget < 1:
         raise GpuperfError(f"budget {budget} must be at least 1 evaluation")
     space = get_space(space_name)
+    sizes = space.build(space.defaults).resolve_sizes(sizes)  # wrong sizes fail here, before any trial
+    open_device(device)  # and an unknown device
     configs = candidate_configurations(space_name)
     params = list(space.parameters)
     search = GuidedSearch(configs, params, train, model, seed)
@@ -144,6 +146,7 @@ def tune_space(
         config = {p: _plain(configs[p].iloc[index]) for p in params}
         try:
             kernel = space.build(config)
+            _check_sizes(kernel, sizes)
             measured = measure(kernel, sizes, device=device, settings=settings, seed=seed)
             trial = Trial(config, measured.time_s, "ok")
             result.gpu = result.gpu or known_gpu(measured.provenance, device)[0]
@@ -156,6 +159,16 @@ def tune_space(
         if on_trial is not None:
             on_trial(result)
     return result
+
+
+def _check_sizes(kernel, sizes: Mapping[str, int]) -> None:
+    """InvalidVariant when ``sizes`` lie outside this variant's assumptions (e.g. a multiple of its tile)."""
+    from gpuperf.kernels.space import InvalidVariant
+
+    try:
+        kernel.resolve_sizes(sizes)
+    except GpuperfError as error:
+        raise InvalidVariant(f"sizes outside its assumptions: {error}") from None
 
 
 def _plain(value: Any) -> Any:
