@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,10 @@ import pandas as pd
 from gpuperf.decisions.explore import default_model, make_explorer
 from gpuperf.decisions.space import Space
 from gpuperf.errors import GpuperfError
+
+if TYPE_CHECKING:
+    from gpuperf.kernels.kernel import Kernel
+    from gpuperf.measure.timing import TimingSettings
 
 
 class GuidedSearch:
@@ -120,7 +124,7 @@ def tune_space(
     train: Sequence[Space] = (),
     model: str | None = None,
     seed: int = 0,
-    settings=None,
+    settings: TimingSettings | None = None,
     on_trial: Callable[[TuneResult], None] | None = None,
 ) -> TuneResult:
     """Measure up to ``budget`` variants of ``space_name`` at ``sizes`` on ``device``, each chosen
@@ -161,7 +165,7 @@ def tune_space(
     return result
 
 
-def _check_sizes(kernel, sizes: Mapping[str, int]) -> None:
+def _check_sizes(kernel: Kernel, sizes: Mapping[str, int]) -> None:
     """InvalidVariant when ``sizes`` lie outside this variant's assumptions (e.g. a multiple of its tile)."""
     from gpuperf.kernels.space import InvalidVariant
 
