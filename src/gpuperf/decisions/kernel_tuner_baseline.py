@@ -18,11 +18,12 @@ import random
 import tempfile
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from gpuperf.datasets.schema import format_value
+from gpuperf.datasets.schema import format_value, shift_decimal
 from gpuperf.decisions.space import Space, configuration_keys, plain_value
 from gpuperf.errors import GpuperfError
 
@@ -39,16 +40,19 @@ def write_space_cache(space: Space, path: str | Path, kernel_name: str = "kernel
     frame.insert(2, "gpu", device_name)
     frame.insert(3, "device", device_name)
     frame.insert(4, "source", space.where or "gpuperf")
-    frame["time_s"] = space.times / 1e3  # any unit: written as if ms, read back the same
+    # Any unit, written as if ms: the decimal point moved in the text, so the cache replays the
+    # space's own numbers exactly.
+    frame["time_s"] = [shift_decimal(t, -3) for t in space.times]
     frame["status"] = np.where(np.isnan(space.times), "RuntimeFailedConfig", "ok")
     return write_kernel_tuner_cache(frame, path, tune_params_keys=space.params, problem_size=[1])
 
 
-def strategy_order(cache: str | Path, space: Space, strategy: str, budget: int, seed: int = 0) -> list[int]:
-    """Indices of ``space`` in the order Kernel Tuner's ``strategy`` first evaluates them."""
+def strategy_order(cache: str | Path, space: Space, strategy: str | Any, budget: int, seed: int = 0) -> list[int]:
+    """Indices of ``space`` in the order Kernel Tuner's ``strategy`` (a name, or a strategy object
+    such as gpuperf's :class:`GuidedStrategy`) first evaluates them."""
     from kernel_tuner.interface import strategy_map, tune_cache
 
-    if strategy not in strategy_map:
+    if isinstance(strategy, str) and strategy not in strategy_map:
         raise GpuperfError(f"unknown Kernel Tuner strategy '{strategy}' (known: {', '.join(sorted(strategy_map))})")
     random.seed(seed)
     np.random.seed(seed)

@@ -1,0 +1,82 @@
+"""gpuperf's guided search as a Kernel Tuner strategy, for real tuning runs and simulation mode.
+
+    import kernel_tuner
+    from gpuperf.decisions.kernel_tuner_strategy import GuidedStrategy
+
+    kernel_tuner.tune_kernel(name, source, size, args, tune_params,
+                             strategy=GuidedStrategy(train=["gemm_A100.json", "gemm_V100.json"]),
+                             strategy_options={"max_fevals": 20})
+
+Kernel Tuner (1.x) accepts any object with a ``tune(searchspace, runner, tuning_options)``
+method as its strategy. Each step asks a :class:`~gpuperf.decisions.tune.GuidedSearch` for the
+next configuration, lets Kernel Tuner compile and benchmark it (or replay it from a cache in
+simulation mode), and tells the search the result. ``train``: caches (or CSV tables, or
+:class:`Space` objects) of the same kernel's parameters measured on other GPUs; without them
+the search is online. The configurations are searched in sorted order of their parameter
+values, so a run does not depend on how Kernel Tuner lists its search space. An objective
+where higher is better (GFLOP/s, ...) is searched as its inverse, so either kind works; with
+several objectives the search follows the first.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from gpuperf.decisions.space import Space, plain_value, read_space
+from gpuperf.decisions.tune import GuidedSearch
+
+
+class GuidedStrategy:
+    """A Kernel Tuner strategy object (see the module docstring)."""
+
+    def __init__(self, train: Sequence[str | Path | Space] = (), model: str | None = None, seed: int = 0):
+        self.train, self.model, self.seed = list(train), model, seed
+
+    def searched_configurations(self, searchspace: Any) -> pd.DataFrame:
+        """Kernel Tuner's valid configurations as a table, sorted by parameter values."""
+        params = list(searchspace.tune_params)
+        configs = pd.DataFrame([list(c) for c in searchspace.list], columns=params)
+        return configs.sort_values(params, kind="stable").reset_index(drop=True)
+
+    def tune(self, searchspace: Any, runner: Any, tuning_options: Any) -> list[dict]:
+        from kernel_tuner.strategies.common import CostFunc
+        from kernel_tuner.util import StopCriterionReached
+
+        configs = self.searched_configurations(searchspace)
+        params = list(configs.columns)
+        train = [t if isinstance(t, Space) else read_space(t, params) for t in self.train]
+        search = GuidedSearch(configs, params, train, self.model, self.seed)
+        cost = CostFunc(searchspace, tuning_options, runner)
+        higher_is_better = _first(tuning_options.objective_higher_is_better)
+        budget = min(tuning_options.get("max_fevals", len(search)), len(search))
+        try:
+            for _ in range(budget):
+                index = search.ask()
+                value = cost([plain_value(configs[p].iloc[index]) for p in params], check_restrictions=False)
+                search.tell(index, _as_time(_first(value), higher_is_better))
+        except StopCriterionReached:
+            pass
+        return cost.results
+
+
+def _first(value: Any) -> Any:
+    """The first objective's entry (Kernel Tuner 1.x keeps objectives, directions and costs as lists;
+    the search follows the first objective)."""
+    return value[0] if isinstance(value, (list, tuple)) else value
+
+
+def _as_time(cost: float, higher_is_better: bool) -> float | None:
+    """Kernel Tuner's cost (lower is better; the objective negated when higher is better) as a
+    positive time-like value; None for a failed configuration."""
+    if not math.isfinite(cost) or abs(cost) >= sys.float_info.max:
+        return None
+    value = -cost if higher_is_better else cost
+    if value <= 0:
+        return None
+    return 1.0 / value if higher_is_better else value
