@@ -4,7 +4,8 @@
   (with other GPUs' measurements, or online from scratch), judged by evaluations to reach 90,
   95 and 99 % of the best against random order, plain transfer and Kernel Tuner's strategies;
 * :mod:`~gpuperf.decisions.tune`: the same search for real, as ask/tell (:class:`GuidedSearch`) or
-  measuring a catalog space's variants on a device (:func:`tune_space`);
+  measuring a catalog space's variants on a device (:func:`tune_space`), or as a Kernel Tuner
+  strategy (:class:`~gpuperf.decisions.kernel_tuner_strategy.GuidedStrategy`);
 * :mod:`~gpuperf.decisions.geometry`: choose threads per block and blocks for a parallel loop.
 """
 
