@@ -164,3 +164,29 @@ def test_kernel_tuner_runs_the_guided_strategy_as_gpuperf_simulates_it(tmp_path,
         caches = [str(write_space_cache(o, tmp_path / f"other{i}.json")) for i, o in enumerate(others)]
         from_caches = strategy_order(cache, target, GuidedStrategy(train=caches, seed=2), budget=15)
         assert from_caches[:2] == simulated[:2] and len(set(from_caches)) == 15
+
+
+def test_kernel_tuner_tunes_an_opencl_kernel_with_the_guided_strategy():
+    import warnings
+
+    import kernel_tuner
+
+    from gpuperf.decisions.kernel_tuner_strategy import GuidedStrategy
+
+    source = """
+    __kernel void vector_add(__global float *c, __global const float *a, __global const float *b, int n) {
+        int i = get_global_id(0) * TILE;
+        for (int k = 0; k < TILE; k++) if (i + k < n) c[i + k] = a[i + k] + b[i + k];
+    }"""
+    n = 1 << 16
+    a, b = np.random.default_rng(0).random((2, n), dtype=np.float32)
+    tune_params = {"block_size_x": [16, 32, 64, 128], "TILE": [1, 2, 4]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results, _ = kernel_tuner.tune_kernel(
+            "vector_add", source, n, [np.zeros_like(a), a, b, np.int32(n)], tune_params, lang="OpenCL",
+            grid_div_x=["block_size_x", "TILE"], answer=[a + b, None, None, None], iterations=3, quiet=True,
+            strategy=GuidedStrategy(seed=1), strategy_options={"max_fevals": 5})
+    configs = {(r["block_size_x"], r["TILE"]) for r in results}
+    assert len(results) == len(configs) == 5
+    assert all(isinstance(r["time"], float) and r["time"] > 0 for r in results)
