@@ -112,3 +112,29 @@ def test_explore_reads_kernel_tuner_caches_like_csv_tables(tmp_path, capsys):
     assert main(["explore", paths["RTX_3090"][1]]) == 2
     err = capsys.readouterr().err
     assert "RTX_3090.csv: say which columns are the parameters (--params" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_training_table_of_several_gpus_counts_as_one_space_per_gpu(tmp_path, capsys):
+    from gpuperf.decisions.space import read_training_spaces
+
+    parts = []
+    for gpu, optimum in (("Tesla K20", (7, 4)), ("Tesla K40", (8, 4))):
+        write_space(tmp_path / "part.csv", optimum)
+        parts.append(pd.read_csv(tmp_path / "part.csv").assign(gpu=gpu))
+    table = pd.concat(parts, ignore_index=True)
+    table.to_csv(tmp_path / "both.csv", index=False)
+    spaces = read_training_spaces(tmp_path / "both.csv", ["bx", "tile"])
+    assert [s.gpu for s in spaces] == ["Tesla K20", "Tesla K40"] and [len(s) for s in spaces] == [50, 50]
+    assert spaces[1].where.endswith("both.csv (Tesla K40)")
+    target = write_space(tmp_path / "target.csv", (8, 4))
+    joint = run_json(capsys, ["explore", target, "--params", "bx,tile", "--train", str(tmp_path / "both.csv"), "--json"])
+    separate = []
+    for i, part in enumerate(parts):
+        part.to_csv(tmp_path / f"gpu{i}.csv", index=False)
+        separate += ["--train", str(tmp_path / f"gpu{i}.csv")]
+    alone = run_json(capsys, ["explore", target, "--params", "bx,tile", *separate, "--json"])
+    assert joint["order"] == alone["order"] and joint["transfer_evals_to_90"] == alone["transfer_evals_to_90"]
+    table.loc[57, "time_ms"] = -1.0  # file line 59, in the second GPU's rows
+    table.to_csv(tmp_path / "broken.csv", index=False)
+    assert main(["explore", target, "--params", "bx,tile", "--train", str(tmp_path / "broken.csv")]) == 2
+    assert "broken.csv (Tesla K40): line 59: time_ms=" in capsys.readouterr().err

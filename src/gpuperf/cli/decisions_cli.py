@@ -19,7 +19,8 @@ def explore_command(
         None, "--params", help="Comma-separated parameter columns, e.g. MWG,NWG,VWM (a cache's own by default)."),
     target: Optional[str] = typer.Option(None, "--target", help="Time column (default: time_ms, time_s or time; a cache's time)."),
     train: Optional[list[str]] = typer.Option(
-        None, "--train", help="The same parameters measured on another GPU, CSV or cache (repeatable)."),
+        None, "--train", help="The same parameters measured on another GPU, CSV or cache (repeatable; "
+        "a table of several kernels or GPUs counts as one per kernel and GPU)."),
     model: Optional[str] = typer.Option(
         None, "--model", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."
     ),
@@ -31,11 +32,11 @@ def explore_command(
 ) -> None:
     """Simulate exploring a measured variant space in predicted-best-first order."""
     from gpuperf.decisions.explore import explore, result_summary
-    from gpuperf.decisions.space import read_space
+    from gpuperf.decisions.space import read_space, read_training_spaces
 
     names = [p.strip() for p in params.split(",") if p.strip()] if params else None
     measured = read_space(space, names, target)
-    others = [read_space(path, measured.params, target) for path in train or []]
+    others = [s for path in train or [] for s in read_training_spaces(path, measured.params, target)]
     result = explore(measured, others, model=model, refit=refit, budget=budget, seed=seed)
     summary = result_summary(measured, result)
     if report:
@@ -119,7 +120,8 @@ def tune_command(
     device: str = typer.Option("opencl:0", "--device", "-d", help="opencl:0, opencl:<platform>:<device>, cuda:0"),
     budget: int = typer.Option(20, "--budget", help="Measure at most this many variants."),
     train: Optional[list[str]] = typer.Option(
-        None, "--train", help="The space's variants measured elsewhere (CSV with its parameters and a time; repeatable)."),
+        None, "--train", help="The space's variants measured elsewhere (CSV with its parameters and a time; "
+        "repeatable; a table of several kernels or GPUs counts as one per kernel and GPU)."),
     model: Optional[str] = typer.Option(
         None, "--model", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."),
     seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),
@@ -132,13 +134,13 @@ def tune_command(
 
     from gpuperf.cli.output import parse_params
     from gpuperf.datasets import write_dataset_csv
-    from gpuperf.decisions.space import read_space
+    from gpuperf.decisions.space import read_training_spaces
     from gpuperf.decisions.tune import tune_space
     from gpuperf.kernels.space import get_space
 
     sizes = parse_params(param)
     names = list(get_space(space).parameters)  # an unknown space fails here, before anything is read
-    others = [read_space(path, names) for path in train or []]
+    others = [s for path in train or [] for s in read_training_spaces(path, names)]
     if out and not Path(out).parent.is_dir():
         raise GpuperfError(f"{out}: folder {Path(out).parent} does not exist")
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import pandas as pd
 
-from gpuperf.decisions.space import Space, plain_value, read_space
+from gpuperf.decisions.space import Space, plain_value, read_training_spaces
 from gpuperf.decisions.tune import GuidedSearch
 
 
@@ -50,7 +50,7 @@ class GuidedStrategy:
 
         configs = self.searched_configurations(searchspace)
         params = list(configs.columns)
-        train = [t if isinstance(t, Space) else read_space(t, params) for t in self.train]
+        train = [s for t in self.train for s in ([t] if isinstance(t, Space) else read_training_spaces(t, params))]
         search = GuidedSearch(configs, params, train, self.model, self.seed)
         cost = CostFunc(searchspace, tuning_options, runner)
         higher_is_better = _first(tuning_options.objective_higher_is_better)

@@ -114,7 +114,7 @@ def space_from_frame(
     for p in params:
         empty = frame[p].isna().to_numpy()
         if empty.any():
-            line = int(np.flatnonzero(empty)[0]) + first_line
+            line = _line(frame, int(np.flatnonzero(empty)[0]), first_line)
             raise GpuperfError(f"{where}: line {line}: parameter {p} has no value")
     failed = np.zeros(len(frame), dtype=bool)
     if status_column and status_column in frame.columns:
@@ -126,7 +126,7 @@ def space_from_frame(
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise GpuperfError(
-            f"{where}: line {row + first_line}: {target}={raw.iloc[row]!r} is not a positive number "
+            f"{where}: line {_line(frame, row, first_line)}: {target}={raw.iloc[row]!r} is not a positive number "
             f"(nor a failure: a status other than ok, or {', '.join(FAILURE_NAMES)})"
         )
     times[failed] = np.nan
@@ -137,9 +137,20 @@ def space_from_frame(
     duplicated = keys.duplicated().to_numpy()
     if duplicated.any():
         row = int(np.flatnonzero(duplicated)[0])
-        raise GpuperfError(f"{where}: line {row + first_line}: configuration {keys.iloc[row]} appears twice")
+        raise GpuperfError(
+            f"{where}: line {_line(frame, row, first_line)}: configuration {keys.iloc[row]} appears twice")
     extra = frame.drop(columns=[c for c in (*params, target) if c in frame.columns]).reset_index(drop=True)
     return Space(params, configs, times, where, extra, _gpu_name(frame, where))
+
+
+def _line(frame: pd.DataFrame, position: int, first_line: int) -> int:
+    """The file line of row ``position``: its integer index label (a table read from a file keeps
+    its rows' 0-based labels through splitting) plus ``first_line``; its position where the labels
+    are not unique integers."""
+    label = frame.index[position]
+    if frame.index.is_unique and isinstance(label, (int, np.integer)):
+        return int(label) + first_line
+    return position + first_line
 
 
 def _gpu_name(frame: pd.DataFrame, where: str) -> str | None:
@@ -189,6 +200,27 @@ def read_space(path: str | Path, params: Sequence[str] | None = None, target: st
     if not params:
         raise GpuperfError(f"{where}: say which columns are the parameters (--params P1,P2,...)")
     return space_from_frame(frame, params, target or default_target(frame, where), where)
+
+
+GROUP_COLUMNS = ("kernel", "gpu")
+
+
+def read_training_spaces(path: str | Path, params: Sequence[str], target: str | None = None) -> list[Space]:
+    """The spaces in a training table: one per (kernel, GPU) where the table holds several (such
+    as a bundled table of many kernels or GPUs), else the table itself; a Kernel Tuner cache is
+    one space."""
+    if is_kernel_tuner_cache(path):
+        return [read_space(path, params, target)]
+    frame = read_table(path)
+    where = str(path)
+    by = [c for c in GROUP_COLUMNS if c in frame.columns and frame[c].nunique() > 1]
+    if not by:
+        return [space_from_frame(frame, params, target or default_target(frame, where), where)]
+    return [
+        space_from_frame(part, params, target or default_target(frame, where),
+                         f"{where} ({', '.join(map(str, key if isinstance(key, tuple) else (key,)))})")
+        for key, part in frame.groupby(by, sort=True)
+    ]
 
 
 def transfer_matrix(space: Space, others: Sequence[Space]) -> np.ndarray:
