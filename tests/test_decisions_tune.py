@@ -89,7 +89,8 @@ def test_tune_measures_distinct_variants_and_a_broken_one_fails_alone(monkeypatc
 
 def test_tune_command_saves_trials_that_train_the_next_run(tmp_path, capsys):
     out = tmp_path / "trials.csv"
-    argv = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--budget", "2", "--out", str(out), "--json"]
+    argv = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--budget", "2", "--out", str(out), "--json",
+            "--start", "random"]
     assert main(argv) == 0
     first = json.loads(capsys.readouterr().out)
     assert first["evaluated"] == 2 and first["method"] == "online (gp)"
@@ -106,6 +107,33 @@ def test_tune_command_saves_trials_that_train_the_next_run(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
     assert main(["tune", "jacobi2d_5ptt", "--budget", "1"]) == 2
     assert "jacobi2d_5pt" in capsys.readouterr().err
+    assert main(["tune", "jacobi2d_5pt", "--budget", "1", "--start", "best"]) == 2
+    assert "unknown start 'best'" in capsys.readouterr().err
+
+
+def test_without_other_gpus_the_first_picks_follow_a_ranking():
+    from gpuperf.decisions.tune import RANKED_PICKS
+
+    candidates = candidate_configurations("jacobi2d_5pt")
+    ranking = candidates.iloc[::-1].head(50)  # any order: the last candidates first
+    result = tune_space("jacobi2d_5pt", SIZES, budget=RANKED_PICKS + 1, ranking=ranking)
+    first = [tuple(t.config.values()) for t in result.trials[:RANKED_PICKS]]
+    assert first == [tuple(row) for row in ranking.head(RANKED_PICKS).itertuples(index=False)]
+    assert tuple(result.trials[RANKED_PICKS].config.values()) not in first
+    assert result.method == f"online (gp), first {RANKED_PICKS} picks ranked by other kernels"
+
+
+def test_the_ranking_by_other_kernels_never_sees_the_kernels_own_rows(monkeypatch):
+    from gpuperf.decisions import cross_kernel
+    from gpuperf.decisions.tune import rank_by_other_kernels
+
+    seen = {}
+    monkeypatch.setattr(cross_kernel, "rank_space", lambda space, sizes, table, **options: seen.setdefault("t", table))
+    table = pd.DataFrame({"kernel": ["jacobi2d_5pt", "srad1", "gradient"], "time_s": [1.0, 2.0, 3.0]})
+    rank_by_other_kernels("jacobi2d_5pt", SIZES, table)
+    assert list(seen["t"]["kernel"]) == ["srad1", "gradient"]
+    with pytest.raises(GpuperfError, match="no measured variants of other kernels"):
+        rank_by_other_kernels("jacobi2d_5pt", SIZES, table.head(1), "own.csv")
 
 
 def test_a_variant_whose_assumptions_the_sizes_break_fails_alone(monkeypatch):
@@ -120,7 +148,7 @@ def test_a_variant_whose_assumptions_the_sizes_break_fails_alone(monkeypatch):
     wide_first = pd.concat([wide_first[(wide_first["local_x"] == 128) & (wide_first["local_y"] == 8)
                                        & (wide_first["outputs_y"] == 8)].head(1), wide_first.head(40)])
     monkeypatch.setattr(tune, "candidate_configurations", lambda name: wide_first.reset_index(drop=True))
-    monkeypatch.setattr(tune, "GuidedSearch", lambda configs, *args: _InOrder(len(configs)))
+    monkeypatch.setattr(tune, "GuidedSearch", lambda configs, *args, **options: _InOrder(len(configs)))
     result = tune_space("jacobi2d_5pt", {"n": 64, "m": 64}, budget=2)
     assert [t.status for t in result.trials] == ["invalid_variant", "ok"]
     with pytest.raises(GpuperfError, match="opencl:7:7"):

@@ -310,21 +310,16 @@ TUNED_SPACE, TUNED_SIZES, TUNING_BUDGET = "jacobi2d_5pt", {"n": 1024, "m": 1024}
 
 
 def tuning_section(report: DemoReport, measured_variants: Path) -> None:
-    """Tune a stencil on the local device, the other stencils' measured variants as the prior."""
-    from gpuperf.decisions.space import space_from_frame
-    from gpuperf.decisions.tune import tune_space
+    """Tune a stencil on the local device, its first picks ranked by a model trained on other stencils."""
+    from gpuperf.decisions.tune import RANKED_PICKS, rank_by_other_kernels, tune_space
     from gpuperf.kernels.space import get_space
     from gpuperf.measure.timing import measure
 
     space = get_space(TUNED_SPACE)
-    params = list(space.parameters)
-    table = pd.read_csv(measured_variants)
-    others = table[table["kernel"] != TUNED_SPACE]  # never the tuned kernel's own measurements
-    train = [space_from_frame(part, params, "time_s", f"{measured_variants.name} ({kernel})")
-             for kernel, part in others.groupby("kernel")]
+    ranking = rank_by_other_kernels(TUNED_SPACE, TUNED_SIZES, pd.read_csv(measured_variants), measured_variants.name)
     device = local_device()
     default = measure(space.build(space.defaults), TUNED_SIZES, device=device)
-    result = tune_space(TUNED_SPACE, TUNED_SIZES, device, TUNING_BUDGET, train)
+    result = tune_space(TUNED_SPACE, TUNED_SIZES, device, TUNING_BUDGET, ranking=ranking)
     trials = result.table()
     trials.to_csv(report.out / "tune_jacobi2d_5pt.csv", index=False)
     best = result.best()
@@ -332,14 +327,15 @@ def tuning_section(report: DemoReport, measured_variants: Path) -> None:
         f"best after {result.trials.index(best) + 1} of {len(result.trials)} trials: {best.config}, "
         f"{best.time_s * 1e3:.3f} ms, {default.time_s / best.time_s:.2f}x the default variant's "
         f"{default.time_s * 1e3:.3f} ms ({space.defaults})")
+    params = list(space.parameters)
     shown = trials[[*params, "status"]].assign(time_ms=(trials["time_s"] * 1e3).round(4))
     report.add(
         "Tuning on the local device",
-        f"{TUNED_SPACE} at n = m = 1024 tuned on {device} ({result.gpu}) as `gpuperf tune` does: each of "
-        f"{TUNING_BUDGET} variants the transfer-guided search picks is built, verified and timed, with the other "
-        f"{len(train)} stencils' measured variants ({measured_variants.name}, one `--train` table each) as its "
-        f"prior, never this stencil's own. {found}. Trials in order: "
-        f"[tune_jacobi2d_5pt.csv](tune_jacobi2d_5pt.csv).\n\n"
+        f"`gpuperf tune {TUNED_SPACE} -p n=1024 -p m=1024 --budget {TUNING_BUDGET}` on {device} ({result.gpu}): "
+        f"each variant the search picks is built, verified and timed. The first {RANKED_PICKS} picks follow the "
+        f"ranking of PCA + 5-NN on static features trained on the other stencils' measured variants "
+        f"({measured_variants.name}, never this stencil's own: the LIFT setting), then a Gaussian process refits "
+        f"on every time. {found}. Trials in order: [tune_jacobi2d_5pt.csv](tune_jacobi2d_5pt.csv).\n\n"
         f"{_markdown_table(shown)}",
     )
 

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from gpuperf.cli.output import print_json, print_table
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, unknown_name_error
 
 
 def explore_command(
@@ -114,6 +114,24 @@ def geometry_command(
     print_table([{"figure": k, "value": v} for k, v in result.items()], title="launch geometry")
 
 
+TUNE_STARTS = ("ranked", "random")
+
+
+def ranking_by_other_kernels(space: str, sizes: dict, table_path: str | None, show: bool):
+    """``space``'s variants ranked by a model trained on other kernels' measured variants."""
+    from rich.progress import Progress
+
+    from gpuperf.cli.models_cli import read_table
+    from gpuperf.datasets.bundled import data_dir
+    from gpuperf.decisions.tune import rank_by_other_kernels
+
+    table, where = read_table(table_path or str(data_dir() / DEFAULT_VARIANT_TABLE))
+    with Progress(disable=not show, transient=True) as bar:
+        task = bar.add_task(f"ranking {space} variants", total=None)
+        return rank_by_other_kernels(space, sizes, table, where,
+                                     progress=lambda done, total: bar.update(task, completed=done, total=total))
+
+
 def tune_command(
     space: str = typer.Argument(..., help="A catalog variant space (see gpuperf spaces), e.g. jacobi2d_5pt."),
     param: Optional[list[str]] = typer.Option(None, "-p", "--param", help="Size, e.g. -p n=1024 -p m=1024."),
@@ -125,6 +143,12 @@ def tune_command(
     model: Optional[str] = typer.Option(
         None, "--model", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."),
     seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),
+    start: str = typer.Option(
+        "ranked", "--start", help="Without --train: ranked (the first picks ranked by a model trained on other "
+        "kernels' measured variants, the LIFT setting) or random."),
+    rank_train: Optional[str] = typer.Option(
+        None, "--rank-train", help="Measured variants of other kernels for --start ranked "
+        f"(default: the bundled {DEFAULT_VARIANT_TABLE}); this kernel's own rows are left out."),
     out: Optional[str] = typer.Option(None, "--out", help="Write every trial (parameters, time_s, status) as CSV."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -140,9 +164,14 @@ def tune_command(
 
     sizes = parse_params(param)
     names = list(get_space(space).parameters)  # an unknown space fails here, before anything is read
+    if start not in TUNE_STARTS:
+        raise unknown_name_error("start", start, TUNE_STARTS)
     others = [s for path in train or [] for s in read_training_spaces(path, names)]
     if out and not Path(out).parent.is_dir():
         raise GpuperfError(f"{out}: folder {Path(out).parent} does not exist")
+    ranking = None
+    if start == "ranked" and not others:
+        ranking = ranking_by_other_kernels(space, sizes, rank_train, show=not (no_progress or as_json))
 
     def after_trial(so_far) -> None:
         bar.advance(task)
@@ -151,7 +180,7 @@ def tune_command(
 
     with Progress(disable=no_progress or as_json, transient=True) as bar:
         task = bar.add_task(f"tuning {space}", total=budget)
-        result = tune_space(space, sizes, device, budget, others, model, seed, on_trial=after_trial)
+        result = tune_space(space, sizes, device, budget, others, model, seed, on_trial=after_trial, ranking=ranking)
     best = result.best()
     summary = {
         "space": space, "sizes": result.sizes, "device": device, "method": result.method,

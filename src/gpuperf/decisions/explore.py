@@ -62,9 +62,11 @@ def make_explorer(
     refit: bool = True,
     seed: int = 0,
     initial: int = 10,
+    start: Sequence[int] | None = None,
 ):
-    """The explorer for ``space``: transfer-guided with ``train``, online without; ``model``
-    defaults to ``et`` with ``train`` (also for a ranking without refits), ``gp`` without."""
+    """The explorer for ``space``: transfer-guided with ``train``, online without (its first
+    ``initial`` picks random, or the first of ``start``); ``model`` defaults to ``et`` with
+    ``train`` (also for a ranking without refits), ``gp`` without."""
     model = model or default_model(bool(train), refit)
     if model not in SURROGATES:
         raise unknown_name_error("model", model, SURROGATES)
@@ -74,7 +76,7 @@ def make_explorer(
     if not train:
         if not refit:
             raise GpuperfError("without --train tables the exploration must refit as it measures (drop --no-refit)")
-        return OnlineSearch(features, model, seed, initial)
+        return OnlineSearch(features, model, seed, initial, start)
     transfer = transfer_matrix(space, train)
     if refit:
         prior = prior_weights(space.gpu, [t.gpu for t in train])

@@ -28,8 +28,9 @@ counts as half a unit of log below the worst measured time.
 * :class:`StaticModel`: a surrogate fitted once on other GPUs' normalised performance (no
   refit; at most ``STATIC_ROWS`` rows, drawn at random); configurations the others measured
   keep their median.
-* :class:`OnlineSearch`: no prior data; ``initial`` random picks, then model expected
-  improvement over the parameters, refitted after every measurement (batch of 1).
+* :class:`OnlineSearch`: no prior data; ``initial`` random picks (or the first of a given
+  order), then model expected improvement over the parameters, refitted after every
+  measurement (batch of 1).
 * :class:`RandomOrder`.
 """
 
@@ -230,13 +231,17 @@ class StaticModel:
 
 
 class OnlineSearch:
-    """No prior data: random picks first, then the refitted surrogate's expected improvement."""
+    """No prior data: random picks first (or the first of a given ``start`` order, e.g. a ranking
+    by a model trained on other kernels), then the refitted surrogate's expected improvement."""
 
-    def __init__(self, features: np.ndarray, model: str = "gp", seed: int = 0, initial: int = 10):
+    def __init__(self, features: np.ndarray, model: str = "gp", seed: int = 0, initial: int = 10,
+                 start: Sequence[int] | None = None):
         self.features, self.model, self.seed = unit_scale(features), model, seed
         self.rng = np.random.default_rng(seed)
         self.start = self.rng.permutation(len(features))[: max(1, initial)]
         self.tie_break = self.rng.random(len(features))
+        if start is not None:
+            self.start = np.asarray(start, dtype=int)[: max(1, initial)]
 
     def next(self, measured: Sequence[int], times: np.ndarray) -> int:
         step = len(measured)

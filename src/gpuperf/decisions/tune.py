@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.decisions.explore import default_model, make_explorer
-from gpuperf.decisions.space import Space
+from gpuperf.decisions.space import Space, configuration_keys
 from gpuperf.errors import GpuperfError
 
 if TYPE_CHECKING:
@@ -30,11 +30,20 @@ if TYPE_CHECKING:
     from gpuperf.measure.timing import TimingSettings
 
 
+# Without other GPUs' data, this many first picks follow a ranking by a model trained on other
+# kernels (the LIFT setting), then the online search refits. On the 8 pocl stencil spaces (each
+# left out, the PCA + 5-NN ranking trained on the other 7; bench_explore_kernels.py) 3, 5 and 10
+# ranked picks need 4.65, 6.11 and 5.50 evaluations to reach 90 % of the best (geometric mean),
+# random picks 11.98 and the ranking alone 6.46: 3 was chosen on these same spaces.
+RANKED_PICKS = 3
+
+
 class GuidedSearch:
     """Which configuration to measure next, refitted on every result (see the module docstring)."""
 
     def __init__(self, configs: pd.DataFrame, params: Sequence[str], train: Sequence[Space] = (),
-                 model: str | None = None, seed: int = 0, gpu: str | None = None):
+                 model: str | None = None, seed: int = 0, gpu: str | None = None,
+                 start: Sequence[int] | None = None, initial: int = 10):
         params = list(params)
         missing = [p for p in params if p not in configs.columns]
         if missing:
@@ -43,7 +52,7 @@ class GuidedSearch:
             raise GpuperfError("no configurations to search")
         configs = configs[params].reset_index(drop=True)
         self.space = Space(params, configs, np.full(len(configs), np.nan), "search", gpu=gpu)
-        self.explorer = make_explorer(self.space, train, model, True, seed)
+        self.explorer = make_explorer(self.space, train, model, True, seed, initial, start)
         self.measured: list[int] = []
         self.times = np.full(len(configs), np.nan)
 
@@ -105,6 +114,30 @@ class TuneResult:
         return frame
 
 
+def ranked_positions(configs: pd.DataFrame, ranking: pd.DataFrame) -> list[int]:
+    """Positions in ``configs`` of the ranked rows (best first; rows not in ``configs`` skipped)."""
+    params = list(configs.columns)
+    missing = [p for p in params if p not in ranking.columns]
+    if missing:
+        raise GpuperfError(f"the ranking has no column(s) {', '.join(missing)}")
+    position = {key: i for i, key in enumerate(configuration_keys(configs, params))}
+    return [position[key] for key in configuration_keys(ranking, params) if key in position]
+
+
+def rank_by_other_kernels(space_name: str, sizes: Mapping[str, int], table: pd.DataFrame, where: str = "table",
+                          progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """``space_name``'s variants ranked by PCA + 5-NN on static features trained on the measured
+    variants in ``table`` of other kernels (its rows of this space's kernel are left out)."""
+    from gpuperf.decisions.cross_kernel import rank_space
+    from gpuperf.kernels.space import get_space
+
+    if "kernel" in table.columns:
+        table = table[table["kernel"] != get_space(space_name).name]
+    if table.empty:
+        raise GpuperfError(f"{where}: no measured variants of other kernels to rank {space_name}'s by")
+    return rank_space(space_name, dict(sizes), table, progress=progress)
+
+
 def candidate_configurations(space_name: str) -> pd.DataFrame:
     """Every configuration of a catalog variant space its cheap check accepts (nothing is built)."""
     from gpuperf.kernels.space import get_space
@@ -126,10 +159,13 @@ def tune_space(
     seed: int = 0,
     settings: TimingSettings | None = None,
     on_trial: Callable[[TuneResult], None] | None = None,
+    ranking: pd.DataFrame | None = None,
 ) -> TuneResult:
     """Measure up to ``budget`` variants of ``space_name`` at ``sizes`` on ``device``, each chosen
     by a :class:`GuidedSearch` that learns from the times so far; ``on_trial`` gets the result
-    so far after every trial (to show progress or save it)."""
+    so far after every trial (to show progress or save it). Without ``train``, ``ranking`` (the
+    space's variants best first, e.g. :func:`rank_space` trained on other kernels) gives the
+    online search its first ``RANKED_PICKS`` picks instead of random ones."""
     from gpuperf.kernels.space import InvalidVariant, get_space
     from gpuperf.measure.devices import MeasureFailure, open_device
     from gpuperf.measure.export import known_gpu
@@ -142,8 +178,11 @@ def tune_space(
     open_device(device)  # and an unknown device
     configs = candidate_configurations(space_name)
     params = list(space.parameters)
-    search = GuidedSearch(configs, params, train, model, seed)
+    start = None if ranking is None or train else ranked_positions(configs, ranking)
+    search = GuidedSearch(configs, params, train, model, seed, start=start, initial=RANKED_PICKS if start else 10)
     method = ("transfer-guided" if train else "online") + f" ({model or default_model(bool(train), True)})"
+    if start:
+        method += f", first {RANKED_PICKS} picks ranked by other kernels"
     result = TuneResult(space_name, dict(sizes), device, method)
     for _ in range(min(budget, len(search))):
         index = search.ask()
