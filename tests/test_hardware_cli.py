@@ -76,3 +76,11 @@ def test_resources_bad_input_exits_2(capsys):
     assert "has no size parameter m" in capsys.readouterr().err
     assert main(["resources", "vector_copy", "--arch", "sm_61"]) == 2
     assert "architecture 'sm_61'" in capsys.readouterr().err
+
+
+def test_usage_errors_end_in_the_usage_line_and_exit_2(capsys):
+    assert main(["gpus", "--bogus"]) == 2
+    err = capsys.readouterr().err
+    assert "No such option: --bogus" in err and "Traceback" not in err
+    assert main(["occupancy", "--threads", "many"]) == 2
+    assert "Invalid value" in capsys.readouterr().err

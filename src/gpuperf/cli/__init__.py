@@ -42,10 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Abort:
         print("gpuperf: aborted", file=sys.stderr)
         return 130
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
+    except typer.TyperException as exc:  # usage errors: an unknown option, a missing argument, ...
+        if hasattr(exc, "show") and isinstance(getattr(exc, "exit_code", None), int):
             exc.show()
             return exc.exit_code
         raise

@@ -102,7 +102,7 @@ def store_table(store_path: str | Path, campaign: str | None = None, features: b
     feature_of = _Features(extract) if extract else None
     records, size_names, param_names, feature_names = [], {}, {}, {}
     for row in rows:
-        gpu, known_gpu = known_gpu(row["provenance"], row["device"])
+        gpu, canonical = known_gpu(row["provenance"], row["device"])
         record: dict[str, Any] = {
             "kernel": row["kernel_name"], "variant": row["variant"], "gpu": gpu, "device": row["device"],
             "source": f"gpuperf:{row['campaign']}",
@@ -114,7 +114,7 @@ def store_table(store_path: str | Path, campaign: str | None = None, features: b
             param_names.setdefault(name, None)
             record.setdefault(name, value)
         if feature_of is not None:
-            for name, value in feature_of(row["kernel_spec"], row["sizes"], known_gpu).items():
+            for name, value in feature_of(row["kernel_spec"], row["sizes"], canonical).items():
                 if name not in record:
                     feature_names.setdefault(name, None)
                     record[name] = value
