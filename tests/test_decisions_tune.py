@@ -218,3 +218,16 @@ def test_kernel_tuner_tunes_an_opencl_kernel_with_the_guided_strategy():
     configs = {(r["block_size_x"], r["TILE"]) for r in results}
     assert len(results) == len(configs) == 5
     assert all(isinstance(r["time"], float) and r["time"] > 0 for r in results)
+
+
+def test_tune_report_shows_trials_and_the_best_so_far(tmp_path, capsys):
+    argv = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--budget", "3", "--start", "random",
+            "--report", str(tmp_path / "report"), "--json"]
+    assert main(argv) == 0
+    summary = json.loads(capsys.readouterr().out)
+    metrics = json.loads((tmp_path / "report" / "metrics.json").read_text())
+    tuning = metrics["metrics"]["tuning"]
+    assert tuning["trials"] == 3 and tuning["best_time_s"] == summary["best_time"]
+    assert tuning["default_time_s"] > 0
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert "Trials in order" in text and "tuning_curve.png" in text and (tmp_path / "report" / "tuning_curve.png").stat().st_size > 0

@@ -311,22 +311,23 @@ TUNED_SPACE, TUNED_SIZES, TUNING_BUDGET = "jacobi2d_5pt", {"n": 1024, "m": 1024}
 
 def tuning_section(report: DemoReport, measured_variants: Path) -> None:
     """Tune a stencil on the local device, its first picks ranked by a model trained on other stencils."""
-    from gpuperf.decisions.tune import RANKED_PICKS, rank_by_other_kernels, tune_space
+    from gpuperf.decisions.reports import tuning_report
+    from gpuperf.decisions.tune import RANKED_PICKS, default_variant_time, rank_by_other_kernels, tune_space
     from gpuperf.kernels.space import get_space
-    from gpuperf.measure.timing import measure
 
     space = get_space(TUNED_SPACE)
     ranking = rank_by_other_kernels(TUNED_SPACE, TUNED_SIZES, pd.read_csv(measured_variants), measured_variants.name)
     device = local_device()
-    default = measure(space.build(space.defaults), TUNED_SIZES, device=device)
+    default = default_variant_time(TUNED_SPACE, TUNED_SIZES, device)
     result = tune_space(TUNED_SPACE, TUNED_SIZES, device, TUNING_BUDGET, ranking=ranking)
     trials = result.table()
     trials.to_csv(report.out / "tune_jacobi2d_5pt.csv", index=False)
+    tuning_report(report.out / "tune", result, default)
     best = result.best()
     found = "no variant ran" if best is None else (
         f"best after {result.trials.index(best) + 1} of {len(result.trials)} trials: {best.config}, "
-        f"{best.time_s * 1e3:.3f} ms, {default.time_s / best.time_s:.2f}x the default variant's "
-        f"{default.time_s * 1e3:.3f} ms ({space.defaults})")
+        f"{best.time_s * 1e3:.3f} ms, {default / best.time_s:.2f}x the default variant's "
+        f"{default * 1e3:.3f} ms ({space.defaults})")
     params = list(space.parameters)
     shown = trials[[*params, "status"]].assign(time_ms=(trials["time_s"] * 1e3).round(4))
     report.add(
@@ -335,7 +336,8 @@ def tuning_section(report: DemoReport, measured_variants: Path) -> None:
         f"each variant the search picks is built, verified and timed. The first {RANKED_PICKS} picks follow the "
         f"ranking of PCA + 5-NN on static features trained on the other stencils' measured variants "
         f"({measured_variants.name}, never this stencil's own: the LIFT setting), then a Gaussian process refits "
-        f"on every time. {found}. Trials in order: [tune_jacobi2d_5pt.csv](tune_jacobi2d_5pt.csv).\n\n"
+        f"on every time. {found}. Trials in order: [tune_jacobi2d_5pt.csv](tune_jacobi2d_5pt.csv); report with "
+        f"the best-so-far curve: [tune/report.md](tune/report.md).\n\n"
         f"{_markdown_table(shown)}",
     )
 

@@ -150,6 +150,8 @@ def tune_command(
         None, "--rank-train", help="Measured variants of other kernels for --start ranked "
         f"(default: the bundled {DEFAULT_VARIANT_TABLE}); this kernel's own rows are left out."),
     out: Optional[str] = typer.Option(None, "--out", help="Write every trial (parameters, time_s, status) as CSV."),
+    report: Optional[str] = typer.Option(
+        None, "--report", help="Also write a report folder (trials, best so far against trials, the default variant)."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
@@ -183,12 +185,18 @@ def tune_command(
         result = tune_space(space, sizes, device, budget, others, model, seed, on_trial=after_trial, ranking=ranking)
     best = result.best()
     summary = {
-        "space": space, "sizes": result.sizes, "device": device, "method": result.method,
+        "space": space, "sizes": result.sizes, "device": device, "gpu": result.gpu, "method": result.method,
         "evaluated": len(result.trials), "failed": sum(t.status != "ok" for t in result.trials),
         "best": None if best is None else best.config, "best_time": None if best is None else best.time_s,
         "best_at": None if best is None else result.trials.index(best) + 1,
         "trials": [{**t.config, "time": t.time_s, "status": t.status} for t in result.trials],
     }
+    if report:
+        from gpuperf.decisions.reports import tuning_report
+        from gpuperf.decisions.tune import default_variant_time
+
+        paths = tuning_report(report, result, default_variant_time(space, result.sizes, device))
+        summary["report"] = str(paths["markdown"])
     if as_json:
         print_json(summary)
         return

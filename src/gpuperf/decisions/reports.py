@@ -7,7 +7,8 @@ and PNG plots (written by :func:`gpuperf.evaluation.report.write_report`):
 - :func:`advisor_report`: sign accuracy per optimization and target, and strip charts of the
   measured speedups and of the actual/predicted speedup ratios (Taheri, Qasem & Burtscher);
 - :func:`geometry_report`: per policy, the geometric-mean speedup over LLVM's default and the share
-  of choices within 10 % of the best, and a strip chart of the per-choice speedups.
+  of choices within 10 % of the best, and a strip chart of the per-choice speedups;
+- :func:`tuning_report`: a real tuning run's trials and its best-so-far time against trials.
 
 The ``*_study`` functions run each decision on the bundled data and write its report.
 """
@@ -23,6 +24,7 @@ from matplotlib.figure import Figure
 
 from gpuperf.decisions.explore import ExploreResult
 from gpuperf.decisions.search_metrics import best_found_curve, evals_to, random_expected_curve
+from gpuperf.decisions.tune import TuneResult
 from gpuperf.errors import GpuperfError
 from gpuperf.evaluation.report import write_report
 
@@ -109,6 +111,44 @@ def exploration_report(folder: str | Path, cases: Mapping[str, ExploreResult],
              "fraction of the space's best; blank: not reached within the evaluations simulated."]
     return write_report(folder, title, tables={"Evaluations to reach a fraction of the best": table}, notes=notes,
                         plots=[("Best found against evaluations", "The dotted line marks 90 % of the best.", image)])
+
+
+def tuning_report(folder: str | Path, result: TuneResult, default_time: float | None = None) -> dict[str, Path]:
+    """A tuning run's trials in order and its best-so-far time against trials (log y axis), next
+    to the space's default variant's time where it was measured (``default_time``)."""
+    if not result.trials:
+        raise GpuperfError("a tuning report needs at least one trial")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    trials = result.table().drop(columns=["kernel", "device"])
+    trials.index = pd.RangeIndex(1, len(trials) + 1, name="trial")
+    times = trials["time_s"].astype(float).to_numpy()
+    best_so_far = np.fmin.accumulate(np.where(np.isfinite(times), times, np.nan))
+    fig = Figure(figsize=(5.5, 3.2))
+    ax = fig.add_subplot(1, 1, 1)
+    ax.plot(trials.index, times * 1e3, "o", color="grey", markersize=3, label="trial")
+    ax.plot(trials.index, best_so_far * 1e3, drawstyle="steps-post", label="best so far")
+    if default_time is not None:
+        ax.axhline(default_time * 1e3, color="black", linewidth=0.8, linestyle=":", label="default variant")
+    ax.set_yscale("log")
+    ax.set_xlabel("trial")
+    ax.set_ylabel("time (ms)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    image = folder / "tuning_curve.png"
+    fig.savefig(image, dpi=100)
+    best = result.best()
+    summary = {"space": result.space, "sizes": result.sizes, "device": result.device, "gpu": result.gpu,
+               "method": result.method, "trials": len(result.trials),
+               "failed": sum(t.status != "ok" for t in result.trials),
+               "best_time_s": None if best is None else best.time_s,
+               "best": None if best is None else best.config, "default_time_s": default_time}
+    notes = [f"{result.space} at {result.sizes} on {result.device} ({result.gpu}); method: {result.method}."]
+    if best is not None and default_time is not None:
+        notes.append(f"Best {best.config}: {default_time / best.time_s:.2f}x the default variant's time.")
+    return write_report(folder, f"Tuning {result.space}", tables={"Trials in order": trials}, notes=notes,
+                        metrics={"tuning": summary},
+                        plots=[("Best so far against trials", "Times on a log scale.", image)])
 
 
 def advisor_report(folder: str | Path, results: pd.DataFrame, title: str = "Optimization advisor") -> dict[str, Path]:

@@ -9,7 +9,10 @@ online one.
 
 :func:`tune_space` drives it on one of gpuperf's variant spaces: each chosen variant is built
 with loopy (a variant that cannot be built counts as failed, as in a campaign), verified and
-timed on a device.
+timed on a device. Without other GPUs' data its first ``RANKED_PICKS`` picks can follow a ranking
+by a model trained on other kernels (:func:`rank_by_other_kernels`, the LIFT setting).
+:class:`~gpuperf.decisions.kernel_tuner_strategy.GuidedStrategy` runs the same search inside Kernel
+Tuner.
 """
 
 from __future__ import annotations
@@ -202,6 +205,16 @@ def tune_space(
         if on_trial is not None:
             on_trial(result)
     return result
+
+
+def default_variant_time(space_name: str, sizes: Mapping[str, int], device: str = "opencl:0",
+                         settings: TimingSettings | None = None) -> float:
+    """The time of the space's default variant, measured now (a tuning run's reference)."""
+    from gpuperf.kernels.space import get_space
+    from gpuperf.measure.timing import measure
+
+    space = get_space(space_name)
+    return measure(space.build(space.defaults), sizes, device=device, settings=settings).time_s
 
 
 def _check_sizes(kernel: Kernel, sizes: Mapping[str, int]) -> None:
