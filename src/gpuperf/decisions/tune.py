@@ -37,7 +37,9 @@ if TYPE_CHECKING:
 # kernels (the LIFT setting), then the online search refits. On the 8 pocl stencil spaces (each
 # left out, the PCA + 5-NN ranking trained on the other 7; bench_explore_kernels.py) 3, 5 and 10
 # ranked picks need 4.65, 6.11 and 5.50 evaluations to reach 90 % of the best (geometric mean),
-# random picks 11.98 and the ranking alone 6.46: 3 was chosen on these same spaces.
+# random picks 11.98 and the ranking alone 6.46: 3 was chosen on these same spaces. Those spaces
+# are the 64 measured variants of each stencil; a live run ranks all of a space's ~650 variants,
+# most of them unlike anything measured, so its first picks can do worse.
 RANKED_PICKS = 3
 
 
