@@ -323,10 +323,10 @@ def predict_table_command(
     if not names:
         raise GpuperfError(f"{model}: the model was saved without feature names")
     options = info.get("metadata", {}).get("options", {})
-    if gpu is not None and not options.get("gpu_features"):
-        raise GpuperfError(f"{model}: the model does not use GPU descriptors, so --gpu cannot change its "
-                           "predictions; fit it with --gpu-features")
     if gpu is not None:
+        if not options.get("gpu_features"):
+            raise GpuperfError(f"{model}: the model does not use GPU descriptors, so --gpu cannot change its "
+                               "predictions; fit it with --gpu-features")
         try:
             gpu = get_gpu(gpu).name
         except GpuperfError as error:

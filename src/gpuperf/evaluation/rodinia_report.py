@@ -35,8 +35,8 @@ from gpuperf.evaluation.reproduce import (
     selected_features,
     target_check,
 )
-from gpuperf.evaluation.transfer import REFERENCE_KEY
 from gpuperf.evaluation.tables import LAUNCH_COLUMNS, counter_columns, known_columns
+from gpuperf.evaluation.transfer import REFERENCE_KEY
 from gpuperf.models.selection import mutual_information_ranking
 
 

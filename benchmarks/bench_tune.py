@@ -1,0 +1,74 @@
+"""Real tuning runs on the local device: the ranked start against random first picks.
+
+    python benchmarks/bench_tune.py [--spaces jacobi2d_5pt,srad1,gradient] [--budget 12] [--seeds 2]
+
+For each space (n = m = 1024) it measures the default variant, then runs ``gpuperf tune``'s online
+search twice per seed: with its first picks ranked by the model trained on the other kernels'
+measured variants (``--start ranked``, the default) and with random first picks (``--start
+random``). It prints the best time found after 3, 6 and ``--budget`` trials as a speedup over the
+default variant. The runs of one space and seed are interleaved with the default's measurement
+on a shared machine, so compare within a row; the simulation on measured variants is in
+bench_explore_kernels.py.
+
+Measured on this 2-core machine's pocl (defaults: 3 spaces, 2 seeds, 12 trials): speedup of the best
+found over the default variant, geometric mean over the 6 runs, after 3 / 6 / 12 trials: ranked
+start 1.00 / 1.22 / 1.39, random start 0.43 / 0.95 / 0.98; the ranked start was ahead after 12
+trials in 6 of 6 runs. The default variant's own time moved by up to 1.5x between seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+import pandas as pd
+from scipy.stats import gmean
+
+CHECKPOINTS = (3, 6)
+
+
+def best_after(result, trials: int) -> float:
+    times = [t.time_s for t in result.trials[:trials] if t.time_s is not None]
+    return min(times) if times else float("nan")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spaces", default="jacobi2d_5pt,srad1,gradient")
+    parser.add_argument("--budget", type=int, default=12)
+    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--device", default="opencl:0")
+    args = parser.parse_args()
+    os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", "1")
+    from gpuperf.datasets.bundled import data_dir
+    from gpuperf.decisions.tune import default_variant_time, rank_by_other_kernels, tune_space
+
+    sizes = {"n": 1024, "m": 1024}
+    table = pd.read_csv(data_dir() / "stencil_spaces_pocl.csv.gz")
+    checkpoints = (*CHECKPOINTS, args.budget)
+    rows = []
+    for space in args.spaces.split(","):
+        ranking = rank_by_other_kernels(space, sizes, table)
+        for seed in range(args.seeds):
+            default = default_variant_time(space, sizes, args.device)
+            row = {"space": space, "seed": seed, "default_ms": default * 1e3}
+            for start in ("ranked", "random"):
+                result = tune_space(space, sizes, args.device, args.budget, seed=seed,
+                                    ranking=ranking if start == "ranked" else None)
+                for k in checkpoints:
+                    row[f"{start}_{k}"] = default / best_after(result, k)
+            rows.append(row)
+            print(", ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()), flush=True)
+    frame = pd.DataFrame(rows)
+    print("\nspeedup of the best found over the default variant after k trials (geometric mean over runs):")
+    for start in ("ranked", "random"):
+        print(f"  {start:7s} " + "  ".join(f"k={k}: {gmean(frame[f'{start}_{k}']):.2f}" for k in checkpoints))
+    wins = int(np.sum(frame[f"ranked_{args.budget}"] > frame[f"random_{args.budget}"]))
+    print(f"ranked start ahead after {args.budget} trials in {wins} of {len(frame)} runs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
