@@ -238,6 +238,7 @@ class OnlineSearch:
                  start: Sequence[int] | None = None):
         self.features, self.model, self.seed = unit_scale(features), model, seed
         self.rng = np.random.default_rng(seed)
+        # Drawn even when ``start`` is given, so the tie-break is the same for both kinds of start.
         self.start = self.rng.permutation(len(features))[: max(1, initial)]
         self.tie_break = self.rng.random(len(features))
         if start is not None:

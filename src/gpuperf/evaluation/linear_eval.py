@@ -89,18 +89,16 @@ def evaluate_linear_model(device: str, store: str | Path, passes: int = 3,
 
     With ``cycles`` above 1 the calibration and held-out points are timed in one interleaved
     campaign, so the model is tested on times taken under the same machine states as its fit's."""
+    info = device_info(device)
+    plan = restrict_plan(HELD_OUT_PLANS[info.device_class], held_out_kernels)
     if cycles == 1:
         calibration = calibrate(device, store, kernels=calibration_kernels, passes=passes,
                                 property_set=property_set, statistic=statistic, progress=progress)
-        info = calibration.device
-        plan = restrict_plan(HELD_OUT_PLANS[info.device_class], held_out_kernels)
         measured = measure_plan(plan, info.name, store, f"linear-held-out-{info.device_class}", passes, statistic,
                                 progress)
     else:
-        info = device_info(device)
         property_choice(info, property_set)  # a bad name fails before anything is measured
         fitting = restrict_plan(CALIBRATION_PLANS[info.device_class], calibration_kernels)
-        plan = restrict_plan(HELD_OUT_PLANS[info.device_class], held_out_kernels)
         both = measure_plan({**fitting, **plan}, info.name, store, f"linear-evaluation-{info.device_class}",
                             statistic=statistic, progress=progress, cycles=cycles)
         timing = {"statistic": statistic, "passes": 1, "cycles": cycles}

@@ -46,12 +46,14 @@ QUICK_SCENARIOS, QUICK_MODELS = ("bsp",), ("gbt", "random_forest")
 ELSEWHERE_SCENARIO, ELSEWHERE_MODEL = "bsp", "random_forest"
 
 
-def elsewhere_tables(own_profile: pd.Series | None, max_train_rows: int = 500) -> dict[str, pd.DataFrame]:
+def elsewhere_tables(table: pd.DataFrame, own_profile: pd.Series | None,
+                     max_train_rows: int = 500) -> dict[str, pd.DataFrame]:
     """Each GPU predicted from every other GPU's profile of the same launches (see
-    :mod:`gpuperf.evaluation.elsewhere`): the pair table, and per predicted GPU the mean over
-    profiling GPUs next to the two baselines and (``own_profile``) leave one GPU out."""
+    :mod:`gpuperf.evaluation.elsewhere`; ``table``: :func:`rodinia_table`): the pair table, and per
+    predicted GPU the mean over profiling GPUs next to the two baselines and (``own_profile``) leave
+    one GPU out."""
     raw = load_dataset("rodinia_nvprof")
-    chosen = scenario(ELSEWHERE_SCENARIO, rodinia_table(raw))
+    chosen = scenario(ELSEWHERE_SCENARIO, table)
     pairs = profiled_elsewhere(build_model(ELSEWHERE_MODEL, chosen), raw, rodinia_table, chosen.features,
                                REFERENCE_KEY, max_train_rows=max_train_rows)
     run = f"{ELSEWHERE_SCENARIO}/{ELSEWHERE_MODEL}"
@@ -121,7 +123,7 @@ def reproduce_rodinia(
             tables[f"Targets for {PRIMARY_RUN}"] = target_check(result, PRIMARY_RUN, published)
         own = result.macro("gpu")
         run = f"{ELSEWHERE_SCENARIO}/{ELSEWHERE_MODEL}"
-        tables |= elsewhere_tables(own.loc[run] if run in own.index else None, max_train_rows)
+        tables |= elsewhere_tables(table, own.loc[run] if run in own.index else None, max_train_rows)
 
     matvec = matvec_table()
     for label, per_gpu in (("lambda per kernel and architecture", False), ("lambda per kernel and GPU", True)):
