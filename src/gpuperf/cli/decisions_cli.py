@@ -114,6 +114,99 @@ def geometry_command(
     print_table([{"figure": k, "value": v} for k, v in result.items()], title="launch geometry")
 
 
+def _int_list(text: str, what: str) -> list[int]:
+    values = []
+    for part in text.split(","):
+        try:
+            values.append(int(part.strip()))
+        except ValueError:
+            raise GpuperfError(f"--{what}: '{part.strip()}' is not a whole number") from None
+    return values
+
+
+def geometry_sweep_command(
+    device: Optional[str] = typer.Option(
+        None, "--device", "-d", help="Measure on this device: opencl:0, opencl:<platform>:<device>, cuda:0."),
+    table: Optional[str] = typer.Option(
+        None, "--table", help="Judge an already measured sweep instead (CSV: kernel, trip, threads, blocks, time_s)."),
+    loops: str = typer.Option("saxpy,polynomial", "--loops", help="Parallel loops to measure (saxpy, polynomial)."),
+    trips: str = typer.Option("1000,100000,1000000", "--trips", help="Trip counts (loop iterations), comma-separated."),
+    gpu: Optional[str] = typer.Option(
+        None, "--gpu", help="GPU whose descriptor the policies use (default: the device's own, or the table's)."),
+    blocks_step: int = typer.Option(2, "--blocks-step", help="Blocks grow by this factor along the sweep."),
+    out: Optional[str] = typer.Option(None, "--out", help="Write every measured point as CSV, as it is measured."),
+    report: Optional[str] = typer.Option(None, "--report", help="Also write a report folder."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Measure parallel loops over a (threads, blocks) grid and judge the launch-geometry policies on it."""
+    from gpuperf.decisions import geometry_sweep as sweep
+
+    if (device is None) == (table is None):
+        raise GpuperfError("give either --device (measure a sweep) or --table (judge a measured one)")
+    if table is not None:
+        from gpuperf.cli.models_cli import read_table
+
+        measured, where = read_table(table)
+        descriptor = sweep.table_descriptor(measured, where, gpu)
+    else:
+        measured, where, descriptor = _measure_sweep(device, loops, trips, gpu, blocks_step, out,
+                                                     show=not (no_progress or as_json))
+    choices = sweep.sweep_choices(measured, descriptor, where)
+    summary = sweep.sweep_summary(choices)
+    result = {
+        "device": descriptor.name, "points": len(measured), "choices": len(choices),
+        "policies": {p: row.to_dict() for p, row in summary.iterrows()},
+        "picks": choices.to_dict(orient="records"),
+    }
+    if report:
+        from gpuperf.decisions.reports import sweep_report
+
+        result["report"] = str(sweep_report(report, choices, summary, measured, descriptor.name)["markdown"])
+    if as_json:
+        print_json(result)
+        return
+    print_table(summary.reset_index().to_dict(orient="records"), title=f"launch-geometry policies on {where}")
+    picks = [{"loop, trip": row["group"], **{p: f"{row[p + '_threads']} x {row[p + '_blocks']}" for p in summary.index}}
+             for row in result["picks"]]
+    print_table(picks, title="each policy's threads x blocks")
+
+
+def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_step: int, out: str | None, show: bool):
+    from rich.progress import Progress
+
+    from gpuperf.datasets import write_dataset_csv
+    from gpuperf.decisions import geometry_sweep as sweep
+    from gpuperf.kernels.parallel_loops import LOOP_BODIES
+    from gpuperf.measure.devices import open_device
+
+    bodies = [b.strip() for b in loops.split(",") if b.strip()]
+    for body in bodies:
+        if body not in LOOP_BODIES:
+            raise unknown_name_error("parallel loop", body, LOOP_BODIES)
+    counts = _int_list(trips, "trips")
+    if out and not Path(out).parent.is_dir():
+        raise GpuperfError(f"{out}: folder {Path(out).parent} does not exist")
+    opened = open_device(device)
+    descriptor = sweep.measured_device_descriptor(opened, gpu)
+    for trip in counts:
+        sweep.sweep_geometries(descriptor, trip, blocks_step)  # bad trips or steps fail before anything runs
+    rows: list[dict] = []
+
+    def record(row: dict) -> None:
+        rows.append(row)
+        if out:  # every point saved as it is measured: an interrupted sweep keeps what it measured
+            import pandas as pd
+
+            write_dataset_csv(pd.DataFrame(rows), out)
+
+    with Progress(disable=not show, transient=True) as bar:
+        task = bar.add_task(f"sweeping {','.join(bodies)} on {device}", total=None)
+        measured = sweep.measure_sweep(opened, bodies, counts, descriptor, blocks_step=blocks_step, record=record,
+                                       progress=lambda done, total: bar.update(task, completed=done, total=total))
+    return measured, device, descriptor
+
+
 TUNE_STARTS = ("ranked", "random")
 
 
@@ -211,3 +304,4 @@ def register(app: typer.Typer) -> None:
     app.command("tune")(tune_command)
     app.command("rank")(rank_command)
     app.command("geometry")(geometry_command)
+    app.command("geometry-sweep")(geometry_sweep_command)

@@ -272,3 +272,58 @@ def geometry_study(folder: str | Path, echo: Echo = lambda line: None) -> tuple[
         except GpuperfError as exc:  # a GPU without per-SM limits in its descriptor
             echo(f"geometry: {table.label} on {table.gpu} skipped: {exc}")
     return picks, geometry_report(folder, picks, EVALUATED_POLICIES)
+
+
+def plot_sweep_maps(measured: pd.DataFrame, choices: pd.DataFrame, path: Path, columns: int = 3) -> Path:
+    """Per (loop, trip): each measured (threads, blocks) point coloured by its time over the best
+    (log2 axes), with the heuristic's and LLVM's picks marked."""
+    groups = list(measured.groupby(["kernel", "trip"], sort=True))
+    rows = -(-len(groups) // columns)
+    fig = Figure(figsize=(3.2 * columns, 2.8 * rows))
+    for index, ((kernel, trip), group) in enumerate(groups):
+        ax = fig.add_subplot(rows, columns, index + 1)
+        slowdown = group["time_s"] / group["time_s"].min()
+        points = ax.scatter(group["threads"], group["blocks"], c=np.log2(slowdown), cmap="viridis_r", s=18)
+        pick = choices[(choices["kernel"] == kernel) & (choices["trip"] == trip)].iloc[0]
+        for policy, marker in (("heuristic", "x"), ("llvm", "+"), ("best", "o")):
+            ax.scatter([pick[f"{policy}_threads"]], [pick[f"{policy}_blocks"]], marker=marker, s=60,
+                       facecolors="none" if marker == "o" else None, edgecolors="red" if marker == "o" else None,
+                       color=None if marker == "o" else "red", label=policy)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log", base=2)
+        ax.set_title(f"{kernel} trip={trip}", fontsize=7)
+        ax.set_xlabel("threads per block", fontsize=7)
+        ax.set_ylabel("blocks", fontsize=7)
+        ax.tick_params(labelsize=6)
+        fig.colorbar(points, ax=ax).set_label("log2(time / best)", fontsize=6)
+    fig.axes[0].legend(fontsize=6, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    return path
+
+
+def sweep_report(folder: str | Path, choices: pd.DataFrame, summary: pd.DataFrame, measured: pd.DataFrame,
+                 device: str, title: str = "Launch geometry on a (threads, blocks) sweep") -> dict[str, Path]:
+    """The policies judged on a measured sweep (:mod:`gpuperf.decisions.geometry_sweep`): summary,
+    each pick, a strip chart of speedups over LLVM's default and the time maps."""
+    from gpuperf.decisions.geometry_sweep import check_sweep
+
+    if choices.empty:
+        raise GpuperfError("a sweep report needs at least one measured loop and trip count")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    usable = check_sweep(measured, "sweep")
+    policies = [p for p in summary.index if p != "llvm"]
+    strips = {p: (choices["llvm"] / choices[p]).to_numpy(dtype=float) for p in policies}
+    strip = plot_strips(strips, folder / "speedup_vs_llvm.png", "speedup over LLVM's default (128 threads)",
+                        "Speedup of each policy's (threads, blocks)")
+    maps = plot_sweep_maps(usable, choices, folder / "time_maps.png")
+    picks = choices.set_index("group").drop(columns=["kernel", "trip"])
+    return write_report(
+        folder, title,
+        tables={"Per policy": summary, "Each policy's pick (time in seconds, threads, blocks)": picks},
+        plots=[("Speedup per choice", "Each point one (loop, trip count); the bar marks the median.", strip),
+               ("Time over the sweep", "Each point a measured geometry; x: heuristic, +: LLVM, o: the best.", maps)],
+        notes=[f"Device: {device}; {len(usable)} measured points, {len(choices)} (loop, trip count) choices. "
+               "Policies judged on their exact picks; blank: the sweep did not measure that pick."],
+    )

@@ -1,0 +1,259 @@
+"""(threads, blocks) sweeps: parallel loops measured at many launch geometries, and the
+launch-geometry policies judged on them (Lloyd et al.'s evaluation).
+
+A sweep measures each parallel loop (:mod:`gpuperf.kernels.parallel_loops`, grid-stride, so any
+geometry runs the whole loop) at each trip count over a grid of geometries: threads per block in
+powers of two from 32 to the device's limit (at most 1024), blocks in powers of ``blocks_step``
+from 1 to one iteration per thread, plus exactly what every policy picks. Each policy's pick is
+therefore measured as it is, blocks included (the heuristic's capped long loops too), not snapped
+to a neighbour. The model policy is a random forest over (threads, blocks, trip), trained on the
+other loops' sweeps (leave one kernel out), picking the measured geometry it predicts fastest.
+
+Sweep tables have one row per measured point: ``kernel``, ``trip``, ``threads``, ``blocks``,
+``time_s``, ``status`` (``ok`` or why the point failed), ``gpu`` (the device measured) and the
+descriptor the policies used (``device_`` + :class:`DeviceDescriptor` field), so that a sweep file
+is judged later, or elsewhere, with the limits it was taken under.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+import numpy as np
+import pandas as pd
+from sklearn.ensemble import RandomForestRegressor
+
+from gpuperf.decisions.geometry import RULES, DeviceDescriptor, KernelDescriptor
+from gpuperf.errors import GpuperfError
+
+SWEEP_COLUMNS = ("kernel", "trip", "threads", "blocks", "time_s", "status", "gpu")
+DESCRIPTOR_PREFIX = "device_"
+SWEEP_POLICIES = ("llvm", "libomptarget", "heuristic", "occupancy", "model", "best")
+MIN_THREADS = 32
+MAX_SWEEP_THREADS = 1024
+# A CPU OpenCL device runs one work-group per compute unit at a time: its descriptor's "SM" limits.
+CPU_REGISTERS_PER_UNIT = 1 << 30
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _powers(low: int, high: int, step: int) -> list[int]:
+    values, value = [], low
+    while value <= high:
+        values.append(value)
+        value *= step
+    return values
+
+
+def policy_picks(device: DeviceDescriptor, trip: int) -> dict[str, tuple[int, int]]:
+    """(threads, blocks) of every rule-based policy for a loop of ``trip`` iterations."""
+    kernel = KernelDescriptor(int(trip))
+    picks = {}
+    for name, rule in RULES.items():
+        chosen = rule(device, kernel)
+        picks[name] = (chosen.threads, chosen.blocks)
+    return picks
+
+
+def sweep_geometries(device: DeviceDescriptor, trip: int, blocks_step: int = 2) -> list[tuple[int, int]]:
+    """The (threads, blocks) pairs a sweep measures for ``trip`` (see the module docstring)."""
+    if trip < 1:
+        raise GpuperfError(f"trip count {trip} must be at least 1")
+    if blocks_step < 2:
+        raise GpuperfError(f"blocks step {blocks_step} must be at least 2")
+    top = min(device.max_threads_per_block, MAX_SWEEP_THREADS)
+    pairs = set()
+    for threads in _powers(min(MIN_THREADS, top), top, 2):
+        enough = _ceil_div(trip, threads)
+        pairs.update((threads, blocks) for blocks in _powers(1, enough, blocks_step))
+        pairs.add((threads, enough))
+    pairs.update(p for p in policy_picks(device, trip).values() if p[0] <= device.max_threads_per_block)
+    return sorted(pairs)
+
+
+def cpu_descriptor(name: str, compute_units: int, max_work_group_size: int, local_memory_bytes: int) -> DeviceDescriptor:
+    """A CPU OpenCL device as a launch-geometry device: each compute unit an "SM" that runs one
+    work-group at a time, of up to ``max_work_group_size`` work-items; registers never limit."""
+    return DeviceDescriptor(
+        name=name, sms=compute_units, max_threads_per_sm=max_work_group_size, max_blocks_per_sm=1,
+        registers_per_sm=CPU_REGISTERS_PER_UNIT, shared_memory_per_sm_bytes=local_memory_bytes,
+        max_threads_per_block=max_work_group_size, warp_size=1, preferred_threads_per_block=max_work_group_size,
+    )
+
+
+def measure_sweep(
+    device,
+    bodies: Sequence[str],
+    trips: Sequence[int],
+    descriptor: DeviceDescriptor,
+    settings=None,
+    blocks_step: int = 2,
+    record: Callable[[dict], None] = lambda row: None,
+    progress: Callable[[int, int], None] = lambda done, total: None,
+) -> pd.DataFrame:
+    """Measure every loop in ``bodies`` at every trip count over its sweep on an opened ``device``.
+
+    A point that fails to build, run or verify is recorded with its reason and the sweep goes on;
+    ``record`` gets each row as soon as it is measured.
+    """
+    from gpuperf.kernels.parallel_loops import grid_stride_loop
+    from gpuperf.measure.devices import MeasureFailure
+    from gpuperf.measure.timing import measure_compiled
+
+    plan = [(body, trip, threads, blocks) for body in bodies for trip in trips
+            for threads, blocks in sweep_geometries(descriptor, trip, blocks_step)]
+    gpu = device.provenance().get("device_name", device.name)
+    limits = {DESCRIPTOR_PREFIX + key: value for key, value in descriptor.as_dict().items()}
+    rows = []
+    for done, (body, trip, threads, blocks) in enumerate(plan):
+        row = {"kernel": f"loop_{body}", "trip": trip, "threads": threads, "blocks": blocks,
+               "time_s": np.nan, "status": "ok", "gpu": gpu, **limits}
+        try:
+            kernel = grid_stride_loop(body, threads, blocks)
+            measured = measure_compiled(device.compile(kernel), device, {"n": trip}, settings=settings)
+            row["time_s"] = measured.time_s
+        except MeasureFailure as exc:
+            row["status"] = f"{type(exc).__name__}: {exc}"
+        rows.append(row)
+        record(row)
+        progress(done + 1, len(plan))
+    return pd.DataFrame(rows, columns=[*SWEEP_COLUMNS, *limits])
+
+
+def check_sweep(table: pd.DataFrame, where: str) -> pd.DataFrame:
+    """The sweep's usable rows (status ok, or no status column); errors name ``where`` and the column or line."""
+    missing = [c for c in ("kernel", "trip", "threads", "blocks", "time_s") if c not in table.columns]
+    if missing:
+        raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)} (a sweep needs kernel, trip, threads, "
+                           "blocks, time_s)")
+    usable = table if "status" not in table.columns else table[table["status"].eq("ok")]
+    for column in ("trip", "threads", "blocks", "time_s"):
+        values = pd.to_numeric(usable[column], errors="coerce")
+        bad = ~(values > 0) | ~np.isfinite(values)
+        if bad.any():
+            line = int(np.flatnonzero(bad.to_numpy())[0])
+            raise GpuperfError(f"{where}: line {usable.index[line] + 2}: {column} must be a positive number, "
+                               f"not {usable[column].iloc[line]!r}")
+    usable = usable.astype({"trip": int, "threads": int, "blocks": int, "time_s": float})
+    if usable.empty:
+        raise GpuperfError(f"{where}: no measured point (every row failed)")
+    return usable
+
+
+def _model_features(frame: pd.DataFrame) -> np.ndarray:
+    threads, blocks, trip = (np.log2(frame[c].to_numpy(dtype=float)) for c in ("threads", "blocks", "trip"))
+    return np.column_stack([threads, blocks, trip, threads + blocks - trip])
+
+
+def _relative_log_time(frame: pd.DataFrame) -> np.ndarray:
+    group_best = frame.groupby(["kernel", "trip"])["time_s"].transform("min")
+    return np.log2(frame["time_s"] / group_best).to_numpy()
+
+
+def model_picks(table: pd.DataFrame, seed: int = 0) -> pd.Series | None:
+    """Per row, the time a leave-one-kernel-out random forest predicts relative to its group's
+    best (log2); None when the sweep holds a single kernel (nothing to train on)."""
+    kernels = table["kernel"].unique()
+    if len(kernels) < 2:
+        return None
+    predicted = pd.Series(np.nan, index=table.index)
+    for kernel in kernels:
+        train, test = table[table["kernel"] != kernel], table[table["kernel"] == kernel]
+        forest = RandomForestRegressor(n_estimators=100, min_samples_leaf=2, random_state=seed, n_jobs=1)
+        forest.fit(_model_features(train), _relative_log_time(train))
+        predicted[test.index] = forest.predict(_model_features(test))
+    return predicted
+
+
+def sweep_choices(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str = "sweep") -> pd.DataFrame:
+    """Per (kernel, trip): each policy's pick's measured time, threads and blocks, and the best.
+
+    The frame :func:`gpuperf.decisions.geometry_eval.summarise` and the geometry report take. A
+    policy whose pick the sweep did not measure (a sweep taken with another descriptor) gets NaN.
+    """
+    table = check_sweep(table, where)
+    predicted = model_picks(table)
+    rows = []
+    for (kernel, trip), group in table.groupby(["kernel", "trip"], sort=True):
+        times = {(t, b): s for t, b, s in group[["threads", "blocks", "time_s"]].itertuples(index=False)}
+        row: dict[str, object] = {"group": f"{kernel} trip={trip}", "kernel": kernel, "trip": int(trip)}
+        picks = policy_picks(descriptor, int(trip))
+        if predicted is not None:
+            fastest = group.loc[predicted[group.index].idxmin()]
+            picks["model"] = (int(fastest["threads"]), int(fastest["blocks"]))
+        best = group.loc[group["time_s"].idxmin()]
+        picks["best"] = (int(best["threads"]), int(best["blocks"]))
+        for policy, (threads, blocks) in picks.items():
+            row[policy] = times.get((threads, blocks), np.nan)
+            row[f"{policy}_threads"], row[f"{policy}_blocks"] = threads, blocks
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def sweep_summary(choices: pd.DataFrame) -> pd.DataFrame:
+    """Per policy over the choices it has a measured pick for: geometric-mean speedup over LLVM's
+    default, the share within 10 % of the best, and how many choices count."""
+    out = {}
+    for policy in SWEEP_POLICIES:
+        if policy not in choices.columns:
+            continue
+        usable = choices[np.isfinite(choices[policy].astype(float)) & np.isfinite(choices["llvm"].astype(float))]
+        if usable.empty:
+            continue
+        speedup = usable["llvm"] / usable[policy]
+        out[policy] = {
+            "speedup_vs_llvm": float(np.exp(np.mean(np.log(speedup)))),
+            "within_10pct": float(np.mean(usable[policy] <= 1.1 * usable["best"])),
+            "choices": len(usable),
+        }
+    return pd.DataFrame(out).T.rename_axis("policy")
+
+
+def measured_device_descriptor(device, gpu: str | None = None) -> DeviceDescriptor:
+    """The descriptor the policies use for an opened ``device``: ``gpu``'s when given, else the
+    device's own where gpuperf knows its name, else (a CPU OpenCL device) :func:`cpu_descriptor`."""
+    from gpuperf.decisions.geometry import device_descriptor
+    from gpuperf.hardware.specs import canonical_gpu_name
+
+    if gpu is not None:
+        return device_descriptor(gpu)
+    name = device.provenance().get("device_name", device.name)
+    if canonical_gpu_name(name) is not None:
+        return device_descriptor(name)
+    info = getattr(device, "device", None)  # the pyopencl device of an OpenCL device
+    if info is not None and info.type & _cl_cpu_type():
+        return cpu_descriptor(name, info.max_compute_units, info.max_work_group_size, info.local_mem_size)
+    raise GpuperfError(f"gpuperf does not know the device '{name}': name its GPU with --gpu (see gpuperf gpus)")
+
+
+def table_descriptor(table: pd.DataFrame, where: str, gpu: str | None = None) -> DeviceDescriptor:
+    """The descriptor to judge a sweep table with: ``gpu``'s when given, else the one the table
+    recorded (``device_*`` columns), else that of the GPU its ``gpu`` column names."""
+    from gpuperf.decisions.geometry import device_descriptor
+    from gpuperf.hardware.specs import canonical_gpu_name
+
+    if gpu is not None:
+        return device_descriptor(gpu)
+    fields = [f for f in DeviceDescriptor.__dataclass_fields__ if f != "spec"]
+    recorded = [DESCRIPTOR_PREFIX + f for f in fields]
+    if set(recorded) <= set(table.columns):
+        distinct = table[recorded].drop_duplicates()
+        if len(distinct) > 1:
+            raise GpuperfError(f"{where}: rows record different device descriptors; judge one device's sweep at a time")
+        values = distinct.iloc[0]
+        if canonical_gpu_name(values[DESCRIPTOR_PREFIX + "name"]) is not None:
+            return device_descriptor(values[DESCRIPTOR_PREFIX + "name"])  # with its occupancy calculator
+        return DeviceDescriptor(**{f: (str(values[DESCRIPTOR_PREFIX + f]) if f == "name" else int(values[DESCRIPTOR_PREFIX + f]))
+                                   for f in fields})
+    names = table["gpu"].dropna().unique() if "gpu" in table.columns else []
+    if len(names) != 1:
+        raise GpuperfError(f"{where}: name the GPU the sweep was measured on with --gpu (the table has "
+                           f"{'no gpu column' if 'gpu' not in table.columns else f'{len(names)} gpu values'})")
+    return device_descriptor(str(names[0]))
+
+
+def _cl_cpu_type() -> int:
+    import pyopencl as cl
+
+    return cl.device_type.CPU

@@ -1,0 +1,177 @@
+"""(threads, blocks) sweeps: grid-stride loops at chosen geometries, the sweep plan, the policies
+judged on measured sweeps, and the geometry-sweep command."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuperf.cli import main
+from gpuperf.decisions.geometry import device_descriptor, heuristic, llvm_default, KernelDescriptor
+from gpuperf.decisions.geometry_sweep import (
+    check_sweep,
+    cpu_descriptor,
+    policy_picks,
+    sweep_choices,
+    sweep_geometries,
+    sweep_summary,
+    table_descriptor,
+)
+from gpuperf.errors import GpuperfError
+from gpuperf.kernels.parallel_loops import grid_stride_loop
+from gpuperf.measure.timing import TimingSettings, measure
+
+QUICK = TimingSettings(warmup=1, min_repeats=2, min_time_s=0.0, max_repeats=3)
+
+
+@pytest.mark.parametrize("body", ["saxpy", "polynomial"])
+@pytest.mark.parametrize("threads,blocks", [(32, 3), (64, 40)])  # the grid loops over 1000 / leaves items idle
+def test_grid_stride_loops_cover_every_iteration_at_any_geometry(body, threads, blocks):
+    kernel = grid_stride_loop(body, threads, blocks)
+    measured = measure(kernel, {"n": 1000}, settings=QUICK)
+    assert measured.verified  # the reference check fails if an iteration is skipped or done twice
+    assert measured.local_size == (threads, 1, 1) and measured.global_size == (threads * blocks, 1, 1)
+    assert kernel.variant == {"threads": threads, "blocks": blocks}
+
+
+def test_grid_stride_loop_refuses_unknown_bodies_and_empty_launches():
+    with pytest.raises(GpuperfError, match="unknown parallel loop 'copy'"):
+        grid_stride_loop("copy", 32, 1)
+    with pytest.raises(GpuperfError, match="at least one thread"):
+        grid_stride_loop("saxpy", 0, 4)
+
+
+def test_sweep_holds_the_grid_and_every_policy_pick():
+    h100 = device_descriptor("H100")
+    trip = 10_000_000
+    pairs = sweep_geometries(h100, trip)
+    assert len(pairs) == len(set(pairs))
+    for pick in policy_picks(h100, trip).values():
+        assert pick in pairs
+    long_loop = heuristic(h100, KernelDescriptor(trip))
+    assert long_loop.loop_class == "long" and (long_loop.threads, long_loop.blocks) in pairs
+    assert (128, -(-trip // 128)) in pairs and (32, 1) in pairs and (1024, 1) in pairs
+    assert max(t for t, _ in pairs) == 1024
+    assert all(blocks <= -(-trip // threads) for threads, blocks in pairs)
+    assert len(sweep_geometries(h100, trip, 4)) < len(pairs)
+    with pytest.raises(GpuperfError, match="trip count 0"):
+        sweep_geometries(h100, 0)
+    with pytest.raises(GpuperfError, match="blocks step 1"):
+        sweep_geometries(h100, 100, 1)
+
+
+def synthetic_sweep(device, trips, kernels=("loop_a", "loop_b")) -> pd.DataFrame:
+    """Times with one optimum at 256 threads x (one block per 4 iterations per thread ... capped at 4 x SMs)."""
+    rows = []
+    for kernel_index, kernel in enumerate(kernels):
+        for trip in trips:
+            for threads, blocks in sweep_geometries(device, trip):
+                best_blocks = min(-(-trip // (256 * 4)), 4 * device.sms)
+                slowdown = 1 + 0.3 * abs(np.log2(threads / 256)) + 0.2 * abs(np.log2(blocks / best_blocks))
+                rows.append({"kernel": kernel, "trip": trip, "threads": threads, "blocks": blocks,
+                             "time_s": (kernel_index + 1) * 1e-6 * trip / 1000 * slowdown, "status": "ok"})
+    return pd.DataFrame(rows)
+
+
+def test_policies_are_judged_on_their_exact_picks():
+    h100 = device_descriptor("H100")
+    table = synthetic_sweep(h100, [100_000, 10_000_000])
+    choices = sweep_choices(table, h100)
+    assert len(choices) == 4
+    times = table.set_index(["kernel", "trip", "threads", "blocks"])["time_s"]
+    for _, row in choices.iterrows():
+        for policy in ("llvm", "heuristic", "libomptarget", "occupancy"):
+            expected = policy_picks(h100, row["trip"])[policy]
+            assert (row[f"{policy}_threads"], row[f"{policy}_blocks"]) == expected
+            assert row[policy] == times[(row["kernel"], row["trip"], *expected)]
+        group = table[(table["kernel"] == row["kernel"]) & (table["trip"] == row["trip"])]
+        assert row["best"] == group["time_s"].min()
+        assert row["best_threads"] == 256
+    # the two loops' times differ by a factor but share their shape: trained on one, the model
+    # picks the other's optimum
+    assert (choices["model"] == choices["best"]).all()
+    summary = sweep_summary(choices)
+    expected = np.exp(np.mean(np.log(choices["llvm"] / choices["heuristic"])))
+    assert summary.loc["heuristic", "speedup_vs_llvm"] == pytest.approx(expected)
+    assert summary.loc["model", "within_10pct"] == 1.0 and summary.loc["llvm", "speedup_vs_llvm"] == 1.0
+    assert summary.loc["best", "speedup_vs_llvm"] >= summary["speedup_vs_llvm"].max() - 1e-12
+
+
+def test_a_single_loop_has_no_model_and_unmeasured_picks_are_blank():
+    h100 = device_descriptor("H100")
+    table = synthetic_sweep(h100, [100_000], kernels=("loop_a",))
+    a100 = device_descriptor("A100")  # judged with other limits: some picks were never measured
+    choices = sweep_choices(table, a100)
+    assert "model" not in choices.columns
+    heuristic_pick = policy_picks(a100, 100_000)["heuristic"]
+    measured = set(zip(table["threads"], table["blocks"]))
+    assert np.isnan(choices.loc[0, "heuristic"]) == (heuristic_pick not in measured)
+    assert choices.loc[0, "llvm"] > 0
+
+
+def test_sweep_tables_are_checked_with_file_and_line():
+    table = pd.DataFrame({"kernel": ["k", "k"], "trip": [10, 10], "threads": [32, 64], "blocks": [1, 1],
+                          "time_s": [1e-6, 0.0]})
+    with pytest.raises(GpuperfError, match=r"s\.csv: line 3: time_s must be a positive number"):
+        check_sweep(table, "s.csv")
+    with pytest.raises(GpuperfError, match=r"s\.csv: missing column\(s\) blocks"):
+        check_sweep(table.drop(columns="blocks"), "s.csv")
+    failed = table.assign(status=["ok", "RunFailed: out of resources"])
+    assert len(check_sweep(failed, "s.csv")) == 1  # a failed point is skipped, not an error
+    with pytest.raises(GpuperfError, match="no measured point"):
+        check_sweep(failed.assign(status="RunFailed"), "s.csv")
+
+
+def test_table_descriptor_prefers_gpu_then_recorded_limits_then_the_gpu_column():
+    cpu = cpu_descriptor("some CPU", 4, 4096, 65536)
+    recorded = pd.DataFrame([{f"device_{k}": v for k, v in cpu.as_dict().items()} | {"gpu": "some CPU"}])
+    rebuilt = table_descriptor(recorded, "t.csv")
+    assert rebuilt.as_dict() == cpu.as_dict()
+    assert table_descriptor(recorded, "t.csv", gpu="V100").name == device_descriptor("V100").name
+    assert table_descriptor(pd.DataFrame({"gpu": ["A100"]}), "t.csv").name == device_descriptor("A100").name
+    with pytest.raises(GpuperfError, match="t.csv: name the GPU"):
+        table_descriptor(pd.DataFrame({"gpu": ["A100", "V100"]}), "t.csv")
+
+
+def test_cpu_descriptor_caps_long_loops_at_one_group_per_compute_unit():
+    cpu = cpu_descriptor("cpu", 4, 4096, 65536)
+    assert heuristic(cpu, KernelDescriptor(1_000_000)).as_dict() == {
+        "threads": 4096, "blocks": 4, "class": "long", "policy": "heuristic"}
+    assert heuristic(cpu, KernelDescriptor(3)).loop_class == "short"
+    assert llvm_default(cpu, KernelDescriptor(1000)).blocks == 8
+
+
+def test_geometry_sweep_command_measures_saves_and_judges(tmp_path, capsys):
+    out = tmp_path / "sweep.csv"
+    argv = ["geometry-sweep", "--device", "opencl:0", "--loops", "saxpy", "--trips", "300", "--blocks-step", "8",
+            "--out", str(out), "--report", str(tmp_path / "report"), "--json"]
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    saved = pd.read_csv(out)
+    assert result["points"] == len(saved) and (saved["status"] == "ok").all()
+    assert set(saved["kernel"]) == {"loop_saxpy"} and set(saved["trip"]) == {300}
+    assert set(result["policies"]) >= {"llvm", "heuristic", "libomptarget", "occupancy", "best"}
+    assert result["policies"]["llvm"]["speedup_vs_llvm"] == 1.0
+    (pick,) = result["picks"]
+    assert pick["best"] == saved["time_s"].min()
+    assert (tmp_path / "report" / "report.md").exists() and (tmp_path / "report" / "time_maps.png").exists()
+    # the saved file is judged the same way later, with the limits it was measured under
+    assert main(["geometry-sweep", "--table", str(out), "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["picks"] == result["picks"]
+
+
+def test_geometry_sweep_command_errors(tmp_path, capsys):
+    assert main(["geometry-sweep"]) == 2
+    assert "give either --device" in capsys.readouterr().err
+    assert main(["geometry-sweep", "--device", "opencl:0", "--loops", "copy"]) == 2
+    assert "unknown parallel loop 'copy'" in capsys.readouterr().err
+    assert main(["geometry-sweep", "--device", "opencl:0", "--trips", "100,x"]) == 2
+    assert "--trips: 'x' is not a whole number" in capsys.readouterr().err
+    bad = tmp_path / "bad.csv"
+    pd.DataFrame({"kernel": ["k"], "trip": [10], "threads": [32], "time_s": [1.0]}).to_csv(bad, index=False)
+    assert main(["geometry-sweep", "--table", str(bad), "--gpu", "V100"]) == 2
+    assert "bad.csv: missing column(s) blocks" in capsys.readouterr().err
