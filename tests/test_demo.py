@@ -10,6 +10,8 @@ from gpuperf.cli import main
 
 def test_demo_steps_write_report_files(tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("POCL_MAX_PTHREAD_COUNT", raising=False)  # the demo sets it; restored afterwards
+    monkeypatch.setattr(demo, "SWEEP_TRIPS", (300,))  # a small live sweep
+    monkeypatch.setattr(demo, "SWEEP_BLOCKS_STEP", 8)
     assert main(["demo", "--out", str(tmp_path), "--step", "catalog", "--step", "geometry"]) == 0
     index = (tmp_path / "index.md").read_text()
     assert "## Kernel catalog" in index and "## Launch geometry" in index
@@ -22,6 +24,10 @@ def test_demo_steps_write_report_files(tmp_path, monkeypatch) -> None:
     judged = (tmp_path / "geometry" / "report.md").read_text()
     assert "heuristic" in judged and "![speedup_vs_llvm](speedup_vs_llvm.png)" in judged
     assert "| heuristic |" in index  # the short version: one row per policy in the index
+    assert "## Launch geometry on the local device" in index
+    sweep = pd.read_csv(tmp_path / "geometry_sweep.csv")
+    assert set(sweep["kernel"]) == {"loop_saxpy", "loop_polynomial"} and (sweep["status"] == "ok").all()
+    assert "![time_maps](time_maps.png)" in (tmp_path / "geometry_sweep" / "report.md").read_text()
 
 
 def test_failing_step_is_reported_in_the_index(tmp_path, monkeypatch) -> None:

@@ -366,6 +366,36 @@ def geometry_step(report: DemoReport) -> None:
         "[geometry/report.md](geometry/report.md)); `python benchmarks/bench_geometry.py` also times the "
         f"policies.\n\n{_markdown_table(judged)}",
     )
+    sweep_section(report)
+
+
+SWEEP_LOOPS, SWEEP_TRIPS, SWEEP_BLOCKS_STEP = ("saxpy", "polynomial"), (100_000,), 4
+
+
+def sweep_section(report: DemoReport) -> None:
+    """A (threads, blocks) sweep of two parallel loops on the local device, the policies judged on it."""
+    from gpuperf.decisions.geometry_sweep import measure_sweep, measured_device_descriptor, sweep_choices, sweep_summary
+    from gpuperf.decisions.reports import sweep_report
+    from gpuperf.measure.devices import open_device
+
+    device = open_device(local_device())
+    descriptor = measured_device_descriptor(device)
+    measured = measure_sweep(device, SWEEP_LOOPS, SWEEP_TRIPS, descriptor, blocks_step=SWEEP_BLOCKS_STEP)
+    measured.to_csv(report.out / "geometry_sweep.csv", index=False)
+    choices = sweep_choices(measured, descriptor)
+    summary = sweep_summary(choices)
+    sweep_report(report.out / "geometry_sweep", choices, summary, measured, descriptor.name)
+    picks = pd.DataFrame([{"loop, trip": row["group"], **{p: f"{row[p + '_threads']} x {row[p + '_blocks']}"
+                                                           for p in summary.index}} for _, row in choices.iterrows()])
+    report.add(
+        "Launch geometry on the local device",
+        f"`gpuperf geometry-sweep --device {local_device()} --loops {','.join(SWEEP_LOOPS)} --trips "
+        f"{','.join(map(str, SWEEP_TRIPS))} --blocks-step {SWEEP_BLOCKS_STEP}`: grid-stride loops measured over a "
+        f"(threads, blocks) grid on {descriptor.name} ({descriptor.sms} compute units, each counted as an SM), "
+        f"{len(measured)} points ([geometry_sweep.csv](geometry_sweep.csv); report with the time maps: "
+        "[geometry_sweep/report.md](geometry_sweep/report.md)). Each policy is judged on its exact pick; the "
+        f"model is trained on the other loop's sweep.\n\n{_markdown_table(summary)}\n\n{_markdown_table(picks)}",
+    )
 
 
 STEPS: dict[str, Callable[[DemoReport], None]] = {

@@ -1,0 +1,108 @@
+"""Launch-geometry policies on a measured (threads, blocks) sweep of grid-stride parallel loops.
+
+    python benchmarks/bench_geometry_sweep.py                       # judge the bundled pocl sweep
+    python benchmarks/bench_geometry_sweep.py --measure [--device opencl:0] [--threads 2]
+        [--trips 1000,100000,1000000] [--out data/geometry_sweep_pocl.csv.gz]   # measure one (minutes)
+
+For each loop (saxpy, a degree-32 polynomial) and trip count: every policy's exact pick (threads and
+blocks) and the best measured geometry; per policy the geometric-mean speedup over LLVM's default
+(128 threads, one iteration per thread) and the share of choices within 10 % of the best; the model
+policy is trained on the other loop's sweep. Then each policy's cost per call against the loops'
+times. ``--threads`` sets POCL_MAX_PTHREAD_COUNT for a pocl CPU device before OpenCL starts: pocl
+then reports that many compute units, which the CPU descriptor counts as SMs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import timeit
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "data" / "geometry_sweep_pocl.csv.gz"
+
+
+def measure(args) -> Path:
+    if args.threads:
+        os.environ["POCL_MAX_PTHREAD_COUNT"] = str(args.threads)
+    from rich.progress import Progress
+
+    from gpuperf.decisions.geometry_sweep import measure_sweep, measured_device_descriptor
+    from gpuperf.measure.devices import open_device
+    from gpuperf.measure.timing import TimingSettings, provenance
+
+    device = open_device(args.device)
+    descriptor = measured_device_descriptor(device)
+    settings = TimingSettings()
+    trips = [int(t) for t in args.trips.split(",")]
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    with Progress(transient=True) as bar:
+        task = bar.add_task("sweep", total=None)
+        table = measure_sweep(device, ["saxpy", "polynomial"], trips, descriptor, settings,
+                              progress=lambda done, total: bar.update(task, completed=done, total=total))
+    out = Path(args.out)
+    table.to_csv(out, index=False)
+    record = {
+        "what": "grid-stride saxpy and degree-32 polynomial loops over a (threads, blocks) grid "
+                "(gpuperf.decisions.geometry_sweep), every output verified against NumPy",
+        "command": "python benchmarks/bench_geometry_sweep.py --measure " + " ".join(sys.argv[2:]),
+        "pocl_max_pthread_count": os.environ.get("POCL_MAX_PTHREAD_COUNT"),
+        "load_average_at_start": os.getloadavg(),
+        "measured_from": started,
+        "measured_to": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "descriptor": descriptor.as_dict(),
+        "provenance": provenance(device, "kernel_event", settings),
+    }
+    out.with_name(out.name.replace(".csv.gz", "").replace(".csv", "") + ".provenance.json").write_text(
+        json.dumps(record, indent=2) + "\n")
+    print(f"measured {len(table)} points ({(table['status'] != 'ok').sum()} failed) -> {out}")
+    return out
+
+
+def judge(path: Path) -> None:
+    import pandas as pd
+
+    from gpuperf.decisions.geometry import RULES, KernelDescriptor
+    from gpuperf.decisions.geometry_sweep import sweep_choices, sweep_summary, table_descriptor
+
+    table = pd.read_csv(path)
+    descriptor = table_descriptor(table, str(path))
+    choices = sweep_choices(table, descriptor, str(path))
+    print(f"device: {descriptor.name} ({descriptor.sms} compute units, up to {descriptor.max_threads_per_block} "
+          f"work-items per group); {len(table)} points")
+    policies = [c for c in ("llvm", "libomptarget", "heuristic", "occupancy", "model", "best") if c in choices]
+    print(f"\n{'loop, trip':28s} " + " ".join(f"{p:>22s}" for p in policies))
+    for _, row in choices.iterrows():
+        cells = [f"{row[p + '_threads']}x{row[p + '_blocks']} {row['llvm'] / row[p]:5.2f}x" for p in policies]
+        print(f"{row['group']:28s} " + " ".join(f"{c:>22s}" for c in cells))
+    print("\n(threads x blocks, then the speedup over llvm's pick)")
+    print("\n== per policy ==")
+    print(sweep_summary(choices).to_string(float_format=lambda v: f"{v:.3f}"))
+    kernel = KernelDescriptor(1_000_000)
+    median_us = float(np.median(table.loc[table["status"] == "ok", "time_s"])) * 1e6
+    print(f"\n== cost per call against the sweep's median loop time ({median_us:.1f} us) ==")
+    for name, rule in RULES.items():
+        best = min(timeit.repeat(lambda: rule(descriptor, kernel), number=20_000, repeat=5)) / 20_000 * 1e6
+        print(f"  {name:13s} {best:7.3f} us per call ({best / median_us:.1e} of the median loop)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--measure", action="store_true", help="measure a sweep first (else judge --out)")
+    parser.add_argument("--device", default="opencl:0")
+    parser.add_argument("--threads", type=int, default=2, help="POCL_MAX_PTHREAD_COUNT (0: leave as is)")
+    parser.add_argument("--trips", default="1000,100000,1000000")
+    parser.add_argument("--out", default=str(DEFAULT_OUT))
+    args = parser.parse_args()
+    path = measure(args) if args.measure else Path(args.out)
+    judge(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
