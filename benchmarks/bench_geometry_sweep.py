@@ -2,7 +2,7 @@
 
     python benchmarks/bench_geometry_sweep.py                       # judge the bundled pocl sweep
     python benchmarks/bench_geometry_sweep.py --measure [--device opencl:0] [--threads 2]
-        [--trips 1000,100000,1000000] [--out data/geometry_sweep_pocl.csv.gz]   # measure one (minutes)
+        [--trips 1000,100000,1000000] [--cycles 15] [--out data/geometry_sweep_pocl.csv.gz]   # measure one
 
 For each loop (saxpy, a degree-32 polynomial) and trip count: every policy's exact pick (threads and
 blocks) and the best measured geometry; per policy the geometric-mean speedup over LLVM's default
@@ -32,13 +32,13 @@ def measure(args) -> Path:
         os.environ["POCL_MAX_PTHREAD_COUNT"] = str(args.threads)
     from rich.progress import Progress
 
-    from gpuperf.decisions.geometry_sweep import measure_sweep, measured_device_descriptor
+    from gpuperf.decisions.geometry_sweep import measure_sweep, measured_device_descriptor, sweep_settings
     from gpuperf.measure.devices import open_device
-    from gpuperf.measure.timing import TimingSettings, provenance
+    from gpuperf.measure.timing import provenance
 
     device = open_device(args.device)
     descriptor = measured_device_descriptor(device)
-    settings = TimingSettings()
+    settings = sweep_settings(args.cycles)
     trips = [int(t) for t in args.trips.split(",")]
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     with Progress(transient=True) as bar:
@@ -50,7 +50,7 @@ def measure(args) -> Path:
     record = {
         "what": "grid-stride saxpy and degree-32 polynomial loops over a (threads, blocks) grid "
                 "(gpuperf.decisions.geometry_sweep), every output verified against NumPy",
-        "command": "python benchmarks/bench_geometry_sweep.py --measure " + " ".join(sys.argv[2:]),
+        "command": "python benchmarks/bench_geometry_sweep.py " + " ".join(sys.argv[1:]),
         "pocl_max_pthread_count": os.environ.get("POCL_MAX_PTHREAD_COUNT"),
         "load_average_at_start": os.getloadavg(),
         "measured_from": started,
@@ -97,6 +97,7 @@ def main() -> int:
     parser.add_argument("--device", default="opencl:0")
     parser.add_argument("--threads", type=int, default=2, help="POCL_MAX_PTHREAD_COUNT (0: leave as is)")
     parser.add_argument("--trips", default="1000,100000,1000000")
+    parser.add_argument("--cycles", type=int, default=15, help="interleaved cycles per (loop, trip) group")
     parser.add_argument("--out", default=str(DEFAULT_OUT))
     args = parser.parse_args()
     path = measure(args) if args.measure else Path(args.out)

@@ -37,6 +37,13 @@ def test_grid_stride_loops_cover_every_iteration_at_any_geometry(body, threads, 
     assert kernel.variant == {"threads": threads, "blocks": blocks}
 
 
+def test_grid_stride_loops_stay_exact_on_grids_of_a_million_threads():
+    # isl's loop bound multiplies the ids by the grid size: in 32-bit indices it overflowed and
+    # skipped iterations
+    measured = measure(grid_stride_loop("saxpy", 128, 7813), {"n": 1_000_000}, settings=QUICK)
+    assert measured.verified and measured.global_size == (128 * 7813, 1, 1)
+
+
 def test_grid_stride_loop_refuses_unknown_bodies_and_empty_launches():
     with pytest.raises(GpuperfError, match="unknown parallel loop 'copy'"):
         grid_stride_loop("copy", 32, 1)
@@ -146,7 +153,7 @@ def test_cpu_descriptor_caps_long_loops_at_one_group_per_compute_unit():
 
 def test_geometry_sweep_command_measures_saves_and_judges(tmp_path, capsys):
     out = tmp_path / "sweep.csv"
-    argv = ["geometry-sweep", "--device", "opencl:0", "--loops", "saxpy", "--trips", "300", "--blocks-step", "8",
+    argv = ["geometry-sweep", "--device", "opencl:0", "--loops", "saxpy", "--trips", "300", "--blocks-step", "8", "--cycles", "3",
             "--out", str(out), "--report", str(tmp_path / "report"), "--json"]
     assert main(argv) == 0
     result = json.loads(capsys.readouterr().out)
@@ -171,6 +178,8 @@ def test_geometry_sweep_command_errors(tmp_path, capsys):
     assert "unknown parallel loop 'copy'" in capsys.readouterr().err
     assert main(["geometry-sweep", "--device", "opencl:0", "--trips", "100,x"]) == 2
     assert "--trips: 'x' is not a whole number" in capsys.readouterr().err
+    assert main(["geometry-sweep", "--device", "opencl:0", "--cycles", "0"]) == 2
+    assert "--cycles: 0 must be at least 1" in capsys.readouterr().err
     bad = tmp_path / "bad.csv"
     pd.DataFrame({"kernel": ["k"], "trip": [10], "threads": [32], "time_s": [1.0]}).to_csv(bad, index=False)
     assert main(["geometry-sweep", "--table", str(bad), "--gpu", "V100"]) == 2

@@ -134,7 +134,8 @@ def geometry_sweep_command(
     gpu: Optional[str] = typer.Option(
         None, "--gpu", help="GPU whose descriptor the policies use (default: the device's own, or the table's)."),
     blocks_step: int = typer.Option(2, "--blocks-step", help="Blocks grow by this factor along the sweep."),
-    out: Optional[str] = typer.Option(None, "--out", help="Write every measured point as CSV, as it is measured."),
+    cycles: int = typer.Option(15, "--cycles", help="Interleaved timing cycles per loop and trip count."),
+    out: Optional[str] = typer.Option(None, "--out", help="Write every point as CSV, as each loop and trip count is timed."),
     report: Optional[str] = typer.Option(None, "--report", help="Also write a report folder."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -150,7 +151,7 @@ def geometry_sweep_command(
         measured, where = read_table(table)
         descriptor = sweep.table_descriptor(measured, where, gpu)
     else:
-        measured, where, descriptor = _measure_sweep(device, loops, trips, gpu, blocks_step, out,
+        measured, where, descriptor = _measure_sweep(device, loops, trips, gpu, blocks_step, cycles, out,
                                                      show=not (no_progress or as_json))
     choices = sweep.sweep_choices(measured, descriptor, where)
     summary = sweep.sweep_summary(choices)
@@ -172,7 +173,8 @@ def geometry_sweep_command(
     print_table(picks, title="each policy's threads x blocks")
 
 
-def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_step: int, out: str | None, show: bool):
+def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_step: int, cycles: int,
+                   out: str | None, show: bool):
     from rich.progress import Progress
 
     from gpuperf.datasets import write_dataset_csv
@@ -185,6 +187,8 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
         if body not in LOOP_BODIES:
             raise unknown_name_error("parallel loop", body, LOOP_BODIES)
     counts = _int_list(trips, "trips")
+    if cycles < 1:
+        raise GpuperfError(f"--cycles: {cycles} must be at least 1")
     if out and not Path(out).parent.is_dir():
         raise GpuperfError(f"{out}: folder {Path(out).parent} does not exist")
     opened = open_device(device)
@@ -202,7 +206,8 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
 
     with Progress(disable=not show, transient=True) as bar:
         task = bar.add_task(f"sweeping {','.join(bodies)} on {device}", total=None)
-        measured = sweep.measure_sweep(opened, bodies, counts, descriptor, blocks_step=blocks_step, record=record,
+        measured = sweep.measure_sweep(opened, bodies, counts, descriptor, sweep.sweep_settings(cycles),
+                                       blocks_step=blocks_step, record=record,
                                        progress=lambda done, total: bar.update(task, completed=done, total=total))
     return measured, device, descriptor
 

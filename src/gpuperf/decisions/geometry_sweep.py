@@ -6,7 +6,8 @@ geometry runs the whole loop) at each trip count over a grid of geometries: thre
 powers of two from 32 to the device's limit (at most 1024), blocks in powers of ``blocks_step``
 from 1 to one iteration per thread, plus exactly what every policy picks. Each policy's pick is
 therefore measured as it is, blocks included (the heuristic's capped long loops too), not snapped
-to a neighbour. The model policy is a random forest over (threads, blocks, trip), trained on the
+to a neighbour. The geometries of one loop at one trip count are timed interleaved (15 cycles of
+short rounds by default), so their ratios share the machine's state. The model policy is a random forest over (threads, blocks, trip), trained on the
 other loops' sweeps (leave one kernel out), picking the measured geometry it predicts fastest.
 
 Sweep tables have one row per measured point: ``kernel``, ``trip``, ``threads``, ``blocks``,
@@ -82,6 +83,17 @@ def cpu_descriptor(name: str, compute_units: int, max_work_group_size: int, loca
     )
 
 
+# Each (loop, trip) group's geometries timed in this many interleaved cycles of short rounds, so
+# that their ratios share the machine's state (gpuperf.measure.interleave).
+SWEEP_TIMING = dict(cycles=15, min_time_s=0.01, min_repeats=3)
+
+
+def sweep_settings(cycles: int = SWEEP_TIMING["cycles"]):
+    from gpuperf.measure.timing import TimingSettings
+
+    return TimingSettings(**{**SWEEP_TIMING, "cycles": cycles})
+
+
 def measure_sweep(
     device,
     bodies: Sequence[str],
@@ -94,30 +106,42 @@ def measure_sweep(
 ) -> pd.DataFrame:
     """Measure every loop in ``bodies`` at every trip count over its sweep on an opened ``device``.
 
-    A point that fails to build, run or verify is recorded with its reason and the sweep goes on;
-    ``record`` gets each row as soon as it is measured.
+    The geometries of one loop at one trip count are built, then timed together in
+    ``settings.cycles`` interleaved cycles (default :func:`sweep_settings`). A point that fails to
+    build, run or verify is recorded with its reason and the sweep goes on; ``record`` gets each
+    row once its group is timed.
     """
     from gpuperf.kernels.parallel_loops import grid_stride_loop
     from gpuperf.measure.devices import MeasureFailure
-    from gpuperf.measure.timing import measure_compiled
+    from gpuperf.measure.interleave import Variant, measure_interleaved
 
-    plan = [(body, trip, threads, blocks) for body in bodies for trip in trips
-            for threads, blocks in sweep_geometries(descriptor, trip, blocks_step)]
+    settings = settings or sweep_settings()
+    groups = [(body, trip, sweep_geometries(descriptor, trip, blocks_step)) for body in bodies for trip in trips]
+    total, done = sum(len(g) for *_, g in groups), 0
     gpu = device.provenance().get("device_name", device.name)
     limits = {DESCRIPTOR_PREFIX + key: value for key, value in descriptor.as_dict().items()}
     rows = []
-    for done, (body, trip, threads, blocks) in enumerate(plan):
-        row = {"kernel": f"loop_{body}", "trip": trip, "threads": threads, "blocks": blocks,
-               "time_s": np.nan, "status": "ok", "gpu": gpu, **limits}
-        try:
-            kernel = grid_stride_loop(body, threads, blocks)
-            measured = measure_compiled(device.compile(kernel), device, {"n": trip}, settings=settings)
-            row["time_s"] = measured.time_s
-        except MeasureFailure as exc:
-            row["status"] = f"{type(exc).__name__}: {exc}"
-        rows.append(row)
-        record(row)
-        progress(done + 1, len(plan))
+    for body, trip, geometries in groups:
+        group_rows, variants, built = [], [], []
+        for threads, blocks in geometries:
+            row = {"kernel": f"loop_{body}", "trip": trip, "threads": threads, "blocks": blocks,
+                   "time_s": np.nan, "status": "ok", "gpu": gpu, **limits}
+            try:
+                variants.append(Variant(device.compile(grid_stride_loop(body, threads, blocks)), {"n": trip}))
+                built.append(row)
+            except MeasureFailure as exc:
+                row["status"] = f"{type(exc).__name__}: {exc}"
+            group_rows.append(row)
+            done += 1
+            progress(done, total)
+        for row, result in zip(built, measure_interleaved(variants, device, settings)):
+            if isinstance(result, Exception):
+                row["status"] = f"{type(result).__name__}: {result}"
+            else:
+                row["time_s"] = result.time_s
+        for row in group_rows:
+            rows.append(row)
+            record(row)
     return pd.DataFrame(rows, columns=[*SWEEP_COLUMNS, *limits])
 
 

@@ -65,8 +65,9 @@ def grid_stride_loop(body: str, threads: int, blocks: int) -> Kernel:
     program = lp.make_kernel(
         f"{{[b, t, k]: 0 <= b < {blocks} and 0 <= t < {threads} and 0 <= k and {index} < n}}",
         instruction.format(i=index),
-        [lp.ValueArg("n", np.int32), lp.GlobalArg("x", F32, "n"), lp.GlobalArg("y", F32, "n")],
+        [lp.ValueArg("n", np.int64), lp.GlobalArg("x", F32, "n"), lp.GlobalArg("y", F32, "n")],
         assumptions="n >= 1",
+        index_dtype=np.int64,  # the loop bound isl derives multiplies ids by the grid size: int32 overflows
         name=f"loop_{body}",
         lang_version=LANG,
     )
