@@ -14,6 +14,7 @@ from gpuperf.decisions.geometry import device_descriptor, heuristic, llvm_defaul
 from gpuperf.decisions.geometry_sweep import (
     check_sweep,
     cpu_descriptor,
+    loop_registers,
     policy_picks,
     sweep_choices,
     sweep_geometries,
@@ -117,6 +118,23 @@ def test_a_single_loop_has_no_model_and_unmeasured_picks_are_blank():
     measured = set(zip(table["threads"], table["blocks"]))
     assert np.isnan(choices.loc[0, "heuristic"]) == (heuristic_pick not in measured)
     assert choices.loc[0, "llvm"] > 0
+
+
+def test_policies_see_the_loops_registers():
+    h100 = device_descriptor("H100")
+    registers = loop_registers("polynomial", h100)  # NVRTC, no GPU needed
+    assert 8 <= registers <= 255
+    assert loop_registers("polynomial", cpu_descriptor("cpu", 2, 4096, 65536)) == 32
+    trip = 100_000_000
+    heavy = policy_picks(h100, trip, registers=255)["heuristic"]
+    assert heavy != policy_picks(h100, trip, registers=32)["heuristic"]  # fewer resident blocks
+    table = synthetic_sweep(h100, [trip], kernels=("loop_a",))
+    assert heavy not in set(zip(table["threads"], table["blocks"]))
+    table = pd.concat([table, pd.DataFrame([{"kernel": "loop_a", "trip": trip, "threads": heavy[0],
+                                             "blocks": heavy[1], "time_s": 1.0, "status": "ok"}])])
+    choices = sweep_choices(table.assign(registers=255), h100)
+    assert (choices.loc[0, "heuristic_threads"], choices.loc[0, "heuristic_blocks"]) == heavy
+    assert choices.loc[0, "heuristic"] == 1.0
 
 
 def test_sweep_tables_are_checked_with_file_and_line():

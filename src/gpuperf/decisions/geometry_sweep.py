@@ -10,8 +10,11 @@ to a neighbour. The geometries of one loop at one trip count are timed interleav
 short rounds by default), so their ratios share the machine's state. The model policy is a random forest over (threads, blocks, trip), trained on the
 other loops' sweeps (leave one kernel out), picking the measured geometry it predicts fastest.
 
+The policies see each loop's registers per thread: on an NVIDIA GPU what NVRTC compiles its CUDA
+code to for that GPU (:func:`loop_registers`), elsewhere 32.
+
 Sweep tables have one row per measured point: ``kernel``, ``trip``, ``threads``, ``blocks``,
-``time_s``, ``status`` (``ok`` or why the point failed), ``gpu`` (the device measured) and the
+``time_s``, ``status`` (``ok`` or why the point failed), ``registers``, ``gpu`` (the device measured) and the
 descriptor the policies used (``device_`` + :class:`DeviceDescriptor` field), so that a sweep file
 is judged later, or elsewhere, with the limits it was taken under.
 """
@@ -23,10 +26,10 @@ import numpy as np
 import pandas as pd
 from sklearn.ensemble import RandomForestRegressor
 
-from gpuperf.decisions.geometry import RULES, DeviceDescriptor, KernelDescriptor
+from gpuperf.decisions.geometry import DEFAULT_REGISTERS, RULES, DeviceDescriptor, KernelDescriptor
 from gpuperf.errors import GpuperfError
 
-SWEEP_COLUMNS = ("kernel", "trip", "threads", "blocks", "time_s", "status", "gpu")
+SWEEP_COLUMNS = ("kernel", "trip", "threads", "blocks", "time_s", "status", "registers", "gpu")
 DESCRIPTOR_PREFIX = "device_"
 SWEEP_POLICIES = ("llvm", "libomptarget", "heuristic", "occupancy", "model", "best")
 MIN_THREADS = 32
@@ -47,9 +50,20 @@ def _powers(low: int, high: int, step: int) -> list[int]:
     return values
 
 
-def policy_picks(device: DeviceDescriptor, trip: int) -> dict[str, tuple[int, int]]:
+def loop_registers(body: str, device: DeviceDescriptor) -> int:
+    """Registers per thread of the ``body`` loop: NVRTC's count for an NVIDIA GPU's architecture
+    (the geometry only changes constants in the code), else ``DEFAULT_REGISTERS``."""
+    if device.spec is None or device.spec.vendor != "NVIDIA":
+        return DEFAULT_REGISTERS
+    from gpuperf.features.resources import arch_for_gpu, compile_resources
+    from gpuperf.kernels.parallel_loops import grid_stride_loop
+
+    return compile_resources(grid_stride_loop(body, 128, 1), arch_for_gpu(device.spec)).registers
+
+
+def policy_picks(device: DeviceDescriptor, trip: int, registers: int = DEFAULT_REGISTERS) -> dict[str, tuple[int, int]]:
     """(threads, blocks) of every rule-based policy for a loop of ``trip`` iterations."""
-    kernel = KernelDescriptor(int(trip))
+    kernel = KernelDescriptor(int(trip), int(registers))
     picks = {}
     for name, rule in RULES.items():
         chosen = rule(device, kernel)
@@ -57,7 +71,8 @@ def policy_picks(device: DeviceDescriptor, trip: int) -> dict[str, tuple[int, in
     return picks
 
 
-def sweep_geometries(device: DeviceDescriptor, trip: int, blocks_step: int = 2) -> list[tuple[int, int]]:
+def sweep_geometries(device: DeviceDescriptor, trip: int, blocks_step: int = 2,
+                     registers: int = DEFAULT_REGISTERS) -> list[tuple[int, int]]:
     """The (threads, blocks) pairs a sweep measures for ``trip`` (see the module docstring)."""
     if trip < 1:
         raise GpuperfError(f"trip count {trip} must be at least 1")
@@ -69,7 +84,7 @@ def sweep_geometries(device: DeviceDescriptor, trip: int, blocks_step: int = 2) 
         enough = _ceil_div(trip, threads)
         pairs.update((threads, blocks) for blocks in _powers(1, enough, blocks_step))
         pairs.add((threads, enough))
-    pairs.update(p for p in policy_picks(device, trip).values() if p[0] <= device.max_threads_per_block)
+    pairs.update(p for p in policy_picks(device, trip, registers).values() if p[0] <= device.max_threads_per_block)
     return sorted(pairs)
 
 
@@ -116,7 +131,9 @@ def measure_sweep(
     from gpuperf.measure.interleave import Variant, measure_interleaved
 
     settings = settings or sweep_settings()
-    groups = [(body, trip, sweep_geometries(descriptor, trip, blocks_step)) for body in bodies for trip in trips]
+    registers = {body: loop_registers(body, descriptor) for body in bodies}
+    groups = [(body, trip, sweep_geometries(descriptor, trip, blocks_step, registers[body]))
+              for body in bodies for trip in trips]
     total, done = sum(len(g) for *_, g in groups), 0
     gpu = device.provenance().get("device_name", device.name)
     limits = {DESCRIPTOR_PREFIX + key: value for key, value in descriptor.as_dict().items()}
@@ -125,7 +142,7 @@ def measure_sweep(
         group_rows, variants, built = [], [], []
         for threads, blocks in geometries:
             row = {"kernel": f"loop_{body}", "trip": trip, "threads": threads, "blocks": blocks,
-                   "time_s": np.nan, "status": "ok", "gpu": gpu, **limits}
+                   "time_s": np.nan, "status": "ok", "registers": registers[body], "gpu": gpu, **limits}
             try:
                 variants.append(Variant(device.compile(grid_stride_loop(body, threads, blocks)), {"n": trip}))
                 built.append(row)
@@ -191,7 +208,8 @@ def model_picks(table: pd.DataFrame, seed: int = 0) -> pd.Series | None:
 
 
 def sweep_choices(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str = "sweep") -> pd.DataFrame:
-    """Per (kernel, trip): each policy's pick's measured time, threads and blocks, and the best.
+    """Per (kernel, trip): each policy's pick's measured time, threads and blocks, and the best
+    (the policies given the table's ``registers`` per thread where it has them, else 32).
 
     The frame :func:`gpuperf.decisions.geometry_eval.summarise` and the geometry report take. A
     policy whose pick the sweep did not measure (a sweep taken with another descriptor) gets NaN.
@@ -202,7 +220,8 @@ def sweep_choices(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str 
     for (kernel, trip), group in table.groupby(["kernel", "trip"], sort=True):
         times = {(t, b): s for t, b, s in group[["threads", "blocks", "time_s"]].itertuples(index=False)}
         row: dict[str, object] = {"group": f"{kernel} trip={trip}", "kernel": kernel, "trip": int(trip)}
-        picks = policy_picks(descriptor, int(trip))
+        registers = int(group["registers"].iloc[0]) if "registers" in group.columns else DEFAULT_REGISTERS
+        picks = policy_picks(descriptor, int(trip), registers)
         if predicted is not None:
             fastest = group.loc[predicted[group.index].idxmin()]
             picks["model"] = (int(fastest["threads"]), int(fastest["blocks"]))
