@@ -202,3 +202,18 @@ def test_geometry_sweep_command_errors(tmp_path, capsys):
     pd.DataFrame({"kernel": ["k"], "trip": [10], "threads": [32], "time_s": [1.0]}).to_csv(bad, index=False)
     assert main(["geometry-sweep", "--table", str(bad), "--gpu", "V100"]) == 2
     assert "bad.csv: missing column(s) blocks" in capsys.readouterr().err
+
+
+def test_the_bundled_pocl_sweep_is_judged_with_the_limits_it_was_measured_under(tmp_path):
+    from gpuperf.datasets.bundled import data_dir
+    from gpuperf.decisions.reports import bundled_sweep_report
+
+    measured = pd.read_csv(data_dir() / "geometry_sweep_pocl.csv.gz")
+    descriptor = table_descriptor(measured, "bundled")
+    assert descriptor.sms == 2 and descriptor.max_threads_per_block == 4096
+    choices = sweep_choices(measured, descriptor)
+    assert len(choices) == 6  # two loops x three trip counts, every policy's pick measured
+    assert np.isfinite(choices[["llvm", "libomptarget", "heuristic", "occupancy", "model", "best"]]).all().all()
+    assert (choices["best"] <= choices[["llvm", "heuristic", "model"]].min(axis=1)).all()
+    report = (bundled_sweep_report(tmp_path)["markdown"]).read_text()
+    assert "heuristic" in report and "![time_maps](time_maps.png)" in report

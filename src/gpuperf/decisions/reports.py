@@ -191,7 +191,7 @@ def policy_summary(picks: Mapping[str, pd.DataFrame], policies: Sequence[str]) -
 
 
 def geometry_report(folder: str | Path, picks: Mapping[str, pd.DataFrame], policies: Sequence[str],
-                    title: str = "Launch geometry") -> dict[str, Path]:
+                    title: str = "Launch geometry", notes: Sequence[str] = ()) -> dict[str, Path]:
     """Per policy: speedup over LLVM's default and share within 10 % of the best, and a strip chart.
 
     ``picks``: per (kernel, GPU) label, :func:`gpuperf.decisions.geometry_eval.choices`'s frame."""
@@ -215,7 +215,7 @@ def geometry_report(folder: str | Path, picks: Mapping[str, pd.DataFrame], polic
         folder, title,
         tables={"Over all choices": overall, "Geometric-mean speedup over LLVM per table": per_table},
         plots=[("Speedup per choice", "Each point one choice of block shape; the bar marks the median.", image)],
-        notes=[f"{len(combined)} choices from {len(picks)} measured (kernel, GPU) tables."],
+        notes=[f"{len(combined)} choices from {len(picks)} measured (kernel, GPU) tables.", *notes],
     )
 
 
@@ -271,7 +271,26 @@ def geometry_study(folder: str | Path, echo: Echo = lambda line: None) -> tuple[
             picks[f"{table.label} on {table.gpu}"] = choices(table, models[table.family])
         except GpuperfError as exc:  # a GPU without per-SM limits in its descriptor
             echo(f"geometry: {table.label} on {table.gpu} skipped: {exc}")
-    return picks, geometry_report(folder, picks, EVALUATED_POLICIES)
+    sweep = bundled_sweep_report(Path(folder) / "sweep")
+    echo(f"geometry: the bundled (threads, blocks) sweep judged in {sweep['markdown']}")
+    note = ("The policies' threads and blocks judged together on a measured (threads, blocks) sweep of two "
+            "parallel loops (the bundled pocl sweep): [sweep/report.md](sweep/report.md).")
+    return picks, geometry_report(folder, picks, EVALUATED_POLICIES, notes=[note])
+
+
+BUNDLED_SWEEP = "geometry_sweep_pocl.csv.gz"
+
+
+def bundled_sweep_report(folder: str | Path) -> dict[str, Path]:
+    """The launch-geometry policies judged on the bundled pocl (threads, blocks) sweep."""
+    from gpuperf.datasets.bundled import data_dir
+    from gpuperf.decisions.geometry_sweep import sweep_choices, sweep_summary, table_descriptor
+
+    path = data_dir() / BUNDLED_SWEEP
+    measured = pd.read_csv(path)
+    descriptor = table_descriptor(measured, BUNDLED_SWEEP)
+    choices = sweep_choices(measured, descriptor, BUNDLED_SWEEP)
+    return sweep_report(folder, choices, sweep_summary(choices), measured, descriptor.name)
 
 
 def plot_sweep_maps(measured: pd.DataFrame, choices: pd.DataFrame, path: Path, columns: int = 3) -> Path:
