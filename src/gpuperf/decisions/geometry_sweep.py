@@ -7,27 +7,32 @@ powers of two from 32 to the device's limit (at most 1024), blocks in powers of 
 from 1 to one iteration per thread, plus exactly what every policy picks. Each policy's pick is
 therefore measured as it is, blocks included (the heuristic's capped long loops too), not snapped
 to a neighbour. The geometries of one loop at one trip count are timed interleaved (15 cycles of
-short rounds by default), so their ratios share the machine's state. The model policy is a random forest over (threads, blocks, trip), trained on the
-other loops' sweeps (leave one kernel out), picking the measured geometry it predicts fastest.
+short rounds by default), so their ratios share the machine's state. The model policy is a random
+forest over (threads, blocks, trip), trained on the other loops' sweeps (leave one kernel out),
+picking the measured geometry it predicts fastest.
 
 The policies see each loop's registers per thread: on an NVIDIA GPU what NVRTC compiles its CUDA
 code to for that GPU (:func:`loop_registers`), elsewhere 32.
 
 Sweep tables have one row per measured point: ``kernel``, ``trip``, ``threads``, ``blocks``,
-``time_s``, ``status`` (``ok`` or why the point failed), ``registers``, ``gpu`` (the device measured) and the
-descriptor the policies used (``device_`` + :class:`DeviceDescriptor` field), so that a sweep file
-is judged later, or elsewhere, with the limits it was taken under.
+``time_s``, ``status`` (``ok`` or why the point failed), ``registers``, ``gpu`` (the device
+measured) and the descriptor the policies used (``device_`` + :class:`DeviceDescriptor` field), so
+that a sweep file is judged later, or elsewhere, with the limits it was taken under.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 from sklearn.ensemble import RandomForestRegressor
 
 from gpuperf.decisions.geometry import DEFAULT_REGISTERS, RULES, DeviceDescriptor, KernelDescriptor
 from gpuperf.errors import GpuperfError
+
+if TYPE_CHECKING:
+    from gpuperf.measure.timing import TimingSettings
 
 SWEEP_COLUMNS = ("kernel", "trip", "threads", "blocks", "time_s", "status", "registers", "gpu")
 DESCRIPTOR_PREFIX = "device_"
@@ -103,7 +108,8 @@ def cpu_descriptor(name: str, compute_units: int, max_work_group_size: int, loca
 SWEEP_TIMING = dict(cycles=15, min_time_s=0.01, min_repeats=3)
 
 
-def sweep_settings(cycles: int = SWEEP_TIMING["cycles"]):
+def sweep_settings(cycles: int = SWEEP_TIMING["cycles"]) -> "TimingSettings":
+    """The sweep's timing: ``cycles`` interleaved cycles of short rounds."""
     from gpuperf.measure.timing import TimingSettings
 
     return TimingSettings(**{**SWEEP_TIMING, "cycles": cycles})
@@ -287,8 +293,8 @@ def table_descriptor(table: pd.DataFrame, where: str, gpu: str | None = None) ->
         values = distinct.iloc[0]
         if canonical_gpu_name(values[DESCRIPTOR_PREFIX + "name"]) is not None:
             return device_descriptor(values[DESCRIPTOR_PREFIX + "name"])  # with its occupancy calculator
-        return DeviceDescriptor(**{f: (str(values[DESCRIPTOR_PREFIX + f]) if f == "name" else int(values[DESCRIPTOR_PREFIX + f]))
-                                   for f in fields})
+        limits = {f: int(values[DESCRIPTOR_PREFIX + f]) for f in fields if f != "name"}
+        return DeviceDescriptor(name=str(values[DESCRIPTOR_PREFIX + "name"]), **limits)
     names = table["gpu"].dropna().unique() if "gpu" in table.columns else []
     if len(names) != 1:
         raise GpuperfError(f"{where}: name the GPU the sweep was measured on with --gpu (the table has "
