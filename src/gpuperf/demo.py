@@ -391,7 +391,7 @@ def sweep_section(report: DemoReport) -> None:
         "Launch geometry on the local device",
         f"`gpuperf geometry-sweep --device {local_device()} --loops {','.join(SWEEP_LOOPS)} --trips "
         f"{','.join(map(str, SWEEP_TRIPS))} --blocks-step {SWEEP_BLOCKS_STEP}`: grid-stride loops measured over a "
-        f"(threads, blocks) grid on {descriptor.name} ({descriptor.sms} compute units, each counted as an SM), "
+        f"(threads, blocks) grid on {descriptor.name} (its compute units, {descriptor.sms}, counted as SMs), "
         f"{len(measured)} points ([geometry_sweep.csv](geometry_sweep.csv); report with the time maps: "
         "[geometry_sweep/report.md](geometry_sweep/report.md)). Each policy is judged on its exact pick; the "
         f"model is trained on the other loop's sweep.\n\n{_markdown_table(summary)}\n\n{_markdown_table(picks)}",

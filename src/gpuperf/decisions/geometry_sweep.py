@@ -256,7 +256,8 @@ def sweep_summary(choices: pd.DataFrame) -> pd.DataFrame:
             "within_10pct": float(np.mean(usable[policy] <= 1.1 * usable["best"])),
             "choices": len(usable),
         }
-    return pd.DataFrame(out).T.rename_axis("policy")
+    summary = pd.DataFrame(out).T.rename_axis("policy")
+    return summary.astype({"choices": int}) if not summary.empty else summary
 
 
 def measured_device_descriptor(device, gpu: str | None = None) -> DeviceDescriptor:
