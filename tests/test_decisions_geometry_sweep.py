@@ -169,6 +169,22 @@ def test_cpu_descriptor_caps_long_loops_at_one_group_per_compute_unit():
     assert llvm_default(cpu, KernelDescriptor(1000)).blocks == 8
 
 
+def test_measure_sweep_reports_progress_through_builds_and_timed_rounds():
+    from gpuperf.decisions.geometry_sweep import measure_sweep, sweep_settings
+    from gpuperf.measure.devices import open_device
+
+    device = open_device("opencl:0")
+    cpu = cpu_descriptor("cpu", 1, 256, 65536)
+    calls: list[tuple[int, int]] = []
+    table = measure_sweep(device, ["saxpy"], [100], cpu, sweep_settings(2), blocks_step=4,
+                          progress=lambda done, total: calls.append((done, total)))
+    points = len(sweep_geometries(cpu, 100, 4))
+    assert len(table) == points and (table["status"] == "ok").all()
+    assert calls[-1] == (points * 3, points * 3)  # one build and two rounds per point
+    assert [done for done, _ in calls] == sorted(done for done, _ in calls)
+    assert len(calls) > points  # the bar moves while the group is timed, not only while it builds
+
+
 def test_geometry_sweep_command_measures_saves_and_judges(tmp_path, capsys):
     out = tmp_path / "sweep.csv"
     argv = ["geometry-sweep", "--device", "opencl:0", "--loops", "saxpy", "--trips", "300", "--blocks-step", "8", "--cycles", "3",

@@ -22,6 +22,7 @@ that a sweep file is judged later, or elsewhere, with the limits it was taken un
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 import numpy as np
@@ -130,7 +131,7 @@ def measure_sweep(
     The geometries of one loop at one trip count are built, then timed together in
     ``settings.cycles`` interleaved cycles (default :func:`sweep_settings`). A point that fails to
     build, run or verify is recorded with its reason and the sweep goes on; ``record`` gets each
-    row once its group is timed.
+    row once its group is timed; ``progress(done, total)`` counts builds and timed rounds.
     """
     from gpuperf.kernels.parallel_loops import grid_stride_loop
     from gpuperf.measure.devices import MeasureFailure
@@ -140,7 +141,8 @@ def measure_sweep(
     registers = {body: loop_registers(body, descriptor) for body in bodies}
     groups = [(body, trip, sweep_geometries(descriptor, trip, blocks_step, registers[body]))
               for body in bodies for trip in trips]
-    total, done = sum(len(g) for *_, g in groups), 0
+    # progress: one step per build and one per timed round of each point
+    total, finished = sum(len(g) for *_, g in groups) * (1 + settings.cycles), 0
     gpu = device.provenance().get("device_name", device.name)
     limits = {DESCRIPTOR_PREFIX + key: value for key, value in descriptor.as_dict().items()}
     rows = []
@@ -155,13 +157,16 @@ def measure_sweep(
             except MeasureFailure as exc:
                 row["status"] = f"{type(exc).__name__}: {exc}"
             group_rows.append(row)
-            done += 1
-            progress(done, total)
-        for row, result in zip(built, measure_interleaved(variants, device, settings)):
+            progress(finished + len(group_rows), total)
+        steps = itertools.count(finished + len(geometries) + 1)
+        timed = measure_interleaved(variants, device, settings, on_round=lambda: progress(next(steps), total))
+        for row, result in zip(built, timed):
             if isinstance(result, Exception):
                 row["status"] = f"{type(result).__name__}: {result}"
             else:
                 row["time_s"] = result.time_s
+        finished += len(geometries) * (1 + settings.cycles)
+        progress(finished, total)
         for row in group_rows:
             rows.append(row)
             record(row)

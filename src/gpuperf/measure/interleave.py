@@ -14,7 +14,7 @@ interquartile range, ``time_s_min`` the fastest launch, ``repeats`` all launches
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,9 +36,10 @@ class Variant:
 
 
 def measure_interleaved(variants: Sequence[Variant], device: Device, settings: TimingSettings,
-                        seed: int = 0) -> list[Measurement | Exception]:
+                        seed: int = 0, on_round: Callable[[], None] = lambda: None) -> list[Measurement | Exception]:
     """Time ``variants`` in ``settings.cycles`` interleaved cycles; per variant its Measurement, or the
-    exception that stopped it (RunFailed, VerifyFailed) while the others go on."""
+    exception that stopped it (RunFailed, VerifyFailed) while the others go on. ``on_round`` is
+    called after each variant's round (for a progress bar: variants x cycles calls at most)."""
     results: list[Measurement | Exception | None] = [None] * len(variants)
     prepared: dict[int, Prepared] = {}
     try:
@@ -52,7 +53,7 @@ def measure_interleaved(variants: Sequence[Variant], device: Device, settings: T
                 if failed is not None:
                     failed.launch.close()
                 results[index] = exc
-        for index, rounds in _cycles(prepared, settings, seed).items():
+        for index, rounds in _cycles(prepared, settings, seed, on_round).items():
             if isinstance(rounds, Exception):
                 results[index] = rounds
                 continue
@@ -78,8 +79,8 @@ class _Rounds:
     fastest: float = float("inf")
 
 
-def _cycles(prepared: Mapping[int, Prepared], settings: TimingSettings,
-            seed: int) -> dict[int, _Rounds | Exception]:
+def _cycles(prepared: Mapping[int, Prepared], settings: TimingSettings, seed: int,
+            on_round: Callable[[], None] = lambda: None) -> dict[int, _Rounds | Exception]:
     """Every variant's rounds, each cycle timing each variant once in a freshly shuffled order; a
     variant whose launch fails is dropped from later cycles with its exception."""
     rng = np.random.default_rng(seed)
@@ -99,6 +100,7 @@ def _cycles(prepared: Mapping[int, Prepared], settings: TimingSettings,
             taken.kernel_s += sum(samples)
             taken.wall_s += wall
             taken.fastest = min(taken.fastest, min(samples))
+            on_round()
     return rounds
 
 
