@@ -212,6 +212,8 @@ def test_geometry_sweep_command_errors(tmp_path, capsys):
     assert "unknown parallel loop 'copy'" in capsys.readouterr().err
     assert main(["geometry-sweep", "--device", "opencl:0", "--trips", "100,x"]) == 2
     assert "--trips: 'x' is not a whole number" in capsys.readouterr().err
+    assert main(["geometry-sweep", "--device", "opencl:0", "--loops", ","]) == 2
+    assert "--loops: name at least one of saxpy, polynomial" in capsys.readouterr().err
     assert main(["geometry-sweep", "--device", "opencl:0", "--cycles", "0"]) == 2
     assert "--cycles: 0 must be at least 1" in capsys.readouterr().err
     bad = tmp_path / "bad.csv"

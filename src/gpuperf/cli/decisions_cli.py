@@ -183,6 +183,8 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
     from gpuperf.measure.devices import open_device
 
     bodies = [b.strip() for b in loops.split(",") if b.strip()]
+    if not bodies:
+        raise GpuperfError(f"--loops: name at least one of {', '.join(LOOP_BODIES)}")
     for body in bodies:
         if body not in LOOP_BODIES:
             raise unknown_name_error("parallel loop", body, LOOP_BODIES)
@@ -199,7 +201,7 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
 
     def record(row: dict) -> None:
         rows.append(row)
-        if out:  # every point saved as it is measured: an interrupted sweep keeps what it measured
+        if out:  # saved as each loop and trip count is timed: an interrupted sweep keeps what it measured
             import pandas as pd
 
             write_dataset_csv(pd.DataFrame(rows), out)
