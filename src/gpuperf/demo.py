@@ -374,7 +374,9 @@ SWEEP_LOOPS, SWEEP_TRIPS, SWEEP_BLOCKS_STEP = ("saxpy", "polynomial"), (100_000,
 
 def sweep_section(report: DemoReport) -> None:
     """A (threads, blocks) sweep of two parallel loops on the local device, the policies judged on it."""
-    from gpuperf.decisions.geometry_sweep import measure_sweep, measured_device_descriptor, sweep_choices, sweep_summary
+    from gpuperf.decisions.geometry_sweep import (
+        measure_sweep, measured_device_descriptor, pick_labels, sweep_choices, sweep_summary,
+    )
     from gpuperf.decisions.reports import sweep_report
     from gpuperf.measure.devices import open_device
 
@@ -385,8 +387,7 @@ def sweep_section(report: DemoReport) -> None:
     choices = sweep_choices(measured, descriptor)
     summary = sweep_summary(choices)
     sweep_report(report.out / "geometry_sweep", choices, summary, measured, descriptor.name)
-    picks = pd.DataFrame([{"loop, trip": row["group"], **{p: f"{row[p + '_threads']} x {row[p + '_blocks']}"
-                                                           for p in summary.index}} for _, row in choices.iterrows()])
+    picks = pick_labels(choices, summary.index)
     report.add(
         "Launch geometry on the local device",
         f"`gpuperf geometry-sweep --device {local_device()} --loops {','.join(SWEEP_LOOPS)} --trips "

@@ -168,9 +168,8 @@ def geometry_sweep_command(
         print_json(result)
         return
     print_table(summary.reset_index().to_dict(orient="records"), title=f"launch-geometry policies on {where}")
-    picks = [{"loop, trip": row["group"], **{p: f"{row[p + '_threads']} x {row[p + '_blocks']}" for p in summary.index}}
-             for row in result["picks"]]
-    print_table(picks, title="each policy's threads x blocks")
+    print_table(sweep.pick_labels(choices, summary.index).to_dict(orient="records"),
+                title="each policy's pick, threads x blocks")
 
 
 def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_step: int, cycles: int,

@@ -265,6 +265,14 @@ def sweep_summary(choices: pd.DataFrame) -> pd.DataFrame:
     return summary.astype({"choices": int}) if not summary.empty else summary
 
 
+def pick_labels(choices: pd.DataFrame, policies: Sequence[str]) -> pd.DataFrame:
+    """One row per (loop, trip count), each policy's pick as "THREADSxBLOCKS"."""
+    return pd.DataFrame([
+        {"loop, trip": row["group"], **{p: f"{row[p + '_threads']}x{row[p + '_blocks']}" for p in policies}}
+        for _, row in choices.iterrows()
+    ])
+
+
 def measured_device_descriptor(device, gpu: str | None = None) -> DeviceDescriptor:
     """The descriptor the policies use for an opened ``device``: ``gpu``'s when given, else the
     device's own where gpuperf knows its name, else (a CPU OpenCL device) :func:`cpu_descriptor`."""

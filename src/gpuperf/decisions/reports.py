@@ -304,10 +304,11 @@ def plot_sweep_maps(measured: pd.DataFrame, choices: pd.DataFrame, path: Path, c
         slowdown = group["time_s"] / group["time_s"].min()
         points = ax.scatter(group["threads"], group["blocks"], c=np.log2(slowdown), cmap="viridis_r", s=18)
         pick = choices[(choices["kernel"] == kernel) & (choices["trip"] == trip)].iloc[0]
-        for policy, marker in (("heuristic", "x"), ("llvm", "+"), ("best", "o")):
-            ax.scatter([pick[f"{policy}_threads"]], [pick[f"{policy}_blocks"]], marker=marker, s=60,
-                       facecolors="none" if marker == "o" else None, edgecolors="red" if marker == "o" else None,
-                       color=None if marker == "o" else "red", label=policy)
+        for policy, marker in (("heuristic", "x"), ("llvm", "+")):
+            ax.scatter([pick[f"{policy}_threads"]], [pick[f"{policy}_blocks"]], marker=marker, s=60, color="red",
+                       label=policy)
+        ax.scatter([pick["best_threads"]], [pick["best_blocks"]], marker="o", s=60, facecolors="none",
+                   edgecolors="red", label="best")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log", base=2)
         ax.set_title(f"{kernel} trip={trip}", fontsize=7)
