@@ -196,6 +196,7 @@ def test_geometry_sweep_command_measures_saves_and_judges(tmp_path, capsys):
     assert set(saved["kernel"]) == {"loop_saxpy"} and set(saved["trip"]) == {300}
     assert set(result["policies"]) >= {"llvm", "heuristic", "libomptarget", "occupancy", "best"}
     assert result["policies"]["llvm"]["speedup_vs_llvm"] == 1.0
+    assert result["policies"]["llvm"]["choices"] == 1 and isinstance(result["policies"]["llvm"]["choices"], int)
     (pick,) = result["picks"]
     assert pick["best"] == saved["time_s"].min()
     assert (tmp_path / "report" / "report.md").exists() and (tmp_path / "report" / "time_maps.png").exists()

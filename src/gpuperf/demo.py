@@ -380,7 +380,8 @@ def sweep_section(report: DemoReport) -> None:
     from gpuperf.decisions.reports import sweep_report
     from gpuperf.measure.devices import open_device
 
-    device = open_device(local_device())
+    name = local_device()
+    device = open_device(name)
     descriptor = measured_device_descriptor(device)
     measured = measure_sweep(device, SWEEP_LOOPS, SWEEP_TRIPS, descriptor, blocks_step=SWEEP_BLOCKS_STEP)
     measured.to_csv(report.out / "geometry_sweep.csv", index=False)
@@ -390,7 +391,7 @@ def sweep_section(report: DemoReport) -> None:
     picks = pick_labels(choices, summary.index)
     report.add(
         "Launch geometry on the local device",
-        f"`gpuperf geometry-sweep --device {local_device()} --loops {','.join(SWEEP_LOOPS)} --trips "
+        f"`gpuperf geometry-sweep --device {name} --loops {','.join(SWEEP_LOOPS)} --trips "
         f"{','.join(map(str, SWEEP_TRIPS))} --blocks-step {SWEEP_BLOCKS_STEP}`: grid-stride loops measured over a "
         f"(threads, blocks) grid on {descriptor.name} (its compute units, {descriptor.sms}, counted as SMs), "
         f"{len(measured)} points ([geometry_sweep.csv](geometry_sweep.csv); report with the time maps: "

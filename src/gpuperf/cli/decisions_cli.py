@@ -157,7 +157,7 @@ def geometry_sweep_command(
     summary = sweep.sweep_summary(choices)
     result = {
         "device": descriptor.name, "points": len(measured), "choices": len(choices),
-        "policies": {p: row.to_dict() for p, row in summary.iterrows()},
+        "policies": summary.astype(object).to_dict(orient="index"),  # object: choices stay whole numbers
         "picks": choices.to_dict(orient="records"),
     }
     if report:
@@ -196,10 +196,7 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
     descriptor = sweep.measured_device_descriptor(opened, gpu)
     for trip in counts:
         sweep.sweep_geometries(descriptor, trip, blocks_step)  # bad trips or steps fail before anything runs
-    rows: list[dict] = []
-
-    def record(row: dict) -> None:
-        rows.append(row)
+    def record(rows: list[dict]) -> None:
         if out:  # saved as each loop and trip count is timed: an interrupted sweep keeps what it measured
             import pandas as pd
 

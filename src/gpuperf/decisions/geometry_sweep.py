@@ -123,15 +123,15 @@ def measure_sweep(
     descriptor: DeviceDescriptor,
     settings=None,
     blocks_step: int = 2,
-    record: Callable[[dict], None] = lambda row: None,
+    record: Callable[[list[dict]], None] = lambda rows: None,
     progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> pd.DataFrame:
     """Measure every loop in ``bodies`` at every trip count over its sweep on an opened ``device``.
 
     The geometries of one loop at one trip count are built, then timed together in
     ``settings.cycles`` interleaved cycles (default :func:`sweep_settings`). A point that fails to
-    build, run or verify is recorded with its reason and the sweep goes on; ``record`` gets each
-    row once its group is timed; ``progress(done, total)`` counts builds and timed rounds.
+    build, run or verify is recorded with its reason and the sweep goes on; ``record`` gets the
+    rows so far each time a group is timed; ``progress(done, total)`` counts builds and timed rounds.
     """
     from gpuperf.kernels.parallel_loops import grid_stride_loop
     from gpuperf.measure.devices import MeasureFailure
@@ -167,9 +167,8 @@ def measure_sweep(
                 row["time_s"] = result.time_s
         finished += len(geometries) * (1 + settings.cycles)
         progress(finished, total)
-        for row in group_rows:
-            rows.append(row)
-            record(row)
+        rows.extend(group_rows)
+        record(rows)
     return pd.DataFrame(rows, columns=[*SWEEP_COLUMNS, *limits])
 
 
@@ -247,7 +246,10 @@ def sweep_choices(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str 
 
 def sweep_summary(choices: pd.DataFrame) -> pd.DataFrame:
     """Per policy over the choices it has a measured pick for: geometric-mean speedup over LLVM's
-    default, the share within 10 % of the best, and how many choices count."""
+    default, the share within 10 % of the best (:func:`gpuperf.decisions.geometry_eval.summarise`),
+    and how many choices count."""
+    from gpuperf.decisions.geometry_eval import summarise
+
     out = {}
     for policy in SWEEP_POLICIES:
         if policy not in choices.columns:
@@ -255,12 +257,9 @@ def sweep_summary(choices: pd.DataFrame) -> pd.DataFrame:
         usable = choices[np.isfinite(choices[policy].astype(float)) & np.isfinite(choices["llvm"].astype(float))]
         if usable.empty:
             continue
-        speedup = usable["llvm"] / usable[policy]
-        out[policy] = {
-            "speedup_vs_llvm": float(np.exp(np.mean(np.log(speedup)))),
-            "within_10pct": float(np.mean(usable[policy] <= 1.1 * usable["best"])),
-            "choices": len(usable),
-        }
+        figures = summarise(usable, [policy])[policy]
+        out[policy] = {"speedup_vs_llvm": figures["speedup_vs_llvm"], "within_10pct": figures["within_10pct"],
+                       "choices": len(usable)}
     summary = pd.DataFrame(out).T.rename_axis("policy")
     return summary.astype({"choices": int}) if not summary.empty else summary
 
@@ -276,16 +275,19 @@ def pick_labels(choices: pd.DataFrame, policies: Sequence[str]) -> pd.DataFrame:
 def measured_device_descriptor(device, gpu: str | None = None) -> DeviceDescriptor:
     """The descriptor the policies use for an opened ``device``: ``gpu``'s when given, else the
     device's own where gpuperf knows its name, else (a CPU OpenCL device) :func:`cpu_descriptor`."""
+    import pyopencl as cl
+
     from gpuperf.decisions.geometry import device_descriptor
     from gpuperf.hardware.specs import canonical_gpu_name
+    from gpuperf.measure.opencl import OpenCLDevice
 
     if gpu is not None:
         return device_descriptor(gpu)
     name = device.provenance().get("device_name", device.name)
     if canonical_gpu_name(name) is not None:
         return device_descriptor(name)
-    info = getattr(device, "device", None)  # the pyopencl device of an OpenCL device
-    if info is not None and info.type & _cl_cpu_type():
+    if isinstance(device, OpenCLDevice) and device.device.type & cl.device_type.CPU:
+        info = device.device
         return cpu_descriptor(name, info.max_compute_units, info.max_work_group_size, info.local_mem_size)
     raise GpuperfError(f"gpuperf does not know the device '{name}': name its GPU with --gpu (see gpuperf gpus)")
 
@@ -314,9 +316,3 @@ def table_descriptor(table: pd.DataFrame, where: str, gpu: str | None = None) ->
         raise GpuperfError(f"{where}: name the GPU the sweep was measured on with --gpu (the table has "
                            f"{'no gpu column' if 'gpu' not in table.columns else f'{len(names)} gpu values'})")
     return device_descriptor(str(names[0]))
-
-
-def _cl_cpu_type() -> int:
-    import pyopencl as cl
-
-    return cl.device_type.CPU
