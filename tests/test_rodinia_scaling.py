@@ -19,13 +19,13 @@ def synthetic(seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     gpus = pd.DataFrame({
         "gpu": ["g1", "g2", "g3", "g4", "g5"],
-        "gpu_boost_clock_mhz": [700.0, 800.0, 1000.0, 1200.0, 1500.0],
+        "gpu_clock_mhz": [700.0, 800.0, 1000.0, 1200.0, 1500.0],
         "gpu_memory_bandwidth_gbs": [300.0, 180.0, 250.0, 200.0, 340.0],
         "gpu_cores": [2000.0, 2600.0, 1500.0, 3000.0, 1800.0],
         "gpu_cores_per_sm": [192.0, 192.0, 128.0, 128.0, 192.0],
     })
     rows = []
-    for kernel, column in (("a", "gpu_boost_clock_mhz"), ("b", "gpu_memory_bandwidth_gbs")):
+    for kernel, column in (("a", "gpu_clock_mhz"), ("b", "gpu_memory_bandwidth_gbs")):
         for size, constant in enumerate(rng.uniform(1e-3, 1.0, size=6)):
             for gpu in gpus.itertuples():
                 rows.append({"kernel": kernel, "variant": "", "size": size, "gpu": gpu.gpu,

@@ -19,7 +19,7 @@ def launches() -> pd.DataFrame:
     frame = pd.DataFrame({"kernel": "a", "gpu": list(clocks), "time_s": [2.0, 4.0, 16.0, 256.0]})
     for column in NEIGHBOUR_DESCRIPTORS:
         frame[column] = 1.0
-    frame["gpu_boost_clock_mhz"] = frame["gpu"].map(clocks)
+    frame["gpu_clock_mhz"] = frame["gpu"].map(clocks)
     return frame
 
 

@@ -13,11 +13,15 @@ GPU_COLUMN = "gpu"
 
 def gpu_feature_table(names) -> pd.DataFrame:
     """One row per GPU name (as given) with its numeric descriptor features (``gpu_*``, NaN if unknown)
-    and ``gpu_clock_hz``, the boost clock in Hz. Raises GpuperfError for a name with no descriptor."""
+    and the clock it is taken to run at, ``gpu_clock_mhz`` and ``gpu_clock_hz``: its boost clock
+    (a study that records the clocks its GPUs ran at replaces them, see
+    :func:`gpuperf.evaluation.tables.with_study_clocks`). Raises GpuperfError for a name with no
+    descriptor."""
     rows = []
     for name in names:
         features = get_gpu(str(name)).as_features()
-        features["gpu_clock_hz"] = features["gpu_boost_clock_mhz"] * 1e6
+        features["gpu_clock_mhz"] = features["gpu_boost_clock_mhz"]
+        features["gpu_clock_hz"] = features["gpu_clock_mhz"] * 1e6
         rows.append({GPU_COLUMN: name, **features})
     return pd.DataFrame(rows)
 

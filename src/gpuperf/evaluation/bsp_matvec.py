@@ -32,7 +32,7 @@ import pandas as pd
 from gpuperf.datasets import load_dataset
 from gpuperf.errors import GpuperfError
 from gpuperf.evaluation.metrics import mape
-from gpuperf.evaluation.tables import join_gpu_descriptors
+from gpuperf.evaluation.tables import join_gpu_descriptors, with_study_clocks
 from gpuperf.models.bsp import BspModel
 
 CALIBRATION_BOARDS = {"Kepler": "Tesla K40", "Maxwell": "GTX 970"}
@@ -65,16 +65,15 @@ def _counts(kernel: str, n: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def matvec_table(frame: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The matvec_bsp table with per-thread counts and GPU descriptors (clock in Hz, cores)."""
+    """The matvec_bsp table with per-thread counts and GPU descriptors (cores; ``gpu_clock_hz``, the
+    clock the study's GPUs ran at)."""
     frame = load_dataset("matvec_bsp") if frame is None else frame
-    frame = join_gpu_descriptors(frame, "matvec_bsp")
+    frame = with_study_clocks(join_gpu_descriptors(frame, "matvec_bsp"))
     parts = []
     for kernel, part in frame.groupby("kernel", sort=False):
         counts = _counts(str(kernel), part["n"].to_numpy())
         parts.append(part.assign(**counts))
-    table = pd.concat(parts).loc[frame.index]
-    table["gpu_clock_hz"] = table["gpu_boost_clock_mhz"] * 1e6
-    return table
+    return pd.concat(parts).loc[frame.index]
 
 
 def bsp_model() -> BspModel:

@@ -62,6 +62,7 @@ from gpuperf.evaluation.tables import (
     counter_columns,
     join_gpu_descriptors,
     known_columns,
+    with_study_clocks,
 )
 from gpuperf.evaluation.transfer import leave_one_group_out_with_reference
 from gpuperf.models.learned import make_model
@@ -73,7 +74,7 @@ BSP_FEATURES = (
     "l2_hit_fraction", "gpu_clock_hz", "gpu_cores",
 )
 GPU_PARAMETERS = (
-    "gpu_sms", "gpu_cores", "gpu_boost_clock_mhz", "gpu_memory_bandwidth_gbs", "gpu_l2_bytes",
+    "gpu_sms", "gpu_cores", "gpu_clock_mhz", "gpu_memory_bandwidth_gbs", "gpu_l2_bytes",
     "gpu_peak_f32_gflops", "gpu_compute_capability", "gpu_memory_gb",
 )
 SCENARIOS = ("bsp", "select5", "select10", "gpuperf")
@@ -99,9 +100,10 @@ BETTER_MODELS = ("gbt", "m5p", "pca_knn")
 
 
 def rodinia_table(frame: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The Rodinia nvprof table with GPU descriptors, BSP inputs and resource times joined."""
+    """The Rodinia nvprof table with GPU descriptors (at the clocks the study's GPUs ran at, see
+    :func:`~gpuperf.evaluation.tables.with_study_clocks`), BSP inputs and resource times joined."""
     frame = load_dataset("rodinia_nvprof") if frame is None else frame
-    return add_resource_times(add_bsp_inputs(join_gpu_descriptors(frame, "rodinia_nvprof")))
+    return add_resource_times(add_bsp_inputs(with_study_clocks(join_gpu_descriptors(frame, "rodinia_nvprof"))))
 
 
 @dataclass

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from gpuperf.datasets import load_dataset
 from gpuperf.datasets.join import GPU_COLUMN, with_gpu_features
 from gpuperf.errors import GpuperfError
 from gpuperf.hardware.specs import get_gpu
@@ -42,6 +43,32 @@ def join_gpu_descriptors(frame: pd.DataFrame, where: str = "table") -> pd.DataFr
     architectures = {name: get_gpu(str(name)).architecture for name in joined[GPU_COLUMN].unique()}
     joined["gpu_architecture"] = joined[GPU_COLUMN].map(architectures)
     return joined
+
+
+def study_clocks(dataset: str = "amaris_gpu_specs") -> dict[str, float]:
+    """The clock (MHz) each GPU of a study ran at, by canonical GPU name, from the study's own
+    hardware table (Amaris et al.'s by default). It differs from the boost clock where a GPU ran
+    below it: the Tesla K40 runs at its 745 MHz default application clock unless an administrator
+    raises it to the 875 MHz boost, and the study's table says 745."""
+    table = load_dataset(dataset)
+    return dict(zip(table[GPU_COLUMN].astype(str), table["clock_mhz"].astype(float)))
+
+
+def with_study_clocks(frame: pd.DataFrame, clocks: dict[str, float] | None = None) -> pd.DataFrame:
+    """``frame`` (GPU descriptors joined) with ``gpu_clock_mhz`` / ``gpu_clock_hz`` set to the clock
+    each GPU ran at where ``clocks`` (default :func:`study_clocks`) records one, and the peak flop
+    rates scaled from the boost clock to it; other GPUs keep their boost clock."""
+    _require(frame, [GPU_COLUMN, "gpu_boost_clock_mhz", "gpu_peak_f32_gflops", "gpu_peak_f64_gflops"],
+             "with_study_clocks")
+    clocks = study_clocks() if clocks is None else clocks
+    out = frame.copy()
+    boost = out["gpu_boost_clock_mhz"].astype(float)
+    clock = out[GPU_COLUMN].astype(str).map(clocks).astype(float).fillna(boost)
+    out["gpu_clock_mhz"] = clock
+    out["gpu_clock_hz"] = clock * 1e6
+    for peak in ("gpu_peak_f32_gflops", "gpu_peak_f64_gflops"):
+        out[peak] = out[peak] * clock / boost
+    return out
 
 
 def is_timing_derived(column: str) -> bool:
@@ -81,14 +108,14 @@ def add_bsp_inputs(frame: pd.DataFrame) -> pd.DataFrame:
     = gld_request / warps_launched, ``global_stores`` = gst_request / warps_launched,
     ``shared_loads`` / ``shared_stores`` = shared_load / shared_store over warps_launched;
     ``l2_hit_fraction`` = 1 - device_memory_read_transactions / l2_read_transactions (clipped to
-    [0, 1]); ``gpu_clock_hz`` from ``gpu_boost_clock_mhz``. The table has no L1 hit counter
+    [0, 1]); ``gpu_clock_hz`` from ``gpu_clock_mhz``. The table has no L1 hit counter
     (Kepler does not cache global loads in L1 by default), so the L1 term is left out.
     """
     _require(
         frame,
         ["grid.x", "grid.y", "block.x", "block.y", "warps_launched", "inst_executed", "gld_request",
          "gst_request", "shared_load", "shared_store", "l2_read_transactions",
-         "device_memory_read_transactions", "gpu_boost_clock_mhz"],
+         "device_memory_read_transactions", "gpu_clock_mhz"],
         "add_bsp_inputs",
     )
     out = frame.copy()
@@ -102,7 +129,7 @@ def add_bsp_inputs(frame: pd.DataFrame) -> pd.DataFrame:
     l2_reads = out["l2_read_transactions"].astype(float)
     hit = 1.0 - out["device_memory_read_transactions"] / l2_reads.where(l2_reads > 0)
     out["l2_hit_fraction"] = hit.clip(0.0, 1.0).fillna(0.0)
-    out["gpu_clock_hz"] = out["gpu_boost_clock_mhz"] * 1e6
+    out["gpu_clock_hz"] = out["gpu_clock_mhz"] * 1e6
     return out
 
 
@@ -121,12 +148,12 @@ def add_resource_times(frame: pd.DataFrame) -> pd.DataFrame:
         ["inst_executed", "device_memory_read_transactions", "l2_read_transactions", "l2_write_transactions",
          "global_load_transactions", "global_store_transactions", "shared_load_transactions",
          "shared_store_transactions", "floating_point_operations.single_precision.",
-         "floating_point_operations.double_precision.", "gpu_sms", "gpu_boost_clock_mhz",
+         "floating_point_operations.double_precision.", "gpu_sms", "gpu_clock_mhz",
          "gpu_memory_bandwidth_gbs", "gpu_peak_f32_gflops", "gpu_peak_f64_gflops"],
         "add_resource_times",
     )
     out = frame.copy()
-    clock = out["gpu_boost_clock_mhz"] * 1e6
+    clock = out["gpu_clock_mhz"] * 1e6
     sm_cycles = out["gpu_sms"] * clock
     out["t_issue"] = out["inst_executed"] / (4 * sm_cycles)
     dram = out["device_memory_read_transactions"] + out["l2_write_transactions"]

@@ -26,7 +26,7 @@ from gpuperf.models.reference import REFERENCE_COLUMN
 REFERENCE_KEY = ("kernel", "input.size.1", "input.size.2", "grid.x", "grid.y", "block.x", "block.y")
 # GPU descriptors that place GPUs near each other for ``neighbours`` references: clock, memory
 # bandwidth, cores and cores per SM (the architecture's SM width), compared in log2 and standardised.
-NEIGHBOUR_DESCRIPTORS = ("gpu_boost_clock_mhz", "gpu_memory_bandwidth_gbs", "gpu_cores", "gpu_cores_per_sm")
+NEIGHBOUR_DESCRIPTORS = ("gpu_clock_mhz", "gpu_memory_bandwidth_gbs", "gpu_cores", "gpu_cores_per_sm")
 
 
 def gpu_distances(frame: pd.DataFrame, descriptors: Sequence[str] = NEIGHBOUR_DESCRIPTORS,
