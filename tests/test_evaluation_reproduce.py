@@ -30,7 +30,13 @@ from gpuperf.evaluation.reproduce import (
     scenario,
     target_check,
 )
-from gpuperf.evaluation.tables import counter_columns, is_timing_derived, join_gpu_descriptors, with_study_clocks
+from gpuperf.evaluation.tables import (
+    counted_clocks,
+    counter_columns,
+    is_timing_derived,
+    join_gpu_descriptors,
+    with_study_clocks,
+)
 from gpuperf.models.learned import make_model
 
 
@@ -196,3 +202,19 @@ def test_the_k40s_own_counters_say_it_ran_at_the_studys_clock_not_its_boost(tabl
     assert counted_mhz == pytest.approx(745, rel=0.03)
     assert k40["gpu_clock_mhz"].iloc[0] == 745.0 and k40["gpu_boost_clock_mhz"].iloc[0] == 875.0
     assert (table["t_cycle"] == 1 / (table["gpu_clock_mhz"] * 1e6)).all()
+    check = counted_clocks(table)
+    assert check.loc["Tesla K40", "counted_over_clock"] == pytest.approx(1.0, abs=0.03)
+    assert check.loc["Tesla K40", "counted_mhz"] == pytest.approx(745, rel=0.03)
+
+
+def test_counted_clocks_is_the_median_over_kernels_of_long_launches():
+    frame = join_gpu_descriptors(pd.DataFrame({"gpu": ["GTX 970"] * 4, "kernel": ["a", "a", "b", "short"]}), "t")
+    sms = frame["gpu_sms"].iloc[0]
+    frame["time_s"] = [1e-3, 1e-3, 2e-3, 1e-6]
+    frame["elapsed_cycles_sm"] = [1000e6 * 1e-3 * sms, 1100e6 * 1e-3 * sms, 1300e6 * 2e-3 * sms, 1.0]
+    check = counted_clocks(frame)
+    assert check.loc["GTX 970", "counted_mhz"] == pytest.approx((1050 + 1300) / 2)
+    assert check.loc["GTX 970", "kernels"] == 2
+    assert check.loc["GTX 970", "counted_over_clock"] == pytest.approx(1175 / frame["gpu_clock_mhz"].iloc[0])
+    with pytest.raises(GpuperfError, match="counted_clocks: missing column.*elapsed_cycles_sm"):
+        counted_clocks(frame.drop(columns="elapsed_cycles_sm"))

@@ -35,7 +35,7 @@ from gpuperf.evaluation.reproduce import (
     selected_features,
     target_check,
 )
-from gpuperf.evaluation.tables import LAUNCH_COLUMNS, counter_columns, known_columns
+from gpuperf.evaluation.tables import LAUNCH_COLUMNS, counted_clocks, counter_columns, known_columns
 from gpuperf.evaluation.transfer import REFERENCE_KEY
 from gpuperf.models.selection import mutual_information_ranking
 
@@ -102,7 +102,10 @@ def reproduce_rodinia(
                          progress=lambda key: echo(f"  running {key}"), inner_max_train_rows=inner_max_train_rows)
     echo(f"\n{len(result.evaluations)} runs in {time.perf_counter() - start:.0f} s")
 
-    tables: dict[str, pd.DataFrame] = {}
+    tables: dict[str, pd.DataFrame] = {
+        "Clock check: MHz implied by each GPU's counters (elapsed SM cycles / time / SMs) vs its descriptors":
+            counted_clocks(table),
+    }
     if "gpu" in protocols:
         tables["Leave one GPU out: per-kernel MAPE, macro over kernels"] = result.macro("gpu")
     if "architecture" in protocols:

@@ -71,6 +71,24 @@ def with_study_clocks(frame: pd.DataFrame, clocks: dict[str, float] | None = Non
     return out
 
 
+def counted_clocks(frame: pd.DataFrame, min_time_s: float = 1e-4) -> pd.DataFrame:
+    """Per GPU, the clock (MHz) its profiler counters imply, elapsed SM cycles / (time x SMs), next to
+    the clock its descriptors give: a check that the descriptors describe the GPU as it ran. The
+    median over kernels of each kernel's median over launches of at least ``min_time_s`` (short
+    launches carry fixed overheads). Timing-derived, so a check only, never a feature."""
+    _require(frame, [GPU_COLUMN, "kernel", "time_s", "elapsed_cycles_sm", "gpu_sms", "gpu_clock_mhz",
+                     "gpu_base_clock_mhz", "gpu_boost_clock_mhz"], "counted_clocks")
+    rows = frame[frame["time_s"] >= min_time_s]
+    counted = rows["elapsed_cycles_sm"] / (rows["time_s"] * rows["gpu_sms"]) / 1e6
+    per_kernel = counted.groupby([rows[GPU_COLUMN], rows["kernel"]]).median()
+    described = frame.groupby(GPU_COLUMN)[["gpu_clock_mhz", "gpu_base_clock_mhz", "gpu_boost_clock_mhz"]].first()
+    out = described.assign(counted_mhz=per_kernel.groupby(level=0).median(),
+                           kernels=per_kernel.groupby(level=0).size())
+    out["counted_over_clock"] = out["counted_mhz"] / out["gpu_clock_mhz"]
+    return out[["counted_mhz", "kernels", "gpu_clock_mhz", "gpu_base_clock_mhz", "gpu_boost_clock_mhz",
+                "counted_over_clock"]]
+
+
 def is_timing_derived(column: str) -> bool:
     return column in TIMING_DERIVED or any(part in column for part in TIMING_DERIVED_PARTS)
 
