@@ -14,8 +14,8 @@ GPU_COLUMN = "gpu"
 def gpu_feature_table(names) -> pd.DataFrame:
     """One row per GPU name (as given) with its numeric descriptor features (``gpu_*``, NaN if unknown)
     and the clock it is taken to run at, ``gpu_clock_mhz`` and ``gpu_clock_hz``: its boost clock
-    (a study that records the clocks its GPUs ran at replaces them, see
-    :func:`gpuperf.evaluation.tables.with_study_clocks`). Raises GpuperfError for a name with no
+    (:func:`gpuperf.evaluation.tables.with_base_clocks` sets the base clock instead, for data whose
+    GPUs ran at it). Raises GpuperfError for a name with no
     descriptor."""
     rows = []
     for name in names:

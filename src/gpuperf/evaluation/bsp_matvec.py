@@ -32,7 +32,7 @@ import pandas as pd
 from gpuperf.datasets import load_dataset
 from gpuperf.errors import GpuperfError
 from gpuperf.evaluation.metrics import mape
-from gpuperf.evaluation.tables import join_gpu_descriptors, with_study_clocks
+from gpuperf.evaluation.tables import join_gpu_descriptors, with_base_clocks
 from gpuperf.models.bsp import BspModel
 
 CALIBRATION_BOARDS = {"Kepler": "Tesla K40", "Maxwell": "GTX 970"}
@@ -66,9 +66,9 @@ def _counts(kernel: str, n: np.ndarray) -> dict[str, np.ndarray]:
 
 def matvec_table(frame: pd.DataFrame | None = None) -> pd.DataFrame:
     """The matvec_bsp table with per-thread counts and GPU descriptors (cores; ``gpu_clock_hz``, the
-    clock the study's GPUs ran at)."""
+    base clock, see :func:`~gpuperf.evaluation.tables.with_base_clocks`)."""
     frame = load_dataset("matvec_bsp") if frame is None else frame
-    frame = with_study_clocks(join_gpu_descriptors(frame, "matvec_bsp"))
+    frame = with_base_clocks(join_gpu_descriptors(frame, "matvec_bsp"))
     parts = []
     for kernel, part in frame.groupby("kernel", sort=False):
         counts = _counts(str(kernel), part["n"].to_numpy())

@@ -62,7 +62,7 @@ from gpuperf.evaluation.tables import (
     counter_columns,
     join_gpu_descriptors,
     known_columns,
-    with_study_clocks,
+    with_base_clocks,
 )
 from gpuperf.evaluation.transfer import leave_one_group_out_with_reference
 from gpuperf.models.learned import make_model
@@ -100,10 +100,10 @@ BETTER_MODELS = ("gbt", "m5p", "pca_knn")
 
 
 def rodinia_table(frame: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The Rodinia nvprof table with GPU descriptors (at the clocks the study's GPUs ran at, see
-    :func:`~gpuperf.evaluation.tables.with_study_clocks`), BSP inputs and resource times joined."""
+    """The Rodinia nvprof table with GPU descriptors (at base clocks, the clocks these GPUs ran at:
+    :func:`~gpuperf.evaluation.tables.with_base_clocks`), BSP inputs and resource times joined."""
     frame = load_dataset("rodinia_nvprof") if frame is None else frame
-    return add_resource_times(add_bsp_inputs(with_study_clocks(join_gpu_descriptors(frame, "rodinia_nvprof"))))
+    return add_resource_times(add_bsp_inputs(with_base_clocks(join_gpu_descriptors(frame, "rodinia_nvprof"))))
 
 
 @dataclass
