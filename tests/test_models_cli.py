@@ -10,7 +10,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from gpuperf.cli import main
-from gpuperf.cli.models_cli import prepare_training, read_table
+from gpuperf.cli.models_cli import model_options, prepare_training, read_table
 from gpuperf.datasets import load_dataset
 from gpuperf.datasets.join import gpu_feature_table, with_gpu_features
 from gpuperf.errors import GpuperfError
@@ -197,6 +197,29 @@ def test_bsp_derives_per_thread_inputs_from_nvprof_counters(tables, capsys, tmp_
                       "instructions=inst_executed,cores=gpu_sms", "--out", tmp_path / "b2.json")
     assert custom["features"] == ["threads", "inst_executed", "global_loads", "global_stores", "shared_loads",
                                   "shared_stores", "l2_hit_fraction", "gpu_clock_hz", "gpu_sms"]
+
+
+def test_base_clock_fits_bsp_at_base_clocks_and_predict_table_keeps_them(tables, capsys, tmp_path):
+    boost = run_json(capsys, "fit", tables["rodinia"], "--model", "bsp", "--out", tmp_path / "boost.json")
+    base = run_json(capsys, "fit", tables["rodinia"], "--model", "bsp", "--base-clock", "--out", tmp_path / "base.json")
+    assert boost["options"]["base_clock"] is False and base["options"]["base_clock"] is True
+    frame, where = read_table(str(tables["rodinia"]))
+    options = model_options("bsp", False, None, "rbf", None, None)
+    prepared = prepare_training(frame, where, options, None, False, base_clock=True)
+    bases = prepared.frame["gpu"].map(lambda name: get_gpu(name).base_clock_mhz)
+    assert (prepared.frame["gpu_clock_hz"] == bases * 1e6).all()
+    assert boost["train_metrics"]["mape"] != base["train_metrics"]["mape"]  # the clock is an input of BSP
+    out = tmp_path / "p.csv"
+    assert main(["predict-table", "--model", str(tmp_path / "base.json"), str(tables["rodinia"]), "--out", str(out)]) == 0
+    measured = prepared.frame
+    written = pd.read_csv(out).loc[measured.index]
+    fitted = load_model(tmp_path / "base.json")
+    np.testing.assert_allclose(written["predicted_time_s"], fitted.predict(measured[prepared.features]), rtol=1e-9)
+    capsys.readouterr()
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--base-clock", "--out", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert "--base-clock: it sets the clock of the GPU descriptors; join them with --gpu-features" in err
+    assert err.count("\n") == 1
 
 
 # -- evaluate ---------------------------------------------------------------------------------------

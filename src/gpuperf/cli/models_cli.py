@@ -168,16 +168,26 @@ class Prepared:
     features: list[str]
     gpu_features: bool
     bsp_inputs: str | None  # counters, static or None (see registry.BSP_INPUTS)
+    base_clock: bool = False  # GPUs taken to run at their base clock, not their boost clock
+
+    def options(self, options: ModelOptions) -> dict[str, Any]:
+        """The model options with how the table was extended (saved with the model)."""
+        return {**options.as_dict(), "gpu_features": self.gpu_features, "bsp_inputs": self.bsp_inputs,
+                "base_clock": self.base_clock}
 
 
-def extend_table(frame: pd.DataFrame, where: str, gpu_features: bool, bsp_inputs: str | None) -> pd.DataFrame:
-    """Join the GPU descriptors and derive the BSP inputs, as fitting did."""
+def extend_table(frame: pd.DataFrame, where: str, gpu_features: bool, bsp_inputs: str | None,
+                 base_clock: bool = False) -> pd.DataFrame:
+    """Join the GPU descriptors (at base clocks if ``base_clock``) and derive the BSP inputs, as
+    fitting did."""
     from gpuperf.datasets.join import with_gpu_features
-    from gpuperf.evaluation.tables import add_bsp_inputs
+    from gpuperf.evaluation.tables import add_bsp_inputs, with_base_clocks
     from gpuperf.models.registry import BSP_SIGNATURES, add_static_bsp_inputs
 
     if gpu_features:
         frame = with_gpu_features(frame, where)
+        if base_clock:
+            frame = with_base_clocks(frame)
     if bsp_inputs is not None:
         require_columns(frame, BSP_SIGNATURES[bsp_inputs], where, f"BSP input ({bsp_inputs})")
         frame = add_bsp_inputs(frame) if bsp_inputs == "counters" else add_static_bsp_inputs(frame)
@@ -185,7 +195,8 @@ def extend_table(frame: pd.DataFrame, where: str, gpu_features: bool, bsp_inputs
 
 
 def prepare_training(
-    frame: pd.DataFrame, where: str, options: ModelOptions, features: str | None, gpu_features: bool
+    frame: pd.DataFrame, where: str, options: ModelOptions, features: str | None, gpu_features: bool,
+    base_clock: bool = False,
 ) -> Prepared:
     """The measured rows of ``frame`` extended for ``options`` and their feature columns."""
     from gpuperf.models.registry import LEARNED, NEEDS_GPU_FEATURES, bsp_columns, bsp_table_kind
@@ -196,8 +207,10 @@ def prepare_training(
         raise GpuperfError("model bsp: --features does not apply to it; name its inputs with --bsp-columns")
     frame = measured_rows(frame, where)
     gpu_features = gpu_features or options.name in NEEDS_GPU_FEATURES
+    if base_clock and not gpu_features:
+        raise GpuperfError("--base-clock: it sets the clock of the GPU descriptors; join them with --gpu-features")
     kind = bsp_table_kind(frame.columns) if options.name == "bsp" else None
-    frame = extend_table(frame, where, gpu_features, kind)
+    frame = extend_table(frame, where, gpu_features, kind, base_clock)
     if options.name == "bsp":
         chosen = [c for c in bsp_columns(options, kind).values() if c is not None]
     elif given:
@@ -212,7 +225,7 @@ def prepare_training(
                                f"({', '.join(known[:4])}, ...); name the property columns with --features")
     if not chosen:
         raise GpuperfError(f"{where}: no numeric feature columns; name them with --features")
-    return Prepared(numeric_features(frame, chosen, where), chosen, gpu_features, kind)
+    return Prepared(numeric_features(frame, chosen, where), chosen, gpu_features, kind, base_clock)
 
 
 def model_options(model: str, log_target: bool, select: str | None, svr_kernel: str,
@@ -250,6 +263,9 @@ LogTargetArg = Annotated[bool, typer.Option("--log-target", help="learned models
 FeaturesArg = Annotated[str | None, typer.Option("--features", help="feature columns a,b,... (default: numeric, not keys or timings)")]
 SelectArg = Annotated[str | None, typer.Option("--select", help="spearman:K keeps K features (Amaris et al.)")]
 GpuFeaturesArg = Annotated[bool, typer.Option("--gpu-features", help="join GPU descriptor columns by gpu")]
+BaseClockArg = Annotated[bool, typer.Option(
+    "--base-clock", help="GPU descriptors at the base clock, not the boost clock (GPUs that ran at base, e.g. "
+                         "profiled with clocks locked)")]
 SvrKernelArg = Annotated[str, typer.Option("--svr-kernel", help="svr: rbf or linear")]
 BspColumnsArg = Annotated[str | None, typer.Option("--bsp-columns", help="bsp: role=column,... (threads, cores, ...)")]
 PropertySetArg = Annotated[str | None, typer.Option("--property-set", help="linear: gpu or cpu properties")]
@@ -265,6 +281,7 @@ def fit_command(
     features: FeaturesArg = None,
     select: SelectArg = None,
     gpu_features: GpuFeaturesArg = False,
+    base_clock: BaseClockArg = False,
     svr_kernel: SvrKernelArg = "rbf",
     bsp_columns: BspColumnsArg = None,
     property_set: PropertySetArg = None,
@@ -281,7 +298,7 @@ def fit_command(
     if not out.parent.is_dir():
         raise GpuperfError(f"--out {out}: folder {out.parent} does not exist")
     frame, where = read_table(data)
-    prepared = prepare_training(frame, where, options, features, gpu_features)
+    prepared = prepare_training(frame, where, options, features, gpu_features, base_clock)
     table, names = prepared.frame, prepared.features
     estimator = build_estimator(options, names, prepared.bsp_inputs)
     fitted = estimator.fit(table[names], table["time_s"].to_numpy())
@@ -291,7 +308,7 @@ def fit_command(
         "rows": len(table),
         "gpus": _names(table, "gpu"),
         "kernels": _names(table, "kernel"),
-        "options": {**options.as_dict(), "gpu_features": prepared.gpu_features, "bsp_inputs": prepared.bsp_inputs},
+        "options": prepared.options(options),
         "selected_features": selected_features(fitted, names),
         "train_metrics": finite_or_none(all_metrics(table["time_s"], fitted.predict(table[names]))),
     }
@@ -333,7 +350,8 @@ def predict_table_command(
             raise GpuperfError(f"--gpu: {error}") from None
     frame, where = read_table(data)
     rows = frame if gpu is None else frame.assign(gpu=gpu)
-    table = extend_table(rows, where, bool(options.get("gpu_features")), options.get("bsp_inputs"))
+    table = extend_table(rows, where, bool(options.get("gpu_features")), options.get("bsp_inputs"),
+                         bool(options.get("base_clock")))
     table = numeric_features(table, names, where)
     fitted = load_model(model)
     result = frame.copy()
@@ -355,6 +373,7 @@ def evaluate_command(
     features: FeaturesArg = None,
     select: SelectArg = None,
     gpu_features: GpuFeaturesArg = False,
+    base_clock: BaseClockArg = False,
     svr_kernel: SvrKernelArg = "rbf",
     bsp_columns: BspColumnsArg = None,
     property_set: PropertySetArg = None,
@@ -374,14 +393,14 @@ def evaluate_command(
     if per_kernel and group == "kernel":
         raise GpuperfError("--per-kernel: kernels held out one at a time have no rows to fit their own model")
     require_columns(frame, [group, "kernel"] if per_kernel else [group], where, "group")
-    prepared = prepare_training(frame, where, options, features, gpu_features)
+    prepared = prepare_training(frame, where, options, features, gpu_features, base_clock)
     estimator = build_estimator(options, prepared.features, prepared.bsp_inputs)
     evaluation = leave_one_group_out(estimator, prepared.frame, prepared.features, group, name=protocol,
                                      fit_by="kernel" if per_kernel else None)
     result = {
         "dataset": where,
         "model": options.name,
-        "options": {**options.as_dict(), "gpu_features": prepared.gpu_features, "bsp_inputs": prepared.bsp_inputs},
+        "options": prepared.options(options),
         "protocol": protocol,
         "per_kernel": per_kernel,
         "group": group,
