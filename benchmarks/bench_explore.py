@@ -45,6 +45,13 @@ but not an out-of-sample figure. Variants tried (37 headline spaces, 3 seeds, ev
       convolution_milo A100 71, W7800 20, hub GEMM RTX 3090 7; pnpoly V100 18): slow per step
       on 18,000-configuration spaces, not pursued; extra trees over the parameters alone after
       the portfolio: GEMM K20 53.
+    every 3rd / 2nd step after the portfolio, expected improvement only among configurations
+      with a parameter value not measured yet (aimed at convolution_milo on the A100, which
+      keeps tile_size_y = 4, the others' favourite, for 40 picks while its best has 3)        1.94 / 0.72 / 83,  1.93 / 0.71 / 111
+    every 3rd / 2nd step after the portfolio, one random tree's prediction (Thompson sampling)
+      instead of expected improvement                                                         1.88 / 0.69 / 72,  1.90 / 0.70 / 80
+    the fitted line plus a ridge regression (alpha 0.1 / 1 / 10) of its residual on the other
+      GPUs' log performance, so the new GPU may be any mix of the others                      1.85 / 0.68 / 81,  1.88 / 0.69 / 90,  1.82 / 0.67 / 65
 
 The hard spaces are noisy across seeds. On seeds 3-5 (not used to choose) the earlier default
 gives 1.97 / 0.73 / 166 and the current one 1.87 / 0.69 / 73; on seeds 3-7, GEMM K20 /

@@ -23,6 +23,17 @@ so ``gpuperf demo`` uses 15 cycles; the default here stays 3 passes (the committ
 ``--threads`` sets POCL_MAX_PTHREAD_COUNT for a pocl CPU device before OpenCL starts (default 1:
 on a machine shared with other work, one thread per kernel gives far steadier times; 0 leaves
 pocl's default). The model is only valid for the device as it was configured when calibrated.
+
+Tried on the committed store and not kept (rule: keep a property only if the held-out mean improves):
+operations on loop-carried chains (an update that reads its own previous result, or a reduction's
+accumulate, through a sequential loop, at least 16 links per work-item), adds/multiplies and
+divisions/calls as two properties. In-sample mean gmre went from 0.912 to 0.318 (``arith_f32_mul``
+6.44 -> 0.68, ``arith_f32_div`` 4.90 -> 0.19, ``row_sum`` 0.67 -> 0.06), but held out from 0.184 to
+0.240: ``convolution_2d`` 0.31 -> 0.85 and ``skinny_matmul`` 0.02 -> 0.28, kernels with no such
+chain, because the other weights moved once the chains stopped distorting them (``loop_iterations``
+to 0). Counting chains of any length, through unrolled loops too: the adds/multiplies got weight 0,
+the divisions/calls 1.0 ns each; in-sample 0.776, held out 0.182 (``hotspot2d`` 0.17 -> 0.37,
+``gaussian_5x5`` 0.56 -> 0.33), a change within the store's noise for one more property, so not kept.
 """
 
 from __future__ import annotations
