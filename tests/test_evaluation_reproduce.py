@@ -173,6 +173,12 @@ def test_markdown_table_formats_numbers_and_index():
     assert markdown_table(frame).splitlines() == ["| gpu | mape |", "|---|---|", "| a | 0.123 |", "| b |  |"]
 
 
+def test_markdown_table_prints_whole_number_float_columns_as_integers():
+    frame = pd.DataFrame({"size": [4096.0, 16.0, float("nan")], "ratio": [2.0, 0.5, 1.0], "big": [1e5, 2.5e5, 3e5]})
+    rows = markdown_table(frame).splitlines()[2:]
+    assert rows == ["| 4096 | 2.000 | 100000 |", "| 16 | 0.500 | 250000 |", "|  | 1.000 | 300000 |"]
+
+
 def test_gpu_descriptor_join_adds_architecture_and_names_an_unknown_gpus_row():
     frame = pd.DataFrame({"gpu": ["Tesla K40", "GTX 970", "Tesla K40"], "time_s": [1.0, 2.0, 3.0]})
     joined = join_gpu_descriptors(frame, "t.csv")

@@ -27,19 +27,36 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower() or "plot"
 
 
-def _cell(value, digits: int) -> str:
+def _cell(value, digits: int, whole: bool = False) -> str:
     if isinstance(value, (float, np.floating)):
-        return "" if math.isnan(value) else f"{value:.{digits}g}" if abs(value) >= 1e4 else f"{value:.{digits}f}"
+        if math.isnan(value):
+            return ""
+        if whole and abs(value) < 1e15:
+            return str(int(value))
+        return f"{value:.{digits}g}" if abs(value) >= 1e4 else f"{value:.{digits}f}"
     return str(value)
 
 
+def _whole_columns(frame: pd.DataFrame) -> list[bool]:
+    """Whether each column holds floats that are all whole numbers (counts, sizes): printed as integers."""
+    flags = []
+    for _, column in frame.items():
+        values = pd.to_numeric(column, errors="coerce") if column.dtype.kind == "f" else None
+        finite = values[np.isfinite(values)] if values is not None else None
+        flags.append(finite is not None and len(finite) > 0 and bool((finite == np.round(finite)).all()))
+    return flags
+
+
 def markdown_table(frame: pd.DataFrame, digits: int = 3) -> str:
-    """A GitHub-style Markdown table of ``frame`` (index included), floats rounded."""
+    """A GitHub-style Markdown table of ``frame`` (index included), floats rounded; float columns
+    of whole numbers print as integers."""
     flat = frame.reset_index() if frame.index.name or isinstance(frame.index, pd.MultiIndex) else frame
     header = [str(c) for c in flat.columns]
+    whole = _whole_columns(flat)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in flat.itertuples(index=False):
-        lines.append("| " + " | ".join(_cell(v, digits).replace("|", "/") for v in row) + " |")
+        cells = (_cell(v, digits, w).replace("|", "/") for v, w in zip(row, whole))
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
