@@ -53,6 +53,8 @@ but not an out-of-sample figure. Variants tried (37 headline spaces, 3 seeds, ev
     the fitted line plus a ridge regression (alpha 0.1 / 1 / 10) of its residual on the other
       GPUs' log performance, so the new GPU may be any mix of the others                      1.85 / 0.68 / 81,  1.88 / 0.69 / 90,  1.82 / 0.67 / 65
     a configuration covers another GPU within 10 % / 8 % of its best instead of 5 %            2.04 / 0.75 / 58,  1.95 / 0.72 / 58
+    the first 3 / 5 steps after the portfolio only among configurations differing from every
+      measured one in at least 2 parameters (3 parameters, 3 steps: 2.00 / 0.74 / 74)          1.99 / 0.73 / 78,  2.04 / 0.75 / 68
 
 The hard spaces are noisy across seeds. On seeds 3-5 (not used to choose) the earlier default
 gives 1.97 / 0.73 / 166 and the current one 1.87 / 0.69 / 73; on seeds 3-7, GEMM K20 /
