@@ -18,7 +18,17 @@ how far a kernel's gmre moves between the two runs (mean |log ratio| of 1 + gmre
     idle machine:                        --passes 3: 0.183, 0.193 (0.040)   --cycles 15: 0.210, 0.167 (0.048)
     two other processes copying memory:  --passes 3: 0.191, 0.247 (0.091)   --cycles 15: 0.181, 0.157 (0.042)
 
-so ``gpuperf demo`` uses 15 cycles; the default here stays 3 passes (the committed store's method).
+With the fastest run counting, a point's time depends on whether one of its cycles caught the
+machine in a fast state: on this shared 2-core machine, compute-bound kernels (``gradient``,
+``nbody``) run about twice as fast in some seconds than in most, and in a 15-cycle campaign about
+half of the points catch such a second. The held-out figure then depends on which did: three fresh
+15-cycle campaigns gave 0.174, 0.183 and 0.274 (the last one while other commands ran, with
+``convolution_2d`` and ``gradient`` at 0.66). More cycles let more points catch it; on the same
+three campaigns' samples, the first 5 / 10 / 15 cycles give 0.26-0.45 / 0.20-0.35 / 0.18-0.27 and two
+campaigns pooled (30 cycles) 0.162-0.177, and two fresh 30-cycle campaigns gave 0.188 and 0.164. A
+low quantile instead of the fastest run is worse (5th percentile of 15 cycles: 0.22-0.39), the median
+far worse (0.38-0.41). So ``gpuperf demo`` uses 30 cycles (about 110 s); the default here stays
+3 passes (the committed store's method).
 
 ``--threads`` sets POCL_MAX_PTHREAD_COUNT for a pocl CPU device before OpenCL starts (default 1:
 on a machine shared with other work, one thread per kernel gives far steadier times; 0 leaves
