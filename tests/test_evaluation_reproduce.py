@@ -179,6 +179,11 @@ def test_markdown_table_prints_whole_number_float_columns_as_integers():
     assert rows == ["| 4096 | 2.000 | 100000 |", "| 16 | 0.500 | 250000 |", "|  | 1.000 | 300000 |"]
 
 
+def test_markdown_table_keeps_significant_digits_of_small_times():
+    frame = pd.DataFrame({"time_s": [3.21e-05, 0.00415, 0.0, 0.25]})
+    assert markdown_table(frame).splitlines()[2:] == ["| 3.21e-05 |", "| 0.00415 |", "| 0.000 |", "| 0.250 |"]
+
+
 def test_gpu_descriptor_join_adds_architecture_and_names_an_unknown_gpus_row():
     frame = pd.DataFrame({"gpu": ["Tesla K40", "GTX 970", "Tesla K40"], "time_s": [1.0, 2.0, 3.0]})
     joined = join_gpu_descriptors(frame, "t.csv")

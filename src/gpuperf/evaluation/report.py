@@ -33,7 +33,8 @@ def _cell(value, digits: int, whole: bool = False) -> str:
             return ""
         if whole and abs(value) < 1e15:
             return str(int(value))
-        return f"{value:.{digits}g}" if abs(value) >= 1e4 else f"{value:.{digits}f}"
+        small = value != 0 and abs(value) < 10.0 ** (1 - digits)  # 0.000 would hide it: significant digits
+        return f"{value:.{digits}g}" if abs(value) >= 1e4 or small else f"{value:.{digits}f}"
     return str(value)
 
 
