@@ -25,7 +25,8 @@ half of the points catch such a second. The held-out figure then depends on whic
 15-cycle campaigns gave 0.174, 0.183 and 0.274 (the last one while other commands ran, with
 ``convolution_2d`` and ``gradient`` at 0.66). More cycles let more points catch it; on the same
 three campaigns' samples, the first 5 / 10 / 15 cycles give 0.26-0.45 / 0.20-0.35 / 0.18-0.27 and two
-campaigns pooled (30 cycles) 0.162-0.177, and two fresh 30-cycle campaigns gave 0.188 and 0.164. A
+campaigns pooled (30 cycles) 0.162-0.177, and three fresh 30-cycle campaigns gave 0.188, 0.164 and
+0.201 (the last in a fresh clone's ``./run demo``). A
 low quantile instead of the fastest run is worse (5th percentile of 15 cycles: 0.22-0.39), the median
 far worse (0.38-0.41). So ``gpuperf demo`` uses 30 cycles (about 110 s); the default here stays
 3 passes (the committed store's method).

@@ -197,7 +197,7 @@ def measure_step(report: DemoReport) -> None:
 # copying memory, 0.157-0.181 in two runs against 0.191-0.247 for three passes one after the other
 # (equal, 0.17-0.21 either way, on an idle machine). 30 cycles rather than 15, so that most points
 # catch the machine's fast seconds at least once: 15-cycle campaigns gave 0.16-0.27, 30-cycle ones
-# 0.16-0.19 (see benchmarks/bench_linear_model.py).
+# 0.16-0.20 (see benchmarks/bench_linear_model.py).
 LINEAR_MODEL_CYCLES = 30
 
 
