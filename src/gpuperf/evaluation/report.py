@@ -38,14 +38,12 @@ def _cell(value, digits: int, whole: bool = False) -> str:
     return str(value)
 
 
-def _whole_columns(frame: pd.DataFrame) -> list[bool]:
-    """Whether each column holds floats that are all whole numbers (counts, sizes): printed as integers."""
-    flags = []
-    for _, column in frame.items():
-        values = pd.to_numeric(column, errors="coerce") if column.dtype.kind == "f" else None
-        finite = values[np.isfinite(values)] if values is not None else None
-        flags.append(finite is not None and len(finite) > 0 and bool((finite == np.round(finite)).all()))
-    return flags
+def _whole(column: pd.Series) -> bool:
+    """Whether a float column holds whole numbers only (counts, sizes): printed as integers."""
+    if column.dtype.kind != "f":
+        return False
+    finite = column[np.isfinite(column)]
+    return len(finite) > 0 and bool((finite == np.round(finite)).all())
 
 
 def markdown_table(frame: pd.DataFrame, digits: int = 3) -> str:
@@ -53,7 +51,7 @@ def markdown_table(frame: pd.DataFrame, digits: int = 3) -> str:
     of whole numbers print as integers."""
     flat = frame.reset_index() if frame.index.name or isinstance(frame.index, pd.MultiIndex) else frame
     header = [str(c) for c in flat.columns]
-    whole = _whole_columns(flat)
+    whole = [_whole(column) for _, column in flat.items()]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in flat.itertuples(index=False):
         cells = (_cell(v, digits, w).replace("|", "/") for v, w in zip(row, whole))
