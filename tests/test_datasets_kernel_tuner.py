@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 import warnings
@@ -15,6 +16,7 @@ from gpuperf.datasets import load_dataset, read_kernel_tuner_cache, write_kernel
 from gpuperf.errors import GpuperfError
 
 FIXTURE = Path(__file__).parent / "data" / "kernel_tuner_vector_add.json"
+KT_1_5_CACHE = Path(__file__).parent / "data" / "kernel_tuner_1_5_c_backend.json"
 
 
 def simulate(path: Path, kernel: str, problem_size, tune_params: dict) -> list[dict]:
@@ -48,6 +50,27 @@ def test_reads_every_configuration_with_its_status():
         else:
             assert np.isnan(row["time_s"]) and row["status"] == entry["time"]
         assert row["compile_time_s"] == pytest.approx(entry["compile_time"] / 1e3, rel=1e-15)
+
+
+def test_reads_kernel_tuner_1_5_failures_recorded_as_error_with_no_time():
+    frame = read_kernel_tuner_cache(KT_1_5_CACHE)
+    assert frame["status"].tolist() == ["ok", "ok", "CompilationFailedConfig"]
+    assert np.isnan(frame["time_s"].iloc[2])
+    assert frame["compile_time_s"].iloc[2] == pytest.approx(0.05157275398960337)
+    assert frame["time_s"].iloc[0] == pytest.approx(3.8708687850407193e-3)
+
+
+def test_old_kernel_tuner_failure_time_and_gzipped_caches_read(tmp_path):
+    cache = json.loads(FIXTURE.read_text())
+    cache["cache"]["32,1"]["time"] = 1e20  # how Kernel Tuner before 0.4 recorded a failure
+    path = tmp_path / "old.json.gz"
+    path.write_bytes(gzip.compress(json.dumps(cache).encode()))
+    frame = read_kernel_tuner_cache(path).set_index("variant")
+    assert frame.loc["block_size_x=32,tile_size=1", "status"] == "ErrorConfig"
+    assert np.isnan(frame.loc["block_size_x=32,tile_size=1", "time_s"])
+    (tmp_path / "binary.json").write_bytes(gzip.compress(b"{}"))
+    with pytest.raises(GpuperfError, match="binary.json: not a Kernel Tuner cache"):
+        read_kernel_tuner_cache(tmp_path / "binary.json")
 
 
 def test_round_trip_read_write_read_is_equal(tmp_path):
@@ -135,7 +158,7 @@ def test_a_cache_cut_inside_an_entry_names_the_position(tmp_path):
         (lambda c: c["cache"]["32,2"].update(time="fast"), r"cache entry '32,2': time='fast' is neither"),
         (lambda c: c["cache"]["64,1"].update(time=-0.5), r"cache entry '64,1': time=-0.5 is neither"),
         (lambda c: c["cache"]["128,1"].pop("tile_size"), r"cache entry '128,1' lacks parameter\(s\) tile_size"),
-        (lambda c: c["cache"]["128,2"].pop("time"), r"cache entry '128,2' has no 'time'"),
+        (lambda c: c["cache"]["128,2"].pop("time"), r"cache entry '128,2' has neither 'time' nor '__error__'"),
         (lambda c: c["cache"]["256,1"].update(block_size_x=512), r"cache entry '256,1' holds the parameters of '512,1'"),
         (lambda c: c.pop("tune_params_keys"), r"missing key\(s\) tune_params_keys"),
     ],

@@ -37,6 +37,8 @@ def write_dataset_csv(frame: pd.DataFrame, path: str | Path) -> Path:
             table[column] = table[column].map(lambda v: json.dumps(list(v)) if isinstance(v, (tuple, list)) else v)
     if not path.parent.exists():
         raise GpuperfError(f"{path}: folder {path.parent} does not exist")
+    if path.is_dir():
+        raise GpuperfError(f"{path}: is a folder; give a file name for the CSV")
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(handle)
     try:

@@ -2,7 +2,9 @@
 
 A cache holds ``device_name``, ``kernel_name``, ``problem_size``, ``tune_params_keys``,
 ``tune_params``, ``objective`` and ``cache``: ``{"v1,v2,...": {param: value, ..., "time": ms or an
-error name, "times": [ms, ...], "compile_time": ms, ...}}``. While a tuning run is in progress
+error name, "times": [ms, ...], "compile_time": ms, ...}}``. A failed configuration carries its error
+name in ``__error__`` (Kernel Tuner 1.x, no ``time``), in ``time`` (earlier versions) or, before 0.4,
+a ``time`` of 1e20 or more. While a tuning run is in progress
 Kernel Tuner leaves the file open (no closing brackets, maybe a trailing comma) and appends one
 entry per line; such a file reads like a closed one. Times are milliseconds in the file and
 seconds in the dataset.
@@ -10,6 +12,7 @@ seconds in the dataset.
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
@@ -36,6 +39,8 @@ from gpuperf.datasets.schema import (
 from gpuperf.errors import GpuperfError
 
 ERROR_NAMES = ("ErrorConfig", "InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig")
+# Kernel Tuner before 0.4 stored a failed configuration as this time (or above, up to float max).
+FAILED_TIME = 1e20
 HEADER_KEYS = ("device_name", "kernel_name", "tune_params_keys", "cache")
 # Kernel Tuner's own timing fields (milliseconds) and their dataset columns (seconds).
 MS_FIELDS = {
@@ -84,10 +89,15 @@ def read_kernel_tuner_cache(path: str | Path) -> pd.DataFrame:
 
 
 def _parse(path: Path) -> dict:
-    """The cache's JSON, closing it first when a running tuner left it open."""
+    """The cache's JSON (gzipped when the name ends in .gz), closing it first when a running
+    tuner left it open."""
     if not path.is_file():
         raise GpuperfError(f"{path}: no such file")
-    text = path.read_text().strip()
+    try:
+        raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        text = raw.decode("utf-8").strip()
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise GpuperfError(f"{path}: not a Kernel Tuner cache (not UTF-8 JSON text: {exc})") from None
     if not text:
         raise GpuperfError(f"{path}: empty file")
     try:
@@ -121,13 +131,17 @@ def _record(key: str, entry: Any, keys: list[str], where: str) -> dict:
     expected = ",".join(str(entry[k]) for k in keys)
     if expected != key:
         raise GpuperfError(f"{where}: cache entry '{key}' holds the parameters of '{expected}'")
-    if "time" not in entry:
-        raise GpuperfError(f"{where}: cache entry '{key}' has no 'time'")
     row: dict[str, Any] = {k: entry[k] for k in keys}
-    time = entry["time"]
+    time = entry.get("time")
     errors = [v for v in entry.values() if isinstance(v, str) and v in ERROR_NAMES]
     if errors:
         row[TARGET], row[STATUS] = math.nan, errors[0]
+    elif "__error__" in entry:
+        row[TARGET], row[STATUS] = math.nan, str(entry["__error__"])
+    elif _is_number(time) and time >= FAILED_TIME:
+        row[TARGET], row[STATUS] = math.nan, "ErrorConfig"
+    elif "time" not in entry:
+        raise GpuperfError(f"{where}: cache entry '{key}' has neither 'time' nor '__error__'")
     elif isinstance(time, (int, float)) and not isinstance(time, bool) and math.isfinite(time) and time > 0:
         row[TARGET], row[STATUS] = shift_decimal(time, -3), OK
     else:
@@ -321,6 +335,8 @@ def _plain(value: Any) -> Any:
 
 def _write_whole(path: Path, text: str) -> None:
     """Write to a temporary file beside ``path`` and rename it: never a half-written cache."""
+    if path.is_dir():
+        raise GpuperfError(f"{path}: is a folder; give a file name for the cache")
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
