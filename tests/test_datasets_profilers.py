@@ -10,10 +10,13 @@ import pytest
 
 from gpuperf.datasets import import_file, import_ncu, import_nvprof, load_dataset
 from gpuperf.datasets.bundled import data_dir
+from gpuperf.datasets.ncu import scale
+from gpuperf.datasets.profiler_csv import kernel_short_name
 from gpuperf.errors import GpuperfError
 
 DATA = Path(__file__).parent / "data"
 TRACE, METRICS, NCU = DATA / "nvprof_gpu_trace.csv", DATA / "nvprof_metrics.csv", DATA / "ncu_raw.csv"
+DETAILS, SUMMARY = DATA / "ncu_details.csv", DATA / "nvprof_summary.csv"
 
 
 def edited(tmp_path: Path, source: Path, old: str, new: str, count: int = 1) -> Path:
@@ -98,6 +101,7 @@ def test_import_by_format_name_suggests_the_nearest():
         (TRACE, "\nms,us,", "\nms,weeks,", r"line 5: Duration unit: unknown time unit 'weeks'"),
         (TRACE, ',"Tesla K40c (0)","1","7","matMul_sharedmem(float*, float*, float*, int) [132]",132',
          ',"Tesla K40c (0)","1"', r"line 12: 17 cells, the header has 20"),
+        (SUMMARY, '3,2639.531000,118.272000,6919.904000,', "3,2639.531000,", r"line 6: 6 cells, the header has 8"),
         (METRICS, "Mid (5),Mid (5),Mid (5)", "Mid (5),Mid (5),lots", r"line 15: dram_utilization='lots' is not a number"),
         (NCU, '"gpu__time_duration.sum",', '"gpu__time_active.sum",', r"missing column\(s\) 'gpu__time_duration.sum'"),
         (NCU, '"8,397.57","447.94"', '"8,397.57","n/a"', r"line 10: gpu__time_duration.sum gives no time \('n/a'\)"),
@@ -140,3 +144,94 @@ def test_metrics_for_a_kernel_the_trace_lacks_are_refused(tmp_path):
     path = edited(tmp_path, METRICS, "void dotProd<float>", "void dotProduct<float>", count=5)
     with pytest.raises(GpuperfError, match="kernel 'dotProduct<float>' on 'Tesla K40c \\(0\\)' is not in the profile"):
         import_nvprof(TRACE, metrics=path)
+
+
+
+def test_kernel_names_keep_namespaces_in_parentheses():
+    assert kernel_short_name("void (anonymous namespace)::softmax<float, 10>(float*, int) [1030]") == (
+        "(anonymous namespace)::softmax<float, 10>"
+    )
+    assert kernel_short_name("void foo<32>(float*, int) [116]") == "foo<32>"
+    assert kernel_short_name("at::native::(anonymous namespace)::fill") == "at::native::(anonymous namespace)::fill"
+
+
+def test_nvprof_summary_joins_metrics_by_kernel_and_takes_their_device():
+    frame = import_nvprof(SUMMARY, metrics=METRICS)
+    assert set(frame["device"]) == {"Tesla K40c (0)"} and set(frame["gpu"]) == {"Tesla K40"}
+    assert frame["achieved_occupancy"].notna().all()
+    named = import_nvprof(SUMMARY, gpu="K40")
+    assert set(named["gpu"]) == {"Tesla K40"} and set(named["device"]) == {"K40"}
+
+
+def test_nvprof_summary_before_cuda_9_stops_at_the_api_calls_section(tmp_path):
+    path = tmp_path / "cuda8.csv"
+    path.write_text(
+        "==22132== Profiling result:\n"
+        '"Time(%)","Time","Calls","Avg","Min","Max","Name"\n%,us,,us,us,us,\n'
+        '79.5,7918.593,3,2639.531,118.272,6919.904,"matMul_sharedmem(float*, float*, float*, int)"\n'
+        "==22132== API calls:\n"
+        '"Time(%)","Time","Calls","Avg","Min","Max","Name"\n%,ms,,ms,ms,ms,\n'
+        '98.1,210.4,4,52.6,0.01,210.3,"cudaMalloc"\n'
+    )
+    frame = import_nvprof(path)
+    assert frame["kernel"].tolist() == ["matMul_sharedmem"] and frame["time_s"].tolist() == [2639.531e-6]
+
+
+def test_nvprof_events_section_joins_like_metrics(tmp_path):
+    path = tmp_path / "events.csv"
+    path.write_text(
+        "==1== Metric result:\n"
+        '"Device","Kernel","Invocations","Metric Name","Metric Description","Min","Max","Avg"\n'
+        '"Tesla K40c (0)","void dotProd<float>(float const *, float const *, float*, int)",1,'
+        '"achieved_occupancy","Achieved Occupancy",0.9,0.9,0.9\n'
+        "==1== Event result:\n"
+        '"Device","Kernel","Invocations","Event Name","Min","Max","Avg","Total"\n'
+        '"Tesla K40c (0)","void dotProd<float>(float const *, float const *, float*, int)",1,'
+        '"elapsed_cycles_sm",69632,69632,69632,69632\n'
+    )
+    frame = import_nvprof(TRACE, metrics=path).set_index("kernel")
+    assert frame.loc["dotProd<float>", "elapsed_cycles_sm"] == 69632
+    assert frame.loc["dotProd<float>", "achieved_occupancy"] == 0.9
+    assert frame.loc["matMul_sharedmem", "elapsed_cycles_sm"].isna().all()
+
+
+def test_ncu_details_page_one_row_per_launch_with_its_own_units():
+    frame = import_ncu(DETAILS, gpu="H100")
+    assert frame["time_s"].tolist() == [12.42e-6, 1.21e-3]  # usecond, then msecond
+    assert frame["Memory Throughput"].tolist() == [1351.27e9, 2.66e12]  # Gbyte/second, Tbyte/second
+    assert frame["DRAM Frequency"].tolist() == [2.62e9, 2.62e9]  # cycle/nsecond
+    assert frame["Function Cache Configuration"].tolist() == ["CachePreferNone"] * 2
+    assert frame["Launch Statistics: Block Size"].tolist() == [256, 256]
+    assert frame["grid.x"].tolist() == [4096, 262144]
+    assert set(frame["gpu"]) == {"H100 SXM"}
+    assert frame.attrs["units"]["Memory Throughput"] == "byte/second"
+    with pytest.raises(GpuperfError, match=r"ncu_details.csv: line 6: the profile names no GPU \(Device is the index '0'\)"):
+        import_ncu(DETAILS)
+
+
+@pytest.mark.parametrize(
+    ("unit", "value", "expected"),
+    [("us", "211.94", 211.94e-6), ("nsecond", "5", 5e-9), ("s", "0.5", 0.5)],
+)
+def test_ncu_time_units_old_and_new(tmp_path, unit, value, expected):
+    path = edited(tmp_path, NCU, '"Kbyte","usecond"', f'"Kbyte","{unit}"')
+    path.write_text(path.read_text().replace('"2,103.30","62.27"', f'"2,103.30","{value}"'))
+    assert import_ncu(path)["time_s"].iloc[0] == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("unit", "base", "exponent"),
+    [("Kbyte", "byte", 3), ("Tbyte/s", "byte/second", 12), ("Tbyte/second", "byte/second", 12),
+     ("Kbyte/block", "byte/block", 3), ("cycle/usecond", "cycle/second", 6), ("%", "%", 0),
+     ("register/thread", "register/thread", 0)],
+)
+def test_ncu_units_scale_to_base_units_whatever_the_spelling(unit, base, exponent):
+    assert scale(unit) == (exponent, base)
+
+
+def test_ncu_text_attributes_with_no_unit_stay_text(tmp_path):
+    path = edited(tmp_path, NCU, '"register/thread"', '"register/thread"')
+    text = path.read_text().replace('"device__attribute_display_name",', '"device__attribute_display_name","launch__func_cache_config",')
+    text = text.replace('"","Kbyte"', '"","","Kbyte"').replace('"NVIDIA RTX A4000",', '"NVIDIA RTX A4000","CachePreferNone",')
+    path.write_text(text)
+    assert import_ncu(path)["launch__func_cache_config"].tolist() == ["CachePreferNone"] * 4

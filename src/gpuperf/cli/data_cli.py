@@ -15,7 +15,11 @@ def import_command(
     path: Path = typer.Argument(..., help="The file to import (a Kernel Tuner cache .json, a profiler CSV)."),
     out: Path = typer.Option(..., "--out", help="Where to write the dataset table (CSV)."),
     metrics: Optional[Path] = typer.Option(
-        None, "--metrics", help="nvprof only: an nvprof --metrics CSV whose averages join the profile."
+        None, "--metrics", help="nvprof only: an nvprof --metrics/--events CSV whose averages join the profile."
+    ),
+    gpu: Optional[str] = typer.Option(
+        None, "--gpu", help="Profilers only: the GPU the profile ran on, where the file does not name it "
+        "(an nvprof summary; an ncu CSV without device__attribute_display_name)."
     ),
 ) -> None:
     """Import measurements into gpuperf's dataset shape and write them as CSV."""
@@ -27,6 +31,10 @@ def import_command(
         if format_name != "nvprof":
             raise GpuperfError(f"--metrics goes with the nvprof format, not '{format_name}'")
         options["metrics"] = metrics
+    if gpu is not None:
+        if format_name == "kernel-tuner":
+            raise GpuperfError("--gpu goes with a profiler format; a Kernel Tuner cache names its device")
+        options["gpu"] = gpu
     frame = import_file(format_name, path, **options)
     write_dataset_csv(frame, out)
     failed = int((frame["status"] != "ok").sum())

@@ -8,7 +8,8 @@
 from gpuperf.datasets.bundled import BUNDLED, dataset_info, dataset_names, dataset_summary, load_dataset
 from gpuperf.datasets.importers import IMPORTERS, import_file, write_dataset_csv
 from gpuperf.datasets.kernel_tuner import read_kernel_tuner_cache, write_kernel_tuner_cache
-from gpuperf.datasets.profilers import import_ncu, import_nvprof
+from gpuperf.datasets.ncu import import_ncu
+from gpuperf.datasets.nvprof import import_nvprof
 from gpuperf.datasets.schema import KEY_COLUMNS, OK, STATUS, TARGET, check_dataset
 
 __all__ = [

@@ -133,7 +133,7 @@ BUNDLED: dict[str, BundledDataset] = {
             AMARIS,
             "CC BY 4.0",
             repository="marcosamaris/gpuperfpredict",
-            units="time_s from duration_ns (ns); static_smem in bytes",
+            units="time_s from duration_ns (ns); static_smem in KiB as nvprof printed it (1 = 1024 bytes)",
             table_format=TableFormat(kernel="variant", time="duration_ns", time_unit="ns", gpu="gpu", parameters=("n",)),
             signature=("regs", "occurrence", "run"),
         ),

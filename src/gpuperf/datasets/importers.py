@@ -11,7 +11,8 @@ from pathlib import Path
 import pandas as pd
 
 from gpuperf.datasets.kernel_tuner import read_kernel_tuner_cache
-from gpuperf.datasets.profilers import import_ncu, import_nvprof
+from gpuperf.datasets.ncu import import_ncu
+from gpuperf.datasets.nvprof import import_nvprof
 from gpuperf.errors import GpuperfError, unknown_name_error
 
 IMPORTERS: dict[str, Callable[..., pd.DataFrame]] = {

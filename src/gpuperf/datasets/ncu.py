@@ -1,0 +1,194 @@
+"""Nsight Compute CSV to the dataset shape, one row per profiled launch.
+
+Two layouts: ``ncu --csv --page raw`` (a header of metric names, a units row below it, a row per
+launch) and ``ncu --csv`` (the details page: a row per launch and metric, with ``Section Name``,
+``Metric Name``, ``Metric Unit`` and ``Metric Value``; units may differ from row to row). The time
+is ``gpu__time_duration.sum`` (or the details page's ``Duration``). Values are scaled to base units
+(seconds, bytes, per second; SI prefixes as ncu writes them: a Kbyte is 1000 bytes) and the units
+land in ``frame.attrs["units"]``; a value with no unit that is not a number stays text.
+``Block Size``/``Grid Size`` tuples become ``block.x``... ``grid.z``. ncu's ``Device`` column is a
+device index: the GPU comes from ``device__attribute_display_name`` or from the ``gpu`` argument.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from gpuperf.datasets.profiler_csv import (
+    csv_rows,
+    device_gpu,
+    find_header,
+    finish,
+    is_message,
+    kernel_short_name,
+    number,
+    parse_number,
+    positive_time,
+    read_lines,
+)
+from gpuperf.datasets.schema import OK, SECONDS_EXPONENT, STATUS, TARGET, canonical_gpu, shift_decimal
+from gpuperf.errors import GpuperfError
+
+TIME = "gpu__time_duration.sum"
+DETAILS_TIME = "Duration"  # the details page's name for it (GPU Speed Of Light section)
+DEVICE_NAMES = ("device__attribute_display_name", "Device Name")
+LAUNCH_COLUMNS = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
+                  "Block Size", "Grid Size", "Device", "CC")
+TEXT_COLUMNS = {"Process Name", "Host Name", "Kernel Name", "Context", "Stream", "CC", "Block Size",
+                "Grid Size", "Device", *DEVICE_NAMES}
+LONG_COLUMNS = ("Metric Name", "Metric Unit", "Metric Value")
+PREFIXES = {"": 0, "K": 3, "M": 6, "G": 9, "T": 12, "P": 15}
+COUNTED = "byte|cycle|inst|sector|request|warp|thread|block|transaction|instruction|wavefront"
+
+
+def scale(unit: str) -> tuple[int, str]:
+    """(power of ten, base unit) taking a value in ``unit`` to base units.
+
+    ``usecond`` / ``us`` -> (-6, second); ``Kbyte`` -> (3, byte); ``Tbyte/s`` -> (12, byte/second);
+    ``Kbyte/block`` -> (3, byte/block); ``cycle/usecond`` -> (6, cycle/second); anything else
+    (``%``, ``register/thread``) is kept as it is.
+    """
+    top, slash, bottom = unit.strip().partition("/")
+    exponent, base = 0, top
+    if top in SECONDS_EXPONENT:
+        exponent, base = SECONDS_EXPONENT[top], "second"
+    else:
+        counted = re.fullmatch(rf"([KMGTP]?)({COUNTED})s?", top)
+        if counted:
+            exponent, base = PREFIXES[counted.group(1)], counted.group(2)
+    if not slash:
+        return exponent, base
+    if bottom in SECONDS_EXPONENT:
+        return exponent - SECONDS_EXPONENT[bottom], f"{base}/second"
+    return exponent, f"{base}/{bottom}"
+
+
+def import_ncu(path: str | Path, gpu: str | None = None) -> pd.DataFrame:
+    """An Nsight Compute CSV (raw page or details page) in the dataset shape; see the module docstring."""
+    path = Path(path)
+    where = str(path)
+    lines = read_lines(path)
+    start = find_header(lines, ("Kernel Name",), where)
+    rows = csv_rows(lines, start)
+    if all(c in rows[0] for c in LONG_COLUMNS):
+        launches = _details_launches(rows, start, where)
+    else:
+        launches = _raw_launches(rows, start, where)
+    records, units = [], {}
+    for line, values, launch_units in launches:
+        records.append(_record(values, launch_units, gpu, where, line))
+        for column, unit in launch_units.items():
+            base = scale(unit)[1]
+            if units.setdefault(column, base) != base:
+                raise GpuperfError(f"{where}: line {line}: {column} in {unit!r}, above in {units[column]!r}")
+    if not records:
+        raise GpuperfError(f"{where}: no profiled kernels below the header")
+    frame = finish(pd.DataFrame.from_records(records), where)
+    frame.attrs["units"] = {c: base for c, base in units.items() if base and c in frame.columns}
+    return frame
+
+
+Launch = tuple[int, dict[str, str], dict[str, str]]  # (line, column -> text, column -> unit)
+
+
+def _raw_launches(rows: list[list[str]], start: int, where: str) -> list[Launch]:
+    header = rows[0]
+    if TIME not in header:
+        raise GpuperfError(f"{where}: missing column(s) '{TIME}'")
+    units_row = rows[1] if len(rows) > 1 else []
+    if len(units_row) != len(header) or ("ID" in header and units_row[header.index("ID")].strip()):
+        raise GpuperfError(f"{where}: line {start + 2}: no units row below the header (ncu --csv --page raw writes one)")
+    units = {c: u for c, u in zip(header, units_row) if c not in TEXT_COLUMNS}
+    launches = []
+    for offset, cells in enumerate(rows[2:]):
+        line = start + 3 + offset
+        if is_message(cells):
+            continue
+        if len(cells) != len(header):
+            raise GpuperfError(f"{where}: line {line}: {len(cells)} cells, the header has {len(header)}")
+        launches.append((line, dict(zip(header, cells)), units))
+    return launches
+
+
+def _details_launches(rows: list[list[str]], start: int, where: str) -> list[Launch]:
+    """The details page's rows gathered per launch (``ID``); a metric named twice in one launch
+    with another value is named ``Section: Metric``."""
+    header = rows[0]
+    by_id: dict[str, Launch] = {}
+    for offset, cells in enumerate(rows[1:]):
+        line = start + 2 + offset
+        if is_message(cells):
+            continue
+        if len(cells) != len(header):
+            raise GpuperfError(f"{where}: line {line}: {len(cells)} cells, the header has {len(header)}")
+        row = dict(zip(header, cells))
+        launch_id = row.get("ID", str(offset))
+        if launch_id not in by_id:
+            by_id[launch_id] = (line, {c: row[c] for c in LAUNCH_COLUMNS if c in row}, {})
+        _, values, units = by_id[launch_id]
+        name = row["Metric Name"]
+        if name in values and values[name] != row["Metric Value"]:
+            name = f"{row.get('Section Name', '')}: {name}"
+        values[name], units[name] = row["Metric Value"], row["Metric Unit"]
+    for line, values, units in by_id.values():
+        if TIME not in values and DETAILS_TIME in values:
+            values[TIME], units[TIME] = values.pop(DETAILS_TIME), units.pop(DETAILS_TIME)
+        if TIME not in values:
+            raise GpuperfError(f"{where}: line {line}: launch {values.get('ID', '?')} has no metric '{TIME}' or '{DETAILS_TIME}'")
+    return list(by_id.values())
+
+
+def _record(values: dict[str, str], units: dict[str, str], gpu: str | None, where: str, line: int) -> dict:
+    time_exponent, time_base = scale(units.get(TIME, ""))
+    if time_base != "second":
+        raise GpuperfError(f"{where}: line {line}: {TIME} has unit {units.get(TIME, '')!r}, not a time unit")
+    device = _device(values, gpu, where, line)
+    record = {
+        "kernel": kernel_short_name(values["Kernel Name"]),
+        "variant": "",
+        "gpu": canonical_gpu(gpu) if gpu is not None else device_gpu(device),
+        "device": device,
+        "source": where,
+        TARGET: positive_time(values[TIME], time_exponent, where, line, TIME),
+        STATUS: OK,
+        "kernel_full_name": values["Kernel Name"],
+    }
+    for name in ("Grid Size", "Block Size"):
+        if name in values:
+            record.update(_dims(values[name], "grid" if name == "Grid Size" else "block", where, line))
+    for column, text in values.items():
+        if column in TEXT_COLUMNS or column in (TIME, "Kernel Name"):
+            continue
+        unit = units.get(column, "")
+        value = parse_number(text)
+        if value is None and not unit:
+            record[column] = text  # a text attribute (a cache configuration, a mode)
+        else:
+            record[column] = shift_decimal(number(text, where, line, column), scale(unit)[0])
+    for column in ("Context", "Stream", "CC", "Process Name"):
+        if column in values:
+            record[column] = values[column]
+    return record
+
+
+def _device(values: dict[str, str], gpu: str | None, where: str, line: int) -> str:
+    named = next((values[c] for c in DEVICE_NAMES if values.get(c, "").strip()), None)
+    if named is not None:
+        return named
+    if gpu is not None:
+        return gpu
+    index = values.get("Device", "")
+    raise GpuperfError(
+        f"{where}: line {line}: the profile names no GPU (Device is the index {index!r}); "
+        f"collect device__attribute_display_name or say which GPU it ran on (--gpu)"
+    )
+
+
+def _dims(text: str, prefix: str, where: str, line: int) -> dict[str, float]:
+    numbers = [n.replace(",", "") for n in re.split(r",\s+", text.strip().strip("()"))]
+    if len(numbers) != 3 or not all(n.isdigit() for n in numbers):
+        raise GpuperfError(f"{where}: line {line}: {prefix} size {text!r} is not '(x, y, z)'")
+    return {f"{prefix}.{axis}": float(n) for axis, n in zip("xyz", numbers)}

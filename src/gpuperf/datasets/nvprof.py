@@ -1,0 +1,272 @@
+"""nvprof CSV (``nvprof --csv``) to the dataset shape.
+
+nvprof files come in four layouts, told apart by their header row:
+- ``--print-gpu-trace``: one row per kernel launch or memory copy, ``Duration`` with its unit in
+  the units row below the header; memory copies and sets are left out (they are no kernels);
+- the default summary: one row per kernel, ``Avg``/``Min``/``Max`` times and ``Calls`` (GPU
+  activities only: API calls, in a ``Type`` column or, before CUDA 9, in a section of their own,
+  are left out); it does not name the device;
+- ``--metrics ...`` and ``--events ...``: one row per kernel and metric or event (``Min``, ``Max``,
+  ``Avg``; a file may hold a metric section and an event section); alone it has no times (rows get
+  status ``untimed``), given with a trace or summary its averages join that profile's kernels;
+- a table like the bundled Rodinia one: ``kernel``, ``gpu``, a time column (``time_s``,
+  ``time_ms``, ``duration_us``, ...) and metric columns (dots for brackets).
+Launch geometry lands in ``grid.x``, ``block.x``, ``registers.per.thread``, ``static.smem`` (bytes;
+nvprof's KB are 1024 bytes), as in the Rodinia table; throughputs in GB/s, efficiencies in %,
+utilisation levels as 0-10.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gpuperf.datasets.profiler_csv import (
+    csv_rows,
+    device_gpu,
+    find_header,
+    finish,
+    is_message,
+    kernel_short_name,
+    number,
+    positive_time,
+    read_lines,
+)
+from gpuperf.datasets.schema import OK, STATUS, TARGET, canonical_gpu, seconds_exponent, shift_decimal
+from gpuperf.datasets.tables import TableFormat, read_csv, require_columns
+from gpuperf.errors import GpuperfError
+
+UNTIMED = "untimed"
+MEMORY_BYTES = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}  # nvprof's memory sizes are binary
+GB_S_EXPONENT = {"B/s": -9, "KB/s": -6, "MB/s": -3, "GB/s": 0, "TB/s": 3}
+TRACE_NUMBERS = {
+    "Grid X": "grid.x", "Grid Y": "grid.y", "Grid Z": "grid.z",
+    "Block X": "block.x", "Block Y": "block.y", "Block Z": "block.z",
+    "Registers Per Thread": "registers.per.thread",
+    "Static SMem": "static.smem", "Dynamic SMem": "dynamic.smem", "Correlation_ID": "correlation_id",
+}
+TRACE_TEXTS = {"Context": "context", "Stream": "stream"}
+BYTE_COLUMNS = ("Static SMem", "Dynamic SMem")
+TABLE_SIZES = ("input.size.1", "input.size.2")  # the size parameters of a Rodinia-style table
+VALUE_NAMES = ("Metric Name", "Event Name")
+
+
+def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str | None = None) -> pd.DataFrame:
+    """An nvprof CSV (trace, summary, metrics/events or Rodinia-style table) in the dataset shape.
+
+    With ``metrics`` (an nvprof ``--metrics``/``--events`` CSV of the same program), each kernel's
+    averages are added to its rows. ``gpu`` names the GPU where the file does not (a summary).
+    """
+    path = Path(path)
+    where = str(path)
+    lines = read_lines(path)
+    kind = _nvprof_kind(lines)
+    if kind == "trace":
+        frame = _nvprof_trace(lines, where)
+    elif kind == "summary":
+        frame = _nvprof_summary(lines, where)
+    elif kind == "metrics":
+        frame = _nvprof_metrics_alone(path)
+    else:
+        frame = _nvprof_table(path, where)
+    if metrics is not None:
+        frame = _join_metrics(frame, Path(metrics))
+    if gpu is not None:
+        unnamed = frame["device"] == ""
+        frame.loc[unnamed, "gpu"], frame.loc[unnamed, "device"] = canonical_gpu(gpu), gpu
+    return frame
+
+
+def _nvprof_kind(lines: list[str]) -> str:
+    """Which nvprof layout: the first header-like line decides (profiler messages skipped)."""
+    for cells in csv_rows(lines, 0):
+        if is_message(cells):
+            continue
+        cells = set(cells)
+        if cells & set(VALUE_NAMES):
+            return "metrics"
+        if "Name" in cells:
+            return "summary" if {"Avg", "Calls"} <= cells else "trace"
+        return "table"
+    return "table"
+
+
+def _units_row(rows: list[list[str]], header: list[str]) -> dict[str, str] | None:
+    """nvprof's units row (``ms,us,,,...``) right below the header, or None when there is none."""
+    if len(rows) < 2 or len(rows[1]) != len(header):
+        return None
+    cells = rows[1]
+    looks_like_units = all(c == "" or re.fullmatch(r"[%a-zA-Z/\u00b5]+", c) for c in cells)
+    return dict(zip(header, cells)) if looks_like_units and any(cells) else None
+
+
+def _checked_row(cells: list[str], header: list[str], where: str, line: int) -> dict[str, str]:
+    if len(cells) != len(header):
+        raise GpuperfError(f"{where}: line {line}: {len(cells)} cells, the header has {len(header)}")
+    return dict(zip(header, cells))
+
+
+def _nvprof_trace(lines: list[str], where: str) -> pd.DataFrame:
+    start = find_header(lines, ("Name",), where)
+    rows = csv_rows(lines, start)
+    header = rows[0]
+    require_columns(pd.DataFrame(columns=header), ["Duration", "Name", "Device"], where)
+    units = _units_row(rows, header)
+    if units is None:
+        raise GpuperfError(f"{where}: line {start + 2}: no units row below the header (nvprof --csv writes one)")
+    duration_exponent = seconds_exponent(units["Duration"] or "s", f"{where}: line {start + 2}: Duration unit")
+    byte_scale = {}
+    for name in BYTE_COLUMNS:
+        unit = units.get(name) or "B"
+        if name in units and unit not in MEMORY_BYTES:
+            raise GpuperfError(f"{where}: line {start + 2}: {name} unit {unit!r} is not one of {', '.join(MEMORY_BYTES)}")
+        byte_scale[name] = MEMORY_BYTES[unit]
+    records = []
+    for offset, cells in enumerate(rows[2:]):
+        line = start + 3 + offset
+        if is_message(cells):
+            continue
+        row = _checked_row(cells, header, where, line)
+        if row["Name"].startswith("[CUDA "):
+            continue  # memory copies and sets
+        record = {
+            "kernel": kernel_short_name(row["Name"]),
+            "gpu": device_gpu(row["Device"]),
+            "device": row["Device"],
+            TARGET: positive_time(row["Duration"], duration_exponent, where, line, "Duration"),
+            STATUS: OK,
+            "kernel_full_name": re.sub(r"\s*\[\d+\]$", "", row["Name"]),
+        }
+        if "Start" in row:
+            start_exponent = seconds_exponent(units.get("Start") or "s", f"{where}: Start unit")
+            record["start_s"] = shift_decimal(number(row["Start"], where, line, "Start"), start_exponent)
+        for name, column in TRACE_NUMBERS.items():
+            if name in row:
+                record[column] = number(row[name], where, line, name) * byte_scale.get(name, 1)
+        record.update({column: row[name] for name, column in TRACE_TEXTS.items() if name in row})
+        records.append(record)
+    if not records:
+        raise GpuperfError(f"{where}: no kernel launches in the trace")
+    frame = pd.DataFrame.from_records(records)
+    frame.insert(1, "variant", "")
+    frame.insert(4, "source", where)
+    return finish(frame, where)
+
+
+def _nvprof_summary(lines: list[str], where: str) -> pd.DataFrame:
+    start = find_header(lines, ("Avg", "Calls", "Name"), where)
+    rows = csv_rows(lines, start)
+    header = rows[0]
+    units = _units_row(rows, header)
+    if units is None:
+        raise GpuperfError(f"{where}: line {start + 2}: no units row below the header (nvprof --csv writes one)")
+    records = []
+    for offset, cells in enumerate(rows[2:]):
+        line = start + 3 + offset
+        if cells and "API calls" in cells[0] and cells[0].startswith("=="):
+            break  # before CUDA 9, the API calls follow in a section of their own
+        if is_message(cells):
+            continue
+        row = _checked_row(cells, header, where, line)
+        if row["Name"].startswith("[CUDA ") or row.get("Type", "GPU activities") != "GPU activities":
+            continue
+        record = {"kernel": kernel_short_name(row["Name"]), "variant": "", "gpu": "", "device": "", "source": where}
+        for column, name in (("Avg", TARGET), ("Min", "time_s_min"), ("Max", "time_s_max")):
+            exponent = seconds_exponent(units.get(column) or "s", f"{where}: {column} unit")
+            record[name] = shift_decimal(number(row[column], where, line, column), exponent)
+        record[STATUS] = OK
+        record["repeats"] = int(number(row["Calls"], where, line, "Calls"))
+        record["kernel_full_name"] = row["Name"]
+        records.append(record)
+    if not records:
+        raise GpuperfError(f"{where}: no GPU kernels in the summary")
+    return finish(pd.DataFrame.from_records(records), where)
+
+
+def _metric_value(text: str, where: str, line: int, metric: str) -> float:
+    """``100.00%`` -> 100, ``149.2GB/s`` -> 149.2 (GB/s), ``Mid (5)`` -> 5, ``1,024`` -> 1024."""
+    text = text.strip()
+    level = re.fullmatch(r"[A-Za-z ]+\((\d+)\)", text)
+    if level:
+        return float(level.group(1))
+    rate = re.fullmatch(r"([-+0-9.,eE]+)\s*([KMGT]?B/s)", text)
+    if rate:
+        return shift_decimal(number(rate.group(1), where, line, metric), GB_S_EXPONENT[rate.group(2)])
+    return number(text.rstrip("%"), where, line, metric)
+
+
+def _metrics_table(path: Path) -> pd.DataFrame:
+    """An nvprof ``--metrics``/``--events`` CSV as one row per (device, kernel) with each average."""
+    where = str(path)
+    lines = read_lines(path)
+    header: list[str] | None = None
+    values: dict[tuple[str, str], dict[str, float]] = {}
+    for line, cells in enumerate(csv_rows(lines, 0), start=1):
+        if is_message(cells):
+            continue
+        if {"Device", "Kernel", "Avg"} <= set(cells) and set(cells) & set(VALUE_NAMES):
+            header = cells  # a metric or an event section begins
+            name_column = next(n for n in VALUE_NAMES if n in cells)
+            continue
+        if header is None:
+            raise GpuperfError(f"{where}: line {line}: no header row with Device, Kernel, Metric Name (or Event Name), Avg above")
+        row = _checked_row(cells, header, where, line)
+        key = (row["Device"], kernel_short_name(row["Kernel"]))
+        entry = values.setdefault(key, {"invocations": number(row.get("Invocations", ""), where, line, "Invocations")})
+        entry[row[name_column]] = _metric_value(row["Avg"], where, line, row[name_column])
+    if not values:
+        raise GpuperfError(f"{where}: no metric or event rows")
+    return pd.DataFrame([{"device": d, "kernel": k, **v} for (d, k), v in values.items()])
+
+
+def _nvprof_metrics_alone(path: Path) -> pd.DataFrame:
+    where = str(path)
+    table = _metrics_table(path)
+    table["variant"] = ""
+    table["gpu"] = table["device"].map(device_gpu)
+    table["source"] = where
+    table[TARGET] = np.nan
+    table[STATUS] = UNTIMED
+    return finish(table, where)
+
+
+def _join_metrics(frame: pd.DataFrame, metrics: Path) -> pd.DataFrame:
+    """The metric averages joined on device and kernel; a summary (no device) joins on the kernel
+    and takes the device from the metrics."""
+    table = _metrics_table(metrics)
+    clash = [c for c in table.columns if c in frame.columns and c not in ("device", "kernel")]
+    if clash:
+        raise GpuperfError(f"{metrics}: metric(s) {', '.join(clash)} are already columns of the profile")
+    keys = ["device", "kernel"]
+    if (frame["device"] == "").all():
+        devices = table["device"].unique()
+        if len(devices) > 1:
+            raise GpuperfError(f"{metrics}: metrics from {len(devices)} devices, and the summary it joins names none")
+        frame = frame.assign(device=devices[0], gpu=device_gpu(devices[0]))
+    unknown = set(zip(table["device"], table["kernel"])) - set(zip(frame["device"], frame["kernel"]))
+    if unknown:
+        device, kernel = sorted(unknown)[0]
+        raise GpuperfError(f"{metrics}: kernel '{kernel}' on '{device}' is not in the profile it joins")
+    joined = frame.merge(table, on=keys, how="left", validate="many_to_one")
+    joined.attrs = frame.attrs
+    return joined
+
+
+def _nvprof_table(path: Path, where: str) -> pd.DataFrame:
+    """A table like the bundled Rodinia one (any time column named time_<unit> or duration_<unit>)."""
+    raw = read_csv(path)
+    time_columns = [c for c in raw.columns if re.fullmatch(r"(time|duration)_(s|ms|us|ns)", str(c))]
+    if "kernel" not in raw.columns or "gpu" not in raw.columns or not time_columns:
+        raise GpuperfError(
+            f"{where}: not an nvprof CSV: no trace (Duration, Name), summary (Avg, Calls, Name), "
+            f"metrics (Device, Kernel, Metric Name, Avg) or table (kernel, gpu, time_s) header"
+        )
+    column = time_columns[0]
+    table_format = TableFormat(
+        kernel="kernel", time=column, time_unit=column.rsplit("_", 1)[1], gpu="gpu",
+        parameters=TABLE_SIZES,
+    )
+    return table_format.shape(raw, where, where)

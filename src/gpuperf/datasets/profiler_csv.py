@@ -1,0 +1,97 @@
+"""Pieces shared by the nvprof and Nsight Compute readers: kernel and device names, lines, numbers."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from gpuperf.datasets.schema import canonical_gpu, check_dataset, order_columns, shift_decimal
+from gpuperf.errors import GpuperfError
+
+
+def kernel_short_name(name: str) -> str:
+    """``void foo<32>(float*, int) [116]`` -> ``foo<32>``: what a kernel is called in the dataset.
+
+    Only the trailing parameter list goes (matched from the right), so
+    ``void (anonymous namespace)::foo(int)`` keeps its namespace.
+    """
+    text = re.sub(r"\s*\[\d+\]$", "", str(name).strip())
+    if text.endswith(")"):
+        depth = 0
+        for position in range(len(text) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(text[position], 0)
+            if depth == 0:
+                text = text[:position].strip()
+                break
+    return re.sub(r"^(void|__global__)\s+", "", text)
+
+
+def device_gpu(device: str) -> str:
+    """``Tesla K40c (0)`` -> the canonical GPU name (the device index is dropped)."""
+    return canonical_gpu(re.sub(r"\s*\(\d+\)$", "", str(device).strip()))
+
+
+def read_lines(path: Path) -> list[str]:
+    if not path.is_file():
+        raise GpuperfError(f"{path}: no such file")
+    text = path.read_text(errors="replace")
+    if not text.strip():
+        raise GpuperfError(f"{path}: empty file")
+    return text.splitlines()
+
+
+def csv_rows(lines: list[str], start: int) -> list[list[str]]:
+    return list(csv.reader(io.StringIO("\n".join(lines[start:]))))
+
+
+def is_message(cells: list[str]) -> bool:
+    """Blank rows and profiler messages (``==PID== ...``, ``==PROF== ...``) between the data rows."""
+    return not cells or not any(c.strip() for c in cells) or cells[0].startswith("==")
+
+
+def find_header(lines: list[str], wanted: tuple[str, ...], where: str) -> int:
+    """Index of the first line (not a ``==`` profiler message) whose cells include all of ``wanted``."""
+    for index, line in enumerate(lines):
+        if line.startswith("==") or not line.strip():
+            continue
+        cells = next(csv.reader([line]))
+        if all(w in cells for w in wanted):
+            return index
+    raise GpuperfError(f"{where}: no header row with column(s) {', '.join(wanted)}")
+
+
+def parse_number(text: str) -> float | None:
+    """A profiler's number (thousands separators allowed; empty or n/a is NaN), None if not a number."""
+    cleaned = text.strip().replace(",", "")
+    if cleaned in ("", "n/a", "N/A", "-"):
+        return float("nan")
+    try:
+        return float(cleaned)
+    except ValueError:
+        return None
+
+
+def number(text: str, where: str, line: int, column: str) -> float:
+    """:func:`parse_number`, anything else an error naming the line and column."""
+    value = parse_number(text)
+    if value is None:
+        raise GpuperfError(f"{where}: line {line}: {column}={text!r} is not a number")
+    return value
+
+
+def positive_time(text: str, exponent: int, where: str, line: int, column: str) -> float:
+    """A measured time in seconds; empty, zero or negative is an error naming the line."""
+    seconds = shift_decimal(number(text, where, line, column), exponent)
+    if not seconds > 0:
+        raise GpuperfError(f"{where}: line {line}: {column} gives no time ({text!r})")
+    return seconds
+
+
+def finish(frame: pd.DataFrame, where: str) -> pd.DataFrame:
+    frame = order_columns(frame.reset_index(drop=True), [])
+    frame.attrs["parameters"] = []
+    return check_dataset(frame, where)
