@@ -80,6 +80,33 @@ def test_bad_geometry_input():
     assert KernelDescriptor(5).registers == 32
 
 
+@pytest.mark.parametrize("policy", ["heuristic", "llvm", "libomptarget", "occupancy"])
+def test_every_policy_refuses_a_kernel_no_block_can_run_even_for_short_loops(policy):
+    assert choose_geometry("H100", 10, policy=policy).blocks >= 1
+    with pytest.raises(GpuperfError, match="(shared memory per block 10000000 bytes is outside|no block size fits)"):
+        choose_geometry("H100", 10, shared_memory_bytes=10_000_000, policy=policy)
+    with pytest.raises(GpuperfError, match="(registers per thread 200 is outside 0..63|no block size fits on GTX 680)"):
+        choose_geometry("GTX 680", 5, registers=200, policy=policy)
+
+
+def test_whole_numbers_only():
+    assert choose_geometry("H100", 1000.0, np.int64(32)).blocks == choose_geometry("H100", 1000, 32).blocks
+    for bad in (1.9, "abc", float("nan"), True):
+        with pytest.raises(GpuperfError, match=f"trip count must be a whole number, not {bad!r}"):
+            choose_geometry("H100", bad)
+    with pytest.raises(GpuperfError, match="threads per block must be a whole number, not 256.9"):
+        occupancy(device_descriptor("H100").spec, 256.9, 32)
+
+
+def test_model_policy_only_picks_blocks_the_registers_allow():
+    model = GeometryModel(trees=20).fit([synthetic_choice_table(1024)])
+    device = device_descriptor("H100")
+    assert model.choose_threads(device, KernelDescriptor(2**20)) == 1024
+    assert model.choose_threads(device, KernelDescriptor(2**20, registers=255)) <= 65536 // (256 * 32) * 32
+    with pytest.raises(GpuperfError, match="no block size fits on H100 SXM"):
+        model.choose_threads(device, KernelDescriptor(2**20, shared_memory_bytes=300_000))
+
+
 def synthetic_choice_table(best_threads: int, gpu: str = "V100") -> ChoiceTable:
     """Groups of 1-D block sizes whose time is lowest at ``best_threads``."""
     rows = []

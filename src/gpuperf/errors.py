@@ -1,8 +1,11 @@
-"""The one error type gpuperf raises for bad user input."""
+"""The one error type gpuperf raises for bad user input, and checks that raise it."""
 
 from __future__ import annotations
 
 import difflib
+import math
+import numbers
+import operator
 from collections.abc import Iterable
 
 
@@ -19,3 +22,15 @@ def unknown_name_error(kind: str, name: str, known: Iterable[str]) -> GpuperfErr
         close = [k for k in known if lowered in k.lower() or k.lower() in lowered][:3]
     hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(known[:12])}"
     return GpuperfError(f"unknown {kind} '{name}'{hint}")
+
+
+def whole_number(value: object, name: str) -> int:
+    """``value`` as an int when it is a whole number (16, 16.0, numpy's 16); else an error naming ``name``."""
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+        if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
+            return int(value)
+    raise GpuperfError(f"{name} must be a whole number, not {value!r}")

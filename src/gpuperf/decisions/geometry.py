@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 from dataclasses import asdict, dataclass
 
-from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.errors import GpuperfError, unknown_name_error, whole_number
 from gpuperf.features.occupancy import occupancy
 from gpuperf.hardware.specs import GpuSpec, get_gpu
 
@@ -145,6 +145,15 @@ def resident_blocks_per_sm(device: DeviceDescriptor, threads: int, registers: in
     return max(0, min(limits))
 
 
+def fits(device: DeviceDescriptor, kernel: KernelDescriptor, threads: int) -> bool:
+    """Whether one block of ``threads`` threads with the kernel's registers and shared memory can
+    run on an SM of ``device`` at all."""
+    try:
+        return resident_blocks_per_sm(device, threads, kernel.registers, kernel.shared_memory_bytes) > 0
+    except GpuperfError:
+        return False
+
+
 def loop_class(device: DeviceDescriptor, kernel: KernelDescriptor, threads: int | None = None) -> str:
     """``short`` (trip <= SMs), ``ideal`` (one thread per iteration fits the resident blocks) or ``long``."""
     if kernel.trip <= device.sms:
@@ -235,13 +244,25 @@ def choose_geometry(
 ) -> Geometry:
     """Threads and blocks for a loop of ``trip`` iterations on ``gpu`` under ``policy``."""
     device = device_descriptor(gpu)
-    kernel = KernelDescriptor(int(trip), int(registers), int(shared_memory_bytes))
+    kernel = KernelDescriptor(
+        whole_number(trip, "trip count"), whole_number(registers, "registers"),
+        whole_number(shared_memory_bytes, "shared memory bytes"),
+    )
     if policy == "model":
         from gpuperf.decisions.geometry_model import default_geometry_model
 
         model = default_geometry_model()
         threads = model.choose_threads(device, kernel)
-        return Geometry(threads, _ceil_div(kernel.trip, threads), loop_class(device, kernel, threads), "model")
-    if policy not in RULES:
+        geometry = Geometry(threads, _ceil_div(kernel.trip, threads), loop_class(device, kernel, threads), "model")
+    elif policy in RULES:
+        geometry = RULES[policy](device, kernel)
+    else:
         raise unknown_name_error("launch-geometry policy", policy, POLICIES)
-    return RULES[policy](device, kernel)
+    if not fits(device, kernel, geometry.threads):
+        resident_blocks_per_sm(device, geometry.threads, kernel.registers, kernel.shared_memory_bytes)  # its own error
+        raise GpuperfError(
+            f"a block of {geometry.threads} threads x {kernel.registers} registers with "
+            f"{kernel.shared_memory_bytes} bytes of shared memory does not fit on an SM of {device.name}"
+        )
+    return geometry
+

@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 from sklearn.ensemble import RandomForestRegressor
 
-from gpuperf.decisions.geometry import DeviceDescriptor, KernelDescriptor
+from gpuperf.decisions.geometry import DeviceDescriptor, KernelDescriptor, fits
+from gpuperf.errors import GpuperfError
 
 CANDIDATE_THREADS = tuple(range(32, 1025, 32))
 
@@ -180,7 +181,13 @@ class GeometryModel:
 
     def choose_threads(self, device: DeviceDescriptor, kernel: KernelDescriptor) -> int:
         """Threads per block (a multiple of 32) for a loop of ``kernel.trip`` iterations."""
-        threads = np.array([t for t in CANDIDATE_THREADS if t <= device.max_threads_per_block], dtype=float)
+        fitting = [t for t in CANDIDATE_THREADS if t <= device.max_threads_per_block and fits(device, kernel, t)]
+        if not fitting:
+            raise GpuperfError(
+                f"no block size fits on {device.name} with {kernel.registers} registers per thread and "
+                f"{kernel.shared_memory_bytes} bytes of shared memory per block"
+            )
+        threads = np.array(fitting, dtype=float)
         blocks = np.ceil(kernel.trip / threads)
         return int(threads[np.argmin(self.predict(threads, blocks, device.sms))])
 

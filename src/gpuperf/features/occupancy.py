@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, whole_number
 from gpuperf.hardware.specs import GpuSpec
 
 LIMITERS = ("warps", "registers", "shared_memory", "blocks")
@@ -108,9 +108,9 @@ def occupancy(
     ``registers_per_thread`` registers and each block ``shared_memory_per_block`` bytes."""
     cc = _compute_capability(gpu)
     threads_per_block, registers_per_thread, shared_memory_per_block = (
-        int(threads_per_block),
-        int(registers_per_thread),
-        int(shared_memory_per_block),
+        whole_number(threads_per_block, "threads per block"),
+        whole_number(registers_per_thread, "registers per thread"),
+        whole_number(shared_memory_per_block, "shared memory per block"),
     )
     _validate(gpu, threads_per_block, registers_per_thread, shared_memory_per_block)
     warps_per_block = -(-threads_per_block // gpu.warp_size)
