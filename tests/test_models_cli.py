@@ -167,10 +167,11 @@ def test_failed_rows_are_predicted_too_unless_a_feature_is_missing(tables, capsy
     assert "row 5: column x1=nan is missing or infinite" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("suffix", [".json", ".skops"])
 @pytest.mark.parametrize("model", MODEL_CHOICES)
-def test_every_model_fits_and_predicts_its_table(tables, capsys, tmp_path, model):
+def test_every_model_fits_and_predicts_its_table(tables, capsys, tmp_path, model, suffix):
     data = {"bsp": tables["static"], "linear": tables["properties"]}.get(model, tables["parquet"])
-    out = tmp_path / "m.json"  # every model, compiled trees included
+    out = tmp_path / f"m{suffix}"  # every model, compiled trees included, in either file format
     result = run_json(capsys, "fit", data, "--model", model, "--out", out)
     predictions = tmp_path / "pred.csv"
     assert main(["predict-table", "--model", str(out), str(data), "--out", str(predictions)]) == 0

@@ -122,6 +122,18 @@ def test_bad_files_give_one_line_errors(tmp_path):
     (tmp_path / "broken.json").write_text("{")
     with pytest.raises(GpuperfError, match="not a JSON model file"):
         load_model(tmp_path / "broken.json")
+    (tmp_path / "broken.skops").write_bytes(b"not a zip")
+    with pytest.raises(GpuperfError, match="broken.skops: not a readable skops file"):
+        load_model(tmp_path / "broken.skops")
+    X, y = _data()
+    document = json.loads(save_model(make_model("linear", log_target=False).fit(X, y), tmp_path / "good.json").read_text())
+    (tmp_path / "headless.json").write_text(json.dumps({k: v for k, v in document.items() if k != "model"}))
+    with pytest.raises(GpuperfError, match="headless.json: a gpuperf model file without its model"):
+        load_model(tmp_path / "headless.json")
+    document["model"]["state"]["__mapping__"]["steps"] = 5
+    (tmp_path / "damaged.json").write_text(json.dumps(document))
+    with pytest.raises(GpuperfError, match="damaged.json: damaged model"):
+        load_model(tmp_path / "damaged.json")
 
 
 def test_feature_selection_pipeline_round_trips_through_skops(tmp_path):

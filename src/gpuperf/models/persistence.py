@@ -24,6 +24,7 @@ import importlib
 import json
 import math
 import warnings
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ JSON_TYPES = (
     "gpuperf.models.bsp.BspModel",
     "gpuperf.models.roofline.RooflineModel",
     "gpuperf.models.learned.LogTarget",
+    "gpuperf.models.reference.ReferenceResidual",
     "gpuperf.models.selection.SpearmanClusterSelector",
     "sklearn.pipeline.Pipeline",
     "sklearn.preprocessing._data.StandardScaler",
@@ -57,6 +59,8 @@ JSON_FUNCTIONS = ("numpy.log2", "numpy.exp2", "numpy.log", "numpy.exp", "gpuperf
 
 # Types skops may load beyond its own defaults (which cover scikit-learn's estimators).
 SKOPS_TRUSTED = (
+    "gpuperf.models.linear.LinearCountModel",
+    "gpuperf.models.reference.ReferenceResidual",
     "gpuperf.models.m5p.M5PRegressor",
     "gpuperf.models.bsp.BspModel",
     "gpuperf.models.roofline.RooflineModel",
@@ -120,8 +124,19 @@ def load_model(path: str | Path, feature_names=None, strict_version: bool = Fals
         check_feature_names(document.get("feature_names"), feature_names, str(path))
     if "model_skops" in document:
         return _load_skops_payload(document["model_skops"], path)
-    model = document["model"]
-    return _decode(model, str(path)) if path.suffix == ".json" else model
+    if "model" not in document:
+        raise GpuperfError(f"{path}: a gpuperf model file without its model")
+    if path.suffix != ".json":
+        return document["model"]
+    try:
+        model = _decode(document["model"], str(path))
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        if isinstance(error, GpuperfError):
+            raise
+        raise GpuperfError(f"{path}: damaged model ({type(error).__name__}: {error})") from None
+    if not callable(getattr(model, "predict", None)):
+        raise GpuperfError(f"{path}: damaged model (it cannot predict)")
+    return model
 
 
 def _load_skops_payload(payload: str, path: Path):
@@ -161,10 +176,14 @@ def _read(path: Path) -> dict:
         except json.JSONDecodeError as error:
             raise GpuperfError(f"{path}: not a JSON model file ({error.msg} at line {error.lineno})") from None
     elif path.suffix == ".skops":
-        untrusted = [t for t in sio.get_untrusted_types(file=path) if t not in SKOPS_TRUSTED]
+        try:
+            found = sio.get_untrusted_types(file=path)
+        except (zipfile.BadZipFile, ValueError, KeyError, OSError) as error:
+            raise GpuperfError(f"{path}: not a readable skops file ({type(error).__name__}: {error})") from None
+        untrusted = [t for t in found if t not in SKOPS_TRUSTED]
         if untrusted:
             raise GpuperfError(f"{path}: refusing untrusted type(s) {', '.join(untrusted)}")
-        document = sio.load(path, trusted=list(sio.get_untrusted_types(file=path)))
+        document = sio.load(path, trusted=list(found))
     else:
         raise GpuperfError(f"{path}: unknown model file type '{path.suffix}'; use .json or .skops")
     if not isinstance(document, dict) or document.get("format") != FORMAT:
