@@ -273,6 +273,10 @@ def write(tmp_path, name: str, text: str):
     ("text.csv", "kernel,gpu,time_s,x\nk,GTX 680,0.1,1\nk,GTX 680,0.1,abc\n", ["--features", "x"],
      "text.csv: row 2: column x='abc' is not a number"),
     ("notime.csv", "kernel,gpu,x\nk,GTX 680,1\n", [], "notime.csv: missing column time_s"),
+    ("leak.csv", "kernel,gpu,time_s,x\nk,GTX 680,0.1,1\n", ["--features", "x,time_s"],
+     "--features: time_s is a key or the measured time, not a feature"),
+    ("twice.csv", "kernel,gpu,time_s,x\nk,GTX 680,0.1,1\n", ["--features", "x,x"],
+     "--features names x more than once"),
 ])
 def test_bad_tables_fail_with_one_line_naming_file_row_and_column(tmp_path, capsys, name, text, args, message):
     data = write(tmp_path, name, text)
@@ -293,6 +297,8 @@ def test_bad_tables_fail_with_one_line_naming_file_row_and_column(tmp_path, caps
     (["fit", "{generic}", "--model", "linear", "--out", "{tmp}/m.json"], "no column of the gpu property set"),
     (["evaluate", "{generic}", "--model", "lr", "--protocol", "leave-one-gpu"], "did you mean leave-one-gpu-out"),
     (["predict-table", "--model", "{tmp}/absent.json", "{generic}", "--out", "{tmp}/p.csv"], "no such model file"),
+    (["predict-table", "--model", "{tmp}/absent.json", "{generic}", "--out", "{tmp}/no/p.parquet"],
+     "p.parquet: not a file in an existing folder"),
 ])
 def test_bad_options_fail_with_nearest_names(tables, tmp_path, capsys, args, message):
     filled = [a.format(generic=tables["generic"], tmp=tmp_path) for a in args]

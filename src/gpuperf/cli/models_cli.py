@@ -110,8 +110,12 @@ def is_default_feature(column: str) -> bool:
     from gpuperf.evaluation.tables import is_timing_derived
 
     name = str(column)
-    timing = name.startswith(("time_s", "predicted_")) or name.endswith(("_time_s", "_pred_s"))
-    return name not in NOT_FEATURES and not timing and not is_timing_derived(name)
+    return name not in NOT_FEATURES and not is_measured_time(name) and not is_timing_derived(name)
+
+
+def is_measured_time(column: str) -> bool:
+    """The measured time, a statistic of it, or a prediction of it (by its column name)."""
+    return column.startswith(("time_s", "predicted_")) or column.endswith(("_time_s", "_pred_s"))
 
 
 def default_features(frame: pd.DataFrame) -> list[str]:
@@ -203,6 +207,12 @@ def prepare_training(
     from gpuperf.models.properties import property_names
 
     given = [name.strip() for name in (features or "").split(",") if name.strip()]
+    repeated = sorted({name for name in given if given.count(name) > 1})
+    if repeated:
+        raise GpuperfError(f"--features names {', '.join(repeated)} more than once")
+    timing = [name for name in given if name in NOT_FEATURES or is_measured_time(name)]
+    if timing:
+        raise GpuperfError(f"--features: {', '.join(timing)} is a key or the measured time, not a feature")
     if given and options.name == "bsp":
         raise GpuperfError("model bsp: --features does not apply to it; name its inputs with --bsp-columns")
     frame = measured_rows(frame, where)
@@ -335,6 +345,8 @@ def predict_table_command(
     from gpuperf.hardware.specs import get_gpu
     from gpuperf.models.persistence import load_model, model_info
 
+    if not out.parent.is_dir() or out.is_dir():
+        raise GpuperfError(f"--out {out}: not a file in an existing folder")
     info = model_info(model)
     names = info.get("feature_names")
     if not names:
