@@ -69,6 +69,22 @@ def test_fit_by_kernel_trains_one_model_per_kernel_on_other_gpus():
     assert np.allclose(a_copy, expected)
 
 
+def test_fit_by_works_on_a_frame_with_repeated_index_labels():
+    frame = _frame()
+    doubled = pd.concat([frame, frame.assign(gpu_id=frame["gpu_id"] + 3, gpu=frame["gpu"] + "2")])
+    assert not doubled.index.is_unique
+    evaluation = leave_one_gpu_out(RecordingRegressor(), doubled, FEATURES, fit_by="kernel")
+    assert len(evaluation.predictions) == 36 and evaluation.predictions["predicted"].notna().all()
+
+
+@pytest.mark.parametrize("bad", [0.0, -1e-3, np.nan])
+def test_a_measured_row_without_a_positive_time_is_an_error_naming_it(bad):
+    frame = _frame()
+    frame.loc[4, "time_s"] = bad
+    with pytest.raises(GpuperfError, match=f"leave-one-gpu-out: row 5: time_s={bad!r} is not a positive number"):
+        leave_one_gpu_out(RecordingRegressor(), frame, FEATURES)
+
+
 def test_leave_one_kernel_out_and_size_out_hold_out_their_group():
     SEEN.clear()
     leave_one_kernel_out(RecordingRegressor(), _frame(), FEATURES)

@@ -67,11 +67,17 @@ def _usable_rows(frame: pd.DataFrame, features: Sequence[str], target: str, wher
     missing = [c for c in [*features, target] if c not in frame.columns]
     if missing:
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)}")
+    """The measured rows (status ok, or every row without a status column); a measured row whose
+    time is not a positive number is an error naming it."""
+    measured = frame["status"].eq("ok") if "status" in frame.columns else pd.Series(True, index=frame.index)
     times = pd.to_numeric(frame[target], errors="coerce")
-    ok = times.gt(0) & np.isfinite(times)
-    if "status" in frame.columns:
-        ok &= frame["status"].eq("ok")
-    return frame.loc[ok]
+    bad = measured & ~(times.gt(0) & np.isfinite(times))
+    if bad.any():
+        position = int(np.flatnonzero(bad.to_numpy())[0])
+        value = frame[target].iloc[position]
+        value = value.item() if isinstance(value, np.generic) else value
+        raise GpuperfError(f"{where}: row {position + 1}: {target}={value!r} is not a positive number")
+    return frame.loc[measured]
 
 
 def balanced_subsample(frame: pd.DataFrame, by: Sequence[str], max_rows: int, seed: int = 0) -> pd.DataFrame:
@@ -90,14 +96,14 @@ def _fit_predict(estimator, train: pd.DataFrame, test: pd.DataFrame, features, t
         model = clone(estimator).fit(train[list(features)], train[target].to_numpy(dtype=float))
         predicted[:] = model.predict(test[list(features)])
         return predicted
-    for key, test_part in test.groupby(fit_by, sort=False):
+    for key, positions in test.groupby(fit_by, sort=False).indices.items():
         key = key if isinstance(key, tuple) else (key,)
         mask = np.logical_and.reduce([train[c].eq(v).to_numpy() for c, v in zip(fit_by, key)])
         train_part = train.loc[mask]
         if len(train_part) == 0:
             continue
         model = clone(estimator).fit(train_part[list(features)], train_part[target].to_numpy(dtype=float))
-        predicted[test_part.index] = model.predict(test_part[list(features)])
+        predicted.iloc[positions] = model.predict(test.iloc[positions][list(features)])
     return predicted
 
 
