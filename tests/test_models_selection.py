@@ -14,6 +14,7 @@ from gpuperf.models.selection import (
     SpearmanClusterSelector,
     mutual_information_ranking,
     normalised_mutual_information,
+    spearman_matrix,
     spearman_scores,
 )
 
@@ -93,3 +94,8 @@ def test_mutual_information_ranking_orders_features():
     assert ranking.index[-1] == "noise"
     with pytest.raises(GpuperfError, match="rows"):
         mutual_information_ranking(X, y[:10])
+
+
+def test_spearman_matrix_of_a_single_row_is_the_identity():
+    assert np.array_equal(spearman_matrix(np.random.default_rng(0).random((1, 4))), np.eye(4))
+    SpearmanClusterSelector(k=2, threshold=0.0).fit(np.random.default_rng(1).random((1, 10)), np.array([1.0]))

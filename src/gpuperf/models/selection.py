@@ -34,6 +34,8 @@ def spearman_matrix(X: np.ndarray) -> np.ndarray:
     """|Spearman r| between the columns of ``X`` (1 on the diagonal)."""
     if X.shape[1] == 1:
         return np.ones((1, 1))
+    if len(X) < 2:  # no correlation to measure: every column stands alone
+        return np.eye(X.shape[1])
     statistic = spearmanr(X).statistic
     if np.ndim(statistic) == 0:  # scipy returns a scalar for two columns
         statistic = np.array([[1.0, statistic], [statistic, 1.0]])
