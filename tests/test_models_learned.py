@@ -98,3 +98,13 @@ def test_pca_knn_keeps_components_for_95_percent_of_the_variance():
     X = np.hstack([base, base @ rng.normal(size=(2, 3)) + 1e-3 * rng.normal(size=(200, 3))])
     model = PcaKnnRegressor().fit(X, base[:, 0])
     assert model.pipeline_.named_steps["pca"].n_components_ == 2
+
+
+@pytest.mark.parametrize("name", ["svr_linear", "svr_rbf"])
+def test_svr_on_times_in_seconds_follows_them(name):
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"n": rng.uniform(1, 100, 200)})
+    y = 2e-6 * X["n"].to_numpy()  # microseconds: far inside an unscaled epsilon of 0.1
+    predicted = make_model(name, log_target=False).fit(X, y).predict(X)
+    assert np.corrcoef(predicted, y)[0, 1] > 0.99
+    assert np.median(np.abs(predicted - y) / y) < 0.2
