@@ -54,3 +54,14 @@ def test_constant_target_gives_one_leaf_and_clone_keeps_parameters():
     model = M5PRegressor(min_samples_leaf=2, smoothing=5.0).fit(X, np.full(20, 7.0))
     assert model.n_leaves_ == 1 and np.allclose(model.predict(X), 7.0)
     assert clone(model).get_params()["smoothing"] == 5.0
+
+
+def test_models_above_a_pruned_subtree_keep_the_attributes_it_tested():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (200, 2))
+    y = 10.0 * (X[:, 0] > 0.5) + 5.0 * X[:, 1]  # a step in x0, slope 5 in x1 on both sides
+    model = M5PRegressor().fit(X, y)
+    # the x1 splits below the x0 split are pruned into linear leaves; the root's model still uses
+    # x1 (fixed when the tree was grown), so smoothing keeps the leaves' slope near 5
+    assert model.n_leaves_ == 2
+    np.testing.assert_allclose(model.coef_[model.feature_ < 0][:, 1], 5.0, atol=0.1)

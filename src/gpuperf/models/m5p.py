@@ -1,8 +1,9 @@
 """M5P model tree (Quinlan's M5 as refined by Wang & Witten and implemented in Weka's M5P).
 
 The tree splits on the largest standard-deviation reduction, fits a linear model (numpy least
-squares) at every node on the attributes tested in the node's subtree, prunes a subtree when its node's linear model has no
-larger estimated error, and smooths each leaf's model with the models on its path to the root.
+squares) at every node on the attributes tested in the node's subtree as grown (before pruning,
+as Weka's ``attsTestedBelow``), prunes a subtree when its node's linear model has no larger
+estimated error, and smooths each leaf's model with the models on its path to the root.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
         return self
 
     def _new_node(self, rows: np.ndarray) -> int:
-        self._nodes.append({"rows": rows, "feature": -1, "threshold": 0.0, "left": -1, "right": -1})
+        self._nodes.append({"rows": rows, "feature": -1, "threshold": 0.0, "left": -1, "right": -1, "below": set()})
         return len(self._nodes) - 1
 
     def _grow(self, rows: np.ndarray, depth: int) -> int:
@@ -76,12 +77,10 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
             return node
         feature, threshold = split
         goes_left = self._X[rows, feature] <= threshold
-        self._nodes[node].update(
-            feature=feature,
-            threshold=threshold,
-            left=self._grow(rows[goes_left], depth + 1),
-            right=self._grow(rows[~goes_left], depth + 1),
-        )
+        left, right = self._grow(rows[goes_left], depth + 1), self._grow(rows[~goes_left], depth + 1)
+        # The attributes tested in the grown subtree (Weka's attsTestedBelow), fixed before pruning.
+        below = {feature} | self._nodes[left]["below"] | self._nodes[right]["below"]
+        self._nodes[node].update(feature=feature, threshold=threshold, left=left, right=right, below=below)
         return node
 
     def _best_split(self, rows: np.ndarray) -> tuple[int, float] | None:
@@ -109,12 +108,6 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
                 best, best_gain = (feature, float((xs[i] + xs[i + 1]) / 2)), gain
         return best
 
-    def _subtree_features(self, node: int) -> set[int]:
-        spec = self._nodes[node]
-        if spec["feature"] < 0:
-            return set()
-        return {spec["feature"]} | self._subtree_features(spec["left"]) | self._subtree_features(spec["right"])
-
     def _fit_models(self, node: int) -> float:
         """Fit linear models bottom-up, prune; return the node's estimated error."""
         spec = self._nodes[node]
@@ -124,7 +117,7 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
             right_error = self._fit_models(spec["right"])
             n_left, n_right = len(self._nodes[spec["left"]]["rows"]), len(self._nodes[spec["right"]]["rows"])
             subtree_error = (n_left * left_error + n_right * right_error) / (n_left + n_right)
-        spec["coef"], spec["intercept"], model_error = self._linear_model(rows, sorted(self._subtree_features(node)))
+        spec["coef"], spec["intercept"], model_error = self._linear_model(rows, sorted(spec["below"]))
         if spec["feature"] < 0:
             return model_error
         if self.prune and model_error <= subtree_error + 1e-9 * self._root_std:  # ties: round-off
