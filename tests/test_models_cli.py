@@ -363,3 +363,13 @@ def test_predict_table_for_another_gpu_swaps_the_descriptor_only(tables, tmp_pat
     assert main(["predict-table", "--model", str(plain), str(tables["parquet"]), "--out", str(other),
                  "--gpu", "K5200"]) == 2
     assert "does not use GPU descriptors" in capsys.readouterr().err
+
+
+def test_bsp_rows_whose_counts_give_no_time_are_named(tables, tmp_path, capsys):
+    frame = pd.read_csv(tables["static"])
+    counts = [c for c in frame.columns if c.endswith(("_per_thread", "flops", "int_ops"))]
+    frame.loc[5, counts] = 0
+    bad = tmp_path / "zero.csv"
+    frame.to_csv(bad, index=False)
+    assert main(["fit", str(bad), "--model", "bsp", "--out", str(tmp_path / "b.json")]) == 2
+    assert "zero.csv: row 6: the BSP inputs give no positive time" in capsys.readouterr().err

@@ -311,6 +311,8 @@ def fit_command(
     prepared = prepare_training(frame, where, options, features, gpu_features, base_clock)
     table, names = prepared.frame, prepared.features
     estimator = build_estimator(options, names, prepared.bsp_inputs)
+    if options.name == "bsp":
+        check_bsp_inputs(estimator, table[names], where)
     fitted = estimator.fit(table[names], table["time_s"].to_numpy())
     metadata: dict[str, Any] = {
         "model": options.name,
@@ -331,6 +333,18 @@ def fit_command(
           f"{len(metadata['kernels'])} kernels) with {len(names)} features"
           + (f", {len(kept)} selected" if kept is not None else "")
           + f"; training MAPE {metadata['train_metrics']['mape']:.3g}; wrote {out}")
+
+
+def check_bsp_inputs(estimator, inputs: pd.DataFrame, where: str) -> None:
+    """Every row's BSP inputs give a positive time (else an error naming the file row)."""
+    import numpy as np
+
+    times = estimator.uncalibrated_time(inputs)
+    bad = ~(np.isfinite(times) & (times > 0))
+    if bad.any():
+        position = int(np.flatnonzero(bad)[0])
+        raise GpuperfError(f"{where}: row {row_of(inputs, position)}: the BSP inputs give no positive time "
+                           f"({int(bad.sum())} such rows); check the counts")
 
 
 def predict_table_command(

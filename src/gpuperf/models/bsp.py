@@ -93,8 +93,13 @@ class BspModel(RegressorMixin, BaseEstimator):
         if not np.all(measured > 0):
             raise GpuperfError("BspModel: measured times must be positive")
         ratio = self.uncalibrated_time(X) / measured
-        if not np.all(np.isfinite(ratio) & (ratio > 0)):
-            raise GpuperfError("BspModel: inputs give a non-positive or undefined time; check the counts")
+        bad = ~(np.isfinite(ratio) & (ratio > 0))
+        if bad.any():
+            position = int(np.flatnonzero(bad)[0])
+            raise GpuperfError(
+                f"BspModel: row {position + 1} of the fitted rows: its inputs give a non-positive or "
+                f"undefined time ({int(bad.sum())} such rows); check the counts"
+            )
         self.lambda_ = float(np.exp(np.mean(np.log(ratio))))
         self.n_features_in_ = X.shape[1]
         self.feature_names_in_ = np.asarray(X.columns, dtype=object)
