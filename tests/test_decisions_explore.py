@@ -145,6 +145,30 @@ def test_transfer_matrix_matches_configurations_by_value():
     np.testing.assert_array_equal(matrix[:, 0], [0.0, np.nan, 1.0])  # failed: 0; absent: NaN
 
 
+def test_transfer_matrix_matches_values_whatever_type_a_table_gave_them():
+    target = Space(["a", "b"], pd.DataFrame({"a": [16, 32], "b": [True, False]}), np.array([1.0, 2.0]), "t")
+    other = Space(["a", "b"], pd.DataFrame({"a": ["16.0", " 32"], "b": [1, "false"]}), np.array([2.0, 1.0]), "o")
+    np.testing.assert_array_equal(transfer_matrix(target, [other])[:, 0], [0.5, 1.0])
+    elsewhere = Space(["a", "b"], pd.DataFrame({"a": ["auto"], "b": [1]}), np.array([1.0]), "e.csv")
+    with pytest.raises(GpuperfError, match=r"e.csv: none of its 1 configurations is one of t's \(e.g. a, b = auto,1 there"):
+        transfer_matrix(target, [elsewhere])
+
+
+def test_a_gpu_whose_best_configurations_the_space_lacks_is_covered_by_its_best_there():
+    target = grid_space((12, 12), "target")
+    other = grid_space((4, 4), "a")
+    # a configuration outside the space, far faster than any in it, on the other GPU
+    configs = pd.concat([other.configs, pd.DataFrame({"x": [99], "y": [99]})], ignore_index=True)
+    other = Space(["x", "y"], configs, np.append(other.times, 0.01), "a")
+    features = parameter_features(target.configs, target.params)
+    explorer = TransferGuided(features, transfer_matrix(target, [other]), seed=3)
+    times = np.full(len(target), np.nan)
+    first = explorer.next([], times)
+    times[first] = target.times[first]
+    assert target.config(first) == {"x": 4, "y": 4}  # the other GPU's best among the space's
+    assert explorer.portfolio_scores([first], times) is None  # so it is covered: the model takes over
+
+
 def test_kernel_tuner_strategies_run_on_the_space_through_simulation_mode():
     from gpuperf.decisions.kernel_tuner_baseline import strategy_orders
 

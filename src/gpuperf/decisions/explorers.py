@@ -7,7 +7,8 @@ counts as half a unit of log below the worst measured time.
 
 * :class:`PlainTransfer`: the mean normalised performance on the other GPUs, fixed order.
 * :class:`TransferGuided`: other GPUs' data, updated as measurements arrive. It treats the new
-  GPU as one of the others and a configuration within 5 % of a GPU's best as *covering* it.
+  GPU as one of the others and a configuration within 5 % of a GPU's best (among the space's
+  configurations) as *covering* it.
   - portfolio: the first pick covers the largest weight of other GPUs, each GPU weighted by
     its prior (``prior``; equal by default; :mod:`gpu_similarity` gives GPUs alike the new one
     more weight; ties: the higher mean normalised performance); each next pick covers the
@@ -131,7 +132,11 @@ class TransferGuided:
         self.prior_weights = np.full(count, 1.0 / max(count, 1)) if prior is None else np.asarray(prior, dtype=float)
         self.transfer = np.clip(np.nan_to_num(transfer, nan=0.0), 0.0, None)
         self.logs = _log_performance(transfer)
-        self.covers = self.transfer >= cover
+        # Covering is judged against each GPU's best among this space's configurations: its own
+        # best may be one the space lacks. A GPU none of them ran on cannot be covered.
+        best = self.transfer.max(axis=0) if len(self.transfer) else np.zeros(count)
+        self.coverable = best > 0
+        self.covers = (self.transfer >= cover * best) & self.coverable
         mean = row_statistic(np.nanmean, transfer)
         self.tie_break = _rank_scale(np.nan_to_num(mean, nan=-1.0))
         self.features = unit_scale(np.hstack([features, self.logs, np.median(self.logs, axis=1, keepdims=True)]))
@@ -153,12 +158,12 @@ class TransferGuided:
 
     def portfolio_steps(self, measured: Sequence[int]) -> int:
         """How many of the first measured points it took to cover every other GPU (len if not yet)."""
-        covered = np.logical_or.accumulate(self.covers[list(measured)], axis=0).all(axis=1)
+        covered = (np.logical_or.accumulate(self.covers[list(measured)], axis=0) | ~self.coverable).all(axis=1)
         return int(np.argmax(covered)) + 1 if covered.any() else len(measured)
 
     def portfolio_scores(self, measured: Sequence[int], times: np.ndarray) -> np.ndarray | None:
         """Weighted count of the still uncovered GPUs each configuration covers; None once all are."""
-        uncovered = ~self.covers[list(measured)].any(axis=0)
+        uncovered = ~self.covers[list(measured)].any(axis=0) & self.coverable
         if not uncovered.any():
             return None
         return self.covers @ (self.gpu_weights(measured, times) * uncovered)

@@ -76,8 +76,28 @@ def plain_value(value: object) -> object:
     return value
 
 
+def key_text(value: object) -> str:
+    """A parameter value as the text configurations are matched on, the same whatever type a table
+    gave it: 16, 16.0, np.int64(16) and "16.0" are "16"; True and "true" are "1"."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() in ("true", "false"):
+            return "1" if text.lower() == "true" else "0"
+        try:
+            number = float(text)
+        except ValueError:
+            return text
+        value = number if np.isfinite(number) else text
+    if isinstance(value, bool):
+        return str(int(value))
+    return format_value(value)
+
+
 def configuration_keys(configs: pd.DataFrame, params: Sequence[str]) -> pd.Series:
-    texts = [configs[p].map(format_value).astype(str) for p in params]
+    """Per configuration, its parameter values joined by commas (see :func:`key_text`)."""
+    texts = [configs[p].map(key_text).astype(str) for p in params]
     if not texts:
         return pd.Series("", index=configs.index)
     key = texts[0]
@@ -232,9 +252,16 @@ def transfer_matrix(space: Space, others: Sequence[Space]) -> np.ndarray:
         missing = [p for p in space.params if p not in other.params]
         if missing:
             raise GpuperfError(f"{other.where}: missing parameter column(s) {', '.join(missing)}")
-        lookup = pd.Series(other.performance, index=configuration_keys(other.configs, space.params).to_numpy())
+        other_keys = configuration_keys(other.configs, space.params)
+        lookup = pd.Series(other.performance, index=other_keys.to_numpy())
         lookup = lookup[~lookup.index.duplicated()]
-        columns.append(keys.map(lookup).to_numpy(dtype=float))
+        column = keys.map(lookup).to_numpy(dtype=float)
+        if np.isnan(column).all():
+            raise GpuperfError(
+                f"{other.where}: none of its {len(other)} configurations is one of {space.where}'s "
+                f"(e.g. {', '.join(space.params)} = {other_keys.iloc[0]} there, {keys.iloc[0]} here)"
+            )
+        columns.append(column)
     if not columns:
         return np.empty((len(space), 0))
     return np.column_stack(columns)
