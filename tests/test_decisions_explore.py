@@ -138,6 +138,19 @@ def test_static_model_ranks_unmeasured_configurations_by_the_model():
     assert result.order[0] in set(np.flatnonzero(target.performance >= 0.95))
 
 
+def test_static_model_encodes_text_values_alike_in_every_table():
+    effect = {"a": 1.0, "b": 4.0, "c": 1.5, "d": 3.0}
+    space_rows = [(a, c) for a in (1, 2, 3, 4) for c in "bcd"]  # lacks "a": per-table codes would shift
+    train_rows = [(a, c) for a in (5, 6, 7, 8) for c in "abcd"]
+    target = Space(["A", "C"], pd.DataFrame(space_rows, columns=["A", "C"]),
+                   np.array([effect[c] * (1 + 0.1 * a) for a, c in space_rows]), "space")
+    train = Space(["A", "C"], pd.DataFrame(train_rows, columns=["A", "C"]),
+                  np.array([2 * effect[c] * (1 + 0.1 * a) for a, c in train_rows]), "train")
+    result = explore(target, [train], refit=False, budget=12, random_seeds=2)
+    assert target.config(result.order[0])["C"] == "c"  # the fastest value the space has
+    assert result.evals(0.9) == 1
+
+
 def test_transfer_matrix_matches_configurations_by_value():
     target = Space(["a", "b"], pd.DataFrame({"a": [16, 32, 64], "b": ["x", "y", "x"]}), np.array([1.0, 2.0, 4.0]), "t")
     other = Space(["a", "b"], pd.DataFrame({"a": [64.0, 16.0], "b": ["x", "x"]}), np.array([2.0, np.nan]), "o")
@@ -151,7 +164,7 @@ def test_transfer_matrix_matches_values_whatever_type_a_table_gave_them():
     np.testing.assert_array_equal(transfer_matrix(target, [other])[:, 0], [0.5, 1.0])
     elsewhere = Space(["a", "b"], pd.DataFrame({"a": ["auto"], "b": [1]}), np.array([1.0]), "e.csv")
     with pytest.raises(GpuperfError, match=r"e.csv: none of its 1 configurations is one of t's \(e.g. a, b = auto,1 there"):
-        transfer_matrix(target, [elsewhere])
+        explore(target, [elsewhere], budget=2, random_seeds=2)
 
 
 def test_a_gpu_whose_best_configurations_the_space_lacks_is_covered_by_its_best_there():

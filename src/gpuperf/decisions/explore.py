@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from gpuperf.decisions.explorers import OnlineSearch, PlainTransfer, StaticModel, TransferGuided, run_search
 from gpuperf.decisions.gpu_similarity import prior_weights
@@ -27,7 +28,7 @@ from gpuperf.decisions.search_metrics import (
     random_expected_evals,
     simulate_random,
 )
-from gpuperf.decisions.space import Space, parameter_features, transfer_matrix
+from gpuperf.decisions.space import Space, parameter_features, require_shared_configurations, transfer_matrix
 from gpuperf.decisions.surrogates import SURROGATES
 from gpuperf.errors import GpuperfError, unknown_name_error
 
@@ -79,9 +80,14 @@ def make_explorer(
         return OnlineSearch(features, model, seed, initial, start)
     transfer = transfer_matrix(space, train)
     if refit:
+        require_shared_configurations(space, train, transfer)
         prior = prior_weights(space.gpu, [t.gpu for t in train])
         return TransferGuided(features, transfer, model, seed, prior=prior)
-    train_features = [parameter_features(t.configs, space.params) for t in train]
+    # One encoding for the space and every table, so a code or a log means the same value in each.
+    tables = [space.configs[space.params], *(t.configs[space.params] for t in train)]
+    encoded = parameter_features(pd.concat(tables, ignore_index=True), space.params)
+    ends = np.cumsum([len(t) for t in tables])
+    features, *train_features = np.split(encoded, ends[:-1])
     return StaticModel(features, transfer, train_features, [t.performance for t in train], model, seed)
 
 

@@ -252,19 +252,24 @@ def transfer_matrix(space: Space, others: Sequence[Space]) -> np.ndarray:
         missing = [p for p in space.params if p not in other.params]
         if missing:
             raise GpuperfError(f"{other.where}: missing parameter column(s) {', '.join(missing)}")
-        other_keys = configuration_keys(other.configs, space.params)
-        lookup = pd.Series(other.performance, index=other_keys.to_numpy())
+        lookup = pd.Series(other.performance, index=configuration_keys(other.configs, space.params).to_numpy())
         lookup = lookup[~lookup.index.duplicated()]
-        column = keys.map(lookup).to_numpy(dtype=float)
-        if np.isnan(column).all():
-            raise GpuperfError(
-                f"{other.where}: none of its {len(other)} configurations is one of {space.where}'s "
-                f"(e.g. {', '.join(space.params)} = {other_keys.iloc[0]} there, {keys.iloc[0]} here)"
-            )
-        columns.append(column)
+        columns.append(keys.map(lookup).to_numpy(dtype=float))
     if not columns:
         return np.empty((len(space), 0))
     return np.column_stack(columns)
+
+
+def require_shared_configurations(space: Space, others: Sequence[Space], transfer: np.ndarray) -> None:
+    """An error naming the first other space that has none of ``space``'s configurations
+    (``transfer`` from :func:`transfer_matrix`): its data could not guide a search of ``space``."""
+    for other, column in zip(others, transfer.T):
+        if np.isnan(column).all():
+            there = configuration_keys(other.configs, space.params).iloc[0]
+            raise GpuperfError(
+                f"{other.where}: none of its {len(other)} configurations is one of {space.where}'s "
+                f"(e.g. {', '.join(space.params)} = {there} there, {space.keys().iloc[0]} here)"
+            )
 
 
 def parameter_features(configs: pd.DataFrame, params: Sequence[str]) -> np.ndarray:
