@@ -138,3 +138,29 @@ def test_a_training_table_of_several_gpus_counts_as_one_space_per_gpu(tmp_path, 
     table.to_csv(tmp_path / "broken.csv", index=False)
     assert main(["explore", target, "--params", "bx,tile", "--train", str(tmp_path / "broken.csv")]) == 2
     assert "broken.csv (Tesla K40): line 59: time_ms=" in capsys.readouterr().err
+
+
+def test_the_spaces_own_gpu_in_a_training_table_is_left_out(tmp_path, capsys):
+    parts = []
+    for gpu, optimum in (("Tesla K20", (7, 4)), ("Tesla K40", (8, 4))):
+        write_space(tmp_path / "part.csv", optimum)
+        parts.append(pd.read_csv(tmp_path / "part.csv").assign(gpu=gpu, kernel="k"))
+    pd.concat(parts, ignore_index=True).to_csv(tmp_path / "both.csv", index=False)
+    parts[1].to_csv(tmp_path / "target.csv", index=False)
+    parts[0].to_csv(tmp_path / "k20.csv", index=False)
+    argv = ["explore", str(tmp_path / "target.csv"), "--params", "bx,tile", "--json"]
+    with_own = run_json(capsys, argv + ["--train", str(tmp_path / "both.csv")])
+    without = run_json(capsys, argv + ["--train", str(tmp_path / "k20.csv")])
+    assert with_own["order"] == without["order"]
+    assert main(argv + ["--train", str(tmp_path / "target.csv")]) == 2
+    assert "every table is the space's own kernel and GPU" in capsys.readouterr().err
+
+
+def test_target_names_the_spaces_time_column_and_training_tables_keep_their_own(tmp_path, capsys):
+    space = pd.read_csv(write_space(tmp_path / "target.csv", (7, 4)))
+    space.rename(columns={"time_ms": "kernel_ms"}).to_csv(tmp_path / "renamed.csv", index=False)
+    other = write_space(tmp_path / "other.csv", (7, 4), 2.0)
+    renamed = run_json(capsys, ["explore", str(tmp_path / "renamed.csv"), "--params", "bx,tile", "--target", "kernel_ms",
+                                "--train", other, "--json"])
+    plain = run_json(capsys, ["explore", str(tmp_path / "target.csv"), "--params", "bx,tile", "--train", other, "--json"])
+    assert renamed["evals_to_90"] == plain["evals_to_90"] and renamed["transfer_evals_to_90"] == plain["transfer_evals_to_90"]

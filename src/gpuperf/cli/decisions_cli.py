@@ -3,6 +3,7 @@ catalog space's variants from other kernels' measurements, choose a launch geome
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -32,11 +33,17 @@ def explore_command(
 ) -> None:
     """Simulate exploring a measured variant space in predicted-best-first order."""
     from gpuperf.decisions.explore import explore, result_summary
-    from gpuperf.decisions.space import read_space, read_training_spaces
+    from gpuperf.decisions.space import read_space, read_training_spaces, same_kernel_and_gpu
 
     names = [p.strip() for p in params.split(",") if p.strip()] if params else None
     measured = read_space(space, names, target)
     others = [s for path in train or [] for s in read_training_spaces(path, measured.params, target)]
+    for other in [o for o in others if same_kernel_and_gpu(measured, o)]:
+        print(f"note: {other.where} is the space's own kernel and GPU ({other.gpu}); left out of --train",
+              file=sys.stderr)
+    others = [o for o in others if not same_kernel_and_gpu(measured, o)]
+    if train and not others:
+        raise GpuperfError("--train: every table is the space's own kernel and GPU; nothing to transfer from")
     result = explore(measured, others, model=model, refit=refit, budget=budget, seed=seed)
     summary = result_summary(measured, result)
     if report:

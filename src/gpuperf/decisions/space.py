@@ -222,25 +222,46 @@ def read_space(path: str | Path, params: Sequence[str] | None = None, target: st
     return space_from_frame(frame, params, target or default_target(frame, where), where)
 
 
-GROUP_COLUMNS = ("kernel", "gpu")
+GROUP_COLUMNS = ("kernel", "gpu", "problem_size")
 
 
 def read_training_spaces(path: str | Path, params: Sequence[str], target: str | None = None) -> list[Space]:
-    """The spaces in a training table: one per (kernel, GPU) where the table holds several (such
-    as a bundled table of many kernels or GPUs), else the table itself; a Kernel Tuner cache is
-    one space."""
+    """The spaces in a training table: one per (kernel, GPU, problem size) where the table holds
+    several (such as a bundled table of many kernels or GPUs), else the table itself; a Kernel
+    Tuner cache is one space. ``target`` is the time column where the table has it (else the
+    table's own, as for the space). Groups without the parameters (another kernel's rows) are
+    left out; a table with no group that has them is an error."""
     if is_kernel_tuner_cache(path):
-        return [read_space(path, params, target)]
+        frame = read_kernel_tuner_frame(path)
+        return [read_space(path, params, target if target in frame.columns else None)]
     frame = read_table(path)
     where = str(path)
+    column = target if target in frame.columns else default_target(frame, where)
     by = [c for c in GROUP_COLUMNS if c in frame.columns and frame[c].nunique() > 1]
     if not by:
-        return [space_from_frame(frame, params, target or default_target(frame, where), where)]
-    return [
-        space_from_frame(part, params, target or default_target(frame, where),
-                         f"{where} ({', '.join(map(str, key if isinstance(key, tuple) else (key,)))})")
-        for key, part in frame.groupby(by, sort=True)
-    ]
+        return [space_from_frame(frame, params, column, where)]
+    spaces = []
+    for key, part in frame.groupby(by, sort=True):
+        if all(p in part.columns and part[p].notna().any() for p in params):
+            names = key if isinstance(key, tuple) else (key,)
+            spaces.append(space_from_frame(part, params, column, f"{where} ({', '.join(map(str, names))})"))
+    if not spaces:
+        raise GpuperfError(f"{where}: no kernel in it has the parameters {', '.join(params)}")
+    return spaces
+
+
+def read_kernel_tuner_frame(path: str | Path) -> pd.DataFrame:
+    from gpuperf.datasets.kernel_tuner import read_kernel_tuner_cache
+
+    return read_kernel_tuner_cache(path)
+
+
+def same_kernel_and_gpu(a: Space, b: Space) -> bool:
+    """Whether two spaces name the same GPU and (where both name one) the same kernel."""
+    if a.gpu is None or b.gpu is None or a.gpu != b.gpu:
+        return False
+    kernels = [set(s.extra["kernel"].dropna().astype(str)) if "kernel" in s.extra.columns else None for s in (a, b)]
+    return kernels[0] is None or kernels[1] is None or kernels[0] == kernels[1]
 
 
 def transfer_matrix(space: Space, others: Sequence[Space]) -> np.ndarray:
