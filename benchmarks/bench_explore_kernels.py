@@ -16,7 +16,9 @@ random order), by data file: the committed 100-cycle run 6.46 / 6.79 / 22.31 (wo
 
 Last, the searches ``gpuperf tune`` runs, refitted as they measure (3 seeds, stopped at 90 %):
 with each other kernel's measured variants as one ``--train`` table, the transfer-guided search takes
-7.73 (worst gaussian_5x5, 43), no better than the static rankings on this data; the online search
+8.87 (worst srad2, 45), no better than the static rankings on this data (7.73, worst 43, before a
+fix: a kernel whose best variant the space lacks could never count as covered, so the search never
+handed over to its model; on the bundled GPU spaces the fix changes nothing); the online search
 takes 11.98 with random first picks and 4.65 / 6.11 / 5.50 when its first 3 / 5 / 10 picks follow
 the model's ranking (``--start ranked`` uses 3, chosen on these same kernels).
 """

@@ -80,3 +80,15 @@ def test_rank_command_json_and_errors(tmp_path, capsys):
     variant_table().drop(columns="time_s").to_csv(train, index=False)
     assert main(argv) == 2
     assert "lacks column(s) time_s" in capsys.readouterr().err
+
+
+def test_performance_is_normalised_per_program_and_input():
+    from gpuperf.datasets.bundled import data_dir
+    from gpuperf.decisions.cross_kernel import normalised_performance, program_columns
+
+    table = pd.read_csv(data_dir() / "stencil_spaces_pocl.csv.gz")
+    larger = table.assign(n=table["n"] * 2, m=table["m"] * 2, time_s=table["time_s"] * 4)
+    both = pd.concat([table, larger], ignore_index=True)
+    assert program_columns(both)[:1] == ("kernel",) and {"n", "m"} <= set(program_columns(both))
+    best = normalised_performance(both, program_columns(both)).groupby([both["kernel"], both["n"]]).max()
+    assert (best == 1.0).all()  # the best variant of each kernel at each size

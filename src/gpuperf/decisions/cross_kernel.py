@@ -26,15 +26,29 @@ from gpuperf.features.table import FEATURES, LIFT
 from gpuperf.models.learned import PcaKnnRegressor
 
 LIFT_FEATURES = tuple(f.name for f in FEATURES if f.source == LIFT)
-PROGRAM_COLUMNS = ("kernel",)
 FRACTIONS = (0.9, 0.95, 0.99)
+
+
+def program_columns(table: pd.DataFrame) -> tuple[str, ...]:
+    """What tells one program and input from another in ``table``: the kernel, the GPU or device
+    and the problem size where the table has them, and the size parameters of catalog kernels."""
+    from gpuperf.kernels.catalog import get_kernel
+
+    columns = ["kernel", *(c for c in ("gpu", "device", "problem_size") if c in table.columns)]
+    for name in table["kernel"].dropna().unique() if "kernel" in table.columns else ():
+        try:
+            sizes = get_kernel(str(name)).params
+        except GpuperfError:
+            continue  # not a catalog kernel: its input is named by the columns above only
+        columns += [c for c in sizes if c in table.columns and c not in columns]
+    return tuple(columns)
 
 
 def normalised_performance(table: pd.DataFrame, program: Sequence[str]) -> pd.Series:
     """Best time of each row's program and input (the ``program`` columns) over the row's time; 0 if failed."""
     ok = table["status"].eq("ok") if "status" in table else pd.Series(True, index=table.index)
     times = table["time_s"].where(ok & (table["time_s"] > 0))
-    best = times.groupby([table[c] for c in program]).transform("min")
+    best = times.groupby([table[c] for c in program], dropna=False).transform("min")
     return (best / times).fillna(0.0)
 
 
@@ -80,18 +94,19 @@ def leave_one_kernel_out(
     features: Sequence[str] = LIFT_FEATURES,
     parameters: Sequence[str] = (),
     model: RegressorMixin | None = None,
-    program: Sequence[str] = PROGRAM_COLUMNS,
+    program: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Per kernel (and input, if ``program`` names size columns): evaluations to reach 90/95/99 % of
     the best with the model's order, with the parameter-matched order (when ``parameters`` are
     given) and random order's exact expectation."""
     features = usable_features(features, table)
+    program = program or program_columns(table)
     _check(table, features, program)
     table = table.assign(performance=normalised_performance(table, program)).reset_index(drop=True)
     rows = []
     for kernel in sorted(table["kernel"].unique()):
         train = table[table["kernel"] != kernel]
-        for key, test in table[table["kernel"] == kernel].groupby(list(program), sort=True):
+        for key, test in table[table["kernel"] == kernel].groupby(list(program), sort=True, dropna=False):
             performance = test["performance"].to_numpy()
             row: dict[str, object] = dict(zip(program, key if isinstance(key, tuple) else (key,)))
             row["variants"] = len(test)
@@ -112,7 +127,7 @@ def rank_space(
     train: pd.DataFrame,
     features: Sequence[str] = LIFT_FEATURES,
     model: RegressorMixin | None = None,
-    program: Sequence[str] = PROGRAM_COLUMNS,
+    program: Sequence[str] | None = None,
     progress=None,
     limit: int | None = None,
 ) -> pd.DataFrame:
@@ -137,6 +152,7 @@ def rank_space(
             progress(done, len(configs))
     candidates = pd.DataFrame(rows)
     usable = usable_features(features, train, candidates)
+    program = program or program_columns(train)
     missing = [c for c in [*program, "time_s"] if c not in train.columns]
     if missing or not usable:
         raise GpuperfError(f"training table lacks column(s) {', '.join(missing or list(features))}")
