@@ -147,7 +147,7 @@ def result_summary(space: Space, result: ExploreResult, order_limit: int | None 
         "evals_to_95": result.evals(0.95),
         "evals_to_99": result.evals(0.99),
         "best_time": space.best_time,
-        "best_found_time": float(np.nanmin(space.times[result.order])) if result.order else None,
+        "best_found_time": _best_found(space.times[result.order]),
         **result.baselines,
         "order": [{**space.config(i), "time": _time(space.times[i])} for i in shown],
     }
@@ -156,3 +156,9 @@ def result_summary(space: Space, result: ExploreResult, order_limit: int | None 
 
 def _time(value: float) -> float | None:
     return None if not np.isfinite(value) else float(value)
+
+
+def _best_found(times: np.ndarray) -> float | None:
+    """The fastest evaluated time (None when nothing evaluated ran)."""
+    ok = times[np.isfinite(times)]
+    return float(ok.min()) if len(ok) else None

@@ -146,7 +146,7 @@ def space_from_frame(
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise GpuperfError(
-            f"{where}: line {_line(frame, row, first_line)}: {target}={raw.iloc[row]!r} is not a positive number "
+            f"{where}: line {_line(frame, row, first_line)}: {target}={plain_value(raw.iloc[row])!r} is not a positive number "
             f"(nor a failure: a status other than ok, or {', '.join(FAILURE_NAMES)})"
         )
     times[failed] = np.nan
