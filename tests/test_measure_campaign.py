@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from gpuperf.errors import GpuperfError
 from gpuperf.kernels.catalog import get_kernel
 from gpuperf.measure import campaign_status, export_store, load_campaign, run_campaign
 from gpuperf.measure.store import Store
@@ -147,6 +148,16 @@ def test_rerun_takes_nothing_twice_and_retry_failed_retakes_failures(measured) -
     after = _rows(store)
     assert len(after) == 7
     assert [r for r in after if r["status"] == "ok"] == [r for r in before if r["status"] == "ok"]
+
+
+def test_a_campaign_timed_with_other_settings_does_not_reuse_the_stored_points(measured) -> None:
+    path, store, _ = measured
+    other = path.parent / "other.toml"  # another file, the same campaign name, longer timing
+    other.write_text(path.read_text().replace("min_time_s = 0.01", "min_time_s = 0.02"))
+    before = _rows(store)
+    with pytest.raises(GpuperfError, match=r"campaign 'pocl' was timed there with other settings \(min_time_s"):
+        run_campaign(load_campaign(other), store, progress=False)
+    assert _rows(store) == before
 
 
 def test_export_csv_and_parquet_in_dataset_shape(measured, tmp_path: Path) -> None:

@@ -46,6 +46,14 @@ def test_not_a_store(tmp_path: Path) -> None:
         Store(bogus)
     with pytest.raises(GpuperfError, match="does not exist"):
         store_table(tmp_path / "missing.sqlite")
+    foreign = tmp_path / "foreign.sqlite"
+    with sqlite3.connect(foreign) as db:
+        db.execute("CREATE TABLE points (x INTEGER)")
+    with pytest.raises(GpuperfError, match=r"foreign.sqlite' is not a gpuperf measurement store \(it holds other tables: points\)"):
+        Store(foreign)
+    with sqlite3.connect(foreign) as db:  # left as it was
+        assert [r[0] for r in db.execute("SELECT name FROM sqlite_master")] == ["points"]
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
 
 
 def test_export_names_the_known_gpu_and_adds_its_occupancy(tmp_path: Path) -> None:

@@ -319,6 +319,19 @@ class _Compiler:
         return self.result
 
 
+def _check_same_timing(store: Store, campaign: Campaign, store_path: str | Path) -> None:
+    """Resuming a campaign reuses its stored points: refuse when they were timed with other settings
+    (another campaign file with the same name, or an edited ``[timing]`` table)."""
+    wanted = asdict(campaign.settings)
+    for stored in store.timing_settings(campaign.name):
+        differing = [f"{k} {stored.get(k)!r} there, {v!r} here" for k, v in wanted.items() if stored.get(k) != v]
+        if differing:
+            raise GpuperfError(
+                f"{store_path}: campaign '{campaign.name}' was timed there with other settings "
+                f"({'; '.join(differing)}); give {campaign.path} another name (name = \"...\") or use another store"
+            )
+
+
 def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None = None,
                  progress: bool = True, retry_failed: bool = False) -> CampaignReport:
     """Measure every point of ``campaign`` not yet in the store, appending each as it is taken."""
@@ -332,6 +345,7 @@ def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None 
     with Store(store_path) as store:
         if retry_failed:
             store.delete_failed(campaign.name)
+        _check_same_timing(store, campaign, store_path)
         store.set_plan(campaign.name, str(campaign.path), opened.name, len(points))
         stored = store.keys(campaign.name)
         todo = [p for p in points if p.key not in stored]

@@ -104,12 +104,18 @@ class Store:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=FULL")
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
             if version == 0:
+                tables = [r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+                if tables or not create:
+                    self.db.close()
+                    held = f"it holds other tables: {', '.join(tables[:5])}" if tables else "it is empty"
+                    raise GpuperfError(f"store '{self.path}' is not a gpuperf measurement store ({held})")
                 self.db.executescript(_SCHEMA)
                 self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            if version in (0, SCHEMA_VERSION):
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=FULL")
         except sqlite3.DatabaseError as exc:
             raise GpuperfError(f"store '{self.path}' is not a gpuperf measurement store ({exc})") from None
         if version not in (0, SCHEMA_VERSION):
@@ -175,6 +181,15 @@ class Store:
             "SELECT campaign, kernel, sizes, device, geometry FROM points WHERE campaign=?", (campaign,)
         )
         return {PointKey(*row) for row in rows}
+
+    def timing_settings(self, campaign: str) -> list[dict[str, Any]]:
+        """The distinct timing settings ``campaign``'s stored points were taken with (from their provenance)."""
+        found: dict[str, dict[str, Any]] = {}
+        for (text,) in self.db.execute("SELECT provenance FROM points WHERE campaign=?", (campaign,)):
+            timing = (json.loads(text) if text else {}).get("timing")
+            if timing is not None:
+                found.setdefault(json.dumps(timing, sort_keys=True), timing)
+        return list(found.values())
 
     def rows(self, campaign: str | None = None) -> list[dict[str, Any]]:
         """Every stored point (JSON columns decoded), in the order taken."""
