@@ -247,3 +247,18 @@ def test_space_variants_skip_sizes_outside_their_assumptions() -> None:
         _resolved_sizes(copy, {"sizes": [{"q": 1}]}, "f.toml: spaces[0]", skipped)
     with pytest.raises(GpuperfError, match=r"f.toml: kernels\[0\].sizes\[0\]: .*violate its assumptions"):
         _resolved_sizes(copy, table, "f.toml: kernels[0]")
+
+
+def test_two_kernels_of_one_name_from_different_files_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "v2").mkdir()
+    (tmp_path / "v2" / "kernels.py").write_text(USER_KERNELS)
+    path = write_campaign(tmp_path, """
+        [[kernels]]
+        kernel = "kernels.py:axpy"
+        sizes = [{n = 1024}]
+        [[kernels]]
+        kernel = "v2/kernels.py:axpy"
+        sizes = [{n = 1024}]
+    """)
+    with pytest.raises(GpuperfError, match=r"campaign.toml: kernels '.*kernels.py:axpy' and '.*v2/kernels.py:axpy' are both called 'axpy'"):
+        load_campaign(path)

@@ -152,7 +152,18 @@ def load_campaign(path: str | Path) -> Campaign:
         skipped.extend(space_skipped)
     if not entries:
         raise GpuperfError(f"{path}: no points to measure; add [[kernels]] or [[spaces]] tables with sizes")
+    _one_spec_per_kernel(entries, path)
     return Campaign(name, path, device, settings, seed, tuple(entries), tuple(skipped), interleave)
+
+
+def _one_spec_per_kernel(entries: list[Entry], path: Path) -> None:
+    """Points are stored under the kernel's name: two different kernels must not share one."""
+    specs: dict[str, str] = {}
+    for entry in entries:
+        first = specs.setdefault(entry.kernel.key, entry.spec)
+        if first != entry.spec:
+            raise GpuperfError(f"{path}: kernels '{first}' and '{entry.spec}' are both called '{entry.kernel.key}'; "
+                               "the store could not tell their points apart (rename one)")
 
 
 def _typed(data: Mapping[str, Any], key: str, kind: type, default: Any, where: str) -> Any:
