@@ -239,6 +239,16 @@ def _check_condition(condition: str, path: Path) -> None:
     unknown = sorted(names - set(MODEL_FEATURES))
     if unknown:
         raise GpuperfError(f"{path}: applies_when: {unknown_name_error('feature', unknown[0], MODEL_FEATURES)}")
+    import pandas as pd
+
+    try:  # evaluated as the advisor will, on one row of numbers: a true or false answer, nothing else
+        answer = pd.DataFrame({name: [1.0] for name in MODEL_FEATURES}).eval(condition)
+        if not isinstance(answer, pd.Series) or answer.dtype != bool:
+            kind = answer.dtype if isinstance(answer, pd.Series) else type(answer).__name__
+            raise TypeError(f"it gives {kind} values, not true or false")
+    except Exception as error:  # noqa: BLE001 - any failure of the user's expression is this one error
+        reason = " ".join(str(error).split())
+        raise GpuperfError(f"{path}: applies_when: '{condition}' cannot be evaluated on the features ({reason})") from None
 
 
 def _values(value: Any, where: str) -> tuple[float, ...]:
