@@ -142,3 +142,18 @@ after_kernel = "MMGC"
 features = "amaris_matvec"''').pairs[0]
     with pytest.raises(GpuperfError, match=r"pairs\[0\]\.kernel: unknown kernel 'MMGX'"):
         build_spec_pairs(spec, "trick")
+
+
+def test_a_pair_table_that_matches_no_measured_pair_is_an_error_naming_it(tmp_path):
+    from gpuperf.errors import GpuperfError
+
+    path = synthetic(tmp_path)
+    spec = entry(tmp_path, f'''dataset = "{path}"
+kernel = "k"
+parameter = "a"
+before = 7
+factor = 2
+features = "columns"
+configuration = ["n", "a", "flag"]''').pairs[0]
+    with pytest.raises(GpuperfError, match=r"pairs\[0\]: no measured before/after pair in .* matches it"):
+        build_spec_pairs(spec, "trick")

@@ -139,6 +139,8 @@ def _matched(frame: pd.DataFrame, spec: PairSpec) -> tuple[pd.DataFrame, pd.Data
         before = rows[rows["kernel"].isin(spec.kernels)].drop(columns="after_row")
         after = rows.loc[rows["kernel"].eq(spec.after_kernel), ["gpu", "device", *config, "time_s", "after_row"]]
         joined = before.merge(after.rename(columns={"time_s": "time_after_s"}), on=["gpu", "device", *config])
+        if joined.empty:
+            return joined, rows
         joined["after_kernel"] = spec.after_kernel
         joined["configuration"] = _label(joined, config)
         joined["input"] = _label(joined, list(config if spec.inputs is None else spec.inputs))
@@ -153,6 +155,8 @@ def _matched(frame: pd.DataFrame, spec: PairSpec) -> tuple[pd.DataFrame, pd.Data
     if spec.factor:
         joined = joined[np.isclose(joined["after_value"], joined[param] * spec.factor)]
     joined = joined[joined["after_value"] != joined[param]]
+    if joined.empty:
+        return joined, rows
     joined["after_kernel"] = joined["kernel"]
     joined["configuration"] = _label(joined, [c for c in config if c != param])
     joined["input"] = _label(joined, list(spec.inputs or ()))
@@ -171,7 +175,8 @@ def build_spec_pairs(spec: PairSpec, optimization: str) -> pd.DataFrame:
         raise GpuperfError(f"{spec.where}.kernel: {unknown_name_error('kernel', missing[0], set(frame['kernel']))}")
     joined, rows = _matched(frame, spec)
     if joined.empty:
-        return pd.DataFrame(columns=[*PAIR_COLUMNS, *MODEL_FEATURES])
+        raise GpuperfError(f"{spec.where}: no measured before/after pair in {spec.dataset} matches it "
+                           "(check its kernels, parameter, before, after and factor)")
     shuffled = joined.sample(frac=1.0, random_state=0)
     joined = shuffled.groupby("gpu", sort=False).head(spec.max_pairs_per_gpu).sort_index().reset_index(drop=True)
     source = FEATURE_SOURCES[spec.features]
