@@ -66,7 +66,7 @@ def advise(
     )
     for s in result.suggestions:
         console.print(f"[bold]{s.optimization}[/bold]: {s.explanation['summary']}", highlight=False)
-    below = [s for s in result.assessed if s not in result.suggestions]
+    below = [s for s in result.assessed if s not in result.suggestions and s.predicted_speedup < threshold]
     for s in below:
         console.print(f"[dim]{s.optimization}: predicted {s.predicted_speedup:.2f}x, below the threshold[/dim]")
     for name, reason in result.skipped:
