@@ -369,8 +369,7 @@ def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None 
                     shown = (f"{campaign.name}: {len(group)} points" if campaign.interleave == "campaign" else
                              f"{group[0].entry.kernel.name} x{len(group)} {_sizes_label(group[0].sizes)}")
                     bar.update(task, description=f"{shown} interleaved, {campaign.settings.cycles} cycles")
-                    for row in _take_interleaved(group, opened, campaign, report):
-                        store.add(row)
+                    store.add_many(_take_interleaved(group, opened, campaign, report))
                     bar.advance(task, len(group))
             else:
                 for point in todo:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -135,15 +135,23 @@ class Store:
     # -- writing ----------------------------------------------------------------------------------
     def add(self, row: Mapping[str, Any]) -> bool:
         """Append one point in its own transaction; False (nothing written) if its key is already stored."""
-        values = [_to_sql(c, row.get(c)) for c in COLUMNS]
-        if values[COLUMNS.index("measured_at")] is None:
-            values[COLUMNS.index("measured_at")] = now_utc()
+        return self.add_many([row]) == 1
+
+    def add_many(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Append points in one transaction (all or none, e.g. a group timed in interleaved cycles,
+        whose times only compare with each other); how many were new."""
         placeholders = ",".join("?" * len(COLUMNS))
+        added = 0
         with self._transaction():
-            cursor = self.db.execute(
-                f"INSERT OR IGNORE INTO points ({','.join(COLUMNS)}) VALUES ({placeholders})", values
-            )
-        return cursor.rowcount == 1
+            for row in rows:
+                values = [_to_sql(c, row.get(c)) for c in COLUMNS]
+                if values[COLUMNS.index("measured_at")] is None:
+                    values[COLUMNS.index("measured_at")] = now_utc()
+                cursor = self.db.execute(
+                    f"INSERT OR IGNORE INTO points ({','.join(COLUMNS)}) VALUES ({placeholders})", values
+                )
+                added += cursor.rowcount
+        return added
 
     def set_plan(self, campaign: str, source: str, device: str, planned: int) -> None:
         """Record how many points ``campaign`` has in total (for status)."""
