@@ -43,7 +43,7 @@ def test_a_group_of_points_is_stored_whole_or_not_at_all(tmp_path: Path) -> None
     with Store(tmp_path / "s.sqlite") as store:
         assert store.add_many([_row(1024), _row(2048)]) == 2
         with pytest.raises(Exception):
-            store.add_many([_row(4096), _row(8192, sizes=object())])  # the second cannot be written: neither is
+            store.add_many([_row(4096), _row(8192, time_s=[1, 2])])  # the second cannot be written: neither is
         assert [r["sizes"] for r in store.rows()] == [{"n": 1024}, {"n": 2048}]
         assert store.add_many([_row(2048), _row(8192)]) == 1  # a stored key is left alone
 
