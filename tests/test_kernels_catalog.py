@@ -134,3 +134,11 @@ def test_strided_kernels_access_global_memory_at_their_stride(name: str, stride:
     strides = _global_lid0_strides(name, {"n": 4096})
     loads = [value for (variable, direction), value in strides.items() if direction == "load"]
     assert loads and set(loads) == {stride}
+
+
+@pytest.mark.parametrize("value", [True, 1.5, "many", 0])
+def test_sizes_must_be_positive_whole_numbers(value) -> None:
+    from gpuperf.errors import GpuperfError
+
+    with pytest.raises(GpuperfError, match=f"size parameter n={value!r}"):
+        get_kernel("vector_copy").resolve_sizes({"n": value})

@@ -78,6 +78,8 @@ class Kernel:
         resolved: dict[str, int] = {}
         for name in self.params:
             value = merged[name]
+            if isinstance(value, bool):
+                raise GpuperfError(f"size parameter {name}={value!r} is not an integer")
             try:
                 number = int(value)
             except (TypeError, ValueError):
