@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from gpuperf.datasets.profiler_csv import (
+    checked_row,
     csv_rows,
     device_gpu,
     find_header,
@@ -105,11 +106,8 @@ def _raw_launches(rows: list[list[str]], start: int, where: str) -> list[Launch]
     launches = []
     for offset, cells in enumerate(rows[2:]):
         line = start + 3 + offset
-        if is_message(cells):
-            continue
-        if len(cells) != len(header):
-            raise GpuperfError(f"{where}: line {line}: {len(cells)} cells, the header has {len(header)}")
-        launches.append((line, dict(zip(header, cells)), units))
+        if not is_message(cells):
+            launches.append((line, checked_row(cells, header, where, line), units))
     return launches
 
 
@@ -122,9 +120,7 @@ def _details_launches(rows: list[list[str]], start: int, where: str) -> list[Lau
         line = start + 2 + offset
         if is_message(cells):
             continue
-        if len(cells) != len(header):
-            raise GpuperfError(f"{where}: line {line}: {len(cells)} cells, the header has {len(header)}")
-        row = dict(zip(header, cells))
+        row = checked_row(cells, header, where, line)
         launch_id = row.get("ID", str(offset))
         if launch_id not in by_id:
             by_id[launch_id] = (line, {c: row[c] for c in LAUNCH_COLUMNS if c in row}, {})

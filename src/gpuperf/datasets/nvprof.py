@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.datasets.profiler_csv import (
+    checked_row,
     csv_rows,
     device_gpu,
     find_header,
@@ -103,12 +104,6 @@ def _units_row(rows: list[list[str]], header: list[str]) -> dict[str, str] | Non
     return dict(zip(header, cells)) if looks_like_units and any(cells) else None
 
 
-def _checked_row(cells: list[str], header: list[str], where: str, line: int) -> dict[str, str]:
-    if len(cells) != len(header):
-        raise GpuperfError(f"{where}: line {line}: {len(cells)} cells, the header has {len(header)}")
-    return dict(zip(header, cells))
-
-
 def _nvprof_trace(lines: list[str], where: str) -> pd.DataFrame:
     start = find_header(lines, ("Name",), where)
     rows = csv_rows(lines, start)
@@ -129,7 +124,7 @@ def _nvprof_trace(lines: list[str], where: str) -> pd.DataFrame:
         line = start + 3 + offset
         if is_message(cells):
             continue
-        row = _checked_row(cells, header, where, line)
+        row = checked_row(cells, header, where, line)
         if row["Name"].startswith("[CUDA "):
             continue  # memory copies and sets
         record = {
@@ -170,7 +165,7 @@ def _nvprof_summary(lines: list[str], where: str) -> pd.DataFrame:
             break  # before CUDA 9, the API calls follow in a section of their own
         if is_message(cells):
             continue
-        row = _checked_row(cells, header, where, line)
+        row = checked_row(cells, header, where, line)
         if row["Name"].startswith("[CUDA ") or row.get("Type", "GPU activities") != "GPU activities":
             continue
         record = {"kernel": kernel_short_name(row["Name"]), "variant": "", "gpu": "", "device": "", "source": where}
@@ -213,7 +208,7 @@ def _metrics_table(path: Path) -> pd.DataFrame:
             continue
         if header is None:
             raise GpuperfError(f"{where}: line {line}: no header row with Device, Kernel, Metric Name (or Event Name), Avg above")
-        row = _checked_row(cells, header, where, line)
+        row = checked_row(cells, header, where, line)
         key = (row["Device"], kernel_short_name(row["Kernel"]))
         entry = values.setdefault(key, {"invocations": number(row.get("Invocations", ""), where, line, "Invocations")})
         entry[row[name_column]] = _metric_value(row["Avg"], where, line, row[name_column])

@@ -64,6 +64,13 @@ def find_header(lines: list[str], wanted: tuple[str, ...], where: str) -> int:
     raise GpuperfError(f"{where}: no header row with column(s) {', '.join(wanted)}")
 
 
+def checked_row(cells: list[str], header: list[str], where: str, line: int) -> dict[str, str]:
+    """A data row as {column: cell}; a row whose cell count differs from the header's is an error."""
+    if len(cells) != len(header):
+        raise GpuperfError(f"{where}: line {line}: {len(cells)} cells, the header has {len(header)}")
+    return dict(zip(header, cells))
+
+
 def parse_number(text: str) -> float | None:
     """A profiler's number (thousands separators allowed; empty or n/a is NaN), None if not a number."""
     cleaned = text.strip().replace(",", "")
