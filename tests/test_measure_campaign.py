@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -158,6 +159,20 @@ def test_a_campaign_timed_with_other_settings_does_not_reuse_the_stored_points(m
     with pytest.raises(GpuperfError, match=r"campaign 'pocl' was timed there with other settings \(min_time_s"):
         run_campaign(load_campaign(other), store, progress=False)
     assert _rows(store) == before
+
+
+def test_points_stored_before_a_timing_setting_existed_count_as_taken_with_its_default(measured, tmp_path) -> None:
+    path, store, _ = measured
+    copy = tmp_path / "old.sqlite"
+    with sqlite3.connect(store) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+    with sqlite3.connect(copy) as db:  # as an older gpuperf stored them: no "cycles" in the provenance
+        for row_id, text in db.execute("SELECT id, provenance FROM points").fetchall():
+            provenance = json.loads(text)
+            provenance["timing"].pop("cycles")
+            db.execute("UPDATE points SET provenance=? WHERE id=?", (json.dumps(provenance), row_id))
+    again = run_campaign(load_campaign(path), copy, progress=False)
+    assert again.already_stored == 7 and again.measured == 0
 
 
 def test_export_csv_and_parquet_in_dataset_shape(measured, tmp_path: Path) -> None:

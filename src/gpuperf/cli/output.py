@@ -59,7 +59,10 @@ def parse_params(pairs: Sequence[str] | None) -> dict[str, int]:
         if not sep or not name.strip():
             raise GpuperfError(f"parameter '{pair}' must look like name=value")
         try:
-            result[name.strip()] = int(float(value))
+            number = float(value)
         except ValueError:
             raise GpuperfError(f"parameter '{pair}': value '{value}' is not a number") from None
+        if not number.is_integer():
+            raise GpuperfError(f"parameter '{pair}': value '{value}' is not a whole number")
+        result[name.strip()] = int(number)  # 4096, 4096.0 and 4.096e3 alike
     return result

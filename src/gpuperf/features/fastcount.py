@@ -162,11 +162,13 @@ def _structure(kernel: lp.LoopKernel, domains: Domains, walker: Walker | None) -
         contexts |= set(walker.ops) | set(walker.accesses)
         for context, times in walker.conditionals.items():
             branches.append(product([times, domains.runs_per_workitem(context)]))
-    guarded: set[frozenset[str]] = set()  # one hoisted guard per set of parallel inames, as loopy emits it
+    # One hoisted guard per set of inames, as loopy emits it. Every work-item of a group that
+    # reaches it evaluates it, inside the group's sequential loops, not just those it lets through.
+    guarded: set[frozenset[str]] = set()
     for insn in kernel.instructions:
         if isinstance(insn, (Assignment, CallInstruction)) and domains.needs_guard(frozenset(insn.within_inames)):
-            guarded.add(frozenset(i for i in insn.within_inames if i in domains.hw_axes))
-    branches += [domains.runs_per_workitem(parallel) for parallel in guarded]
+            guarded.add(frozenset(insn.within_inames))
+    branches += [domains.runs_per_group_item(inames) for inames in sorted(guarded, key=sorted)]
     return Structure(
         params=tuple(sorted(kernel.all_params())),
         groups=groups,  # type: ignore[arg-type]
@@ -179,12 +181,17 @@ def _structure(kernel: lp.LoopKernel, domains: Domains, walker: Walker | None) -
 
 def _loop_iterations(contexts: set[frozenset[str]], domains: Domains) -> Expr:
     """Executions of innermost sequential loop bodies, per launch in work-item units."""
-    nests: dict[frozenset[str], Expr] = {}
-    for context in contexts:
+    nests: dict[frozenset[str], list[Expr]] = {}
+    for context in sorted(contexts, key=sorted):  # a fixed order: the same answer in every process
         sequential = frozenset(i for i in context if i not in domains.hw_axes and domains.extents.get(i) != 1)
         if sequential:
-            nests.setdefault(sequential, domains.runs_per_workitem(context))
-    innermost = [runs for nest, runs in nests.items() if not any(nest < other for other in nests)]
+            runs = domains.runs_per_workitem(context)
+            if runs not in nests.setdefault(sequential, []):
+                nests[sequential].append(runs)
+    # A nest whose body runs over fewer work-items in some instructions (a guarded second local
+    # index) still runs its loop in the busiest ones: the largest count stands for the nest.
+    innermost = [runs[0] if len(runs) == 1 else prim.Max(tuple(runs))
+                 for nest, runs in nests.items() if not any(nest < other for other in nests)]
     return total(innermost)
 
 

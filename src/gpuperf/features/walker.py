@@ -90,8 +90,8 @@ class Walker:
             self.variable_access(expr, None, context, direction, insn_id)
         elif isinstance(expr, prim.Subscript):
             self.variable_access(expr.aggregate, expr, context, direction, insn_id)
-            for index in expr.index_tuple:
-                self.walk(index, context, direction, insn_id)
+            for index in expr.index_tuple:  # an index is read, even in the subscript a store writes to
+                self.walk(index, context, "load", insn_id)
         elif isinstance(expr, prim.Sum):
             self.add_op(context, self.dtype(expr), "add", len(expr.children) - 1)
             self.walk_all(expr.children, context, direction, insn_id)

@@ -333,13 +333,14 @@ class _Compiler:
 def _check_same_timing(store: Store, campaign: Campaign, store_path: str | Path) -> None:
     """Resuming a campaign reuses its stored points: refuse when they were timed with other settings
     (another campaign file with the same name, or an edited ``[timing]`` table)."""
-    wanted = asdict(campaign.settings)
+    wanted, default = asdict(campaign.settings), asdict(TimingSettings())
     for stored in store.timing_settings(campaign.name):
-        differing = [f"{k} {stored.get(k)!r} there, {v!r} here" for k, v in wanted.items() if stored.get(k) != v]
+        stored = {**default, **stored}  # a setting added since the points were taken had its default then
+        differing = [f"{k} {stored[k]!r} there, {v!r} here" for k, v in wanted.items() if stored[k] != v]
         if differing:
             raise GpuperfError(
                 f"{store_path}: campaign '{campaign.name}' was timed there with other settings "
-                f"({'; '.join(differing)}); give {campaign.path} another name (name = \"...\") or use another store"
+                f"({'; '.join(differing)}); use another store, or give {campaign.path} another campaign name"
             )
 
 

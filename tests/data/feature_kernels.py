@@ -1,0 +1,47 @@
+"""Small loopy kernels whose static features are worked out by hand in tests/test_features_hand_counts.py."""
+
+import loopy as lp
+import numpy as np
+
+ASSUME = "n mod 256 = 0 and n>=256"
+
+
+def scatter():
+    """out[idx[i]] = a[i]: two global loads (a, idx) and one store per work-item."""
+    k = lp.make_kernel("{[i]: 0<=i<n}", "out[idx[i]] = a[i]",
+                       [lp.GlobalArg("a", np.float32, shape=("n",)), lp.GlobalArg("idx", np.int32, shape=("n",)),
+                        lp.GlobalArg("out", np.float32, shape=("n",)), lp.ValueArg("n", np.int32)],
+                       assumptions=ASSUME, lang_version=(2018, 2), name="scatter")
+    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+
+
+def partial_lane():
+    """A second l.0 index over 16 of 256 lanes: every work-item evaluates one guard."""
+    k = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<16}",
+                       """
+                       out[i] = a[i] {id=full}
+                       head[i_outer*16 + j] = a[i_outer*256 + j] {id=part}
+                       """,
+                       [lp.GlobalArg("a", np.float32, shape=("n",)), lp.GlobalArg("out", np.float32, shape=("n",)),
+                        lp.GlobalArg("head", np.float32, shape=("n//16",)), lp.ValueArg("n", np.int32)],
+                       assumptions=ASSUME, lang_version=(2018, 2), name="partial_lane")
+    k = lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+    k = lp.add_inames_to_insn(k, "i_outer", "id:part")
+    return lp.tag_inames(k, {"j": "l.0"})
+
+
+def partial_lane_in_loop():
+    """The same inside an 8-trip sequential loop: 8 loop iterations and 8 guards per work-item."""
+    k = lp.make_kernel("{[i,j,k]: 0<=i<n and 0<=j<16 and 0<=k<8}",
+                       """
+                       for k
+                         out[k*n + i] = a[k*n + i] {id=full}
+                         head[k*n + i_outer*16 + j] = a[k*n + i_outer*256 + j] {id=part}
+                       end
+                       """,
+                       [lp.GlobalArg("a", np.float32, shape=("8*n",)), lp.GlobalArg("out", np.float32, shape=("8*n",)),
+                        lp.GlobalArg("head", np.float32, shape=("8*n",)), lp.ValueArg("n", np.int32)],
+                       assumptions=ASSUME, lang_version=(2018, 2), name="partial_lane_in_loop")
+    k = lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+    k = lp.add_inames_to_insn(k, "i_outer", "id:part")
+    return lp.tag_inames(k, {"j": "l.0"})

@@ -1,0 +1,41 @@
+"""Static features of small kernels against counts worked out by hand."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpuperf.features.table import extract_features
+from gpuperf.kernels import get_kernel
+
+KERNELS = Path(__file__).parent / "data" / "feature_kernels.py"
+
+
+def features(name: str) -> dict:
+    return extract_features(get_kernel(f"{KERNELS}:{name}"), {"n": 4096})
+
+
+def test_an_index_read_in_a_stores_subscript_is_a_load():
+    counted = features("scatter")
+    assert counted["global_loads_per_thread"] == 2 and counted["global_stores_per_thread"] == 1
+
+
+def test_every_work_item_that_reaches_a_guard_evaluates_it():
+    assert features("partial_lane")["ifs_per_thread"] == 1
+    inside = features("partial_lane_in_loop")
+    assert inside["ifs_per_thread"] == 8 and inside["loop_iterations_per_thread"] == 8
+
+
+@pytest.mark.parametrize("seed", ["0", "2"])
+def test_loop_iterations_do_not_depend_on_the_hash_seed(seed):
+    code = ("import json, sys; from gpuperf.features.table import extract_features; from gpuperf.kernels import get_kernel;"
+            f"print(json.dumps(extract_features(get_kernel(sys.argv[1] + ':partial_lane_in_loop'), {{'n': 4096}})"
+            "['loop_iterations_per_thread']))")
+    out = subprocess.run([sys.executable, "-c", code, str(KERNELS)], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONHASHSEED": seed})
+    assert json.loads(out.stdout) == 8
