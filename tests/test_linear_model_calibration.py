@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -67,6 +68,20 @@ def test_calibration_measures_every_point_and_fits_them(calibrated: tuple[Calibr
 def test_a_second_calibration_reuses_the_stored_points(calibrated: tuple[Calibration, Path]) -> None:
     calibration, path = calibrated
     again = calibrate("opencl:0", Path(calibration.metadata["store"]), properties=NAMES, plan=PLAN, cycles=CYCLES)
+    pd.testing.assert_series_equal(again.data["time_s"], calibration.data["time_s"])
+
+
+def test_another_devices_points_in_the_store_are_left_out(calibrated: tuple[Calibration, Path], tmp_path) -> None:
+    calibration, _ = calibrated
+    shared = tmp_path / "shared.db"
+    with sqlite3.connect(calibration.metadata["store"]) as source, sqlite3.connect(shared) as target:
+        source.backup(target)
+    with sqlite3.connect(shared) as db:  # the same points, 100x faster, as another device measured them
+        columns = [r[1] for r in db.execute("PRAGMA table_info(points)") if r[1] != "id"]
+        picked = ",".join({"device": "'opencl:9:0'", "time_s": "time_s/100", "time_s_min": "time_s_min/100"}.get(c, c)
+                          for c in columns)
+        db.execute(f"INSERT INTO points ({','.join(columns)}) SELECT {picked} FROM points")
+    again = calibrate("opencl:0", shared, properties=NAMES, plan=PLAN, cycles=CYCLES)
     pd.testing.assert_series_equal(again.data["time_s"], calibration.data["time_s"])
 
 

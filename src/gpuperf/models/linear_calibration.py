@@ -145,10 +145,10 @@ def measure_plan(plan: Plan, device: str, store: str | Path, campaign: str, pass
         settings = TimingSettings(min_repeats=10, min_time_s=0.1, max_retries=1)
         campaigns = [Campaign(f"{campaign}-pass{index + 1}", Path(store), device, settings, 0, tuple(entries))
                      for index in range(passes)]
-    for one in campaigns:
-        run_campaign(one, store, progress=progress)
-    with Store(store, create=False) as opened:
-        rows = [row for one in campaigns for row in opened.rows(one.name) if row["status"] == "ok"]
+    measured_on = {run_campaign(one, store, progress=progress).device for one in campaigns}
+    with Store(store, create=False) as opened:  # a store may hold other devices' points too
+        rows = [row for one in campaigns for row in opened.rows(one.name)
+                if row["status"] == "ok" and row["device"] in measured_on]
     return _combine(rows, plan, statistic)
 
 
