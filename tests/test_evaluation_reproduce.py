@@ -11,7 +11,7 @@ import pytest
 from gpuperf.errors import GpuperfError
 from gpuperf.evaluation.bsp_matvec import calibrate_and_predict, compare_with_paper_bsp, matvec_table
 from gpuperf.evaluation.protocols import leave_one_gpu_out
-from gpuperf.evaluation.report import markdown_table, write_report
+from gpuperf.evaluation.report import frame_records, markdown_table, write_report
 from gpuperf.evaluation.published import (
     PUBLISHED_KERNELS,
     check_kernel_mapping,
@@ -171,6 +171,15 @@ def test_report_writes_markdown_html_json_and_plots(tmp_path, small):
 def test_markdown_table_formats_numbers_and_index():
     frame = pd.DataFrame({"mape": [0.12345, float("nan")]}, index=pd.Index(["a", "b"], name="gpu"))
     assert markdown_table(frame).splitlines() == ["| gpu | mape |", "|---|---|", "| a | 0.123 |", "| b |  |"]
+
+
+def test_tables_keep_an_unnamed_label_index_but_not_row_numbers():
+    ranking = pd.DataFrame({"|r| with time_s": [0.9, None]}, index=["inst_executed", "dram_read"])
+    assert markdown_table(ranking).splitlines() == [
+        "| name | \\|r\\| with time_s |", "|---|---|", "| inst_executed | 0.900 |", "| dram_read |  |"]
+    assert frame_records(ranking)[0] == {"name": "inst_executed", "|r| with time_s": 0.9}
+    filtered = pd.DataFrame({"x": [1.5, 2.5, 3.5]}).iloc[[0, 2]]  # row numbers 0 and 2: not a label
+    assert markdown_table(filtered).splitlines()[0] == "| x |" and frame_records(filtered) == [{"x": 1.5}, {"x": 3.5}]
 
 
 def test_markdown_table_prints_whole_number_float_columns_as_integers():

@@ -28,6 +28,8 @@ def _slug(text: str) -> str:
 
 
 def _cell(value, digits: int, whole: bool = False) -> str:
+    if value is None:
+        return ""
     if isinstance(value, (float, np.floating)):
         if math.isnan(value):
             return ""
@@ -49,8 +51,8 @@ def _whole(column: pd.Series) -> bool:
 def markdown_table(frame: pd.DataFrame, digits: int = 3) -> str:
     """A GitHub-style Markdown table of ``frame`` (index included), floats rounded; float columns
     of whole numbers print as integers."""
-    flat = frame.reset_index() if frame.index.name or isinstance(frame.index, pd.MultiIndex) else frame
-    header = [str(c) for c in flat.columns]
+    flat = _with_index(frame)
+    header = [str(c).replace("|", "\\|") for c in flat.columns]
     whole = [_whole(column) for _, column in flat.items()]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in flat.itertuples(index=False):
@@ -75,8 +77,17 @@ def _jsonable(value):
 
 def frame_records(frame: pd.DataFrame) -> list[dict]:
     """A table as JSON-ready records (index included, NaN and inf as null)."""
-    flat = frame.reset_index() if frame.index.name or isinstance(frame.index, pd.MultiIndex) else frame
-    return [_jsonable(dict(row)) for row in flat.to_dict(orient="records")]
+    return [_jsonable(dict(row)) for row in _with_index(frame).to_dict(orient="records")]
+
+
+def _with_index(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its index as leading column(s) (an unnamed one as ``name``), unless the index
+    is only row numbers (unnamed integers, as after filtering rows)."""
+    index = frame.index
+    if not isinstance(index, pd.MultiIndex) and index.name is None and pd.api.types.is_integer_dtype(index):
+        return frame
+    named = frame.index.names if isinstance(frame.index, pd.MultiIndex) else [frame.index.name or "name"]
+    return frame.rename_axis([n if n is not None else f"level_{i}" for i, n in enumerate(named)]).reset_index()
 
 
 def plot_predicted_vs_measured(evaluation: Evaluation, path: Path) -> Path:
