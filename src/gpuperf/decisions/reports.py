@@ -143,9 +143,11 @@ def tuning_report(folder: str | Path, result: TuneResult, default_time: float | 
                "failed": sum(t.status != "ok" for t in result.trials),
                "best_time_s": None if best is None else best.time_s,
                "best": None if best is None else best.config, "default_time_s": default_time}
-    notes = [f"{result.space} at {result.sizes} on {result.device} ({result.gpu}); method: {result.method}."]
+    where = result.device if result.gpu is None else f"{result.device} ({result.gpu})"
+    notes = [f"{result.space} at {result.sizes} on {where}; method: {result.method}."]
     if best is not None and default_time is not None:
-        notes.append(f"Best {best.config}: {default_time / best.time_s:.2f}x the default variant's time.")
+        notes.append(f"Best {best.config}: {default_time / best.time_s:.2f}x as fast as the default variant "
+                     f"({best.time_s:.3g} s against {default_time:.3g} s).")
     return write_report(folder, f"Tuning {result.space}", tables={"Trials in order": trials}, notes=notes,
                         metrics={"tuning": summary},
                         plots=[("Best so far against trials", "Times on a log scale.", image)])
