@@ -84,3 +84,17 @@ def test_usage_errors_end_in_the_usage_line_and_exit_2(capsys):
     assert "No such option: --bogus" in err and "Traceback" not in err
     assert main(["occupancy", "--threads", "many"]) == 2
     assert "Invalid value" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    (["n=4096.5"], "value '4096.5' is not a whole number"),
+    (["n=inf"], "value 'inf' is not a whole number"),
+    (["n=1e20"], "value '1e20' is out of range"),
+    (["n=256", "n=512"], "parameter 'n' is given twice"),
+])
+def test_sizes_on_the_command_line_are_whole_numbers_given_once(capsys, value, message):
+    argv = ["features", "vector_copy"]
+    for pair in value:
+        argv += ["-p", pair]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err

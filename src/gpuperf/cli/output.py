@@ -64,5 +64,9 @@ def parse_params(pairs: Sequence[str] | None) -> dict[str, int]:
             raise GpuperfError(f"parameter '{pair}': value '{value}' is not a number") from None
         if not number.is_integer():
             raise GpuperfError(f"parameter '{pair}': value '{value}' is not a whole number")
+        if abs(number) >= 2**63:
+            raise GpuperfError(f"parameter '{pair}': value '{value}' is out of range")
+        if name.strip() in result:
+            raise GpuperfError(f"parameter '{name.strip()}' is given twice")
         result[name.strip()] = int(number)  # 4096, 4096.0 and 4.096e3 alike
     return result
