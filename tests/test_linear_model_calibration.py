@@ -161,6 +161,24 @@ def test_a_saved_model_loads_back_with_its_weights(tmp_path: Path) -> None:
     assert prediction["time_s"] == pytest.approx(model.coef_[0] + 4096 * model.coef_[1])
 
 
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda coef: coef.__setitem__(1, -1.0), "weight of work_items is outside its sign bound"),
+    (lambda coef: coef.__setitem__(0, float("nan")), "the weights are not 2 finite numbers"),
+    (lambda coef: coef.pop(), "the weights are not 2 finite numbers"),
+])
+def test_a_model_file_with_damaged_weights_is_refused(tmp_path: Path, edit, message) -> None:
+    path = _saved_model(tmp_path)
+    document = json.loads(path.read_text())
+    coef = document["model"]["state"]["__mapping__"]["coef_"]
+    values = coef["data"] if isinstance(coef, dict) else coef
+    edit(values)
+    if isinstance(coef, dict):
+        coef["shape"] = [len(values)]
+    path.write_text(json.dumps(document))
+    with pytest.raises(GpuperfError, match=message):
+        load_linear_model(path)
+
+
 def test_bad_model_files_give_one_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     missing = tmp_path / "missing.json"
     assert main(["predict", "empty", "--model", str(missing)]) == 2

@@ -282,14 +282,29 @@ def load_linear_model(path: str | Path) -> tuple[LinearCountModel, dict[str, Any
     path = Path(path)
     info = model_info(path)  # raises for a missing file or one that is not a gpuperf model
     metadata = info.get("metadata") or {}
-    if metadata.get("kind") != MODEL_KIND:
+    if not isinstance(metadata, dict) or metadata.get("kind") != MODEL_KIND:
         raise GpuperfError(f"{path}: not a linear count model (made by 'gpuperf calibrate')")
     saved = info.get("feature_names") or []
     check_property_names(saved, where=f"{path}")
+    if "properties" in metadata and list(metadata["properties"]) != list(saved):
+        raise GpuperfError(f"{path}: its metadata lists other properties than the model's")
     model = load_model(path, feature_names=saved)
     if not isinstance(model, LinearCountModel) or list(model.property_names_) != list(saved):
         raise GpuperfError(f"{path}: the model's properties do not match the file's property list")
+    _check_weights(model, path)
     return model, metadata
+
+
+def _check_weights(model: LinearCountModel, path: Path) -> None:
+    """One finite weight per property, each within its sign bound (a damaged or edited file is refused)."""
+    weights = np.asarray(getattr(model, "coef_", None), dtype=float)
+    names = list(model.property_names_)
+    if weights.shape != (len(names),) or not np.isfinite(weights).all():
+        raise GpuperfError(f"{path}: the weights are not {len(names)} finite numbers, one per property")
+    lower, upper = model._bounds(names)
+    outside = [n for n, w, lo, hi in zip(names, weights, lower, upper) if not lo <= w <= hi]
+    if outside:
+        raise GpuperfError(f"{path}: weight of {outside[0]} is outside its sign bound")
 
 
 def predict_kernel(model: LinearCountModel, kernel: Kernel, sizes: Mapping[str, Any] | None = None) -> dict[str, Any]:
