@@ -39,3 +39,11 @@ def test_loop_iterations_do_not_depend_on_the_hash_seed(seed):
     out = subprocess.run([sys.executable, "-c", code, str(KERNELS)], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONHASHSEED": seed})
     assert json.loads(out.stdout) == 8
+
+
+def test_the_innermost_loop_is_found_by_nesting_not_by_name():
+    from gpuperf.models.properties import kernel_properties
+
+    lines = [kernel_properties(get_kernel(f"{KERNELS}:{name}"), {"n": 256}, ["loop_lines"])["loop_lines"]
+             for name in ("row_sums_r_c", "row_sums_a_b")]
+    assert lines == [256 * 64 * 64 * 4 / 64] * 2  # the inner loop walks consecutive floats: 16 to a line

@@ -45,3 +45,21 @@ def partial_lane_in_loop():
     k = lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
     k = lp.add_inames_to_insn(k, "i_outer", "id:part")
     return lp.tag_inames(k, {"j": "l.0"})
+
+
+def _row_sums(outer: str, inner: str, name: str):
+    """out[i] = the sum of a row-major 64 x 64 slab, loop over rows outside, over columns inside."""
+    k = lp.make_kernel(f"{{[i, {outer}, {inner}]: 0<=i<n and 0<={outer}<64 and 0<={inner}<64}}",
+                       f"out[i] = sum(({outer}, {inner}), a[i, {outer}, {inner}])",
+                       [lp.GlobalArg("a", np.float32, shape=("n", 64, 64)), lp.GlobalArg("out", np.float32, shape=("n",)),
+                        lp.ValueArg("n", np.int32)], assumptions=ASSUME, name=name, lang_version=(2018, 2))
+    k = lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+    return lp.prioritize_loops(k, f"{outer},{inner}")
+
+
+def row_sums_r_c():
+    return _row_sums("r", "c", "row_sums_r_c")
+
+
+def row_sums_a_b():
+    return _row_sums("a0", "b0", "row_sums_a_b")

@@ -5,8 +5,8 @@ how far the address moves from one iteration to the next: a unit step stays in o
 16 floats, a step of a row starts a new line every time. For each global access of a kernel this
 module finds the sequential loops around it (inames not mapped to the launch grid, not unrolled,
 with more than one trip at the given sizes; a load inside a reduction also runs in the reduction's
-loops), takes the innermost one (reduction loops before the others, then the inner part of a
-split), and returns ``min(|step| x item size, 64) / 64`` lines per access, 0 where the address
+loops), takes the innermost one (reduction loops before the others, then the innermost in loopy's
+generated code, then the inner part of a split), and returns ``min(|step| x item size, 64) / 64`` lines per access, 0 where the address
 does not move with that loop. Accesses outside sequential loops are not counted here.
 """
 
@@ -21,6 +21,7 @@ import loopy as lp
 import pymbolic.primitives as prim
 from loopy.kernel.array import FixedStrideArrayDimTag
 from loopy.kernel.data import AutoLocalInameTagBase, GroupInameTag, LocalInameTag, UnrollTag
+from loopy.schedule import EnterLoop, LeaveLoop, RunInstruction
 from loopy.symbolic import CoefficientCollector, WalkMapper
 from pymbolic import evaluate
 
@@ -54,6 +55,7 @@ class LoopStrides:
         self.kernel = kernel
         self._preprocessed: lp.LoopKernel | None = None
         self._domains: dict[int, Domains] = {}
+        self._loops: dict[str, list[str]] | None = None
 
     @classmethod
     def of(cls, kernel: Kernel) -> LoopStrides:
@@ -113,8 +115,34 @@ class LoopStrides:
             return None
         inner_reductions = [i for i in loops if i in reductions]
         candidates = inner_reductions or loops
-        # Inner part of a split after its outer part; among the rest, the name order.
-        return max(candidates, key=lambda i: (i.endswith("_inner"), not i.endswith("_outer"), i))
+        # Nesting as loopy generates the code; loops it does not show around the instruction:
+        # inner part of a split after its outer part, then the name.
+        nesting = self._nesting().get(insn.id, [])
+        if reductions:  # loopy realizes a reduction as instructions of its own, named after this one
+            realized = [v for k, v in self._nesting().items() if k.startswith(f"{insn.id}_")]
+            nesting = max([nesting, *realized], key=len)
+        return max(candidates, key=lambda i: (i in nesting, nesting.index(i) if i in nesting else 0,
+                                              i.endswith("_inner"), not i.endswith("_outer"), i))
+
+    def _nesting(self) -> dict[str, list[str]]:
+        """Per instruction id, the sequential loops around it in loopy's generated code, outermost
+        first (empty when the kernel cannot be linearized)."""
+        if self._loops is None:
+            self._loops = {}
+            try:
+                processed = lp.preprocess_program(self.kernel.program)
+                linear = lp.get_one_linearized_kernel(processed.default_entrypoint, processed.callables_table)
+            except Exception:  # noqa: BLE001 - no code order known: the name rules decide
+                return self._loops
+            open_loops: list[str] = []
+            for item in linear.linearization:
+                if isinstance(item, EnterLoop):
+                    open_loops.append(item.iname)
+                elif isinstance(item, LeaveLoop):
+                    open_loops.pop()
+                elif isinstance(item, RunInstruction):
+                    self._loops[item.insn_id] = list(open_loops)
+        return self._loops
 
     def _step(self, array: lp.ArrayArg, index: tuple[Any, ...], loop: str, sizes: Mapping[str, int]) -> float | None:
         """Elements the flattened index moves per iteration of ``loop`` (None if not affine)."""
