@@ -47,3 +47,9 @@ def test_the_innermost_loop_is_found_by_nesting_not_by_name():
     lines = [kernel_properties(get_kernel(f"{KERNELS}:{name}"), {"n": 256}, ["loop_lines"])["loop_lines"]
              for name in ("row_sums_r_c", "row_sums_a_b")]
     assert lines == [256 * 64 * 64 * 4 / 64] * 2  # the inner loop walks consecutive floats: 16 to a line
+
+
+def test_an_integer_argument_the_domains_never_name_is_a_size_too():
+    counted = extract_features(get_kernel(f"{KERNELS}:runtime_stride"), {"n": 4096, "s": 2})
+    # a: 32 floats 8 bytes apart, 2 lines and 8 sectors; out: 1 line and 4 sectors
+    assert counted["cache_lines_per_warp_access"] == 1.5 and counted["sectors_per_warp_access"] == 6

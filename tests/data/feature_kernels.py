@@ -63,3 +63,12 @@ def row_sums_r_c():
 
 def row_sums_a_b():
     return _row_sums("a0", "b0", "row_sums_a_b")
+
+
+def runtime_stride():
+    """out[i] = a[s*i], the stride s an integer argument the domains never name."""
+    k = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = a[s*i]",
+                       [lp.GlobalArg("a", np.float32, shape=("s*n",)), lp.GlobalArg("out", np.float32, shape=("n",)),
+                        lp.ValueArg("n", np.int32), lp.ValueArg("s", np.int32)],
+                       assumptions=ASSUME, lang_version=(2018, 2), name="runtime_stride")
+    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")

@@ -19,6 +19,7 @@ from functools import cached_property
 
 import islpy as isl
 import loopy as lp
+import numpy as np
 from loopy.diagnostic import StaticValueFindingError
 from loopy.isl_helpers import get_simple_strides, static_max_of_pw_aff
 from loopy.kernel.data import AutoLocalInameTagBase, GroupInameTag, LocalInameTag
@@ -372,3 +373,11 @@ class Domains:
         kind, axis = self.hw_axes[iname]
         groups, local = self.grid
         return self.extents[iname] == (local[axis] if kind == "l" else groups[axis])
+
+
+def size_params(kernel: lp.LoopKernel) -> frozenset[str]:
+    """The kernel's size parameters: those its domains name, and integer scalar arguments (a stride
+    passed at run time), which counts may depend on like any size."""
+    integers = {arg.name for arg in kernel.args if isinstance(arg, lp.ValueArg) and arg.dtype is not None
+                and np.dtype(arg.dtype.numpy_dtype).kind in "iu"}
+    return frozenset(kernel.all_params()) | integers

@@ -38,7 +38,7 @@ from loopy.kernel.instruction import (
 )
 
 from gpuperf.features.counts import AccessRecord, SymbolicCounts
-from gpuperf.features.domains import Domains, Expr, NeedsPreprocessing, Unsupported, product, total
+from gpuperf.features.domains import Domains, Expr, NeedsPreprocessing, Unsupported, product, size_params, total
 from gpuperf.features.walker import Walker
 
 __all__ = ["Unsupported", "fast_counts", "structure_only"]
@@ -170,7 +170,7 @@ def _structure(kernel: lp.LoopKernel, domains: Domains, walker: Walker | None) -
             guarded.add(frozenset(insn.within_inames))
     branches += [domains.runs_per_group_item(inames) for inames in sorted(guarded, key=sorted)]
     return Structure(
-        params=tuple(sorted(kernel.all_params())),
+        params=tuple(sorted(size_params(kernel))),
         groups=groups,  # type: ignore[arg-type]
         local=local,  # type: ignore[arg-type]
         branches=total(branches) if walker is not None else None,
@@ -230,7 +230,7 @@ def structure_only(program: lp.TranslationUnit) -> Structure:
     groups = (tuple(groups) + (1, 1, 1))[:3]
     local = tuple(int(x) for x in (tuple(local) + (1, 1, 1))[:3])
     return Structure(
-        params=tuple(sorted(kernel.all_params())),
+        params=tuple(sorted(size_params(kernel))),
         groups=groups,  # type: ignore[arg-type]
         local=local,  # type: ignore[arg-type]
         branches=None,

@@ -18,7 +18,7 @@ from loopy.kernel.array import FixedStrideArrayDimTag
 from loopy.kernel.data import AddressSpace
 from loopy.symbolic import get_dependencies, simplify_using_aff
 
-from gpuperf.features.domains import Domains, Expr, NeedsPreprocessing, product, total
+from gpuperf.features.domains import Domains, Expr, NeedsPreprocessing, product, size_params, total
 
 
 class NotAffine(Exception):
@@ -136,7 +136,7 @@ def index_pattern(kernel: lp.LoopKernel, domains: Domains, array, index: tuple) 
         # a local iname with one value is a constant to loopy (simplify_using_aff): stride 0
         lid_strides[axis] = total([lid_strides.get(axis, 0), strides.get(iname, 0) if iname in lanes else 0])
     outer = tuple(sorted((i, c) for i, c in strides.items() if i not in lanes))
-    data = (variables(offset) | set().union(*(variables(c) for c in strides.values()))) - kernel.all_params()
+    data = (variables(offset) | set().union(*(variables(c) for c in strides.values()))) - size_params(kernel)
     problem = f"index depends on data ({', '.join(sorted(data))})" if data else None
     return IndexPattern(tuple(sorted(lid_strides.items())), offset, outer, problem)
 
