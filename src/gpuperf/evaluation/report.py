@@ -235,4 +235,16 @@ def write_report(
     }
     written["json"] = folder / "metrics.json"
     written["json"].write_text(json.dumps(document, indent=1))
+    _remove_stale_plots(folder, set(written.values()))
     return written
+
+
+OWN_PLOTS = ("pred_vs_measured_*.png", "error_*.png", "feature_ranking.png", "dendrogram.png")
+
+
+def _remove_stale_plots(folder: Path, kept: set[Path]) -> None:
+    """Plots an earlier report in ``folder`` wrote and this one did not: no page links them any more."""
+    for pattern in OWN_PLOTS:
+        for path in folder.glob(pattern):
+            if path not in kept:
+                path.unlink()
