@@ -177,6 +177,8 @@ def load_entry(path: str | Path) -> Optimization:
     pairs = data.get("pairs", [])
     if not isinstance(pairs, list) or not all(isinstance(p, dict) for p in pairs):
         raise GpuperfError(f"{path}: pairs: expected an array of tables ([[pairs]])")
+    if not pairs:
+        raise GpuperfError(f"{path}: pairs: no [[pairs]] table; an entry needs measured pairs to learn from")
     return Optimization(
         name=text["name"], title=text["title"], description=text["description"],
         when_it_helps=text["when_it_helps"],
@@ -219,8 +221,10 @@ def _check_apply(apply: Mapping[str, Any], path: Path) -> None:
     _text(apply, "summary", path, "apply.summary")
     flip = apply.get("space_parameter")
     if flip is not None:
-        if not isinstance(flip, dict) or set(flip) != {"name", "before", "after"}:
-            raise GpuperfError(f"{path}: apply.space_parameter: expected {{name = ..., before = ..., after = ...}}")
+        numbers = isinstance(flip, dict) and all(
+            isinstance(flip.get(k), (int, float)) and not isinstance(flip.get(k), bool) for k in ("before", "after"))
+        if not numbers or set(flip) != {"name", "before", "after"} or not isinstance(flip["name"], str):
+            raise GpuperfError(f"{path}: apply.space_parameter: expected {{name = \"...\", before = NUMBER, after = NUMBER}}")
 
 
 def _check_condition(condition: str, path: Path) -> None:
