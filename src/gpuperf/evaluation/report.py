@@ -192,7 +192,7 @@ def write_report(
             images.append(plot_predicted_vs_measured(evaluation, folder / f"pred_vs_measured_{_slug(name)}.png"))
             if "kernel" in evaluation.predictions.columns:
                 images.append(plot_error_heatmap(evaluation, folder / f"error_{_slug(name)}.png"))
-        overall = ", ".join(f"{k} {_cell(v, 3)}" for k, v in evaluation.overall.items())
+        overall = ", ".join(f"{k} {_cell(v, 3) or 'undefined'}" for k, v in evaluation.overall.items())
         sections.append((f"Evaluation {name}", f"Overall: {overall}.", evaluation.per_group, images))
     if feature_ranking is not None:
         image = plot_feature_ranking(feature_ranking, folder / "feature_ranking.png")
