@@ -72,7 +72,13 @@ def test_rank_command_json_and_errors(tmp_path, capsys):
     argv = ["rank", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", "--train", str(train), "--limit", "8", "--json"]
     assert main(argv) == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["train_rows"] == 54 and result["train_rows_of_this_kernel"] == 0
+    assert result["train_rows"] == 54 and result["left_out_rows_of_this_kernel"] == 0
+    with_own = pd.concat([variant_table(), variant_table().assign(kernel="jacobi2d_5pt")], ignore_index=True)
+    with_own.to_csv(tmp_path / "with_own.csv", index=False)
+    assert main([*argv[:-4], str(tmp_path / "with_own.csv"), *argv[-3:]]) == 0
+    own = json.loads(capsys.readouterr().out)
+    assert own["train_rows"] == 54 and own["left_out_rows_of_this_kernel"] == 54
+    assert own["variants"] == result["variants"]  # the space's own measurements never train its ranking
     predicted = [v["predicted_performance"] for v in result["variants"]]
     assert 1 <= len(predicted) <= 8 and predicted == sorted(predicted, reverse=True)
     assert main(["rank", "jacobi2d", "-p", "n=256", "--train", str(train)]) == 2

@@ -78,6 +78,8 @@ def rank_command(
     """Rank every variant of a space by the performance a model trained on other kernels predicts (LIFT)."""
     from rich.progress import Progress
 
+    import pandas as pd
+
     from gpuperf.cli.models_cli import read_table
     from gpuperf.cli.output import parse_params
     from gpuperf.datasets.bundled import data_dir
@@ -87,7 +89,10 @@ def rank_command(
     sizes = parse_params(param)
     chosen = get_space(space)  # an unknown space fails here, before anything is read
     table, where = read_table(train or str(data_dir() / DEFAULT_VARIANT_TABLE))
-    own = int((table["kernel"] == chosen.name).sum()) if "kernel" in table else 0
+    own = table["kernel"].eq(chosen.name) if "kernel" in table else pd.Series(False, index=table.index)
+    table = table[~own]  # other kernels only: the space's own measurements would be the answer
+    if table.empty:
+        raise GpuperfError(f"{where}: no measured variants of kernels other than {chosen.name}")
     with Progress(disable=no_progress or as_json, transient=True) as bar:
         task = bar.add_task(f"building {space} variants", total=None)
         ranked = rank_space(space, sizes, table, limit=limit,
@@ -95,7 +100,7 @@ def rank_command(
     shown = ranked[["variant", "predicted_performance", *[c for c in LIFT_FEATURES if c in ranked]]]
     if as_json:
         print_json({"space": space, "sizes": sizes, "train": where, "train_rows": len(table),
-                    "train_rows_of_this_kernel": own, "variants": shown.to_dict(orient="records")})
+                    "left_out_rows_of_this_kernel": int(own.sum()), "variants": shown.to_dict(orient="records")})
         return
     columns = [*chosen.parameters, "predicted_performance"]
     print_table(ranked[columns].head(top).to_dict(orient="records"),
