@@ -119,6 +119,12 @@ def test_default_features_leave_out_keys_times_and_text(tables, capsys, tmp_path
     complete = [c for c in descriptors.columns if c != "gpu" and descriptors[c].notna().all()]
     assert with_gpu["features"] == ["x1", "x2", "x3", "x4", *complete]
     assert "gpu_peak_f64_gflops" not in complete  # unknown for the Quadro K5200
+    frame = pd.read_csv(tables["generic"])
+    rates = frame.assign(**{"GFLOP/s": 1.0 / frame["time_s"], "dram__bytes_read.sum.per_second": 2.0 / frame["time_s"],
+                            "Stream": 7, "correlation_id": range(len(frame))})
+    rates.to_csv(tmp_path / "rates.csv", index=False)
+    plain = run_json(capsys, "fit", tmp_path / "rates.csv", "--model", "lr", "--out", tmp_path / "r.json")
+    assert plain["features"] == ["x1", "x2", "x3", "x4"]  # rates are the time in disguise; IDs say nothing
 
 
 @pytest.mark.parametrize(("model", "suffix", "extra"), [

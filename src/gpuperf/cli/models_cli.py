@@ -46,6 +46,9 @@ PROTOCOLS = {"leave-one-gpu-out": "gpu", "leave-one-kernel-out": "kernel"}
 CSV_SUFFIXES = (".csv", ".csv.gz")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 NOT_FEATURES = ("kernel", "variant", "gpu", "device", "source", "time_s", "status", "repeats", "n_invocations")
+# What profilers record about a launch that says nothing of the kernel: IDs, streams, start times.
+LAUNCH_BOOKKEEPING = ("ID", "Process ID", "Context", "Stream", "CC", "start_s", "correlation_id", "context",
+                      "stream", "invocations")
 
 
 # -- reading and checking tables -------------------------------------------------------------------
@@ -110,7 +113,9 @@ def is_default_feature(column: str) -> bool:
     from gpuperf.evaluation.tables import is_timing_derived
 
     name = str(column)
-    return name not in NOT_FEATURES and not is_measured_time(name) and not is_timing_derived(name)
+    per_second = "/s" in name or "per_second" in name  # a rate (GFLOP/s, bytes per second): the time in disguise
+    return (name not in NOT_FEATURES and name not in LAUNCH_BOOKKEEPING and not per_second
+            and not is_measured_time(name) and not is_timing_derived(name))
 
 
 def is_measured_time(column: str) -> bool:
