@@ -33,7 +33,7 @@ def test_explore_json_with_training_tables(tmp_path, capsys):
     result = run_json(capsys, argv)
     for key in ("evals_to_90", "evals_to_95", "evals_to_99", "random_evals_to_90", "transfer_evals_to_90", "best_time", "order"):
         assert key in result
-    assert result["best_time"] == 1.0
+    assert result["best_time"] == 1.0 and result["time_column"] == "time_ms"
     assert result["evals_to_90"] <= 2 and result["transfer_evals_to_90"] >= 1
     assert 1 <= result["random_evals_to_90"] <= 50
     assert set(result["order"][0]) == {"bx", "tile", "time"}

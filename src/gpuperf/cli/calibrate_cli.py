@@ -30,7 +30,7 @@ def calibrate_command(
         raise GpuperfError(f"--out: '{out}' must end in .json")
     store = store or out.parent / "calibration.db"
     calibration = calibrate(device, store, kernels=kernel or None, passes=passes, property_set=property_set,
-                            statistic=statistic, progress=not no_progress, cycles=cycles)
+                            statistic=statistic, progress=not (no_progress or json_out), cycles=cycles)
     save_calibration(calibration, out)
     if json_out:
         print_json(calibration.metadata)

@@ -65,7 +65,8 @@ def campaign_run(
     from gpuperf.measure.campaign import load_campaign, run_campaign
 
     campaign = load_campaign(file)
-    report = run_campaign(campaign, store, device=device, progress=not no_progress, retry_failed=retry_failed)
+    report = run_campaign(campaign, store, device=device, progress=not (no_progress or json_out),
+                          retry_failed=retry_failed)
     summary = report.to_dict()
     summary["skipped_variant_sizes"] = len(campaign.skipped)
     if json_out:

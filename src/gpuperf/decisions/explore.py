@@ -146,6 +146,7 @@ def result_summary(space: Space, result: ExploreResult, order_limit: int | None 
         "evals_to_90": result.evals(0.9),
         "evals_to_95": result.evals(0.95),
         "evals_to_99": result.evals(0.99),
+        "time_column": space.time_column,  # best_time and the order's times are in this column's unit
         "best_time": space.best_time,
         "best_found_time": _best_found(space.times[result.order]),
         **result.baselines,

@@ -36,6 +36,7 @@ class Space:
     where: str = ""
     extra: pd.DataFrame = field(default_factory=pd.DataFrame)  # other per-row columns (compile time, ...)
     gpu: str | None = None  # the GPU it was measured on, where known
+    time_column: str | None = None  # the table column the times came from (their unit: time_ms, time_s, ...)
 
     def __post_init__(self) -> None:
         self.times = np.array(self.times, dtype=float)
@@ -60,7 +61,7 @@ class Space:
         keep = np.flatnonzero(np.isfinite(self.times))
         extra = self.extra.iloc[keep].reset_index(drop=True) if len(self.extra.columns) else self.extra
         configs = self.configs.iloc[keep].reset_index(drop=True)
-        return Space(self.params, configs, self.times[keep], self.where, extra, self.gpu)
+        return Space(self.params, configs, self.times[keep], self.where, extra, self.gpu, self.time_column)
 
     def config(self, index: int) -> dict[str, object]:
         """Configuration ``index`` as ``{param: value}`` (plain Python values)."""
@@ -160,7 +161,7 @@ def space_from_frame(
         raise GpuperfError(
             f"{where}: line {_line(frame, row, first_line)}: configuration {keys.iloc[row]} appears twice")
     extra = frame.drop(columns=[c for c in (*params, target) if c in frame.columns]).reset_index(drop=True)
-    return Space(params, configs, times, where, extra, _gpu_name(frame, where))
+    return Space(params, configs, times, where, extra, _gpu_name(frame, where), target)
 
 
 def _line(frame: pd.DataFrame, position: int, first_line: int) -> int:
