@@ -43,6 +43,13 @@ def test_import_kernel_tuner_writes_the_dataset_csv(tmp_path, capsys):
     expected = read_kernel_tuner_cache(DATA / "kernel_tuner_vector_add.json")
     assert written["time_s"].equals(expected["time_s"])
     assert json.loads(written["times_s"][0]) == list(expected["times_s"][0])
+    gzipped = tmp_path / "vector_add.csv.gz"  # a .gz name gets gzipped text, readable as such
+    assert main(["import", "kernel-tuner", str(DATA / "kernel_tuner_vector_add.json"), "--out", str(gzipped)]) == 0
+    pd.testing.assert_frame_equal(pd.read_csv(gzipped, compression="gzip"), written)
+    capsys.readouterr()
+    parquet = tmp_path / "vector_add.parquet"
+    assert main(["import", "kernel-tuner", str(DATA / "kernel_tuner_vector_add.json"), "--out", str(parquet)]) == 2
+    assert "name it .csv or .csv.gz" in capsys.readouterr().err and not parquet.exists()
 
 
 def test_import_nvprof_with_metrics_and_ncu(tmp_path, capsys):
@@ -61,6 +68,8 @@ def test_import_nvprof_with_metrics_and_ncu(tmp_path, capsys):
         (["import", "kerneltuner", "x.json"], "unknown import format 'kerneltuner'; did you mean kernel-tuner"),
         (["import", "ncu", "missing.csv"], "missing.csv: no such file"),
         (["import", "ncu", str(DATA / "ncu_raw.csv"), "--metrics", "m.csv"], "--metrics goes with the nvprof format"),
+        (["import", "kernel-tuner", str(DATA / "kernel_tuner_vector_add.json"), "--gpu", "K40"],
+         "--gpu goes with a profiler format"),
     ],
 )
 def test_import_errors_are_one_line_and_write_nothing(tmp_path, capsys, args, message):

@@ -26,6 +26,8 @@ def import_command(
     from gpuperf.datasets import import_file, write_dataset_csv
     from gpuperf.errors import GpuperfError
 
+    if not out.name.lower().endswith((".csv", ".csv.gz")):
+        raise GpuperfError(f"--out {out}: the table is written as CSV; name it .csv or .csv.gz")
     options = {}
     if metrics is not None:
         if format_name != "nvprof":

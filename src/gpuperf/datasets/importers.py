@@ -43,7 +43,7 @@ def write_dataset_csv(frame: pd.DataFrame, path: str | Path) -> Path:
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(handle)
     try:
-        table.to_csv(temporary, index=False)
+        table.to_csv(temporary, index=False, compression="gzip" if path.suffix.lower() == ".gz" else None)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
