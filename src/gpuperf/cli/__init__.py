@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: bad input ends in one clear line on stderr and exit status 2."""
     _register_all()
     try:
-        app(args=argv, standalone_mode=False)
+        app(args=argv, prog_name="gpuperf", standalone_mode=False)
     except GpuperfError as exc:
         print(f"gpuperf: error: {exc}", file=sys.stderr)
         return 2
@@ -43,8 +43,11 @@ def main(argv: list[str] | None = None) -> int:
         print("gpuperf: aborted", file=sys.stderr)
         return 130
     except typer.TyperException as exc:  # usage errors: an unknown option, a missing argument, ...
-        if hasattr(exc, "show") and isinstance(getattr(exc, "exit_code", None), int):
-            exc.show()
+        if hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int):
+            context = getattr(exc, "ctx", None)
+            command = context.command_path if context is not None else "gpuperf"
+            message = " ".join(exc.format_message().split())
+            print(f"gpuperf: error: {message} (see {command} --help)", file=sys.stderr)
             return exc.exit_code
         raise
     return 0
