@@ -120,7 +120,7 @@ def test_architecture_spellings_and_refusals():
     with pytest.raises(GpuperfError, match=r"architecture 'sm_70' is not one NVRTC .* compiles for; use one of sm_75"):
         normalize_arch("sm_70")
     assert arch_for_gpu(get_gpu("A100")) == "sm_80"
-    with pytest.raises(GpuperfError, match="is not one NVRTC"):
+    with pytest.raises(GpuperfError, match=r"GPU 'Tesla V100 PCIe 32GB' is sm_70, which NVRTC .* does not compile for \(it covers sm_75"):
         arch_for_gpu(get_gpu("V100"))
     with pytest.raises(GpuperfError, match="NVIDIA GPUs only"):
         arch_for_gpu(get_gpu("MI250X"))

@@ -98,7 +98,13 @@ def arch_for_gpu(gpu: GpuSpec) -> str:
     cc = gpu.cc_version
     if gpu.vendor != "NVIDIA" or cc is None:
         raise GpuperfError(f"GPU '{gpu.name}' is {gpu.vendor}; NVRTC compiles for NVIDIA GPUs only")
-    return normalize_arch(f"{cc[0]}.{cc[1]}")
+    name = f"sm_{cc[0]}{cc[1]}"
+    if name not in supported_archs():
+        raise GpuperfError(
+            f"GPU '{gpu.name}' is {name}, which NVRTC {nvrtc_version()} does not compile for "
+            f"(it covers {supported_archs()[0]} to {supported_archs()[-1]}); its registers cannot be counted here"
+        )
+    return name
 
 
 def cache_dir() -> Path:
