@@ -97,6 +97,18 @@ def test_reproduce_rodinia_refuses_an_unknown_scenario_before_running(capsys):
     assert "transfer_near" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("argv", "message"), [
+    (["geometry", "--split", "inputs"], "--split goes with reproduce advisor, not geometry"),
+    (["rodinia", "--family", "hub/gemm"], "--family goes with reproduce exploration, not rodinia"),
+    (["exploration", "--full"], "--full goes with reproduce rodinia, not exploration"),
+    (["advisor", "--split", "bogus"], "unknown advisor split 'bogus'"),
+])
+def test_reproduce_refuses_options_of_other_studies_before_running(capsys, argv, message):
+    assert main(["reproduce", *argv]) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and captured.out == ""
+
+
 def test_reproduce_rodinia_takes_opt_in_scenarios():
     from gpuperf.cli.reproduce_cli import _known_scenarios
 

@@ -16,6 +16,10 @@ STUDY_HELP = (
 )
 
 
+DEFAULT_FAMILY = "schoonhoven/pnpoly"
+OPTION_STUDY = {"--full": "rodinia", "--scenarios": "rodinia", "--family": "exploration", "--split": "advisor"}
+
+
 def _known_scenarios(text: str) -> list[str]:
     from gpuperf.errors import unknown_name_error
     from gpuperf.evaluation.reproduce import OPT_IN_SCENARIOS, SCENARIOS
@@ -34,7 +38,7 @@ def reproduce(
     scenarios: Annotated[str | None, typer.Option(
         help="rodinia: comma-separated scenarios instead of the default ones, e.g. bsp,transfer_near_bsp "
              "(opt-in: transfer, transfer_bsp, transfer_near, transfer_near_bsp, scaling)")] = None,
-    family: Annotated[str, typer.Option(help="exploration: the tuning family")] = "schoonhoven/pnpoly",
+    family: Annotated[str, typer.Option(help="exploration: the tuning family")] = DEFAULT_FAMILY,
     split: Annotated[list[str] | None, typer.Option(help="advisor: inputs, configurations or programs (repeatable)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the metrics as JSON")] = False,
 ) -> None:
@@ -42,11 +46,19 @@ def reproduce(
     import json
 
     from gpuperf.decisions import reports
-    from gpuperf.errors import unknown_name_error
+    from gpuperf.decisions.advise_eval import SPLITS
+    from gpuperf.errors import GpuperfError, unknown_name_error
     from gpuperf.evaluation.rodinia_report import QUICK_MODELS, QUICK_SCENARIOS, reproduce_rodinia
 
     if study not in STUDIES:
         raise unknown_name_error("study", study, STUDIES)
+    given = {"--full": full, "--scenarios": scenarios, "--family": family != DEFAULT_FAMILY, "--split": split}
+    for option, owner in OPTION_STUDY.items():
+        if given[option] and study != owner:
+            raise GpuperfError(f"{option} goes with reproduce {owner}, not {study}")
+    for name in split or ():
+        if name not in SPLITS:
+            raise unknown_name_error("advisor split", name, SPLITS)
     out = out or f"gpuperf-report/{study}"
     echo = (lambda line: None) if as_json else print
     if study == "rodinia":
