@@ -116,3 +116,15 @@ def test_example_campaign_file_is_valid() -> None:
     kernels = [entry.kernel.name for entry in campaign.entries]
     assert kernels[:2] == ["vector_copy", "jacobi2d_5pt"] and len(kernels) == 2 + 10
     assert len(campaign.points("opencl:0:0")) == 4 + 4 + 10
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["measure", "vector_copy", "-p", "n=4096", "--min-repeats", "0"], "--min-repeats 0: must be at least 1"),
+    (["calibrate", "--out", "{tmp}/m.json", "--passes", "2", "--cycles", "5"], "--passes and --cycles are two ways"),
+    (["spaces", "stencil2d", "--limit", "0"], "--limit 0: must be at least 1"),
+])
+def test_options_out_of_range_or_at_odds_are_refused_by_name(tmp_path, capsys, argv, message):
+    from gpuperf.cli import main
+
+    assert main([a.format(tmp=tmp_path) for a in argv]) == 2
+    assert message in capsys.readouterr().err

@@ -13,7 +13,7 @@ def calibrate_command(
     out: Path = typer.Option(..., "--out", "-o", help="model file to write (.json)"),
     device: str = typer.Option("opencl:0", "--device", "-d", help="opencl:0, opencl:<platform>:<device>, cuda:0"),
     store: Path = typer.Option(None, "--store", help="measurement store (default: calibration.db next to --out)"),
-    passes: int = typer.Option(3, "--passes", help="campaign passes; each point's fastest run over all counts"),
+    passes: int = typer.Option(None, "--passes", help="campaign passes (default 3); each point's fastest run over all counts"),
     cycles: int = typer.Option(1, "--cycles", help="above 1: time every point in this many interleaved cycles "
                                "(one campaign, no passes)"),
     kernel: list[str] = typer.Option(None, "--kernel", "-k", help="calibrate on this kernel only (repeatable)"),
@@ -28,6 +28,9 @@ def calibrate_command(
 
     if out.suffix != ".json":
         raise GpuperfError(f"--out: '{out}' must end in .json")
+    if passes is not None and cycles > 1:
+        raise GpuperfError("--passes and --cycles are two ways to time the points; give one of them")
+    passes = 3 if passes is None else passes
     store = store or out.parent / "calibration.db"
     calibration = calibrate(device, store, kernels=kernel or None, passes=passes, property_set=property_set,
                             statistic=statistic, progress=not (no_progress or json_out), cycles=cycles)

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from gpuperf.cli.output import parse_params, print_json, print_table
+from gpuperf.errors import GpuperfError
 
 ParamsOption = Annotated[list[str] | None, typer.Option("-p", "--param", help="size parameter, e.g. -p n=4096")]
 
@@ -57,6 +58,8 @@ def spaces(
             print_table([{"space": r["space"], "parameters": ", ".join(
                 f"{k} in {v}" for k, v in r["parameters"].items())} for r in rows], title="variant spaces")
         return
+    if limit < 1:
+        raise GpuperfError(f"--limit {limit}: must be at least 1")
     space = get_space(name)
     variants = space.variants(limit=limit)
     skipped = space.skipped(limit=limit)

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from gpuperf.cli.output import print_json, print_table
+from gpuperf.errors import GpuperfError
 
 campaign_app = typer.Typer(help="Sweep kernels x variants x sizes on a device into a measurement store.",
                            no_args_is_help=True)
@@ -28,6 +29,10 @@ def measure_command(
     from gpuperf.cli.output import parse_params
     from gpuperf.measure.timing import TimingSettings, measure
 
+    if min_repeats < 1:
+        raise GpuperfError(f"--min-repeats {min_repeats}: must be at least 1")
+    if not min_time >= 0:
+        raise GpuperfError(f"--min-time {min_time}: must not be negative")
     settings = TimingSettings.from_mapping({"min_repeats": min_repeats, "min_time_s": min_time}, "options")
     result = measure(kernel, parse_params(param), device=device, verify=not no_verify, settings=settings, seed=seed)
     data = {key: getattr(result, key) for key in MEASUREMENT_KEYS}
