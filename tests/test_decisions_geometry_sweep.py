@@ -204,6 +204,8 @@ def test_geometry_sweep_command_measures_saves_and_judges(tmp_path, capsys):
     assert main(["geometry-sweep", "--table", str(out), "--json"]) == 0
     again = json.loads(capsys.readouterr().out)
     assert again["picks"] == result["picks"]
+    assert main(["geometry-sweep", "--table", str(out), "--cycles", "5"]) == 2
+    assert "--cycles times a new sweep" in capsys.readouterr().err
 
 
 def test_geometry_sweep_command_errors(tmp_path, capsys):

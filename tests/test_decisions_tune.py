@@ -107,6 +107,8 @@ def test_tune_command_saves_trials_that_train_the_next_run(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
     assert main(["tune", "jacobi2d_5ptt", "--budget", "1"]) == 2
     assert "jacobi2d_5pt" in capsys.readouterr().err
+    assert main([*again, "--start", "random"]) == 2
+    assert "--start picks the first variants without --train" in capsys.readouterr().err
     assert main(["tune", "jacobi2d_5pt", "--budget", "1", "--start", "best"]) == 2
     assert "unknown start 'best'" in capsys.readouterr().err
 

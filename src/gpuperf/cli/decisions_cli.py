@@ -146,7 +146,8 @@ def geometry_sweep_command(
     gpu: Optional[str] = typer.Option(
         None, "--gpu", help="GPU whose descriptor the policies use (default: the device's own, or the table's)."),
     blocks_step: int = typer.Option(2, "--blocks-step", help="Blocks grow by this factor along the sweep."),
-    cycles: int = typer.Option(15, "--cycles", help="Interleaved timing cycles per loop and trip count."),
+    cycles: Optional[int] = typer.Option(None, "--cycles", help="With --device: interleaved timing cycles per loop "
+                                         "and trip count (default 15)."),
     out: Optional[str] = typer.Option(None, "--out", help="Write every point as CSV, as each loop and trip count is timed."),
     report: Optional[str] = typer.Option(None, "--report", help="Also write a report folder."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
@@ -157,6 +158,9 @@ def geometry_sweep_command(
 
     if (device is None) == (table is None):
         raise GpuperfError("give either --device (measure a sweep) or --table (judge a measured one)")
+    if table is not None and cycles is not None:
+        raise GpuperfError("--cycles times a new sweep (--device); a --table was timed already")
+    cycles = 15 if cycles is None else cycles
     if table is not None:
         from gpuperf.cli.models_cli import read_table
 
@@ -251,9 +255,9 @@ def tune_command(
     model: Optional[str] = typer.Option(
         None, "--model", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."),
     seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),
-    start: str = typer.Option(
-        "ranked", "--start", help="Without --train: ranked (the first picks ranked by a model trained on other "
-        "kernels' measured variants, the LIFT setting) or random."),
+    start: Optional[str] = typer.Option(
+        None, "--start", help="Without --train: ranked (default; the first picks ranked by a model trained on "
+        "other kernels' measured variants, the LIFT setting) or random."),
     rank_train: Optional[str] = typer.Option(
         None, "--rank-train", help="Measured variants of other kernels for --start ranked "
         f"(default: the bundled {DEFAULT_VARIANT_TABLE}); this kernel's own rows are left out."),
@@ -274,6 +278,9 @@ def tune_command(
 
     sizes = parse_params(param)
     names = list(get_space(space).parameters)  # an unknown space fails here, before anything is read
+    if start is not None and train:
+        raise GpuperfError("--start picks the first variants without --train; with --train the tables do")
+    start = start or "ranked"
     if start not in TUNE_STARTS:
         raise unknown_name_error("start", start, TUNE_STARTS)
     others = [s for path in train or [] for s in read_training_spaces(path, names)]
