@@ -197,7 +197,7 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
     from gpuperf.kernels.parallel_loops import LOOP_BODIES
     from gpuperf.measure.devices import open_device
 
-    bodies = [b.strip() for b in loops.split(",") if b.strip()]
+    bodies = [b.strip().removeprefix("loop_") for b in loops.split(",") if b.strip()]  # saxpy or loop_saxpy
     if not bodies:
         raise GpuperfError(f"--loops: name at least one of {', '.join(LOOP_BODIES)}")
     for body in bodies:

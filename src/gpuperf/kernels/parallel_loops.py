@@ -55,7 +55,9 @@ LOOP_BODIES: dict[str, tuple[str, str, Callable[[Arrays, Sizes], Arrays], tuple[
 
 
 def grid_stride_loop(body: str, threads: int, blocks: int) -> Kernel:
-    """The ``body`` loop over ``n`` iterations as ``blocks`` work-groups of ``threads`` work-items."""
+    """The ``body`` loop over ``n`` iterations as ``blocks`` work-groups of ``threads`` work-items
+    (``saxpy`` or, as its kernel is named, ``loop_saxpy``)."""
+    body = body.removeprefix("loop_")
     if body not in LOOP_BODIES:
         raise unknown_name_error("parallel loop", body, LOOP_BODIES)
     if threads < 1 or blocks < 1:
