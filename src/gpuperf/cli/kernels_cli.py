@@ -82,11 +82,13 @@ def features(
     from gpuperf.kernels import get_kernel
 
     knl = get_kernel(kernel)
-    values = extract_features(knl, knl.resolve_sizes(parse_params(param)), gpu=gpu)
+    sizes = knl.resolve_sizes(parse_params(param))
+    values = extract_features(knl, sizes, gpu=gpu)
     if as_json:
         print_json(values)
     else:
-        print_table([{"feature": k, "value": v} for k, v in values.items()], title=f"features of {knl.key}")
+        at = ", ".join(f"{k}={v}" for k, v in sizes.items())  # defaults included: say which sizes were used
+        print_table([{"feature": k, "value": v} for k, v in values.items()], title=f"features of {knl.key} at {at}")
 
 
 def demo(
