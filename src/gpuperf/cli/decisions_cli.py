@@ -29,6 +29,7 @@ def explore_command(
     refit: bool = typer.Option(True, "--refit/--no-refit", help="Refit after each measurement (--no-refit: one ranking from --train)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),
     report: Optional[str] = typer.Option(None, "--report", help="Also write a report folder (table and curves) here."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Simulate exploring a measured variant space in predicted-best-first order."""
@@ -44,7 +45,12 @@ def explore_command(
     others = [o for o in others if not same_kernel_and_gpu(measured, o)]
     if train and not others:
         raise GpuperfError("--train: every table is the space's own kernel and GPU; nothing to transfer from")
-    result = explore(measured, others, model=model, refit=refit, budget=budget, seed=seed)
+    from rich.progress import Progress
+
+    with Progress(disable=no_progress or as_json, transient=True) as bar:
+        task = bar.add_task(f"exploring {len(measured)} configurations", total=None)
+        result = explore(measured, others, model=model, refit=refit, budget=budget, seed=seed,
+                         progress=lambda done, total: bar.update(task, completed=done, total=total))
     summary = result_summary(measured, result)
     if report:
         from gpuperf.decisions.reports import exploration_report

@@ -111,13 +111,15 @@ def explore(
     budget: int = DEFAULT_BUDGET,
     seed: int = 0,
     random_seeds: int = RANDOM_SEEDS,
+    progress=None,
 ) -> ExploreResult:
-    """Simulate the exploration of a measured ``space`` (stops at its best or after ``budget``)."""
+    """Simulate the exploration of a measured ``space`` (stops at its best or after ``budget``);
+    ``progress(done, budget)`` follows the search."""
     if budget < 1:
         raise GpuperfError(f"budget {budget} must be at least 1 evaluation")
     model = model or default_model(bool(train), refit)
     explorer = make_explorer(space, train, model, refit, seed)
-    order = run_search(explorer, space.times, budget)
+    order = run_search(explorer, space.times, budget, progress=progress)
     performance = space.performance
     method = ("transfer-guided" if refit else "static model") if train else "online"
     result = ExploreResult(order, performance, f"{method} ({model})")

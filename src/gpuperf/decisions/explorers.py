@@ -261,9 +261,10 @@ class OnlineSearch:
         return _best_unmeasured(expected_improvement(mean, spread, values.max()), measured, self.tie_break)
 
 
-def run_search(explorer, times: np.ndarray, budget: int, stop_at: float | None = 1.0) -> list[int]:
+def run_search(explorer, times: np.ndarray, budget: int, stop_at: float | None = 1.0, progress=None) -> list[int]:
     """Simulate ``explorer`` on measured ``times``: the indices in evaluation order, up to
-    ``budget`` evaluations or until a configuration reaches ``stop_at`` of the best."""
+    ``budget`` evaluations or until a configuration reaches ``stop_at`` of the best.
+    ``progress(done, budget)`` is called after every evaluation."""
     times = np.asarray(times, dtype=float)
     best = np.nanmin(times)
     seen = np.full(len(times), np.nan)
@@ -274,6 +275,8 @@ def run_search(explorer, times: np.ndarray, budget: int, stop_at: float | None =
             raise RuntimeError(f"explorer picked configuration {index} twice")
         measured.append(index)
         seen[index] = times[index]
+        if progress is not None:
+            progress(len(measured), min(budget, len(times)))
         if stop_at is not None and np.isfinite(times[index]) and best / times[index] >= stop_at - 1e-12:
             break
     return measured
