@@ -33,20 +33,22 @@ def explore_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Simulate exploring a measured variant space in predicted-best-first order."""
+    from rich.progress import Progress
+
     from gpuperf.decisions.explore import explore, result_summary
     from gpuperf.decisions.space import read_space, read_training_spaces, same_kernel_and_gpu
 
     names = [p.strip() for p in params.split(",") if p.strip()] if params else None
     measured = read_space(space, names, target)
-    others = [s for path in train or [] for s in read_training_spaces(path, measured.params, target)]
-    for other in [o for o in others if same_kernel_and_gpu(measured, o)]:
-        print(f"note: {other.where} is the space's own kernel and GPU ({other.gpu}); left out of --train",
-              file=sys.stderr)
-    others = [o for o in others if not same_kernel_and_gpu(measured, o)]
+    others = []
+    for other in (s for path in train or [] for s in read_training_spaces(path, measured.params, target)):
+        if same_kernel_and_gpu(measured, other):
+            print(f"note: {other.where} is the space's own kernel and GPU ({other.gpu}); left out of --train",
+                  file=sys.stderr)
+        else:
+            others.append(other)
     if train and not others:
         raise GpuperfError("--train: every table is the space's own kernel and GPU; nothing to transfer from")
-    from rich.progress import Progress
-
     with Progress(disable=no_progress or as_json, transient=True) as bar:
         task = bar.add_task(f"exploring {len(measured)} configurations", total=None)
         result = explore(measured, others, model=model, refit=refit, budget=budget, seed=seed,

@@ -344,8 +344,7 @@ def check_bsp_inputs(estimator, inputs: pd.DataFrame, where: str) -> None:
     """Every row's BSP inputs give a positive time (else an error naming the file row)."""
     import numpy as np
 
-    times = estimator.uncalibrated_time(inputs)
-    bad = ~(np.isfinite(times) & (times > 0))
+    bad = estimator.undefined_rows(inputs)
     if bad.any():
         position = int(np.flatnonzero(bad)[0])
         raise GpuperfError(f"{where}: row {row_of(inputs, position)}: the BSP inputs give no positive time "

@@ -56,7 +56,8 @@ def parse_params(pairs: Sequence[str] | None) -> dict[str, int]:
     result: dict[str, int] = {}
     for pair in pairs or []:
         name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
+        name = name.strip()
+        if not sep or not name:
             raise GpuperfError(f"parameter '{pair}' must look like name=value")
         try:
             number = float(value)
@@ -66,7 +67,7 @@ def parse_params(pairs: Sequence[str] | None) -> dict[str, int]:
             raise GpuperfError(f"parameter '{pair}': value '{value}' is not a whole number")
         if abs(number) >= 2**63:
             raise GpuperfError(f"parameter '{pair}': value '{value}' is out of range")
-        if name.strip() in result:
-            raise GpuperfError(f"parameter '{name.strip()}' is given twice")
-        result[name.strip()] = int(number)  # 4096, 4096.0 and 4.096e3 alike
+        if name in result:
+            raise GpuperfError(f"parameter '{name}' is given twice")
+        result[name] = int(number)  # 4096, 4096.0 and 4.096e3 alike
     return result

@@ -119,6 +119,7 @@ def _nvprof_trace(lines: list[str], where: str) -> pd.DataFrame:
         if name in units and unit not in MEMORY_BYTES:
             raise GpuperfError(f"{where}: line {start + 2}: {name} unit {unit!r} is not one of {', '.join(MEMORY_BYTES)}")
         byte_scale[name] = MEMORY_BYTES[unit]
+    start_exponent = seconds_exponent(units.get("Start") or "s", f"{where}: Start unit") if "Start" in header else 0
     records = []
     for offset, cells in enumerate(rows[2:]):
         line = start + 3 + offset
@@ -136,7 +137,6 @@ def _nvprof_trace(lines: list[str], where: str) -> pd.DataFrame:
             "kernel_full_name": re.sub(r"\s*\[\d+\]$", "", row["Name"]),
         }
         if "Start" in row:
-            start_exponent = seconds_exponent(units.get("Start") or "s", f"{where}: Start unit")
             record["start_s"] = shift_decimal(number(row["Start"], where, line, "Start"), start_exponent)
         for name, column in TRACE_NUMBERS.items():
             if name in row:

@@ -73,21 +73,19 @@ def make_explorer(
         raise unknown_name_error("model", model, SURROGATES)
     if model == "gp" and not refit:
         raise GpuperfError("a Gaussian process cannot be trained on whole tables; with --no-refit use et, rf, gbt or knn")
-    features = parameter_features(space.configs, space.params)
     if not train:
         if not refit:
             raise GpuperfError("without --train tables the exploration must refit as it measures (drop --no-refit)")
-        return OnlineSearch(features, model, seed, initial, start)
+        return OnlineSearch(parameter_features(space.configs, space.params), model, seed, initial, start)
     transfer = transfer_matrix(space, train)
     if refit:
         require_shared_configurations(space, train, transfer)
         prior = prior_weights(space.gpu, [t.gpu for t in train])
-        return TransferGuided(features, transfer, model, seed, prior=prior)
+        return TransferGuided(parameter_features(space.configs, space.params), transfer, model, seed, prior=prior)
     # One encoding for the space and every table, so a code or a log means the same value in each.
     tables = [space.configs[space.params], *(t.configs[space.params] for t in train)]
     encoded = parameter_features(pd.concat(tables, ignore_index=True), space.params)
-    ends = np.cumsum([len(t) for t in tables])
-    features, *train_features = np.split(encoded, ends[:-1])
+    features, *train_features = np.split(encoded, np.cumsum([len(t) for t in tables])[:-1])
     return StaticModel(features, transfer, train_features, [t.performance for t in train], model, seed)
 
 

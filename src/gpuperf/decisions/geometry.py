@@ -258,8 +258,8 @@ def choose_geometry(
         geometry = RULES[policy](device, kernel)
     else:
         raise unknown_name_error("launch-geometry policy", policy, POLICIES)
-    if not fits(device, kernel, geometry.threads):
-        resident_blocks_per_sm(device, geometry.threads, kernel.registers, kernel.shared_memory_bytes)  # its own error
+    # Raises its own error for resources no block may have; 0: such a block never fits on an SM.
+    if resident_blocks_per_sm(device, geometry.threads, kernel.registers, kernel.shared_memory_bytes) == 0:
         raise GpuperfError(
             f"a block of {geometry.threads} threads x {kernel.registers} registers with "
             f"{kernel.shared_memory_bytes} bytes of shared memory does not fit on an SM of {device.name}"

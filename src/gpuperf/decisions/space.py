@@ -212,11 +212,7 @@ def read_space(path: str | Path, params: Sequence[str] | None = None, target: st
     """
     where = str(path)
     if is_kernel_tuner_cache(path):
-        from gpuperf.datasets.kernel_tuner import read_kernel_tuner_cache
-
-        frame = read_kernel_tuner_cache(path)
-        params = list(params or frame.attrs["parameters"])
-        return space_from_frame(frame, params, target or "time_s", where)
+        return _cache_space(path, params, target)
     frame = read_table(path)
     if not params:
         raise GpuperfError(f"{where}: say which columns are the parameters (--params P1,P2,...)")
@@ -233,8 +229,7 @@ def read_training_spaces(path: str | Path, params: Sequence[str], target: str | 
     table's own, as for the space). Groups without the parameters (another kernel's rows) are
     left out; a table with no group that has them is an error."""
     if is_kernel_tuner_cache(path):
-        frame = read_kernel_tuner_frame(path)
-        return [read_space(path, params, target if target in frame.columns else None)]
+        return [_cache_space(path, params, target, fallback=True)]
     frame = read_table(path)
     where = str(path)
     column = target if target in frame.columns else default_target(frame, where)
@@ -251,10 +246,15 @@ def read_training_spaces(path: str | Path, params: Sequence[str], target: str | 
     return spaces
 
 
-def read_kernel_tuner_frame(path: str | Path) -> pd.DataFrame:
+def _cache_space(path: str | Path, params: Sequence[str] | None, target: str | None, fallback: bool = False) -> Space:
+    """A Kernel Tuner cache as a space (its own parameters unless ``params``); with ``fallback`` a
+    ``target`` the cache lacks gives way to its ``time_s``."""
     from gpuperf.datasets.kernel_tuner import read_kernel_tuner_cache
 
-    return read_kernel_tuner_cache(path)
+    frame = read_kernel_tuner_cache(path)
+    if target is None or (fallback and target not in frame.columns):
+        target = "time_s"
+    return space_from_frame(frame, list(params or frame.attrs["parameters"]), target, str(path))
 
 
 def same_kernel_and_gpu(a: Space, b: Space) -> bool:

@@ -86,7 +86,7 @@ def _with_index(frame: pd.DataFrame) -> pd.DataFrame:
     index = frame.index
     if not isinstance(index, pd.MultiIndex) and index.name is None and pd.api.types.is_integer_dtype(index):
         return frame
-    named = frame.index.names if isinstance(frame.index, pd.MultiIndex) else [frame.index.name or "name"]
+    named = index.names if isinstance(index, pd.MultiIndex) else [index.name or "name"]
     return frame.rename_axis([n if n is not None else f"level_{i}" for i, n in enumerate(named)]).reset_index()
 
 

@@ -140,17 +140,14 @@ class Store:
     def add_many(self, rows: Sequence[Mapping[str, Any]]) -> int:
         """Append points in one transaction (all or none, e.g. a group timed in interleaved cycles,
         whose times only compare with each other); how many were new."""
-        placeholders = ",".join("?" * len(COLUMNS))
+        insert = f"INSERT OR IGNORE INTO points ({','.join(COLUMNS)}) VALUES ({','.join('?' * len(COLUMNS))})"
+        stamp = COLUMNS.index("measured_at")
         added = 0
         with self._transaction():
             for row in rows:
                 values = [_to_sql(c, row.get(c)) for c in COLUMNS]
-                if values[COLUMNS.index("measured_at")] is None:
-                    values[COLUMNS.index("measured_at")] = now_utc()
-                cursor = self.db.execute(
-                    f"INSERT OR IGNORE INTO points ({','.join(COLUMNS)}) VALUES ({placeholders})", values
-                )
-                added += cursor.rowcount
+                values[stamp] = values[stamp] or now_utc()
+                added += self.db.execute(insert, values).rowcount
         return added
 
     def set_plan(self, campaign: str, source: str, device: str, planned: int) -> None:

@@ -86,21 +86,25 @@ class BspModel(RegressorMixin, BaseEstimator):
         v = named_columns(X, self._column_names(), "BspModel")
         return v["threads"] * self._cycles(v, len(X)) / (v["clock"] * v["cores"])
 
+    def undefined_rows(self, X) -> np.ndarray:
+        """Rows whose inputs give no positive, finite time (zero counts, a missing clock, ...)."""
+        return _undefined(self.uncalibrated_time(X))
+
     def fit(self, X, y):
         measured = np.asarray(y, dtype=float)
         if len(measured) != len(X) or len(measured) == 0:
             raise GpuperfError(f"BspModel: {len(X)} rows but {len(measured)} measured times")
         if not np.all(measured > 0):
             raise GpuperfError("BspModel: measured times must be positive")
-        ratio = self.uncalibrated_time(X) / measured
-        bad = ~(np.isfinite(ratio) & (ratio > 0))
+        time = self.uncalibrated_time(X)
+        bad = _undefined(time) | ~np.isfinite(measured)
         if bad.any():
             position = int(np.flatnonzero(bad)[0])
             raise GpuperfError(
                 f"BspModel: row {position + 1} of the fitted rows: its inputs give a non-positive or "
                 f"undefined time ({int(bad.sum())} such rows); check the counts"
             )
-        self.lambda_ = float(np.exp(np.mean(np.log(ratio))))
+        self.lambda_ = float(np.exp(np.mean(np.log(time / measured))))
         self.n_features_in_ = X.shape[1]
         self.feature_names_in_ = np.asarray(X.columns, dtype=object)
         return self
@@ -122,3 +126,7 @@ class BspModel(RegressorMixin, BaseEstimator):
             "l1_hit_rate": self.l1_hit_rate,
             "l2_hit_rate": self.l2_hit_rate,
         }
+
+
+def _undefined(time: np.ndarray) -> np.ndarray:
+    return ~(np.isfinite(time) & (time > 0))

@@ -6,8 +6,9 @@ how far the address moves from one iteration to the next: a unit step stays in o
 module finds the sequential loops around it (inames not mapped to the launch grid, not unrolled,
 with more than one trip at the given sizes; a load inside a reduction also runs in the reduction's
 loops), takes the innermost one (reduction loops before the others, then the innermost in loopy's
-generated code, then the inner part of a split), and returns ``min(|step| x item size, 64) / 64`` lines per access, 0 where the address
-does not move with that loop. Accesses outside sequential loops are not counted here.
+generated code, then the inner part of a split), and returns ``min(|step| x item size, 64) / 64``
+lines per access, 0 where the address does not move with that loop. Accesses outside sequential
+loops are not counted here.
 """
 
 from __future__ import annotations

@@ -130,9 +130,9 @@ def load_model(path: str | Path, feature_names=None, strict_version: bool = Fals
         return document["model"]
     try:
         model = _decode(document["model"], str(path))
+    except GpuperfError:
+        raise
     except (ValueError, TypeError, KeyError, AttributeError) as error:
-        if isinstance(error, GpuperfError):
-            raise
         raise GpuperfError(f"{path}: damaged model ({type(error).__name__}: {error})") from None
     if not callable(getattr(model, "predict", None)):
         raise GpuperfError(f"{path}: damaged model (it cannot predict)")
