@@ -19,6 +19,12 @@ Arrays = dict[str, np.ndarray]
 Reference = Callable[[Arrays, Sizes], Arrays]
 
 
+def is_data_scalar(arg: Any) -> bool:
+    """A floating-point or complex value argument (saxpy's ``alpha``): data, not a size."""
+    return (isinstance(arg, lp.ValueArg) and arg.dtype is not None
+            and np.dtype(arg.dtype.numpy_dtype).kind in "fc")
+
+
 def variant_label(variant: Mapping[str, Any]) -> str:
     """A stable, readable label for a variant's parameters: ``a=1,b=2`` (empty for the base kernel)."""
     return ",".join(f"{key}={variant[key]}" for key in sorted(variant))
@@ -65,6 +71,13 @@ class Kernel:
         merged = dict(self.default_sizes)
         merged.update(sizes or {})
         unknown = sorted(set(merged) - set(self.params))
+        scalars = [name for name in unknown if name in {a.name for a in self.scalar_args}]
+        if scalars:
+            raise GpuperfError(
+                f"'{scalars[0]}' is a data argument of kernel '{self.key}', not a size parameter: its value "
+                f"is drawn from {self.input_range} like the input arrays'; its size parameters: "
+                f"{', '.join(self.params) or '(none)'}"
+            )
         if unknown:
             raise GpuperfError(
                 f"kernel '{self.key}' has no size parameter {', '.join(unknown)}; "
@@ -138,11 +151,16 @@ class Kernel:
     def array_args(self) -> tuple[lp.ArrayArg, ...]:
         return tuple(a for a in self.entry.args if isinstance(a, lp.ArrayArg))
 
+    @cached_property
+    def scalar_args(self) -> tuple[lp.ValueArg, ...]:
+        """Value arguments that are not size parameters (saxpy's ``alpha``): inputs like the arrays."""
+        return tuple(a for a in self.entry.args if isinstance(a, lp.ValueArg) and a.name not in self.params)
+
     def array_shape(self, arg: lp.ArrayArg, sizes: Mapping[str, int]) -> tuple[int, ...]:
         return tuple(int(evaluate(s, dict(sizes))) for s in arg.shape)
 
     def make_inputs(self, sizes: Mapping[str, Any] | None = None, seed: int = 0) -> Arrays:
-        """Random inputs for every array the kernel reads (values in ``input_range``)."""
+        """Random inputs for every array the kernel reads and every data scalar (values in ``input_range``)."""
         resolved = self.resolve_sizes(sizes)
         rng = np.random.default_rng(seed)
         low, high = self.input_range
@@ -157,6 +175,8 @@ class Kernel:
                 inputs[arg.name] = rng.integers(int(low), int(high) + 1, size=shape).astype(dtype)
             else:
                 inputs[arg.name] = rng.uniform(low, high, size=shape).astype(dtype)
+        for arg in self.scalar_args:
+            inputs[arg.name] = np.dtype(arg.dtype.numpy_dtype).type(rng.uniform(low, high))
         return inputs
 
     def expected_outputs(self, inputs: Arrays, sizes: Mapping[str, Any] | None = None) -> Arrays:

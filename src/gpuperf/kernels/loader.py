@@ -9,14 +9,15 @@ from pathlib import Path
 import loopy as lp
 
 from gpuperf.errors import GpuperfError
-from gpuperf.kernels.kernel import Kernel
+from gpuperf.kernels.kernel import Kernel, is_data_scalar
 
 
 def load_user_kernel(spec: str) -> Kernel:
     """Call ``function`` from ``file.py``; it returns a gpuperf Kernel or a loopy TranslationUnit.
 
-    A bare TranslationUnit becomes a Kernel named after the function, whose size parameters are
-    the program's integer value arguments and which has no NumPy reference.
+    A bare TranslationUnit becomes a Kernel named after the function, with no NumPy reference, whose
+    size parameters are the program's value arguments except floating-point ones that no loop
+    bound names: those (saxpy's ``alpha``) are data, drawn at random like the input arrays.
     """
     path_text, _, function = spec.rpartition(":") if ":" in spec else (spec, "", "")
     path = Path(path_text)
@@ -47,7 +48,9 @@ def load_user_kernel(spec: str) -> Kernel:
         return result
     if isinstance(result, lp.TranslationUnit):
         entry = result.default_entrypoint
-        params = tuple(a.name for a in entry.args if isinstance(a, lp.ValueArg))
+        bounds = entry.all_params()
+        params = tuple(a.name for a in entry.args
+                       if isinstance(a, lp.ValueArg) and (not is_data_scalar(a) or a.name in bounds))
         return Kernel(name=function, program=result, params=params, category="user",
                       description=f"user kernel from {path}")
     raise GpuperfError(

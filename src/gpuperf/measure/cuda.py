@@ -116,21 +116,22 @@ def launch_plan(kernel: Kernel, sizes: Mapping[str, Any],
             for name, (groups, local) in exprs.items()]
 
 
-def marshal_args(function: DeviceFunction, buffers: Mapping[str, Any], sizes: Mapping[str, int]) -> tuple[Any, ...]:
-    """Arguments in declaration order: device buffers as given, scalars as NumPy values of the C type."""
-    values: list[Any] = []
+def marshal_args(function: DeviceFunction, buffers: Mapping[str, Any], values: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Arguments in declaration order: device buffers as given, scalars (sizes and data scalars) as
+    NumPy values of the C type."""
+    marshalled: list[Any] = []
     for arg in function.args:
         if arg.is_pointer:
             if arg.name not in buffers:
                 raise GpuperfError(f"device function '{function.name}' needs array '{arg.name}', which was not given")
-            values.append(buffers[arg.name])
-        elif arg.name in sizes:
-            values.append(arg.dtype.type(sizes[arg.name]))
+            marshalled.append(buffers[arg.name])
+        elif arg.name in values:
+            marshalled.append(arg.dtype.type(values[arg.name]))
         else:
             raise GpuperfError(
-                f"device function '{function.name}' needs scalar '{arg.name}', which is not a size parameter"
+                f"device function '{function.name}' needs scalar '{arg.name}', which was not given"
             )
-    return tuple(values)
+    return tuple(marshalled)
 
 
 def scratch_shapes(kernel: Kernel, functions: Sequence[DeviceFunction],
@@ -239,7 +240,9 @@ class CudaLaunch:
         kernel = compiled.kernel
         try:
             with compiled.device.gpu:
-                self.arrays = {name: cupy.asarray(np.ascontiguousarray(a)) for name, a in inputs.items()}
+                array_names = {arg.name for arg in kernel.array_args}
+                self.arrays = {name: cupy.asarray(np.ascontiguousarray(a))
+                               for name, a in inputs.items() if name in array_names}
                 for arg in kernel.array_args:
                     if arg.name not in self.arrays:
                         shape = kernel.array_shape(arg, sizes)
@@ -248,8 +251,9 @@ class CudaLaunch:
                 scratch = {name: cupy.empty(shape, dtype=dtype) for name, (shape, dtype) in shapes.items()}
                 buffers = {**self.arrays, **scratch}
                 plan = {p.function: p for p in launch_plan(kernel, sizes, compiled.exprs)}
+                values = {**sizes, **{arg.name: inputs[arg.name] for arg in kernel.scalar_args}}
                 self.calls = [
-                    (compiled.handles[f.name], plan[f.name].grid, plan[f.name].block, marshal_args(f, buffers, sizes))
+                    (compiled.handles[f.name], plan[f.name].grid, plan[f.name].block, marshal_args(f, buffers, values))
                     for f in compiled.functions
                 ]
                 self.scratch = scratch

@@ -87,8 +87,10 @@ class OpenCLLaunch:
         queue = compiled.device.queue
         self.queue = queue
         try:
+            array_names = {arg.name for arg in kernel.array_args}
             self.arrays: dict[str, cla.Array] = {
-                name: cla.to_device(queue, np.ascontiguousarray(array)) for name, array in inputs.items()
+                name: cla.to_device(queue, np.ascontiguousarray(array))
+                for name, array in inputs.items() if name in array_names
             }
             for arg in kernel.array_args:
                 if arg.name not in self.arrays:
@@ -97,7 +99,8 @@ class OpenCLLaunch:
         except Exception as exc:  # noqa: BLE001
             raise RunFailed(f"kernel '{kernel.key}': allocating device buffers failed: {describe_exception(exc)}",
                             detail=f"{type(exc).__name__}: {exc}") from exc
-        self.values = {name: value for name, value in sizes.items() if name in compiled.value_args}
+        given = {**sizes, **{arg.name: inputs[arg.name] for arg in kernel.scalar_args}}
+        self.values = {name: value for name, value in given.items() if name in compiled.value_args}
 
     def run(self) -> float:
         return self.run_many(1)[0]
