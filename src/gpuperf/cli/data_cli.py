@@ -13,7 +13,7 @@ from gpuperf.cli.output import print_json, print_table
 def import_command(
     format_name: str = typer.Argument(..., metavar="FORMAT", help="kernel-tuner, nvprof or ncu."),
     path: Path = typer.Argument(..., help="The file to import (a Kernel Tuner cache .json, a profiler CSV)."),
-    out: Path = typer.Option(..., "--out", help="Where to write the dataset table (CSV)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Where to write the dataset table (CSV)."),
     metrics: Optional[Path] = typer.Option(
         None, "--metrics", help="nvprof only: an nvprof --metrics/--events CSV whose averages join the profile."
     ),

@@ -156,7 +156,7 @@ def geometry_sweep_command(
     blocks_step: int = typer.Option(2, "--blocks-step", help="Blocks grow by this factor along the sweep."),
     cycles: Optional[int] = typer.Option(None, "--cycles", help="With --device: interleaved timing cycles per loop "
                                          "and trip count (default 15)."),
-    out: Optional[str] = typer.Option(None, "--out", help="Write every point as CSV, as each loop and trip count is timed."),
+    out: Optional[str] = typer.Option(None, "--out", "-o", help="Write every point as CSV, as each loop and trip count is timed."),
     report: Optional[str] = typer.Option(None, "--report", help="Also write a report folder."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -269,7 +269,7 @@ def tune_command(
     rank_train: Optional[str] = typer.Option(
         None, "--rank-train", help="Measured variants of other kernels for --start ranked "
         f"(default: the bundled {DEFAULT_VARIANT_TABLE}); this kernel's own rows are left out."),
-    out: Optional[str] = typer.Option(None, "--out", help="Write every trial (parameters, time_s, status) as CSV."),
+    out: Optional[str] = typer.Option(None, "--out", "-o", help="Write every trial (parameters, time_s, status) as CSV."),
     report: Optional[str] = typer.Option(
         None, "--report", help="Also write a report folder (trials, best so far against trials, the default variant)."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),

@@ -92,7 +92,7 @@ def features(
 
 
 def demo(
-    out: Annotated[str, typer.Option(help="report folder")] = "gpuperf-report",
+    out: Annotated[str, typer.Option("--out", "-o", help="report folder")] = "gpuperf-report",
     step: Annotated[list[str] | None, typer.Option(help="run only these steps")] = None,
 ) -> None:
     """gpuperf's main job on its embedded defaults: writes a report folder with index.md."""

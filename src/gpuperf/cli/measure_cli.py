@@ -100,7 +100,7 @@ def campaign_status_command(
 @campaign_app.command("export")
 def campaign_export(
     store: Path = typer.Option(..., "--store", help="SQLite measurement store"),
-    out: Path = typer.Option(..., "--out", help="output file"),
+    out: Path = typer.Option(..., "--out", "-o", help="output file"),
     fmt: str = typer.Option(None, "--format", help="csv or parquet (default: from --out's suffix)"),
     campaign: str = typer.Option(None, "--campaign", help="only this campaign"),
     no_features: bool = typer.Option(False, "--no-features", help="leave out the static feature columns"),

@@ -1,0 +1,32 @@
+"""Options that mean the same thing are spelled the same on every command."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from gpuperf.cli import _register_all, app
+
+
+def _commands(group: Any, prefix: str = "") -> dict[str, Any]:
+    """Every leaf command of the command line, by its full name (``campaign export``)."""
+    found: dict[str, Any] = {}
+    for name, command in group.commands.items():
+        if hasattr(command, "commands"):
+            found.update(_commands(command, f"{prefix}{name} "))
+        else:
+            found[f"{prefix}{name}"] = command
+    return found
+
+
+def test_every_out_option_has_the_short_form_and_every_json_flag_the_same_name() -> None:
+    _register_all()
+    commands = _commands(typer.main.get_command(app))
+    assert {"fit", "predict-table", "import", "tune", "geometry-sweep", "campaign export", "reproduce"} <= set(commands)
+    outs = {name: param.opts for name, command in commands.items() for param in command.params if "--out" in param.opts}
+    assert len(outs) >= 9
+    assert {name: opts for name, opts in outs.items() if "-o" not in opts} == {}
+    json_flags = {tuple(param.opts) for command in commands.values() for param in command.params
+                  if param.name in {"as_json", "json_out", "json"}}
+    assert json_flags == {("--json",)}
