@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from gpuperf.features.table import extract_features
@@ -53,3 +54,34 @@ def test_an_integer_argument_the_domains_never_name_is_a_size_too():
     counted = extract_features(get_kernel(f"{KERNELS}:runtime_stride"), {"n": 4096, "s": 2})
     # a: 32 floats 8 bytes apart, 2 lines and 8 sectors; out: 1 line and 4 sectors
     assert counted["cache_lines_per_warp_access"] == 1.5 and counted["sectors_per_warp_access"] == 6
+
+
+def _lines_by_enumeration(width: int, height: int, n: int, m: int, line: int) -> float:
+    """Distinct lines per warp for b[j, i] = a[j, i], every warp of every work-group enumerated."""
+    per_warp = []
+    for gy in range(m // height):
+        for gx in range(n // width):
+            items = np.arange(width * height)  # linear id: local axis 0 first
+            i, j = gx * width + items % width, gy * height + items // width
+            addresses = (j * n + i) * 4
+            per_warp += [len(np.unique(addresses[w:w + 32] // line)) for w in range(0, len(items), 32)]
+    return float(np.mean(per_warp))
+
+
+@pytest.mark.parametrize(("name", "width", "height", "n", "m"), [
+    ("copy_48", 48, 1, 192, 1),     # two warps a group: 32 lanes, then 16
+    ("copy_24x4", 24, 4, 96, 8),    # three lane patterns, each spanning two rows
+    ("copy_24x2", 24, 2, 96, 8),    # a warp over two rows, then 16 lanes of one
+    ("copy_20x4", 20, 4, 160, 8),   # group starts at eight offsets into a line
+])
+def test_warps_of_groups_not_dividing_32_are_counted_each_with_its_own_lanes(name, width, height, n, m):
+    counted = extract_features(get_kernel(f"{KERNELS}:{name}"), {"n": n, "m": m})
+    assert counted["cache_lines_per_warp_access"] == pytest.approx(_lines_by_enumeration(width, height, n, m, 128))
+    assert counted["sectors_per_warp_access"] == pytest.approx(_lines_by_enumeration(width, height, n, m, 32))
+
+
+def test_a_group_of_48_has_a_full_and_a_half_warp():
+    # groups start 192 bytes apart: lane 0 of the full warp at 0 or 64 bytes into a line (1 or 2 lines),
+    # the 16-lane warp's 64 bytes in one line; 4 and 2 sectors
+    counted = extract_features(get_kernel(f"{KERNELS}:copy_48"), {"n": 192, "m": 1})
+    assert counted["cache_lines_per_warp_access"] == 1.25 and counted["sectors_per_warp_access"] == 3

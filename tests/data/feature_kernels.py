@@ -72,3 +72,27 @@ def runtime_stride():
                         lp.ValueArg("n", np.int32), lp.ValueArg("s", np.int32)],
                        assumptions=ASSUME, lang_version=(2018, 2), name="runtime_stride")
     return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+
+
+def copy_groups_of(width: int, height: int = 1):
+    """b[i] = a[i] in work-groups of width x height work-items (n a multiple of the group)."""
+    k = lp.make_kernel("{[i, j]: 0<=i<n and 0<=j<m}", "b[j, i] = a[j, i]",
+                       [lp.GlobalArg("a,b", np.float32, shape="m, n"), "..."], lang_version=(2018, 2), name="copy_groups")
+    k = lp.split_iname(k, "i", width, outer_tag="g.0", inner_tag="l.0")
+    return lp.split_iname(k, "j", height, outer_tag="g.1", inner_tag="l.1")
+
+
+def copy_48():
+    return copy_groups_of(48)
+
+
+def copy_24x4():
+    return copy_groups_of(24, 4)
+
+
+def copy_24x2():
+    return copy_groups_of(24, 2)
+
+
+def copy_20x4():
+    return copy_groups_of(20, 4)

@@ -2,8 +2,9 @@
 
 For each global access the element index of warp lanes 0..31 relative to lane 0 is
 ``sum(stride[a] * lid[a])``, where lanes walk local axis 0 first, then 1, then 2, within the
-work-group's local sizes (the lanes of the first warp; a work-group smaller than 32 fills only
-part of a warp). Times the element size and divided by the line size (128 bytes for L1 cache
+work-group's local sizes (a work-group smaller than 32 fills only part of a warp; the warps of
+a group whose axis 0 neither divides nor is a multiple of 32, such as 24 x 4, differ in their
+lane patterns, and the lines are averaged over the group's warps). Times the element size and divided by the line size (128 bytes for L1 cache
 lines, 32 bytes for sectors), the number of distinct values is the number of lines the warp touches.
 The strides come from the index expressions (loopy's ``lid_strides``) evaluated at the sizes.
 
@@ -56,35 +57,33 @@ class WarpAccessSummary:
     analysable_fraction: float
 
 
-def lane_offsets(lid_strides: tuple[tuple[int, int], ...], local: tuple[int, int, int]) -> np.ndarray:
-    """Element offsets of the first warp's lanes relative to lane 0."""
-    lanes = np.arange(min(WARP_SIZE, local[0] * local[1] * local[2]))
-    ids = (lanes % local[0], (lanes // local[0]) % local[1], lanes // (local[0] * local[1]))
-    strides = dict(lid_strides)
-    return sum((strides.get(axis, 0) * ids[axis] for axis in range(3)), np.zeros_like(lanes))
-
-
-def warp_starts(lid_strides: tuple[tuple[int, int], ...], local: tuple[int, int, int]) -> list[int]:
-    """Element offsets of every warp's lane 0 in a work-group, relative to the first warp's."""
+def warp_patterns(lid_strides: tuple[tuple[int, int], ...], local: tuple[int, int, int]) -> dict[tuple[int, ...], list[int]]:
+    """The work-group's warps grouped by lane pattern: each pattern (its lanes' element offsets
+    relative to its lane 0) with the element offset of each such warp's lane 0 relative to the
+    group's first work-item. A group whose axis 0 is a multiple or divisor of 32 has one pattern; one
+    of 48 work-items has two (32 lanes, then 16); one of 24 x 4 has three."""
     group = local[0] * local[1] * local[2]
+    items = np.arange(group)
+    ids = (items % local[0], (items // local[0]) % local[1], items // (local[0] * local[1]))
     strides = dict(lid_strides)
-    starts = []
+    offsets = sum((strides.get(axis, 0) * ids[axis] for axis in range(3)), np.zeros_like(items))
+    patterns: dict[tuple[int, ...], list[int]] = {}
     for first in range(0, group, WARP_SIZE):
-        ids = (first % local[0], (first // local[0]) % local[1], first // (local[0] * local[1]))
-        starts.append(sum(strides.get(axis, 0) * ids[axis] for axis in range(3)))
-    return starts
+        warp = offsets[first:first + WARP_SIZE]
+        patterns.setdefault(tuple(int(x) for x in warp - warp[0]), []).append(int(warp[0]))
+    return patterns
 
 
 def lane0_offsets(
-    lid_strides: tuple[tuple[int, int], ...],
-    local: tuple[int, int, int],
+    warp_firsts: list[int],
     itemsize: int,
     line: int,
     offset: int,
     outer: tuple[tuple[int, int, int], ...],
 ) -> list[int]:
     """The byte offsets modulo ``line`` lane 0 of a warp can start at: the index's constant part,
-    plus every value of each other iname times its stride, plus each warp's first-lane offset."""
+    plus every value of each other iname times its stride, plus the warp's first-lane offset
+    (one of ``warp_firsts``, the element offsets of the warps sharing a lane pattern)."""
     start = offset + sum(stride * first for stride, first, _ in outer)
     reachable = {(start * itemsize) % line}
     for stride, _, count in outer:
@@ -93,7 +92,7 @@ def lane0_offsets(
             continue
         steps = min(count, line // math.gcd(step, line))
         reachable = {(r + k * step) % line for r in reachable for k in range(steps)}
-    warps = {(w * itemsize) % line for w in warp_starts(lid_strides, local)}
+    warps = {(w * itemsize) % line for w in warp_firsts}
     return sorted({(r + w) % line for r in reachable for w in warps})
 
 
@@ -106,17 +105,24 @@ def lines_touched(
     offset: int | None,
     outer: tuple[tuple[int, int, int], ...] | None,
 ) -> tuple[float, int]:
-    """(distinct ``line``-byte lines a warp touches, averaged over lane 0's possible offsets;
-    the number of those offsets). Unknown ``offset``/``outer``: lane 0 on a line boundary."""
-    byte_offsets = lane_offsets(lid_strides, local) * itemsize
-    if offset is None or outer is None:
-        starts = np.zeros(1, dtype=np.int64)
-    else:
-        starts = np.asarray(lane0_offsets(lid_strides, local, itemsize, line, offset, outer), dtype=np.int64)
-    touched = np.floor_divide(starts[:, None] + byte_offsets[None, :], line)
-    touched.sort(axis=1)
-    distinct = 1 + np.count_nonzero(np.diff(touched, axis=1), axis=1)
-    return float(distinct.mean()), len(starts)
+    """(distinct ``line``-byte lines a warp touches, averaged over the group's warps and, for each
+    lane pattern, over lane 0's possible offsets; the most such offsets of any pattern). Unknown
+    ``offset``/``outer``: every warp's lane 0 on a line boundary."""
+    patterns = warp_patterns(lid_strides, local)
+    total = 0.0
+    starts_seen = 0
+    for pattern, firsts in patterns.items():
+        byte_offsets = np.asarray(pattern, dtype=np.int64) * itemsize
+        if offset is None or outer is None:
+            starts = np.zeros(1, dtype=np.int64)
+        else:
+            starts = np.asarray(lane0_offsets(firsts, itemsize, line, offset, outer), dtype=np.int64)
+        touched = np.floor_divide(starts[:, None] + byte_offsets[None, :], line)
+        touched.sort(axis=1)
+        distinct = 1 + np.count_nonzero(np.diff(touched, axis=1), axis=1)
+        total += len(firsts) * float(distinct.mean())
+        starts_seen = max(starts_seen, len(starts))
+    return total / sum(len(firsts) for firsts in patterns.values()), starts_seen
 
 
 def access_lines(access: EvaluatedAccess, local: tuple[int, int, int]) -> AccessLines:
