@@ -85,3 +85,23 @@ def test_a_group_of_48_has_a_full_and_a_half_warp():
     # the 16-lane warp's 64 bytes in one line; 4 and 2 sectors
     counted = extract_features(get_kernel(f"{KERNELS}:copy_48"), {"n": 192, "m": 1})
     assert counted["cache_lines_per_warp_access"] == 1.25 and counted["sectors_per_warp_access"] == 3
+
+
+def test_an_index_nonlinear_only_outside_the_lanes_keeps_its_lane_pattern():
+    from gpuperf.features.access import warp_accesses
+
+    found = {a.variable: a for a in warp_accesses(get_kernel(f"{KERNELS}:squares_offset"), {"n": 4096}).accesses}
+    # a[k*k + i]: 32 consecutive floats, lane 0 taken to start a line (its offset k*k is not affine)
+    assert found["a"].analysable and found["a"].alignment == "assumed"
+    assert (found["a"].lines, found["a"].sectors) == (1, 4)
+    assert found["out"].alignment == "known" and found["out"].lines == 1
+    counted = features("squares_offset")
+    assert counted["analysable_access_fraction"] == 1 and counted["cache_lines_per_warp_access"] == 1
+
+
+def test_an_index_nonlinear_in_the_lanes_is_not_analysable():
+    from gpuperf.features.access import warp_accesses
+
+    found = {a.variable: a for a in warp_accesses(get_kernel(f"{KERNELS}:lane_squared"), {"n": 4096}).accesses}
+    assert not found["a"].analysable and "not affine" in found["a"].reason
+    assert features("lane_squared")["analysable_access_fraction"] == 0.5

@@ -96,3 +96,19 @@ def copy_24x2():
 
 def copy_20x4():
     return copy_groups_of(20, 4)
+
+
+def squares_offset():
+    """out[k, i] = a[k*k + i] over k < 4: the lanes read consecutive floats from a nonlinear start."""
+    k = lp.make_kernel("{[i, k]: 0<=i<n and 0<=k<4}", "out[k, i] = a[k*k + i]",
+                       [lp.GlobalArg("a", np.float32, shape=("n + 9",)), lp.GlobalArg("out", np.float32, shape=("4, n")),
+                        "..."], assumptions=ASSUME, lang_version=(2018, 2), name="squares_offset")
+    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+
+
+def lane_squared():
+    """out[i] = a[i*i]: the lanes themselves are nonlinear, so not analysable."""
+    k = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = a[i*i]",
+                       [lp.GlobalArg("a", np.float32, shape=("n*n",)), lp.GlobalArg("out", np.float32, shape=("n",)),
+                        "..."], assumptions=ASSUME, lang_version=(2018, 2), name="lane_squared")
+    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")

@@ -122,8 +122,7 @@ def index_pattern(kernel: lp.LoopKernel, domains: Domains, array, index: tuple) 
             continue
         collected = coefficients(kernel, axis_index, inames)
         if collected is None:
-            lid = tuple(sorted((axis, None) for axis in set(local_inames.values())))
-            return IndexPattern(lid, None, None, "index not affine in the inames (indirect or nonlinear)")
+            return lanes_only_pattern(kernel, domains, array, index, local_inames)
         for name, coefficient in collected.items():
             term = product([stride, coefficient])
             if name == 1:
@@ -139,6 +138,36 @@ def index_pattern(kernel: lp.LoopKernel, domains: Domains, array, index: tuple) 
     data = (variables(offset) | set().union(*(variables(c) for c in strides.values()))) - size_params(kernel)
     problem = f"index depends on data ({', '.join(sorted(data))})" if data else None
     return IndexPattern(tuple(sorted(lid_strides.items())), offset, outer, problem)
+
+
+def lanes_only_pattern(kernel: lp.LoopKernel, domains: Domains, array, index: tuple,  # noqa: ANN001
+                       local_inames: dict[str, int]) -> IndexPattern:
+    """The pattern of an index that is not affine in every iname but is in the local ids, its other
+    terms functions of sequential inames and sizes only (``a[k*k + lid]``): lid strides known,
+    lane 0's alignment not (``offset`` None: lane 0 assumed to start a line)."""
+    unknown = IndexPattern(tuple(sorted((axis, None) for axis in set(local_inames.values()))), None, None,
+                           "index not affine in the inames (indirect or nonlinear)")
+    lanes = {i: axis for i, axis in local_inames.items() if domains.extents.get(i) != 1}
+    known = frozenset(kernel.all_inames()) | size_params(kernel)
+    dim_tags = array.dim_tags if array.dim_tags is not None else (None,) * len(index)
+    lid_strides: dict[int, Expr] = {axis: 0 for axis in set(local_inames.values())}
+    for axis_index, tag in zip(index, dim_tags):
+        if isinstance(tag, FixedStrideArrayDimTag):
+            stride = tag.stride
+        elif tag is None:
+            stride = 1
+        else:
+            continue
+        collected = coefficients(kernel, axis_index, frozenset(lanes))
+        if collected is None or not variables(axis_index) <= known:
+            return unknown
+        for name, coefficient in collected.items():
+            if name == 1:
+                continue
+            if variables(coefficient) - size_params(kernel):
+                return unknown
+            lid_strides[lanes[name]] = total([lid_strides[lanes[name]], product([stride, coefficient])])
+    return IndexPattern(tuple(sorted(lid_strides.items())), None, None, None)
 
 
 def address_spaces(kernel: lp.LoopKernel, domains: Domains) -> dict[str, AddressSpace]:
