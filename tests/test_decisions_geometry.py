@@ -139,3 +139,33 @@ def test_block_shape_evaluation_scores_each_policy():
     assert summary["llvm"]["speedup_vs_llvm"] == pytest.approx(1.0)
     assert summary["best"]["speedup_vs_llvm"] == pytest.approx(1.3)
     assert summary["heuristic"]["within_10pct"] == 0.0 and summary["model"]["within_10pct"] == 1.0
+
+
+def test_amd_descriptors_count_cus_or_rdnas_work_group_processors():
+    mi50 = device_descriptor("MI50")
+    assert (mi50.sms, mi50.unit, mi50.max_threads_per_sm, mi50.max_blocks_per_sm) == (60, "CU", 2560, 40)
+    assert mi50.preferred_threads_per_block == 64  # 2560 work-items over 40 slots: one wavefront
+    w6600 = device_descriptor("W6600")  # 28 CUs in 14 work-group processors, as HIP counts them
+    assert (w6600.sms, w6600.unit, w6600.max_threads_per_sm, w6600.max_blocks_per_sm) == (14, "WGP", 2048, 64)
+    assert w6600.shared_memory_per_sm_bytes == 128 * 1024
+
+
+def test_policies_on_amd_gpus():
+    # MI50: 60 CUs, 64-work-item blocks; 32 VGPRs leave 8 of 10 wavefronts per SIMD: 32 blocks per
+    # CU, 1920 resident in all
+    assert choose_geometry("MI50", 60).as_dict() == {"threads": 1, "blocks": 60, "class": "short", "policy": "heuristic"}
+    assert choose_geometry("MI50", 64 * 1920).as_dict()["class"] == "ideal"
+    long = choose_geometry("MI50", 64 * 1921)
+    assert (long.threads, long.blocks, long.loop_class) == (64, 1920, "long")
+    assert choose_geometry("MI50", 64 * 2401, registers=24).blocks == 2400  # 10 wavefronts per SIMD
+    # 128 VGPRs: 2 wavefronts per SIMD, 8 per CU
+    assert choose_geometry("MI50", 10**7, registers=128).blocks == 60 * 8
+    assert choose_geometry("W7800", 10**6, policy="occupancy").threads == 1024
+    with pytest.raises(GpuperfError, match="libomptarget rule gpuperf follows is the NVIDIA plugin's"):
+        choose_geometry("MI50", 10**6, policy="libomptarget")
+
+
+def test_block_shape_evaluation_on_an_amd_gpu_leaves_out_libomptarget():
+    picked = choices(synthetic_choice_table(256, "W6600"), None)
+    assert "libomptarget" not in picked.columns and (picked["heuristic_threads"] == 32).all()
+    assert set(summarise(picked)) == {"llvm", "heuristic", "occupancy", "best"}

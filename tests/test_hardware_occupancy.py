@@ -81,7 +81,8 @@ def test_no_registers_and_no_shared_memory_impose_no_limit(gpu):
         ("GTX 680", 256, 64, 0, r"registers per thread 64 is outside 0\.\.63"),
         ("V100", 256, 32, 98305, r"shared memory per block 98305 bytes is outside 0\.\.98304"),
         ("A100", 1024, 65, 0, r"1024 threads x 65 registers needs more than the 65536"),
-        ("W7800", 256, 32, 0, r"covers NVIDIA GPUs; 'Radeon PRO W7800' is AMD"),
+        ("W7800", 256, 257, 0, r"registers per thread 257 is outside 0\.\.256"),
+        ("MI50", 1024, 256, 0, r"work-group of 1024 work-items x 256 VGPRs needs more VGPRs than its CU"),
     ],
 )
 def test_invalid_launches_are_refused_clearly(gpu, threads, registers, smem, message):
@@ -161,3 +162,34 @@ def test_agrees_with_the_cuda_toolkit_calculator(tmp_path):
         result = occupancy(gpu, threads, registers, smem)
         assert result.active_blocks_per_sm == blocks, label
         assert bits & LIMITER_BITS[result.limiter], label
+
+
+@pytest.mark.parametrize(
+    "gpu,threads,vgprs,lds,blocks,limiter,unit",
+    [
+        # llvm-calc-occupancy's documented example: gfx90a, 512 work-items, 50 VGPRs -> 8 waves per SIMD
+        ("MI250X", 512, 50, 0, 4, "warps", "CU"),
+        # gfx906: 90 VGPRs round up to 92, 256 // 92 = 2 waves per SIMD; 3-wave groups: 8 waves // 3
+        ("MI50", 192, 90, 0, 2, "registers", "CU"),
+        # one-wavefront work-groups are limited only by the 40 wave slots of a gfx906 CU
+        ("MI50", 64, 0, 0, 40, "warps", "CU"),
+        # larger ones by the 16 barriers of a CU
+        ("MI50", 128, 0, 0, 16, "blocks", "CU"),
+        # RDNA in WGP mode: 4 SIMDs x 16 wave32 slots, 128 KiB LDS; 40 KiB per group -> 3 groups
+        ("W6600", 256, 32, 40 * 1024, 3, "shared_memory", "WGP"),
+        ("W6600", 256, 32, 0, 8, "warps", "WGP"),
+        # gfx1100: 1536 VGPRs per SIMD, granule 24: 100 VGPRs -> 120, 12 waves per SIMD, 48 per WGP
+        ("W7800", 1024, 100, 0, 1, "registers", "WGP"),
+        ("W7800", 128, 100, 0, 12, "registers", "WGP"),
+    ],
+)
+def test_amd_work_groups_follow_llvms_amdgpu_rules(gpu, threads, vgprs, lds, blocks, limiter, unit):
+    result = occupancy(get_gpu(gpu), threads, vgprs, lds)
+    assert (result.active_blocks_per_sm, result.limiter, result.unit) == (blocks, limiter, unit)
+    waves = -(-threads // get_gpu(gpu).warp_size)
+    assert result.active_warps_per_sm == blocks * waves
+
+
+def test_the_mi250x_example_fills_8_waves_per_simd():
+    result = occupancy(get_gpu("MI250X"), 512, 50, 0)
+    assert result.active_warps_per_sm / 4 == 8 and result.occupancy == 1.0

@@ -158,7 +158,8 @@ def test_as_features_are_prefixed_numbers_with_nan_for_unknowns():
     assert all(key.startswith("gpu_") and isinstance(v, float) for key, v in a100.items())
     w7800 = get_gpu("W7800").as_features()
     assert set(w7800) == set(a100)
-    assert math.isnan(w7800["gpu_compute_capability"]) and math.isnan(w7800["gpu_max_blocks_per_sm"])
+    assert math.isnan(w7800["gpu_compute_capability"]) and math.isnan(w7800["gpu_base_clock_mhz"])
+    assert w7800["gpu_max_blocks_per_sm"] == 32.0  # per CU: its wavefront slots
     assert w7800["gpu_warp_size"] == 32.0
 
 

@@ -78,11 +78,12 @@ def resources_command(
 def occupancy_command(
     gpu: str = typer.Option(..., "--gpu", help="GPU name or alias (see gpuperf gpus)."),
     threads: int = typer.Option(..., "--threads", help="Threads per block."),
-    registers: int = typer.Option(..., "--registers", help="Registers per thread."),
+    registers: int = typer.Option(..., "--registers", help="Registers per thread (AMD: VGPRs)."),
     smem: int = typer.Option(0, "--smem", help="Shared memory per block, bytes."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Occupancy by the CUDA occupancy calculator's rules."""
+    """Occupancy by the CUDA occupancy calculator's rules (AMD GPUs: LLVM's AMDGPU rules, per CU or, on
+    RDNA, per work-group processor of two CUs)."""
     from gpuperf.features.occupancy import occupancy
     from gpuperf.hardware import get_gpu
 

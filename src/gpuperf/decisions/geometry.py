@@ -15,7 +15,8 @@ memory per block, trip count); the GPU by a :class:`DeviceDescriptor`. Policies:
   iterations run as 4 blocks of 32); blocks ``ceil(trip / threads)``, at most 3200 when blocks
   are reused for high trip counts;
 * ``occupancy``: ``cudaOccupancyMaxPotentialBlockSize``'s choice, the block size (a multiple of
-  the warp) with the highest occupancy, the largest on ties, and ``ceil(trip / threads)`` blocks;
+  the warp) with the highest occupancy, the largest on ties, and ``ceil(trip / threads)`` blocks
+  (on AMD GPUs by LLVM's AMDGPU occupancy rules);
 * ``model``: a learned time model (see :mod:`gpuperf.decisions.geometry_model`).
 """
 
@@ -25,7 +26,7 @@ import functools
 from dataclasses import asdict, dataclass
 
 from gpuperf.errors import GpuperfError, unknown_name_error, whole_number
-from gpuperf.features.occupancy import occupancy
+from gpuperf.features.occupancy import cus_per_unit, occupancy
 from gpuperf.hardware.specs import GpuSpec, get_gpu
 
 POLICIES = ("heuristic", "llvm", "libomptarget", "occupancy", "model")
@@ -53,27 +54,31 @@ class DeviceDescriptor:
     warp_size: int
     preferred_threads_per_block: int
     spec: GpuSpec | None = None
+    unit: str = "SM"
 
     @classmethod
     def from_spec(cls, spec: GpuSpec, preferred_threads_per_block: int | None = None) -> "DeviceDescriptor":
-        """A GPU descriptor's limits; the preferred block is the smallest that can fill an SM's
-        thread slots within its block limit (``max_threads_per_sm / max_blocks_per_sm``, whole warps)."""
+        """A GPU descriptor's limits per unit blocks are placed on (an SM; on AMD a CU, or on RDNA a
+        work-group processor of two CUs, as HIP counts multiprocessors); the preferred block is the
+        smallest that can fill a unit's thread slots within its block limit
+        (``max_threads_per_sm / max_blocks_per_sm``, whole warps)."""
         if spec.max_threads_per_sm is None or spec.max_blocks_per_sm is None or spec.registers_per_sm is None:
             raise GpuperfError(f"GPU '{spec.name}' lacks per-SM limits (threads, blocks, registers) in its descriptor")
-        preferred = preferred_threads_per_block or max(
-            spec.warp_size, _round_up(-(-spec.max_threads_per_sm // spec.max_blocks_per_sm), spec.warp_size)
-        )
+        cus = cus_per_unit(spec)
+        threads, blocks = spec.max_threads_per_sm * cus, spec.max_blocks_per_sm * cus
+        preferred = preferred_threads_per_block or max(spec.warp_size, _round_up(-(-threads // blocks), spec.warp_size))
         return cls(
             name=spec.name,
-            sms=spec.sms,
-            max_threads_per_sm=spec.max_threads_per_sm,
-            max_blocks_per_sm=spec.max_blocks_per_sm,
-            registers_per_sm=spec.registers_per_sm,
-            shared_memory_per_sm_bytes=spec.shared_memory_per_sm_bytes,
+            sms=spec.sms // cus,
+            max_threads_per_sm=threads,
+            max_blocks_per_sm=blocks,
+            registers_per_sm=spec.registers_per_sm * cus,
+            shared_memory_per_sm_bytes=spec.shared_memory_per_sm_bytes * cus,
             max_threads_per_block=spec.max_threads_per_block,
             warp_size=spec.warp_size,
             preferred_threads_per_block=min(preferred, spec.max_threads_per_block),
             spec=spec,
+            unit="SM" if spec.vendor == "NVIDIA" else ("WGP" if cus == 2 else "CU"),
         )
 
     def as_dict(self) -> dict[str, object]:
@@ -132,9 +137,10 @@ def _ceil_div(a: int, b: int) -> int:
 
 @functools.lru_cache(maxsize=4096)
 def resident_blocks_per_sm(device: DeviceDescriptor, threads: int, registers: int, shared_memory_bytes: int) -> int:
-    """Blocks of this shape one SM holds at once (the CUDA occupancy calculator where the GPU's
-    descriptor allows it; otherwise the plain thread, block, register and shared-memory limits)."""
-    if device.spec is not None and device.spec.vendor == "NVIDIA":
+    """Blocks of this shape one SM (AMD: CU or work-group processor) holds at once (the CUDA
+    occupancy calculator, or LLVM's AMDGPU rules, where the GPU's descriptor allows them; otherwise
+    the plain thread, block, register and shared-memory limits)."""
+    if device.spec is not None:
         return occupancy(device.spec, threads, registers, shared_memory_bytes).active_blocks_per_sm
     warps = _ceil_div(threads, device.warp_size)
     limits = [device.max_threads_per_sm // (warps * device.warp_size), device.max_blocks_per_sm]
@@ -184,6 +190,9 @@ def llvm_default(device: DeviceDescriptor, kernel: KernelDescriptor) -> Geometry
 
 def libomptarget(device: DeviceDescriptor, kernel: KernelDescriptor, reuse_blocks: bool = True) -> Geometry:
     """libomptarget's NVIDIA rule for a combined construct in SPMD mode (see the module docstring)."""
+    if device.spec is not None and device.spec.vendor != "NVIDIA":
+        raise GpuperfError(f"the libomptarget rule gpuperf follows is the NVIDIA plugin's; {device.name} is "
+                           f"{device.spec.vendor} (use heuristic, llvm, occupancy or model)")
     trip, threads = kernel.trip, OMP_DEFAULT_THREADS
     if trip >= OMP_DEFAULT_BLOCKS * threads:
         pass
@@ -233,6 +242,13 @@ def clear_caches() -> None:
 
 
 RULES = {"heuristic": heuristic, "llvm": llvm_default, "libomptarget": libomptarget, "occupancy": occupancy_policy}
+
+
+def rules_for(device: DeviceDescriptor) -> dict:
+    """The rule-based policies that apply to ``device`` (libomptarget's is NVIDIA's plugin's)."""
+    if device.spec is not None and device.spec.vendor != "NVIDIA":
+        return {name: rule for name, rule in RULES.items() if name != "libomptarget"}
+    return dict(RULES)
 
 
 def choose_geometry(

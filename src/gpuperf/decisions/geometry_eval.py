@@ -22,10 +22,8 @@ from gpuperf.decisions.geometry import (
     DeviceDescriptor,
     KernelDescriptor,
     device_descriptor,
-    heuristic,
-    libomptarget,
-    llvm_default,
     resident_blocks_per_sm,
+    rules_for,
 )
 from gpuperf.decisions.geometry_model import ChoiceTable, GeometryModel
 from gpuperf.errors import GpuperfError
@@ -64,11 +62,9 @@ def choices(table: ChoiceTable, model: GeometryModel | None) -> pd.DataFrame:
     frame["_row"] = frame.index
     trips = (frame["threads"] * frame["blocks"]).groupby(frame["group"]).transform("max").to_numpy()
     picks: dict[str, pd.Series] = {}
-    targets = {
-        "llvm": _policy_threads(device, trips, llvm_default),
-        "libomptarget": _policy_threads(device, trips, libomptarget),
-        "heuristic": _policy_threads(device, trips, heuristic),
-    }
+    applicable = rules_for(device)
+    targets = {name: _policy_threads(device, trips, applicable[name])
+               for name in ("llvm", "libomptarget", "heuristic") if name in applicable}
     for policy, wanted in targets.items():
         frame["_distance"] = np.round(np.abs(np.log2(frame["threads"].to_numpy() / wanted)), 9)
         picks[policy] = _first_per_group(frame, ["_distance", "bx", "by"], [True, False, False])

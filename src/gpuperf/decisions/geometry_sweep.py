@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from sklearn.ensemble import RandomForestRegressor
 
-from gpuperf.decisions.geometry import DEFAULT_REGISTERS, RULES, DeviceDescriptor, KernelDescriptor
+from gpuperf.decisions.geometry import DEFAULT_REGISTERS, DeviceDescriptor, KernelDescriptor, rules_for
 from gpuperf.errors import GpuperfError
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def policy_picks(device: DeviceDescriptor, trip: int, registers: int = DEFAULT_R
     """(threads, blocks) of every rule-based policy for a loop of ``trip`` iterations."""
     kernel = KernelDescriptor(int(trip), int(registers))
     picks = {}
-    for name, rule in RULES.items():
+    for name, rule in rules_for(device).items():
         chosen = rule(device, kernel)
         picks[name] = (chosen.threads, chosen.blocks)
     return picks
@@ -300,7 +300,7 @@ def table_descriptor(table: pd.DataFrame, where: str, gpu: str | None = None) ->
 
     if gpu is not None:
         return device_descriptor(gpu)
-    fields = [f for f in DeviceDescriptor.__dataclass_fields__ if f != "spec"]
+    fields = [f for f in DeviceDescriptor.__dataclass_fields__ if f not in ("spec", "unit")]
     recorded = [DESCRIPTOR_PREFIX + f for f in fields]
     if set(recorded) <= set(table.columns):
         distinct = table[recorded].drop_duplicates()
@@ -310,7 +310,8 @@ def table_descriptor(table: pd.DataFrame, where: str, gpu: str | None = None) ->
         if canonical_gpu_name(values[DESCRIPTOR_PREFIX + "name"]) is not None:
             return device_descriptor(values[DESCRIPTOR_PREFIX + "name"])  # with its occupancy calculator
         limits = {f: int(values[DESCRIPTOR_PREFIX + f]) for f in fields if f != "name"}
-        return DeviceDescriptor(name=str(values[DESCRIPTOR_PREFIX + "name"]), **limits)
+        unit = str(table[DESCRIPTOR_PREFIX + "unit"].iloc[0]) if DESCRIPTOR_PREFIX + "unit" in table.columns else "SM"
+        return DeviceDescriptor(name=str(values[DESCRIPTOR_PREFIX + "name"]), unit=unit, **limits)
     names = table["gpu"].dropna().unique() if "gpu" in table.columns else []
     if len(names) != 1:
         raise GpuperfError(f"{where}: name the GPU the sweep was measured on with --gpu (the table has "

@@ -12,6 +12,17 @@ off and no block barriers beyond ``__syncthreads``:
 * at most ``max_threads_per_sm / 32`` warps and ``max_blocks_per_sm`` blocks live on an SM.
 The SM capacities come from the GPU's descriptor; a block may use shared memory up to the
 descriptor's (opt-in) per-block maximum.
+
+AMD GPUs follow LLVM's AMDGPU occupancy model (``AMDGPUBaseInfo.cpp``: ``getMaxWavesPerEU``,
+``getVGPRAllocGranule``, ``getTotalNumVGPRs``, ``getMaxWorkGroupsPerCU``; ``GCNSubtarget``'s
+occupancy with VGPRs and LDS), with VGPRs as the registers per thread:
+
+* a work-group's wavefronts are placed on the unit's SIMDs (4 per CU on GCN and CDNA; RDNA
+  compiles in WGP mode, where a work-group processor of two CUs, 4 SIMDs, is the unit, as HIP's
+  ``multiProcessorCount`` counts it); each SIMD holds ``waves_per_simd`` wavefronts, fewer when
+  VGPRs (rounded up to the target's granule) run out;
+* LDS is allocated per work-group in 512-byte units from 64 KiB per CU (128 KiB per WGP);
+* work-groups of more than one wavefront are limited by the barriers, 16 per CU (32 per WGP).
 """
 
 from __future__ import annotations
@@ -29,16 +40,54 @@ SUPPORTED_MAJORS = (3, 5, 6, 7, 8, 9)
 
 @dataclass(frozen=True)
 class Occupancy:
-    """Blocks and warps resident per SM, as a fraction of the SM's warp slots."""
+    """Blocks and warps resident per SM, as a fraction of the SM's warp slots (AMD: work-groups and
+    wavefronts per ``unit``, a CU or, on RDNA, a work-group processor of two CUs)."""
 
     occupancy: float
     active_blocks_per_sm: int
     active_warps_per_sm: int
     limiter: str
     block_limits: dict[str, int | None]  # blocks per SM each resource alone allows (None: no limit)
+    unit: str = "SM"
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class AmdCompute:
+    """The wavefront resources of one CU of an AMD gfx target (LLVM's AMDGPUBaseInfo.cpp)."""
+
+    simds_per_cu: int
+    waves_per_simd: int  # getMaxWavesPerEU
+    vgprs_per_simd: int  # getTotalNumVGPRs at the GPU's wavefront size
+    vgpr_granule: int  # getVGPRAllocGranule at that wavefront size
+    wgp_mode: bool  # RDNA: work-groups are placed on a work-group processor of two CUs
+
+
+AMD_COMPUTE = {
+    "gfx906": AmdCompute(simds_per_cu=4, waves_per_simd=10, vgprs_per_simd=256, vgpr_granule=4, wgp_mode=False),
+    "gfx90a": AmdCompute(simds_per_cu=4, waves_per_simd=8, vgprs_per_simd=512, vgpr_granule=8, wgp_mode=False),
+    "gfx1032": AmdCompute(simds_per_cu=2, waves_per_simd=16, vgprs_per_simd=1024, vgpr_granule=16, wgp_mode=True),
+    "gfx1100": AmdCompute(simds_per_cu=2, waves_per_simd=16, vgprs_per_simd=1536, vgpr_granule=24, wgp_mode=True),
+}
+AMD_LDS_GRANULE = 512  # bytes
+AMD_BARRIERS_PER_CU = 16  # work-groups of more than one wavefront (getMaxWorkGroupsPerCU)
+
+
+def amd_compute(gpu: GpuSpec) -> AmdCompute:
+    """The wavefront resources of an AMD GPU's gfx target (error for targets not described)."""
+    if gpu.compute_capability not in AMD_COMPUTE:
+        raise GpuperfError(
+            f"AMD occupancy rules cover {', '.join(AMD_COMPUTE)}; '{gpu.name}' is {gpu.compute_capability}"
+        )
+    return AMD_COMPUTE[gpu.compute_capability]
+
+
+def cus_per_unit(gpu: GpuSpec) -> int:
+    """CUs in the unit work-groups are placed on: 2 for RDNA's work-group processor, else 1 (and 1
+    for an NVIDIA SM)."""
+    return 2 if gpu.vendor == "AMD" and amd_compute(gpu).wgp_mode else 1
 
 
 def register_sub_partitions(cc: tuple[int, int]) -> int:
@@ -106,12 +155,14 @@ def occupancy(
 ) -> Occupancy:
     """Occupancy of blocks of ``threads_per_block`` threads, each thread using
     ``registers_per_thread`` registers and each block ``shared_memory_per_block`` bytes."""
-    cc = _compute_capability(gpu)
     threads_per_block, registers_per_thread, shared_memory_per_block = (
         whole_number(threads_per_block, "threads per block"),
         whole_number(registers_per_thread, "registers per thread"),
         whole_number(shared_memory_per_block, "shared memory per block"),
     )
+    if gpu.vendor == "AMD":
+        return amd_occupancy(gpu, threads_per_block, registers_per_thread, shared_memory_per_block)
+    cc = _compute_capability(gpu)
     _validate(gpu, threads_per_block, registers_per_thread, shared_memory_per_block)
     warps_per_block = -(-threads_per_block // gpu.warp_size)
     max_warps = gpu.max_threads_per_sm // gpu.warp_size
@@ -140,4 +191,41 @@ def occupancy(
         active_warps_per_sm=warps,
         limiter=limiter,
         block_limits=limits,
+    )
+
+
+def amd_occupancy(gpu: GpuSpec, threads: int, vgprs: int, lds_bytes: int) -> Occupancy:
+    """Work-groups and wavefronts resident per CU (per work-group processor on RDNA) by LLVM's
+    AMDGPU rules (see the module docstring); ``vgprs`` per work-item, ``lds_bytes`` per work-group."""
+    compute = amd_compute(gpu)
+    _validate(gpu, threads, vgprs, lds_bytes)
+    cus = cus_per_unit(gpu)
+    simds = compute.simds_per_cu * cus
+    slots = simds * compute.waves_per_simd
+    waves = -(-threads // gpu.warp_size)
+    if vgprs == 0:
+        waves_per_simd = compute.waves_per_simd
+    else:
+        waves_per_simd = min(compute.waves_per_simd, compute.vgprs_per_simd // _round_up(vgprs, compute.vgpr_granule))
+    if -(-waves // simds) > waves_per_simd:
+        raise GpuperfError(
+            f"a work-group of {threads} work-items x {vgprs} VGPRs needs more VGPRs than its "
+            f"{'work-group processor' if cus == 2 else 'CU'}'s SIMDs hold on {gpu.name}"
+        )
+    lds = _round_up(lds_bytes, AMD_LDS_GRANULE)
+    limits = {
+        "warps": slots // waves,
+        "registers": simds * waves_per_simd // waves,
+        "shared_memory": gpu.shared_memory_per_sm_bytes * cus // lds if lds else None,
+        "blocks": AMD_BARRIERS_PER_CU * cus if waves > 1 else None,
+    }
+    blocks = min(value for value in limits.values() if value is not None)
+    limiter = next(name for name in LIMITERS if limits[name] == blocks)
+    return Occupancy(
+        occupancy=blocks * waves / slots,
+        active_blocks_per_sm=blocks,
+        active_warps_per_sm=blocks * waves,
+        limiter=limiter,
+        block_limits=limits,
+        unit="WGP" if cus == 2 else "CU",
     )
