@@ -169,3 +169,11 @@ def test_block_shape_evaluation_on_an_amd_gpu_leaves_out_libomptarget():
     picked = choices(synthetic_choice_table(256, "W6600"), None)
     assert "libomptarget" not in picked.columns and (picked["heuristic_threads"] == 32).all()
     assert set(summarise(picked)) == {"llvm", "heuristic", "occupancy", "best"}
+
+
+def test_a_policy_is_summarised_over_the_choices_it_made():
+    nvidia = choices(synthetic_choice_table(256), None)
+    amd = choices(synthetic_choice_table(256, "W6600"), None)
+    summary = summarise(pd.concat([nvidia, amd], ignore_index=True))
+    assert summary["libomptarget"]["choices"] == len(nvidia) and summary["llvm"]["choices"] == len(nvidia) + len(amd)
+    assert summary["libomptarget"]["within_10pct"] == summarise(nvidia)["libomptarget"]["within_10pct"]

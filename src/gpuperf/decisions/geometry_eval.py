@@ -87,16 +87,21 @@ def choices(table: ChoiceTable, model: GeometryModel | None) -> pd.DataFrame:
 
 
 def summarise(picked: pd.DataFrame, policies: Sequence[str] = EVALUATED_POLICIES) -> dict[str, dict[str, float]]:
-    """Per policy: geometric-mean speedup over llvm, fraction within 10 % of the best, the usual threads."""
+    """Per policy: geometric-mean speedup over llvm, fraction within 10 % of the best, the usual
+    threads, over the choices it made (``choices``: libomptarget's rule makes none on AMD GPUs)."""
     out = {}
     for policy in policies:
         if policy not in picked.columns:
             continue
-        speedup = picked["llvm"] / picked[policy]
+        made = picked[picked[policy].notna()]
+        if made.empty:
+            continue
+        speedup = made["llvm"] / made[policy]
         out[policy] = {
             "speedup_vs_llvm": float(np.exp(np.mean(np.log(speedup)))),
-            "within_10pct": float(np.mean(picked[policy] <= 1.1 * picked["best"])),
-            "typical_threads": int(picked[f"{policy}_threads"].mode().iloc[0]),
+            "within_10pct": float(np.mean(made[policy] <= 1.1 * made["best"])),
+            "typical_threads": int(made[f"{policy}_threads"].mode().iloc[0]),
+            "choices": len(made),
         }
     return out
 
