@@ -115,3 +115,27 @@ def test_malformed_entry_names_file_and_field(tmp_path, field, edit, message):
     assert "\n" not in text
     with pytest.raises(GpuperfError, match=re.escape(str(path))):
         load_optimizations([tmp_path])
+
+
+def test_a_removal_file_drops_an_entry_even_a_builtin_one(tmp_path, monkeypatch):
+    write(tmp_path, "unrolling", 'name = "unrolling"\nremove = true\n')
+    monkeypatch.setenv(ENV_VAR, str(tmp_path))
+    entries = load_optimizations()
+    assert "unrolling" not in entries and REQUIRED - {"unrolling"} <= set(entries)
+    monkeypatch.delenv(ENV_VAR)
+    assert "unrolling" in load_optimizations()
+    later = tmp_path / "later"
+    later.mkdir()
+    write(later, "unrolling", GOOD.format(name="unrolling"))  # a later folder may define it again
+    assert load_optimizations([tmp_path, later])["unrolling"].title == "A test optimization"
+
+
+@pytest.mark.parametrize("text, message", [
+    ('name = "no_such_entry"\nremove = true\n', "removes 'no_such_entry', which no earlier folder defines"),
+    ('name = "no_such_entry"\nremove = false\n', "remove: expected true"),
+    ('name = "no_such_entry"\nremove = true\ntitle = "x"\n', "a removal file: unknown field 'title'"),
+])
+def test_bad_removal_files_are_refused(tmp_path, text, message):
+    write(tmp_path, "no_such_entry", text)
+    with pytest.raises(GpuperfError, match=message):
+        load_optimizations([tmp_path])

@@ -3,7 +3,9 @@
 gpuperf ships its entries in ``gpuperf/optimizations/*.toml``. More folders come from the
 ``GPUPERF_OPTIMIZATIONS`` environment variable (folders separated by ``os.pathsep``) and from the
 ``extra`` argument (``gpuperf advise --optimizations DIR``); an entry in a later folder replaces
-one of the same name. Adding, removing or editing an entry is a matter of files only.
+one of the same name, and a file holding only ``name = "X"`` and ``remove = true`` removes entry X
+(a built-in one too, without touching the package). Adding, removing or editing an entry is a
+matter of files only.
 
 An entry (every text field is required unless marked optional)::
 
@@ -140,9 +142,35 @@ def load_optimizations(extra: Iterable[str | Path] = ()) -> dict[str, Optimizati
     found: dict[str, Optimization] = {}
     for folder in database_folders(extra):
         for path in sorted(folder.glob("*.toml")):
-            entry = load_entry(path)
+            data = _read_toml(path)
+            if "remove" in data:
+                name = _removal(data, path)
+                if name not in found:
+                    raise GpuperfError(f"{path}: removes '{name}', which no earlier folder defines"
+                                       f"{'; defined: ' + ', '.join(sorted(found)) if found else ''}")
+                del found[name]
+                continue
+            entry = load_entry(path, data)
             found[entry.name] = entry
     return dict(sorted(found.items()))
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise GpuperfError(f"{path}: not valid TOML ({exc})") from None
+
+
+def _removal(data: Mapping[str, Any], path: Path) -> str:
+    """The name a removal file (``name = "X"``, ``remove = true``, nothing else) removes."""
+    _no_unknown(data, {"name", "remove"}, f"{path}: a removal file")
+    if data["remove"] is not True:
+        raise GpuperfError(f"{path}: remove: expected true, got {data['remove']!r} (delete the file to keep the entry)")
+    name = _text(data, "name", path)
+    if name != path.stem:
+        raise GpuperfError(f"{path}: name: '{name}' must equal the file name '{path.stem}'")
+    return name
 
 
 def get_optimization(name: str, extra: Iterable[str | Path] = ()) -> Optimization:
@@ -152,13 +180,12 @@ def get_optimization(name: str, extra: Iterable[str | Path] = ()) -> Optimizatio
     return entries[name]
 
 
-def load_entry(path: str | Path) -> Optimization:
-    """One entry file, checked; every error names the file and the field at fault."""
+def load_entry(path: str | Path, data: Mapping[str, Any] | None = None) -> Optimization:
+    """One entry file (``data``: its parsed TOML, if read already), checked; every error names the
+    file and the field at fault."""
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise GpuperfError(f"{path}: not valid TOML ({exc})") from None
+    if data is None:
+        data = _read_toml(path)
     _no_unknown(data, _ENTRY_KEYS, f"{path}")
     text = {key: _text(data, key, path) for key in ("name", "title", "description", "when_it_helps")}
     if text["name"] != path.stem:
