@@ -82,3 +82,18 @@ def test_export_names_the_known_gpu_and_adds_its_occupancy(tmp_path: Path) -> No
     assert frame["occupancy"].notna().tolist() == [True, True, True, False]  # only where the GPU is known
     plain = store_table(tmp_path / "s.sqlite", features=False)
     assert "global_bytes" not in plain.columns and len(plain) == 4
+
+
+def test_export_writes_0_for_a_count_family_a_kernel_lacks(tmp_path: Path) -> None:
+    pytest.importorskip("gpuperf.features.table")
+    with Store(tmp_path / "s.sqlite") as store:
+        store.add(_row(4096))
+        store.add(_row(4096, kernel="arith_f64_sqrt", kernel_name="arith_f64_sqrt", kernel_spec="arith_f64_sqrt",
+                       sizes={"n": 4096, "k": 16}))
+        store.add(_row(8192, kernel="gone", kernel_name="gone", kernel_spec="no_such_kernel"))
+    with pytest.warns(UserWarning, match="features incomplete for no_such_kernel"):
+        frame = store_table(tmp_path / "s.sqlite").set_index("kernel")
+    assert frame.loc["arith_f64_sqrt", "ops_f64_sqrt"] > 0
+    assert frame.loc["vector_copy", "ops_f64_sqrt"] == 0  # the copy has no square roots: 0, not missing
+    assert frame.loc["arith_f64_sqrt", "global_loads_f32_stride1"] == 0
+    assert pd.isna(frame.loc["gone", "ops_f64_sqrt"]) and pd.isna(frame.loc["gone", "global_bytes"])

@@ -125,6 +125,22 @@ def test_default_features_leave_out_keys_times_and_text(tables, capsys, tmp_path
     rates.to_csv(tmp_path / "rates.csv", index=False)
     plain = run_json(capsys, "fit", tmp_path / "rates.csv", "--model", "lr", "--out", tmp_path / "r.json")
     assert plain["features"] == ["x1", "x2", "x3", "x4"]  # rates are the time in disguise; IDs say nothing
+    exported = frame.assign(retries=1, stable=True, verified=True, max_rel_error=1e-7, compile_s=0.2)
+    exported.to_csv(tmp_path / "exported.csv", index=False)  # how a gpuperf measurement went
+    assert run_json(capsys, "fit", tmp_path / "exported.csv", "--model", "lr",
+                    "--out", tmp_path / "e.json")["features"] == ["x1", "x2", "x3", "x4"]
+
+
+def test_a_feature_column_left_out_for_a_bad_cell_is_named(tables, capsys, tmp_path):
+    frame = pd.read_csv(tables["generic"])
+    frame["x2"] = frame["x2"].astype(object)
+    frame.loc[7, "x2"] = "n/a"
+    frame.loc[9, "x3"] = np.nan
+    frame.to_csv(tmp_path / "holes.csv", index=False)
+    assert main(["fit", str(tmp_path / "holes.csv"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 0
+    err = capsys.readouterr().err
+    assert "holes.csv: left out of the default features for a missing or non-number value" in err
+    assert "x2 (row 8: missing)" in err and "x3 (row 10: missing)" in err and "x4" not in err
 
 
 @pytest.mark.parametrize(("model", "suffix", "extra"), [

@@ -10,8 +10,11 @@ Default features (the learned models, without ``--features``): every numeric col
 - timing statistics and predictions: names starting with ``time_s`` or ``predicted_``, ending in
   ``_time_s`` or ``_pred_s``, and ``repeats``, ``n_invocations``;
 - profiler metrics computed from the elapsed time (throughputs, utilisations, IPC, elapsed and
-  active cycles: with a count they give the time away);
-- columns with a missing or infinite value in a kept row.
+  active cycles: with a count they give the time away), and rates (``/s``, ``per_second``);
+- launch bookkeeping (IDs, streams, start times) and how a gpuperf measurement went (``retries``,
+  ``stable``, ``verified``, ``max_rel_error``, ``compile_s``);
+- columns with a missing or infinite value in a kept row (a note on stderr names those that are
+  otherwise numbers, with the first such row).
 
 ``--gpu-features`` joins the GPU descriptor columns (``gpu_*``) by ``gpu`` first, so they count as
 features too; ``bsp`` always joins them (it reads the clock and core count). ``bsp`` reads its
@@ -49,6 +52,8 @@ NOT_FEATURES = ("kernel", "variant", "gpu", "device", "source", "time_s", "statu
 # What profilers record about a launch that says nothing of the kernel: IDs, streams, start times.
 LAUNCH_BOOKKEEPING = ("ID", "Process ID", "Context", "Stream", "CC", "start_s", "correlation_id", "context",
                       "stream", "invocations")
+# What a gpuperf measurement records about how it went, not about the kernel (campaign export columns).
+MEASUREMENT_BOOKKEEPING = ("retries", "stable", "verified", "max_rel_error", "compile_s", "first_launch_s")
 
 
 # -- reading and checking tables -------------------------------------------------------------------
@@ -114,8 +119,8 @@ def is_default_feature(column: str) -> bool:
 
     name = str(column)
     per_second = "/s" in name or "per_second" in name  # a rate (GFLOP/s, bytes per second): the time in disguise
-    return (name not in NOT_FEATURES and name not in LAUNCH_BOOKKEEPING and not per_second
-            and not is_measured_time(name) and not is_timing_derived(name))
+    return (name not in NOT_FEATURES and name not in LAUNCH_BOOKKEEPING and name not in MEASUREMENT_BOOKKEEPING
+            and not per_second and not is_measured_time(name) and not is_timing_derived(name))
 
 
 def is_measured_time(column: str) -> bool:
@@ -123,17 +128,32 @@ def is_measured_time(column: str) -> bool:
     return column.startswith(("time_s", "predicted_")) or column.endswith(("_time_s", "_pred_s"))
 
 
-def default_features(frame: pd.DataFrame) -> list[str]:
-    """The numeric columns allowed as default features with no missing or infinite value."""
+def default_features(frame: pd.DataFrame, where: str | None = None) -> list[str]:
+    """The numeric columns allowed as default features with no missing or infinite value; with
+    ``where``, a note on stderr names the allowed columns left out for a missing or non-number
+    value, and the first row with one."""
     import numpy as np
     import pandas as pd
 
-    chosen = []
+    chosen, left_out = [], []
     for column in frame.columns:
         values = frame[column]
-        if is_default_feature(column) and pd.api.types.is_numeric_dtype(values):
-            if np.isfinite(values.to_numpy(dtype=float)).all():
-                chosen.append(str(column))
+        if not is_default_feature(column) or values.isna().all():
+            continue
+        numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+        finite = np.isfinite(numbers)
+        if pd.api.types.is_numeric_dtype(values) and finite.all():
+            chosen.append(str(column))
+        elif finite.mean() >= 0.5:  # a number column with some bad cells, not a text column
+            first = int(np.flatnonzero(~finite)[0])
+            value = values.iloc[first]
+            shown = "missing" if pd.isna(value) else repr(value if isinstance(value, str) else float(value))
+            left_out.append(f"{column} (row {row_of(frame, first)}: {shown})")
+    if where is not None and left_out:
+        import sys
+
+        print(f"note: {where}: left out of the default features for a missing or non-number value: "
+              f"{', '.join(left_out)}; fill them, or name the features with --features", file=sys.stderr)
     return chosen
 
 
@@ -231,7 +251,7 @@ def prepare_training(
     elif given:
         chosen = given
     elif options.name in LEARNED:
-        chosen = default_features(frame)
+        chosen = default_features(frame, where)
     else:
         known = property_names(options.property_set or "gpu")
         chosen = [name for name in known if name in frame.columns]

@@ -235,13 +235,14 @@ def feature_table(
         row.update(extract_features(kernel, values, gpu=gpu))
         rows.append(row)
     frame = pd.DataFrame(rows)
-    counted = [c for c in frame.columns if _is_count_column(c)]
+    counted = [c for c in frame.columns if is_count_column(c)]
     if counted:
         frame[counted] = frame[counted].fillna(0.0)
     return frame
 
 
-def _is_count_column(name: str) -> bool:
+def is_count_column(name: str) -> bool:
+    """A per-launch count of one dtype, operation or stride class: 0 where a kernel has none."""
     return name.startswith(("ops_", "global_loads_", "global_stores_", "local_loads_", "local_stores_")) and not (
         name.endswith("_per_thread")
     )

@@ -127,10 +127,23 @@ def store_table(store_path: str | Path, campaign: str | None = None, features: b
                *(n for n in feature_names if n not in size_names and n not in param_names),
                *TIMING_COLUMNS, *DETAIL_COLUMNS, *([CYCLE_TIMES] if cycle_times else [])]
     frame = pd.DataFrame.from_records(records, columns=columns)
+    _fill_absent_counts(frame, list(feature_names))
     frame["time_s"] = pd.to_numeric(frame["time_s"], errors="coerce").astype(float)
     for column in [*size_names, *param_names]:
         frame[column] = _integers_kept(frame[column])
     return frame
+
+
+def _fill_absent_counts(frame: pd.DataFrame, features: list[str]) -> None:
+    """A count family a kernel does not have (``ops_f64_sqrt`` of a float32 kernel) is 0 in its row,
+    as ``feature_table`` writes it; rows without any feature (none could be extracted) keep NaN."""
+    from gpuperf.features.table import is_count_column
+
+    counts = [name for name in features if is_count_column(name)]
+    if not counts:
+        return
+    has_features = frame[features].notna().any(axis=1)
+    frame.loc[has_features, counts] = frame.loc[has_features, counts].fillna(0.0)
 
 
 def _integers_kept(column: pd.Series) -> pd.Series:
