@@ -385,6 +385,11 @@ def test_predict_table_for_another_gpu_swaps_the_descriptor_only(tables, tmp_pat
     assert main(["predict-table", "--model", str(plain), str(tables["parquet"]), "--out", str(other),
                  "--gpu", "K5200"]) == 2
     assert "does not use GPU descriptors" in capsys.readouterr().err
+    # The generic table's GPUs all have a base clock, so the model uses it; the H200's is not published.
+    assert main(["predict-table", "--model", str(model), str(tables["parquet"]), "--out", str(other),
+                 "--gpu", "H200"]) == 2
+    assert ("row 1: the descriptor of GPU 'H200' has no base_clock_mhz (see gpuperf gpus), and the model uses "
+            "gpu_base_clock_mhz") in capsys.readouterr().err
 
 
 def test_bsp_rows_whose_counts_give_no_time_are_named(tables, tmp_path, capsys):

@@ -183,6 +183,13 @@ def numeric_features(frame: pd.DataFrame, features: Sequence[str], where: str) -
             raw = values.iloc[position]
             raw = raw.item() if isinstance(raw, np.generic) else raw
             problem = "not a number" if pd.isna(numbers.iloc[position]) and not pd.isna(raw) else "missing or infinite"
+            if column.startswith("gpu_") and "gpu" in out.columns and pd.isna(raw):
+                gpu = out["gpu"].iloc[position]
+                raise GpuperfError(
+                    f"{where}: row {row_of(out, position)}: the descriptor of GPU '{gpu}' has no "
+                    f"{column.removeprefix('gpu_')} (see gpuperf gpus), and the model uses {column}; fit with "
+                    f"--features naming the descriptor columns every GPU you price has"
+                )
             raise GpuperfError(f"{where}: row {row_of(out, position)}: column {column}={raw!r} is {problem}")
         out[column] = numbers
     return out
