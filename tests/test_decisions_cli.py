@@ -164,3 +164,47 @@ def test_target_names_the_spaces_time_column_and_training_tables_keep_their_own(
                                 "--train", other, "--json"])
     plain = run_json(capsys, ["explore", str(tmp_path / "target.csv"), "--params", "bx,tile", "--train", other, "--json"])
     assert renamed["evals_to_90"] == plain["evals_to_90"] and renamed["transfer_evals_to_90"] == plain["transfer_evals_to_90"]
+
+
+def test_the_same_gpu_at_another_problem_size_or_an_unnamed_gpu_is_training_data(tmp_path, capsys):
+    parts = {}
+    for name, gpu, size, optimum in (("target", "RTX 3090", "[4096]", (8, 4)), ("small", "RTX 3090", "[1024]", (7, 4)),
+                                     ("unnamed_a", "", "[4096]", (8, 4)), ("unnamed_b", "", "[4096]", (7, 4))):
+        write_space(tmp_path / "part.csv", optimum)
+        parts[name] = tmp_path / f"{name}.csv"
+        pd.read_csv(tmp_path / "part.csv").assign(gpu=gpu, kernel="k", problem_size=size).to_csv(parts[name], index=False)
+    argv = ["--params", "bx,tile", "--json"]
+    other_size = run_json(capsys, ["explore", str(parts["target"]), "--train", str(parts["small"]), *argv])
+    assert other_size["transfer_evals_to_90"] is not None and "left out" not in capsys.readouterr().err
+    unnamed = run_json(capsys, ["explore", str(parts["unnamed_a"]), "--train", str(parts["unnamed_b"]), *argv])
+    assert unnamed["transfer_evals_to_90"] is not None
+
+
+def test_gzipped_caches_and_parquet_tables_are_spaces_too(tmp_path, capsys):
+    import gzip
+    import shutil
+
+    from gpuperf.datasets import load_dataset, write_kernel_tuner_cache
+
+    hub = load_dataset("benchmark_hub_spaces")
+    keys = ["block_size_x", "between_method", "tile_size", "use_method"]
+    rows = {label: hub[(hub["kernel"] == "pnpoly") & (hub["gpu_label"] == label)] for label in ("RTX_3090", "RTX_3060_laptop")}
+    space = write_kernel_tuner_cache(rows["RTX_3090"], tmp_path / "space.json", tune_params_keys=keys)
+    train = write_kernel_tuner_cache(rows["RTX_3060_laptop"], tmp_path / "train.json", tune_params_keys=keys)
+    with open(train, "rb") as plain, gzip.open(tmp_path / "train.json.gz", "wb") as packed:
+        shutil.copyfileobj(plain, packed)
+    expected = run_json(capsys, ["explore", str(space), "--train", str(train), "--budget", "5", "--json"])
+    gzipped = run_json(capsys, ["explore", str(space), "--train", str(tmp_path / "train.json.gz"), "--budget", "5", "--json"])
+    assert gzipped["order"] == expected["order"]
+    rows["RTX_3090"][["gpu", "status", *keys, "time_s"]].to_parquet(tmp_path / "space.parquet")
+    rows["RTX_3060_laptop"][["gpu", "status", *keys, "time_s"]].to_parquet(tmp_path / "train.parquet")
+    parquet = run_json(capsys, ["explore", str(tmp_path / "space.parquet"), "--train", str(tmp_path / "train.parquet"),
+                                "--params", ",".join(keys), "--budget", "5", "--json"])
+    assert parquet["order"] == expected["order"]
+
+
+def test_a_repeated_configuration_says_in_which_columns_its_rows_differ(tmp_path, capsys):
+    frame = pd.read_csv(write_space(tmp_path / "t.csv", (7, 4)))
+    pd.concat([frame.assign(layout="row"), frame.assign(layout="col")]).to_csv(tmp_path / "two.csv", index=False)
+    assert main(["explore", str(tmp_path / "two.csv"), "--params", "bx,tile"]) == 2
+    assert "two.csv: line 52: configuration 1,1 appears twice (its rows differ in layout" in capsys.readouterr().err

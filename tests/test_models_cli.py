@@ -400,3 +400,13 @@ def test_bsp_rows_whose_counts_give_no_time_are_named(tables, tmp_path, capsys):
     frame.to_csv(bad, index=False)
     assert main(["fit", str(bad), "--model", "bsp", "--out", str(tmp_path / "b.json")]) == 2
     assert "zero.csv: row 6: the BSP inputs give no positive time" in capsys.readouterr().err
+
+
+def test_a_repeated_header_name_or_a_semicolon_file_is_refused(tables, tmp_path, capsys):
+    lines = open(tables["generic"]).read().splitlines()
+    (tmp_path / "dup.csv").write_text("\n".join([lines[0].replace("x4", "x1"), *lines[1:]]) + "\n")
+    (tmp_path / "semi.csv").write_text("\n".join(line.replace(",", ";") for line in lines) + "\n")
+    for name, message in (("dup.csv", "dup.csv: the header names column x1 more than once"),
+                          ("semi.csv", "semi.csv: one column named 'kernel;gpu;")):
+        assert main(["fit", str(tmp_path / name), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
+        assert message in capsys.readouterr().err

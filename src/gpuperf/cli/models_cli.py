@@ -46,8 +46,6 @@ if TYPE_CHECKING:
 PREDICTED = "predicted_time_s"
 PREDICTED_GPU = "predicted_gpu"  # predict-table --gpu: the GPU the rows were predicted for
 PROTOCOLS = {"leave-one-gpu-out": "gpu", "leave-one-kernel-out": "kernel"}
-CSV_SUFFIXES = (".csv", ".csv.gz")
-PARQUET_SUFFIXES = (".parquet", ".pq")
 NOT_FEATURES = ("kernel", "variant", "gpu", "device", "source", "time_s", "status", "repeats", "n_invocations")
 # What profilers record about a launch that says nothing of the kernel: IDs, streams, start times.
 LAUNCH_BOOKKEEPING = ("ID", "Process ID", "Context", "Stream", "CC", "start_s", "correlation_id", "context",
@@ -62,28 +60,14 @@ def read_table(source: str) -> tuple[pd.DataFrame, str]:
     import pandas as pd
 
     from gpuperf.datasets import BUNDLED, load_dataset
-    from gpuperf.datasets.tables import read_csv
+    from gpuperf.datasets.tables import CSV_SUFFIXES, PARQUET_SUFFIXES, read_table_file
 
     path = Path(source)
     if not path.exists() and source in BUNDLED:
         return load_dataset(source).reset_index(drop=True), source
-    name = path.name.lower()
-    if name.endswith(CSV_SUFFIXES):
-        frame = read_csv(path)
-    elif name.endswith(PARQUET_SUFFIXES):
-        if not path.is_file():
-            raise GpuperfError(f"{path}: no such file")
-        try:
-            frame = pd.read_parquet(path)
-        except (OSError, ValueError) as error:
-            raise GpuperfError(f"{path}: not a readable Parquet table ({str(error).splitlines()[0]})") from None
-    elif not path.exists():
+    if not path.exists() and not path.name.lower().endswith((*CSV_SUFFIXES, *PARQUET_SUFFIXES)):
         raise unknown_name_error("table file or bundled dataset", source, BUNDLED)
-    else:
-        raise GpuperfError(f"{path}: not a CSV or Parquet file (use .csv, .csv.gz, .parquet or .pq)")
-    if frame.empty:
-        raise GpuperfError(f"{path}: the table has no rows")
-    return frame.reset_index(drop=True), str(path)
+    return read_table_file(path).reset_index(drop=True), str(path)
 
 
 def row_of(frame: pd.DataFrame, position: int) -> int:
@@ -415,6 +399,8 @@ def predict_table_command(
     result[PREDICTED] = fitted.predict(table[names])
     if gpu is not None:
         result[PREDICTED_GPU] = gpu
+    from gpuperf.datasets.tables import PARQUET_SUFFIXES
+
     if out.name.lower().endswith(PARQUET_SUFFIXES):
         result.to_parquet(out, index=False)
     else:

@@ -24,17 +24,53 @@ from gpuperf.errors import GpuperfError
 OK_SPELLINGS = {"ok", "Ok", "OK"}
 
 
+CSV_SUFFIXES = (".csv", ".csv.gz")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+
+
 def read_csv(path: str | Path, **options) -> pd.DataFrame:
-    """A CSV (plain or gzip) as read by pandas; a missing, empty or unparsable file is one clear error."""
+    """A CSV (plain or gzip) as read by pandas; a missing, empty or unparsable file is one clear
+    error, and so (read with no options) is a header naming a column twice or a file separated by
+    semicolons."""
     path = Path(path)
     if not path.is_file():
         raise GpuperfError(f"{path}: no such file")
     try:
-        return pd.read_csv(path, low_memory=False, **options)
+        frame = pd.read_csv(path, low_memory=False, **options)
+        header = None if options else pd.read_csv(path, nrows=1, header=None, dtype=str)
     except pd.errors.EmptyDataError:
         raise GpuperfError(f"{path}: empty file") from None
     except (pd.errors.ParserError, UnicodeDecodeError, EOFError, OSError) as exc:
         raise GpuperfError(f"{path}: not a readable CSV table ({str(exc).splitlines()[0]})") from None
+    if header is not None:
+        names = [str(name) for name in header.iloc[0]]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise GpuperfError(f"{path}: the header names column {repeated[0]} more than once")
+        if len(names) == 1 and ";" in names[0]:
+            raise GpuperfError(f"{path}: one column named '{names[0][:40]}...': the file is separated by ';'; "
+                               "gpuperf reads comma-separated CSV")
+    return frame
+
+
+def read_table_file(path: str | Path) -> pd.DataFrame:
+    """A CSV (``.csv``, ``.csv.gz``) or Parquet (``.parquet``, ``.pq``) table with at least one row."""
+    path = Path(path)
+    name = path.name.lower()
+    if name.endswith(CSV_SUFFIXES):
+        frame = read_csv(path)
+    elif name.endswith(PARQUET_SUFFIXES):
+        if not path.is_file():
+            raise GpuperfError(f"{path}: no such file")
+        try:
+            frame = pd.read_parquet(path)
+        except (OSError, ValueError) as error:
+            raise GpuperfError(f"{path}: not a readable Parquet table ({str(error).splitlines()[0]})") from None
+    else:
+        raise GpuperfError(f"{path}: not a CSV or Parquet file (use .csv, .csv.gz, .parquet or .pq)")
+    if frame.empty:
+        raise GpuperfError(f"{path}: the table has no rows")
+    return frame
 
 
 def require_columns(frame: pd.DataFrame, columns: list[str], where: str) -> None:

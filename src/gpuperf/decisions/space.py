@@ -113,7 +113,7 @@ def space_from_frame(
     target: str,
     where: str,
     status_column: str | None = "status",
-    first_line: int = 2,
+    first_line: int | None = 2,
 ) -> Space:
     """A space from a table: ``params`` columns and a ``target`` time column (any unit).
 
@@ -132,11 +132,11 @@ def space_from_frame(
         raise GpuperfError(f"{where}: missing parameter column(s) {', '.join(missing)}")
     if target not in frame.columns:
         raise GpuperfError(f"{where}: missing time column '{target}'")
+    gpu = _gpu_name(frame, where)
     for p in params:
         empty = frame[p].isna().to_numpy()
         if empty.any():
-            line = _line(frame, int(np.flatnonzero(empty)[0]), first_line)
-            raise GpuperfError(f"{where}: line {line}: parameter {p} has no value")
+            raise GpuperfError(f"{where}: {_at(frame, int(np.flatnonzero(empty)[0]), first_line)}: parameter {p} has no value")
     failed = np.zeros(len(frame), dtype=bool)
     if status_column and status_column in frame.columns:
         failed |= ~frame[status_column].fillna("ok").astype(str).str.strip().isin(FAILED_STATUSES_OK).to_numpy()
@@ -147,7 +147,7 @@ def space_from_frame(
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise GpuperfError(
-            f"{where}: line {_line(frame, row, first_line)}: {target}={plain_value(raw.iloc[row])!r} is not a positive number "
+            f"{where}: {_at(frame, row, first_line)}: {target}={plain_value(raw.iloc[row])!r} is not a positive number "
             f"(nor a failure: a status other than ok, or {', '.join(FAILURE_NAMES)})"
         )
     times[failed] = np.nan
@@ -159,9 +159,28 @@ def space_from_frame(
     if duplicated.any():
         row = int(np.flatnonzero(duplicated)[0])
         raise GpuperfError(
-            f"{where}: line {_line(frame, row, first_line)}: configuration {keys.iloc[row]} appears twice")
+            f"{where}: {_at(frame, row, first_line)}: configuration {keys.iloc[row]} appears twice"
+            + _why_twice(frame.reset_index(drop=True), keys, row, [*params, target]))
     extra = frame.drop(columns=[c for c in (*params, target) if c in frame.columns]).reset_index(drop=True)
-    return Space(params, configs, times, where, extra, _gpu_name(frame, where), target)
+    return Space(params, configs, times, where, extra, gpu, target)
+
+
+def _why_twice(frame: pd.DataFrame, keys: pd.Series, row: int, used: list[str]) -> str:
+    """The columns in which the rows of a repeated configuration differ: a parameter left out of
+    --params, or a second kernel or problem size in one table."""
+    same = frame[keys == keys.iloc[row]].drop(columns=[c for c in used if c in frame.columns])
+    differing = [str(c) for c in same.columns
+                 if same[c].astype(str).nunique() > 1 and not str(c).startswith("time") and c != "variant"]
+    if not differing:
+        return ""
+    return f" (its rows differ in {', '.join(differing[:3])}: a parameter missing from --params, or one table holding several)"
+
+
+def _at(frame: pd.DataFrame, position: int, first_line: int | None) -> str:
+    """Where row ``position`` is: ``line N`` of a file, or ``entry N`` of a cache (``first_line`` None)."""
+    if first_line is None:
+        return f"entry {position + 1}"
+    return f"line {_line(frame, position, first_line)}"
 
 
 def _line(frame: pd.DataFrame, position: int, first_line: int) -> int:
@@ -178,7 +197,8 @@ def _gpu_name(frame: pd.DataFrame, where: str) -> str | None:
     """The one value of the table's ``gpu`` column (None without one)."""
     if GPU_COLUMN not in frame.columns:
         return None
-    names = frame[GPU_COLUMN].dropna().astype(str).str.strip().unique()
+    names = frame[GPU_COLUMN].dropna().astype(str).str.strip()
+    names = names[names != ""].unique()  # Kernel Tuner 1.5 writes an empty device name
     if len(names) > 1:
         shown = ", ".join(names[:3])
         raise GpuperfError(f"{where}: column {GPU_COLUMN} names {len(names)} GPUs ({shown}); one table per GPU")
@@ -186,10 +206,10 @@ def _gpu_name(frame: pd.DataFrame, where: str) -> str | None:
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
-    """A CSV (plain or gzip) table; missing or unreadable files are one clear error."""
-    from gpuperf.datasets.tables import read_csv
+    """A CSV (plain or gzip) or Parquet table; missing or unreadable files are one clear error."""
+    from gpuperf.datasets.tables import read_table_file
 
-    return read_csv(path)
+    return read_table_file(path)
 
 
 def default_target(frame: pd.DataFrame, where: str) -> str:
@@ -201,11 +221,13 @@ def default_target(frame: pd.DataFrame, where: str) -> str:
 
 
 def is_kernel_tuner_cache(path: str | Path) -> bool:
-    return Path(path).suffix.lower() == ".json"
+    """A Kernel Tuner cache file: ``.json``, or gzipped ``.json.gz``."""
+    return Path(path).name.lower().endswith((".json", ".json.gz"))
 
 
 def read_space(path: str | Path, params: Sequence[str] | None = None, target: str | None = None) -> Space:
-    """A space from a CSV file or a Kernel Tuner cache (``.json``; see :func:`space_from_frame`).
+    """A space from a CSV or Parquet file or a Kernel Tuner cache (``.json``, ``.json.gz``; see
+    :func:`space_from_frame`).
 
     A cache names its own parameters (``tune_params_keys``, used when ``params`` is None), its
     times become ``time_s`` and its device names the space's GPU; a CSV needs ``params``.
@@ -254,15 +276,19 @@ def _cache_space(path: str | Path, params: Sequence[str] | None, target: str | N
     frame = read_kernel_tuner_cache(path)
     if target is None or (fallback and target not in frame.columns):
         target = "time_s"
-    return space_from_frame(frame, list(params or frame.attrs["parameters"]), target, str(path))
+    return space_from_frame(frame, list(params or frame.attrs["parameters"]), target, str(path), first_line=None)
 
 
 def same_kernel_and_gpu(a: Space, b: Space) -> bool:
-    """Whether two spaces name the same GPU and (where both name one) the same kernel."""
+    """Whether two spaces name the same GPU and (where both name them) the same kernel and
+    problem size."""
     if a.gpu is None or b.gpu is None or a.gpu != b.gpu:
         return False
-    kernels = [set(s.extra["kernel"].dropna().astype(str)) if "kernel" in s.extra.columns else None for s in (a, b)]
-    return kernels[0] is None or kernels[1] is None or kernels[0] == kernels[1]
+    for column in ("kernel", "problem_size"):
+        values = [set(s.extra[column].dropna().astype(str)) if column in s.extra.columns else None for s in (a, b)]
+        if values[0] and values[1] and values[0] != values[1]:
+            return False
+    return True
 
 
 def transfer_matrix(space: Space, others: Sequence[Space]) -> np.ndarray:
