@@ -116,3 +116,23 @@ def test_a_file_that_fails_to_import_says_why(tmp_path: Path) -> None:
     path.write_text("def f(:\n")
     with pytest.raises(GpuperfError, match="broken.py' failed to import: SyntaxError"):
         load_user_kernel(f"{path}:f")
+
+
+def test_a_kernel_file_imports_modules_beside_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "shapes.py").write_text("TILE = 64\n")
+    (tmp_path / "tiled.py").write_text(KERNELS + "\n\nfrom shapes import TILE\n\n\ndef tiled():\n"
+                                       "    assert TILE == 64\n    return _saxpy()\n")
+    monkeypatch.chdir("/")
+    assert load_user_kernel(f"{tmp_path / 'tiled.py'}:tiled").params == ("n",)
+    assert str(tmp_path) not in __import__("sys").path
+
+
+def test_a_kernel_whose_params_miss_a_loop_bound_says_so(kernel_file: Path) -> None:
+    from gpuperf.kernels.kernel import Kernel
+
+    saxpy = load_user_kernel(f"{kernel_file}:saxpy")
+    unlisted = Kernel("unlisted", saxpy.program, ())
+    with pytest.raises(GpuperfError, match=r"loop domains use n, which its size parameters \(none\) do not list"):
+        unlisted.resolve_sizes({})
+    with pytest.raises(GpuperfError, match="add n to the Kernel's params"):
+        measure(unlisted, {}, settings=FAST)

@@ -66,8 +66,19 @@ class Kernel:
         return self.program.default_entrypoint
 
     # -- sizes --------------------------------------------------------------------------------
+    @cached_property
+    def unlisted_bounds(self) -> tuple[str, ...]:
+        """Parameters the loop domains use that ``params`` does not list (a mistake: none should)."""
+        return tuple(sorted(set(self.entry.all_params()) - set(self.params)))
+
     def resolve_sizes(self, sizes: Mapping[str, Any] | None = None) -> dict[str, int]:
         """Check ``sizes`` names every size parameter (defaults fill gaps) and nothing else."""
+        unlisted = self.unlisted_bounds
+        if unlisted:
+            raise GpuperfError(
+                f"kernel '{self.key}': its loop domains use {', '.join(unlisted)}, which its size parameters "
+                f"({', '.join(self.params) or 'none'}) do not list; add {unlisted[0]} to the Kernel's params"
+            )
         merged = dict(self.default_sizes)
         merged.update(sizes or {})
         unknown = sorted(set(merged) - set(self.params))

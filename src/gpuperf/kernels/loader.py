@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import inspect
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import loopy as lp
@@ -29,10 +32,11 @@ def load_user_kernel(spec: str) -> Kernel:
     if module_spec is None or module_spec.loader is None:
         raise GpuperfError(f"kernel file '{path}' is not a Python file")
     module = importlib.util.module_from_spec(module_spec)
-    try:
-        module_spec.loader.exec_module(module)
-    except Exception as exc:  # noqa: BLE001 - any failure in user code is reported the same way
-        raise GpuperfError(f"kernel file '{path}' failed to import: {type(exc).__name__}: {exc}") from None
+    with _importable_from(path.resolve().parent):  # the file may import modules beside it
+        try:
+            module_spec.loader.exec_module(module)
+        except Exception as exc:  # noqa: BLE001 - any failure in user code is reported the same way
+            raise GpuperfError(f"kernel file '{path}' failed to import: {type(exc).__name__}: {exc}") from None
     builder = getattr(module, function, None)
     if builder is None or not callable(builder):
         defined = [n for n, v in vars(module).items() if inspect.isfunction(v) and v.__module__ == module.__name__]
@@ -40,10 +44,11 @@ def load_user_kernel(spec: str) -> Kernel:
             f"kernel file '{path}' does not define a function '{function}'"
             + (f"; it defines {', '.join(defined)}" if defined else "")
         )
-    try:
-        result = builder()
-    except Exception as exc:  # noqa: BLE001
-        raise GpuperfError(f"{path}:{function}() raised {type(exc).__name__}: {exc}") from None
+    with _importable_from(path.resolve().parent):
+        try:
+            result = builder()
+        except Exception as exc:  # noqa: BLE001
+            raise GpuperfError(f"{path}:{function}() raised {type(exc).__name__}: {exc}") from None
     if isinstance(result, Kernel):
         return result
     if isinstance(result, lp.TranslationUnit):
@@ -56,3 +61,17 @@ def load_user_kernel(spec: str) -> Kernel:
     raise GpuperfError(
         f"{path}:{function}() returned {type(result).__name__}; expected a loopy TranslationUnit or gpuperf Kernel"
     )
+
+
+@contextlib.contextmanager
+def _importable_from(folder: Path) -> Iterator[None]:
+    """``folder`` first on ``sys.path`` for the duration (as ``python file.py`` would have it)."""
+    entry = str(folder)
+    added = entry not in sys.path
+    if added:
+        sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        if added and entry in sys.path:
+            sys.path.remove(entry)
