@@ -67,6 +67,11 @@ def test_json_embeds_compiled_models_as_checked_skops_payload(tmp_path):
     path.write_text(json.dumps(document))
     with pytest.raises(GpuperfError, match="rf.json: model_skops is not a valid skops payload"):
         load_model(path)
+    good = base64.b64encode(sio.dumps(make_model("random_forest").fit(X, y))).decode("ascii")
+    document["model_skops"] = good[: len(good) // 2 // 4 * 4]  # cut short, still valid base64
+    path.write_text(json.dumps(document))
+    with pytest.raises(GpuperfError, match="rf.json: model_skops is not a valid skops payload .BadZipFile"):
+        load_model(path)
 
 
 def test_bsp_model_round_trips_through_json(tmp_path):

@@ -214,8 +214,7 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
     counts = _int_list(trips, "trips")
     if cycles < 1:
         raise GpuperfError(f"--cycles: {cycles} must be at least 1")
-    if out and not Path(out).parent.is_dir():
-        raise GpuperfError(f"{out}: folder {Path(out).parent} does not exist")
+    _check_new_output(out)
     opened = open_device(device)
     descriptor = sweep.measured_device_descriptor(opened, gpu)
     for trip in counts:
@@ -292,8 +291,7 @@ def tune_command(
     if start not in TUNE_STARTS:
         raise unknown_name_error("start", start, TUNE_STARTS)
     others = [s for path in train or [] for s in read_training_spaces(path, names)]
-    if out and not Path(out).parent.is_dir():
-        raise GpuperfError(f"{out}: folder {Path(out).parent} does not exist")
+    _check_new_output(out)
     ranking = None
     if start == "ranked" and not others:
         ranking = ranking_by_other_kernels(space, sizes, rank_train, show=not (no_progress or as_json))
@@ -335,3 +333,15 @@ def register(app: typer.Typer) -> None:
     app.command("rank")(rank_command)
     app.command("geometry")(geometry_command)
     app.command("geometry-sweep")(geometry_sweep_command)
+
+
+def _check_new_output(out: str | None) -> None:
+    """``--out`` of a measuring command: a new file in an existing folder (measurements are never
+    overwritten)."""
+    if not out:
+        return
+    if not Path(out).parent.is_dir():
+        raise GpuperfError(f"{out}: folder {Path(out).parent} does not exist")
+    if Path(out).exists():
+        raise GpuperfError(f"{out}: the file exists; gpuperf does not overwrite measurements (choose another --out "
+                           "or move it away)")

@@ -143,12 +143,16 @@ def _load_skops_payload(payload: str, path: Path):
     """The model embedded in a JSON file as base64 skops bytes, refusing untrusted types."""
     try:
         data = base64.b64decode(payload, validate=True)
-        untrusted = [t for t in sio.get_untrusted_types(data=data) if t not in SKOPS_TRUSTED]
-    except (binascii.Error, ValueError, TypeError) as error:
-        raise GpuperfError(f"{path}: model_skops is not a valid skops payload ({error})") from None
+        types = sio.get_untrusted_types(data=data)
+    except (binascii.Error, ValueError, TypeError, zipfile.BadZipFile, KeyError, EOFError) as error:
+        raise GpuperfError(f"{path}: model_skops is not a valid skops payload ({type(error).__name__}: {error})") from None
+    untrusted = [t for t in types if t not in SKOPS_TRUSTED]
     if untrusted:
         raise GpuperfError(f"{path}: refusing untrusted type(s) {', '.join(untrusted)}")
-    return sio.loads(data, trusted=list(sio.get_untrusted_types(data=data)))
+    try:
+        return sio.loads(data, trusted=list(types))
+    except (ValueError, TypeError, zipfile.BadZipFile, KeyError, EOFError) as error:
+        raise GpuperfError(f"{path}: model_skops is damaged ({type(error).__name__}: {error})") from None
 
 
 def check_feature_names(saved, given, where: str) -> None:
