@@ -221,6 +221,9 @@ def test_space_from_frame_reads_failures_and_rejects_bad_tables():
         space_from_frame(pd.concat([table(), table().iloc[[3]]]), ["p", "q"], "time_ms", "t.csv")
     with pytest.raises(GpuperfError, match=r"missing time column 'time_s'"):
         space_from_frame(table(), ["p", "q"], "time_s", "t.csv")
+    for rate in ("GFLOP/s", "gflops", "bytes_per_second", "throughput"):
+        with pytest.raises(GpuperfError, match=rf"--target {rate} looks like a rate \(higher is better\)"):
+            space_from_frame(table().assign(**{rate: 1.0}), ["p", "q"], rate, "t.csv")
 
 
 def test_a_bundled_space_subset_round_trips_through_a_kernel_tuner_cache(tmp_path):

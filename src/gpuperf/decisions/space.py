@@ -132,6 +132,9 @@ def space_from_frame(
         raise GpuperfError(f"{where}: missing parameter column(s) {', '.join(missing)}")
     if target not in frame.columns:
         raise GpuperfError(f"{where}: missing time column '{target}'")
+    if looks_like_rate(target):
+        raise GpuperfError(f"{where}: --target {target} looks like a rate (higher is better), but explore "
+                           "minimises a time; name a time column")
     gpu = _gpu_name(frame, where)
     for p in params:
         empty = frame[p].isna().to_numpy()
@@ -163,6 +166,14 @@ def space_from_frame(
             + _why_twice(frame.reset_index(drop=True), keys, row, [*params, target]))
     extra = frame.drop(columns=[c for c in (*params, target) if c in frame.columns]).reset_index(drop=True)
     return Space(params, configs, times, where, extra, gpu, target)
+
+
+def looks_like_rate(column: str) -> bool:
+    """A column whose name says higher is better (``GFLOP/s``, ``gflops``, ``bytes_per_second``,
+    ``throughput``, ``bandwidth``)."""
+    name = str(column).lower()
+    return ("/s" in name or "per_second" in name or name.endswith("flops")
+            or any(word in name for word in ("throughput", "bandwidth")))
 
 
 def _why_twice(frame: pd.DataFrame, keys: pd.Series, row: int, used: list[str]) -> str:
