@@ -56,9 +56,13 @@ def only(database):
 
 def test_kernel_json(capsys, database):
     # row_sum: each work-item walks its own row, so a warp touches 32 rows (uncoalesced, like MAU)
-    out = run_json(capsys, ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970",
-                            "--threshold", "1.05", "--json", *only(database)])
+    advice = run_json(capsys, ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970",
+                               "--threshold", "1.05", "--json", *only(database)])
+    assert set(advice) == {"suggestions", "below_threshold", "not_suggested"}
+    out = advice["suggestions"]
     assert isinstance(out, list) and out
+    assert all(s["predicted_speedup"] < 1.05 for s in advice["below_threshold"])
+    assert len(out) + len(advice["below_threshold"]) + len(advice["not_suggested"]) == 2
     for suggestion in out:
         assert KEYS <= set(suggestion)
         assert suggestion["predicted_speedup"] >= 1.05
@@ -70,20 +74,24 @@ def test_kernel_json(capsys, database):
 
 def test_threshold_filters(capsys, database):
     args = ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970", "--json", *only(database)]
-    everything = run_json(capsys, [*args, "--threshold", "0.0001"])
+    everything = run_json(capsys, [*args, "--threshold", "0.0001"])["suggestions"]
     assert len(everything) == 2
     cut = min(s["predicted_speedup"] for s in everything) + 1e-3
     above = run_json(capsys, [*args, "--threshold", str(cut)])
-    assert [s["optimization"] for s in above] == [s["optimization"] for s in everything
-                                                  if s["predicted_speedup"] >= cut]
+    assert [s["optimization"] for s in above["suggestions"]] == [s["optimization"] for s in everything
+                                                                 if s["predicted_speedup"] >= cut]
+    assert [s["optimization"] for s in above["below_threshold"]] == [s["optimization"] for s in everything
+                                                                     if s["predicted_speedup"] < cut]
 
 
 def test_min_confidence_abstains(capsys, database):
     args = ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970", "--threshold", "0.0001",
             *only(database)]
-    everything = run_json(capsys, [*args, "--json"])
+    everything = run_json(capsys, [*args, "--json"])["suggestions"]
     cut = max(s["confidence"] for s in everything) + 0.001  # JSON rounds to 3 decimals
-    assert run_json(capsys, [*args, "--json", "--min-confidence", str(cut)]) == []
+    unsure = run_json(capsys, [*args, "--json", "--min-confidence", str(cut)])
+    assert unsure["suggestions"] == [] and len(unsure["not_suggested"]) == 2
+    assert all(n["reason"].startswith("abstained: confidence") for n in unsure["not_suggested"])
     assert main([*args, "--min-confidence", str(min(cut, 1.0))]) == 0
     printed = capsys.readouterr().out
     assert "abstained: confidence" in printed and "below the threshold" not in printed  # above 0.0001, unsure
@@ -94,7 +102,9 @@ def test_min_confidence_abstains(capsys, database):
 def test_coalesced_kernel_gets_no_coalescing_advice(capsys, database):
     out = run_json(capsys, ["advise", "column_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970",
                             "--threshold", "0.0001", "--json", *only(database)])
-    assert "t_coalesce" not in {s["optimization"] for s in out}
+    assert "t_coalesce" not in {s["optimization"] for s in out["suggestions"]}
+    assert {"optimization": "t_coalesce", "reason": "does not apply: cache_lines_per_warp_access > 3 is false "
+            "for this kernel"} in out["not_suggested"]
     assert main(["advise", "column_sum", "-p", "n=1024", "-p", "m=1024", "--threshold", "0.0001", *only(database)]) == 0
     assert "does not apply" in capsys.readouterr().out
 
@@ -121,7 +131,7 @@ def test_profile_json(tmp_path, capsys, database):
     path = tmp_path / "row.csv"
     pd.DataFrame([PROFILE, {**PROFILE, "block.x": 32}]).to_csv(path, index=False)
     out = run_json(capsys, ["advise", "--profile", str(path), "--row", "2", "--threshold", "0.0001", "--json",
-                            *only(database)])
+                            *only(database)])["suggestions"]
     assert {s["optimization"] for s in out} == {"t_coalesce", "t_shared"}
     assert all(KEYS <= set(s) for s in out)
 
@@ -146,8 +156,17 @@ def test_optimizations_list(capsys, database):
 def test_device_json_applies_the_space_parameter(capsys):
     spec = "stencil2d[local_x=16,local_y=4,outputs_y=4,prefetch=0,unroll=1]"
     out = run_json(capsys, ["advise", spec, "-p", "n=512", "-p", "m=512", "--device", "opencl:0",
-                            "--only", "unrolling", "--threshold", "0.0001", "--json"])
+                            "--only", "unrolling", "--threshold", "0.0001", "--json"])["suggestions"]
     assert [s["optimization"] for s in out] == ["unrolling"]
     assert out[0]["apply"]["variant"] == spec.replace("unroll=1", "unroll=4")
     nearest = out[0]["explanation"]["nearest_pairs"]
     assert all(p["change"] in ("unroll: 1 -> 2", "unroll: 1 -> 4") for p in nearest)
+
+
+def test_an_optimization_trained_on_a_device_only_says_how_to_get_its_advice(capsys):
+    out = run_json(capsys, ["advise", "stencil2d[local_x=16,local_y=4,outputs_y=4,prefetch=0,unroll=1]", "-p", "n=512",
+                            "-p", "m=512", "--only", "unrolling", "--threshold", "0.0001", "--json"])
+    (entry,) = out["not_suggested"]
+    assert entry["optimization"] == "unrolling" and entry["reason"].startswith(
+        "not assessed: its pairs were measured on a device (")
+    assert entry["reason"].endswith("not on GPUs; advise for a device with --device")

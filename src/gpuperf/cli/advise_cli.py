@@ -29,7 +29,7 @@ def advise(
         help="abstain from suggestions whose calibrated confidence is below this (0 to 1)")] = 0.0,
     optimizations: OptimizationsOption = None,
     only: Annotated[list[str] | None, typer.Option("--only", help="assess only this optimization; repeatable")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print the suggestions as JSON")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON: suggestions, below_threshold, not_suggested")] = False,
 ) -> None:
     """Suggest optimizations for a kernel (static features) or a profiled launch (--profile)."""
     from gpuperf.decisions.advise import advise_kernel, advise_profile
@@ -56,7 +56,7 @@ def advise(
         result = advise_kernel(get_kernel(kernel), parse_params(param), gpu, device, threshold, entries,
                                min_confidence=min_confidence)
     if as_json:
-        print_json([s.to_dict() for s in result.suggestions])
+        print_json(advice_json(result, threshold))
         return
     print_table(
         [{"optimization": s.optimization, "predicted speedup": f"{s.predicted_speedup:.2f}x",
@@ -71,6 +71,17 @@ def advise(
         console.print(f"[dim]{s.optimization}: predicted {s.predicted_speedup:.2f}x, below the threshold[/dim]")
     for name, reason in result.skipped:
         console.print(f"[dim]{name}: {reason}[/dim]")
+
+
+def advice_json(result, threshold: float) -> dict[str, list]:  # noqa: ANN001 - an Advice
+    """``suggestions`` (above the threshold, confident enough), ``below_threshold`` (assessed, not
+    suggested) and ``not_suggested``: every other optimization with its reason (does not apply, not
+    assessed, abstained)."""
+    return {
+        "suggestions": [s.to_dict() for s in result.suggestions],
+        "below_threshold": [s.to_dict() for s in result.assessed if s.predicted_speedup < threshold],
+        "not_suggested": [{"optimization": name, "reason": reason} for name, reason in result.skipped],
+    }
 
 
 def optimizations_list(

@@ -85,6 +85,18 @@ def _target_pairs(pairs: pd.DataFrame, target: str) -> tuple[pd.DataFrame, str]:
     return chosen, ""
 
 
+def _no_pairs_reason(all_pairs: list[pd.DataFrame], target: str) -> str:
+    """Why an optimization has no training pairs for ``target``, and what would give it some."""
+    measured = sorted(set().union(*(set(p["target"]) for p in all_pairs))) if all_pairs else []
+    on_devices = [t.removeprefix(DEVICE_TARGET) for t in measured if t.startswith(DEVICE_TARGET)]
+    if target == GPU_TARGET and on_devices:
+        return (f"its pairs were measured on a device ({', '.join(on_devices)}), not on GPUs; "
+                "advise for a device with --device")
+    if not measured:
+        return "its entry yields no measured pairs"
+    return f"no training pairs for {target.removeprefix(DEVICE_TARGET)}"
+
+
 # -- models ------------------------------------------------------------------------------------------
 SAFE_TYPE_PREFIXES = ("numpy.", "sklearn.", "scipy.")
 SAFE_TYPES = ("gpuperf.models.m5p.M5PRegressor", "gpuperf.models.learned.signed_log1p")
@@ -241,7 +253,7 @@ def advise(
         all_pairs = [p for p in all_pairs if not p.empty]
         pairs, pair_note = _target_pairs(pd.concat(all_pairs, ignore_index=True), target) if all_pairs else (None, "")
         if pairs is None or pairs.empty:
-            skipped.append((entry.name, f"not assessed: no training pairs for target {target}"))
+            skipped.append((entry.name, f"not assessed: {_no_pairs_reason(all_pairs, target)}"))
             continue
         model = fitted_model(pairs, use_cache)
         prediction = model.predict(_with_change(query, kernel, variant, sizes))
