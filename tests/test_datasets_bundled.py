@@ -40,8 +40,8 @@ def test_every_timed_table_is_in_the_dataset_shape(name):
     check_dataset(frame, name)
 
 
-@pytest.mark.parametrize("name", list(BUNDLED))
-def test_every_gpu_has_its_canonical_descriptor_name(name):
+@pytest.mark.parametrize("name", [name for name, info in BUNDLED.items() if not name.endswith("_pocl")])
+def test_every_gpu_has_its_canonical_descriptor_name(name):  # the _pocl tables ran on a CPU device
     gpus = load_dataset(name)["gpu"].unique()
     assert [g for g in gpus if canonical_gpu_name(g) != g] == []
 

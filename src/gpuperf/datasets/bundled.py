@@ -31,6 +31,13 @@ SCHOONHOVEN = (
     'GPU kernels", IEEE TEVC; data: github.com/schoonhovenrichard/GPU_benchmarking_paper'
 )
 BENCHMARK_HUB = "Kernel Tuner benchmark hub: github.com/AutoTuningAssociation/benchmark_hub"
+GPUPERF = "measured by gpuperf on this project's machine (data/README.md, the .provenance.json beside the file)"
+
+def _gpuperf_export(raw: pd.DataFrame, where: str, source: str) -> pd.DataFrame:
+    """A table gpuperf exported from its measurement store: in the dataset shape already; its
+    ``source`` becomes the dataset's name (the ``campaign`` column keeps the campaign's)."""
+    return check_dataset(raw.assign(source=source), where)
+
 
 def _amaris_specs(raw: pd.DataFrame, where: str, source: str) -> pd.DataFrame:
     """The Amaris hardware table with its strings parsed into numbers (one row per GPU)."""
@@ -199,6 +206,30 @@ BUNDLED: dict[str, BundledDataset] = {
                 features=("registers", "smem_bytes", "cmem_bytes", "global_x", "global_y", "local_x", "local_y"),
                 tuning=True,
             ),
+        ),
+        BundledDataset(
+            "stencil_spaces_pocl",
+            "stencil_spaces_pocl.csv.gz",
+            "512 variants of the eight LIFT stencils' transformation spaces at n = m = 1024 on pocl's CPU "
+            "OpenCL device, timed interleaved, with each variant's static features",
+            GPUPERF,
+            "MIT (gpuperf's own)",
+            repository="gpuperf",
+            units="time_s, time_s_min, time_s_iqr in seconds; features as in docs/features.md",
+            shape_other=_gpuperf_export,
+            signature=("campaign", "kernel_key", "measured_at"),
+        ),
+        BundledDataset(
+            "advise_pairs_pocl",
+            "advise_pairs_pocl.csv.gz",
+            "Stencil variants before and after each space optimization (unrolling, coarsening, work-group "
+            "shape, local-memory prefetch) at three sizes on pocl's CPU OpenCL device, timed interleaved",
+            GPUPERF,
+            "MIT (gpuperf's own)",
+            repository="gpuperf",
+            units="time_s, time_s_min, time_s_iqr in seconds; cycle_times_s: per-cycle round medians",
+            shape_other=_gpuperf_export,
+            signature=("campaign", "kernel_key", "measured_at"),
         ),
     ]
 }
