@@ -128,3 +128,10 @@ def test_options_out_of_range_or_at_odds_are_refused_by_name(tmp_path, capsys, a
 
     assert main([a.format(tmp=tmp_path) for a in argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_measure_says_why_outputs_were_not_checked(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["measure", "vector_copy", "-p", "n=4096", "--no-verify", "--min-time", "0"]) == 0
+    assert "note: outputs not checked: --no-verify" in capsys.readouterr().err
+    assert main(["measure", "vector_copy", "-p", "n=4096", "--min-time", "0"]) == 0
+    assert "outputs not checked" not in capsys.readouterr().err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -44,6 +45,20 @@ def measure_command(
     else:
         shown = {k: v for k, v in data.items() if k not in ("provenance", "sizes")}
         print_table([{"field": k, "value": v} for k, v in shown.items()], title=f"{result.kernel} {result.sizes}")
+        for note in measurement_notes(result, verify=not no_verify):
+            print(f"note: {note}", file=sys.stderr)
+
+
+def measurement_notes(result, verify: bool) -> list[str]:  # noqa: ANN001 - a Measurement
+    """What the figures do not say themselves: why outputs were not checked, an unsteady time."""
+    notes = []
+    if not result.verified:
+        notes.append("outputs not checked: --no-verify" if not verify else
+                     "outputs not checked: the kernel has no NumPy reference")
+    if not result.stable:
+        notes.append(f"the runs' spread stayed wide after {result.retries} re-measure(s): the time is unsteady "
+                     "(a busy machine?); compare it with care")
+    return notes
 
 
 def devices_command(json_out: bool = typer.Option(False, "--json", help="print JSON")) -> None:
