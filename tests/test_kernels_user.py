@@ -136,3 +136,83 @@ def test_a_kernel_whose_params_miss_a_loop_bound_says_so(kernel_file: Path) -> N
         unlisted.resolve_sizes({})
     with pytest.raises(GpuperfError, match="add n to the Kernel's params"):
         measure(unlisted, {}, settings=FAST)
+
+
+SPACE = '''
+import loopy as lp
+import numpy as np
+
+from gpuperf.kernels.kernel import Kernel
+from gpuperf.kernels.space import VariantSpace
+
+
+def _scale(config):
+    program = lp.make_kernel("{[i, j]: 0<=i<n and 0<=j<m}", "b[j, i] = 2*a[j, i]",
+                             [lp.GlobalArg("a,b", np.float32, shape="m, n"), "..."],
+                             assumptions="n mod 128 = 0 and m mod 16 = 0 and n >= 128 and m >= 16",
+                             name="scale2d", lang_version=(2018, 2))
+    program = lp.split_iname(program, "i", config["local_x"], outer_tag="g.0", inner_tag="l.0")
+    program = lp.split_iname(program, "j", config["local_y"], outer_tag="g.1", inner_tag="l.1")
+    return Kernel("scale2d", program, ("n", "m"), reference=lambda x, s: {"b": 2 * x["a"]},
+                  default_sizes={"n": 256, "m": 64}).with_variant(program, **config)
+
+
+def scale_space():
+    return VariantSpace(name="scale2d", parameters={"local_x": [16, 32, 64, 128], "local_y": [1, 2, 4, 8, 16]},
+                        defaults={"local_x": 32, "local_y": 4}, make=_scale,
+                        check=lambda c: "work-group over 512" if c["local_x"] * c["local_y"] > 512 else None)
+
+
+def not_a_space():
+    return _scale({"local_x": 32, "local_y": 4})
+'''
+
+
+@pytest.fixture(scope="module")
+def space_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("space") / "spaces.py"
+    path.write_text(SPACE)
+    return path
+
+
+def test_a_users_variant_space_is_named_like_a_catalog_one(space_file: Path) -> None:
+    from gpuperf.kernels.catalog import get_kernel
+    from gpuperf.kernels.space import get_space
+
+    space = get_space(f"{space_file}:scale_space")
+    assert len(space.variants()) == 17 and [c for c, _ in space.skipped()] == [
+        {"local_x": 64, "local_y": 16}, {"local_x": 128, "local_y": 8}, {"local_x": 128, "local_y": 16}]
+    variant = get_kernel(f"{space_file}:scale_space[local_x=64,local_y=2]")
+    assert variant.launch({"n": 1024, "m": 256})[1] == (64, 2, 1)
+    assert measure(variant, {"n": 1024, "m": 256}, settings=FAST).verified
+    with pytest.raises(GpuperfError, match=r"not_a_space\(\) returned Kernel; expected a gpuperf VariantSpace"):
+        get_space(f"{space_file}:not_a_space")
+
+
+def test_rank_and_tune_take_a_users_space(space_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    import json
+
+    from gpuperf.cli import main
+
+    spec = f"{space_file}:scale_space"
+    assert main(["rank", spec, "-p", "n=1024", "-p", "m=256", "--top", "5", "--json"]) == 0
+    ranked = json.loads(capsys.readouterr().out)
+    assert len(ranked["variants"]) == 17 and ranked["variants"][0]["variant"].startswith("scale2d[local_x=")
+    predicted = [v["predicted_performance"] for v in ranked["variants"]]
+    assert predicted == sorted(predicted, reverse=True)
+    assert main(["tune", spec, "-p", "n=1024", "-p", "m=256", "--budget", "2", "--no-progress", "--json",
+                 "--out", str(tmp_path / "trials.csv")]) == 0
+    tuned = json.loads(capsys.readouterr().out)
+    assert tuned["evaluated"] == 2 and set(tuned["best"]) == {"local_x", "local_y"}
+
+
+def test_a_campaign_measures_a_users_space_and_exports_its_features(space_file: Path, tmp_path: Path) -> None:
+    from gpuperf.measure import load_campaign, run_campaign, store_table
+
+    campaign = tmp_path / "c.toml"
+    campaign.write_text(f'name = "mine"\n[[spaces]]\nspace = "{space_file}:scale_space"\nlimit = 2\n'
+                        'sizes = [{n = 256, m = 64}]\n[timing]\nwarmup = 1\nmin_repeats = 3\nmin_time_s = 0.001\n')
+    run_campaign(load_campaign(campaign), tmp_path / "s.sqlite", progress=False)
+    frame = store_table(tmp_path / "s.sqlite")
+    assert list(frame["variant"]) == ["local_x=16,local_y=1", "local_x=16,local_y=2"]
+    assert (frame["status"] == "ok").all() and (frame["global_bytes"] == 2 * 4 * 256 * 64).all()

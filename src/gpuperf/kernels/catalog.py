@@ -55,14 +55,16 @@ _BUILT: dict[str, Kernel] = {}
 
 
 def get_kernel(spec: str) -> Kernel:
-    """A kernel by catalog name, ``name[param=value,...]`` variant, or ``path/to/file.py:function``."""
+    """A kernel by catalog name, ``name[param=value,...]`` variant (of a catalog space or a user's,
+    ``path/to/file.py:space[param=value,...]``), or ``path/to/file.py:function``."""
     if spec in _BUILT:
         return _BUILT[spec]
-    if ".py:" in spec or spec.endswith(".py"):
+    is_variant = "[" in spec and spec.rstrip().endswith("]")
+    if not is_variant and (".py:" in spec or spec.endswith(".py")):
         from gpuperf.kernels.loader import load_user_kernel
 
         return load_user_kernel(spec)
-    if "[" in spec:
+    if is_variant:
         from gpuperf.kernels.space import variant_from_spec
 
         kernel = variant_from_spec(spec)

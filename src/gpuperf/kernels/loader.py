@@ -1,4 +1,4 @@
-"""Load a user's kernel from ``path/to/file.py:function``."""
+"""Load a user's kernel, or variant space, from ``path/to/file.py:function``."""
 
 from __future__ import annotations
 
@@ -22,6 +22,36 @@ def load_user_kernel(spec: str) -> Kernel:
     size parameters are the program's value arguments except floating-point ones that no loop
     bound names: those (saxpy's ``alpha``) are data, drawn at random like the input arrays.
     """
+    result, path, function = call_user_function(spec)
+    if isinstance(result, Kernel):
+        return result
+    if isinstance(result, lp.TranslationUnit):
+        entry = result.default_entrypoint
+        bounds = entry.all_params()
+        params = tuple(a.name for a in entry.args
+                       if isinstance(a, lp.ValueArg) and (not is_data_scalar(a) or a.name in bounds))
+        return Kernel(name=function, program=result, params=params, category="user",
+                      description=f"user kernel from {path}")
+    raise GpuperfError(
+        f"{path}:{function}() returned {type(result).__name__}; expected a loopy TranslationUnit or gpuperf Kernel"
+    )
+
+
+def load_user_space(spec: str):  # noqa: ANN201 - a VariantSpace (imported late: space.py imports this module's callers)
+    """Call ``function`` from ``file.py``; it returns a gpuperf ``VariantSpace`` (parameters, defaults,
+    a cheap ``check`` and a ``make`` that builds each configuration's Kernel)."""
+    from gpuperf.kernels.space import VariantSpace
+
+    result, path, function = call_user_function(spec)
+    if not isinstance(result, VariantSpace):
+        raise GpuperfError(f"{path}:{function}() returned {type(result).__name__}; expected a gpuperf VariantSpace "
+                           "(gpuperf.kernels.space.VariantSpace)")
+    return result
+
+
+def call_user_function(spec: str) -> tuple[object, Path, str]:
+    """(what ``function()`` of ``file.py`` returns, the file, the function's name) for ``file.py:function``;
+    every failure is one clear error naming the file and the function."""
     path_text, _, function = spec.rpartition(":") if ":" in spec else (spec, "", "")
     path = Path(path_text)
     if not function:
@@ -46,21 +76,9 @@ def load_user_kernel(spec: str) -> Kernel:
         )
     with _importable_from(path.resolve().parent):
         try:
-            result = builder()
+            return builder(), path, function
         except Exception as exc:  # noqa: BLE001
             raise GpuperfError(f"{path}:{function}() raised {type(exc).__name__}: {exc}") from None
-    if isinstance(result, Kernel):
-        return result
-    if isinstance(result, lp.TranslationUnit):
-        entry = result.default_entrypoint
-        bounds = entry.all_params()
-        params = tuple(a.name for a in entry.args
-                       if isinstance(a, lp.ValueArg) and (not is_data_scalar(a) or a.name in bounds))
-        return Kernel(name=function, program=result, params=params, category="user",
-                      description=f"user kernel from {path}")
-    raise GpuperfError(
-        f"{path}:{function}() returned {type(result).__name__}; expected a loopy TranslationUnit or gpuperf Kernel"
-    )
 
 
 @contextlib.contextmanager

@@ -234,12 +234,23 @@ def space_names() -> list[str]:
 
 
 def get_space(name: str) -> VariantSpace:
-    if name not in _SPACES:
-        raise unknown_name_error("variant space", name, _SPACES)
-    return _SPACES[name]
+    """A catalog space by name, or a user's from ``path/to/file.py:function`` (a function returning a
+    VariantSpace; loaded once per spec)."""
+    if name in _SPACES:
+        return _SPACES[name]
+    if name.rpartition(":")[0].endswith(".py"):
+        return _user_space(name)
+    raise unknown_name_error("variant space", name, _SPACES)
 
 
-_SPEC = re.compile(r"^\s*([\w.-]+)\s*\[(.*)\]\s*$")
+@lru_cache(maxsize=64)
+def _user_space(spec: str) -> VariantSpace:
+    from gpuperf.kernels.loader import load_user_space
+
+    return load_user_space(spec)
+
+
+_SPEC = re.compile(r"^\s*([^\[\]]+?)\s*\[(.*)\]\s*$")
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:

@@ -262,7 +262,9 @@ def _space_entries(table: Mapping[str, Any], where: str, default_verify: bool) -
     for variant in variants:
         kept = _resolved_sizes(variant, table, where, skipped)
         if kept:
-            entries.append(Entry(variant, variant.key, tuple(kept), verify))
+            # a user's space is named by its file: the variant's spec must find it again (export's features)
+            spec = f"{name}[{variant.variant_label}]" if ".py:" in name else variant.key
+            entries.append(Entry(variant, spec, tuple(kept), verify))
     return entries, skipped
 
 
