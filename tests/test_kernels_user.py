@@ -216,3 +216,21 @@ def test_a_campaign_measures_a_users_space_and_exports_its_features(space_file: 
     frame = store_table(tmp_path / "s.sqlite")
     assert list(frame["variant"]) == ["local_x=16,local_y=1", "local_x=16,local_y=2"]
     assert (frame["status"] == "ok").all() and (frame["global_bytes"] == 2 * 4 * 256 * 64).all()
+
+
+def test_an_integer_argument_that_bounds_nothing_may_be_zero_or_negative(tmp_path: Path) -> None:
+    path = tmp_path / "offset.py"
+    path.write_text(KERNELS + '''
+
+def add_offset():
+    program = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = a[i] + k",
+                             [lp.GlobalArg("a,b", np.int32, shape="n"), lp.ValueArg("n, k", np.int32)],
+                             assumptions="n>=64 and n mod 64 = 0", name="add_offset", lang_version=LANG)
+    program = lp.split_iname(program, "i", 64, outer_tag="g.0", inner_tag="l.0")
+    return Kernel("add_offset", program, ("n", "k"), reference=lambda x, s: {"b": x["a"] + s["k"]})
+''')
+    kernel = load_user_kernel(f"{path}:add_offset")
+    assert kernel.resolve_sizes({"n": 128, "k": -3}) == {"n": 128, "k": -3}
+    assert measure(kernel, {"n": 128, "k": -3}, settings=FAST).verified
+    with pytest.raises(GpuperfError, match=r"n=0 must be a positive integer \(it bounds a loop or sizes an array\)"):
+        kernel.resolve_sizes({"n": 0, "k": 1})

@@ -67,6 +67,18 @@ class Kernel:
 
     # -- sizes --------------------------------------------------------------------------------
     @cached_property
+    def extents(self) -> frozenset[str]:
+        """The parameters that bound a loop or size an array (they must be positive); any other
+        integer parameter (an offset, a flag) may be any whole number."""
+        from pymbolic.mapper.dependency import DependencyMapper
+
+        shaped = set()
+        for arg in self.array_args:
+            for extent in arg.shape or ():
+                shaped |= {v.name for v in DependencyMapper()(extent)} if not isinstance(extent, int) else set()
+        return frozenset(self.entry.all_params()) | frozenset(shaped)
+
+    @cached_property
     def unlisted_bounds(self) -> tuple[str, ...]:
         """Parameters the loop domains use that ``params`` does not list (a mistake: none should)."""
         return tuple(sorted(set(self.entry.all_params()) - set(self.params)))
@@ -108,8 +120,11 @@ class Kernel:
                 number = int(value)
             except (TypeError, ValueError):
                 raise GpuperfError(f"size parameter {name}={value!r} is not an integer") from None
-            if number != float(value) or number < 1:
-                raise GpuperfError(f"size parameter {name}={value!r} must be a positive integer")
+            if number != float(value):
+                raise GpuperfError(f"size parameter {name}={value!r} must be a whole number")
+            if number < 1 and name in self.extents:
+                raise GpuperfError(f"size parameter {name}={value!r} must be a positive integer (it bounds a loop "
+                                   "or sizes an array)")
             resolved[name] = number
         self._check_assumptions(resolved)
         return resolved
