@@ -58,8 +58,8 @@ def test_campaign_run_status_export(tmp_path: Path, capsys: pytest.CaptureFixtur
     out_file = tmp_path / "cycles.csv"
     code, _, _ = run_cli(["campaign", "export", "--store", str(store), "--out", str(out_file), "--cycle-times"], capsys)
     exported = pd.read_csv(out_file)
-    samples = exported["cycle_times_s"].str.split(";").map(len)  # one pass: the kept round's samples
-    assert code == 0 and (samples == exported["repeats"]).all()
+    # timed one point at a time: no cycles to pair (its launches are not matched with another point's)
+    assert code == 0 and "cycle_times_s" in exported.columns and exported["cycle_times_s"].isna().all()
     code, _, err = run_cli(["campaign", "status", "--store", str(tmp_path / "none.sqlite")], capsys)
     assert code == 2 and "does not exist" in err and not (tmp_path / "none.sqlite").exists()
 

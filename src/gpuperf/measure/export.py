@@ -91,8 +91,8 @@ class _Features:
 def store_table(store_path: str | Path, campaign: str | None = None, features: bool = True,
                 cycle_times: bool = False) -> pd.DataFrame:
     """Every stored point as one row of a dataset table; with ``cycle_times``, a ``cycle_times_s``
-    column holds each point's samples ';'-separated (an interleaved point's per-cycle round medians,
-    in cycle order; empty for a failed point)."""
+    column holds an interleaved point's per-cycle round medians ';'-separated, in cycle order (empty
+    for a failed point, and for a point timed on its own, whose launches pair with no other point's)."""
     with Store(store_path, create=False) as store:
         rows = store.rows(campaign)
         if campaign is not None and campaign not in store.campaigns():
@@ -121,7 +121,9 @@ def store_table(store_path: str | Path, campaign: str | None = None, features: b
         record.update({c: row[c] for c in TIMING_COLUMNS})
         record.update({"kernel_key": row["kernel"], **{c: row[c] for c in DETAIL_COLUMNS if c != "kernel_key"}})
         if cycle_times:
-            record[CYCLE_TIMES] = ";".join(repr(float(t)) for t in row["samples"] or ()) if row["status"] == OK else ""
+            interleaved = ((row["provenance"] or {}).get("timing") or {}).get("cycles", 1) > 1
+            record[CYCLE_TIMES] = (";".join(repr(float(t)) for t in row["samples"] or ())
+                                   if row["status"] == OK and interleaved else "")
         records.append(record)
     columns = [*KEY_COLUMNS, *size_names, *(n for n in param_names if n not in size_names),
                *(n for n in feature_names if n not in size_names and n not in param_names),
