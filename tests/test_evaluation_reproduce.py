@@ -250,3 +250,21 @@ def test_counted_clocks_is_the_median_over_kernels_of_long_launches():
     assert check.loc["GTX 970", "counted_over_clock"] == pytest.approx(1175 / frame["gpu_clock_mhz"].iloc[0])
     with pytest.raises(GpuperfError, match="counted_clocks: missing column.*elapsed_cycles_sm"):
         counted_clocks(frame.drop(columns="elapsed_cycles_sm"))
+
+
+def test_html_tables_and_notes_read_like_the_markdown():
+    from gpuperf.evaluation.report import html_table, note_html
+
+    frame = pd.DataFrame({"choices": [41645.0, 41293.0], "speedup": [1.0, 0.8823]}, index=pd.Index(["a", "b"], name="policy"))
+    page = html_table(frame)
+    assert "<td>41645</td>" in page and "<td>0.882</td>" in page and "4.16e+04" not in page
+    assert note_html("see [the sweep](sweep/report.md) & more") == 'see <a href="sweep/report.html">the sweep</a> &amp; more'
+
+
+def test_an_evaluation_section_says_its_overall_figures_are_pooled_and_what_it_left_out(tmp_path, small):
+    evaluation = leave_one_gpu_out(make_model("linear"), small, ["input.size.1", "threads"], max_train_rows=20)
+    evaluation.skipped["Kepler"] = 7
+    markdown = write_report(tmp_path / "out", "T", {"rf": evaluation})["markdown"].read_text()
+    assert f"Overall (pooled over {len(small)} held-out rows)" in markdown
+    assert "Rows left out for want of a prediction" in markdown and ": 7 of held-out Kepler." in markdown
+    assert "Metrics: mape = mean |measured - predicted| / measured" in markdown

@@ -61,6 +61,31 @@ def markdown_table(frame: pd.DataFrame, digits: int = 3) -> str:
     return "\n".join(lines)
 
 
+def html_table(frame: pd.DataFrame, digits: int = 3) -> str:
+    """``frame`` as an HTML table formatted as :func:`markdown_table` formats it."""
+    flat = _with_index(frame)
+    whole = {name: _whole(column) for name, column in flat.items()}
+    shown = pd.DataFrame({name: [_cell(v, digits, whole[name]) for v in column] for name, column in flat.items()},
+                         columns=flat.columns)
+    return shown.to_html(index=False, border=0, na_rep="")
+
+
+def note_html(note: str) -> str:
+    """A note as HTML: escaped, with Markdown links ``[text](page.md)`` as links to the HTML page."""
+    escaped = html.escape(note)
+    return re.sub(r"\[([^\]]+)\]\(([^)\s]+?)(\.md)?\)",
+                  lambda m: f'<a href="{m[2]}{".html" if m[3] else ""}">{m[1]}</a>', escaped)
+
+
+METRIC_GLOSSARY = (
+    "Metrics: mape = mean |measured - predicted| / measured (a fraction: 0.1 is 10 %); median_ape its median; "
+    "gmre = exp(mean |ln(predicted / measured)|) - 1; within_20pct = share of predictions within 0.8-1.2x "
+    "of the measured time; spearman and kendall = rank correlation of predicted and measured; top5_overlap "
+    "= share of the 5 fastest measured rows among the 5 fastest predicted. \"Overall\" figures pool every "
+    "held-out row, so groups with many rows weigh most."
+)
+
+
 def _jsonable(value):
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
@@ -116,15 +141,17 @@ def plot_error_heatmap(evaluation: Evaluation, path: Path) -> Path:
     fig = Figure(figsize=(1.4 + 1.1 * cells.shape[1], 1.2 + 0.45 * cells.shape[0]))
     ax = fig.subplots()
     shown = np.clip(cells.to_numpy(dtype=float), 0, 1)
-    ax.imshow(shown, cmap="Reds", vmin=0, vmax=1, aspect="auto")
+    image = ax.imshow(shown, cmap="Reds", vmin=0, vmax=1, aspect="auto")
+    fig.colorbar(image, ax=ax, fraction=0.05, pad=0.02, label="MAPE (colour capped at 1)")
     ax.set_xticks(range(cells.shape[1]), [str(c) for c in cells.columns], rotation=45, ha="right", fontsize=7)
     ax.set_yticks(range(cells.shape[0]), [str(i) for i in cells.index], fontsize=7)
     for i in range(cells.shape[0]):
         for j in range(cells.shape[1]):
             value = cells.iat[i, j]
             if not pd.isna(value):
-                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=6)
-    ax.set_title(f"MAPE per kernel and held-out group\n{evaluation.name}", fontsize=8)
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=6,
+                        color="white" if value > 0.6 else "black")
+    ax.set_title(f"MAPE (a fraction) per kernel and held-out group; blank: no rows\n{evaluation.name}", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     return path
@@ -193,7 +220,12 @@ def write_report(
             if "kernel" in evaluation.predictions.columns:
                 images.append(plot_error_heatmap(evaluation, folder / f"error_{_slug(name)}.png"))
         overall = ", ".join(f"{k} {_cell(v, 3) or 'undefined'}" for k, v in evaluation.overall.items())
-        sections.append((f"Evaluation {name}", f"Overall: {overall}.", evaluation.per_group, images))
+        text = f"Overall (pooled over {len(evaluation.predictions)} held-out rows): {overall}."
+        if evaluation.skipped:
+            left = ", ".join(f"{count} of held-out {fold}" for fold, count in evaluation.skipped.items())
+            text += (f" Rows left out for want of a prediction (no training rows of their kernel or of what the "
+                     f"model is fitted by): {left}.")
+        sections.append((f"Evaluation {name}", text, evaluation.per_group, images))
     if feature_ranking is not None:
         image = plot_feature_ranking(feature_ranking, folder / "feature_ranking.png")
         sections.append(("Feature ranking", "", feature_ranking.to_frame(), [image]))
@@ -204,14 +236,16 @@ def write_report(
     for _, _, _, images in sections:
         written.update({image.stem: image for image in images})
 
+    if evaluations:
+        notes = [*notes, METRIC_GLOSSARY]
     markdown = [f"# {title}", "", *[f"{note}  " for note in notes], ""]
-    body = [f"<h1>{html.escape(title)}</h1>", *[f"<p>{html.escape(note)}</p>" for note in notes]]
+    body = [f"<h1>{html.escape(title)}</h1>", *[f"<p>{note_html(note)}</p>" for note in notes]]
     for heading, text, table, images in sections:
         markdown += [f"## {heading}", ""] + ([text, ""] if text else [])
-        body += [f"<h2>{html.escape(heading)}</h2>"] + ([f"<p>{html.escape(text)}</p>"] if text else [])
+        body += [f"<h2>{html.escape(heading)}</h2>"] + ([f"<p>{note_html(text)}</p>"] if text else [])
         if table is not None:
             markdown += [markdown_table(table), ""]
-            body.append(table.to_html(float_format=lambda v: _cell(v, 3), na_rep="", border=0))
+            body.append(html_table(table))
         for image in images:
             markdown += [f"![{image.stem}]({image.name})", ""]
             body.append(f'<img src="{html.escape(image.name)}" alt="{html.escape(image.stem)}">')
