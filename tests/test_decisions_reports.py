@@ -34,14 +34,18 @@ def test_exploration_curves_follow_the_orders():
 
 def test_exploration_report_counts_evaluations(tmp_path):
     performance = np.array([0.2, 0.5, 1.0, 0.95, 0.1])
-    cases = {"a": ExploreResult([1, 3, 2], performance, "search", transfer_order=[0, 4, 1, 2]),
-             "b": ExploreResult([2], performance, "search")}
+    cases = {"a": ExploreResult([1, 3, 2], performance, "search", transfer_order=[0, 4, 1, 2], budget=3,
+                                baselines={"random_evals_to_90": 2.4, "random_evals_to_90_p10": 1.0,
+                                           "random_evals_to_90_p90": 4.0}),
+             "b": ExploreResult([2], performance, "search", budget=3)}
     paths = exploration_report(tmp_path, cases)
     assert paths["exploration_curves"].stat().st_size > 1000
     tables = json.loads(paths["json"].read_text())["tables"]["Evaluations to reach a fraction of the best"]
     first, second = tables
     assert (first["evals_to_90"], first["evals_to_99"], first["transfer_evals_to_90"]) == (2, 3, 4)
     assert second["evals_to_90"] == 1 and second["transfer_evals_to_90"] is None
+    assert (first["random_evals_to_90"], first["random_evals_to_90_p90"]) == (2.4, 4.0)
+    assert "Method: search, at most 3 evaluations." in paths["markdown"].read_text()
     assert "![exploration_curves](exploration_curves.png)" in paths["markdown"].read_text()
     with pytest.raises(GpuperfError):
         exploration_report(tmp_path, {})
@@ -59,6 +63,8 @@ def test_advisor_report_sign_accuracy(tmp_path):
     overall = json.loads(paths["json"].read_text())["tables"]["Overall"][0]
     assert overall["pairs"] == 4 and overall["sign_accuracy"] == pytest.approx(0.75)
     assert overall["sign_accuracy_confident"] == pytest.approx(1.0)
+    assert overall["clear_share"] == pytest.approx(1.0) and overall["log2_mae_constant"] > overall["log2_mae"]
+    assert "Speedup = time before / time after the optimization" in paths["markdown"].read_text()
 
 
 def test_geometry_report_speedups(tmp_path):

@@ -48,6 +48,7 @@ class ExploreResult:
     method: str
     baselines: dict[str, float | None] = field(default_factory=dict)
     transfer_order: list[int] | None = None  # plain transfer's order, when other GPUs' data were given
+    budget: int | None = None  # the most evaluations the search was allowed
 
     def evals(self, fraction: float) -> int | None:
         return evals_to(self.performance[self.order], fraction)
@@ -120,7 +121,7 @@ def explore(
     order = run_search(explorer, space.times, budget, progress=progress)
     performance = space.performance
     method = ("transfer-guided" if refit else "static model") if train else "online"
-    result = ExploreResult(order, performance, f"{method} ({model})")
+    result = ExploreResult(order, performance, f"{method} ({model})", budget=budget)
     for fraction in FRACTIONS:
         label = f"{round(fraction * 100)}"
         result.baselines[f"random_expected_evals_to_{label}"] = random_expected_evals(performance, fraction)
@@ -143,6 +144,7 @@ def result_summary(space: Space, result: ExploreResult, order_limit: int | None 
         "configurations": len(space),
         "method": result.method,
         "evaluated": len(result.order),
+        "budget": result.budget,
         "evals_to_90": result.evals(0.9),
         "evals_to_95": result.evals(0.95),
         "evals_to_99": result.evals(0.99),

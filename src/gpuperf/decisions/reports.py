@@ -55,6 +55,7 @@ def plot_curves(cases: Mapping[str, ExploreResult], path: Path, columns: int = 4
             ax.plot(np.arange(1, len(curve) + 1), curve, label=name, drawstyle="steps-post")
         ax.axhline(0.9, color="grey", linewidth=0.6, linestyle=":")
         ax.set_xscale("log")
+        plain_log_ticks(ax)
         ax.set_ylim(0, 1.02)
         ax.set_title(label, fontsize=8)
         ax.set_xlabel("evaluations", fontsize=7)
@@ -64,6 +65,15 @@ def plot_curves(cases: Mapping[str, ExploreResult], path: Path, columns: int = 4
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     return path
+
+
+def plain_log_ticks(ax, axis: str = "x") -> None:  # noqa: ANN001 - a matplotlib Axes
+    """Label only the major ticks of a log axis, in plain numbers (minor labels overlap)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_minor_formatter(NullFormatter())
+    target.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
 
 
 def plot_strips(values: Mapping[str, np.ndarray], path: Path, xlabel: str, title: str, seed: int = 0) -> Path:
@@ -80,6 +90,7 @@ def plot_strips(values: Mapping[str, np.ndarray], path: Path, xlabel: str, title
             ax.plot([np.median(points)] * 2, [row - 0.35, row + 0.35], color="black", linewidth=1.2)
     ax.axvline(1.0, color="grey", linewidth=0.8, linestyle="--")
     ax.set_xscale("log")
+    plain_log_ticks(ax)
     ax.set_yticks(range(len(names)))
     ax.set_yticklabels(names, fontsize=7)
     ax.set_xlabel(xlabel)
@@ -103,12 +114,21 @@ def exploration_report(folder: str | Path, cases: Mapping[str, ExploreResult],
             row[f"evals_to_{round(fraction * 100)}"] = result.evals(fraction)
         if result.transfer_order is not None:
             row["transfer_evals_to_90"] = evals_to(result.performance[result.transfer_order], 0.9)
+        for key in ("random_evals_to_90", "random_evals_to_90_p10", "random_evals_to_90_p90"):
+            if key in result.baselines:
+                row[key] = result.baselines[key]
         rows.append(row)
     table = pd.DataFrame(rows).set_index("space")
     image = plot_curves(cases, folder / "exploration_curves.png")
     methods = ", ".join(sorted({result.method for result in cases.values()}))
-    notes = [f"Method: {methods}. Evaluations counted until the first configuration at or above each "
-             "fraction of the space's best; blank: not reached within the evaluations simulated."]
+    budgets = sorted({result.budget for result in cases.values() if getattr(result, "budget", None)})
+    notes = [f"Method: {methods}" + (f", at most {', '.join(map(str, budgets))} evaluations" if budgets else "")
+             + ". Evaluations counted until the first configuration at or above each fraction of the space's "
+             "best; blank: not reached within that budget. Plain transfer (the configurations in order of their "
+             "mean normalised performance on the other GPUs, no model) is followed until it reaches the best, "
+             "with no budget. random_evals_to_90: the mean over seeded random orders, with the 10th and 90th "
+             "percentiles of the exact distribution. In the plot, \"best found / best\" is the best time "
+             "divided by the best time found so far; et = extra trees, gp = Gaussian process."]
     return write_report(folder, title, tables={"Evaluations to reach a fraction of the best": table}, notes=notes,
                         plots=[("Best found against evaluations", "The dotted line marks 90 % of the best.", image)])
 
@@ -157,14 +177,15 @@ def advisor_report(folder: str | Path, results: pd.DataFrame, title: str = "Opti
     """Sign accuracy per optimization and target, and strip charts of measured and actual/predicted speedups.
 
     ``results``: :func:`gpuperf.decisions.advise_eval.evaluate`'s rows (several splits may be concatenated)."""
-    from gpuperf.decisions.advise_eval import summarise
+    from gpuperf.decisions.advise_eval import CONFIDENT, NOISE_BAND, summarise
 
     if results.empty:
         raise GpuperfError("an advisor report needs at least one evaluated pair")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    summary_columns = ["pairs", "sign_accuracy", "sign_accuracy_clear", "sign_accuracy_constant",
-                       "confident_share", "sign_accuracy_confident", "median_ratio", "ratio_within_0.8_1.25"]
+    summary_columns = ["pairs", "sign_accuracy", "sign_accuracy_constant", "clear_share", "sign_accuracy_clear",
+                       "confident_share", "sign_accuracy_confident", "median_ratio", "ratio_within_0.8_1.25",
+                       "log2_mae", "log2_mae_constant"]
     overall = summarise(results, ["split", "target"]).set_index(["split", "target"])
     detail = summarise(results, ["split", "target", "optimization"]).set_index(["split", "target", "optimization"])
     labels = results["optimization"] + " (" + results["target"] + ", " + results["split"] + ")"
@@ -172,7 +193,8 @@ def advisor_report(folder: str | Path, results: pd.DataFrame, title: str = "Opti
     ratios = {name: (part["measured"] / part["predicted"]).to_numpy() for name, part in results.groupby(labels, sort=True)}
     plots = [
         ("Measured speedups", "Each point a held-out pair; the bar marks the median.",
-         plot_strips(measured, folder / "measured_speedups.png", "measured speedup (after / before)",
+         plot_strips(measured, folder / "measured_speedups.png",
+                     "measured speedup: time before / time after (> 1: faster)",
                      "Measured speedup of each optimization")),
         ("Actual / predicted speedup", "1 is a perfect prediction; the bar marks the median.",
          plot_strips(ratios, folder / "speedup_ratios.png", "actual / predicted speedup",
@@ -181,8 +203,20 @@ def advisor_report(folder: str | Path, results: pd.DataFrame, title: str = "Opti
     tables = {"Overall": overall[[c for c in summary_columns if c in overall]],
               "Per optimization": detail[[c for c in summary_columns if c in detail]]}
     return write_report(folder, title, tables=tables, plots=plots,
-                        notes=["Sign accuracy: predicted and measured speedup on the same side of 1; constant: "
-                               "the training pairs' mean speedup for every pair."])
+                        notes=[
+                            "Speedup = time before / time after the optimization (> 1: faster). Targets: gpu = "
+                            "pairs measured on GPUs (published data); device = pairs measured by gpuperf on a "
+                            "local device, here pocl's CPU OpenCL device.",
+                            "sign_accuracy: predicted and measured speedup on the same side of 1; "
+                            "sign_accuracy_constant: the same for a constant prediction, the training pairs' "
+                            "geometric-mean speedup (where every held-out pair is a speedup, it scores 1 too); "
+                            f"clear_share / sign_accuracy_clear: the pairs whose measured speedup is outside "
+                            f"1/{NOISE_BAND:g}..{NOISE_BAND:g} (beyond timing noise) and the accuracy on them; "
+                            f"confident_share / sign_accuracy_confident: the pairs predicted with calibrated "
+                            f"confidence >= {CONFIDENT:g} and the accuracy on them; median_ratio and "
+                            "ratio_within_0.8_1.25: actual / predicted speedup; log2_mae: mean |log2(actual / "
+                            "predicted)| (and the constant's).",
+                        ])
 
 
 def policy_summary(picks: Mapping[str, pd.DataFrame], policies: Sequence[str]) -> pd.DataFrame:
@@ -217,8 +251,20 @@ def geometry_report(folder: str | Path, picks: Mapping[str, pd.DataFrame], polic
         folder, title,
         tables={"Over all choices": overall, "Geometric-mean speedup over LLVM per table": per_table},
         plots=[("Speedup per choice", "Each point one choice of block shape; the bar marks the median.", image)],
-        notes=[f"{len(combined)} choices from {len(picks)} measured (kernel, GPU) tables.", *notes],
+        notes=[f"{len(combined)} choices from {len(picks)} measured (kernel, GPU) tables; \"Over all choices\" pools "
+               "them, so the tables with the most choices weigh most (see the per-table figures).",
+               GEOMETRY_GLOSSARY, *notes],
     )
+
+
+GEOMETRY_GLOSSARY = (
+    "Policies: llvm = LLVM's default, 128 threads; libomptarget = the NVIDIA plugin's rule (none for AMD GPUs: "
+    "blank); heuristic = Lloyd et al.'s short/ideal/long loop rule; occupancy = the block size with the most "
+    "resident warps; model = a random forest over (threads, blocks) trained on the other kernel families; "
+    "best = the fastest measured choice (an oracle). speedup_vs_llvm: geometric mean of the llvm choice's time "
+    "over the policy's; within_10pct: share of choices within 10 % of the best; typical_threads: the policy's "
+    "most frequent block size; choices: how many choices the policy made."
+)
 
 
 def exploration_study(folder: str | Path, family: str = "schoonhoven/pnpoly", budget: int = 100,
@@ -276,7 +322,8 @@ def geometry_study(folder: str | Path, echo: Echo = lambda line: None) -> tuple[
     sweep = bundled_sweep_report(Path(folder) / "sweep")
     echo(f"geometry: the bundled (threads, blocks) sweep judged in {sweep['markdown']}")
     note = ("The policies' threads and blocks judged together on a measured (threads, blocks) sweep of two "
-            "parallel loops (the bundled pocl sweep): [sweep/report.md](sweep/report.md).")
+            "parallel loops, measured on pocl's CPU OpenCL device (no GPU sweep is bundled): "
+            "[sweep/report.md](sweep/report.md).")
     return picks, geometry_report(folder, picks, EVALUATED_POLICIES, notes=[note])
 
 
@@ -347,5 +394,7 @@ def sweep_report(folder: str | Path, choices: pd.DataFrame, summary: pd.DataFram
         plots=[("Speedup per choice", "Each point one (loop, trip count); the bar marks the median.", strip),
                ("Time over the sweep", "Each point a measured geometry; x: heuristic, +: LLVM, o: the best.", maps)],
         notes=[f"Device: {device}; {len(usable)} measured points, {len(choices)} (loop, trip count) choices. "
-               "Policies judged on their exact picks; blank: the sweep did not measure that pick."],
+               "Policies judged on their exact picks; blank: the sweep did not measure that pick. With so few "
+               "choices, the summary's figures are indications, not rates.", GEOMETRY_GLOSSARY.replace(
+                   "trained on the other kernel families", "trained on the other loops' sweeps")],
     )
