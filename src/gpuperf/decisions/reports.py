@@ -173,7 +173,8 @@ def tuning_report(folder: str | Path, result: TuneResult, default_time: float | 
                         plots=[("Best so far against trials", "Times on a log scale.", image)])
 
 
-def advisor_report(folder: str | Path, results: pd.DataFrame, title: str = "Optimization advisor") -> dict[str, Path]:
+def advisor_report(folder: str | Path, results: pd.DataFrame, title: str = "Optimization advisor",
+                   notes: Sequence[str] = ()) -> dict[str, Path]:
     """Sign accuracy per optimization and target, and strip charts of measured and actual/predicted speedups.
 
     ``results``: :func:`gpuperf.decisions.advise_eval.evaluate`'s rows (several splits may be concatenated)."""
@@ -216,6 +217,7 @@ def advisor_report(folder: str | Path, results: pd.DataFrame, title: str = "Opti
                             f"confidence >= {CONFIDENT:g} and the accuracy on them; median_ratio and "
                             "ratio_within_0.8_1.25: actual / predicted speedup; log2_mae: mean |log2(actual / "
                             "predicted)| (and the constant's).",
+                            *notes,
                         ])
 
 
@@ -302,7 +304,16 @@ def advisor_study(folder: str | Path, splits: Sequence[str] = ("inputs",),
         echo(f"advisor: split {split}")
         parts.append(evaluate(pairs, split))
     results = pd.concat(parts, ignore_index=True)
-    return results, advisor_report(folder, results)
+    target_class = pairs["target"].where(pairs["target"].eq("gpu"), "device")  # as the evaluation groups them
+    trained = set(zip(pairs["optimization"], target_class))
+    evaluated = set(results[["optimization", "target"]].itertuples(index=False, name=None))
+    unevaluated = sorted(trained - evaluated)
+    notes = []
+    if unevaluated:
+        shown = ", ".join(f"{name} ({target})" for name, target in unevaluated)
+        notes.append(f"Trained but not evaluated by the {', '.join(splits)} split (their pairs have no held-out "
+                     f"group of that kind, e.g. one input per program): {shown}.")
+    return results, advisor_report(folder, results, notes=notes)
 
 
 def geometry_study(folder: str | Path, echo: Echo = lambda line: None) -> tuple[dict[str, pd.DataFrame], dict[str, Path]]:
