@@ -129,6 +129,16 @@ def test_nested_selection_chooses_without_seeing_the_held_out_gpu(small):
     assert again.loc["GTX Titan", "choice"] == choices.loc["GTX Titan", "choice"]
     with pytest.raises(GpuperfError, match="no gpu run for bsp/gbt"):
         nested_selection(small, outer, ["bsp/gbt"], "gpu")
+    assert evaluation.skipped == {} and len(evaluation.predictions) == len(small)
+
+
+def test_nested_selection_counts_the_rows_no_chosen_run_predicted(small):
+    candidates = ["bsp/linear"]
+    outer = {"bsp/linear/gpu": run_protocol(small, "bsp", "linear", "gpu", 30)}
+    titan = outer["bsp/linear/gpu"].predictions["fold"] == "GTX Titan"
+    outer["bsp/linear/gpu"].predictions = outer["bsp/linear/gpu"].predictions[~titan | (np.arange(len(titan)) % 2 == 0)]
+    evaluation, _ = nested_selection(small, outer, candidates, "gpu", inner_max_train_rows=30)
+    assert evaluation.skipped == {"GTX Titan": int(titan.sum() - (titan & (np.arange(len(titan)) % 2 == 0)).sum())}
 
 
 def test_log_mean_predictions_is_the_geometric_mean_on_shared_rows():

@@ -285,7 +285,10 @@ def nested_selection(
 
     chosen = [choose(group) for group in groups]
     parts, choices = [part for part, _ in chosen], [choice for _, choice in chosen]
-    evaluation = Evaluation(f"{PRIMARY_RUN}/{protocol}", (column,), pd.concat(parts, ignore_index=True))
+    held_out_rows = table[column].astype(str).value_counts()
+    skipped = {group: int(held_out_rows[group]) - len(part) for group, part in zip(groups, parts)
+               if int(held_out_rows[group]) > len(part)}  # rows the chosen runs could not predict
+    evaluation = Evaluation(f"{PRIMARY_RUN}/{protocol}", (column,), pd.concat(parts, ignore_index=True), skipped)
     return evaluation, pd.DataFrame(choices).set_index("fold")
 
 
