@@ -475,13 +475,15 @@ def write_evaluation_report(folder: Path, result: dict, evaluation, prepared: Pr
 
     frame, names = prepared.frame, prepared.features
     ranking = pd.Series(spearman_scores(frame[names], frame["time_s"]), index=names,
-                        name="|Spearman r| with time_s")
+                        name="|Spearman r| with time_s").sort_values(ascending=False)
     options = ", ".join(f"{k}={v}" for k, v in result["options"].items() if v not in (None, False, {}, "rbf"))
     notes = [
         f"Dataset {result['dataset']}: {result['rows']} held-out rows, protocol {result['protocol']}"
         + (", one model per kernel." if result["per_kernel"] else "."),
         f"Model {result['model']} ({options}).",
         f"Features ({len(names)}): {', '.join(names)}.",
+        "Feature ranking: each feature's |Spearman r| with the measured time over all rows (a description of the "
+        "table, not the model's importance); the plot shows the top 25.",
     ]
     title = f"{result['model']} on {result['dataset']}: {result['protocol']}"
     return write_report(folder, title, {result["protocol"]: evaluation}, notes=notes, feature_ranking=ranking,
