@@ -90,3 +90,16 @@ def test_the_residual_model_predicts_the_other_gpus_shape_from_two_measurements(
     assert target.config(int(np.argmax(improvement))) == {"x": 9, "y": 4}
     direct = TransferGuided(features, transfer, seed=1, residual=False).model_improvement(measured, times)
     assert target.config(int(np.argmax(direct))) != {"x": 9, "y": 4}
+
+
+def test_the_distance_unit_is_fixed_so_describing_more_gpus_does_not_move_the_prior():
+    import math
+
+    from gpuperf.decisions.gpu_similarity import DESCRIPTORS, SPREAD_GPUS, _spread
+    from gpuperf.hardware.specs import get_gpu, gpus
+
+    assert {get_gpu(name).name for name in SPREAD_GPUS} == set(SPREAD_GPUS)
+    assert len(gpus()) > len(SPREAD_GPUS)  # GPUs described since: they may be compared, not rescale
+    logs = np.array([[math.log(getattr(get_gpu(name), d)) for d in DESCRIPTORS] for name in SPREAD_GPUS])
+    np.testing.assert_allclose(_spread(), logs.std(axis=0))
+    assert 0 < gpu_distance("RTX 4090", "RTX 3090") < gpu_distance("RTX 4090", "Instinct MI300X")

@@ -2,8 +2,9 @@
 
 The distance between GPUs ``a`` and ``b`` is the square root of: the mean squared difference of
 their log descriptors (SMs, FP32 lanes per SM, boost clock, memory bandwidth, L2 size, shared
-memory per SM, peak FP32), each scaled by its standard deviation over every GPU gpuperf knows,
-plus 1 for another vendor and 1 for another architecture. A GPU at distance ``d`` beyond the nearest
+memory per SM, peak FP32), each scaled by its standard deviation over ``SPREAD_GPUS`` (the 26 GPUs
+gpuperf described when ``SCALE`` was chosen: a fixed unit, so that describing more GPUs does not
+move the prior), plus 1 for another vendor and 1 for another architecture. A GPU at distance ``d`` beyond the nearest
 weighs ``exp(-(d - nearest)^2 / (2 * scale^2))``. GPUs gpuperf does not know give no prior
 (equal weights).
 """
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gpuperf.hardware.specs import GpuSpec, canonical_gpu_name, get_gpu, gpus
+from gpuperf.hardware.specs import GpuSpec, canonical_gpu_name, get_gpu
 
 DESCRIPTORS = (
     "sms",
@@ -28,6 +29,13 @@ DESCRIPTORS = (
     "peak_f32_gflops",
 )
 SCALE = 0.5  # prior width in distance units (one setting for every space)
+# The GPUs whose descriptor spread is the distance unit (gpus.toml as SCALE was chosen on it).
+SPREAD_GPUS = (
+    "GTX 680", "Tesla K40", "Tesla K20", "GTX Titan", "Quadro K5200", "GTX Titan X", "GTX 970", "GTX 980",
+    "Tesla P100 SXM2", "Tesla P100 PCIe 12GB", "GTX 1080 Ti", "Tesla V100 PCIe 32GB", "RTX 2070 Super",
+    "Titan RTX", "RTX 2080 Ti", "RTX 3090", "RTX 3060 Laptop", "RTX A4000", "RTX A6000", "A100 PCIe 40GB",
+    "H100 SXM", "H200", "Instinct MI50", "Instinct MI250X GCD", "Radeon PRO W6600", "Radeon PRO W7800",
+)
 
 
 def _log_descriptors(spec: GpuSpec) -> np.ndarray:
@@ -36,7 +44,7 @@ def _log_descriptors(spec: GpuSpec) -> np.ndarray:
 
 @functools.cache
 def _spread() -> np.ndarray:
-    values = np.array([_log_descriptors(spec) for spec in gpus()])
+    values = np.array([_log_descriptors(get_gpu(name)) for name in SPREAD_GPUS])
     spread = values.std(axis=0)
     return np.where(spread > 0, spread, 1.0)
 

@@ -68,6 +68,7 @@ class AmdCompute:
 AMD_COMPUTE = {
     "gfx906": AmdCompute(simds_per_cu=4, waves_per_simd=10, vgprs_per_simd=256, vgpr_granule=4, wgp_mode=False),
     "gfx90a": AmdCompute(simds_per_cu=4, waves_per_simd=8, vgprs_per_simd=512, vgpr_granule=8, wgp_mode=False),
+    "gfx942": AmdCompute(simds_per_cu=4, waves_per_simd=8, vgprs_per_simd=512, vgpr_granule=8, wgp_mode=False),
     "gfx1032": AmdCompute(simds_per_cu=2, waves_per_simd=16, vgprs_per_simd=1024, vgpr_granule=16, wgp_mode=True),
     "gfx1100": AmdCompute(simds_per_cu=2, waves_per_simd=16, vgprs_per_simd=1536, vgpr_granule=24, wgp_mode=True),
 }
