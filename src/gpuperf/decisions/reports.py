@@ -68,10 +68,12 @@ def plot_curves(cases: Mapping[str, ExploreResult], path: Path, columns: int = 4
 
 
 def plain_log_ticks(ax, axis: str = "x") -> None:  # noqa: ANN001 - a matplotlib Axes
-    """Label only the major ticks of a log axis, in plain numbers (minor labels overlap)."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    """Label a log axis at 1, 2 and 5 times each power of ten, in plain numbers (matplotlib's minor
+    labels overlap, and its major ones alone leave a short range with one label)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     target.set_minor_formatter(NullFormatter())
     target.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
 
