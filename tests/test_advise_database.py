@@ -139,3 +139,9 @@ def test_bad_removal_files_are_refused(tmp_path, text, message):
     write(tmp_path, "no_such_entry", text)
     with pytest.raises(GpuperfError, match=message):
         load_optimizations([tmp_path])
+
+
+def test_a_folder_named_twice_is_read_once(tmp_path, monkeypatch):
+    write(tmp_path, "unrolling", 'name = "unrolling"\nremove = true\n')
+    monkeypatch.setenv(ENV_VAR, str(tmp_path))
+    assert "unrolling" not in load_optimizations([tmp_path])

@@ -208,3 +208,32 @@ def test_a_repeated_configuration_says_in_which_columns_its_rows_differ(tmp_path
     pd.concat([frame.assign(layout="row"), frame.assign(layout="col")]).to_csv(tmp_path / "two.csv", index=False)
     assert main(["explore", str(tmp_path / "two.csv"), "--params", "bx,tile"]) == 2
     assert "two.csv: line 52: configuration 1,1 appears twice (its rows differ in layout" in capsys.readouterr().err
+
+
+def test_explore_reads_any_csv_name_and_says_a_damaged_gzip_is_unreadable(tmp_path, capsys):
+    import lzma
+
+    table = pd.read_csv(write_space(tmp_path / "t.csv", (7, 4)))
+    with lzma.open(tmp_path / "t.csv.xz", "wt") as packed:
+        table.to_csv(packed, index=False)
+    table.to_csv(tmp_path / "t.txt", index=False)
+    expected = run_json(capsys, ["explore", str(tmp_path / "t.csv"), "--params", "bx,tile", "--json"])
+    for name in ("t.csv.xz", "t.txt"):
+        assert run_json(capsys, ["explore", str(tmp_path / name), "--params", "bx,tile", "--json"])["order"] == expected["order"]
+    for name in ("bad.csv.gz", "bad.json.gz", "BAD.JSON.GZ"):
+        (tmp_path / name).write_bytes(b"\x1f\x8b\x08\x00garbage")
+        assert main(["explore", str(tmp_path / name), "--params", "bx,tile"]) == 2
+        assert f"{name}: not a" in capsys.readouterr().err
+
+
+def test_why_a_configuration_repeats_names_parameters_not_measured_outcomes(tmp_path, capsys):
+    frame = pd.read_csv(write_space(tmp_path / "t.csv", (7, 4)))
+    both = pd.concat([frame.assign(layout="row", gflops=1.0, compile_s=0.1),
+                      frame.assign(layout="col", gflops=2.0, compile_s=0.2)])
+    both.to_csv(tmp_path / "two.csv", index=False)
+    assert main(["explore", str(tmp_path / "two.csv"), "--params", "bx,tile"]) == 2
+    err = capsys.readouterr().err
+    assert "its rows differ in layout:" in err and "gflops" not in err and "compile_s" not in err
+    frame.rename(columns={"time_ms": "ms/step"}).to_csv(tmp_path / "steps.csv", index=False)
+    assert run_json(capsys, ["explore", str(tmp_path / "steps.csv"), "--params", "bx,tile", "--target", "ms/step",
+                             "--json"])["time_column"] == "ms/step"  # a time per step, not a rate

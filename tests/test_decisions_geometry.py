@@ -177,3 +177,9 @@ def test_a_policy_is_summarised_over_the_choices_it_made():
     summary = summarise(pd.concat([nvidia, amd], ignore_index=True))
     assert summary["libomptarget"]["choices"] == len(nvidia) and summary["llvm"]["choices"] == len(nvidia) + len(amd)
     assert summary["libomptarget"]["within_10pct"] == summarise(nvidia)["libomptarget"]["within_10pct"]
+
+
+def test_the_geometry_model_counts_rdnas_units_as_the_descriptor_does():
+    from gpuperf.decisions.geometry_model import _gpu_sms
+
+    assert _gpu_sms("W6600") == device_descriptor("W6600").sms == 14 and _gpu_sms("V100") == 80

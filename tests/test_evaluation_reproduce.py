@@ -278,3 +278,10 @@ def test_an_evaluation_section_says_its_overall_figures_are_pooled_and_what_it_l
     assert f"Overall (pooled over {len(small)} held-out rows)" in markdown
     assert "Rows left out for want of a prediction" in markdown and ": 7 of held-out Kepler." in markdown
     assert "Metrics: mape = mean |measured - predicted| / measured" in markdown
+
+
+def test_html_table_keeps_repeated_column_names_apart():
+    from gpuperf.evaluation.report import html_table
+
+    page = html_table(pd.DataFrame([[1.5, 2.5]], columns=["a", "a"]))
+    assert "<td>1.500</td>" in page and "<td>2.500</td>" in page

@@ -100,3 +100,10 @@ def test_sizes_on_the_command_line_are_whole_numbers_given_once(capsys, value, m
         argv += ["-p", pair]
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_resources_refuse_an_amd_gpus_occupancy_from_nvidia_registers(capsys):
+    from gpuperf.cli import main
+
+    assert main(["resources", "vector_copy", "-p", "n=4096", "--gpu", "MI50", "--arch", "sm_80"]) == 2
+    assert "NVRTC counts NVIDIA registers" in capsys.readouterr().err

@@ -123,8 +123,9 @@ def test_a_kernel_file_imports_modules_beside_it(tmp_path: Path, monkeypatch: py
     (tmp_path / "tiled.py").write_text(KERNELS + "\n\nfrom shapes import TILE\n\n\ndef tiled():\n"
                                        "    assert TILE == 64\n    return _saxpy()\n")
     monkeypatch.chdir("/")
+    monkeypatch.setattr("sys.path", list(__import__("sys").path))
     assert load_user_kernel(f"{tmp_path / 'tiled.py'}:tiled").params == ("n",)
-    assert str(tmp_path) not in __import__("sys").path
+    assert str(tmp_path) in __import__("sys").path  # so its functions may import beside it later too
 
 
 def test_a_kernel_whose_params_miss_a_loop_bound_says_so(kernel_file: Path) -> None:
@@ -234,3 +235,46 @@ def add_offset():
     assert measure(kernel, {"n": 128, "k": -3}, settings=FAST).verified
     with pytest.raises(GpuperfError, match=r"n=0 must be a positive integer \(it bounds a loop or sizes an array\)"):
         kernel.resolve_sizes({"n": 0, "k": 1})
+
+
+def test_a_loop_bound_read_from_an_array_is_not_a_missing_size(tmp_path: Path) -> None:
+    path = tmp_path / "csr.py"
+    path.write_text(KERNELS + '''
+
+def row_sums():
+    program = lp.make_kernel(
+        ["{[i]: 0<=i<n}", "{[j]: rs<=j<re}"],
+        """
+        <> rs = rowptr[i]
+        <> re = rowptr[i + 1]
+        out[i] = sum(j, values[j])
+        """,
+        [lp.GlobalArg("rowptr", np.int32, shape="n + 1"), lp.GlobalArg("values", np.float32, shape="nnz"),
+         lp.GlobalArg("out", np.float32, shape="n"), lp.ValueArg("n, nnz", np.int32)],
+        assumptions="n>=64 and n mod 64 = 0", name="row_sums", lang_version=LANG)
+    return lp.split_iname(program, "i", 64, outer_tag="g.0", inner_tag="l.0")
+''')
+    kernel = load_user_kernel(f"{path}:row_sums")
+    assert kernel.unlisted_bounds == () and kernel.resolve_sizes({"n": 128, "nnz": 512}) == {"n": 128, "nnz": 512}
+
+
+def test_a_space_whose_make_records_no_configuration_still_names_each_variant(space_file: Path, tmp_path: Path) -> None:
+    from gpuperf.kernels.space import get_space
+
+    path = tmp_path / "plain_spaces.py"
+    path.write_text(space_file.read_text().replace(".with_variant(program, **config)", ""))
+    variants = get_space(f"{path}:scale_space").variants()
+    assert len({v.key for v in variants}) == len(variants) == 17
+    assert variants[0].variant == {"local_x": 16, "local_y": 1}
+
+
+def test_a_campaigns_user_space_is_found_beside_the_campaign_file(space_file: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuperf.measure import load_campaign
+
+    (tmp_path / "spaces.py").write_text(space_file.read_text())
+    campaign = tmp_path / "c.toml"
+    campaign.write_text('name = "mine"\n[[spaces]]\nspace = "spaces.py:scale_space"\nlimit = 2\nsizes = [{n = 256, m = 64}]\n')
+    monkeypatch.chdir("/")
+    entries = load_campaign(campaign).entries
+    assert [e.spec for e in entries] == [f"{tmp_path / 'spaces.py'}:scale_space[local_x=16,local_y={y}]" for y in (1, 2)]

@@ -288,7 +288,7 @@ def write(tmp_path, name: str, text: str):
     ("gpu.csv", "kernel,gpu,time_s,x\nk,GTX 680,0.1,1\nk,GTX 6800,0.2,2\n", ["--gpu-features"],
      "gpu.csv: row 2: unknown GPU 'GTX 6800'; did you mean GTX 680"),
     ("empty.csv", "kernel,gpu,time_s,x\n", [], "empty.csv: the table has no rows"),
-    ("table.txt", "kernel,gpu,time_s,x\n", [], "table.txt: not a CSV or Parquet file"),
+    ("table.txt", "kernel,gpu,time_s,x\n", [], "table.txt: the table has no rows"),  # read as CSV
     ("bad.parquet", "not parquet", [], "bad.parquet: not a readable Parquet table"),
     ("cols.csv", "kernel,gpu,time_s,grid_x\nk,GTX 680,0.1,1\n", ["--features", "grid_y,block_x"],
      "cols.csv: missing feature column(s) grid_y, block_x (did you mean grid_x?)"),
@@ -410,3 +410,18 @@ def test_a_repeated_header_name_or_a_semicolon_file_is_refused(tables, tmp_path,
                           ("semi.csv", "semi.csv: one column named 'kernel;gpu;")):
         assert main(["fit", str(tmp_path / name), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_a_date_or_numbers_as_text_column_is_no_default_feature_and_no_crash(tables, capsys, tmp_path):
+    frame = pd.read_csv(tables["generic"])
+    frame["measured_at"] = pd.Timestamp("2026-11-22")
+    frame["regs"] = frame["x3"].astype(int).astype(str)
+    frame.to_parquet(tmp_path / "dated.parquet")
+    result = run_json(capsys, "fit", tmp_path / "dated.parquet", "--model", "lr", "--out", tmp_path / "m.json")
+    assert result["features"] == ["x1", "x2", "x3", "x4"]
+
+
+def test_blank_header_cells_are_not_repeated_names(tables, capsys, tmp_path):
+    lines = open(tables["generic"]).read().splitlines()
+    (tmp_path / "blanks.csv").write_text("\n".join(line + ",," for line in lines) + "\n")
+    assert run_json(capsys, "fit", tmp_path / "blanks.csv", "--model", "lr", "--out", tmp_path / "m.json")["rows"] == 90

@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from gpuperf.cli.output import parse_params, print_json, print_table
+from gpuperf.errors import GpuperfError
 
 GPU_COLUMNS = {
     "name": "GPU",
@@ -56,6 +57,9 @@ def resources_command(
     from gpuperf.kernels import get_kernel
 
     spec = get_gpu(gpu) if gpu else None
+    if spec is not None and spec.vendor != "NVIDIA":
+        raise GpuperfError(f"--gpu {gpu}: NVRTC counts NVIDIA registers, which say nothing of {spec.vendor} VGPRs; "
+                           "for an occupancy give the VGPRs to gpuperf occupancy --registers")
     found = get_kernel(kernel)
     sizes = found.resolve_sizes(parse_params(params))
     _, local = found.launch(sizes)

@@ -128,7 +128,7 @@ def default_features(frame: pd.DataFrame, where: str | None = None) -> list[str]
         finite = np.isfinite(numbers)
         if pd.api.types.is_numeric_dtype(values) and finite.all():
             chosen.append(str(column))
-        elif finite.mean() >= 0.5:  # a number column with some bad cells, not a text column
+        elif (~finite).any() and finite.mean() >= 0.5:  # a number column with some bad cells, not text
             first = int(np.flatnonzero(~finite)[0])
             value = values.iloc[first]
             shown = "missing" if pd.isna(value) else repr(value if isinstance(value, str) else float(value))

@@ -17,6 +17,7 @@ import json
 import math
 import os
 import tempfile
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -94,9 +95,9 @@ def _parse(path: Path) -> dict:
     if not path.is_file():
         raise GpuperfError(f"{path}: no such file")
     try:
-        raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        raw = gzip.decompress(path.read_bytes()) if path.suffix.lower() == ".gz" else path.read_bytes()
         text = raw.decode("utf-8").strip()
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:
         raise GpuperfError(f"{path}: not a Kernel Tuner cache (not UTF-8 JSON text: {exc})") from None
     if not text:
         raise GpuperfError(f"{path}: empty file")

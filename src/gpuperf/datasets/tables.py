@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,10 +41,10 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
         header = None if options else pd.read_csv(path, nrows=1, header=None, dtype=str)
     except pd.errors.EmptyDataError:
         raise GpuperfError(f"{path}: empty file") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, EOFError, OSError) as exc:
+    except (pd.errors.ParserError, UnicodeDecodeError, EOFError, OSError, zlib.error) as exc:
         raise GpuperfError(f"{path}: not a readable CSV table ({str(exc).splitlines()[0]})") from None
     if header is not None:
-        names = [str(name) for name in header.iloc[0]]
+        names = [str(name) for name in header.iloc[0] if pd.notna(name) and str(name).strip()]
         repeated = sorted({name for name in names if names.count(name) > 1})
         if repeated:
             raise GpuperfError(f"{path}: the header names column {repeated[0]} more than once")
@@ -54,20 +55,19 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
 
 
 def read_table_file(path: str | Path) -> pd.DataFrame:
-    """A CSV (``.csv``, ``.csv.gz``) or Parquet (``.parquet``, ``.pq``) table with at least one row."""
+    """A Parquet (``.parquet``, ``.pq``) or CSV table (any other name, compressed as pandas infers
+    from the suffix: ``.gz``, ``.xz``, ...) with at least one row."""
     path = Path(path)
     name = path.name.lower()
-    if name.endswith(CSV_SUFFIXES):
+    if not name.endswith(PARQUET_SUFFIXES):
         frame = read_csv(path)
-    elif name.endswith(PARQUET_SUFFIXES):
+    else:
         if not path.is_file():
             raise GpuperfError(f"{path}: no such file")
         try:
             frame = pd.read_parquet(path)
         except (OSError, ValueError) as error:
             raise GpuperfError(f"{path}: not a readable Parquet table ({str(error).splitlines()[0]})") from None
-    else:
-        raise GpuperfError(f"{path}: not a CSV or Parquet file (use .csv, .csv.gz, .parquet or .pq)")
     if frame.empty:
         raise GpuperfError(f"{path}: the table has no rows")
     return frame

@@ -142,13 +142,20 @@ def model_features(threads: np.ndarray, blocks: np.ndarray, sms: float, width: n
 
 
 def _gpu_sms(gpu: str) -> float:
+    """The units blocks are placed on, as the device descriptor counts them (RDNA: work-group
+    processors), so that training and prediction agree; NaN for a GPU gpuperf does not describe."""
+    from gpuperf.decisions.geometry import device_descriptor
     from gpuperf.errors import GpuperfError
     from gpuperf.hardware.specs import get_gpu
 
     try:
-        return float(get_gpu(gpu).sms)
+        spec = get_gpu(gpu)
     except GpuperfError:  # a GPU gpuperf has no descriptor for
         return math.nan
+    try:
+        return float(device_descriptor(spec).sms)
+    except GpuperfError:  # no per-SM limits: its SMs as the descriptor counts them
+        return float(spec.sms)
 
 
 class GeometryModel:

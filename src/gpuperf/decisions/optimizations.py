@@ -133,7 +133,8 @@ def database_folders(extra: Iterable[str | Path] = ()) -> list[Path]:
     for folder, origin in named:
         if not folder.is_dir():
             raise GpuperfError(f"{origin}: optimization folder '{folder}' does not exist")
-        folders.append(folder)
+        if all(folder.resolve() != known.resolve() for known in folders):  # a folder named twice is read once
+            folders.append(folder)
     return folders
 
 

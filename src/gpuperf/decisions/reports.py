@@ -209,7 +209,7 @@ def advisor_report(folder: str | Path, results: pd.DataFrame, title: str = "Opti
                         notes=[
                             "Speedup = time before / time after the optimization (> 1: faster). Targets: gpu = "
                             "pairs measured on GPUs (published data); device = pairs measured by gpuperf on a "
-                            "local device, here pocl's CPU OpenCL device.",
+                            "local device (the bundled ones on pocl's CPU OpenCL device).",
                             "sign_accuracy: predicted and measured speedup on the same side of 1; "
                             "sign_accuracy_constant: the same for a constant prediction, the training pairs' "
                             "geometric-mean speedup (where every held-out pair is a speedup, it scores 1 too); "
@@ -407,7 +407,8 @@ def sweep_report(folder: str | Path, choices: pd.DataFrame, summary: pd.DataFram
         plots=[("Speedup per choice", "Each point one (loop, trip count); the bar marks the median.", strip),
                ("Time over the sweep", "Each point a measured geometry; x: heuristic, +: LLVM, o: the best.", maps)],
         notes=[f"Device: {device}; {len(usable)} measured points, {len(choices)} (loop, trip count) choices. "
-               "Policies judged on their exact picks; blank: the sweep did not measure that pick. With so few "
-               "choices, the summary's figures are indications, not rates.", GEOMETRY_GLOSSARY.replace(
+               "Policies judged on their exact picks; blank: the sweep did not measure that pick."
+               + (" With so few choices, the summary's figures are indications, not rates." if len(choices) < 20 else ""),
+               GEOMETRY_GLOSSARY.replace(
                    "trained on the other kernel families", "trained on the other loops' sweeps")],
     )

@@ -171,8 +171,8 @@ def space_from_frame(
 def looks_like_rate(column: str) -> bool:
     """A column whose name says higher is better (``GFLOP/s``, ``gflops``, ``bytes_per_second``,
     ``throughput``, ``bandwidth``)."""
-    name = str(column).lower()
-    return ("/s" in name or "per_second" in name or name.endswith("flops")
+    name = str(column).lower().strip()
+    return (name.endswith(("/s", "/sec", "per_second", "per_sec", "flops", "flop/s", "gb/s"))
             or any(word in name for word in ("throughput", "bandwidth")))
 
 
@@ -180,8 +180,11 @@ def _why_twice(frame: pd.DataFrame, keys: pd.Series, row: int, used: list[str]) 
     """The columns in which the rows of a repeated configuration differ: a parameter left out of
     --params, or a second kernel or problem size in one table."""
     same = frame[keys == keys.iloc[row]].drop(columns=[c for c in used if c in frame.columns])
+    outcomes = {"variant", "status", "repeats", "retries", "stable", "verified", "max_rel_error", "compile_s",
+                "error", "measured_at"}  # what a measurement recorded, not how the configuration differs
     differing = [str(c) for c in same.columns
-                 if same[c].astype(str).nunique() > 1 and not str(c).startswith("time") and c != "variant"]
+                 if same[c].astype(str).nunique() > 1 and str(c) not in outcomes
+                 and not str(c).startswith("time") and not str(c).endswith("_s") and not looks_like_rate(c)]
     if not differing:
         return ""
     return f" (its rows differ in {', '.join(differing[:3])}: a parameter missing from --params, or one table holding several)"

@@ -64,9 +64,10 @@ def markdown_table(frame: pd.DataFrame, digits: int = 3) -> str:
 def html_table(frame: pd.DataFrame, digits: int = 3) -> str:
     """``frame`` as an HTML table formatted as :func:`markdown_table` formats it."""
     flat = _with_index(frame)
-    whole = {name: _whole(column) for name, column in flat.items()}
-    shown = pd.DataFrame({name: [_cell(v, digits, whole[name]) for v in column] for name, column in flat.items()},
-                         columns=flat.columns)
+    columns = [flat.iloc[:, i] for i in range(flat.shape[1])]  # by position: names may repeat
+    cells = [[_cell(v, digits, _whole(column)) for v in column] for column in columns]
+    shown = pd.DataFrame(list(zip(*cells)) if cells else [], columns=range(flat.shape[1]))
+    shown.columns = flat.columns
     return shown.to_html(index=False, border=0, na_rep="")
 
 

@@ -3,8 +3,8 @@
 For each global access the element index of warp lanes 0..31 relative to lane 0 is
 ``sum(stride[a] * lid[a])``, where lanes walk local axis 0 first, then 1, then 2, within the
 work-group's local sizes (a work-group smaller than 32 fills only part of a warp; the warps of
-a group whose axis 0 neither divides nor is a multiple of 32, such as 24 x 4, differ in their
-lane patterns, and the lines are averaged over the group's warps). Times the element size and divided by the line size (128 bytes for L1 cache
+a group such as 24 x 4 or 48 differ in their lane patterns, and the lines are averaged over the
+group's warps). Times the element size and divided by the line size (128 bytes for L1 cache
 lines, 32 bytes for sectors), the number of distinct values is the number of lines the warp touches.
 The strides come from the index expressions (loopy's ``lid_strides``) evaluated at the sizes.
 
@@ -60,8 +60,8 @@ class WarpAccessSummary:
 def warp_patterns(lid_strides: tuple[tuple[int, int], ...], local: tuple[int, int, int]) -> dict[tuple[int, ...], list[int]]:
     """The work-group's warps grouped by lane pattern: each pattern (its lanes' element offsets
     relative to its lane 0) with the element offset of each such warp's lane 0 relative to the
-    group's first work-item. A group whose axis 0 is a multiple or divisor of 32 has one pattern; one
-    of 48 work-items has two (32 lanes, then 16); one of 24 x 4 has three."""
+    group's first work-item. Groups of power-of-two sizes such as 16 x 4 have one pattern; one of 48
+    work-items has two (32 lanes, then 16); one of 24 x 4 has three."""
     group = local[0] * local[1] * local[2]
     items = np.arange(group)
     ids = (items % local[0], (items // local[0]) % local[1], items // (local[0] * local[1]))

@@ -80,8 +80,10 @@ class Kernel:
 
     @cached_property
     def unlisted_bounds(self) -> tuple[str, ...]:
-        """Parameters the loop domains use that ``params`` does not list (a mistake: none should)."""
-        return tuple(sorted(set(self.entry.all_params()) - set(self.params)))
+        """Value arguments the loop domains use that ``params`` does not list (a mistake: none should;
+        a bound read from an array, such as CSR's ``rowptr[i]``, is not an argument and is fine)."""
+        arguments = {a.name for a in self.entry.args if isinstance(a, lp.ValueArg)}
+        return tuple(sorted((set(self.entry.all_params()) & arguments) - set(self.params)))
 
     def resolve_sizes(self, sizes: Mapping[str, Any] | None = None) -> dict[str, int]:
         """Check ``sizes`` names every size parameter (defaults fill gaps) and nothing else."""

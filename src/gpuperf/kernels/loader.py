@@ -83,13 +83,9 @@ def call_user_function(spec: str) -> tuple[object, Path, str]:
 
 @contextlib.contextmanager
 def _importable_from(folder: Path) -> Iterator[None]:
-    """``folder`` first on ``sys.path`` for the duration (as ``python file.py`` would have it)."""
+    """``folder`` on ``sys.path`` (first, as ``python file.py`` would have it) from now on: a user's
+    file, and the ``make`` or ``reference`` functions it returns, may import modules beside it."""
     entry = str(folder)
-    added = entry not in sys.path
-    if added:
+    if entry not in sys.path:
         sys.path.insert(0, entry)
-    try:
-        yield
-    finally:
-        if added and entry in sys.path:
-            sys.path.remove(entry)
+    yield

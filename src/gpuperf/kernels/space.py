@@ -90,7 +90,9 @@ class VariantSpace:
             reason = self.check(config)
             if reason is None:
                 try:
-                    self._outcomes[token] = self.make(config)
+                    built = self.make(config)
+                    # every variant carries its configuration (a user's make may not record it)
+                    self._outcomes[token] = built if built.variant else built.with_variant(built.program, **config)
                 except Exception as exc:  # any loopy/isl failure makes the variant invalid, not a crash
                     message = str(exc).strip().splitlines()
                     first_line = message[0] if message else ""

@@ -147,7 +147,7 @@ def load_campaign(path: str | Path) -> Campaign:
     for index, table in enumerate(_tables(data, "kernels", path)):
         entries.append(_kernel_entry(table, f"{path}: kernels[{index}]", path.parent, verify))
     for index, table in enumerate(_tables(data, "spaces", path)):
-        space_entries, space_skipped = _space_entries(table, f"{path}: spaces[{index}]", verify)
+        space_entries, space_skipped = _space_entries(table, f"{path}: spaces[{index}]", path.parent, verify)
         entries.extend(space_entries)
         skipped.extend(space_skipped)
     if not entries:
@@ -227,11 +227,7 @@ def _kernel_entry(table: Mapping[str, Any], where: str, base: Path, default_veri
     _no_unknown_keys(table, _KERNEL_KEYS, where)
     if "kernel" not in table:
         raise GpuperfError(f"{where}: missing key 'kernel'")
-    spec = _typed(table, "kernel", str, None, f"{where}.kernel")
-    if ".py" in spec:  # a user's file, relative to the campaign file
-        file_part, sep, function = spec.rpartition(":") if ".py:" in spec else (spec, "", "")
-        file_path = Path(file_part)
-        spec = f"{file_path if file_path.is_absolute() else (base / file_path).resolve()}{sep}{function}"
+    spec = _relative_to(_typed(table, "kernel", str, None, f"{where}.kernel"), base)
     try:
         kernel = get_kernel(spec)
     except GpuperfError as exc:
@@ -241,11 +237,22 @@ def _kernel_entry(table: Mapping[str, Any], where: str, base: Path, default_veri
     return Entry(kernel, spec, tuple(sizes), verify)
 
 
-def _space_entries(table: Mapping[str, Any], where: str, default_verify: bool) -> tuple[list[Entry], list[str]]:
+def _relative_to(spec: str, base: Path) -> str:
+    """A user's ``file.py:function`` spec with the file resolved against ``base`` (the campaign's
+    folder); other specs as they are."""
+    if ".py" not in spec:
+        return spec
+    file_part, sep, function = spec.rpartition(":") if ".py:" in spec else (spec, "", "")
+    file_path = Path(file_part)
+    return f"{file_path if file_path.is_absolute() else (base / file_path).resolve()}{sep}{function}"
+
+
+def _space_entries(table: Mapping[str, Any], where: str, base: Path,
+                   default_verify: bool) -> tuple[list[Entry], list[str]]:
     _no_unknown_keys(table, _SPACE_KEYS, where)
     if "space" not in table:
         raise GpuperfError(f"{where}: missing key 'space'")
-    name = _typed(table, "space", str, None, f"{where}.space")
+    name = _relative_to(_typed(table, "space", str, None, f"{where}.space"), base)
     limit = table.get("limit")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise GpuperfError(f"{where}.limit: expected a positive integer, got {limit!r}")
