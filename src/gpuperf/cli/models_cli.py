@@ -50,8 +50,6 @@ NOT_FEATURES = ("kernel", "variant", "gpu", "device", "source", "time_s", "statu
 # What profilers record about a launch that says nothing of the kernel: IDs, streams, start times.
 LAUNCH_BOOKKEEPING = ("ID", "Process ID", "Context", "Stream", "CC", "start_s", "correlation_id", "context",
                       "stream", "invocations")
-# What a gpuperf measurement records about how it went, not about the kernel (campaign export columns).
-MEASUREMENT_BOOKKEEPING = ("retries", "stable", "verified", "max_rel_error", "compile_s", "first_launch_s")
 
 
 # -- reading and checking tables -------------------------------------------------------------------
@@ -99,11 +97,12 @@ def measured_rows(frame: pd.DataFrame, where: str) -> pd.DataFrame:
 
 def is_default_feature(column: str) -> bool:
     """Whether a numeric column's name allows it as a default feature (see the module notes)."""
+    from gpuperf.datasets.schema import MEASUREMENT_OUTCOMES
     from gpuperf.evaluation.tables import is_timing_derived
 
     name = str(column)
     per_second = "/s" in name or "per_second" in name  # a rate (GFLOP/s, bytes per second): the time in disguise
-    return (name not in NOT_FEATURES and name not in LAUNCH_BOOKKEEPING and name not in MEASUREMENT_BOOKKEEPING
+    return (name not in NOT_FEATURES and name not in LAUNCH_BOOKKEEPING and name not in MEASUREMENT_OUTCOMES
             and not per_second and not is_measured_time(name) and not is_timing_derived(name))
 
 

@@ -22,6 +22,10 @@ KEY_COLUMNS = ("kernel", "variant", "gpu", "device", "source")
 TARGET = "time_s"
 STATUS = "status"
 OK = "ok"
+# What gpuperf's campaign export records about how each measurement went, not about the kernel or
+# its configuration: never a feature, never a parameter.
+MEASUREMENT_OUTCOMES = ("repeats", "retries", "stable", "verified", "max_rel_error", "compile_s", "error",
+                        "measured_at", "campaign", "kernel_key", "geometry")
 
 
 def check_dataset(frame: pd.DataFrame, where: str, require_time: bool = True) -> pd.DataFrame:

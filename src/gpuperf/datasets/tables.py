@@ -59,15 +59,15 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
     from the suffix: ``.gz``, ``.xz``, ...) with at least one row."""
     path = Path(path)
     name = path.name.lower()
-    if not name.endswith(PARQUET_SUFFIXES):
-        frame = read_csv(path)
-    else:
+    if name.endswith(PARQUET_SUFFIXES):
         if not path.is_file():
             raise GpuperfError(f"{path}: no such file")
         try:
             frame = pd.read_parquet(path)
         except (OSError, ValueError) as error:
             raise GpuperfError(f"{path}: not a readable Parquet table ({str(error).splitlines()[0]})") from None
+    else:
+        frame = read_csv(path)
     if frame.empty:
         raise GpuperfError(f"{path}: the table has no rows")
     return frame

@@ -38,7 +38,7 @@ FOLDS = 4
 ModelFactory = Callable[[], SpeedupModel]
 
 
-def _target_class(target: pd.Series) -> pd.Series:
+def target_class(target: pd.Series) -> pd.Series:
     return target.where(target.eq("gpu"), "device")
 
 
@@ -76,7 +76,7 @@ def evaluate(pairs: pd.DataFrame, split: str, factory: ModelFactory = SpeedupMod
 def _evaluate(pairs: pd.DataFrame, split: str, factory: ModelFactory) -> pd.DataFrame:
     """One row per test pair and fold: optimization, target class, family, measured and predicted speedups."""
     results = []
-    pairs = pairs.assign(target_class=_target_class(pairs["target"]))
+    pairs = pairs.assign(target_class=target_class(pairs["target"]))
     for (optimization, target), group in pairs.groupby(["optimization", "target_class"], sort=True):
         group = group.reset_index(drop=True)
         for fold, (train, test) in enumerate(_folds(group, split)):

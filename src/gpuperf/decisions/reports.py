@@ -296,7 +296,7 @@ def exploration_study(folder: str | Path, family: str = "schoonhoven/pnpoly", bu
 def advisor_study(folder: str | Path, splits: Sequence[str] = ("inputs",),
                   echo: Echo = lambda line: None) -> tuple[pd.DataFrame, dict[str, Path]]:
     """Evaluate the advisor on the bundled and measured training pairs and write the report."""
-    from gpuperf.decisions.advise_eval import evaluate
+    from gpuperf.decisions.advise_eval import evaluate, target_class
     from gpuperf.decisions.optimizations import load_optimizations
     from gpuperf.decisions.pairs import training_pairs
 
@@ -306,8 +306,7 @@ def advisor_study(folder: str | Path, splits: Sequence[str] = ("inputs",),
         echo(f"advisor: split {split}")
         parts.append(evaluate(pairs, split))
     results = pd.concat(parts, ignore_index=True)
-    target_class = pairs["target"].where(pairs["target"].eq("gpu"), "device")  # as the evaluation groups them
-    trained = set(zip(pairs["optimization"], target_class))
+    trained = set(zip(pairs["optimization"], target_class(pairs["target"])))
     evaluated = set(results[["optimization", "target"]].itertuples(index=False, name=None))
     unevaluated = sorted(trained - evaluated)
     notes = []

@@ -179,9 +179,10 @@ def looks_like_rate(column: str) -> bool:
 def _why_twice(frame: pd.DataFrame, keys: pd.Series, row: int, used: list[str]) -> str:
     """The columns in which the rows of a repeated configuration differ: a parameter left out of
     --params, or a second kernel or problem size in one table."""
+    from gpuperf.datasets.schema import MEASUREMENT_OUTCOMES, STATUS
+
     same = frame[keys == keys.iloc[row]].drop(columns=[c for c in used if c in frame.columns])
-    outcomes = {"variant", "status", "repeats", "retries", "stable", "verified", "max_rel_error", "compile_s",
-                "error", "measured_at"}  # what a measurement recorded, not how the configuration differs
+    outcomes = {"variant", STATUS, *MEASUREMENT_OUTCOMES}  # what was measured, not how configurations differ
     differing = [str(c) for c in same.columns
                  if same[c].astype(str).nunique() > 1 and str(c) not in outcomes
                  and not str(c).startswith("time") and not str(c).endswith("_s") and not looks_like_rate(c)]

@@ -64,10 +64,11 @@ def markdown_table(frame: pd.DataFrame, digits: int = 3) -> str:
 def html_table(frame: pd.DataFrame, digits: int = 3) -> str:
     """``frame`` as an HTML table formatted as :func:`markdown_table` formats it."""
     flat = _with_index(frame)
-    columns = [flat.iloc[:, i] for i in range(flat.shape[1])]  # by position: names may repeat
-    cells = [[_cell(v, digits, _whole(column)) for v in column] for column in columns]
-    shown = pd.DataFrame(list(zip(*cells)) if cells else [], columns=range(flat.shape[1]))
-    shown.columns = flat.columns
+    shown = flat.astype(object)
+    for i in range(flat.shape[1]):  # by position: column names may repeat
+        column = flat.iloc[:, i]
+        whole = _whole(column)
+        shown.iloc[:, i] = [_cell(v, digits, whole) for v in column]
     return shown.to_html(index=False, border=0, na_rep="")
 
 

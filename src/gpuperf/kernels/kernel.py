@@ -72,10 +72,8 @@ class Kernel:
         integer parameter (an offset, a flag) may be any whole number."""
         from pymbolic.mapper.dependency import DependencyMapper
 
-        shaped = set()
-        for arg in self.array_args:
-            for extent in arg.shape or ():
-                shaped |= {v.name for v in DependencyMapper()(extent)} if not isinstance(extent, int) else set()
+        shaped = {variable.name for arg in self.array_args for extent in arg.shape or ()
+                  if not isinstance(extent, int) for variable in DependencyMapper()(extent)}
         return frozenset(self.entry.all_params()) | frozenset(shaped)
 
     @cached_property

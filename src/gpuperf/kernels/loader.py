@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import inspect
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import loopy as lp
 
 from gpuperf.errors import GpuperfError
 from gpuperf.kernels.kernel import Kernel, is_data_scalar
+from gpuperf.kernels.space import VariantSpace
 
 
 def load_user_kernel(spec: str) -> Kernel:
@@ -37,11 +36,9 @@ def load_user_kernel(spec: str) -> Kernel:
     )
 
 
-def load_user_space(spec: str):  # noqa: ANN201 - a VariantSpace (imported late: space.py imports this module's callers)
+def load_user_space(spec: str) -> VariantSpace:
     """Call ``function`` from ``file.py``; it returns a gpuperf ``VariantSpace`` (parameters, defaults,
     a cheap ``check`` and a ``make`` that builds each configuration's Kernel)."""
-    from gpuperf.kernels.space import VariantSpace
-
     result, path, function = call_user_function(spec)
     if not isinstance(result, VariantSpace):
         raise GpuperfError(f"{path}:{function}() returned {type(result).__name__}; expected a gpuperf VariantSpace "
@@ -62,11 +59,11 @@ def call_user_function(spec: str) -> tuple[object, Path, str]:
     if module_spec is None or module_spec.loader is None:
         raise GpuperfError(f"kernel file '{path}' is not a Python file")
     module = importlib.util.module_from_spec(module_spec)
-    with _importable_from(path.resolve().parent):  # the file may import modules beside it
-        try:
-            module_spec.loader.exec_module(module)
-        except Exception as exc:  # noqa: BLE001 - any failure in user code is reported the same way
-            raise GpuperfError(f"kernel file '{path}' failed to import: {type(exc).__name__}: {exc}") from None
+    _make_importable(path.resolve().parent)
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 - any failure in user code is reported the same way
+        raise GpuperfError(f"kernel file '{path}' failed to import: {type(exc).__name__}: {exc}") from None
     builder = getattr(module, function, None)
     if builder is None or not callable(builder):
         defined = [n for n, v in vars(module).items() if inspect.isfunction(v) and v.__module__ == module.__name__]
@@ -74,18 +71,14 @@ def call_user_function(spec: str) -> tuple[object, Path, str]:
             f"kernel file '{path}' does not define a function '{function}'"
             + (f"; it defines {', '.join(defined)}" if defined else "")
         )
-    with _importable_from(path.resolve().parent):
-        try:
-            return builder(), path, function
-        except Exception as exc:  # noqa: BLE001
-            raise GpuperfError(f"{path}:{function}() raised {type(exc).__name__}: {exc}") from None
+    try:
+        return builder(), path, function
+    except Exception as exc:  # noqa: BLE001
+        raise GpuperfError(f"{path}:{function}() raised {type(exc).__name__}: {exc}") from None
 
 
-@contextlib.contextmanager
-def _importable_from(folder: Path) -> Iterator[None]:
+def _make_importable(folder: Path) -> None:
     """``folder`` on ``sys.path`` (first, as ``python file.py`` would have it) from now on: a user's
     file, and the ``make`` or ``reference`` functions it returns, may import modules beside it."""
-    entry = str(folder)
-    if entry not in sys.path:
-        sys.path.insert(0, entry)
-    yield
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
