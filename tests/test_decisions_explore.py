@@ -213,11 +213,11 @@ def test_space_from_frame_reads_failures_and_rejects_bad_tables():
         space_from_frame(table(), ["p", "r"], "time_ms", "t.csv")
     bad = table().astype({"time_ms": object})
     bad.loc[2, "time_ms"] = "fast"
-    with pytest.raises(GpuperfError, match=r"t\.csv: line 4: time_ms='fast' is not a positive number"):
+    with pytest.raises(GpuperfError, match=r"t\.csv: row 3: time_ms='fast' is not a positive number"):
         space_from_frame(bad, ["p", "q"], "time_ms", "t.csv")
     with pytest.raises(GpuperfError, match=r"t\.csv: the table has no rows"):
         space_from_frame(table().iloc[:0], ["p", "q"], "time_ms", "t.csv")
-    with pytest.raises(GpuperfError, match=r"t\.csv: line 6: configuration 2,16 appears twice"):
+    with pytest.raises(GpuperfError, match=r"t\.csv: row 5: configuration 2,16 appears twice"):
         space_from_frame(pd.concat([table(), table().iloc[[3]]]), ["p", "q"], "time_ms", "t.csv")
     with pytest.raises(GpuperfError, match=r"missing time column 'time_s'"):
         space_from_frame(table(), ["p", "q"], "time_s", "t.csv")
@@ -238,3 +238,17 @@ def test_a_bundled_space_subset_round_trips_through_a_kernel_tuner_cache(tmp_pat
     # Exactly the space's configurations, less the failed ones (Kernel Tuner never tries those).
     assert sorted(visited) == list(np.flatnonzero(np.isfinite(space.times)))
     assert len(space.without_failures()) == len(visited)
+
+
+def test_errors_number_rows_as_the_file_does(tmp_path):
+    """A CSV's rows are named by editor line (header = line 1), a Parquet table's by row (1-based)."""
+    from gpuperf.decisions.space import read_space
+
+    bad = table()
+    bad.loc[2, "time_ms"] = -1.0
+    bad.to_csv(tmp_path / "t.csv", index=False)
+    with pytest.raises(GpuperfError, match=r"t\.csv: line 4: time_ms=-1(\.0)? is not"):
+        read_space(tmp_path / "t.csv", ["p", "q"], "time_ms")
+    bad.to_parquet(tmp_path / "t.parquet")
+    with pytest.raises(GpuperfError, match=r"t\.parquet: row 3: time_ms=-1(\.0)? is not"):
+        read_space(tmp_path / "t.parquet", ["p", "q"], "time_ms")

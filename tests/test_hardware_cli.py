@@ -107,3 +107,12 @@ def test_resources_refuse_an_amd_gpus_occupancy_from_nvidia_registers(capsys):
 
     assert main(["resources", "vector_copy", "-p", "n=4096", "--gpu", "MI50", "--arch", "sm_80"]) == 2
     assert "NVRTC counts NVIDIA registers" in capsys.readouterr().err
+
+
+def test_features_json_names_the_kernel_variant_and_sizes_it_counted(capsys):
+    assert main(["features", "stencil2d[local_x=32]", "-p", "n=1024", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["kernel"] == "stencil2d"
+    assert "local_x=32" in row["variant"]
+    assert row["n"] == 1024 and row["m"] == 4096  # the default size of m is said too
+    assert row["local_size_0"] == 32.0

@@ -140,7 +140,7 @@ def test_a_feature_column_left_out_for_a_bad_cell_is_named(tables, capsys, tmp_p
     assert main(["fit", str(tmp_path / "holes.csv"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 0
     err = capsys.readouterr().err
     assert "holes.csv: left out of the default features for a missing or non-number value" in err
-    assert "x2 (row 8: missing)" in err and "x3 (row 10: missing)" in err and "x4" not in err
+    assert "x2 (line 9: missing)" in err and "x3 (line 11: missing)" in err and "x4" not in err
 
 
 @pytest.mark.parametrize(("model", "suffix", "extra"), [
@@ -186,7 +186,7 @@ def test_failed_rows_are_predicted_too_unless_a_feature_is_missing(tables, capsy
     assert main(["fit", str(tables["generic"]), "--model", "lr", "--out", str(wide)]) == 0
     capsys.readouterr()
     assert main(["predict-table", "--model", str(wide), str(tables["generic"]), "--out", str(predictions)]) == 2
-    assert "row 5: column x1=nan is missing or infinite" in capsys.readouterr().err
+    assert "line 6: column x1=nan is missing or infinite" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("suffix", [".json", ".skops"])
@@ -282,18 +282,18 @@ def write(tmp_path, name: str, text: str):
 
 @pytest.mark.parametrize(("name", "text", "args", "message"), [
     ("neg.csv", "kernel,gpu,time_s,x\nk,GTX 680,0.1,1\nk,GTX 680,-1,2\n", [],
-     "neg.csv: row 2: time_s=-1.0 is not a positive number"),
+     "neg.csv: line 3: time_s=-1.0 is not a positive number"),
     ("nan.csv", "kernel,gpu,time_s,status,x\nk,GTX 680,,failed,1\nk,GTX 680,,ok,2\n", [],
-     "nan.csv: row 2: time_s=nan is not a positive number"),
+     "nan.csv: line 3: time_s=nan is not a positive number"),
     ("gpu.csv", "kernel,gpu,time_s,x\nk,GTX 680,0.1,1\nk,GTX 6800,0.2,2\n", ["--gpu-features"],
-     "gpu.csv: row 2: unknown GPU 'GTX 6800'; did you mean GTX 680"),
+     "gpu.csv: line 3: unknown GPU 'GTX 6800'; did you mean GTX 680"),
     ("empty.csv", "kernel,gpu,time_s,x\n", [], "empty.csv: the table has no rows"),
     ("table.txt", "kernel,gpu,time_s,x\n", [], "table.txt: the table has no rows"),  # read as CSV
     ("bad.parquet", "not parquet", [], "bad.parquet: not a readable Parquet table"),
     ("cols.csv", "kernel,gpu,time_s,grid_x\nk,GTX 680,0.1,1\n", ["--features", "grid_y,block_x"],
      "cols.csv: missing feature column(s) grid_y, block_x (did you mean grid_x?)"),
     ("text.csv", "kernel,gpu,time_s,x\nk,GTX 680,0.1,1\nk,GTX 680,0.1,abc\n", ["--features", "x"],
-     "text.csv: row 2: column x='abc' is not a number"),
+     "text.csv: line 3: column x='abc' is not a number"),
     ("notime.csv", "kernel,gpu,x\nk,GTX 680,1\n", [], "notime.csv: missing column time_s"),
     ("leak.csv", "kernel,gpu,time_s,x\nk,GTX 680,0.1,1\n", ["--features", "x,time_s"],
      "--features: time_s is a key or the measured time, not a feature"),
@@ -339,7 +339,7 @@ def test_predict_table_names_every_missing_feature_and_unknown_gpu(tables, tmp_p
     assert "narrow.csv: missing feature column(s) x2, x3, x4" in err and err.count("\n") == 1
     unknown = write(tmp_path, "unknown.csv", "kernel,gpu,x1,x2,x3,x4\nk,GTX 680,1,2,3,4\nk,Tesla K41,1,2,3,4\n")
     assert main(["predict-table", "--model", str(model), str(unknown), "--out", str(tmp_path / "p.csv")]) == 2
-    assert "unknown.csv: row 2: unknown GPU 'Tesla K41'; did you mean" in capsys.readouterr().err
+    assert "unknown.csv: line 3: unknown GPU 'Tesla K41'; did you mean" in capsys.readouterr().err
 
 
 # -- the GPU join -------------------------------------------------------------------------------------
@@ -399,7 +399,7 @@ def test_bsp_rows_whose_counts_give_no_time_are_named(tables, tmp_path, capsys):
     bad = tmp_path / "zero.csv"
     frame.to_csv(bad, index=False)
     assert main(["fit", str(bad), "--model", "bsp", "--out", str(tmp_path / "b.json")]) == 2
-    assert "zero.csv: row 6: the BSP inputs give no positive time" in capsys.readouterr().err
+    assert "zero.csv: line 7: the BSP inputs give no positive time" in capsys.readouterr().err
 
 
 def test_a_repeated_header_name_or_a_semicolon_file_is_refused(tables, tmp_path, capsys):

@@ -75,7 +75,9 @@ def features(
     kernel: Annotated[str, typer.Argument(help="catalog name, name\\[param=value,...] or path/file.py:function")],
     param: ParamsOption = None,
     gpu: Annotated[str | None, typer.Option(help="add occupancy features for this GPU")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print a flat JSON object")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print a flat JSON object: kernel, variant, [gpu,] sizes, then features")
+    ] = False,
 ) -> None:
     """Static features of a kernel at the given sizes, from the kernel alone."""
     from gpuperf.features import extract_features
@@ -84,8 +86,9 @@ def features(
     knl = get_kernel(kernel)
     sizes = knl.resolve_sizes(parse_params(param))
     values = extract_features(knl, sizes, gpu=gpu)
-    if as_json:
-        print_json(values)
+    if as_json:  # one row of feature_table's shape, so it names what was counted
+        keys = {"kernel": knl.name, "variant": knl.variant_label} | ({"gpu": gpu} if gpu else {})
+        print_json(keys | sizes | values)
     else:
         at = ", ".join(f"{k}={v}" for k, v in sizes.items())  # defaults included: say which sizes were used
         print_table([{"feature": k, "value": v} for k, v in values.items()], title=f"features of {knl.key} at {at}")

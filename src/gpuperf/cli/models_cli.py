@@ -68,15 +68,12 @@ def read_table(source: str) -> tuple[pd.DataFrame, str]:
     return read_table_file(path).reset_index(drop=True), str(path)
 
 
-def row_of(frame: pd.DataFrame, position: int) -> int:
-    """The file row number (1-based, header excluded) of the row at ``position``."""
-    return int(frame.index[position]) + 1
-
-
 def measured_rows(frame: pd.DataFrame, where: str) -> pd.DataFrame:
     """The rows with status ok (all rows if there is no status), each with a positive, finite time."""
     import numpy as np
     import pandas as pd
+
+    from gpuperf.datasets.schema import row_location
 
     if "time_s" not in frame.columns:
         raise GpuperfError(f"{where}: missing column time_s (the measured time in seconds)")
@@ -89,7 +86,7 @@ def measured_rows(frame: pd.DataFrame, where: str) -> pd.DataFrame:
         position = int(bad.nonzero()[0][0])
         value = kept["time_s"].iloc[position]
         value = value.item() if isinstance(value, np.generic) else value
-        raise GpuperfError(f"{where}: row {row_of(kept, position)}: time_s={value!r} is not a positive number")
+        raise GpuperfError(f"{where}: {row_location(kept, position)}: time_s={value!r} is not a positive number")
     kept = kept.copy()
     kept["time_s"] = times
     return kept
@@ -118,6 +115,8 @@ def default_features(frame: pd.DataFrame, where: str | None = None) -> list[str]
     import numpy as np
     import pandas as pd
 
+    from gpuperf.datasets.schema import row_location
+
     chosen, left_out = [], []
     for column in frame.columns:
         values = frame[column]
@@ -131,7 +130,7 @@ def default_features(frame: pd.DataFrame, where: str | None = None) -> list[str]
             first = int(np.flatnonzero(~finite)[0])
             value = values.iloc[first]
             shown = "missing" if pd.isna(value) else repr(value if isinstance(value, str) else float(value))
-            left_out.append(f"{column} (row {row_of(frame, first)}: {shown})")
+            left_out.append(f"{column} ({row_location(frame, first)}: {shown})")
     if where is not None and left_out:
         import sys
 
@@ -155,6 +154,8 @@ def numeric_features(frame: pd.DataFrame, features: Sequence[str], where: str) -
     import numpy as np
     import pandas as pd
 
+    from gpuperf.datasets.schema import row_location
+
     require_columns(frame, features, where, "feature")
     out = frame.copy()
     for column in features:
@@ -169,11 +170,11 @@ def numeric_features(frame: pd.DataFrame, features: Sequence[str], where: str) -
             if column.startswith("gpu_") and "gpu" in out.columns and pd.isna(raw):
                 gpu = out["gpu"].iloc[position]
                 raise GpuperfError(
-                    f"{where}: row {row_of(out, position)}: the descriptor of GPU '{gpu}' has no "
+                    f"{where}: {row_location(out, position)}: the descriptor of GPU '{gpu}' has no "
                     f"{column.removeprefix('gpu_')} (see gpuperf gpus), and the model uses {column}; fit with "
                     f"--features naming the descriptor columns every GPU you price has"
                 )
-            raise GpuperfError(f"{where}: row {row_of(out, position)}: column {column}={raw!r} is {problem}")
+            raise GpuperfError(f"{where}: {row_location(out, position)}: column {column}={raw!r} is {problem}")
         out[column] = numbers
     return out
 
@@ -354,10 +355,12 @@ def check_bsp_inputs(estimator, inputs: pd.DataFrame, where: str) -> None:
     """Every row's BSP inputs give a positive time (else an error naming the file row)."""
     import numpy as np
 
+    from gpuperf.datasets.schema import row_location
+
     bad = estimator.undefined_rows(inputs)
     if bad.any():
         position = int(np.flatnonzero(bad)[0])
-        raise GpuperfError(f"{where}: row {row_of(inputs, position)}: the BSP inputs give no positive time "
+        raise GpuperfError(f"{where}: {row_location(inputs, position)}: the BSP inputs give no positive time "
                            f"({int(bad.sum())} such rows); check the counts")
 
 

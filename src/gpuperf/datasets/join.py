@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
+from gpuperf.datasets.schema import row_location
 from gpuperf.errors import GpuperfError
 from gpuperf.hardware.specs import get_gpu
 
@@ -38,23 +38,21 @@ def with_gpu_features(frame: pd.DataFrame, where: str) -> pd.DataFrame:
     names = frame[GPU_COLUMN]
     blank = names.isna() | names.astype(str).str.strip().eq("")
     if blank.any():
-        raise GpuperfError(f"{where}: row {_row_number(blank)}: column {GPU_COLUMN} is empty")
+        raise GpuperfError(f"{where}: {row_location(frame, _first(blank))}: column {GPU_COLUMN} is empty")
     unique = list(dict.fromkeys(names.tolist()))
     for name in unique:
         try:
             get_gpu(str(name))
         except GpuperfError as error:
-            raise GpuperfError(f"{where}: row {_row_number(names.eq(name))}: {error}") from None
+            raise GpuperfError(f"{where}: {row_location(frame, _first(names.eq(name)))}: {error}") from None
     descriptors = gpu_feature_table(unique)
     kept = frame.drop(columns=[c for c in descriptors.columns if c != GPU_COLUMN and c in frame.columns])
     joined = kept.merge(descriptors, on=GPU_COLUMN, how="left", validate="many_to_one")
     joined.index = frame.index
+    joined.attrs = dict(frame.attrs)  # merge drops them; errors still number the rows as the file does
     return joined
 
 
-def _row_number(mask: pd.Series) -> int:
-    """The 1-based row number of the first true entry: its integer index label + 1 (a table read
-    from a file keeps its rows' 0-based labels through filtering), else its position + 1."""
-    position = int(mask.to_numpy().nonzero()[0][0])
-    label = mask.index[position]
-    return int(label) + 1 if isinstance(label, (int, np.integer)) else position + 1
+def _first(mask: pd.Series) -> int:
+    """The position of the first true entry."""
+    return int(mask.to_numpy().nonzero()[0][0])

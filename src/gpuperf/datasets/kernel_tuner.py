@@ -28,12 +28,14 @@ import pandas as pd
 from gpuperf.datasets.schema import (
     KEY_COLUMNS,
     OK,
+    ROW_NUMBERING,
     STATUS,
     TARGET,
     canonical_gpu,
     check_dataset,
     format_value,
     order_columns,
+    row_location,
     shift_decimal,
     variant_labels,
 )
@@ -84,6 +86,7 @@ def read_kernel_tuner_cache(path: str | Path) -> pd.DataFrame:
         frame["problem_size"] = json.dumps(data["problem_size"])
     frame = order_columns(frame, keys)
     frame.attrs["parameters"] = list(keys)
+    frame.attrs[ROW_NUMBERING] = "entry"
     if isinstance(data.get("tune_params"), dict):
         frame.attrs["tune_params"] = data["tune_params"]
     return check_dataset(frame, where)
@@ -221,7 +224,7 @@ def write_kernel_tuner_cache(
         params = {k: values[k][_lookup(row[k])] for k in keys}
         key = ",".join(str(v) for v in params.values())
         if key in cache:
-            raise GpuperfError(f"{where}: row {position + 1}: configuration '{key}' appears twice")
+            raise GpuperfError(f"{where}: {row_location(frame, position)}: configuration '{key}' appears twice")
         cache[key] = params | _entry(row, extras)
     header = {
         "device_name": device_name,
@@ -266,7 +269,7 @@ def _parameter_values(
         column = frame[k]
         if column.isna().any():
             row = int(np.flatnonzero(column.isna().to_numpy())[0])
-            raise GpuperfError(f"{where}: row {row + 1}: parameter {k} has no value")
+            raise GpuperfError(f"{where}: {row_location(frame, row)}: parameter {k} has no value")
         if tune_params is not None and k in tune_params:
             known = {_lookup(v): v for v in tune_params[k]}
         else:

@@ -28,6 +28,20 @@ MEASUREMENT_OUTCOMES = ("repeats", "retries", "stable", "verified", "max_rel_err
                         "measured_at", "campaign", "kernel_key", "geometry")
 
 
+ROW_NUMBERING = "row_numbering"  # frame.attrs key: how error messages number the rows of the file read
+
+
+def row_location(frame: pd.DataFrame, position: int) -> str:
+    """Where row ``position`` of ``frame`` is in the file it was read from: ``line N`` of a CSV
+    (the header is line 1, as an editor or spreadsheet counts), ``entry N`` of a Kernel Tuner cache,
+    else ``row N`` (1-based). A table keeps its rows' 0-based index labels through filtering and
+    splitting, so the label counts where the labels are unique integers, else the position."""
+    label = frame.index[position]
+    number = int(label) if frame.index.is_unique and isinstance(label, (int, np.integer)) else position
+    word = frame.attrs.get(ROW_NUMBERING, "row")
+    return f"line {number + 2}" if word == "line" else f"{word} {number + 1}"
+
+
 def check_dataset(frame: pd.DataFrame, where: str, require_time: bool = True) -> pd.DataFrame:
     """Validate a dataset table; errors name ``where`` (a file) and the row or column at fault.
 
@@ -44,7 +58,7 @@ def check_dataset(frame: pd.DataFrame, where: str, require_time: bool = True) ->
             row = int(bad.to_numpy().nonzero()[0][0])
             value = frame[TARGET].iloc[row]
             value = value.item() if isinstance(value, np.generic) else value
-            raise GpuperfError(f"{where}: row {row + 1}: time_s={value!r} is not a positive number")
+            raise GpuperfError(f"{where}: {row_location(frame, row)}: time_s={value!r} is not a positive number")
     return frame
 
 

@@ -12,11 +12,13 @@ import pandas as pd
 
 from gpuperf.datasets.schema import (
     OK,
+    ROW_NUMBERING,
     STATUS,
     TARGET,
     check_dataset,
     lookup_gpu,
     order_columns,
+    row_location,
     to_seconds,
     variant_labels,
 )
@@ -32,7 +34,8 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 def read_csv(path: str | Path, **options) -> pd.DataFrame:
     """A CSV (plain or gzip) as read by pandas; a missing, empty or unparsable file is one clear
     error, and so (read with no options) is a header naming a column twice or a file separated by
-    semicolons."""
+    semicolons. Read with no options, its rows are numbered by file line in error messages
+    (:func:`row_location`)."""
     path = Path(path)
     if not path.is_file():
         raise GpuperfError(f"{path}: no such file")
@@ -51,6 +54,7 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
         if len(names) == 1 and ";" in names[0]:
             raise GpuperfError(f"{path}: one column named '{names[0][:40]}...': the file is separated by ';'; "
                                "gpuperf reads comma-separated CSV")
+        frame.attrs[ROW_NUMBERING] = "line"  # read as written: row i is line i + 2
     return frame
 
 
@@ -80,8 +84,8 @@ def require_columns(frame: pd.DataFrame, columns: list[str], where: str) -> None
         raise GpuperfError(f"{where}: missing column(s) {', '.join(repr(c) for c in missing)}")
 
 
-def numeric_column(frame: pd.DataFrame, column: str, where: str, first_line: int = 2) -> pd.Series:
-    """``frame[column]`` as floats; a non-empty value that is no number is an error naming its line."""
+def numeric_column(frame: pd.DataFrame, column: str, where: str) -> pd.Series:
+    """``frame[column]`` as floats; a non-empty value that is no number is an error naming its row."""
     values = frame[column]
     if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
         return values.astype(float)
@@ -90,7 +94,7 @@ def numeric_column(frame: pd.DataFrame, column: str, where: str, first_line: int
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
         raise GpuperfError(
-            f"{where}: line {row + first_line}: {column}={values.iloc[row]!r} is not a number"
+            f"{where}: {row_location(frame, row)}: {column}={values.iloc[row]!r} is not a number"
         )
     return numbers.astype(float)
 

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.datasets.schema import format_value
+from gpuperf.datasets.schema import row_location
 from gpuperf.decisions.search_metrics import normalised_performance
 from gpuperf.errors import GpuperfError
 
@@ -113,14 +114,13 @@ def space_from_frame(
     target: str,
     where: str,
     status_column: str | None = "status",
-    first_line: int | None = 2,
 ) -> Space:
     """A space from a table: ``params`` columns and a ``target`` time column (any unit).
 
     A row is a failed configuration when its ``status`` (if the table has one) is not ``ok``
     or its time is one of Kernel Tuner's failure names; every other time must be a positive
-    number. A ``gpu`` column, if any, must hold one GPU name. Errors name ``where`` and the line
-    (header = line 1) or column at fault.
+    number. A ``gpu`` column, if any, must hold one GPU name. Errors name ``where`` and the row
+    (:func:`~gpuperf.datasets.tables.row_location`) or column at fault.
     """
     params = list(params)
     if frame.empty:
@@ -139,7 +139,7 @@ def space_from_frame(
     for p in params:
         empty = frame[p].isna().to_numpy()
         if empty.any():
-            raise GpuperfError(f"{where}: {_at(frame, int(np.flatnonzero(empty)[0]), first_line)}: parameter {p} has no value")
+            raise GpuperfError(f"{where}: {row_location(frame, int(np.flatnonzero(empty)[0]))}: parameter {p} has no value")
     failed = np.zeros(len(frame), dtype=bool)
     if status_column and status_column in frame.columns:
         failed |= ~frame[status_column].fillna("ok").astype(str).str.strip().isin(FAILED_STATUSES_OK).to_numpy()
@@ -150,7 +150,7 @@ def space_from_frame(
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise GpuperfError(
-            f"{where}: {_at(frame, row, first_line)}: {target}={plain_value(raw.iloc[row])!r} is not a positive number "
+            f"{where}: {row_location(frame, row)}: {target}={plain_value(raw.iloc[row])!r} is not a positive number "
             f"(nor a failure: a status other than ok, or {', '.join(FAILURE_NAMES)})"
         )
     times[failed] = np.nan
@@ -162,7 +162,7 @@ def space_from_frame(
     if duplicated.any():
         row = int(np.flatnonzero(duplicated)[0])
         raise GpuperfError(
-            f"{where}: {_at(frame, row, first_line)}: configuration {keys.iloc[row]} appears twice"
+            f"{where}: {row_location(frame, row)}: configuration {keys.iloc[row]} appears twice"
             + _why_twice(frame.reset_index(drop=True), keys, row, [*params, target]))
     extra = frame.drop(columns=[c for c in (*params, target) if c in frame.columns]).reset_index(drop=True)
     return Space(params, configs, times, where, extra, gpu, target)
@@ -189,23 +189,6 @@ def _why_twice(frame: pd.DataFrame, keys: pd.Series, row: int, used: list[str]) 
     if not differing:
         return ""
     return f" (its rows differ in {', '.join(differing[:3])}: a parameter missing from --params, or one table holding several)"
-
-
-def _at(frame: pd.DataFrame, position: int, first_line: int | None) -> str:
-    """Where row ``position`` is: ``line N`` of a file, or ``entry N`` of a cache (``first_line`` None)."""
-    if first_line is None:
-        return f"entry {position + 1}"
-    return f"line {_line(frame, position, first_line)}"
-
-
-def _line(frame: pd.DataFrame, position: int, first_line: int) -> int:
-    """The file line of row ``position``: its integer index label (a table read from a file keeps
-    its rows' 0-based labels through splitting) plus ``first_line``; its position where the labels
-    are not unique integers."""
-    label = frame.index[position]
-    if frame.index.is_unique and isinstance(label, (int, np.integer)):
-        return int(label) + first_line
-    return position + first_line
 
 
 def _gpu_name(frame: pd.DataFrame, where: str) -> str | None:
@@ -291,7 +274,7 @@ def _cache_space(path: str | Path, params: Sequence[str] | None, target: str | N
     frame = read_kernel_tuner_cache(path)
     if target is None or (fallback and target not in frame.columns):
         target = "time_s"
-    return space_from_frame(frame, list(params or frame.attrs["parameters"]), target, str(path), first_line=None)
+    return space_from_frame(frame, list(params or frame.attrs["parameters"]), target, str(path))
 
 
 def same_kernel_and_gpu(a: Space, b: Space) -> bool:

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from gpuperf.datasets.schema import row_location
 from gpuperf.errors import GpuperfError
 from gpuperf.evaluation.metrics import all_metrics
 
@@ -76,7 +77,7 @@ def _usable_rows(frame: pd.DataFrame, features: Sequence[str], target: str, wher
         position = int(np.flatnonzero(bad.to_numpy())[0])
         value = frame[target].iloc[position]
         value = value.item() if isinstance(value, np.generic) else value
-        raise GpuperfError(f"{where}: row {position + 1}: {target}={value!r} is not a positive number")
+        raise GpuperfError(f"{where}: {row_location(frame, position)}: {target}={value!r} is not a positive number")
     return frame.loc[measured]
 
 
