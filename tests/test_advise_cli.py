@@ -57,7 +57,7 @@ def only(database):
 def test_kernel_json(capsys, database):
     # row_sum: each work-item walks its own row, so a warp touches 32 rows (uncoalesced, like MAU)
     advice = run_json(capsys, ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970",
-                               "--threshold", "1.05", "--json", *only(database)])
+                               "--threshold", "1.05", "--min-confidence", "0", "--json", *only(database)])
     assert set(advice) == {"suggestions", "below_threshold", "not_suggested"}
     out = advice["suggestions"]
     assert isinstance(out, list) and out
@@ -73,7 +73,8 @@ def test_kernel_json(capsys, database):
 
 
 def test_threshold_filters(capsys, database):
-    args = ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970", "--json", *only(database)]
+    args = ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970", "--json", "--min-confidence", "0",
+            *only(database)]
     everything = run_json(capsys, [*args, "--threshold", "0.0001"])["suggestions"]
     assert len(everything) == 2
     cut = min(s["predicted_speedup"] for s in everything) + 1e-3
@@ -87,16 +88,28 @@ def test_threshold_filters(capsys, database):
 def test_min_confidence_abstains(capsys, database):
     args = ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970", "--threshold", "0.0001",
             *only(database)]
-    everything = run_json(capsys, [*args, "--json"])["suggestions"]
+    everything = run_json(capsys, [*args, "--json", "--min-confidence", "0"])["suggestions"]
     cut = max(s["confidence"] for s in everything) + 0.001  # JSON rounds to 3 decimals
     unsure = run_json(capsys, [*args, "--json", "--min-confidence", str(cut)])
     assert unsure["suggestions"] == [] and len(unsure["not_suggested"]) == 2
-    assert all(n["reason"].startswith("abstained: confidence") for n in unsure["not_suggested"])
+    assert all(n["reason"].startswith("abstained: predicted") for n in unsure["not_suggested"])
     assert main([*args, "--min-confidence", str(min(cut, 1.0))]) == 0
     printed = capsys.readouterr().out
-    assert "abstained: confidence" in printed and "below the threshold" not in printed  # above 0.0001, unsure
+    assert "no optimization is predicted" in printed and "abstained: predicted" in printed and "below the threshold" not in printed  # above 0.0001, unsure
     assert main([*args, "--min-confidence", "1.5"]) == 2
     assert "--min-confidence: must lie in [0, 1]" in capsys.readouterr().err
+
+
+def test_by_default_the_advisor_abstains_where_the_sign_is_more_likely_wrong(capsys, database):
+    args = ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970", "--threshold", "0.0001", "--json",
+            *only(database)]
+    every = run_json(capsys, [*args, "--min-confidence", "0"])["suggestions"]
+    default = run_json(capsys, args)
+    assert [s for s in every if s["confidence"] < 0.5]  # the case the default guards against occurs here
+    assert [s["optimization"] for s in default["suggestions"]] == [s["optimization"] for s in every
+                                                                   if s["confidence"] >= 0.5]
+    abstained = {n["optimization"] for n in default["not_suggested"] if n["reason"].startswith("abstained")}
+    assert abstained == {s["optimization"] for s in every if s["confidence"] < 0.5}
 
 
 def test_coalesced_kernel_gets_no_coalescing_advice(capsys, database):
@@ -131,7 +144,7 @@ def test_profile_json(tmp_path, capsys, database):
     path = tmp_path / "row.csv"
     pd.DataFrame([PROFILE, {**PROFILE, "block.x": 32}]).to_csv(path, index=False)
     out = run_json(capsys, ["advise", "--profile", str(path), "--row", "2", "--threshold", "0.0001", "--json",
-                            *only(database)])["suggestions"]
+                            "--min-confidence", "0", *only(database)])["suggestions"]
     assert {s["optimization"] for s in out} == {"t_coalesce", "t_shared"}
     assert all(KEYS <= set(s) for s in out)
 

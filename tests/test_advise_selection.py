@@ -159,14 +159,16 @@ def test_advisor_abstains_below_min_confidence():
     def ask(**options):
         return advise(features, target, kernel=kernel, sizes=sizes, entries=[entry], **options)
 
-    everything = ask(threshold=1e-9)
+    everything = ask(threshold=1e-9, min_confidence=0.0)
     (assessed,) = everything.assessed
     assert everything.suggestions == [assessed]
     assert assessed.explanation["chosen_model"]["feature_set"] in FEATURE_SETS
     above = min(1.0, assessed.confidence + 1e-6)
     abstained = ask(threshold=1e-9, min_confidence=above)
     assert abstained.suggestions == [] and abstained.assessed[0].confidence == pytest.approx(assessed.confidence)
-    assert "abstained: confidence" in dict(abstained.skipped)["unrolling"]
+    assert "abstained: predicted" in dict(abstained.skipped)["unrolling"]
+    with pytest.raises(GpuperfError, match="describe no kernel the models know"):
+        advise({"bogus": 1.0}, target, entries=[entry])
     with pytest.raises(GpuperfError, match="min-confidence"):
         ask(min_confidence=1.5)
 

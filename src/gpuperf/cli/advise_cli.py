@@ -26,7 +26,8 @@ def advise(
     row: Annotated[int, typer.Option(help="which row of the --profile CSV (from 1)")] = 1,
     threshold: Annotated[float, typer.Option(help="suggest only predicted speedups at or above this")] = 1.05,
     min_confidence: Annotated[float, typer.Option(
-        help="abstain from suggestions whose calibrated confidence is below this (0 to 1)")] = 0.0,
+        help="abstain from suggestions whose calibrated confidence (the chance the predicted sign is right) "
+             "is below this (0 to 1; 0 suggests every prediction above the threshold)")] = 0.5,
     optimizations: OptimizationsOption = None,
     only: Annotated[list[str] | None, typer.Option("--only", help="assess only this optimization; repeatable")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON: suggestions, below_threshold, not_suggested")] = False,
@@ -58,6 +59,9 @@ def advise(
     if as_json:
         print_json(advice_json(result, threshold))
         return
+    if not result.suggestions:
+        console.print(f"no optimization is predicted at or above {threshold:g}x with confidence >= {min_confidence:g}",
+                      highlight=False)
     print_table(
         [{"optimization": s.optimization, "predicted speedup": f"{s.predicted_speedup:.2f}x",
           "confidence": f"{s.confidence:.2f}", "apply": s.apply.get("variant") or s.apply["summary"]}

@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 
 from gpuperf.decisions.advice_features import (
-    CHANGE_FEATURES, MODEL_FEATURES, gpu_features, kernel_change_features, kernel_features,
+    ADVICE_FEATURES, CHANGE_FEATURES, MODEL_FEATURES, gpu_features, kernel_change_features, kernel_features,
 )
 from gpuperf.decisions.optimizations import Optimization, load_optimizations
 from gpuperf.decisions.pairs import DEVICE_TARGET, GPU_TARGET, cache_dir, spec_pairs
@@ -35,6 +35,9 @@ from gpuperf.errors import GpuperfError
 from gpuperf.kernels.kernel import Kernel
 
 DEFAULT_THRESHOLD = 1.05
+# Confidence is the calibrated chance that the predicted sign is right: below one half a suggestion
+# is more likely a slowdown than a speedup, so the advisor abstains by default.
+DEFAULT_MIN_CONFIDENCE = 0.5
 MODEL_FORMAT = 6
 NEAREST_SHOWN = 3
 
@@ -226,18 +229,25 @@ def advise(
     use_cache: bool = True,
     note: str = "",
     sizes: Mapping[str, Any] | None = None,
-    min_confidence: float = 0.0,
+    min_confidence: float = DEFAULT_MIN_CONFIDENCE,
 ) -> Advice:
     """Suggestions for a kernel described by ``features`` (advice + GPU features) on ``target``.
 
     For a variant of a variant space (``kernel``), what each optimization changes (``change_*``) comes
     from the variant with it applied at ``sizes``; otherwise from ``features`` (NaN: imputed).
     Predictions at or above ``threshold`` but with confidence below ``min_confidence`` are not
-    suggested: the advisor abstains and says so in ``skipped``."""
+    suggested: the advisor abstains and says so in ``skipped``. ``features`` must give at least one
+    of the kernel features the models know (``ADVICE_FEATURES``); others missing are imputed."""
     if not threshold > 0:
         raise GpuperfError(f"--threshold: must be a positive speedup, got {threshold}")
     if not 0.0 <= min_confidence <= 1.0:
         raise GpuperfError(f"--min-confidence: must lie in [0, 1], got {min_confidence}")
+    known = [name for name in ADVICE_FEATURES if not pd.isna(features.get(name, math.nan))]
+    if not known:
+        unknown = sorted(set(features) - set(MODEL_FEATURES))
+        raise GpuperfError("advise: the features describe no kernel the models know: give some of "
+                           f"{', '.join(ADVICE_FEATURES[:4])}, ... (ADVICE_FEATURES)"
+                           + (f"; unknown names: {', '.join(unknown[:5])}" if unknown else ""))
     entries = list(load_optimizations().values() if entries is None else entries)
     query = pd.DataFrame([{name: features.get(name, math.nan) for name in MODEL_FEATURES}])
     assessed, skipped = [], []
@@ -265,7 +275,8 @@ def advise(
         ))
     assessed.sort(key=lambda s: s.predicted_speedup, reverse=True)
     suggested = [s for s in assessed if s.predicted_speedup >= threshold]
-    skipped += [(s.optimization, f"abstained: confidence {s.confidence:.2f} is below {min_confidence:g}")
+    skipped += [(s.optimization, f"abstained: predicted {s.predicted_speedup:.2f}x, but confidence "
+                 f"{s.confidence:.2f} is below {min_confidence:g}")
                 for s in suggested if s.confidence < min_confidence]
     return Advice([s for s in suggested if s.confidence >= min_confidence], assessed, skipped)
 
@@ -294,7 +305,7 @@ def advise_kernel(
     threshold: float = DEFAULT_THRESHOLD,
     entries: Iterable[Optimization] | None = None,
     use_cache: bool = True,
-    min_confidence: float = 0.0,
+    min_confidence: float = DEFAULT_MIN_CONFIDENCE,
 ) -> Advice:
     """Suggestions for a gpuperf kernel: for ``gpu`` (a GPU name), a measured ``device``, or any GPU."""
     if gpu is not None and device is not None:
@@ -312,7 +323,7 @@ def advise_profile(
     entries: Iterable[Optimization] | None = None,
     where: str = "profile row",
     use_cache: bool = True,
-    min_confidence: float = 0.0,
+    min_confidence: float = DEFAULT_MIN_CONFIDENCE,
 ) -> Advice:
     """Suggestions for a profiled launch (nvprof-style counters, see ``gpuperf.decisions.profile``)."""
     from gpuperf.decisions.profile import profile_features, profile_gpu
