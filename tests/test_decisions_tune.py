@@ -53,6 +53,13 @@ def test_tell_refuses_repeats_and_bad_times():
         search.tell(search.ask(), -1.0)
     with pytest.raises(GpuperfError, match="no column"):
         GuidedSearch(grid((5, 5)).configs, ["x", "z"])
+    for index in (-1, 144, 2.0, True):
+        with pytest.raises(GpuperfError, match="not an index of the 144 configurations"):
+            search.tell(index, 1.0)
+    for time in ("fast", float("inf")):
+        with pytest.raises(GpuperfError, match="must be positive"):
+            search.tell(search.ask(), time)
+    assert search.measured == [first] and search.best() == first  # refused calls changed nothing
 
 
 def test_candidates_are_the_configurations_the_cheap_check_accepts():

@@ -125,6 +125,17 @@ def test_bad_inputs_name_the_problem() -> None:
         LinearCountModel(properties=["flops32"]).fit(frame, times)
     with pytest.raises(GpuperfError, match="bounds must be one of"):
         LinearCountModel(properties=COSTS, bounds="positive").fit(frame, times)
+    for weights in (-np.ones(len(times)), np.ones(3), np.zeros(len(times))):
+        with pytest.raises(GpuperfError, match="sample_weight must be 30 finite, non-negative weights"):
+            LinearCountModel(properties=COSTS).fit(frame, times, sample_weight=weights)
+
+
+def test_a_refit_on_an_array_forgets_the_earlier_fits_column_names() -> None:
+    frame, weights = synthetic()
+    times = frame[COSTS].to_numpy() @ weights
+    model = LinearCountModel(properties=COSTS).fit(frame, times)
+    assert list(model.feature_names_in_) == COSTS
+    assert not hasattr(model.fit(frame[COSTS].to_numpy(), times), "feature_names_in_")
 
 
 # -- properties of real kernels ------------------------------------------------------------------

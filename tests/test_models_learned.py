@@ -108,3 +108,20 @@ def test_svr_on_times_in_seconds_follows_them(name):
     predicted = make_model(name, log_target=False).fit(X, y).predict(X)
     assert np.corrcoef(predicted, y)[0, 1] > 0.99
     assert np.median(np.abs(predicted - y) / y) < 0.2
+
+
+@pytest.mark.parametrize("name", ["linear", "m5p"])
+def test_log_target_models_pass_the_scikit_learn_checks_for_positive_targets(name):
+    """A log-target model declares positive targets, so sklearn's checks feed it times; only
+    multi-output fitting (a time is one number) is not supported."""
+    results = check_estimator(make_model(name), on_fail=None)
+    failed = {r["check_name"] for r in results if r["status"] == "failed"}
+    assert failed <= {"check_regressor_multioutput"}
+
+
+def test_log_target_refuses_non_positive_times_and_bad_bounds():
+    X, y = np.arange(8.0).reshape(-1, 1), np.linspace(1.0, 2.0, 8)
+    with pytest.raises(GpuperfError, match="positive, finite times"):
+        LogTarget(LinearRegression()).fit(X, y - 1.5)
+    with pytest.raises(GpuperfError, match="bound_factor must be at least 1"):
+        LogTarget(LinearRegression(), bound_factor=0.5).fit(X, y)

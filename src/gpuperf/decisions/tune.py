@@ -71,13 +71,22 @@ class GuidedSearch:
         return self.explorer.next(self.measured, self.times)
 
     def tell(self, index: int, time: float | None) -> None:
-        """The measured time of configuration ``index`` (None or NaN: it failed)."""
+        """The measured time of configuration ``index`` (None or NaN: it failed). A bad index or
+        time is an error that changes nothing."""
+        if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)) \
+                or not 0 <= index < len(self.space):
+            raise GpuperfError(f"configuration {index!r}: not an index of the {len(self.space)} configurations "
+                               f"(0 to {len(self.space) - 1})")
         if index in self.measured:
             raise GpuperfError(f"configuration {index} was already measured")
-        if time is not None and not (np.isnan(time) or time > 0):
+        try:
+            value = np.nan if time is None else float(time)
+        except (TypeError, ValueError):
+            value = -1.0
+        if not (np.isnan(value) or value > 0) or np.isinf(value):
             raise GpuperfError(f"configuration {index}: time {time!r} must be positive (or None for a failure)")
         self.measured.append(int(index))
-        self.times[index] = np.nan if time is None else float(time)
+        self.times[index] = value
 
     def best(self) -> int | None:
         """The index of the fastest configuration measured so far (None if none ran)."""

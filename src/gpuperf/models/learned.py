@@ -20,7 +20,7 @@ from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from sklearn.svm import SVR
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from gpuperf.errors import unknown_name_error
+from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.models.m5p import M5PRegressor
 
 MODEL_NAMES = ("linear", "svr_linear", "svr_rbf", "random_forest", "gbt", "m5p", "pca_knn")
@@ -48,9 +48,24 @@ class LogTarget(TransformedTargetRegressor):
         self.regressor = regressor
         self.bound_factor = bound_factor
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.positive_only = True  # times: fitted on their log2
+        return tags
+
     def fit(self, X, y, **fit_params):
+        if self.bound_factor is not None and not self.bound_factor >= 1:
+            raise GpuperfError(f"LogTarget: bound_factor must be at least 1 (or None), got {self.bound_factor!r}")
+        if y is None:
+            raise GpuperfError("LogTarget requires y to be passed, but the target y is None")
+        times = np.asarray(y)
+        if times.dtype.kind == "c":
+            raise GpuperfError("LogTarget: Complex data not supported")
+        times = times.astype(float)
+        if not np.all(np.isfinite(times) & (times > 0)):
+            raise GpuperfError("LogTarget: the target must be positive, finite times (it is fitted on their log2)")
         super().fit(X, y, **fit_params)
-        log_y = np.log2(np.asarray(y, dtype=float))
+        log_y = np.log2(times)
         widen = 0.0 if self.bound_factor is None else np.log2(self.bound_factor)
         self.log_bounds_ = (float(log_y.min() - widen), float(log_y.max() + widen))
         return self

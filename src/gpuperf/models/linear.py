@@ -92,7 +92,14 @@ class LinearCountModel(RegressorMixin, BaseEstimator):
             raise GpuperfError("LinearCountModel: no rows to fit")
         if not np.all(np.isfinite(y)) or (self.relative and not np.all(y > 0)):
             raise GpuperfError("LinearCountModel: measured times must be finite and positive")
-        rows = np.ones(len(y)) if sample_weight is None else np.sqrt(np.asarray(sample_weight, dtype=float))
+        if sample_weight is None:
+            rows = np.ones(len(y))
+        else:
+            weights = np.asarray(sample_weight, dtype=float).ravel()
+            if weights.shape != y.shape or not np.all(np.isfinite(weights) & (weights >= 0)) or not weights.any():
+                raise GpuperfError(f"LinearCountModel: sample_weight must be {len(y)} finite, non-negative "
+                                   "weights, not all zero")
+            rows = np.sqrt(weights)
         if self.relative:
             A, b = A / y[:, None], np.ones(len(y))
         else:
@@ -113,6 +120,8 @@ class LinearCountModel(RegressorMixin, BaseEstimator):
         self.n_features_in_ = len(names)
         if isinstance(X, pd.DataFrame):
             self.feature_names_in_ = np.asarray(names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):  # refitted on an array: the names were another fit's
+            del self.feature_names_in_
         return self
 
     # -- predicting ---------------------------------------------------------------------------
