@@ -154,6 +154,9 @@ def test_the_spaces_own_gpu_in_a_training_table_is_left_out(tmp_path, capsys):
     assert with_own["order"] == without["order"]
     assert main(argv + ["--train", str(tmp_path / "target.csv")]) == 2
     assert "every table is the space's own kernel and GPU" in capsys.readouterr().err
+    parts[1].assign(gpu="K40").to_csv(tmp_path / "spelled.csv", index=False)  # the same GPU, spelled otherwise
+    assert main(argv + ["--train", str(tmp_path / "spelled.csv")]) == 2
+    assert "every table is the space's own kernel and GPU" in capsys.readouterr().err
 
 
 def test_target_names_the_spaces_time_column_and_training_tables_keep_their_own(tmp_path, capsys):
@@ -237,3 +240,17 @@ def test_why_a_configuration_repeats_names_parameters_not_measured_outcomes(tmp_
     frame.rename(columns={"time_ms": "ms/step"}).to_csv(tmp_path / "steps.csv", index=False)
     assert run_json(capsys, ["explore", str(tmp_path / "steps.csv"), "--params", "bx,tile", "--target", "ms/step",
                              "--json"])["time_column"] == "ms/step"  # a time per step, not a rate
+
+
+def test_a_bundled_table_trains_by_name_without_the_spaces_own_kernel(tmp_path, capsys):
+    from gpuperf.datasets import load_dataset
+
+    params = "local_x,local_y,outputs_y,prefetch,unroll"
+    table = load_dataset("stencil_spaces_pocl")
+    table[table["kernel"] == "stencil2d"].to_csv(tmp_path / "stencil2d.csv", index=False)
+    argv = ["explore", str(tmp_path / "stencil2d.csv"), "--params", params, "--budget", "5", "--json"]
+    assert main(argv + ["--train", "stencil_spaces_pocl"]) == 0
+    printed = capsys.readouterr()
+    result = json.loads(printed.out)
+    assert "stencil_spaces_pocl (stencil2d) is the space's own kernel and GPU" in printed.err
+    assert result["method"].startswith("transfer-guided") and result["transfer_evals_to_90"] is not None

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpuperf.datasets.schema import format_value
+from gpuperf.datasets.schema import canonical_gpu, format_value
 from gpuperf.datasets.schema import row_location
 from gpuperf.decisions.search_metrics import normalised_performance
 from gpuperf.errors import GpuperfError
@@ -197,16 +197,20 @@ def _gpu_name(frame: pd.DataFrame, where: str) -> str | None:
         return None
     names = frame[GPU_COLUMN].dropna().astype(str).str.strip()
     names = names[names != ""].unique()  # Kernel Tuner 1.5 writes an empty device name
-    if len(names) > 1:
+    if len({canonical_gpu(name) for name in names}) > 1:
         shown = ", ".join(names[:3])
         raise GpuperfError(f"{where}: column {GPU_COLUMN} names {len(names)} GPUs ({shown}); one table per GPU")
     return names[0] if len(names) else None
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
-    """A CSV (plain or gzip) or Parquet table; missing or unreadable files are one clear error."""
+    """A CSV (plain or gzip) or Parquet table, or a bundled dataset by name (in the dataset shape:
+    ``time_s``); missing or unreadable files are one clear error."""
+    from gpuperf.datasets import BUNDLED, load_dataset
     from gpuperf.datasets.tables import read_table_file
 
+    if not Path(path).exists() and str(path) in BUNDLED:
+        return load_dataset(str(path))
     return read_table_file(path)
 
 
@@ -278,9 +282,9 @@ def _cache_space(path: str | Path, params: Sequence[str] | None, target: str | N
 
 
 def same_kernel_and_gpu(a: Space, b: Space) -> bool:
-    """Whether two spaces name the same GPU and (where both name them) the same kernel and
-    problem size."""
-    if a.gpu is None or b.gpu is None or a.gpu != b.gpu:
+    """Whether two spaces name the same GPU (by any spelling: ``K20``, ``Tesla K20``) and (where
+    both name them) the same kernel and problem size."""
+    if a.gpu is None or b.gpu is None or canonical_gpu(a.gpu) != canonical_gpu(b.gpu):
         return False
     for column in ("kernel", "problem_size"):
         values = [set(s.extra[column].dropna().astype(str)) if column in s.extra.columns else None for s in (a, b)]
