@@ -29,13 +29,14 @@ campaigns pooled (30 cycles) 0.162-0.177, and three fresh 30-cycle campaigns gav
 0.201 (the last in a fresh clone's ``./run demo``). A
 low quantile instead of the fastest run is worse (5th percentile of 15 cycles: 0.22-0.39), the median
 far worse (0.38-0.41). So ``gpuperf demo`` uses 30 cycles (about 110 s); the default here stays
-3 passes (the committed store's method).
+3 passes (the method of the store the properties below were chosen on, a store of that session's,
+not committed).
 
 ``--threads`` sets POCL_MAX_PTHREAD_COUNT for a pocl CPU device before OpenCL starts (default 1:
 on a machine shared with other work, one thread per kernel gives far steadier times; 0 leaves
 pocl's default). The model is only valid for the device as it was configured when calibrated.
 
-Tried on the committed store and not kept (rule: keep a property only if the held-out mean improves):
+Tried on that store and not kept (rule: keep a property only if the held-out mean improves):
 operations on loop-carried chains (an update that reads its own previous result, or a reduction's
 accumulate, through a sequential loop, at least 16 links per work-item), adds/multiplies and
 divisions/calls as two properties. In-sample mean gmre went from 0.912 to 0.318 (``arith_f32_mul``

@@ -15,13 +15,14 @@ from gpuperf.errors import GpuperfError, unknown_name_error
 
 def explore_command(
     space: str = typer.Argument(
-        ..., help="One kernel on one GPU: a CSV (parameter columns and a time column) or a Kernel Tuner cache (.json)."),
+        ..., help="One kernel on one GPU: a CSV or Parquet table (parameter columns and a time column; .csv.gz too) "
+        "or a Kernel Tuner cache (.json, .json.gz)."),
     params: Optional[str] = typer.Option(
         None, "--params", help="Comma-separated parameter columns, e.g. MWG,NWG,VWM (a cache's own by default)."),
     target: Optional[str] = typer.Option(None, "--target", help="Time column (default: time_ms, time_s or time; a cache's time)."),
     train: Optional[list[str]] = typer.Option(
-        None, "--train", help="The same parameters measured on another GPU, CSV or cache (repeatable; "
-        "a table of several kernels or GPUs counts as one per kernel and GPU)."),
+        None, "--train", help="The same parameters measured on another GPU: a table, a cache or a bundled dataset's name "
+        "(repeatable; a table of several kernels or GPUs counts as one per kernel and GPU)."),
     model: Optional[str] = typer.Option(
         None, "--model", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."
     ),
@@ -73,7 +74,7 @@ DEFAULT_VARIANT_TABLE = "stencil_spaces_pocl.csv.gz"
 
 
 def rank_command(
-    space: str = typer.Argument(..., help="A catalog variant space (see gpuperf spaces), e.g. jacobi2d_9pt."),
+    space: str = typer.Argument(..., help="A variant space: a catalog one (see gpuperf spaces), e.g. jacobi2d_9pt, or path/file.py:function."),
     param: Optional[list[str]] = typer.Option(None, "-p", "--param", help="Size, e.g. -p n=1024 -p m=1024."),
     train: Optional[str] = typer.Option(
         None, "--train", help="Measured variants of other kernels with static features and time_s "
@@ -252,13 +253,13 @@ def ranking_by_other_kernels(space: str, sizes: dict, table_path: str | None, sh
 
 
 def tune_command(
-    space: str = typer.Argument(..., help="A catalog variant space (see gpuperf spaces), e.g. jacobi2d_5pt."),
+    space: str = typer.Argument(..., help="A variant space: a catalog one (see gpuperf spaces), e.g. jacobi2d_5pt, or path/file.py:function."),
     param: Optional[list[str]] = typer.Option(None, "-p", "--param", help="Size, e.g. -p n=1024 -p m=1024."),
     device: str = typer.Option("opencl:0", "--device", "-d", help="opencl:0, opencl:<platform>:<device>, cuda:0"),
     budget: int = typer.Option(20, "--budget", help="Measure at most this many variants."),
     train: Optional[list[str]] = typer.Option(
-        None, "--train", help="The space's variants measured elsewhere (CSV with its parameters and a time; "
-        "repeatable; a table of several kernels or GPUs counts as one per kernel and GPU)."),
+        None, "--train", help="The space's variants measured elsewhere (a table with its parameters and a time, or a "
+        "bundled dataset's name; repeatable; a table of several kernels or GPUs counts as one per kernel and GPU)."),
     model: Optional[str] = typer.Option(
         None, "--model", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."),
     seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),
