@@ -85,7 +85,9 @@ def test_small_reproduction_runs_and_compares_with_the_paper(small):
     result = run_rodinia(small, scenarios=("bsp", "select5"), models=("linear", "m5p"),
                          protocols=("gpu",), max_train_rows=30)
     assert set(result.evaluations) == {"bsp/linear/gpu", "bsp/m5p/gpu", "select5/linear/gpu", "select5/m5p/gpu",
-                                       f"{PRIMARY_RUN}/gpu"}
+                                       "roofline/calibrated/gpu", f"{PRIMARY_RUN}/gpu"}
+    chosen = set(result.choices["gpu"]["choice"].str.cat(sep=" "). replace("vote(", "").replace(")", "").split())
+    assert not any(choice.startswith("roofline") for choice in chosen)  # a baseline, never a candidate
     macro = result.macro("gpu")
     assert list(macro.columns) == ["GTX Titan", "Tesla K20", "Tesla K40"]
     assert np.isfinite(macro.loc["bsp/m5p"]).all() and np.isfinite(macro.loc[PRIMARY_RUN]).all()
@@ -101,6 +103,21 @@ def test_small_reproduction_runs_and_compares_with_the_paper(small):
     assert (targets["paper_best_model"].isin(["LinearRegression", "RF", "SVM"])).all()
     with pytest.raises(GpuperfError, match="no leave-one-GPU-out results"):
         target_check(result, "gpuperf/gbt")
+
+
+def test_the_roofline_baseline_scales_each_kernels_bound_by_its_efficiency_on_the_other_gpus(small):
+    evaluation = run_protocol(small, "roofline", "calibrated", "gpu")
+    compute = (small["floating_point_operations.single_precision."] / (small["gpu_peak_f32_gflops"] * 1e9)
+               + small["floating_point_operations.double_precision."] / (small["gpu_peak_f64_gflops"] * 1e9))
+    memory = (small["device_memory_read_transactions"] + small["l2_write_transactions"]) * 32 / (
+        small["gpu_memory_bandwidth_gbs"] * 1e9)
+    rows = small.assign(bound=np.maximum(compute, memory))
+    kernel, gpu = "lud_diagonal", "Tesla K20"
+    train = rows[(rows["kernel"] == kernel) & (rows["gpu"] != gpu)]
+    efficiency = np.exp(np.mean(np.log(train["bound"] / train["time_s"])))
+    held_out = rows[(rows["kernel"] == kernel) & (rows["gpu"] == gpu)]
+    predicted = evaluation.predictions.set_index("row").loc[held_out.index, "predicted"]
+    np.testing.assert_allclose(predicted, held_out["bound"] / efficiency, rtol=1e-9)
 
 
 def test_nested_selection_chooses_without_seeing_the_held_out_gpu(small):

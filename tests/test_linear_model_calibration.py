@@ -190,7 +190,8 @@ def test_bad_model_files_give_one_clear_error(tmp_path: Path, capsys: pytest.Cap
         load_linear_model(broken)
 
     other = tmp_path / "roofline.json"
-    frame = pd.DataFrame({"flops": [1.0], "dram_bytes": [1.0], "gpu_peak_flops": [1.0], "gpu_bandwidth_bytes_s": [1.0]})
+    frame = pd.DataFrame({"flops": [1.0], "dram_bytes": [1.0], "gpu_peak_f32_gflops": [1.0],
+                          "gpu_memory_bandwidth_gbs": [1.0]})
     save_model(RooflineModel().fit(frame), other)
     with pytest.raises(GpuperfError, match="roofline.json: not a linear count model"):
         load_linear_model(other)

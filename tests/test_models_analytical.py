@@ -75,8 +75,8 @@ def test_roofline_takes_the_larger_of_compute_and_memory_time():
         {
             "flops": [1e12, 1e9],
             "dram_bytes": [1e9, 1e12],
-            "gpu_peak_flops": [1e13, 1e13],
-            "gpu_bandwidth_bytes_s": [1e11, 1e11],
+            "gpu_peak_f32_gflops": [1e4, 1e4],
+            "gpu_memory_bandwidth_gbs": [100.0, 100.0],
         }
     )
     model = RooflineModel().fit(rows)
@@ -84,5 +84,9 @@ def test_roofline_takes_the_larger_of_compute_and_memory_time():
     calibrated = RooflineModel(calibrate=True).fit(rows, [0.2, 20.0])
     assert calibrated.efficiency_ == pytest.approx(0.5)
     assert np.allclose(calibrated.predict(rows), [0.2, 20.0])
-    with pytest.raises(GpuperfError, match="gpu_peak_flops"):
-        model.predict(rows.drop(columns=["gpu_peak_flops"]))
+    with pytest.raises(GpuperfError, match="gpu_peak_f32_gflops"):
+        model.predict(rows.drop(columns=["gpu_peak_f32_gflops"]))
+    with pytest.raises(GpuperfError, match="one measured time per row"):
+        RooflineModel(calibrate=True).fit(rows, [1.0])
+    double = rows.assign(flops_f64=[1e11, 0.0], gpu_peak_f64_gflops=[100.0, 100.0])
+    assert np.allclose(RooflineModel(flops_f64="flops_f64").fit(double).predict(double), [1.1, 10.0])

@@ -58,6 +58,7 @@ def static_table() -> pd.DataFrame:
                           + (row["global_loads_per_thread"] + row["global_stores_per_thread"]) * 500
                           + (row["local_loads_per_thread"] + row["local_stores_per_thread"]) * 5)
                 row["time_s"] = threads * cycles / (spec.boost_clock_mhz * 1e6 * spec.cores) / 4
+                row["global_bytes"] = threads * (row["global_loads_per_thread"] + row["global_stores_per_thread"]) * 4
                 rows.append(row)
     return pd.DataFrame(rows)
 
@@ -192,7 +193,8 @@ def test_failed_rows_are_predicted_too_unless_a_feature_is_missing(tables, capsy
 @pytest.mark.parametrize("suffix", [".json", ".skops"])
 @pytest.mark.parametrize("model", MODEL_CHOICES)
 def test_every_model_fits_and_predicts_its_table(tables, capsys, tmp_path, model, suffix):
-    data = {"bsp": tables["static"], "linear": tables["properties"]}.get(model, tables["parquet"])
+    data = {"bsp": tables["static"], "roofline": tables["static"], "linear": tables["properties"]}.get(
+        model, tables["parquet"])
     out = tmp_path / f"m{suffix}"  # every model, compiled trees included, in either file format
     result = run_json(capsys, "fit", data, "--model", model, "--out", out)
     predictions = tmp_path / "pred.csv"
@@ -425,3 +427,34 @@ def test_blank_header_cells_are_not_repeated_names(tables, capsys, tmp_path):
     lines = open(tables["generic"]).read().splitlines()
     (tmp_path / "blanks.csv").write_text("\n".join(line + ",," for line in lines) + "\n")
     assert run_json(capsys, "fit", tmp_path / "blanks.csv", "--model", "lr", "--out", tmp_path / "m.json")["rows"] == 90
+
+
+def test_roofline_fits_its_efficiency_and_prices_a_table(tmp_path, capsys):
+    """gpuperf's static counts: the bound is max(flops / peak, global bytes / bandwidth) from the
+    GPU descriptor, over one efficiency fitted as a geometric mean."""
+    frame = static_table()
+    peaks = frame["gpu"].map(lambda g: get_gpu(g).peak_f32_gflops * 1e9)
+    bandwidths = frame["gpu"].map(lambda g: get_gpu(g).memory_bandwidth_gbs * 1e9)
+    bound = np.maximum(frame["flops"] / peaks, frame["global_bytes"] / bandwidths)
+    frame["time_s"] = bound / 0.25 * np.exp(np.random.default_rng(3).normal(0, 0.1, len(frame)))
+    frame.to_csv(tmp_path / "work.csv", index=False)
+    out = tmp_path / "roofline.json"
+    fitted = run_json(capsys, "fit", tmp_path / "work.csv", "--model", "roofline", "--out", out)
+    assert fitted["features"] == ["flops", "global_bytes", "gpu_peak_f32_gflops", "gpu_memory_bandwidth_gbs"]
+    assert fitted["options"]["roofline_inputs"] == "static"
+    efficiency = np.exp(np.mean(np.log(bound / frame["time_s"])))
+    assert load_model(out).efficiency_ == pytest.approx(efficiency)
+    assert main(["predict-table", "--model", str(out), str(tmp_path / "work.csv"), "--out",
+                 str(tmp_path / "priced.csv"), "--gpu", "H100"]) == 0
+    capsys.readouterr()
+    priced = pd.read_csv(tmp_path / "priced.csv")
+    h100 = get_gpu("H100")
+    expected = np.maximum(frame["flops"] / (h100.peak_f32_gflops * 1e9),
+                          frame["global_bytes"] / (h100.memory_bandwidth_gbs * 1e9)) / efficiency
+    np.testing.assert_allclose(priced["predicted_time_s"], expected, rtol=1e-9)
+    evaluated = run_json(capsys, "evaluate", tmp_path / "work.csv", "--model", "roofline",
+                         "--protocol", "leave-one-gpu-out")
+    assert evaluated["overall"]["mape"] < 0.2  # times are the bound over one efficiency, with 10 % noise
+    assert main(["fit", str(tmp_path / "work.csv"), "--model", "roofline", "--features", "flops",
+                 "--out", str(out)]) == 2
+    assert "model roofline: --features does not apply" in capsys.readouterr().err

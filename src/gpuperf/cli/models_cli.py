@@ -169,10 +169,12 @@ def numeric_features(frame: pd.DataFrame, features: Sequence[str], where: str) -
             problem = "not a number" if pd.isna(numbers.iloc[position]) and not pd.isna(raw) else "missing or infinite"
             if column.startswith("gpu_") and "gpu" in out.columns and pd.isna(raw):
                 gpu = out["gpu"].iloc[position]
+                way_out = ("the roofline needs it for this row's f64 work: leave such rows out"
+                           if column == "gpu_peak_f64_gflops" and "flops_f64" in features else
+                           "fit with --features naming the descriptor columns every GPU you price has")
                 raise GpuperfError(
                     f"{where}: {row_location(out, position)}: the descriptor of GPU '{gpu}' has no "
-                    f"{column.removeprefix('gpu_')} (see gpuperf gpus), and the model uses {column}; fit with "
-                    f"--features naming the descriptor columns every GPU you price has"
+                    f"{column.removeprefix('gpu_')} (see gpuperf gpus), and the model uses {column}; {way_out}"
                 )
             raise GpuperfError(f"{where}: {row_location(out, position)}: column {column}={raw!r} is {problem}")
         out[column] = numbers
@@ -189,19 +191,25 @@ class Prepared:
     gpu_features: bool
     bsp_inputs: str | None  # counters, static or None (see registry.BSP_INPUTS)
     base_clock: bool = False  # GPUs taken to run at their base clock, not their boost clock
+    roofline_inputs: str | None = None  # counters, static or None (see registry.ROOFLINE_INPUTS)
 
     def options(self, options: ModelOptions) -> dict[str, Any]:
         """The model options with how the table was extended (saved with the model)."""
         return {**options.as_dict(), "gpu_features": self.gpu_features, "bsp_inputs": self.bsp_inputs,
-                "base_clock": self.base_clock}
+                "base_clock": self.base_clock, "roofline_inputs": self.roofline_inputs}
+
+    @property
+    def table_kind(self) -> str | None:
+        """The kind of table an analytical model reads its inputs from (bsp or roofline)."""
+        return self.bsp_inputs or self.roofline_inputs
 
 
 def extend_table(frame: pd.DataFrame, where: str, gpu_features: bool, bsp_inputs: str | None,
-                 base_clock: bool = False) -> pd.DataFrame:
-    """Join the GPU descriptors (at base clocks if ``base_clock``) and derive the BSP inputs, as
-    fitting did."""
+                 base_clock: bool = False, roofline_inputs: str | None = None) -> pd.DataFrame:
+    """Join the GPU descriptors (at base clocks if ``base_clock``) and derive the BSP or roofline
+    inputs, as fitting did."""
     from gpuperf.datasets.join import with_gpu_features
-    from gpuperf.evaluation.tables import add_bsp_inputs, with_base_clocks
+    from gpuperf.evaluation.tables import add_bsp_inputs, add_roofline_inputs, with_base_clocks
     from gpuperf.models.registry import BSP_SIGNATURES, add_static_bsp_inputs
 
     if gpu_features:
@@ -211,6 +219,10 @@ def extend_table(frame: pd.DataFrame, where: str, gpu_features: bool, bsp_inputs
     if bsp_inputs is not None:
         require_columns(frame, BSP_SIGNATURES[bsp_inputs], where, f"BSP input ({bsp_inputs})")
         frame = add_bsp_inputs(frame) if bsp_inputs == "counters" else add_static_bsp_inputs(frame)
+    if roofline_inputs == "counters":
+        frame = add_roofline_inputs(frame)
+        if "gpu_peak_f64_gflops" in frame.columns:  # a GPU with no published f64 peak bounds f32 launches
+            frame = frame.assign(gpu_peak_f64_gflops=frame["gpu_peak_f64_gflops"].where(frame["flops_f64"] > 0, 0.0))
     return frame
 
 
@@ -219,7 +231,9 @@ def prepare_training(
     base_clock: bool = False,
 ) -> Prepared:
     """The measured rows of ``frame`` extended for ``options`` and their feature columns."""
-    from gpuperf.models.registry import LEARNED, NEEDS_GPU_FEATURES, bsp_columns, bsp_table_kind
+    from gpuperf.models.registry import (
+        LEARNED, NEEDS_GPU_FEATURES, bsp_columns, bsp_table_kind, roofline_columns, roofline_table_kind,
+    )
     from gpuperf.models.properties import property_names
 
     given = [name.strip() for name in (features or "").split(",") if name.strip()]
@@ -231,14 +245,21 @@ def prepare_training(
         raise GpuperfError(f"--features: {', '.join(timing)} is a key or the measured time, not a feature")
     if given and options.name == "bsp":
         raise GpuperfError("model bsp: --features does not apply to it; name its inputs with --bsp-columns")
+    if given and options.name == "roofline":
+        raise GpuperfError("model roofline: --features does not apply to it; it reads flops and bytes columns "
+                           "(flops and dram_bytes, or a profiler's or gpuperf's own counts)")
     frame = measured_rows(frame, where)
     gpu_features = gpu_features or options.name in NEEDS_GPU_FEATURES
     if base_clock and not gpu_features:
         raise GpuperfError("--base-clock: it sets the clock of the GPU descriptors; join them with --gpu-features")
     kind = bsp_table_kind(frame.columns) if options.name == "bsp" else None
-    frame = extend_table(frame, where, gpu_features, kind, base_clock)
+    roofline_kind = roofline_table_kind(frame.columns) if options.name == "roofline" else None
+    frame = extend_table(frame, where, gpu_features, kind, base_clock, roofline_kind)
     if options.name == "bsp":
         chosen = [c for c in bsp_columns(options, kind).values() if c is not None]
+    elif options.name == "roofline":
+        chosen = roofline_columns(roofline_kind)
+        require_columns(frame, chosen, where, "roofline input")
     elif given:
         chosen = given
     elif options.name in LEARNED:
@@ -251,7 +272,7 @@ def prepare_training(
                                f"({', '.join(known[:4])}, ...); name the property columns with --features")
     if not chosen:
         raise GpuperfError(f"{where}: no numeric feature columns; name them with --features")
-    return Prepared(numeric_features(frame, chosen, where), chosen, gpu_features, kind, base_clock)
+    return Prepared(numeric_features(frame, chosen, where), chosen, gpu_features, kind, base_clock, roofline_kind)
 
 
 def model_options(model: str, log_target: bool, select: str | None, svr_kernel: str,
@@ -284,7 +305,7 @@ def _names(frame: pd.DataFrame, column: str) -> list[str]:
 
 # -- commands ---------------------------------------------------------------------------------------
 DataArg = Annotated[str, typer.Argument(help="CSV or Parquet table (time_s, gpu, features), or a bundled dataset name")]
-ModelArg = Annotated[str, typer.Option("--model", "-m", help="knn, lr, svr, rf, m5p, gbt, bsp or linear")]
+ModelArg = Annotated[str, typer.Option("--model", "-m", help="knn, lr, svr, rf, m5p, gbt, bsp, linear or roofline")]
 LogTargetArg = Annotated[bool, typer.Option("--log-target", help="learned models: fit on log2(time)")]
 FeaturesArg = Annotated[str | None, typer.Option("--features", help="feature columns a,b,... (default: numeric, not keys or timings)")]
 SelectArg = Annotated[str | None, typer.Option("--select", help="spearman:K keeps K features (Amaris et al.)")]
@@ -326,7 +347,7 @@ def fit_command(
     frame, where = read_table(data)
     prepared = prepare_training(frame, where, options, features, gpu_features, base_clock)
     table, names = prepared.frame, prepared.features
-    estimator = build_estimator(options, names, prepared.bsp_inputs)
+    estimator = build_estimator(options, names, prepared.table_kind)
     if options.name == "bsp":
         check_bsp_inputs(estimator, table[names], where)
     fitted = estimator.fit(table[names], table["time_s"].to_numpy())
@@ -394,7 +415,7 @@ def predict_table_command(
     frame, where = read_table(data)
     rows = frame if gpu is None else frame.assign(gpu=gpu)
     table = extend_table(rows, where, bool(options.get("gpu_features")), options.get("bsp_inputs"),
-                         bool(options.get("base_clock")))
+                         bool(options.get("base_clock")), options.get("roofline_inputs"))
     table = numeric_features(table, names, where)
     fitted = load_model(model)
     result = frame.copy()
@@ -439,7 +460,7 @@ def evaluate_command(
         raise GpuperfError("--per-kernel: kernels held out one at a time have no rows to fit their own model")
     require_columns(frame, [group, "kernel"] if per_kernel else [group], where, "group")
     prepared = prepare_training(frame, where, options, features, gpu_features, base_clock)
-    estimator = build_estimator(options, prepared.features, prepared.bsp_inputs)
+    estimator = build_estimator(options, prepared.features, prepared.table_kind)
     evaluation = leave_one_group_out(estimator, prepared.frame, prepared.features, group, name=protocol,
                                      fit_by="kernel" if per_kernel else None)
     result = {

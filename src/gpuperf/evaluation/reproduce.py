@@ -21,6 +21,10 @@ Scenarios (feature sets):
   time on the training GPUs along GPU descriptors (``evaluation.gpu_scaling``), ridge-shrunk
   towards the fit pooled over kernels; its "models" (``SCALING_MODELS``) are ridge strengths.
   GPU-wise protocols only. Opt-in;
+- ``roofline/calibrated``: a baseline, run beside the scenarios and never a candidate of nested
+  selection: each launch's roofline bound on its GPU (f32 and f64 flops at the peaks, DRAM bytes at
+  the bandwidth, at the clocks the GPUs ran at) over an efficiency fitted per kernel on the
+  training rows (one efficiency for all kernels when a kernel is held out);
 - ``nested/select``: the run gpuperf stands behind, chosen honestly by nested cross-validation
   (:func:`nested_selection`): for each held-out group, an inner protocol on the training rows
   only ranks the single runs above and the log2-mean votes of the inner top 2 and top 3; the
@@ -57,8 +61,10 @@ from gpuperf.evaluation.published import published_per_kernel
 from gpuperf.evaluation.tables import (
     LAUNCH_COLUMNS,
     RESOURCE_TIMES,
+    ROOFLINE_INPUTS,
     add_bsp_inputs,
     add_resource_times,
+    add_roofline_inputs,
     counter_columns,
     join_gpu_descriptors,
     known_columns,
@@ -67,6 +73,7 @@ from gpuperf.evaluation.tables import (
 from gpuperf.evaluation.transfer import leave_one_group_out_with_reference
 from gpuperf.models.learned import make_model
 from gpuperf.models.reference import REFERENCE_COLUMN, ReferenceResidual
+from gpuperf.models.roofline import RooflineModel
 from gpuperf.models.selection import SpearmanClusterSelector, spearman_scores
 
 BSP_FEATURES = (
@@ -97,6 +104,8 @@ PROTOCOL_GROUPS = {"gpu": "gpu", "architecture": "gpu_architecture", "kernel": "
 INNER_PROTOCOLS = {"gpu": "gpu", "architecture": "gpu", "kernel": "kernel"}
 VOTE_SIZES = (2, 3)
 BETTER_MODELS = ("gbt", "m5p", "pca_knn")
+# Runs reported beside the scenarios' but never candidates of nested selection.
+BASELINES = ("roofline/calibrated",)
 
 
 def rodinia_table(frame: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -159,6 +168,8 @@ def run_protocol(
     """One (scenario, model, protocol) run on ``table`` (see the module docstring)."""
     if scenario_name == "scaling":
         return _run_scaling(table, model, protocol)
+    if scenario_name == "roofline":
+        return _run_roofline(table, model, protocol)
     chosen = scenario(scenario_name, table)
     estimator = build_model(model, chosen, seed)
     name = f"{scenario_name}/{model}/{protocol}"
@@ -183,6 +194,18 @@ def _run_scaling(table: pd.DataFrame, variant: str, protocol: str) -> Evaluation
                            f" {protocol}")
     return leave_one_group_out_scaling(table, PROTOCOL_GROUPS[protocol], ridge=SCALING_MODELS[variant],
                                        name=f"scaling/{variant}/{protocol}")
+
+
+def _run_roofline(table: pd.DataFrame, variant: str, protocol: str) -> Evaluation:
+    if variant != "calibrated":
+        raise unknown_name_error("roofline variant", variant, ("calibrated",))
+    if protocol not in PROTOCOL_GROUPS:
+        raise unknown_name_error("protocol", protocol, PROTOCOLS)
+    estimator = RooflineModel(flops="flops_f32", flops_f64="flops_f64", memory_bytes="dram_bytes", calibrate=True)
+    features = [*ROOFLINE_INPUTS, estimator.peak, estimator.peak_f64, estimator.bandwidth]
+    fit_by = None if protocol == "kernel" else "kernel"
+    return leave_one_group_out(estimator, add_roofline_inputs(table), features, PROTOCOL_GROUPS[protocol],
+                               fit_by=fit_by, max_train_rows=None, name=f"roofline/{variant}/{protocol}")
 
 
 def scenario_runs(scenarios: Sequence[str], models: Sequence[str]) -> list[str]:
@@ -303,9 +326,9 @@ def run_rodinia(
     nested: bool = True,
     inner_max_train_rows: int | None = 40,
 ) -> Reproduction:
-    """Every (scenario, model, protocol) combination, plus ``nested/select`` (nested selection over
-    all those runs, see :func:`nested_selection`) unless ``nested`` is False; ``progress(key)`` is
-    called before each run."""
+    """Every (scenario, model, protocol) combination and the ``BASELINES``, plus ``nested/select``
+    (nested selection over the scenarios' runs, see :func:`nested_selection`) unless ``nested`` is
+    False; ``progress(key)`` is called before each run."""
     table = rodinia_table() if table is None else table
     result = Reproduction()
     runs = scenario_runs(scenarios, models)
@@ -318,6 +341,11 @@ def run_rodinia(
                 if progress is not None:
                     progress(key)
                 result.evaluations[key] = run_protocol(table, *run.split("/"), protocol, max_train_rows, seed)
+        for run in BASELINES:
+            for protocol in protocols:
+                if progress is not None:
+                    progress(f"{run}/{protocol}")
+                result.evaluations[f"{run}/{protocol}"] = run_protocol(table, *run.split("/"), protocol)
         for protocol in protocols if nested else ():
             if progress is not None:
                 progress(f"{PRIMARY_RUN}/{protocol}")

@@ -21,6 +21,7 @@ from gpuperf.evaluation.elsewhere import macro_mape_by_pair, profiled_elsewhere
 from gpuperf.evaluation.published import PUBLISHED_MODELS, check_kernel_mapping, published_predictions
 from gpuperf.evaluation.report import write_report
 from gpuperf.evaluation.reproduce import (
+    BASELINES,
     BETTER_MODELS,
     PAPER_MODELS,
     PRIMARY_RUN,
@@ -119,7 +120,7 @@ def reproduce_rodinia(
         tables[f"{PRIMARY_RUN} ({protocol}): option chosen per held-out group by the inner protocol"] = choices
     if "gpu" in protocols:
         paper_like = [f"{s}/{m}" for s in scenarios for m in models if m in PUBLISHED_MODELS.values()]
-        runs = sorted({PRIMARY_RUN, *paper_like} & {k.rsplit("/", 1)[0] for k in result.evaluations})
+        runs = sorted({PRIMARY_RUN, *paper_like, *BASELINES} & {k.rsplit("/", 1)[0] for k in result.evaluations})
         tables["Per kernel and GPU vs the paper (standard MAPE, leave one GPU out)"] = compare_with_paper(
             result, runs, published)
         if f"{PRIMARY_RUN}/gpu" in result.evaluations:

@@ -179,6 +179,22 @@ def add_resource_times(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+ROOFLINE_INPUTS = ("flops_f32", "flops_f64", "dram_bytes")
+
+
+def add_roofline_inputs(frame: pd.DataFrame) -> pd.DataFrame:
+    """The roofline's work per launch from nvprof counters: ``flops_f32`` and ``flops_f64``
+    (floating-point operations by precision) and ``dram_bytes`` = (DRAM read + L2 write
+    transactions) x 32 B, the bytes ``t_dram`` of :func:`add_resource_times` counts."""
+    _require(frame, ["floating_point_operations.single_precision.", "floating_point_operations.double_precision.",
+                     "device_memory_read_transactions", "l2_write_transactions"], "add_roofline_inputs")
+    out = frame.copy()
+    out["flops_f32"] = out["floating_point_operations.single_precision."].astype(float)
+    out["flops_f64"] = out["floating_point_operations.double_precision."].astype(float)
+    out["dram_bytes"] = (out["device_memory_read_transactions"] + out["l2_write_transactions"]) * 32.0
+    return out
+
+
 def known_columns(frame: pd.DataFrame, columns) -> list[str]:
     """The ``columns`` present in ``frame`` with no missing value (NaN-free features)."""
     return [c for c in columns if c in frame.columns and not frame[c].isna().any() and np.isfinite(frame[c]).all()]

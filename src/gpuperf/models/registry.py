@@ -7,11 +7,13 @@
 - ``rf``: random forest, 50 trees, 3 features tried per split; ``m5p``: M5P model tree;
   ``gbt``: histogram gradient-boosted trees;
 - ``bsp``: Amaris et al.'s analytical :class:`BspModel`, its inputs read by role (see
-  ``BSP_INPUTS``); ``linear``: the :class:`LinearCountModel` on property (count) columns.
+  ``BSP_INPUTS``); ``linear``: the :class:`LinearCountModel` on property (count) columns;
+  ``roofline``: the :class:`RooflineModel` bound from the GPU descriptor's peaks, its efficiency
+  fitted (see ``ROOFLINE_INPUTS``).
 
 The learned models (the first six) take any numeric feature columns, optionally on a log2 target
-and behind a :class:`SpearmanClusterSelector`; ``bsp`` and ``linear`` read named columns and fit
-on seconds.
+and behind a :class:`SpearmanClusterSelector`; ``bsp``, ``linear`` and ``roofline`` read named
+columns and fit on seconds.
 """
 
 from __future__ import annotations
@@ -25,13 +27,14 @@ from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.models.bsp import BspModel
 from gpuperf.models.learned import make_model
 from gpuperf.models.linear import LinearCountModel
+from gpuperf.models.roofline import RooflineModel
 from gpuperf.models.selection import SpearmanClusterSelector
 
 LEARNED = {"knn": "pca_knn", "lr": "linear", "svr": "svr_rbf", "rf": "random_forest", "m5p": "m5p", "gbt": "gbt"}
-MODEL_CHOICES = (*LEARNED, "bsp", "linear")
+MODEL_CHOICES = (*LEARNED, "bsp", "linear", "roofline")
 SVR_KERNELS = {"rbf": "svr_rbf", "linear": "svr_linear"}
 # Models that read GPU descriptor columns (clock and cores), joined to the table for them.
-NEEDS_GPU_FEATURES = ("bsp",)
+NEEDS_GPU_FEATURES = ("bsp", "roofline")
 
 # BspModel's column roles (its constructor's column arguments).
 BSP_ROLES = (
@@ -63,6 +66,20 @@ BSP_SIGNATURES = {
                  "l2_read_transactions", "device_memory_read_transactions", "grid.x", "block.x"),
     "static": ("threads", "flops", "int_ops", "global_loads_per_thread", "global_stores_per_thread",
                "local_loads_per_thread", "local_stores_per_thread"),
+}
+
+# The roofline's work columns for the same two kinds of table (a table of neither kind names its
+# own: ``flops`` and ``dram_bytes``). ``counters``: added by ``evaluation.tables.add_roofline_inputs``
+# (flops by precision, DRAM read + L2 write bytes); ``static``: all flops and the global bytes
+# the work-items load and store (no cache counted).
+ROOFLINE_INPUTS: dict[str, dict[str, str]] = {
+    "counters": {"flops": "flops_f32", "flops_f64": "flops_f64", "memory_bytes": "dram_bytes"},
+    "static": {"flops": "flops", "memory_bytes": "global_bytes"},
+}
+ROOFLINE_SIGNATURES = {
+    "counters": ("floating_point_operations.single_precision.", "floating_point_operations.double_precision.",
+                 "device_memory_read_transactions", "l2_write_transactions"),
+    "static": ("flops", "global_bytes"),
 }
 
 
@@ -141,6 +158,12 @@ def bsp_table_kind(columns: Sequence[str]) -> str | None:
     return next((kind for kind, needed in BSP_SIGNATURES.items() if set(needed) <= present), None)
 
 
+def roofline_table_kind(columns: Sequence[str]) -> str | None:
+    """``counters`` or ``static`` if ``columns`` hold that kind's roofline work columns, else None."""
+    present = set(columns)
+    return next((kind for kind, needed in ROOFLINE_SIGNATURES.items() if set(needed) <= present), None)
+
+
 def add_static_bsp_inputs(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with ``instructions_per_thread`` = (flops + int_ops) / threads from gpuperf's static
     features, unless the table has that column already."""
@@ -151,11 +174,25 @@ def add_static_bsp_inputs(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def roofline_estimator(table_kind: str | None) -> RooflineModel:
+    """The calibrated roofline reading ``table_kind``'s work columns (see ``ROOFLINE_INPUTS``)."""
+    return RooflineModel(calibrate=True, **ROOFLINE_INPUTS.get(table_kind or "", {}))
+
+
+def roofline_columns(table_kind: str | None) -> list[str]:
+    """Every column the roofline of ``table_kind`` reads, its GPU descriptor columns included."""
+    params = roofline_estimator(table_kind).get_params()
+    names = ["flops", "flops_f64", "memory_bytes", "peak", "peak_f64", "bandwidth"]
+    if params["flops_f64"] is None:
+        names = [n for n in names if n not in ("flops_f64", "peak_f64")]
+    return [params[name] for name in names]
+
+
 def build_estimator(options: ModelOptions, features: Sequence[str], table_kind: str | None = None):
     """An unfitted estimator for ``options`` reading the DataFrame columns ``features``.
 
-    ``bsp`` reads the columns of :func:`bsp_columns` for ``table_kind``; ``linear`` takes the
-    ``features`` as its property columns.
+    ``bsp`` reads the columns of :func:`bsp_columns` for ``table_kind`` and ``roofline`` those of
+    :func:`roofline_columns`; ``linear`` takes the ``features`` as its property columns.
     """
     if options.name in LEARNED:
         name = SVR_KERNELS[options.svr_kernel] if options.name == "svr" else LEARNED[options.name]
@@ -163,4 +200,6 @@ def build_estimator(options: ModelOptions, features: Sequence[str], table_kind: 
         return make_model(name, log_target=options.log_target, preprocess=selector)
     if options.name == "bsp":
         return BspModel(**bsp_columns(options, table_kind))
+    if options.name == "roofline":
+        return roofline_estimator(table_kind)
     return LinearCountModel(properties=list(features), property_set=options.property_set or "gpu")

@@ -9,51 +9,71 @@ from sklearn.utils.validation import check_is_fitted
 from gpuperf.errors import GpuperfError
 from gpuperf.models._columns import named_columns
 
+GIGA = 1e9
+
 
 class RooflineModel(RegressorMixin, BaseEstimator):
-    """time = max(flops / peak, bytes / bandwidth) / efficiency, read from named DataFrame columns.
+    """time = max(flops / peak + flops_f64 / peak_f64, bytes / bandwidth) / efficiency, read from
+    named DataFrame columns.
 
-    ``flops`` and ``memory_bytes`` name the work columns (floating-point operations, bytes moved to or
-    from device memory); ``peak`` (flop/s) and ``bandwidth`` (bytes/s) name GPU descriptor
-    columns joined to the table. Without ``calibrate`` the model is the bare bound
-    (``efficiency_ = 1``); with it, ``fit`` sets ``efficiency_`` to the geometric mean of
-    bound / measured over the training rows.
+    ``flops`` names the floating-point operations per launch (single precision, or all of them);
+    ``flops_f64`` (optional) the double-precision ones, run at the f64 peak; ``memory_bytes`` the
+    bytes moved to or from device memory. ``peak``, ``peak_f64`` (GFLOP/s) and ``bandwidth`` (GB/s)
+    name the GPU descriptor columns that :func:`gpuperf.datasets.join.with_gpu_features` joins.
+    Without ``calibrate`` the model is the bare bound (``efficiency_ = 1``); with it, ``fit`` sets
+    ``efficiency_`` to the geometric mean of bound / measured over the training rows that have a
+    bound (a launch with no flops and no bytes has none: the roofline predicts 0 s for it).
     """
 
     def __init__(
         self,
         flops: str = "flops",
         memory_bytes: str = "dram_bytes",
-        peak: str = "gpu_peak_flops",
-        bandwidth: str = "gpu_bandwidth_bytes_s",
+        flops_f64: str | None = None,
+        peak: str = "gpu_peak_f32_gflops",
+        peak_f64: str = "gpu_peak_f64_gflops",
+        bandwidth: str = "gpu_memory_bandwidth_gbs",
         calibrate: bool = False,
     ):
         self.flops = flops
         self.memory_bytes = memory_bytes
+        self.flops_f64 = flops_f64
         self.peak = peak
+        self.peak_f64 = peak_f64
         self.bandwidth = bandwidth
         self.calibrate = calibrate
 
     def bound(self, X) -> np.ndarray:
         """The uncalibrated roofline time of each row, in seconds."""
-        v = named_columns(
-            X, {"flops": self.flops, "bytes": self.memory_bytes, "peak": self.peak, "bw": self.bandwidth}, "RooflineModel"
-        )
-        return np.maximum(v["flops"] / v["peak"], v["bytes"] / v["bw"])
+        v = named_columns(X, {
+            "flops": self.flops, "bytes": self.memory_bytes, "peak": self.peak, "bw": self.bandwidth,
+            "flops_f64": self.flops_f64, "peak_f64": self.peak_f64 if self.flops_f64 else None,
+        }, "RooflineModel")
+        compute = v["flops"] / (v["peak"] * GIGA)
+        if v["flops_f64"] is not None:  # a GPU without a published f64 peak may still run f32 kernels
+            has_f64 = v["flops_f64"] > 0
+            compute = compute + np.where(has_f64, v["flops_f64"] / np.where(has_f64, v["peak_f64"] * GIGA, 1.0), 0.0)
+        return np.maximum(compute, v["bytes"] / (v["bw"] * GIGA))
 
     def fit(self, X, y=None):
+        """Check the columns; with ``calibrate``, fit the efficiency to the times ``y`` (seconds)."""
         bound = self.bound(X)
         self.efficiency_ = 1.0
         if self.calibrate:
-            measured = np.asarray(y, dtype=float)
-            ratio = bound / measured
-            if len(measured) != len(X) or not np.all(np.isfinite(ratio) & (ratio > 0)):
-                raise GpuperfError("RooflineModel: calibration needs positive times and positive bounds")
-            self.efficiency_ = float(np.exp(np.mean(np.log(ratio))))
+            if y is None or len(np.asarray(y, dtype=float).ravel()) != len(X):
+                raise GpuperfError(f"RooflineModel: calibration needs one measured time per row ({len(X)})")
+            times = np.asarray(y, dtype=float).ravel()
+            if not np.all(np.isfinite(times) & (times > 0)):
+                raise GpuperfError("RooflineModel: calibration needs positive, finite times")
+            bounded = np.isfinite(bound) & (bound > 0)
+            if not bounded.any():
+                raise GpuperfError("RooflineModel: no training row has a bound (flops or bytes) to calibrate on")
+            self.efficiency_ = float(np.exp(np.mean(np.log(bound[bounded] / times[bounded]))))
         self.n_features_in_ = X.shape[1]
         self.feature_names_in_ = np.asarray(X.columns, dtype=object)
         return self
 
     def predict(self, X) -> np.ndarray:
+        """Predicted times in seconds: the bound over the fitted efficiency."""
         check_is_fitted(self)
         return self.bound(X) / self.efficiency_
