@@ -34,6 +34,13 @@ def test_llvm_default():
     assert (chosen.threads, chosen.blocks, chosen.policy) == (128, 8, "llvm")
 
 
+@pytest.mark.parametrize("policy", ["llvm", "heuristic", "occupancy", "libomptarget"])
+def test_no_policy_launches_more_blocks_than_a_grid_holds(policy):
+    assert choose_geometry("H100", 2**40, policy=policy).blocks <= 2**31 - 1  # CUDA's gridDim.x limit
+    amd = choose_geometry("MI250X", 2**40, policy=policy if policy != "libomptarget" else "llvm")
+    assert amd.blocks * amd.threads <= 2**32 - 1  # HIP's work-items per grid
+
+
 def test_heuristic_classes_on_v100():
     device = device_descriptor("V100")  # 80 SMs, 2048 threads and 32 blocks per SM
     assert device.sms == 80 and device.preferred_threads_per_block == 64

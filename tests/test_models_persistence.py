@@ -111,10 +111,27 @@ def test_other_version_warns_or_fails_when_strict(tmp_path):
 def test_json_loader_refuses_untrusted_types(tmp_path):
     path = tmp_path / "evil.json"
     path.write_text(json.dumps({
-        "format": "gpuperf-model", "gpuperf_version": gpuperf.__version__, "feature_names": None,
-        "model": {"__object__": "os.system", "state": {"__mapping__": {}}},
+        "format": "gpuperf-model", "format_version": 1, "gpuperf_version": gpuperf.__version__,
+        "feature_names": None, "model": {"__object__": "os.system", "state": {"__mapping__": {}}},
     }))
     with pytest.raises(GpuperfError, match="untrusted type os.system"):
+        load_model(path)
+
+
+def test_saving_checks_what_is_saved_and_loading_the_format_version(tmp_path):
+    from sklearn.linear_model import LinearRegression
+
+    from gpuperf.models.selection import SpearmanClusterSelector
+
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20.0)
+    with pytest.raises(GpuperfError, match="does not predict"):
+        save_model(SpearmanClusterSelector(k=1, threshold=0).fit(X, y), tmp_path / "selector.json")
+    with pytest.raises(GpuperfError, match="1 feature names for a model fitted on 3 features"):
+        save_model(LinearRegression().fit(X, y), tmp_path / "lr.json", feature_names=["x"])
+    path = save_model(LinearRegression().fit(X, y), tmp_path / "lr.json", feature_names=["a", "b", "c"])
+    document = json.loads(path.read_text())
+    path.write_text(json.dumps(dict(document, format_version=99)))
+    with pytest.raises(GpuperfError, match="format version 99; this gpuperf reads version 1"):
         load_model(path)
 
 

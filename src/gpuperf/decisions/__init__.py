@@ -6,9 +6,12 @@
 * :mod:`~gpuperf.decisions.tune`: the same search for real, as ask/tell (:class:`GuidedSearch`) or
   measuring a catalog space's variants on a device (:func:`tune_space`), or as a Kernel Tuner
   strategy (:class:`~gpuperf.decisions.kernel_tuner_strategy.GuidedStrategy`);
-* :mod:`~gpuperf.decisions.geometry`: choose threads per block and blocks for a parallel loop.
+* :mod:`~gpuperf.decisions.geometry`: choose threads per block and blocks for a parallel loop;
+* :mod:`~gpuperf.decisions.advise`: ranked optimization suggestions for a kernel
+  (:func:`advise_kernel`) or a profiled launch (:func:`advise_profile`).
 """
 
+from gpuperf.decisions.advise import Advice, Suggestion, advise, advise_kernel, advise_profile
 from gpuperf.decisions.explore import ExploreResult, explore, make_explorer, plain_transfer_order, result_summary
 from gpuperf.decisions.geometry import (
     POLICIES,
@@ -24,6 +27,11 @@ from gpuperf.decisions.tune import GuidedSearch, TuneResult, tune_space
 
 __all__ = [
     "POLICIES",
+    "Advice",
+    "Suggestion",
+    "advise",
+    "advise_kernel",
+    "advise_profile",
     "DeviceDescriptor",
     "ExploreResult",
     "Geometry",

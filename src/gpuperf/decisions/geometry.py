@@ -23,7 +23,7 @@ memory per block, trip count); the GPU by a :class:`DeviceDescriptor`. Policies:
 from __future__ import annotations
 
 import functools
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from gpuperf.errors import GpuperfError, unknown_name_error, whole_number
 from gpuperf.features.occupancy import cus_per_unit, occupancy
@@ -251,6 +251,18 @@ def rules_for(device: DeviceDescriptor) -> dict:
     return dict(RULES)
 
 
+CUDA_MAX_GRID_X = 2**31 - 1  # blocks along x (compute capability 3.0 and later)
+HIP_MAX_GRID_WORK_ITEMS = 2**32 - 1  # work-items along x (blocks x threads)
+
+
+def max_grid_blocks(device: DeviceDescriptor, threads: int) -> int:
+    """The most blocks of ``threads`` one launch can have along x: CUDA's grid limit, or on AMD
+    HIP's limit on the work-items of a grid."""
+    if device.spec is not None and device.spec.vendor == "AMD":
+        return HIP_MAX_GRID_WORK_ITEMS // threads
+    return CUDA_MAX_GRID_X
+
+
 def choose_geometry(
     gpu: str | GpuSpec | DeviceDescriptor,
     trip: int,
@@ -274,6 +286,9 @@ def choose_geometry(
         geometry = RULES[policy](device, kernel)
     else:
         raise unknown_name_error("launch-geometry policy", policy, POLICIES)
+    largest = max_grid_blocks(device, geometry.threads)
+    if geometry.blocks > largest:  # the grid-stride loop runs the iterations beyond the largest grid
+        geometry = replace(geometry, blocks=largest)
     # Raises its own error for resources no block may have; 0: such a block never fits on an SM.
     if resident_blocks_per_sm(device, geometry.threads, kernel.registers, kernel.shared_memory_bytes) == 0:
         raise GpuperfError(

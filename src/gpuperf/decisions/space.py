@@ -122,6 +122,8 @@ def space_from_frame(
     number. A ``gpu`` column, if any, must hold one GPU name. Errors name ``where`` and the row
     (:func:`~gpuperf.datasets.tables.row_location`) or column at fault.
     """
+    if isinstance(params, str):  # "bx" would read as the parameters b and x
+        raise GpuperfError(f"{where}: params lists column names, e.g. ['{params}'], not the string '{params}'")
     params = list(params)
     if frame.empty:
         raise GpuperfError(f"{where}: the table has no rows")

@@ -49,6 +49,8 @@ class GuidedSearch:
     def __init__(self, configs: pd.DataFrame, params: Sequence[str], train: Sequence[Space] = (),
                  model: str | None = None, seed: int = 0, gpu: str | None = None,
                  start: Sequence[int] | None = None, initial: int = 10):
+        if isinstance(params, str):  # "bx" would read as the parameters b and x
+            raise GpuperfError(f"params lists column names, e.g. ['{params}'], not the string '{params}'")
         params = list(params)
         missing = [p for p in params if p not in configs.columns]
         if missing:

@@ -50,6 +50,24 @@ class Kernel:
     rtol: float = 1e-4
     input_range: tuple[float, float] = (0.5, 1.5)
 
+    def __post_init__(self) -> None:
+        if isinstance(self.params, str):  # "nx" would read as the parameters n and x
+            raise GpuperfError(f"kernel {self.name}: params lists names, e.g. ('{self.params}',), "
+                               f"not the string '{self.params}'")
+
+    def _check_range(self, name: str, number: int) -> None:
+        """An error when ``number`` does not fit the integer type of argument ``name`` (loopy gives
+        one declared without a type the kernel's index type, int32 by default)."""
+        arg = self.entry.arg_dict.get(name)
+        declared = getattr(arg, "dtype", None) if arg is not None else None
+        dtype = (declared or self.entry.index_dtype).numpy_dtype if arg is not None else None
+        if dtype is None or dtype.kind not in "iu":
+            return
+        limits = np.iinfo(dtype)
+        if not limits.min <= number <= limits.max:
+            raise GpuperfError(f"size parameter {name}={number} does not fit the kernel's {dtype} argument "
+                               f"({limits.min} to {limits.max})")
+
     # -- identity -----------------------------------------------------------------------------
     @property
     def variant_label(self) -> str:
@@ -125,6 +143,7 @@ class Kernel:
             if number < 1 and name in self.extents:
                 raise GpuperfError(f"size parameter {name}={value!r} must be a positive integer (it bounds a loop "
                                    "or sizes an array)")
+            self._check_range(name, number)
             resolved[name] = number
         self._check_assumptions(resolved)
         return resolved

@@ -2,11 +2,14 @@
 
 - ``make_model(name)`` (``MODEL_NAMES``): linear regression, SVR, random forest, gradient-boosted
   trees, :class:`M5PRegressor`, :class:`PcaKnnRegressor`; :class:`LogTarget` fits on log2 times;
-- analytical: :class:`BspModel` (Amaris et al.), :class:`RooflineModel`;
-- selection: :class:`SpearmanClusterSelector`, :func:`mutual_information_ranking`;
+- analytical: :class:`LinearCountModel` (Stevens & Klöckner), :class:`BspModel` (Amaris et al.),
+  :class:`RooflineModel`; :class:`ReferenceResidual` learns the ratio to a reference time;
+- selection: :class:`SpearmanClusterSelector`, :func:`mutual_information_ranking` and
+  :func:`normalised_mutual_information` (LIFT paper);
 - persistence: :func:`save_model`, :func:`load_model` (JSON or skops, no pickle).
 
-Models take plain feature matrices (the analytical ones a DataFrame with named columns); GPU
+Models take plain feature matrices (BSP and the roofline a DataFrame with named columns; the
+linear count model either); GPU
 descriptors are joined to tables before they reach a model.
 """
 
@@ -20,14 +23,17 @@ _EXPORTS = {
     "PcaKnnRegressor": "learned",
     "log_features": "learned",
     "make_model": "learned",
+    "LinearCountModel": "linear",
     "M5PRegressor": "m5p",
     "ModelVersionWarning": "persistence",
     "load_model": "persistence",
     "model_info": "persistence",
     "save_model": "persistence",
+    "ReferenceResidual": "reference",
     "RooflineModel": "roofline",
     "SpearmanClusterSelector": "selection",
     "mutual_information_ranking": "selection",
+    "normalised_mutual_information": "selection",
     "spearman_scores": "selection",
 }
 __all__ = sorted(_EXPORTS)

@@ -85,10 +85,19 @@ class ModelVersionWarning(UserWarning):
 def save_model(model, path: str | Path, feature_names=None, metadata: dict | None = None) -> Path:
     """Write a fitted ``model`` to ``path`` (``.json`` or ``.skops``).
 
-    ``feature_names`` default to the model's ``feature_names_in_`` (set when fitted on a DataFrame).
+    ``feature_names`` default to the model's ``feature_names_in_`` (set when fitted on a DataFrame);
+    given, there must be one per feature the model was fitted on. Only a model (something that
+    predicts) is saved: a selector or transformer goes inside a Pipeline.
     """
     path = Path(path)
+    if not callable(getattr(model, "predict", None)):
+        raise GpuperfError(f"{path}: {type(model).__name__} does not predict; save a model (a selector or "
+                           "transformer goes inside a Pipeline with one)")
     names = feature_names if feature_names is not None else getattr(model, "feature_names_in_", None)
+    fitted_on = getattr(model, "n_features_in_", None)
+    if feature_names is not None and fitted_on is not None and len(list(feature_names)) != fitted_on:
+        raise GpuperfError(f"{path}: {len(list(feature_names))} feature names for a model fitted on {fitted_on} "
+                           "features")
     header = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -192,6 +201,9 @@ def _read(path: Path) -> dict:
         raise GpuperfError(f"{path}: unknown model file type '{path.suffix}'; use .json or .skops")
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise GpuperfError(f"{path}: not a gpuperf model file")
+    if document.get("format_version") != FORMAT_VERSION:
+        raise GpuperfError(f"{path}: model file format version {document.get('format_version')!r}; this gpuperf "
+                           f"reads version {FORMAT_VERSION} (refit the model with this gpuperf)")
     return document
 
 
