@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -149,3 +150,39 @@ def test_an_unknown_interleave_scope_names_the_file(tmp_path: Path) -> None:
     path.write_text('interleave = "everything"\n' + CAMPAIGN)
     with pytest.raises(GpuperfError, match=r"bad\.toml: interleave: expected one of kernel, campaign"):
         load_campaign(path)
+
+
+def test_an_interleaved_group_killed_mid_way_resumes_at_its_next_cycle(tmp_path: Path, monkeypatch) -> None:
+    from gpuperf.measure import interleave
+
+    path = tmp_path / "pair.toml"
+    path.write_text(CAMPAIGN)  # two groups (one per size) of two variants, three cycles each
+    campaign = load_campaign(path)
+    real_round, calls, kill_at = interleave.one_round, [], [5]
+
+    class Killed(BaseException):
+        """As a kill would: no ``except Exception`` catches it."""
+
+    def killed_in_the_third_cycle(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == kill_at[0]:
+            raise Killed
+        return real_round(*args, **kwargs)
+
+    monkeypatch.setattr(interleave, "one_round", killed_in_the_third_cycle)
+    with pytest.raises(Killed):
+        run_campaign(campaign, tmp_path / "s.db", progress=False)
+    with Store(tmp_path / "s.db", create=False) as store:
+        assert store.rows("pair") == []  # the group was not finished
+        kept = store.db.execute("SELECT kernel, cycle, round FROM rounds ORDER BY kernel, cycle").fetchall()
+    assert [cycle for _, cycle, _ in kept] == [0, 1, 0, 1]  # both variants' first two cycles were kept
+    calls.clear()
+    kill_at[0] = None
+    report = run_campaign(campaign, tmp_path / "s.db", progress=False)
+    assert report.measured == 4 and len(calls) == 2 + 6  # the first group's last cycle, the second's three
+    with Store(tmp_path / "s.db", create=False) as store:
+        rows = {(r["kernel"], r["sizes"]["n"]): r for r in store.rows("pair")}
+        assert store.db.execute("SELECT COUNT(*) FROM rounds").fetchone()[0] == 0  # replaced by the points
+    for kernel, cycle, text in kept:  # the first group (n = 64) resumed with the kept rounds as its first cycles
+        assert rows[(kernel, 64)]["samples"][cycle] == pytest.approx(json.loads(text)["median"])
+    assert all(len(r["samples"]) == 3 and r["repeats"] == 15 for r in rows.values())

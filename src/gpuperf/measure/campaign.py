@@ -26,9 +26,10 @@ fails to compile, run or verify is stored with its error and the campaign goes o
 With ``cycles`` above 1 the points of one kernel at one size (its variants) are timed together in
 interleaved cycles (gpuperf.measure.interleave) and stored when the group is done; each point's
 ``samples`` are then its per-cycle round medians, so two variants' ratio can be taken cycle by cycle.
-A top-level ``interleave = "campaign"`` puts every point of the campaign in one group instead (all
-its buffers are held at once; nothing is stored until the group is done): times of different kernels
-then share the machine's states too, as a model fitted on some kernels and tested on others needs.
+Every finished cycle's rounds are committed as they end, so a group killed mid-way resumes at its
+next cycle. A top-level ``interleave = "campaign"`` puts every point of the campaign in one group
+instead (all its buffers are held at once): times of different kernels then share the machine's
+states too, as a model fitted on some kernels and tested on others needs.
 """
 
 from __future__ import annotations
@@ -379,7 +380,8 @@ def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None 
                     shown = (f"{campaign.name}: {len(group)} points" if campaign.interleave == "campaign" else
                              f"{group[0].entry.kernel.name} x{len(group)} {_sizes_label(group[0].sizes)}")
                     bar.update(task, description=f"{shown} interleaved, {campaign.settings.cycles} cycles")
-                    store.add_many(_take_interleaved(group, opened, campaign, report))
+                    rows = _take_interleaved(group, opened, campaign, report, store)
+                    store.add_group(rows, [point.key for point in group])
                     bar.advance(task, len(group))
             else:
                 for point in todo:
@@ -417,8 +419,9 @@ def interleaved_groups(points: Sequence[Point], scope: str = "kernel") -> list[l
 
 
 def _take_interleaved(group: Sequence[Point], device: Device, campaign: Campaign,
-                      report: CampaignReport) -> list[dict[str, Any]]:
-    """Rows of a group timed in interleaved cycles; a variant that fails to build or run fails alone."""
+                      report: CampaignReport, store: Store) -> list[dict[str, Any]]:
+    """Rows of a group timed in interleaved cycles; a variant that fails to build or run fails alone.
+    Each finished cycle's rounds go to the store, and rounds stored by a run that stopped are reused."""
     built: list[tuple[Point, Compiled | Exception]] = []
     for point in group:
         start = time.perf_counter()
@@ -428,8 +431,14 @@ def _take_interleaved(group: Sequence[Point], device: Device, campaign: Campaign
             built.append((point, exc))
         report.compile_s += time.perf_counter() - start
     ready = [(p, c) for p, c in built if not isinstance(c, Exception)]
+    stored = store.stored_rounds(p.key for p, _ in ready)
+    done = {i: stored[p.key] for i, (p, _) in enumerate(ready) if p.key in stored}
+
+    def keep(cycle: int, rounds: dict[int, dict[str, float]]) -> None:
+        store.add_rounds(cycle, {ready[i][0].key: taken for i, taken in rounds.items()})
+
     measured = measure_interleaved([Variant(c, p.sizes, p.entry.verify) for p, c in ready], device,
-                                   campaign.settings, campaign.seed)
+                                   campaign.settings, campaign.seed, done=done, on_cycle=keep)
     outcome = {id(p): m for (p, _), m in zip(ready, measured)}
     rows = []
     for point, compiled in built:

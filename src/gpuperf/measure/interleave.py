@@ -10,6 +10,11 @@ cycle (``paired_ratio``) under the same machine state.
 
 Per variant: ``time_s`` is the median over cycles of the round medians, ``time_s_iqr`` their
 interquartile range, ``time_s_min`` the fastest launch, ``repeats`` all launches timed.
+
+A group can resume: given each variant's rounds of earlier cycles (``done``), it times only the
+cycles each variant lacks, and reports every finished cycle's new rounds (``on_cycle``) so that a
+caller can keep them. Each cycle's order is drawn from (seed, cycle), so it does not depend on
+where a run resumed.
 """
 
 from __future__ import annotations
@@ -35,11 +40,19 @@ class Variant:
     verify: bool = True
 
 
+Round = dict[str, float]  # one variant's round: median, launches, kernel_s, wall_s, fastest
+OnCycle = Callable[[int, dict[int, Round]], None]
+
+
 def measure_interleaved(variants: Sequence[Variant], device: Device, settings: TimingSettings,
-                        seed: int = 0, on_round: Callable[[], None] = lambda: None) -> list[Measurement | Exception]:
+                        seed: int = 0, on_round: Callable[[], None] = lambda: None,
+                        done: Mapping[int, Sequence[Round]] | None = None,
+                        on_cycle: OnCycle = lambda cycle, rounds: None) -> list[Measurement | Exception]:
     """Time ``variants`` in ``settings.cycles`` interleaved cycles; per variant its Measurement, or the
     exception that stopped it (RunFailed, VerifyFailed) while the others go on. ``on_round`` is
-    called after each variant's round (for a progress bar: variants x cycles calls at most)."""
+    called after each variant's round (for a progress bar: variants x cycles calls at most).
+    ``done`` maps a variant's index to its rounds of cycles already timed; ``on_cycle(cycle,
+    rounds)`` receives each cycle's new rounds by variant index when the cycle ends."""
     results: list[Measurement | Exception | None] = [None] * len(variants)
     prepared: dict[int, Prepared] = {}
     try:
@@ -53,7 +66,7 @@ def measure_interleaved(variants: Sequence[Variant], device: Device, settings: T
                 if failed is not None:
                     failed.launch.close()
                 results[index] = exc
-        for index, rounds in _cycles(prepared, settings, seed, on_round).items():
+        for index, rounds in _cycles(prepared, settings, seed, on_round, done, on_cycle).items():
             if isinstance(rounds, Exception):
                 results[index] = rounds
                 continue
@@ -78,29 +91,42 @@ class _Rounds:
     wall_s: float = 0.0
     fastest: float = float("inf")
 
+    def add(self, taken: Round) -> None:
+        self.medians.append(float(taken["median"]))
+        self.launches += int(taken["launches"])
+        self.kernel_s += float(taken["kernel_s"])
+        self.wall_s += float(taken["wall_s"])
+        self.fastest = min(self.fastest, float(taken["fastest"]))
+
 
 def _cycles(prepared: Mapping[int, Prepared], settings: TimingSettings, seed: int,
-            on_round: Callable[[], None] = lambda: None) -> dict[int, _Rounds | Exception]:
-    """Every variant's rounds, each cycle timing each variant once in a freshly shuffled order; a
-    variant whose launch fails is dropped from later cycles with its exception."""
-    rng = np.random.default_rng(seed)
-    rounds: dict[int, _Rounds | Exception] = {index: _Rounds() for index in prepared}
-    for _ in range(settings.cycles):
-        for index in rng.permutation(list(prepared)).tolist():
+            on_round: Callable[[], None] = lambda: None, done: Mapping[int, Sequence[Round]] | None = None,
+            on_cycle: OnCycle = lambda cycle, rounds: None) -> dict[int, _Rounds | Exception]:
+    """Every variant's rounds, each cycle timing each variant that lacks it once in an order drawn
+    from (seed, cycle); a variant whose launch fails is dropped from later cycles with its exception."""
+    rounds: dict[int, _Rounds | Exception] = {}
+    for index in prepared:
+        rounds[index] = _Rounds()
+        for taken in (done or {}).get(index, ())[:settings.cycles]:
+            rounds[index].add(taken)
+    first = min((len(r.medians) for r in rounds.values() if isinstance(r, _Rounds)), default=settings.cycles)
+    for cycle in range(first, settings.cycles):
+        new: dict[int, Round] = {}
+        for index in np.random.default_rng([seed, cycle]).permutation(list(prepared)).tolist():
             taken = rounds[index]
-            if isinstance(taken, Exception):
+            if isinstance(taken, Exception) or len(taken.medians) > cycle:
                 continue
             try:
                 samples, wall = one_round(prepared[index].launch.run_many, settings)
             except Exception as exc:  # noqa: BLE001 - this variant stops, the others go on
                 rounds[index] = exc
                 continue
-            taken.medians.append(float(np.median(samples)))
-            taken.launches += len(samples)
-            taken.kernel_s += sum(samples)
-            taken.wall_s += wall
-            taken.fastest = min(taken.fastest, min(samples))
+            new[index] = {"median": float(np.median(samples)), "launches": len(samples),
+                          "kernel_s": float(sum(samples)), "wall_s": float(wall), "fastest": float(min(samples))}
+            taken.add(new[index])
             on_round()
+        if new:
+            on_cycle(cycle, new)
     return rounds
 
 

@@ -3,7 +3,9 @@
 The key (campaign, kernel, sizes, device, geometry) is unique, so no point is ever stored twice.
 Rows are never changed once written; a failed point (``compile_failed``, ``run_failed``,
 ``verify_failed``) is a row with its error text and no time. The database runs in WAL mode with a
-commit per row, so a killed process loses at most the point it was measuring.
+commit per row, so a killed process loses at most the point it was measuring. A group of points
+timed in interleaved cycles commits each finished cycle's rounds to the ``rounds`` table, so a
+killed group resumes at its next cycle; its points replace those rounds when the group ends.
 """
 
 from __future__ import annotations
@@ -58,6 +60,19 @@ CREATE TABLE IF NOT EXISTS points (
     provenance TEXT,
     measured_at TEXT NOT NULL,
     UNIQUE (campaign, kernel, sizes, device, geometry)
+);
+"""
+# Added without a layout version change: a store without it gets it when rounds are first written.
+_ROUNDS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS rounds (
+    campaign TEXT NOT NULL,
+    kernel TEXT NOT NULL,
+    sizes TEXT NOT NULL,
+    device TEXT NOT NULL,
+    geometry TEXT NOT NULL,
+    cycle INTEGER NOT NULL,
+    round TEXT NOT NULL,
+    UNIQUE (campaign, kernel, sizes, device, geometry, cycle)
 );
 """
 
@@ -140,15 +155,58 @@ class Store:
     def add_many(self, rows: Sequence[Mapping[str, Any]]) -> int:
         """Append points in one transaction (all or none, e.g. a group timed in interleaved cycles,
         whose times only compare with each other); how many were new."""
+        with self._transaction():
+            return self._insert(rows)
+
+    def _insert(self, rows: Sequence[Mapping[str, Any]]) -> int:
         insert = f"INSERT OR IGNORE INTO points ({','.join(COLUMNS)}) VALUES ({','.join('?' * len(COLUMNS))})"
         stamp = COLUMNS.index("measured_at")
         added = 0
-        with self._transaction():
-            for row in rows:
-                values = [_to_sql(c, row.get(c)) for c in COLUMNS]
-                values[stamp] = values[stamp] or now_utc()
-                added += self.db.execute(insert, values).rowcount
+        for row in rows:
+            values = [_to_sql(c, row.get(c)) for c in COLUMNS]
+            values[stamp] = values[stamp] or now_utc()
+            added += self.db.execute(insert, values).rowcount
         return added
+
+    def add_rounds(self, cycle: int, rounds: Mapping[PointKey, Mapping[str, Any]]) -> None:
+        """One interleaved cycle's round of each point (a JSON-able summary), in one transaction."""
+        with self._transaction():
+            self.db.execute(_ROUNDS_SCHEMA)
+            for key, summary in rounds.items():
+                self.db.execute(
+                    "INSERT OR REPLACE INTO rounds (campaign, kernel, sizes, device, geometry, cycle, round) "
+                    "VALUES (?,?,?,?,?,?,?)",
+                    (key.campaign, key.kernel, key.sizes, key.device, key.geometry, cycle,
+                     json.dumps(summary, default=_json_default)),
+                )
+
+    def stored_rounds(self, keys: Iterable[PointKey]) -> dict[PointKey, list[dict[str, Any]]]:
+        """The rounds stored for each of ``keys`` (those with any), in cycle order."""
+        if not self._has_rounds():
+            return {}
+        found: dict[PointKey, list[dict[str, Any]]] = {}
+        for key in keys:
+            rows = self.db.execute(
+                "SELECT round FROM rounds WHERE campaign=? AND kernel=? AND sizes=? AND device=? AND geometry=? "
+                "ORDER BY cycle", (key.campaign, key.kernel, key.sizes, key.device, key.geometry))
+            taken = [json.loads(text) for (text,) in rows]
+            if taken:
+                found[key] = taken
+        return found
+
+    def add_group(self, rows: Sequence[Mapping[str, Any]], keys: Iterable[PointKey]) -> int:
+        """Append a finished interleaved group's points and forget their rounds, in one transaction."""
+        with self._transaction():
+            added = self._insert(rows)
+            if self._has_rounds():
+                for key in keys:
+                    self.db.execute(
+                        "DELETE FROM rounds WHERE campaign=? AND kernel=? AND sizes=? AND device=? AND geometry=?",
+                        (key.campaign, key.kernel, key.sizes, key.device, key.geometry))
+        return added
+
+    def _has_rounds(self) -> bool:
+        return self.db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='rounds'").fetchone() is not None
 
     def set_plan(self, campaign: str, source: str, device: str, planned: int) -> None:
         """Record how many points ``campaign`` has in total (for status)."""
