@@ -48,6 +48,7 @@ def entries(category: str | None = None) -> list[CatalogEntry]:
 
 
 def kernel_names(category: str | None = None) -> list[str]:
+    """The catalog's kernel names (of one ``category``: measurement, test or stencil)."""
     return [e.name for e in entries(category)]
 
 

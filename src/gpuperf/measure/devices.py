@@ -32,14 +32,20 @@ class MeasureFailure(GpuperfError):
 
 
 class CompileFailed(MeasureFailure):
+    """The kernel's code did not compile for the device."""
+
     status = "compile_failed"
 
 
 class RunFailed(MeasureFailure):
+    """A launch failed (bad geometry, out of resources, a device error)."""
+
     status = "run_failed"
 
 
 class VerifyFailed(MeasureFailure):
+    """The kernel's outputs differ from its NumPy reference beyond its tolerance."""
+
     status = "verify_failed"
 
     def __init__(self, message: str, max_rel_error: float | None = None) -> None:

@@ -91,6 +91,7 @@ class BspModel(RegressorMixin, BaseEstimator):
         return _undefined(self.uncalibrated_time(X))
 
     def fit(self, X, y):
+        """Calibrate ``lambda_`` on the measured times ``y`` (seconds) of the rows of DataFrame ``X``."""
         measured = np.asarray(y, dtype=float)
         if len(measured) != len(X) or len(measured) == 0:
             raise GpuperfError(f"BspModel: {len(X)} rows but {len(measured)} measured times")
@@ -110,6 +111,7 @@ class BspModel(RegressorMixin, BaseEstimator):
         return self
 
     def predict(self, X) -> np.ndarray:
+        """Predicted times in seconds: the BSP cost of each row over the calibrated lambda."""
         check_is_fitted(self)
         return self.uncalibrated_time(X) / self.lambda_
 

@@ -99,6 +99,7 @@ class PcaKnnRegressor(RegressorMixin, BaseEstimator):
         self.weights = weights
 
     def fit(self, X, y):
+        """Standardise, keep the principal components of 95 % of the variance, index the neighbours."""
         X, y = validate_data(self, X, y, y_numeric=True)
         components = self.variance if X.shape[0] > 1 and X.shape[1] > 1 else None
         self.pipeline_ = Pipeline(
@@ -111,6 +112,7 @@ class PcaKnnRegressor(RegressorMixin, BaseEstimator):
         return self
 
     def predict(self, X):
+        """The mean target of each row's nearest training rows in the reduced space."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
         return self.pipeline_.predict(X)

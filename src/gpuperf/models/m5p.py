@@ -51,6 +51,7 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
 
     # -- fitting -----------------------------------------------------------------------------
     def fit(self, X, y):
+        """Grow the tree, fit a linear model at every node, prune and (with ``smooth``) smooth."""
         X, y = validate_data(self, X, y, y_numeric=True)
         y = y.astype(float)
         self._X, self._y = X.astype(float), y
@@ -209,6 +210,7 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
         return node
 
     def predict(self, X) -> np.ndarray:
+        """Each row's leaf model, smoothed along its path to the root when ``smooth``."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False).astype(float)
         leaf = self._leaves(X)

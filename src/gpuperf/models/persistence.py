@@ -26,6 +26,7 @@ import math
 import warnings
 import zipfile
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -82,7 +83,8 @@ class ModelVersionWarning(UserWarning):
     """A saved model was written by a different gpuperf version."""
 
 
-def save_model(model, path: str | Path, feature_names=None, metadata: dict | None = None) -> Path:
+def save_model(model: Any, path: str | Path, feature_names: Sequence[str] | None = None,
+               metadata: dict | None = None) -> Path:
     """Write a fitted ``model`` to ``path`` (``.json`` or ``.skops``).
 
     ``feature_names`` default to the model's ``feature_names_in_`` (set when fitted on a DataFrame);
@@ -124,7 +126,7 @@ def model_info(path: str | Path) -> dict:
     return {key: value for key, value in document.items() if key not in ("model", "model_skops")}
 
 
-def load_model(path: str | Path, feature_names=None, strict_version: bool = False):
+def load_model(path: str | Path, feature_names: Sequence[str] | None = None, strict_version: bool = False) -> Any:
     """Read a model saved by :func:`save_model`, checking version and (if given) feature names."""
     path = Path(path)
     document = _read(path)

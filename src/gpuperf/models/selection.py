@@ -69,6 +69,8 @@ class SpearmanClusterSelector(SelectorMixin, BaseEstimator):
         self.method = method
 
     def fit(self, X, y):
+        """Keep the features whose |Spearman r| with ``y`` reaches the threshold, cluster them and
+        select the highest-variance feature of each cluster."""
         X, y = validate_data(self, X, y, y_numeric=True)
         if self.k < 1:
             raise GpuperfError(f"SpearmanClusterSelector: k must be at least 1, got {self.k}")
