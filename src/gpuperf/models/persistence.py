@@ -25,8 +25,8 @@ import json
 import math
 import warnings
 import zipfile
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
