@@ -92,6 +92,8 @@ def main() -> None:
     parser.add_argument("--min-repeats", type=int, default=MIN_REPEATS, help="launches per round at least")
     args = parser.parse_args()
     out = Path(args.out)
+    if out.exists():  # a measured table is never overwritten (the bundled one is the default --out)
+        raise SystemExit(f"--out {out} exists; name a new file, or move the old one away first")
     provenance = out.with_name(out.name.removesuffix(".csv.gz") + ".provenance.json")
     load_before = os.getloadavg()
     CAMPAIGN.write_text(campaign_text(args.cycles, args.min_repeats))

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_geometry_sweep.py                       # judge the bundled pocl sweep
     python benchmarks/bench_geometry_sweep.py --measure [--device opencl:0] [--threads 2]
-        [--trips 1000,100000,1000000] [--cycles 15] [--out data/geometry_sweep_pocl.csv.gz]   # measure one
+        [--trips 1000,100000,1000000] [--cycles 15] --out NEW.csv.gz   # measure one (never overwrites)
 
 For each loop (saxpy, a degree-32 polynomial) and trip count: every policy's exact pick (threads and
 blocks) and the best measured geometry; per policy the geometric-mean speedup over LLVM's default
@@ -36,6 +36,9 @@ def measure(args) -> Path:
     from gpuperf.measure.devices import open_device
     from gpuperf.measure.timing import provenance
 
+    out = Path(args.out)
+    if out.exists():  # a measured table is never overwritten (the bundled one is the default --out)
+        raise SystemExit(f"--out {out} exists; name a new file to measure into")
     device = open_device(args.device)
     descriptor = measured_device_descriptor(device)
     settings = sweep_settings(args.cycles)
@@ -45,7 +48,6 @@ def measure(args) -> Path:
         task = bar.add_task("sweep", total=None)
         table = measure_sweep(device, ["saxpy", "polynomial"], trips, descriptor, settings,
                               progress=lambda done, total: bar.update(task, completed=done, total=total))
-    out = Path(args.out)
     table.to_csv(out, index=False)
     record = {
         "what": "grid-stride saxpy and degree-32 polynomial loops over a (threads, blocks) grid "
@@ -98,7 +100,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=2, help="POCL_MAX_PTHREAD_COUNT (0: leave as is)")
     parser.add_argument("--trips", default="1000,100000,1000000")
     parser.add_argument("--cycles", type=int, default=15, help="interleaved cycles per (loop, trip) group")
-    parser.add_argument("--out", default=str(DEFAULT_OUT))
+    parser.add_argument("--out", default=str(DEFAULT_OUT), help="the sweep to judge, or with --measure a new file")
     args = parser.parse_args()
     path = measure(args) if args.measure else Path(args.out)
     judge(path)

@@ -69,6 +69,8 @@ def main() -> None:
     parser.add_argument("--cycles", type=int, default=CYCLES, help="interleaved cycles per point (1: none)")
     args = parser.parse_args()
     out = Path(args.out)
+    if out.exists():  # a measured table is never overwritten (the bundled one is the default --out)
+        raise SystemExit(f"--out {out} exists; name a new file, or move the old one away first")
     load_before = os.getloadavg()
     CAMPAIGN.write_text(campaign_text(sampled_specs(args.per_space), args.size, args.cycles))
     report = run_campaign(load_campaign(CAMPAIGN), args.store, device=args.device)
