@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from gpuperf.cli.output import print_json, print_table
+from gpuperf.cli.output import model_output_file, print_json, print_table
 
 
 def calibrate_command(
@@ -30,6 +30,7 @@ def calibrate_command(
         raise GpuperfError(f"--out: '{out}' must end in .json")
     if passes is not None and cycles > 1:
         raise GpuperfError("--passes and --cycles are two ways to time the points; give one of them")
+    model_output_file(out)
     passes = 3 if passes is None else passes
     store = store or out.parent / "calibration.db"
     calibration = calibrate(device, store, kernels=kernel or None, passes=passes, property_set=property_set,

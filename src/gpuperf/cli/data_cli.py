@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from gpuperf.cli.output import print_json, print_table
+from gpuperf.cli.output import new_output_file, print_json, print_table
 
 
 def import_command(
@@ -28,6 +28,7 @@ def import_command(
 
     if not out.name.lower().endswith((".csv", ".csv.gz")):
         raise GpuperfError(f"--out {out}: the table is written as CSV; name it .csv or .csv.gz")
+    new_output_file(out)
     options = {}
     if metrics is not None:
         if format_name != "nvprof":

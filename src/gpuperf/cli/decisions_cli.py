@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from gpuperf.cli.output import print_json, print_table
+from gpuperf.cli.output import new_output_file, print_json, print_table, report_folder
 from gpuperf.errors import GpuperfError, unknown_name_error
 
 
@@ -39,6 +39,8 @@ def explore_command(
     from gpuperf.decisions.explore import explore, result_summary
     from gpuperf.decisions.space import read_space, read_training_spaces, same_kernel_and_gpu
 
+    if report:
+        report_folder(report)
     names = [p.strip() for p in params.split(",") if p.strip()] if params else None
     measured = read_space(space, names, target)
     others = []
@@ -169,6 +171,12 @@ def geometry_sweep_command(
         raise GpuperfError("give either --device (measure a sweep) or --table (judge a measured one)")
     if table is not None and cycles is not None:
         raise GpuperfError("--cycles times a new sweep (--device); a --table was timed already")
+    if table is not None and out is not None:
+        raise GpuperfError("--out writes a new sweep's points (--device); a --table is written already")
+    if table is not None and (loops != "saxpy,polynomial" or trips != "1000,100000,1000000"):
+        raise GpuperfError("--loops and --trips choose what a new sweep measures (--device); a --table holds its own")
+    if report:
+        report_folder(report)
     cycles = 15 if cycles is None else cycles
     if table is not None:
         from gpuperf.cli.models_cli import read_table
@@ -293,6 +301,9 @@ def tune_command(
         raise unknown_name_error("start", start, TUNE_STARTS)
     others = [s for path in train or [] for s in read_training_spaces(path, names)]
     _check_new_output(out)
+    if report and (report_folder(report) / "report.md").exists():  # its trials may be the only record of them
+        raise GpuperfError(f"--report {report}: holds an earlier report, whose trials this run would replace; "
+                           "name a new folder")
     ranking = None
     if start == "ranked" and not others:
         ranking = ranking_by_other_kernels(space, sizes, rank_train, show=not (no_progress or as_json))
@@ -339,10 +350,5 @@ def register(app: typer.Typer) -> None:
 def _check_new_output(out: str | None) -> None:
     """``--out`` of a measuring command: a new file in an existing folder (measurements are never
     overwritten)."""
-    if not out:
-        return
-    if not Path(out).parent.is_dir():
-        raise GpuperfError(f"{out}: folder {Path(out).parent} does not exist")
-    if Path(out).exists():
-        raise GpuperfError(f"{out}: the file exists; gpuperf does not overwrite measurements (choose another --out "
-                           "or move it away)")
+    if out:
+        new_output_file(out)

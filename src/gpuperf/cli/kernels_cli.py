@@ -102,10 +102,12 @@ def demo(
     from gpuperf.demo import STEPS, run_demo
     from gpuperf.errors import unknown_name_error
 
+    from gpuperf.cli.output import report_folder
+
     for name in step or []:
         if name not in STEPS:
             raise unknown_name_error("demo step", name, STEPS)
-    index = run_demo(out, step)
+    index = run_demo(str(report_folder(out, "--out")), step)
     print(f"report: {index}")
 
 

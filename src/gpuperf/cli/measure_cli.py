@@ -123,8 +123,10 @@ def campaign_export(
                                      help="add cycle_times_s: an interleaved point's per-cycle times"),
 ) -> None:
     """Write the store as a dataset table (one row per point)."""
+    from gpuperf.cli.output import new_output_file
     from gpuperf.measure.export import export_store
 
+    new_output_file(out)
     frame = export_store(store, out, fmt, campaign=campaign, features=not no_features, cycle_times=cycle_times)
     print(f"wrote {len(frame)} rows x {len(frame.columns)} columns to {out}")
 

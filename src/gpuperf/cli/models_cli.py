@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from gpuperf.cli.output import print_json, print_table
+from gpuperf.cli.output import model_output_file, new_output_file, print_json, print_table, report_folder
 from gpuperf.errors import GpuperfError, unknown_name_error
 
 if TYPE_CHECKING:
@@ -342,8 +342,7 @@ def fit_command(
     options = model_options(model, log_target, select, svr_kernel, bsp_columns, property_set)
     if out.suffix not in (".json", ".skops"):
         raise GpuperfError(f"--out {out}: use a .json or .skops model file")
-    if not out.parent.is_dir():
-        raise GpuperfError(f"--out {out}: folder {out.parent} does not exist")
+    model_output_file(out)
     frame, where = read_table(data)
     prepared = prepare_training(frame, where, options, features, gpu_features, base_clock)
     table, names = prepared.frame, prepared.features
@@ -397,8 +396,7 @@ def predict_table_command(
     from gpuperf.hardware.specs import get_gpu
     from gpuperf.models.persistence import load_model, model_info
 
-    if not out.parent.is_dir() or out.is_dir():
-        raise GpuperfError(f"--out {out}: not a file in an existing folder")
+    new_output_file(out)
     info = model_info(model)
     names = info.get("feature_names")
     if not names:
@@ -454,6 +452,8 @@ def evaluate_command(
     if protocol not in PROTOCOLS:
         raise unknown_name_error("protocol", protocol, PROTOCOLS)
     options = model_options(model, log_target, select, svr_kernel, bsp_columns, property_set)
+    if report is not None:
+        report_folder(report)
     frame, where = read_table(data)
     group = PROTOCOLS[protocol]
     if per_kernel and group == "kernel":

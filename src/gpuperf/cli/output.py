@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -71,3 +72,51 @@ def parse_params(pairs: Sequence[str] | None) -> dict[str, int]:
             raise GpuperfError(f"parameter '{name}' is given twice")
         result[name] = int(number)  # 4096, 4096.0 and 4.096e3 alike
     return result
+
+
+# -- where commands write ------------------------------------------------------------------------
+def new_output_file(out: str | Path, option: str = "--out") -> Path:
+    """A file a command writes a table to: new, in an existing folder. gpuperf never overwrites a
+    file (a measurement, a profile, the store a table is exported from)."""
+    from gpuperf.errors import GpuperfError
+
+    path = Path(out)
+    if path.is_dir():
+        raise GpuperfError(f"{option} {path}: a folder; name a file")
+    if not path.parent.is_dir():
+        raise GpuperfError(f"{option} {path}: folder {path.parent} does not exist")
+    if path.exists():
+        raise GpuperfError(f"{option} {path}: the file exists; gpuperf does not overwrite files (choose another "
+                           f"{option} or move it away)")
+    return path
+
+
+def model_output_file(out: str | Path, option: str = "--out") -> Path:
+    """A model file a command writes: new, or a gpuperf model file being refitted; any other
+    existing file is refused."""
+    from gpuperf.errors import GpuperfError
+    from gpuperf.models.persistence import model_info
+
+    path = Path(out)
+    if path.is_dir():
+        raise GpuperfError(f"{option} {path}: a folder; name a model file")
+    if not path.parent.is_dir():
+        raise GpuperfError(f"{option} {path}: folder {path.parent} does not exist")
+    if path.exists():
+        try:
+            model_info(path)
+        except GpuperfError:
+            raise GpuperfError(f"{option} {path}: the file exists and is not a gpuperf model; gpuperf overwrites "
+                               "only a model file it wrote") from None
+    return path
+
+
+def report_folder(out: str | Path, option: str = "--report") -> Path:
+    """A folder a report goes to, checked before any work: not a file (an existing report folder is
+    written again)."""
+    from gpuperf.errors import GpuperfError
+
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise GpuperfError(f"{option} {path}: a file, not a folder")
+    return path

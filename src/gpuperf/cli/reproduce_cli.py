@@ -47,6 +47,7 @@ def reproduce(
 
     from gpuperf.decisions import reports
     from gpuperf.decisions.advise_eval import SPLITS
+    from gpuperf.cli.output import report_folder
     from gpuperf.errors import GpuperfError, unknown_name_error
     from gpuperf.evaluation.rodinia_report import QUICK_MODELS, QUICK_SCENARIOS, reproduce_rodinia
 
@@ -59,7 +60,7 @@ def reproduce(
     for name in split or ():
         if name not in SPLITS:
             raise unknown_name_error("advisor split", name, SPLITS)
-    out = out or f"gpuperf-report/{study}"
+    out = str(report_folder(out or f"gpuperf-report/{study}", "--out"))
     echo = (lambda line: None) if as_json else print
     if study == "rodinia":
         options = {} if full else {"scenarios": QUICK_SCENARIOS, "models": QUICK_MODELS}

@@ -1,0 +1,81 @@
+"""Where commands write: no file is overwritten but a gpuperf model being refitted, and a report
+path that is a file is refused before any work."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from gpuperf.cli import main
+from gpuperf.datasets import load_dataset
+from gpuperf.measure.store import Store
+
+DATA = Path(__file__).parent / "data"
+
+
+def small_table(tmp_path: Path) -> Path:
+    table = load_dataset("rodinia_nvprof").groupby(["gpu", "kernel"]).head(5)
+    path = tmp_path / "small.csv"
+    table.to_csv(path, index=False)
+    return path
+
+
+def test_table_outputs_never_overwrite_a_file(tmp_path, capsys):
+    profile = tmp_path / "trace.csv"
+    shutil.copy(DATA / "nvprof_gpu_trace.csv", profile)
+    before = profile.read_bytes()
+    assert main(["import", "nvprof", str(profile), "--out", str(profile)]) == 2  # the profile it reads
+    assert "the file exists; gpuperf does not overwrite files" in capsys.readouterr().err
+    assert profile.read_bytes() == before
+    table = small_table(tmp_path)
+    assert main(["fit", str(table), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 0
+    capsys.readouterr()
+    kept = tmp_path / "kept.csv"
+    kept.write_text("precious\n")
+    assert main(["predict-table", "--model", str(tmp_path / "m.json"), str(table), "--out", str(kept)]) == 2
+    assert kept.read_text() == "precious\n"
+
+
+def test_export_refuses_to_write_over_its_own_store(tmp_path, capsys):
+    store = tmp_path / "s.sqlite"
+    with Store(store):
+        pass
+    assert main(["campaign", "export", "--store", str(store), "--out", str(store), "--format", "csv"]) == 2
+    assert "the file exists" in capsys.readouterr().err
+    with Store(store, create=False) as reopened:  # still a store
+        assert reopened.status() == []
+
+
+def test_a_model_file_is_refitted_but_no_other_file_is_overwritten(tmp_path, capsys):
+    table = small_table(tmp_path)
+    model = tmp_path / "m.json"
+    for _ in range(2):  # refitting a model writes over it
+        assert main(["fit", str(table), "--model", "lr", "--out", str(model)]) == 0
+    cache = tmp_path / "cache.json"
+    shutil.copy(DATA / "kernel_tuner_vector_add.json", cache)
+    before = cache.read_bytes()
+    assert main(["fit", str(table), "--model", "lr", "--out", str(cache)]) == 2
+    assert "is not a gpuperf model" in capsys.readouterr().err
+    assert cache.read_bytes() == before
+
+
+def test_a_report_path_that_is_a_file_is_refused_before_any_work(tmp_path, capsys):
+    table = small_table(tmp_path)
+    taken = tmp_path / "taken"
+    taken.write_text("x")
+    for argv in (["evaluate", str(table), "--model", "lr", "--protocol", "leave-one-gpu-out", "--report", str(taken)],
+                 ["reproduce", "geometry", "--out", str(taken)],
+                 ["tune", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", "--budget", "1", "--report", str(taken)]):
+        assert main(argv) == 2
+        assert f"{taken}: a file, not a folder" in capsys.readouterr().err
+    assert taken.read_text() == "x"
+
+
+def test_tune_does_not_replace_an_earlier_runs_report(tmp_path, capsys):
+    earlier = tmp_path / "tuned"
+    earlier.mkdir()
+    (earlier / "report.md").write_text("trials of an earlier run")
+    argv = ["tune", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", "--budget", "1", "--report", str(earlier)]
+    assert main(argv) == 2
+    assert "holds an earlier report" in capsys.readouterr().err
+    assert (earlier / "report.md").read_text() == "trials of an earlier run"
