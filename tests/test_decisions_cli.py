@@ -254,3 +254,9 @@ def test_a_bundled_table_trains_by_name_without_the_spaces_own_kernel(tmp_path, 
     result = json.loads(printed.out)
     assert "stencil_spaces_pocl (stencil2d) is the space's own kernel and GPU" in printed.err
     assert result["method"].startswith("transfer-guided") and result["transfer_evals_to_90"] is not None
+
+
+def test_rank_counts_are_positive(capsys):
+    for option in ("--limit", "--top"):
+        assert main(["rank", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", option, "-1"]) == 2
+        assert f"{option} -1: must be at least 1" in capsys.readouterr().err

@@ -252,3 +252,12 @@ def test_errors_number_rows_as_the_file_does(tmp_path):
     bad.to_parquet(tmp_path / "t.parquet")
     with pytest.raises(GpuperfError, match=r"t\.parquet: row 3: time_ms=-1(\.0)? is not"):
         read_space(tmp_path / "t.parquet", ["p", "q"], "time_ms")
+
+
+def test_the_time_is_never_a_parameter_and_no_parameter_is_named_twice():
+    with pytest.raises(GpuperfError, match="time_ms is both the time explored and a parameter"):
+        space_from_frame(table(), ["p", "time_ms"], "time_ms", "t.csv")
+    with pytest.raises(GpuperfError, match="time_s is a measured time, not a parameter"):
+        space_from_frame(table().assign(time_s=1.0), ["p", "time_s"], "time_ms", "t.csv")
+    with pytest.raises(GpuperfError, match="parameter p is named twice"):
+        space_from_frame(table(), ["p", "q", "p"], "time_ms", "t.csv")

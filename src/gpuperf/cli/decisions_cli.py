@@ -97,6 +97,9 @@ def rank_command(
     from gpuperf.decisions.cross_kernel import LIFT_FEATURES, rank_space
     from gpuperf.kernels.space import get_space
 
+    for option, value in (("--top", top), ("--limit", limit)):
+        if value is not None and value < 1:
+            raise GpuperfError(f"{option} {value}: must be at least 1")
     sizes = parse_params(param)
     chosen = get_space(space)  # an unknown space fails here, before anything is read
     table, where = read_table(train or str(data_dir() / DEFAULT_VARIANT_TABLE))

@@ -129,6 +129,15 @@ def space_from_frame(
         raise GpuperfError(f"{where}: the table has no rows")
     if not params:
         raise GpuperfError(f"{where}: no parameters given (--params P1,P2,...)")
+    repeated = sorted({p for p in params if params.count(p) > 1})
+    if repeated:
+        raise GpuperfError(f"{where}: parameter {repeated[0]} is named twice in --params")
+    if target in params:
+        raise GpuperfError(f"{where}: {target} is both the time explored and a parameter; --params names what "
+                           "was tuned, --target the time")
+    timed = [p for p in params if p in TIME_COLUMNS]
+    if timed:
+        raise GpuperfError(f"{where}: {timed[0]} is a measured time, not a parameter (--params names what was tuned)")
     missing = [p for p in params if p not in frame.columns]
     if missing:
         raise GpuperfError(f"{where}: missing parameter column(s) {', '.join(missing)}")
