@@ -44,11 +44,21 @@ def test_nvprof_trace_duration_unit_comes_from_the_units_row(tmp_path):
 
 
 def test_nvprof_summary_gives_each_kernel_its_average():
-    frame = import_nvprof(DATA / "nvprof_summary.csv")
+    with pytest.raises(GpuperfError, match="the profile names no GPU .*--gpu"):
+        import_nvprof(DATA / "nvprof_summary.csv")
+    frame = import_nvprof(DATA / "nvprof_summary.csv", gpu="K40")
+    assert (frame["gpu"] == "Tesla K40").all()
     assert frame["kernel"].tolist() == ["matMul_sharedmem", "dotProd<float>"]  # no copies, no API calls
     assert frame["time_s"].tolist() == [2639.531e-6, 4.864e-6]
     assert frame["time_s_min"].tolist() == [118.272e-6, 4.864e-6]
     assert frame["repeats"].tolist() == [3, 1]
+
+
+def test_a_gpu_given_for_a_profile_that_names_another_is_refused():
+    with pytest.raises(GpuperfError, match="the profile names its GPU, .*--gpu H100 contradicts it"):
+        import_nvprof(TRACE, gpu="H100")
+    with pytest.raises(GpuperfError, match="line 9: the profile names its GPU, NVIDIA RTX A4000; --gpu H100"):
+        import_ncu(DATA / "ncu_raw.csv", gpu="H100")
 
 
 def test_nvprof_metrics_join_the_trace_or_stand_alone():
@@ -173,7 +183,7 @@ def test_nvprof_summary_before_cuda_9_stops_at_the_api_calls_section(tmp_path):
         '"Time(%)","Time","Calls","Avg","Min","Max","Name"\n%,ms,,ms,ms,ms,\n'
         '98.1,210.4,4,52.6,0.01,210.3,"cudaMalloc"\n'
     )
-    frame = import_nvprof(path)
+    frame = import_nvprof(path, gpu="Tesla K40")
     assert frame["kernel"].tolist() == ["matMul_sharedmem"] and frame["time_s"].tolist() == [2639.531e-6]
 
 
@@ -235,3 +245,16 @@ def test_ncu_text_attributes_with_no_unit_stay_text(tmp_path):
     text = text.replace('"","Kbyte"', '"","","Kbyte"').replace('"NVIDIA RTX A4000",', '"NVIDIA RTX A4000","CachePreferNone",')
     path.write_text(text)
     assert import_ncu(path)["launch__func_cache_config"].tolist() == ["CachePreferNone"] * 4
+
+
+def test_an_infinite_time_is_refused_and_a_unit_is_named_on_its_own_line(tmp_path):
+    lines = (DATA / "nvprof_gpu_trace.csv").read_text().splitlines()
+    lines[7] = lines[7].replace("118.272000", "inf", 1)
+    (tmp_path / "inf.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(GpuperfError, match=r"inf.csv: line 8: Duration gives no time \('inf'\)"):
+        import_nvprof(tmp_path / "inf.csv")
+    lines = (DATA / "ncu_raw.csv").read_text().splitlines()
+    lines[7] = lines[7].replace('"usecond"', '"parsec"')
+    (tmp_path / "unit.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(GpuperfError, match="unit.csv: line 8: gpu__time_duration.sum has unit 'parsec'"):
+        import_ncu(tmp_path / "unit.csv")

@@ -13,6 +13,7 @@ device index: the GPU comes from ``device__attribute_display_name`` or from the 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -79,12 +80,13 @@ def import_ncu(path: str | Path, gpu: str | None = None) -> pd.DataFrame:
     else:
         launches = _raw_launches(rows, start, where)
     records, units = [], {}
-    for line, values, launch_units in launches:
-        records.append(_record(values, launch_units, gpu, where, line))
-        for column, unit in launch_units.items():
+    for launch in launches:
+        records.append(_record(launch, gpu, where))
+        for column, unit in launch.units.items():
             base = scale(unit)[1]
             if units.setdefault(column, base) != base:
-                raise GpuperfError(f"{where}: line {line}: {column} in {unit!r}, above in {units[column]!r}")
+                raise GpuperfError(f"{where}: line {launch.unit_line(column)}: {column} in {unit!r}, above in "
+                                   f"{units[column]!r}")
     if not records:
         raise GpuperfError(f"{where}: no profiled kernels below the header")
     frame = finish(pd.DataFrame.from_records(records), where)
@@ -92,7 +94,22 @@ def import_ncu(path: str | Path, gpu: str | None = None) -> pd.DataFrame:
     return frame
 
 
-Launch = tuple[int, dict[str, str], dict[str, str]]  # (line, column -> text, column -> unit)
+@dataclass
+class Launch:
+    """One profiled launch: its first line, each metric's text and unit, and the lines they are on
+    (where those differ from ``line``: the raw page's units row, the details page's metric rows)."""
+
+    line: int
+    values: dict[str, str]
+    units: dict[str, str]
+    value_lines: dict[str, int] = field(default_factory=dict)
+    units_line: int | None = None
+
+    def value_line(self, column: str) -> int:
+        return self.value_lines.get(column, self.line)
+
+    def unit_line(self, column: str) -> int:
+        return self.units_line if self.units_line is not None else self.value_line(column)
 
 
 def _raw_launches(rows: list[list[str]], start: int, where: str) -> list[Launch]:
@@ -107,7 +124,7 @@ def _raw_launches(rows: list[list[str]], start: int, where: str) -> list[Launch]
     for offset, cells in enumerate(rows[2:]):
         line = start + 3 + offset
         if not is_message(cells):
-            launches.append((line, checked_row(cells, header, where, line), units))
+            launches.append(Launch(line, checked_row(cells, header, where, line), dict(units), units_line=start + 2))
     return launches
 
 
@@ -123,24 +140,29 @@ def _details_launches(rows: list[list[str]], start: int, where: str) -> list[Lau
         row = checked_row(cells, header, where, line)
         launch_id = row.get("ID", str(offset))
         if launch_id not in by_id:
-            by_id[launch_id] = (line, {c: row[c] for c in LAUNCH_COLUMNS if c in row}, {})
-        _, values, units = by_id[launch_id]
+            by_id[launch_id] = Launch(line, {c: row[c] for c in LAUNCH_COLUMNS if c in row}, {})
+        launch = by_id[launch_id]
         name = row["Metric Name"]
-        if name in values and values[name] != row["Metric Value"]:
+        if name in launch.values and launch.values[name] != row["Metric Value"]:
             name = f"{row.get('Section Name', '')}: {name}"
-        values[name], units[name] = row["Metric Value"], row["Metric Unit"]
-    for line, values, units in by_id.values():
+        launch.values[name], launch.units[name], launch.value_lines[name] = row["Metric Value"], row["Metric Unit"], line
+    for launch in by_id.values():
+        values, units = launch.values, launch.units
         if TIME not in values and DETAILS_TIME in values:
             values[TIME], units[TIME] = values.pop(DETAILS_TIME), units.pop(DETAILS_TIME)
+            launch.value_lines[TIME] = launch.value_lines.pop(DETAILS_TIME)
         if TIME not in values:
-            raise GpuperfError(f"{where}: line {line}: launch {values.get('ID', '?')} has no metric '{TIME}' or '{DETAILS_TIME}'")
+            raise GpuperfError(f"{where}: line {launch.line}: launch {values.get('ID', '?')} has no metric '{TIME}' "
+                               f"or '{DETAILS_TIME}'")
     return list(by_id.values())
 
 
-def _record(values: dict[str, str], units: dict[str, str], gpu: str | None, where: str, line: int) -> dict:
+def _record(launch: Launch, gpu: str | None, where: str) -> dict:
+    values, units, line = launch.values, launch.units, launch.line
     time_exponent, time_base = scale(units.get(TIME, ""))
     if time_base != "second":
-        raise GpuperfError(f"{where}: line {line}: {TIME} has unit {units.get(TIME, '')!r}, not a time unit")
+        raise GpuperfError(f"{where}: line {launch.unit_line(TIME)}: {TIME} has unit {units.get(TIME, '')!r}, "
+                           "not a time unit")
     device = _device(values, gpu, where, line)
     record = {
         "kernel": kernel_short_name(values["Kernel Name"]),
@@ -148,7 +170,7 @@ def _record(values: dict[str, str], units: dict[str, str], gpu: str | None, wher
         "gpu": canonical_gpu(gpu) if gpu is not None else device_gpu(device),
         "device": device,
         "source": where,
-        TARGET: positive_time(values[TIME], time_exponent, where, line, TIME),
+        TARGET: positive_time(values[TIME], time_exponent, where, launch.value_line(TIME), TIME),
         STATUS: OK,
         "kernel_full_name": values["Kernel Name"],
     }
@@ -163,7 +185,7 @@ def _record(values: dict[str, str], units: dict[str, str], gpu: str | None, wher
         if value is None and not unit:
             record[column] = text  # a text attribute (a cache configuration, a mode)
         else:
-            record[column] = shift_decimal(number(text, where, line, column), scale(unit)[0])
+            record[column] = shift_decimal(number(text, where, launch.value_line(column), column), scale(unit)[0])
     for column in ("Context", "Stream", "CC", "Process Name"):
         if column in values:
             record[column] = values[column]
@@ -173,6 +195,9 @@ def _record(values: dict[str, str], units: dict[str, str], gpu: str | None, wher
 def _device(values: dict[str, str], gpu: str | None, where: str, line: int) -> str:
     named = next((values[c] for c in DEVICE_NAMES if values.get(c, "").strip()), None)
     if named is not None:
+        if gpu is not None and canonical_gpu(gpu) != device_gpu(named):
+            raise GpuperfError(f"{where}: line {line}: the profile names its GPU, {named}; --gpu {gpu} contradicts it "
+                               "(--gpu is for a profile that names none)")
         return named
     if gpu is not None:
         return gpu

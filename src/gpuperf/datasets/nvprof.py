@@ -75,9 +75,17 @@ def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str 
         frame = _nvprof_table(path, where)
     if metrics is not None:
         frame = _join_metrics(frame, Path(metrics))
+    unnamed = frame["device"].fillna("").astype(str).str.strip() == ""
     if gpu is not None:
-        unnamed = frame["device"] == ""
+        named = frame.loc[~unnamed, "device"].astype(str)
+        other = named[named.map(device_gpu) != canonical_gpu(gpu)]
+        if not other.empty:
+            raise GpuperfError(f"{where}: the profile names its GPU, {other.iloc[0]}; --gpu {gpu} contradicts it "
+                               "(--gpu is for a profile that names none)")
         frame.loc[unnamed, "gpu"], frame.loc[unnamed, "device"] = canonical_gpu(gpu), gpu
+    elif unnamed.any():
+        raise GpuperfError(f"{where}: the profile names no GPU (an nvprof summary has no Device column); "
+                           "say which GPU it ran on (--gpu)")
     return frame
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from pathlib import Path
 
@@ -91,9 +92,9 @@ def number(text: str, where: str, line: int, column: str) -> float:
 
 
 def positive_time(text: str, exponent: int, where: str, line: int, column: str) -> float:
-    """A measured time in seconds; empty, zero or negative is an error naming the line."""
+    """A measured time in seconds; empty, zero, negative or infinite is an error naming the line."""
     seconds = shift_decimal(number(text, where, line, column), exponent)
-    if not seconds > 0:
+    if not 0 < seconds < math.inf:
         raise GpuperfError(f"{where}: line {line}: {column} gives no time ({text!r})")
     return seconds
 

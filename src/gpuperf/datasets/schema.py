@@ -53,7 +53,7 @@ def check_dataset(frame: pd.DataFrame, where: str, require_time: bool = True) ->
     if require_time:
         ok = frame[STATUS].eq(OK) if STATUS in frame.columns else pd.Series(True, index=frame.index)
         times = pd.to_numeric(frame[TARGET], errors="coerce")
-        bad = ok & ~(times > 0)
+        bad = ok & ~((times > 0) & np.isfinite(times))
         if bad.any():
             row = int(bad.to_numpy().nonzero()[0][0])
             value = frame[TARGET].iloc[row]
