@@ -460,3 +460,16 @@ def test_roofline_fits_its_efficiency_and_prices_a_table(tmp_path, capsys):
     assert main(["fit", str(tmp_path / "work.csv"), "--model", "roofline", "--features", "flops",
                  "--out", str(out)]) == 2
     assert "model roofline: --features does not apply" in capsys.readouterr().err
+
+
+def test_rows_left_out_for_their_status_are_counted_and_ok_is_any_case(tables, tmp_path, capsys):
+    frame = pd.read_csv(tables["generic"])
+    measured = frame.index[frame["status"].eq("ok")]
+    frame.loc[measured[0], "status"] = "OK"
+    frame.loc[measured[1], "status"] = None
+    unmeasured = int((~frame["status"].isin(["ok", "OK"])).sum())
+    frame.to_csv(tmp_path / "status.csv", index=False)
+    fitted = run_json(capsys, "fit", tmp_path / "status.csv", "--model", "lr", "--out", tmp_path / "m.json")
+    assert fitted["rows"] == len(frame) - unmeasured  # "OK" counts as ok, an empty status does not
+    assert main(["fit", str(tmp_path / "status.csv"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 0
+    assert f"left out {unmeasured} of {len(frame)} rows whose status is not ok" in capsys.readouterr().err

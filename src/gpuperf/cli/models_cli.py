@@ -69,7 +69,8 @@ def read_table(source: str) -> tuple[pd.DataFrame, str]:
 
 
 def measured_rows(frame: pd.DataFrame, where: str) -> pd.DataFrame:
-    """The rows with status ok (all rows if there is no status), each with a positive, finite time."""
+    """The rows with status ok (any case; all rows if there is no status), each with a positive,
+    finite time."""
     import numpy as np
     import pandas as pd
 
@@ -77,7 +78,7 @@ def measured_rows(frame: pd.DataFrame, where: str) -> pd.DataFrame:
 
     if "time_s" not in frame.columns:
         raise GpuperfError(f"{where}: missing column time_s (the measured time in seconds)")
-    kept = frame[frame["status"].eq("ok")] if "status" in frame.columns else frame
+    kept = frame[is_ok(frame["status"])] if "status" in frame.columns else frame
     if kept.empty:
         raise GpuperfError(f"{where}: no rows with status ok")
     times = pd.to_numeric(kept["time_s"], errors="coerce").to_numpy(dtype=float)
@@ -90,6 +91,37 @@ def measured_rows(frame: pd.DataFrame, where: str) -> pd.DataFrame:
     kept = kept.copy()
     kept["time_s"] = times
     return kept
+
+
+def _print_note(note: str | None) -> None:
+    if note:
+        import sys
+
+        print(note, file=sys.stderr)
+
+
+def is_ok(status: pd.Series) -> pd.Series:
+    """Whether each row's status is ok, in any case and spacing (an empty status is not)."""
+    return status.notna() & status.astype(str).str.strip().str.lower().eq("ok")
+
+
+def status_note(frame: pd.DataFrame, where: str) -> str | None:
+    """A note counting the rows :func:`measured_rows` leaves out for their status, naming the first."""
+    import numpy as np
+    import pandas as pd
+
+    from gpuperf.datasets.schema import row_location
+
+    if "status" not in frame.columns:
+        return None
+    left_out = ~is_ok(frame["status"])
+    if not left_out.any():
+        return None
+    first = int(np.flatnonzero(left_out.to_numpy())[0])
+    status = frame["status"].iloc[first]
+    shown = "empty" if pd.isna(status) or not str(status).strip() else repr(status)
+    return (f"note: {where}: left out {int(left_out.sum())} of {len(frame)} rows whose status is not ok "
+            f"(first: {row_location(frame, first)}, status {shown})")
 
 
 def is_default_feature(column: str) -> bool:
@@ -361,6 +393,7 @@ def fit_command(
         "train_metrics": finite_or_none(all_metrics(table["time_s"], fitted.predict(table[names]))),
     }
     save_model(fitted, out, feature_names=names, metadata=metadata)
+    _print_note(status_note(frame, where))
     if as_json:
         print_json({"out": str(out), "features": names, **metadata})
         return
@@ -478,6 +511,7 @@ def evaluate_command(
     }
     if report is not None:
         result["report"] = str(write_evaluation_report(report, result, evaluation, prepared)["markdown"])
+    _print_note(status_note(frame, where))
     if as_json:
         print_json(result)
         return
