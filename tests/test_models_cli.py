@@ -473,3 +473,13 @@ def test_rows_left_out_for_their_status_are_counted_and_ok_is_any_case(tables, t
     assert fitted["rows"] == len(frame) - unmeasured  # "OK" counts as ok, an empty status does not
     assert main(["fit", str(tmp_path / "status.csv"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 0
     assert f"left out {unmeasured} of {len(frame)} rows whose status is not ok" in capsys.readouterr().err
+
+
+def test_values_too_large_to_scale_are_one_error_naming_the_table(tables, tmp_path, capsys):
+    frame = pd.read_csv(tables["generic"])
+    frame.loc[frame.index[frame["status"].eq("ok")][:2], "x1"] = 1e308
+    frame.to_csv(tmp_path / "huge.csv", index=False)
+    assert main(["fit", str(tmp_path / "huge.csv"), "--model", "lr", "--features", "x1,x2",
+                 "--out", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert "huge.csv: lr could not be fitted on its values" in err and err.count("\n") == 1

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -91,6 +92,24 @@ def measured_rows(frame: pd.DataFrame, where: str) -> pd.DataFrame:
     kept = kept.copy()
     kept["time_s"] = times
     return kept
+
+
+@contextmanager
+def fitting_errors(where: str, model: str) -> Iterator[None]:
+    """A model that cannot be fitted on the table's values (scikit-learn's ValueError: values too
+    large to scale, a degenerate table) as one error naming the table; NumPy's overflow warnings,
+    which only announce it, are silenced."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            yield
+    except GpuperfError:
+        raise
+    except ValueError as error:
+        raise GpuperfError(f"{where}: {model} could not be fitted on its values ({str(error).splitlines()[0]}); "
+                           "check for values too large to scale") from None
 
 
 def _print_note(note: str | None) -> None:
@@ -381,7 +400,8 @@ def fit_command(
     estimator = build_estimator(options, names, prepared.table_kind)
     if options.name == "bsp":
         check_bsp_inputs(estimator, table[names], where)
-    fitted = estimator.fit(table[names], table["time_s"].to_numpy())
+    with fitting_errors(where, options.name):
+        fitted = estimator.fit(table[names], table["time_s"].to_numpy())
     metadata: dict[str, Any] = {
         "model": options.name,
         "dataset": where,
@@ -494,8 +514,9 @@ def evaluate_command(
     require_columns(frame, [group, "kernel"] if per_kernel else [group], where, "group")
     prepared = prepare_training(frame, where, options, features, gpu_features, base_clock)
     estimator = build_estimator(options, prepared.features, prepared.table_kind)
-    evaluation = leave_one_group_out(estimator, prepared.frame, prepared.features, group, name=protocol,
-                                     fit_by="kernel" if per_kernel else None)
+    with fitting_errors(where, options.name):
+        evaluation = leave_one_group_out(estimator, prepared.frame, prepared.features, group, name=protocol,
+                                         fit_by="kernel" if per_kernel else None)
     result = {
         "dataset": where,
         "model": options.name,
