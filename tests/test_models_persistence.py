@@ -135,6 +135,17 @@ def test_saving_checks_what_is_saved_and_loading_the_format_version(tmp_path):
         load_model(path)
 
 
+def test_a_file_whose_feature_names_are_not_its_models_own_is_damaged(tmp_path):
+    from sklearn.linear_model import LinearRegression
+
+    frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [1.0, 0.0, 1.0]})
+    path = save_model(LinearRegression().fit(frame, [1.0, 2.0, 3.5]), tmp_path / "lr.json")
+    document = json.loads(path.read_text())
+    path.write_text(json.dumps(dict(document, feature_names=["b", "a"])))
+    with pytest.raises(GpuperfError, match="damaged model file: its feature_names \\(b, a, ...\\) are not"):
+        load_model(path)
+
+
 def test_bad_files_give_one_line_errors(tmp_path):
     with pytest.raises(GpuperfError, match="no such model file"):
         load_model(tmp_path / "absent.json")

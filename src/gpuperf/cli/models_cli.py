@@ -454,7 +454,7 @@ def predict_table_command(
     names = info.get("feature_names")
     if not names:
         raise GpuperfError(f"{model}: the model was saved without feature names")
-    options = info.get("metadata", {}).get("options", {})
+    options = (info.get("metadata") or {}).get("options") or {}
     if gpu is not None:
         if not options.get("gpu_features"):
             raise GpuperfError(f"{model}: the model does not use GPU descriptors, so --gpu cannot change its "

@@ -134,20 +134,30 @@ def load_model(path: str | Path, feature_names: Sequence[str] | None = None, str
     if feature_names is not None:
         check_feature_names(document.get("feature_names"), feature_names, str(path))
     if "model_skops" in document:
-        return _load_skops_payload(document["model_skops"], path)
-    if "model" not in document:
+        model = _load_skops_payload(document["model_skops"], path)
+    elif "model" not in document:
         raise GpuperfError(f"{path}: a gpuperf model file without its model")
-    if path.suffix != ".json":
-        return document["model"]
-    try:
-        model = _decode(document["model"], str(path))
-    except GpuperfError:
-        raise
-    except (ValueError, TypeError, KeyError, AttributeError) as error:
-        raise GpuperfError(f"{path}: damaged model ({type(error).__name__}: {error})") from None
+    elif path.suffix != ".json":
+        model = document["model"]
+    else:
+        try:
+            model = _decode(document["model"], str(path))
+        except GpuperfError:
+            raise
+        except (ValueError, TypeError, KeyError, AttributeError) as error:
+            raise GpuperfError(f"{path}: damaged model ({type(error).__name__}: {error})") from None
     if not callable(getattr(model, "predict", None)):
         raise GpuperfError(f"{path}: damaged model (it cannot predict)")
+    _check_own_names(model, document.get("feature_names"), path)
     return model
+
+
+def _check_own_names(model: Any, saved: Sequence[str] | None, path: Path) -> None:
+    """The file's feature names are the model's own (where the model knows its names)."""
+    own = getattr(model, "feature_names_in_", None)
+    if saved is not None and own is not None and [str(n) for n in own] != [str(n) for n in saved]:
+        raise GpuperfError(f"{path}: damaged model file: its feature_names ({', '.join(map(str, saved[:4]))}, ...) "
+                           f"are not the model's own ({', '.join(map(str, list(own)[:4]))}, ...)")
 
 
 def _load_skops_payload(payload: str, path: Path):
