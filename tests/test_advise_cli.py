@@ -140,6 +140,18 @@ def test_profile_features_per_thread():
     assert warp_counts["global_loads_per_thread"] == 2
 
 
+@pytest.mark.parametrize(("change", "message"), [
+    ({"gld_inst_32bit": -5}, "column gld_inst_32bit: -5 is not a count"),
+    ({"gld_inst_32bit": float("inf")}, "column gld_inst_32bit: inf is not a count"),
+    ({"block.x": 1e12}, "no GPU runs blocks of more than 1024"),
+])
+def test_profile_counters_are_counts(change, message):
+    from gpuperf.errors import GpuperfError
+
+    with pytest.raises(GpuperfError, match=message):
+        profile_features({**PROFILE, **change})
+
+
 def test_profile_json(tmp_path, capsys, database):
     path = tmp_path / "row.csv"
     pd.DataFrame([PROFILE, {**PROFILE, "block.x": 32}]).to_csv(path, index=False)

@@ -33,16 +33,22 @@ COUNTERS: dict[str, list[tuple[str, str]]] = {
                                 ("gld_transactions_per_request", "value")],
     "local_memory_bytes": [("static.smem", "value"), ("launch__shared_mem_per_block_static", "value")],
 }
+MAX_BLOCK_THREADS = 1024  # every NVIDIA GPU since Fermi, and AMD's
 GEOMETRY = {"grid": ("grid.x", "grid.y", "grid.z"), "block": ("block.x", "block.y", "block.z")}
 
 
 def _number(row: Mapping[str, Any], column: str, where: str) -> float | None:
+    """A counter or size of the row (None where absent or empty); a count is a finite number, not
+    negative."""
     if column not in row or row[column] is None or (isinstance(row[column], float) and math.isnan(row[column])):
         return None
     try:
-        return float(row[column])
+        value = float(row[column])
     except (TypeError, ValueError):
         raise GpuperfError(f"{where}: column {column}: {row[column]!r} is not a number") from None
+    if not 0 <= value < math.inf:
+        raise GpuperfError(f"{where}: column {column}: {row[column]!r} is not a count (a finite number, 0 or more)")
+    return value
 
 
 def _extent(row: Mapping[str, Any], names: tuple[str, ...], where: str) -> float:
@@ -60,6 +66,9 @@ def profile_features(row: Mapping[str, Any], where: str = "profile row") -> dict
     groups, group_size = _extent(row, GEOMETRY["grid"], where), _extent(row, GEOMETRY["block"], where)
     if groups <= 0 or group_size <= 0:
         raise GpuperfError(f"{where}: grid and block sizes must be positive")
+    if group_size > MAX_BLOCK_THREADS:
+        raise GpuperfError(f"{where}: a block of {group_size:g} threads; no GPU runs blocks of more than "
+                           f"{MAX_BLOCK_THREADS}")
     threads = groups * group_size
     values: dict[str, float] = dict.fromkeys(STATIC_FEATURES, math.nan)
     values.update(threads=threads, work_groups=groups, work_group_size=group_size)
