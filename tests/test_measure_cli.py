@@ -135,3 +135,22 @@ def test_measure_says_why_outputs_were_not_checked(capsys: pytest.CaptureFixture
     assert "note: outputs not checked: --no-verify" in capsys.readouterr().err
     assert main(["measure", "vector_copy", "-p", "n=4096", "--min-time", "0"]) == 0
     assert "outputs not checked" not in capsys.readouterr().err
+
+
+def test_measure_refuses_an_endless_minimum_time_and_a_negative_seed(capsys):
+    assert main(["measure", "vector_copy", "-p", "n=4096", "--min-time", "inf"]) == 2
+    assert "--min-time inf: must be a finite number" in capsys.readouterr().err
+    assert main(["measure", "vector_copy", "-p", "n=4096", "--seed", "-1"]) == 2
+    assert "--seed -1: must not be negative" in capsys.readouterr().err
+
+
+def test_arrays_too_large_for_the_machine_are_one_error(monkeypatch):
+    from gpuperf.errors import GpuperfError
+    from gpuperf.measure import timing
+
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(timing, "measure_compiled", out_of_memory)
+    with pytest.raises(GpuperfError, match="vector_copy at n=4096: its arrays do not fit in this machine's memory"):
+        timing.measure("vector_copy", {"n": 4096})

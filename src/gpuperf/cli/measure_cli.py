@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -32,8 +33,10 @@ def measure_command(
 
     if min_repeats < 1:
         raise GpuperfError(f"--min-repeats {min_repeats}: must be at least 1")
-    if not min_time >= 0:
-        raise GpuperfError(f"--min-time {min_time}: must not be negative")
+    if not 0 <= min_time < math.inf:
+        raise GpuperfError(f"--min-time {min_time}: must be a finite number of seconds, not negative")
+    if seed < 0:
+        raise GpuperfError(f"--seed {seed}: must not be negative")
     settings = TimingSettings.from_mapping({"min_repeats": min_repeats, "min_time_s": min_time}, "options")
     result = measure(kernel, parse_params(param), device=device, verify=not no_verify, settings=settings, seed=seed)
     data = {key: getattr(result, key) for key in MEASUREMENT_KEYS}

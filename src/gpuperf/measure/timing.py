@@ -53,8 +53,8 @@ class TimingSettings:
             if key not in known:
                 raise GpuperfError(f"{where}.{key}: unknown timing setting; known: {', '.join(known)}")
             number_type = int if known[key] == "int" else float
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise GpuperfError(f"{where}.{key}: must be a non-negative number, not {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+                raise GpuperfError(f"{where}.{key}: must be a finite, non-negative number, not {value!r}")
             if number_type is int and value != int(value):
                 raise GpuperfError(f"{where}.{key}: must be a whole number, not {value!r}")
             values[key] = number_type(value)
@@ -317,4 +317,9 @@ def measure(kernel: Kernel | str, sizes: Mapping[str, Any] | None = None, device
         kernel = get_kernel(kernel)
     resolved = kernel.resolve_sizes(sizes)
     opened = open_device(device)
-    return measure_compiled(opened.compile(kernel), opened, resolved, verify, settings, seed)
+    compiled = opened.compile(kernel)
+    try:
+        return measure_compiled(compiled, opened, resolved, verify, settings, seed)
+    except MemoryError:
+        shown = ", ".join(f"{k}={v}" for k, v in resolved.items())
+        raise GpuperfError(f"{kernel.key} at {shown}: its arrays do not fit in this machine's memory") from None
