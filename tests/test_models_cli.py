@@ -483,3 +483,12 @@ def test_values_too_large_to_scale_are_one_error_naming_the_table(tables, tmp_pa
                  "--out", str(tmp_path / "m.json")]) == 2
     err = capsys.readouterr().err
     assert "huge.csv: lr could not be fitted on its values" in err and err.count("\n") == 1
+
+
+def test_a_folder_or_a_tab_separated_file_is_named_as_such(tmp_path, capsys):
+    (tmp_path / "folder").mkdir()
+    assert main(["fit", str(tmp_path / "folder"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
+    assert "folder: a folder, not a file" in capsys.readouterr().err
+    (tmp_path / "tabs.csv").write_text("kernel\tgpu\ttime_s\nk\tK40\t1\n")
+    assert main(["fit", str(tmp_path / "tabs.csv"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
+    assert "the file is separated by tabs" in capsys.readouterr().err

@@ -34,3 +34,12 @@ def whole_number(value: object, name: str) -> int:
         if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
             return int(value)
     raise GpuperfError(f"{name} must be a whole number, not {value!r}")
+
+
+def missing_file(path: object, message: str) -> GpuperfError:
+    """The error for a file that is not there: ``message``, or that ``path`` is a folder."""
+    from pathlib import Path
+
+    if Path(str(path)).is_dir():
+        return GpuperfError(f"{path}: a folder, not a file")
+    return GpuperfError(message)

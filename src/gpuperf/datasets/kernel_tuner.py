@@ -39,7 +39,7 @@ from gpuperf.datasets.schema import (
     shift_decimal,
     variant_labels,
 )
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, missing_file
 
 ERROR_NAMES = ("ErrorConfig", "InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig")
 # Kernel Tuner before 0.4 stored a failed configuration as this time (or above, up to float max).
@@ -96,7 +96,7 @@ def _parse(path: Path) -> dict:
     """The cache's JSON (gzipped when the name ends in .gz), closing it first when a running
     tuner left it open."""
     if not path.is_file():
-        raise GpuperfError(f"{path}: no such file")
+        raise missing_file(path, f"{path}: no such file")
     try:
         raw = gzip.decompress(path.read_bytes()) if path.suffix.lower() == ".gz" else path.read_bytes()
         text = raw.decode("utf-8").strip()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from gpuperf.datasets.schema import canonical_gpu, check_dataset, order_columns, shift_decimal
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, missing_file
 
 
 def kernel_short_name(name: str) -> str:
@@ -38,7 +38,7 @@ def device_gpu(device: str) -> str:
 
 def read_lines(path: Path) -> list[str]:
     if not path.is_file():
-        raise GpuperfError(f"{path}: no such file")
+        raise missing_file(path, f"{path}: no such file")
     text = path.read_text(errors="replace")
     if not text.strip():
         raise GpuperfError(f"{path}: empty file")

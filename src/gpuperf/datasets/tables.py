@@ -22,7 +22,7 @@ from gpuperf.datasets.schema import (
     to_seconds,
     variant_labels,
 )
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, missing_file
 
 OK_SPELLINGS = {"ok", "Ok", "OK"}
 
@@ -34,11 +34,11 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 def read_csv(path: str | Path, **options) -> pd.DataFrame:
     """A CSV (plain or gzip) as read by pandas; a missing, empty or unparsable file is one clear
     error, and so (read with no options) is a header naming a column twice or a file separated by
-    semicolons. Read with no options, its rows are numbered by file line in error messages
+    semicolons or tabs. Read with no options, its rows are numbered by file line in error messages
     (:func:`row_location`)."""
     path = Path(path)
     if not path.is_file():
-        raise GpuperfError(f"{path}: no such file")
+        raise missing_file(path, f"{path}: no such file")
     try:
         frame = pd.read_csv(path, low_memory=False, **options)
         header = None if options else pd.read_csv(path, nrows=1, header=None, dtype=str)
@@ -51,9 +51,10 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
         repeated = sorted({name for name in names if names.count(name) > 1})
         if repeated:
             raise GpuperfError(f"{path}: the header names column {repeated[0]} more than once")
-        if len(names) == 1 and ";" in names[0]:
-            raise GpuperfError(f"{path}: one column named '{names[0][:40]}...': the file is separated by ';'; "
-                               "gpuperf reads comma-separated CSV")
+        for separator, shown in ((";", "';'"), ("\t", "tabs")):
+            if len(names) == 1 and separator in names[0]:
+                raise GpuperfError(f"{path}: one column named '{names[0][:40]}...': the file is separated by "
+                                   f"{shown}; gpuperf reads comma-separated CSV")
         frame.attrs[ROW_NUMBERING] = "line"  # read as written: row i is line i + 2
     return frame
 
@@ -65,7 +66,7 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
     name = path.name.lower()
     if name.endswith(PARQUET_SUFFIXES):
         if not path.is_file():
-            raise GpuperfError(f"{path}: no such file")
+            raise missing_file(path, f"{path}: no such file")
         try:
             frame = pd.read_parquet(path)
         except (OSError, ValueError) as error:

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from gpuperf.decisions.advice_features import STATIC_FEATURES, add_derived
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, missing_file
 
 WARP = 32
 # feature: [(counter, scale)] with scale "thread" (a count over all threads), "warp" (a count of
@@ -101,7 +101,7 @@ def read_profile(path: str | Path, row: int = 1) -> dict[str, Any]:
 
     path = Path(path)
     if not path.is_file():
-        raise GpuperfError(f"--profile: file '{path}' does not exist")
+        raise missing_file(path, f"--profile: file '{path}' does not exist")
     table = read_csv(path)
     if "grid.x" not in table.columns:
         table = _imported(path)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import loopy as lp
 
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, missing_file
 from gpuperf.kernels.kernel import Kernel, is_data_scalar
 from gpuperf.kernels.space import VariantSpace
 
@@ -54,7 +54,7 @@ def call_user_function(spec: str) -> tuple[object, Path, str]:
     if not function:
         raise GpuperfError(f"'{spec}': name the function too, as {path}:function")
     if not path.is_file():
-        raise GpuperfError(f"kernel file '{path}' does not exist")
+        raise missing_file(path, f"kernel file '{path}' does not exist")
     module_spec = importlib.util.spec_from_file_location(f"gpuperf_user_{path.stem}", path)
     if module_spec is None or module_spec.loader is None:
         raise GpuperfError(f"kernel file '{path}' is not a Python file")

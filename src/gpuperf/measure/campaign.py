@@ -44,7 +44,7 @@ from typing import Any
 
 import islpy as isl
 
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, missing_file
 from gpuperf.kernels.kernel import Kernel
 from gpuperf.measure.devices import Compiled, Device, MeasureFailure, RunFailed, describe_exception, open_device
 from gpuperf.measure.interleave import Variant, measure_interleaved
@@ -130,7 +130,7 @@ def load_campaign(path: str | Path) -> Campaign:
     """Read and check a campaign file; every error names the file and the key at fault."""
     path = Path(path)
     if not path.is_file():
-        raise GpuperfError(f"campaign file '{path}' does not exist")
+        raise missing_file(path, f"campaign file '{path}' does not exist")
     try:
         data = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

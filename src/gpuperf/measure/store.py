@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, missing_file
 
 OK = "ok"
 FAILURES = ("compile_failed", "run_failed", "verify_failed")
@@ -114,7 +114,7 @@ class Store:
     def __init__(self, path: str | Path, create: bool = True) -> None:
         self.path = Path(path)
         if not create and not self.path.is_file():
-            raise GpuperfError(f"store '{self.path}' does not exist")
+            raise missing_file(self.path, f"store '{self.path}' does not exist")
         if create:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:

@@ -33,7 +33,7 @@ import numpy as np
 import skops.io as sio
 
 import gpuperf
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, missing_file
 
 FORMAT = "gpuperf-model"
 FORMAT_VERSION = 1
@@ -194,7 +194,7 @@ def check_feature_names(saved, given, where: str) -> None:
 
 def _read(path: Path) -> dict:
     if not path.is_file():
-        raise GpuperfError(f"{path}: no such model file")
+        raise missing_file(path, f"{path}: no such model file")
     if path.suffix == ".json":
         try:
             document = json.loads(path.read_text())
