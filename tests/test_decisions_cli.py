@@ -260,3 +260,17 @@ def test_rank_counts_are_positive(capsys):
     for option in ("--limit", "--top"):
         assert main(["rank", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", option, "-1"]) == 2
         assert f"{option} -1: must be at least 1" in capsys.readouterr().err
+
+
+def test_rank_names_a_training_table_it_cannot_use(tmp_path, capsys):
+    (tmp_path / "times.csv").write_text("kernel,time_s\nk,1\n")
+    assert main(["rank", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", "--limit", "2",
+                 "--train", str(tmp_path / "times.csv")]) == 2
+    assert "times.csv: has none of the static feature columns" in capsys.readouterr().err
+
+
+def test_a_variant_names_each_parameter_once_and_reproduce_a_scenario_at_least(capsys):
+    assert main(["features", "stencil2d[local_x=32,local_x=16]"]) == 2
+    assert "parameter local_x is given twice" in capsys.readouterr().err
+    assert main(["reproduce", "rodinia", "--scenarios", ","]) == 2
+    assert "--scenarios ',' names no scenario" in capsys.readouterr().err

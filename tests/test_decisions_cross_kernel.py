@@ -85,7 +85,7 @@ def test_rank_command_json_and_errors(tmp_path, capsys):
     assert "did you mean" in capsys.readouterr().err
     variant_table().drop(columns="time_s").to_csv(train, index=False)
     assert main(argv) == 2
-    assert "lacks column(s) time_s" in capsys.readouterr().err
+    assert "variants.csv: missing column(s) time_s" in capsys.readouterr().err
 
 
 def test_performance_is_normalised_per_program_and_input():

@@ -114,7 +114,7 @@ def test_tune_command_saves_trials_that_train_the_next_run(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
     before = out.read_text()
     assert main(argv) == 2  # the first run's trials are kept
-    assert "trials.csv: the file exists; gpuperf does not overwrite measurements" in capsys.readouterr().err
+    assert "trials.csv: the file exists; gpuperf does not overwrite files" in capsys.readouterr().err
     assert out.read_text() == before
     assert main(["tune", "jacobi2d_5ptt", "--budget", "1"]) == 2
     assert "jacobi2d_5pt" in capsys.readouterr().err

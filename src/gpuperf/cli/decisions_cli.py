@@ -109,7 +109,7 @@ def rank_command(
         raise GpuperfError(f"{where}: no measured variants of kernels other than {chosen.name}")
     with Progress(disable=no_progress or as_json, transient=True) as bar:
         task = bar.add_task(f"building {space} variants", total=None)
-        ranked = rank_space(space, sizes, table, limit=limit,
+        ranked = rank_space(space, sizes, table, limit=limit, where=where,
                             progress=lambda done, total: bar.update(task, completed=done, total=total))
     shown = ranked[["variant", "predicted_performance", *[c for c in LIFT_FEATURES if c in ranked]]]
     if as_json:

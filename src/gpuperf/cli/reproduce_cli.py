@@ -21,10 +21,12 @@ OPTION_STUDY = {"--full": "rodinia", "--scenarios": "rodinia", "--family": "expl
 
 
 def _known_scenarios(text: str) -> list[str]:
-    from gpuperf.errors import unknown_name_error
+    from gpuperf.errors import GpuperfError, unknown_name_error
     from gpuperf.evaluation.reproduce import OPT_IN_SCENARIOS, SCENARIOS
 
     names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise GpuperfError(f"--scenarios '{text}' names no scenario")
     for name in names:
         if name not in SCENARIOS + OPT_IN_SCENARIOS:
             raise unknown_name_error("scenario", name, SCENARIOS + OPT_IN_SCENARIOS)

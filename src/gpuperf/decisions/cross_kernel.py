@@ -130,16 +130,22 @@ def rank_space(
     program: Sequence[str] | None = None,
     progress=None,
     limit: int | None = None,
+    where: str = "training table",
 ) -> pd.DataFrame:
     """Every valid variant (the first ``limit``) of the catalog space ``space`` at ``sizes``, ranked by the normalised
     performance a model trained on the measured ``train`` variants predicts; nothing is run.
 
     ``progress(done, total)`` is called as variants are built. Columns: ``variant`` (its spec), the
-    space's parameters, the features and ``predicted_performance``, best first."""
+    space's parameters, the features and ``predicted_performance``, best first. Errors name the
+    training table as ``where``."""
     from gpuperf.features.table import extract_features
     from gpuperf.kernels.space import InvalidVariant, get_space
 
     chosen = get_space(space)
+    program = program or program_columns(train)
+    missing = [c for c in [*program, "time_s"] if c not in train.columns]
+    if missing:  # before the variants are built
+        raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)} (measured variants with their time_s)")
     configs = [c for c in chosen.configurations() if chosen.check(c) is None][:limit]
     rows = []
     for done, config in enumerate(configs, 1):
@@ -152,10 +158,9 @@ def rank_space(
             progress(done, len(configs))
     candidates = pd.DataFrame(rows)
     usable = usable_features(features, train, candidates)
-    program = program or program_columns(train)
-    missing = [c for c in [*program, "time_s"] if c not in train.columns]
-    if missing or not usable:
-        raise GpuperfError(f"training table lacks column(s) {', '.join(missing or list(features))}")
+    if not usable:
+        raise GpuperfError(f"{where}: has none of the static feature columns ({', '.join(list(features)[:4])}, ...) "
+                           "the ranking model reads")
     train = train.assign(performance=normalised_performance(train, program))
     candidates["predicted_performance"] = predict_performance(train, candidates, usable, model)
     return candidates.sort_values("predicted_performance", ascending=False, kind="stable").reset_index(drop=True)

@@ -151,7 +151,7 @@ def rank_by_other_kernels(space_name: str, sizes: Mapping[str, int], table: pd.D
         table = table[table["kernel"] != get_space(space_name).name]
     if table.empty:
         raise GpuperfError(f"{where}: no measured variants of other kernels to rank {space_name}'s by")
-    return rank_space(space_name, dict(sizes), table, progress=progress)
+    return rank_space(space_name, dict(sizes), table, progress=progress, where=where)
 
 
 def candidate_configurations(space_name: str) -> pd.DataFrame:

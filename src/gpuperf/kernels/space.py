@@ -266,6 +266,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip() or not value.strip():
             raise GpuperfError(f"variant '{spec}': '{item}' is not param=value")
+        if key.strip() in values:
+            raise GpuperfError(f"variant '{spec}': parameter {key.strip()} is given twice")
         values[key.strip()] = value.strip()
     return name, values
 
