@@ -140,8 +140,14 @@ def test_policies_see_the_loops_registers():
 def test_sweep_tables_are_checked_with_file_and_line():
     table = pd.DataFrame({"kernel": ["k", "k"], "trip": [10, 10], "threads": [32, 64], "blocks": [1, 1],
                           "time_s": [1e-6, 0.0]})
-    with pytest.raises(GpuperfError, match=r"s\.csv: line 3: time_s must be a positive number"):
-        check_sweep(table, "s.csv")
+    with pytest.raises(GpuperfError, match=r"s\.csv: row 2: time_s must be a positive number, not 0"):
+        check_sweep(table, "s.csv")  # a frame built in memory: rows, not file lines
+    with pytest.raises(GpuperfError, match=r"row 2: threads must be a positive whole number, not 33\.5"):
+        check_sweep(table.assign(time_s=1e-6, threads=[32, 33.5]), "s.csv")
+    with pytest.raises(GpuperfError, match=r"row 2: k at trip 10, 32 threads x 1 blocks is measured twice"):
+        check_sweep(table.assign(time_s=[1e-6, 2e-6], threads=32), "s.csv")
+    with pytest.raises(GpuperfError, match=r"column gpu names several GPUs"):
+        check_sweep(table.assign(time_s=1e-6, gpu=["A", "B"]), "s.csv")
     with pytest.raises(GpuperfError, match=r"s\.csv: missing column\(s\) blocks"):
         check_sweep(table.drop(columns="blocks"), "s.csv")
     failed = table.assign(status=["ok", "RunFailed: out of resources"])

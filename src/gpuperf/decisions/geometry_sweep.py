@@ -25,11 +25,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 from sklearn.ensemble import RandomForestRegressor
 
+from gpuperf.datasets.schema import row_location
 from gpuperf.decisions.geometry import DEFAULT_REGISTERS, DeviceDescriptor, KernelDescriptor, rules_for
+from gpuperf.decisions.space import plain_value
 from gpuperf.errors import GpuperfError
 
 if TYPE_CHECKING:
@@ -182,13 +185,26 @@ def check_sweep(table: pd.DataFrame, where: str) -> pd.DataFrame:
     for column in ("trip", "threads", "blocks", "time_s"):
         values = pd.to_numeric(usable[column], errors="coerce")
         bad = ~(values > 0) | ~np.isfinite(values)
+        if column != "time_s":
+            bad |= values != values.round()
         if bad.any():
-            line = int(np.flatnonzero(bad.to_numpy())[0])
-            raise GpuperfError(f"{where}: line {usable.index[line] + 2}: {column} must be a positive number, "
-                               f"not {usable[column].iloc[line]!r}")
+            position = int(np.flatnonzero(bad.to_numpy())[0])
+            kind = "a positive number" if column == "time_s" else "a positive whole number"
+            raise GpuperfError(f"{where}: {row_location(usable, position)}: {column} must be {kind}, "
+                               f"not {plain_value(usable[column].iloc[position])!r}")
     usable = usable.astype({"trip": int, "threads": int, "blocks": int, "time_s": float})
     if usable.empty:
         raise GpuperfError(f"{where}: no measured point (every row failed)")
+    point = ["kernel", "trip", "threads", "blocks"]
+    twice = usable.duplicated(point)
+    if twice.any():
+        position = int(np.flatnonzero(twice.to_numpy())[0])
+        row = usable.iloc[position]
+        raise GpuperfError(f"{where}: {row_location(usable, position)}: {row['kernel']} at trip {row['trip']}, "
+                           f"{row['threads']} threads x {row['blocks']} blocks is measured twice")
+    if "gpu" in usable.columns and usable["gpu"].dropna().astype(str).nunique() > 1:
+        names = ", ".join(usable["gpu"].dropna().astype(str).unique()[:3])
+        raise GpuperfError(f"{where}: column gpu names several GPUs ({names}); one sweep per GPU")
     return usable
 
 
