@@ -492,3 +492,17 @@ def test_a_folder_or_a_tab_separated_file_is_named_as_such(tmp_path, capsys):
     (tmp_path / "tabs.csv").write_text("kernel\tgpu\ttime_s\nk\tK40\t1\n")
     assert main(["fit", str(tmp_path / "tabs.csv"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
     assert "the file is separated by tabs" in capsys.readouterr().err
+
+
+def test_predictions_that_are_not_positive_times_are_counted(tables, tmp_path, capsys):
+    model = tmp_path / "lr.json"
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--features", "x1,x2", "--out", str(model)]) == 0
+    frame = pd.read_csv(tables["generic"]).head(3)
+    frame["x1"] = [-1e9, 1e9, frame["x1"].iloc[2]]  # far outside the fitted range: a line goes below zero on one side
+    frame.to_csv(tmp_path / "far.csv", index=False)
+    capsys.readouterr()
+    assert main(["predict-table", "--model", str(model), str(tmp_path / "far.csv"), "--out",
+                 str(tmp_path / "p.csv")]) == 0
+    predicted = pd.read_csv(tmp_path / "p.csv")["predicted_time_s"]
+    count = int((predicted <= 0).sum())
+    assert count > 0 and f"note: {count} of 3 predictions are not positive times" in capsys.readouterr().err

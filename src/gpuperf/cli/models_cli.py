@@ -471,6 +471,10 @@ def predict_table_command(
     fitted = load_model(model)
     result = frame.copy()
     result[PREDICTED] = fitted.predict(table[names])
+    not_positive = int((~(result[PREDICTED] > 0)).sum())
+    if not_positive:
+        _print_note(f"note: {not_positive} of {len(result)} predictions are not positive times (the model "
+                    "extrapolates below zero; a log target, --log-target, cannot)")
     if gpu is not None:
         result[PREDICTED_GPU] = gpu
     from gpuperf.datasets.tables import PARQUET_SUFFIXES
