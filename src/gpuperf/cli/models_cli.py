@@ -88,6 +88,8 @@ def measured_rows(frame: pd.DataFrame, where: str) -> pd.DataFrame:
         position = int(bad.nonzero()[0][0])
         value = kept["time_s"].iloc[position]
         value = value.item() if isinstance(value, np.generic) else value
+        if pd.isna(value):
+            raise GpuperfError(f"{where}: {row_location(kept, position)}: time_s is empty in a row whose status is ok")
         raise GpuperfError(f"{where}: {row_location(kept, position)}: time_s={value!r} is not a positive number")
     kept = kept.copy()
     kept["time_s"] = times

@@ -54,7 +54,7 @@ def _number(row: Mapping[str, Any], column: str, where: str) -> float | None:
 def _extent(row: Mapping[str, Any], names: tuple[str, ...], where: str) -> float:
     first = _number(row, names[0], where)
     if first is None:
-        raise GpuperfError(f"{where}: missing column {names[0]} (the launch geometry is needed)")
+        raise GpuperfError(f"{where}: missing or empty column {names[0]} (the launch geometry is needed)")
     value = first
     for name in names[1:]:
         value *= _number(row, name, where) or 1.0
