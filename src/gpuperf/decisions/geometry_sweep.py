@@ -325,11 +325,20 @@ def table_descriptor(table: pd.DataFrame, where: str, gpu: str | None = None) ->
         values = distinct.iloc[0]
         if canonical_gpu_name(values[DESCRIPTOR_PREFIX + "name"]) is not None:
             return device_descriptor(values[DESCRIPTOR_PREFIX + "name"])  # with its occupancy calculator
-        limits = {f: int(values[DESCRIPTOR_PREFIX + f]) for f in fields if f != "name"}
+        limits = {}
+        for field in (f for f in fields if f != "name"):
+            number = pd.to_numeric(pd.Series([values[DESCRIPTOR_PREFIX + field]]), errors="coerce").iloc[0]
+            if not (number > 0 and float(number).is_integer()):
+                raise GpuperfError(f"{where}: column {DESCRIPTOR_PREFIX + field} must be a positive whole number, "
+                                   f"not {plain_value(values[DESCRIPTOR_PREFIX + field])!r}")
+            limits[field] = int(number)
         unit = str(table[DESCRIPTOR_PREFIX + "unit"].iloc[0]) if DESCRIPTOR_PREFIX + "unit" in table.columns else "SM"
         return DeviceDescriptor(name=str(values[DESCRIPTOR_PREFIX + "name"]), unit=unit, **limits)
     names = table["gpu"].dropna().unique() if "gpu" in table.columns else []
     if len(names) != 1:
         raise GpuperfError(f"{where}: name the GPU the sweep was measured on with --gpu (the table has "
                            f"{'no gpu column' if 'gpu' not in table.columns else f'{len(names)} gpu values'})")
-    return device_descriptor(str(names[0]))
+    try:
+        return device_descriptor(str(names[0]))
+    except GpuperfError as error:
+        raise GpuperfError(f"{where}: {error}; or name the GPU to judge it for with --gpu") from None
