@@ -75,9 +75,8 @@ def parse_params(pairs: Sequence[str] | None) -> dict[str, int]:
 
 
 # -- where commands write ------------------------------------------------------------------------
-def new_output_file(out: str | Path, option: str = "--out") -> Path:
-    """A file a command writes a table to: new, in an existing folder. gpuperf never overwrites a
-    file (a measurement, a profile, the store a table is exported from)."""
+def _file_in_a_folder(out: str | Path, option: str) -> Path:
+    """``out`` as a path that names a file in an existing folder (else one error naming ``option``)."""
     from gpuperf.errors import GpuperfError
 
     path = Path(out)
@@ -85,6 +84,15 @@ def new_output_file(out: str | Path, option: str = "--out") -> Path:
         raise GpuperfError(f"{option} {path}: a folder; name a file")
     if not path.parent.is_dir():
         raise GpuperfError(f"{option} {path}: folder {path.parent} does not exist")
+    return path
+
+
+def new_output_file(out: str | Path, option: str = "--out") -> Path:
+    """A file a command writes a table to: new, in an existing folder. gpuperf never overwrites a
+    file (a measurement, a profile, the store a table is exported from)."""
+    from gpuperf.errors import GpuperfError
+
+    path = _file_in_a_folder(out, option)
     if path.exists():
         raise GpuperfError(f"{option} {path}: the file exists; gpuperf does not overwrite files (choose another "
                            f"{option} or move it away)")
@@ -97,11 +105,7 @@ def model_output_file(out: str | Path, option: str = "--out") -> Path:
     from gpuperf.errors import GpuperfError
     from gpuperf.models.persistence import model_info
 
-    path = Path(out)
-    if path.is_dir():
-        raise GpuperfError(f"{option} {path}: a folder; name a model file")
-    if not path.parent.is_dir():
-        raise GpuperfError(f"{option} {path}: folder {path.parent} does not exist")
+    path = _file_in_a_folder(out, option)
     if path.exists():
         try:
             model_info(path)
