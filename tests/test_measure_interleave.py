@@ -186,3 +186,31 @@ def test_an_interleaved_group_killed_mid_way_resumes_at_its_next_cycle(tmp_path:
     for kernel, cycle, text in kept:  # the first group (n = 64) resumed with the kept rounds as its first cycles
         assert rows[(kernel, 64)]["samples"][cycle] == pytest.approx(json.loads(text)["median"])
     assert all(len(r["samples"]) == 3 and r["repeats"] == 15 for r in rows.values())
+
+
+def test_rounds_timed_another_way_are_not_reused(tmp_path: Path, monkeypatch) -> None:
+    from gpuperf.measure import interleave
+
+    path = tmp_path / "pair.toml"
+    path.write_text(CAMPAIGN)
+    real_round, calls, kill_at = interleave.one_round, [], [5]
+
+    class Killed(BaseException):
+        pass
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == kill_at[0]:
+            raise Killed
+        return real_round(*args, **kwargs)
+
+    monkeypatch.setattr(interleave, "one_round", counted)
+    with pytest.raises(Killed):
+        run_campaign(load_campaign(path), tmp_path / "s.db", progress=False)
+    path.write_text(CAMPAIGN.replace("min_repeats = 5", "min_repeats = 6"))  # edited before the rerun
+    calls.clear()
+    kill_at[0] = None
+    run_campaign(load_campaign(path), tmp_path / "s.db", progress=False)
+    assert len(calls) == 6 + 6  # both groups timed from their first cycle
+    with Store(tmp_path / "s.db", create=False) as store:
+        assert all(r["repeats"] == 18 for r in store.rows("pair"))

@@ -473,6 +473,9 @@ def test_rows_left_out_for_their_status_are_counted_and_ok_is_any_case(tables, t
     assert fitted["rows"] == len(frame) - unmeasured  # "OK" counts as ok, an empty status does not
     assert main(["fit", str(tmp_path / "status.csv"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 0
     assert f"left out {unmeasured} of {len(frame)} rows whose status is not ok" in capsys.readouterr().err
+    evaluated = run_json(capsys, "evaluate", tmp_path / "status.csv", "--model", "lr", "--protocol",
+                         "leave-one-gpu-out")
+    assert evaluated["rows"] == len(frame) - unmeasured
 
 
 def test_values_too_large_to_scale_are_one_error_naming_the_table(tables, tmp_path, capsys):

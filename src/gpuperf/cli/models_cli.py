@@ -79,6 +79,8 @@ def measured_rows(frame: pd.DataFrame, where: str) -> pd.DataFrame:
 
     if "time_s" not in frame.columns:
         raise GpuperfError(f"{where}: missing column time_s (the measured time in seconds)")
+    from gpuperf.datasets.schema import is_ok
+
     kept = frame[is_ok(frame["status"])] if "status" in frame.columns else frame
     if kept.empty:
         raise GpuperfError(f"{where}: no rows with status ok")
@@ -121,17 +123,14 @@ def _print_note(note: str | None) -> None:
         print(note, file=sys.stderr)
 
 
-def is_ok(status: pd.Series) -> pd.Series:
-    """Whether each row's status is ok, in any case and spacing (an empty status is not)."""
-    return status.notna() & status.astype(str).str.strip().str.lower().eq("ok")
-
-
 def status_note(frame: pd.DataFrame, where: str) -> str | None:
     """A note counting the rows :func:`measured_rows` leaves out for their status, naming the first."""
     import numpy as np
     import pandas as pd
 
     from gpuperf.datasets.schema import row_location
+
+    from gpuperf.datasets.schema import is_ok
 
     if "status" not in frame.columns:
         return None

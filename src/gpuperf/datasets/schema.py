@@ -42,6 +42,11 @@ def row_location(frame: pd.DataFrame, position: int) -> str:
     return f"line {number + 2}" if word == "line" else f"{word} {number + 1}"
 
 
+def is_ok(status: pd.Series) -> pd.Series:
+    """Whether each row's status is ok, in any case and spacing (an empty status is not)."""
+    return status.notna() & status.astype(str).str.strip().str.lower().eq(OK)
+
+
 def check_dataset(frame: pd.DataFrame, where: str, require_time: bool = True) -> pd.DataFrame:
     """Validate a dataset table; errors name ``where`` (a file) and the row or column at fault.
 

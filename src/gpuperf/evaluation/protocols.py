@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from gpuperf.datasets.schema import row_location
+from gpuperf.datasets.schema import is_ok, row_location
 from gpuperf.errors import GpuperfError
 from gpuperf.evaluation.metrics import all_metrics
 
@@ -65,12 +65,12 @@ def _as_columns(group: str | Sequence[str]) -> list[str]:
 
 
 def _usable_rows(frame: pd.DataFrame, features: Sequence[str], target: str, where: str) -> pd.DataFrame:
+    """The measured rows (status ok in any case, or every row without a status column); a measured
+    row whose time is not a positive number is an error naming it."""
     missing = [c for c in [*features, target] if c not in frame.columns]
     if missing:
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)}")
-    """The measured rows (status ok, or every row without a status column); a measured row whose
-    time is not a positive number is an error naming it."""
-    measured = frame["status"].eq("ok") if "status" in frame.columns else pd.Series(True, index=frame.index)
+    measured = is_ok(frame["status"]) if "status" in frame.columns else pd.Series(True, index=frame.index)
     times = pd.to_numeric(frame[target], errors="coerce")
     bad = measured & ~(times.gt(0) & np.isfinite(times))
     if bad.any():

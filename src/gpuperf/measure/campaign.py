@@ -34,7 +34,9 @@ states too, as a model fitted on some kernels and tested on others needs.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import time
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -431,11 +433,14 @@ def _take_interleaved(group: Sequence[Point], device: Device, campaign: Campaign
             built.append((point, exc))
         report.compile_s += time.perf_counter() - start
     ready = [(p, c) for p, c in built if not isinstance(c, Exception)]
+    # Rounds are reused only by the same group timed the same way: its members, settings and seed.
+    group_id = hashlib.sha1(json.dumps([asdict(campaign.settings), campaign.seed, sorted(str(p.key) for p, _ in ready)],
+                                       sort_keys=True).encode()).hexdigest()
     stored = store.stored_rounds(p.key for p, _ in ready)
-    done = {i: stored[p.key] for i, (p, _) in enumerate(ready) if p.key in stored}
+    done = {i: [r for r in stored.get(p.key, []) if r.get("group") == group_id] for i, (p, _) in enumerate(ready)}
 
     def keep(cycle: int, rounds: dict[int, dict[str, float]]) -> None:
-        store.add_rounds(cycle, {ready[i][0].key: taken for i, taken in rounds.items()})
+        store.add_rounds(cycle, {ready[i][0].key: {**taken, "group": group_id} for i, taken in rounds.items()})
 
     measured = measure_interleaved([Variant(c, p.sizes, p.entry.verify) for p, c in ready], device,
                                    campaign.settings, campaign.seed, done=done, on_cycle=keep)
