@@ -199,7 +199,7 @@ def test_writes_gpuperf_measurements_with_failures(tmp_path):
 def test_writing_refuses_ambiguous_measurements_and_writes_nothing(tmp_path):
     frame = read_kernel_tuner_cache(FIXTURE)
     twice = pd.concat([frame, frame.head(1)])
-    with pytest.raises(GpuperfError, match="entry 9: configuration '32,1' appears twice"):
+    with pytest.raises(GpuperfError, match="row 9 of the table written: configuration '32,1' appears twice"):
         write_kernel_tuner_cache(twice, tmp_path / "twice.json")
     two_kernels = pd.concat([frame, frame.assign(kernel="other")])
     with pytest.raises(GpuperfError, match="2 values of 'kernel'"):

@@ -261,3 +261,18 @@ def test_the_time_is_never_a_parameter_and_no_parameter_is_named_twice():
         space_from_frame(table().assign(time_s=1.0), ["p", "time_s"], "time_ms", "t.csv")
     with pytest.raises(GpuperfError, match="parameter p is named twice"):
         space_from_frame(table(), ["p", "q", "p"], "time_ms", "t.csv")
+
+
+def test_a_csv_with_lines_that_are_no_row_numbers_rows_and_parquet_never_lines(tmp_path):
+    from gpuperf.decisions.space import read_space
+
+    bad = table()
+    bad.loc[2, "time_ms"] = -1.0
+    text = bad.to_csv(index=False).splitlines()
+    (tmp_path / "blank.csv").write_text("\n".join([text[0], text[1], "", *text[2:]]) + "\n")  # a blank line 3
+    with pytest.raises(GpuperfError, match=r"blank\.csv: row 3: time_ms=-1"):
+        read_space(tmp_path / "blank.csv", ["p", "q"], "time_ms")
+    bad.attrs["row_numbering"] = "line"  # as a frame read from a CSV carries it into Parquet metadata
+    bad.to_parquet(tmp_path / "t.parquet")
+    with pytest.raises(GpuperfError, match=r"t\.parquet: row 3: time_ms=-1"):
+        read_space(tmp_path / "t.parquet", ["p", "q"], "time_ms")

@@ -35,7 +35,6 @@ from gpuperf.datasets.schema import (
     check_dataset,
     format_value,
     order_columns,
-    row_location,
     shift_decimal,
     variant_labels,
 )
@@ -224,7 +223,7 @@ def write_kernel_tuner_cache(
         params = {k: values[k][_lookup(row[k])] for k in keys}
         key = ",".join(str(v) for v in params.values())
         if key in cache:
-            raise GpuperfError(f"{where}: {row_location(frame, position)}: configuration '{key}' appears twice")
+            raise GpuperfError(f"{where}: row {position + 1} of the table written: configuration '{key}' appears twice")
         cache[key] = params | _entry(row, extras)
     header = {
         "device_name": device_name,
@@ -269,7 +268,7 @@ def _parameter_values(
         column = frame[k]
         if column.isna().any():
             row = int(np.flatnonzero(column.isna().to_numpy())[0])
-            raise GpuperfError(f"{where}: {row_location(frame, row)}: parameter {k} has no value")
+            raise GpuperfError(f"{where}: row {row + 1} of the table written: parameter {k} has no value")
         if tune_params is not None and k in tune_params:
             known = {_lookup(v): v for v in tune_params[k]}
         else:

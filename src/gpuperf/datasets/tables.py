@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -55,8 +58,23 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
             if len(names) == 1 and separator in names[0]:
                 raise GpuperfError(f"{path}: one column named '{names[0][:40]}...': the file is separated by "
                                    f"{shown}; gpuperf reads comma-separated CSV")
-        frame.attrs[ROW_NUMBERING] = "line"  # read as written: row i is line i + 2
+        # Row i is line i + 2 unless the file holds lines that are no row (blank lines, a quoted
+        # value over several lines); then rows are counted as rows.
+        frame.attrs[ROW_NUMBERING] = "line" if _line_count(path) == len(frame) + 1 else "row"
     return frame
+
+
+_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+
+
+def _line_count(path: Path) -> int | None:
+    """The lines of a plain or gzip/bz2/xz-compressed text file (None for other compressions)."""
+    suffix = path.suffix.lower()
+    opener = _OPENERS.get(suffix, open if suffix not in (".zip", ".zst", ".tar") else None)
+    if opener is None:
+        return None
+    with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+        return sum(1 for _ in handle)
 
 
 def read_table_file(path: str | Path) -> pd.DataFrame:
@@ -71,6 +89,7 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
             frame = pd.read_parquet(path)
         except (OSError, ValueError) as error:
             raise GpuperfError(f"{path}: not a readable Parquet table ({str(error).splitlines()[0]})") from None
+        frame.attrs[ROW_NUMBERING] = "row"  # not whatever numbering the frame written to it had
     else:
         frame = read_csv(path)
     if frame.empty:
