@@ -509,3 +509,20 @@ def test_predictions_that_are_not_positive_times_are_counted(tables, tmp_path, c
     predicted = pd.read_csv(tmp_path / "p.csv")["predicted_time_s"]
     count = int((predicted <= 0).sum())
     assert count > 0 and f"note: {count} of 3 predictions are not positive times" in capsys.readouterr().err
+
+
+def test_the_roofline_leaves_out_f64_work_on_a_gpu_without_an_f64_peak(tmp_path, capsys):
+    rodinia = load_dataset("rodinia_nvprof")
+    f64 = rodinia["floating_point_operations.double_precision."] > 0
+    rows = pd.concat([rodinia[f64 & rodinia["gpu"].eq("Quadro K5200")].head(3),
+                      rodinia[f64 & rodinia["gpu"].eq("Tesla K40")].head(5),
+                      rodinia[~f64 & rodinia["gpu"].eq("Quadro K5200")].head(5)])
+    rows.to_csv(tmp_path / "rows.csv", index=False)
+    fitted = run_json(capsys, "fit", tmp_path / "rows.csv", "--model", "roofline", "--out", tmp_path / "r.json")
+    assert fitted["rows"] == 10 and fitted["options"]["roofline_inputs"] == "counters"
+    assert main(["fit", str(tmp_path / "rows.csv"), "--model", "roofline", "--out", str(tmp_path / "r.json")]) == 0
+    assert "left out 3 rows with f64 work on a GPU whose f64 peak is not published" in capsys.readouterr().err
+    assert main(["predict-table", "--model", str(tmp_path / "r.json"), str(tmp_path / "rows.csv"), "--out",
+                 str(tmp_path / "p.csv")]) == 0
+    predicted = pd.read_csv(tmp_path / "p.csv")["predicted_time_s"]
+    assert predicted.isna().tolist() == [True] * 3 + [False] * 10

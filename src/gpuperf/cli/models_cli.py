@@ -30,7 +30,7 @@ import difflib
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -244,6 +244,7 @@ class Prepared:
     bsp_inputs: str | None  # counters, static or None (see registry.BSP_INPUTS)
     base_clock: bool = False  # GPUs taken to run at their base clock, not their boost clock
     roofline_inputs: str | None = None  # counters, static or None (see registry.ROOFLINE_INPUTS)
+    notes: list[str] = field(default_factory=list)  # what was left out, printed once the command succeeds
 
     def options(self, options: ModelOptions) -> dict[str, Any]:
         """The model options with how the table was extended (saved with the model)."""
@@ -262,7 +263,7 @@ def extend_table(frame: pd.DataFrame, where: str, gpu_features: bool, bsp_inputs
     inputs, as fitting did."""
     from gpuperf.datasets.join import with_gpu_features
     from gpuperf.evaluation.tables import add_bsp_inputs, add_roofline_inputs, with_base_clocks
-    from gpuperf.models.registry import BSP_SIGNATURES, add_static_bsp_inputs
+    from gpuperf.models.registry import BSP_SIGNATURES, ROOFLINE_SIGNATURES, add_static_bsp_inputs
 
     if gpu_features:
         frame = with_gpu_features(frame, where)
@@ -272,10 +273,25 @@ def extend_table(frame: pd.DataFrame, where: str, gpu_features: bool, bsp_inputs
         require_columns(frame, BSP_SIGNATURES[bsp_inputs], where, f"BSP input ({bsp_inputs})")
         frame = add_bsp_inputs(frame) if bsp_inputs == "counters" else add_static_bsp_inputs(frame)
     if roofline_inputs == "counters":
+        require_columns(frame, ROOFLINE_SIGNATURES["counters"], where, "roofline input (counters)")
         frame = add_roofline_inputs(frame)
         if "gpu_peak_f64_gflops" in frame.columns:  # a GPU with no published f64 peak bounds f32 launches
             frame = frame.assign(gpu_peak_f64_gflops=frame["gpu_peak_f64_gflops"].where(frame["flops_f64"] > 0, 0.0))
     return frame
+
+
+def unbounded_rows(frame: pd.DataFrame) -> pd.Series:
+    """Rows the roofline cannot bound: f64 work on a GPU with no published f64 peak."""
+    import pandas as pd
+
+    if "flops_f64" not in frame.columns or "gpu_peak_f64_gflops" not in frame.columns:
+        return pd.Series(False, index=frame.index)
+    return (frame["flops_f64"] > 0) & frame["gpu_peak_f64_gflops"].isna()
+
+
+def unbounded_note(unbounded: pd.Series, where: str) -> str:
+    return (f"note: {where}: left out {int(unbounded.sum())} rows with f64 work on a GPU whose f64 peak is not "
+            "published (the roofline has no bound for them)")
 
 
 def prepare_training(
@@ -288,6 +304,7 @@ def prepare_training(
     )
     from gpuperf.models.properties import property_names
 
+    notes: list[str] = []
     given = [name.strip() for name in (features or "").split(",") if name.strip()]
     repeated = sorted({name for name in given if given.count(name) > 1})
     if repeated:
@@ -312,6 +329,10 @@ def prepare_training(
     elif options.name == "roofline":
         chosen = roofline_columns(roofline_kind)
         require_columns(frame, chosen, where, "roofline input")
+        unbounded = unbounded_rows(frame)
+        if unbounded.any():
+            frame = frame[~unbounded]
+            notes.append(unbounded_note(unbounded, where))
     elif given:
         chosen = given
     elif options.name in LEARNED:
@@ -324,7 +345,8 @@ def prepare_training(
                                f"({', '.join(known[:4])}, ...); name the property columns with --features")
     if not chosen:
         raise GpuperfError(f"{where}: no numeric feature columns; name them with --features")
-    return Prepared(numeric_features(frame, chosen, where), chosen, gpu_features, kind, base_clock, roofline_kind)
+    return Prepared(numeric_features(frame, chosen, where), chosen, gpu_features, kind, base_clock, roofline_kind,
+                    notes)
 
 
 def model_options(model: str, log_target: bool, select: str | None, svr_kernel: str,
@@ -414,7 +436,8 @@ def fit_command(
         "train_metrics": finite_or_none(all_metrics(table["time_s"], fitted.predict(table[names]))),
     }
     save_model(fitted, out, feature_names=names, metadata=metadata)
-    _print_note(status_note(frame, where))
+    for note in (status_note(frame, where), *prepared.notes):
+        _print_note(note)
     if as_json:
         print_json({"out": str(out), "features": names, **metadata})
         return
@@ -446,9 +469,12 @@ def predict_table_command(
         "--gpu", help="predict every row as if run on this GPU (its descriptor replaces the row's)")] = None,
 ) -> None:
     """Predict every row of a table with a saved model: the rows plus predicted_time_s."""
+    import numpy as np
+
     from gpuperf.datasets import write_dataset_csv
     from gpuperf.hardware.specs import get_gpu
     from gpuperf.models.persistence import load_model, model_info
+    from gpuperf.models.registry import LEARNED
 
     new_output_file(out)
     info = model_info(model)
@@ -468,14 +494,20 @@ def predict_table_command(
     rows = frame if gpu is None else frame.assign(gpu=gpu)
     table = extend_table(rows, where, bool(options.get("gpu_features")), options.get("bsp_inputs"),
                          bool(options.get("base_clock")), options.get("roofline_inputs"))
-    table = numeric_features(table, names, where)
+    unbounded = unbounded_rows(table)
+    table = numeric_features(table[~unbounded], names, where)
     fitted = load_model(model)
     result = frame.copy()
-    result[PREDICTED] = fitted.predict(table[names])
-    not_positive = int((~(result[PREDICTED] > 0)).sum())
+    result[PREDICTED] = np.nan
+    result.loc[table.index, PREDICTED] = fitted.predict(table[names])
+    if unbounded.any():
+        _print_note(unbounded_note(unbounded, where).replace("left out", "no prediction for"))
+    not_positive = int((result.loc[table.index, PREDICTED] <= 0).sum())
     if not_positive:
-        _print_note(f"note: {not_positive} of {len(result)} predictions are not positive times (the model "
-                    "extrapolates below zero; a log target, --log-target, cannot)")
+        learned_without_log = options.get("name") in LEARNED and not options.get("log_target")
+        _print_note(f"note: {not_positive} of {len(result)} predictions are not positive times"
+                    + (" (the model extrapolates below zero; a log target, --log-target, cannot)"
+                       if learned_without_log else ""))
     if gpu is not None:
         result[PREDICTED_GPU] = gpu
     from gpuperf.datasets.tables import PARQUET_SUFFIXES
@@ -537,7 +569,8 @@ def evaluate_command(
     }
     if report is not None:
         result["report"] = str(write_evaluation_report(report, result, evaluation, prepared)["markdown"])
-    _print_note(status_note(frame, where))
+    for note in (status_note(frame, where), *prepared.notes):
+        _print_note(note)
     if as_json:
         print_json(result)
         return
