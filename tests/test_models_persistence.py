@@ -139,7 +139,10 @@ def test_a_file_whose_feature_names_are_not_its_models_own_is_damaged(tmp_path):
     from sklearn.linear_model import LinearRegression
 
     frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [1.0, 0.0, 1.0]})
-    path = save_model(LinearRegression().fit(frame, [1.0, 2.0, 3.5]), tmp_path / "lr.json")
+    fitted = LinearRegression().fit(frame, [1.0, 2.0, 3.5])
+    with pytest.raises(GpuperfError, match="the feature_names given \\(b, a, ...\\) are not the model's own"):
+        save_model(fitted, tmp_path / "lr.json", feature_names=["b", "a"])
+    path = save_model(fitted, tmp_path / "lr.json")
     document = json.loads(path.read_text())
     path.write_text(json.dumps(dict(document, feature_names=["b", "a"])))
     with pytest.raises(GpuperfError, match="damaged model file: its feature_names \\(b, a, ...\\) are not"):

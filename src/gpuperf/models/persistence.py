@@ -100,6 +100,8 @@ def save_model(model: Any, path: str | Path, feature_names: Sequence[str] | None
     if feature_names is not None and fitted_on is not None and len(list(feature_names)) != fitted_on:
         raise GpuperfError(f"{path}: {len(list(feature_names))} feature names for a model fitted on {fitted_on} "
                            "features")
+    if feature_names is not None:
+        _check_own_names(model, [str(n) for n in feature_names], path, "the feature_names given")
     header = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -152,11 +154,13 @@ def load_model(path: str | Path, feature_names: Sequence[str] | None = None, str
     return model
 
 
-def _check_own_names(model: Any, saved: Sequence[str] | None, path: Path) -> None:
-    """The file's feature names are the model's own (where the model knows its names)."""
+def _check_own_names(model: Any, saved: Sequence[str] | None, path: Path,
+                     what: str = "damaged model file: its feature_names") -> None:
+    """The file's feature names are the model's own (where the model knows its names): a file
+    saved with other names would predict from the wrong columns."""
     own = getattr(model, "feature_names_in_", None)
     if saved is not None and own is not None and [str(n) for n in own] != [str(n) for n in saved]:
-        raise GpuperfError(f"{path}: damaged model file: its feature_names ({', '.join(map(str, saved[:4]))}, ...) "
+        raise GpuperfError(f"{path}: {what} ({', '.join(map(str, saved[:4]))}, ...) "
                            f"are not the model's own ({', '.join(map(str, list(own)[:4]))}, ...)")
 
 
