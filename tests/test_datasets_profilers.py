@@ -59,6 +59,8 @@ def test_a_gpu_given_for_a_profile_that_names_another_is_refused():
         import_nvprof(TRACE, gpu="H100")
     with pytest.raises(GpuperfError, match="line 9: the profile names its GPU, NVIDIA RTX A4000; --gpu H100"):
         import_ncu(DATA / "ncu_raw.csv", gpu="H100")
+    assert (import_ncu(DATA / "ncu_raw.csv", gpu="A4000")["gpu"] == "RTX A4000").all()  # a shorter name of it
+    assert (import_nvprof(TRACE, gpu="K40")["gpu"] == "Tesla K40").all()
 
 
 def test_nvprof_metrics_join_the_trace_or_stand_alone():

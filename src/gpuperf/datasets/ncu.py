@@ -20,6 +20,7 @@ import pandas as pd
 
 from gpuperf.datasets.profiler_csv import (
     checked_row,
+    contradicts,
     csv_rows,
     device_gpu,
     find_header,
@@ -167,7 +168,7 @@ def _record(launch: Launch, gpu: str | None, where: str) -> dict:
     record = {
         "kernel": kernel_short_name(values["Kernel Name"]),
         "variant": "",
-        "gpu": canonical_gpu(gpu) if gpu is not None else device_gpu(device),
+        "gpu": canonical_gpu(gpu) if device == gpu else device_gpu(device),  # the file's own name first
         "device": device,
         "source": where,
         TARGET: positive_time(values[TIME], time_exponent, where, launch.value_line(TIME), TIME),
@@ -195,7 +196,7 @@ def _record(launch: Launch, gpu: str | None, where: str) -> dict:
 def _device(values: dict[str, str], gpu: str | None, where: str, line: int) -> str:
     named = next((values[c] for c in DEVICE_NAMES if values.get(c, "").strip()), None)
     if named is not None:
-        if gpu is not None and canonical_gpu(gpu) != device_gpu(named):
+        if gpu is not None and contradicts(named, gpu):
             raise GpuperfError(f"{where}: line {line}: the profile names its GPU, {named}; --gpu {gpu} contradicts it "
                                "(--gpu is for a profile that names none)")
         return named

@@ -26,6 +26,7 @@ import pandas as pd
 
 from gpuperf.datasets.profiler_csv import (
     checked_row,
+    contradicts,
     csv_rows,
     device_gpu,
     find_header,
@@ -78,7 +79,7 @@ def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str 
     unnamed = frame["device"].fillna("").astype(str).str.strip() == ""
     if gpu is not None:
         named = frame.loc[~unnamed, "device"].astype(str)
-        other = named[named.map(device_gpu) != canonical_gpu(gpu)]
+        other = named[named.map(lambda device: contradicts(device, gpu))]
         if not other.empty:
             raise GpuperfError(f"{where}: the profile names its GPU, {other.iloc[0]}; --gpu {gpu} contradicts it "
                                "(--gpu is for a profile that names none)")

@@ -36,6 +36,18 @@ def device_gpu(device: str) -> str:
     return canonical_gpu(re.sub(r"\s*\(\d+\)$", "", str(device).strip()))
 
 
+def contradicts(named: str, gpu: str) -> bool:
+    """Whether ``--gpu`` names another GPU than the device a profile names: a different descriptor,
+    unless the given name is part of the device's own (``A100`` for ``NVIDIA A100-SXM4-80GB``)."""
+    if canonical_gpu(gpu) == device_gpu(named):
+        return False
+    return _letters_and_digits(gpu) not in _letters_and_digits(named)
+
+
+def _letters_and_digits(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", str(text).lower())
+
+
 def read_lines(path: Path) -> list[str]:
     if not path.is_file():
         raise missing_file(path, f"{path}: no such file")

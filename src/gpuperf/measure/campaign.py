@@ -141,6 +141,8 @@ def load_campaign(path: str | Path) -> Campaign:
     name = _typed(data, "name", str, path.stem, f"{path}: name")
     device = _typed(data, "device", str, "opencl:0", f"{path}: device")
     seed = _typed(data, "seed", int, 0, f"{path}: seed")
+    if seed < 0:
+        raise GpuperfError(f"{path}: seed must not be negative, not {seed}")
     verify = _typed(data, "verify", bool, True, f"{path}: verify")
     timing = _typed(data, "timing", dict, {}, f"{path}: timing")
     settings = TimingSettings.from_mapping(timing, f"{path}: timing")
