@@ -155,8 +155,10 @@ def geometry_sweep_command(
         None, "--device", "-d", help="Measure on this device: opencl:0, opencl:<platform>:<device>, cuda:0."),
     table: Optional[str] = typer.Option(
         None, "--table", help="Judge an already measured sweep instead (CSV: kernel, trip, threads, blocks, time_s)."),
-    loops: str = typer.Option("saxpy,polynomial", "--loops", help="Parallel loops to measure (saxpy, polynomial)."),
-    trips: str = typer.Option("1000,100000,1000000", "--trips", help="Trip counts (loop iterations), comma-separated."),
+    loops: Optional[str] = typer.Option(
+        None, "--loops", help="Parallel loops to measure (saxpy, polynomial; default both)."),
+    trips: Optional[str] = typer.Option(
+        None, "--trips", help="Trip counts (loop iterations), comma-separated (default 1000,100000,1000000)."),
     gpu: Optional[str] = typer.Option(
         None, "--gpu", help="GPU whose descriptor the policies use (default: the device's own, or the table's)."),
     blocks_step: int = typer.Option(2, "--blocks-step", help="Blocks grow by this factor along the sweep."),
@@ -176,8 +178,9 @@ def geometry_sweep_command(
         raise GpuperfError("--cycles times a new sweep (--device); a --table was timed already")
     if table is not None and out is not None:
         raise GpuperfError("--out writes a new sweep's points (--device); a --table is written already")
-    if table is not None and (loops != "saxpy,polynomial" or trips != "1000,100000,1000000"):
+    if table is not None and (loops is not None or trips is not None):
         raise GpuperfError("--loops and --trips choose what a new sweep measures (--device); a --table holds its own")
+    loops, trips = loops or "saxpy,polynomial", trips or "1000,100000,1000000"
     if report:
         report_folder(report)
     cycles = 15 if cycles is None else cycles

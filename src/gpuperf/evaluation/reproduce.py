@@ -61,7 +61,6 @@ from gpuperf.evaluation.published import published_per_kernel
 from gpuperf.evaluation.tables import (
     LAUNCH_COLUMNS,
     RESOURCE_TIMES,
-    ROOFLINE_INPUTS,
     add_bsp_inputs,
     add_resource_times,
     add_roofline_inputs,
@@ -202,7 +201,7 @@ def _run_roofline(table: pd.DataFrame, variant: str, protocol: str) -> Evaluatio
     if protocol not in PROTOCOL_GROUPS:
         raise unknown_name_error("protocol", protocol, PROTOCOLS)
     estimator = RooflineModel(flops="flops_f32", flops_f64="flops_f64", memory_bytes="dram_bytes", calibrate=True)
-    features = [*ROOFLINE_INPUTS, estimator.peak, estimator.peak_f64, estimator.bandwidth]
+    features = estimator.columns()
     fit_by = None if protocol == "kernel" else "kernel"
     return leave_one_group_out(estimator, add_roofline_inputs(table), features, PROTOCOL_GROUPS[protocol],
                                fit_by=fit_by, max_train_rows=None, name=f"roofline/{variant}/{protocol}")

@@ -179,9 +179,6 @@ def add_resource_times(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-ROOFLINE_INPUTS = ("flops_f32", "flops_f64", "dram_bytes")
-
-
 def add_roofline_inputs(frame: pd.DataFrame) -> pd.DataFrame:
     """The roofline's work per launch from nvprof counters: ``flops_f32`` and ``flops_f64``
     (floating-point operations by precision) and ``dram_bytes`` = (DRAM read + L2 write

@@ -181,11 +181,7 @@ def roofline_estimator(table_kind: str | None) -> RooflineModel:
 
 def roofline_columns(table_kind: str | None) -> list[str]:
     """Every column the roofline of ``table_kind`` reads, its GPU descriptor columns included."""
-    params = roofline_estimator(table_kind).get_params()
-    names = ["flops", "flops_f64", "memory_bytes", "peak", "peak_f64", "bandwidth"]
-    if params["flops_f64"] is None:
-        names = [n for n in names if n not in ("flops_f64", "peak_f64")]
-    return [params[name] for name in names]
+    return roofline_estimator(table_kind).columns()
 
 
 def build_estimator(options: ModelOptions, features: Sequence[str], table_kind: str | None = None):

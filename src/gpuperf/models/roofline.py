@@ -43,6 +43,12 @@ class RooflineModel(RegressorMixin, BaseEstimator):
         self.bandwidth = bandwidth
         self.calibrate = calibrate
 
+    def columns(self) -> list[str]:
+        """Every column the model reads: the work columns, then the GPU descriptor's."""
+        work = [self.flops, self.flops_f64, self.memory_bytes]
+        descriptor = [self.peak, self.peak_f64 if self.flops_f64 else None, self.bandwidth]
+        return [c for c in (*work, *descriptor) if c is not None]
+
     def bound(self, X) -> np.ndarray:
         """The uncalibrated roofline time of each row, in seconds."""
         v = named_columns(X, {
