@@ -152,34 +152,44 @@ def test_an_unknown_interleave_scope_names_the_file(tmp_path: Path) -> None:
         load_campaign(path)
 
 
-def test_an_interleaved_group_killed_mid_way_resumes_at_its_next_cycle(tmp_path: Path, monkeypatch) -> None:
-    from gpuperf.measure import interleave
+class Killed(BaseException):
+    """As a kill would: no ``except Exception`` catches it."""
 
+
+class RoundCounter:
+    """Counts interleaved rounds and kills the run at round ``kill_at`` (None: never)."""
+
+    def __init__(self, monkeypatch, kill_at: int | None) -> None:
+        from gpuperf.measure import interleave
+
+        self.calls, self.kill_at, self._real = 0, kill_at, interleave.one_round
+        monkeypatch.setattr(interleave, "one_round", self)
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        if self.calls == self.kill_at:
+            raise Killed
+        return self._real(*args, **kwargs)
+
+    def restart(self) -> None:
+        """The next run: counted from zero, not killed."""
+        self.calls, self.kill_at = 0, None
+
+
+def test_an_interleaved_group_killed_mid_way_resumes_at_its_next_cycle(tmp_path: Path, monkeypatch) -> None:
     path = tmp_path / "pair.toml"
     path.write_text(CAMPAIGN)  # two groups (one per size) of two variants, three cycles each
     campaign = load_campaign(path)
-    real_round, calls, kill_at = interleave.one_round, [], [5]
-
-    class Killed(BaseException):
-        """As a kill would: no ``except Exception`` catches it."""
-
-    def killed_in_the_third_cycle(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == kill_at[0]:
-            raise Killed
-        return real_round(*args, **kwargs)
-
-    monkeypatch.setattr(interleave, "one_round", killed_in_the_third_cycle)
+    rounds = RoundCounter(monkeypatch, kill_at=5)  # in the first group's third cycle
     with pytest.raises(Killed):
         run_campaign(campaign, tmp_path / "s.db", progress=False)
     with Store(tmp_path / "s.db", create=False) as store:
         assert store.rows("pair") == []  # the group was not finished
         kept = store.db.execute("SELECT kernel, cycle, round FROM rounds ORDER BY kernel, cycle").fetchall()
     assert [cycle for _, cycle, _ in kept] == [0, 1, 0, 1]  # both variants' first two cycles were kept
-    calls.clear()
-    kill_at[0] = None
+    rounds.restart()
     report = run_campaign(campaign, tmp_path / "s.db", progress=False)
-    assert report.measured == 4 and len(calls) == 2 + 6  # the first group's last cycle, the second's three
+    assert report.measured == 4 and rounds.calls == 2 + 6  # the first group's last cycle, the second's three
     with Store(tmp_path / "s.db", create=False) as store:
         rows = {(r["kernel"], r["sizes"]["n"]): r for r in store.rows("pair")}
         assert store.db.execute("SELECT COUNT(*) FROM rounds").fetchone()[0] == 0  # replaced by the points
@@ -189,28 +199,14 @@ def test_an_interleaved_group_killed_mid_way_resumes_at_its_next_cycle(tmp_path:
 
 
 def test_rounds_timed_another_way_are_not_reused(tmp_path: Path, monkeypatch) -> None:
-    from gpuperf.measure import interleave
-
     path = tmp_path / "pair.toml"
     path.write_text(CAMPAIGN)
-    real_round, calls, kill_at = interleave.one_round, [], [5]
-
-    class Killed(BaseException):
-        pass
-
-    def counted(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == kill_at[0]:
-            raise Killed
-        return real_round(*args, **kwargs)
-
-    monkeypatch.setattr(interleave, "one_round", counted)
+    rounds = RoundCounter(monkeypatch, kill_at=5)
     with pytest.raises(Killed):
         run_campaign(load_campaign(path), tmp_path / "s.db", progress=False)
     path.write_text(CAMPAIGN.replace("min_repeats = 5", "min_repeats = 6"))  # edited before the rerun
-    calls.clear()
-    kill_at[0] = None
+    rounds.restart()
     run_campaign(load_campaign(path), tmp_path / "s.db", progress=False)
-    assert len(calls) == 6 + 6  # both groups timed from their first cycle
+    assert rounds.calls == 6 + 6  # both groups timed from their first cycle
     with Store(tmp_path / "s.db", create=False) as store:
         assert all(r["repeats"] == 18 for r in store.rows("pair"))
