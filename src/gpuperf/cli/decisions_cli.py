@@ -4,7 +4,6 @@ catalog space's variants from other kernels' measurements, choose a launch geome
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Optional
 
 import typer
@@ -229,7 +228,8 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
     counts = _int_list(trips, "trips")
     if cycles < 1:
         raise GpuperfError(f"--cycles: {cycles} must be at least 1")
-    _check_new_output(out)
+    if out:  # a new file: measurements are never overwritten
+        new_output_file(out)
     opened = open_device(device)
     descriptor = sweep.measured_device_descriptor(opened, gpu)
     for trip in counts:
@@ -306,7 +306,8 @@ def tune_command(
     if start not in TUNE_STARTS:
         raise unknown_name_error("start", start, TUNE_STARTS)
     others = [s for path in train or [] for s in read_training_spaces(path, names)]
-    _check_new_output(out)
+    if out:  # a new file: measurements are never overwritten
+        new_output_file(out)
     if report and (report_folder(report) / "report.md").exists():  # its trials may be the only record of them
         raise GpuperfError(f"--report {report}: holds an earlier report, whose trials this run would replace; "
                            "name a new folder")
@@ -351,10 +352,3 @@ def register(app: typer.Typer) -> None:
     app.command("rank")(rank_command)
     app.command("geometry")(geometry_command)
     app.command("geometry-sweep")(geometry_sweep_command)
-
-
-def _check_new_output(out: str | None) -> None:
-    """``--out`` of a measuring command: a new file in an existing folder (measurements are never
-    overwritten)."""
-    if out:
-        new_output_file(out)

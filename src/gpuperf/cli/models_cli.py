@@ -75,12 +75,10 @@ def measured_rows(frame: pd.DataFrame, where: str) -> pd.DataFrame:
     import numpy as np
     import pandas as pd
 
-    from gpuperf.datasets.schema import row_location
+    from gpuperf.datasets.schema import is_ok, row_location
 
     if "time_s" not in frame.columns:
         raise GpuperfError(f"{where}: missing column time_s (the measured time in seconds)")
-    from gpuperf.datasets.schema import is_ok
-
     kept = frame[is_ok(frame["status"])] if "status" in frame.columns else frame
     if kept.empty:
         raise GpuperfError(f"{where}: no rows with status ok")
@@ -128,9 +126,7 @@ def status_note(frame: pd.DataFrame, where: str) -> str | None:
     import numpy as np
     import pandas as pd
 
-    from gpuperf.datasets.schema import row_location
-
-    from gpuperf.datasets.schema import is_ok
+    from gpuperf.datasets.schema import is_ok, row_location
 
     if "status" not in frame.columns:
         return None
@@ -289,8 +285,9 @@ def unbounded_rows(frame: pd.DataFrame) -> pd.Series:
     return (frame["flops_f64"] > 0) & frame["gpu_peak_f64_gflops"].isna()
 
 
-def unbounded_note(unbounded: pd.Series, where: str) -> str:
-    return (f"note: {where}: left out {int(unbounded.sum())} rows with f64 work on a GPU whose f64 peak is not "
+def unbounded_note(unbounded: pd.Series, where: str, what: str = "left out") -> str:
+    """A note counting the rows :func:`unbounded_rows` marks (``what`` was done with them)."""
+    return (f"note: {where}: {what} {int(unbounded.sum())} rows with f64 work on a GPU whose f64 peak is not "
             "published (the roofline has no bound for them)")
 
 
@@ -501,7 +498,7 @@ def predict_table_command(
     result[PREDICTED] = np.nan
     result.loc[table.index, PREDICTED] = fitted.predict(table[names])
     if unbounded.any():
-        _print_note(unbounded_note(unbounded, where).replace("left out", "no prediction for"))
+        _print_note(unbounded_note(unbounded, where, "no prediction for"))
     not_positive = int((result.loc[table.index, PREDICTED] <= 0).sum())
     if not_positive:
         learned_without_log = options.get("name") in LEARNED and not options.get("log_target")

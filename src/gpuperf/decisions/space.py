@@ -15,8 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpuperf.datasets.schema import canonical_gpu, format_value
-from gpuperf.datasets.schema import row_location
+from gpuperf.datasets.schema import canonical_gpu, format_value, row_location
 from gpuperf.decisions.search_metrics import normalised_performance
 from gpuperf.errors import GpuperfError
 
@@ -120,7 +119,7 @@ def space_from_frame(
     A row is a failed configuration when its ``status`` (if the table has one) is not ``ok``
     or its time is one of Kernel Tuner's failure names; every other time must be a positive
     number. A ``gpu`` column, if any, must hold one GPU name. Errors name ``where`` and the row
-    (:func:`~gpuperf.datasets.tables.row_location`) or column at fault.
+    (:func:`~gpuperf.datasets.schema.row_location`) or column at fault.
     """
     if isinstance(params, str):  # "bx" would read as the parameters b and x
         raise GpuperfError(f"{where}: params lists column names, e.g. ['{params}'], not the string '{params}'")

@@ -55,19 +55,6 @@ class Kernel:
             raise GpuperfError(f"kernel {self.name}: params lists names, e.g. ('{self.params}',), "
                                f"not the string '{self.params}'")
 
-    def _check_range(self, name: str, number: int) -> None:
-        """An error when ``number`` does not fit the integer type of argument ``name`` (loopy gives
-        one declared without a type the kernel's index type, int32 by default)."""
-        arg = self.entry.arg_dict.get(name)
-        declared = getattr(arg, "dtype", None) if arg is not None else None
-        dtype = (declared or self.entry.index_dtype).numpy_dtype if arg is not None else None
-        if dtype is None or dtype.kind not in "iu":
-            return
-        limits = np.iinfo(dtype)
-        if not limits.min <= number <= limits.max:
-            raise GpuperfError(f"size parameter {name}={number} does not fit the kernel's {dtype} argument "
-                               f"({limits.min} to {limits.max})")
-
     # -- identity -----------------------------------------------------------------------------
     @property
     def variant_label(self) -> str:
@@ -147,6 +134,20 @@ class Kernel:
             resolved[name] = number
         self._check_assumptions(resolved)
         return resolved
+
+    def _check_range(self, name: str, number: int) -> None:
+        """An error when ``number`` does not fit the integer type of argument ``name`` (loopy gives
+        one declared without a type the kernel's index type, int32 by default)."""
+        arg = self.entry.arg_dict.get(name)
+        if arg is None:
+            return
+        dtype = (arg.dtype or self.entry.index_dtype).numpy_dtype
+        if dtype.kind not in "iu":
+            return
+        limits = np.iinfo(dtype)
+        if not limits.min <= number <= limits.max:
+            raise GpuperfError(f"size parameter {name}={number} does not fit the kernel's {dtype} argument "
+                               f"({limits.min} to {limits.max})")
 
     def _check_assumptions(self, sizes: Mapping[str, int]) -> None:
         """Refuse sizes the program's assumptions exclude (e.g. ``n mod 256 = 0``)."""
