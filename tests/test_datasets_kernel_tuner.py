@@ -161,6 +161,7 @@ def test_a_cache_cut_inside_an_entry_names_the_position(tmp_path):
         (lambda c: c["cache"]["128,2"].pop("time"), r"cache entry '128,2' has neither 'time' nor '__error__'"),
         (lambda c: c["cache"]["256,1"].update(block_size_x=512), r"cache entry '256,1' holds the parameters of '512,1'"),
         (lambda c: c.pop("tune_params_keys"), r"missing key\(s\) tune_params_keys"),
+        (lambda c: c.update(tune_params_keys=[]), r"tune_params_keys is empty: the cache names no tunable parameter"),
     ],
 )
 def test_malformed_caches_name_the_file_and_key(tmp_path, edit, message):

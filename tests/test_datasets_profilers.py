@@ -114,6 +114,7 @@ def test_import_by_format_name_suggests_the_nearest():
         (TRACE, ',"Tesla K40c (0)","1","7","matMul_sharedmem(float*, float*, float*, int) [132]",132',
          ',"Tesla K40c (0)","1"', r"line 12: 17 cells, the header has 20"),
         (SUMMARY, '3,2639.531000,118.272000,6919.904000,', "3,2639.531000,", r"line 6: 6 cells, the header has 8"),
+        (SUMMARY, '"Time","Calls","Avg"', '"Time","Count","Avg"', r"line 4: the header lacks column\(s\) Calls"),
         (METRICS, "Mid (5),Mid (5),Mid (5)", "Mid (5),Mid (5),lots", r"line 15: dram_utilization='lots' is not a number"),
         (NCU, '"gpu__time_duration.sum",', '"gpu__time_active.sum",', r"missing column\(s\) 'gpu__time_duration.sum'"),
         (NCU, '"8,397.57","447.94"', '"8,397.57","n/a"', r"line 10: gpu__time_duration.sum gives no time \('n/a'\)"),

@@ -72,6 +72,8 @@ def read_kernel_tuner_cache(path: str | Path) -> pd.DataFrame:
     keys = data["tune_params_keys"]
     if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
         raise GpuperfError(f"{where}: tune_params_keys must be a list of parameter names")
+    if not keys:
+        raise GpuperfError(f"{where}: tune_params_keys is empty: the cache names no tunable parameter")
     if not isinstance(data["cache"], dict):
         raise GpuperfError(f"{where}: 'cache' must be an object of configurations")
     records = [_record(key, entry, keys, where) for key, entry in data["cache"].items()]

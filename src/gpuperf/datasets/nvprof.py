@@ -99,7 +99,7 @@ def _nvprof_kind(lines: list[str]) -> str:
         if cells & set(VALUE_NAMES):
             return "metrics"
         if "Name" in cells:
-            return "summary" if {"Avg", "Calls"} <= cells else "trace"
+            return "summary" if "Avg" in cells else "trace"
         return "table"
     return "table"
 

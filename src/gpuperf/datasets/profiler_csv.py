@@ -67,13 +67,22 @@ def is_message(cells: list[str]) -> bool:
 
 
 def find_header(lines: list[str], wanted: tuple[str, ...], where: str) -> int:
-    """Index of the first line (not a ``==`` profiler message) whose cells include all of ``wanted``."""
+    """Index of the first line (not a ``==`` profiler message) whose cells include all of ``wanted``.
+    Without one, the error names the line holding most of them and what it lacks."""
+    nearest, nearest_count = None, 0
     for index, line in enumerate(lines):
         if line.startswith("==") or not line.strip():
             continue
         cells = next(csv.reader([line]))
-        if all(w in cells for w in wanted):
+        count = sum(w in cells for w in wanted)
+        if count == len(wanted):
             return index
+        if count > nearest_count:
+            nearest, nearest_count = index, count
+    if nearest is not None:
+        cells = next(csv.reader([lines[nearest]]))
+        lacking = ", ".join(w for w in wanted if w not in cells)
+        raise GpuperfError(f"{where}: line {nearest + 1}: the header lacks column(s) {lacking}")
     raise GpuperfError(f"{where}: no header row with column(s) {', '.join(wanted)}")
 
 
