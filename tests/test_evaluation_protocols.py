@@ -126,3 +126,19 @@ def test_balanced_subsample_caps_rows_per_cell():
     SEEN.clear()
     leave_one_gpu_out(RecordingRegressor(), frame, FEATURES, max_train_rows=1, balance_by=("gpu", "kernel"))
     assert all(len(trained) == 4 for trained in SEEN)
+
+
+def test_predictions_clipped_to_the_log_target_bounds_are_counted_per_held_out_group():
+    """GPU C's feature lies far beyond the others': its log-linear extrapolation (2^40 s) is
+    clipped to the largest training time times 8, and counted; GPUs A and B stay in range."""
+    from sklearn.linear_model import LinearRegression
+
+    from gpuperf.models import LogTarget
+
+    rows = [dict(gpu=gpu, kernel="k", x=x, time_s=2.0**x, status="ok")
+            for gpu, xs in (("A", (1, 2, 3)), ("B", (2, 3, 4)), ("C", (40,))) for x in xs]
+    evaluation = leave_one_gpu_out(LogTarget(LinearRegression()), pd.DataFrame(rows), ["x"])
+    assert evaluation.bounded == {"C": 1}
+    clipped = evaluation.predictions.set_index("fold").loc["C"]
+    assert bool(clipped["bounded"]) and clipped["predicted"] == pytest.approx(2.0**4 * 8)
+    assert not leave_one_gpu_out(LinearRegression(), pd.DataFrame(rows), ["x"]).bounded  # no bounds

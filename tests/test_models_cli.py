@@ -275,6 +275,27 @@ def test_evaluate_leave_one_kernel_out_and_per_kernel_fits(tables, capsys):
     assert "overall" in capsys.readouterr().out
 
 
+def test_evaluate_counts_predictions_clipped_to_the_log_target_bounds(capsys, tmp_path):
+    """The GTX 970's x lies far beyond the other GPUs': a log-linear model's extrapolation is
+    clipped to the training times widened 8x, and the JSON, a note and the report say so."""
+    rows = [{"kernel": "k", "gpu": gpu, "x": x, "time_s": 2.0**x * 1e-6, "status": "ok"}
+            for gpu, xs in (("GTX 680", (1, 2, 3)), ("Quadro K5200", (2, 3, 4)), ("GTX 970", (30, 3)))
+            for x in xs]
+    path = tmp_path / "far.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    args = ["evaluate", str(path), "--model", "lr", "--log-target", "--protocol", "leave-one-gpu-out"]
+    assert main([*args, "--json", "--report", str(tmp_path / "report")]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["bounded"] == {"GTX 970": 1}
+    assert "note: 1 of 8 predictions were clipped to the training times widened by the bound factor" in captured.err
+    assert "clipped to its training times widened by its bound factor" in (tmp_path / "report" / "report.md").read_text()
+    training = tmp_path / "near.csv"
+    pd.DataFrame([row for row in rows if row["gpu"] != "GTX 970"]).to_csv(training, index=False)
+    assert main(["fit", str(training), "--model", "lr", "--log-target", "--out", str(tmp_path / "m.json")]) == 0
+    assert main(["predict-table", str(path), "--model", str(tmp_path / "m.json"), "--out", str(tmp_path / "p.csv")]) == 0
+    assert "note: 1 of 8 predictions were clipped" in capsys.readouterr().err
+
+
 # -- bad input ---------------------------------------------------------------------------------------
 def write(tmp_path, name: str, text: str):
     path = tmp_path / name

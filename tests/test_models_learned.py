@@ -69,6 +69,8 @@ def test_log_target_bounds_runaway_extrapolation_to_the_widened_training_range()
     assert bounded[0] == pytest.approx(y.max() * 8) and bounded[1] == pytest.approx(y.min() / 8)
     assert bounded[2] == pytest.approx(1.0)
     assert clone(LogTarget(LinearRegression(), bound_factor=2.0)).bound_factor == 2.0
+    assert LogTarget(LinearRegression()).fit(x, y).bounded(far).tolist() == [True, True, False]
+    assert not LogTarget(LinearRegression(), bound_factor=None).fit(x, y).bounded(far).any()
 
 
 def test_log_target_set_params_and_nested_params():

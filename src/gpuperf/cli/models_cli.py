@@ -140,6 +140,19 @@ def status_note(frame: pd.DataFrame, where: str) -> str | None:
             f"(first: {row_location(frame, first)}, status {shown})")
 
 
+def bounded_note(evaluation) -> str | None:
+    """A note counting the predictions the model clipped to its bounds (a runaway extrapolation)."""
+    total = sum(evaluation.bounded.values())
+    if not total:
+        return None
+    return clipped_note(total, len(evaluation.predictions))
+
+
+def clipped_note(clipped: int, total: int) -> str:
+    return (f"note: {clipped} of {total} predictions were clipped to the training times widened by the bound "
+            f"factor (the model extrapolated further)")
+
+
 def is_default_feature(column: str) -> bool:
     """Whether a numeric column's name allows it as a default feature (see the module notes)."""
     from gpuperf.datasets.schema import MEASUREMENT_OUTCOMES
@@ -469,6 +482,7 @@ def predict_table_command(
     import numpy as np
 
     from gpuperf.datasets import write_dataset_csv
+    from gpuperf.evaluation.protocols import bounded_predictions
     from gpuperf.hardware.specs import get_gpu
     from gpuperf.models.persistence import load_model, model_info
     from gpuperf.models.registry import LEARNED
@@ -499,6 +513,9 @@ def predict_table_command(
     result.loc[table.index, PREDICTED] = fitted.predict(table[names])
     if unbounded.any():
         _print_note(unbounded_note(unbounded, where, "no prediction for"))
+    clipped = int(bounded_predictions(fitted, table[names]).sum())
+    if clipped:
+        _print_note(clipped_note(clipped, len(result)))
     not_positive = int((result.loc[table.index, PREDICTED] <= 0).sum())
     if not_positive:
         learned_without_log = options.get("name") in LEARNED and not options.get("log_target")
@@ -563,10 +580,11 @@ def evaluate_command(
         "overall": evaluation.overall,
         "per_group": {str(key): dict(row) for key, row in evaluation.per_group.to_dict(orient="index").items()},
         "skipped": evaluation.skipped,
+        "bounded": evaluation.bounded,
     }
     if report is not None:
         result["report"] = str(write_evaluation_report(report, result, evaluation, prepared)["markdown"])
-    for note in (status_note(frame, where), *prepared.notes):
+    for note in (status_note(frame, where), *prepared.notes, bounded_note(evaluation)):
         _print_note(note)
     if as_json:
         print_json(result)

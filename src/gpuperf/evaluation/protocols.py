@@ -26,7 +26,8 @@ class Evaluation:
     """Per-row predictions of one protocol run, with metric tables derived from them.
 
     ``predictions`` has the frame's key columns, ``fold`` (the held-out group), ``measured``,
-    ``predicted`` and ``row`` (the row's index label in the input frame).
+    ``predicted``, ``bounded`` (the model clipped the prediction to its bounds) and ``row`` (the
+    row's index label in the input frame).
     """
 
     name: str
@@ -47,6 +48,15 @@ class Evaluation:
     def per_group(self) -> pd.DataFrame:
         """Metrics for each held-out group."""
         return self.metrics_by("fold")
+
+    @property
+    def bounded(self) -> dict[str, int]:
+        """How many predictions of each held-out group the model clipped to its bounds (the
+        training times widened by ``LogTarget``'s ``bound_factor``); groups with none are left out."""
+        if "bounded" not in self.predictions.columns:
+            return {}
+        counts = self.predictions.groupby("fold", sort=True)["bounded"].sum()
+        return {str(fold): int(count) for fold, count in counts.items() if count > 0}
 
     @property
     def overall(self) -> dict[str, float]:
@@ -91,21 +101,34 @@ def balanced_subsample(frame: pd.DataFrame, by: Sequence[str], max_rows: int, se
 
 
 def _fit_predict(estimator, train: pd.DataFrame, test: pd.DataFrame, features, target, fit_by):
-    """Predictions for ``test`` (NaN where no model applies) from clones fitted on ``train``."""
+    """Predictions for ``test`` (NaN where no model applies) from clones fitted on ``train``, and
+    which of them the model bounded (see :func:`bounded_predictions`)."""
     predicted = pd.Series(np.nan, index=test.index)
+    bounded = pd.Series(False, index=test.index)
     if fit_by is None:
-        model = clone(estimator).fit(train[list(features)], train[target].to_numpy(dtype=float))
-        predicted[:] = model.predict(test[list(features)])
-        return predicted
-    for key, positions in test.groupby(fit_by, sort=False).indices.items():
-        key = key if isinstance(key, tuple) else (key,)
-        mask = np.logical_and.reduce([train[c].eq(v).to_numpy() for c, v in zip(fit_by, key)])
-        train_part = train.loc[mask]
+        parts = [(np.arange(len(test)), train)]
+    else:
+        parts = []
+        for key, positions in test.groupby(fit_by, sort=False).indices.items():
+            key = key if isinstance(key, tuple) else (key,)
+            mask = np.logical_and.reduce([train[c].eq(v).to_numpy() for c, v in zip(fit_by, key)])
+            parts.append((positions, train.loc[mask]))
+    for positions, train_part in parts:
         if len(train_part) == 0:
             continue
         model = clone(estimator).fit(train_part[list(features)], train_part[target].to_numpy(dtype=float))
-        predicted.iloc[positions] = model.predict(test.iloc[positions][list(features)])
-    return predicted
+        rows = test.iloc[positions][list(features)]
+        predicted.iloc[positions] = model.predict(rows)
+        bounded.iloc[positions] = bounded_predictions(model, rows)
+    return predicted, bounded
+
+
+def bounded_predictions(model, X) -> np.ndarray:
+    """Which predictions a fitted model clipped to its bounds (``LogTarget``,
+    ``ReferenceResidual``); none for a model without bounds."""
+    if hasattr(model, "bounded"):
+        return np.asarray(model.bounded(X), dtype=bool)
+    return np.zeros(len(X), dtype=bool)
 
 
 def split_evaluation(
@@ -175,7 +198,7 @@ def _run(estimator, frame, features, folds, name, group, target, fit_by, max_tra
             raise GpuperfError(f"{name}: no training rows when holding out {fold}")
         if max_train_rows is not None:
             train = balanced_subsample(train, [c for c in balance_by if c in train.columns], max_train_rows, seed)
-        predicted = _fit_predict(estimator, train, test, features, target, fit_by)
+        predicted, bounded = _fit_predict(estimator, train, test, features, target, fit_by)
         kept = predicted.notna()
         if (~kept).any():
             skipped[fold] = int((~kept).sum())
@@ -183,6 +206,7 @@ def _run(estimator, frame, features, folds, name, group, target, fit_by, max_tra
         part["fold"] = fold
         part["measured"] = test.loc[kept, target].to_numpy(dtype=float)
         part["predicted"] = predicted[kept].to_numpy(dtype=float)
+        part["bounded"] = bounded[kept].to_numpy(dtype=bool)
         part["row"] = test.index[kept]
         parts.append(part)
     predictions = pd.concat(parts, ignore_index=True)

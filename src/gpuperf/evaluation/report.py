@@ -227,6 +227,10 @@ def write_report(
             left = ", ".join(f"{count} of held-out {fold}" for fold, count in evaluation.skipped.items())
             text += (f" Rows left out for want of a prediction (no training rows of their kernel or of what the "
                      f"model is fitted by): {left}.")
+        if evaluation.bounded:
+            clipped = ", ".join(f"{count} of held-out {fold}" for fold, count in evaluation.bounded.items())
+            text += (f" Predictions the model clipped to its training times widened by its bound factor "
+                     f"(a runaway extrapolation, capped): {clipped}.")
         sections.append((f"Evaluation {name}", text, evaluation.per_group, images))
     if feature_ranking is not None:
         image = plot_feature_ranking(feature_ranking, folder / "feature_ranking.png")

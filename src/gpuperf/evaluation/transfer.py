@@ -140,5 +140,5 @@ def leave_one_group_out_with_reference(
         skipped |= {held_out: skipped.get(held_out, 0) + n for n in evaluation.skipped.values()}
     if not parts:  # nothing predictable: an empty evaluation (scores as missing, not as an error)
         columns = [c for c in dict.fromkeys([*KEY_COLUMNS, fit_by or "kernel"]) if c in frame.columns]
-        parts = [pd.DataFrame(columns=[*columns, "fold", "measured", "predicted", "row"])]
+        parts = [pd.DataFrame(columns=[*columns, "fold", "measured", "predicted", "bounded", "row"])]
     return Evaluation(name, (group,), pd.concat(parts, ignore_index=True), skipped)

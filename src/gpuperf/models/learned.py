@@ -78,6 +78,15 @@ class LogTarget(TransformedTargetRegressor):
             log_predicted = np.clip(log_predicted, *self.log_bounds_)
         return np.exp2(log_predicted)
 
+    def bounded(self, X) -> np.ndarray:
+        """Which of ``X``'s predictions the bounds clip (the regressor's own lies outside them)."""
+        check_is_fitted(self)
+        log_predicted = np.asarray(self.regressor_.predict(X), dtype=float)
+        if self.bound_factor is None:
+            return np.zeros(len(log_predicted), dtype=bool)
+        low, high = self.log_bounds_
+        return (log_predicted < low) | (log_predicted > high)
+
 
 def signed_log1p(values):
     """sign(x) * log(1 + |x|): a log scale for counters that may be zero."""

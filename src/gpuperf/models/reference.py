@@ -54,3 +54,12 @@ class ReferenceResidual(RegressorMixin, BaseEstimator):
         if self.bound_factor is not None:
             residual = np.clip(residual, *self.residual_bounds_)
         return np.exp2(self._reference(X) + residual)
+
+    def bounded(self, X) -> np.ndarray:
+        """Which of ``X``'s predictions the bounds clip (the regressor's residual lies outside them)."""
+        check_is_fitted(self)
+        residual = np.asarray(self.regressor_.predict(X), dtype=float)
+        if self.bound_factor is None:
+            return np.zeros(len(residual), dtype=bool)
+        low, high = self.residual_bounds_
+        return (residual < low) | (residual > high)
