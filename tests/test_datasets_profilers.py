@@ -11,7 +11,7 @@ import pytest
 from gpuperf.datasets import import_file, import_ncu, import_nvprof, load_dataset
 from gpuperf.datasets.bundled import data_dir
 from gpuperf.datasets.ncu import scale
-from gpuperf.datasets.profiler_csv import kernel_short_name
+from gpuperf.datasets.profiler_csv import contradicts, kernel_short_name
 from gpuperf.errors import GpuperfError
 
 DATA = Path(__file__).parent / "data"
@@ -61,6 +61,23 @@ def test_a_gpu_given_for_a_profile_that_names_another_is_refused():
         import_ncu(DATA / "ncu_raw.csv", gpu="H100")
     assert (import_ncu(DATA / "ncu_raw.csv", gpu="A4000")["gpu"] == "RTX A4000").all()  # a shorter name of it
     assert (import_nvprof(TRACE, gpu="K40")["gpu"] == "Tesla K40").all()
+
+
+@pytest.mark.parametrize(
+    ("device", "given", "contradiction"),
+    [
+        ("GeForce GTX 1080 Ti (0)", "GTX 1080", True),  # the Ti is another GPU
+        ("NVIDIA GeForce RTX 3090 Ti (0)", "RTX 3090", True),
+        ("NVIDIA A100-SXM4-80GB", "A10", True),  # a prefix of a word is not the word
+        ("Tesla K40c (0)", "0", True),  # the device index is not a name
+        ("NVIDIA A100-SXM4-80GB", "A100", False),  # only board words follow
+        ("NVIDIA H100 80GB HBM3", "H100", False),
+        ("GeForce GTX 1080 Ti (0)", "GTX 1080 Ti", False),
+        ("Tesla K40c (0)", "K40", False),  # the same descriptor
+    ],
+)
+def test_a_gpu_given_contradicts_a_device_unless_it_names_the_same_model(device, given, contradiction):
+    assert contradicts(device, given) is contradiction
 
 
 def test_nvprof_metrics_join_the_trace_or_stand_alone():

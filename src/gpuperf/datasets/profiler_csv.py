@@ -36,16 +36,27 @@ def device_gpu(device: str) -> str:
     return canonical_gpu(re.sub(r"\s*\(\d+\)$", "", str(device).strip()))
 
 
+# Name parts that tell boards of one GPU apart (form factor, memory), not another GPU.
+BOARD_TOKEN = re.compile(r"sxm\d*|pcie|nvl|hbm\d*e?|\d+gb?")
+
+
 def contradicts(named: str, gpu: str) -> bool:
     """Whether ``--gpu`` names another GPU than the device a profile names: a different descriptor,
-    unless the given name is part of the device's own (``A100`` for ``NVIDIA A100-SXM4-80GB``)."""
+    unless the given name's words are the device's own model words, followed at most by board words
+    (``A100`` for ``NVIDIA A100-SXM4-80GB``; not ``GTX 1080`` for ``GeForce GTX 1080 Ti``)."""
     if canonical_gpu(gpu) == device_gpu(named):
         return False
-    return _letters_and_digits(gpu) not in _letters_and_digits(named)
+    device = _words(re.sub(r"\s*\(\d+\)$", "", str(named).strip()))
+    given = _words(gpu)
+    for start in range(len(device) - len(given) + 1):
+        rest = device[start + len(given):]
+        if given and device[start:start + len(given)] == given and all(BOARD_TOKEN.fullmatch(w) for w in rest):
+            return False
+    return True
 
 
-def _letters_and_digits(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", str(text).lower())
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", str(text).lower())
 
 
 def read_lines(path: Path) -> list[str]:
