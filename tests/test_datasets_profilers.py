@@ -157,6 +157,19 @@ def test_a_ncu_file_without_its_units_row_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("importer", [import_nvprof, import_ncu])
+def test_a_profilers_text_output_is_refused_asking_for_csv(tmp_path, importer):
+    """nvprof without --csv: spaced columns, kernel signatures with commas further down."""
+    path = tmp_path / "native.profile"
+    path.write_text("==19128== Profiling application: ./native.o 1 0.01\n==19128== Metric result:\n"
+                    "Invocations   Metric Name   Metric Description   Min   Max   Avg\n"
+                    'Device "GeForce GTX 1070 (0)"\n    Kernel: getError(int, int, float*)\n'
+                    "          1   branch_efficiency   Branch Efficiency   100.00%   100.00%   100.00%\n")
+    with pytest.raises(GpuperfError, match=r"native.profile: the first row after the profiler's messages has no "
+                                           r"comma: the profiler's text output, not CSV\? Profile again with --csv"):
+        importer(path)
+
+
+@pytest.mark.parametrize("importer", [import_nvprof, import_ncu])
 def test_empty_and_truncated_files_are_refused(tmp_path, importer):
     empty = tmp_path / "empty.csv"
     empty.write_text("")

@@ -65,7 +65,13 @@ def read_lines(path: Path) -> list[str]:
     text = path.read_text(errors="replace")
     if not text.strip():
         raise GpuperfError(f"{path}: empty file")
-    return text.splitlines()
+    lines = text.splitlines()
+    messages = any(line.startswith("==") for line in lines)
+    first = next((line for line in lines if line.strip() and not line.startswith("==")), "")
+    if messages and "," not in first:  # a CSV header has commas; the text output's is spaced
+        raise GpuperfError(f"{path}: the first row after the profiler's messages has no comma: the "
+                           "profiler's text output, not CSV? Profile again with --csv (nvprof --csv, ncu --csv)")
+    return lines
 
 
 def csv_rows(lines: list[str], start: int) -> list[list[str]]:
