@@ -174,6 +174,24 @@ def test_malformed_caches_name_the_file_and_key(tmp_path, edit, message):
     assert str(path) in str(caught.value)
 
 
+def test_a_cache_tuned_for_another_objective_without_times_is_refused_as_such(tmp_path):
+    cache = json.loads(FIXTURE.read_text())
+    cache["objective"] = "score"
+    for entry in cache["cache"].values():
+        entry["score"] = entry.pop("time")
+    path = tmp_path / "score.json"
+    path.write_text(json.dumps(cache))
+    with pytest.raises(GpuperfError, match="score.json: the cache was tuned for objective 'score' and records no time"):
+        read_kernel_tuner_cache(path)
+
+
+def test_a_file_that_is_not_json_is_named_so(tmp_path):
+    path = tmp_path / "table.csv"
+    path.write_text("block_size_x,time\n32,1.5\n")
+    with pytest.raises(GpuperfError, match=r"table.csv: not a Kernel Tuner cache \(not JSON: it starts with 'block_size_x"):
+        read_kernel_tuner_cache(path)
+
+
 def test_an_empty_file_is_refused(tmp_path):
     path = tmp_path / "empty.json"
     path.write_text("\n")

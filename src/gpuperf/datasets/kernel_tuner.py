@@ -76,6 +76,7 @@ def read_kernel_tuner_cache(path: str | Path) -> pd.DataFrame:
         raise GpuperfError(f"{where}: tune_params_keys is empty: the cache names no tunable parameter")
     if not isinstance(data["cache"], dict):
         raise GpuperfError(f"{where}: 'cache' must be an object of configurations")
+    _check_objective(data, where)
     records = [_record(key, entry, keys, where) for key, entry in data["cache"].items()]
     frame = pd.DataFrame.from_records(records, columns=_columns(records, keys))
     frame.insert(0, "kernel", str(data["kernel_name"]))
@@ -105,6 +106,8 @@ def _parse(path: Path) -> dict:
         raise GpuperfError(f"{path}: not a Kernel Tuner cache (not UTF-8 JSON text: {exc})") from None
     if not text:
         raise GpuperfError(f"{path}: empty file")
+    if text[0] not in "{[":
+        raise GpuperfError(f"{path}: not a Kernel Tuner cache (not JSON: it starts with {text[:20]!r})")
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
@@ -124,6 +127,15 @@ def _parse(path: Path) -> dict:
     if not isinstance(data, dict):
         raise GpuperfError(f"{path}: not a Kernel Tuner cache (top level is not a JSON object)")
     return data
+
+
+def _check_objective(data: dict, where: str) -> None:
+    """A cache tuned for another objective than time may record no time: say so, once."""
+    objective = data.get("objective")
+    entries = [entry for entry in data["cache"].values() if isinstance(entry, dict)]
+    if objective not in (None, "time") and entries and not any("time" in e or "__error__" in e for e in entries):
+        raise GpuperfError(f"{where}: the cache was tuned for objective {objective!r} and records no time; "
+                           "gpuperf reads the time of each configuration")
 
 
 def _record(key: str, entry: Any, keys: list[str], where: str) -> dict:
