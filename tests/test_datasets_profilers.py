@@ -156,6 +156,14 @@ def test_a_ncu_file_without_its_units_row_is_refused(tmp_path):
         import_ncu(path)
 
 
+def test_an_ncu_summary_table_is_refused_naming_the_export_to_use(tmp_path):
+    path = tmp_path / "summary.csv"
+    path.write_text('"Kernel Name","Metric Name","Metric Unit","Average"\n'
+                    '"saxpy","gpu__time_active.avg","nsecond","643,000.00"\n')
+    with pytest.raises(GpuperfError, match=r"summary.csv: line 1: an ncu --print-summary table .* ncu --csv --page raw"):
+        import_ncu(path)
+
+
 @pytest.mark.parametrize("importer", [import_nvprof, import_ncu])
 def test_a_profilers_text_output_is_refused_asking_for_csv(tmp_path, importer):
     """nvprof without --csv: spaced columns, kernel signatures with commas further down."""

@@ -76,6 +76,10 @@ def import_ncu(path: str | Path, gpu: str | None = None) -> pd.DataFrame:
     lines = read_lines(path)
     start = find_header(lines, ("Kernel Name",), where)
     rows = csv_rows(lines, start)
+    if {"Metric Name", "Average"} <= set(rows[0]):
+        raise GpuperfError(f"{where}: line {start + 1}: an ncu --print-summary table (a kernel's metrics "
+                           "averaged over its launches); gpuperf reads one row per launch: export with "
+                           "ncu --csv --page raw (or --page details)")
     if all(c in rows[0] for c in LONG_COLUMNS):
         launches = _details_launches(rows, start, where)
     else:
