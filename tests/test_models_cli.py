@@ -130,6 +130,14 @@ def test_default_features_leave_out_keys_times_and_text(tables, capsys, tmp_path
     exported.to_csv(tmp_path / "exported.csv", index=False)  # how a gpuperf measurement went
     assert run_json(capsys, "fit", tmp_path / "exported.csv", "--model", "lr",
                     "--out", tmp_path / "e.json")["features"] == ["x1", "x2", "x3", "x4"]
+    # Kernel Tuner observers: energy is power x time; clocks, power and temperature are read during
+    # the run. A tuning parameter named in the variant labels stays a feature whatever its name.
+    observed = frame.assign(energy=frame["time_s"] * 70.0, ps_energy=frame["time_s"] * 69.0, nvml_power=70.0,
+                            **{"GFLOPS/W": 1.0 / frame["time_s"], "temperature": 45.0, "core_freq": 1080.0,
+                               "nvml_gr_clock": frame["x3"], "variant": "nvml_gr_clock=" + frame["x3"].astype(str)})
+    observed.to_csv(tmp_path / "observed.csv", index=False)
+    assert run_json(capsys, "fit", tmp_path / "observed.csv", "--model", "lr", "--gpu-features",
+                    "--out", tmp_path / "o.json")["features"] == ["x1", "x2", "x3", "x4", "nvml_gr_clock", *complete]
 
 
 def test_a_feature_column_left_out_for_a_bad_cell_is_named(tables, capsys, tmp_path):

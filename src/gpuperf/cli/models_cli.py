@@ -13,6 +13,10 @@ Default features (the learned models, without ``--features``): every numeric col
   active cycles: with a count they give the time away), and rates (``/s``, ``per_second``);
 - launch bookkeeping (IDs, streams, start times) and how a gpuperf measurement went (``retries``,
   ``stable``, ``verified``, ``max_rel_error``, ``compile_s``);
+- what observers read during the run (Kernel Tuner's NVML and power observers): names with
+  ``energy``, ``power``, ``watt``, ``temperature``, ``freq`` or ``clock`` and per-watt rates (``/W``),
+  unless the column is a tuning parameter named in the ``variant`` labels (``nvml_gr_clock=1080``);
+  energy is power times the time, and the others are not known before the run;
 - columns with a missing or infinite value in a kept row (a note on stderr names those that are
   otherwise numbers, with the first such row).
 
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -47,6 +52,8 @@ if TYPE_CHECKING:
 PREDICTED = "predicted_time_s"
 PREDICTED_GPU = "predicted_gpu"  # predict-table --gpu: the GPU the rows were predicted for
 PROTOCOLS = {"leave-one-gpu-out": "gpu", "leave-one-kernel-out": "kernel"}
+# What observers read during a run (energy, power, clocks, temperature; see the module notes).
+OBSERVED = re.compile(r"energy|power|watt|/w$|temperature|freq|clock", re.IGNORECASE)
 NOT_FEATURES = ("kernel", "variant", "gpu", "device", "source", "time_s", "status", "repeats", "n_invocations")
 # What profilers record about a launch that says nothing of the kernel: IDs, streams, start times.
 LAUNCH_BOOKKEEPING = ("ID", "Process ID", "Context", "Stream", "CC", "start_s", "correlation_id", "context",
@@ -153,15 +160,27 @@ def clipped_note(clipped: int, total: int) -> str:
             f"factor (the model extrapolated further)")
 
 
-def is_default_feature(column: str) -> bool:
-    """Whether a numeric column's name allows it as a default feature (see the module notes)."""
+def is_default_feature(column: str, parameters: Sequence[str] = ()) -> bool:
+    """Whether a numeric column's name allows it as a default feature (see the module notes);
+    ``parameters`` are the tuning parameters, features whatever their names."""
     from gpuperf.datasets.schema import MEASUREMENT_OUTCOMES
     from gpuperf.evaluation.tables import is_timing_derived
 
     name = str(column)
+    if name in parameters:
+        return True
     per_second = "/s" in name or "per_second" in name  # a rate (GFLOP/s, bytes per second): the time in disguise
+    observed = OBSERVED.search(name) is not None and not name.startswith("gpu_")  # gpu_*: GPU descriptors
     return (name not in NOT_FEATURES and name not in LAUNCH_BOOKKEEPING and name not in MEASUREMENT_OUTCOMES
-            and not per_second and not is_measured_time(name) and not is_timing_derived(name))
+            and not per_second and not observed and not is_measured_time(name) and not is_timing_derived(name))
+
+
+def variant_parameters(frame: pd.DataFrame) -> list[str]:
+    """The parameter names in the table's ``variant`` labels (``a=1,b=2``), none without them."""
+    if "variant" not in frame.columns:
+        return []
+    labels = frame["variant"].dropna().astype(str).unique()
+    return sorted({name for label in labels for name in re.findall(r"(?:^|,)([^=,]+)=", label)})
 
 
 def is_measured_time(column: str) -> bool:
@@ -179,9 +198,10 @@ def default_features(frame: pd.DataFrame, where: str | None = None) -> list[str]
     from gpuperf.datasets.schema import row_location
 
     chosen, left_out = [], []
+    parameters = variant_parameters(frame)
     for column in frame.columns:
         values = frame[column]
-        if not is_default_feature(column) or values.isna().all():
+        if not is_default_feature(column, parameters) or values.isna().all():
             continue
         numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
         finite = np.isfinite(numbers)
