@@ -302,3 +302,54 @@ def test_html_table_keeps_repeated_column_names_apart():
 
     page = html_table(pd.DataFrame([[1.5, 2.5]], columns=["a", "a"]))
     assert "<td>1.500</td>" in page and "<td>2.500</td>" in page
+
+
+def test_html_pivot_table_has_no_header_cell_for_the_columns_name():
+    from gpuperf.evaluation.report import html_table
+
+    pivot = pd.DataFrame({"gpu": ["K20", "K40"], "run": ["a", "a"], "mape": [0.1, 0.2]}).pivot(
+        index="run", columns="gpu", values="mape")
+    header = html_table(pivot).split("</thead>")[0]
+    assert header.count("<th>") + header.count("<th ") == 3  # run, K20, K40: no "gpu" over an empty column
+
+
+def test_metric_columns_of_zeros_and_ones_keep_their_decimals_but_counts_do_not():
+    frame = pd.DataFrame({"n": [1.0, 1.0], "llvm": [1.0, 1.0], "top5_overlap": [0.0, 1.0], "threads": [128.0, 1.0]})
+    assert markdown_table(frame).splitlines()[2:] == ["| 1 | 1.000 | 0.000 | 128 |", "| 1 | 1.000 | 1.000 | 1 |"]
+
+
+def test_report_says_which_gpuperf_and_command_wrote_it(tmp_path, monkeypatch):
+    from gpuperf import __version__
+
+    monkeypatch.setattr("sys.argv", ["/usr/bin/gpuperf", "evaluate", "my table.csv"])
+    paths = write_report(tmp_path / "out", "T", tables={"t": pd.DataFrame({"x": [1.5]})})
+    assert f"Written by gpuperf {__version__}: `gpuperf evaluate 'my table.csv'`." in paths["markdown"].read_text()
+    assert json.loads(paths["json"].read_text())["written_by"] == {
+        "gpuperf": __version__, "command": "gpuperf evaluate 'my table.csv'"}
+
+
+def test_scatter_title_counts_predictions_it_cannot_place_on_log_axes(tmp_path, small, monkeypatch):
+    from matplotlib.axes import Axes
+
+    from gpuperf.evaluation.report import plot_predicted_vs_measured
+
+    evaluation = leave_one_gpu_out(make_model("linear"), small, ["input.size.1", "threads"], max_train_rows=20)
+    evaluation.predictions.loc[:2, "predicted"] = [-1.0, 0.0, float("nan")]
+    titles = []
+    monkeypatch.setattr(Axes, "set_title", lambda self, text, **kw: titles.append(text))
+    plot_predicted_vs_measured(evaluation, tmp_path / "p.png", "lr on small")
+    total = len(evaluation.predictions)
+    assert titles == [f"predicted vs measured: lr on small, {evaluation.name}\n{total - 3} of {total} predictions plotted"]
+
+
+def test_leave_one_kernel_out_heat_map_spreads_each_kernel_over_the_gpus(tmp_path, small, monkeypatch):
+    from matplotlib.axes import Axes
+
+    from gpuperf.evaluation.protocols import leave_one_kernel_out
+    from gpuperf.evaluation.report import plot_error_heatmap
+
+    evaluation = leave_one_kernel_out(make_model("linear"), small, ["input.size.1", "threads"], max_train_rows=20)
+    columns = []
+    monkeypatch.setattr(Axes, "set_xticks", lambda self, ticks, labels=None, **kw: columns.append(list(labels)))
+    plot_error_heatmap(evaluation, tmp_path / "h.png")
+    assert columns == [sorted(small["gpu"].astype(str).unique())]

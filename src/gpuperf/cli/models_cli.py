@@ -602,9 +602,11 @@ def evaluate_command(
         "skipped": evaluation.skipped,
         "bounded": evaluation.bounded,
     }
+    notes = [note for note in (status_note(frame, where), *prepared.notes, bounded_note(evaluation)) if note]
+    result["notes"] = [note.removeprefix("note: ") for note in notes]
     if report is not None:
         result["report"] = str(write_evaluation_report(report, result, evaluation, prepared)["markdown"])
-    for note in (status_note(frame, where), *prepared.notes, bounded_note(evaluation)):
+    for note in notes:
         _print_note(note)
     if as_json:
         print_json(result)
@@ -635,6 +637,7 @@ def write_evaluation_report(folder: Path, result: dict, evaluation, prepared: Pr
         f"Features ({len(names)}): {', '.join(names)}.",
         "Feature ranking: each feature's |Spearman r| with the measured time over all rows (a description of the "
         "table, not the model's importance); the plot shows the top 25.",
+        *(f"Note: {note}" for note in result["notes"]),
     ]
     title = f"{result['model']} on {result['dataset']}: {result['protocol']}"
     return write_report(folder, title, {result["protocol"]: evaluation}, notes=notes, feature_ranking=ranking,

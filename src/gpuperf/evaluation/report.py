@@ -12,9 +12,12 @@ import html
 import json
 import math
 import re
+import shlex
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -40,12 +43,19 @@ def _cell(value, digits: int, whole: bool = False) -> str:
     return str(value)
 
 
+COUNT_COLUMNS = ("n", "rows", "kernels", "gpus", "choices", "spaces", "repeats")
+
+
 def _whole(column: pd.Series) -> bool:
-    """Whether a float column holds whole numbers only (counts, sizes): printed as integers."""
+    """Whether a float column holds whole numbers only (counts, sizes): printed as integers. A
+    column of zeros and ones only is a metric that happened to be exact (a speedup of 1, an
+    overlap of 0) unless it is named as a count."""
     if column.dtype.kind != "f":
         return False
     finite = column[np.isfinite(column)]
-    return len(finite) > 0 and bool((finite == np.round(finite)).all())
+    if len(finite) == 0 or not bool((finite == np.round(finite)).all()):
+        return False
+    return str(column.name) in COUNT_COLUMNS or not set(finite.unique()) <= {0.0, 1.0}
 
 
 def markdown_table(frame: pd.DataFrame, digits: int = 3) -> str:
@@ -69,7 +79,7 @@ def html_table(frame: pd.DataFrame, digits: int = 3) -> str:
         column = flat.iloc[:, i]
         whole = _whole(column)
         shown.iloc[:, i] = [_cell(v, digits, whole) for v in column]
-    return shown.to_html(index=False, border=0, na_rep="")
+    return shown.rename_axis(columns=None).to_html(index=False, border=0, na_rep="")
 
 
 def note_html(note: str) -> str:
@@ -81,7 +91,7 @@ def note_html(note: str) -> str:
 
 METRIC_GLOSSARY = (
     "Metrics: mape = mean |measured - predicted| / measured (a fraction: 0.1 is 10 %); median_ape its median; "
-    "gmre = exp(mean |ln(predicted / measured)|) - 1; within_20pct = share of predictions within 0.8-1.2x "
+    "gmre = exp(mean |ln(predicted / measured)|) - 1 (blank where a prediction is not a positive time); within_20pct = share of predictions within 0.8-1.2x "
     "of the measured time; spearman and kendall = rank correlation of predicted and measured; top5_overlap "
     "= share of the 5 fastest measured rows among the 5 fastest predicted. \"Overall\" figures pool every "
     "held-out row, so groups with many rows weigh most."
@@ -117,30 +127,60 @@ def _with_index(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.rename_axis([n if n is not None else f"level_{i}" for i, n in enumerate(named)]).reset_index()
 
 
-def plot_predicted_vs_measured(evaluation: Evaluation, path: Path) -> Path:
-    """Scatter of predicted against measured time on log axes, coloured by kernel, with y = x."""
-    fig = Figure(figsize=(6, 5.5))
+def _plot_title(context: str, name: str) -> str:
+    """The report's title with the evaluation's name, unless the title already holds it."""
+    return context if name in context else ", ".join(filter(None, (context, name)))
+
+
+MAX_POINTS_PER_KERNEL = 2000  # larger groups are subsampled in the scatter so that they hide no other
+
+
+def plot_predicted_vs_measured(evaluation: Evaluation, path: Path, context: str = "") -> Path:
+    """Scatter of predicted against measured time on log axes, coloured by kernel (a colour per
+    kernel of the evaluation, in name order, so every plot of one evaluation agrees), with y = x
+    and the 0.8-1.2x band. Predictions that are not positive times sit on the bottom edge as grey
+    triangles; the largest groups are drawn first and subsampled, each step said in the title."""
+    fig = Figure(figsize=(6.5, 6))
     ax = fig.subplots()
     data = evaluation.predictions
-    data = data[(data["predicted"] > 0) & np.isfinite(data["predicted"])]
     colour_by = "kernel" if "kernel" in data.columns else "fold"
-    for label, part in data.groupby(colour_by):
-        ax.scatter(part["measured"], part["predicted"], s=6, alpha=0.5, label=str(label))
-    low = min(data["measured"].min(), data["predicted"].min())
-    high = max(data["measured"].max(), data["predicted"].max())
-    ax.plot([low, high], [low, high], color="black", linewidth=0.8)
-    ax.set(xscale="log", yscale="log", xlabel="measured time (s)", ylabel="predicted time (s)",
-           title=evaluation.name)
-    ax.legend(fontsize=6, markerscale=2)
+    labels = sorted(data[colour_by].astype(str).unique())
+    palette = matplotlib.colormaps["tab20"]
+    colours = {label: palette(i % palette.N) for i, label in enumerate(labels)}
+    plottable = (data["predicted"] > 0) & np.isfinite(data["predicted"])
+    shown = data[plottable]
+    low = min(data["measured"].min(), shown["predicted"].min() if len(shown) else np.inf)
+    high = max(data["measured"].max(), shown["predicted"].max() if len(shown) else -np.inf)
+    band = np.array([low, high])
+    ax.fill_between(band, band * 0.8, band * 1.2, color="0.85", linewidth=0, label="within 0.8-1.2x")
+    ax.plot(band, band, color="black", linewidth=0.8)
+    groups = sorted(shown.groupby(shown[colour_by].astype(str)), key=lambda item: -len(item[1]))
+    thinned = False
+    for label, part in groups:
+        if len(part) > MAX_POINTS_PER_KERNEL:
+            part, thinned = part.sample(MAX_POINTS_PER_KERNEL, random_state=0), True
+        ax.scatter(part["measured"], part["predicted"], s=6, alpha=0.5, label=label, color=colours[label])
+    hidden = data[~plottable]
+    if len(hidden):
+        ax.scatter(hidden["measured"], np.full(len(hidden), low), marker="v", s=10, color="0.4",
+                   label=f"not a positive time ({len(hidden)}), at the bottom edge")
+    ax.set(xscale="log", yscale="log", xlabel="measured time (s)", ylabel="predicted time (s)")
+    plotted = f"{len(shown)} of {len(data)} predictions plotted" if len(hidden) else f"{len(data)} predictions"
+    if thinned:
+        plotted += f", at most {MAX_POINTS_PER_KERNEL} per {colour_by} drawn"
+    ax.set_title(f"predicted vs measured: {_plot_title(context, evaluation.name)}\n{plotted}", fontsize=8, wrap=True)
+    ax.legend(fontsize=6, markerscale=2, loc="upper left")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     return path
 
 
-def plot_error_heatmap(evaluation: Evaluation, path: Path) -> Path:
-    """MAPE per kernel (rows) and held-out group (columns) as an annotated heat map."""
-    cells = evaluation.metrics_by(["kernel", "fold"])["mape"].unstack("fold")
-    fig = Figure(figsize=(1.4 + 1.1 * cells.shape[1], 1.2 + 0.45 * cells.shape[0]))
+def plot_error_heatmap(evaluation: Evaluation, path: Path, context: str = "") -> Path:
+    """MAPE per kernel (rows) and held-out group (columns) as an annotated heat map; with kernels
+    held out (a bare diagonal otherwise), per kernel and GPU."""
+    across = "gpu" if evaluation.group == ("kernel",) and "gpu" in evaluation.predictions.columns else "fold"
+    cells = evaluation.metrics_by(["kernel", across])["mape"].unstack(across)
+    fig = Figure(figsize=(max(5.5, 1.6 + 0.9 * cells.shape[1]), 1.6 + 0.4 * cells.shape[0]))
     ax = fig.subplots()
     shown = np.clip(cells.to_numpy(dtype=float), 0, 1)
     image = ax.imshow(shown, cmap="Reds", vmin=0, vmax=1, aspect="auto")
@@ -151,11 +191,13 @@ def plot_error_heatmap(evaluation: Evaluation, path: Path) -> Path:
         for j in range(cells.shape[1]):
             value = cells.iat[i, j]
             if not pd.isna(value):
-                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=6,
+                ax.text(j, i, f"{value:.3f}", ha="center", va="center", fontsize=6,
                         color="white" if value > 0.6 else "black")
-    ax.set_title(f"MAPE (a fraction) per kernel and held-out group; blank: no rows\n{evaluation.name}", fontsize=8)
+    columns = "GPU (kernel held out)" if across == "gpu" else "held-out group"
+    ax.set_title(f"MAPE (a fraction) per kernel and {columns}; blank: no rows\n"
+                 f"{_plot_title(context, evaluation.name)}", fontsize=8, wrap=True)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     return path
 
 
@@ -166,9 +208,10 @@ def plot_feature_ranking(ranking: pd.Series, path: Path, top: int = 25) -> Path:
     ax = fig.subplots()
     ax.barh([str(i) for i in shown.index], shown.to_numpy(dtype=float))
     ax.set_xlabel(str(ranking.name or "score"))
+    ax.set_title(f"Feature ranking: the {len(shown)} highest by {ranking.name or 'score'}", fontsize=9)
     ax.tick_params(axis="y", labelsize=6)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     return path
 
 
@@ -182,8 +225,10 @@ def plot_dendrogram(linkage_matrix: np.ndarray, labels: Sequence[str], path: Pat
     dendrogram(linkage_matrix, labels=list(labels), orientation="right", ax=ax, color_threshold=threshold,
                leaf_font_size=6)
     ax.set_xlabel("1 - |Spearman r|")
+    cut = f", cut into {k} clusters" if threshold is not None else ""
+    ax.set_title(f"Feature clustering: average linkage on 1 - |Spearman r|{cut}", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     return path
 
 
@@ -218,9 +263,10 @@ def write_report(
     for name, evaluation in evaluations.items():
         images = []
         if name in plotted:
-            images.append(plot_predicted_vs_measured(evaluation, folder / f"pred_vs_measured_{_slug(name)}.png"))
+            images.append(plot_predicted_vs_measured(evaluation, folder / f"pred_vs_measured_{_slug(name)}.png",
+                                                     title))
             if "kernel" in evaluation.predictions.columns:
-                images.append(plot_error_heatmap(evaluation, folder / f"error_{_slug(name)}.png"))
+                images.append(plot_error_heatmap(evaluation, folder / f"error_{_slug(name)}.png", title))
         overall = ", ".join(f"{k} {_cell(v, 3) or 'undefined'}" for k, v in evaluation.overall.items())
         text = f"Overall (pooled over {len(evaluation.predictions)} held-out rows): {overall}."
         if evaluation.skipped:
@@ -244,6 +290,8 @@ def write_report(
 
     if evaluations:
         notes = [*notes, METRIC_GLOSSARY]
+    provenance = written_by()
+    notes = [*notes, f"Written by gpuperf {provenance['gpuperf']}: `{provenance['command']}`."]
     markdown = [f"# {title}", "", *[f"{note}  " for note in notes], ""]
     body = [f"<h1>{html.escape(title)}</h1>", *[f"<p>{note_html(note)}</p>" for note in notes]]
     for heading, text, table, images in sections:
@@ -272,11 +320,21 @@ def write_report(
         },
         "tables": {name: frame_records(table) for name, table in tables.items()},
         **({"metrics": _jsonable(dict(metrics))} if metrics else {}),
+        "written_by": provenance,
     }
     written["json"] = folder / "metrics.json"
     written["json"].write_text(json.dumps(document, indent=1))
     _remove_stale_plots(folder, set(written.values()))
     return written
+
+
+def written_by() -> dict[str, str]:
+    """The gpuperf version and the command line that wrote a report."""
+    from gpuperf import __version__
+
+    program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
+    command = shlex.join(["gpuperf" if program == "gpuperf" else program, *sys.argv[1:]])
+    return {"gpuperf": __version__, "command": command}
 
 
 OWN_PLOTS = ("pred_vs_measured_*.png", "error_*.png", "feature_ranking.png", "dendrogram.png")
