@@ -15,6 +15,7 @@ from gpuperf.decisions.reports import (
     exploration_curves,
     exploration_report,
     geometry_report,
+    time_unit,
 )
 from gpuperf.errors import GpuperfError
 
@@ -26,10 +27,14 @@ def test_exploration_curves_follow_the_orders():
     result = ExploreResult([1, 3], performance, "search", transfer_order=[0, 4, 1, 2])
     curves = exploration_curves(result)
     assert list(curves) == ["search", "plain transfer", "random (expected)"]
-    np.testing.assert_allclose(curves["search"], [0.5, 0.95, 0.95, 0.95])  # padded after the search stopped
+    np.testing.assert_allclose(curves["search"], [0.5, 0.95])  # ends where the search stopped
     np.testing.assert_allclose(curves["plain transfer"], [0.2, 0.2, 0.5, 1.0])
     random = curves["random (expected)"]
-    assert np.all(np.diff(random) >= 0) and random[0] == pytest.approx(performance.mean())
+    assert len(random) == 4 and np.all(np.diff(random) >= 0) and random[0] == pytest.approx(performance.mean())
+    # The span covers the budget and random order's 90th percentile, never more than the space.
+    wide = ExploreResult([1, 3], performance, "search", budget=3, baselines={"random_evals_to_90_p90": 4.2})
+    assert len(exploration_curves(wide)["random (expected)"]) == 5
+    assert len(exploration_curves(wide, 2)["search"]) == 2
 
 
 def test_exploration_report_counts_evaluations(tmp_path):
@@ -119,3 +124,8 @@ def test_reproduce_rodinia_takes_opt_in_scenarios():
     from gpuperf.cli.reproduce_cli import _known_scenarios
 
     assert _known_scenarios("bsp, transfer_near_bsp,scaling") == ["bsp", "transfer_near_bsp", "scaling"]
+
+
+def test_times_are_drawn_in_the_unit_that_reads_as_a_number_of_at_least_one():
+    assert time_unit(2.5) == ("s", 1.0) and time_unit(0.0025) == ("ms", 1e3) and time_unit(2.5e-4) == ("us", 1e6)
+    assert time_unit(1e-3) == ("ms", 1e3)

@@ -4,6 +4,7 @@ catalog space's variants from other kernels' measurements, choose a launch geome
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -59,7 +60,8 @@ def explore_command(
     if report:
         from gpuperf.decisions.reports import exploration_report
 
-        summary["report"] = str(exploration_report(report, {space: result}, f"Exploring {space}")["markdown"])
+        label = Path(space).name if Path(space).is_file() else space
+        summary["report"] = str(exploration_report(report, {label: result}, f"Exploring {label}")["markdown"])
     if as_json:
         print_json(summary)
         return

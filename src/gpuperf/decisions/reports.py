@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from gpuperf.decisions.explore import ExploreResult
 from gpuperf.decisions.search_metrics import best_found_curve, evals_to, random_expected_curve
@@ -34,27 +35,41 @@ CURVE_LIMIT = 1000  # evaluations drawn at most (plain transfer may need thousan
 
 
 def exploration_curves(result: ExploreResult, length: int | None = None) -> dict[str, np.ndarray]:
-    """Best found (normalised) after 1..``length`` evaluations: the search, plain transfer, random order.
-
-    A search that stopped (at the best, or its budget) keeps its last value."""
-    length = length or min(max(len(result.order), len(result.transfer_order or ()), 1), CURVE_LIMIT)
-    curves = {result.method: best_found_curve(result.performance[result.order], length)}
+    """Best found (normalised) after each evaluation: the search and plain transfer over the
+    evaluations they made (at most ``length``), random order's expectation over 1..``length``
+    (default: the longest of the orders, the budget and random order's 90th percentile to 90 %)."""
+    length = min(length or _horizon(result), CURVE_LIMIT)
+    curves = {result.method: best_found_curve(result.performance[result.order[:length]])}
     if result.transfer_order is not None:
-        curves["plain transfer"] = best_found_curve(result.performance[result.transfer_order], length)
+        curves["plain transfer"] = best_found_curve(result.performance[result.transfer_order[:length]])
     curves["random (expected)"] = random_expected_curve(result.performance, np.arange(1, length + 1))
     return curves
 
 
+def _horizon(result: ExploreResult) -> int:
+    """Evaluations a plot of ``result`` should span (at most the space's size)."""
+    spans = [len(result.order), len(result.transfer_order or ()), result.budget or 0,
+             int(np.ceil(result.baselines.get("random_evals_to_90_p90") or 0))]
+    return max(1, min(max(spans), len(result.performance)))
+
+
 def plot_curves(cases: Mapping[str, ExploreResult], path: Path, columns: int = 4) -> Path:
-    """One panel per space: best found against evaluations (log x axis)."""
+    """One panel per space: best found against evaluations (log x axis, one range for every panel);
+    a search's line ends at its last evaluation, marked with a dot."""
     rows = -(-len(cases) // columns)
-    fig = Figure(figsize=(3.2 * min(columns, len(cases)), 2.6 * rows))
+    width = min(columns, len(cases))
+    fig = Figure(figsize=(max(5.0, 3.4 * width), max(3.6, 2.8 * rows)))
+    horizon = min(max(_horizon(result) for result in cases.values()), CURVE_LIMIT)
     for position, (label, result) in enumerate(cases.items(), 1):
-        ax = fig.add_subplot(rows, min(columns, len(cases)), position)
-        for name, curve in exploration_curves(result).items():
-            ax.plot(np.arange(1, len(curve) + 1), curve, label=name, drawstyle="steps-post")
+        ax = fig.add_subplot(rows, width, position)
+        for name, curve in exploration_curves(result, horizon).items():
+            steps = np.arange(1, len(curve) + 1)
+            (line,) = ax.plot(steps, curve, label=name, drawstyle="steps-post")
+            if name != "random (expected)" and len(curve):
+                ax.plot(steps[-1], curve[-1], "o", color=line.get_color(), markersize=3)
         ax.axhline(0.9, color="grey", linewidth=0.6, linestyle=":")
         ax.set_xscale("log")
+        ax.set_xlim(1, max(horizon, 2))
         plain_log_ticks(ax)
         ax.set_ylim(0, 1.02)
         ax.set_title(label, fontsize=8)
@@ -63,8 +78,16 @@ def plot_curves(cases: Mapping[str, ExploreResult], path: Path, columns: int = 4
         ax.tick_params(labelsize=6)
     fig.axes[0].legend(fontsize=6, loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
     return path
+
+
+def time_unit(seconds: float) -> tuple[str, float]:
+    """The unit (s, ms, us) in which ``seconds`` reads as a number of at least 1, and its scale."""
+    for unit, scale in (("s", 1.0), ("ms", 1e3)):
+        if seconds >= 1.0 / scale:
+            return unit, scale
+    return "us", 1e6
 
 
 def plain_log_ticks(ax, axis: str = "x") -> None:  # noqa: ANN001 - a matplotlib Axes
@@ -130,7 +153,8 @@ def exploration_report(folder: str | Path, cases: Mapping[str, ExploreResult],
              "mean normalised performance on the other GPUs, no model) is followed until it reaches the best, "
              "with no budget. random_evals_to_90: the mean over seeded random orders, with the 10th and 90th "
              "percentiles of the exact distribution. In the plot, \"best found / best\" is the best time "
-             "divided by the best time found so far; et = extra trees, gp = Gaussian process."]
+             "divided by the best time found so far; a dot ends each search where it stopped (at the best or its "
+             "budget); et = extra trees, gp = Gaussian process."]
     return write_report(folder, title, tables={"Evaluations to reach a fraction of the best": table}, notes=notes,
                         plots=[("Best found against evaluations", "The dotted line marks 90 % of the best.", image)])
 
@@ -146,19 +170,23 @@ def tuning_report(folder: str | Path, result: TuneResult, default_time: float | 
     trials.index = pd.RangeIndex(1, len(trials) + 1, name="trial")
     times = trials["time_s"].astype(float).to_numpy()
     best_so_far = np.fmin.accumulate(np.where(np.isfinite(times), times, np.nan))
-    fig = Figure(figsize=(5.5, 3.2))
+    unit, scale = time_unit(np.nanmedian(times) if np.isfinite(times).any() else 1.0)
+    fig = Figure(figsize=(6.5, 3.4))
     ax = fig.add_subplot(1, 1, 1)
-    ax.plot(trials.index, times * 1e3, "o", color="grey", markersize=3, label="trial")
-    ax.plot(trials.index, best_so_far * 1e3, drawstyle="steps-post", label="best so far")
+    ax.plot(trials.index, times * scale, "o", color="grey", markersize=3, label="trial")
+    ax.plot(trials.index, best_so_far * scale, drawstyle="steps-post", label="best so far")
     if default_time is not None:
-        ax.axhline(default_time * 1e3, color="black", linewidth=0.8, linestyle=":", label="default variant")
+        ax.axhline(default_time * scale, color="black", linewidth=0.8, linestyle=":", label="default variant")
     ax.set_yscale("log")
+    plain_log_ticks(ax, "y")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("trial")
-    ax.set_ylabel("time (ms)")
-    ax.legend(fontsize=7)
+    ax.set_ylabel(f"time ({unit})")
+    ax.set_title(f"Tuning {result.space} on {result.device}: best so far against trials", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     image = folder / "tuning_curve.png"
-    fig.savefig(image, dpi=100)
+    fig.savefig(image, dpi=100, bbox_inches="tight")
     best = result.best()
     summary = {"space": result.space, "sizes": result.sizes, "device": result.device, "gpu": result.gpu,
                "method": result.method, "trials": len(result.trials),
