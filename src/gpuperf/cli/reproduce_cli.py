@@ -36,7 +36,7 @@ def _known_scenarios(text: str) -> list[str]:
 def reproduce(
     study: Annotated[str, typer.Argument(help=STUDY_HELP)],
     out: Annotated[str | None, typer.Option("--out", "-o", help="report folder (default gpuperf-report/STUDY)")] = None,
-    full: Annotated[bool, typer.Option(help="rodinia: every scenario and model (about 10 minutes); default: the quick set")] = False,
+    full: Annotated[bool, typer.Option(help="rodinia: every scenario and model (about 20 minutes); default: the quick set")] = False,
     scenarios: Annotated[str | None, typer.Option(
         help="rodinia: comma-separated scenarios instead of the default ones, e.g. bsp,transfer_near_bsp "
              "(opt-in: transfer, transfer_bsp, transfer_near, transfer_near_bsp, scaling)")] = None,

@@ -159,6 +159,11 @@ def reproduce_rodinia(
             "The \"Evaluation\" sections' overall and per-group figures pool rows instead, so lud_perimeter, "
             "with most of the rows, dominates them; the macro tables are the ones compared with the paper.",
             "Bundled rows are medians of identical launches; the paper's samples are single invocations.",
+            f"Targets for {PRIMARY_RUN}: ours = its per-kernel MAPE macro over the kernels (leave one GPU out); "
+            "ours_on_shared = the same over the kernels the paper published for that GPU; paper_best = the "
+            "paper's best model's macro over those kernels; meets_half = ours_on_shared at most half of "
+            "paper_best; meets_ceiling = ours at most 0.25; the cross_architecture columns are the same run "
+            "trained on the other architecture only. Blank: the paper published nothing for that GPU.",
             "Profiled on another GPU: each held-out GPU's launches described by another GPU's profile of the"
             " same launch, with the held-out GPU's descriptor (a scheduler's view: no counters from the GPU"
             " predicted); the model is fitted on the other GPUs' rows as in leave one GPU out.",
