@@ -190,3 +190,15 @@ def test_the_geometry_model_counts_rdnas_units_as_the_descriptor_does():
     from gpuperf.decisions.geometry_model import _gpu_sms
 
     assert _gpu_sms("W6600") == device_descriptor("W6600").sms == 14 and _gpu_sms("V100") == 80
+
+
+def test_the_geometry_command_does_not_import_the_learned_models():
+    """A build script calls `gpuperf geometry` per loop: it must not pay for scikit-learn's import."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from gpuperf.cli import main; "
+            "main(['geometry', '--gpu', 'H100', '--trip', '1000', '--json']); "
+            "print(sorted(m for m in ('sklearn', 'pandas', 'scipy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"

@@ -11,45 +11,42 @@
   (:func:`advise_kernel`) or a profiled launch (:func:`advise_profile`).
 """
 
-from gpuperf.decisions.advise import Advice, Suggestion, advise, advise_kernel, advise_profile
-from gpuperf.decisions.explore import ExploreResult, explore, make_explorer, plain_transfer_order, result_summary
-from gpuperf.decisions.geometry import (
-    POLICIES,
-    DeviceDescriptor,
-    Geometry,
-    KernelDescriptor,
-    choose_geometry,
-    device_descriptor,
-)
-from gpuperf.decisions.search_metrics import evals_to, normalised_performance, random_expected_evals
-from gpuperf.decisions.space import Space, read_space, space_from_frame, transfer_matrix
-from gpuperf.decisions.tune import GuidedSearch, TuneResult, tune_space
+import importlib
 
-__all__ = [
-    "POLICIES",
-    "Advice",
-    "Suggestion",
-    "advise",
-    "advise_kernel",
-    "advise_profile",
-    "DeviceDescriptor",
-    "ExploreResult",
-    "Geometry",
-    "GuidedSearch",
-    "KernelDescriptor",
-    "Space",
-    "TuneResult",
-    "choose_geometry",
-    "device_descriptor",
-    "evals_to",
-    "explore",
-    "make_explorer",
-    "normalised_performance",
-    "plain_transfer_order",
-    "random_expected_evals",
-    "read_space",
-    "result_summary",
-    "space_from_frame",
-    "transfer_matrix",
-    "tune_space",
-]
+# Names re-exported here, loaded on first use so that choosing a launch geometry does not import
+# the learned models.
+_EXPORTS = {
+    "Advice": "advise",
+    "Suggestion": "advise",
+    "advise": "advise",
+    "advise_kernel": "advise",
+    "advise_profile": "advise",
+    "ExploreResult": "explore",
+    "explore": "explore",
+    "make_explorer": "explore",
+    "plain_transfer_order": "explore",
+    "result_summary": "explore",
+    "POLICIES": "geometry",
+    "DeviceDescriptor": "geometry",
+    "Geometry": "geometry",
+    "KernelDescriptor": "geometry",
+    "choose_geometry": "geometry",
+    "device_descriptor": "geometry",
+    "evals_to": "search_metrics",
+    "normalised_performance": "search_metrics",
+    "random_expected_evals": "search_metrics",
+    "Space": "space",
+    "read_space": "space",
+    "space_from_frame": "space",
+    "transfer_matrix": "space",
+    "GuidedSearch": "tune",
+    "TuneResult": "tune",
+    "tune_space": "tune",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"gpuperf.decisions.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'gpuperf.decisions' has no attribute '{name}'")
