@@ -96,6 +96,9 @@ def test_explore_command_writes_a_report(tmp_path, capsys):
     table = json.loads((tmp_path / "report" / "metrics.json").read_text())["tables"]
     row = table["Evaluations to reach a fraction of the best"][0]
     assert row["evals_to_90"] == result["evals_to_90"] and row["transfer_evals_to_90"] == result["transfer_evals_to_90"]
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    assert "# Exploring target.csv" in markdown and f"Trained on: {other}." in markdown
+    assert f"best {result['best_time']:.4g}, best found {result['best_found_time']:.4g} in {result['evaluated']} evaluations" in markdown
 
 
 def test_reproduce_unknown_study_is_one_line(capsys):

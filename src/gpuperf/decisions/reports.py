@@ -126,8 +126,9 @@ def plot_strips(values: Mapping[str, np.ndarray], path: Path, xlabel: str, title
 
 
 def exploration_report(folder: str | Path, cases: Mapping[str, ExploreResult],
-                       title: str = "Exploration") -> dict[str, Path]:
-    """Evaluations to 90/95/99 % per space (``cases``: label -> result), plain transfer's, and the curves."""
+                       title: str = "Exploration", notes: Sequence[str] = ()) -> dict[str, Path]:
+    """Evaluations to 90/95/99 % per space (``cases``: label -> result), plain transfer's, and the
+    curves; ``notes`` come first (what was explored, with what)."""
     if not cases:
         raise GpuperfError("an exploration report needs at least one explored space")
     folder = Path(folder)
@@ -147,7 +148,7 @@ def exploration_report(folder: str | Path, cases: Mapping[str, ExploreResult],
     image = plot_curves(cases, folder / "exploration_curves.png")
     methods = ", ".join(sorted({result.method for result in cases.values()}))
     budgets = sorted({result.budget for result in cases.values() if getattr(result, "budget", None)})
-    notes = [f"Method: {methods}" + (f", at most {', '.join(map(str, budgets))} evaluations" if budgets else "")
+    notes = [*notes, f"Method: {methods}" + (f", at most {', '.join(map(str, budgets))} evaluations" if budgets else "")
              + ". Evaluations counted until the first configuration at or above each fraction of the space's "
              "best; blank: not reached within that budget. Plain transfer (the configurations in order of their "
              "mean normalised performance on the other GPUs, no model) is followed until it reaches the best, "
