@@ -349,7 +349,7 @@ def advisor_study(folder: str | Path, splits: Sequence[str] = ("inputs",),
 def geometry_study(folder: str | Path, echo: Echo = lambda line: None) -> tuple[dict[str, pd.DataFrame], dict[str, Path]]:
     """Judge the launch-geometry policies on the bundled block-shape choices and write the report."""
     from gpuperf.decisions.geometry_eval import EVALUATED_POLICIES, choices, leave_one_kernel_out_models
-    from gpuperf.decisions.geometry_model import choice_tables
+    from gpuperf.decisions.geometry_model import TABLES, choice_tables
 
     tables = choice_tables()
     echo(f"geometry: {len(tables)} block-shape tables; training the leave-one-kernel-out models")
@@ -365,7 +365,8 @@ def geometry_study(folder: str | Path, echo: Echo = lambda line: None) -> tuple[
     note = ("The policies' threads and blocks judged together on a measured (threads, blocks) sweep of two "
             "parallel loops, measured on pocl's CPU OpenCL device (no GPU sweep is bundled): "
             "[sweep/report.md](sweep/report.md).")
-    return picks, geometry_report(folder, picks, EVALUATED_POLICIES, notes=[note])
+    data = f"Block-shape choices from the bundled tables {', '.join(TABLES)} (see data/README.md)."
+    return picks, geometry_report(folder, picks, EVALUATED_POLICIES, notes=[data, note])
 
 
 BUNDLED_SWEEP = "geometry_sweep_pocl.csv.gz"
