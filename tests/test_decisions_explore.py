@@ -276,3 +276,15 @@ def test_a_csv_with_lines_that_are_no_row_numbers_rows_and_parquet_never_lines(t
     bad.to_parquet(tmp_path / "t.parquet")
     with pytest.raises(GpuperfError, match=r"t\.parquet: row 3: time_ms=-1"):
         read_space(tmp_path / "t.parquet", ["p", "q"], "time_ms")
+
+
+def test_random_order_survival_and_quantile_on_two_configurations():
+    """One good configuration of two: missed after 1 draw with probability 1/2, never after 2."""
+    from gpuperf.decisions.search_metrics import random_evals_quantile, random_survival
+    np.testing.assert_allclose(random_survival([1.0, 0.5], 0.9, [0, 1, 2]), [1.0, 0.5, 0.0])
+    assert random_evals_quantile([1.0, 0.5], 0.9, 0.5) == 1
+
+
+def test_searches_are_judged_at_90_95_and_99_percent():
+    from gpuperf.decisions.search_metrics import FRACTIONS
+    assert FRACTIONS == (0.9, 0.95, 0.99)

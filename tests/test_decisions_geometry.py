@@ -202,3 +202,30 @@ def test_the_geometry_command_does_not_import_the_learned_models():
             "print(sorted(m for m in ('sklearn', 'pandas', 'scipy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_libomptarget_threads_drop_to_fill_3200_teams():
+    """204800 iterations over 3200 teams is 64 per team, already a power of two."""
+    from gpuperf.decisions.geometry import choose_geometry
+    g = choose_geometry("V100", 204_800, policy="libomptarget")
+    assert (g.threads, g.blocks) == (64, 3200)
+
+
+def test_loop_classes_at_their_boundaries_on_v100():
+    """V100: 80 SMs, 16 resident blocks each; trip 10000 at 128 threads is 79 blocks, ideal."""
+    from gpuperf.decisions.geometry import choose_geometry
+    assert choose_geometry("V100", 80, policy="llvm").loop_class == "short"
+    assert choose_geometry("V100", 81, policy="llvm").loop_class == "ideal"
+    assert choose_geometry("V100", 10_000, policy="llvm").loop_class == "ideal"
+
+
+def test_libomptarget_without_block_reuse_caps_at_65536_blocks():
+    from gpuperf.decisions.geometry import KernelDescriptor, device_descriptor, libomptarget
+    assert libomptarget(device_descriptor("V100"), KernelDescriptor(10**8), reuse_blocks=False).blocks == 65536
+
+
+def test_resident_blocks_count_whole_warps():
+    """48 threads take 2 warps (64 thread slots): 2048 / 64 = 32 blocks, not 2048 // 48 = 42."""
+    from gpuperf.decisions.geometry import DeviceDescriptor, resident_blocks_per_sm
+    toy = DeviceDescriptor("toy", 1, 2048, 64, 65536, 49152, 1024, 32, 64)
+    assert resident_blocks_per_sm(toy, 48, 0, 0) == 32

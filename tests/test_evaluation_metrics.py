@@ -68,3 +68,28 @@ def test_all_metrics_and_input_checks():
         mape([0.0], [1.0])
     with pytest.raises(GpuperfError, match="NaN"):
         mape([1.0], [np.nan])
+
+
+def test_within_20pct_band_is_0_8_to_1_2_inclusive():
+    """Only 0.8 and 1.2 of the four ratios lie in the closed band."""
+    from gpuperf.evaluation.metrics import within
+    assert within([1.0] * 4, [0.79, 0.8, 1.2, 1.21]) == 0.5
+
+
+def test_spearman_is_a_rank_correlation():
+    """The same order: 1, whatever the outlier (Pearson gives about 0.8)."""
+    from gpuperf.evaluation.metrics import spearman
+    assert spearman([1, 2, 3, 4], [1, 2, 3, 100]) == pytest.approx(1.0)
+
+
+def test_kendall_counts_concordant_pairs():
+    """One swapped pair of six: (5 - 1) / 6 for Kendall, 1 - 6 * 2 / (4 * 15) for Spearman."""
+    from gpuperf.evaluation.metrics import kendall, spearman
+    assert kendall([1, 2, 3, 4], [2, 1, 3, 4]) == pytest.approx(2 / 3)
+    assert spearman([1, 2, 3, 4], [2, 1, 3, 4]) == pytest.approx(0.8)
+
+
+def test_all_metrics_median_ape_is_the_median():
+    """Errors 0.5, 0, 0.5, 0.2: median 0.35, mean 0.3."""
+    from gpuperf.evaluation.metrics import all_metrics
+    assert all_metrics([1.0, 2.0, 4.0, 10.0], [1.5, 2.0, 2.0, 12.0])["median_ape"] == pytest.approx(0.35)

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.linear_model import LinearRegression
 
 from gpuperf.errors import GpuperfError
 from gpuperf.evaluation.protocols import (
@@ -131,8 +132,6 @@ def test_balanced_subsample_caps_rows_per_cell():
 def test_predictions_clipped_to_the_log_target_bounds_are_counted_per_held_out_group():
     """GPU C's feature lies far beyond the others': its log-linear extrapolation (2^40 s) is
     clipped to the largest training time times 8, and counted; GPUs A and B stay in range."""
-    from sklearn.linear_model import LinearRegression
-
     from gpuperf.models import LogTarget
 
     rows = [dict(gpu=gpu, kernel="k", x=x, time_s=2.0**x, status="ok")
@@ -142,3 +141,29 @@ def test_predictions_clipped_to_the_log_target_bounds_are_counted_per_held_out_g
     clipped = evaluation.predictions.set_index("fold").loc["C"]
     assert bool(clipped["bounded"]) and clipped["predicted"] == pytest.approx(2.0**4 * 8)
     assert not leave_one_gpu_out(LinearRegression(), pd.DataFrame(rows), ["x"]).bounded  # no bounds
+
+
+def test_macro_mape_weighs_each_kernel_equally():
+    """k1 is off by 1.0, k2 (two rows) exact: macro 0.5, pooled 1/3."""
+    from gpuperf.evaluation.protocols import Evaluation
+    preds = pd.DataFrame({"fold": ["A"] * 3, "kernel": ["k1", "k2", "k2"],
+                          "measured": [1.0, 1.0, 1.0], "predicted": [2.0, 1.0, 1.0]})
+    ev = Evaluation("x", ("fold",), preds)
+    assert ev.macro_mape().loc["A"] == pytest.approx(0.5)
+    assert ev.overall["mape"] == pytest.approx(1 / 3)
+
+
+def test_fit_by_kernel_skips_and_counts_rows_whose_kernel_has_no_training_rows():
+    """Only GPU A ran scan: holding A out leaves scan's row without a model."""
+    from gpuperf.evaluation.protocols import leave_one_gpu_out
+    rows = [dict(gpu=g, kernel=k, n=n, time_s=n * (i + 1) * 1e-3)
+            for i, g in enumerate("AB") for k in ("copy", "scan") for n in (1, 2, 4) if k == "copy" or (g, n) == ("A", 1)]
+    ev = leave_one_gpu_out(LinearRegression(), pd.DataFrame(rows), ["n"], fit_by="kernel")
+    assert ev.skipped == {"A": 1}
+    assert len(ev.predictions) == 6 and set(ev.predictions["kernel"]) == {"copy"}
+
+
+def test_balanced_subsample_caps_a_cell_one_row_above_the_cap():
+    from gpuperf.evaluation.protocols import balanced_subsample
+    frame = pd.DataFrame({"kernel": ["k"] * 3, "gpu": ["A"] * 3, "x": [1, 2, 3]})
+    assert len(balanced_subsample(frame, ["kernel", "gpu"], 2)) == 2

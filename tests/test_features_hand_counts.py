@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace as NS
 
 import numpy as np
 import pytest
@@ -105,3 +106,29 @@ def test_an_index_nonlinear_in_the_lanes_is_not_analysable():
     found = {a.variable: a for a in warp_accesses(get_kernel(f"{KERNELS}:lane_squared"), {"n": 4096}).accesses}
     assert not found["a"].analysable and "not affine" in found["a"].reason
     assert features("lane_squared")["analysable_access_fraction"] == 0.5
+
+
+def test_a_warp_revisiting_lines_counts_each_once():
+    """Lanes 0..31 at x stride 1 and y stride 32 of an 8 x 4 block: 8 distinct 128-byte lines."""
+    from gpuperf.features.access import lines_touched
+    lines_touched.cache_clear()
+    assert lines_touched(((0, 32), (1, 1)), (8, 4, 1), 4, 128, None, None) == (8.0, 1)
+
+
+def test_a_constant_offset_shifts_the_lines_a_warp_spans():
+    """a[i + 1] spans bytes 4..131: two 128-byte lines, five 32-byte sectors."""
+    from gpuperf.features.access import lines_touched
+    lines_touched.cache_clear()
+    assert lines_touched(((0, 1),), (256, 1, 1), 4, 128, 1, ()) == (2.0, 1)
+    assert lines_touched(((0, 1),), (256, 1, 1), 4, 32, 1, ()) == (5.0, 1)
+
+
+def test_warp_access_summary_weights_accesses_by_count():
+    """Stride 2 (2 lines, 8 sectors) 1000 times and stride 1 (1 line, 4 sectors) 3000 times."""
+    from gpuperf.features.access import warp_access_summary
+    def acc(var, stride, count):
+        return NS(record=NS(space="global", problem=None, variable=var, direction="load", instruction="", itemsize=4),
+                  count=count, lid_strides={0: stride}, offset=None, outer=None)
+    s = warp_access_summary(NS(local=(32, 1, 1), accesses=[acc("a", 2, 1000), acc("b", 1, 3000)]))
+    assert s.cache_lines_per_warp_access == pytest.approx(1.25)
+    assert s.sectors_per_warp_access == pytest.approx(5.0)

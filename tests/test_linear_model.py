@@ -201,3 +201,34 @@ def test_loop_lines_follow_the_step_along_the_innermost_loop() -> None:
     naive = kernel_properties(get_kernel("matmul_naive"), {"n": 16, "m": 32, "k": 16}, ["loop_lines"])
     assert naive["loop_lines"] == 16 * 32 * 16 * (1 + 4 / 64)  # b walks down a column, a along a row
     assert kernel_properties(get_kernel("stencil2d"), {"n": 16, "m": 16}, ["loop_lines"]) == {"loop_lines": 0}
+
+
+def test_overlap_weight_is_held_at_its_bound_of_zero():
+    """Times generated with a positive overlap weight: the sign bound keeps it at 0."""
+    from gpuperf.models.linear import LinearCountModel
+    rng = np.random.default_rng(0)
+    n = 30
+    frame = pd.DataFrame({"launches": np.ones(n), "f32_ops": rng.uniform(1e3, 1e7, n),
+                          "global_load_bytes": rng.uniform(1e4, 1e8, n)})
+    frame["overlap_bytes"] = np.minimum(frame["global_load_bytes"], rng.uniform(1e4, 1e8, n))
+    names = ["launches", "f32_ops", "global_load_bytes", "overlap_bytes"]
+    times = frame[names].to_numpy() @ np.array([5e-6, 2e-11, 4e-11, 3e-11])
+    assert LinearCountModel(properties=names).fit(frame, times).weights_["overlap_bytes"] == 0
+
+
+def test_sample_weight_counts_like_repeating_a_row():
+    """Least squares on relative error with one property: c = sum(w r) / sum(w r^2), r = x / y."""
+    from gpuperf.models.linear import LinearCountModel
+    x = np.array([1.0, 10.0, 100.0, 1000.0]); y = np.array([3.0e-6, 1.0e-5, 2.0e-4, 1.0e-3])
+    w = np.array([2.0, 1.0, 1.0, 1.0])
+    m = LinearCountModel(properties=["f32_ops"]).fit(pd.DataFrame({"f32_ops": x}), y, sample_weight=w)
+    r = x / y
+    assert m.coef_[0] == pytest.approx(np.sum(w * r) / np.sum(w * r * r), rel=1e-10)
+
+
+def test_overlap_is_the_smaller_of_load_and_store_bytes():
+    """vector_fill loads nothing; add_four_vectors loads 4 x 4096 bytes and stores 4096."""
+    from gpuperf.kernels import get_kernel
+    from gpuperf.models.properties import kernel_properties
+    assert kernel_properties(get_kernel("vector_fill"), {"n": 1024})["overlap_bytes"] == 0
+    assert kernel_properties(get_kernel("add_four_vectors"), {"n": 1024})["overlap_bytes"] == 4096

@@ -90,3 +90,21 @@ def test_roofline_takes_the_larger_of_compute_and_memory_time():
         RooflineModel(calibrate=True).fit(rows, [1.0])
     double = rows.assign(flops_f64=[1e11, 0.0], gpu_peak_f64_gflops=[100.0, 100.0])
     assert np.allclose(RooflineModel(flops_f64="flops_f64").fit(double).predict(double), [1.1, 10.0])
+
+
+def test_bsp_lambda_is_the_geometric_mean_of_the_rows_ratios():
+    """Ratios 1 and 4: lambda 2 (the arithmetic mean would be 2.5)."""
+    from gpuperf.models.bsp import BspModel
+    rows = pd.DataFrame({"threads": [1000.0, 2000.0], "instructions": [10.0, 10.0], "global_loads": [2.0, 4.0],
+                         "global_stores": [2.0, 0.0], "gpu_clock_hz": [1e9, 1e9], "gpu_cores": [100.0, 100.0]})
+    t = BspModel().uncalibrated_time(rows)
+    assert BspModel().fit(rows, [t[0] / 1.0, t[1] / 4.0]).lambda_ == pytest.approx(2.0)
+
+
+def test_roofline_efficiency_ignores_rows_without_a_bound():
+    """The first row is bound at 0.1 s and took 0.2 s; the second has no work to bound."""
+    from gpuperf.models.roofline import RooflineModel
+    rows = pd.DataFrame({"flops": [1e12, 0.0], "dram_bytes": [1e9, 0.0],
+                         "gpu_peak_f32_gflops": [1e4, 1e4], "gpu_memory_bandwidth_gbs": [100.0, 100.0]})
+    model = RooflineModel(calibrate=True).fit(rows, [0.2, 1.0])
+    assert model.efficiency_ == pytest.approx(0.5)

@@ -99,3 +99,32 @@ def test_mutual_information_ranking_orders_features():
 def test_spearman_matrix_of_a_single_row_is_the_identity():
     assert np.array_equal(spearman_matrix(np.random.default_rng(0).random((1, 4))), np.eye(4))
     SpearmanClusterSelector(k=2, threshold=0.0).fit(np.random.default_rng(1).random((1, 10)), np.array([1.0]))
+
+
+def test_spearman_threshold_is_inclusive():
+    """x and -x both have |r| = 1 exactly."""
+    from gpuperf.models.selection import SpearmanClusterSelector
+    x = np.arange(10.0)
+    sel = SpearmanClusterSelector(k=5, threshold=1.0).fit(np.column_stack([x, -x, np.ones(10)]), x)
+    assert list(sel.selected_) == [0, 1]
+
+
+def test_selection_keeps_the_best_feature_when_none_passes_the_threshold():
+    from gpuperf.models.selection import SpearmanClusterSelector
+    x = np.arange(10.0)
+    sel = SpearmanClusterSelector(k=1, threshold=1.01).fit(np.column_stack([x % 2, x]), x)
+    assert list(sel.selected_) == [1]
+
+
+def test_cluster_representative_is_chosen_by_variance_on_a_scale_free_footing():
+    """A large offset gives column 0 the larger raw variance; relative to its maximum it barely varies."""
+    from gpuperf.models.selection import SpearmanClusterSelector
+    base = np.random.default_rng(1).uniform(1, 10, 300)
+    sel = SpearmanClusterSelector(k=1, threshold=0.0).fit(np.column_stack([1e6 + 10 * base, base]), base)
+    assert list(sel.selected_) == [1]
+
+
+def test_normalised_mutual_information_of_identical_partitions_is_one_half():
+    """Two quantile bins of x split it as y does: I = H(X) = H(Y) = ln 2, so R = 1/2."""
+    from gpuperf.models.selection import normalised_mutual_information
+    assert normalised_mutual_information([0.0, 1.0, 2.0, 3.0], [0.0, 0.0, 1.0, 1.0], bins=2) == pytest.approx(0.5)
