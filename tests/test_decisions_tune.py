@@ -94,6 +94,31 @@ def test_tune_measures_distinct_variants_and_a_broken_one_fails_alone(monkeypatc
     assert list(table["status"]) == statuses and table["gpu"].nunique() == 1
 
 
+def test_tuning_stops_when_a_trial_leaves_the_device_unusable(monkeypatch):
+    """After a sticky CUDA error every later trial would fail: the run stops with the trials so far
+    handed to on_trial (so tune --out keeps them)."""
+    from gpuperf.measure.devices import DeviceLost
+    from gpuperf.measure.opencl import OpenCLLaunch
+
+    run_many = OpenCLLaunch.run_many
+    launches = []
+
+    def second_trial_faults(self, count):
+        if self.compiled.kernel not in launches:
+            launches.append(self.compiled.kernel)
+        if len(launches) == 2:
+            raise DeviceLost("kernel failed to run: CUDARuntimeError: cudaErrorIllegalAddress")
+        return run_many(self, count)
+
+    monkeypatch.setattr(OpenCLLaunch, "run_many", second_trial_faults)
+    seen = []
+    with pytest.raises(GpuperfError, match=r"trial 2 .* failed: kernel failed to run: .*cudaErrorIllegalAddress\. "
+                                           r"After this error the device fails every later call"):
+        tune_space("jacobi2d_5pt", SIZES, budget=4, on_trial=lambda so_far: seen.append(
+            [t.status for t in so_far.trials]))
+    assert seen == [["ok"], ["ok", "run_failed"]]
+
+
 def test_tune_command_saves_trials_that_train_the_next_run(tmp_path, capsys):
     out = tmp_path / "trials.csv"
     argv = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--budget", "2", "--out", str(out), "--json",

@@ -118,6 +118,14 @@ def test_a_file_that_fails_to_import_says_why(tmp_path: Path) -> None:
         load_user_kernel(f"{path}:f")
 
 
+def test_a_kernel_file_may_define_dataclasses_with_postponed_annotations(tmp_path: Path) -> None:
+    """dataclasses look the module up in sys.modules while the file runs, as an import would."""
+    (tmp_path / "tiles.py").write_text("from __future__ import annotations\n" + KERNELS + "\n\n"
+                                       "from dataclasses import dataclass\n\n\n@dataclass\nclass Tile:\n"
+                                       "    width: int = 128\n\n\ndef tiled():\n    Tile()\n    return _saxpy()\n")
+    assert load_user_kernel(f"{tmp_path / 'tiles.py'}:tiled").params == ("n",)
+
+
 def test_a_kernel_file_imports_modules_beside_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "shapes.py").write_text("TILE = 64\n")
     (tmp_path / "tiled.py").write_text(KERNELS + "\n\nfrom shapes import TILE\n\n\ndef tiled():\n"

@@ -277,3 +277,44 @@ def test_two_kernels_of_one_name_from_different_files_are_refused(tmp_path: Path
     """)
     with pytest.raises(GpuperfError, match=r"campaign.toml: kernels '.*kernels.py:axpy' and '.*v2/kernels.py:axpy' are both called 'axpy'"):
         load_campaign(path)
+
+
+@pytest.mark.parametrize("cycles", [1, 3])
+def test_a_point_that_loses_the_device_is_stored_and_stops_the_campaign(tmp_path: Path, monkeypatch, cycles) -> None:
+    """CUDA's sticky errors (an illegal address) make every later call fail: the campaign stores the
+    culprit as failed and stops with one error, instead of storing every later point as failed;
+    run again, it goes on with the others."""
+    from gpuperf.measure.devices import DeviceLost
+    from gpuperf.measure.opencl import OpenCLLaunch
+
+    path = write_campaign(tmp_path, f"""
+        name = "lost"
+        [[kernels]]
+        kernel = "kernels.py:axpy"
+        sizes = [{{n = 1024}}, {{n = 2048}}]
+        [[kernels]]
+        kernel = "vector_copy"
+        sizes = [{{n = 1024}}]
+    """)
+    path.write_text(path.read_text() + f"cycles = {cycles}\n")
+    if cycles > 1:
+        path.write_text(path.read_text().replace('name = "lost"', 'name = "lost"\ninterleave = "campaign"'))
+    run_many = OpenCLLaunch.run_many
+
+    def faulting(self, count):
+        if self.compiled.kernel.name == "axpy" and self.values["n"] == 2048:
+            raise DeviceLost("kernel 'axpy' failed to run: CUDARuntimeError: cudaErrorIllegalAddress")
+        return run_many(self, count)
+
+    monkeypatch.setattr(OpenCLLaunch, "run_many", faulting)
+    store = tmp_path / "store.sqlite"
+    with pytest.raises(GpuperfError, match=r"axpy at n=2048: DeviceLost: .*cudaErrorIllegalAddress\. After this "
+                                           r"error the device fails every later call .* stored as run_failed"):
+        run_campaign(load_campaign(path), store, progress=False)
+    stored = {(r["kernel_name"], r["sizes"]["n"]): r["status"] for r in _rows(store)}
+    assert stored[("axpy", 2048)] == "run_failed" and "run_failed" not in {s for k, s in stored.items() if k != ("axpy", 2048)}
+    monkeypatch.setattr(OpenCLLaunch, "run_many", run_many)  # a fresh process: the device works again
+    report = run_campaign(load_campaign(path), store, progress=False)
+    assert report.failed == {}
+    assert {(r["kernel_name"], r["sizes"]["n"]): r["status"] for r in _rows(store)} == {
+        ("axpy", 1024): "ok", ("axpy", 2048): "run_failed", ("vector_copy", 1024): "ok"}

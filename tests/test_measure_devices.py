@@ -152,3 +152,56 @@ def test_generated_cuda_compiles_with_nvrtc(spec: str) -> None:
     ptx = _nvrtc_ptx(code)
     for function in functions:
         assert f".entry {function.name}(" in ptx  # extern "C": the name CuPy looks up
+
+
+class _FailingRuntime:
+    """Stands in for a device after a fault: every call repeats the fault."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def __getattr__(self, name):
+        def fail(*args, **kwargs):
+            raise self.error
+        return fail
+
+
+def test_releasing_a_launch_never_hides_the_failure_already_raised() -> None:
+    """After a fault, the queue (or CUDA device) repeats its error when the buffers are released;
+    close() must not raise it over the launch's own failure."""
+    device = open_device("opencl:0")
+    launch = device.compile(get_kernel("vector_copy")).bind({"n": 1024}, {"a": np.ones(1024, np.float32)})
+    queue = launch.queue
+    launch.queue = _FailingRuntime(RuntimeError("CL_OUT_OF_RESOURCES"))
+    launch.close()  # no exception
+    assert launch.arrays == {}
+    queue.finish()
+
+
+class _CupyError(Exception):
+    """A CuPy runtime error: its module and its CUDA status are what gpuperf reads."""
+
+    __module__ = "cupy_backends.cuda.api.runtime"
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"status {status}")
+        self.status = status
+
+
+def test_sticky_cuda_errors_are_told_from_others_through_the_chain_of_causes() -> None:
+    from gpuperf.measure.devices import DeviceLost, RunFailed, device_lost
+
+    def wrapped(inner: Exception) -> RunFailed:
+        try:
+            raise inner
+        except Exception as exc:  # noqa: BLE001
+            try:
+                raise RunFailed("kernel 'k' failed to run") from exc
+            except RunFailed as outer:
+                return outer
+
+    assert device_lost(wrapped(_CupyError(700)))  # cudaErrorIllegalAddress
+    assert device_lost(wrapped(_CupyError(719)))  # cudaErrorLaunchFailure
+    assert not device_lost(wrapped(_CupyError(701)))  # too many resources requested: not sticky
+    assert not device_lost(wrapped(ValueError("status 700")))
+    assert device_lost(DeviceLost("lost"))

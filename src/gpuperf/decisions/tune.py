@@ -183,7 +183,7 @@ def tune_space(
     space's variants best first, e.g. :func:`rank_space` trained on other kernels) gives the
     online search its first ``RANKED_PICKS`` picks instead of random ones."""
     from gpuperf.kernels.space import InvalidVariant, get_space
-    from gpuperf.measure.devices import MeasureFailure, open_device
+    from gpuperf.measure.devices import MeasureFailure, device_lost, open_device
     from gpuperf.measure.export import known_gpu
     from gpuperf.measure.timing import measure
 
@@ -203,6 +203,7 @@ def tune_space(
     for _ in range(min(budget, len(search))):
         index = search.ask()
         config = {p: _plain(configs[p].iloc[index]) for p in params}
+        lost = False
         try:
             kernel = space.build(config)
             _check_sizes(kernel, sizes)
@@ -213,10 +214,14 @@ def tune_space(
             trial = Trial(config, None, "invalid_variant", str(error))
         except MeasureFailure as error:
             trial = Trial(config, None, error.status, error.detail.splitlines()[0] if error.detail else "")
+            lost = device_lost(error)
         search.tell(index, trial.time_s)
         result.trials.append(trial)
         if on_trial is not None:
             on_trial(result)
+        if lost:
+            raise GpuperfError(f"{device}: trial {len(result.trials)} ({config}) failed: {trial.detail}. After this "
+                               "error the device fails every later call in this process, so tuning stops here")
     return result
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import inspect
+import re
 import sys
 from pathlib import Path
 
@@ -55,14 +57,20 @@ def call_user_function(spec: str) -> tuple[object, Path, str]:
         raise GpuperfError(f"'{spec}': name the function too, as {path}:function")
     if not path.is_file():
         raise missing_file(path, f"kernel file '{path}' does not exist")
-    module_spec = importlib.util.spec_from_file_location(f"gpuperf_user_{path.stem}", path)
+    # A name of its own per file, registered before it runs as Python's import machinery does
+    # (dataclasses and typing look the module up in sys.modules while the file executes).
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+    name = f"gpuperf_user_{re.sub(r'[^0-9A-Za-z_]', '_', path.stem)}_{digest}"
+    module_spec = importlib.util.spec_from_file_location(name, path)
     if module_spec is None or module_spec.loader is None:
         raise GpuperfError(f"kernel file '{path}' is not a Python file")
     module = importlib.util.module_from_spec(module_spec)
     _make_importable(path.resolve().parent)
+    sys.modules[name] = module
     try:
         module_spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - any failure in user code is reported the same way
+        del sys.modules[name]
         raise GpuperfError(f"kernel file '{path}' failed to import: {type(exc).__name__}: {exc}") from None
     builder = getattr(module, function, None)
     if builder is None or not callable(builder):

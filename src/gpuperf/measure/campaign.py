@@ -48,7 +48,9 @@ import islpy as isl
 
 from gpuperf.errors import GpuperfError, missing_file
 from gpuperf.kernels.kernel import Kernel
-from gpuperf.measure.devices import Compiled, Device, MeasureFailure, RunFailed, describe_exception, open_device
+from gpuperf.measure.devices import (
+    Compiled, Device, MeasureFailure, RunFailed, describe_exception, device_lost, open_device,
+)
 from gpuperf.measure.interleave import Variant, measure_interleaved
 from gpuperf.measure.store import OK, PointKey, Store, geometry_text, sizes_text
 from gpuperf.measure.timing import Measurement, TimingSettings, measure_compiled, provenance
@@ -390,25 +392,39 @@ def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None 
             else:
                 for point in todo:
                     bar.update(task, description=f"{point.entry.kernel.key} {_sizes_label(point.sizes)}")
-                    store.add(_take(point, opened, compiler, campaign, report))
+                    _take(point, opened, compiler, campaign, report, store)
                     bar.advance(task)
     report.wall_s = time.perf_counter() - start
     return report
 
 
 def _take(point: Point, device: Device, compiler: _Compiler, campaign: Campaign,
-          report: CampaignReport) -> dict[str, Any]:
+          report: CampaignReport, store: Store) -> None:
+    """Measure one point and store its row; a failure is stored too and the campaign goes on,
+    unless it left the device unusable."""
     try:
         compiled = compiler.get(point.entry)
         m = measure_compiled(compiled, device, point.sizes, point.entry.verify, campaign.settings, campaign.seed)
     except Exception as exc:  # noqa: BLE001 - any failure is stored, the campaign goes on
         row = _failed_row(point, device, exc, campaign.settings)
         report.failed[row["status"]] = report.failed.get(row["status"], 0) + 1
-        return row
+        store.add(row)
+        if device_lost(exc):
+            raise _stopped(point, device, exc, row) from None
+        return
     report.measured += 1
     report.kernel_s += m.kernel_total_s
     report.first_launch_s += m.first_launch_s
-    return _measured_row(point, device, m)
+    store.add(_measured_row(point, device, m))
+
+
+def _stopped(point: Point, device: Device, exc: BaseException, row: dict[str, Any]) -> GpuperfError:
+    """The campaign's one error when a point left the device unusable (its row already stored)."""
+    return GpuperfError(
+        f"{device.name}: {point.entry.kernel.key} at {_sizes_label(point.sizes)}: {describe_exception(exc)}. "
+        f"After this error the device fails every later call in this process, so the campaign stops; the "
+        f"point is stored as {row['status']}; run the campaign again to go on with the next point"
+    )
 
 
 def interleaved_groups(points: Sequence[Point], scope: str = "kernel") -> list[list[Point]]:
@@ -444,8 +460,16 @@ def _take_interleaved(group: Sequence[Point], device: Device, campaign: Campaign
     def keep(cycle: int, rounds: dict[int, dict[str, float]]) -> None:
         store.add_rounds(cycle, {ready[i][0].key: {**taken, "group": group_id} for i, taken in rounds.items()})
 
-    measured = measure_interleaved([Variant(c, p.sizes, p.entry.verify) for p, c in ready], device,
-                                   campaign.settings, campaign.seed, done=done, on_cycle=keep)
+    try:
+        measured = measure_interleaved([Variant(c, p.sizes, p.entry.verify) for p, c in ready], device,
+                                       campaign.settings, campaign.seed, done=done, on_cycle=keep)
+    except Exception as exc:
+        if not device_lost(exc) or not hasattr(exc, "variant_index"):
+            raise
+        culprit = ready[exc.variant_index][0]  # stored alone; the others resume in a new group
+        row = _failed_row(culprit, device, exc, campaign.settings)
+        store.add(row)
+        raise _stopped(culprit, device, exc, row) from None
     outcome = {id(p): m for (p, _), m in zip(ready, measured)}
     rows = []
     for point, compiled in built:

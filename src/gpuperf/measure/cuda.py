@@ -21,7 +21,7 @@ from pymbolic import evaluate
 
 from gpuperf.errors import GpuperfError
 from gpuperf.kernels.kernel import Kernel
-from gpuperf.measure.devices import CompileFailed, RunFailed, describe_exception
+from gpuperf.measure.devices import CompileFailed, DeviceLost, RunFailed, describe_exception, device_lost
 
 Dim3 = tuple[int, int, int]
 
@@ -258,8 +258,9 @@ class CudaLaunch:
                 ]
                 self.scratch = scratch
         except Exception as exc:  # noqa: BLE001
-            raise RunFailed(f"kernel '{kernel.key}': preparing the CUDA launch failed: {describe_exception(exc)}",
-                            detail=f"{type(exc).__name__}: {exc}") from exc
+            failure = DeviceLost if device_lost(exc) else RunFailed
+            raise failure(f"kernel '{kernel.key}': preparing the CUDA launch failed: {describe_exception(exc)}",
+                          detail=f"{type(exc).__name__}: {exc}") from exc
 
     def run(self) -> float:
         return self.run_many(1)[0]
@@ -277,14 +278,24 @@ class CudaLaunch:
                 pairs[-1][1].synchronize()
                 return [cupy.cuda.get_elapsed_time(start, end) * 1e-3 for start, end in pairs]
         except Exception as exc:  # noqa: BLE001
-            raise RunFailed(f"kernel '{self.compiled.kernel.key}' failed to run: {describe_exception(exc)}",
-                            detail=f"{type(exc).__name__}: {exc}") from exc
+            failure = DeviceLost if device_lost(exc) else RunFailed
+            raise failure(f"kernel '{self.compiled.kernel.key}' failed to run: {describe_exception(exc)}",
+                          detail=f"{type(exc).__name__}: {exc}") from exc
 
     def outputs(self) -> dict[str, np.ndarray]:
         cupy = self.compiled.device.cupy
         return {name: cupy.asnumpy(self.arrays[name]) for name in self.compiled.kernel.outputs}
 
     def close(self) -> None:
-        self.compiled.device.cupy.cuda.Device(self.compiled.device.index).synchronize()
-        self.arrays.clear()
-        self.scratch.clear()
+        """Release the buffers and return them to the driver. Never raises: after a failed launch the
+        device repeats its error here, and the failure already raised must be the one reported."""
+        cupy = self.compiled.device.cupy
+        try:
+            cupy.cuda.Device(self.compiled.device.index).synchronize()
+        except Exception:  # noqa: BLE001, S110 - see the docstring
+            pass
+        self.calls, self.arrays, self.scratch = [], {}, {}
+        try:
+            cupy.get_default_memory_pool().free_all_blocks()
+        except Exception:  # noqa: BLE001, S110 - see the docstring
+            pass

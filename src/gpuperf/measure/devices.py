@@ -53,6 +53,38 @@ class VerifyFailed(MeasureFailure):
         self.max_rel_error = max_rel_error
 
 
+class DeviceLost(RunFailed):
+    """A launch failed with an error that leaves the device unusable in this process (CUDA's
+    sticky errors: an illegal address, a launch failure, ...): every later call fails the same
+    way, so a campaign or tuning run stores this point as failed and stops."""
+
+
+# CUDA errors after which the context is unusable until the process ends (CUDA runtime API
+# documentation, cudaError: "the process must be terminated and relaunched").
+STICKY_CUDA_ERRORS = {
+    700: "illegal address", 702: "launch timeout", 714: "hardware stack error", 715: "illegal instruction",
+    716: "misaligned address", 717: "invalid address space", 718: "invalid program counter",
+    719: "launch failure",
+}
+
+
+def device_lost(exc: BaseException) -> bool:
+    """Whether ``exc``, or an exception it was raised from, left the device unusable."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, DeviceLost) or _sticky_cuda_status(current):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _sticky_cuda_status(exc: BaseException) -> bool:
+    """A CuPy CUDA runtime or driver error (``.status``) that CUDA makes sticky."""
+    return type(exc).__module__.startswith("cupy") and getattr(exc, "status", None) in STICKY_CUDA_ERRORS
+
+
 def describe_exception(exc: BaseException, limit: int = 300) -> str:
     """``Type: first line of the message`` cut to ``limit`` characters (for one-line errors)."""
     text = str(exc).strip().splitlines()

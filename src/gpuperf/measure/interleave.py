@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuperf.measure.devices import Compiled, Device
+from gpuperf.measure.devices import Compiled, Device, device_lost
 from gpuperf.measure.timing import (
     Measurement, Prepared, Timing, TimingSettings, measurement, one_round, prepare, summarize,
 )
@@ -49,7 +49,9 @@ def measure_interleaved(variants: Sequence[Variant], device: Device, settings: T
                         done: Mapping[int, Sequence[Round]] | None = None,
                         on_cycle: OnCycle = lambda cycle, rounds: None) -> list[Measurement | Exception]:
     """Time ``variants`` in ``settings.cycles`` interleaved cycles; per variant its Measurement, or the
-    exception that stopped it (RunFailed, VerifyFailed) while the others go on. ``on_round`` is
+    exception that stopped it (RunFailed, VerifyFailed) while the others go on; a failure that left
+    the device unusable (:func:`~gpuperf.measure.devices.device_lost`) stops the group and is raised
+    with ``variant_index``, the rounds of finished cycles already passed to ``on_cycle``. ``on_round`` is
     called after each variant's round (for a progress bar: variants x cycles calls at most).
     ``done`` maps a variant's index to its rounds of cycles already timed; ``on_cycle(cycle,
     rounds)`` receives each cycle's new rounds by variant index when the cycle ends."""
@@ -65,6 +67,7 @@ def measure_interleaved(variants: Sequence[Variant], device: Device, settings: T
                 failed = prepared.pop(index, None)
                 if failed is not None:
                     failed.launch.close()
+                _stop_if_device_lost(exc, index)
                 results[index] = exc
         for index, rounds in _cycles(prepared, settings, seed, on_round, done, on_cycle).items():
             if isinstance(rounds, Exception):
@@ -119,6 +122,7 @@ def _cycles(prepared: Mapping[int, Prepared], settings: TimingSettings, seed: in
             try:
                 samples, wall = one_round(prepared[index].launch.run_many, settings)
             except Exception as exc:  # noqa: BLE001 - this variant stops, the others go on
+                _stop_if_device_lost(exc, index)
                 rounds[index] = exc
                 continue
             new[index] = {"median": float(np.median(samples)), "launches": len(samples),
@@ -128,6 +132,14 @@ def _cycles(prepared: Mapping[int, Prepared], settings: TimingSettings, seed: in
         if new:
             on_cycle(cycle, new)
     return rounds
+
+
+def _stop_if_device_lost(exc: Exception, index: int) -> None:
+    """Re-raise a failure that left the device unusable (every later variant would fail too),
+    naming the variant that caused it (``exc.variant_index``)."""
+    if device_lost(exc):
+        exc.variant_index = index  # type: ignore[attr-defined]
+        raise exc
 
 
 def paired_ratio(first: Sequence[float], second: Sequence[float]) -> float:
