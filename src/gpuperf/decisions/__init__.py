@@ -11,7 +11,7 @@
   (:func:`advise_kernel`) or a profiled launch (:func:`advise_profile`).
 """
 
-import importlib
+from gpuperf._lazy import lazy_exports
 
 # Names re-exported here, loaded on first use so that choosing a launch geometry does not import
 # the learned models.
@@ -45,8 +45,4 @@ _EXPORTS = {
 }
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"gpuperf.decisions.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module 'gpuperf.decisions' has no attribute '{name}'")
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -10,7 +10,7 @@
   (``python benchmarks/bench_rodinia.py`` prints the figures).
 """
 
-import importlib
+from gpuperf._lazy import lazy_exports
 
 # Names re-exported here, loaded on first use so that importing one evaluation module stays cheap.
 _EXPORTS = {
@@ -29,8 +29,4 @@ _EXPORTS = {
 }
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"gpuperf.evaluation.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module 'gpuperf.evaluation' has no attribute '{name}'")
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -13,7 +13,7 @@ linear count model either); GPU
 descriptors are joined to tables before they reach a model.
 """
 
-import importlib
+from gpuperf._lazy import lazy_exports
 
 # Names re-exported here, loaded on first use so that importing one model module stays cheap.
 _EXPORTS = {
@@ -38,8 +38,4 @@ _EXPORTS = {
 }
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"gpuperf.models.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module 'gpuperf.models' has no attribute '{name}'")
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -82,10 +82,15 @@ class LogTarget(TransformedTargetRegressor):
         """Which of ``X``'s predictions the bounds clip (the regressor's own lies outside them)."""
         check_is_fitted(self)
         log_predicted = np.asarray(self.regressor_.predict(X), dtype=float)
-        if self.bound_factor is None:
-            return np.zeros(len(log_predicted), dtype=bool)
-        low, high = self.log_bounds_
-        return (log_predicted < low) | (log_predicted > high)
+        return outside(log_predicted, None if self.bound_factor is None else self.log_bounds_)
+
+
+def outside(values: np.ndarray, bounds: tuple[float, float] | None) -> np.ndarray:
+    """Which ``values`` lie outside ``bounds`` (none of them without bounds)."""
+    if bounds is None:
+        return np.zeros(len(values), dtype=bool)
+    low, high = bounds
+    return (values < low) | (values > high)
 
 
 def signed_log1p(values):

@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from gpuperf.errors import GpuperfError
+from gpuperf.models.learned import outside
 
 REFERENCE_COLUMN = "reference_log2_time"
 
@@ -59,7 +60,4 @@ class ReferenceResidual(RegressorMixin, BaseEstimator):
         """Which of ``X``'s predictions the bounds clip (the regressor's residual lies outside them)."""
         check_is_fitted(self)
         residual = np.asarray(self.regressor_.predict(X), dtype=float)
-        if self.bound_factor is None:
-            return np.zeros(len(residual), dtype=bool)
-        low, high = self.residual_bounds_
-        return (residual < low) | (residual > high)
+        return outside(residual, None if self.bound_factor is None else self.residual_bounds_)
