@@ -45,3 +45,27 @@ def test_failing_step_is_reported_in_the_index(tmp_path, monkeypatch) -> None:
 def test_unknown_step_is_one_clear_error(tmp_path, capsys) -> None:
     assert main(["demo", "--out", str(tmp_path), "--step", "catalogue"]) == 2
     assert "unknown demo step 'catalogue'; did you mean catalog" in capsys.readouterr().err
+
+
+def test_rerunning_a_step_keeps_the_others_and_the_summary_leads(tmp_path, monkeypatch, capsys) -> None:
+    """`gpuperf demo --step X` after a full run replaces X's sections and keeps every other step's."""
+    calls = []
+
+    def first(report: demo.DemoReport) -> None:
+        report.add("First", "one")
+        report.headline("first figure 1")
+
+    def second(report: demo.DemoReport) -> None:
+        calls.append(1)
+        report.add("Second", f"run {len(calls)}")
+        report.headline(f"second figure {len(calls)}")
+
+    monkeypatch.delenv("POCL_MAX_PTHREAD_COUNT", raising=False)
+    monkeypatch.setattr(demo, "STEPS", {"first": first, "second": second})
+    assert main(["demo", "--out", str(tmp_path)]) == 0
+    assert main(["demo", "--out", str(tmp_path), "--step", "second"]) == 0
+    index = (tmp_path / "index.md").read_text()
+    assert "## First\n\none" in index and "run 2" in index and "run 1" not in index
+    assert index.index("## Summary") < index.index("## Set-up") < index.index("## First") < index.index("## Second")
+    assert "- first figure 1\n- second figure 2\n" in index
+    assert capsys.readouterr().out.endswith(f"- first figure 1\n- second figure 2\nreport: {tmp_path / 'index.md'}\n")

@@ -22,18 +22,57 @@ console = Console(stderr=True)
 
 @dataclass
 class DemoReport:
-    """The report folder and the Markdown sections written so far."""
+    """The report folder, and per step its Markdown sections and headline figures.
+
+    The steps' texts are kept in ``index_steps.json`` beside ``index.md``, so a rerun of some steps
+    (``--step``) replaces their sections and keeps the others'."""
 
     out: Path
-    sections: list[str] = field(default_factory=list)
+    step: str = "set-up"
+    sections: dict[str, list[str]] = field(default_factory=dict)
+    headlines: dict[str, list[str]] = field(default_factory=dict)
 
     def add(self, title: str, body: str) -> None:
-        self.sections.append(f"## {title}\n\n{body.strip()}\n")
+        self.sections.setdefault(self.step, []).append(f"## {title}\n\n{body.strip()}\n")
+
+    def headline(self, text: str) -> None:
+        """One line of the summary that opens the index and ends the demo's output."""
+        self.headlines.setdefault(self.step, []).append(text)
+
+    def start(self, step: str) -> None:
+        """Begin (or redo) ``step``: its earlier sections and headlines are dropped."""
+        self.step = step
+        self.sections[step], self.headlines[step] = [], []
 
     def write_index(self) -> Path:
+        kept = self.out / "index_steps.json"
+        steps = json.loads(kept.read_text()) if kept.is_file() else {}
+        steps |= {step: {"sections": self.sections.get(step, []), "headlines": self.headlines.get(step, [])}
+                  for step in self.sections}
+        kept.write_text(json.dumps(steps, indent=1))
+        order = ["set-up", *STEPS]
+        ordered = [steps[step] for step in order if step in steps]
+        summary = [f"- {line}" for texts in ordered for line in texts["headlines"]]
+        body = "\n".join(section for texts in ordered for section in texts["sections"])
         path = self.out / "index.md"
-        path.write_text("# gpuperf demo report\n\n" + "\n".join(self.sections))
+        path.write_text("# gpuperf demo report\n\n"
+                        + ("## Summary\n\n" + "\n".join(summary) + "\n\n" if summary else "") + body)
         return path
+
+
+def _gmean(values: pd.Series) -> float:
+    """Geometric mean of the numbers in ``values`` (NaN if none)."""
+    import numpy as np
+
+    numbers = pd.to_numeric(values, errors="coerce").dropna()
+    return float(np.exp(np.log(numbers).mean())) if len(numbers) else float("nan")
+
+
+def summary_lines(out: str | Path) -> list[str]:
+    """The headlines of every step in the report folder ``out`` (this run's and kept earlier ones)."""
+    kept = Path(out) / "index_steps.json"
+    steps = json.loads(kept.read_text()) if kept.is_file() else {}
+    return [line for step in ["set-up", *STEPS] for line in steps.get(step, {}).get("headlines", [])]
 
 
 def _markdown_table(frame: pd.DataFrame, max_rows: int = 40) -> str:
@@ -183,6 +222,8 @@ def measure_step(report: DemoReport) -> None:
     result = run_campaign(load_campaign(campaign_file), store)
     table = export_store(store, report.out / "measurements.csv", "csv")
     shown = table[["kernel", "variant", "status", "time_s", "time_s_iqr", "repeats"]]
+    report.headline(f"Measured {result.measured + result.already_stored} catalog points on {result.device} "
+                    f"(failures: {result.failed or 'none'}); every output checked against NumPy.")
     copy = table[table["kernel"].eq("vector_copy")][["n", "time_s"]].sort_values("n")
     report.add(
         "Measurements on the local device",
@@ -213,6 +254,10 @@ def linear_model_step(report: DemoReport) -> None:
         pd.DataFrame({"held_out_gmre": result.held_out_error()}), how="outer").reset_index(names="kernel")
     errors.to_csv(report.out / "linear_model_errors.csv", index=False)
     summary = result.summary()
+    report.headline(
+        f"Linear count model calibrated on {local_device()}: geometric-mean relative error per held-out kernel "
+        f"{summary['held_out_mean_gmre']:.3f} on average (median {summary['held_out_median_gmre']:.3f}; target "
+        f"at most 0.25; 0.1 means predictions off by 10 %).")
     report.add(
         "Linear count model on the local device",
         f"Calibrated on {summary['in_sample_kernels']} measurement kernels, tested on "
@@ -240,6 +285,12 @@ def models_step(report: DemoReport) -> None:
               "Profiled on another GPU: mean", "BSP (lambda per kernel and architecture)")
     shown = [f"### {title}\n\n{_markdown_table(pd.DataFrame(rows))}" for title, rows in tables.items()
              if title.startswith(wanted) and isinstance(rows, list) and rows]
+    targets = next((pd.DataFrame(rows) for title, rows in tables.items() if title.startswith("Targets")), None)
+    if targets is not None and len(targets):
+        report.headline(
+            f"Rodinia on {len(targets)} GPUs, each left out in turn: per-kernel MAPE {targets['ours'].min():.2f} to "
+            f"{targets['ours'].max():.2f} (0.10 = 10 %); at most 0.25 on {int(targets['meets_ceiling'].sum())} "
+            f"of {len(targets)} GPUs.")
     report.add(
         "Models on real GPU data: Amaris et al. reproduced",
         "Leave-one-GPU-out, leave-one-architecture-out and leave-one-kernel-out on the bundled Rodinia nvprof "
@@ -268,6 +319,9 @@ def advise_step(report: DemoReport) -> None:
     frame.to_csv(report.out / "advice.csv", index=False)
     results, _ = advisor_study(report.out / "advise", ("inputs",))
     accuracy = summarise(results, ["target"])[["target", "pairs", "sign_accuracy", "sign_accuracy_constant"]]
+    report.headline("Advisor, held-out inputs: sign of the speedup right in " + ", ".join(
+        f"{row.sign_accuracy:.0%} of {row.pairs} {row.target} pairs (always guessing the commoner sign: "
+        f"{row.sign_accuracy_constant:.0%})" for row in accuracy.itertuples()) + ".")
     report.add(
         "Optimization advice",
         f"Predicted speedups of each optimization in the database for `{kernel.key}` at n = m = 2048 "
@@ -286,6 +340,10 @@ def explore_step(report: DemoReport) -> None:
 
     frame, _ = exploration_study(report.out / "explore", "schoonhoven/pnpoly", budget=100)
     frame.to_csv(report.out / "explore_pnpoly.csv", index=False)
+    report.headline(
+        f"Exploring pnpoly with each of {len(frame)} GPUs left out: {_gmean(frame['evals_to_90']):.2f} evaluations "
+        f"to reach 90 % of the best (geometric mean), plain transfer {_gmean(frame['transfer_evals_to_90']):.2f}, "
+        f"random order {_gmean(frame['random_evals_to_90']):.1f}.")
     report.add(
         "Exploring a tuning space",
         f"Schoonhoven et al.'s pnpoly space on each GPU, explored in the order a model trained on the other "
@@ -326,6 +384,9 @@ def tuning_section(report: DemoReport, measured_variants: Path) -> None:
     trials.to_csv(report.out / "tune_jacobi2d_5pt.csv", index=False)
     tuning_report(report.out / "tune", result, default)
     best = result.best()
+    if best is not None:
+        report.headline(f"Tuning {TUNED_SPACE} on {device}: {default / best.time_s:.2f}x the default variant's speed "
+                        f"after {len(result.trials)} trials.")
     found = "no variant ran" if best is None else (
         f"best after {result.trials.index(best) + 1} of {len(result.trials)} trials: {best.config}, "
         f"{best.time_s * 1e3:.3f} ms, {default / best.time_s:.2f}x the default variant's "
@@ -360,6 +421,8 @@ def geometry_step(report: DemoReport) -> None:
     frame.to_csv(report.out / "geometry.csv", index=False)
     picks, _ = geometry_study(report.out / "geometry")
     judged = policy_summary(picks, EVALUATED_POLICIES)
+    report.headline("Launch geometry on the bundled block-shape choices, speedup over LLVM's default: " + ", ".join(
+        f"{policy} {row.speedup_vs_llvm:.2f}x" for policy, row in judged.iterrows() if policy != "llvm") + ".")
     report.add(
         "Launch geometry",
         "Threads per block and blocks for a parallel loop (32 registers, no shared memory) on the H100 "
@@ -422,14 +485,17 @@ def run_demo(out: str | Path = "gpuperf-report", steps: list[str] | None = None)
     os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", "1")
     report = DemoReport(Path(out))
     report.out.mkdir(parents=True, exist_ok=True)
+    report.start("set-up")
     report.add("Set-up", f"pocl worker threads (CPU OpenCL device only): {os.environ['POCL_MAX_PTHREAD_COUNT']}.")
     for name in steps or list(STEPS):
         console.rule(f"[bold]gpuperf demo: {name}")
         start = time.perf_counter()
+        report.start(name)
         try:
             STEPS[name](report)
         except Exception as exc:  # noqa: BLE001 - one failing step must not hide the others
             report.add(f"{name} (failed)", f"This step failed: `{type(exc).__name__}: {exc}`")
+            report.headline(f"{name}: failed ({type(exc).__name__}: {exc})")
             console.print(f"[red]step {name} failed[/red]: {exc}")
             console.print(traceback.format_exc(), style="dim")
         console.print(f"{name}: {time.perf_counter() - start:.1f} s")

@@ -99,7 +99,7 @@ def demo(
     step: Annotated[list[str] | None, typer.Option(help="run only these steps")] = None,
 ) -> None:
     """gpuperf's main job on its embedded defaults: writes a report folder with index.md."""
-    from gpuperf.demo import STEPS, run_demo
+    from gpuperf.demo import STEPS, run_demo, summary_lines
     from gpuperf.errors import unknown_name_error
 
     from gpuperf.cli.output import report_folder
@@ -108,6 +108,8 @@ def demo(
         if name not in STEPS:
             raise unknown_name_error("demo step", name, STEPS)
     index = run_demo(str(report_folder(out, "--out")), step)
+    for line in summary_lines(index.parent):
+        print(f"- {line}")
     print(f"report: {index}")
 
 
