@@ -43,6 +43,28 @@ def test_ask_tell_picks_what_the_simulation_picks(with_train):
     assert search.best() == min(ran, key=lambda i: target.times[i])
 
 
+def test_guided_search_takes_training_tables_as_well_as_spaces(tmp_path):
+    """A table of several GPUs (a DataFrame or a file) counts as one space per GPU, as in explore."""
+    target = grid((9, 4))
+    train = [grid((8, 4), 2.0), grid((2, 11), 0.5)]
+    rows = pd.concat([space.configs.assign(time_s=space.times, gpu=gpu,
+                                           status=np.where(np.isnan(space.times), "run_failed", "ok"))
+                      for space, gpu in zip(train, ("A", "B"))])
+    rows.to_csv(tmp_path / "others.csv", index=False)
+    asked = {}
+    for label, given in (("spaces", train), ("frame", [rows]), ("file", [tmp_path / "others.csv"]),
+                         ("one path", str(tmp_path / "others.csv"))):
+        search = GuidedSearch(target.configs, ["x", "y"], given, seed=3)
+        asked[label] = []
+        for _ in range(6):
+            index = search.ask()
+            asked[label].append(index)
+            search.tell(index, None if np.isnan(target.times[index]) else target.times[index])
+    assert asked["frame"] == asked["file"] == asked["one path"] == asked["spaces"]
+    with pytest.raises(GpuperfError, match="train: int is not a Space, a table or a path to one"):
+        GuidedSearch(target.configs, ["x", "y"], [3])
+
+
 def test_tell_refuses_repeats_and_bad_times():
     search = GuidedSearch(grid((5, 5)).configs, ["x", "y"])
     first = search.ask()

@@ -264,8 +264,12 @@ def read_training_spaces(path: str | Path, params: Sequence[str], target: str | 
     left out; a table with no group that has them is an error."""
     if is_kernel_tuner_cache(path):
         return [_cache_space(path, params, target, fallback=True)]
-    frame = read_table(path)
-    where = str(path)
+    return training_spaces_from_frame(read_table(path), params, target, str(path))
+
+
+def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], target: str | None = None,
+                               where: str = "table") -> list[Space]:
+    """:func:`read_training_spaces` for a table already read (``where`` names it in errors)."""
     column = target if target in frame.columns else default_target(frame, where)
     by = [c for c in GROUP_COLUMNS if c in frame.columns and frame[c].nunique() > 1]
     if not by:

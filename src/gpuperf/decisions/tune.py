@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -43,6 +44,28 @@ if TYPE_CHECKING:
 RANKED_PICKS = 3
 
 
+def training_spaces(train: Sequence[Space | pd.DataFrame | str | Path], params: Sequence[str]) -> list[Space]:
+    """Each of ``train`` as measured spaces: a :class:`Space` as it is; a table (a DataFrame, a
+    CSV or Parquet file, a bundled dataset's name) or a Kernel Tuner cache as one space per
+    kernel, GPU and problem size (:func:`~gpuperf.decisions.space.read_training_spaces`). Tables
+    are taken whole: leave out the rows of the GPU being tuned."""
+    from gpuperf.decisions.space import read_training_spaces, training_spaces_from_frame
+
+    if isinstance(train, (str, Path, pd.DataFrame)):
+        train = [train]
+    spaces: list[Space] = []
+    for item in train:
+        if isinstance(item, Space):
+            spaces.append(item)
+        elif isinstance(item, pd.DataFrame):
+            spaces += training_spaces_from_frame(item, params)
+        elif isinstance(item, (str, Path)):
+            spaces += read_training_spaces(item, params)
+        else:
+            raise GpuperfError(f"train: {type(item).__name__} is not a Space, a table or a path to one")
+    return spaces
+
+
 class GuidedSearch:
     """Which configuration to measure next, refitted on every result (see the module docstring)."""
 
@@ -59,7 +82,7 @@ class GuidedSearch:
             raise GpuperfError("no configurations to search")
         configs = configs[params].reset_index(drop=True)
         self.space = Space(params, configs, np.full(len(configs), np.nan), "search", gpu=gpu)
-        self.explorer = make_explorer(self.space, train, model, True, seed, initial, start)
+        self.explorer = make_explorer(self.space, training_spaces(train, params), model, True, seed, initial, start)
         self.measured: list[int] = []
         self.times = np.full(len(configs), np.nan)
 
