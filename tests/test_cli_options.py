@@ -6,7 +6,7 @@ from typing import Any
 
 import typer
 
-from gpuperf.cli import _register_all, app
+from gpuperf.cli import _register_all, app, main
 
 
 def _commands(group: Any, prefix: str = "") -> dict[str, Any]:
@@ -30,3 +30,10 @@ def test_every_out_option_has_the_short_form_and_every_json_flag_the_same_name()
     json_flags = {tuple(param.opts) for command in commands.values() for param in command.params
                   if param.name in {"as_json", "json_out", "json"}}
     assert json_flags == {("--json",)}
+
+
+def test_version_prints_gpuperf_and_its_version(capsys):
+    from gpuperf import __version__
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"gpuperf {__version__}\n"

@@ -274,3 +274,10 @@ def test_a_variant_names_each_parameter_once_and_reproduce_a_scenario_at_least(c
     assert "parameter local_x is given twice" in capsys.readouterr().err
     assert main(["reproduce", "rodinia", "--scenarios", ","]) == 2
     assert "--scenarios ',' names no scenario" in capsys.readouterr().err
+
+
+def test_geometry_trip_may_be_written_in_exponent_form(capsys):
+    assert main(["geometry", "--gpu", "H100", "--trip", "1e6", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["trip"] == 1_000_000
+    assert main(["geometry", "--gpu", "H100", "--trip", "1.5e0"]) == 2
+    assert "--trip: '1.5e0' is not a whole number" in capsys.readouterr().err

@@ -17,6 +17,22 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from gpuperf import __version__
+
+        print(f"gpuperf {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                 help="Print gpuperf's version and exit."),
+) -> None:
+    """Predict how fast a GPU kernel will run, and decide with the prediction."""
+
+
 def _register_all() -> None:
     from gpuperf.cli import (
         advise_cli, calibrate_cli, data_cli, decisions_cli, hardware_cli, kernels_cli, measure_cli, models_cli,

@@ -3,6 +3,7 @@ catalog space's variants from other kernels' measurements, choose a launch geome
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Optional
@@ -129,7 +130,8 @@ def rank_command(
 
 def geometry_command(
     gpu: str = typer.Option(..., "--gpu", help="GPU name or alias (see gpuperf gpus)."),
-    trip: int = typer.Option(..., "--trip", help="Loop trip count: independent iterations to spread over threads."),
+    trip: str = typer.Option(..., "--trip", help="Loop trip count: independent iterations to spread over threads "
+                             "(1000000 or 1e6)."),
     registers: int = typer.Option(32, "--registers", help="Registers per thread."),
     smem: int = typer.Option(0, "--smem", help="Shared memory per block, bytes."),
     policy: str = typer.Option("heuristic", "--policy", help="heuristic, llvm, libomptarget, occupancy or model."),
@@ -138,22 +140,33 @@ def geometry_command(
     """Threads per block and blocks for a parallel loop."""
     from gpuperf.decisions.geometry import choose_geometry, device_descriptor
 
-    chosen = choose_geometry(gpu, trip, registers, smem, policy)
-    result = {**chosen.as_dict(), "gpu": device_descriptor(gpu).name, "trip": trip}
+    count = _whole(trip, "trip")
+    chosen = choose_geometry(gpu, count, registers, smem, policy)
+    result = {**chosen.as_dict(), "gpu": device_descriptor(gpu).name, "trip": count}
     if as_json:
         print_json(result)
         return
     print_table([{"figure": k, "value": v} for k, v in result.items()], title="launch geometry")
 
 
+def _whole(text: str, what: str) -> int:
+    """A whole number written plainly or in exponent form (1000000, 1e6)."""
+    text = text.strip()
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or not value.is_integer():
+        raise GpuperfError(f"--{what}: '{text}' is not a whole number")
+    return int(value)
+
+
 def _int_list(text: str, what: str) -> list[int]:
-    values = []
-    for part in text.split(","):
-        try:
-            values.append(int(part.strip()))
-        except ValueError:
-            raise GpuperfError(f"--{what}: '{part.strip()}' is not a whole number") from None
-    return values
+    return [_whole(part, what) for part in text.split(",")]
 
 
 def geometry_sweep_command(
