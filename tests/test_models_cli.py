@@ -304,6 +304,21 @@ def test_evaluate_counts_predictions_clipped_to_the_log_target_bounds(capsys, tm
     assert "note: 1 of 8 predictions were clipped" in capsys.readouterr().err
 
 
+def test_rows_of_different_kernels_with_identical_features_are_noted(tables, capsys, tmp_path):
+    """Nine kernels described only by their size cannot be told apart: fit and evaluate say so."""
+    frame = pd.read_csv(tables["generic"])
+    frame["x1"] = frame.groupby("kernel").cumcount()  # the same 0..9 for every kernel on each GPU
+    frame[["kernel", "gpu", "time_s", "status", "x1"]].to_csv(tmp_path / "alike.csv", index=False)
+    assert main(["fit", str(tmp_path / "alike.csv"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 0
+    captured = capsys.readouterr()
+    assert "have the same feature values as rows of another kernel, so no model can tell them apart" in captured.err
+    assert "training MAPE " in captured.out and "%)" in captured.out
+    assert main(["evaluate", str(tables["generic"]), "--model", "lr", "--protocol", "leave-one-gpu-out"]) == 0
+    captured = capsys.readouterr()
+    assert "no model can tell them apart" not in captured.err
+    assert "mape, gmre, median_ape: fractions (0.10 = 10 %)" in captured.out
+
+
 # -- bad input ---------------------------------------------------------------------------------------
 def write(tmp_path, name: str, text: str):
     path = tmp_path / name

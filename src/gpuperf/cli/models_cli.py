@@ -466,7 +466,7 @@ def fit_command(
         "train_metrics": finite_or_none(all_metrics(table["time_s"], fitted.predict(table[names]))),
     }
     save_model(fitted, out, feature_names=names, metadata=metadata)
-    for note in (status_note(frame, where), *prepared.notes):
+    for note in (status_note(frame, where), *prepared.notes, indistinct_note(table, names, where)):
         _print_note(note)
     if as_json:
         print_json({"out": str(out), "features": names, **metadata})
@@ -475,7 +475,32 @@ def fit_command(
     print(f"fitted {options.name} on {len(table)} rows ({len(metadata['gpus'])} GPUs, "
           f"{len(metadata['kernels'])} kernels) with {len(names)} features"
           + (f", {len(kept)} selected" if kept is not None else "")
-          + f"; training MAPE {metadata['train_metrics']['mape']:.3g}; wrote {out}")
+          + f"; training MAPE {_fraction(metadata['train_metrics']['mape'])}; wrote {out}")
+
+
+def _fraction(value: float | None) -> str:
+    """A MAPE-like fraction with its percentage: ``0.147 (14.7 %)``."""
+    return "undefined" if value is None else f"{value:.3g} ({value:.1%})"
+
+
+METRICS_CAPTION = ("mape, gmre, median_ape: fractions (0.10 = 10 %); within_20pct: share of predictions within "
+                   "0.8-1.2x of the measured time; spearman, kendall: rank correlations (1 = the same order)")
+
+
+def indistinct_note(frame: pd.DataFrame, features: Sequence[str], where: str) -> str | None:
+    """A note when rows of different kernels have identical features: no model can tell them apart."""
+    import pandas as pd
+
+    if "kernel" not in frame.columns or not len(features) or frame["kernel"].nunique() < 2:
+        return None
+    keys = pd.util.hash_pandas_object(frame[list(features)], index=False)
+    kernels = frame["kernel"].groupby(keys.to_numpy()).transform("nunique")
+    shared = kernels.to_numpy() > 1
+    if not shared.any():
+        return None
+    count = frame.loc[shared, "kernel"].nunique()
+    return (f"note: {where}: {int(shared.sum())} of {len(frame)} rows ({count} kernels) have the same feature values "
+            f"as rows of another kernel, so no model can tell them apart; add features that differ between kernels")
 
 
 def check_bsp_inputs(estimator, inputs: pd.DataFrame, where: str) -> None:
@@ -602,7 +627,8 @@ def evaluate_command(
         "skipped": evaluation.skipped,
         "bounded": evaluation.bounded,
     }
-    notes = [note for note in (status_note(frame, where), *prepared.notes, bounded_note(evaluation)) if note]
+    notes = [note for note in (status_note(frame, where), *prepared.notes, bounded_note(evaluation),
+                               indistinct_note(prepared.frame, prepared.features, where)) if note]
     result["notes"] = [note.removeprefix("note: ") for note in notes]
     if report is not None:
         result["report"] = str(write_evaluation_report(report, result, evaluation, prepared)["markdown"])
@@ -615,6 +641,7 @@ def evaluate_command(
     rows.append({group: "overall", **result["overall"]})
     print_table(rows, title=f"{options.name} on {where}, {protocol}",
                 columns=[group, "n", "mape", "gmre", "median_ape", "within_20pct", "spearman", "kendall"])
+    print(METRICS_CAPTION)
     if report is not None:
         print(f"wrote {result['report']}")
 
