@@ -281,3 +281,20 @@ def test_geometry_trip_may_be_written_in_exponent_form(capsys):
     assert json.loads(capsys.readouterr().out)["trip"] == 1_000_000
     assert main(["geometry", "--gpu", "H100", "--trip", "1.5e0"]) == 2
     assert "--trip: '1.5e0' is not a whole number" in capsys.readouterr().err
+
+
+def test_explore_ends_with_a_verdict_against_its_baselines(tmp_path, capsys):
+    from gpuperf.cli.decisions_cli import verdict
+
+    space = write_space(tmp_path / "target.csv", (7, 4))
+    other = write_space(tmp_path / "other.csv", (6, 4), 2.0)
+    assert main(["explore", space, "--params", "bx,tile", "--train", other, "--model", "knn", "--budget", "20"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("The search reached 90 % of the best after ") and "random order needs " in last
+    assert last.endswith("It stopped at the best configuration.")
+    lost = {"evals_to_90": 12, "random_expected_evals_to_90": 3.45, "transfer_evals_to_90": 20, "evaluated": 79,
+            "best_found_time": 1.0, "best_time": 1.0, "budget": 200}
+    assert "random order needs 3.5 on average" in verdict(lost) and "this space favours a baseline" in verdict(lost)
+    short = {**lost, "evals_to_90": None, "evaluated": 5, "best_found_time": 2.0, "budget": 5}
+    assert verdict(short).startswith("The search did not reach 90 % of the best in 5 evaluations")
+    assert verdict(short).endswith("It stopped at its budget of 5.")

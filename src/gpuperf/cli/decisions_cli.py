@@ -77,6 +77,24 @@ def explore_command(
         [{"#": i + 1, **row} for i, row in enumerate(summary["order"][:10])],
         title="first evaluations (--json for the whole order)",
     )
+    print(verdict(summary))
+
+
+def verdict(summary: dict) -> str:
+    """One line setting the search's evaluations to 90 % beside its baselines', and why it stopped."""
+    ours, chance = summary["evals_to_90"], summary.get("random_expected_evals_to_90")
+    transfer = summary.get("transfer_evals_to_90")
+    reached = (f"reached 90 % of the best after {ours} evaluations" if ours is not None
+               else f"did not reach 90 % of the best in {summary['evaluated']} evaluations")
+    against = [f"random order needs {chance:.1f} on average (exact expectation; random_evals_to_90 is the mean of "
+               f"seeded runs)"] if chance is not None else []
+    if transfer is not None:
+        against.append(f"plain transfer {transfer}")
+    worse = ours is None or (chance is not None and ours > chance) or (transfer is not None and ours > transfer)
+    stop = ("it stopped at the best configuration" if summary["best_found_time"] == summary["best_time"]
+            else f"it stopped at its budget of {summary['budget']}")
+    return (f"The search {reached}; {'; '.join(against) or 'no baseline'}"
+            + ("; this space favours a baseline" if worse else "") + f". {stop.capitalize()}.")
 
 
 DEFAULT_VARIANT_TABLE = "stencil_spaces_pocl.csv.gz"
