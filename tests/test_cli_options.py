@@ -37,3 +37,12 @@ def test_version_prints_gpuperf_and_its_version(capsys):
 
     assert main(["--version"]) == 0
     assert capsys.readouterr().out == f"gpuperf {__version__}\n"
+
+
+def test_sizes_left_out_are_named_with_the_defaults_they_take(capsys):
+    assert main(["features", "stencil2d", "-p", "n=1024", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "note: stencil2d: sizes not given take its defaults: m=4096\n"
+    assert '"m": 4096' in captured.out
+    assert main(["features", "stencil2d", "-p", "n=1024", "-p", "m=512", "--json"]) == 0
+    assert capsys.readouterr().err == ""

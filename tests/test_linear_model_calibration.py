@@ -218,7 +218,7 @@ def test_predicting_a_kernel_that_lacks_a_property_is_one_clear_error(
                      path)
     real = properties.symbolic_counts
     monkeypatch.setattr(properties, "symbolic_counts", lambda k: dataclasses.replace(real(k), loop_iterations=None))
-    assert main(["predict", "matmul_naive", "--model", str(path)]) == 2
+    assert main(["predict", "matmul_naive", "-p", "n=64", "-p", "m=128", "-p", "k=32", "--model", str(path)]) == 2
     error = capsys.readouterr().err.strip()
     assert error.startswith("gpuperf: error: kernel 'matmul_naive': its static counts give no value for property "
                             "loop_iterations")

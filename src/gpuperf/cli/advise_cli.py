@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from gpuperf.cli.output import console, parse_params, print_json, print_table
+from gpuperf.cli.output import console, kernel_sizes, print_json, print_table
 
 OptimizationsOption = Annotated[
     list[Path] | None,
@@ -54,7 +54,8 @@ def advise(
     else:
         from gpuperf.kernels import get_kernel
 
-        result = advise_kernel(get_kernel(kernel), parse_params(param), gpu, device, threshold, entries,
+        found = get_kernel(kernel)
+        result = advise_kernel(found, kernel_sizes(found, param), gpu, device, threshold, entries,
                                min_confidence=min_confidence)
     if as_json:
         print_json(advice_json(result, threshold))

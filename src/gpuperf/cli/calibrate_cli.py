@@ -55,12 +55,13 @@ def predict_command(
     json_out: bool = typer.Option(False, "--json", help="print JSON with each property's contribution"),
 ) -> None:
     """Predict a kernel's time at given sizes with a calibrated linear count model."""
-    from gpuperf.cli.output import parse_params
+    from gpuperf.cli.output import kernel_sizes
     from gpuperf.kernels.catalog import get_kernel
     from gpuperf.models.linear_calibration import load_linear_model, predict_kernel
 
     fitted, metadata = load_linear_model(model)
-    result = predict_kernel(fitted, get_kernel(kernel), parse_params(param))
+    found = get_kernel(kernel)
+    result = predict_kernel(fitted, found, kernel_sizes(found, param))
     result["device"] = metadata.get("device")
     if json_out:
         print_json(result)

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from gpuperf.cli.output import parse_params, print_json, print_table
+from gpuperf.cli.output import kernel_sizes, print_json, print_table
 from gpuperf.errors import GpuperfError
 
 GPU_COLUMNS = {
@@ -61,7 +61,7 @@ def resources_command(
         raise GpuperfError(f"--gpu {gpu}: NVRTC counts NVIDIA registers, which say nothing of {spec.vendor} VGPRs; "
                            "for an occupancy give the VGPRs to gpuperf occupancy --registers")
     found = get_kernel(kernel)
-    sizes = found.resolve_sizes(parse_params(params))
+    sizes = kernel_sizes(found, params)
     _, local = found.launch(sizes)
     threads = local[0] * local[1] * local[2]
     chosen_arch = arch or (arch_for_gpu(spec) if spec else DEFAULT_ARCH)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from gpuperf.cli.output import parse_params, print_json, print_table
+from gpuperf.cli.output import kernel_sizes, print_json, print_table
 from gpuperf.errors import GpuperfError
 
 ParamsOption = Annotated[list[str] | None, typer.Option("-p", "--param", help="size parameter, e.g. -p n=4096")]
@@ -84,7 +84,7 @@ def features(
     from gpuperf.kernels import get_kernel
 
     knl = get_kernel(kernel)
-    sizes = knl.resolve_sizes(parse_params(param))
+    sizes = kernel_sizes(knl, param)
     values = extract_features(knl, sizes, gpu=gpu)
     if as_json:  # one row of feature_table's shape, so it names what was counted
         keys = {"kernel": knl.name, "variant": knl.variant_label} | ({"gpu": gpu} if gpu else {})

@@ -28,7 +28,8 @@ def measure_command(
     json_out: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
     """Time one kernel at one set of sizes on a device (median of device-side timers)."""
-    from gpuperf.cli.output import parse_params
+    from gpuperf.cli.output import kernel_sizes
+    from gpuperf.kernels.catalog import get_kernel
     from gpuperf.measure.timing import TimingSettings, measure
 
     if min_repeats < 1:
@@ -38,7 +39,8 @@ def measure_command(
     if seed < 0:
         raise GpuperfError(f"--seed {seed}: must not be negative")
     settings = TimingSettings.from_mapping({"min_repeats": min_repeats, "min_time_s": min_time}, "options")
-    result = measure(kernel, parse_params(param), device=device, verify=not no_verify, settings=settings, seed=seed)
+    found = get_kernel(kernel)
+    result = measure(found, kernel_sizes(found, param), device=device, verify=not no_verify, settings=settings, seed=seed)
     data = {key: getattr(result, key) for key in MEASUREMENT_KEYS}
     data.update(kernel=result.kernel, sizes=result.sizes, retries=result.retries, stable=result.stable,
                 max_rel_error=result.max_rel_error, compile_s=result.compile_s,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -48,6 +50,17 @@ def _format(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     return "" if value is None else escape(str(value))
+
+
+def kernel_sizes(kernel: Any, pairs: Sequence[str] | None) -> dict[str, int]:
+    """The sizes ``-p`` gives ``kernel`` (a gpuperf Kernel), checked, its defaults filling the
+    gaps; a note on stderr names the sizes taken from the defaults."""
+    given = parse_params(pairs)
+    sizes = kernel.resolve_sizes(given)
+    defaulted = [f"{name}={value}" for name, value in sizes.items() if name not in given]
+    if defaulted:
+        print(f"note: {kernel.key}: sizes not given take its defaults: {', '.join(defaulted)}", file=sys.stderr)
+    return sizes
 
 
 def parse_params(pairs: Sequence[str] | None) -> dict[str, int]:
