@@ -105,6 +105,14 @@ def test_applied_optimization_is_not_suggested_again(pocl_entries):
     assert all(s.optimization not in skipped for s in advice.assessed)
 
 
+def test_a_catalog_kernel_heading_a_space_is_advised_as_its_default_variant(pocl_entries):
+    """`stencil2d` is its space's default variant: unrolling cannot apply (one output per work-item)."""
+    advice = advise_kernel(get_kernel("stencil2d"), {"n": 512, "m": 512}, threshold=1e-9, entries=pocl_entries)
+    skipped = dict(advice.skipped)
+    assert "no valid unroll value after 1" in skipped["unrolling"] and "exceeds the 1 outputs" in skipped["unrolling"]
+    assert all(s.apply["variant"].startswith("stencil2d[") for s in advice.assessed if "variant" in s.apply)
+
+
 def test_space_variant_is_in_apply(pocl_entries):
     kernel = get_kernel(STENCIL.format(outputs=1, prefetch=0))
     features = kernel_features(kernel, {"n": 512, "m": 512})

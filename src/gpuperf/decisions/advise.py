@@ -167,11 +167,19 @@ def _condition_holds(entry: Optimization, features: Mapping[str, float]) -> bool
 def _space_change(entry: Optimization, kernel: Kernel | None) -> tuple[str | None, str | None]:
     """(variant spec with the optimization applied, reason it does not apply) for a space variant."""
     flip = entry.space_parameter
-    if kernel is None or flip is None or flip["name"] not in kernel.variant:
+    if kernel is None or flip is None:
         return None, None
     from gpuperf.kernels.space import get_space
 
-    name, current = flip["name"], kernel.variant[flip["name"]]
+    variant = dict(kernel.variant)
+    if not variant:  # a catalog kernel that heads a space is the space's default variant
+        try:
+            variant = dict(get_space(kernel.name).defaults)
+        except GpuperfError:
+            return None, None
+    if flip["name"] not in variant:
+        return None, None
+    name, current = flip["name"], variant[flip["name"]]
     if current != flip["before"]:
         return None, f"{kernel.key} already has {name}={current}"
     space = get_space(kernel.name)
@@ -179,7 +187,7 @@ def _space_change(entry: Optimization, kernel: Kernel | None) -> tuple[str | Non
     reasons = []
     for value in candidates:
         try:
-            return space.build({**kernel.variant, name: value}).key, None
+            return space.build({**variant, name: value}).key, None
         except GpuperfError as exc:
             reasons.append(str(exc))
     return None, f"no valid {name} value after {current}: {reasons[0] if reasons else 'none larger'}"
