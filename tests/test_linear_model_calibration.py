@@ -223,3 +223,13 @@ def test_predicting_a_kernel_that_lacks_a_property_is_one_clear_error(
     assert error.startswith("gpuperf: error: kernel 'matmul_naive': its static counts give no value for property "
                             "loop_iterations")
     assert "\n" not in error
+
+
+def test_calibrate_sums_up_its_in_sample_error_and_names_kernels_it_misses_by_over_2x() -> None:
+    from gpuperf.cli.calibrate_cli import fit_summary
+
+    errors = pd.Series({"vector_copy": 0.05, "arith_f32_div": 13.65, "arith_f32_add": 3.0, "matmul_naive": 0.2})
+    text = fit_summary(errors)
+    assert "mean over the 4 calibration kernels 4.225, median 1.600." in text
+    assert "Missed by more than 2x: arith_f32_div (13.7), arith_f32_add (3.0);" in text
+    assert "Missed by" not in fit_summary(errors[errors < 1])

@@ -45,7 +45,20 @@ def calibrate_command(
     print_table(rows, title=f"in-sample error on {calibration.device.name} ({calibration.device.description})")
     weights = [{"property": name, "weight": value} for name, value in calibration.model.weights_.items()]
     print_table(weights, title="weights (seconds per unit)")
+    print(fit_summary(errors))
     print(f"wrote {out} (store {store})")
+
+
+def fit_summary(errors) -> str:  # noqa: ANN001 - a pandas Series of gmre by kernel
+    """The calibration's in-sample error in a sentence, naming the kernels it misses by over 2x."""
+    missed = [f"{name} ({value:.1f})" for name, value in errors.sort_values(ascending=False).items() if value > 1.0]
+    text = (f"gmre = exp(mean |ln(predicted / measured)|) - 1 over a kernel's points (0.1: off by 10 %); mean over "
+            f"the {len(errors)} calibration kernels {errors.mean():.3f}, median {errors.median():.3f}.")
+    if missed:
+        text += (f" Missed by more than 2x: {', '.join(missed)}; the properties do not explain their times on this "
+                 "device, so predictions for kernels like them are unreliable (python "
+                 "benchmarks/bench_linear_model.py tests the model on kernels it never saw).")
+    return text
 
 
 def predict_command(
