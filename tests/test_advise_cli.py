@@ -161,6 +161,19 @@ def test_profile_json(tmp_path, capsys, database):
     assert all(KEYS <= set(s) for s in out)
 
 
+def test_advice_names_what_it_advises_and_the_threshold(tmp_path, capsys, database):
+    args = ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970", "--min-confidence", "0",
+            *only(database)]
+    assert main([*args, "--threshold", "1000"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("Advice for row_sum at n=1024, m=1024 on GTX 970\n")
+    assert "below the threshold 1000x" in printed
+    path = tmp_path / "row.csv"
+    pd.DataFrame([{**PROFILE, "kernel": "histogram", "gpu": "GTX 970"}]).to_csv(path, index=False)
+    assert main(["advise", "--profile", str(path), "--min-confidence", "0", *only(database)]) == 0
+    assert capsys.readouterr().out.startswith(f"Advice for {path}, row 1 (histogram, GTX 970)\n")
+
+
 @pytest.mark.parametrize("args, message", [
     (["advise"], "give a KERNEL or --profile"),
     (["advise", "row_sum", "--only", "t_nothing"], "unknown optimization 't_nothing'"),

@@ -49,17 +49,23 @@ def advise(
             raise GpuperfError("--profile takes no -p or --device: the profile row describes the launch")
         from gpuperf.decisions.profile import read_profile
 
-        result = advise_profile(read_profile(profile, row), gpu, threshold, entries, where=f"{profile}: row {row}",
+        launch = read_profile(profile, row)
+        result = advise_profile(launch, gpu, threshold, entries, where=f"{profile}: row {row}",
                                 min_confidence=min_confidence)
+        named = [str(launch[key]) for key in ("kernel", "gpu") if launch.get(key) not in (None, "")]
+        subject = f"{profile}, row {row}" + (f" ({', '.join(named)})" if named else "")
     else:
         from gpuperf.kernels import get_kernel
 
         found = get_kernel(kernel)
-        result = advise_kernel(found, kernel_sizes(found, param), gpu, device, threshold, entries,
-                               min_confidence=min_confidence)
+        sizes = kernel_sizes(found, param)
+        result = advise_kernel(found, sizes, gpu, device, threshold, entries, min_confidence=min_confidence)
+        where = device or gpu or "the GPUs of the bundled training pairs"
+        subject = f"{found.key} at {', '.join(f'{k}={v}' for k, v in sizes.items())} on {where}"
     if as_json:
         print_json(advice_json(result, threshold))
         return
+    console.print(f"[bold]Advice for {subject}[/bold]", highlight=False, soft_wrap=True)
     if not result.suggestions:
         console.print(f"no optimization is predicted at or above {threshold:g}x with confidence >= {min_confidence:g}",
                       highlight=False)
@@ -73,7 +79,8 @@ def advise(
         console.print(f"[bold]{s.optimization}[/bold]: {s.explanation['summary']}", highlight=False)
     below = [s for s in result.assessed if s not in result.suggestions and s.predicted_speedup < threshold]
     for s in below:
-        console.print(f"[dim]{s.optimization}: predicted {s.predicted_speedup:.2f}x, below the threshold[/dim]")
+        console.print(f"[dim]{s.optimization}: predicted {s.predicted_speedup:.3g}x, below the threshold "
+                      f"{threshold:g}x[/dim]", highlight=False)
     for name, reason in result.skipped:
         console.print(f"[dim]{name}: {reason}[/dim]")
 
