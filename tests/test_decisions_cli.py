@@ -9,6 +9,7 @@ import pytest
 import pandas as pd
 
 from gpuperf.cli import main
+from gpuperf.errors import GpuperfError
 
 
 def write_space(path, optimum: tuple[int, int], scale: float = 1.0) -> str:
@@ -138,6 +139,22 @@ def test_a_training_table_of_several_gpus_counts_as_one_space_per_gpu(tmp_path, 
     table.to_csv(tmp_path / "broken.csv", index=False)
     assert main(["explore", target, "--params", "bx,tile", "--train", str(tmp_path / "broken.csv")]) == 2
     assert "broken.csv (Tesla K40): line 59: time_ms=" in capsys.readouterr().err
+
+
+def test_a_training_tables_kernel_tuned_over_more_parameters_is_left_out(tmp_path):
+    """A bx-only space trained on a table that also holds a kernel tuned over (bx, tile): that
+    kernel's rows repeat each bx, so they are not the same space and are left out."""
+    from gpuperf.decisions.space import read_training_spaces
+
+    write_space(tmp_path / "part.csv", (7, 4))
+    wide = pd.read_csv(tmp_path / "part.csv").assign(kernel="wide", gpu="Tesla K20")
+    narrow = wide[wide["tile"] == 4].drop(columns="tile").assign(kernel="narrow", gpu="Tesla K40")
+    pd.concat([wide, narrow], ignore_index=True).to_csv(tmp_path / "mixed.csv", index=False)
+    spaces = read_training_spaces(tmp_path / "mixed.csv", ["bx"])
+    assert [(s.gpu, len(s)) for s in spaces] == [("Tesla K40", 10)]
+    pd.concat([wide, wide.assign(gpu="Tesla K40")], ignore_index=True).to_csv(tmp_path / "wide.csv", index=False)
+    with pytest.raises(GpuperfError, match="no kernel in it has the parameters bx"):
+        read_training_spaces(tmp_path / "wide.csv", ["bx"])
 
 
 def test_the_spaces_own_gpu_in_a_training_table_is_left_out(tmp_path, capsys):

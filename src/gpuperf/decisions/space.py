@@ -260,8 +260,9 @@ def read_training_spaces(path: str | Path, params: Sequence[str], target: str | 
     """The spaces in a training table: one per (kernel, GPU, problem size) where the table holds
     several (such as a bundled table of many kernels or GPUs), else the table itself; a Kernel
     Tuner cache is one space. ``target`` is the time column where the table has it (else the
-    table's own, as for the space). Groups without the parameters (another kernel's rows) are
-    left out; a table with no group that has them is an error."""
+    table's own, as for the space). Groups without the parameters, or whose configurations repeat
+    on them (tuned over more parameters: another kernel's rows), are left out; a table with no
+    group left is an error."""
     if is_kernel_tuner_cache(path):
         return [_cache_space(path, params, target, fallback=True)]
     return training_spaces_from_frame(read_table(path), params, target, str(path))
@@ -276,11 +277,15 @@ def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], targe
         return [space_from_frame(frame, params, column, where)]
     spaces = []
     for key, part in frame.groupby(by, sort=True):
-        if all(p in part.columns and part[p].notna().any() for p in params):
-            names = key if isinstance(key, tuple) else (key,)
-            spaces.append(space_from_frame(part, params, column, f"{where} ({', '.join(map(str, names))})"))
+        if not all(p in part.columns and part[p].notna().any() for p in params):
+            continue
+        if part.duplicated(subset=list(params)).any():  # tuned over more parameters: another kernel's space
+            continue
+        names = key if isinstance(key, tuple) else (key,)
+        spaces.append(space_from_frame(part, params, column, f"{where} ({', '.join(map(str, names))})"))
     if not spaces:
-        raise GpuperfError(f"{where}: no kernel in it has the parameters {', '.join(params)}")
+        raise GpuperfError(f"{where}: no kernel in it has the parameters {', '.join(params)} (and no others that "
+                           "its configurations vary in)")
     return spaces
 
 
