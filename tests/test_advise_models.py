@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -121,3 +123,86 @@ def test_space_variant_is_in_apply(pocl_entries):
     assert applied["local_memory_prefetch"] == STENCIL.format(outputs=1, prefetch=1)
     assert applied["thread_coarsening"] == STENCIL.format(outputs=4, prefetch=0)
     assert "using pairs measured on" in advice.assessed[0].explanation["summary"]
+
+
+def _stub_advise(monkeypatch, predictions: dict[str, tuple[float, float]]):
+    """advise() with stubbed pairs and models: entry name -> (predicted speedup, confidence)."""
+    import gpuperf.decisions.advise as advise_module
+    from gpuperf.decisions.optimizations import Optimization
+    from gpuperf.decisions.pairs import GPU_TARGET
+    from gpuperf.decisions.speedup_models import Prediction
+
+    class Stub:
+        def __init__(self, name):
+            self.name = name
+            self.pairs = pd.DataFrame({"family": ["f"], "kernel": ["k"], "change": ["c"], "configuration": [""],
+                                       "gpu": ["g"], "speedup": [1.0]})
+            self.choice = ("all", "mean")
+
+        def predict(self, query):
+            speedup, confidence = predictions[self.name]
+            one = np.array([speedup])
+            return Prediction(speedup=one, knn=one, m5p=one, p_faster=np.array([0.5]),
+                              confidence=np.array([confidence]), familiarity=np.array([1.0]),
+                              neighbours=[np.array([0])])
+
+    monkeypatch.setattr(advise_module, "spec_pairs",
+                        lambda spec, name, use_cache: pd.DataFrame({"target": [GPU_TARGET], "entry": [name]}))
+    monkeypatch.setattr(advise_module, "fitted_model", lambda pairs, use_cache=True: Stub(pairs["entry"].iloc[0]))
+    entries = [Optimization(name=name, title=name, description="", when_it_helps="", example_before="",
+                            example_after="", apply={}, pairs=("spec",), path=Path("x.toml"))
+               for name in predictions]
+    return advise_module.advise({"threads": 1024.0}, GPU_TARGET, entries=entries, use_cache=False)
+
+
+def test_default_threshold_and_min_confidence(monkeypatch):
+    # Defaults: suggest at or above 1.05x, with confidence at least 0.5; fastest first.
+    # below: 1.0499x -> under the threshold; at: exactly 1.05x -> suggested;
+    # high: 1.3x but confidence 0.4999 -> abstained; sure: 1.2x at confidence exactly 0.5 -> suggested.
+    advice = _stub_advise(monkeypatch, {"below": (1.0499, 0.9), "at": (1.05, 0.9), "high": (1.3, 0.4999),
+                                        "sure": (1.2, 0.5)})
+    assert [s.optimization for s in advice.suggestions] == ["sure", "at"]
+    assert [s.optimization for s in advice.assessed] == ["high", "sure", "at", "below"]
+    assert dict(advice.skipped)["high"].startswith("abstained")
+
+
+def _pairs(rows: int = 40, seed: int = 0) -> pd.DataFrame:
+    from gpuperf.decisions.advice_features import MODEL_FEATURES
+
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(rng.uniform(1, 100, size=(rows, len(MODEL_FEATURES))), columns=list(MODEL_FEATURES))
+    frame["speedup"] = np.exp2(rng.normal(0, 1, rows))
+    frame["family"], frame["input"], frame["configuration"] = "f", "n=1", ""
+    return frame
+
+
+def test_speedup_model_uses_ten_neighbours_weighted_by_distance():
+    from gpuperf.decisions.speedup_models import NEIGHBOURS, SpeedupModel
+
+    assert NEIGHBOURS == 10
+    pairs = _pairs()
+    model = SpeedupModel(select=False).fit(pairs)
+    prediction = model.predict(pairs.iloc[[3]])
+    assert len(prediction.neighbours[0]) == 10  # k = 10 (IBk -K 10)
+    # 1/distance weights: a query equal to a training pair (distance 0) gets that pair's speedup
+    # exactly; uniform weights would give the mean of its 10 neighbours.
+    assert prediction.knn[0] == pytest.approx(pairs["speedup"].iloc[3], rel=1e-9)
+
+
+def test_m5p_prediction_stays_within_2x_of_the_nearest_pairs():
+    from gpuperf.decisions.speedup_models import LOCAL_MARGIN, _Regressions
+
+    # 20 pairs on one feature x = 0..19; log2 speedup 0 for x < 10 and 5 above. The 10 nearest
+    # pairs of x = 0 are x = 0..9, all at 0: an M5P prediction of log2 = 10 is clipped to
+    # min(0 + 1, 5) = 1 (2x beyond what they measured).
+    X = np.arange(20, dtype=float)[:, None]
+    y = np.where(X[:, 0] < 10, 0.0, 5.0)
+    regressions = _Regressions.fit(X, y, 10, "distance")
+
+    class Runaway:
+        def predict(self, Z):
+            return np.full(len(Z), 10.0)
+
+    regressed = replace(regressions, m5p=Runaway()).predict(np.array([[0.0]]))
+    assert LOCAL_MARGIN == 1.0
+    assert regressed["m5p"].tolist() == [1.0]

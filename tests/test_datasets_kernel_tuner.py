@@ -241,3 +241,37 @@ def test_text_and_fractional_parameters_round_trip_through_kernel_tuner(tmp_path
     back = read_kernel_tuner_cache(path)
     assert back["variant"].tolist()[:2] == ["factor=0.5,schedule=static", "factor=1,schedule=static"]
     assert sorted(zip(back["schedule"], back["factor"])) == sorted(configs)
+
+
+def test_is_ok_ignores_case_and_spacing():
+    from gpuperf.datasets.schema import is_ok
+
+    status = pd.Series([" ok ", "OK", "ok\n", "", None, np.nan, "failed"])
+    assert is_ok(status).tolist() == [True, True, True, False, False, False, False]
+
+
+def test_row_location_uses_the_rows_original_label_after_filtering():
+    from gpuperf.datasets.schema import ROW_NUMBERING, row_location
+
+    # Rows 0, 3, 7 of a CSV kept after filtering: position 2 is data row 7, i.e. line 9 (header line 1).
+    frame = pd.DataFrame({"x": [1, 2, 3]}, index=[0, 3, 7])
+    frame.attrs[ROW_NUMBERING] = "line"
+    assert row_location(frame, 2) == "line 9"
+    frame.attrs[ROW_NUMBERING] = "entry"
+    assert row_location(frame, 1) == "entry 4"
+    # Non-unique labels: fall back to the position.
+    assert row_location(pd.DataFrame({"x": [1, 2]}, index=[5, 5]), 1) == "row 2"
+
+
+def test_kernel_tuner_repeat_spread_is_the_interquartile_range(tmp_path):
+    from gpuperf.datasets import read_kernel_tuner_cache
+
+    # times 1..5 ms -> 0.001..0.005 s: Q1 = 0.002, Q3 = 0.004 (numpy linear), IQR 0.002 s.
+    cache = {"device_name": "NVIDIA RTX A4000", "kernel_name": "k", "tune_params_keys": ["bx"],
+             "cache": {"32": {"bx": 32, "time": 3.0, "times": [5.0, 1.0, 4.0, 2.0, 3.0]}}}
+    path = tmp_path / "k.json"
+    path.write_text(json.dumps(cache))
+    row = read_kernel_tuner_cache(path).iloc[0]
+    assert row["time_s"] == pytest.approx(0.003)
+    assert row["time_s_iqr"] == pytest.approx(0.002, rel=1e-12)
+    assert row["time_s_min"] == pytest.approx(0.001) and row["repeats"] == 5

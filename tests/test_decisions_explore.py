@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pandas as pd
@@ -288,3 +289,57 @@ def test_random_order_survival_and_quantile_on_two_configurations():
 def test_searches_are_judged_at_90_95_and_99_percent():
     from gpuperf.decisions.search_metrics import FRACTIONS
     assert FRACTIONS == (0.9, 0.95, 0.99)
+
+
+def test_transfer_line_slope_is_clipped_to_one():
+    from gpuperf.decisions.explorers import TransferGuided
+
+    # One other GPU, normalised performance 1, 1/2, 1/4: logs 0, -ln2, -2 ln2. The new GPU's
+    # -log(time) falls twice as fast (0, -2 ln2, -4 ln2): least-squares slope 2, clipped to 1, so the
+    # line is logs + mean(values - logs) = logs - ln2. Unclipped, the line would be the values.
+    explorer = TransferGuided(np.zeros((3, 1)), np.array([[1.0], [0.5], [0.25]]))
+    values = np.array([0.0, -2.0, -4.0]) * math.log(2)
+    times = np.exp(-values)
+    line = explorer.transfer_line([0, 1, 2], times, values)
+    assert line == pytest.approx(np.array([-1.0, -2.0, -3.0]) * math.log(2), abs=1e-12)
+
+
+def test_plain_transfer_puts_configurations_no_gpu_measured_last():
+    from gpuperf.decisions.explorers import PlainTransfer
+
+    # Means over the other GPUs: 0.5, none (NaN), 1.0 -> best first, the unmeasured one last.
+    order = PlainTransfer(np.array([[0.5, np.nan], [np.nan, np.nan], [1.0, np.nan]])).order
+    assert order.tolist() == [2, 0, 1]
+
+
+def test_gpu_weights_compare_performance_relative_to_each_gpus_best_measured():
+    from gpuperf.decisions.explorers import TransferGuided
+
+    # GPU A measured logs (0, -1), GPU B (-1, -2): the same shape, B shifted by its best lying
+    # elsewhere (configuration 2). The new GPU measured -log(t) = (0, -1). Relative to each one's
+    # best measured, all three read (0, -1): distance 0 for both, so the equal prior stays 1/2, 1/2.
+    e = math.e
+    explorer = TransferGuided(np.zeros((3, 1)), np.array([[1.0, 1 / e], [1 / e, 1 / e**2], [0.5, 1.0]]))
+    weights = explorer.gpu_weights([0, 1], np.array([1.0, e, np.nan]))
+    assert weights == pytest.approx([0.5, 0.5], abs=1e-9)
+
+
+def test_gpu_weights_are_gaussian_in_the_mean_squared_distance():
+    from gpuperf.decisions.explorers import TransferGuided
+
+    # New GPU relative (0, -1); A relative (0, -1): distance 0; B relative (0, -1.2): distance
+    # mean(0, 0.2**2) = 0.02. Weight ratio B/A = exp(-0.02 / (2 * 0.2**2)) = exp(-0.25).
+    e = math.e
+    explorer = TransferGuided(np.zeros((3, 1)), np.array([[1.0, 1.0], [1 / e, e**-1.2], [0.5, 0.5]]), sigma=0.2)
+    weights = explorer.gpu_weights([0, 1], np.array([1.0, e, np.nan]))
+    ratio = math.exp(-0.25)
+    assert weights == pytest.approx([1 / (1 + ratio), ratio / (1 + ratio)], rel=1e-9)
+
+
+def test_a_configuration_at_exactly_95_percent_covers_the_gpu():
+    from gpuperf.decisions.explorers import TransferGuided
+
+    # Best 1.0; 0.95 is within 5 % (0.95 >= 0.95 * 1.0, exact in floating point); 0.94 is not.
+    explorer = TransferGuided(np.zeros((3, 1)), np.array([[1.0], [0.95], [0.94]]))
+    assert explorer.covers[:, 0].tolist() == [True, True, False]
+    assert explorer.portfolio_steps([1]) == 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -103,3 +105,16 @@ def test_the_distance_unit_is_fixed_so_describing_more_gpus_does_not_move_the_pr
     logs = np.array([[math.log(getattr(get_gpu(name), d)) for d in DESCRIPTORS] for name in SPREAD_GPUS])
     np.testing.assert_allclose(_spread(), logs.std(axis=0))
     assert 0 < gpu_distance("RTX 4090", "RTX 3090") < gpu_distance("RTX 4090", "Instinct MI300X")
+
+
+def test_prior_weights_measure_distance_beyond_the_nearest():
+    from gpuperf.decisions.gpu_similarity import SCALE, gpu_distance, prior_weights
+
+    others = ["RTX A4000", "Titan RTX"]
+    d = np.array([gpu_distance("RTX A6000", other) for other in others])
+    assert d.min() > 0.1  # neither is the target: the nearest's own distance must not count
+    w = prior_weights("RTX A6000", others)
+    nearest = int(np.argmin(d))
+    expected = np.exp(-((d - d[nearest]) ** 2) / (2 * SCALE**2))
+    assert w == pytest.approx(expected / expected.sum(), rel=1e-12)
+    assert SCALE == 0.5

@@ -13,6 +13,7 @@ from gpuperf.errors import GpuperfError
 from gpuperf.features import FEATURES, extract_features, feature_table, features_markdown
 from gpuperf.features.counts import symbolic_counts
 from gpuperf.kernels.catalog import get_kernel
+
 from test_features_kernels import lift_listing3, matmul, vector_add
 
 TABLE1 = (
@@ -117,3 +118,37 @@ def test_occupancy_features_on_nvidia_and_nan_on_amd():
     assert math.isnan(amd["occupancy"]) and amd["flops"] == features["flops"]
     with pytest.raises(GpuperfError, match="unknown GPU"):
         extract_features(kernel, gpu="no such gpu")
+
+
+def _evaluated(accesses=(), syncs=None, groups=(4.0, 3.0, 2.0), local=(32, 2, 1)):
+    from gpuperf.features.counts import Evaluated
+
+    return Evaluated(counts=None, ops={}, accesses=tuple(accesses), syncs=syncs or {}, groups=groups,
+                     local=local, branches=None, loop_iterations=None, local_memory_bytes=0.0)
+
+
+def _access(dtype: str, itemsize: int, count: float, stride: int, direction: str = "load"):
+    from gpuperf.features.counts import AccessRecord, EvaluatedAccess
+
+    record = AccessRecord(space="global", direction=direction, variable="a", dtype=dtype, itemsize=itemsize,
+                          count=count, lid_strides=((0, stride),))
+    return EvaluatedAccess(record=record, count=count, lid_strides={0: stride}, offset=None, outer=None)
+
+
+def test_bytes_use_the_element_size_and_reversed_access_is_unit_stride():
+    # 100 loads of f64 (8 bytes) walking backwards (stride -1): 800 bytes, class stride1.
+    named = _evaluated([_access("f64", 8, 100.0, -1)]).named()
+    assert named["global_load_bytes"] == 800.0
+    assert named["global_loads_f64_stride1"] == 100.0
+    assert "global_loads_f64_stride_gt1" not in named
+
+
+def test_barriers_and_work_groups_of_a_launch():
+    from gpuperf.features.table import _features_from_counts
+
+    # groups 4 x 3 x 2 = 24 work-groups of 32 x 2 x 1 = 64; 2 local + 1 global barrier per work-item.
+    features = _features_from_counts(
+        _evaluated(syncs={"barrier_local": 2, "barrier_global": 1, "kernel_launch": 1}))
+    assert features["work_groups"] == 24.0
+    assert features["work_group_size"] == 64.0 and features["threads"] == 24.0 * 64
+    assert features["barriers_per_thread"] == 3.0

@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -193,3 +194,17 @@ def test_amd_work_groups_follow_llvms_amdgpu_rules(gpu, threads, vgprs, lds, blo
 def test_the_mi250x_example_fills_8_waves_per_simd():
     result = occupancy(get_gpu("MI250X"), 512, 50, 0)
     assert result.active_warps_per_sm / 4 == 8 and result.occupancy == 1.0
+
+
+def test_register_check_rounds_warps_up_to_the_sub_partitions():
+    from gpuperf.features.occupancy import occupancy
+    from gpuperf.hardware.specs import get_gpu
+
+    # An SM with 128 K registers (GK210) but at most 64 K per block. 800 threads = 25 warps x 80
+    # registers: 2560 per warp; 25 x 2560 = 64000 fits, but the hardware checks 28 warps (25 rounded
+    # up to 4 sub-partitions): 28 x 2560 = 71680 > 65536, so the block cannot launch.
+    gpu = replace(get_gpu("Tesla K40"), registers_per_sm=131072)
+    with pytest.raises(GpuperfError, match="registers one block may use"):
+        occupancy(gpu, 800, 80)
+    # 24 warps x 2560 = 61440 fits: 32768 // 2560 = 12 warps per sub-partition, 48 // 24 = 2 blocks.
+    assert occupancy(gpu, 768, 80).block_limits["registers"] == 2

@@ -127,3 +127,46 @@ def test_log_target_refuses_non_positive_times_and_bad_bounds():
         LogTarget(LinearRegression()).fit(X, y - 1.5)
     with pytest.raises(GpuperfError, match="bound_factor must be at least 1"):
         LogTarget(LinearRegression(), bound_factor=0.5).fit(X, y)
+
+
+def test_pca_knn_keeps_95_percent_of_the_variance_not_less():
+    from gpuperf.models.learned import PcaKnnRegressor
+
+    # Nine copies of a and one of b (a, b orthogonal, zero mean, equal variance): after scaling the
+    # correlation matrix has eigenvalues 9 and 1, i.e. 90 % and 10 % of the variance. 95 % needs
+    # both components; 80 % (or 90 %) would keep one.
+    a = np.tile([1.0, -1.0], 4)
+    b = np.tile([1.0, 1.0, -1.0, -1.0], 2)
+    X = np.column_stack([a] * 9 + [b])
+    model = PcaKnnRegressor().fit(X, np.arange(8.0))
+    pca = model.pipeline_.named_steps["pca"]
+    assert pca.explained_variance_ratio_[:2] == pytest.approx([0.9, 0.1])
+    assert pca.n_components_ == 2
+
+
+def test_pca_knn_averages_five_neighbours():
+    from gpuperf.models.learned import PcaKnnRegressor
+
+    # x = y = 0..9: the 5 nearest rows of x = 0 are 0..4, mean 2.0 (3 neighbours would give 1.0).
+    x = np.arange(10, dtype=float)[:, None]
+    assert PcaKnnRegressor().fit(x, x[:, 0]).predict([[0.0]]).tolist() == [2.0]
+
+
+def test_pca_knn_is_unit_free():
+    from gpuperf.models.learned import PcaKnnRegressor
+
+    # Standardised first, so rescaling one feature (seconds -> milliseconds) cannot change which
+    # rows are neighbours; unscaled, the x1000 column would dominate the distances and the PCA.
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 3)), rng.normal(size=60)
+    scaled = X * [1.0, 1000.0, 1.0]
+    first = PcaKnnRegressor().fit(X, y).predict(X)
+    second = PcaKnnRegressor().fit(scaled, y).predict(scaled)
+    assert second == pytest.approx(first, rel=1e-9)
+
+
+def test_random_forest_is_amaris_settings():
+    from gpuperf.models.learned import make_model
+
+    forest = make_model("random_forest").regressor
+    assert forest.n_estimators == 50 and forest.max_features == 3

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from sklearn.base import clone
 from sklearn.linear_model import LinearRegression
 from sklearn.utils.estimator_checks import check_estimator
@@ -65,3 +66,26 @@ def test_models_above_a_pruned_subtree_keep_the_attributes_it_tested():
     # x1 (fixed when the tree was grown), so smoothing keeps the leaves' slope near 5
     assert model.n_leaves_ == 2
     np.testing.assert_allclose(model.coef_[model.feature_ < 0][:, 1], 5.0, atol=0.1)
+
+
+def test_m5p_error_estimate_uses_pruning_multiplier_two():
+    from gpuperf.models.m5p import M5PRegressor
+
+    model = M5PRegressor()
+    assert model.get_params()["pruning_multiplier"] == 2.0
+    # mean |residual| 1, n = 6, v = 2: (6 + 2 * 2) / (6 - 2) = 2.5; n <= v: factor 10.
+    assert model._estimated_error(np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0]), 2) == pytest.approx(2.5)
+    assert model._estimated_error(np.array([1.0, -1.0]), 2) == pytest.approx(10.0)
+
+
+def test_m5p_needs_twice_min_samples_leaf_rows_to_split():
+    from gpuperf.models.m5p import M5PRegressor
+
+    # A step at x = 2.5. Six rows < 2 * 4: no split, one constant leaf: the mean, 5.0. Eight rows
+    # split (4 + 4) into two exact constant leaves (smoothing blends them with the root's model).
+    x6 = np.arange(6, dtype=float)[:, None]
+    model = M5PRegressor().fit(x6, [0, 0, 0, 10, 10, 10])
+    assert model.n_leaves_ == 1
+    assert model.predict(x6) == pytest.approx(np.full(6, 5.0))
+    x8 = np.arange(8, dtype=float)[:, None]
+    assert M5PRegressor().fit(x8, [0, 0, 0, 0, 10, 10, 10, 10]).n_leaves_ == 2
