@@ -20,7 +20,8 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
     deviation below ``min_std_fraction`` of the root's, or at ``max_depth``. A linear model's
     estimated error is its mean absolute residual times ``(n + pruning_multiplier * v) / (n - v)``
     (``v`` parameters, ``n`` rows; 10 when ``n <= v``); attributes are dropped one at a time,
-    smallest standardised coefficient first, while that estimate falls. Smoothing blends a
+    smallest standardised coefficient first, while that estimate does not rise (a tie drops the
+    attribute: the simpler model). Smoothing blends a
     prediction ``p`` coming up from a child of ``n`` rows with the parent's model ``q`` as
     ``(n p + k q) / (n + k)``, ``k = smoothing``; since all models are linear, each leaf keeps one
     folded model.
