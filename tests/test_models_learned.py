@@ -69,8 +69,8 @@ def test_log_target_bounds_runaway_extrapolation_to_the_widened_training_range()
     assert bounded[0] == pytest.approx(y.max() * 8) and bounded[1] == pytest.approx(y.min() / 8)
     assert bounded[2] == pytest.approx(1.0)
     assert clone(LogTarget(LinearRegression(), bound_factor=2.0)).bound_factor == 2.0
-    assert LogTarget(LinearRegression()).fit(x, y).bounded(far).tolist() == [True, True, False]
-    assert not LogTarget(LinearRegression(), bound_factor=None).fit(x, y).bounded(far).any()
+    assert LogTarget(LinearRegression()).fit(x, y).predict_bounded(far)[1].tolist() == [True, True, False]
+    assert not LogTarget(LinearRegression(), bound_factor=None).fit(x, y).predict_bounded(far)[1].any()
 
 
 def test_log_target_set_params_and_nested_params():
@@ -170,3 +170,15 @@ def test_random_forest_is_amaris_settings():
 
     forest = make_model("random_forest").regressor
     assert forest.n_estimators == 50 and forest.max_features == 3
+
+
+def test_reference_residual_clips_a_runaway_residual_and_says_which():
+    """Residuals 0..1 (log2) in training; x = 50 extrapolates to 50: clipped to 1 + log2(8) = 4."""
+    from gpuperf.models.reference import REFERENCE_COLUMN, ReferenceResidual
+
+    train = pd.DataFrame({"x": np.linspace(0.0, 1.0, 11), REFERENCE_COLUMN: 0.0})
+    model = ReferenceResidual(LinearRegression()).fit(train, np.exp2(train["x"]))
+    far = pd.DataFrame({"x": [50.0, 0.5], REFERENCE_COLUMN: [1.0, 1.0]})
+    predicted, clipped = model.predict_bounded(far)
+    assert clipped.tolist() == [True, False]
+    assert predicted == pytest.approx([2.0 ** (1 + 4), 2.0 ** 1.5]) and model.predict(far) == pytest.approx(predicted)

@@ -527,7 +527,7 @@ def predict_table_command(
     import numpy as np
 
     from gpuperf.datasets import write_dataset_csv
-    from gpuperf.evaluation.protocols import bounded_predictions
+    from gpuperf.evaluation.protocols import predict_bounded
     from gpuperf.hardware.specs import get_gpu
     from gpuperf.models.persistence import load_model, model_info
     from gpuperf.models.registry import LEARNED
@@ -555,12 +555,12 @@ def predict_table_command(
     fitted = load_model(model)
     result = frame.copy()
     result[PREDICTED] = np.nan
-    result.loc[table.index, PREDICTED] = fitted.predict(table[names])
+    predicted, clipped = predict_bounded(fitted, table[names])
+    result.loc[table.index, PREDICTED] = predicted
     if unbounded.any():
         _print_note(unbounded_note(unbounded, where, "no prediction for"))
-    clipped = int(bounded_predictions(fitted, table[names]).sum())
-    if clipped:
-        _print_note(clipped_note(clipped, len(result)))
+    if clipped.any():
+        _print_note(clipped_note(int(clipped.sum()), len(result)))
     not_positive = int((result.loc[table.index, PREDICTED] <= 0).sum())
     if not_positive:
         learned_without_log = options.get("name") in LEARNED and not options.get("log_target")

@@ -102,7 +102,7 @@ def balanced_subsample(frame: pd.DataFrame, by: Sequence[str], max_rows: int, se
 
 def _fit_predict(estimator, train: pd.DataFrame, test: pd.DataFrame, features, target, fit_by):
     """Predictions for ``test`` (NaN where no model applies) from clones fitted on ``train``, and
-    which of them the model bounded (see :func:`bounded_predictions`)."""
+    which of them the model bounded (see :func:`predict_bounded`)."""
     predicted = pd.Series(np.nan, index=test.index)
     bounded = pd.Series(False, index=test.index)
     if fit_by is None:
@@ -117,18 +117,17 @@ def _fit_predict(estimator, train: pd.DataFrame, test: pd.DataFrame, features, t
         if len(train_part) == 0:
             continue
         model = clone(estimator).fit(train_part[list(features)], train_part[target].to_numpy(dtype=float))
-        rows = test.iloc[positions][list(features)]
-        predicted.iloc[positions] = model.predict(rows)
-        bounded.iloc[positions] = bounded_predictions(model, rows)
+        predicted.iloc[positions], bounded.iloc[positions] = predict_bounded(model, test.iloc[positions][list(features)])
     return predicted, bounded
 
 
-def bounded_predictions(model, X) -> np.ndarray:
-    """Which predictions a fitted model clipped to its bounds (``LogTarget``,
-    ``ReferenceResidual``); none for a model without bounds."""
-    if hasattr(model, "bounded"):
-        return np.asarray(model.bounded(X), dtype=bool)
-    return np.zeros(len(X), dtype=bool)
+def predict_bounded(model, X) -> tuple[np.ndarray, np.ndarray]:
+    """A fitted model's predictions for ``X``, and which of them it clipped to its bounds
+    (``LogTarget``, ``ReferenceResidual``; none for a model without bounds)."""
+    if hasattr(model, "predict_bounded"):
+        predicted, clipped = model.predict_bounded(X)
+        return np.asarray(predicted, dtype=float), np.asarray(clipped, dtype=bool)
+    return np.asarray(model.predict(X), dtype=float), np.zeros(len(X), dtype=bool)
 
 
 def split_evaluation(

@@ -72,23 +72,20 @@ class LogTarget(TransformedTargetRegressor):
 
     def predict(self, X, **predict_params):
         """exp2 of the regressor's log2 prediction, clipped to the widened training range."""
+        return self.predict_bounded(X, **predict_params)[0]
+
+    def predict_bounded(self, X, **predict_params) -> tuple[np.ndarray, np.ndarray]:
+        """The predictions, and which of them the bounds clipped (the regressor's own lay outside)."""
         check_is_fitted(self)
         log_predicted = np.asarray(self.regressor_.predict(X, **predict_params), dtype=float)
-        if self.bound_factor is not None:
-            log_predicted = np.clip(log_predicted, *self.log_bounds_)
-        return np.exp2(log_predicted)
-
-    def bounded(self, X) -> np.ndarray:
-        """Which of ``X``'s predictions the bounds clip (the regressor's own lies outside them)."""
-        check_is_fitted(self)
-        log_predicted = np.asarray(self.regressor_.predict(X), dtype=float)
-        return outside(log_predicted, None if self.bound_factor is None else self.log_bounds_)
+        if self.bound_factor is None:
+            return np.exp2(log_predicted), np.zeros(len(log_predicted), dtype=bool)
+        clipped = outside(log_predicted, self.log_bounds_)
+        return np.exp2(np.clip(log_predicted, *self.log_bounds_)), clipped
 
 
-def outside(values: np.ndarray, bounds: tuple[float, float] | None) -> np.ndarray:
-    """Which ``values`` lie outside ``bounds`` (none of them without bounds)."""
-    if bounds is None:
-        return np.zeros(len(values), dtype=bool)
+def outside(values: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
+    """Which ``values`` lie outside ``bounds``."""
     low, high = bounds
     return (values < low) | (values > high)
 

@@ -50,14 +50,14 @@ class ReferenceResidual(RegressorMixin, BaseEstimator):
 
     def predict(self, X):
         """exp2(reference + the regressor's residual, clipped to the widened training range)."""
-        check_is_fitted(self)
-        residual = np.asarray(self.regressor_.predict(X), dtype=float)
-        if self.bound_factor is not None:
-            residual = np.clip(residual, *self.residual_bounds_)
-        return np.exp2(self._reference(X) + residual)
+        return self.predict_bounded(X)[0]
 
-    def bounded(self, X) -> np.ndarray:
-        """Which of ``X``'s predictions the bounds clip (the regressor's residual lies outside them)."""
+    def predict_bounded(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """The predictions, and which of them the bounds clipped (the regressor's residual lay outside)."""
         check_is_fitted(self)
         residual = np.asarray(self.regressor_.predict(X), dtype=float)
-        return outside(residual, None if self.bound_factor is None else self.residual_bounds_)
+        clipped = np.zeros(len(residual), dtype=bool)
+        if self.bound_factor is not None:
+            clipped = outside(residual, self.residual_bounds_)
+            residual = np.clip(residual, *self.residual_bounds_)
+        return np.exp2(self._reference(X) + residual), clipped
