@@ -423,8 +423,11 @@ def geometry_step(report: DemoReport) -> None:
     judged = policy_summary(picks, EVALUATED_POLICIES)
     policies = ", ".join(f"{policy} {row.speedup_vs_llvm:.2f}x" for policy, row in judged.iterrows()
                          if policy not in ("llvm", "best"))
-    best = f" (the measured best block shape: {judged.loc['best', 'speedup_vs_llvm']:.2f}x)" if "best" in judged.index else ""
-    report.headline(f"Launch geometry on the bundled block-shape choices, speedup over LLVM's default: {policies}{best}.")
+    best = ""
+    if "best" in judged.index:
+        best = f" (the measured best block shape: {judged.loc['best', 'speedup_vs_llvm']:.2f}x)"
+    report.headline(f"Launch geometry on the bundled block-shape choices, speedup over LLVM's default: "
+                    f"{policies}{best}.")
     report.add(
         "Launch geometry",
         "Threads per block and blocks for a parallel loop (32 registers, no shared memory) on the H100 "
