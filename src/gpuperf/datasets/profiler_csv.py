@@ -33,7 +33,12 @@ def kernel_short_name(name: str) -> str:
 
 def device_gpu(device: str) -> str:
     """``Tesla K40c (0)`` -> the canonical GPU name (the device index is dropped)."""
-    return canonical_gpu(re.sub(r"\s*\(\d+\)$", "", str(device).strip()))
+    return canonical_gpu(_without_index(device))
+
+
+def _without_index(device: str) -> str:
+    """``Tesla K40c (0)`` -> ``Tesla K40c``."""
+    return re.sub(r"\s*\(\d+\)$", "", str(device).strip())
 
 
 # Name parts that tell boards of one GPU apart (form factor, memory), not another GPU.
@@ -46,7 +51,7 @@ def contradicts(named: str, gpu: str) -> bool:
     (``A100`` for ``NVIDIA A100-SXM4-80GB``; not ``GTX 1080`` for ``GeForce GTX 1080 Ti``)."""
     if canonical_gpu(gpu) == device_gpu(named):
         return False
-    device = _words(re.sub(r"\s*\(\d+\)$", "", str(named).strip()))
+    device = _words(_without_index(named))
     given = _words(gpu)
     for start in range(len(device) - len(given) + 1):
         rest = device[start + len(given):]

@@ -70,9 +70,9 @@ _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 def _line_count(path: Path) -> int | None:
     """The lines of a plain or gzip/bz2/xz-compressed text file (None for other compressions)."""
     suffix = path.suffix.lower()
-    opener = _OPENERS.get(suffix, open if suffix not in (".zip", ".zst", ".tar") else None)
-    if opener is None:
+    if suffix in (".zip", ".zst", ".tar"):
         return None
+    opener = _OPENERS.get(suffix, open)
     with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
         return sum(1 for _ in handle)
 
