@@ -315,3 +315,21 @@ def test_explore_ends_with_a_verdict_against_its_baselines(tmp_path, capsys):
     short = {**lost, "evals_to_90": None, "evaluated": 5, "best_found_time": 2.0, "budget": 5}
     assert verdict(short).startswith("The search did not reach 90 % of the best in 5 evaluations")
     assert verdict(short).endswith("It stopped at its budget of 5.")
+
+
+def test_explore_picks_one_kernel_and_gpu_from_a_table_that_also_trains_it(tmp_path, capsys):
+    """The left-out GPU's own rows never train its search; the other kernel lacks the parameters."""
+    frames = []
+    for gpu, optimum in (("Tesla V100 PCIe 32GB", (7, 4)), ("Tesla K20", (7, 4)), ("GTX 1080 Ti", (8, 4))):
+        frame = pd.read_csv(write_space(tmp_path / "one.csv", optimum))
+        frames.append(frame.assign(kernel="conv", gpu=gpu))
+    frames.append(pd.DataFrame({"kernel": "gemm", "gpu": "Tesla K20", "MWG": [16, 32], "time_ms": [1.0, 2.0]}))
+    pd.concat(frames).to_csv(tmp_path / "all.csv", index=False)
+    table = str(tmp_path / "all.csv")
+    assert main(["explore", table, "--params", "bx,tile", "--kernel", "conv", "--gpu", "V100", "--train", table,
+                 "--json", "--no-progress"]) == 0
+    printed = capsys.readouterr()
+    result = json.loads(printed.out)
+    assert result["space"] == f"{table} (conv, Tesla V100 PCIe 32GB)" and result["configurations"] == 50
+    assert result["method"].startswith("transfer-guided") and result["evals_to_90"] <= 2
+    assert "(conv, Tesla V100 PCIe 32GB) is the space's own kernel and GPU" in printed.err

@@ -343,3 +343,40 @@ def test_a_configuration_at_exactly_95_percent_covers_the_gpu():
     explorer = TransferGuided(np.zeros((3, 1)), np.array([[1.0], [0.95], [0.94]]))
     assert explorer.covers[:, 0].tolist() == [True, True, False]
     assert explorer.portfolio_steps([1]) == 1
+
+
+def several_kernels_and_gpus() -> pd.DataFrame:
+    """Two kernels on three GPUs in one table, as the bundled tables hold them."""
+    parts = []
+    for kernel in ("gemm", "pnpoly"):
+        for gpu, scale in (("Tesla V100 PCIe 32GB", 1.0), ("Tesla K20", 3.0), ("GTX 1080 Ti", 2.0)):
+            part = table().assign(kernel=kernel, gpu=gpu, time_ms=table()["time_ms"] * scale)
+            part["variant"] = "p=" + part["p"].astype(str) + ",q=" + part["q"].astype(str)
+            parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_read_space_picks_one_kernel_and_gpu_and_reads_the_parameters_from_variant_labels(tmp_path):
+    from gpuperf.decisions.space import read_space
+
+    several_kernels_and_gpus().to_csv(tmp_path / "all.csv", index=False)
+    space = read_space(tmp_path / "all.csv", kernel="PNPOLY", gpu="V100")
+    assert space.params == ["p", "q"] and space.gpu == "Tesla V100 PCIe 32GB"
+    assert space.where == f"{tmp_path / 'all.csv'} (pnpoly, Tesla V100 PCIe 32GB)"
+    assert list(space.times) == [1.0, 2.0, 3.0, 4.0]  # the V100's times, not the K20's 3x
+    assert read_space(tmp_path / "all.csv", ["p", "q"], kernel="gemm", gpu="k20").times.max() == 12.0
+
+
+def test_read_space_names_what_it_cannot_pick(tmp_path):
+    from gpuperf.decisions.space import read_space
+
+    several_kernels_and_gpus().to_csv(tmp_path / "all.csv", index=False)
+    with pytest.raises(GpuperfError, match=r"--gpu Tesla names 2 of its gpus \(Tesla K20, Tesla V100 PCIe 32GB\)"):
+        read_space(tmp_path / "all.csv", kernel="gemm", gpu="Tesla")
+    with pytest.raises(GpuperfError, match=r"unknown kernel in .*all\.csv 'pnpolyx'; did you mean pnpoly\?"):
+        read_space(tmp_path / "all.csv", kernel="pnpolyx", gpu="K20")
+    with pytest.raises(GpuperfError, match=r"names 3 GPUs .*explore picks one with --gpu"):
+        read_space(tmp_path / "all.csv", kernel="gemm")
+    with pytest.raises(GpuperfError, match=r"no kernel column to pick --kernel gemm by"):
+        table().to_csv(tmp_path / "one.csv", index=False)
+        read_space(tmp_path / "one.csv", ["p", "q"], kernel="gemm")

@@ -16,10 +16,14 @@ from gpuperf.errors import GpuperfError, unknown_name_error
 
 def explore_command(
     space: str = typer.Argument(
-        ..., help="One kernel on one GPU: a CSV or Parquet table (parameter columns and a time column; .csv.gz too) "
-        "or a Kernel Tuner cache (.json, .json.gz)."),
+        ..., help="One kernel on one GPU: a CSV or Parquet table (parameter columns and a time column; .csv.gz too), "
+        "a Kernel Tuner cache (.json, .json.gz) or a bundled dataset's name (with --kernel and --gpu)."),
     params: Optional[str] = typer.Option(
-        None, "--params", help="Comma-separated parameter columns, e.g. MWG,NWG,VWM (a cache's own by default)."),
+        None, "--params", help="Comma-separated parameter columns, e.g. MWG,NWG,VWM (by default a cache's own, "
+        "or the names in a table's variant labels)."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", help="Pick this kernel's rows from a table of several."),
+    gpu: Optional[str] = typer.Option(
+        None, "--gpu", help="Pick this GPU's rows from a table of several (its name, or words of it such as V100)."),
     target: Optional[str] = typer.Option(None, "--target", help="Time column (default: time_ms, time_s or time; a cache's time)."),
     train: Optional[list[str]] = typer.Option(
         None, "--train", help="The same parameters measured on another GPU: a table, a cache or a bundled dataset's name "
@@ -38,12 +42,14 @@ def explore_command(
     from rich.progress import Progress
 
     from gpuperf.decisions.explore import explore, result_summary
-    from gpuperf.decisions.space import read_space, read_training_spaces, same_kernel_and_gpu
+    from gpuperf.decisions.space import is_kernel_tuner_cache, read_space, read_training_spaces, same_kernel_and_gpu
 
     if report:
         report_folder(report)
     names = [p.strip() for p in params.split(",") if p.strip()] if params else None
-    measured = read_space(space, names, target)
+    measured = read_space(space, names, target, kernel, gpu)
+    if not names and not is_kernel_tuner_cache(space):
+        print(f"note: parameters from the variant labels of {measured.where}: {', '.join(measured.params)}", file=sys.stderr)
     others = []
     for other in (s for path in train or [] for s in read_training_spaces(path, measured.params, target)):
         if same_kernel_and_gpu(measured, other):

@@ -175,14 +175,6 @@ def is_default_feature(column: str, parameters: Sequence[str] = ()) -> bool:
             and not per_second and not observed and not is_measured_time(name) and not is_timing_derived(name))
 
 
-def variant_parameters(frame: pd.DataFrame) -> list[str]:
-    """The parameter names in the table's ``variant`` labels (``a=1,b=2``), none without them."""
-    if "variant" not in frame.columns:
-        return []
-    labels = frame["variant"].dropna().astype(str).unique()
-    return sorted({name for label in labels for name in re.findall(r"(?:^|,)([^=,]+)=", label)})
-
-
 def is_measured_time(column: str) -> bool:
     """The measured time, a statistic of it, or a prediction of it (by its column name)."""
     return column.startswith(("time_s", "predicted_")) or column.endswith(("_time_s", "_pred_s"))
@@ -195,7 +187,7 @@ def default_features(frame: pd.DataFrame, where: str | None = None) -> list[str]
     import numpy as np
     import pandas as pd
 
-    from gpuperf.datasets.schema import row_location
+    from gpuperf.datasets.schema import row_location, variant_parameters
 
     chosen, left_out = [], []
     parameters = variant_parameters(frame)

@@ -12,6 +12,8 @@ Columns:
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -114,6 +116,14 @@ def format_value(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def variant_parameters(frame: pd.DataFrame) -> list[str]:
+    """The parameter names in the table's ``variant`` labels (``a=1,b=2``), none without them."""
+    if "variant" not in frame.columns:
+        return []
+    labels = frame["variant"].dropna().astype(str).unique()
+    return sorted({name for label in labels for name in re.findall(r"(?:^|,)([^=,]+)=", label)})
 
 
 def variant_labels(frame: pd.DataFrame, params: list[str]) -> pd.Series:

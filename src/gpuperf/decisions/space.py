@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpuperf.datasets.schema import canonical_gpu, format_value, row_location
+from gpuperf.datasets.schema import canonical_gpu, format_value, lookup_gpu, row_location, variant_parameters
 from gpuperf.decisions.search_metrics import normalised_performance
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, unknown_name_error
 
 FAILED_STATUSES_OK = {"ok", "OK", "Ok"}
 # Kernel Tuner's names for a configuration that failed, accepted in a time column.
@@ -198,7 +198,8 @@ def _why_twice(frame: pd.DataFrame, keys: pd.Series, row: int, used: list[str]) 
                  and not str(c).startswith("time") and not str(c).endswith("_s") and not looks_like_rate(c)]
     if not differing:
         return ""
-    return f" (its rows differ in {', '.join(differing[:3])}: a parameter missing from --params, or one table holding several)"
+    return (f" (its rows differ in {', '.join(differing[:3])}: a parameter missing from --params, or one table "
+            "holding several: explore picks one with --kernel and --gpu)")
 
 
 def _gpu_name(frame: pd.DataFrame, where: str) -> str | None:
@@ -209,7 +210,8 @@ def _gpu_name(frame: pd.DataFrame, where: str) -> str | None:
     names = names[names != ""].unique()  # Kernel Tuner 1.5 writes an empty device name
     if len({canonical_gpu(name) for name in names}) > 1:
         shown = ", ".join(names[:3])
-        raise GpuperfError(f"{where}: column {GPU_COLUMN} names {len(names)} GPUs ({shown}); one table per GPU")
+        raise GpuperfError(f"{where}: column {GPU_COLUMN} names {len(names)} GPUs ({shown}); one table "
+                           "per GPU (explore picks one with --gpu)")
     return names[0] if len(names) else None
 
 
@@ -237,20 +239,63 @@ def is_kernel_tuner_cache(path: str | Path) -> bool:
     return Path(path).name.lower().endswith((".json", ".json.gz"))
 
 
-def read_space(path: str | Path, params: Sequence[str] | None = None, target: str | None = None) -> Space:
-    """A space from a CSV or Parquet file or a Kernel Tuner cache (``.json``, ``.json.gz``; see
-    :func:`space_from_frame`).
+def read_space(path: str | Path, params: Sequence[str] | None = None, target: str | None = None,
+               kernel: str | None = None, gpu: str | None = None) -> Space:
+    """A space from a CSV or Parquet file, a bundled dataset or a Kernel Tuner cache (``.json``,
+    ``.json.gz``; see :func:`space_from_frame`).
 
-    A cache names its own parameters (``tune_params_keys``, used when ``params`` is None), its
-    times become ``time_s`` and its device names the space's GPU; a CSV needs ``params``.
+    ``kernel`` and ``gpu`` pick one kernel's rows on one GPU out of a table of several (see
+    :func:`select_rows`). A cache names its own parameters (``tune_params_keys``, used when
+    ``params`` is None), its times become ``time_s`` and its device names the space's GPU; a
+    table without ``params`` takes the names in its ``variant`` labels (``a=1,b=2``).
     """
     where = str(path)
     if is_kernel_tuner_cache(path):
-        return _cache_space(path, params, target)
-    frame = read_table(path)
+        from gpuperf.datasets.kernel_tuner import read_kernel_tuner_cache
+
+        frame = read_kernel_tuner_cache(path)
+        params, target = params or frame.attrs["parameters"], target or "time_s"
+    else:
+        frame = read_table(path)
+    frame, where = select_rows(frame, where, kernel, gpu)
+    params = list(params or variant_parameters(frame))
     if not params:
         raise GpuperfError(f"{where}: say which columns are the parameters (--params P1,P2,...)")
     return space_from_frame(frame, params, target or default_target(frame, where), where)
+
+
+def select_rows(frame: pd.DataFrame, where: str, kernel: str | None = None,
+                gpu: str | None = None) -> tuple[pd.DataFrame, str]:
+    """The rows of ``kernel`` (its name, any case) and ``gpu`` (a name the GPU descriptors know
+    for it, or words its recorded name holds, such as ``V100``), and ``where`` naming them."""
+    chosen = []
+    for column, name in (("kernel", kernel), (GPU_COLUMN, gpu)):
+        if name is None:
+            continue
+        if column not in frame.columns:
+            raise GpuperfError(f"{where}: no {column} column to pick --{column} {name} by")
+        values = frame[column].astype(str).str.strip()
+        names = matching_names(values.unique(), name, canonical=column == GPU_COLUMN)
+        if not names:
+            raise unknown_name_error(f"{column} in {where}", name, values.unique())
+        if len(names) > 1:
+            raise GpuperfError(f"{where}: --{column} {name} names {len(names)} of its {column}s "
+                               f"({', '.join(sorted(names)[:4])}); name one")
+        frame = frame[(values == names[0]).to_numpy()]
+        chosen.append(names[0])
+    return frame, f"{where} ({', '.join(chosen)})" if chosen else where
+
+
+def matching_names(names: Sequence[str], query: str, canonical: bool = False) -> list[str]:
+    """The ``names`` that ``query`` names: equal ignoring case (or, with ``canonical``, the same GPU
+    descriptor), else those holding every word of it."""
+    wanted = query.strip().lower()
+    same = [n for n in names if n.lower() == wanted or (canonical and lookup_gpu(n) is not None
+                                                        and lookup_gpu(n) == lookup_gpu(query))]
+    if same:
+        return same
+    words = wanted.split()
+    return [n for n in names if words and all(w in n.lower().split() for w in words)]
 
 
 GROUP_COLUMNS = ("kernel", "gpu", "problem_size")
@@ -264,7 +309,7 @@ def read_training_spaces(path: str | Path, params: Sequence[str], target: str | 
     on them (tuned over more parameters: another kernel's rows), are left out; a table with no
     group left is an error."""
     if is_kernel_tuner_cache(path):
-        return [_cache_space(path, params, target, fallback=True)]
+        return [_cache_space(path, params, target)]
     return training_spaces_from_frame(read_table(path), params, target, str(path))
 
 
@@ -289,15 +334,12 @@ def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], targe
     return spaces
 
 
-def _cache_space(path: str | Path, params: Sequence[str] | None, target: str | None, fallback: bool = False) -> Space:
-    """A Kernel Tuner cache as a space (its own parameters unless ``params``); with ``fallback`` a
-    ``target`` the cache lacks gives way to its ``time_s``."""
+def _cache_space(path: str | Path, params: Sequence[str], target: str | None) -> Space:
+    """A Kernel Tuner cache as a training space: ``target`` where the cache has it, else its ``time_s``."""
     from gpuperf.datasets.kernel_tuner import read_kernel_tuner_cache
 
     frame = read_kernel_tuner_cache(path)
-    if target is None or (fallback and target not in frame.columns):
-        target = "time_s"
-    return space_from_frame(frame, list(params or frame.attrs["parameters"]), target, str(path))
+    return space_from_frame(frame, list(params), target if target in frame.columns else "time_s", str(path))
 
 
 def same_kernel_and_gpu(a: Space, b: Space) -> bool:
