@@ -125,6 +125,19 @@ def test_space_variant_is_in_apply(pocl_entries):
     assert "using pairs measured on" in advice.assessed[0].explanation["summary"]
 
 
+def test_the_explanation_says_what_its_confidence_is_beside_p_faster(pocl_entries):
+    """Confidence (is the predicted side of 1x right?) and P(faster) differ; the summary says which is which."""
+    kernel = get_kernel(STENCIL.format(outputs=1, prefetch=0))
+    advice = advise(kernel_features(kernel, {"n": 512, "m": 512}), DEVICE_TARGET + "some other CPU",
+                    threshold=1e-9, entries=pocl_entries, kernel=kernel, min_confidence=0.0)
+    assert advice.assessed
+    for s in advice.assessed:
+        summary = s.explanation["summary"]
+        assert f"P(faster) = {s.explanation['models']['p_faster']:.2f}" in summary
+        assert f"confidence {s.confidence:.2f}: " in summary
+        assert "right side of 1x" in summary or "uncalibrated" in summary
+
+
 def _stub_advise(monkeypatch, predictions: dict[str, tuple[float, float]]):
     """advise() with stubbed pairs and models: entry name -> (predicted speedup, confidence)."""
     import gpuperf.decisions.advise as advise_module

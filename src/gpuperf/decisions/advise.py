@@ -212,7 +212,11 @@ def _explanation(entry: Optimization, model: SpeedupModel, row: int, prediction,
     summary = (
         f"k-NN predicts {prediction.knn[row]:.2f}x, M5P {prediction.m5p[row]:.2f}x, logistic regression "
         f"P(faster) = {prediction.p_faster[row]:.2f}; the {len(measured)} nearest of {len(model.pairs)} "
-        f"training pairs measured {measured.min():.2f}x to {measured.max():.2f}x"
+        f"training pairs measured {measured.min():.2f}x to {measured.max():.2f}x; confidence "
+        f"{prediction.confidence[row]:.2f}: " + (
+            "the share of predictions like this one that fell on the right side of 1x for held-out training "
+            "pairs (P(faster) is the logistic regression's own estimate)" if model.calibrator is not None else
+            "uncalibrated (too few training groups): model agreement and neighbour consistency")
     )
     explanation = {
         "summary": summary + (f" ({note})" if note else ""),
