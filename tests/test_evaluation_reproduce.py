@@ -219,9 +219,14 @@ def test_markdown_table_prints_whole_number_float_columns_as_integers():
     assert rows == ["| 4096 | 2.000 | 100000 |", "| 16 | 0.500 | 250000 |", "|  | 1.000 | 300000 |"]
 
 
-def test_markdown_table_keeps_significant_digits_of_small_times():
-    frame = pd.DataFrame({"time_s": [3.21e-05, 0.00415, 0.0, 0.25]})
-    assert markdown_table(frame).splitlines()[2:] == ["| 3.21e-05 |", "| 0.00415 |", "| 0.000 |", "| 0.250 |"]
+def test_markdown_table_keeps_significant_digits_of_small_values_and_lines_up_times():
+    """A time column spread over magnitudes prints in exponent form throughout; other columns keep
+    fixed decimals, with significant digits only where those would print a small value as 0.000."""
+    frame = pd.DataFrame({"time_s": [3.21e-05, 0.00415, 0.0, 0.25], "mape": [3.21e-05, 0.00415, 0.0, 0.25],
+                          "best_time_ms": [1.5, 0.25, 2.0, 12.0]})
+    assert markdown_table(frame).splitlines()[2:] == [
+        "| 3.21e-05 | 3.21e-05 | 1.500 |", "| 4.15e-03 | 0.00415 | 0.250 |", "| 0 | 0.000 | 2.000 |",
+        "| 2.50e-01 | 0.250 | 12.000 |"]
 
 
 def test_gpu_descriptor_join_adds_architecture_and_names_an_unknown_gpus_row():

@@ -30,20 +30,41 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower() or "plot"
 
 
-def _cell(value, digits: int, whole: bool = False) -> str:
+def _cell(value, digits: int, style: str = "auto") -> str:
+    """A table cell: ``style`` is ``whole`` (integers), ``scientific`` (``1.23e-05``) or ``auto``
+    (fixed decimals, significant digits where those would hide a small value)."""
     if value is None:
         return ""
     if isinstance(value, (float, np.floating)):
         if math.isnan(value):
             return ""
-        if whole and abs(value) < 1e15:
+        if style == "whole" and abs(value) < 1e15:
             return str(int(value))
-        small = value != 0 and abs(value) < 10.0 ** (1 - digits)  # 0.000 would hide it: significant digits
-        return f"{value:.{digits}g}" if abs(value) >= 1e4 or small else f"{value:.{digits}f}"
+        if style == "scientific":
+            return f"{value:.{digits - 1}e}" if value != 0 else "0"
+        return f"{value:.{digits}g}" if abs(value) >= 1e4 or _small(value, digits) else f"{value:.{digits}f}"
     return str(value)
 
 
+def _small(value: float, digits: int) -> bool:
+    """Whether fixed decimals would print ``value`` as zero (0.000): it needs significant digits."""
+    return value != 0 and abs(value) < 10.0 ** (1 - digits)
+
+
 COUNT_COLUMNS = ("n", "rows", "kernels", "gpus", "choices", "spaces", "repeats")
+TIME_COLUMN = re.compile(r"(^|_)time($|_)|_(s|ms|us|ns)$")
+
+
+def _style(column: pd.Series, digits: int) -> str:
+    """How a column's numbers print: see :func:`_cell`. A time column some of whose values need
+    the exponent is printed with it throughout, so its times line up."""
+    if _whole(column):
+        return "whole"
+    if column.dtype.kind == "f" and TIME_COLUMN.search(str(column.name)):
+        finite = column[np.isfinite(column)].abs()
+        if ((finite >= 1e4) | finite.map(lambda v: _small(v, digits))).any():
+            return "scientific"
+    return "auto"
 
 
 def _whole(column: pd.Series) -> bool:
@@ -60,13 +81,13 @@ def _whole(column: pd.Series) -> bool:
 
 def markdown_table(frame: pd.DataFrame, digits: int = 3) -> str:
     """A GitHub-style Markdown table of ``frame`` (index included), floats rounded; float columns
-    of whole numbers print as integers."""
+    of whole numbers print as integers, time columns of widely spread values in exponent form."""
     flat = _with_index(frame)
     header = [str(c).replace("|", "\\|") for c in flat.columns]
-    whole = [_whole(column) for _, column in flat.items()]
+    styles = [_style(column, digits) for _, column in flat.items()]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in flat.itertuples(index=False):
-        cells = (_cell(v, digits, w).replace("|", "/") for v, w in zip(row, whole))
+        cells = (_cell(v, digits, style).replace("|", "/") for v, style in zip(row, styles))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -77,8 +98,8 @@ def html_table(frame: pd.DataFrame, digits: int = 3) -> str:
     shown = flat.astype(object)
     for i in range(flat.shape[1]):  # by position: column names may repeat
         column = flat.iloc[:, i]
-        whole = _whole(column)
-        shown.iloc[:, i] = [_cell(v, digits, whole) for v in column]
+        style = _style(column, digits)
+        shown.iloc[:, i] = [_cell(v, digits, style) for v in column]
     return shown.rename_axis(columns=None).to_html(index=False, border=0, na_rep="")
 
 
