@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import LinearRegression
 
 from gpuperf.errors import GpuperfError
+from gpuperf.models.learned import make_model
 from gpuperf.evaluation.protocols import (
     balanced_subsample,
     fit_on_kernels,
@@ -167,3 +168,40 @@ def test_balanced_subsample_caps_a_cell_one_row_above_the_cap():
     from gpuperf.evaluation.protocols import balanced_subsample
     frame = pd.DataFrame({"kernel": ["k"] * 3, "gpu": ["A"] * 3, "x": [1, 2, 3]})
     assert len(balanced_subsample(frame, ["kernel", "gpu"], 2)) == 2
+
+
+def test_a_measured_row_without_a_group_or_with_a_bad_feature_is_named():
+    frame = _frame()
+    frame.loc[4, "gpu"] = None
+    with pytest.raises(GpuperfError, match=r"row 5: gpu has no value: its group is unknown"):
+        leave_one_gpu_out(LinearRegression(), frame, FEATURES)
+    frame = _frame().astype({"n": object})
+    frame.loc[2, "n"] = "abc"
+    with pytest.raises(GpuperfError, match=r"row 3: n='abc' is not a number"):
+        leave_one_kernel_out(LinearRegression(), frame, FEATURES)
+    frame = _frame().astype({"n": float})
+    frame.loc[1, "n"] = np.inf
+    with pytest.raises(GpuperfError, match=r"row 2: n=inf is not a finite number"):
+        leave_one_gpu_out(LinearRegression(), frame, FEATURES)
+
+
+def test_a_missing_feature_is_refused_only_where_the_model_cannot_take_it():
+    frame = _frame().astype({"n": float})
+    frame.loc[3, "n"] = np.nan
+    with pytest.raises(GpuperfError, match=r"row 4: n has no value, and this model takes no missing features"):
+        leave_one_gpu_out(LinearRegression(), frame, FEATURES)
+    evaluation = leave_one_gpu_out(make_model("gbt", log_target=True), frame, FEATURES)  # trees take NaN
+    assert evaluation.overall["n"] == 18
+    failed = _frame().astype({"n": float})
+    failed.loc[18, "n"] = np.nan  # the failed row is never used: its features may be missing
+    assert leave_one_gpu_out(LinearRegression(), failed, FEATURES).overall["n"] == 18
+
+
+def test_split_evaluation_takes_a_mask_of_one_flag_per_row():
+    from gpuperf.evaluation.protocols import split_evaluation
+
+    frame = _frame()
+    on_a = (frame["gpu"] == "A").to_numpy()
+    from_array = split_evaluation(LinearRegression(), frame, FEATURES, on_a)
+    from_series = split_evaluation(LinearRegression(), frame, FEATURES, pd.Series(on_a, index=frame.index))
+    assert from_array.overall == from_series.overall and from_array.overall["n"] == 12

@@ -182,3 +182,31 @@ def test_reference_residual_clips_a_runaway_residual_and_says_which():
     predicted, clipped = model.predict_bounded(far)
     assert clipped.tolist() == [True, False]
     assert predicted == pytest.approx([2.0 ** (1 + 4), 2.0 ** 1.5]) and model.predict(far) == pytest.approx(predicted)
+
+
+def test_log_target_refitted_on_an_array_forgets_the_column_names_of_its_last_fit():
+    """A stale feature_names_in_ would let a saved model pass its name check and read the wrong columns."""
+    X = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "b": [4.0, 1.0, 3.0, 2.0]})
+    model = make_model("linear").fit(X, [1.0, 2.0, 3.0, 4.0])
+    assert list(model.feature_names_in_) == ["a", "b"]
+    model.fit(X[["b", "a"]].to_numpy(), [1.0, 2.0, 3.0, 4.0])
+    assert not hasattr(model, "feature_names_in_") and model.n_features_in_ == 2
+
+
+def test_log_target_takes_missing_features_exactly_when_its_regressor_does():
+    from sklearn.utils import get_tags
+
+    assert get_tags(make_model("gbt", log_target=True)).input_tags.allow_nan
+    assert not get_tags(make_model("linear", log_target=True)).input_tags.allow_nan
+
+
+def test_reference_residual_records_its_features_and_refuses_what_log_target_refuses():
+    from gpuperf.models.reference import REFERENCE_COLUMN, ReferenceResidual
+
+    train = pd.DataFrame({"x": np.linspace(0.0, 1.0, 11), REFERENCE_COLUMN: 0.0})
+    model = ReferenceResidual(LinearRegression()).fit(train, np.exp2(train["x"]))
+    assert list(model.feature_names_in_) == ["x", REFERENCE_COLUMN] and model.n_features_in_ == 2
+    with pytest.raises(GpuperfError, match="bound_factor must be at least 1"):
+        ReferenceResidual(LinearRegression(), bound_factor=0.5).fit(train, np.exp2(train["x"]))
+    with pytest.raises(GpuperfError, match="the target must be positive, finite times"):
+        ReferenceResidual(LinearRegression()).fit(train, train["x"])  # x = 0 in the first row

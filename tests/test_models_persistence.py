@@ -128,6 +128,13 @@ def test_saving_checks_what_is_saved_and_loading_the_format_version(tmp_path):
         save_model(SpearmanClusterSelector(k=1, threshold=0).fit(X, y), tmp_path / "selector.json")
     with pytest.raises(GpuperfError, match="1 feature names for a model fitted on 3 features"):
         save_model(LinearRegression().fit(X, y), tmp_path / "lr.json", feature_names=["x"])
+    with pytest.raises(GpuperfError, match="the M5PRegressor is not fitted; fit it before saving"):
+        save_model(make_model("m5p", log_target=False), tmp_path / "unfitted.json")
+    assert not (tmp_path / "unfitted.json").exists()
+    stale = LinearRegression().fit(pd.DataFrame(X, columns=["a", "b", "c"]), y)
+    stale.n_features_in_ = 2  # names left from an earlier fit, as a refit on an array could leave them
+    with pytest.raises(GpuperfError, match="3 feature names for a model fitted on 2 features"):
+        save_model(stale, tmp_path / "stale.json")
     path = save_model(LinearRegression().fit(X, y), tmp_path / "lr.json", feature_names=["a", "b", "c"])
     document = json.loads(path.read_text())
     path.write_text(json.dumps(dict(document, format_version=99)))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from sklearn.base import clone
+from sklearn.utils import get_tags
 
 from gpuperf.datasets.schema import is_ok, row_location
 from gpuperf.errors import GpuperfError
@@ -74,21 +75,39 @@ def _as_columns(group: str | Sequence[str]) -> list[str]:
     return [group] if isinstance(group, str) else list(group)
 
 
-def _usable_rows(frame: pd.DataFrame, features: Sequence[str], target: str, where: str) -> pd.DataFrame:
-    """The measured rows (status ok in any case, or every row without a status column); a measured
-    row whose time is not a positive number is an error naming it."""
-    missing = [c for c in [*features, target] if c not in frame.columns]
+def _usable_rows(frame: pd.DataFrame, features: Sequence[str], target: str, where: str,
+                 groups: Sequence[str] = (), allow_nan: bool = False) -> pd.DataFrame:
+    """The measured rows (status ok in any case, or every row without a status column). On them, a
+    time that is not a positive number, a feature that is not a number (or missing, unless the
+    model ``allow_nan``) or a missing ``groups`` value is an error naming the row."""
+    missing = [c for c in [*features, *groups, target] if c not in frame.columns]
     if missing:
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)}")
     measured = is_ok(frame["status"]) if "status" in frame.columns else pd.Series(True, index=frame.index)
     times = pd.to_numeric(frame[target], errors="coerce")
-    bad = measured & ~(times.gt(0) & np.isfinite(times))
+    _refuse_first(frame, measured & ~(times.gt(0) & np.isfinite(times)), target, "is not a positive number", where)
+    for column in groups:
+        _refuse_first(frame, measured & frame[column].isna(), column, "has no value: its group is unknown", where,
+                      show_value=False)
+    for column in features:
+        values = pd.to_numeric(frame[column], errors="coerce")
+        _refuse_first(frame, measured & values.isna() & frame[column].notna(), column, "is not a number", where)
+        _refuse_first(frame, measured & np.isinf(values), column, "is not a finite number", where)
+        if not allow_nan:
+            _refuse_first(frame, measured & frame[column].isna(), column,
+                          "has no value, and this model takes no missing features", where, show_value=False)
+    return frame.loc[measured]
+
+
+def _refuse_first(frame: pd.DataFrame, bad: pd.Series, column: str, problem: str, where: str,
+                  show_value: bool = True) -> None:
+    """An error naming the first ``bad`` row, its ``column`` (and value) and the ``problem``."""
     if bad.any():
         position = int(np.flatnonzero(bad.to_numpy())[0])
-        value = frame[target].iloc[position]
+        value = frame[column].iloc[position]
         value = value.item() if isinstance(value, np.generic) else value
-        raise GpuperfError(f"{where}: {row_location(frame, position)}: {target}={value!r} is not a positive number")
-    return frame.loc[measured]
+        shown = f"{column}={value!r}" if show_value else column
+        raise GpuperfError(f"{where}: {row_location(frame, position)}: {shown} {problem}")
 
 
 def balanced_subsample(frame: pd.DataFrame, by: Sequence[str], max_rows: int, seed: int = 0) -> pd.DataFrame:
@@ -130,11 +149,19 @@ def predict_bounded(model, X) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(model.predict(X), dtype=float), np.zeros(len(X), dtype=bool)
 
 
+def _allows_nan(estimator) -> bool:
+    """Whether ``estimator`` takes missing feature values (scikit-learn's ``allow_nan`` tag)."""
+    try:
+        return bool(get_tags(estimator).input_tags.allow_nan)
+    except (AttributeError, TypeError):
+        return False
+
+
 def split_evaluation(
     estimator,
     frame: pd.DataFrame,
     features: Sequence[str],
-    train_mask: pd.Series,
+    train_mask: pd.Series | np.ndarray | Sequence[bool],
     *,
     name: str = "split",
     fold: str = "test",
@@ -144,8 +171,11 @@ def split_evaluation(
     balance_by: Sequence[str] = ("kernel", "gpu"),
     seed: int = 0,
 ) -> Evaluation:
-    """Fit on the rows where ``train_mask`` is true, predict all other rows."""
-    frame = _usable_rows(frame, features, target, name)
+    """Fit on the rows where ``train_mask`` (a Series on ``frame``'s index, or one flag per row) is
+    true, predict all other rows."""
+    if not isinstance(train_mask, pd.Series):
+        train_mask = pd.Series(np.asarray(train_mask, dtype=bool), index=frame.index)
+    frame = _usable_rows(frame, features, target, name, allow_nan=_allows_nan(estimator))
     train_mask = train_mask.reindex(frame.index).fillna(False).astype(bool)
     return _run(estimator, frame, features, [(fold, train_mask)], name, ("fold",), target, fit_by,
                 max_train_rows, balance_by, seed)
@@ -173,7 +203,7 @@ def leave_one_group_out(
     """
     columns = _as_columns(group)
     where = name or f"leave-one-{'-'.join(columns)}-out"
-    frame = _usable_rows(frame, [*features, *columns], target, where)
+    frame = _usable_rows(frame, features, target, where, columns, _allows_nan(estimator))
     labels = frame[columns[0]].astype(str)  # one column: no slow row-wise join
     if len(columns) > 1:
         labels = frame[columns].astype(str).agg("/".join, axis=1)

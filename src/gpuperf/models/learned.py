@@ -18,6 +18,7 @@ from sklearn.neighbors import KNeighborsRegressor
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from sklearn.svm import SVR
+from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from gpuperf.errors import GpuperfError, unknown_name_error
@@ -51,19 +52,13 @@ class LogTarget(TransformedTargetRegressor):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.positive_only = True  # times: fitted on their log2
+        tags.input_tags.allow_nan = get_tags(self._get_regressor()).input_tags.allow_nan
         return tags
 
     def fit(self, X, y, **fit_params):
-        if self.bound_factor is not None and not self.bound_factor >= 1:
-            raise GpuperfError(f"LogTarget: bound_factor must be at least 1 (or None), got {self.bound_factor!r}")
-        if y is None:
-            raise GpuperfError("LogTarget requires y to be passed, but the target y is None")
-        times = np.asarray(y)
-        if times.dtype.kind == "c":
-            raise GpuperfError("LogTarget: Complex data not supported")
-        times = times.astype(float)
-        if not np.all(np.isfinite(times) & (times > 0)):
-            raise GpuperfError("LogTarget: the target must be positive, finite times (it is fitted on their log2)")
+        check_bound_factor(self.bound_factor, "LogTarget")
+        times = positive_times(y, "LogTarget")
+        self.__dict__.pop("feature_names_in_", None)  # sklearn sets it on a DataFrame but never clears it
         super().fit(X, y, **fit_params)
         log_y = np.log2(times)
         widen = 0.0 if self.bound_factor is None else np.log2(self.bound_factor)
@@ -82,6 +77,25 @@ class LogTarget(TransformedTargetRegressor):
             return np.exp2(log_predicted), np.zeros(len(log_predicted), dtype=bool)
         clipped = outside(log_predicted, self.log_bounds_)
         return np.exp2(np.clip(log_predicted, *self.log_bounds_)), clipped
+
+
+def check_bound_factor(bound_factor: float | None, who: str) -> None:
+    """A factor widening the training range that predictions are clipped to: at least 1, or None."""
+    if bound_factor is not None and not bound_factor >= 1:
+        raise GpuperfError(f"{who}: bound_factor must be at least 1 (or None), got {bound_factor!r}")
+
+
+def positive_times(y, who: str) -> np.ndarray:
+    """``y`` as floats, when every one is a positive, finite time (a model fits their log2)."""
+    if y is None:
+        raise GpuperfError(f"{who} requires y to be passed, but the target y is None")
+    times = np.asarray(y)
+    if times.dtype.kind == "c":
+        raise GpuperfError(f"{who}: Complex data not supported")
+    times = times.astype(float)
+    if not np.all(np.isfinite(times) & (times > 0)):
+        raise GpuperfError(f"{who}: the target must be positive, finite times (it is fitted on their log2)")
+    return times
 
 
 def outside(values: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:

@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 import skops.io as sio
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
 
 import gpuperf
 from gpuperf.errors import GpuperfError, missing_file
@@ -95,11 +97,14 @@ def save_model(model: Any, path: str | Path, feature_names: Sequence[str] | None
     if not callable(getattr(model, "predict", None)):
         raise GpuperfError(f"{path}: {type(model).__name__} does not predict; save a model (a selector or "
                            "transformer goes inside a Pipeline with one)")
+    try:
+        check_is_fitted(model)
+    except NotFittedError:
+        raise GpuperfError(f"{path}: the {type(model).__name__} is not fitted; fit it before saving") from None
     names = feature_names if feature_names is not None else getattr(model, "feature_names_in_", None)
     fitted_on = getattr(model, "n_features_in_", None)
-    if feature_names is not None and fitted_on is not None and len(list(feature_names)) != fitted_on:
-        raise GpuperfError(f"{path}: {len(list(feature_names))} feature names for a model fitted on {fitted_on} "
-                           "features")
+    if names is not None and fitted_on is not None and len(list(names)) != fitted_on:
+        raise GpuperfError(f"{path}: {len(list(names))} feature names for a model fitted on {fitted_on} features")
     if feature_names is not None:
         _check_own_names(model, [str(n) for n in feature_names], path, "the feature_names given")
     header = {

@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from gpuperf.errors import GpuperfError
-from gpuperf.models.learned import outside
+from gpuperf.models.learned import check_bound_factor, outside, positive_times
 
 REFERENCE_COLUMN = "reference_log2_time"
 
@@ -42,8 +42,11 @@ class ReferenceResidual(RegressorMixin, BaseEstimator):
     def fit(self, X, y):
         if self.regressor is None:
             raise GpuperfError("ReferenceResidual: no regressor given")
-        residual = np.log2(np.asarray(y, dtype=float)) - self._reference(X)
+        check_bound_factor(self.bound_factor, "ReferenceResidual")
+        residual = np.log2(positive_times(y, "ReferenceResidual")) - self._reference(X)
         self.regressor_ = clone(self.regressor).fit(X, residual)
+        self.n_features_in_ = X.shape[1]
+        self.feature_names_in_ = np.asarray(X.columns, dtype=object)
         widen = 0.0 if self.bound_factor is None else np.log2(self.bound_factor)
         self.residual_bounds_ = (float(residual.min() - widen), float(residual.max() + widen))
         return self
