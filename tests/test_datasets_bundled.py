@@ -195,3 +195,16 @@ def test_an_empty_copy_is_refused(tmp_path):
     path.write_text("")
     with pytest.raises(GpuperfError, match="empty.csv: empty file"):
         load_dataset(path)
+
+
+def test_a_table_of_ones_own_loads_from_csv_or_parquet_with_kernel_and_time_alone(tmp_path):
+    table = pd.DataFrame({"kernel": ["a", "a", "b"], "gpu": ["Tesla K40"] * 3, "n": [1, 2, 3],
+                          "time_s": [1e-3, 2e-3, float("nan")], "status": ["ok", "ok", "failed"]})
+    table.to_csv(tmp_path / "mine.csv", index=False)
+    table.to_parquet(tmp_path / "mine.parquet")
+    for path in (tmp_path / "mine.csv", tmp_path / "mine.parquet", str(tmp_path / "mine.parquet")):
+        loaded = load_dataset(path)
+        assert loaded["time_s"].iloc[:2].tolist() == [1e-3, 2e-3] and loaded["kernel"].tolist() == ["a", "a", "b"]
+    table.assign(status=["OK", "OK", "OK"]).to_csv(tmp_path / "ok.csv", index=False)
+    with pytest.raises(GpuperfError, match=r"ok\.csv: line 4: time_s=nan is not a positive number"):
+        load_dataset(tmp_path / "ok.csv")  # a status of OK in any case is a measured row

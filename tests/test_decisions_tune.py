@@ -291,3 +291,12 @@ def test_tune_report_shows_trials_and_the_best_so_far(tmp_path, capsys):
     assert tuning["default_time_s"] > 0
     text = (tmp_path / "report" / "report.md").read_text()
     assert "Trials in order" in text and "tuning_curve.png" in text and (tmp_path / "report" / "tuning_curve.png").stat().st_size > 0
+
+
+def test_tune_space_trains_on_a_table_given_as_a_data_frame():
+    """A DataFrame is a training table as a path is (its truth value is never asked)."""
+    from gpuperf.datasets import load_dataset
+
+    others = load_dataset("stencil_spaces_pocl").query("kernel == 'jacobi2d_9pt'")
+    result = tune_space("jacobi2d_5pt", SIZES, budget=1, train=others)
+    assert result.method == "transfer-guided (et)" and len(result.trials) == 1

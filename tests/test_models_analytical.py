@@ -92,6 +92,15 @@ def test_roofline_takes_the_larger_of_compute_and_memory_time():
     assert np.allclose(RooflineModel(flops_f64="flops_f64").fit(double).predict(double), [1.1, 10.0])
 
 
+def test_named_columns_refuse_text_that_is_no_number_and_read_a_missing_value_as_nan():
+    rows = pd.DataFrame({"flops": ["1e12", "3,000"], "dram_bytes": [1e9, 1e12],
+                         "gpu_peak_f32_gflops": [1e4, 1e4], "gpu_memory_bandwidth_gbs": [100.0, 100.0]})
+    with pytest.raises(GpuperfError, match=r"RooflineModel: row 2: flops='3,000' is not a number"):
+        RooflineModel().fit(rows).predict(rows)
+    predicted = RooflineModel().fit(rows.assign(flops=1e12)).predict(rows.assign(flops=[1e12, None]))
+    assert predicted[0] == pytest.approx(0.1) and np.isnan(predicted[1])
+
+
 def test_bsp_lambda_is_the_geometric_mean_of_the_rows_ratios():
     """Ratios 1 and 4: lambda 2 (the arithmetic mean would be 2.5)."""
     from gpuperf.models.bsp import BspModel
@@ -99,6 +108,10 @@ def test_bsp_lambda_is_the_geometric_mean_of_the_rows_ratios():
                          "global_stores": [2.0, 0.0], "gpu_clock_hz": [1e9, 1e9], "gpu_cores": [100.0, 100.0]})
     t = BspModel().uncalibrated_time(rows)
     assert BspModel().fit(rows, [t[0] / 1.0, t[1] / 4.0]).lambda_ == pytest.approx(2.0)
+    with pytest.raises(GpuperfError, match="BspModel: no rows to fit"):
+        BspModel().fit(rows.iloc[:0], [])
+    with pytest.raises(GpuperfError, match="BspModel: 2 rows but 1 measured times"):
+        BspModel().fit(rows, [1.0])
 
 
 def test_roofline_efficiency_ignores_rows_without_a_bound():

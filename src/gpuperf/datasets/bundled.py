@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from gpuperf.datasets.schema import KEY_COLUMNS, STATUS, TARGET, canonical_gpu, check_dataset
-from gpuperf.datasets.tables import TableFormat, read_csv, require_columns
+from gpuperf.datasets.tables import TableFormat, read_csv, read_table_file, require_columns
 from gpuperf.errors import GpuperfError, unknown_name_error
 
 AMARIS = (
@@ -252,7 +252,8 @@ def dataset_info(name: str) -> BundledDataset:
 
 
 def load_dataset(name: str | Path, raw: bool = False) -> pd.DataFrame:
-    """A bundled table by name (or a CSV file in a bundled format), in the dataset shape.
+    """A bundled table by name, or a file (CSV, compressed or not, or Parquet) in the dataset shape
+    (at least ``kernel`` and ``time_s``) or in a bundled table's format, in the dataset shape.
 
     Parsed tables are kept in memory, so repeated loads are cheap; each call returns a copy.
     """
@@ -279,12 +280,12 @@ def _load_bundled(name: str, raw: bool) -> pd.DataFrame:
 
 
 def _looks_like_path(text: str) -> bool:
-    return bool(re.search(r"[/\\]|\.csv(\.gz)?$", text)) or Path(text).is_file()
+    return bool(re.search(r"[/\\]|\.(csv(\.gz)?|parquet|pq)$", text)) or Path(text).is_file()
 
 
 def _load_file(path: Path, raw: bool) -> pd.DataFrame:
-    """A CSV in the dataset shape already, or in the format of one of the bundled tables."""
-    table = read_csv(path)
+    """A table in a bundled table's format, or in the dataset shape already."""
+    table = read_table_file(path)
     if raw:
         return table
     if {*KEY_COLUMNS, TARGET, STATUS} <= set(table.columns):
@@ -292,9 +293,11 @@ def _load_file(path: Path, raw: bool) -> pd.DataFrame:
     for info in BUNDLED.values():
         if set(info.columns_needed()) <= set(table.columns):
             return info.shape(table, str(path), str(path))
+    if {"kernel", TARGET} <= set(table.columns):
+        return check_dataset(table, str(path))
     raise GpuperfError(
-        f"{path}: columns match neither the dataset shape ({', '.join([*KEY_COLUMNS, TARGET, STATUS])}) "
-        "nor a bundled table's format"
+        f"{path}: columns match neither the dataset shape (at least kernel and {TARGET}; in full "
+        f"{', '.join([*KEY_COLUMNS, TARGET, STATUS])}) nor a bundled table's format"
     )
 
 

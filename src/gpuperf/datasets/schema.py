@@ -58,7 +58,7 @@ def check_dataset(frame: pd.DataFrame, where: str, require_time: bool = True) ->
     if missing:
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)}")
     if require_time:
-        ok = frame[STATUS].eq(OK) if STATUS in frame.columns else pd.Series(True, index=frame.index)
+        ok = is_ok(frame[STATUS]) if STATUS in frame.columns else pd.Series(True, index=frame.index)
         times = pd.to_numeric(frame[TARGET], errors="coerce")
         bad = ok & ~((times > 0) & np.isfinite(times))
         if bad.any():

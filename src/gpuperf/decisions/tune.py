@@ -44,7 +44,10 @@ if TYPE_CHECKING:
 RANKED_PICKS = 3
 
 
-def training_spaces(train: Sequence[Space | pd.DataFrame | str | Path], params: Sequence[str]) -> list[Space]:
+TrainingData = Space | pd.DataFrame | str | Path  # what training_spaces reads
+
+
+def training_spaces(train: TrainingData | Sequence[TrainingData], params: Sequence[str]) -> list[Space]:
     """Each of ``train`` as measured spaces: a :class:`Space` as it is; a table (a DataFrame, a
     CSV or Parquet file, a bundled dataset's name) or a Kernel Tuner cache as one space per
     kernel, GPU and problem size (:func:`~gpuperf.decisions.space.read_training_spaces`). Tables
@@ -69,7 +72,7 @@ def training_spaces(train: Sequence[Space | pd.DataFrame | str | Path], params: 
 class GuidedSearch:
     """Which configuration to measure next, refitted on every result (see the module docstring)."""
 
-    def __init__(self, configs: pd.DataFrame, params: Sequence[str], train: Sequence[Space] = (),
+    def __init__(self, configs: pd.DataFrame, params: Sequence[str], train: TrainingData | Sequence[TrainingData] = (),
                  model: str | None = None, seed: int = 0, gpu: str | None = None,
                  start: Sequence[int] | None = None, initial: int = 10):
         if isinstance(params, str):  # "bx" would read as the parameters b and x
@@ -193,7 +196,7 @@ def tune_space(
     sizes: Mapping[str, int],
     device: str = "opencl:0",
     budget: int = 20,
-    train: Sequence[Space] = (),
+    train: TrainingData | Sequence[TrainingData] = (),
     model: str | None = None,
     seed: int = 0,
     settings: TimingSettings | None = None,
@@ -217,6 +220,7 @@ def tune_space(
     open_device(device)  # and an unknown device
     configs = candidate_configurations(space_name)
     params = list(space.parameters)
+    train = training_spaces(train, params)
     start = None if ranking is None or train else ranked_positions(configs, ranking)
     search = GuidedSearch(configs, params, train, model, seed, start=start, initial=RANKED_PICKS if start else 10)
     method = ("transfer-guided" if train else "online") + f" ({model or default_model(bool(train), True)})"

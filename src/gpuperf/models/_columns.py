@@ -5,13 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from gpuperf.datasets.schema import row_location
 from gpuperf.errors import GpuperfError
 
 
 def named_columns(X, names: dict[str, str | None], model: str) -> dict[str, np.ndarray | None]:
     """The float values of each named column of DataFrame ``X`` (None where the name is None).
 
-    Raises GpuperfError naming every missing column.
+    Raises GpuperfError naming every missing column, or the first row whose value is there but
+    not a number; a missing value reads as NaN.
     """
     if not isinstance(X, pd.DataFrame):
         raise GpuperfError(f"{model}: expects a pandas DataFrame with named columns, got {type(X).__name__}")
@@ -21,5 +23,10 @@ def named_columns(X, names: dict[str, str | None], model: str) -> dict[str, np.n
         raise GpuperfError(f"{model}: missing column(s) {', '.join(missing)}")
     values: dict[str, np.ndarray | None] = {role: None for role in names}
     for role, column in wanted.items():
-        values[role] = pd.to_numeric(X[column], errors="coerce").to_numpy(dtype=float)
+        numbers = pd.to_numeric(X[column], errors="coerce")
+        not_numbers = numbers.isna().to_numpy() & X[column].notna().to_numpy()
+        if not_numbers.any():
+            row = int(np.flatnonzero(not_numbers)[0])
+            raise GpuperfError(f"{model}: {row_location(X, row)}: {column}={X[column].iloc[row]!r} is not a number")
+        values[role] = numbers.to_numpy(dtype=float)
     return values

@@ -93,7 +93,9 @@ class BspModel(RegressorMixin, BaseEstimator):
     def fit(self, X, y):
         """Calibrate ``lambda_`` on the measured times ``y`` (seconds) of the rows of DataFrame ``X``."""
         measured = np.asarray(y, dtype=float)
-        if len(measured) != len(X) or len(measured) == 0:
+        if len(measured) == 0:
+            raise GpuperfError("BspModel: no rows to fit")
+        if len(measured) != len(X):
             raise GpuperfError(f"BspModel: {len(X)} rows but {len(measured)} measured times")
         if not np.all(measured > 0):
             raise GpuperfError("BspModel: measured times must be positive")
