@@ -90,6 +90,11 @@ class BspModel(RegressorMixin, BaseEstimator):
         """Rows whose inputs give no positive, finite time (zero counts, a missing clock, ...)."""
         return _undefined(self.uncalibrated_time(X))
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # a row with a missing input predicts NaN: no BSP time for it
+        return tags
+
     def fit(self, X, y):
         """Calibrate ``lambda_`` on the measured times ``y`` (seconds) of the rows of DataFrame ``X``."""
         measured = np.asarray(y, dtype=float)

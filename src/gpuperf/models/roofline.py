@@ -61,6 +61,11 @@ class RooflineModel(RegressorMixin, BaseEstimator):
             compute = compute + np.where(has_f64, v["flops_f64"] / np.where(has_f64, v["peak_f64"] * GIGA, 1.0), 0.0)
         return np.maximum(compute, v["bytes"] / (v["bw"] * GIGA))
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # a row with a missing input predicts NaN: no roofline time for it
+        return tags
+
     def fit(self, X, y=None):
         """Check the columns; with ``calibrate``, fit the efficiency to the times ``y`` (seconds)."""
         bound = self.bound(X)
