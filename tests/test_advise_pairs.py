@@ -157,3 +157,52 @@ features = "columns"
 configuration = ["n", "a", "flag"]''').pairs[0]
     with pytest.raises(GpuperfError, match=r"pairs\[0\]: no measured before/after pair in .* matches it"):
         build_spec_pairs(spec, "trick")
+
+
+def _flag_rows(tmp_path: Path, points: list[tuple[int, float, str, str | None]]) -> Path:
+    """A one-GPU table of kernel k at n=64: one row per (flag, time_s, status, cycle_times_s)."""
+    rows = [{"kernel": "k", "variant": f"flag={flag}", "gpu": "Tesla K40", "device": "Tesla K40c", "source": "test",
+             "n": 64, "flag": flag, "time_s": t, "status": status, "threads": 4096.0, "work_group_size": 64.0,
+             "flops_per_thread": 2.0, **({"cycle_times_s": cycles} if cycles is not None else {})}
+            for flag, t, status, cycles in points]
+    path = tmp_path / "flags.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def _flag_spec(tmp_path: Path, path: Path, before: str = "0", after: str = "1"):
+    return entry(tmp_path, f'''dataset = "{path}"
+kernel = "k"
+parameter = "flag"
+before = {before}
+after = {after}
+features = "columns"
+configuration = ["n", "flag"]''').pairs[0]
+
+
+def test_repeated_points_are_reduced_to_their_median_and_failed_rows_left_out(tmp_path):
+    """flag=0 measured 4, 5 and 9 s: median 5 (the mean would be 6). flag=1: 2 s ok, and a
+    verify_failed row that still carries a time (0.5 s), which is no measurement of the point.
+    One pair: 5 -> 2, speedup 2.5."""
+    path = _flag_rows(tmp_path, [(0, 4.0, "ok", None), (0, 5.0, "ok", None), (0, 9.0, "ok", None),
+                                 (1, 2.0, "ok", None), (1, 0.5, "verify_failed", None)])
+    pairs = build_spec_pairs(_flag_spec(tmp_path, path), "trick")
+    assert list(pairs["time_before_s"]) == [5.0] and list(pairs["time_after_s"]) == [2.0]
+    assert list(pairs["speedup"]) == [2.5]
+
+
+def test_a_configuration_never_pairs_with_itself(tmp_path):
+    """before = after = [0, 1]: the pairs are 0 -> 1 (5/2 = 2.5) and 1 -> 0 (2/5 = 0.4); 0 -> 0 and
+    1 -> 1 change nothing and are left out."""
+    path = _flag_rows(tmp_path, [(0, 5.0, "ok", None), (1, 2.0, "ok", None)])
+    pairs = build_spec_pairs(_flag_spec(tmp_path, path, "[0, 1]", "[0, 1]"), "trick")
+    by_change = dict(zip(pairs["change"], pairs["speedup"]))
+    assert by_change == {"flag: 0 -> 1": 2.5, "flag: 1 -> 0": 0.4}
+
+
+def test_a_repeated_interleaved_point_falls_back_to_the_ratio_of_medians(tmp_path):
+    """flag=0 measured twice (4 s, cycles 4;4;4 and 6 s, cycles 6;6;6): its cycles pair with nothing,
+    so the speedup is median(4, 6) / 2 = 2.5, not the first row's per-cycle ratio 4/1 = 4."""
+    path = _flag_rows(tmp_path, [(0, 4.0, "ok", "4;4;4"), (0, 6.0, "ok", "6;6;6"), (1, 2.0, "ok", "1;1;1")])
+    pairs = build_spec_pairs(_flag_spec(tmp_path, path), "trick")
+    assert list(pairs["speedup"]) == [2.5]

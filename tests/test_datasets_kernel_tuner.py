@@ -275,3 +275,26 @@ def test_kernel_tuner_repeat_spread_is_the_interquartile_range(tmp_path):
     assert row["time_s"] == pytest.approx(0.003)
     assert row["time_s_iqr"] == pytest.approx(0.002, rel=1e-12)
     assert row["time_s_min"] == pytest.approx(0.001) and row["repeats"] == 5
+
+
+def test_a_zero_ms_time_is_refused_as_no_time_naming_the_entry(tmp_path):
+    """A time of 0 ms is neither a positive number of ms nor a failure name: the reader refuses it
+    at the entry (naming its key and the raw value ``time=0``), not later as a 0.0 s dataset row."""
+    cache = {"device_name": "NVIDIA RTX A4000", "kernel_name": "k", "tune_params_keys": ["bx"],
+             "cache": {"32": {"bx": 32, "time": 0}}}
+    path = tmp_path / "zero.json"
+    path.write_text(json.dumps(cache))
+    with pytest.raises(GpuperfError, match=r"zero.json: cache entry '32': time=0 is neither a positive number of ms"):
+        read_kernel_tuner_cache(path)
+
+
+def test_check_dataset_refuses_a_zero_time_on_an_ok_row():
+    """time_s must be > 0 (strictly) where status is ok: 0.0 s is no measured time; a failed row may
+    carry anything (here NaN). Row 2 is position 1, so the error names 'row 2'."""
+    from gpuperf.datasets.schema import check_dataset
+
+    frame = pd.DataFrame({"kernel": ["k", "k", "k"], "time_s": [1e-3, 0.0, np.nan],
+                          "status": ["ok", "ok", "failed"]})
+    with pytest.raises(GpuperfError, match=r"t.csv: row 2: time_s=0.0 is not a positive number"):
+        check_dataset(frame, "t.csv")
+    assert check_dataset(frame.iloc[[0, 2]], "t.csv") is not None  # positive time, and a failed row

@@ -299,3 +299,41 @@ def test_an_infinite_time_is_refused_and_a_unit_is_named_on_its_own_line(tmp_pat
     (tmp_path / "unit.csv").write_text("\n".join(lines) + "\n")
     with pytest.raises(GpuperfError, match="unit.csv: line 8: gpu__time_duration.sum has unit 'parsec'"):
         import_ncu(tmp_path / "unit.csv")
+
+
+def test_kernel_short_name_drops_a_global_qualifier():
+    """``__global__ foo(float*)``: the parameter list goes, then the leading ``__global__`` -> ``foo``."""
+    assert kernel_short_name("__global__ foo(float*)") == "foo"
+    assert kernel_short_name("void bar(int) [7]") == "bar"
+
+
+def test_a_missing_header_names_the_first_line_holding_most_wanted_columns():
+    """Lines 1 and 2 (1-based) each hold one of the two wanted columns (Name); line 3 none. The
+    nearest header is the first of the tied lines, line 1, and it lacks Duration."""
+    from gpuperf.datasets.profiler_csv import find_header
+
+    lines = ['"Start","Name"', '"Name","Stream"', '"x","y"']
+    with pytest.raises(GpuperfError, match=r"f.csv: line 1: the header lacks column\(s\) Duration"):
+        find_header(lines, ("Name", "Duration"), "f.csv")
+
+
+def test_a_zero_duration_is_no_time():
+    """0 us is not a measured time: refused at its line, naming the column and the text."""
+    from gpuperf.datasets.profiler_csv import positive_time
+
+    with pytest.raises(GpuperfError, match=r"f.csv: line 5: Duration gives no time \('0'\)"):
+        positive_time("0", -6, "f.csv", 5, "Duration")
+    assert positive_time("2.5", -6, "f.csv", 5, "Duration") == 2.5e-6
+
+
+def test_ncu_details_metric_repeated_with_the_same_value_stays_one_column(tmp_path):
+    """DRAM Frequency named again (another section) with the same value 2.62 in launch 0 is the same
+    metric: no 'Section: DRAM Frequency' column (only a differing value gets one, as Block Size does)."""
+    lines = DETAILS.read_text().splitlines()
+    first = next(i for i, line in enumerate(lines) if '"DRAM Frequency"' in line)
+    again = lines[first].replace('"GPU Speed Of Light Throughput"', '"Memory Workload Analysis"')
+    path = tmp_path / "details.csv"
+    path.write_text("\n".join(lines[: first + 1] + [again] + lines[first + 1:]) + "\n")
+    frame = import_ncu(path, gpu="H100")
+    assert frame["DRAM Frequency"].tolist() == [2.62e9, 2.62e9]
+    assert not [c for c in frame.columns if c.endswith(": DRAM Frequency")]

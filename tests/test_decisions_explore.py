@@ -380,3 +380,69 @@ def test_read_space_names_what_it_cannot_pick(tmp_path):
     with pytest.raises(GpuperfError, match=r"no kernel column to pick --kernel gemm by"):
         table().to_csv(tmp_path / "one.csv", index=False)
         read_space(tmp_path / "one.csv", ["p", "q"], kernel="gemm")
+
+
+def test_best_found_curve_pads_a_stopped_search_with_its_last_best():
+    """Running best of 0.2, 0.5, 0.4 is 0.2, 0.5, 0.5; padded to 5 evaluations the search that
+    stopped keeps 0.5; cut to 2 it is 0.2, 0.5."""
+    assert best_found_curve([0.2, 0.5, 0.4], length=5).tolist() == [0.2, 0.5, 0.5, 0.5, 0.5]
+    assert best_found_curve([0.2, 0.5, 0.4], length=2).tolist() == [0.2, 0.5]
+
+
+def test_normalised_performance_treats_a_zero_or_negative_time_as_failed():
+    """Only finite times above 0 count: the best is 2.0, so 2 -> 1, 4 -> 0.5; NaN, 0 and -1 give 0."""
+    performance = normalised_performance([np.nan, 2.0, 4.0, 0.0, -1.0])
+    assert performance.tolist() == [0.0, 1.0, 0.5, 0.0, 0.0]
+
+
+def test_space_from_frame_refuses_a_zero_time():
+    """A time of 0 (row 2) is no measured time and no failure name: an error naming the row (time 0)."""
+    zero = table().assign(time_ms=[1.0, 0.0, 3.0, 4.0])
+    with pytest.raises(GpuperfError, match=r"t\.csv: row 2: time_ms=0 is not a positive number"):
+        space_from_frame(zero, ["p", "q"], "time_ms", "t.csv")
+
+
+def test_one_gpu_spelled_two_ways_is_one_gpu():
+    """'K20' and 'Tesla K20' are both the descriptor 'Tesla K20': one GPU, not two; the space names
+    the first spelling. Two different GPUs are still refused."""
+    named = table().assign(gpu=["K20", "Tesla K20", "K20", "Tesla K20"])
+    assert space_from_frame(named, ["p", "q"], "time_ms", "t.csv").gpu == "K20"
+    with pytest.raises(GpuperfError, match=r"t\.csv: column gpu names 2 GPUs"):
+        space_from_frame(named.assign(gpu=["K20", "RTX 3090", "K20", "K20"]), ["p", "q"], "time_ms", "t.csv")
+
+
+def test_parameter_features_take_log2_only_of_all_positive_columns():
+    """[1, 2, 4, 8] are all positive: log2 gives 0, 1, 2, 3. [0, 1, 2, 4] has a 0 (log2 would be
+    -inf), so the whole column stays as it is."""
+    configs = pd.DataFrame({"a": [1, 2, 4, 8], "b": [0, 1, 2, 4]})
+    assert parameter_features(configs, ["a", "b"]).tolist() == [[0, 0], [1, 1], [2, 2], [3, 4]]
+
+
+def test_default_target_prefers_time_ms_then_time_s():
+    """The first of time_ms, time_s, time the table has: time_ms where a table has all three."""
+    from gpuperf.decisions.space import default_target
+
+    frame = pd.DataFrame({"time": [1.0], "time_s": [1e-3], "time_ms": [1.0]})
+    assert default_target(frame, "t.csv") == "time_ms"
+    assert default_target(frame.drop(columns="time_ms"), "t.csv") == "time_s"
+
+
+def test_training_spaces_split_a_table_of_two_kernels():
+    """Kernels a and b (two values of 'kernel') each tuned over p = 1, 2: two spaces, one per kernel,
+    named by it, not one table whose configurations repeat."""
+    from gpuperf.decisions.space import training_spaces_from_frame
+
+    frame = pd.DataFrame({"kernel": ["a", "a", "b", "b"], "p": [1, 2, 1, 2], "time_ms": [1.0, 2.0, 3.0, 4.0]})
+    spaces = training_spaces_from_frame(frame, ["p"], where="t.csv")
+    assert [s.where for s in spaces] == ["t.csv (a)", "t.csv (b)"]
+    assert [s.times.tolist() for s in spaces] == [[1.0, 2.0], [3.0, 4.0]]
+
+
+def test_training_spaces_leave_out_a_kernel_tuned_over_more_parameters():
+    """Kernel b repeats p = 1, 2 (it was tuned over r too): left out; only a's space remains."""
+    from gpuperf.decisions.space import training_spaces_from_frame
+
+    frame = pd.DataFrame({"kernel": ["a", "a", "b", "b", "b", "b"], "p": [1, 2, 1, 1, 2, 2],
+                          "r": [0, 0, 0, 1, 0, 1], "time_ms": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]})
+    spaces = training_spaces_from_frame(frame, ["p"], where="t.csv")
+    assert [s.where for s in spaces] == ["t.csv (a)"]

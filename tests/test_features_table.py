@@ -152,3 +152,27 @@ def test_barriers_and_work_groups_of_a_launch():
     assert features["work_groups"] == 24.0
     assert features["work_group_size"] == 64.0 and features["threads"] == 24.0 * 64
     assert features["barriers_per_thread"] == 3.0
+
+
+def test_work_group_size_multiplies_all_three_local_axes():
+    from gpuperf.features.table import _features_from_counts
+
+    # local 8 x 4 x 2 = 64 work-items per group; 2 x 1 x 1 groups -> 128 threads.
+    features = _features_from_counts(_evaluated(groups=(2.0, 1.0, 1.0), local=(8, 4, 2)))
+    assert features["work_group_size"] == 64.0 and features["threads"] == 128.0
+
+
+def test_occupancy_uses_the_kernels_local_memory_when_nvrtc_reports_less(monkeypatch):
+    """NVRTC's static smem (here 0) can miss loopy's local temporaries: the larger counts.
+    A100 (cc 8.0): 256 threads = 8 warps x 32 registers. Shared memory 40 KiB + 1 KiB reserved =
+    41984 bytes (a multiple of 128); 167936 // 41984 = 4 blocks, below the 8 that warps (64 // 8)
+    and registers (16384 // 1024 = 16 warps per sub-partition x 4 // 8) allow: 4 x 8 = 32 warps,
+    occupancy 32 / 64 = 0.5."""
+    from gpuperf.features import resources
+    from gpuperf.features.table import occupancy_features
+
+    monkeypatch.setattr(resources, "compile_resources",
+                        lambda kernel, arch: resources.Resources(registers=32, shared_memory_bytes=0, spill_bytes=0, arch=arch))
+    features = occupancy_features(matmul(), "A100 PCIe 40GB", 256, 40 * 1024.0)
+    assert features["active_blocks_per_sm"] == 4.0 and features["active_warps_per_sm"] == 32.0
+    assert features["occupancy"] == 0.5 and features["registers_per_thread"] == 32.0

@@ -208,3 +208,12 @@ def test_register_check_rounds_warps_up_to_the_sub_partitions():
         occupancy(gpu, 800, 80)
     # 24 warps x 2560 = 61440 fits: 32768 // 2560 = 12 warps per sub-partition, 48 // 24 = 2 blocks.
     assert occupancy(gpu, 768, 80).block_limits["registers"] == 2
+
+
+def test_amd_waves_of_a_work_group_are_spread_over_simds_rounding_up():
+    """gfx906 (MI50): 128 VGPRs -> 256 // 128 = 2 waves per SIMD. 576 work-items are 9 wave64s over 4
+    SIMDs: one SIMD must hold ceil(9 / 4) = 3 > 2, so the group cannot be placed (floor(9 / 4) = 2
+    would wrongly let it). 512 work-items (8 waves, 2 per SIMD) fit: 4 x 2 // 8 = 1 group."""
+    with pytest.raises(GpuperfError, match="work-group of 576 work-items x 128 VGPRs needs more VGPRs"):
+        occupancy(get_gpu("MI50"), 576, 128, 0)
+    assert occupancy(get_gpu("MI50"), 512, 128, 0).active_blocks_per_sm == 1

@@ -97,3 +97,19 @@ def test_export_writes_0_for_a_count_family_a_kernel_lacks(tmp_path: Path) -> No
     assert frame.loc["vector_copy", "ops_f64_sqrt"] == 0  # the copy has no square roots: 0, not missing
     assert frame.loc["arith_f64_sqrt", "global_loads_f32_stride1"] == 0
     assert pd.isna(frame.loc["gone", "ops_f64_sqrt"]) and pd.isna(frame.loc["gone", "global_bytes"])
+
+
+def test_sizes_text_is_the_same_whatever_order_the_sizes_come_in() -> None:
+    """The store's key uses sorted sizes: {n, m} and {m, n} are one point (a campaign resumed from a
+    file listing them in another order must not take it again)."""
+    from gpuperf.measure.store import sizes_text
+
+    assert sizes_text({"n": 64, "m": 32}) == sizes_text({"m": 32, "n": 64}) == '{"m":32,"n":64}'
+
+
+def test_stored_flags_read_back_as_booleans(tmp_path: Path) -> None:
+    """stable and verified are stored as SQLite integers and read back as Python bools."""
+    with Store(tmp_path / "s.sqlite") as store:
+        store.add(_row(4096, stable=True, verified=False))
+        (row,) = store.rows()
+    assert row["stable"] is True and row["verified"] is False

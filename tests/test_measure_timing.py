@@ -156,3 +156,39 @@ def test_several_device_kernels_are_timed_as_one_span() -> None:
     result = measure(kernel, {"n": 4096}, settings=FAST)
     assert result.verified and result.time_s > 0
     assert result.provenance["timer"] == "gated_marker_span"
+
+
+def test_round_batch_rounds_up_what_the_minimum_time_still_needs() -> None:
+    """1/64 s each, min_time_s 0.12: after 5 launches (5/64 = 0.078125 s) the round still needs
+    0.041875 s = 2.68 launches, rounded up to 3; 8/64 = 0.125 s then reaches the minimum."""
+    run = Scripted([1 / 64] * 100)
+    timing = time_kernel(run, TimingSettings(warmup=0, min_repeats=5, min_time_s=0.12, max_repeats=50))
+    assert run.batches == [5, 3] and len(timing.samples) == 8
+
+
+def test_of_equally_wide_rounds_the_first_is_kept() -> None:
+    """[1..5]: median 3, IQR 4-2 = 2, spread 2/3; [2..10 step 2]: median 6, IQR 4, spread 4/6, the
+    same. Neither meets iqr_limit 0.1; on a tie the first round stays the steadiest."""
+    first, second = [1.0, 2.0, 3.0, 4.0, 5.0], [2.0, 4.0, 6.0, 8.0, 10.0]
+    run = Scripted(first + second)
+    timing = time_kernel(run, TimingSettings(warmup=0, min_repeats=5, max_repeats=5, min_time_s=0,
+                                             iqr_limit=0.1, max_retries=1))
+    assert timing.retries == 1 and not timing.stable
+    assert timing.samples == tuple(first) and timing.median == 3.0
+
+
+def test_a_round_whose_spread_equals_the_limit_is_steady() -> None:
+    """[9, 9.5, 10, 10.5, 11]: median 10, Q1 9.5, Q3 10.5, IQR 1, spread 1/10 = iqr_limit 0.1
+    exactly: the limit is inclusive, so no retry is taken."""
+    run = Scripted([9.0, 9.5, 10.0, 10.5, 11.0] * 3)
+    timing = time_kernel(run, TimingSettings(warmup=0, min_repeats=5, max_repeats=5, min_time_s=0,
+                                             iqr_limit=0.1, max_retries=2))
+    assert timing.retries == 0 and timing.stable and run.calls == 5
+
+
+def test_min_repeats_may_equal_max_repeats() -> None:
+    """1 <= min_repeats <= max_repeats: equal bounds (a fixed number of repeats) are allowed."""
+    settings = TimingSettings.from_mapping({"min_repeats": 7, "max_repeats": 7}, "t")
+    assert settings.min_repeats == settings.max_repeats == 7
+    with pytest.raises(GpuperfError, match="need 1 <= min_repeats <= max_repeats"):
+        TimingSettings.from_mapping({"min_repeats": 8, "max_repeats": 7}, "t")
