@@ -305,6 +305,7 @@ def test_kernel_short_name_drops_a_global_qualifier():
     """``__global__ foo(float*)``: the parameter list goes, then the leading ``__global__`` -> ``foo``."""
     assert kernel_short_name("__global__ foo(float*)") == "foo"
     assert kernel_short_name("void bar(int) [7]") == "bar"
+    assert kernel_short_name("__global__ void baz(int)") == "baz"  # both prefixes, as CUDA source spells it
 
 
 def test_a_missing_header_names_the_first_line_holding_most_wanted_columns():

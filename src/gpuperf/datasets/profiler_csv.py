@@ -28,7 +28,7 @@ def kernel_short_name(name: str) -> str:
             if depth == 0:
                 text = text[:position].strip()
                 break
-    return re.sub(r"^(void|__global__)\s+", "", text)
+    return re.sub(r"^((void|__global__)\s+)+", "", text)
 
 
 def device_gpu(device: str) -> str:
