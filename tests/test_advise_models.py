@@ -151,6 +151,7 @@ def _stub_advise(monkeypatch, predictions: dict[str, tuple[float, float]]):
             self.pairs = pd.DataFrame({"family": ["f"], "kernel": ["k"], "change": ["c"], "configuration": [""],
                                        "gpu": ["g"], "speedup": [1.0]})
             self.choice = ("all", "mean")
+            self.calibrator = None  # uncalibrated confidence
 
         def predict(self, query):
             speedup, confidence = predictions[self.name]
