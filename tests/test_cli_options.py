@@ -46,3 +46,32 @@ def test_sizes_left_out_are_named_with_the_defaults_they_take(capsys):
     assert '"m": 4096' in captured.out
     assert main(["features", "stencil2d", "-p", "n=1024", "-p", "m=512", "--json"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_ctrl_c_and_a_refused_place_end_in_one_line_and_a_failing_status(monkeypatch, tmp_path, capsys) -> None:
+    """Ctrl-C is 130 with a line saying so (a script must not go on with half the work); an
+    operating-system refusal (no permission, a full disk) is one error naming the file."""
+    import gpuperf.hardware
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gpuperf.hardware, "gpus", interrupted)
+    assert main(["gpus"]) == 130
+    assert capsys.readouterr().err == "gpuperf: interrupted\n"
+
+    def refused():
+        raise PermissionError(13, "Permission denied", str(tmp_path / "x.csv"))
+
+    monkeypatch.setattr(gpuperf.hardware, "gpus", refused)
+    assert main(["gpus"]) == 2
+    assert capsys.readouterr().err == f"gpuperf: error: {tmp_path / 'x.csv'}: Permission denied\n"
+
+
+def test_an_output_under_a_file_is_refused_before_any_work(tmp_path, capsys) -> None:
+    (tmp_path / "good.csv").write_text("a\n1\n")
+    under = tmp_path / "good.csv" / "sub"
+    assert main(["geometry-sweep", "--table", "no-such-table.csv", "--report", str(under)]) == 2
+    assert capsys.readouterr().err == f"gpuperf: error: --report {under}: {tmp_path / 'good.csv'} is a file, not a folder\n"
+    assert main(["import", "nvprof", "no-such.csv", "--out", str(tmp_path / "good.csv" / "t.csv")]) == 2
+    assert f"{tmp_path / 'good.csv'} is a file, not a folder" in capsys.readouterr().err

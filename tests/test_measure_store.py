@@ -65,6 +65,14 @@ def test_not_a_store(tmp_path: Path) -> None:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
 
 
+def test_a_store_named_where_no_file_can_be_is_one_error(tmp_path: Path) -> None:
+    (tmp_path / "table.csv").write_text("a\n1\n")
+    with pytest.raises(GpuperfError, match=r"store '.*adir': a folder; name a file"):
+        Store(tmp_path.joinpath("adir").mkdir() or tmp_path / "adir")
+    with pytest.raises(GpuperfError, match=r"store '.*table.csv/s.sqlite': cannot create its folder"):
+        Store(tmp_path / "table.csv" / "s.sqlite")
+
+
 def test_export_names_the_known_gpu_and_adds_its_occupancy(tmp_path: Path) -> None:
     with Store(tmp_path / "s.sqlite") as store:
         store.add(_row(4096))

@@ -45,11 +45,14 @@ def _register_all() -> None:
         module.register(app)
 
 
+INTERRUPTED = 130  # the shell's status for a command stopped by Ctrl-C
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: bad input ends in one clear line on stderr and exit status 2."""
     _register_all()
     try:
-        app(args=argv, prog_name="gpuperf", standalone_mode=False)
+        status = app(args=argv, prog_name="gpuperf", standalone_mode=False)
     except GpuperfError as exc:
         print(f"gpuperf: error: {exc}", file=sys.stderr)
         return 2
@@ -57,7 +60,11 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except typer.Abort:
         print("gpuperf: aborted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
+    except OSError as exc:  # a place the system refused: a full disk, no permission, ...
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"gpuperf: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
     except typer.TyperException as exc:  # usage errors: an unknown option, a missing argument, ...
         if hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int):
             context = getattr(exc, "ctx", None)
@@ -66,7 +73,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"gpuperf: error: {message} (see {command} --help)", file=sys.stderr)
             return exc.exit_code
         raise
-    return 0
+    if status == INTERRUPTED:  # typer returns Ctrl-C's status instead of raising it
+        print("gpuperf: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    return status if isinstance(status, int) and not isinstance(status, bool) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -88,15 +89,30 @@ def parse_params(pairs: Sequence[str] | None) -> dict[str, int]:
 
 # -- where commands write ------------------------------------------------------------------------
 def _file_in_a_folder(out: str | Path, option: str) -> Path:
-    """``out`` as a path that names a file in an existing folder (else one error naming ``option``)."""
+    """``out`` as a path that names a file in an existing folder gpuperf may write in (else one error
+    naming ``option``)."""
     from gpuperf.errors import GpuperfError
 
     path = Path(out)
     if path.is_dir():
         raise GpuperfError(f"{option} {path}: a folder; name a file")
-    if not path.parent.is_dir():
+    if not path.parent.exists():
         raise GpuperfError(f"{option} {path}: folder {path.parent} does not exist")
+    _writable_folder(path.parent, option, path)
     return path
+
+
+def _writable_folder(folder: Path, option: str, path: Path) -> None:
+    """The nearest existing folder on the way to ``folder`` must be a folder gpuperf may write in."""
+    from gpuperf.errors import GpuperfError
+
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise GpuperfError(f"{option} {path}: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise GpuperfError(f"{option} {path}: no permission to write in {existing}")
 
 
 def new_output_file(out: str | Path, option: str = "--out") -> Path:
@@ -135,4 +151,5 @@ def report_folder(out: str | Path, option: str = "--report") -> Path:
     path = Path(out)
     if path.exists() and not path.is_dir():
         raise GpuperfError(f"{option} {path}: a file, not a folder")
+    _writable_folder(path, option, path)
     return path

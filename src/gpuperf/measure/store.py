@@ -115,8 +115,13 @@ class Store:
         self.path = Path(path)
         if not create and not self.path.is_file():
             raise missing_file(self.path, f"store '{self.path}' does not exist")
+        if self.path.is_dir():
+            raise GpuperfError(f"store '{self.path}': a folder; name a file")
         if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise GpuperfError(f"store '{self.path}': cannot create its folder ({exc.strerror})") from None
         try:
             self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
@@ -131,6 +136,10 @@ class Store:
             if version in (0, SCHEMA_VERSION):
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=FULL")
+        except sqlite3.OperationalError as exc:
+            if "unable to open" not in str(exc):
+                raise GpuperfError(f"store '{self.path}' is not a gpuperf measurement store ({exc})") from None
+            raise GpuperfError(f"store '{self.path}': cannot open or create it here ({exc})") from None
         except sqlite3.DatabaseError as exc:
             raise GpuperfError(f"store '{self.path}' is not a gpuperf measurement store ({exc})") from None
         if version not in (0, SCHEMA_VERSION):
