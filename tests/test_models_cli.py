@@ -570,3 +570,24 @@ def test_the_roofline_leaves_out_f64_work_on_a_gpu_without_an_f64_peak(tmp_path,
                  str(tmp_path / "p.csv")]) == 0
     predicted = pd.read_csv(tmp_path / "p.csv")["predicted_time_s"]
     assert predicted.isna().tolist() == [True] * 3 + [False] * 10
+
+
+def test_a_model_from_another_version_is_a_note_and_a_damaged_one_an_error(tables, capsys, tmp_path):
+    import json
+
+    out = tmp_path / "m.json"
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--features", "x2,x3", "--out", str(out)]) == 0
+    document = json.loads(out.read_text())
+    out.write_text(json.dumps(dict(document, gpuperf_version="0.0.1")))
+    capsys.readouterr()
+    assert main(["predict-table", "--model", str(out), str(tables["generic"]), "--out", str(tmp_path / "p.csv")]) == 0
+    err = capsys.readouterr().err
+    assert f"note: {out}: saved by gpuperf 0.0.1, loading with gpuperf" in err and "warnings.warn" not in err
+    for name, content, message in (
+            ("u16.json", json.dumps(document).encode("utf-16"), "not a JSON model file (not UTF-8 text)"),
+            ("names.json", json.dumps(dict(document, feature_names="x2")).encode(),
+             "feature_names must be a list of column names, not 'x2'")):
+        (tmp_path / name).write_bytes(content)
+        assert main(["predict-table", "--model", str(tmp_path / name), str(tables["generic"]),
+                     "--out", str(tmp_path / f"{name}.csv")]) == 2
+        assert capsys.readouterr().err == f"gpuperf: error: {tmp_path / name}: {message}\n"

@@ -13,6 +13,10 @@ class GpuperfError(ValueError):
     """Bad user input: the message names the file, row, key or field at fault, in one line."""
 
 
+class GpuperfNote(UserWarning):
+    """Something a user should know that does not stop the work; the command line prints it as a note."""
+
+
 def unknown_name_error(kind: str, name: str, known: Iterable[str]) -> GpuperfError:
     """An error for an unknown name that suggests the nearest known names."""
     known = sorted(known)

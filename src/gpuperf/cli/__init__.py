@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import sys
+import warnings
 
 import typer
 
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 
 app = typer.Typer(
     name="gpuperf",
@@ -48,11 +49,25 @@ def _register_all() -> None:
 INTERRUPTED = 130  # the shell's status for a command stopped by Ctrl-C
 
 
+_show_warning = warnings.showwarning
+
+
+def _show_note(message, category, filename, lineno, file=None, line=None) -> None:
+    """gpuperf's own notes as one line (``note: ...``), other warnings as Python shows them."""
+    if issubclass(category, GpuperfNote):
+        print(f"note: {message}", file=sys.stderr)
+    else:
+        _show_warning(message, category, filename, lineno, file, line)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: bad input ends in one clear line on stderr and exit status 2."""
     _register_all()
     try:
-        status = app(args=argv, prog_name="gpuperf", standalone_mode=False)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_note
+            warnings.simplefilter("always", GpuperfNote)
+            status = app(args=argv, prog_name="gpuperf", standalone_mode=False)
     except GpuperfError as exc:
         print(f"gpuperf: error: {exc}", file=sys.stderr)
         return 2

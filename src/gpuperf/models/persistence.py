@@ -35,7 +35,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 import gpuperf
-from gpuperf.errors import GpuperfError, missing_file
+from gpuperf.errors import GpuperfError, GpuperfNote, missing_file
 
 FORMAT = "gpuperf-model"
 FORMAT_VERSION = 1
@@ -81,7 +81,7 @@ SKOPS_TRUSTED = (
 )
 
 
-class ModelVersionWarning(UserWarning):
+class ModelVersionWarning(GpuperfNote):
     """A saved model was written by a different gpuperf version."""
 
 
@@ -206,9 +206,11 @@ def _read(path: Path) -> dict:
         raise missing_file(path, f"{path}: no such model file")
     if path.suffix == ".json":
         try:
-            document = json.loads(path.read_text())
+            document = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as error:
             raise GpuperfError(f"{path}: not a JSON model file ({error.msg} at line {error.lineno})") from None
+        except UnicodeDecodeError:
+            raise GpuperfError(f"{path}: not a JSON model file (not UTF-8 text)") from None
     elif path.suffix == ".skops":
         try:
             found = sio.get_untrusted_types(file=path)
@@ -225,6 +227,9 @@ def _read(path: Path) -> dict:
     if document.get("format_version") != FORMAT_VERSION:
         raise GpuperfError(f"{path}: model file format version {document.get('format_version')!r}; this gpuperf "
                            f"reads version {FORMAT_VERSION} (refit the model with this gpuperf)")
+    names = document.get("feature_names")
+    if names is not None and not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+        raise GpuperfError(f"{path}: feature_names must be a list of column names, not {names!r}")
     return document
 
 
