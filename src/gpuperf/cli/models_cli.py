@@ -365,6 +365,11 @@ def prepare_training(
         if not chosen:
             raise GpuperfError(f"{where}: no column of the {options.property_set or 'gpu'} property set "
                                f"({', '.join(known[:4])}, ...); name the property columns with --features")
+        absent = [name for name in known if name not in chosen]
+        if absent:
+            notes.append(f"note: {where}: linear fits the {len(chosen)} of the {len(known)} "
+                         f"{options.property_set or 'gpu'} properties it has columns for; missing: "
+                         f"{', '.join(absent[:6])}{', ...' if len(absent) > 6 else ''}")
     if not chosen:
         raise GpuperfError(f"{where}: no numeric feature columns; name them with --features")
     return Prepared(numeric_features(frame, chosen, where), chosen, gpu_features, kind, base_clock, roofline_kind,
