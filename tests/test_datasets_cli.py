@@ -52,6 +52,19 @@ def test_import_kernel_tuner_writes_the_dataset_csv(tmp_path, capsys):
     assert "name it .csv or .csv.gz" in capsys.readouterr().err and not parquet.exists()
 
 
+def test_an_imported_table_has_the_permissions_of_any_file_written(tmp_path, capsys):
+    """Written via a private temporary file, the table still ends up as the umask allows (0644 at 022)."""
+    import os
+
+    previous = os.umask(0o022)
+    try:
+        out = tmp_path / "vector_add.csv"
+        assert main(["import", "kernel-tuner", str(DATA / "kernel_tuner_vector_add.json"), "--out", str(out)]) == 0
+    finally:
+        os.umask(previous)
+    assert out.stat().st_mode & 0o777 == 0o644
+
+
 def test_import_nvprof_with_metrics_and_ncu(tmp_path, capsys):
     out = tmp_path / "trace.csv"
     args = ["import", "nvprof", str(DATA / "nvprof_gpu_trace.csv"), "--metrics", str(DATA / "nvprof_metrics.csv")]

@@ -44,8 +44,16 @@ def write_dataset_csv(frame: pd.DataFrame, path: str | Path) -> Path:
     os.close(handle)
     try:
         table.to_csv(temporary, index=False, compression="gzip" if path.suffix.lower() == ".gz" else None)
+        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes it private; a table is as any file written
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
     return path
+
+
+def _umask() -> int:
+    """The process's file-creation mask (read by setting it, then put back)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
