@@ -101,3 +101,21 @@ def test_a_truncated_cache_writes_nothing(tmp_path, capsys):
     assert main(["import", "kernel-tuner", str(cut), "--out", str(out)]) == 2
     assert "cut.json: truncated or malformed Kernel Tuner cache" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == [cut]
+
+
+def test_a_profile_without_launches_writes_nothing_and_an_unknown_gpu_is_a_note(tmp_path, capsys):
+    cache = json.loads((DATA / "kernel_tuner_vector_add.json").read_text())
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps(dict(cache, cache={})))
+    out = tmp_path / "t.csv"
+    assert main(["import", "kernel-tuner", str(empty), "--out", str(out)]) == 2
+    assert "no launches or configurations in it; nothing to write" in capsys.readouterr().err and not out.exists()
+    assert main(["import", "nvprof", str(DATA / "nvprof_summary.csv"), "--gpu", "K4O", "--out", str(out)]) == 0
+    assert "note: --gpu K4O: no GPU descriptor has this name (did you mean Tesla K40?)" in capsys.readouterr().err
+    assert set(pd.read_csv(out)["gpu"]) == {"K4O"}
+
+
+def test_fit_on_a_kernel_tuner_cache_says_to_import_it(capsys):
+    assert main(["fit", str(DATA / "kernel_tuner_vector_add.json"), "--model", "lr", "--out", "m.json"]) == 2
+    assert "a JSON file, not a table; a Kernel Tuner cache becomes one with gpuperf import kernel-tuner" in \
+        capsys.readouterr().err

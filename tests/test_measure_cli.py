@@ -62,6 +62,13 @@ def test_campaign_run_status_export(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert code == 0 and "cycle_times_s" in exported.columns and exported["cycle_times_s"].isna().all()
     code, _, err = run_cli(["campaign", "status", "--store", str(tmp_path / "none.sqlite")], capsys)
     assert code == 2 and "does not exist" in err and not (tmp_path / "none.sqlite").exists()
+    gzipped = tmp_path / "points.csv.gz"  # the format a name promises, compressed or not
+    code, _, _ = run_cli(["campaign", "export", "--store", str(store), "--out", str(gzipped)], capsys)
+    assert code == 0 and sorted(pd.read_csv(gzipped)["n"]) == [4096, 8192]
+    mismatch = tmp_path / "e2.csv"
+    code, _, err = run_cli(["campaign", "export", "--store", str(store), "--format", "parquet", "--out", str(mismatch)],
+                           capsys)
+    assert code == 2 and "a csv name for a parquet table" in err and not mismatch.exists()
 
 
 MALFORMED = {

@@ -363,6 +363,8 @@ def test_bad_tables_fail_with_one_line_naming_file_row_and_column(tmp_path, caps
      "--select 'pearson:3' must look like spearman:K"),
     (["fit", "rodinia", "--model", "lr", "--out", "{tmp}/m.json"], "did you mean rodinia_nvprof"),
     (["fit", "{generic}", "--model", "linear", "--out", "{tmp}/m.json"], "no column of the gpu property set"),
+    (["fit", "{generic}", "--model", "lr", "--features", " , ", "--out", "{tmp}/m.json"],
+     "--features names no column; leave it out for the default features"),
     (["evaluate", "{generic}", "--model", "lr", "--protocol", "leave-one-gpu"], "did you mean leave-one-gpu-out"),
     (["predict-table", "--model", "{tmp}/absent.json", "{generic}", "--out", "{tmp}/p.csv"], "no such model file"),
     (["predict-table", "--model", "{tmp}/absent.json", "{generic}", "--out", "{tmp}/no/p.parquet"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -24,7 +25,9 @@ def import_command(
 ) -> None:
     """Import measurements into gpuperf's dataset shape and write them as CSV."""
     from gpuperf.datasets import import_file, write_dataset_csv
+    from gpuperf.datasets.schema import lookup_gpu
     from gpuperf.errors import GpuperfError
+    from gpuperf.hardware.specs import gpu_suggestion
 
     if not out.name.lower().endswith((".csv", ".csv.gz")):
         raise GpuperfError(f"--out {out}: the table is written as CSV; name it .csv or .csv.gz")
@@ -39,6 +42,11 @@ def import_command(
             raise GpuperfError("--gpu goes with a profiler format; a Kernel Tuner cache names its device")
         options["gpu"] = gpu
     frame = import_file(format_name, path, **options)
+    if frame.empty:
+        raise GpuperfError(f"{path}: no launches or configurations in it; nothing to write")
+    if gpu is not None and lookup_gpu(gpu) is None:
+        print(f"note: --gpu {gpu}: no GPU descriptor has this name ({gpu_suggestion(gpu)}); the rows name it as "
+              "given, so no GPU features join them", file=sys.stderr)
     write_dataset_csv(frame, out)
     failed = int((frame["status"] != "ok").sum())
     print(f"wrote {len(frame)} rows ({failed} not ok) to {out}")

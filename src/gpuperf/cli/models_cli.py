@@ -328,6 +328,8 @@ def prepare_training(
 
     notes: list[str] = []
     given = [name.strip() for name in (features or "").split(",") if name.strip()]
+    if features is not None and not given:
+        raise GpuperfError("--features names no column; leave it out for the default features")
     repeated = sorted({name for name in given if given.count(name) > 1})
     if repeated:
         raise GpuperfError(f"--features names {', '.join(repeated)} more than once")

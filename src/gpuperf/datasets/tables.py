@@ -82,6 +82,9 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
     from the suffix: ``.gz``, ``.xz``, ...) with at least one row."""
     path = Path(path)
     name = path.name.lower()
+    if name.endswith((".json", ".json.gz")):
+        raise GpuperfError(f"{path}: a JSON file, not a table; a Kernel Tuner cache becomes one with "
+                           "gpuperf import kernel-tuner")
     if name.endswith(PARQUET_SUFFIXES):
         if not path.is_file():
             raise missing_file(path, f"{path}: no such file")

@@ -155,11 +155,12 @@ def get_gpu(name: str) -> GpuSpec:
     """The descriptor for a name or alias (case, '-', '_' and spaces ignored)."""
     spec = _name_index().get(normalize_name(str(name)))
     if spec is None:
-        raise GpuperfError(f"unknown GPU '{name}'; {_suggestion(str(name))}")
+        raise GpuperfError(f"unknown GPU '{name}'; {gpu_suggestion(str(name))}")
     return spec
 
 
-def _suggestion(name: str) -> str:
+def gpu_suggestion(name: str) -> str:
+    """A "did you mean ..." hint naming the nearest descriptors, or the known GPUs."""
     index = _name_index()
     key = normalize_name(name)
     close = difflib.get_close_matches(key, list(index), n=8, cutoff=0.5)

@@ -168,14 +168,25 @@ def _parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def _format_of(path: Path) -> str | None:
+    """The table format a file name promises (``.csv``, ``.csv.gz``; ``.parquet``, ``.pq``), if any."""
+    name = path.name.lower()
+    if name.endswith((".csv", ".csv.gz")):
+        return "csv"
+    return "parquet" if name.endswith((".parquet", ".pq")) else None
+
+
 def export_store(store_path: str | Path, out: str | Path, fmt: str | None = None, campaign: str | None = None,
                  features: bool = True, cycle_times: bool = False) -> pd.DataFrame:
     """Write the store's table to ``out`` as CSV or Parquet (``fmt`` defaults to the file's suffix);
     ``features`` and ``cycle_times`` as in :func:`store_table`."""
     out = Path(out)
-    fmt = (fmt or out.suffix.lstrip(".")).lower()
+    named = _format_of(out)
+    fmt = (fmt or named or out.suffix.lstrip(".")).lower()
     if fmt not in FORMATS:
         raise GpuperfError(f"--format: unknown export format '{fmt}'; use csv or parquet")
+    if named is not None and named != fmt:
+        raise GpuperfError(f"--out {out}: a {named} name for a {fmt} table; name it to match --format")
     frame = store_table(store_path, campaign, features, cycle_times)
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "csv":
