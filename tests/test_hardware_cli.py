@@ -116,3 +116,14 @@ def test_features_json_names_the_kernel_variant_and_sizes_it_counted(capsys):
     assert "local_x=32" in row["variant"]
     assert row["n"] == 1024 and row["m"] == 4096  # the default size of m is said too
     assert row["local_size_0"] == 32.0
+
+
+def test_features_on_an_amd_gpu_leave_registers_and_occupancy_empty_with_a_note(capsys):
+    assert main(["features", "vector_copy", "-p", "n=4096", "--gpu", "MI210", "--json"]) == 0
+    captured = capsys.readouterr()
+    row = json.loads(captured.out)
+    assert row["registers_per_thread"] is None and row["occupancy"] is None
+    assert "registers and occupancy left empty" in captured.err
+    assert "gpuperf occupancy --gpu MI210 --registers N" in captured.err
+    assert main(["features", "vector_copy", "-p", "n=4096", "--json"]) == 0
+    assert "left empty" not in capsys.readouterr().err

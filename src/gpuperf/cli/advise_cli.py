@@ -22,7 +22,9 @@ def advise(
     param: Annotated[list[str] | None, typer.Option("-p", "--param", help="size parameter, e.g. -p n=4096")] = None,
     gpu: Annotated[str | None, typer.Option(help="advise for this GPU (its descriptor joins the features)")] = None,
     device: Annotated[str | None, typer.Option(help="advise for a measured device, e.g. opencl:0 (pocl)")] = None,
-    profile: Annotated[Path | None, typer.Option(help="a profiled launch: CSV with geometry and counters")] = None,
+    profile: Annotated[Path | None, typer.Option(
+        help="a profiled launch: a table with geometry and counters as gpuperf import nvprof|ncu writes it "
+        "(import a profiler's CSV first)")] = None,
     row: Annotated[int, typer.Option(help="which row of the --profile CSV (from 1)")] = 1,
     threshold: Annotated[float, typer.Option(help="suggest only predicted speedups at or above this")] = 1.05,
     min_confidence: Annotated[float, typer.Option(

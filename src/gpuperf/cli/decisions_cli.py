@@ -27,7 +27,8 @@ def explore_command(
     target: Optional[str] = typer.Option(None, "--target", help="Time column (default: time_ms, time_s or time; a cache's time)."),
     train: Optional[list[str]] = typer.Option(
         None, "--train", help="The same parameters measured on another GPU: a table, a cache or a bundled dataset's name "
-        "(repeatable; a table of several kernels or GPUs counts as one per kernel and GPU)."),
+        "(repeatable; a table of several kernels, GPUs or problem sizes counts as one per kernel, GPU and "
+        "problem size)."),
     model: Optional[str] = typer.Option(
         None, "--model", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."
     ),
@@ -317,7 +318,8 @@ def tune_command(
     budget: int = typer.Option(20, "--budget", help="Measure at most this many variants."),
     train: Optional[list[str]] = typer.Option(
         None, "--train", help="The space's variants measured elsewhere (a table with its parameters and a time, or a "
-        "bundled dataset's name; repeatable; a table of several kernels or GPUs counts as one per kernel and GPU)."),
+        "bundled dataset's name; repeatable; a table of several kernels, GPUs or problem sizes counts as one "
+        "per kernel, GPU and problem size)."),
     model: Optional[str] = typer.Option(
         None, "--model", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."),
     seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import sys
 from typing import Annotated
 
 import typer
@@ -74,7 +76,8 @@ def spaces(
 def features(
     kernel: Annotated[str, typer.Argument(help="catalog name, name\\[param=value,...] or path/file.py:function")],
     param: ParamsOption = None,
-    gpu: Annotated[str | None, typer.Option(help="add occupancy features for this GPU")] = None,
+    gpu: Annotated[str | None, typer.Option(
+        help="add registers (NVRTC) and occupancy features for this GPU (an AMD GPU gets them empty)")] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="print a flat JSON object: kernel, variant, [gpu,] sizes, then features")
     ] = False,
@@ -86,6 +89,9 @@ def features(
     knl = get_kernel(kernel)
     sizes = kernel_sizes(knl, param)
     values = extract_features(knl, sizes, gpu=gpu)
+    if gpu is not None and math.isnan(values["registers_per_thread"]):  # not an NVIDIA GPU
+        print(f"note: {gpu}: registers and occupancy left empty (NVRTC compiles for NVIDIA GPUs); for an AMD GPU, "
+              f"gpuperf occupancy --gpu {gpu} --registers N computes occupancy from a VGPR count", file=sys.stderr)
     if as_json:  # one row of feature_table's shape, so it names what was counted
         keys = {"kernel": knl.name, "variant": knl.variant_label} | ({"gpu": gpu} if gpu else {})
         print_json(keys | sizes | values)

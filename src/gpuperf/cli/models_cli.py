@@ -411,7 +411,9 @@ DataArg = Annotated[str, typer.Argument(help="CSV or Parquet table (time_s, gpu,
 ModelArg = Annotated[str, typer.Option("--model", "-m", help="knn, lr, svr, rf, m5p, gbt, bsp, linear or roofline")]
 LogTargetArg = Annotated[bool, typer.Option("--log-target", help="learned models: fit on log2(time)")]
 FeaturesArg = Annotated[str | None, typer.Option("--features", help="feature columns a,b,... (default: numeric, not keys or timings)")]
-SelectArg = Annotated[str | None, typer.Option("--select", help="spearman:K keeps K features (Amaris et al.)")]
+SelectArg = Annotated[str | None, typer.Option(
+    "--select", help="spearman:K keeps at most K features (Amaris et al.): one per cluster of those whose "
+    "|Spearman r| with the time is at least 0.75")]
 GpuFeaturesArg = Annotated[bool, typer.Option("--gpu-features", help="join GPU descriptor columns by gpu")]
 BaseClockArg = Annotated[bool, typer.Option(
     "--base-clock", help="GPU descriptors at the base clock, not the boost clock (GPUs that ran at base, e.g. "
