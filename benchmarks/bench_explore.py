@@ -76,7 +76,7 @@ import numpy as np
 from scipy.stats import gmean
 
 from gpuperf.decisions.bundled_spaces import leave_one_gpu_out, tuning_families
-from gpuperf.decisions.explore import make_explorer, plain_transfer_order
+from gpuperf.decisions.exploration import make_explorer, plain_transfer_order
 from gpuperf.decisions.explorers import run_search
 from gpuperf.decisions.kernel_tuner_baseline import STRATEGIES, strategy_orders
 from gpuperf.decisions.space import transfer_matrix

@@ -39,7 +39,7 @@ from gpuperf.decisions.cross_kernel import (
     normalised_performance,
     usable_features,
 )
-from gpuperf.decisions.explore import make_explorer
+from gpuperf.decisions.exploration import make_explorer
 from gpuperf.decisions.explorers import run_search
 from gpuperf.decisions.search_metrics import evals_to
 from gpuperf.decisions.space import space_from_frame

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from gpuperf.decisions import advise_eval
-from gpuperf.decisions.advise import advise, advise_kernel
+from gpuperf.decisions.advisor import advise, advise_kernel
 from gpuperf.datasets.bundled import data_dir
 from gpuperf.decisions.advice_features import MODEL_FEATURES, gpu_features, kernel_features
 from gpuperf.decisions.optimizations import load_optimizations
@@ -140,7 +140,7 @@ def test_the_explanation_says_what_its_confidence_is_beside_p_faster(pocl_entrie
 
 def _stub_advise(monkeypatch, predictions: dict[str, tuple[float, float]]):
     """advise() with stubbed pairs and models: entry name -> (predicted speedup, confidence)."""
-    import gpuperf.decisions.advise as advise_module
+    import gpuperf.decisions.advisor as advise_module
     from gpuperf.decisions.optimizations import Optimization
     from gpuperf.decisions.pairs import GPU_TARGET
     from gpuperf.decisions.speedup_models import Prediction
@@ -220,3 +220,13 @@ def test_m5p_prediction_stays_within_2x_of_the_nearest_pairs():
     regressed = replace(regressions, m5p=Runaway()).predict(np.array([[0.0]]))
     assert LOCAL_MARGIN == 1.0
     assert regressed["m5p"].tolist() == [1.0]
+
+
+def test_the_package_names_are_the_functions_even_once_their_modules_are_loaded():
+    """``from gpuperf.decisions import advise`` is the function, not a module of the same name."""
+    import gpuperf.decisions.advisor  # noqa: F401 - loading a submodule binds its name on the package
+    import gpuperf.decisions.exploration  # noqa: F401
+    from gpuperf.decisions import advise, explore
+
+    assert callable(advise) and advise.__module__ == "gpuperf.decisions.advisor"
+    assert callable(explore) and explore.__module__ == "gpuperf.decisions.exploration"

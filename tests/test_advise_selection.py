@@ -144,7 +144,7 @@ def test_advisor_abstains_below_min_confidence():
 
     from gpuperf.datasets.bundled import data_dir
     from gpuperf.decisions.advice_features import kernel_features
-    from gpuperf.decisions.advise import advise
+    from gpuperf.decisions.advisor import advise
     from gpuperf.decisions.optimizations import load_optimizations
     from gpuperf.decisions.pairs import DEVICE_TARGET
     from gpuperf.kernels import get_kernel
@@ -174,7 +174,7 @@ def test_advisor_abstains_below_min_confidence():
 
 
 def test_saved_model_keeps_choice_and_calibration():
-    from gpuperf.decisions.advise import fitted_model
+    from gpuperf.decisions.advisor import fitted_model
 
     pairs = synthetic_pairs(rows=120, noisy_share=0.3)
     fresh = fitted_model(pairs)

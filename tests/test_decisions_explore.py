@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpuperf.decisions.explore import explore, plain_transfer_order
+from gpuperf.decisions.exploration import explore, plain_transfer_order
 from gpuperf.decisions.explorers import COVER, OnlineSearch, TransferGuided, run_search
 from gpuperf.decisions.search_metrics import (
     best_found_curve,

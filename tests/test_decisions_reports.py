@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from gpuperf.cli import main
-from gpuperf.decisions.explore import ExploreResult
+from gpuperf.decisions.exploration import ExploreResult
 from gpuperf.decisions.reports import (
     advisor_report,
     exploration_curves,

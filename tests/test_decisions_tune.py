@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from gpuperf.cli import main
-from gpuperf.decisions.explore import make_explorer
+from gpuperf.decisions.exploration import make_explorer
 from gpuperf.decisions.explorers import run_search
 from gpuperf.decisions.space import Space, read_space
 from gpuperf.decisions.tune import GuidedSearch, candidate_configurations, tune_space

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from gpuperf.decisions.bundled_spaces import leave_one_gpu_out, subset, tuning_families
-from gpuperf.decisions.explore import make_explorer
+from gpuperf.decisions.exploration import make_explorer
 from gpuperf.decisions.explorers import TransferGuided, run_search
 from gpuperf.decisions.gpu_similarity import gpu_distance, prior_weights
 from gpuperf.decisions.space import Space, parameter_features, space_from_frame, transfer_matrix

@@ -303,7 +303,7 @@ def models_step(report: DemoReport) -> None:
 
 def advise_step(report: DemoReport) -> None:
     """Optimization suggestions for a stencil on the H100 and on the local device."""
-    from gpuperf.decisions.advise import advise_kernel
+    from gpuperf.decisions.advisor import advise_kernel
     from gpuperf.decisions.advise_eval import summarise
     from gpuperf.decisions.reports import advisor_study
     from gpuperf.kernels.catalog import get_kernel

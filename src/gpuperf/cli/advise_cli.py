@@ -35,7 +35,7 @@ def advise(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON: suggestions, below_threshold, not_suggested")] = False,
 ) -> None:
     """Suggest optimizations for a kernel (static features) or a profiled launch (--profile)."""
-    from gpuperf.decisions.advise import advise_kernel, advise_profile
+    from gpuperf.decisions.advisor import advise_kernel, advise_profile
     from gpuperf.decisions.optimizations import load_optimizations
     from gpuperf.errors import GpuperfError, unknown_name_error
 

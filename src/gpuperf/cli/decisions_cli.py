@@ -42,7 +42,7 @@ def explore_command(
     """Simulate exploring a measured variant space in predicted-best-first order."""
     from rich.progress import Progress
 
-    from gpuperf.decisions.explore import explore, result_summary
+    from gpuperf.decisions.exploration import explore, result_summary
     from gpuperf.decisions.space import is_kernel_tuner_cache, read_space, read_training_spaces, same_kernel_and_gpu
 
     if report:

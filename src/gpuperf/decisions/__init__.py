@@ -1,13 +1,13 @@
 """gpuperf.decisions: deciding with predictions.
 
-* :mod:`~gpuperf.decisions.explore`: explore a variant space in predicted-best-first order
+* :mod:`~gpuperf.decisions.exploration`: explore a variant space in predicted-best-first order
   (with other GPUs' measurements, or online from scratch), judged by evaluations to reach 90,
   95 and 99 % of the best against random order, plain transfer and Kernel Tuner's strategies;
 * :mod:`~gpuperf.decisions.tune`: the same search for real, as ask/tell (:class:`GuidedSearch`) or
   measuring a catalog space's variants on a device (:func:`tune_space`), or as a Kernel Tuner
   strategy (:class:`~gpuperf.decisions.kernel_tuner_strategy.GuidedStrategy`);
 * :mod:`~gpuperf.decisions.geometry`: choose threads per block and blocks for a parallel loop;
-* :mod:`~gpuperf.decisions.advise`: ranked optimization suggestions for a kernel
+* :mod:`~gpuperf.decisions.advisor`: ranked optimization suggestions for a kernel
   (:func:`advise_kernel`) or a profiled launch (:func:`advise_profile`).
 """
 
@@ -16,16 +16,16 @@ from gpuperf._lazy import lazy_exports
 # Names re-exported here, loaded on first use so that choosing a launch geometry does not import
 # the learned models.
 _EXPORTS = {
-    "Advice": "advise",
-    "Suggestion": "advise",
-    "advise": "advise",
-    "advise_kernel": "advise",
-    "advise_profile": "advise",
-    "ExploreResult": "explore",
-    "explore": "explore",
-    "make_explorer": "explore",
-    "plain_transfer_order": "explore",
-    "result_summary": "explore",
+    "Advice": "advisor",
+    "Suggestion": "advisor",
+    "advise": "advisor",
+    "advise_kernel": "advisor",
+    "advise_profile": "advisor",
+    "ExploreResult": "exploration",
+    "explore": "exploration",
+    "make_explorer": "exploration",
+    "plain_transfer_order": "exploration",
+    "result_summary": "exploration",
     "POLICIES": "geometry",
     "DeviceDescriptor": "geometry",
     "Geometry": "geometry",

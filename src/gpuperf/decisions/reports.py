@@ -23,7 +23,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from gpuperf.decisions.explore import ExploreResult
+from gpuperf.decisions.exploration import ExploreResult
 from gpuperf.decisions.search_metrics import best_found_curve, evals_to, random_expected_curve
 from gpuperf.decisions.tune import TuneResult
 from gpuperf.errors import GpuperfError
@@ -304,7 +304,7 @@ def exploration_study(folder: str | Path, family: str = "schoonhoven/pnpoly", bu
                       echo: Echo = lambda line: None) -> tuple[pd.DataFrame, dict[str, Path]]:
     """Explore a bundled family's spaces, each GPU left out in turn, and write the report."""
     from gpuperf.decisions.bundled_spaces import leave_one_gpu_out, tuning_families
-    from gpuperf.decisions.explore import explore
+    from gpuperf.decisions.exploration import explore
 
     families = {f.name: f for f in tuning_families()}
     if family not in families:

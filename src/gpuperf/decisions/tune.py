@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from gpuperf.decisions.explore import default_model, make_explorer
+from gpuperf.decisions.exploration import default_model, make_explorer
 from gpuperf.decisions.space import Space, configuration_keys
 from gpuperf.errors import GpuperfError
 
