@@ -146,7 +146,7 @@ def rank_space(
     missing = [c for c in [*program, "time_s"] if c not in train.columns]
     if missing:  # before the variants are built
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)} (measured variants with their time_s)")
-    configs = [c for c in chosen.configurations() if chosen.check(c) is None][:limit]
+    configs = [c for c in chosen.configurations() if chosen.rejection(c) is None][:limit]
     rows = []
     for done, config in enumerate(configs, 1):
         try:

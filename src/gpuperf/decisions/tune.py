@@ -185,7 +185,7 @@ def candidate_configurations(space_name: str) -> pd.DataFrame:
     from gpuperf.kernels.space import get_space
 
     space = get_space(space_name)
-    rows = [config for config in space.configurations() if space.check(config) is None]
+    rows = [config for config in space.configurations() if space.rejection(config) is None]
     if not rows:
         raise GpuperfError(f"variant space '{space_name}' has no configuration to try")
     return pd.DataFrame(rows, columns=list(space.parameters))

@@ -25,6 +25,16 @@ def is_data_scalar(arg: Any) -> bool:
             and np.dtype(arg.dtype.numpy_dtype).kind in "fc")
 
 
+def kernel_from_program(program: lp.TranslationUnit, name: str, description: str) -> Kernel:
+    """A Kernel of a bare TranslationUnit, with no NumPy reference: its size parameters are the
+    value arguments except floating-point ones that no loop bound names (data, like saxpy's ``alpha``)."""
+    entry = program.default_entrypoint
+    bounds = entry.all_params()
+    params = tuple(a.name for a in entry.args
+                   if isinstance(a, lp.ValueArg) and (not is_data_scalar(a) or a.name in bounds))
+    return Kernel(name=name, program=program, params=params, category="user", description=description)
+
+
 def variant_label(variant: Mapping[str, Any]) -> str:
     """A stable, readable label for a variant's parameters: ``a=1,b=2`` (empty for the base kernel)."""
     return ",".join(f"{key}={variant[key]}" for key in sorted(variant))
