@@ -25,7 +25,7 @@ from typing import Any
 import loopy as lp
 
 from gpuperf.errors import GpuperfError, unknown_name_error
-from gpuperf.kernels.kernel import Kernel, kernel_from_program, variant_label
+from gpuperf.kernels.kernel import Kernel, SizesViolateAssumptions, kernel_from_program, variant_label
 from gpuperf.kernels.stencils import (
     STENCILS,
     Stencil,
@@ -176,6 +176,15 @@ class VariantSpace:
             if isinstance(outcome, str):
                 found.append((config, outcome))
         return found
+
+
+def check_variant_sizes(kernel: Kernel, sizes: Mapping[str, Any]) -> dict[str, int]:
+    """``sizes`` resolved for the variant ``kernel``; ``InvalidVariant`` when they lie outside its
+    assumptions (e.g. not a multiple of its tile), any other size error as it is."""
+    try:
+        return kernel.resolve_sizes(sizes)
+    except SizesViolateAssumptions as error:
+        raise InvalidVariant(f"sizes outside its assumptions: {error}") from None
 
 
 # -- stencil spaces -------------------------------------------------------------------------------
