@@ -16,6 +16,34 @@ os.environ.setdefault("PYOPENCL_CTX", "0")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
+TILED_SPACE = '''
+import loopy as lp
+import numpy as np
+
+from gpuperf.kernels.space import VariantSpace
+
+
+def _tiled(config):
+    program = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = 2*a[i]", [lp.GlobalArg("a,b", np.float32, shape="n"), "..."],
+                             assumptions=f"n >= 1 and n mod {config['local_x']} = 0", name="twice",
+                             lang_version=(2018, 2))
+    return lp.split_iname(program, "i", config["local_x"], outer_tag="g.0", inner_tag="l.0")
+
+
+def tiled():
+    return VariantSpace(name="twice", parameters={"local_x": [16, 32, 64]}, defaults={"local_x": 64},
+                        check=lambda c: None, make=_tiled)
+'''
+
+
+@pytest.fixture
+def tiled_space(tmp_path) -> str:
+    """A user's variant space ``file.py:tiled`` of a 1D kernel whose ``make`` returns a TranslationUnit:
+    each variant assumes n is a multiple of its ``local_x`` (16, 32 or the default 64)."""
+    path = tmp_path / "tiled.py"
+    path.write_text(TILED_SPACE)
+    return f"{path}:tiled"
+
 
 @pytest.fixture
 def held_out_ignores_own_times():

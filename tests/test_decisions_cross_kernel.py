@@ -98,3 +98,27 @@ def test_performance_is_normalised_per_program_and_input():
     assert program_columns(both)[:1] == ("kernel",) and {"n", "m"} <= set(program_columns(both))
     best = normalised_performance(both, program_columns(both)).groupby([both["kernel"], both["n"]]).max()
     assert (best == 1.0).all()  # the best variant of each kernel at each size
+
+
+
+def test_rank_space_skips_variants_whose_assumptions_the_sizes_break(tiled_space):
+    ranked = rank_space(tiled_space, {"n": 32}, variant_table())
+    assert sorted(ranked["variant"]) == ["twice[local_x=16]", "twice[local_x=32]"]
+    with pytest.raises(GpuperfError, match=r"no valid variant of twice at these sizes \(n=8\): all 3 skipped; "
+                                           r"the first: sizes outside its assumptions: kernel 'twice\[local_x=16\]'"):
+        rank_space(tiled_space, {"n": 8}, variant_table())
+    with pytest.raises(GpuperfError, match="has no size parameter m"):  # wrong for every variant: said at once
+        rank_space(tiled_space, {"n": 32, "m": 4}, variant_table())
+
+
+def test_rank_command_ranks_the_stencil_variants_valid_at_small_sizes(capsys):
+    import json
+
+    from gpuperf.cli import main
+
+    assert main(["rank", "stencil2d", "-p", "n=48", "-p", "m=48", "--limit", "56", "--json"]) == 0
+    variants = [v["variant"] for v in json.loads(capsys.readouterr().out)["variants"]]
+    assert len(variants) == 52  # the last 4 have 32-row tiles, which do not divide 48
+    assert "stencil2d[local_x=4,local_y=4,outputs_y=8,prefetch=0,unroll=1]" not in variants
+    assert main(["rank", "stencil2d", "-p", "n=40", "-p", "m=48", "--limit", "4"]) == 2
+    assert "no valid variant of stencil2d at these sizes (n=40, m=48): all 4 skipped" in capsys.readouterr().err

@@ -215,6 +215,19 @@ def test_a_variant_whose_assumptions_the_sizes_break_fails_alone(monkeypatch):
         tune_space("jacobi2d_5pt", {"n": 64, "m": 64}, device="opencl:7:7", budget=1)
 
 
+
+def test_tune_ranks_and_measures_the_variants_valid_at_sizes_its_default_refuses(tiled_space, capsys):
+    # the default variant (local_x=64) assumes n is a multiple of 64: at n=32 only the others run
+    assert main(["tune", tiled_space, "-p", "n=32", "--budget", "3", "--no-progress", "--json"]) == 0
+    tuned = json.loads(capsys.readouterr().out)
+    assert "ranked by other kernels" in tuned["method"]
+    statuses = {t["local_x"]: t["status"] for t in tuned["trials"]}
+    assert statuses == {16: "ok", 32: "ok", 64: "invalid_variant"}
+    assert main(["tune", tiled_space, "-p", "n=8", "--budget", "1", "--no-progress"]) == 2
+    assert "no valid variant of twice at these sizes (n=8): all 3 skipped" in capsys.readouterr().err
+    with pytest.raises(GpuperfError, match="has no size parameter m"):
+        tune_space(tiled_space, {"n": 32, "m": 4}, budget=1)
+
 class _InOrder:
     """A search that asks for the configurations in table order."""
 

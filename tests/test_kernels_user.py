@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -286,3 +287,117 @@ def test_a_campaigns_user_space_is_found_beside_the_campaign_file(space_file: Pa
     monkeypatch.chdir("/")
     entries = load_campaign(campaign).entries
     assert [e.spec for e in entries] == [f"{tmp_path / 'spaces.py'}:scale_space[local_x=16,local_y={y}]" for y in (1, 2)]
+
+
+BAD_SPACES = '''
+import loopy as lp
+import numpy as np
+
+from gpuperf.kernels.space import VariantSpace
+
+
+def _program(config):
+    program = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = 2*a[i]", [lp.GlobalArg("a,b", np.float32, shape="n"), "..."],
+                             assumptions="n >= 128 and n mod 128 = 0", name="twice", lang_version=(2018, 2))
+    return lp.split_iname(program, "i", config["local_x"], outer_tag="g.0", inner_tag="l.0")
+
+
+def space(defaults=None, check=lambda c: None, make=_program, parameters=None):
+    return VariantSpace(name="twice", parameters=parameters or {"local_x": [32, 64], "unroll": [1, 2]},
+                        defaults={"local_x": 32, "unroll": 1} if defaults is None else defaults,
+                        check=check, make=make)
+
+
+def missing_default():
+    return space(defaults={"local_x": 32})
+
+
+def unknown_default():
+    return space(defaults={"local_x": 32, "unroll": 1, "local_y": 4})
+
+
+def default_not_a_value():
+    return space(defaults={"local_x": 48, "unroll": 1})
+
+
+def no_values():
+    return space(parameters={"local_x": [32, 64], "unroll": []})
+
+
+def check_raises():
+    return space(check=lambda c: 1 // (c["local_x"] - 32))
+
+
+def check_returns_int():
+    return space(check=lambda c: c["unroll"])
+
+
+def rejects_all():
+    return space(check=lambda c: f"local_x {c['local_x']} is too wide")
+
+
+def program_space():
+    return space()
+
+
+def make_returns_int():
+    return space(make=lambda c: 3)
+'''
+
+
+@pytest.fixture(scope="module")
+def bad_spaces(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("bad") / "bad_spaces.py"
+    path.write_text(BAD_SPACES)
+    return path
+
+
+@pytest.mark.parametrize(("function", "message"), [
+    ("missing_default", r"missing_default\(\): variant space 'twice': defaults give no value for parameter unroll"),
+    ("unknown_default", "defaults name local_y, which is not a parameter; its parameters: local_x, unroll"),
+    ("default_not_a_value", "defaults give local_x=48, which is not one of its values 32, 64"),
+    ("no_values", "parameter unroll needs a non-empty list of values"),
+])
+def test_a_users_space_is_checked_when_it_is_loaded(bad_spaces: Path, function: str, message: str) -> None:
+    from gpuperf.kernels.loader import load_user_space
+
+    with pytest.raises(GpuperfError, match=message):
+        load_user_space(f"{bad_spaces}:{function}")
+
+
+@pytest.mark.parametrize(("function", "message"), [
+    ("check_raises", r"variant space 'twice': check raised ZeroDivisionError \(integer division or modulo by zero\) "
+                     r"on twice\[local_x=32,unroll=1\]"),
+    ("check_returns_int", r"check returned int on twice\[local_x=32,unroll=1\]; check must return None or a reason"),
+    ("make_returns_int", "make returned int on twice.local_x=32,unroll=1.; expected a gpuperf Kernel or loopy"),
+])
+def test_a_broken_check_or_make_is_one_error_in_spaces_and_tune(bad_spaces: Path, function: str, message: str,
+                                                                 capsys: pytest.CaptureFixture) -> None:
+    from gpuperf.cli import main
+    from gpuperf.decisions.tune import tune_space
+
+    spec = f"{bad_spaces}:{function}"
+    assert main(["spaces", spec]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpuperf: error: ") and len(err.strip().splitlines()) == 1
+    assert re.search(message, err)
+    with pytest.raises(GpuperfError, match=message):
+        tune_space(spec, {"n": 256}, budget=1)
+
+
+def test_a_make_that_returns_a_translation_unit_builds_kernels(bad_spaces: Path) -> None:
+    from gpuperf.kernels.space import get_space
+
+    variants = get_space(f"{bad_spaces}:program_space").variants()
+    assert [v.key for v in variants] == [f"twice[local_x={x},unroll={u}]" for x in (32, 64) for u in (1, 2)]
+    assert variants[0].params == ("n",) and variants[0].launch({"n": 256})[1] == (32, 1, 1)
+    assert measure(variants[1], {"n": 256}, settings=FAST).time_s > 0
+
+
+def test_spaces_says_when_no_variant_is_valid(bad_spaces: Path, capsys: pytest.CaptureFixture) -> None:
+    from gpuperf.cli import main
+
+    assert main(["spaces", f"{bad_spaces}:rejects_all"]) == 0
+    out = capsys.readouterr().out
+    assert "rejects_all: no valid variant; every configuration is skipped" in out
+    assert out.count("local_x 32 is too wide") == 2 and out.count("local_x 64 is too wide") == 2

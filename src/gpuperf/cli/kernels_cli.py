@@ -69,7 +69,10 @@ def spaces(
         print_json({"space": name, "variants": [k.key for k in variants],
                     "skipped": [{"config": c, "reason": r} for c, r in skipped]})
     else:
-        print_table([{"variant": k.key} for k in variants], title=f"{name}: first {len(variants)} valid variants")
+        if variants:
+            print_table([{"variant": k.key} for k in variants], title=f"{name}: first {len(variants)} valid variants")
+        else:
+            print(f"{name}: no valid variant; every configuration is skipped")
         print_table([{"config": str(c), "reason": r} for c, r in skipped], title="skipped")
 
 

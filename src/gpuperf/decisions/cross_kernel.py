@@ -15,6 +15,7 @@ and input over its time (1 for the best variant, 0 for a failure). Leaving each 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,9 @@ from gpuperf.decisions.search_metrics import evals_to, random_expected_evals
 from gpuperf.errors import GpuperfError
 from gpuperf.features.table import FEATURES, LIFT
 from gpuperf.models.learned import PcaKnnRegressor
+
+if TYPE_CHECKING:
+    from gpuperf.kernels.space import VariantSpace
 
 LIFT_FEATURES = tuple(f.name for f in FEATURES if f.source == LIFT)
 FRACTIONS = (0.9, 0.95, 0.99)
@@ -138,25 +142,14 @@ def rank_space(
     ``progress(done, total)`` is called as variants are built. Columns: ``variant`` (its spec), the
     space's parameters, the features and ``predicted_performance``, best first. Errors name the
     training table as ``where``."""
-    from gpuperf.features.table import extract_features
-    from gpuperf.kernels.space import InvalidVariant, get_space
+    from gpuperf.kernels.space import get_space
 
     chosen = get_space(space)
     program = program or program_columns(train)
     missing = [c for c in [*program, "time_s"] if c not in train.columns]
     if missing:  # before the variants are built
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)} (measured variants with their time_s)")
-    configs = [c for c in chosen.configurations() if chosen.check(c) is None][:limit]
-    rows = []
-    for done, config in enumerate(configs, 1):
-        try:
-            kernel = chosen.build(config)
-            rows.append({"variant": kernel.key, **config, **extract_features(kernel, sizes)})
-        except InvalidVariant:
-            pass
-        if progress is not None:
-            progress(done, len(configs))
-    candidates = pd.DataFrame(rows)
+    candidates = _candidate_rows(chosen, sizes, limit, progress)
     usable = usable_features(features, train, candidates)
     if not usable:
         raise GpuperfError(f"{where}: has none of the static feature columns ({', '.join(list(features)[:4])}, ...) "
@@ -164,3 +157,28 @@ def rank_space(
     train = train.assign(performance=normalised_performance(train, program))
     candidates["predicted_performance"] = predict_performance(train, candidates, usable, model)
     return candidates.sort_values("predicted_performance", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def _candidate_rows(space: VariantSpace, sizes: dict[str, int], limit: int | None, progress=None) -> pd.DataFrame:
+    """One row per valid variant of ``space`` (the first ``limit`` its check accepts) at ``sizes``: its
+    spec, parameters and static features. A variant that cannot be built, or whose assumptions the
+    sizes break, is skipped; none left is an error naming the sizes and the reasons."""
+    from gpuperf.features.table import extract_features
+    from gpuperf.kernels.space import InvalidVariant, check_variant_sizes
+
+    configs = [c for c in space.configurations() if space.rejection(c) is None][:limit]
+    rows, skipped = [], []
+    for done, config in enumerate(configs, 1):
+        try:
+            kernel = space.build(config)
+            check_variant_sizes(kernel, sizes)
+            rows.append({"variant": kernel.key, **config, **extract_features(kernel, sizes)})
+        except InvalidVariant as invalid:
+            skipped.append(str(invalid))  # names the variant
+        if progress is not None:
+            progress(done, len(configs))
+    if not rows:
+        at = ", ".join(f"{k}={v}" for k, v in sizes.items()) or "its default sizes"
+        why = f"all {len(skipped)} skipped; the first: {skipped[0]}" if skipped else "its check rejects every one"
+        raise GpuperfError(f"no valid variant of {space.name} at these sizes ({at}): {why}")
+    return pd.DataFrame(rows)

@@ -185,7 +185,7 @@ def candidate_configurations(space_name: str) -> pd.DataFrame:
     from gpuperf.kernels.space import get_space
 
     space = get_space(space_name)
-    rows = [config for config in space.configurations() if space.check(config) is None]
+    rows = [config for config in space.configurations() if space.rejection(config) is None]
     if not rows:
         raise GpuperfError(f"variant space '{space_name}' has no configuration to try")
     return pd.DataFrame(rows, columns=list(space.parameters))
@@ -216,7 +216,8 @@ def tune_space(
     if budget < 1:
         raise GpuperfError(f"budget {budget} must be at least 1 evaluation")
     space = get_space(space_name)
-    sizes = space.build(space.defaults).resolve_sizes(sizes)  # wrong sizes fail here, before any trial
+    # wrong sizes fail here, before any trial; the default variant's assumptions bind no other variant
+    sizes = space.build(space.defaults).resolve_sizes(sizes, assumptions=False)
     open_device(device)  # and an unknown device
     configs = candidate_configurations(space_name)
     params = list(space.parameters)
@@ -264,12 +265,9 @@ def default_variant_time(space_name: str, sizes: Mapping[str, int], device: str 
 
 def _check_sizes(kernel: Kernel, sizes: Mapping[str, int]) -> None:
     """InvalidVariant when ``sizes`` lie outside this variant's assumptions (e.g. a multiple of its tile)."""
-    from gpuperf.kernels.space import InvalidVariant
+    from gpuperf.kernels.space import check_variant_sizes
 
-    try:
-        kernel.resolve_sizes(sizes)
-    except GpuperfError as error:
-        raise InvalidVariant(f"sizes outside its assumptions: {error}") from None
+    check_variant_sizes(kernel, sizes)
 
 
 def _plain(value: Any) -> Any:

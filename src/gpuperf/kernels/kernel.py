@@ -25,6 +25,20 @@ def is_data_scalar(arg: Any) -> bool:
             and np.dtype(arg.dtype.numpy_dtype).kind in "fc")
 
 
+class SizesViolateAssumptions(GpuperfError):
+    """Sizes a kernel's program assumptions exclude: one variant may refuse what another accepts."""
+
+
+def kernel_from_program(program: lp.TranslationUnit, name: str, description: str) -> Kernel:
+    """A Kernel of a bare TranslationUnit, with no NumPy reference: its size parameters are the
+    value arguments except floating-point ones that no loop bound names (data, like saxpy's ``alpha``)."""
+    entry = program.default_entrypoint
+    bounds = entry.all_params()
+    params = tuple(a.name for a in entry.args
+                   if isinstance(a, lp.ValueArg) and (not is_data_scalar(a) or a.name in bounds))
+    return Kernel(name=name, program=program, params=params, category="user", description=description)
+
+
 def variant_label(variant: Mapping[str, Any]) -> str:
     """A stable, readable label for a variant's parameters: ``a=1,b=2`` (empty for the base kernel)."""
     return ",".join(f"{key}={variant[key]}" for key in sorted(variant))
@@ -88,8 +102,9 @@ class Kernel:
         arguments = {a.name for a in self.entry.args if isinstance(a, lp.ValueArg)}
         return tuple(sorted((set(self.entry.all_params()) & arguments) - set(self.params)))
 
-    def resolve_sizes(self, sizes: Mapping[str, Any] | None = None) -> dict[str, int]:
-        """Check ``sizes`` names every size parameter (defaults fill gaps) and nothing else."""
+    def resolve_sizes(self, sizes: Mapping[str, Any] | None = None, assumptions: bool = True) -> dict[str, int]:
+        """Check ``sizes`` names every size parameter (defaults fill gaps) and nothing else, and (unless
+        ``assumptions`` is False: sizes for any variant of a space) that the program's assumptions hold."""
         unlisted = self.unlisted_bounds
         if unlisted:
             raise GpuperfError(
@@ -132,7 +147,8 @@ class Kernel:
                                    "or sizes an array)")
             self._check_range(name, number)
             resolved[name] = number
-        self._check_assumptions(resolved)
+        if assumptions:
+            self._check_assumptions(resolved)
         return resolved
 
     def _check_range(self, name: str, number: int) -> None:
@@ -163,7 +179,7 @@ class Kernel:
                 point = point.fix_val(isl.dim_type.param, index, value)
         if point.is_empty():
             given = ", ".join(f"{k}={v}" for k, v in sizes.items())
-            raise GpuperfError(f"kernel '{self.key}': sizes {given} violate its assumptions {assumptions}")
+            raise SizesViolateAssumptions(f"kernel '{self.key}': sizes {given} violate its assumptions {assumptions}")
 
     # -- launch geometry ----------------------------------------------------------------------
     @cached_property

@@ -12,7 +12,7 @@ from pathlib import Path
 import loopy as lp
 
 from gpuperf.errors import GpuperfError, missing_file
-from gpuperf.kernels.kernel import Kernel, is_data_scalar
+from gpuperf.kernels.kernel import Kernel, kernel_from_program
 from gpuperf.kernels.space import VariantSpace
 
 
@@ -27,12 +27,7 @@ def load_user_kernel(spec: str) -> Kernel:
     if isinstance(result, Kernel):
         return result
     if isinstance(result, lp.TranslationUnit):
-        entry = result.default_entrypoint
-        bounds = entry.all_params()
-        params = tuple(a.name for a in entry.args
-                       if isinstance(a, lp.ValueArg) and (not is_data_scalar(a) or a.name in bounds))
-        return Kernel(name=function, program=result, params=params, category="user",
-                      description=f"user kernel from {path}")
+        return kernel_from_program(result, function, f"user kernel from {path}")
     raise GpuperfError(
         f"{path}:{function}() returned {type(result).__name__}; expected a loopy TranslationUnit or gpuperf Kernel"
     )
@@ -45,6 +40,10 @@ def load_user_space(spec: str) -> VariantSpace:
     if not isinstance(result, VariantSpace):
         raise GpuperfError(f"{path}:{function}() returned {type(result).__name__}; expected a gpuperf VariantSpace "
                            "(gpuperf.kernels.space.VariantSpace)")
+    try:
+        result.validate()
+    except GpuperfError as error:
+        raise GpuperfError(f"{path}:{function}(): {error}") from None
     return result
 
 

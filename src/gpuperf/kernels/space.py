@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -25,7 +25,7 @@ from typing import Any
 import loopy as lp
 
 from gpuperf.errors import GpuperfError, unknown_name_error
-from gpuperf.kernels.kernel import Kernel, variant_label
+from gpuperf.kernels.kernel import Kernel, SizesViolateAssumptions, kernel_from_program, variant_label
 from gpuperf.kernels.stencils import (
     STENCILS,
     Stencil,
@@ -83,22 +83,68 @@ class VariantSpace:
     def key(self, config: Mapping[str, Any]) -> str:
         return f"{self.name}[{variant_label(config)}]"
 
+    def validate(self) -> None:
+        """An error naming the parameter at fault when the space is malformed: a parameter with no
+        values, defaults that miss a parameter, name one that is not, or give a value not in its list."""
+        if not isinstance(self.parameters, Mapping) or not isinstance(self.defaults, Mapping):
+            raise GpuperfError(f"variant space '{self.name}': parameters and defaults must be dicts")
+        for key, values in self.parameters.items():
+            if not isinstance(values, Sequence) or isinstance(values, str) or not values:
+                raise GpuperfError(f"variant space '{self.name}': parameter {key} needs a non-empty list of values")
+        self._check_defaults()
+        for role in ("check", "make"):
+            if not callable(getattr(self, role)):
+                raise GpuperfError(f"variant space '{self.name}': {role} must be a function of a configuration")
+
+    def _check_defaults(self) -> None:
+        """An error naming the first parameter ``defaults`` miss, or the first default that is wrong."""
+        where = f"variant space '{self.name}': defaults"
+        for key, value in self.defaults.items():
+            if key not in self.parameters:
+                raise GpuperfError(f"{where} name {key}, which is not a parameter; "
+                                   f"its parameters: {', '.join(self.parameters)}")
+            if value not in self.parameters[key]:
+                allowed = ", ".join(str(v) for v in self.parameters[key])
+                raise GpuperfError(f"{where} give {key}={value!r}, which is not one of its values {allowed}")
+        missing = [key for key in self.parameters if key not in self.defaults]
+        if missing:
+            raise GpuperfError(f"{where} give no value for parameter {missing[0]}")
+
+    def rejection(self, config: Config) -> str | None:
+        """Why the cheap ``check`` rejects ``config``, or None; a check that raises, or returns
+        anything but None or a reason string, is an error naming the space and the configuration."""
+        try:
+            reason = self.check(config)
+        except Exception as exc:  # noqa: BLE001 - a user's check may fail in any way
+            raise GpuperfError(f"variant space '{self.name}': check raised {type(exc).__name__} ({exc}) "
+                               f"on {self.key(config)}") from None
+        if reason is not None and not isinstance(reason, str):
+            raise GpuperfError(f"variant space '{self.name}': check returned {type(reason).__name__} on "
+                               f"{self.key(config)}; check must return None or a reason string")
+        return reason
+
+    def _made(self, config: Config) -> Kernel | str:
+        """``make``'s kernel for ``config`` (a TranslationUnit wrapped as a Kernel), carrying its
+        configuration; or why loopy could not build it."""
+        try:
+            built = self.make(config)
+        except Exception as exc:  # any loopy/isl failure makes the variant invalid, not a crash
+            message = str(exc).strip().splitlines()
+            return f"loopy could not build it ({type(exc).__name__}: {message[0] if message else ''})"
+        if isinstance(built, lp.TranslationUnit):
+            built = kernel_from_program(built, self.name, f"variant of the space {self.name}")
+        if not isinstance(built, Kernel):
+            raise GpuperfError(f"variant space '{self.name}': make returned {type(built).__name__} on "
+                               f"{self.key(config)}; expected a gpuperf Kernel or loopy TranslationUnit")
+        # every variant carries its configuration (a user's make may not record it)
+        return built if built.variant else built.with_variant(built.program, **config)
+
     def _outcome(self, config: Config) -> Kernel | str:
         """The built kernel, or the reason it cannot be built (cached per configuration)."""
         token = tuple(config.items())
         if token not in self._outcomes:
-            reason = self.check(config)
-            if reason is None:
-                try:
-                    built = self.make(config)
-                    # every variant carries its configuration (a user's make may not record it)
-                    self._outcomes[token] = built if built.variant else built.with_variant(built.program, **config)
-                except Exception as exc:  # any loopy/isl failure makes the variant invalid, not a crash
-                    message = str(exc).strip().splitlines()
-                    first_line = message[0] if message else ""
-                    reason = f"loopy could not build it ({type(exc).__name__}: {first_line})"
-            if reason is not None:
-                self._outcomes[token] = reason
+            reason = self.rejection(config)
+            self._outcomes[token] = self._made(config) if reason is None else reason
         return self._outcomes[token]
 
     def build(self, config: Mapping[str, Any]) -> Kernel:
@@ -130,6 +176,15 @@ class VariantSpace:
             if isinstance(outcome, str):
                 found.append((config, outcome))
         return found
+
+
+def check_variant_sizes(kernel: Kernel, sizes: Mapping[str, Any]) -> dict[str, int]:
+    """``sizes`` resolved for the variant ``kernel``; ``InvalidVariant`` when they lie outside its
+    assumptions (e.g. not a multiple of its tile), any other size error as it is."""
+    try:
+        return kernel.resolve_sizes(sizes)
+    except SizesViolateAssumptions as error:
+        raise InvalidVariant(f"sizes outside its assumptions: {error}") from None
 
 
 # -- stencil spaces -------------------------------------------------------------------------------
