@@ -401,3 +401,12 @@ def test_spaces_says_when_no_variant_is_valid(bad_spaces: Path, capsys: pytest.C
     out = capsys.readouterr().out
     assert "rejects_all: no valid variant; every configuration is skipped" in out
     assert out.count("local_x 32 is too wide") == 2 and out.count("local_x 64 is too wide") == 2
+
+
+def test_spaces_says_when_nothing_is_skipped(tiled_space, capsys):
+    from gpuperf.cli import main
+
+    assert main(["spaces", tiled_space]) == 0
+    out = capsys.readouterr().out
+    assert "3 valid variants" in out and "no configuration is skipped" in out and "skipped" not in out.replace(
+        "no configuration is skipped", "")

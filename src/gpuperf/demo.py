@@ -99,7 +99,7 @@ def catalog_step(report: DemoReport) -> None:
         space = get_space(name)
         configs = list(space.configurations())
         rows.append({"space": name, "configurations": len(configs),
-                     "pass_static_checks": sum(space.check(c) is None for c in configs),
+                     "pass_static_checks": sum(space.rejection(c) is None for c in configs),
                      "parameters": "; ".join(f"{k}: {v}" for k, v in space.parameters.items())})
     spaces = pd.DataFrame(rows)
     spaces.to_csv(report.out / "spaces.csv", index=False)

@@ -73,7 +73,10 @@ def spaces(
             print_table([{"variant": k.key} for k in variants], title=f"{name}: first {len(variants)} valid variants")
         else:
             print(f"{name}: no valid variant; every configuration is skipped")
-        print_table([{"config": str(c), "reason": r} for c, r in skipped], title="skipped")
+        if skipped:
+            print_table([{"config": str(c), "reason": r} for c, r in skipped], title="skipped")
+        else:
+            print("no configuration is skipped")
 
 
 def features(
