@@ -190,8 +190,11 @@ def test_a_missing_feature_is_refused_only_where_the_model_cannot_take_it():
     frame.loc[3, "n"] = np.nan
     with pytest.raises(GpuperfError, match=r"row 4: n has no value, and this model takes no missing features"):
         leave_one_gpu_out(LinearRegression(), frame, FEATURES)
-    evaluation = leave_one_gpu_out(make_model("gbt", log_target=True), frame, FEATURES)  # trees take NaN
-    assert evaluation.overall["n"] == 18
+    for trees in (make_model("gbt", log_target=True), make_model("random_forest", log_inputs=True)):
+        evaluation = leave_one_gpu_out(trees, frame, FEATURES)  # trees take NaN, through the log scale too
+        assert evaluation.overall["n"] == 18
+    with pytest.raises(GpuperfError, match=r"row 4: n has no value"):
+        leave_one_gpu_out(make_model("svr_rbf", log_inputs=True), frame, FEATURES)
     failed = _frame().astype({"n": float})
     failed.loc[18, "n"] = np.nan  # the failed row is never used: its features may be missing
     assert leave_one_gpu_out(LinearRegression(), failed, FEATURES).overall["n"] == 18

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from sklearn.base import clone
-from sklearn.utils import get_tags
 
 from gpuperf.datasets.schema import is_ok, row_location
 from gpuperf.errors import GpuperfError
 from gpuperf.evaluation.metrics import all_metrics
+from gpuperf.models.learned import takes_missing
 
 TARGET = "time_s"
 KEY_COLUMNS = ("kernel", "variant", "gpu")
@@ -149,14 +149,6 @@ def predict_bounded(model, X) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(model.predict(X), dtype=float), np.zeros(len(X), dtype=bool)
 
 
-def _allows_nan(estimator) -> bool:
-    """Whether ``estimator`` takes missing feature values (scikit-learn's ``allow_nan`` tag)."""
-    try:
-        return bool(get_tags(estimator).input_tags.allow_nan)
-    except (AttributeError, TypeError):
-        return False
-
-
 def split_evaluation(
     estimator,
     frame: pd.DataFrame,
@@ -175,7 +167,7 @@ def split_evaluation(
     true, predict all other rows."""
     if not isinstance(train_mask, pd.Series):
         train_mask = pd.Series(np.asarray(train_mask, dtype=bool), index=frame.index)
-    frame = _usable_rows(frame, features, target, name, allow_nan=_allows_nan(estimator))
+    frame = _usable_rows(frame, features, target, name, allow_nan=takes_missing(estimator))
     train_mask = train_mask.reindex(frame.index).fillna(False).astype(bool)
     return _run(estimator, frame, features, [(fold, train_mask)], name, ("fold",), target, fit_by,
                 max_train_rows, balance_by, seed)
@@ -203,7 +195,7 @@ def leave_one_group_out(
     """
     columns = _as_columns(group)
     where = name or f"leave-one-{'-'.join(columns)}-out"
-    frame = _usable_rows(frame, features, target, where, columns, _allows_nan(estimator))
+    frame = _usable_rows(frame, features, target, where, columns, takes_missing(estimator))
     labels = frame[columns[0]].astype(str)  # one column: no slow row-wise join
     if len(columns) > 1:
         labels = frame[columns].astype(str).agg("/".join, axis=1)

@@ -52,7 +52,7 @@ class LogTarget(TransformedTargetRegressor):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.positive_only = True  # times: fitted on their log2
-        tags.input_tags.allow_nan = get_tags(self._get_regressor()).input_tags.allow_nan
+        tags.input_tags.allow_nan = takes_missing(self._get_regressor())
         return tags
 
     def fit(self, X, y, **fit_params):
@@ -77,6 +77,19 @@ class LogTarget(TransformedTargetRegressor):
             return np.exp2(log_predicted), np.zeros(len(log_predicted), dtype=bool)
         clipped = outside(log_predicted, self.log_bounds_)
         return np.exp2(np.clip(log_predicted, *self.log_bounds_)), clipped
+
+
+def takes_missing(estimator) -> bool:
+    """Whether ``estimator`` fits and predicts rows with missing (NaN) features: scikit-learn's
+    ``allow_nan`` tag, looking through a Pipeline, whose function transformers (the log scale) pass
+    NaN on, to the steps that must take it."""
+    if isinstance(estimator, Pipeline):
+        return all(takes_missing(step) for _, step in estimator.steps
+                   if step not in (None, "passthrough") and not isinstance(step, FunctionTransformer))
+    try:
+        return bool(get_tags(estimator).input_tags.allow_nan)
+    except (AttributeError, TypeError):
+        return False
 
 
 def check_bound_factor(bound_factor: float | None, who: str) -> None:
