@@ -165,6 +165,9 @@ def test_table_descriptor_prefers_gpu_then_recorded_limits_then_the_gpu_column()
     assert table_descriptor(pd.DataFrame({"gpu": ["A100"]}), "t.csv").name == device_descriptor("A100").name
     with pytest.raises(GpuperfError, match="t.csv: name the GPU"):
         table_descriptor(pd.DataFrame({"gpu": ["A100", "V100"]}), "t.csv")
+    with pytest.raises(GpuperfError, match=r"t.csv: no device descriptor: gpuperf does not describe the GPU "
+                                            r"'pthread-CPU' and the table lacks device_name, device_sms, "):
+        table_descriptor(pd.DataFrame({"gpu": ["pthread-CPU"]}), "t.csv")
 
 
 def test_cpu_descriptor_caps_long_loops_at_one_group_per_compute_unit():

@@ -340,5 +340,8 @@ def table_descriptor(table: pd.DataFrame, where: str, gpu: str | None = None) ->
                            f"{'no gpu column' if 'gpu' not in table.columns else f'{len(names)} gpu values'})")
     try:
         return device_descriptor(str(names[0]))
-    except GpuperfError as error:
-        raise GpuperfError(f"{where}: {error}; or name the GPU to judge it for with --gpu") from None
+    except GpuperfError:
+        absent = [column for column in recorded if column not in table.columns]
+        raise GpuperfError(f"{where}: no device descriptor: gpuperf does not describe the GPU '{names[0]}' and the "
+                           f"table lacks {', '.join(absent[:3])}{', ...' if len(absent) > 3 else ''} (as a sweep "
+                           "measured by gpuperf records them); name the GPU to judge it for with --gpu") from None
