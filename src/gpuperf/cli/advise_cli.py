@@ -32,7 +32,7 @@ def advise(
              "is below this (0 to 1; 0 suggests every prediction above the threshold)")] = 0.5,
     optimizations: OptimizationsOption = None,
     only: Annotated[list[str] | None, typer.Option("--only", help="assess only this optimization; repeatable")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print JSON: suggestions, below_threshold, not_suggested")] = False,
+    as_json: Annotated[bool, typer.Option("--json", metavar="", help="print JSON: suggestions, below_threshold, not_suggested")] = False,
 ) -> None:
     """Suggest optimizations for a kernel (static features) or a profiled launch (--profile)."""
     from gpuperf.decisions.advisor import advise_kernel, advise_profile
@@ -100,7 +100,7 @@ def advice_json(result, threshold: float) -> dict[str, list]:  # noqa: ANN001 - 
 
 def optimizations_list(
     optimizations: OptimizationsOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+    as_json: Annotated[bool, typer.Option("--json", metavar="", help="print JSON")] = False,
 ) -> None:
     """List the optimization database: entries, where they come from and their training pairs."""
     from gpuperf.decisions.optimizations import load_optimizations

@@ -19,8 +19,8 @@ def calibrate_command(
     kernel: list[str] = typer.Option(None, "--kernel", "-k", help="calibrate on this kernel only (repeatable)"),
     property_set: str = typer.Option(None, "--property-set", help="cpu or gpu (default: the device's class)"),
     statistic: str = typer.Option("min", "--statistic", help="min (fastest run) or median over the passes (cycles)"),
-    no_progress: bool = typer.Option(False, "--no-progress", help="no progress bar"),
-    json_out: bool = typer.Option(False, "--json", help="print the model's metadata as JSON"),
+    no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="no progress bar"),
+    json_out: bool = typer.Option(False, "--json", metavar="", help="print the model's metadata as JSON"),
 ) -> None:
     """Measure the measurement kernels on a device, fit the linear count model and save it."""
     from gpuperf.errors import GpuperfError
@@ -65,7 +65,7 @@ def predict_command(
     kernel: str = typer.Argument(..., help="catalog name, name\\[param=value,...] or path/file.py:function"),
     model: Path = typer.Option(..., "--model", "-m", help="model file written by 'gpuperf calibrate'"),
     param: list[str] = typer.Option(None, "--param", "-p", help="size parameter, e.g. -p n=4096"),
-    json_out: bool = typer.Option(False, "--json", help="print JSON with each property's contribution"),
+    json_out: bool = typer.Option(False, "--json", metavar="", help="print JSON with each property's contribution"),
 ) -> None:
     """Predict a kernel's time at given sizes with a calibrated linear count model."""
     from gpuperf.cli.output import kernel_sizes

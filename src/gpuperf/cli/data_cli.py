@@ -53,7 +53,7 @@ def import_command(
 
 
 def datasets_command(
-    as_json: bool = typer.Option(False, "--json", help="Print JSON (with kernel and GPU names)."),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON (with kernel and GPU names)."),
 ) -> None:
     """List the bundled datasets: rows, kernels, GPUs, source and license."""
     from gpuperf.datasets import dataset_summary

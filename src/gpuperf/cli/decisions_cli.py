@@ -33,11 +33,11 @@ def explore_command(
         None, "--model", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."
     ),
     budget: int = typer.Option(200, "--budget", help="At most this many evaluations."),
-    refit: bool = typer.Option(True, "--refit/--no-refit", help="Refit after each measurement (--no-refit: one ranking from --train)."),
+    refit: bool = typer.Option(True, "--refit/--no-refit", metavar="", help="Refit after each measurement (--no-refit: one ranking from --train)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),
     report: Optional[str] = typer.Option(None, "--report", help="Also write a report folder (table and curves) here."),
-    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="No progress bar."),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
 ) -> None:
     """Simulate exploring a measured variant space in predicted-best-first order."""
     from rich.progress import Progress
@@ -115,8 +115,8 @@ def rank_command(
         f"(default: the bundled {DEFAULT_VARIANT_TABLE}, measured on pocl)."),
     top: int = typer.Option(20, "--top", help="Show this many variants (--json: all)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N valid configurations (a quick look)."),
-    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="No progress bar."),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
 ) -> None:
     """Rank every variant of a space by the performance a model trained on other kernels predicts (LIFT)."""
     from rich.progress import Progress
@@ -160,7 +160,7 @@ def geometry_command(
     registers: int = typer.Option(32, "--registers", help="Registers per thread."),
     smem: int = typer.Option(0, "--smem", help="Shared memory per block, bytes."),
     policy: str = typer.Option("heuristic", "--policy", help="heuristic, llvm, libomptarget, occupancy or model."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
 ) -> None:
     """Threads per block and blocks for a parallel loop."""
     from gpuperf.decisions.geometry import choose_geometry, device_descriptor
@@ -210,8 +210,8 @@ def geometry_sweep_command(
                                          "and trip count (default 15)."),
     out: Optional[str] = typer.Option(None, "--out", "-o", help="Write every point as CSV, as each loop and trip count is timed."),
     report: Optional[str] = typer.Option(None, "--report", help="Also write a report folder."),
-    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="No progress bar."),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
 ) -> None:
     """Measure parallel loops over a (threads, blocks) grid and judge the launch-geometry policies on it."""
     from gpuperf.decisions import geometry_sweep as sweep
@@ -332,8 +332,8 @@ def tune_command(
     out: Optional[str] = typer.Option(None, "--out", "-o", help="Write every trial (parameters, time_s, status) as CSV."),
     report: Optional[str] = typer.Option(
         None, "--report", help="Also write a report folder (trials, best so far against trials, the default variant)."),
-    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="No progress bar."),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
 ) -> None:
     """Tune a variant space on a device: measure the variants the guided search picks, one by one."""
     from rich.progress import Progress

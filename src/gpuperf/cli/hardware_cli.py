@@ -24,7 +24,7 @@ GPU_COLUMNS = {
 
 
 def gpus_command(
-    as_json: bool = typer.Option(False, "--json", help="Print every field as JSON."),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="Print every field as JSON."),
 ) -> None:
     """List the GPUs gpuperf has descriptors for."""
     from gpuperf.hardware import gpus
@@ -48,7 +48,7 @@ def resources_command(
     params: Optional[list[str]] = typer.Option(None, "-p", "--param", help="Size parameter, name=value."),
     arch: Optional[str] = typer.Option(None, "--arch", help="sm_XX (default: the --gpu's, else sm_90)."),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="Also compute the occupancy on this GPU."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
 ) -> None:
     """Registers, shared memory and spills of a kernel, compiled with NVRTC."""
     from gpuperf.features.occupancy import occupancy
@@ -84,7 +84,7 @@ def occupancy_command(
     threads: int = typer.Option(..., "--threads", help="Threads per block."),
     registers: int = typer.Option(..., "--registers", help="Registers per thread (AMD: VGPRs)."),
     smem: int = typer.Option(0, "--smem", help="Shared memory per block, bytes."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
 ) -> None:
     """Occupancy by the CUDA occupancy calculator's rules (AMD GPUs: LLVM's AMDGPU rules, per CU or, on
     RDNA, per work-group processor of two CUs)."""

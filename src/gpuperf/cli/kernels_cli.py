@@ -16,7 +16,7 @@ ParamsOption = Annotated[list[str] | None, typer.Option("-p", "--param", help="s
 
 def kernels(
     category: Annotated[str | None, typer.Option(help="measurement, test or stencil")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+    as_json: Annotated[bool, typer.Option("--json", metavar="", help="print JSON")] = False,
 ) -> None:
     """List the kernel catalog."""
     from gpuperf.errors import unknown_name_error
@@ -47,7 +47,7 @@ def kernels(
 def spaces(
     name: Annotated[str | None, typer.Argument(help="a space to list the variants of")] = None,
     limit: Annotated[int, typer.Option(help="at most this many variants")] = 20,
-    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+    as_json: Annotated[bool, typer.Option("--json", metavar="", help="print JSON")] = False,
 ) -> None:
     """List the variant spaces, or the valid and skipped variants of one."""
     from gpuperf.kernels.space import get_space, space_names
@@ -85,7 +85,7 @@ def features(
     gpu: Annotated[str | None, typer.Option(
         help="add registers (NVRTC) and occupancy features for this GPU (an AMD GPU gets them empty)")] = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help="print a flat JSON object: kernel, variant, [gpu,] sizes, then features")
+        bool, typer.Option("--json", metavar="", help="print a flat JSON object: kernel, variant, [gpu,] sizes, then features")
     ] = False,
 ) -> None:
     """Static features of a kernel at the given sizes, from the kernel alone."""

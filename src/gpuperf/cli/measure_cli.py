@@ -21,11 +21,11 @@ def measure_command(
     kernel: str = typer.Argument(..., help="catalog name, variant name\\[param=value,...] or path/file.py:function"),
     param: list[str] = typer.Option(None, "--param", "-p", help="size parameter, e.g. -p n=4096"),
     device: str = typer.Option("opencl:0", "--device", "-d", help="opencl:0, opencl:<platform>:<device>, cuda:0"),
-    no_verify: bool = typer.Option(False, "--no-verify", help="do not check the outputs against the reference"),
+    no_verify: bool = typer.Option(False, "--no-verify", metavar="", help="do not check the outputs against the reference"),
     min_repeats: int = typer.Option(5, "--min-repeats", help="timed runs at least"),
     min_time: float = typer.Option(0.1, "--min-time", help="summed kernel seconds at least"),
     seed: int = typer.Option(0, "--seed", help="random seed of the inputs"),
-    json_out: bool = typer.Option(False, "--json", help="print JSON"),
+    json_out: bool = typer.Option(False, "--json", metavar="", help="print JSON"),
 ) -> None:
     """Time one kernel at one set of sizes on a device (median of device-side timers)."""
     from gpuperf.cli.output import kernel_sizes
@@ -66,7 +66,7 @@ def measurement_notes(result, verify: bool) -> list[str]:  # noqa: ANN001 - a Me
     return notes
 
 
-def devices_command(json_out: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def devices_command(json_out: bool = typer.Option(False, "--json", metavar="", help="print JSON")) -> None:
     """List the devices gpuperf can measure on."""
     from gpuperf.measure.devices import available_devices
 
@@ -82,9 +82,9 @@ def campaign_run(
     file: Path = typer.Argument(..., help="campaign TOML file"),
     store: Path = typer.Option(..., "--store", help="SQLite measurement store (created if missing)"),
     device: str = typer.Option(None, "--device", "-d", help="override the file's device"),
-    retry_failed: bool = typer.Option(False, "--retry-failed", help="take the failed points again"),
-    no_progress: bool = typer.Option(False, "--no-progress", help="no progress bar"),
-    json_out: bool = typer.Option(False, "--json", help="print the run's summary as JSON"),
+    retry_failed: bool = typer.Option(False, "--retry-failed", metavar="", help="take the failed points again"),
+    no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="no progress bar"),
+    json_out: bool = typer.Option(False, "--json", metavar="", help="print the run's summary as JSON"),
 ) -> None:
     """Measure every point of FILE not yet in the store (resumes where a previous run stopped)."""
     from gpuperf.measure.campaign import load_campaign, run_campaign
@@ -103,7 +103,7 @@ def campaign_run(
 @campaign_app.command("status")
 def campaign_status_command(
     store: Path = typer.Option(..., "--store", help="SQLite measurement store"),
-    json_out: bool = typer.Option(False, "--json", help="print JSON"),
+    json_out: bool = typer.Option(False, "--json", metavar="", help="print JSON"),
 ) -> None:
     """Points done, failed and remaining per campaign in the store."""
     from gpuperf.measure.campaign import campaign_status
@@ -123,9 +123,9 @@ def campaign_export(
     out: Path = typer.Option(..., "--out", "-o", help="output file"),
     fmt: str = typer.Option(None, "--format", help="csv or parquet (default: from --out's suffix)"),
     campaign: str = typer.Option(None, "--campaign", help="only this campaign"),
-    no_features: bool = typer.Option(False, "--no-features", help="leave out the static feature columns"),
+    no_features: bool = typer.Option(False, "--no-features", metavar="", help="leave out the static feature columns"),
     cycle_times: bool = typer.Option(False, "--cycle-times",
-                                     help="add cycle_times_s: an interleaved point's per-cycle times"),
+                                     metavar="", help="add cycle_times_s: an interleaved point's per-cycle times"),
 ) -> None:
     """Write the store as a dataset table (one row per point)."""
     from gpuperf.cli.output import new_output_file

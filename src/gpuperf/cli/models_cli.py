@@ -409,19 +409,19 @@ def _names(frame: pd.DataFrame, column: str) -> list[str]:
 # -- commands ---------------------------------------------------------------------------------------
 DataArg = Annotated[str, typer.Argument(help="CSV or Parquet table (time_s, gpu, features), or a bundled dataset name")]
 ModelArg = Annotated[str, typer.Option("--model", "-m", help="knn, lr, svr, rf, m5p, gbt, bsp, linear or roofline")]
-LogTargetArg = Annotated[bool, typer.Option("--log-target", help="learned models: fit on log2(time)")]
+LogTargetArg = Annotated[bool, typer.Option("--log-target", metavar="", help="learned models: fit on log2(time)")]
 FeaturesArg = Annotated[str | None, typer.Option("--features", help="feature columns a,b,... (default: numeric, not keys or timings)")]
 SelectArg = Annotated[str | None, typer.Option(
     "--select", help="spearman:K keeps at most K features (Amaris et al.): one per cluster of those whose "
     "|Spearman r| with the time is at least 0.75")]
-GpuFeaturesArg = Annotated[bool, typer.Option("--gpu-features", help="join GPU descriptor columns by gpu")]
+GpuFeaturesArg = Annotated[bool, typer.Option("--gpu-features", metavar="", help="join GPU descriptor columns by gpu")]
 BaseClockArg = Annotated[bool, typer.Option(
-    "--base-clock", help="GPU descriptors at the base clock, not the boost clock (GPUs that ran at base, e.g. "
+    "--base-clock", metavar="", help="GPU descriptors at the base clock, not the boost clock (GPUs that ran at base, e.g. "
                          "profiled with clocks locked)")]
 SvrKernelArg = Annotated[str, typer.Option("--svr-kernel", help="svr: rbf or linear")]
 BspColumnsArg = Annotated[str | None, typer.Option("--bsp-columns", help="bsp: role=column,... (threads, cores, ...)")]
 PropertySetArg = Annotated[str | None, typer.Option("--property-set", help="linear: gpu or cpu properties")]
-JsonArg = Annotated[bool, typer.Option("--json", help="print JSON")]
+JsonArg = Annotated[bool, typer.Option("--json", metavar="", help="print JSON")]
 ReportArg = Annotated[Path | None, typer.Option("--report", help="folder for a Markdown/HTML report with plots")]
 
 
@@ -591,7 +591,7 @@ def evaluate_command(
     svr_kernel: SvrKernelArg = "rbf",
     bsp_columns: BspColumnsArg = None,
     property_set: PropertySetArg = None,
-    per_kernel: Annotated[bool, typer.Option("--per-kernel", help="one model per kernel (leave-one-gpu-out)")] = False,
+    per_kernel: Annotated[bool, typer.Option("--per-kernel", metavar="", help="one model per kernel (leave-one-gpu-out)")] = False,
     as_json: JsonArg = False,
     report: ReportArg = None,
 ) -> None:

@@ -36,13 +36,13 @@ def _known_scenarios(text: str) -> list[str]:
 def reproduce(
     study: Annotated[str, typer.Argument(help=STUDY_HELP)],
     out: Annotated[str | None, typer.Option("--out", "-o", help="report folder (default gpuperf-report/STUDY)")] = None,
-    full: Annotated[bool, typer.Option(help="rodinia: every scenario and model (about 20 minutes); default: the quick set")] = False,
+    full: Annotated[bool, typer.Option(metavar="", help="rodinia: every scenario and model (about 20 minutes); default: the quick set")] = False,
     scenarios: Annotated[str | None, typer.Option(
         help="rodinia: comma-separated scenarios instead of the default ones, e.g. bsp,transfer_near_bsp "
              "(opt-in: transfer, transfer_bsp, transfer_near, transfer_near_bsp, scaling)")] = None,
     family: Annotated[str, typer.Option(help="exploration: the tuning family")] = DEFAULT_FAMILY,
     split: Annotated[list[str] | None, typer.Option(help="advisor: inputs, configurations or programs (repeatable)")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print the metrics as JSON")] = False,
+    as_json: Annotated[bool, typer.Option("--json", metavar="", help="print the metrics as JSON")] = False,
 ) -> None:
     """Rerun a published study on the bundled data and write its report (Markdown, HTML, plots, JSON)."""
     import json
