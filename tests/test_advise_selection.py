@@ -183,3 +183,156 @@ def test_saved_model_keeps_choice_and_calibration():
     test = synthetic_pairs(rows=40, seed=3, noisy_share=0.3)
     a, b = fresh.predict(test), loaded.predict(test)
     assert np.allclose(a.speedup, b.speedup) and np.allclose(a.confidence, b.confidence)
+
+
+def test_summary_ratio_figures_and_logistic_sign_at_one_half():
+    """measured / predicted ratios 1.25, 0.5, 4.0: median 1.25 (mean 1.92); within [0.8, 1.25]: only
+    1.25, its closed upper end (1/3). p_faster exactly 0.5 is not a "faster" vote: the 2.0 pair (faster)
+    is wrong, the two slower pairs right: 2/3."""
+    results = pd.DataFrame({"measured": [1.25, 0.5, 0.8], "predicted": [1.0, 1.0, 0.2],
+                            "confidence": [0.5, 0.5, 0.5], "p_faster": [0.5, 0.5, 0.5]})
+    for name in ("knn", "m5p", "constant"):
+        results[name] = results["predicted"]
+    row = advise_eval.summarise(results).iloc[0]
+    assert row["median_ratio"] == pytest.approx(1.25)
+    assert row["ratio_within_0.8_1.25"] == pytest.approx(1 / 3)
+    assert row["sign_accuracy_logistic"] == pytest.approx(2 / 3)
+
+
+def test_targets_other_than_gpus_are_one_device_class():
+    classes = advise_eval.target_class(pd.Series(["gpu", "pocl", "opencl:0:0", "gpu"]))
+    assert list(classes) == ["gpu", "device", "device", "gpu"]
+
+
+def _fold_pairs() -> pd.DataFrame:
+    """Family f: three inputs (n=1..3, one pair each) and two tuning configurations without input
+    (c1, c2); the n=1 pair was also measured at configuration c1."""
+    return pd.DataFrame({"family": ["f"] * 5, "input": ["n=1", "n=2", "n=3", "", ""],
+                         "configuration": ["c1", "", "", "c1", "c2"]})
+
+
+def test_input_folds_hold_out_each_input_once():
+    """Three distinct inputs: three folds (at most FOLDS = 4), each testing one input pair."""
+    folds = list(advise_eval._folds(_fold_pairs(), "inputs"))
+    assert sorted(int(test[0]) for _, test in folds) == [0, 1, 2]
+    assert all(len(test) == 1 and test[0] not in train for train, test in folds)
+
+
+def test_configuration_folds_test_only_pairs_without_an_input():
+    """Held-out configuration c1 also matches the n=1 pair's configuration: that pair leaves training
+    but is not a test pair (it belongs to the input split)."""
+    folds = list(advise_eval._folds(_fold_pairs(), "configurations"))
+    tests = sorted(sorted(int(i) for i in test) for _, test in folds)
+    assert tests == [[3], [4]]
+    held_c1 = next(train for train, test in folds if list(test) == [3])
+    assert 0 not in held_c1
+
+
+def test_the_constant_predictor_is_the_geometric_mean_of_the_training_speedups():
+    """Training speedups 2 and 0.5 (log2 1 and -1): constant exp2(0) = 1, not their mean 1.25."""
+    from types import SimpleNamespace
+
+    class Stub:
+        choice = ("all", "mean")
+
+        def fit(self, pairs):
+            return self
+
+        def predict(self, pairs):
+            ones = np.ones(len(pairs))
+            return SimpleNamespace(speedup=ones, knn=ones, m5p=ones, p_faster=ones / 2, confidence=ones)
+
+    pairs = pd.DataFrame({"optimization": "o", "target": "gpu", "family": ["a", "a", "b"],
+                          "input": "", "configuration": "", "speedup": [2.0, 0.5, 3.0]})
+    results = advise_eval.evaluate(pairs, "programs", Stub)
+    assert list(results["family"]) == ["a", "a", "b"]  # folds in order of the families
+    assert results.loc[results["family"] == "b", "constant"].iloc[0] == pytest.approx(1.0)
+    assert results.loc[results["family"] == "a", "constant"].iloc[0] == pytest.approx(3.0)
+
+
+def _regressed():
+    """Two queries: the first predicted faster (log2 1), the second slower (log2 -1)."""
+    return {"faster_share": np.array([0.8, 0.8]), "familiarity": np.array([1.0, 0.5]),
+            "knn": np.array([1.0, -1.0]), "m5p": np.array([1.0, 1.0]), "p_faster": np.array([0.9, 0.9])}
+
+
+def test_evidence_counts_neighbours_on_the_predicted_side():
+    """80 % of the neighbours measured a speedup: consistent with "faster" (0.8), not with "slower"
+    (0.2). Margin |log2 predicted|, then familiarity."""
+    from gpuperf.decisions.speedup_models import _evidence
+
+    np.testing.assert_allclose(_evidence(_regressed(), np.array([1.0, -1.0])), [[1, 0.8, 1.0], [1, 0.2, 0.5]])
+
+
+def test_uncalibrated_confidence_is_agreement_and_consistency_times_familiarity():
+    """Row 1: k-NN, M5P and the logistic vote all say faster (agreement 1), consistency 0.8,
+    familiarity 1: (1 + 0.8) / 2 = 0.9. Row 2 predicted slower: only k-NN agrees (1/3), consistency
+    0.2, familiarity 0.5: (1/3 + 0.2) / 2 * 0.5 = 2/15."""
+    from gpuperf.decisions.speedup_models import _raw_confidence
+
+    np.testing.assert_allclose(_raw_confidence(_regressed(), np.array([1.0, -1.0])), [0.9, 2 / 15])
+
+
+def test_calibrated_confidence_is_scaled_down_only_below_the_familiarity_floor():
+    """Calibrated P(right) = 0.75 (3 of 4 evidence rows right, base rate). Floor 0.5: a query of
+    familiarity 0.9 keeps 0.75 (0.9 / 0.5 capped at 1); one of familiarity 0.25 gets 0.75 x 0.5."""
+    from types import SimpleNamespace
+
+    from sklearn.dummy import DummyClassifier
+
+    def predict(X):
+        return {"knn": np.array([1.0, 1.0]), "m5p": np.array([1.0, 1.0]), "mean": np.array([1.0, 1.0]),
+                "p_faster": np.array([0.9, 0.9]), "familiarity": np.array([0.9, 0.25]),
+                "near": np.array([[0], [0]]), "faster_share": np.array([1.0, 1.0])}
+
+    model = SpeedupModel()
+    model.choice, model.familiarity_floor = ("all", "knn"), 0.5
+    model.regressions = SimpleNamespace(predict=predict)
+    model.calibrator = DummyClassifier(strategy="prior").fit(np.zeros((4, 3)), [True, True, True, False])
+    queries = pd.DataFrame(0.0, index=range(2), columns=list(FEATURE_SETS["all"]))
+    np.testing.assert_allclose(model.predict(queries).confidence, [0.75, 0.375])
+
+
+def test_inner_cv_ties_go_to_the_lower_log2_error_and_the_floor_is_the_5th_percentile(monkeypatch):
+    """Scores tie on sign accuracy 0.8: ("change", "m5p") has the lower log2 error (0.3 < 0.5) and
+    is chosen. Its held-out familiarities 0.5 and 1.0: 5th percentile 0.5 + 0.05 x 0.5 = 0.525."""
+    from gpuperf.decisions import speedup_models
+
+    scores = pd.DataFrame({"feature_set": ["all", "change", "before"], "regression": ["knn", "m5p", "mean"],
+                           "sign_accuracy": [0.8, 0.8, 0.7], "log2_mae": [0.5, 0.3, 0.1]})
+    rows = np.array([[1.0, 1.0, 1.0, 1.0], [0.5, 0.5, 0.5, 0.0]])
+    evidence = {(f, r): rows for f, r in zip(scores["feature_set"], scores["regression"])}
+    monkeypatch.setattr(speedup_models, "inner_cv", lambda *args, **kwargs: (scores, evidence))
+    monkeypatch.setattr(speedup_models, "family_evidence", lambda *args, **kwargs: np.zeros((0, 4)))
+    model = SpeedupModel().fit(synthetic_pairs(40))
+    assert model.choice == ("change", "m5p")
+    assert model.familiarity_floor == pytest.approx(0.525)
+
+
+def test_typical_distance_is_the_90th_percentile_of_nearest_neighbour_distances():
+    """One feature at log1p positions 0, 1, ..., 8 and 19 (x = e^p - 1), one neighbour: nearest
+    distances 1 (nine times) and 11; the 90th percentile (numpy's linear rule, position 8.1 of 9) is
+    1 + 0.1 x 10 = 2, in standardised units: 2 / std(p) with var(p) = 565/10 - 5.5^2 = 26.25."""
+    from gpuperf.decisions.speedup_models import _Regressions
+
+    positions = np.array([0, 1, 2, 3, 4, 5, 6, 7, 8, 19], dtype=float)
+    X = np.expm1(positions)[:, None]
+    y = np.where(np.arange(10) % 2 == 0, 1.0, -1.0)
+    fitted = _Regressions.fit(X, y, neighbours=1, weights="distance")
+    assert fitted.typical_distance == pytest.approx(2 / np.sqrt(26.25))
+
+
+def test_m5p_prediction_is_kept_within_2x_below_the_nearest_pairs():
+    """The two nearest training pairs of the query measured log2 speedups 2 and 2.5: M5P may go at
+    most one log2 unit below the lower (1), however low its tree predicts (-5 here, a stub)."""
+    from types import SimpleNamespace
+
+    from gpuperf.decisions.speedup_models import _Regressions
+
+    X = np.array([[1.0], [2.0], [50.0], [60.0]])
+    y = np.array([2.0, 2.5, -3.0, 3.0])
+    fitted = _Regressions.fit(X, y, neighbours=2, weights="distance")
+    fitted.m5p = SimpleNamespace(predict=lambda Z: np.full(len(Z), -5.0))
+    regressed = fitted.predict(np.array([[1.5]]))
+    assert set(y[regressed["near"][0]]) == {2.0, 2.5}
+    assert regressed["m5p"][0] == pytest.approx(1.0)

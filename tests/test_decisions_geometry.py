@@ -229,3 +229,78 @@ def test_resident_blocks_count_whole_warps():
     from gpuperf.decisions.geometry import DeviceDescriptor, resident_blocks_per_sm
     toy = DeviceDescriptor("toy", 1, 2048, 64, 65536, 49152, 1024, 32, 64)
     assert resident_blocks_per_sm(toy, 48, 0, 0) == 32
+
+
+def _shapes_table(shapes, gpu="V100", registers=np.nan, smem=None):
+    """One choice group (0) of the given (bx, by, time) shapes over a 2^20-iteration launch."""
+    rows = [{"group": 0, "bx": bx, "by": by, "threads": bx * by, "blocks": 2**20 / (bx * by),
+             "registers": registers, "smem": np.nan if smem is None else smem[k], "time": time}
+            for k, (bx, by, time) in enumerate(shapes)]
+    return ChoiceTable("synthetic", "k", "k", gpu, pd.DataFrame(rows))
+
+
+def test_a_group_with_a_single_shape_offers_no_choice():
+    table = synthetic_choice_table(256)
+    lonely = {"group": 99, "bx": 64, "by": 1, "threads": 64, "blocks": 2**14, "registers": np.nan,
+              "smem": np.nan, "time": 0.5}
+    table.frame = pd.concat([table.frame, pd.DataFrame([lonely])], ignore_index=True)
+    picked = choices(table, None)
+    assert len(picked) == 6 and 99 not in set(picked["group"])
+
+
+def test_a_thread_count_tie_goes_to_the_widest_block():
+    """LLVM's 128 threads: 128 x 1, 64 x 2 and 32 x 4 all have them; the widest in x is picked."""
+    picked = choices(_shapes_table([(32, 4, 3.0), (64, 2, 2.0), (128, 1, 5.0), (256, 1, 1.0)]), None)
+    assert picked["llvm"].iloc[0] == 5.0 and picked["llvm_threads"].iloc[0] == 128
+    assert picked["best"].iloc[0] == 1.0
+
+
+def test_occupancy_counts_a_partial_warp_as_a_whole_one():
+    """V100, 32 registers: 112 threads are 4 warps (3.5 rounded up), 64 / 4 = 16 blocks, 64 resident
+    warps; 96 threads are 3 warps, 64 // 3 = 21 blocks, 63 warps. The 112-thread block wins."""
+    picked = choices(_shapes_table([(96, 1, 1.0), (112, 1, 2.0)]), None)
+    assert picked["occupancy_threads"].iloc[0] == 112
+
+
+def test_occupancy_uses_the_shared_memory_each_shape_recorded():
+    """V100, 96 KiB per SM: 256 threads with 48 KiB each fit 2 blocks (16 warps); 128 threads with
+    none fit 16 blocks (64 warps, the SM's limit). Without the shared memory both reach 64 warps and
+    the larger block would win the tie."""
+    table = _shapes_table([(128, 1, 2.0), (256, 1, 1.0)], registers=32.0, smem=[0.0, 48 * 1024.0])
+    assert choices(table, None)["occupancy_threads"].iloc[0] == 128
+
+
+def test_a_pick_exactly_10_percent_slower_than_the_best_is_within_10_percent():
+    picked = pd.DataFrame({"group": [0, 1], "llvm": [1.1, 2.0], "llvm_threads": [128, 128],
+                           "best": [1.0, 1.0], "best_threads": [256, 64]})
+    summary = summarise(picked)
+    assert summary["llvm"]["within_10pct"] == 0.5  # 1.1 <= 1.1 x 1.0; 2.0 is not
+    assert summary["best"]["speedup_vs_llvm"] == pytest.approx(np.sqrt(1.1 * 2.0))
+
+
+def test_convolution_blocks_divide_the_image_by_block_times_tile():
+    """4096 x 4096 image: x covers 32 x 2 = 64 columns per block (64 blocks), y 8 x 4 = 32 rows (128
+    blocks): 8192; a 48-wide block needs ceil(4096 / 48) = 86 columns of blocks."""
+    from gpuperf.decisions.geometry_model import _convolution_blocks
+
+    c = pd.DataFrame({"block_size_x": [32, 48], "tile_size_x": [2, 1], "block_size_y": [8, 16],
+                      "tile_size_y": [4, 1]})
+    np.testing.assert_array_equal(_convolution_blocks(c), [64 * 128, 86 * 256])
+
+
+def test_choice_table_takes_the_median_of_repeated_shapes_and_drops_bad_times():
+    """pnpoly over 2e7 points: block 128 measured 1, 2 and 6 s (median 2); block 256 measured 0 s
+    (not a time) and 3 s; blocks = ceil(2e7 / block)."""
+    from gpuperf.decisions.geometry_model import _choice_table
+
+    rows = pd.DataFrame({"block_size_x": [128, 128, 128, 256, 256], "time_s": [1.0, 2.0, 6.0, 0.0, 3.0]})
+    frame = _choice_table("t", "pnpoly", "V100", rows, ["block_size_x"]).frame
+    assert list(frame["bx"]) == [128, 256] and list(frame["time"]) == [2.0, 3.0]
+    assert list(frame["blocks"]) == [156250, 78125]
+
+
+def test_model_features_are_log2_threads_blocks_blocks_per_sm_and_width():
+    from gpuperf.decisions.geometry_model import model_features
+
+    features = model_features([256], [160], 80.0, [64])
+    np.testing.assert_allclose(features, [[8.0, np.log2(160), 1.0, 6.0, 80.0]])

@@ -132,3 +132,43 @@ def test_warp_access_summary_weights_accesses_by_count():
     s = warp_access_summary(NS(local=(32, 1, 1), accesses=[acc("a", 2, 1000), acc("b", 1, 3000)]))
     assert s.cache_lines_per_warp_access == pytest.approx(1.25)
     assert s.sectors_per_warp_access == pytest.approx(5.0)
+
+
+def test_a_reversed_index_is_still_unit_stride():
+    """b[i] = a[n - 1 - i]: neighbouring work-items read neighbouring floats, downwards (stride -1):
+    coalesced, so the load counts as stride 1 (n = 128 loads), as does the store."""
+    import loopy as lp
+
+    from gpuperf.features.counts import symbolic_counts
+    from gpuperf.kernels.kernel import kernel_from_program
+
+    program = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = a[n - 1 - i]",
+                             [lp.GlobalArg("a,b", np.float32, shape="n"), lp.ValueArg("n", np.int32)],
+                             assumptions="n>=64 and n mod 64 = 0", name="reverse",
+                             lang_version=lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2)
+    program = lp.split_iname(program, "i", 64, outer_tag="g.0", inner_tag="l.0")
+    named = symbolic_counts(kernel_from_program(program, "reverse", "test")).values({"n": 128}).named()
+    assert named["global_loads_f32_stride1"] == 128 and named["global_stores_f32_stride1"] == 128
+    assert "global_loads_f32_stride_gt1" not in named
+
+
+def test_dtype_names_keep_signedness_and_bits():
+    from gpuperf.features.counts import dtype_name
+
+    assert [dtype_name(t) for t in (np.uint8, np.int32, np.uint64, np.float16, np.complex64, np.bool_)] == [
+        "u8", "i32", "u64", "f16", "c64", "b8"]
+
+
+def test_an_access_with_two_possible_lane_0_offsets_averages_its_lines():
+    """32 lanes of unit-stride floats cover 128 bytes. An outer iname of stride 16 floats (64 bytes)
+    taking 2 values puts lane 0 at byte 0 or 64 of a 128-byte line: 1 line or 2, 1.5 on average, and
+    the alignment is averaged, not known. Sectors (32 bytes): 4 from either start."""
+    from gpuperf.features.access import access_lines
+    from gpuperf.features.counts import AccessRecord, EvaluatedAccess
+
+    record = AccessRecord("global", "load", "a", "f32", 4, 1, ((0, 1),))
+    access = EvaluatedAccess(record, 1.0, {0: 1}, 0, [(16, 0, 2)])
+    lines = access_lines(access, (32, 1, 1))
+    assert (lines.lines, lines.sectors, lines.alignment) == (1.5, 4.0, "averaged")
+    one_start = access_lines(EvaluatedAccess(record, 1.0, {0: 1}, 0, [(32, 0, 2)]), (32, 1, 1))
+    assert (one_start.lines, one_start.alignment) == (1.0, "known")  # 32 floats = one whole line

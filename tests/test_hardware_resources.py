@@ -139,3 +139,30 @@ def test_results_are_cached_on_disk_by_source_and_arch(tmp_path, monkeypatch):
     assert compile_source_resources(SHARED_SOURCE, "reverse_tile", "sm_80") == first
     with pytest.raises(AssertionError, match="compiled although cached"):
         compile_source_resources(SHARED_SOURCE, "reverse_tile", "sm_86")
+
+
+PTXAS_LOG = """ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'g' for 'sm_75'
+ptxas info    : Function properties for g
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 10 registers, 40 bytes smem, 356 bytes cmem[0]
+ptxas info    : Compiling entry function 'f' for 'sm_75'
+ptxas info    : Function properties for f
+ptxas         .     24 bytes stack frame, 8 bytes spill stores, 16 bytes spill loads
+ptxas info    : Used 12 registers, 372 bytes cmem[0]"""
+
+
+def test_ptxas_log_is_read_per_entry_function():
+    """f: 12 registers, no smem (its 372 bytes are constant memory), stack 24, spill stores 8, loads 16;
+    g's 40 bytes of smem belong to g alone."""
+    f = res._parse_log((PTXAS_LOG, "f"), "f", "sm_75", "kernel 'f'")
+    assert (f.registers, f.shared_memory_bytes) == (12, 0)
+    assert (f.stack_frame_bytes, f.spill_store_bytes, f.spill_load_bytes, f.spill_bytes) == (24, 8, 16, 24)
+    g = res._parse_log((PTXAS_LOG, "g"), "g", "sm_75", "kernel 'g'")
+    assert (g.registers, g.shared_memory_bytes, g.spill_bytes, g.function) == (10, 40, 0, "g")
+
+
+def test_the_first_compiler_error_is_found_whatever_its_case():
+    log = "kernel.cu(3): warning: unused variable\nkernel.cu(4): Error: expected a ';'\nmore"
+    assert res._first_error(log) == "kernel.cu(4): Error: expected a ';'"
+    assert res._first_error("just a note") == "just a note"

@@ -178,3 +178,41 @@ def test_loader_rejects_bad_entries_naming_the_gpu_and_field():
         _spec_from_entry({**good, "memory_gb": -1}, {})
     with pytest.raises(GpuperfError, match=r"lacks field registers_per_sm"):
         _spec_from_entry({**good, "vendor": "NVIDIA", "compute_capability": "9.9"}, {})
+
+
+def test_compute_capability_feature_keeps_the_minor_version_as_its_tenths():
+    """RTX 3090 is compute capability 8.6: major 8 plus minor 6 / 10 = 8.6 (not 8.06)."""
+    assert get_gpu("RTX 3090").as_features()["gpu_compute_capability"] == pytest.approx(8.6)
+    assert get_gpu("GTX 1080 Ti").as_features()["gpu_compute_capability"] == pytest.approx(6.1)
+
+
+def test_a_zero_valued_numeric_field_is_refused():
+    """Zero is not a positive number: a descriptor with 0 GB of memory is a typo."""
+    good = {"name": "X", "vendor": "AMD", "architecture": "a", "compute_capability": "gfx1", "sms": 1,
+            "cores_per_sm": 64, "boost_clock_mhz": 1000, "memory_bandwidth_gbs": 1.0, "memory_gb": 1,
+            "l2_bytes": 1, "shared_memory_per_sm_bytes": 1, "max_shared_memory_per_block_bytes": 1,
+            "max_threads_per_block": 1, "warp_size": 64, "peak_f32_gflops": 1.0}
+    with pytest.raises(GpuperfError, match=r"GPU 'X' field memory_gb=0 must be a positive number"):
+        _spec_from_entry({**good, "memory_gb": 0}, {})
+
+
+def test_an_alias_shared_by_two_gpus_is_refused():
+    from gpuperf.hardware.specs import _build_index
+
+    good = {"vendor": "AMD", "architecture": "a", "compute_capability": "gfx1", "sms": 1,
+            "cores_per_sm": 64, "boost_clock_mhz": 1000, "memory_bandwidth_gbs": 1.0, "memory_gb": 1,
+            "l2_bytes": 1, "shared_memory_per_sm_bytes": 1, "max_shared_memory_per_block_bytes": 1,
+            "max_threads_per_block": 1, "warp_size": 64, "peak_f32_gflops": 1.0}
+    first = _spec_from_entry({**good, "name": "Card A", "aliases": ["Shared-Name"]}, {})
+    second = _spec_from_entry({**good, "name": "Card B", "aliases": ["shared name"]}, {})  # same key: sharedname
+    assert set(_build_index((first,))) == {"carda", "sharedname"}
+    with pytest.raises(GpuperfError, match="'shared name' names both Card A and Card B"):
+        _build_index((first, second))
+
+
+def test_a_suggestion_names_at_most_three_gpus():
+    """'Tesla K' is close to Tesla K40, K20 and the P100s: only the three nearest are named."""
+    with pytest.raises(GpuperfError) as raised:
+        get_gpu("Tesla K")
+    suggested = re.search(r"did you mean (.*)\?", str(raised.value))[1].split(", ")
+    assert len(suggested) == 3 and suggested[:2] == ["Tesla K40", "Tesla K20"]

@@ -224,3 +224,45 @@ def test_counts_are_exact_for_tiled_variants():
     assert muls * 32 == 5 * 64 * 96  # per sub-group counts; five weighted terms per output
     loads = mem.filter_by(mtype=["global"], direction=["load"]).eval_and_sum(sizes)
     assert loads == 5 * 64 * 96
+
+
+def test_stencil2d_reference_weights_each_neighbour_as_lift_does():
+    """A single 1 at padded cell (1, 6) of a 16 x 16 problem (radius 1): output (i, j) reads padded
+    (i + 1 + di, j + 1 + dj), so (1, 6) is the north neighbour (di = -1) of output (1, 5): weight 0.1;
+    the centre of (0, 5): 0.5; the west neighbour (dj = -1) of (0, 6): 0.05; the east one of (0, 4):
+    0.2. Nothing reads it as a south neighbour (that output row would be -1)."""
+    sizes = {"n": 16, "m": 16}
+    padded = np.zeros((18, 18), dtype=np.float32)
+    padded[1, 6] = 1.0
+    out = STENCILS["stencil2d"].reference({"a": padded}, sizes)["out"]
+    expected = np.zeros((16, 16), dtype=np.float32)
+    expected[1, 5], expected[0, 5], expected[0, 6], expected[0, 4] = 0.1, 0.5, 0.05, 0.2
+    np.testing.assert_allclose(out, expected, atol=1e-7)
+
+
+def test_the_footprint_of_an_output_block_spans_every_offset_it_reads():
+    """stencil2d reads rows and columns -1..+1: a 16 x 8 block reads 18 x 10 cells; srad2's c is read
+    at (0, 0), (1, 0) and (0, 1): one more row and column."""
+    assert STENCILS["stencil2d"].footprint("a", 16, 8) == (18, 10)
+    assert STENCILS["srad2"].footprint("c", 16, 8) == (17, 9)
+
+
+def test_prefetch_tiles_may_fill_local_memory_exactly():
+    """A stencil reading a at (0, 0) and (0, 32): a 64 x 128 tile (local_x 64, 16 rows x 8 outputs)
+    prefetches 128 x (64 + 32) floats = 48 KiB, exactly the limit: allowed; reading (0, 33) needs
+    128 x 97 x 4 bytes, over it."""
+    from gpuperf.kernels.space import check_stencil_config
+    from gpuperf.kernels.stencils import Stencil
+
+    def wide(reach):
+        return Stencil("wide", "test", reach, ("a",),
+                       lambda at: f"out[i, j] = {at('a', 0, 0)} + {at('a', 0, reach)}", lambda x, s: {})
+
+    config = {"local_x": 64, "local_y": 16, "outputs_y": 8, "prefetch": 1, "unroll": 1}
+    assert check_stencil_config(wide(32), config) is None
+    assert "prefetch tiles need 48.5 KiB" in check_stencil_config(wide(33), config)
+
+
+def test_a_parameter_given_twice_is_refused():
+    with pytest.raises(GpuperfError, match="parameter local_x is given twice"):
+        variant_from_spec("stencil2d[local_x=16,local_x=32]")

@@ -232,3 +232,75 @@ def test_overlap_is_the_smaller_of_load_and_store_bytes():
     from gpuperf.models.properties import kernel_properties
     assert kernel_properties(get_kernel("vector_fill"), {"n": 1024})["overlap_bytes"] == 0
     assert kernel_properties(get_kernel("add_four_vectors"), {"n": 1024})["overlap_bytes"] == 4096
+
+
+def test_a_zero_time_is_refused_by_the_relative_fit() -> None:
+    """The relative fit divides each row by its time: a time of exactly 0 s cannot be fitted."""
+    frame, weights = synthetic()
+    times = frame[COSTS].to_numpy() @ weights
+    times[3] = 0.0
+    with pytest.raises(GpuperfError, match="times must be finite and positive"):
+        LinearCountModel(properties=COSTS).fit(frame, times)
+    assert LinearCountModel(properties=COSTS, relative=False).fit(frame, times).coef_.shape == (4,)
+
+
+def _program_kernel(instructions: str, args: list, name: str):
+    """A 1-D loopy kernel over i < n in work-groups of 64 (g.0 x l.0), wrapped as a gpuperf Kernel."""
+    import loopy as lp
+
+    from gpuperf.kernels.kernel import kernel_from_program
+
+    program = lp.make_kernel("{[i]: 0<=i<n}", instructions, [*args, lp.ValueArg("n", np.int32)],
+                             assumptions="n>=64 and n mod 64 = 0", name=name,
+                             lang_version=lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2)
+    return kernel_from_program(lp.split_iname(program, "i", 64, outer_tag="g.0", inner_tag="l.0"), name, "test")
+
+
+def test_scalar_divisions_count_float64_ones_too() -> None:
+    """out[i] = sqrt(a[i]) / b[i] in f64: a function call makes the kernel scalar, so its 128 f64
+    divisions (one per work-item, n = 128) are scalar_div; nothing is vectorised."""
+    import loopy as lp
+
+    kernel = _program_kernel("out[i] = sqrt(a[i]) / b[i]", [lp.GlobalArg("a,b,out", np.float64, shape="n")],
+                             "sqrt_div_f64")
+    values = kernel_properties(kernel, {"n": 128})
+    assert values["f64_div"] == 128 and values["f64_functions"] == 128 and values["f32_div"] == 0
+    assert values["scalar_div"] == 128 and values["vector_f64_ops"] == 0
+    assert values["scalar_accesses"] == 3 * 128  # two loads and a store per work-item
+
+
+def test_complex64_operations_count_as_float32() -> None:
+    """complex64 is a pair of float32s: its 128 multiplies (n = 128) are f32 operations."""
+    import loopy as lp
+
+    kernel = _program_kernel("out[i] = a[i] * b[i]", [lp.GlobalArg("a,b,out", np.complex64, shape="n")], "cmul")
+    values = kernel_properties(kernel, {"n": 128})
+    assert values["f32_ops"] == 128 and values["f64_ops"] == 0
+    assert values["global_load_bytes"] == 2 * 128 * 8  # two 8-byte complex64 loads per work-item
+
+
+def test_a_store_uniform_along_local_axis_0_is_strided_not_coalesced() -> None:
+    """With no local axis every work-group is one work-item: out[i] does not move along local axis
+    0 (stride 0). A uniform load is a broadcast (stride0 class); a uniform store has no such class
+    and is counted with the strided ones: 64 stores x 4 bytes = 256 bytes."""
+    import loopy as lp
+
+    from gpuperf.kernels.kernel import kernel_from_program
+
+    program = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = a[i]",
+                             [lp.GlobalArg("a,out", np.float32, shape="n"), lp.ValueArg("n", np.int32)],
+                             assumptions="n>=1", name="one_item_groups",
+                             lang_version=lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2)
+    kernel = kernel_from_program(lp.tag_inames(program, "i:g.0"), "one_item_groups", "test")
+    values = kernel_properties(kernel, {"n": 64})
+    assert values["global_load_bytes_stride0"] == 256 and values["global_load_bytes_stride1"] == 0
+    assert values["global_store_bytes_strided"] == 256 and values["global_store_bytes_stride1"] == 0
+
+
+def test_an_array_read_and_written_is_not_write_only() -> None:
+    """scale_add_stride1: y = 2x + y reads x and y and writes y, n = 1024 floats each. Footprint:
+    x and y read (2 x 4096 bytes), y also written but already counted; nothing is write-only."""
+    values = kernel_properties(get_kernel("scale_add_stride1"), {"n": 1024})
+    assert values["footprint_load_bytes"] == 8192 and values["footprint_store_bytes"] == 4096
+    assert values["footprint_write_only_bytes"] == 0
+    assert values["footprint_bytes"] == 8192

@@ -233,3 +233,30 @@ def test_calibrate_sums_up_its_in_sample_error_and_names_kernels_it_misses_by_ov
     assert "mean over the 4 calibration kernels 4.225, median 1.600." in text
     assert "Missed by more than 2x: arith_f32_div (13.7), arith_f32_add (3.0);" in text
     assert "Missed by" not in fit_summary(errors[errors < 1])
+
+
+def test_passes_combine_by_the_fastest_launch_or_the_median_of_pass_medians() -> None:
+    """Three passes of vector_copy at n=1024 with pass medians 1, 2 and 6 ms and fastest launches
+    0.9, 0.5 and 0.7 ms: "min" takes the fastest launch of any pass (0.5 ms), "median" the median of
+    the pass medians (2 ms; their mean would be 3 ms). A point outside the plan is ignored."""
+    from gpuperf.models.linear_calibration import _combine
+
+    plan = {"vector_copy": [{"n": 1024}]}
+    rows = [{"kernel_spec": "vector_copy", "sizes": {"n": 1024}, "time_s": t, "time_s_min": fastest}
+            for t, fastest in ((1e-3, 0.9e-3), (2e-3, 0.5e-3), (6e-3, 0.7e-3))]
+    rows.append({"kernel_spec": "vector_copy", "sizes": {"n": 2048}, "time_s": 1.0, "time_s_min": 1.0})
+    fastest = _combine(rows, plan, "min")
+    assert len(fastest) == 1 and fastest["time_s"].iloc[0] == pytest.approx(0.5e-3)
+    assert fastest["passes"].iloc[0] == 3
+    assert _combine(rows, plan, "median")["time_s"].iloc[0] == pytest.approx(2e-3)
+
+
+def test_per_kernel_gmre_counts_over_and_under_predictions_alike() -> None:
+    """Kernel a: predictions 2x and 0.5x the measurement: |ln 2| both, exp(ln 2) - 1 = 1 (signed
+    logs would cancel to 0). Kernel b: a prediction of 0 s is infinitely wrong."""
+    from gpuperf.models.linear_calibration import per_kernel_gmre
+
+    frame = pd.DataFrame({"kernel": ["a", "a", "b"], "measured": [1.0, 4.0, 1.0], "predicted": [2.0, 2.0, 0.0]})
+    errors = per_kernel_gmre(frame, "measured", "predicted")
+    assert errors["a"] == pytest.approx(1.0)
+    assert errors["b"] == float("inf")

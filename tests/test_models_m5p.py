@@ -89,3 +89,76 @@ def test_m5p_needs_twice_min_samples_leaf_rows_to_split():
     assert model.predict(x6) == pytest.approx(np.full(6, 5.0))
     x8 = np.arange(8, dtype=float)[:, None]
     assert M5PRegressor().fit(x8, [0, 0, 0, 0, 10, 10, 10, 10]).n_leaves_ == 2
+
+
+def _step8():
+    """x = 0..7, y = 0 for x < 4 and 10 from x = 4: one split at 3.5 into two leaves of 4 rows."""
+    return np.arange(8, dtype=float)[:, None], np.array([0, 0, 0, 0, 10, 10, 10, 10], dtype=float)
+
+
+def test_a_split_threshold_lies_midway_between_the_values_it_separates():
+    X, y = _step8()
+    model = M5PRegressor().fit(X, y)
+    assert model.feature_[0] == 0 and model.threshold_[0] == 3.5
+
+
+def test_max_depth_zero_keeps_the_root_a_leaf():
+    X, y = _step8()
+    assert M5PRegressor(max_depth=0).fit(X, y).n_leaves_ == 1
+    assert M5PRegressor(max_depth=1).fit(X, y).n_leaves_ == 2
+
+
+def test_a_split_needs_min_samples_leaf_rows_on_both_sides():
+    """Eight rows, y steps at x = 6 (0 x 6, then 10, 10), min_samples_leaf 4: only the 4 + 4 split at
+    x = 3.5 is allowed (left std 0, right [0, 0, 10, 10] std 5: weighted 2.5 < root std 4.33), not
+    the 6 + 2 split at 5.5 that would isolate the step exactly."""
+    X = np.arange(8, dtype=float)[:, None]
+    y = np.array([0, 0, 0, 0, 0, 0, 10, 10], dtype=float)
+    model = M5PRegressor(prune=False).fit(X, y)
+    assert model.threshold_[0] == 3.5 and model.n_leaves_ == 2
+
+
+def test_smoothing_blends_each_leaf_with_its_parent_weighted_by_the_leafs_rows():
+    """The step data: the root's model (on x, the attribute it splits on) is least squares on
+    x = 0..7: slope cov/var = 80/42 = 40/21, intercept 5 - 40/21 * 3.5 = -5/3; its error
+    mean|res| * (8 + 2*2)/(8 - 2) = 4.05 beats the constant's 5 * 10/7, so it keeps x. Each leaf is
+    constant (0 and 10) and exact, so the split stays. Smoothing with k = 15 and the leaf's
+    n = 4 rows: coef = (4*0 + 15 * 40/21) / 19 = 600/399; intercepts (4*0 + 15*(-5/3))/19 = -25/19
+    and (4*10 + 15*(-5/3))/19 = 15/19."""
+    X, y = _step8()
+    model = M5PRegressor().fit(X, y)
+    leaves = model.apply(np.array([[0.0], [7.0]]))
+    np.testing.assert_allclose(model.coef_[leaves, 0], [600 / 399, 600 / 399])
+    np.testing.assert_allclose(model.intercept_[leaves], [-25 / 19, 15 / 19])
+    np.testing.assert_allclose(model.predict(np.array([[0.0]])), [-25 / 19])
+
+
+def _linear_model(X, y, features):
+    model = M5PRegressor()
+    model._X, model._y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+    return model._linear_model(np.arange(len(y)), features)
+
+
+def test_the_constant_model_pays_for_its_one_parameter():
+    """x = 0..5, y = 0,0,0,1,1,1. Least squares: slope 4.5/17.5 = 9/35, residuals
+    1/7, -4/35, -13/35 and mirrored, mean |r| = 22/105; error 22/105 * (6 + 2*2)/(6 - 2) = 11/21.
+    The constant (mean 1/2): mean |r| = 1/2 times (6 + 2*1)/(6 - 1) = 8/5: 4/5 > 11/21, so x stays."""
+    coef, intercept, error = _linear_model(np.arange(6.0)[:, None], [0, 0, 0, 1, 1, 1], [0])
+    assert coef[0] == pytest.approx(9 / 35) and intercept == pytest.approx(0.5 - 9 / 35 * 2.5)
+    assert error == pytest.approx(11 / 21)
+
+
+def test_attributes_are_dropped_smallest_standardised_coefficient_first():
+    """y = 0.5 x1 + 10 x0 + r with x0 = 0.001 * [1, -1, 0, 0, -1, 1] and r = 0.1 * [1, 1, -2, -2, 1, 1],
+    x0, x1 - mean and r orthogonal, so least squares gives exactly 10 and 0.5, residual r: mean |r|
+    = 0.8/6, error (0.8/6) * (6 + 2*3)/(6 - 3) = 0.533. x0's standardised weight 10 * std(x0) = 0.008
+    is far below x1's 0.5 * std(x1) = 0.85 (although its raw coefficient is larger): x0 goes first.
+    Without it the residual r + 0.01 * [1, -1, 0, 0, -1, 1] has mean |.| = 0.8/6 and the error
+    (0.8/6) * 2.5 = 1/3 < 0.533, so the drop stands; dropping x1 then costs 0.75 * 1.6 = 1.2: stop."""
+    x0 = 0.001 * np.array([1, -1, 0, 0, -1, 1.0])
+    x1 = np.arange(6.0)
+    r = 0.1 * np.array([1, 1, -2, -2, 1, 1.0])
+    y = 0.5 * x1 + 10 * x0 + r
+    coef, _, error = _linear_model(np.column_stack([x0, x1]), y, [0, 1])
+    assert coef[0] == 0 and coef[1] == pytest.approx(0.5)
+    assert error == pytest.approx(1 / 3)

@@ -128,3 +128,12 @@ def test_normalised_mutual_information_of_identical_partitions_is_one_half():
     """Two quantile bins of x split it as y does: I = H(X) = H(Y) = ln 2, so R = 1/2."""
     from gpuperf.models.selection import normalised_mutual_information
     assert normalised_mutual_information([0.0, 1.0, 2.0, 3.0], [0.0, 0.0, 1.0, 1.0], bins=2) == pytest.approx(0.5)
+
+
+def test_log_max_normalisation_is_log1p_over_the_column_maximum():
+    """log1p(0) = 0 and log1p(e - 1) = 1: the column [0, e - 1] normalises to [0, 1]; a column
+    [e^2 - 1, e - 1] to [2, 1] / 2 = [1, 0.5]; an all-zero column stays 0."""
+    from gpuperf.models.selection import log_max_normalised
+
+    X = np.array([[0.0, np.e**2 - 1, 0.0], [np.e - 1, -(np.e - 1), 0.0]])
+    np.testing.assert_allclose(log_max_normalised(X), [[0.0, 1.0, 0.0], [1.0, 0.5, 0.0]], atol=1e-12)

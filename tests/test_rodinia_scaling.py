@@ -74,3 +74,32 @@ def test_scaling_runs_are_its_variants_and_gpu_wise_only():
         run_protocol(synthetic(), "scaling", "loglinear", "kernel")
     with pytest.raises(GpuperfError, match="loglinear"):
         run_protocol(synthetic(), "scaling", "loglinar", "gpu")
+
+
+def test_strong_ridge_pulls_one_kernels_slopes_to_the_pooled_fit_not_to_zero():
+    """With kernel a alone, the pooled fit is a's own exact fit (time ~ 1/clock): a ridge of 1e6
+    shrinks towards it and still predicts g1 exactly; shrinking towards 0 would predict every launch's
+    mean training time."""
+    frame = synthetic()
+    only_a = frame[frame["kernel"] == "a"]
+    predicted = scaling_predictions(only_a, "g1", SCALING_DESCRIPTORS[:2], ridge=1e6, key=KEY)
+    assert np.allclose(predicted, only_a.loc[predicted.index, "time_s"], rtol=1e-4)
+
+
+def test_a_launch_missing_on_one_training_gpu_is_averaged_over_those_it_has():
+    """Drop launch (a, size 0) on g2: its constant is the mean over g3..g5 only, and the exact
+    1/clock scaling still predicts its g1 time (a mean over four GPUs with a zero would not)."""
+    frame = synthetic()
+    missing = (frame["kernel"] == "a") & (frame["size"] == 0) & (frame["gpu"] == "g2")
+    predicted = scaling_predictions(frame[~missing], "g1", SCALING_DESCRIPTORS[:2], ridge=1e-6, key=KEY)
+    assert np.allclose(predicted, frame.loc[predicted.index, "time_s"], rtol=1e-4)
+
+
+def test_launches_no_training_gpu_measured_are_counted_as_skipped():
+    """A launch measured on g1 only has no prediction when g1 is held out: one skipped row."""
+    frame = synthetic()
+    extra = frame[(frame["gpu"] == "g1") & (frame["kernel"] == "a")].head(1).assign(size=99)
+    evaluation = leave_one_group_out_scaling(pd.concat([frame, extra], ignore_index=True), "gpu",
+                                             descriptors=SCALING_DESCRIPTORS[:2], ridge=1e-6, key=KEY)
+    assert evaluation.skipped == {"g1": 1}
+    assert len(evaluation.predictions) == len(frame)
