@@ -28,6 +28,7 @@ from gpuperf.decisions.space import (
     space_from_frame,
     transfer_matrix,
 )
+from gpuperf.decisions.surrogates import Surrogate
 from gpuperf.errors import GpuperfError
 
 
@@ -58,6 +59,17 @@ def test_configuration_keys_are_each_values_key_text():
     assert list(keys.index) == list(index)
     assert keys.tolist()[:3] == ["16,1.5,a,1", "16,nan,nan,<NA>", "16,2,b,2"]
     assert keys.tolist()[7:9] == ["None,0,a,1", "nan,7,a,1"]
+
+
+@pytest.mark.parametrize("name", ["rf", "et"])
+def test_forest_surrogate_predicts_as_its_trees_do(name):
+    """The per-tree predictions skip each tree's input check; they are the checked ones."""
+    rng = np.random.default_rng(1)
+    features = rng.lognormal(0.0, 3.0, (300, 6))[:, ::2]  # float64, not contiguous
+    surrogate = Surrogate(name, seed=3).fit(features[:40], rng.random(40))
+    per_tree = np.stack([tree.predict(features) for tree in surrogate._model.estimators_])
+    mean, spread = surrogate.predict(features)
+    assert np.array_equal(mean, per_tree.mean(axis=0)) and np.array_equal(spread, per_tree.std(axis=0))
 
 
 # -- metrics ------------------------------------------------------------------------------------
