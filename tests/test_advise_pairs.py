@@ -11,7 +11,7 @@ import pytest
 
 from gpuperf.datasets import load_dataset
 from gpuperf.decisions.optimizations import load_entry
-from gpuperf.decisions.pairs import GPU_TARGET, build_spec_pairs
+from gpuperf.decisions.pairs import GPU_TARGET, _number_text, _number_texts, build_spec_pairs
 
 ENTRY = '''
 name = "{name}"
@@ -206,3 +206,15 @@ def test_a_repeated_interleaved_point_falls_back_to_the_ratio_of_medians(tmp_pat
     path = _flag_rows(tmp_path, [(0, 4.0, "ok", "4;4;4"), (0, 6.0, "ok", "6;6;6"), (1, 2.0, "ok", "1;1;1")])
     pairs = build_spec_pairs(_flag_spec(tmp_path, path), "trick")
     assert list(pairs["speedup"]) == [2.5]
+
+
+@pytest.mark.parametrize("values", [
+    [16.0, 16.5, np.nan, 16.0, -0.0, 1e20],
+    [4, 8, 4, 16],
+    pd.array([1, None, 2, 1], dtype="Int64"),
+    pd.Series(["a", None, "b", "a"], dtype="str"),
+    pd.Series([True, 1, 1.0, "1", None, np.nan, 2.5], dtype=object),  # True == 1, but its text is "True"
+])
+def test_number_texts_are_each_values_number_text(values):
+    column = pd.Series(values, index=range(10, 10 + len(values)))
+    pd.testing.assert_series_equal(_number_texts(column), column.map(_number_text))

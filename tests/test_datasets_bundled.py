@@ -10,7 +10,7 @@ import pytest
 
 from gpuperf.datasets import BUNDLED, check_dataset, dataset_summary, load_dataset
 from gpuperf.datasets.bundled import data_dir
-from gpuperf.datasets.schema import KEY_COLUMNS, OK
+from gpuperf.datasets.schema import KEY_COLUMNS, OK, shift_decimal, shift_decimals
 from gpuperf.errors import GpuperfError
 from gpuperf.hardware.specs import canonical_gpu_name
 
@@ -67,6 +67,15 @@ def test_the_published_decimal_is_kept_exactly():
     # 188.959 ms is exactly the float 0.188959, not 188.959 * 0.001.
     expected = [float(f"{v!r}e-3") for v in raw["time_mean_ms"].head(1000)]
     assert frame["time_s"].head(1000).tolist() == expected
+
+
+@pytest.mark.parametrize("exponent", [-9, -6, -3, 0, 3])
+def test_shift_decimals_is_shift_decimal_of_each_value(exponent):
+    values = [3.87533, 188.959, 0.1, -0.0, 0.0, -2.5, 123.0, 1e-05, 4.2e-07, 1e16, 1.7976931348623157e308,
+              5e-324, 2.2250738585072014e-308, float("nan"), float("inf"), float("-inf")]
+    values += np.random.default_rng(0).lognormal(0.0, 8.0, 2000).tolist()
+    expected = [shift_decimal(v, exponent) for v in values]
+    assert [repr(v) for v in shift_decimals(values, exponent)] == [repr(v) for v in expected]
 
 
 def test_other_columns_are_copied_unaltered():

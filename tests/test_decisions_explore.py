@@ -20,7 +20,15 @@ from gpuperf.decisions.search_metrics import (
     random_expected_evals,
     simulate_random,
 )
-from gpuperf.decisions.space import Space, parameter_features, space_from_frame, transfer_matrix
+from gpuperf.decisions.space import (
+    Space,
+    configuration_keys,
+    key_text,
+    parameter_features,
+    space_from_frame,
+    transfer_matrix,
+)
+from gpuperf.decisions.surrogates import Surrogate
 from gpuperf.errors import GpuperfError
 
 
@@ -30,6 +38,38 @@ def grid_space(optimum: tuple[int, int], where: str = "synthetic", scale: float 
     configs = pd.DataFrame({"x": xs.ravel(), "y": ys.ravel()})
     times = scale * (1.0 + curvature * ((configs["x"] - optimum[0]) ** 2 + (configs["y"] - optimum[1]) ** 2))
     return Space(["x", "y"], configs, times.to_numpy(dtype=float), where)
+
+
+# -- configuration keys --------------------------------------------------------------------------
+
+
+def test_configuration_keys_are_each_values_key_text():
+    """Keys are worked out once per distinct value of a typed column, value by value in an object
+    column (16, 16.0, "16.0"; True, 1; None and NaN), missing values included."""
+    index = range(100, 110)
+    configs = pd.DataFrame({
+        "a": pd.Series([16, 16.0, np.int64(16), "16.0", True, "true", 1, None, np.nan, " x "], dtype=object, index=index),
+        "b": [1.5, np.nan, 2.0, 3.0, 1e20, 2.5, np.nan, -0.0, 7.0, 8.0],
+        "c": pd.Series(["a", None, "b", "a", None, "c", "a", "a", "a", "a"], index=index),
+        "d": pd.array([1, None, 2, 3, 1, 1, 1, 1, 1, 1], dtype="Int64"),
+    }, index=index)
+    keys = configuration_keys(configs, ["a", "b", "c", "d"])
+    expected = [",".join(key_text(configs[p].loc[i]) for p in "abcd") for i in index]
+    assert keys.tolist() == expected
+    assert list(keys.index) == list(index)
+    assert keys.tolist()[:3] == ["16,1.5,a,1", "16,nan,nan,<NA>", "16,2,b,2"]
+    assert keys.tolist()[7:9] == ["None,0,a,1", "nan,7,a,1"]
+
+
+@pytest.mark.parametrize("name", ["rf", "et"])
+def test_forest_surrogate_predicts_as_its_trees_do(name):
+    """The per-tree predictions skip each tree's input check; they are the checked ones."""
+    rng = np.random.default_rng(1)
+    features = rng.lognormal(0.0, 3.0, (300, 6))[:, ::2]  # float64, not contiguous
+    surrogate = Surrogate(name, seed=3).fit(features[:40], rng.random(40))
+    per_tree = np.stack([tree.predict(features) for tree in surrogate._model.estimators_])
+    mean, spread = surrogate.predict(features)
+    assert np.array_equal(mean, per_tree.mean(axis=0)) and np.array_equal(spread, per_tree.std(axis=0))
 
 
 # -- metrics ------------------------------------------------------------------------------------

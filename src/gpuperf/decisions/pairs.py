@@ -110,9 +110,9 @@ def paired_speedups(before: pd.Series, after: pd.Series, fallback: pd.Series, wh
 def _label(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
     if not columns:
         return pd.Series("", index=frame.index)
-    parts = [columns[0] + "=" + frame[columns[0]].map(_number_text)]
+    parts = [columns[0] + "=" + _number_texts(frame[columns[0]])]
     for column in columns[1:]:
-        parts.append("," + column + "=" + frame[column].map(_number_text))
+        parts.append("," + column + "=" + _number_texts(frame[column]))
     return pd.concat(parts, axis=1).sum(axis=1)
 
 
@@ -120,6 +120,18 @@ def _number_text(value: object) -> str:
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         return str(int(value))
     return str(value)
+
+
+def _number_texts(column: pd.Series) -> pd.Series:
+    """:func:`_number_text` of each value, worked out once per distinct value (value by value in an
+    object column, where True and 1 count as one distinct value but differ in text)."""
+    if column.dtype == object:
+        return column.map(_number_text)
+    codes, uniques = pd.factorize(column)  # missing values get code -1
+    texts = np.array([_number_text(value) for value in uniques] + [""], dtype=object)[codes]
+    missing = np.flatnonzero(codes < 0)
+    texts[missing] = [_number_text(value) for value in column.iloc[missing]]
+    return pd.Series(texts, index=column.index, dtype=object).astype(str)
 
 
 def _matched(frame: pd.DataFrame, spec: PairSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -160,19 +172,19 @@ def _matched(frame: pd.DataFrame, spec: PairSpec) -> tuple[pd.DataFrame, pd.Data
     joined["after_kernel"] = joined["kernel"]
     joined["configuration"] = _label(joined, [c for c in config if c != param])
     joined["input"] = _label(joined, list(spec.inputs or ()))
-    joined["change"] = param + ": " + joined[param].map(_number_text) + " -> " + joined["after_value"].map(_number_text)
+    joined["change"] = param + ": " + _number_texts(joined[param]) + " -> " + _number_texts(joined["after_value"])
     return joined, rows
 
 
 def build_spec_pairs(spec: PairSpec, optimization: str) -> pd.DataFrame:
     """The pairs one ``[[pairs]]`` table describes, with the before kernel's model features."""
     frame = load_pair_dataset(spec.dataset, spec.where)
-    missing = [k for k in (*spec.kernels, *([spec.after_kernel] if spec.after_kernel else []))
-               if k not in set(frame["kernel"])]
+    known = set(frame["kernel"].unique())
+    missing = [k for k in (*spec.kernels, *([spec.after_kernel] if spec.after_kernel else [])) if k not in known]
     if missing:
         from gpuperf.errors import unknown_name_error
 
-        raise GpuperfError(f"{spec.where}.kernel: {unknown_name_error('kernel', missing[0], set(frame['kernel']))}")
+        raise GpuperfError(f"{spec.where}.kernel: {unknown_name_error('kernel', missing[0], known)}")
     joined, rows = _matched(frame, spec)
     if joined.empty:
         raise GpuperfError(f"{spec.where}: no measured before/after pair in {spec.dataset} matches it "

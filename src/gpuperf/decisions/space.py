@@ -96,9 +96,24 @@ def key_text(value: object) -> str:
     return format_value(value)
 
 
+def column_key_texts(column: pd.Series) -> pd.Series:
+    """:func:`key_text` of each value of ``column``, worked out once per distinct value of a typed
+    column (value by value in an object column, whose equal values may differ in text)."""
+    if column.dtype == object:
+        return column.map(key_text).astype(str)
+    codes, uniques = pd.factorize(column)  # missing values get code -1
+    texts = np.array([key_text(value) for value in uniques] + [""], dtype=object)[codes]
+    missing = np.flatnonzero(codes < 0)
+    if pd.api.types.is_float_dtype(column.dtype):  # every missing value is NaN
+        texts[missing] = key_text(np.nan)
+    else:
+        texts[missing] = [key_text(value) for value in column.iloc[missing]]
+    return pd.Series(texts, index=column.index, dtype=object).astype(str)
+
+
 def configuration_keys(configs: pd.DataFrame, params: Sequence[str]) -> pd.Series:
     """Per configuration, its parameter values joined by commas (see :func:`key_text`)."""
-    texts = [configs[p].map(key_text).astype(str) for p in params]
+    texts = [column_key_texts(configs[p]) for p in params]
     if not texts:
         return pd.Series("", index=configs.index)
     key = texts[0]

@@ -12,14 +12,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from gpuperf.errors import GpuperfError
 from gpuperf.features.access import warp_access_summary
 from gpuperf.features.counts import Evaluated, symbolic_counts
 from gpuperf.kernels.kernel import Kernel
+
+if TYPE_CHECKING:  # pandas loads only for feature_table: one kernel's features need none of it
+    import pandas as pd
 
 LIFT = "LIFT stencil paper"
 LOOPY = "Loopy performance model (Stevens & Klöckner)"
@@ -216,6 +217,8 @@ def feature_table(
     ``pairwise=True`` kernel *i* at parameter set *i*. Columns: ``kernel``, ``variant``, the size
     parameters, then the features; count columns a kernel lacks (an op kind it never does) are 0.
     """
+    import pandas as pd
+
     from gpuperf.kernels.catalog import get_kernel
 
     resolved = [get_kernel(k) if isinstance(k, str) else k for k in kernels]
