@@ -13,7 +13,7 @@ Columns:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 import pandas as pd
@@ -131,6 +131,18 @@ def format_value(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def texts_by_value(column: pd.Series, to_text: Callable[[object], str]) -> pd.Series:
+    """``to_text`` of each value of ``column``, worked out once per distinct value of a typed column
+    (value by value in an object column, whose equal values, such as True and 1, may differ in text)."""
+    if column.dtype == object:
+        return column.map(to_text).astype(str)
+    codes, uniques = pd.factorize(column)  # missing values get code -1
+    texts = np.array([to_text(value) for value in uniques] + [""], dtype=object)[codes]
+    missing = np.flatnonzero(codes < 0)
+    texts[missing] = [to_text(value) for value in column.iloc[missing]]
+    return pd.Series(texts, index=column.index, dtype=object).astype(str)
 
 
 def variant_parameters(frame: pd.DataFrame) -> list[str]:

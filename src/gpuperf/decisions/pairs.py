@@ -30,6 +30,7 @@ from gpuperf.decisions.advice_features import (
 )
 from gpuperf.decisions.optimizations import Optimization, PairSpec
 from gpuperf.decisions.program_features import FEATURE_SOURCES
+from gpuperf.datasets.schema import texts_by_value
 from gpuperf.errors import GpuperfError
 from gpuperf.measure.export import CYCLE_TIMES
 from gpuperf.measure.interleave import paired_ratio
@@ -110,9 +111,9 @@ def paired_speedups(before: pd.Series, after: pd.Series, fallback: pd.Series, wh
 def _label(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
     if not columns:
         return pd.Series("", index=frame.index)
-    parts = [columns[0] + "=" + _number_texts(frame[columns[0]])]
+    parts = [columns[0] + "=" + texts_by_value(frame[columns[0]], _number_text)]
     for column in columns[1:]:
-        parts.append("," + column + "=" + _number_texts(frame[column]))
+        parts.append("," + column + "=" + texts_by_value(frame[column], _number_text))
     return pd.concat(parts, axis=1).sum(axis=1)
 
 
@@ -120,18 +121,6 @@ def _number_text(value: object) -> str:
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         return str(int(value))
     return str(value)
-
-
-def _number_texts(column: pd.Series) -> pd.Series:
-    """:func:`_number_text` of each value, worked out once per distinct value (value by value in an
-    object column, where True and 1 count as one distinct value but differ in text)."""
-    if column.dtype == object:
-        return column.map(_number_text)
-    codes, uniques = pd.factorize(column)  # missing values get code -1
-    texts = np.array([_number_text(value) for value in uniques] + [""], dtype=object)[codes]
-    missing = np.flatnonzero(codes < 0)
-    texts[missing] = [_number_text(value) for value in column.iloc[missing]]
-    return pd.Series(texts, index=column.index, dtype=object).astype(str)
 
 
 def _matched(frame: pd.DataFrame, spec: PairSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -172,7 +161,7 @@ def _matched(frame: pd.DataFrame, spec: PairSpec) -> tuple[pd.DataFrame, pd.Data
     joined["after_kernel"] = joined["kernel"]
     joined["configuration"] = _label(joined, [c for c in config if c != param])
     joined["input"] = _label(joined, list(spec.inputs or ()))
-    joined["change"] = param + ": " + _number_texts(joined[param]) + " -> " + _number_texts(joined["after_value"])
+    joined["change"] = param + ": " + texts_by_value(joined[param], _number_text) + " -> " + texts_by_value(joined["after_value"], _number_text)
     return joined, rows
 
 

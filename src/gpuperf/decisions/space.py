@@ -15,7 +15,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpuperf.datasets.schema import canonical_gpu, format_value, lookup_gpu, row_location, variant_parameters
+from gpuperf.datasets.schema import (
+    canonical_gpu, format_value, lookup_gpu, row_location, texts_by_value, variant_parameters,
+)
 from gpuperf.decisions.search_metrics import normalised_performance
 from gpuperf.errors import GpuperfError, unknown_name_error
 
@@ -96,24 +98,9 @@ def key_text(value: object) -> str:
     return format_value(value)
 
 
-def column_key_texts(column: pd.Series) -> pd.Series:
-    """:func:`key_text` of each value of ``column``, worked out once per distinct value of a typed
-    column (value by value in an object column, whose equal values may differ in text)."""
-    if column.dtype == object:
-        return column.map(key_text).astype(str)
-    codes, uniques = pd.factorize(column)  # missing values get code -1
-    texts = np.array([key_text(value) for value in uniques] + [""], dtype=object)[codes]
-    missing = np.flatnonzero(codes < 0)
-    if pd.api.types.is_float_dtype(column.dtype):  # every missing value is NaN
-        texts[missing] = key_text(np.nan)
-    else:
-        texts[missing] = [key_text(value) for value in column.iloc[missing]]
-    return pd.Series(texts, index=column.index, dtype=object).astype(str)
-
-
 def configuration_keys(configs: pd.DataFrame, params: Sequence[str]) -> pd.Series:
     """Per configuration, its parameter values joined by commas (see :func:`key_text`)."""
-    texts = [column_key_texts(configs[p]) for p in params]
+    texts = [texts_by_value(configs[p], key_text) for p in params]
     if not texts:
         return pd.Series("", index=configs.index)
     key = texts[0]

@@ -69,7 +69,7 @@ class Surrogate:
             mean, spread = self._model.predict(features, return_std=True)
             return mean, spread
         if self.name in ("rf", "et"):
-            rows = np.asarray(features, dtype=np.float32)  # what each tree's input check makes of them, once
+            rows = np.ascontiguousarray(features, dtype=np.float32)  # what each tree's input check makes of them, once
             per_tree = np.stack([tree.predict(rows, check_input=False) for tree in self._model.estimators_])
             return per_tree.mean(axis=0), per_tree.std(axis=0)
         if self.name == "gbt":
