@@ -198,12 +198,13 @@ def test_the_ranking_by_other_kernels_never_sees_the_kernels_own_rows(monkeypatc
 
 def test_a_variant_whose_assumptions_the_sizes_break_fails_alone(monkeypatch):
     from gpuperf.decisions import tune
+    from gpuperf.kernels.space import check_variant_sizes
 
     space = get_space("jacobi2d_5pt")
     wide = space.build({"local_x": 128, "local_y": 8, "outputs_y": 8})  # needs m a multiple of 128
     with pytest.raises(InvalidVariant, match="sizes outside its assumptions"):
-        tune._check_sizes(wide, {"n": 64, "m": 64})
-    tune._check_sizes(wide, {"n": 64, "m": 128})
+        check_variant_sizes(wide, {"n": 64, "m": 64})
+    check_variant_sizes(wide, {"n": 64, "m": 128})
     wide_first = candidate_configurations("jacobi2d_5pt")
     wide_first = pd.concat([wide_first[(wide_first["local_x"] == 128) & (wide_first["local_y"] == 8)
                                        & (wide_first["outputs_y"] == 8)].head(1), wide_first.head(40)])

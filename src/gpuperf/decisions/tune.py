@@ -30,7 +30,6 @@ from gpuperf.decisions.space import Space, configuration_keys
 from gpuperf.errors import GpuperfError
 
 if TYPE_CHECKING:
-    from gpuperf.kernels.kernel import Kernel
     from gpuperf.measure.timing import TimingSettings
 
 
@@ -208,7 +207,7 @@ def tune_space(
     so far after every trial (to show progress or save it). Without ``train``, ``ranking`` (the
     space's variants best first, e.g. :func:`rank_space` trained on other kernels) gives the
     online search its first ``RANKED_PICKS`` picks instead of random ones."""
-    from gpuperf.kernels.space import InvalidVariant, get_space
+    from gpuperf.kernels.space import InvalidVariant, check_variant_sizes, get_space
     from gpuperf.measure.devices import MeasureFailure, device_lost, open_device
     from gpuperf.measure.export import known_gpu
     from gpuperf.measure.timing import measure
@@ -234,7 +233,7 @@ def tune_space(
         lost = False
         try:
             kernel = space.build(config)
-            _check_sizes(kernel, sizes)
+            check_variant_sizes(kernel, sizes)  # sizes outside its assumptions: this variant fails alone
             measured = measure(kernel, sizes, device=device, settings=settings, seed=seed)
             trial = Trial(config, measured.time_s, "ok")
             result.gpu = result.gpu or known_gpu(measured.provenance, device)[0]
@@ -261,13 +260,6 @@ def default_variant_time(space_name: str, sizes: Mapping[str, int], device: str 
 
     space = get_space(space_name)
     return measure(space.build(space.defaults), sizes, device=device, settings=settings).time_s
-
-
-def _check_sizes(kernel: Kernel, sizes: Mapping[str, int]) -> None:
-    """InvalidVariant when ``sizes`` lie outside this variant's assumptions (e.g. a multiple of its tile)."""
-    from gpuperf.kernels.space import check_variant_sizes
-
-    check_variant_sizes(kernel, sizes)
 
 
 def _plain(value: Any) -> Any:
