@@ -124,8 +124,8 @@ def campaign_export(
     fmt: str = typer.Option(None, "--format", help="csv or parquet (default: from --out's suffix)"),
     campaign: str = typer.Option(None, "--campaign", help="only this campaign"),
     no_features: bool = typer.Option(False, "--no-features", metavar="", help="leave out the static feature columns"),
-    cycle_times: bool = typer.Option(False, "--cycle-times",
-                                     metavar="", help="add cycle_times_s: an interleaved point's per-cycle times"),
+    cycle_times: bool = typer.Option(False, "--cycle-times", metavar="",
+                                     help="add cycle_times_s: an interleaved point's per-cycle times"),
 ) -> None:
     """Write the store as a dataset table (one row per point)."""
     from gpuperf.cli.output import new_output_file

@@ -416,8 +416,9 @@ SelectArg = Annotated[str | None, typer.Option(
     "|Spearman r| with the time is at least 0.75")]
 GpuFeaturesArg = Annotated[bool, typer.Option("--gpu-features", metavar="", help="join GPU descriptor columns by gpu")]
 BaseClockArg = Annotated[bool, typer.Option(
-    "--base-clock", metavar="", help="GPU descriptors at the base clock, not the boost clock (GPUs that ran at base, e.g. "
-                         "profiled with clocks locked)")]
+    "--base-clock", metavar="",
+    help="GPU descriptors at the base clock, not the boost clock (GPUs that ran at base, e.g. profiled with clocks "
+    "locked)")]
 SvrKernelArg = Annotated[str, typer.Option("--svr-kernel", help="svr: rbf or linear")]
 BspColumnsArg = Annotated[str | None, typer.Option("--bsp-columns", help="bsp: role=column,... (threads, cores, ...)")]
 PropertySetArg = Annotated[str | None, typer.Option("--property-set", help="linear: gpu or cpu properties")]

@@ -12,8 +12,9 @@ Columns:
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -97,24 +98,10 @@ def shift_decimal(value: float, exponent: int) -> float:
     exactly the published number in its new unit.
     """
     value = float(value)
-    if exponent == 0 or value != value or value in (float("inf"), float("-inf")):
+    if exponent == 0 or not math.isfinite(value):
         return value
     mantissa, _, own = repr(value).partition("e")
-    return float(f"{mantissa}e{int(own or 0) + exponent}")
-
-
-def shift_decimals(values: Iterable[float], exponent: int) -> list[float]:
-    """``shift_decimal`` of each float, quicker for plain decimals (``3.87533``): ``shift_decimal``
-    would give their text the suffix ``e<exponent>`` too, so it is added directly."""
-    suffix = f"e{exponent}"
-    shifted = []
-    for value in values:
-        text = repr(value)
-        if "e" in text or "n" in text:  # 1e-05, nan, inf: the general case
-            shifted.append(shift_decimal(value, exponent))
-        else:
-            shifted.append(float(text + suffix))
-    return shifted
+    return float(f"{mantissa}e{int(own) + exponent}" if own else f"{mantissa}e{exponent}")
 
 
 def to_seconds(values: pd.Series, unit: str, where: str) -> pd.Series:
@@ -122,7 +109,7 @@ def to_seconds(values: pd.Series, unit: str, where: str) -> pd.Series:
     exponent = seconds_exponent(unit, where)
     if exponent == 0:
         return values.astype(float)
-    shifted = shift_decimals(values.astype(float).tolist(), exponent)
+    shifted = [shift_decimal(v, exponent) for v in values.astype(float).tolist()]
     return pd.Series(shifted, index=values.index, dtype=float)
 
 

@@ -61,8 +61,8 @@ def _style(column: pd.Series, digits: int) -> str:
     if _whole(column):
         return "whole"
     if column.dtype.kind == "f" and TIME_COLUMN.search(str(column.name)):
-        finite = column[np.isfinite(column)].abs()
-        if ((finite >= 1e4) | finite.map(lambda v: _small(v, digits))).any():
+        size = column[np.isfinite(column)].abs()
+        if ((size >= 1e4) | ((size > 0) & (size < 10.0 ** (1 - digits)))).any():  # see _small
             return "scientific"
     return "auto"
 
