@@ -219,3 +219,20 @@ def test_a_repeated_interleaved_point_falls_back_to_the_ratio_of_medians(tmp_pat
 def test_texts_by_value_are_each_values_number_text(values):
     column = pd.Series(values, index=range(10, 10 + len(values)))
     pd.testing.assert_series_equal(texts_by_value(column, _number_text), column.map(_number_text))
+
+
+def test_pair_cache_is_keyed_by_the_dataset_contents_not_its_folder(tmp_path, monkeypatch):
+    """Two checkouts of gpuperf with the same data share cached pairs; edited data is a new key."""
+    from gpuperf.decisions.optimizations import PairSpec
+    from gpuperf.decisions.pairs import _cache_key
+
+    spec = PairSpec(dataset="pairs.csv", kernels=("k",), features="static", family="f",
+                    parameter="p", before=(0,), after=(1,))
+    keys = []
+    for folder, text in (("one", "a,b\n1,2\n"), ("two", "a,b\n1,2\n"), ("three", "a,b\n1,3\n")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "pairs.csv").write_text(text)
+        monkeypatch.setenv("GPUPERF_DATA_DIR", str(tmp_path / folder))
+        keys.append(_cache_key(spec, "trick"))
+    assert keys[0] == keys[1]
+    assert keys[2] != keys[0]

@@ -10,7 +10,8 @@ Besides the before kernel's features, a pair carries what the optimization chang
 (``change_*``: the after kernel's features, from the same source, against the before kernel's).
 
 Pairs of each ``[[pairs]]`` table are cached under ``$GPUPERF_CACHE_DIR/advise`` (default
-``~/.cache/gpuperf/advise``), keyed by the table, the dataset file, the feature names and ``PAIRS_FORMAT``.
+``~/.cache/gpuperf/advise``), keyed by the table, the dataset file's contents (not its path, so every
+checkout of gpuperf shares the cache), the feature names and ``PAIRS_FORMAT``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import json
 import os
 from collections.abc import Iterable
 from dataclasses import asdict
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -208,6 +210,13 @@ def cache_dir() -> Path:
     return Path(os.environ.get("GPUPERF_CACHE_DIR") or Path.home() / ".cache" / "gpuperf") / "advise"
 
 
+@lru_cache(maxsize=64)
+def _file_digest(path: Path, size: int, mtime_ns: int) -> str:
+    """SHA-256 of a file's bytes; size and modification time are part of the key so an edit is seen."""
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
 def _cache_key(spec: PairSpec, optimization: str) -> str:
     import gpuperf
 
@@ -217,7 +226,7 @@ def _cache_key(spec: PairSpec, optimization: str) -> str:
     token = json.dumps({
         "spec": described, "optimization": optimization, "format": PAIRS_FORMAT, "version": gpuperf.__version__,
         "features": MODEL_FEATURES,
-        "file": [str(path), stat.st_size, stat.st_mtime_ns] if stat else None,
+        "file": _file_digest(path.resolve(), stat.st_size, stat.st_mtime_ns) if stat else None,
     }, sort_keys=True, default=str)
     return hashlib.sha256(token.encode()).hexdigest()[:24]
 
