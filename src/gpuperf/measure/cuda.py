@@ -21,7 +21,7 @@ from pymbolic import evaluate
 
 from gpuperf.errors import GpuperfError
 from gpuperf.kernels.kernel import Kernel
-from gpuperf.measure.devices import CompileFailed, DeviceLost, RunFailed, describe_exception, device_lost
+from gpuperf.measure.devices import DeviceLost, RunFailed, compile_failure, describe_exception, device_lost
 
 Dim3 = tuple[int, int, int]
 
@@ -223,8 +223,7 @@ class CudaCompiled:
                 module = device.cupy.RawModule(code=code)
                 self.handles = {f.name: module.get_function(f.name) for f in self.functions}
         except Exception as exc:  # noqa: BLE001
-            raise CompileFailed(f"kernel '{kernel.key}' failed to compile for CUDA: {describe_exception(exc)}",
-                                detail=f"{type(exc).__name__}: {exc}") from exc
+            raise compile_failure(kernel, exc, " for CUDA") from exc
         self.compile_s = time.perf_counter() - start
 
     def bind(self, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray]) -> CudaLaunch:

@@ -21,7 +21,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 from gpuperf.kernels.kernel import Kernel
-from gpuperf.measure.devices import CompileFailed, RunFailed, describe_exception
+from gpuperf.measure.devices import RunFailed, compile_failure, describe_exception
 
 
 class OpenCLDevice:
@@ -67,8 +67,7 @@ class OpenCLCompiled:
                 self.executor = program.executor(device.context)
                 info = self.executor.translation_unit_info(self.executor.arg_to_dtype({}))
         except Exception as exc:  # noqa: BLE001 - any failure to generate or build is a compile failure
-            raise CompileFailed(f"kernel '{kernel.key}' failed to compile: {describe_exception(exc)}",
-                                detail=f"{type(exc).__name__}: {exc}") from exc
+            raise compile_failure(kernel, exc) from exc
         self.compile_s = time.perf_counter() - start
         self.device_kernel_count = len(vars(info.cl_kernels))
         self.timer = "kernel_event" if self.device_kernel_count == 1 else "gated_marker_span"
