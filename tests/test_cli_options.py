@@ -39,6 +39,19 @@ def test_version_prints_gpuperf_and_its_version(capsys):
     assert capsys.readouterr().out == f"gpuperf {__version__}\n"
 
 
+def test_python_dash_m_gpuperf_is_the_command_line_with_its_exit_status():
+    import subprocess
+    import sys
+
+    from gpuperf import __version__
+
+    version = subprocess.run([sys.executable, "-m", "gpuperf", "--version"], capture_output=True, text=True)
+    assert (version.returncode, version.stdout) == (0, f"gpuperf {__version__}\n")
+    bad = subprocess.run([sys.executable, "-m", "gpuperf", "geometry", "--gpu", "nosuch", "--trip", "10"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.startswith("gpuperf: error: unknown GPU 'nosuch'")
+
+
 def test_sizes_left_out_are_named_with_the_defaults_they_take(capsys):
     assert main(["features", "stencil2d", "-p", "n=1024", "--json"]) == 0
     captured = capsys.readouterr()
