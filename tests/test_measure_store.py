@@ -10,6 +10,7 @@ import pytest
 
 from gpuperf.errors import GpuperfError
 from gpuperf.measure import export_store, store_table
+from gpuperf.measure import store as store_module
 from gpuperf.measure.store import Store
 
 
@@ -63,6 +64,18 @@ def test_not_a_store(tmp_path: Path) -> None:
     with sqlite3.connect(foreign) as db:  # left as it was
         assert [r[0] for r in db.execute("SELECT name FROM sqlite_master")] == ["points"]
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+
+
+def test_a_store_whose_creation_failed_half_way_is_created_again(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "s.sqlite"
+    failing = store_module._SCHEMA + "CREATE TABLE points (x INTEGER);"  # fails after gpuperf's tables are made
+    monkeypatch.setattr(store_module, "_SCHEMA", failing)
+    with pytest.raises(GpuperfError, match="already exists"):
+        Store(path)
+    monkeypatch.undo()
+    with Store(path) as store:  # nothing of the failed creation is left to make it look foreign
+        assert store.add(_row(4096))
+        assert len(store.rows()) == 1
 
 
 def test_a_store_named_where_no_file_can_be_is_one_error(tmp_path: Path) -> None:
