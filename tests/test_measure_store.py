@@ -120,6 +120,27 @@ def test_export_writes_0_for_a_count_family_a_kernel_lacks(tmp_path: Path) -> No
     assert pd.isna(frame.loc["gone", "ops_f64_sqrt"]) and pd.isna(frame.loc["gone", "global_bytes"])
 
 
+@pytest.mark.parametrize("name", ["out.csv", "out.csv.gz", "out.parquet"])
+def test_an_export_cut_short_leaves_no_partial_table(tmp_path: Path, monkeypatch, name: str) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        store.add(_row(4096))
+        store.add(_row(8192))
+
+    def half_then_fail(frame, path, *args, **kwargs):  # a full disk or a killed process
+        Path(path).write_text("campaign,kernel\nhand,vec")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_fail)
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", half_then_fail)
+    with pytest.raises(OSError, match="No space left"):
+        export_store(tmp_path / "s.sqlite", tmp_path / name, features=False)
+    monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("s.sqlite")) == []
+    export_store(tmp_path / "s.sqlite", tmp_path / name, features=False)  # so the export can be run again
+    read = pd.read_parquet if name.endswith(".parquet") else pd.read_csv
+    assert read(tmp_path / name)["time_s"].tolist() == [4096e-9, 8192e-9]
+
+
 def test_sizes_text_is_the_same_whatever_order_the_sizes_come_in() -> None:
     """The store's key uses sorted sizes: {n, m} and {m, n} are one point (a campaign resumed from a
     file listing them in another order must not take it again)."""
