@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from gpuperf.decisions import advise_eval
-from gpuperf.decisions.advisor import advise, advise_kernel
+from gpuperf.decisions.advisor import advise, advise_kernel, fitted_model
 from gpuperf.datasets.bundled import data_dir
 from gpuperf.decisions.advice_features import MODEL_FEATURES, gpu_features, kernel_features
 from gpuperf.decisions.optimizations import load_optimizations
@@ -64,6 +64,16 @@ def test_models_beat_a_constant_on_held_out_pocl_sizes(pocl_entries):
     summary = advise_eval.summarise(advise_eval.evaluate(pairs, "inputs")).iloc[0]
     assert summary["sign_accuracy"] > summary["sign_accuracy_constant"]
     assert summary["log2_mae"] < summary["log2_mae_constant"]
+
+
+def test_pairs_and_models_are_made_where_the_cache_cannot_be_written(tmp_path, monkeypatch):
+    (tmp_path / "a_file").write_text("")
+    monkeypatch.setenv("GPUPERF_CACHE_DIR", str(tmp_path / "a_file" / "cache"))  # no folder can be made there
+    spec = next(s for s in load_optimizations()["coalescing"].pairs if s.dataset == "matvec_bsp")
+    pairs = spec_pairs(spec, "coalescing")
+    assert len(pairs) and set(pairs["optimization"]) == {"coalescing"}
+    model = fitted_model(pairs)
+    assert np.isfinite(model.predict(pairs[list(MODEL_FEATURES)].head(3)).m5p).all()
 
 
 def test_m5p_cannot_extrapolate_beyond_the_training_speedups():

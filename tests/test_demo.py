@@ -69,3 +69,37 @@ def test_rerunning_a_step_keeps_the_others_and_the_summary_leads(tmp_path, monke
     assert index.index("## Summary") < index.index("## Set-up") < index.index("## First") < index.index("## Second")
     assert "- first figure 1\n- second figure 2\n" in index
     assert capsys.readouterr().out.endswith(f"- first figure 1\n- second figure 2\nreport: {tmp_path / 'index.md'}\n")
+
+
+def test_a_demo_cut_short_while_keeping_its_steps_leaves_the_earlier_ones_whole(tmp_path, monkeypatch,
+                                                                                capsys) -> None:
+    """The kept steps' file is replaced whole: a write that fails half-way keeps the earlier steps, and a
+    file damaged some other way is noted, not a traceback on every later run."""
+    def first(report: demo.DemoReport) -> None:
+        report.add("First", "one")
+        report.headline("first figure 1")
+
+    def second(report: demo.DemoReport) -> None:
+        report.add("Second", "two")
+
+    monkeypatch.delenv("POCL_MAX_PTHREAD_COUNT", raising=False)
+    monkeypatch.setattr(demo, "STEPS", {"first": first, "second": second})
+    assert main(["demo", "--out", str(tmp_path), "--step", "first"]) == 0
+    kept = (tmp_path / "index_steps.json").read_text()
+    real_write_text = type(tmp_path).write_text
+
+    def half_then_fail(path, text, *args, **kwargs):  # a full disk or a killed process
+        real_write_text(path, text[: len(text) // 2])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(type(tmp_path), "write_text", half_then_fail)
+    assert main(["demo", "--out", str(tmp_path), "--step", "second"]) == 2
+    monkeypatch.undo()
+    monkeypatch.setattr(demo, "STEPS", {"first": first, "second": second})
+    assert (tmp_path / "index_steps.json").read_text() == kept
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.md", "index_steps.json"]
+
+    (tmp_path / "index_steps.json").write_text(kept[:20])  # damaged by something else
+    assert main(["demo", "--out", str(tmp_path), "--step", "second"]) == 0
+    assert "index_steps.json: damaged" in capsys.readouterr().err
+    assert "## Second\n\ntwo" in (tmp_path / "index.md").read_text()

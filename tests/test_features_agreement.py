@@ -120,3 +120,17 @@ def test_counts_are_cached_per_program_and_loopy_counts_on_disk(tmp_path, monkey
     assert again is not first and again.method == "loopy"
     sizes = kernel.resolve_sizes()
     assert again.evaluate(sizes) == first.evaluate(sizes)
+
+
+@pytest.mark.parametrize("damage", [b"", b"\x80\x09 a later pickle protocol", b"\x80\x05garbage" * 7])
+def test_a_damaged_counts_cache_file_is_counted_again(tmp_path, monkeypatch, damage):
+    monkeypatch.setenv("GPUPERF_CACHE_DIR", str(tmp_path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = symbolic_counts(lift_listing4(8), method="loopy")
+        (cached,) = (tmp_path / "counts").glob("*.pkl")
+        cached.write_bytes(damage)
+        again = symbolic_counts(lift_listing4(8), method="loopy")  # a new program object: read from disk
+    sizes = lift_listing4(8).resolve_sizes()
+    assert again.evaluate(sizes) == first.evaluate(sizes)
+    assert cached.read_bytes() != damage  # counted again and written whole

@@ -10,6 +10,7 @@ import pytest
 
 from gpuperf.errors import GpuperfError
 from gpuperf.measure import export_store, store_table
+from gpuperf.measure import store as store_module
 from gpuperf.measure.store import Store
 
 
@@ -65,6 +66,18 @@ def test_not_a_store(tmp_path: Path) -> None:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
 
 
+def test_a_store_whose_creation_failed_half_way_is_created_again(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "s.sqlite"
+    failing = store_module._SCHEMA + "CREATE TABLE points (x INTEGER);"  # fails after gpuperf's tables are made
+    monkeypatch.setattr(store_module, "_SCHEMA", failing)
+    with pytest.raises(GpuperfError, match="already exists"):
+        Store(path)
+    monkeypatch.undo()
+    with Store(path) as store:  # nothing of the failed creation is left to make it look foreign
+        assert store.add(_row(4096))
+        assert len(store.rows()) == 1
+
+
 def test_a_store_named_where_no_file_can_be_is_one_error(tmp_path: Path) -> None:
     (tmp_path / "table.csv").write_text("a\n1\n")
     with pytest.raises(GpuperfError, match=r"store '.*adir': a folder; name a file"):
@@ -105,6 +118,27 @@ def test_export_writes_0_for_a_count_family_a_kernel_lacks(tmp_path: Path) -> No
     assert frame.loc["vector_copy", "ops_f64_sqrt"] == 0  # the copy has no square roots: 0, not missing
     assert frame.loc["arith_f64_sqrt", "global_loads_f32_stride1"] == 0
     assert pd.isna(frame.loc["gone", "ops_f64_sqrt"]) and pd.isna(frame.loc["gone", "global_bytes"])
+
+
+@pytest.mark.parametrize("name", ["out.csv", "out.csv.gz", "out.parquet"])
+def test_an_export_cut_short_leaves_no_partial_table(tmp_path: Path, monkeypatch, name: str) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        store.add(_row(4096))
+        store.add(_row(8192))
+
+    def half_then_fail(frame, path, *args, **kwargs):  # a full disk or a killed process
+        Path(path).write_text("campaign,kernel\nhand,vec")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_fail)
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", half_then_fail)
+    with pytest.raises(OSError, match="No space left"):
+        export_store(tmp_path / "s.sqlite", tmp_path / name, features=False)
+    monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("s.sqlite")) == []
+    export_store(tmp_path / "s.sqlite", tmp_path / name, features=False)  # so the export can be run again
+    read = pd.read_parquet if name.endswith(".parquet") else pd.read_csv
+    assert read(tmp_path / name)["time_s"].tolist() == [4096e-9, 8192e-9]
 
 
 def test_sizes_text_is_the_same_whatever_order_the_sizes_come_in() -> None:

@@ -185,6 +185,23 @@ def test_predict_table_matches_the_model_fitted_in_memory(tables, capsys, tmp_pa
         assert 1 <= len(kept) <= 2 and "x1" in kept and set(kept) <= set(prepared.features)
 
 
+def test_a_prediction_table_cut_short_is_not_left_behind(tables, capsys, tmp_path, monkeypatch):
+    model = tmp_path / "m.json"
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--features", "x2,x3", "--out", str(model)]) == 0
+    predictions = tmp_path / "pred.parquet"
+
+    def half_then_fail(frame, path, *args, **kwargs):  # a full disk or a killed process
+        open(path, "wb").write(b"PAR1 half a table")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", half_then_fail)
+    assert main(["predict-table", "--model", str(model), str(tables["generic"]), "--out", str(predictions)]) == 2
+    monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]
+    assert main(["predict-table", "--model", str(model), str(tables["generic"]), "--out", str(predictions)]) == 0
+    assert pd.read_parquet(predictions)["predicted_time_s"].notna().all()
+
+
 def test_failed_rows_are_predicted_too_unless_a_feature_is_missing(tables, capsys, tmp_path):
     out = tmp_path / "m.json"
     assert main(["fit", str(tables["generic"]), "--model", "lr", "--features", "x2,x3", "--out", str(out)]) == 0

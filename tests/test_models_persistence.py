@@ -6,6 +6,7 @@ import base64
 import fractions
 import json
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -51,6 +52,28 @@ def test_round_trip_gives_identical_predictions(tmp_path, name, suffix):
     info = model_info(path)
     assert info["feature_names"] == list(X.columns) and info["metadata"] == {"dataset": "test"}
     assert info["gpuperf_version"] == gpuperf.__version__
+
+
+def _write_half_then_fail(path, text):
+    """A write cut short, as by a full disk or a killed process: half the content, then an error."""
+    with open(path, "w") as out:
+        out.write(text[: len(text) // 2])
+    raise OSError(28, "No space left on device")
+
+
+@pytest.mark.parametrize("suffix", [".json", ".skops"])
+def test_a_refit_whose_write_fails_keeps_the_model_there(tmp_path, monkeypatch, suffix):
+    X, y = _data()
+    path = save_model(make_model("linear").fit(X, y), tmp_path / f"model{suffix}", metadata={"fit": 1})
+    before = path.read_bytes()
+    refit = make_model("linear").fit(X, 2 * y)
+    monkeypatch.setattr(Path, "write_text", lambda self, text, *a, **k: _write_half_then_fail(self, text))
+    monkeypatch.setattr(sio, "dump", lambda obj, file: _write_half_then_fail(file, "x" * 1000))
+    with pytest.raises(OSError, match="No space left"):
+        save_model(refit, path, metadata={"fit": 2})
+    monkeypatch.undo()
+    assert path.read_bytes() == before and model_info(path)["metadata"] == {"fit": 1}
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no half-written file beside it
 
 
 def test_json_embeds_compiled_models_as_checked_skops_payload(tmp_path):

@@ -17,7 +17,10 @@ from pathlib import Path
 import pandas as pd
 from rich.console import Console
 
+from gpuperf.files import written_whole
+
 console = Console(stderr=True)
+STEPS_FILE = "index_steps.json"  # the steps' texts, kept for a rerun of some of them
 
 
 @dataclass
@@ -45,11 +48,11 @@ class DemoReport:
         self.sections[step], self.headlines[step] = [], []
 
     def write_index(self) -> Path:
-        kept = self.out / "index_steps.json"
-        steps = json.loads(kept.read_text()) if kept.is_file() else {}
+        steps = kept_steps(self.out)
         steps |= {step: {"sections": self.sections.get(step, []), "headlines": self.headlines.get(step, [])}
                   for step in self.sections}
-        kept.write_text(json.dumps(steps, indent=1))
+        with written_whole(self.out / STEPS_FILE) as temporary:  # a killed demo leaves the earlier one whole
+            temporary.write_text(json.dumps(steps, indent=1))
         order = ["set-up", *STEPS]
         ordered = [steps[step] for step in order if step in steps]
         summary = [f"- {line}" for texts in ordered for line in texts["headlines"]]
@@ -68,10 +71,24 @@ def _gmean(values: pd.Series) -> float:
     return float(np.exp(np.log(numbers).mean())) if len(numbers) else float("nan")
 
 
+def kept_steps(out: str | Path) -> dict[str, dict[str, list[str]]]:
+    """The steps' texts kept in the report folder ``out`` ({} where there are none, or where the file
+    is damaged: a note says so and the index starts again from this run's steps)."""
+    kept = Path(out) / STEPS_FILE
+    if not kept.is_file():
+        return {}
+    try:
+        steps = json.loads(kept.read_text())
+    except ValueError as exc:
+        console.print(f"note: {kept}: damaged ({exc}); the index starts again from this run's steps",
+                      markup=False, soft_wrap=True)
+        return {}
+    return steps
+
+
 def summary_lines(out: str | Path) -> list[str]:
     """The headlines of every step in the report folder ``out`` (this run's and kept earlier ones)."""
-    kept = Path(out) / "index_steps.json"
-    steps = json.loads(kept.read_text()) if kept.is_file() else {}
+    steps = kept_steps(out)
     return [line for step in ["set-up", *STEPS] for line in steps.get(step, {}).get("headlines", [])]
 
 

@@ -574,7 +574,10 @@ def predict_table_command(
     from gpuperf.datasets.tables import PARQUET_SUFFIXES
 
     if out.name.lower().endswith(PARQUET_SUFFIXES):
-        result.to_parquet(out, index=False)
+        from gpuperf.files import written_whole
+
+        with written_whole(out) as temporary:
+            result.to_parquet(temporary, index=False)
     else:
         write_dataset_csv(result, out)
     print(f"wrote {len(result)} rows with {PREDICTED} to {out}")

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +12,7 @@ from gpuperf.datasets.kernel_tuner import read_kernel_tuner_cache
 from gpuperf.datasets.ncu import import_ncu
 from gpuperf.datasets.nvprof import import_nvprof
 from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.files import written_whole
 
 IMPORTERS: dict[str, Callable[..., pd.DataFrame]] = {
     "kernel-tuner": read_kernel_tuner_cache,
@@ -40,20 +39,7 @@ def write_dataset_csv(frame: pd.DataFrame, path: str | Path) -> Path:
         raise GpuperfError(f"{path}: folder {path.parent} does not exist")
     if path.is_dir():
         raise GpuperfError(f"{path}: is a folder; give a file name for the CSV")
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(handle)
-    try:
+    with written_whole(path) as temporary:
         table.to_csv(temporary, index=False, compression="gzip" if path.suffix.lower() == ".gz" else None)
-        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes it private; a table is as any file written
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
     return path
 
-
-def _umask() -> int:
-    """The process's file-creation mask (read by setting it, then put back)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

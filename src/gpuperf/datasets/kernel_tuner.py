@@ -15,8 +15,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import os
-import tempfile
 import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -39,6 +37,7 @@ from gpuperf.datasets.schema import (
     variant_labels,
 )
 from gpuperf.errors import GpuperfError, missing_file
+from gpuperf.files import written_whole
 
 ERROR_NAMES = ("ErrorConfig", "InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig")
 # Kernel Tuner before 0.4 stored a failed configuration as this time (or above, up to float max).
@@ -355,11 +354,5 @@ def _write_whole(path: Path, text: str) -> None:
     if path.is_dir():
         raise GpuperfError(f"{path}: is a folder; give a file name for the cache")
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with written_whole(path) as temporary:
+        temporary.write_text(text)

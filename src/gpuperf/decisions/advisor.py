@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ from gpuperf.decisions.optimizations import Optimization, load_optimizations
 from gpuperf.decisions.pairs import DEVICE_TARGET, GPU_TARGET, cache_dir, spec_pairs
 from gpuperf.decisions.speedup_models import SpeedupModel
 from gpuperf.errors import GpuperfError
+from gpuperf.files import written_whole
 from gpuperf.kernels.kernel import Kernel
 
 DEFAULT_THRESHOLD = 1.05
@@ -142,10 +142,12 @@ def fitted_model(pairs: pd.DataFrame, use_cache: bool = True) -> SpeedupModel:
             pass
     model = SpeedupModel().fit(pairs)
     if use_cache:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        sio.dump(model.parts(), temporary)
-        temporary.replace(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with written_whole(path) as temporary:
+                sio.dump(model.parts(), temporary)
+        except OSError:
+            pass  # a cache that cannot be written (read-only, full) only costs a refit
     return model
 
 

@@ -34,6 +34,7 @@ from gpuperf.decisions.optimizations import Optimization, PairSpec
 from gpuperf.decisions.program_features import FEATURE_SOURCES
 from gpuperf.datasets.schema import texts_by_value
 from gpuperf.errors import GpuperfError
+from gpuperf.files import written_whole
 from gpuperf.measure.export import CYCLE_TIMES
 from gpuperf.measure.interleave import paired_ratio
 
@@ -242,10 +243,12 @@ def spec_pairs(spec: PairSpec, optimization: str, use_cache: bool = True) -> pd.
         except (OSError, ValueError):
             pass  # a damaged cache file is rebuilt
     pairs = build_spec_pairs(spec, optimization)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(f".{os.getpid()}.tmp")
-    pairs.to_parquet(temporary, index=False)
-    temporary.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with written_whole(path) as temporary:
+            pairs.to_parquet(temporary, index=False)
+    except OSError:
+        pass  # a cache that cannot be written (read-only, full) only costs time
     return pairs
 
 

@@ -365,7 +365,7 @@ def _load(path: Path) -> SymbolicCounts | None:
     try:
         with path.open("rb") as handle:
             loaded = pickle.load(handle)  # noqa: S301 - our own cache files
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+    except Exception:  # noqa: BLE001 - any damaged or foreign cache file is counted again
         return None
     return loaded if isinstance(loaded, SymbolicCounts) else None
 

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.errors import GpuperfError
+from gpuperf.files import written_whole
 from gpuperf.kernels.kernel import Kernel
 from gpuperf.measure.store import OK, Store
 
@@ -189,10 +190,11 @@ def export_store(store_path: str | Path, out: str | Path, fmt: str | None = None
         raise GpuperfError(f"--out {out}: a {named} name for a {fmt} table; name it to match --format")
     frame = store_table(store_path, campaign, features, cycle_times)
     out.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "csv":
-        frame.to_csv(out, index=False)
-    else:
-        _parquet_safe(frame).to_parquet(out, index=False)
+    with written_whole(out) as temporary:  # a failed or killed export leaves no partial table
+        if fmt == "csv":
+            frame.to_csv(temporary, index=False, compression="gzip" if out.name.lower().endswith(".gz") else None)
+        else:
+            _parquet_safe(frame).to_parquet(temporary, index=False)
     return frame
 
 

@@ -125,17 +125,16 @@ class Store:
         try:
             self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0 and not create:
+                raise self._not_a_store()
             if version == 0:
-                tables = [r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-                if tables or not create:
-                    self.db.close()
-                    held = f"it holds other tables: {', '.join(tables[:5])}" if tables else "it is empty"
-                    raise GpuperfError(f"store '{self.path}' is not a gpuperf measurement store ({held})")
-                self.db.executescript(_SCHEMA)
-                self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            if version in (0, SCHEMA_VERSION):
+                version = self._create()
+            if version == SCHEMA_VERSION:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=FULL")
+        except GpuperfError:
+            self.db.close()
+            raise
         except sqlite3.OperationalError as exc:
             if "unable to open" not in str(exc):
                 raise GpuperfError(f"store '{self.path}' is not a gpuperf measurement store ({exc})") from None
@@ -146,6 +145,27 @@ class Store:
             self.db.close()
             raise GpuperfError(f"store '{self.path}' has layout version {version}; this gpuperf reads version "
                                f"{SCHEMA_VERSION}")
+
+    def _create(self) -> int:
+        """Write gpuperf's tables and layout version in one transaction, so that a store is created
+        whole or not at all; a store another process created meanwhile is taken as it is."""
+        with self._transaction():
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            if version != 0:
+                return version
+            if self.db.execute("SELECT 1 FROM sqlite_master WHERE type='table'").fetchone():
+                raise self._not_a_store()
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    self.db.execute(statement)
+            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        return SCHEMA_VERSION
+
+    def _not_a_store(self) -> GpuperfError:
+        """The error for a database without gpuperf's layout version, naming the tables it holds."""
+        tables = [r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        held = f"it holds other tables: {', '.join(tables[:5])}" if tables else "it is empty"
+        return GpuperfError(f"store '{self.path}' is not a gpuperf measurement store ({held})")
 
     def __enter__(self) -> Store:
         return self

@@ -36,6 +36,7 @@ from sklearn.utils.validation import check_is_fitted
 
 import gpuperf
 from gpuperf.errors import GpuperfError, GpuperfNote, missing_file
+from gpuperf.files import written_whole
 
 FORMAT = "gpuperf-model"
 FORMAT_VERSION = 1
@@ -119,9 +120,11 @@ def save_model(model: Any, path: str | Path, feature_names: Sequence[str] | None
             document = dict(header, model=_encode(model, "model"))
         except GpuperfError:  # compiled parts (trees, search structures): an embedded skops payload
             document = dict(header, model_skops=base64.b64encode(sio.dumps(model)).decode("ascii"))
-        path.write_text(json.dumps(document, indent=1))
+        with written_whole(path) as temporary:  # a failed write keeps the model being refitted
+            temporary.write_text(json.dumps(document, indent=1))
     elif path.suffix == ".skops":
-        sio.dump(dict(header, model=model), path)
+        with written_whole(path) as temporary:
+            sio.dump(dict(header, model=model), temporary)
     else:
         raise GpuperfError(f"{path}: unknown model file type '{path.suffix}'; use .json or .skops")
     return path

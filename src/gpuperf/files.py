@@ -1,0 +1,33 @@
+"""Writing a file whole or not at all: through a temporary file beside it, renamed over it at the end."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+@contextmanager
+def written_whole(path: str | Path) -> Iterator[Path]:
+    """A temporary path beside ``path`` to write to, renamed to ``path`` when the block ends and
+    removed if it raises: a failed or killed write never leaves a partial ``path`` (nor replaces
+    the file already there)."""
+    path = Path(path)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(handle)
+    try:
+        yield Path(temporary)
+        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes it private; the file is as any file written
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    """The process's file-creation mask (read by setting it, then put back)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
