@@ -66,6 +66,16 @@ def test_not_a_store(tmp_path: Path) -> None:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
 
 
+def test_a_store_that_cannot_be_read_or_written_says_why_not_that_it_is_foreign(tmp_path: Path, monkeypatch) -> None:
+    def disk_error(*args, **kwargs):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(store_module.sqlite3, "connect", disk_error)
+    with pytest.raises(GpuperfError) as info:
+        Store(tmp_path / "s.sqlite")
+    assert str(info.value) == f"store '{tmp_path / 's.sqlite'}': disk I/O error"
+
+
 def test_a_store_whose_creation_failed_half_way_is_created_again(tmp_path: Path, monkeypatch) -> None:
     path = tmp_path / "s.sqlite"
     failing = store_module._SCHEMA + "CREATE TABLE points (x INTEGER);"  # fails after gpuperf's tables are made

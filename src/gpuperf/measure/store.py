@@ -135,10 +135,10 @@ class Store:
         except GpuperfError:
             self.db.close()
             raise
-        except sqlite3.OperationalError as exc:
-            if "unable to open" not in str(exc):
-                raise GpuperfError(f"store '{self.path}' is not a gpuperf measurement store ({exc})") from None
-            raise GpuperfError(f"store '{self.path}': cannot open or create it here ({exc})") from None
+        except sqlite3.OperationalError as exc:  # the file could not be read or written (not its contents)
+            if "unable to open" in str(exc):
+                raise GpuperfError(f"store '{self.path}': cannot open or create it here ({exc})") from None
+            raise GpuperfError(f"store '{self.path}': {exc}") from None
         except sqlite3.DatabaseError as exc:
             raise GpuperfError(f"store '{self.path}' is not a gpuperf measurement store ({exc})") from None
         if version not in (0, SCHEMA_VERSION):
