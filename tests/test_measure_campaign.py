@@ -318,3 +318,27 @@ def test_a_point_that_loses_the_device_is_stored_and_stops_the_campaign(tmp_path
     assert report.failed == {}
     assert {(r["kernel_name"], r["sizes"]["n"]): r["status"] for r in _rows(store)} == {
         ("axpy", 1024): "ok", ("axpy", 2048): "run_failed", ("vector_copy", 1024): "ok"}
+
+
+def test_a_second_run_on_a_store_being_measured_into_is_refused(tmp_path: Path) -> None:
+    """Two runs at once would time their points on a shared, loaded device; the second is refused,
+    naming the process that holds the store, and runs once the first has ended."""
+    path = write_campaign(tmp_path, """
+        name = "one_at_a_time"
+        [[kernels]]
+        kernel = "vector_copy"
+        sizes = [{n = 4096}]
+    """)
+    store = tmp_path / "store.sqlite"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from gpuperf.measure.store import measuring_into\n"
+         f"with measuring_into({str(store)!r}):\n    print('held', flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        with pytest.raises(GpuperfError, match=rf"another campaign run \(process {holder.pid}\) is measuring into it"):
+            run_campaign(load_campaign(path), store, progress=False)
+        assert _rows(store) == []
+    finally:
+        holder.communicate("")
+    assert run_campaign(load_campaign(path), store, progress=False).measured == 1

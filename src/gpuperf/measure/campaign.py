@@ -52,7 +52,7 @@ from gpuperf.measure.devices import (
     Compiled, Device, MeasureFailure, RunFailed, describe_exception, device_lost, open_device,
 )
 from gpuperf.measure.interleave import Variant, measure_interleaved
-from gpuperf.measure.store import OK, PointKey, Store, geometry_text, sizes_text
+from gpuperf.measure.store import OK, PointKey, Store, geometry_text, measuring_into, sizes_text
 from gpuperf.measure.timing import Measurement, TimingSettings, measure_compiled, provenance
 
 _TOP_KEYS = {"name", "device", "seed", "verify", "timing", "interleave", "kernels", "spaces"}
@@ -370,7 +370,7 @@ def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None 
         raise GpuperfError(f"{where}: {exc}") from None
     points = campaign.points(opened.name)
     start = time.perf_counter()
-    with Store(store_path) as store:
+    with Store(store_path) as store, measuring_into(store_path):
         if retry_failed:
             store.delete_failed(campaign.name)
         _check_same_timing(store, campaign, store_path)

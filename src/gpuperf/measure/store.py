@@ -6,11 +6,14 @@ Rows are never changed once written; a failed point (``compile_failed``, ``run_f
 commit per row, so a killed process loses at most the point it was measuring. A group of points
 timed in interleaved cycles commits each finished cycle's rounds to the ``rounds`` table, so a
 killed group resumes at its next cycle; its points replace those rounds when the group ends.
+One campaign run measures into a store at a time (:func:`measuring_into`): a second would time its
+points on a device the first is loading, and its rows would be dropped as already stored.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -106,6 +109,35 @@ class PointKey:
 
 def now_utc() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@contextmanager
+def measuring_into(path: str | Path) -> Iterator[None]:
+    """Hold the store's run lock (``STORE.lock`` beside it, released when the block ends or the process
+    dies) for one campaign run; a run that finds it held is refused with the holder's process id."""
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks on this platform: runs are not kept apart
+        yield
+        return
+    lock_path = Path(f"{path}.lock")
+    try:
+        handle = lock_path.open("a+")
+    except OSError as exc:
+        raise GpuperfError(f"store '{path}': cannot create its run lock {lock_path} ({exc.strerror})") from None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            raise GpuperfError(f"store '{path}': another campaign run (process {holder}) is measuring into it; "
+                               "wait for it to end, or give this run another --store") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        yield
 
 
 class Store:
