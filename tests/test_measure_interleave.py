@@ -145,6 +145,30 @@ def test_interleave_campaign_times_every_kernel_and_size_in_one_group(tmp_path: 
         assert all(len(r["samples"]) == 3 for r in store.rows("all"))
 
 
+def test_a_group_whose_buffers_would_not_fit_on_the_device_is_refused_before_timing(tmp_path: Path,
+                                                                                   monkeypatch) -> None:
+    import gpuperf.measure.campaign as campaign_module
+
+    from gpuperf.kernels.catalog import get_kernel
+
+    kernel = get_kernel("stencil2d[local_x=16,local_y=4,outputs_y=1,prefetch=0,unroll=1]")
+    assert kernel.buffer_bytes({"n": 64, "m": 64}) == (66 * 66 + 64 * 64) * 4  # a (n+2 x m+2) and out (n x m)
+    # Whole campaign: 2 x (33808 + 133136) = 333,888 bytes; the larger group of a kernel at one size: 266,272.
+    opened = campaign_module.open_device("opencl:0")
+    monkeypatch.setattr(opened, "memory_bytes", 400_000)  # 80 %: 320,000 bytes (the device is shared: put back)
+    monkeypatch.setattr(campaign_module, "open_device", lambda name: opened)
+    path = tmp_path / "all.toml"
+    path.write_text('interleave = "campaign"\n' + CAMPAIGN.replace('name = "pair"', 'name = "all"'))
+    with pytest.raises(GpuperfError, match=r'all\.toml: the whole campaign \(interleave = "campaign"\) is timed '
+                       r"interleaved with every buffer on opencl:0:0 at once: 0\.3 MiB, more than 80 % of its 0\.4 MiB; "
+                       r'use interleave = "kernel"'):
+        run_campaign(load_campaign(path), tmp_path / "s.db", progress=False)
+    with Store(tmp_path / "s.db", create=False) as store:
+        assert store.rows("all") == []  # refused before anything was timed
+    path.write_text(CAMPAIGN)  # per kernel and size, each group fits
+    assert run_campaign(load_campaign(path), tmp_path / "s.db", progress=False).measured == 4
+
+
 def test_an_unknown_interleave_scope_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "bad.toml"
     path.write_text('interleave = "everything"\n' + CAMPAIGN)

@@ -221,6 +221,12 @@ class Kernel:
     def array_shape(self, arg: lp.ArrayArg, sizes: Mapping[str, int]) -> tuple[int, ...]:
         return tuple(int(evaluate(s, dict(sizes))) for s in arg.shape)
 
+    def buffer_bytes(self, sizes: Mapping[str, Any] | None = None) -> int:
+        """Bytes of every global array at ``sizes``: what one launch holds on the device."""
+        resolved = self.resolve_sizes(sizes)
+        return sum(int(np.prod(self.array_shape(arg, resolved))) * np.dtype(arg.dtype.numpy_dtype).itemsize
+                   for arg in self.array_args)
+
     def make_inputs(self, sizes: Mapping[str, Any] | None = None, seed: int = 0) -> Arrays:
         """Random inputs for every array the kernel reads and every data scalar (values in ``input_range``)."""
         resolved = self.resolve_sizes(sizes)

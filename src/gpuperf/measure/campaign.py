@@ -382,7 +382,9 @@ def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None 
         with _progress_bar(progress) as bar:
             task = bar.add_task(campaign.name, total=len(todo))
             if campaign.settings.cycles > 1:
-                for group in interleaved_groups(todo, campaign.interleave):
+                groups = interleaved_groups(todo, campaign.interleave)
+                check_group_memory(groups, opened, campaign)
+                for group in groups:
                     shown = (f"{campaign.name}: {len(group)} points" if campaign.interleave == "campaign" else
                              f"{group[0].entry.kernel.name} x{len(group)} {_sizes_label(group[0].sizes)}")
                     bar.update(task, description=f"{shown} interleaved, {campaign.settings.cycles} cycles")
@@ -436,6 +438,32 @@ def interleaved_groups(points: Sequence[Point], scope: str = "kernel") -> list[l
     for point in points:
         groups.setdefault((point.entry.kernel.name, point.key.sizes), []).append(point)
     return list(groups.values())
+
+
+GROUP_MEMORY_SHARE = 0.8  # an interleaved group's buffers may use this share of the device's memory
+
+
+def check_group_memory(groups: Sequence[Sequence[Point]], device: Device, campaign: Campaign) -> None:
+    """Refuse, before anything is timed, an interleaved group whose points' buffers (all on the device
+    at once) would not fit in the device's memory."""
+    for group in groups:
+        needed = sum(_buffer_bytes(point) for point in group)
+        if needed > GROUP_MEMORY_SHARE * device.memory_bytes:
+            what = ("the whole campaign (interleave = \"campaign\")" if campaign.interleave == "campaign" else
+                    f"{group[0].entry.kernel.name}'s {len(group)} variants at {_sizes_label(group[0].sizes)}")
+            raise GpuperfError(
+                f"{campaign.path}: {what} is timed interleaved with every buffer on {device.name} at once: "
+                f"{needed / 2**20:,.1f} MiB, more than {GROUP_MEMORY_SHARE * 100:.0f} % of its "
+                f"{device.memory_bytes / 2**20:,.1f} MiB; "
+                "use interleave = \"kernel\", smaller sizes or fewer variants per run")
+
+
+def _buffer_bytes(point: Point) -> int:
+    """A point's device buffers; 0 for sizes the kernel refuses (that point then fails alone)."""
+    try:
+        return point.entry.kernel.buffer_bytes(point.sizes)
+    except GpuperfError:
+        return 0
 
 
 def _take_interleaved(group: Sequence[Point], device: Device, campaign: Campaign,

@@ -192,6 +192,7 @@ class CudaDevice:
         self.index = index
         self.name = f"cuda:{index}"
         self.gpu = self.cupy.cuda.Device(index)
+        self.memory_bytes = int(self.gpu.mem_info[1])  # (free, total)
 
     def provenance(self) -> dict[str, str]:
         runtime = self.cupy.cuda.runtime

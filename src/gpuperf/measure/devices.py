@@ -146,6 +146,7 @@ class Compiled(Protocol):
 
 class Device(Protocol):
     name: str
+    memory_bytes: int  # global memory
 
     def provenance(self) -> dict[str, str]:
         """Device name, platform and driver versions."""

@@ -32,6 +32,7 @@ class OpenCLDevice:
         self.device = platform.get_devices()[device_index]
         self.platform = platform
         self.name = f"opencl:{platform_index}:{device_index}"
+        self.memory_bytes = int(self.device.global_mem_size)
         self.context = cl.Context([self.device])
         self.queue = cl.CommandQueue(self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
 
