@@ -32,6 +32,16 @@ def test_every_out_option_has_the_short_form_and_every_json_flag_the_same_name()
     assert json_flags == {("--json",)}
 
 
+def test_no_help_page_shows_a_value_placeholder_for_a_flag(capsys) -> None:
+    """`--json` and `--help` take no value: no help line may read `--json <bool>`."""
+    _register_all()
+    names = ["", "campaign", *_commands(typer.main.get_command(app))]
+    for name in names:
+        assert main([*name.split(), "--help"]) == 0, name
+        page = capsys.readouterr().out
+        assert "Show this message and exit." in page and "<bool>" not in page, name
+
+
 def test_version_prints_gpuperf_and_its_version(capsys):
     from gpuperf import __version__
 
@@ -88,13 +98,3 @@ def test_an_output_under_a_file_is_refused_before_any_work(tmp_path, capsys) -> 
     assert capsys.readouterr().err == f"gpuperf: error: --report {under}: {tmp_path / 'good.csv'} is a file, not a folder\n"
     assert main(["import", "nvprof", "no-such.csv", "--out", str(tmp_path / "good.csv" / "t.csv")]) == 2
     assert f"{tmp_path / 'good.csv'} is a file, not a folder" in capsys.readouterr().err
-
-
-def test_on_off_flags_show_no_value_placeholder_in_help(capsys) -> None:
-    """`--json` takes no value: its help line must not read `--json <bool>` (only typer's own --help does)."""
-    _register_all()
-    commands = _commands(typer.main.get_command(app))
-    for name in commands:
-        assert main([*name.split(), "--help"]) == 0
-        shown = [line for line in capsys.readouterr().out.splitlines() if "<bool>" in line and "--help" not in line]
-        assert shown == [], name

@@ -34,6 +34,40 @@ def _root(
     """Predict how fast a GPU kernel will run, and decide with the prediction."""
 
 
+class _FlagHelp:
+    """``--help`` shown like gpuperf's other flags, without a value placeholder (it takes none)."""
+
+    def get_help_option(self, ctx):  # type: ignore[no-untyped-def] - typer's own signature
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None:
+            option.metavar = ""
+        return option
+
+
+class _Command(_FlagHelp, typer.core.TyperCommand):
+    pass
+
+
+class _Group(_FlagHelp, typer.core.TyperGroup):
+    pass
+
+
+def _with_flag_help(typer_app: typer.Typer) -> None:
+    """Give ``typer_app``, its commands and its sub-apps the ``--help`` of :class:`_FlagHelp`."""
+    if _typer_default(typer_app.info.cls, typer.core.TyperGroup):
+        typer_app.info.cls = _Group
+    for command in typer_app.registered_commands:
+        if _typer_default(command.cls, typer.core.TyperCommand):
+            command.cls = _Command
+    for group in typer_app.registered_groups:
+        _with_flag_help(group.typer_instance)
+
+
+def _typer_default(cls: object, default: type) -> bool:
+    """Whether a command's or group's class is typer's own (unset, a default placeholder, or ``default``)."""
+    return cls is None or cls is default or isinstance(cls, typer.models.DefaultPlaceholder)
+
+
 def _register_all() -> None:
     from gpuperf.cli import (
         advise_cli, calibrate_cli, data_cli, decisions_cli, hardware_cli, kernels_cli, measure_cli, models_cli,
@@ -44,6 +78,7 @@ def _register_all() -> None:
                advise_cli, decisions_cli)
     for module in modules:
         module.register(app)
+    _with_flag_help(app)
 
 
 INTERRUPTED = 130  # the shell's status for a command stopped by Ctrl-C
