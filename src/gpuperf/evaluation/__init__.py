@@ -26,6 +26,8 @@ _EXPORTS = {
     "leave_one_size_out": "protocols",
     "split_evaluation": "protocols",
     "write_report": "report",
+    "counter_columns": "tables",
+    "join_gpu_descriptors": "tables",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -1,0 +1,82 @@
+"""Every script in examples/ runs, and what it returns and prints holds up.
+
+Each script's ``main()`` is called (its module loaded as ``python examples/NAME.py`` would, minus
+the ``__main__`` guard) and its result checked by the function of the same name in ``CHECKS``: a
+script added without a check fails here.
+"""
+
+from __future__ import annotations
+
+import math
+import runpy
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+SCRIPTS = sorted(EXAMPLES.glob("*.py"))
+
+
+def check_fit_model(result: dict[str, float], output: str) -> None:
+    assert len(result) == 7  # the Rodinia table's GPUs, each held out
+    assert all(math.isfinite(mape) and 0 < mape < 1 for mape in result.values()), result
+    assert "saved and reloaded rodinia_forest.json" in output
+
+
+def check_guided_search(result: dict[str, float | None], output: str) -> None:
+    assert result["evals_to_90"] is not None
+    assert result["evals_to_90"] < result["random_expected_evals_to_90"] < result["configurations"]
+    assert f"guided {result['evals_to_90']}," in output
+
+
+def check_user_kernel(result: dict[str, float], output: str) -> None:
+    assert list(result) == ["moving_average[work_group_size=32]", "moving_average[work_group_size=256]"]
+    assert all(math.isfinite(time) and time > 0 for time in result.values()), result
+    assert output.count("outputs verified: True") == 2
+
+
+def check_launch_geometry(result: list[dict[str, object]], output: str) -> None:
+    assert {row["gpu"] for row in result} == {"H100 SXM", "Instinct MI300X"}
+    assert not any(row["policy"] == "libomptarget" and row["gpu"] == "Instinct MI300X" for row in result)
+    for row in result:
+        assert 1 <= row["threads"] <= 1024 and row["blocks"] >= 1, row
+        if row["policy"] == "llvm":
+            assert (row["threads"], row["blocks"]) == (128, math.ceil(row["trip"] / 128))
+    short = [row for row in result if row["policy"] == "heuristic" and row["trip"] == 100]
+    assert all((row["threads"], row["blocks"], row["class"]) == (1, 100, "short") for row in short)
+    assert "(long loop)" in output
+
+
+def check_advise_kernel(result: dict[str, float], output: str) -> None:
+    assert result, "the advisor suggested nothing for the Jacobi variant"
+    assert result["predicted_speedup"] >= 1.05  # the advisor's default threshold
+    assert math.isfinite(result["measured_speedup"]) and result["measured_speedup"] > 0
+    assert "suggested: Use larger work-groups" in output
+
+
+CHECKS = {
+    "fit_model": check_fit_model,
+    "guided_search": check_guided_search,
+    "user_kernel": check_user_kernel,
+    "launch_geometry": check_launch_geometry,
+    "advise_kernel": check_advise_kernel,
+}
+# Scripts that run kernels on the OpenCL device.
+SLOW = {"user_kernel", "advise_kernel"}
+
+
+def test_there_are_examples():
+    assert len(SCRIPTS) >= 3
+
+
+@pytest.mark.parametrize(
+    "script",
+    [pytest.param(path, id=path.stem, marks=[pytest.mark.slow] if path.stem in SLOW else []) for path in SCRIPTS],
+)
+def test_example_runs(script: Path, capsys):
+    assert script.stem in CHECKS, f"examples/{script.name} has no check in tests/test_examples.py"
+    source = script.read_text()
+    assert f"python examples/{script.name}" in source.split('"""')[1]  # the docstring says how to run it
+    assert 'if __name__ == "__main__":\n    main()' in source
+    result = runpy.run_path(str(script), run_name="example")["main"]()
+    CHECKS[script.stem](result, capsys.readouterr().out)
