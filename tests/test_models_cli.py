@@ -110,6 +110,20 @@ def run_json(capsys, *args) -> dict:
 
 
 # -- fit and predict-table ---------------------------------------------------------------------------
+def test_default_features_are_a_library_function_with_its_note_as_a_warning():
+    import pytest
+
+    from gpuperf.errors import GpuperfNote
+    from gpuperf.evaluation import default_features
+
+    frame = pd.DataFrame({"kernel": ["k"] * 4, "gpu": ["g"] * 4, "time_s": [1.0, 2, 3, 4], "x": [1.0, 2, 3, 4],
+                          "y": [1.0, None, 3, 4], "GFLOP/s": [4.0, 3, 2, 1], "note": ["a", "b", "c", "d"]})
+    assert default_features(frame) == ["x"]  # no note without a table name
+    with pytest.warns(GpuperfNote, match=r"^t\.csv: left out of the default features for a missing or "
+                                         r"non-number value: y \(line 3: missing\)"):
+        assert default_features(frame, "t.csv") == ["x"]
+
+
 def test_default_features_leave_out_keys_times_and_text(tables, capsys, tmp_path):
     result = run_json(capsys, "fit", tables["generic"], "--model", "lr", "--out", tmp_path / "m.json")
     assert result["features"] == ["x1", "x2", "x3", "x4"]

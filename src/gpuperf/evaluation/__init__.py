@@ -6,6 +6,7 @@
   :class:`Evaluation` (per-row predictions, metrics per group and overall);
 - ``report``: Markdown/HTML/JSON reports with plots;
 - ``tables``: GPU descriptors joined to datasets, derived per-launch columns;
+- ``feature_columns``: which columns of a table are features when none are named;
 - ``reproduce`` / ``bsp_matvec``: the Rodinia and matrix/vector reproductions
   (``python benchmarks/bench_rodinia.py`` prints the figures).
 """
@@ -27,6 +28,7 @@ _EXPORTS = {
     "split_evaluation": "protocols",
     "write_report": "report",
     "counter_columns": "tables",
+    "default_features": "feature_columns",
     "join_gpu_descriptors": "tables",
 }
 __all__ = sorted(_EXPORTS)

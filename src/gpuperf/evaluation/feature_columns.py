@@ -1,0 +1,81 @@
+"""Which columns of a measurement table a model may take as features when none are named.
+
+Default features: every numeric column except
+
+- the keys (``kernel``, ``variant``, ``gpu``, ``device``, ``source``), ``time_s`` and ``status``;
+- timing statistics and predictions: names starting with ``time_s`` or ``predicted_``, ending in
+  ``_time_s`` or ``_pred_s``, and ``repeats``, ``n_invocations``;
+- profiler metrics computed from the elapsed time (throughputs, utilisations, IPC, elapsed and
+  active cycles: with a count they give the time away), and rates (``/s``, ``per_second``);
+- launch bookkeeping (IDs, streams, start times) and how a gpuperf measurement went (``retries``,
+  ``stable``, ``verified``, ``max_rel_error``, ``compile_s``);
+- what observers read during the run (Kernel Tuner's NVML and power observers): names with
+  ``energy``, ``power``, ``watt``, ``temperature``, ``freq`` or ``clock`` and per-watt rates (``/W``),
+  unless the column is a tuning parameter named in the ``variant`` labels (``nvml_gr_clock=1080``);
+  energy is power times the time, and the others are not known before the run;
+- columns with a missing or infinite value (a note names those that are otherwise numbers, with
+  the first such row).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from gpuperf.datasets.schema import MEASUREMENT_OUTCOMES, row_location, variant_parameters
+from gpuperf.errors import GpuperfNote
+from gpuperf.evaluation.tables import is_timing_derived
+
+# What observers read during a run (energy, power, clocks, temperature; see the module notes).
+OBSERVED = re.compile(r"energy|power|watt|/w$|temperature|freq|clock", re.IGNORECASE)
+NOT_FEATURES = ("kernel", "variant", "gpu", "device", "source", "time_s", "status", "repeats", "n_invocations")
+# What profilers record about a launch that says nothing of the kernel: IDs, streams, start times.
+LAUNCH_BOOKKEEPING = ("ID", "Process ID", "Context", "Stream", "CC", "start_s", "correlation_id", "context",
+                      "stream", "invocations")
+
+
+def is_default_feature(column: str, parameters: Sequence[str] = ()) -> bool:
+    """Whether a numeric column's name allows it as a default feature (see the module notes);
+    ``parameters`` are the tuning parameters, features whatever their names."""
+    name = str(column)
+    if name in parameters:
+        return True
+    per_second = "/s" in name or "per_second" in name  # a rate (GFLOP/s, bytes per second): the time in disguise
+    observed = OBSERVED.search(name) is not None and not name.startswith("gpu_")  # gpu_*: GPU descriptors
+    return (name not in NOT_FEATURES and name not in LAUNCH_BOOKKEEPING and name not in MEASUREMENT_OUTCOMES
+            and not per_second and not observed and not is_measured_time(name) and not is_timing_derived(name))
+
+
+def is_measured_time(column: str) -> bool:
+    """The measured time, a statistic of it, or a prediction of it (by its column name)."""
+    return column.startswith(("time_s", "predicted_")) or column.endswith(("_time_s", "_pred_s"))
+
+
+def default_features(frame: pd.DataFrame, where: str | None = None) -> list[str]:
+    """The numeric columns allowed as default features with no missing or infinite value; with
+    ``where`` (the table's name), a :class:`~gpuperf.errors.GpuperfNote` warning names the allowed
+    columns left out for a missing or non-number value, and the first row with one."""
+    chosen, left_out = [], []
+    parameters = variant_parameters(frame)
+    for column in frame.columns:
+        values = frame[column]
+        if not is_default_feature(column, parameters) or values.isna().all():
+            continue
+        numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+        finite = np.isfinite(numbers)
+        if pd.api.types.is_numeric_dtype(values) and finite.all():
+            chosen.append(str(column))
+        elif (~finite).any() and finite.mean() >= 0.5:  # a number column with some bad cells, not text
+            first = int(np.flatnonzero(~finite)[0])
+            value = values.iloc[first]
+            shown = "missing" if pd.isna(value) else repr(value if isinstance(value, str) else float(value))
+            left_out.append(f"{column} ({row_location(frame, first)}: {shown})")
+    if where is not None and left_out:
+        warnings.warn(GpuperfNote(f"{where}: left out of the default features for a missing or non-number value: "
+                                  f"{', '.join(left_out)}; fill them, or name the features with --features"),
+                      stacklevel=2)
+    return chosen
