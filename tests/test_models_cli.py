@@ -120,7 +120,7 @@ def test_default_features_are_a_library_function_with_its_note_as_a_warning():
                           "y": [1.0, None, 3, 4], "GFLOP/s": [4.0, 3, 2, 1], "note": ["a", "b", "c", "d"]})
     assert default_features(frame) == ["x"]  # no note without a table name
     with pytest.warns(GpuperfNote, match=r"^t\.csv: left out of the default features for a missing or "
-                                         r"non-number value: y \(line 3: missing\)"):
+                                         r"non-number value: y \(row 2: missing\)"):
         assert default_features(frame, "t.csv") == ["x"]
 
 
