@@ -208,3 +208,11 @@ def test_an_optimization_trained_on_a_device_only_says_how_to_get_its_advice(cap
     assert entry["optimization"] == "unrolling" and entry["reason"].startswith(
         "not assessed: its pairs were measured on a device (")
     assert entry["reason"].endswith("not on GPUs; advise for a device with --device")
+
+
+def test_an_optimization_trained_on_gpus_only_says_so_when_asked_for_a_device(capsys):
+    out = run_json(capsys, ["advise", "stencil2d[local_x=16,local_y=4,outputs_y=4,prefetch=0,unroll=1]", "-p", "n=512",
+                            "-p", "m=512", "--device", "opencl:0", "--only", "padding", "--json"])
+    (entry,) = out["not_suggested"]
+    assert (entry["optimization"], entry["reason"]) == (
+        "padding", "not assessed: its pairs were measured on GPUs only, none on a device; advise for a GPU with --gpu")

@@ -97,6 +97,8 @@ def _no_pairs_reason(all_pairs: list[pd.DataFrame], target: str) -> str:
                 "advise for a device with --device")
     if not measured:
         return "its entry yields no measured pairs"
+    if target.startswith(DEVICE_TARGET) and not on_devices:
+        return "its pairs were measured on GPUs only, none on a device; advise for a GPU with --gpu"
     return f"no training pairs for {target.removeprefix(DEVICE_TARGET)}"
 
 
