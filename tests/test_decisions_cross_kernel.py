@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -122,3 +124,62 @@ def test_rank_command_ranks_the_stencil_variants_valid_at_small_sizes(capsys):
     assert "stencil2d[local_x=4,local_y=4,outputs_y=8,prefetch=0,unroll=1]" not in variants
     assert main(["rank", "stencil2d", "-p", "n=40", "-p", "m=48", "--limit", "4"]) == 2
     assert "no valid variant of stencil2d at these sizes (n=40, m=48): all 4 skipped" in capsys.readouterr().err
+
+
+def test_a_zero_or_negative_time_counts_as_a_failure():
+    """Times 0 and -1 are no measurements: performance 0, and the best stays the 1.0 of row 2."""
+    table = pd.DataFrame({"kernel": ["a"] * 4, "time_s": [0.0, 1.0, -1.0, 2.0]})
+    assert normalised_performance(table, ["kernel"]).tolist() == [0.0, 1.0, 0.0, 0.5]
+
+
+def test_usable_features_have_no_gaps_in_any_table_and_vary_in_training():
+    from gpuperf.decisions.cross_kernel import usable_features
+
+    train = pd.DataFrame({"varies": [1, 2, 3], "constant": [3, 3, 3], "gap": [1.0, 2.0, np.nan],
+                          "gap_in_test": [1, 2, 3], "here_only": [1, 2, 3]})
+    test = pd.DataFrame({"varies": [5], "constant": [3], "gap": [1.0], "gap_in_test": [np.nan]})
+    names = ["varies", "constant", "gap", "gap_in_test", "here_only", "absent"]
+    assert usable_features(names, train, test) == ["varies"]
+
+
+def test_parameter_order_ranks_by_mean_performance_and_unknown_configurations_last():
+    """On the other kernels p = 1 reads 1.0 and 0.0 (mean 0.5, best 1.0), p = 2 reads 0.8 twice,
+    p = 3 reads 0.0 (all failed); p = 4 none measured: order 2, 1, 3, then 4."""
+    from gpuperf.decisions.cross_kernel import parameter_order
+
+    train = pd.DataFrame({"p": [1, 1, 2, 2, 3], "performance": [1.0, 0.0, 0.8, 0.8, 0.0]})
+    test = pd.DataFrame({"p": [4, 3, 1, 2]})
+    assert parameter_order(train, test, ["p"]).tolist() == [3, 2, 1, 0]
+
+
+class SmallestFirst:
+    """A stand-in model that predicts the smallest first feature best; it records its training rows."""
+
+    fitted_rows: list[int] = []
+
+    def get_params(self, deep=True):
+        return {}
+
+    def set_params(self, **params):
+        return self
+
+    def fit(self, X, y):
+        SmallestFirst.fitted_rows.append(len(X))
+        return self
+
+    def predict(self, X):
+        return -X[:, 0]
+
+
+def test_leave_one_kernel_out_trains_on_the_others_and_judges_the_models_first_pick():
+    """Three kernels with widths 8, 16, 32 (time 1 + |log2(width / 32)|: performance 1/3, 1/2, 1).
+    Each held-out kernel's model is fitted on the other two (6 rows); the model prefers width 8,
+    so its first pick reads 1/3 and it takes 3 evaluations to reach 90, 95 and 99 %."""
+    rows = [{"kernel": k, "local_size_0": w, "time_s": 1 + abs(math.log2(w / 32))}
+            for k in "abc" for w in (8, 16, 32)]
+    SmallestFirst.fitted_rows = []
+    result = leave_one_kernel_out(pd.DataFrame(rows), features=("local_size_0",), model=SmallestFirst())
+    assert SmallestFirst.fitted_rows == [6, 6, 6]
+    assert result["top_predicted_performance"].tolist() == pytest.approx([1 / 3] * 3)
+    for percent in (90, 95, 99):
+        assert result[f"model_evals_to_{percent}"].tolist() == [3, 3, 3]

@@ -486,3 +486,209 @@ def test_training_spaces_leave_out_a_kernel_tuned_over_more_parameters():
                           "r": [0, 0, 0, 1, 0, 1], "time_ms": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]})
     spaces = training_spaces_from_frame(frame, ["p"], where="t.csv")
     assert [s.where for s in spaces] == ["t.csv (a)"]
+
+
+# -- explorer rules, worked by hand ---------------------------------------------------------------
+
+
+def test_a_configuration_no_other_gpu_measured_has_the_floor_log_performance():
+    """Absent entries take the row's mean over the GPUs that have it; a row none has takes
+    log(FLOOR), as low as a failure, not 0 (the best there is)."""
+    from gpuperf.decisions.explorers import FLOOR, _log_performance
+
+    logs = _log_performance(np.array([[1.0, np.nan], [np.nan, np.nan], [0.0, 0.5]]))
+    np.testing.assert_allclose(logs, [[0.0, 0.0], [math.log(FLOOR)] * 2, [math.log(FLOOR), math.log(0.5)]])
+
+
+def test_a_failed_measurement_counts_half_a_log_unit_below_the_worst():
+    """Times 1, e, failed: -log(time) 0, -1 and, for the failure, -1 - 0.5."""
+    from gpuperf.decisions.explorers import _measured_values
+
+    values = _measured_values([0, 1, 2], np.array([1.0, math.e, np.nan]))
+    assert values == pytest.approx([0.0, -1.0, -1.5], abs=1e-12)
+    assert _measured_values([0], np.array([np.nan])) is None
+
+
+def test_plain_transfer_ranks_unmeasured_configurations_after_failed_ones():
+    """A configuration every other GPU failed on (mean 0) still comes before one none measured."""
+    from gpuperf.decisions.explorers import PlainTransfer
+
+    assert PlainTransfer(np.array([[np.nan], [0.0], [0.5]])).order.tolist() == [2, 1, 0]
+
+
+def test_gpu_weights_compare_shapes_whatever_the_new_gpus_time_unit():
+    """The new GPU's times 2 and 2e (-log: -ln 2, -ln 2 - 1) read (0, -1) relative to its best, as
+    GPU A's do, so A keeps distance 0; B reads (0, -1.2): ratio exp(-0.02 / (2 * 0.2**2))."""
+    e = math.e
+    explorer = TransferGuided(np.zeros((3, 1)), np.array([[1.0, 1.0], [1 / e, e**-1.2], [0.5, 0.5]]), sigma=0.2)
+    weights = explorer.gpu_weights([0, 1], np.array([2.0, 2 * e, np.nan]))
+    ratio = math.exp(-0.25)
+    assert weights == pytest.approx([1 / (1 + ratio), ratio / (1 + ratio)], rel=1e-9)
+
+
+def test_gpu_weights_keep_the_prior_when_every_gpu_agrees():
+    """Both GPUs match the measured shape exactly (distance 0): the weights are the prior, 0.8 and 0.2."""
+    e = math.e
+    explorer = TransferGuided(np.zeros((3, 1)), np.array([[1.0, 1.0], [1 / e, 1 / e], [0.5, 0.5]]),
+                              prior=np.array([0.8, 0.2]))
+    assert explorer.gpu_weights([0, 1], np.array([1.0, e, np.nan])) == pytest.approx([0.8, 0.2], rel=1e-12)
+
+
+def test_portfolio_counts_only_gpus_no_measured_configuration_covers():
+    """Configuration 0 covers A and B and is measured; 1 covers A and B again, 2 covers only C:
+    2 scores C's weight 1/3, 1 scores nothing, so 2 is next."""
+    transfer = np.array([[1.0, 1.0, 0.5], [0.98, 0.97, 0.5], [0.5, 0.5, 1.0]])
+    explorer = TransferGuided(np.zeros((3, 1)), transfer)
+    times = np.array([1.0, np.nan, np.nan])
+    assert explorer.next([], np.full(3, np.nan)) == 0
+    assert explorer.portfolio_scores([0], times) == pytest.approx([0.0, 0.0, 1 / 3])
+    assert explorer.next([0], times) == 2
+
+
+def test_portfolio_ties_go_to_the_larger_transfer_expected_improvement():
+    """Both 1 and 2 cover the one uncovered GPU C. Over the best measured (configuration 0: A 1,
+    B 1, C 0.5), 1 gains (1 / 0.5 - 1) / 3 = 1/3 and 2 gains (0.96 / 0.5 - 1) / 3 = 0.92 / 3, so 1
+    is next, though 2's mean over the GPUs (0.92 against 0.67) is the higher."""
+    transfer = np.array([[1.0, 1.0, 0.5], [0.5, 0.5, 1.0], [0.9, 0.9, 0.96]])
+    explorer = TransferGuided(np.zeros((3, 1)), transfer)
+    times = np.array([1.0, np.nan, np.nan])
+    assert explorer.next([], np.full(3, np.nan)) == 0
+    assert explorer.transfer_improvement([0], times) == pytest.approx([0.0, 1 / 3, 0.92 / 3])
+    assert explorer.next([0], times) == 1
+
+
+def test_transfer_improvement_counts_only_gains_over_each_gpus_best_measured():
+    """Measured configuration 0 (A 1.0, B 0.5). Configuration 1 (0.5, 1.0) gains 0 on A (a loss
+    counts as none) and 1.0 / 0.5 - 1 = 1 on B: 1/2 with equal weights; 2 (0.8, 0.8) gains 0.6 on B: 0.3."""
+    explorer = TransferGuided(np.zeros((3, 1)), np.array([[1.0, 0.5], [0.5, 1.0], [0.8, 0.8]]))
+    improvement = explorer.transfer_improvement([0], np.array([1.0, np.nan, np.nan]))
+    assert improvement == pytest.approx([0.0, 0.5, 0.3], abs=1e-12)
+
+
+def test_transfer_line_keeps_slope_one_below_three_measurements():
+    """Two measurements, values 0 and -ln2 / 2 where the other GPU reads 0 and -ln2: the slope
+    stays 1 (a least-squares fit would give 1/2), the line is the logs shifted by the mean
+    difference, ln2 / 4."""
+    explorer = TransferGuided(np.zeros((3, 1)), np.array([[1.0], [0.5], [0.25]]))
+    values = np.array([0.0, -0.5]) * math.log(2)
+    line = explorer.transfer_line([0, 1], np.exp(-np.append(values, np.nan)), values)
+    assert line == pytest.approx(np.array([0.25, -0.75, -1.75]) * math.log(2), abs=1e-12)
+
+
+def test_transfer_line_fits_slope_and_intercept_together():
+    """Three measurements, values 0, -ln2 / 2, -ln2 where the other GPU reads 0, -ln2, -2 ln2: the
+    least-squares slope 1/2 and its own intercept (0) give the values back exactly."""
+    explorer = TransferGuided(np.zeros((3, 1)), np.array([[1.0], [0.5], [0.25]]))
+    values = np.array([0.0, -0.5, -1.0]) * math.log(2)
+    line = explorer.transfer_line([0, 1, 2], np.exp(-values), values)
+    assert line == pytest.approx(values, abs=1e-12)
+
+
+def test_transfer_line_is_flat_when_the_new_gpu_runs_against_the_others():
+    """Values rising (0, ln2 / 2, ln2) where the other GPU falls: the slope clips to 0 and the line
+    is the mean value, ln2 / 2, everywhere."""
+    explorer = TransferGuided(np.zeros((3, 1)), np.array([[1.0], [0.5], [0.25]]))
+    values = np.array([0.0, 0.5, 1.0]) * math.log(2)
+    line = explorer.transfer_line([0, 1, 2], np.exp(-values), values)
+    assert line == pytest.approx(np.full(3, 0.5 * math.log(2)), abs=1e-12)
+
+
+def test_every_period_th_model_step_is_a_transfer_step():
+    """With period 3 the steps after the portfolio go model, model, transfer, model, model, transfer."""
+    transfer = np.array([[1.0]] + [[0.5]] * 9)  # one GPU: the first pick covers it
+    explorer = TransferGuided(np.zeros((10, 1)), transfer, period=3)
+    steps = []
+
+    def model(measured, times):
+        steps.append("model")
+        return np.arange(10.0)
+
+    def gain(measured, times):
+        steps.append("transfer")
+        return np.arange(10.0)
+
+    explorer.model_improvement, explorer.transfer_improvement = model, gain
+    order = run_search(explorer, np.linspace(1.0, 2.0, 10), budget=7, stop_at=None)
+    assert order[0] == 0 and len(order) == 7
+    assert steps == ["model", "model", "transfer", "model", "model", "transfer"]
+
+
+def test_the_surrogate_sees_the_parameters_each_gpus_log_performance_and_their_median():
+    """Columns, each scaled to [0, 1]: the parameter (0, 1, 2 -> 0, 0.5, 1), GPU A's log
+    performance (0, ln 0.5, ln 0.25 -> 1, 0.5, 0), GPU B's (ln 0.5, 0, ln 0.5 -> 0, 1, 0), and
+    the median of the two (ln 0.5 / 2, ln 0.5 / 2, 1.5 ln 0.5 -> 1, 1, 0)."""
+    transfer = np.array([[1.0, 0.5], [0.5, 1.0], [0.25, 0.5]])
+    explorer = TransferGuided(np.array([[0.0], [1.0], [2.0]]), transfer)
+    np.testing.assert_allclose(explorer.features, [[0, 1, 0, 1], [0.5, 0.5, 1, 1], [1, 0, 0, 0]], atol=1e-12)
+
+
+def test_static_model_orders_by_the_others_median_then_by_the_model():
+    """Medians 0.9 (configuration 0) and 0.2 (2) where measured; 1 none measured takes the
+    model's 0.5 (the mean of its 5 nearest training values 0.3 ... 0.7)."""
+    from gpuperf.decisions.explorers import StaticModel
+
+    train_x = np.arange(10.0)[:, None]
+    explorer = StaticModel(np.array([[1.0], [5.0], [9.0]]), np.array([[0.9], [np.nan], [0.2]]),
+                           [train_x], [train_x[:, 0] / 10], model="knn")
+    assert explorer.order.tolist() == [0, 1, 2]
+    tied = StaticModel(np.array([[1.0], [5.0], [9.0]]), np.full((3, 1), 0.5), [train_x], [train_x[:, 0] / 10],
+                       model="knn")
+    assert tied.order.tolist() == [2, 1, 0]  # equal medians: the larger prediction first
+
+
+def test_online_search_takes_only_the_first_initial_picks_of_a_given_order():
+    """A start order from worst to best: after its first 2 picks the model takes over and finds
+    the best of 30 far sooner than the order (which reaches it last)."""
+    x = np.arange(30.0)
+    times = 1.0 + (x - 29.0) ** 2 / 100
+    search = OnlineSearch(x[:, None], "gp", seed=0, initial=2, start=list(range(30)))
+    assert search.start.tolist() == [0, 1]
+    order = run_search(search, times, budget=30)
+    assert order[:2] == [0, 1] and order[-1] == 29 and len(order) <= 10
+
+
+@pytest.mark.filterwarnings("ignore:All-NaN slice")
+def test_online_search_keeps_sampling_distinct_configurations_while_every_one_fails():
+    search = OnlineSearch(np.arange(8.0)[:, None], "gp", seed=0, initial=2)
+    order = run_search(search, np.full(8, np.nan), budget=6)
+    assert len(order) == 6 and len(set(order)) == 6
+
+
+def test_expected_improvement_follows_the_closed_form():
+    """EI = (m - b) Phi(z) + s phi(z), z = (m - b) / s, best b = 0: one spread (1) above it,
+    Phi(1) + phi(1) = 1.0833; at it (spread 2), 2 / sqrt(2 pi); one spread (2) below it,
+    2 (phi(1) - Phi(-1)) = 0.1666."""
+    from gpuperf.decisions.surrogates import expected_improvement
+
+    ei = expected_improvement(np.array([1.0, 0.0, -2.0]), np.array([1.0, 2.0, 2.0]), 0.0)
+    assert ei == pytest.approx([1.0833154705876864, 2 / math.sqrt(2 * math.pi), 2 * 0.0833154705876864], rel=1e-9)
+
+
+def test_expected_improvement_where_only_some_configurations_have_a_spread():
+    """A configuration with no spread gains max(m - b, 0); the mean itself is returned only when no
+    configuration has any spread."""
+    from gpuperf.decisions.surrogates import expected_improvement
+
+    ei = expected_improvement(np.array([0.0, 1.0, 0.5]), np.array([0.0, 0.0, 1.0]), 0.5)
+    assert ei == pytest.approx([0.0, 0.5, 1 / math.sqrt(2 * math.pi)], abs=1e-9)
+    assert expected_improvement(np.array([0.0, 1.0]), np.zeros(2), 0.5).tolist() == [0.0, 1.0]
+
+
+def test_knn_surrogate_averages_the_five_nearest_in_standardised_features():
+    """Training points (100 i, i % 2), values i, i = 0 .. 9. Standardised (column spreads 287 and
+    0.5), the five nearest to (0, 1) are 1, 3, 5, 0, 2: mean 2.2 (raw distances would give 0 .. 4,
+    mean 2); the spread is theirs too."""
+    i = np.arange(10.0)
+    surrogate = Surrogate("knn").fit(np.column_stack([100 * i, i % 2]), i)
+    mean, spread = surrogate.predict(np.array([[0.0, 1.0]]))
+    assert mean == pytest.approx([2.2]) and spread == pytest.approx([np.std([1, 3, 5, 0, 2])])
+
+
+@pytest.mark.parametrize("model", ["gp", "et"])
+def test_online_search_picks_alike_in_any_time_unit(model):
+    """Models see -log(time): times in seconds or in microseconds give the same search."""
+    space = grid_space((11, 5))
+    features = parameter_features(space.configs, space.params)
+    seconds = run_search(OnlineSearch(features, model, 0, initial=5), space.times, budget=12, stop_at=None)
+    micro = run_search(OnlineSearch(features, model, 0, initial=5), space.times * 1e6, budget=12, stop_at=None)
+    assert seconds == micro

@@ -114,6 +114,7 @@ def test_tune_measures_distinct_variants_and_a_broken_one_fails_alone(monkeypatc
     assert result.best() is min(result.trials[1:], key=lambda t: t.time_s)
     table = result.table()
     assert list(table["status"]) == statuses and table["gpu"].nunique() == 1
+    assert result.gpu is not None  # the device's name as its measurements record it
 
 
 def test_tuning_stops_when_a_trial_leaves_the_device_unusable(monkeypatch):
@@ -180,6 +181,7 @@ def test_without_other_gpus_the_first_picks_follow_a_ranking():
     first = [tuple(t.config.values()) for t in result.trials[:RANKED_PICKS]]
     assert first == [tuple(row) for row in ranking.head(RANKED_PICKS).itertuples(index=False)]
     assert tuple(result.trials[RANKED_PICKS].config.values()) not in first
+    assert tuple(result.trials[RANKED_PICKS].config.values()) != tuple(ranking.iloc[RANKED_PICKS])  # the model's pick
     assert result.method == f"online (gp), first {RANKED_PICKS} picks ranked by other kernels"
 
 
@@ -314,3 +316,43 @@ def test_tune_space_trains_on_a_table_given_as_a_data_frame():
     others = load_dataset("stencil_spaces_pocl").query("kernel == 'jacobi2d_9pt'")
     result = tune_space("jacobi2d_5pt", SIZES, budget=1, train=others)
     assert result.method == "transfer-guided (et)" and len(result.trials) == 1
+
+
+def test_ask_after_every_configuration_is_measured_is_an_error_and_a_zero_time_is_refused():
+    configs = pd.DataFrame({"x": [1, 2]}, index=[10, 20])  # any index: positions count
+    search = GuidedSearch(configs, ["x"])
+    with pytest.raises(GpuperfError, match="time 0.0 must be positive"):
+        search.tell(0, 0.0)
+    first = search.ask()
+    search.tell(first, 2.0)
+    second = search.ask()
+    search.tell(second, 1.0)
+    assert sorted([first, second]) == [0, 1] and search.best() == second
+    with pytest.raises(GpuperfError, match="every configuration has been measured"):
+        search.ask()
+
+
+def test_tune_refuses_a_budget_below_one_and_stops_when_the_space_runs_out(tiled_space):
+    with pytest.raises(GpuperfError, match="budget 0 must be at least 1 evaluation"):
+        tune_space(tiled_space, {"n": 64}, budget=0)
+    result = tune_space(tiled_space, {"n": 64}, budget=10)
+    assert len(result.trials) == len(candidate_configurations(tiled_space)) == 3
+
+
+def test_a_tuning_table_names_the_gpu_its_measurements_record():
+    from gpuperf.decisions.tune import Trial, TuneResult
+
+    result = TuneResult("s", {"n": 1}, "cuda:0", "online (gp)", [Trial({"x": 1}, 1e-3, "ok")], gpu="RTX 3090")
+    assert result.table()[["kernel", "device", "gpu", "x"]].values.tolist() == [["s", "cuda:0", "RTX 3090", 1]]
+    result.gpu = None  # no name known: the device stands for it
+    assert result.table()["gpu"].tolist() == ["cuda:0"]
+
+
+def test_a_ranking_is_no_start_when_other_gpus_guide_the_search(tmp_path):
+    """With training tables the transfer-guided search picks from the start; a ranking is unused
+    and the method says so."""
+    candidates = candidate_configurations("jacobi2d_5pt")
+    train = candidates.head(4).assign(time_s=[4e-3, 3e-3, 2e-3, 1e-3], gpu="RTX 3090", kernel="jacobi2d_5pt")
+    result = tune_space("jacobi2d_5pt", SIZES, budget=1, train=train, ranking=candidates.iloc[::-1].head(5))
+    assert result.method == "transfer-guided (et)"
+    assert tuple(result.trials[0].config.values()) == tuple(candidates.iloc[3])  # the other GPU's best

@@ -73,6 +73,14 @@ def test_published_mape_is_recomputed_against_the_measurement():
     assert cells.loc[("RF", "Tesla K40", "lud_diagonal"), "mape"] == pytest.approx(expected)
 
 
+def test_published_predictions_refuse_a_kernel_code_the_paper_does_not_use():
+    frame = pd.DataFrame({"kernel": ["HOT", "XYZ-K1"], "time_s": [1.0, 1.0], "predictions": [1.0, 1.0]})
+    with pytest.raises(GpuperfError, match=r"unknown kernel code\(s\) XYZ-K1"):
+        published_predictions(frame)
+    mapped = published_predictions(frame.head(1).assign(predictions=0.5))
+    assert mapped[["kernel_code", "kernel", "ape"]].values.tolist() == [["HOT", "calculate_temp", 0.5]]
+
+
 def test_features_exclude_timing_derived_counters(table):
     counters = counter_columns(table)
     assert "inst_executed" in counters and "gld_request" in counters

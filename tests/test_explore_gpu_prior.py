@@ -118,3 +118,25 @@ def test_prior_weights_measure_distance_beyond_the_nearest():
     expected = np.exp(-((d - d[nearest]) ** 2) / (2 * SCALE**2))
     assert w == pytest.approx(expected / expected.sum(), rel=1e-12)
     assert SCALE == 0.5
+
+
+@pytest.mark.parametrize("a, b, mismatches", [
+    ("RTX 3090", "RTX A6000", 0),  # both NVIDIA Ampere
+    ("RTX 3090", "Titan RTX", 1),  # NVIDIA, Ampere against Turing
+    ("RTX 3090", "Radeon PRO W6600", 2),  # another vendor and another architecture
+])
+def test_gpu_distance_is_the_rms_of_scaled_log_descriptors_plus_one_per_mismatch(a, b, mismatches):
+    """distance^2 = mean over the seven descriptors of (log a - log b)^2 / (their spread over
+    SPREAD_GPUS)^2, plus 1 for another vendor and 1 for another architecture."""
+    from gpuperf.decisions.gpu_similarity import SPREAD_GPUS
+    from gpuperf.hardware.specs import get_gpu
+
+    names = ("sms", "cores_per_sm", "boost_clock_mhz", "memory_bandwidth_gbs", "l2_bytes",
+             "shared_memory_per_sm_bytes", "peak_f32_gflops")
+
+    def logs(gpu):
+        return np.array([math.log(getattr(get_gpu(gpu), n)) for n in names])
+
+    spread = np.array([logs(gpu) for gpu in SPREAD_GPUS]).std(axis=0)
+    squared = float(np.mean(((logs(a) - logs(b)) / spread) ** 2))
+    assert gpu_distance(a, b) ** 2 == pytest.approx(squared + mismatches, rel=1e-12)

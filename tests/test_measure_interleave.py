@@ -234,3 +234,118 @@ def test_rounds_timed_another_way_are_not_reused(tmp_path: Path, monkeypatch) ->
     assert rounds.calls == 6 + 6  # both groups timed from their first cycle
     with Store(tmp_path / "s.db", create=False) as store:
         assert all(r["repeats"] == 18 for r in store.rows("pair"))
+
+
+# -- cycles, resuming and the group's summary, on scripted launches ---------------------------------
+
+
+def _round(median: float) -> dict[str, float]:
+    return {"median": median, "launches": 1, "kernel_s": median, "wall_s": median, "fastest": median}
+
+
+SETTINGS3 = TimingSettings(warmup=0, min_repeats=3, min_time_s=0, cycles=3)
+
+
+def test_each_cycle_draws_its_order_from_the_seed_and_the_cycle() -> None:
+    log: list[str] = []
+    prepared = {i: _scripted(name, [1.0] * 12, log) for i, name in enumerate("abcd")}
+    _cycles(prepared, SETTINGS3, seed=7)
+    expected = [["abcd"[i] for i in np.random.default_rng([7, cycle]).permutation([0, 1, 2, 3])] for cycle in range(3)]
+    assert [log[4 * c:4 * c + 4] for c in range(3)] == expected
+    assert len({tuple(order) for order in expected}) > 1  # the orders differ from cycle to cycle
+
+
+def test_a_resumed_group_times_only_the_cycles_each_variant_lacks() -> None:
+    """a has 1 of 3 cycles done, b all 3 (and a 4th beyond the setting, ignored): only a is timed,
+    in cycles 1 and 2; each cycle's new rounds go to on_cycle."""
+    log: list[str] = []
+    prepared = {0: _scripted("a", [2.0] * 6, log), 1: _scripted("b", [], log)}
+    done = {0: [_round(1.0)], 1: [_round(5.0), _round(6.0), _round(7.0), _round(8.0)]}
+    cycles = []
+    rounds = _cycles(prepared, SETTINGS3, seed=0, done=done, on_cycle=lambda c, new: cycles.append((c, sorted(new))))
+    assert log == ["a", "a"] and cycles == [(1, [0]), (2, [0])]
+    assert rounds[0].medians == [1.0, 2.0, 2.0] and rounds[1].medians == [5.0, 6.0, 7.0]
+
+
+def test_a_variant_keeps_its_fastest_launch_of_all_cycles() -> None:
+    """Rounds 3, 1, 2 | 6, 5, 4 | 9, 8, 7: round medians 2, 5, 8, the fastest launch 1."""
+    rounds = _cycles({0: _scripted("a", [3.0, 1.0, 2.0, 6.0, 5.0, 4.0, 9.0, 8.0, 7.0], [])}, SETTINGS3, seed=0)
+    assert rounds[0].medians == [2.0, 5.0, 8.0] and rounds[0].fastest == 1.0
+
+
+def test_a_cycle_that_times_nothing_is_not_reported() -> None:
+    """The only variant fails in cycle 1 (no more launch times): cycle 0 alone is reported."""
+    reported: list[tuple[int, list[int]]] = []
+    rounds = _cycles({0: _scripted("a", [3.0, 1.0, 2.0], [])}, SETTINGS3, seed=0,
+                     on_cycle=lambda c, new: reported.append((c, sorted(new))))
+    assert isinstance(rounds[0], StopIteration) and reported == [(0, [0])]
+
+
+def test_a_launch_that_loses_the_device_stops_the_group_naming_the_variant() -> None:
+    from gpuperf.measure.devices import DeviceLost
+
+    def lost(count: int) -> list[float]:
+        raise DeviceLost("cudaErrorIllegalAddress")
+
+    prepared = {0: _scripted("a", [1.0] * 9, []), 1: SimpleNamespace(launch=SimpleNamespace(run_many=lost))}
+    with pytest.raises(DeviceLost) as raised:
+        _cycles(prepared, SETTINGS3, seed=0)
+    assert raised.value.variant_index == 1
+
+
+def test_paired_ratio_is_the_median_of_the_per_cycle_ratios() -> None:
+    """Ratios 0.25, 2, 2: median 2 (the ratio of the medians would be 2 / 2 = 1)."""
+    assert paired_ratio([1.0, 2.0, 4.0], [4.0, 1.0, 2.0]) == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="non-zero length"):
+        paired_ratio([], [])
+
+
+def _group(monkeypatch, launches: dict[int, list[float]], log: list[str], warmup_fails: bool = False):
+    """measure_interleaved's prepare and measurement replaced: each variant's launches are scripted,
+    warm-up launches logged, closes counted; the result is each variant's Timing."""
+    from gpuperf.measure import interleave
+    from gpuperf.measure.devices import RunFailed
+
+    closed: list[int] = []
+
+    def prepare(compiled, sizes, verify, seed):
+        queue = iter(launches[compiled])
+
+        def run_many(count):
+            log.append(f"{compiled}x{count}")
+            if warmup_fails and compiled == 1:
+                raise RunFailed("out of resources")
+            return [next(queue) for _ in range(count)]
+
+        return SimpleNamespace(launch=SimpleNamespace(run_many=run_many, close=lambda: closed.append(compiled)))
+
+    monkeypatch.setattr(interleave, "prepare", prepare)
+    monkeypatch.setattr(interleave, "measurement", lambda compiled, device, prepared, timing, settings: timing)
+    return closed
+
+
+def test_a_group_is_steady_when_its_cycle_medians_spread_at_most_the_iqr_limit(monkeypatch) -> None:
+    """Round medians 1, 2, 3 ms: interquartile range 1 ms over the median 2 ms is 0.5, the limit
+    exactly: steady at limit 0.5, not at the default 0.1 (however small 1 ms is). Warm-up runs first."""
+    launches = [1e-3] * 3 + [2e-3] * 3 + [3e-3] * 3
+    for limit, steady in ((0.5, True), (0.1, False)):
+        log: list[str] = []
+        _group(monkeypatch, {0: launches}, log)
+        settings = TimingSettings(warmup=0, min_repeats=3, min_time_s=0, cycles=3, iqr_limit=limit)
+        (timing,) = measure_interleaved([Variant(0, {})], None, settings)
+        assert timing.samples == (1e-3, 2e-3, 3e-3) and timing.stable is steady
+    log = []
+    _group(monkeypatch, {0: [1e-3] * 11}, log)
+    measure_interleaved([Variant(0, {})], None, TimingSettings(warmup=2, min_repeats=3, min_time_s=0, cycles=3))
+    assert log == ["0x2", "0x3", "0x3", "0x3"]
+
+
+def test_a_variant_whose_warm_up_fails_fails_alone_and_its_launch_is_closed(monkeypatch) -> None:
+    from gpuperf.measure.devices import RunFailed
+
+    log: list[str] = []
+    closed = _group(monkeypatch, {0: [1e-3] * 8, 1: []}, log, warmup_fails=True)
+    settings = TimingSettings(warmup=2, min_repeats=3, min_time_s=0, cycles=2)
+    first, second = measure_interleaved([Variant(0, {}), Variant(1, {})], None, settings)
+    assert first.samples == (1e-3, 1e-3) and isinstance(second, RunFailed)
+    assert sorted(closed) == [0, 1]  # each launch closed once, the failed one included
