@@ -466,3 +466,32 @@ def test_profiled_elsewhere_summary_averages_each_predicted_gpu_over_its_profili
     summary = tables["Profiled on another GPU: mean over profiling GPUs, against baselines"]
     np.testing.assert_allclose(summary["bsp/random_forest, profiled elsewhere"].loc[gpus], [0.2, 0.4, 0.6])
     assert summary["bsp/random_forest, own profile (leave one GPU out)"].loc["g2"] == 0.06
+
+
+def _drawn_figure(monkeypatch):
+    """The figures the report's plots save, kept in a list as they are saved."""
+    from matplotlib.figure import Figure
+
+    figures = []
+    original = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda self, *a, **kw: (figures.append(self), original(self, *a, **kw)))
+    return figures
+
+
+def test_scatter_gives_each_kernel_its_own_hue_a_labelled_y_equals_x_and_a_legend_beside_the_axes(
+        tmp_path, small, monkeypatch):
+    import colorsys
+
+    from gpuperf.evaluation.report import plot_predicted_vs_measured
+
+    evaluation = leave_one_gpu_out(make_model("linear"), small, ["input.size.1", "threads"], max_train_rows=20)
+    figures = _drawn_figure(monkeypatch)
+    plot_predicted_vs_measured(evaluation, tmp_path / "p.png", "lr on small")
+    ax = figures[0].axes[0]
+    legend = ax.get_legend()
+    names = [text.get_text() for text in legend.get_texts()]
+    kernels = sorted(small["kernel"].unique())
+    assert names == ["within 0.8-1.2x", "y = x (exact)", *kernels]  # kernels in name order, as coloured
+    hues = [colorsys.rgb_to_hsv(*handle.get_facecolor()[0][:3])[0] for handle in legend.legend_handles[2:]]
+    assert min(min(abs(a - b), 1 - abs(a - b)) for i, a in enumerate(hues) for b in hues[i + 1:]) > 0.02
+    assert legend.get_bbox_to_anchor().x0 > ax.get_window_extent().x1 - 1  # no point hidden under it

@@ -166,15 +166,14 @@ def plot_predicted_vs_measured(evaluation: Evaluation, path: Path, context: str 
     data = evaluation.predictions
     colour_by = "kernel" if "kernel" in data.columns else "fold"
     labels = sorted(data[colour_by].astype(str).unique())
-    palette = matplotlib.colormaps["tab20"]
-    colours = {label: palette(i % palette.N) for i, label in enumerate(labels)}
+    colours = kernel_colours(labels)
     plottable = (data["predicted"] > 0) & np.isfinite(data["predicted"])
     shown = data[plottable]
     low = min(data["measured"].min(), shown["predicted"].min() if len(shown) else np.inf)
     high = max(data["measured"].max(), shown["predicted"].max() if len(shown) else -np.inf)
     band = np.array([low, high])
     ax.fill_between(band, band * 0.8, band * 1.2, color="0.85", linewidth=0, label="within 0.8-1.2x")
-    ax.plot(band, band, color="black", linewidth=0.8)
+    ax.plot(band, band, color="black", linewidth=0.8, label="y = x (exact)")
     groups = sorted(shown.groupby(shown[colour_by].astype(str)), key=lambda item: -len(item[1]))
     thinned = False
     for label, part in groups:
@@ -190,10 +189,20 @@ def plot_predicted_vs_measured(evaluation: Evaluation, path: Path, context: str 
     if thinned:
         plotted += f", at most {MAX_POINTS_PER_KERNEL} per {colour_by} drawn"
     ax.set_title(f"predicted vs measured: {_plot_title(context, evaluation.name)}\n{plotted}", fontsize=8, wrap=True)
-    ax.legend(fontsize=6, markerscale=2, loc="upper left")
+    handles, names = ax.get_legend_handles_labels()  # the references first, then the groups by name
+    order = sorted(range(len(names)), key=lambda i: (names[i] in colours, names[i]))
+    ax.legend([handles[i] for i in order], [names[i] for i in order], fontsize=6, markerscale=2,
+              loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes: over-predictions sit top left
     fig.tight_layout()
     fig.savefig(path, dpi=110, bbox_inches="tight")
     return path
+
+
+def kernel_colours(labels: Sequence[str]) -> dict[str, tuple]:
+    """A colour per label: tab10 for up to 10 labels (tab20's pairs differ only in lightness, so two
+    kernels would read as one), tab20 beyond."""
+    palette = matplotlib.colormaps["tab10" if len(labels) <= 10 else "tab20"]
+    return {label: palette(i % palette.N) for i, label in enumerate(labels)}
 
 
 def plot_error_heatmap(evaluation: Evaluation, path: Path, context: str = "") -> Path:
