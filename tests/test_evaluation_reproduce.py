@@ -495,3 +495,13 @@ def test_scatter_gives_each_kernel_its_own_hue_a_labelled_y_equals_x_and_a_legen
     hues = [colorsys.rgb_to_hsv(*handle.get_facecolor()[0][:3])[0] for handle in legend.legend_handles[2:]]
     assert min(min(abs(a - b), 1 - abs(a - b)) for i, a in enumerate(hues) for b in hues[i + 1:]) > 0.02
     assert legend.get_bbox_to_anchor().x0 > ax.get_window_extent().x1 - 1  # no point hidden under it
+
+
+def test_dendrogram_marks_where_it_is_cut(tmp_path, monkeypatch):
+    from gpuperf.evaluation.report import plot_dendrogram
+
+    linkage = np.array([[0.0, 1.0, 0.2, 2.0], [2.0, 3.0, 0.5, 3.0]])
+    figures = _drawn_figure(monkeypatch)
+    plot_dendrogram(linkage, ["a", "b", "c"], tmp_path / "d.png", 2)
+    cuts = [line for line in figures[0].axes[0].get_lines() if line.get_label() == "cut: 2 clusters"]
+    assert len(cuts) == 1 and list(cuts[0].get_xdata()) == [0.35, 0.35]  # halfway between the two merges

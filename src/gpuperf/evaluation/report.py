@@ -255,7 +255,10 @@ def plot_dendrogram(linkage_matrix: np.ndarray, labels: Sequence[str], path: Pat
     dendrogram(linkage_matrix, labels=list(labels), orientation="right", ax=ax, color_threshold=threshold,
                leaf_font_size=6)
     ax.set_xlabel("1 - |Spearman r|")
-    cut = f", cut into {k} clusters" if threshold is not None else ""
+    if threshold is not None:  # a single-feature cluster is drawn in the colour above the cut: the line counts it
+        ax.axvline(threshold, color="grey", linewidth=0.8, linestyle="--", label=f"cut: {k} clusters")
+        ax.legend(fontsize=7, loc="lower right")
+    cut = f", cut into {k} clusters (dashed line)" if threshold is not None else ""
     ax.set_title(f"Feature clustering: average linkage on 1 - |Spearman r|{cut}", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110, bbox_inches="tight")
