@@ -505,3 +505,13 @@ def test_dendrogram_marks_where_it_is_cut(tmp_path, monkeypatch):
     plot_dendrogram(linkage, ["a", "b", "c"], tmp_path / "d.png", 2)
     cuts = [line for line in figures[0].axes[0].get_lines() if line.get_label() == "cut: 2 clusters"]
     assert len(cuts) == 1 and list(cuts[0].get_xdata()) == [0.35, 0.35]  # halfway between the two merges
+
+
+def test_a_feature_ranking_of_one_feature_still_has_room_for_its_title_and_axis(tmp_path):
+    import warnings
+
+    from gpuperf.evaluation.report import plot_feature_ranking
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warns when the layout cannot fit the labels
+        plot_feature_ranking(pd.Series({"n": 0.03}, name="|Spearman r| with time_s"), tmp_path / "f.png")

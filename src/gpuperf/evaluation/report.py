@@ -234,7 +234,7 @@ def plot_error_heatmap(evaluation: Evaluation, path: Path, context: str = "") ->
 def plot_feature_ranking(ranking: pd.Series, path: Path, top: int = 25) -> Path:
     """Horizontal bars of the ``top`` highest-ranked features."""
     shown = ranking.sort_values(ascending=False).head(top)[::-1]
-    fig = Figure(figsize=(6, 0.6 + 0.25 * len(shown)))
+    fig = Figure(figsize=(6, max(2.0, 0.6 + 0.25 * len(shown))))  # room for the title and axis with few bars
     ax = fig.subplots()
     ax.barh([str(i) for i in shown.index], shown.to_numpy(dtype=float))
     ax.set_xlabel(str(ranking.name or "score"))
