@@ -515,3 +515,14 @@ def test_a_feature_ranking_of_one_feature_still_has_room_for_its_title_and_axis(
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # matplotlib warns when the layout cannot fit the labels
         plot_feature_ranking(pd.Series({"n": 0.03}, name="|Spearman r| with time_s"), tmp_path / "f.png")
+
+
+def test_each_evaluation_plot_has_a_caption_saying_what_it_shows_in_markdown_and_html(tmp_path, small):
+    evaluation = leave_one_gpu_out(make_model("linear"), small, ["input.size.1", "threads"], max_train_rows=20)
+    ranking = pd.Series({"threads": 0.4, "input.size.1": 0.2}, name="nmi")
+    paths = write_report(tmp_path / "out", "T", {"rf": evaluation}, feature_ranking=ranking)
+    markdown, page = paths["markdown"].read_text(), paths["html"].read_text()
+    assert "![pred_vs_measured_rf](pred_vs_measured_rf.png)\n\n*Predicted against measured time" in markdown
+    assert "![error_rf](error_rf.png)\n\n*MAPE (a fraction) per kernel" in markdown
+    assert "![feature_ranking](feature_ranking.png)\n\n*The features ranked highest by nmi" in markdown
+    assert page.count("<figcaption>") == 3 and "y = x (a perfect prediction)" in page

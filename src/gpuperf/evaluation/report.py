@@ -265,6 +265,12 @@ def plot_dendrogram(linkage_matrix: np.ndarray, labels: Sequence[str], path: Pat
     return path
 
 
+SCATTER_CAPTION = ("Predicted against measured time of each held-out row, both in seconds on log axes, coloured by "
+                   "kernel; the black line is y = x (a perfect prediction), the grey band 0.8-1.2x of it.")
+HEATMAP_CAPTION = ("MAPE (a fraction) per kernel and held-out group (per GPU where kernels are held out); the "
+                   "colour is capped at 1, the numbers are not; blank: no held-out rows.")
+
+
 def write_report(
     folder: str | Path,
     title: str,
@@ -287,19 +293,20 @@ def write_report(
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
-    sections: list[tuple[str, str, pd.DataFrame | None, list[Path]]] = []
+    sections: list[tuple[str, str, pd.DataFrame | None, list[tuple[Path, str]]]] = []  # images with captions
     for name, table in tables.items():
         sections.append((name, "", table, []))
-    for heading, text, image in plots:
-        sections.append((heading, text, None, [Path(image)]))
+    for heading, text, image in plots:  # the section's text says what the plot shows
+        sections.append((heading, text, None, [(Path(image), "")]))
     plotted = list(evaluations) if plot_evaluations is None else list(plot_evaluations)
     for name, evaluation in evaluations.items():
         images = []
         if name in plotted:
-            images.append(plot_predicted_vs_measured(evaluation, folder / f"pred_vs_measured_{_slug(name)}.png",
-                                                     title))
+            images.append((plot_predicted_vs_measured(evaluation, folder / f"pred_vs_measured_{_slug(name)}.png",
+                                                      title), SCATTER_CAPTION))
             if "kernel" in evaluation.predictions.columns:
-                images.append(plot_error_heatmap(evaluation, folder / f"error_{_slug(name)}.png", title))
+                images.append((plot_error_heatmap(evaluation, folder / f"error_{_slug(name)}.png", title),
+                               HEATMAP_CAPTION))
         overall = ", ".join(f"{k} {_cell(v, 3) or 'undefined'}" for k, v in evaluation.overall.items())
         text = f"Overall (pooled over {len(evaluation.predictions)} held-out rows): {overall}."
         if evaluation.skipped:
@@ -313,13 +320,14 @@ def write_report(
         sections.append((f"Evaluation {name}", text, evaluation.per_group, images))
     if feature_ranking is not None:
         image = plot_feature_ranking(feature_ranking, folder / "feature_ranking.png")
-        sections.append(("Feature ranking", "", feature_ranking.to_frame(), [image]))
+        caption = f"The features ranked highest by {feature_ranking.name or 'score'} (at most 25)."
+        sections.append(("Feature ranking", "", feature_ranking.to_frame(), [(image, caption)]))
     if dendrogram_of is not None:
         linkage_matrix, labels, k = dendrogram_of
         image = plot_dendrogram(linkage_matrix, labels, folder / "dendrogram.png", k)
-        sections.append(("Feature clustering", "Distance 1 - |Spearman r|, average linkage.", None, [image]))
+        sections.append(("Feature clustering", "Distance 1 - |Spearman r|, average linkage.", None, [(image, "")]))
     for _, _, _, images in sections:
-        written.update({image.stem: image for image in images})
+        written.update({image.stem: image for image, _ in images})
 
     if evaluations:
         notes = [*notes, METRIC_GLOSSARY]
@@ -333,13 +341,15 @@ def write_report(
         if table is not None:
             markdown += [markdown_table(table), ""]
             body.append(html_table(table))
-        for image in images:
-            markdown += [f"![{image.stem}]({image.name})", ""]
-            body.append(f'<img src="{html.escape(image.name)}" alt="{html.escape(image.stem)}">')
+        for image, caption in images:
+            markdown += [f"![{image.stem}]({image.name})", ""] + ([f"*{caption}*", ""] if caption else [])
+            img = f'<img src="{html.escape(image.name)}" alt="{html.escape(image.stem)}">'
+            body.append(f"<figure>{img}<figcaption>{note_html(caption)}</figcaption></figure>" if caption else img)
     written["markdown"] = folder / "report.md"
     written["markdown"].write_text("\n".join(markdown))
     style = "body{font-family:sans-serif;max-width:72em;margin:auto}table{border-collapse:collapse;font-size:80%}" \
-            "td,th{padding:2px 6px;border-bottom:1px solid #ddd;text-align:right}img{max-width:100%}"
+            "td,th{padding:2px 6px;border-bottom:1px solid #ddd;text-align:right}img{max-width:100%}" \
+            "figure{margin:1em 0}figcaption{font-size:90%;color:#444}"
     written["html"] = folder / "report.html"
     written["html"].write_text(
         f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
