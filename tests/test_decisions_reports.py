@@ -132,3 +132,24 @@ def test_reproduce_rodinia_takes_opt_in_scenarios():
 def test_times_are_drawn_in_the_unit_that_reads_as_a_number_of_at_least_one():
     assert time_unit(2.5) == ("s", 1.0) and time_unit(0.0025) == ("ms", 1e3) and time_unit(2.5e-4) == ("us", 1e6)
     assert time_unit(1e-3) == ("ms", 1e3)
+
+
+def _drawn_figure(monkeypatch):
+    """The figures the report's plots save, kept in a list as they are saved."""
+    from matplotlib.figure import Figure
+
+    figures = []
+    original = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda self, *a, **kw: (figures.append(self), original(self, *a, **kw)))
+    return figures
+
+
+def test_a_strip_of_a_handful_of_points_draws_them_large_and_solid_but_thousands_small(tmp_path, monkeypatch):
+    from gpuperf.decisions.reports import plot_strips
+
+    figures = _drawn_figure(monkeypatch)
+    few, many = np.linspace(0.5, 4.0, 6), np.linspace(0.5, 4.0, 5000)
+    plot_strips({"few": few, "many": many}, tmp_path / "s.png", "speedup", "t")
+    drawn = figures[0].axes[0].collections
+    assert drawn[0].get_sizes()[0] >= 12 and drawn[0].get_alpha() >= 0.7  # six points stay visible
+    assert drawn[1].get_sizes()[0] <= 5 and drawn[1].get_alpha() <= 0.4  # thousands do not merge into a bar

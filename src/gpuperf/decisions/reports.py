@@ -110,7 +110,8 @@ def plot_strips(values: Mapping[str, np.ndarray], path: Path, xlabel: str, title
     for row, name in enumerate(names):
         points = np.asarray(values[name], dtype=float)
         points = points[np.isfinite(points) & (points > 0)]
-        ax.scatter(points, row + rng.uniform(-0.25, 0.25, len(points)), s=4, alpha=0.35)
+        size, alpha = strip_marker(len(points))
+        ax.scatter(points, row + rng.uniform(-0.25, 0.25, len(points)), s=size, alpha=alpha)
         if len(points):
             ax.plot([np.median(points)] * 2, [row - 0.35, row + 0.35], color="black", linewidth=1.2)
     ax.axvline(1.0, color="grey", linewidth=0.8, linestyle="--")
@@ -123,6 +124,12 @@ def plot_strips(values: Mapping[str, np.ndarray], path: Path, xlabel: str, title
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     return path
+
+
+def strip_marker(count: int) -> tuple[float, float]:
+    """Marker size and opacity for a strip of ``count`` points: small and see-through where thousands
+    overlap, large and solid where a handful would otherwise vanish."""
+    return (4.0, 0.35) if count > 200 else (16.0, 0.8) if count <= 30 else (8.0, 0.6)
 
 
 def exploration_report(folder: str | Path, cases: Mapping[str, ExploreResult],
