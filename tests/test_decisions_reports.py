@@ -153,3 +153,16 @@ def test_a_strip_of_a_handful_of_points_draws_them_large_and_solid_but_thousands
     drawn = figures[0].axes[0].collections
     assert drawn[0].get_sizes()[0] >= 12 and drawn[0].get_alpha() >= 0.7  # six points stay visible
     assert drawn[1].get_sizes()[0] <= 5 and drawn[1].get_alpha() <= 0.4  # thousands do not merge into a bar
+
+
+def test_exploration_curves_draw_the_search_over_the_baselines_and_name_the_90_percent_line(tmp_path, monkeypatch):
+    from gpuperf.decisions.reports import plot_curves
+
+    performance = np.array([0.2, 0.5, 1.0, 0.95, 0.1])
+    figures = _drawn_figure(monkeypatch)
+    plot_curves({"a": ExploreResult([2, 1], performance, "search", transfer_order=[2, 0])}, tmp_path / "c.png")
+    lines = {line.get_label(): line for line in figures[0].axes[0].get_lines()}
+    assert lines["search"].get_zorder() > max(lines[n].get_zorder() for n in ("plain transfer", "random (expected)"))
+    assert list(lines["90 % of the best"].get_ydata()) == [0.9, 0.9]
+    legend = [text.get_text() for text in figures[0].axes[0].get_legend().get_texts()]
+    assert "90 % of the best" in legend

@@ -55,7 +55,7 @@ def _horizon(result: ExploreResult) -> int:
 
 def plot_curves(cases: Mapping[str, ExploreResult], path: Path, columns: int = 4) -> Path:
     """One panel per space: best found against evaluations (log x axis, one range for every panel);
-    a search's line ends at its last evaluation, marked with a dot."""
+    a search's line ends at its last evaluation, marked with a dot, and is drawn over the baselines'."""
     rows = -(-len(cases) // columns)
     width = min(columns, len(cases))
     fig = Figure(figsize=(max(5.0, 3.4 * width), max(3.6, 2.8 * rows)))
@@ -64,10 +64,11 @@ def plot_curves(cases: Mapping[str, ExploreResult], path: Path, columns: int = 4
         ax = fig.add_subplot(rows, width, position)
         for name, curve in exploration_curves(result, horizon).items():
             steps = np.arange(1, len(curve) + 1)
-            (line,) = ax.plot(steps, curve, label=name, drawstyle="steps-post")
+            layer = 3 if name == result.method else 2  # where the search follows a baseline, it stays in sight
+            (line,) = ax.plot(steps, curve, label=name, drawstyle="steps-post", zorder=layer)
             if name != "random (expected)" and len(curve):
-                ax.plot(steps[-1], curve[-1], "o", color=line.get_color(), markersize=3)
-        ax.axhline(0.9, color="grey", linewidth=0.6, linestyle=":")
+                ax.plot(steps[-1], curve[-1], "o", color=line.get_color(), markersize=3, zorder=layer)
+        ax.axhline(0.9, color="grey", linewidth=0.6, linestyle=":", label="90 % of the best")
         ax.set_xscale("log")
         ax.set_xlim(1, max(horizon, 2))
         plain_log_ticks(ax)
