@@ -166,3 +166,15 @@ def test_exploration_curves_draw_the_search_over_the_baselines_and_name_the_90_p
     assert list(lines["90 % of the best"].get_ydata()) == [0.9, 0.9]
     legend = [text.get_text() for text in figures[0].axes[0].get_legend().get_texts()]
     assert "90 % of the best" in legend
+
+
+def test_tuning_report_names_the_device_and_gives_times_in_a_unit_with_three_digits(tmp_path, monkeypatch):
+    from gpuperf.decisions.reports import tuning_report
+    from gpuperf.decisions.tune import Trial, TuneResult
+
+    result = TuneResult("jacobi2d_5pt", {"n": 512}, "opencl:0", "online (gp)",
+                        [Trial({"unroll": 1}, 9.28e-4, "ok"), Trial({"unroll": 4}, 4.997e-5, "ok")], gpu="pthread-CPU")
+    figures = _drawn_figure(monkeypatch)
+    paths = tuning_report(tmp_path, result, 9.09e-5)
+    assert "opencl:0 (pthread-CPU)" in figures[0].axes[0].get_title()
+    assert "(50.0 us against 90.9 us)" in paths["markdown"].read_text()

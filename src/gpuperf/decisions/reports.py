@@ -191,7 +191,8 @@ def tuning_report(folder: str | Path, result: TuneResult, default_time: float | 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("trial")
     ax.set_ylabel(f"time ({unit})")
-    ax.set_title(f"Tuning {result.space} on {result.device}: best so far against trials", fontsize=9)
+    where = result.device if result.gpu is None else f"{result.device} ({result.gpu})"
+    ax.set_title(f"Tuning {result.space} on {where}: best so far against trials", fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     image = folder / "tuning_curve.png"
@@ -202,11 +203,11 @@ def tuning_report(folder: str | Path, result: TuneResult, default_time: float | 
                "failed": sum(t.status != "ok" for t in result.trials),
                "best_time_s": None if best is None else best.time_s,
                "best": None if best is None else best.config, "default_time_s": default_time}
-    where = result.device if result.gpu is None else f"{result.device} ({result.gpu})"
     notes = [f"{result.space} at {result.sizes} on {where}; method: {result.method}."]
     if best is not None and default_time is not None:
+        unit, scale = time_unit(min(best.time_s, default_time))
         notes.append(f"Best {best.config}: {default_time / best.time_s:.2f}x as fast as the default variant "
-                     f"({best.time_s:.3g} s against {default_time:.3g} s).")
+                     f"({best.time_s * scale:#.3g} {unit} against {default_time * scale:#.3g} {unit}).")
     return write_report(folder, f"Tuning {result.space}", tables={"Trials in order": trials}, notes=notes,
                         metrics={"tuning": summary},
                         plots=[("Best so far against trials", "Times on a log scale.", image)])
