@@ -299,6 +299,7 @@ def test_html_tables_and_notes_read_like_the_markdown():
     page = html_table(frame)
     assert "<td>41645</td>" in page and "<td>0.882</td>" in page and "4.16e+04" not in page
     assert note_html("see [the sweep](sweep/report.md) & more") == 'see <a href="sweep/report.html">the sweep</a> &amp; more'
+    assert note_html("Written by `gpuperf evaluate 'a b.csv'`.") == "Written by <code>gpuperf evaluate &#x27;a b.csv&#x27;</code>."
 
 
 def test_an_evaluation_section_says_its_overall_figures_are_pooled_and_what_it_left_out(tmp_path, small):

@@ -104,8 +104,9 @@ def html_table(frame: pd.DataFrame, digits: int = 3) -> str:
 
 
 def note_html(note: str) -> str:
-    """A note as HTML: escaped, with Markdown links ``[text](page.md)`` as links to the HTML page."""
-    escaped = html.escape(note)
+    """A note as HTML: escaped, with Markdown links ``[text](page.md)`` as links to the HTML page and
+    code spans (a command line) as code."""
+    escaped = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(note))
     return re.sub(r"\[([^\]]+)\]\(([^)\s]+?)(\.md)?\)",
                   lambda m: f'<a href="{m[2]}{".html" if m[3] else ""}">{m[1]}</a>', escaped)
 
