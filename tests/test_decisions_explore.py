@@ -435,6 +435,39 @@ def test_normalised_performance_treats_a_zero_or_negative_time_as_failed():
     assert performance.tolist() == [0.0, 1.0, 0.5, 0.0, 0.0]
 
 
+def test_a_space_where_every_configuration_failed_has_performance_zero_everywhere():
+    assert normalised_performance([np.nan, np.nan, -1.0]).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_a_configuration_exactly_at_the_fraction_reaches_it():
+    """0.9 of the best counts as reaching 90 %, and the best itself (exactly 1.0) reaches 100 %."""
+    performance = normalised_performance([2.0, 1.0 / 0.9, 1.0])  # 0.5, 0.9 (up to rounding), 1.0
+    assert evals_to(performance, 0.9) == 2
+    assert evals_to(performance, 1.0) == 3
+    assert evals_to([0.5, 0.75, 1.0], 0.75) == 2
+    # random order: two of three configurations reach 75 %, one reaches 100 %
+    assert random_expected_evals([0.5, 0.75, 1.0], 0.75) == pytest.approx(4 / 3)
+    assert random_expected_evals([0.5, 0.75, 1.0], 1.0) == pytest.approx(2.0)
+    from gpuperf.decisions.search_metrics import random_survival
+    # P(no hit after 1 draw) = 1/3 when 2 of 3 are good; P(missing the one best in 2 draws) = 1/3
+    np.testing.assert_allclose(random_survival([0.5, 0.75, 1.0], 0.75, [1, 2]), [1 / 3, 0.0])
+    np.testing.assert_allclose(random_survival([0.5, 0.75, 1.0], 1.0, [1, 2]), [2 / 3, 1 / 3])
+
+
+def test_simulated_random_order_that_never_reaches_counts_one_more_than_the_space():
+    """With no good configuration the expectation (N + 1) / (0 + 1) is N + 1: so is every simulated order."""
+    performance = np.zeros(4)
+    assert simulate_random(performance, 0.9, seeds=3).tolist() == [5, 5, 5]
+    assert random_expected_evals(performance, 0.9) == pytest.approx(5.0)
+
+
+def test_simulated_random_orders_use_consecutive_seeds_from_start_seed():
+    performance = normalised_performance(np.arange(1.0, 41.0))  # one good configuration of 40
+    seven = simulate_random(performance, 0.99, seeds=7)
+    assert simulate_random(performance, 0.99, seeds=2, start_seed=5).tolist() == seven[5:].tolist()
+    assert len(set(seven.tolist())) > 1  # the seeds give different orders
+
+
 def test_space_from_frame_refuses_a_zero_time():
     """A time of 0 (row 2) is no measured time and no failure name: an error naming the row (time 0)."""
     zero = table().assign(time_ms=[1.0, 0.0, 3.0, 4.0])

@@ -247,3 +247,71 @@ def test_the_bundled_pocl_sweep_is_judged_with_the_limits_it_was_measured_under(
     assert (choices["best"] <= choices[["llvm", "heuristic", "model"]].min(axis=1)).all()
     report = (bundled_sweep_report(tmp_path)["markdown"]).read_text()
     assert "heuristic" in report and "![time_maps](time_maps.png)" in report
+
+
+def test_sweep_grid_runs_threads_from_32_to_the_limit_and_blocks_up_to_one_iteration_per_thread():
+    """256 threads per block at most, trip 600: 32 threads need 19 blocks (powers of 2 up to 16, then
+    exactly 19), 64 need 10, 128 need 5, 256 need 3."""
+    cpu = cpu_descriptor("cpu", 4, 256, 32768)
+    picks = set(policy_picks(cpu, 600).values())
+    grid = ({(32, b) for b in (1, 2, 4, 8, 16, 19)} | {(64, b) for b in (1, 2, 4, 8, 10)}
+            | {(128, b) for b in (1, 2, 4, 5)} | {(256, b) for b in (1, 2, 3)})
+    assert (64, 10) not in picks  # so the grid itself must hold it
+    assert set(sweep_geometries(cpu, 600)) == grid | picks
+    over = cpu_descriptor("cpu", 4, 64, 32768)  # LLVM's 128 threads cannot run there: not measured
+    assert (128, 2) in policy_picks(over, 200).values() and all(t <= 64 for t, _ in sweep_geometries(over, 200))
+
+
+def test_sweep_grid_stops_at_1024_threads_per_block_on_a_larger_device():
+    cpu = cpu_descriptor("cpu", 2, 4096, 32768)
+    picks = set(policy_picks(cpu, 4096).values())
+    grid_threads = {t for t, _ in set(sweep_geometries(cpu, 4096)) - picks}
+    assert grid_threads == {32, 64, 128, 256, 512, 1024}
+
+
+def test_model_targets_are_log2_times_over_the_best_of_each_loop_and_trip():
+    from gpuperf.decisions.geometry_sweep import _relative_log_time
+
+    frame = pd.DataFrame({"kernel": ["a", "a", "a", "a"], "trip": [4, 4, 8, 8], "time_s": [1.0, 4.0, 8.0, 16.0]})
+    assert _relative_log_time(frame).tolist() == [0.0, 2.0, 0.0, 1.0]
+
+
+def test_the_model_policy_never_trains_on_the_loop_it_picks_for(monkeypatch):
+    from gpuperf.decisions import geometry_sweep
+
+    fitted = []
+
+    class Recording:
+        def __init__(self, **kwargs):
+            pass
+
+        def fit(self, X, y):
+            fitted.append(sorted(set(np.exp2(X[:, 2]).round().astype(int))))
+            return self
+
+        def predict(self, X):
+            return np.zeros(len(X))
+
+    monkeypatch.setattr(geometry_sweep, "RandomForestRegressor", Recording)
+    table = pd.DataFrame({"kernel": ["a"] * 3 + ["b"] * 2, "trip": [4, 4, 4, 8, 8], "threads": [32, 64, 128, 32, 64],
+                          "blocks": [1, 1, 1, 1, 1], "time_s": [1.0, 2.0, 3.0, 1.0, 2.0]})
+    assert geometry_sweep.model_picks(table) is not None
+    assert fitted == [[8], [4]]  # a's model saw only b's trip count, b's only a's
+
+
+def test_sweep_summary_counts_only_choices_with_a_measured_llvm_default():
+    """Heuristic vs LLVM: 1 s vs 1 s, and 4 s vs 2 s (best 2 s); the row without LLVM's time is left out."""
+    choices = pd.DataFrame({"llvm": [1.0, np.nan, 2.0], "heuristic": [1.0, 1.0, 4.0], "best": [1.0, 1.0, 2.0],
+                            "llvm_threads": [32] * 3, "heuristic_threads": [64] * 3, "best_threads": [32] * 3})
+    summary = sweep_summary(choices)
+    assert summary.loc["heuristic", "choices"] == 2
+    assert summary.loc["heuristic", "speedup_vs_llvm"] == pytest.approx(0.5**0.5)
+    assert summary.loc["heuristic", "within_10pct"] == pytest.approx(0.5)
+    assert summary.loc["llvm", "choices"] == 2
+
+
+def test_a_table_recording_two_device_descriptors_is_refused():
+    rows = [{f"device_{k}": v for k, v in cpu_descriptor(name, units, 4096, 65536).as_dict().items()}
+            for name, units in (("cpu", 4), ("cpu", 8))]
+    with pytest.raises(GpuperfError, match="t.csv: rows record different device descriptors"):
+        table_descriptor(pd.DataFrame(rows), "t.csv")

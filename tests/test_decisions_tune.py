@@ -356,3 +356,95 @@ def test_a_ranking_is_no_start_when_other_gpus_guide_the_search(tmp_path):
     result = tune_space("jacobi2d_5pt", SIZES, budget=1, train=train, ranking=candidates.iloc[::-1].head(5))
     assert result.method == "transfer-guided (et)"
     assert tuple(result.trials[0].config.values()) == tuple(candidates.iloc[3])  # the other GPU's best
+
+
+class _Options(dict):
+    """Kernel Tuner's tuning options: a dict with attributes."""
+
+    __getattr__ = dict.get
+
+
+class _Searchspace:
+    tune_params = {"x": [1, 2, 3, 4]}
+    list = [(3,), (1,), (4,), (2,)]
+
+
+class _Recording:
+    """A search asking in table order and recording what it is told."""
+
+    def __init__(self, configs, params, train, model, seed):
+        self.configs, self.told = configs, []
+
+    def __len__(self):
+        return len(self.configs)
+
+    def ask(self):
+        if len(self.told) >= len(self.configs):
+            raise GpuperfError("every configuration was asked for")
+        return len(self.told)
+
+    def tell(self, index, time):
+        self.told.append((int(self.configs["x"].iloc[index]), time))
+
+
+def _fake_kernel_tuner(monkeypatch, costs):
+    """Replace Kernel Tuner's cost function by one returning ``costs[x]`` (never stopping by itself)."""
+    import kernel_tuner.strategies.common as common
+
+    from gpuperf.decisions import kernel_tuner_strategy
+
+    searches = []
+
+    class Cost:
+        def __init__(self, searchspace, tuning_options, runner):
+            self.results = []
+
+        def __call__(self, config, check_restrictions=True):
+            self.results.append({"x": config[0]})
+            return costs[config[0]]
+
+    def recording(*args):
+        searches.append(_Recording(*args))
+        return searches[-1]
+
+    monkeypatch.setattr(common, "CostFunc", Cost)
+    monkeypatch.setattr(kernel_tuner_strategy, "GuidedSearch", recording)
+    return searches
+
+
+def test_guided_strategy_stops_at_max_fevals_or_when_the_space_is_searched(monkeypatch):
+    from gpuperf.decisions.kernel_tuner_strategy import GuidedStrategy
+
+    searches = _fake_kernel_tuner(monkeypatch, {1: 4.0, 2: 3.0, 3: 2.0, 4: 1.0})
+    results = GuidedStrategy().tune(_Searchspace(), None, _Options(max_fevals=2, objective_higher_is_better=False))
+    assert [r["x"] for r in results] == [1, 2]  # sorted by parameter value, not Kernel Tuner's listing
+    assert searches[-1].told == [(1, 4.0), (2, 3.0)]
+    results = GuidedStrategy().tune(_Searchspace(), None, _Options(max_fevals=10, objective_higher_is_better=False))
+    assert [r["x"] for r in results] == [1, 2, 3, 4]
+    results = GuidedStrategy().tune(_Searchspace(), None, _Options(objective_higher_is_better=False))
+    assert [r["x"] for r in results] == [1, 2, 3, 4]
+
+
+def test_guided_strategy_searches_a_higher_is_better_objective_as_its_inverse(monkeypatch):
+    """Kernel Tuner negates GFLOP/s into its cost: -4 GFLOP/s is told as 1/4, the first objective followed."""
+    import sys
+
+    from gpuperf.decisions.kernel_tuner_strategy import GuidedStrategy
+
+    costs = {1: [-4.0, 9.0], 2: [-0.5, 1.0], 3: [sys.float_info.max, 1.0], 4: [0.0, 1.0]}
+    searches = _fake_kernel_tuner(monkeypatch, costs)
+    GuidedStrategy().tune(_Searchspace(), None, _Options(objective_higher_is_better=[True, False]))
+    assert searches[-1].told == [(1, 0.25), (2, 2.0), (3, None), (4, None)]
+
+
+def test_kernel_tuner_costs_become_times_and_failures_none():
+    import math
+    import sys
+
+    from gpuperf.decisions.kernel_tuner_strategy import _as_time
+
+    assert _as_time(2.5, False) == 2.5
+    assert _as_time(-8.0, True) == 0.125
+    for failed in (sys.float_info.max, -sys.float_info.max, math.inf, math.nan, 0.0, -1.0):
+        assert _as_time(failed, False) is None, failed
+        assert _as_time(-failed, True) is None, failed

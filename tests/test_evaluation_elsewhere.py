@@ -85,3 +85,65 @@ def test_bad_input_is_one_clear_error():
         profiled_elsewhere(LogLinear(), frame.drop(columns="n"), build, ["log_work"], KEY)
     with pytest.raises(GpuperfError, match="no rows for GPU"):
         profiled_elsewhere(LogLinear(), frame, build, ["log_work"], KEY, targets=["Tesla V100"])
+
+
+def test_failed_or_non_positive_launches_are_left_out_on_either_side_of_a_pair():
+    frame = launches()
+    k40 = frame["gpu"].eq("Tesla K40")
+    frame.loc[k40 & frame["kernel"].eq("a") & frame["n"].eq(4), "status"] = "RuntimeFailedConfig"
+    frame.loc[k40 & frame["kernel"].eq("b") & frame["n"].eq(8), "time_s"] = 0.0
+    pairs = profiled_elsewhere(LogLinear(), frame, build, ["log_work", "log_peak"], KEY, max_train_rows=None)
+    # each lost K40 launch drops 2 pairs with K40 as target and 2 with it as source
+    assert len(pairs) == 3 * 2 * 10 - 2 * 4
+    on_k40 = pairs[pairs["target_gpu"].eq("Tesla K40") | pairs["source_gpu"].eq("Tesla K40")]
+    assert len(on_k40) == 2 * 2 * 8
+    assert (pairs["measured"] > 0).all() and (pairs["source_time_s"] > 0).all()
+
+
+def test_no_launch_shared_by_two_gpus_is_one_clear_error():
+    frame = launches()
+    frame["n"] = frame["n"] * frame["gpu"].map({g: 100**i for i, g in enumerate(GPUS)})  # n differs per GPU
+    with pytest.raises(GpuperfError, match="no launch was measured on two GPUs"):
+        profiled_elsewhere(LogLinear(), frame, build, ["log_work"], KEY)
+
+
+class _RecordingMean:
+    """Predicts the mean training time; records the training rows of every fit."""
+
+    fits: list = []
+
+    def get_params(self, deep=True):
+        return {}
+
+    def set_params(self, **params):
+        return self
+
+    def fit(self, X, y):
+        _RecordingMean.fits.append(tuple(sorted(X["log_work"].round(6))))
+        self.mean_ = float(np.mean(y))
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.mean_)
+
+
+def test_training_keeps_at_most_max_train_rows_launches_per_kernel_and_gpu_drawn_with_the_seed():
+    def fits(seed):
+        _RecordingMean.fits = []
+        profiled_elsewhere(_RecordingMean(), launches(), build, ["log_work"], KEY, targets=["Tesla K40"],
+                           max_train_rows=1, seed=seed)
+        return list(_RecordingMean.fits)
+
+    first = fits(0)
+    assert len(first) == 2 and all(len(rows) == 2 for rows in first)  # a and b, one launch on K20 and on Titan
+    assert fits(0) == first
+    assert any(fits(seed) != first for seed in (1, 2, 3))
+
+
+def test_pair_scores_average_per_kernel_mapes_with_equal_weight():
+    """Kernel a: one launch 50 % off; b: three launches 10 % off; c: exact. Macro: 0.2 (pooled would be 0.16)."""
+    rows = [("a", 2.0, 1.0), ("b", 1.0, 1.1), ("b", 2.0, 2.2), ("b", 1.0, 0.9), ("c", 3.0, 3.0)]
+    pairs = pd.DataFrame([{"target_gpu": "B", "source_gpu": "A", "kernel": k, "measured": m, "predicted": p}
+                          for k, m, p in rows])
+    table = macro_mape_by_pair(pairs)
+    assert table.loc["B", "A"] == pytest.approx(0.2)

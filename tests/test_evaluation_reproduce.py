@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from gpuperf.datasets import load_dataset
 from gpuperf.errors import GpuperfError
 from gpuperf.evaluation.bsp_matvec import calibrate_and_predict, compare_with_paper_bsp, matvec_table
 from gpuperf.evaluation.protocols import leave_one_gpu_out
@@ -184,6 +185,74 @@ def test_bsp_lambda_calibrated_on_one_size_predicts_other_sizes_of_that_board():
     on_board = compared.xs("Tesla K40", level="gpu")["ours_mape"]
     assert on_board.max() < 0.15  # the n-scaling of every kernel's counts is right
     assert (compared["lambda"] > 0).all()
+
+
+def test_matvec_counts_per_thread_follow_the_kernel_definitions():
+    frame = load_dataset("matvec_bsp").groupby("kernel", sort=False).head(1).assign(n=8192)
+    table = matvec_table(frame).set_index("kernel")
+    columns = ["threads", "instructions", "global_loads", "global_stores", "shared_loads", "shared_stores"]
+    n = 8192.0
+    expected = {  # the module's table: 16 x 16 tiles, 256-thread dot-product blocks, 32 x 128 MSA threads
+        "MMGU": [n * n, n, 2 * n, 1, 0, 0], "MMGC": [n * n, n, 2 * n, 1, 0, 0],
+        "MMSU": [n * n, n, 1024, 1, 2 * n, 1024], "MMSC": [n * n, n, 1024, 1, 2 * n, 1024],
+        "MAU": [n * n, 1, 2, 1, 0, 0], "MAC": [n * n, 1, 2, 1, 0, 0],
+        "vAdd": [n, 1, 2, 1, 0, 0],
+        "dotP": [n, 2, 2, 1 / 256, 2, 2],
+        "MSA": [4096, 8, 2, 1, 4, 4],
+    }
+    assert set(table.index) == set(expected)
+    for kernel, counts in expected.items():
+        assert table.loc[kernel, columns].astype(float).tolist() == pytest.approx(counts), kernel
+
+
+def test_matvec_table_keeps_the_row_order_of_the_frame_it_is_given():
+    frame = load_dataset("matvec_bsp").sample(frac=1.0, random_state=0).head(50)
+    table = matvec_table(frame)
+    assert table.index.tolist() == frame.index.tolist()
+    assert table["kernel"].tolist() == frame["kernel"].tolist()
+
+
+def _vadd_rows():
+    """vAdd rows with hand-set descriptors: every thread costs 1 + 3 x 500 cycles, so a prediction
+    scales the calibration time by threads and by 1 / (clock x cores)."""
+    rows = [  # gpu, architecture, cores, n, measured seconds
+        ("Tesla K40", "Kepler", 1000, 100, 1.25), ("Tesla K40", "Kepler", 1000, 200, 1.0),
+        ("Tesla K40", "Kepler", 1000, 200, 4.0), ("Tesla K40", "Kepler", 1000, 300, 2.5),
+        ("Tesla K20", "Kepler", 500, 200, 8.0), ("Tesla K20", "Kepler", 500, 400, 20.0),
+        ("GTX 970", "Maxwell", 2000, 100, 5.0),
+    ]
+    frame = pd.DataFrame(rows, columns=["gpu", "gpu_architecture", "gpu_cores", "n", "time_s"])
+    return frame.assign(kernel="vAdd", gpu_clock_hz=1e9, threads=frame["n"].astype(float), instructions=1.0,
+                        global_loads=2.0, global_stores=1.0, shared_loads=0.0, shared_stores=0.0,
+                        bsp_pred_s=frame["time_s"] * 1.1)
+
+
+def test_bsp_lambda_is_fitted_on_the_median_size_of_the_architectures_calibration_board():
+    predicted = calibrate_and_predict(_vadd_rows()).sort_index()
+    # Kepler: K40 at n = 200, measured 1 and 4 s: their geometric mean, 2 s, is the calibrated time
+    assert predicted["predicted_s"].tolist() == pytest.approx([1.0, 2.0, 2.0, 3.0, 4.0, 8.0, 5.0])
+    assert predicted["calibration"].tolist() == [False, True, True, False, False, False, True]
+    assert predicted["calibration_board"].tolist() == ["Tesla K40"] * 6 + ["GTX 970"]
+    assert predicted["calibration_n"].tolist() == [200] * 6 + [100]
+    assert predicted["lambda"].iloc[0] == pytest.approx(200 * 1501 / (1e9 * 1000) / 2.0)
+
+
+def test_bsp_lambda_per_gpu_calibrates_every_board_on_its_own_median_size():
+    predicted = calibrate_and_predict(_vadd_rows(), per_gpu=True).sort_index()
+    # K20: sizes 200 and 400, the upper of the two middle sizes (400, 20 s) calibrates it
+    assert predicted["predicted_s"].tolist() == pytest.approx([1.0, 2.0, 2.0, 3.0, 10.0, 20.0, 5.0])
+    assert predicted["calibration_board"].tolist() == ["Tesla K40"] * 4 + ["Tesla K20"] * 2 + ["GTX 970"]
+    assert predicted["calibration"].tolist() == [False, True, True, False, False, True, True]
+
+
+def test_bsp_comparison_scores_only_the_rows_lambda_was_not_fitted_on():
+    compared = compare_with_paper_bsp(calibrate_and_predict(_vadd_rows()))
+    assert compared.index.tolist() == [("vAdd", "Tesla K20"), ("vAdd", "Tesla K40")]  # 970: calibration only
+    assert compared["n_rows"].tolist() == [2, 2]
+    # K40: 1.25 s predicted 1, 2.5 s predicted 3; K20: 8 s predicted 4, 20 s predicted 8
+    assert compared["ours_mape"].tolist() == pytest.approx([(0.5 + 0.6) / 2, 0.2])
+    assert compared["paper_mape"].tolist() == pytest.approx([0.1, 0.1])
+    assert compared["architecture"].tolist() == ["Kepler", "Kepler"]
 
 
 def test_report_writes_markdown_html_json_and_plots(tmp_path, small):

@@ -141,6 +141,72 @@ def test_interleaved_evaluation_measures_fitting_and_held_out_kernels_together(t
         rows = store.rows("linear-evaluation-cpu-interleaved2")
     assert {r["kernel_spec"] for r in rows} == {"vector_copy", "empty", "stencil2d"}
     assert all(len(r["samples"]) == 2 for r in rows)
+    assert evaluation.calibration.metadata["cycles"] == 2 and evaluation.calibration.metadata["passes"] == 1
+
+
+def test_held_out_kernels_are_never_calibration_kernels_and_gpus_run_them_16_times_larger() -> None:
+    from gpuperf.evaluation.linear_eval import HELD_OUT_PLANS
+    from gpuperf.models.linear_calibration import CALIBRATION_PLANS
+
+    for device_class in ("cpu", "gpu"):
+        assert not set(HELD_OUT_PLANS[device_class]) & set(CALIBRATION_PLANS[device_class])
+        assert all(len(sizes) == 3 for sizes in HELD_OUT_PLANS[device_class].values())
+    assert set(HELD_OUT_PLANS["cpu"]) == set(HELD_OUT_PLANS["gpu"])
+    assert HELD_OUT_PLANS["cpu"]["nbody"] == [{"n": 256}, {"n": 384}, {"n": 512}]
+    assert HELD_OUT_PLANS["gpu"]["nbody"] == [{"n": 4096}, {"n": 6144}, {"n": 8192}]
+    # the scale multiplies the first extent only
+    assert HELD_OUT_PLANS["gpu"]["stencil2d"] == [{"n": 2048, "m": 512}, {"n": 4096, "m": 512}, {"n": 4096, "m": 1024}]
+
+
+def test_linear_evaluation_summary_counts_and_averages_kernels_in_and_out_of_sample() -> None:
+    from gpuperf.evaluation.linear_eval import LinearEvaluation
+
+    # predicted / measured: a 2 (gmre 1), b 1 (0), c 4 (3); held out: x 1.5 (0.5), y 0.8 (0.25)
+    inside = pd.DataFrame({"kernel": ["a", "b", "c"], "time_s": [1.0, 2.0, 1.0], "predicted_s": [2.0, 2.0, 4.0]})
+    outside = pd.DataFrame({"kernel": ["x", "y", "y"], "time_s": [2.0, 1.0, 5.0], "predicted_s": [3.0, 0.8, 4.0]})
+    evaluation = LinearEvaluation(Calibration(None, DeviceInfo("d", "d", "cpu"), inside), outside)
+    assert evaluation.held_out_error().to_dict() == pytest.approx({"x": 0.5, "y": 0.25})
+    assert evaluation.summary() == pytest.approx({
+        "in_sample_kernels": 3, "in_sample_mean_gmre": 4 / 3, "in_sample_median_gmre": 1.0,
+        "held_out_kernels": 2, "held_out_mean_gmre": 0.375, "held_out_median_gmre": 0.375,
+        "held_out_worst_gmre": 0.5,
+    })
+
+
+def test_sequential_evaluation_passes_its_settings_to_calibration_and_to_the_held_out_campaign(monkeypatch) -> None:
+    from gpuperf.evaluation import linear_eval
+
+    calls = {}
+
+    class Model:
+        property_names_ = ("work_items",)
+
+        def predict(self, data):
+            return data["work_items"] * 1e-9
+
+    def fake_calibrate(device, store, **kwargs):
+        calls["calibrate"] = (device, store, kwargs)
+        return Calibration(Model(), DeviceInfo("opencl:9:0", "a GPU", "gpu"), pd.DataFrame())
+
+    def fake_measure(plan, device, store, campaign, passes, statistic, progress):
+        calls["measure"] = (plan, device, store, campaign, passes, statistic)
+        rows = [(kernel, sizes) for kernel, all_sizes in plan.items() for sizes in all_sizes]
+        return pd.DataFrame({"kernel": [k for k, _ in rows], "sizes_dict": [s for _, s in rows],
+                             "time_s": [1.0] * len(rows)})
+
+    monkeypatch.setattr(linear_eval, "device_info", lambda device: DeviceInfo("opencl:9:0", "a GPU", "gpu"))
+    monkeypatch.setattr(linear_eval, "calibrate", fake_calibrate)
+    monkeypatch.setattr(linear_eval, "measure_plan", fake_measure)
+    monkeypatch.setattr(linear_eval, "with_properties",
+                        lambda measured, names: measured.assign(work_items=[s["n"] for s in measured["sizes_dict"]]))
+    evaluation = linear_eval.evaluate_linear_model("opencl:9", "store.db", passes=5, calibration_kernels=["empty"],
+                                                   held_out_kernels=["nbody"], property_set="gpu",
+                                                   statistic="median")
+    assert calls["calibrate"] == ("opencl:9", "store.db", {"kernels": ["empty"], "passes": 5, "property_set": "gpu",
+                                                           "statistic": "median", "progress": False})
+    plan = {"nbody": [{"n": 4096}, {"n": 6144}, {"n": 8192}]}
+    assert calls["measure"] == (plan, "opencl:9:0", "store.db", "linear-held-out-gpu", 5, "median")
+    assert evaluation.held_out["predicted_s"].tolist() == pytest.approx([4096e-9, 6144e-9, 8192e-9])
 
 
 # -- bad model files ----------------------------------------------------------------------------------
