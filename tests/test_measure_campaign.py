@@ -342,3 +342,21 @@ def test_a_second_run_on_a_store_being_measured_into_is_refused(tmp_path: Path) 
     finally:
         holder.communicate("")
     assert run_campaign(load_campaign(path), store, progress=False).measured == 1
+
+
+def test_a_store_on_a_file_system_without_locks_still_runs(tmp_path: Path, monkeypatch) -> None:
+    """Some network file systems (Lustre, NFS mounted without locks) refuse flock: runs go on unguarded."""
+    import errno
+    import fcntl
+
+    def no_locks(handle, operation):
+        raise OSError(errno.ENOSYS, "Function not implemented")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    path = write_campaign(tmp_path, """
+        name = "no_locks"
+        [[kernels]]
+        kernel = "vector_copy"
+        sizes = [{n = 4096}]
+    """)
+    assert run_campaign(load_campaign(path), tmp_path / "store.sqlite", progress=False).measured == 1

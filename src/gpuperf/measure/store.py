@@ -133,10 +133,13 @@ def measuring_into(path: str | Path) -> Iterator[None]:
             holder = handle.read().strip() or "unknown"
             raise GpuperfError(f"store '{path}': another campaign run (process {holder}) is measuring into it; "
                                "wait for it to end, or give this run another --store") from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(str(os.getpid()))
-        handle.flush()
+        except OSError:  # a file system without locks (a network mount without them): runs are not kept apart
+            pass
+        else:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(str(os.getpid()))
+            handle.flush()
         yield
 
 
