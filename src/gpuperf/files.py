@@ -1,10 +1,11 @@
-"""Writing a file whole or not at all: through a temporary file beside it, renamed over it at the end."""
+"""Writing a file whole or not at all (through a temporary file beside it, renamed over it at the
+end), and where gpuperf keeps its caches."""
 
 from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -24,6 +25,23 @@ def written_whole(path: str | Path) -> Iterator[Path]:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def cache_root() -> Path:
+    """Where gpuperf keeps its caches: ``$GPUPERF_CACHE_DIR`` or ``~/.cache/gpuperf``."""
+    return Path(os.environ.get("GPUPERF_CACHE_DIR") or Path.home() / ".cache" / "gpuperf")
+
+
+def write_cache_file(path: str | Path, write: Callable[[Path], object]) -> None:
+    """Write a cache file whole through ``write(temporary)``, creating its folder; a cache that cannot
+    be written (read-only, full, not a folder) is skipped: that only costs the work again next time."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with written_whole(path) as temporary:
+            write(temporary)
+    except OSError:
+        pass
 
 
 def _umask() -> int:

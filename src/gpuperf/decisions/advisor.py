@@ -31,7 +31,7 @@ from gpuperf.decisions.optimizations import Optimization, load_optimizations
 from gpuperf.decisions.pairs import DEVICE_TARGET, GPU_TARGET, cache_dir, spec_pairs
 from gpuperf.decisions.speedup_models import SpeedupModel
 from gpuperf.errors import GpuperfError
-from gpuperf.files import written_whole
+from gpuperf.files import write_cache_file
 from gpuperf.kernels.kernel import Kernel
 
 DEFAULT_THRESHOLD = 1.05
@@ -144,12 +144,7 @@ def fitted_model(pairs: pd.DataFrame, use_cache: bool = True) -> SpeedupModel:
             pass
     model = SpeedupModel().fit(pairs)
     if use_cache:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with written_whole(path) as temporary:
-                sio.dump(model.parts(), temporary)
-        except OSError:
-            pass  # a cache that cannot be written (read-only, full) only costs a refit
+        write_cache_file(path, lambda temporary: sio.dump(model.parts(), temporary))
     return model
 
 

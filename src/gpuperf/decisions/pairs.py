@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import asdict
 from functools import lru_cache
@@ -34,7 +33,7 @@ from gpuperf.decisions.optimizations import Optimization, PairSpec
 from gpuperf.decisions.program_features import FEATURE_SOURCES
 from gpuperf.datasets.schema import texts_by_value
 from gpuperf.errors import GpuperfError
-from gpuperf.files import written_whole
+from gpuperf.files import cache_root, write_cache_file
 from gpuperf.measure.export import CYCLE_TIMES
 from gpuperf.measure.interleave import paired_ratio
 
@@ -164,7 +163,8 @@ def _matched(frame: pd.DataFrame, spec: PairSpec) -> tuple[pd.DataFrame, pd.Data
     joined["after_kernel"] = joined["kernel"]
     joined["configuration"] = _label(joined, [c for c in config if c != param])
     joined["input"] = _label(joined, list(spec.inputs or ()))
-    joined["change"] = param + ": " + texts_by_value(joined[param], _number_text) + " -> " + texts_by_value(joined["after_value"], _number_text)
+    before, after = texts_by_value(joined[param], _number_text), texts_by_value(joined["after_value"], _number_text)
+    joined["change"] = param + ": " + before + " -> " + after
     return joined, rows
 
 
@@ -208,7 +208,8 @@ def build_spec_pairs(spec: PairSpec, optimization: str) -> pd.DataFrame:
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("GPUPERF_CACHE_DIR") or Path.home() / ".cache" / "gpuperf") / "advise"
+    """Where the advisor keeps its pairs and fitted models."""
+    return cache_root() / "advise"
 
 
 @lru_cache(maxsize=64)
@@ -243,12 +244,7 @@ def spec_pairs(spec: PairSpec, optimization: str, use_cache: bool = True) -> pd.
         except (OSError, ValueError):
             pass  # a damaged cache file is rebuilt
     pairs = build_spec_pairs(spec, optimization)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with written_whole(path) as temporary:
-            pairs.to_parquet(temporary, index=False)
-    except OSError:
-        pass  # a cache that cannot be written (read-only, full) only costs time
+    write_cache_file(path, lambda temporary: pairs.to_parquet(temporary, index=False))
     return pairs
 
 

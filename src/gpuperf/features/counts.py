@@ -17,7 +17,6 @@ also on disk under ``$GPUPERF_CACHE_DIR`` (default ``~/.cache/gpuperf``).
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
 import weakref
 from collections.abc import Mapping
@@ -32,6 +31,7 @@ import numpy as np
 from pymbolic.primitives import If
 
 from gpuperf.errors import GpuperfError
+from gpuperf.files import cache_root, write_cache_file
 from gpuperf.features.domains import Expr, product, total
 from gpuperf.features.expressions import Evaluator
 
@@ -342,11 +342,6 @@ def to_workitems(expr: Expr, granularity: str | None, group_size: int) -> Expr:
 _MEMORY: dict[tuple[int, str], tuple[weakref.ref, SymbolicCounts]] = {}
 
 
-def cache_dir() -> Path:
-    """Where counts are cached on disk: ``$GPUPERF_CACHE_DIR`` or ``~/.cache/gpuperf``."""
-    return Path(os.environ.get("GPUPERF_CACHE_DIR") or Path.home() / ".cache" / "gpuperf")
-
-
 def _program_of(kernel: Any) -> lp.TranslationUnit:
     program = getattr(kernel, "program", kernel)
     if not isinstance(program, lp.TranslationUnit):
@@ -358,7 +353,7 @@ def _disk_path(program: lp.TranslationUnit, method: str) -> Path:
     from loopy.tools import LoopyKeyBuilder
 
     digest = hashlib.sha256(f"{FORMAT_VERSION}:{method}:{LoopyKeyBuilder()(program)}".encode()).hexdigest()
-    return cache_dir() / "counts" / f"{digest[:40]}.pkl"
+    return cache_root() / "counts" / f"{digest[:40]}.pkl"
 
 
 def _load(path: Path) -> SymbolicCounts | None:
@@ -371,14 +366,7 @@ def _load(path: Path) -> SymbolicCounts | None:
 
 
 def _store(path: Path, counts: SymbolicCounts) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        with temporary.open("wb") as handle:
-            pickle.dump(counts, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        temporary.replace(path)
-    except OSError:
-        pass  # a cache that cannot be written only costs time
+    write_cache_file(path, lambda temporary: temporary.write_bytes(pickle.dumps(counts, pickle.HIGHEST_PROTOCOL)))
 
 
 def symbolic_counts(kernel: Any, method: str = "auto", disk_cache: bool | None = None) -> SymbolicCounts:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import asdict, dataclass
 from functools import cache
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuperf.errors import GpuperfError
+from gpuperf.files import cache_root, write_cache_file
 from gpuperf.hardware.specs import GpuSpec
 
 if TYPE_CHECKING:
@@ -107,11 +107,6 @@ def arch_for_gpu(gpu: GpuSpec) -> str:
     return name
 
 
-def cache_dir() -> Path:
-    """Where gpuperf keeps its caches: ``$GPUPERF_CACHE_DIR`` or ``~/.cache/gpuperf``."""
-    return Path(os.environ.get("GPUPERF_CACHE_DIR") or Path.home() / ".cache" / "gpuperf")
-
-
 def compile_resources(kernel: Kernel, arch: str = DEFAULT_ARCH) -> Resources:
     """Resources of a loopy kernel's CUDA code compiled for ``arch``."""
     source = kernel.device_code("cuda")
@@ -129,7 +124,7 @@ def _resources(source: str, name: str | None, arch: str, label: str) -> Resource
     key = hashlib.sha256(json.dumps([source, name, arch, nvrtc_version()]).encode()).hexdigest()
     if key in _memory_cache:
         return _memory_cache[key]
-    path = cache_dir() / "resources" / f"{key}.json"
+    path = cache_root() / "resources" / f"{key}.json"
     resources = _read_cached(path)
     if resources is None:
         resources = _parse_log(_compile(source, name, arch, label), name, arch, label)
@@ -146,13 +141,7 @@ def _read_cached(path: Path) -> Resources | None:
 
 
 def _write_cached(path: Path, resources: Resources) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(resources.as_dict()))
-        temporary.replace(path)
-    except OSError:
-        pass  # an unwritable cache only costs a recompilation
+    write_cache_file(path, lambda temporary: temporary.write_text(json.dumps(resources.as_dict())))
 
 
 def _compile(source: str, name: str | None, arch: str, label: str) -> tuple[str, str | None]:
