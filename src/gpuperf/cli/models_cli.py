@@ -252,7 +252,7 @@ def prepare_training(
     from gpuperf.models.registry import (
         LEARNED, NEEDS_GPU_FEATURES, bsp_columns, bsp_table_kind, roofline_columns, roofline_table_kind,
     )
-    from gpuperf.evaluation.feature_columns import NOT_FEATURES, default_features, is_measured_time
+    from gpuperf.evaluation.feature_columns import KEYS_AND_OUTCOMES, default_features, is_measured_time
     from gpuperf.models.properties import property_names
 
     notes: list[str] = []
@@ -262,7 +262,7 @@ def prepare_training(
     repeated = sorted({name for name in given if given.count(name) > 1})
     if repeated:
         raise GpuperfError(f"--features names {', '.join(repeated)} more than once")
-    timing = [name for name in given if name in NOT_FEATURES or is_measured_time(name)]
+    timing = [name for name in given if name in KEYS_AND_OUTCOMES or is_measured_time(name)]
     if timing:
         raise GpuperfError(f"--features: {', '.join(timing)} is a key or the measured time, not a feature")
     if given and options.name == "bsp":

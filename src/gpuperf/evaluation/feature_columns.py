@@ -32,7 +32,8 @@ from gpuperf.evaluation.tables import is_timing_derived
 
 # What observers read during a run (energy, power, clocks, temperature; see the module notes).
 OBSERVED = re.compile(r"energy|power|watt|/w$|temperature|freq|clock", re.IGNORECASE)
-NOT_FEATURES = ("kernel", "variant", "gpu", "device", "source", "time_s", "status", "repeats", "n_invocations")
+# The keys, the measured time and how it was taken: never features.
+KEYS_AND_OUTCOMES = ("kernel", "variant", "gpu", "device", "source", "time_s", "status", "repeats", "n_invocations")
 # What profilers record about a launch that says nothing of the kernel: IDs, streams, start times.
 LAUNCH_BOOKKEEPING = ("ID", "Process ID", "Context", "Stream", "CC", "start_s", "correlation_id", "context",
                       "stream", "invocations")
@@ -46,7 +47,7 @@ def is_default_feature(column: str, parameters: Sequence[str] = ()) -> bool:
         return True
     per_second = "/s" in name or "per_second" in name  # a rate (GFLOP/s, bytes per second): the time in disguise
     observed = OBSERVED.search(name) is not None and not name.startswith("gpu_")  # gpu_*: GPU descriptors
-    return (name not in NOT_FEATURES and name not in LAUNCH_BOOKKEEPING and name not in MEASUREMENT_OUTCOMES
+    return (name not in KEYS_AND_OUTCOMES and name not in LAUNCH_BOOKKEEPING and name not in MEASUREMENT_OUTCOMES
             and not per_second and not observed and not is_measured_time(name) and not is_timing_derived(name))
 
 
