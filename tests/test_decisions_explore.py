@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpuperf.decisions.exploration import explore, plain_transfer_order
+from gpuperf.decisions.exploration import explore, make_explorer, plain_transfer_order
 from gpuperf.decisions.explorers import COVER, OnlineSearch, TransferGuided, run_search
 from gpuperf.decisions.search_metrics import (
     best_found_curve,
@@ -725,3 +725,25 @@ def test_online_search_picks_alike_in_any_time_unit(model):
     seconds = run_search(OnlineSearch(features, model, 0, initial=5), space.times, budget=12, stop_at=None)
     micro = run_search(OnlineSearch(features, model, 0, initial=5), space.times * 1e6, budget=12, stop_at=None)
     assert seconds == micro
+
+
+def _bumpy_space(optimum: tuple[int, int], where: str) -> Space:
+    space = grid_space(optimum, where)
+    x, y = space.configs["x"].to_numpy(), space.configs["y"].to_numpy()
+    return Space(space.params, space.configs, space.times * (1 + 0.3 * np.sin(1.7 * x) * np.cos(y)), where)
+
+
+def _listed_backwards(space: Space) -> Space:
+    params = space.params[::-1]
+    return Space(params, space.configs[params], space.times, space.where)
+
+
+@pytest.mark.parametrize("model, with_train", [("et", True), ("rf", True), ("gbt", True), ("et", False)])
+def test_a_search_picks_alike_whatever_order_the_parameters_are_listed_in(model, with_train):
+    target = _bumpy_space((11, 5), "target")
+    train = [_bumpy_space(optimum, name) for optimum, name in [((2, 15), "a"), ((3, 14), "b"), ((2, 14), "c")]]
+    budget = 40 if with_train else 20
+    listed = run_search(make_explorer(target, train if with_train else (), model), target.times, budget, stop_at=None)
+    backwards = run_search(make_explorer(_listed_backwards(target), [_listed_backwards(t) for t in train] if with_train
+                                         else (), model), target.times, budget, stop_at=None)
+    assert listed == backwards

@@ -387,9 +387,10 @@ def require_shared_configurations(space: Space, others: Sequence[Space], transfe
 
 def parameter_features(configs: pd.DataFrame, params: Sequence[str]) -> np.ndarray:
     """Numbers a model can split on: log2 of positive numeric parameters, the values of other
-    numeric ones, and the sorted-value code of non-numeric ones."""
+    numeric ones, and the sorted-value code of non-numeric ones; one column per parameter in
+    the order of their names, so that a search never depends on the order --params lists them."""
     columns = []
-    for p in params:
+    for p in sorted(params):
         values = pd.to_numeric(configs[p], errors="coerce")
         if values.notna().all():
             numbers = values.to_numpy(dtype=float)
