@@ -43,6 +43,22 @@ def test_ask_tell_picks_what_the_simulation_picks(with_train):
     assert search.best() == min(ran, key=lambda i: target.times[i])
 
 
+@pytest.mark.parametrize("with_train", [False, True])
+def test_ask_never_names_a_configuration_told_before_it_was_asked(with_train):
+    """Results measured outside the search (a default configuration, an earlier run) may be told
+    first; the search then never asks for them again."""
+    target = grid((9, 4))
+    train = [grid((8, 4), 2.0), grid((2, 11), 0.5)] if with_train else []
+    picks = run_search(make_explorer(target, train, None, True, seed=3), target.times, 6, stop_at=None)
+    search = GuidedSearch(target.configs, ["x", "y"], train, seed=3)
+    for index in picks[1:4]:  # what the search would ask second to fourth, told before it asks anything
+        search.tell(index, None if np.isnan(target.times[index]) else target.times[index])
+    for _ in range(20):
+        index = search.ask()
+        assert index not in search.measured
+        search.tell(index, None if np.isnan(target.times[index]) else target.times[index])
+
+
 def test_guided_search_takes_training_tables_as_well_as_spaces(tmp_path):
     """A table of several GPUs (a DataFrame or a file) counts as one space per GPU, as in explore."""
     target = grid((9, 4))

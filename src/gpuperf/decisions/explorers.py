@@ -251,8 +251,9 @@ class OnlineSearch:
 
     def next(self, measured: Sequence[int], times: np.ndarray) -> int:
         step = len(measured)
-        if step < len(self.start):
-            return int(self.start[step])
+        if step < len(self.start):  # the first start pick not measured yet (some may have been measured elsewhere)
+            done = set(measured)
+            return next(int(i) for i in self.start if i not in done)
         values = _measured_values(measured, times)
         if values is None:  # every pick so far failed: keep sampling at random
             return _best_unmeasured(np.zeros(len(self.features)), measured, self.tie_break)
