@@ -43,7 +43,7 @@ def explore_command(
     from rich.progress import Progress
 
     from gpuperf.decisions.exploration import explore, result_summary
-    from gpuperf.decisions.space import is_kernel_tuner_cache, read_space, read_training_spaces, same_kernel_and_gpu
+    from gpuperf.decisions.space import is_kernel_tuner_cache, read_space
 
     if report:
         report_folder(report)
@@ -51,15 +51,7 @@ def explore_command(
     measured = read_space(space, names, target, kernel, gpu)
     if not names and not is_kernel_tuner_cache(space):
         print(f"note: parameters from the variant labels of {measured.where}: {', '.join(measured.params)}", file=sys.stderr)
-    others = []
-    for other in (s for path in train or [] for s in read_training_spaces(path, measured.params, target)):
-        if same_kernel_and_gpu(measured, other):
-            print(f"note: {other.where} is the space's own kernel and GPU ({other.gpu}); left out of --train",
-                  file=sys.stderr)
-        else:
-            others.append(other)
-    if train and not others:
-        raise GpuperfError("--train: every table is the space's own kernel and GPU; nothing to transfer from")
+    others = other_gpus_spaces(measured, train or [], target)
     with Progress(disable=no_progress or as_json, transient=True) as bar:
         task = bar.add_task(f"exploring {len(measured)} configurations", total=None)
         result = explore(measured, others, model=model, refit=refit, budget=budget, seed=seed,
@@ -85,6 +77,76 @@ def explore_command(
         title="first evaluations (--json for the whole order)",
     )
     print(verdict(summary))
+
+
+def other_gpus_spaces(space, train: list[str], target: str | None) -> list:
+    """The ``--train`` tables' spaces, leaving out (with a note) any of the space's own kernel and GPU."""
+    from gpuperf.decisions.space import read_training_spaces, same_kernel_and_gpu
+
+    others = []
+    for other in (s for path in train for s in read_training_spaces(path, space.params, target)):
+        if same_kernel_and_gpu(space, other):
+            print(f"note: {other.where} is the space's own kernel and GPU ({other.gpu}); left out of --train",
+                  file=sys.stderr)
+        else:
+            others.append(other)
+    if train and not others:
+        raise GpuperfError("--train: every table is the space's own kernel and GPU; nothing to transfer from")
+    return others
+
+
+def ask_command(
+    space: str = typer.Argument(
+        ..., help="Every configuration of one kernel on one GPU, one row each (CSV or Parquet; .csv.gz too): parameter "
+        "columns and a time column holding the times measured so far, empty where a configuration has not run yet "
+        "(a failure: a status other than ok, or a failure name such as InvalidConfig as its time)."),
+    params: Optional[str] = typer.Option(
+        None, "--params", help="Comma-separated parameter columns (by default the names in a table's variant labels)."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", help="Pick this kernel's rows from a table of several."),
+    gpu: Optional[str] = typer.Option(
+        None, "--gpu", help="Pick this GPU's rows from a table of several, or name the GPU a table without a gpu "
+        "column was measured on (the search then trusts the alike GPUs of --train more)."),
+    target: Optional[str] = typer.Option(
+        None, "--target", help="Time column (default: time_ms, time_s or time, whichever the table has; a table "
+        "with none has nothing measured yet)."),
+    train: Optional[list[str]] = typer.Option(
+        None, "--train", help="The same parameters measured on another GPU, as explore takes them (repeatable)."),
+    model: Optional[str] = typer.Option(
+        None, "--model", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
+) -> None:
+    """Name the configuration to measure next, from a table of the space measured so far."""
+    from gpuperf.datasets.schema import variant_parameters
+    from gpuperf.decisions.ask import next_configuration, partly_measured
+    from gpuperf.decisions.space import GPU_COLUMN, is_kernel_tuner_cache, read_table, select_rows
+
+    if is_kernel_tuner_cache(space):
+        raise GpuperfError(f"{space}: a Kernel Tuner cache holds only the configurations that ran; list every "
+                           "configuration in a table, or tune with GuidedStrategy inside Kernel Tuner")
+    frame = read_table(space)
+    if gpu is not None and GPU_COLUMN not in frame.columns:
+        frame, where = frame.assign(**{GPU_COLUMN: gpu}), space
+    else:
+        frame, where = select_rows(frame, space, None, gpu)
+    frame, where = select_rows(frame, where, kernel, None)
+    names = [p.strip() for p in params.split(",") if p.strip()] if params else variant_parameters(frame)
+    if not names:
+        raise GpuperfError(f"{where}: say which columns are the parameters (--params P1,P2,...)")
+    table = partly_measured(frame, names, target, where)
+    result = next_configuration(table, other_gpus_spaces(table.space, train or [], target), model, seed)
+    if as_json:
+        print_json(result.summary())
+        return
+    if result.config is None:
+        print(f"Every configuration of {where} has been measured ({result.failed} failed).")
+    else:
+        shown = ", ".join(f"{k}={v}" for k, v in result.config.items())
+        print(f"Measure next: {result.row} of {where}: {shown} (its time goes in column {result.time_column})")
+    best = ("nothing has run yet" if result.best_config is None else
+            f"best so far {result.best_time:.6g} ({result.time_column}) at {result.best_row}")
+    print(f"{result.measured} of {result.measured + result.remaining} measured ({result.failed} failed); {best}; "
+          f"search: {result.method}.")
 
 
 def verdict(summary: dict) -> str:
@@ -394,6 +456,7 @@ def tune_command(
 def register(app: typer.Typer) -> None:
     """Add this area's commands to ``app``."""
     app.command("explore")(explore_command)
+    app.command("ask")(ask_command)
     app.command("tune")(tune_command)
     app.command("rank")(rank_command)
     app.command("geometry")(geometry_command)

@@ -6,6 +6,8 @@
 * :mod:`~gpuperf.decisions.tune`: the same search for real, as ask/tell (:class:`GuidedSearch`) or
   measuring a catalog space's variants on a device (:func:`tune_space`), or as a Kernel Tuner
   strategy (:class:`~gpuperf.decisions.kernel_tuner_strategy.GuidedStrategy`);
+* :mod:`~gpuperf.decisions.ask`: the same search from a table measured so far by any harness
+  (:func:`next_configuration`);
 * :mod:`~gpuperf.decisions.geometry`: choose threads per block and blocks for a parallel loop;
 * :mod:`~gpuperf.decisions.advisor`: ranked optimization suggestions for a kernel
   (:func:`advise_kernel`) or a profiled launch (:func:`advise_profile`).
@@ -21,6 +23,9 @@ _EXPORTS = {
     "advise": "advisor",
     "advise_kernel": "advisor",
     "advise_profile": "advisor",
+    "NextConfiguration": "ask",
+    "next_configuration": "ask",
+    "partly_measured": "ask",
     "ExploreResult": "exploration",
     "explore": "exploration",
     "make_explorer": "exploration",

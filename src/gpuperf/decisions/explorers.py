@@ -197,16 +197,17 @@ class TransferGuided:
     def next(self, measured: Sequence[int], times: np.ndarray) -> int:
         if not measured:
             return _best_unmeasured(self.covers @ self.prior_weights, [], self.tie_break)
-        scores = self.portfolio_scores(measured, times)
+        results = sorted(measured)  # what was measured, whatever order it came in
+        scores = self.portfolio_scores(results, times)
         if scores is not None:  # ties: the larger transfer expected improvement
-            scores = scores + 1e-6 * self.transfer_improvement(measured, times)
-            return _best_unmeasured(scores, measured, self.tie_break)
+            scores = scores + 1e-6 * self.transfer_improvement(results, times)
+            return _best_unmeasured(scores, results, self.tie_break)
         after = len(measured) - self.portfolio_steps(measured)
         transfer_step = not self.refit or (self.period > 0 and after % self.period == self.period - 1)
-        scores = None if transfer_step else self.model_improvement(measured, times)
+        scores = None if transfer_step else self.model_improvement(results, times)
         if scores is None:
-            scores = self.transfer_improvement(measured, times)
-        return _best_unmeasured(scores, measured, self.tie_break)
+            scores = self.transfer_improvement(results, times)
+        return _best_unmeasured(scores, results, self.tie_break)
 
 
 class StaticModel:
@@ -254,10 +255,11 @@ class OnlineSearch:
         if step < len(self.start):  # the first start pick not measured yet (some may have been measured elsewhere)
             done = set(measured)
             return next(int(i) for i in self.start if i not in done)
-        values = _measured_values(measured, times)
+        results = sorted(measured)  # what was measured, whatever order it came in
+        values = _measured_values(results, times)
         if values is None:  # every pick so far failed: keep sampling at random
             return _best_unmeasured(np.zeros(len(self.features)), measured, self.tie_break)
-        surrogate = Surrogate(self.model, self.seed + step).fit(self.features[list(measured)], values)
+        surrogate = Surrogate(self.model, self.seed + step).fit(self.features[results], values)
         mean, spread = surrogate.predict(self.features)
         return _best_unmeasured(expected_improvement(mean, spread, values.max()), measured, self.tie_break)
 

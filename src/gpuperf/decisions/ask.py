@@ -1,0 +1,116 @@
+"""The next configuration to measure, from a table of a space measured so far.
+
+For kernels measured by any harness (a script, a batch job, a colleague): the table lists every
+configuration of the space, one row each, with the times measured so far and an empty time where
+a configuration has not run yet (a failure is a failure name in the time column, or a status other
+than ok). :func:`next_configuration` replays the measured rows into a
+:class:`~gpuperf.decisions.tune.GuidedSearch` in the table's order and asks it for the next one, so
+measuring what it names, writing the time into the table and asking again is the guided search
+run by hand, one measurement at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gpuperf.datasets.schema import row_location
+from gpuperf.decisions.exploration import default_model
+from gpuperf.decisions.space import TIME_COLUMNS, Space, space_from_frame
+from gpuperf.decisions.tune import GuidedSearch
+STATUS = "status"
+
+
+@dataclass
+class NextConfiguration:
+    """What :func:`next_configuration` found: the row to measure next (None once every
+    configuration is measured), and where the search stands."""
+
+    index: int | None  # position of the row in the table
+    row: str | None  # where that row is in the file ("line 17")
+    config: dict[str, Any] | None
+    measured: int
+    failed: int
+    remaining: int
+    best_row: str | None
+    best_config: dict[str, Any] | None
+    best_time: float | None
+    time_column: str
+    method: str
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON ``gpuperf ask`` prints."""
+        return {"next": self.config, "next_row": self.row, "index": self.index, "measured": self.measured,
+                "failed": self.failed, "remaining": self.remaining, "best": self.best_config,
+                "best_row": self.best_row, "best_time": self.best_time, "time_column": self.time_column,
+                "method": self.method}
+
+
+def unmeasured_rows(frame: pd.DataFrame, target: str | None, status_column: str = STATUS) -> np.ndarray:
+    """Rows not measured yet: no time (an empty cell) and no status."""
+    pending = _empty(frame[target]) if target in frame.columns else np.ones(len(frame), dtype=bool)
+    if status_column in frame.columns:
+        pending = pending & _empty(frame[status_column])
+    return pending
+
+
+def _empty(values: pd.Series) -> np.ndarray:
+    return (values.isna() | values.astype(str).str.strip().eq("")).to_numpy()
+
+
+@dataclass
+class PartlyMeasured:
+    """A space's table as measured so far: ``space`` (checked as explore checks a space; times NaN
+    where a configuration failed or has not run), which rows have not run, and the table read."""
+
+    space: Space
+    pending: np.ndarray
+    frame: pd.DataFrame
+
+    def location(self, index: int | None) -> str | None:
+        return None if index is None else row_location(self.frame, index)
+
+    def config(self, index: int | None) -> dict[str, Any] | None:
+        return None if index is None else self.space.config(index)
+
+
+def partly_measured(frame: pd.DataFrame, params: Sequence[str], target: str | None = None,
+                    where: str = "table") -> PartlyMeasured:
+    """``frame`` read as a space measured so far. ``target``: the time column (default: the first
+    of time_ms, time_s, time the table has; a table with none has nothing measured yet)."""
+    if target is None:
+        target = next((name for name in TIME_COLUMNS if name in frame.columns), TIME_COLUMNS[0])
+    pending = unmeasured_rows(frame, target)
+    # The rows not measured yet get a stand-in time, so that the measured ones are checked (and
+    # named in errors) as explore checks a space's rows; an empty status is none.
+    times = frame[target].astype(object) if target in frame.columns else pd.Series(np.nan, frame.index, dtype=object)
+    stand_in = frame.assign(**{target: times.where(~pending, 1.0)})
+    if STATUS in frame.columns:
+        stand_in[STATUS] = frame[STATUS].astype(object).where(~_empty(frame[STATUS]), "ok")
+    space = space_from_frame(stand_in, params, target, where)
+    space.times[pending] = np.nan
+    return PartlyMeasured(space, pending, frame)
+
+
+def next_configuration(table: PartlyMeasured, train: Sequence[Space] = (), model: str | None = None,
+                       seed: int = 0) -> NextConfiguration:
+    """The configuration of ``table`` to measure next (see the module docstring); ``train``: the
+    same parameters measured on other GPUs, taken whole."""
+    space, pending = table.space, table.pending
+    search = GuidedSearch(space.configs, space.params, train, model, seed, gpu=space.gpu)
+    for index in np.flatnonzero(~pending):
+        time = space.times[index]
+        search.tell(int(index), None if np.isnan(time) else float(time))
+    best = search.best()
+    chosen = search.ask() if pending.any() else None
+    return NextConfiguration(
+        index=chosen, row=table.location(chosen), config=table.config(chosen), measured=int((~pending).sum()),
+        failed=int(np.isnan(space.times[~pending]).sum()), remaining=int(pending.sum()),
+        best_row=table.location(best), best_config=table.config(best),
+        best_time=None if best is None else float(space.times[best]), time_column=space.time_column,
+        method=("transfer-guided" if train else "online") + f" ({model or default_model(bool(train), True)})",
+    )

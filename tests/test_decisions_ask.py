@@ -1,0 +1,143 @@
+"""gpuperf ask: the next configuration to measure, from a table of the space measured so far."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuperf.cli import main
+from gpuperf.decisions.ask import next_configuration, partly_measured, unmeasured_rows
+from gpuperf.decisions.exploration import make_explorer
+from gpuperf.decisions.explorers import run_search
+from gpuperf.decisions.space import Space, read_table
+from gpuperf.errors import GpuperfError
+
+
+def grid(optimum: tuple[int, int], scale: float = 1.0) -> Space:
+    xs, ys = np.meshgrid(np.arange(1, 11), np.arange(1, 11), indexing="ij")
+    configs = pd.DataFrame({"x": xs.ravel(), "y": ys.ravel()})
+    times = scale * (1.0 + 0.05 * ((configs["x"] - optimum[0]) ** 2 + (configs["y"] - optimum[1]) ** 2))
+    times[(configs["x"] == 3).to_numpy()] = np.nan  # a column of failures
+    return Space(["x", "y"], configs, times.to_numpy(dtype=float), "grid")
+
+
+def unmeasured_table(space: Space) -> pd.DataFrame:
+    return space.configs.assign(time_ms=np.nan, status="")
+
+
+def record(table: pd.DataFrame, index: int, space: Space) -> None:
+    if np.isnan(space.times[index]):
+        table.loc[index, "status"] = "compile_failed"
+    else:
+        table.loc[index, "time_ms"] = space.times[index]
+
+
+@pytest.mark.parametrize("with_train", [False, True])
+def test_asking_again_after_each_measurement_is_the_guided_search(with_train):
+    """Measuring what ask names and asking again picks exactly what explore simulates."""
+    target = grid((8, 4))
+    train = [grid((7, 4), 2.0), grid((2, 9), 0.5)] if with_train else []
+    simulated = run_search(make_explorer(target, train, None, True, seed=1), target.times, 14, stop_at=None)
+    table, asked = unmeasured_table(target), []
+    for _ in range(14):
+        step = next_configuration(partly_measured(table, ["x", "y"]), train, seed=1)
+        asked.append(step.index)
+        record(table, step.index, target)
+    assert asked == simulated
+    assert step.measured == 13 and step.remaining == 100 - 13
+    assert step.failed == int(np.isnan(target.times[asked[:13]]).sum())
+    ran = [i for i in asked[:13] if np.isfinite(target.times[i])]
+    best = min(ran, key=lambda i: target.times[i])
+    assert step.best_time == target.times[best] and step.best_row == f"row {best + 1}"
+    assert step.best_config == target.config(best)
+
+
+def test_rows_measured_elsewhere_are_never_asked_for_and_count_as_measured():
+    target = grid((8, 4))
+    table = unmeasured_table(target)
+    for index in (0, 20, 55):  # a default configuration and two from an earlier run
+        record(table, index, target)
+    seen = {0, 20, 55}
+    for _ in range(12):
+        step = next_configuration(partly_measured(table, ["x", "y"]))
+        assert step.index not in seen
+        seen.add(step.index)
+        record(table, step.index, target)
+    assert step.measured == 14
+
+
+def test_unmeasured_rows_have_neither_a_time_nor_a_status():
+    table = pd.DataFrame({"x": [1, 2, 3, 4, 5], "time_ms": [1.0, None, " ", None, "InvalidConfig"],
+                          "status": ["ok", "", None, "run_failed", ""]})
+    assert unmeasured_rows(table, "time_ms").tolist() == [False, True, True, False, False]
+    assert unmeasured_rows(table.drop(columns="time_ms"), "time_ms").tolist() == [False, True, True, False, True]
+    measured = partly_measured(table, ["x"])
+    assert measured.space.time_column == "time_ms"
+    assert np.isnan(measured.space.times[1:]).all() and measured.space.times[0] == 1.0
+
+
+def test_every_configuration_measured_names_no_next_one():
+    target = grid((8, 4))
+    table = unmeasured_table(target)
+    for index in range(len(target)):
+        record(table, index, target)
+    step = next_configuration(partly_measured(table, ["x", "y"]))
+    assert step.index is None and step.config is None and step.remaining == 0
+    assert step.best_time == np.nanmin(target.times)
+
+
+def test_a_measured_row_with_a_bad_time_is_named_by_its_line(tmp_path):
+    path = tmp_path / "space.csv"
+    pd.DataFrame({"x": [1, 2, 3], "time_ms": [1.5, -2.0, None]}).to_csv(path, index=False)
+    assert main(["ask", str(path), "--params", "x"]) == 2
+    with pytest.raises(GpuperfError, match="space.csv: line 3: time_ms=-2 is not a positive number"):
+        partly_measured(read_table(path), ["x"], where=str(path))
+
+
+def test_ask_command_json_and_text(tmp_path, capsys):
+    target = grid((8, 4))
+    table = unmeasured_table(target).drop(columns=["time_ms", "status"])  # nothing measured, no time column yet
+    table.to_csv(tmp_path / "space.csv", index=False)
+    assert main(["ask", str(tmp_path / "space.csv"), "--params", "x,y", "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert set(first) == {"next", "next_row", "index", "measured", "failed", "remaining", "best", "best_row",
+                          "best_time", "time_column", "method"}
+    assert first["measured"] == 0 and first["remaining"] == 100 and first["time_column"] == "time_ms"
+    assert first["next"] == target.config(first["index"]) and first["next_row"] == f"line {first['index'] + 2}"
+    assert first["method"] == "online (gp)" and first["best"] is None
+
+    table["time_ms"] = np.nan
+    table.loc[first["index"], "time_ms"] = 2.5
+    table.to_csv(tmp_path / "space.csv", index=False)
+    assert main(["ask", str(tmp_path / "space.csv"), "--params", "x,y"]) == 0
+    out = capsys.readouterr().out
+    assert "Measure next: line" in out and "(its time goes in column time_ms)" in out
+    assert f"1 of 100 measured (0 failed); best so far 2.5 (time_ms) at line {first['index'] + 2}" in out
+
+
+def test_ask_command_with_other_gpus_names_the_gpu_and_leaves_its_own_rows_out(tmp_path, capsys):
+    target, other = grid((8, 4)), grid((7, 4), 2.0)
+    rows = pd.concat([space.configs.assign(time_ms=space.times, gpu=gpu,
+                                           status=np.where(np.isnan(space.times), "run_failed", "ok"))
+                      for space, gpu in ((other, "Tesla V100 PCIe 32GB"), (target, "A100 PCIe 40GB"))])
+    rows.to_csv(tmp_path / "others.csv", index=False)
+    unmeasured_table(target).drop(columns="status").to_csv(tmp_path / "space.csv", index=False)
+    argv = ["ask", str(tmp_path / "space.csv"), "--params", "x,y", "--train", str(tmp_path / "others.csv"),
+            "--gpu", "A100", "--json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "A100 PCIe 40GB) is the space's own kernel and GPU" in captured.err
+    step = json.loads(captured.out)
+    assert step["method"] == "transfer-guided (et)"
+    expected = run_search(make_explorer(target, [other], None, True), target.times, 1)[0]
+    assert step["index"] == expected
+
+
+def test_ask_refuses_a_kernel_tuner_cache(tmp_path, capsys):
+    path = tmp_path / "cache.json"
+    path.write_text("{}")
+    assert main(["ask", str(path)]) == 2
+    assert "cache.json: a Kernel Tuner cache holds only the configurations that ran" in capsys.readouterr().err
