@@ -166,6 +166,7 @@ def test_tune_command_saves_trials_that_train_the_next_run(tmp_path, capsys):
     first = json.loads(capsys.readouterr().out)
     assert first["evaluated"] == 2 and first["method"] == "online (gp)"
     assert first["best_time"] == min(t["time"] for t in first["trials"] if t["time"] is not None)
+    assert first["time_column"] == "time_s"
     saved = read_space(out, list(get_space("jacobi2d_5pt").parameters))
     assert len(saved) == 2 and saved.gpu
     again = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--budget", "1", "--train", str(out), "--json"]

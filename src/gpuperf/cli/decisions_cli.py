@@ -438,6 +438,7 @@ def tune_command(
         "best": None if best is None else best.config, "best_time": None if best is None else best.time_s,
         "best_at": None if best is None else result.trials.index(best) + 1,
         "trials": [{**t.config, "time": t.time_s, "status": t.status} for t in result.trials],
+        "time_column": "time_s",  # the unit of best_time and each trial's time, as explore and ask name it
     }
     if report:
         from gpuperf.decisions.reports import tuning_report
