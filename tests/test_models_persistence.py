@@ -211,3 +211,22 @@ def test_feature_selection_pipeline_round_trips_through_skops(tmp_path):
     model = make_model("random_forest", log_inputs=True, preprocess=select).fit(X, y)
     loaded = load_model(save_model(model, tmp_path / "selected.skops"))
     assert np.array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_a_json_model_saves_and_loads_without_importing_skops(tmp_path):
+    """skops takes about a second to import; a command working with a .json model never needs it."""
+    import subprocess
+    import sys
+
+    script = f"""
+import sys
+import numpy as np
+from sklearn.linear_model import LinearRegression
+from gpuperf.models.persistence import load_model, save_model
+model = LinearRegression().fit(np.arange(6.0).reshape(3, 2), [1.0, 2.0, 3.0])
+save_model(model, {str(tmp_path / 'm.json')!r}, ["a", "b"])
+load_model({str(tmp_path / 'm.json')!r}, ["a", "b"])
+print(sorted(name for name in sys.modules if name.split(".")[0] == "skops"))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import skops.io as sio
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
@@ -119,12 +118,12 @@ def save_model(model: Any, path: str | Path, feature_names: Sequence[str] | None
         try:
             document = dict(header, model=_encode(model, "model"))
         except GpuperfError:  # compiled parts (trees, search structures): an embedded skops payload
-            document = dict(header, model_skops=base64.b64encode(sio.dumps(model)).decode("ascii"))
+            document = dict(header, model_skops=base64.b64encode(_skops().dumps(model)).decode("ascii"))
         with written_whole(path) as temporary:  # a failed write keeps the model being refitted
             temporary.write_text(json.dumps(document, indent=1))
     elif path.suffix == ".skops":
         with written_whole(path) as temporary:
-            sio.dump(dict(header, model=model), temporary)
+            _skops().dump(dict(header, model=model), temporary)
     else:
         raise GpuperfError(f"{path}: unknown model file type '{path.suffix}'; use .json or .skops")
     return path
@@ -172,18 +171,25 @@ def _check_own_names(model: Any, saved: Sequence[str] | None, path: Path,
                            f"are not the model's own ({', '.join(map(str, list(own)[:4]))}, ...)")
 
 
+def _skops():
+    """``skops.io``, imported on first use: it takes about a second, which a JSON model never needs."""
+    import skops.io
+
+    return skops.io
+
+
 def _load_skops_payload(payload: str, path: Path):
     """The model embedded in a JSON file as base64 skops bytes, refusing untrusted types."""
     try:
         data = base64.b64decode(payload, validate=True)
-        types = sio.get_untrusted_types(data=data)
+        types = _skops().get_untrusted_types(data=data)
     except (binascii.Error, ValueError, TypeError, zipfile.BadZipFile, KeyError, EOFError) as error:
         raise GpuperfError(f"{path}: model_skops is not a valid skops payload ({type(error).__name__}: {error})") from None
     untrusted = [t for t in types if t not in SKOPS_TRUSTED]
     if untrusted:
         raise GpuperfError(f"{path}: refusing untrusted type(s) {', '.join(untrusted)}")
     try:
-        return sio.loads(data, trusted=list(types))
+        return _skops().loads(data, trusted=list(types))
     except (ValueError, TypeError, zipfile.BadZipFile, KeyError, EOFError) as error:
         raise GpuperfError(f"{path}: model_skops is damaged ({type(error).__name__}: {error})") from None
 
@@ -216,13 +222,13 @@ def _read(path: Path) -> dict:
             raise GpuperfError(f"{path}: not a JSON model file (not UTF-8 text)") from None
     elif path.suffix == ".skops":
         try:
-            found = sio.get_untrusted_types(file=path)
+            found = _skops().get_untrusted_types(file=path)
         except (zipfile.BadZipFile, ValueError, KeyError, OSError) as error:
             raise GpuperfError(f"{path}: not a readable skops file ({type(error).__name__}: {error})") from None
         untrusted = [t for t in found if t not in SKOPS_TRUSTED]
         if untrusted:
             raise GpuperfError(f"{path}: refusing untrusted type(s) {', '.join(untrusted)}")
-        document = sio.load(path, trusted=list(found))
+        document = _skops().load(path, trusted=list(found))
     else:
         raise GpuperfError(f"{path}: unknown model file type '{path.suffix}'; use .json or .skops")
     if not isinstance(document, dict) or document.get("format") != FORMAT:
