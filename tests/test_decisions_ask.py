@@ -103,8 +103,8 @@ def test_ask_command_json_and_text(tmp_path, capsys):
     table.to_csv(tmp_path / "space.csv", index=False)
     assert main(["ask", str(tmp_path / "space.csv"), "--params", "x,y", "--json"]) == 0
     first = json.loads(capsys.readouterr().out)
-    assert set(first) == {"next", "next_row", "index", "measured", "failed", "remaining", "best", "best_row",
-                          "best_time", "time_column", "method"}
+    assert set(first) == {"next", "next_row", "index", "batch", "measured", "failed", "remaining", "best",
+                          "best_row", "best_time", "time_column", "method"}
     assert first["measured"] == 0 and first["remaining"] == 100 and first["time_column"] == "time_ms"
     assert first["next"] == target.config(first["index"]) and first["next_row"] == f"line {first['index'] + 2}"
     assert first["method"] == "online (gp)" and first["best"] is None
@@ -114,7 +114,7 @@ def test_ask_command_json_and_text(tmp_path, capsys):
     table.to_csv(tmp_path / "space.csv", index=False)
     assert main(["ask", str(tmp_path / "space.csv"), "--params", "x,y"]) == 0
     out = capsys.readouterr().out
-    assert "Measure next: line" in out and "(its time goes in column time_ms)" in out
+    assert "Measure next: line" in out and "(times go in column time_ms)" in out
     assert f"1 of 100 measured (0 failed); best so far 2.5 (time_ms) at line {first['index'] + 2}" in out
 
 
@@ -141,3 +141,37 @@ def test_ask_refuses_a_kernel_tuner_cache(tmp_path, capsys):
     path.write_text("{}")
     assert main(["ask", str(path)]) == 2
     assert "cache.json: a Kernel Tuner cache holds only the configurations that ran" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("with_train", [False, True])
+def test_a_batch_starts_with_the_next_pick_and_names_distinct_unmeasured_configurations(with_train):
+    target = grid((8, 4))
+    train = [grid((7, 4), 2.0), grid((2, 9), 0.5)] if with_train else []
+    table = unmeasured_table(target)
+    for index in (5, 40, 77):
+        record(table, index, target)
+    single = next_configuration(partly_measured(table, ["x", "y"]), train, seed=2)
+    batch = next_configuration(partly_measured(table, ["x", "y"]), train, seed=2, count=6)
+    indices = [pick["index"] for pick in batch.batch]
+    assert indices[0] == single.index == batch.index and len(set(indices)) == 6
+    assert not {5, 40, 77} & set(indices)
+    assert [pick["config"] for pick in batch.batch] == [target.config(i) for i in indices]
+    assert batch.batch[1]["row"] == f"row {indices[1] + 1}"
+
+
+def test_a_batch_larger_than_what_is_left_names_what_is_left_and_zero_is_refused():
+    target = grid((8, 4))
+    table = unmeasured_table(target)
+    for index in range(len(target) - 2):
+        record(table, index, target)
+    step = next_configuration(partly_measured(table, ["x", "y"]), count=5)
+    assert sorted(pick["index"] for pick in step.batch) == [98, 99]
+    with pytest.raises(GpuperfError, match="a batch of 0 configurations"):
+        next_configuration(partly_measured(table, ["x", "y"]), count=0)
+
+
+def test_ask_command_count_prints_a_batch(tmp_path, capsys):
+    unmeasured_table(grid((8, 4))).drop(columns="status").to_csv(tmp_path / "space.csv", index=False)
+    assert main(["ask", str(tmp_path / "space.csv"), "--params", "x,y", "--count", "3"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("Measure next: line") == 3 and "(times go in column time_ms)" in out

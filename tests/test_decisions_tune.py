@@ -465,3 +465,36 @@ def test_kernel_tuner_costs_become_times_and_failures_none():
     for failed in (sys.float_info.max, -sys.float_info.max, math.inf, math.nan, 0.0, -1.0):
         assert _as_time(failed, False) is None, failed
         assert _as_time(-failed, True) is None, failed
+
+
+@pytest.mark.parametrize("with_train", [False, True])
+def test_ask_batch_starts_with_ask_and_changes_nothing(with_train):
+    target = grid((9, 4))
+    train = [grid((8, 4), 2.0), grid((2, 11), 0.5)] if with_train else []
+    search = GuidedSearch(target.configs, ["x", "y"], train, seed=3)
+    for _ in range(4):
+        index = search.ask()
+        search.tell(index, None if np.isnan(target.times[index]) else target.times[index])
+    measured, times = list(search.measured), search.times.copy()
+    batch = search.ask_batch(5)
+    assert batch[0] == search.ask() and len(set(batch)) == 5 and not set(batch) & set(measured)
+    assert search.ask_batch(1) == [search.ask()]
+    assert search.measured == measured and np.array_equal(search.times, times, equal_nan=True)
+    with pytest.raises(GpuperfError, match="ask for at least 1"):
+        search.ask_batch(0)
+
+
+@pytest.mark.parametrize("with_train", [False, True])
+def test_a_batched_search_of_one_is_the_sequential_search(with_train):
+    from gpuperf.decisions.explorers import run_batched_search
+
+    target = grid((9, 4))
+    train = [grid((8, 4), 2.0), grid((2, 11), 0.5)] if with_train else []
+    sequential = run_search(make_explorer(target, train, None, True, seed=3), target.times, 30)
+    rounds = run_batched_search(make_explorer(target, train, None, True, seed=3), target.times, 30, 1)
+    assert [picks[0] for picks in rounds] == sequential and all(len(picks) == 1 for picks in rounds)
+    fours = run_batched_search(make_explorer(target, train, None, True, seed=3), target.times, 30, 4)
+    flat = [i for picks in fours for i in picks]
+    assert all(len(picks) == 4 for picks in fours[:-1]) and len(set(flat)) == len(flat) <= 30
+    best = np.nanmin(target.times)
+    assert np.nanmin(target.times[flat]) == best and best not in target.times[[i for p in fours[:-1] for i in p]]

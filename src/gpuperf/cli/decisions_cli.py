@@ -114,6 +114,7 @@ def ask_command(
     model: Optional[str] = typer.Option(
         None, "--model", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."),
     seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),
+    count: int = typer.Option(1, "--count", help="Name this many configurations to measure at once (a batch)."),
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
 ) -> None:
     """Name the configuration to measure next, from a table of the space measured so far."""
@@ -134,15 +135,17 @@ def ask_command(
     if not names:
         raise GpuperfError(f"{where}: say which columns are the parameters (--params P1,P2,...)")
     table = partly_measured(frame, names, target, where)
-    result = next_configuration(table, other_gpus_spaces(table.space, train or [], target), model, seed)
+    result = next_configuration(table, other_gpus_spaces(table.space, train or [], target), model, seed, count)
     if as_json:
         print_json(result.summary())
         return
     if result.config is None:
         print(f"Every configuration of {where} has been measured ({result.failed} failed).")
-    else:
-        shown = ", ".join(f"{k}={v}" for k, v in result.config.items())
-        print(f"Measure next: {result.row} of {where}: {shown} (its time goes in column {result.time_column})")
+    for pick in result.batch:
+        shown = ", ".join(f"{k}={v}" for k, v in pick["config"].items())
+        print(f"Measure next: {pick['row']} of {where}: {shown}")
+    if result.batch:
+        print(f"(times go in column {result.time_column})")
     best = ("nothing has run yet" if result.best_config is None else
             f"best so far {result.best_time:.6g} ({result.time_column}) at {result.best_row}")
     print(f"{result.measured} of {result.measured + result.remaining} measured ({result.failed} failed); {best}; "

@@ -22,6 +22,7 @@ from gpuperf.datasets.schema import row_location
 from gpuperf.decisions.exploration import default_model
 from gpuperf.decisions.space import TIME_COLUMNS, Space, space_from_frame
 from gpuperf.decisions.tune import GuidedSearch
+from gpuperf.errors import GpuperfError
 STATUS = "status"
 
 
@@ -33,6 +34,7 @@ class NextConfiguration:
     index: int | None  # position of the row in the table
     row: str | None  # where that row is in the file ("line 17")
     config: dict[str, Any] | None
+    batch: list[dict[str, Any]]  # with count > 1: every configuration to measure now (index, row, config)
     measured: int
     failed: int
     remaining: int
@@ -44,7 +46,8 @@ class NextConfiguration:
 
     def summary(self) -> dict[str, Any]:
         """The JSON ``gpuperf ask`` prints."""
-        return {"next": self.config, "next_row": self.row, "index": self.index, "measured": self.measured,
+        return {"next": self.config, "next_row": self.row, "index": self.index, "batch": self.batch,
+                "measured": self.measured,
                 "failed": self.failed, "remaining": self.remaining, "best": self.best_config,
                 "best_row": self.best_row, "best_time": self.best_time, "time_column": self.time_column,
                 "method": self.method}
@@ -97,18 +100,24 @@ def partly_measured(frame: pd.DataFrame, params: Sequence[str], target: str | No
 
 
 def next_configuration(table: PartlyMeasured, train: Sequence[Space] = (), model: str | None = None,
-                       seed: int = 0) -> NextConfiguration:
-    """The configuration of ``table`` to measure next (see the module docstring); ``train``: the
-    same parameters measured on other GPUs, taken whole."""
+                       seed: int = 0, count: int = 1) -> NextConfiguration:
+    """The configuration of ``table`` to measure next (see the module docstring), or with ``count``
+    the ``count`` to measure at once (:meth:`GuidedSearch.ask_batch`); ``train``: the same
+    parameters measured on other GPUs, taken whole."""
+    if count < 1:
+        raise GpuperfError(f"a batch of {count} configurations: ask for at least 1")
     space, pending = table.space, table.pending
     search = GuidedSearch(space.configs, space.params, train, model, seed, gpu=space.gpu)
     for index in np.flatnonzero(~pending):
         time = space.times[index]
         search.tell(int(index), None if np.isnan(time) else float(time))
     best = search.best()
-    chosen = search.ask() if pending.any() else None
+    picks = search.ask_batch(count) if pending.any() else []
+    chosen = picks[0] if picks else None
     return NextConfiguration(
-        index=chosen, row=table.location(chosen), config=table.config(chosen), measured=int((~pending).sum()),
+        index=chosen, row=table.location(chosen), config=table.config(chosen),
+        batch=[{"index": i, "row": table.location(i), "config": table.config(i)} for i in picks],
+        measured=int((~pending).sum()),
         failed=int(np.isnan(space.times[~pending]).sum()), remaining=int(pending.sum()),
         best_row=table.location(best), best_config=table.config(best),
         best_time=None if best is None else float(space.times[best]), time_column=space.time_column,

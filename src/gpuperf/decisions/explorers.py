@@ -184,7 +184,8 @@ class TransferGuided:
             slope = float(np.clip(np.cov(values, at_measured, bias=True)[0, 1] / at_measured.var(), 0.0, 1.0))
         return slope * mean + np.mean(values - slope * at_measured)
 
-    def model_improvement(self, measured: Sequence[int], times: np.ndarray) -> np.ndarray | None:
+    def model_prediction(self, measured: Sequence[int], times: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """The refitted surrogate's -log(time) and spread per configuration; None below two measurements."""
         values = _measured_values(measured, times)
         if values is None or len(measured) < 2:
             return None
@@ -192,7 +193,25 @@ class TransferGuided:
         base = self.transfer_line(measured, times, values) if self.residual else np.zeros(len(self.features))
         surrogate = Surrogate(self.model, self.seed + len(measured)).fit(self.features[rows], values - base[rows])
         mean, spread = surrogate.predict(self.features)
-        return expected_improvement(base + mean, spread, values.max())
+        return base + mean, spread
+
+    def model_improvement(self, measured: Sequence[int], times: np.ndarray) -> np.ndarray | None:
+        predicted = self.model_prediction(measured, times)
+        if predicted is None:
+            return None
+        return expected_improvement(*predicted, _measured_values(measured, times).max())
+
+    def believed_time(self, measured: Sequence[int], times: np.ndarray, index: int) -> float:
+        """The time the search expects of configuration ``index``: the surrogate's, or (below two
+        measurements) the weighted other GPUs' fitted to the measurements so far."""
+        results = sorted(measured)
+        predicted = self.model_prediction(results, times) if self.refit else None
+        if predicted is not None:
+            return float(np.exp(-predicted[0][index]))
+        values = _measured_values(results, times)
+        if values is None:
+            return float(np.exp(-(self.logs @ self.gpu_weights(results, times))[index]))
+        return float(np.exp(-self.transfer_line(results, times, values)[index]))
 
     def next(self, measured: Sequence[int], times: np.ndarray) -> int:
         if not measured:
@@ -263,6 +282,34 @@ class OnlineSearch:
         mean, spread = surrogate.predict(self.features)
         return _best_unmeasured(expected_improvement(mean, spread, values.max()), measured, self.tie_break)
 
+    def believed_time(self, measured: Sequence[int], times: np.ndarray, index: int) -> float:
+        """The time the surrogate expects of configuration ``index``; the geometric mean of the
+        measured times before there is a surrogate (or 1 before anything ran)."""
+        results = sorted(measured)
+        values = _measured_values(results, times)
+        if values is None:
+            return 1.0
+        if len(results) < len(self.start):
+            return float(np.exp(-values.mean()))
+        surrogate = Surrogate(self.model, self.seed + len(results)).fit(self.features[results], values)
+        return float(np.exp(-surrogate.predict(self.features[[index]])[0][0]))
+
+
+def next_batch(explorer, measured: Sequence[int], times: np.ndarray, count: int) -> list[int]:
+    """The next ``count`` distinct picks of ``explorer`` to measure at once: after each pick the
+    search goes on as if that configuration had run at the time it expects of it (the "kriging
+    believer" rule), so the picks spread over what it would try next. Explorers without a
+    ``believed_time`` (a fixed order) take their next picks as they come."""
+    measured, times = list(measured), np.array(times, dtype=float)
+    picks: list[int] = []
+    for _ in range(min(count, len(times) - len(measured))):
+        index = explorer.next(measured, times)
+        believed = getattr(explorer, "believed_time", None)
+        times[index] = believed(measured, times, index) if believed is not None else 1.0
+        measured.append(index)
+        picks.append(index)
+    return picks
+
 
 def run_search(explorer, times: np.ndarray, budget: int, stop_at: float | None = 1.0, progress=None) -> list[int]:
     """Simulate ``explorer`` on measured ``times``: the indices in evaluation order, up to
@@ -283,3 +330,24 @@ def run_search(explorer, times: np.ndarray, budget: int, stop_at: float | None =
         if stop_at is not None and np.isfinite(times[index]) and best / times[index] >= stop_at - 1e-12:
             break
     return measured
+
+
+def run_batched_search(explorer, times: np.ndarray, budget: int, batch: int,
+                       stop_at: float | None = 1.0) -> list[list[int]]:
+    """Simulate ``explorer`` measuring ``batch`` configurations at a time (:func:`next_batch`) on
+    measured ``times``: the rounds, each the indices measured together, up to ``budget``
+    evaluations or until a round reaches ``stop_at`` of the best."""
+    times = np.asarray(times, dtype=float)
+    best = np.nanmin(times)
+    seen = np.full(len(times), np.nan)
+    measured: list[int] = []
+    rounds: list[list[int]] = []
+    while len(measured) < min(budget, len(times)):
+        picks = next_batch(explorer, measured, seen, min(batch, budget - len(measured)))
+        measured += picks
+        seen[picks] = times[picks]
+        rounds.append(picks)
+        ran = [i for i in picks if np.isfinite(times[i])]
+        if stop_at is not None and ran and best / min(times[ran]) >= stop_at - 1e-12:
+            break
+    return rounds

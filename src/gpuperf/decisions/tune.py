@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.decisions.exploration import default_model, make_explorer
+from gpuperf.decisions.explorers import next_batch
 from gpuperf.decisions.space import Space, configuration_keys
 from gpuperf.errors import GpuperfError
 
@@ -96,6 +97,15 @@ class GuidedSearch:
         if len(self.measured) >= len(self.space):
             raise GpuperfError("every configuration has been measured")
         return self.explorer.next(self.measured, self.times)
+
+    def ask_batch(self, count: int) -> list[int]:
+        """The indices of ``count`` configurations to measure at once (fewer when fewer are left):
+        each pick made as if the ones before it had run at the times the search expects of them."""
+        if count < 1:
+            raise GpuperfError(f"a batch of {count} configurations: ask for at least 1")
+        if len(self.measured) >= len(self.space):
+            raise GpuperfError("every configuration has been measured")
+        return next_batch(self.explorer, self.measured, self.times, count)
 
     def tell(self, index: int, time: float | None) -> None:
         """The measured time of configuration ``index`` (None or NaN: it failed). A bad index or

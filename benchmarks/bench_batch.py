@@ -1,0 +1,77 @@
+"""Measuring several configurations at once: rounds and evaluations to reach 90 % of the best.
+
+A cluster user measures a batch of configurations per round (one per GPU of the same kind, or one
+batch job); ``gpuperf ask --count N`` and ``GuidedSearch.ask_batch`` name N at a time, each pick
+made as if the ones before it had run at the time the search expects of them (kriging believer).
+For every bundled GEMM, convolution and pnpoly space with each GPU left out (the 37 headline spaces
+of bench_explore.py, the other GPUs as training data), this prints per batch size the geometric
+means of the rounds and of the evaluations needed to reach 90 % of the best; a search that does
+not reach it within the budget counts as budget + 1 evaluations and as the rounds that budget
+takes plus one. A batch of 1 is the sequential search of bench_explore.py.
+
+    python benchmarks/bench_batch.py                  # batches of 1, 2, 4 and 8, seed 0 (about 5 minutes)
+    python benchmarks/bench_batch.py --batches 1,4 --seeds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+import warnings
+
+import numpy as np
+from scipy.stats import gmean
+
+from gpuperf.decisions.bundled_spaces import leave_one_gpu_out, tuning_families
+from gpuperf.decisions.exploration import make_explorer
+from gpuperf.decisions.explorers import run_batched_search
+from gpuperf.decisions.search_metrics import evals_to
+
+
+def rounds_and_evals(space, others, batch: int, seed: int, budget: int) -> tuple[int, int]:
+    """Rounds and evaluations the batched search takes to reach 90 % (censored at the budget)."""
+    rounds = run_batched_search(make_explorer(space, others, None, True, seed), space.times, budget, batch, 0.9)
+    order = [i for picks in rounds for i in picks]
+    evals = evals_to(space.performance[order], 0.9)
+    if evals is None:
+        return math.ceil(budget / batch) + 1, budget + 1
+    done = np.cumsum([len(picks) for picks in rounds])
+    return int(np.searchsorted(done, evals) + 1), evals
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--batches", default="1,2,4,8")
+    parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--budget", type=int, default=200)
+    args = parser.parse_args()
+    batches = [int(b) for b in args.batches.split(",")]
+    warnings.filterwarnings("ignore")
+    started = time.time()
+    rounds = {b: [] for b in batches}
+    evals = {b: [] for b in batches}
+    for family in tuning_families():
+        if "~" in family.name:  # older versions of a space: not headline spaces
+            continue
+        for gpu, space, others in leave_one_gpu_out(family):
+            space = space.without_failures()
+            cells = []
+            for batch in batches:
+                runs = [rounds_and_evals(space, others, batch, seed, args.budget) for seed in range(args.seeds)]
+                rounds[batch].append(np.mean([r for r, _ in runs]))
+                evals[batch].append(np.mean([e for _, e in runs]))
+                cells.append(f"b{batch}: {rounds[batch][-1]:5.1f} rounds {evals[batch][-1]:6.1f} evals")
+            print(f"{family.name:24s} {gpu:22s} " + "  ".join(cells), flush=True)
+    count = len(rounds[batches[0]])
+    print(f"\n== {count} spaces, {args.seeds} seed(s): geometric means to reach 90 % of the best ==")
+    print(f"  {'batch':>5s} {'rounds':>7s} {'evaluations':>12s} {'max rounds':>11s}")
+    for batch in batches:
+        print(f"  {batch:5d} {gmean(rounds[batch]):7.2f} {gmean(evals[batch]):12.2f} {max(rounds[batch]):11.1f}")
+    print(f"\n({time.time() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
