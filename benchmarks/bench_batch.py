@@ -9,8 +9,8 @@ means of the rounds and of the evaluations needed to reach 90 % of the best; a s
 not reach it within the budget counts as budget + 1 evaluations and as the rounds that budget
 takes plus one. A batch of 1 is the sequential search of bench_explore.py.
 
-    python benchmarks/bench_batch.py                  # batches of 1, 2, 4 and 8, seed 0 (about 5 minutes)
-    python benchmarks/bench_batch.py --batches 1,4 --seeds 3
+    python benchmarks/bench_batch.py                  # batches of 1, 2, 4 and 8, seed 0 (about 1.5 minutes)
+    python benchmarks/bench_batch.py --seeds 3        # the figures in the README (about 4 minutes)
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ a configuration has not run yet (a failure is a failure name in the time column,
 than ok). :func:`next_configuration` replays the measured rows into a
 :class:`~gpuperf.decisions.tune.GuidedSearch` in the table's order and asks it for the next one, so
 measuring what it names, writing the time into the table and asking again is the guided search
-run by hand, one measurement at a time.
+run by hand, one measurement at a time (or a batch at a time, ``count``).
 """
 
 from __future__ import annotations
