@@ -141,3 +141,16 @@ def test_ask_refuses_a_kernel_tuner_cache(tmp_path, capsys):
     path.write_text("{}")
     assert main(["ask", str(path)]) == 2
     assert "cache.json: a Kernel Tuner cache holds only the configurations that ran" in capsys.readouterr().err
+
+
+def test_ask_json_index_is_the_rows_position_in_the_file_when_gpu_picks_rows(tmp_path, capsys):
+    """A script writing the time back at --json's index fills the row ask named, not another GPU's."""
+    target, other = grid((8, 4)), grid((7, 4), 2.0)
+    rows = pd.concat([other.configs.assign(time_ms=other.times, gpu="Tesla V100 PCIe 32GB"),
+                      target.configs.assign(time_ms=np.nan, gpu="A100 PCIe 40GB")], ignore_index=True)
+    rows.to_csv(tmp_path / "space.csv", index=False)
+    assert main(["ask", str(tmp_path / "space.csv"), "--params", "x,y", "--gpu", "A100", "--json"]) == 0
+    step = json.loads(capsys.readouterr().out)
+    assert step["next_row"] == f"line {step['index'] + 2}"
+    assert rows.loc[step["index"], "gpu"] == "A100 PCIe 40GB"
+    assert rows.loc[step["index"], ["x", "y"]].to_dict() == step["next"]

@@ -124,7 +124,7 @@ def ask_command(
     if is_kernel_tuner_cache(space):
         raise GpuperfError(f"{space}: a Kernel Tuner cache holds only the configurations that ran; list every "
                            "configuration in a table, or tune with GuidedStrategy inside Kernel Tuner")
-    frame = read_table(space)
+    frame = read_table(space).reset_index(drop=True)
     if gpu is not None and GPU_COLUMN not in frame.columns:
         frame, where = frame.assign(**{GPU_COLUMN: gpu}), space
     else:
@@ -136,7 +136,10 @@ def ask_command(
     table = partly_measured(frame, names, target, where)
     result = next_configuration(table, other_gpus_spaces(table.space, train or [], target), model, seed)
     if as_json:
-        print_json(result.summary())
+        summary = result.summary()
+        if result.index is not None:  # the row's position in SPACE, not among the rows --kernel and --gpu picked
+            summary["index"] = int(table.frame.index[result.index])
+        print_json(summary)
         return
     if result.config is None:
         print(f"Every configuration of {where} has been measured ({result.failed} failed).")
