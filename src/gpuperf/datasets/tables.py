@@ -92,6 +92,10 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
             frame = pd.read_parquet(path)
         except (OSError, ValueError) as error:
             raise GpuperfError(f"{path}: not a readable Parquet table ({str(error).splitlines()[0]})") from None
+        # pandas stores a frame's index in the file: rows are its rows in order (row N is the
+        # N-th, as errors count), and a named index (set_index("kernel")) is a column again.
+        named = any(name is not None for name in frame.index.names)
+        frame = frame.reset_index(drop=not named)
         frame.attrs[ROW_NUMBERING] = "row"  # not whatever numbering the frame written to it had
     else:
         frame = read_csv(path)
