@@ -154,3 +154,17 @@ def test_ask_json_index_is_the_rows_position_in_the_file_when_gpu_picks_rows(tmp
     assert step["next_row"] == f"line {step['index'] + 2}"
     assert rows.loc[step["index"], "gpu"] == "A100 PCIe 40GB"
     assert rows.loc[step["index"], ["x", "y"]].to_dict() == step["next"]
+
+
+def test_a_header_typed_with_spaces_after_its_commas_names_the_columns(tmp_path, capsys):
+    """A table written by hand as "x, y, time_ms": its time column is time_ms, so the time typed in
+    counts as measured (not a table with nothing measured, asking for the same row again)."""
+    path = tmp_path / "space.csv"
+    path.write_text("x, y, time_ms\n1,1,\n1,2, 2.5\n2,1,\n2,2,\n")
+    assert main(["ask", str(path), "--params", "x,y", "--json"]) == 0
+    step = json.loads(capsys.readouterr().out)
+    assert step["measured"] == 1 and step["best_row"] == "line 3" and step["best_time"] == 2.5
+    assert step["next_row"] != "line 3"
+    path.write_text("x, x ,time_ms\n1,2,3\n")
+    assert main(["ask", str(path), "--params", "x"]) == 2
+    assert "space.csv: the header names column x more than once" in capsys.readouterr().err
