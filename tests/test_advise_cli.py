@@ -188,6 +188,21 @@ def test_profile_of_a_bundled_table_by_its_name(tmp_path, capsys, database):
     assert "schoonhoven_spaces: no launch geometry (grid.x, block.x) in this bundled table" in capsys.readouterr().err
 
 
+def test_profile_of_an_imported_nvprof_summary_says_it_has_no_launch_geometry(tmp_path, capsys, database):
+    """import nvprof SUMMARY -> advise --profile: a summary has no grid or block sizes; the error says
+    which import has them instead of reading the imported table as a raw nvprof file again."""
+    from pathlib import Path
+
+    summary = Path(__file__).parent / "data" / "nvprof_summary.csv"
+    out = tmp_path / "summary.csv"
+    assert main(["import", "nvprof", str(summary), "--gpu", "V100", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["advise", "--profile", str(out), *only(database)]) == 2
+    err = capsys.readouterr().err
+    assert "summary.csv: no launch geometry (grid.x, block.x) in this table; import an nvprof GPU trace" in err
+    assert "Kernel Name" not in err
+
+
 @pytest.mark.parametrize("args, message", [
     (["advise"], "give a KERNEL or --profile"),
     (["advise", "row_sum", "--only", "t_nothing"], "unknown optimization 't_nothing'"),

@@ -110,6 +110,9 @@ def read_profile(path: str | Path, row: int = 1) -> dict[str, Any]:
         raise missing_file(path, f"--profile: file '{path}' does not exist")
     else:
         table = read_csv(path)
+        if "grid.x" not in table.columns and {"kernel", "time_s"} <= set(table.columns):
+            raise GpuperfError(f"{path}: no launch geometry (grid.x, block.x) in this table; import an nvprof "
+                               "GPU trace (--print-gpu-trace) or an Nsight Compute page: a summary has none")
     if "grid.x" not in table.columns:
         table = _imported(path)
     if not 1 <= row <= len(table):
