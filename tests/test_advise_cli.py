@@ -174,6 +174,35 @@ def test_advice_names_what_it_advises_and_the_threshold(tmp_path, capsys, databa
     assert capsys.readouterr().out.startswith(f"Advice for {path}, row 1 (histogram, GTX 970)\n")
 
 
+def test_profile_of_a_bundled_table_by_its_name(tmp_path, capsys, database):
+    """A bundled table is usable by name wherever a table is: --profile rodinia_nvprof --row N
+    advises on its row N as on the same row written to a file."""
+    from gpuperf.datasets import load_dataset
+
+    path = tmp_path / "rodinia.csv"
+    load_dataset("rodinia_nvprof").head(3).to_csv(path, index=False)
+    args = ["--row", "3", "--threshold", "0.0001", "--json", "--min-confidence", "0", *only(database)]
+    by_name = run_json(capsys, ["advise", "--profile", "rodinia_nvprof", *args])
+    assert by_name == run_json(capsys, ["advise", "--profile", str(path), *args])
+    assert main(["advise", "--profile", "schoonhoven_spaces", *only(database)]) == 2
+    assert "schoonhoven_spaces: no launch geometry (grid.x, block.x) in this bundled table" in capsys.readouterr().err
+
+
+def test_profile_of_an_imported_nvprof_summary_says_it_has_no_launch_geometry(tmp_path, capsys, database):
+    """import nvprof SUMMARY -> advise --profile: a summary has no grid or block sizes; the error says
+    which import has them instead of reading the imported table as a raw nvprof file again."""
+    from pathlib import Path
+
+    summary = Path(__file__).parent / "data" / "nvprof_summary.csv"
+    out = tmp_path / "summary.csv"
+    assert main(["import", "nvprof", str(summary), "--gpu", "V100", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["advise", "--profile", str(out), *only(database)]) == 2
+    err = capsys.readouterr().err
+    assert "summary.csv: no launch geometry (grid.x, block.x) in this table; import an nvprof GPU trace" in err
+    assert "Kernel Name" not in err
+
+
 @pytest.mark.parametrize("args, message", [
     (["advise"], "give a KERNEL or --profile"),
     (["advise", "row_sum", "--only", "t_nothing"], "unknown optimization 't_nothing'"),

@@ -175,3 +175,42 @@ def test_ask_command_count_prints_a_batch(tmp_path, capsys):
     assert main(["ask", str(tmp_path / "space.csv"), "--params", "x,y", "--count", "3"]) == 0
     out = capsys.readouterr().out
     assert out.count("Measure next: line") == 3 and "(times go in column time_ms)" in out
+
+
+def test_ask_json_index_is_the_rows_position_in_the_file_when_gpu_picks_rows(tmp_path, capsys):
+    """A script writing the time back at --json's index fills the row ask named, not another GPU's."""
+    target, other = grid((8, 4)), grid((7, 4), 2.0)
+    rows = pd.concat([other.configs.assign(time_ms=other.times, gpu="Tesla V100 PCIe 32GB"),
+                      target.configs.assign(time_ms=np.nan, gpu="A100 PCIe 40GB")], ignore_index=True)
+    rows.to_csv(tmp_path / "space.csv", index=False)
+    assert main(["ask", str(tmp_path / "space.csv"), "--params", "x,y", "--gpu", "A100", "--json"]) == 0
+    step = json.loads(capsys.readouterr().out)
+    assert step["next_row"] == f"line {step['index'] + 2}"
+    assert rows.loc[step["index"], "gpu"] == "A100 PCIe 40GB"
+    assert rows.loc[step["index"], ["x", "y"]].to_dict() == step["next"]
+
+
+def test_a_header_typed_with_spaces_after_its_commas_names_the_columns(tmp_path, capsys):
+    """A table written by hand as "x, y, time_ms": its time column is time_ms, so the time typed in
+    counts as measured (not a table with nothing measured, asking for the same row again)."""
+    path = tmp_path / "space.csv"
+    path.write_text("x, y, time_ms\n1,1,\n1,2, 2.5\n2,1,\n2,2,\n")
+    assert main(["ask", str(path), "--params", "x,y", "--json"]) == 0
+    step = json.loads(capsys.readouterr().out)
+    assert step["measured"] == 1 and step["best_row"] == "line 3" and step["best_time"] == 2.5
+    assert step["next_row"] != "line 3"
+    path.write_text("x, x ,time_ms\n1,2,3\n")
+    assert main(["ask", str(path), "--params", "x"]) == 2
+    assert "space.csv: the header names column x more than once" in capsys.readouterr().err
+
+
+def test_indices_are_the_frames_labels_so_a_filtered_frame_is_written_back_at_the_right_rows():
+    target = grid((8, 4))
+    table = pd.concat([unmeasured_table(grid((2, 2))).assign(gpu="other"), unmeasured_table(target).assign(gpu="mine")],
+                      ignore_index=True)
+    mine = table[table["gpu"] == "mine"]
+    step = next_configuration(partly_measured(mine, ["x", "y"]), count=3)
+    for pick in step.batch:
+        assert table.loc[pick["index"], "gpu"] == "mine"
+        assert table.loc[pick["index"], ["x", "y"]].to_dict() == pick["config"]
+    assert step.index == step.batch[0]["index"] >= 100

@@ -295,6 +295,20 @@ def test_errors_number_rows_as_the_file_does(tmp_path):
         read_space(tmp_path / "t.parquet", ["p", "q"], "time_ms")
 
 
+def test_a_parquet_table_written_from_a_filtered_frame_counts_its_own_rows(tmp_path):
+    """pandas writes a frame's index into Parquet: rows of a filtered frame are still named by
+    their row in the file, and a named index is a column again."""
+    from gpuperf.datasets.tables import read_table_file
+    from gpuperf.decisions.space import read_space
+
+    bad = pd.DataFrame({"p": range(8), "q": 1, "time_ms": [1.0, 2, 3, 4, 5, -1, 7, 8]})
+    bad.iloc[2:].to_parquet(tmp_path / "t.parquet")  # index labels 2 to 7: the -1 is the file's row 4
+    with pytest.raises(GpuperfError, match=r"t\.parquet: row 4: time_ms=-1(\.0)? is not"):
+        read_space(tmp_path / "t.parquet", ["p", "q"], "time_ms")
+    table().set_index("p").to_parquet(tmp_path / "indexed.parquet")
+    assert read_table_file(tmp_path / "indexed.parquet").columns.tolist() == table().columns.tolist()
+
+
 def test_the_time_is_never_a_parameter_and_no_parameter_is_named_twice():
     with pytest.raises(GpuperfError, match="time_ms is both the time explored and a parameter"):
         space_from_frame(table(), ["p", "time_ms"], "time_ms", "t.csv")

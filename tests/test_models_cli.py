@@ -154,6 +154,24 @@ def test_default_features_leave_out_keys_times_and_text(tables, capsys, tmp_path
                     "--out", tmp_path / "o.json")["features"] == ["x1", "x2", "x3", "x4", "nvml_gr_clock", *complete]
 
 
+def test_an_ncu_import_fits_without_its_time_derived_metrics(capsys, tmp_path):
+    """import ncu -> fit: ncu's details page names rates and cycle counts in words ("Memory Throughput",
+    in bytes per second); they give the time away, so they are no default features."""
+    from pathlib import Path
+
+    details = Path(__file__).parent / "data" / "ncu_details.csv"
+    assert main(["import", "ncu", str(details), "--gpu", "H100", "--out", str(tmp_path / "ncu.csv")]) == 0
+    frame = pd.read_csv(tmp_path / "ncu.csv")
+    frame.assign(**{"Elapsed Cycles": frame["time_s"] * 1.7e9, "SM Active Cycles": frame["time_s"] * 1.6e9,
+                    "Executed Ipc Active": 1e-3 / frame["time_s"], "sm__cycles_elapsed.avg": frame["time_s"] * 1.7e9,
+                    }).to_csv(tmp_path / "ncu_more.csv", index=False)
+    capsys.readouterr()
+    for table in ("ncu.csv", "ncu_more.csv"):
+        result = run_json(capsys, "fit", tmp_path / table, "--model", "lr", "--out", tmp_path / f"{table}.json")
+        assert result["features"] == ["grid.x", "grid.y", "grid.z", "block.x", "block.y", "block.z",
+                                      "Launch Statistics: Block Size", "Registers Per Thread"]
+
+
 def test_a_feature_column_left_out_for_a_bad_cell_is_named(tables, capsys, tmp_path):
     frame = pd.read_csv(tables["generic"])
     frame["x2"] = frame["x2"].astype(object)

@@ -24,7 +24,7 @@ def advise(
     device: Annotated[str | None, typer.Option(help="advise for a measured device, e.g. opencl:0 (pocl)")] = None,
     profile: Annotated[Path | None, typer.Option(
         help="a profiled launch: a table with geometry and counters as gpuperf import nvprof|ncu writes it "
-        "(import a profiler's CSV first)")] = None,
+        "(import a profiler's CSV first), or a bundled table's name such as rodinia_nvprof")] = None,
     row: Annotated[int, typer.Option(help="which row of the --profile CSV (from 1)")] = 1,
     threshold: Annotated[float, typer.Option(help="suggest only predicted speedups at or above this")] = 1.05,
     min_confidence: Annotated[float, typer.Option(

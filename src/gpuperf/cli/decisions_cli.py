@@ -125,7 +125,7 @@ def ask_command(
     if is_kernel_tuner_cache(space):
         raise GpuperfError(f"{space}: a Kernel Tuner cache holds only the configurations that ran; list every "
                            "configuration in a table, or tune with GuidedStrategy inside Kernel Tuner")
-    frame = read_table(space)
+    frame = read_table(space).reset_index(drop=True)  # labels: positions in SPACE, kept by --gpu and --kernel
     if gpu is not None and GPU_COLUMN not in frame.columns:
         frame, where = frame.assign(**{GPU_COLUMN: gpu}), space
     else:

@@ -37,7 +37,7 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 def read_csv(path: str | Path, **options) -> pd.DataFrame:
     """A CSV (plain or gzip) as read by pandas; a missing, empty or unparsable file is one clear
     error, and so (read with no options) is a header naming a column twice or a file separated by
-    semicolons or tabs. Read with no options, its rows are numbered by file line in error messages
+    semicolons or tabs. Read with no options, spaces around a header's names are no part of them. Read with no options, its rows are numbered by file line in error messages
     (:func:`row_location`)."""
     path = Path(path)
     if not path.is_file():
@@ -50,7 +50,9 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
     except (pd.errors.ParserError, UnicodeDecodeError, EOFError, OSError, zlib.error) as exc:
         raise GpuperfError(f"{path}: not a readable CSV table ({str(exc).splitlines()[0]})") from None
     if header is not None:
-        names = [str(name) for name in header.iloc[0] if pd.notna(name) and str(name).strip()]
+        # A header typed with spaces after its commas ("n, m, time_s") names n, m and time_s.
+        frame.columns = [name.strip() if isinstance(name, str) else name for name in frame.columns]
+        names = [str(name).strip() for name in header.iloc[0] if pd.notna(name) and str(name).strip()]
         repeated = sorted({name for name in names if names.count(name) > 1})
         if repeated:
             raise GpuperfError(f"{path}: the header names column {repeated[0]} more than once")
@@ -92,6 +94,10 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
             frame = pd.read_parquet(path)
         except (OSError, ValueError) as error:
             raise GpuperfError(f"{path}: not a readable Parquet table ({str(error).splitlines()[0]})") from None
+        # pandas stores a frame's index in the file: rows are its rows in order (row N is the
+        # N-th, as errors count), and a named index (set_index("kernel")) is a column again.
+        named = any(name is not None for name in frame.index.names)
+        frame = frame.reset_index(drop=not named)
         frame.attrs[ROW_NUMBERING] = "row"  # not whatever numbering the frame written to it had
     else:
         frame = read_csv(path)

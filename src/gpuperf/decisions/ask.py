@@ -31,10 +31,10 @@ class NextConfiguration:
     """What :func:`next_configuration` found: the row to measure next (None once every
     configuration is measured), and where the search stands."""
 
-    index: int | None  # position of the row in the table
+    index: Any  # the row's label in the table (what frame.loc takes: its position for a default index)
     row: str | None  # where that row is in the file ("line 17")
     config: dict[str, Any] | None
-    batch: list[dict[str, Any]]  # with count > 1: every configuration to measure now (index, row, config)
+    batch: list[dict[str, Any]]  # every configuration to measure now (index, row, config); the first is the next
     measured: int
     failed: int
     remaining: int
@@ -73,6 +73,13 @@ class PartlyMeasured:
     space: Space
     pending: np.ndarray
     frame: pd.DataFrame
+
+    def label(self, index: int | None) -> Any:
+        """The frame's label of the row at position ``index`` (what frame.loc takes)."""
+        if index is None:
+            return None
+        label = self.frame.index[index]
+        return int(label) if isinstance(label, (int, np.integer)) else label
 
     def location(self, index: int | None) -> str | None:
         return None if index is None else row_location(self.frame, index)
@@ -115,8 +122,8 @@ def next_configuration(table: PartlyMeasured, train: Sequence[Space] = (), model
     picks = search.ask_batch(count) if pending.any() else []
     chosen = picks[0] if picks else None
     return NextConfiguration(
-        index=chosen, row=table.location(chosen), config=table.config(chosen),
-        batch=[{"index": i, "row": table.location(i), "config": table.config(i)} for i in picks],
+        index=table.label(chosen), row=table.location(chosen), config=table.config(chosen),
+        batch=[{"index": table.label(i), "row": table.location(i), "config": table.config(i)} for i in picks],
         measured=int((~pending).sum()),
         failed=int(np.isnan(space.times[~pending]).sum()), remaining=int(pending.sum()),
         best_row=table.location(best), best_config=table.config(best),

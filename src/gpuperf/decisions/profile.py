@@ -96,13 +96,23 @@ def profile_gpu(row: Mapping[str, Any]) -> str | None:
 
 
 def read_profile(path: str | Path, row: int = 1) -> dict[str, Any]:
-    """Row ``row`` (from 1) of a profile CSV: a Rodinia-like table, or an nvprof / Nsight Compute CSV."""
+    """Row ``row`` (from 1) of a profile CSV (a Rodinia-like table, or an nvprof / Nsight Compute
+    CSV) or of a bundled table given by its name (``rodinia_nvprof``)."""
+    from gpuperf.datasets import BUNDLED, load_dataset
     from gpuperf.datasets.tables import read_csv
 
     path = Path(path)
-    if not path.is_file():
+    if not path.exists() and str(path) in BUNDLED:
+        table = load_dataset(str(path))
+        if "grid.x" not in table.columns:
+            raise GpuperfError(f"{path}: no launch geometry (grid.x, block.x) in this bundled table")
+    elif not path.is_file():
         raise missing_file(path, f"--profile: file '{path}' does not exist")
-    table = read_csv(path)
+    else:
+        table = read_csv(path)
+        if "grid.x" not in table.columns and {"kernel", "time_s"} <= set(table.columns):
+            raise GpuperfError(f"{path}: no launch geometry (grid.x, block.x) in this table; import an nvprof "
+                               "GPU trace (--print-gpu-trace) or an Nsight Compute page: a summary has none")
     if "grid.x" not in table.columns:
         table = _imported(path)
     if not 1 <= row <= len(table):

@@ -24,7 +24,11 @@ TIMING_DERIVED = (
     "issue_slot_utilization",
     "eligible_warps_per_active_cycle",
 )
-TIMING_DERIVED_PARTS = ("throughput", "utilization", "flop_efficiency")
+# Parts of such names in any profiler's spelling (nvprof's, ncu's raw metrics, ncu's details page
+# names such as "Memory Throughput", "Elapsed Cycles", "Executed Ipc Active"; matched lower-case,
+# spaces as underscores).
+TIMING_DERIVED_PARTS = ("throughput", "utilization", "flop_efficiency", "elapsed_cycles", "active_cycles",
+                        "cycles_elapsed", "cycles_active", "ipc")
 NOT_FEATURES = ("time_s", "time_s_std", "time_s_min", "time_s_iqr", "n_invocations", "repeats")
 
 RESOURCE_TIMES = ("t_issue", "t_dram", "t_l2", "t_global", "t_shared", "t_fp32", "t_fp64", "t_cycle")
@@ -84,7 +88,8 @@ def counted_clocks(frame: pd.DataFrame, min_time_s: float = 1e-4) -> pd.DataFram
 
 
 def is_timing_derived(column: str) -> bool:
-    return column in TIMING_DERIVED or any(part in column for part in TIMING_DERIVED_PARTS)
+    name = str(column).lower().replace(" ", "_")
+    return name in TIMING_DERIVED or any(part in name for part in TIMING_DERIVED_PARTS)
 
 
 def counter_columns(frame: pd.DataFrame, first: str = "elapsed_cycles_sm") -> list[str]:
