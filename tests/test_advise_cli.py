@@ -203,6 +203,27 @@ def test_profile_of_an_imported_nvprof_summary_says_it_has_no_launch_geometry(tm
     assert "Kernel Name" not in err
 
 
+@pytest.mark.parametrize("name, importer, gpu", [("nvprof_gpu_trace.csv", "nvprof", None),
+                                                ("ncu_raw.csv", "ncu", None), ("ncu_details.csv", "ncu", "H100")])
+def test_profile_straight_from_the_profiler_is_imported_on_the_fly(tmp_path, capsys, database, name, importer, gpu):
+    """advise --profile on the profiler's own CSV ("==" log lines and all) advises as on the table
+    gpuperf import writes from it; --gpu names the GPU where the profile does not."""
+    from pathlib import Path
+
+    raw = Path(__file__).parent / "data" / name
+    imported = tmp_path / "imported.csv"
+    named = ["--gpu", gpu] if gpu else []
+    assert main(["import", importer, str(raw), "--out", str(imported), *named]) == 0
+    capsys.readouterr()
+    args = ["--threshold", "0.0001", "--json", "--min-confidence", "0", *named, *only(database)]
+    assert run_json(capsys, ["advise", "--profile", str(raw), *args]) == \
+        run_json(capsys, ["advise", "--profile", str(imported), *args])
+    if gpu:
+        assert main(["advise", "--profile", str(raw), *only(database)]) == 2
+        err = capsys.readouterr().err
+        assert f"{name}: line 6: the profile names no GPU" in err and "(--gpu)" in err
+
+
 @pytest.mark.parametrize("args, message", [
     (["advise"], "give a KERNEL or --profile"),
     (["advise", "row_sum", "--only", "t_nothing"], "unknown optimization 't_nothing'"),

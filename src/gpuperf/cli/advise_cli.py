@@ -23,8 +23,8 @@ def advise(
     gpu: Annotated[str | None, typer.Option(help="advise for this GPU (its descriptor joins the features)")] = None,
     device: Annotated[str | None, typer.Option(help="advise for a measured device, e.g. opencl:0 (pocl)")] = None,
     profile: Annotated[Path | None, typer.Option(
-        help="a profiled launch: a table with geometry and counters as gpuperf import nvprof|ncu writes it "
-        "(import a profiler's CSV first), or a bundled table's name such as rodinia_nvprof")] = None,
+        help="a profiled launch: a table with geometry and counters as gpuperf import nvprof|ncu writes it, "
+        "the profiler's own CSV (nvprof GPU trace, Nsight Compute), or a bundled table's name such as rodinia_nvprof")] = None,
     row: Annotated[int, typer.Option(help="which row of the --profile CSV (from 1)")] = 1,
     threshold: Annotated[float, typer.Option(help="suggest only predicted speedups at or above this")] = 1.05,
     min_confidence: Annotated[float, typer.Option(
@@ -51,7 +51,7 @@ def advise(
             raise GpuperfError("--profile takes no -p or --device: the profile row describes the launch")
         from gpuperf.decisions.profile import read_profile
 
-        launch = read_profile(profile, row)
+        launch = read_profile(profile, row, gpu)
         result = advise_profile(launch, gpu, threshold, entries, where=f"{profile}: row {row}",
                                 min_confidence=min_confidence)
         named = [str(launch[key]) for key in ("kernel", "gpu") if launch.get(key) not in (None, "")]

@@ -95,9 +95,10 @@ def profile_gpu(row: Mapping[str, Any]) -> str | None:
     return None
 
 
-def read_profile(path: str | Path, row: int = 1) -> dict[str, Any]:
-    """Row ``row`` (from 1) of a profile CSV (a Rodinia-like table, or an nvprof / Nsight Compute
-    CSV) or of a bundled table given by its name (``rodinia_nvprof``)."""
+def read_profile(path: str | Path, row: int = 1, gpu: str | None = None) -> dict[str, Any]:
+    """Row ``row`` (from 1) of a profile: a table in gpuperf's dataset shape (as ``gpuperf import``
+    writes it, or a bundled one by its name, ``rodinia_nvprof``), or an nvprof GPU trace or Nsight
+    Compute CSV as the profiler wrote it (``gpu`` names its GPU where the profile does not)."""
     from gpuperf.datasets import BUNDLED, load_dataset
     from gpuperf.datasets.tables import read_csv
 
@@ -109,28 +110,36 @@ def read_profile(path: str | Path, row: int = 1) -> dict[str, Any]:
     elif not path.is_file():
         raise missing_file(path, f"--profile: file '{path}' does not exist")
     else:
-        table = read_csv(path)
-        if "grid.x" not in table.columns and {"kernel", "time_s"} <= set(table.columns):
+        try:
+            table = read_csv(path)
+        except GpuperfError:  # no plain table: a profiler's own CSV (nvprof's "==" lines), which the importers read
+            table = None
+        if table is not None and "grid.x" not in table.columns and {"kernel", "time_s"} <= set(table.columns):
             raise GpuperfError(f"{path}: no launch geometry (grid.x, block.x) in this table; import an nvprof "
                                "GPU trace (--print-gpu-trace) or an Nsight Compute page: a summary has none")
-    if "grid.x" not in table.columns:
-        table = _imported(path)
+    if table is None or "grid.x" not in table.columns:
+        table = _imported(path, gpu)
     if not 1 <= row <= len(table):
         raise GpuperfError(f"{path}: row {row} does not exist (the table has {len(table)} rows)")
     return table.iloc[row - 1].to_dict()
 
 
-def _imported(path: Path) -> pd.DataFrame:
+def _imported(path: Path, gpu: str | None = None) -> pd.DataFrame:
+    """A profiler's own CSV imported; failing, the error of the importer for the profiler whose log
+    lines it has (Nsight Compute's ``==PROF==``, else nvprof's)."""
     from gpuperf.datasets import import_ncu, import_nvprof
 
-    errors = []
-    for importer in (import_nvprof, import_ncu):
+    errors = {}
+    for name, importer in (("nvprof", import_nvprof), ("ncu", import_ncu)):
         try:
-            table = importer(path)
+            table = importer(path, gpu=gpu)
         except GpuperfError as exc:
-            errors.append(str(exc))
+            errors[name] = str(exc)
             continue
         if "grid.x" in table.columns:
             return table
-    reason = f" ({errors[0]})" if errors else ""
-    raise GpuperfError(f"{path}: no launch geometry (grid.x, block.x) found{reason}")
+    with open(path, "rb") as handle:
+        start = handle.read(4096)
+    error = errors.get("ncu" if b"==PROF==" in start else "nvprof")
+    raise GpuperfError(error or f"{path}: no launch geometry (grid.x, block.x) in this profile; an nvprof "
+                       "summary or metrics CSV has none: profile with --print-gpu-trace, or with Nsight Compute")
