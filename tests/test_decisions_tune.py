@@ -285,6 +285,14 @@ def test_kernel_tuner_runs_the_guided_strategy_as_gpuperf_simulates_it(tmp_path,
         caches = [str(write_space_cache(o, tmp_path / f"other{i}.json")) for i, o in enumerate(others)]
         from_caches = strategy_order(cache, target, GuidedStrategy(train=caches, seed=2), budget=15)
         assert from_caches[:2] == simulated[:2] and len(set(from_caches)) == 15
+        # One table of both GPUs, as a DataFrame or a single path, trains it as the list does.
+        table = pd.concat([o.configs.assign(time_s=o.times, gpu=gpu, status=np.where(np.isnan(o.times), "failed", "ok"))
+                           for o, gpu in zip(others, ("A", "B"))])
+        table.to_csv(tmp_path / "others.csv", index=False)
+        for given in (table, str(tmp_path / "others.csv")):
+            assert strategy_order(cache, target, GuidedStrategy(train=given, seed=2), budget=15) == simulated
+        one = strategy_order(cache, target, GuidedStrategy(train=others[0], seed=2), budget=15)
+        assert one == run_search(make_explorer(target, others[:1], None, True, seed=2), target.times, 15, stop_at=None)
 
 
 def test_kernel_tuner_tunes_an_opencl_kernel_with_the_guided_strategy():

@@ -10,9 +10,10 @@
 Kernel Tuner (1.x) accepts any object with a ``tune(searchspace, runner, tuning_options)``
 method as its strategy. Each step asks a :class:`~gpuperf.decisions.tune.GuidedSearch` for the
 next configuration, lets Kernel Tuner compile and benchmark it (or replay it from a cache in
-simulation mode), and tells the search the result. ``train``: caches (or CSV tables, or
-:class:`Space` objects) of the same kernel's parameters measured on other GPUs; without them
-the search is online. The configurations are searched in sorted order of their parameter
+simulation mode), and tells the search the result. ``train``: caches (or tables: files,
+DataFrames, bundled names; or :class:`Space` objects), one or a list, of the same kernel's
+parameters measured on other GPUs, as :class:`GuidedSearch` takes them; without them the search
+is online. The configurations are searched in sorted order of their parameter
 values, so a run does not depend on how Kernel Tuner lists its search space. An objective
 where higher is better (GFLOP/s, ...) is searched as its inverse, so either kind works; with
 several objectives the search follows the first.
@@ -23,20 +24,19 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from gpuperf.decisions.space import Space, plain_value, read_training_spaces
-from gpuperf.decisions.tune import GuidedSearch
+from gpuperf.decisions.space import plain_value
+from gpuperf.decisions.tune import GuidedSearch, TrainingData
 
 
 class GuidedStrategy:
     """A Kernel Tuner strategy object (see the module docstring)."""
 
-    def __init__(self, train: Sequence[str | Path | Space] = (), model: str | None = None, seed: int = 0):
-        self.train, self.model, self.seed = list(train), model, seed
+    def __init__(self, train: TrainingData | Sequence[TrainingData] = (), model: str | None = None, seed: int = 0):
+        self.train, self.model, self.seed = train, model, seed
 
     def searched_configurations(self, searchspace: Any) -> pd.DataFrame:
         """Kernel Tuner's valid configurations as a table, sorted by parameter values."""
@@ -50,8 +50,7 @@ class GuidedStrategy:
 
         configs = self.searched_configurations(searchspace)
         params = list(configs.columns)
-        train = [s for t in self.train for s in ([t] if isinstance(t, Space) else read_training_spaces(t, params))]
-        search = GuidedSearch(configs, params, train, self.model, self.seed)
+        search = GuidedSearch(configs, params, self.train, self.model, self.seed)
         cost = CostFunc(searchspace, tuning_options, runner)
         higher_is_better = _first(tuning_options.objective_higher_is_better)
         budget = min(tuning_options.get("max_fevals", len(search)), len(search))

@@ -54,7 +54,7 @@ def training_spaces(train: TrainingData | Sequence[TrainingData], params: Sequen
     are taken whole: leave out the rows of the GPU being tuned."""
     from gpuperf.decisions.space import read_training_spaces, training_spaces_from_frame
 
-    if isinstance(train, (str, Path, pd.DataFrame)):
+    if isinstance(train, (str, Path, pd.DataFrame, Space)):
         train = [train]
     spaces: list[Space] = []
     for item in train:
