@@ -295,17 +295,18 @@ class OnlineSearch:
         return float(np.exp(-surrogate.predict(self.features[[index]])[0][0]))
 
 
-def next_batch(explorer, measured: Sequence[int], times: np.ndarray, count: int) -> list[int]:
+def next_batch(explorer, measured: Sequence[int], times: np.ndarray, count: int, believe=None) -> list[int]:
     """The next ``count`` distinct picks of ``explorer`` to measure at once: after each pick the
     search goes on as if that configuration had run at the time it expects of it (the "kriging
     believer" rule), so the picks spread over what it would try next. Explorers without a
-    ``believed_time`` (a fixed order) take their next picks as they come."""
+    ``believed_time`` (a fixed order) take their next picks as they come. ``believe(measured,
+    times, index)`` replaces the explorer's expectation (to compare other rules)."""
     measured, times = list(measured), np.array(times, dtype=float)
+    believe = believe or getattr(explorer, "believed_time", None)
     picks: list[int] = []
     for _ in range(min(count, len(times) - len(measured))):
         index = explorer.next(measured, times)
-        believed = getattr(explorer, "believed_time", None)
-        times[index] = believed(measured, times, index) if believed is not None else 1.0
+        times[index] = believe(measured, times, index) if believe is not None else 1.0
         measured.append(index)
         picks.append(index)
     return picks
@@ -333,7 +334,7 @@ def run_search(explorer, times: np.ndarray, budget: int, stop_at: float | None =
 
 
 def run_batched_search(explorer, times: np.ndarray, budget: int, batch: int,
-                       stop_at: float | None = 1.0) -> list[list[int]]:
+                       stop_at: float | None = 1.0, believe=None) -> list[list[int]]:
     """Simulate ``explorer`` measuring ``batch`` configurations at a time (:func:`next_batch`) on
     measured ``times``: the rounds, each the indices measured together, up to ``budget``
     evaluations or until a round reaches ``stop_at`` of the best."""
@@ -343,7 +344,7 @@ def run_batched_search(explorer, times: np.ndarray, budget: int, batch: int,
     measured: list[int] = []
     rounds: list[list[int]] = []
     while len(measured) < min(budget, len(times)):
-        picks = next_batch(explorer, measured, seen, min(batch, budget - len(measured)))
+        picks = next_batch(explorer, measured, seen, min(batch, budget - len(measured)), believe)
         measured += picks
         seen[picks] = times[picks]
         rounds.append(picks)
