@@ -169,6 +169,9 @@ def test_tune_command_saves_trials_that_train_the_next_run(tmp_path, capsys):
     assert first["time_column"] == "time_s"
     saved = read_space(out, list(get_space("jacobi2d_5pt").parameters))
     assert len(saved) == 2 and saved.gpu
+    labelled = read_space(out)  # the variant labels name the parameters: no --params needed
+    assert sorted(labelled.params) == sorted(saved.params) and labelled.keys().tolist() == saved.keys().tolist()
+    assert pd.read_csv(out)[["n", "m"]].drop_duplicates().values.tolist() == [[128, 128]]
     again = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--budget", "1", "--train", str(out), "--json"]
     assert main(again) == 0
     second = json.loads(capsys.readouterr().out)
@@ -371,6 +374,8 @@ def test_a_tuning_table_names_the_gpu_its_measurements_record():
     assert result.table()[["kernel", "device", "gpu", "x"]].values.tolist() == [["s", "cuda:0", "RTX 3090", 1]]
     result.gpu = None  # no name known: the device stands for it
     assert result.table()["gpu"].tolist() == ["cuda:0"]
+    assert result.table()[["variant", "n"]].values.tolist() == [["x=1", 1]]
+    assert TuneResult("s", {"n": 1}, "cuda:0", "online (gp)").table().empty
 
 
 def test_a_ranking_is_no_start_when_other_gpus_guide_the_search(tmp_path):

@@ -175,7 +175,7 @@ def tuning_report(folder: str | Path, result: TuneResult, default_time: float | 
         raise GpuperfError("a tuning report needs at least one trial")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    trials = result.table().drop(columns=["kernel", "device"])
+    trials = result.table().drop(columns=["kernel", "device", "variant", *result.sizes])  # the same on every row
     trials.index = pd.RangeIndex(1, len(trials) + 1, name="trial")
     times = trials["time_s"].astype(float).to_numpy()
     best_so_far = np.fmin.accumulate(np.where(np.isfinite(times), times, np.nan))

@@ -155,10 +155,17 @@ class TuneResult:
         return min(ran, key=lambda t: t.time_s) if ran else None
 
     def table(self) -> pd.DataFrame:
-        """One row per trial, in order: the parameters, ``time_s`` and ``status`` (a table
-        ``explore`` and ``tune`` read back as ``--train`` data)."""
+        """One row per trial, in order, in the dataset shape: the space as ``kernel``, the device
+        and its ``gpu`` name, the ``variant`` label, the sizes, the parameters, ``time_s`` and
+        ``status`` (a table ``explore``, ``ask`` and ``tune`` read back, as SPACE or --train)."""
+        from gpuperf.datasets.schema import variant_labels
+
         rows = [{**t.config, "time_s": t.time_s, "status": t.status, "detail": t.detail} for t in self.trials]
         frame = pd.DataFrame(rows)
+        params = list(self.trials[0].config) if self.trials else []
+        for position, (name, value) in enumerate(self.sizes.items()):
+            frame.insert(position, name, value)
+        frame.insert(0, "variant", variant_labels(frame, params))
         frame.insert(0, "gpu", self.gpu or self.device)
         frame.insert(0, "device", self.device)
         frame.insert(0, "kernel", self.space)
