@@ -333,3 +333,26 @@ def test_explore_picks_one_kernel_and_gpu_from_a_table_that_also_trains_it(tmp_p
     assert result["space"] == f"{table} (conv, Tesla V100 PCIe 32GB)" and result["configurations"] == 50
     assert result["method"].startswith("transfer-guided") and result["evals_to_90"] <= 2
     assert "(conv, Tesla V100 PCIe 32GB) is the space's own kernel and GPU" in printed.err
+
+
+def test_explore_and_ask_pick_a_size_of_a_campaign_at_several_and_train_on_the_others(tmp_path, capsys):
+    """-p n=64 picks the rows of one size; the same table as --train counts one space per GPU and
+    size, and only the space's own GPU at its own size is left out."""
+    rows = []
+    for gpu, scale in (("Tesla V100 PCIe 32GB", 1.0), ("Tesla K20", 3.0)):
+        for n in (64, 128):
+            frame = pd.read_csv(write_space(tmp_path / "part.csv", (7, 4), scale * n / 64))
+            rows.append(frame.assign(kernel="k", gpu=gpu, n=n, variant="bx=" + frame["bx"].astype(str)
+                                     + ",tile=" + frame["tile"].astype(str)))
+    pd.concat(rows).to_csv(tmp_path / "export.csv", index=False)
+    export = str(tmp_path / "export.csv")
+    result = run_json(capsys, ["explore", export, "--gpu", "V100", "-p", "n=64", "--train", export, "--json"])
+    assert result["space"].endswith("export.csv (Tesla V100 PCIe 32GB, n=64)") and result["configurations"] == 50
+    assert main(["explore", export, "--gpu", "V100", "-p", "n=64", "--train", export, "--json"]) == 0
+    err = capsys.readouterr().err
+    assert "export.csv (Tesla V100 PCIe 32GB, n=64) is the space's own kernel and GPU" in err
+    assert err.count("left out of --train") == 1
+    asked = run_json(capsys, ["ask", export, "--gpu", "V100", "-p", "n=128", "--train", export, "--json"])
+    assert asked["next"] is None and asked["measured"] == 50 and asked["method"] == "transfer-guided (et)"
+    assert main(["explore", export, "--gpu", "V100", "-p", "n=32"]) == 2
+    assert "no row has n=32 (it holds 64, 128)" in capsys.readouterr().err

@@ -29,7 +29,7 @@ from gpuperf.decisions.space import (
     transfer_matrix,
 )
 from gpuperf.decisions.surrogates import Surrogate
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 
 
 def grid_space(optimum: tuple[int, int], where: str = "synthetic", scale: float = 1.0, curvature: float = 0.05) -> Space:
@@ -777,3 +777,52 @@ def test_the_next_pick_depends_on_what_was_measured_not_on_the_order_it_came_in(
         seen = np.where(np.isin(np.arange(len(target)), order[:count]), target.times, np.nan)
         picks = {explorer.next(list(shuffle.permutation(order[:count])), seen) for _ in range(3)}
         assert picks == {order[count]}
+
+
+def a_campaign_at_two_sizes(gpu: str = "Tesla V100 PCIe 32GB") -> pd.DataFrame:
+    """A campaign export's shape: a kernel measured as itself (no parameters) beside its variants,
+    at two sizes (n = 64 and 128, the larger 4x slower)."""
+    plain = pd.DataFrame({"kernel": ["k"], "variant": [np.nan], "gpu": [gpu], "n": [64], "p": [np.nan],
+                          "q": [np.nan], "time_ms": [0.5]})
+    variants = [table().assign(kernel="k", gpu=gpu, n=n, time_ms=table()["time_ms"] * (n / 64) ** 2)
+                for n in (64, 128)]
+    rows = pd.concat([plain, *variants], ignore_index=True)
+    rows["variant"] = rows["variant"].where(rows["p"].isna(), "p=" + rows["p"].astype("Int64").astype(str) + ",q="
+                                            + rows["q"].astype("Int64").astype(str))
+    return rows
+
+
+def test_a_size_is_picked_with_p_and_a_kernel_measured_as_itself_is_left_out_with_a_note(tmp_path):
+    from gpuperf.decisions.space import read_space
+
+    a_campaign_at_two_sizes().to_csv(tmp_path / "export.csv", index=False)
+    with pytest.raises(GpuperfError, match=r"line 7: configuration 1,8 appears twice \(its rows differ in n: .*-p n="):
+        read_space(tmp_path / "export.csv", kernel="k")
+    with pytest.warns(GpuperfNote, match=r"left out 1 row\(s\) with none of the parameters \(first: line 2"):
+        space = read_space(tmp_path / "export.csv", kernel="k", sizes={"n": 64})
+    assert space.params == ["p", "q"] and list(space.times) == [1.0, 2.0, 3.0, 4.0]
+    larger = read_space(tmp_path / "export.csv", kernel="k", sizes={"n": "128.0"})  # matched by value
+    assert list(larger.times) == [4.0, 8.0, 12.0, 16.0] and larger.where.endswith("export.csv (k, n=128.0)")
+    with pytest.raises(GpuperfError, match=r"no row has n=32 \(it holds 64, 128\)"):
+        read_space(tmp_path / "export.csv", kernel="k", sizes={"n": 32})
+    with pytest.raises(GpuperfError, match=r"no column m to pick -p m=1 by"):
+        read_space(tmp_path / "export.csv", kernel="k", sizes={"m": 1})
+    partial = table().astype({"q": float})
+    partial.loc[2, "q"] = np.nan  # a row with some of the parameters is still an error
+    with pytest.raises(GpuperfError, match=r"row 3: parameter q has no value"):
+        space_from_frame(partial, ["p", "q"], "time_ms", "t.csv")
+
+
+def test_training_tables_count_one_space_per_size_and_only_the_same_size_is_the_spaces_own(tmp_path):
+    from gpuperf.decisions.space import read_space, read_training_spaces, same_kernel_and_gpu
+
+    rows = pd.concat([a_campaign_at_two_sizes(), a_campaign_at_two_sizes("Tesla K20")], ignore_index=True)
+    rows.to_csv(tmp_path / "export.csv", index=False)
+    with pytest.warns(GpuperfNote):
+        space = read_space(tmp_path / "export.csv", kernel="k", gpu="V100", sizes={"n": 64})
+        others = read_training_spaces(tmp_path / "export.csv", ["p", "q"], size_columns=["n"])
+    assert sorted(o.where.split("(")[-1] for o in others) == ["Tesla K20, n=128)", "Tesla K20, n=64)",
+                                                              "Tesla V100 PCIe 32GB, n=128)", "Tesla V100 PCIe 32GB, n=64)"]
+    own = [o.where for o in others if same_kernel_and_gpu(space, o, ["n"])]
+    assert own == [o.where for o in others if "V100" in o.where and "n=64)" in o.where]
+    assert sum(same_kernel_and_gpu(space, o) for o in others) == 2  # without the size, both V100 sizes look alike

@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from gpuperf.cli.output import new_output_file, print_json, print_table, report_folder
+from gpuperf.cli.output import new_output_file, parse_params, print_json, print_table, report_folder
 from gpuperf.errors import GpuperfError, unknown_name_error
 
 
@@ -24,6 +24,9 @@ def explore_command(
     kernel: Optional[str] = typer.Option(None, "--kernel", help="Pick this kernel's rows from a table of several."),
     gpu: Optional[str] = typer.Option(
         None, "--gpu", help="Pick this GPU's rows from a table of several (its name, or words of it such as V100)."),
+    param: Optional[list[str]] = typer.Option(
+        None, "-p", "--param", help="Pick the rows of this size from a table of several, e.g. -p n=1024 (repeatable); "
+        "--train tables then count one space per size too."),
     target: Optional[str] = typer.Option(None, "--target", help="Time column (default: time_ms, time_s or time; a cache's time)."),
     train: Optional[list[str]] = typer.Option(
         None, "--train", help="The same parameters measured on another GPU: a table, a cache or a bundled dataset's name "
@@ -48,10 +51,11 @@ def explore_command(
     if report:
         report_folder(report)
     names = [p.strip() for p in params.split(",") if p.strip()] if params else None
-    measured = read_space(space, names, target, kernel, gpu)
+    sizes = parse_params(param)
+    measured = read_space(space, names, target, kernel, gpu, sizes)
     if not names and not is_kernel_tuner_cache(space):
         print(f"note: parameters from the variant labels of {measured.where}: {', '.join(measured.params)}", file=sys.stderr)
-    others = other_gpus_spaces(measured, train or [], target)
+    others = other_gpus_spaces(measured, train or [], target, list(sizes))
     with Progress(disable=no_progress or as_json, transient=True) as bar:
         task = bar.add_task(f"exploring {len(measured)} configurations", total=None)
         result = explore(measured, others, model=model, refit=refit, budget=budget, seed=seed,
@@ -79,13 +83,14 @@ def explore_command(
     print(verdict(summary))
 
 
-def other_gpus_spaces(space, train: list[str], target: str | None) -> list:
-    """The ``--train`` tables' spaces, leaving out (with a note) any of the space's own kernel and GPU."""
+def other_gpus_spaces(space, train: list[str], target: str | None, size_columns: list[str] = ()) -> list:
+    """The ``--train`` tables' spaces (one per size in ``size_columns`` too), leaving out (with a
+    note) any of the space's own kernel, GPU and size."""
     from gpuperf.decisions.space import read_training_spaces, same_kernel_and_gpu
 
     others = []
-    for other in (s for path in train for s in read_training_spaces(path, space.params, target)):
-        if same_kernel_and_gpu(space, other):
+    for other in (s for path in train for s in read_training_spaces(path, space.params, target, size_columns)):
+        if same_kernel_and_gpu(space, other, size_columns):
             print(f"note: {other.where} is the space's own kernel and GPU ({other.gpu}); left out of --train",
                   file=sys.stderr)
         else:
@@ -106,6 +111,8 @@ def ask_command(
     gpu: Optional[str] = typer.Option(
         None, "--gpu", help="Pick this GPU's rows from a table of several, or name the GPU a table without a gpu "
         "column was measured on (the search then trusts the alike GPUs of --train more)."),
+    param: Optional[list[str]] = typer.Option(
+        None, "-p", "--param", help="Pick the rows of this size from a table of several, e.g. -p n=1024 (repeatable)."),
     target: Optional[str] = typer.Option(
         None, "--target", help="Time column (default: time_ms, time_s or time, whichever the table has; a table "
         "with none has nothing measured yet)."),
@@ -130,12 +137,14 @@ def ask_command(
         frame, where = frame.assign(**{GPU_COLUMN: gpu}), space
     else:
         frame, where = select_rows(frame, space, None, gpu)
-    frame, where = select_rows(frame, where, kernel, None)
+    sizes = parse_params(param)
+    frame, where = select_rows(frame, where, kernel, None, sizes)
     names = [p.strip() for p in params.split(",") if p.strip()] if params else variant_parameters(frame)
     if not names:
         raise GpuperfError(f"{where}: say which columns are the parameters (--params P1,P2,...)")
     table = partly_measured(frame, names, target, where)
-    result = next_configuration(table, other_gpus_spaces(table.space, train or [], target), model, seed, count)
+    others = other_gpus_spaces(table.space, train or [], target, list(sizes))
+    result = next_configuration(table, others, model, seed, count)
     if as_json:
         print_json(result.summary())
         return

@@ -8,7 +8,8 @@ column of one value): exploration then weighs other GPUs' data by how alike the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from gpuperf.datasets.schema import (
     canonical_gpu, format_value, lookup_gpu, row_location, texts_by_value, variant_parameters,
 )
 from gpuperf.decisions.search_metrics import normalised_performance
-from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.errors import GpuperfError, GpuperfNote, unknown_name_error
 
 FAILED_STATUSES_OK = {"ok", "OK", "Ok"}
 # Kernel Tuner's names for a configuration that failed, accepted in a time column.
@@ -147,6 +148,7 @@ def space_from_frame(
     if looks_like_rate(target):
         raise GpuperfError(f"{where}: --target {target} looks like a rate (higher is better), but explore "
                            "minimises a time; name a time column")
+    frame = _without_unparameterised_rows(frame, params, where)
     gpu = _gpu_name(frame, where)
     for p in params:
         empty = frame[p].isna().to_numpy()
@@ -188,6 +190,21 @@ def looks_like_rate(column: str) -> bool:
             or any(word in name for word in ("throughput", "bandwidth")))
 
 
+def _without_unparameterised_rows(frame: pd.DataFrame, params: Sequence[str], where: str) -> pd.DataFrame:
+    """``frame`` without the rows that have none of ``params`` (a kernel measured as itself beside
+    its variant space, as a campaign does), with a note; a row with only some is kept (an error)."""
+    missing = [p for p in params if p not in frame.columns]
+    if missing:
+        return frame
+    none = frame[list(params)].isna().all(axis=1).to_numpy()
+    if not none.any() or none.all():
+        return frame
+    warnings.warn(f"{where}: left out {int(none.sum())} row(s) with none of the parameters (first: "
+                  f"{row_location(frame, int(np.flatnonzero(none)[0]))}; the kernel measured as itself, not "
+                  "as a variant)", GpuperfNote, stacklevel=3)
+    return frame[~none]
+
+
 def _why_twice(frame: pd.DataFrame, keys: pd.Series, row: int, used: list[str]) -> str:
     """The columns in which the rows of a repeated configuration differ: a parameter left out of
     --params, or a second kernel or problem size in one table."""
@@ -201,7 +218,7 @@ def _why_twice(frame: pd.DataFrame, keys: pd.Series, row: int, used: list[str]) 
     if not differing:
         return ""
     return (f" (its rows differ in {', '.join(differing[:3])}: a parameter missing from --params, or one table "
-            "holding several: explore picks one with --kernel and --gpu)")
+            "holding several: explore picks one with --kernel, --gpu and a size with -p, e.g. -p n=1024)")
 
 
 def _gpu_name(frame: pd.DataFrame, where: str) -> str | None:
@@ -242,7 +259,7 @@ def is_kernel_tuner_cache(path: str | Path) -> bool:
 
 
 def read_space(path: str | Path, params: Sequence[str] | None = None, target: str | None = None,
-               kernel: str | None = None, gpu: str | None = None) -> Space:
+               kernel: str | None = None, gpu: str | None = None, sizes: Mapping[str, object] | None = None) -> Space:
     """A space from a CSV or Parquet file, a bundled dataset or a Kernel Tuner cache (``.json``,
     ``.json.gz``; see :func:`space_from_frame`).
 
@@ -259,7 +276,7 @@ def read_space(path: str | Path, params: Sequence[str] | None = None, target: st
         params, target = params or frame.attrs["parameters"], target or "time_s"
     else:
         frame = read_table(path)
-    frame, where = select_rows(frame, where, kernel, gpu)
+    frame, where = select_rows(frame, where, kernel, gpu, sizes)
     params = list(params or variant_parameters(frame))
     if not params:
         raise GpuperfError(f"{where}: say which columns are the parameters (--params P1,P2,...)")
@@ -267,9 +284,10 @@ def read_space(path: str | Path, params: Sequence[str] | None = None, target: st
 
 
 def select_rows(frame: pd.DataFrame, where: str, kernel: str | None = None,
-                gpu: str | None = None) -> tuple[pd.DataFrame, str]:
-    """The rows of ``kernel`` (its name, any case) and ``gpu`` (a name the GPU descriptors know
-    for it, or words its recorded name holds, such as ``V100``), and ``where`` naming them."""
+                gpu: str | None = None, sizes: Mapping[str, object] | None = None) -> tuple[pd.DataFrame, str]:
+    """The rows of ``kernel`` (its name, any case), ``gpu`` (a name the GPU descriptors know
+    for it, or words its recorded name holds, such as ``V100``) and ``sizes`` (``{"n": 1024}``:
+    the rows whose column n holds 1024, in any type), and ``where`` naming them."""
     chosen = []
     for column, name in (("kernel", kernel), (GPU_COLUMN, gpu)):
         if name is None:
@@ -285,6 +303,15 @@ def select_rows(frame: pd.DataFrame, where: str, kernel: str | None = None,
                                f"({', '.join(sorted(names)[:4])}); name one")
         frame = frame[(values == names[0]).to_numpy()]
         chosen.append(names[0])
+    for name, value in (sizes or {}).items():
+        if name not in frame.columns:
+            raise GpuperfError(f"{where}: no column {name} to pick -p {name}={value} by")
+        held = texts_by_value(frame[name], key_text)
+        if not held.eq(key_text(value)).any():
+            shown = ", ".join(sorted(held.dropna().unique(), key=lambda t: (len(t), t))[:8])
+            raise GpuperfError(f"{where}: no row has {name}={value} (it holds {shown})")
+        frame = frame[held.eq(key_text(value)).to_numpy()]
+        chosen.append(f"{name}={value}")
     return frame, f"{where} ({', '.join(chosen)})" if chosen else where
 
 
@@ -303,23 +330,25 @@ def matching_names(names: Sequence[str], query: str, canonical: bool = False) ->
 GROUP_COLUMNS = ("kernel", "gpu", "problem_size")
 
 
-def read_training_spaces(path: str | Path, params: Sequence[str], target: str | None = None) -> list[Space]:
+def read_training_spaces(path: str | Path, params: Sequence[str], target: str | None = None,
+                         size_columns: Sequence[str] = ()) -> list[Space]:
     """The spaces in a training table: one per (kernel, GPU, problem size) where the table holds
     several (such as a bundled table of many kernels or GPUs), else the table itself; a Kernel
     Tuner cache is one space. ``target`` is the time column where the table has it (else the
-    table's own, as for the space). Groups without the parameters, or whose configurations repeat
+    table's own, as for the space). ``size_columns`` (such as n and m of a campaign at several
+    sizes) split the groups further. Groups without the parameters, or whose configurations repeat
     on them (tuned over more parameters: another kernel's rows), are left out; a table with no
     group left is an error."""
     if is_kernel_tuner_cache(path):
         return [_cache_space(path, params, target)]
-    return training_spaces_from_frame(read_table(path), params, target, str(path))
+    return training_spaces_from_frame(read_table(path), params, target, str(path), size_columns)
 
 
 def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], target: str | None = None,
-                               where: str = "table") -> list[Space]:
+                               where: str = "table", size_columns: Sequence[str] = ()) -> list[Space]:
     """:func:`read_training_spaces` for a table already read (``where`` names it in errors)."""
     column = target if target in frame.columns else default_target(frame, where)
-    by = [c for c in GROUP_COLUMNS if c in frame.columns and frame[c].nunique() > 1]
+    by = [c for c in (*GROUP_COLUMNS, *size_columns) if c in frame.columns and frame[c].nunique() > 1]
     if not by:
         return [space_from_frame(frame, params, column, where)]
     spaces = []
@@ -328,8 +357,9 @@ def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], targe
             continue
         if part.duplicated(subset=list(params)).any():  # tuned over more parameters: another kernel's space
             continue
-        names = key if isinstance(key, tuple) else (key,)
-        spaces.append(space_from_frame(part, params, column, f"{where} ({', '.join(map(str, names))})"))
+        names = [f"{c}={plain_value(v)}" if c in size_columns else str(v)
+                 for c, v in zip(by, key if isinstance(key, tuple) else (key,))]
+        spaces.append(space_from_frame(part, params, column, f"{where} ({', '.join(names)})"))
     if not spaces:
         raise GpuperfError(f"{where}: no kernel in it has the parameters {', '.join(params)} (and no others that "
                            "its configurations vary in)")
@@ -344,13 +374,14 @@ def _cache_space(path: str | Path, params: Sequence[str], target: str | None) ->
     return space_from_frame(frame, list(params), target if target in frame.columns else "time_s", str(path))
 
 
-def same_kernel_and_gpu(a: Space, b: Space) -> bool:
+def same_kernel_and_gpu(a: Space, b: Space, size_columns: Sequence[str] = ()) -> bool:
     """Whether two spaces name the same GPU (by any spelling: ``K20``, ``Tesla K20``) and (where
-    both name them) the same kernel and problem size."""
+    both name them) the same kernel and problem size (also in ``size_columns``)."""
     if a.gpu is None or b.gpu is None or canonical_gpu(a.gpu) != canonical_gpu(b.gpu):
         return False
-    for column in ("kernel", "problem_size"):
-        values = [set(s.extra[column].dropna().astype(str)) if column in s.extra.columns else None for s in (a, b)]
+    for column in ("kernel", "problem_size", *size_columns):
+        values = [set(texts_by_value(s.extra[column].dropna(), key_text)) if column in s.extra.columns else None
+                  for s in (a, b)]
         if values[0] and values[1] and values[0] != values[1]:
             return False
     return True
