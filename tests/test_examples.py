@@ -54,9 +54,23 @@ def check_advise_kernel(result: dict[str, float], output: str) -> None:
     assert "suggested: Use larger work-groups" in output
 
 
+def check_measure_by_hand(result: dict[str, object], output: str) -> None:
+    import pandas as pd
+
+    measured = result["measured"]
+    assert len(measured) == 8 and len({(c["tile_x"], c["tile_y"]) for c in measured}) == 8  # 4 rounds of 2
+    table = pd.read_csv(result["table"])
+    assert table["time_s"].notna().sum() == 8 and len(table) == 36
+    fastest = table.loc[table["time_s"].idxmin()]
+    assert result["best"] == {"tile_x": fastest["tile_x"], "tile_y": fastest["tile_y"]}
+    assert result["best_time"] == fastest["time_s"]
+    assert output.count("round ") == 4 and "8 of 36 configurations measured" in output
+
+
 CHECKS = {
     "fit_model": check_fit_model,
     "guided_search": check_guided_search,
+    "measure_by_hand": check_measure_by_hand,
     "user_kernel": check_user_kernel,
     "launch_geometry": check_launch_geometry,
     "advise_kernel": check_advise_kernel,
