@@ -214,3 +214,20 @@ def test_indices_are_the_frames_labels_so_a_filtered_frame_is_written_back_at_th
         assert table.loc[pick["index"], "gpu"] == "mine"
         assert table.loc[pick["index"], ["x", "y"]].to_dict() == pick["config"]
     assert step.index == step.batch[0]["index"] >= 100
+
+
+def test_a_campaign_export_with_the_kernel_measured_as_itself_asks_among_its_variants(tmp_path):
+    """A row with none of the parameters (the kernel's own measurement beside its variants) is left
+    out with a note; the rows ask names are still the table's own."""
+    from gpuperf.errors import GpuperfNote
+
+    target = grid((8, 4))
+    plain = pd.DataFrame({"x": [np.nan], "y": [np.nan], "time_ms": [0.5], "status": ["ok"]})
+    table = pd.concat([plain, unmeasured_table(target)], ignore_index=True)
+    record(table, 11, target)  # the configuration in row 10 of the grid
+    with pytest.warns(GpuperfNote, match="left out 1 row"):
+        step = next_configuration(partly_measured(table, ["x", "y"]), count=3)
+    assert step.measured == 1 and step.remaining == 99 and step.best_row == "row 12"
+    assert step.best_config == table.loc[11, ["x", "y"]].to_dict()
+    for pick in step.batch:
+        assert table.loc[pick["index"], ["x", "y"]].to_dict() == pick["config"]

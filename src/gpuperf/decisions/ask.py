@@ -20,9 +20,10 @@ import pandas as pd
 
 from gpuperf.datasets.schema import row_location
 from gpuperf.decisions.exploration import default_model
-from gpuperf.decisions.space import TIME_COLUMNS, Space, space_from_frame
+from gpuperf.decisions.space import TIME_COLUMNS, Space, space_from_frame, without_unparameterised_rows
 from gpuperf.decisions.tune import GuidedSearch
 from gpuperf.errors import GpuperfError
+
 STATUS = "status"
 
 
@@ -47,10 +48,9 @@ class NextConfiguration:
     def summary(self) -> dict[str, Any]:
         """The JSON ``gpuperf ask`` prints."""
         return {"next": self.config, "next_row": self.row, "index": self.index, "batch": self.batch,
-                "measured": self.measured,
-                "failed": self.failed, "remaining": self.remaining, "best": self.best_config,
-                "best_row": self.best_row, "best_time": self.best_time, "time_column": self.time_column,
-                "method": self.method}
+                "measured": self.measured, "failed": self.failed, "remaining": self.remaining,
+                "best": self.best_config, "best_row": self.best_row, "best_time": self.best_time,
+                "time_column": self.time_column, "method": self.method}
 
 
 def unmeasured_rows(frame: pd.DataFrame, target: str | None, status_column: str = STATUS) -> np.ndarray:
@@ -94,6 +94,7 @@ def partly_measured(frame: pd.DataFrame, params: Sequence[str], target: str | No
     of time_ms, time_s, time the table has; a table with none has nothing measured yet)."""
     if target is None:
         target = next((name for name in TIME_COLUMNS if name in frame.columns), TIME_COLUMNS[0])
+    frame = without_unparameterised_rows(frame, params, where)
     pending = unmeasured_rows(frame, target)
     # The rows not measured yet get a stand-in time, so that the measured ones are checked (and
     # named in errors) as explore checks a space's rows; an empty status is none.

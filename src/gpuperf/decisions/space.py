@@ -148,7 +148,7 @@ def space_from_frame(
     if looks_like_rate(target):
         raise GpuperfError(f"{where}: --target {target} looks like a rate (higher is better), but explore "
                            "minimises a time; name a time column")
-    frame = _without_unparameterised_rows(frame, params, where)
+    frame = without_unparameterised_rows(frame, params, where)
     gpu = _gpu_name(frame, where)
     for p in params:
         empty = frame[p].isna().to_numpy()
@@ -190,7 +190,7 @@ def looks_like_rate(column: str) -> bool:
             or any(word in name for word in ("throughput", "bandwidth")))
 
 
-def _without_unparameterised_rows(frame: pd.DataFrame, params: Sequence[str], where: str) -> pd.DataFrame:
+def without_unparameterised_rows(frame: pd.DataFrame, params: Sequence[str], where: str) -> pd.DataFrame:
     """``frame`` without the rows that have none of ``params`` (a kernel measured as itself beside
     its variant space, as a campaign does), with a note; a row with only some is kept (an error)."""
     missing = [p for p in params if p not in frame.columns]
