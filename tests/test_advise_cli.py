@@ -266,3 +266,35 @@ def test_an_optimization_trained_on_gpus_only_says_so_when_asked_for_a_device(ca
     (entry,) = out["not_suggested"]
     assert (entry["optimization"], entry["reason"]) == (
         "padding", "not assessed: its pairs were measured on GPUs only, none on a device; advise for a GPU with --gpu")
+
+
+def test_a_file_named_as_a_bundled_table_is_read_as_the_file(tmp_path, monkeypatch, capsys, database):
+    monkeypatch.chdir(tmp_path)
+    pd.DataFrame([PROFILE]).to_csv(tmp_path / "rodinia_nvprof", index=False)
+    assert main(["advise", "--profile", "rodinia_nvprof", "--min-confidence", "0", *only(database)]) == 0
+    assert capsys.readouterr().out.startswith("Advice for rodinia_nvprof, row 1 (k, Tesla K40)\n")
+
+
+def test_a_profilers_csv_without_its_log_lines_is_imported_too(tmp_path, capsys, database):
+    """ncu --csv --log-file FILE writes the CSV without its ==PROF== lines: it reads as a plain table
+    with no grid.x column, and is advised on as the profiler's own file is."""
+    from pathlib import Path
+
+    raw = Path(__file__).parent / "data" / "ncu_raw.csv"
+    bare = tmp_path / "ncu_bare.csv"
+    bare.write_text("".join(line for line in raw.read_text().splitlines(keepends=True) if not line.startswith("==")))
+    args = ["--threshold", "0.0001", "--json", "--min-confidence", "0", *only(database)]
+    assert run_json(capsys, ["advise", "--profile", str(bare), *args]) == \
+        run_json(capsys, ["advise", "--profile", str(raw), *args])
+
+
+@pytest.mark.parametrize("name, gpu", [("nvprof_summary.csv", ["--gpu", "V100"]), ("nvprof_metrics.csv", [])])
+def test_a_profile_straight_from_nvprof_without_launch_geometry_says_so(capsys, database, name, gpu):
+    """An nvprof summary or metrics CSV imports, but has no grid or block sizes to advise on."""
+    from pathlib import Path
+
+    path = Path(__file__).parent / "data" / name
+    assert main(["advise", "--profile", str(path), *gpu, *only(database)]) == 2
+    err = capsys.readouterr().err
+    assert f"{name}: no launch geometry (grid.x, block.x) in this profile; an nvprof summary or metrics CSV has none" \
+        in err

@@ -231,3 +231,93 @@ def test_a_campaign_export_with_the_kernel_measured_as_itself_asks_among_its_var
     assert step.best_config == table.loc[11, ["x", "y"]].to_dict()
     for pick in step.batch:
         assert table.loc[pick["index"], ["x", "y"]].to_dict() == pick["config"]
+
+
+def test_ask_gpu_names_the_tables_gpu_so_the_alike_gpus_of_train_lead(tmp_path, capsys):
+    """A table without a gpu column: --gpu names its GPU, and the first pick is the best region of
+    the training GPU most like it (a V100 for an A100, a GTX 970 for a GTX 980)."""
+    target, v100, gtx970 = grid((8, 4)), grid((7, 4), 2.0), grid((2, 9), 0.5)
+    rows = pd.concat([space.configs.assign(time_ms=space.times, gpu=gpu,
+                                           status=np.where(np.isnan(space.times), "run_failed", "ok"))
+                      for space, gpu in ((v100, "Tesla V100 PCIe 32GB"), (gtx970, "GTX 970"))])
+    rows.to_csv(tmp_path / "others.csv", index=False)
+    unmeasured_table(target).drop(columns="status").to_csv(tmp_path / "space.csv", index=False)
+    for gpu, alike in (("A100 PCIe 40GB", (7, 4)), ("GTX 980", (2, 9))):
+        argv = ["ask", str(tmp_path / "space.csv"), "--params", "x,y", "--train", str(tmp_path / "others.csv"),
+                "--gpu", gpu, "--json"]
+        assert main(argv) == 0
+        first = json.loads(capsys.readouterr().out)["next"]
+        assert abs(first["x"] - alike[0]) + abs(first["y"] - alike[1]) <= 1, gpu
+
+
+def test_ask_kernel_picks_one_kernels_rows_from_a_table_of_several(tmp_path, capsys):
+    target, other = grid((8, 4)), grid((7, 4), 2.0)
+    rows = pd.concat([other.configs.assign(time_ms=other.times, kernel="done"),
+                      target.configs.assign(time_ms=np.nan, kernel="todo")], ignore_index=True)
+    rows.loc[[130, 140], "time_ms"] = [2.0, 3.0]
+    rows.to_csv(tmp_path / "space.csv", index=False)
+    assert main(["ask", str(tmp_path / "space.csv"), "--params", "x,y", "--kernel", "todo", "--json"]) == 0
+    step = json.loads(capsys.readouterr().out)
+    assert step["measured"] == 2 and step["remaining"] == 98 and rows.loc[step["index"], "kernel"] == "todo"
+    assert step["index"] not in (130, 140) and step["best_row"] == "line 132"
+
+
+def test_ask_params_may_be_typed_with_spaces_after_the_commas(tmp_path, capsys):
+    unmeasured_table(grid((8, 4))).drop(columns="status").to_csv(tmp_path / "space.csv", index=False)
+    assert main(["ask", str(tmp_path / "space.csv"), "--params", "x, y", "--json"]) == 0
+    assert set(json.loads(capsys.readouterr().out)["next"]) == {"x", "y"}
+
+
+def test_ask_seed_is_the_searchs_seed(tmp_path, capsys):
+    """Nothing measured yet: the first pick is a random one, drawn with --seed."""
+    table = unmeasured_table(grid((8, 4))).drop(columns="status")
+    table.to_csv(tmp_path / "space.csv", index=False)
+    expected = [next_configuration(partly_measured(table, ["x", "y"]), seed=seed).index for seed in (0, 5)]
+    assert expected[0] != expected[1]
+    for seed, index in zip((0, 5), expected):
+        assert main(["ask", str(tmp_path / "space.csv"), "--params", "x,y", "--seed", str(seed), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["index"] == index
+
+
+def test_ask_command_says_when_every_configuration_is_measured(tmp_path, capsys):
+    target = grid((8, 4))
+    table = unmeasured_table(target)
+    for index in range(len(target)):
+        record(table, index, target)
+    table.to_csv(tmp_path / "space.csv", index=False)
+    assert main(["ask", str(tmp_path / "space.csv"), "--params", "x,y"]) == 0
+    out = capsys.readouterr().out
+    assert f"Every configuration of {tmp_path / 'space.csv'} has been measured (10 failed)." in out
+    assert "Measure next" not in out and "times go in" not in out
+    assert "100 of 100 measured (10 failed)" in out
+    with pytest.raises(GpuperfError, match="a batch of 0 configurations"):
+        next_configuration(partly_measured(table, ["x", "y"]), count=0)
+    table.loc[5, ["time_ms", "status"]] = [np.nan, ""]
+    table.to_csv(tmp_path / "space.csv", index=False)
+    assert main(["ask", str(tmp_path / "space.csv"), "--params", "x,y"]) == 0
+    out = capsys.readouterr().out
+    assert "Every configuration" not in out and "Measure next: line 7 of" in out
+
+
+def test_ask_without_params_or_variant_labels_says_to_name_them(tmp_path, capsys):
+    unmeasured_table(grid((8, 4))).drop(columns="status").to_csv(tmp_path / "space.csv", index=False)
+    assert main(["ask", str(tmp_path / "space.csv")]) == 2
+    assert "space.csv: say which columns are the parameters (--params P1,P2,...)" in capsys.readouterr().err
+
+
+def test_a_steps_summary_is_plain_json_with_the_tables_row_labels():
+    """summary() is what ask --json prints, so a script can json.dump it as it is, whatever
+    integers label the frame's rows (here NumPy's)."""
+    table = unmeasured_table(grid((8, 4))).set_axis(np.arange(100, 200))
+    step = next_configuration(partly_measured(table, ["x", "y"]), count=2)
+    summary = json.loads(json.dumps(step.summary()))
+    assert summary["index"] == step.index >= 100 and type(step.index) is int
+    assert [pick["index"] for pick in summary["batch"]] == [pick["index"] for pick in step.batch]
+
+
+def test_a_header_typed_with_spaces_before_its_commas_names_the_columns(tmp_path, capsys):
+    path = tmp_path / "space.csv"
+    path.write_text("x ,y ,time_ms \n1,1,\n1,2,2.5\n2,1,\n2,2,\n")
+    assert main(["ask", str(path), "--params", "x,y", "--json"]) == 0
+    step = json.loads(capsys.readouterr().out)
+    assert step["measured"] == 1 and step["best_row"] == "line 3" and set(step["next"]) == {"x", "y"}

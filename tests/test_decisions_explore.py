@@ -826,3 +826,63 @@ def test_training_tables_count_one_space_per_size_and_only_the_same_size_is_the_
     own = [o.where for o in others if same_kernel_and_gpu(space, o, ["n"])]
     assert own == [o.where for o in others if "V100" in o.where and "n=64)" in o.where]
     assert sum(same_kernel_and_gpu(space, o) for o in others) == 2  # without the size, both V100 sizes look alike
+
+
+# -- what a batch assumes of the picks not run yet (next_batch's "believer" rule) ---------------
+
+
+def test_online_search_believes_one_before_anything_ran_then_the_geometric_mean_then_its_surrogate():
+    """The time a batch assumes of a pick not run yet: before anything ran, 1 (the search sees only
+    ratios of times); during the start picks, the geometric mean of the times measured (1 and 4:
+    2); after them, the refitted surrogate's, which gives the measured times back where it has them."""
+    x = np.arange(30.0)
+    times = 1.0 + (x - 20.0) ** 2 / 100
+    search = OnlineSearch(x[:, None], "gp", seed=0, initial=3)
+    nothing = np.full(30, np.nan)
+    assert search.believed_time([], nothing, 5) == 1.0
+    two = nothing.copy()
+    two[[4, 9]] = [1.0, 4.0]
+    assert search.believed_time([9, 4], two, 5) == pytest.approx(2.0)
+    measured = [2, 10, 25]
+    seen = np.where(np.isin(np.arange(30), measured), times, np.nan)
+    assert [search.believed_time(measured, seen, i) for i in measured] == pytest.approx(times[measured], rel=1e-3)
+
+
+def test_transfer_guided_believes_the_other_gpus_then_their_line_through_the_measurements_then_its_model():
+    """Before anything ran the new GPU is believed to run as the other GPU does (in relative terms:
+    its unit is unknown); after one measurement the other GPU's times are shifted onto it, so a GPU
+    exactly 3 times slower is believed at its true times; from two measurements on, the refitted
+    model's, which gives the measured times back where the shifted line alone does not."""
+    other = grid_space((8, 4), "other", scale=2.0)
+    slower = Space(other.params, other.configs, 3 * other.times, "slower")
+    explorer = make_explorer(slower, [other], None, True)
+    nothing = np.full(len(other), np.nan)
+    ratio = explorer.believed_time([], nothing, 0) / explorer.believed_time([], nothing, 50)
+    assert ratio == pytest.approx(other.times[0] / other.times[50])
+    one = nothing.copy()
+    one[10] = slower.times[10]
+    assert [explorer.believed_time([10], one, i) for i in (0, 50, 200)] == pytest.approx(slower.times[[0, 50, 200]])
+
+    x = other.configs["x"].to_numpy()
+    bumpy = Space(other.params, other.configs, other.times * (1 + 0.3 * np.sin(x)), "bumpy")
+    explorer = make_explorer(bumpy, [other], None, True)
+    measured = [3, 40, 77, 100]
+    seen = np.where(np.isin(np.arange(len(other)), measured), bumpy.times, np.nan)
+    assert [explorer.believed_time(measured, seen, i) for i in measured] == pytest.approx(bumpy.times[measured])
+
+
+def test_the_model_step_scores_the_expected_improvement_over_the_best_measured():
+    """After the portfolio, a model step scores each configuration by the refitted model's expected
+    improvement over the best time measured so far; below two measurements there is no model."""
+    from gpuperf.decisions.surrogates import expected_improvement
+
+    other = grid_space((8, 4), "other", scale=2.0)
+    x = other.configs["x"].to_numpy()
+    bumpy = Space(other.params, other.configs, other.times * (1 + 0.3 * np.sin(x)), "bumpy")
+    explorer = make_explorer(bumpy, [other], None, True)
+    measured = [3, 40, 77, 100]
+    seen = np.where(np.isin(np.arange(len(other)), measured), bumpy.times, np.nan)
+    mean, spread = explorer.model_prediction(measured, seen)
+    best = -np.log(bumpy.times[measured].min())
+    assert explorer.model_improvement(measured, seen) == pytest.approx(expected_improvement(mean, spread, best))
+    assert explorer.model_prediction([3], np.where(np.arange(len(other)) == 3, bumpy.times, np.nan)) is None

@@ -511,3 +511,69 @@ def test_a_batched_search_of_one_is_the_sequential_search(with_train):
     assert all(len(picks) == 4 for picks in fours[:-1]) and len(set(flat)) == len(flat) <= 30
     best = np.nanmin(target.times)
     assert np.nanmin(target.times[flat]) == best and best not in target.times[[i for p in fours[:-1] for i in p]]
+
+
+@pytest.mark.parametrize("with_train", [False, True])
+def test_a_batch_names_the_same_configurations_in_any_time_unit(with_train):
+    """The picks after a batch's first assume the times the search expects of the ones before
+    (from the times measured so far), never a fixed number: times told in seconds or in
+    microseconds give the same batch."""
+    target = grid((9, 4))
+    train = [grid((8, 4), 2.0), grid((2, 11), 0.5)] if with_train else []
+    batches = []
+    for unit in (1.0, 1e-6):
+        search = GuidedSearch(target.configs, ["x", "y"], train, seed=3)
+        for _ in range(12):
+            index = search.ask()
+            search.tell(index, None if np.isnan(target.times[index]) else unit * target.times[index])
+        batches.append(search.ask_batch(6))
+    assert batches[0] == batches[1]
+
+
+@pytest.mark.parametrize("with_train", [False, True])
+def test_a_batch_depends_on_what_was_measured_not_on_the_order_it_was_told(with_train):
+    target = grid((9, 4))
+    train = [grid((8, 4), 2.0), grid((2, 11), 0.5)] if with_train else []
+    picks = run_search(make_explorer(target, train, None, True, seed=3), target.times, 14, stop_at=None)
+    batches = []
+    for order in (picks, picks[::-1]):
+        search = GuidedSearch(target.configs, ["x", "y"], train, seed=3)
+        for index in order:
+            search.tell(index, None if np.isnan(target.times[index]) else target.times[index])
+        batches.append(search.ask_batch(5))
+    assert batches[0] == batches[1]
+
+
+def test_a_batched_search_without_a_stop_spends_its_budget_and_no_more_than_the_space():
+    from gpuperf.decisions.explorers import run_batched_search
+
+    target = grid((9, 4))
+    rounds = run_batched_search(make_explorer(target, [], None, True, seed=3), target.times, 30, 4, stop_at=None)
+    assert [len(picks) for picks in rounds] == [4] * 7 + [2]
+    assert len({i for picks in rounds for i in picks}) == 30
+    small = Space(["x"], pd.DataFrame({"x": range(1, 10)}), np.linspace(2.0, 1.0, 9), "small")
+    rounds = run_batched_search(make_explorer(small, [], None, True, seed=3), small.times, 20, 4, stop_at=None)
+    assert [len(picks) for picks in rounds] == [4, 4, 1]
+    assert sorted(i for picks in rounds for i in picks) == list(range(9))
+
+
+def test_ask_batch_after_every_configuration_is_measured_is_an_error():
+    search = GuidedSearch(pd.DataFrame({"x": [1, 2]}), ["x"])
+    assert sorted(search.ask_batch(5)) == [0, 1]  # fewer when fewer are left
+    search.tell(0, 2.0)
+    search.tell(1, 1.0)
+    with pytest.raises(GpuperfError, match="every configuration has been measured"):
+        search.ask_batch(1)
+
+
+def test_guided_search_takes_one_training_table_as_a_path_object(tmp_path):
+    """A pathlib.Path is one table, as a str is (not a list of its parts)."""
+    from pathlib import Path
+
+    target = grid((9, 4))
+    other = grid((8, 4), 2.0)
+    other.configs.assign(time_s=other.times, gpu="A", status=np.where(np.isnan(other.times), "run_failed", "ok")).to_csv(
+        tmp_path / "other.csv", index=False)
+    firsts = [GuidedSearch(target.configs, ["x", "y"], given, seed=3).ask()
+              for given in (Path(tmp_path / "other.csv"), str(tmp_path / "other.csv"), [other])]
+    assert firsts[0] == firsts[1] == firsts[2]

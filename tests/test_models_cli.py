@@ -650,3 +650,19 @@ def test_linear_names_the_properties_a_table_lacks(tables, capsys, tmp_path):
     assert f"note: {tables['properties']}: linear fits the 5 of the 14 gpu properties it has columns for; " \
            "missing: f64_ops, f32_special, f64_special, global_load_bytes_stride0, global_load_bytes_strided, " \
            "global_store_bytes_strided, ..." in err
+
+
+def test_ncu_cycle_counts_in_any_spelling_are_no_default_features(capsys, tmp_path):
+    """Active cycles as ncu's raw metric names them (sm__cycles_active) and nvprof's timing-derived
+    names typed in words ("Eligible Warps Per Active Cycle", "Active Warps") give the time away too."""
+    from pathlib import Path
+
+    details = Path(__file__).parent / "data" / "ncu_details.csv"
+    assert main(["import", "ncu", str(details), "--gpu", "H100", "--out", str(tmp_path / "ncu.csv")]) == 0
+    frame = pd.read_csv(tmp_path / "ncu.csv")
+    frame.assign(**{"sm__cycles_active.avg": frame["time_s"] * 1.6e9, "Active Warps": 3e-3 / frame["time_s"],
+                    "Eligible Warps Per Active Cycle": 2e-3 / frame["time_s"]}).to_csv(tmp_path / "more.csv", index=False)
+    capsys.readouterr()
+    result = run_json(capsys, "fit", tmp_path / "more.csv", "--model", "lr", "--out", tmp_path / "more.json")
+    assert result["features"] == ["grid.x", "grid.y", "grid.z", "block.x", "block.y", "block.z",
+                                  "Launch Statistics: Block Size", "Registers Per Thread"]
