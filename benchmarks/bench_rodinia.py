@@ -11,7 +11,9 @@ Prints per-kernel MAPE (macro-averaged over kernels) per held-out GPU for every 
 leave-one-architecture-out, leave-one-kernel-out per kernel, the side-by-side comparison with the
 paper's published per-sample predictions, the targets (at most half of the paper's best per GPU,
 at most 0.25 everywhere) for the primary run ``nested/select`` (per held-out GPU, the run or vote
-chosen by an inner leave-one-GPU-out on the training GPUs only), and the BSP model on the matrix/vector kernels.
+chosen by an inner leave-one-GPU-out on the training GPUs only), each GPU predicted from the others'
+profiles with a hindsight bound (one factor per kernel fitted to its own times), the same calibrated by
+one launch per kernel timed on it (as BSP's lambda), and the BSP model on the matrix/vector kernels.
 Writes a Markdown/HTML/JSON report with plots to --out (default gpuperf-report/rodinia).
 """
 

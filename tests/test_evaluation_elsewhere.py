@@ -8,7 +8,13 @@ import pytest
 from sklearn.linear_model import LinearRegression
 
 from gpuperf.errors import GpuperfError
-from gpuperf.evaluation.elsewhere import macro_mape_by_pair, profiled_elsewhere
+from gpuperf.evaluation.elsewhere import (
+    hindsight_scaled_mape,
+    macro_mape_by_pair,
+    mape_optimal_factor,
+    one_launch_calibration,
+    profiled_elsewhere,
+)
 from gpuperf.hardware.specs import get_gpu
 
 GPUS = ("Tesla K20", "Tesla K40", "GTX Titan")
@@ -147,3 +153,81 @@ def test_pair_scores_average_per_kernel_mapes_with_equal_weight():
                           for k, m, p in rows])
     table = macro_mape_by_pair(pairs)
     assert table.loc["B", "A"] == pytest.approx(0.2)
+
+
+def test_the_mape_optimal_factor_beats_every_other_factor():
+    rng = np.random.default_rng(3)
+    measured, source = rng.uniform(1, 10, 25), rng.uniform(1, 10, 25)
+    best = mape_optimal_factor(measured, source)
+    grid = np.linspace(0.05, 20, 4001)
+    on_grid = [np.mean(np.abs(measured - c * source) / measured) for c in grid]
+    assert np.mean(np.abs(measured - best * source) / measured) <= min(on_grid) + 1e-12
+    # Not the plain median of the ratios, which minimises another error.
+    plain = float(np.median(measured / source))
+    assert np.mean(np.abs(measured - best * source) / measured) < np.mean(np.abs(measured - plain * source) / measured)
+    assert mape_optimal_factor(np.array([6.0]), np.array([2.0])) == pytest.approx(3.0)
+
+
+def test_hindsight_scaling_is_exact_where_one_factor_per_kernel_relates_two_gpus():
+    pairs = profiled_elsewhere(LogLinear(), launches(), build, ["log_work", "log_peak"], KEY, max_train_rows=None)
+    exact = hindsight_scaled_mape(pairs)
+    assert exact.shape == (3, 3) and np.nanmax(exact.to_numpy()) == pytest.approx(0.0, abs=1e-12)
+    # Kernel b on the K40 off by a factor that grows with the size: no one factor fits it.
+    bent = pairs.copy()
+    rows = bent["target_gpu"].eq("Tesla K40") & bent["kernel"].eq("b")
+    bent.loc[rows, "measured"] *= np.linspace(1, 2, rows.sum())
+    scores = hindsight_scaled_mape(bent)
+    assert scores.loc["Tesla K40"].dropna().gt(0.01).all()
+    assert np.nanmax(scores.drop(index="Tesla K40").to_numpy()) == pytest.approx(0.0, abs=1e-12)
+    assert scores.loc["Tesla K40", "Tesla K20"] == pytest.approx(
+        macro_of_kernels(bent.loc[bent["target_gpu"].eq("Tesla K40") & bent["source_gpu"].eq("Tesla K20")]))
+
+
+def macro_of_kernels(pairs: pd.DataFrame) -> float:
+    """Per-kernel MAPE of the best factor, each found by brute force, averaged over kernels."""
+    scores = []
+    for _, part in pairs.groupby("kernel"):
+        m, s = part["measured"].to_numpy(), part["source_time_s"].to_numpy()
+        scores.append(min(np.mean(np.abs(m - c * s) / m) for c in np.unique(m / s)))
+    return float(np.mean(scores))
+
+
+def test_one_launch_calibration_is_exact_where_every_gpu_is_another_one_scaled():
+    result = one_launch_calibration(launches(), KEY, draws=5)
+    assert len(result) == 3 * 2 and set(result["gpu"]) == set(GPUS)
+    assert result["mape"].max() == pytest.approx(0.0, abs=1e-12)
+    assert (result["launches"] == 5).all() and (result["sources"] == 2).all()
+
+
+def test_one_launch_calibration_scores_the_drawn_launch_and_averages_the_draws():
+    """B is A with its second launch twice as slow: calibrated on launch 1, B is predicted
+    (1, 2) against (1, 4), MAPE 0.25; on launch 2, (2, 4) against (1, 4), MAPE 0.5."""
+    frame = pd.DataFrame({"kernel": "k", "n": [1, 2, 1, 2], "gpu": ["A", "A", "B", "B"],
+                          "time_s": [1.0, 2.0, 1.0, 4.0]})
+    result = one_launch_calibration(frame, KEY, draws=400).set_index("gpu")
+    assert result.loc["B", "mape"] == pytest.approx(0.375, abs=0.03)
+    # A from B: (1, 4) against (1, 2) on launch 1, MAPE 0.5; (0.5, 2) on launch 2, MAPE 0.25.
+    assert result.loc["A", "mape"] == pytest.approx((0.5 + 0.25) / 2, abs=0.03)
+    single = frame[frame["n"] == 1]
+    assert one_launch_calibration(single, KEY)["mape"].max() == 0.0  # the calibration launch is exact
+
+
+def test_one_launch_calibration_takes_the_geometric_mean_of_the_other_gpus():
+    """Calibrated on launch 1, C's second launch is predicted from A (2 x 1) and B (8 x 1) as
+    their geometric mean 4 = C's time: exact; calibrated on launch 2 likewise."""
+    frame = pd.DataFrame({"kernel": "k", "n": [1, 2] * 3, "gpu": ["A", "A", "B", "B", "C", "C"],
+                          "time_s": [1.0, 2.0, 1.0, 8.0, 1.0, 4.0]})
+    result = one_launch_calibration(frame, KEY, draws=10).set_index("gpu")
+    assert result.loc["C", "mape"] == pytest.approx(0.0, abs=1e-12)
+    assert result.loc["A", "mape"] > 0.1 and result.loc["C", "sources"] == 2
+
+
+def test_one_launch_calibration_leaves_out_what_no_other_gpu_ran_and_names_missing_columns():
+    frame = launches()
+    frame.loc[frame["gpu"].ne("Tesla K20") & frame["kernel"].eq("b"), "n"] += 100  # b's launches on K20 only
+    result = one_launch_calibration(frame, KEY, draws=3)
+    assert not ((result["gpu"] == "Tesla K20") & (result["kernel"] == "b")).any()
+    with pytest.raises(GpuperfError, match="one-launch calibration: missing column"):
+        one_launch_calibration(frame.drop(columns="n"), KEY)
+    with pytest.raises(GpuperfError, match="no kernel was measured on two GPUs"):
+        one_launch_calibration(frame[frame["gpu"] == "Tesla K20"], KEY)

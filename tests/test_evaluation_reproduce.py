@@ -532,10 +532,13 @@ def test_profiled_elsewhere_summary_averages_each_predicted_gpu_over_its_profili
     monkeypatch.setattr(rodinia_report, "build_model", lambda model, chosen: None)
     monkeypatch.setattr(rodinia_report, "profiled_elsewhere", lambda *args, **kwargs: None)
     monkeypatch.setattr(rodinia_report, "macro_mape_by_pair", lambda pairs, column="predicted": by_pair)
+    monkeypatch.setattr(rodinia_report, "hindsight_scaled_mape", lambda pairs: by_pair * 0.5)
     tables = rodinia_report.elsewhere_tables(pd.DataFrame(), pd.Series([0.05, 0.06, 0.07], index=gpus))
     summary = tables["Profiled on another GPU: mean over profiling GPUs, against baselines"]
     np.testing.assert_allclose(summary["bsp/random_forest, profiled elsewhere"].loc[gpus], [0.2, 0.4, 0.6])
     assert summary["bsp/random_forest, own profile (leave one GPU out)"].loc["g2"] == 0.06
+    # The hindsight bound is the best profiling GPU's (the row minimum), not their mean.
+    np.testing.assert_allclose(summary[rodinia_report.HINDSIGHT].loc[gpus], [0.05, 0.1, 0.25])
 
 
 def _drawn_figure(monkeypatch):
@@ -596,3 +599,20 @@ def test_each_evaluation_plot_has_a_caption_saying_what_it_shows_in_markdown_and
     assert "![error_rf](error_rf.png)\n\n*MAPE (a fraction) per kernel" in markdown
     assert "![feature_ranking](feature_ranking.png)\n\n*The features ranked highest by nmi" in markdown
     assert page.count("<figcaption>") == 3 and "y = x (a perfect prediction)" in page
+
+
+def test_one_launch_table_sets_each_gpu_beside_leave_one_gpu_out_and_half_the_paper(monkeypatch):
+    from gpuperf.evaluation import rodinia_report
+
+    cells = pd.DataFrame({"gpu": ["g1", "g1", "g2", "g2"], "kernel": ["k1", "k2", "k1", "k2"],
+                          "mape": [0.02, 0.10, 0.04, 0.08], "launches": 3, "sources": 1})
+    paper = pd.DataFrame({"gpu": ["g1", "g2"], "kernel": ["k1", "k1"], "model": "linear", "mape": [0.05, 0.07]})
+    monkeypatch.setattr(rodinia_report, "load_dataset", lambda name: None)
+    monkeypatch.setattr(rodinia_report, "one_launch_calibration", lambda raw, key: cells)
+    monkeypatch.setattr(rodinia_report, "published_per_kernel", lambda published: paper)
+    targets = pd.DataFrame({"ours": [0.3, 0.2], "paper_best": [0.05, 0.07]}, index=["g1", "g2"])
+    table = rodinia_report.one_launch_table(targets, pd.DataFrame())
+    np.testing.assert_allclose(table["one_launch"], [0.06, 0.06])
+    np.testing.assert_allclose(table["one_launch_on_shared"], [0.02, 0.04])  # k1 only: the paper's kernel
+    assert table["meets_half"].tolist() == [True, False]  # 0.02 <= 0.025; 0.04 > 0.035
+    assert table.filter(like="no launch").iloc[:, 0].tolist() == [0.3, 0.2]

@@ -9,7 +9,14 @@ job on A). Nothing measured on B is read except the times the predictions are sc
 
 Two baselines need no model: A's measured time as it is, and A's time scaled by the ratio of the
 GPUs' peak FP32 throughput. Scores are per-kernel MAPE, macro-averaged over kernels, per pair
-(B, A).
+(B, A). A third figure is not a prediction but a bound read knowing the answer
+(:func:`hindsight_scaled_mape`): A's time times the one factor per kernel that fits B best. It
+says how much of B's time the same launch on A carries, if only the right factor were known.
+
+:func:`one_launch_calibration` finds that factor without hindsight, as the BSP model calibrates its
+lambda: one launch per kernel is timed on B, and every other launch of the kernel is predicted as
+the geometric mean over the other GPUs of their time of it, each scaled by its ratio on that one
+launch.
 """
 
 from __future__ import annotations
@@ -111,9 +118,63 @@ def profiled_elsewhere(
     return pd.concat(parts, ignore_index=True)
 
 
+def mape_optimal_factor(measured: np.ndarray, source: np.ndarray) -> float:
+    """The factor c minimising the MAPE of ``c * source`` against ``measured``: mean |1 - c s/m| is
+    convex and piecewise linear in c, least at the median of m/s weighted by s/m."""
+    ratios, weights = measured / source, source / measured
+    order = np.argsort(ratios, kind="stable")
+    cumulative = np.cumsum(weights[order])
+    return float(ratios[order][np.searchsorted(cumulative, cumulative[-1] / 2)])
+
+
+def hindsight_scaled_mape(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Per (target GPU, source GPU): the source's time times the per-kernel factor fitted on the
+    target's own times (chosen knowing the answer, so a bound, not a prediction), MAPE per kernel
+    macro-averaged over kernels (a target x source table, as :func:`macro_mape_by_pair`)."""
+    def best_fit(part: pd.DataFrame) -> float:
+        measured, source = part["measured"].to_numpy(float), part[SOURCE_TIME].to_numpy(float)
+        return mape(measured, mape_optimal_factor(measured, source) * source)
+
+    per_kernel = pairs.groupby(["target_gpu", "source_gpu", "kernel"]).apply(best_fit, include_groups=False)
+    return per_kernel.groupby(level=["target_gpu", "source_gpu"]).mean().unstack("source_gpu")
+
+
 def macro_mape_by_pair(pairs: pd.DataFrame, prediction: str = "predicted") -> pd.DataFrame:
     """Per (target GPU, source GPU): MAPE of ``prediction`` per kernel, macro-averaged (a target x
     source table)."""
     per_kernel = pairs.groupby(["target_gpu", "source_gpu", "kernel"]).apply(
         lambda part: mape(part["measured"], part[prediction]), include_groups=False)
     return per_kernel.groupby(level=["target_gpu", "source_gpu"]).mean().unstack("source_gpu")
+
+
+def one_launch_calibration(raw: pd.DataFrame, key: Sequence[str], *, target: str = TARGET,
+                           draws: int = 20, seed: int = 0) -> pd.DataFrame:
+    """Per GPU and kernel: the MAPE of predicting every launch of the kernel on that GPU from the
+    other GPUs' times of the same launch (``key``), each scaled by its ratio on one launch timed on
+    the GPU, averaged over ``draws`` calibration launches drawn at random (columns ``gpu``,
+    ``kernel``, ``mape``, ``launches``, ``sources``). The calibration launch is scored too: a
+    launch of its own is predicted exactly, as the BSP model's calibration size is."""
+    raw = _usable(raw, target)
+    missing = [c for c in [*key, "gpu", "kernel"] if c not in raw.columns]
+    if missing:
+        raise GpuperfError(f"one-launch calibration: missing column(s) {', '.join(missing)}")
+    times = raw.groupby(["gpu", *key], sort=True)[target].median().unstack("gpu")
+    rng = np.random.default_rng(seed)
+    rows = []
+    for gpu in times.columns:
+        for kernel, part in times.loc[times[gpu].notna()].groupby(level="kernel", sort=True):
+            sources = [g for g in times.columns if g != gpu and part[g].notna().all()]
+            if not sources:
+                continue
+            measured = part[gpu].to_numpy(float)
+            logs = np.log(part[sources].to_numpy(float))
+            errors = []
+            for launch in rng.integers(len(part), size=draws):
+                scaled = logs + np.log(measured[launch]) - logs[launch]
+                errors.append(mape(measured, np.exp(scaled.mean(axis=1))))
+            rows.append({"gpu": gpu, "kernel": kernel, "mape": float(np.mean(errors)),
+                         "launches": len(part), "sources": len(sources)})
+    if not rows:
+        raise GpuperfError("one-launch calibration: no kernel was measured on two GPUs")
+    return pd.DataFrame(rows)
+
