@@ -46,6 +46,35 @@ def test_catalog_lists_every_kernel_once_in_its_category() -> None:
     assert len(CATALOG) == len(set(CATALOG))
 
 
+def test_each_entry_lists_the_size_parameters_and_defaults_of_the_kernel_it_builds() -> None:
+    for entry in entries():  # the stencils' too
+        kernel = get_kernel(entry.name)
+        assert (kernel.params, dict(kernel.default_sizes)) == (entry.params, dict(entry.default_sizes)), entry.name
+
+
+def test_listing_the_catalog_builds_no_kernel(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    import dataclasses
+    import json
+
+    from gpuperf.cli import main
+    from gpuperf.kernels import catalog
+
+    def unbuildable() -> Kernel:
+        raise AssertionError("gpuperf kernels built a kernel")
+
+    listed = entries()
+    monkeypatch.setattr(catalog, "_ENTRIES", {e.name: dataclasses.replace(e, build=unbuildable) for e in listed})
+    assert main(["kernels", "--json"]) == 0
+    rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    assert list(rows) == [e.name for e in listed]
+    matmul = rows["matmul_naive"]
+    assert (matmul["category"], matmul["params"], matmul["default_sizes"]) == (
+        "measurement", ["n", "m", "k"], {"n": 64, "m": 128, "k": 32})
+    assert rows["stencil2d"]["params"] == ["n", "m"] and rows["nbody"]["default_sizes"] == {"n": 512}
+    assert main(["kernels", "--category", "test"]) == 0
+    assert "gpuperf kernel catalog (5 kernels)" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("name", CATALOG)
 def test_kernel_matches_numpy_reference_on_opencl(name: str, queue: cl.CommandQueue) -> None:
     kernel = get_kernel(name)

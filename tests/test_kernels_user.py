@@ -1,10 +1,12 @@
-"""A user's own kernel from ``file.py:function``: size parameters, data scalars, and load errors."""
+"""A user's own kernel from ``file.py:function``: size parameters, data scalars, reserved names and load errors."""
 
 from __future__ import annotations
 
+import inspect
 import re
 from pathlib import Path
 
+import loopy as lp
 import numpy as np
 import pytest
 
@@ -410,3 +412,76 @@ def test_spaces_says_when_nothing_is_skipped(tiled_space, capsys):
     out = capsys.readouterr().out
     assert "3 valid variants" in out and "no configuration is skipped" in out and "skipped" not in out.replace(
         "no configuration is skipped", "")
+
+
+def _scale(name: str = "scale", source: str = "a", out: str = "out", index: str = "i",
+           temporary: str = "t") -> lp.TranslationUnit:
+    program = lp.make_kernel(
+        f"{{[{index}]: 0<={index}<n}}", [f"<> {temporary} = 2*{source}[{index}]", f"{out}[{index}] = {temporary}"],
+        name=name, lang_version=lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2)
+    return lp.add_dtypes(program, {source: np.float32})
+
+
+RESERVED = f'''
+import loopy as lp
+import numpy as np
+from gpuperf.kernels.kernel import Kernel
+
+
+{inspect.getsource(_scale)}
+
+def double():
+    return _scale(name="double")
+
+
+def wrapped():
+    return Kernel("wrapped", _scale(source="int"), ("n",))
+'''
+
+
+@pytest.fixture(scope="module")
+def reserved_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("reserved") / "reserved.py"
+    path.write_text(RESERVED)
+    return path
+
+
+@pytest.mark.parametrize(("names", "what", "word"), [
+    ({"name": "double"}, "program name", "double"),
+    ({"source": "int"}, "argument", "int"),
+    ({"out": "restrict"}, "argument", "restrict"),
+    ({"source": "global"}, "argument", "global"),
+    ({"temporary": "kernel"}, "temporary", "kernel"),
+    ({"index": "local"}, "loop index", "local"),
+    ({"source": "threadIdx"}, "argument", "threadIdx"),  # CUDA's built-in variable
+    ({"source": "class"}, "argument", "class"),  # CUDA C++'s keyword
+    ({"source": "float4"}, "argument", "float4"),  # an OpenCL C vector type
+])
+def test_a_reserved_word_as_a_name_is_refused_when_the_kernel_is_made(names: dict, what: str, word: str) -> None:
+    from gpuperf.kernels.kernel import Kernel, kernel_from_program
+
+    program = _scale(**names)
+    message = (f"kernel 'mine': {what} '{word}' is a reserved word of C, OpenCL C or CUDA, which its generated "
+               "code cannot use as a name; rename it")
+    with pytest.raises(GpuperfError, match=f"^{re.escape(message)}$"):
+        Kernel("mine", program, ("n",))
+    with pytest.raises(GpuperfError, match=f"^{re.escape(message)}$"):
+        kernel_from_program(program, "mine", "")
+
+
+def test_names_that_contain_a_reserved_word_or_that_opencl_keeps_for_future_use_are_kept() -> None:
+    from gpuperf.kernels.kernel import Kernel
+
+    program = _scale(name="doubled", source="integer", out="kernels", index="int_i", temporary="complex")
+    kernel = Kernel("double", program, ("n",))  # gpuperf's own label is not in the code
+    assert "doubled(" in kernel.device_code() and "integer" in kernel.device_code("cuda")
+
+
+@pytest.mark.parametrize(("function", "message"), [
+    ("double", "double(): kernel 'double': program name 'double' is a reserved word"),
+    ("wrapped", "wrapped(): kernel 'wrapped': argument 'int' is a reserved word"),
+])
+def test_a_user_file_with_a_reserved_name_is_refused_naming_the_file(reserved_file: Path, function: str,
+                                                                     message: str) -> None:
+    with pytest.raises(GpuperfError, match=f"^{re.escape(f'{reserved_file}:{message}')}.*; rename it$"):
+        load_user_kernel(f"{reserved_file}:{function}")

@@ -107,7 +107,7 @@ def catalog_step(report: DemoReport) -> None:
     from gpuperf.kernels.space import get_space, space_names
 
     catalog = pd.DataFrame([
-        {"kernel": e.name, "category": e.category, "params": ",".join(e.build().params), "description": e.description}
+        {"kernel": e.name, "category": e.category, "params": ",".join(e.params), "description": e.description}
         for e in entries()
     ])
     catalog.to_csv(report.out / "catalog.csv", index=False)

@@ -24,16 +24,13 @@ def kernels(
 
     if category is not None and category not in CATEGORIES:
         raise unknown_name_error("category", category, CATEGORIES)
-    rows = []
-    for entry in entries(category):
-        kernel = entry.build()
-        rows.append({
-            "name": entry.name,
-            "category": entry.category,
-            "params": list(kernel.params),
-            "default_sizes": dict(kernel.default_sizes),
-            "description": entry.description,
-        })
+    rows = [{
+        "name": entry.name,
+        "category": entry.category,
+        "params": list(entry.params),
+        "default_sizes": dict(entry.default_sizes),
+        "description": entry.description,
+    } for entry in entries(category)]
     if as_json:
         print_json(rows)
     else:

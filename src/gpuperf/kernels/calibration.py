@@ -47,17 +47,19 @@ def _kernel_2d(name: str, instructions: str, args: list) -> lp.TranslationUnit:
     return tile_2d(program, "i", "j")
 
 
-@catalog_kernel("copy_2d", "measurement", "b[i, j] = a[i, j] in 16x16 work-groups: one load and one store per item")
+@catalog_kernel("copy_2d", "measurement", "b[i, j] = a[i, j] in 16x16 work-groups: one load and one store per item",
+                params=("n", "m"), default_sizes=SIZES_2D)
 def copy_2d(make: KernelMaker) -> Kernel:
     program = _kernel_2d("copy_2d", "b[i, j] = a[i, j]", _args_2d("a", "b", F32))
-    return make(program=program, params=("n", "m"), reference=lambda x, s: {"b": x["a"].copy()},
-                default_sizes=SIZES_2D)
+    return make(program=program, reference=lambda x, s: {"b": x["a"].copy()})
 
 
 @catalog_kernel(
     "shifted_sum_2d",
     "measurement",
     "out[i, j] = sum of a at (i, j) and its 4 neighbours (a padded by 1): five loads of one array per item",
+    params=("n", "m"),
+    default_sizes=SIZES_2D,
 )
 def shifted_sum_2d(make: KernelMaker) -> Kernel:
     program = _kernel_2d(
@@ -70,7 +72,7 @@ def shifted_sum_2d(make: KernelMaker) -> Kernel:
         a = inputs["a"]
         return {"out": a[:-2, 1:-1] + a[1:-1, :-2] + a[1:-1, 1:-1] + a[1:-1, 2:] + a[2:, 1:-1]}
 
-    return make(program=program, params=("n", "m"), reference=reference, default_sizes=SIZES_2D)
+    return make(program=program, reference=reference)
 
 
 def _poly(make: KernelMaker, dtype: type[np.floating]) -> Kernel:
@@ -93,8 +95,7 @@ def _poly(make: KernelMaker, dtype: type[np.floating]) -> Kernel:
             v = (v * x + dtype(c)).astype(dtype)
         return {"out": v}
 
-    return make(program=program, params=("n", "m"), reference=reference, default_sizes=SIZES_2D,
-                rtol=1e-4 if dtype is F32 else 1e-10)
+    return make(program=program, reference=reference, rtol=1e-4 if dtype is F32 else 1e-10)
 
 
 @catalog_kernel(
@@ -102,6 +103,8 @@ def _poly(make: KernelMaker, dtype: type[np.floating]) -> Kernel:
     "measurement",
     f"out[i, j] = a degree-{POLY_DEGREE + 1} polynomial of a[i, j] by Horner's rule, written out: "
     f"{POLY_DEGREE} f32 multiplies and {POLY_DEGREE + 1} adds per item, no loop",
+    params=("n", "m"),
+    default_sizes=SIZES_2D,
 )
 def poly_2d_f32(make: KernelMaker) -> Kernel:
     return _poly(make, F32)
@@ -111,6 +114,8 @@ def poly_2d_f32(make: KernelMaker) -> Kernel:
     "poly_2d_f64",
     "measurement",
     f"as poly_2d_f32 in f64: {POLY_DEGREE} multiplies and {POLY_DEGREE + 1} adds per item, no loop",
+    params=("n", "m"),
+    default_sizes=SIZES_2D,
 )
 def poly_2d_f64(make: KernelMaker) -> Kernel:
     return _poly(make, F64)
@@ -120,6 +125,8 @@ def poly_2d_f64(make: KernelMaker) -> Kernel:
     "div_2d",
     "measurement",
     f"out[i, j] = sum of {SPECIAL_TERMS} independent f32 quotients of a[i, j] per item, no loop",
+    params=("n", "m"),
+    default_sizes=SIZES_2D,
 )
 def div_2d(make: KernelMaker) -> Kernel:
     terms = " + ".join(f"{k + 1}.0f / (a[i, j] + {k}.0f)" for k in range(SPECIAL_TERMS))
@@ -129,13 +136,15 @@ def div_2d(make: KernelMaker) -> Kernel:
         a = inputs["a"]
         return {"out": sum((F32(k + 1) / (a + F32(k)) for k in range(SPECIAL_TERMS)), F32(0)).astype(F32)}
 
-    return make(program=program, params=("n", "m"), reference=reference, default_sizes=SIZES_2D)
+    return make(program=program, reference=reference)
 
 
 @catalog_kernel(
     "sqrt_2d",
     "measurement",
     f"out[i, j] = sum of {SPECIAL_TERMS} independent f32 square roots of a[i, j] per item, no loop",
+    params=("n", "m"),
+    default_sizes=SIZES_2D,
 )
 def sqrt_2d(make: KernelMaker) -> Kernel:
     terms = " + ".join(f"sqrt(a[i, j] + {k}.0f)" for k in range(SPECIAL_TERMS))
@@ -145,7 +154,7 @@ def sqrt_2d(make: KernelMaker) -> Kernel:
         a = inputs["a"]
         return {"out": sum((np.sqrt(a + F32(k)) for k in range(SPECIAL_TERMS)), F32(0)).astype(F32)}
 
-    return make(program=program, params=("n", "m"), reference=reference, default_sizes=SIZES_2D)
+    return make(program=program, reference=reference)
 
 
 @catalog_kernel(
@@ -153,14 +162,15 @@ def sqrt_2d(make: KernelMaker) -> Kernel:
     "measurement",
     "b[i, j] = a[i, j] with each 16x16 tile of a staged through local memory: a local store, a barrier "
     "and a local load per item",
+    params=("n", "m"),
+    default_sizes=SIZES_2D,
 )
 def local_copy_2d(make: KernelMaker) -> Kernel:
     program = _kernel_2d("local_copy_2d", "b[i, j] = a[i, j]", _args_2d("a", "b", F32))
     program = lp.add_prefetch(
         program, "a", ["i_inner", "j_inner"], fetch_outer_inames="i_outer, j_outer", default_tag="l.auto"
     )
-    return make(program=program, params=("n", "m"), reference=lambda x, s: {"b": x["a"].copy()},
-                default_sizes=SIZES_2D)
+    return make(program=program, reference=lambda x, s: {"b": x["a"].copy()})
 
 
 def _line_sum(make: KernelMaker, name: str, along_row: bool) -> Kernel:
@@ -182,9 +192,7 @@ def _line_sum(make: KernelMaker, name: str, along_row: bool) -> Kernel:
     axis = 1 if along_row else 0
     return make(
         program=program,
-        params=("n", "m"),
         reference=lambda x, s: {"out": x["a"].sum(axis=axis, dtype=np.float64).astype(F32)},
-        default_sizes={"n": 256, "m": 256},
     )
 
 
@@ -193,6 +201,8 @@ def _line_sum(make: KernelMaker, name: str, along_row: bool) -> Kernel:
     "measurement",
     "out[i] = sum_j a[i, j]: a sequential loop per work-item along its row (stride 1 in the loop, "
     "stride m between work-items)",
+    params=("n", "m"),
+    default_sizes={"n": 256, "m": 256},
 )
 def row_sum(make: KernelMaker) -> Kernel:
     return _line_sum(make, "row_sum", along_row=True)
@@ -203,6 +213,8 @@ def row_sum(make: KernelMaker) -> Kernel:
     "measurement",
     "out[j] = sum_i a[i, j]: a sequential loop per work-item down its column (stride m in the loop, "
     "stride 1 between work-items)",
+    params=("n", "m"),
+    default_sizes={"n": 256, "m": 256},
 )
 def column_sum(make: KernelMaker) -> Kernel:
     return _line_sum(make, "column_sum", along_row=False)
@@ -213,6 +225,8 @@ def column_sum(make: KernelMaker) -> Kernel:
     "measurement",
     "b[i, j] = a[i, j'] with j' mirrored within each 16-wide tile, read back from a tile staged in local memory "
     "(a local store, a barrier that matters and a local load per item)",
+    params=("n", "m"),
+    default_sizes=SIZES_2D,
 )
 def local_reverse_2d(make: KernelMaker) -> Kernel:
     program = lp.make_kernel(
@@ -230,7 +244,7 @@ def local_reverse_2d(make: KernelMaker) -> Kernel:
         a = inputs["a"]
         return {"b": np.ascontiguousarray(a.reshape(sizes["n"], -1, 16)[:, :, ::-1].reshape(a.shape))}
 
-    return make(program=program, params=("n", "m"), reference=reference, default_sizes=SIZES_2D)
+    return make(program=program, reference=reference)
 
 
 @catalog_kernel(
@@ -238,6 +252,8 @@ def local_reverse_2d(make: KernelMaker) -> Kernel:
     "measurement",
     "out[i, j] = sqrt(x) + (x*x + 1)/(x + 2) + (2x + 3)/(x*x + 4) with x = a[i, j]: one f32 function call, "
     "two divisions and nine multiply-adds per item, no loop",
+    params=("n", "m"),
+    default_sizes=SIZES_2D,
 )
 def call_mix_2d(make: KernelMaker) -> Kernel:
     x = "a[i, j]"
@@ -249,4 +265,4 @@ def call_mix_2d(make: KernelMaker) -> Kernel:
         one, two, three, four = (F32(v) for v in (1, 2, 3, 4))
         return {"out": np.sqrt(a) + (a * a + one) / (a + two) + (two * a + three) / (a * a + four)}
 
-    return make(program=program, params=("n", "m"), reference=reference, default_sizes=SIZES_2D)
+    return make(program=program, reference=reference)

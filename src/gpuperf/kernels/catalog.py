@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from gpuperf.errors import GpuperfError, unknown_name_error
@@ -15,22 +15,29 @@ _MODULES = ("gpuperf.kernels.measurement", "gpuperf.kernels.testsuite", "gpuperf
 
 @dataclass(frozen=True)
 class CatalogEntry:
+    """A catalog kernel as listed (its size parameters and their defaults too) and its builder: listing
+    the catalog needs no loopy program, which takes long to build."""
+
     name: str
     category: str
     description: str
+    params: tuple[str, ...]
+    default_sizes: Mapping[str, int]
     build: Callable[[], Kernel]
 
 
 _ENTRIES: dict[str, CatalogEntry] = {}
 
 
-def register(name: str, category: str, description: str) -> Callable[[Callable[[], Kernel]], Callable[[], Kernel]]:
-    """Decorator: add a builder ``() -> Kernel`` to the catalog under ``name``."""
+def register(name: str, category: str, description: str, params: tuple[str, ...],
+             default_sizes: Mapping[str, int]) -> Callable[[Callable[[], Kernel]], Callable[[], Kernel]]:
+    """Decorator: add a builder ``() -> Kernel`` to the catalog under ``name``; the Kernel it builds
+    has these ``params`` and ``default_sizes``."""
     if category not in CATEGORIES:
         raise ValueError(f"category must be one of {CATEGORIES}")
 
     def decorate(build: Callable[[], Kernel]) -> Callable[[], Kernel]:
-        _ENTRIES[name] = CatalogEntry(name, category, description, build)
+        _ENTRIES[name] = CatalogEntry(name, category, description, params, default_sizes, build)
         return build
 
     return decorate

@@ -18,11 +18,52 @@ Sizes = Mapping[str, int]
 Arrays = dict[str, np.ndarray]
 Reference = Callable[[Arrays, Sizes], Arrays]
 
+# Words the generated code cannot use as a name (of the program, an argument, a temporary or a loop
+# index): the C99/C11 keywords (ISO C 6.4.1); OpenCL C's keywords (its specification's "Keywords":
+# address-space, function and access qualifiers, built-in data types; not the words it keeps for
+# future use, such as quad, complex and uniform, which its compilers accept); and CUDA C++'s: the
+# C++17 keywords and alternative tokens, CUDA's qualifiers and built-in variables.
+RESERVED_WORDS = frozenset("""
+    auto break case char const continue default do double else enum extern float for goto if inline int long
+    register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while
+    _Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary _Noreturn _Static_assert _Thread_local
+    __global global __local local __constant constant __private private __generic generic __kernel kernel
+    __read_only read_only __write_only write_only __read_write read_write __attribute__ pipe
+    bool uchar ushort uint ulong half size_t ptrdiff_t intptr_t uintptr_t
+    image1d_t image1d_array_t image1d_buffer_t image2d_t image2d_array_t image2d_depth_t image3d_t
+    sampler_t event_t queue_t ndrange_t clk_event_t reserve_id_t
+    alignas alignof and and_eq asm bitand bitor catch char16_t char32_t class compl const_cast constexpr
+    decltype delete dynamic_cast explicit export false friend mutable namespace new noexcept not not_eq
+    nullptr operator or or_eq protected public reinterpret_cast static_assert static_cast template
+    this thread_local throw true try typeid typename using virtual wchar_t xor xor_eq
+    __global__ __device__ __host__ __shared__ __constant__ __managed__ __restrict__ __launch_bounds__
+    threadIdx blockIdx blockDim gridDim warpSize
+""".split()) | {  # and OpenCL C's vector types: float4, int2, ...
+    f"{scalar}{width}" for scalar in "char uchar short ushort int uint long ulong float double half".split()
+    for width in (2, 3, 4, 8, 16)
+}
+
 
 def is_data_scalar(arg: Any) -> bool:
     """A floating-point or complex value argument (saxpy's ``alpha``): data, not a size."""
     return (isinstance(arg, lp.ValueArg) and arg.dtype is not None
             and np.dtype(arg.dtype.numpy_dtype).kind in "fc")
+
+
+def reserved_name(program: lp.TranslationUnit) -> tuple[str, str] | None:
+    """(what it names, the word) for the first name in ``program`` (of a loopy kernel in it, one
+    of its arguments, temporaries or loop indices) that is in ``RESERVED_WORDS``; None if none is."""
+    for callee in program.callables_table.values():
+        if not isinstance(callee, lp.CallableKernel):
+            continue
+        knl = callee.subkernel
+        named = ([("program name", knl.name)] + [("argument", a.name) for a in knl.args]
+                 + [("temporary", t) for t in knl.temporary_variables]
+                 + [("loop index", i) for i in sorted(knl.all_inames())])
+        for what, name in named:
+            if name in RESERVED_WORDS:
+                return what, name
+    return None
 
 
 class SizesViolateAssumptions(GpuperfError):
@@ -68,6 +109,11 @@ class Kernel:
         if isinstance(self.params, str):  # "nx" would read as the parameters n and x
             raise GpuperfError(f"kernel {self.name}: params lists names, e.g. ('{self.params}',), "
                                f"not the string '{self.params}'")
+        clash = reserved_name(self.program)
+        if clash:
+            what, word = clash
+            raise GpuperfError(f"kernel '{self.key}': {what} '{word}' is a reserved word of C, OpenCL C or CUDA, "
+                               "which its generated code cannot use as a name; rename it")
 
     # -- identity -----------------------------------------------------------------------------
     @property

@@ -27,7 +27,10 @@ def load_user_kernel(spec: str) -> Kernel:
     if isinstance(result, Kernel):
         return result
     if isinstance(result, lp.TranslationUnit):
-        return kernel_from_program(result, function, f"user kernel from {path}")
+        try:
+            return kernel_from_program(result, function, f"user kernel from {path}")
+        except GpuperfError as error:  # a reserved word as a name: say which file to fix
+            raise GpuperfError(f"{path}:{function}(): {error}") from None
     raise GpuperfError(
         f"{path}:{function}() returned {type(result).__name__}; expected a loopy TranslationUnit or gpuperf Kernel"
     )
@@ -80,6 +83,8 @@ def call_user_function(spec: str) -> tuple[object, Path, str]:
         )
     try:
         return builder(), path, function
+    except GpuperfError as error:  # e.g. a Kernel it makes refuses a name
+        raise GpuperfError(f"{path}:{function}(): {error}") from None
     except Exception as exc:  # noqa: BLE001
         raise GpuperfError(f"{path}:{function}() raised {type(exc).__name__}: {exc}") from None
 

@@ -6,7 +6,7 @@ assumptions (``n mod 256 = 0`` and the like) make loopy's operation and access c
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 
 import loopy as lp
@@ -25,19 +25,22 @@ KernelMaker = Callable[..., Kernel]
 Builder = Callable[[KernelMaker], Kernel]
 
 
-def catalog_kernel(name: str, category: str, description: str) -> Callable[[Builder], Callable[[], Kernel]]:
-    """Register ``build(make)`` under ``name``; ``make(**fields)`` is ``Kernel`` with the name,
-    category and description already filled in, so each is written once."""
+def catalog_kernel(name: str, category: str, description: str, params: tuple[str, ...],
+                   default_sizes: Mapping[str, int]) -> Callable[[Builder], Callable[[], Kernel]]:
+    """Register ``build(make)`` under ``name``; ``make(**fields)`` is ``Kernel`` with the name, category,
+    description, size parameters and default sizes already filled in, so each is written once (and
+    the catalog lists them without building the kernel)."""
 
     def decorate(build: Builder) -> Callable[[], Kernel]:
-        make = partial(Kernel, name=name, category=category, description=description)
+        make = partial(Kernel, name=name, category=category, description=description, params=params,
+                       default_sizes=default_sizes)
 
         def build_kernel() -> Kernel:
             return build(make)
 
         build_kernel.__name__ = build_kernel.__qualname__ = name
         build_kernel.__doc__ = build.__doc__
-        return register(name, category, description)(build_kernel)
+        return register(name, category, description, params, default_sizes)(build_kernel)
 
     return decorate
 
@@ -54,7 +57,8 @@ def tile_2d(program: lp.TranslationUnit, row: str, col: str, size: int = TILE) -
 
 
 # -- global memory -------------------------------------------------------------------------------
-@catalog_kernel("vector_copy", "measurement", "b[i] = a[i]: one global load and one store per item")
+@catalog_kernel("vector_copy", "measurement", "b[i] = a[i]: one global load and one store per item",
+                params=("n",), default_sizes={"n": 4096})
 def vector_copy(make: KernelMaker) -> Kernel:
     program = lp.make_kernel(
         "{[i]: 0<=i<n}",
@@ -66,9 +70,7 @@ def vector_copy(make: KernelMaker) -> Kernel:
     program = split_1d(lp.add_dtypes(program, {"a,b": F32}))
     return make(
         program=program,
-        params=("n",),
         reference=lambda x, s: {"b": x["a"].copy()},
-        default_sizes={"n": 4096},
     )
 
 
@@ -76,6 +78,8 @@ def vector_copy(make: KernelMaker) -> Kernel:
     "add_four_vectors",
     "measurement",
     "e[i] = a[i] + b[i] + c[i] + d[i]: four loads, three adds, one store per item",
+    params=("n",),
+    default_sizes={"n": 4096},
 )
 def add_four_vectors(make: KernelMaker) -> Kernel:
     program = lp.make_kernel(
@@ -88,13 +92,12 @@ def add_four_vectors(make: KernelMaker) -> Kernel:
     program = split_1d(lp.add_dtypes(program, {"a,b,c,d,e": F32}))
     return make(
         program=program,
-        params=("n",),
         reference=lambda x, s: {"e": x["a"] + x["b"] + x["c"] + x["d"]},
-        default_sizes={"n": 4096},
     )
 
 
-@catalog_kernel("vector_fill", "measurement", "a[i] = 1: one global store per item, no loads")
+@catalog_kernel("vector_fill", "measurement", "a[i] = 1: one global store per item, no loads",
+                params=("n",), default_sizes={"n": 4096})
 def vector_fill(make: KernelMaker) -> Kernel:
     program = lp.make_kernel(
         "{[i]: 0<=i<n}",
@@ -106,9 +109,7 @@ def vector_fill(make: KernelMaker) -> Kernel:
     )
     return make(
         program=split_1d(program),
-        params=("n",),
         reference=lambda x, s: {"a": np.ones(s["n"], dtype=F32)},
-        default_sizes={"n": 4096},
     )
 
 
@@ -128,10 +129,11 @@ def _scale_add(make: KernelMaker, stride: int) -> Kernel:
         y[::stride] = F32(2) * inputs["x"][::stride] + y[::stride]
         return {"y": y}
 
-    return make(program=split_1d(program), params=("n",), reference=reference, default_sizes={"n": 4096})
+    return make(program=split_1d(program), reference=reference)
 
 
-@catalog_kernel("scale_add_stride1", "measurement", "y[i] = 2 x[i] + y[i]: unit-stride loads and store")
+@catalog_kernel("scale_add_stride1", "measurement", "y[i] = 2 x[i] + y[i]: unit-stride loads and store",
+                params=("n",), default_sizes={"n": 4096})
 def scale_add_stride1(make: KernelMaker) -> Kernel:
     return _scale_add(make, 1)
 
@@ -140,6 +142,8 @@ def scale_add_stride1(make: KernelMaker) -> Kernel:
     "scale_add_stride2",
     "measurement",
     "y[2i] = 2 x[2i] + y[2i]: stride-2 loads and store (half of each array unused)",
+    params=("n",),
+    default_sizes={"n": 4096},
 )
 def scale_add_stride2(make: KernelMaker) -> Kernel:
     return _scale_add(make, 2)
@@ -162,14 +166,14 @@ def _sum_filled(make: KernelMaker, stride: int) -> Kernel:
     program = lp.tag_inames(split_1d(program), "j:unr")
     return make(
         program=program,
-        params=("n",),
         reference=lambda x, s: {"out": x["a"].reshape(s["n"], stride).sum(axis=1, dtype=F32)},
-        default_sizes={"n": 4096},
     )
 
 
 @catalog_kernel(
-    "sum_filled_stride2", "measurement", "out[i] = a[2i] + a[2i+1]: stride-2 loads that still read every element"
+    "sum_filled_stride2", "measurement", "out[i] = a[2i] + a[2i+1]: stride-2 loads that still read every element",
+    params=("n",),
+    default_sizes={"n": 4096},
 )
 def sum_filled_stride2(make: KernelMaker) -> Kernel:
     return _sum_filled(make, 2)
@@ -179,6 +183,8 @@ def sum_filled_stride2(make: KernelMaker) -> Kernel:
     "sum_filled_stride3",
     "measurement",
     "out[i] = a[3i] + a[3i+1] + a[3i+2]: stride-3 loads that still read every element",
+    params=("n",),
+    default_sizes={"n": 4096},
 )
 def sum_filled_stride3(make: KernelMaker) -> Kernel:
     return _sum_filled(make, 3)
@@ -208,32 +214,26 @@ MATMUL_SIZES = {"n": 64, "m": 128, "k": 32}
     "matmul_naive",
     "measurement",
     "c = a @ b, (n x k)(k x m): one work-item per element of c, operands read from global memory",
+    params=("n", "m", "k"),
+    default_sizes=MATMUL_SIZES,
 )
 def matmul_naive(make: KernelMaker) -> Kernel:
-    return make(
-        program=matmul_program("matmul_naive"),
-        params=("n", "m", "k"),
-        reference=matmul_reference,
-        default_sizes=MATMUL_SIZES,
-    )
+    return make(program=matmul_program("matmul_naive"), reference=matmul_reference)
 
 
 @catalog_kernel(
     "matmul_tiled_prefetch",
     "measurement",
     "c = a @ b, (n x k)(k x m): 16x16 tiles of a and b prefetched into local memory, with barriers",
+    params=("n", "m", "k"),
+    default_sizes=MATMUL_SIZES,
 )
 def matmul_tiled_prefetch(make: KernelMaker) -> Kernel:
     program = lp.split_iname(matmul_program("matmul_tiled_prefetch"), "l", TILE)
     outer = "i_outer, j_outer, l_outer"
     program = lp.add_prefetch(program, "a", ["i_inner", "l_inner"], fetch_outer_inames=outer, default_tag="l.auto")
     program = lp.add_prefetch(program, "b", ["l_inner", "j_inner"], fetch_outer_inames=outer, default_tag="l.auto")
-    return make(
-        program=program,
-        params=("n", "m", "k"),
-        reference=matmul_reference,
-        default_sizes=MATMUL_SIZES,
-    )
+    return make(program=program, reference=matmul_reference)
 
 
 def transpose_program(name: str, store_coalesced: bool = False) -> lp.TranslationUnit:
@@ -253,32 +253,25 @@ def transpose_program(name: str, store_coalesced: bool = False) -> lp.Translatio
 TRANSPOSE_SIZES = {"n": 64, "m": 128}
 
 
-@catalog_kernel("transpose", "measurement", "b = a^T, a (n x m): coalesced loads, stores strided by n")
+@catalog_kernel("transpose", "measurement", "b = a^T, a (n x m): coalesced loads, stores strided by n",
+                params=("n", "m"), default_sizes=TRANSPOSE_SIZES)
 def transpose(make: KernelMaker) -> Kernel:
-    return make(
-        program=transpose_program("transpose"),
-        params=("n", "m"),
-        reference=lambda x, s: {"b": np.ascontiguousarray(x["a"].T)},
-        default_sizes=TRANSPOSE_SIZES,
-    )
+    return make(program=transpose_program("transpose"), reference=lambda x, s: {"b": np.ascontiguousarray(x["a"].T)})
 
 
 @catalog_kernel(
     "transpose_prefetch",
     "measurement",
     "b = a^T, a (n x m): each 16x16 tile of a is prefetched into local memory, so loads and stores are coalesced",
+    params=("n", "m"),
+    default_sizes=TRANSPOSE_SIZES,
 )
 def transpose_prefetch(make: KernelMaker) -> Kernel:
     program = transpose_program("transpose_prefetch", store_coalesced=True)
     program = lp.add_prefetch(
         program, "a", ["i_inner", "j_inner"], fetch_outer_inames="i_outer, j_outer", default_tag="l.auto"
     )
-    return make(
-        program=program,
-        params=("n", "m"),
-        reference=lambda x, s: {"b": np.ascontiguousarray(x["a"].T)},
-        default_sizes=TRANSPOSE_SIZES,
-    )
+    return make(program=program, reference=lambda x, s: {"b": np.ascontiguousarray(x["a"].T)})
 
 
 # -- arithmetic ----------------------------------------------------------------------------------
@@ -330,9 +323,7 @@ def _arith(make: KernelMaker, op: str, dtype: type[np.floating]) -> Kernel:
 
     return make(
         program=program,
-        params=("n", "k"),
         reference=reference,
-        default_sizes={"n": 1024, "k": 64},
         input_range=ARITH_INPUT_RANGE.get(op, (0.5, 1.5)),
         rtol=1e-4 if dtype is F32 else 1e-10,
     )
@@ -344,7 +335,9 @@ def _register_arith(op: str, dtype: type[np.floating]) -> None:
     description = (
         f"k dependent f{bits} {op} operations per work-item on a register (v = {update}); one load, one store"
     )
-    catalog_kernel(f"arith_f{bits}_{op}", "measurement", description)(partial(_arith, op=op, dtype=dtype))
+    decorate = catalog_kernel(f"arith_f{bits}_{op}", "measurement", description, params=("n", "k"),
+                              default_sizes={"n": 1024, "k": 64})
+    decorate(partial(_arith, op=op, dtype=dtype))
 
 
 for _dtype in (F32, F64):
@@ -354,7 +347,9 @@ for _dtype in (F32, F64):
 
 # -- launch overhead -----------------------------------------------------------------------------
 @catalog_kernel(
-    "empty", "measurement", "n work-items whose only instruction is a no-op: launch and scheduling overhead only"
+    "empty", "measurement", "n work-items whose only instruction is a no-op: launch and scheduling overhead only",
+    params=("n",),
+    default_sizes={"n": 4096},
 )
 def empty(make: KernelMaker) -> Kernel:
     """A loopy no-op instruction inside the work-item loop: the device code has an empty body."""
@@ -366,4 +361,4 @@ def empty(make: KernelMaker) -> Kernel:
         name="empty",
         lang_version=LANG,
     )
-    return make(program=split_1d(program), params=("n",), reference=lambda x, s: {}, default_sizes={"n": 4096})
+    return make(program=split_1d(program), reference=lambda x, s: {})

@@ -30,6 +30,7 @@ from gpuperf.kernels.kernel import Arrays, Kernel, Sizes
 LANG = lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2
 F32 = np.float32
 BASE_GROUP = 16
+PARAMS = ("n", "m")  # every stencil's size parameters: rows and columns of its outputs
 DEFAULT_SIZES = {"n": 4096, "m": 4096}
 
 Offset = tuple[int, int]
@@ -156,7 +157,7 @@ def make_kernel(stencil: Stencil, program: lp.TranslationUnit, variant: Mapping 
     return Kernel(
         name=stencil.name,
         program=program,
-        params=("n", "m"),
+        params=PARAMS,
         reference=stencil.reference,
         category="stencil",
         description=stencil.description,
@@ -380,7 +381,7 @@ STENCILS: dict[str, Stencil] = {
 
 
 def _register(stencil: Stencil) -> None:
-    register(stencil.name, "stencil", stencil.description)(lambda: base_kernel(stencil))
+    register(stencil.name, "stencil", stencil.description, PARAMS, DEFAULT_SIZES)(lambda: base_kernel(stencil))
 
 
 for _stencil in STENCILS.values():

@@ -15,6 +15,8 @@ SQUARE_TILES = "n>=16 and m>=16 and n mod 16 = 0 and m mod 16 = 0"
     "finite_difference_5pt",
     "test",
     "5-point Laplacian of u ((n+2) x (m+2)) at its n x m interior points, 16x16 work-groups",
+    params=("n", "m"),
+    default_sizes={"n": 64, "m": 64},
 )
 def finite_difference_5pt(make: KernelMaker) -> Kernel:
     program = lp.make_kernel(
@@ -37,9 +39,7 @@ def finite_difference_5pt(make: KernelMaker) -> Kernel:
 
     return make(
         program=tile_2d(program, "i", "j"),
-        params=("n", "m"),
         reference=reference,
-        default_sizes={"n": 64, "m": 64},
     )
 
 
@@ -50,6 +50,8 @@ SKINNY_K = 16
     "skinny_matmul",
     "test",
     f"c = a @ b, (n x {SKINNY_K})({SKINNY_K} x m): short inner dimension, b's columns for a group in local memory",
+    params=("n", "m"),
+    default_sizes={"n": 256, "m": 64},
 )
 def skinny_matmul(make: KernelMaker) -> Kernel:
     program = lp.make_kernel(
@@ -72,9 +74,7 @@ def skinny_matmul(make: KernelMaker) -> Kernel:
     program = lp.tag_inames(program, "l:unr")
     return make(
         program=program,
-        params=("n", "m"),
         reference=lambda x, s: {"c": x["a"] @ x["b"]},
-        default_sizes={"n": 256, "m": 64},
     )
 
 
@@ -87,6 +87,8 @@ NBODY_SOFTENING2 = 0.01
     "test",
     "all-pairs gravitational potential of n bodies, phi[i] = sum_j m[j] / sqrt(|x_j - x_i|^2 + eps^2), "
     f"tiles of {NBODY_GROUP} bodies in local memory",
+    params=("n",),
+    default_sizes={"n": 512},
 )
 def nbody(make: KernelMaker) -> Kernel:
     program = lp.make_kernel(
@@ -131,9 +133,7 @@ def nbody(make: KernelMaker) -> Kernel:
 
     return make(
         program=program,
-        params=("n",),
         reference=reference,
-        default_sizes={"n": 512},
     )
 
 
@@ -145,6 +145,8 @@ FILTER = 5
     "test",
     f"{FILTER}x{FILTER} filter over an image ((n+{FILTER - 1}) x (m+{FILTER - 1})), n x m valid outputs, "
     "image tile in local memory",
+    params=("n", "m"),
+    default_sizes={"n": 64, "m": 64},
 )
 def convolution_2d(make: KernelMaker) -> Kernel:
     program = lp.make_kernel(
@@ -176,9 +178,7 @@ def convolution_2d(make: KernelMaker) -> Kernel:
 
     return make(
         program=program,
-        params=("n", "m"),
         reference=reference,
-        default_sizes={"n": 64, "m": 64},
     )
 
 
@@ -191,6 +191,8 @@ ELEMENTS_PER_GROUP = 16
     "test",
     f"du[e, i] = sum_j D[i, j] u[e, j]: a {NODES}x{NODES} differentiation matrix applied to each of nelements "
     "elements, D in local memory",
+    params=("nelements",),
+    default_sizes={"nelements": 256},
 )
 def element_local_diff(make: KernelMaker) -> Kernel:
     program = lp.make_kernel(
@@ -211,7 +213,5 @@ def element_local_diff(make: KernelMaker) -> Kernel:
     program = lp.tag_inames(program, "j:unr")
     return make(
         program=program,
-        params=("nelements",),
         reference=lambda x, s: {"du": x["u"] @ x["D"].T},
-        default_sizes={"nelements": 256},
     )

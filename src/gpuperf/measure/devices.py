@@ -37,27 +37,14 @@ class CompileFailed(MeasureFailure):
     status = "compile_failed"
 
 
-# Words a kernel cannot be named in OpenCL C or CUDA C++: their keywords and built-in scalar types.
-RESERVED_KERNEL_NAMES = frozenset("""
-    auto break case char const continue default do double else enum extern float for goto if inline int long
-    register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while
-    bool half uchar ushort uint ulong size_t ptrdiff_t intptr_t uintptr_t kernel global local constant private
-    image2d_t image3d_t sampler_t event_t class delete new template typename namespace operator this throw try
-    catch public protected virtual friend using true false
-""".split())
-
-
 def compile_failure(kernel: Kernel, exc: BaseException, backend: str = "") -> CompileFailed:
-    """One clear error for a kernel that did not build: the exception's first line, the compiler's
-    first error from the build log, and a hint when the kernel's name is a reserved word."""
+    """One clear error for a kernel that did not build: the exception's first line and the
+    compiler's first error from the build log."""
     message = f"kernel '{kernel.key}' failed to compile{backend}: {describe_exception(exc)}"
     first_error = next((line.strip() for line in str(exc).splitlines()[1:] if "error" in line.lower()), None)
     if first_error:
         # "error: /tmp/.../tempfile.cl:4:65: what" -> "error: line 4:65: what" (the temporary file is gone)
         message += "; " + re.sub(r"\S+\.(?:cl|cu|cpp|c):(\d+)", r"line \1", first_error)
-    name = kernel.entry.name
-    if name in RESERVED_KERNEL_NAMES:
-        message += f" (the kernel is named '{name}', a reserved word of OpenCL C and CUDA: give the program another name)"
     return CompileFailed(message, detail=f"{type(exc).__name__}: {exc}")
 
 
