@@ -145,28 +145,103 @@ def test_interleave_campaign_times_every_kernel_and_size_in_one_group(tmp_path: 
         assert all(len(r["samples"]) == 3 for r in store.rows("all"))
 
 
-def test_a_group_whose_buffers_would_not_fit_on_the_device_is_refused_before_timing(tmp_path: Path,
-                                                                                   monkeypatch) -> None:
+# The stencil's buffers, a (n+2 x m+2) and out (n x m) float32: 33,808 bytes at n = m = 64, 133,136 at 128.
+# CAMPAIGN's points in file order: 64, 128 of the first variant, then 64, 128 of the second.
+SMALL, LARGE = (66 * 66 + 64 * 64) * 4, (130 * 130 + 128 * 128) * 4
+
+
+def _group_sizes(monkeypatch) -> list[int]:
+    """The number of points of every interleaved group run_campaign times, in order."""
     import gpuperf.measure.campaign as campaign_module
 
+    sizes: list[int] = []
+    real = campaign_module.measure_interleaved
+
+    def counted(variants, *args, **kwargs):
+        sizes.append(len(variants))
+        return real(variants, *args, **kwargs)
+
+    monkeypatch.setattr(campaign_module, "measure_interleaved", counted)
+    return sizes
+
+
+def test_a_campaign_too_large_for_the_device_is_timed_in_interleaved_groups_that_fit(tmp_path: Path,
+                                                                                     monkeypatch) -> None:
+    from gpuperf.errors import GpuperfNote
     from gpuperf.kernels.catalog import get_kernel
 
-    kernel = get_kernel("stencil2d[local_x=16,local_y=4,outputs_y=1,prefetch=0,unroll=1]")
-    assert kernel.buffer_bytes({"n": 64, "m": 64}) == (66 * 66 + 64 * 64) * 4  # a (n+2 x m+2) and out (n x m)
-    # Whole campaign: 2 x (33808 + 133136) = 333,888 bytes; the larger group of a kernel at one size: 266,272.
-    opened = campaign_module.open_device("opencl:0")
-    monkeypatch.setattr(opened, "memory_bytes", 400_000)  # 80 %: 320,000 bytes (the device is shared: put back)
-    monkeypatch.setattr(campaign_module, "open_device", lambda name: opened)
+    assert get_kernel("stencil2d[local_x=16,local_y=4,outputs_y=1,prefetch=0,unroll=1]").buffer_bytes(
+        {"n": 64, "m": 64}) == SMALL
     path = tmp_path / "all.toml"
     path.write_text('interleave = "campaign"\n' + CAMPAIGN.replace('name = "pair"', 'name = "all"'))
-    with pytest.raises(GpuperfError, match=r'all\.toml: the whole campaign \(interleave = "campaign"\) is timed '
-                       r"interleaved with every buffer on opencl:0:0 at once: 0\.3 MiB, more than 80 % of its 0\.4 MiB; "
-                       r'use interleave = "kernel"'):
-        run_campaign(load_campaign(path), tmp_path / "s.db", progress=False)
+    sizes = _group_sizes(monkeypatch)
+    # 2 x (SMALL + LARGE) = 333,888 bytes in all; 200,000 hold SMALL + LARGE (166,944) but not a third point
+    with pytest.warns(GpuperfNote) as notes:
+        report = run_campaign(load_campaign(path), tmp_path / "s.db", progress=False, memory_limit=200_000)
+    assert sizes == [2, 2] and report.groups == 2 and report.groups_cut == 1
+    assert report.measured == 4 and not report.failed
+    (note,) = [str(n.message) for n in notes if issubclass(n.category, GpuperfNote)]
+    assert note.startswith(f'{path}: the whole campaign (interleave = "campaign") would hold 0.3 MiB of buffers '
+                           "on opencl:0:0 at once, more than the 0.2 MiB one interleaved group may use (of its ")
+    assert note.endswith("timed in 2 interleaved groups of 2, 2 points, in file order; points of different "
+                         "groups do not share cycles")
     with Store(tmp_path / "s.db", create=False) as store:
-        assert store.rows("all") == []  # refused before anything was timed
-    path.write_text(CAMPAIGN)  # per kernel and size, each group fits
-    assert run_campaign(load_campaign(path), tmp_path / "s.db", progress=False).measured == 4
+        assert all(len(r["samples"]) == 3 and r["repeats"] == 15 for r in store.rows("all"))
+
+
+def test_a_kernel_scope_group_is_cut_and_a_point_too_large_alone_is_timed_alone(tmp_path: Path,
+                                                                                monkeypatch) -> None:
+    """The limit by default: 80 % of the device's global memory (here 125,000 bytes: 100,000)."""
+    import gpuperf.measure.campaign as campaign_module
+
+    opened = campaign_module.open_device("opencl:0")
+    monkeypatch.setattr(opened, "memory_bytes", 125_000)  # the device is opened once per process: put back
+    monkeypatch.setattr(campaign_module, "open_device", lambda name: opened)
+    path = tmp_path / "pair.toml"
+    path.write_text(CAMPAIGN)  # per kernel and size: 2 x SMALL, then 2 x LARGE, each above the limit
+    sizes = _group_sizes(monkeypatch)
+    with pytest.warns(UserWarning, match=r"stencil2d's 2 variants at n=128,m=128 would hold 0\.3 MiB .* more than the "
+                      r"0\.1 MiB one interleaved group may use \(of its 0\.1 MiB\): timed in 2 interleaved groups "
+                      r"of 1, 1 points.*; 2 point\(s\) need more than that by themselves"):
+        report = run_campaign(load_campaign(path), tmp_path / "s.db", progress=False)
+    assert sizes == [2, 1, 1] and report.groups == 3 and report.groups_cut == 1 and report.measured == 4
+
+
+def test_a_cut_campaign_killed_in_its_second_group_keeps_the_first_and_resumes_at_the_next_cycle(
+        tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "all.toml"
+    path.write_text('interleave = "campaign"\n' + CAMPAIGN.replace('name = "pair"', 'name = "all"'))
+    campaign = load_campaign(path)
+    rounds = RoundCounter(monkeypatch, kill_at=6 + 5)  # the first group's 6 rounds, then the second's third cycle
+    with pytest.raises(Killed), pytest.warns(UserWarning):
+        run_campaign(campaign, tmp_path / "s.db", progress=False, memory_limit=200_000)
+    with Store(tmp_path / "s.db", create=False) as store:
+        first = {(r["kernel"], r["sizes"]["n"]): r["samples"] for r in store.rows("all")}
+        kept = store.db.execute("SELECT cycle FROM rounds ORDER BY kernel, sizes, cycle").fetchall()
+    assert sorted(n for _, n in first) == [64, 128] and [c for (c,) in kept] == [0, 1, 0, 1]
+    rounds.restart()
+    sizes = _group_sizes(monkeypatch)
+    report = run_campaign(campaign, tmp_path / "s.db", progress=False, memory_limit=200_000)
+    assert sizes == [2] and rounds.calls == 2  # the second group, cut the same way, times its last cycle only
+    assert report.already_stored == 2 and report.measured == 2
+    with Store(tmp_path / "s.db", create=False) as store:
+        rows = {(r["kernel"], r["sizes"]["n"]): r["samples"] for r in store.rows("all")}
+    assert len(rows) == 4 and all(rows[key] == samples for key, samples in first.items())  # nothing lost
+    assert all(len(samples) == 3 for samples in rows.values())
+
+
+def test_split_to_fit_cuts_in_order_and_cuts_the_rest_of_a_group_the_same_way() -> None:
+    from gpuperf.measure.campaign import group_memory_limit, split_to_fit
+
+    def point(size: int) -> SimpleNamespace:
+        return SimpleNamespace(size=size, sizes={}, entry=SimpleNamespace(
+            kernel=SimpleNamespace(buffer_bytes=lambda sizes: size)))
+
+    points = [point(s) for s in (4, 5, 2, 12, 3, 3, 4, 10)]
+    parts = split_to_fit(points, 10)
+    assert [[p.size for p in part] for part in parts] == [[4, 5], [2], [12], [3, 3, 4], [10]]
+    assert split_to_fit(points[3:], 10) == parts[2:]  # what a resumed run finds still to measure
+    assert group_memory_limit(SimpleNamespace(memory_bytes=1000)) == 800
 
 
 def test_an_unknown_interleave_scope_names_the_file(tmp_path: Path) -> None:

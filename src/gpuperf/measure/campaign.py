@@ -30,6 +30,12 @@ Every finished cycle's rounds are committed as they end, so a group killed mid-w
 next cycle. A top-level ``interleave = "campaign"`` puts every point of the campaign in one group
 instead (all its buffers are held at once): times of different kernels then share the machine's
 states too, as a model fitted on some kernels and tested on others needs.
+
+A group's buffers are all on the device at once, so before anything is timed a group whose buffers
+would take more than ``GROUP_MEMORY_SHARE`` of the device's global memory is cut, in file order, into
+consecutive groups that fit, each timed interleaved (a note names the cut); points of different groups
+do not share cycles. The cut depends only on the points still to measure and the limit, so a resumed
+run cuts the rest the same way and a killed group resumes at its next cycle.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ import itertools
 import json
 import time
 import tomllib
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -46,7 +53,7 @@ from typing import Any
 
 import islpy as isl
 
-from gpuperf.errors import GpuperfError, missing_file
+from gpuperf.errors import GpuperfError, GpuperfNote, missing_file
 from gpuperf.kernels.kernel import Kernel
 from gpuperf.measure.devices import (
     Compiled, Device, MeasureFailure, RunFailed, describe_exception, device_lost, open_device,
@@ -295,6 +302,8 @@ class CampaignReport:
     compile_s: float = 0.0
     first_launch_s: float = 0.0
     kernel_s: float = 0.0
+    groups: int = 0  # interleaved groups timed (cycles above 1)
+    groups_cut: int = 0  # of those planned, how many were cut into several to fit the device's memory
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -361,8 +370,11 @@ def _check_same_timing(store: Store, campaign: Campaign, store_path: str | Path)
 
 
 def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None = None,
-                 progress: bool = True, retry_failed: bool = False) -> CampaignReport:
-    """Measure every point of ``campaign`` not yet in the store, appending each as it is taken."""
+                 progress: bool = True, retry_failed: bool = False,
+                 memory_limit: int | None = None) -> CampaignReport:
+    """Measure every point of ``campaign`` not yet in the store, appending each as it is taken.
+    ``memory_limit``: the bytes of buffers one interleaved group may hold on the device (default
+    :func:`group_memory_limit`); larger groups are cut into groups that fit."""
     try:
         opened = open_device(device or campaign.device)
     except GpuperfError as exc:
@@ -382,11 +394,12 @@ def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None 
         with _progress_bar(progress) as bar:
             task = bar.add_task(campaign.name, total=len(todo))
             if campaign.settings.cycles > 1:
-                groups = interleaved_groups(todo, campaign.interleave)
-                check_group_memory(groups, opened, campaign)
-                for group in groups:
+                limit = group_memory_limit(opened) if memory_limit is None else memory_limit
+                groups = _groups_that_fit(todo, campaign, opened, limit, report)
+                for number, group in enumerate(groups, 1):
                     shown = (f"{campaign.name}: {len(group)} points" if campaign.interleave == "campaign" else
                              f"{group[0].entry.kernel.name} x{len(group)} {_sizes_label(group[0].sizes)}")
+                    shown += f" (group {number} of {len(groups)})" if report.groups_cut else ""
                     bar.update(task, description=f"{shown} interleaved, {campaign.settings.cycles} cycles")
                     rows = _take_interleaved(group, opened, campaign, report, store)
                     store.add_group(rows, [point.key for point in group])
@@ -443,26 +456,66 @@ def interleaved_groups(points: Sequence[Point], scope: str = "kernel") -> list[l
 GROUP_MEMORY_SHARE = 0.8  # an interleaved group's buffers may use this share of the device's memory
 
 
-def check_group_memory(groups: Sequence[Sequence[Point]], device: Device, campaign: Campaign) -> None:
-    """Refuse, before anything is timed, an interleaved group whose points' buffers (all on the device
-    at once) would not fit in the device's memory."""
-    for group in groups:
-        needed = sum(_buffer_bytes(point) for point in group)
-        if needed > GROUP_MEMORY_SHARE * device.memory_bytes:
-            what = ("the whole campaign (interleave = \"campaign\")" if campaign.interleave == "campaign" else
-                    f"{group[0].entry.kernel.name}'s {len(group)} variants at {_sizes_label(group[0].sizes)}")
-            raise GpuperfError(
-                f"{campaign.path}: {what} is timed interleaved with every buffer on {device.name} at once: "
-                f"{needed / 2**20:,.1f} MiB, more than {GROUP_MEMORY_SHARE * 100:.0f} % of its "
-                f"{device.memory_bytes / 2**20:,.1f} MiB; "
-                "use interleave = \"kernel\", smaller sizes or fewer variants per run")
+def group_memory_limit(device: Device) -> int:
+    """Bytes of buffers one interleaved group may hold on ``device``: GROUP_MEMORY_SHARE of its global memory."""
+    return int(GROUP_MEMORY_SHARE * device.memory_bytes)
+
+
+def split_to_fit(group: Sequence[Point], limit: int) -> list[list[Point]]:
+    """``group`` cut, in order, into consecutive groups whose buffers together take at most ``limit``
+    bytes; a point larger than ``limit`` is a group of its own. Each cut depends only on the points
+    from the last one on, so the rest of a partly stored group is cut the same way again."""
+    parts: list[list[Point]] = []
+    held = 0
+    for point in group:
+        needed = _buffer_bytes(point)
+        if not parts or held + needed > limit:
+            parts.append([])
+            held = 0
+        parts[-1].append(point)
+        held += needed
+    return parts
+
+
+def _groups_that_fit(points: Sequence[Point], campaign: Campaign, device: Device, limit: int,
+                     report: CampaignReport) -> list[list[Point]]:
+    """The interleaved groups of ``points``, each cut to fit in ``limit`` bytes; a note names every cut."""
+    fitted: list[list[Point]] = []
+    for group in interleaved_groups(points, campaign.interleave):
+        parts = split_to_fit(group, limit)
+        if len(parts) > 1:
+            report.groups_cut += 1
+            warnings.warn(GpuperfNote(_cut_note(group, parts, campaign, device, limit)), stacklevel=3)
+        fitted.extend(parts)
+    report.groups = len(fitted)
+    return fitted
+
+
+def _cut_note(group: Sequence[Point], parts: Sequence[Sequence[Point]], campaign: Campaign, device: Device,
+              limit: int) -> str:
+    """What was cut, why, and into what."""
+    what = ('the whole campaign (interleave = "campaign")' if campaign.interleave == "campaign" else
+            f"{group[0].entry.kernel.name}'s {len(group)} variants at {_sizes_label(group[0].sizes)}")
+    needed = sum(_buffer_bytes(point) for point in group)
+    alone = [p for p in group if _buffer_bytes(p) > limit]
+    return (f"{campaign.path}: {what} would hold {_mib(needed)} of buffers on {device.name} at once, more than "
+            f"the {_mib(limit)} one interleaved group may use (of its {_mib(device.memory_bytes)}): "
+            f"timed in {len(parts)} interleaved groups of "
+            f"{', '.join(str(len(p)) for p in parts)} points, in file order; points of different groups do not "
+            "share cycles" + (f"; {len(alone)} point(s) need more than that by themselves and are timed alone "
+                              "(they may fail to allocate)" if alone else ""))
+
+
+def _mib(count: int) -> str:
+    return f"{count / 2**20:,.1f} MiB"
 
 
 def _buffer_bytes(point: Point) -> int:
-    """A point's device buffers; 0 for sizes the kernel refuses (that point then fails alone)."""
+    """A point's device buffers; 0 for sizes the kernel refuses or shapes loopy cannot work out (that
+    point then fails alone)."""
     try:
         return point.entry.kernel.buffer_bytes(point.sizes)
-    except GpuperfError:
+    except Exception:  # noqa: BLE001 - see the docstring
         return 0
 
 
