@@ -161,6 +161,17 @@ def test_a_campaign_timed_with_other_settings_does_not_reuse_the_stored_points(m
     assert _rows(store) == before
 
 
+def test_retry_failed_with_other_settings_is_refused_before_any_failure_is_forgotten(measured) -> None:
+    path, store, _ = measured
+    other = path.parent / "other_retry.toml"
+    other.write_text(path.read_text().replace("min_time_s = 0.01", "min_time_s = 0.03"))
+    before = _rows(store)
+    assert sum(r["status"] != "ok" for r in before) == 3
+    with pytest.raises(GpuperfError, match=r"campaign 'pocl' was timed there with other settings"):
+        run_campaign(load_campaign(other), store, progress=False, retry_failed=True)
+    assert _rows(store) == before  # the failures' records, errors and all, are still there
+
+
 def test_points_stored_before_a_timing_setting_existed_count_as_taken_with_its_default(measured, tmp_path) -> None:
     path, store, _ = measured
     copy = tmp_path / "old.sqlite"

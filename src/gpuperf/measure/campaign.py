@@ -383,9 +383,9 @@ def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None 
     points = campaign.points(opened.name)
     start = time.perf_counter()
     with Store(store_path) as store, measuring_into(store_path):
+        _check_same_timing(store, campaign, store_path)  # before forgetting anything: a refusal keeps it all
         if retry_failed:
             store.delete_failed(campaign.name)
-        _check_same_timing(store, campaign, store_path)
         store.set_plan(campaign.name, str(campaign.path), opened.name, len(points))
         stored = store.keys(campaign.name)
         todo = [p for p in points if p.key not in stored]
