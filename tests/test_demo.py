@@ -103,3 +103,30 @@ def test_a_demo_cut_short_while_keeping_its_steps_leaves_the_earlier_ones_whole(
     assert main(["demo", "--out", str(tmp_path), "--step", "second"]) == 0
     assert "index_steps.json: damaged" in capsys.readouterr().err
     assert "## Second\n\ntwo" in (tmp_path / "index.md").read_text()
+
+
+def test_models_step_sums_up_leave_one_gpu_out_and_the_one_launch_calibration(tmp_path, monkeypatch) -> None:
+    """The Rodinia headlines read the report's own tables: the targets' range and the one-launch range."""
+    import json
+
+    from gpuperf.evaluation import rodinia_report
+
+    def fake_reproduction(out, scenarios, models, echo):
+        out.mkdir(parents=True)
+        tables = {
+            "Targets for nested/select": [{"gpu": "A", "ours": 0.3, "meets_ceiling": False},
+                                          {"gpu": "B", "ours": 0.1, "meets_ceiling": True}],
+            rodinia_report.ONE_LAUNCH: [{"gpu": "A", "one_launch": 0.07}, {"gpu": "B", "one_launch": 0.04}],
+        }
+        (out / "metrics.json").write_text(json.dumps({"tables": tables}))
+        return {"json": out / "metrics.json"}
+
+    monkeypatch.setattr(rodinia_report, "reproduce_rodinia", fake_reproduction)
+    report = demo.DemoReport(tmp_path)
+    report.start("models")
+    demo.models_step(report)
+    lines = report.headlines["models"]
+    assert "per-kernel MAPE 0.10 to 0.30" in lines[0] and "at most 0.25 on 1 of 2 GPUs" in lines[0]
+    assert "one launch per kernel" in lines[1] and "per-kernel MAPE 0.04 to 0.07" in lines[1]
+    section = report.sections["models"][0]
+    assert "### Calibrated by one launch" in section and "0.07" in section
