@@ -306,6 +306,29 @@ def test_markdown_table_keeps_significant_digits_of_small_values_and_lines_up_ti
         "| 2.50e-01 | 0.250 | 12.000 |"]
 
 
+def test_time_columns_named_by_the_caller_print_in_one_notation():
+    """A column of times whose name does not say so (a policy's pick) is formatted as a time column."""
+    from gpuperf.evaluation.report import html_table
+
+    frame = pd.DataFrame({"heuristic": [2.96e-05, 0.000548, 0.00324], "heuristic_threads": [4096.0, 4096.0, 32.0]})
+    rows = markdown_table(frame, time_columns=["heuristic"]).splitlines()[2:]
+    assert rows == ["| 2.96e-05 | 4096 |", "| 5.48e-04 | 4096 |", "| 3.24e-03 | 32 |"]
+    assert "<td>5.48e-04</td>" in html_table(frame, time_columns=["heuristic"])
+    assert markdown_table(frame).splitlines()[3] == "| 0.000548 | 4096 |"  # otherwise a metric's format
+
+
+def test_rodinia_console_tables_print_each_time_column_in_one_notation():
+    from gpuperf.evaluation.rodinia_report import _show
+
+    frame = pd.DataFrame({"published_median_us": [76.994, 22012.5, 39.776], "ratio": [1.0, 1.0, 1.0008]},
+                         index=pd.Index(["BCK-K1", "HTW", "LUD-K1"], name="kernel_code"))
+    lines: list[str] = []
+    _show(lines.append, "codes", frame)
+    rows = lines[1].splitlines()[2:]
+    assert [row.split() for row in rows] == [["BCK-K1", "7.70e+01", "1.000"], ["HTW", "2.20e+04", "1.000"],
+                                             ["LUD-K1", "3.98e+01", "1.001"]]
+
+
 def test_gpu_descriptor_join_adds_architecture_and_names_an_unknown_gpus_row():
     frame = pd.DataFrame({"gpu": ["Tesla K40", "GTX 970", "Tesla K40"], "time_s": [1.0, 2.0, 3.0]})
     joined = join_gpu_descriptors(frame, "t.csv")

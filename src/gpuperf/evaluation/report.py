@@ -14,7 +14,7 @@ import math
 import re
 import shlex
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 import matplotlib
@@ -55,12 +55,12 @@ COUNT_COLUMNS = ("n", "rows", "kernels", "gpus", "choices", "spaces", "repeats")
 TIME_COLUMN = re.compile(r"(^|_)time($|_)|_(s|ms|us|ns)$")
 
 
-def _style(column: pd.Series, digits: int) -> str:
-    """How a column's numbers print: see :func:`_cell`. A time column some of whose values need
-    the exponent is printed with it throughout, so its times line up."""
+def _style(column: pd.Series, digits: int, time: bool = False) -> str:
+    """How a column's numbers print: see :func:`_cell`. A time column (``time``, or named as one)
+    some of whose values need the exponent is printed with it throughout, so its times line up."""
     if _whole(column):
         return "whole"
-    if column.dtype.kind == "f" and TIME_COLUMN.search(str(column.name)):
+    if column.dtype.kind == "f" and (time or TIME_COLUMN.search(str(column.name))):
         size = column[np.isfinite(column)].abs()
         if ((size >= 1e4) | ((size > 0) & (size < 10.0 ** (1 - digits)))).any():  # see _small
             return "scientific"
@@ -79,27 +79,38 @@ def _whole(column: pd.Series) -> bool:
     return str(column.name) in COUNT_COLUMNS or not set(finite.unique()) <= {0.0, 1.0}
 
 
-def markdown_table(frame: pd.DataFrame, digits: int = 3) -> str:
-    """A GitHub-style Markdown table of ``frame`` (index included), floats rounded; float columns
-    of whole numbers print as integers, time columns of widely spread values in exponent form."""
-    flat = _with_index(frame)
+def formatted(frame: pd.DataFrame, digits: int = 3, time_columns: Collection[str] = ()) -> pd.DataFrame:
+    """``frame`` with every cell as the text a report shows (same index and columns): the one
+    formatter of report tables. Floats are rounded to ``digits``; a time column keeps one notation
+    (see :func:`_style`); ``time_columns`` names time columns whose names do not say so (``llvm``)."""
+    shown = frame.astype(object)
+    for i in range(frame.shape[1]):  # by position: column names may repeat
+        column = frame.iloc[:, i]
+        style = _style(column, digits, str(column.name) in time_columns)
+        shown.iloc[:, i] = [_cell(v, digits, style) for v in column]
+    return shown
+
+
+def text_table(frame: pd.DataFrame, digits: int = 3, time_columns: Collection[str] = ()) -> str:
+    """``frame`` as plain text for a terminal (index included), formatted as the reports format it."""
+    with pd.option_context("display.width", 250, "display.max_columns", 40, "display.max_colwidth", 40):
+        return formatted(frame, digits, time_columns).to_string()
+
+
+def markdown_table(frame: pd.DataFrame, digits: int = 3, time_columns: Collection[str] = ()) -> str:
+    """A GitHub-style Markdown table of ``frame`` (index included), cells as :func:`formatted` writes
+    them: float columns of whole numbers as integers, time columns in one notation each."""
+    flat = formatted(_with_index(frame), digits, time_columns)
     header = [str(c).replace("|", "\\|") for c in flat.columns]
-    styles = [_style(column, digits) for _, column in flat.items()]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in flat.itertuples(index=False):
-        cells = (_cell(v, digits, style).replace("|", "/") for v, style in zip(row, styles))
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append("| " + " | ".join(cell.replace("|", "/") for cell in row) + " |")
     return "\n".join(lines)
 
 
-def html_table(frame: pd.DataFrame, digits: int = 3) -> str:
+def html_table(frame: pd.DataFrame, digits: int = 3, time_columns: Collection[str] = ()) -> str:
     """``frame`` as an HTML table formatted as :func:`markdown_table` formats it."""
-    flat = _with_index(frame)
-    shown = flat.astype(object)
-    for i in range(flat.shape[1]):  # by position: column names may repeat
-        column = flat.iloc[:, i]
-        style = _style(column, digits)
-        shown.iloc[:, i] = [_cell(v, digits, style) for v in column]
+    shown = formatted(_with_index(frame), digits, time_columns)
     return shown.rename_axis(columns=None).to_html(index=False, border=0, na_rep="")
 
 
@@ -283,13 +294,15 @@ def write_report(
     metrics: Mapping | None = None,
     plot_evaluations: Sequence[str] | None = None,
     plots: Sequence[tuple[str, str, Path]] = (),
+    time_columns: Collection[str] = (),
 ) -> dict[str, Path]:
     """Write the report files into ``folder`` and return their paths by name.
 
     ``tables`` are shown in order under their names; ``evaluations`` get a per-group metrics table
     (and plots, for those named in ``plot_evaluations``; all by default); ``dendrogram_of`` is
     (linkage matrix, leaf labels, clusters); ``metrics`` is added to ``metrics.json``; ``plots`` are
-    (heading, text, PNG already written into ``folder``) sections shown after the tables.
+    (heading, text, PNG already written into ``folder``) sections shown after the tables;
+    ``time_columns`` names the tables' time columns whose names do not say so (see :func:`formatted`).
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -340,8 +353,8 @@ def write_report(
         markdown += [f"## {heading}", ""] + ([text, ""] if text else [])
         body += [f"<h2>{html.escape(heading)}</h2>"] + ([f"<p>{note_html(text)}</p>"] if text else [])
         if table is not None:
-            markdown += [markdown_table(table), ""]
-            body.append(html_table(table))
+            markdown += [markdown_table(table, time_columns=time_columns), ""]
+            body.append(html_table(table, time_columns=time_columns))
         for image, caption in images:
             markdown += [f"![{image.stem}]({image.name})", ""] + ([f"*{caption}*", ""] if caption else [])
             img = f'<img src="{html.escape(image.name)}" alt="{html.escape(image.stem)}">'

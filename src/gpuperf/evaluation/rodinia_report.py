@@ -19,7 +19,7 @@ from gpuperf.datasets import load_dataset
 from gpuperf.evaluation.bsp_matvec import calibrate_and_predict, compare_with_paper_bsp, matvec_table
 from gpuperf.evaluation.elsewhere import macro_mape_by_pair, profiled_elsewhere
 from gpuperf.evaluation.published import PUBLISHED_MODELS, check_kernel_mapping, published_predictions
-from gpuperf.evaluation.report import write_report
+from gpuperf.evaluation.report import text_table, write_report
 from gpuperf.evaluation.reproduce import (
     BASELINES,
     BETTER_MODELS,
@@ -74,9 +74,9 @@ def elsewhere_tables(table: pd.DataFrame, own_profile: pd.Series | None,
 
 
 def _show(echo: Callable[[str], None], title: str, table: pd.DataFrame) -> None:
-    with pd.option_context("display.width", 250, "display.max_columns", 40, "display.max_colwidth", 40):
-        echo(f"\n== {title}")
-        echo(table.to_string(float_format=lambda v: f"{v:.3f}" if abs(v) < 1e4 else f"{v:.2g}"))
+    """``table`` under its title, its numbers as the report prints them."""
+    echo(f"\n== {title}")
+    echo(text_table(table))
 
 
 def reproduce_rodinia(
