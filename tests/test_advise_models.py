@@ -148,6 +148,39 @@ def test_the_explanation_says_what_its_confidence_is_beside_p_faster(pocl_entrie
         assert "right side of 1x" in summary or "uncalibrated" in summary
 
 
+def test_the_explanation_says_which_of_confidence_and_p_faster_to_go_by_when_they_disagree():
+    """A calibrated confidence of 0.41 beside P(faster) = 0.98: the summary says what each one is."""
+    from types import SimpleNamespace
+
+    from gpuperf.decisions.advisor import _explanation
+    from gpuperf.decisions.optimizations import Optimization
+    from gpuperf.decisions.speedup_models import Prediction
+
+    pairs = pd.DataFrame({"family": ["f"], "kernel": ["k"], "change": ["c"], "configuration": [""], "gpu": ["g"],
+                          "speedup": [1.1]})
+    model = SimpleNamespace(pairs=pairs, choice=("all", "mean"), calibrator=object())  # a calibrated model
+    prediction = Prediction(speedup=np.array([1.3]), knn=np.array([1.2]), m5p=np.array([1.4]),
+                            p_faster=np.array([0.98]), confidence=np.array([0.41]), familiarity=np.array([1.0]),
+                            neighbours=[np.array([0])])
+    entry = Optimization(name="o", title="o", description="", when_it_helps="", example_before="",
+                         example_after="", apply={}, pairs=("spec",), path=Path("o.toml"))
+    explanation = _explanation(entry, model, 0, prediction, "")
+    summary = explanation["summary"]
+    assert ("confidence 0.41: how often predictions like this one (1.30x: faster) fell on the right side of 1x "
+            "for held-out training pairs, the figure to go by") in summary
+    assert ("P(faster) is the logistic regression's uncalibrated estimate that it is faster at all, fitted on "
+            "all training pairs and not checked on held-out ones, so it can disagree with the confidence") in summary
+    assert explanation["meanings"]["confidence"] in summary and explanation["meanings"]["p_faster"] in summary
+    assert explanation["models"]["p_faster"] == 0.98  # the numbers themselves are unchanged
+
+    slower = replace(prediction, speedup=np.array([0.8]))
+    model.calibrator = None  # too few groups to calibrate
+    explanation = _explanation(entry, model, 0, slower, "")
+    assert explanation["meanings"]["confidence"] == ("uncalibrated (too few training groups to hold any out): model "
+                                                     "agreement and neighbour consistency on the predicted side "
+                                                     "(0.80x: not faster)")
+
+
 def _stub_advise(monkeypatch, predictions: dict[str, tuple[float, float]]):
     """advise() with stubbed pairs and models: entry name -> (predicted speedup, confidence)."""
     import gpuperf.decisions.advisor as advise_module

@@ -306,6 +306,29 @@ def test_markdown_table_keeps_significant_digits_of_small_values_and_lines_up_ti
         "| 2.50e-01 | 0.250 | 12.000 |"]
 
 
+def test_time_columns_named_by_the_caller_print_in_one_notation():
+    """A column of times whose name does not say so (a policy's pick) is formatted as a time column."""
+    from gpuperf.evaluation.report import html_table
+
+    frame = pd.DataFrame({"heuristic": [2.96e-05, 0.000548, 0.00324], "heuristic_threads": [4096.0, 4096.0, 32.0]})
+    rows = markdown_table(frame, time_columns=["heuristic"]).splitlines()[2:]
+    assert rows == ["| 2.96e-05 | 4096 |", "| 5.48e-04 | 4096 |", "| 3.24e-03 | 32 |"]
+    assert "<td>5.48e-04</td>" in html_table(frame, time_columns=["heuristic"])
+    assert markdown_table(frame).splitlines()[3] == "| 0.000548 | 4096 |"  # otherwise a metric's format
+
+
+def test_rodinia_console_tables_print_each_time_column_in_one_notation():
+    from gpuperf.evaluation.rodinia_report import _show
+
+    frame = pd.DataFrame({"published_median_us": [76.994, 22012.5, 39.776], "ratio": [1.0, 1.0, 1.0008]},
+                         index=pd.Index(["BCK-K1", "HTW", "LUD-K1"], name="kernel_code"))
+    lines: list[str] = []
+    _show(lines.append, "codes", frame)
+    rows = lines[1].splitlines()[2:]
+    assert [row.split() for row in rows] == [["BCK-K1", "7.70e+01", "1.000"], ["HTW", "2.20e+04", "1.000"],
+                                             ["LUD-K1", "3.98e+01", "1.001"]]
+
+
 def test_gpu_descriptor_join_adds_architecture_and_names_an_unknown_gpus_row():
     frame = pd.DataFrame({"gpu": ["Tesla K40", "GTX 970", "Tesla K40"], "time_s": [1.0, 2.0, 3.0]})
     joined = join_gpu_descriptors(frame, "t.csv")
@@ -412,17 +435,15 @@ def test_report_says_which_gpuperf_and_command_wrote_it(tmp_path, monkeypatch):
 
 
 def test_scatter_title_counts_predictions_it_cannot_place_on_log_axes(tmp_path, small, monkeypatch):
-    from matplotlib.axes import Axes
-
     from gpuperf.evaluation.report import plot_predicted_vs_measured
 
     evaluation = leave_one_gpu_out(make_model("linear"), small, ["input.size.1", "threads"], max_train_rows=20)
     evaluation.predictions.loc[:2, "predicted"] = [-1.0, 0.0, float("nan")]
-    titles = []
-    monkeypatch.setattr(Axes, "set_title", lambda self, text, **kw: titles.append(text))
+    figures = _drawn_figure(monkeypatch)
     plot_predicted_vs_measured(evaluation, tmp_path / "p.png", "lr on small")
     total = len(evaluation.predictions)
-    assert titles == [f"predicted vs measured: lr on small, {evaluation.name}\n{total - 3} of {total} predictions plotted"]
+    assert figures[0]._suptitle.get_text() == (f"predicted vs measured: lr on small, {evaluation.name}, one panel "
+                                               f"per held-out group\n{total - 3} of {total} predictions plotted")
 
 
 def test_leave_one_kernel_out_heat_map_spreads_each_kernel_over_the_gpus(tmp_path, small, monkeypatch):
@@ -560,14 +581,64 @@ def test_scatter_gives_each_kernel_its_own_hue_a_labelled_y_equals_x_and_a_legen
     evaluation = leave_one_gpu_out(make_model("linear"), small, ["input.size.1", "threads"], max_train_rows=20)
     figures = _drawn_figure(monkeypatch)
     plot_predicted_vs_measured(evaluation, tmp_path / "p.png", "lr on small")
-    ax = figures[0].axes[0]
-    legend = ax.get_legend()
+    legend = figures[0].legends[0]
     names = [text.get_text() for text in legend.get_texts()]
     kernels = sorted(small["kernel"].unique())
     assert names == ["within 0.8-1.2x", "y = x (exact)", *kernels]  # kernels in name order, as coloured
-    hues = [colorsys.rgb_to_hsv(*handle.get_facecolor()[0][:3])[0] for handle in legend.legend_handles[2:]]
+    hues = [colorsys.rgb_to_hsv(*handle.get_color()[:3])[0] for handle in legend.legend_handles[2:]]
     assert min(min(abs(a - b), 1 - abs(a - b)) for i, a in enumerate(hues) for b in hues[i + 1:]) > 0.02
-    assert legend.get_bbox_to_anchor().x0 > ax.get_window_extent().x1 - 1  # no point hidden under it
+    figures[0].canvas.draw()
+    right = max(ax.get_window_extent().x1 for ax in figures[0].axes if ax.get_visible())
+    assert legend.get_window_extent().x0 > right - 1  # no point hidden under it
+
+
+def _panel_points(ax) -> int:
+    """How many points the scatter collections of a panel hold."""
+    from matplotlib.collections import PathCollection
+
+    return sum(len(c.get_offsets()) for c in ax.collections if isinstance(c, PathCollection))
+
+
+def test_scatter_has_a_panel_per_held_out_gpu_with_its_points_and_mape(tmp_path, small, monkeypatch):
+    from gpuperf.evaluation.report import plot_predicted_vs_measured
+
+    evaluation = leave_one_gpu_out(make_model("linear"), small, ["input.size.1", "threads"], max_train_rows=20)
+    figures = _drawn_figure(monkeypatch)
+    plot_predicted_vs_measured(evaluation, tmp_path / "p.png", "lr on small")
+    panels = [ax for ax in figures[0].axes if ax.get_visible()]
+    gpus = sorted(small["gpu"].unique())
+    assert [ax.get_title().splitlines()[0] for ax in panels] == [f"held out: {gpu}" for gpu in gpus]
+    rows = evaluation.predictions["fold"].value_counts()
+    mape = evaluation.per_group["mape"]
+    for ax, gpu in zip(panels, gpus):
+        assert ax.get_title().splitlines()[1] == f"MAPE {mape[gpu]:.3f}, {rows[gpu]} rows"
+        assert _panel_points(ax) == rows[gpu]  # the group's own points, none of the others'
+    assert len({ax.get_xlim() for ax in panels}) == 1 and len({ax.get_ylim() for ax in panels}) == 1  # shared
+
+
+def test_scatter_of_held_out_kernels_colours_each_kernels_panel_by_gpu(tmp_path, small, monkeypatch):
+    from gpuperf.evaluation.protocols import leave_one_kernel_out
+    from gpuperf.evaluation.report import plot_predicted_vs_measured
+
+    evaluation = leave_one_kernel_out(make_model("linear"), small, ["input.size.1", "threads"], max_train_rows=20)
+    figures = _drawn_figure(monkeypatch)
+    plot_predicted_vs_measured(evaluation, tmp_path / "p.png")
+    legend = figures[0].legends[0]
+    assert legend.get_title().get_text() == "gpu"
+    assert [t.get_text() for t in legend.get_texts()][2:] == sorted(small["gpu"].unique())
+    assert [ax.get_title().splitlines()[0] for ax in figures[0].axes if ax.get_visible()] == [
+        f"held out: {kernel}" for kernel in sorted(small["kernel"].unique())]
+
+
+def test_scatter_pools_the_smallest_groups_beyond_twelve_panels():
+    from gpuperf.evaluation.report import MAX_PANELS, scatter_panels
+
+    folds = [f"g{i:02d}" for i in range(15) for _ in range(i + 1)]  # g00 has 1 row, g14 has 15
+    data = pd.DataFrame({"fold": folds, "measured": 1.0, "predicted": 1.0})
+    panels = scatter_panels(data)
+    assert len(panels) == MAX_PANELS == 12
+    assert [name for name, _ in panels] == [f"g{i:02d}" for i in range(4, 15)] + ["4 other groups"]
+    assert sorted(panels[-1][1]["fold"].unique()) == ["g00", "g01", "g02", "g03"] and len(panels[-1][1]) == 10
 
 
 def test_dendrogram_marks_where_it_is_cut(tmp_path, monkeypatch):

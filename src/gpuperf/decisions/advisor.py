@@ -200,6 +200,22 @@ def _apply_info(entry: Optimization, variant: str | None) -> dict[str, Any]:
 
 
 # -- explanation -------------------------------------------------------------------------------------
+CONFIDENCE_MEANS = ("how often predictions like this one ({speedup:.2f}x: {side}) fell on the right side of 1x for "
+                    "held-out training pairs, the figure to go by")
+UNCALIBRATED_MEANS = ("uncalibrated (too few training groups to hold any out): model agreement and neighbour "
+                      "consistency on the predicted side ({speedup:.2f}x: {side})")
+P_FASTER_MEANS = ("the logistic regression's uncalibrated estimate that it is faster at all, fitted on all training "
+                  "pairs and not checked on held-out ones, so it can disagree with the confidence")
+
+
+def meanings(prediction, row: int, calibrated: bool) -> dict[str, str]:  # noqa: ANN001 - a Prediction
+    """What the explanation's confidence and P(faster) each mean, in words, for one prediction."""
+    speedup = float(prediction.speedup[row])
+    side = "faster" if speedup > 1 else "not faster"
+    confidence = (CONFIDENCE_MEANS if calibrated else UNCALIBRATED_MEANS).format(side=side, speedup=speedup)
+    return {"confidence": confidence, "p_faster": P_FASTER_MEANS}
+
+
 def _explanation(entry: Optimization, model: SpeedupModel, row: int, prediction, note: str) -> dict[str, Any]:
     near = model.pairs.iloc[prediction.neighbours[row][:NEAREST_SHOWN]]
     nearest = [
@@ -208,20 +224,19 @@ def _explanation(entry: Optimization, model: SpeedupModel, row: int, prediction,
         for r in near.itertuples()
     ]
     measured = model.pairs.iloc[prediction.neighbours[row]]["speedup"]
+    meant = meanings(prediction, row, model.calibrator is not None)
     summary = (
         f"k-NN predicts {prediction.knn[row]:.2f}x, M5P {prediction.m5p[row]:.2f}x, logistic regression "
         f"P(faster) = {prediction.p_faster[row]:.2f}; the {len(measured)} nearest of {len(model.pairs)} "
         f"training pairs measured {measured.min():.2f}x to {measured.max():.2f}x; confidence "
-        f"{prediction.confidence[row]:.2f}: " + (
-            "the share of predictions like this one that fell on the right side of 1x for held-out training "
-            "pairs (P(faster) is the logistic regression's own estimate)" if model.calibrator is not None else
-            "uncalibrated (too few training groups): model agreement and neighbour consistency")
+        f"{prediction.confidence[row]:.2f}: {meant['confidence']}; P(faster) is {meant['p_faster']}"
     )
     explanation = {
         "summary": summary + (f" ({note})" if note else ""),
         "when_it_helps": entry.when_it_helps,
         "models": {"knn": round(float(prediction.knn[row]), 4), "m5p": round(float(prediction.m5p[row]), 4),
                    "p_faster": round(float(prediction.p_faster[row]), 4)},
+        "meanings": meant,
         "chosen_model": {"feature_set": model.choice[0], "regression": model.choice[1]},
         "familiarity": round(float(prediction.familiarity[row]), 3),
         "nearest_pairs": nearest,

@@ -426,7 +426,7 @@ def sweep_report(folder: str | Path, choices: pd.DataFrame, summary: pd.DataFram
                  device: str, title: str = "Launch geometry on a (threads, blocks) sweep") -> dict[str, Path]:
     """The policies judged on a measured sweep (:mod:`gpuperf.decisions.geometry_sweep`): summary,
     each pick, a strip chart of speedups over LLVM's default and the time maps."""
-    from gpuperf.decisions.geometry_sweep import check_sweep
+    from gpuperf.decisions.geometry_sweep import SWEEP_POLICIES, check_sweep
 
     if choices.empty:
         raise GpuperfError("a sweep report needs at least one measured loop and trip count")
@@ -442,6 +442,7 @@ def sweep_report(folder: str | Path, choices: pd.DataFrame, summary: pd.DataFram
     return write_report(
         folder, title,
         tables={"Per policy": summary, "Each policy's pick (time in seconds, threads, blocks)": picks},
+        time_columns=SWEEP_POLICIES,  # each policy's column holds its pick's time
         plots=[("Speedup per choice", "Each point one (loop, trip count); the bar marks the median.", strip),
                ("Time over the sweep", "Each point a measured geometry; x: heuristic, +: LLVM, o: the best.", maps)],
         notes=[f"Device: {device}; {len(usable)} measured points, {len(choices)} (loop, trip count) choices. "

@@ -1,9 +1,9 @@
 """Evaluation reports: Markdown and HTML pages with tables and PNG plots, and metrics as JSON.
 
 ``write_report(folder, title, evaluations, ...)`` writes ``report.md``, ``report.html``,
-``metrics.json`` and one PNG per plot: predicted vs measured on log axes and MAPE per kernel and
-held-out group for every evaluation, plus a feature-ranking bar chart and a clustering dendrogram
-when given.
+``metrics.json`` and one PNG per plot: predicted vs measured on log axes (a panel per held-out group)
+and MAPE per kernel and held-out group for every evaluation, plus a feature-ranking bar chart and a
+clustering dendrogram when given. Every table's text comes from :func:`formatted`.
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ import math
 import re
 import shlex
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 import matplotlib
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from scipy.cluster.hierarchy import dendrogram
 
@@ -55,12 +56,12 @@ COUNT_COLUMNS = ("n", "rows", "kernels", "gpus", "choices", "spaces", "repeats")
 TIME_COLUMN = re.compile(r"(^|_)time($|_)|_(s|ms|us|ns)$")
 
 
-def _style(column: pd.Series, digits: int) -> str:
-    """How a column's numbers print: see :func:`_cell`. A time column some of whose values need
-    the exponent is printed with it throughout, so its times line up."""
+def _style(column: pd.Series, digits: int, time: bool = False) -> str:
+    """How a column's numbers print: see :func:`_cell`. A time column (``time``, or named as one)
+    some of whose values need the exponent is printed with it throughout, so its times line up."""
     if _whole(column):
         return "whole"
-    if column.dtype.kind == "f" and TIME_COLUMN.search(str(column.name)):
+    if column.dtype.kind == "f" and (time or TIME_COLUMN.search(str(column.name))):
         size = column[np.isfinite(column)].abs()
         if ((size >= 1e4) | ((size > 0) & (size < 10.0 ** (1 - digits)))).any():  # see _small
             return "scientific"
@@ -79,27 +80,38 @@ def _whole(column: pd.Series) -> bool:
     return str(column.name) in COUNT_COLUMNS or not set(finite.unique()) <= {0.0, 1.0}
 
 
-def markdown_table(frame: pd.DataFrame, digits: int = 3) -> str:
-    """A GitHub-style Markdown table of ``frame`` (index included), floats rounded; float columns
-    of whole numbers print as integers, time columns of widely spread values in exponent form."""
-    flat = _with_index(frame)
+def formatted(frame: pd.DataFrame, digits: int = 3, time_columns: Collection[str] = ()) -> pd.DataFrame:
+    """``frame`` with every cell as the text a report shows (same index and columns): the one
+    formatter of report tables. Floats are rounded to ``digits``; a time column keeps one notation
+    (see :func:`_style`); ``time_columns`` names time columns whose names do not say so (``llvm``)."""
+    shown = frame.astype(object)
+    for i in range(frame.shape[1]):  # by position: column names may repeat
+        column = frame.iloc[:, i]
+        style = _style(column, digits, str(column.name) in time_columns)
+        shown.iloc[:, i] = [_cell(v, digits, style) for v in column]
+    return shown
+
+
+def text_table(frame: pd.DataFrame, digits: int = 3, time_columns: Collection[str] = ()) -> str:
+    """``frame`` as plain text for a terminal (index included), formatted as the reports format it."""
+    with pd.option_context("display.width", 250, "display.max_columns", 40, "display.max_colwidth", 40):
+        return formatted(frame, digits, time_columns).to_string()
+
+
+def markdown_table(frame: pd.DataFrame, digits: int = 3, time_columns: Collection[str] = ()) -> str:
+    """A GitHub-style Markdown table of ``frame`` (index included), cells as :func:`formatted` writes
+    them: float columns of whole numbers as integers, time columns in one notation each."""
+    flat = formatted(_with_index(frame), digits, time_columns)
     header = [str(c).replace("|", "\\|") for c in flat.columns]
-    styles = [_style(column, digits) for _, column in flat.items()]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in flat.itertuples(index=False):
-        cells = (_cell(v, digits, style).replace("|", "/") for v, style in zip(row, styles))
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append("| " + " | ".join(cell.replace("|", "/") for cell in row) + " |")
     return "\n".join(lines)
 
 
-def html_table(frame: pd.DataFrame, digits: int = 3) -> str:
+def html_table(frame: pd.DataFrame, digits: int = 3, time_columns: Collection[str] = ()) -> str:
     """``frame`` as an HTML table formatted as :func:`markdown_table` formats it."""
-    flat = _with_index(frame)
-    shown = flat.astype(object)
-    for i in range(flat.shape[1]):  # by position: column names may repeat
-        column = flat.iloc[:, i]
-        style = _style(column, digits)
-        shown.iloc[:, i] = [_cell(v, digits, style) for v in column]
+    shown = formatted(_with_index(frame), digits, time_columns)
     return shown.rename_axis(columns=None).to_html(index=False, border=0, na_rep="")
 
 
@@ -155,48 +167,109 @@ def _plot_title(context: str, name: str) -> str:
 
 
 MAX_POINTS_PER_KERNEL = 2000  # larger groups are subsampled in the scatter so that they hide no other
+MAX_PANELS = 12  # more held-out groups: the smallest share the last panel
+
+
+def scatter_panels(data: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The scatter's panels: one per held-out group (``fold``) in name order; beyond
+    :data:`MAX_PANELS` groups, the smallest share one last panel named for how many they are."""
+    folds = data["fold"].astype(str)
+    parts = {name: data[folds == name] for name in sorted(folds.unique())}
+    if len(parts) <= MAX_PANELS:
+        return list(parts.items())
+    kept = sorted(sorted(parts, key=lambda name: -len(parts[name]))[:MAX_PANELS - 1])
+    rest = [name for name in parts if name not in kept]
+    return [(name, parts[name]) for name in kept] + [
+        (f"{len(rest)} other groups", pd.concat([parts[name] for name in rest]))]
+
+
+def _colour_key(evaluation: Evaluation) -> str:
+    """What colours the scatter's points: the kernel, or the GPU where each panel is one kernel."""
+    data = evaluation.predictions
+    if "kernel" in data.columns and evaluation.group != ("kernel",):
+        return "kernel"
+    return "gpu" if "gpu" in data.columns else "kernel" if "kernel" in data.columns else "fold"
 
 
 def plot_predicted_vs_measured(evaluation: Evaluation, path: Path, context: str = "") -> Path:
-    """Scatter of predicted against measured time on log axes, coloured by kernel (a colour per
-    kernel of the evaluation, in name order, so every plot of one evaluation agrees), with y = x
-    and the 0.8-1.2x band. Predictions that are not positive times sit on the bottom edge as grey
-    triangles; the largest groups are drawn first and subsampled, each step said in the title."""
-    fig = Figure(figsize=(6.5, 6))
-    ax = fig.subplots()
+    """Predicted against measured time on log axes, one panel per held-out group (its MAPE in the
+    panel's title) on shared axes, coloured by kernel (by GPU where kernels are held out; a colour
+    per label in name order, so every plot of one evaluation agrees), with y = x and the 0.8-1.2x
+    band. Predictions that are not positive times sit on the bottom edge as grey triangles; the
+    largest groups are subsampled, each step said in the title."""
     data = evaluation.predictions
-    colour_by = "kernel" if "kernel" in data.columns else "fold"
-    labels = sorted(data[colour_by].astype(str).unique())
-    colours = kernel_colours(labels)
+    colour_by = _colour_key(evaluation)
+    colours = kernel_colours(sorted(data[colour_by].astype(str).unique()))
     plottable = (data["predicted"] > 0) & np.isfinite(data["predicted"])
     shown = data[plottable]
     low = min(data["measured"].min(), shown["predicted"].min() if len(shown) else np.inf)
     high = max(data["measured"].max(), shown["predicted"].max() if len(shown) else -np.inf)
-    band = np.array([low, high])
-    ax.fill_between(band, band * 0.8, band * 1.2, color="0.85", linewidth=0, label="within 0.8-1.2x")
-    ax.plot(band, band, color="black", linewidth=0.8, label="y = x (exact)")
-    groups = sorted(shown.groupby(shown[colour_by].astype(str)), key=lambda item: -len(item[1]))
+    panels = scatter_panels(data)
+    rows = math.ceil(len(panels) / 4)
+    columns = math.ceil(len(panels) / rows)  # at most 4 a row, rows as full as they can be
+    fig = Figure(figsize=(1.0 + 3.1 * columns, 0.9 + 3.0 * rows))
+    axes = fig.subplots(rows, columns, sharex=True, sharey=True, squeeze=False).ravel()
     thinned = False
-    for label, part in groups:
-        if len(part) > MAX_POINTS_PER_KERNEL:
-            part, thinned = part.sample(MAX_POINTS_PER_KERNEL, random_state=0), True
-        ax.scatter(part["measured"], part["predicted"], s=6, alpha=0.5, label=label, color=colours[label])
-    hidden = data[~plottable]
-    if len(hidden):
-        ax.scatter(hidden["measured"], np.full(len(hidden), low), marker="v", s=10, color="0.4",
-                   label=f"not a positive time ({len(hidden)}), at the bottom edge")
-    ax.set(xscale="log", yscale="log", xlabel="measured time (s)", ylabel="predicted time (s)")
-    plotted = f"{len(shown)} of {len(data)} predictions plotted" if len(hidden) else f"{len(data)} predictions"
+    for ax, (name, part) in zip(axes, panels):
+        thinned |= _scatter_panel(ax, name, part, colour_by, colours, (low, high))
+    for index in range(len(panels), len(axes)):  # an empty slot: the panel above shows the x axis
+        axes[index].set_visible(False)
+        axes[index - columns].xaxis.set_tick_params(labelbottom=True)
+    plotted = f"{int(plottable.sum())} of {len(data)} predictions plotted" if not plottable.all() \
+        else f"{len(data)} predictions"
     if thinned:
-        plotted += f", at most {MAX_POINTS_PER_KERNEL} per {colour_by} drawn"
-    ax.set_title(f"predicted vs measured: {_plot_title(context, evaluation.name)}\n{plotted}", fontsize=8, wrap=True)
-    handles, names = ax.get_legend_handles_labels()  # the references first, then the groups by name
-    order = sorted(range(len(names)), key=lambda i: (names[i] in colours, names[i]))
-    ax.legend([handles[i] for i in order], [names[i] for i in order], fontsize=6, markerscale=2,
-              loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes: over-predictions sit top left
+        plotted += f", at most {MAX_POINTS_PER_KERNEL} per {colour_by} and panel drawn"
+    fig.suptitle(f"predicted vs measured: {_plot_title(context, evaluation.name)}, one panel per held-out "
+                 f"group\n{plotted}", fontsize=9, wrap=True)
+    fig.supxlabel("measured time (s)", fontsize=9)
+    fig.supylabel("predicted time (s)", fontsize=9)
     fig.tight_layout()
+    handles, names = _scatter_legend(colours, not plottable.all())
+    fig.legend(handles, names, title=colour_by, fontsize=7, title_fontsize=7, loc="upper left",
+               bbox_to_anchor=(1.0, 0.95))  # beside the panels: no point hidden under it
     fig.savefig(path, dpi=110, bbox_inches="tight")
     return path
+
+
+def _scatter_panel(ax: Axes, name: str, part: pd.DataFrame, colour_by: str, colours: Mapping[str, tuple],
+                   limits: tuple[float, float]) -> bool:
+    """One held-out group's points on ``ax``; whether any colour's points were subsampled."""
+    band = np.array(limits)
+    ax.fill_between(band, band * 0.8, band * 1.2, color="0.85", linewidth=0)
+    ax.plot(band, band, color="black", linewidth=0.8)
+    usable = (part["predicted"] > 0) & np.isfinite(part["predicted"])
+    thinned = False
+    groups = sorted(part[usable].groupby(part[usable][colour_by].astype(str)), key=lambda item: -len(item[1]))
+    for label, points in groups:  # the largest first, so that they hide no other
+        if len(points) > MAX_POINTS_PER_KERNEL:
+            points, thinned = points.sample(MAX_POINTS_PER_KERNEL, random_state=0), True
+        ax.scatter(points["measured"], points["predicted"], s=7, alpha=0.5, color=colours[label], linewidths=0)
+    hidden = part[~usable]
+    if len(hidden):
+        ax.scatter(hidden["measured"], np.full(len(hidden), limits[0]), marker="v", s=10, color="0.4")
+    finite = part[np.isfinite(part["predicted"])]
+    error = float((np.abs(finite["measured"] - finite["predicted"]) / finite["measured"]).mean()) \
+        if len(finite) else math.nan
+    ax.set(xscale="log", yscale="log")
+    ax.set_title(f"held out: {name}\nMAPE {_cell(error, 3) or 'undefined'}, {len(part)} rows", fontsize=8)
+    ax.tick_params(labelsize=7)
+    return thinned
+
+
+def _scatter_legend(colours: Mapping[str, tuple], hidden: bool) -> tuple[list, list[str]]:
+    """Legend entries: the references, each colour's label, and the edge markers when drawn."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [Patch(color="0.85"), Line2D([], [], color="black", linewidth=0.8)]
+    names = ["within 0.8-1.2x", "y = x (exact)"]
+    for label, colour in colours.items():
+        handles.append(Line2D([], [], linestyle="", marker="o", markersize=5, color=colour))
+        names.append(label)
+    if hidden:
+        handles.append(Line2D([], [], linestyle="", marker="v", markersize=5, color="0.4"))
+        names.append("not a positive time, at the bottom edge")
+    return handles, names
 
 
 def kernel_colours(labels: Sequence[str]) -> dict[str, tuple]:
@@ -266,8 +339,9 @@ def plot_dendrogram(linkage_matrix: np.ndarray, labels: Sequence[str], path: Pat
     return path
 
 
-SCATTER_CAPTION = ("Predicted against measured time of each held-out row, both in seconds on log axes, coloured by "
-                   "kernel; the black line is y = x (a perfect prediction), the grey band 0.8-1.2x of it.")
+SCATTER_CAPTION = ("Predicted against measured time of each held-out row, both in seconds on log axes, one panel "
+                   "per held-out group with its MAPE, coloured by kernel (by GPU where kernels are held out); the "
+                   "black line is y = x (a perfect prediction), the grey band 0.8-1.2x of it.")
 HEATMAP_CAPTION = ("MAPE (a fraction) per kernel and held-out group (per GPU where kernels are held out); the "
                    "colour is capped at 1, the numbers are not; blank: no held-out rows.")
 
@@ -283,13 +357,15 @@ def write_report(
     metrics: Mapping | None = None,
     plot_evaluations: Sequence[str] | None = None,
     plots: Sequence[tuple[str, str, Path]] = (),
+    time_columns: Collection[str] = (),
 ) -> dict[str, Path]:
     """Write the report files into ``folder`` and return their paths by name.
 
     ``tables`` are shown in order under their names; ``evaluations`` get a per-group metrics table
     (and plots, for those named in ``plot_evaluations``; all by default); ``dendrogram_of`` is
     (linkage matrix, leaf labels, clusters); ``metrics`` is added to ``metrics.json``; ``plots`` are
-    (heading, text, PNG already written into ``folder``) sections shown after the tables.
+    (heading, text, PNG already written into ``folder``) sections shown after the tables;
+    ``time_columns`` names the tables' time columns whose names do not say so (see :func:`formatted`).
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -340,8 +416,8 @@ def write_report(
         markdown += [f"## {heading}", ""] + ([text, ""] if text else [])
         body += [f"<h2>{html.escape(heading)}</h2>"] + ([f"<p>{note_html(text)}</p>"] if text else [])
         if table is not None:
-            markdown += [markdown_table(table), ""]
-            body.append(html_table(table))
+            markdown += [markdown_table(table, time_columns=time_columns), ""]
+            body.append(html_table(table, time_columns=time_columns))
         for image, caption in images:
             markdown += [f"![{image.stem}]({image.name})", ""] + ([f"*{caption}*", ""] if caption else [])
             img = f'<img src="{html.escape(image.name)}" alt="{html.escape(image.stem)}">'

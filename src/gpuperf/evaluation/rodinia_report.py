@@ -29,7 +29,7 @@ from gpuperf.evaluation.published import (
     published_per_kernel,
     published_predictions,
 )
-from gpuperf.evaluation.report import write_report
+from gpuperf.evaluation.report import text_table, write_report
 from gpuperf.evaluation.reproduce import (
     BASELINES,
     BETTER_MODELS,
@@ -113,9 +113,9 @@ def elsewhere_tables(table: pd.DataFrame, own_profile: pd.Series | None,
 
 
 def _show(echo: Callable[[str], None], title: str, table: pd.DataFrame) -> None:
-    with pd.option_context("display.width", 250, "display.max_columns", 40, "display.max_colwidth", 40):
-        echo(f"\n== {title}")
-        echo(table.to_string(float_format=lambda v: f"{v:.3f}" if abs(v) < 1e4 else f"{v:.2g}"))
+    """``table`` under its title, its numbers as the report prints them."""
+    echo(f"\n== {title}")
+    echo(text_table(table))
 
 
 def reproduce_rodinia(
