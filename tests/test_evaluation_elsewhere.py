@@ -231,3 +231,12 @@ def test_one_launch_calibration_leaves_out_what_no_other_gpu_ran_and_names_missi
         one_launch_calibration(frame.drop(columns="n"), KEY)
     with pytest.raises(GpuperfError, match="no kernel was measured on two GPUs"):
         one_launch_calibration(frame[frame["gpu"] == "Tesla K20"], KEY)
+
+
+def test_one_launch_calibration_scores_only_launches_a_calibrated_gpu_timed():
+    """C's launch 3 was timed by A alone, and A did not time C's calibration launch 1: calibrated on
+    launch 1 it has no prediction and is not scored (not a NaN that spoils the mean)."""
+    frame = pd.DataFrame({"kernel": "k", "n": [2, 3, 1, 2, 1, 2, 3], "gpu": ["A", "A", "B", "B", "C", "C", "C"],
+                          "time_s": [2.0, 3.0, 1.0, 2.0, 1.0, 2.0, 3.0]})
+    result = one_launch_calibration(frame, KEY, draws=30).set_index("gpu")
+    assert np.isfinite(result["mape"]).all() and result.loc["C", "mape"] == pytest.approx(0.0, abs=1e-12)

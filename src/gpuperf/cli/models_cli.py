@@ -1,4 +1,5 @@
-"""Fitting and evaluating models on dataset tables: ``fit``, ``predict-table`` and ``evaluate``.
+"""Fitting and evaluating models on dataset tables: ``fit``, ``predict-table``, ``evaluate``, and
+``predict-gpu`` (a GPU's times from other GPUs' times of the same launches, no model).
 
 A table is a CSV (``.csv``, ``.csv.gz``) or Parquet (``.parquet``, ``.pq``) file, or a bundled
 dataset's name, with the measured time in ``time_s`` and the GPU's name in ``gpu``. Rows whose
@@ -500,16 +501,56 @@ def predict_table_command(
                        if learned_without_log else ""))
     if gpu is not None:
         result[PREDICTED_GPU] = gpu
+    _write_table(result, out)
+    print(f"wrote {len(result)} rows with {PREDICTED} to {out}")
+
+
+def predict_gpu_command(
+    data: DataArg,
+    gpu: Annotated[str, typer.Option("--gpu", help="the GPU to predict (some launches of each kernel timed on it)")],
+    key: Annotated[str, typer.Option(
+        "--key", help="columns a,b,... that name a launch beside kernel (and variant): sizes, grid, block")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="CSV (or .parquet) to write")],
+    as_json: JsonArg = False,
+) -> None:
+    """Predict a GPU's time of the launches timed on other GPUs, scaled by a few launches timed on it."""
+    from gpuperf.models.cross_gpu import PREDICTED as PREDICTED_COLUMN
+    from gpuperf.models.cross_gpu import times_on_gpu
+
+    new_output_file(out)
+    frame, where = read_table(data)
+    columns = [c.strip() for c in key.split(",") if c.strip()]
+    if not columns:
+        raise GpuperfError("--key: name the columns that tell launches apart, e.g. --key n or --key grid.x,block.x")
+    if "gpu" not in frame.columns:
+        raise GpuperfError(f"{where}: missing column gpu (the GPU each row was timed on)")
+    result = times_on_gpu(measured_rows(frame, where), gpu, columns, where)
+    written = result.predicted.assign(predicted_gpu=result.gpu)
+    _write_table(written, out)
+    if result.not_calibrated:
+        _print_note(f"note: not predicted, no launch timed on {result.gpu}: kernel(s) "
+                    f"{', '.join(result.not_calibrated)}")
+    summary = {"gpu": result.gpu, "out": str(out), "rows": len(written), "time_column": PREDICTED_COLUMN,
+               "kernels": result.kernels.to_dict("records"), "not_calibrated": result.not_calibrated}
+    if as_json:
+        print_json(summary)
+        return
+    print_table(summary["kernels"], title=f"{result.gpu}: launches predicted per kernel")
+    print(f"wrote {len(written)} rows with {PREDICTED_COLUMN} to {out}")
+
+
+def _write_table(frame: pd.DataFrame, out: Path) -> None:
+    """``frame`` as CSV, or Parquet where ``out`` says so, written whole."""
+    from gpuperf.datasets import write_dataset_csv
     from gpuperf.datasets.tables import PARQUET_SUFFIXES
 
     if out.name.lower().endswith(PARQUET_SUFFIXES):
         from gpuperf.files import written_whole
 
         with written_whole(out) as temporary:
-            result.to_parquet(temporary, index=False)
+            frame.to_parquet(temporary, index=False)
     else:
-        write_dataset_csv(result, out)
-    print(f"wrote {len(result)} rows with {PREDICTED} to {out}")
+        write_dataset_csv(frame, out)
 
 
 def evaluate_command(
@@ -609,4 +650,5 @@ def register(app: typer.Typer) -> None:
     """Add this area's commands to ``app``."""
     app.command("fit")(fit_command)
     app.command("predict-table")(predict_table_command)
+    app.command("predict-gpu")(predict_gpu_command)
     app.command("evaluate")(evaluate_command)

@@ -31,6 +31,7 @@ from gpuperf.errors import GpuperfError
 from gpuperf.evaluation.metrics import mape
 from gpuperf.evaluation.protocols import TARGET, balanced_subsample
 from gpuperf.hardware.specs import get_gpu
+from gpuperf.models.cross_gpu import scaled_times
 
 PEAK = "peak_f32_gflops"
 SOURCE_TIME = "source_time_s"
@@ -151,9 +152,11 @@ def one_launch_calibration(raw: pd.DataFrame, key: Sequence[str], *, target: str
                            draws: int = 20, seed: int = 0) -> pd.DataFrame:
     """Per GPU and kernel: the MAPE of predicting every launch of the kernel on that GPU from the
     other GPUs' times of the same launch (``key``), each scaled by its ratio on one launch timed on
-    the GPU, averaged over ``draws`` calibration launches drawn at random (columns ``gpu``,
-    ``kernel``, ``mape``, ``launches``, ``sources``). The calibration launch is scored too: a
-    launch of its own is predicted exactly, as the BSP model's calibration size is."""
+    the GPU (:func:`~gpuperf.models.cross_gpu.scaled_times`, as ``gpuperf predict-gpu`` does),
+    averaged over ``draws`` calibration launches drawn at random (columns ``gpu``, ``kernel``,
+    ``mape``, ``launches``, ``sources``). The calibration launch is scored too: a launch of its own
+    is predicted exactly, as the BSP model's calibration size is. A launch that no GPU timing the
+    calibration launch timed has no prediction and is not scored."""
     raw = _usable(raw, target)
     missing = [c for c in [*key, "gpu", "kernel"] if c not in raw.columns]
     if missing:
@@ -162,18 +165,21 @@ def one_launch_calibration(raw: pd.DataFrame, key: Sequence[str], *, target: str
     rng = np.random.default_rng(seed)
     rows = []
     for gpu in times.columns:
+        others = [g for g in times.columns if g != gpu]
         for kernel, part in times.loc[times[gpu].notna()].groupby(level="kernel", sort=True):
-            sources = [g for g in times.columns if g != gpu and part[g].notna().all()]
-            if not sources:
+            sources = part[others].to_numpy(float)
+            if np.isnan(sources).all():
                 continue
             measured = part[gpu].to_numpy(float)
-            logs = np.log(part[sources].to_numpy(float))
             errors = []
             for launch in rng.integers(len(part), size=draws):
-                scaled = logs + np.log(measured[launch]) - logs[launch]
-                errors.append(mape(measured, np.exp(scaled.mean(axis=1))))
+                own = np.full(len(part), np.nan)
+                own[launch] = measured[launch]
+                predicted, _ = scaled_times(sources, own)
+                scored = ~np.isnan(predicted)
+                errors.append(mape(measured[scored], predicted[scored]))
             rows.append({"gpu": gpu, "kernel": kernel, "mape": float(np.mean(errors)),
-                         "launches": len(part), "sources": len(sources)})
+                         "launches": len(part), "sources": int(part[others].notna().any().sum())})
     if not rows:
         raise GpuperfError("one-launch calibration: no kernel was measured on two GPUs")
     return pd.DataFrame(rows)

@@ -1,0 +1,115 @@
+"""A GPU's times from other GPUs' times of the same launches, scaled by a few launches timed on it.
+
+A scheduler pricing a job on GPU B often has the job's launches timed on other GPUs, and can time
+one launch of each kernel on B. Each other GPU's time of a launch, times that GPU's ratio to B on
+the launches both timed (a geometric mean), predicts B's time; the prediction is the geometric mean
+over the other GPUs. No counters and no fitted model: on the bundled Rodinia table, one launch per
+kernel gives a per-kernel MAPE of 0.03-0.08 per GPU (``gpuperf reproduce rodinia``), where models
+fitted on the other GPUs' profiles give 0.09-0.30.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from gpuperf.datasets.schema import TARGET
+from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.hardware.specs import canonical_gpu_name
+
+PREDICTED = "predicted_time_s"
+
+
+def scaled_times(others: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per launch (row): the geometric mean over the other GPUs (columns of ``others``; NaN where a
+    GPU did not time the launch) of their time times their geometric-mean ratio to ``own`` over the
+    launches both timed (``own``: NaN where not timed); and how many GPUs each prediction averages
+    (0 gives NaN). A GPU that timed none of ``own``'s launches is not used."""
+    logs = np.log(np.asarray(others, dtype=float))
+    difference = np.log(np.asarray(own, dtype=float))[:, None] - logs
+    shared = np.sum(~np.isnan(difference), axis=0)
+    shift = np.full(logs.shape[1], np.nan)
+    np.divide(np.nansum(difference, axis=0), shared, out=shift, where=shared > 0)
+    scaled = logs + shift
+    used = np.sum(~np.isnan(scaled), axis=1)
+    mean = np.full(len(scaled), np.nan)
+    np.divide(np.nansum(scaled, axis=1), used, out=mean, where=used > 0)
+    return np.exp(mean), used
+
+
+@dataclass
+class CrossGpuPrediction:
+    """What :func:`times_on_gpu` found: ``predicted`` (per launch not timed on ``gpu``: the key
+    columns, ``predicted_time_s``, ``gpus_used``), ``kernels`` (per kernel: ``calibration_launches``
+    timed on ``gpu``, ``gpus`` that timed some of them, ``predicted`` launches) and ``not_calibrated``
+    (kernels timed elsewhere with no launch on ``gpu``: not predicted)."""
+
+    gpu: str
+    predicted: pd.DataFrame
+    kernels: pd.DataFrame
+    not_calibrated: list[str]
+
+
+def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str = "table",
+                 target: str = TARGET) -> CrossGpuPrediction:
+    """``gpu``'s time of every launch (``kernel``, ``variant`` where the table has one, and ``key``)
+    timed on other GPUs but not on it, from those GPUs' times scaled by their ratio to it on the
+    launches of the same kernel it timed (:func:`scaled_times`). ``table``: measured rows only (a
+    ``gpu`` column, positive times in ``target``); repeated launches count by their median."""
+    columns = launch_columns(table, key, where)
+    name = matching_gpu(table, gpu, where)
+    times = table.groupby(["gpu", *columns], sort=True, dropna=False)[target].median().unstack("gpu")
+    if name not in times.columns:
+        raise GpuperfError(f"{where}: no measured rows for GPU {name}")
+    others = [g for g in times.columns if g != name]
+    if not others:
+        raise GpuperfError(f"{where}: every row is from {name}; predicting it needs other GPUs' times of the same launches")
+    predicted, kernels, missing = [], [], []
+    for kernel, part in times.groupby(level="kernel", sort=True):
+        own = part[name].to_numpy(dtype=float)
+        if np.isnan(own).all():
+            missing.append(str(kernel))
+            continue
+        values, used = scaled_times(part[others].to_numpy(dtype=float), own)
+        wanted = np.isnan(own) & (used > 0)
+        predicted.append(part.index[wanted].to_frame(index=False).assign(**{PREDICTED: values[wanted],
+                                                                            "gpus_used": used[wanted]}))
+        timed = part.loc[~np.isnan(own), others].notna().any()
+        kernels.append({"kernel": str(kernel), "calibration_launches": int((~np.isnan(own)).sum()),
+                        "gpus": int(timed.sum()), "predicted": int(wanted.sum())})
+    frame = pd.concat(predicted, ignore_index=True)
+    if frame.empty:
+        raise GpuperfError(
+            f"{where}: nothing to predict for {name}: a launch is predicted where another GPU timed it and also "
+            f"timed a launch of the same kernel that {name} timed"
+            + (f" (no launch on {name} of kernel(s) {', '.join(missing)})" if missing else ""))
+    return CrossGpuPrediction(name, frame, pd.DataFrame(kernels), missing)
+
+
+def launch_columns(table: pd.DataFrame, key: Sequence[str], where: str) -> list[str]:
+    """The columns naming a launch: ``kernel``, ``variant`` where the table has it, then ``key``."""
+    if isinstance(key, str):
+        raise GpuperfError(f"{where}: key lists column names, e.g. ['{key}'], not the string '{key}'")
+    columns = ["kernel", *(["variant"] if "variant" in table.columns else []), *key]
+    columns = list(dict.fromkeys(columns))
+    missing = [c for c in ["gpu", *columns] if c not in table.columns]
+    if missing:
+        raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)} (a launch is named by kernel and --key)")
+    if "gpu" in key:
+        raise GpuperfError(f"{where}: --key names the launch, not the GPU it ran on; leave gpu out of it")
+    return columns
+
+
+def matching_gpu(table: pd.DataFrame, gpu: str, where: str) -> str:
+    """The table's name for ``gpu`` (exactly, or by gpuperf's descriptor names and aliases)."""
+    names = sorted(table["gpu"].dropna().astype(str).unique())
+    if gpu in names:
+        return gpu
+    wanted = canonical_gpu_name(gpu)
+    for name in names:
+        if wanted is not None and canonical_gpu_name(name) == wanted:
+            return name
+    raise unknown_name_error(f"GPU in {where}", gpu, names)

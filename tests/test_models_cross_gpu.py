@@ -1,0 +1,117 @@
+"""A GPU's times from other GPUs' times of the same launches: scaled_times, times_on_gpu, predict-gpu."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuperf.cli import main
+from gpuperf.errors import GpuperfError
+from gpuperf.models.cross_gpu import scaled_times, times_on_gpu
+
+NAN = np.nan
+
+
+def test_scaled_times_is_exact_where_the_gpus_differ_by_one_factor():
+    others = np.array([[1.0, 3.0], [2.0, 6.0], [4.0, 12.0]])  # A and B, B three times slower
+    predicted, used = scaled_times(others, np.array([NAN, 4.0, NAN]))  # ours: twice A
+    np.testing.assert_allclose(predicted, [2.0, 4.0, 8.0])
+    assert used.tolist() == [2, 2, 2]
+
+
+def test_scaled_times_averages_the_gpus_geometrically_and_each_ratio_over_the_shared_launches():
+    others = np.array([[1.0, 1.0], [1.0, 4.0], [1.0, NAN]])
+    own = np.array([1.0, 2.0, NAN])
+    # A's ratio to ours: gmean(1/1, 2/1) = sqrt 2; B's: gmean(1/1, 2/4) = sqrt(1/2).
+    predicted, used = scaled_times(others, own)
+    np.testing.assert_allclose(predicted[2], np.sqrt(2.0))  # B did not time launch 3: A alone
+    np.testing.assert_allclose(predicted[0], np.sqrt(np.sqrt(2.0) * np.sqrt(0.5)))
+    np.testing.assert_allclose(predicted[1], np.sqrt(np.sqrt(2.0) * 4 * np.sqrt(0.5)))
+    assert used.tolist() == [2, 2, 1]
+
+
+def test_scaled_times_leaves_out_a_gpu_sharing_no_launch_and_says_where_nothing_predicts():
+    others = np.array([[1.0, NAN], [NAN, 5.0], [2.0, NAN]])
+    predicted, used = scaled_times(others, np.array([3.0, NAN, NAN]))
+    np.testing.assert_allclose(predicted[[0, 2]], [3.0, 6.0])
+    assert np.isnan(predicted[1]) and used.tolist() == [1, 0, 1]
+
+
+def jobs() -> pd.DataFrame:
+    """Kernels a and b at n = 1..4 on two GPUs; the new GPU "Tesla K20" is 2x the GTX 680 on a and
+    3x on b, with one launch of each timed (twice for a: their median counts)."""
+    rows = []
+    for kernel, work in (("a", 1.0), ("b", 2.0)):
+        for n in (1, 2, 3, 4):
+            rows.append({"kernel": kernel, "n": n, "gpu": "GTX 680", "time_s": work * n})
+            rows.append({"kernel": kernel, "n": n, "gpu": "GTX 970", "time_s": 0.5 * work * n})
+    rows += [{"kernel": "a", "n": 2, "gpu": "Tesla K20", "time_s": t} for t in (3.0, 5.0)]
+    rows.append({"kernel": "b", "n": 1, "gpu": "Tesla K20", "time_s": 6.0})
+    rows += [{"kernel": "c", "n": 1, "gpu": "GTX 680", "time_s": 1.0}]
+    return pd.DataFrame(rows)
+
+
+def test_times_on_gpu_predicts_the_launches_it_did_not_time_and_names_uncalibrated_kernels():
+    result = times_on_gpu(jobs(), "K20", ["n"], "jobs.csv")  # an alias of the table's name
+    assert result.gpu == "Tesla K20"
+    predicted = result.predicted.set_index(["kernel", "n"])["predicted_time_s"]
+    assert sorted(predicted.index) == [("a", 1), ("a", 3), ("a", 4), ("b", 2), ("b", 3), ("b", 4)]
+    np.testing.assert_allclose(predicted.loc[[("a", 1), ("a", 4), ("b", 3)]], [2.0, 8.0, 18.0])
+    assert result.not_calibrated == ["c"]
+    kernels = result.kernels.set_index("kernel")
+    assert kernels.loc["a", "calibration_launches"] == 1 and kernels.loc["b", "predicted"] == 3
+    assert (kernels["gpus"] == 2).all() and (result.predicted["gpus_used"] == 2).all()
+
+
+def test_times_on_gpu_refuses_what_it_cannot_use_with_one_clear_error():
+    table = jobs()
+    with pytest.raises(GpuperfError, match=r"unknown GPU in jobs.csv 'Tesla K30'; did you mean .*Tesla K20"):
+        times_on_gpu(table, "Tesla K30", ["n"], "jobs.csv")
+    with pytest.raises(GpuperfError, match=r"jobs.csv: missing column\(s\) size"):
+        times_on_gpu(table, "K20", ["size"], "jobs.csv")
+    with pytest.raises(GpuperfError, match="not the string 'n'"):
+        times_on_gpu(table, "K20", "n", "jobs.csv")
+    with pytest.raises(GpuperfError, match="leave gpu out"):
+        times_on_gpu(table, "K20", ["n", "gpu"], "jobs.csv")
+    with pytest.raises(GpuperfError, match="every row is from Tesla K20"):
+        times_on_gpu(table[table["gpu"] == "Tesla K20"], "K20", ["n"], "jobs.csv")
+    alone = table.assign(kernel=table["kernel"].where(table["gpu"] != "GTX 970", "z"))  # its kernel only
+    with pytest.raises(GpuperfError, match=r"nothing to predict for GTX 970: .* \(no launch on GTX 970 of kernel\(s\) a, b, c\)"):
+        times_on_gpu(alone, "GTX 970", ["n"], "jobs.csv")
+
+
+def test_predict_gpu_writes_the_predictions_and_summarises_them(tmp_path, capsys):
+    source = tmp_path / "jobs.csv"
+    jobs().assign(status="ok").to_csv(source, index=False)
+    out = tmp_path / "k20.csv"
+    assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(out), "--json"]) == 0
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert summary["gpu"] == "Tesla K20" and summary["rows"] == 6 and summary["not_calibrated"] == ["c"]
+    assert {k["kernel"]: k["predicted"] for k in summary["kernels"]} == {"a": 3, "b": 3}
+    assert "no launch timed on Tesla K20: kernel(s) c" in captured.err
+    written = pd.read_csv(out)
+    assert list(written.columns) == ["kernel", "n", "predicted_time_s", "gpus_used", "predicted_gpu"]
+    assert (written["predicted_gpu"] == "Tesla K20").all()
+    assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(out)]) == 2
+    assert "exists" in capsys.readouterr().err  # never overwritten
+    assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", " ", "--out", str(tmp_path / "x.csv")]) == 2
+    assert "--key: name the columns" in capsys.readouterr().err
+
+
+def test_predict_gpu_reads_only_the_measured_rows(tmp_path, capsys):
+    table = jobs().assign(status="ok")
+    failed = {"kernel": "a", "n": 3, "gpu": "Tesla K20", "time_s": NAN, "status": "run_failed"}
+    source = tmp_path / "jobs.csv"
+    pd.concat([table, pd.DataFrame([failed])]).to_csv(source, index=False)
+    out = tmp_path / "k20.csv"
+    assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(out)]) == 0
+    written = pd.read_csv(out)
+    assert ((written["kernel"] == "a") & (written["n"] == 3)).sum() == 1  # a failed launch is still to predict
+    no_gpu = tmp_path / "nogpu.csv"
+    table.drop(columns="gpu").to_csv(no_gpu, index=False)
+    assert main(["predict-gpu", str(no_gpu), "--gpu", "K20", "--key", "n", "--out", str(tmp_path / "y.csv")]) == 2
+    assert "missing column gpu" in capsys.readouterr().err
