@@ -828,6 +828,25 @@ def test_training_tables_count_one_space_per_size_and_only_the_same_size_is_the_
     assert sum(same_kernel_and_gpu(space, o) for o in others) == 2  # without the size, both V100 sizes look alike
 
 
+def test_a_training_table_of_several_gpus_notes_its_rows_with_none_of_the_parameters_once(tmp_path):
+    """A campaign export measured on three GPUs, each with the kernel measured as itself: one note
+    for the table with the total and the first of them, not one per GPU."""
+    import warnings
+
+    from gpuperf.decisions.space import read_training_spaces
+
+    rows = pd.concat([a_campaign_at_two_sizes(gpu) for gpu in ("Tesla V100 PCIe 32GB", "Tesla K20", "GTX 970")],
+                     ignore_index=True)
+    rows.to_csv(tmp_path / "export.csv", index=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        others = read_training_spaces(tmp_path / "export.csv", ["p", "q"], size_columns=["n"])
+    notes = [str(w.message) for w in caught if "none of the parameters" in str(w.message)]
+    assert notes == [f"{tmp_path / 'export.csv'}: left out 3 row(s) with none of the parameters (first: line 2; "
+                     "the kernel measured as itself, not as a variant)"]
+    assert len(others) == 6 and all(len(o) == 4 for o in others)
+
+
 # -- what a batch assumes of the picks not run yet (next_batch's "believer" rule) ---------------
 
 

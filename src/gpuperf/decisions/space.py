@@ -193,16 +193,24 @@ def looks_like_rate(column: str) -> bool:
 def without_unparameterised_rows(frame: pd.DataFrame, params: Sequence[str], where: str) -> pd.DataFrame:
     """``frame`` without the rows that have none of ``params`` (a kernel measured as itself beside
     its variant space, as a campaign does), with a note; a row with only some is kept (an error)."""
-    missing = [p for p in params if p not in frame.columns]
-    if missing:
-        return frame
+    none = unparameterised_rows(frame, params)
+    if none.any():
+        _note_unparameterised(frame, none, where)
+    return frame[~none]
+
+
+def unparameterised_rows(frame: pd.DataFrame, params: Sequence[str]) -> np.ndarray:
+    """Which rows have none of ``params`` (none where a column is missing or every row lacks them all)."""
+    if any(p not in frame.columns for p in params):
+        return np.zeros(len(frame), dtype=bool)
     none = frame[list(params)].isna().all(axis=1).to_numpy()
-    if not none.any() or none.all():
-        return frame
+    return none if not none.all() else np.zeros(len(frame), dtype=bool)
+
+
+def _note_unparameterised(frame: pd.DataFrame, none: np.ndarray, where: str) -> None:
     warnings.warn(f"{where}: left out {int(none.sum())} row(s) with none of the parameters (first: "
                   f"{row_location(frame, int(np.flatnonzero(none)[0]))}; the kernel measured as itself, not "
-                  "as a variant)", GpuperfNote, stacklevel=3)
-    return frame[~none]
+                  "as a variant)", GpuperfNote, stacklevel=4)
 
 
 def _why_twice(frame: pd.DataFrame, keys: pd.Series, row: int, used: list[str]) -> str:
@@ -351,15 +359,22 @@ def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], targe
     by = [c for c in (*GROUP_COLUMNS, *size_columns) if c in frame.columns and frame[c].nunique() > 1]
     if not by:
         return [space_from_frame(frame, params, column, where)]
-    spaces = []
-    for key, part in frame.groupby(by, sort=True):
+    spaces, left_out = [], np.zeros(len(frame), dtype=bool)
+    groups = frame.groupby(by, sort=True)
+    numbers = groups.ngroup().to_numpy()
+    for number, (key, part) in enumerate(groups):
+        positions = np.flatnonzero(numbers == number)
         if not all(p in part.columns and part[p].notna().any() for p in params):
             continue
-        if part.duplicated(subset=list(params)).any():  # tuned over more parameters: another kernel's space
+        none = unparameterised_rows(part, params)  # noted once for the whole table, below
+        if part[~none].duplicated(subset=list(params)).any():  # tuned over more parameters: another kernel's space
             continue
+        left_out[positions[none]] = True
         names = [f"{c}={plain_value(v)}" if c in size_columns else str(v)
                  for c, v in zip(by, key if isinstance(key, tuple) else (key,))]
-        spaces.append(space_from_frame(part, params, column, f"{where} ({', '.join(names)})"))
+        spaces.append(space_from_frame(part[~none], params, column, f"{where} ({', '.join(names)})"))
+    if left_out.any():
+        _note_unparameterised(frame, left_out, where)
     if not spaces:
         raise GpuperfError(f"{where}: no kernel in it has the parameters {', '.join(params)} (and no others that "
                            "its configurations vary in)")
