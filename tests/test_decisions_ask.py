@@ -321,3 +321,18 @@ def test_a_header_typed_with_spaces_before_its_commas_names_the_columns(tmp_path
     assert main(["ask", str(path), "--params", "x,y", "--json"]) == 0
     step = json.loads(capsys.readouterr().out)
     assert step["measured"] == 1 and step["best_row"] == "line 3" and set(step["next"]) == {"x", "y"}
+
+
+def test_a_target_the_table_lacks_is_refused_where_it_holds_its_times_under_another_name(tmp_path, capsys):
+    """--target tme_ms (a typo) or time_us on a table of time_ms would ask as if nothing had run and
+    send the times to a new column; a table with no time column at all takes the name given."""
+    path = tmp_path / "space.csv"
+    pd.DataFrame({"x": [1, 2, 3], "time_ms": [1.5, None, None]}).to_csv(path, index=False)
+    for target in ("tme_ms", "time_us"):
+        assert main(["ask", str(path), "--params", "x", "--target", target]) == 2
+        assert (f"space.csv: missing time column '{target}' (the table has time_ms); --target names the column "
+                "the times measured so far are in") in capsys.readouterr().err
+    pd.DataFrame({"x": [1, 2, 3]}).to_csv(path, index=False)
+    assert main(["ask", str(path), "--params", "x", "--target", "time_us", "--json"]) == 0
+    step = json.loads(capsys.readouterr().out)
+    assert step["measured"] == 0 and step["time_column"] == "time_us"
