@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -72,6 +73,19 @@ def test_explore_bad_input_is_one_line(tmp_path, capsys):
     assert "unknown model 'svm'" in capsys.readouterr().err
     assert main(["explore", space, "--params", "bx,tile", "--train", space, "--no-refit", "--model", "gp"]) == 2
     assert "with --no-refit use et, rf, gbt or knn" in capsys.readouterr().err
+
+
+def test_explore_names_an_empty_time_as_a_configuration_not_measured_yet(tmp_path, capsys):
+    """A space measured partly (as gpuperf ask fills it in): the empty cell is named as such, not as a
+    time of nan, and ask is named as the command for it."""
+    text = Path(write_space(tmp_path / "t.csv", (3, 16))).read_text()
+    lines = text.splitlines()
+    lines[2] = lines[2].rsplit(",", 1)[0] + ","
+    (tmp_path / "partly.csv").write_text("\n".join(lines) + "\n")
+    assert main(["explore", str(tmp_path / "partly.csv"), "--params", "bx,tile"]) == 2
+    err = capsys.readouterr().err
+    assert "partly.csv: line 3: time_ms is empty (a configuration not measured yet" in err and "nan" not in err
+    assert "gpuperf ask names what to measure next" in err and len(err.strip().splitlines()) == 1
 
 
 def test_geometry_json(capsys):

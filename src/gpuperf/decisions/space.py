@@ -162,11 +162,7 @@ def space_from_frame(
     times = np.array(pd.to_numeric(raw, errors="coerce"), dtype=float)
     bad = ~failed & ~(np.isfinite(times) & (times > 0))
     if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise GpuperfError(
-            f"{where}: {row_location(frame, row)}: {target}={plain_value(raw.iloc[row])!r} is not a positive number "
-            f"(nor a failure: a status other than ok, or {', '.join(FAILURE_NAMES)})"
-        )
+        raise _bad_time_error(frame, target, int(np.flatnonzero(bad)[0]), where)
     times[failed] = np.nan
     if np.all(failed):
         raise GpuperfError(f"{where}: every configuration failed; nothing to explore")
@@ -180,6 +176,17 @@ def space_from_frame(
             + _why_twice(frame.reset_index(drop=True), keys, row, [*params, target]))
     extra = frame.drop(columns=[c for c in (*params, target) if c in frame.columns]).reset_index(drop=True)
     return Space(params, configs, times, where, extra, gpu, target)
+
+
+def _bad_time_error(frame: pd.DataFrame, target: str, row: int, where: str) -> GpuperfError:
+    """The error for row ``row``'s time: empty (a configuration not measured yet) or not a positive number."""
+    value = frame[target].iloc[row]
+    at = f"{where}: {row_location(frame, row)}"
+    if pd.isna(value) or not str(value).strip():
+        return GpuperfError(f"{at}: {target} is empty (a configuration not measured yet: every one needs its time "
+                            "or a failure here; gpuperf ask names what to measure next in a space measured so far)")
+    return GpuperfError(f"{at}: {target}={plain_value(value)!r} is not a positive number "
+                        f"(nor a failure: a status other than ok, or {', '.join(FAILURE_NAMES)})")
 
 
 def looks_like_rate(column: str) -> bool:
