@@ -370,3 +370,21 @@ def test_explore_and_ask_pick_a_size_of_a_campaign_at_several_and_train_on_the_o
     assert asked["next"] is None and asked["measured"] == 50 and asked["method"] == "transfer-guided (et)"
     assert main(["explore", export, "--gpu", "V100", "-p", "n=32"]) == 2
     assert "no row has n=32 (it holds 64, 128)" in capsys.readouterr().err
+
+
+def test_a_table_of_several_kernels_without_kernel_says_to_pick_one(tmp_path, capsys):
+    """A bundled-style table of two kernels with their own parameters, explored without --kernel:
+    the row lacking a parameter is named with the way out; the other kernel's rows, left out, are
+    named as such, not as the kernel measured as itself."""
+    rows = pd.DataFrame({"kernel": ["a", "a", "b", "b"], "gpu": ["V100"] * 4, "p": [1, 2, None, None],
+                         "r": [None, None, 8, 16], "time_s": [1.0, 2.0, 3.0, 4.0]})
+    rows.to_csv(tmp_path / "two.csv", index=False)
+    assert main(["explore", str(tmp_path / "two.csv"), "--params", "p,r", "--gpu", "V100"]) == 2
+    err = capsys.readouterr().err
+    assert "two.csv (V100): line 4: parameter p has no value (the table holds 2 kernels, a, b: pick one with " \
+           "--kernel)" in err
+    assert main(["explore", str(tmp_path / "two.csv"), "--params", "p", "--json"]) == 0
+    assert "two.csv: left out 2 row(s) with none of the parameters (first: line 4; other kernels' rows (b); " \
+           "--kernel picks one)" in capsys.readouterr().err
+    assert run_json(capsys, ["explore", str(tmp_path / "two.csv"), "--params", "p", "--kernel", "a",
+                             "--json"])["configurations"] == 2

@@ -153,7 +153,8 @@ def space_from_frame(
     for p in params:
         empty = frame[p].isna().to_numpy()
         if empty.any():
-            raise GpuperfError(f"{where}: {row_location(frame, int(np.flatnonzero(empty)[0]))}: parameter {p} has no value")
+            raise GpuperfError(f"{where}: {row_location(frame, int(np.flatnonzero(empty)[0]))}: parameter {p} has no "
+                               f"value{_several_kernels(frame)}")
     failed = np.zeros(len(frame), dtype=bool)
     if status_column and status_column in frame.columns:
         failed |= ~frame[status_column].fillna("ok").astype(str).str.strip().isin(FAILED_STATUSES_OK).to_numpy()
@@ -216,8 +217,30 @@ def unparameterised_rows(frame: pd.DataFrame, params: Sequence[str]) -> np.ndarr
 
 def _note_unparameterised(frame: pd.DataFrame, none: np.ndarray, where: str) -> None:
     warnings.warn(f"{where}: left out {int(none.sum())} row(s) with none of the parameters (first: "
-                  f"{row_location(frame, int(np.flatnonzero(none)[0]))}; the kernel measured as itself, not "
-                  "as a variant)", GpuperfNote, stacklevel=4)
+                  f"{row_location(frame, int(np.flatnonzero(none)[0]))}; {_what_unparameterised(frame, none)})",
+                  GpuperfNote, stacklevel=4)
+
+
+def _what_unparameterised(frame: pd.DataFrame, none: np.ndarray) -> str:
+    """What rows without the parameters are: the kernel measured as itself, or other kernels' rows."""
+    if "kernel" not in frame.columns:
+        return "the kernel measured as itself, not as a variant"
+    kernels = frame["kernel"].astype(str)
+    others = sorted(set(kernels[none]) - set(kernels[~none]))
+    if not others:
+        return "the kernel measured as itself, not as a variant"
+    return f"other kernels' rows ({', '.join(others[:4])}{', ...' if len(others) > 4 else ''}); --kernel picks one"
+
+
+def _several_kernels(frame: pd.DataFrame) -> str:
+    """A hint where the table holds several kernels (each with its own parameters), else ""."""
+    if "kernel" not in frame.columns:
+        return ""
+    kernels = sorted(frame["kernel"].dropna().astype(str).unique())
+    if len(kernels) < 2:
+        return ""
+    return (f" (the table holds {len(kernels)} kernels, {', '.join(kernels[:4])}{', ...' if len(kernels) > 4 else ''}"
+            ": pick one with --kernel)")
 
 
 def _why_twice(frame: pd.DataFrame, keys: pd.Series, row: int, used: list[str]) -> str:
