@@ -393,7 +393,7 @@ def tune_command(
     train: Optional[list[str]] = typer.Option(
         None, "--train", help="The space's variants measured elsewhere (a table with its parameters and a time, or a "
         "bundled dataset's name; repeatable; a table of several kernels, GPUs or problem sizes counts as one "
-        "per kernel, GPU and problem size)."),
+        "per kernel, GPU and problem size, the sizes named with -p included)."),
     model: Optional[str] = typer.Option(
         None, "--model", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."),
     seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),
@@ -425,7 +425,7 @@ def tune_command(
     start = start or "ranked"
     if start not in TUNE_STARTS:
         raise unknown_name_error("start", start, TUNE_STARTS)
-    others = [s for path in train or [] for s in read_training_spaces(path, names)]
+    others = [s for path in train or [] for s in read_training_spaces(path, names, size_columns=list(sizes))]
     if out:  # a new file: measurements are never overwritten
         new_output_file(out)
     if report and (report_folder(report) / "report.md").exists():  # its trials may be the only record of them
