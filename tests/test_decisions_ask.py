@@ -336,3 +336,17 @@ def test_a_target_the_table_lacks_is_refused_where_it_holds_its_times_under_anot
     assert main(["ask", str(path), "--params", "x", "--target", "time_us", "--json"]) == 0
     step = json.loads(capsys.readouterr().out)
     assert step["measured"] == 0 and step["time_column"] == "time_us"
+
+
+def test_ask_names_the_rows_picked_by_gpu_kernel_and_size_once_as_explore_does(tmp_path, capsys):
+    """--kernel, --gpu and -p together name the rows as explore names them: one parenthesis."""
+    target = grid((8, 4))
+    rows = pd.concat([unmeasured_table(target).assign(kernel="k", gpu=gpu, n=n)
+                      for gpu in ("Tesla K20", "Tesla V100 PCIe 32GB") for n in (64, 128)], ignore_index=True)
+    rows.to_csv(tmp_path / "campaign.csv", index=False)
+    assert main(["ask", str(tmp_path / "campaign.csv"), "--params", "x,y", "--kernel", "k", "--gpu", "V100",
+                 "-p", "n=128"]) == 0
+    out = capsys.readouterr().out
+    assert "campaign.csv (k, Tesla V100 PCIe 32GB, n=128): x=" in out and ") (" not in out
+    line = int(out.split("Measure next: line ")[1].split()[0])
+    assert 302 <= line <= 401  # a row of the V100 at n=128 (rows 300 to 399, lines 302 to 401)

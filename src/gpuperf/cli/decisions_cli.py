@@ -133,12 +133,11 @@ def ask_command(
         raise GpuperfError(f"{space}: a Kernel Tuner cache holds only the configurations that ran; list every "
                            "configuration in a table, or tune with GuidedStrategy inside Kernel Tuner")
     frame = read_table(space).reset_index(drop=True)  # labels: positions in SPACE, kept by --gpu and --kernel
-    if gpu is not None and GPU_COLUMN not in frame.columns:
-        frame, where = frame.assign(**{GPU_COLUMN: gpu}), space
-    else:
-        frame, where = select_rows(frame, space, None, gpu)
+    pick_gpu = gpu
+    if gpu is not None and GPU_COLUMN not in frame.columns:  # --gpu names the table's GPU
+        frame, pick_gpu = frame.assign(**{GPU_COLUMN: gpu}), None
     sizes = parse_params(param)
-    frame, where = select_rows(frame, where, kernel, None, sizes)
+    frame, where = select_rows(frame, space, kernel, pick_gpu, sizes)
     names = [p.strip() for p in params.split(",") if p.strip()] if params else variant_parameters(frame)
     if not names:
         raise GpuperfError(f"{where}: say which columns are the parameters (--params P1,P2,...)")
