@@ -429,7 +429,7 @@ def test_read_space_names_what_it_cannot_pick(tmp_path):
         read_space(tmp_path / "all.csv", kernel="gemm", gpu="Tesla")
     with pytest.raises(GpuperfError, match=r"unknown kernel in .*all\.csv 'pnpolyx'; did you mean pnpoly\?"):
         read_space(tmp_path / "all.csv", kernel="pnpolyx", gpu="K20")
-    with pytest.raises(GpuperfError, match=r"names 3 GPUs .*explore picks one with --gpu"):
+    with pytest.raises(GpuperfError, match=r"names 3 GPUs .*explore and ask pick one with --gpu"):
         read_space(tmp_path / "all.csv", kernel="gemm")
     with pytest.raises(GpuperfError, match=r"no kernel column to pick --kernel gemm by"):
         table().to_csv(tmp_path / "one.csv", index=False)

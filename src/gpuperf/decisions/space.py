@@ -256,7 +256,7 @@ def _why_twice(frame: pd.DataFrame, keys: pd.Series, row: int, used: list[str]) 
     if not differing:
         return ""
     return (f" (its rows differ in {', '.join(differing[:3])}: a parameter missing from --params, or one table "
-            "holding several: explore picks one with --kernel, --gpu and a size with -p, e.g. -p n=1024)")
+            "holding several: explore and ask pick one with --kernel, --gpu and a size with -p, e.g. -p n=1024)")
 
 
 def _gpu_name(frame: pd.DataFrame, where: str) -> str | None:
@@ -268,7 +268,7 @@ def _gpu_name(frame: pd.DataFrame, where: str) -> str | None:
     if len({canonical_gpu(name) for name in names}) > 1:
         shown = ", ".join(names[:3])
         raise GpuperfError(f"{where}: column {GPU_COLUMN} names {len(names)} GPUs ({shown}); one table "
-                           "per GPU (explore picks one with --gpu)")
+                           "per GPU (explore and ask pick one with --gpu)")
     return names[0] if len(names) else None
 
 
