@@ -350,3 +350,13 @@ def test_ask_names_the_rows_picked_by_gpu_kernel_and_size_once_as_explore_does(t
     assert "campaign.csv (k, Tesla V100 PCIe 32GB, n=128): x=" in out and ") (" not in out
     line = int(out.split("Measure next: line ")[1].split()[0])
     assert 302 <= line <= 401  # a row of the V100 at n=128 (rows 300 to 399, lines 302 to 401)
+
+
+def test_a_row_whose_status_is_ok_but_whose_time_is_empty_is_named_as_such(tmp_path, capsys):
+    """Not as a configuration not measured yet (ask's own job), nor as a time of nan."""
+    path = tmp_path / "space.csv"
+    path.write_text("x,time_ms,status\n1,1.5,ok\n2,,ok\n3,,\n")
+    assert main(["ask", str(path), "--params", "x"]) == 2
+    err = capsys.readouterr().err
+    assert ("space.csv: line 3: time_ms is empty though its status is 'ok' (a configuration that ran needs its "
+            "time; one that failed, a status other than ok)") in err and len(err.strip().splitlines()) == 1

@@ -163,7 +163,7 @@ def space_from_frame(
     times = np.array(pd.to_numeric(raw, errors="coerce"), dtype=float)
     bad = ~failed & ~(np.isfinite(times) & (times > 0))
     if bad.any():
-        raise _bad_time_error(frame, target, int(np.flatnonzero(bad)[0]), where)
+        raise _bad_time_error(frame, target, int(np.flatnonzero(bad)[0]), where, status_column)
     times[failed] = np.nan
     if np.all(failed):
         raise GpuperfError(f"{where}: every configuration failed; nothing to explore")
@@ -179,10 +179,15 @@ def space_from_frame(
     return Space(params, configs, times, where, extra, gpu, target)
 
 
-def _bad_time_error(frame: pd.DataFrame, target: str, row: int, where: str) -> GpuperfError:
+def _bad_time_error(frame: pd.DataFrame, target: str, row: int, where: str,
+                    status_column: str | None = "status") -> GpuperfError:
     """The error for row ``row``'s time: empty (a configuration not measured yet) or not a positive number."""
     value = frame[target].iloc[row]
     at = f"{where}: {row_location(frame, row)}"
+    status = frame[status_column].iloc[row] if status_column in frame.columns else None
+    if (pd.isna(value) or not str(value).strip()) and not pd.isna(status) and str(status).strip():
+        return GpuperfError(f"{at}: {target} is empty though its status is {str(status).strip()!r} (a configuration "
+                            "that ran needs its time; one that failed, a status other than ok)")
     if pd.isna(value) or not str(value).strip():
         return GpuperfError(f"{at}: {target} is empty (a configuration not measured yet: every one needs its time "
                             "or a failure here; gpuperf ask names what to measure next in a space measured so far)")
