@@ -329,6 +329,10 @@ def test_explore_ends_with_a_verdict_against_its_baselines(tmp_path, capsys):
     short = {**lost, "evals_to_90": None, "evaluated": 5, "best_found_time": 2.0, "budget": 5}
     assert verdict(short).startswith("The search did not reach 90 % of the best in 5 evaluations")
     assert verdict(short).endswith("It stopped at its budget of 5.")
+    first = {**lost, "evals_to_90": 1}
+    assert verdict(first).startswith("The search reached 90 % of the best after 1 evaluation;")
+    assert verdict({**short, "evaluated": 1, "budget": 1}).startswith("The search did not reach 90 % of the best in "
+                                                                      "1 evaluation;")
 
 
 def test_explore_picks_one_kernel_and_gpu_from_a_table_that_also_trains_it(tmp_path, capsys):

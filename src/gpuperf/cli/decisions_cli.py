@@ -164,8 +164,8 @@ def verdict(summary: dict) -> str:
     """One line setting the search's evaluations to 90 % beside its baselines', and why it stopped."""
     ours, chance = summary["evals_to_90"], summary.get("random_expected_evals_to_90")
     transfer = summary.get("transfer_evals_to_90")
-    reached = (f"reached 90 % of the best after {ours} evaluations" if ours is not None
-               else f"did not reach 90 % of the best in {summary['evaluated']} evaluations")
+    reached = (f"reached 90 % of the best after {_evaluations(ours)}" if ours is not None
+               else f"did not reach 90 % of the best in {_evaluations(summary['evaluated'])}")
     against = [f"random order needs {chance:.1f} on average (exact expectation; random_evals_to_90 is the mean of "
                f"seeded runs)"] if chance is not None else []
     if transfer is not None:
@@ -175,6 +175,10 @@ def verdict(summary: dict) -> str:
             else f"it stopped at its budget of {summary['budget']}")
     return (f"The search {reached}; {'; '.join(against) or 'no baseline'}"
             + ("; this space favours a baseline" if worse else "") + f". {stop.capitalize()}.")
+
+
+def _evaluations(count: int) -> str:
+    return f"{count} evaluation{'' if count == 1 else 's'}"
 
 
 DEFAULT_VARIANT_TABLE = "stencil_spaces_pocl.csv.gz"
