@@ -336,6 +336,9 @@ def test_a_target_the_table_lacks_is_refused_where_it_holds_its_times_under_anot
     assert main(["ask", str(path), "--params", "x", "--target", "time_us", "--json"]) == 0
     step = json.loads(capsys.readouterr().out)
     assert step["measured"] == 0 and step["time_column"] == "time_us"
+    pd.DataFrame({"time_x": [1, 2, 3]}).to_csv(path, index=False)  # a parameter spelt like a time is none
+    assert main(["ask", str(path), "--params", "time_x", "--target", "time_s", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["time_column"] == "time_s"
 
 
 def test_ask_names_the_rows_picked_by_gpu_kernel_and_size_once_as_explore_does(tmp_path, capsys):

@@ -96,7 +96,7 @@ def partly_measured(frame: pd.DataFrame, params: Sequence[str], target: str | No
     if target is None:
         target = next((name for name in TIME_COLUMNS if name in frame.columns), TIME_COLUMNS[0])
     else:
-        _require_named_target(frame, target, where)
+        _require_named_target(frame, target, params, where)
     frame = without_unparameterised_rows(frame, params, where)
     pending = unmeasured_rows(frame, target)
     # The rows not measured yet get a stand-in time, so that the measured ones are checked (and
@@ -110,12 +110,12 @@ def partly_measured(frame: pd.DataFrame, params: Sequence[str], target: str | No
     return PartlyMeasured(space, pending, frame)
 
 
-def _require_named_target(frame: pd.DataFrame, target: str, where: str) -> None:
+def _require_named_target(frame: pd.DataFrame, target: str, params: Sequence[str], where: str) -> None:
     """An error when ``target`` is not a column but the table holds its times under another name
     (time_ms, time_s, time, or a near spelling): asking would ignore every time measured so far."""
     if target in frame.columns:
         return
-    names = [str(c) for c in frame.columns]
+    names = [str(c) for c in frame.columns if c not in params]
     held = [c for c in names if c in TIME_COLUMNS] + difflib.get_close_matches(target, names, n=2, cutoff=0.8)
     if held:
         raise GpuperfError(f"{where}: missing time column '{target}' (the table has {', '.join(dict.fromkeys(held))}); "
