@@ -167,8 +167,11 @@ def test_a_training_tables_kernel_tuned_over_more_parameters_is_left_out(tmp_pat
     spaces = read_training_spaces(tmp_path / "mixed.csv", ["bx"])
     assert [(s.gpu, len(s)) for s in spaces] == [("Tesla K40", 10)]
     pd.concat([wide, wide.assign(gpu="Tesla K40")], ignore_index=True).to_csv(tmp_path / "wide.csv", index=False)
-    with pytest.raises(GpuperfError, match="no kernel in it has the parameters bx"):
+    with pytest.raises(GpuperfError, match=r"wide.csv \(Tesla K20\): line 3: configuration 1 appears twice \(its rows "
+                                           "differ in tile: a parameter missing from --params"):
         read_training_spaces(tmp_path / "wide.csv", ["bx"])
+    with pytest.raises(GpuperfError, match="mixed.csv: no kernel in it has the parameters width"):
+        read_training_spaces(tmp_path / "mixed.csv", ["width"])
 
 
 def test_the_spaces_own_gpu_in_a_training_table_is_left_out(tmp_path, capsys):
@@ -392,3 +395,17 @@ def test_a_table_of_several_kernels_without_kernel_says_to_pick_one(tmp_path, ca
            "--kernel picks one)" in capsys.readouterr().err
     assert run_json(capsys, ["explore", str(tmp_path / "two.csv"), "--params", "p", "--kernel", "a",
                              "--json"])["configurations"] == 2
+
+
+def test_a_training_table_of_several_gpus_at_two_sizes_names_the_repeated_row_and_the_size(tmp_path, capsys):
+    """Not "no kernel in it has the parameters", which it has: each GPU's rows repeat at n = 64 and
+    128, and -p picks the size."""
+    space = write_space(tmp_path / "target.csv", (7, 4))
+    one = pd.read_csv(write_space(tmp_path / "one.csv", (6, 4), 2.0))
+    rows = pd.concat([one.assign(gpu=gpu, n=n) for gpu in ("Tesla K20", "GTX 970") for n in (64, 128)],
+                     ignore_index=True)
+    rows.to_csv(tmp_path / "others.csv", index=False)
+    assert main(["explore", space, "--params", "bx,tile", "--train", str(tmp_path / "others.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "others.csv (GTX 970): line 152: configuration 1,1 appears twice (its rows differ in n: " in err
+    assert "a size with -p, e.g. -p n=1024)" in err and len(err.strip().splitlines()) == 1

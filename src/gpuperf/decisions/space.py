@@ -394,7 +394,7 @@ def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], targe
     by = [c for c in (*GROUP_COLUMNS, *size_columns) if c in frame.columns and frame[c].nunique() > 1]
     if not by:
         return [space_from_frame(frame, params, column, where)]
-    spaces, left_out = [], np.zeros(len(frame), dtype=bool)
+    spaces, left_out, repeated = [], np.zeros(len(frame), dtype=bool), None
     groups = frame.groupby(by, sort=True)
     numbers = groups.ngroup().to_numpy()
     for number, (key, part) in enumerate(groups):
@@ -402,18 +402,33 @@ def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], targe
         if not all(p in part.columns and part[p].notna().any() for p in params):
             continue
         none = unparameterised_rows(part, params)  # noted once for the whole table, below
-        if part[~none].duplicated(subset=list(params)).any():  # tuned over more parameters: another kernel's space
-            continue
-        left_out[positions[none]] = True
         names = [f"{c}={plain_value(v)}" if c in size_columns else str(v)
                  for c, v in zip(by, key if isinstance(key, tuple) else (key,))]
+        if part[~none].duplicated(subset=list(params)).any():  # tuned over more parameters: another kernel's space
+            repeated = repeated or (part[~none], f"{where} ({', '.join(names)})")
+            continue
+        left_out[positions[none]] = True
         spaces.append(space_from_frame(part[~none], params, column, f"{where} ({', '.join(names)})"))
     if left_out.any():
         _note_unparameterised(frame, left_out, where)
     if not spaces:
-        raise GpuperfError(f"{where}: no kernel in it has the parameters {', '.join(params)} (and no others that "
-                           "its configurations vary in)")
+        raise _no_training_space(where, params, column, repeated)
     return spaces
+
+
+def _no_training_space(where: str, params: Sequence[str], column: str,
+                       repeated: tuple[pd.DataFrame, str] | None) -> GpuperfError:
+    """The error for a training table with no space in it: where a group with the parameters repeats
+    a configuration (rows at several sizes, or a parameter missing from them), that row and why."""
+    if repeated is None:
+        return GpuperfError(f"{where}: no kernel in it has the parameters {', '.join(params)} (and no others that "
+                            "its configurations vary in)")
+    part, group = repeated
+    rows = part.reset_index(drop=True)
+    keys = configuration_keys(rows, params)
+    row = int(np.flatnonzero(keys.duplicated().to_numpy())[0])
+    return GpuperfError(f"{group}: {row_location(part, row)}: configuration {keys.iloc[row]} appears twice"
+                        f"{_why_twice(rows, keys, row, [*params, column])}")
 
 
 def _cache_space(path: str | Path, params: Sequence[str], target: str | None) -> Space:
