@@ -115,7 +115,8 @@ def ask_command(
         None, "-p", "--param", help="Pick the rows of this size from a table of several, e.g. -p n=1024 (repeatable)."),
     target: Optional[str] = typer.Option(
         None, "--target", help="Time column (default: time_ms, time_s or time, whichever the table has; a table "
-        "with none has nothing measured yet)."),
+        "with none has nothing measured yet, its times to go in this column; one the table lacks is refused where "
+        "it holds times under another name)."),
     train: Optional[list[str]] = typer.Option(
         None, "--train", help="The same parameters measured on another GPU, as explore takes them (repeatable)."),
     model: Optional[str] = typer.Option(
