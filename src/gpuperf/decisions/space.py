@@ -185,10 +185,11 @@ def _bad_time_error(frame: pd.DataFrame, target: str, row: int, where: str,
     value = frame[target].iloc[row]
     at = f"{where}: {row_location(frame, row)}"
     status = frame[status_column].iloc[row] if status_column in frame.columns else None
-    if (pd.isna(value) or not str(value).strip()) and not pd.isna(status) and str(status).strip():
+    empty = pd.isna(value) or not str(value).strip()
+    if empty and not pd.isna(status) and str(status).strip():
         return GpuperfError(f"{at}: {target} is empty though its status is {str(status).strip()!r} (a configuration "
                             "that ran needs its time; one that failed, a status other than ok)")
-    if pd.isna(value) or not str(value).strip():
+    if empty:
         return GpuperfError(f"{at}: {target} is empty (a configuration not measured yet: every one needs its time "
                             "or a failure here; gpuperf ask names what to measure next in a space measured so far)")
     return GpuperfError(f"{at}: {target}={plain_value(value)!r} is not a positive number "
@@ -234,7 +235,11 @@ def _what_unparameterised(frame: pd.DataFrame, none: np.ndarray) -> str:
     others = sorted(set(kernels[none]) - set(kernels[~none]))
     if not others:
         return "the kernel measured as itself, not as a variant"
-    return f"other kernels' rows ({', '.join(others[:4])}{', ...' if len(others) > 4 else ''}); --kernel picks one"
+    return f"other kernels' rows ({_first_names(others)}); --kernel picks one"
+
+
+def _first_names(names: Sequence[str], shown: int = 4) -> str:
+    return ", ".join(names[:shown]) + (", ..." if len(names) > shown else "")
 
 
 def _several_kernels(frame: pd.DataFrame) -> str:
@@ -244,8 +249,7 @@ def _several_kernels(frame: pd.DataFrame) -> str:
     kernels = sorted(frame["kernel"].dropna().astype(str).unique())
     if len(kernels) < 2:
         return ""
-    return (f" (the table holds {len(kernels)} kernels, {', '.join(kernels[:4])}{', ...' if len(kernels) > 4 else ''}"
-            ": pick one with --kernel)")
+    return f" (the table holds {len(kernels)} kernels, {_first_names(kernels)}: pick one with --kernel)"
 
 
 def _why_twice(frame: pd.DataFrame, keys: pd.Series, row: int, used: list[str]) -> str:
