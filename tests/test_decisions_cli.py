@@ -395,6 +395,9 @@ def test_a_table_of_several_kernels_without_kernel_says_to_pick_one(tmp_path, ca
            "--kernel picks one)" in capsys.readouterr().err
     assert run_json(capsys, ["explore", str(tmp_path / "two.csv"), "--params", "p", "--kernel", "a",
                              "--json"])["configurations"] == 2
+    rows.iloc[[0, 1, 2]].assign(kernel=[None, "a", "a"], p=[None, 1, 2]).to_csv(tmp_path / "unnamed.csv", index=False)
+    assert main(["explore", str(tmp_path / "unnamed.csv"), "--params", "p", "--json"]) == 0  # no kernel name: itself
+    assert "(first: line 2; the kernel measured as itself, not as a variant)" in capsys.readouterr().err
 
 
 def test_a_training_table_of_several_gpus_at_two_sizes_names_the_repeated_row_and_the_size(tmp_path, capsys):

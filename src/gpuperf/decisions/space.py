@@ -231,8 +231,8 @@ def _what_unparameterised(frame: pd.DataFrame, none: np.ndarray) -> str:
     """What rows without the parameters are: the kernel measured as itself, or other kernels' rows."""
     if "kernel" not in frame.columns:
         return "the kernel measured as itself, not as a variant"
-    kernels = frame["kernel"].astype(str)
-    others = sorted(set(kernels[none]) - set(kernels[~none]))
+    kernels = frame["kernel"].to_numpy(dtype=object)
+    others = sorted({str(k) for k in kernels[none] if not pd.isna(k)} - {str(k) for k in kernels[~none]})
     if not others:
         return "the kernel measured as itself, not as a variant"
     return f"other kernels' rows ({_first_names(others)}); --kernel picks one"
