@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.decisions import next_configuration, partly_measured
+from gpuperf.decisions.space import read_table  # as gpuperf ask reads it: rows named by their line in the file
 
 SIZE = 1024
 TILES = (8, 16, 32, 64, 128, 256)
@@ -60,7 +61,7 @@ def main() -> dict[str, object]:
 
     measured = []
     for round_number in range(1, ROUNDS + 1):
-        table = pd.read_csv(space)
+        table = read_table(space)
         step = next_configuration(partly_measured(table, ["tile_x", "tile_y"], where=str(space)), count=WORKERS)
         for pick in step.batch:  # each worker measures one and writes its time into the table
             table.loc[pick["index"], "time_s"] = measure(matrix, **pick["config"])
@@ -69,7 +70,7 @@ def main() -> dict[str, object]:
         shown = "; ".join(f"{p['row']}: tile {p['config']['tile_x']}x{p['config']['tile_y']}" for p in step.batch)
         print(f"round {round_number}: measured {shown}")
 
-    final = next_configuration(partly_measured(pd.read_csv(space), ["tile_x", "tile_y"], where=str(space)))
+    final = next_configuration(partly_measured(read_table(space), ["tile_x", "tile_y"], where=str(space)))
     best = final.best_config
     print(f"{final.measured} of {final.measured + final.remaining} configurations measured; best "
           f"tile {best['tile_x']}x{best['tile_y']} at {final.best_time * 1e3:.2f} ms ({final.best_row} of {space.name})")

@@ -321,3 +321,45 @@ def test_a_header_typed_with_spaces_before_its_commas_names_the_columns(tmp_path
     assert main(["ask", str(path), "--params", "x,y", "--json"]) == 0
     step = json.loads(capsys.readouterr().out)
     assert step["measured"] == 1 and step["best_row"] == "line 3" and set(step["next"]) == {"x", "y"}
+
+
+def test_a_target_the_table_lacks_is_refused_where_it_holds_its_times_under_another_name(tmp_path, capsys):
+    """--target tme_ms (a typo) or time_us on a table of time_ms would ask as if nothing had run and
+    send the times to a new column; a table with no time column at all takes the name given."""
+    path = tmp_path / "space.csv"
+    pd.DataFrame({"x": [1, 2, 3], "time_ms": [1.5, None, None]}).to_csv(path, index=False)
+    for target in ("tme_ms", "time_us"):
+        assert main(["ask", str(path), "--params", "x", "--target", target]) == 2
+        assert (f"space.csv: missing time column '{target}' (the table has time_ms); --target names the column "
+                "the times measured so far are in") in capsys.readouterr().err
+    pd.DataFrame({"x": [1, 2, 3]}).to_csv(path, index=False)
+    assert main(["ask", str(path), "--params", "x", "--target", "time_us", "--json"]) == 0
+    step = json.loads(capsys.readouterr().out)
+    assert step["measured"] == 0 and step["time_column"] == "time_us"
+    pd.DataFrame({"time_x": [1, 2, 3]}).to_csv(path, index=False)  # a parameter spelt like a time is none
+    assert main(["ask", str(path), "--params", "time_x", "--target", "time_s", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["time_column"] == "time_s"
+
+
+def test_ask_names_the_rows_picked_by_gpu_kernel_and_size_once_as_explore_does(tmp_path, capsys):
+    """--kernel, --gpu and -p together name the rows as explore names them: one parenthesis."""
+    target = grid((8, 4))
+    rows = pd.concat([unmeasured_table(target).assign(kernel="k", gpu=gpu, n=n)
+                      for gpu in ("Tesla K20", "Tesla V100 PCIe 32GB") for n in (64, 128)], ignore_index=True)
+    rows.to_csv(tmp_path / "campaign.csv", index=False)
+    assert main(["ask", str(tmp_path / "campaign.csv"), "--params", "x,y", "--kernel", "k", "--gpu", "V100",
+                 "-p", "n=128"]) == 0
+    out = capsys.readouterr().out
+    assert "campaign.csv (k, Tesla V100 PCIe 32GB, n=128): x=" in out and ") (" not in out
+    line = int(out.split("Measure next: line ")[1].split()[0])
+    assert 302 <= line <= 401  # a row of the V100 at n=128 (rows 300 to 399, lines 302 to 401)
+
+
+def test_a_row_whose_status_is_ok_but_whose_time_is_empty_is_named_as_such(tmp_path, capsys):
+    """Not as a configuration not measured yet (ask's own job), nor as a time of nan."""
+    path = tmp_path / "space.csv"
+    path.write_text("x,time_ms,status\n1,1.5,ok\n2,,ok\n3,,\n")
+    assert main(["ask", str(path), "--params", "x"]) == 2
+    err = capsys.readouterr().err
+    assert ("space.csv: line 3: time_ms is empty though its status is 'ok' (a configuration that ran needs its "
+            "time; one that failed, a status other than ok)") in err and len(err.strip().splitlines()) == 1

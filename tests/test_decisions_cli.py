@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -72,6 +73,19 @@ def test_explore_bad_input_is_one_line(tmp_path, capsys):
     assert "unknown model 'svm'" in capsys.readouterr().err
     assert main(["explore", space, "--params", "bx,tile", "--train", space, "--no-refit", "--model", "gp"]) == 2
     assert "with --no-refit use et, rf, gbt or knn" in capsys.readouterr().err
+
+
+def test_explore_names_an_empty_time_as_a_configuration_not_measured_yet(tmp_path, capsys):
+    """A space measured partly (as gpuperf ask fills it in): the empty cell is named as such, not as a
+    time of nan, and ask is named as the command for it."""
+    text = Path(write_space(tmp_path / "t.csv", (3, 16))).read_text()
+    lines = text.splitlines()
+    lines[2] = lines[2].rsplit(",", 1)[0] + ","
+    (tmp_path / "partly.csv").write_text("\n".join(lines) + "\n")
+    assert main(["explore", str(tmp_path / "partly.csv"), "--params", "bx,tile"]) == 2
+    err = capsys.readouterr().err
+    assert "partly.csv: line 3: time_ms is empty (a configuration not measured yet" in err and "nan" not in err
+    assert "gpuperf ask names what to measure next" in err and len(err.strip().splitlines()) == 1
 
 
 def test_geometry_json(capsys):
@@ -153,8 +167,11 @@ def test_a_training_tables_kernel_tuned_over_more_parameters_is_left_out(tmp_pat
     spaces = read_training_spaces(tmp_path / "mixed.csv", ["bx"])
     assert [(s.gpu, len(s)) for s in spaces] == [("Tesla K40", 10)]
     pd.concat([wide, wide.assign(gpu="Tesla K40")], ignore_index=True).to_csv(tmp_path / "wide.csv", index=False)
-    with pytest.raises(GpuperfError, match="no kernel in it has the parameters bx"):
+    with pytest.raises(GpuperfError, match=r"wide.csv \(Tesla K20\): line 3: configuration 1 appears twice \(its rows "
+                                           "differ in tile: a parameter missing from --params"):
         read_training_spaces(tmp_path / "wide.csv", ["bx"])
+    with pytest.raises(GpuperfError, match="mixed.csv: no kernel in it has the parameters width"):
+        read_training_spaces(tmp_path / "mixed.csv", ["width"])
 
 
 def test_the_spaces_own_gpu_in_a_training_table_is_left_out(tmp_path, capsys):
@@ -315,6 +332,10 @@ def test_explore_ends_with_a_verdict_against_its_baselines(tmp_path, capsys):
     short = {**lost, "evals_to_90": None, "evaluated": 5, "best_found_time": 2.0, "budget": 5}
     assert verdict(short).startswith("The search did not reach 90 % of the best in 5 evaluations")
     assert verdict(short).endswith("It stopped at its budget of 5.")
+    first = {**lost, "evals_to_90": 1}
+    assert verdict(first).startswith("The search reached 90 % of the best after 1 evaluation;")
+    assert verdict({**short, "evaluated": 1, "budget": 1}).startswith("The search did not reach 90 % of the best in "
+                                                                      "1 evaluation;")
 
 
 def test_explore_picks_one_kernel_and_gpu_from_a_table_that_also_trains_it(tmp_path, capsys):
@@ -356,3 +377,38 @@ def test_explore_and_ask_pick_a_size_of_a_campaign_at_several_and_train_on_the_o
     assert asked["next"] is None and asked["measured"] == 50 and asked["method"] == "transfer-guided (et)"
     assert main(["explore", export, "--gpu", "V100", "-p", "n=32"]) == 2
     assert "no row has n=32 (it holds 64, 128)" in capsys.readouterr().err
+
+
+def test_a_table_of_several_kernels_without_kernel_says_to_pick_one(tmp_path, capsys):
+    """A bundled-style table of two kernels with their own parameters, explored without --kernel:
+    the row lacking a parameter is named with the way out; the other kernel's rows, left out, are
+    named as such, not as the kernel measured as itself."""
+    rows = pd.DataFrame({"kernel": ["a", "a", "b", "b"], "gpu": ["V100"] * 4, "p": [1, 2, None, None],
+                         "r": [None, None, 8, 16], "time_s": [1.0, 2.0, 3.0, 4.0]})
+    rows.to_csv(tmp_path / "two.csv", index=False)
+    assert main(["explore", str(tmp_path / "two.csv"), "--params", "p,r", "--gpu", "V100"]) == 2
+    err = capsys.readouterr().err
+    assert "two.csv (V100): line 4: parameter p has no value (the table holds 2 kernels, a, b: pick one with " \
+           "--kernel)" in err
+    assert main(["explore", str(tmp_path / "two.csv"), "--params", "p", "--json"]) == 0
+    assert "two.csv: left out 2 row(s) with none of the parameters (first: line 4; other kernels' rows (b); " \
+           "--kernel picks one)" in capsys.readouterr().err
+    assert run_json(capsys, ["explore", str(tmp_path / "two.csv"), "--params", "p", "--kernel", "a",
+                             "--json"])["configurations"] == 2
+    rows.iloc[[0, 1, 2]].assign(kernel=[None, "a", "a"], p=[None, 1, 2]).to_csv(tmp_path / "unnamed.csv", index=False)
+    assert main(["explore", str(tmp_path / "unnamed.csv"), "--params", "p", "--json"]) == 0  # no kernel name: itself
+    assert "(first: line 2; the kernel measured as itself, not as a variant)" in capsys.readouterr().err
+
+
+def test_a_training_table_of_several_gpus_at_two_sizes_names_the_repeated_row_and_the_size(tmp_path, capsys):
+    """Not "no kernel in it has the parameters", which it has: each GPU's rows repeat at n = 64 and
+    128, and -p picks the size."""
+    space = write_space(tmp_path / "target.csv", (7, 4))
+    one = pd.read_csv(write_space(tmp_path / "one.csv", (6, 4), 2.0))
+    rows = pd.concat([one.assign(gpu=gpu, n=n) for gpu in ("Tesla K20", "GTX 970") for n in (64, 128)],
+                     ignore_index=True)
+    rows.to_csv(tmp_path / "others.csv", index=False)
+    assert main(["explore", space, "--params", "bx,tile", "--train", str(tmp_path / "others.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "others.csv (GTX 970): line 152: configuration 1,1 appears twice (its rows differ in n: " in err
+    assert "a size with -p, e.g. -p n=1024)" in err and len(err.strip().splitlines()) == 1

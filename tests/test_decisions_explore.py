@@ -429,7 +429,7 @@ def test_read_space_names_what_it_cannot_pick(tmp_path):
         read_space(tmp_path / "all.csv", kernel="gemm", gpu="Tesla")
     with pytest.raises(GpuperfError, match=r"unknown kernel in .*all\.csv 'pnpolyx'; did you mean pnpoly\?"):
         read_space(tmp_path / "all.csv", kernel="pnpolyx", gpu="K20")
-    with pytest.raises(GpuperfError, match=r"names 3 GPUs .*explore picks one with --gpu"):
+    with pytest.raises(GpuperfError, match=r"names 3 GPUs .*explore and ask pick one with --gpu"):
         read_space(tmp_path / "all.csv", kernel="gemm")
     with pytest.raises(GpuperfError, match=r"no kernel column to pick --kernel gemm by"):
         table().to_csv(tmp_path / "one.csv", index=False)
@@ -826,6 +826,25 @@ def test_training_tables_count_one_space_per_size_and_only_the_same_size_is_the_
     own = [o.where for o in others if same_kernel_and_gpu(space, o, ["n"])]
     assert own == [o.where for o in others if "V100" in o.where and "n=64)" in o.where]
     assert sum(same_kernel_and_gpu(space, o) for o in others) == 2  # without the size, both V100 sizes look alike
+
+
+def test_a_training_table_of_several_gpus_notes_its_rows_with_none_of_the_parameters_once(tmp_path):
+    """A campaign export measured on three GPUs, each with the kernel measured as itself: one note
+    for the table with the total and the first of them, not one per GPU."""
+    import warnings
+
+    from gpuperf.decisions.space import read_training_spaces
+
+    rows = pd.concat([a_campaign_at_two_sizes(gpu) for gpu in ("Tesla V100 PCIe 32GB", "Tesla K20", "GTX 970")],
+                     ignore_index=True)
+    rows.to_csv(tmp_path / "export.csv", index=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        others = read_training_spaces(tmp_path / "export.csv", ["p", "q"], size_columns=["n"])
+    notes = [str(w.message) for w in caught if "none of the parameters" in str(w.message)]
+    assert notes == [f"{tmp_path / 'export.csv'}: left out 3 row(s) with none of the parameters (first: line 2; "
+                     "the kernel measured as itself, not as a variant)"]
+    assert len(others) == 6 and all(len(o) == 4 for o in others)
 
 
 # -- what a batch assumes of the picks not run yet (next_batch's "believer" rule) ---------------

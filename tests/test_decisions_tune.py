@@ -577,3 +577,27 @@ def test_guided_search_takes_one_training_table_as_a_path_object(tmp_path):
     firsts = [GuidedSearch(target.configs, ["x", "y"], given, seed=3).ask()
               for given in (Path(tmp_path / "other.csv"), str(tmp_path / "other.csv"), [other])]
     assert firsts[0] == firsts[1] == firsts[2]
+
+
+def test_tune_train_counts_one_space_per_size_named_with_p(tmp_path, monkeypatch):
+    """An earlier run's trials at two sizes (n = 128 and 256) train tune -p n=128 as two spaces, as
+    explore and ask count them, instead of failing on a configuration that appears twice."""
+    from gpuperf.decisions import tune
+
+    params = list(get_space("jacobi2d_5pt").parameters)
+    configs = candidate_configurations("jacobi2d_5pt").head(4)[params]
+    rows = pd.concat([configs.assign(kernel="jacobi2d_5pt", gpu="pthread", n=n, m=128, time_s=[1.0, 2.0, 3.0, 4.0])
+                      for n in (128, 256)], ignore_index=True)
+    rows.to_csv(tmp_path / "trials.csv", index=False)
+    seen = {}
+
+    def stop(space, sizes, device, budget, train, *args, **options):
+        seen["train"] = train
+        raise GpuperfError("stopped before measuring")
+
+    monkeypatch.setattr(tune, "tune_space", stop)
+    argv = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--budget", "1", "--train",
+            str(tmp_path / "trials.csv"), "--no-progress"]
+    assert main(argv) == 2
+    assert sorted(s.where.split("(")[-1] for s in seen["train"]) == ["n=128)", "n=256)"]
+    assert all(len(s) == 4 for s in seen["train"])

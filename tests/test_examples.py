@@ -8,6 +8,7 @@ script added without a check fails here.
 from __future__ import annotations
 
 import math
+import re
 import runpy
 from pathlib import Path
 
@@ -65,6 +66,12 @@ def check_measure_by_hand(result: dict[str, object], output: str) -> None:
     assert result["best"] == {"tile_x": fastest["tile_x"], "tile_y": fastest["tile_y"]}
     assert result["best_time"] == fastest["time_s"]
     assert output.count("round ") == 4 and "8 of 36 configurations measured" in output
+    lines = Path(result["table"]).read_text().splitlines()  # each pick is named by its line, as gpuperf ask names it
+    for line, x, y in re.findall(r"line (\d+): tile (\d+)x(\d+)", output):
+        assert lines[int(line) - 1].split(",")[:2] == [x, y]
+    best = re.search(r"best tile (\d+)x(\d+) at [\d.]+ ms \(line (\d+) of", output)
+    assert lines[int(best[3]) - 1].split(",")[:2] == [best[1], best[2]]
+    assert len(re.findall(r"line (\d+): tile", output)) == 8
 
 
 CHECKS = {

@@ -115,7 +115,8 @@ def ask_command(
         None, "-p", "--param", help="Pick the rows of this size from a table of several, e.g. -p n=1024 (repeatable)."),
     target: Optional[str] = typer.Option(
         None, "--target", help="Time column (default: time_ms, time_s or time, whichever the table has; a table "
-        "with none has nothing measured yet)."),
+        "with none has nothing measured yet, its times to go in this column; one the table lacks is refused where "
+        "it holds times under another name)."),
     train: Optional[list[str]] = typer.Option(
         None, "--train", help="The same parameters measured on another GPU, as explore takes them (repeatable)."),
     model: Optional[str] = typer.Option(
@@ -133,12 +134,11 @@ def ask_command(
         raise GpuperfError(f"{space}: a Kernel Tuner cache holds only the configurations that ran; list every "
                            "configuration in a table, or tune with GuidedStrategy inside Kernel Tuner")
     frame = read_table(space).reset_index(drop=True)  # labels: positions in SPACE, kept by --gpu and --kernel
-    if gpu is not None and GPU_COLUMN not in frame.columns:
-        frame, where = frame.assign(**{GPU_COLUMN: gpu}), space
-    else:
-        frame, where = select_rows(frame, space, None, gpu)
+    pick_gpu = gpu
+    if gpu is not None and GPU_COLUMN not in frame.columns:  # --gpu names the table's GPU
+        frame, pick_gpu = frame.assign(**{GPU_COLUMN: gpu}), None
     sizes = parse_params(param)
-    frame, where = select_rows(frame, where, kernel, None, sizes)
+    frame, where = select_rows(frame, space, kernel, pick_gpu, sizes)
     names = [p.strip() for p in params.split(",") if p.strip()] if params else variant_parameters(frame)
     if not names:
         raise GpuperfError(f"{where}: say which columns are the parameters (--params P1,P2,...)")
@@ -165,8 +165,8 @@ def verdict(summary: dict) -> str:
     """One line setting the search's evaluations to 90 % beside its baselines', and why it stopped."""
     ours, chance = summary["evals_to_90"], summary.get("random_expected_evals_to_90")
     transfer = summary.get("transfer_evals_to_90")
-    reached = (f"reached 90 % of the best after {ours} evaluations" if ours is not None
-               else f"did not reach 90 % of the best in {summary['evaluated']} evaluations")
+    reached = (f"reached 90 % of the best after {_evaluations(ours)}" if ours is not None
+               else f"did not reach 90 % of the best in {_evaluations(summary['evaluated'])}")
     against = [f"random order needs {chance:.1f} on average (exact expectation; random_evals_to_90 is the mean of "
                f"seeded runs)"] if chance is not None else []
     if transfer is not None:
@@ -176,6 +176,10 @@ def verdict(summary: dict) -> str:
             else f"it stopped at its budget of {summary['budget']}")
     return (f"The search {reached}; {'; '.join(against) or 'no baseline'}"
             + ("; this space favours a baseline" if worse else "") + f". {stop.capitalize()}.")
+
+
+def _evaluations(count: int) -> str:
+    return f"{count} evaluation{'' if count == 1 else 's'}"
 
 
 DEFAULT_VARIANT_TABLE = "stencil_spaces_pocl.csv.gz"
@@ -393,7 +397,7 @@ def tune_command(
     train: Optional[list[str]] = typer.Option(
         None, "--train", help="The space's variants measured elsewhere (a table with its parameters and a time, or a "
         "bundled dataset's name; repeatable; a table of several kernels, GPUs or problem sizes counts as one "
-        "per kernel, GPU and problem size)."),
+        "per kernel, GPU and problem size, the sizes named with -p included)."),
     model: Optional[str] = typer.Option(
         None, "--model", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."),
     seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),
@@ -425,7 +429,7 @@ def tune_command(
     start = start or "ranked"
     if start not in TUNE_STARTS:
         raise unknown_name_error("start", start, TUNE_STARTS)
-    others = [s for path in train or [] for s in read_training_spaces(path, names)]
+    others = [s for path in train or [] for s in read_training_spaces(path, names, size_columns=list(sizes))]
     if out:  # a new file: measurements are never overwritten
         new_output_file(out)
     if report and (report_folder(report) / "report.md").exists():  # its trials may be the only record of them

@@ -11,6 +11,7 @@ run by hand, one measurement at a time (or a batch at a time, ``count``).
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -94,6 +95,8 @@ def partly_measured(frame: pd.DataFrame, params: Sequence[str], target: str | No
     of time_ms, time_s, time the table has; a table with none has nothing measured yet)."""
     if target is None:
         target = next((name for name in TIME_COLUMNS if name in frame.columns), TIME_COLUMNS[0])
+    else:
+        _require_named_target(frame, target, params, where)
     frame = without_unparameterised_rows(frame, params, where)
     pending = unmeasured_rows(frame, target)
     # The rows not measured yet get a stand-in time, so that the measured ones are checked (and
@@ -105,6 +108,18 @@ def partly_measured(frame: pd.DataFrame, params: Sequence[str], target: str | No
     space = space_from_frame(stand_in, params, target, where)
     space.times[pending] = np.nan
     return PartlyMeasured(space, pending, frame)
+
+
+def _require_named_target(frame: pd.DataFrame, target: str, params: Sequence[str], where: str) -> None:
+    """An error when ``target`` is not a column but the table holds its times under another name
+    (time_ms, time_s, time, or a near spelling): asking would ignore every time measured so far."""
+    if target in frame.columns:
+        return
+    names = [str(c) for c in frame.columns if c not in params]
+    held = [c for c in names if c in TIME_COLUMNS] + difflib.get_close_matches(target, names, n=2, cutoff=0.8)
+    if held:
+        raise GpuperfError(f"{where}: missing time column '{target}' (the table has {', '.join(dict.fromkeys(held))}); "
+                           "--target names the column the times measured so far are in")
 
 
 def next_configuration(table: PartlyMeasured, train: Sequence[Space] = (), model: str | None = None,

@@ -153,7 +153,8 @@ def space_from_frame(
     for p in params:
         empty = frame[p].isna().to_numpy()
         if empty.any():
-            raise GpuperfError(f"{where}: {row_location(frame, int(np.flatnonzero(empty)[0]))}: parameter {p} has no value")
+            raise GpuperfError(f"{where}: {row_location(frame, int(np.flatnonzero(empty)[0]))}: parameter {p} has no "
+                               f"value{_several_kernels(frame)}")
     failed = np.zeros(len(frame), dtype=bool)
     if status_column and status_column in frame.columns:
         failed |= ~frame[status_column].fillna("ok").astype(str).str.strip().isin(FAILED_STATUSES_OK).to_numpy()
@@ -162,11 +163,7 @@ def space_from_frame(
     times = np.array(pd.to_numeric(raw, errors="coerce"), dtype=float)
     bad = ~failed & ~(np.isfinite(times) & (times > 0))
     if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise GpuperfError(
-            f"{where}: {row_location(frame, row)}: {target}={plain_value(raw.iloc[row])!r} is not a positive number "
-            f"(nor a failure: a status other than ok, or {', '.join(FAILURE_NAMES)})"
-        )
+        raise _bad_time_error(frame, target, int(np.flatnonzero(bad)[0]), where, status_column)
     times[failed] = np.nan
     if np.all(failed):
         raise GpuperfError(f"{where}: every configuration failed; nothing to explore")
@@ -182,6 +179,23 @@ def space_from_frame(
     return Space(params, configs, times, where, extra, gpu, target)
 
 
+def _bad_time_error(frame: pd.DataFrame, target: str, row: int, where: str,
+                    status_column: str | None = "status") -> GpuperfError:
+    """The error for row ``row``'s time: empty (a configuration not measured yet) or not a positive number."""
+    value = frame[target].iloc[row]
+    at = f"{where}: {row_location(frame, row)}"
+    status = frame[status_column].iloc[row] if status_column in frame.columns else None
+    empty = pd.isna(value) or not str(value).strip()
+    if empty and not pd.isna(status) and str(status).strip():
+        return GpuperfError(f"{at}: {target} is empty though its status is {str(status).strip()!r} (a configuration "
+                            "that ran needs its time; one that failed, a status other than ok)")
+    if empty:
+        return GpuperfError(f"{at}: {target} is empty (a configuration not measured yet: every one needs its time "
+                            "or a failure here; gpuperf ask names what to measure next in a space measured so far)")
+    return GpuperfError(f"{at}: {target}={plain_value(value)!r} is not a positive number "
+                        f"(nor a failure: a status other than ok, or {', '.join(FAILURE_NAMES)})")
+
+
 def looks_like_rate(column: str) -> bool:
     """A column whose name says higher is better (``GFLOP/s``, ``gflops``, ``bytes_per_second``,
     ``throughput``, ``bandwidth``)."""
@@ -193,16 +207,49 @@ def looks_like_rate(column: str) -> bool:
 def without_unparameterised_rows(frame: pd.DataFrame, params: Sequence[str], where: str) -> pd.DataFrame:
     """``frame`` without the rows that have none of ``params`` (a kernel measured as itself beside
     its variant space, as a campaign does), with a note; a row with only some is kept (an error)."""
-    missing = [p for p in params if p not in frame.columns]
-    if missing:
-        return frame
-    none = frame[list(params)].isna().all(axis=1).to_numpy()
-    if not none.any() or none.all():
-        return frame
-    warnings.warn(f"{where}: left out {int(none.sum())} row(s) with none of the parameters (first: "
-                  f"{row_location(frame, int(np.flatnonzero(none)[0]))}; the kernel measured as itself, not "
-                  "as a variant)", GpuperfNote, stacklevel=3)
+    none = unparameterised_rows(frame, params)
+    if none.any():
+        _note_unparameterised(frame, none, where)
     return frame[~none]
+
+
+def unparameterised_rows(frame: pd.DataFrame, params: Sequence[str]) -> np.ndarray:
+    """Which rows have none of ``params`` (none where a column is missing or every row lacks them all)."""
+    if any(p not in frame.columns for p in params):
+        return np.zeros(len(frame), dtype=bool)
+    none = frame[list(params)].isna().all(axis=1).to_numpy()
+    return none if not none.all() else np.zeros(len(frame), dtype=bool)
+
+
+def _note_unparameterised(frame: pd.DataFrame, none: np.ndarray, where: str) -> None:
+    warnings.warn(f"{where}: left out {int(none.sum())} row(s) with none of the parameters (first: "
+                  f"{row_location(frame, int(np.flatnonzero(none)[0]))}; {_what_unparameterised(frame, none)})",
+                  GpuperfNote, stacklevel=4)
+
+
+def _what_unparameterised(frame: pd.DataFrame, none: np.ndarray) -> str:
+    """What rows without the parameters are: the kernel measured as itself, or other kernels' rows."""
+    if "kernel" not in frame.columns:
+        return "the kernel measured as itself, not as a variant"
+    kernels = frame["kernel"].to_numpy(dtype=object)
+    others = sorted({str(k) for k in kernels[none] if not pd.isna(k)} - {str(k) for k in kernels[~none]})
+    if not others:
+        return "the kernel measured as itself, not as a variant"
+    return f"other kernels' rows ({_first_names(others)}); --kernel picks one"
+
+
+def _first_names(names: Sequence[str], shown: int = 4) -> str:
+    return ", ".join(names[:shown]) + (", ..." if len(names) > shown else "")
+
+
+def _several_kernels(frame: pd.DataFrame) -> str:
+    """A hint where the table holds several kernels (each with its own parameters), else ""."""
+    if "kernel" not in frame.columns:
+        return ""
+    kernels = sorted(frame["kernel"].dropna().astype(str).unique())
+    if len(kernels) < 2:
+        return ""
+    return f" (the table holds {len(kernels)} kernels, {_first_names(kernels)}: pick one with --kernel)"
 
 
 def _why_twice(frame: pd.DataFrame, keys: pd.Series, row: int, used: list[str]) -> str:
@@ -218,7 +265,7 @@ def _why_twice(frame: pd.DataFrame, keys: pd.Series, row: int, used: list[str]) 
     if not differing:
         return ""
     return (f" (its rows differ in {', '.join(differing[:3])}: a parameter missing from --params, or one table "
-            "holding several: explore picks one with --kernel, --gpu and a size with -p, e.g. -p n=1024)")
+            "holding several: explore and ask pick one with --kernel, --gpu and a size with -p, e.g. -p n=1024)")
 
 
 def _gpu_name(frame: pd.DataFrame, where: str) -> str | None:
@@ -230,7 +277,7 @@ def _gpu_name(frame: pd.DataFrame, where: str) -> str | None:
     if len({canonical_gpu(name) for name in names}) > 1:
         shown = ", ".join(names[:3])
         raise GpuperfError(f"{where}: column {GPU_COLUMN} names {len(names)} GPUs ({shown}); one table "
-                           "per GPU (explore picks one with --gpu)")
+                           "per GPU (explore and ask pick one with --gpu)")
     return names[0] if len(names) else None
 
 
@@ -351,19 +398,41 @@ def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], targe
     by = [c for c in (*GROUP_COLUMNS, *size_columns) if c in frame.columns and frame[c].nunique() > 1]
     if not by:
         return [space_from_frame(frame, params, column, where)]
-    spaces = []
-    for key, part in frame.groupby(by, sort=True):
+    spaces, left_out, repeated = [], np.zeros(len(frame), dtype=bool), None
+    groups = frame.groupby(by, sort=True)
+    numbers = groups.ngroup().to_numpy()
+    for number, (key, part) in enumerate(groups):
+        positions = np.flatnonzero(numbers == number)
         if not all(p in part.columns and part[p].notna().any() for p in params):
             continue
-        if part.duplicated(subset=list(params)).any():  # tuned over more parameters: another kernel's space
-            continue
+        none = unparameterised_rows(part, params)  # noted once for the whole table, below
         names = [f"{c}={plain_value(v)}" if c in size_columns else str(v)
                  for c, v in zip(by, key if isinstance(key, tuple) else (key,))]
-        spaces.append(space_from_frame(part, params, column, f"{where} ({', '.join(names)})"))
+        if part[~none].duplicated(subset=list(params)).any():  # tuned over more parameters: another kernel's space
+            repeated = repeated or (part[~none], f"{where} ({', '.join(names)})")
+            continue
+        left_out[positions[none]] = True
+        spaces.append(space_from_frame(part[~none], params, column, f"{where} ({', '.join(names)})"))
+    if left_out.any():
+        _note_unparameterised(frame, left_out, where)
     if not spaces:
-        raise GpuperfError(f"{where}: no kernel in it has the parameters {', '.join(params)} (and no others that "
-                           "its configurations vary in)")
+        raise _no_training_space(where, params, column, repeated)
     return spaces
+
+
+def _no_training_space(where: str, params: Sequence[str], column: str,
+                       repeated: tuple[pd.DataFrame, str] | None) -> GpuperfError:
+    """The error for a training table with no space in it: where a group with the parameters repeats
+    a configuration (rows at several sizes, or a parameter missing from them), that row and why."""
+    if repeated is None:
+        return GpuperfError(f"{where}: no kernel in it has the parameters {', '.join(params)} (and no others that "
+                            "its configurations vary in)")
+    part, group = repeated
+    rows = part.reset_index(drop=True)
+    keys = configuration_keys(rows, params)
+    row = int(np.flatnonzero(keys.duplicated().to_numpy())[0])
+    return GpuperfError(f"{group}: {row_location(part, row)}: configuration {keys.iloc[row]} appears twice"
+                        f"{_why_twice(rows, keys, row, [*params, column])}")
 
 
 def _cache_space(path: str | Path, params: Sequence[str], target: str | None) -> Space:
