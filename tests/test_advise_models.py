@@ -273,3 +273,17 @@ def test_the_package_names_are_the_functions_even_once_their_modules_are_loaded(
 
     assert callable(advise) and advise.__module__ == "gpuperf.decisions.advisor"
     assert callable(explore) and explore.__module__ == "gpuperf.decisions.exploration"
+
+
+def test_advise_reports_each_optimization_as_it_is_taken_up(monkeypatch):
+    """A first run fits every entry's models for minutes: progress names each entry in turn."""
+    from gpuperf.decisions import advisor
+    from gpuperf.decisions.optimizations import load_optimizations
+
+    entries = list(load_optimizations().values())[:3]
+    monkeypatch.setattr(advisor, "_condition_holds", lambda entry, features: False)  # nothing to fit
+    seen = []
+    advice = advisor.advise({advisor.ADVICE_FEATURES[0]: 1.0}, entries=entries,
+                            progress=lambda done, total, name: seen.append((done, total, name)))
+    assert seen == [(i, 3, entry.name) for i, entry in enumerate(entries)]
+    assert [name for name, _ in advice.skipped] == [entry.name for entry in entries]

@@ -115,3 +115,10 @@ def test_predict_gpu_reads_only_the_measured_rows(tmp_path, capsys):
     table.drop(columns="gpu").to_csv(no_gpu, index=False)
     assert main(["predict-gpu", str(no_gpu), "--gpu", "K20", "--key", "n", "--out", str(tmp_path / "y.csv")]) == 2
     assert "missing column gpu" in capsys.readouterr().err
+
+
+def test_times_on_gpu_says_when_the_gpu_timed_every_launch_already():
+    table = jobs()
+    complete = pd.concat([table, table[table["gpu"] == "GTX 680"].assign(gpu="Tesla K20")])
+    with pytest.raises(GpuperfError, match="nothing to predict for Tesla K20: it timed every launch"):
+        times_on_gpu(complete, "K20", ["n"], "jobs.csv")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -52,8 +54,9 @@ def advise(
         from gpuperf.decisions.profile import read_profile
 
         launch = read_profile(profile, row, gpu)
-        result = advise_profile(launch, gpu, threshold, entries, where=f"{profile}: row {row}",
-                                min_confidence=min_confidence)
+        with _progress_bar(as_json) as progress:
+            result = advise_profile(launch, gpu, threshold, entries, where=f"{profile}: row {row}",
+                                    min_confidence=min_confidence, progress=progress)
         named = [str(launch[key]) for key in ("kernel", "gpu") if launch.get(key) not in (None, "")]
         subject = f"{profile}, row {row}" + (f" ({', '.join(named)})" if named else "")
     else:
@@ -61,7 +64,9 @@ def advise(
 
         found = get_kernel(kernel)
         sizes = kernel_sizes(found, param)
-        result = advise_kernel(found, sizes, gpu, device, threshold, entries, min_confidence=min_confidence)
+        with _progress_bar(as_json) as progress:
+            result = advise_kernel(found, sizes, gpu, device, threshold, entries, min_confidence=min_confidence,
+                                   progress=progress)
         where = device or gpu or "the GPUs of the bundled training pairs"
         subject = f"{found.key} at {', '.join(f'{k}={v}' for k, v in sizes.items())} on {where}"
     if as_json:
@@ -85,6 +90,22 @@ def advise(
                       f"{threshold:g}x[/dim]", highlight=False)
     for name, reason in result.skipped:
         console.print(f"[dim]{name}: {reason}[/dim]")
+
+
+@contextmanager
+def _progress_bar(hidden: bool) -> Iterator[Callable[[int, int, str], None]]:
+    """A transient bar over the optimizations assessed (a first run fits every entry's models: minutes)."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    errors = Console(stderr=True)  # stdout holds only the advice
+    with Progress(console=errors, disable=hidden or not errors.is_terminal, transient=True) as bar:
+        task = bar.add_task("assessing optimizations", total=None)
+
+        def update(done: int, total: int, name: str) -> None:
+            bar.update(task, completed=done, total=total, description=f"assessing {name}")
+
+        yield update
 
 
 def advice_json(result, threshold: float) -> dict[str, list]:  # noqa: ANN001 - an Advice

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,8 @@ DEFAULT_THRESHOLD = 1.05
 # Confidence is the calibrated chance that the predicted sign is right: below one half a suggestion
 # is more likely a slowdown than a speedup, so the advisor abstains by default.
 DEFAULT_MIN_CONFIDENCE = 0.5
+# Called as each optimization is taken up: (done, total, its name).
+Progress = Callable[[int, int, str], None]
 MODEL_FORMAT = 6
 NEAREST_SHOWN = 3
 
@@ -256,6 +258,7 @@ def advise(
     note: str = "",
     sizes: Mapping[str, Any] | None = None,
     min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+    progress: Progress | None = None,
 ) -> Advice:
     """Suggestions for a kernel described by ``features`` (advice + GPU features) on ``target``.
 
@@ -263,7 +266,9 @@ def advise(
     from the variant with it applied at ``sizes``; otherwise from ``features`` (NaN: imputed).
     Predictions at or above ``threshold`` but with confidence below ``min_confidence`` are not
     suggested: the advisor abstains and says so in ``skipped``. ``features`` must give at least one
-    of the kernel features the models know (``ADVICE_FEATURES``); others missing are imputed."""
+    of the kernel features the models know (``ADVICE_FEATURES``); others missing are imputed.
+    ``progress(done, total, name)`` is called as each optimization is taken up (a first run builds
+    and fits every entry's pairs and models, minutes; later runs read them from the cache)."""
     if not threshold > 0:
         raise GpuperfError(f"--threshold: must be a positive speedup, got {threshold}")
     if not 0.0 <= min_confidence <= 1.0:
@@ -277,7 +282,9 @@ def advise(
     entries = list(load_optimizations().values() if entries is None else entries)
     query = pd.DataFrame([{name: features.get(name, math.nan) for name in MODEL_FEATURES}])
     assessed, skipped = [], []
-    for entry in entries:
+    for done, entry in enumerate(entries):
+        if progress is not None:
+            progress(done, len(entries), entry.name)
         if not _condition_holds(entry, features):
             skipped.append((entry.name, f"does not apply: {entry.applies_when} is false for this kernel"))
             continue
@@ -332,6 +339,7 @@ def advise_kernel(
     entries: Iterable[Optimization] | None = None,
     use_cache: bool = True,
     min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+    progress: Progress | None = None,
 ) -> Advice:
     """Suggestions for a gpuperf kernel: for ``gpu`` (a GPU name), a measured ``device``, or any GPU."""
     if gpu is not None and device is not None:
@@ -339,7 +347,7 @@ def advise_kernel(
     target = device_target(device) if device else GPU_TARGET
     note = "" if gpu or device else "no --gpu given: the GPU features are the training pairs' medians"
     return advise(kernel_query(kernel, sizes, gpu), target, threshold, entries, kernel, use_cache, note, sizes,
-                  min_confidence)
+                  min_confidence, progress)
 
 
 def advise_profile(
@@ -350,6 +358,7 @@ def advise_profile(
     where: str = "profile row",
     use_cache: bool = True,
     min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+    progress: Progress | None = None,
 ) -> Advice:
     """Suggestions for a profiled launch (nvprof-style counters, see ``gpuperf.decisions.profile``)."""
     from gpuperf.decisions.profile import profile_features, profile_gpu
@@ -357,4 +366,4 @@ def advise_profile(
     gpu = gpu or profile_gpu(row)
     features = {**profile_features(row, where), **gpu_features(gpu)}
     note = "" if gpu else "no GPU named: the GPU features are the training pairs' medians"
-    return advise(features, GPU_TARGET, threshold, entries, None, use_cache, note, None, min_confidence)
+    return advise(features, GPU_TARGET, threshold, entries, None, use_cache, note, None, min_confidence, progress)
