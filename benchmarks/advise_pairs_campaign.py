@@ -10,7 +10,8 @@ static features to ``data/advise_pairs_pocl.csv.gz`` and the provenance next to 
     python benchmarks/advise_pairs_campaign.py [--device opencl:0] [--store benchmarks/advise_pairs.db]
 
 Each stencil's variants at one size are timed interleaved (``cycles`` in the campaign's timing);
-``cycle_times_s`` holds every point's per-cycle round medians (';'-separated, in cycle order).
+``cycle_times_s`` holds every point's per-cycle round medians (';'-separated, in cycle order) and
+``cycle_group`` the cycles' identifier (the advisor pairs cycle by cycle only within one).
 
 A repeat run into another store and file measures the same points again, e.g. to see how far the
 speedups move between runs (``data/advise_pairs_pocl_repeat.csv.gz``):
@@ -75,7 +76,7 @@ def campaign_text(cycles: int = CYCLES, min_repeats: int = MIN_REPEATS) -> str:
 
 KEEP = (
     "kernel", "variant", "gpu", "device", "source", "n", "m", "local_x", "local_y", "outputs_y", "prefetch", "unroll",
-    "time_s", "time_s_min", "time_s_iqr", "repeats", "status", "cycle_times_s",
+    "time_s", "time_s_min", "time_s_iqr", "repeats", "status", "cycle_times_s", "cycle_group",
 )
 
 

@@ -236,3 +236,17 @@ def test_pair_cache_is_keyed_by_the_dataset_contents_not_its_folder(tmp_path, mo
         keys.append(_cache_key(spec, "trick"))
     assert keys[0] == keys[1]
     assert keys[2] != keys[0]
+
+
+@pytest.mark.parametrize(("before_group", "after_group", "speedup"), [
+    ("g1", "g1", 4.0),  # timed in the same cycles: the median per-cycle ratio of 1, 4 and 8
+    ("g1", "g2", 2.0),  # different groups share no cycle: the ratio of the times, 4 / 2
+    ("g1", None, 2.0),  # one stored before groups were recorded, one after: not timed together
+    (None, None, 4.0),  # neither recorded (tables exported before): pairs as they always did
+])
+def test_interleaved_points_pair_cycle_by_cycle_only_within_one_cycle_group(tmp_path, before_group, after_group,
+                                                                             speedup):
+    path = _flag_rows(tmp_path, [(0, 4.0, "ok", "2;4;8"), (1, 2.0, "ok", "2;1;1")])
+    table = pd.read_csv(path).assign(cycle_group=[before_group, after_group])
+    table.to_csv(path, index=False)
+    assert list(build_spec_pairs(_flag_spec(tmp_path, path), "trick")["speedup"]) == [speedup]

@@ -424,3 +424,55 @@ def test_a_variant_whose_warm_up_fails_fails_alone_and_its_launch_is_closed(monk
     first, second = measure_interleaved([Variant(0, {}), Variant(1, {})], None, settings)
     assert first.samples == (1e-3, 1e-3) and isinstance(second, RunFailed)
     assert sorted(closed) == [0, 1]  # each launch closed once, the failed one included
+
+
+# -- which cycles a point was timed in -----------------------------------------------------------------
+
+
+def _cycle_groups(store_path: Path, campaign: str) -> dict[tuple[str, int], str]:
+    """Each stored point's cycle group, by (kernel, n)."""
+    with Store(store_path, create=False) as store:
+        return {(r["kernel"], r["sizes"]["n"]): r["provenance"]["cycle_group"] for r in store.rows(campaign)}
+
+
+def test_each_interleaved_group_records_its_own_cycle_group_and_export_gives_it(tmp_path: Path) -> None:
+    path = tmp_path / "all.toml"
+    path.write_text('interleave = "campaign"\n' + CAMPAIGN.replace('name = "pair"', 'name = "all"'))
+    with pytest.warns(UserWarning):  # cut in file order: both sizes of the first variant, then of the second
+        run_campaign(load_campaign(path), tmp_path / "s.db", progress=False, memory_limit=200_000)
+    groups = _cycle_groups(tmp_path / "s.db", "all")
+    first, second = sorted({kernel for kernel, _ in groups})
+    assert groups[(first, 64)] == groups[(first, 128)] != groups[(second, 64)] == groups[(second, 128)]
+    table = store_table(tmp_path / "s.db", campaign="all", features=False, cycle_times=True)
+    assert dict(zip(zip(table["kernel_key"], table["n"]), table["cycle_group"])) == groups
+    assert "cycle_group" not in store_table(tmp_path / "s.db", campaign="all", features=False).columns
+    with pytest.warns(UserWarning):  # the same groups timed again by another run: other cycles
+        run_campaign(load_campaign(path), tmp_path / "again.db", progress=False, memory_limit=200_000)
+    assert not set(_cycle_groups(tmp_path / "again.db", "all").values()) & set(groups.values())
+
+
+def test_a_resumed_group_keeps_its_cycle_group(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "pair.toml"
+    path.write_text(CAMPAIGN)  # two groups (one per size) of two variants, three cycles each
+    campaign = load_campaign(path)
+    rounds = RoundCounter(monkeypatch, kill_at=5)  # in the first group's third cycle
+    with pytest.raises(Killed):
+        run_campaign(campaign, tmp_path / "s.db", progress=False)
+    with Store(tmp_path / "s.db", create=False) as store:
+        kept = {json.loads(text)["cycle_group"] for (text,) in store.db.execute("SELECT round FROM rounds")}
+    rounds.restart()
+    run_campaign(campaign, tmp_path / "s.db", progress=False)
+    groups = _cycle_groups(tmp_path / "s.db", "pair")
+    (first, second) = sorted({kernel for kernel, _ in groups})
+    assert len(kept) == 1 and groups[(first, 64)] == groups[(second, 64)] == kept.pop()  # the cycles it began
+    assert groups[(first, 128)] == groups[(second, 128)] != groups[(first, 64)]
+
+
+def test_a_store_written_before_cycle_groups_were_recorded_exports_an_empty_cycle_group(tmp_path: Path) -> None:
+    row = {"campaign": "old", "kernel": "k", "sizes": {"n": 64}, "device": "opencl:0:0", "geometry": "64/64",
+           "kernel_name": "k", "variant": "", "variant_params": {}, "kernel_spec": "k", "status": "ok",
+           "time_s": 2.0, "samples": [1.0, 2.0, 3.0], "provenance": {"timing": {"cycles": 3}}}
+    with Store(tmp_path / "old.db") as store:
+        store.add(row)
+    table = store_table(tmp_path / "old.db", features=False, cycle_times=True)
+    assert table["cycle_times_s"].tolist() == ["1.0;2.0;3.0"] and table["cycle_group"].tolist() == [""]

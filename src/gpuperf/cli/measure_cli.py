@@ -125,7 +125,8 @@ def campaign_export(
     campaign: str = typer.Option(None, "--campaign", help="only this campaign"),
     no_features: bool = typer.Option(False, "--no-features", metavar="", help="leave out the static feature columns"),
     cycle_times: bool = typer.Option(False, "--cycle-times", metavar="",
-                                     help="add cycle_times_s: an interleaved point's per-cycle times"),
+                                     help="add cycle_times_s and cycle_group: an interleaved point's "
+                                          "per-cycle times and the cycles' identifier"),
 ) -> None:
     """Write the store as a dataset table (one row per point)."""
     from gpuperf.cli.output import new_output_file

@@ -4,8 +4,10 @@ A pair is two measurements on the same GPU (or device) at the same sizes whose c
 differ only by the optimization: another kernel of the same table (``MMGU -> MMGC``) or one
 parameter changed (``SA: 0 -> 1``). ``speedup = time_before / time_after`` (above 1: the
 optimization helps); when both points were timed interleaved (a ``cycle_times_s`` column, see
-gpuperf.measure.interleave) it is the median of their per-cycle ratios instead, which the machine's
-drift between rounds does not move. Repeated measurements of one point are first reduced to their median.
+gpuperf.measure.interleave) in the same cycles it is the median of their per-cycle ratios instead, which
+the machine's drift between rounds does not move. Two points share cycles when their ``cycle_group``s are
+equal; in tables without one (exported before it was recorded), when their cycle lists have one length.
+Repeated measurements of one point are first reduced to their median.
 Besides the before kernel's features, a pair carries what the optimization changes in them
 (``change_*``: the after kernel's features, from the same source, against the before kernel's).
 
@@ -36,8 +38,9 @@ from gpuperf.errors import GpuperfError
 from gpuperf.files import cache_root, write_cache_file
 from gpuperf.measure.export import CYCLE_TIMES
 from gpuperf.measure.interleave import paired_ratio
+from gpuperf.measure.store import CYCLE_GROUP
 
-PAIRS_FORMAT = 3  # bump when the pair table's columns or rules change
+PAIRS_FORMAT = 4  # bump when the pair table's columns or rules change
 GPU_TARGET = "gpu"  # pairs measured on a GPU gpuperf has a descriptor for
 DEVICE_TARGET = "device:"  # + the device's name: pairs measured on another device (e.g. a CPU via pocl)
 CYCLES = CYCLE_TIMES  # per-cycle round medians of an interleaved measurement, ';'-separated
@@ -99,13 +102,25 @@ def _cycle_times(text: object, where: str) -> np.ndarray | None:
         raise GpuperfError(f"{where}: {CYCLES}: expected ';'-separated times, not {text[:40]!r}") from None
 
 
-def paired_speedups(before: pd.Series, after: pd.Series, fallback: pd.Series, where: str = "pairs") -> pd.Series:
-    """Median per-cycle ratio before/after where both have cycle times of one length, else ``fallback``;
-    a malformed cycle list is an error naming ``where`` (the dataset)."""
+def _group_ids(groups: pd.Series | None, count: int) -> list[str | None]:
+    """Each row's cycle group identifier, None where it has none (or no ``groups`` are given)."""
+    if groups is None:
+        return [None] * count
+    return [None if pd.isna(g) or not str(g).strip() else str(g).strip() for g in groups]
+
+
+def paired_speedups(before: pd.Series, after: pd.Series, fallback: pd.Series, where: str = "pairs",
+                    before_groups: pd.Series | None = None, after_groups: pd.Series | None = None) -> pd.Series:
+    """Median per-cycle ratio before/after where both have cycle times of one length taken in the same
+    cycles, else ``fallback``. Rows timed in the same cycles have equal group identifiers (``*_groups``);
+    two rows without one pair as they did before identifiers were recorded, a row with one and a row
+    without never (they were stored by different runs). A malformed cycle list is an error naming
+    ``where`` (the dataset)."""
     values = fallback.to_numpy(dtype=float).copy()
-    for row, (first, second) in enumerate(zip(before, after)):
+    pairs = zip(before, after, _group_ids(before_groups, len(values)), _group_ids(after_groups, len(values)))
+    for row, (first, second, first_group, second_group) in enumerate(pairs):
         a, b = _cycle_times(first, where), _cycle_times(second, where)
-        if a is not None and b is not None and a.size == b.size:
+        if a is not None and b is not None and a.size == b.size and first_group == second_group:
             values[row] = paired_ratio(a, b)
     return pd.Series(values, index=fallback.index)
 
@@ -197,14 +212,20 @@ def build_spec_pairs(spec: PairSpec, optimization: str) -> pd.DataFrame:
     })
     out["speedup"] = out["time_before_s"] / out["time_after_s"]
     if CYCLES in joined.columns:
-        after_cycles = rows[CYCLES].iloc[joined["after_row"].to_numpy()].reset_index(drop=True)
-        out["speedup"] = paired_speedups(joined[CYCLES].reset_index(drop=True), after_cycles, out["speedup"],
-                                         f"{spec.where} ({spec.dataset})")
+        out["speedup"] = _cycle_speedups(joined, rows, out["speedup"], f"{spec.where} ({spec.dataset})")
     out = pd.concat([out, features.reset_index(drop=True)], axis=1)
     out = with_gpu_features(out)
     out.insert(PAIR_COLUMNS.index("target"), "target", np.where(
         out[list(GPU_FEATURES)].notna().any(axis=1), GPU_TARGET, DEVICE_TARGET + out["gpu"]))
     return out[[*PAIR_COLUMNS, *MODEL_FEATURES]]
+
+
+def _cycle_speedups(joined: pd.DataFrame, rows: pd.DataFrame, fallback: pd.Series, where: str) -> pd.Series:
+    """``paired_speedups`` of the joined before rows and their after rows, by cycle group where recorded."""
+    after = rows.iloc[joined["after_row"].to_numpy()].reset_index(drop=True)
+    before = joined.reset_index(drop=True)
+    groups = (before[CYCLE_GROUP], after[CYCLE_GROUP]) if CYCLE_GROUP in joined.columns else (None, None)
+    return paired_speedups(before[CYCLES], after[CYCLES], fallback, where, *groups)
 
 
 def cache_dir() -> Path:

@@ -36,6 +36,11 @@ would take more than ``GROUP_MEMORY_SHARE`` of the device's global memory is cut
 consecutive groups that fit, each timed interleaved (a note names the cut); points of different groups
 do not share cycles. The cut depends only on the points still to measure and the limit, so a resumed
 run cuts the rest the same way and a killed group resumes at its next cycle.
+
+Each interleaved point's provenance names its group's cycles (``cycle_group``): one identifier, new for
+every group timed, that a killed group's saved rounds carry, so the group keeps it when it resumes. Two
+points share cycles (their ratio can be taken cycle by cycle) only when they share it; a point timed
+again (``--retry-failed``, or the campaign run into another store) gets another.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ import itertools
 import json
 import time
 import tomllib
+import uuid
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -59,7 +65,7 @@ from gpuperf.measure.devices import (
     Compiled, Device, MeasureFailure, RunFailed, describe_exception, device_lost, open_device,
 )
 from gpuperf.measure.interleave import Variant, measure_interleaved
-from gpuperf.measure.store import OK, PointKey, Store, geometry_text, measuring_into, sizes_text
+from gpuperf.measure.store import CYCLE_GROUP, OK, PointKey, Store, geometry_text, measuring_into, sizes_text
 from gpuperf.measure.timing import Measurement, TimingSettings, measure_compiled, provenance
 
 _TOP_KEYS = {"name", "device", "seed", "verify", "timing", "interleave", "kernels", "spaces"}
@@ -318,11 +324,13 @@ def _row(point: Point, device: Device, status: str, **values: Any) -> dict[str, 
     }
 
 
-def _measured_row(point: Point, device: Device, m: Measurement) -> dict[str, Any]:
+def _measured_row(point: Point, device: Device, m: Measurement, cycle_group: str | None = None) -> dict[str, Any]:
+    """A measured point's row; ``cycle_group`` (interleaved points) joins its provenance."""
+    origin = m.provenance if cycle_group is None else {**m.provenance, CYCLE_GROUP: cycle_group}
     return _row(point, device, OK, time_s=m.time_s, time_s_min=m.time_s_min, time_s_iqr=m.time_s_iqr,
                 repeats=m.repeats, retries=m.retries, stable=m.stable, verified=m.verified,
                 max_rel_error=m.max_rel_error, compile_s=m.compile_s, first_launch_s=m.first_launch_s,
-                kernel_total_s=m.kernel_total_s, samples=list(m.samples), provenance=m.provenance)
+                kernel_total_s=m.kernel_total_s, samples=list(m.samples), provenance=origin)
 
 
 def _failed_row(point: Point, device: Device, exc: Exception, settings: TimingSettings) -> dict[str, Any]:
@@ -519,10 +527,21 @@ def _buffer_bytes(point: Point) -> int:
         return 0
 
 
+def _cycle_group(done: Mapping[int, Sequence[Mapping[str, Any]]]) -> str:
+    """The identifier of a group's cycles: the one its reused rounds carry (a resumed group goes on
+    with the same cycles), else a new one. Rounds saved before identifiers were kept carry none."""
+    for rounds in done.values():
+        for taken in rounds:
+            if taken.get(CYCLE_GROUP):
+                return str(taken[CYCLE_GROUP])
+    return str(uuid.uuid4())
+
+
 def _take_interleaved(group: Sequence[Point], device: Device, campaign: Campaign,
                       report: CampaignReport, store: Store) -> list[dict[str, Any]]:
     """Rows of a group timed in interleaved cycles; a variant that fails to build or run fails alone.
-    Each finished cycle's rounds go to the store, and rounds stored by a run that stopped are reused."""
+    Each finished cycle's rounds go to the store, and rounds stored by a run that stopped are reused,
+    with the identifier of the cycles they began (each measured row's ``cycle_group``)."""
     built: list[tuple[Point, Compiled | Exception]] = []
     for point in group:
         start = time.perf_counter()
@@ -537,9 +556,11 @@ def _take_interleaved(group: Sequence[Point], device: Device, campaign: Campaign
                                        sort_keys=True).encode()).hexdigest()
     stored = store.stored_rounds(p.key for p, _ in ready)
     done = {i: [r for r in stored.get(p.key, []) if r.get("group") == group_id] for i, (p, _) in enumerate(ready)}
+    cycle_group = _cycle_group(done)
 
     def keep(cycle: int, rounds: dict[int, dict[str, float]]) -> None:
-        store.add_rounds(cycle, {ready[i][0].key: {**taken, "group": group_id} for i, taken in rounds.items()})
+        store.add_rounds(cycle, {ready[i][0].key: {**taken, "group": group_id, CYCLE_GROUP: cycle_group}
+                                 for i, taken in rounds.items()})
 
     try:
         measured = measure_interleaved([Variant(c, p.sizes, p.entry.verify) for p, c in ready], device,
@@ -552,19 +573,21 @@ def _take_interleaved(group: Sequence[Point], device: Device, campaign: Campaign
         store.add(row)
         raise _stopped(culprit, device, exc, row) from None
     outcome = {id(p): m for (p, _), m in zip(ready, measured)}
-    rows = []
-    for point, compiled in built:
-        result = compiled if isinstance(compiled, Exception) else outcome[id(point)]
-        if isinstance(result, Exception):
-            row = _failed_row(point, device, result, campaign.settings)
-            report.failed[row["status"]] = report.failed.get(row["status"], 0) + 1
-        else:
-            report.measured += 1
-            report.kernel_s += result.kernel_total_s
-            report.first_launch_s += result.first_launch_s
-            row = _measured_row(point, device, result)
-        rows.append(row)
-    return rows
+    return [_group_row(point, compiled if isinstance(compiled, Exception) else outcome[id(point)], device,
+                       campaign, report, cycle_group) for point, compiled in built]
+
+
+def _group_row(point: Point, result: Measurement | Exception, device: Device, campaign: Campaign,
+               report: CampaignReport, cycle_group: str) -> dict[str, Any]:
+    """One member's row of an interleaved group, counted in ``report``."""
+    if isinstance(result, Exception):
+        row = _failed_row(point, device, result, campaign.settings)
+        report.failed[row["status"]] = report.failed.get(row["status"], 0) + 1
+        return row
+    report.measured += 1
+    report.kernel_s += result.kernel_total_s
+    report.first_launch_s += result.first_launch_s
+    return _measured_row(point, device, result, cycle_group)
 
 
 def _progress_bar(enabled: bool) -> Any:

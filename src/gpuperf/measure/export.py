@@ -4,7 +4,8 @@ Columns: the keys ``kernel``, ``variant``, ``gpu``, ``device``, ``source``; the 
 variant's tunable parameters, one column each; the kernel's static features
 (``gpuperf.features.extract_features``, with registers and occupancy where the GPU is known);
 ``time_s``, ``time_s_min``, ``time_s_iqr``, ``repeats``, ``status``; then the campaign, launch
-geometry, verification, compile time and error text.
+geometry, verification, compile time and error text; on request an interleaved point's per-cycle times
+(``cycle_times_s``) and the identifier of the cycles they were taken in (``cycle_group``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pandas as pd
 from gpuperf.errors import GpuperfError
 from gpuperf.files import written_whole
 from gpuperf.kernels.kernel import Kernel
-from gpuperf.measure.store import OK, Store
+from gpuperf.measure.store import CYCLE_GROUP, OK, Store
 
 KEY_COLUMNS = ("kernel", "variant", "gpu", "device", "source")
 CYCLE_TIMES = "cycle_times_s"  # an interleaved point's per-cycle round medians, ';'-separated
@@ -93,7 +94,8 @@ def store_table(store_path: str | Path, campaign: str | None = None, features: b
                 cycle_times: bool = False) -> pd.DataFrame:
     """Every stored point as one row of a dataset table; with ``cycle_times``, a ``cycle_times_s``
     column holds an interleaved point's per-cycle round medians ';'-separated, in cycle order (empty
-    for a failed point, and for a point timed on its own, whose launches pair with no other point's)."""
+    for a failed point, and for a point timed on its own, whose launches pair with no other point's),
+    and ``cycle_group`` the identifier of the cycles it was timed in (empty where the store has none)."""
     with Store(store_path, create=False) as store:
         rows = store.rows(campaign)
         if campaign is not None and campaign not in store.campaigns():
@@ -122,19 +124,26 @@ def store_table(store_path: str | Path, campaign: str | None = None, features: b
         record.update({c: row[c] for c in TIMING_COLUMNS})
         record.update({"kernel_key": row["kernel"], **{c: row[c] for c in DETAIL_COLUMNS if c != "kernel_key"}})
         if cycle_times:
-            interleaved = ((row["provenance"] or {}).get("timing") or {}).get("cycles", 1) > 1
-            record[CYCLE_TIMES] = (";".join(repr(float(t)) for t in row["samples"] or ())
-                                   if row["status"] == OK and interleaved else "")
+            record.update(_cycles(row))
         records.append(record)
     columns = [*KEY_COLUMNS, *size_names, *(n for n in param_names if n not in size_names),
                *(n for n in feature_names if n not in size_names and n not in param_names),
-               *TIMING_COLUMNS, *DETAIL_COLUMNS, *([CYCLE_TIMES] if cycle_times else [])]
+               *TIMING_COLUMNS, *DETAIL_COLUMNS, *([CYCLE_TIMES, CYCLE_GROUP] if cycle_times else [])]
     frame = pd.DataFrame.from_records(records, columns=columns)
     _fill_absent_counts(frame, list(feature_names))
     frame["time_s"] = pd.to_numeric(frame["time_s"], errors="coerce").astype(float)
     for column in [*size_names, *param_names]:
         frame[column] = _integers_kept(frame[column])
     return frame
+
+
+def _cycles(row: dict[str, Any]) -> dict[str, str]:
+    """A stored point's ``cycle_times_s`` and ``cycle_group`` (both empty unless timed interleaved)."""
+    origin = row["provenance"] or {}
+    if row["status"] != OK or (origin.get("timing") or {}).get("cycles", 1) <= 1:
+        return {CYCLE_TIMES: "", CYCLE_GROUP: ""}
+    return {CYCLE_TIMES: ";".join(repr(float(t)) for t in row["samples"] or ()),
+            CYCLE_GROUP: str(origin.get(CYCLE_GROUP) or "")}
 
 
 def _fill_absent_counts(frame: pd.DataFrame, features: list[str]) -> None:
@@ -211,7 +220,8 @@ def campaign_provenance(store_path: str | Path, campaign: str, environment: tupl
     with Store(store_path, create=False) as store:
         rows = [r for r in store.rows(campaign) if r["status"] == "ok"]
     first = dict(rows[0]["provenance"]) if rows else {}
-    first.pop("timestamp", None)
+    for own in ("timestamp", CYCLE_GROUP):  # the first point's own, not the campaign's
+        first.pop(own, None)
     timings = {json.dumps(r["provenance"].get("timing"), sort_keys=True) for r in rows}
     dates = sorted(r["measured_at"] for r in rows)
     return {

@@ -5,7 +5,9 @@ Rows are never changed once written; a failed point (``compile_failed``, ``run_f
 ``verify_failed``) is a row with its error text and no time. The database runs in WAL mode with a
 commit per row, so a killed process loses at most the point it was measuring. A group of points
 timed in interleaved cycles commits each finished cycle's rounds to the ``rounds`` table, so a
-killed group resumes at its next cycle; its points replace those rounds when the group ends.
+killed group resumes at its next cycle; its points replace those rounds when the group ends. Each of
+those points' provenance names the cycles it was timed in (``cycle_group``: one identifier per group,
+kept by its saved rounds so that a resumed group keeps it); stores written before it lack it.
 One campaign run measures into a store at a time (:func:`measuring_into`): a second would time its
 points on a device the first is loading, and its rows would be dropped as already stored.
 """
@@ -25,6 +27,7 @@ from typing import Any
 from gpuperf.errors import GpuperfError, missing_file
 
 OK = "ok"
+CYCLE_GROUP = "cycle_group"  # provenance of an interleaved point: the group (cycles) it was timed in
 FAILURES = ("compile_failed", "run_failed", "verify_failed")
 
 _SCHEMA = """
