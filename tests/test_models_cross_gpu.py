@@ -122,3 +122,14 @@ def test_times_on_gpu_says_when_the_gpu_timed_every_launch_already():
     complete = pd.concat([table, table[table["gpu"] == "GTX 680"].assign(gpu="Tesla K20")])
     with pytest.raises(GpuperfError, match="nothing to predict for Tesla K20: it timed every launch"):
         times_on_gpu(complete, "K20", ["n"], "jobs.csv")
+
+
+def test_times_on_gpu_names_a_row_without_a_kernel_or_gpu():
+    table = jobs()
+    table.loc[3, "kernel"] = None
+    with pytest.raises(GpuperfError, match=r"jobs.csv: row 4: kernel is empty"):
+        times_on_gpu(table, "K20", ["n"], "jobs.csv")
+    table = jobs()
+    table.loc[5, "gpu"] = None
+    with pytest.raises(GpuperfError, match=r"jobs.csv: row 6: gpu is empty"):
+        times_on_gpu(table, "K20", ["n"], "jobs.csv")

@@ -6,7 +6,9 @@
   :class:`RooflineModel`; :class:`ReferenceResidual` learns the ratio to a reference time;
 - selection: :class:`SpearmanClusterSelector`, :func:`mutual_information_ranking` and
   :func:`normalised_mutual_information` (LIFT paper);
-- persistence: :func:`save_model`, :func:`load_model` (JSON or skops, no pickle).
+- persistence: :func:`save_model`, :func:`load_model` (JSON or skops, no pickle);
+- cross-GPU: :func:`times_on_gpu`, a GPU's times from other GPUs' times of the same launches scaled
+  by a few launches timed on it (no fitted model; ``gpuperf predict-gpu``).
 
 Models take plain feature matrices (BSP and the roofline a DataFrame with named columns; the
 linear count model either); GPU
@@ -18,6 +20,8 @@ from gpuperf._lazy import lazy_exports
 # Names re-exported here, loaded on first use so that importing one model module stays cheap.
 _EXPORTS = {
     "BspModel": "bsp",
+    "CrossGpuPrediction": "cross_gpu",
+    "times_on_gpu": "cross_gpu",
     "LogTarget": "learned",
     "MODEL_NAMES": "learned",
     "PcaKnnRegressor": "learned",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from gpuperf.datasets.schema import TARGET
+from gpuperf.datasets.schema import TARGET, row_location
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.hardware.specs import canonical_gpu_name
 
@@ -83,7 +83,7 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
         timed = part.loc[~np.isnan(own), others].notna().any()
         kernels.append({"kernel": str(kernel), "calibration_launches": int((~np.isnan(own)).sum()),
                         "gpus": int(timed.sum()), "predicted": int(wanted.sum())})
-    frame = pd.concat(predicted, ignore_index=True)
+    frame = pd.concat(predicted, ignore_index=True) if predicted else pd.DataFrame()
     if frame.empty:
         raise GpuperfError(
             f"{where}: nothing to predict for {name}: a launch is predicted where another GPU timed it and also "
@@ -103,6 +103,10 @@ def launch_columns(table: pd.DataFrame, key: Sequence[str], where: str) -> list[
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)} (a launch is named by kernel and --key)")
     if "gpu" in key:
         raise GpuperfError(f"{where}: --key names the launch, not the GPU it ran on; leave gpu out of it")
+    for column in ("kernel", "gpu"):
+        empty = table[column].isna().to_numpy()
+        if empty.any():
+            raise GpuperfError(f"{where}: {row_location(table, int(np.flatnonzero(empty)[0]))}: {column} is empty")
     return columns
 
 
