@@ -193,6 +193,23 @@ def test_the_spaces_own_gpu_in_a_training_table_is_left_out(tmp_path, capsys):
     assert "every table is the space's own kernel and GPU" in capsys.readouterr().err
 
 
+def test_explore_gpu_on_a_table_without_a_gpu_column_names_its_gpu_as_ask_does(tmp_path, capsys):
+    """The space's own GPU in a training table is then left out, as for a space that names it."""
+    parts = []
+    for gpu, optimum in (("Tesla K20", (7, 4)), ("Tesla K40", (8, 4))):
+        write_space(tmp_path / "part.csv", optimum)
+        parts.append(pd.read_csv(tmp_path / "part.csv").assign(gpu=gpu, kernel="k"))
+    pd.concat(parts, ignore_index=True).to_csv(tmp_path / "both.csv", index=False)
+    parts[1].drop(columns=["gpu", "kernel"]).to_csv(tmp_path / "unnamed.csv", index=False)
+    parts[1].to_csv(tmp_path / "named.csv", index=False)
+    argv = ["--params", "bx,tile", "--train", str(tmp_path / "both.csv"), "--json"]
+    named = run_json(capsys, ["explore", str(tmp_path / "named.csv"), *argv])
+    by_option = run_json(capsys, ["explore", str(tmp_path / "unnamed.csv"), "--gpu", "K40", *argv])
+    assert by_option["order"] == named["order"]
+    asked = run_json(capsys, ["ask", str(tmp_path / "unnamed.csv"), "--gpu", "K40", *argv])
+    assert asked["remaining"] == len(parts[1]) - asked["measured"] - asked["failed"]
+
+
 def test_target_names_the_spaces_time_column_and_training_tables_keep_their_own(tmp_path, capsys):
     space = pd.read_csv(write_space(tmp_path / "target.csv", (7, 4)))
     space.rename(columns={"time_ms": "kernel_ms"}).to_csv(tmp_path / "renamed.csv", index=False)

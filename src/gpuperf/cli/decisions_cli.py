@@ -128,15 +128,13 @@ def ask_command(
     """Name the configuration to measure next, from a table of the space measured so far."""
     from gpuperf.datasets.schema import variant_parameters
     from gpuperf.decisions.ask import next_configuration, partly_measured
-    from gpuperf.decisions.space import GPU_COLUMN, is_kernel_tuner_cache, read_table, select_rows
+    from gpuperf.decisions.space import gpu_named, is_kernel_tuner_cache, read_table, select_rows
 
     if is_kernel_tuner_cache(space):
         raise GpuperfError(f"{space}: a Kernel Tuner cache holds only the configurations that ran; list every "
                            "configuration in a table, or tune with GuidedStrategy inside Kernel Tuner")
     frame = read_table(space).reset_index(drop=True)  # labels: positions in SPACE, kept by --gpu and --kernel
-    pick_gpu = gpu
-    if gpu is not None and GPU_COLUMN not in frame.columns:  # --gpu names the table's GPU
-        frame, pick_gpu = frame.assign(**{GPU_COLUMN: gpu}), None
+    frame, pick_gpu = gpu_named(frame, gpu)
     sizes = parse_params(param)
     frame, where = select_rows(frame, space, kernel, pick_gpu, sizes)
     names = [p.strip() for p in params.split(",") if p.strip()] if params else variant_parameters(frame)

@@ -311,7 +311,7 @@ def read_space(path: str | Path, params: Sequence[str] | None = None, target: st
     ``.json.gz``; see :func:`space_from_frame`).
 
     ``kernel`` and ``gpu`` pick one kernel's rows on one GPU out of a table of several (see
-    :func:`select_rows`). A cache names its own parameters (``tune_params_keys``, used when
+    :func:`select_rows`); on a table without a ``gpu`` column, ``gpu`` names its GPU (:func:`gpu_named`). A cache names its own parameters (``tune_params_keys``, used when
     ``params`` is None), its times become ``time_s`` and its device names the space's GPU; a
     table without ``params`` takes the names in its ``variant`` labels (``a=1,b=2``).
     """
@@ -323,11 +323,20 @@ def read_space(path: str | Path, params: Sequence[str] | None = None, target: st
         params, target = params or frame.attrs["parameters"], target or "time_s"
     else:
         frame = read_table(path)
+    frame, gpu = gpu_named(frame, gpu)
     frame, where = select_rows(frame, where, kernel, gpu, sizes)
     params = list(params or variant_parameters(frame))
     if not params:
         raise GpuperfError(f"{where}: say which columns are the parameters (--params P1,P2,...)")
     return space_from_frame(frame, params, target or default_target(frame, where), where)
+
+
+def gpu_named(frame: pd.DataFrame, gpu: str | None) -> tuple[pd.DataFrame, str | None]:
+    """``--gpu`` on a table without a ``gpu`` column names the table's GPU (its descriptor then weighs
+    other GPUs' data): the table with that column, and no GPU left to pick rows by."""
+    if gpu is not None and GPU_COLUMN not in frame.columns:
+        return frame.assign(**{GPU_COLUMN: gpu}), None
+    return frame, gpu
 
 
 def select_rows(frame: pd.DataFrame, where: str, kernel: str | None = None,
