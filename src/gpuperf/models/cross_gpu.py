@@ -67,10 +67,10 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     others = [g for g in times.columns if g != name]
     if not others:
         raise GpuperfError(f"{where}: every row is from {name}; predicting it needs other GPUs' times of the same launches")
-    predicted, kernels, missing = [], [], []
     elsewhere = times[others].notna().any(axis=1).to_numpy()
     if not (elsewhere & times[name].isna().to_numpy()).any():
         raise GpuperfError(f"{where}: nothing to predict for {name}: it timed every launch the other GPUs timed")
+    predicted, kernels, missing = [], [], []
     for kernel, part in times.groupby(level="kernel", sort=True):
         own = part[name].to_numpy(dtype=float)
         if np.isnan(own).all():
