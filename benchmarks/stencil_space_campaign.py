@@ -9,6 +9,7 @@ continue), then writes every point with its static features to ``data/stencil_sp
 the provenance next to it. Measured values are copied from the store unchanged.
 
     python benchmarks/stencil_space_campaign.py [--device opencl:0] [--per-space 64] [--size 1024]
+                                                [--cycles 100] [--store FILE] [--out FILE] [--campaign FILE]
 """
 
 from __future__ import annotations
@@ -67,18 +68,20 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--out", default=str(OUT))
     parser.add_argument("--cycles", type=int, default=CYCLES, help="interleaved cycles per point (1: none)")
+    parser.add_argument("--campaign", default=str(CAMPAIGN), help="where to write the campaign file")
     args = parser.parse_args()
+    campaign = Path(args.campaign).resolve()
     out = Path(args.out)
     if out.exists():  # a measured table is never overwritten (the bundled one is the default --out)
         raise SystemExit(f"--out {out} exists; name a new file, or move the old one away first")
     load_before = os.getloadavg()
-    CAMPAIGN.write_text(campaign_text(sampled_specs(args.per_space), args.size, args.cycles))
-    report = run_campaign(load_campaign(CAMPAIGN), args.store, device=args.device)
+    campaign.write_text(campaign_text(sampled_specs(args.per_space), args.size, args.cycles))
+    report = run_campaign(load_campaign(campaign), args.store, device=args.device)
     print(json.dumps(report.to_dict(), indent=2))
     table = store_table(args.store, campaign=NAME, cycle_times=True)
     table.to_csv(out, index=False)
     provenance = campaign_provenance(args.store, NAME, POCL_SETTINGS)
-    provenance |= {"file": out.name, "campaign": CAMPAIGN.relative_to(ROOT).as_posix(), "points": len(table),
+    provenance |= {"file": out.name, "campaign": campaign.relative_to(ROOT).as_posix() if campaign.is_relative_to(ROOT) else campaign.name, "points": len(table),
                    "load_average_1min": {"before": round(load_before[0], 2), "after": round(os.getloadavg()[0], 2)}}
     out.with_name(out.name.removesuffix(".csv.gz") + ".provenance.json").write_text(
         json.dumps(provenance, indent=2, default=str) + "\n")

@@ -184,6 +184,48 @@ def _cupy_version() -> str:
     return str(_cupy().__version__)
 
 
+# A one-thread kernel that holds the stream until the host has enqueued a whole batch of timed
+# launches (it polls flag[0] in pinned host memory), so no launch waits for the host between its
+# start and end events. If the host has not opened the gate within the timeout (SM clock cycles,
+# about a second at 2 GHz), the kernel goes on by itself and sets flag[1], and the batch is timed
+# again in smaller batches. The host writes only flag[0] and the kernel only flag[1], so neither
+# overwrites what the other said.
+GATE_SOURCE = r"""
+extern "C" __global__ void gpuperf_gate(volatile int *flag, long long timeout_cycles)
+{
+    long long start = clock64();
+    while (flag[0] == 0) {
+        if (clock64() - start > timeout_cycles) {
+            flag[1] = 1;
+            return;
+        }
+    }
+}
+"""
+GATE_TIMEOUT_CYCLES = 2**31
+
+
+class LaunchGate:
+    """The gate kernel and its two flags on one device (see ``GATE_SOURCE``)."""
+
+    def __init__(self, cupy: Any) -> None:
+        self.kernel = cupy.RawModule(code=GATE_SOURCE).get_function("gpuperf_gate")
+        self.memory = cupy.cuda.alloc_pinned_memory(2 * np.dtype(np.int32).itemsize)
+        self.flag = np.ndarray((2,), np.int32, buffer=self.memory)
+
+    def close(self) -> None:
+        """Hold the stream: launches enqueued from now on wait until ``open``."""
+        self.flag[:] = 0
+        self.kernel((1,), (1,), (np.uint64(self.memory.ptr), np.int64(GATE_TIMEOUT_CYCLES)))
+
+    def open(self) -> None:
+        self.flag[0] = 1
+
+    def timed_out(self) -> bool:
+        """Whether the last gate opened by its timeout (read after the stream has finished)."""
+        return bool(self.flag[1])
+
+
 class CudaDevice:
     """One CUDA GPU, used through CuPy."""
 
@@ -193,6 +235,20 @@ class CudaDevice:
         self.name = f"cuda:{index}"
         self.gpu = self.cupy.cuda.Device(index)
         self.memory_bytes = int(self.gpu.mem_info[1])  # (free, total)
+        self._gate: LaunchGate | None = None
+        self.gate_failure: str | None = None
+
+    @property
+    def gate(self) -> LaunchGate | None:
+        """The device's launch gate, built on first use; None where it cannot be built (the reason is
+        kept in ``gate_failure`` and launches are then timed ungated)."""
+        if self._gate is None and self.gate_failure is None:
+            try:
+                with self.gpu:
+                    self._gate = LaunchGate(self.cupy)
+            except Exception as exc:  # noqa: BLE001 - timing still works without the gate
+                self.gate_failure = describe_exception(exc, 200)
+        return self._gate
 
     def provenance(self) -> dict[str, str]:
         runtime = self.cupy.cuda.runtime
@@ -208,13 +264,17 @@ class CudaDevice:
 
 
 class CudaCompiled:
-    """A kernel's CUDA source built with NVRTC (through ``cupy.RawModule``)."""
+    """A kernel's CUDA source built with NVRTC (through ``cupy.RawModule``).
 
-    timer = "cuda_event_span"
+    ``timer`` names how its launches are timed: ``cuda_event_gated`` (start and end events around each
+    launch, the whole batch enqueued behind the device's launch gate, so the host's launch delay is
+    not counted) or, where the gate cannot be built, ``cuda_event_span`` (the same events without the
+    gate: a launch shorter than the host's launch delay is timed as that delay)."""
 
     def __init__(self, device: CudaDevice, kernel: Kernel) -> None:
         self.device = device
         self.kernel = kernel
+        self.timer = "cuda_event_gated" if device.gate is not None else "cuda_event_span"
         start = time.perf_counter()
         try:
             code, self.functions = cuda_code(kernel)
@@ -266,21 +326,44 @@ class CudaLaunch:
         return self.run_many(1)[0]
 
     def run_many(self, count: int) -> list[float]:
-        cupy = self.compiled.device.cupy
         try:
-            with self.compiled.device.gpu:
-                pairs = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(count)]
-                for start, end in pairs:
-                    start.record()
-                    for handle, grid, block, args in self.calls:
-                        handle(grid, block, args)
-                    end.record()
-                pairs[-1][1].synchronize()
-                return [cupy.cuda.get_elapsed_time(start, end) * 1e-3 for start, end in pairs]
+            return self.timed_batch(count, gated=self.compiled.timer == "cuda_event_gated")
         except Exception as exc:  # noqa: BLE001
             failure = DeviceLost if device_lost(exc) else RunFailed
             raise failure(f"kernel '{self.compiled.kernel.key}' failed to run: {describe_exception(exc)}",
                           detail=f"{type(exc).__name__}: {exc}") from exc
+
+    def timed_batch(self, count: int, gated: bool = True) -> list[float]:
+        """Device times of ``count`` launches, each between its own start and end events; with ``gated``
+        (and a gate on the device) the batch is enqueued behind the launch gate."""
+        device = self.compiled.device
+        gate = device.gate if gated else None
+        with device.gpu:
+            return self._timed_batch(count, gate)
+
+    def _timed_batch(self, count: int, gate: LaunchGate | None) -> list[float]:
+        """``count`` launches, each between its own start and end events; behind ``gate`` when given.
+        A gate that opened by its timeout (the host was slower than it, or the driver's queue filled
+        and blocked the host) leaves the batch's first launches timed with host delays in them, so the
+        batch is timed again as two halves."""
+        cupy = self.compiled.device.cupy
+        pairs = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(count)]
+        if gate is not None:
+            gate.close()
+        try:
+            for start, end in pairs:
+                start.record()
+                for handle, grid, block, args in self.calls:
+                    handle(grid, block, args)
+                end.record()
+        finally:
+            if gate is not None:
+                gate.open()
+        pairs[-1][1].synchronize()
+        if gate is not None and gate.timed_out() and count > 1:
+            half = count // 2
+            return self._timed_batch(half, gate) + self._timed_batch(count - half, gate)
+        return [cupy.cuda.get_elapsed_time(start, end) * 1e-3 for start, end in pairs]
 
     def outputs(self) -> dict[str, np.ndarray]:
         cupy = self.compiled.device.cupy

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# One session of gpuperf measurements on an NVIDIA GPU, written to the folder OUT:
+#
+#   benchmarks/gpu_session.sh OUT [DEVICE]        (DEVICE: cuda:0 by default)
+#
+# Each step runs under its own time limit (SIGINT at the limit: a campaign keeps every point it
+# stored) and logs to OUT/STEP.log; a failed step does not stop the next. The steps:
+#   env        the GPU, driver, clocks and Python packages
+#   smoke      one catalog kernel measured and checked against NumPy
+#   timer      benchmarks/bench_cuda_timer.py: the launch gate against the ungated events
+#   linear     benchmarks/bench_linear_model.py: the linear count model calibrated on the GPU and
+#              tested on held-out kernels (store OUT/linear_model.sqlite)
+#   geometry   gpuperf geometry-sweep: two parallel loops over a (threads, blocks) grid
+#   stencils   benchmarks/stencil_space_campaign.py: a sample of every stencil variant space
+# Limits (seconds) can be set with LIMIT_<STEP>=N; GPU_SESSION_STEPS="env smoke" runs only those
+# steps; GPU_SESSION_QUICK=1 shrinks every step (a dry run).
+set -u
+out=${1:?usage: benchmarks/gpu_session.sh OUT [DEVICE]}
+device=${2:-cuda:0}
+quick=${GPU_SESSION_QUICK:-0}
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+py=${PYTHON:-python3}
+
+steps=" ${GPU_SESSION_STEPS:-env smoke timer linear geometry stencils} "
+
+step() {
+    local name=$1 limit=$2
+    shift 2
+    [[ "$steps" == *" $name "* ]] || return 0
+    echo "=== $name: start $(date -u +%T), limit ${limit} s"
+    local start=$SECONDS
+    timeout --signal=INT --kill-after=20 "$limit" "$@" >"$out/$name.log" 2>&1
+    local rc=$?
+    echo "=== $name: exit $rc after $((SECONDS - start)) s"
+    tail -n "${TAIL_LINES:-25}" "$out/$name.log"
+}
+
+if [ "$quick" = 1 ]; then
+    per_space=1; stencil_size=512; trips=1000; cycles=2
+else
+    per_space=24; stencil_size=4096; trips=1000,100000,10000000; cycles=10
+fi
+
+step env "${LIMIT_ENV:-60}" bash -c "nvidia-smi; nvidia-smi -q -d CLOCK | head -40; $py -c 'import numpy, pandas, sklearn, loopy, cupy; print(\"numpy\", numpy.__version__, \"pandas\", pandas.__version__, \"sklearn\", sklearn.__version__, \"cupy\", cupy.__version__)'; $py -m gpuperf devices"
+step smoke "${LIMIT_SMOKE:-60}" "$py" -m gpuperf measure vector_copy -p n=16777216 --device "$device" --json
+step timer "${LIMIT_TIMER:-90}" "$py" benchmarks/bench_cuda_timer.py --device "$device" --out "$out/cuda_timer.csv" \
+    $([ "$quick" = 1 ] && echo "--rounds 1 --launches 20")
+step linear "${LIMIT_LINEAR:-170}" "$py" benchmarks/bench_linear_model.py --device "$device" --cycles "$cycles" \
+    --store "$out/linear_model.sqlite" --no-progress
+step geometry "${LIMIT_GEOMETRY:-150}" "$py" -m gpuperf geometry-sweep --device "$device" --trips "$trips" \
+    --blocks-step 2 --cycles "$cycles" --out "$out/geometry_sweep.csv" --report "$out/geometry_sweep_report" \
+    --no-progress
+step stencils "${LIMIT_STENCILS:-120}" "$py" benchmarks/stencil_space_campaign.py --device "$device" \
+    --per-space "$per_space" --size "$stencil_size" --cycles "$cycles" --store "$out/stencil_spaces.sqlite" \
+    --out "$out/stencil_spaces.csv.gz" --campaign "$out/stencil_spaces.campaign.toml"
+echo "=== done $(date -u +%T)"
