@@ -1,0 +1,102 @@
+"""Write a GPU session's measurements (benchmarks/gpu_session.sh) into ``data/`` with their provenance.
+
+    python benchmarks/export_gpu_session.py SESSION_FOLDER [SESSION_FOLDER ...] --tag h100
+        [--commit SHA] [--note "..."]
+
+Reads, from the session folders (later folders win where two hold the same file):
+``cuda_timer.csv``, ``linear_model.sqlite``, ``geometry_sweep*.csv`` and ``stencil_spaces.sqlite``, and
+writes ``data/cuda_timer_TAG.csv``, ``data/linear_model_TAG.csv.gz``, ``data/geometry_sweep_TAG.csv.gz``
+and ``data/stencil_spaces_TAG.csv.gz``, each with a ``.provenance.json`` beside it. Measured values are
+copied unchanged; a data file that already exists is never overwritten. The stencil table gets the
+static features of each variant (as ``campaign export`` adds them), computed here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data"
+
+
+def newest(folders: list[Path], pattern: str) -> list[Path]:
+    """Files matching ``pattern``, a later folder's replacing an earlier one's of the same name."""
+    found: dict[str, Path] = {}
+    for folder in folders:
+        for path in sorted(folder.glob(pattern)):
+            found[path.name] = path
+    return list(found.values())
+
+
+def write_new(path: Path, table: pd.DataFrame, provenance: dict[str, Any]) -> None:
+    if path.exists():
+        raise SystemExit(f"{path} exists; a measured table is never overwritten")
+    table.to_csv(path, index=False)
+    stem = path.name.removesuffix(".gz").removesuffix(".csv")
+    path.with_name(stem + ".provenance.json").write_text(json.dumps(provenance, indent=2, default=str) + "\n")
+    print(f"wrote {path.relative_to(ROOT)} ({len(table)} rows)")
+
+
+def store_export(store: Path, campaign: str | None, features: bool) -> tuple[pd.DataFrame, dict[str, Any]]:
+    from gpuperf.measure.export import campaign_provenance, store_table
+    from gpuperf.measure.store import Store
+
+    with Store(store, create=False) as opened:
+        names = [campaign] if campaign else opened.campaigns()
+    table = store_table(store, campaign=campaign, features=features, cycle_times=True)
+    provenance = {name: campaign_provenance(store, name) for name in names}
+    return table, provenance
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folders", nargs="+", type=Path)
+    parser.add_argument("--tag", required=True, help="the GPU's short name in the file names, e.g. h100")
+    parser.add_argument("--commit", help="the gpuperf commit the session ran")
+    parser.add_argument("--note", default="", help="anything the provenance should say about the session")
+    args = parser.parse_args()
+    common = {"session_command": "benchmarks/gpu_session.sh", "gpuperf_commit": args.commit, "note": args.note}
+
+    timer = newest(args.folders, "cuda_timer.csv")
+    if timer:
+        write_new(DATA / f"cuda_timer_{args.tag}.csv", pd.read_csv(timer[-1]), {
+            **common, "what": "benchmarks/bench_cuda_timer.py: each catalog kernel and size timed gated, ungated "
+                              "(span) and back to back, interleaved round by round",
+            "command": "python benchmarks/bench_cuda_timer.py --device cuda:0"})
+
+    linear = newest(args.folders, "linear_model.sqlite")
+    if linear:
+        table, provenance = store_export(linear[-1], None, features=False)
+        write_new(DATA / f"linear_model_{args.tag}.csv.gz", table, {
+            **common, "what": "the linear count model's calibration and held-out points, timed together in "
+                              "interleaved cycles (gpuperf.evaluation.linear_eval, device class gpu)",
+            "command": "python benchmarks/bench_linear_model.py --device cuda:0 --cycles 10",
+            "campaigns": provenance})
+
+    sweeps = newest(args.folders, "geometry_sweep*.csv")
+    if sweeps:
+        parts = [pd.read_csv(path).assign(sweep_file=path.name) for path in sweeps]
+        write_new(DATA / f"geometry_sweep_{args.tag}.csv.gz", pd.concat(parts, ignore_index=True), {
+            **common, "what": "grid-stride saxpy and degree-32 polynomial loops over a (threads, blocks) grid "
+                              "(gpuperf.decisions.geometry_sweep), every output verified against NumPy; "
+                              "sweep_file names the run each row comes from",
+            "parts": {path.name: str(path.parent.name) for path in sweeps}})
+
+    stencils = newest(args.folders, "stencil_spaces.sqlite")
+    if stencils:
+        table, provenance = store_export(stencils[-1], "stencil_spaces", features=True)
+        write_new(DATA / f"stencil_spaces_{args.tag}.csv.gz", table, {
+            **common, "what": "a seeded sample of every stencil variant space, each space's variants timed "
+                              "interleaved, every output verified against NumPy",
+            "command": "python benchmarks/stencil_space_campaign.py --device cuda:0 --per-space 24 --size 4096 "
+                       "--cycles 10",
+            **provenance["stencil_spaces"]})
+
+
+if __name__ == "__main__":
+    main()
