@@ -305,7 +305,7 @@ def test_passes_combine_by_the_fastest_launch_or_the_median_of_pass_medians() ->
     """Three passes of vector_copy at n=1024 with pass medians 1, 2 and 6 ms and fastest launches
     0.9, 0.5 and 0.7 ms: "min" takes the fastest launch of any pass (0.5 ms), "median" the median of
     the pass medians (2 ms; their mean would be 3 ms). A point outside the plan is ignored."""
-    from gpuperf.models.linear_calibration import _combine
+    from gpuperf.models.linear_calibration import combine_measured as _combine
 
     plan = {"vector_copy": [{"n": 1024}]}
     rows = [{"kernel_spec": "vector_copy", "sizes": {"n": 1024}, "time_s": t, "time_s_min": fastest}

@@ -15,10 +15,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from gpuperf.errors import GpuperfError
 from gpuperf.models.linear_calibration import (
     CALIBRATION_PLANS,
     Calibration,
+    DeviceInfo,
     calibrate,
+    combine_measured,
     device_info,
     fit_calibration,
     measure_plan,
@@ -105,6 +108,52 @@ def evaluate_linear_model(device: str, store: str | Path, passes: int = 3,
         calibration = fit_calibration(both[both["kernel"].isin(fitting)].reset_index(drop=True), info, store,
                                       property_set, timing=timing)
         measured = both[both["kernel"].isin(plan)].reset_index(drop=True)
+    return _predicted(calibration, measured)
+
+
+def _predicted(calibration: Calibration, measured: pd.DataFrame) -> LinearEvaluation:
     data = with_properties(measured, calibration.model.property_names_)
     data["predicted_s"] = calibration.model.predict(data)
     return LinearEvaluation(calibration, data)
+
+
+def evaluate_linear_table(table: pd.DataFrame | str | Path, device_class: str = "gpu",
+                          property_set: str | None = None, statistic: str = "min",
+                          properties: Sequence[str] | None = None) -> LinearEvaluation:
+    """The held-out evaluation of :func:`evaluate_linear_model` on points already measured: a table
+    such as ``campaign export`` writes (``kernel``, one column per size parameter, ``time_s``,
+    ``time_s_min``, ``status``; e.g. the bundled ``data/linear_model_h100.csv.gz``), its device of
+    class ``device_class``. Points outside the class's calibration and held-out plans are ignored;
+    ``properties`` names the model's properties instead of ``property_set``'s."""
+    source = str(table) if not isinstance(table, pd.DataFrame) else "the table"
+    frame = pd.read_csv(table) if not isinstance(table, pd.DataFrame) else table
+    if device_class not in CALIBRATION_PLANS:
+        raise GpuperfError(f"device class must be one of {', '.join(CALIBRATION_PLANS)}, not '{device_class}'")
+    missing = [c for c in ("kernel", "time_s", "time_s_min") if c not in frame.columns]
+    if missing:
+        raise GpuperfError(f"{source}: no column {', '.join(missing)}")
+    devices = sorted(frame.get("device", pd.Series(["table"])).dropna().astype(str).unique())
+    if len(devices) > 1:
+        raise GpuperfError(f"{source}: points of several devices ({', '.join(devices)}); give one device's")
+    fitting, plan = CALIBRATION_PLANS[device_class], HELD_OUT_PLANS[device_class]
+    rows = _table_rows(frame)
+    info = DeviceInfo(devices[0] if devices else "table", str(frame["gpu"].iloc[0]) if "gpu" in frame else source,
+                      device_class)
+    measured = combine_measured(rows, {**fitting, **plan}, statistic)
+    calibration = fit_calibration(measured[measured["kernel"].isin(fitting)].reset_index(drop=True), info, source,
+                                  property_set, properties, timing={"statistic": statistic, "table": source})
+    return _predicted(calibration, measured[measured["kernel"].isin(plan)].reset_index(drop=True))
+
+
+def _table_rows(frame: pd.DataFrame) -> list[dict]:
+    """The table's measured points as a store's rows (kernel, sizes, times)."""
+    from gpuperf.kernels.catalog import get_kernel
+
+    ok = frame["status"].astype(str).str.lower().eq("ok") if "status" in frame else pd.Series(True, frame.index)
+    rows = []
+    for _, row in frame[ok].iterrows():
+        params = get_kernel(row["kernel"]).params
+        sizes = {name: int(row[name]) for name in params if name in row and pd.notna(row[name])}
+        rows.append({"kernel_spec": row["kernel"], "sizes": sizes, "time_s": float(row["time_s"]),
+                     "time_s_min": float(row["time_s_min"])})
+    return rows

@@ -149,10 +149,12 @@ def measure_plan(plan: Plan, device: str, store: str | Path, campaign: str, pass
     with Store(store, create=False) as opened:  # a store may hold other devices' points too
         rows = [row for one in campaigns for row in opened.rows(one.name)
                 if row["status"] == "ok" and row["device"] in measured_on]
-    return _combine(rows, plan, statistic)
+    return combine_measured(rows, plan, statistic)
 
 
-def _combine(rows: list[dict[str, Any]], plan: Plan, statistic: str) -> pd.DataFrame:
+def combine_measured(rows: list[dict[str, Any]], plan: Plan, statistic: str) -> pd.DataFrame:
+    """One row per planned (kernel, sizes) of the measured ``rows`` (a store's: ``kernel_spec``,
+    ``sizes``, ``time_s``, ``time_s_min``): its ``statistic`` over the rows that measured it."""
     wanted = {(name, sizes_label(get_kernel(name).resolve_sizes(s))) for name, sizes in plan.items() for s in sizes}
     times: dict[tuple[str, str], list[float]] = {}
     sizes_of: dict[tuple[str, str], dict[str, int]] = {}

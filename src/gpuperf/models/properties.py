@@ -8,9 +8,18 @@ flight together take less than their sum).
 
 ``PROPERTY_SETS`` names the properties a device class uses:
 
-- ``gpu``: the Stevens & Klöckner set: operations by type, global bytes by direction and stride
-  class along local axis 0 (coalescing), local accesses, barriers per work-group, launches,
-  work-groups and the load/store overlap.
+- ``stevens_klockner``: the Stevens & Klöckner set: operations by type, global bytes by direction
+  and stride class along local axis 0 (coalescing), local accesses, barriers per work-group,
+  launches, work-groups and the load/store overlap. Every term is a total per launch, so it
+  describes a launch that fills the GPU, where throughput sets the time.
+- ``gpu``: that set plus four per-work-item counts (``item_flops``, ``item_special``,
+  ``item_loads``, ``item_strided_loads``): the chain of dependent work one work-item runs, whose
+  latencies set the time of a launch with too few work-items to fill the GPU (n-body with 32
+  work-groups on 132 SMs, one row sum per work-item). Calibrated on an H100, their weights are the
+  latencies one would expect: about 4 ns per operation, 39 ns per division or call, 14 ns per
+  coalesced load (an L1 hit) and 121 ns per strided one; without them the held-out n-body is
+  predicted 14x too fast (``data/linear_model_h100.csv.gz``, ``benchmarks/bench_linear_model.py
+  --table``).
 - ``cpu``: a CPU (e.g. pocl) runs each work-group as loops over its work-items and vectorises the
   innermost one, unless the kernel calls a function (sqrt, fmin, exp, ...): then it runs scalar.
   Coalescing means nothing there; what counts is the data a launch brings into the caches (its
@@ -107,6 +116,11 @@ PROPERTIES: tuple[Property, ...] = (
     Property("barriers", 1, "barriers", "local barriers passed, once per work-group each"),
     Property("barrier_work_items", 1, "barriers", "local barriers passed, once per work-item each"),
     Property("loop_iterations", 1, "iterations", "sequential (and unrolled) loop-body executions, work-item units"),
+    Property("item_flops", 1, "operations", f"floating-point {_OPS} per work-item (its chain of dependent work)"),
+    Property("item_special", 1, "operations", "floating-point divisions and function calls per work-item"),
+    Property("item_loads", 1, "accesses", "global loads uniform or consecutive along local axis 0, per work-item"),
+    Property("item_strided_loads", 1, "accesses",
+             "global loads further apart along local axis 0 or not affine, per work-item"),
     Property("overlap_bytes", -1, "bytes", "min(global load bytes, global store bytes): loads and stores overlapping"),
     Property("footprint_bytes", 1, "bytes", "distinct bytes of the global arrays the launch reads or writes"),
     Property("footprint_load_bytes", 1, "bytes", "distinct bytes of the global arrays the launch reads"),
@@ -120,13 +134,15 @@ PROPERTY_BY_NAME = {p.name: p for p in PROPERTIES}
 BEYOND_CACHE = re.compile(r"footprint_beyond_(\d+)(KiB|MiB)")
 BEYOND_UNITS = {"KiB": 1024, "MiB": 1024 * 1024}
 
+_STEVENS_KLOCKNER = (
+    "launches", "work_groups", "f32_ops", "f64_ops", "f32_special", "f64_special",
+    "global_load_bytes_stride0", "global_load_bytes_stride1", "global_load_bytes_strided",
+    "global_store_bytes_stride1", "global_store_bytes_strided", "local_accesses", "barriers",
+    "overlap_bytes",
+)
 PROPERTY_SETS: dict[str, tuple[str, ...]] = {
-    "gpu": (
-        "launches", "work_groups", "f32_ops", "f64_ops", "f32_special", "f64_special",
-        "global_load_bytes_stride0", "global_load_bytes_stride1", "global_load_bytes_strided",
-        "global_store_bytes_stride1", "global_store_bytes_strided", "local_accesses", "barriers",
-        "overlap_bytes",
-    ),
+    "gpu": (*_STEVENS_KLOCKNER, "item_flops", "item_special", "item_loads", "item_strided_loads"),
+    "stevens_klockner": _STEVENS_KLOCKNER,
     "cpu": (
         "launches", "work_groups", "work_items",
         "footprint_load_bytes", "footprint_write_only_bytes", "footprint_beyond_1MiB",
@@ -276,6 +292,9 @@ def _operation_properties(evaluated: Evaluated, vectorised: bool) -> dict[str, f
         overlap_bytes=min(named["global_load_bytes"], named["global_store_bytes"]),
         loop_iterations=evaluated.loop_iterations,
     )
+    items = max(float(evaluated.threads), 1.0)
+    values["item_flops"] = (values["f32_ops"] + values["f64_ops"]) / items
+    values["item_special"] = (values["f32_special"] + values["f64_special"]) / items
     return values
 
 
@@ -284,6 +303,7 @@ def _access_properties(evaluated: Evaluated, vectorised: bool) -> dict[str, floa
         "global_load_bytes_stride0": 0.0, "global_load_bytes_stride1": 0.0, "global_load_bytes_strided": 0.0,
         "global_store_bytes_stride1": 0.0, "global_store_bytes_strided": 0.0,
         "vector_accesses": 0.0, "scalar_accesses": 0.0, "gather_accesses": 0.0, "gather_lines": 0.0,
+        "item_loads": 0.0, "item_strided_loads": 0.0,
     }
     for access in evaluated.accesses:
         record = access.record
@@ -302,6 +322,11 @@ def _access_properties(evaluated: Evaluated, vectorised: bool) -> dict[str, floa
         else:
             key = f"global_store_bytes_{'stride1' if stride == 'stride1' else 'strided'}"
         values[key] += access.count * record.itemsize
+        if record.direction == "load":
+            values["item_loads" if contiguous else "item_strided_loads"] += access.count
+    items = max(float(evaluated.threads), 1.0)
+    values["item_loads"] /= items
+    values["item_strided_loads"] /= items
     return values
 
 

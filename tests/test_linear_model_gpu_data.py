@@ -1,0 +1,66 @@
+"""The linear count model's GPU property set, judged on the bundled H100 measurements."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+
+from gpuperf.datasets.bundled import data_dir
+from gpuperf.errors import GpuperfError
+from gpuperf.evaluation.linear_eval import evaluate_linear_table
+from gpuperf.kernels import get_kernel
+from gpuperf.models.properties import PROPERTY_SETS, describe_property, kernel_properties
+
+H100 = data_dir() / "linear_model_h100.csv.gz"
+ITEM = ["item_flops", "item_special", "item_loads", "item_strided_loads"]
+
+
+def test_per_work_item_counts_follow_one_work_items_chain() -> None:
+    nbody = kernel_properties(get_kernel("nbody"), {"n": 4096}, ITEM)
+    # per body j: 3 differences, 3 squares, 3 additions and the running sum; a division and a sqrt
+    assert nbody["item_flops"] == 10 * 4096 and nbody["item_special"] == 2 * 4096
+    # x, y, z, mass prefetched tile by tile (128 work-items load 128 values each time) plus its own x, y, z
+    assert nbody["item_loads"] == 4 * 4096 / 128 + 3 and nbody["item_strided_loads"] == 0
+    rows = kernel_properties(get_kernel("row_sum"), {"n": 256, "m": 512}, ITEM)
+    columns = kernel_properties(get_kernel("column_sum"), {"n": 256, "m": 512}, ITEM)
+    assert (rows["item_loads"], rows["item_strided_loads"]) == (0, 512)  # neighbours a row apart
+    assert (columns["item_loads"], columns["item_strided_loads"]) == (256, 0)  # neighbours adjacent
+    assert all(describe_property(name).sign == 1 for name in ITEM)
+
+
+def test_the_gpu_set_is_the_papers_set_plus_the_per_work_item_counts() -> None:
+    assert PROPERTY_SETS["gpu"] == (*PROPERTY_SETS["stevens_klockner"], *ITEM)
+    assert "overlap_bytes" in PROPERTY_SETS["stevens_klockner"]
+
+
+def test_the_table_evaluation_gives_what_the_h100_run_printed() -> None:
+    log = (data_dir() / "gpu_session_h100.log").read_text()
+    printed = re.search(r"held-out mean per-kernel gmre ([\d.]+) \(median ([\d.]+), worst ([\d.]+)\)", log)
+    # the run on the GPU used the set the gpu class had then: the paper's
+    summary = evaluate_linear_table(H100, property_set="stevens_klockner").summary()
+    assert [round(summary[k], 3) for k in ("held_out_mean_gmre", "held_out_median_gmre", "held_out_worst_gmre")] \
+        == [float(v) for v in printed.groups()]
+
+
+def test_per_work_item_counts_predict_an_under_filled_launch() -> None:
+    paper = evaluate_linear_table(H100, property_set="stevens_klockner")
+    gpu = evaluate_linear_table(H100)
+    assert gpu.calibration.model.property_names_ == list(PROPERTY_SETS["gpu"])
+    assert paper.held_out_error()["nbody"] > 10  # 32 work-groups on 132 SMs: throughput terms miss it
+    assert gpu.held_out_error()["nbody"] < 1
+    weights = gpu.calibration.model.weights_
+    assert 0 < weights["item_loads"] < weights["item_strided_loads"]  # an L1 hit is quicker than a strided load
+    assert set(gpu.held_out["kernel"]) == set(paper.held_out["kernel"]) and len(gpu.held_out) == 39
+
+
+def test_a_bad_table_is_refused_naming_what_is_wrong() -> None:
+    table = pd.read_csv(H100)
+    with pytest.raises(GpuperfError, match="no column time_s_min"):
+        evaluate_linear_table(table.drop(columns="time_s_min"))
+    two = pd.concat([table, table.assign(device="cuda:1")])
+    with pytest.raises(GpuperfError, match=r"several devices \(cuda:0, cuda:1\)"):
+        evaluate_linear_table(two)
+    with pytest.raises(GpuperfError, match="device class must be one of cpu, gpu"):
+        evaluate_linear_table(table, device_class="tpu")
