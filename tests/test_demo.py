@@ -130,3 +130,19 @@ def test_models_step_sums_up_leave_one_gpu_out_and_the_one_launch_calibration(tm
     assert "one launch per kernel" in lines[1] and "per-kernel MAPE 0.04 to 0.07" in lines[1]
     section = report.sections["models"][0]
     assert "### Calibrated by one launch" in section and "0.07" in section
+
+
+def test_linear_model_step_reports_the_bundled_h100_points_even_where_the_local_device_fails(
+        tmp_path, monkeypatch) -> None:
+    def no_device():
+        raise RuntimeError("no OpenCL device here")
+
+    monkeypatch.setattr(demo, "local_device", no_device)
+    assert main(["demo", "--out", str(tmp_path), "--step", "linear-model"]) == 0
+    index = (tmp_path / "index.md").read_text()
+    assert "## Linear count model on an NVIDIA H100" in index and "linear-model (failed)" in index
+    h100 = pd.read_csv(tmp_path / "linear_model_h100.csv").set_index("property_set")
+    assert list(h100.index) == ["gpu", "stevens_klockner"]
+    assert h100.loc["gpu", "held_out_mean_gmre"] < h100.loc["stevens_klockner", "held_out_mean_gmre"]
+    assert h100.loc["stevens_klockner", "worst"].startswith("nbody ")
+    assert f"{h100.loc['gpu', 'held_out_mean_gmre']:.3f} with the gpu property set" in index

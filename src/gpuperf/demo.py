@@ -260,7 +260,9 @@ LINEAR_MODEL_CYCLES = 30
 
 
 def linear_model_step(report: DemoReport) -> None:
-    """Calibrate the linear count model on the local device and test it on kernels it never saw."""
+    """Calibrate the linear count model on the local device and test it on kernels it never saw; first,
+    the same on the bundled H100 points."""
+    gpu_linear_section(report)
     from gpuperf.evaluation.linear_eval import evaluate_linear_model
     from gpuperf.models.linear_calibration import save_calibration
 
@@ -286,6 +288,36 @@ def linear_model_step(report: DemoReport) -> None:
         f"together in {LINEAR_MODEL_CYCLES} interleaved cycles, so both sets see the same machine states "
         f"(`python benchmarks/bench_linear_model.py --cycles {LINEAR_MODEL_CYCLES}` measures the same way)."
         f"\n\n{_markdown_table(errors, max_rows=60)}",
+    )
+
+
+def gpu_linear_section(report: DemoReport) -> None:
+    """The linear count model calibrated and tested on the bundled H100 points (no GPU needed)."""
+    from gpuperf.datasets.bundled import data_dir
+    from gpuperf.evaluation.linear_eval import evaluate_linear_table
+
+    table = data_dir() / "linear_model_h100.csv.gz"
+    rows = []
+    for property_set in ("gpu", "stevens_klockner"):
+        evaluation = evaluate_linear_table(table, property_set=property_set)
+        summary = evaluation.summary()
+        worst = evaluation.held_out_error().idxmax()
+        rows.append({"property_set": property_set, "held_out_mean_gmre": summary["held_out_mean_gmre"],
+                     "held_out_median_gmre": summary["held_out_median_gmre"],
+                     "worst": f"{worst} {summary['held_out_worst_gmre']:.2f}",
+                     "in_sample_mean_gmre": summary["in_sample_mean_gmre"]})
+    frame = pd.DataFrame(rows)
+    frame.to_csv(report.out / "linear_model_h100.csv", index=False)
+    report.headline(f"Linear count model on an NVIDIA H100 (bundled points): held-out mean gmre "
+                    f"{rows[0]['held_out_mean_gmre']:.3f} with the gpu property set, {rows[1]['held_out_mean_gmre']:.3f} "
+                    "with the paper's set alone.")
+    report.add(
+        "Linear count model on an NVIDIA H100",
+        "Calibrated and tested on the bundled H100 points (`data/linear_model_h100.csv.gz`: the same calibration "
+        "and held-out kernels at the `gpu` plan's sizes, timed in 10 interleaved cycles; "
+        "`python benchmarks/bench_linear_model.py --table data/linear_model_h100.csv.gz`), with the `gpu` property "
+        "set and with the paper's set alone (`stevens_klockner`), which has no per-work-item counts and so misses "
+        f"launches too small to fill the GPU ([linear_model_h100.csv](linear_model_h100.csv)).\n\n{_markdown_table(frame)}",
     )
 
 
