@@ -203,6 +203,9 @@ extern "C" __global__ void gpuperf_gate(volatile int *flag, long long timeout_cy
 }
 """
 GATE_TIMEOUT_CYCLES = 2**31
+# At most this many events and launches wait behind one gate: the driver's queue of pending work is
+# finite (about a thousand launches), and a host blocked on a full queue cannot open the gate.
+GATED_QUEUE_ENTRIES = 512
 
 
 class LaunchGate:
@@ -338,8 +341,12 @@ class CudaLaunch:
         (and a gate on the device) the batch is enqueued behind the launch gate."""
         device = self.compiled.device
         gate = device.gate if gated else None
+        per_gate = max(1, GATED_QUEUE_ENTRIES // (2 + len(self.calls)))  # events and launches behind one gate
+        times: list[float] = []
         with device.gpu:
-            return self._timed_batch(count, gate)
+            while len(times) < count:
+                times += self._timed_batch(min(count - len(times), per_gate) if gate else count - len(times), gate)
+        return times
 
     def _timed_batch(self, count: int, gate: LaunchGate | None) -> list[float]:
         """``count`` launches, each between its own start and end events; behind ``gate`` when given.
