@@ -355,3 +355,12 @@ def test_the_gate_kernel_compiles_with_nvrtc(arch, tmp_path, monkeypatch) -> Non
     assert (used.function, used.arch) == ("gpuperf_gate", arch)
     assert used.registers >= 1
     assert (used.shared_memory_bytes, used.spill_bytes, used.stack_frame_bytes) == (0, 0, 0)
+
+
+def test_a_batch_longer_than_the_queue_allows_is_timed_behind_several_gates(fake_cupy) -> None:
+    fake = fake_cupy()
+    launch = copy_launch(fake)
+    per_gate = cuda.GATED_QUEUE_ENTRIES // 3  # a start event, one launch and an end event each
+    assert launch.run_many(2 * per_gate + 5) == seconds(GATED_MS, 2 * per_gate + 5)
+    assert [b.launches for b in fake.batches] == [per_gate, per_gate, 5]
+    assert fake.ops() == gated_batch(per_gate) * 2 + gated_batch(5)
