@@ -1,15 +1,17 @@
 """Launch-geometry policies on a measured (threads, blocks) sweep of grid-stride parallel loops.
 
-    python benchmarks/bench_geometry_sweep.py                       # judge the bundled pocl sweep
+    python benchmarks/bench_geometry_sweep.py                       # judge the bundled H100 and pocl sweeps
+    python benchmarks/bench_geometry_sweep.py --table SWEEP.csv.gz  # judge another (repeatable)
     python benchmarks/bench_geometry_sweep.py --measure [--device opencl:0] [--threads 2]
         [--trips 1000,100000,1000000] [--cycles 15] --out NEW.csv.gz   # measure one (never overwrites)
 
 For each loop (saxpy, a degree-32 polynomial) and trip count: every policy's exact pick (threads and
 blocks) and the best measured geometry; per policy the geometric-mean speedup over LLVM's default
-(128 threads, one iteration per thread) and the share of choices within 10 % of the best; the model
-policy is trained on the other loop's sweep. Then each policy's cost per call against the loops'
-times. ``--threads`` sets POCL_MAX_PTHREAD_COUNT for a pocl CPU device before OpenCL starts: pocl
-then reports that many compute units, which the CPU descriptor counts as SMs.
+(128 threads, one iteration per thread) and the share of choices within 10 % of the best, per trip
+count and overall; the model policy is trained on the other loop's sweep. Then each policy's cost
+per call against the loops' times (the sweep's median and its fastest point). ``--threads`` sets
+POCL_MAX_PTHREAD_COUNT for a pocl CPU device before OpenCL starts: pocl then reports that many
+compute units, which the CPU descriptor counts as SMs.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-DEFAULT_OUT = Path(__file__).resolve().parents[1] / "data" / "geometry_sweep_pocl.csv.gz"
+DATA = Path(__file__).resolve().parents[1] / "data"
+BUNDLED = [DATA / "geometry_sweep_h100.csv.gz", DATA / "geometry_sweep_pocl.csv.gz"]  # judged by default
 
 
 def measure(args) -> Path:
@@ -37,7 +40,7 @@ def measure(args) -> Path:
     from gpuperf.measure.timing import provenance
 
     out = Path(args.out)
-    if out.exists():  # a measured table is never overwritten (the bundled one is the default --out)
+    if out.exists():  # a measured table is never overwritten
         raise SystemExit(f"--out {out} exists; name a new file to measure into")
     device = open_device(args.device)
     descriptor = measured_device_descriptor(device)
@@ -70,40 +73,59 @@ def judge(path: Path) -> None:
     import pandas as pd
 
     from gpuperf.decisions.geometry import RULES, KernelDescriptor
-    from gpuperf.decisions.geometry_sweep import sweep_choices, sweep_summary, table_descriptor
+    from gpuperf.decisions.geometry_sweep import (
+        figure_labels, sweep_choices, sweep_figures, sweep_summary, table_descriptor,
+    )
 
     table = pd.read_csv(path)
     descriptor = table_descriptor(table, str(path))
     choices = sweep_choices(table, descriptor, str(path))
-    print(f"device: {descriptor.name} ({descriptor.sms} compute units, up to {descriptor.max_threads_per_block} "
-          f"work-items per group); {len(table)} points")
+    print(f"===== {path.name} =====")
+    units = f"{descriptor.unit}s" if descriptor.spec is not None else "compute units"  # a CPU's: no GPU spec
+    print(f"device: {descriptor.name} ({descriptor.sms} {units}, up to {descriptor.max_threads_per_block} "
+          f"threads per block); {len(table)} points")
     policies = [c for c in ("llvm", "libomptarget", "heuristic", "occupancy", "model", "best") if c in choices]
-    print(f"\n{'loop, trip':28s} " + " ".join(f"{p:>22s}" for p in policies))
+    print(f"\n{'loop, trip':30s} {'points':>6s} " + " ".join(f"{p:>17s}" for p in policies))
     for _, row in choices.iterrows():
-        cells = [f"{row[p + '_threads']}x{row[p + '_blocks']} {row['llvm'] / row[p]:5.2f}x" for p in policies]
-        print(f"{row['group']:28s} " + " ".join(f"{c:>22s}" for c in cells))
-    print("\n(threads x blocks, then the speedup over llvm's pick)")
+        cells = [f"{row[p + '_threads']}x{row[p + '_blocks']} {row['llvm'] / row[p]:4.2f}x" for p in policies]
+        print(f"{row['group']:30s} {row['points']:6d} " + " ".join(f"{c:>17s}" for c in cells))
+    print("\n(threads x blocks, then the speedup over llvm's pick; points: the geometries measured)")
+    print("\n== per trip count and overall: speedup over llvm, choices within 10 % of the best ==")
+    figures = figure_labels(sweep_figures(choices))
+    print(figures[~figures["scope"].str.startswith("loop_")].to_string(index=False))
     print("\n== per policy ==")
     print(sweep_summary(choices).to_string(float_format=lambda v: f"{v:.3f}"))
     kernel = KernelDescriptor(1_000_000)
-    median_us = float(np.median(table.loc[table["status"] == "ok", "time_s"])) * 1e6
-    print(f"\n== cost per call against the sweep's median loop time ({median_us:.1f} us) ==")
+    ok = table.loc[table["status"] == "ok", "time_s"]
+    median_us, fastest_us = float(np.median(ok)) * 1e6, float(ok.min()) * 1e6
+    print(f"\n== cost per call against the sweep's median loop time ({median_us:.1f} us) and its fastest "
+          f"({fastest_us:.2f} us) ==")
     for name, rule in RULES.items():
         best = min(timeit.repeat(lambda: rule(descriptor, kernel), number=20_000, repeat=5)) / 20_000 * 1e6
-        print(f"  {name:13s} {best:7.3f} us per call ({best / median_us:.1e} of the median loop)")
+        print(f"  {name:13s} {best:7.3f} us per call ({best / median_us:.1e} of the median loop, "
+              f"{best / fastest_us:.1e} of the fastest)")
+    print()
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--measure", action="store_true", help="measure a sweep first (else judge --out)")
+    parser.add_argument("--measure", action="store_true", help="measure a sweep into --out first, then judge it")
     parser.add_argument("--device", default="opencl:0")
     parser.add_argument("--threads", type=int, default=2, help="POCL_MAX_PTHREAD_COUNT (0: leave as is)")
     parser.add_argument("--trips", default="1000,100000,1000000")
     parser.add_argument("--cycles", type=int, default=15, help="interleaved cycles per (loop, trip) group")
-    parser.add_argument("--out", default=str(DEFAULT_OUT), help="the sweep to judge, or with --measure a new file")
+    parser.add_argument("--out", help="with --measure, the new file to measure into (without, a sweep to judge)")
+    parser.add_argument("--table", action="append", default=[],
+                        help="a measured sweep to judge (repeatable; default the bundled H100 and pocl sweeps)")
     args = parser.parse_args()
-    path = measure(args) if args.measure else Path(args.out)
-    judge(path)
+    if args.measure:
+        if not args.out:
+            parser.error("--measure needs --out NEW.csv.gz (a measured table is never overwritten)")
+        paths = [measure(args)]
+    else:
+        paths = [Path(p) for p in args.table + ([args.out] if args.out else [])] or BUNDLED
+    for path in paths:
+        judge(path)
     return 0
 
 

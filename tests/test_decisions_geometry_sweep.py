@@ -318,3 +318,115 @@ def test_a_table_recording_two_device_descriptors_is_refused():
             for name, units in (("cpu", 4), ("cpu", 8))]
     with pytest.raises(GpuperfError, match="t.csv: rows record different device descriptors"):
         table_descriptor(pd.DataFrame(rows), "t.csv")
+
+
+# -- the bundled H100 sweep (data/geometry_sweep_h100.csv.gz: saxpy and polynomial on one H100) ----------
+H100_PICKS = {  # the issue's definitions worked by hand for the H100 (132 SMs, 32 blocks and 2048 threads
+    # per SM, so 64 threads per block fill an SM: the heuristic's block; 4224 resident blocks of 64)
+    1000: {"heuristic": (64, 16), "llvm": (128, 8), "libomptarget": (32, 32), "occupancy": (1024, 1)},
+    100_000: {"heuristic": (64, 1563), "llvm": (128, 782), "libomptarget": (32, 3125), "occupancy": (1024, 98)},
+    10_000_000: {"heuristic": (64, 4224), "llvm": (128, 78125), "libomptarget": (128, 3200),
+                 "occupancy": (1024, 9766)},
+}
+RULE_POLICIES = ["llvm", "libomptarget", "heuristic", "occupancy"]
+
+
+@pytest.fixture(scope="module")
+def h100_sweep():
+    from gpuperf.datasets.bundled import data_dir
+
+    measured = pd.read_csv(data_dir() / "geometry_sweep_h100.csv.gz")
+    descriptor = table_descriptor(measured, "geometry_sweep_h100.csv.gz")
+    return measured, descriptor, sweep_choices(measured, descriptor, "geometry_sweep_h100.csv.gz")
+
+
+def test_the_bundled_h100_sweep_is_judged_with_the_h100_limits_it_recorded(h100_sweep):
+    measured, descriptor, choices = h100_sweep
+    assert len(check_sweep(measured, "h100")) == len(measured) == 334  # every point verified and timed
+    assert descriptor.spec is not None and descriptor.spec.vendor == "NVIDIA"
+    assert (descriptor.sms, descriptor.max_blocks_per_sm, descriptor.max_threads_per_sm,
+            descriptor.preferred_threads_per_block) == (132, 32, 2048, 64)
+    recorded = measured.filter(like="device_").drop_duplicates()
+    assert len(recorded) == 1
+    assert all(recorded.iloc[0][f"device_{k}"] == v for k, v in descriptor.as_dict().items() if k != "name")
+    # every (loop, trip count) is judged, each policy on a measured pick; the run column changes nothing
+    assert sorted(zip(choices["kernel"], choices["trip"])) == [
+        (kernel, trip) for kernel in ("loop_polynomial", "loop_saxpy") for trip in (1000, 100_000, 10_000_000)]
+    assert np.isfinite(choices[[*RULE_POLICIES, "model", "best"]].to_numpy(dtype=float)).all()
+    assert choices["points"].tolist() == measured.groupby(["kernel", "trip"]).size().tolist()
+    again = sweep_choices(measured.drop(columns="sweep_file"), descriptor)
+    pd.testing.assert_frame_equal(again, choices)
+
+
+def test_the_h100_policies_are_judged_on_their_exact_measured_picks(h100_sweep):
+    measured, descriptor, choices = h100_sweep
+    times = measured.set_index(["kernel", "trip", "threads", "blocks"])["time_s"]
+    registers = measured.groupby("kernel")["registers"].first()
+    for _, row in choices.iterrows():
+        picks = policy_picks(descriptor, row["trip"], registers[row["kernel"]])
+        assert {p: picks[p] for p in RULE_POLICIES} == H100_PICKS[row["trip"]]
+        for policy in [*RULE_POLICIES, "model", "best"]:
+            pick = (row[f"{policy}_threads"], row[f"{policy}_blocks"])
+            assert row[policy] == times[(row["kernel"], row["trip"], *pick)]  # the time measured at that pick
+        group = measured[(measured["kernel"] == row["kernel"]) & (measured["trip"] == row["trip"])]
+        assert row["best"] == group["time_s"].min()
+        assert row["best"] <= row[[*RULE_POLICIES, "model"]].min()
+    row = choices.set_index("group").loc["loop_saxpy trip=100000"]
+    assert (row["libomptarget"], row["best"]) == (times[("loop_saxpy", 100_000, 32, 3125)],
+                                                  times[("loop_saxpy", 100_000, 256, 256)])
+    assert row["libomptarget"] == pytest.approx(6.048e-6) and row["best"] == pytest.approx(4.448e-6)
+
+
+def test_the_h100_figures_per_loop_trip_count_and_overall(h100_sweep):
+    from gpuperf.decisions.geometry_sweep import figure_labels, sweep_figures
+
+    _, _, choices = h100_sweep
+    summary = sweep_summary(choices)
+    assert (summary["choices"] == 6).all() and summary.loc["llvm", "speedup_vs_llvm"] == 1.0
+    assert summary.loc["best", "speedup_vs_llvm"] == summary["speedup_vs_llvm"].max()
+    assert summary.loc["best", "within_10pct"] == 1.0
+    # the measured figures: the capped grids gain at 10^7 iterations, small blocks lose at 10^5
+    assert summary.loc["heuristic", "speedup_vs_llvm"] == pytest.approx(1.0566, abs=5e-4)
+    assert summary.loc["libomptarget", "speedup_vs_llvm"] == pytest.approx(0.9913, abs=5e-4)
+    assert summary.loc["occupancy", "speedup_vs_llvm"] == pytest.approx(0.9504, abs=5e-4)
+    assert summary.loc["best", "speedup_vs_llvm"] == pytest.approx(1.1256, abs=5e-4)
+    assert summary.loc[RULE_POLICIES, "within_10pct"].tolist() == pytest.approx([4 / 6] * 4)
+    figures = sweep_figures(choices)
+    assert list(dict.fromkeys(figures["scope"])) == [*choices["group"], "trip=1000", "trip=100000",
+                                                     "trip=10000000", "all"]
+    per = figures.set_index(["scope", "policy"])
+    for trip in (1000, 100_000, 10_000_000):
+        part = choices[choices["trip"] == trip]
+        for policy in [*RULE_POLICIES, "model", "best"]:
+            expected = np.exp(np.mean(np.log(part["llvm"] / part[policy])))
+            assert per.loc[(f"trip={trip}", policy), "speedup_vs_llvm"] == pytest.approx(expected)
+            assert per.loc[(f"trip={trip}", policy), "choices"] == 2
+            assert per.loc[(f"trip={trip}", policy), "trip"] == trip
+        assert per.loc[(f"trip={trip}", "best"), "within_10pct"] == 1.0
+    assert per.loc[("trip=100000", "libomptarget"), "within_10pct"] == 0.0  # 32-thread blocks: 1.36-1.39x the best
+    assert per.loc[("trip=10000000", "llvm"), "within_10pct"] == 0.0  # one iteration per thread: 1.15-1.56x
+    assert per.loc[("trip=1000", "heuristic"), "within_10pct"] == 1.0
+    assert per.loc[("all", "heuristic"), "speedup_vs_llvm"] == pytest.approx(summary.loc["heuristic", "speedup_vs_llvm"])
+    assert per.loc[("all", "llvm"), "trip"] is None
+    labels = figure_labels(figures).set_index("scope")
+    assert labels.loc["trip=100000", "libomptarget"] == "0.78x 0/2"
+    assert labels.loc["all", "best"] == "1.13x 6/6" and labels.loc["loop_saxpy trip=1000", "llvm"] == "1.00x 1/1"
+
+
+def test_geometry_sweep_command_judges_the_bundled_h100_sweep(capsys, monkeypatch):
+    from gpuperf.cli import output
+    from gpuperf.datasets.bundled import data_dir
+
+    monkeypatch.setattr(output.console, "width", 160)  # the tables' rows unwrapped
+
+    path = str(data_dir() / "geometry_sweep_h100.csv.gz")
+    assert main(["geometry-sweep", "--table", path, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["device"], result["points"], result["choices"]) == ("H100 SXM", 334, 6)
+    assert result["policies"]["heuristic"]["speedup_vs_llvm"] == pytest.approx(1.0566, abs=5e-4)
+    scopes = {(f["scope"], f["policy"]): f for f in result["figures"]}
+    assert scopes[("trip=10000000", "heuristic")]["within_10pct"] == 1.0
+    assert scopes[("all", "best")]["trip"] is None and scopes[("trip=1000", "llvm")]["trip"] == 1000
+    assert main(["geometry-sweep", "--table", path]) == 0
+    out = capsys.readouterr().out
+    assert "H100 SXM, 334 points" in out and "trip=100000" in out and "0.78x 0/2" in out and "64x4224" in out

@@ -26,9 +26,27 @@ def test_demo_steps_write_report_files(tmp_path, monkeypatch) -> None:
     assert "[sweep/report.md](sweep/report.md)" in judged and (tmp_path / "geometry" / "sweep" / "report.md").exists()
     assert "| heuristic |" in index  # the short version: one row per policy in the index
     assert "## Launch geometry on the local device" in index
+    assert "## Launch geometry on an H100 (bundled sweep)" in index  # judged from data/, no GPU needed
+    assert (tmp_path / "geometry" / "sweep_h100" / "report.md").exists()
+    assert "[sweep_h100/report.md](sweep_h100/report.md)" in judged
     sweep = pd.read_csv(tmp_path / "geometry_sweep.csv")
     assert set(sweep["kernel"]) == {"loop_saxpy", "loop_polynomial"} and (sweep["status"] == "ok").all()
     assert "![time_maps](time_maps.png)" in (tmp_path / "geometry_sweep" / "report.md").read_text()
+
+
+def test_the_geometry_step_judges_the_bundled_h100_sweep_without_a_gpu(tmp_path) -> None:
+    report = demo.DemoReport(tmp_path)
+    report.start("geometry")
+    demo.h100_sweep_section(report)
+    (headline,) = report.headlines["geometry"]
+    assert headline.startswith("Launch geometry on the bundled H100 sweep (saxpy and polynomial loops, trips 1000, "
+                               "100000 and 10000000), speedup over LLVM's default: libomptarget 0.99x, heuristic "
+                               "1.06x, occupancy 0.95x, model ")
+    assert "(the best measured geometry 1.13x); within 10 % of the best: llvm 4/6, libomptarget 4/6, " in headline
+    (section,) = report.sections["geometry"]
+    assert "`gpuperf geometry-sweep --table data/geometry_sweep_h100.csv.gz`" in section
+    assert "| trip=100000 | 1.00x 2/2 | 0.78x 0/2 | 0.91x 0/2 | 1.02x 2/2 |" in section
+    assert "| loop_saxpy trip=10000000 | 128x78125 | 128x3200 | 64x4224 | 1024x9766 |" in section
 
 
 def test_failing_step_is_reported_in_the_index(tmp_path, monkeypatch) -> None:

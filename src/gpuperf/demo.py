@@ -493,7 +493,38 @@ def geometry_step(report: DemoReport) -> None:
         "[geometry/report.md](geometry/report.md)); `python benchmarks/bench_geometry.py` also times the "
         f"policies.\n\n{_markdown_table(judged)}",
     )
+    h100_sweep_section(report)
     sweep_section(report)
+
+
+def h100_sweep_section(report: DemoReport) -> None:
+    """The policies judged on the bundled (threads, blocks) sweep measured on an H100 (no GPU needed)."""
+    from gpuperf.decisions.geometry_sweep import figure_labels, pick_labels
+    from gpuperf.decisions.reports import judge_bundled_sweep
+
+    judged = judge_bundled_sweep("h100")
+    overall = judged.figures[judged.figures["scope"] == "all"].set_index("policy")
+    policies = [p for p in overall.index if p not in ("llvm", "best")]
+    speedups = ", ".join(f"{p} {overall.loc[p, 'speedup_vs_llvm']:.2f}x" for p in policies)
+    within = ", ".join(f"{p} {round(overall.loc[p, 'within_10pct'] * overall.loc[p, 'choices'])}/"
+                       f"{overall.loc[p, 'choices']}" for p in ["llvm", *policies])
+    counts = [str(t) for t in sorted(judged.choices["trip"].unique())]
+    trips = ", ".join(counts[:-1]) + " and " + counts[-1] if len(counts) > 1 else counts[0]
+    report.headline(f"Launch geometry on the bundled H100 sweep (saxpy and polynomial loops, trips {trips}), speedup "
+                    f"over LLVM's default: {speedups} (the best measured geometry "
+                    f"{overall.loc['best', 'speedup_vs_llvm']:.2f}x); within 10 % of the best: {within}.")
+    figures = figure_labels(judged.figures)
+    report.add(
+        "Launch geometry on an H100 (bundled sweep)",
+        f"`gpuperf geometry-sweep --table data/{judged.file}`: grid-stride saxpy and polynomial loops measured on an "
+        f"NVIDIA H100 ({judged.descriptor.name}, {judged.descriptor.sms} SMs) over a (threads, blocks) grid at trip counts {trips}, "
+        f"{len(judged.measured)} points, every output verified (data/README.md); judged here without a GPU, each "
+        "policy on its exact measured pick, the model trained on the other loop's sweep (report with the time "
+        "maps: [geometry/sweep_h100/report.md](geometry/sweep_h100/report.md)). Each cell: the geometric-mean "
+        "speedup over LLVM's default, then the choices within 10 % of the best, of how many.\n\n"
+        f"{_markdown_table(figures)}\n\nEach policy's pick, threads x blocks (points: the geometries measured):"
+        f"\n\n{_markdown_table(pick_labels(judged.choices, judged.summary.index))}",
+    )
 
 
 SWEEP_LOOPS, SWEEP_TRIPS, SWEEP_BLOCKS_STEP = ("saxpy", "polynomial"), (100_000,), 4

@@ -314,9 +314,11 @@ def geometry_sweep_command(
                                                      show=not (no_progress or as_json))
     choices = sweep.sweep_choices(measured, descriptor, where)
     summary = sweep.sweep_summary(choices)
+    figures = sweep.sweep_figures(choices)
     result = {
         "device": descriptor.name, "points": len(measured), "choices": len(choices),
         "policies": summary.astype(object).to_dict(orient="index"),  # object: choices stay whole numbers
+        "figures": figures.to_dict(orient="records"),  # per (loop, trip count), per trip count, and "all"
         "picks": choices.to_dict(orient="records"),
     }
     if report:
@@ -326,7 +328,11 @@ def geometry_sweep_command(
     if as_json:
         print_json(result)
         return
-    print_table(summary.reset_index().to_dict(orient="records"), title=f"launch-geometry policies on {where}")
+    print_table(summary.reset_index().to_dict(orient="records"),
+                title=f"launch-geometry policies on {where} ({descriptor.name}, {len(measured)} points)")
+    print_table(sweep.figure_labels(figures).to_dict(orient="records"),
+                title="per (loop, trip count), per trip count and overall: speedup over LLVM's default, "
+                      "choices within 10 % of the best")
     print_table(sweep.pick_labels(choices, summary.index).to_dict(orient="records"),
                 title="each policy's pick, threads x blocks")
 

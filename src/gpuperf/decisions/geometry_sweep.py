@@ -235,7 +235,8 @@ def model_picks(table: pd.DataFrame, seed: int = 0) -> pd.Series | None:
 
 def sweep_choices(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str = "sweep") -> pd.DataFrame:
     """Per (kernel, trip): each policy's pick's measured time, threads and blocks, and the best
-    (the policies given the table's ``registers`` per thread where it has them, else 32).
+    (the policies given the table's ``registers`` per thread where it has them, else 32), and
+    ``points``, how many geometries the group measured.
 
     The frame :func:`gpuperf.decisions.geometry_eval.summarise` and the geometry report take. A
     policy whose pick the sweep did not measure (a sweep taken with another descriptor) gets NaN.
@@ -256,6 +257,7 @@ def sweep_choices(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str 
         for policy, (threads, blocks) in picks.items():
             row[policy] = times.get((threads, blocks), np.nan)
             row[f"{policy}_threads"], row[f"{policy}_blocks"] = threads, blocks
+        row["points"] = len(group)  # the geometries measured: the best and the model pick among these
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -280,10 +282,43 @@ def sweep_summary(choices: pd.DataFrame) -> pd.DataFrame:
     return summary.astype({"choices": int}) if not summary.empty else summary
 
 
+def sweep_figures(choices: pd.DataFrame) -> pd.DataFrame:
+    """Each policy's :func:`sweep_summary` figures per (loop, trip count), per trip count over the
+    loops, and over every choice: one row per (scope, policy), ``scope`` being the choice's group
+    ("loop_saxpy trip=1000"), "trip=1000" or "all"; ``trip`` is None for "all"."""
+    scopes = [(row["group"], row["trip"], choices.loc[[index]]) for index, row in choices.iterrows()]
+    scopes += [(f"trip={trip}", int(trip), part) for trip, part in choices.groupby("trip", sort=True)]
+    scopes.append(("all", None, choices))
+    rows = []
+    for scope, trip, part in scopes:
+        for policy, figures in sweep_summary(part).iterrows():
+            rows.append({"scope": scope, "trip": None if trip is None else int(trip), "policy": policy,
+                         "speedup_vs_llvm": float(figures["speedup_vs_llvm"]),
+                         "within_10pct": float(figures["within_10pct"]), "choices": int(figures["choices"])})
+    frame = pd.DataFrame(rows, columns=["scope", "trip", "policy", "speedup_vs_llvm", "within_10pct", "choices"])
+    frame["trip"] = pd.Series([row["trip"] for row in rows], index=frame.index, dtype=object)  # whole, or None
+    return frame
+
+
+def figure_labels(figures: pd.DataFrame) -> pd.DataFrame:
+    """:func:`sweep_figures` as one row per scope, each policy's cell "SPEEDUPx WITHIN/CHOICES":
+    its geometric-mean speedup over LLVM's default, then how many of its choices are within 10 %
+    of the best, of how many."""
+    cells = figures.assign(cell=[
+        f"{row.speedup_vs_llvm:.2f}x {round(row.within_10pct * row.choices)}/{row.choices}"
+        for row in figures.itertuples()])
+    policies = list(dict.fromkeys(figures["policy"]))
+    wide = cells.pivot(index="scope", columns="policy", values="cell")
+    scopes = list(dict.fromkeys(figures["scope"]))
+    return wide.reindex(index=scopes, columns=policies).rename_axis(columns=None).reset_index()
+
+
 def pick_labels(choices: pd.DataFrame, policies: Sequence[str]) -> pd.DataFrame:
-    """One row per (loop, trip count), each policy's pick as "THREADSxBLOCKS"."""
+    """One row per (loop, trip count), each policy's pick as "THREADSxBLOCKS" (and the geometries
+    measured, where ``choices`` counts them)."""
     return pd.DataFrame([
-        {"loop, trip": row["group"], **{p: f"{row[p + '_threads']}x{row[p + '_blocks']}" for p in policies}}
+        {"loop, trip": row["group"], **{p: f"{row[p + '_threads']}x{row[p + '_blocks']}" for p in policies},
+         **({"points": int(row["points"])} if "points" in choices.columns else {})}
         for _, row in choices.iterrows()
     ])
 

@@ -16,7 +16,9 @@ The ``*_study`` functions run each decision on the bundled data and write its re
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -26,8 +28,11 @@ from matplotlib.ticker import MaxNLocator
 from gpuperf.decisions.exploration import ExploreResult
 from gpuperf.decisions.search_metrics import best_found_curve, evals_to, random_expected_curve
 from gpuperf.decisions.tune import TuneResult
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.evaluation.report import write_report
+
+if TYPE_CHECKING:
+    from gpuperf.decisions.geometry import DeviceDescriptor
 
 Echo = Callable[[str], None]
 EXPLORE_FRACTIONS = (0.9, 0.95, 0.99)
@@ -369,28 +374,53 @@ def geometry_study(folder: str | Path, echo: Echo = lambda line: None) -> tuple[
             picks[f"{table.label} on {table.gpu}"] = choices(table, models[table.family])
         except GpuperfError as exc:  # a GPU without per-SM limits in its descriptor
             echo(f"geometry: {table.label} on {table.gpu} skipped: {exc}")
-    sweep = bundled_sweep_report(Path(folder) / "sweep")
-    echo(f"geometry: the bundled (threads, blocks) sweep judged in {sweep['markdown']}")
-    note = ("The policies' threads and blocks judged together on a measured (threads, blocks) sweep of two "
-            "parallel loops, measured on pocl's CPU OpenCL device (no GPU sweep is bundled): "
-            "[sweep/report.md](sweep/report.md).")
+    for name, subfolder in (("pocl", "sweep"), ("h100", "sweep_h100")):
+        sweep = bundled_sweep_report(Path(folder) / subfolder, name)
+        echo(f"geometry: the bundled {BUNDLED_SWEEPS[name]} sweep judged in {sweep['markdown']}")
+    note = ("The policies' threads and blocks judged together on measured (threads, blocks) sweeps of two "
+            "parallel loops: on an NVIDIA H100 ([sweep_h100/report.md](sweep_h100/report.md)) and on pocl's "
+            "CPU OpenCL device ([sweep/report.md](sweep/report.md)).")
     data = f"Block-shape choices from the bundled tables {', '.join(TABLES)} (see data/README.md)."
     return picks, geometry_report(folder, picks, EVALUATED_POLICIES, notes=[data, note])
 
 
-BUNDLED_SWEEP = "geometry_sweep_pocl.csv.gz"
+# The (threads, blocks) sweeps in data/ (see data/README.md), by short name.
+BUNDLED_SWEEPS = {"pocl": "geometry_sweep_pocl.csv.gz", "h100": "geometry_sweep_h100.csv.gz"}
+BUNDLED_SWEEP = BUNDLED_SWEEPS["pocl"]
 
 
-def bundled_sweep_report(folder: str | Path) -> dict[str, Path]:
-    """The launch-geometry policies judged on the bundled pocl (threads, blocks) sweep."""
+@dataclass(frozen=True)
+class JudgedSweep:
+    """A measured sweep and the policies judged on it (:mod:`gpuperf.decisions.geometry_sweep`)."""
+
+    file: str
+    measured: pd.DataFrame
+    descriptor: "DeviceDescriptor"  # the limits the policies used, those the sweep recorded
+    choices: pd.DataFrame
+    summary: pd.DataFrame
+    figures: pd.DataFrame
+
+
+def judge_bundled_sweep(name: str = "pocl") -> JudgedSweep:
+    """The launch-geometry policies judged on a bundled sweep (``pocl`` or ``h100``, as
+    ``BUNDLED_SWEEPS`` names them), with the device limits it recorded."""
     from gpuperf.datasets.bundled import data_dir
-    from gpuperf.decisions.geometry_sweep import sweep_choices, sweep_summary, table_descriptor
+    from gpuperf.decisions.geometry_sweep import sweep_choices, sweep_figures, sweep_summary, table_descriptor
 
-    path = data_dir() / BUNDLED_SWEEP
-    measured = pd.read_csv(path)
-    descriptor = table_descriptor(measured, BUNDLED_SWEEP)
-    choices = sweep_choices(measured, descriptor, BUNDLED_SWEEP)
-    return sweep_report(folder, choices, sweep_summary(choices), measured, descriptor.name)
+    if name not in BUNDLED_SWEEPS:
+        raise unknown_name_error("bundled sweep", name, list(BUNDLED_SWEEPS))
+    file = BUNDLED_SWEEPS[name]
+    measured = pd.read_csv(data_dir() / file)
+    descriptor = table_descriptor(measured, file)
+    choices = sweep_choices(measured, descriptor, file)
+    return JudgedSweep(file, measured, descriptor, choices, sweep_summary(choices), sweep_figures(choices))
+
+
+def bundled_sweep_report(folder: str | Path, name: str = "pocl") -> dict[str, Path]:
+    """The launch-geometry policies judged on a bundled (threads, blocks) sweep (:func:`judge_bundled_sweep`)."""
+    judged = judge_bundled_sweep(name)
+    return sweep_report(folder, judged.choices, judged.summary, judged.measured, judged.descriptor.name,
+                        title=f"Launch geometry on a (threads, blocks) sweep: {judged.file}")
 
 
 def plot_sweep_maps(measured: pd.DataFrame, choices: pd.DataFrame, path: Path, columns: int = 3) -> Path:
@@ -426,7 +456,7 @@ def sweep_report(folder: str | Path, choices: pd.DataFrame, summary: pd.DataFram
                  device: str, title: str = "Launch geometry on a (threads, blocks) sweep") -> dict[str, Path]:
     """The policies judged on a measured sweep (:mod:`gpuperf.decisions.geometry_sweep`): summary,
     each pick, a strip chart of speedups over LLVM's default and the time maps."""
-    from gpuperf.decisions.geometry_sweep import SWEEP_POLICIES, check_sweep
+    from gpuperf.decisions.geometry_sweep import SWEEP_POLICIES, check_sweep, figure_labels, sweep_figures
 
     if choices.empty:
         raise GpuperfError("a sweep report needs at least one measured loop and trip count")
@@ -441,12 +471,17 @@ def sweep_report(folder: str | Path, choices: pd.DataFrame, summary: pd.DataFram
     picks = choices.set_index("group").drop(columns=["kernel", "trip"])
     return write_report(
         folder, title,
-        tables={"Per policy": summary, "Each policy's pick (time in seconds, threads, blocks)": picks},
+        tables={"Per policy": summary,
+                "Per (loop, trip count), per trip count and overall": figure_labels(sweep_figures(choices)),
+                "Each policy's pick (time in seconds, threads, blocks)": picks},
         time_columns=SWEEP_POLICIES,  # each policy's column holds its pick's time
         plots=[("Speedup per choice", "Each point one (loop, trip count); the bar marks the median.", strip),
                ("Time over the sweep", "Each point a measured geometry; x: heuristic, +: LLVM, o: the best.", maps)],
         notes=[f"Device: {device}; {len(usable)} measured points, {len(choices)} (loop, trip count) choices. "
-               "Policies judged on their exact picks; blank: the sweep did not measure that pick."
+               "Policies judged on their exact picks; blank: the sweep did not measure that pick. Per (loop, "
+               "trip count), per trip count and overall, each cell reads: the geometric-mean speedup over "
+               "LLVM's default, then how many choices are within 10 % of the best, of how many. `points`: "
+               "the geometries a (loop, trip count) measured, among which the best and the model pick."
                + (" With so few choices, the summary's figures are indications, not rates." if len(choices) < 20 else ""),
                GEOMETRY_GLOSSARY.replace(
                    "trained on the other kernel families", "trained on the other loops' sweeps")],
