@@ -11,7 +11,12 @@ the bundled ``data/linear_model_h100.csv.gz`` was measured on an NVIDIA H100 wit
 ``--property-set gpu`` 0.157 / 0.138 / 0.378 (n-body), ``--property-set stevens_klockner`` (the
 paper's set, no per-work-item terms) 1.250 / 0.171 / 14.1 (n-body predicted 14x too fast: 32
 work-groups of 128 work-items leave most of the 132 SMs idle, and each work-item's 4,096-step
-chain sets the time). Four sets were tried on these points, the held-out kernels' errors seen: the
+chain sets the time). ``--variants data/stencil_spaces_h100.csv.gz`` also ranks the 192 stencil
+variants measured on the same H100 (24 per stencil, n = m = 4096) with the calibrated model, none of
+them measured for the fit: Spearman 0.76 per stencil on average, the variant predicted fastest 1.09x
+the best measured (a random variant: 2.78x), absolute gmre 0.60 (each stencil's times predicted 1.04 to 1.96x too fast
+in geometric mean; likely because their arrays, 64 MiB each, exceed the H100's 50 MB L2, which most
+calibration points' data fits in). Four sets were tried on these points, the held-out kernels' errors seen: the
 paper's set, it plus per-work-item operations and specials (0.206), plus per-work-item loads only
 (1.074), plus all four (kept: one term per kind of chained work, with latency-like weights).
 
@@ -84,6 +89,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--table", help="evaluate on these measured points instead of measuring (no device)")
     parser.add_argument("--device-class", default="gpu", choices=("cpu", "gpu"), help="with --table: its device's class")
     parser.add_argument("--property-set", help="the model's property set (default: the device class's)")
+    parser.add_argument("--variants", help="also rank the measured variants of this table (e.g. "
+                        "data/stencil_spaces_h100.csv.gz, measured on the same device) with the calibrated model")
     return parser.parse_args(argv)
 
 
@@ -138,6 +145,17 @@ def main(argv: list[str] | None = None) -> int:
     print("\nweights:")
     for name, weight in calibration.model.weights_.items():
         print(f"  {name:28s} {weight:.4g}")
+    if args.variants:
+        import pandas as pd
+
+        from gpuperf.evaluation.linear_eval import variant_predictions, variant_ranking
+
+        ranking = variant_ranking(variant_predictions(calibration, pd.read_csv(args.variants)))
+        print(f"\nvariants of {args.variants}, predicted by the calibrated model (none measured for the fit):")
+        print(ranking.round(3).to_string())
+        means = ranking.mean()
+        print(f"  mean: gmre {means['gmre']:.3f}, Spearman {means['spearman']:.3f}, the predicted fastest variant "
+              f"{means['pick_over_best']:.3f}x the best (a random variant {means['random_pick_over_best']:.3f}x)")
     rate = throughput(calibration.model)
     print(f"\nbatch prediction throughput: {rate:,.0f} predictions/s from a precomputed property matrix "
           "(target >= 100,000)")

@@ -64,3 +64,23 @@ def test_a_bad_table_is_refused_naming_what_is_wrong() -> None:
         evaluate_linear_table(two)
     with pytest.raises(GpuperfError, match="device class must be one of cpu, gpu"):
         evaluate_linear_table(table, device_class="tpu")
+
+
+def test_the_calibrated_model_ranks_variants_it_never_saw() -> None:
+    from gpuperf.evaluation.linear_eval import variant_predictions, variant_ranking
+
+    calibration = evaluate_linear_table(H100).calibration
+    variants = pd.read_csv(data_dir() / "stencil_spaces_h100.csv.gz")
+    predictions = variant_predictions(calibration, variants)
+    assert len(predictions) == len(variants) == 192 and (predictions["predicted_s"] > 0).all()
+    ranking = variant_ranking(predictions)
+    assert len(ranking) == 8 and (ranking["variants"] == 24).all()
+    for kernel, row in ranking.iterrows():
+        part = predictions[predictions["kernel"] == kernel]
+        picked = part.loc[part["predicted_s"].idxmin(), "time_s"]
+        assert row["pick_over_best"] == pytest.approx(picked / part["time_s"].min())
+        assert row["random_pick_over_best"] == pytest.approx(part["time_s"].mean() / part["time_s"].min())
+    assert (ranking["spearman"] > 0.5).all()  # the counts order the variants, not just the kernels
+    assert ranking["pick_over_best"].mean() < ranking["random_pick_over_best"].mean() / 2
+    with pytest.raises(GpuperfError, match="variant table: no column variant"):
+        variant_predictions(calibration, variants.drop(columns="variant"))

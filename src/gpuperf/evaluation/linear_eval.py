@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from gpuperf.errors import GpuperfError
@@ -157,3 +158,42 @@ def _table_rows(frame: pd.DataFrame) -> list[dict]:
         rows.append({"kernel_spec": row["kernel"], "sizes": sizes, "time_s": float(row["time_s"]),
                      "time_s_min": float(row["time_s_min"])})
     return rows
+
+
+def variant_predictions(calibration: Calibration, table: pd.DataFrame) -> pd.DataFrame:
+    """The calibrated model's time for every measured variant of a variant table (``kernel``,
+    ``variant`` labels, size columns, ``time_s``; e.g. ``data/stencil_spaces_h100.csv.gz``): the rows
+    with their ``predicted_s``. No variant need have been measured for the fit."""
+    from gpuperf.kernels.catalog import get_kernel
+
+    missing = [c for c in ("kernel", "variant", "time_s") if c not in table.columns]
+    if missing:
+        raise GpuperfError(f"variant table: no column {', '.join(missing)}")
+    ok = table["status"].astype(str).str.lower().eq("ok") if "status" in table else pd.Series(True, table.index)
+    rows = table[ok].reset_index(drop=True)
+    specs = rows["kernel"].astype(str) + "[" + rows["variant"].astype(str) + "]"
+    sizes = [{name: int(row[name]) for name in get_kernel(spec).params}
+             for spec, (_, row) in zip(specs, rows.iterrows())]
+    measured = pd.DataFrame({"kernel": specs, "sizes": "", "sizes_dict": sizes, "time_s": rows["time_s"]})
+    predicted = calibration.model.predict(with_properties(measured, calibration.model.property_names_))
+    return rows[["kernel", "variant", "time_s"]].assign(predicted_s=predicted)
+
+
+def variant_ranking(predictions: pd.DataFrame) -> pd.DataFrame:
+    """Per kernel, how well the predictions rank its variants: ``gmre`` (exp(mean |ln(predicted /
+    measured)|) - 1), ``spearman`` (rank correlation with the measured times), ``pick_over_best``
+    (measured time of the variant predicted fastest over the fastest measured) and, for comparison,
+    ``random_pick_over_best`` (the same for a variant drawn at random: the mean time over the best)."""
+    from scipy.stats import spearmanr
+
+    def judged(part: pd.DataFrame) -> pd.Series:
+        best = part["time_s"].min()
+        return pd.Series({
+            "variants": len(part),
+            "gmre": float(np.expm1(np.mean(np.abs(np.log(part["predicted_s"] / part["time_s"]))))),
+            "spearman": float(spearmanr(part["predicted_s"], part["time_s"]).statistic),
+            "pick_over_best": float(part.loc[part["predicted_s"].idxmin(), "time_s"] / best),
+            "random_pick_over_best": float(part["time_s"].mean() / best),
+        })
+
+    return predictions.groupby("kernel", sort=True)[["time_s", "predicted_s"]].apply(judged)
