@@ -84,3 +84,34 @@ def test_the_calibrated_model_ranks_variants_it_never_saw() -> None:
     assert ranking["pick_over_best"].mean() < ranking["random_pick_over_best"].mean() / 2
     with pytest.raises(GpuperfError, match="variant table: no column variant"):
         variant_predictions(calibration, variants.drop(columns="variant"))
+
+
+def test_calibrate_from_the_h100_table_gives_a_model_that_predicts_without_a_gpu(tmp_path, capsys) -> None:
+    import json
+
+    from gpuperf.cli import main
+
+    model = tmp_path / "h100.json"
+    assert main(["calibrate", "--table", str(H100), "--out", str(model), "--json"]) == 0
+    metadata = json.loads(capsys.readouterr().out)
+    assert metadata["device_name"] == "H100 SXM" and metadata["device_class"] == "gpu"
+    assert metadata["properties"] == list(PROPERTY_SETS["gpu"]) and metadata["calibration_points"] == 99
+    assert "nbody" not in metadata["calibration_kernels"]  # held-out kernels stay out of the fit
+    assert main(["predict", "nbody", "-p", "n=8192", "--model", str(model), "--json"]) == 0
+    predicted = json.loads(capsys.readouterr().out)
+    measured = pd.read_csv(H100).query("kernel == 'nbody' and n == 8192")["time_s_min"].iloc[0]
+    assert 0.5 < predicted["time_s"] / measured < 2
+    assert predicted["contributions_s"]["item_special"] > predicted["contributions_s"]["f32_ops"]
+
+
+def test_calibrate_from_a_table_refuses_measuring_options_and_names_a_bad_row(tmp_path, capsys) -> None:
+    from gpuperf.cli import main
+
+    assert main(["calibrate", "--table", str(H100), "--out", str(tmp_path / "m.json"), "--cycles", "5"]) != 0
+    assert "--table fits on the table's calibration points" in capsys.readouterr().err
+    bad = pd.read_csv(H100)
+    bad.loc[3, "kernel"] = "vector_copyy"
+    path = tmp_path / "bad.csv"
+    bad.to_csv(path, index=False)
+    assert main(["calibrate", "--table", str(path), "--out", str(tmp_path / "m.json")]) != 0
+    assert f"{path}, line 5: unknown kernel 'vector_copyy'" in capsys.readouterr().err

@@ -19,10 +19,16 @@ def calibrate_command(
     kernel: list[str] = typer.Option(None, "--kernel", "-k", help="calibrate on this kernel only (repeatable)"),
     property_set: str = typer.Option(None, "--property-set", help="cpu or gpu (default: the device's class)"),
     statistic: str = typer.Option("min", "--statistic", help="min (fastest run) or median over the passes (cycles)"),
+    table: Path = typer.Option(None, "--table", help="fit on these points measured before (a campaign export, "
+                               "e.g. data/linear_model_h100.csv.gz) instead of measuring: no device needed"),
+    device_class: str = typer.Option("gpu", "--device-class", help="with --table: its device's class, gpu or cpu"),
     no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="no progress bar"),
     json_out: bool = typer.Option(False, "--json", metavar="", help="print the model's metadata as JSON"),
 ) -> None:
-    """Measure the measurement kernels on a device, fit the linear count model and save it."""
+    """Measure the measurement kernels on a device, fit the linear count model and save it.
+
+    With --table, fit it on points measured before instead (the bundled H100 points give an H100
+    model on any machine)."""
     from gpuperf.errors import GpuperfError
     from gpuperf.models.linear_calibration import calibrate, save_calibration
 
@@ -31,10 +37,19 @@ def calibrate_command(
     if passes is not None and cycles > 1:
         raise GpuperfError("--passes and --cycles are two ways to time the points; give one of them")
     model_output_file(out)
-    passes = 3 if passes is None else passes
-    store = store or out.parent / "calibration.db"
-    calibration = calibrate(device, store, kernels=kernel or None, passes=passes, property_set=property_set,
-                            statistic=statistic, progress=not (no_progress or json_out), cycles=cycles)
+    if table is not None:
+        from gpuperf.evaluation.linear_eval import calibrate_from_table
+
+        if kernel or store or passes is not None or cycles > 1:
+            raise GpuperfError("--table fits on the table's calibration points: --kernel, --store, --passes and "
+                               "--cycles are for measuring")
+        calibration = calibrate_from_table(table, device_class, property_set, statistic)
+        store = table
+    else:
+        passes = 3 if passes is None else passes
+        store = store or out.parent / "calibration.db"
+        calibration = calibrate(device, store, kernels=kernel or None, passes=passes, property_set=property_set,
+                                statistic=statistic, progress=not (no_progress or json_out), cycles=cycles)
     save_calibration(calibration, out)
     if json_out:
         print_json(calibration.metadata)
@@ -46,7 +61,7 @@ def calibrate_command(
     weights = [{"property": name, "weight": value} for name, value in calibration.model.weights_.items()]
     print_table(weights, title="weights (seconds per unit)")
     print(fit_summary(errors))
-    print(f"wrote {out} (store {store})")
+    print(f"wrote {out} ({'points from' if table is not None else 'store'} {store})")
 
 
 def fit_summary(errors) -> str:  # noqa: ANN001 - a pandas Series of gmre by kernel

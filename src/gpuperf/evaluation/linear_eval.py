@@ -121,43 +121,73 @@ def _predicted(calibration: Calibration, measured: pd.DataFrame) -> LinearEvalua
 def evaluate_linear_table(table: pd.DataFrame | str | Path, device_class: str = "gpu",
                           property_set: str | None = None, statistic: str = "min",
                           properties: Sequence[str] | None = None) -> LinearEvaluation:
-    """The held-out evaluation of :func:`evaluate_linear_model` on points already measured: a table
-    such as ``campaign export`` writes (``kernel``, one column per size parameter, ``time_s``,
-    ``time_s_min``, ``status``; e.g. the bundled ``data/linear_model_h100.csv.gz``), its device of
-    class ``device_class``. Points outside the class's calibration and held-out plans are ignored;
-    ``properties`` names the model's properties instead of ``property_set``'s."""
-    source = str(table) if not isinstance(table, pd.DataFrame) else "the table"
-    frame = pd.read_csv(table) if not isinstance(table, pd.DataFrame) else table
+    """The held-out evaluation of :func:`evaluate_linear_model` on points already measured (a table
+    as :func:`calibrate_from_table` takes it), its device of class ``device_class``."""
+    measured, info, source = _measured_table(table, device_class, statistic)
+    calibration = _fit_table(measured, info, source, device_class, property_set, properties, statistic)
+    return _predicted(calibration, measured[measured["kernel"].isin(HELD_OUT_PLANS[device_class])]
+                      .reset_index(drop=True))
+
+
+def calibrate_from_table(table: pd.DataFrame | str | Path, device_class: str = "gpu",
+                         property_set: str | None = None, statistic: str = "min",
+                         properties: Sequence[str] | None = None) -> Calibration:
+    """The linear count model fitted on the calibration points of a table measured before, such as
+    ``campaign export`` writes (``kernel``, one column per size parameter, ``time_s``, ``time_s_min``,
+    ``status``; e.g. the bundled ``data/linear_model_h100.csv.gz``), its device of class
+    ``device_class``: a model of a GPU for a machine without it. Points outside the class's
+    calibration plan are ignored; ``properties`` names the model's properties instead of
+    ``property_set``'s."""
+    measured, info, source = _measured_table(table, device_class, statistic)
+    return _fit_table(measured, info, source, device_class, property_set, properties, statistic)
+
+
+def _fit_table(measured: pd.DataFrame, info: DeviceInfo, source: str, device_class: str,
+               property_set: str | None, properties: Sequence[str] | None, statistic: str) -> Calibration:
+    fitting = measured[measured["kernel"].isin(CALIBRATION_PLANS[device_class])].reset_index(drop=True)
+    return fit_calibration(fitting, info, source, property_set, properties,
+                           timing={"statistic": statistic, "table": source})
+
+
+def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
+                    statistic: str) -> tuple[pd.DataFrame, DeviceInfo, str]:
+    """The planned points of a measured table (see :func:`calibrate_from_table`), its device and name."""
+    from gpuperf.datasets.schema import ROW_NUMBERING, row_location
+    from gpuperf.kernels.catalog import get_kernel
+
     if device_class not in CALIBRATION_PLANS:
         raise GpuperfError(f"device class must be one of {', '.join(CALIBRATION_PLANS)}, not '{device_class}'")
+    source = "the table" if isinstance(table, pd.DataFrame) else str(table)
+    if isinstance(table, pd.DataFrame):
+        frame = table
+    else:
+        try:
+            frame = pd.read_csv(table)
+        except (OSError, ValueError) as exc:
+            raise GpuperfError(f"{source}: cannot be read as a CSV table ({exc})") from None
+        frame.attrs[ROW_NUMBERING] = "line"
     missing = [c for c in ("kernel", "time_s", "time_s_min") if c not in frame.columns]
     if missing:
         raise GpuperfError(f"{source}: no column {', '.join(missing)}")
     devices = sorted(frame.get("device", pd.Series(["table"])).dropna().astype(str).unique())
     if len(devices) > 1:
         raise GpuperfError(f"{source}: points of several devices ({', '.join(devices)}); give one device's")
-    fitting, plan = CALIBRATION_PLANS[device_class], HELD_OUT_PLANS[device_class]
-    rows = _table_rows(frame)
-    info = DeviceInfo(devices[0] if devices else "table", str(frame["gpu"].iloc[0]) if "gpu" in frame else source,
-                      device_class)
-    measured = combine_measured(rows, {**fitting, **plan}, statistic)
-    calibration = fit_calibration(measured[measured["kernel"].isin(fitting)].reset_index(drop=True), info, source,
-                                  property_set, properties, timing={"statistic": statistic, "table": source})
-    return _predicted(calibration, measured[measured["kernel"].isin(plan)].reset_index(drop=True))
-
-
-def _table_rows(frame: pd.DataFrame) -> list[dict]:
-    """The table's measured points as a store's rows (kernel, sizes, times)."""
-    from gpuperf.kernels.catalog import get_kernel
-
     ok = frame["status"].astype(str).str.lower().eq("ok") if "status" in frame else pd.Series(True, frame.index)
     rows = []
-    for _, row in frame[ok].iterrows():
-        params = get_kernel(row["kernel"]).params
+    for position, (_, row) in enumerate(frame.iterrows()):
+        if not ok.iloc[position]:
+            continue
+        try:
+            params = get_kernel(str(row["kernel"])).params
+        except GpuperfError as exc:
+            raise GpuperfError(f"{source}, {row_location(frame, position)}: {exc}") from None
         sizes = {name: int(row[name]) for name in params if name in row and pd.notna(row[name])}
         rows.append({"kernel_spec": row["kernel"], "sizes": sizes, "time_s": float(row["time_s"]),
                      "time_s_min": float(row["time_s_min"])})
-    return rows
+    plan = {**CALIBRATION_PLANS[device_class], **HELD_OUT_PLANS[device_class]}
+    description = str(frame["gpu"].dropna().iloc[0]) if "gpu" in frame and frame["gpu"].notna().any() else source
+    info = DeviceInfo(devices[0] if devices else "table", description, device_class)
+    return combine_measured(rows, plan, statistic), info, source
 
 
 def variant_predictions(calibration: Calibration, table: pd.DataFrame) -> pd.DataFrame:
