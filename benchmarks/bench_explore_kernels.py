@@ -5,9 +5,19 @@ Reads the measured stencil variants (``data/stencil_spaces_pocl.csv.gz``, writte
 needed to reach 90/95/99 % of its best variant when evaluated in the order predicted by PCA (95 %) +
 5-NN on the LIFT features, trained on the other kernels only; next to it, ranking by the same
 transformation parameters' mean normalised performance on the other kernels (no model) and random
-order's exact expectation. A second run adds loopy's per-launch counts to the features.
+order's exact expectation (the mean over every random order) at 90, 95 and 99 %, and how often
+10,000 seeded random orders of each kernel do as well as the model over all kernels (geometric mean
+of the evaluations: a one-sided p-value). A second run adds loopy's per-launch counts to the
+features; on a table with registers and occupancy (a GPU's), a third adds those.
 
-    python benchmarks/bench_explore_kernels.py [--table data/stencil_spaces_pocl.csv.gz]
+    python benchmarks/bench_explore_kernels.py [--table data/stencil_spaces_pocl.csv.gz] [--across TABLE]
+    python benchmarks/bench_explore_kernels.py --table stencil_spaces_h100
+
+On a GPU table (``--table stencil_spaces_h100``) it then ranks each stencil's variants with models
+trained on the same stencils measured on another device (``--across``, default the pocl table): on
+every stencil there, on the other stencils only and on the same stencil only, with the LIFT features
+and with the five transformation parameters as features, and prints how well the two devices'
+measured rankings of the configurations both measured agree.
 
 Geometric means of evaluations to reach 90 % (LIFT features; model / same parameters, no model /
 random order), by data file: the committed 100-cycle run 6.46 / 6.79 / 22.31 (worst kernel, gaussian_5x5,
@@ -21,6 +31,21 @@ fix: a kernel whose best variant the space lacks could never count as covered, s
 handed over to its model; on the bundled GPU spaces the fix changes nothing); the online search
 takes 11.98 with random first picks and 4.65 / 6.11 / 5.50 when its first 3 / 5 / 10 picks follow
 the model's ranking (``--start ranked`` uses 3, chosen on these same kernels).
+
+On the H100 table (24 variants per stencil at 4096, where random order is already short: about half
+a space's variants are within 10 % of its best for some stencils), leaving each stencil out, the LIFT
+features' model needs 1.44 / 3.36 / 5.45 evaluations to reach 90 / 95 / 99 % (geometric means; random
+order 3.02 / 6.34 / 10.60; random orders do as well with probability 0.017 / 0.098 / 0.092), worst
+gaussian_5x5 (9 to 90 %, random 6.25); adding the launch totals 1.41 / 2.71 / 4.62, adding registers
+and occupancy 1.47 / 2.94 / 5.24; the same parameters on the other stencils (no model) 3.27 to 90 %,
+as the 24-variant draws share few configurations. Trained on pocl instead (across devices, LIFT
+features): on every stencil 1.68 / 3.34 / 7.26 (p 0.072 / 0.095 / 0.317; gaussian_5x5 needs 16), on
+the other stencils 1.60 / 2.97 / 5.04 (p 0.043 / 0.049 / 0.057), on the same stencil 1.68 / 2.94 /
+8.07; the pocl and H100 normalised performance of the 21 (stencil, configuration) both measured
+agree to a Spearman correlation of 0.10, and the models' predictions with the H100's to 0.10-0.28
+(mean over stencils). So the CPU-trained models are not reliably better than random order on the
+GPU: weakly at 90 %, not at 99 %. The searches: guided by the other stencils' tables 1.82, online
+2.04 with random first picks, 1.36 with the model's first 3.
 """
 
 from __future__ import annotations
@@ -32,45 +57,120 @@ import numpy as np
 import pandas as pd
 from scipy.stats import gmean
 
+from gpuperf.datasets import BUNDLED, load_dataset
 from gpuperf.decisions.cross_kernel import (
     LIFT_FEATURES,
+    TRAINED_ON,
+    across_devices,
     leave_one_kernel_out,
     model_order,
     normalised_performance,
+    program_columns,
     usable_features,
 )
 from gpuperf.decisions.exploration import make_explorer
 from gpuperf.decisions.explorers import run_search
 from gpuperf.decisions.search_metrics import evals_to
-from gpuperf.decisions.space import space_from_frame
+from gpuperf.decisions.space import space_from_frame, transfer_matrix
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMETERS = ("local_x", "local_y", "outputs_y", "prefetch", "unroll")
 EXTRA = ("flops", "global_bytes", "local_bytes", "work_groups", "work_group_size")
+GPU_EXTRA = ("registers_per_thread", "occupancy")
+TRAINED_LABELS = {"all": "every kernel", "others": "the other kernels", "same": "the same kernel"}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--table", default=str(ROOT / "data" / "stencil_spaces_pocl.csv.gz"))
+    parser.add_argument("--across", default=None, help="Also rank TABLE's kernels with models trained on this "
+                        "table of the same stencils measured on another device (default for a GPU table: the pocl one)")
     args = parser.parse_args()
-    table = pd.read_csv(args.table)
-    pd.set_option("display.width", 200)
+    table = load_table(args.table)
+    pd.set_option("display.width", 250)
     ok = table["status"].eq("ok")
     print(f"{len(table)} variants of {table['kernel'].nunique()} kernels ({int(ok.sum())} ran)")
-    for label, features in (("LIFT features", LIFT_FEATURES), ("LIFT features + launch totals", (*LIFT_FEATURES, *EXTRA))):
+    feature_sets = [("LIFT features", LIFT_FEATURES), ("LIFT features + launch totals", (*LIFT_FEATURES, *EXTRA))]
+    if all(c in table.columns for c in GPU_EXTRA):  # the GPU compiler's registers and the occupancy they allow
+        feature_sets.append(("LIFT features + registers, occupancy", (*LIFT_FEATURES, *GPU_EXTRA)))
+    for label, features in feature_sets:
         result = leave_one_kernel_out(table, features=features, parameters=PARAMETERS)
         print(f"\n== {label}: evaluations to reach a fraction of the best, each kernel left out ==")
         print(result.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
-        print(f"geometric means: model {gmean(result['model_evals_to_90']):.2f} to 90 % "
-              f"({gmean(result['model_evals_to_95']):.2f} to 95 %, {gmean(result['model_evals_to_99']):.2f} to 99 %); "
-              f"parameters, no model {gmean(result['parameters_evals_to_90']):.2f}; "
-              f"random {gmean(result['random_evals_to_90']):.2f}; worst kernel (model) "
-              f"{int(result['model_evals_to_90'].max())}")
+        print(f"geometric means: model {summary(result)}; parameters, no model "
+              f"{gmean(result['parameters_evals_to_90']):.2f} to 90 %; worst kernel (model) "
+              f"{int(result['model_evals_to_90'].max())}\n{chances(table, result)}")
+    across = args.across or (None if is_pocl(table) else "stencil_spaces_pocl")
+    if across is not None:
+        across_section(load_table(across), table, across)
     searches = searches_on_other_kernels(table)
     print("\n== the searches gpuperf tune runs, refitted as they measure: evaluations to 90 % ==")
     print(searches.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
-    print("geometric means: " + ", ".join(f"{c} {gmean(searches[c]):.2f} (worst {searches[c].max():.0f})"
+    print("geometric means: " + ", ".join(f"{c} {gmean(searches[c].dropna()):.2f} (worst {searches[c].max():.0f})"
                                           for c in searches.columns if c != "kernel"))
+
+
+def load_table(path: str) -> pd.DataFrame:
+    """A measured variant table by path or bundled name (``stencil_spaces_h100``)."""
+    return load_dataset(path) if path in BUNDLED else pd.read_csv(path)
+
+
+def is_pocl(table: pd.DataFrame) -> bool:
+    return table["device"].astype(str).str.startswith("opencl").all() and "occupancy" not in table.columns
+
+
+def summary(result: pd.DataFrame) -> str:
+    """Geometric means over kernels of the model's and random order's evaluations to 90/95/99 %."""
+    return ", ".join(f"{gmean(result[f'model_evals_to_{p}']):.2f} to {p} % "
+                     f"(random {gmean(result[f'random_evals_to_{p}']):.2f})" for p in (90, 95, 99))
+
+
+def chances(test: pd.DataFrame, result: pd.DataFrame) -> str:
+    """The line saying how often random order does as well as the model, at 90, 95 and 99 %."""
+    return ("probability that random order's geometric mean is at most the model's (10,000 seeds): "
+            + ", ".join(f"{chance(test, result, p / 100):.3f} at {p} %" for p in (90, 95, 99)))
+
+
+def chance(test: pd.DataFrame, result: pd.DataFrame, fraction: float = 0.9, seeds: int = 10_000) -> float:
+    """How often random orders of each kernel's variants (``seeds`` draws) need, as a geometric mean over
+    the kernels, at most the evaluations the model's orders needed: a one-sided p-value."""
+    column = f"model_evals_to_{round(fraction * 100)}"
+    program = program_columns(test)
+    scored = test.assign(performance=normalised_performance(test, program))
+    logs, rng = np.zeros(seeds), np.random.default_rng(0)
+    for _, part in scored.groupby(list(program), sort=True):
+        performance = part["performance"].to_numpy()
+        orders = np.argsort(rng.random((seeds, len(performance))), axis=1)  # one random order per row
+        logs += np.log(np.argmax(performance[orders] >= fraction - 1e-12, axis=1) + 1)  # the best always reaches
+    return float(np.mean(np.exp(logs / len(result)) <= gmean(result[column]) + 1e-9))
+
+
+def across_section(train: pd.DataFrame, test: pd.DataFrame, where: str) -> None:
+    """Rank ``test``'s kernels with models trained on the same stencils measured on another device."""
+    device = lambda t: ", ".join(sorted(t["gpu"].astype(str).unique()))  # noqa: E731
+    print(f"\n== across devices: {device(test)} variants ranked by models trained on {device(train)} ({where}) ==")
+    agreement = shared_configurations(train, test)
+    print(f"same kernel and configuration measured on both: {len(agreement)} pairs; Spearman correlation of their "
+          f"normalised performance {agreement['train'].corr(agreement['test'], method='spearman'):.2f}")
+    for label, features in (("LIFT features", LIFT_FEATURES), ("parameters as features", PARAMETERS)):
+        for trained_on in TRAINED_ON:
+            result = across_devices(train, test, features, trained_on, parameters=PARAMETERS)
+            print(f"\n-- {label}, trained on {TRAINED_LABELS[trained_on]} in {where} --")
+            print(result.drop(columns=[c for c in ("gpu", "device", "n", "m") if c in result])
+                  .to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+            print(f"geometric means: model {summary(result)}; parameters, no model "
+                  f"{gmean(result['parameters_evals_to_90']):.2f} to 90 %; worst kernel (model) "
+                  f"{int(result['model_evals_to_90'].max())}; mean Spearman {result['spearman'].mean():.2f}\n"
+                  f"{chances(test, result)}")
+
+
+def shared_configurations(train: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
+    """Each (kernel, configuration) both tables measured, with its normalised performance in each."""
+    keys = ["kernel", *PARAMETERS]
+    scored = [t.assign(performance=normalised_performance(t, program_columns(t)))[[*keys, "performance"]]
+              for t in (train, test)]
+    return scored[0].merge(scored[1], on=keys, suffixes=("_train", "_test")).rename(
+        columns={"performance_train": "train", "performance_test": "test"})
 
 
 RANKED_STARTS = (3, 5, 10)
@@ -88,12 +188,17 @@ def searches_on_other_kernels(table: pd.DataFrame, seeds: int = 3) -> pd.DataFra
     for kernel, space in spaces.items():
         own = scored["kernel"].eq(kernel)
         ranking = model_order(scored[~own], scored[own].reset_index(drop=True), features)
-        others = [other for name, other in spaces.items() if name != kernel]
+        # The other kernels' spaces that share a configuration with this one (the H100 table's draws
+        # of 24 share few); without any, the transfer-guided search has nothing to go on.
+        others = [other for name, other in spaces.items()
+                  if name != kernel and np.isfinite(transfer_matrix(space, [other])).any()]
         searches = {"guided_by_tables": lambda seed: make_explorer(space, others, None, True, seed),
                     "online_random": lambda seed: make_explorer(space, (), None, True, seed)}
         for k in RANKED_STARTS:
             searches[f"online_ranked{k}"] = lambda seed, k=k: make_explorer(space, (), None, True, seed, k, ranking)
         row = {"kernel": kernel}
+        if not others:
+            del searches["guided_by_tables"]
         for label, build in searches.items():
             counts = []
             for seed in range(seeds):

@@ -250,3 +250,63 @@ def test_interleaved_points_pair_cycle_by_cycle_only_within_one_cycle_group(tmp_
     table = pd.read_csv(path).assign(cycle_group=[before_group, after_group])
     table.to_csv(path, index=False)
     assert list(build_spec_pairs(_flag_spec(tmp_path, path), "trick")["speedup"]) == [speedup]
+
+
+def test_increasing_keeps_only_pairs_from_a_smaller_to_a_larger_value(tmp_path):
+    rows = [{"kernel": "k", "gpu": "Tesla K40", "device": "d", "n": 64, "a": a, "time_s": t, "status": "ok",
+             "threads": 4096.0, "work_group_size": 64.0, "flops_per_thread": 2.0}
+            for a, t in ((1, 8.0), (2, 4.0), (4, 5.0))]
+    path = tmp_path / "sampled.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    table = (f'dataset = "{path}"\nkernel = "k"\nparameter = "a"\nbefore = [1, 2, 4]\nafter = [1, 2, 4]\n'
+             'features = "columns"\nconfiguration = ["n", "a"]')
+    both_ways = build_spec_pairs(entry(tmp_path, table).pairs[0], "trick")
+    assert sorted(both_ways["change"]) == ["a: 1 -> 2", "a: 1 -> 4", "a: 2 -> 1", "a: 2 -> 4", "a: 4 -> 1", "a: 4 -> 2"]
+    spec = entry(tmp_path, table + "\nincreasing = true").pairs[0]
+    assert spec.increasing and spec.change == "a: 1/2/4 -> 1/2/4 (larger)"
+    pairs = build_spec_pairs(spec, "trick").set_index("change")["speedup"]
+    assert pairs.to_dict() == {"a: 1 -> 2": 2.0, "a: 1 -> 4": 1.6, "a: 2 -> 4": 0.8}
+
+
+@pytest.mark.parametrize(("pairs", "message"), [
+    ('dataset = "matvec_bsp"\nkernel = "MMGU"\nafter_kernel = "MMGC"\nfeatures = "amaris_matvec"\nincreasing = true',
+     "increasing: only with a parameter"),
+    ('dataset = "d"\nkernel = "k"\nparameter = "a"\nbefore = 1\nafter = 2\nfeatures = "columns"\nincreasing = "yes"',
+     "increasing: expected true or false"),
+])
+def test_increasing_is_checked(tmp_path, pairs, message):
+    from gpuperf.errors import GpuperfError
+
+    with pytest.raises(GpuperfError, match=message):
+        entry(tmp_path, pairs)
+
+
+def test_the_h100_stencil_variants_train_the_gpu_advisor():
+    """Every pair of H100 stencil variants that differ in one parameter only, smaller to larger, is a
+    GPU training pair of its optimization, its speedup the median per-cycle ratio (the 24 variants of
+    a space were timed in the same cycles)."""
+    from gpuperf.decisions.optimizations import load_optimizations
+    from gpuperf.decisions.pairs import training_pairs
+
+    entries = load_optimizations()
+    names = ("larger_work_groups", "thread_coarsening", "unrolling", "local_memory_prefetch")
+    pairs = training_pairs([entries[n] for n in names])
+    h100 = pairs[pairs["dataset"].eq("stencil_spaces_h100")]
+    assert h100.groupby("optimization").size().to_dict() == {
+        "larger_work_groups": 30, "local_memory_prefetch": 1, "thread_coarsening": 11, "unrolling": 12}
+    assert set(h100["target"]) == {GPU_TARGET} and set(h100["gpu"]) == {"H100 SXM"}
+    assert (h100["gpu_sms"] == 132).all() and h100["family"].nunique() == 8
+    table = load_dataset("stencil_spaces_h100")
+    parameters = ["local_x", "local_y", "outputs_y", "prefetch", "unroll"]
+    for row in h100.itertuples():
+        parameter, values = row.change.split(": ")
+        before, after = (int(v) for v in values.split(" -> "))
+        assert after > before
+        config = dict(part.split("=") for part in row.configuration.split(","))
+        same = table[table["kernel"].eq(row.kernel)
+                     & np.logical_and.reduce([table[p] == int(config[p]) for p in parameters if p != parameter])]
+        times = same.set_index(parameter)["time_s"]
+        assert (row.time_before_s, row.time_after_s) == (times[before], times[after])
+        assert abs(np.log(row.speedup / (row.time_before_s / row.time_after_s))) < 0.05  # per-cycle vs medians
+    medians = h100.groupby("optimization")["speedup"].median()
+    assert medians["thread_coarsening"] > 1.5 and abs(medians["unrolling"] - 1) < 0.01  # what the H100 measured

@@ -222,3 +222,28 @@ def test_a_table_of_ones_own_loads_from_csv_or_parquet_with_kernel_and_time_alon
     table.assign(status=["OK", "OK", "OK"]).to_csv(tmp_path / "ok.csv", index=False)
     with pytest.raises(GpuperfError, match=r"ok\.csv: line 4: time_s=nan is not a positive number"):
         load_dataset(tmp_path / "ok.csv")  # a status of OK in any case is a measured row
+
+
+def test_the_h100_stencil_spaces_load_by_name_with_their_gpu_features():
+    """gpuperf's first GPU measurements: 24 variants of each of the eight stencil spaces pocl measured
+    64 of, on one H100 at n = m = 4096, each space's variants in one interleaved campaign of 10 cycles
+    (``time_s`` the median of the cycles' round medians), with registers and occupancy."""
+    import json
+
+    frame, raw = load_dataset("stencil_spaces_h100"), raw_file("stencil_spaces_h100")
+    pocl = load_dataset("stencil_spaces_pocl")
+    assert frame.groupby("kernel").size().to_dict() == {k: 24 for k in pocl["kernel"].unique()}
+    assert set(frame["gpu"]) == {"H100 SXM"} and set(frame["device"]) == {"cuda:0"}
+    assert set(zip(frame["n"], frame["m"])) == {(4096, 4096)}
+    assert (frame["status"] == OK).all() and frame["verified"].all()
+    assert frame["time_s"].equals(raw["time_s"])
+    cycles = frame["cycle_times_s"].str.split(";").map(lambda times: np.median([float(t) for t in times]))
+    np.testing.assert_allclose(cycles, frame["time_s"], rtol=1e-12)
+    assert frame.groupby("kernel")["cycle_group"].nunique().eq(1).all()  # a space's variants timed together
+    assert frame["occupancy"].between(0, 1, inclusive="right").all()
+    assert frame["registers_per_thread"].between(1, 255).all()
+    assert {"registers_per_thread", "occupancy"} - set(pocl.columns) == {"registers_per_thread", "occupancy"}
+    provenance = json.loads((data_dir() / "stencil_spaces_h100.provenance.json").read_text())
+    assert provenance["ok_points"] == len(frame) and provenance["device"] == "NVIDIA H100 80GB HBM3"
+    by_path = load_dataset(data_dir() / "stencil_spaces_h100.csv.gz")  # its format recognised from its columns
+    assert len(by_path) == 192 and by_path["time_s"].equals(frame["time_s"])

@@ -183,3 +183,106 @@ def test_leave_one_kernel_out_trains_on_the_others_and_judges_the_models_first_p
     assert result["top_predicted_performance"].tolist() == pytest.approx([1 / 3] * 3)
     for percent in (90, 95, 99):
         assert result[f"model_evals_to_{percent}"].tolist() == [3, 3, 3]
+
+
+def test_across_devices_trains_on_every_other_or_the_same_kernel_of_the_other_table():
+    """The other device's table (kernels a, b, c; 18 variants each) trains; each test kernel's
+    model sees all 54 rows, the 36 of the other kernels or the 18 of its own."""
+    from gpuperf.decisions.cross_kernel import across_devices
+
+    train, test = variant_table(), variant_table(kernels=("a", "b"), seed=1)
+    for trained_on, rows in (("all", [54, 54]), ("others", [36, 36]), ("same", [18, 18])):
+        SmallestFirst.fitted_rows = []
+        result = across_devices(train, test, ("local_size_0", "barriers_per_thread"), trained_on, model=SmallestFirst(),
+                                parameters=("local_size_0", "barriers_per_thread"))
+        assert SmallestFirst.fitted_rows == rows and result["train_rows"].tolist() == rows
+        assert result["kernel"].tolist() == ["a", "b"] and (result["variants"] == 18).all()
+        assert (result["model_evals_to_90"] > 1).all()  # the stand-in prefers the narrowest groups: wrong here
+        assert (result["parameters_evals_to_90"] == 1).all()  # both devices' best is width 32, no barrier
+        assert (result["random_evals_to_90"] == result["random_evals_to_99"]).all()  # one variant within 10 %
+    result = across_devices(train, test, ("local_size_0", "barriers_per_thread"), "others")
+    assert (result["model_evals_to_90"] <= 2).all() and (result["spearman"] > 0.7).all()
+    with pytest.raises(GpuperfError, match="trained_on='mine'"):
+        across_devices(train, test, trained_on="mine")
+    with pytest.raises(GpuperfError, match="share none of the feature columns"):
+        across_devices(train, test, ("absent",))
+
+
+def _h100():
+    from gpuperf.datasets import load_dataset
+
+    return load_dataset("stencil_spaces_h100")
+
+
+def _valid_counts(result, variants=24):
+    for percent in (90, 95, 99):
+        counts = result[f"model_evals_to_{percent}"]
+        assert counts.notna().all() and counts.between(1, variants).all() and (counts == counts.round()).all()
+    assert (result["model_evals_to_90"] <= result["model_evals_to_95"]).all()
+    assert (result["model_evals_to_95"] <= result["model_evals_to_99"]).all()
+
+
+def test_on_the_h100_stencils_a_model_of_the_other_kernels_beats_random_order():
+    """The LIFT setting on the H100 table: each stencil's 24 variants ranked by PCA + 5-NN trained on
+    the other seven. Every count is a whole number of evaluations within the space, random order's is
+    its exact expectation, and over the eight stencils the model needs fewer evaluations than random
+    order to reach 90 % (geometric means 1.44 and 3.02 when measured)."""
+    from scipy.stats import gmean
+
+    table = _h100()
+    result = leave_one_kernel_out(table, parameters=("local_x", "local_y", "outputs_y", "prefetch", "unroll"))
+    assert len(result) == 8 and (result["variants"] == 24).all() and set(result["gpu"]) == {"H100 SXM"}
+    _valid_counts(result)
+    performance = normalised_performance(table, ["kernel"])
+    good = (performance >= 0.9).groupby(table["kernel"]).sum()
+    assert result.set_index("kernel")["random_evals_to_90"].to_dict() == (25 / (good + 1)).to_dict()
+    assert gmean(result["model_evals_to_90"]) < 0.6 * gmean(result["random_evals_to_90"])
+
+
+def test_pocl_trained_models_rank_the_h100_variants():
+    """Across devices: the pocl table (64 variants of each stencil at 1024) trains, the H100 table
+    (24 at 4096) is ranked; registers and occupancy, which pocl lacks, are not used."""
+    from gpuperf.datasets import load_dataset
+    from gpuperf.decisions.cross_kernel import LIFT_FEATURES, across_devices
+
+    pocl = load_dataset("stencil_spaces_pocl")
+    features = (*LIFT_FEATURES, "registers_per_thread", "occupancy")
+    for trained_on, rows in (("all", 512), ("others", 448), ("same", 64)):
+        result = across_devices(pocl, _h100(), features, trained_on)
+        assert len(result) == 8 and (result["train_rows"] == rows).all()
+        _valid_counts(result)
+        assert result["spearman"].between(-1, 1).all()
+
+
+def test_explore_benchmark_searches_run_on_the_h100_table():
+    """The H100 draws of 24 share few configurations between stencils (hotspot2d only one, with
+    srad2): the transfer-guided search takes the stencils that share any, and every search counts
+    whole evaluations within the space."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_explore_kernels.py"
+    spec = importlib.util.spec_from_file_location("bench_explore_kernels", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    searches = bench.searches_on_other_kernels(_h100(), seeds=1)
+    assert len(searches) == 8 and searches.drop(columns="kernel").notna().all().all()
+    assert searches.drop(columns="kernel").apply(lambda c: c.between(1, 24)).all().all()
+
+
+def test_rank_and_explore_take_the_h100_table_by_name(capsys):
+    import json
+
+    from gpuperf.cli import main
+
+    assert main(["rank", "jacobi2d_9pt", "-p", "n=4096", "-p", "m=4096", "--train", "stencil_spaces_h100",
+                 "--limit", "6", "--json", "--no-progress"]) == 0
+    ranked = json.loads(capsys.readouterr().out)
+    assert ranked["train_rows"] == 168 and ranked["left_out_rows_of_this_kernel"] == 24
+    assert len(ranked["variants"]) == 6
+    assert main(["explore", "stencil_spaces_h100", "--kernel", "jacobi2d_9pt", "--train", "stencil_spaces_pocl",
+                 "--json", "--no-progress"]) == 0
+    explored = json.loads(capsys.readouterr().out)
+    assert 1 <= explored["evals_to_90"] <= explored["evals_to_99"] <= 24
+    assert explored["best_time"] == _h100().query("kernel == 'jacobi2d_9pt'")["time_s"].min()
+    assert explored["random_expected_evals_to_90"] == pytest.approx(25 / 8)  # 7 of its 24 within 90 %

@@ -32,6 +32,8 @@ SCHOONHOVEN = (
 )
 BENCHMARK_HUB = "Kernel Tuner benchmark hub: github.com/AutoTuningAssociation/benchmark_hub"
 GPUPERF = "measured by gpuperf on this project's machine (data/README.md, the .provenance.json beside the file)"
+GPUPERF_H100 = ("measured by gpuperf on an NVIDIA H100 80GB HBM3 (data/README.md, the .provenance.json beside "
+                "the file)")
 
 def _gpuperf_export(raw: pd.DataFrame, where: str, source: str) -> pd.DataFrame:
     """A table gpuperf exported from its measurement store: in the dataset shape already; its
@@ -218,6 +220,18 @@ BUNDLED: dict[str, BundledDataset] = {
             units="time_s, time_s_min, time_s_iqr in seconds; features as in docs/features.md",
             shape_other=_gpuperf_export,
             signature=("campaign", "kernel_key", "measured_at"),
+        ),
+        BundledDataset(
+            "stencil_spaces_h100",
+            "stencil_spaces_h100.csv.gz",
+            "192 variants of the eight LIFT stencils' transformation spaces (24 each) at n = m = 4096 on an "
+            "NVIDIA H100 (CUDA), timed interleaved, with each variant's static features, registers and occupancy",
+            GPUPERF_H100,
+            "MIT (gpuperf's own)",
+            repository="gpuperf",
+            units="time_s, time_s_min, time_s_iqr in seconds; occupancy a fraction; features as in docs/features.md",
+            shape_other=_gpuperf_export,
+            signature=("campaign", "kernel_key", "measured_at", "registers_per_thread"),
         ),
         BundledDataset(
             "advise_pairs_pocl",

@@ -119,9 +119,69 @@ def leave_one_kernel_out(
                 row[f"model_evals_to_{round(fraction * 100)}"] = evals_to(performance[order], fraction)
             if parameters:
                 row["parameters_evals_to_90"] = evals_to(performance[parameter_order(train, test, parameters)], 0.9)
-            row["random_evals_to_90"] = random_expected_evals(performance, 0.9)
+            for fraction in FRACTIONS:
+                row[f"random_evals_to_{round(fraction * 100)}"] = random_expected_evals(performance, fraction)
             row["top_predicted_performance"] = float(performance[order[0]])
             rows.append(row)
+    return pd.DataFrame(rows)
+
+
+TRAINED_ON = ("all", "others", "same")
+
+
+def across_devices(
+    train: pd.DataFrame,
+    test: pd.DataFrame,
+    features: Sequence[str] = LIFT_FEATURES,
+    trained_on: str = "all",
+    model: RegressorMixin | None = None,
+    parameters: Sequence[str] = (),
+) -> pd.DataFrame:
+    """Each kernel's variants measured on one device (``test``, say a GPU) ranked by a model trained on
+    variants measured on another (``train``, say a CPU): of every kernel (``trained_on="all"``), of the
+    other kernels only (``"others"``) or of the same kernel only (``"same"``). Per kernel of ``test``:
+    evaluations to reach 90/95/99 % of its best in the model's order and random order's exact
+    expectation, the Spearman correlation of predicted with measured performance and the measured
+    performance of the model's first pick; with ``parameters``, also the evaluations to 90 % in the
+    order of the same configurations' mean performance in the training rows (no model; configurations
+    they lack come last). Features are those both tables have without gaps and that vary in ``train``;
+    normalised performance is per kernel, device and size in each table."""
+    from scipy.stats import spearmanr
+
+    if trained_on not in TRAINED_ON:
+        raise GpuperfError(f"trained_on={trained_on!r}: one of {', '.join(TRAINED_ON)}")
+    for label, table in (("training", train), ("test", test)):
+        missing = [c for c in ("kernel", "time_s") if c not in table.columns]
+        if missing or table.empty:
+            raise GpuperfError(f"{label} table: " + (f"lacks column(s) {', '.join(missing)}" if missing else "no rows"))
+    usable = usable_features(features, train, test)
+    if not usable:
+        raise GpuperfError(f"the tables share none of the feature columns ({', '.join(list(features)[:4])}, ...)")
+    train = train.assign(performance=normalised_performance(train, program_columns(train))).reset_index(drop=True)
+    program = program_columns(test)
+    test = test.assign(performance=normalised_performance(test, program)).reset_index(drop=True)
+    rows = []
+    for key, part in test.groupby(list(program), sort=True, dropna=False):
+        kernel = part["kernel"].iloc[0]
+        chosen = {"all": train, "others": train[train["kernel"] != kernel],
+                  "same": train[train["kernel"] == kernel]}[trained_on]
+        row: dict[str, object] = dict(zip(program, key if isinstance(key, tuple) else (key,)))
+        row["variants"], row["train_rows"] = len(part), len(chosen)
+        if chosen.empty:
+            rows.append(row)
+            continue
+        predicted = predict_performance(chosen, part, usable, model)
+        order = np.argsort(-predicted, kind="stable")
+        performance = part["performance"].to_numpy()
+        for fraction in FRACTIONS:
+            row[f"model_evals_to_{round(fraction * 100)}"] = evals_to(performance[order], fraction)
+        if parameters:
+            row["parameters_evals_to_90"] = evals_to(performance[parameter_order(chosen, part, parameters)], 0.9)
+        for fraction in FRACTIONS:
+            row[f"random_evals_to_{round(fraction * 100)}"] = random_expected_evals(performance, fraction)
+        row["spearman"] = float(spearmanr(predicted, performance).statistic) if np.ptp(predicted) > 0 else float("nan")
+        row["top_predicted_performance"] = float(performance[order[0]])
+        rows.append(row)
     return pd.DataFrame(rows)
 
 

@@ -55,7 +55,7 @@ _ENTRY_KEYS = {
 _APPLY_KEYS = {"kind", "summary", "transformation", "parameters", "space_parameter"}
 _PAIR_KEYS = {
     "dataset", "kernel", "after_kernel", "parameter", "before", "after", "factor", "family", "features",
-    "configuration", "inputs", "max_pairs_per_gpu",
+    "configuration", "inputs", "max_pairs_per_gpu", "increasing",
 }
 DEFAULT_MAX_PAIRS_PER_GPU = 200
 
@@ -66,7 +66,9 @@ class PairSpec:
 
     Either ``after_kernel`` (the after rows are another kernel of the dataset, at the same sizes
     and GPU) or ``parameter`` with ``before`` and ``after`` (or ``factor``: after = before x factor)
-    values (the after row is the same configuration with only that parameter changed).
+    values (the after row is the same configuration with only that parameter changed); with
+    ``increasing``, only pairs whose after value is larger than their before value (a space sampled
+    at random: every larger value measured, none smaller).
     ``configuration`` names the columns that must be equal (default: the dataset's parameters);
     ``features`` names how the before kernel's advice features are obtained
     (``gpuperf.decisions.program_features.FEATURE_SOURCES``); ``family`` names the program for
@@ -84,6 +86,7 @@ class PairSpec:
     before: tuple[float, ...] = ()
     after: tuple[float, ...] = ()
     factor: float | None = None
+    increasing: bool = False
     configuration: tuple[str, ...] | None = None
     inputs: tuple[str, ...] | None = None
     max_pairs_per_gpu: int = DEFAULT_MAX_PAIRS_PER_GPU
@@ -95,7 +98,8 @@ class PairSpec:
         if self.after_kernel:
             return f"{'/'.join(self.kernels)} -> {self.after_kernel}"
         after = f"x{self.factor:g}" if self.factor else "/".join(f"{v:g}" for v in self.after)
-        return f"{self.parameter}: {'/'.join(f'{v:g}' for v in self.before)} -> {after}"
+        larger = " (larger)" if self.increasing else ""
+        return f"{self.parameter}: {'/'.join(f'{v:g}' for v in self.before)} -> {after}{larger}"
 
 
 @dataclass(frozen=True)
@@ -313,6 +317,8 @@ def _pair_spec(table: Mapping[str, Any], where: str) -> PairSpec:
     if after_kernel is not None:
         if not isinstance(after_kernel, str) or not after_kernel:
             raise GpuperfError(f"{where}.after_kernel: expected a kernel name, got {after_kernel!r}")
+        if "increasing" in table:
+            raise GpuperfError(f"{where}.increasing: only with a parameter (before and after values)")
         spec["after_kernel"] = after_kernel
     else:
         if not isinstance(parameter, str) or not parameter:
@@ -329,6 +335,10 @@ def _pair_spec(table: Mapping[str, Any], where: str) -> PairSpec:
             if len(factor) != 1 or factor[0] <= 0 or factor[0] == 1:
                 raise GpuperfError(f"{where}.factor: expected one positive number other than 1")
             spec["factor"] = factor[0]
+        increasing = table.get("increasing", False)
+        if not isinstance(increasing, bool):
+            raise GpuperfError(f"{where}.increasing: expected true or false, got {increasing!r}")
+        spec["increasing"] = increasing
     configuration = table.get("configuration")
     if configuration is not None:
         if not isinstance(configuration, list) or not all(isinstance(c, str) for c in configuration):

@@ -172,7 +172,8 @@ def _matched(frame: pd.DataFrame, spec: PairSpec) -> tuple[pd.DataFrame, pd.Data
     joined = before.merge(after, on=rest)
     if spec.factor:
         joined = joined[np.isclose(joined["after_value"], joined[param] * spec.factor)]
-    joined = joined[joined["after_value"] != joined[param]]
+    changed = joined["after_value"] > joined[param] if spec.increasing else joined["after_value"] != joined[param]
+    joined = joined[changed]
     if joined.empty:
         return joined, rows
     joined["after_kernel"] = joined["kernel"]
