@@ -36,13 +36,14 @@ def bundled_gpu_names() -> set[str]:
 
 
 def _is_local_cpu_device(name: str) -> bool:
-    """gpuperf's own measurements on pocl's CPU device: its device string and its pocl device name."""
-    return name.startswith(("opencl:", "pthread-", "cpu-"))
+    """gpuperf's own measurements: pocl's CPU device (its device string and its pocl device name) and
+    the device string of a CUDA GPU (``cuda:0``; its ``gpu`` column names the GPU)."""
+    return name.startswith(("opencl:", "pthread-", "cpu-", "cuda:"))
 
 
 def test_every_gpu_named_in_the_bundled_data_resolves():
     names = bundled_gpu_names()
-    assert {"Tesla-K40", "RTX_3090", "NVIDIA A100-PCIE-40GB", "Tesla K40c", "mi50"} <= names
+    assert {"Tesla-K40", "RTX_3090", "NVIDIA A100-PCIE-40GB", "Tesla K40c", "mi50", "H100 SXM"} <= names
     unresolved = sorted(n for n in names if canonical_gpu_name(n) is None)
     assert unresolved == []
 

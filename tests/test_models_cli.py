@@ -647,7 +647,7 @@ def test_a_model_from_another_version_is_a_note_and_a_damaged_one_an_error(table
 def test_linear_names_the_properties_a_table_lacks(tables, capsys, tmp_path):
     assert main(["fit", str(tables["properties"]), "--model", "linear", "--out", str(tmp_path / "m.json")]) == 0
     err = capsys.readouterr().err
-    assert f"note: {tables['properties']}: linear fits the 5 of the 14 gpu properties it has columns for; " \
+    assert f"note: {tables['properties']}: linear fits the 5 of the 18 gpu properties it has columns for; " \
            "missing: f64_ops, f32_special, f64_special, global_load_bytes_stride0, global_load_bytes_strided, " \
            "global_store_bytes_strided, ..." in err
 

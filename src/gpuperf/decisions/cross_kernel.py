@@ -115,15 +115,22 @@ def leave_one_kernel_out(
             row: dict[str, object] = dict(zip(program, key if isinstance(key, tuple) else (key,)))
             row["variants"] = len(test)
             order = model_order(train, test, features, model)
-            for fraction in FRACTIONS:
-                row[f"model_evals_to_{round(fraction * 100)}"] = evals_to(performance[order], fraction)
-            if parameters:
-                row["parameters_evals_to_90"] = evals_to(performance[parameter_order(train, test, parameters)], 0.9)
-            for fraction in FRACTIONS:
-                row[f"random_evals_to_{round(fraction * 100)}"] = random_expected_evals(performance, fraction)
-            row["top_predicted_performance"] = float(performance[order[0]])
+            matched = parameter_order(train, test, parameters) if parameters else None
+            row.update(_evaluations(performance, order, matched))
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _evaluations(performance: np.ndarray, order: np.ndarray, matched: np.ndarray | None) -> dict[str, float]:
+    """Evaluations to reach each of ``FRACTIONS`` of the best in the model's ``order``, random order's
+    exact expectation, the parameter-matched order's to 90 % (when ``matched`` is given) and the
+    performance of the model's first pick."""
+    figures = {f"model_evals_to_{round(f * 100)}": evals_to(performance[order], f) for f in FRACTIONS}
+    if matched is not None:
+        figures["parameters_evals_to_90"] = evals_to(performance[matched], 0.9)
+    figures |= {f"random_evals_to_{round(f * 100)}": random_expected_evals(performance, f) for f in FRACTIONS}
+    figures["top_predicted_performance"] = float(performance[order[0]])
+    return figures
 
 
 TRAINED_ON = ("all", "others", "same")
@@ -173,14 +180,9 @@ def across_devices(
         predicted = predict_performance(chosen, part, usable, model)
         order = np.argsort(-predicted, kind="stable")
         performance = part["performance"].to_numpy()
-        for fraction in FRACTIONS:
-            row[f"model_evals_to_{round(fraction * 100)}"] = evals_to(performance[order], fraction)
-        if parameters:
-            row["parameters_evals_to_90"] = evals_to(performance[parameter_order(chosen, part, parameters)], 0.9)
-        for fraction in FRACTIONS:
-            row[f"random_evals_to_{round(fraction * 100)}"] = random_expected_evals(performance, fraction)
+        matched = parameter_order(chosen, part, parameters) if parameters else None
+        row.update(_evaluations(performance, order, matched))
         row["spearman"] = float(spearmanr(predicted, performance).statistic) if np.ptp(predicted) > 0 else float("nan")
-        row["top_predicted_performance"] = float(performance[order[0]])
         rows.append(row)
     return pd.DataFrame(rows)
 
