@@ -386,7 +386,6 @@ def geometry_study(folder: str | Path, echo: Echo = lambda line: None) -> tuple[
 
 # The (threads, blocks) sweeps in data/ (see data/README.md), by short name.
 BUNDLED_SWEEPS = {"pocl": "geometry_sweep_pocl.csv.gz", "h100": "geometry_sweep_h100.csv.gz"}
-BUNDLED_SWEEP = BUNDLED_SWEEPS["pocl"]
 
 
 @dataclass(frozen=True)

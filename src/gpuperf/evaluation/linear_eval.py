@@ -152,7 +152,7 @@ def _fit_table(measured: pd.DataFrame, info: DeviceInfo, source: str, device_cla
 def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
                     statistic: str) -> tuple[pd.DataFrame, DeviceInfo, str]:
     """The planned points of a measured table (see :func:`calibrate_from_table`), its device and name."""
-    from gpuperf.datasets.schema import ROW_NUMBERING, row_location
+    from gpuperf.datasets.schema import ROW_NUMBERING, is_ok, row_location
     from gpuperf.kernels.catalog import get_kernel
 
     if device_class not in CALIBRATION_PLANS:
@@ -169,10 +169,10 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
     missing = [c for c in ("kernel", "time_s", "time_s_min") if c not in frame.columns]
     if missing:
         raise GpuperfError(f"{source}: no column {', '.join(missing)}")
-    devices = sorted(frame.get("device", pd.Series(["table"])).dropna().astype(str).unique())
+    devices = sorted(frame["device"].dropna().astype(str).unique()) if "device" in frame else []
     if len(devices) > 1:
         raise GpuperfError(f"{source}: points of several devices ({', '.join(devices)}); give one device's")
-    ok = frame["status"].astype(str).str.lower().eq("ok") if "status" in frame else pd.Series(True, frame.index)
+    ok = is_ok(frame["status"]) if "status" in frame else pd.Series(True, frame.index)
     rows = []
     for position, (_, row) in enumerate(frame.iterrows()):
         if not ok.iloc[position]:
@@ -194,16 +194,17 @@ def variant_predictions(calibration: Calibration, table: pd.DataFrame) -> pd.Dat
     """The calibrated model's time for every measured variant of a variant table (``kernel``,
     ``variant`` labels, size columns, ``time_s``; e.g. ``data/stencil_spaces_h100.csv.gz``): the rows
     with their ``predicted_s``. No variant need have been measured for the fit."""
+    from gpuperf.datasets.schema import is_ok
     from gpuperf.kernels.catalog import get_kernel
 
     missing = [c for c in ("kernel", "variant", "time_s") if c not in table.columns]
     if missing:
         raise GpuperfError(f"variant table: no column {', '.join(missing)}")
-    ok = table["status"].astype(str).str.lower().eq("ok") if "status" in table else pd.Series(True, table.index)
-    rows = table[ok].reset_index(drop=True)
+    rows = table[is_ok(table["status"])] if "status" in table else table
+    rows = rows.reset_index(drop=True)
     specs = rows["kernel"].astype(str) + "[" + rows["variant"].astype(str) + "]"
-    sizes = [{name: int(row[name]) for name in get_kernel(spec).params}
-             for spec, (_, row) in zip(specs, rows.iterrows())]
+    params = {name: get_kernel(name).params for name in rows["kernel"].astype(str).unique()}  # a variant's are its kernel's
+    sizes = [{name: int(row[name]) for name in params[str(row["kernel"])]} for _, row in rows.iterrows()]
     measured = pd.DataFrame({"kernel": specs, "sizes": "", "sizes_dict": sizes, "time_s": rows["time_s"]})
     predicted = calibration.model.predict(with_properties(measured, calibration.model.property_names_))
     return rows[["kernel", "variant", "time_s"]].assign(predicted_s=predicted)

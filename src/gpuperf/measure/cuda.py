@@ -341,11 +341,12 @@ class CudaLaunch:
         (and a gate on the device) the batch is enqueued behind the launch gate."""
         device = self.compiled.device
         gate = device.gate if gated else None
-        per_gate = max(1, GATED_QUEUE_ENTRIES // (2 + len(self.calls)))  # events and launches behind one gate
+        # at most GATED_QUEUE_ENTRIES events and launches behind one gate; ungated, one batch
+        chunk = max(1, GATED_QUEUE_ENTRIES // (2 + len(self.calls))) if gate is not None else count
         times: list[float] = []
         with device.gpu:
             while len(times) < count:
-                times += self._timed_batch(min(count - len(times), per_gate) if gate else count - len(times), gate)
+                times += self._timed_batch(min(count - len(times), chunk), gate)
         return times
 
     def _timed_batch(self, count: int, gate: LaunchGate | None) -> list[float]:
