@@ -80,8 +80,12 @@ def test_the_calibrated_model_ranks_variants_it_never_saw() -> None:
         picked = part.loc[part["predicted_s"].idxmin(), "time_s"]
         assert row["pick_over_best"] == pytest.approx(picked / part["time_s"].min())
         assert row["random_pick_over_best"] == pytest.approx(part["time_s"].mean() / part["time_s"].min())
+        in_order = part.sort_values("predicted_s", kind="stable")["time_s"].to_numpy()
+        first_within_90 = 1 + int(((part["time_s"].min() / in_order) >= 0.9).argmax())
+        assert row["evals_to_90"] == first_within_90 and row["evals_to_99"] >= row["evals_to_95"] >= first_within_90
     assert (ranking["spearman"] > 0.5).all()  # the counts order the variants, not just the kernels
     assert ranking["pick_over_best"].mean() < ranking["random_pick_over_best"].mean() / 2
+    assert ranking["evals_to_90"].sum() < ranking["random_evals_to_90"].sum() / 2  # as an exploration order
     with pytest.raises(GpuperfError, match="variant table: no column variant"):
         variant_predictions(calibration, variants.drop(columns="variant"))
 

@@ -189,12 +189,15 @@ def rank_command(
     train: Optional[str] = typer.Option(
         None, "--train", help="Measured variants of other kernels with static features and time_s "
         f"(default: the bundled {DEFAULT_VARIANT_TABLE}, measured on pocl)."),
+    model: Optional[Path] = typer.Option(
+        None, "--model", "-m", help="Rank by the time a linear count model predicts (a file written by "
+        "'gpuperf calibrate') instead of a model trained on other kernels; no measured variants needed."),
     top: int = typer.Option(20, "--top", help="Show this many variants (--json: all)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N valid configurations (a quick look)."),
     no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
 ) -> None:
-    """Rank every variant of a space by the performance a model trained on other kernels predicts (LIFT)."""
+    """Rank every variant of a space by predicted performance: a model trained on other kernels (LIFT), or a calibrated linear count model (--model)."""
     from rich.progress import Progress
 
     import pandas as pd
@@ -208,8 +211,13 @@ def rank_command(
     for option, value in (("--top", top), ("--limit", limit)):
         if value is not None and value < 1:
             raise GpuperfError(f"{option} {value}: must be at least 1")
+    if model is not None and train is not None:
+        raise GpuperfError("--model ranks by a calibrated linear count model, --train by measured variants: give one")
     sizes = parse_params(param)
     chosen = get_space(space)  # an unknown space fails here, before anything is read
+    if model is not None:
+        _rank_by_counts(space, chosen.parameters, sizes, model, top, limit, no_progress, as_json)
+        return
     table, where = read_table(train or str(data_dir() / DEFAULT_VARIANT_TABLE))
     own = table["kernel"].eq(chosen.name) if "kernel" in table else pd.Series(False, index=table.index)
     table = table[~own]  # other kernels only: the space's own measurements would be the answer
@@ -227,6 +235,29 @@ def rank_command(
     columns = [*chosen.parameters, "predicted_performance"]
     print_table(ranked[columns].head(top).to_dict(orient="records"),
                 title=f"{space}: {len(ranked)} variants, best predicted first (trained on {len(table)} rows of {where})")
+
+
+def _rank_by_counts(space: str, parameters, sizes: dict, model_path: Path, top: int, limit: int | None,
+                    no_progress: bool, as_json: bool) -> None:
+    """``gpuperf rank --model``: the space's variants ranked by a calibrated linear count model."""
+    from rich.progress import Progress
+
+    from gpuperf.decisions.count_ranking import PREDICTED_PERFORMANCE, PREDICTED_TIME, rank_space_by_counts
+    from gpuperf.models.linear_calibration import load_linear_model
+
+    fitted, metadata = load_linear_model(model_path)  # a bad file fails before the variants are built
+    with Progress(disable=no_progress or as_json, transient=True) as bar:
+        task = bar.add_task(f"building {space} variants", total=None)
+        ranked = rank_space_by_counts(space, sizes, fitted, limit=limit,
+                                      progress=lambda done, total: bar.update(task, completed=done, total=total))
+    device = metadata.get("device_name") or metadata.get("device")
+    if as_json:
+        print_json({"space": space, "sizes": sizes, "model": str(model_path), "device": metadata.get("device"),
+                    "device_name": metadata.get("device_name"), "variants": ranked.to_dict(orient="records")})
+        return
+    columns = [*parameters, PREDICTED_TIME, PREDICTED_PERFORMANCE]
+    print_table(ranked[columns].head(top).to_dict(orient="records"),
+                title=f"{space}: {len(ranked)} variants, fastest predicted first (linear count model of {device})")
 
 
 def geometry_command(

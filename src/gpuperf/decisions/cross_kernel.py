@@ -222,25 +222,10 @@ def rank_space(
 
 
 def _candidate_rows(space: VariantSpace, sizes: dict[str, int], limit: int | None, progress=None) -> pd.DataFrame:
-    """One row per valid variant of ``space`` (the first ``limit`` its check accepts) at ``sizes``: its
-    spec, parameters and static features. A variant that cannot be built, or whose assumptions the
-    sizes break, is skipped; none left is an error naming the sizes and the reasons."""
+    """One row per valid variant of ``space`` (see :func:`~gpuperf.kernels.space.sized_variants`)
+    at ``sizes``: its spec, parameters and static features."""
     from gpuperf.features.table import extract_features
-    from gpuperf.kernels.space import InvalidVariant, check_variant_sizes
+    from gpuperf.kernels.space import sized_variants
 
-    configs = [c for c in space.configurations() if space.rejection(c) is None][:limit]
-    rows, skipped = [], []
-    for done, config in enumerate(configs, 1):
-        try:
-            kernel = space.build(config)
-            check_variant_sizes(kernel, sizes)
-            rows.append({"variant": kernel.key, **config, **extract_features(kernel, sizes)})
-        except InvalidVariant as invalid:
-            skipped.append(str(invalid))  # names the variant
-        if progress is not None:
-            progress(done, len(configs))
-    if not rows:
-        at = ", ".join(f"{k}={v}" for k, v in sizes.items()) or "its default sizes"
-        why = f"all {len(skipped)} skipped; the first: {skipped[0]}" if skipped else "its check rejects every one"
-        raise GpuperfError(f"no valid variant of {space.name} at these sizes ({at}): {why}")
-    return pd.DataFrame(rows)
+    built = sized_variants(space, sizes, limit, progress)
+    return pd.DataFrame([{"variant": kernel.key, **config, **extract_features(kernel, sizes)} for config, kernel in built])

@@ -187,6 +187,30 @@ def check_variant_sizes(kernel: Kernel, sizes: Mapping[str, Any]) -> dict[str, i
         raise InvalidVariant(f"sizes outside its assumptions: {error}") from None
 
 
+def sized_variants(
+    space: VariantSpace, sizes: Mapping[str, Any], limit: int | None = None, progress=None
+) -> list[tuple[Config, Kernel]]:
+    """The variants of ``space`` (the first ``limit`` its check accepts) that build and whose
+    assumptions ``sizes`` keep, each with its configuration; ``progress(done, total)`` is called as
+    they are built. None left is an error naming the sizes and the first reason."""
+    configs = [c for c in space.configurations() if space.rejection(c) is None][:limit]
+    built, skipped = [], []
+    for done, config in enumerate(configs, 1):
+        try:
+            kernel = space.build(config)
+            check_variant_sizes(kernel, sizes)
+            built.append((config, kernel))
+        except InvalidVariant as invalid:
+            skipped.append(str(invalid))  # names the variant
+        if progress is not None:
+            progress(done, len(configs))
+    if not built:
+        at = ", ".join(f"{k}={v}" for k, v in sizes.items()) or "its default sizes"
+        why = f"all {len(skipped)} skipped; the first: {skipped[0]}" if skipped else "its check rejects every one"
+        raise GpuperfError(f"no valid variant of {space.name} at these sizes ({at}): {why}")
+    return built
+
+
 # -- stencil spaces -------------------------------------------------------------------------------
 STENCIL_PARAMETERS: dict[str, list] = {
     "local_x": [4, 8, 16, 32, 64, 128],

@@ -1,0 +1,46 @@
+"""Rank a variant space with a calibrated linear count model (Stevens & Klöckner): nothing is run.
+
+Each valid variant's properties come from its static counts at the given sizes; the model
+calibrated for a device (``gpuperf calibrate``) turns them into a time. Unlike the LIFT ranking
+(:func:`~gpuperf.decisions.cross_kernel.rank_space`), no measured variants of other kernels are
+needed, only the device's calibration, and the prediction is a time in seconds, not a relative
+performance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:
+    from gpuperf.models.linear import LinearCountModel
+
+PREDICTED_TIME = "predicted_time_s"
+PREDICTED_PERFORMANCE = "predicted_performance"
+
+
+def rank_space_by_counts(
+    space: str,
+    sizes: Mapping[str, Any],
+    model: LinearCountModel,
+    limit: int | None = None,
+    progress=None,
+) -> pd.DataFrame:
+    """Every valid variant (the first ``limit``) of the catalog space ``space`` at ``sizes``, ranked
+    by the time ``model`` predicts, fastest first. Columns: ``variant`` (its spec), the space's
+    parameters, ``predicted_time_s`` and ``predicted_performance`` (the fastest predicted time over
+    this one's: 1 for the first)."""
+    from gpuperf.kernels.space import get_space, sized_variants
+    from gpuperf.models.properties import kernel_properties
+
+    chosen = get_space(space)
+    built = sized_variants(chosen, sizes, limit, progress)
+    properties = pd.DataFrame([kernel_properties(kernel, sizes, model.property_names_) for _, kernel in built])
+    predicted = np.asarray(model.predict(properties), dtype=float)
+    ranked = pd.DataFrame([{"variant": kernel.key, **config} for config, kernel in built])
+    ranked[PREDICTED_TIME] = predicted
+    ranked[PREDICTED_PERFORMANCE] = predicted.min() / predicted
+    return ranked.sort_values(PREDICTED_TIME, kind="stable").reset_index(drop=True)

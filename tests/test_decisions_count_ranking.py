@@ -1,0 +1,72 @@
+"""Ranking a variant space with a calibrated linear count model (``gpuperf rank --model``)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from scipy.stats import spearmanr
+
+from gpuperf.cli import main
+from gpuperf.datasets.bundled import data_dir
+from gpuperf.decisions.count_ranking import rank_space_by_counts
+from gpuperf.evaluation.linear_eval import evaluate_linear_table, variant_predictions
+from gpuperf.kernels.space import get_space
+
+H100 = data_dir() / "linear_model_h100.csv.gz"
+SIZES = {"n": 4096, "m": 4096}  # the size the H100 stencil variants were measured at
+
+
+@pytest.fixture(scope="module")
+def calibration():
+    return evaluate_linear_table(H100).calibration
+
+
+@pytest.fixture(scope="module")
+def ranked(calibration) -> pd.DataFrame:
+    return rank_space_by_counts("jacobi2d_5pt", SIZES, calibration.model)
+
+
+def test_every_valid_variant_is_ranked_fastest_first(ranked) -> None:
+    space = get_space("jacobi2d_5pt")
+    assert len(ranked) == len(space.variants()) and ranked["variant"].is_unique
+    assert ranked["predicted_time_s"].is_monotonic_increasing and (ranked["predicted_time_s"] > 0).all()
+    assert ranked["predicted_performance"].iloc[0] == 1.0
+    assert ranked["predicted_performance"].between(0, 1).all()
+    assert list(ranked.columns[1:6]) == list(space.parameters)
+
+
+def test_the_ranking_predicts_what_the_table_evaluation_does_and_orders_the_measured_variants(calibration, ranked) -> None:
+    measured = pd.read_csv(data_dir() / "stencil_spaces_h100.csv.gz").query("kernel == 'jacobi2d_5pt'")
+    judged = variant_predictions(calibration, measured)
+    judged["variant"] = "jacobi2d_5pt[" + judged["variant"] + "]"
+    both = judged.merge(ranked, on="variant")
+    assert len(both) == len(judged) == 24  # every measured variant is in the ranked space
+    assert both["predicted_s"].to_numpy() == pytest.approx(both["predicted_time_s"].to_numpy())
+    assert spearmanr(both["predicted_time_s"], both["time_s"]).statistic > 0.5  # measured on the H100
+    fastest = both.loc[both["predicted_time_s"].idxmin(), "time_s"]
+    assert fastest < both["time_s"].mean()  # the first measured pick beats a random one
+
+
+def test_rank_command_with_a_calibrated_model(tmp_path, capsys) -> None:
+    model = tmp_path / "h100.json"
+    assert main(["calibrate", "--table", str(H100), "--out", str(model)]) == 0
+    capsys.readouterr()
+    args = ["rank", "jacobi2d_5pt", "-p", "n=4096", "-p", "m=4096", "--model", str(model), "--limit", "12"]
+    assert main([*args, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["device_name"] == "H100 SXM" and result["sizes"] == SIZES
+    times = [v["predicted_time_s"] for v in result["variants"]]
+    assert len(times) == 12 and times == sorted(times)
+    assert main([*args, "--top", "3", "--no-progress"]) == 0
+    assert "fastest predicted first (linear count model of H100 SXM)" in " ".join(capsys.readouterr().out.split())
+
+
+def test_rank_command_refuses_a_model_with_training_data_or_a_file_that_is_no_count_model(tmp_path, capsys) -> None:
+    assert main(["rank", "jacobi2d_5pt", "--model", "m.json", "--train", "t.csv"]) != 0
+    assert "give one" in capsys.readouterr().err
+    other = tmp_path / "other.json"
+    other.write_text("{}")
+    assert main(["rank", "jacobi2d_5pt", "--model", str(other)]) != 0
+    assert str(other) in capsys.readouterr().err
