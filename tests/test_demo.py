@@ -164,3 +164,7 @@ def test_linear_model_step_reports_the_bundled_h100_points_even_where_the_local_
     assert h100.loc["gpu", "held_out_mean_gmre"] < h100.loc["stevens_klockner", "held_out_mean_gmre"]
     assert h100.loc["stevens_klockner", "worst"].startswith("nbody ")
     assert f"{h100.loc['gpu', 'held_out_mean_gmre']:.3f} with the gpu property set" in index
+    ranked = pd.read_csv(tmp_path / "linear_model_h100_variants.csv").set_index("kernel")
+    assert len(ranked) == 8 and (ranked["variants"] == 24).all()
+    assert ranked["evals_to_90"].sum() < ranked["random_evals_to_90"].sum()
+    assert f"Spearman {ranked['spearman'].mean():.2f} per stencil" in index
