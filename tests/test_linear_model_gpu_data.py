@@ -119,3 +119,25 @@ def test_calibrate_from_a_table_refuses_measuring_options_and_names_a_bad_row(tm
     bad.to_csv(path, index=False)
     assert main(["calibrate", "--table", str(path), "--out", str(tmp_path / "m.json")]) != 0
     assert f"{path}, line 5: unknown kernel 'vector_copyy'" in capsys.readouterr().err
+
+
+def test_calibrate_adds_properties_beside_the_set_and_refuses_unknown_or_repeated_ones(tmp_path, capsys) -> None:
+    import json
+
+    from gpuperf.cli import main
+
+    model = tmp_path / "beyond.json"
+    args = ["calibrate", "--table", str(H100), "--out", str(model), "--add-property", "footprint_beyond_50MiB"]
+    assert main([*args, "--json"]) == 0
+    metadata = json.loads(capsys.readouterr().out)
+    assert metadata["properties"] == [*PROPERTY_SETS["gpu"], "footprint_beyond_50MiB"]
+    plain = evaluate_linear_table(H100)
+    beyond = evaluate_linear_table(H100, properties=metadata["properties"])
+    weights = beyond.calibration.model.weights_
+    assert weights["footprint_beyond_50MiB"] > 0  # bytes past the H100's 50 MiB L2 cost time of their own
+    assert beyond.summary()["in_sample_mean_gmre"] < plain.summary()["in_sample_mean_gmre"]
+    for added, message in (("footprint_beyond_50MB", "unknown property 'footprint_beyond_50MB'"),
+                           ("item_loads", "a property is listed twice")):
+        assert main(["calibrate", "--table", str(H100), "--out", str(tmp_path / "m.json"),
+                     "--add-property", added]) != 0
+        assert f"--add-property: {message}" in capsys.readouterr().err

@@ -17,7 +17,10 @@ def calibrate_command(
     cycles: int = typer.Option(1, "--cycles", help="above 1: time every point in this many interleaved cycles "
                                "(one campaign, no passes)"),
     kernel: list[str] = typer.Option(None, "--kernel", "-k", help="calibrate on this kernel only (repeatable)"),
-    property_set: str = typer.Option(None, "--property-set", help="cpu or gpu (default: the device's class)"),
+    property_set: str = typer.Option(None, "--property-set", help="cpu, gpu or stevens_klockner (default: the "
+                                     "device's class)"),
+    add_property: list[str] = typer.Option(None, "--add-property", help="a property to fit beside the set's "
+                                           "(repeatable), e.g. footprint_beyond_50MiB"),
     statistic: str = typer.Option("min", "--statistic", help="min (fastest run) or median over the passes (cycles)"),
     table: Path = typer.Option(None, "--table", help="fit on these points measured before (a campaign export, "
                                "e.g. data/linear_model_h100.csv.gz) instead of measuring: no device needed"),
@@ -30,7 +33,7 @@ def calibrate_command(
     With --table, fit it on points measured before instead (the bundled H100 points give an H100
     model on any machine)."""
     from gpuperf.errors import GpuperfError
-    from gpuperf.models.linear_calibration import calibrate, save_calibration
+    from gpuperf.models.linear_calibration import calibrate, device_info, save_calibration, with_added_properties
 
     if out.suffix != ".json":
         raise GpuperfError(f"--out: '{out}' must end in .json")
@@ -43,13 +46,18 @@ def calibrate_command(
         if kernel or store or passes is not None or cycles > 1:
             raise GpuperfError("--table fits on the table's calibration points: --kernel, --store, --passes and "
                                "--cycles are for measuring")
-        calibration = calibrate_from_table(table, device_class, property_set, statistic)
+        properties = with_added_properties(device_class, property_set, add_property or ())
+        calibration = calibrate_from_table(table, device_class, property_set, statistic, properties)
         store = table
     else:
         passes = 3 if passes is None else passes
         store = store or out.parent / "calibration.db"
+        properties = None
+        if add_property:
+            properties = with_added_properties(device_info(device).device_class, property_set, add_property)
         calibration = calibrate(device, store, kernels=kernel or None, passes=passes, property_set=property_set,
-                                statistic=statistic, progress=not (no_progress or json_out), cycles=cycles)
+                                properties=properties, statistic=statistic, progress=not (no_progress or json_out),
+                                cycles=cycles)
     save_calibration(calibration, out)
     if json_out:
         print_json(calibration.metadata)

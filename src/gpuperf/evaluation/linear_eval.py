@@ -88,8 +88,10 @@ def evaluate_linear_model(device: str, store: str | Path, passes: int = 3,
                           calibration_kernels: Sequence[str] | None = None,
                           held_out_kernels: Sequence[str] | None = None,
                           property_set: str | None = None, statistic: str = "min",
-                          progress: bool = False, cycles: int = 1) -> LinearEvaluation:
-    """Calibrate on ``device`` and predict the held-out kernels measured on the same device.
+                          progress: bool = False, cycles: int = 1,
+                          properties: Sequence[str] | None = None) -> LinearEvaluation:
+    """Calibrate on ``device`` and predict the held-out kernels measured on the same device
+    (``properties``, when given, name the model's properties instead of ``property_set``'s).
 
     With ``cycles`` above 1 the calibration and held-out points are timed in one interleaved
     campaign, so the model is tested on times taken under the same machine states as its fit's."""
@@ -97,17 +99,18 @@ def evaluate_linear_model(device: str, store: str | Path, passes: int = 3,
     plan = restrict_plan(HELD_OUT_PLANS[info.device_class], held_out_kernels)
     if cycles == 1:
         calibration = calibrate(device, store, kernels=calibration_kernels, passes=passes,
-                                property_set=property_set, statistic=statistic, progress=progress)
+                                property_set=property_set, properties=properties, statistic=statistic,
+                                progress=progress)
         measured = measure_plan(plan, info.name, store, f"linear-held-out-{info.device_class}", passes, statistic,
                                 progress)
     else:
-        property_choice(info, property_set)  # a bad name fails before anything is measured
+        property_choice(info, property_set, properties)  # a bad name fails before anything is measured
         fitting = restrict_plan(CALIBRATION_PLANS[info.device_class], calibration_kernels)
         both = measure_plan({**fitting, **plan}, info.name, store, f"linear-evaluation-{info.device_class}",
                             statistic=statistic, progress=progress, cycles=cycles)
         timing = {"statistic": statistic, "passes": 1, "cycles": cycles}
         calibration = fit_calibration(both[both["kernel"].isin(fitting)].reset_index(drop=True), info, store,
-                                      property_set, timing=timing)
+                                      property_set, properties, timing=timing)
         measured = both[both["kernel"].isin(plan)].reset_index(drop=True)
     return _predicted(calibration, measured)
 

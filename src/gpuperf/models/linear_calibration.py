@@ -215,6 +215,14 @@ def property_choice(info: DeviceInfo, property_set: str | None = None,
     return set_name, (check_property_names(properties) if properties else names)
 
 
+def with_added_properties(device_class: str, property_set: str | None, added: Sequence[str]) -> tuple[str, ...] | None:
+    """The properties of ``property_set`` (default: ``device_class``'s set) followed by ``added``;
+    None when nothing is added (the set's own properties apply)."""
+    if not added:
+        return None
+    return check_property_names([*property_names(property_set or device_class), *added], where="--add-property")
+
+
 def calibrate(device: str, store: str | Path, kernels: Sequence[str] | None = None, passes: int = 3,
               property_set: str | None = None, properties: Sequence[str] | None = None,
               statistic: str = "min", progress: bool = False, plan: Plan | None = None,
