@@ -201,8 +201,9 @@ def test_sequential_evaluation_passes_its_settings_to_calibration_and_to_the_hel
                         lambda measured, names: measured.assign(work_items=[s["n"] for s in measured["sizes_dict"]]))
     evaluation = linear_eval.evaluate_linear_model("opencl:9", "store.db", passes=5, calibration_kernels=["empty"],
                                                    held_out_kernels=["nbody"], property_set="gpu",
-                                                   statistic="median")
+                                                   statistic="median", properties=["launches", "work_items"])
     assert calls["calibrate"] == ("opencl:9", "store.db", {"kernels": ["empty"], "passes": 5, "property_set": "gpu",
+                                                           "properties": ["launches", "work_items"],
                                                            "statistic": "median", "progress": False})
     plan = {"nbody": [{"n": 4096}, {"n": 6144}, {"n": 8192}]}
     assert calls["measure"] == (plan, "opencl:9:0", "store.db", "linear-held-out-gpu", 5, "median")
