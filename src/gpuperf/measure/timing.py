@@ -175,8 +175,10 @@ def _version(package: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def software_versions() -> dict[str, str]:
+    import gpuperf
+
     return {
-        "gpuperf": _version("gpuperf"),
+        "gpuperf": gpuperf.__version__,  # "+source": run from a source tree, not installed
         "pyopencl": _version("pyopencl"),
         "loopy": _version("loopy"),
         "numpy": _version("numpy"),

@@ -1,0 +1,45 @@
+"""gpuperf's version: installed, or read from the source tree it runs from."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import gpuperf
+from gpuperf.measure.timing import software_versions
+
+ROOT = Path(__file__).resolve().parents[1]
+PRINT_VERSION = "import sys; sys.path.insert(0, sys.argv[1]); import gpuperf; print(gpuperf.__version__, gpuperf.INSTALLED)"
+
+
+def _version_from_copy(tmp_path: Path, with_pyproject: bool) -> str:
+    shutil.copytree(ROOT / "src" / "gpuperf", tmp_path / "src" / "gpuperf",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    if with_pyproject:
+        shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    # -S: no site-packages, so no installed gpuperf to find (as on a machine running it from PYTHONPATH)
+    done = subprocess.run([sys.executable, "-S", "-c", PRINT_VERSION, str(tmp_path / "src")],
+                          capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def test_a_source_tree_run_without_installing_names_its_pyproject_version(tmp_path) -> None:
+    import tomllib
+
+    expected = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert _version_from_copy(tmp_path, with_pyproject=True) == f"{expected}+source False"
+
+
+def test_a_source_tree_without_its_pyproject_still_says_it_is_one(tmp_path) -> None:
+    assert _version_from_copy(tmp_path, with_pyproject=False) == "0.0.0+source False"
+
+
+def test_measurement_provenance_records_the_version_gpuperf_reports(monkeypatch) -> None:
+    monkeypatch.setattr(gpuperf, "__version__", "9.9.9+source")  # as when run from a source tree
+    software_versions.cache_clear()
+    try:
+        assert software_versions()["gpuperf"] == "9.9.9+source"
+    finally:
+        software_versions.cache_clear()
