@@ -136,7 +136,8 @@ def test_calibrate_adds_properties_beside_the_set_and_refuses_unknown_or_repeate
     weights = beyond.calibration.model.weights_
     assert weights["footprint_beyond_50MiB"] > 0  # bytes past the H100's 50 MiB L2 cost time of their own
     assert beyond.summary()["in_sample_mean_gmre"] < plain.summary()["in_sample_mean_gmre"]
-    for added, message in (("footprint_beyond_50MB", "unknown property 'footprint_beyond_50MB'"),
+    for added, message in (("footprint_beyond_50MB", "unknown property 'footprint_beyond_50MB'; did you mean "
+                                                     "footprint_beyond_<N>MiB"),
                            ("item_loads", "a property is listed twice")):
         assert main(["calibrate", "--table", str(H100), "--out", str(tmp_path / "m.json"),
                      "--add-property", added]) != 0
