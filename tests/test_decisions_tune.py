@@ -601,3 +601,26 @@ def test_tune_train_counts_one_space_per_size_named_with_p(tmp_path, monkeypatch
     assert main(argv) == 2
     assert sorted(s.where.split("(")[-1] for s in seen["train"]) == ["n=128)", "n=256)"]
     assert all(len(s) == 4 for s in seen["train"])
+
+
+def test_tune_can_start_from_a_linear_count_models_ranking(tmp_path, capsys):
+    from gpuperf.datasets.bundled import data_dir
+    from gpuperf.decisions.count_ranking import rank_space_by_counts
+    from gpuperf.decisions.tune import RANKED_PICKS
+    from gpuperf.models.linear_calibration import load_linear_model
+
+    model = tmp_path / "h100.json"
+    assert main(["calibrate", "--table", str(data_dir() / "linear_model_h100.csv.gz"), "--out", str(model)]) == 0
+    capsys.readouterr()
+    argv = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--budget", str(RANKED_PICKS + 1), "--json"]
+    assert main([*argv, "--start", "counts", "--count-model", str(model)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["method"] == f"online (gp), first {RANKED_PICKS} picks ranked by a linear count model"
+    params = list(get_space("jacobi2d_5pt").parameters)
+    ranked = rank_space_by_counts("jacobi2d_5pt", SIZES, load_linear_model(model)[0])
+    picked = [tuple(t[p] for p in params) for t in result["trials"][:RANKED_PICKS]]
+    assert picked == [tuple(row) for row in ranked[params].head(RANKED_PICKS).itertuples(index=False)]
+    for extra, message in ((["--start", "counts"], "give both or neither"),
+                           (["--count-model", str(model)], "give both or neither")):
+        assert main([*argv, *extra]) == 2
+        assert message in capsys.readouterr().err

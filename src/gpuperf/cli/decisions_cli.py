@@ -240,16 +240,9 @@ def rank_command(
 def _rank_by_counts(space: str, parameters, sizes: dict, model_path: Path, top: int, limit: int | None,
                     no_progress: bool, as_json: bool) -> None:
     """``gpuperf rank --model``: the space's variants ranked by a calibrated linear count model."""
-    from rich.progress import Progress
+    from gpuperf.decisions.count_ranking import PREDICTED_PERFORMANCE, PREDICTED_TIME
 
-    from gpuperf.decisions.count_ranking import PREDICTED_PERFORMANCE, PREDICTED_TIME, rank_space_by_counts
-    from gpuperf.models.linear_calibration import load_linear_model
-
-    fitted, metadata = load_linear_model(model_path)  # a bad file fails before the variants are built
-    with Progress(disable=no_progress or as_json, transient=True) as bar:
-        task = bar.add_task(f"building {space} variants", total=None)
-        ranked = rank_space_by_counts(space, sizes, fitted, limit=limit,
-                                      progress=lambda done, total: bar.update(task, completed=done, total=total))
+    ranked, metadata = ranking_by_counts(space, sizes, model_path, show=not (no_progress or as_json), limit=limit)
     device = metadata.get("device_name") or metadata.get("device")
     if as_json:
         print_json({"space": space, "sizes": sizes, "model": str(model_path), "device": metadata.get("device"),
@@ -258,6 +251,22 @@ def _rank_by_counts(space: str, parameters, sizes: dict, model_path: Path, top: 
     columns = [*parameters, PREDICTED_TIME, PREDICTED_PERFORMANCE]
     print_table(ranked[columns].head(top).to_dict(orient="records"),
                 title=f"{space}: {len(ranked)} variants, fastest predicted first (linear count model of {device})")
+
+
+def ranking_by_counts(space: str, sizes: dict, model_path: Path, show: bool, limit: int | None = None):
+    """``space``'s variants ranked by a calibrated linear count model's predicted time, and the
+    model file's metadata. A file that is no such model fails before any variant is built."""
+    from rich.progress import Progress
+
+    from gpuperf.decisions.count_ranking import rank_space_by_counts
+    from gpuperf.models.linear_calibration import load_linear_model
+
+    fitted, metadata = load_linear_model(model_path)
+    with Progress(disable=not show, transient=True) as bar:
+        task = bar.add_task(f"building {space} variants", total=None)
+        ranked = rank_space_by_counts(space, sizes, fitted, limit=limit,
+                                      progress=lambda done, total: bar.update(task, completed=done, total=total))
+    return ranked, metadata
 
 
 def geometry_command(
@@ -406,7 +415,8 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
     return measured, device, descriptor
 
 
-TUNE_STARTS = ("ranked", "random")
+TUNE_STARTS = ("ranked", "counts", "random")
+COUNT_RANKING = "a linear count model"
 
 
 def ranking_by_other_kernels(space: str, sizes: dict, table_path: str | None, show: bool):
@@ -438,7 +448,11 @@ def tune_command(
     seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),
     start: Optional[str] = typer.Option(
         None, "--start", help="Without --train: ranked (default; the first picks ranked by a model trained on "
-        "other kernels' measured variants, the LIFT setting) or random."),
+        "other kernels' measured variants, the LIFT setting), counts (ranked by the linear count model of "
+        "--count-model) or random."),
+    count_model: Optional[Path] = typer.Option(
+        None, "--count-model", help="For --start counts: a linear count model of the device (a file written by "
+        "'gpuperf calibrate')."),
     rank_train: Optional[str] = typer.Option(
         None, "--rank-train", help="Measured variants of other kernels for --start ranked "
         f"(default: the bundled {DEFAULT_VARIANT_TABLE}); this kernel's own rows are left out."),
@@ -464,15 +478,20 @@ def tune_command(
     start = start or "ranked"
     if start not in TUNE_STARTS:
         raise unknown_name_error("start", start, TUNE_STARTS)
+    if (start == "counts") != (count_model is not None):
+        raise GpuperfError("--start counts ranks the first picks by the model of --count-model: give both or neither")
     others = [s for path in train or [] for s in read_training_spaces(path, names, size_columns=list(sizes))]
     if out:  # a new file: measurements are never overwritten
         new_output_file(out)
     if report and (report_folder(report) / "report.md").exists():  # its trials may be the only record of them
         raise GpuperfError(f"--report {report}: holds an earlier report, whose trials this run would replace; "
                            "name a new folder")
-    ranking = None
+    ranking, ranked_by = None, "other kernels"
     if start == "ranked" and not others:
         ranking = ranking_by_other_kernels(space, sizes, rank_train, show=not (no_progress or as_json))
+    elif start == "counts":
+        ranking, _ = ranking_by_counts(space, sizes, count_model, show=not (no_progress or as_json))
+        ranked_by = COUNT_RANKING
 
     def after_trial(so_far) -> None:
         bar.advance(task)
@@ -481,7 +500,8 @@ def tune_command(
 
     with Progress(disable=no_progress or as_json, transient=True) as bar:
         task = bar.add_task(f"tuning {space}", total=budget)
-        result = tune_space(space, sizes, device, budget, others, model, seed, on_trial=after_trial, ranking=ranking)
+        result = tune_space(space, sizes, device, budget, others, model, seed, on_trial=after_trial, ranking=ranking,
+                            ranked_by=ranked_by)
     best = result.best()
     summary = {
         "space": space, "sizes": result.sizes, "device": device, "gpu": result.gpu, "method": result.method,

@@ -218,12 +218,14 @@ def tune_space(
     settings: TimingSettings | None = None,
     on_trial: Callable[[TuneResult], None] | None = None,
     ranking: pd.DataFrame | None = None,
+    ranked_by: str = "other kernels",
 ) -> TuneResult:
     """Measure up to ``budget`` variants of ``space_name`` at ``sizes`` on ``device``, each chosen
     by a :class:`GuidedSearch` that learns from the times so far; ``on_trial`` gets the result
     so far after every trial (to show progress or save it). Without ``train``, ``ranking`` (the
-    space's variants best first, e.g. :func:`rank_space` trained on other kernels) gives the
-    online search its first ``RANKED_PICKS`` picks instead of random ones."""
+    space's variants best first, e.g. :func:`rank_space` trained on other kernels, or
+    :func:`~gpuperf.decisions.count_ranking.rank_space_by_counts`; ``ranked_by`` names what ranked
+    them) gives the online search its first ``RANKED_PICKS`` picks instead of random ones."""
     from gpuperf.kernels.space import InvalidVariant, check_variant_sizes, get_space
     from gpuperf.measure.devices import MeasureFailure, device_lost, open_device
     from gpuperf.measure.export import known_gpu
@@ -242,7 +244,7 @@ def tune_space(
     search = GuidedSearch(configs, params, train, model, seed, start=start, initial=RANKED_PICKS if start else 10)
     method = ("transfer-guided" if train else "online") + f" ({model or default_model(bool(train), True)})"
     if start:
-        method += f", first {RANKED_PICKS} picks ranked by other kernels"
+        method += f", first {RANKED_PICKS} picks ranked by {ranked_by}"
     result = TuneResult(space_name, dict(sizes), device, method)
     for _ in range(min(budget, len(search))):
         index = search.ask()
