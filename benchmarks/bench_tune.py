@@ -1,11 +1,14 @@
 """Real tuning runs on the local device: the ranked start against random first picks.
 
     python benchmarks/bench_tune.py [--spaces jacobi2d_5pt,srad1,gradient] [--budget 12] [--seeds 2]
+                                    [--count-model MODEL.json]
 
 For each space (n = m = 1024) it measures the default variant, then runs ``gpuperf tune``'s online
 search twice per seed: with its first picks ranked by the model trained on the other kernels'
 measured variants (``--start ranked``, the default) and with random first picks (``--start
-random``). It prints the best time found after 3, 6 and ``--budget`` trials as a speedup over the
+random``), and with ``--count-model`` (a linear count model of the device, from ``gpuperf
+calibrate``) a third time, its first picks ranked by that model (``--start counts``). It prints the
+best time found after 3, 6 and ``--budget`` trials as a speedup over the
 default variant. The runs of one space and seed are interleaved with the default's measurement
 on a shared machine, so compare within a row; the simulation on measured variants is in
 bench_explore_kernels.py.
@@ -14,6 +17,13 @@ Measured on this 2-core machine's pocl (defaults: 3 spaces, 2 seeds, 12 trials):
 found over the default variant, geometric mean over the 6 runs, after 3 / 6 / 12 trials: ranked
 start 1.00 / 1.22 / 1.39, random start 0.43 / 0.95 / 0.98; the ranked start was ahead after 12
 trials in 6 of 6 runs. The default variant's own time moved by up to 1.5x between seeds.
+
+With ``--count-model`` (pocl's count model from ``POCL_MAX_PTHREAD_COUNT=1 gpuperf calibrate --device
+opencl:0 --cycles 15``, its `cpu` property set; a later run of the same command): ranked 1.24 / 1.27 / 1.30,
+random 0.50 / 0.98 / 1.13, counts 1.07 / 1.08 / 1.20; the counts start was ahead of the ranked start
+after 12 trials in 1 of 6 runs. On pocl the model trained on pocl's own stencil measurements ranks better
+than the count model; on the H100 variants (simulated, ``bench_linear_model.py --variants``) the count
+model ranks better than models trained on pocl.
 """
 
 from __future__ import annotations
@@ -40,33 +50,42 @@ def main() -> int:
     parser.add_argument("--budget", type=int, default=12)
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--device", default="opencl:0")
+    parser.add_argument("--count-model", help="also start from this linear count model's ranking")
     args = parser.parse_args()
     os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", "1")
     from gpuperf.datasets.bundled import data_dir
+    from gpuperf.decisions.count_ranking import rank_space_by_counts
     from gpuperf.decisions.tune import default_variant_time, rank_by_other_kernels, tune_space
+    from gpuperf.models.linear_calibration import load_linear_model
 
     sizes = {"n": 1024, "m": 1024}
     table = pd.read_csv(data_dir() / "stencil_spaces_pocl.csv.gz")
     checkpoints = (*CHECKPOINTS, args.budget)
+    count_model = load_linear_model(args.count_model)[0] if args.count_model else None
+    starts = ("ranked", "random", *(("counts",) if count_model is not None else ()))
     rows = []
     for space in args.spaces.split(","):
-        ranking = rank_by_other_kernels(space, sizes, table)
+        rankings = {"ranked": rank_by_other_kernels(space, sizes, table), "random": None}
+        if count_model is not None:
+            rankings["counts"] = rank_space_by_counts(space, sizes, count_model)
         for seed in range(args.seeds):
             default = default_variant_time(space, sizes, args.device)
             row = {"space": space, "seed": seed, "default_ms": default * 1e3}
-            for start in ("ranked", "random"):
-                result = tune_space(space, sizes, args.device, args.budget, seed=seed,
-                                    ranking=ranking if start == "ranked" else None)
+            for start in starts:
+                result = tune_space(space, sizes, args.device, args.budget, seed=seed, ranking=rankings[start])
                 for k in checkpoints:
                     row[f"{start}_{k}"] = default / best_after(result, k)
             rows.append(row)
             print(", ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()), flush=True)
     frame = pd.DataFrame(rows)
     print("\nspeedup of the best found over the default variant after k trials (geometric mean over runs):")
-    for start in ("ranked", "random"):
+    for start in starts:
         print(f"  {start:7s} " + "  ".join(f"k={k}: {gmean(frame[f'{start}_{k}']):.2f}" for k in checkpoints))
     wins = int(np.sum(frame[f"ranked_{args.budget}"] > frame[f"random_{args.budget}"]))
     print(f"ranked start ahead after {args.budget} trials in {wins} of {len(frame)} runs")
+    if count_model is not None:
+        wins = int(np.sum(frame[f"counts_{args.budget}"] > frame[f"ranked_{args.budget}"]))
+        print(f"counts start ahead of the ranked start after {args.budget} trials in {wins} of {len(frame)} runs")
     return 0
 
 
