@@ -318,8 +318,8 @@ def gpu_linear_section(report: DemoReport) -> None:
         "and held-out kernels at the `gpu` plan's sizes, timed in 10 interleaved cycles; "
         "`python benchmarks/bench_linear_model.py --table data/linear_model_h100.csv.gz`), with the `gpu` property "
         "set and with the paper's set alone (`stevens_klockner`), which has no per-work-item counts and so misses "
-        f"launches too small to fill the GPU ([linear_model_h100.csv](linear_model_h100.csv)).\n\n{_markdown_table(frame)}"
-        f"\n\n{h100_variant_ranking(report, calibrations[0])}",
+        "launches too small to fill the GPU ([linear_model_h100.csv](linear_model_h100.csv))."
+        f"\n\n{_markdown_table(frame)}\n\n{h100_variant_ranking(report, calibrations[0])}",
     )
 
 
@@ -335,8 +335,8 @@ def h100_variant_ranking(report: DemoReport, calibration) -> str:
     model = " / ".join(f"{gmean(ranking[f'evals_to_{p}']):.2f}" for p in RANKING_PERCENTS)
     random = " / ".join(f"{gmean(ranking[f'random_evals_to_{p}']):.2f}" for p in RANKING_PERCENTS)
     report.headline(f"The H100 count model ranks the 192 measured H100 stencil variants (none in its fit) with "
-                    f"Spearman {ranking['spearman'].mean():.2f} per stencil: {model} evaluations to reach 90 / 95 / 99 % "
-                    f"of the best in predicted order, random order {random}.")
+                    f"Spearman {ranking['spearman'].mean():.2f} per stencil: {model} evaluations to reach "
+                    f"90 / 95 / 99 % of the best in predicted order, random order {random}.")
     columns = ["variants", "spearman", "pick_over_best", "random_pick_over_best",
                *[f"evals_to_{p}" for p in RANKING_PERCENTS], *[f"random_evals_to_{p}" for p in RANKING_PERCENTS]]
     return ("The same model (`gpu` set) ranks the 192 stencil variants measured on the same H100, none of them in "

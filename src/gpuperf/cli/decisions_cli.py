@@ -197,7 +197,7 @@ def rank_command(
     no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
 ) -> None:
-    """Rank every variant of a space by predicted performance: a model trained on other kernels (LIFT), or a calibrated linear count model (--model)."""
+    """Rank a space's variants by predicted performance (LIFT model; a count model with --model)."""
     from rich.progress import Progress
 
     import pandas as pd

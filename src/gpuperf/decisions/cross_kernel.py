@@ -228,4 +228,5 @@ def _candidate_rows(space: VariantSpace, sizes: dict[str, int], limit: int | Non
     from gpuperf.kernels.space import sized_variants
 
     built = sized_variants(space, sizes, limit, progress)
-    return pd.DataFrame([{"variant": kernel.key, **config, **extract_features(kernel, sizes)} for config, kernel in built])
+    rows = [{"variant": kernel.key, **config, **extract_features(kernel, sizes)} for config, kernel in built]
+    return pd.DataFrame(rows)

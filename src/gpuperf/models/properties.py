@@ -193,7 +193,8 @@ def check_property_names(names: Iterable[str], where: str = "properties") -> tup
     names = tuple(str(n) for n in names)
     for name in names:
         if describe_property(name) is None:
-            error = unknown_name_error("property", name, [*PROPERTY_BY_NAME, "footprint_beyond_<N>KiB", "footprint_beyond_<N>MiB"])
+            patterns = ["footprint_beyond_<N>KiB", "footprint_beyond_<N>MiB"]
+            error = unknown_name_error("property", name, [*PROPERTY_BY_NAME, *patterns])
             raise GpuperfError(f"{where}: {error}")
     if len(set(names)) != len(names):
         raise GpuperfError(f"{where}: a property is listed twice")
