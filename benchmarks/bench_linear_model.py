@@ -164,18 +164,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.variants:
         import pandas as pd
 
-        from scipy.stats import gmean
+        from gpuperf.decisions.count_ranking import evaluations_summary, ranking_evaluations
+        from gpuperf.evaluation.linear_eval import variant_predictions, variant_ranking
 
-        from gpuperf.evaluation.linear_eval import RANKING_PERCENTS, variant_predictions, variant_ranking
-
-        ranking = variant_ranking(variant_predictions(calibration, pd.read_csv(args.variants)))
+        predictions = variant_predictions(calibration, pd.read_csv(args.variants))
+        ranking = variant_ranking(predictions).join(ranking_evaluations(predictions))
         print(f"\nvariants of {args.variants}, predicted by the calibrated model (none measured for the fit):")
         print(ranking.round(3).to_string())
         means = ranking.mean()
         print(f"  mean: gmre {means['gmre']:.3f}, Spearman {means['spearman']:.3f}, the predicted fastest variant "
               f"{means['pick_over_best']:.3f}x the best (a random variant {means['random_pick_over_best']:.3f}x)")
-        model = " / ".join(f"{gmean(ranking[f'evals_to_{p}']):.2f}" for p in RANKING_PERCENTS)
-        random = " / ".join(f"{gmean(ranking[f'random_evals_to_{p}']):.2f}" for p in RANKING_PERCENTS)
+        model, random = evaluations_summary(ranking)
         print(f"  evaluations to reach 90 / 95 / 99 % of the best in predicted order (geometric mean over kernels): "
               f"{model}; random order {random}")
     rate = throughput(calibration.model)

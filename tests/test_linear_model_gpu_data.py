@@ -6,6 +6,7 @@ import re
 
 import pandas as pd
 import pytest
+from scipy.stats import gmean
 
 from gpuperf.datasets.bundled import data_dir
 from gpuperf.errors import GpuperfError
@@ -67,13 +68,14 @@ def test_a_bad_table_is_refused_naming_what_is_wrong() -> None:
 
 
 def test_the_calibrated_model_ranks_variants_it_never_saw() -> None:
+    from gpuperf.decisions.count_ranking import evaluations_summary, ranking_evaluations
     from gpuperf.evaluation.linear_eval import variant_predictions, variant_ranking
 
     calibration = evaluate_linear_table(H100).calibration
     variants = pd.read_csv(data_dir() / "stencil_spaces_h100.csv.gz")
     predictions = variant_predictions(calibration, variants)
     assert len(predictions) == len(variants) == 192 and (predictions["predicted_s"] > 0).all()
-    ranking = variant_ranking(predictions)
+    ranking = variant_ranking(predictions).join(ranking_evaluations(predictions))
     assert len(ranking) == 8 and (ranking["variants"] == 24).all()
     for kernel, row in ranking.iterrows():
         part = predictions[predictions["kernel"] == kernel]
@@ -86,6 +88,8 @@ def test_the_calibrated_model_ranks_variants_it_never_saw() -> None:
     assert (ranking["spearman"] > 0.5).all()  # the counts order the variants, not just the kernels
     assert ranking["pick_over_best"].mean() < ranking["random_pick_over_best"].mean() / 2
     assert ranking["evals_to_90"].sum() < ranking["random_evals_to_90"].sum() / 2  # as an exploration order
+    model, random = evaluations_summary(ranking)
+    assert model.startswith(f"{gmean(ranking['evals_to_90']):.2f} / ") and len(random.split(" / ")) == 3
     with pytest.raises(GpuperfError, match="variant table: no column variant"):
         variant_predictions(calibration, variants.drop(columns="variant"))
 

@@ -18,10 +18,8 @@ def _source_tree_version() -> str:
 
 try:
     __version__ = version("gpuperf")
-    INSTALLED = True
 except PackageNotFoundError:
     __version__ = _source_tree_version()
-    INSTALLED = False
 
 from gpuperf.errors import GpuperfError  # noqa: E402 - after the version, which it does not need
 

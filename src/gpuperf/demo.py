@@ -297,10 +297,10 @@ def gpu_linear_section(report: DemoReport) -> None:
     from gpuperf.evaluation.linear_eval import evaluate_linear_table
 
     table = data_dir() / "linear_model_h100.csv.gz"
-    rows, calibrations = [], []
+    rows, calibrations = [], {}
     for property_set in ("gpu", "stevens_klockner"):
         evaluation = evaluate_linear_table(table, property_set=property_set)
-        calibrations.append(evaluation.calibration)
+        calibrations[property_set] = evaluation.calibration
         summary = evaluation.summary()
         worst = evaluation.held_out_error().idxmax()
         rows.append({"property_set": property_set, "held_out_mean_gmre": summary["held_out_mean_gmre"],
@@ -319,26 +319,25 @@ def gpu_linear_section(report: DemoReport) -> None:
         "`python benchmarks/bench_linear_model.py --table data/linear_model_h100.csv.gz`), with the `gpu` property "
         "set and with the paper's set alone (`stevens_klockner`), which has no per-work-item counts and so misses "
         "launches too small to fill the GPU ([linear_model_h100.csv](linear_model_h100.csv))."
-        f"\n\n{_markdown_table(frame)}\n\n{h100_variant_ranking(report, calibrations[0])}",
+        f"\n\n{_markdown_table(frame)}\n\n{h100_variant_ranking(report, calibrations['gpu'])}",
     )
 
 
 def h100_variant_ranking(report: DemoReport, calibration) -> str:
     """The H100 stencil variants (none in the fit) ranked by the calibrated model: a paragraph and its table."""
-    from scipy.stats import gmean
-
     from gpuperf.datasets.bundled import data_dir
-    from gpuperf.evaluation.linear_eval import RANKING_PERCENTS, variant_predictions, variant_ranking
+    from gpuperf.decisions.count_ranking import evaluations_summary, ranking_evaluations
+    from gpuperf.evaluation.linear_eval import variant_predictions, variant_ranking
 
-    ranking = variant_ranking(variant_predictions(calibration, pd.read_csv(data_dir() / "stencil_spaces_h100.csv.gz")))
+    predictions = variant_predictions(calibration, pd.read_csv(data_dir() / "stencil_spaces_h100.csv.gz"))
+    evaluations = ranking_evaluations(predictions)
+    ranking = variant_ranking(predictions).join(evaluations)
     ranking.to_csv(report.out / "linear_model_h100_variants.csv")
-    model = " / ".join(f"{gmean(ranking[f'evals_to_{p}']):.2f}" for p in RANKING_PERCENTS)
-    random = " / ".join(f"{gmean(ranking[f'random_evals_to_{p}']):.2f}" for p in RANKING_PERCENTS)
+    model, random = evaluations_summary(evaluations)
     report.headline(f"The H100 count model ranks the 192 measured H100 stencil variants (none in its fit) with "
                     f"Spearman {ranking['spearman'].mean():.2f} per stencil: {model} evaluations to reach "
                     f"90 / 95 / 99 % of the best in predicted order, random order {random}.")
-    columns = ["variants", "spearman", "pick_over_best", "random_pick_over_best",
-               *[f"evals_to_{p}" for p in RANKING_PERCENTS], *[f"random_evals_to_{p}" for p in RANKING_PERCENTS]]
+    columns = ["variants", "spearman", "pick_over_best", "random_pick_over_best", *evaluations.columns]
     return ("The same model (`gpu` set) ranks the 192 stencil variants measured on the same H100, none of them in "
             "its fit (`gpuperf rank SPACE --model` ranks a whole space this way; "
             "[linear_model_h100_variants.csv](linear_model_h100_variants.csv)): per stencil, the rank correlation "

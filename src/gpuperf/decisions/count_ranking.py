@@ -44,3 +44,35 @@ def rank_space_by_counts(
     ranked[PREDICTED_TIME] = predicted
     ranked[PREDICTED_PERFORMANCE] = predicted.min() / predicted
     return ranked.sort_values(PREDICTED_TIME, kind="stable").reset_index(drop=True)
+
+
+def ranking_evaluations(predictions: pd.DataFrame) -> pd.DataFrame:
+    """Per kernel of ``predictions`` (measured variants with their ``time_s`` and ``predicted_s``,
+    as :func:`~gpuperf.evaluation.linear_eval.variant_predictions` gives them), the predictions as
+    an exploration order (fastest predicted first, ties in table order): evaluations to reach each
+    of ``FRACTIONS`` of the best, ``evals_to_90`` ..., beside random order's exact expectation,
+    ``random_evals_to_90`` ...."""
+    from gpuperf.decisions.cross_kernel import FRACTIONS
+    from gpuperf.decisions.search_metrics import evals_to, random_expected_evals
+
+    def judged(part: pd.DataFrame) -> pd.Series:
+        performance = (part["time_s"].min() / part["time_s"]).to_numpy()
+        order = np.argsort(part["predicted_s"].to_numpy(), kind="stable")
+        figures = {f"evals_to_{round(f * 100)}": evals_to(performance[order], f) for f in FRACTIONS}
+        figures |= {f"random_evals_to_{round(f * 100)}": random_expected_evals(performance, f) for f in FRACTIONS}
+        return pd.Series(figures)
+
+    return predictions.groupby("kernel", sort=True)[["time_s", "predicted_s"]].apply(judged)
+
+
+def evaluations_summary(evaluations: pd.DataFrame) -> tuple[str, str]:
+    """The geometric means over kernels of :func:`ranking_evaluations`, in predicted order and in
+    random order, each as ``"1.09 / 2.81 / 6.77"`` (to 90 / 95 / 99 %)."""
+    from scipy.stats import gmean
+
+    from gpuperf.decisions.cross_kernel import FRACTIONS
+
+    def line(prefix: str) -> str:
+        return " / ".join(f"{gmean(evaluations[f'{prefix}evals_to_{round(f * 100)}']):.2f}" for f in FRACTIONS)
+
+    return line(""), line("random_")

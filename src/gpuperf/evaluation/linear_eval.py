@@ -213,35 +213,21 @@ def variant_predictions(calibration: Calibration, table: pd.DataFrame) -> pd.Dat
     return rows[["kernel", "variant", "time_s"]].assign(predicted_s=predicted)
 
 
-RANKING_PERCENTS = (90, 95, 99)
-
-
 def variant_ranking(predictions: pd.DataFrame) -> pd.DataFrame:
     """Per kernel, how well the predictions rank its variants: ``gmre`` (exp(mean |ln(predicted /
     measured)|) - 1), ``spearman`` (rank correlation with the measured times), ``pick_over_best``
     (measured time of the variant predicted fastest over the fastest measured) and, for comparison,
-    ``random_pick_over_best`` (the same for a variant drawn at random: the mean time over the best),
-    and as an exploration order (fastest predicted first, ties in table order) the evaluations to
-    reach 90 / 95 / 99 % of the best performance, ``evals_to_90`` ..., beside random order's exact
-    expectation ``random_evals_to_90`` ...."""
+    ``random_pick_over_best`` (the same for a variant drawn at random: the mean time over the best)."""
     from scipy.stats import spearmanr
-
-    from gpuperf.decisions.search_metrics import evals_to, random_expected_evals
 
     def judged(part: pd.DataFrame) -> pd.Series:
         best = part["time_s"].min()
-        performance = (best / part["time_s"]).to_numpy()
-        order = np.argsort(part["predicted_s"].to_numpy(), kind="stable")
-        figures = {
+        return pd.Series({
             "variants": len(part),
             "gmre": float(np.expm1(np.mean(np.abs(np.log(part["predicted_s"] / part["time_s"]))))),
             "spearman": float(spearmanr(part["predicted_s"], part["time_s"]).statistic),
             "pick_over_best": float(part.loc[part["predicted_s"].idxmin(), "time_s"] / best),
             "random_pick_over_best": float(part["time_s"].mean() / best),
-        }
-        for percent in RANKING_PERCENTS:
-            figures[f"evals_to_{percent}"] = evals_to(performance[order], percent / 100)
-            figures[f"random_evals_to_{percent}"] = random_expected_evals(performance, percent / 100)
-        return pd.Series(figures)
+        })
 
     return predictions.groupby("kernel", sort=True)[["time_s", "predicted_s"]].apply(judged)
