@@ -1,9 +1,10 @@
 """Real tuning runs on the local device: the ranked start against random first picks.
 
     python benchmarks/bench_tune.py [--spaces jacobi2d_5pt,srad1,gradient] [--budget 12] [--seeds 2]
-                                    [--count-model MODEL.json]
+                                    [--count-model MODEL.json] [--device cuda:0] [--size 4096]
+                                    [--table stencil_spaces_h100.csv.gz] [--out RUNS.csv]
 
-For each space (n = m = 1024) it measures the default variant, then runs ``gpuperf tune``'s online
+For each space (n = m = ``--size``, 1024 by default) it measures the default variant, then runs ``gpuperf tune``'s online
 search twice per seed: with its first picks ranked by the model trained on the other kernels'
 measured variants (``--start ranked``, the default) and with random first picks (``--start
 random``), and with ``--count-model`` (a linear count model of the device, from ``gpuperf
@@ -51,6 +52,10 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--device", default="opencl:0")
     parser.add_argument("--count-model", help="also start from this linear count model's ranking")
+    parser.add_argument("--table", default="stencil_spaces_pocl.csv.gz",
+                        help="measured variants of other kernels for the ranked start (a path, or a name in data/)")
+    parser.add_argument("--size", type=int, default=1024, help="n = m of every space")
+    parser.add_argument("--out", help="also write the runs' rows to this CSV file")
     args = parser.parse_args()
     os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", "1")
     from gpuperf.datasets.bundled import data_dir
@@ -58,8 +63,10 @@ def main() -> int:
     from gpuperf.decisions.tune import default_variant_time, rank_by_other_kernels, tune_space
     from gpuperf.models.linear_calibration import load_linear_model
 
-    sizes = {"n": 1024, "m": 1024}
-    table = pd.read_csv(data_dir() / "stencil_spaces_pocl.csv.gz")
+    sizes = {"n": args.size, "m": args.size}
+    table_path = args.table if os.path.exists(args.table) else data_dir() / args.table
+    table = pd.read_csv(table_path)
+    print(f"device {args.device}, n = m = {args.size}, ranked start trained on {table_path}", flush=True)
     checkpoints = (*CHECKPOINTS, args.budget)
     count_model = load_linear_model(args.count_model)[0] if args.count_model else None
     starts = ("ranked", "random", *(("counts",) if count_model is not None else ()))
@@ -76,6 +83,8 @@ def main() -> int:
                 for k in checkpoints:
                     row[f"{start}_{k}"] = default / best_after(result, k)
             rows.append(row)
+            if args.out:  # after every run: an interrupted benchmark keeps the runs it finished
+                pd.DataFrame(rows).to_csv(args.out, index=False)
             print(", ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()), flush=True)
     frame = pd.DataFrame(rows)
     print("\nspeedup of the best found over the default variant after k trials (geometric mean over runs):")
