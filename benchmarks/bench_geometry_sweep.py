@@ -1,6 +1,6 @@
 """Launch-geometry policies on a measured (threads, blocks) sweep of grid-stride parallel loops.
 
-    python benchmarks/bench_geometry_sweep.py                       # judge the bundled H100 and pocl sweeps
+    python benchmarks/bench_geometry_sweep.py                       # judge the bundled H100, H200 and pocl sweeps
     python benchmarks/bench_geometry_sweep.py --table SWEEP.csv.gz  # judge another (repeatable)
     python benchmarks/bench_geometry_sweep.py --measure [--device opencl:0] [--threads 2]
         [--trips 1000,100000,1000000] [--cycles 15] --out NEW.csv.gz   # measure one (never overwrites)
@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-BUNDLED = [DATA / "geometry_sweep_h100.csv.gz", DATA / "geometry_sweep_pocl.csv.gz"]  # judged by default
+BUNDLED = [DATA / "geometry_sweep_h100.csv.gz", DATA / "geometry_sweep_h200.csv.gz",
+           DATA / "geometry_sweep_pocl.csv.gz"]  # judged by default
 
 
 def measure(args) -> Path:
@@ -116,7 +117,7 @@ def main() -> int:
     parser.add_argument("--cycles", type=int, default=15, help="interleaved cycles per (loop, trip) group")
     parser.add_argument("--out", help="with --measure, the new file to measure into (without, a sweep to judge)")
     parser.add_argument("--table", action="append", default=[],
-                        help="a measured sweep to judge (repeatable; default the bundled H100 and pocl sweeps)")
+                        help="a measured sweep to judge (repeatable; default the bundled H100, H200 and pocl sweeps)")
     args = parser.parse_args()
     if args.measure:
         if not args.out:

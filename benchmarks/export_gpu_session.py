@@ -4,9 +4,10 @@
         [--commit SHA] [--note "..."]
 
 Reads, from the session folders (later folders win where two hold the same file):
-``cuda_timer.csv``, ``linear_model.sqlite``, ``geometry_sweep*.csv`` and ``stencil_spaces.sqlite``, and
-writes ``data/cuda_timer_TAG.csv``, ``data/linear_model_TAG.csv.gz``, ``data/geometry_sweep_TAG.csv.gz``
-and ``data/stencil_spaces_TAG.csv.gz``, each with a ``.provenance.json`` beside it. Measured values are
+``cuda_timer.csv``, ``tune*.csv``, ``linear_model.sqlite``, ``geometry_sweep*.csv`` and
+``stencil_spaces.sqlite``, and writes ``data/cuda_timer_TAG.csv``, ``data/tune_TAG.csv``,
+``data/linear_model_TAG.csv.gz``, ``data/geometry_sweep_TAG.csv.gz`` and
+``data/stencil_spaces_TAG.csv.gz``, each with a ``.provenance.json`` beside it. Measured values are
 copied unchanged; a data file that already exists is never overwritten. The stencil table gets the
 static features of each variant (as ``campaign export`` adds them), computed here.
 """
@@ -68,6 +69,19 @@ def main() -> None:
             **common, "what": "benchmarks/bench_cuda_timer.py: each catalog kernel and size timed gated, ungated "
                               "(span) and back to back, interleaved round by round",
             "command": "python benchmarks/bench_cuda_timer.py --device cuda:0"})
+
+    tunes = newest(args.folders, "tune*.csv")
+    if tunes:
+        parts = [pd.read_csv(path).assign(tune_file=path.name) for path in tunes]
+        write_new(DATA / f"tune_{args.tag}.csv", pd.concat(parts, ignore_index=True), {
+            **common, "what": "benchmarks/bench_tune.py: real tuning runs, the best time found after k trials "
+                              "as a speedup over the space's default variant (columns START_K) for each start "
+                              "(ranked: PCA + 5-NN trained on data/stencil_spaces_h100.csv.gz's other stencils; "
+                              "counts: the linear count model fitted on data/linear_model_h100.csv.gz; random); "
+                              "default_ms is the default variant's time; tune_file names the run",
+            "command": "python benchmarks/bench_tune.py --device cuda:0 --size 4096 --table "
+                       "stencil_spaces_h100.csv.gz --count-model H100_MODEL.json --out tune.csv",
+            "parts": {path.name: str(path.parent.name) for path in tunes}})
 
     linear = newest(args.folders, "linear_model.sqlite")
     if linear:

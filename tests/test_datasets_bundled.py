@@ -224,16 +224,18 @@ def test_a_table_of_ones_own_loads_from_csv_or_parquet_with_kernel_and_time_alon
         load_dataset(tmp_path / "ok.csv")  # a status of OK in any case is a measured row
 
 
-def test_the_h100_stencil_spaces_load_by_name_with_their_gpu_features():
-    """gpuperf's first GPU measurements: 24 variants of each of the eight stencil spaces pocl measured
-    64 of, on one H100 at n = m = 4096, each space's variants in one interleaved campaign of 10 cycles
-    (``time_s`` the median of the cycles' round medians), with registers and occupancy."""
+@pytest.mark.parametrize(("tag", "gpu", "device_name"), [("h100", "H100 SXM", "NVIDIA H100 80GB HBM3"),
+                                                         ("h200", "H200", "NVIDIA H200")])
+def test_the_gpu_stencil_spaces_load_by_name_with_their_gpu_features(tag, gpu, device_name):
+    """gpuperf's GPU measurements: 24 variants of each of the eight stencil spaces pocl measured
+    64 of, on one H100 and one H200 at n = m = 4096, each space's variants in one interleaved campaign
+    of 10 cycles (``time_s`` the median of the cycles' round medians), with registers and occupancy."""
     import json
 
-    frame, raw = load_dataset("stencil_spaces_h100"), raw_file("stencil_spaces_h100")
+    frame, raw = load_dataset(f"stencil_spaces_{tag}"), raw_file(f"stencil_spaces_{tag}")
     pocl = load_dataset("stencil_spaces_pocl")
     assert frame.groupby("kernel").size().to_dict() == {k: 24 for k in pocl["kernel"].unique()}
-    assert set(frame["gpu"]) == {"H100 SXM"} and set(frame["device"]) == {"cuda:0"}
+    assert set(frame["gpu"]) == {gpu} and set(frame["device"]) == {"cuda:0"}
     assert set(zip(frame["n"], frame["m"])) == {(4096, 4096)}
     assert (frame["status"] == OK).all() and frame["verified"].all()
     assert frame["time_s"].equals(raw["time_s"])
@@ -243,7 +245,21 @@ def test_the_h100_stencil_spaces_load_by_name_with_their_gpu_features():
     assert frame["occupancy"].between(0, 1, inclusive="right").all()
     assert frame["registers_per_thread"].between(1, 255).all()
     assert {"registers_per_thread", "occupancy"} - set(pocl.columns) == {"registers_per_thread", "occupancy"}
-    provenance = json.loads((data_dir() / "stencil_spaces_h100.provenance.json").read_text())
-    assert provenance["ok_points"] == len(frame) and provenance["device"] == "NVIDIA H100 80GB HBM3"
-    by_path = load_dataset(data_dir() / "stencil_spaces_h100.csv.gz")  # its format recognised from its columns
+    provenance = json.loads((data_dir() / f"stencil_spaces_{tag}.provenance.json").read_text())
+    assert provenance["ok_points"] == len(frame) and provenance["device"] == device_name
+    by_path = load_dataset(data_dir() / f"stencil_spaces_{tag}.csv.gz")  # its format recognised from its columns
     assert len(by_path) == 192 and by_path["time_s"].equals(frame["time_s"])
+
+
+def test_the_h200_measured_the_h100s_variants_and_ranks_them_alike():
+    """The same seeded draw on both GPUs (one GH100 die, the H200's memory faster): the variants'
+    order agrees closely, and the H200 is faster on most of them."""
+    from scipy.stats import spearmanr
+
+    keys = ["kernel", "variant"]
+    both = load_dataset("stencil_spaces_h100")[[*keys, "time_s"]].merge(
+        load_dataset("stencil_spaces_h200")[[*keys, "time_s"]], on=keys, suffixes=("_h100", "_h200"))
+    assert len(both) == 192
+    for _, part in both.groupby("kernel"):
+        assert spearmanr(part["time_s_h100"], part["time_s_h200"])[0] > 0.9
+    assert (both["time_s_h200"] < both["time_s_h100"]).mean() > 0.75

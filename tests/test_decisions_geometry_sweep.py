@@ -430,3 +430,25 @@ def test_geometry_sweep_command_judges_the_bundled_h100_sweep(capsys, monkeypatc
     assert main(["geometry-sweep", "--table", path]) == 0
     out = " ".join(capsys.readouterr().out.split())  # the title wraps where the table's width (the path's) says
     assert "H100 SXM, 334 points" in out and "trip=100000" in out and "0.78x 0/2" in out and "64x4224" in out
+
+
+# -- the bundled H200 sweep (data/geometry_sweep_h200.csv.gz): short loops, below the 132 SMs, too ------
+def test_the_h200_sweep_judges_the_short_loop_class_measured():
+    from gpuperf.datasets.bundled import data_dir
+    from gpuperf.decisions.geometry import loop_class
+
+    measured = pd.read_csv(data_dir() / "geometry_sweep_h200.csv.gz")
+    descriptor = table_descriptor(measured, "geometry_sweep_h200.csv.gz")
+    assert len(check_sweep(measured, "h200")) == len(measured) == 204
+    assert (descriptor.sms, descriptor.preferred_threads_per_block) == (132, 64)
+    choices = sweep_choices(measured, descriptor, "geometry_sweep_h200.csv.gz").set_index("group")
+    assert sorted(set(choices["trip"])) == [64, 128, 1000, 100_000]
+    for trip in (64, 128):
+        assert loop_class(descriptor, KernelDescriptor(trip)) == "short"
+        for kernel in ("loop_saxpy", "loop_polynomial"):
+            row = choices.loc[f"{kernel} trip={trip}"]
+            assert (row["heuristic_threads"], row["heuristic_blocks"]) == (1, trip)  # one thread per block
+            assert (row["llvm_threads"], row["llvm_blocks"]) == (128, 1)
+            # measured: the paper's short-loop rule is slower than LLVM's one block on this GPU
+            assert row["heuristic"] > row["llvm"]
+    assert np.isfinite(choices[[*RULE_POLICIES, "model", "best"]].to_numpy(dtype=float)).all()

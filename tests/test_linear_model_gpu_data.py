@@ -1,4 +1,4 @@
-"""The linear count model's GPU property set, judged on the bundled H100 measurements."""
+"""The linear count model's GPU property set, judged on the bundled H100 and H200 measurements."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from gpuperf.kernels import get_kernel
 from gpuperf.models.properties import PROPERTY_SETS, describe_property, kernel_properties
 
 H100 = data_dir() / "linear_model_h100.csv.gz"
+H200 = data_dir() / "linear_model_h200.csv.gz"
 ITEM = ["item_flops", "item_special", "item_loads", "item_strided_loads"]
 
 
@@ -45,6 +46,29 @@ def test_the_table_evaluation_gives_what_the_h100_run_printed() -> None:
         == [float(v) for v in printed.groups()]
 
 
+def test_the_table_evaluation_gives_what_the_h200_run_printed() -> None:
+    log = (data_dir() / "gpu_session_h200.log").read_text()
+    printed = re.search(r"held-out mean per-kernel gmre ([\d.]+) \(median ([\d.]+), worst ([\d.]+)\)", log)
+    summary = evaluate_linear_table(H200).summary()  # the gpu set, as on the GPU
+    assert [round(summary[k], 3) for k in ("held_out_mean_gmre", "held_out_median_gmre", "held_out_worst_gmre")] \
+        == [float(v) for v in printed.groups()]
+    assert summary["held_out_mean_gmre"] <= 0.25
+
+
+def test_the_gpu_plan_reaches_past_the_l2_and_the_fit_uses_those_points() -> None:
+    from gpuperf.models.linear_calibration import CALIBRATION_PLANS
+
+    l2_bytes = 50 * 2**20  # the H100's and H200's
+    vector_copy = CALIBRATION_PLANS["gpu"]["vector_copy"]
+    assert len(vector_copy) == 4 and 2 * 4 * vector_copy[-1]["n"] > 10 * l2_bytes  # read and write, floats
+    copy_2d = CALIBRATION_PLANS["gpu"]["copy_2d"][-1]
+    assert 2 * 4 * copy_2d["n"] * copy_2d["m"] > 5 * l2_bytes
+    assert all(len(sizes) == 3 for sizes in CALIBRATION_PLANS["cpu"].values())  # the CPU plan is unchanged
+    fitted = evaluate_linear_table(H200).calibration.data
+    assert (fitted.groupby("kernel").size() == 4).sum() == 16  # every DRAM-sized point the H200 measured
+    assert len(evaluate_linear_table(H100).calibration.data) == 99  # the H100 table predates them
+
+
 def test_per_work_item_counts_predict_an_under_filled_launch() -> None:
     paper = evaluate_linear_table(H100, property_set="stevens_klockner")
     gpu = evaluate_linear_table(H100)
@@ -67,12 +91,13 @@ def test_a_bad_table_is_refused_naming_what_is_wrong() -> None:
         evaluate_linear_table(table, device_class="tpu")
 
 
-def test_the_calibrated_model_ranks_variants_it_never_saw() -> None:
+@pytest.mark.parametrize("tag", ["h100", "h200"])
+def test_the_calibrated_model_ranks_variants_it_never_saw(tag: str) -> None:
     from gpuperf.decisions.count_ranking import evaluations_summary, ranking_evaluations
     from gpuperf.evaluation.linear_eval import variant_predictions, variant_ranking
 
-    calibration = evaluate_linear_table(H100).calibration
-    variants = pd.read_csv(data_dir() / "stencil_spaces_h100.csv.gz")
+    calibration = evaluate_linear_table(data_dir() / f"linear_model_{tag}.csv.gz").calibration
+    variants = pd.read_csv(data_dir() / f"stencil_spaces_{tag}.csv.gz")
     predictions = variant_predictions(calibration, variants)
     assert len(predictions) == len(variants) == 192 and (predictions["predicted_s"] > 0).all()
     ranking = variant_ranking(predictions).join(ranking_evaluations(predictions))

@@ -34,6 +34,7 @@ BENCHMARK_HUB = "Kernel Tuner benchmark hub: github.com/AutoTuningAssociation/be
 GPUPERF = "measured by gpuperf on this project's machine (data/README.md, the .provenance.json beside the file)"
 GPUPERF_H100 = ("measured by gpuperf on an NVIDIA H100 80GB HBM3 (data/README.md, the .provenance.json beside "
                 "the file)")
+GPUPERF_H200 = "measured by gpuperf on an NVIDIA H200 (data/README.md, the .provenance.json beside the file)"
 
 def _gpuperf_export(raw: pd.DataFrame, where: str, source: str) -> pd.DataFrame:
     """A table gpuperf exported from its measurement store: in the dataset shape already; its
@@ -227,6 +228,18 @@ BUNDLED: dict[str, BundledDataset] = {
             "192 variants of the eight LIFT stencils' transformation spaces (24 each) at n = m = 4096 on an "
             "NVIDIA H100 (CUDA), timed interleaved, with each variant's static features, registers and occupancy",
             GPUPERF_H100,
+            "MIT (gpuperf's own)",
+            repository="gpuperf",
+            units="time_s, time_s_min, time_s_iqr in seconds; occupancy a fraction; features as in docs/features.md",
+            shape_other=_gpuperf_export,
+            signature=("campaign", "kernel_key", "measured_at", "registers_per_thread"),
+        ),
+        BundledDataset(
+            "stencil_spaces_h200",
+            "stencil_spaces_h200.csv.gz",
+            "the same 192 stencil variants as stencil_spaces_h100 at n = m = 4096 on an NVIDIA H200 (CUDA), "
+            "timed interleaved, with each variant's static features, registers and occupancy",
+            GPUPERF_H200,
             "MIT (gpuperf's own)",
             repository="gpuperf",
             units="time_s, time_s_min, time_s_iqr in seconds; occupancy a fraction; features as in docs/features.md",
