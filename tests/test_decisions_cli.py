@@ -10,6 +10,7 @@ import pytest
 import pandas as pd
 
 from gpuperf.cli import main
+from gpuperf.datasets import load_dataset
 from gpuperf.errors import GpuperfError
 
 
@@ -371,6 +372,25 @@ def test_explore_picks_one_kernel_and_gpu_from_a_table_that_also_trains_it(tmp_p
     assert result["space"] == f"{table} (conv, Tesla V100 PCIe 32GB)" and result["configurations"] == 50
     assert result["method"].startswith("transfer-guided") and result["evals_to_90"] <= 2
     assert "(conv, Tesla V100 PCIe 32GB) is the space's own kernel and GPU" in printed.err
+
+
+def test_explore_trains_on_the_same_kernel_where_a_table_of_several_holds_it(tmp_path, capsys):
+    """The H200's srad1 variants guided by the H100's measurements of the same stencil: the other
+    stencils' spaces in the H100 table (other configurations) are left out with a note."""
+    assert main(["explore", "stencil_spaces_h200", "--kernel", "srad1", "--train", "stencil_spaces_h100",
+                 "--json", "--no-progress"]) == 0
+    printed = capsys.readouterr()
+    result = json.loads(printed.out)
+    assert result["configurations"] == 24 and result["method"].startswith("transfer-guided")
+    assert result["evals_to_90"] == result["transfer_evals_to_90"] == 1  # the two GPUs rank srad1's variants alike
+    assert "only its rows of srad1, the space's own kernel (7 space(s) of other kernels left out)" in printed.err
+    # a table without the space's kernel trains it whole, as before: here its other stencils share no
+    # configuration with srad1's, which one error names
+    h100 = load_dataset("stencil_spaces_h100")
+    h100[h100["kernel"] != "srad1"].to_csv(tmp_path / "others.csv", index=False)
+    assert main(["explore", "stencil_spaces_h200", "--kernel", "srad1", "--train", str(tmp_path / "others.csv"),
+                 "--no-progress"]) == 2
+    assert "none of its 24 configurations is one of" in capsys.readouterr().err
 
 
 def test_explore_and_ask_pick_a_size_of_a_campaign_at_several_and_train_on_the_others(tmp_path, capsys):

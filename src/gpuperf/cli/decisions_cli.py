@@ -85,11 +85,13 @@ def explore_command(
 
 def other_gpus_spaces(space, train: list[str], target: str | None, size_columns: list[str] = ()) -> list:
     """The ``--train`` tables' spaces (one per size in ``size_columns`` too), leaving out (with a
-    note) any of the space's own kernel, GPU and size."""
+    note) any of the space's own kernel, GPU and size; from a table of several kernels that holds
+    the space's own kernel, only that kernel's spaces (the same kernel measured elsewhere)."""
     from gpuperf.decisions.space import read_training_spaces, same_kernel_and_gpu
 
     others = []
-    for other in (s for path in train for s in read_training_spaces(path, space.params, target, size_columns)):
+    for other in (s for path in train for s in same_kernel_where_held(
+            space, read_training_spaces(path, space.params, target, size_columns), path, size_columns)):
         if same_kernel_and_gpu(space, other, size_columns):
             print(f"note: {other.where} is the space's own kernel and GPU ({other.gpu}); left out of --train",
                   file=sys.stderr)
@@ -98,6 +100,24 @@ def other_gpus_spaces(space, train: list[str], target: str | None, size_columns:
     if train and not others:
         raise GpuperfError("--train: every table is the space's own kernel and GPU; nothing to transfer from")
     return others
+
+
+def _kernels(space) -> set[str]:
+    return set(space.extra["kernel"].dropna().astype(str)) if "kernel" in space.extra.columns else set()
+
+
+def same_kernel_where_held(space, spaces: list, where: str, size_columns: list[str] = ()) -> list:
+    """``spaces`` (one training table's) without those of other kernels, where the table holds
+    ``space``'s kernel measured elsewhere (noted); otherwise all of them."""
+    from gpuperf.decisions.space import same_kernel_and_gpu
+
+    own = _kernels(space)
+    same = [other for other in spaces if own and _kernels(other) == own]
+    if not any(not same_kernel_and_gpu(space, other, size_columns) for other in same) or len(same) == len(spaces):
+        return spaces
+    print(f"note: --train {where}: only its rows of {', '.join(sorted(own))}, the space's own kernel "
+          f"({len(spaces) - len(same)} space(s) of other kernels left out)", file=sys.stderr)
+    return same
 
 
 def ask_command(
