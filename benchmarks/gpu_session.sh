@@ -16,6 +16,11 @@
 #   geometry   gpuperf geometry-sweep: two parallel loops over a (threads, blocks) grid, short loops
 #              (trip counts below the SM count) included
 #   stencils   benchmarks/stencil_space_campaign.py: a sample of every stencil variant space
+# Seen on an H200 (2026-11-27, data/gpu_session_h200.log): env 10 s, smoke 5 s, tune about 50 s per run
+# (one space and seed, three starts of 12 trials at 4096 x 4096), linear 95 s (10 cycles), geometry
+# 49 s at trips 64,128,1000,100000 and 5 cycles, stencils about 265 s (192 variants, 10 cycles; it
+# resumes from its store when rerun). A 15-minute lease, the machine's start included, holds about
+# two thirds of that: run the steps that matter first.
 # Limits (seconds) can be set with LIMIT_<STEP>=N; GPU_SESSION_STEPS="env smoke" runs only those
 # steps; GPU_SESSION_QUICK=1 shrinks every step (a dry run); TRIPS=a,b,... and GEOMETRY_CYCLES=N
 # set the geometry sweep's trip counts and cycles.
@@ -44,7 +49,7 @@ step() {
 if [ "$quick" = 1 ]; then
     per_space=1; stencil_size=512; trips=64,1000; cycles=2; tune_args="--spaces srad1 --seeds 1 --budget 3"
 else
-    per_space=24; stencil_size=4096; trips=${TRIPS:-64,128,1000,100000,10000000}; cycles=10; tune_args=""
+    per_space=24; stencil_size=4096; trips=${TRIPS:-64,128,1000,100000,10000000}; cycles=10; tune_args="--seeds 1"
 fi
 
 step env "${LIMIT_ENV:-60}" bash -c "nvidia-smi; nvidia-smi -q -d CLOCK | head -40; $py -c 'import numpy, pandas, sklearn, loopy, cupy; print(\"numpy\", numpy.__version__, \"pandas\", pandas.__version__, \"sklearn\", sklearn.__version__, \"cupy\", cupy.__version__)'; $py -m gpuperf devices"
