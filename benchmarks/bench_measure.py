@@ -4,8 +4,15 @@
    device-side kernel time, divided by the repeats (target < 2 ms).
 2. Campaign throughput over a variant space (default: the first 200 variants of jacobi2d_5pt at
    1024 x 1024): campaign wall time against the summed compile and kernel times (target <= 1.5x).
+3. What sharing one space's inputs and reference outputs saves a tuning run (``SharedInputs``, which
+   ``tune`` and interleaved campaigns use): ``tune_space`` on ``--tune-space`` at ``--tune-size``
+   with and without it, alternating, twice each. Measured here (srad1 at 4096 x 4096, 4 trials, on
+   pocl, POCL_MAX_PTHREAD_COUNT=1): 8.3 / 6.4 s shared against 12.9 / 9.2 s not shared, the same variants found
+   (the first run of each also builds caches); srad1's NumPy reference alone takes 1.6 s at that size
+   on this machine, its seeded inputs 0.5 s.
 
     python benchmarks/bench_measure.py [--space jacobi2d_5pt] [--limit 200] [--size 1024] [--device opencl:0]
+                                       [--tune-space srad1] [--tune-size 4096] [--tune-budget 4]
 """
 
 from __future__ import annotations
@@ -58,16 +65,45 @@ def campaign_throughput(space: str, limit: int, size: int, device: str) -> None:
           f"including building the variants: {(report.wall_s + load_s) / busy:.2f}")
 
 
+def shared_inputs_saving(space: str, size: int, budget: int, device: str) -> None:
+    import gpuperf.measure.timing as timing
+    from gpuperf.decisions.tune import tune_space
+
+    class NotShared(timing.SharedInputs):
+        def inputs(self, kernel, sizes, seed):  # noqa: ANN001, ANN202
+            return kernel.make_inputs(sizes, seed)
+
+        def expected(self, kernel, sizes, seed, inputs):  # noqa: ANN001, ANN202
+            return kernel.expected_outputs(inputs, sizes)
+
+    print(f"== a tuning run with and without shared inputs: {space}, n = m = {size}, {budget} trials ==")
+    shared = timing.SharedInputs
+    try:
+        for _ in range(2):
+            for label, kind in (("shared", shared), ("not shared", NotShared)):
+                timing.SharedInputs = kind  # tune_space imports it when called
+                start = time.perf_counter()
+                result = tune_space(space, {"n": size, "m": size}, device, budget=budget, seed=0)
+                found = [f"{t.time_s * 1e3:.2f}" if t.time_s else "failed" for t in result.trials]
+                print(f"{label:10s} {time.perf_counter() - start:6.1f} s, trial times (ms): {', '.join(found)}")
+    finally:
+        timing.SharedInputs = shared
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--space", default="jacobi2d_5pt")
     parser.add_argument("--limit", type=int, default=200)
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--device", default="opencl:0")
+    parser.add_argument("--tune-space", default="srad1")
+    parser.add_argument("--tune-size", type=int, default=4096)
+    parser.add_argument("--tune-budget", type=int, default=4)
     args = parser.parse_args()
     print(f"device {open_device(args.device).name}: {open_device(args.device).provenance()['device_name']}")
     harness_overhead(args.device)
     campaign_throughput(args.space, args.limit, args.size, args.device)
+    shared_inputs_saving(args.tune_space, args.tune_size, args.tune_budget, args.device)
 
 
 if __name__ == "__main__":

@@ -383,7 +383,7 @@ def _group(monkeypatch, launches: dict[int, list[float]], log: list[str], warmup
 
     closed: list[int] = []
 
-    def prepare(compiled, sizes, verify, seed):
+    def prepare(compiled, sizes, verify, seed, shared=None):
         queue = iter(launches[compiled])
 
         def run_many(count):

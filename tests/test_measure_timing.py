@@ -208,3 +208,48 @@ def test_a_compile_failure_names_the_compilers_first_error() -> None:
         "error: line 4:65: cannot combine with previous 'void' declaration specifier")
     assert str(compile_failure(kernel, ValueError("no build log"))) == (
         "kernel 'twice' failed to compile: ValueError: no build log")
+
+
+@pytest.mark.slow
+def test_shared_inputs_serve_every_variant_of_a_space_from_one_reference_run(monkeypatch) -> None:
+    """A tuning run's variants compute one function: the seeded inputs are built and the reference run
+    once per size, read-only; another size, a kernel of another function or another seed gets its own."""
+    from gpuperf.kernels.space import get_space
+    from gpuperf.measure.timing import SharedInputs
+
+    runs = []
+    original = Kernel.expected_outputs
+    monkeypatch.setattr(Kernel, "expected_outputs", lambda self, inputs, sizes=None: runs.append(self.key)
+                        or original(self, inputs, sizes))
+    space, shared = get_space("jacobi2d_5pt"), SharedInputs()
+    sizes = {"n": 64, "m": 64}
+    first = space.build({**space.defaults, "local_x": 16, "local_y": 4})
+    second = space.build({**space.defaults, "local_x": 32, "local_y": 2, "outputs_y": 2})
+    for variant in (first, second):
+        measured = measure(variant, sizes, settings=FAST, shared=shared)
+        assert measured.verified and measured.max_rel_error < 1e-5
+    assert len(runs) == 1  # the second variant was checked against the first's reference outputs
+    inputs = shared.inputs(second, second.resolve_sizes(sizes), 0)
+    assert inputs is shared.inputs(first, first.resolve_sizes(sizes), 0)
+    assert all(not array.flags.writeable for array in inputs.values() if isinstance(array, np.ndarray))
+    with pytest.raises(ValueError, match="read-only"):
+        inputs["a"][0, 0] = 0.0
+    measure(first, {"n": 64, "m": 128}, settings=FAST, shared=shared)
+    measure(first, sizes, settings=FAST, shared=shared, seed=1)
+    measure("vector_copy", {"n": 256}, settings=FAST, shared=shared)
+    assert len(runs) == 4
+    assert shared.inputs(first, first.resolve_sizes(sizes), 0) is not inputs  # only the last key is kept
+
+
+@pytest.mark.slow
+def test_shared_inputs_let_a_reference_work_in_its_inputs() -> None:
+    from gpuperf.measure.timing import SharedInputs
+
+    def in_place(x, s):
+        x["a"] += 1.0  # a reference may write into the arrays it is given
+        return {"c": x["a"]}
+
+    copy = Kernel("copy_in_place", _copy_program("copy_in_place"), ("n",), reference=in_place)
+    shared = SharedInputs()
+    assert measure(copy, {"n": 256}, settings=FAST, shared=shared).verified
+    assert measure(copy, {"n": 256}, settings=FAST, shared=shared).verified

@@ -229,7 +229,7 @@ def tune_space(
     from gpuperf.kernels.space import InvalidVariant, check_variant_sizes, get_space
     from gpuperf.measure.devices import MeasureFailure, device_lost, open_device
     from gpuperf.measure.export import known_gpu
-    from gpuperf.measure.timing import measure
+    from gpuperf.measure.timing import SharedInputs, measure
 
     if budget < 1:
         raise GpuperfError(f"budget {budget} must be at least 1 evaluation")
@@ -246,6 +246,7 @@ def tune_space(
     if start:
         method += f", first {RANKED_PICKS} picks ranked by {ranked_by}"
     result = TuneResult(space_name, dict(sizes), device, method)
+    shared = SharedInputs()  # every variant computes the space's function: one set of inputs and outputs
     for _ in range(min(budget, len(search))):
         index = search.ask()
         config = {p: _plain(configs[p].iloc[index]) for p in params}
@@ -253,7 +254,7 @@ def tune_space(
         try:
             kernel = space.build(config)
             check_variant_sizes(kernel, sizes)  # sizes outside its assumptions: this variant fails alone
-            measured = measure(kernel, sizes, device=device, settings=settings, seed=seed)
+            measured = measure(kernel, sizes, device=device, settings=settings, seed=seed, shared=shared)
             trial = Trial(config, measured.time_s, "ok")
             result.gpu = result.gpu or known_gpu(measured.provenance, device)[0]
         except InvalidVariant as error:

@@ -27,7 +27,7 @@ import numpy as np
 
 from gpuperf.measure.devices import Compiled, Device, device_lost
 from gpuperf.measure.timing import (
-    Measurement, Prepared, Timing, TimingSettings, measurement, one_round, prepare, summarize,
+    Measurement, Prepared, SharedInputs, Timing, TimingSettings, measurement, one_round, prepare, summarize,
 )
 
 
@@ -57,10 +57,11 @@ def measure_interleaved(variants: Sequence[Variant], device: Device, settings: T
     rounds)`` receives each cycle's new rounds by variant index when the cycle ends."""
     results: list[Measurement | Exception | None] = [None] * len(variants)
     prepared: dict[int, Prepared] = {}
+    shared = SharedInputs()  # a space's variants at one size share their inputs and reference outputs
     try:
         for index, variant in enumerate(variants):
             try:
-                prepared[index] = prepare(variant.compiled, variant.sizes, variant.verify, seed)
+                prepared[index] = prepare(variant.compiled, variant.sizes, variant.verify, seed, shared)
                 if settings.warmup:
                     prepared[index].launch.run_many(settings.warmup)
             except Exception as exc:  # noqa: BLE001 - recorded for this variant, the group goes on

@@ -240,17 +240,67 @@ class Prepared:
     max_rel_error: float | None
 
 
-def prepare(compiled: Compiled, sizes: Mapping[str, Any], verify: bool = True, seed: int = 0) -> Prepared:
+class SharedInputs:
+    """Seeded inputs and reference outputs reused by every kernel that computes the same function on
+    the same arguments, as the variants of one space do (a tuning run builds many): keyed by the
+    kernel's reference, its arguments' names, shapes and types, the sizes and the seed, the last
+    ``keep`` kept. The arrays are read-only, so nothing can change them for the next kernel; the
+    reference runs once, on a writable copy. Building them once saves what a large size costs in
+    random numbers and in NumPy."""
+
+    def __init__(self, keep: int = 1) -> None:
+        self.keep = keep
+        self._entries: dict[tuple, dict[str, Any]] = {}
+
+    def _entry(self, kernel: Kernel, sizes: dict[str, int], seed: int) -> dict[str, Any] | None:
+        if kernel.reference is None:
+            return None
+        arrays = tuple((arg.name, str(np.dtype(arg.dtype.numpy_dtype)), tuple(kernel.array_shape(arg, sizes)))
+                       for arg in kernel.array_args)
+        scalars = tuple((arg.name, str(np.dtype(arg.dtype.numpy_dtype))) for arg in kernel.scalar_args)
+        key = (kernel.reference, arrays, scalars, tuple(kernel.input_range), tuple(sorted(sizes.items())), seed)
+        if key not in self._entries:
+            while len(self._entries) >= self.keep:
+                self._entries.pop(next(iter(self._entries)))
+            self._entries[key] = {"inputs": _read_only(kernel.make_inputs(sizes, seed))}
+        return self._entries[key]
+
+    def inputs(self, kernel: Kernel, sizes: dict[str, int], seed: int) -> dict[str, Any]:
+        entry = self._entry(kernel, sizes, seed)
+        return kernel.make_inputs(sizes, seed) if entry is None else entry["inputs"]
+
+    def expected(self, kernel: Kernel, sizes: dict[str, int], seed: int, inputs: dict[str, Any]) -> dict[str, Any]:
+        """The reference's outputs for ``inputs`` (those :meth:`inputs` gave), computed once."""
+        entry = self._entry(kernel, sizes, seed)
+        if entry is None or entry["inputs"] is not inputs:
+            return kernel.expected_outputs(inputs, sizes)
+        if "expected" not in entry:  # on a writable copy: a reference may work in its inputs
+            copies = {name: np.array(value) if isinstance(value, np.ndarray) else value
+                      for name, value in inputs.items()}
+            entry["expected"] = _read_only(kernel.expected_outputs(copies, sizes))
+        return entry["expected"]
+
+
+def _read_only(arrays: Mapping[str, Any]) -> dict[str, Any]:
+    for value in arrays.values():
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    return dict(arrays)
+
+
+def prepare(compiled: Compiled, sizes: Mapping[str, Any], verify: bool = True, seed: int = 0,
+            shared: SharedInputs | None = None) -> Prepared:
     """Bind ``compiled`` at ``sizes`` to seeded inputs, run it once and verify its outputs.
 
     ``verified`` is True only when the outputs were compared with the kernel's reference and matched;
-    a kernel without a reference is timed unverified. Raises RunFailed or VerifyFailed (the launch is
-    closed then).
+    a kernel without a reference is timed unverified. ``shared`` reuses the inputs and reference
+    outputs of an earlier kernel computing the same function. Raises RunFailed or VerifyFailed (the
+    launch is closed then).
     """
     kernel = compiled.kernel
     resolved = kernel.resolve_sizes(sizes)  # also refuses sizes the kernel's assumptions exclude
     global_size, local_size = kernel.launch(resolved)
-    inputs = kernel.make_inputs(resolved, seed)
+    inputs = kernel.make_inputs(resolved, seed) if shared is None else shared.inputs(kernel, resolved, seed)
     launch = compiled.bind(resolved, inputs)
     try:
         start = time.perf_counter()
@@ -258,7 +308,8 @@ def prepare(compiled: Compiled, sizes: Mapping[str, Any], verify: bool = True, s
         first_launch_s = max(time.perf_counter() - start - first, 0.0)
         verified, error = False, None
         if verify and kernel.reference is not None:
-            error = _check(kernel, resolved, inputs, launch.outputs())
+            error = _check(kernel, resolved, inputs, launch.outputs(),
+                           None if shared is None else lambda: shared.expected(kernel, resolved, seed, inputs))
             verified = True
     except BaseException:
         launch.close()
@@ -281,14 +332,15 @@ def measurement(compiled: Compiled, device: Device, prepared: Prepared, timing: 
 
 
 def measure_compiled(compiled: Compiled, device: Device, sizes: Mapping[str, Any], verify: bool = True,
-                     settings: TimingSettings | None = None, seed: int = 0) -> Measurement:
+                     settings: TimingSettings | None = None, seed: int = 0,
+                     shared: SharedInputs | None = None) -> Measurement:
     """Measure an already built kernel at ``sizes``: verify the first run, then time.
 
     ``verified`` is True only when the outputs were compared with the kernel's reference and matched;
     a kernel without a reference is timed unverified. Raises RunFailed or VerifyFailed.
     """
     settings = settings or TimingSettings()
-    prepared = prepare(compiled, sizes, verify, seed)
+    prepared = prepare(compiled, sizes, verify, seed, shared)
     try:
         timing = time_kernel(prepared.launch.run_many, settings)
     finally:
@@ -297,10 +349,10 @@ def measure_compiled(compiled: Compiled, device: Device, sizes: Mapping[str, Any
 
 
 def _check(kernel: Kernel, sizes: dict[str, int], inputs: dict[str, np.ndarray],
-           outputs: dict[str, np.ndarray]) -> float:
+           outputs: dict[str, np.ndarray], expected_outputs: Callable[[], dict[str, np.ndarray]] | None = None) -> float:
     label = f"{kernel.key} at {','.join(f'{k}={v}' for k, v in sizes.items())}"
     try:
-        expected = kernel.expected_outputs(inputs, sizes)
+        expected = expected_outputs() if expected_outputs else kernel.expected_outputs(inputs, sizes)
         error, name = max_relative_error(outputs, expected)
     except Exception as exc:  # noqa: BLE001 - a broken reference cannot verify the point
         raise VerifyFailed(f"{label}: the reference failed: {describe_exception(exc)}") from exc
@@ -311,8 +363,10 @@ def _check(kernel: Kernel, sizes: dict[str, int], inputs: dict[str, np.ndarray],
 
 
 def measure(kernel: Kernel | str, sizes: Mapping[str, Any] | None = None, device: str = "opencl:0",
-            verify: bool = True, settings: TimingSettings | None = None, seed: int = 0) -> Measurement:
-    """Build ``kernel`` (a Kernel or a catalog/variant/file spec) on ``device`` and measure it at ``sizes``."""
+            verify: bool = True, settings: TimingSettings | None = None, seed: int = 0,
+            shared: SharedInputs | None = None) -> Measurement:
+    """Build ``kernel`` (a Kernel or a catalog/variant/file spec) on ``device`` and measure it at
+    ``sizes`` (``shared``: inputs and reference outputs kept from an earlier kernel of the same function)."""
     if isinstance(kernel, str):
         from gpuperf.kernels.catalog import get_kernel
 
@@ -321,7 +375,7 @@ def measure(kernel: Kernel | str, sizes: Mapping[str, Any] | None = None, device
     opened = open_device(device)
     compiled = opened.compile(kernel)
     try:
-        return measure_compiled(compiled, opened, resolved, verify, settings, seed)
+        return measure_compiled(compiled, opened, resolved, verify, settings, seed, shared)
     except MemoryError:
         shown = ", ".join(f"{k}={v}" for k, v in resolved.items())
         raise GpuperfError(f"{kernel.key} at {shown}: its arrays do not fit in this machine's memory") from None
