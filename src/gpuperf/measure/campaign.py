@@ -66,7 +66,7 @@ from gpuperf.measure.devices import (
 )
 from gpuperf.measure.interleave import Variant, measure_interleaved
 from gpuperf.measure.store import CYCLE_GROUP, OK, PointKey, Store, geometry_text, measuring_into, sizes_text
-from gpuperf.measure.timing import Measurement, TimingSettings, measure_compiled, provenance
+from gpuperf.measure.timing import Measurement, SharedInputs, TimingSettings, measure_compiled, provenance
 
 _TOP_KEYS = {"name", "device", "seed", "verify", "timing", "interleave", "kernels", "spaces"}
 INTERLEAVE_SCOPES = ("kernel", "campaign")  # what one interleaved group holds (with cycles above 1)
@@ -413,21 +413,23 @@ def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None 
                     store.add_group(rows, [point.key for point in group])
                     bar.advance(task, len(group))
             else:
+                shared = SharedInputs()  # consecutive variants of a space at one size share their inputs
                 for point in todo:
                     bar.update(task, description=f"{point.entry.kernel.key} {_sizes_label(point.sizes)}")
-                    _take(point, opened, compiler, campaign, report, store)
+                    _take(point, opened, compiler, campaign, report, store, shared)
                     bar.advance(task)
     report.wall_s = time.perf_counter() - start
     return report
 
 
 def _take(point: Point, device: Device, compiler: _Compiler, campaign: Campaign,
-          report: CampaignReport, store: Store) -> None:
+          report: CampaignReport, store: Store, shared: SharedInputs | None = None) -> None:
     """Measure one point and store its row; a failure is stored too and the campaign goes on,
     unless it left the device unusable."""
     try:
         compiled = compiler.get(point.entry)
-        m = measure_compiled(compiled, device, point.sizes, point.entry.verify, campaign.settings, campaign.seed)
+        m = measure_compiled(compiled, device, point.sizes, point.entry.verify, campaign.settings, campaign.seed,
+                             shared)
     except Exception as exc:  # noqa: BLE001 - any failure is stored, the campaign goes on
         row = _failed_row(point, device, exc, campaign.settings)
         report.failed[row["status"]] = report.failed.get(row["status"], 0) + 1
