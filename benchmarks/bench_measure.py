@@ -5,11 +5,11 @@
 2. Campaign throughput over a variant space (default: the first 200 variants of jacobi2d_5pt at
    1024 x 1024): campaign wall time against the summed compile and kernel times (target <= 1.5x).
 3. What sharing one space's inputs and reference outputs saves a tuning run (``SharedInputs``, which
-   ``tune`` and interleaved campaigns use): ``tune_space`` on ``--tune-space`` at ``--tune-size``
-   with and without it, alternating, twice each. Measured here (srad1 at 4096 x 4096, 4 trials, on
-   pocl, POCL_MAX_PTHREAD_COUNT=1): 8.3 / 6.4 s shared against 12.9 / 9.2 s not shared, the same variants found
-   (the first run of each also builds caches); srad1's NumPy reference alone takes 1.6 s at that size
-   on this machine, its seeded inputs 0.5 s.
+   ``tune`` and campaigns use): ``tune_space`` on ``--tune-space`` at ``--tune-size`` with and
+   without it, alternating, twice each. Measured here (srad1 at 4096 x 4096, 4 trials, on pocl,
+   POCL_MAX_PTHREAD_COUNT=1): 8.3 / 6.4 s shared against 12.9 / 9.2 s not shared (a later run: 7.6 /
+   5.9 against 9.0 / 8.7), the same variants found (the first run of each also builds caches);
+   srad1's NumPy reference alone takes 1.6 s at that size on this machine, its seeded inputs 0.5 s.
 
     python benchmarks/bench_measure.py [--space jacobi2d_5pt] [--limit 200] [--size 1024] [--device opencl:0]
                                        [--tune-space srad1] [--tune-size 4096] [--tune-budget 4]
@@ -69,12 +69,13 @@ def shared_inputs_saving(space: str, size: int, budget: int, device: str) -> Non
     import gpuperf.measure.timing as timing
     from gpuperf.decisions.tune import tune_space
 
-    class NotShared(timing.SharedInputs):
+    class NotShared(timing.SharedInputs):  # every kernel its own inputs and reference run, as without sharing
         def inputs(self, kernel, sizes, seed):  # noqa: ANN001, ANN202
-            return kernel.make_inputs(sizes, seed)
+            self.last = kernel.make_inputs(sizes, seed)
+            return self.last
 
-        def expected(self, kernel, sizes, seed, inputs):  # noqa: ANN001, ANN202
-            return kernel.expected_outputs(inputs, sizes)
+        def expected(self, kernel, sizes, seed):  # noqa: ANN001, ANN202
+            return kernel.expected_outputs(self.last, sizes)
 
     print(f"== a tuning run with and without shared inputs: {space}, n = m = {size}, {budget} trials ==")
     shared = timing.SharedInputs

@@ -113,7 +113,8 @@ def same_kernel_where_held(space, spaces: list, where: str, size_columns: list[s
 
     own = _kernels(space)
     same = [other for other in spaces if own and _kernels(other) == own]
-    if not any(not same_kernel_and_gpu(space, other, size_columns) for other in same) or len(same) == len(spaces):
+    elsewhere = [other for other in same if not same_kernel_and_gpu(space, other, size_columns)]
+    if not elsewhere or len(same) == len(spaces):
         return spaces
     print(f"note: --train {where}: only its rows of {', '.join(sorted(own))}, the space's own kernel "
           f"({len(spaces) - len(same)} space(s) of other kernels left out)", file=sys.stderr)
