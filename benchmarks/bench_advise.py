@@ -1,18 +1,25 @@
 """Accuracy of gpuperf's optimization advisor, evaluated as Taheri, Qasem & Burtscher do.
 
 Prints, per split (same program other input; held-out tuning configurations; train on other
-programs, test on a held-out program family), per target (GPUs, or the pocl CPU device of the
+programs, test on a held-out program family; each GPU held out, where a pair measured on the other
+GPUs is predicted from those measurements), per target (GPUs, or the pocl CPU device of the
 generated pairs) and optimization: the sign accuracy (speedup > 1 predicted right) on all pairs, the
 same outside the +-10 % noise band and the share of pairs there, the accuracy of a constant
 predictor, the coverage and sign accuracy of the predictions with confidence >= 0.9 and >= 0.75
 (the advisor abstains on the rest), the median actual/predicted speedup ratio, the share of ratios
-within [0.8, 1.25], the log2 errors, and which feature set and regression inner CV chose per fold.
+within [0.8, 1.25], the log2 errors, the share of pairs predicted from other GPUs' measurements of
+the same pair and the models' own sign accuracy, and which feature set and regression inner CV chose
+per fold.
 When ``data/advise_pairs_pocl_repeat.csv.gz`` (a repeated pocl campaign) exists it also prints how
 often the two runs agree on each pair's sign and the median factor between their speedups: how
 reproducible a pair's sign is on the measuring machine (a model cannot be more right than the
 measurements agree, except by luck).
 
     python benchmarks/bench_advise.py [--split inputs] [--target device] [--no-select] [--csv out.csv]
+
+Each GPU held out (``--split gpus --target gpu``, 7 minutes): 64.1 % of 21,378 pairs right (models
+alone 62.8 %, constant 56.9 %); the 7,110 pairs measured on another GPU 68.7 % (models 64.9 %), and
+of these the 16 % with confidence >= 0.9, 93.7 %.
 """
 
 from __future__ import annotations
@@ -25,7 +32,8 @@ import pandas as pd
 
 COLUMNS = ["pairs", "sign_accuracy", "sign_accuracy_clear", "clear_share", "sign_accuracy_constant",
            "confident_share", "sign_accuracy_confident", "confident_share_0.75", "sign_accuracy_confident_0.75",
-           "median_ratio", "ratio_within_0.8_1.25", "log2_mae", "log2_mae_constant"]
+           "median_ratio", "ratio_within_0.8_1.25", "log2_mae", "log2_mae_constant", "elsewhere_share",
+           "sign_accuracy_models"]
 REPEAT = "advise_pairs_pocl_repeat.csv.gz"
 
 

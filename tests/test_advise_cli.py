@@ -259,7 +259,7 @@ def test_an_optimization_trained_on_a_device_only_says_how_to_get_its_advice(cap
     (tmp_path / "unrolling.toml").write_text(text[: text.index("# The H100's stencil variants")])
     out = run_json(capsys, ["advise", "stencil2d[local_x=16,local_y=4,outputs_y=4,prefetch=0,unroll=1]", "-p", "n=512",
                             "-p", "m=512", "--only", "unrolling", "--threshold", "0.0001", "--json",
-                            "--optimizations", str(tmp_path)])
+                            "--min-confidence", "0", "--optimizations", str(tmp_path)])
     (entry,) = out["not_suggested"]
     assert entry["optimization"] == "unrolling" and entry["reason"].startswith(
         "not assessed: its pairs were measured on a device (")
@@ -317,3 +317,25 @@ def test_a_profile_straight_from_nvprof_without_launch_geometry_says_so(capsys, 
     err = capsys.readouterr().err
     assert f"{name}: no launch geometry (grid.x, block.x) in this profile; an nvprof summary or metrics CSV has none" \
         in err
+
+
+def test_a_stencil_change_measured_on_the_h100_is_advised_for_the_h200_from_that_measurement(capsys):
+    """larger_work_groups (local_x: 16 -> 32) of this jacobi2d_5pt variant at 4096 x 4096 was measured on
+    the H100: advised for the H200, that speedup is the prediction (checked against the other GPUs'
+    pairs measured on several GPUs) and the explanation says where it comes from; at 2048 x 2048,
+    measured nowhere, the models predict."""
+    from gpuperf.decisions.optimizations import load_optimizations
+    from gpuperf.decisions.pairs import training_pairs
+
+    pairs = training_pairs([load_optimizations()["larger_work_groups"]])
+    measured = pairs[pairs["kernel"].eq("jacobi2d_5pt") & pairs["change"].eq("local_x: 16 -> 32")
+                     & pairs["configuration"].eq("n=4096,m=4096,local_y=2,outputs_y=8,prefetch=1,unroll=1")]
+    spec = "jacobi2d_5pt[local_x=16,local_y=2,outputs_y=8,prefetch=1,unroll=1]"
+    args = ["advise", spec, "--gpu", "H200", "--only", "larger_work_groups", "--threshold", "0.0001", "--json",
+            "--min-confidence", "0"]
+    (suggestion,) = run_json(capsys, [*args, "-p", "n=4096", "-p", "m=4096"])["suggestions"]
+    assert suggestion["predicted_speedup"] == pytest.approx(float(measured["speedup"].iloc[0]), rel=1e-3)
+    assert suggestion["explanation"]["measured_on"] == ["H100 SXM"]
+    assert suggestion["explanation"]["summary"].startswith("this very change of this kernel at these sizes")
+    (elsewhere,) = run_json(capsys, [*args, "-p", "n=2048", "-p", "m=2048"])["suggestions"]
+    assert elsewhere["explanation"]["measured_on"] == []

@@ -12,6 +12,7 @@ from gpuperf.decisions import advise_eval
 from gpuperf.decisions.advice_features import (
     ADVICE_FEATURES, CHANGE_FEATURES, MODEL_FEATURES, kernel_change_features,
 )
+from gpuperf.decisions.pair_transfer import PairTransfer
 from gpuperf.decisions.speedup_models import FEATURE_SETS, SpeedupModel, inner_cv, pair_groups
 from gpuperf.errors import GpuperfError
 
@@ -240,7 +241,8 @@ def test_the_constant_predictor_is_the_geometric_mean_of_the_training_speedups()
 
         def predict(self, pairs):
             ones = np.ones(len(pairs))
-            return SimpleNamespace(speedup=ones, knn=ones, m5p=ones, p_faster=ones / 2, confidence=ones)
+            return SimpleNamespace(speedup=ones, knn=ones, m5p=ones, p_faster=ones / 2, confidence=ones,
+                                   model_speedup=None, measured_on=[()] * len(pairs))
 
     pairs = pd.DataFrame({"optimization": "o", "target": "gpu", "family": ["a", "a", "b"],
                           "input": "", "configuration": "", "speedup": [2.0, 0.5, 3.0]})
@@ -288,6 +290,7 @@ def test_calibrated_confidence_is_scaled_down_only_below_the_familiarity_floor()
     model = SpeedupModel()
     model.choice, model.familiarity_floor = ("all", "knn"), 0.5
     model.regressions = SimpleNamespace(predict=predict)
+    model.transfer = PairTransfer().fit(pd.DataFrame({"speedup": []}))  # no pair measured elsewhere
     model.calibrator = DummyClassifier(strategy="prior").fit(np.zeros((4, 3)), [True, True, True, False])
     queries = pd.DataFrame(0.0, index=range(2), columns=list(FEATURE_SETS["all"]))
     np.testing.assert_allclose(model.predict(queries).confidence, [0.75, 0.375])

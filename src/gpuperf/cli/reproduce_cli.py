@@ -41,7 +41,7 @@ def reproduce(
         help="rodinia: comma-separated scenarios instead of the default ones, e.g. bsp,transfer_near_bsp "
              "(opt-in: transfer, transfer_bsp, transfer_near, transfer_near_bsp, scaling)")] = None,
     family: Annotated[str, typer.Option(help="exploration: the tuning family")] = DEFAULT_FAMILY,
-    split: Annotated[list[str] | None, typer.Option(help="advisor: inputs, configurations or programs (repeatable)")] = None,
+    split: Annotated[list[str] | None, typer.Option(help="advisor: inputs, configurations, programs or gpus (repeatable)")] = None,
     as_json: Annotated[bool, typer.Option("--json", metavar="", help="print the metrics as JSON")] = False,
 ) -> None:
     """Rerun a published study on the bundled data and write its report (Markdown, HTML, plots, JSON)."""

@@ -7,6 +7,9 @@ Per optimization and kind of target (GPUs, or one measured device), pairs are sp
 - ``configurations``: pairs from tuning spaces (one input, many configurations) grouped by
   (family, configuration) and split 4-fold, so a held-out configuration is unseen on every GPU.
 - ``programs``: train on the other program families, test on the held-out one.
+- ``gpus``: same programs, other GPU: each GPU's pairs held out in turn (GPU pairs only), so a
+  held-out pair may have been measured on the other GPUs, whose speedups then predict it
+  (``pair_transfer``) instead of the models.
 
 Per test pair: the measured and predicted speedups of each model, the confidence, and the feature
 set and regression that inner CV on the fold's training pairs chose. ``summarise`` gives the sign
@@ -16,7 +19,8 @@ both figures are reported, never only the second), and their share; the sign acc
 predictions with confidence of at least 0.9 and 0.75 (the advisor abstains on the others) and the
 coverage (share of pairs predicted that confidently); the median actual/predicted speedup ratio, the
 share of ratios within [0.8, 1.25], the mean absolute log2 error; and the sign accuracy and log2
-error of a constant predictor (the training pairs' mean log2 speedup) for comparison.
+error of a constant predictor (the training pairs' mean log2 speedup) for comparison; the share of
+pairs predicted from the same pair measured on other GPUs, and the models' own sign accuracy.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from sklearn.model_selection import GroupKFold
 from gpuperf.decisions.speedup_models import SpeedupModel
 from gpuperf.errors import GpuperfError
 
-SPLITS = ("inputs", "configurations", "programs")
+SPLITS = ("inputs", "configurations", "programs", "gpus")
 NOISE_BAND = 1.1  # run-to-run timing noise of the pocl CPU measurements is about +-10 %
 CONFIDENT = 0.9
 LESS_CONFIDENT = 0.75
@@ -45,6 +49,14 @@ def target_class(target: pd.Series) -> pd.Series:
 def _folds(pairs: pd.DataFrame, split: str) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(train positions, test positions) of each fold of ``split``."""
     has_input = pairs["input"].fillna("").ne("").to_numpy()
+    if split == "gpus":
+        if not pairs["target"].eq("gpu").all():
+            return
+        for gpu in pairs["gpu"].unique():
+            test = pairs["gpu"].eq(gpu).to_numpy()
+            if not test.all():
+                yield np.flatnonzero(~test), np.flatnonzero(test)
+        return
     if split == "programs":
         for family in pairs["family"].unique():
             test = pairs["family"].eq(family).to_numpy()
@@ -91,6 +103,8 @@ def _evaluate(pairs: pd.DataFrame, split: str, factory: ModelFactory) -> pd.Data
                 "measured": group["speedup"].iloc[test].to_numpy(),
                 "predicted": predicted.speedup, "knn": predicted.knn, "m5p": predicted.m5p,
                 "p_faster": predicted.p_faster, "confidence": predicted.confidence,
+                "model_speedup": predicted.speedup if predicted.model_speedup is None else predicted.model_speedup,
+                "measured_elsewhere": [bool(gpus) for gpus in predicted.measured_on],
                 "constant": np.exp2(constant),
                 "feature_set": model.choice[0], "regression": model.choice[1],
             }))
@@ -112,6 +126,7 @@ def summarise(results: pd.DataFrame, by: list[str] | None = None) -> pd.DataFram
         confident = group[group["confidence"] >= CONFIDENT]
         less = group[group["confidence"] >= LESS_CONFIDENT]
         ratio = group["measured"] / group["predicted"]
+        elsewhere = group.get("measured_elsewhere", pd.Series(False, index=group.index))
         row = dict(zip(by or [], key if isinstance(key, tuple) else (key,)))
         row.update({
             "pairs": len(group),
@@ -122,6 +137,8 @@ def summarise(results: pd.DataFrame, by: list[str] | None = None) -> pd.DataFram
             "sign_accuracy_m5p": _sign_accuracy(group["measured"], group["m5p"]),
             "sign_accuracy_logistic": float(((group["measured"] > 1) == (group["p_faster"] > 0.5)).mean()),
             "sign_accuracy_constant": _sign_accuracy(group["measured"], group["constant"]),
+            "elsewhere_share": float(elsewhere.mean()) if len(group) else float("nan"),
+            "sign_accuracy_models": _sign_accuracy(group["measured"], group.get("model_speedup", group["predicted"])),
             "confident_share": len(confident) / len(group) if len(group) else float("nan"),
             "sign_accuracy_confident": _sign_accuracy(confident["measured"], confident["predicted"]),
             "confident_share_0.75": len(less) / len(group) if len(group) else float("nan"),

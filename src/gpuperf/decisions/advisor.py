@@ -218,6 +218,16 @@ def meanings(prediction, row: int, calibrated: bool) -> dict[str, str]:  # noqa:
     return {"confidence": confidence, "p_faster": P_FASTER_MEANS}
 
 
+def _measured_elsewhere(prediction, row: int) -> str:  # noqa: ANN001 - a Prediction
+    """Words for a prediction taken from the same pair measured on GPUs ('' for a models' prediction)."""
+    gpus = prediction.measured_on[row] if prediction.measured_on else ()
+    if not gpus:
+        return ""
+    return (f"this very change of this kernel at these sizes was measured on {', '.join(gpus)}: "
+            f"{prediction.speedup[row]:.2f}x from those measurements (GPUs weighted by likeness), not the models' "
+            f"{prediction.model_speedup[row]:.2f}x; ")
+
+
 def _explanation(entry: Optimization, model: SpeedupModel, row: int, prediction, note: str) -> dict[str, Any]:
     near = model.pairs.iloc[prediction.neighbours[row][:NEAREST_SHOWN]]
     nearest = [
@@ -227,7 +237,7 @@ def _explanation(entry: Optimization, model: SpeedupModel, row: int, prediction,
     ]
     measured = model.pairs.iloc[prediction.neighbours[row]]["speedup"]
     meant = meanings(prediction, row, model.calibrator is not None)
-    summary = (
+    summary = _measured_elsewhere(prediction, row) + (
         f"k-NN predicts {prediction.knn[row]:.2f}x, M5P {prediction.m5p[row]:.2f}x, logistic regression "
         f"P(faster) = {prediction.p_faster[row]:.2f}; the {len(measured)} nearest of {len(model.pairs)} "
         f"training pairs measured {measured.min():.2f}x to {measured.max():.2f}x; confidence "
@@ -243,6 +253,7 @@ def _explanation(entry: Optimization, model: SpeedupModel, row: int, prediction,
         "familiarity": round(float(prediction.familiarity[row]), 3),
         "nearest_pairs": nearest,
         "training_pairs": len(model.pairs),
+        "measured_on": list(prediction.measured_on[row]) if prediction.measured_on else [],
     }
     return explanation
 
@@ -259,6 +270,7 @@ def advise(
     sizes: Mapping[str, Any] | None = None,
     min_confidence: float = DEFAULT_MIN_CONFIDENCE,
     progress: Progress | None = None,
+    gpu: str | None = None,
 ) -> Advice:
     """Suggestions for a kernel described by ``features`` (advice + GPU features) on ``target``.
 
@@ -267,6 +279,8 @@ def advise(
     Predictions at or above ``threshold`` but with confidence below ``min_confidence`` are not
     suggested: the advisor abstains and says so in ``skipped``. ``features`` must give at least one
     of the kernel features the models know (``ADVICE_FEATURES``); others missing are imputed.
+    Where the training pairs hold this very change of ``kernel`` at ``sizes``, measured on some GPU,
+    those measurements predict it (the GPUs weighted by their likeness to ``gpu``), not the models.
     ``progress(done, total, name)`` is called as each optimization is taken up (a first run builds
     and fits every entry's pairs and models, minutes; later runs read them from the cache)."""
     if not threshold > 0:
@@ -299,7 +313,8 @@ def advise(
             skipped.append((entry.name, f"not assessed: {_no_pairs_reason(all_pairs, target)}"))
             continue
         model = fitted_model(pairs, use_cache)
-        prediction = model.predict(_with_change(query, kernel, variant, sizes))
+        identified = _with_identity(_with_change(query, kernel, variant, sizes), entry, kernel, variant, sizes, gpu)
+        prediction = model.predict(identified)
         notes = "; ".join(n for n in (note, pair_note) if n)
         assessed.append(Suggestion(
             optimization=entry.name, title=entry.title,
@@ -325,6 +340,25 @@ def _with_change(query: pd.DataFrame, kernel: Kernel | None, variant: str | None
     return query.assign(**{name: change[name] for name in CHANGE_FEATURES})
 
 
+def _with_identity(query: pd.DataFrame, entry: Optimization, kernel: Kernel | None, variant: str | None,
+                   sizes: Mapping[str, Any] | None, gpu: str | None) -> pd.DataFrame:
+    """``query`` with the pair identity (kernel, change, configuration at ``sizes``, GPU) that finds the
+    same pair among the training pairs, when ``kernel`` is a space variant that ``variant`` changes."""
+    query = query.assign(gpu=gpu)
+    if kernel is None or variant is None:
+        return query
+    from gpuperf.decisions.pair_transfer import labelled, value_text
+    from gpuperf.kernels import get_kernel
+    from gpuperf.kernels.space import get_space
+
+    name = entry.space_parameter["name"]
+    before = dict(kernel.variant) or dict(get_space(kernel.name).defaults)
+    after = get_kernel(variant).variant[name]
+    others = {key: value for key, value in before.items() if key != name}
+    return query.assign(kernel=kernel.name, change=f"{name}: {value_text(before[name])} -> {value_text(after)}",
+                        configuration=labelled({**(sizes or {}), **others}), input="")
+
+
 def kernel_query(kernel: Kernel, sizes: Mapping[str, Any] | None, gpu: str | None) -> dict[str, float]:
     """The advice features of ``kernel`` at ``sizes`` with ``gpu``'s descriptor (NaN without one)."""
     return {**kernel_features(kernel, sizes), **gpu_features(gpu)}
@@ -347,7 +381,7 @@ def advise_kernel(
     target = device_target(device) if device else GPU_TARGET
     note = "" if gpu or device else "no --gpu given: the GPU features are the training pairs' medians"
     return advise(kernel_query(kernel, sizes, gpu), target, threshold, entries, kernel, use_cache, note, sizes,
-                  min_confidence, progress)
+                  min_confidence, progress, gpu)
 
 
 def advise_profile(
@@ -366,4 +400,4 @@ def advise_profile(
     gpu = gpu or profile_gpu(row)
     features = {**profile_features(row, where), **gpu_features(gpu)}
     note = "" if gpu else "no GPU named: the GPU features are the training pairs' medians"
-    return advise(features, GPU_TARGET, threshold, entries, None, use_cache, note, None, min_confidence, progress)
+    return advise(features, GPU_TARGET, threshold, entries, None, use_cache, note, None, min_confidence, progress, gpu)

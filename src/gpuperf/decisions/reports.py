@@ -231,7 +231,7 @@ def advisor_report(folder: str | Path, results: pd.DataFrame, title: str = "Opti
     folder.mkdir(parents=True, exist_ok=True)
     summary_columns = ["pairs", "sign_accuracy", "sign_accuracy_constant", "clear_share", "sign_accuracy_clear",
                        "confident_share", "sign_accuracy_confident", "median_ratio", "ratio_within_0.8_1.25",
-                       "log2_mae", "log2_mae_constant"]
+                       "log2_mae", "log2_mae_constant", "elsewhere_share", "sign_accuracy_models"]
     overall = summarise(results, ["split", "target"]).set_index(["split", "target"])
     detail = summarise(results, ["split", "target", "optimization"]).set_index(["split", "target", "optimization"])
     labels = results["optimization"] + " (" + results["target"] + ", " + results["split"] + ")"
@@ -261,7 +261,9 @@ def advisor_report(folder: str | Path, results: pd.DataFrame, title: str = "Opti
                             f"confident_share / sign_accuracy_confident: the pairs predicted with calibrated "
                             f"confidence >= {CONFIDENT:g} and the accuracy on them; median_ratio and "
                             "ratio_within_0.8_1.25: actual / predicted speedup; log2_mae: mean |log2(actual / "
-                            "predicted)| (and the constant's).",
+                            "predicted)| (and the constant's); elsewhere_share: the pairs predicted from the same "
+                            "pair measured on other GPUs (split gpus) instead of by the models, whose own sign "
+                            "accuracy is sign_accuracy_models.",
                             *notes,
                         ])
 

@@ -28,11 +28,15 @@ So a confidence of 0.9 means about 9 in 10 such predictions got the sign right o
 groups. A query less familiar than 95 % of the held-out groups of known programs (the inner folds)
 is scaled down by its familiarity over that 5th percentile, whatever the held-out families showed. With too few groups to cross-validate, the defaults (all features, log-mean) are used and
 confidence is the uncalibrated mean of model agreement and neighbour consistency, times familiarity.
+
+A query that is the very pair of a training pair measured on some GPU (the same kernel, change,
+configuration and input; the query then carries those columns) is predicted from those measurements
+instead (``pair_transfer``); ``Prediction.model_speedup`` keeps what the models predicted.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -47,6 +51,8 @@ from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
 from gpuperf.decisions.advice_features import ADVICE_FEATURES, CHANGE_FEATURES, GPU_FEATURES, MODEL_FEATURES
+from gpuperf.decisions.pair_transfer import PairTransfer
+from gpuperf.decisions.sign_confidence import fit_sign_calibrator, p_sign_right
 from gpuperf.errors import GpuperfError
 from gpuperf.models.learned import log_features
 from gpuperf.models.m5p import M5PRegressor
@@ -90,6 +96,8 @@ class Prediction:
     confidence: np.ndarray  # calibrated P(predicted sign is right)
     familiarity: np.ndarray  # typical neighbour distance among training pairs / this row's (at most 1)
     neighbours: list[np.ndarray]  # per row, positions of the nearest training pairs
+    model_speedup: np.ndarray | None = None  # the chosen regression's, where ``speedup`` is transferred
+    measured_on: list[tuple[str, ...]] = field(default_factory=list)  # per row, GPUs that measured its pair
 
 
 @dataclass
@@ -204,16 +212,9 @@ def family_evidence(pairs: pd.DataFrame, choice: tuple[str, str], neighbours: in
     return np.concatenate(rows)
 
 
-def _calibrator(evidence: np.ndarray) -> Any:
-    """P(sign right) from [margin, consistency, familiarity]: logistic regression, or the base rate."""
-    right = evidence[:, 3].astype(bool)
-    if right.all() or not right.any():
-        return DummyClassifier(strategy="prior").fit(evidence[:, :3], right)
-    return make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(evidence[:, :3], right)
-
-
 class SpeedupModel:
-    """k-NN, M5P and logistic regression on the feature set and regression inner CV chose."""
+    """k-NN, M5P and logistic regression on the feature set and regression inner CV chose; the same
+    pair's measurements on other GPUs where the training pairs hold them."""
 
     def __init__(self, neighbours: int = NEIGHBOURS, weights: str = "distance", select: bool = True) -> None:
         self.neighbours = neighbours
@@ -238,12 +239,13 @@ class SpeedupModel:
                 self.choice = (str(best["feature_set"]), str(best["regression"]))
                 seen = np.concatenate([evidence[self.choice],
                                        family_evidence(self.pairs, self.choice, self.neighbours, self.weights)])
-                self.calibrator = _calibrator(seen)
+                self.calibrator = fit_sign_calibrator(seen)
                 within = evidence[self.choice][:, 2]  # familiarity of held-out inputs of known programs
                 self.familiarity_floor = float(max(np.quantile(within, FLOOR_QUANTILE), 1e-6))
         X = self.pairs[list(FEATURE_SETS[self.choice[0]])].to_numpy(dtype=float)
         y = np.log2(self.pairs["speedup"].to_numpy(dtype=float))
         self.regressions = _Regressions.fit(X, y, self.neighbours, self.weights)
+        self.transfer = PairTransfer().fit(self.pairs)
         return self
 
     def parts(self) -> dict[str, Any]:
@@ -269,6 +271,7 @@ class SpeedupModel:
         model.choice, model.calibrator = (parts["feature_set"], parts["regression"]), parts["calibrator"]
         model.familiarity_floor = float(parts["familiarity_floor"])
         model.scores = pd.DataFrame()
+        model.transfer = PairTransfer().fit(model.pairs)
         return model
 
     @property
@@ -282,15 +285,14 @@ class SpeedupModel:
             confidence = _raw_confidence(regressed, chosen)
         else:
             unseen = np.minimum(1.0, regressed["familiarity"] / self.familiarity_floor)
-            confidence = _p_right(self.calibrator, _evidence(regressed, chosen)) * unseen
+            confidence = p_sign_right(self.calibrator, _evidence(regressed, chosen)) * unseen
+        transferred = self.transfer.predict(features)
+        measured = ~np.isnan(transferred.log2_speedup)
         return Prediction(
-            speedup=np.exp2(chosen), knn=np.exp2(regressed["knn"]), m5p=np.exp2(regressed["m5p"]),
-            p_faster=regressed["p_faster"], confidence=confidence, familiarity=regressed["familiarity"],
-            neighbours=list(regressed["near"]),
+            speedup=np.exp2(np.where(measured, transferred.log2_speedup, chosen)),
+            knn=np.exp2(regressed["knn"]), m5p=np.exp2(regressed["m5p"]), p_faster=regressed["p_faster"],
+            confidence=np.where(measured, transferred.confidence, confidence),
+            familiarity=regressed["familiarity"], neighbours=list(regressed["near"]),
+            model_speedup=np.exp2(chosen), measured_on=transferred.gpus,
         )
 
-
-def _p_right(calibrator: Any, evidence: np.ndarray) -> np.ndarray:
-    proba = calibrator.predict_proba(evidence)
-    classes = list(calibrator.classes_)
-    return proba[:, classes.index(True)] if True in classes else np.zeros(len(evidence))
