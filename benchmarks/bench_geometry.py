@@ -20,28 +20,16 @@ from __future__ import annotations
 
 import sys
 import time
-import timeit
 
 import numpy as np
 from scipy.stats import gmean
 
-from gpuperf.decisions.geometry import (
-    KernelDescriptor,
-    POLICIES,
-    choose_geometry,
-    device_descriptor,
-    heuristic,
-    libomptarget,
-    llvm_default,
-    clear_caches,
-    occupancy_policy,
-)
+from gpuperf.decisions.geometry import POLICIES
+from gpuperf.decisions.geometry_cost import HEURISTIC, HEURISTIC_TARGET_US, policy_costs
 from gpuperf.decisions.geometry_eval import EVALUATED_POLICIES, choices, leave_one_kernel_out_models, summarise
 from gpuperf.decisions.geometry_model import choice_tables
 from gpuperf.errors import GpuperfError
 from gpuperf.hardware.specs import get_gpu
-
-HEURISTIC_TARGET_US = 5.0
 
 
 def evaluate() -> tuple[list[dict], float]:
@@ -82,42 +70,14 @@ def evaluate() -> tuple[list[dict], float]:
     return rows, float(np.median(kernel_times))
 
 
-def per_call_us(function, number: int = 20_000) -> float:
-    best = min(timeit.repeat(function, number=number, repeat=5))
-    return best / number * 1e6
-
-
 def costs(median_kernel_s: float) -> None:
-    device = device_descriptor("V100")
-    trips = iter(np.random.default_rng(0).integers(1, 10**8, 10**7).tolist())
+    figures = policy_costs("V100")
     print("\n== cost per call (best of 5 repeats; V100 descriptor) ==")
-    figures = {
-        "heuristic (descriptor given)": per_call_us(lambda: heuristic(device, KernelDescriptor(next(trips), 32, 0))),
-        "heuristic (from GPU name)": per_call_us(lambda: choose_geometry("V100", next(trips), 32, 0)),
-        "llvm": per_call_us(lambda: llvm_default(device, KernelDescriptor(next(trips)))),
-        "libomptarget": per_call_us(lambda: libomptarget(device, KernelDescriptor(next(trips)))),
-        "occupancy (cached resources)": per_call_us(lambda: occupancy_policy(device, KernelDescriptor(next(trips), 40, 0))),
-    }
-
-    def cold_occupancy() -> None:
-        clear_caches()
-        occupancy_policy(device, KernelDescriptor(next(trips), 40, 0))
-
-    def cold_heuristic() -> None:
-        clear_caches()
-        heuristic(device, KernelDescriptor(next(trips), 40, 0))
-
-    figures["heuristic (new resources: occupancy computed)"] = per_call_us(cold_heuristic, 2_000)
-    figures["occupancy (new resources: 32 sizes tried)"] = per_call_us(cold_occupancy, 200)
-    choose_geometry("V100", 10**6, policy="model")  # trains the model once (not timed)
-    figures["model (random forest over 32 block sizes)"] = per_call_us(
-        lambda: choose_geometry("V100", next(trips), policy="model"), 50
-    )
     for name, us in figures.items():
         share = us * 1e-6 / median_kernel_s
         print(f"  {name:46s} {us:10.2f} us  ({share:.2e} of the median measured kernel time {median_kernel_s * 1e3:.2f} ms)")
-    verdict = "meets" if figures["heuristic (descriptor given)"] < HEURISTIC_TARGET_US else "misses"
-    print(f"heuristic per call: {figures['heuristic (descriptor given)']:.2f} us ({verdict} the {HEURISTIC_TARGET_US:.0f} us target)")
+    verdict = "meets" if figures[HEURISTIC] < HEURISTIC_TARGET_US else "misses"
+    print(f"heuristic per call: {figures[HEURISTIC]:.2f} us ({verdict} the {HEURISTIC_TARGET_US:.0f} us target)")
 
 
 def main() -> int:

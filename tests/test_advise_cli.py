@@ -339,3 +339,13 @@ def test_a_stencil_change_measured_on_the_h100_is_advised_for_the_h200_from_that
     assert suggestion["explanation"]["summary"].startswith("this very change of this kernel at these sizes")
     (elsewhere,) = run_json(capsys, [*args, "-p", "n=2048", "-p", "m=2048"])["suggestions"]
     assert elsewhere["explanation"]["measured_on"] == []
+
+
+def test_a_profile_row_naming_an_unknown_gpu_is_refused_unless_one_is_given(tmp_path, capsys, database):
+    """A row whose gpu gpuperf does not describe: one error naming the file, row, column and name (not
+    advice with the GPU features silently imputed); --gpu names the GPU instead."""
+    path = tmp_path / "row.csv"
+    pd.DataFrame([PROFILE, {**PROFILE, "gpu": "FooGPU-9000"}]).to_csv(path, index=False)
+    assert main(["advise", "--profile", str(path), "--row", "2", *only(database)]) == 2
+    assert f"{path}: row 2: gpu 'FooGPU-9000' is not a GPU gpuperf describes" in capsys.readouterr().err
+    assert main(["advise", "--profile", str(path), "--row", "2", "--gpu", "GTX 970", *only(database)]) == 0

@@ -304,3 +304,23 @@ def test_model_features_are_log2_threads_blocks_blocks_per_sm_and_width():
 
     features = model_features([256], [160], 80.0, [64])
     np.testing.assert_allclose(features, [[8.0, np.log2(160), 1.0, 6.0, 80.0]])
+
+
+def test_a_policys_cost_is_set_against_the_median_and_the_shortest_kernel_time():
+    """10 us per call against kernels of 1, 2 and 5 ms (and a failed one, NaN, left out): 0.5 % of the
+    median (2 ms) and 1 % of the shortest (1 ms)."""
+    from gpuperf.decisions.geometry_cost import cost_table
+
+    table = cost_table({"heuristic": 10.0}, np.array([1e-3, 2e-3, 5e-3, np.nan]))
+    assert table.loc["heuristic", "us_per_call"] == 10.0
+    assert table.loc["heuristic", "share_of_median_kernel"] == pytest.approx(5e-3)
+    assert table.loc["heuristic", "share_of_shortest_kernel"] == pytest.approx(1e-2)
+
+
+def test_every_policy_is_timed_per_call():
+    from gpuperf.decisions.geometry_cost import HEURISTIC, policy_costs
+
+    costs = policy_costs(number=400, repeat=1)
+    assert HEURISTIC in costs and "model (random forest over 32 block sizes)" in costs
+    assert all(us > 0 for us in costs.values())
+    assert costs[HEURISTIC] < costs["occupancy (new resources: 32 sizes tried)"]  # a rule vs 32 sizes computed

@@ -23,6 +23,7 @@ def test_demo_steps_write_report_files(tmp_path, monkeypatch) -> None:
     assert (libomptarget["threads"], libomptarget["blocks"]) == (32, 4)
     judged = (tmp_path / "geometry" / "report.md").read_text()
     assert "heuristic" in judged and "![speedup_vs_llvm](speedup_vs_llvm.png)" in judged
+    assert "## Cost of one decision" in judged and "| heuristic (descriptor given) |" in judged
     assert "[sweep/report.md](sweep/report.md)" in judged and (tmp_path / "geometry" / "sweep" / "report.md").exists()
     assert "| heuristic |" in index  # the short version: one row per policy in the index
     assert "## Launch geometry on the local device" in index

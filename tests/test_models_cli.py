@@ -666,3 +666,18 @@ def test_ncu_cycle_counts_in_any_spelling_are_no_default_features(capsys, tmp_pa
     result = run_json(capsys, "fit", tmp_path / "more.csv", "--model", "lr", "--out", tmp_path / "more.json")
     assert result["features"] == ["grid.x", "grid.y", "grid.z", "block.x", "block.y", "block.z",
                                   "Launch Statistics: Block Size", "Registers Per Thread"]
+
+
+def test_evaluate_says_why_gmre_is_undefined_when_a_prediction_is_not_a_positive_time(tmp_path, capsys):
+    """Kernels a and b lie on time = 2 - 0.3 x; held out, kernel c at x = 10 is predicted 2 - 3 < 0:
+    gmre (logs of ratios) is undefined for c and overall, and the notes say why."""
+    x = [1.0, 2.0, 3.0, 4.0, 5.0]
+    frame = pd.DataFrame({"kernel": ["a"] * 5 + ["b"] * 5 + ["c"], "gpu": "Tesla K40",
+                          "x": x + [v + 0.5 for v in x] + [10.0],
+                          "time_s": [2 - 0.3 * v for v in x] + [2 - 0.3 * (v + 0.5) for v in x] + [0.1]})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    out = run_json(capsys, "evaluate", tmp_path / "t.csv", "--model", "lr", "--features", "x",
+                   "--protocol", "leave-one-kernel-out")
+    assert out["per_group"]["c"]["gmre"] is None and out["overall"]["gmre"] is None
+    assert out["per_group"]["a"]["gmre"] is not None
+    assert any(note.startswith("1 of 11 predictions are not positive times, so gmre") for note in out["notes"])

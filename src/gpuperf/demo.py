@@ -515,8 +515,8 @@ def geometry_step(report: DemoReport) -> None:
         "Threads per block and blocks for a parallel loop (32 registers, no shared memory) on the H100 "
         f"([geometry.csv](geometry.csv)).\n\n{_markdown_table(frame)}\n\nEach policy judged on the bundled "
         "block-shape choices (configurations that differ only in block shape; report with the strip chart: "
-        "[geometry/report.md](geometry/report.md)); `python benchmarks/bench_geometry.py` also times the "
-        f"policies.\n\n{_markdown_table(judged)}",
+        "[geometry/report.md](geometry/report.md), which also times each policy's call against the measured "
+        f"kernel times).\n\n{_markdown_table(judged)}",
     )
     h100_sweep_section(report)
     sweep_section(report)

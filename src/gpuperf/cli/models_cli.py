@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -419,6 +419,18 @@ METRICS_CAPTION = ("mape, gmre, median_ape: fractions (0.10 = 10 %); within_20pc
                    "0.8-1.2x of the measured time; spearman, kendall: rank correlations (1 = the same order)")
 
 
+def not_positive_note(predicted: pd.Series, total: int, options: Mapping[str, Any], consequence: str = "") -> str | None:
+    """A note counting predictions that are not positive times (a model without a log target may make them)."""
+    from gpuperf.models.registry import LEARNED
+
+    not_positive = int((predicted <= 0).sum())
+    if not not_positive:
+        return None
+    learned_without_log = options.get("name") in LEARNED and not options.get("log_target")
+    return (f"note: {not_positive} of {total} predictions are not positive times{consequence}"
+            + (" (the model extrapolates below zero; a log target, --log-target, cannot)" if learned_without_log else ""))
+
+
 def indistinct_note(frame: pd.DataFrame, features: Sequence[str], where: str) -> str | None:
     """A note when rows of different kernels have identical features: no model can tell them apart."""
     import pandas as pd
@@ -462,7 +474,6 @@ def predict_table_command(
     from gpuperf.evaluation.protocols import predict_bounded
     from gpuperf.hardware.specs import get_gpu
     from gpuperf.models.persistence import load_model, model_info
-    from gpuperf.models.registry import LEARNED
 
     new_output_file(out)
     info = model_info(model)
@@ -493,12 +504,7 @@ def predict_table_command(
         _print_note(unbounded_note(unbounded, where, "no prediction for"))
     if clipped.any():
         _print_note(clipped_note(int(clipped.sum()), len(result)))
-    not_positive = int((result.loc[table.index, PREDICTED] <= 0).sum())
-    if not_positive:
-        learned_without_log = options.get("name") in LEARNED and not options.get("log_target")
-        _print_note(f"note: {not_positive} of {len(result)} predictions are not positive times"
-                    + (" (the model extrapolates below zero; a log target, --log-target, cannot)"
-                       if learned_without_log else ""))
+    _print_note(not_positive_note(result.loc[table.index, PREDICTED], len(result), options))
     if gpu is not None:
         result[PREDICTED_GPU] = gpu
     _write_table(result, out)
@@ -602,8 +608,11 @@ def evaluate_command(
         "skipped": evaluation.skipped,
         "bounded": evaluation.bounded,
     }
+    not_positive = not_positive_note(evaluation.predictions["predicted"], len(evaluation.predictions),
+                                     result["options"], ", so gmre (a ratio of logs) is undefined (null) for "
+                                     "the groups holding them and overall")
     notes = [note for note in (status_note(frame, where), *prepared.notes, bounded_note(evaluation),
-                               indistinct_note(prepared.frame, prepared.features, where)) if note]
+                               indistinct_note(prepared.frame, prepared.features, where), not_positive) if note]
     result["notes"] = [note.removeprefix("note: ") for note in notes]
     if report is not None:
         result["report"] = str(write_evaluation_report(report, result, evaluation, prepared)["markdown"])

@@ -397,7 +397,7 @@ def advise_profile(
     """Suggestions for a profiled launch (nvprof-style counters, see ``gpuperf.decisions.profile``)."""
     from gpuperf.decisions.profile import profile_features, profile_gpu
 
-    gpu = gpu or profile_gpu(row)
+    gpu = gpu or profile_gpu(row, where)
     features = {**profile_features(row, where), **gpu_features(gpu)}
     note = "" if gpu else "no GPU named: the GPU features are the training pairs' medians"
     return advise(features, GPU_TARGET, threshold, entries, None, use_cache, note, None, min_confidence, progress, gpu)

@@ -83,15 +83,20 @@ def profile_features(row: Mapping[str, Any], where: str = "profile row") -> dict
     return {k: float(v) for k, v in derived.iloc[0].items()}
 
 
-def profile_gpu(row: Mapping[str, Any]) -> str | None:
-    """The canonical GPU the row names in ``gpu`` or ``device``, if gpuperf knows it."""
-    from gpuperf.hardware.specs import canonical_gpu_name
+def profile_gpu(row: Mapping[str, Any], where: str = "profile row") -> str | None:
+    """The canonical GPU the row names in ``gpu`` or ``device`` (None where it names none); a row
+    naming only GPUs gpuperf does not describe is an error naming ``where``, the column and the name."""
+    from gpuperf.hardware.specs import canonical_gpu_name, gpu_suggestion
 
-    for column in ("gpu", "device"):
-        if column in row and isinstance(row[column], str) and row[column].strip():
-            name = canonical_gpu_name(row[column])
-            if name:
-                return name
+    named = [(column, row[column].strip()) for column in ("gpu", "device")
+             if column in row and isinstance(row[column], str) and row[column].strip()]
+    for _, name in named:
+        if canonical_gpu_name(name):
+            return canonical_gpu_name(name)
+    if named:
+        column, name = named[0]
+        raise GpuperfError(f"{where}: {column} '{name}' is not a GPU gpuperf describes ({gpu_suggestion(name)}); "
+                           "name one with --gpu")
     return None
 
 

@@ -276,8 +276,10 @@ def policy_summary(picks: Mapping[str, pd.DataFrame], policies: Sequence[str]) -
 
 
 def geometry_report(folder: str | Path, picks: Mapping[str, pd.DataFrame], policies: Sequence[str],
-                    title: str = "Launch geometry", notes: Sequence[str] = ()) -> dict[str, Path]:
-    """Per policy: speedup over LLVM's default and share within 10 % of the best, and a strip chart.
+                    title: str = "Launch geometry", notes: Sequence[str] = (),
+                    costs: pd.DataFrame | None = None) -> dict[str, Path]:
+    """Per policy: speedup over LLVM's default and share within 10 % of the best, and a strip chart;
+    with ``costs`` (:func:`gpuperf.decisions.geometry_cost.cost_table`), each policy's cost per call.
 
     ``picks``: per (kernel, GPU) label, :func:`gpuperf.decisions.geometry_eval.choices`'s frame."""
     from gpuperf.decisions.geometry_eval import summarise
@@ -296,13 +298,16 @@ def geometry_report(folder: str | Path, picks: Mapping[str, pd.DataFrame], polic
     strips = {p: (combined["llvm"] / combined[p]).to_numpy() for p in present if p != "llvm"}
     image = plot_strips(strips, folder / "speedup_vs_llvm.png", "speedup over LLVM's default (128 threads)",
                         "Speedup of each policy's choice")
+    tables = {"Over all choices": overall, "Geometric-mean speedup over LLVM per table": per_table}
+    if costs is not None:
+        tables["Cost of one decision"] = costs
     return write_report(
         folder, title,
-        tables={"Over all choices": overall, "Geometric-mean speedup over LLVM per table": per_table},
+        tables=tables,
         plots=[("Speedup per choice", "Each point one choice of block shape; the bar marks the median.", image)],
         notes=[f"{len(combined)} choices from {len(picks)} measured (kernel, GPU) tables; \"Over all choices\" pools "
                "them, so the tables with the most choices weigh most (see the per-table figures).",
-               GEOMETRY_GLOSSARY, *notes],
+               GEOMETRY_GLOSSARY, *([COST_GLOSSARY] if costs is not None else []), *notes],
     )
 
 
@@ -313,6 +318,14 @@ GEOMETRY_GLOSSARY = (
     "best = the fastest measured choice (an oracle). speedup_vs_llvm: geometric mean of the llvm choice's time "
     "over the policy's; within_10pct: share of choices within 10 % of the best; typical_threads: the policy's "
     "most frequent block size; choices: how many choices the policy made."
+)
+
+
+COST_GLOSSARY = (
+    "Cost of one decision: microseconds per call of each policy on this machine (best of repeated timings, the "
+    "V100's descriptor, a new trip count per call; the model trained beforehand), and that as a share of the median "
+    "and of the shortest measured kernel time in the tables above: a policy is worth calling where the share is "
+    "far below 1 (gpuperf.decisions.geometry_cost)."
 )
 
 
@@ -362,8 +375,11 @@ def advisor_study(folder: str | Path, splits: Sequence[str] = ("inputs",),
     return results, advisor_report(folder, results, notes=notes)
 
 
-def geometry_study(folder: str | Path, echo: Echo = lambda line: None) -> tuple[dict[str, pd.DataFrame], dict[str, Path]]:
-    """Judge the launch-geometry policies on the bundled block-shape choices and write the report."""
+def geometry_study(folder: str | Path, echo: Echo = lambda line: None,
+                   cost_calls: int = 20_000) -> tuple[dict[str, pd.DataFrame], dict[str, Path]]:
+    """Judge the launch-geometry policies on the bundled block-shape choices, time each policy's cost per
+    call (``cost_calls`` calls per timing of the fast rules; fewer for the slow ones) and write the report."""
+    from gpuperf.decisions.geometry_cost import cost_table, policy_costs
     from gpuperf.decisions.geometry_eval import EVALUATED_POLICIES, choices, leave_one_kernel_out_models
     from gpuperf.decisions.geometry_model import TABLES, choice_tables
 
@@ -383,7 +399,10 @@ def geometry_study(folder: str | Path, echo: Echo = lambda line: None) -> tuple[
             "parallel loops: on an NVIDIA H100 ([sweep_h100/report.md](sweep_h100/report.md)) and on pocl's "
             "CPU OpenCL device ([sweep/report.md](sweep/report.md)).")
     data = f"Block-shape choices from the bundled tables {', '.join(TABLES)} (see data/README.md)."
-    return picks, geometry_report(folder, picks, EVALUATED_POLICIES, notes=[data, note])
+    echo("geometry: timing each policy's cost per call")
+    kernel_times = np.concatenate([table.frame["time"].to_numpy(dtype=float) for table in tables])
+    costs = cost_table(policy_costs(number=cost_calls), kernel_times)
+    return picks, geometry_report(folder, picks, EVALUATED_POLICIES, notes=[data, note], costs=costs)
 
 
 # The (threads, blocks) sweeps in data/ (see data/README.md), by short name.
