@@ -449,3 +449,18 @@ def test_a_training_table_of_several_gpus_at_two_sizes_names_the_repeated_row_an
     err = capsys.readouterr().err
     assert "others.csv (GTX 970): line 152: configuration 1,1 appears twice (its rows differ in n: " in err
     assert "a size with -p, e.g. -p n=1024)" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_space_gpu_gpuperf_does_not_describe_is_noted_where_other_gpus_would_be_weighed(tmp_path, capsys):
+    """--gpu names the GPU of a table without a gpu column; an unknown name cannot weigh the --train
+    GPUs by likeness, and a note says they are weighed equally (a known name gets no note)."""
+    grid = [{"a": a, "b": b} for a in (1, 2, 4) for b in (1, 2)]
+    pd.DataFrame([{**c, "time_s": 1.0 + c["a"] / c["b"]} for c in grid]).to_csv(tmp_path / "space.csv", index=False)
+    pd.DataFrame([{**c, "gpu": "V100", "time_s": 2.0 + c["a"] * c["b"]} for c in grid]).to_csv(
+        tmp_path / "other.csv", index=False)
+    args = ["explore", str(tmp_path / "space.csv"), "--params", "a,b", "--train", str(tmp_path / "other.csv"),
+            "--json", "--no-progress"]
+    assert main([*args, "--gpu", "FooGPU-9000"]) == 0
+    assert "note: the space's GPU 'FooGPU-9000' is not one gpuperf describes" in capsys.readouterr().err
+    assert main([*args, "--gpu", "A100"]) == 0
+    assert "not one gpuperf describes" not in capsys.readouterr().err

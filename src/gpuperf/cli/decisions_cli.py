@@ -56,6 +56,7 @@ def explore_command(
     if not names and not is_kernel_tuner_cache(space):
         print(f"note: parameters from the variant labels of {measured.where}: {', '.join(measured.params)}", file=sys.stderr)
     others = other_gpus_spaces(measured, train or [], target, list(sizes))
+    undescribed_gpu_note(measured.gpu, others)
     with Progress(disable=no_progress or as_json, transient=True) as bar:
         task = bar.add_task(f"exploring {len(measured)} configurations", total=None)
         result = explore(measured, others, model=model, refit=refit, budget=budget, seed=seed,
@@ -81,6 +82,17 @@ def explore_command(
         title="first evaluations (--json for the whole order)",
     )
     print(verdict(summary))
+
+
+def undescribed_gpu_note(gpu: str | None, others: list) -> None:
+    """A note when the space's GPU is named but not one gpuperf describes, while other GPUs' data would be
+    weighed by their likeness to it: they are weighed equally instead."""
+    from gpuperf.hardware.specs import canonical_gpu_name, gpu_suggestion
+
+    if others and gpu and canonical_gpu_name(gpu) is None:
+        print(f"note: the space's GPU '{gpu}' is not one gpuperf describes ({gpu_suggestion(gpu)}), so the "
+              "other GPUs' data are weighed equally, not by likeness to it",
+              file=sys.stderr)
 
 
 def other_gpus_spaces(space, train: list[str], target: str | None, size_columns: list[str] = ()) -> list:
@@ -163,6 +175,7 @@ def ask_command(
         raise GpuperfError(f"{where}: say which columns are the parameters (--params P1,P2,...)")
     table = partly_measured(frame, names, target, where)
     others = other_gpus_spaces(table.space, train or [], target, list(sizes))
+    undescribed_gpu_note(table.space.gpu, others)
     result = next_configuration(table, others, model, seed, count)
     if as_json:
         print_json(result.summary())
