@@ -681,3 +681,25 @@ def test_evaluate_says_why_gmre_is_undefined_when_a_prediction_is_not_a_positive
     assert out["per_group"]["c"]["gmre"] is None and out["overall"]["gmre"] is None
     assert out["per_group"]["a"]["gmre"] is not None
     assert any(note.startswith("1 of 11 predictions are not positive times, so gmre") for note in out["notes"])
+
+
+def test_fit_notes_when_fewer_features_than_asked_reach_the_spearman_threshold(tables, tmp_path, capsys):
+    """--select spearman:3 over x1..x4: time grows with x1 and x2 but varies 1000x between kernels, so
+    fewer than three features reach |r| >= 0.75; the note says how many did (or which single best was kept)."""
+    from scipy.stats import spearmanr
+
+    frame = pd.read_csv(tables["generic"]).dropna(subset=["time_s"])
+    scores = {name: abs(spearmanr(frame[name], frame["time_s"])[0]) for name in ("x1", "x2", "x3", "x4")}
+    passed = [name for name, r in scores.items() if r >= 0.75]
+    assert main(["fit", str(tables["generic"]), "--model", "rf", "--features", "x1,x2,x3,x4",
+                 "--select", "spearman:3", "--out", str(tmp_path / "m.json"), "--json"]) == 0
+    printed = capsys.readouterr()
+    out, err = json.loads(printed.out), printed.err
+    assert len(passed) < 3
+    if passed:
+        assert f"only {len(passed)} features reached |Spearman r| >= 0.75" in err
+        assert sorted(out["selected_features"]) == sorted(passed)
+    else:
+        best = max(scores, key=scores.get)
+        assert f"no feature reached |Spearman r| >= 0.75 with the time; kept the single best, {best}" in err
+        assert out["selected_features"] == [best]

@@ -327,6 +327,25 @@ def selected_features(model, features: Sequence[str]) -> list[str] | None:
     return None
 
 
+def selection_note(model, features: Sequence[str], where: str) -> str | None:
+    """A note when fewer features than asked for reached the Spearman threshold (None otherwise)."""
+    from sklearn.pipeline import Pipeline
+
+    inner = getattr(model, "regressor_", model)
+    selector = inner.named_steps.get("preprocess") if isinstance(inner, Pipeline) else None
+    if selector is None or not hasattr(selector, "scores_"):
+        return None
+    passed = int((selector.scores_ >= selector.threshold).sum())
+    if passed >= selector.k:
+        return None
+    if passed == 0:
+        best = int(selector.candidates_[0])
+        return (f"note: {where}: no feature reached |Spearman r| >= {selector.threshold:g} with the time; kept the "
+                f"single best, {features[best]} (|r| = {selector.scores_[best]:.3f})")
+    return (f"note: {where}: only {passed} features reached |Spearman r| >= {selector.threshold:g} with the time "
+            f"(asked for {selector.k}); all {passed} kept")
+
+
 def finite_or_none(metrics: dict) -> dict:
     """``metrics`` with NaN and infinities as None (strict JSON)."""
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in metrics.items()}
@@ -398,7 +417,8 @@ def fit_command(
         "train_metrics": finite_or_none(all_metrics(table["time_s"], fitted.predict(table[names]))),
     }
     save_model(fitted, out, feature_names=names, metadata=metadata)
-    for note in (status_note(frame, where), *prepared.notes, indistinct_note(table, names, where)):
+    for note in (status_note(frame, where), *prepared.notes, indistinct_note(table, names, where),
+                 selection_note(fitted, names, where)):
         _print_note(note)
     if as_json:
         print_json({"out": str(out), "features": names, **metadata})
