@@ -8,16 +8,18 @@ import typer
 
 from gpuperf.cli.output import print_json
 
-STUDIES = ("rodinia", "exploration", "advisor", "geometry")
+STUDIES = ("rodinia", "linear", "exploration", "advisor", "geometry")
 STUDY_HELP = (
-    "rodinia: Amaris et al. on the Rodinia nvprof table, with BSP on matvec; exploration: a bundled tuning "
-    "family explored with each GPU left out (--family); advisor: the optimization advisor's held-out "
-    "evaluation (--split); geometry: launch-geometry policies on the bundled block-shape choices"
+    "rodinia: Amaris et al. on the Rodinia nvprof table, with BSP on matvec; linear: Stevens & Klöckner's linear "
+    "count model calibrated on the bundled H100 and H200 points (and --device) and tested on held-out kernels; "
+    "exploration: a bundled tuning family explored with each GPU left out (--family); advisor: the optimization "
+    "advisor's held-out evaluation (--split); geometry: launch-geometry policies on the bundled block-shape choices"
 )
 
 
 DEFAULT_FAMILY = "schoonhoven/pnpoly"
-OPTION_STUDY = {"--full": "rodinia", "--scenarios": "rodinia", "--family": "exploration", "--split": "advisor"}
+OPTION_STUDY = {"--full": "rodinia", "--scenarios": "rodinia", "--family": "exploration", "--split": "advisor",
+                "--device": "linear"}
 
 
 def _known_scenarios(text: str) -> list[str]:
@@ -42,6 +44,8 @@ def reproduce(
              "(opt-in: transfer, transfer_bsp, transfer_near, transfer_near_bsp, scaling)")] = None,
     family: Annotated[str, typer.Option(help="exploration: the tuning family")] = DEFAULT_FAMILY,
     split: Annotated[list[str] | None, typer.Option(help="advisor: inputs, configurations, programs or gpus (repeatable)")] = None,
+    device: Annotated[str | None, typer.Option(
+        help="linear: also measure and calibrate on this device, e.g. opencl:0 (minutes)")] = None,
     as_json: Annotated[bool, typer.Option("--json", metavar="", help="print the metrics as JSON")] = False,
 ) -> None:
     """Rerun a published study on the bundled data and write its report (Markdown, HTML, plots, JSON)."""
@@ -55,7 +59,8 @@ def reproduce(
 
     if study not in STUDIES:
         raise unknown_name_error("study", study, STUDIES)
-    given = {"--full": full, "--scenarios": scenarios, "--family": family != DEFAULT_FAMILY, "--split": split}
+    given = {"--full": full, "--scenarios": scenarios, "--family": family != DEFAULT_FAMILY, "--split": split,
+             "--device": device}
     for option, owner in OPTION_STUDY.items():
         if given[option] and study != owner:
             raise GpuperfError(f"{option} goes with reproduce {owner}, not {study}")
@@ -69,6 +74,10 @@ def reproduce(
         if scenarios:
             options["scenarios"] = tuple(_known_scenarios(scenarios))
         paths = reproduce_rodinia(out, echo=echo, **options)
+    elif study == "linear":
+        from gpuperf.evaluation.linear_report import linear_study
+
+        paths = linear_study(out, device=device, echo=echo)
     elif study == "exploration":
         _, paths = reports.exploration_study(out, family, echo=echo)
     elif study == "advisor":

@@ -1,0 +1,108 @@
+"""Stevens & Klöckner's linear count model reproduced as a report: calibrated per device, tested on held-out kernels.
+
+Each device's model is fitted on its calibration kernels' points and tested on the held-out kernels
+(the test kernels and the LIFT stencils, at sizes the fit never saw) measured on the same device
+(:mod:`gpuperf.evaluation.linear_eval`). The devices are the bundled GPU tables, measured by gpuperf
+on an NVIDIA H100 and an H200, and optionally the local device, measured now. The report holds the
+geometric-mean relative error per kernel (the paper reports 0.06-0.42 per GPU; gpuperf's target is at
+most 0.25 on held-out kernels), the fitted weights, and predicted against measured time on log axes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from gpuperf.evaluation.linear_eval import LinearEvaluation, evaluate_linear_model, evaluate_linear_table
+from gpuperf.evaluation.protocols import Evaluation
+from gpuperf.evaluation.report import write_report
+
+BUNDLED_TABLES = {"H100 SXM": "linear_model_h100.csv.gz", "H200": "linear_model_h200.csv.gz"}
+TARGET_GMRE = 0.25
+PAPER_RANGE = "0.06-0.42"
+# The two folds, read after the plots' "held out: ".
+CALIBRATION, HELD_OUT = "none (the calibration kernels, in-sample)", "the test kernels and stencils (never fitted)"
+
+
+def summary_table(evaluations: Mapping[str, LinearEvaluation]) -> pd.DataFrame:
+    """Per device: points, kernels and the geometric-mean relative error per kernel, in-sample and held out."""
+    rows = []
+    for device, evaluation in evaluations.items():
+        summary = evaluation.summary()
+        worst = evaluation.held_out_error().idxmax()
+        rows.append({
+            "device": device, "calibration_points": len(evaluation.calibration.data),
+            "held_out_points": len(evaluation.held_out), **summary,
+            "worst_held_out_kernel": worst, "meets_target": summary["held_out_mean_gmre"] <= TARGET_GMRE,
+        })
+    return pd.DataFrame(rows).set_index("device")
+
+
+def per_kernel_table(evaluations: Mapping[str, LinearEvaluation]) -> pd.DataFrame:
+    """Geometric-mean relative error of each kernel (rows) on each device (columns), and whether it was held out."""
+    columns = {}
+    for device, evaluation in evaluations.items():
+        columns[device] = pd.concat([evaluation.in_sample(), evaluation.held_out_error()])
+    table = pd.DataFrame(columns).rename_axis("kernel")
+    held = set().union(*(set(e.held_out_error().index) for e in evaluations.values()))
+    table.insert(0, "held_out", [kernel in held for kernel in table.index])
+    return table.sort_values(["held_out", *list(evaluations)[:1]], ascending=[False, False])
+
+
+def weights_table(evaluations: Mapping[str, LinearEvaluation]) -> pd.DataFrame:
+    """The fitted weight of each property (seconds per unit) on each device."""
+    return pd.DataFrame({device: e.calibration.model.weights_ for device, e in evaluations.items()}).rename_axis(
+        "property")
+
+
+def as_evaluation(device: str, evaluation: LinearEvaluation) -> Evaluation:
+    """The calibration and held-out points as a protocol ``Evaluation`` (folds: in-sample, held out), for
+    the report's metrics tables and its predicted-vs-measured plot."""
+    parts = []
+    for fold, frame in ((CALIBRATION, evaluation.calibration.data), (HELD_OUT, evaluation.held_out)):
+        parts.append(pd.DataFrame({"kernel": frame["kernel"].to_numpy(), "gpu": device, "fold": fold,
+                                   "measured": frame["time_s"].to_numpy(float),
+                                   "predicted": frame["predicted_s"].to_numpy(float)}))
+    return Evaluation(f"linear count model on {device}", ("fold",), pd.concat(parts, ignore_index=True))
+
+
+def linear_study(folder: str | Path, tables: Mapping[str, str] = BUNDLED_TABLES, device: str | None = None,
+                 echo: Callable[[str], None] = lambda line: None, cycles: int = 30,
+                 calibration_kernels: Sequence[str] | None = None,
+                 held_out_kernels: Sequence[str] | None = None) -> dict[str, Path]:
+    """Calibrate and test the linear count model on each bundled table (and on ``device``, measured into
+    ``folder/linear_model.sqlite`` in ``cycles`` interleaved cycles; resumed from it when rerun; all of
+    each plan's kernels unless ``calibration_kernels`` or ``held_out_kernels`` name some) and write the report."""
+    from gpuperf.datasets.bundled import data_dir
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    evaluations: dict[str, LinearEvaluation] = {}
+    for name, file in tables.items():
+        echo(f"linear: calibrating on the bundled {name} points ({file})")
+        evaluations[name] = evaluate_linear_table(data_dir() / file)
+    if device is not None:
+        echo(f"linear: measuring the calibration and held-out kernels on {device} ({cycles} cycles; minutes)")
+        local = evaluate_linear_model(device, folder / "linear_model.sqlite", cycles=cycles, progress=True,
+                                      calibration_kernels=calibration_kernels, held_out_kernels=held_out_kernels)
+        evaluations[f"{local.calibration.device.description} ({device})"] = local
+    summary = summary_table(evaluations)
+    notes = [
+        "Runtime = sum of weight x property over the kernel's static counts; weights fitted per device by least "
+        "squares on relative error (each row divided by its measured time), with sign bounds and the overlap "
+        "property min(loads, stores) (gpuperf.models.linear).",
+        "gmre: geometric-mean relative error per kernel, exp(mean |ln(predicted / measured)|) - 1 (0.1: off by "
+        f"10 %); the Loopy paper reports {PAPER_RANGE} per GPU; gpuperf's target is a held-out mean of at most "
+        f"{TARGET_GMRE:g}.",
+        "Bundled tables: " + ", ".join(f"{name}: data/{file}" for name, file in tables.items())
+        + " (measured by gpuperf; see data/README.md for provenance).",
+    ]
+    return write_report(
+        folder, "Linear count model (Stevens & Klöckner)",
+        evaluations={device: as_evaluation(device, evaluation) for device, evaluation in evaluations.items()},
+        tables={"Per device": summary, "Geometric-mean relative error per kernel": per_kernel_table(evaluations),
+                "Fitted weights (seconds per unit)": weights_table(evaluations)},
+        notes=notes, metrics={"per_device": summary.reset_index().to_dict(orient="records")},
+    )

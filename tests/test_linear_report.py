@@ -1,0 +1,47 @@
+"""``gpuperf reproduce linear``: the linear count model per device, tested on held-out kernels, as a report."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from gpuperf.cli import main
+from gpuperf.evaluation.linear_eval import evaluate_linear_table
+
+
+def test_the_report_holds_each_bundled_gpus_held_out_errors_and_plots(tmp_path, capsys):
+    """The H100's and H200's calibrations, each tested on its own held-out kernels: the report's figures
+    are those of evaluate_linear_table on the same tables, with a predicted-vs-measured plot per GPU."""
+    from gpuperf.datasets.bundled import data_dir
+
+    assert main(["reproduce", "linear", "--out", str(tmp_path), "--json"]) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    report = (tmp_path / "report.md").read_text()
+    for device, file in (("H100 SXM", "linear_model_h100.csv.gz"), ("H200", "linear_model_h200.csv.gz")):
+        expected = evaluate_linear_table(data_dir() / file).summary()
+        (row,) = [r for r in metrics["metrics"]["per_device"] if r["device"] == device]
+        assert row["held_out_mean_gmre"] == pytest.approx(expected["held_out_mean_gmre"])
+        assert row["meets_target"] == (expected["held_out_mean_gmre"] <= 0.25)
+        slug = device.lower().replace(" ", "_")
+        assert (tmp_path / f"pred_vs_measured_{slug}.png").exists() and f"## Evaluation {device}" in report
+    assert "## Geometric-mean relative error per kernel" in report and "| nbody | True |" in report
+    assert "## Fitted weights (seconds per unit)" in report
+
+
+def test_the_local_device_joins_the_report_when_asked(tmp_path):
+    """--device measures the calibration and held-out kernels on it (here two and one, two cycles)."""
+    from gpuperf.evaluation.linear_report import linear_study
+
+    paths = linear_study(tmp_path, tables={}, device="opencl:0", cycles=2,
+                         calibration_kernels=["vector_copy", "empty"], held_out_kernels=["stencil2d"])
+    summary = pd.DataFrame(json.loads(paths["json"].read_text())["metrics"]["per_device"])
+    (row,) = summary.to_dict(orient="records")
+    assert row["device"].endswith("(opencl:0)") and row["held_out_kernels"] == 1 and row["held_out_points"] == 3
+    assert (tmp_path / "linear_model.sqlite").exists()
+
+
+def test_device_goes_with_the_linear_study_only(capsys):
+    assert main(["reproduce", "geometry", "--device", "opencl:0"]) == 2
+    assert "--device goes with reproduce linear, not geometry" in capsys.readouterr().err
