@@ -703,3 +703,13 @@ def test_fit_notes_when_fewer_features_than_asked_reach_the_spearman_threshold(t
         best = max(scores, key=scores.get)
         assert f"no feature reached |Spearman r| >= 0.75 with the time; kept the single best, {best}" in err
         assert out["selected_features"] == [best]
+
+
+def test_fit_notes_when_the_gpus_of_a_table_are_not_told_apart_by_descriptors(tables, tmp_path, capsys):
+    """Three GPUs, features x1 and x2 only: a note says the descriptors are not features and how to join
+    them; with --gpu-features (the default features then include gpu_*) there is no such note."""
+    out = str(tmp_path / "m.json")
+    assert main(["fit", str(tables["generic"]), "--model", "rf", "--features", "x1,x2", "--out", out]) == 0
+    assert "3 GPUs, but no GPU descriptor among the features" in capsys.readouterr().err
+    assert main(["fit", str(tables["generic"]), "--model", "rf", "--gpu-features", "--out", out]) == 0
+    assert "no GPU descriptor among the features" not in capsys.readouterr().err

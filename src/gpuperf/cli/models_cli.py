@@ -304,6 +304,12 @@ def prepare_training(
                          f"{', '.join(absent[:6])}{', ...' if len(absent) > 6 else ''}")
     if not chosen:
         raise GpuperfError(f"{where}: no numeric feature columns; name them with --features")
+    gpus = frame["gpu"].nunique() if "gpu" in frame.columns else 0
+    if options.name in LEARNED and gpus > 1 and not any(name.startswith("gpu_") for name in chosen):
+        hint = ("name gpu_* columns in --features to use the joined descriptors" if gpu_features
+                else "--gpu-features joins their descriptors by name")
+        notes.append(f"note: {where}: {gpus} GPUs, but no GPU descriptor among the features, so the model tells "
+                     f"the GPUs apart only by the other features; {hint}")
     return Prepared(numeric_features(frame, chosen, where), chosen, gpu_features, kind, base_clock, roofline_kind,
                     notes)
 
