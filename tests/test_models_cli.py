@@ -250,7 +250,8 @@ def test_failed_rows_are_predicted_too_unless_a_feature_is_missing(tables, capsy
 @pytest.mark.parametrize("suffix", [".json", ".skops"])
 @pytest.mark.parametrize("model", MODEL_CHOICES)
 def test_every_model_fits_and_predicts_its_table(tables, capsys, tmp_path, model, suffix):
-    data = {"bsp": tables["static"], "roofline": tables["static"], "linear": tables["properties"]}.get(
+    data = {"bsp": tables["static"], "roofline": tables["static"], "roofline_bound": tables["static"],
+            "linear": tables["properties"]}.get(
         model, tables["parquet"])
     out = tmp_path / f"m{suffix}"  # every model, compiled trees included, in either file format
     result = run_json(capsys, "fit", data, "--model", model, "--out", out)
@@ -555,6 +556,11 @@ def test_roofline_fits_its_efficiency_and_prices_a_table(tmp_path, capsys):
     assert main(["fit", str(tmp_path / "work.csv"), "--model", "roofline", "--features", "flops",
                  "--out", str(out)]) == 2
     assert "model roofline: --features does not apply" in capsys.readouterr().err
+    bare = tmp_path / "bound.json"
+    run_json(capsys, "fit", tmp_path / "work.csv", "--model", "roofline_bound", "--out", bare)
+    assert load_model(bare).efficiency_ == 1.0  # the bare bound: nothing fitted
+    np.testing.assert_allclose(load_model(bare).predict(frame.assign(
+        gpu_peak_f32_gflops=peaks / 1e9, gpu_memory_bandwidth_gbs=bandwidths / 1e9)), bound, rtol=1e-9)
 
 
 def test_rows_left_out_for_their_status_are_counted_and_ok_is_any_case(tables, tmp_path, capsys):

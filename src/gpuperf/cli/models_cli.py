@@ -251,7 +251,8 @@ def prepare_training(
 ) -> Prepared:
     """The measured rows of ``frame`` extended for ``options`` and their feature columns."""
     from gpuperf.models.registry import (
-        LEARNED, NEEDS_GPU_FEATURES, bsp_columns, bsp_table_kind, roofline_columns, roofline_table_kind,
+        LEARNED, NEEDS_GPU_FEATURES, ROOFLINE_MODELS, bsp_columns, bsp_table_kind, roofline_columns,
+        roofline_table_kind,
     )
     from gpuperf.evaluation.feature_columns import KEYS_AND_OUTCOMES, default_features, is_measured_time
     from gpuperf.models.properties import property_names
@@ -268,19 +269,19 @@ def prepare_training(
         raise GpuperfError(f"--features: {', '.join(timing)} is a key or the measured time, not a feature")
     if given and options.name == "bsp":
         raise GpuperfError("model bsp: --features does not apply to it; name its inputs with --bsp-columns")
-    if given and options.name == "roofline":
-        raise GpuperfError("model roofline: --features does not apply to it; it reads flops and bytes columns "
+    if given and options.name in ROOFLINE_MODELS:
+        raise GpuperfError(f"model {options.name}: --features does not apply to it; it reads flops and bytes columns "
                            "(flops and dram_bytes, or a profiler's or gpuperf's own counts)")
     frame = measured_rows(frame, where)
     gpu_features = gpu_features or options.name in NEEDS_GPU_FEATURES
     if base_clock and not gpu_features:
         raise GpuperfError("--base-clock: it sets the clock of the GPU descriptors; join them with --gpu-features")
     kind = bsp_table_kind(frame.columns) if options.name == "bsp" else None
-    roofline_kind = roofline_table_kind(frame.columns) if options.name == "roofline" else None
+    roofline_kind = roofline_table_kind(frame.columns) if options.name in ROOFLINE_MODELS else None
     frame = extend_table(frame, where, gpu_features, kind, base_clock, roofline_kind)
     if options.name == "bsp":
         chosen = [c for c in bsp_columns(options, kind).values() if c is not None]
-    elif options.name == "roofline":
+    elif options.name in ROOFLINE_MODELS:
         chosen = roofline_columns(roofline_kind)
         require_columns(frame, chosen, where, "roofline input")
         unbounded = unbounded_rows(frame)
@@ -363,7 +364,7 @@ def _names(frame: pd.DataFrame, column: str) -> list[str]:
 
 # -- commands ---------------------------------------------------------------------------------------
 DataArg = Annotated[str, typer.Argument(help="CSV or Parquet table (time_s, gpu, features), or a bundled dataset name")]
-ModelArg = Annotated[str, typer.Option("--model", "-m", help="knn, lr, svr, rf, m5p, gbt, bsp, linear or roofline")]
+ModelArg = Annotated[str, typer.Option("--model", "-m", help="knn, lr, svr, rf, m5p, gbt, bsp, linear, roofline (one efficiency factor fitted) or roofline_bound (the bare bound)")]
 LogTargetArg = Annotated[bool, typer.Option("--log-target", metavar="", help="learned models: fit on log2(time)")]
 FeaturesArg = Annotated[str | None, typer.Option("--features", help="feature columns a,b,... (default: numeric, not keys or timings)")]
 SelectArg = Annotated[str | None, typer.Option(

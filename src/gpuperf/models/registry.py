@@ -31,10 +31,12 @@ from gpuperf.models.roofline import RooflineModel
 from gpuperf.models.selection import SpearmanClusterSelector
 
 LEARNED = {"knn": "pca_knn", "lr": "linear", "svr": "svr_rbf", "rf": "random_forest", "m5p": "m5p", "gbt": "gbt"}
-MODEL_CHOICES = (*LEARNED, "bsp", "linear", "roofline")
+# The roofline calibrated by one efficiency factor, and the bare bound max(flops / peak, bytes / bandwidth).
+ROOFLINE_MODELS = ("roofline", "roofline_bound")
+MODEL_CHOICES = (*LEARNED, "bsp", "linear", *ROOFLINE_MODELS)
 SVR_KERNELS = {"rbf": "svr_rbf", "linear": "svr_linear"}
 # Models that read GPU descriptor columns (clock and cores), joined to the table for them.
-NEEDS_GPU_FEATURES = ("bsp", "roofline")
+NEEDS_GPU_FEATURES = ("bsp", *ROOFLINE_MODELS)
 
 # BspModel's column roles (its constructor's column arguments).
 BSP_ROLES = (
@@ -174,9 +176,10 @@ def add_static_bsp_inputs(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def roofline_estimator(table_kind: str | None) -> RooflineModel:
-    """The calibrated roofline reading ``table_kind``'s work columns (see ``ROOFLINE_INPUTS``)."""
-    return RooflineModel(calibrate=True, **ROOFLINE_INPUTS.get(table_kind or "", {}))
+def roofline_estimator(table_kind: str | None, calibrate: bool = True) -> RooflineModel:
+    """The roofline reading ``table_kind``'s work columns (see ``ROOFLINE_INPUTS``), calibrated by one
+    efficiency factor or the bare bound."""
+    return RooflineModel(calibrate=calibrate, **ROOFLINE_INPUTS.get(table_kind or "", {}))
 
 
 def roofline_columns(table_kind: str | None) -> list[str]:
@@ -196,6 +199,6 @@ def build_estimator(options: ModelOptions, features: Sequence[str], table_kind: 
         return make_model(name, log_target=options.log_target, preprocess=selector)
     if options.name == "bsp":
         return BspModel(**bsp_columns(options, table_kind))
-    if options.name == "roofline":
-        return roofline_estimator(table_kind)
+    if options.name in ROOFLINE_MODELS:
+        return roofline_estimator(table_kind, calibrate=options.name == "roofline")
     return LinearCountModel(properties=list(features), property_set=options.property_set or "gpu")
