@@ -87,7 +87,9 @@ from gpuperf.decisions.kernel_tuner_baseline import STRATEGIES, strategy_orders
 from gpuperf.decisions.space import transfer_matrix
 from gpuperf.decisions.search_metrics import (
     best_found_curve,
+    cost_to,
     evals_to,
+    random_cost_to,
     random_evals_quantile,
     random_expected_curve,
     random_expected_evals,
@@ -104,21 +106,13 @@ def censored(value: int | None, budget: int) -> int:
 
 def tuning_seconds(space, order: list[int], fraction: float) -> float | None:
     """Compile + benchmark seconds spent until ``fraction`` is reached (None without timings)."""
-    if not {"compile_time_s", "benchmark_time_s"} <= set(space.extra.columns):
-        return None
-    cost = (space.extra["compile_time_s"] + space.extra["benchmark_time_s"]).to_numpy()
-    reached = evals_to(space.performance[order], fraction) or len(order)
-    return float(cost[order[:reached]].sum())
+    cost = space.tuning_cost()
+    return None if cost is None else cost_to(space.performance, cost, order, fraction)
 
 
 def random_tuning_seconds(space, fraction: float, seeds: int = 100) -> float | None:
-    if not {"compile_time_s", "benchmark_time_s"} <= set(space.extra.columns):
-        return None
-    spent = []
-    for seed in range(seeds):
-        order = list(np.random.default_rng(seed).permutation(len(space)))
-        spent.append(tuning_seconds(space, order, fraction))
-    return float(np.mean(spent))
+    cost = space.tuning_cost()
+    return None if cost is None else random_cost_to(space.performance, cost, fraction, seeds)
 
 
 def best_single_gpu_evals(space, others) -> int:

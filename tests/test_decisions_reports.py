@@ -178,3 +178,24 @@ def test_tuning_report_names_the_device_and_gives_times_in_a_unit_with_three_dig
     paths = tuning_report(tmp_path, result, 9.09e-5)
     assert "opencl:0 (pthread-CPU)" in figures[0].axes[0].get_title()
     assert "(50.0 us against 90.9 us)" in paths["markdown"].read_text()
+
+
+def test_the_exploration_study_sets_the_searches_against_kernel_tuners_strategies(tmp_path):
+    """Each left-out GPU's guided, plain-transfer, online and Kernel Tuner (random_sample, 1 seed) searches
+    on one family: evaluations to 90 % capped at budget + 1, a geometric-mean row, and where the hub
+    data records compile and benchmark times, the seconds to 90 %."""
+    from gpuperf.decisions.reports import exploration_study
+
+    frame, paths = exploration_study(tmp_path, "hub/pnpoly", budget=20, strategies=("random_sample",), kt_seeds=1)
+    report = paths["markdown"].read_text()
+    assert "| gpu | guided | plain_transfer | online | kt_random_sample | random |" in report
+    assert "## Compile + benchmark seconds to 90 %" in report
+    assert "Online (no prior data) needs fewer evaluations than the best Kernel Tuner strategy on" in report
+    rows = json.loads(paths["json"].read_text())["tables"]["Evaluations to 90 % against the alternatives"]
+    per_gpu = {row["gpu"]: row for row in rows}
+    assert set(per_gpu) == {"RTX 3060 Laptop", "RTX 3090", "geometric mean"}
+    for method in ("guided", "online", "kt_random_sample"):
+        values = [per_gpu[gpu][method] for gpu in ("RTX 3060 Laptop", "RTX 3090")]
+        assert all(1 <= v <= 21 for v in values)  # budget 20: not reached counts as 21
+        assert per_gpu["geometric mean"][method] == pytest.approx(np.sqrt(values[0] * values[1]))
+    assert list(frame["evals_to_90"].fillna(21)) == [per_gpu[g]["guided"] for g in frame["gpu"]]

@@ -431,7 +431,8 @@ def explore_step(report: DemoReport) -> None:
         f"Schoonhoven et al.'s pnpoly space on each GPU, explored in the order a model trained on the other "
         f"GPUs predicts (refitted as measurements arrive), against plain transfer (mean normalised performance "
         f"on the other GPUs) and random order (mean of 100 seeds) ([explore_pnpoly.csv](explore_pnpoly.csv); "
-        f"report with the curves: [explore/report.md](explore/report.md)). `gpuperf reproduce exploration "
+        f"report with the curves, gpuperf's online search and Kernel Tuner's own strategies on the same spaces: "
+        f"[explore/report.md](explore/report.md)). `gpuperf reproduce exploration "
         f"--family NAME` explores another family; `python benchmarks/bench_explore.py` runs every bundled "
         f"space.\n\n{_markdown_table(frame)}",
     )

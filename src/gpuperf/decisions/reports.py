@@ -139,9 +139,10 @@ def strip_marker(count: int) -> tuple[float, float]:
 
 
 def exploration_report(folder: str | Path, cases: Mapping[str, ExploreResult],
-                       title: str = "Exploration", notes: Sequence[str] = ()) -> dict[str, Path]:
+                       title: str = "Exploration", notes: Sequence[str] = (),
+                       tables: Mapping[str, pd.DataFrame] | None = None) -> dict[str, Path]:
     """Evaluations to 90/95/99 % per space (``cases``: label -> result), plain transfer's, and the
-    curves; ``notes`` come first (what was explored, with what)."""
+    curves; ``notes`` come first (what was explored, with what); ``tables`` follow the first table."""
     if not cases:
         raise GpuperfError("an exploration report needs at least one explored space")
     folder = Path(folder)
@@ -169,7 +170,8 @@ def exploration_report(folder: str | Path, cases: Mapping[str, ExploreResult],
              "percentiles of the exact distribution. In the plot, \"best found / best\" is the best time "
              "divided by the best time found so far; a dot ends each search where it stopped (at the best or its "
              "budget); et = extra trees, gp = Gaussian process."]
-    return write_report(folder, title, tables={"Evaluations to reach a fraction of the best": table}, notes=notes,
+    return write_report(folder, title, tables={"Evaluations to reach a fraction of the best": table, **(tables or {})},
+                        notes=notes,
                         plots=[("Best found against evaluations", "The dotted line marks 90 % of the best.", image)])
 
 
@@ -330,17 +332,32 @@ COST_GLOSSARY = (
 
 
 def exploration_study(folder: str | Path, family: str = "schoonhoven/pnpoly", budget: int = 100,
-                      echo: Echo = lambda line: None) -> tuple[pd.DataFrame, dict[str, Path]]:
-    """Explore a bundled family's spaces, each GPU left out in turn, and write the report."""
+                      echo: Echo = lambda line: None, strategies: Sequence[str] | None = None,
+                      kt_seeds: int = 3, online: bool = True) -> tuple[pd.DataFrame, dict[str, Path]]:
+    """Explore a bundled family's spaces, each GPU left out in turn, against the alternatives, and write the report.
+
+    Per left-out GPU: gpuperf's transfer-guided search (the other GPUs' data), plain transfer, gpuperf's
+    online search (no prior data), Kernel Tuner's ``strategies`` (default: all of
+    ``kernel_tuner_baseline.STRATEGIES``) in its simulation mode, ``kt_seeds`` seeds each, and random
+    order (exact expectation): evaluations to 90 % of the best (a search that does not reach it within
+    ``budget`` counts as ``budget + 1``), and, where the data has compile and benchmark times, the
+    tuning seconds to 90 %."""
     from gpuperf.decisions.bundled_spaces import leave_one_gpu_out, tuning_families
     from gpuperf.decisions.exploration import explore
+    from gpuperf.decisions.kernel_tuner_baseline import STRATEGIES, strategy_orders
+    from gpuperf.decisions.search_metrics import cost_to, random_cost_to, random_expected_evals
 
     families = {f.name: f for f in tuning_families()}
     if family not in families:
         from gpuperf.errors import unknown_name_error
 
         raise unknown_name_error("tuning family", family, list(families))
-    cases, rows = {}, []
+    strategies = tuple(STRATEGIES if strategies is None else strategies)
+
+    def censored(evals: int | None) -> int:
+        return budget + 1 if evals is None else evals
+
+    cases, rows, compared, seconds = {}, [], [], []
     for gpu, space, train in leave_one_gpu_out(families[family]):
         echo(f"exploring {family} on {gpu}")
         result = cases[f"{family} on {gpu}"] = explore(space, train, budget=budget)
@@ -348,7 +365,41 @@ def exploration_study(folder: str | Path, family: str = "schoonhoven/pnpoly", bu
                      "transfer_evals_to_90": result.baselines["transfer_evals_to_90"],
                      "random_evals_to_90": result.baselines["random_evals_to_90"],
                      "evals_to_99": result.evals(0.99)})
-    return pd.DataFrame(rows), exploration_report(folder, cases, f"Exploring {family}, each GPU left out")
+        row = {"gpu": gpu, "guided": censored(result.evals(0.9)),
+               "plain_transfer": result.baselines["transfer_evals_to_90"]}
+        if online:
+            row["online"] = censored(explore(space, (), budget=budget).evals(0.9))
+        performance = space.performance
+        for strategy, orders in strategy_orders(space, strategies, budget, kt_seeds).items():
+            row[f"kt_{strategy}"] = float(np.mean([censored(evals_to(performance[o], 0.9)) for o in orders]))
+        row["random"] = random_expected_evals(performance, 0.9)
+        compared.append(row)
+        cost = space.tuning_cost()
+        if cost is not None:
+            seconds.append({"gpu": gpu, "guided": cost_to(performance, cost, result.order, 0.9),
+                            "plain_transfer": cost_to(performance, cost, result.transfer_order, 0.9),
+                            "random": random_cost_to(performance, cost, 0.9)})
+    table = pd.DataFrame(compared).set_index("gpu")
+    table.loc["geometric mean"] = np.exp(np.log(table.astype(float)).mean())
+    tables = {"Evaluations to 90 % against the alternatives": table}
+    if seconds:
+        timed = pd.DataFrame(seconds).set_index("gpu")
+        timed.loc["total"] = timed.sum()
+        tables["Compile + benchmark seconds to 90 %"] = timed
+    kt_columns = [c for c in table.columns if c.startswith("kt_")]
+    notes = [f"Alternatives: guided = gpuperf's transfer-guided search on the other GPUs' data; plain_transfer = the "
+             "configurations in order of their mean normalised performance on the other GPUs; online = gpuperf's "
+             "search with no prior data; kt_* = Kernel Tuner's strategies in its simulation mode on the same space "
+             f"and budget ({kt_seeds} seeds, the mean); random = the exact expectation. A search that does not reach "
+             f"90 % within {budget} evaluations counts as {budget + 1}."]
+    if online and kt_columns:
+        per_gpu = table.drop(index="geometric mean")
+        best_kt = per_gpu[kt_columns].min(axis=1)
+        notes.append(f"Online (no prior data) needs fewer evaluations than the best Kernel Tuner strategy on "
+                     f"{int((per_gpu['online'] < best_kt).sum())} of {len(per_gpu)} GPUs "
+                     f"({int((per_gpu['online'] == best_kt).sum())} ties).")
+    return pd.DataFrame(rows), exploration_report(folder, cases, f"Exploring {family}, each GPU left out",
+                                                  notes=notes, tables=tables)
 
 
 def advisor_study(folder: str | Path, splits: Sequence[str] = ("inputs",),

@@ -103,3 +103,21 @@ def simulate_random(
         order = np.random.default_rng(start_seed + i).permutation(len(performance))
         out[i] = evals_to(performance[order], fraction) or len(performance) + 1
     return out
+
+
+def cost_to(performance: Sequence[float] | np.ndarray, cost: Sequence[float] | np.ndarray, order: Sequence[int],
+            fraction: float) -> float:
+    """The summed ``cost`` (say compile + benchmark seconds per configuration) of the evaluations in
+    ``order`` until one reaches ``fraction`` of the best (all of ``order`` when none does)."""
+    performance, cost = np.asarray(performance, dtype=float), np.asarray(cost, dtype=float)
+    order = np.asarray(order, dtype=int)
+    reached = evals_to(performance[order], fraction) or len(order)
+    return float(cost[order[:reached]].sum())
+
+
+def random_cost_to(performance: Sequence[float] | np.ndarray, cost: Sequence[float] | np.ndarray, fraction: float,
+                   seeds: int = 100) -> float:
+    """The mean :func:`cost_to` of ``seeds`` seeded random orders."""
+    size = len(np.asarray(performance))
+    return float(np.mean([cost_to(performance, cost, np.random.default_rng(seed).permutation(size), fraction)
+                          for seed in range(seeds)]))

@@ -59,6 +59,12 @@ class Space:
         """One text key per configuration (parameter values as written, ``,``-joined)."""
         return configuration_keys(self.configs, self.params)
 
+    def tuning_cost(self) -> np.ndarray | None:
+        """Compile + benchmark seconds per configuration, where the data records them (else None)."""
+        if not {"compile_time_s", "benchmark_time_s"} <= set(self.extra.columns):
+            return None
+        return (self.extra["compile_time_s"] + self.extra["benchmark_time_s"]).to_numpy(dtype=float)
+
     def without_failures(self) -> "Space":
         """The configurations that ran (as Kernel Tuner's simulation mode searches a cache)."""
         keep = np.flatnonzero(np.isfinite(self.times))
