@@ -264,11 +264,14 @@ def linear_model_step(report: DemoReport) -> None:
     the same on the bundled H100 points."""
     gpu_linear_section(report)
     from gpuperf.evaluation.linear_eval import evaluate_linear_model
+    from gpuperf.evaluation.linear_report import bundled_evaluations, linear_report, local_label
     from gpuperf.models.linear_calibration import save_calibration
 
-    result = evaluate_linear_model(local_device(), report.out / "linear_model.sqlite", progress=True,
+    device = local_device()
+    result = evaluate_linear_model(device, report.out / "linear_model.sqlite", progress=True,
                                    cycles=LINEAR_MODEL_CYCLES)
     save_calibration(result.calibration, report.out / "linear_model.json")
+    linear_report(report.out / "linear", {**bundled_evaluations(), local_label(result, device): result})
     errors = pd.DataFrame({"in_sample_gmre": result.in_sample()}).join(
         pd.DataFrame({"held_out_gmre": result.held_out_error()}), how="outer").reset_index(names="kernel")
     errors.to_csv(report.out / "linear_model_errors.csv", index=False)
@@ -286,7 +289,9 @@ def linear_model_step(report: DemoReport) -> None:
         f"median {summary['held_out_median_gmre']:.3f}, worst {summary['held_out_worst_gmre']:.3f}; "
         f"in-sample mean {summary['in_sample_mean_gmre']:.3f}. Calibration and held-out points are timed "
         f"together in {LINEAR_MODEL_CYCLES} interleaved cycles, so both sets see the same machine states "
-        f"(`python benchmarks/bench_linear_model.py --cycles {LINEAR_MODEL_CYCLES}` measures the same way)."
+        f"(`python benchmarks/bench_linear_model.py --cycles {LINEAR_MODEL_CYCLES}` measures the same way). Report "
+        "with the fitted weights and predicted against measured time, beside the bundled H100 and H200 "
+        "calibrations: [linear/report.md](linear/report.md)."
         f"\n\n{_markdown_table(errors, max_rows=60)}",
     )
 

@@ -68,6 +68,18 @@ def as_evaluation(device: str, evaluation: LinearEvaluation) -> Evaluation:
     return Evaluation(f"linear count model on {device}", ("fold",), pd.concat(parts, ignore_index=True))
 
 
+def bundled_evaluations(tables: Mapping[str, str] = BUNDLED_TABLES,
+                        echo: Callable[[str], None] = lambda line: None) -> dict[str, LinearEvaluation]:
+    """Each bundled table's calibration tested on its held-out kernels, by device name."""
+    from gpuperf.datasets.bundled import data_dir
+
+    evaluations = {}
+    for name, file in tables.items():
+        echo(f"linear: calibrating on the bundled {name} points ({file})")
+        evaluations[name] = evaluate_linear_table(data_dir() / file)
+    return evaluations
+
+
 def linear_study(folder: str | Path, tables: Mapping[str, str] = BUNDLED_TABLES, device: str | None = None,
                  echo: Callable[[str], None] = lambda line: None, cycles: int = 30,
                  calibration_kernels: Sequence[str] | None = None,
@@ -75,19 +87,25 @@ def linear_study(folder: str | Path, tables: Mapping[str, str] = BUNDLED_TABLES,
     """Calibrate and test the linear count model on each bundled table (and on ``device``, measured into
     ``folder/linear_model.sqlite`` in ``cycles`` interleaved cycles; resumed from it when rerun; all of
     each plan's kernels unless ``calibration_kernels`` or ``held_out_kernels`` name some) and write the report."""
-    from gpuperf.datasets.bundled import data_dir
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    evaluations: dict[str, LinearEvaluation] = {}
-    for name, file in tables.items():
-        echo(f"linear: calibrating on the bundled {name} points ({file})")
-        evaluations[name] = evaluate_linear_table(data_dir() / file)
+    evaluations = bundled_evaluations(tables, echo)
     if device is not None:
         echo(f"linear: measuring the calibration and held-out kernels on {device} ({cycles} cycles; minutes)")
         local = evaluate_linear_model(device, folder / "linear_model.sqlite", cycles=cycles, progress=True,
                                       calibration_kernels=calibration_kernels, held_out_kernels=held_out_kernels)
-        evaluations[f"{local.calibration.device.description} ({device})"] = local
+        evaluations[local_label(local, device)] = local
+    return linear_report(folder, evaluations, tables)
+
+
+def local_label(evaluation: LinearEvaluation, device: str) -> str:
+    """A measured device's name in the report: its description and gpuperf's name for it."""
+    return f"{evaluation.calibration.device.description} ({device})"
+
+
+def linear_report(folder: str | Path, evaluations: Mapping[str, LinearEvaluation],
+                  tables: Mapping[str, str] = BUNDLED_TABLES) -> dict[str, Path]:
+    """The report of ``evaluations`` (device name -> evaluation), ``tables`` the bundled files among them."""
     summary = summary_table(evaluations)
     notes = [
         "Runtime = sum of weight x property over the kernel's static counts; weights fitted per device by least "
@@ -96,9 +114,10 @@ def linear_study(folder: str | Path, tables: Mapping[str, str] = BUNDLED_TABLES,
         "gmre: geometric-mean relative error per kernel, exp(mean |ln(predicted / measured)|) - 1 (0.1: off by "
         f"10 %); the Loopy paper reports {PAPER_RANGE} per GPU; gpuperf's target is a held-out mean of at most "
         f"{TARGET_GMRE:g}.",
-        "Bundled tables: " + ", ".join(f"{name}: data/{file}" for name, file in tables.items())
-        + " (measured by gpuperf; see data/README.md for provenance).",
     ]
+    if tables:
+        notes.append("Bundled tables: " + ", ".join(f"{name}: data/{file}" for name, file in tables.items())
+                     + " (measured by gpuperf; see data/README.md for provenance).")
     return write_report(
         folder, "Linear count model (Stevens & Klöckner)",
         evaluations={device: as_evaluation(device, evaluation) for device, evaluation in evaluations.items()},
