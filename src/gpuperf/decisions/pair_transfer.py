@@ -6,9 +6,10 @@ order and whichever of the two columns names a size). Where the
 training pairs hold such a measurement, its speedup predicts the query's better than the models do:
 the mean of their log2 speedups, the GPUs weighted by how alike they are to the query's
 (``gpu_similarity.prior_weights``; equal weights for an unnamed GPU). Leaving each GPU out of the
-bundled GPU pairs, this transfer had the sign right on 72 % of the pairs it covered, where the
-models had 65 % (``python benchmarks/bench_advise.py --split gpus``); on the H100's stencil pairs
-measured again on an H200, 89 % against 67 % (``benchmarks/bench_advise_stencils.py``).
+bundled GPU pairs, this transfer had the sign right on 68.7 % of the 7,110 pairs measured on another
+GPU, where the models had 64.9 % (``python benchmarks/bench_advise.py --split gpus --target gpu``); on
+the H100's stencil pairs measured again on an H200, 89 % against 67 %
+(``benchmarks/bench_advise_stencils.py``).
 
 Its confidence is calibrated as the models' is (``sign_confidence``): a logistic regression from
 [margin |log2 speedup|, the weighted share of the other GPUs' speedups on the predicted side, log2(1 +

@@ -295,4 +295,3 @@ class SpeedupModel:
             familiarity=regressed["familiarity"], neighbours=list(regressed["near"]),
             model_speedup=np.exp2(chosen), measured_on=transferred.gpus,
         )
-
