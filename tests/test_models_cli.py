@@ -703,7 +703,7 @@ def test_fit_notes_when_fewer_features_than_asked_reach_the_spearman_threshold(t
     out, err = json.loads(printed.out), printed.err
     assert len(passed) < 3
     if passed:
-        assert f"only {len(passed)} features reached |Spearman r| >= 0.75" in err
+        assert f"only {len(passed)} feature{'s' if len(passed) > 1 else ''} reached |Spearman r| >= 0.75" in err
         assert sorted(out["selected_features"]) == sorted(passed)
     else:
         best = max(scores, key=scores.get)

@@ -349,8 +349,9 @@ def selection_note(model, features: Sequence[str], where: str) -> str | None:
         best = int(selector.candidates_[0])
         return (f"note: {where}: no feature reached |Spearman r| >= {selector.threshold:g} with the time; kept the "
                 f"single best, {features[best]} (|r| = {selector.scores_[best]:.3f})")
-    return (f"note: {where}: only {passed} features reached |Spearman r| >= {selector.threshold:g} with the time "
-            f"(asked for {selector.k}); all {passed} kept")
+    reached = f"{passed} feature reached" if passed == 1 else f"{passed} features reached"
+    return (f"note: {where}: only {reached} |Spearman r| >= {selector.threshold:g} with the time "
+            f"(asked for {selector.k}); {'it is' if passed == 1 else f'all {passed} are'} kept")
 
 
 def finite_or_none(metrics: dict) -> dict:
@@ -364,7 +365,8 @@ def _names(frame: pd.DataFrame, column: str) -> list[str]:
 
 # -- commands ---------------------------------------------------------------------------------------
 DataArg = Annotated[str, typer.Argument(help="CSV or Parquet table (time_s, gpu, features), or a bundled dataset name")]
-ModelArg = Annotated[str, typer.Option("--model", "-m", help="knn, lr, svr, rf, m5p, gbt, bsp, linear, roofline (one efficiency factor fitted) or roofline_bound (the bare bound)")]
+ModelArg = Annotated[str, typer.Option("--model", "-m", help=(
+    "knn, lr, svr, rf, m5p, gbt, bsp, linear, roofline (one efficiency factor fitted) or roofline_bound (the bare bound)"))]
 LogTargetArg = Annotated[bool, typer.Option("--log-target", metavar="", help="learned models: fit on log2(time)")]
 FeaturesArg = Annotated[str | None, typer.Option("--features", help="feature columns a,b,... (default: numeric, not keys or timings)")]
 SelectArg = Annotated[str | None, typer.Option(

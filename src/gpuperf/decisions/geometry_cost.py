@@ -21,7 +21,7 @@ from gpuperf.decisions.geometry import (
     occupancy_policy,
 )
 
-HEURISTIC_TARGET_US = 5.0  # the target for one heuristic call
+HEURISTIC_TARGET_US = 5.0  # gpuperf's target for one heuristic call
 HEURISTIC = "heuristic (descriptor given)"
 
 
