@@ -422,7 +422,7 @@ def advisor_study(folder: str | Path, splits: Sequence[str] = ("inputs",),
     if unevaluated:
         shown = ", ".join(f"{name} ({target})" for name, target in unevaluated)
         notes.append(f"Trained but not evaluated by the {', '.join(splits)} split (their pairs have no held-out "
-                     f"group of that kind, e.g. one input per program): {shown}.")
+                     f"group of that kind: e.g. one input per program, or for gpus, pairs of one device): {shown}.")
     return results, advisor_report(folder, results, notes=notes)
 
 
