@@ -339,3 +339,14 @@ def test_m5p_prediction_is_kept_within_2x_below_the_nearest_pairs():
     regressed = fitted.predict(np.array([[1.5]]))
     assert set(y[regressed["near"][0]]) == {2.0, 2.5}
     assert regressed["m5p"][0] == pytest.approx(1.0)
+
+
+def test_gpu_folds_hold_out_each_gpu_once_and_skip_device_pairs():
+    """Three GPUs: three folds, each testing one GPU's pairs and training on the others'; pairs of a
+    measured device (one device: nothing to hold it out against) get no fold."""
+    pairs = pd.DataFrame({"gpu": ["A100", "V100", "A100", "K20"], "target": "gpu", "family": "f",
+                          "input": "", "configuration": ["c1", "c1", "c2", "c1"]})
+    folds = list(advise_eval._folds(pairs, "gpus"))
+    assert [sorted(test.tolist()) for _, test in folds] == [[0, 2], [1], [3]]
+    assert all(set(train) == set(range(4)) - set(test) for train, test in folds)
+    assert list(advise_eval._folds(pairs.assign(target="device:pocl"), "gpus")) == []
