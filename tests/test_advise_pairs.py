@@ -12,7 +12,7 @@ import pytest
 from gpuperf.datasets import load_dataset
 from gpuperf.decisions.optimizations import load_entry
 from gpuperf.datasets.schema import texts_by_value
-from gpuperf.decisions.pairs import GPU_TARGET, _number_text, build_spec_pairs
+from gpuperf.decisions.pairs import GPU_TARGET, number_text, build_spec_pairs
 
 ENTRY = '''
 name = "{name}"
@@ -216,9 +216,9 @@ def test_a_repeated_interleaved_point_falls_back_to_the_ratio_of_medians(tmp_pat
     pd.Series(["a", None, "b", "a"], dtype="str"),
     pd.Series([True, 1, 1.0, "1", None, np.nan, 2.5], dtype=object),  # True == 1, but its text is "True"
 ])
-def test_texts_by_value_are_each_values_number_text(values):
+def test_texts_by_value_are_each_valuesnumber_text(values):
     column = pd.Series(values, index=range(10, 10 + len(values)))
-    pd.testing.assert_series_equal(texts_by_value(column, _number_text), column.map(_number_text))
+    pd.testing.assert_series_equal(texts_by_value(column, number_text), column.map(number_text))
 
 
 def test_pair_cache_is_keyed_by_the_dataset_contents_not_its_folder(tmp_path, monkeypatch):

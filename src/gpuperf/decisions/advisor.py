@@ -28,7 +28,7 @@ from gpuperf.decisions.advice_features import (
     ADVICE_FEATURES, CHANGE_FEATURES, MODEL_FEATURES, gpu_features, kernel_change_features, kernel_features,
 )
 from gpuperf.decisions.optimizations import Optimization, load_optimizations
-from gpuperf.decisions.pairs import DEVICE_TARGET, GPU_TARGET, cache_dir, spec_pairs
+from gpuperf.decisions.pairs import DEVICE_TARGET, GPU_TARGET, cache_dir, number_text, spec_pairs
 from gpuperf.decisions.speedup_models import SpeedupModel
 from gpuperf.errors import GpuperfError
 from gpuperf.files import write_cache_file
@@ -347,7 +347,7 @@ def _with_identity(query: pd.DataFrame, entry: Optimization, kernel: Kernel | No
     query = query.assign(gpu=gpu)
     if kernel is None or variant is None:
         return query
-    from gpuperf.decisions.pair_transfer import labelled, value_text
+    from gpuperf.decisions.pair_transfer import labelled
     from gpuperf.kernels import get_kernel
     from gpuperf.kernels.space import get_space
 
@@ -355,7 +355,7 @@ def _with_identity(query: pd.DataFrame, entry: Optimization, kernel: Kernel | No
     before = dict(kernel.variant) or dict(get_space(kernel.name).defaults)
     after = get_kernel(variant).variant[name]
     others = {key: value for key, value in before.items() if key != name}
-    return query.assign(kernel=kernel.name, change=f"{name}: {value_text(before[name])} -> {value_text(after)}",
+    return query.assign(kernel=kernel.name, change=f"{name}: {number_text(before[name])} -> {number_text(after)}",
                         configuration=labelled({**(sizes or {}), **others}), input="")
 
 

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.decisions.gpu_similarity import prior_weights
+from gpuperf.decisions.pairs import number_text
 from gpuperf.decisions.sign_confidence import fit_sign_calibrator, p_sign_right
 
 KEY_COLUMNS = ("kernel", "change", "configuration", "input")
@@ -43,16 +44,9 @@ def _settings(configuration: object, input_: object) -> str:
     return ",".join(sorted(parts))
 
 
-def value_text(value: Any) -> str:
-    """A setting's value as the pair tables write it (whole floats as integers)."""
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return str(int(value))
-    return str(value)
-
-
 def labelled(values: Mapping[str, Any]) -> str:
     """``name=value`` of each entry, as the pair tables write a configuration."""
-    return ",".join(f"{name}={value_text(value)}" for name, value in values.items())
+    return ",".join(f"{name}={number_text(value)}" for name, value in values.items())
 
 
 def pair_keys(frame: pd.DataFrame) -> pd.Series | None:

@@ -128,13 +128,14 @@ def paired_speedups(before: pd.Series, after: pd.Series, fallback: pd.Series, wh
 def _label(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
     if not columns:
         return pd.Series("", index=frame.index)
-    parts = [columns[0] + "=" + texts_by_value(frame[columns[0]], _number_text)]
+    parts = [columns[0] + "=" + texts_by_value(frame[columns[0]], number_text)]
     for column in columns[1:]:
-        parts.append("," + column + "=" + texts_by_value(frame[column], _number_text))
+        parts.append("," + column + "=" + texts_by_value(frame[column], number_text))
     return pd.concat(parts, axis=1).sum(axis=1)
 
 
-def _number_text(value: object) -> str:
+def number_text(value: object) -> str:
+    """A setting's value as the pair tables write it (whole floats as integers)."""
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         return str(int(value))
     return str(value)
@@ -179,7 +180,7 @@ def _matched(frame: pd.DataFrame, spec: PairSpec) -> tuple[pd.DataFrame, pd.Data
     joined["after_kernel"] = joined["kernel"]
     joined["configuration"] = _label(joined, [c for c in config if c != param])
     joined["input"] = _label(joined, list(spec.inputs or ()))
-    before, after = texts_by_value(joined[param], _number_text), texts_by_value(joined["after_value"], _number_text)
+    before, after = texts_by_value(joined[param], number_text), texts_by_value(joined["after_value"], number_text)
     joined["change"] = param + ": " + before + " -> " + after
     return joined, rows
 

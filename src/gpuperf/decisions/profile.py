@@ -90,14 +90,13 @@ def profile_gpu(row: Mapping[str, Any], where: str = "profile row") -> str | Non
 
     named = [(column, row[column].strip()) for column in ("gpu", "device")
              if column in row and isinstance(row[column], str) and row[column].strip()]
-    for _, name in named:
-        if canonical_gpu_name(name):
-            return canonical_gpu_name(name)
-    if named:
-        column, name = named[0]
-        raise GpuperfError(f"{where}: {column} '{name}' is not a GPU gpuperf describes ({gpu_suggestion(name)}); "
-                           "name one with --gpu")
-    return None
+    known = [canonical_gpu_name(name) for _, name in named]
+    found = next((name for name in known if name), None)
+    if found or not named:
+        return found
+    column, name = named[0]
+    raise GpuperfError(f"{where}: {column} '{name}' is not a GPU gpuperf describes ({gpu_suggestion(name)}); "
+                       "name one with --gpu")
 
 
 def read_profile(path: str | Path, row: int = 1, gpu: str | None = None) -> dict[str, Any]:
