@@ -58,7 +58,8 @@ def test_kernel_json(capsys, database):
     # row_sum: each work-item walks its own row, so a warp touches 32 rows (uncoalesced, like MAU)
     advice = run_json(capsys, ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970",
                                "--threshold", "1.05", "--min-confidence", "0", "--json", *only(database)])
-    assert set(advice) == {"suggestions", "below_threshold", "not_suggested"}
+    assert set(advice) == {"subject", "suggestions", "below_threshold", "not_suggested"}
+    assert advice["subject"] == "row_sum at n=1024, m=1024 on GTX 970"
     out = advice["suggestions"]
     assert isinstance(out, list) and out
     assert all(s["predicted_speedup"] < 1.05 for s in advice["below_threshold"])
@@ -172,6 +173,27 @@ def test_advice_names_what_it_advises_and_the_threshold(tmp_path, capsys, databa
     pd.DataFrame([{**PROFILE, "kernel": "histogram", "gpu": "GTX 970"}]).to_csv(path, index=False)
     assert main(["advise", "--profile", str(path), "--min-confidence", "0", *only(database)]) == 0
     assert capsys.readouterr().out.startswith(f"Advice for {path}, row 1 (histogram, GTX 970)\n")
+    # A variant's [..] is part of its name, not console markup.
+    variant = "stencil2d[local_x=64,outputs_y=4]"
+    assert main(["advise", variant, "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970", "--min-confidence", "0",
+                 *only(database)]) == 0
+    assert capsys.readouterr().out.startswith(
+        "Advice for stencil2d[local_x=64,local_y=16,outputs_y=4,prefetch=0,unroll=1] at n=1024, m=1024 on GTX 970\n")
+
+
+def test_a_gpu_given_for_a_profile_row_that_names_another_is_refused(tmp_path, capsys, database):
+    """The counters are the named GPU's: advising them for another would mix two GPUs; --gpu names
+    the GPU of a row that names one gpuperf does not describe, and the header says which it used."""
+    path = tmp_path / "row.csv"
+    pd.DataFrame([{**PROFILE, "kernel": "histogram", "gpu": "GTX 970"}]).to_csv(path, index=False)
+    assert main(["advise", "--profile", str(path), "--gpu", "H100", *only(database)]) == 2
+    assert (f"--gpu H100: {path}: row 1 was profiled on the GTX 970, and its counters are that GPU's"
+            in capsys.readouterr().err)
+    assert main(["advise", "--profile", str(path), "--gpu", "gtx970", "--min-confidence", "0", *only(database)]) == 0
+    capsys.readouterr()
+    pd.DataFrame([{**PROFILE, "kernel": "histogram", "gpu": "Lab GPU 7"}]).to_csv(path, index=False)
+    assert main(["advise", "--profile", str(path), "--gpu", "GTX 970", "--min-confidence", "0", *only(database)]) == 0
+    assert capsys.readouterr().out.startswith(f"Advice for {path}, row 1 (histogram, GTX 970)\n")
 
 
 def test_profile_of_a_bundled_table_by_its_name(tmp_path, capsys, database):
@@ -183,7 +205,10 @@ def test_profile_of_a_bundled_table_by_its_name(tmp_path, capsys, database):
     load_dataset("rodinia_nvprof").head(3).to_csv(path, index=False)
     args = ["--row", "3", "--threshold", "0.0001", "--json", "--min-confidence", "0", *only(database)]
     by_name = run_json(capsys, ["advise", "--profile", "rodinia_nvprof", *args])
-    assert by_name == run_json(capsys, ["advise", "--profile", str(path), *args])
+    by_path = run_json(capsys, ["advise", "--profile", str(path), *args])
+    assert by_name.pop("subject").startswith("rodinia_nvprof, row 3 (") and by_path.pop("subject").startswith(
+        f"{path}, row 3 (")
+    assert by_name == by_path
     assert main(["advise", "--profile", "schoonhoven_spaces", *only(database)]) == 2
     assert "schoonhoven_spaces: no launch geometry (grid.x, block.x) in this bundled table" in capsys.readouterr().err
 
@@ -216,8 +241,11 @@ def test_profile_straight_from_the_profiler_is_imported_on_the_fly(tmp_path, cap
     assert main(["import", importer, str(raw), "--out", str(imported), *named]) == 0
     capsys.readouterr()
     args = ["--threshold", "0.0001", "--json", "--min-confidence", "0", *named, *only(database)]
-    assert run_json(capsys, ["advise", "--profile", str(raw), *args]) == \
-        run_json(capsys, ["advise", "--profile", str(imported), *args])
+    from_raw = run_json(capsys, ["advise", "--profile", str(raw), *args])
+    from_table = run_json(capsys, ["advise", "--profile", str(imported), *args])
+    assert from_raw.pop("subject").startswith(f"{raw}, row 1") and from_table.pop("subject").startswith(
+        f"{imported}, row 1")
+    assert from_raw == from_table
     if gpu:
         assert main(["advise", "--profile", str(raw), *only(database)]) == 2
         err = capsys.readouterr().err
@@ -303,8 +331,11 @@ def test_a_profilers_csv_without_its_log_lines_is_imported_too(tmp_path, capsys,
     bare = tmp_path / "ncu_bare.csv"
     bare.write_text("".join(line for line in raw.read_text().splitlines(keepends=True) if not line.startswith("==")))
     args = ["--threshold", "0.0001", "--json", "--min-confidence", "0", *only(database)]
-    assert run_json(capsys, ["advise", "--profile", str(bare), *args]) == \
-        run_json(capsys, ["advise", "--profile", str(raw), *args])
+    from_bare = run_json(capsys, ["advise", "--profile", str(bare), *args])
+    from_raw = run_json(capsys, ["advise", "--profile", str(raw), *args])
+    assert from_bare.pop("subject") == f"{bare}, row 1 (matmul_tiled<16>, RTX A4000)"
+    assert from_raw.pop("subject") == f"{raw}, row 1 (matmul_tiled<16>, RTX A4000)"
+    assert from_bare == from_raw
 
 
 @pytest.mark.parametrize("name, gpu", [("nvprof_summary.csv", ["--gpu", "V100"]), ("nvprof_metrics.csv", [])])

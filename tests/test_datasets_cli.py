@@ -82,7 +82,7 @@ def test_import_nvprof_with_metrics_and_ncu(tmp_path, capsys):
         (["import", "ncu", "missing.csv"], "missing.csv: no such file"),
         (["import", "ncu", str(DATA / "ncu_raw.csv"), "--metrics", "m.csv"], "--metrics goes with the nvprof format"),
         (["import", "kernel-tuner", str(DATA / "kernel_tuner_vector_add.json"), "--gpu", "K40"],
-         "--gpu goes with a profiler format"),
+         "--gpu K40: " + str(DATA / "kernel_tuner_vector_add.json") + " names its device (NVIDIA RTX A4000)"),
     ],
 )
 def test_import_errors_are_one_line_and_write_nothing(tmp_path, capsys, args, message):
@@ -91,6 +91,17 @@ def test_import_errors_are_one_line_and_write_nothing(tmp_path, capsys, args, me
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not out.exists()
+
+
+def test_gpu_names_the_device_of_a_cache_that_names_none(tmp_path, capsys):
+    """Kernel Tuner's C backend leaves device_name empty: --gpu fills the gpu column, as for a profile."""
+    out = tmp_path / "c.csv"
+    assert main(["import", "kernel-tuner", str(DATA / "kernel_tuner_1_5_c_backend.json"), "--out", str(out)]) == 0
+    assert pd.read_csv(out)["gpu"].isna().all()
+    named = tmp_path / "named.csv"
+    assert main(["import", "kernel-tuner", str(DATA / "kernel_tuner_1_5_c_backend.json"), "--gpu", "A4000",
+                 "--out", str(named)]) == 0
+    assert set(pd.read_csv(named)["gpu"]) == {"RTX A4000"}
 
 
 def test_a_truncated_cache_writes_nothing(tmp_path, capsys):

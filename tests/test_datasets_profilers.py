@@ -338,3 +338,22 @@ def test_ncu_details_metric_repeated_with_the_same_value_stays_one_column(tmp_pa
     frame = import_ncu(path, gpu="H100")
     assert frame["DRAM Frequency"].tolist() == [2.62e9, 2.62e9]
     assert not [c for c in frame.columns if c.endswith(": DRAM Frequency")]
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_a_compressed_profile_reads_as_the_plain_one(tmp_path, suffix):
+    import bz2
+    import gzip
+    import lzma
+
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}[suffix]
+    for name, reader in (("nvprof_gpu_trace.csv", import_nvprof), ("ncu_raw.csv", import_ncu)):
+        packed = tmp_path / f"{name}{suffix}"
+        with opener(packed, "wt") as handle:
+            handle.write((DATA / name).read_text())
+        plain, read = reader(DATA / name), reader(packed)
+        pd.testing.assert_frame_equal(plain.drop(columns="source"), read.drop(columns="source"))
+    broken = tmp_path / f"broken.csv{suffix}"
+    broken.write_text("not compressed")
+    with pytest.raises(GpuperfError, match=rf"broken.csv{suffix}: cannot be read as a \{suffix} file"):
+        import_ncu(broken)

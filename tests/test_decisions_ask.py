@@ -363,3 +363,13 @@ def test_a_row_whose_status_is_ok_but_whose_time_is_empty_is_named_as_such(tmp_p
     err = capsys.readouterr().err
     assert ("space.csv: line 3: time_ms is empty though its status is 'ok' (a configuration that ran needs its "
             "time; one that failed, a status other than ok)") in err and len(err.strip().splitlines()) == 1
+
+
+def test_ask_after_failures_only_says_none_ran_and_a_short_batch_is_noted(tmp_path, capsys):
+    path = tmp_path / "fails.csv"
+    path.write_text("bx,tile,time_ms\n32,1,InvalidConfig\n64,1,RuntimeFailedConfig\n128,1,\n")
+    assert main(["ask", str(path), "--params", "bx,tile", "--count", "3"]) == 0
+    printed = capsys.readouterr()
+    assert "Measure next: line 4 of" in printed.out
+    assert "2 of 3 measured (2 failed); none has run successfully yet;" in printed.out
+    assert "note: --count 3: only 1 configuration(s) left to measure" in printed.err

@@ -29,7 +29,7 @@ def run_json(capsys, argv: list[str]) -> dict:
 
 def test_explore_json_with_training_tables(tmp_path, capsys):
     space = write_space(tmp_path / "target.csv", (7, 4))
-    train = [write_space(tmp_path / f"other{i}.csv", (7 + i % 2, 4), 1 + i) for i in range(3)]
+    train = [write_space(tmp_path / f"other{i}.csv", (7 + i % 2, 4), 1.5 + i) for i in range(3)]
     argv = ["explore", space, "--params", "bx,tile", "--json", "--budget", "20"]
     for path in train:
         argv += ["--train", path]
@@ -41,6 +41,32 @@ def test_explore_json_with_training_tables(tmp_path, capsys):
     assert 1 <= result["random_evals_to_90"] <= 50
     assert set(result["order"][0]) == {"bx", "tile", "time"}
     assert len(result["order"]) == result["evaluated"] <= 20
+
+
+def test_a_training_table_holding_the_spaces_own_times_is_left_out(tmp_path, capsys):
+    """A Kernel Tuner cache names its kernel by the function (pnpoly_kernel), a table by the
+    program (pnpoly): the same times on the same GPU, here in another unit, are its own data."""
+    target = pd.read_csv(write_space(tmp_path / "target.csv", (7, 4))).assign(kernel="pnpoly_kernel", gpu="V100")
+    target.to_csv(tmp_path / "target.csv", index=False)
+    own = target.assign(kernel="pnpoly", time_s=target["time_ms"] / 1000).drop(columns="time_ms")
+    elsewhere = pd.read_csv(write_space(tmp_path / "k20.csv", (3, 16))).assign(kernel="pnpoly", gpu="K20")
+    pd.concat([own, elsewhere.assign(time_s=elsewhere["time_ms"] / 1000).drop(columns="time_ms")]).to_csv(
+        tmp_path / "train.csv", index=False)
+    argv = ["explore", str(tmp_path / "target.csv"), "--params", "bx,tile", "--train", str(tmp_path / "train.csv"),
+            "--json", "--no-progress"]
+    assert main(argv) == 0
+    printed = capsys.readouterr()
+    assert "train.csv (V100) holds the space's own times" in printed.err
+    assert json.loads(printed.out)["transfer_evals_to_90"] > 1  # from the K20 alone, which misleads
+    # The same times on another GPU are another GPU's (as made-up tables often are).
+    from gpuperf.decisions.space import read_space, read_training_spaces, same_measurements
+
+    space = read_space(str(tmp_path / "target.csv"), ["bx", "tile"])
+    others = read_training_spaces(tmp_path / "train.csv", ["bx", "tile"])
+    assert [same_measurements(space, other) for other in others] == [False, True]
+    moved = others[1]
+    moved.gpu = "K20"
+    assert not same_measurements(space, moved)
 
 
 def test_explore_static_ranking_from_training_tables(tmp_path, capsys):
@@ -72,8 +98,12 @@ def test_explore_bad_input_is_one_line(tmp_path, capsys):
     assert "empty.csv: the table has no rows" in capsys.readouterr().err
     assert main(["explore", space, "--params", "bx,tile", "--model", "svm"]) == 2
     assert "unknown model 'svm'" in capsys.readouterr().err
-    assert main(["explore", space, "--params", "bx,tile", "--train", space, "--no-refit", "--model", "gp"]) == 2
+    other = write_space(tmp_path / "other.csv", (3, 16), 2.0)
+    assert main(["explore", space, "--params", "bx,tile", "--train", other, "--no-refit", "--model", "gp"]) == 2
     assert "with --no-refit use et, rf, gbt or knn" in capsys.readouterr().err
+    assert main(["explore", space, "--params", "bx,tile", "--train", space]) == 2  # its own times
+    assert ("--train: every table is the space's own kernel and GPU or holds its own times; nothing to transfer "
+            "from") in capsys.readouterr().err
 
 
 def test_explore_names_an_empty_time_as_a_configuration_not_measured_yet(tmp_path, capsys):

@@ -29,6 +29,8 @@ def test_normalised_performance_per_program_and_failures():
     table = pd.DataFrame({"kernel": ["a", "a", "b", "b"], "time_s": [1.0, 2.0, 4.0, 1.0],
                           "status": ["ok", "ok", "ok", "run_failed"]})
     assert normalised_performance(table, ["kernel"]).tolist() == [1.0, 0.5, 1.0, 0.0]
+    spelled = table.assign(status=["OK", " Ok ", "ok", "run_failed"])  # ok in any case, as fit reads it
+    assert normalised_performance(spelled, ["kernel"]).tolist() == [1.0, 0.5, 1.0, 0.0]
 
 
 def test_model_from_other_kernels_finds_the_best_first():
@@ -85,6 +87,14 @@ def test_rank_command_json_and_errors(tmp_path, capsys):
     assert 1 <= len(predicted) <= 8 and predicted == sorted(predicted, reverse=True)
     assert main(["rank", "jacobi2d", "-p", "n=256", "--train", str(train)]) == 2
     assert "did you mean" in capsys.readouterr().err
+    variant_table().assign(status="OK").to_csv(train, index=False)
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["variants"] == result["variants"]
+    negative = variant_table()
+    negative.loc[5, "time_s"] = -1.0
+    negative.to_csv(train, index=False)
+    assert main(argv) == 2
+    assert "variants.csv: line 7: time_s=-1.0 is not a positive number" in capsys.readouterr().err
     variant_table().drop(columns="time_s").to_csv(train, index=False)
     assert main(argv) == 2
     assert "variants.csv: missing column(s) time_s" in capsys.readouterr().err

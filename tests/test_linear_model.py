@@ -304,3 +304,12 @@ def test_an_array_read_and_written_is_not_write_only() -> None:
     assert values["footprint_load_bytes"] == 8192 and values["footprint_store_bytes"] == 4096
     assert values["footprint_write_only_bytes"] == 0
     assert values["footprint_bytes"] == 8192
+
+
+def test_no_property_or_a_repeated_property_column_is_an_error():
+    frame = pd.DataFrame({"launches": [1.0, 1.0, 1.0], "work_items": [1e3, 2e3, 4e3]})
+    with pytest.raises(GpuperfError, match="properties names none"):
+        LinearCountModel(properties=[]).fit(frame, [1.0, 2.0, 3.0])
+    twice = pd.concat([frame, frame[["work_items"]]], axis=1)
+    with pytest.raises(GpuperfError, match=r"property column\(s\) work_items appear more than once"):
+        LinearCountModel(properties=["launches", "work_items"]).fit(twice, [1.0, 2.0, 3.0])

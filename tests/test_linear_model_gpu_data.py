@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import gmean
@@ -171,3 +172,49 @@ def test_calibrate_adds_properties_beside_the_set_and_refuses_unknown_or_repeate
         assert main(["calibrate", "--table", str(H100), "--out", str(tmp_path / "m.json"),
                      "--add-property", added]) != 0
         assert f"--add-property: {message}" in capsys.readouterr().err
+
+
+def test_calibrate_from_a_table_counts_rows_outside_the_plan_and_refuses_too_few_points(tmp_path, capsys) -> None:
+    """Rows at sizes the plan does not hold are left out with a note; too few points for the
+    properties is an error, not a model that fits them exactly."""
+    from gpuperf.cli import main
+
+    table = pd.read_csv(H100)
+    doubled = table.assign(n=table["n"] * 2)
+    path = tmp_path / "doubled.csv"
+    doubled.to_csv(path, index=False)
+    assert main(["calibrate", "--table", str(path), "--out", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"doubled.csv: \d+ of 138 ok rows are not points of the gpu class's calibration", err)
+    assert re.search(r"doubled.csv: \d+ calibration points \(\d+ kernels\) for 18 properties; a fit needs", err)
+    assert not (tmp_path / "m.json").exists()
+    # A table with some extra rows still fits, saying how many it left out.
+    extra = pd.concat([table, doubled.head(5)])
+    extra.to_parquet(tmp_path / "extra.parquet", index=False)  # any table format gpuperf reads
+    assert main(["calibrate", "--table", str(tmp_path / "extra.parquet"), "--out", str(tmp_path / "e.json")]) == 0
+    assert "5 of 143 ok rows are not points" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("column", "value", "message"), [
+    ("time_s_min", "abc", "line 6: time_s_min='abc' is not a number"),
+    ("time_s_min", -1e-5, "line 6: time_s_min=-1e-05 is not a positive time (status ok)"),
+    ("time_s", np.nan, "line 6: time_s=nan is not a positive time (status ok)"),
+    ("n", 1000, "line 6: kernel 'add_four_vectors': sizes n=1000 violate its assumptions"),
+])
+def test_calibrate_from_a_table_names_the_row_of_a_bad_time_or_size(tmp_path, capsys, column, value, message) -> None:
+    from gpuperf.cli import main
+
+    table = pd.read_csv(H100)
+    assert table.loc[4, "kernel"] == "add_four_vectors"
+    table[column] = table[column].astype(object)
+    table.loc[4, column] = value
+    table.to_csv(tmp_path / "bad.csv", index=False)
+    assert main(["calibrate", "--table", str(tmp_path / "bad.csv"), "--out", str(tmp_path / "m.json")]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_calibrate_from_a_table_takes_min_or_median_only(tmp_path, capsys) -> None:
+    from gpuperf.cli import main
+
+    assert main(["calibrate", "--table", str(H100), "--statistic", "mean", "--out", str(tmp_path / "m.json")]) == 2
+    assert "statistic must be one of min, median, not 'mean'" in capsys.readouterr().err

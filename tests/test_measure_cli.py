@@ -83,6 +83,9 @@ MALFORMED = {
     "unknown_device": ('device = "opencl:9:9"\n[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096}]', "device: device 'opencl:9:9' does not exist"),
     "unknown_space": ('[[spaces]]\nspace = "jacobi"\nsizes = [{n = 256, m = 256}]', "spaces[0].space: unknown variant space 'jacobi'"),
     "nothing": ('name = "empty"', "no points to measure"),
+    "no_variant_fits": ('[[spaces]]\nspace = "stencil2d"\nlimit = 2\nsizes = [{n = 100, m = 100}]',
+                        "no points to measure: every variant of its spaces breaks its assumptions at the sizes given "
+                        "(e.g. stencil2d[local_x=4,local_y=1,outputs_y=1,prefetch=0,unroll=1] at n=100,m=100"),
 }
 
 
@@ -161,3 +164,15 @@ def test_arrays_too_large_for_the_machine_are_one_error(monkeypatch):
     monkeypatch.setattr(timing, "measure_compiled", out_of_memory)
     with pytest.raises(GpuperfError, match="vector_copy at n=4096: its arrays do not fit in this machine's memory"):
         timing.measure("vector_copy", {"n": 4096})
+
+
+def test_a_run_names_the_variants_it_leaves_out_at_sizes_outside_their_assumptions(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mixed = tmp_path / "mixed.toml"
+    mixed.write_text('name = "mixed"\n[[spaces]]\nspace = "stencil2d"\nlimit = 1\n'
+                     'sizes = [{n = 100, m = 100}, {n = 64, m = 64}]\n' + TIMING)
+    code, _, err = run_cli(["campaign", "run", str(mixed), "--store", str(tmp_path / "s.sqlite"), "--no-progress"],
+                           capsys)
+    assert code == 0
+    assert f"note: {mixed}: 1 variant(s) left out at sizes outside their assumptions (e.g. stencil2d[" in err
+    assert "at n=100,m=100: outside its assumptions)" in err

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.measure import export_store, store_table
 from gpuperf.measure import store as store_module
 from gpuperf.measure.store import Store
@@ -38,6 +38,25 @@ def test_a_point_is_stored_once_and_never_overwritten(tmp_path: Path) -> None:
         assert (status["planned"], status["done"], status["run_failed"], status["remaining"]) == (5, 1, 1, 3)
     with sqlite3.connect(tmp_path / "s.sqlite") as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_status_counts_the_latest_plans_points_and_those_of_an_earlier_plan_apart(tmp_path: Path) -> None:
+    """A campaign file edited between runs (same name): its stored points of the old plan neither
+    count as done nor hide the new plan's points that are still to measure."""
+    from gpuperf.measure.store import PointKey, geometry_text, sizes_text
+
+    def key(n: int) -> PointKey:
+        return PointKey("hand", "vector_copy", sizes_text({"n": n}), "cuda:0", geometry_text([n, 1, 1], [256, 1, 1]))
+
+    with Store(tmp_path / "s.sqlite") as store:
+        store.set_plan("hand", "hand.toml", "cuda:0", 2, [key(1024), key(2048)])
+        assert store.add_many([_row(1024), _row(2048, status="run_failed")]) == 2
+        (status,) = store.status()
+        assert (status["done"], status["failed"], status["remaining"], status["outside_plan"]) == (1, 1, 0, 0)
+        store.set_plan("hand", "hand.toml", "cuda:0", 3, [key(1024), key(4096), key(8192)])  # the file edited
+        (status,) = store.status()
+        assert (status["planned"], status["done"], status["failed"], status["remaining"], status["outside_plan"]) == (
+            3, 1, 0, 2, 1)
 
 
 def test_a_group_of_points_is_stored_whole_or_not_at_all(tmp_path: Path) -> None:
@@ -128,6 +147,19 @@ def test_export_writes_0_for_a_count_family_a_kernel_lacks(tmp_path: Path) -> No
     assert frame.loc["vector_copy", "ops_f64_sqrt"] == 0  # the copy has no square roots: 0, not missing
     assert frame.loc["arith_f64_sqrt", "global_loads_f32_stride1"] == 0
     assert pd.isna(frame.loc["gone", "ops_f64_sqrt"]) and pd.isna(frame.loc["gone", "global_bytes"])
+
+
+def test_export_gives_no_features_for_a_point_whose_kernel_now_launches_otherwise(tmp_path: Path) -> None:
+    """A user's kernel file edited after the campaign (another work-group size): the kernel rebuilt
+    from it is not the code that was timed, so its features are left empty, with a note."""
+    pytest.importorskip("gpuperf.features.table")
+    with Store(tmp_path / "s.sqlite") as store:
+        store.add(_row(4096))
+        store.add(_row(8192, geometry="8192x1x1/128x1x1"))  # timed with 128-wide work-groups
+    with pytest.warns(GpuperfNote, match=r"features incomplete for vector_copy: it launches 8192x1x1/256x1x1 now, "
+                                         r"where 8192x1x1/128x1x1 was measured"):
+        frame = store_table(tmp_path / "s.sqlite")
+    assert frame["global_bytes"].notna().tolist() == [True, False]
 
 
 @pytest.mark.parametrize("name", ["out.csv", "out.csv.gz", "out.parquet"])

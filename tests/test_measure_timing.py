@@ -90,7 +90,10 @@ def test_max_relative_error() -> None:
     error, name = max_relative_error({"c": np.array([1.0, 2.0, 3.0])}, want)
     assert name == "c" and error == pytest.approx(0.25)
     assert max_relative_error({"c": np.array([np.nan, 2.0, 4.0])}, want)[0] == float("inf")
-    assert max_relative_error({"c": np.zeros(2)}, want)[0] == float("inf")  # wrong shape
+    with pytest.raises(GpuperfError, match=r"output 'c' has shape \(2,\), the reference's \(3,\)"):
+        max_relative_error({"c": np.zeros(2)}, want)
+    with pytest.raises(GpuperfError, match="the reference returns no value for d, which the kernel writes"):
+        max_relative_error({"c": np.array([1.0, 2.0, 4.0]), "d": np.zeros(3)}, want)  # d would go unchecked
 
 
 def _copy_program(name: str) -> lp.TranslationUnit:

@@ -121,3 +121,14 @@ def test_roofline_efficiency_ignores_rows_without_a_bound():
                          "gpu_peak_f32_gflops": [1e4, 1e4], "gpu_memory_bandwidth_gbs": [100.0, 100.0]})
     model = RooflineModel(calibrate=True).fit(rows, [0.2, 1.0])
     assert model.efficiency_ == pytest.approx(0.5)
+
+
+def test_bsp_predicts_nan_where_its_inputs_give_no_positive_time():
+    """A hit rate above 1 takes more hits than accesses (a negative cost): no time, as for a missing input."""
+    rows = pd.DataFrame({"threads": [1e4] * 3, "instructions": [100.0] * 3, "global_loads": [10.0] * 3,
+                         "global_stores": [1.0] * 3, "gpu_clock_hz": [1e9] * 3, "gpu_cores": [1e3] * 3,
+                         "h": [0.5, 1.5, np.nan]})
+    model = BspModel(l1_hit_rate="h").fit(rows.iloc[:1], [1e-3])
+    predicted = model.predict(rows)
+    assert predicted[0] == pytest.approx(1e-3) and np.isnan(predicted[1:]).all()
+    assert model.undefined_rows(rows).tolist() == [False, True, True]

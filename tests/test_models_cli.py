@@ -14,7 +14,7 @@ from gpuperf.cli.models_cli import model_options, prepare_training, read_table
 from gpuperf.datasets import load_dataset
 from gpuperf.datasets.join import gpu_feature_table, with_gpu_features
 from gpuperf.errors import GpuperfError
-from gpuperf.hardware.specs import get_gpu
+from gpuperf.hardware.specs import get_gpu, gpus
 from gpuperf.models.persistence import load_model, model_info
 from gpuperf.models.properties import property_names
 from gpuperf.models.registry import MODEL_CHOICES, ModelOptions, build_estimator
@@ -130,10 +130,12 @@ def test_default_features_leave_out_keys_times_and_text(tables, capsys, tmp_path
     assert result["rows"] == 90 and result["gpus"] == sorted(GPUS) and result["kernels"] == ["a", "b", "c"]
     with_gpu = run_json(capsys, "fit", tables["generic"], "--model", "lr", "--gpu-features",
                         "--out", tmp_path / "g.json")
-    descriptors = gpu_feature_table(GPUS)
+    # The descriptor fields every GPU gpuperf describes has: a model using them can price any of them.
+    descriptors = gpu_feature_table([gpu.name for gpu in gpus()])
     complete = [c for c in descriptors.columns if c != "gpu" and descriptors[c].notna().all()]
     assert with_gpu["features"] == ["x1", "x2", "x3", "x4", *complete]
-    assert "gpu_peak_f64_gflops" not in complete  # unknown for the Quadro K5200
+    assert {"gpu_peak_f64_gflops", "gpu_base_clock_mhz"}.isdisjoint(complete)  # unknown for the K5200 / the H200
+    assert gpu_feature_table(GPUS)["gpu_base_clock_mhz"].notna().all()  # though these three GPUs have it
     frame = pd.read_csv(tables["generic"])
     rates = frame.assign(**{"GFLOP/s": 1.0 / frame["time_s"], "dram__bytes_read.sum.per_second": 2.0 / frame["time_s"],
                             "Stream": 7, "correlation_id": range(len(frame))})
@@ -243,8 +245,18 @@ def test_failed_rows_are_predicted_too_unless_a_feature_is_missing(tables, capsy
     wide = tmp_path / "wide.json"
     assert main(["fit", str(tables["generic"]), "--model", "lr", "--out", str(wide)]) == 0
     capsys.readouterr()
-    assert main(["predict-table", "--model", str(wide), str(tables["generic"]), "--out", str(tmp_path / "wide.csv")]) == 2
-    assert "line 6: column x1=nan is missing or infinite" in capsys.readouterr().err
+    # The table the model was fitted on: its failed row with no x1 (line 6) gets no prediction.
+    assert main(["predict-table", "--model", str(wide), str(tables["generic"]), "--out", str(tmp_path / "wide.csv")]) == 0
+    assert "no prediction for 1 rows whose run failed (status not ok) and that lack a feature value" in (
+        capsys.readouterr().err)
+    predicted = pd.read_csv(tmp_path / "wide.csv")["predicted_time_s"]
+    assert predicted.isna().tolist() == [i == 4 for i in range(len(predicted))]
+    # An ok row with no value is still an error naming it.
+    gap = generic_table()
+    gap.loc[7, "x1"] = np.nan
+    gap.to_csv(tmp_path / "gap.csv", index=False)
+    assert main(["predict-table", "--model", str(wide), str(tmp_path / "gap.csv"), "--out", str(tmp_path / "g.csv")]) == 2
+    assert "line 9: column x1=nan is missing or infinite" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("suffix", [".json", ".skops"])
@@ -485,11 +497,36 @@ def test_predict_table_for_another_gpu_swaps_the_descriptor_only(tables, tmp_pat
     assert main(["predict-table", "--model", str(plain), str(tables["parquet"]), "--out", str(other),
                  "--gpu", "K5200"]) == 2
     assert "does not use GPU descriptors" in capsys.readouterr().err
-    # The generic table's GPUs all have a base clock, so the model uses it; the H200's is not published.
+    # The H200's base clock is not published: the default features leave such descriptor fields out,
+    # so the model prices it; named with --features, the field is used and the H200 refused.
     assert main(["predict-table", "--model", str(model), str(tables["parquet"]), "--out", str(other),
+                 "--gpu", "H200"]) == 0
+    assert "gpu_base_clock_mhz" not in json.loads(model.read_text())["feature_names"]
+    named = tmp_path / "named.json"
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--gpu-features", "--features",
+                 "x1,x2,gpu_base_clock_mhz", "--out", str(named)]) == 0
+    other.unlink()
+    capsys.readouterr()
+    assert main(["predict-table", "--model", str(named), str(tables["parquet"]), "--out", str(other),
                  "--gpu", "H200"]) == 2
     assert ("row 1: the descriptor of GPU 'H200' has no base_clock_mhz (see gpuperf gpus), and the model uses "
             "gpu_base_clock_mhz") in capsys.readouterr().err
+
+
+def test_a_model_fitted_on_one_gpu_prices_no_other(tables, tmp_path, capsys):
+    """One GPU's descriptor is a constant: fit says so, and predict-table --gpu refuses another GPU."""
+    one = tmp_path / "one.csv"
+    complete_rows().query("gpu == 'GTX 970'").to_csv(one, index=False)
+    model = tmp_path / "m.json"
+    assert main(["fit", str(one), "--model", "rf", "--gpu-features", "--out", str(model)]) == 0
+    assert "one GPU (GTX 970), so its descriptor columns are constant" in capsys.readouterr().err
+    assert main(["predict-table", "--model", str(model), str(one), "--out", str(tmp_path / "same.csv"),
+                 "--gpu", "GTX 970"]) == 0
+    capsys.readouterr()
+    assert main(["predict-table", "--model", str(model), str(one), "--out", str(tmp_path / "k.csv"),
+                 "--gpu", "K5200"]) == 2
+    assert "fitted on one GPU (GTX 970), so its GPU descriptors never varied" in capsys.readouterr().err
+    assert not (tmp_path / "k.csv").exists()
 
 
 def test_bsp_rows_whose_counts_give_no_time_are_named(tables, tmp_path, capsys):
@@ -719,3 +756,14 @@ def test_fit_notes_when_the_gpus_of_a_table_are_not_told_apart_by_descriptors(ta
     assert "3 GPUs, but no GPU descriptor among the features" in capsys.readouterr().err
     assert main(["fit", str(tables["generic"]), "--model", "rf", "--gpu-features", "--out", out]) == 0
     assert "no GPU descriptor among the features" not in capsys.readouterr().err
+
+
+def test_a_bundled_tables_file_named_by_path_reads_as_its_name():
+    from gpuperf.cli.models_cli import read_table
+    from gpuperf.datasets.bundled import BUNDLED, data_dir
+
+    path = data_dir() / BUNDLED["schoonhoven_spaces"].file  # a raw file: its columns are not the dataset shape
+    by_path, where = read_table(str(path))
+    assert where == str(path)
+    pd.testing.assert_frame_equal(by_path, read_table("schoonhoven_spaces")[0])
+    assert "time_s" in by_path.columns and "time_s" not in pd.read_csv(path, nrows=1).columns

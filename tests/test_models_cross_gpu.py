@@ -70,6 +70,8 @@ def test_times_on_gpu_refuses_what_it_cannot_use_with_one_clear_error():
     table = jobs()
     with pytest.raises(GpuperfError, match=r"unknown GPU in jobs.csv 'Tesla K30'; did you mean .*Tesla K20"):
         times_on_gpu(table, "Tesla K30", ["n"], "jobs.csv")
+    with pytest.raises(GpuperfError, match=r"jobs.csv: no launch was timed on the Quadro K5200 \(the table's GPUs: "):
+        times_on_gpu(table, "K5200", ["n"], "jobs.csv")  # a GPU gpuperf knows, absent from the table
     with pytest.raises(GpuperfError, match=r"jobs.csv: missing column\(s\) size"):
         times_on_gpu(table, "K20", ["size"], "jobs.csv")
     with pytest.raises(GpuperfError, match="not the string 'n'"):
@@ -157,3 +159,16 @@ def test_predict_gpu_prices_the_h100_stencil_variants_on_the_h200_from_one_timed
     assert per_kernel.mean() < 0.15 and per_kernel.mean() < per_kernel_datasheet.mean() / 2
     # one timed variant can be unlucky: hotspot2d's first is, and its scale misses the others by 0.20
     assert (per_kernel < per_kernel_datasheet).sum() >= 7
+
+
+def test_times_on_gpu_takes_measured_rows_only_and_names_a_bad_time():
+    measured = jobs().assign(status="ok")
+    expected = times_on_gpu(measured, "K20", ["n"], "jobs.csv").predicted
+    timeout = measured.iloc[[0]].assign(time_s=np.nan, status="timeout")  # a failed run: left out
+    with_failure = pd.concat([measured, timeout], ignore_index=True)
+    pd.testing.assert_frame_equal(times_on_gpu(with_failure, "K20", ["n"], "jobs.csv").predicted, expected)
+    for bad in (0.0, -1.0, np.nan):
+        broken = measured.copy()
+        broken.loc[2, "time_s"] = bad
+        with pytest.raises(GpuperfError, match=r"jobs.csv: row 3: time_s=.* is not a positive time"):
+            times_on_gpu(broken, "K20", ["n"], "jobs.csv")

@@ -162,3 +162,11 @@ def test_attributes_are_dropped_smallest_standardised_coefficient_first():
     coef, _, error = _linear_model(np.column_stack([x0, x1]), y, [0, 1])
     assert coef[0] == 0 and coef[1] == pytest.approx(0.5)
     assert error == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize("params", [{"smoothing": -8.0}, {"min_samples_leaf": 0}, {"min_samples_leaf": 2.5},
+                                    {"max_depth": -1}, {"prune": "yes"}])
+def test_parameters_out_of_range_are_refused_by_name(params):
+    X = np.random.default_rng(0).uniform(size=(64, 2))
+    with pytest.raises(ValueError, match=f"The '{next(iter(params))}' parameter of M5PRegressor must be"):
+        M5PRegressor(**params).fit(X, X[:, 0])

@@ -68,7 +68,7 @@ def test_a_refit_whose_write_fails_keeps_the_model_there(tmp_path, monkeypatch, 
     before = path.read_bytes()
     refit = make_model("linear").fit(X, 2 * y)
     monkeypatch.setattr(Path, "write_text", lambda self, text, *a, **k: _write_half_then_fail(self, text))
-    monkeypatch.setattr(sio, "dump", lambda obj, file: _write_half_then_fail(file, "x" * 1000))
+    monkeypatch.setattr(Path, "write_bytes", lambda self, data: _write_half_then_fail(self, "x" * len(data)))
     with pytest.raises(OSError, match="No space left"):
         save_model(refit, path, metadata={"fit": 2})
     monkeypatch.undo()
@@ -230,3 +230,20 @@ print(sorted(name for name in sys.modules if name.split(".")[0] == "skops"))
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("suffix", [".json", ".skops"])
+def test_a_model_loading_would_refuse_is_refused_when_saved(tmp_path, suffix):
+    """A fitted search holds a scorer and a splitter that loading does not trust: saving it would
+    write a file that can never be read back, so nothing is written; its best estimator saves."""
+    from sklearn.model_selection import GridSearchCV
+
+    X = np.random.default_rng(0).uniform(1, 10, (40, 3))
+    y = X[:, 0] * 1e-3 + 1e-4
+    search = GridSearchCV(make_model("m5p"), {"regressor__min_samples_leaf": [2, 4]}, cv=3).fit(X, y)
+    path = tmp_path / f"search{suffix}"
+    with pytest.raises(GpuperfError, match=r"the model holds type\(s\) that loading refuses \(.*KFold"):
+        save_model(search, path)
+    assert not path.exists()
+    save_model(search.best_estimator_, path)
+    np.testing.assert_array_equal(load_model(path).predict(X), search.predict(X))

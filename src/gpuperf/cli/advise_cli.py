@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from gpuperf.cli.output import console, kernel_sizes, print_json, print_table
 
@@ -34,7 +35,7 @@ def advise(
              "is below this (0 to 1; 0 suggests every prediction above the threshold)")] = 0.5,
     optimizations: OptimizationsOption = None,
     only: Annotated[list[str] | None, typer.Option("--only", help="assess only this optimization; repeatable")] = None,
-    as_json: Annotated[bool, typer.Option("--json", metavar="", help="print JSON: suggestions, below_threshold, not_suggested")] = False,
+    as_json: Annotated[bool, typer.Option("--json", metavar="", help="print JSON: subject, suggestions, below_threshold, not_suggested")] = False,
 ) -> None:
     """Suggest optimizations for a kernel (static features) or a profiled launch (--profile)."""
     from gpuperf.decisions.advisor import advise_kernel, advise_profile
@@ -57,7 +58,8 @@ def advise(
         with _progress_bar(as_json) as progress:
             result = advise_profile(launch, gpu, threshold, entries, where=f"{profile}: row {row}",
                                     min_confidence=min_confidence, progress=progress)
-        named = [str(launch[key]) for key in ("kernel", "gpu") if launch.get(key) not in (None, "")]
+        used = gpu if gpu is not None else launch.get("gpu")  # --gpu names a GPU the row does not describe
+        named = [str(value) for value in (launch.get("kernel"), used) if value not in (None, "")]
         subject = f"{profile}, row {row}" + (f" ({', '.join(named)})" if named else "")
     else:
         from gpuperf.kernels import get_kernel
@@ -70,9 +72,9 @@ def advise(
         where = device or gpu or "the GPUs of the bundled training pairs"
         subject = f"{found.key} at {', '.join(f'{k}={v}' for k, v in sizes.items())} on {where}"
     if as_json:
-        print_json(advice_json(result, threshold))
+        print_json({"subject": subject, **advice_json(result, threshold)})
         return
-    console.print(f"[bold]Advice for {subject}[/bold]", highlight=False, soft_wrap=True)
+    console.print(f"[bold]Advice for {escape(subject)}[/bold]", highlight=False, soft_wrap=True)
     if not result.suggestions:
         console.print(f"no optimization is predicted at or above {threshold:g}x with confidence >= {min_confidence:g}",
                       highlight=False)
@@ -83,13 +85,13 @@ def advise(
         title=f"suggested optimizations (predicted speedup >= {threshold:g})",
     )
     for s in result.suggestions:
-        console.print(f"[bold]{s.optimization}[/bold]: {s.explanation['summary']}", highlight=False)
+        console.print(f"[bold]{escape(s.optimization)}[/bold]: {escape(s.explanation['summary'])}", highlight=False)
     below = [s for s in result.assessed if s not in result.suggestions and s.predicted_speedup < threshold]
     for s in below:
-        console.print(f"[dim]{s.optimization}: predicted {s.predicted_speedup:.3g}x, below the threshold "
+        console.print(f"[dim]{escape(s.optimization)}: predicted {s.predicted_speedup:.3g}x, below the threshold "
                       f"{threshold:g}x[/dim]", highlight=False)
     for name, reason in result.skipped:
-        console.print(f"[dim]{name}: {reason}[/dim]")
+        console.print(f"[dim]{escape(name)}: {escape(reason)}[/dim]")
 
 
 @contextmanager

@@ -19,13 +19,13 @@ def import_command(
         None, "--metrics", help="nvprof only: an nvprof --metrics/--events CSV whose averages join the profile."
     ),
     gpu: Optional[str] = typer.Option(
-        None, "--gpu", help="Profilers only: the GPU the profile ran on, where the file does not name it "
-        "(an nvprof summary; an ncu CSV without device__attribute_display_name)."
+        None, "--gpu", help="The GPU the file's times were taken on, where the file does not name it (an nvprof "
+        "summary; an ncu CSV without device__attribute_display_name; a Kernel Tuner cache with an empty device_name)."
     ),
 ) -> None:
     """Import measurements into gpuperf's dataset shape and write them as CSV."""
     from gpuperf.datasets import import_file, write_dataset_csv
-    from gpuperf.datasets.schema import lookup_gpu
+    from gpuperf.datasets.schema import canonical_gpu, lookup_gpu
     from gpuperf.errors import GpuperfError
     from gpuperf.hardware.specs import gpu_suggestion
 
@@ -37,13 +37,17 @@ def import_command(
         if format_name != "nvprof":
             raise GpuperfError(f"--metrics goes with the nvprof format, not '{format_name}'")
         options["metrics"] = metrics
-    if gpu is not None:
-        if format_name == "kernel-tuner":
-            raise GpuperfError("--gpu goes with a profiler format; a Kernel Tuner cache names its device")
+    if gpu is not None and format_name != "kernel-tuner":
         options["gpu"] = gpu
     frame = import_file(format_name, path, **options)
     if frame.empty:
         raise GpuperfError(f"{path}: no launches or configurations in it; nothing to write")
+    if gpu is not None and format_name == "kernel-tuner":
+        named = frame["device"].dropna().astype(str).str.strip()
+        if named.ne("").any():
+            raise GpuperfError(f"--gpu {gpu}: {path} names its device ({named[named.ne('')].iloc[0]}); --gpu is "
+                               "for a cache that names none")
+        frame["gpu"] = canonical_gpu(gpu)
     if gpu is not None and lookup_gpu(gpu) is None:
         print(f"note: --gpu {gpu}: no GPU descriptor has this name ({gpu_suggestion(gpu)}); the rows name it as "
               "given, so no GPU features join them", file=sys.stderr)

@@ -97,9 +97,10 @@ def undescribed_gpu_note(gpu: str | None, others: list) -> None:
 
 def other_gpus_spaces(space, train: list[str], target: str | None, size_columns: list[str] = ()) -> list:
     """The ``--train`` tables' spaces (one per size in ``size_columns`` too), leaving out (with a
-    note) any of the space's own kernel, GPU and size; from a table of several kernels that holds
-    the space's own kernel, only that kernel's spaces (the same kernel measured elsewhere)."""
-    from gpuperf.decisions.space import read_training_spaces, same_kernel_and_gpu
+    note) any of the space's own kernel, GPU and size, or holding its own times; from a table of
+    several kernels that holds the space's own kernel, only that kernel's spaces (the same kernel
+    measured elsewhere)."""
+    from gpuperf.decisions.space import read_training_spaces, same_kernel_and_gpu, same_measurements
 
     others = []
     for other in (s for path in train for s in same_kernel_where_held(
@@ -107,10 +108,14 @@ def other_gpus_spaces(space, train: list[str], target: str | None, size_columns:
         if same_kernel_and_gpu(space, other, size_columns):
             print(f"note: {other.where} is the space's own kernel and GPU ({other.gpu}); left out of --train",
                   file=sys.stderr)
+        elif same_measurements(space, other):
+            print(f"note: {other.where} holds the space's own times (every configuration both have, timed alike); "
+                  "left out of --train", file=sys.stderr)
         else:
             others.append(other)
     if train and not others:
-        raise GpuperfError("--train: every table is the space's own kernel and GPU; nothing to transfer from")
+        raise GpuperfError("--train: every table is the space's own kernel and GPU or holds its own times; nothing to "
+                           "transfer from")
     return others
 
 
@@ -187,8 +192,12 @@ def ask_command(
         print(f"Measure next: {pick['row']} of {where}: {shown}")
     if result.batch:
         print(f"(times go in column {result.time_column})")
-    best = ("nothing has run yet" if result.best_config is None else
-            f"best so far {result.best_time:.6g} ({result.time_column}) at {result.best_row}")
+    if result.best_config is not None:
+        best = f"best so far {result.best_time:.6g} ({result.time_column}) at {result.best_row}"
+    else:
+        best = "nothing has run yet" if result.measured == 0 else "none has run successfully yet"
+    if 0 < len(result.batch) < count:
+        print(f"note: --count {count}: only {len(result.batch)} configuration(s) left to measure", file=sys.stderr)
     print(f"{result.measured} of {result.measured + result.remaining} measured ({result.failed} failed); {best}; "
           f"search: {result.method}.")
 
@@ -239,6 +248,7 @@ def rank_command(
     from gpuperf.cli.models_cli import read_table
     from gpuperf.cli.output import parse_params
     from gpuperf.datasets.bundled import data_dir
+    from gpuperf.datasets.schema import check_dataset
     from gpuperf.decisions.cross_kernel import LIFT_FEATURES, rank_space
     from gpuperf.kernels.space import get_space
 
@@ -253,6 +263,7 @@ def rank_command(
         _rank_by_counts(space, chosen.parameters, sizes, model, top, limit, no_progress, as_json)
         return
     table, where = read_table(train or str(data_dir() / DEFAULT_VARIANT_TABLE))
+    check_dataset(table, where)  # an ok row needs a positive time: none is taken for a failure
     own = table["kernel"].eq(chosen.name) if "kernel" in table else pd.Series(False, index=table.index)
     table = table[~own]  # other kernels only: the space's own measurements would be the answer
     if table.empty:

@@ -90,6 +90,9 @@ def campaign_run(
     from gpuperf.measure.campaign import load_campaign, run_campaign
 
     campaign = load_campaign(file)
+    if campaign.skipped:
+        print(f"note: {file}: {len(campaign.skipped)} variant(s) left out at sizes outside their assumptions "
+              f"(e.g. {campaign.skipped[0]})", file=sys.stderr)
     report = run_campaign(campaign, store, device=device, progress=not (no_progress or json_out),
                           retry_failed=retry_failed)
     summary = report.to_dict()
@@ -113,7 +116,7 @@ def campaign_status_command(
         print_json(rows)
     else:
         columns = ["campaign", "device", "planned", "done", "failed", "compile_failed", "run_failed",
-                   "verify_failed", "remaining"]
+                   "verify_failed", "remaining", "outside_plan"]
         print_table(rows, title=f"store {store}", columns=columns)
 
 

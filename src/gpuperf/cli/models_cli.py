@@ -47,11 +47,16 @@ def read_table(source: str) -> tuple[pd.DataFrame, str]:
     import pandas as pd
 
     from gpuperf.datasets import BUNDLED, load_dataset
+    from gpuperf.datasets.bundled import data_dir
     from gpuperf.datasets.tables import CSV_SUFFIXES, PARQUET_SUFFIXES, read_table_file
 
     path = Path(source)
     if not path.exists() and source in BUNDLED:
         return load_dataset(source).reset_index(drop=True), source
+    bundled = [name for name, info in BUNDLED.items()
+               if path.is_file() and (data_dir() / info.file).is_file() and path.samefile(data_dir() / info.file)]
+    if bundled:  # a bundled table's file, named by its path: read in the dataset shape, as by its name
+        return load_dataset(bundled[0]).reset_index(drop=True), str(path)
     if not path.exists() and not path.name.lower().endswith((*CSV_SUFFIXES, *PARQUET_SUFFIXES)):
         raise unknown_name_error("table file or bundled dataset", source, BUNDLED)
     return read_table_file(path).reset_index(drop=True), str(path)
@@ -245,6 +250,19 @@ def unbounded_note(unbounded: pd.Series, where: str, what: str = "left out") -> 
             "published (the roofline has no bound for them)")
 
 
+def failed_without_features(frame: pd.DataFrame, features: Sequence[str]) -> pd.Series:
+    """Rows whose run failed (a status that is not ok) and that have no value for some feature: a
+    failed run often records no counters, and such a row gets no prediction."""
+    import pandas as pd
+
+    from gpuperf.datasets.schema import is_ok
+
+    if "status" not in frame.columns:
+        return pd.Series(False, index=frame.index)
+    present = [c for c in features if c in frame.columns]
+    return ~is_ok(frame["status"]) & frame[present].isna().any(axis=1)
+
+
 def prepare_training(
     frame: pd.DataFrame, where: str, options: ModelOptions, features: str | None, gpu_features: bool,
     base_clock: bool = False,
@@ -306,6 +324,9 @@ def prepare_training(
     if not chosen:
         raise GpuperfError(f"{where}: no numeric feature columns; name them with --features")
     gpus = frame["gpu"].nunique() if "gpu" in frame.columns else 0
+    if options.name in LEARNED and gpu_features and gpus == 1:
+        notes.append(f"note: {where}: one GPU ({frame['gpu'].iloc[0]}), so its descriptor columns are constant and "
+                     "the model cannot tell GPUs apart; fit on several GPUs to predict another")
     if options.name in LEARNED and gpus > 1 and not any(name.startswith("gpu_") for name in chosen):
         hint = ("name gpu_* columns in --features to use the joined descriptors" if gpu_features
                 else "--gpu-features joins their descriptors by name")
@@ -503,6 +524,7 @@ def predict_table_command(
     from gpuperf.evaluation.protocols import predict_bounded
     from gpuperf.hardware.specs import get_gpu
     from gpuperf.models.persistence import load_model, model_info
+    from gpuperf.models.registry import LEARNED
 
     new_output_file(out)
     info = model_info(model)
@@ -518,12 +540,18 @@ def predict_table_command(
             gpu = get_gpu(gpu).name
         except GpuperfError as error:
             raise GpuperfError(f"--gpu: {error}") from None
+        trained_on = (info.get("metadata") or {}).get("gpus") or []
+        if options.get("name") in LEARNED and len(trained_on) == 1 and trained_on[0] != gpu:
+            raise GpuperfError(f"{model}: fitted on one GPU ({trained_on[0]}), so its GPU descriptors never varied "
+                               f"and --gpu {gpu} would get {trained_on[0]}'s predictions; fit it on a table of "
+                               "several GPUs")
     frame, where = read_table(data)
     rows = frame if gpu is None else frame.assign(gpu=gpu)
     table = extend_table(rows, where, bool(options.get("gpu_features")), options.get("bsp_inputs"),
                          bool(options.get("base_clock")), options.get("roofline_inputs"))
     unbounded = unbounded_rows(table)
-    table = numeric_features(table[~unbounded], names, where)
+    failed = failed_without_features(table, names)
+    table = numeric_features(table[~unbounded & ~failed], names, where)
     fitted = load_model(model)
     result = frame.copy()
     result[PREDICTED] = np.nan
@@ -531,6 +559,9 @@ def predict_table_command(
     result.loc[table.index, PREDICTED] = predicted
     if unbounded.any():
         _print_note(unbounded_note(unbounded, where, "no prediction for"))
+    if failed.any():
+        _print_note(f"note: {where}: no prediction for {int(failed.sum())} rows whose run failed (status not ok) "
+                    "and that lack a feature value")
     if clipped.any():
         _print_note(clipped_note(int(clipped.sum()), len(result)))
     _print_note(not_positive_note(result.loc[table.index, PREDICTED], len(result), options))

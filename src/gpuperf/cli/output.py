@@ -38,9 +38,9 @@ def print_json(data: Any) -> None:
 def print_table(rows: Sequence[Mapping[str, Any]], title: str | None = None, columns: Sequence[str] | None = None) -> None:
     """A rich table of dict rows."""
     columns = list(columns or (rows[0].keys() if rows else []))
-    table = Table(title=title)
+    table = Table(title=None if title is None else escape(title))  # a variant's [a=1] is text, not markup
     for column in columns:
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # wrap a long value; never cut it short
     for row in rows:
         table.add_row(*[_format(row.get(c)) for c in columns])
     console.print(table)

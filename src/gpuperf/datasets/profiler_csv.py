@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import bz2
 import csv
+import gzip
 import io
+import lzma
 import math
 import re
 from pathlib import Path
@@ -64,10 +67,22 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", str(text).lower())
 
 
+_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+
+
 def read_lines(path: Path) -> list[str]:
+    """The lines of a profiler's CSV output, plain or compressed (``.gz``, ``.bz2``, ``.xz``)."""
     if not path.is_file():
         raise missing_file(path, f"{path}: no such file")
-    text = path.read_text(errors="replace")
+    opener = _OPENERS.get(path.suffix.lower())
+    if opener is None:
+        text = path.read_text(errors="replace")
+    else:
+        try:
+            with opener(path, "rt", errors="replace") as handle:
+                text = handle.read()
+        except (OSError, EOFError, lzma.LZMAError) as error:
+            raise GpuperfError(f"{path}: cannot be read as a {path.suffix} file ({error})") from None
     if not text.strip():
         raise GpuperfError(f"{path}: empty file")
     lines = text.splitlines()

@@ -396,8 +396,18 @@ def advise_profile(
 ) -> Advice:
     """Suggestions for a profiled launch (nvprof-style counters, see ``gpuperf.decisions.profile``)."""
     from gpuperf.decisions.profile import profile_features, profile_gpu
+    from gpuperf.hardware.specs import canonical_gpu_name
 
-    gpu = gpu or profile_gpu(row, where)
+    if gpu is None:
+        gpu = profile_gpu(row, where)
+    else:
+        try:
+            named = profile_gpu(row, where)
+        except GpuperfError:  # a GPU gpuperf does not describe: --gpu says which it is
+            named = None
+        if named is not None and canonical_gpu_name(gpu) != named:
+            raise GpuperfError(f"--gpu {gpu}: {where} was profiled on the {named}, and its counters are that GPU's; "
+                               "--gpu is for a row that names no GPU, or one gpuperf does not describe")
     features = {**profile_features(row, where), **gpu_features(gpu)}
     note = "" if gpu else "no GPU named: the GPU features are the training pairs' medians"
     return advise(features, GPU_TARGET, threshold, entries, None, use_cache, note, None, min_confidence, progress, gpu)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from gpuperf.datasets.schema import OK, STATUS, TARGET
+from gpuperf.datasets.schema import STATUS, TARGET, is_ok
 from gpuperf.decisions.space import Space
 
 TUNING_TABLES = ("schoonhoven_spaces", "benchmark_hub_spaces")
@@ -47,7 +47,7 @@ def _family_frames(frame: pd.DataFrame, parameters: list[str]) -> list[tuple[lis
 
 def _space(rows: pd.DataFrame, params: list[str], where: str, gpu: str) -> Space:
     rows = rows.copy()
-    rows["_time"] = rows[TARGET].where(rows[STATUS].eq(OK)) if STATUS in rows.columns else rows[TARGET]
+    rows["_time"] = rows[TARGET].where(is_ok(rows[STATUS])) if STATUS in rows.columns else rows[TARGET]
     extras = [c for c in EXTRA_COLUMNS if c in rows.columns]
     grouped = rows.groupby(params, sort=True, dropna=False)
     table = grouped["_time"].median().reset_index()

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import RegressorMixin, clone
 
+from gpuperf.datasets.schema import is_ok
 from gpuperf.decisions.search_metrics import evals_to, random_expected_evals
 from gpuperf.errors import GpuperfError
 from gpuperf.features.table import FEATURES, LIFT
@@ -50,7 +51,7 @@ def program_columns(table: pd.DataFrame) -> tuple[str, ...]:
 
 def normalised_performance(table: pd.DataFrame, program: Sequence[str]) -> pd.Series:
     """Best time of each row's program and input (the ``program`` columns) over the row's time; 0 if failed."""
-    ok = table["status"].eq("ok") if "status" in table else pd.Series(True, index=table.index)
+    ok = is_ok(table["status"]) if "status" in table else pd.Series(True, index=table.index)
     times = table["time_s"].where(ok & (table["time_s"] > 0))
     best = times.groupby([table[c] for c in program], dropna=False).transform("min")
     return (best / times).fillna(0.0)

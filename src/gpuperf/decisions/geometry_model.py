@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from sklearn.ensemble import RandomForestRegressor
 
+from gpuperf.datasets.schema import is_ok
 from gpuperf.decisions.geometry import DeviceDescriptor, KernelDescriptor, fits
 from gpuperf.errors import GpuperfError
 
@@ -91,7 +92,7 @@ class ChoiceTable:
 
 def _choice_table(table: str, kernel: str, gpu: str, rows: pd.DataFrame, parameters: list[str]) -> ChoiceTable:
     shape = SHAPES[kernel]
-    ok = rows[rows["status"].eq("ok")] if "status" in rows.columns else rows
+    ok = rows[is_ok(rows["status"])] if "status" in rows.columns else rows
     ok = ok[np.isfinite(ok["time_s"]) & (ok["time_s"] > 0)]
     rest = [p for p in parameters if p not in shape.block and ok[p].notna().any() and ok[p].nunique() > 1]
     bx = ok[shape.block[0]].to_numpy(dtype=float)

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from sklearn.ensemble import RandomForestRegressor
 
-from gpuperf.datasets.schema import row_location
+from gpuperf.datasets.schema import is_ok, row_location
 from gpuperf.decisions.geometry import DEFAULT_REGISTERS, DeviceDescriptor, KernelDescriptor, rules_for
 from gpuperf.decisions.space import plain_value
 from gpuperf.errors import GpuperfError
@@ -181,7 +181,7 @@ def check_sweep(table: pd.DataFrame, where: str) -> pd.DataFrame:
     if missing:
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)} (a sweep needs kernel, trip, threads, "
                            "blocks, time_s)")
-    usable = table if "status" not in table.columns else table[table["status"].eq("ok")]
+    usable = table if "status" not in table.columns else table[is_ok(table["status"])]
     for column in ("trip", "threads", "blocks", "time_s"):
         values = pd.to_numeric(usable[column], errors="coerce")
         bad = ~(values > 0) | ~np.isfinite(values)

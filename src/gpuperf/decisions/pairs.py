@@ -33,7 +33,7 @@ from gpuperf.decisions.advice_features import (
 )
 from gpuperf.decisions.optimizations import Optimization, PairSpec
 from gpuperf.decisions.program_features import FEATURE_SOURCES
-from gpuperf.datasets.schema import texts_by_value
+from gpuperf.datasets.schema import is_ok, texts_by_value
 from gpuperf.errors import GpuperfError
 from gpuperf.files import cache_root, write_cache_file
 from gpuperf.measure.export import CYCLE_TIMES
@@ -146,7 +146,7 @@ def _matched(frame: pd.DataFrame, spec: PairSpec) -> tuple[pd.DataFrame, pd.Data
 
     The joined frame has the before row's columns, ``time_after_s`` and ``after_kernel``."""
     kernels = [*spec.kernels, *([spec.after_kernel] if spec.after_kernel else [])]
-    ok = frame["status"].eq("ok") if "status" in frame.columns else True
+    ok = is_ok(frame["status"]) if "status" in frame.columns else True
     rows = frame[ok & frame["kernel"].isin(kernels) & (pd.to_numeric(frame["time_s"], errors="coerce") > 0)]
     config = _config_columns(rows, spec)
     if spec.after_kernel is None and spec.parameter not in config:

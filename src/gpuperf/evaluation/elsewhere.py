@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from gpuperf.datasets.schema import is_ok
 from gpuperf.errors import GpuperfError
 from gpuperf.evaluation.metrics import mape
 from gpuperf.evaluation.protocols import TARGET, balanced_subsample
@@ -48,7 +49,7 @@ def _usable(frame: pd.DataFrame, target: str) -> pd.DataFrame:
     times = pd.to_numeric(frame[target], errors="coerce")
     ok = times.gt(0) & np.isfinite(times)
     if "status" in frame.columns:
-        ok &= frame["status"].eq("ok")
+        ok &= is_ok(frame["status"])
     return frame.loc[ok]
 
 

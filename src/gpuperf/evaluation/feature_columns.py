@@ -13,12 +13,16 @@ Default features: every numeric column except
   ``energy``, ``power``, ``watt``, ``temperature``, ``freq`` or ``clock`` and per-watt rates (``/W``),
   unless the column is a tuning parameter named in the ``variant`` labels (``nvml_gr_clock=1080``);
   energy is power times the time, and the others are not known before the run;
+- GPU descriptor fields that some GPU gpuperf describes lacks (``gpu_base_clock_mhz``,
+  ``gpu_compute_capability``, ...): a model using one could not predict those GPUs (name it with
+  ``--features`` to use it anyway);
 - columns with a missing or infinite value (a note names those that are otherwise numbers, with
   the first such row).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import warnings
 from collections.abc import Sequence
@@ -48,7 +52,18 @@ def is_default_feature(column: str, parameters: Sequence[str] = ()) -> bool:
     per_second = "/s" in name or "per_second" in name  # a rate (GFLOP/s, bytes per second): the time in disguise
     observed = OBSERVED.search(name) is not None and not name.startswith("gpu_")  # gpu_*: GPU descriptors
     return (name not in KEYS_AND_OUTCOMES and name not in LAUNCH_BOOKKEEPING and name not in MEASUREMENT_OUTCOMES
-            and not per_second and not observed and not is_measured_time(name) and not is_timing_derived(name))
+            and not per_second and not observed and not is_measured_time(name) and not is_timing_derived(name)
+            and name not in partial_descriptor_fields())
+
+
+@functools.cache
+def partial_descriptor_fields() -> frozenset[str]:
+    """The ``gpu_*`` descriptor columns that some GPU gpuperf describes has no value for."""
+    from gpuperf.datasets.join import gpu_feature_table
+    from gpuperf.hardware.specs import gpus
+
+    table = gpu_feature_table([gpu.name for gpu in gpus()])
+    return frozenset(str(column) for column in table.columns if table[column].isna().any())
 
 
 def is_measured_time(column: str) -> bool:

@@ -9,6 +9,7 @@ Loopy performance-model paper reports it (0.06 to 0.42 per GPU there).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,9 +17,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.models.linear_calibration import (
     CALIBRATION_PLANS,
+    STATISTICS,
     Calibration,
     DeviceInfo,
     calibrate,
@@ -148,27 +150,31 @@ def calibrate_from_table(table: pd.DataFrame | str | Path, device_class: str = "
 def _fit_table(measured: pd.DataFrame, info: DeviceInfo, source: str, device_class: str,
                property_set: str | None, properties: Sequence[str] | None, statistic: str) -> Calibration:
     fitting = measured[measured["kernel"].isin(CALIBRATION_PLANS[device_class])].reset_index(drop=True)
+    _, names = property_choice(info, property_set, properties)
+    if len(fitting) < len(names):
+        raise GpuperfError(
+            f"{source}: {len(fitting)} calibration points ({fitting['kernel'].nunique()} kernels) for "
+            f"{len(names)} properties; a fit needs at least one point per property: rows of the {device_class} "
+            "class's calibration kernels at their planned sizes, as a calibration campaign's export holds them")
     return fit_calibration(fitting, info, source, property_set, properties,
                            timing={"statistic": statistic, "table": source})
 
 
 def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
                     statistic: str) -> tuple[pd.DataFrame, DeviceInfo, str]:
-    """The planned points of a measured table (see :func:`calibrate_from_table`), its device and name."""
-    from gpuperf.datasets.schema import ROW_NUMBERING, is_ok, row_location
+    """The planned points of a measured table (see :func:`calibrate_from_table`), its device and name.
+    A row that is ok must have a positive ``time_s`` and ``time_s_min`` and sizes its kernel accepts;
+    ok rows outside the plan are counted in a note."""
+    from gpuperf.datasets.schema import is_ok, row_location
+    from gpuperf.datasets.tables import numeric_column, read_table_file
     from gpuperf.kernels.catalog import get_kernel
 
     if device_class not in CALIBRATION_PLANS:
         raise GpuperfError(f"device class must be one of {', '.join(CALIBRATION_PLANS)}, not '{device_class}'")
+    if statistic not in STATISTICS:
+        raise GpuperfError(f"statistic must be one of {', '.join(STATISTICS)}, not '{statistic}'")
     source = "the table" if isinstance(table, pd.DataFrame) else str(table)
-    if isinstance(table, pd.DataFrame):
-        frame = table
-    else:
-        try:
-            frame = pd.read_csv(table)
-        except (OSError, ValueError) as exc:
-            raise GpuperfError(f"{source}: cannot be read as a CSV table ({exc})") from None
-        frame.attrs[ROW_NUMBERING] = "line"
+    frame = table if isinstance(table, pd.DataFrame) else read_table_file(table)
     missing = [c for c in ("kernel", "time_s", "time_s_min") if c not in frame.columns]
     if missing:
         raise GpuperfError(f"{source}: no column {', '.join(missing)}")
@@ -176,21 +182,33 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
     if len(devices) > 1:
         raise GpuperfError(f"{source}: points of several devices ({', '.join(devices)}); give one device's")
     ok = is_ok(frame["status"]) if "status" in frame else pd.Series(True, frame.index)
+    times = {column: numeric_column(frame, column, source) for column in ("time_s", "time_s_min")}
     rows = []
     for position, (_, row) in enumerate(frame.iterrows()):
         if not ok.iloc[position]:
             continue
+        where = f"{source}, {row_location(frame, position)}"
+        for column, values in times.items():
+            if not (np.isfinite(values.iloc[position]) and values.iloc[position] > 0):
+                raise GpuperfError(f"{where}: {column}={row[column]!r} is not a positive time (status ok)")
         try:
-            params = get_kernel(str(row["kernel"])).params
-        except GpuperfError as exc:
-            raise GpuperfError(f"{source}, {row_location(frame, position)}: {exc}") from None
-        sizes = {name: int(row[name]) for name in params if name in row and pd.notna(row[name])}
-        rows.append({"kernel_spec": row["kernel"], "sizes": sizes, "time_s": float(row["time_s"]),
-                     "time_s_min": float(row["time_s_min"])})
+            kernel = get_kernel(str(row["kernel"]))
+            sizes = {name: int(row[name]) for name in kernel.params if name in row and pd.notna(row[name])}
+            kernel.resolve_sizes(sizes)
+        except (GpuperfError, ValueError) as exc:
+            raise GpuperfError(f"{where}: {exc}") from None
+        rows.append({"kernel_spec": row["kernel"], "sizes": sizes, "time_s": float(times["time_s"].iloc[position]),
+                     "time_s_min": float(times["time_s_min"].iloc[position])})
     plan = {**CALIBRATION_PLANS[device_class], **HELD_OUT_PLANS[device_class]}
+    measured = combine_measured(rows, plan, statistic)
+    unplanned = len(rows) - int(measured["passes"].sum())
+    if unplanned:
+        warnings.warn(GpuperfNote(
+            f"{source}: {unplanned} of {len(rows)} ok rows are not points of the {device_class} class's "
+            "calibration or held-out plan (kernel and sizes) and are left out"), stacklevel=3)
     description = str(frame["gpu"].dropna().iloc[0]) if "gpu" in frame and frame["gpu"].notna().any() else source
     info = DeviceInfo(devices[0] if devices else "table", description, device_class)
-    return combine_measured(rows, plan, statistic), info, source
+    return measured, info, source
 
 
 def variant_predictions(calibration: Calibration, table: pd.DataFrame) -> pd.DataFrame:

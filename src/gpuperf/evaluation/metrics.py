@@ -102,7 +102,8 @@ def top_k_overlap(measured, predicted, k: int = 5) -> float:
 
 
 def all_metrics(measured, predicted, k: int = 5) -> dict[str, float]:
-    """Every metric above, by name, plus the row count ``n``."""
+    """Every metric above, by name, plus the row count ``n``; ``gmre`` is NaN where a prediction is
+    not a positive time (where :func:`geometric_mean_relative_error` raises)."""
     m, p = _pair(measured, predicted)
     result = {
         "n": int(len(m)),

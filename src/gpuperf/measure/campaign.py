@@ -170,6 +170,9 @@ def load_campaign(path: str | Path) -> Campaign:
         space_entries, space_skipped = _space_entries(table, f"{path}: spaces[{index}]", path.parent, verify)
         entries.extend(space_entries)
         skipped.extend(space_skipped)
+    if not entries and skipped:
+        raise GpuperfError(f"{path}: no points to measure: every variant of its spaces breaks its assumptions at "
+                           f"the sizes given (e.g. {skipped[0]}); give sizes they accept")
     if not entries:
         raise GpuperfError(f"{path}: no points to measure; add [[kernels]] or [[spaces]] tables with sizes")
     _one_spec_per_kernel(entries, path)
@@ -394,7 +397,7 @@ def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None 
         _check_same_timing(store, campaign, store_path)  # before forgetting anything: a refusal keeps it all
         if retry_failed:
             store.delete_failed(campaign.name)
-        store.set_plan(campaign.name, str(campaign.path), opened.name, len(points))
+        store.set_plan(campaign.name, str(campaign.path), opened.name, len(points), [p.key for p in points])
         stored = store.keys(campaign.name)
         todo = [p for p in points if p.key not in stored]
         report = CampaignReport(campaign.name, opened.name, len(points), len(points) - len(todo))

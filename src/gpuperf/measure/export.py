@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.files import written_whole
 from gpuperf.kernels.kernel import Kernel
-from gpuperf.measure.store import CYCLE_GROUP, OK, Store
+from gpuperf.measure.store import CYCLE_GROUP, OK, Store, geometry_text
 
 KEY_COLUMNS = ("kernel", "variant", "gpu", "device", "source")
 CYCLE_TIMES = "cycle_times_s"  # an interleaved point's per-cycle round medians, ';'-separated
@@ -61,7 +61,7 @@ class _Features:
         self.kernels: dict[str, Kernel | None] = {}
         self.failed: set[str] = set()
 
-    def __call__(self, spec: str, sizes: dict[str, int], gpu: str | None) -> dict[str, Any]:
+    def __call__(self, spec: str, sizes: dict[str, int], gpu: str | None, geometry: str) -> dict[str, Any]:
         from gpuperf.kernels.catalog import get_kernel
 
         if spec not in self.kernels:
@@ -72,6 +72,15 @@ class _Features:
                 self.kernels[spec] = None
         kernel = self.kernels[spec]
         if kernel is None:
+            return {}
+        try:
+            rebuilt = geometry_text(*kernel.launch(sizes))
+        except Exception as exc:  # noqa: BLE001 - sizes the kernel as it is now refuses
+            self._warn(spec, exc)
+            return {}
+        if rebuilt != geometry:  # the kernel's file changed since: its features would describe other code
+            self._warn(spec, GpuperfError(f"it launches {rebuilt} now, where {geometry} was measured (its file "
+                                          "changed since?)"))
             return {}
         if gpu is not None:
             try:
@@ -87,7 +96,8 @@ class _Features:
     def _warn(self, what: str, exc: Exception) -> None:
         if what not in self.failed:
             self.failed.add(what)
-            warnings.warn(f"features incomplete for {what}: {type(exc).__name__}: {exc}", stacklevel=3)
+            shown = str(exc) if isinstance(exc, GpuperfError) else f"{type(exc).__name__}: {exc}"
+            warnings.warn(GpuperfNote(f"features incomplete for {what}: {shown}"), stacklevel=3)
 
 
 def store_table(store_path: str | Path, campaign: str | None = None, features: bool = True,
@@ -117,7 +127,7 @@ def store_table(store_path: str | Path, campaign: str | None = None, features: b
             param_names.setdefault(name, None)
             record.setdefault(name, value)
         if feature_of is not None:
-            for name, value in feature_of(row["kernel_spec"], row["sizes"], canonical).items():
+            for name, value in feature_of(row["kernel_spec"], row["sizes"], canonical, row["geometry"]).items():
                 if name not in record:
                     feature_names.setdefault(name, None)
                     record[name] = value

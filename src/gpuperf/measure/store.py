@@ -81,6 +81,18 @@ CREATE TABLE IF NOT EXISTS rounds (
     UNIQUE (campaign, kernel, sizes, device, geometry, cycle)
 );
 """
+# The points of each campaign's latest plan, so status counts those only (rows of an earlier plan
+# stay stored); added like rounds: a store without it gets it when a plan is next set.
+_PLAN_SCHEMA = """
+CREATE TABLE IF NOT EXISTS plan_points (
+    campaign TEXT NOT NULL,
+    kernel TEXT NOT NULL,
+    sizes TEXT NOT NULL,
+    device TEXT NOT NULL,
+    geometry TEXT NOT NULL,
+    UNIQUE (campaign, kernel, sizes, device, geometry)
+);
+"""
 
 COLUMNS = (
     "campaign", "kernel", "sizes", "device", "geometry", "kernel_name", "variant", "variant_params",
@@ -273,10 +285,11 @@ class Store:
         return added
 
     def _has_rounds(self) -> bool:
-        return self.db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='rounds'").fetchone() is not None
+        return self._has_table("rounds")
 
-    def set_plan(self, campaign: str, source: str, device: str, planned: int) -> None:
-        """Record how many points ``campaign`` has in total (for status)."""
+    def set_plan(self, campaign: str, source: str, device: str, planned: int,
+                 keys: Sequence[PointKey] | None = None) -> None:
+        """Record how many points ``campaign`` has in total and (``keys``) which, for status."""
         with self._transaction():
             self.db.execute(
                 "INSERT INTO campaigns (name, source, device, planned, updated_at) VALUES (?,?,?,?,?) "
@@ -284,6 +297,12 @@ class Store:
                 "planned=excluded.planned, updated_at=excluded.updated_at",
                 (campaign, source, device, planned, now_utc()),
             )
+            if keys is not None:
+                self.db.execute(_PLAN_SCHEMA)
+                self.db.execute("DELETE FROM plan_points WHERE campaign=?", (campaign,))
+                self.db.executemany(
+                    "INSERT OR IGNORE INTO plan_points (campaign, kernel, sizes, device, geometry) VALUES (?,?,?,?,?)",
+                    [(key.campaign, key.kernel, key.sizes, key.device, key.geometry) for key in keys])
 
     def delete_failed(self, campaign: str) -> int:
         """Forget the failed points of ``campaign`` so that they are taken again; returns how many."""
@@ -337,17 +356,22 @@ class Store:
         return [r[0] for r in rows]
 
     def status(self) -> list[dict[str, Any]]:
-        """Per campaign: planned, done (ok), failed (by kind) and remaining points."""
+        """Per campaign: planned, done (ok), failed (by kind) and remaining points of its latest
+        plan, and ``outside_plan``: stored points an earlier plan had (None where the store does
+        not record the plan's points, as before they were recorded: then every point counts)."""
         planned = {name: (count, device, source) for name, count, device, source in
                    self.db.execute("SELECT name, planned, device, source FROM campaigns")}
-        counts: dict[str, dict[str, int]] = {}
-        for campaign, status, count in self.db.execute(
-            "SELECT campaign, status, COUNT(*) FROM points GROUP BY campaign, status"
-        ):
-            counts.setdefault(campaign, {})[status] = count
+        everything = self._status_counts("SELECT campaign, status, COUNT(*) FROM points GROUP BY campaign, status")
+        in_plan, recorded = {}, set()
+        if self._has_table("plan_points"):
+            in_plan = self._status_counts(
+                "SELECT p.campaign, p.status, COUNT(*) FROM points p JOIN plan_points q ON p.campaign=q.campaign "
+                "AND p.kernel=q.kernel AND p.sizes=q.sizes AND p.device=q.device AND p.geometry=q.geometry "
+                "GROUP BY p.campaign, p.status")
+            recorded = {name for (name,) in self.db.execute("SELECT DISTINCT campaign FROM plan_points")}
         report = []
         for name in self.campaigns():
-            by_status = counts.get(name, {})
+            by_status = in_plan.get(name, {}) if name in recorded else everything.get(name, {})
             total, device, source = planned.get(name, (None, None, None))
             taken = sum(by_status.values())
             failed = {kind: by_status.get(kind, 0) for kind in FAILURES}
@@ -360,8 +384,18 @@ class Store:
                 "failed": sum(failed.values()),
                 **failed,
                 "remaining": max(total - taken, 0) if total is not None else None,
+                "outside_plan": sum(everything.get(name, {}).values()) - taken if name in recorded else None,
             })
         return report
+
+    def _status_counts(self, query: str) -> dict[str, dict[str, int]]:
+        counts: dict[str, dict[str, int]] = {}
+        for campaign, status, count in self.db.execute(query):
+            counts.setdefault(campaign, {})[status] = count
+        return counts
+
+    def _has_table(self, name: str) -> bool:
+        return self.db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone() is not None
 
 
 def _to_sql(column: str, value: Any) -> Any:

@@ -142,7 +142,12 @@ def time_kernel(run_many: RunMany, settings: TimingSettings) -> Timing:
 
 # -- verification -----------------------------------------------------------------------------------
 def max_relative_error(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray]) -> tuple[float, str]:
-    """Largest normwise relative error max|got - want| / max|want| over the outputs, and its output."""
+    """Largest normwise relative error max|got - want| / max|want| over the outputs, and its output.
+    Every output the kernel writes must have the reference's value, of the same shape."""
+    unchecked = [name for name in actual if name not in expected]
+    if unchecked:
+        raise GpuperfError(f"the reference returns no value for {', '.join(unchecked)}, which the kernel writes: "
+                           "return every output from it (or measure without verifying)")
     worst, worst_name = 0.0, ""
     for name, want in expected.items():
         if name not in actual:
@@ -152,7 +157,7 @@ def max_relative_error(actual: Mapping[str, np.ndarray], expected: Mapping[str, 
         dtype = np.result_type(got.dtype, want.dtype) if got.dtype.kind == want.dtype.kind == "f" else np.float64
         got, want = got.astype(dtype, copy=False), want.astype(dtype, copy=False)
         if got.shape != want.shape:
-            return float("inf"), name
+            raise GpuperfError(f"output '{name}' has shape {got.shape}, the reference's {want.shape}")
         if want.size == 0:
             continue
         diff = float(np.max(np.abs(got - want)))
@@ -352,9 +357,12 @@ def _check(kernel: Kernel, sizes: dict[str, int], inputs: dict[str, np.ndarray],
     label = f"{kernel.key} at {','.join(f'{k}={v}' for k, v in sizes.items())}"
     try:
         expected = expected_outputs() if expected_outputs else kernel.expected_outputs(inputs, sizes)
-        error, name = max_relative_error(outputs, expected)
     except Exception as exc:  # noqa: BLE001 - a broken reference cannot verify the point
         raise VerifyFailed(f"{label}: the reference failed: {describe_exception(exc)}") from exc
+    try:
+        error, name = max_relative_error(outputs, expected)
+    except GpuperfError as exc:  # outputs the reference cannot be compared with
+        raise VerifyFailed(f"{label}: {exc}") from exc
     if not error <= kernel.rtol:
         raise VerifyFailed(f"{label}: output '{name}' differs from the reference: max relative error "
                            f"{error:.3g} > rtol {kernel.rtol:g}", max_rel_error=error)

@@ -118,9 +118,11 @@ class BspModel(RegressorMixin, BaseEstimator):
         return self
 
     def predict(self, X) -> np.ndarray:
-        """Predicted times in seconds: the BSP cost of each row over the calibrated lambda."""
+        """Predicted times in seconds: the BSP cost of each row over the calibrated lambda; NaN for a
+        row whose inputs give no positive time (see :meth:`undefined_rows`)."""
         check_is_fitted(self)
-        return self.uncalibrated_time(X) / self.lambda_
+        time = self.uncalibrated_time(X)
+        return np.where(_undefined(time), np.nan, time / self.lambda_)
 
     def _column_names(self) -> dict[str, str | None]:
         return {

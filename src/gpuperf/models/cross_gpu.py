@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from gpuperf.datasets.schema import TARGET, row_location
+from gpuperf.datasets.schema import TARGET, is_ok, row_location
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.hardware.specs import canonical_gpu_name
 
@@ -58,8 +58,11 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     """``gpu``'s time of every launch (``kernel``, ``variant`` where the table has one, and ``key``)
     timed on other GPUs but not on it, from those GPUs' times scaled by their ratio to it on the
     launches of the same kernel it timed (:func:`scaled_times`). ``table``: measured rows only (a
-    ``gpu`` column, positive times in ``target``); repeated launches count by their median."""
+    ``gpu`` column, positive times in ``target``; rows with a ``status`` other than ok are left
+    out, and an ok row without a positive time is an error naming it); repeated launches count by
+    their median."""
     columns = launch_columns(table, key, where)
+    table = _measured(table, target, where)
     name = matching_gpu(table, gpu, where)
     times = table.groupby(["gpu", *columns], sort=True, dropna=False)[target].median().unstack("gpu")
     if name not in times.columns:
@@ -92,6 +95,20 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     return CrossGpuPrediction(name, frame, pd.DataFrame(kernels), missing)
 
 
+def _measured(table: pd.DataFrame, target: str, where: str) -> pd.DataFrame:
+    """The rows whose run went well (status ok, or no status column), each checked for a positive time."""
+    if target not in table.columns:
+        raise GpuperfError(f"{where}: missing column {target} (the measured time)")
+    kept = table[is_ok(table["status"])] if "status" in table.columns else table
+    times = pd.to_numeric(kept[target], errors="coerce").to_numpy(dtype=float)
+    bad = ~(np.isfinite(times) & (times > 0))
+    if bad.any():
+        position = int(np.flatnonzero(bad)[0])
+        raise GpuperfError(f"{where}: {row_location(kept, position)}: {target}={kept[target].iloc[position]!r} "
+                           "is not a positive time")
+    return kept
+
+
 def launch_columns(table: pd.DataFrame, key: Sequence[str], where: str) -> list[str]:
     """The columns naming a launch: ``kernel``, ``variant`` where the table has it, then ``key``."""
     if isinstance(key, str):
@@ -119,4 +136,7 @@ def matching_gpu(table: pd.DataFrame, gpu: str, where: str) -> str:
     for name in names:
         if wanted is not None and canonical_gpu_name(name) == wanted:
             return name
+    if wanted is not None:  # a GPU gpuperf knows, with no launch timed on it here
+        raise GpuperfError(f"{where}: no launch was timed on the {wanted} (the table's GPUs: {', '.join(names)}); "
+                           "each kernel needs one launch timed on the GPU to predict")
     raise unknown_name_error(f"GPU in {where}", gpu, names)

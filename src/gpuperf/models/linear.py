@@ -50,6 +50,9 @@ class LinearCountModel(RegressorMixin, BaseEstimator):
     # -- inputs -------------------------------------------------------------------------------
     def _names(self) -> tuple[str, ...]:
         if self.properties is not None:
+            if len(self.properties) == 0:
+                raise GpuperfError("LinearCountModel: properties names none; name at least one, or leave it "
+                                   "None for the property set's")
             return check_property_names(self.properties, where="LinearCountModel")
         return property_names(self.property_set)
 
@@ -58,6 +61,9 @@ class LinearCountModel(RegressorMixin, BaseEstimator):
             missing = [n for n in names if n not in X.columns]
             if missing:
                 raise GpuperfError(f"LinearCountModel: missing property column(s) {', '.join(missing)}")
+            repeated = sorted({str(n) for n in X.columns[X.columns.duplicated()] if n in names})
+            if repeated:
+                raise GpuperfError(f"LinearCountModel: property column(s) {', '.join(repeated)} appear more than once")
             matrix = X.loc[:, list(names)].to_numpy(dtype=float)
         else:
             matrix = np.asarray(X, dtype=float)

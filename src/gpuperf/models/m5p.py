@@ -8,8 +8,11 @@ estimated error, and smooths each leaf's model with the models on its path to th
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 
@@ -51,8 +54,19 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
         self.smooth = smooth
 
     # -- fitting -----------------------------------------------------------------------------
+    _parameter_constraints = {
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "min_std_fraction": [Interval(Real, 0, None, closed="left")],
+        "max_depth": [Interval(Integral, 0, None, closed="left")],
+        "pruning_multiplier": [Interval(Real, 0, None, closed="left")],
+        "smoothing": [Interval(Real, 0, None, closed="left")],
+        "prune": ["boolean"],
+        "smooth": ["boolean"],
+    }
+
     def fit(self, X, y):
         """Grow the tree, fit a linear model at every node, prune and (with ``smooth``) smooth."""
+        self._validate_params()
         X, y = validate_data(self, X, y, y_numeric=True)
         y = y.astype(float)
         self._X, self._y = X.astype(float), y

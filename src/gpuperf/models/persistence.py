@@ -118,12 +118,13 @@ def save_model(model: Any, path: str | Path, feature_names: Sequence[str] | None
         try:
             document = dict(header, model=_encode(model, "model"))
         except GpuperfError:  # compiled parts (trees, search structures): an embedded skops payload
-            document = dict(header, model_skops=base64.b64encode(_skops().dumps(model)).decode("ascii"))
+            document = dict(header, model_skops=base64.b64encode(_loadable_skops(model, path)).decode("ascii"))
         with written_whole(path) as temporary:  # a failed write keeps the model being refitted
             temporary.write_text(json.dumps(document, indent=1))
     elif path.suffix == ".skops":
+        data = _loadable_skops(dict(header, model=model), path)
         with written_whole(path) as temporary:
-            _skops().dump(dict(header, model=model), temporary)
+            temporary.write_bytes(data)
     else:
         raise GpuperfError(f"{path}: unknown model file type '{path.suffix}'; use .json or .skops")
     return path
@@ -176,6 +177,16 @@ def _skops():
     import skops.io
 
     return skops.io
+
+
+def _loadable_skops(value: Any, path: Path) -> bytes:
+    """``value`` as skops bytes, refusing what :func:`load_model` would refuse to read back."""
+    data = _skops().dumps(value)
+    untrusted = [t for t in _skops().get_untrusted_types(data=data) if t not in SKOPS_TRUSTED]
+    if untrusted:
+        raise GpuperfError(f"{path}: the model holds type(s) that loading refuses ({', '.join(untrusted)}); save "
+                           "the fitted estimator itself (a search's best_estimator_), without functions of your own")
+    return data
 
 
 def _load_skops_payload(payload: str, path: Path):
