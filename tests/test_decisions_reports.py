@@ -199,3 +199,25 @@ def test_the_exploration_study_sets_the_searches_against_kernel_tuners_strategie
         assert all(1 <= v <= 21 for v in values)  # budget 20: not reached counts as 21
         assert per_gpu["geometric mean"][method] == pytest.approx(np.sqrt(values[0] * values[1]))
     assert list(frame["evals_to_90"].fillna(21)) == [per_gpu[g]["guided"] for g in frame["gpu"]]
+
+
+def test_a_short_log_range_is_labelled_between_the_1_2_5_ticks():
+    """Speedups from 0.75 to 1.6: 1, 2 and 5 alone would label only the 1."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from gpuperf.decisions.reports import plain_log_ticks
+
+    def labels(values, between=True):
+        fig = Figure()
+        ax = fig.add_subplot()
+        ax.scatter(values, np.arange(len(values)))
+        ax.set_xscale("log")
+        plain_log_ticks(ax, between=between)
+        FigureCanvasAgg(fig).draw()
+        low, high = ax.get_xlim()
+        return [tick for tick, label in zip(ax.get_xticks(), ax.get_xticklabels()) if low <= tick <= high]
+
+    assert labels([0.75, 1.0, 1.6]) == pytest.approx([0.8, 1.0, 1.25, 1.5])
+    assert labels([0.75, 1.0, 1.6], between=False) == pytest.approx([1.0])
+    assert labels([0.01, 100.0])[:3] == pytest.approx([0.01, 0.02, 0.05])  # a long range keeps 1, 2, 5

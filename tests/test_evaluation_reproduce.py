@@ -538,6 +538,12 @@ def test_target_check_halves_the_paper_on_shared_kernels_and_caps_at_the_ceiling
     assert row["paper_best_model"] == "linear" and row["paper_best"] == pytest.approx(0.3)
     assert row["meets_half"] and not row["meets_ceiling"]
     assert row["ours_cross_architecture"] == 0.25 and row["meets_ceiling_cross_architecture"]
+    assert row["kernels"] == 2 and row["kernels_cross_architecture"] == 2
+    one_kernel = Evaluation("r/architecture", ("gpu",), pd.DataFrame(
+        {"gpu": "g1", "kernel": ["k1"], "measured": 1.0, "predicted": [1.25]}))  # k2: no other-architecture rows
+    row = target_check(Reproduction({"r/gpu": result.evaluations["r/gpu"], "r/architecture": one_kernel}),
+                       "r", published).loc["g1"]
+    assert row["kernels"] == 2 and row["kernels_cross_architecture"] == 1
 
 
 def test_profiled_elsewhere_summary_averages_each_predicted_gpu_over_its_profiling_gpus(monkeypatch):
@@ -687,3 +693,14 @@ def test_one_launch_table_sets_each_gpu_beside_leave_one_gpu_out_and_half_the_pa
     np.testing.assert_allclose(table["one_launch_on_shared"], [0.02, 0.04])  # k1 only: the paper's kernel
     assert table["meets_half"].tolist() == [True, False]  # 0.02 <= 0.025; 0.04 > 0.035
     assert table.filter(like="no launch").iloc[:, 0].tolist() == [0.3, 0.2]
+
+
+def test_every_kernel_of_a_plot_gets_its_own_colour_and_marker():
+    """The linear report plots 46 kernels: more than tab20's colours, so each round of colours takes
+    the next marker and no two kernels share a legend entry."""
+    from gpuperf.evaluation.report import kernel_styles
+
+    styles = kernel_styles([f"kernel{i}" for i in range(46)])
+    assert len(set(styles.values())) == 46
+    assert {marker for _, marker in styles.values()} == {"o", "s", "^"}
+    assert {marker for _, marker in kernel_styles(["a", "b", "c"]).values()} == {"o"}

@@ -76,7 +76,7 @@ def plot_curves(cases: Mapping[str, ExploreResult], path: Path, columns: int = 4
         ax.axhline(0.9, color="grey", linewidth=0.6, linestyle=":", label="90 % of the best")
         ax.set_xscale("log")
         ax.set_xlim(1, max(horizon, 2))
-        plain_log_ticks(ax)
+        plain_log_ticks(ax, between=False)  # evaluations are whole numbers
         ax.set_ylim(0, 1.02)
         ax.set_title(label, fontsize=8)
         ax.set_xlabel("evaluations", fontsize=7)
@@ -96,13 +96,18 @@ def time_unit(seconds: float) -> tuple[str, float]:
     return "us", 1e6
 
 
-def plain_log_ticks(ax, axis: str = "x") -> None:  # noqa: ANN001 - a matplotlib Axes
+def plain_log_ticks(ax, axis: str = "x", between: bool = True) -> None:  # noqa: ANN001 - a matplotlib Axes
     """Label a log axis at 1, 2 and 5 times each power of ten, in plain numbers (matplotlib's minor
-    labels overlap, and its major ones alone leave a short range with one label)."""
+    labels overlap, and its major ones alone leave a short range with one label); with ``between``,
+    a range of less than a factor 5 (the data drawn so far) gets labels between those too (0.8,
+    1.25, 1.5, ...)."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     target = ax.xaxis if axis == "x" else ax.yaxis
-    target.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    low, high = sorted(ax.get_xlim() if axis == "x" else ax.get_ylim())
+    short = between and low > 0 and high / low < 5.0
+    subs = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0) if short else (1.0, 2.0, 5.0)
+    target.set_major_locator(LogLocator(base=10, subs=subs))
     target.set_minor_formatter(NullFormatter())
     target.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
 
@@ -309,18 +314,23 @@ def geometry_report(folder: str | Path, picks: Mapping[str, pd.DataFrame], polic
         plots=[("Speedup per choice", "Each point one choice of block shape; the bar marks the median.", image)],
         notes=[f"{len(combined)} choices from {len(picks)} measured (kernel, GPU) tables; \"Over all choices\" pools "
                "them, so the tables with the most choices weigh most (see the per-table figures).",
-               GEOMETRY_GLOSSARY, *([COST_GLOSSARY] if costs is not None else []), *notes],
+               geometry_glossary(), *([COST_GLOSSARY] if costs is not None else []), *notes],
     )
 
 
-GEOMETRY_GLOSSARY = (
-    "Policies: llvm = LLVM's default, 128 threads; libomptarget = the NVIDIA plugin's rule (none for AMD GPUs: "
-    "blank); heuristic = Lloyd et al.'s short/ideal/long loop rule; occupancy = the block size with the most "
-    "resident warps; model = a random forest over (threads, blocks) trained on the other kernel families; "
-    "best = the fastest measured choice (an oracle). speedup_vs_llvm: geometric mean of the llvm choice's time "
-    "over the policy's; within_10pct: share of choices within 10 % of the best; typical_threads: the policy's "
-    "most frequent block size; choices: how many choices the policy made."
-)
+def geometry_glossary(trained_on: str = "the other kernel families", tables: bool = True) -> str:
+    """What the geometry reports' policies and columns mean; ``tables``: the bundled tables' report
+    (AMD GPUs among them, a typical_threads column), not a sweep's."""
+    return (
+        "Policies: llvm = LLVM's default, 128 threads; libomptarget = the NVIDIA plugin's rule"
+        + (" (none for AMD GPUs: blank)" if tables else "") + "; heuristic = Lloyd et al.'s short/ideal/long "
+        "loop rule; occupancy = the block size with the most resident warps; model = a random forest over "
+        f"(threads, blocks) trained on {trained_on}; best = the fastest measured choice (an oracle). "
+        "speedup_vs_llvm: geometric mean of the llvm choice's time over the policy's; within_10pct: share of "
+        "choices within 10 % of the best; "
+        + ("typical_threads: the policy's most frequent block size; " if tables else "")
+        + "choices: how many choices the policy made."
+    )
 
 
 COST_GLOSSARY = (
@@ -554,6 +564,5 @@ def sweep_report(folder: str | Path, choices: pd.DataFrame, summary: pd.DataFram
                "LLVM's default, then how many choices are within 10 % of the best, of how many. `points`: "
                "the geometries a (loop, trip count) measured, among which the best and the model pick."
                + (" With so few choices, the summary's figures are indications, not rates." if len(choices) < 20 else ""),
-               GEOMETRY_GLOSSARY.replace(
-                   "trained on the other kernel families", "trained on the other loops' sweeps")],
+               geometry_glossary("the other loops' sweeps", tables=False)],
     )

@@ -35,6 +35,12 @@ class Evaluation:
     group: tuple[str, ...]
     predictions: pd.DataFrame
     skipped: dict[str, int] = field(default_factory=dict)
+    in_sample: tuple[str, ...] = ()  # folds of rows the model was fitted on: shown, never pooled as held out
+
+    @property
+    def held_out(self) -> pd.DataFrame:
+        """The predictions of rows the model was not fitted on (every fold but ``in_sample``)."""
+        return self.predictions[~self.predictions["fold"].isin(self.in_sample)]
 
     def metrics_by(self, columns: str | Sequence[str]) -> pd.DataFrame:
         """One row of metrics per value of ``columns`` (e.g. "gpu" or ["gpu", "kernel"])."""
@@ -62,7 +68,7 @@ class Evaluation:
     @property
     def overall(self) -> dict[str, float]:
         """Metrics over all held-out rows together."""
-        return all_metrics(self.predictions["measured"], self.predictions["predicted"])
+        return all_metrics(self.held_out["measured"], self.held_out["predicted"])
 
     def macro_mape(self, by: str | Sequence[str] = ("fold",), over: str = "kernel") -> pd.Series:
         """MAPE per (``by``, ``over``) cell, averaged over ``over`` with equal weight per value."""

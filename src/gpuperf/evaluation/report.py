@@ -34,7 +34,7 @@ def _slug(text: str) -> str:
 def _cell(value, digits: int, style: str = "auto") -> str:
     """A table cell: ``style`` is ``whole`` (integers), ``scientific`` (``1.23e-05``) or ``auto``
     (fixed decimals, significant digits where those would hide a small value)."""
-    if value is None:
+    if value is None or value is pd.NA:
         return ""
     if isinstance(value, (float, np.floating)):
         if math.isnan(value):
@@ -199,7 +199,7 @@ def plot_predicted_vs_measured(evaluation: Evaluation, path: Path, context: str 
     largest groups are subsampled, each step said in the title."""
     data = evaluation.predictions
     colour_by = _colour_key(evaluation)
-    colours = kernel_colours(sorted(data[colour_by].astype(str).unique()))
+    colours = kernel_styles(sorted(data[colour_by].astype(str).unique()))
     plottable = (data["predicted"] > 0) & np.isfinite(data["predicted"])
     shown = data[plottable]
     low = min(data["measured"].min(), shown["predicted"].min() if len(shown) else np.inf)
@@ -231,8 +231,8 @@ def plot_predicted_vs_measured(evaluation: Evaluation, path: Path, context: str 
     return path
 
 
-def _scatter_panel(ax: Axes, name: str, part: pd.DataFrame, colour_by: str, colours: Mapping[str, tuple],
-                   limits: tuple[float, float]) -> bool:
+def _scatter_panel(ax: Axes, name: str, part: pd.DataFrame, colour_by: str,
+                   colours: Mapping[str, tuple[tuple, str]], limits: tuple[float, float]) -> bool:
     """One held-out group's points on ``ax``; whether any colour's points were subsampled."""
     band = np.array(limits)
     ax.fill_between(band, band * 0.8, band * 1.2, color="0.85", linewidth=0)
@@ -243,7 +243,8 @@ def _scatter_panel(ax: Axes, name: str, part: pd.DataFrame, colour_by: str, colo
     for label, points in groups:  # the largest first, so that they hide no other
         if len(points) > MAX_POINTS_PER_KERNEL:
             points, thinned = points.sample(MAX_POINTS_PER_KERNEL, random_state=0), True
-        ax.scatter(points["measured"], points["predicted"], s=7, alpha=0.5, color=colours[label], linewidths=0)
+        colour, marker = colours[label]
+        ax.scatter(points["measured"], points["predicted"], s=7, alpha=0.5, color=colour, marker=marker, linewidths=0)
     hidden = part[~usable]
     if len(hidden):
         ax.scatter(hidden["measured"], np.full(len(hidden), limits[0]), marker="v", s=10, color="0.4")
@@ -256,15 +257,15 @@ def _scatter_panel(ax: Axes, name: str, part: pd.DataFrame, colour_by: str, colo
     return thinned
 
 
-def _scatter_legend(colours: Mapping[str, tuple], hidden: bool) -> tuple[list, list[str]]:
+def _scatter_legend(colours: Mapping[str, tuple[tuple, str]], hidden: bool) -> tuple[list, list[str]]:
     """Legend entries: the references, each colour's label, and the edge markers when drawn."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     handles = [Patch(color="0.85"), Line2D([], [], color="black", linewidth=0.8)]
     names = ["within 0.8-1.2x", "y = x (exact)"]
-    for label, colour in colours.items():
-        handles.append(Line2D([], [], linestyle="", marker="o", markersize=5, color=colour))
+    for label, (colour, marker) in colours.items():
+        handles.append(Line2D([], [], linestyle="", marker=marker, markersize=5, color=colour))
         names.append(label)
     if hidden:
         handles.append(Line2D([], [], linestyle="", marker="v", markersize=5, color="0.4"))
@@ -272,11 +273,15 @@ def _scatter_legend(colours: Mapping[str, tuple], hidden: bool) -> tuple[list, l
     return handles, names
 
 
-def kernel_colours(labels: Sequence[str]) -> dict[str, tuple]:
-    """A colour per label: tab10 for up to 10 labels (tab20's pairs differ only in lightness, so two
-    kernels would read as one), tab20 beyond."""
+MARKERS = ("o", "s", "^", "D", "P", "X", "*")  # not "v": it marks predictions that are no time
+
+
+def kernel_styles(labels: Sequence[str]) -> dict[str, tuple[tuple, str]]:
+    """A (colour, marker) per label, no two alike: tab10 for up to 10 labels (tab20's pairs differ
+    only in lightness, so two kernels would read as one), tab20 beyond, each round of its colours
+    with the next marker."""
     palette = matplotlib.colormaps["tab10" if len(labels) <= 10 else "tab20"]
-    return {label: palette(i % palette.N) for i, label in enumerate(labels)}
+    return {label: (palette(i % palette.N), MARKERS[(i // palette.N) % len(MARKERS)]) for i, label in enumerate(labels)}
 
 
 def plot_error_heatmap(evaluation: Evaluation, path: Path, context: str = "") -> Path:
@@ -385,7 +390,9 @@ def write_report(
                 images.append((plot_error_heatmap(evaluation, folder / f"error_{_slug(name)}.png", title),
                                HEATMAP_CAPTION))
         overall = ", ".join(f"{k} {_cell(v, 3) or 'undefined'}" for k, v in evaluation.overall.items())
-        text = f"Overall (pooled over {len(evaluation.predictions)} held-out rows): {overall}."
+        text = f"Overall (pooled over {len(evaluation.held_out)} held-out rows): {overall}."
+        if evaluation.in_sample:
+            text += f" Not pooled: {', '.join(evaluation.in_sample)}, whose rows the model was fitted on."
         if evaluation.skipped:
             left = ", ".join(f"{count} of held-out {fold}" for fold, count in evaluation.skipped.items())
             text += (f" Rows left out for want of a prediction (no training rows of their kernel or of what the "

@@ -392,8 +392,10 @@ def target_check(result: Reproduction, run: str, published: pd.DataFrame | None 
     table = pd.DataFrame(rows).set_index("gpu")
     if f"{run}/architecture" in result.evaluations:
         cross = result.per_kernel("architecture")
-        cross = cross[cross["run"] == run].groupby("gpu")["mape"].mean()
-        table["ours_cross_architecture"] = cross.reindex(table.index)
+        by_gpu = cross[cross["run"] == run].groupby("gpu")["mape"]
+        table["ours_cross_architecture"] = by_gpu.mean().reindex(table.index)
+        # a kernel no GPU of the other architecture ran has no prediction: fewer kernels than "kernels"
+        table["kernels_cross_architecture"] = by_gpu.size().reindex(table.index).astype("Int64")
         table["meets_ceiling_cross_architecture"] = table["ours_cross_architecture"] <= ceiling
     return table
 
