@@ -380,3 +380,11 @@ def test_a_profile_row_naming_an_unknown_gpu_is_refused_unless_one_is_given(tmp_
     assert main(["advise", "--profile", str(path), "--row", "2", *only(database)]) == 2
     assert f"{path}: row 2: gpu 'FooGPU-9000' is not a GPU gpuperf describes" in capsys.readouterr().err
     assert main(["advise", "--profile", str(path), "--row", "2", "--gpu", "GTX 970", *only(database)]) == 0
+
+
+def test_a_value_next_to_its_bound_prints_with_the_digits_that_tell_them_apart():
+    from gpuperf.decisions.advisor import decimals_apart
+
+    assert decimals_apart(1.0498, 1.05) == "1.0498"  # not "1.05x, below the threshold 1.05x"
+    assert decimals_apart(0.4996, 0.5) == "0.4996"
+    assert (decimals_apart(0.73, 1.05), decimals_apart(0.5, 0.5)) == ("0.73", "0.50")

@@ -494,3 +494,21 @@ def test_a_space_gpu_gpuperf_does_not_describe_is_noted_where_other_gpus_would_b
     assert "note: the space's GPU 'FooGPU-9000' is not one gpuperf describes" in capsys.readouterr().err
     assert main([*args, "--gpu", "A100"]) == 0
     assert "not one gpuperf describes" not in capsys.readouterr().err
+
+
+def test_train_spaces_sharing_no_configuration_are_left_out_where_others_share_some(tmp_path, capsys):
+    """A space naming no kernel, a --train table of two kernels: the one tuned over other values of
+    the parameters cannot guide the search and is left out, with a note; the other guides it."""
+    space = write_space(tmp_path / "target.csv", (7, 4))
+    shared = pd.read_csv(write_space(tmp_path / "a.csv", (7, 4), 2.0)).assign(kernel="conv", gpu="K20")
+    apart = pd.read_csv(write_space(tmp_path / "b.csv", (7, 4))).assign(kernel="gemm", gpu="K20")
+    apart["bx"] += 100  # none of the target's configurations
+    pd.concat([shared, apart]).to_csv(tmp_path / "train.csv", index=False)
+    result = run_json(capsys, ["explore", space, "--params", "bx,tile", "--train", str(tmp_path / "train.csv"),
+                               "--json", "--no-progress"])
+    assert result["method"].startswith("transfer-guided") and result["evals_to_90"] <= 2
+    assert main(["explore", space, "--params", "bx,tile", "--train", str(tmp_path / "train.csv"), "--no-progress"]) == 0
+    assert "note: --train: 1 space(s) share no configuration with" in capsys.readouterr().err
+    apart.to_csv(tmp_path / "apart.csv", index=False)  # nothing shared at all: the error names it
+    assert main(["explore", space, "--params", "bx,tile", "--train", str(tmp_path / "apart.csv")]) == 2
+    assert "none of its 50 configurations is one of" in capsys.readouterr().err

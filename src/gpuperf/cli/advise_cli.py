@@ -38,7 +38,7 @@ def advise(
     as_json: Annotated[bool, typer.Option("--json", metavar="", help="print JSON: subject, suggestions, below_threshold, not_suggested")] = False,
 ) -> None:
     """Suggest optimizations for a kernel (static features) or a profiled launch (--profile)."""
-    from gpuperf.decisions.advisor import advise_kernel, advise_profile
+    from gpuperf.decisions.advisor import advise_kernel, advise_profile, decimals_apart
     from gpuperf.decisions.optimizations import load_optimizations
     from gpuperf.errors import GpuperfError, unknown_name_error
 
@@ -88,8 +88,9 @@ def advise(
         console.print(f"[bold]{escape(s.optimization)}[/bold]: {escape(s.explanation['summary'])}", highlight=False)
     below = [s for s in result.assessed if s not in result.suggestions and s.predicted_speedup < threshold]
     for s in below:
-        console.print(f"[dim]{escape(s.optimization)}: predicted {s.predicted_speedup:.3g}x, below the threshold "
-                      f"{threshold:g}x[/dim]", highlight=False)
+        shown = decimals_apart(s.predicted_speedup, threshold)
+        console.print(f"[dim]{escape(s.optimization)}: predicted {shown}x, below the threshold {threshold:g}x[/dim]",
+                      highlight=False)
     for name, reason in result.skipped:
         console.print(f"[dim]{escape(name)}: {escape(reason)}[/dim]")
 

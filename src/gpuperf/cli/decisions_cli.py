@@ -116,7 +116,24 @@ def other_gpus_spaces(space, train: list[str], target: str | None, size_columns:
     if train and not others:
         raise GpuperfError("--train: every table is the space's own kernel and GPU or holds its own times; nothing to "
                            "transfer from")
-    return others
+    return _sharing_configurations(space, others)
+
+
+def _sharing_configurations(space, others: list) -> list:
+    """``others`` without those that share no configuration with ``space`` (another kernel's space in
+    a table of several, for a space that names no kernel), noted; all of them if none shares one
+    (the search then names the first in its error)."""
+    import numpy as np
+
+    from gpuperf.decisions.space import transfer_matrix
+
+    sharing = ~np.isnan(transfer_matrix(space, others)).all(axis=0)
+    if not sharing.any() or sharing.all():
+        return others
+    left_out = [other.where for other, shares in zip(others, sharing) if not shares]
+    print(f"note: --train: {len(left_out)} space(s) share no configuration with {space.where} and are left out "
+          f"({', '.join(left_out[:3])}{', ...' if len(left_out) > 3 else ''})", file=sys.stderr)
+    return [other for other, shares in zip(others, sharing) if shares]
 
 
 def _kernels(space) -> set[str]:

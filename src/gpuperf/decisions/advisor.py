@@ -324,9 +324,19 @@ def advise(
     assessed.sort(key=lambda s: s.predicted_speedup, reverse=True)
     suggested = [s for s in assessed if s.predicted_speedup >= threshold]
     skipped += [(s.optimization, f"abstained: predicted {s.predicted_speedup:.2f}x, but confidence "
-                 f"{s.confidence:.2f} is below {min_confidence:g}")
+                 f"{decimals_apart(s.confidence, min_confidence)} is below {min_confidence:g}")
                 for s in suggested if s.confidence < min_confidence]
     return Advice([s for s in suggested if s.confidence >= min_confidence], assessed, skipped)
+
+
+def decimals_apart(value: float, bound: float, decimals: int = 2) -> str:
+    """``value`` with ``decimals`` decimals, or more where fewer would print it as ``bound`` (0.4996
+    against 0.5: 0.4996, not 0.50), so that a comparison with the bound reads as it came out."""
+    for places in range(decimals, 8):
+        text = f"{value:.{places}f}"
+        if value == bound or float(text) != bound:
+            return text
+    return repr(value)
 
 
 def _with_change(query: pd.DataFrame, kernel: Kernel | None, variant: str | None,
