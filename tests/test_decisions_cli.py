@@ -414,11 +414,15 @@ def test_explore_trains_on_the_same_kernel_where_a_table_of_several_holds_it(tmp
     assert result["configurations"] == 24 and result["method"].startswith("transfer-guided")
     assert result["evals_to_90"] == result["transfer_evals_to_90"] == 1  # the two GPUs rank srad1's variants alike
     assert "only its rows of srad1, the space's own kernel (7 space(s) of other kernels left out)" in printed.err
-    # a table without the space's kernel trains it whole, as before: here its other stencils share no
-    # configuration with srad1's, which one error names
+    # a table without the space's kernel trains it on its other stencils: those sharing no configuration
+    # with srad1's are left out, with a note, and the others guide the search
     h100 = load_dataset("stencil_spaces_h100")
     h100[h100["kernel"] != "srad1"].to_csv(tmp_path / "others.csv", index=False)
     assert main(["explore", "stencil_spaces_h200", "--kernel", "srad1", "--train", str(tmp_path / "others.csv"),
+                 "--no-progress"]) == 0
+    assert "space(s) share no configuration with stencil_spaces_h200 (srad1" in capsys.readouterr().err
+    h100[h100["kernel"] == "hotspot2d"].to_csv(tmp_path / "hotspot.csv", index=False)  # none shares one
+    assert main(["explore", "stencil_spaces_h200", "--kernel", "srad1", "--train", str(tmp_path / "hotspot.csv"),
                  "--no-progress"]) == 2
     assert "none of its 24 configurations is one of" in capsys.readouterr().err
 
