@@ -56,6 +56,9 @@ def test_top_k_overlap_compares_the_fastest_rows():
     assert top_k_overlap(measured, predicted, k=10) == 1.0
     with pytest.raises(GpuperfError):
         top_k_overlap(measured, predicted, k=0)
+    assert top_k_overlap(measured, predicted, k=2.0) == 0.5
+    with pytest.raises(GpuperfError, match="k must be a whole number, not 2.5"):
+        top_k_overlap(measured, predicted, k=2.5)
 
 
 def test_all_metrics_and_input_checks():

@@ -247,3 +247,13 @@ def test_a_model_loading_would_refuse_is_refused_when_saved(tmp_path, suffix):
     assert not path.exists()
     save_model(search.best_estimator_, path)
     np.testing.assert_array_equal(load_model(path).predict(X), search.predict(X))
+
+
+def test_metadata_takes_numpy_scalars_as_numbers_and_refuses_other_objects(tmp_path):
+    X, y = _data()
+    model = make_model("linear").fit(X, y)
+    path = save_model(model, tmp_path / "m.json", metadata={"rows": np.int64(40), "mape": [np.float32(0.5)]})
+    assert model_info(path)["metadata"] == {"rows": 40, "mape": [0.5]}
+    with pytest.raises(GpuperfError, match=r"bad.json: metadata: object is not a JSON value"):
+        save_model(model, tmp_path / "bad.json", metadata={"x": object()})
+    assert not (tmp_path / "bad.json").exists()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import kendalltau, spearmanr
 
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, whole_number
 
 
 def _pair(measured, predicted) -> tuple[np.ndarray, np.ndarray]:
@@ -93,6 +93,7 @@ def top_k_overlap(measured, predicted, k: int = 5) -> float:
     Ties are broken by row order (a stable sort), the same way on both sides.
     """
     m, p = _pair(measured, predicted)
+    k = whole_number(k, "metrics: k")
     if k < 1:
         raise GpuperfError(f"metrics: k must be at least 1, got {k}")
     k = min(k, len(m))

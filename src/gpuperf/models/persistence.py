@@ -112,7 +112,7 @@ def save_model(model: Any, path: str | Path, feature_names: Sequence[str] | None
         "format_version": FORMAT_VERSION,
         "gpuperf_version": gpuperf.__version__,
         "feature_names": None if names is None else [str(n) for n in names],
-        "metadata": metadata or {},
+        "metadata": _json_metadata(metadata, path),
     }
     if path.suffix == ".json":
         try:
@@ -128,6 +128,19 @@ def save_model(model: Any, path: str | Path, feature_names: Sequence[str] | None
     else:
         raise GpuperfError(f"{path}: unknown model file type '{path.suffix}'; use .json or .skops")
     return path
+
+
+def _json_metadata(metadata: dict | None, path: Path) -> dict:
+    """``metadata`` as plain JSON values (NumPy scalars as numbers); anything else is an error."""
+    def plain(value: Any) -> Any:
+        if isinstance(value, np.generic):
+            return value.item()
+        raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+    try:
+        return json.loads(json.dumps(metadata or {}, default=plain))
+    except (TypeError, ValueError) as error:
+        raise GpuperfError(f"{path}: metadata: {error}") from None
 
 
 def model_info(path: str | Path) -> dict:
