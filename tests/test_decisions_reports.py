@@ -178,6 +178,9 @@ def test_tuning_report_names_the_device_and_gives_times_in_a_unit_with_three_dig
     paths = tuning_report(tmp_path, result, 9.09e-5)
     assert "opencl:0 (pthread-CPU)" in figures[0].axes[0].get_title()
     assert "(50.0 us against 90.9 us)" in paths["markdown"].read_text()
+    from gpuperf.decisions.reports import three_digits
+
+    assert (three_digits(222.4), three_digits(50.0), three_digits(0.1234)) == ("222", "50.0", "0.123")
 
 
 def test_the_exploration_study_sets_the_searches_against_kernel_tuners_strategies(tmp_path):

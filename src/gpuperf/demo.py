@@ -142,11 +142,14 @@ def features_step(report: DemoReport) -> None:
     elapsed = time.perf_counter() - start
     frame.to_csv(report.out / "features.csv", index=False)
     space_frame.to_csv(report.out / "features_stencil2d_space.csv", index=False)
+    size_names = {name for kernel in kernels for name in kernel.params}
+    feature_columns = [c for c in frame.columns if c not in ("kernel", "variant") and c not in size_names]
     lift = ["kernel", "global_size_0", "local_size_0", "global_loads_per_thread", "global_stores_per_thread",
             "local_loads_per_thread", "cache_lines_per_warp_access", "barriers_per_thread", "flops"]
     report.add(
         "Static features",
-        f"{frame.shape[1]} features for {len(frame)} catalog kernels ([features.csv](features.csv)) and "
+        f"{len(feature_columns)} features for {len(frame)} catalog kernels ([features.csv](features.csv), with "
+        f"their names and sizes) and "
         f"{len(space_frame)} stencil2d variants ([features_stencil2d_space.csv](features_stencil2d_space.csv)) "
         f"in {elapsed:.1f} s. The LIFT paper's per-thread features:\n\n"
         f"{_markdown_table(frame[[c for c in lift if c in frame.columns]])}",
@@ -430,12 +433,14 @@ def explore_step(report: DemoReport) -> None:
     report.headline(
         f"Exploring pnpoly with each of {len(frame)} GPUs left out: {_gmean(frame['evals_to_90']):.2f} evaluations "
         f"to reach 90 % of the best (geometric mean), plain transfer {_gmean(frame['transfer_evals_to_90']):.2f}, "
-        f"random order {_gmean(frame['random_evals_to_90']):.1f}.")
+        f"random order {_gmean(frame['random_expected_evals_to_90']):.1f} (the exact expectation; the mean of 100 "
+        f"seeded orders: {_gmean(frame['random_evals_to_90']):.1f}).")
     report.add(
         "Exploring a tuning space",
         f"Schoonhoven et al.'s pnpoly space on each GPU, explored in the order a model trained on the other "
         f"GPUs predicts (refitted as measurements arrive), against plain transfer (mean normalised performance "
-        f"on the other GPUs) and random order (mean of 100 seeds) ([explore_pnpoly.csv](explore_pnpoly.csv); "
+        f"on the other GPUs) and random order (its exact expectation, and the mean of 100 seeded orders) "
+        f"([explore_pnpoly.csv](explore_pnpoly.csv); "
         f"report with the curves, gpuperf's online search and Kernel Tuner's own strategies on the same spaces: "
         f"[explore/report.md](explore/report.md)). `gpuperf reproduce exploration "
         f"--family NAME` explores another family; `python benchmarks/bench_explore.py` runs every bundled "
@@ -446,7 +451,8 @@ def explore_step(report: DemoReport) -> None:
     kernels.to_csv(report.out / "explore_stencils.csv", index=False)
     report.add(
         "Exploring on other kernels",
-        "Each stencil's measured variants (64 per stencil, pocl) ranked by PCA + 5-NN on the LIFT features, "
+        "Each stencil's measured variants (64 per stencil, the bundled stencil_spaces_pocl table: pocl on the "
+        "machine named in its gpu column, not this run's) ranked by PCA + 5-NN on the LIFT features, "
         "trained on the other stencils only, against ranking by the same parameters on the other stencils and "
         "random order ([explore_stencils.csv](explore_stencils.csv)); `gpuperf rank SPACE -p n=...` ranks a "
         f"whole space this way before anything runs.\n\n{_markdown_table(kernels)}",

@@ -96,6 +96,11 @@ def time_unit(seconds: float) -> tuple[str, float]:
     return "us", 1e6
 
 
+def three_digits(value: float) -> str:
+    """``value`` with three significant digits, trailing zeros kept (50.0) and no bare point (222, not 222.)."""
+    return f"{value:#.3g}".rstrip(".")
+
+
 def plain_log_ticks(ax, axis: str = "x", between: bool = True) -> None:  # noqa: ANN001 - a matplotlib Axes
     """Label a log axis at 1, 2 and 5 times each power of ten, in plain numbers (matplotlib's minor
     labels overlap, and its major ones alone leave a short range with one label); with ``between``,
@@ -219,7 +224,7 @@ def tuning_report(folder: str | Path, result: TuneResult, default_time: float | 
     if best is not None and default_time is not None:
         unit, scale = time_unit(min(best.time_s, default_time))
         notes.append(f"Best {best.config}: {default_time / best.time_s:.2f}x as fast as the default variant "
-                     f"({best.time_s * scale:#.3g} {unit} against {default_time * scale:#.3g} {unit}).")
+                     f"({three_digits(best.time_s * scale)} {unit} against {three_digits(default_time * scale)} {unit}).")
     return write_report(folder, f"Tuning {result.space}", tables={"Trials in order": trials}, notes=notes,
                         metrics={"tuning": summary},
                         plots=[("Best so far against trials", "Times on a log scale.", image)])
@@ -373,6 +378,7 @@ def exploration_study(folder: str | Path, family: str = "schoonhoven/pnpoly", bu
         result = cases[f"{family} on {gpu}"] = explore(space, train, budget=budget)
         rows.append({"gpu": gpu, "configurations": len(space), "evals_to_90": result.evals(0.9),
                      "transfer_evals_to_90": result.baselines["transfer_evals_to_90"],
+                     "random_expected_evals_to_90": result.baselines["random_expected_evals_to_90"],
                      "random_evals_to_90": result.baselines["random_evals_to_90"],
                      "evals_to_99": result.evals(0.99)})
         row = {"gpu": gpu, "guided": censored(result.evals(0.9)),
