@@ -361,8 +361,11 @@ def _check(kernel: Kernel, sizes: dict[str, int], inputs: dict[str, np.ndarray],
         raise VerifyFailed(f"{label}: the reference failed: {describe_exception(exc)}") from exc
     try:
         error, name = max_relative_error(outputs, expected)
-    except GpuperfError as exc:  # outputs the reference cannot be compared with
+    except GpuperfError as exc:  # an output left unchecked, or of another shape
         raise VerifyFailed(f"{label}: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - values that cannot be compared cannot verify the point
+        raise VerifyFailed(f"{label}: the outputs cannot be compared with the reference's: "
+                           f"{describe_exception(exc)}") from exc
     if not error <= kernel.rtol:
         raise VerifyFailed(f"{label}: output '{name}' differs from the reference: max relative error "
                            f"{error:.3g} > rtol {kernel.rtol:g}", max_rel_error=error)
