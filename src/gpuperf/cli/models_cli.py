@@ -62,33 +62,6 @@ def read_table(source: str) -> tuple[pd.DataFrame, str]:
     return read_table_file(path).reset_index(drop=True), str(path)
 
 
-def measured_rows(frame: pd.DataFrame, where: str) -> pd.DataFrame:
-    """The rows with status ok (any case; all rows if there is no status), each with a positive,
-    finite time."""
-    import numpy as np
-    import pandas as pd
-
-    from gpuperf.datasets.schema import is_ok, row_location
-
-    if "time_s" not in frame.columns:
-        raise GpuperfError(f"{where}: missing column time_s (the measured time in seconds)")
-    kept = frame[is_ok(frame["status"])] if "status" in frame.columns else frame
-    if kept.empty:
-        raise GpuperfError(f"{where}: no rows with status ok")
-    times = pd.to_numeric(kept["time_s"], errors="coerce").to_numpy(dtype=float)
-    bad = ~(np.isfinite(times) & (times > 0))
-    if bad.any():
-        position = int(bad.nonzero()[0][0])
-        value = kept["time_s"].iloc[position]
-        value = value.item() if isinstance(value, np.generic) else value
-        if pd.isna(value):
-            raise GpuperfError(f"{where}: {row_location(kept, position)}: time_s is empty in a row whose status is ok")
-        raise GpuperfError(f"{where}: {row_location(kept, position)}: time_s={value!r} is not a positive number")
-    kept = kept.copy()
-    kept["time_s"] = times
-    return kept
-
-
 @contextmanager
 def fitting_errors(where: str, model: str) -> Iterator[None]:
     """A model that cannot be fitted on the table's values (scikit-learn's ValueError: values too
@@ -272,6 +245,7 @@ def prepare_training(
         LEARNED, NEEDS_GPU_FEATURES, ROOFLINE_MODELS, bsp_columns, bsp_table_kind, roofline_columns,
         roofline_table_kind,
     )
+    from gpuperf.datasets.schema import measured_rows
     from gpuperf.evaluation.feature_columns import KEYS_AND_OUTCOMES, default_features, is_measured_time
     from gpuperf.models.properties import property_names
 
@@ -590,7 +564,7 @@ def predict_gpu_command(
         raise GpuperfError("--key: name the columns that tell launches apart, e.g. --key n or --key grid.x,block.x")
     if "gpu" not in frame.columns:
         raise GpuperfError(f"{where}: missing column gpu (the GPU each row was timed on)")
-    result = times_on_gpu(measured_rows(frame, where), gpu, columns, where)
+    result = times_on_gpu(frame, gpu, columns, where)  # its measured rows: see times_on_gpu
     written = result.predicted.assign(predicted_gpu=result.gpu)
     _write_table(written, out)
     if result.not_calibrated:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import bz2
 import csv
-import gzip
 import io
 import lzma
 import math
@@ -14,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from gpuperf.datasets.schema import canonical_gpu, check_dataset, order_columns, shift_decimal
+from gpuperf.datasets.tables import OPENERS
 from gpuperf.errors import GpuperfError, missing_file
 
 
@@ -67,14 +66,11 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", str(text).lower())
 
 
-_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
-
-
 def read_lines(path: Path) -> list[str]:
     """The lines of a profiler's CSV output, plain or compressed (``.gz``, ``.bz2``, ``.xz``)."""
     if not path.is_file():
         raise missing_file(path, f"{path}: no such file")
-    opener = _OPENERS.get(path.suffix.lower())
+    opener = OPENERS.get(path.suffix.lower())
     if opener is None:
         text = path.read_text(errors="replace")
     else:

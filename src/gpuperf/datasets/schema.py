@@ -51,6 +51,28 @@ def is_ok(status: pd.Series) -> pd.Series:
     return status.notna() & status.astype(str).str.strip().str.lower().eq(OK)
 
 
+def measured_rows(frame: pd.DataFrame, where: str, target: str = TARGET) -> pd.DataFrame:
+    """The rows with status ok (any case; all rows if there is no status), each with a positive,
+    finite time in ``target`` (as floats); errors name ``where`` and the row at fault."""
+    if target not in frame.columns:
+        raise GpuperfError(f"{where}: missing column {target} (the measured time in seconds)")
+    kept = frame[is_ok(frame[STATUS])] if STATUS in frame.columns else frame
+    if kept.empty:
+        raise GpuperfError(f"{where}: no rows with status ok")
+    times = pd.to_numeric(kept[target], errors="coerce").to_numpy(dtype=float)
+    bad = ~(np.isfinite(times) & (times > 0))
+    if bad.any():
+        position = int(bad.nonzero()[0][0])
+        value = kept[target].iloc[position]
+        value = value.item() if isinstance(value, np.generic) else value
+        if pd.isna(value):
+            raise GpuperfError(f"{where}: {row_location(kept, position)}: {target} is empty in a row whose status is ok")
+        raise GpuperfError(f"{where}: {row_location(kept, position)}: {target}={value!r} is not a positive number")
+    kept = kept.copy()
+    kept[target] = times
+    return kept
+
+
 def check_dataset(frame: pd.DataFrame, where: str, require_time: bool = True) -> pd.DataFrame:
     """Validate a dataset table; errors name ``where`` (a file) and the row or column at fault.
 

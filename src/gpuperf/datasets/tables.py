@@ -66,7 +66,7 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
     return frame
 
 
-_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}  # compressed text by suffix
 
 
 def _line_count(path: Path) -> int | None:
@@ -74,7 +74,7 @@ def _line_count(path: Path) -> int | None:
     suffix = path.suffix.lower()
     if suffix in (".zip", ".zst", ".tar"):
         return None
-    opener = _OPENERS.get(suffix, open)
+    opener = OPENERS.get(suffix, open)
     with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
         return sum(1 for _ in handle)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from gpuperf.datasets.schema import TARGET, is_ok, row_location
+from gpuperf.datasets.schema import TARGET, measured_rows, row_location
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.hardware.specs import canonical_gpu_name
 
@@ -58,11 +58,10 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     """``gpu``'s time of every launch (``kernel``, ``variant`` where the table has one, and ``key``)
     timed on other GPUs but not on it, from those GPUs' times scaled by their ratio to it on the
     launches of the same kernel it timed (:func:`scaled_times`). ``table``: measured rows only (a
-    ``gpu`` column, positive times in ``target``; rows with a ``status`` other than ok are left
-    out, and an ok row without a positive time is an error naming it); repeated launches count by
-    their median."""
+    ``gpu`` column, positive times in ``target``; :func:`~gpuperf.datasets.schema.measured_rows`
+    keeps them, naming an ok row without a positive time); repeated launches count by their median."""
     columns = launch_columns(table, key, where)
-    table = _measured(table, target, where)
+    table = measured_rows(table, where, target)
     name = matching_gpu(table, gpu, where)
     times = table.groupby(["gpu", *columns], sort=True, dropna=False)[target].median().unstack("gpu")
     if name not in times.columns:
@@ -93,20 +92,6 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
             f"timed a launch of the same kernel that {name} timed"
             + (f" (no launch on {name} of kernel(s) {', '.join(missing)})" if missing else ""))
     return CrossGpuPrediction(name, frame, pd.DataFrame(kernels), missing)
-
-
-def _measured(table: pd.DataFrame, target: str, where: str) -> pd.DataFrame:
-    """The rows whose run went well (status ok, or no status column), each checked for a positive time."""
-    if target not in table.columns:
-        raise GpuperfError(f"{where}: missing column {target} (the measured time)")
-    kept = table[is_ok(table["status"])] if "status" in table.columns else table
-    times = pd.to_numeric(kept[target], errors="coerce").to_numpy(dtype=float)
-    bad = ~(np.isfinite(times) & (times > 0))
-    if bad.any():
-        position = int(np.flatnonzero(bad)[0])
-        raise GpuperfError(f"{where}: {row_location(kept, position)}: {target}={kept[target].iloc[position]!r} "
-                           "is not a positive time")
-    return kept
 
 
 def launch_columns(table: pd.DataFrame, key: Sequence[str], where: str) -> list[str]:
