@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
 
-def lazy_exports(package: str, exports: Mapping[str, str]) -> Callable[[str], Any]:
-    """A module ``__getattr__`` for ``package`` that imports each name of ``exports`` (name ->
-    submodule) from its submodule when it is first asked for."""
+def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A module ``__getattr__`` and ``__dir__`` for ``package``: the first imports each name of
+    ``exports`` (name -> submodule of ``package``) from its submodule when it is first asked for; the
+    second lists those names beside the module's own, so that ``dir()`` and tab completion see them."""
 
     def __getattr__(name: str) -> Any:
         if name in exports:
             return getattr(importlib.import_module(f"{package}.{exports[name]}"), name)
         raise AttributeError(f"module '{package}' has no attribute '{name}'")
 
-    return __getattr__
+    def __dir__() -> list[str]:
+        return sorted({*vars(sys.modules[package]), *exports})
+
+    return __getattr__, __dir__

@@ -6,27 +6,19 @@ in ``fastcount``), cache lines per warp in ``access``, registers in ``resources`
 ``occupancy``. Names are imported lazily so that ``gpuperf.features.occupancy`` stays light.
 """
 
-from __future__ import annotations
-
-from typing import Any
+from gpuperf._lazy import lazy_exports
 
 _EXPORTS = {
-    "extract_features": "gpuperf.features.table",
-    "feature_table": "gpuperf.features.table",
-    "FEATURES": "gpuperf.features.table",
-    "features_markdown": "gpuperf.features.table",
-    "symbolic_counts": "gpuperf.features.counts",
-    "SymbolicCounts": "gpuperf.features.counts",
-    "warp_access_summary": "gpuperf.features.access",
-    "warp_accesses": "gpuperf.features.access",
+    "extract_features": "table",
+    "feature_table": "table",
+    "FEATURES": "table",
+    "features_markdown": "table",
+    "symbolic_counts": "counts",
+    "SymbolicCounts": "counts",
+    "warp_access_summary": "access",
+    "warp_accesses": "access",
 }
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'gpuperf.features' has no attribute '{name}'")
-    import importlib
-
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
