@@ -267,6 +267,8 @@ def test_report_writes_markdown_html_json_and_plots(tmp_path, small):
     assert "<table" in paths["html"].read_text()
     document = json.loads(paths["json"].read_text())
     assert document["evaluations"]["rf"]["overall"]["n"] == len(small)
+    assert document["feature_ranking"] == {"score": "nmi", "features": {"threads": 0.4, "input.size.1": 0.2}}
+    assert list(document["feature_ranking"]["features"]) == ["threads", "input.size.1"]  # highest first
     pngs = sorted(p.name for p in (tmp_path / "out").glob("*.png"))
     assert pngs == ["dendrogram.png", "error_rf.png", "feature_ranking.png", "pred_vs_measured_rf.png"]
     assert all((tmp_path / "out" / p).stat().st_size > 1000 for p in pngs)
@@ -274,6 +276,7 @@ def test_report_writes_markdown_html_json_and_plots(tmp_path, small):
     write_report(tmp_path / "out", "Again", {"other": evaluation})  # the same folder, another run
     pngs = sorted(p.name for p in (tmp_path / "out").glob("*.png"))
     assert pngs == ["error_other.png", "notes.png", "pred_vs_measured_other.png"]
+    assert "feature_ranking" not in json.loads(paths["json"].read_text())  # that run ranked no features
 
 
 def test_markdown_table_formats_numbers_and_index():

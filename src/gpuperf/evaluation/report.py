@@ -447,12 +447,19 @@ def write_report(
         },
         "tables": {name: frame_records(table) for name, table in tables.items()},
         **({"metrics": _jsonable(dict(metrics))} if metrics else {}),
+        **({"feature_ranking": _ranking_record(feature_ranking)} if feature_ranking is not None else {}),
         "written_by": provenance,
     }
     written["json"] = folder / "metrics.json"
     written["json"].write_text(json.dumps(document, indent=1))
     _remove_stale_plots(folder, set(written.values()))
     return written
+
+
+def _ranking_record(ranking: pd.Series) -> dict:
+    """The feature ranking as ``metrics.json`` holds it: the score's name and each feature's score, highest first."""
+    ordered = ranking.sort_values(ascending=False)
+    return {"score": str(ranking.name or "score"), "features": {str(k): _jsonable(v) for k, v in ordered.items()}}
 
 
 def written_by() -> dict[str, str]:
