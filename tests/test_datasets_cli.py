@@ -94,14 +94,18 @@ def test_import_errors_are_one_line_and_write_nothing(tmp_path, capsys, args, me
 
 
 def test_gpu_names_the_device_of_a_cache_that_names_none(tmp_path, capsys):
-    """Kernel Tuner's C backend leaves device_name empty: --gpu fills the gpu column, as for a profile."""
+    """Kernel Tuner's C backend leaves device_name empty: without --gpu the import is refused, as a
+    profile naming no GPU is; --gpu fills the gpu and device columns."""
     out = tmp_path / "c.csv"
-    assert main(["import", "kernel-tuner", str(DATA / "kernel_tuner_1_5_c_backend.json"), "--out", str(out)]) == 0
-    assert pd.read_csv(out)["gpu"].isna().all()
+    cache = DATA / "kernel_tuner_1_5_c_backend.json"
+    assert main(["import", "kernel-tuner", str(cache), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{cache}: the cache names no GPU (its device_name is empty); say which GPU it ran on (--gpu)" in err
+    assert err.count("\n") == 1 and not out.exists()
     named = tmp_path / "named.csv"
-    assert main(["import", "kernel-tuner", str(DATA / "kernel_tuner_1_5_c_backend.json"), "--gpu", "A4000",
-                 "--out", str(named)]) == 0
-    assert set(pd.read_csv(named)["gpu"]) == {"RTX A4000"}
+    assert main(["import", "kernel-tuner", str(cache), "--gpu", "A4000", "--out", str(named)]) == 0
+    written = pd.read_csv(named)
+    assert set(written["gpu"]) == {"RTX A4000"} and set(written["device"]) == {"A4000"}
 
 
 def test_a_truncated_cache_writes_nothing(tmp_path, capsys):

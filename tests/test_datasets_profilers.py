@@ -193,7 +193,8 @@ def test_empty_and_truncated_files_are_refused(tmp_path, importer):
 
 def test_metrics_for_a_kernel_the_trace_lacks_are_refused(tmp_path):
     path = edited(tmp_path, METRICS, "void dotProd<float>", "void dotProduct<float>", count=5)
-    with pytest.raises(GpuperfError, match="kernel 'dotProduct<float>' on 'Tesla K40c \\(0\\)' is not in the profile"):
+    with pytest.raises(GpuperfError, match=r"kernel 'void dotProduct<float>\(float const \*, float const \*, float\*, int\)'"
+                                           r" on 'Tesla K40c \(0\)' is not in the profile"):
         import_nvprof(TRACE, metrics=path)
 
 
@@ -273,7 +274,8 @@ def test_ncu_time_units_old_and_new(tmp_path, unit, value, expected):
 @pytest.mark.parametrize(
     ("unit", "base", "exponent"),
     [("Kbyte", "byte", 3), ("Tbyte/s", "byte/second", 12), ("Tbyte/second", "byte/second", 12),
-     ("Kbyte/block", "byte/block", 3), ("cycle/usecond", "cycle/second", 6), ("%", "%", 0),
+     ("Kbyte/block", "byte/block", 3), ("cycle/usecond", "cycle/second", 6), ("cycle/nsecond", "cycle/second", 9),
+     ("Ghz", "cycle/second", 9), ("Mhz", "cycle/second", 6), ("hz", "cycle/second", 0), ("%", "%", 0),
      ("register/thread", "register/thread", 0)],
 )
 def test_ncu_units_scale_to_base_units_whatever_the_spelling(unit, base, exponent):
@@ -357,3 +359,96 @@ def test_a_compressed_profile_reads_as_the_plain_one(tmp_path, suffix):
     broken.write_text("not compressed")
     with pytest.raises(GpuperfError, match=rf"broken.csv{suffix}: cannot be read as a \{suffix} file"):
         import_ncu(broken)
+
+
+NVPROF_TRACE_HEADER = (
+    '"Start","Duration","Grid X","Grid Y","Grid Z","Block X","Block Y","Block Z","Registers Per Thread",'
+    '"Static SMem","Dynamic SMem","Device","Context","Stream","Name"\n'
+    "ms,us,,,,,,,,B,B,,,,\n")
+
+
+def test_overloaded_kernels_keep_their_own_metrics_and_are_told_apart_by_variant(tmp_path):
+    trace = tmp_path / "trace.csv"
+    trace.write_text(NVPROF_TRACE_HEADER
+                     + '1.0,10.0,100,1,1,256,1,1,16,0,0,"Tesla V100-SXM2-16GB (0)","1","7","scale(float*, int) [10]"\n'
+                     + '2.0,20.0,100,1,1,256,1,1,24,0,0,"Tesla V100-SXM2-16GB (0)","1","7","scale(double*, int) [11]"\n'
+                     + '3.0,30.0,100,1,1,256,1,1,24,0,0,"Tesla V100-SXM2-16GB (0)","1","7","other(int) [12]"\n')
+    metrics = tmp_path / "metrics.csv"
+    metrics.write_text(
+        '"Device","Kernel","Invocations","Metric Name","Metric Description","Min","Max","Avg"\n'
+        '"Tesla V100-SXM2-16GB (0)","scale(float*, int)",1,"flop_count_sp","FLOP SP",100,100,100\n'
+        '"Tesla V100-SXM2-16GB (0)","scale(float*, int)",1,"flop_count_dp","FLOP DP",0,0,0\n'
+        '"Tesla V100-SXM2-16GB (0)","scale(double*,  int)",1,"flop_count_sp","FLOP SP",0,0,0\n'
+        '"Tesla V100-SXM2-16GB (0)","scale(double*,  int)",1,"flop_count_dp","FLOP DP",100,100,100\n')
+    frame = import_nvprof(trace, metrics=metrics)
+    assert frame["kernel"].tolist() == ["scale", "scale", "other"]
+    assert frame["variant"].tolist() == ["(float*, int)", "(double*, int)", ""]  # only overloads get one
+    assert frame["flop_count_sp"].tolist()[:2] == [100, 0] and frame["flop_count_dp"].tolist()[:2] == [0, 100]
+    alone = import_nvprof(metrics)
+    assert alone["variant"].tolist() == ["(float*, int)", "(double*, int)"]
+    table = tmp_path / "table.csv"  # a table with short names only cannot tell the two apart
+    table.write_text("kernel,gpu,duration_us\nscale,Tesla V100-SXM2-16GB (0),10\n")
+    with pytest.raises(GpuperfError, match=r"kernels scale\(double\*, int\) and scale\(float\*, int\) on "
+                                           r"'Tesla V100-SXM2-16GB \(0\)' share the name 'scale'"):
+        import_nvprof(table, metrics=metrics)
+
+
+def test_unified_memory_rows_of_a_trace_are_not_kernels(tmp_path):
+    trace = tmp_path / "trace.csv"
+    trace.write_text(
+        NVPROF_TRACE_HEADER.replace('"Stream","Name"', '"Stream","Unified Memory","Name"').replace(",,,,\n", ",,,,,\n")
+        + '489.2,,,,,,,,,,,,,,"PC 0x46de3225","[Unified Memory CPU page faults]"\n'
+        + '491.4,25.9,,,,,,,,,,"Tesla T4 (0)",,,"256.000000KB","[Unified Memory Memcpy HtoD]"\n'
+        + '492.1,222.8,64,1,1,1024,1,1,16,0,0,"Tesla T4 (0)","1","7",,"vectorAdd(int const *, int*, int) [131]"\n'
+        + '492.1,214.8,,,,,,,,,,"Tesla T4 (0)",,,"1","[Unified Memory GPU page faults]"\n'
+        + '493.0,1.5,,,,,,,,,,"Tesla T4 (0)",,,,"[CUDA memcpy DtoH]"\n')
+    frame = import_nvprof(trace)
+    assert frame["kernel"].tolist() == ["vectorAdd"]
+    assert frame["time_s"].tolist() == pytest.approx([222.8e-6])
+
+
+NCU_DETAILS_HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
+                      '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')
+NCU_LAUNCH = '"{id}","1","a.out","127.0.0.1","k1(float *)","1","7","(256, 1, 1)","(196, 1, 1)","0","8.0",'
+
+
+def test_ncu_clock_rates_in_hz_units_scale_to_cycles_per_second(tmp_path):
+    path = tmp_path / "details.csv"
+    path.write_text("\n".join([
+        NCU_DETAILS_HEADER,
+        NCU_LAUNCH.format(id=0) + '"GPU Speed Of Light Throughput","SM Frequency","Ghz","1.41"',
+        NCU_LAUNCH.format(id=0) + '"GPU Speed Of Light Throughput","Duration","us","2.40"',
+        NCU_LAUNCH.format(id=1) + '"GPU Speed Of Light Throughput","SM Frequency","Mhz","885.00"',
+        NCU_LAUNCH.format(id=1) + '"GPU Speed Of Light Throughput","Duration","ms","1.06"',
+        NCU_LAUNCH.format(id=2) + '"GPU Speed Of Light Throughput","SM Frequency","cycle/nsecond","1.20"',
+        NCU_LAUNCH.format(id=2) + '"GPU Speed Of Light Throughput","Duration","us","3.00"']) + "\n")
+    frame = import_ncu(path, gpu="A100")
+    assert frame["SM Frequency"].tolist() == pytest.approx([1.41e9, 885e6, 1.2e9])
+    assert frame.attrs["units"]["SM Frequency"] == "cycle/second"
+
+
+def test_ncu_rule_rows_are_no_metrics(tmp_path):
+    path = tmp_path / "details.csv"
+    header = NCU_DETAILS_HEADER + ',"Rule Name","Rule Type","Rule Description","Estimated Speedup Type","Estimated Speedup"'
+    path.write_text("\n".join([
+        header,
+        NCU_LAUNCH.format(id=0) + '"GPU Speed Of Light Throughput","Duration","us","2.40","","","","",""',
+        NCU_LAUNCH.format(id=0) + '"SpeedOfLight","","","","SOLBottleneck","OPT","Low throughput","global","50"']) + "\n")
+    frame = import_ncu(path, gpu="A100")
+    assert "" not in frame.columns and not any(str(c).startswith("Unnamed") for c in frame.columns)
+    assert frame["time_s"].tolist() == pytest.approx([2.4e-6]) and frame["block.x"].tolist() == [256]
+
+
+def test_an_older_ncu_details_page_keeps_block_and_grid_size_as_counts(tmp_path):
+    path = tmp_path / "details.csv"
+    launch = '"0","28439","cfd","127.0.0.1","cuda_compute_flux(int,int*,float*)","2020-May-29 12:02:46","1","7",'
+    path.write_text("\n".join([
+        '"ID","Process ID","Process Name","Host Name","Kernel Name","Kernel Time","Context","Stream","Section Name",'
+        '"Metric Name","Metric Unit","Metric Value"',
+        launch + '"GPU Speed Of Light","Duration","nsecond","8992"',
+        launch + '"Launch Statistics","Block Size","","192"',
+        launch + '"Launch Statistics","Grid Size","","506"']) + "\n")
+    frame = import_ncu(path, gpu="V100")
+    assert frame["Block Size"].tolist() == [192] and frame["Grid Size"].tolist() == [506]
+    assert "block.x" not in frame.columns  # counts, not the launch's shape
+    assert frame["time_s"].tolist() == pytest.approx([8.992e-6])

@@ -173,3 +173,17 @@ def test_times_on_gpu_takes_measured_rows_only_and_names_a_bad_time():
         broken.loc[2, "time_s"] = bad
         with pytest.raises(GpuperfError, match=f"jobs.csv: row 3: {message}"):
             times_on_gpu(broken, "K20", ["n"], "jobs.csv")
+
+
+def test_two_spellings_of_one_gpu_count_as_one_gpu():
+    table = pd.DataFrame({
+        "kernel": "k1",
+        "gpu": ["NVIDIA A100-PCIE-40GB", "A100 PCIe 40GB", "V100", "V100", "V100", "V100"],
+        "n": [1, 2, 1, 2, 3, 4],
+        "time_s": [1.0, 2.0, 2.0, 4.0, 6.0, 8.0],
+    })
+    result = times_on_gpu(table, "A100", key=["n"])
+    assert result.gpu == "A100 PCIe 40GB"
+    assert result.predicted["n"].tolist() == [3, 4]  # n = 1 and 2 were timed on it, under either name
+    np.testing.assert_allclose(result.predicted["predicted_time_s"], [3.0, 4.0])
+    assert result.kernels["calibration_launches"].tolist() == [2]

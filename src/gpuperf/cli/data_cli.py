@@ -42,12 +42,16 @@ def import_command(
     frame = import_file(format_name, path, **options)
     if frame.empty:
         raise GpuperfError(f"{path}: no launches or configurations in it; nothing to write")
-    if gpu is not None and format_name == "kernel-tuner":
-        named = frame["device"].dropna().astype(str).str.strip()
-        if named.ne("").any():
+    if format_name == "kernel-tuner":
+        named = frame["device"].fillna("").astype(str).str.strip()
+        if gpu is None and named.eq("").all():
+            raise GpuperfError(f"{path}: the cache names no GPU (its device_name is empty); say which GPU it ran on "
+                               "(--gpu)")
+        if gpu is not None and named.ne("").any():
             raise GpuperfError(f"--gpu {gpu}: {path} names its device ({named[named.ne('')].iloc[0]}); --gpu is "
                                "for a cache that names none")
-        frame["gpu"] = canonical_gpu(gpu)
+        if gpu is not None:
+            frame["gpu"], frame["device"] = canonical_gpu(gpu), gpu
     if gpu is not None and lookup_gpu(gpu) is None:
         print(f"note: --gpu {gpu}: no GPU descriptor has this name ({gpu_suggestion(gpu)}); the rows name it as "
               "given, so no GPU features join them", file=sys.stderr)

@@ -28,6 +28,7 @@ from gpuperf.datasets.profiler_csv import (
     is_message,
     kernel_short_name,
     number,
+    overload_variants,
     parse_number,
     positive_time,
     read_lines,
@@ -43,6 +44,7 @@ LAUNCH_COLUMNS = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name"
 TEXT_COLUMNS = {"Process Name", "Host Name", "Kernel Name", "Context", "Stream", "CC", "Block Size",
                 "Grid Size", "Device", *DEVICE_NAMES}
 LONG_COLUMNS = ("Metric Name", "Metric Unit", "Metric Value")
+SIZE_METRICS = ("Block Size", "Grid Size")  # launch columns '(x, y, z)', or Launch Statistics counts
 PREFIXES = {"": 0, "K": 3, "M": 6, "G": 9, "T": 12, "P": 15}
 COUNTED = "byte|cycle|inst|sector|request|warp|thread|block|transaction|instruction|wavefront"
 
@@ -51,11 +53,15 @@ def scale(unit: str) -> tuple[int, str]:
     """(power of ten, base unit) taking a value in ``unit`` to base units.
 
     ``usecond`` / ``us`` -> (-6, second); ``Kbyte`` -> (3, byte); ``Tbyte/s`` -> (12, byte/second);
-    ``Kbyte/block`` -> (3, byte/block); ``cycle/usecond`` -> (6, cycle/second); anything else
+    ``Kbyte/block`` -> (3, byte/block); ``cycle/usecond`` -> (6, cycle/second); ``Ghz`` -> (9,
+    cycle/second); anything else
     (``%``, ``register/thread``) is kept as it is.
     """
     top, slash, bottom = unit.strip().partition("/")
     exponent, base = 0, top
+    frequency = re.fullmatch(r"([KMGTP]?)hz", top, flags=re.IGNORECASE)
+    if frequency and not slash:  # hz, Khz, Mhz, Ghz: what ncu writes for clock rates, as cycle/second
+        return PREFIXES[frequency.group(1).upper()], "cycle/second"
     if top in SECONDS_EXPONENT:
         exponent, base = SECONDS_EXPONENT[top], "second"
     else:
@@ -94,7 +100,7 @@ def import_ncu(path: str | Path, gpu: str | None = None) -> pd.DataFrame:
                                    f"{units[column]!r}")
     if not records:
         raise GpuperfError(f"{where}: no profiled kernels below the header")
-    frame = finish(pd.DataFrame.from_records(records), where)
+    frame = finish(overload_variants(pd.DataFrame.from_records(records)), where)
     frame.attrs["units"] = {c: base for c, base in units.items() if base and c in frame.columns}
     return frame
 
@@ -143,6 +149,8 @@ def _details_launches(rows: list[list[str]], start: int, where: str) -> list[Lau
         if is_message(cells):
             continue
         row = checked_row(cells, header, where, line)
+        if not row["Metric Name"].strip():
+            continue  # a rule's finding (Rule Name, Rule Description, Estimated Speedup), not a metric
         launch_id = row.get("ID", str(offset))
         if launch_id not in by_id:
             by_id[launch_id] = Launch(line, {c: row[c] for c in LAUNCH_COLUMNS if c in row}, {})
@@ -179,12 +187,12 @@ def _record(launch: Launch, gpu: str | None, where: str) -> dict:
         STATUS: OK,
         "kernel_full_name": values["Kernel Name"],
     }
-    for name in ("Grid Size", "Block Size"):
-        if name in values:
-            record.update(_dims(values[name], "grid" if name == "Grid Size" else "block", where, line))
+    dims = {name: values[name] for name in ("Grid Size", "Block Size") if name in values and "(" in values[name]}
+    for name, text in dims.items():
+        record.update(_dims(text, "grid" if name == "Grid Size" else "block", where, line))
     for column, text in values.items():
-        if column in TEXT_COLUMNS or column in (TIME, "Kernel Name"):
-            continue
+        if (column in TEXT_COLUMNS and column not in SIZE_METRICS) or column in dims or column in (TIME, "Kernel Name"):
+            continue  # an older details page has no launch columns: its Block Size and Grid Size are counts
         unit = units.get(column, "")
         value = parse_number(text)
         if value is None and not unit:

@@ -31,9 +31,12 @@ from gpuperf.datasets.profiler_csv import (
     device_gpu,
     find_header,
     finish,
+    full_kernel_name,
+    is_activity,
     is_message,
     kernel_short_name,
     number,
+    overload_variants,
     positive_time,
     read_lines,
 )
@@ -135,15 +138,15 @@ def _nvprof_trace(lines: list[str], where: str) -> pd.DataFrame:
         if is_message(cells):
             continue
         row = checked_row(cells, header, where, line)
-        if row["Name"].startswith("[CUDA "):
-            continue  # memory copies and sets
+        if is_activity(row["Name"]):
+            continue  # memory copies and sets, unified memory transfers and page faults
         record = {
             "kernel": kernel_short_name(row["Name"]),
             "gpu": device_gpu(row["Device"]),
             "device": row["Device"],
             TARGET: positive_time(row["Duration"], duration_exponent, where, line, "Duration"),
             STATUS: OK,
-            "kernel_full_name": re.sub(r"\s*\[\d+\]$", "", row["Name"]),
+            "kernel_full_name": full_kernel_name(row["Name"]),
         }
         if "Start" in row:
             record["start_s"] = shift_decimal(number(row["Start"], where, line, "Start"), start_exponent)
@@ -157,7 +160,7 @@ def _nvprof_trace(lines: list[str], where: str) -> pd.DataFrame:
     frame = pd.DataFrame.from_records(records)
     frame.insert(1, "variant", "")
     frame.insert(4, "source", where)
-    return finish(frame, where)
+    return finish(overload_variants(frame), where)
 
 
 def _nvprof_summary(lines: list[str], where: str) -> pd.DataFrame:
@@ -175,7 +178,7 @@ def _nvprof_summary(lines: list[str], where: str) -> pd.DataFrame:
         if is_message(cells):
             continue
         row = checked_row(cells, header, where, line)
-        if row["Name"].startswith("[CUDA ") or row.get("Type", "GPU activities") != "GPU activities":
+        if is_activity(row["Name"]) or row.get("Type", "GPU activities") != "GPU activities":
             continue
         record = {"kernel": kernel_short_name(row["Name"]), "variant": "", "gpu": "", "device": "", "source": where}
         for column, name in (("Avg", TARGET), ("Min", "time_s_min"), ("Max", "time_s_max")):
@@ -183,11 +186,11 @@ def _nvprof_summary(lines: list[str], where: str) -> pd.DataFrame:
             record[name] = shift_decimal(number(row[column], where, line, column), exponent)
         record[STATUS] = OK
         record["repeats"] = int(number(row["Calls"], where, line, "Calls"))
-        record["kernel_full_name"] = row["Name"]
+        record["kernel_full_name"] = full_kernel_name(row["Name"])
         records.append(record)
     if not records:
         raise GpuperfError(f"{where}: no GPU kernels in the summary")
-    return finish(pd.DataFrame.from_records(records), where)
+    return finish(overload_variants(pd.DataFrame.from_records(records)), where)
 
 
 def _metric_value(text: str, where: str, line: int, metric: str) -> float:
@@ -218,12 +221,13 @@ def _metrics_table(path: Path) -> pd.DataFrame:
         if header is None:
             raise GpuperfError(f"{where}: line {line}: no header row with Device, Kernel, Metric Name (or Event Name), Avg above")
         row = checked_row(cells, header, where, line)
-        key = (row["Device"], kernel_short_name(row["Kernel"]))
+        key = (row["Device"], full_kernel_name(row["Kernel"]))
         entry = values.setdefault(key, {"invocations": number(row.get("Invocations", ""), where, line, "Invocations")})
         entry[row[name_column]] = _metric_value(row["Avg"], where, line, row[name_column])
     if not values:
         raise GpuperfError(f"{where}: no metric or event rows")
-    return pd.DataFrame([{"device": d, "kernel": k, **v} for (d, k), v in values.items()])
+    return pd.DataFrame([{"device": d, "kernel": kernel_short_name(k), "kernel_full_name": k, **v}
+                         for (d, k), v in values.items()])
 
 
 def _nvprof_metrics_alone(path: Path) -> pd.DataFrame:
@@ -234,26 +238,36 @@ def _nvprof_metrics_alone(path: Path) -> pd.DataFrame:
     table["source"] = where
     table[TARGET] = np.nan
     table[STATUS] = UNTIMED
-    return finish(table, where)
+    return finish(overload_variants(table), where)
 
 
 def _join_metrics(frame: pd.DataFrame, metrics: Path) -> pd.DataFrame:
-    """The metric averages joined on device and kernel; a summary (no device) joins on the kernel
-    and takes the device from the metrics."""
+    """The metric averages joined on device and kernel, the kernel by its full name (so C++ overloads
+    keep their own metrics) where the profile has it; a summary (no device) joins on the kernel and
+    takes the device from the metrics."""
     table = _metrics_table(metrics)
-    clash = [c for c in table.columns if c in frame.columns and c not in ("device", "kernel")]
+    clash = [c for c in table.columns if c in frame.columns and c not in ("device", "kernel", "kernel_full_name")]
     if clash:
         raise GpuperfError(f"{metrics}: metric(s) {', '.join(clash)} are already columns of the profile")
-    keys = ["device", "kernel"]
     if (frame["device"] == "").all():
         devices = table["device"].unique()
         if len(devices) > 1:
             raise GpuperfError(f"{metrics}: metrics from {len(devices)} devices, and the summary it joins names none")
         frame = frame.assign(device=devices[0], gpu=device_gpu(devices[0]))
-    unknown = set(zip(table["device"], table["kernel"])) - set(zip(frame["device"], frame["kernel"]))
+    kernel = "kernel_full_name" if "kernel_full_name" in frame.columns else "kernel"
+    if kernel == "kernel":
+        signatures = table.groupby(["device", "kernel"])["kernel_full_name"].unique()
+        overloaded = signatures[signatures.map(len) > 1]
+        if not overloaded.empty:
+            (device, name), names = overloaded.index[0], overloaded.iloc[0]
+            raise GpuperfError(f"{metrics}: kernels {' and '.join(sorted(names))} on '{device}' share the name "
+                               f"'{name}', and the profile it joins has no full kernel names to tell them apart")
+    table = table.drop(columns=["kernel_full_name" if kernel == "kernel" else "kernel"])
+    keys = ["device", kernel]
+    unknown = set(zip(table["device"], table[kernel])) - set(zip(frame["device"], frame[kernel]))
     if unknown:
-        device, kernel = sorted(unknown)[0]
-        raise GpuperfError(f"{metrics}: kernel '{kernel}' on '{device}' is not in the profile it joins")
+        device, name = sorted(unknown)[0]
+        raise GpuperfError(f"{metrics}: kernel '{name}' on '{device}' is not in the profile it joins")
     joined = frame.merge(table, on=keys, how="left", validate="many_to_one")
     joined.attrs = frame.attrs
     return joined

@@ -23,14 +23,44 @@ def kernel_short_name(name: str) -> str:
     ``void (anonymous namespace)::foo(int)`` keeps its namespace.
     """
     text = re.sub(r"\s*\[\d+\]$", "", str(name).strip())
-    if text.endswith(")"):
-        depth = 0
-        for position in range(len(text) - 1, -1, -1):
-            depth += {")": 1, "(": -1}.get(text[position], 0)
-            if depth == 0:
-                text = text[:position].strip()
-                break
+    text = text[:len(text) - len(_parameter_list(text))].strip()
     return re.sub(r"^((void|__global__)\s+)+", "", text)
+
+
+def full_kernel_name(name: str) -> str:
+    """``void foo(float*, int) [116]`` -> ``void foo(float*, int)``: the launch id goes, spaces are evened."""
+    return re.sub(r"\s+", " ", re.sub(r"\s*\[\d+\]$", "", str(name).strip()))
+
+
+def is_activity(name: str) -> bool:
+    """Whether a trace or summary row names something other than a kernel: ``[CUDA memcpy HtoD]``,
+    ``[CUDA memset]``, ``[Unified Memory Memcpy HtoD]``, ``[Unified Memory GPU page faults]``, ...
+    (a kernel's name never starts with a bracket)."""
+    return str(name).lstrip().startswith("[")
+
+
+def overload_variants(frame: pd.DataFrame) -> pd.DataFrame:
+    """Kernels of one short name with several signatures (C++ overloads) told apart: each such
+    row's ``variant`` is its parameter list, ``(float*, int)``; other rows keep theirs."""
+    signatures = frame.groupby("kernel")["kernel_full_name"].transform("nunique")
+    overloaded = signatures > 1
+    if overloaded.any():
+        frame = frame.copy()
+        frame.loc[overloaded, "variant"] = [
+            full[len(full) - len(_parameter_list(full)):] for full in frame.loc[overloaded, "kernel_full_name"]]
+    return frame
+
+
+def _parameter_list(name: str) -> str:
+    """The trailing ``(...)`` of a kernel's full name, matched from the right ('' without one)."""
+    if not name.endswith(")"):
+        return ""
+    depth = 0
+    for position in range(len(name) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(name[position], 0)
+        if depth == 0:
+            return name[position:]
+    return ""
 
 
 def device_gpu(device: str) -> str:

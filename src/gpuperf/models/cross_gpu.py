@@ -59,9 +59,12 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     timed on other GPUs but not on it, from those GPUs' times scaled by their ratio to it on the
     launches of the same kernel it timed (:func:`scaled_times`). ``table``: measured rows only (a
     ``gpu`` column, positive times in ``target``; :func:`~gpuperf.datasets.schema.measured_rows`
-    keeps them, naming an ok row without a positive time); repeated launches count by their median."""
+    keeps them, naming an ok row without a positive time); repeated launches count by their median.
+    Rows of one GPU under two spellings (``NVIDIA A100-PCIE-40GB``, ``A100 PCIe 40GB``) count as one GPU,
+    named as gpuperf's descriptors name it."""
     columns = launch_columns(table, key, where)
     table = measured_rows(table, where, target)
+    table = table.assign(gpu=table["gpu"].astype(str).map(lambda named: canonical_gpu_name(named) or named))
     name = matching_gpu(table, gpu, where)
     times = table.groupby(["gpu", *columns], sort=True, dropna=False)[target].median().unstack("gpu")
     if name not in times.columns:
