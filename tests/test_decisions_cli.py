@@ -516,3 +516,14 @@ def test_train_spaces_sharing_no_configuration_are_left_out_where_others_share_s
     apart.to_csv(tmp_path / "apart.csv", index=False)  # nothing shared at all: the error names it
     assert main(["explore", space, "--params", "bx,tile", "--train", str(tmp_path / "apart.csv")]) == 2
     assert "none of its 50 configurations is one of" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["explore", "SPACE", "--params", "bx,tile"], ["ask", "SPACE", "--params", "bx,tile"],
+                                     ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--budget", "1"],
+                                     ["measure", "vector_copy", "-p", "n=1024"]])
+def test_a_negative_seed_is_one_clear_error_before_any_work(tmp_path, capsys, command):
+    space = write_space(tmp_path / "space.csv", (4, 2))
+    argv = [space if part == "SPACE" else part for part in command]
+    assert main([*argv, "--seed", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "gpuperf: error: --seed -1: must not be negative"

@@ -296,3 +296,25 @@ def test_rank_and_explore_take_the_h100_table_by_name(capsys):
     assert 1 <= explored["evals_to_90"] <= explored["evals_to_99"] <= 24
     assert explored["best_time"] == _h100().query("kernel == 'jacobi2d_9pt'")["time_s"].min()
     assert explored["random_expected_evals_to_90"] == pytest.approx(25 / 8)  # 7 of its 24 within 90 %
+
+
+@pytest.mark.parametrize(("value", "problem"), [("abc", "'abc' is not a number"), ("inf", "inf is not a finite number")])
+def test_rank_space_names_a_training_feature_that_is_no_finite_number(value, problem):
+    train = variant_table().astype({"local_size_0": object})
+    train.loc[4, "local_size_0"] = value
+    with pytest.raises(GpuperfError, match=f"variants.csv: row 5: local_size_0={problem}"):
+        rank_space("stencil2d", {"n": 256, "m": 256}, train, limit=2, where="variants.csv")
+
+
+def test_rank_space_notes_a_feature_with_gaps_and_counts_a_repeated_row_once():
+    from gpuperf.errors import GpuperfNote
+
+    train = variant_table()
+    gappy = train.copy()
+    gappy.loc[3, "barriers_per_thread"] = np.nan
+    with pytest.warns(GpuperfNote, match="barriers_per_thread left out of the ranking model: some rows have no value"):
+        rank_space("stencil2d", {"n": 256, "m": 256}, gappy, limit=6, where="variants.csv")
+    once = rank_space("stencil2d", {"n": 256, "m": 256}, train, limit=6)
+    with pytest.warns(GpuperfNote, match=f"variants.csv: {len(train)} row\\(s\\) repeat an earlier row exactly"):
+        twice = rank_space("stencil2d", {"n": 256, "m": 256}, pd.concat([train, train]), limit=6, where="variants.csv")
+    pd.testing.assert_frame_equal(once, twice)

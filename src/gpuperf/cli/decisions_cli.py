@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from gpuperf.cli.output import new_output_file, parse_params, print_json, print_table, report_folder
+from gpuperf.cli.output import checked_seed, new_output_file, parse_params, print_json, print_table, report_folder
 from gpuperf.errors import GpuperfError, unknown_name_error
 
 
@@ -43,6 +43,7 @@ def explore_command(
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
 ) -> None:
     """Simulate exploring a measured variant space in predicted-best-first order."""
+    checked_seed(seed)
     from rich.progress import Progress
 
     from gpuperf.decisions.exploration import explore, result_summary
@@ -181,6 +182,7 @@ def ask_command(
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
 ) -> None:
     """Name the configuration to measure next, from a table of the space measured so far."""
+    checked_seed(seed)
     from gpuperf.datasets.schema import variant_parameters
     from gpuperf.decisions.ask import next_configuration, partly_measured
     from gpuperf.decisions.space import gpu_named, is_kernel_tuner_cache, read_table, select_rows
@@ -525,6 +527,7 @@ def tune_command(
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
 ) -> None:
     """Tune a variant space on a device: measure the variants the guided search picks, one by one."""
+    checked_seed(seed)
     from rich.progress import Progress
 
     from gpuperf.cli.output import parse_params

@@ -28,7 +28,7 @@ def measure_command(
     json_out: bool = typer.Option(False, "--json", metavar="", help="print JSON"),
 ) -> None:
     """Time one kernel at one set of sizes on a device (median of device-side timers)."""
-    from gpuperf.cli.output import kernel_sizes
+    from gpuperf.cli.output import checked_seed, kernel_sizes
     from gpuperf.kernels.catalog import get_kernel
     from gpuperf.measure.timing import TimingSettings, measure
 
@@ -36,8 +36,7 @@ def measure_command(
         raise GpuperfError(f"--min-repeats {min_repeats}: must be at least 1")
     if not 0 <= min_time < math.inf:
         raise GpuperfError(f"--min-time {min_time}: must be a finite number of seconds, not negative")
-    if seed < 0:
-        raise GpuperfError(f"--seed {seed}: must not be negative")
+    checked_seed(seed)
     settings = TimingSettings.from_mapping({"min_repeats": min_repeats, "min_time_s": min_time}, "options")
     found = get_kernel(kernel)
     result = measure(found, kernel_sizes(found, param), device=device, verify=not no_verify, settings=settings, seed=seed)

@@ -52,6 +52,15 @@ def _format(value: Any) -> str:
     return "" if value is None else escape(str(value))
 
 
+def checked_seed(seed: int) -> int:
+    """``--seed`` as given; a negative one (NumPy's generators take none) is an error."""
+    from gpuperf.errors import GpuperfError
+
+    if seed < 0:
+        raise GpuperfError(f"--seed {seed}: must not be negative")
+    return seed
+
+
 def kernel_sizes(kernel: Any, pairs: Sequence[str] | None) -> dict[str, int]:
     """The sizes ``-p`` gives ``kernel`` (a gpuperf Kernel), checked, its defaults filling the
     gaps; a note on stderr names the sizes taken from the defaults."""

@@ -14,6 +14,7 @@ and input over its time (1 for the best variant, 0 for a failure). Leaving each 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -21,9 +22,10 @@ import numpy as np
 import pandas as pd
 from sklearn.base import RegressorMixin, clone
 
-from gpuperf.datasets.schema import is_ok
+from gpuperf.datasets.schema import is_ok, row_location
+from gpuperf.datasets.tables import numeric_column
 from gpuperf.decisions.search_metrics import evals_to, random_expected_evals
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.features.table import FEATURES, LIFT
 from gpuperf.models.learned import PcaKnnRegressor
 
@@ -212,14 +214,41 @@ def rank_space(
     missing = [c for c in [*program, "time_s"] if c not in train.columns]
     if missing:  # before the variants are built
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)} (measured variants with their time_s)")
+    train = checked_training_features(train, features, where)
     candidates = _candidate_rows(chosen, sizes, limit, progress)
     usable = usable_features(features, train, candidates)
+    gappy = [f for f in features if f in train.columns and f in candidates.columns and train[f].isna().any()]
+    if gappy:
+        first = int(np.flatnonzero(train[gappy[0]].isna().to_numpy())[0])
+        warnings.warn(f"{where}: feature(s) {', '.join(gappy)} left out of the ranking model: some rows have no "
+                      f"value ({gappy[0]} first at {row_location(train, first)})", GpuperfNote, stacklevel=2)
     if not usable:
         raise GpuperfError(f"{where}: has none of the static feature columns ({', '.join(list(features)[:4])}, ...) "
                            "the ranking model reads")
     train = train.assign(performance=normalised_performance(train, program))
     candidates["predicted_performance"] = predict_performance(train, candidates, usable, model)
     return candidates.sort_values("predicted_performance", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def checked_training_features(train: pd.DataFrame, features: Sequence[str], where: str) -> pd.DataFrame:
+    """``train`` with its ``features`` columns as numbers (a value that is no number, or infinite,
+    is an error naming its row) and without rows that repeat another exactly (a copied row would
+    count twice among the nearest neighbours), with a note saying how many went."""
+    present = [f for f in features if f in train.columns]
+    numbers = {f: numeric_column(train, f, where) for f in present}
+    for feature, values in numbers.items():
+        infinite = np.isinf(values.to_numpy())
+        if infinite.any():
+            row = int(np.flatnonzero(infinite)[0])
+            raise GpuperfError(f"{where}: {row_location(train, row)}: {feature}={float(values.iloc[row])!r} is not "
+                               "a finite number")
+    train = train.assign(**numbers)
+    repeated = train.duplicated()
+    if repeated.any():
+        warnings.warn(f"{where}: {int(repeated.sum())} row(s) repeat an earlier row exactly; each counted once",
+                      GpuperfNote, stacklevel=3)
+        train = train[~repeated]
+    return train
 
 
 def _candidate_rows(space: VariantSpace, sizes: dict[str, int], limit: int | None, progress=None) -> pd.DataFrame:
