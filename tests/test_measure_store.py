@@ -197,3 +197,21 @@ def test_stored_flags_read_back_as_booleans(tmp_path: Path) -> None:
         store.add(_row(4096, stable=True, verified=False))
         (row,) = store.rows()
     assert row["stable"] is True and row["verified"] is False
+
+
+@pytest.mark.parametrize("field", ["provenance", "sizes", "variant_params"])
+def test_a_damaged_json_field_is_one_error_naming_the_store_point_and_field(tmp_path: Path, field: str) -> None:
+    path = tmp_path / "s.sqlite"
+    with Store(path) as store:
+        store.add(_row(4096))
+        store.add(_row(8192))
+    with sqlite3.connect(path) as db:
+        db.execute(f"UPDATE points SET {field}='{{broken' WHERE id=2")
+    before = path.read_bytes()
+    with Store(path) as store:
+        with pytest.raises(GpuperfError, match=f"store '{path}': point 2: field {field} is damaged, not JSON"):
+            store.rows()
+        if field == "provenance":
+            with pytest.raises(GpuperfError, match="point 2: field provenance is damaged"):
+                store.timing_settings("hand")
+    assert path.read_bytes() == before  # reading it changed nothing

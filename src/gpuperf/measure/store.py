@@ -266,9 +266,10 @@ class Store:
         found: dict[PointKey, list[dict[str, Any]]] = {}
         for key in keys:
             rows = self.db.execute(
-                "SELECT round FROM rounds WHERE campaign=? AND kernel=? AND sizes=? AND device=? AND geometry=? "
+                "SELECT cycle, round FROM rounds WHERE campaign=? AND kernel=? AND sizes=? AND device=? AND geometry=? "
                 "ORDER BY cycle", (key.campaign, key.kernel, key.sizes, key.device, key.geometry))
-            taken = [json.loads(text) for (text,) in rows]
+            taken = [_stored_json(text, self.path, f"round {cycle} of {key.kernel} {key.sizes}", "round")
+                     for cycle, text in rows]
             if taken:
                 found[key] = taken
         return found
@@ -334,8 +335,8 @@ class Store:
     def timing_settings(self, campaign: str) -> list[dict[str, Any]]:
         """The distinct timing settings ``campaign``'s stored points were taken with (from their provenance)."""
         found: dict[str, dict[str, Any]] = {}
-        for (text,) in self.db.execute("SELECT provenance FROM points WHERE campaign=?", (campaign,)):
-            timing = (json.loads(text) if text else {}).get("timing")
+        for point, text in self.db.execute("SELECT id, provenance FROM points WHERE campaign=?", (campaign,)):
+            timing = (_stored_json(text, self.path, f"point {point}", "provenance") if text else {}).get("timing")
             if timing is not None:
                 found.setdefault(json.dumps(timing, sort_keys=True), timing)
         return list(found.values())
@@ -349,7 +350,7 @@ class Store:
             params = (campaign,)
         cursor = self.db.execute(query + " ORDER BY id", params)
         names = [d[0] for d in cursor.description]
-        return [_from_sql(dict(zip(names, row))) for row in cursor]
+        return [_from_sql(dict(zip(names, row)), self.path) for row in cursor]
 
     def campaigns(self) -> list[str]:
         rows = self.db.execute("SELECT name FROM campaigns UNION SELECT DISTINCT campaign FROM points ORDER BY 1")
@@ -420,10 +421,18 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-def _from_sql(row: dict[str, Any]) -> dict[str, Any]:
+def _stored_json(text: str, store: Path, where: str, field: str) -> Any:
+    """A JSON value stored in ``store``; a damaged one is an error naming the store, the entry and the field."""
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, TypeError) as error:
+        raise GpuperfError(f"store '{store}': {where}: field {field} is damaged, not JSON ({error})") from None
+
+
+def _from_sql(row: dict[str, Any], store: Path) -> dict[str, Any]:
     for column in _JSON_COLUMNS:
         if row.get(column) is not None:
-            row[column] = json.loads(row[column])
+            row[column] = _stored_json(row[column], store, f"point {row.get('id')}", column)
     for column in ("stable", "verified"):
         if row.get(column) is not None:
             row[column] = bool(row[column])
