@@ -200,6 +200,8 @@ def test_calibrate_from_a_table_counts_rows_outside_the_plan_and_refuses_too_few
     ("time_s_min", -1e-5, "line 6: time_s_min=-1e-05 is not a positive time (status ok)"),
     ("time_s", np.nan, "line 6: time_s=nan is not a positive time (status ok)"),
     ("n", 1000, "line 6: kernel 'add_four_vectors': sizes n=1000 violate its assumptions"),
+    ("n", "abc", "line 6: size n='abc' is not a number"),
+    ("n", 65536.5, "line 6: size n=65536.5 is not a whole number"),  # not truncated to 65536
 ])
 def test_calibrate_from_a_table_names_the_row_of_a_bad_time_or_size(tmp_path, capsys, column, value, message) -> None:
     from gpuperf.cli import main
@@ -218,3 +220,35 @@ def test_calibrate_from_a_table_takes_min_or_median_only(tmp_path, capsys) -> No
 
     assert main(["calibrate", "--table", str(H100), "--statistic", "mean", "--out", str(tmp_path / "m.json")]) == 2
     assert "statistic must be one of min, median, not 'mean'" in capsys.readouterr().err
+
+
+def test_calibrate_from_a_table_refuses_points_of_several_gpus_and_a_device_to_measure(tmp_path, capsys) -> None:
+    from gpuperf.cli import main
+
+    both = pd.concat([pd.read_csv(H100), pd.read_csv(H200)])
+    assert both["device"].nunique() == 1  # both GPUs were cuda:0 to the campaigns that measured them
+    both.to_csv(tmp_path / "both.csv", index=False)
+    assert main(["calibrate", "--table", str(tmp_path / "both.csv"), "--out", str(tmp_path / "m.json")]) == 2
+    assert "both.csv: points of several GPUs (H100 SXM, H200); give one GPU's" in capsys.readouterr().err
+    assert main(["calibrate", "--table", str(H100), "--device", "cuda:0", "--out", str(tmp_path / "m.json")]) == 2
+    assert "--table fits on the table's calibration points: --device, --kernel" in capsys.readouterr().err
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_a_model_file_is_refitted_only_by_the_command_that_wrote_its_kind(tmp_path, capsys) -> None:
+    from gpuperf.cli import main
+
+    calibrated, fitted = tmp_path / "h100.json", tmp_path / "lr.json"
+    table = tmp_path / "t.csv"
+    table.write_text("kernel,gpu,x,time_s\na,K20,1,1e-3\na,K20,2,2e-3\nb,K20,1,1e-2\nb,K20,3,3e-2\n")
+    assert main(["calibrate", "--table", str(H100), "--out", str(calibrated)]) == 0
+    assert main(["fit", str(table), "--model", "lr", "--out", str(fitted)]) == 0
+    kept = calibrated.read_bytes(), fitted.read_bytes()
+    capsys.readouterr()
+    assert main(["fit", str(table), "--model", "lr", "--out", str(calibrated)]) == 2
+    assert f"--out {calibrated}: holds a linear count model gpuperf calibrate wrote" in capsys.readouterr().err
+    assert main(["calibrate", "--table", str(H100), "--out", str(fitted)]) == 2
+    assert f"--out {fitted}: holds a model gpuperf fit wrote" in capsys.readouterr().err
+    assert (calibrated.read_bytes(), fitted.read_bytes()) == kept
+    assert main(["calibrate", "--table", str(H100), "--out", str(calibrated)]) == 0  # a refit of its own kind
+    assert main(["fit", str(table), "--model", "rf", "--out", str(fitted)]) == 0

@@ -257,3 +257,29 @@ def test_metadata_takes_numpy_scalars_as_numbers_and_refuses_other_objects(tmp_p
     with pytest.raises(GpuperfError, match=r"bad.json: metadata: object is not a JSON value"):
         save_model(model, tmp_path / "bad.json", metadata={"x": object()})
     assert not (tmp_path / "bad.json").exists()
+
+
+def test_a_model_whose_state_was_edited_so_it_cannot_predict_is_refused_on_loading(tmp_path):
+    X, y = _data()
+    path = save_model(make_model("linear", log_target=False).fit(X, y), tmp_path / "good.json",
+                      metadata={"options": {"name": "lr"}})
+    text = path.read_text()
+    assert '"intercept_": ' in text and '"coef_"' in text
+    start = text.index('"intercept_": ') + len('"intercept_": ')
+    end = min(text.index(c, start) for c in ",}\n" if c in text[start:])
+    edits = {
+        "text_intercept": text[:start] + '"abc"' + text[end:],
+        "options": text.replace('"options": {', '"options": "x", "kept": {', 1),
+    }
+    document = json.loads(text)
+    edits["no_coef"] = json.dumps(document).replace('"coef_"', '"gone_"', 1)
+    errors = {
+        "text_intercept": "damaged model \\(it cannot predict: UFuncTypeError",
+        "options": "damaged model file: metadata.options must be an object, not 'x'",
+        "no_coef": "damaged model \\(it cannot predict: AttributeError",
+    }
+    for name, edited in edits.items():
+        (tmp_path / f"{name}.json").write_text(edited)
+        with pytest.raises(GpuperfError, match=f"{name}.json: {errors[name]}"):
+            load_model(tmp_path / f"{name}.json")
+    assert np.allclose(load_model(path).predict(X), make_model("linear", log_target=False).fit(X, y).predict(X))

@@ -11,7 +11,7 @@ from gpuperf.cli.output import model_output_file, print_json, print_table
 
 def calibrate_command(
     out: Path = typer.Option(..., "--out", "-o", help="model file to write (.json)"),
-    device: str = typer.Option("opencl:0", "--device", "-d", help="opencl:0, opencl:<platform>:<device>, cuda:0"),
+    device: str = typer.Option(None, "--device", "-d", help="opencl:0 (default), opencl:<platform>:<device>, cuda:0"),
     store: Path = typer.Option(None, "--store", help="measurement store (default: calibration.db next to --out)"),
     passes: int = typer.Option(None, "--passes", help="campaign passes (default 3); each point's fastest run over all counts"),
     cycles: int = typer.Option(1, "--cycles", help="above 1: time every point in this many interleaved cycles "
@@ -39,17 +39,18 @@ def calibrate_command(
         raise GpuperfError(f"--out: '{out}' must end in .json")
     if passes is not None and cycles > 1:
         raise GpuperfError("--passes and --cycles are two ways to time the points; give one of them")
-    model_output_file(out)
+    model_output_file(out, calibration=True)
     if table is not None:
         from gpuperf.evaluation.linear_eval import calibrate_from_table
 
-        if kernel or store or passes is not None or cycles > 1:
-            raise GpuperfError("--table fits on the table's calibration points: --kernel, --store, --passes and "
-                               "--cycles are for measuring")
+        if kernel or store or passes is not None or cycles > 1 or device is not None:
+            raise GpuperfError("--table fits on the table's calibration points: --device, --kernel, --store, --passes "
+                               "and --cycles are for measuring")
         properties = with_added_properties(device_class, property_set, add_property or ())
         calibration = calibrate_from_table(table, device_class, property_set, statistic, properties)
         store = table
     else:
+        device = device or "opencl:0"
         passes = 3 if passes is None else passes
         store = store or out.parent / "calibration.db"
         properties = None

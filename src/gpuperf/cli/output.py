@@ -136,19 +136,26 @@ def new_output_file(out: str | Path, option: str = "--out") -> Path:
     return path
 
 
-def model_output_file(out: str | Path, option: str = "--out") -> Path:
-    """A model file a command writes: new, or a gpuperf model file being refitted; any other
-    existing file is refused."""
+def model_output_file(out: str | Path, option: str = "--out", calibration: bool = False) -> Path:
+    """A model file a command writes: new, or a gpuperf model file of the same kind being refitted
+    (a linear count model ``calibrate`` wrote when ``calibration``, else a model ``fit`` wrote); any
+    other existing file is refused."""
     from gpuperf.errors import GpuperfError
+    from gpuperf.models.linear_calibration import MODEL_KIND
     from gpuperf.models.persistence import model_info
 
     path = _file_in_a_folder(out, option)
     if path.exists():
         try:
-            model_info(path)
+            info = model_info(path)
         except GpuperfError:
             raise GpuperfError(f"{option} {path}: the file exists and is not a gpuperf model; gpuperf overwrites "
                                "only a model file it wrote") from None
+        calibrated = (info.get("metadata") or {}).get("kind") == MODEL_KIND
+        if calibrated != calibration:
+            held = "a linear count model gpuperf calibrate wrote" if calibrated else "a model gpuperf fit wrote"
+            raise GpuperfError(f"{option} {path}: holds {held}, which this command would replace with another kind "
+                               f"of model; choose another {option} or move it away")
     return path
 
 

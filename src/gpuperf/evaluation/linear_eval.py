@@ -181,6 +181,9 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
     devices = sorted(frame["device"].dropna().astype(str).unique()) if "device" in frame else []
     if len(devices) > 1:
         raise GpuperfError(f"{source}: points of several devices ({', '.join(devices)}); give one device's")
+    gpus = sorted(frame["gpu"].dropna().astype(str).unique()) if "gpu" in frame else []
+    if len(gpus) > 1:
+        raise GpuperfError(f"{source}: points of several GPUs ({', '.join(gpus)}); give one GPU's")
     ok = is_ok(frame["status"]) if "status" in frame else pd.Series(True, frame.index)
     times = {column: numeric_column(frame, column, source) for column in ("time_s", "time_s_min")}
     rows = []
@@ -193,7 +196,7 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
                 raise GpuperfError(f"{where}: {column}={row[column]!r} is not a positive time (status ok)")
         try:
             kernel = get_kernel(str(row["kernel"]))
-            sizes = {name: int(row[name]) for name in kernel.params if name in row and pd.notna(row[name])}
+            sizes = {name: _whole_size(row[name], name) for name in kernel.params if name in row and pd.notna(row[name])}
             kernel.resolve_sizes(sizes)
         except (GpuperfError, ValueError) as exc:
             raise GpuperfError(f"{where}: {exc}") from None
@@ -209,6 +212,17 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
     description = str(frame["gpu"].dropna().iloc[0]) if "gpu" in frame and frame["gpu"].notna().any() else source
     info = DeviceInfo(devices[0] if devices else "table", description, device_class)
     return measured, info, source
+
+
+def _whole_size(value: object, name: str) -> int:
+    """A size read from a table: a whole number (``4096`` or ``4096.0``), anything else an error naming it."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise GpuperfError(f"size {name}={value!r} is not a number") from None
+    if not number.is_integer():
+        raise GpuperfError(f"size {name}={value!r} is not a whole number")
+    return int(number)
 
 
 def variant_predictions(calibration: Calibration, table: pd.DataFrame) -> pd.DataFrame:

@@ -172,7 +172,31 @@ def load_model(path: str | Path, feature_names: Sequence[str] | None = None, str
     if not callable(getattr(model, "predict", None)):
         raise GpuperfError(f"{path}: damaged model (it cannot predict)")
     _check_own_names(model, document.get("feature_names"), path)
+    _check_predicts(model, document.get("feature_names"), path)
     return model
+
+
+# What predicting with a model whose state was edited by hand raises (NumPy's ufunc type errors are TypeErrors).
+DAMAGE = (ValueError, TypeError, AttributeError, LookupError, ArithmeticError)
+
+
+def _check_predicts(model: Any, names: Sequence[str] | None, path: Path) -> None:
+    """The model predicts one row of its features (all 1): a file whose state was edited so that it
+    cannot is refused here, not in the middle of a command. A gpuperf error (a model refusing that
+    artificial row) is no damage."""
+    if not names:
+        return
+    import pandas as pd
+
+    probe = pd.DataFrame([np.ones(len(names))], columns=list(names))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.predict(probe)
+    except GpuperfError:
+        return
+    except DAMAGE as error:
+        raise GpuperfError(f"{path}: damaged model (it cannot predict: {type(error).__name__}: {error})") from None
 
 
 def _check_own_names(model: Any, saved: Sequence[str] | None, path: Path,
@@ -207,14 +231,14 @@ def _load_skops_payload(payload: str, path: Path):
     try:
         data = base64.b64decode(payload, validate=True)
         types = _skops().get_untrusted_types(data=data)
-    except (binascii.Error, ValueError, TypeError, zipfile.BadZipFile, KeyError, EOFError) as error:
+    except (binascii.Error, ValueError, TypeError, AttributeError, zipfile.BadZipFile, KeyError, EOFError) as error:
         raise GpuperfError(f"{path}: model_skops is not a valid skops payload ({type(error).__name__}: {error})") from None
     untrusted = [t for t in types if t not in SKOPS_TRUSTED]
     if untrusted:
         raise GpuperfError(f"{path}: refusing untrusted type(s) {', '.join(untrusted)}")
     try:
         return _skops().loads(data, trusted=list(types))
-    except (ValueError, TypeError, zipfile.BadZipFile, KeyError, EOFError) as error:
+    except (ValueError, TypeError, AttributeError, zipfile.BadZipFile, KeyError, EOFError) as error:
         raise GpuperfError(f"{path}: model_skops is damaged ({type(error).__name__}: {error})") from None
 
 
@@ -263,6 +287,12 @@ def _read(path: Path) -> dict:
     names = document.get("feature_names")
     if names is not None and not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
         raise GpuperfError(f"{path}: feature_names must be a list of column names, not {names!r}")
+    metadata = document.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise GpuperfError(f"{path}: damaged model file: metadata must be an object, not {metadata!r}")
+    for key, value in (metadata or {}).items():
+        if key == "options" and not isinstance(value, dict):
+            raise GpuperfError(f"{path}: damaged model file: metadata.options must be an object, not {value!r}")
     return document
 
 
