@@ -79,3 +79,19 @@ def test_tune_does_not_replace_an_earlier_runs_report(tmp_path, capsys):
     assert main(argv) == 2
     assert "holds an earlier report" in capsys.readouterr().err
     assert (earlier / "report.md").read_text() == "trials of an earlier run"
+
+
+def test_a_folder_where_no_file_can_be_created_is_named_by_the_path_asked_for(tmp_path, capsys, monkeypatch):
+    import errno
+    import tempfile
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)  # as in a read-only folder (root may write anywhere)
+    out = tmp_path / "model.json"
+    assert main(["fit", str(small_table(tmp_path)), "--model", "lr", "--features", "input.size.1",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"gpuperf: error: {out}: cannot be written there (Permission denied)" in err
+    assert ".tmp" not in err and not out.exists()

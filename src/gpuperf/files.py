@@ -14,9 +14,14 @@ from pathlib import Path
 def written_whole(path: str | Path) -> Iterator[Path]:
     """A temporary path beside ``path`` to write to, renamed to ``path`` when the block ends and
     removed if it raises: a failed or killed write never leaves a partial ``path`` (nor replaces
-    the file already there)."""
+    the file already there). A folder where no file can be created is an error naming ``path``."""
+    from gpuperf.errors import GpuperfError
+
     path = Path(path)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:  # named by the path asked for, not by the temporary file's
+        raise GpuperfError(f"{path}: cannot be written there ({error.strerror or error})") from None
     os.close(handle)
     try:
         yield Path(temporary)
