@@ -767,3 +767,12 @@ def test_a_bundled_tables_file_named_by_path_reads_as_its_name():
     assert where == str(path)
     pd.testing.assert_frame_equal(by_path, read_table("schoonhoven_spaces")[0])
     assert "time_s" in by_path.columns and "time_s" not in pd.read_csv(path, nrows=1).columns
+
+
+def test_evaluate_names_the_table_whose_rows_hold_one_group_only(tmp_path, capsys):
+    table = tmp_path / "one_gpu.csv"
+    table.write_text("kernel,gpu,x,time_s\na,K20,1,1e-3\na,K20,2,2e-3\nb,K20,1,1e-2\nb,K20,3,3e-2\n")
+    assert main(["evaluate", str(table), "--model", "lr", "--protocol", "leave-one-gpu-out"]) == 2
+    assert capsys.readouterr().err.strip() == (f"gpuperf: error: {table}: leave-one-gpu-out needs measured rows of at "
+                                               "least two values of gpu; the table holds one (K20)")
+    assert main(["evaluate", str(table), "--model", "lr", "--protocol", "leave-one-kernel-out", "--json"]) == 0

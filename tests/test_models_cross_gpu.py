@@ -187,3 +187,12 @@ def test_two_spellings_of_one_gpu_count_as_one_gpu():
     assert result.predicted["n"].tolist() == [3, 4]  # n = 1 and 2 were timed on it, under either name
     np.testing.assert_allclose(result.predicted["predicted_time_s"], [3.0, 4.0])
     assert result.kernels["calibration_launches"].tolist() == [2]
+
+
+def test_a_launch_with_an_empty_key_value_is_an_error_naming_its_row():
+    table = pd.DataFrame({"kernel": "k1", "gpu": ["K20", "K40", "K40", "K40"], "n": [1, NAN, 1, 2],
+                          "variant": NAN, "time_s": [1.0, 0.8, 0.8, 1.6]})  # an empty variant is no variant
+    with pytest.raises(GpuperfError, match="jobs.csv: row 2: n is empty"):
+        times_on_gpu(table, "K20", key=["n"], where="jobs.csv")
+    result = times_on_gpu(table.drop(index=1), "K20", key=["n"])
+    np.testing.assert_allclose(result.predicted["predicted_time_s"], [2.0])

@@ -624,6 +624,10 @@ def evaluate_command(
         raise GpuperfError("--per-kernel: kernels held out one at a time have no rows to fit their own model")
     require_columns(frame, [group, "kernel"] if per_kernel else [group], where, "group")
     prepared = prepare_training(frame, where, options, features, gpu_features, base_clock)
+    held = prepared.frame[group].dropna().astype(str).unique()
+    if len(held) < 2:
+        raise GpuperfError(f"{where}: {protocol} needs measured rows of at least two values of {group}; the table "
+                           f"holds {'one' if len(held) else 'none'}{f' ({held[0]})' if len(held) else ''}")
     estimator = build_estimator(options, prepared.features, prepared.table_kind)
     with fitting_errors(where, options.name):
         evaluation = leave_one_group_out(estimator, prepared.frame, prepared.features, group, name=protocol,

@@ -108,7 +108,7 @@ def launch_columns(table: pd.DataFrame, key: Sequence[str], where: str) -> list[
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)} (a launch is named by kernel and --key)")
     if "gpu" in key:
         raise GpuperfError(f"{where}: --key names the launch, not the GPU it ran on; leave gpu out of it")
-    for column in ("kernel", "gpu"):
+    for column in ["gpu", "kernel", *key]:  # a launch without a key value would pass for a launch of its own
         empty = table[column].isna().to_numpy()
         if empty.any():
             raise GpuperfError(f"{where}: {row_location(table, int(np.flatnonzero(empty)[0]))}: {column} is empty")
