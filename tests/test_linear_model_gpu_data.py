@@ -198,7 +198,7 @@ def test_calibrate_from_a_table_counts_rows_outside_the_plan_and_refuses_too_few
 @pytest.mark.parametrize(("column", "value", "message"), [
     ("time_s_min", "abc", "line 6: time_s_min='abc' is not a number"),
     ("time_s_min", -1e-5, "line 6: time_s_min=-1e-05 is not a positive time (status ok)"),
-    ("time_s", np.nan, "line 6: time_s=nan is not a positive time (status ok)"),
+    ("time_s", np.nan, "line 6: time_s has no value (empty or NaN) in a row whose status is ok"),
     ("n", 1000, "line 6: kernel 'add_four_vectors': sizes n=1000 violate its assumptions"),
     ("n", "abc", "line 6: size n='abc' is not a number"),
     ("n", 65536.5, "line 6: size n=65536.5 is not a whole number"),  # not truncated to 65536

@@ -392,7 +392,7 @@ def write(tmp_path, name: str, text: str):
     ("neg.csv", "kernel,gpu,time_s,x\nk,GTX 680,0.1,1\nk,GTX 680,-1,2\n", [],
      "neg.csv: line 3: time_s=-1.0 is not a positive number"),
     ("nan.csv", "kernel,gpu,time_s,status,x\nk,GTX 680,,failed,1\nk,GTX 680,,ok,2\n", [],
-     "nan.csv: line 3: time_s is empty in a row whose status is ok"),
+     "nan.csv: line 3: time_s has no value (empty or NaN) in a row whose status is ok"),
     ("gpu.csv", "kernel,gpu,time_s,x\nk,GTX 680,0.1,1\nk,GTX 6800,0.2,2\n", ["--gpu-features"],
      "gpu.csv: line 3: unknown GPU 'GTX 6800'; did you mean GTX 680"),
     ("empty.csv", "kernel,gpu,time_s,x\n", [], "empty.csv: the table has no rows"),

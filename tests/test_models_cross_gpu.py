@@ -168,7 +168,7 @@ def test_times_on_gpu_takes_measured_rows_only_and_names_a_bad_time():
     with_failure = pd.concat([measured, timeout], ignore_index=True)
     pd.testing.assert_frame_equal(times_on_gpu(with_failure, "K20", ["n"], "jobs.csv").predicted, expected)
     for bad, message in ((0.0, "time_s=0.0 is not a positive number"), (-1.0, "time_s=-1.0 is not a positive number"),
-                         (np.nan, "time_s is empty in a row whose status is ok")):
+                         (np.nan, r"time_s has no value \(empty or NaN\) in a row whose status is ok")):
         broken = measured.copy()
         broken.loc[2, "time_s"] = bad
         with pytest.raises(GpuperfError, match=f"jobs.csv: row 3: {message}"):

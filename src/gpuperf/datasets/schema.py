@@ -66,7 +66,7 @@ def measured_rows(frame: pd.DataFrame, where: str, target: str = TARGET) -> pd.D
         value = kept[target].iloc[position]
         value = value.item() if isinstance(value, np.generic) else value
         if pd.isna(value):
-            raise GpuperfError(f"{where}: {row_location(kept, position)}: {target} is empty in a row whose status is ok")
+            raise GpuperfError(f"{where}: {row_location(kept, position)}: {target} has no value (empty or NaN) in a row whose status is ok")
         raise GpuperfError(f"{where}: {row_location(kept, position)}: {target}={value!r} is not a positive number")
     kept = kept.copy()
     kept[target] = times

@@ -192,6 +192,8 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
             continue
         where = f"{source}, {row_location(frame, position)}"
         for column, values in times.items():
+            if pd.isna(values.iloc[position]):
+                raise GpuperfError(f"{where}: {column} has no value (empty or NaN) in a row whose status is ok")
             if not (np.isfinite(values.iloc[position]) and values.iloc[position] > 0):
                 raise GpuperfError(f"{where}: {column}={row[column]!r} is not a positive time (status ok)")
         try:
