@@ -407,6 +407,8 @@ def write(tmp_path, name: str, text: str):
      "--features: time_s is a key or the measured time, not a feature"),
     ("twice.csv", "kernel,gpu,time_s,x\nk,GTX 680,0.1,1\n", ["--features", "x,x"],
      "--features names x more than once"),
+    ("cache.csv", '\n  {"device_name": "A100", "cache": {}}\n', [], "cache.csv: JSON text, not a CSV table"),
+    ("rows.csv", '[{"kernel": "k", "time_s": 1}]', [], "rows.csv: JSON text, not a CSV table"),
 ])
 def test_bad_tables_fail_with_one_line_naming_file_row_and_column(tmp_path, capsys, name, text, args, message):
     data = write(tmp_path, name, text)

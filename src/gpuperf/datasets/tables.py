@@ -100,10 +100,25 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
         frame = frame.reset_index(drop=not named)
         frame.attrs[ROW_NUMBERING] = "row"  # not whatever numbering the frame written to it had
     else:
+        if _starts_like_json(path):
+            raise GpuperfError(f"{path}: JSON text, not a CSV table; a Kernel Tuner cache becomes a table with "
+                               "gpuperf import kernel-tuner")
         frame = read_csv(path)
     if frame.empty:
         raise GpuperfError(f"{path}: the table has no rows")
     return frame
+
+
+def _starts_like_json(path: Path) -> bool:
+    """Whether a file named as a CSV table begins (after blanks) with ``{`` or ``[``, as JSON does
+    and no CSV header does."""
+    opener = OPENERS.get(path.suffix.lower(), open)
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+            start = handle.read(4096).lstrip()
+    except (OSError, EOFError, lzma.LZMAError, zlib.error):
+        return False  # the CSV reader names what is wrong with it
+    return start[:1] in ("{", "[")
 
 
 def require_columns(frame: pd.DataFrame, columns: list[str], where: str) -> None:
