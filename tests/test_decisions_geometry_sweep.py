@@ -316,7 +316,8 @@ def test_sweep_summary_counts_only_choices_with_a_measured_llvm_default():
 def test_a_table_recording_two_device_descriptors_is_refused():
     rows = [{f"device_{k}": v for k, v in cpu_descriptor(name, units, 4096, 65536).as_dict().items()}
             for name, units in (("cpu", 4), ("cpu", 8))]
-    with pytest.raises(GpuperfError, match="t.csv: rows record different device descriptors"):
+    with pytest.raises(GpuperfError, match=r"t.csv: rows record different device descriptors \(row 2: device_sms=8, "
+                                           r"the first row's 4\)"):
         table_descriptor(pd.DataFrame(rows), "t.csv")
 
 

@@ -356,7 +356,12 @@ def table_descriptor(table: pd.DataFrame, where: str, gpu: str | None = None) ->
     if set(recorded) <= set(table.columns):
         distinct = table[recorded].drop_duplicates()
         if len(distinct) > 1:
-            raise GpuperfError(f"{where}: rows record different device descriptors; judge one device's sweep at a time")
+            as_text = table[recorded].astype(str)  # two empty cells read alike
+            other = int(np.flatnonzero(as_text.ne(as_text.iloc[0]).any(axis=1).to_numpy())[0])
+            column = next(c for c in recorded if as_text[c].iloc[other] != as_text[c].iloc[0])
+            raise GpuperfError(f"{where}: rows record different device descriptors ({row_location(table, other)}: "
+                               f"{column}={plain_value(table[column].iloc[other])!r}, the first row's "
+                               f"{plain_value(table[column].iloc[0])!r}); judge one device's sweep at a time")
         values = distinct.iloc[0]
         if canonical_gpu_name(values[DESCRIPTOR_PREFIX + "name"]) is not None:
             return device_descriptor(values[DESCRIPTOR_PREFIX + "name"])  # with its occupancy calculator
