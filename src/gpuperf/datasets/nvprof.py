@@ -243,8 +243,9 @@ def _nvprof_metrics_alone(path: Path) -> pd.DataFrame:
 
 def _join_metrics(frame: pd.DataFrame, metrics: Path) -> pd.DataFrame:
     """The metric averages joined on device and kernel, the kernel by its full name (so C++ overloads
-    keep their own metrics) where the profile has it; a summary (no device) joins on the kernel and
-    takes the device from the metrics."""
+    keep their own metrics) where the profile has every full name the metrics name, else by its short
+    name where no two signatures share one; a summary (no device) joins on the kernel and takes the
+    device from the metrics."""
     table = _metrics_table(metrics)
     clash = [c for c in table.columns if c in frame.columns and c not in ("device", "kernel", "kernel_full_name")]
     if clash:
@@ -254,14 +255,16 @@ def _join_metrics(frame: pd.DataFrame, metrics: Path) -> pd.DataFrame:
         if len(devices) > 1:
             raise GpuperfError(f"{metrics}: metrics from {len(devices)} devices, and the summary it joins names none")
         frame = frame.assign(device=devices[0], gpu=device_gpu(devices[0]))
-    kernel = "kernel_full_name" if "kernel_full_name" in frame.columns else "kernel"
+    by_full_name = "kernel_full_name" in frame.columns and (
+        set(zip(table["device"], table["kernel_full_name"])) <= set(zip(frame["device"], frame["kernel_full_name"])))
+    kernel = "kernel_full_name" if by_full_name else "kernel"  # else by short name, where that is unambiguous
     if kernel == "kernel":
         signatures = table.groupby(["device", "kernel"])["kernel_full_name"].unique()
         overloaded = signatures[signatures.map(len) > 1]
         if not overloaded.empty:
             (device, name), names = overloaded.index[0], overloaded.iloc[0]
             raise GpuperfError(f"{metrics}: kernels {' and '.join(sorted(names))} on '{device}' share the name "
-                               f"'{name}', and the profile it joins has no full kernel names to tell them apart")
+                               f"'{name}', and the profile it joins lacks their full names to tell them apart")
     table = table.drop(columns=["kernel_full_name" if kernel == "kernel" else "kernel"])
     keys = ["device", kernel]
     unknown = set(zip(table["device"], table[kernel])) - set(zip(frame["device"], frame[kernel]))
