@@ -290,9 +290,9 @@ def _read(path: Path) -> dict:
     metadata = document.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
         raise GpuperfError(f"{path}: damaged model file: metadata must be an object, not {metadata!r}")
-    for key, value in (metadata or {}).items():
-        if key == "options" and not isinstance(value, dict):
-            raise GpuperfError(f"{path}: damaged model file: metadata.options must be an object, not {value!r}")
+    options = (metadata or {}).get("options")
+    if options is not None and not isinstance(options, dict):
+        raise GpuperfError(f"{path}: damaged model file: metadata.options must be an object, not {options!r}")
     return document
 
 
