@@ -95,3 +95,24 @@ def test_a_folder_where_no_file_can_be_created_is_named_by_the_path_asked_for(tm
     err = capsys.readouterr().err
     assert f"gpuperf: error: {out}: cannot be written there (Permission denied)" in err
     assert ".tmp" not in err and not out.exists()
+
+
+def test_sigterm_ends_a_command_as_ctrl_c_does_leaving_no_partial_file(tmp_path, capsys, monkeypatch):
+    import os
+    import signal
+
+    import gpuperf.datasets
+    from gpuperf.files import written_whole
+
+    def killed_while_writing(frame, out):
+        with written_whole(out) as temporary:
+            temporary.write_text("kernel,time_s\n")  # half written when the signal comes
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(gpuperf.datasets, "write_dataset_csv", killed_while_writing)
+    before = signal.getsignal(signal.SIGTERM)
+    out = tmp_path / "trace.csv"
+    assert main(["import", "nvprof", str(DATA / "nvprof_gpu_trace.csv"), "--out", str(out)]) == 130
+    assert capsys.readouterr().err.strip() == "gpuperf: interrupted"
+    assert list(tmp_path.iterdir()) == []  # neither the table nor its temporary file
+    assert signal.getsignal(signal.SIGTERM) == before  # the handler is gpuperf's only while a command runs

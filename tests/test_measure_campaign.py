@@ -345,10 +345,13 @@ def test_a_second_run_on_a_store_being_measured_into_is_refused(tmp_path: Path) 
         [sys.executable, "-c", "import sys; from gpuperf.measure.store import measuring_into\n"
          f"with measuring_into({str(store)!r}):\n    print('held', flush=True); sys.stdin.read()"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    link = tmp_path / "link.sqlite"
+    link.symlink_to(store)  # the same store by another name takes the same lock
     try:
         assert holder.stdout.readline() == "held\n"
-        with pytest.raises(GpuperfError, match=rf"another campaign run \(process {holder.pid}\) is measuring into it"):
-            run_campaign(load_campaign(path), store, progress=False)
+        for name in (store, link):
+            with pytest.raises(GpuperfError, match=rf"another campaign run \(process {holder.pid}\) is measuring into it"):
+                run_campaign(load_campaign(path), name, progress=False)
         assert _rows(store) == []
     finally:
         holder.communicate("")

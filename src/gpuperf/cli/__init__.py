@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import typer
 
@@ -95,11 +99,30 @@ def _show_note(message, category, filename, lineno, file=None, line=None) -> Non
         _show_warning(message, category, filename, lineno, file, line)
 
 
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM ends a command as Ctrl-C does: files being written are removed, and it says so."""
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM handled by :func:`_terminated` while a command runs (in the main thread, where Python
+    takes signals), the previous handler put back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: bad input ends in one clear line on stderr and exit status 2."""
-    _register_all()
     try:
-        with warnings.catch_warnings():
+        with _sigterm_as_interrupt(), warnings.catch_warnings():
+            _register_all()
             warnings.showwarning = _show_note
             warnings.simplefilter("always", GpuperfNote)
             status = app(args=argv, prog_name="gpuperf", standalone_mode=False)
@@ -110,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except typer.Abort:
         print("gpuperf: aborted", file=sys.stderr)
+        return INTERRUPTED
+    except KeyboardInterrupt:  # before the command began (typer handles it after), or a SIGTERM
+        print("gpuperf: interrupted", file=sys.stderr)
         return INTERRUPTED
     except OSError as exc:  # a place the system refused: a full disk, no permission, ...
         where = f"{exc.filename}: " if exc.filename else ""

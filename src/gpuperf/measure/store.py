@@ -128,14 +128,15 @@ def now_utc() -> str:
 
 @contextmanager
 def measuring_into(path: str | Path) -> Iterator[None]:
-    """Hold the store's run lock (``STORE.lock`` beside it, released when the block ends or the process
-    dies) for one campaign run; a run that finds it held is refused with the holder's process id."""
+    """Hold the store's run lock (``STORE.lock`` beside the store's real file, released when the block
+    ends or the process dies) for one campaign run; a run that finds it held is refused with the
+    holder's process id."""
     try:
         import fcntl
     except ImportError:  # no advisory locks on this platform: runs are not kept apart
         yield
         return
-    lock_path = Path(f"{path}.lock")
+    lock_path = Path(f"{Path(path).resolve()}.lock")  # the real file's: a symbolic link to it takes the same lock
     try:
         handle = lock_path.open("a+")
     except OSError as exc:
