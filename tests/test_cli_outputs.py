@@ -116,3 +116,30 @@ def test_sigterm_ends_a_command_as_ctrl_c_does_leaving_no_partial_file(tmp_path,
     assert capsys.readouterr().err.strip() == "gpuperf: interrupted"
     assert list(tmp_path.iterdir()) == []  # neither the table nor its temporary file
     assert signal.getsignal(signal.SIGTERM) == before  # the handler is gpuperf's only while a command runs
+
+
+def test_a_claimed_output_keeps_a_second_run_out_and_goes_if_nothing_was_written(tmp_path):
+    import pytest
+
+    from gpuperf.cli.output import claimed_output
+    from gpuperf.errors import GpuperfError
+
+    out = tmp_path / "trials.csv"
+    with claimed_output(out):
+        assert out.exists()  # claimed at once, before the first trial is written
+        with pytest.raises(GpuperfError, match="trials.csv: the file exists \\(another run writing it\\?\\)"):
+            with claimed_output(out):
+                pass
+        out.write_text("kernel,time_s\nk,1\n")
+    assert out.read_text() == "kernel,time_s\nk,1\n"  # the second claim took nothing away
+    empty = tmp_path / "empty.csv"
+    with pytest.raises(KeyboardInterrupt):
+        with claimed_output(empty):
+            raise KeyboardInterrupt  # stopped before its first trial: no empty file is left to block a rerun
+    assert not empty.exists()
+    kept = tmp_path / "kept.csv"
+    with pytest.raises(KeyboardInterrupt):
+        with claimed_output(kept):
+            kept.write_text("kernel,time_s\nk,1\n")
+            raise KeyboardInterrupt
+    assert kept.exists()

@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from gpuperf.cli.output import checked_seed, new_output_file, parse_params, print_json, print_table, report_folder
+from gpuperf.cli.output import checked_seed, claimed_output, new_output_file, parse_params, print_json, print_table, report_folder
 from gpuperf.errors import GpuperfError, unknown_name_error
 
 
@@ -471,7 +471,7 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
 
             write_dataset_csv(pd.DataFrame(rows), out)
 
-    with Progress(disable=not show, transient=True) as bar:
+    with claimed_output(out), Progress(disable=not show, transient=True) as bar:
         task = bar.add_task(f"sweeping {','.join(bodies)} on {device}", total=None)
         measured = sweep.measure_sweep(opened, bodies, counts, descriptor, sweep.sweep_settings(cycles),
                                        blocks_step=blocks_step, record=record,
@@ -563,7 +563,7 @@ def tune_command(
         if out:  # every trial saved as it is measured: an interrupted run keeps what it measured
             write_dataset_csv(so_far.table(), out)
 
-    with Progress(disable=no_progress or as_json, transient=True) as bar:
+    with claimed_output(out), Progress(disable=no_progress or as_json, transient=True) as bar:
         task = bar.add_task(f"tuning {space}", total=budget)
         result = tune_space(space, sizes, device, budget, others, model, seed, on_trial=after_trial, ranking=ranking,
                             ranked_by=ranked_by)

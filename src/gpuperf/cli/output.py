@@ -6,7 +6,8 @@ import json
 import math
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,29 @@ def new_output_file(out: str | Path, option: str = "--out") -> Path:
         raise GpuperfError(f"{option} {path}: the file exists; gpuperf does not overwrite files (choose another "
                            f"{option} or move it away)")
     return path
+
+
+@contextmanager
+def claimed_output(out: str | Path | None, option: str = "--out") -> Iterator[None]:
+    """A new output file a long run writes as it goes, claimed for the run: created empty when the
+    block begins (a second run given the same path is refused, not left to write over the first's
+    measurements) and removed again if the block ends with nothing written to it. None claims nothing."""
+    from gpuperf.errors import GpuperfError
+
+    if out is None:
+        yield
+        return
+    path = Path(out)
+    try:
+        path.open("x").close()
+    except FileExistsError:
+        raise GpuperfError(f"{option} {path}: the file exists (another run writing it?); gpuperf does not overwrite "
+                           f"files (choose another {option} or move it away)") from None
+    try:
+        yield
+    finally:
+        if path.is_file() and path.stat().st_size == 0:
+            path.unlink()
 
 
 def model_output_file(out: str | Path, option: str = "--out", calibration: bool = False) -> Path:
