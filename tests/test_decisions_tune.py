@@ -624,3 +624,32 @@ def test_tune_can_start_from_a_linear_count_models_ranking(tmp_path, capsys):
                            (["--count-model", str(model)], "give both or neither")):
         assert main([*argv, *extra]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_an_interrupted_tuning_run_resumes_from_its_out_file_measuring_nothing_twice(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "trials.csv"
+    argv = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--start", "random", "--out", str(out), "--json"]
+    assert main([*argv, "--budget", "2"]) == 0  # as a run of 4 stopped after 2 trials leaves its file
+    first = json.loads(capsys.readouterr().out)
+    from gpuperf.measure import timing
+
+    measured = []
+    real_measure = timing.measure
+    monkeypatch.setattr(timing, "measure", lambda kernel, *a, **k: measured.append(kernel.key) or real_measure(kernel, *a, **k))
+    assert main([*argv, "--budget", "4", "--resume"]) == 0
+    resumed = json.loads(capsys.readouterr().out)
+    assert resumed["evaluated"] == 4 and len(measured) == 2  # the 2 recorded trials were not measured again
+    assert resumed["trials"][:2] == first["trials"]
+    configs = [tuple(t[p] for p in sorted(first["best"])) for t in resumed["trials"]]
+    assert len(set(configs)) == 4
+    table = pd.read_csv(out)
+    assert len(table) == 4 and table["time_s"].tolist()[:2] == [t["time"] for t in first["trials"]]
+    assert main([*argv, "--budget", "4", "--resume"]) == 0 and len(measured) == 2  # nothing left to measure
+    capsys.readouterr()
+    other = ["tune", "jacobi2d_5pt", "-p", "n=256", "-p", "m=128", "--start", "random", "--out", str(out), "--resume"]
+    assert main(other) == 2
+    assert f"{out}: the run to resume tuned sizes {{'n': 128, 'm': 128}}, this one {{'n': 256, 'm': 128}}" in (
+        capsys.readouterr().err)
+    assert main(["tune", "jacobi2d_5pt", "--resume"]) == 2
+    assert "--resume goes on with the run whose trials --out holds: give --out" in capsys.readouterr().err
+    assert len(pd.read_csv(out)) == 4  # refusals change nothing

@@ -521,6 +521,9 @@ def tune_command(
         None, "--rank-train", help="Measured variants of other kernels for --start ranked "
         f"(default: the bundled {DEFAULT_VARIANT_TABLE}); this kernel's own rows are left out."),
     out: Optional[str] = typer.Option(None, "--out", "-o", help="Write every trial (parameters, time_s, status) as CSV."),
+    resume: bool = typer.Option(
+        False, "--resume", metavar="", help="Go on with the interrupted run whose trials --out holds (the same space, "
+        "sizes and device): they count towards --budget and are not measured again; --out then holds all trials."),
     report: Optional[str] = typer.Option(
         None, "--report", help="Also write a report folder (trials, best so far against trials, the default variant)."),
     no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="No progress bar."),
@@ -533,7 +536,7 @@ def tune_command(
     from gpuperf.cli.output import parse_params
     from gpuperf.datasets import write_dataset_csv
     from gpuperf.decisions.space import read_training_spaces
-    from gpuperf.decisions.tune import tune_space
+    from gpuperf.decisions.tune import earlier_trials, tune_space
     from gpuperf.kernels.space import get_space
 
     sizes = parse_params(param)
@@ -546,7 +549,14 @@ def tune_command(
     if (start == "counts") != (count_model is not None):
         raise GpuperfError("--start counts ranks the first picks by the model of --count-model: give both or neither")
     others = [s for path in train or [] for s in read_training_spaces(path, names, size_columns=list(sizes))]
-    if out:  # a new file: measurements are never overwritten
+    earlier = None
+    if resume:  # the file grows: every trial it holds is written back with the new ones
+        if not out:
+            raise GpuperfError("--resume goes on with the run whose trials --out holds: give --out")
+        from gpuperf.cli.models_cli import read_table
+
+        earlier = earlier_trials(*read_table(out))
+    elif out:  # a new file: measurements are never overwritten
         new_output_file(out)
     if report and (report_folder(report) / "report.md").exists():  # its trials may be the only record of them
         raise GpuperfError(f"--report {report}: holds an earlier report, whose trials this run would replace; "
@@ -563,10 +573,10 @@ def tune_command(
         if out:  # every trial saved as it is measured: an interrupted run keeps what it measured
             write_dataset_csv(so_far.table(), out)
 
-    with claimed_output(out), Progress(disable=no_progress or as_json, transient=True) as bar:
-        task = bar.add_task(f"tuning {space}", total=budget)
+    with claimed_output(None if resume else out), Progress(disable=no_progress or as_json, transient=True) as bar:
+        task = bar.add_task(f"tuning {space}", total=budget, completed=len(earlier.trials) if earlier else 0)
         result = tune_space(space, sizes, device, budget, others, model, seed, on_trial=after_trial, ranking=ranking,
-                            ranked_by=ranked_by)
+                            ranked_by=ranked_by, earlier=earlier)
     best = result.best()
     summary = {
         "space": space, "sizes": result.sizes, "device": device, "gpu": result.gpu, "method": result.method,

@@ -219,13 +219,17 @@ def tune_space(
     on_trial: Callable[[TuneResult], None] | None = None,
     ranking: pd.DataFrame | None = None,
     ranked_by: str = "other kernels",
+    earlier: TuneResult | None = None,
 ) -> TuneResult:
     """Measure up to ``budget`` variants of ``space_name`` at ``sizes`` on ``device``, each chosen
     by a :class:`GuidedSearch` that learns from the times so far; ``on_trial`` gets the result
     so far after every trial (to show progress or save it). Without ``train``, ``ranking`` (the
     space's variants best first, e.g. :func:`rank_space` trained on other kernels, or
     :func:`~gpuperf.decisions.count_ranking.rank_space_by_counts`; ``ranked_by`` names what ranked
-    them) gives the online search its first ``RANKED_PICKS`` picks instead of random ones."""
+    them) gives the online search its first ``RANKED_PICKS`` picks instead of random ones.
+    ``earlier`` (:func:`earlier_trials`: an interrupted run's trials of the same space, sizes and
+    device) resumes that run: its trials count towards ``budget`` and the search learns from them,
+    none measured again."""
     from gpuperf.kernels.space import InvalidVariant, check_variant_sizes, get_space
     from gpuperf.measure.devices import MeasureFailure, device_lost, open_device
     from gpuperf.measure.export import known_gpu
@@ -246,8 +250,10 @@ def tune_space(
     if start:
         method += f", first {RANKED_PICKS} picks ranked by {ranked_by}"
     result = TuneResult(space_name, dict(sizes), device, method)
+    if earlier is not None:
+        _resume(result, earlier, search, configs, params)
     shared = SharedInputs()  # every variant computes the space's function: one set of inputs and outputs
-    for _ in range(min(budget, len(search))):
+    for _ in range(min(budget, len(search)) - len(result.trials)):
         index = search.ask()
         config = {p: _plain(configs[p].iloc[index]) for p in params}
         lost = False
@@ -270,6 +276,64 @@ def tune_space(
             raise GpuperfError(f"{device}: trial {len(result.trials)} ({config}) failed: {trial.detail}. After this "
                                "error the device fails every later call in this process, so tuning stops here")
     return result
+
+
+def earlier_trials(table: pd.DataFrame, where: str) -> TuneResult:
+    """The trials of a tuning run's ``--out`` table (:meth:`TuneResult.table`), to resume it with
+    (its ``method`` names the table)."""
+    from gpuperf.datasets.schema import row_location
+
+    required = ["kernel", "device", "time_s", "status"]
+    missing = [c for c in required if c not in table.columns]
+    if missing:
+        raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)}: not a table tune --out wrote")
+    for column in ("kernel", "device"):
+        values = table[column].dropna().astype(str).unique()
+        if len(values) != 1:
+            raise GpuperfError(f"{where}: {len(values)} values of {column}; a tuning run's table has one")
+    space = str(table["kernel"].iloc[0])
+    params = list(_space_parameters(space, where))
+    sizes = [c for c in table.columns if c not in {*required, *params, "gpu", "variant", "detail"}]
+    result = TuneResult(space, {c: int(table[c].iloc[0]) for c in sizes}, str(table["device"].iloc[0]), where,
+                        gpu=str(table["gpu"].iloc[0]) if "gpu" in table.columns else None)
+    for position, (_, row) in enumerate(table.iterrows()):
+        time = row["time_s"] if pd.notna(row["time_s"]) else None
+        if (time is None) == (str(row["status"]) == "ok"):
+            raise GpuperfError(f"{where}: {row_location(table, position)}: status {row['status']} with time_s "
+                               f"{row['time_s']!r}: a trial that ran has a time, a failed one none")
+        detail = row.get("detail", "")
+        result.trials.append(Trial({p: _plain(row[p]) for p in params}, None if time is None else float(time),
+                                   str(row["status"]), "" if pd.isna(detail) else str(detail)))
+    return result
+
+
+def _space_parameters(space: str, where: str) -> Sequence[str]:
+    """The parameters of the variant space a tuning table names."""
+    from gpuperf.kernels.space import get_space
+
+    try:
+        return get_space(space).parameters
+    except GpuperfError as error:
+        raise GpuperfError(f"{where}: {error}") from None
+
+
+def _resume(result: TuneResult, earlier: TuneResult, search: GuidedSearch, configs: pd.DataFrame,
+            params: Sequence[str]) -> None:
+    """``earlier``'s trials told to ``search`` and taken into ``result``, after checking they are of
+    the same space, sizes and device."""
+    for what, theirs, ours in (("space", earlier.space, result.space), ("sizes", earlier.sizes, result.sizes),
+                               ("device", earlier.device, result.device)):
+        if theirs != ours:
+            raise GpuperfError(f"{earlier.method}: the run to resume tuned {what} {theirs}, this one {ours}")
+    position = {key: i for i, key in enumerate(configuration_keys(configs, params))}
+    for trial in earlier.trials:
+        key = configuration_keys(pd.DataFrame([trial.config]), params).iloc[0]
+        if key not in position:
+            raise GpuperfError(f"{earlier.method}: the run to resume measured {trial.config}, not a configuration "
+                               f"of {result.space}")
+        search.tell(position[key], trial.time_s)
+        result.trials.append(trial)
+    result.gpu = earlier.gpu
 
 
 def default_variant_time(space_name: str, sizes: Mapping[str, int], device: str = "opencl:0",
