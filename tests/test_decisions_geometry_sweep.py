@@ -453,3 +453,23 @@ def test_the_h200_sweep_judges_the_short_loop_class_measured():
             # measured: the paper's short-loop rule is slower than LLVM's one block on this GPU
             assert row["heuristic"] > row["llvm"]
     assert np.isfinite(choices[[*RULE_POLICIES, "model", "best"]].to_numpy(dtype=float)).all()
+
+
+def test_an_interrupted_sweep_resumes_from_its_out_file_measuring_no_group_twice(tmp_path, capsys):
+    from gpuperf.cli import main
+
+    out = tmp_path / "sweep.csv"
+    argv = ["geometry-sweep", "--device", "opencl:0", "--loops", "saxpy", "--cycles", "1", "--out", str(out),
+            "--no-progress", "--json"]
+    assert main([*argv, "--trips", "1000"]) == 0  # as a sweep of two trip counts stopped after its first
+    first = pd.read_csv(out)
+    capsys.readouterr()
+    assert main([*argv, "--trips", "1000,4000", "--resume"]) == 0
+    assert json.loads(capsys.readouterr().out)["points"] > len(first)
+    both = pd.read_csv(out)
+    assert sorted(both["trip"].unique()) == [1000, 4000]
+    pd.testing.assert_frame_equal(both[both["trip"] == 1000].reset_index(drop=True), first)  # kept, not re-timed
+    assert main([*argv, "--trips", "1000", "--resume", "--gpu", "H100"]) == 2
+    assert "sweep.csv: the sweep to resume was measured on" in capsys.readouterr().err
+    assert main(argv[:-4] + ["--resume"]) == 2
+    assert "--resume goes on with the sweep whose points --out holds: give --out" in capsys.readouterr().err

@@ -389,6 +389,9 @@ def geometry_sweep_command(
     cycles: Optional[int] = typer.Option(None, "--cycles", help="With --device: interleaved timing cycles per loop "
                                          "and trip count (default 15)."),
     out: Optional[str] = typer.Option(None, "--out", "-o", help="Write every point as CSV, as each loop and trip count is timed."),
+    resume: bool = typer.Option(
+        False, "--resume", metavar="", help="Go on with the interrupted sweep whose points --out holds (the same "
+        "device): its (loop, trip count) groups are kept, not measured again; --out then holds every point."),
     report: Optional[str] = typer.Option(None, "--report", help="Also write a report folder."),
     no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
@@ -402,6 +405,8 @@ def geometry_sweep_command(
         raise GpuperfError("--cycles times a new sweep (--device); a --table was timed already")
     if table is not None and out is not None:
         raise GpuperfError("--out writes a new sweep's points (--device); a --table is written already")
+    if resume and out is None:
+        raise GpuperfError("--resume goes on with the sweep whose points --out holds: give --out")
     if table is not None and (loops is not None or trips is not None):
         raise GpuperfError("--loops and --trips choose what a new sweep measures (--device); a --table holds its own")
     loops, trips = loops or "saxpy,polynomial", trips or "1000,100000,1000000"
@@ -415,7 +420,7 @@ def geometry_sweep_command(
         descriptor = sweep.table_descriptor(measured, where, gpu)
     else:
         measured, where, descriptor = _measure_sweep(device, loops, trips, gpu, blocks_step, cycles, out,
-                                                     show=not (no_progress or as_json))
+                                                     show=not (no_progress or as_json), resume=resume)
     choices = sweep.sweep_choices(measured, descriptor, where)
     summary = sweep.sweep_summary(choices)
     figures = sweep.sweep_figures(choices)
@@ -442,7 +447,7 @@ def geometry_sweep_command(
 
 
 def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_step: int, cycles: int,
-                   out: str | None, show: bool):
+                   out: str | None, show: bool, resume: bool = False):
     from rich.progress import Progress
 
     from gpuperf.datasets import write_dataset_csv
@@ -459,10 +464,15 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
     counts = _int_list(trips, "trips")
     if cycles < 1:
         raise GpuperfError(f"--cycles: {cycles} must be at least 1")
-    if out:  # a new file: measurements are never overwritten
+    if out and not resume:  # a new file: measurements are never overwritten
         new_output_file(out)
     opened = open_device(device)
     descriptor = sweep.measured_device_descriptor(opened, gpu)
+    earlier = None
+    if resume:  # the file grows: every point it holds is written back with the new ones
+        from gpuperf.cli.models_cli import read_table
+
+        earlier = sweep.earlier_sweep(*read_table(out), descriptor)
     for trip in counts:
         sweep.sweep_geometries(descriptor, trip, blocks_step)  # bad trips or steps fail before anything runs
     def record(rows: list[dict]) -> None:
@@ -471,10 +481,10 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
 
             write_dataset_csv(pd.DataFrame(rows), out)
 
-    with claimed_output(out), Progress(disable=not show, transient=True) as bar:
+    with claimed_output(None if resume else out), Progress(disable=not show, transient=True) as bar:
         task = bar.add_task(f"sweeping {','.join(bodies)} on {device}", total=None)
         measured = sweep.measure_sweep(opened, bodies, counts, descriptor, sweep.sweep_settings(cycles),
-                                       blocks_step=blocks_step, record=record,
+                                       blocks_step=blocks_step, record=record, earlier=earlier,
                                        progress=lambda done, total: bar.update(task, completed=done, total=total))
     return measured, device, descriptor
 

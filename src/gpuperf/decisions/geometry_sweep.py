@@ -128,6 +128,7 @@ def measure_sweep(
     blocks_step: int = 2,
     record: Callable[[list[dict]], None] = lambda rows: None,
     progress: Callable[[int, int], None] = lambda done, total: None,
+    earlier: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Measure every loop in ``bodies`` at every trip count over its sweep on an opened ``device``.
 
@@ -135,6 +136,8 @@ def measure_sweep(
     ``settings.cycles`` interleaved cycles (default :func:`sweep_settings`). A point that fails to
     build, run or verify is recorded with its reason and the sweep goes on; ``record`` gets the
     rows so far each time a group is timed; ``progress(done, total)`` counts builds and timed rounds.
+    ``earlier`` (the rows an interrupted sweep of the same device recorded) resumes it: its (loop,
+    trip count) groups are kept as they are and not measured again.
     """
     from gpuperf.kernels.parallel_loops import grid_stride_loop
     from gpuperf.measure.devices import MeasureFailure
@@ -142,13 +145,14 @@ def measure_sweep(
 
     settings = settings or sweep_settings()
     registers = {body: loop_registers(body, descriptor) for body in bodies}
+    rows = [] if earlier is None else earlier.to_dict(orient="records")
+    done = {(row["kernel"], int(row["trip"])) for row in rows}
     groups = [(body, trip, sweep_geometries(descriptor, trip, blocks_step, registers[body]))
-              for body in bodies for trip in trips]
+              for body in bodies for trip in trips if (f"loop_{body}", trip) not in done]
     # progress: one step per build and one per timed round of each point
     total, finished = sum(len(g) for *_, g in groups) * (1 + settings.cycles), 0
     gpu = device.provenance().get("device_name", device.name)
     limits = {DESCRIPTOR_PREFIX + key: value for key, value in descriptor.as_dict().items()}
-    rows = []
     for body, trip, geometries in groups:
         group_rows, variants, built = [], [], []
         for threads, blocks in geometries:
@@ -173,6 +177,16 @@ def measure_sweep(
         rows.extend(group_rows)
         record(rows)
     return pd.DataFrame(rows, columns=[*SWEEP_COLUMNS, *limits])
+
+
+def earlier_sweep(table: pd.DataFrame, where: str, descriptor: DeviceDescriptor) -> pd.DataFrame:
+    """The rows of an interrupted sweep's ``--out`` table, to resume it with: they must be of the
+    device ``descriptor`` describes (the descriptor the sweep recorded)."""
+    recorded = table_descriptor(table, where)
+    if recorded.as_dict() != descriptor.as_dict():
+        raise GpuperfError(f"{where}: the sweep to resume was measured on {recorded.name}, this one on "
+                           f"{descriptor.name}")
+    return table
 
 
 def check_sweep(table: pd.DataFrame, where: str) -> pd.DataFrame:
