@@ -778,3 +778,20 @@ def test_evaluate_names_the_table_whose_rows_hold_one_group_only(tmp_path, capsy
     assert capsys.readouterr().err.strip() == (f"gpuperf: error: {table}: leave-one-gpu-out needs measured rows of at "
                                                "least two values of gpu; the table holds one (K20)")
     assert main(["evaluate", str(table), "--model", "lr", "--protocol", "leave-one-kernel-out", "--json"]) == 0
+
+
+def test_evaluate_holds_out_each_problem_size_in_turn(tmp_path, capsys):
+    table = generic_table().assign(n=lambda t: (t["x3"] > 4).astype(float) * 1024 + 1024, m=512.0)
+    path = tmp_path / "sizes.csv"
+    table.to_csv(path, index=False)
+    argv = ["evaluate", str(path), "--model", "lr", "--protocol", "leave-one-size-out", "--features", "x1,x2"]
+    result = run_json(capsys, *argv, "--sizes", "n,m")
+    assert result["group"] == "n/m" and sorted(result["per_group"]) == ["1024/512", "2048/512"]  # whole numbers
+    measured = table[table["status"] == "ok"]
+    assert sum(g["n"] for g in result["per_group"].values()) == result["rows"] == len(measured)
+    assert main([*argv, "--json"]) == 2
+    assert "leave-one-size-out holds out each problem size: name its columns with --sizes" in capsys.readouterr().err
+    assert main([*argv[:5], "leave-one-gpu-out", "--sizes", "n"]) == 2
+    assert "--sizes names what leave-one-size-out holds out; leave-one-gpu-out holds out gpu" in capsys.readouterr().err
+    assert main([*argv, "--sizes", "n,k"]) == 2
+    assert "sizes.csv: missing group column" in capsys.readouterr().err

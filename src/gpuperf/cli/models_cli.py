@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 PREDICTED = "predicted_time_s"
 PREDICTED_GPU = "predicted_gpu"  # predict-table --gpu: the GPU the rows were predicted for
-PROTOCOLS = {"leave-one-gpu-out": "gpu", "leave-one-kernel-out": "kernel"}
+PROTOCOLS = {"leave-one-gpu-out": "gpu", "leave-one-kernel-out": "kernel", "leave-one-size-out": None}  # None: --sizes
 
 
 # -- reading and checking tables -------------------------------------------------------------------
@@ -596,7 +596,8 @@ def _write_table(frame: pd.DataFrame, out: Path) -> None:
 def evaluate_command(
     data: DataArg,
     model: ModelArg,
-    protocol: Annotated[str, typer.Option("--protocol", help="leave-one-gpu-out or leave-one-kernel-out")],
+    protocol: Annotated[str, typer.Option("--protocol", help="leave-one-gpu-out, leave-one-kernel-out or "
+                                          "leave-one-size-out (with --sizes)")],
     log_target: LogTargetArg = False,
     features: FeaturesArg = None,
     select: SelectArg = None,
@@ -606,31 +607,33 @@ def evaluate_command(
     bsp_columns: BspColumnsArg = None,
     property_set: PropertySetArg = None,
     per_kernel: Annotated[bool, typer.Option("--per-kernel", metavar="", help="one model per kernel (leave-one-gpu-out)")] = False,
+    sizes: Annotated[str | None, typer.Option(
+        "--sizes", help="leave-one-size-out: the columns naming a problem size, comma-separated (n,m or "
+        "input.size.1,input.size.2); each combination of their values is held out in turn")] = None,
     as_json: JsonArg = False,
     report: ReportArg = None,
 ) -> None:
-    """Hold out each GPU (or kernel) in turn: fit on the other rows, predict the held-out ones."""
+    """Hold out each GPU (kernel, or problem size) in turn: fit on the other rows, predict the held-out ones."""
     from gpuperf.evaluation.protocols import leave_one_group_out
     from gpuperf.models.registry import build_estimator
 
-    if protocol not in PROTOCOLS:
-        raise unknown_name_error("protocol", protocol, PROTOCOLS)
+    columns = held_out_columns(protocol, sizes)
+    group = "/".join(columns)  # how tables and JSON name the held-out group: gpu, kernel, or n/m
     options = model_options(model, log_target, select, svr_kernel, bsp_columns, property_set)
     if report is not None:
         report_folder(report)
     frame, where = read_table(data)
-    group = PROTOCOLS[protocol]
     if per_kernel and group == "kernel":
         raise GpuperfError("--per-kernel: kernels held out one at a time have no rows to fit their own model")
-    require_columns(frame, [group, "kernel"] if per_kernel else [group], where, "group")
+    require_columns(frame, [*columns, "kernel"] if per_kernel else columns, where, "group")
     prepared = prepare_training(frame, where, options, features, gpu_features, base_clock)
-    held = prepared.frame[group].dropna().astype(str).unique()
+    held = prepared.frame[columns].dropna().astype(str).agg("/".join, axis=1).unique()
     if len(held) < 2:
         raise GpuperfError(f"{where}: {protocol} needs measured rows of at least two values of {group}; the table "
                            f"holds {'one' if len(held) else 'none'}{f' ({held[0]})' if len(held) else ''}")
     estimator = build_estimator(options, prepared.features, prepared.table_kind)
     with fitting_errors(where, options.name):
-        evaluation = leave_one_group_out(estimator, prepared.frame, prepared.features, group, name=protocol,
+        evaluation = leave_one_group_out(estimator, prepared.frame, prepared.features, columns, name=protocol,
                                          fit_by="kernel" if per_kernel else None)
     result = {
         "dataset": where,
@@ -666,6 +669,23 @@ def evaluate_command(
     print(METRICS_CAPTION)
     if report is not None:
         print(f"wrote {result['report']}")
+
+
+def held_out_columns(protocol: str, sizes: str | None) -> list[str]:
+    """The columns whose values ``protocol`` holds out in turn: gpu, kernel, or the ``--sizes`` columns."""
+    if protocol not in PROTOCOLS:
+        raise unknown_name_error("protocol", protocol, PROTOCOLS)
+    named = [c.strip() for c in (sizes or "").split(",") if c.strip()]
+    if PROTOCOLS[protocol] is not None:
+        if sizes is not None:
+            raise GpuperfError(f"--sizes names what leave-one-size-out holds out; {protocol} holds out "
+                               f"{PROTOCOLS[protocol]}")
+        return [PROTOCOLS[protocol]]
+    if not named:
+        raise GpuperfError("leave-one-size-out holds out each problem size: name its columns with --sizes (e.g. n,m)")
+    if len(set(named)) < len(named):
+        raise GpuperfError(f"--sizes names a column more than once: {sizes}")
+    return named
 
 
 def write_evaluation_report(folder: Path, result: dict, evaluation, prepared: Prepared) -> dict[str, Path]:

@@ -202,9 +202,9 @@ def leave_one_group_out(
     columns = _as_columns(group)
     where = name or f"leave-one-{'-'.join(columns)}-out"
     frame = _usable_rows(frame, features, target, where, columns, takes_missing(estimator))
-    labels = frame[columns[0]].astype(str)  # one column: no slow row-wise join
+    labels = _label_texts(frame[columns[0]])  # one column: no slow row-wise join
     if len(columns) > 1:
-        labels = frame[columns].astype(str).agg("/".join, axis=1)
+        labels = pd.concat([_label_texts(frame[c]) for c in columns], axis=1).agg("/".join, axis=1)
     wanted = sorted(labels.unique()) if groups is None else [str(g) for g in groups]
     unknown = [g for g in wanted if g not in set(labels)]
     if unknown:
@@ -212,6 +212,14 @@ def leave_one_group_out(
     folds = [(g, labels.ne(g)) for g in wanted]
     return _run(estimator, frame, features, folds, where, tuple(columns), target, fit_by,
                 max_train_rows, balance_by, seed)
+
+
+def _label_texts(values: pd.Series) -> pd.Series:
+    """A group column's values as the labels of held-out groups: whole numbers without a decimal
+    point (a size read as 4096.0 is group 4096), anything else as its text."""
+    if pd.api.types.is_float_dtype(values) and (values.dropna() % 1 == 0).all():
+        return values.map(lambda v: str(int(v)) if pd.notna(v) else "nan")
+    return values.astype(str)
 
 
 def _run(estimator, frame, features, folds, name, group, target, fit_by, max_train_rows, balance_by, seed):
