@@ -281,7 +281,7 @@ def tune_space(
 def earlier_trials(table: pd.DataFrame, where: str) -> TuneResult:
     """The trials of a tuning run's ``--out`` table (:meth:`TuneResult.table`), to resume it with
     (its ``method`` names the table)."""
-    from gpuperf.datasets.schema import row_location
+    from gpuperf.datasets.schema import is_ok, row_location
 
     required = ["kernel", "device", "time_s", "status"]
     missing = [c for c in required if c not in table.columns]
@@ -296,9 +296,10 @@ def earlier_trials(table: pd.DataFrame, where: str) -> TuneResult:
     sizes = [c for c in table.columns if c not in {*required, *params, "gpu", "variant", "detail"}]
     result = TuneResult(space, {c: int(table[c].iloc[0]) for c in sizes}, str(table["device"].iloc[0]), where,
                         gpu=str(table["gpu"].iloc[0]) if "gpu" in table.columns else None)
+    ran = is_ok(table["status"])  # ok in any case, as every reader of a table takes it
     for position, (_, row) in enumerate(table.iterrows()):
         time = row["time_s"] if pd.notna(row["time_s"]) else None
-        if (time is None) == (str(row["status"]) == "ok"):
+        if (time is None) == bool(ran.iloc[position]):
             raise GpuperfError(f"{where}: {row_location(table, position)}: status {row['status']} with time_s "
                                f"{row['time_s']!r}: a trial that ran has a time, a failed one none")
         detail = row.get("detail", "")
