@@ -381,6 +381,32 @@ def test_rows_of_different_kernels_with_identical_features_are_noted(tables, cap
     assert "mape, gmre, median_ape: fractions (0.10 = 10 %)" in captured.out
 
 
+def test_a_table_copied_twice_fits_and_evaluates_as_the_table_once(tables, capsys, tmp_path):
+    """Every row twice (a table pasted below itself) neither doubles the fitted rows nor the
+    evaluated ones: each repeat is counted once, with a note naming the first repeat's line."""
+    frame = pd.read_csv(tables["generic"])
+    doubled = tmp_path / "doubled.csv"
+    pd.concat([frame, frame]).to_csv(doubled, index=False)
+    measured = int((frame["status"] == "ok").sum())
+    first_repeat = len(frame) + 2  # the header is line 1; the copy starts after the original rows
+    overall = {}
+    for source, expect_note in ((tables["generic"], False), (doubled, True)):
+        out = tmp_path / f"{source.stem}.json"
+        assert main(["fit", str(source), "--model", "lr", "--out", str(out), "--json"]) == 0
+        captured = capsys.readouterr()
+        assert json.loads(captured.out)["rows"] == measured
+        note = f"{measured} of {2 * measured} measured rows repeat an earlier row in every column (the first at line"
+        assert (note in captured.err) == expect_note
+        assert main(["evaluate", str(source), "--model", "lr", "--protocol", "leave-one-gpu-out", "--json"]) == 0
+        captured = capsys.readouterr()
+        result = json.loads(captured.out)
+        assert result["rows"] == measured
+        assert any(n.startswith(f"{doubled}: {measured} of") for n in result["notes"]) == expect_note
+        overall[expect_note] = result["overall"]
+    assert f"(the first at line {first_repeat}); each is counted once" in captured.err
+    assert overall[True] == overall[False]
+
+
 # -- bad input ---------------------------------------------------------------------------------------
 def write(tmp_path, name: str, text: str):
     path = tmp_path / name

@@ -236,6 +236,25 @@ def failed_without_features(frame: pd.DataFrame, features: Sequence[str]) -> pd.
     return ~is_ok(frame["status"]) & frame[present].isna().any(axis=1)
 
 
+def without_exact_repeats(frame: pd.DataFrame, where: str) -> tuple[pd.DataFrame, str | None]:
+    """``frame`` with each row that repeats an earlier one in every column (a copied table or a
+    pasted block) counted once, and a note naming the first repeat (None when there is none)."""
+    import numpy as np
+
+    from gpuperf.datasets.schema import row_location
+
+    try:
+        repeated = frame.duplicated().to_numpy()
+    except TypeError:  # a cell holding a list or other unhashable value: no row can be compared whole
+        return frame, None
+    if not repeated.any():
+        return frame, None
+    first = row_location(frame, int(np.flatnonzero(repeated)[0]))
+    note = (f"note: {where}: {int(repeated.sum())} of {len(frame)} measured rows repeat an earlier row in every "
+            f"column (the first at {first}); each is counted once")
+    return frame[~repeated], note
+
+
 def prepare_training(
     frame: pd.DataFrame, where: str, options: ModelOptions, features: str | None, gpu_features: bool,
     base_clock: bool = False,
@@ -265,6 +284,9 @@ def prepare_training(
         raise GpuperfError(f"model {options.name}: --features does not apply to it; it reads flops and bytes columns "
                            "(flops and dram_bytes, or a profiler's or gpuperf's own counts)")
     frame = measured_rows(frame, where)
+    frame, repeated_note = without_exact_repeats(frame, where)
+    if repeated_note:
+        notes.append(repeated_note)
     gpu_features = gpu_features or options.name in NEEDS_GPU_FEATURES
     if base_clock and not gpu_features:
         raise GpuperfError("--base-clock: it sets the clock of the GPU descriptors; join them with --gpu-features")
