@@ -196,3 +196,24 @@ def test_a_launch_with_an_empty_key_value_is_an_error_naming_its_row():
         times_on_gpu(table, "K20", key=["n"], where="jobs.csv")
     result = times_on_gpu(table.drop(index=1), "K20", key=["n"])
     np.testing.assert_allclose(result.predicted["predicted_time_s"], [2.0])
+
+
+def test_a_launch_timed_at_times_far_apart_is_counted_by_its_median_with_a_note(tmp_path, capsys):
+    """jobs() times launch (a, n=2) on the K20 at 3 s and 5 s (under 2x apart: no note); at 3 s and
+    9 s the median (6 s) still counts, and a note names the launch and its two times."""
+    assert times_on_gpu(jobs(), "K20", ["n"], "jobs.csv").disagreeing.empty
+    table = jobs()
+    table.loc[(table["gpu"] == "Tesla K20") & (table["time_s"] == 5.0), "time_s"] = 9.0
+    result = times_on_gpu(table, "K20", ["n"], "jobs.csv")
+    assert result.disagreeing[["gpu", "kernel", "n", "times", "fastest_s", "slowest_s"]].values.tolist() == [
+        ["Tesla K20", "a", 2, 2, 3.0, 9.0]]
+    predicted = result.predicted.set_index(["kernel", "n"])["predicted_time_s"]
+    np.testing.assert_allclose(predicted.loc[("a", 1)], 3.0)  # the median 6 s is 3x the GTX 680's 2 s
+    source = tmp_path / "jobs.csv"
+    table.to_csv(source, index=False)
+    assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(tmp_path / "p.csv"),
+                 "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["disagreeing_launches"] == 1
+    assert (f"note: {source}: 1 launch(es) timed more than once on one GPU at times over 2x apart, each counted by "
+            "its median; the first: kernel=a, n=2 on Tesla K20, 2 times from 3 s to 9 s") in captured.err

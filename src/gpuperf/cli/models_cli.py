@@ -592,13 +592,29 @@ def predict_gpu_command(
     if result.not_calibrated:
         _print_note(f"note: not predicted, no launch timed on {result.gpu}: kernel(s) "
                     f"{', '.join(result.not_calibrated)}")
+    _print_note(disagreeing_note(result.disagreeing, where))
     summary = {"gpu": result.gpu, "out": str(out), "rows": len(written), "time_column": PREDICTED_COLUMN,
-               "kernels": result.kernels.to_dict("records"), "not_calibrated": result.not_calibrated}
+               "kernels": result.kernels.to_dict("records"), "not_calibrated": result.not_calibrated,
+               "disagreeing_launches": len(result.disagreeing)}
     if as_json:
         print_json(summary)
         return
     print_table(summary["kernels"], title=f"{result.gpu}: launches predicted per kernel")
     print(f"wrote {len(written)} rows with {PREDICTED_COLUMN} to {out}")
+
+
+def disagreeing_note(disagreeing: pd.DataFrame, where: str) -> str | None:
+    """A note naming the first launch timed on one GPU at times far apart (None when there is none)."""
+    from gpuperf.models.cross_gpu import DISAGREEING
+
+    if disagreeing.empty:
+        return None
+    first = disagreeing.iloc[0]
+    launch = ", ".join(f"{column}={first[column]}" for column in disagreeing.columns
+                       if column not in ("gpu", "times", "fastest_s", "slowest_s"))
+    return (f"note: {where}: {len(disagreeing)} launch(es) timed more than once on one GPU at times over "
+            f"{DISAGREEING:g}x apart, each counted by its median; the first: {launch} on {first['gpu']}, "
+            f"{int(first['times'])} times from {first['fastest_s']:.3g} s to {first['slowest_s']:.3g} s")
 
 
 def _write_table(frame: pd.DataFrame, out: Path) -> None:

@@ -11,7 +11,7 @@ fitted on the other GPUs' profiles give 0.09-0.30.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -21,6 +21,7 @@ from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.hardware.specs import canonical_gpu_name
 
 PREDICTED = "predicted_time_s"
+DISAGREEING = 2.0  # a launch timed twice on one GPU, the slower time over this many times the faster
 
 
 def scaled_times(others: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -45,12 +46,16 @@ class CrossGpuPrediction:
     """What :func:`times_on_gpu` found: ``predicted`` (per launch not timed on ``gpu``: the key
     columns, ``predicted_time_s``, ``gpus_used``), ``kernels`` (per kernel: ``calibration_launches``
     timed on ``gpu``, ``gpus`` that timed some of them, ``predicted`` launches) and ``not_calibrated``
-    (kernels timed elsewhere with no launch on ``gpu``: not predicted)."""
+    (kernels timed elsewhere with no launch on ``gpu``: not predicted). ``disagreeing``: the
+    launches timed more than once on one GPU whose slowest time is over :data:`DISAGREEING` times
+    its fastest (``gpu``, the key columns, ``times``, ``fastest_s``, ``slowest_s``); each counts by
+    its median all the same."""
 
     gpu: str
     predicted: pd.DataFrame
     kernels: pd.DataFrame
     not_calibrated: list[str]
+    disagreeing: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str = "table",
@@ -66,7 +71,8 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     table = measured_rows(table, where, target)
     table = table.assign(gpu=table["gpu"].astype(str).map(lambda named: canonical_gpu_name(named) or named))
     name = matching_gpu(table, gpu, where)
-    times = table.groupby(["gpu", *columns], sort=True, dropna=False)[target].median().unstack("gpu")
+    grouped = table.groupby(["gpu", *columns], sort=True, dropna=False)[target]
+    times = grouped.median().unstack("gpu")
     if name not in times.columns:
         raise GpuperfError(f"{where}: no measured rows for GPU {name}")
     others = [g for g in times.columns if g != name]
@@ -94,7 +100,15 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
             f"{where}: nothing to predict for {name}: a launch is predicted where another GPU timed it and also "
             f"timed a launch of the same kernel that {name} timed"
             + (f" (no launch on {name} of kernel(s) {', '.join(missing)})" if missing else ""))
-    return CrossGpuPrediction(name, frame, pd.DataFrame(kernels), missing)
+    return CrossGpuPrediction(name, frame, pd.DataFrame(kernels), missing, disagreeing_launches(grouped))
+
+
+def disagreeing_launches(grouped) -> pd.DataFrame:
+    """The launches (groups of one GPU's rows) timed more than once whose times differ over
+    :data:`DISAGREEING` times: two runs of one launch that far apart are rarely the same launch."""
+    spread = grouped.agg(times="count", fastest_s="min", slowest_s="max")
+    wide = (spread["times"] > 1) & (spread["slowest_s"] > DISAGREEING * spread["fastest_s"])
+    return spread[wide].reset_index()
 
 
 def launch_columns(table: pd.DataFrame, key: Sequence[str], where: str) -> list[str]:
