@@ -653,3 +653,32 @@ def test_an_interrupted_tuning_run_resumes_from_its_out_file_measuring_nothing_t
     assert main(["tune", "jacobi2d_5pt", "--resume"]) == 2
     assert "--resume goes on with the run whose trials --out holds: give --out" in capsys.readouterr().err
     assert len(pd.read_csv(out)) == 4  # refusals change nothing
+
+
+def test_a_resumed_tuning_run_picks_what_the_uninterrupted_run_picks_given_the_same_times(monkeypatch):
+    """Each pick is a function of the seed and the times so far: a run of 14 trials stopped after
+    5 and resumed from its written table makes the same 14 picks (times here depend only on the
+    configuration, so the two runs see the same ones)."""
+    import hashlib
+    import io
+    import types
+
+    from gpuperf.decisions.tune import earlier_trials, tune_space
+    from gpuperf.measure import timing
+
+    def measure(kernel, sizes, **options):
+        digest = int(hashlib.sha1(str(kernel.key).encode()).hexdigest()[:8], 16)
+        return types.SimpleNamespace(time_s=1e-4 * (1 + digest % 1000), provenance={"device_name": "pocl"})
+
+    monkeypatch.setattr(timing, "measure", measure)
+    whole = tune_space("jacobi2d_5pt", SIZES, budget=14, seed=3)
+    stopped = tune_space("jacobi2d_5pt", SIZES, budget=5, seed=3)
+    written = io.StringIO()
+    stopped.table().to_csv(written, index=False)
+    written.seek(0)
+    resumed = tune_space("jacobi2d_5pt", SIZES, budget=14, seed=3,
+                         earlier=earlier_trials(pd.read_csv(written), "trials.csv"))
+    assert [t.config for t in resumed.trials] == [t.config for t in whole.trials]
+    assert len({tuple(t.config.values()) for t in whole.trials}) == 14
+    other_seed = tune_space("jacobi2d_5pt", SIZES, budget=14, seed=4)
+    assert [t.config for t in other_seed.trials] != [t.config for t in whole.trials]
