@@ -124,6 +124,22 @@ def test_default_features_are_a_library_function_with_its_note_as_a_warning():
         assert default_features(frame, "t.csv") == ["x"]
 
 
+def test_default_features_leave_out_a_time_in_any_unit_but_keep_a_time_step_count():
+    """A copy of the time in milliseconds would leak the target into every default model."""
+    from gpuperf.evaluation import default_features
+
+    times = [1e-3, 2e-3, 3e-3, 4e-3]
+    frame = pd.DataFrame({"kernel": ["k"] * 4, "gpu": ["A100"] * 4, "status": ["ok"] * 4, "n": [1, 2, 3, 4],
+                          "time_s": times, "time_ms": [1.0, 2, 3, 4], "benchmark_time_ms": [32.0, 64, 96, 128],
+                          "compile_time_ms": [5.0, 5, 6, 6], "verification_time": [0.1] * 4,
+                          "Duration (us)": [1e3, 2e3, 3e3, 4e3], "kernel_runtime": times, "timestamp": [9.0] * 4,
+                          "time_steps": [10, 10, 20, 20]})
+    assert default_features(frame) == ["n", "time_steps"]
+    from gpuperf.evaluation.feature_columns import is_measured_time
+
+    assert is_measured_time("time_s_std") and not is_measured_time("time_steps")  # --features may name it
+
+
 def test_default_features_leave_out_keys_times_and_text(tables, capsys, tmp_path):
     result = run_json(capsys, "fit", tables["generic"], "--model", "lr", "--out", tmp_path / "m.json")
     assert result["features"] == ["x1", "x2", "x3", "x4"]

@@ -3,8 +3,11 @@
 Default features: every numeric column except
 
 - the keys (``kernel``, ``variant``, ``gpu``, ``device``, ``source``), ``time_s`` and ``status``;
-- timing statistics and predictions: names starting with ``time_s`` or ``predicted_``, ending in
+- timing statistics and predictions: names starting with ``time_s_`` or ``predicted_``, ending in
   ``_time_s`` or ``_pred_s``, and ``repeats``, ``n_invocations``;
+- any other time, in any unit: a name ending in the word ``time``, ``times``, ``duration``,
+  ``elapsed``, ``runtime`` or ``timestamp``, optionally followed by a unit (``time_ms``,
+  ``benchmark_time_ms``, ``compile_time``, ``Duration (us)``); ``time_steps`` is not one;
 - profiler metrics computed from the elapsed time (throughputs, utilisations, IPC, elapsed and
   active cycles: with a count they give the time away), and rates (``/s``, ``per_second``);
 - launch bookkeeping (IDs, streams, start times) and how a gpuperf measurement went (``retries``,
@@ -36,6 +39,9 @@ from gpuperf.evaluation.tables import is_timing_derived
 
 # What observers read during a run (energy, power, clocks, temperature; see the module notes).
 OBSERVED = re.compile(r"energy|power|watt|/w$|temperature|freq|clock", re.IGNORECASE)
+# A time in any unit (see the module notes): the word last, or before a unit.
+TIME_NAMED = re.compile(r"(^|[_\W])(time|times|duration|elapsed|runtime|timestamp)"
+                        r"([_\W]+(s|sec|secs|seconds|ms|msec|us|usec|µs|ns|nsec))?[_\W]*$", re.IGNORECASE)
 # The keys, the measured time and how it was taken: never features.
 KEYS_AND_OUTCOMES = ("kernel", "variant", "gpu", "device", "source", "time_s", "status", "repeats", "n_invocations")
 # What profilers record about a launch that says nothing of the kernel: IDs, streams, start times.
@@ -53,6 +59,7 @@ def is_default_feature(column: str, parameters: Sequence[str] = ()) -> bool:
     observed = OBSERVED.search(name) is not None and not name.startswith("gpu_")  # gpu_*: GPU descriptors
     return (name not in KEYS_AND_OUTCOMES and name not in LAUNCH_BOOKKEEPING and name not in MEASUREMENT_OUTCOMES
             and not per_second and not observed and not is_measured_time(name) and not is_timing_derived(name)
+            and TIME_NAMED.search(name) is None
             and name not in partial_descriptor_fields())
 
 
@@ -68,7 +75,8 @@ def partial_descriptor_fields() -> frozenset[str]:
 
 def is_measured_time(column: str) -> bool:
     """The measured time, a statistic of it, or a prediction of it (by its column name)."""
-    return column.startswith(("time_s", "predicted_")) or column.endswith(("_time_s", "_pred_s"))
+    return (column == "time_s" or column.startswith(("time_s_", "predicted_"))
+            or column.endswith(("_time_s", "_pred_s")))
 
 
 def default_features(frame: pd.DataFrame, where: str | None = None) -> list[str]:
