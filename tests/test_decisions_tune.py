@@ -100,6 +100,22 @@ def test_tell_refuses_repeats_and_bad_times():
     assert search.measured == [first] and search.best() == first  # refused calls changed nothing
 
 
+def test_a_start_order_or_seed_the_search_cannot_use_is_refused_when_the_search_is_built():
+    configs = grid((5, 5)).configs  # 144 configurations
+    for start, message in (([100, 200], "start: 200 is not an index of the 144 configurations"),
+                           ([-1], "start: -1 is not an index"), ([1.0], "start: 1.0 is not an index"),
+                           ([1, 1], "start: configuration 1 is named more than once")):
+        with pytest.raises(GpuperfError, match=message):
+            GuidedSearch(configs, ["x", "y"], start=start)
+    for seed in ("x", -1, 1.5):
+        with pytest.raises(GpuperfError, match=r"seed .*: a whole number, 0 or more"):
+            GuidedSearch(configs, ["x", "y"], seed=seed)
+    search = GuidedSearch(configs, ["x", "y"], start=np.array([7, 3]), initial=2)
+    first = search.ask()
+    search.tell(first, 1.0)
+    assert [first, search.ask()] == [7, 3]
+
+
 def test_candidates_are_the_configurations_the_cheap_check_accepts():
     space = get_space("jacobi2d_5pt")
     candidates = candidate_configurations("jacobi2d_5pt")

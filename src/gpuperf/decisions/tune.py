@@ -84,6 +84,9 @@ class GuidedSearch:
         if configs.empty:
             raise GpuperfError("no configurations to search")
         configs = configs[params].reset_index(drop=True)
+        _check_seed(seed)
+        if start is not None:
+            start = _checked_start(start, len(configs))
         self.space = Space(params, configs, np.full(len(configs), np.nan), "search", gpu=gpu)
         self.explorer = make_explorer(self.space, training_spaces(train, params), model, True, seed, initial, start)
         self.measured: list[int] = []
@@ -129,6 +132,25 @@ class GuidedSearch:
         """The index of the fastest configuration measured so far (None if none ran)."""
         ran = [i for i in self.measured if np.isfinite(self.times[i])]
         return min(ran, key=lambda i: self.times[i]) if ran else None
+
+
+def _check_seed(seed: Any) -> None:
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise GpuperfError(f"seed {seed!r}: a whole number, 0 or more")
+
+
+def _checked_start(start: Sequence[int], count: int) -> list[int]:
+    """``start`` as a list of distinct configuration indices (0 to ``count`` - 1), else an error naming it."""
+    picks = list(start)
+    for pick in picks:
+        if isinstance(pick, (bool, np.bool_)) or not isinstance(pick, (int, np.integer)) or not 0 <= pick < count:
+            raise GpuperfError(f"start: {pick!r} is not an index of the {count} configurations (0 to {count - 1})")
+    seen: set[int] = set()
+    for pick in map(int, picks):
+        if pick in seen:
+            raise GpuperfError(f"start: configuration {pick} is named more than once")
+        seen.add(pick)
+    return [int(p) for p in picks]
 
 
 @dataclass
