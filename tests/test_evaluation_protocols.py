@@ -119,6 +119,14 @@ def test_errors_name_the_missing_column_and_unknown_group():
         leave_one_gpu_out(RecordingRegressor(), _frame(), [*FEATURES, "flops"])
     with pytest.raises(GpuperfError, match="held-out group.*Z"):
         leave_one_gpu_out(RecordingRegressor(), _frame(), FEATURES, groups=["Z"])
+    with pytest.raises(GpuperfError, match=r"leave-one-gpu-out: features lists column names, e.g. \['n'\], not the "
+                                           r"string 'n'"):
+        leave_one_gpu_out(RecordingRegressor(), _frame(), "n")
+    for cap in (0, -1, 2.5, True):
+        with pytest.raises(GpuperfError, match=r"max_train_rows .* must be a whole number, at least 1 \(or None\)"):
+            leave_one_gpu_out(RecordingRegressor(), _frame(), FEATURES, max_train_rows=cap)
+    with pytest.raises(GpuperfError, match="fit-on-kernels: max_train_rows 0"):
+        fit_on_kernels(RecordingRegressor(), _frame(), FEATURES, ["copy"], max_train_rows=0)
 
 
 def test_balanced_subsample_caps_rows_per_cell():

@@ -86,6 +86,8 @@ def _usable_rows(frame: pd.DataFrame, features: Sequence[str], target: str, wher
     """The measured rows (status ok in any case, or every row without a status column). On them, a
     time that is not a positive number, a feature that is not a number (or missing, unless the
     model ``allow_nan``) or a missing ``groups`` value is an error naming the row."""
+    if isinstance(features, str):  # "flops" would read as the columns f, l, o, p, s
+        raise GpuperfError(f"{where}: features lists column names, e.g. ['{features}'], not the string '{features}'")
     missing = [c for c in [*features, *groups, target] if c not in frame.columns]
     if missing:
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)}")
@@ -223,6 +225,9 @@ def _label_texts(values: pd.Series) -> pd.Series:
 
 
 def _run(estimator, frame, features, folds, name, group, target, fit_by, max_train_rows, balance_by, seed):
+    if max_train_rows is not None and (isinstance(max_train_rows, bool) or not isinstance(max_train_rows, (int, np.integer))
+                                       or max_train_rows < 1):
+        raise GpuperfError(f"{name}: max_train_rows {max_train_rows!r} must be a whole number, at least 1 (or None)")
     fit_by = None if fit_by is None else _as_columns(fit_by)
     keys = [c for c in (*KEY_COLUMNS, *(fit_by or ()), *group) if c in frame.columns]
     keys = list(dict.fromkeys(keys))
