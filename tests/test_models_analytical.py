@@ -68,6 +68,9 @@ def test_bsp_names_missing_columns_and_rejects_bad_times():
         _bsp().fit(_bsp_rows(), [1.0, 0.0])
     with pytest.raises(GpuperfError, match="DataFrame"):
         _bsp().fit(_bsp_rows().to_numpy(), [1.0, 1.0])
+    for times in (None, 1.0, [[1.0], [1.0]]):  # one measured time per row, as a flat sequence
+        with pytest.raises(GpuperfError, match=r"BspModel: calibration needs one measured time per row \(2\)"):
+            _bsp().fit(_bsp_rows(), times)
 
 
 def test_roofline_takes_the_larger_of_compute_and_memory_time():

@@ -144,6 +144,16 @@ def test_pca_knn_keeps_95_percent_of_the_variance_not_less():
     assert pca.n_components_ == 2
 
 
+def test_pca_knn_names_a_variance_outside_0_to_1_and_keeps_every_component_at_1():
+    from gpuperf.models.learned import PcaKnnRegressor
+
+    X, y = np.random.default_rng(0).normal(size=(12, 3)), np.arange(12.0)
+    for variance in (0, 1.5, -0.1, "0.9", True):
+        with pytest.raises(GpuperfError, match=r"PcaKnnRegressor: variance .* a number in \(0, 1\]"):
+            PcaKnnRegressor(variance=variance).fit(X, y)
+    assert PcaKnnRegressor(variance=1).fit(X, y).pipeline_.named_steps["pca"].n_components_ == 3
+
+
 def test_pca_knn_averages_five_neighbours():
     from gpuperf.models.learned import PcaKnnRegressor
 

@@ -97,6 +97,8 @@ class BspModel(RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Calibrate ``lambda_`` on the measured times ``y`` (seconds) of the rows of DataFrame ``X``."""
+        if y is None or np.ndim(y) != 1:
+            raise GpuperfError(f"BspModel: calibration needs one measured time per row ({len(X)})")
         measured = np.asarray(y, dtype=float)
         if len(measured) == 0:
             raise GpuperfError("BspModel: no rows to fit")

@@ -138,8 +138,13 @@ class PcaKnnRegressor(RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Standardise, keep the principal components of 95 % of the variance, index the neighbours."""
+        variance = self.variance
+        if isinstance(variance, bool) or not isinstance(variance, (int, float, np.number)) or not 0 < variance <= 1:
+            raise GpuperfError(f"PcaKnnRegressor: variance {variance!r} is the fraction of the variance the kept "
+                               "components explain: a number in (0, 1]")
         X, y = validate_data(self, X, y, y_numeric=True)
-        components = self.variance if X.shape[0] > 1 and X.shape[1] > 1 else None
+        # variance 1 keeps every component, as one row or one feature does
+        components = float(variance) if X.shape[0] > 1 and X.shape[1] > 1 and variance < 1 else None
         self.pipeline_ = Pipeline(
             [
                 ("scale", StandardScaler()),
