@@ -181,6 +181,32 @@ def test_advice_names_what_it_advises_and_the_threshold(tmp_path, capsys, databa
         "Advice for stencil2d[local_x=64,local_y=16,outputs_y=4,prefetch=0,unroll=1] at n=1024, m=1024 on GTX 970\n")
 
 
+def test_the_advice_header_names_the_gpu_a_profile_row_gives_in_its_device_column(tmp_path, capsys, database):
+    path = tmp_path / "row.csv"
+    for row in ({**PROFILE, "gpu": None, "device": "NVIDIA H100 80GB HBM3"},
+                {**{k: v for k, v in PROFILE.items() if k != "gpu"}, "device": "NVIDIA H100 80GB HBM3"}):
+        pd.DataFrame([row]).to_csv(path, index=False)
+        advice = run_json(capsys, ["advise", "--profile", str(path), "--min-confidence", "0", "--json", *only(database)])
+        assert advice["subject"] == f"{path}, row 1 (k, H100 SXM)"
+
+
+def test_a_zero_y_or_z_extent_in_a_profile_row_is_refused_as_a_zero_x_is():
+    from gpuperf.errors import GpuperfError
+
+    for column in ("grid.x", "grid.y", "block.y", "block.z"):
+        with pytest.raises(GpuperfError, match=f"row 1: {column}=0: grid and block sizes must be positive"
+                           if column != "grid.x" else "row 1: grid and block sizes must be positive"):
+            profile_features({**PROFILE, column: 0}, "row 1")
+    assert profile_features({**PROFILE, "block.z": None})["work_group_size"] == 256  # empty: 1
+
+
+def test_an_optimization_named_twice_in_only_is_assessed_once(capsys, database):
+    args = ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970", "--threshold", "0.0001",
+            "--min-confidence", "0", "--json", "--optimizations", str(database)]
+    advice = run_json(capsys, [*args, "--only", "t_shared", "--only", "t_shared"])
+    assert [s["optimization"] for s in advice["suggestions"]] == ["t_shared"]
+
+
 def test_a_gpu_given_for_a_profile_row_that_names_another_is_refused(tmp_path, capsys, database):
     """The counters are the named GPU's: advising them for another would mix two GPUs; --gpu names
     the GPU of a row that names one gpuperf does not describe, and the header says which it used."""

@@ -117,6 +117,37 @@ def test_applied_optimization_is_not_suggested_again(pocl_entries):
     assert all(s.optimization not in skipped for s in advice.assessed)
 
 
+def test_a_setting_short_of_the_entrys_before_value_is_taken_to_its_after_value_not_called_applied():
+    """larger_work_groups flips local_x 16 -> 32 and thread_coarsening outputs_y 1 -> 4: a 4-wide
+    group or 2 outputs per work-item are short of them (not applied), 64-wide or 8 are beyond."""
+    from gpuperf.decisions.advisor import _space_change
+
+    entries = load_optimizations()
+    spec = "stencil2d[local_x={x},local_y=4,outputs_y={y},prefetch=0,unroll=1]"
+    for entry, x, y, expected in (("larger_work_groups", 4, 1, (spec.format(x=32, y=1), None)),
+                                  ("larger_work_groups", 16, 1, (spec.format(x=32, y=1), None)),
+                                  ("thread_coarsening", 16, 2, (spec.format(x=16, y=4), None)),
+                                  ("larger_work_groups", 64, 1, (None, f"{spec.format(x=64, y=1)} already has local_x=64")),
+                                  ("thread_coarsening", 16, 8, (None, f"{spec.format(x=16, y=8)} already has outputs_y=8"))):
+        assert _space_change(entries[entry], get_kernel(spec.format(x=x, y=y))) == expected
+
+
+def test_a_variant_of_a_users_space_is_advised_with_the_change_in_its_own_space(pocl_entries, tiled_space):
+    """A user's space is no catalog space: named by its file and function, the optimization's variant
+    is built there and given as a spec the user can pass back."""
+    kernel = get_kernel(f"{tiled_space}[local_x=16]")
+    target = DEVICE_TARGET + pd.read_csv(data_dir() / "advise_pairs_pocl.csv.gz")["gpu"][0]
+    chosen = [e for e in pocl_entries if e.name == "larger_work_groups"]
+    features = {**kernel_features(kernel, {"n": 4096}), **gpu_features(None)}
+    advice = advise(features, target, threshold=1e-9, entries=chosen, kernel=kernel, sizes={"n": 4096},
+                    min_confidence=0, space=tiled_space)
+    (suggestion,) = advice.assessed
+    assert suggestion.apply["variant"] == f"{tiled_space}[local_x=32]"
+    plain = advise(features, target, threshold=1e-9, entries=chosen, kernel=kernel, sizes={"n": 4096},
+                   min_confidence=0)  # the space unnamed: advised from the kernel's features alone
+    assert "variant" not in plain.assessed[0].apply
+
+
 def test_a_catalog_kernel_heading_a_space_is_advised_as_its_default_variant(pocl_entries):
     """`stencil2d` is its space's default variant: unrolling cannot apply (one output per work-item)."""
     advice = advise_kernel(get_kernel("stencil2d"), {"n": 512, "m": 512}, threshold=1e-9, entries=pocl_entries)

@@ -76,6 +76,27 @@ inputs = ["n"]''').pairs[0]
     assert list(pairs["family"]) == ["k"] * 3
 
 
+def test_an_input_column_or_a_gpu_or_device_column_the_dataset_lacks_is_an_error_naming_the_field(tmp_path):
+    from gpuperf.errors import GpuperfError
+
+    path = synthetic(tmp_path)
+    pairs = f'''dataset = "{{path}}"
+kernel = "k"
+parameter = "flag"
+before = 0
+after = 1
+features = "columns"
+configuration = ["n", "a", "flag"]
+inputs = ["n", "{{input}}"]'''
+    with pytest.raises(GpuperfError, match=r"trick.toml: pairs\[0\]\.inputs: the dataset has no column 'q'"):
+        build_spec_pairs(entry(tmp_path, pairs.format(path=path, input="q")).pairs[0], "trick")
+    for column in ("gpu", "device"):
+        lacking = tmp_path / f"no_{column}.csv"
+        pd.read_csv(path).drop(columns=column).to_csv(lacking, index=False)
+        with pytest.raises(GpuperfError, match=rf"pairs\[0\]\.dataset: {lacking} has no column '{column}'"):
+            build_spec_pairs(entry(tmp_path, pairs.format(path=lacking, input="a")).pairs[0], "trick")
+
+
 def test_factor_pairs(tmp_path):
     path = synthetic(tmp_path)
     spec = entry(tmp_path, f'''dataset = "{path}"

@@ -18,6 +18,13 @@ OptimizationsOption = Annotated[
 ]
 
 
+def variant_space_name(spec: str) -> str | None:
+    """The space a variant spec names (``stencil2d`` of ``stencil2d[local_x=16]``, ``my.py:space`` of
+    ``my.py:space[local_x=16]``); None for a kernel that is no variant."""
+    name, bracket, _ = spec.partition("[")
+    return name.strip() if bracket and spec.rstrip().endswith("]") else None
+
+
 def advise(
     kernel: Annotated[
         str | None, typer.Argument(help="catalog name, name\\[param=value,...] or path/file.py:function")
@@ -48,7 +55,7 @@ def advise(
     for name in only or []:
         if name not in database:
             raise unknown_name_error("optimization", name, database)
-    entries = [database[name] for name in only] if only else list(database.values())
+    entries = [database[name] for name in dict.fromkeys(only)] if only else list(database.values())  # each once
     if profile is not None:
         if param or device:
             raise GpuperfError("--profile takes no -p or --device: the profile row describes the launch")
@@ -58,7 +65,10 @@ def advise(
         with _progress_bar(as_json) as progress:
             result = advise_profile(launch, gpu, threshold, entries, where=f"{profile}: row {row}",
                                     min_confidence=min_confidence, progress=progress)
-        used = gpu if gpu is not None else launch.get("gpu")  # --gpu names a GPU the row does not describe
+        from gpuperf.decisions.profile import profile_gpu
+
+        # --gpu names a GPU the row does not describe; else the GPU the row names in gpu or device
+        used = gpu if gpu is not None else profile_gpu(launch)
         named = [str(value) for value in (launch.get("kernel"), used) if value not in (None, "")]
         subject = f"{profile}, row {row}" + (f" ({', '.join(named)})" if named else "")
     else:
@@ -68,7 +78,7 @@ def advise(
         sizes = kernel_sizes(found, param)
         with _progress_bar(as_json) as progress:
             result = advise_kernel(found, sizes, gpu, device, threshold, entries, min_confidence=min_confidence,
-                                   progress=progress)
+                                   progress=progress, space=variant_space_name(kernel))
         where = device or gpu or "the GPUs of the bundled training pairs"
         subject = f"{found.key} at {', '.join(f'{k}={v}' for k, v in sizes.items())} on {where}"
     if as_json:

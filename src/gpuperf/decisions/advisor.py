@@ -165,30 +165,44 @@ def _condition_holds(entry: Optimization, features: Mapping[str, float]) -> bool
     return bool(frame.eval(entry.applies_when).iloc[0])
 
 
-def _space_change(entry: Optimization, kernel: Kernel | None) -> tuple[str | None, str | None]:
-    """(variant spec with the optimization applied, reason it does not apply) for a space variant."""
+def _space_change(entry: Optimization, kernel: Kernel | None,
+                  space_name: str | None = None) -> tuple[str | None, str | None]:
+    """(variant spec with the optimization applied, reason it does not apply) for a variant of the
+    space ``space_name`` (``file.py:function`` for a user's; default: the catalog space named as the
+    kernel). A variant whose parameter already lies at or beyond the entry's ``after`` value has it
+    applied; one short of it (the entry's ``before``, or further back) is taken to ``after``, else
+    the next valid value that way."""
     flip = entry.space_parameter
     if kernel is None or flip is None:
         return None, None
     from gpuperf.kernels.space import get_space
 
-    variant = dict(kernel.variant)
-    if not variant:  # a catalog kernel that heads a space is the space's default variant
+    if space_name is not None:
+        space = get_space(space_name)
+    else:
+        space_name = kernel.name
         try:
-            variant = dict(get_space(kernel.name).defaults)
-        except GpuperfError:
+            space = get_space(space_name)
+        except GpuperfError:  # not a space's variant: the optimization changes what its features say
             return None, None
+    variant = dict(kernel.variant) or dict(space.defaults)  # a catalog kernel heading a space is its default
     if flip["name"] not in variant:
         return None, None
     name, current = flip["name"], variant[flip["name"]]
-    if current != flip["before"]:
+    before, after = flip["before"], flip["after"]
+    try:
+        ahead = (after > before and current >= after) or (after < before and current <= after)
+        short = (after > before and current < after) or (after < before and current > after)
+    except TypeError:  # values with no order (text): only the entry's own before value is short of it
+        ahead, short = current == after, current == before
+    if ahead or not short:
         return None, f"{kernel.key} already has {name}={current}"
-    space = get_space(kernel.name)
-    candidates = [flip["after"]] + [v for v in space.parameters[name] if v != flip["after"] and v > current]
+    towards = [v for v in space.parameters[name] if v != after and ((v > current) if after > before else (v < current))]
+    candidates = [after] + sorted(towards, reverse=after < before)
     reasons = []
     for value in candidates:
         try:
-            return space.build({**variant, name: value}).key, None
+            return f"{space_name}[{space.build({**variant, name: value}).variant_label}]", None
         except GpuperfError as exc:
             reasons.append(str(exc))
     return None, f"no valid {name} value after {current}: {reasons[0] if reasons else 'none larger'}"
@@ -271,11 +285,13 @@ def advise(
     min_confidence: float = DEFAULT_MIN_CONFIDENCE,
     progress: Progress | None = None,
     gpu: str | None = None,
+    space: str | None = None,
 ) -> Advice:
     """Suggestions for a kernel described by ``features`` (advice + GPU features) on ``target``.
 
-    For a variant of a variant space (``kernel``), what each optimization changes (``change_*``) comes
-    from the variant with it applied at ``sizes``; otherwise from ``features`` (NaN: imputed).
+    For a variant of a variant space (``kernel``, a variant of the space named ``space``,
+    ``file.py:function`` for a user's; by default the catalog space of its name), what each optimization changes (``change_*``) comes from the variant with it
+    applied at ``sizes``; otherwise from ``features`` (NaN: imputed).
     Predictions at or above ``threshold`` but with confidence below ``min_confidence`` are not
     suggested: the advisor abstains and says so in ``skipped``. ``features`` must give at least one
     of the kernel features the models know (``ADVICE_FEATURES``); others missing are imputed.
@@ -302,7 +318,7 @@ def advise(
         if not _condition_holds(entry, features):
             skipped.append((entry.name, f"does not apply: {entry.applies_when} is false for this kernel"))
             continue
-        variant, reason = _space_change(entry, kernel)
+        variant, reason = _space_change(entry, kernel, space)
         if reason:
             skipped.append((entry.name, f"does not apply: {reason}"))
             continue
@@ -384,14 +400,17 @@ def advise_kernel(
     use_cache: bool = True,
     min_confidence: float = DEFAULT_MIN_CONFIDENCE,
     progress: Progress | None = None,
+    space: str | None = None,
 ) -> Advice:
-    """Suggestions for a gpuperf kernel: for ``gpu`` (a GPU name), a measured ``device``, or any GPU."""
+    """Suggestions for a gpuperf kernel: for ``gpu`` (a GPU name), a measured ``device``, or any GPU.
+    ``space`` names the variant space ``kernel`` is a variant of (``file.py:function`` for a
+    user's), where that is not the catalog space named as the kernel."""
     if gpu is not None and device is not None:
         raise GpuperfError("give either --gpu or --device, not both")
     target = device_target(device) if device else GPU_TARGET
     note = "" if gpu or device else "no --gpu given: the GPU features are the training pairs' medians"
     return advise(kernel_query(kernel, sizes, gpu), target, threshold, entries, kernel, use_cache, note, sizes,
-                  min_confidence, progress, gpu)
+                  min_confidence, progress, gpu, space)
 
 
 def advise_profile(

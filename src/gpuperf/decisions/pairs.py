@@ -76,10 +76,17 @@ def load_pair_dataset(name: str, where: str) -> pd.DataFrame:
 
 
 def _config_columns(frame: pd.DataFrame, spec: PairSpec) -> list[str]:
+    """The configuration columns of ``spec``'s dataset that hold values; a column the entry names
+    (``configuration``, ``inputs``) or a pair needs (``gpu``, ``device``) that it lacks is an error."""
+    for column in ("gpu", "device"):
+        if column not in frame.columns:
+            raise GpuperfError(f"{spec.where}.dataset: {spec.dataset} has no column '{column}' (a pair is two "
+                               "variants timed on one GPU and device)")
     columns = list(spec.configuration or frame.attrs.get("parameters", []))
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise GpuperfError(f"{spec.where}.configuration: the dataset has no column '{missing[0]}'")
+    for field_name, named in (("configuration", columns), ("inputs", list(spec.inputs or ()))):
+        missing = [c for c in named if c not in frame.columns]
+        if missing:
+            raise GpuperfError(f"{spec.where}.{field_name}: the dataset has no column '{missing[0]}'")
     return [c for c in columns if frame[c].notna().any()]
 
 

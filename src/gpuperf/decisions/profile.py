@@ -56,8 +56,11 @@ def _extent(row: Mapping[str, Any], names: tuple[str, ...], where: str) -> float
     if first is None:
         raise GpuperfError(f"{where}: missing or empty column {names[0]} (the launch geometry is needed)")
     value = first
-    for name in names[1:]:
-        value *= _number(row, name, where) or 1.0
+    for name in names[1:]:  # y and z: an empty cell or a missing column is 1, as profilers leave them
+        extent = _number(row, name, where)
+        if extent is not None and not extent > 0:
+            raise GpuperfError(f"{where}: {name}={extent:g}: grid and block sizes must be positive")
+        value *= 1.0 if extent is None else extent
     return value
 
 
