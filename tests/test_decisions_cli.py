@@ -527,3 +527,63 @@ def test_a_negative_seed_is_one_clear_error_before_any_work(tmp_path, capsys, co
     assert main([*argv, "--seed", "-1"]) == 2
     err = capsys.readouterr().err
     assert err.strip() == "gpuperf: error: --seed -1: must not be negative"
+
+
+def test_a_parameter_value_none_or_na_is_a_setting_not_a_missing_value(tmp_path, capsys):
+    """pandas reads None, NA and null as missing; as a tuning parameter's value they are settings
+    (Kernel Tuner writes a None value so), in a table, an ask table and a cache's JSON null alike.
+    An empty cell is still no value."""
+    (tmp_path / "none.csv").write_text("bs,hint,time_ms\n32,None,1.0\n32,L1,0.9\n64,NA,0.6\n64,L1,0.5\n")
+    result = run_json(capsys, ["explore", str(tmp_path / "none.csv"), "--params", "bs,hint", "--json", "--no-progress"])
+    assert result["configurations"] == 4 and result["best_time"] == 0.5
+    assert sorted(str(c["hint"]) for c in result["order"]) == ["L1", "L1", "NA", "None"]
+    (tmp_path / "ask.csv").write_text("bs,hint,time_ms\n32,None,1.0\n32,L1,\n64,None,\n64,L1,0.5\n")
+    step = run_json(capsys, ["ask", str(tmp_path / "ask.csv"), "--params", "bs,hint", "--json"])
+    assert step["measured"] == 2 and step["next"]["hint"] in ("None", "L1")
+    cache = {"device_name": "NVIDIA RTX A4000", "kernel_name": "k", "tune_params_keys": ["bs", "hint"],
+             "cache": {f"{bs},{hint}": {"bs": bs, "hint": None if hint == "None" else hint, "time": time}
+                       for bs, hint, time in ((32, "None", 1.0), (32, "L1", 0.9), (64, "None", 0.6), (64, "L1", 0.5))}}
+    (tmp_path / "cache.json").write_text(json.dumps(cache))
+    assert run_json(capsys, ["explore", str(tmp_path / "cache.json"), "--json", "--no-progress"])["configurations"] == 4
+    (tmp_path / "empty.csv").write_text("bs,hint,time_ms\n32,,1.0\n64,L1,0.5\n")
+    assert main(["explore", str(tmp_path / "empty.csv"), "--params", "bs,hint", "--no-progress"]) == 2
+    assert "empty.csv: line 2: parameter hint has no value" in capsys.readouterr().err
+
+
+def test_configurations_whose_values_hold_commas_are_told_apart(tmp_path, capsys):
+    (tmp_path / "comma.csv").write_text('shape,order,time_ms\n"16,16",x,1.0\n16,"16,x",0.5\n"8,8",x,0.7\n')
+    result = run_json(capsys, ["explore", str(tmp_path / "comma.csv"), "--params", "shape,order", "--json",
+                               "--no-progress"])
+    assert result["configurations"] == 3 and result["best_time"] == 0.5
+
+
+def test_ask_trains_on_the_other_gpus_of_the_table_it_asks_about(tmp_path, capsys):
+    """One table of two GPUs, the A100 measured partly: --train on the same file leaves out the
+    A100's rows not measured yet (a note) and its own GPU (a note), and trains on the V100."""
+    path = tmp_path / "long.csv"
+    path.write_text("gpu,bs,tile,time_ms\nV100,32,1,2.0\nV100,32,2,1.5\nV100,64,1,1.0\nV100,64,2,1.2\n"
+                    "A100,32,1,0.9\nA100,32,2,\nA100,64,1,\nA100,64,2,\n")
+    assert main(["ask", str(path), "--params", "bs,tile", "--gpu", "A100", "--train", str(path), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["next"] == {"bs": 64, "tile": 1}  # the V100's fastest
+    err = captured.err
+    assert f"{path}: left out 3 row(s) not measured yet (no time_ms, no status; first: line 7)" in err
+
+
+def test_ask_refuses_a_table_whose_times_sit_in_a_column_it_does_not_read(tmp_path, capsys):
+    path = tmp_path / "us.csv"
+    for column in ("time_us", "runtime"):
+        path.write_text(f"bs,{column}\n32,1.0\n64,\n128,0.5\n")
+        assert main(["ask", str(path), "--params", "bs"]) == 2
+        assert (f"us.csv: no time column (time_ms, time_s, time), but column {column} holds values; --target "
+                f"{column} names it") in capsys.readouterr().err
+    step = run_json(capsys, ["ask", str(path), "--params", "bs", "--target", "runtime", "--json"])
+    assert step["measured"] == 2 and step["next"] == {"bs": 64}
+
+
+def test_a_training_table_without_a_time_column_says_to_rename_it(tmp_path, capsys):
+    (tmp_path / "s.csv").write_text("bs,time_ms\n32,1.0\n64,0.5\n128,0.7\n")
+    (tmp_path / "t.csv").write_text("bs,runtime\n32,2.0\n64,1.0\n128,1.5\n")
+    assert main(["explore", str(tmp_path / "s.csv"), "--params", "bs", "--train", str(tmp_path / "t.csv")]) == 2
+    assert ("t.csv: no time column (time_ms, time_s, time) in this training table; --target names the space's time "
+            "column, so rename this table's to one of these") in capsys.readouterr().err

@@ -147,7 +147,8 @@ def _record(key: str, entry: Any, keys: list[str], where: str) -> dict:
     expected = ",".join(str(entry[k]) for k in keys)
     if expected != key:
         raise GpuperfError(f"{where}: cache entry '{key}' holds the parameters of '{expected}'")
-    row: dict[str, Any] = {k: entry[k] for k in keys}
+    # A parameter whose value is None (JSON null) is the setting "None", as the cache's own key spells it.
+    row: dict[str, Any] = {k: "None" if entry[k] is None else entry[k] for k in keys}
     time = entry.get("time")
     errors = [v for v in entry.values() if isinstance(v, str) and v in ERROR_NAMES]
     if errors:

@@ -94,7 +94,10 @@ def partly_measured(frame: pd.DataFrame, params: Sequence[str], target: str | No
     """``frame`` read as a space measured so far. ``target``: the time column (default: the first
     of time_ms, time_s, time the table has; a table with none has nothing measured yet)."""
     if target is None:
-        target = next((name for name in TIME_COLUMNS if name in frame.columns), TIME_COLUMNS[0])
+        target = next((name for name in TIME_COLUMNS if name in frame.columns), None)
+        if target is None:
+            _refuse_unnamed_times(frame, params, where)
+            target = TIME_COLUMNS[0]
     else:
         _require_named_target(frame, target, params, where)
     frame = without_unparameterised_rows(frame, params, where)
@@ -108,6 +111,18 @@ def partly_measured(frame: pd.DataFrame, params: Sequence[str], target: str | No
     space = space_from_frame(stand_in, params, target, where)
     space.times[pending] = np.nan
     return PartlyMeasured(space, pending, frame)
+
+
+def _refuse_unnamed_times(frame: pd.DataFrame, params: Sequence[str], where: str) -> None:
+    """An error when a table with none of ``TIME_COLUMNS`` holds values in a column named as a time
+    (``time_us``, ``runtime``): asking would ignore them and send the times to a new column."""
+    from gpuperf.evaluation.feature_columns import TIME_NAMED
+
+    for column in (str(c) for c in frame.columns if c not in params):
+        named = TIME_NAMED.search(column) or difflib.get_close_matches(column, TIME_COLUMNS, n=1, cutoff=0.8)
+        if named and not _empty(frame[column]).all():
+            raise GpuperfError(f"{where}: no time column ({', '.join(TIME_COLUMNS)}), but column {column} holds "
+                               f"values; --target {column} names it if it holds the times measured so far")
 
 
 def _require_named_target(frame: pd.DataFrame, target: str, params: Sequence[str], where: str) -> None:

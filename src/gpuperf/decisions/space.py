@@ -97,8 +97,8 @@ def key_text(value: object) -> str:
             return "1" if text.lower() == "true" else "0"
         try:
             number = float(text)
-        except ValueError:
-            return text
+        except ValueError:  # quoted as a CSV cell where the join could blur it: "16,16",x is not 16,"16,x"
+            return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"') else text
         value = number if np.isfinite(number) else text
     if isinstance(value, bool):
         return str(int(value))
@@ -106,7 +106,8 @@ def key_text(value: object) -> str:
 
 
 def configuration_keys(configs: pd.DataFrame, params: Sequence[str]) -> pd.Series:
-    """Per configuration, its parameter values joined by commas (see :func:`key_text`)."""
+    """Per configuration, its parameter values joined by commas (see :func:`key_text`; a value holding
+    a comma or a quote is quoted, so no two configurations share a key)."""
     texts = [texts_by_value(configs[p], key_text) for p in params]
     if not texts:
         return pd.Series("", index=configs.index)
@@ -227,6 +228,15 @@ def unparameterised_rows(frame: pd.DataFrame, params: Sequence[str]) -> np.ndarr
     return none if not none.all() else np.zeros(len(frame), dtype=bool)
 
 
+def _not_measured_yet(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """The rows with no time in ``column`` and no status: configurations not measured yet."""
+    def empty(values: pd.Series) -> np.ndarray:
+        return (values.isna() | values.astype(str).str.strip().eq("")).to_numpy()
+
+    pending = empty(frame[column])
+    return pending & empty(frame["status"]) if "status" in frame.columns else pending
+
+
 def _note_unparameterised(frame: pd.DataFrame, none: np.ndarray, where: str) -> None:
     warnings.warn(f"{where}: left out {int(none.sum())} row(s) with none of the parameters (first: "
                   f"{row_location(frame, int(np.flatnonzero(none)[0]))}; {_what_unparameterised(frame, none)})",
@@ -306,6 +316,46 @@ def default_target(frame: pd.DataFrame, where: str) -> str:
     raise GpuperfError(f"{where}: no time column ({', '.join(TIME_COLUMNS)}); name it with --target")
 
 
+def with_literal_texts(frame: pd.DataFrame, path: str | Path, columns: Sequence[str]) -> pd.DataFrame:
+    """``frame``, read from the CSV file ``path`` (its index labels: row positions in the file), with
+    the words pandas reads as missing (``None``, ``NA``, ``null``, ``N/A``, ...) back as text in
+    ``columns``: a tuning parameter may take the value None, as Kernel Tuner writes it. An empty
+    cell, or ``nan``, stays missing."""
+    from gpuperf.datasets.tables import PARQUET_SUFFIXES
+
+    path = Path(path)
+    name = path.name.lower()
+    if not path.is_file() or name.endswith((*PARQUET_SUFFIXES, ".json", ".json.gz")):
+        return frame
+    wanted = [c for c in columns if c in frame.columns and frame[c].isna().any()]
+    if not wanted or not frame.index.is_unique or not pd.api.types.is_integer_dtype(frame.index):
+        return frame
+    raw = pd.read_csv(path, dtype=str, keep_default_na=False, low_memory=False)
+    raw.columns = [str(c).strip() for c in raw.columns]
+    if len(frame) and (frame.index.min() < 0 or frame.index.max() >= len(raw)):
+        return frame
+    frame = frame.copy()
+    for column in (c for c in wanted if c in raw.columns):
+        texts = raw[column].iloc[frame.index.to_numpy()].str.strip()
+        literal = frame[column].isna().to_numpy() & texts.ne("").to_numpy() & texts.str.lower().ne("nan").to_numpy()
+        if literal.any():
+            values = frame[column].astype(object).to_numpy(copy=True)
+            values[literal] = texts.to_numpy()[literal]
+            frame[column] = values
+    return frame
+
+
+def _training_target(frame: pd.DataFrame, target: str | None, where: str) -> str:
+    """A training table's time column where it lacks ``target`` (the space's): the first of
+    ``TIME_COLUMNS`` it has, else an error saying what to rename (``--target`` names the space's)."""
+    for name in TIME_COLUMNS:
+        if name in frame.columns:
+            return name
+    named = f"{target} or one of " if target else ""
+    raise GpuperfError(f"{where}: no time column ({named}{', '.join(TIME_COLUMNS)}) in this training table; --target "
+                       "names the space's time column, so rename this table's to one of these")
+
+
 def is_kernel_tuner_cache(path: str | Path) -> bool:
     """A Kernel Tuner cache file: ``.json``, or gzipped ``.json.gz``."""
     return Path(path).name.lower().endswith((".json", ".json.gz"))
@@ -334,6 +384,7 @@ def read_space(path: str | Path, params: Sequence[str] | None = None, target: st
     params = list(params or variant_parameters(frame))
     if not params:
         raise GpuperfError(f"{where}: say which columns are the parameters (--params P1,P2,...)")
+    frame = with_literal_texts(frame, path, params)
     return space_from_frame(frame, params, target or default_target(frame, where), where)
 
 
@@ -403,13 +454,21 @@ def read_training_spaces(path: str | Path, params: Sequence[str], target: str | 
     group left is an error."""
     if is_kernel_tuner_cache(path):
         return [_cache_space(path, params, target)]
-    return training_spaces_from_frame(read_table(path), params, target, str(path), size_columns)
+    frame = with_literal_texts(read_table(path), path, params)
+    return training_spaces_from_frame(frame, params, target, str(path), size_columns)
 
 
 def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], target: str | None = None,
                                where: str = "table", size_columns: Sequence[str] = ()) -> list[Space]:
     """:func:`read_training_spaces` for a table already read (``where`` names it in errors)."""
-    column = target if target in frame.columns else default_target(frame, where)
+    column = target if target in frame.columns else _training_target(frame, target, where)
+    pending = _not_measured_yet(frame, column)
+    if pending.any():  # a partly measured table (ask's, on another GPU): its measured rows train
+        warnings.warn(f"{where}: left out {int(pending.sum())} row(s) not measured yet (no {column}, no status; "
+                      f"first: {row_location(frame, int(np.flatnonzero(pending)[0]))})", GpuperfNote, stacklevel=3)
+        frame = frame[~pending]
+        if frame.empty:
+            raise GpuperfError(f"{where}: no row is measured yet; nothing to train on")
     by = [c for c in (*GROUP_COLUMNS, *size_columns) if c in frame.columns and frame[c].nunique() > 1]
     if not by:
         return [space_from_frame(frame, params, column, where)]
