@@ -3,7 +3,6 @@ catalog space's variants from other kernels' measurements, choose a launch geome
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 from typing import Optional
@@ -356,17 +355,21 @@ def geometry_command(
 
 def _whole(text: str, what: str) -> int:
     """A whole number written plainly or in exponent form (1000000, 1e6)."""
+    from decimal import Decimal, InvalidOperation
+
     text = text.strip()
     try:
         return int(text)
     except ValueError:
         pass
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or not value.is_integer():
+    try:  # exactly: 1e23 is 10**23, which a float is not
+        value = Decimal(text)
+    except InvalidOperation:
+        value = Decimal("NaN")
+    if not value.is_finite() or value != value.to_integral_value():
         raise GpuperfError(f"--{what}: '{text}' is not a whole number")
+    if value.adjusted() > 300:  # a number of 301 or more digits: no loop runs that long
+        raise GpuperfError(f"--{what}: '{text}' is too large")
     return int(value)
 
 

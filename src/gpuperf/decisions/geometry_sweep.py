@@ -196,7 +196,10 @@ def check_sweep(table: pd.DataFrame, where: str) -> pd.DataFrame:
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)} (a sweep needs kernel, trip, threads, "
                            "blocks, time_s)")
     usable = table if "status" not in table.columns else table[is_ok(table["status"])]
-    for column in ("trip", "threads", "blocks", "time_s"):
+    if "registers" in usable.columns:  # per thread; an empty cell: the policies' default
+        empty = usable["registers"].isna() | usable["registers"].astype(str).str.strip().eq("")
+        usable = usable.assign(registers=usable["registers"].where(~empty, DEFAULT_REGISTERS))
+    for column in ("trip", "threads", "blocks", "time_s", *(["registers"] if "registers" in usable.columns else [])):
         values = pd.to_numeric(usable[column], errors="coerce")
         bad = ~(values > 0) | ~np.isfinite(values)
         if column != "time_s":
@@ -206,7 +209,13 @@ def check_sweep(table: pd.DataFrame, where: str) -> pd.DataFrame:
             kind = "a positive number" if column == "time_s" else "a positive whole number"
             raise GpuperfError(f"{where}: {row_location(usable, position)}: {column} must be {kind}, "
                                f"not {plain_value(usable[column].iloc[position])!r}")
-    usable = usable.astype({"trip": int, "threads": int, "blocks": int, "time_s": float})
+        large = (values >= 2.0**63).to_numpy() if column != "time_s" else np.zeros(len(values), dtype=bool)
+        if large.any():  # past what a 64-bit integer holds
+            position = int(np.flatnonzero(large)[0])
+            raise GpuperfError(f"{where}: {row_location(usable, position)}: {column} "
+                               f"{plain_value(usable[column].iloc[position])!r} is too large (at most 2**63 - 1)")
+    whole = {"trip": int, "threads": int, "blocks": int, "time_s": float}
+    usable = usable.astype({**whole, **({"registers": int} if "registers" in usable.columns else {})})
     if usable.empty:
         raise GpuperfError(f"{where}: no measured point (every row failed)")
     point = ["kernel", "trip", "threads", "blocks"]
