@@ -172,3 +172,11 @@ def test_an_access_with_two_possible_lane_0_offsets_averages_its_lines():
     assert (lines.lines, lines.sectors, lines.alignment) == (1.5, 4.0, "averaged")
     one_start = access_lines(EvaluatedAccess(record, 1.0, {0: 1}, 0, [(32, 0, 2)]), (32, 1, 1))
     assert (one_start.lines, one_start.alignment) == (1.0, "known")  # 32 floats = one whole line
+
+
+def test_a_loop_bound_read_from_memory_is_named_as_data_not_asked_for_as_a_size():
+    from gpuperf.errors import GpuperfError
+
+    with pytest.raises(GpuperfError, match=r"kernel 'data_bound': loop bounds depend on data \(ln, computed in the "
+                                           r"kernel\); gpuperf counts loops whose bounds are size parameters"):
+        features("data_bound")

@@ -112,3 +112,13 @@ def lane_squared():
                        [lp.GlobalArg("a", np.float32, shape=("n*n",)), lp.GlobalArg("out", np.float32, shape=("n",)),
                         "..."], assumptions=ASSUME, lang_version=(2018, 2), name="lane_squared")
     return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+
+
+def data_bound():
+    """Each work-item sums the first lens[i] entries of a: the loop bound is read from memory."""
+    knl = lp.make_kernel(["{[i]: 0<=i<n}", "[ln] -> {[j]: 0<=j<ln}"],
+                         "for i\n <int32> ln = lens[i]\n b[i] = sum(j, a[j])\nend",
+                         [lp.GlobalArg("a", np.float32, shape="n"), lp.GlobalArg("lens", np.int32, shape="n"),
+                          lp.GlobalArg("b", np.float32, shape="n"), lp.ValueArg("n", np.int32)],
+                         assumptions=ASSUME, lang_version=(2018, 2), name="data_bound")
+    return lp.split_iname(knl, "i", 256, outer_tag="g.0", inner_tag="l.0")

@@ -381,6 +381,11 @@ def symbolic_counts(kernel: Any, method: str = "auto", disk_cache: bool | None =
     if method not in ("auto", "fast", "loopy"):
         raise GpuperfError(f"unknown counting method '{method}'; use auto, fast or loopy")
     program = _program_of(kernel)
+    entry = program.default_entrypoint
+    computed = sorted(set(entry.all_params()) & set(entry.temporary_variables))
+    if computed:  # a loop bound the kernel reads from memory: no size gives its trip count
+        raise GpuperfError(f"kernel '{entry.name}': loop bounds depend on data ({', '.join(computed)}, computed in the "
+                           "kernel); gpuperf counts loops whose bounds are size parameters")
     memo_key = (id(program), method)
     found = _MEMORY.get(memo_key)
     if found is not None and found[0]() is program:
