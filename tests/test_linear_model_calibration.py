@@ -101,15 +101,23 @@ def test_gpuperf_predict_loads_the_model_and_predicts_near_the_measured_time(
 
 
 def test_gpuperf_calibrate_writes_a_model_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Eight light kernels of the CPU plan, 3 sizes each: 24 points for the cpu set's 22 properties.
+    One kernel (3 points) is too few to fit them: refused before anything is measured."""
     out = tmp_path / "cpu.json"
-    code = main(["calibrate", "--out", str(out), "--kernel", "empty", "--passes", "1", "--no-progress", "--json"])
+    assert main(["calibrate", "--out", str(out), "--kernel", "empty", "--passes", "1", "--no-progress"]) == 2
+    assert ("calibration on opencl:0:0: 3 planned points (1 kernels) for 22 properties; a fit needs at least one "
+            "point per property") in capsys.readouterr().err
+    assert not (tmp_path / "calibration.db").exists() and not out.exists()
+    kernels = [arg for name in ("empty", "vector_copy", "vector_fill", "copy_2d", "scale_add_stride1",
+                                "add_four_vectors", "row_sum", "column_sum") for arg in ("--kernel", name)]
+    code = main(["calibrate", "--out", str(out), *kernels, "--passes", "1", "--no-progress", "--json"])
     assert code == 0
     metadata = json.loads(capsys.readouterr().out)
-    assert metadata["calibration_kernels"] == ["empty"] and metadata["calibration_points"] == 3
+    assert len(metadata["calibration_kernels"]) == 8 and metadata["calibration_points"] == 24
     assert (tmp_path / "calibration.db").is_file()
     model, saved = load_linear_model(out)
     assert saved["property_set"] == "cpu" and tuple(model.property_names_) == tuple(saved["properties"])
-    code = main(["calibrate", "--out", str(out), "--kernel", "empty", "--cycles", "2", "--no-progress", "--json"])
+    code = main(["calibrate", "--out", str(out), *kernels, "--cycles", "2", "--no-progress", "--json"])
     assert code == 0 and json.loads(capsys.readouterr().out)["cycles"] == 2
 
 
@@ -133,7 +141,7 @@ def test_interleaved_evaluation_measures_fitting_and_held_out_kernels_together(t
     from gpuperf.evaluation.linear_eval import evaluate_linear_model
 
     evaluation = evaluate_linear_model("opencl:0", tmp_path / "store.db", calibration_kernels=["vector_copy", "empty"],
-                                       held_out_kernels=["stencil2d"], cycles=2)
+                                       held_out_kernels=["stencil2d"], cycles=2, properties=NAMES)  # 6 points, 5 weights
     assert set(evaluation.calibration.data["kernel"]) == {"vector_copy", "empty"}
     assert set(evaluation.held_out["kernel"]) == {"stencil2d"} and len(evaluation.held_out) == 3
     assert (evaluation.held_out["predicted_s"] > 0).all()

@@ -35,11 +35,14 @@ def test_the_report_holds_each_bundled_gpus_held_out_errors_and_plots(tmp_path, 
 
 
 def test_the_local_device_joins_the_report_when_asked(tmp_path):
-    """--device measures the calibration and held-out kernels on it (here two and one, two cycles)."""
+    """--device measures the calibration and held-out kernels on it (here eight light ones, 24 points
+    for the cpu set's 22 properties, and one, two cycles)."""
     from gpuperf.evaluation.linear_report import linear_study
 
-    paths = linear_study(tmp_path, tables={}, device="opencl:0", cycles=2,
-                         calibration_kernels=["vector_copy", "empty"], held_out_kernels=["stencil2d"])
+    light = ["empty", "vector_copy", "vector_fill", "copy_2d", "scale_add_stride1", "add_four_vectors", "row_sum",
+             "column_sum"]
+    paths = linear_study(tmp_path, tables={}, device="opencl:0", cycles=2, calibration_kernels=light,
+                         held_out_kernels=["stencil2d"])
     summary = pd.DataFrame(json.loads(paths["json"].read_text())["metrics"]["per_device"])
     (row,) = summary.to_dict(orient="records")
     assert row["device"].endswith("(opencl:0)") and row["held_out_kernels"] == 1 and row["held_out_points"] == 3

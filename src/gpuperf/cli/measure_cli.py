@@ -24,6 +24,8 @@ def measure_command(
     no_verify: bool = typer.Option(False, "--no-verify", metavar="", help="do not check the outputs against the reference"),
     min_repeats: int = typer.Option(5, "--min-repeats", help="timed runs at least"),
     min_time: float = typer.Option(0.1, "--min-time", help="summed kernel seconds at least"),
+    max_repeats: int = typer.Option(1000, "--max-repeats", help="timed runs at most (a note says when they stop "
+                                    "short of --min-time)"),
     seed: int = typer.Option(0, "--seed", help="random seed of the inputs"),
     json_out: bool = typer.Option(False, "--json", metavar="", help="print JSON"),
 ) -> None:
@@ -34,28 +36,40 @@ def measure_command(
 
     if min_repeats < 1:
         raise GpuperfError(f"--min-repeats {min_repeats}: must be at least 1")
+    if max_repeats < min_repeats:
+        raise GpuperfError(f"--max-repeats {max_repeats}: must be at least --min-repeats ({min_repeats})")
     if not 0 <= min_time < math.inf:
         raise GpuperfError(f"--min-time {min_time}: must be a finite number of seconds, not negative")
     checked_seed(seed)
-    settings = TimingSettings.from_mapping({"min_repeats": min_repeats, "min_time_s": min_time}, "options")
+    settings = TimingSettings.from_mapping({"min_repeats": min_repeats, "min_time_s": min_time,
+                                            "max_repeats": max_repeats}, "options")
     found = get_kernel(kernel)
     result = measure(found, kernel_sizes(found, param), device=device, verify=not no_verify, settings=settings, seed=seed)
     data = {key: getattr(result, key) for key in MEASUREMENT_KEYS}
     data.update(kernel=result.kernel, sizes=result.sizes, retries=result.retries, stable=result.stable,
                 max_rel_error=result.max_rel_error, compile_s=result.compile_s,
                 global_size=result.global_size, local_size=result.local_size, provenance=result.provenance)
+    notes = measurement_notes(result, verify=not no_verify, settings=settings)
     if json_out:
-        print_json(data)
+        print_json({**data, "notes": notes})
     else:
         shown = {k: v for k, v in data.items() if k not in ("provenance", "sizes")}
         print_table([{"field": k, "value": v} for k, v in shown.items()], title=f"{result.kernel} {result.sizes}")
-        for note in measurement_notes(result, verify=not no_verify):
-            print(f"note: {note}", file=sys.stderr)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
 
 
-def measurement_notes(result, verify: bool) -> list[str]:  # noqa: ANN001 - a Measurement
-    """What the figures do not say themselves: why outputs were not checked, an unsteady time."""
+def measurement_notes(result, verify: bool, settings=None) -> list[str]:  # noqa: ANN001 - a Measurement, TimingSettings
+    """What the figures do not say themselves: why outputs were not checked, an unsteady time, runs
+    that stopped short of ``settings.min_time_s`` (at ``max_repeats`` or ``max_round_s`` of wall time)."""
     notes = []
+    summed = float(sum(result.samples))
+    if settings is not None and summed < settings.min_time_s:
+        cause = (f"at {len(result.samples)} runs (--max-repeats {settings.max_repeats})"
+                 if len(result.samples) >= settings.max_repeats else
+                 f"after {settings.max_round_s:g} s of wall time")
+        notes.append(f"the timed runs sum to {summed:.3g} s, short of --min-time {settings.min_time_s:g} s: they "
+                     f"stopped {cause}")
     if not result.verified:
         notes.append("outputs not checked: --no-verify" if not verify else
                      "outputs not checked: the kernel has no NumPy reference")

@@ -60,7 +60,8 @@ class TimingSettings:
             values[key] = number_type(value)
         settings = cls(**values)
         if settings.min_repeats < 1 or settings.max_repeats < settings.min_repeats:
-            raise GpuperfError(f"{where}: need 1 <= min_repeats <= max_repeats")
+            raise GpuperfError(f"{where}: need 1 <= min_repeats <= max_repeats (min_repeats {settings.min_repeats}, "
+                               f"max_repeats {settings.max_repeats})")
         if settings.cycles < 1:
             raise GpuperfError(f"{where}.cycles: must be at least 1, not {settings.cycles}")
         return settings

@@ -246,8 +246,13 @@ def calibrate(device: str, store: str | Path, kernels: Sequence[str] | None = No
     ``statistic`` as in :func:`measure_plan`.
     """
     info = device_info(device)
-    property_choice(info, property_set, properties)  # a bad name fails before anything is measured
+    _, names = property_choice(info, property_set, properties)  # a bad name fails before anything is measured
     plan = restrict_plan(plan if plan is not None else CALIBRATION_PLANS[info.device_class], kernels)
+    planned = sum(len(sizes) for sizes in plan.values())
+    if planned < len(names):
+        raise GpuperfError(f"calibration on {info.name}: {planned} planned points ({len(plan)} kernels) for "
+                           f"{len(names)} properties; a fit needs at least one point per property (keep more "
+                           "kernels, or name fewer properties)")
     campaign = f"linear-calibration-{info.device_class}"
     measured = measure_plan(plan, info.name, store, campaign, passes, statistic, progress, cycles)
     timing = {"statistic": statistic, "passes": passes if cycles == 1 else 1, "cycles": cycles}
@@ -261,6 +266,9 @@ def fit_calibration(measured: pd.DataFrame, info: DeviceInfo, store: str | Path,
     set_name, names = property_choice(info, property_set, properties)
     if measured.empty:
         raise GpuperfError(f"calibration on {info.name}: no point could be measured (see the store {store})")
+    if len(measured) < len(names):
+        raise GpuperfError(f"calibration on {info.name}: {len(measured)} measured points for {len(names)} properties; "
+                           f"a fit needs at least one point per property (see the store {store} for the failed ones)")
     data = with_properties(measured, names)
     model = LinearCountModel(properties=names, property_set=set_name).fit(data, data["time_s"])
     data["predicted_s"] = model.predict(data)
