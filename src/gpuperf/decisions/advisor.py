@@ -197,8 +197,9 @@ def _space_change(entry: Optimization, kernel: Kernel | None,
         ahead, short = current == after, current == before
     if ahead or not short:
         return None, f"{kernel.key} already has {name}={current}"
-    towards = [v for v in space.parameters[name] if v != after and ((v > current) if after > before else (v < current))]
-    candidates = [after] + sorted(towards, reverse=after < before)
+    increasing = after > before
+    towards = [v for v in space.parameters[name] if v != after and ((v > current) if increasing else (v < current))]
+    candidates = [after] + sorted(towards, reverse=not increasing)
     reasons = []
     for value in candidates:
         try:
@@ -290,8 +291,9 @@ def advise(
     """Suggestions for a kernel described by ``features`` (advice + GPU features) on ``target``.
 
     For a variant of a variant space (``kernel``, a variant of the space named ``space``,
-    ``file.py:function`` for a user's; by default the catalog space of its name), what each optimization changes (``change_*``) comes from the variant with it
-    applied at ``sizes``; otherwise from ``features`` (NaN: imputed).
+    ``file.py:function`` for a user's; by default the catalog space of its name), what each
+    optimization changes (``change_*``) comes from the variant with it applied at ``sizes``;
+    otherwise from ``features`` (NaN: imputed).
     Predictions at or above ``threshold`` but with confidence below ``min_confidence`` are not
     suggested: the advisor abstains and says so in ``skipped``. ``features`` must give at least one
     of the kernel features the models know (``ADVICE_FEATURES``); others missing are imputed.

@@ -225,8 +225,8 @@ def _label_texts(values: pd.Series) -> pd.Series:
 
 
 def _run(estimator, frame, features, folds, name, group, target, fit_by, max_train_rows, balance_by, seed):
-    if max_train_rows is not None and (isinstance(max_train_rows, bool) or not isinstance(max_train_rows, (int, np.integer))
-                                       or max_train_rows < 1):
+    whole = isinstance(max_train_rows, (int, np.integer)) and not isinstance(max_train_rows, bool)
+    if max_train_rows is not None and (not whole or max_train_rows < 1):
         raise GpuperfError(f"{name}: max_train_rows {max_train_rows!r} must be a whole number, at least 1 (or None)")
     fit_by = None if fit_by is None else _as_columns(fit_by)
     keys = [c for c in (*KEY_COLUMNS, *(fit_by or ()), *group) if c in frame.columns]
