@@ -71,6 +71,32 @@ def test_a_report_path_that_is_a_file_is_refused_before_any_work(tmp_path, capsy
     assert taken.read_text() == "x"
 
 
+def test_a_report_folder_the_file_system_refuses_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    """Permissions can allow what the file system refuses (root in /proc, a read-only mount): the
+    folder is tried before the work, so no trial is measured for a report that cannot be written."""
+    import errno
+    import tempfile
+
+    from gpuperf.measure import timing
+
+    def refuse(*args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    measured = []
+    monkeypatch.setattr(timing, "measure", lambda *args, **kwargs: measured.append(args))
+    monkeypatch.setattr(tempfile, "mkdtemp", refuse)
+    folder = tmp_path / "ro" / "report"
+    for argv, option in ((["evaluate", str(small_table(tmp_path)), "--model", "lr", "--protocol", "leave-one-gpu-out",
+                           "--report", str(folder)], "--report"),
+                         (["tune", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", "--budget", "1", "--report",
+                           str(folder)], "--report"),
+                         (["reproduce", "geometry", "--out", str(folder)], "--out")):
+        assert main(argv) == 2
+        assert (f"{option} {folder}: nothing can be created in {tmp_path} (Read-only file system)"
+                in capsys.readouterr().err)
+    assert measured == [] and not (tmp_path / "ro").exists()
+
+
 def test_tune_does_not_replace_an_earlier_runs_report(tmp_path, capsys):
     earlier = tmp_path / "tuned"
     earlier.mkdir()

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -123,6 +124,10 @@ def _writable_folder(folder: Path, option: str, path: Path) -> None:
         raise GpuperfError(f"{option} {path}: {existing} is a file, not a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise GpuperfError(f"{option} {path}: no permission to write in {existing}")
+    try:  # permissions may allow what the file system refuses (/proc, /sys, a read-only mount)
+        os.rmdir(tempfile.mkdtemp(prefix=".gpuperf-probe-", dir=existing))
+    except OSError as error:
+        raise GpuperfError(f"{option} {path}: nothing can be created in {existing} ({error.strerror})") from None
 
 
 def new_output_file(out: str | Path, option: str = "--out") -> Path:
