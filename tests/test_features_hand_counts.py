@@ -180,3 +180,11 @@ def test_a_loop_bound_read_from_memory_is_named_as_data_not_asked_for_as_a_size(
     with pytest.raises(GpuperfError, match=r"kernel 'data_bound': loop bounds depend on data \(ln, computed in the "
                                            r"kernel\); gpuperf counts loops whose bounds are size parameters"):
         features("data_bound")
+
+
+def test_a_guard_counts_in_the_groups_beyond_its_own_loops_too():
+    """At n = 4096: 32 groups of 256 work-items (8192). The guard of b (i < n, 16 groups of its
+    own) and that of c (lid < 128) are both evaluated by all 8192 work-items: 2 per work-item."""
+    counted = features("two_group_counts")
+    assert counted["threads"] == 8192 and counted["work_groups"] == 32
+    assert counted["ifs_per_thread"] == 2

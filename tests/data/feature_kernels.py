@@ -122,3 +122,13 @@ def data_bound():
                           lp.GlobalArg("b", np.float32, shape="n"), lp.ValueArg("n", np.int32)],
                          assumptions=ASSUME, lang_version=(2018, 2), name="data_bound")
     return lp.split_iname(knl, "i", 256, outer_tag="g.0", inner_tag="l.0")
+
+
+def two_group_counts():
+    """b over i in work-groups of 256, c over i2 in groups of 128: the launch has n/128 groups of
+    256 work-items, and both hoisted guards are evaluated by every work-item of every group."""
+    knl = lp.make_kernel("{[i,i2]: 0<=i,i2<n}", "b[i] = 2.0f*a[i]\nc[i2] = 3.0f*a[i2]",
+                         [lp.GlobalArg("a,b,c", np.float32, shape="n"), lp.ValueArg("n", np.int32)],
+                         assumptions=ASSUME, lang_version=(2018, 2), name="two_group_counts")
+    knl = lp.split_iname(knl, "i", 256, outer_tag="g.0", inner_tag="l.0")
+    return lp.split_iname(knl, "i2", 128, outer_tag="g.0", inner_tag="l.0")

@@ -24,7 +24,7 @@ from loopy.diagnostic import StaticValueFindingError
 from loopy.isl_helpers import get_simple_strides, static_max_of_pw_aff
 from loopy.kernel.data import AutoLocalInameTagBase, GroupInameTag, LocalInameTag
 from loopy.symbolic import aff_to_expr, pw_aff_to_expr
-from pymbolic.primitives import Expression, Max, Product, Sum
+from pymbolic.primitives import Expression, Max, Product, Quotient, Sum
 
 Expr = Expression | int
 
@@ -350,6 +350,16 @@ class Domains:
         """
         outer = frozenset(i for i in inames if not self.is_local(i))
         return product([self.count(outer), self.unused_axes_factor(outer, local_too=False), self.group_size])
+
+    def runs_per_launch_item(self, inames: frozenset[str]) -> Expr:
+        """Executions of a guard hoisted to ``inames``' outer part by every work-item of every
+        work-group of the launch: groups beyond the range of ``inames``' own group index (a loop
+        over fewer groups than another's) evaluate it too, and find it false."""
+        outer = frozenset(i for i in inames if not self.is_local(i))
+        groups, _ = self.grid
+        widen = [Quotient(groups[self.hw_axes[i][1]], self.extents[i]) for i in sorted(outer)
+                 if self.hw_axes.get(i, ("", 0))[0] == "g" and groups[self.hw_axes[i][1]] != self.extents[i]]
+        return product([self.runs_per_group_item(inames), *widen])
 
     # -- guards -------------------------------------------------------------------------------
     def needs_guard(self, inames: frozenset[str]) -> bool:

@@ -168,7 +168,7 @@ def _structure(kernel: lp.LoopKernel, domains: Domains, walker: Walker | None) -
     for insn in kernel.instructions:
         if isinstance(insn, (Assignment, CallInstruction)) and domains.needs_guard(frozenset(insn.within_inames)):
             guarded.add(frozenset(insn.within_inames))
-    branches += [domains.runs_per_group_item(inames) for inames in sorted(guarded, key=sorted)]
+    branches += [domains.runs_per_launch_item(inames) for inames in sorted(guarded, key=sorted)]
     return Structure(
         params=tuple(sorted(size_params(kernel))),
         groups=groups,  # type: ignore[arg-type]
