@@ -124,6 +124,6 @@ def test_features_on_an_amd_gpu_leave_registers_and_occupancy_empty_with_a_note(
     row = json.loads(captured.out)
     assert row["registers_per_thread"] is None and row["occupancy"] is None
     assert "registers and occupancy left empty" in captured.err
-    assert "gpuperf occupancy --gpu MI210 --registers N" in captured.err
+    assert "gpuperf occupancy --gpu MI210 --threads T --registers N" in captured.err
     assert main(["features", "vector_copy", "-p", "n=4096", "--json"]) == 0
     assert "left empty" not in capsys.readouterr().err

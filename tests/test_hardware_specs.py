@@ -217,3 +217,15 @@ def test_a_suggestion_names_at_most_three_gpus():
         get_gpu("Tesla K")
     suggested = re.search(r"did you mean (.*)\?", str(raised.value))[1].split(", ")
     assert len(suggested) == 3 and suggested[:2] == ["Tesla K40", "Tesla K20"]
+
+
+def test_brand_words_before_a_known_name_are_dropped_and_an_alias_held_in_a_name_is_suggested_first():
+    from gpuperf.hardware.specs import canonical_gpu_name
+
+    for name, canonical in (("Instinct MI250X", "Instinct MI250X GCD"), ("Tesla V100", "Tesla V100 PCIe 32GB"),
+                            ("NVIDIA Tesla K40c", "Tesla K40"), ("NVIDIA Tesla V100-PCIE-32GB", "Tesla V100 PCIe 32GB"),
+                            ("AMD Instinct MI250X", "Instinct MI250X GCD"), ("Quadro K5200", "Quadro K5200")):
+        assert canonical_gpu_name(name) == canonical
+    assert canonical_gpu_name("NVIDIA") is None and canonical_gpu_name("NVIDIA Tesla") is None
+    with pytest.raises(GpuperfError, match=r"unknown GPU 'NVIDIA A100X'; did you mean A100 "):
+        get_gpu("NVIDIA A100X")  # the a100 alias it holds comes before names merely spelt alike

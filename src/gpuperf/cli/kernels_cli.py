@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shlex
 import sys
 from typing import Annotated
 
@@ -94,7 +95,8 @@ def features(
     values = extract_features(knl, sizes, gpu=gpu)
     if gpu is not None and math.isnan(values["registers_per_thread"]):  # not an NVIDIA GPU
         print(f"note: {gpu}: registers and occupancy left empty (NVRTC compiles for NVIDIA GPUs); for an AMD GPU, "
-              f"gpuperf occupancy --gpu {gpu} --registers N computes occupancy from a VGPR count", file=sys.stderr)
+              f"gpuperf occupancy --gpu {shlex.quote(gpu)} --threads T --registers N computes occupancy from a VGPR "
+              "count", file=sys.stderr)
     if as_json:  # one row of feature_table's shape, so it names what was counted
         keys = {"kernel": knl.name, "variant": knl.variant_label} | ({"gpu": gpu} if gpu else {})
         print_json(keys | sizes | values)

@@ -277,7 +277,7 @@ def features_markdown() -> str:
         "kernel *i* at size set *i* (needed when the kernels have different size parameters). They come from",
         "the kernel alone: loopy's IR and statistics evaluated at the sizes, no device needed",
         "(`gpu=NAME` adds registers from NVRTC and the CUDA occupancy; an AMD GPU gets these empty, NaN:",
-        "`gpuperf occupancy --gpu NAME --registers N` computes its occupancy from a VGPR count).",
+        "`gpuperf occupancy --gpu NAME --threads T --registers N` computes its occupancy from a VGPR count).",
         "",
         "Conventions:",
         "",

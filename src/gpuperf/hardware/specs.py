@@ -147,13 +147,30 @@ def canonical_gpu_name(name: Any) -> str | None:
     """The canonical name for a GPU name or alias; ``None`` if unknown (or not a string)."""
     if not isinstance(name, str):
         return None
-    spec = _name_index().get(normalize_name(name))
+    spec = _lookup(normalize_name(name))
     return spec.name if spec else None
+
+
+BRAND_WORDS = ("nvidia", "amd", "geforce", "tesla", "quadro", "instinct", "radeon")  # normalised
+
+
+def _lookup(key: str) -> GpuSpec | None:
+    """The descriptor a normalised name names, exactly or once the brand words a driver or tool puts
+    before it are dropped one by one (``NVIDIA Tesla V100-PCIE-32GB``, ``Instinct MI250X``)."""
+    index = _name_index()
+    while key:
+        if key in index:
+            return index[key]
+        brand = next((word for word in BRAND_WORDS if key.startswith(word) and len(key) > len(word)), None)
+        if brand is None:
+            return None
+        key = key[len(brand):]
+    return None
 
 
 def get_gpu(name: str) -> GpuSpec:
     """The descriptor for a name or alias (case, '-', '_' and spaces ignored)."""
-    spec = _name_index().get(normalize_name(str(name)))
+    spec = _lookup(normalize_name(str(name)))
     if spec is None:
         raise GpuperfError(f"unknown GPU '{name}'; {gpu_suggestion(str(name))}")
     return spec
@@ -163,8 +180,9 @@ def gpu_suggestion(name: str) -> str:
     """A "did you mean ..." hint naming the nearest descriptors, or the known GPUs."""
     index = _name_index()
     key = normalize_name(name)
-    close = difflib.get_close_matches(key, list(index), n=8, cutoff=0.5)
-    close += [k for k in index if key and (key in k or k in key)]
+    # names holding the one given, or held in it (an alias such as a100 in nvidiaa100), first
+    containing = sorted((k for k in index if key and (key in k or k in key)), key=len, reverse=True)
+    close = containing + difflib.get_close_matches(key, list(index), n=8, cutoff=0.5)
     names = list(dict.fromkeys(index[k].name for k in close))[:3]
     if names:
         return f"did you mean {', '.join(names)}?"
