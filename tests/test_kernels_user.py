@@ -485,3 +485,40 @@ def test_a_user_file_with_a_reserved_name_is_refused_naming_the_file(reserved_fi
                                                                      message: str) -> None:
     with pytest.raises(GpuperfError, match=f"^{re.escape(f'{reserved_file}:{message}')}.*; rename it$"):
         load_user_kernel(f"{reserved_file}:{function}")
+
+
+PARTLY_RECORDED = '''
+import loopy as lp
+import numpy as np
+
+from gpuperf.kernels.kernel import Kernel
+from gpuperf.kernels.space import VariantSpace
+
+
+def _make(config):
+    program = lp.make_kernel("{[i]: 0<=i<n}", f"y[i] = {config['scale']}*x[i]",
+                             [lp.GlobalArg("x,y", np.float32, shape="n"), "..."],
+                             assumptions="n >= 64 and n mod 64 = 0", name="pk", lang_version=(2018, 2))
+    program = lp.split_iname(program, "i", config["wg"], outer_tag="g.0", inner_tag="l.0")
+    return Kernel("pk", program, ("n",), variant={"wg": config["wg"]})  # scale left unrecorded
+
+
+def space():
+    return VariantSpace(name="pk", parameters={"wg": [32, 64], "scale": [0.5, 1.0]},
+                        defaults={"wg": 32, "scale": 1.0}, check=lambda c: None, make=_make)
+'''
+
+
+def test_a_variant_records_its_whole_configuration_and_a_whole_float_may_be_written_as_an_integer(tmp_path):
+    """A user's make that records only wg would make scale=0.5 and scale=1.0 one variant; and a
+    table writes 1.0 as 1, which names the variant all the same."""
+    from gpuperf.kernels import get_kernel
+    from gpuperf.kernels.space import get_space
+
+    (tmp_path / "partial.py").write_text(PARTLY_RECORDED)
+    spec = f"{tmp_path / 'partial.py'}:space"
+    keys = [kernel.key for kernel in get_space(spec).variants()]
+    assert len(set(keys)) == 4 and "pk[scale=0.5,wg=32]" in keys
+    assert get_kernel(f"{spec}[wg=64,scale=1]").variant == {"wg": 64, "scale": 1.0}
+    with pytest.raises(GpuperfError, match=r"scale=2 is not one of 0.5, 1.0"):
+        get_kernel(f"{spec}[scale=2]")

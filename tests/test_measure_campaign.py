@@ -290,6 +290,27 @@ def test_two_kernels_of_one_name_from_different_files_are_refused(tmp_path: Path
         load_campaign(path)
 
 
+def test_a_kernel_of_a_stored_name_from_another_file_is_refused_in_a_later_run(tmp_path: Path) -> None:
+    """Run 1 stores axpy from kernels.py; run 2 of the same campaign names axpy from v2/kernels.py:
+    its points would pass for the stored ones, so it is refused before anything is measured."""
+    (tmp_path / "v2").mkdir()
+    (tmp_path / "v2" / "kernels.py").write_text(USER_KERNELS)
+    body = """
+        name = "same"
+        [[kernels]]
+        kernel = "{file}:axpy"
+        sizes = [{{n = 1024}}]
+    """
+    store = tmp_path / "store.sqlite"
+    run_campaign(load_campaign(write_campaign(tmp_path, body.format(file="kernels.py"), "one.toml")), store,
+                 progress=False)
+    other = load_campaign(write_campaign(tmp_path, body.format(file="v2/kernels.py"), "two.toml"))
+    with pytest.raises(GpuperfError, match=r"campaign 'same' holds points of 'axpy' from '.*/kernels.py:axpy', and "
+                                           r".*two.toml names '.*/v2/kernels.py:axpy' by the same name"):
+        run_campaign(other, store, progress=False)
+    assert len(_rows(store)) == 1
+
+
 @pytest.mark.parametrize("cycles", [1, 3])
 def test_a_point_that_loses_the_device_is_stored_and_stops_the_campaign(tmp_path: Path, monkeypatch, cycles) -> None:
     """CUDA's sticky errors (an illegal address) make every later call fail: the campaign stores the

@@ -136,8 +136,9 @@ class VariantSpace:
         if not isinstance(built, Kernel):
             raise GpuperfError(f"variant space '{self.name}': make returned {type(built).__name__} on "
                                f"{self.key(config)}; expected a gpuperf Kernel or loopy TranslationUnit")
-        # every variant carries its configuration (a user's make may not record it)
-        return built if built.variant else built.with_variant(built.program, **config)
+        # every variant carries its whole configuration (a user's make may record none or part of it)
+        unrecorded = {key: value for key, value in config.items() if key not in built.variant}
+        return built.with_variant(built.program, **unrecorded) if unrecorded else built
 
     def _outcome(self, config: Config) -> Kernel | str:
         """The built kernel, or the reason it cannot be built (cached per configuration)."""
@@ -351,6 +352,16 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     return name, values
 
 
+def _same_number(value: Any, text: str) -> bool:
+    """Whether ``text`` is the number ``value`` (not a bool) in another spelling: 1 for 1.0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return float(text) == value
+    except ValueError:
+        return False
+
+
 def variant_from_spec(spec: str) -> Kernel:
     """The variant ``name[param=value,...]``; parameters left out take the space's defaults."""
     name, texts = parse_spec(spec)
@@ -363,7 +374,8 @@ def variant_from_spec(spec: str) -> Kernel:
         )
     config: Config = {}
     for key, text in texts.items():
-        matches = [v for v in space.parameters[key] if str(v) == text]
+        matches = [v for v in space.parameters[key] if str(v) == text] or [
+            v for v in space.parameters[key] if _same_number(v, text)]  # f=1 names 1.0, as tables write it
         if not matches:
             allowed = ", ".join(str(v) for v in space.parameters[key])
             raise GpuperfError(f"variant '{spec}': {key}={text} is not one of {allowed}")

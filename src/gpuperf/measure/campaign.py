@@ -380,6 +380,20 @@ def _check_same_timing(store: Store, campaign: Campaign, store_path: str | Path)
             )
 
 
+def _check_same_kernels(store: Store, campaign: Campaign, store_path: str | Path) -> None:
+    """Points are stored under the kernel's name: refuse a campaign whose kernel of a stored name
+    comes from another source (``a/k.py:k`` there, ``c/k.py:k`` here), whose points would pass for
+    the stored ones."""
+    stored = {row["kernel"]: row["kernel_spec"] for row in store.rows(campaign.name)}
+    for entry in campaign.entries:
+        there = stored.get(entry.kernel.key)
+        if there is not None and there != entry.spec:
+            raise GpuperfError(
+                f"{store_path}: campaign '{campaign.name}' holds points of '{entry.kernel.key}' from '{there}', and "
+                f"{campaign.path} names '{entry.spec}' by the same name; use another store, or give {campaign.path} "
+                "another campaign name")
+
+
 def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None = None,
                  progress: bool = True, retry_failed: bool = False,
                  memory_limit: int | None = None) -> CampaignReport:
@@ -395,6 +409,7 @@ def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None 
     start = time.perf_counter()
     with Store(store_path) as store, measuring_into(store_path):
         _check_same_timing(store, campaign, store_path)  # before forgetting anything: a refusal keeps it all
+        _check_same_kernels(store, campaign, store_path)
         if retry_failed:
             store.delete_failed(campaign.name)
         store.set_plan(campaign.name, str(campaign.path), opened.name, len(points), [p.key for p in points])
