@@ -698,3 +698,23 @@ def test_a_resumed_tuning_run_picks_what_the_uninterrupted_run_picks_given_the_s
     assert len({tuple(t.config.values()) for t in whole.trials}) == 14
     other_seed = tune_space("jacobi2d_5pt", SIZES, budget=14, seed=4)
     assert [t.config for t in other_seed.trials] != [t.config for t in whole.trials]
+
+
+def test_a_users_space_resumes_however_its_file_is_spelt(tmp_path, capsys, monkeypatch):
+    """The table records the space's file as an absolute path: ./tiled.py and tiled.py are one space,
+    and the run resumes from another working folder too."""
+    from tests.conftest import TILED_SPACE
+
+    (tmp_path / "tiled.py").write_text(TILED_SPACE)
+    monkeypatch.chdir(tmp_path)
+    argv = ["-p", "n=4096", "--start", "random", "--out", "trials.csv", "--json"]
+    assert main(["tune", "tiled.py:tiled", *argv, "--budget", "1"]) == 0
+    capsys.readouterr()
+    assert pd.read_csv("trials.csv")["kernel"].tolist() == [f"{tmp_path / 'tiled.py'}:tiled"]
+    assert main(["tune", "./tiled.py:tiled", *argv, "--budget", "2", "--resume"]) == 0
+    assert json.loads(capsys.readouterr().out)["evaluated"] == 2
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert main(["tune", "../tiled.py:tiled", "-p", "n=4096", "--start", "random", "--out", "../trials.csv",
+                 "--budget", "3", "--resume", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["evaluated"] == 3

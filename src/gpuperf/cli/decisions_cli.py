@@ -550,9 +550,11 @@ def tune_command(
     from gpuperf.datasets import write_dataset_csv
     from gpuperf.decisions.space import read_training_spaces
     from gpuperf.decisions.tune import earlier_trials, tune_space
+    from gpuperf.kernels.loader import resolved_user_spec
     from gpuperf.kernels.space import get_space
 
     sizes = parse_params(param)
+    space = resolved_user_spec(space)  # a user's file however spelt, so that --resume finds it the same
     names = list(get_space(space).parameters)  # an unknown space fails here, before anything is read
     if start is not None and train:
         raise GpuperfError("--start picks the first variants without --train; with --train the tables do")

@@ -50,6 +50,16 @@ def load_user_space(spec: str) -> VariantSpace:
     return result
 
 
+def resolved_user_spec(spec: str, base: Path | None = None) -> str:
+    """A user's ``file.py:function`` spec with the file made absolute against ``base`` (default: the
+    working folder), so the same file spelt two ways is one spec; other specs as they are."""
+    if ".py" not in spec:
+        return spec
+    file_part, sep, function = spec.rpartition(":") if ".py:" in spec else (spec, "", "")
+    file_path = Path(file_part)
+    return f"{file_path if file_path.is_absolute() else ((base or Path.cwd()) / file_path).resolve()}{sep}{function}"
+
+
 def call_user_function(spec: str) -> tuple[object, Path, str]:
     """(what ``function()`` of ``file.py`` returns, the file, the function's name) for ``file.py:function``;
     every failure is one clear error naming the file and the function."""

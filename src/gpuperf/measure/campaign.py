@@ -263,11 +263,9 @@ def _kernel_entry(table: Mapping[str, Any], where: str, base: Path, default_veri
 def _relative_to(spec: str, base: Path) -> str:
     """A user's ``file.py:function`` spec with the file resolved against ``base`` (the campaign's
     folder); other specs as they are."""
-    if ".py" not in spec:
-        return spec
-    file_part, sep, function = spec.rpartition(":") if ".py:" in spec else (spec, "", "")
-    file_path = Path(file_part)
-    return f"{file_path if file_path.is_absolute() else (base / file_path).resolve()}{sep}{function}"
+    from gpuperf.kernels.loader import resolved_user_spec
+
+    return resolved_user_spec(spec, base)
 
 
 def _space_entries(table: Mapping[str, Any], where: str, base: Path,
