@@ -522,3 +522,30 @@ def test_a_variant_records_its_whole_configuration_and_a_whole_float_may_be_writ
     assert get_kernel(f"{spec}[wg=64,scale=1]").variant == {"wg": 64, "scale": 1.0}
     with pytest.raises(GpuperfError, match=r"scale=2 is not one of 0.5, 1.0"):
         get_kernel(f"{spec}[scale=2]")
+
+
+HELPER_USER = '''
+import loopy as lp
+import numpy as np
+
+from helper import WG
+
+
+def kernel():
+    program = lp.make_kernel("{[i]: 0<=i<n}", "y[i] = 2*x[i]", [lp.GlobalArg("x,y", np.float32, shape="n"), "..."],
+                             assumptions="n >= 64 and n mod 64 = 0", name="by_helper", lang_version=(2018, 2))
+    return lp.split_iname(program, "i", WG, outer_tag="g.0", inner_tag="l.0")
+'''
+
+
+def test_files_in_two_folders_each_import_their_own_helper_of_one_name(tmp_path):
+    """a/helper.py sets WG = 32, b/helper.py WG = 64: each folder's kernel is split by its own."""
+    from gpuperf.kernels import get_kernel
+
+    for folder, width in (("a", 32), ("b", 64)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "helper.py").write_text(f"WG = {width}\n")
+        (tmp_path / folder / "user.py").write_text(HELPER_USER)
+    widths = [extract_features(get_kernel(f"{tmp_path / folder / 'user.py'}:kernel"), {"n": 256})["local_size_0"]
+              for folder in ("a", "b", "a")]
+    assert widths == [32, 64, 32]

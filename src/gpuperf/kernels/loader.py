@@ -77,13 +77,17 @@ def call_user_function(spec: str) -> tuple[object, Path, str]:
     if module_spec is None or module_spec.loader is None:
         raise GpuperfError(f"kernel file '{path}' is not a Python file")
     module = importlib.util.module_from_spec(module_spec)
-    _make_importable(path.resolve().parent)
+    folder = path.resolve().parent
+    _make_importable(folder)
     sys.modules[name] = module
+    loaded = set(sys.modules)
     try:
         module_spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - any failure in user code is reported the same way
         del sys.modules[name]
         raise GpuperfError(f"kernel file '{path}' failed to import: {type(exc).__name__}: {exc}") from None
+    finally:
+        _forget_modules_beside(folder, set(sys.modules) - loaded)
     builder = getattr(module, function, None)
     if builder is None or not callable(builder):
         defined = [n for n, v in vars(module).items() if inspect.isfunction(v) and v.__module__ == module.__name__]
@@ -102,5 +106,16 @@ def call_user_function(spec: str) -> tuple[object, Path, str]:
 def _make_importable(folder: Path) -> None:
     """``folder`` on ``sys.path`` (first, as ``python file.py`` would have it) from now on: a user's
     file, and the ``make`` or ``reference`` functions it returns, may import modules beside it."""
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
+    if str(folder) in sys.path:
+        sys.path.remove(str(folder))
+    sys.path.insert(0, str(folder))
+
+
+def _forget_modules_beside(folder: Path, names: set[str]) -> None:
+    """Drop from ``sys.modules`` the modules among ``names`` whose file lies in ``folder``: the user's
+    file keeps the ones it imported, and a file in another folder importing a module of the same name
+    (a helper.py of its own) gets its own, not this one."""
+    for name in names:
+        location = getattr(sys.modules.get(name), "__file__", None)
+        if location and Path(location).resolve().parent == folder:
+            del sys.modules[name]
