@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import typer
 
 from gpuperf.cli import _register_all, app, main
@@ -98,3 +99,48 @@ def test_an_output_under_a_file_is_refused_before_any_work(tmp_path, capsys) -> 
     assert capsys.readouterr().err == f"gpuperf: error: --report {under}: {tmp_path / 'good.csv'} is a file, not a folder\n"
     assert main(["import", "nvprof", "no-such.csv", "--out", str(tmp_path / "good.csv" / "t.csv")]) == 2
     assert f"{tmp_path / 'good.csv'} is a file, not a folder" in capsys.readouterr().err
+
+
+def test_the_demos_help_names_every_step(capsys, monkeypatch):
+    from gpuperf.cli import main
+    from gpuperf.demo import STEPS
+
+    monkeypatch.setenv("COLUMNS", "250")
+    assert main(["demo", "--help"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert all(name in shown for name in STEPS), shown
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["explore", "schoonhoven_spaces", "--kernel", "pnpoly", "--gpu", "V100", "--budget", "-5"], "--budget -5: must be at least 1"),
+    (["tune", "jacobi2d_5pt", "--budget", "0"], "--budget 0: must be at least 1"),
+    (["geometry", "--gpu", "H100", "--trip", "0"], "--trip 0: must be at least 1"),
+    (["geometry", "--gpu", "H100", "--trip", "100", "--registers", "-3"], "--registers -3: must be at least 0"),
+    (["geometry-sweep", "--table", "data/geometry_sweep_h100.csv.gz", "--blocks-step", "4"],
+     "--loops, --trips and --blocks-step choose what a new sweep measures"),
+    (["geometry-sweep", "--device", "opencl:0", "--blocks-step", "1"], "--blocks-step 1: must be at least 2"),
+    (["advise", "jacobi2d_5pt", "-p", "n=512", "-p", "m=512", "--row", "0"], "--row picks a row of the --profile table"),
+    (["tune", "jacobi2d_5pt", "--start", "random", "--rank-train", "stencil_spaces_pocl"],
+     "--rank-train trains the ranking of --start ranked"),
+    (["calibrate", "--table", "data/linear_model_h100.csv.gz", "--out", "m.json", "--cycles", "0"],
+     "--cycles 0: must be at least 1"),
+    (["optimizations", "--optimizations", "pyproject.toml"], "optimization folder 'pyproject.toml' is a file"),
+])
+def test_an_option_that_cannot_apply_or_is_out_of_range_is_named(argv, message, capsys, monkeypatch):
+    from pathlib import Path
+
+    from gpuperf.cli import main
+
+    monkeypatch.chdir(Path(__file__).parent.parent)
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and captured.out == ""
+
+
+def test_a_command_group_without_a_command_prints_its_help_and_succeeds(capsys):
+    from gpuperf.cli import main
+
+    for argv in ([], ["campaign"]):
+        assert main(argv) == 0
+        captured = capsys.readouterr()
+        assert "Usage: gpuperf" in captured.out and captured.err == ""

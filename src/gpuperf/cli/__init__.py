@@ -146,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
             context = getattr(exc, "ctx", None)
             command = context.command_path if context is not None else "gpuperf"
             message = " ".join(exc.format_message().split())
+            if not message:  # a command group given no command: its help, just printed, is the answer
+                return 0
             print(f"gpuperf: error: {message} (see {command} --help)", file=sys.stderr)
             return exc.exit_code
         raise

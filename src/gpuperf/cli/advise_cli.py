@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 from rich.markup import escape
@@ -31,11 +31,11 @@ def advise(
     ] = None,
     param: Annotated[list[str] | None, typer.Option("-p", "--param", help="size parameter, e.g. -p n=4096")] = None,
     gpu: Annotated[str | None, typer.Option(help="advise for this GPU (its descriptor joins the features)")] = None,
-    device: Annotated[str | None, typer.Option(help="advise for a measured device, e.g. opencl:0 (pocl)")] = None,
+    device: Annotated[str | None, typer.Option("--device", "-d", help="advise for a measured device, e.g. opencl:0 (pocl)")] = None,
     profile: Annotated[Path | None, typer.Option(
         help="a profiled launch: a table with geometry and counters as gpuperf import nvprof|ncu writes it, "
         "the profiler's own CSV (nvprof GPU trace, Nsight Compute), or a bundled table's name such as rodinia_nvprof")] = None,
-    row: Annotated[int, typer.Option(help="which row of the --profile CSV (from 1)")] = 1,
+    row: Annotated[Optional[int], typer.Option(help="which row of the --profile CSV (from 1; default 1)")] = None,
     threshold: Annotated[float, typer.Option(help="suggest only predicted speedups at or above this")] = 1.05,
     min_confidence: Annotated[float, typer.Option(
         help="abstain from suggestions whose calibrated confidence (the chance the predicted sign is right) "
@@ -51,6 +51,9 @@ def advise(
 
     if (kernel is None) == (profile is None):
         raise GpuperfError("give a KERNEL or --profile ROW.csv (one of them)")
+    if row is not None and profile is None:
+        raise GpuperfError("--row picks a row of the --profile table; a KERNEL has none")
+    row = 1 if row is None else row
     database = load_optimizations(optimizations or ())
     for name in only or []:
         if name not in database:

@@ -37,13 +37,16 @@ def calibrate_command(
 
     if out.suffix != ".json":
         raise GpuperfError(f"--out: '{out}' must end in .json")
+    for option, value in (("--passes", passes), ("--cycles", cycles)):
+        if value is not None and value < 1:
+            raise GpuperfError(f"{option} {value}: must be at least 1")
     if passes is not None and cycles > 1:
         raise GpuperfError("--passes and --cycles are two ways to time the points; give one of them")
     model_output_file(out, calibration=True)
     if table is not None:
         from gpuperf.evaluation.linear_eval import calibrate_from_table
 
-        if kernel or store or passes is not None or cycles > 1 or device is not None:
+        if kernel or store or passes is not None or cycles != 1 or device is not None:
             raise GpuperfError("--table fits on the table's calibration points: --device, --kernel, --store, --passes "
                                "and --cycles are for measuring")
         properties = with_added_properties(device_class, property_set, add_property or ())

@@ -9,7 +9,9 @@ from typing import Optional
 
 import typer
 
-from gpuperf.cli.output import checked_seed, claimed_output, new_output_file, parse_params, print_json, print_table, report_folder
+from gpuperf.cli.output import (
+    checked_seed, claimed_output, new_output_file, parse_params, print_json, print_table, progress_bar, report_folder,
+)
 from gpuperf.errors import GpuperfError, unknown_name_error
 
 
@@ -43,8 +45,7 @@ def explore_command(
 ) -> None:
     """Simulate exploring a measured variant space in predicted-best-first order."""
     checked_seed(seed)
-    from rich.progress import Progress
-
+    at_least("--budget", budget, 1)
     from gpuperf.decisions.exploration import explore, result_summary
     from gpuperf.decisions.space import is_kernel_tuner_cache, read_space
 
@@ -57,7 +58,7 @@ def explore_command(
         print(f"note: parameters from the variant labels of {measured.where}: {', '.join(measured.params)}", file=sys.stderr)
     others = other_gpus_spaces(measured, train or [], target, list(sizes))
     undescribed_gpu_note(measured.gpu, others)
-    with Progress(disable=no_progress or as_json, transient=True) as bar:
+    with progress_bar(no_progress or as_json) as bar:
         task = bar.add_task(f"exploring {len(measured)} configurations", total=None)
         result = explore(measured, others, model=model, refit=refit, budget=budget, seed=seed,
                          progress=lambda done, total: bar.update(task, completed=done, total=total))
@@ -186,6 +187,7 @@ def ask_command(
     from gpuperf.decisions.ask import next_configuration, partly_measured
     from gpuperf.decisions.space import gpu_named, is_kernel_tuner_cache, read_table, select_rows, with_literal_texts
 
+    at_least("--count", count, 1)
     if is_kernel_tuner_cache(space):
         raise GpuperfError(f"{space}: a Kernel Tuner cache holds only the configurations that ran; list every "
                            "configuration in a table, or tune with GuidedStrategy inside Kernel Tuner")
@@ -259,8 +261,6 @@ def rank_command(
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
 ) -> None:
     """Rank a space's variants by predicted performance (LIFT model; a count model with --model)."""
-    from rich.progress import Progress
-
     import pandas as pd
 
     from gpuperf.cli.models_cli import read_table
@@ -286,7 +286,7 @@ def rank_command(
     table = table[~own]  # other kernels only: the space's own measurements would be the answer
     if table.empty:
         raise GpuperfError(f"{where}: no measured variants of kernels other than {chosen.name}")
-    with Progress(disable=no_progress or as_json, transient=True) as bar:
+    with progress_bar(no_progress or as_json) as bar:
         task = bar.add_task(f"building {space} variants", total=None)
         ranked = rank_space(space, sizes, table, limit=limit, where=where,
                             progress=lambda done, total: bar.update(task, completed=done, total=total))
@@ -319,13 +319,11 @@ def _rank_by_counts(space: str, parameters, sizes: dict, model_path: Path, top: 
 def ranking_by_counts(space: str, sizes: dict, model_path: Path, show: bool, limit: int | None = None):
     """``space``'s variants ranked by a calibrated linear count model's predicted time, and the
     model file's metadata. A file that is no such model fails before any variant is built."""
-    from rich.progress import Progress
-
     from gpuperf.decisions.count_ranking import rank_space_by_counts
     from gpuperf.models.linear_calibration import load_linear_model
 
     fitted, metadata = load_linear_model(model_path)
-    with Progress(disable=not show, transient=True) as bar:
+    with progress_bar(not show) as bar:
         task = bar.add_task(f"building {space} variants", total=None)
         ranked = rank_space_by_counts(space, sizes, fitted, limit=limit,
                                       progress=lambda done, total: bar.update(task, completed=done, total=total))
@@ -345,12 +343,21 @@ def geometry_command(
     from gpuperf.decisions.geometry import choose_geometry, device_descriptor
 
     count = _whole(trip, "trip")
+    at_least("--trip", count, 1)
+    at_least("--registers", registers, 0)
+    at_least("--smem", smem, 0)
     chosen = choose_geometry(gpu, count, registers, smem, policy)
     result = {**chosen.as_dict(), "gpu": device_descriptor(gpu).name, "trip": count}
     if as_json:
         print_json(result)
         return
     print_table([{"figure": k, "value": v} for k, v in result.items()], title="launch geometry")
+
+
+def at_least(option: str, value: int | None, least: int) -> None:
+    """An error naming ``option`` where its ``value`` (None: not given) is below ``least``."""
+    if value is not None and value < least:
+        raise GpuperfError(f"{option} {value}: must be at least {least}")
 
 
 def _whole(text: str, what: str) -> int:
@@ -388,7 +395,8 @@ def geometry_sweep_command(
         None, "--trips", help="Trip counts (loop iterations), comma-separated (default 1000,100000,1000000)."),
     gpu: Optional[str] = typer.Option(
         None, "--gpu", help="GPU whose descriptor the policies use (default: the device's own, or the table's)."),
-    blocks_step: int = typer.Option(2, "--blocks-step", help="Blocks grow by this factor along the sweep."),
+    blocks_step: Optional[int] = typer.Option(None, "--blocks-step", help="Blocks grow by this factor along the "
+                                              "sweep (default 2)."),
     cycles: Optional[int] = typer.Option(None, "--cycles", help="With --device: interleaved timing cycles per loop "
                                          "and trip count (default 15)."),
     out: Optional[str] = typer.Option(None, "--out", "-o", help="Write every point as CSV, as each loop and trip count is timed."),
@@ -410,9 +418,13 @@ def geometry_sweep_command(
         raise GpuperfError("--out writes a new sweep's points (--device); a --table is written already")
     if resume and out is None:
         raise GpuperfError("--resume goes on with the sweep whose points --out holds: give --out")
-    if table is not None and (loops is not None or trips is not None):
-        raise GpuperfError("--loops and --trips choose what a new sweep measures (--device); a --table holds its own")
+    if table is not None and (loops is not None or trips is not None or blocks_step is not None):
+        raise GpuperfError("--loops, --trips and --blocks-step choose what a new sweep measures (--device); a --table "
+                           "holds its own")
+    if blocks_step is not None and blocks_step < 2:
+        raise GpuperfError(f"--blocks-step {blocks_step}: must be at least 2")
     loops, trips = loops or "saxpy,polynomial", trips or "1000,100000,1000000"
+    blocks_step = 2 if blocks_step is None else blocks_step
     if report:
         report_folder(report)
     cycles = 15 if cycles is None else cycles
@@ -451,8 +463,6 @@ def geometry_sweep_command(
 
 def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_step: int, cycles: int,
                    out: str | None, show: bool, resume: bool = False):
-    from rich.progress import Progress
-
     from gpuperf.datasets import write_dataset_csv
     from gpuperf.decisions import geometry_sweep as sweep
     from gpuperf.kernels.parallel_loops import LOOP_BODIES
@@ -484,7 +494,7 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
 
             write_dataset_csv(pd.DataFrame(rows), out)
 
-    with claimed_output(None if resume else out), Progress(disable=not show, transient=True) as bar:
+    with claimed_output(None if resume else out), progress_bar(not show) as bar:
         task = bar.add_task(f"sweeping {','.join(bodies)} on {device}", total=None)
         measured = sweep.measure_sweep(opened, bodies, counts, descriptor, sweep.sweep_settings(cycles),
                                        blocks_step=blocks_step, record=record, earlier=earlier,
@@ -498,14 +508,12 @@ COUNT_RANKING = "a linear count model"
 
 def ranking_by_other_kernels(space: str, sizes: dict, table_path: str | None, show: bool):
     """``space``'s variants ranked by a model trained on other kernels' measured variants."""
-    from rich.progress import Progress
-
     from gpuperf.cli.models_cli import read_table
     from gpuperf.datasets.bundled import data_dir
     from gpuperf.decisions.tune import rank_by_other_kernels
 
     table, where = read_table(table_path or str(data_dir() / DEFAULT_VARIANT_TABLE))
-    with Progress(disable=not show, transient=True) as bar:
+    with progress_bar(not show) as bar:
         task = bar.add_task(f"ranking {space} variants", total=None)
         return rank_by_other_kernels(space, sizes, table, where,
                                      progress=lambda done, total: bar.update(task, completed=done, total=total))
@@ -544,8 +552,6 @@ def tune_command(
 ) -> None:
     """Tune a variant space on a device: measure the variants the guided search picks, one by one."""
     checked_seed(seed)
-    from rich.progress import Progress
-
     from gpuperf.cli.output import parse_params
     from gpuperf.datasets import write_dataset_csv
     from gpuperf.decisions.space import read_training_spaces
@@ -553,6 +559,7 @@ def tune_command(
     from gpuperf.kernels.loader import resolved_user_spec
     from gpuperf.kernels.space import get_space
 
+    at_least("--budget", budget, 1)
     sizes = parse_params(param)
     space = resolved_user_spec(space)  # a user's file however spelt, so that --resume finds it the same
     names = list(get_space(space).parameters)  # an unknown space fails here, before anything is read
@@ -563,6 +570,9 @@ def tune_command(
         raise unknown_name_error("start", start, TUNE_STARTS)
     if (start == "counts") != (count_model is not None):
         raise GpuperfError("--start counts ranks the first picks by the model of --count-model: give both or neither")
+    if rank_train is not None and (train or start != "ranked"):
+        raise GpuperfError("--rank-train trains the ranking of --start ranked (the default without --train); "
+                           f"{'--train' if train else f'--start {start}'} makes no such ranking")
     others = [s for path in train or [] for s in read_training_spaces(path, names, size_columns=list(sizes))]
     earlier = None
     if resume:  # the file grows: every trial it holds is written back with the new ones
@@ -588,7 +598,7 @@ def tune_command(
         if out:  # every trial saved as it is measured: an interrupted run keeps what it measured
             write_dataset_csv(so_far.table(), out)
 
-    with claimed_output(None if resume else out), Progress(disable=no_progress or as_json, transient=True) as bar:
+    with claimed_output(None if resume else out), progress_bar(no_progress or as_json) as bar:
         task = bar.add_task(f"tuning {space}", total=budget, completed=len(earlier.trials) if earlier else 0)
         result = tune_space(space, sizes, device, budget, others, model, seed, on_trial=after_trial, ranking=ranking,
                             ranked_by=ranked_by, earlier=earlier)

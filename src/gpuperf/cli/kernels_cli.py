@@ -107,7 +107,7 @@ def features(
 
 def demo(
     out: Annotated[str, typer.Option("--out", "-o", help="report folder")] = "gpuperf-report",
-    step: Annotated[list[str] | None, typer.Option(help="run only these steps")] = None,
+    step: Annotated[list[str] | None, typer.Option(help="run only these steps (repeatable): catalog, features, hardware, measure, linear-model, models, advise, explore, geometry")] = None,
 ) -> None:
     """gpuperf's main job on its embedded defaults: writes a report folder with index.md."""
     from gpuperf.demo import STEPS, run_demo, summary_lines

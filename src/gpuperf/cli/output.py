@@ -188,6 +188,14 @@ def model_output_file(out: str | Path, option: str = "--out", calibration: bool 
     return path
 
 
+def progress_bar(hidden: bool):  # noqa: ANN201 - a rich Progress
+    """A transient progress bar drawn on stderr (stdout holds only what the command prints), or none."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    return Progress(console=Console(stderr=True), disable=hidden, transient=True)
+
+
 def report_folder(out: str | Path, option: str = "--report") -> Path:
     """A folder a report goes to, checked before any work: not a file (an existing report folder is
     written again)."""

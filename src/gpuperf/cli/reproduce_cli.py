@@ -45,7 +45,7 @@ def reproduce(
     family: Annotated[str, typer.Option(help="exploration: the tuning family")] = DEFAULT_FAMILY,
     split: Annotated[list[str] | None, typer.Option(help="advisor: inputs, configurations, programs or gpus (repeatable)")] = None,
     device: Annotated[str | None, typer.Option(
-        help="linear: also measure and calibrate on this device, e.g. opencl:0 (minutes)")] = None,
+        "--device", "-d", help="linear: also measure and calibrate on this device, e.g. opencl:0 (minutes)")] = None,
     as_json: Annotated[bool, typer.Option("--json", metavar="", help="print the metrics as JSON")] = False,
 ) -> None:
     """Rerun a published study on the bundled data and write its report (Markdown, HTML, plots, JSON)."""

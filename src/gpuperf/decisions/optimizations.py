@@ -136,7 +136,8 @@ def database_folders(extra: Iterable[str | Path] = ()) -> list[Path]:
     named += [(Path(p), "--optimizations") for p in extra]
     for folder, origin in named:
         if not folder.is_dir():
-            raise GpuperfError(f"{origin}: optimization folder '{folder}' does not exist")
+            raise GpuperfError(f"{origin}: optimization folder '{folder}' "
+                               + ("is a file, not a folder of entries" if folder.exists() else "does not exist"))
         if all(folder.resolve() != known.resolve() for known in folders):  # a folder named twice is read once
             folders.append(folder)
     return folders

@@ -255,9 +255,10 @@ def _progress(jobs: list, enabled: bool) -> Iterable:
     if not enabled:
         yield from jobs
         return
+    from rich.console import Console
     from rich.progress import Progress
 
-    with Progress(transient=True) as bar:
+    with Progress(console=Console(stderr=True), transient=True) as bar:  # stdout holds only the results
         task = bar.add_task("static features", total=len(jobs))
         for job in jobs:
             yield job
