@@ -34,6 +34,21 @@ def test_measure_json_keys(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["sizes"] == {"n": 65536} and data["provenance"]["loopy"]
 
 
+def test_runs_stopped_short_of_min_time_by_max_repeats_are_noted(capsys: pytest.CaptureFixture[str]) -> None:
+    """vector_copy at n=4096 runs in microseconds: 20 runs cannot sum to 10 s, and the note says
+    where they stopped (--json too); --max-repeats below --min-repeats is refused by name."""
+    args = ["measure", "vector_copy", "-p", "n=4096", "--min-repeats", "3", "--min-time", "10"]
+    assert main([*args, "--max-repeats", "20", "--json"]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert result["repeats"] == 20
+    (note,) = [n for n in result["notes"] if "--min-time" in n]  # beside it maybe an unsteady time's note
+    assert "short of --min-time 10 s: they stopped at 20 runs (--max-repeats 20)" in note
+    assert f"note: {note}" in captured.err
+    assert main([*args, "--max-repeats", "2"]) == 2
+    assert "--max-repeats 2: must be at least --min-repeats (3)" in capsys.readouterr().err
+
+
 def test_measure_unknown_device_and_kernel(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(["measure", "vector_copy", "-p", "n=4096", "--device", "opencl:5:0"], capsys)
     assert code == 2 and not out
