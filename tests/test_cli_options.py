@@ -125,6 +125,8 @@ def test_the_demos_help_names_every_step(capsys, monkeypatch):
     (["calibrate", "--table", "data/linear_model_h100.csv.gz", "--out", "m.json", "--cycles", "0"],
      "--cycles 0: must be at least 1"),
     (["optimizations", "--optimizations", "pyproject.toml"], "optimization folder 'pyproject.toml' is a file"),
+    (["rank", "jacobi2d_5pt", "--train", "stencil_spaces_h100", "--train", "stencil_spaces_pocl"],
+     "--train takes one table here, not 2; join them into one first"),
 ])
 def test_an_option_that_cannot_apply_or_is_out_of_range_is_named(argv, message, capsys, monkeypatch):
     from pathlib import Path

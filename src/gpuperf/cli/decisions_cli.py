@@ -249,8 +249,8 @@ DEFAULT_VARIANT_TABLE = "stencil_spaces_pocl.csv.gz"
 def rank_command(
     space: str = typer.Argument(..., help="A variant space: a catalog one (see gpuperf spaces), e.g. jacobi2d_9pt, or path/file.py:function."),
     param: Optional[list[str]] = typer.Option(None, "-p", "--param", help="Size, e.g. -p n=1024 -p m=1024."),
-    train: Optional[str] = typer.Option(
-        None, "--train", help="Measured variants of other kernels with static features and time_s "
+    train: Optional[list[str]] = typer.Option(
+        None, "--train", help="Measured variants of other kernels with static features and time_s, one table "
         f"(default: the bundled {DEFAULT_VARIANT_TABLE}, measured on pocl)."),
     model: Optional[Path] = typer.Option(
         None, "--model", "-m", help="Rank by the time a linear count model predicts (a file written by "
@@ -273,8 +273,11 @@ def rank_command(
     for option, value in (("--top", top), ("--limit", limit)):
         if value is not None and value < 1:
             raise GpuperfError(f"{option} {value}: must be at least 1")
-    if model is not None and train is not None:
+    if model is not None and train:
         raise GpuperfError("--model ranks by a calibrated linear count model, --train by measured variants: give one")
+    if train and len(train) > 1:  # the rows of two tables could not be named by file and line in errors
+        raise GpuperfError(f"--train takes one table here, not {len(train)}; join them into one first")
+    train = train[0] if train else None
     sizes = parse_params(param)
     chosen = get_space(space)  # an unknown space fails here, before anything is read
     if model is not None:
