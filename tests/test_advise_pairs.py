@@ -53,16 +53,19 @@ def synthetic(tmp_path: Path) -> Path:
     return path
 
 
-def test_flag_pairs_match_everything_but_the_flag(tmp_path):
-    path = synthetic(tmp_path)
-    spec = entry(tmp_path, f'''dataset = "{path}"
+FLAG_PAIRS = '''dataset = "{path}"
 kernel = "k"
 parameter = "flag"
 before = 0
 after = 1
 features = "columns"
 configuration = ["n", "a", "flag"]
-inputs = ["n"]''').pairs[0]
+inputs = [{inputs}]'''
+
+
+def test_flag_pairs_match_everything_but_the_flag(tmp_path):
+    path = synthetic(tmp_path)
+    spec = entry(tmp_path, FLAG_PAIRS.format(path=path, inputs='"n"')).pairs[0]
     pairs = build_spec_pairs(spec, "trick").sort_values(["input", "configuration"]).reset_index(drop=True)
     # (n=64, a=1): median of 4, 6, 5 = 5 -> 2; (n=64, a=2): 3 -> 6; (n=128, a=1): 8 -> 2; (n=128, a=2) has no after
     assert list(pairs["input"]) == ["n=128", "n=64", "n=64"]
@@ -80,21 +83,13 @@ def test_an_input_column_or_a_gpu_or_device_column_the_dataset_lacks_is_an_error
     from gpuperf.errors import GpuperfError
 
     path = synthetic(tmp_path)
-    pairs = f'''dataset = "{{path}}"
-kernel = "k"
-parameter = "flag"
-before = 0
-after = 1
-features = "columns"
-configuration = ["n", "a", "flag"]
-inputs = ["n", "{{input}}"]'''
     with pytest.raises(GpuperfError, match=r"trick.toml: pairs\[0\]\.inputs: the dataset has no column 'q'"):
-        build_spec_pairs(entry(tmp_path, pairs.format(path=path, input="q")).pairs[0], "trick")
+        build_spec_pairs(entry(tmp_path, FLAG_PAIRS.format(path=path, inputs='"n", "q"')).pairs[0], "trick")
     for column in ("gpu", "device"):
         lacking = tmp_path / f"no_{column}.csv"
         pd.read_csv(path).drop(columns=column).to_csv(lacking, index=False)
         with pytest.raises(GpuperfError, match=rf"pairs\[0\]\.dataset: {lacking} has no column '{column}'"):
-            build_spec_pairs(entry(tmp_path, pairs.format(path=lacking, input="a")).pairs[0], "trick")
+            build_spec_pairs(entry(tmp_path, FLAG_PAIRS.format(path=lacking, inputs='"n", "a"')).pairs[0], "trick")
 
 
 def test_factor_pairs(tmp_path):

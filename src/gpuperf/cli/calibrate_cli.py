@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from gpuperf.cli.output import model_output_file, print_json, print_table
+from gpuperf.cli.output import at_least, model_output_file, print_json, print_table
 
 
 def calibrate_command(
@@ -37,9 +37,8 @@ def calibrate_command(
 
     if out.suffix != ".json":
         raise GpuperfError(f"--out: '{out}' must end in .json")
-    for option, value in (("--passes", passes), ("--cycles", cycles)):
-        if value is not None and value < 1:
-            raise GpuperfError(f"{option} {value}: must be at least 1")
+    at_least("--passes", passes, 1)
+    at_least("--cycles", cycles, 1)
     if passes is not None and cycles > 1:
         raise GpuperfError("--passes and --cycles are two ways to time the points; give one of them")
     model_output_file(out, calibration=True)

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from gpuperf.cli.output import (
-    checked_seed, claimed_output, new_output_file, parse_params, print_json, print_table, progress_bar, report_folder,
+    at_least, checked_seed, claimed_output, new_output_file, parse_params, print_json, print_table, progress_bar, report_folder,
 )
 from gpuperf.errors import GpuperfError, unknown_name_error
 
@@ -270,9 +270,8 @@ def rank_command(
     from gpuperf.decisions.cross_kernel import LIFT_FEATURES, rank_space
     from gpuperf.kernels.space import get_space
 
-    for option, value in (("--top", top), ("--limit", limit)):
-        if value is not None and value < 1:
-            raise GpuperfError(f"{option} {value}: must be at least 1")
+    at_least("--top", top, 1)
+    at_least("--limit", limit, 1)
     if model is not None and train:
         raise GpuperfError("--model ranks by a calibrated linear count model, --train by measured variants: give one")
     if train and len(train) > 1:  # the rows of two tables could not be named by file and line in errors
@@ -355,12 +354,6 @@ def geometry_command(
         print_json(result)
         return
     print_table([{"figure": k, "value": v} for k, v in result.items()], title="launch geometry")
-
-
-def at_least(option: str, value: int | None, least: int) -> None:
-    """An error naming ``option`` where its ``value`` (None: not given) is below ``least``."""
-    if value is not None and value < least:
-        raise GpuperfError(f"{option} {value}: must be at least {least}")
 
 
 def _whole(text: str, what: str) -> int:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from gpuperf.cli.output import print_json, print_table
+from gpuperf.cli.output import at_least, print_json, print_table
 from gpuperf.errors import GpuperfError
 
 campaign_app = typer.Typer(help="Sweep kernels x variants x sizes on a device into a measurement store.",
@@ -34,8 +34,7 @@ def measure_command(
     from gpuperf.kernels.catalog import get_kernel
     from gpuperf.measure.timing import TimingSettings, measure
 
-    if min_repeats < 1:
-        raise GpuperfError(f"--min-repeats {min_repeats}: must be at least 1")
+    at_least("--min-repeats", min_repeats, 1)
     if max_repeats < min_repeats:
         raise GpuperfError(f"--max-repeats {max_repeats}: must be at least --min-repeats ({min_repeats})")
     if not 0 <= min_time < math.inf:

@@ -54,6 +54,14 @@ def _format(value: Any) -> str:
     return "" if value is None else escape(str(value))
 
 
+def at_least(option: str, value: int | None, least: int) -> None:
+    """An error naming ``option`` where its ``value`` (None: not given) is below ``least``."""
+    from gpuperf.errors import GpuperfError
+
+    if value is not None and value < least:
+        raise GpuperfError(f"{option} {value}: must be at least {least}")
+
+
 def checked_seed(seed: int) -> int:
     """``--seed`` as given; a negative one (NumPy's generators take none) is an error."""
     from gpuperf.errors import GpuperfError

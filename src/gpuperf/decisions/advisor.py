@@ -191,13 +191,12 @@ def _space_change(entry: Optimization, kernel: Kernel | None,
     name, current = flip["name"], variant[flip["name"]]
     before, after = flip["before"], flip["after"]
     try:
-        ahead = (after > before and current >= after) or (after < before and current <= after)
-        short = (after > before and current < after) or (after < before and current > after)
+        increasing = after > before
+        short = current < after if increasing else current > after
     except TypeError:  # values with no order (text): only the entry's own before value is short of it
-        ahead, short = current == after, current == before
-    if ahead or not short:
+        increasing, short = True, current == before
+    if not short:
         return None, f"{kernel.key} already has {name}={current}"
-    increasing = after > before
     towards = [v for v in space.parameters[name] if v != after and ((v > current) if increasing else (v < current))]
     candidates = [after] + sorted(towards, reverse=not increasing)
     reasons = []

@@ -21,7 +21,9 @@ import pandas as pd
 
 from gpuperf.datasets.schema import row_location
 from gpuperf.decisions.exploration import default_model
-from gpuperf.decisions.space import TIME_COLUMNS, Space, space_from_frame, without_unparameterised_rows
+from gpuperf.decisions.space import (
+    TIME_COLUMNS, Space, empty_cells, space_from_frame, unmeasured_rows, without_unparameterised_rows,
+)
 from gpuperf.decisions.tune import GuidedSearch
 from gpuperf.errors import GpuperfError
 
@@ -52,18 +54,6 @@ class NextConfiguration:
                 "measured": self.measured, "failed": self.failed, "remaining": self.remaining,
                 "best": self.best_config, "best_row": self.best_row, "best_time": self.best_time,
                 "time_column": self.time_column, "method": self.method}
-
-
-def unmeasured_rows(frame: pd.DataFrame, target: str | None, status_column: str = STATUS) -> np.ndarray:
-    """Rows not measured yet: no time (an empty cell) and no status."""
-    pending = _empty(frame[target]) if target in frame.columns else np.ones(len(frame), dtype=bool)
-    if status_column in frame.columns:
-        pending = pending & _empty(frame[status_column])
-    return pending
-
-
-def _empty(values: pd.Series) -> np.ndarray:
-    return (values.isna() | values.astype(str).str.strip().eq("")).to_numpy()
 
 
 @dataclass
@@ -107,7 +97,7 @@ def partly_measured(frame: pd.DataFrame, params: Sequence[str], target: str | No
     times = frame[target].astype(object) if target in frame.columns else pd.Series(np.nan, frame.index, dtype=object)
     stand_in = frame.assign(**{target: times.where(~pending, 1.0)})
     if STATUS in frame.columns:
-        stand_in[STATUS] = frame[STATUS].astype(object).where(~_empty(frame[STATUS]), "ok")
+        stand_in[STATUS] = frame[STATUS].astype(object).where(~empty_cells(frame[STATUS]), "ok")
     space = space_from_frame(stand_in, params, target, where)
     space.times[pending] = np.nan
     return PartlyMeasured(space, pending, frame)
@@ -120,7 +110,7 @@ def _refuse_unnamed_times(frame: pd.DataFrame, params: Sequence[str], where: str
 
     for column in (str(c) for c in frame.columns if c not in params):
         named = TIME_NAMED.search(column) or difflib.get_close_matches(column, TIME_COLUMNS, n=1, cutoff=0.8)
-        if named and not _empty(frame[column]).all():
+        if named and not empty_cells(frame[column]).all():
             raise GpuperfError(f"{where}: no time column ({', '.join(TIME_COLUMNS)}), but column {column} holds "
                                f"values; --target {column} names it if it holds the times measured so far")
 

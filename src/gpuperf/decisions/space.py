@@ -228,13 +228,17 @@ def unparameterised_rows(frame: pd.DataFrame, params: Sequence[str]) -> np.ndarr
     return none if not none.all() else np.zeros(len(frame), dtype=bool)
 
 
-def _not_measured_yet(frame: pd.DataFrame, column: str) -> np.ndarray:
-    """The rows with no time in ``column`` and no status: configurations not measured yet."""
-    def empty(values: pd.Series) -> np.ndarray:
-        return (values.isna() | values.astype(str).str.strip().eq("")).to_numpy()
+def empty_cells(values: pd.Series) -> np.ndarray:
+    """Which cells hold nothing: missing, or only spaces."""
+    return (values.isna() | values.astype(str).str.strip().eq("")).to_numpy()
 
-    pending = empty(frame[column])
-    return pending & empty(frame["status"]) if "status" in frame.columns else pending
+
+def unmeasured_rows(frame: pd.DataFrame, target: str | None, status_column: str = "status") -> np.ndarray:
+    """Rows not measured yet: no time in ``target`` (an empty cell, or no such column) and no status."""
+    pending = empty_cells(frame[target]) if target in frame.columns else np.ones(len(frame), dtype=bool)
+    if status_column in frame.columns:
+        pending = pending & empty_cells(frame[status_column])
+    return pending
 
 
 def _note_unparameterised(frame: pd.DataFrame, none: np.ndarray, where: str) -> None:
@@ -462,7 +466,7 @@ def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], targe
                                where: str = "table", size_columns: Sequence[str] = ()) -> list[Space]:
     """:func:`read_training_spaces` for a table already read (``where`` names it in errors)."""
     column = target if target in frame.columns else _training_target(frame, target, where)
-    pending = _not_measured_yet(frame, column)
+    pending = unmeasured_rows(frame, column)
     if pending.any():  # a partly measured table (ask's, on another GPU): its measured rows train
         warnings.warn(f"{where}: left out {int(pending.sum())} row(s) not measured yet (no {column}, no status; "
                       f"first: {row_location(frame, int(np.flatnonzero(pending)[0]))})", GpuperfNote, stacklevel=3)

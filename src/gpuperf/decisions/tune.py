@@ -141,16 +141,14 @@ def _check_seed(seed: Any) -> None:
 
 def _checked_start(start: Sequence[int], count: int) -> list[int]:
     """``start`` as a list of distinct configuration indices (0 to ``count`` - 1), else an error naming it."""
-    picks = list(start)
-    for pick in picks:
+    picks: dict[int, None] = {}  # insertion-ordered, with a set's lookup
+    for pick in start:
         if isinstance(pick, (bool, np.bool_)) or not isinstance(pick, (int, np.integer)) or not 0 <= pick < count:
             raise GpuperfError(f"start: {pick!r} is not an index of the {count} configurations (0 to {count - 1})")
-    seen: set[int] = set()
-    for pick in map(int, picks):
-        if pick in seen:
-            raise GpuperfError(f"start: configuration {pick} is named more than once")
-        seen.add(pick)
-    return [int(p) for p in picks]
+        if int(pick) in picks:
+            raise GpuperfError(f"start: configuration {int(pick)} is named more than once")
+        picks[int(pick)] = None
+    return list(picks)
 
 
 @dataclass
