@@ -414,3 +414,20 @@ def test_a_value_next_to_its_bound_prints_with_the_digits_that_tell_them_apart()
     assert decimals_apart(1.0498, 1.05) == "1.0498"  # not "1.05x, below the threshold 1.05x"
     assert decimals_apart(0.4996, 0.5) == "0.4996"
     assert (decimals_apart(0.73, 1.05), decimals_apart(0.5, 0.5)) == ("0.73", "0.50")
+
+
+def test_gpu_names_the_advised_row_of_a_raw_profile_from_several_gpus(tmp_path, capsys, database):
+    """--gpu is checked against the advised row, as for an imported table, not against every row."""
+    path = tmp_path / "two.csv"
+    path.write_text(
+        "==1== NVPROF is profiling process 1, command: ./app\n"
+        '"Start","Duration","Grid X","Grid Y","Grid Z","Block X","Block Y","Block Z","Registers Per Thread",'
+        '"Static SMem","Dynamic SMem","Device","Context","Stream","Name","Correlation_ID"\n'
+        "ms,us,,,,,,,,B,B,,,,,\n"
+        '1.0,2.5,4096,1,1,256,1,1,16,0,0,"Tesla V100-SXM2-16GB (0)","1","7","vecAdd(float*, float*, float*, int)",1\n'
+        '2.0,3.5,4096,1,1,256,1,1,16,0,0,"Tesla K40c (1)","2","14","vecAdd(float*, float*, float*, int)",2\n')
+    args = ["advise", "--profile", str(path), "--min-confidence", "0", *only(database)]
+    assert main([*args, "--row", "1", "--gpu", "V100"]) == 0
+    assert capsys.readouterr().out.startswith(f"Advice for {path}, row 1 (vecAdd, ")
+    assert main([*args, "--row", "2", "--gpu", "V100"]) == 2
+    assert "row 2 was profiled on the" in capsys.readouterr().err

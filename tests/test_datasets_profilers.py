@@ -125,7 +125,7 @@ def test_import_by_format_name_suggests_the_nearest():
 @pytest.mark.parametrize(
     ("source", "old", "new", "message"),
     [
-        (TRACE, '"Start","Duration",', '"Start","Time",', r"missing column\(s\) 'Duration'"),
+        (TRACE, '"Start","Duration",', '"Start","Time",', r"line 4: the header lacks column\(s\) Duration"),
         (TRACE, "254.931205,118.272000,", "254.931205,fast,", r"line 8: Duration='fast' is not a number"),
         (TRACE, "\nms,us,", "\nms,weeks,", r"line 5: Duration unit: unknown time unit 'weeks'"),
         (TRACE, ',"Tesla K40c (0)","1","7","matMul_sharedmem(float*, float*, float*, int) [132]",132',
@@ -455,3 +455,30 @@ def test_an_older_ncu_details_page_keeps_block_and_grid_size_as_counts(tmp_path)
     assert frame["Block Size"].tolist() == [192] and frame["Grid Size"].tolist() == [506]
     assert "block.x" not in frame.columns  # counts, not the launch's shape
     assert frame["time_s"].tolist() == pytest.approx([8.992e-6])
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16"])
+def test_a_profile_saved_with_a_byte_order_mark_reads_as_the_plain_one(tmp_path, encoding):
+    """Excel's "CSV UTF-8" starts with a UTF-8 byte-order mark, Windows PowerShell's > writes UTF-16:
+    the first header name stays a name (the ncu ID is no feature, nvprof's Start stays start_s)."""
+    for source, reader in ((TRACE, import_nvprof), (NCU, import_ncu), (METRICS, import_nvprof)):
+        marked = tmp_path / f"{encoding}_{source.name}"
+        marked.write_text(source.read_text(), encoding=encoding)
+        pd.testing.assert_frame_equal(reader(source).drop(columns="source"), reader(marked).drop(columns="source"))
+    for source, reader, log in ((TRACE, import_nvprof, "==27954== Profiling result:\n"),
+                                (NCU, import_ncu, "==PROF== Disconnected from process 31337\n")):
+        plain, marked = tmp_path / f"plain_{source.name}", tmp_path / f"header_first_{source.name}"
+        plain.write_text(source.read_text().split(log)[1])
+        marked.write_text(plain.read_text(), encoding=encoding)
+        expected = reader(plain)
+        assert {"ID", "start_s"} & set(expected.columns)
+        pd.testing.assert_frame_equal(expected.drop(columns="source"), reader(marked).drop(columns="source"))
+
+
+def test_an_nvprof_trace_lacking_its_name_column_says_so(tmp_path):
+    """Log lines with commas above a trace header without Name: the error names the missing column."""
+    text = TRACE.read_text().replace(',"Name"', "", 1)
+    path = tmp_path / "trace.csv"
+    path.write_text(text)
+    with pytest.raises(GpuperfError, match=r"trace.csv: line 4: the header lacks column\(s\) Name"):
+        import_nvprof(path)

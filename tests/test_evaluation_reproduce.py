@@ -33,6 +33,7 @@ from gpuperf.evaluation.reproduce import (
 )
 from gpuperf.evaluation.tables import (
     counted_clocks,
+    profiled_f64_peaks,
     counter_columns,
     is_timing_derived,
     join_gpu_descriptors,
@@ -385,6 +386,28 @@ def test_counted_clocks_is_the_median_over_kernels_of_long_launches():
     assert check.loc["GTX 970", "counted_over_clock"] == pytest.approx(1175 / frame["gpu_clock_mhz"].iloc[0])
     with pytest.raises(GpuperfError, match="counted_clocks: missing column.*elapsed_cycles_sm"):
         counted_clocks(frame.drop(columns="elapsed_cycles_sm"))
+
+
+def test_the_f64_peak_nvprof_rated_launches_against_matches_the_listed_peaks(table):
+    """The source of the Quadro K5200's f64 peak: its profile rates launches against 1/24 of its
+    f32 rate, as it does the other listed peaks (within 7 %), all but the GTX Titan's."""
+    check = profiled_f64_peaks(table)
+    assert len(check) == 7 and (check["launches"] > 50).all()
+    off = (check["profiled_over_listed"] - 1).abs()
+    assert off.drop("GTX Titan").max() < 0.07 and off["GTX Titan"] > 0.2
+    assert check.loc["Quadro K5200", "listed_gflops"] == pytest.approx(148.0 * 650 / 771)
+
+
+def test_profiled_f64_peaks_is_flops_over_time_and_efficiency():
+    frame = pd.DataFrame({"gpu": ["a", "a", "a", "b"], "time_s": [1.0, 2.0, 1.0, 1.0],
+                          "floating_point_operations.double_precision.": [1e11, 1e11, 0.0, 4e11],
+                          "flop_efficiency.peak_double.": [50.0, 50.0, 10.0, 100.0],
+                          "gpu_peak_f64_gflops": [150.0] * 3 + [400.0]})
+    check = profiled_f64_peaks(frame)
+    assert check.loc["a", "profiled_gflops"] == pytest.approx(150.0)  # median of 200 and 100
+    assert check.loc["a", "launches"] == 2 and check.loc["b", "profiled_over_listed"] == pytest.approx(1.0)
+    with pytest.raises(GpuperfError, match="profiled_f64_peaks: missing column.*flop_efficiency"):
+        profiled_f64_peaks(frame.drop(columns="flop_efficiency.peak_double."))
 
 
 def test_html_tables_and_notes_read_like_the_markdown():

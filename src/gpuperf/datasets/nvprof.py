@@ -101,7 +101,7 @@ def _nvprof_kind(lines: list[str]) -> str:
         cells = set(cells)
         if cells & set(VALUE_NAMES):
             return "metrics"
-        if "Name" in cells:
+        if cells & {"Name", "Duration", "Avg"}:  # a trace or summary header, even one lacking Name
             return "summary" if "Avg" in cells else "trace"
         return "table"
     return "table"
@@ -117,7 +117,7 @@ def _units_row(rows: list[list[str]], header: list[str]) -> dict[str, str] | Non
 
 
 def _nvprof_trace(lines: list[str], where: str) -> pd.DataFrame:
-    start = find_header(lines, ("Name",), where)
+    start = find_header(lines, ("Duration", "Name"), where)
     rows = csv_rows(lines, start)
     header = rows[0]
     require_columns(pd.DataFrame(columns=header), ["Duration", "Name", "Device"], where)

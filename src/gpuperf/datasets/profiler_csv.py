@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import lzma
@@ -96,19 +97,28 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", str(text).lower())
 
 
+def decoded(data: bytes) -> str:
+    """A file's text: UTF-16 where it starts with a UTF-16 byte-order mark (Windows PowerShell's
+    ``>``), else UTF-8 without its byte-order mark (Excel's "CSV UTF-8"), undecodable bytes replaced."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
+
+
 def read_lines(path: Path) -> list[str]:
     """The lines of a profiler's CSV output, plain or compressed (``.gz``, ``.bz2``, ``.xz``)."""
     if not path.is_file():
         raise missing_file(path, f"{path}: no such file")
     opener = OPENERS.get(path.suffix.lower())
     if opener is None:
-        text = path.read_text(errors="replace")
+        data = path.read_bytes()
     else:
         try:
-            with opener(path, "rt", errors="replace") as handle:
-                text = handle.read()
+            with opener(path, "rb") as handle:
+                data = handle.read()
         except (OSError, EOFError, lzma.LZMAError) as error:
             raise GpuperfError(f"{path}: cannot be read as a {path.suffix} file ({error})") from None
+    text = decoded(data)
     if not text.strip():
         raise GpuperfError(f"{path}: empty file")
     lines = text.splitlines()

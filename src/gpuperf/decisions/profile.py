@@ -138,8 +138,13 @@ def _imported(path: Path, gpu: str | None = None) -> pd.DataFrame:
 
     errors = {}
     for name, importer in (("nvprof", import_nvprof), ("ncu", import_ncu)):
-        try:
-            table = importer(path, gpu=gpu)
+        try:  # --gpu names the advised row's GPU: other rows of a profile may name theirs
+            try:
+                table = importer(path)
+            except GpuperfError:
+                if gpu is None:
+                    raise
+                table = importer(path, gpu=gpu)
         except GpuperfError as exc:
             errors[name] = str(exc)
             continue

@@ -46,7 +46,13 @@ from gpuperf.evaluation.reproduce import (
     selected_features,
     target_check,
 )
-from gpuperf.evaluation.tables import LAUNCH_COLUMNS, counted_clocks, counter_columns, known_columns
+from gpuperf.evaluation.tables import (
+    LAUNCH_COLUMNS,
+    counted_clocks,
+    counter_columns,
+    known_columns,
+    profiled_f64_peaks,
+)
 from gpuperf.evaluation.transfer import REFERENCE_KEY
 from gpuperf.models.selection import mutual_information_ranking
 
@@ -145,6 +151,8 @@ def reproduce_rodinia(
     tables: dict[str, pd.DataFrame] = {
         "Clock check: MHz implied by each GPU's counters (elapsed SM cycles / time / SMs) vs its descriptors":
             counted_clocks(table),
+        "FP64 peak check: GFLOP/s nvprof rated each GPU's launches against (f64 flops / time / flop efficiency)"
+        " vs its descriptors at that clock": profiled_f64_peaks(table),
     }
     if "gpu" in protocols:
         tables["Leave one GPU out: per-kernel MAPE, macro over kernels"] = result.macro("gpu")
