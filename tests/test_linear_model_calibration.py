@@ -268,7 +268,7 @@ def test_bad_model_files_give_one_clear_error(tmp_path: Path, capsys: pytest.Cap
     frame = pd.DataFrame({"flops": [1.0], "dram_bytes": [1.0], "gpu_peak_f32_gflops": [1.0],
                           "gpu_memory_bandwidth_gbs": [1.0]})
     save_model(RooflineModel().fit(frame), other)
-    with pytest.raises(GpuperfError, match="roofline.json: not a linear count model"):
+    with pytest.raises(GpuperfError, match="roofline.json: not a model made by 'gpuperf calibrate'"):
         load_linear_model(other)
 
     renamed = _saved_model(tmp_path)

@@ -828,7 +828,7 @@ def test_evaluate_names_the_table_whose_rows_hold_one_group_only(tmp_path, capsy
     table.write_text("kernel,gpu,x,time_s\na,K20,1,1e-3\na,K20,2,2e-3\nb,K20,1,1e-2\nb,K20,3,3e-2\n")
     assert main(["evaluate", str(table), "--model", "lr", "--protocol", "leave-one-gpu-out"]) == 2
     assert capsys.readouterr().err.strip() == (f"gpuperf: error: {table}: leave-one-gpu-out needs measured rows of at "
-                                               "least two values of gpu; the table holds one (K20)")
+                                               "least two values of gpu; the table holds one (Tesla K20)")
     assert main(["evaluate", str(table), "--model", "lr", "--protocol", "leave-one-kernel-out", "--json"]) == 0
 
 
@@ -847,3 +847,92 @@ def test_evaluate_holds_out_each_problem_size_in_turn(tmp_path, capsys):
     assert "--sizes names what leave-one-size-out holds out; leave-one-gpu-out holds out gpu" in capsys.readouterr().err
     assert main([*argv, "--sizes", "n,k"]) == 2
     assert "sizes.csv: missing group column" in capsys.readouterr().err
+
+
+# -- found by a user's pass over saved models -------------------------------------------------------
+def test_one_gpu_spelt_two_ways_is_one_gpu(tmp_path, capsys):
+    """NVIDIA GeForce GTX 970 and GTX 970 are one GPU: one held-out fold, one training GPU."""
+    frame = complete_rows()
+    frame.loc[(frame["gpu"] == "GTX 970") & (frame["x1"] > 50), "gpu"] = "NVIDIA GeForce GTX 970"
+    path = tmp_path / "spellings.csv"
+    frame.to_csv(path, index=False)
+    result = run_json(capsys, "evaluate", path, "--model", "lr", "--protocol", "leave-one-gpu-out")
+    assert sorted(result["per_group"]) == sorted(GPUS)
+    one = tmp_path / "one.csv"
+    frame[frame["gpu"].str.contains("970")].to_csv(one, index=False)
+    fitted = run_json(capsys, "fit", one, "--model", "rf", "--gpu-features", "--out", tmp_path / "m.json")
+    assert fitted["gpus"] == ["GTX 970"]
+    assert main(["predict-table", "--model", str(tmp_path / "m.json"), str(one), "--out", str(tmp_path / "p.csv"),
+                 "--gpu", "NVIDIA GeForce GTX 970"]) == 0
+    assert main(["predict-table", "--model", str(tmp_path / "m.json"), str(one), "--out", str(tmp_path / "q.csv"),
+                 "--gpu", "GTX 680"]) == 2
+    assert "fitted on one GPU (GTX 970)" in capsys.readouterr().err
+
+
+def test_predicting_on_another_gpu_is_refused_when_selection_kept_no_descriptor(tables, tmp_path, capsys):
+    out = tmp_path / "k.json"
+    fitted = run_json(capsys, "fit", tables["generic"], "--model", "knn", "--gpu-features", "--select",
+                      "spearman:1", "--out", out)
+    assert not [name for name in fitted["selected_features"] if name.startswith("gpu_")]
+    assert main(["predict-table", "--model", str(out), str(tables["generic"]), "--out", str(tmp_path / "p.csv"),
+                 "--gpu", "GTX 680"]) == 2
+    assert "no GPU descriptor among the features the model uses" in capsys.readouterr().err
+
+
+def test_the_evaluate_table_keeps_a_size_column_named_like_a_metric(tmp_path, capsys):
+    frame = complete_rows().assign(n=lambda f: (f.index % 3 + 1) * 1000)
+    frame.to_csv(tmp_path / "sizes.csv", index=False)
+    assert main(["evaluate", str(tmp_path / "sizes.csv"), "--model", "lr", "--protocol", "leave-one-size-out",
+                 "--sizes", "n"]) == 0
+    out = capsys.readouterr().out
+    first_cells = [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
+    assert [cell for cell in first_cells if cell] == ["1000", "2000", "3000", "overall"]  # not 30, 30, 30, 90
+    assert "held" in out
+
+
+def test_hand_edited_model_files_are_one_clear_error(tables, tmp_path, capsys):
+    import zipfile
+
+    out = tmp_path / "lr.json"
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--out", str(out)]) == 0
+    document = json.loads(out.read_text())
+    predict = ["predict-table", "--model", None, str(tables["generic"]), "--out", None]
+    text = out.read_text()
+    cases = {"dtype.json": text.replace('"__ndarray__": "<f8"', '"__ndarray__": "<U3"', 1),
+             "bsp.json": json.dumps({**document, "metadata": {**document["metadata"], "options": {
+                 **document["metadata"]["options"], "bsp_inputs": "bogus"}}})}
+    assert '"<U3"' in cases["dtype.json"]
+    for name, content in cases.items():
+        (tmp_path / name).write_text(content)
+        predict[2], predict[5] = str(tmp_path / name), str(tmp_path / f"{name}.csv")
+        capsys.readouterr()
+        assert main(predict) == 2
+        assert f"{name}: damaged model file" in capsys.readouterr().err
+    skops = tmp_path / "rf.skops"
+    assert main(["fit", str(tables["generic"]), "--model", "rf", "--out", str(skops)]) == 0
+    damaged = tmp_path / "damaged.skops"
+    with zipfile.ZipFile(skops) as source, zipfile.ZipFile(damaged, "w") as target:
+        for item in source.infolist():
+            data = source.read(item)
+            target.writestr(item, data[:20] if item.filename.endswith(".npy") else data)
+    predict[2], predict[5] = str(damaged), str(tmp_path / "d.csv")
+    capsys.readouterr()
+    assert main(predict) == 2
+    assert "damaged.skops: damaged skops model file" in capsys.readouterr().err
+
+
+def test_base_clock_descriptors_keep_the_machine_balance_in_step():
+    from gpuperf.evaluation.tables import with_base_clocks
+
+    frame = with_base_clocks(with_gpu_features(pd.DataFrame({"gpu": ["Tesla K40", "GTX 970"]}), "t"))
+    balance = frame["gpu_peak_f32_gflops"] / frame["gpu_memory_bandwidth_gbs"]
+    assert frame["gpu_flops_per_byte"].tolist() == pytest.approx(balance.tolist())
+
+
+def test_a_rate_per_s_is_no_default_feature():
+    from gpuperf.evaluation.feature_columns import is_default_feature
+
+    for rate in ("gflops_per_s", "GB per sec", "bytes_per_second", "GFLOP/s"):
+        assert not is_default_feature(rate), rate
+    for count in ("flops", "per_step", "n_per_sm", "persistent"):
+        assert is_default_feature(count), count

@@ -264,7 +264,7 @@ def prepare_training(
         LEARNED, NEEDS_GPU_FEATURES, ROOFLINE_MODELS, bsp_columns, bsp_table_kind, roofline_columns,
         roofline_table_kind,
     )
-    from gpuperf.datasets.schema import measured_rows
+    from gpuperf.datasets.schema import canonical_gpu, measured_rows
     from gpuperf.evaluation.feature_columns import KEYS_AND_OUTCOMES, default_features, is_measured_time
     from gpuperf.models.properties import property_names
 
@@ -284,6 +284,8 @@ def prepare_training(
         raise GpuperfError(f"model {options.name}: --features does not apply to it; it reads flops and bytes columns "
                            "(flops and dram_bytes, or a profiler's or gpuperf's own counts)")
     frame = measured_rows(frame, where)
+    if "gpu" in frame.columns:  # one GPU spelt two ways (NVIDIA GeForce RTX 3090, RTX 3090) is one GPU
+        frame = frame.assign(gpu=frame["gpu"].map(canonical_gpu))
     frame, repeated_note = without_exact_repeats(frame, where)
     if repeated_note:
         notes.append(repeated_note)
@@ -506,6 +508,19 @@ def check_bsp_inputs(estimator, inputs: pd.DataFrame, where: str) -> None:
                            f"({int(bad.sum())} such rows); check the counts")
 
 
+def saved_options(info: Mapping[str, Any], model: Path | str) -> dict[str, Any]:
+    """A saved model's options, with how its table is extended checked (a hand-edited file)."""
+    from gpuperf.models.registry import BSP_SIGNATURES, ROOFLINE_SIGNATURES
+
+    options = dict((info.get("metadata") or {}).get("options") or {})
+    for field_name, known in (("bsp_inputs", BSP_SIGNATURES), ("roofline_inputs", ROOFLINE_SIGNATURES)):
+        value = options.get(field_name)
+        if value is not None and value not in known:
+            raise GpuperfError(f"{model}: damaged model file: metadata.options.{field_name} is {value!r}, not one of "
+                               f"{', '.join(known)}")
+    return options
+
+
 def predict_table_command(
     data: DataArg,
     model: Annotated[Path, typer.Option("--model", "-m", help="model file written by 'gpuperf fit'")],
@@ -517,6 +532,7 @@ def predict_table_command(
     import numpy as np
 
     from gpuperf.datasets import write_dataset_csv
+    from gpuperf.datasets.schema import canonical_gpu
     from gpuperf.evaluation.protocols import predict_bounded
     from gpuperf.hardware.specs import get_gpu
     from gpuperf.models.persistence import load_model, model_info
@@ -527,16 +543,21 @@ def predict_table_command(
     names = info.get("feature_names")
     if not names:
         raise GpuperfError(f"{model}: the model was saved without feature names")
-    options = (info.get("metadata") or {}).get("options") or {}
+    options = saved_options(info, model)
     if gpu is not None:
         if not options.get("gpu_features"):
             raise GpuperfError(f"{model}: the model does not use GPU descriptors, so --gpu cannot change its "
                                "predictions; fit it with --gpu-features")
+        kept = (info.get("metadata") or {}).get("selected_features") or names
+        if not any(str(name).startswith("gpu_") for name in kept):
+            raise GpuperfError(f"{model}: no GPU descriptor among the features the model uses (--select kept "
+                               f"{', '.join(map(str, kept[:4]))}{', ...' if len(kept) > 4 else ''}), so --gpu "
+                               "cannot change its predictions; fit it keeping a gpu_* column")
         try:
             gpu = get_gpu(gpu).name
         except GpuperfError as error:
             raise GpuperfError(f"--gpu: {error}") from None
-        trained_on = (info.get("metadata") or {}).get("gpus") or []
+        trained_on = [canonical_gpu(name) for name in (info.get("metadata") or {}).get("gpus") or []]
         if options.get("name") in LEARNED and len(trained_on) == 1 and trained_on[0] != gpu:
             raise GpuperfError(f"{model}: fitted on one GPU ({trained_on[0]}), so its GPU descriptors never varied "
                                f"and --gpu {gpu} would get {trained_on[0]}'s predictions; fit it on a table of "
@@ -700,10 +721,11 @@ def evaluate_command(
     if as_json:
         print_json(result)
         return
-    rows = [{group: key, **metrics} for key, metrics in result["per_group"].items()]
-    rows.append({group: "overall", **result["overall"]})
+    label = f"{group} (held out)" if group in result["overall"] else group  # a size column named n, say
+    rows = [{label: key, **metrics} for key, metrics in result["per_group"].items()]
+    rows.append({label: "overall", **result["overall"]})
     print_table(rows, title=f"{options.name} on {where}, {protocol}",
-                columns=[group, "n", "mape", "gmre", "median_ape", "within_20pct", "spearman", "kendall"])
+                columns=[label, "n", "mape", "gmre", "median_ape", "within_20pct", "spearman", "kendall"])
     print(METRICS_CAPTION)
     if report is not None:
         print(f"wrote {result['report']}")

@@ -9,7 +9,7 @@ Default features: every numeric column except
   ``elapsed``, ``runtime`` or ``timestamp``, optionally followed by a unit (``time_ms``,
   ``benchmark_time_ms``, ``compile_time``, ``Duration (us)``); ``time_steps`` is not one;
 - profiler metrics computed from the elapsed time (throughputs, utilisations, IPC, elapsed and
-  active cycles: with a count they give the time away), and rates (``/s``, ``per_second``);
+  active cycles: with a count they give the time away), and rates (``/s``, ``per_second``, ``per_s``, ``per sec``);
 - launch bookkeeping (IDs, streams, start times) and how a gpuperf measurement went (``retries``,
   ``stable``, ``verified``, ``max_rel_error``, ``compile_s``);
 - what observers read during the run (Kernel Tuner's NVML and power observers): names with
@@ -42,6 +42,8 @@ OBSERVED = re.compile(r"energy|power|watt|/w$|temperature|freq|clock", re.IGNORE
 # A time in any unit (see the module notes): the word last, or before a unit.
 TIME_NAMED = re.compile(r"(^|[_\W])(time|times|duration|elapsed|runtime|timestamp)"
                         r"([_\W]+(s|sec|secs|seconds|ms|msec|us|usec|µs|ns|nsec))?[_\W]*$", re.IGNORECASE)
+# A rate by its name (GFLOP/s, bytes_per_second, gflops_per_s, reads per sec): the time in disguise.
+PER_SECOND = re.compile(r"per[_\W]*(s|sec|secs|second|seconds)([_\W]|$)", re.IGNORECASE)
 # The keys, the measured time and how it was taken: never features.
 KEYS_AND_OUTCOMES = ("kernel", "variant", "gpu", "device", "source", "time_s", "status", "repeats", "n_invocations")
 # What profilers record about a launch that says nothing of the kernel: IDs, streams, start times.
@@ -55,7 +57,7 @@ def is_default_feature(column: str, parameters: Sequence[str] = ()) -> bool:
     name = str(column)
     if name in parameters:
         return True
-    per_second = "/s" in name or "per_second" in name  # a rate (GFLOP/s, bytes per second): the time in disguise
+    per_second = "/s" in name or PER_SECOND.search(name) is not None  # a rate: the time in disguise
     observed = OBSERVED.search(name) is not None and not name.startswith("gpu_")  # gpu_*: GPU descriptors
     return (name not in KEYS_AND_OUTCOMES and name not in LAUNCH_BOOKKEEPING and name not in MEASUREMENT_OUTCOMES
             and not per_second and not observed and not is_measured_time(name) and not is_timing_derived(name)

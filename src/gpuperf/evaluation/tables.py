@@ -50,8 +50,8 @@ def join_gpu_descriptors(frame: pd.DataFrame, where: str = "table") -> pd.DataFr
 
 def with_base_clocks(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` (GPU descriptors joined) with ``gpu_clock_mhz`` / ``gpu_clock_hz`` set to each GPU's
-    base clock (its boost clock where no base clock is known) and the peak flop rates scaled from
-    the boost clock to it.
+    base clock (its boost clock where no base clock is known), the peak flop rates scaled from
+    the boost clock to it, and ``gpu_flops_per_byte`` (f32 peak / bandwidth) with them.
 
     For GPUs profiled as the Amaris et al. tables were, the base clock is the one they ran at: the
     clock their counters imply (:func:`counted_clocks`) is within 7 % of the base clock on all 7
@@ -66,6 +66,8 @@ def with_base_clocks(frame: pd.DataFrame) -> pd.DataFrame:
     out["gpu_clock_hz"] = clock * 1e6
     for peak in ("gpu_peak_f32_gflops", "gpu_peak_f64_gflops"):
         out[peak] = out[peak] * clock / boost
+    if "gpu_flops_per_byte" in out.columns:  # the machine balance follows the f32 peak
+        out["gpu_flops_per_byte"] = out["gpu_peak_f32_gflops"] / out["gpu_memory_bandwidth_gbs"]
     return out
 
 

@@ -280,7 +280,10 @@ def _read(path: Path) -> dict:
         untrusted = [t for t in found if t not in SKOPS_TRUSTED]
         if untrusted:
             raise GpuperfError(f"{path}: refusing untrusted type(s) {', '.join(untrusted)}")
-        document = _skops().load(path, trusted=list(found))
+        try:
+            document = _skops().load(path, trusted=list(found))
+        except Exception as error:  # a damaged member: numpy, skops or a model's own reader raises
+            raise GpuperfError(f"{path}: damaged skops model file ({type(error).__name__}: {error})") from None
     else:
         raise GpuperfError(f"{path}: unknown model file type '{path.suffix}'; use .json or .skops")
     if not isinstance(document, dict) or document.get("format") != FORMAT:
@@ -365,8 +368,7 @@ def _decode(value, where: str) -> Any:
     if "__float__" in value:
         return float(value["__float__"])
     if "__ndarray__" in value:
-        data = [_decode(v, where) for v in value["data"]]
-        return np.array(data, dtype=np.dtype(value["__ndarray__"])).reshape(value["shape"])
+        return _decode_array(value, where)
     if "__tuple__" in value:
         return tuple(_decode(v, where) for v in value["__tuple__"])
     if "__mapping__" in value:
@@ -387,3 +389,19 @@ def _decode(value, where: str) -> Any:
             obj.__dict__.update(state)
         return obj
     raise GpuperfError(f"{where}: unrecognised entry with keys {', '.join(sorted(value))}")
+
+
+def _decode_array(value: dict, where: str) -> np.ndarray:
+    """An array saved by :func:`_encode`; one whose values do not fit its dtype (a hand-edited file)
+    is refused, not cast: numbers read as 3-character text would predict nonsense."""
+    try:
+        dtype = np.dtype(value["__ndarray__"])
+        data = [_decode(v, where) for v in value["data"]]
+        numbers = all(isinstance(v, (int, float)) for v in data)
+        fits = {"b": all(isinstance(v, bool) for v in data), "U": all(isinstance(v, str) for v in data)}.get(
+            dtype.kind, numbers if dtype.kind in "iuf" else dtype.kind == "O")
+        if not fits:
+            raise ValueError(f"its values are not of its dtype {value['__ndarray__']}")
+        return np.array(data, dtype=dtype).reshape(value["shape"])
+    except (TypeError, ValueError, KeyError) as error:
+        raise GpuperfError(f"{where}: damaged model file: an array ({error})") from None
