@@ -9,7 +9,7 @@ asked again. The shell equivalent of one round is
     gpuperf ask transpose_space.csv --params tile_x,tile_y --count 2 --json
 
 with no other GPU's data here, so the search is the online one (a Gaussian process after its
-first random picks).
+first random picks). The table is written to a new temporary folder, printed at the end.
 
     python examples/measure_by_hand.py
 """
@@ -74,6 +74,7 @@ def main() -> dict[str, object]:
     best = final.best_config
     print(f"{final.measured} of {final.measured + final.remaining} configurations measured; best "
           f"tile {best['tile_x']}x{best['tile_y']} at {final.best_time * 1e3:.2f} ms ({final.best_row} of {space.name})")
+    print(f"the table: {space} (left for you to read; delete its folder when done)")
     return {"measured": measured, "best": best, "best_time": final.best_time, "table": str(space)}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 import runpy
+import shutil
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,8 @@ def check_measure_by_hand(result: dict[str, object], output: str) -> None:
     best = re.search(r"best tile (\d+)x(\d+) at [\d.]+ ms \(line (\d+) of", output)
     assert lines[int(best[3]) - 1].split(",")[:2] == [best[1], best[2]]
     assert len(re.findall(r"line (\d+): tile", output)) == 8
+    assert f"the table: {result['table']}" in output
+    shutil.rmtree(Path(result["table"]).parent)  # the example leaves it for its user
 
 
 def check_price_on_another_gpu(result: dict[str, float], output: str) -> None:

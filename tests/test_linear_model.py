@@ -171,6 +171,21 @@ def test_barriers_scale_with_work_groups_and_work_items() -> None:
     values = kernel_properties(get_kernel("local_reverse_2d"), {"n": 32, "m": 64})
     assert values["barriers"] == 8 and values["barrier_work_items"] == 32 * 64
     assert values["local_accesses"] == 2 * 32 * 64
+    copy = kernel_properties(get_kernel("local_copy_2d"), {"n": 32, "m": 64})  # each item reads its own store
+    assert copy["barriers"] == 0 and copy["local_accesses"] == 2 * 32 * 64
+
+
+def test_catalog_descriptions_claim_a_barrier_only_where_the_kernel_has_one() -> None:
+    from gpuperf.kernels.catalog import entries
+
+    for entry in entries():
+        if "local" not in entry.name:
+            continue
+        barriers = kernel_properties(get_kernel(entry.name), dict.fromkeys(entry.params, 32))["barriers"]
+        if "no barrier" in entry.description:
+            assert barriers == 0, entry.name
+        elif "barrier" in entry.description:
+            assert barriers > 0, entry.name
 
 
 def test_property_names_are_checked() -> None:
