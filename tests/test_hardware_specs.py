@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from pathlib import Path
 
@@ -229,3 +230,74 @@ def test_brand_words_before_a_known_name_are_dropped_and_an_alias_held_in_a_name
     assert canonical_gpu_name("NVIDIA") is None and canonical_gpu_name("NVIDIA Tesla") is None
     with pytest.raises(GpuperfError, match=r"unknown GPU 'NVIDIA A100X'; did you mean A100 "):
         get_gpu("NVIDIA A100X")  # the a100 alias it holds comes before names merely spelt alike
+
+
+RTX_4070 = """
+[[gpu]]
+name = "RTX 4070"
+aliases = ["NVIDIA GeForce RTX 4070"]
+vendor = "NVIDIA"
+architecture = "Ada Lovelace"
+compute_capability = "8.9"
+sms = 46
+cores_per_sm = 128
+boost_clock_mhz = 2475
+memory_bandwidth_gbs = 504.2
+memory_gb = 12
+l2_bytes = 37748736
+peak_f32_gflops = 29148.0
+source = "a user's own entry"
+"""
+
+
+@pytest.fixture
+def user_gpus(monkeypatch, tmp_path):
+    """GPUPERF_GPUS set to what the test writes, with the descriptor caches cleared around it."""
+    from gpuperf.evaluation.feature_columns import partial_descriptor_fields
+    from gpuperf.hardware import specs
+
+    def use(*paths):
+        monkeypatch.setenv("GPUPERF_GPUS", os.pathsep.join(map(str, paths)))
+        for cached in (specs._load, specs._name_index, partial_descriptor_fields):
+            cached.cache_clear()
+
+    yield use
+    monkeypatch.delenv("GPUPERF_GPUS", raising=False)
+    for cached in (specs._load, specs._name_index, partial_descriptor_fields):
+        cached.cache_clear()
+
+
+def test_a_users_own_gpu_joins_the_descriptors_with_its_compute_capabilitys_limits(user_gpus, tmp_path, capsys):
+    from gpuperf.cli import main
+
+    folder = tmp_path / "gpus"
+    folder.mkdir()
+    (folder / "lab.toml").write_text(RTX_4070)
+    user_gpus(folder)
+    spec = get_gpu("NVIDIA GeForce RTX 4070")
+    assert spec.name == "RTX 4070" and spec.registers_per_sm == get_gpu("L4").registers_per_sm  # limits of 8.9
+    assert gpus()[-1] is spec and len(gpus()) == len({g.name for g in gpus()})
+    assert main(["occupancy", "--gpu", "RTX 4070", "--threads", "256", "--registers", "32", "--json"]) == 0
+    assert '"gpu": "RTX 4070"' in capsys.readouterr().out
+    replaced = tmp_path / "l4.toml"  # an entry named like a bundled GPU replaces it
+    replaced.write_text(RTX_4070.replace('name = "RTX 4070"', 'name = "L4"').replace(
+        'aliases = ["NVIDIA GeForce RTX 4070"]', "").replace("sms = 46", "sms = 60"))
+    user_gpus(folder, replaced)
+    assert get_gpu("L4").sms == 60 and get_gpu("NVIDIA L4") is get_gpu("L4")  # the alias went with the old entry
+    assert [g.name for g in gpus()].count("L4") == 1
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "GPUPERF_GPUS: .*missing.toml: no such file or folder"),
+    ("[gpu]\nname = 1\n", "lab.toml: no \\[\\[gpu\\]\\] entry"),
+    (RTX_4070.replace("sms = 46", "sms = -4"), "lab.toml: GPU 'RTX 4070' field sms=-4 must be a positive number"),
+    (RTX_4070.replace('"RTX 4070"', '"H100"'), "'H100' names both H100 SXM and H100"),
+    ("[[gpu]\n", "lab.toml: "),
+])
+def test_a_users_gpu_file_with_a_mistake_is_one_error_naming_it(user_gpus, tmp_path, content, message):
+    path = tmp_path / ("missing.toml" if content is None else "lab.toml")
+    if content is not None:
+        path.write_text(content)
+    user_gpus(path)
+    with pytest.raises(GpuperfError, match=message):
+        get_gpu("K20")

@@ -1,19 +1,24 @@
-"""GPU descriptors: the hardware parameters of every GPU gpuperf knows, loaded from gpus.toml."""
+"""GPU descriptors: the hardware parameters of every GPU gpuperf knows, loaded from gpus.toml and from
+the TOML files (or folders of them) that ``GPUPERF_GPUS`` names, in the same format: a user's own
+GPUs, which replace a bundled GPU of the same name."""
 
 from __future__ import annotations
 
 import difflib
 import math
+import os
 import re
 import tomllib
 from dataclasses import dataclass, fields
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from gpuperf.errors import GpuperfError
 
 SPECS_FILE = "gpus.toml"
+USER_SPECS = "GPUPERF_GPUS"  # os.pathsep-separated TOML files or folders of them: a user's own GPUs
 VENDORS = ("NVIDIA", "AMD")
 
 
@@ -88,8 +93,8 @@ def normalize_name(name: str) -> str:
     return re.sub(r"[-_\s]+", "", name).lower()
 
 
-def _spec_from_entry(entry: dict[str, Any], limits: dict[str, dict[str, Any]]) -> GpuSpec:
-    label = f"{SPECS_FILE}: GPU '{entry.get('name', '?')}'"
+def _spec_from_entry(entry: dict[str, Any], limits: dict[str, dict[str, Any]], where: str = SPECS_FILE) -> GpuSpec:
+    label = f"{where}: GPU '{entry.get('name', '?')}'"
     values = {**limits.get(str(entry.get("compute_capability")), {}), **entry}
     known = {f.name for f in fields(GpuSpec)}
     unknown = sorted(set(values) - known)
@@ -111,20 +116,49 @@ def _spec_from_entry(entry: dict[str, Any], limits: dict[str, dict[str, Any]]) -
 
 
 def gpus() -> list[GpuSpec]:
-    """Every GPU descriptor, in the order of gpus.toml."""
+    """Every GPU descriptor, in the order of gpus.toml, then the user's (``GPUPERF_GPUS``)."""
     return list(_load())
 
 
 @cache
 def _load() -> tuple[GpuSpec, ...]:
-    text = resources.files("gpuperf.hardware").joinpath(SPECS_FILE).read_text(encoding="utf-8")
+    table = _parse(resources.files("gpuperf.hardware").joinpath(SPECS_FILE).read_text(encoding="utf-8"), SPECS_FILE)
+    limits = table.get("limits", {})
+    specs = {spec.name: spec for spec in (_spec_from_entry(entry, limits) for entry in table.get("gpu", []))}
+    for path in user_spec_files():
+        own = _parse(path.read_text(encoding="utf-8"), str(path))
+        entries = own.get("gpu", [])
+        if not isinstance(entries, list) or not entries:
+            raise GpuperfError(f"{path}: no [[gpu]] entry (the format of gpuperf's gpus.toml)")
+        for entry in entries:  # the bundled [limits] per compute capability apply, unless the file has its own
+            spec = _spec_from_entry(entry, {**limits, **own.get("limits", {})}, str(path))
+            specs.pop(next((name for name in specs if normalize_name(name) == normalize_name(spec.name)), ""), None)
+            specs[spec.name] = spec
+    _build_index(tuple(specs.values()))  # fails on a spelling shared by two GPUs
+    return tuple(specs.values())
+
+
+def _parse(text: str, where: str) -> dict[str, Any]:
     try:
-        table = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise GpuperfError(f"{SPECS_FILE}: {exc}") from None
-    specs = tuple(_spec_from_entry(entry, table.get("limits", {})) for entry in table.get("gpu", []))
-    _build_index(specs)  # fails on a spelling shared by two GPUs
-    return specs
+        raise GpuperfError(f"{where}: {exc}") from None
+
+
+def user_spec_files() -> list[Path]:
+    """The TOML files ``GPUPERF_GPUS`` names: files, and the ``*.toml`` files of folders."""
+    files = []
+    for part in os.environ.get(USER_SPECS, "").split(os.pathsep):
+        if not part.strip():
+            continue
+        path = Path(part.strip()).expanduser()
+        if path.is_dir():
+            files += sorted(path.glob("*.toml"))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise GpuperfError(f"{USER_SPECS}: {path}: no such file or folder")
+    return files
 
 
 @cache
@@ -138,7 +172,8 @@ def _build_index(specs: tuple[GpuSpec, ...]) -> dict[str, GpuSpec]:
         for spelling in (spec.name, *spec.aliases):
             key = normalize_name(spelling)
             if key in index and index[key] is not spec:
-                raise GpuperfError(f"{SPECS_FILE}: '{spelling}' names both {index[key].name} and {spec.name}")
+                raise GpuperfError(f"GPU descriptors ({SPECS_FILE}, {USER_SPECS}): '{spelling}' names both "
+                                   f"{index[key].name} and {spec.name}")
             index[key] = spec
     return index
 
