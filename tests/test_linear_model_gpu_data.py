@@ -202,6 +202,8 @@ def test_calibrate_from_a_table_counts_rows_outside_the_plan_and_refuses_too_few
     ("n", 1000, "line 6: kernel 'add_four_vectors': sizes n=1000 violate its assumptions"),
     ("n", "abc", "line 6: size n='abc' is not a number"),
     ("n", 65536.5, "line 6: size n=65536.5 is not a whole number"),  # not truncated to 65536
+    ("n", np.nan, "line 6: size n of add_four_vectors is empty"),  # not its default size
+    ("time_s_min", 1.0, "line 6: time_s_min=1.0 is above time_s="),
 ])
 def test_calibrate_from_a_table_names_the_row_of_a_bad_time_or_size(tmp_path, capsys, column, value, message) -> None:
     from gpuperf.cli import main
@@ -252,3 +254,29 @@ def test_a_model_file_is_refitted_only_by_the_command_that_wrote_its_kind(tmp_pa
     assert (calibrated.read_bytes(), fitted.read_bytes()) == kept
     assert main(["calibrate", "--table", str(H100), "--out", str(calibrated)]) == 0  # a refit of its own kind
     assert main(["fit", str(table), "--model", "rf", "--out", str(fitted)]) == 0
+
+
+def test_calibrate_from_a_table_notes_rows_of_an_unknown_status(tmp_path, capsys) -> None:
+    from gpuperf.cli import main
+
+    table = pd.read_csv(H100)
+    table.loc[4, "status"] = "bogus"
+    table.to_csv(tmp_path / "status.csv", index=False)
+    assert main(["calibrate", "--table", str(tmp_path / "status.csv"), "--out", str(tmp_path / "m.json")]) == 0
+    assert "left out 1 of 138 rows whose status is not ok (first: line 6, status 'bogus')" in capsys.readouterr().err
+
+
+def test_a_model_that_prices_points_at_no_positive_time_says_so(tmp_path, capsys) -> None:
+    """A glitched time (1 ns) pulls the overlap weight below every cost near it: calibrate and
+    predict say the times are not positive instead of printing them as times."""
+    from gpuperf.cli import main
+
+    table = pd.read_csv(H100)
+    glitch = table[(table["kernel"] == "vector_copy") & (table["n"] == 1048576)].iloc[[0]]
+    table = pd.concat([table, glitch.assign(time_s=1e-9, time_s_min=1e-9)], ignore_index=True)
+    table.to_csv(tmp_path / "glitch.csv", index=False)
+    assert main(["calibrate", "--table", str(tmp_path / "glitch.csv"), "--out", str(tmp_path / "m.json")]) == 0
+    assert "note: the model predicts no positive time for" in capsys.readouterr().err
+    assert main(["predict", "copy_2d", "-p", "n=8192", "-p", "m=1024", "--model", str(tmp_path / "m.json")]) == 0
+    assert "a time that is not positive" in capsys.readouterr().err
+

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -62,6 +63,12 @@ def calibrate_command(
                                 properties=properties, statistic=statistic, progress=not (no_progress or json_out),
                                 cycles=cycles)
     save_calibration(calibration, out)
+    unpriced = calibration.data[calibration.data["predicted_s"] <= 0]
+    if len(unpriced):  # the overlap weight is negative: it can outweigh every cost
+        print(f"note: the model predicts no positive time for {len(unpriced)} of its own {len(calibration.data)} "
+              f"calibration points (kernels {', '.join(sorted(unpriced['kernel'].unique()))}): its overlap weight "
+              "outweighs the costs there, so its predictions near them mean nothing; look for a glitched time "
+              "among the points", file=sys.stderr)
     if json_out:
         print_json(calibration.metadata)
         return
@@ -102,6 +109,9 @@ def predict_command(
     found = get_kernel(kernel)
     result = predict_kernel(fitted, found, kernel_sizes(found, param))
     result["device"] = metadata.get("device")
+    if result["time_s"] <= 0:
+        print(f"note: {model}: a time that is not positive ({result['time_s']:.4g} s): the model's overlap weight "
+              "outweighs its costs for this kernel at these sizes, so it does not describe it", file=sys.stderr)
     if json_out:
         print_json(result)
         return

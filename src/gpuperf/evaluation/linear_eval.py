@@ -185,6 +185,12 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
     if len(gpus) > 1:
         raise GpuperfError(f"{source}: points of several GPUs ({', '.join(gpus)}); give one GPU's")
     ok = is_ok(frame["status"]) if "status" in frame else pd.Series(True, frame.index)
+    if not ok.all():
+        first = int(np.flatnonzero(~ok.to_numpy())[0])
+        status = frame["status"].iloc[first]
+        shown = "empty" if pd.isna(status) or not str(status).strip() else repr(status)
+        warnings.warn(GpuperfNote(f"{source}: left out {int((~ok).sum())} of {len(frame)} rows whose status is not "
+                                  f"ok (first: {row_location(frame, first)}, status {shown})"), stacklevel=3)
     times = {column: numeric_column(frame, column, source) for column in ("time_s", "time_s_min")}
     rows = []
     for position, (_, row) in enumerate(frame.iterrows()):
@@ -196,9 +202,16 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
                 raise GpuperfError(f"{where}: {column} has no value (empty or NaN) in a row whose status is ok")
             if not (np.isfinite(values.iloc[position]) and values.iloc[position] > 0):
                 raise GpuperfError(f"{where}: {column}={row[column]!r} is not a positive time (status ok)")
+        if times["time_s_min"].iloc[position] > times["time_s"].iloc[position]:
+            raise GpuperfError(f"{where}: time_s_min={row['time_s_min']!r} is above time_s={row['time_s']!r}: the "
+                               "fastest run of a point cannot be slower than its typical one")
         try:
             kernel = get_kernel(str(row["kernel"]))
-            sizes = {name: _whole_size(row[name], name) for name in kernel.params if name in row and pd.notna(row[name])}
+            blank = [name for name in kernel.params if name not in row or pd.isna(row[name])]
+            if blank:  # a point is named by all its sizes: a default would stand in for a measured size
+                raise GpuperfError(f"size {', '.join(blank)} of {kernel.name} is "
+                                   f"{'missing' if blank[0] not in row else 'empty'}")
+            sizes = {name: _whole_size(row[name], name) for name in kernel.params}
             kernel.resolve_sizes(sizes)
         except (GpuperfError, ValueError) as exc:
             raise GpuperfError(f"{where}: {exc}") from None
