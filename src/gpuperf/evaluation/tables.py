@@ -97,7 +97,7 @@ def profiled_f64_peaks(frame: pd.DataFrame) -> pd.DataFrame:
     descriptors' (at the clocks in ``frame``): f64 flops / time / (flop_efficiency(peak_double) /
     100), the median over launches with both non-zero. The time cancels out, so this checks the
     descriptors (and sources a peak no specification gives: the Quadro K5200's), and is never a
-    feature. On the bundled profiles it matches six listed peaks within 7 %, not the GTX Titan's
+    feature. On the bundled profiles it matches five other listed peaks within 6 %, not the GTX Titan's
     1.3 TFLOP/s (NVIDIA's figure at a lowered clock). The single-precision efficiency gives no
     such check: its implied peaks sit 4 to 40 % above the 2 flops per core per cycle."""
     _require(frame, [GPU_COLUMN, "time_s", DP_FLOPS, DP_EFFICIENCY, "gpu_peak_f64_gflops"], "profiled_f64_peaks")
