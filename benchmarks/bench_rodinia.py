@@ -1,7 +1,7 @@
 """Amaris et al. reproduced on the bundled Rodinia nvprof table, against the paper's predictions.
 
     python benchmarks/bench_rodinia.py            # every scenario, model and protocol (~20 min)
-    python benchmarks/bench_rodinia.py --quick    # two single models and their nested selection (~1.5 min)
+    python benchmarks/bench_rodinia.py --quick    # bsp and gpuperf features x gbt and random forest, nested (~2 min)
     python benchmarks/bench_rodinia.py --scenarios bsp,transfer --models gbt,random_forest
                                                   # with the cross-GPU reference runs (~3 min)
     python benchmarks/bench_rodinia.py --scenarios bsp,scaling --models gbt,random_forest --protocols gpu,architecture
@@ -29,7 +29,7 @@ from gpuperf.evaluation.rodinia_report import QUICK_MODELS, QUICK_SCENARIOS, rep
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="only bsp/gbt, bsp/random_forest and their nested selection")
+                        help="only {bsp,gpuperf} x {gbt,random_forest} and their nested selection")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS),
                         help=f"comma-separated; also {', '.join(OPT_IN_SCENARIOS)} (cross-GPU reference)")
     parser.add_argument("--models", default=",".join(PAPER_MODELS + BETTER_MODELS))
