@@ -291,13 +291,59 @@ def test_a_users_own_gpu_joins_the_descriptors_with_its_compute_capabilitys_limi
     (None, "GPUPERF_GPUS: .*missing.toml: no such file or folder"),
     ("[gpu]\nname = 1\n", "lab.toml: no \\[\\[gpu\\]\\] entry"),
     (RTX_4070.replace("sms = 46", "sms = -4"), "lab.toml: GPU 'RTX 4070' field sms=-4 must be a positive number"),
-    (RTX_4070.replace('"RTX 4070"', '"H100"'), "'H100' names both H100 SXM and H100"),
+    (RTX_4070.replace('"RTX 4070"', '"H100"'), "lab.toml: GPU 'H100': name 'H100' is an alias of H100 SXM; name "
+                                               "the entry 'H100 SXM' to replace it"),
+    (RTX_4070.replace('"NVIDIA GeForce RTX 4070"', '"RTX 4090"'), "lab.toml: GPU 'RTX 4070': alias 'RTX 4090' "
+                                                                  "already names RTX 4090"),
+    (RTX_4070 + RTX_4070, "lab.toml: GPU 'RTX 4070' is described twice"),
     ("[[gpu]\n", "lab.toml: "),
+    (RTX_4070.replace('aliases = ["NVIDIA GeForce RTX 4070"]', "aliases = [4070]"), "field aliases=\\[4070\\] must be"),
+    (RTX_4070.replace('aliases = ["NVIDIA GeForce RTX 4070"]', 'aliases = "4070"'), "field aliases='4070' must be"),
+    (RTX_4070.replace('name = "RTX 4070"', 'name = ""'), "field name='' must be a name"),
+    (RTX_4070.replace('compute_capability = "8.9"', "compute_capability = 8.9"), "field compute_capability=8.9"),
+    (RTX_4070.replace("sms = 46", "sms = nan"), "field sms=nan must be a positive number"),
+    (RTX_4070.replace("sms = 46", "sms = inf"), "field sms=inf must be a positive number"),
+    (RTX_4070.replace("sms = 46", "sms = 46.5"), "field sms=46.5 must be a whole number"),
+    (b"\x89PNG\x00\xff\xfe", "lab.toml: not a TOML file of GPU descriptors \\(not UTF-8 text\\)"),
 ])
 def test_a_users_gpu_file_with_a_mistake_is_one_error_naming_it(user_gpus, tmp_path, content, message):
     path = tmp_path / ("missing.toml" if content is None else "lab.toml")
-    if content is not None:
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
         path.write_text(content)
     user_gpus(path)
     with pytest.raises(GpuperfError, match=message):
         get_gpu("K20")
+
+
+def test_a_users_gpus_in_two_files_or_an_empty_folder_are_refused(user_gpus, tmp_path):
+    (tmp_path / "a.toml").write_text(RTX_4070)
+    (tmp_path / "b.toml").write_text(RTX_4070.replace("sms = 46", "sms = 48"))
+    user_gpus(tmp_path / "a.toml", tmp_path / "b.toml")
+    with pytest.raises(GpuperfError, match=r"b.toml: GPU 'RTX 4070' is described twice \(also in .*a.toml\)"):
+        gpus()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "readme.txt").write_text("my GPUs")
+    user_gpus(empty)
+    with pytest.raises(GpuperfError, match="GPUPERF_GPUS: .*empty: a folder with no .toml file"):
+        gpus()
+    (empty / "lab.TOML").write_text(RTX_4070)
+    user_gpus(empty)
+    assert get_gpu("RTX 4070").sms == 46
+
+
+def test_the_advisors_cached_pairs_follow_a_replaced_descriptor(user_gpus, tmp_path):
+    from gpuperf.decisions.pairs import _cache_key
+    from gpuperf.decisions.optimizations import load_optimizations
+
+    entry = next(e for e in load_optimizations().values() if e.pairs)
+    spec = entry.pairs[0]
+    before = _cache_key(spec, entry.name)
+    replaced = tmp_path / "a6000.toml"
+    replaced.write_text(RTX_4070.replace('name = "RTX 4070"', 'name = "RTX A6000"').replace(
+        'aliases = ["NVIDIA GeForce RTX 4070"]', "").replace('"8.9"', '"8.6"'))
+    user_gpus(replaced)
+    assert _cache_key(spec, entry.name) != before
+

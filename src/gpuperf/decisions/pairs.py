@@ -251,6 +251,7 @@ def _file_digest(path: Path, size: int, mtime_ns: int) -> str:
 
 def _cache_key(spec: PairSpec, optimization: str) -> str:
     import gpuperf
+    from gpuperf.hardware.specs import gpus
 
     described = {k: v for k, v in asdict(spec).items() if k != "where"}
     path = dataset_path(spec.dataset)
@@ -259,6 +260,7 @@ def _cache_key(spec: PairSpec, optimization: str) -> str:
         "spec": described, "optimization": optimization, "format": PAIRS_FORMAT, "version": gpuperf.__version__,
         "features": MODEL_FEATURES,
         "file": _file_digest(path.resolve(), stat.st_size, stat.st_mtime_ns) if stat else None,
+        "gpus": [gpu.as_dict() for gpu in gpus()],  # pairs carry descriptors: GPUPERF_GPUS may replace one
     }, sort_keys=True, default=str)
     return hashlib.sha256(token.encode()).hexdigest()[:24]
 

@@ -83,6 +83,7 @@ class GpuSpec:
 
 TEXT_FIELDS = ("name", "vendor", "architecture", "compute_capability", "source")
 NUMERIC_FIELDS = tuple(f.name for f in fields(GpuSpec) if f.name not in TEXT_FIELDS and f.name != "aliases")
+WHOLE_FIELDS = tuple(f.name for f in fields(GpuSpec) if f.type in ("int", "int | None"))
 REQUIRED_FIELDS = tuple(f.name for f in fields(GpuSpec) if f.default is not None and f.name not in ("aliases", "source"))
 # Needed for the occupancy calculator, so required of every NVIDIA GPU.
 NVIDIA_REQUIRED = ("registers_per_sm", "max_registers_per_thread", "max_threads_per_sm", "max_blocks_per_sm")
@@ -105,13 +106,25 @@ def _spec_from_entry(entry: dict[str, Any], limits: dict[str, dict[str, Any]], w
         missing += [name for name in NVIDIA_REQUIRED if name not in values]
     if missing:
         raise GpuperfError(f"{label} lacks field {', '.join(missing)}")
+    for name in TEXT_FIELDS:
+        value = values.get(name, "")
+        if not isinstance(value, str) or (name != "source" and not value.strip()):
+            raise GpuperfError(f"{label} field {name}={value!r} must be {'text' if name == 'source' else 'a name'} "
+                               "in quotes")
+    aliases = values.get("aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) and a.strip() for a in aliases):
+        raise GpuperfError(f"{label} field aliases={aliases!r} must be a list of names in quotes")
     if values["vendor"] not in VENDORS:
         raise GpuperfError(f"{label} has vendor '{values['vendor']}'; use one of {', '.join(VENDORS)}")
     for name in NUMERIC_FIELDS:
         value = values.get(name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
             raise GpuperfError(f"{label} field {name}={value!r} must be a positive number")
-    values["aliases"] = tuple(values.get("aliases", ()))
+        if name in WHOLE_FIELDS and not float(value).is_integer():
+            raise GpuperfError(f"{label} field {name}={value!r} must be a whole number")
+    values["aliases"] = tuple(aliases)
     return GpuSpec(**values)
 
 
@@ -125,16 +138,34 @@ def _load() -> tuple[GpuSpec, ...]:
     table = _parse(resources.files("gpuperf.hardware").joinpath(SPECS_FILE).read_text(encoding="utf-8"), SPECS_FILE)
     limits = table.get("limits", {})
     specs = {spec.name: spec for spec in (_spec_from_entry(entry, limits) for entry in table.get("gpu", []))}
+    bundled = _build_index(tuple(specs.values()))  # fails on a spelling shared by two GPUs
+    described_in: dict[str, str] = {}  # a user's GPU (normalised name) -> the file describing it
     for path in user_spec_files():
-        own = _parse(path.read_text(encoding="utf-8"), str(path))
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise GpuperfError(f"{path}: not a TOML file of GPU descriptors (not UTF-8 text)") from None
+        own = _parse(text, str(path))
         entries = own.get("gpu", [])
         if not isinstance(entries, list) or not entries:
             raise GpuperfError(f"{path}: no [[gpu]] entry (the format of gpuperf's gpus.toml)")
         for entry in entries:  # the bundled [limits] per compute capability apply, unless the file has its own
             spec = _spec_from_entry(entry, {**limits, **own.get("limits", {})}, str(path))
-            specs.pop(next((name for name in specs if normalize_name(name) == normalize_name(spec.name)), ""), None)
+            key = normalize_name(spec.name)
+            if key in described_in:
+                raise GpuperfError(f"{path}: GPU '{spec.name}' is described twice (also in {described_in[key]})")
+            described_in[key] = str(path)
+            replaced = bundled.get(key)
+            if replaced is not None and normalize_name(replaced.name) != key:
+                raise GpuperfError(f"{path}: GPU '{spec.name}': name '{spec.name}' is an alias of {replaced.name}; "
+                                   f"name the entry '{replaced.name}' to replace it")
+            for alias in spec.aliases:
+                other = bundled.get(normalize_name(alias))
+                if other is not None and normalize_name(other.name) != key:
+                    raise GpuperfError(f"{path}: GPU '{spec.name}': alias '{alias}' already names {other.name}")
+            specs.pop(replaced.name if replaced is not None else "", None)
             specs[spec.name] = spec
-    _build_index(tuple(specs.values()))  # fails on a spelling shared by two GPUs
+    _build_index(tuple(specs.values()))  # fails on a spelling two users' GPUs share
     return tuple(specs.values())
 
 
@@ -153,7 +184,10 @@ def user_spec_files() -> list[Path]:
             continue
         path = Path(part.strip()).expanduser()
         if path.is_dir():
-            files += sorted(path.glob("*.toml"))
+            found = sorted(p for p in path.iterdir() if p.suffix.lower() == ".toml" and p.is_file())
+            if not found:
+                raise GpuperfError(f"{USER_SPECS}: {path}: a folder with no .toml file of GPU descriptors")
+            files += found
         elif path.is_file():
             files.append(path)
         else:
