@@ -138,18 +138,25 @@ def _load() -> tuple[GpuSpec, ...]:
     table = _parse(resources.files("gpuperf.hardware").joinpath(SPECS_FILE).read_text(encoding="utf-8"), SPECS_FILE)
     limits = table.get("limits", {})
     specs = {spec.name: spec for spec in (_spec_from_entry(entry, limits) for entry in table.get("gpu", []))}
-    bundled = _build_index(tuple(specs.values()))  # fails on a spelling shared by two GPUs
+    _add_user_specs(specs, limits, _build_index(tuple(specs.values())))  # the index fails on a shared spelling
+    _build_index(tuple(specs.values()))  # and on one two users' GPUs share
+    return tuple(specs.values())
+
+
+def _add_user_specs(specs: dict[str, GpuSpec], limits: dict[str, dict[str, Any]],
+                    bundled: dict[str, GpuSpec]) -> None:
+    """Add (or replace, by name) the GPUs of the files ``GPUPERF_GPUS`` names; the bundled [limits]
+    per compute capability apply unless a file has its own."""
     described_in: dict[str, str] = {}  # a user's GPU (normalised name) -> the file describing it
     for path in user_spec_files():
         try:
-            text = path.read_text(encoding="utf-8")
+            own = _parse(path.read_text(encoding="utf-8"), str(path))
         except UnicodeDecodeError:
             raise GpuperfError(f"{path}: not a TOML file of GPU descriptors (not UTF-8 text)") from None
-        own = _parse(text, str(path))
         entries = own.get("gpu", [])
         if not isinstance(entries, list) or not entries:
             raise GpuperfError(f"{path}: no [[gpu]] entry (the format of gpuperf's gpus.toml)")
-        for entry in entries:  # the bundled [limits] per compute capability apply, unless the file has its own
+        for entry in entries:
             spec = _spec_from_entry(entry, {**limits, **own.get("limits", {})}, str(path))
             key = normalize_name(spec.name)
             if key in described_in:
@@ -165,8 +172,6 @@ def _load() -> tuple[GpuSpec, ...]:
                     raise GpuperfError(f"{path}: GPU '{spec.name}': alias '{alias}' already names {other.name}")
             specs.pop(replaced.name if replaced is not None else "", None)
             specs[spec.name] = spec
-    _build_index(tuple(specs.values()))  # fails on a spelling two users' GPUs share
-    return tuple(specs.values())
 
 
 def _parse(text: str, where: str) -> dict[str, Any]:
