@@ -174,7 +174,7 @@ def test_an_export_cut_short_leaves_no_partial_table(tmp_path: Path, monkeypatch
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_fail)
     monkeypatch.setattr(pd.DataFrame, "to_parquet", half_then_fail)
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(GpuperfError, match=rf"{name}: cannot be written \(No space left on device\); it is left as"):
         export_store(tmp_path / "s.sqlite", tmp_path / name, features=False)
     monkeypatch.undo()
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("s.sqlite")) == []
@@ -215,3 +215,55 @@ def test_a_damaged_json_field_is_one_error_naming_the_store_point_and_field(tmp_
             with pytest.raises(GpuperfError, match="point 2: field provenance is damaged"):
                 store.timing_settings("hand")
     assert path.read_bytes() == before  # reading it changed nothing
+
+
+def test_a_store_the_disk_cannot_take_more_of_is_one_error_keeping_what_it_holds(tmp_path: Path) -> None:
+    """A full disk while a campaign adds points: one error naming the store; the points committed
+    before stay (SQLite's page limit stands in for the full disk)."""
+    path = tmp_path / "s.sqlite"
+    with Store(path) as store:
+        store.add(_row(1))
+        pages = store.db.execute("PRAGMA page_count").fetchone()[0]
+        store.db.execute(f"PRAGMA max_page_count={pages}")
+        with pytest.raises(GpuperfError, match=rf"store '{path}': cannot write to it \(database or disk is full\); "
+                                               "the points stored before are kept"):
+            for n in range(2, 2000):
+                store.add(_row(n, provenance={"device_name": "x" * 2000}))
+    with Store(path, create=False) as store:
+        assert store.rows()[0]["sizes"] == {"n": 1} and store.status()
+
+
+def test_a_store_on_read_only_media_is_read_as_it_is(tmp_path: Path, monkeypatch) -> None:
+    """Reading a store (status, export) never writes it; where SQLite cannot even open it read-only
+    (read-only media, no shared-memory file), it reads the file as it is."""
+    with Store(tmp_path / "s.sqlite") as store:
+        store.add(_row(4096))
+    connect = sqlite3.connect
+
+    def read_only_media(database, *args, **kwargs):
+        if "mode=ro" in str(database):
+            raise sqlite3.OperationalError("unable to open database file")
+        return connect(database, *args, **kwargs)
+
+    monkeypatch.setattr(store_module.sqlite3, "connect", read_only_media)
+    with Store(tmp_path / "s.sqlite", create=False) as store:
+        assert [r["sizes"] for r in store.rows()] == [{"n": 4096}]
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            store.db.execute("CREATE TABLE t (x)")
+
+
+def test_a_cache_the_disk_cannot_take_is_skipped_and_a_table_names_its_file(tmp_path: Path) -> None:
+    from gpuperf.files import write_cache_file, written_whole
+
+    def full(path: Path) -> None:
+        raise OSError(28, "No space left on device")
+
+    write_cache_file(tmp_path / "cache" / "c.parquet", full)  # skipped: it only costs the work again
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro" / "c.parquet").mkdir()  # a folder where the cache file would go: cannot be replaced
+    write_cache_file(tmp_path / "ro" / "c.parquet", lambda path: path.write_text("x"))
+    with pytest.raises(GpuperfError, match="t.csv: cannot be written \\(No space left on device\\)"):
+        with written_whole(tmp_path / "t.csv") as temporary:
+            full(temporary)
+    assert not list(tmp_path.glob("*t.csv*"))
+

@@ -69,7 +69,7 @@ def test_a_refit_whose_write_fails_keeps_the_model_there(tmp_path, monkeypatch, 
     refit = make_model("linear").fit(X, 2 * y)
     monkeypatch.setattr(Path, "write_text", lambda self, text, *a, **k: _write_half_then_fail(self, text))
     monkeypatch.setattr(Path, "write_bytes", lambda self, data: _write_half_then_fail(self, "x" * len(data)))
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(GpuperfError, match=rf"model{suffix}: cannot be written \(No space left on device\)"):
         save_model(refit, path, metadata={"fit": 2})
     monkeypatch.undo()
     assert path.read_bytes() == before and model_info(path)["metadata"] == {"fit": 1}

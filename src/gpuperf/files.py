@@ -9,26 +9,33 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from gpuperf.errors import GpuperfError
+
+
+class UnwritableFile(GpuperfError):
+    """A file the system refused to write (a full disk, a read-only folder)."""
+
 
 @contextmanager
 def written_whole(path: str | Path) -> Iterator[Path]:
     """A temporary path beside ``path`` to write to, renamed to ``path`` when the block ends and
     removed if it raises: a failed or killed write never leaves a partial ``path`` (nor replaces
     the file already there). A folder where no file can be created is an error naming ``path``."""
-    from gpuperf.errors import GpuperfError
-
     path = Path(path)
     try:
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as error:  # named by the path asked for, not by the temporary file's
-        raise GpuperfError(f"{path}: cannot be written there ({error.strerror or error})") from None
+        raise UnwritableFile(f"{path}: cannot be written there ({error.strerror or error})") from None
     os.close(handle)
     try:
         yield Path(temporary)
         os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes it private; the file is as any file written
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as error:
         Path(temporary).unlink(missing_ok=True)
+        if isinstance(error, OSError):  # a full disk names no file: name the one being written
+            raise UnwritableFile(f"{path}: cannot be written ({error.strerror or error}); it is left as it "
+                                 "was") from None
         raise
 
 
@@ -45,7 +52,7 @@ def write_cache_file(path: str | Path, write: Callable[[Path], object]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with written_whole(path) as temporary:
             write(temporary)
-    except OSError:
+    except (OSError, UnwritableFile):
         pass
 
 

@@ -18,7 +18,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -174,13 +174,13 @@ class Store:
             except OSError as exc:
                 raise GpuperfError(f"store '{self.path}': cannot create its folder ({exc.strerror})") from None
         try:
-            self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            self.db = self._connect(read_only=not create)
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
             if version == 0 and not create:
                 raise self._not_a_store()
             if version == 0:
                 version = self._create()
-            if version == SCHEMA_VERSION:
+            if version == SCHEMA_VERSION and create:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=FULL")
         except GpuperfError:
@@ -196,6 +196,19 @@ class Store:
             self.db.close()
             raise GpuperfError(f"store '{self.path}' has layout version {version}; this gpuperf reads version "
                                f"{SCHEMA_VERSION}")
+
+    def _connect(self, read_only: bool) -> sqlite3.Connection:
+        """A connection for writing, or one that only reads (a store opened not to add points): that
+        one opens a store on read-only media too, where SQLite cannot create its shared-memory file."""
+        if not read_only:
+            return sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        uri = self.path.resolve().as_uri()
+        try:
+            db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30.0, isolation_level=None)
+            db.execute("PRAGMA user_version").fetchone()
+            return db
+        except sqlite3.OperationalError:  # read-only media: read the file as it is, no other writer
+            return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=30.0, isolation_level=None)
 
     def _create(self) -> int:
         """Write gpuperf's tables and layout version in one transaction, so that a store is created
@@ -317,14 +330,24 @@ class Store:
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
-        """One write transaction: committed when the block ends, rolled back if it raises."""
-        self.db.execute("BEGIN IMMEDIATE")
+        """One write transaction: committed when the block ends, rolled back if it raises. A write
+        the file system refuses (a full disk) is one error; the points committed before are kept."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise self._write_error(exc) from None
         try:
             yield
-        except BaseException:
-            self.db.execute("ROLLBACK")
+            self.db.execute("COMMIT")
+        except BaseException as exc:
+            with suppress(sqlite3.Error):
+                self.db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError):
+                raise self._write_error(exc) from None
             raise
-        self.db.execute("COMMIT")
+
+    def _write_error(self, exc: sqlite3.OperationalError) -> GpuperfError:
+        return GpuperfError(f"store '{self.path}': cannot write to it ({exc}); the points stored before are kept")
 
     # -- reading ----------------------------------------------------------------------------------
     def keys(self, campaign: str) -> set[PointKey]:
