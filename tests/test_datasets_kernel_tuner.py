@@ -298,3 +298,40 @@ def test_check_dataset_refuses_a_zero_time_on_an_ok_row():
     with pytest.raises(GpuperfError, match=r"t.csv: row 2: time_s=0.0 is not a positive number"):
         check_dataset(frame, "t.csv")
     assert check_dataset(frame.iloc[[0, 2]], "t.csv") is not None  # positive time, and a failed row
+
+
+def test_none_and_whole_float_settings_round_trip_as_kernel_tuner_spells_them(tmp_path):
+    """A cache of tune_params MODE=[None, 1] and F=[0.5, 1.0] (keys '32,None,1.0'): written back with
+    or without its tune_params, Kernel Tuner finds every configuration under the original values."""
+    tune_params = {"block_size_x": [32, 128], "MODE": [None, 1], "F": [0.5, 1.0]}
+    keys = [(b, m, f) for b in tune_params["block_size_x"] for m in tune_params["MODE"] for f in tune_params["F"]]
+    cache = {",".join(map(str, k)): {"block_size_x": k[0], "MODE": k[1], "F": k[2], "time": 1.0 + i,
+                                     "times": [1.0 + i] * 3, "compile_time": 5.0, "verification_time": 0,
+                                     "benchmark_time": 3.0, "strategy_time": 0, "framework_time": 0.1,
+                                     "timestamp": "2026-11-27 10:00:00.000000+00:00"} for i, k in enumerate(keys)}
+    original = tmp_path / "none.json"
+    original.write_text(json.dumps({"device_name": "pocl", "kernel_name": "k", "problem_size": [1024],
+                                    "tune_params_keys": list(tune_params), "tune_params": tune_params,
+                                    "objective": "time", "cache": cache}))
+    frame = read_kernel_tuner_cache(original)
+    written = write_kernel_tuner_cache(frame, tmp_path / "again.json")
+    assert json.loads(written.read_text())["cache"].keys() == cache.keys()
+    plain = frame.copy()
+    plain.attrs = {k: v for k, v in frame.attrs.items() if k != "tune_params"}  # a table read from CSV has none
+    bare = write_kernel_tuner_cache(plain, tmp_path / "bare.json")
+    assert {k: set(v) for k, v in json.loads(bare.read_text())["tune_params"].items()} == {
+        k: set(v) for k, v in tune_params.items()}  # None as null, 1.0 as a float
+    for path in (written, bare):
+        results = simulate(path, "k", 1024, tune_params)
+        assert sorted(r["time"] for r in results) == pytest.approx([1.0 + i for i in range(len(keys))])
+
+
+def test_commands_given_a_cache_where_it_cannot_serve_say_what_does(capsys):
+    from gpuperf.cli import main
+
+    assert main(["explore", str(FIXTURE), "--target", "time"]) == 2
+    assert "(a Kernel Tuner cache's time, in ms, is read as time_s, in seconds)" in capsys.readouterr().err
+    assert main(["rank", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", "--train", str(FIXTURE)]) == 2
+    err = capsys.readouterr().err
+    assert "which a Kernel Tuner cache lacks; a cache trains explore and ask (--train)" in err
+    assert "import kernel-tuner" not in err

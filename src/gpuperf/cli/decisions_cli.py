@@ -282,6 +282,10 @@ def rank_command(
     if model is not None:
         _rank_by_counts(space, chosen.parameters, sizes, model, top, limit, no_progress, as_json)
         return
+    if train is not None and train.lower().endswith((".json", ".json.gz")):
+        raise GpuperfError(f"--train {train}: rank learns from gpuperf's static features of other kernels' variants "
+                           "(a measurement campaign's export, such as data/stencil_spaces_h100.csv.gz), which a "
+                           "Kernel Tuner cache lacks; a cache trains explore and ask (--train)")
     table, where = read_table(train or str(data_dir() / DEFAULT_VARIANT_TABLE))
     check_dataset(table, where)  # an ok row needs a positive time: none is taken for a failure
     own = table["kernel"].eq(chosen.name) if "kernel" in table else pd.Series(False, index=table.index)

@@ -268,6 +268,8 @@ def _lookup(value: Any) -> Any:
     """A hashable lookup key under which 16, 16.0 and np.int64(16) are one value."""
     if isinstance(value, np.generic):
         value = value.item()
+    if value is None:  # Kernel Tuner's None, as the reader spells it (the cache key's text)
+        return "None"
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
@@ -285,13 +287,23 @@ def _parameter_values(
             raise GpuperfError(f"{where}: row {row + 1} of the table written: parameter {k} has no value")
         if tune_params is not None and k in tune_params:
             known = {_lookup(v): v for v in tune_params[k]}
-        else:
-            known = {_lookup(v): _natural(v) for v in sorted(column.unique(), key=_order)}
+        else:  # a column with a fraction held floats (0.5, 1.0: Kernel Tuner's key says 1.0); else ints
+            fractions = any(isinstance(_natural(v), float) for v in column.unique())
+            known = {_lookup(v): _as_written(v, fractions) for v in sorted(column.unique(), key=_order)}
         missing = [v for v in column.unique() if _lookup(v) not in known]
         if missing:
             raise GpuperfError(f"{where}: parameter {k} takes {format_value(missing[0])}, not in tune_params")
         values[k] = known
     return values
+
+
+def _as_written(value: Any, fractions: bool) -> Any:
+    """A parameter value as Kernel Tuner would hold it: the setting "None" as None, a number of a
+    column with fractions as a float."""
+    value = _natural(value)
+    if value == "None":
+        return None
+    return float(value) if fractions and _is_number(value) else value
 
 
 def _natural(value: Any) -> Any:
