@@ -56,7 +56,7 @@ def test_a_training_table_holding_the_spaces_own_times_is_left_out(tmp_path, cap
             "--json", "--no-progress"]
     assert main(argv) == 0
     printed = capsys.readouterr()
-    assert "train.csv (V100) holds the space's own times" in printed.err
+    assert "train.csv (Tesla V100 PCIe 32GB) holds the space's own times" in printed.err
     assert json.loads(printed.out)["transfer_evals_to_90"] > 1  # from the K20 alone, which misleads
     # The same times on another GPU are another GPU's (as made-up tables often are).
     from gpuperf.decisions.space import read_space, read_training_spaces, same_measurements
@@ -464,7 +464,7 @@ def test_a_table_of_several_kernels_without_kernel_says_to_pick_one(tmp_path, ca
     rows.to_csv(tmp_path / "two.csv", index=False)
     assert main(["explore", str(tmp_path / "two.csv"), "--params", "p,r", "--gpu", "V100"]) == 2
     err = capsys.readouterr().err
-    assert "two.csv (V100): line 4: parameter p has no value (the table holds 2 kernels, a, b: pick one with " \
+    assert "two.csv (Tesla V100 PCIe 32GB): line 4: parameter p has no value (the table holds 2 kernels, a, b: pick one with " \
            "--kernel)" in err
     assert main(["explore", str(tmp_path / "two.csv"), "--params", "p", "--json"]) == 0
     assert "two.csv: left out 2 row(s) with none of the parameters (first: line 4; other kernels' rows (b); " \

@@ -347,3 +347,16 @@ def test_the_advisors_cached_pairs_follow_a_replaced_descriptor(user_gpus, tmp_p
     user_gpus(replaced)
     assert _cache_key(spec, entry.name) != before
 
+
+
+def test_two_users_gpus_sharing_an_alias_name_both_files_and_a_byte_order_mark_is_read(user_gpus, tmp_path):
+    (tmp_path / "a.toml").write_text(RTX_4070.replace('"NVIDIA GeForce RTX 4070"', '"lab card"'))
+    (tmp_path / "b.toml").write_text(RTX_4070.replace('name = "RTX 4070"', 'name = "RTX 4060"').replace(
+        '"NVIDIA GeForce RTX 4070"', '"lab card"'))
+    user_gpus(tmp_path / "a.toml", tmp_path / "b.toml")
+    with pytest.raises(GpuperfError, match=r"b.toml: GPU 'RTX 4060': alias 'lab card' already names RTX 4070 "
+                                           r"\(in .*a.toml\)"):
+        gpus()
+    (tmp_path / "bom.toml").write_text(RTX_4070, encoding="utf-8-sig")  # older Notepad's UTF-8
+    user_gpus(tmp_path / "bom.toml")
+    assert get_gpu("RTX 4070").sms == 46

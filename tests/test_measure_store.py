@@ -267,3 +267,20 @@ def test_a_cache_the_disk_cannot_take_is_skipped_and_a_table_names_its_file(tmp_
             full(temporary)
     assert not list(tmp_path.glob("*t.csv*"))
 
+
+
+def test_a_store_on_read_only_media_with_points_left_in_its_wal_is_refused(tmp_path: Path, monkeypatch) -> None:
+    """Read as it is, the file would lack the points still in its -wal file: an error, not fewer rows."""
+    with Store(tmp_path / "s.sqlite") as store:
+        store.add(_row(4096))
+    (tmp_path / "s.sqlite-wal").write_bytes(b"points not yet checkpointed")
+    connect = sqlite3.connect
+
+    def read_only_media(database, *args, **kwargs):
+        if "mode=ro" in str(database):
+            raise sqlite3.OperationalError("unable to open database file")
+        return connect(database, *args, **kwargs)
+
+    monkeypatch.setattr(store_module.sqlite3, "connect", read_only_media)
+    with pytest.raises(GpuperfError, match="on read-only media with points still in s.sqlite-wal"):
+        Store(tmp_path / "s.sqlite", create=False)

@@ -936,3 +936,18 @@ def test_a_rate_per_s_is_no_default_feature():
         assert not is_default_feature(rate), rate
     for count in ("flops", "per_step", "n_per_sm", "persistent"):
         assert is_default_feature(count), count
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16"])
+def test_a_table_saved_by_excel_or_powershell_reads_as_the_plain_one(tmp_path, encoding):
+    """Excel's "CSV UTF-8" starts with a byte-order mark; Windows PowerShell's > writes UTF-16. Read
+    by fit and evaluate, and by explore and ask, whose GPUs are named canonically."""
+    from gpuperf.datasets.tables import read_csv
+    from gpuperf.decisions.space import read_table as read_space
+
+    frame = complete_rows().head(6).assign(gpu=["GTX 970", "NVIDIA GeForce GTX 970"] * 3)
+    plain, marked = tmp_path / "plain.csv", tmp_path / "marked.csv"
+    frame.to_csv(plain, index=False)
+    marked.write_text(plain.read_text(), encoding=encoding)
+    pd.testing.assert_frame_equal(read_csv(plain), read_csv(marked))
+    assert read_space(marked)["gpu"].unique().tolist() == ["GTX 970"]

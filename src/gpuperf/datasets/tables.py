@@ -42,9 +42,12 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
     path = Path(path)
     if not path.is_file():
         raise missing_file(path, f"{path}: no such file")
+    if "encoding" not in options and _utf16(path):  # Windows PowerShell's > writes UTF-16
+        options = {**options, "encoding": "utf-16"}
     try:
         frame = pd.read_csv(path, low_memory=False, **options)
-        header = None if options else pd.read_csv(path, nrows=1, header=None, dtype=str)
+        header = None if options.keys() - {"encoding"} else pd.read_csv(
+            path, nrows=1, header=None, dtype=str, **options)
     except pd.errors.EmptyDataError:
         raise GpuperfError(f"{path}: empty file") from None
     except (pd.errors.ParserError, UnicodeDecodeError, EOFError, OSError, zlib.error) as exc:
@@ -67,6 +70,14 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
 
 
 OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}  # compressed text by suffix
+
+
+def _utf16(path: Path) -> bool:
+    """Whether a plain (uncompressed) file starts with a UTF-16 byte-order mark."""
+    if path.suffix.lower() in OPENERS or path.suffix.lower() in (".zip", ".zst"):
+        return False
+    with open(path, "rb") as handle:
+        return handle.read(2) in (b"\xff\xfe", b"\xfe\xff")
 
 
 def _line_count(path: Path) -> int | None:

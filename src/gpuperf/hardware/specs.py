@@ -148,9 +148,10 @@ def _add_user_specs(specs: dict[str, GpuSpec], limits: dict[str, dict[str, Any]]
     """Add (or replace, by name) the GPUs of the files ``GPUPERF_GPUS`` names; the bundled [limits]
     per compute capability apply unless a file has its own."""
     described_in: dict[str, str] = {}  # a user's GPU (normalised name) -> the file describing it
+    users_spellings: dict[str, tuple[str, str]] = {}  # a user's name or alias -> (its GPU, its file)
     for path in user_spec_files():
         try:
-            own = _parse(path.read_text(encoding="utf-8"), str(path))
+            own = _parse(path.read_text(encoding="utf-8-sig"), str(path))
         except UnicodeDecodeError:
             raise GpuperfError(f"{path}: not a TOML file of GPU descriptors (not UTF-8 text)") from None
         entries = own.get("gpu", [])
@@ -170,6 +171,11 @@ def _add_user_specs(specs: dict[str, GpuSpec], limits: dict[str, dict[str, Any]]
                 other = bundled.get(normalize_name(alias))
                 if other is not None and normalize_name(other.name) != key:
                     raise GpuperfError(f"{path}: GPU '{spec.name}': alias '{alias}' already names {other.name}")
+                named = users_spellings.setdefault(normalize_name(alias), (spec.name, str(path)))
+                if named[0] != spec.name:
+                    raise GpuperfError(f"{path}: GPU '{spec.name}': alias '{alias}' already names {named[0]} "
+                                       f"(in {named[1]})")
+            users_spellings.setdefault(key, (spec.name, str(path)))
             specs.pop(replaced.name if replaced is not None else "", None)
             specs[spec.name] = spec
 

@@ -184,7 +184,8 @@ class Store:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=FULL")
         except GpuperfError:
-            self.db.close()
+            if hasattr(self, "db"):
+                self.db.close()
             raise
         except sqlite3.OperationalError as exc:  # the file could not be read or written (not its contents)
             if "unable to open" in str(exc):
@@ -208,6 +209,11 @@ class Store:
             db.execute("PRAGMA user_version").fetchone()
             return db
         except sqlite3.OperationalError:  # read-only media: read the file as it is, no other writer
+            wal = self.path.with_name(self.path.name + "-wal")
+            if wal.is_file() and wal.stat().st_size > 0:  # points not yet moved into the file: unread so
+                raise GpuperfError(f"store '{self.path}': on read-only media with points still in {wal.name}, "
+                                   "which only a writable copy reads; copy the store and its -wal file to a "
+                                   "writable folder") from None
             return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=30.0, isolation_level=None)
 
     def _create(self) -> int:
