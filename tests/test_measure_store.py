@@ -233,19 +233,26 @@ def test_a_store_the_disk_cannot_take_more_of_is_one_error_keeping_what_it_holds
         assert store.rows()[0]["sizes"] == {"n": 1} and store.status()
 
 
-def test_a_store_on_read_only_media_is_read_as_it_is(tmp_path: Path, monkeypatch) -> None:
-    """Reading a store (status, export) never writes it; where SQLite cannot even open it read-only
-    (read-only media, no shared-memory file), it reads the file as it is."""
-    with Store(tmp_path / "s.sqlite") as store:
-        store.add(_row(4096))
+@pytest.fixture
+def read_only_media(monkeypatch):
+    """Call to make SQLite unable to open a store read-only from then on, as on read-only media
+    (where it cannot create the shared-memory file)."""
     connect = sqlite3.connect
 
-    def read_only_media(database, *args, **kwargs):
+    def refusing_read_only(database, *args, **kwargs):
         if "mode=ro" in str(database):
             raise sqlite3.OperationalError("unable to open database file")
         return connect(database, *args, **kwargs)
 
-    monkeypatch.setattr(store_module.sqlite3, "connect", read_only_media)
+    return lambda: monkeypatch.setattr(store_module.sqlite3, "connect", refusing_read_only)
+
+
+def test_a_store_on_read_only_media_is_read_as_it_is(tmp_path: Path, read_only_media) -> None:
+    """Reading a store (status, export) never writes it; where SQLite cannot even open it read-only
+    (read-only media, no shared-memory file), it reads the file as it is."""
+    with Store(tmp_path / "s.sqlite") as store:
+        store.add(_row(4096))
+    read_only_media()
     with Store(tmp_path / "s.sqlite", create=False) as store:
         assert [r["sizes"] for r in store.rows()] == [{"n": 4096}]
         with pytest.raises(sqlite3.OperationalError, match="readonly"):
@@ -268,19 +275,11 @@ def test_a_cache_the_disk_cannot_take_is_skipped_and_a_table_names_its_file(tmp_
     assert not list(tmp_path.glob("*t.csv*"))
 
 
-
-def test_a_store_on_read_only_media_with_points_left_in_its_wal_is_refused(tmp_path: Path, monkeypatch) -> None:
+def test_a_store_on_read_only_media_with_points_left_in_its_wal_is_refused(tmp_path: Path, read_only_media) -> None:
     """Read as it is, the file would lack the points still in its -wal file: an error, not fewer rows."""
     with Store(tmp_path / "s.sqlite") as store:
         store.add(_row(4096))
     (tmp_path / "s.sqlite-wal").write_bytes(b"points not yet checkpointed")
-    connect = sqlite3.connect
-
-    def read_only_media(database, *args, **kwargs):
-        if "mode=ro" in str(database):
-            raise sqlite3.OperationalError("unable to open database file")
-        return connect(database, *args, **kwargs)
-
-    monkeypatch.setattr(store_module.sqlite3, "connect", read_only_media)
+    read_only_media()
     with pytest.raises(GpuperfError, match="on read-only media with points still in s.sqlite-wal"):
         Store(tmp_path / "s.sqlite", create=False)

@@ -421,8 +421,7 @@ def geometry_sweep_command(
     if table is not None and (loops is not None or trips is not None or blocks_step is not None):
         raise GpuperfError("--loops, --trips and --blocks-step choose what a new sweep measures (--device); a --table "
                            "holds its own")
-    if blocks_step is not None and blocks_step < 2:
-        raise GpuperfError(f"--blocks-step {blocks_step}: must be at least 2")
+    at_least("--blocks-step", blocks_step, 2)
     loops, trips = loops or "saxpy,polynomial", trips or "1000,100000,1000000"
     blocks_step = 2 if blocks_step is None else blocks_step
     if report:

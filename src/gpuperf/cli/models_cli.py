@@ -264,7 +264,7 @@ def prepare_training(
         LEARNED, NEEDS_GPU_FEATURES, ROOFLINE_MODELS, bsp_columns, bsp_table_kind, roofline_columns,
         roofline_table_kind,
     )
-    from gpuperf.datasets.schema import canonical_gpu, measured_rows
+    from gpuperf.datasets.schema import canonical_gpus, measured_rows
     from gpuperf.evaluation.feature_columns import KEYS_AND_OUTCOMES, default_features, is_measured_time
     from gpuperf.models.properties import property_names
 
@@ -285,7 +285,7 @@ def prepare_training(
                            "(flops and dram_bytes, or a profiler's or gpuperf's own counts)")
     frame = measured_rows(frame, where)
     if "gpu" in frame.columns:  # one GPU spelt two ways (NVIDIA GeForce RTX 3090, RTX 3090) is one GPU
-        frame = frame.assign(gpu=frame["gpu"].map(canonical_gpu))
+        frame = frame.assign(gpu=canonical_gpus(frame["gpu"]))
     frame, repeated_note = without_exact_repeats(frame, where)
     if repeated_note:
         notes.append(repeated_note)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import codecs
 import csv
 import io
 import lzma
@@ -13,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from gpuperf.datasets.schema import canonical_gpu, check_dataset, order_columns, shift_decimal
-from gpuperf.datasets.tables import OPENERS
+from gpuperf.datasets.tables import OPENERS, UTF16_MARKS
 from gpuperf.errors import GpuperfError, missing_file
 
 
@@ -100,7 +99,7 @@ def _words(text: str) -> list[str]:
 def decoded(data: bytes) -> str:
     """A file's text: UTF-16 where it starts with a UTF-16 byte-order mark (Windows PowerShell's
     ``>``), else UTF-8 without its byte-order mark (Excel's "CSV UTF-8"), undecodable bytes replaced."""
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+    if data.startswith(UTF16_MARKS):
         return data.decode("utf-16", errors="replace")
     return data.decode("utf-8-sig", errors="replace")
 

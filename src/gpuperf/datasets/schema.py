@@ -194,6 +194,12 @@ def canonical_gpu(name: object) -> str:
     return lookup_gpu(name) or _name_text(name)
 
 
+def canonical_gpus(names: pd.Series) -> pd.Series:
+    """Each GPU name canonical (one GPU spelt two ways, ``Tesla V100`` and ``V100``, is one); an
+    unknown GPU keeps its name, a missing one stays missing."""
+    return names.map(canonical_gpu).where(names.notna(), names)
+
+
 def order_columns(frame: pd.DataFrame, params: list[str]) -> pd.DataFrame:
     """Keys first, then the parameters, the target and status, then everything else."""
     first = [c for c in (*KEY_COLUMNS, *params, TARGET, STATUS) if c in frame.columns]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bz2
+import codecs
 import gzip
 import lzma
 import zlib
@@ -72,12 +73,15 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
 OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}  # compressed text by suffix
 
 
+UTF16_MARKS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)  # how Windows PowerShell's > starts a file
+
+
 def _utf16(path: Path) -> bool:
     """Whether a plain (uncompressed) file starts with a UTF-16 byte-order mark."""
     if path.suffix.lower() in OPENERS or path.suffix.lower() in (".zip", ".zst"):
         return False
     with open(path, "rb") as handle:
-        return handle.read(2) in (b"\xff\xfe", b"\xfe\xff")
+        return handle.read(2) in UTF16_MARKS
 
 
 def _line_count(path: Path) -> int | None:

@@ -131,6 +131,17 @@ def read_profile(path: str | Path, row: int = 1, gpu: str | None = None) -> dict
     return table.iloc[row - 1].to_dict()
 
 
+def _import(importer, path: Path, gpu: str | None) -> pd.DataFrame:  # noqa: ANN001 - an importer function
+    """The profile as ``importer`` reads it; ``gpu`` only where the profile names none: it names the
+    advised row's GPU, and other rows of a profile may name theirs."""
+    try:
+        return importer(path)
+    except GpuperfError:
+        if gpu is None:
+            raise
+        return importer(path, gpu=gpu)
+
+
 def _imported(path: Path, gpu: str | None = None) -> pd.DataFrame:
     """A profiler's own CSV imported; failing, the error of the importer for the profiler whose log
     lines it has (Nsight Compute's ``==PROF==``, else nvprof's)."""
@@ -138,13 +149,8 @@ def _imported(path: Path, gpu: str | None = None) -> pd.DataFrame:
 
     errors = {}
     for name, importer in (("nvprof", import_nvprof), ("ncu", import_ncu)):
-        try:  # --gpu names the advised row's GPU: other rows of a profile may name theirs
-            try:
-                table = importer(path)
-            except GpuperfError:
-                if gpu is None:
-                    raise
-                table = importer(path, gpu=gpu)
+        try:
+            table = _import(importer, path, gpu)
         except GpuperfError as exc:
             errors[name] = str(exc)
             continue

@@ -307,13 +307,12 @@ def read_table(path: str | Path) -> pd.DataFrame:
     """A CSV (plain or gzip) or Parquet table, or a bundled dataset by name (in the dataset shape:
     ``time_s``), its GPUs by their canonical names; missing or unreadable files are one clear error."""
     from gpuperf.datasets import BUNDLED, load_dataset
-    from gpuperf.datasets.schema import canonical_gpu
+    from gpuperf.datasets.schema import canonical_gpus
     from gpuperf.datasets.tables import read_table_file
 
     frame = load_dataset(str(path)) if not Path(path).exists() and str(path) in BUNDLED else read_table_file(path)
-    if "gpu" in frame.columns:  # one GPU spelt two ways (Tesla V100, V100) is one GPU
-        named = frame["gpu"].notna()
-        frame.loc[named, "gpu"] = frame.loc[named, "gpu"].map(canonical_gpu)
+    if "gpu" in frame.columns:
+        frame = frame.assign(gpu=canonical_gpus(frame["gpu"]))  # one GPU spelt two ways is one GPU
     return frame
 
 

@@ -147,8 +147,7 @@ def _add_user_specs(specs: dict[str, GpuSpec], limits: dict[str, dict[str, Any]]
                     bundled: dict[str, GpuSpec]) -> None:
     """Add (or replace, by name) the GPUs of the files ``GPUPERF_GPUS`` names; the bundled [limits]
     per compute capability apply unless a file has its own."""
-    described_in: dict[str, str] = {}  # a user's GPU (normalised name) -> the file describing it
-    users_spellings: dict[str, tuple[str, str]] = {}  # a user's name or alias -> (its GPU, its file)
+    users_spellings: dict[str, tuple[str, str]] = {}  # a user's name or alias, normalised -> (its GPU, its file)
     for path in user_spec_files():
         try:
             own = _parse(path.read_text(encoding="utf-8-sig"), str(path))
@@ -160,9 +159,11 @@ def _add_user_specs(specs: dict[str, GpuSpec], limits: dict[str, dict[str, Any]]
         for entry in entries:
             spec = _spec_from_entry(entry, {**limits, **own.get("limits", {})}, str(path))
             key = normalize_name(spec.name)
-            if key in described_in:
-                raise GpuperfError(f"{path}: GPU '{spec.name}' is described twice (also in {described_in[key]})")
-            described_in[key] = str(path)
+            if key in users_spellings:
+                gpu, where = users_spellings[key]
+                raise GpuperfError(f"{path}: GPU '{spec.name}' is described twice (also in {where})"
+                                   if normalize_name(gpu) == key else
+                                   f"{path}: GPU '{spec.name}': name '{spec.name}' is an alias of {gpu} (in {where})")
             replaced = bundled.get(key)
             if replaced is not None and normalize_name(replaced.name) != key:
                 raise GpuperfError(f"{path}: GPU '{spec.name}': name '{spec.name}' is an alias of {replaced.name}; "

@@ -312,10 +312,11 @@ def load_linear_model(path: str | Path) -> tuple[LinearCountModel, dict[str, Any
     info = model_info(path)  # raises for a missing file or one that is not a gpuperf model
     metadata = info.get("metadata") or {}
     if not isinstance(metadata, dict) or metadata.get("kind") != MODEL_KIND:
-        fitted = isinstance(metadata, dict) and metadata.get("model") == "linear"
-        raise GpuperfError(f"{path}: " + ("a linear count model fitted by 'gpuperf fit' on a table: predict "
-                                          "its table's rows with 'gpuperf predict-table'; 'gpuperf predict' takes"
-                                          if fitted else "not") + " a model made by 'gpuperf calibrate'")
+        if isinstance(metadata, dict) and metadata.get("model") == "linear":
+            raise GpuperfError(f"{path}: a linear count model fitted by 'gpuperf fit' on a table: predict its "
+                               "table's rows with 'gpuperf predict-table'; 'gpuperf predict' takes a model made by "
+                               "'gpuperf calibrate'")
+        raise GpuperfError(f"{path}: not a model made by 'gpuperf calibrate'")
     saved = info.get("feature_names") or []
     check_property_names(saved, where=f"{path}")
     if "properties" in metadata and list(metadata["properties"]) != list(saved):

@@ -397,11 +397,19 @@ def _decode_array(value: dict, where: str) -> np.ndarray:
     try:
         dtype = np.dtype(value["__ndarray__"])
         data = [_decode(v, where) for v in value["data"]]
-        numbers = all(isinstance(v, (int, float)) for v in data)
-        fits = {"b": all(isinstance(v, bool) for v in data), "U": all(isinstance(v, str) for v in data)}.get(
-            dtype.kind, numbers if dtype.kind in "iuf" else dtype.kind == "O")
-        if not fits:
+        if not _fits(dtype.kind, data):
             raise ValueError(f"its values are not of its dtype {value['__ndarray__']}")
         return np.array(data, dtype=dtype).reshape(value["shape"])
     except (TypeError, ValueError, KeyError) as error:
         raise GpuperfError(f"{where}: damaged model file: an array ({error})") from None
+
+
+def _fits(kind: str, data: list) -> bool:
+    """Whether JSON values can be an array of dtype kind ``kind`` as they are."""
+    if kind == "b":
+        return all(isinstance(v, bool) for v in data)
+    if kind == "U":
+        return all(isinstance(v, str) for v in data)
+    if kind in "iuf":
+        return all(isinstance(v, (int, float)) for v in data)
+    return kind == "O"
