@@ -46,16 +46,16 @@ MIN_REPEATS = 4  # launches per round: short rounds keep a pair's two rounds of 
 POCL_SETTINGS = ("POCL_MAX_PTHREAD_COUNT", "POCL_CPU_MAX_CU_COUNT")
 
 
-def planned_points() -> list[tuple[str, int]]:
+def planned_points(sizes: tuple[int, ...] = SIZES) -> list[tuple[str, int]]:
     """(variant spec, size) of every planned point."""
     return [
         (f"{stencil}[local_x={lx},local_y={ly},outputs_y={outputs},prefetch={prefetch},unroll={unroll}]", size)
         for stencil, (lx, ly), (outputs, unroll), prefetch, size in itertools.product(
-            STENCILS, LOCAL, WORK, (0, 1), SIZES)
+            STENCILS, LOCAL, WORK, (0, 1), sizes)
     ]
 
 
-def campaign_text(cycles: int = CYCLES, min_repeats: int = MIN_REPEATS) -> str:
+def campaign_text(cycles: int = CYCLES, min_repeats: int = MIN_REPEATS, sizes: tuple[int, ...] = SIZES) -> str:
     lines = [
         'name = "advise_pairs"',
         'device = "opencl:0"',
@@ -68,9 +68,9 @@ def campaign_text(cycles: int = CYCLES, min_repeats: int = MIN_REPEATS) -> str:
         f"cycles = {cycles}",
         "",
     ]
-    sizes = ", ".join(f"{{n = {s}, m = {s}}}" for s in SIZES)
-    for spec in dict.fromkeys(spec for spec, _ in planned_points()):
-        lines += ["[[kernels]]", f'kernel = "{spec}"', f"sizes = [{sizes}]", ""]
+    size_list = ", ".join(f"{{n = {s}, m = {s}}}" for s in sizes)
+    for spec in dict.fromkeys(spec for spec, _ in planned_points(sizes)):
+        lines += ["[[kernels]]", f'kernel = "{spec}"', f"sizes = [{size_list}]", ""]
     return "\n".join(lines)
 
 
@@ -91,24 +91,29 @@ def main() -> None:
     parser.add_argument("--out", default=str(OUT), help="the CSV to write (provenance next to it)")
     parser.add_argument("--cycles", type=int, default=CYCLES, help="interleaved cycles per point")
     parser.add_argument("--min-repeats", type=int, default=MIN_REPEATS, help="launches per round at least")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)),
+                        help="n = m of each point, comma-separated (a GPU needs larger grids than pocl)")
+    parser.add_argument("--campaign", default=str(CAMPAIGN), help="where to write the campaign file")
     args = parser.parse_args()
+    sizes = tuple(int(size) for size in args.sizes.split(","))
     out = Path(args.out)
     if out.exists():  # a measured table is never overwritten (the bundled one is the default --out)
         raise SystemExit(f"--out {out} exists; name a new file, or move the old one away first")
     provenance = out.with_name(out.name.removesuffix(".csv.gz") + ".provenance.json")
     load_before = os.getloadavg()
-    CAMPAIGN.write_text(campaign_text(args.cycles, args.min_repeats))
-    report = run_campaign(load_campaign(CAMPAIGN), args.store, device=args.device)
+    campaign = Path(args.campaign)
+    campaign.write_text(campaign_text(args.cycles, args.min_repeats, sizes))
+    report = run_campaign(load_campaign(campaign), args.store, device=args.device)
     print(json.dumps(report.to_dict(), indent=2))
     table = store_table(args.store, campaign="advise_pairs", cycle_times=True)
-    planned = {spec for spec, _ in planned_points()}
-    table = table[table["kernel_key"].isin(planned) & table["n"].isin(SIZES)].copy()
+    planned = {spec for spec, _ in planned_points(sizes)}
+    table = table[table["kernel_key"].isin(planned) & table["n"].isin(sizes)].copy()
     columns = [c for c in KEEP if c in table.columns] + [c for c in ADVICE_FEATURES if c in table.columns]
     table[columns].to_csv(out, index=False)
     record = campaign_provenance(args.store, "advise_pairs", POCL_SETTINGS)
     record |= {
         "file": out.name,
-        "campaign": CAMPAIGN.relative_to(ROOT).as_posix(),
+        "campaign": campaign.name,
         "device": record["device"] or args.device,
         "load_average_1min": {"before": round(load_before[0], 2), "after": round(os.getloadavg()[0], 2)},
         "points": len(table), "ok": int((table["status"] == "ok").sum()),

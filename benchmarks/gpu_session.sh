@@ -16,6 +16,8 @@
 #   geometry   gpuperf geometry-sweep: two parallel loops over a (threads, blocks) grid, short loops
 #              (trip counts below the SM count) included
 #   stencils   benchmarks/stencil_space_campaign.py: a sample of every stencil variant space
+#   advise     benchmarks/advise_pairs_campaign.py: the advisor's stencil before/after variants (four
+#              stencils x 30 variants) at ADVISE_SIZES (n = m; 1024,2048,4096 by default)
 # Seen on an H200 (2026-11-27, data/gpu_session_h200.log): env 10 s, smoke 5 s, tune about 50 s per run
 # (one space and seed, three starts of 12 trials at 4096 x 4096), linear 95 s (10 cycles), geometry
 # 49 s at trips 64,128,1000,100000 and 5 cycles, stencils about 265 s (192 variants, 10 cycles; it
@@ -32,7 +34,7 @@ mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 py=${PYTHON:-python3}
 
-steps=" ${GPU_SESSION_STEPS:-env smoke timer tune linear geometry stencils} "
+steps=" ${GPU_SESSION_STEPS:-env smoke timer tune linear geometry stencils advise} "
 
 step() {
     local name=$1 limit=$2
@@ -48,8 +50,10 @@ step() {
 
 if [ "$quick" = 1 ]; then
     per_space=1; stencil_size=512; trips=64,1000; cycles=2; tune_args="--spaces srad1 --seeds 1 --budget 3"
+    advise_sizes=64
 else
     per_space=24; stencil_size=4096; trips=${TRIPS:-64,128,1000,100000,10000000}; cycles=10; tune_args="--seeds 1"
+    advise_sizes=${ADVISE_SIZES:-1024,2048,4096}
 fi
 
 step env "${LIMIT_ENV:-60}" bash -c "nvidia-smi; nvidia-smi -q -d CLOCK | head -40; $py -c 'import numpy, pandas, sklearn, loopy, cupy; print(\"numpy\", numpy.__version__, \"pandas\", pandas.__version__, \"sklearn\", sklearn.__version__, \"cupy\", cupy.__version__)'; $py -m gpuperf devices"
@@ -67,4 +71,7 @@ step geometry "${LIMIT_GEOMETRY:-150}" "$py" -m gpuperf geometry-sweep --device 
 step stencils "${LIMIT_STENCILS:-120}" "$py" benchmarks/stencil_space_campaign.py --device "$device" \
     --per-space "$per_space" --size "$stencil_size" --cycles "$cycles" --store "$out/stencil_spaces.sqlite" \
     --out "$out/stencil_spaces.csv.gz" --campaign "$out/stencil_spaces.campaign.toml"
+step advise "${LIMIT_ADVISE:-420}" "$py" benchmarks/advise_pairs_campaign.py --device "$device" \
+    --sizes "$advise_sizes" --cycles "$cycles" --store "$out/advise_pairs.sqlite" --out "$out/advise_pairs.csv.gz" \
+    --campaign "$out/advise_pairs.campaign.toml"
 echo "=== done $(date -u +%T)"
