@@ -10,8 +10,9 @@ predictor, the coverage and sign accuracy of the predictions with confidence >= 
 within [0.8, 1.25], the log2 errors, the share of pairs predicted from other GPUs' measurements of
 the same pair and the models' own sign accuracy, and which feature set and regression inner CV chose
 per fold.
-When ``data/advise_pairs_pocl_repeat.csv.gz`` (a repeated pocl campaign) exists it also prints how
-often the two runs agree on each pair's sign and the median factor between their speedups: how
+When ``data/advise_pairs_pocl_repeat.csv.gz`` or ``data/advise_pairs_h200_repeat.csv.gz`` (a
+repeated campaign on pocl or on the H200) exists it also prints how often the two runs agree on each
+pair's sign and the median factor between their speedups: how
 reproducible a pair's sign is on the measuring machine (a model cannot be more right than the
 measurements agree, except by luck).
 
@@ -34,26 +35,33 @@ COLUMNS = ["pairs", "sign_accuracy", "sign_accuracy_clear", "clear_share", "sign
            "confident_share", "sign_accuracy_confident", "confident_share_0.75", "sign_accuracy_confident_0.75",
            "median_ratio", "ratio_within_0.8_1.25", "log2_mae", "log2_mae_constant", "elsewhere_share",
            "sign_accuracy_models"]
-REPEAT = "advise_pairs_pocl_repeat.csv.gz"
+REPEATS = {  # a committed campaign's pairs -> the same campaign measured again
+    "advise_pairs_pocl.csv.gz": "advise_pairs_pocl_repeat.csv.gz",
+    "advise_pairs_h200.csv.gz": "advise_pairs_h200_repeat.csv.gz",
+}
 
 
-def repeat_agreement() -> pd.DataFrame | None:
-    """Sign agreement between the committed pocl pairs and a repeated campaign's, when one exists."""
+def repeat_agreement(target: str | None) -> pd.DataFrame | None:
+    """Sign agreement between each committed pair campaign and its repeat, where one exists."""
     from dataclasses import replace
 
     from gpuperf.decisions import advise_eval
     from gpuperf.decisions.optimizations import load_optimizations
     from gpuperf.decisions.pairs import dataset_path, spec_pairs
 
-    if dataset_path(REPEAT) is None:
-        return None
     first, second = [], []
     for entry in load_optimizations().values():
         for spec in entry.pairs:
-            if spec.dataset == "advise_pairs_pocl.csv.gz":
+            repeat = REPEATS.get(spec.dataset)
+            if repeat and dataset_path(repeat) is not None:
                 first.append(spec_pairs(spec, entry.name))
-                second.append(spec_pairs(replace(spec, dataset=REPEAT), entry.name))
-    return advise_eval.repeatability(pd.concat(first), pd.concat(second))
+                second.append(spec_pairs(replace(spec, dataset=repeat), entry.name))
+    if not first:
+        return None
+    agreement = advise_eval.repeatability(pd.concat(first), pd.concat(second))
+    if target:
+        agreement = agreement[agreement["target"].eq("gpu") == (target == "gpu")]
+    return agreement
 
 
 def main() -> None:
@@ -79,9 +87,9 @@ def main() -> None:
     print(f"{len(pairs)} training pairs in {time.perf_counter() - start:.1f} s")
     print(pairs.groupby(["optimization", "target"]).agg(pairs=("speedup", "size"), families=("family", "nunique"),
                                                         faster=("speedup", lambda s: (s > 1).mean())).round(2))
-    repeat = repeat_agreement() if args.target != "gpu" else None
+    repeat = repeat_agreement(args.target)
     if repeat is not None:
-        print("\n== the same pocl pairs measured twice: sign agreement between the runs ==")
+        print("\n== the same pairs measured twice (pocl; the H200): sign agreement between the runs ==")
         print(repeat.round(3).to_string(index=False))
     factory = partial(SpeedupModel, weights=args.weights, select=not args.no_select)
     results = []

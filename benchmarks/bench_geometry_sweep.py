@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-BUNDLED = [DATA / "geometry_sweep_h100.csv.gz", DATA / "geometry_sweep_h200.csv.gz",
+BUNDLED = [DATA / "geometry_sweep_h100.csv.gz", DATA / "geometry_sweep_h200.csv.gz", DATA / "geometry_sweep_h200_long.csv.gz",
            DATA / "geometry_sweep_pocl.csv.gz"]  # judged by default
 
 

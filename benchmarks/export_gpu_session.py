@@ -4,10 +4,11 @@
         [--commit SHA] [--note "..."]
 
 Reads, from the session folders (later folders win where two hold the same file):
-``cuda_timer.csv``, ``tune*.csv``, ``linear_model.sqlite``, ``geometry_sweep*.csv`` and
-``stencil_spaces.sqlite``, and writes ``data/cuda_timer_TAG.csv``, ``data/tune_TAG.csv``,
-``data/linear_model_TAG.csv.gz``, ``data/geometry_sweep_TAG.csv.gz`` and
-``data/stencil_spaces_TAG.csv.gz``, each with a ``.provenance.json`` beside it. Measured values are
+``cuda_timer.csv``, ``tune*.csv``, ``linear_model.sqlite``, ``geometry_sweep*.csv``,
+``stencil_spaces.sqlite`` and ``advise_pairs.csv.gz``, and writes ``data/cuda_timer_TAG.csv``,
+``data/tune_TAG.csv``, ``data/linear_model_TAG.csv.gz``, ``data/geometry_sweep_TAG.csv.gz``,
+``data/stencil_spaces_TAG.csv.gz`` and ``data/advise_pairs_TAG.csv.gz``, each with a
+``.provenance.json`` beside it. Measured values are
 copied unchanged; a data file that already exists is never overwritten. The stencil table gets the
 static features of each variant (as ``campaign export`` adds them), computed here.
 """
@@ -110,6 +111,16 @@ def main() -> None:
             "command": "python benchmarks/stencil_space_campaign.py --device cuda:0 --per-space 24 --size 4096 "
                        "--cycles 10",
             **provenance["stencil_spaces"]})
+
+    advise = newest(args.folders, "advise_pairs.csv.gz")
+    if advise:  # written by advise_pairs_campaign.py with its static features and provenance
+        recorded = json.loads(advise[-1].with_name("advise_pairs.provenance.json").read_text())
+        write_new(DATA / f"advise_pairs_{args.tag}.csv.gz", pd.read_csv(advise[-1]), {
+            **common, "what": "the advisor's stencil before/after variants (benchmarks/advise_pairs_campaign.py), "
+                              "each stencil's variants at one size timed interleaved, every output verified "
+                              "against NumPy",
+            "command": "python benchmarks/advise_pairs_campaign.py --device cuda:0 --cycles 10 --sizes ...",
+            **{key: value for key, value in recorded.items() if key not in ("file", "campaign")}})
 
 
 if __name__ == "__main__":

@@ -150,6 +150,30 @@ def test_generated_pocl_pairs_have_provenance():
         assert row.speedup == pytest.approx(float(np.median(np.divide(cycles[0], cycles[1]))))
 
 
+def test_h200_pairs_are_gpu_pairs_from_the_same_variants_as_pocl():
+    """The H200 campaign measured the pocl campaign's variants; its pairs are GPU pairs (the H200's
+    descriptor joins them), and on it coarsening and prefetching go the other way from pocl."""
+    from gpuperf.datasets.bundled import data_dir
+    from gpuperf.decisions.optimizations import load_optimizations
+
+    provenance = json.loads((data_dir() / "advise_pairs_h200.provenance.json").read_text())
+    measured = pd.read_csv(data_dir() / "advise_pairs_h200.csv.gz")
+    assert provenance["device"] == "NVIDIA H200" and provenance["points"] == len(measured) == provenance["ok"]
+    pocl = pd.read_csv(data_dir() / "advise_pairs_pocl.csv.gz")
+    variants = ["kernel", "local_x", "local_y", "outputs_y", "prefetch", "unroll"]
+    assert set(map(tuple, measured[variants].to_numpy())) == set(map(tuple, pocl[variants].to_numpy()))
+    medians = {}
+    for name in ("thread_coarsening", "local_memory_prefetch"):
+        by_dataset = {spec.dataset: spec for spec in load_optimizations()[name].pairs}
+        h200 = build_spec_pairs(by_dataset["advise_pairs_h200.csv.gz"], name)
+        assert set(h200["target"]) == {GPU_TARGET} and h200["gpu_sms"].eq(132).all()
+        assert sorted(h200["input"].unique()) == ["n=1024,m=1024", "n=2048,m=2048", "n=4096,m=4096"]
+        on_pocl = build_spec_pairs(by_dataset["advise_pairs_pocl.csv.gz"], name)
+        medians[name] = h200["speedup"].median(), on_pocl["speedup"].median()
+    assert medians["thread_coarsening"][0] > 1.3 and medians["thread_coarsening"][1] < 1
+    assert 0.7 < medians["local_memory_prefetch"][0] < 1 and medians["local_memory_prefetch"][1] < 0.5
+
+
 def test_unknown_kernel_names_the_pair_table(tmp_path):
     from gpuperf.errors import GpuperfError
 

@@ -258,6 +258,30 @@ BUNDLED: dict[str, BundledDataset] = {
             shape_other=_gpuperf_export,
             signature=("campaign", "kernel_key", "measured_at"),
         ),
+        BundledDataset(
+            "advise_pairs_h200",
+            "advise_pairs_h200.csv.gz",
+            "The same stencil before/after variants as advise_pairs_pocl at n = m = 1024, 2048, 4096 on an "
+            "NVIDIA H200 (CUDA), timed interleaved",
+            GPUPERF_H200,
+            "MIT (gpuperf's own)",
+            repository="gpuperf",
+            units="time_s, time_s_min, time_s_iqr in seconds; cycle_times_s: per-cycle round medians",
+            shape_other=_gpuperf_export,
+            signature=("campaign", "kernel_key", "measured_at"),
+        ),
+        BundledDataset(
+            "advise_pairs_h200_repeat",
+            "advise_pairs_h200_repeat.csv.gz",
+            "advise_pairs_h200 measured again on the same H200 minutes later, at 8192 too: how far a "
+            "pair's speedup moves between runs",
+            GPUPERF_H200,
+            "MIT (gpuperf's own)",
+            repository="gpuperf",
+            units="time_s, time_s_min, time_s_iqr in seconds; cycle_times_s: per-cycle round medians",
+            shape_other=_gpuperf_export,
+            signature=("campaign", "kernel_key", "measured_at"),
+        ),
     ]
 }
 
