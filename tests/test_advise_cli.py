@@ -308,9 +308,10 @@ def test_device_json_applies_the_space_parameter(capsys):
 def test_an_optimization_trained_on_a_device_only_says_how_to_get_its_advice(capsys, tmp_path):
     from gpuperf.decisions.optimizations import builtin_folder
 
-    # unrolling without its H100 pairs: trained on the pocl pairs alone
+    # unrolling without its GPU pairs (the H200's, then the H100's): trained on the pocl pairs alone
     text = (builtin_folder() / "unrolling.toml").read_text()
-    (tmp_path / "unrolling.toml").write_text(text[: text.index("# The H100's stencil variants")])
+    (tmp_path / "unrolling.toml").write_text(text[: text.index("# The same before/after variants measured on an NVIDIA H200")])
+    assert "stencil_spaces_h100" not in (tmp_path / "unrolling.toml").read_text()
     out = run_json(capsys, ["advise", "stencil2d[local_x=16,local_y=4,outputs_y=4,prefetch=0,unroll=1]", "-p", "n=512",
                             "-p", "m=512", "--only", "unrolling", "--threshold", "0.0001", "--json",
                             "--min-confidence", "0", "--optimizations", str(tmp_path)])
@@ -320,15 +321,16 @@ def test_an_optimization_trained_on_a_device_only_says_how_to_get_its_advice(cap
     assert entry["reason"].endswith("not on GPUs; advise for a device with --device")
 
 
-def test_unrolling_on_a_gpu_is_advised_from_the_h100_stencil_pairs(capsys):
-    """The H100's unroll pairs (speedups 0.999 to 1.34, median 1.003) give unrolling a GPU model: assessed
-    for a GPU, its nearest pairs measured on the H100, its prediction near 1 and below the default threshold."""
+def test_unrolling_on_a_gpu_is_advised_from_the_gpu_stencil_pairs(capsys):
+    """The H100's and H200's unroll pairs (H100: speedups 0.999 to 1.34, median 1.003; H200: median 1.000)
+    give unrolling a GPU model: assessed for a GPU, its nearest pairs stencil unroll pairs measured on those
+    GPUs, its prediction near 1 and below the default threshold."""
     spec = "stencil2d[local_x=16,local_y=4,outputs_y=4,prefetch=0,unroll=1]"
     out = run_json(capsys, ["advise", spec, "-p", "n=4096", "-p", "m=4096", "--gpu", "H100 SXM",
                             "--only", "unrolling", "--threshold", "0.0001", "--min-confidence", "0", "--json"])
     (suggestion,) = out["suggestions"]
     nearest = suggestion["explanation"]["nearest_pairs"]
-    assert nearest and all(p["gpu"] == "H100 SXM" and p["change"].startswith("unroll: ") for p in nearest)
+    assert nearest and all(p["gpu"] in ("H100 SXM", "H200") and p["change"].startswith("unroll: ") for p in nearest)
     assert 0.9 < suggestion["predicted_speedup"] < 1.05
     assert suggestion["apply"]["variant"] == spec.replace("unroll=1", "unroll=4")
 
