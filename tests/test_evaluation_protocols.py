@@ -97,6 +97,16 @@ def test_leave_one_kernel_out_and_size_out_hold_out_their_group():
     assert list(evaluation.per_group.index) == ["1", "2", "4"]
 
 
+def test_held_out_sizes_come_in_numeric_order_one_size_column_or_two():
+    frame = pd.concat([_frame().assign(n=n) for n in (2000, 10000, 300)], ignore_index=True)
+    frame["m"] = frame["n"] // 100
+    assert list(leave_one_size_out(RecordingRegressor(), frame, FEATURES, sizes="n").per_group.index) == [
+        "300", "2000", "10000"]  # as numbers, not as text ("10000" < "2000")
+    two = leave_one_size_out(RecordingRegressor(), frame, FEATURES, sizes=["n", "m"])
+    assert list(two.per_group.index) == ["300/3", "2000/20", "10000/100"]
+    assert list(two.metrics_by(["kernel", "fold"]).index.get_level_values("fold")) == ["300/3", "2000/20", "10000/100"] * 2
+
+
 def test_fit_on_kernels_trains_on_the_named_kernels_only():
     SEEN.clear()
     evaluation = fit_on_kernels(RecordingRegressor(), _frame(), FEATURES, ["copy"])

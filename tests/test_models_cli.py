@@ -571,6 +571,13 @@ def test_a_model_fitted_on_one_gpu_prices_no_other(tables, tmp_path, capsys):
                  "--gpu", "K5200"]) == 2
     assert "fitted on one GPU (GTX 970), so its GPU descriptors never varied" in capsys.readouterr().err
     assert not (tmp_path / "k.csv").exists()
+    # rows that name another GPU themselves, no --gpu: refused alike, not priced as the GTX 970
+    others = tmp_path / "others.csv"
+    complete_rows().to_csv(others, index=False)
+    assert main(["predict-table", "--model", str(model), str(others), "--out", str(tmp_path / "o.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "fitted on one GPU (GTX 970), so its GPU descriptors never varied and " in err
+    assert f"{others}'s rows of " in err and not (tmp_path / "o.csv").exists()
 
 
 def test_bsp_rows_whose_counts_give_no_time_are_named(tables, tmp_path, capsys):

@@ -162,6 +162,27 @@ def numeric_features(frame: pd.DataFrame, features: Sequence[str], where: str) -
 
 
 # -- preparing a table for a model -----------------------------------------------------------------
+
+def _refuse_other_gpus_of_a_one_gpu_model(info: dict, options: dict, model: Path, rows: "pd.DataFrame",
+                                          source: str) -> None:
+    """A learned model fitted with GPU descriptors on one GPU never saw them vary: rows of another GPU
+    would silently get that GPU's predictions."""
+    from gpuperf.datasets.schema import canonical_gpu
+    from gpuperf.models.registry import LEARNED
+
+    trained_on = [canonical_gpu(name) for name in (info.get("metadata") or {}).get("gpus") or []]
+    if not options.get("gpu_features") or options.get("name") not in LEARNED or len(trained_on) != 1:
+        return
+    if "gpu" not in rows.columns:
+        return
+    others = sorted({canonical_gpu(str(name)) for name in rows["gpu"].dropna().unique()} - set(trained_on))
+    if others:
+        asked = f"--gpu {others[0]}" if source == "--gpu" else f"{source}'s rows of {others[0]}"
+        raise GpuperfError(f"{model}: fitted on one GPU ({trained_on[0]}), so its GPU descriptors never varied "
+                           f"and {asked} would get {trained_on[0]}'s predictions; fit it on a table of "
+                           "several GPUs")
+
+
 @dataclass
 class Prepared:
     """A table ready for a model: its rows, the feature columns and how the table was extended."""
@@ -532,11 +553,9 @@ def predict_table_command(
     import numpy as np
 
     from gpuperf.datasets import write_dataset_csv
-    from gpuperf.datasets.schema import canonical_gpu
     from gpuperf.evaluation.protocols import predict_bounded
     from gpuperf.hardware.specs import get_gpu
     from gpuperf.models.persistence import load_model, model_info
-    from gpuperf.models.registry import LEARNED
 
     new_output_file(out)
     info = model_info(model)
@@ -557,13 +576,9 @@ def predict_table_command(
             gpu = get_gpu(gpu).name
         except GpuperfError as error:
             raise GpuperfError(f"--gpu: {error}") from None
-        trained_on = [canonical_gpu(name) for name in (info.get("metadata") or {}).get("gpus") or []]
-        if options.get("name") in LEARNED and len(trained_on) == 1 and trained_on[0] != gpu:
-            raise GpuperfError(f"{model}: fitted on one GPU ({trained_on[0]}), so its GPU descriptors never varied "
-                               f"and --gpu {gpu} would get {trained_on[0]}'s predictions; fit it on a table of "
-                               "several GPUs")
     frame, where = read_table(data)
     rows = frame if gpu is None else frame.assign(gpu=gpu)
+    _refuse_other_gpus_of_a_one_gpu_model(info, options, model, rows, "--gpu" if gpu is not None else where)
     table = extend_table(rows, where, bool(options.get("gpu_features")), options.get("bsp_inputs"),
                          bool(options.get("base_clock")), options.get("roofline_inputs"))
     unbounded = unbounded_rows(table)

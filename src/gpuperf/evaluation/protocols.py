@@ -46,7 +46,8 @@ class Evaluation:
         """One row of metrics per value of ``columns`` (e.g. "gpu" or ["gpu", "kernel"])."""
         columns = [columns] if isinstance(columns, str) else list(columns)
         rows = []
-        for key, part in self.predictions.groupby(columns, sort=True):
+        groups = self.predictions.groupby(columns, sort=False)
+        for key, part in sorted(groups, key=lambda group: natural_key(group[0])):
             key = key if isinstance(key, tuple) else (key,)
             rows.append(dict(zip(columns, key)) | all_metrics(part["measured"], part["predicted"]))
         return pd.DataFrame(rows).set_index(columns)
@@ -207,13 +208,27 @@ def leave_one_group_out(
     labels = _label_texts(frame[columns[0]])  # one column: no slow row-wise join
     if len(columns) > 1:
         labels = pd.concat([_label_texts(frame[c]) for c in columns], axis=1).agg("/".join, axis=1)
-    wanted = sorted(labels.unique()) if groups is None else [str(g) for g in groups]
+    wanted = sorted(labels.unique(), key=natural_key) if groups is None else [str(g) for g in groups]
     unknown = [g for g in wanted if g not in set(labels)]
     if unknown:
         raise GpuperfError(f"{where}: no rows for held-out group(s) {', '.join(unknown)}")
     folds = [(g, labels.ne(g)) for g in wanted]
     return _run(estimator, frame, features, folds, where, tuple(columns), target, fit_by,
                 max_train_rows, balance_by, seed)
+
+
+def natural_key(value: object) -> tuple:
+    """Sort key that orders group labels as a reader expects: numbers by value (``2000`` before
+    ``10000``), sizes joined by ``/`` part by part, and text after numbers."""
+    parts = value if isinstance(value, tuple) else (value,)
+    key: list[tuple[int, float, str]] = []
+    for part in parts:
+        for piece in str(part).split("/"):
+            try:
+                key.append((0, float(piece), ""))
+            except ValueError:
+                key.append((1, 0.0, piece))
+    return tuple(key)
 
 
 def _label_texts(values: pd.Series) -> pd.Series:

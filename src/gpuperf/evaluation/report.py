@@ -24,7 +24,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from scipy.cluster.hierarchy import dendrogram
 
-from gpuperf.evaluation.protocols import Evaluation
+from gpuperf.evaluation.protocols import Evaluation, natural_key
 
 
 def _slug(text: str) -> str:
@@ -174,10 +174,10 @@ def scatter_panels(data: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """The scatter's panels: one per held-out group (``fold``) in name order; beyond
     :data:`MAX_PANELS` groups, the smallest share one last panel named for how many they are."""
     folds = data["fold"].astype(str)
-    parts = {name: data[folds == name] for name in sorted(folds.unique())}
+    parts = {name: data[folds == name] for name in sorted(folds.unique(), key=natural_key)}
     if len(parts) <= MAX_PANELS:
         return list(parts.items())
-    kept = sorted(sorted(parts, key=lambda name: -len(parts[name]))[:MAX_PANELS - 1])
+    kept = sorted(sorted(parts, key=lambda name: -len(parts[name]))[:MAX_PANELS - 1], key=natural_key)
     rest = [name for name in parts if name not in kept]
     return [(name, parts[name]) for name in kept] + [
         (f"{len(rest)} other groups", pd.concat([parts[name] for name in rest]))]
@@ -289,6 +289,7 @@ def plot_error_heatmap(evaluation: Evaluation, path: Path, context: str = "") ->
     held out (a bare diagonal otherwise), per kernel and GPU."""
     across = "gpu" if evaluation.group == ("kernel",) and "gpu" in evaluation.predictions.columns else "fold"
     cells = evaluation.metrics_by(["kernel", across])["mape"].unstack(across)
+    cells = cells[sorted(cells.columns, key=natural_key)]
     fig = Figure(figsize=(max(5.5, 1.6 + 0.9 * cells.shape[1]), 1.6 + 0.4 * cells.shape[0]))
     ax = fig.subplots()
     shown = np.clip(cells.to_numpy(dtype=float), 0, 1)
