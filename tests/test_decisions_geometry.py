@@ -324,3 +324,12 @@ def test_every_policy_is_timed_per_call():
     assert HEURISTIC in costs and "model (random forest over 32 block sizes)" in costs
     assert all(us > 0 for us in costs.values())
     assert costs[HEURISTIC] < costs["occupancy (new resources: 32 sizes tried)"]  # a rule vs 32 sizes computed
+
+
+def test_the_occupancy_policy_names_the_limit_a_kernel_exceeds(capsys):
+    from gpuperf.cli import main
+
+    for argv, message in ((["--gpu", "GTX 680", "--registers", "64"], "registers per thread 64 is outside 0..63"),
+                          (["--gpu", "H100", "--smem", "300000"], "shared memory per block 300000 bytes is outside")):
+        assert main(["geometry", "--trip", "1000", "--policy", "occupancy", *argv]) == 2
+        assert message in capsys.readouterr().err  # not "no block size fits"

@@ -162,6 +162,38 @@ def test_sweep_tables_are_checked_with_file_and_line():
         check_sweep(failed.assign(status="RunFailed"), "s.csv")
 
 
+def test_a_blank_loop_name_or_a_register_count_that_varies_in_a_group_names_its_line():
+    table = pd.DataFrame({"kernel": ["k", None], "trip": [10, 10], "threads": [32, 64], "blocks": [1, 1],
+                          "time_s": [1e-6, 2e-6]})
+    with pytest.raises(GpuperfError, match=r"s\.csv: row 2: kernel is empty"):
+        check_sweep(table, "s.csv")
+    with pytest.raises(GpuperfError, match=r"row 2: registers 40, but row 1 says 30 for k at trip 10"):
+        check_sweep(table.assign(kernel="k", registers=[30, 40]), "s.csv")
+    h100 = device_descriptor("H100")
+    too_many = synthetic_sweep(h100, [1000]).assign(registers=300)
+    with pytest.raises(GpuperfError, match=r"s\.csv: row 1: registers per thread 300 is outside 0\.\.255"):
+        sweep_choices(too_many, h100, "s.csv")
+
+
+def test_the_command_says_which_rows_its_figures_leave_out(tmp_path, capsys):
+    h100 = device_descriptor("H100")
+    table = synthetic_sweep(h100, [1000, 100_000]).assign(gpu="H100")
+    llvm = (table["threads"] == 128) & (table["blocks"] == -(-table["trip"] // 128))
+    table.loc[llvm & (table["trip"] == 1000) & (table["kernel"] == "loop_a"), "status"] = "RunFailed: test"
+    path = tmp_path / "sweep.csv"
+    table.to_csv(path, index=False)
+    assert main(["geometry-sweep", "--table", str(path), "--json"]) == 0
+    captured = capsys.readouterr()
+    result, err = json.loads(captured.out), captured.err
+    assert result["points"] == len(table) - 1  # the failed row is no point
+    assert "1 group(s) lack LLVM's default pick and are left out of the figures (loop_a trip=1000)" in err
+    assert "1 row(s) whose status is not ok left out" in err
+    table[~llvm].to_csv(path, index=False)
+    assert main(["geometry-sweep", "--table", str(path)]) == 2
+    assert "no (loop, trip count) group measured LLVM's default pick (loop_a trip=1000: 128 x 8)" in (
+        capsys.readouterr().err)
+
+
 def test_table_descriptor_prefers_gpu_then_recorded_limits_then_the_gpu_column():
     cpu = cpu_descriptor("some CPU", 4, 4096, 65536)
     recorded = pd.DataFrame([{f"device_{k}": v for k, v in cpu.as_dict().items()} | {"gpu": "some CPU"}])
@@ -202,7 +234,9 @@ def test_measure_sweep_reports_progress_through_builds_and_timed_rounds():
 
 def test_geometry_sweep_command_measures_saves_and_judges(tmp_path, capsys):
     out = tmp_path / "sweep.csv"
-    argv = ["geometry-sweep", "--device", "opencl:0", "--loops", "saxpy", "--trips", "300", "--blocks-step", "8", "--cycles", "3",
+    # a loop or trip count named twice is measured once
+    argv = ["geometry-sweep", "--device", "opencl:0", "--loops", "saxpy,loop_saxpy", "--trips", "300,300",
+            "--blocks-step", "8", "--cycles", "3",
             "--out", str(out), "--report", str(tmp_path / "report"), "--json"]
     assert main(argv) == 0
     result = json.loads(capsys.readouterr().out)

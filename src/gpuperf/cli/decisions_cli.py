@@ -436,10 +436,12 @@ def geometry_sweep_command(
         measured, where, descriptor = _measure_sweep(device, loops, trips, gpu, blocks_step, cycles, out,
                                                      show=not (no_progress or as_json), resume=resume)
     choices = sweep.sweep_choices(measured, descriptor, where)
+    _note_unjudged_rows(measured, choices, where)
     summary = sweep.sweep_summary(choices)
     figures = sweep.sweep_figures(choices)
+    points = int(choices["points"].sum())
     result = {
-        "device": descriptor.name, "points": len(measured), "choices": len(choices),
+        "device": descriptor.name, "points": points, "choices": len(choices),
         "policies": summary.astype(object).to_dict(orient="index"),  # object: choices stay whole numbers
         "figures": figures.to_dict(orient="records"),  # per (loop, trip count), per trip count, and "all"
         "picks": choices.to_dict(orient="records"),
@@ -452,12 +454,29 @@ def geometry_sweep_command(
         print_json(result)
         return
     print_table(summary.reset_index().to_dict(orient="records"),
-                title=f"launch-geometry policies on {where} ({descriptor.name}, {len(measured)} points)")
+                title=f"launch-geometry policies on {where} ({descriptor.name}, {points} points)")
     print_table(sweep.figure_labels(figures).to_dict(orient="records"),
                 title="per (loop, trip count), per trip count and overall: speedup over LLVM's default, "
                       "choices within 10 % of the best")
     print_table(sweep.pick_labels(choices, summary.index).to_dict(orient="records"),
                 title="each policy's pick, threads x blocks")
+
+
+def _note_unjudged_rows(measured, choices, where: str) -> None:
+    """Say which rows the figures leave out: failed points, and groups that lack LLVM's pick (the
+    baseline every speedup is taken over); none measuring it leaves nothing to judge."""
+    without = choices[choices["llvm"].isna()]
+    if len(without) == len(choices):
+        first = choices.iloc[0]
+        raise GpuperfError(f"{where}: no (loop, trip count) group measured LLVM's default pick ({first['group']}: "
+                           f"{first['llvm_threads']} x {first['llvm_blocks']}), the baseline of every speedup; "
+                           "nothing to judge")
+    if len(without):
+        print(f"note: {where}: {len(without)} group(s) lack LLVM's default pick and are left out of the figures "
+              f"({', '.join(without['group'].head(3))}{', ...' if len(without) > 3 else ''})", file=sys.stderr)
+    failed = len(measured) - int(choices["points"].sum())
+    if failed:
+        print(f"note: {where}: {failed} row(s) whose status is not ok left out", file=sys.stderr)
 
 
 def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_step: int, cycles: int,
@@ -468,12 +487,13 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
     from gpuperf.measure.devices import open_device
 
     bodies = [b.strip().removeprefix("loop_") for b in loops.split(",") if b.strip()]  # saxpy or loop_saxpy
+    bodies = list(dict.fromkeys(bodies))  # a loop named twice is measured once
     if not bodies:
         raise GpuperfError(f"--loops: name at least one of {', '.join(LOOP_BODIES)}")
     for body in bodies:
         if body not in LOOP_BODIES:
             raise unknown_name_error("parallel loop", body, LOOP_BODIES)
-    counts = _int_list(trips, "trips")
+    counts = list(dict.fromkeys(_int_list(trips, "trips")))  # a trip count given twice is measured once
     if cycles < 1:
         raise GpuperfError(f"--cycles: {cycles} must be at least 1")
     if out and not resume:  # a new file: measurements are never overwritten

@@ -214,6 +214,9 @@ def max_occupancy_threads(device: DeviceDescriptor, registers: int, shared_memor
 
 @functools.lru_cache(maxsize=1024)
 def _max_occupancy_threads(device: DeviceDescriptor, registers: int, shared_memory_bytes: int) -> int:
+    # registers or shared memory outside the GPU's limits: that error, not "no block size fits"
+    resident_blocks_per_sm(device, min(device.warp_size, device.max_threads_per_block), registers,
+                           shared_memory_bytes)
     best_threads, best_warps = 0, 0
     for threads in range(device.max_threads_per_block, 0, -device.warp_size):
         try:

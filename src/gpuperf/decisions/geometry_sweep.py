@@ -196,6 +196,10 @@ def check_sweep(table: pd.DataFrame, where: str) -> pd.DataFrame:
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)} (a sweep needs kernel, trip, threads, "
                            "blocks, time_s)")
     usable = table if "status" not in table.columns else table[is_ok(table["status"])]
+    blank = usable["kernel"].isna() | usable["kernel"].astype(str).str.strip().eq("")
+    if blank.any():
+        raise GpuperfError(f"{where}: {row_location(usable, int(np.flatnonzero(blank.to_numpy())[0]))}: "
+                           "kernel is empty (each point names its loop)")
     if "registers" in usable.columns:  # per thread; an empty cell: the policies' default
         empty = usable["registers"].isna() | usable["registers"].astype(str).str.strip().eq("")
         usable = usable.assign(registers=usable["registers"].where(~empty, DEFAULT_REGISTERS))
@@ -225,6 +229,16 @@ def check_sweep(table: pd.DataFrame, where: str) -> pd.DataFrame:
         row = usable.iloc[position]
         raise GpuperfError(f"{where}: {row_location(usable, position)}: {row['kernel']} at trip {row['trip']}, "
                            f"{row['threads']} threads x {row['blocks']} blocks is measured twice")
+    if "registers" in usable.columns:  # one loop at one trip count is one compiled kernel
+        group = usable.groupby(["kernel", "trip"], sort=False)
+        varies = usable["registers"].ne(group["registers"].transform("first"))
+        if varies.any():
+            position = int(np.flatnonzero(varies.to_numpy())[0])
+            row = usable.iloc[position]
+            first = int(np.flatnonzero(group.ngroup().eq(group.ngroup().iloc[position]).to_numpy())[0])
+            raise GpuperfError(f"{where}: {row_location(usable, position)}: registers {row['registers']}, but "
+                               f"{row_location(usable, first)} says {usable['registers'].iloc[first]} for "
+                               f"{row['kernel']} at trip {row['trip']} (one kernel, one register count)")
     if "gpu" in usable.columns and usable["gpu"].dropna().astype(str).nunique() > 1:
         names = ", ".join(usable["gpu"].dropna().astype(str).unique()[:3])
         raise GpuperfError(f"{where}: column gpu names several GPUs ({names}); one sweep per GPU")
@@ -271,7 +285,11 @@ def sweep_choices(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str 
         times = {(t, b): s for t, b, s in group[["threads", "blocks", "time_s"]].itertuples(index=False)}
         row: dict[str, object] = {"group": f"{kernel} trip={trip}", "kernel": kernel, "trip": int(trip)}
         registers = int(group["registers"].iloc[0]) if "registers" in group.columns else DEFAULT_REGISTERS
-        picks = policy_picks(descriptor, int(trip), registers)
+        try:
+            picks = policy_picks(descriptor, int(trip), registers)
+        except GpuperfError as error:  # e.g. more registers than the GPU allows
+            raise GpuperfError(f"{where}: {row_location(table, table.index.get_loc(group.index[0]))}: "
+                               f"{error}") from None
         if predicted is not None:
             fastest = group.loc[predicted[group.index].idxmin()]
             picks["model"] = (int(fastest["threads"]), int(fastest["blocks"]))
