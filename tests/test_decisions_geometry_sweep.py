@@ -152,7 +152,7 @@ def test_sweep_tables_are_checked_with_file_and_line():
         check_sweep(table.assign(time_s=1e-6, trip=1e20), "s.csv")
     with pytest.raises(GpuperfError, match=r"row 2: registers must be a positive whole number, not 'abc'"):
         check_sweep(table.assign(time_s=1e-6, registers=["64", "abc"]), "s.csv")
-    registers = check_sweep(table.assign(time_s=1e-6, registers=[64, None]), "s.csv")["registers"]
+    registers = check_sweep(table.assign(time_s=1e-6, trip=[10, 20], registers=[64, None]), "s.csv")["registers"]
     assert registers.tolist() == [64, 32]  # an empty cell: the policies' default of 32 per thread
     with pytest.raises(GpuperfError, match=r"s\.csv: missing column\(s\) blocks"):
         check_sweep(table.drop(columns="blocks"), "s.csv")
