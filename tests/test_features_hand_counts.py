@@ -33,6 +33,16 @@ def test_every_work_item_that_reaches_a_guard_evaluates_it():
     assert inside["ifs_per_thread"] == 8 and inside["loop_iterations_per_thread"] == 8
 
 
+@pytest.mark.parametrize("name", ["guarded_sibling_loops", "guarded_reduction"])
+def test_a_guard_around_whole_sequential_loops_counts_once_per_work_item(name):
+    import loopy as lp
+
+    kernel = get_kernel(f"{KERNELS}:{name}")
+    assert lp.generate_code_v2(kernel.program).device_code().count("if (") == 1  # the guard, around it all
+    counted = extract_features(kernel, {"n": 4000})  # 4000 work-items of 4096 launched
+    assert counted["ifs_per_thread"] == 1  # not once per loop iteration
+
+
 @pytest.mark.parametrize("seed", ["0", "2"])
 def test_loop_iterations_do_not_depend_on_the_hash_seed(seed):
     code = ("import json, sys; from gpuperf.features.table import extract_features; from gpuperf.kernels import get_kernel;"

@@ -132,3 +132,39 @@ def two_group_counts():
                          assumptions=ASSUME, lang_version=(2018, 2), name="two_group_counts")
     knl = lp.split_iname(knl, "i", 256, outer_tag="g.0", inner_tag="l.0")
     return lp.split_iname(knl, "i2", 128, outer_tag="g.0", inner_tag="l.0")
+
+
+def guarded_sibling_loops():
+    """n need not fill the last group: one guard around the whole body, sequential loops and all
+    (loopy hoists it out of every loop whose instructions all need it)."""
+    k = lp.make_kernel("{[i,k,j1,j2]: 0<=i<n and 0<=k<3 and 0<=j1<5 and 0<=j2<7}",
+                       """
+                       <float32> s = 0  {id=s0}
+                       for k
+                         <float32> u = a[i]  {id=u, dep=s0}
+                         for j1
+                           s = s + u  {id=s1, dep=u}
+                         end
+                         for j2
+                           s = s * u  {id=s2, dep=s1}
+                         end
+                       end
+                       out[i] = s  {dep=s2}
+                       """,
+                       [lp.GlobalArg("a", np.float32, shape=("n",)), lp.GlobalArg("out", np.float32, shape=("n",)),
+                        lp.ValueArg("n", np.int32)],
+                       assumptions="n >= 1", lang_version=(2018, 2), name="guarded_sibling_loops")
+    return lp.add_inames_for_unused_hw_axes(lp.split_iname(k, "i", 128, outer_tag="g.0", inner_tag="l.0"))
+
+
+def guarded_reduction():
+    """The same guard once per work-item for a reduction into a temporary (loopy preprocesses it)."""
+    k = lp.make_kernel("{[i,k]: 0<=i<n and 0<=k<7}",
+                       """
+                       <> t = sum(k, a[k*n + i])
+                       out[i] = t
+                       """,
+                       [lp.GlobalArg("a", np.float32, shape=("7*n",)), lp.GlobalArg("out", np.float32, shape=("n",)),
+                        lp.ValueArg("n", np.int32)],
+                       assumptions="n >= 1", lang_version=(2018, 2), name="guarded_reduction")
+    return lp.split_iname(k, "i", 128, outer_tag="g.0", inner_tag="l.0")

@@ -162,13 +162,8 @@ def _structure(kernel: lp.LoopKernel, domains: Domains, walker: Walker | None) -
         contexts |= set(walker.ops) | set(walker.accesses)
         for context, times in walker.conditionals.items():
             branches.append(product([times, domains.runs_per_workitem(context)]))
-    # One hoisted guard per set of inames, as loopy emits it. Every work-item of a group that
-    # reaches it evaluates it, inside the group's sequential loops, not just those it lets through.
-    guarded: set[frozenset[str]] = set()
-    for insn in kernel.instructions:
-        if isinstance(insn, (Assignment, CallInstruction)) and domains.needs_guard(frozenset(insn.within_inames)):
-            guarded.add(frozenset(insn.within_inames))
-    branches += [domains.runs_per_launch_item(inames) for inames in sorted(guarded, key=sorted)]
+    # Every work-item of a group that reaches a guard evaluates it, not just those it lets through.
+    branches += [domains.runs_per_launch_item(inames) for inames in sorted(_guard_contexts(kernel, domains), key=sorted)]
     return Structure(
         params=tuple(sorted(size_params(kernel))),
         groups=groups,  # type: ignore[arg-type]
@@ -177,6 +172,27 @@ def _structure(kernel: lp.LoopKernel, domains: Domains, walker: Walker | None) -
         loop_iterations=_loop_iterations(contexts, domains),
         local_memory_bytes=_local_memory_bytes(kernel, walker.address_spaces if walker is not None else None),
     )
+
+
+def _guard_contexts(kernel: lp.LoopKernel, domains: Domains) -> set[frozenset[str]]:
+    """The loops each bound guard loopy emits sits in, one entry per distinct guard.
+
+    A guard covers the parallel inames of the instructions it guards. loopy hoists it out of a
+    sequential loop whose every instruction needs that same guard (one ``if`` around the loop), but
+    not out of a loop it shares with instructions it does not guard, nor out of one its bounds
+    involve."""
+    guards: list[tuple[frozenset[str], frozenset[str] | None]] = []
+    for insn in kernel.instructions:
+        if isinstance(insn, (Assignment, CallInstruction)):
+            inames = frozenset(insn.within_inames)
+            parallel = frozenset(i for i in inames if i in domains.hw_axes)
+            guards.append((inames, parallel if domains.needs_guard(inames) else None))
+    sharing: dict[str, set[frozenset[str] | None]] = {}
+    for inames, guard in guards:
+        for iname in inames - set(domains.hw_axes):
+            sharing.setdefault(iname, set()).add(guard)
+    return {domains.guard_inames(inames) | {i for i in inames - guard if sharing[i] != {guard}}
+            for inames, guard in guards if guard is not None}
 
 
 def _loop_iterations(contexts: set[frozenset[str]], domains: Domains) -> Expr:
