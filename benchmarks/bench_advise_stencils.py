@@ -40,6 +40,14 @@ the H100's measurement of the same pair (``pair_transfer``), so it gets the same
 get 67 % (constant 50 %): they predict larger work-groups help on every pair (63 %, as the constant
 does), since the thousands of GEMM and convolution pairs outweigh the 30 stencil pairs that would tell
 the stencils apart.
+
+Since the H200's designed stencil pairs (``advise_pairs_h200``) joined the GPU pairs, the same run gives
+(2026-11-28): sign accuracy on the 54 H100 pairs, each stencil held out, 59 % (constant 57 %) trained on the
+GPU pairs without the H100's (the H200's among them: thread_coarsening 91 %, unrolling now assessed, 42 %),
+74 % (57 %) with the other stencils' H100 pairs too (larger_work_groups 70 %, thread_coarsening 91 %,
+unrolling 67 %), 63 % (41 %) trained on pocl; the models' median predictions with every GPU pair: 1.23 for
+larger_work_groups (measured 1.11), 1.69 for thread_coarsening (1.96), 1.006 for unrolling (1.003). On the
+H200 (``stencil_spaces_h200``) the advisor still gets 89 % from the H100's measured pairs; its models alone 61 %.
 """
 
 from __future__ import annotations
