@@ -958,3 +958,18 @@ def test_a_table_saved_by_excel_or_powershell_reads_as_the_plain_one(tmp_path, e
     marked.write_text(plain.read_text(), encoding=encoding)
     pd.testing.assert_frame_equal(read_csv(plain), read_csv(marked))
     assert read_space(marked)["gpu"].unique().tolist() == ["GTX 970"]
+
+
+def test_a_table_without_bsp_inputs_or_count_properties_says_which_route_serves(tmp_path, capsys):
+    assert main(["fit", "matvec_bsp", "--model", "bsp", "--out", str(tmp_path / "b.json")]) == 2
+    err = capsys.readouterr().err
+    assert "matvec_bsp: no column for BSP input(s) threads=threads" in err and "--bsp-columns role=column" in err
+    from gpuperf.datasets.bundled import data_dir
+
+    model = tmp_path / "h100.json"
+    assert main(["calibrate", "--table", str(data_dir() / "linear_model_h100.csv.gz"), "--out", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["predict-table", "--model", str(model), "stencil_spaces_h100", "--out", str(tmp_path / "p.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "a linear count model from gpuperf calibrate prices a kernel from its counts: gpuperf predict KERNEL" in err
+    assert "stencil_spaces_h100 lacks its property columns (launches, " in err

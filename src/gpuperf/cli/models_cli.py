@@ -317,7 +317,12 @@ def prepare_training(
     roofline_kind = roofline_table_kind(frame.columns) if options.name in ROOFLINE_MODELS else None
     frame = extend_table(frame, where, gpu_features, kind, base_clock, roofline_kind)
     if options.name == "bsp":
-        chosen = [c for c in bsp_columns(options, kind).values() if c is not None]
+        roles = {role: column for role, column in bsp_columns(options, kind).items() if column is not None}
+        chosen = list(roles.values())
+        absent = [f"{role}={column}" for role, column in roles.items() if column not in frame.columns]
+        if absent:
+            raise GpuperfError(f"{where}: no column for BSP input(s) {', '.join(absent)} (role=column); name the "
+                               "table's own columns with --bsp-columns role=column,...")
     elif options.name in ROOFLINE_MODELS:
         chosen = roofline_columns(roofline_kind)
         require_columns(frame, chosen, where, "roofline input")
@@ -577,6 +582,11 @@ def predict_table_command(
         except GpuperfError as error:
             raise GpuperfError(f"--gpu: {error}") from None
     frame, where = read_table(data)
+    absent = [str(name) for name in names if name not in frame.columns]
+    if (info.get("metadata") or {}).get("kind") == "linear_count_model" and absent:
+        raise GpuperfError(f"{model}: a linear count model from gpuperf calibrate prices a kernel from its counts: "
+                           f"gpuperf predict KERNEL -p ... --model {model}; {where} lacks its property columns "
+                           f"({', '.join(absent[:4])}{', ...' if len(absent) > 4 else ''})")
     rows = frame if gpu is None else frame.assign(gpu=gpu)
     _refuse_other_gpus_of_a_one_gpu_model(info, options, model, rows, "--gpu" if gpu is not None else where)
     table = extend_table(rows, where, bool(options.get("gpu_features")), options.get("bsp_inputs"),
