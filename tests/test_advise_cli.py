@@ -433,3 +433,34 @@ def test_gpu_names_the_advised_row_of_a_raw_profile_from_several_gpus(tmp_path, 
     assert capsys.readouterr().out.startswith(f"Advice for {path}, row 1 (vecAdd, ")
     assert main([*args, "--row", "2", "--gpu", "V100"]) == 2
     assert "row 2 was profiled on the" in capsys.readouterr().err
+
+
+def test_an_entry_naming_a_parameter_its_space_lacks_says_so(capsys, tmp_path):
+    (tmp_path / "wide_y.toml").write_text('''name = "wide_y"
+title = "Taller work-groups"
+description = "Make work-groups taller along y."
+when_it_helps = "When a work-group is short along y."
+[example]
+before = "dim3 block(16, 4);"
+after = "dim3 block(16, 16);"
+[apply]
+kind = "loopy"
+summary = "larger local_y (space parameter local_y: 4 -> 16)"
+space_parameter = { name = "local_yy", before = 4, after = 16 }
+[[pairs]]
+dataset = "advise_pairs_h200.csv.gz"
+kernel = ["stencil2d", "jacobi2d_9pt", "hotspot2d", "gradient"]
+parameter = "local_y"
+before = 4
+after = 16
+features = "columns"
+configuration = ["n", "m", "local_x", "local_y", "outputs_y", "prefetch", "unroll"]
+inputs = ["n", "m"]
+''')
+    out = run_json(capsys, ["advise", "stencil2d[local_x=16,local_y=4,outputs_y=1,prefetch=0,unroll=1]", "-p", "n=4096",
+                            "-p", "m=4096", "--gpu", "H200", "--only", "wide_y", "--min-confidence", "0", "--json",
+                            "--optimizations", str(tmp_path)])
+    (suggestion,) = out["suggestions"] + out["below_threshold"]
+    assert "variant" not in suggestion["apply"]
+    assert ("no variant to apply: apply.space_parameter.name 'local_yy' of wide_y is no parameter of the space "
+            "stencil2d (local_x, local_y, outputs_y, prefetch, unroll)") in json.dumps(suggestion["explanation"])

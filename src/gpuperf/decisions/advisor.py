@@ -165,6 +165,25 @@ def _condition_holds(entry: Optimization, features: Mapping[str, float]) -> bool
     return bool(frame.eval(entry.applies_when).iloc[0])
 
 
+def _space_parameter_note(entry: Optimization, kernel: Kernel | None, space_name: str | None = None) -> str:
+    """Why a space's variant gets no ``apply.variant``: the entry names a parameter its space lacks
+    (a typo in the entry, or an optimization this space does not parametrise)."""
+    flip = entry.space_parameter
+    if kernel is None or flip is None:
+        return ""
+    from gpuperf.kernels.space import get_space
+
+    name = space_name or kernel.name
+    try:
+        space = get_space(name)
+    except GpuperfError:  # not a space's variant
+        return ""
+    if flip["name"] in space.parameters:
+        return ""
+    return (f"no variant to apply: apply.space_parameter.name '{flip['name']}' of {entry.name} is no parameter of "
+            f"the space {name} ({', '.join(space.parameters)})")
+
+
 def _space_change(entry: Optimization, kernel: Kernel | None,
                   space_name: str | None = None) -> tuple[str | None, str | None]:
     """(variant spec with the optimization applied, reason it does not apply) for a variant of the
@@ -332,7 +351,7 @@ def advise(
         model = fitted_model(pairs, use_cache)
         identified = _with_identity(_with_change(query, kernel, variant, sizes), entry, kernel, variant, sizes, gpu)
         prediction = model.predict(identified)
-        notes = "; ".join(n for n in (note, pair_note) if n)
+        notes = "; ".join(n for n in (note, pair_note, _space_parameter_note(entry, kernel, space)) if n)
         assessed.append(Suggestion(
             optimization=entry.name, title=entry.title,
             predicted_speedup=float(prediction.speedup[0]), confidence=float(prediction.confidence[0]),
