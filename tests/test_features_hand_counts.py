@@ -33,7 +33,7 @@ def test_every_work_item_that_reaches_a_guard_evaluates_it():
     assert inside["ifs_per_thread"] == 8 and inside["loop_iterations_per_thread"] == 8
 
 
-@pytest.mark.parametrize("name", ["guarded_sibling_loops", "guarded_reduction"])
+@pytest.mark.parametrize("name", ["guarded_sibling_loops", "guarded_reduction", "guarded_bound_in_loop"])
 def test_a_guard_around_whole_sequential_loops_counts_once_per_work_item(name):
     import loopy as lp
 

@@ -168,3 +168,18 @@ def guarded_reduction():
                         lp.ValueArg("n", np.int32)],
                        assumptions="n >= 1", lang_version=(2018, 2), name="guarded_reduction")
     return lp.split_iname(k, "i", 128, outer_tag="g.0", inner_tag="l.0")
+
+
+def guarded_bound_in_loop():
+    """A parallel bound that involves the sequential loop (i < n - k): loopy still puts the one guard
+    outside the loop and folds the rest of the bound into the loop's limit."""
+    k = lp.make_kernel("{[k,i]: 0<=k<4 and 0<=i<n-k}",
+                       """
+                       for k
+                         out[k*n + i] = a[k*n + i] {id=x}
+                       end
+                       """,
+                       [lp.GlobalArg("a", np.float32, shape=("4*n",)), lp.GlobalArg("out", np.float32, shape=("4*n",)),
+                        lp.ValueArg("n", np.int32)],
+                       assumptions="n >= 8", lang_version=(2018, 2), name="guarded_bound_in_loop")
+    return lp.split_iname(k, "i", 128, outer_tag="g.0", inner_tag="l.0")

@@ -362,22 +362,6 @@ class Domains:
         return product([self.runs_per_group_item(inames), *widen])
 
     # -- guards -------------------------------------------------------------------------------
-    def guard_inames(self, inames: frozenset[str]) -> frozenset[str]:
-        """Where loopy places the guard of code inside ``inames``: around the parallel inames, hoisted
-        out of every sequential loop but those the parallel inames' bounds involve."""
-        parallel = frozenset(i for i in inames if i in self.hw_axes)
-        sequential = inames - parallel
-        bounding: set[str] = set()
-        for iname in parallel:
-            domain = self.kernel.get_inames_domain(frozenset([iname]))
-            for basic in domain.get_basic_sets():
-                for constraint in basic.get_constraints():
-                    involved = {name for name, (kind, index) in constraint.get_var_dict().items()
-                                if not constraint.get_coefficient_val(kind, index).is_zero()}
-                    if iname in involved:
-                        bounding |= involved & sequential
-        return parallel | bounding
-
     def needs_guard(self, inames: frozenset[str]) -> bool:
         """Whether code inside ``inames`` needs a conditional: the domain projected onto its
         parallel inames does not fill the launch grid's box (sequential loops take their bounds)."""

@@ -178,9 +178,10 @@ def _guard_contexts(kernel: lp.LoopKernel, domains: Domains) -> set[frozenset[st
     """The loops each bound guard loopy emits sits in, one entry per distinct guard.
 
     A guard covers the parallel inames of the instructions it guards. loopy hoists it out of a
-    sequential loop whose every instruction needs that same guard (one ``if`` around the loop), but
-    not out of a loop it shares with instructions it does not guard, nor out of one its bounds
-    involve."""
+    sequential loop whose every instruction needs that same guard (one ``if`` around the loop; a
+    bound the loop shares with the parallel inames becomes the loop's limit), but not out of a loop
+    it shares with instructions it does not guard. Two guards with the same loops, apart in the
+    loop body, count as one (the linearized order is not consulted)."""
     guards: list[tuple[frozenset[str], frozenset[str] | None]] = []
     for insn in kernel.instructions:
         if isinstance(insn, (Assignment, CallInstruction)):
@@ -191,8 +192,7 @@ def _guard_contexts(kernel: lp.LoopKernel, domains: Domains) -> set[frozenset[st
     for inames, guard in guards:
         for iname in inames - set(domains.hw_axes):
             sharing.setdefault(iname, set()).add(guard)
-    return {domains.guard_inames(inames) | {i for i in inames - guard if sharing[i] != {guard}}
-            for inames, guard in guards if guard is not None}
+    return {guard | {i for i in inames - guard if sharing[i] != {guard}} for inames, guard in guards if guard is not None}
 
 
 def _loop_iterations(contexts: set[frozenset[str]], domains: Domains) -> Expr:
