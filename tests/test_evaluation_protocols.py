@@ -105,6 +105,10 @@ def test_held_out_sizes_come_in_numeric_order_one_size_column_or_two():
     two = leave_one_size_out(RecordingRegressor(), frame, FEATURES, sizes=["n", "m"])
     assert list(two.per_group.index) == ["300/3", "2000/20", "10000/100"]
     assert list(two.metrics_by(["kernel", "fold"]).index.get_level_values("fold")) == ["300/3", "2000/20", "10000/100"] * 2
+    assert list(two.macro_mape().index) == ["300/3", "2000/20", "10000/100"]
+    from gpuperf.evaluation.protocols import natural_key
+
+    assert sorted(["nan", "10", "b", "-5", "2"], key=natural_key) == ["-5", "2", "10", "b", "nan"]  # nan as text
 
 
 def test_fit_on_kernels_trains_on_the_named_kernels_only():

@@ -588,9 +588,9 @@ def predict_table_command(
                            f"gpuperf predict KERNEL -p ... --model {model}; {where} lacks its property columns "
                            f"({', '.join(absent[:4])}{', ...' if len(absent) > 4 else ''})")
     rows = frame if gpu is None else frame.assign(gpu=gpu)
-    _refuse_other_gpus_of_a_one_gpu_model(info, options, model, rows, "--gpu" if gpu is not None else where)
     table = extend_table(rows, where, bool(options.get("gpu_features")), options.get("bsp_inputs"),
-                         bool(options.get("base_clock")), options.get("roofline_inputs"))
+                         bool(options.get("base_clock")), options.get("roofline_inputs"))  # names a row's bad GPU
+    _refuse_other_gpus_of_a_one_gpu_model(info, options, model, rows, "--gpu" if gpu is not None else where)
     unbounded = unbounded_rows(table)
     failed = failed_without_features(table, names)
     table = numeric_features(table[~unbounded & ~failed], names, where)

@@ -165,35 +165,17 @@ def _condition_holds(entry: Optimization, features: Mapping[str, float]) -> bool
     return bool(frame.eval(entry.applies_when).iloc[0])
 
 
-def _space_parameter_note(entry: Optimization, kernel: Kernel | None, space_name: str | None = None) -> str:
-    """Why a space's variant gets no ``apply.variant``: the entry names a parameter its space lacks
-    (a typo in the entry, or an optimization this space does not parametrise)."""
-    flip = entry.space_parameter
-    if kernel is None or flip is None:
-        return ""
-    from gpuperf.kernels.space import get_space
-
-    name = space_name or kernel.name
-    try:
-        space = get_space(name)
-    except GpuperfError:  # not a space's variant
-        return ""
-    if flip["name"] in space.parameters:
-        return ""
-    return (f"no variant to apply: apply.space_parameter.name '{flip['name']}' of {entry.name} is no parameter of "
-            f"the space {name} ({', '.join(space.parameters)})")
-
-
 def _space_change(entry: Optimization, kernel: Kernel | None,
-                  space_name: str | None = None) -> tuple[str | None, str | None]:
-    """(variant spec with the optimization applied, reason it does not apply) for a variant of the
+                  space_name: str | None = None) -> tuple[str | None, str | None, str]:
+    """(variant spec with the optimization applied, reason it does not apply, a note on why there is
+    no variant where the entry names a parameter the space lacks) for a variant of the
     space ``space_name`` (``file.py:function`` for a user's; default: the catalog space named as the
     kernel). A variant whose parameter already lies at or beyond the entry's ``after`` value has it
     applied; one short of it (the entry's ``before``, or further back) is taken to ``after``, else
     the next valid value that way."""
     flip = entry.space_parameter
     if kernel is None or flip is None:
-        return None, None
+        return None, None, ""
     from gpuperf.kernels.space import get_space
 
     if space_name is not None:
@@ -203,10 +185,11 @@ def _space_change(entry: Optimization, kernel: Kernel | None,
         try:
             space = get_space(space_name)
         except GpuperfError:  # not a space's variant: the optimization changes what its features say
-            return None, None
+            return None, None, ""
     variant = dict(kernel.variant) or dict(space.defaults)  # a catalog kernel heading a space is its default
-    if flip["name"] not in variant:
-        return None, None
+    if flip["name"] not in variant:  # a typo in the entry, or an optimization this space does not parametrise
+        return None, None, (f"no variant to apply: apply.space_parameter.name '{flip['name']}' of {entry.name} is "
+                            f"no parameter of the space {space_name} ({', '.join(space.parameters)})")
     name, current = flip["name"], variant[flip["name"]]
     before, after = flip["before"], flip["after"]
     try:
@@ -215,16 +198,16 @@ def _space_change(entry: Optimization, kernel: Kernel | None,
     except TypeError:  # values with no order (text): only the entry's own before value is short of it
         increasing, short = True, current == before
     if not short:
-        return None, f"{kernel.key} already has {name}={current}"
+        return None, f"{kernel.key} already has {name}={current}", ""
     towards = [v for v in space.parameters[name] if v != after and ((v > current) if increasing else (v < current))]
     candidates = [after] + sorted(towards, reverse=not increasing)
     reasons = []
     for value in candidates:
         try:
-            return f"{space_name}[{space.build({**variant, name: value}).variant_label}]", None
+            return f"{space_name}[{space.build({**variant, name: value}).variant_label}]", None, ""
         except GpuperfError as exc:
             reasons.append(str(exc))
-    return None, f"no valid {name} value after {current}: {reasons[0] if reasons else 'none larger'}"
+    return None, f"no valid {name} value after {current}: {reasons[0] if reasons else 'none larger'}", ""
 
 
 def _apply_info(entry: Optimization, variant: str | None) -> dict[str, Any]:
@@ -338,7 +321,7 @@ def advise(
         if not _condition_holds(entry, features):
             skipped.append((entry.name, f"does not apply: {entry.applies_when} is false for this kernel"))
             continue
-        variant, reason = _space_change(entry, kernel, space)
+        variant, reason, space_note = _space_change(entry, kernel, space)
         if reason:
             skipped.append((entry.name, f"does not apply: {reason}"))
             continue
@@ -351,7 +334,7 @@ def advise(
         model = fitted_model(pairs, use_cache)
         identified = _with_identity(_with_change(query, kernel, variant, sizes), entry, kernel, variant, sizes, gpu)
         prediction = model.predict(identified)
-        notes = "; ".join(n for n in (note, pair_note, _space_parameter_note(entry, kernel, space)) if n)
+        notes = "; ".join(n for n in (note, pair_note, space_note) if n)
         assessed.append(Suggestion(
             optimization=entry.name, title=entry.title,
             predicted_speedup=float(prediction.speedup[0]), confidence=float(prediction.confidence[0]),

@@ -196,13 +196,14 @@ def check_sweep(table: pd.DataFrame, where: str) -> pd.DataFrame:
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)} (a sweep needs kernel, trip, threads, "
                            "blocks, time_s)")
     usable = table if "status" not in table.columns else table[is_ok(table["status"])]
-    blank = usable["kernel"].isna() | usable["kernel"].astype(str).str.strip().eq("")
+    blank = _blank(usable["kernel"])
     if blank.any():
         raise GpuperfError(f"{where}: {row_location(usable, int(np.flatnonzero(blank.to_numpy())[0]))}: "
                            "kernel is empty (each point names its loop)")
+    empty_registers = None
     if "registers" in usable.columns:  # per thread; an empty cell: the policies' default
-        empty = usable["registers"].isna() | usable["registers"].astype(str).str.strip().eq("")
-        usable = usable.assign(registers=usable["registers"].where(~empty, DEFAULT_REGISTERS))
+        empty_registers = _blank(usable["registers"])
+        usable = usable.assign(registers=usable["registers"].where(~empty_registers, DEFAULT_REGISTERS))
     for column in ("trip", "threads", "blocks", "time_s", *(["registers"] if "registers" in usable.columns else [])):
         values = pd.to_numeric(usable[column], errors="coerce")
         bad = ~(values > 0) | ~np.isfinite(values)
@@ -236,13 +237,23 @@ def check_sweep(table: pd.DataFrame, where: str) -> pd.DataFrame:
             position = int(np.flatnonzero(varies.to_numpy())[0])
             row = usable.iloc[position]
             first = int(np.flatnonzero(group.ngroup().eq(group.ngroup().iloc[position]).to_numpy())[0])
-            raise GpuperfError(f"{where}: {row_location(usable, position)}: registers {row['registers']}, but "
-                               f"{row_location(usable, first)} says {usable['registers'].iloc[first]} for "
-                               f"{row['kernel']} at trip {row['trip']} (one kernel, one register count)")
+
+            def said(at: int) -> str:
+                value = usable["registers"].iloc[at]
+                return f"empty (the default {value})" if empty_registers.iloc[at] else str(value)
+
+            raise GpuperfError(f"{where}: {row_location(usable, position)}: registers {said(position)}, but "
+                               f"{row_location(usable, first)} says {said(first)} for {row['kernel']} at trip "
+                               f"{row['trip']} (one kernel, one register count)")
     if "gpu" in usable.columns and usable["gpu"].dropna().astype(str).nunique() > 1:
         names = ", ".join(usable["gpu"].dropna().astype(str).unique()[:3])
         raise GpuperfError(f"{where}: column gpu names several GPUs ({names}); one sweep per GPU")
     return usable
+
+
+def _blank(values: pd.Series) -> pd.Series:
+    """Cells that are missing or hold only spaces."""
+    return values.isna() | values.astype(str).str.strip().eq("")
 
 
 def _model_features(frame: pd.DataFrame) -> np.ndarray:

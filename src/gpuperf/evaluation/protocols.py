@@ -6,6 +6,8 @@ rows and returns an :class:`Evaluation` with the per-row predictions and metrics
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -63,8 +65,8 @@ class Evaluation:
         training times widened by ``LogTarget``'s ``bound_factor``); groups with none are left out."""
         if "bounded" not in self.predictions.columns:
             return {}
-        counts = self.predictions.groupby("fold", sort=True)["bounded"].sum()
-        return {str(fold): int(count) for fold, count in counts.items() if count > 0}
+        counts = self.predictions.groupby("fold")["bounded"].sum()
+        return {str(fold): int(counts[fold]) for fold in sorted(counts.index, key=natural_key) if counts[fold] > 0}
 
     @property
     def overall(self) -> dict[str, float]:
@@ -75,7 +77,8 @@ class Evaluation:
         """MAPE per (``by``, ``over``) cell, averaged over ``over`` with equal weight per value."""
         by = [by] if isinstance(by, str) else list(by)
         cells = self.metrics_by(by + [over])["mape"]
-        return cells.groupby(level=by).mean().rename("macro_mape")
+        means = cells.groupby(level=by, sort=False).mean().rename("macro_mape")
+        return means.loc[sorted(means.index, key=natural_key)]
 
 
 def _as_columns(group: str | Sequence[str]) -> list[str]:
@@ -225,9 +228,10 @@ def natural_key(value: object) -> tuple:
     for part in parts:
         for piece in str(part).split("/"):
             try:
-                key.append((0, float(piece), ""))
+                number = float(piece)
             except ValueError:
-                key.append((1, 0.0, piece))
+                number = math.nan
+            key.append((1, 0.0, piece) if math.isnan(number) else (0, number, ""))
     return tuple(key)
 
 
