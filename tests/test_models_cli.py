@@ -578,6 +578,9 @@ def test_a_model_fitted_on_one_gpu_prices_no_other(tables, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "fitted on one GPU (GTX 970), so its GPU descriptors never varied and " in err
     assert f"{others}'s rows of " in err and not (tmp_path / "o.csv").exists()
+    complete_rows().assign(gpu="Foo GPU").to_csv(others, index=False)  # a row's own mistake is named first
+    assert main(["predict-table", "--model", str(model), str(others), "--out", str(tmp_path / "o.csv")]) == 2
+    assert "line 2: unknown GPU 'Foo GPU'" in capsys.readouterr().err
 
 
 def test_bsp_rows_whose_counts_give_no_time_are_named(tables, tmp_path, capsys):
