@@ -464,3 +464,12 @@ inputs = ["n", "m"]
     assert "variant" not in suggestion["apply"]
     assert ("no variant to apply: apply.space_parameter.name 'local_yy' of wide_y is no parameter of the space "
             "stencil2d (local_x, local_y, outputs_y, prefetch, unroll)") in json.dumps(suggestion["explanation"])
+
+
+def test_the_subject_names_the_gpu_an_alias_stands_for_and_an_endless_threshold_is_refused(capsys, database):
+    advice = run_json(capsys, ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "A100",
+                               "--min-confidence", "0", "--json", *only(database)])
+    assert advice["subject"] == "row_sum at n=1024, m=1024 on A100 PCIe 40GB"  # not "on A100"
+    assert main(["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970", "--threshold", "inf",
+                 *only(database)]) == 2
+    assert "--threshold: must be a positive, finite speedup, got inf" in capsys.readouterr().err

@@ -82,7 +82,7 @@ def advise(
         with _progress_bar(as_json) as progress:
             result = advise_kernel(found, sizes, gpu, device, threshold, entries, min_confidence=min_confidence,
                                    progress=progress, space=variant_space_name(kernel))
-        where = device or gpu or "the GPUs of the bundled training pairs"
+        where = device or (_gpu_name(gpu) if gpu else "the GPUs of the bundled training pairs")
         subject = f"{found.key} at {', '.join(f'{k}={v}' for k, v in sizes.items())} on {where}"
     if as_json:
         print_json({"subject": subject, **advice_json(result, threshold)})
@@ -157,3 +157,10 @@ def optimizations_list(
 def register(app: typer.Typer) -> None:
     app.command("advise")(advise)
     app.command("optimizations")(optimizations_list)
+
+
+def _gpu_name(gpu: str) -> str:
+    """The GPU an alias (``A100``, ``H100``) stands for, as advice for it is about that GPU."""
+    from gpuperf.hardware.specs import get_gpu
+
+    return get_gpu(gpu).name

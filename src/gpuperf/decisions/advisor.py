@@ -302,8 +302,8 @@ def advise(
     those measurements predict it (the GPUs weighted by their likeness to ``gpu``), not the models.
     ``progress(done, total, name)`` is called as each optimization is taken up (a first run builds
     and fits every entry's pairs and models, minutes; later runs read them from the cache)."""
-    if not threshold > 0:
-        raise GpuperfError(f"--threshold: must be a positive speedup, got {threshold}")
+    if not 0 < threshold < math.inf:
+        raise GpuperfError(f"--threshold: must be a positive, finite speedup, got {threshold}")
     if not 0.0 <= min_confidence <= 1.0:
         raise GpuperfError(f"--min-confidence: must lie in [0, 1], got {min_confidence}")
     known = [name for name in ADVICE_FEATURES if not pd.isna(features.get(name, math.nan))]
