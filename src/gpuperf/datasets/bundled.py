@@ -93,6 +93,20 @@ class BundledDataset:
         return list(self.signature)
 
 
+STENCIL_UNITS = "time_s, time_s_min, time_s_iqr in seconds; features as in docs/features.md"
+GPU_STENCIL_UNITS = ("time_s, time_s_min, time_s_iqr in seconds; occupancy a fraction; features as in "
+                     "docs/features.md")
+PAIR_UNITS = "time_s, time_s_min, time_s_iqr in seconds; cycle_times_s: per-cycle round medians"
+
+
+def _gpuperf_table(name: str, description: str, source: str, units: str,
+                   extra_signature: tuple[str, ...] = ()) -> BundledDataset:
+    """A table gpuperf measured and exported from its store, in ``data/NAME.csv.gz``."""
+    return BundledDataset(name, f"{name}.csv.gz", description, source, "MIT (gpuperf's own)", repository="gpuperf",
+                          units=units, shape_other=_gpuperf_export,
+                          signature=("campaign", "kernel_key", "measured_at", *extra_signature))
+
+
 BUNDLED: dict[str, BundledDataset] = {
     d.name: d
     for d in [
@@ -210,77 +224,41 @@ BUNDLED: dict[str, BundledDataset] = {
                 tuning=True,
             ),
         ),
-        BundledDataset(
+        _gpuperf_table(
             "stencil_spaces_pocl",
-            "stencil_spaces_pocl.csv.gz",
             "512 variants of the eight LIFT stencils' transformation spaces at n = m = 1024 on pocl's CPU "
             "OpenCL device, timed interleaved, with each variant's static features",
-            GPUPERF,
-            "MIT (gpuperf's own)",
-            repository="gpuperf",
-            units="time_s, time_s_min, time_s_iqr in seconds; features as in docs/features.md",
-            shape_other=_gpuperf_export,
-            signature=("campaign", "kernel_key", "measured_at"),
+            GPUPERF, STENCIL_UNITS,
         ),
-        BundledDataset(
+        _gpuperf_table(
             "stencil_spaces_h100",
-            "stencil_spaces_h100.csv.gz",
             "192 variants of the eight LIFT stencils' transformation spaces (24 each) at n = m = 4096 on an "
             "NVIDIA H100 (CUDA), timed interleaved, with each variant's static features, registers and occupancy",
-            GPUPERF_H100,
-            "MIT (gpuperf's own)",
-            repository="gpuperf",
-            units="time_s, time_s_min, time_s_iqr in seconds; occupancy a fraction; features as in docs/features.md",
-            shape_other=_gpuperf_export,
-            signature=("campaign", "kernel_key", "measured_at", "registers_per_thread"),
+            GPUPERF_H100, GPU_STENCIL_UNITS, extra_signature=("registers_per_thread",),
         ),
-        BundledDataset(
+        _gpuperf_table(
             "stencil_spaces_h200",
-            "stencil_spaces_h200.csv.gz",
             "the same 192 stencil variants as stencil_spaces_h100 at n = m = 4096 on an NVIDIA H200 (CUDA), "
             "timed interleaved, with each variant's static features, registers and occupancy",
-            GPUPERF_H200,
-            "MIT (gpuperf's own)",
-            repository="gpuperf",
-            units="time_s, time_s_min, time_s_iqr in seconds; occupancy a fraction; features as in docs/features.md",
-            shape_other=_gpuperf_export,
-            signature=("campaign", "kernel_key", "measured_at", "registers_per_thread"),
+            GPUPERF_H200, GPU_STENCIL_UNITS, extra_signature=("registers_per_thread",),
         ),
-        BundledDataset(
+        _gpuperf_table(
             "advise_pairs_pocl",
-            "advise_pairs_pocl.csv.gz",
             "Stencil variants before and after each space optimization (unrolling, coarsening, work-group "
             "shape, local-memory prefetch) at three sizes on pocl's CPU OpenCL device, timed interleaved",
-            GPUPERF,
-            "MIT (gpuperf's own)",
-            repository="gpuperf",
-            units="time_s, time_s_min, time_s_iqr in seconds; cycle_times_s: per-cycle round medians",
-            shape_other=_gpuperf_export,
-            signature=("campaign", "kernel_key", "measured_at"),
+            GPUPERF, PAIR_UNITS,
         ),
-        BundledDataset(
+        _gpuperf_table(
             "advise_pairs_h200",
-            "advise_pairs_h200.csv.gz",
             "The same stencil before/after variants as advise_pairs_pocl at n = m = 1024, 2048, 4096 on an "
             "NVIDIA H200 (CUDA), timed interleaved",
-            GPUPERF_H200,
-            "MIT (gpuperf's own)",
-            repository="gpuperf",
-            units="time_s, time_s_min, time_s_iqr in seconds; cycle_times_s: per-cycle round medians",
-            shape_other=_gpuperf_export,
-            signature=("campaign", "kernel_key", "measured_at"),
+            GPUPERF_H200, PAIR_UNITS,
         ),
-        BundledDataset(
+        _gpuperf_table(
             "advise_pairs_h200_repeat",
-            "advise_pairs_h200_repeat.csv.gz",
             "advise_pairs_h200 measured again on the same H200 minutes later, at 8192 too: how far a "
             "pair's speedup moves between runs",
-            GPUPERF_H200,
-            "MIT (gpuperf's own)",
-            repository="gpuperf",
-            units="time_s, time_s_min, time_s_iqr in seconds; cycle_times_s: per-cycle round medians",
-            shape_other=_gpuperf_export,
-            signature=("campaign", "kernel_key", "measured_at"),
+            GPUPERF_H200, PAIR_UNITS,
         ),
     ]
 }
