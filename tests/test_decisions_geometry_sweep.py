@@ -513,3 +513,21 @@ def test_an_interrupted_sweep_resumes_from_its_out_file_measuring_no_group_twice
     assert "sweep.csv: the sweep to resume was measured on" in capsys.readouterr().err
     assert main(argv[:-4] + ["--resume"]) == 2
     assert "--resume goes on with the sweep whose points --out holds: give --out" in capsys.readouterr().err
+
+
+def test_the_h200_long_sweep_judges_the_capped_long_loops():
+    from gpuperf.datasets.bundled import data_dir
+    from gpuperf.decisions.geometry import loop_class
+
+    measured = pd.read_csv(data_dir() / "geometry_sweep_h200_long.csv.gz")
+    descriptor = table_descriptor(measured, "geometry_sweep_h200_long.csv.gz")
+    assert len(check_sweep(measured, "h200_long")) == len(measured) == 380
+    choices = sweep_choices(measured, descriptor, "geometry_sweep_h200_long.csv.gz").set_index("group")
+    assert sorted(set(choices["trip"])) == [1_000_000, 10_000_000]
+    assert np.isfinite(choices[[*RULE_POLICIES, "model", "best"]].to_numpy(dtype=float)).all()
+    for kernel in ("loop_saxpy", "loop_polynomial"):
+        row = choices.loc[f"{kernel} trip=10000000"]
+        assert loop_class(descriptor, KernelDescriptor(10_000_000)) == "long"
+        assert (row["heuristic_threads"], row["heuristic_blocks"]) == (64, 4224)  # capped at the resident blocks
+        # measured: the capped grid beats LLVM's one iteration per thread and is within 10 % of the best
+        assert row["heuristic"] < row["llvm"] / 1.4 and row["heuristic"] <= 1.1 * row["best"]
