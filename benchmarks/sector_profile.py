@@ -1,0 +1,243 @@
+"""Profile gpuperf's kernels with Nsight Compute on an NVIDIA GPU, to check the static features
+(sectors and cache lines per warp access, registers, occupancy) against the hardware's counters.
+
+Each catalog kernel at its default sizes and the 192 stencil variants of ``stencil_spaces_h200``
+(24 per space, the same seeded sample, n = m = 4096) is launched once, under ``ncu``, which reads
+the global load and store requests and sectors (L1TEX), DRAM bytes, registers per thread, static
+shared memory and theoretical occupancy of each launch. Nothing is timed here: ``ncu`` replays
+each launch once per counter pass with its caches flushed, so its durations are not gpuperf timings.
+
+    python benchmarks/sector_profile.py device OUT      # on the GPU: ncu over every case, in chunks
+    python benchmarks/sector_profile.py export OUT --out data/sector_profile_h200.csv.gz
+
+``device`` writes ``OUT/ncu_K.csv`` (``ncu --csv --page raw --print-units base``) and
+``OUT/manifest_K.jsonl`` (each case launched, in order, with its device functions) per chunk, and
+``OUT/ncu_K.log``. A chunk that fails or runs out of time keeps what it wrote. ``export`` (any
+machine) reads the ncu files with gpuperf's own importer, matches each launch to its case by
+launch order and function name, adds the static features gpuperf computes for the case, and
+writes the table and its provenance. Measured values are copied as ncu wrote them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+STENCIL_SIZE = 4096
+PER_SPACE = 24
+CHUNKS = 8
+METRICS = (
+    "gpu__time_duration.sum",
+    "device__attribute_display_name",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "smsp__sass_inst_executed_op_global_ld.sum",
+    "smsp__sass_inst_executed_op_global_st.sum",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "launch__registers_per_thread",
+    "launch__shared_mem_per_block_static",
+    "sm__maximum_warps_per_active_cycle_pct",
+)
+CORE_METRICS = METRICS[:6]  # the fallback where ncu refuses a name of the full list
+
+
+def cases() -> list[dict]:
+    """Every case in launch order: the catalog kernels at their default sizes, then the stencil sample."""
+    from gpuperf.kernels.catalog import get_kernel, kernel_names
+    from stencil_space_campaign import sampled_specs
+
+    found = []
+    for category in ("measurement", "test", "stencil"):
+        for name in kernel_names(category):
+            found.append({"spec": name, "category": category, "sizes": get_kernel(name).resolve_sizes()})
+    for spec in sampled_specs(PER_SPACE):
+        found.append({"spec": spec, "category": "stencil_variant", "sizes": {"n": STENCIL_SIZE, "m": STENCIL_SIZE}})
+    return found
+
+
+def launch(first: int, last: int, manifest: Path) -> None:
+    """Launch cases ``first``..``last - 1`` once each on cuda:0, appending each to ``manifest``."""
+    import cupy
+
+    from gpuperf.kernels.catalog import get_kernel
+    from gpuperf.measure.cuda import CudaDevice
+
+    device = CudaDevice(0)
+    inputs: dict[str, dict] = {}  # one set of seeded inputs per stencil and sizes: its variants share them
+    with manifest.open("a") as out:
+        for index, case in enumerate(cases()[first:last], start=first):
+            record = {"index": index, **case}
+            try:
+                kernel = get_kernel(case["spec"])
+                compiled = device.compile(kernel)
+                key = case["spec"].split("[")[0] + json.dumps(case["sizes"], sort_keys=True)
+                if key not in inputs:
+                    inputs[key] = kernel.make_inputs(case["sizes"], 0)
+                bound = compiled.bind(case["sizes"], inputs[key])
+                with device.gpu:
+                    for handle, grid, block, args in bound.calls:  # no launch gate: ncu serialises launches
+                        handle(grid, block, args)
+                    cupy.cuda.runtime.deviceSynchronize()
+                record |= {"status": "ok", "functions": [f.name for f in compiled.functions]}
+            except Exception as exc:  # noqa: BLE001  (recorded, and the next case goes on)
+                record |= {"status": "failed", "error": f"{type(exc).__name__}: {exc}"[:500], "functions": []}
+            out.write(json.dumps(record) + "\n")
+            out.flush()
+
+
+def _ncu() -> str:
+    found = shutil.which("ncu") or next(iter(sorted(Path("/opt/nvidia").glob("nsight-compute/*/ncu"))), None)
+    if found is None:
+        raise SystemExit("ncu not found on PATH or under /opt/nvidia/nsight-compute")
+    return str(found)
+
+
+def device(out: Path, budget_s: float) -> None:
+    """Every case under ncu, in ``CHUNKS`` processes, within ``budget_s`` seconds in all."""
+    out.mkdir(parents=True, exist_ok=True)
+    total = len(cases())
+    bounds = [round(total * k / CHUNKS) for k in range(CHUNKS + 1)]
+    metrics = METRICS
+    deadline = time.monotonic() + budget_s
+    for chunk, (first, last) in enumerate(zip(bounds, bounds[1:])):
+        left = deadline - time.monotonic()
+        if left < 20:
+            print(f"chunk {chunk}: skipped, {left:.0f} s left", flush=True)
+            continue
+        for attempt in ("full", "core"):
+            manifest = out / f"manifest_{chunk}.jsonl"
+            manifest.unlink(missing_ok=True)
+            command = [_ncu(), "--csv", "--page", "raw", "--print-units", "base", "--target-processes", "all",
+                       "--metrics", ",".join(metrics), "--log-file", str(out / f"ncu_{chunk}.csv"),
+                       sys.executable, __file__, "launch", str(first), str(last), str(manifest)]
+            start = time.monotonic()
+            with (out / f"ncu_{chunk}.log").open("w") as log:
+                try:
+                    rc = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, timeout=left - 5).returncode
+                except subprocess.TimeoutExpired:
+                    rc = "timeout"
+            text = (out / f"ncu_{chunk}.log").read_text(errors="replace")
+            print(f"chunk {chunk} ({first}..{last - 1}, {attempt} metrics): exit {rc} after "
+                  f"{time.monotonic() - start:.0f} s", flush=True)
+            if rc != 0 and attempt == "full" and "metric" in text.lower() and metrics != CORE_METRICS:
+                print(text[-1500:], flush=True)
+                metrics = CORE_METRICS
+                continue
+            break
+
+
+def _static(spec: str, sizes: dict) -> dict:
+    """gpuperf's static features of one case: per-direction sectors and lines per warp access
+    (weighted by each access's count), warp requests, registers and occupancy on the H200."""
+    from gpuperf.features.access import warp_access_summary
+    from gpuperf.features.counts import symbolic_counts
+    from gpuperf.kernels.catalog import get_kernel
+
+    kernel = get_kernel(spec)
+    evaluated = symbolic_counts(kernel).values(kernel.resolve_sizes(sizes))
+    summary = warp_access_summary(evaluated)
+    local = evaluated.local
+    group = local[0] * local[1] * local[2]
+    lanes = group / -(-group // 32)  # active lanes per warp, the group's warps averaged
+    row: dict = {"static_analysable_fraction": summary.analysable_fraction}
+    for direction, short in (("load", "ld"), ("store", "st")):
+        accesses = [a for a in summary.accesses if a.direction == direction and a.analysable]
+        count = sum(a.count for a in accesses)
+        row[f"static_{short}_requests"] = count / lanes if accesses else 0.0
+        row[f"static_{short}_sectors"] = sum(a.count / lanes * a.sectors for a in accesses)
+        row[f"static_{short}_sectors_per_request"] = (
+            sum(a.count * a.sectors for a in accesses) / count if count else float("nan"))
+        row[f"static_{short}_lines_per_request"] = (
+            sum(a.count * a.lines for a in accesses) / count if count else float("nan"))
+        row[f"static_{short}_unanalysable"] = sum(
+            1 for a in summary.accesses if a.direction == direction and not a.analysable)
+    return row
+
+
+def export(folder: Path, out: Path) -> None:
+    """The profiled launches with their cases and static features, as ``out`` and its provenance."""
+    import pandas as pd
+
+    from gpuperf.datasets.ncu import import_ncu
+
+    if out.exists():
+        raise SystemExit(f"--out {out} exists; name a new file")
+    rows = []
+    for manifest in sorted(folder.glob("manifest_*.jsonl")):
+        chunk = manifest.stem.removeprefix("manifest_")
+        launched = [json.loads(line) for line in manifest.read_text().splitlines() if line.strip()]
+        csv = folder / f"ncu_{chunk}.csv"
+        profiled = import_ncu(csv, gpu="H200") if csv.exists() and csv.stat().st_size else pd.DataFrame()
+        queue = list(profiled.sort_values("ID").to_dict("records")) if len(profiled) else []
+        for case in launched:
+            for function in case["functions"]:
+                while queue and queue[0]["kernel"] != function:
+                    queue.pop(0)  # a launch that is not a case's (none expected), skipped
+                if not queue:
+                    break
+                launch_row = queue.pop(0)
+                rows.append({"spec": case["spec"], "category": case["category"],
+                             "sizes": json.dumps(case["sizes"], sort_keys=True), "function": function,
+                             **{k: v for k, v in launch_row.items() if k not in ("variant", "source")}})
+    table = pd.DataFrame(rows)
+    static = {key: _static(spec, json.loads(sizes)) for key in
+              table[["spec", "sizes"]].drop_duplicates().itertuples(index=False, name=None)
+              for spec, sizes in [key]}
+    extra = pd.DataFrame([{"spec": s, "sizes": z, **v} for (s, z), v in static.items()])
+    table = table.merge(extra, on=["spec", "sizes"], how="left")
+    table.to_csv(out, index=False)
+    provenance = {
+        "file": out.name, "launches": len(table), "cases": int(table["spec"].nunique()),
+        "what": "Nsight Compute counters of one launch per case (catalog kernels at default sizes, the "
+                "stencil_spaces_h200 sample at n = m = 4096), with gpuperf's static features of the case",
+        "command": "python benchmarks/sector_profile.py device OUT (on the GPU), then export OUT --out FILE",
+        "metrics": list(METRICS), "ncu_files": sorted(p.name for p in folder.glob("ncu_*.csv")),
+    }
+    log = folder / "session.log"
+    if log.exists():
+        provenance["session_log"] = log.read_text(errors="replace")[-4000:]
+    out.with_name(out.name.removesuffix(".csv.gz") + ".provenance.json").write_text(
+        json.dumps(provenance, indent=2, default=str) + "\n")
+    print(f"wrote {out}: {len(table)} launches of {table['spec'].nunique()} cases")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("device", help="on the GPU: every case under ncu")
+    run.add_argument("out", type=Path)
+    run.add_argument("--budget", type=float, default=float(os.environ.get("SECTOR_BUDGET_S", 420)))
+    one = sub.add_parser("launch", help="(under ncu) launch cases FIRST..LAST-1 once each")
+    one.add_argument("first", type=int)
+    one.add_argument("last", type=int)
+    one.add_argument("manifest", type=Path)
+    exp = sub.add_parser("export", help="the ncu files of OUT as a table with static features")
+    exp.add_argument("folder", type=Path)
+    exp.add_argument("--out", type=Path, required=True)
+    sub.add_parser("cases", help="print the cases")
+    args = parser.parse_args()
+    if args.command == "device":
+        device(args.out, args.budget)
+    elif args.command == "launch":
+        launch(args.first, args.last, args.manifest)
+    elif args.command == "export":
+        export(args.folder, args.out)
+    else:
+        for index, case in enumerate(cases()):
+            print(index, case["spec"], case["sizes"])
+
+
+if __name__ == "__main__":
+    main()
