@@ -26,6 +26,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
@@ -50,7 +51,9 @@ METRICS = (
     "launch__shared_mem_per_block_static",
     "sm__maximum_warps_per_active_cycle_pct",
 )
-CORE_METRICS = METRICS[:6]  # the fallback where ncu refuses a name of the full list
+CORE_METRICS = METRICS[:6]
+KEPT = ("kernel", "gpu", "device", "time_s", "status", "grid.x", "grid.y", "grid.z", "block.x", "block.y", "block.z",
+        "ID", "CC")  # of the importer's columns; ncu's raw page adds every device attribute, left in the raw files  # the fallback where ncu refuses a name of the full list
 
 
 def cases() -> list[dict]:
@@ -140,9 +143,13 @@ def device(out: Path, budget_s: float) -> None:
 
 def _static(spec: str, sizes: dict) -> dict:
     """gpuperf's static features of one case: per-direction sectors and lines per warp access
-    (weighted by each access's count), warp requests, registers and occupancy on the H200."""
+    (weighted by each access's count), warp requests, and the NVRTC registers, static shared memory
+    and theoretical occupancy on the H200."""
     from gpuperf.features.access import warp_access_summary
     from gpuperf.features.counts import symbolic_counts
+    from gpuperf.features.occupancy import occupancy
+    from gpuperf.features.resources import arch_for_gpu, compile_resources
+    from gpuperf.hardware.specs import get_gpu
     from gpuperf.kernels.catalog import get_kernel
 
     kernel = get_kernel(spec)
@@ -151,7 +158,11 @@ def _static(spec: str, sizes: dict) -> dict:
     local = evaluated.local
     group = local[0] * local[1] * local[2]
     lanes = group / -(-group // 32)  # active lanes per warp, the group's warps averaged
-    row: dict = {"static_analysable_fraction": summary.analysable_fraction}
+    gpu = get_gpu("H200")
+    resources = compile_resources(kernel, arch_for_gpu(gpu))
+    row: dict = {"static_analysable_fraction": summary.analysable_fraction,
+                 "static_registers": resources.registers, "static_shared_memory_bytes": resources.shared_memory_bytes,
+                 "static_occupancy": occupancy(gpu, group, resources.registers, resources.shared_memory_bytes).occupancy}
     for direction, short in (("load", "ld"), ("store", "st")):
         accesses = [a for a in summary.accesses if a.direction == direction and a.analysable]
         count = sum(a.count for a in accesses)
@@ -171,9 +182,11 @@ def export(folder: Path, out: Path) -> None:
     import pandas as pd
 
     from gpuperf.datasets.ncu import import_ncu
+    from gpuperf.features.resources import nvrtc_version
 
-    if out.exists():
-        raise SystemExit(f"--out {out} exists; name a new file")
+    raw = out.with_name(out.name.removesuffix(".csv.gz") + "_ncu.tar.gz")
+    if out.exists() or raw.exists():
+        raise SystemExit(f"--out {out} or {raw.name} exists; name a new file")
     rows = []
     for manifest in sorted(folder.glob("manifest_*.jsonl")):
         chunk = manifest.stem.removeprefix("manifest_")
@@ -190,7 +203,7 @@ def export(folder: Path, out: Path) -> None:
                 launch_row = queue.pop(0)
                 rows.append({"spec": case["spec"], "category": case["category"],
                              "sizes": json.dumps(case["sizes"], sort_keys=True), "function": function,
-                             **{k: v for k, v in launch_row.items() if k not in ("variant", "source")}})
+                             **{k: v for k, v in launch_row.items() if k in KEPT or k in METRICS}})
     table = pd.DataFrame(rows)
     static = {key: _static(spec, json.loads(sizes)) for key in
               table[["spec", "sizes"]].drop_duplicates().itertuples(index=False, name=None)
@@ -198,16 +211,22 @@ def export(folder: Path, out: Path) -> None:
     extra = pd.DataFrame([{"spec": s, "sizes": z, **v} for (s, z), v in static.items()])
     table = table.merge(extra, on=["spec", "sizes"], how="left")
     table.to_csv(out, index=False)
+    with tarfile.open(raw, "w:gz") as archive:  # ncu's own files, byte for byte
+        for path in sorted(folder.iterdir()):
+            if path.suffix in (".csv", ".jsonl", ".log"):
+                archive.add(path, arcname=path.name)
     provenance = {
         "file": out.name, "launches": len(table), "cases": int(table["spec"].nunique()),
         "what": "Nsight Compute counters of one launch per case (catalog kernels at default sizes, the "
                 "stencil_spaces_h200 sample at n = m = 4096), with gpuperf's static features of the case",
         "command": "python benchmarks/sector_profile.py device OUT (on the GPU), then export OUT --out FILE",
-        "metrics": list(METRICS), "ncu_files": sorted(p.name for p in folder.glob("ncu_*.csv")),
+        "metrics": list(METRICS), "raw": raw.name,
     }
-    log = folder / "session.log"
-    if log.exists():
-        provenance["session_log"] = log.read_text(errors="replace")[-4000:]
+    for name in ("env", "session"):  # the GPU, driver, ncu and CuPy versions; each chunk's exit
+        log = folder / f"{name}.log"
+        if log.exists():
+            provenance[f"{name}_log"] = log.read_text(errors="replace")[-4000:]
+    provenance["static_registers_nvrtc"] = nvrtc_version()  # the NVRTC here, not the GPU machine's
     out.with_name(out.name.removesuffix(".csv.gz") + ".provenance.json").write_text(
         json.dumps(provenance, indent=2, default=str) + "\n")
     print(f"wrote {out}: {len(table)} launches of {table['spec'].nunique()} cases")

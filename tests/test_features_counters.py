@@ -1,0 +1,114 @@
+"""The static features against an H200's hardware counters (data/sector_profile_h200.csv.gz): Nsight
+Compute's L1TEX sectors per global request for every catalog kernel and 192 stencil variants, and
+its theoretical occupancy. The static side is computed here, by this checkout's gpuperf."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuperf.datasets.ncu import import_ncu
+from gpuperf.features.access import warp_access_summary
+from gpuperf.features.counts import symbolic_counts
+from gpuperf.features.occupancy import occupancy
+from gpuperf.hardware.specs import get_gpu
+from gpuperf.kernels.catalog import get_kernel
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+TABLE = DATA / "sector_profile_h200.csv.gz"
+LOADS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
+STORES = ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")
+# convolution_2d at 64 x 64: 1.55 sectors per load request counted, 1.23 measured (its requests agree
+# within 5 %); the one catalog kernel whose loads disagree.
+KNOWN_LOAD_MISMATCH = {"convolution_2d"}
+
+
+@pytest.fixture(scope="module")
+def table() -> pd.DataFrame:
+    return pd.read_csv(TABLE)
+
+
+def sectors_per_request(spec: str, sizes: str) -> dict[str, float]:
+    """gpuperf's sectors per warp request of a case's analysable global loads and stores."""
+    kernel = get_kernel(spec)
+    summary = warp_access_summary(symbolic_counts(kernel).values(kernel.resolve_sizes(json.loads(sizes))))
+    found = {}
+    for direction in ("load", "store"):
+        accesses = [a for a in summary.accesses if a.direction == direction and a.analysable]
+        count = sum(a.count for a in accesses)
+        found[direction] = sum(a.count * a.sectors for a in accesses) / count if count else np.nan
+    return found
+
+
+def ratios(part: pd.DataFrame) -> pd.DataFrame:
+    """gpuperf / measured sectors per request, per case and direction (NaN: no such access)."""
+    rows = []
+    for _, row in part.iterrows():
+        ours = sectors_per_request(row["spec"], row["sizes"])
+        loads = row[LOADS[0]] / row[LOADS[1]] if row[LOADS[1]] else np.nan
+        stores = row[STORES[0]] / row[STORES[1]] if row[STORES[1]] else np.nan
+        rows.append({"spec": row["spec"], "load": ours["load"] / loads, "store": ours["store"] / stores})
+    return pd.DataFrame(rows)
+
+
+def test_the_table_holds_every_case_once_profiled_on_the_h200(table: pd.DataFrame) -> None:
+    assert len(table) == 238 and table["spec"].is_unique
+    assert set(table["gpu"]) == {"H200"} and set(table["status"]) == {"ok"}
+    assert table.groupby("category").size().to_dict() == {"measurement": 33, "test": 5, "stencil": 8,
+                                                          "stencil_variant": 192}
+
+
+def test_catalog_kernels_sectors_per_request_match_the_hardware(table: pd.DataFrame) -> None:
+    found = ratios(table[table["category"] != "stencil_variant"]).set_index("spec")
+    stores = found["store"].dropna()
+    loads = found["load"].dropna().drop(index=list(KNOWN_LOAD_MISMATCH))
+    assert len(stores) == 45 and len(loads) == 43
+    assert np.allclose(stores, 1.0, rtol=1e-3), stores[~np.isclose(stores, 1.0, rtol=1e-3)]
+    assert np.allclose(loads, 1.0, rtol=1e-3), loads[~np.isclose(loads, 1.0, rtol=1e-3)]
+    # strided kernels are where the feature earns its keep: 8, 12 and 32 sectors a request
+    assert set(found.loc[["scale_add_stride2", "sum_filled_stride3", "row_sum"], "load"]) == {1.0}
+
+
+def test_stencil_variants_without_prefetch_match_within_ten_percent(table: pd.DataFrame) -> None:
+    part = table[(table["category"] == "stencil_variant") & table["spec"].str.contains("prefetch=0")]
+    found = ratios(part)
+    assert len(found) == 111
+    assert ((found["load"] - 1).abs() <= 0.10).all(), found[(found["load"] - 1).abs() > 0.10]
+    assert ((found["store"] - 1).abs() <= 1e-3).all()
+
+
+def test_prefetch_fetch_loops_are_counted_as_an_upper_bound(table: pd.DataFrame) -> None:
+    """Lanes that a fetch loop's bounds switch off are counted as if they loaded: never fewer
+    sectors than the hardware's, and the stores (no fetch loop) stay exact."""
+    found = ratios(table[table["spec"].str.contains("prefetch=1")])
+    assert len(found) == 81
+    assert (found["load"] >= 1 - 1e-3).all() and ((found["store"] - 1).abs() <= 1e-3).all()
+
+
+def test_occupancy_from_the_launched_resources_matches_ncu(table: pd.DataFrame) -> None:
+    gpu = get_gpu("H200")
+    threads = (table["block.x"] * table["block.y"] * table["block.z"]).astype(int)
+    ours = [100 * occupancy(gpu, t, int(r), int(s)).occupancy for t, r, s in
+            zip(threads, table["launch__registers_per_thread"], table["launch__shared_mem_per_block_static"])]
+    assert np.allclose(ours, table["sm__maximum_warps_per_active_cycle_pct"], rtol=1e-6)
+    assert table["sm__maximum_warps_per_active_cycle_pct"].nunique() > 1  # more than one limit reached
+
+
+def test_the_raw_ncu_files_import_to_the_stored_counters(table: pd.DataFrame, tmp_path: Path) -> None:
+    """The profiler's own CSV (not a hand-made fixture) goes through gpuperf's importer to the
+    values the table holds."""
+    with tarfile.open(DATA / "sector_profile_h200_ncu.tar.gz") as archive:
+        text = archive.extractfile("ncu_0.csv").read()
+        manifest = [json.loads(line) for line in io.TextIOWrapper(archive.extractfile("manifest_0.jsonl"))]
+    (tmp_path / "ncu_0.csv").write_bytes(text)
+    imported = import_ncu(tmp_path / "ncu_0.csv", gpu="H200").sort_values("ID")
+    assert list(imported["kernel"]) == [f for case in manifest for f in case["functions"]]
+    stored = table.set_index("spec").loc[[case["spec"] for case in manifest]]
+    for column in (*LOADS, *STORES, "launch__registers_per_thread"):
+        assert list(imported[column]) == list(stored[column]), column
