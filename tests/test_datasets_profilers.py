@@ -172,9 +172,73 @@ def test_a_profilers_text_output_is_refused_asking_for_csv(tmp_path, importer):
                     "Invocations   Metric Name   Metric Description   Min   Max   Avg\n"
                     'Device "GeForce GTX 1070 (0)"\n    Kernel: getError(int, int, float*)\n'
                     "          1   branch_efficiency   Branch Efficiency   100.00%   100.00%   100.00%\n")
-    with pytest.raises(GpuperfError, match=r"native.profile: the first row after the profiler's messages has no "
-                                           r"comma: the profiler's text output, not CSV\? Profile again with --csv"):
+    with pytest.raises(GpuperfError, match=r"native.profile: line 3: 'Invocations .*' is no CSV row: the profiler's "
+                                           r"text output, or the application's own output .* Profile again with --csv"):
         importer(path)
+
+
+@pytest.mark.parametrize("importer", [import_nvprof, import_ncu])
+def test_a_profile_of_no_kernel_says_nothing_was_profiled(tmp_path, importer):
+    path = tmp_path / "none.csv"
+    path.write_text("==PROF== Connected to process 1 (/bin/true)\n==PROF== Disconnected from process 1\n"
+                    "==WARNING== No kernels were profiled.\n")
+    with pytest.raises(GpuperfError, match=r"none.csv: only the profiler's messages, no table: nothing was profiled\? "
+                                           r"\(last word: '==WARNING== No kernels were profiled.'\)"):
+        importer(path, gpu="H100")
+
+
+@pytest.mark.parametrize("source, old, new, line, column", [
+    (TRACE, '"Grid Y"', '"Grid X"', 4, "Grid X"),
+    (NCU, '"dram__bytes_read.sum"', '"gpu__time_duration.sum"', 7, "gpu__time_duration.sum"),
+    (DETAILS, '"Stream"', '"Context"', 5, "Context"),
+    (METRICS, '"Metric Description"', '"Metric Name"', 6, "Metric Name"),
+])
+def test_a_header_naming_a_column_twice_is_refused(tmp_path, source, old, new, line, column):
+    """Before, the row's cells went by name, so one of the two columns' values was silently lost."""
+    path = edited(tmp_path, source, old, new)
+    importer = import_ncu if source in (NCU, DETAILS) else import_nvprof
+    with pytest.raises(GpuperfError, match=rf"line {line}: the header names column '{column}' more than once"):
+        importer(path, gpu="K40" if importer is import_nvprof else "H100")
+
+
+def test_ncu_details_refuse_a_launch_id_of_another_process(tmp_path):
+    """Two profiles pasted into one file reuse launch IDs; the second's rows were merged into the first's."""
+    text = DETAILS.read_text()
+    rows = [line for line in text.splitlines() if line.startswith('"0","40211"')]
+    other = [row.replace('"40211"', '"41300"', 1) for row in rows]
+    path = tmp_path / "two.csv"
+    path.write_text(text + "\n".join(other) + "\n")
+    with pytest.raises(GpuperfError, match=r"two.csv: line \d+: launch ID 0 again with Process ID '41300' \(line 6: "
+                                           r"'40211'\); one profile per file"):
+        import_ncu(path, gpu="H100")
+
+
+def test_ncu_details_refuse_a_metric_repeated_with_another_value(tmp_path):
+    text = DETAILS.read_text()
+    duration = next(line for line in text.splitlines() if line.startswith('"0"') and '"Duration"' in line)
+    path = tmp_path / "again.csv"
+    path.write_text(text + duration.replace('"12.42"', '"9.99"') + "\n")
+    with pytest.raises(GpuperfError, match=r"again.csv: line \d+: launch 0 has GPU Speed Of Light Throughput: Duration "
+                                           r"again, now 9.99"):
+        import_ncu(path, gpu="H100")
+
+
+def test_nvprof_metrics_refuse_a_kernel_metric_repeated_with_another_value(tmp_path):
+    text = METRICS.read_text()
+    row = next(line for line in text.splitlines() if '"achieved_occupancy"' in line and "matMul" in line)
+    path = tmp_path / "again.csv"
+    path.write_text(text + row.replace("0.947220", "0.5") + "\n")
+    with pytest.raises(GpuperfError, match=r"again.csv: line \d+: achieved_occupancy of matMul_sharedmem.* again, "
+                                           r"now 0.5 \(above: 0.94722\); one profile per file"):
+        import_nvprof(path, gpu="K40")
+
+
+@pytest.mark.parametrize("value", ["nan", "-3780", ""])
+def test_nvprof_summary_names_the_line_and_column_of_a_bad_average(tmp_path, value):
+    """Before, the error named the table's row 2 and the field time_s, not the file's line and column."""
+    path = edited(tmp_path, SUMMARY, ',4.864000,4.864000,4.864000,"void', f',{value},4.864000,4.864000,"void')
+    with pytest.raises(GpuperfError, match=rf"line 9: Avg gives no time \('{value}'\)"):
+        import_nvprof(path, gpu="K40")
 
 
 @pytest.mark.parametrize("importer", [import_nvprof, import_ncu])

@@ -310,6 +310,25 @@ def test_bsp_derives_per_thread_inputs_from_nvprof_counters(tables, capsys, tmp_
                                   "shared_stores", "l2_hit_fraction", "gpu_clock_hz", "gpu_sms"]
 
 
+def test_bsp_columns_may_give_one_column_two_roles(capsys, tmp_path):
+    """A table with one byte count for loads and stores: before, a traceback from the duplicated column."""
+    rows = [("k1", gpu, n, 2 * n, 8 * n, t * n / 1024) for gpu, t in (("H100", 1.0e-5), ("H200", 0.8e-5))
+            for n in (1024, 2048, 4096)]
+    path = tmp_path / "bytes.csv"
+    pd.DataFrame(rows, columns=["kernel", "gpu", "n", "flops", "bytes", "time_s"]).to_csv(path, index=False)
+    roles = "threads=n,instructions=flops,global_loads=bytes,global_stores=bytes"
+    fitted = run_json(capsys, "fit", path, "--model", "bsp", "--bsp-columns", roles, "--out", tmp_path / "b.json")
+    assert fitted["features"][:3] == ["n", "flops", "bytes"]
+    out = tmp_path / "p.csv"
+    assert main(["predict-table", "--model", str(tmp_path / "b.json"), str(path), "--out", str(out)]) == 0
+    capsys.readouterr()
+    predicted = pd.read_csv(out)["predicted_time_s"]
+    assert len(predicted) == 6 and np.isfinite(predicted).all() and (predicted > 0).all()
+    held_out = run_json(capsys, "evaluate", path, "--model", "bsp", "--bsp-columns", roles,
+                        "--protocol", "leave-one-gpu-out")
+    assert set(held_out["per_group"]) == {"H100 SXM", "H200"}
+
+
 def test_base_clock_fits_bsp_at_base_clocks_and_predict_table_keeps_them(tables, capsys, tmp_path):
     boost = run_json(capsys, "fit", tables["rodinia"], "--model", "bsp", "--out", tmp_path / "boost.json")
     base = run_json(capsys, "fit", tables["rodinia"], "--model", "bsp", "--base-clock", "--out", tmp_path / "base.json")

@@ -318,7 +318,7 @@ def prepare_training(
     frame = extend_table(frame, where, gpu_features, kind, base_clock, roofline_kind)
     if options.name == "bsp":
         roles = {role: column for role, column in bsp_columns(options, kind).items() if column is not None}
-        chosen = list(roles.values())
+        chosen = list(dict.fromkeys(roles.values()))  # one column may serve two roles (loads and stores)
         absent = [f"{role}={column}" for role, column in roles.items() if column not in frame.columns]
         if absent:
             raise GpuperfError(f"{where}: no column for BSP input(s) {', '.join(absent)} (role=column); name the "

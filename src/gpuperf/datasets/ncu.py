@@ -115,6 +115,7 @@ class Launch:
     units: dict[str, str]
     value_lines: dict[str, int] = field(default_factory=dict)
     units_line: int | None = None
+    sections: dict[str, str] = field(default_factory=dict)  # the details page's section of each metric
 
     def value_line(self, column: str) -> int:
         return self.value_lines.get(column, self.line)
@@ -155,10 +156,15 @@ def _details_launches(rows: list[list[str]], start: int, where: str) -> list[Lau
         if launch_id not in by_id:
             by_id[launch_id] = Launch(line, {c: row[c] for c in LAUNCH_COLUMNS if c in row}, {})
         launch = by_id[launch_id]
-        name = row["Metric Name"]
+        _same_launch(launch, row, where, line)
+        name, section = row["Metric Name"], row.get("Section Name", "")
+        if name in launch.values and launch.values[name] != row["Metric Value"] and launch.sections.get(name) != section:
+            name = f"{section}: {name}"
         if name in launch.values and launch.values[name] != row["Metric Value"]:
-            name = f"{row.get('Section Name', '')}: {name}"
+            raise GpuperfError(f"{where}: line {line}: launch {launch_id} has {section}: {row['Metric Name']} again, "
+                               f"now {row['Metric Value']} (line {launch.value_line(name)}: {launch.values[name]})")
         launch.values[name], launch.units[name], launch.value_lines[name] = row["Metric Value"], row["Metric Unit"], line
+        launch.sections[name] = section
     for launch in by_id.values():
         values, units = launch.values, launch.units
         if TIME not in values and DETAILS_TIME in values:
@@ -168,6 +174,15 @@ def _details_launches(rows: list[list[str]], start: int, where: str) -> list[Lau
             raise GpuperfError(f"{where}: line {launch.line}: launch {values.get('ID', '?')} has no metric '{TIME}' "
                                f"or '{DETAILS_TIME}'")
     return list(by_id.values())
+
+
+def _same_launch(launch: Launch, row: dict[str, str], where: str, line: int) -> None:
+    """A details row of a launch ID already seen belongs to that launch: another process, kernel, grid
+    or block under the same ID (two profiles pasted into one file) is an error."""
+    for column in ("Process ID", "Kernel Name", "Block Size", "Grid Size", "Device"):
+        if column in row and row[column] != launch.values.get(column, row[column]):
+            raise GpuperfError(f"{where}: line {line}: launch ID {row['ID']} again with {column} {row[column]!r} "
+                               f"(line {launch.line}: {launch.values[column]!r}); one profile per file")
 
 
 def _record(launch: Launch, gpu: str | None, where: str) -> dict:

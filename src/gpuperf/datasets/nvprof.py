@@ -18,6 +18,8 @@ utilisation levels as 0-10.
 
 from __future__ import annotations
 
+import math
+
 import re
 from pathlib import Path
 
@@ -25,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.datasets.profiler_csv import (
+    check_unique_header,
     checked_row,
     contradicts,
     csv_rows,
@@ -183,7 +186,8 @@ def _nvprof_summary(lines: list[str], where: str) -> pd.DataFrame:
         record = {"kernel": kernel_short_name(row["Name"]), "variant": "", "gpu": "", "device": "", "source": where}
         for column, name in (("Avg", TARGET), ("Min", "time_s_min"), ("Max", "time_s_max")):
             exponent = seconds_exponent(units.get(column) or "s", f"{where}: {column} unit")
-            record[name] = shift_decimal(number(row[column], where, line, column), exponent)
+            record[name] = (positive_time(row[column], exponent, where, line, column) if name == TARGET
+                            else shift_decimal(number(row[column], where, line, column), exponent))
         record[STATUS] = OK
         record["repeats"] = int(number(row["Calls"], where, line, "Calls"))
         record["kernel_full_name"] = full_kernel_name(row["Name"])
@@ -205,6 +209,10 @@ def _metric_value(text: str, where: str, line: int, metric: str) -> float:
     return number(text.rstrip("%"), where, line, metric)
 
 
+def _same(a: float, b: float) -> bool:
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
 def _metrics_table(path: Path) -> pd.DataFrame:
     """An nvprof ``--metrics``/``--events`` CSV as one row per (device, kernel) with each average."""
     where = str(path)
@@ -215,6 +223,7 @@ def _metrics_table(path: Path) -> pd.DataFrame:
         if is_message(cells):
             continue
         if {"Device", "Kernel", "Avg"} <= set(cells) and set(cells) & set(VALUE_NAMES):
+            check_unique_header(cells, where, line)
             header = cells  # a metric or an event section begins
             name_column = next(n for n in VALUE_NAMES if n in cells)
             continue
@@ -223,7 +232,11 @@ def _metrics_table(path: Path) -> pd.DataFrame:
         row = checked_row(cells, header, where, line)
         key = (row["Device"], full_kernel_name(row["Kernel"]))
         entry = values.setdefault(key, {"invocations": number(row.get("Invocations", ""), where, line, "Invocations")})
-        entry[row[name_column]] = _metric_value(row["Avg"], where, line, row[name_column])
+        value = _metric_value(row["Avg"], where, line, row[name_column])
+        if row[name_column] in entry and not _same(entry[row[name_column]], value):
+            raise GpuperfError(f"{where}: line {line}: {row[name_column]} of {row['Kernel']} on {row['Device']} "
+                               f"again, now {row['Avg']} (above: {entry[row[name_column]]:g}); one profile per file")
+        entry[row[name_column]] = value
     if not values:
         raise GpuperfError(f"{where}: no metric or event rows")
     return pd.DataFrame([{"device": d, "kernel": kernel_short_name(k), "kernel_full_name": k, **v}

@@ -121,11 +121,15 @@ def read_lines(path: Path) -> list[str]:
     if not text.strip():
         raise GpuperfError(f"{path}: empty file")
     lines = text.splitlines()
-    messages = any(line.startswith("==") for line in lines)
-    first = next((line for line in lines if line.strip() and not line.startswith("==")), "")
-    if messages and "," not in first:  # a CSV header has commas; the text output's is spaced
-        raise GpuperfError(f"{path}: the first row after the profiler's messages has no comma: the "
-                           "profiler's text output, not CSV? Profile again with --csv (nvprof --csv, ncu --csv)")
+    messages = [line for line in lines if line.startswith("==")]
+    first = next((number for number, line in enumerate(lines, start=1) if line.strip() and not line.startswith("==")), None)
+    if messages and first is None:
+        said = next((m for m in messages if "no kernels" in m.lower() or "warning" in m.lower()), messages[-1])
+        raise GpuperfError(f"{path}: only the profiler's messages, no table: nothing was profiled? (last word: {said.strip()!r})")
+    if messages and "," not in lines[first - 1]:  # a CSV header has commas; the text output's is spaced
+        raise GpuperfError(f"{path}: line {first}: {lines[first - 1].strip()[:60]!r} is no CSV row: the profiler's text "
+                           "output, or the application's own output in the capture? Profile again with --csv "
+                           "(nvprof --csv, ncu --csv), the profiler's output in a file of its own (--log-file)")
     return lines
 
 
@@ -148,6 +152,7 @@ def find_header(lines: list[str], wanted: tuple[str, ...], where: str) -> int:
         cells = next(csv.reader([line]))
         count = sum(w in cells for w in wanted)
         if count == len(wanted):
+            check_unique_header(cells, where, index + 1)
             return index
         if count > nearest_count:
             nearest, nearest_count = index, count
@@ -156,6 +161,15 @@ def find_header(lines: list[str], wanted: tuple[str, ...], where: str) -> int:
         lacking = ", ".join(w for w in wanted if w not in cells)
         raise GpuperfError(f"{where}: line {nearest + 1}: the header lacks column(s) {lacking}")
     raise GpuperfError(f"{where}: no header row with column(s) {', '.join(wanted)}")
+
+
+def check_unique_header(cells: list[str], where: str, line: int) -> None:
+    """A header naming a column twice is an error: a row's cells would go to the wrong column."""
+    seen: set[str] = set()
+    for name in cells:
+        if name.strip() and name in seen:
+            raise GpuperfError(f"{where}: line {line}: the header names column {name!r} more than once")
+        seen.add(name)
 
 
 def checked_row(cells: list[str], header: list[str], where: str, line: int) -> dict[str, str]:
