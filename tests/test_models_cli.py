@@ -310,6 +310,19 @@ def test_bsp_derives_per_thread_inputs_from_nvprof_counters(tables, capsys, tmp_
                                   "shared_stores", "l2_hit_fraction", "gpu_clock_hz", "gpu_sms"]
 
 
+def test_predict_table_names_a_model_file_whose_feature_names_were_edited(tables, capsys, tmp_path):
+    """Before, the table was said to lack the edited name's column."""
+    model = tmp_path / "lr.json"
+    run_json(capsys, "fit", tables["generic"], "--model", "lr", "--features", "x1,x2", "--out", model)
+    document = json.loads(model.read_text())
+    document["feature_names"][0] = "no_such_col"
+    model.write_text(json.dumps(document))
+    assert main(["predict-table", "--model", str(model), str(tables["generic"]), "--out", str(tmp_path / "p.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "lr.json: damaged model file: its feature_names (no_such_col, x2, ...) are not the model's own" in err
+    assert "missing feature column" not in err and not (tmp_path / "p.csv").exists()
+
+
 def test_bsp_columns_may_give_one_column_two_roles(capsys, tmp_path):
     """A table with one byte count for loads and stores: before, a traceback from the duplicated column."""
     rows = [("k1", gpu, n, 2 * n, 8 * n, t * n / 1024) for gpu, t in (("H100", 1.0e-5), ("H200", 0.8e-5))

@@ -78,6 +78,10 @@ def test_times_on_gpu_refuses_what_it_cannot_use_with_one_clear_error():
         times_on_gpu(table, "K20", "n", "jobs.csv")
     with pytest.raises(GpuperfError, match="leave gpu out"):
         times_on_gpu(table, "K20", ["n", "gpu"], "jobs.csv")
+    with pytest.raises(GpuperfError, match="kernel and variant are in the key already"):
+        times_on_gpu(table, "K20", ["kernel"], "jobs.csv")  # before: "nothing to predict"
+    with pytest.raises(GpuperfError, match="not what was measured of it; leave time_s out of it"):
+        times_on_gpu(table, "K20", ["n", "time_s"], "jobs.csv")
     with pytest.raises(GpuperfError, match="every row is from Tesla K20"):
         times_on_gpu(table[table["gpu"] == "Tesla K20"], "K20", ["n"], "jobs.csv")
     alone = table.assign(kernel=table["kernel"].where(table["gpu"] != "GTX 970", "z"))  # its kernel only

@@ -568,6 +568,7 @@ def predict_table_command(
     if not names:
         raise GpuperfError(f"{model}: the model was saved without feature names")
     options = saved_options(info, model)
+    fitted = load_model(model)  # a damaged file is named before the table is blamed for lacking its columns
     if gpu is not None:
         if not options.get("gpu_features"):
             raise GpuperfError(f"{model}: the model does not use GPU descriptors, so --gpu cannot change its "
@@ -594,7 +595,6 @@ def predict_table_command(
     unbounded = unbounded_rows(table)
     failed = failed_without_features(table, names)
     table = numeric_features(table[~unbounded & ~failed], names, where)
-    fitted = load_model(model)
     result = frame.copy()
     result[PREDICTED] = np.nan
     predicted, clipped = predict_bounded(fitted, table[names])

@@ -122,6 +122,12 @@ def launch_columns(table: pd.DataFrame, key: Sequence[str], where: str) -> list[
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)} (a launch is named by kernel and --key)")
     if "gpu" in key:
         raise GpuperfError(f"{where}: --key names the launch, not the GPU it ran on; leave gpu out of it")
+    if "kernel" in key or "variant" in key:
+        raise GpuperfError(f"{where}: --key names what tells one kernel's launches apart (sizes, grid, block); "
+                           "kernel and variant are in the key already")
+    timed = [c for c in key if c == TARGET or c.startswith(f"{TARGET}_")]
+    if timed:
+        raise GpuperfError(f"{where}: --key names the launch, not what was measured of it; leave {timed[0]} out of it")
     for column in ["gpu", "kernel", *key]:  # a launch without a key value would pass for a launch of its own
         empty = table[column].isna().to_numpy()
         if empty.any():
