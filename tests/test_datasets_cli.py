@@ -134,3 +134,25 @@ def test_fit_on_a_kernel_tuner_cache_says_to_import_it(capsys):
     assert main(["fit", str(DATA / "kernel_tuner_vector_add.json"), "--model", "lr", "--out", "m.json"]) == 2
     assert "a JSON file, not a table; a Kernel Tuner cache becomes one with gpuperf import kernel-tuner" in \
         capsys.readouterr().err
+
+
+def test_rows_longer_than_the_header_are_read_as_the_header_says_or_refused(tmp_path):
+    """pandas takes a first column the header does not name for an index, shifting every name by
+    one: before, a comma at each line's end read time 2.5 as empty, and an unnamed first column
+    silently put b's values under c."""
+    from gpuperf.datasets.tables import read_csv
+    from gpuperf.errors import GpuperfError
+
+    trailing = tmp_path / "trailing.csv"
+    trailing.write_text("a,b,time_ms\n1,16,2.5,\n1,32,1.9,\n")
+    frame = read_csv(trailing)
+    assert list(frame.columns) == ["a", "b", "time_ms"] and list(frame["time_ms"]) == [2.5, 1.9]
+    assert list(frame["a"]) == [1, 1] and list(frame.index) == [0, 1]
+    shifted = tmp_path / "shifted.csv"
+    shifted.write_text("b,c,time_ms\n1,16,8,2.5\n2,32,8,1.9\n")
+    with pytest.raises(GpuperfError, match=r"shifted.csv: line 2: 4 fields, the header names 3"):
+        read_csv(shifted)
+    late = tmp_path / "late.csv"  # empty extra fields above a value: the value's line is named
+    late.write_text("a,b\n1,2,\n3,4,5\n")
+    with pytest.raises(GpuperfError, match=r"late.csv: line 3: 3 fields, the header names 2"):
+        read_csv(late)

@@ -318,3 +318,19 @@ def test_rank_space_notes_a_feature_with_gaps_and_counts_a_repeated_row_once():
     with pytest.warns(GpuperfNote, match=f"variants.csv: {len(train)} row\\(s\\) repeat an earlier row exactly"):
         twice = rank_space("stencil2d", {"n": 256, "m": 256}, pd.concat([train, train]), limit=6, where="variants.csv")
     pd.testing.assert_frame_equal(once, twice)
+
+
+def test_rank_names_the_sizes_it_took_from_the_defaults(tmp_path, capsys):
+    """Before, rank used m = 4096 without a word and its JSON sizes held only n."""
+    import json
+
+    from gpuperf.cli import main
+
+    train = tmp_path / "variants.csv"
+    variant_table().to_csv(train, index=False)
+    assert main(["rank", "jacobi2d_5pt", "-p", "n=256", "--train", str(train), "--limit", "4", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "note: jacobi2d_5pt: sizes not given take its defaults: m=4096" in captured.err
+    assert json.loads(captured.out)["sizes"] == {"n": 256, "m": 4096}
+    assert main(["rank", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", "--train", str(train), "--limit", "4"]) == 0
+    assert "sizes not given" not in capsys.readouterr().err

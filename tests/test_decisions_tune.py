@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -718,3 +719,46 @@ def test_a_users_space_resumes_however_its_file_is_spelt(tmp_path, capsys, monke
     assert main(["tune", "../tiled.py:tiled", "-p", "n=4096", "--start", "random", "--out", "../trials.csv",
                  "--budget", "3", "--resume", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["evaluated"] == 3
+
+
+@pytest.mark.parametrize("time, cut, message", [
+    ("abc", False, "trials.csv: line 3: time_s='abc' is not a positive number of seconds"),
+    ("-1", False, "trials.csv: line 3: time_s=-1.0 is not a positive number of seconds"),
+    ("inf", False, "trials.csv: line 3: time_s=inf is not a positive number of seconds"),
+    (None, True, "trials.csv: line 4: parameter local_x is empty (a row cut short?)"),
+])
+def test_resuming_names_the_line_of_a_bad_trial(tmp_path, monkeypatch, time, cut, message):
+    """Before: a traceback for text, an internal configuration number for -1 and inf, and a row cut
+    short taken for a configuration of NaNs."""
+    import types
+
+    from gpuperf.datasets.tables import read_csv
+    from gpuperf.decisions.tune import earlier_trials
+    from gpuperf.measure import timing
+
+    monkeypatch.setattr(timing, "measure", lambda kernel, sizes, **options: types.SimpleNamespace(
+        time_s=1e-4, provenance={"device_name": "pocl"}))
+    table = tune_space("jacobi2d_5pt", SIZES, budget=3, seed=0).table().astype(object)
+    if time is not None:
+        table.loc[1, "time_s"] = time
+    path = tmp_path / "trials.csv"
+    table.to_csv(path, index=False)
+    if cut:  # the last row ends after its sizes, as a write cut short leaves it
+        lines = path.read_text().splitlines()
+        lines[-1] = lines[-1][:lines[-1].index(",128,128,") + len(",128,128")]
+        path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(GpuperfError, match=re.escape(message)):
+        earlier_trials(read_csv(path), "trials.csv")
+
+
+def test_tune_names_the_sizes_it_took_from_the_defaults(tmp_path, monkeypatch, capsys):
+    import types
+
+    from gpuperf.measure import timing
+
+    monkeypatch.setattr(timing, "measure", lambda kernel, sizes, **options: types.SimpleNamespace(
+        time_s=1e-4, provenance={"device_name": "pocl"}))
+    assert main(["tune", "jacobi2d_5pt", "-p", "n=128", "--budget", "1", "--no-progress", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "note: jacobi2d_5pt: sizes not given take its defaults: m=4096" in captured.err
+    assert json.loads(captured.out)["sizes"] == {"n": 128, "m": 4096}

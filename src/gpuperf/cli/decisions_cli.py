@@ -264,7 +264,7 @@ def rank_command(
     import pandas as pd
 
     from gpuperf.cli.models_cli import read_table
-    from gpuperf.cli.output import parse_params
+    from gpuperf.cli.output import parse_params, space_sizes_note
     from gpuperf.datasets.bundled import data_dir
     from gpuperf.datasets.schema import check_dataset
     from gpuperf.decisions.cross_kernel import LIFT_FEATURES, rank_space
@@ -279,8 +279,9 @@ def rank_command(
     train = train[0] if train else None
     sizes = parse_params(param)
     chosen = get_space(space)  # an unknown space fails here, before anything is read
+    full_sizes = space_sizes_note(chosen, sizes)
     if model is not None:
-        _rank_by_counts(space, chosen.parameters, sizes, model, top, limit, no_progress, as_json)
+        _rank_by_counts(space, chosen.parameters, full_sizes, model, top, limit, no_progress, as_json)
         return
     if train is not None and train.lower().endswith((".json", ".json.gz")):
         raise GpuperfError(f"--train {train}: rank learns from gpuperf's static features of other kernels' variants "
@@ -298,7 +299,7 @@ def rank_command(
                             progress=lambda done, total: bar.update(task, completed=done, total=total))
     shown = ranked[["variant", "predicted_performance", *[c for c in LIFT_FEATURES if c in ranked]]]
     if as_json:
-        print_json({"space": space, "sizes": sizes, "train": where, "train_rows": len(table),
+        print_json({"space": space, "sizes": full_sizes, "train": where, "train_rows": len(table),
                     "left_out_rows_of_this_kernel": int(own.sum()), "variants": shown.to_dict(orient="records")})
         return
     columns = [*chosen.parameters, "predicted_performance"]
@@ -571,7 +572,7 @@ def tune_command(
 ) -> None:
     """Tune a variant space on a device: measure the variants the guided search picks, one by one."""
     checked_seed(seed)
-    from gpuperf.cli.output import parse_params
+    from gpuperf.cli.output import parse_params, space_sizes_note
     from gpuperf.datasets import write_dataset_csv
     from gpuperf.decisions.space import read_training_spaces
     from gpuperf.decisions.tune import earlier_trials, tune_space
@@ -582,6 +583,7 @@ def tune_command(
     sizes = parse_params(param)
     space = resolved_user_spec(space)  # a user's file however spelt, so that --resume finds it the same
     names = list(get_space(space).parameters)  # an unknown space fails here, before anything is read
+    space_sizes_note(get_space(space), sizes)
     if start is not None and train:
         raise GpuperfError("--start picks the first variants without --train; with --train the tables do")
     start = start or "ranked"

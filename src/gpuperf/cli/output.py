@@ -82,6 +82,19 @@ def kernel_sizes(kernel: Any, pairs: Sequence[str] | None) -> dict[str, int]:
     return sizes
 
 
+def space_sizes_note(space: Any, given: dict[str, int]) -> dict[str, int]:
+    """The sizes a variant space's kernels run at: ``given`` (``-p``), its default variant's defaults
+    filling the gaps, which a note on stderr names (as :func:`kernel_sizes` does for a kernel)."""
+    try:
+        sizes = space.build(space.defaults).resolve_sizes(given, assumptions=False)
+    except Exception:  # noqa: BLE001 - an invalid default variant or size: the command itself names it
+        return dict(given)
+    defaulted = [f"{name}={value}" for name, value in sizes.items() if name not in given]
+    if defaulted:
+        print(f"note: {space.name}: sizes not given take its defaults: {', '.join(defaulted)}", file=sys.stderr)
+    return sizes
+
+
 def parse_params(pairs: Sequence[str] | None) -> dict[str, int]:
     """``["n=4096", "m=64"]`` -> ``{"n": 4096, "m": 64}`` (one clear error for a malformed pair)."""
     from gpuperf.errors import GpuperfError

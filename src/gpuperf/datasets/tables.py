@@ -6,6 +6,7 @@ import bz2
 import codecs
 import gzip
 import lzma
+import warnings
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -53,6 +54,8 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
         raise GpuperfError(f"{path}: empty file") from None
     except (pd.errors.ParserError, UnicodeDecodeError, EOFError, OSError, zlib.error) as exc:
         raise GpuperfError(f"{path}: not a readable CSV table ({str(exc).splitlines()[0]})") from None
+    if "index_col" not in options and not frame.index.equals(pd.RangeIndex(len(frame))):
+        frame = _without_trailing_field(path, options)
     if header is not None:
         # A header typed with spaces after its commas ("n, m, time_s") names n, m and time_s.
         frame.columns = [name.strip() if isinstance(name, str) else name for name in frame.columns]
@@ -67,6 +70,22 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
         # Row i is line i + 2 unless the file holds lines that are no row (blank lines, a quoted
         # value over several lines); then rows are counted as rows.
         frame.attrs[ROW_NUMBERING] = "line" if _line_count(path) == len(frame) + 1 else "row"
+    return frame
+
+
+def _without_trailing_field(path: Path, options: dict) -> pd.DataFrame:
+    """A CSV whose every row has more fields than its header (pandas would take the first column
+    for an index and shift every name by one): read as the header says where the extra fields are
+    empty (a comma at each line's end), else an error naming the first line with a value there."""
+    with warnings.catch_warnings():  # pandas warns that the rows are longer than the header: said below
+        warnings.simplefilter("ignore", pd.errors.ParserWarning)
+        frame = pd.read_csv(path, low_memory=False, index_col=False, **options)
+    cells = pd.read_csv(path, header=None, skiprows=1, dtype=str, keep_default_na=False, **options)
+    extra = cells.iloc[:, len(frame.columns):].apply(lambda column: column.str.strip()).ne("").any(axis=1)
+    if extra.any():
+        line = int(extra.to_numpy().nonzero()[0][0]) + 2
+        raise GpuperfError(f"{path}: line {line}: {cells.shape[1]} fields, the header names {len(frame.columns)}; "
+                           "every row has more fields than the header (a column without a name?)")
     return frame
 
 

@@ -318,7 +318,11 @@ def earlier_trials(table: pd.DataFrame, where: str) -> TuneResult:
                         gpu=str(table["gpu"].iloc[0]) if "gpu" in table.columns else None)
     ran = is_ok(table["status"])  # ok in any case, as every reader of a table takes it
     for position, (_, row) in enumerate(table.iterrows()):
-        time = row["time_s"] if pd.notna(row["time_s"]) else None
+        empty = [p for p in params if pd.isna(row[p])]
+        if empty:
+            raise GpuperfError(f"{where}: {row_location(table, position)}: parameter {empty[0]} is empty (a row cut "
+                               "short?); every trial names its configuration")
+        time = _trial_time(row["time_s"], f"{where}: {row_location(table, position)}")
         if (time is None) == bool(ran.iloc[position]):
             raise GpuperfError(f"{where}: {row_location(table, position)}: status {row['status']} with time_s "
                                f"{row['time_s']!r}: a trial that ran has a time, a failed one none")
@@ -326,6 +330,16 @@ def earlier_trials(table: pd.DataFrame, where: str) -> TuneResult:
         result.trials.append(Trial({p: _plain(row[p]) for p in params}, None if time is None else float(time),
                                    str(row["status"]), "" if pd.isna(detail) else str(detail)))
     return result
+
+
+def _trial_time(value: Any, where: str) -> float | None:
+    """A trial's time_s: None where empty (a failed trial), else a positive finite number of seconds."""
+    if pd.isna(value):
+        return None
+    number = pd.to_numeric(pd.Series([value]), errors="coerce").iloc[0]
+    if not (pd.notna(number) and 0 < number < float("inf")):
+        raise GpuperfError(f"{where}: time_s={value!r} is not a positive number of seconds")
+    return float(number)
 
 
 def _space_parameters(space: str, where: str) -> Sequence[str]:
