@@ -112,3 +112,20 @@ def test_the_raw_ncu_files_import_to_the_stored_counters(table: pd.DataFrame, tm
     stored = table.set_index("spec").loc[[case["spec"] for case in manifest]]
     for column in (*LOADS, *STORES, "launch__registers_per_thread"):
         assert list(imported[column]) == list(stored[column]), column
+
+
+def test_an_ncu_profile_row_gives_the_static_sectors_per_access(table: pd.DataFrame) -> None:
+    """`advise --profile` on an Nsight Compute row: its L1TEX sectors over requests stand for the
+    static sectors_per_warp_access (before, NaN: no ncu counter was read for it)."""
+    from gpuperf.decisions.profile import profile_features
+    from gpuperf.features import extract_features
+
+    agree, compared = 0, 0
+    for _, row in table[table["category"] != "stencil_variant"].iterrows():
+        profiled = profile_features(row.to_dict())["sectors_per_warp_access"]
+        static = extract_features(get_kernel(row["spec"]), json.loads(row["sizes"]))["sectors_per_warp_access"]
+        assert np.isnan(profiled) == np.isnan(static), row["spec"]
+        if not np.isnan(static):
+            compared += 1
+            agree += bool(np.isclose(profiled, static, rtol=0.10))
+    assert (agree, compared) == (45, 46)  # empty: 0 = 0; convolution_2d: 1.63 static, 1.32 measured
