@@ -205,11 +205,10 @@ def export(folder: Path, out: Path) -> None:
                              "sizes": json.dumps(case["sizes"], sort_keys=True), "function": function,
                              **{k: v for k, v in launch_row.items() if k in KEPT or k in METRICS}})
     table = pd.DataFrame(rows)
-    static = {key: _static(spec, json.loads(sizes)) for key in
-              table[["spec", "sizes"]].drop_duplicates().itertuples(index=False, name=None)
-              for spec, sizes in [key]}
-    extra = pd.DataFrame([{"spec": s, "sizes": z, **v} for (s, z), v in static.items()])
-    table = table.merge(extra, on=["spec", "sizes"], how="left")
+    cases = table[["spec", "sizes"]].drop_duplicates()
+    static = pd.DataFrame([{"spec": spec, "sizes": sizes, **_static(spec, json.loads(sizes))}
+                           for spec, sizes in zip(cases["spec"], cases["sizes"])])
+    table = table.merge(static, on=["spec", "sizes"], how="left")
     table.to_csv(out, index=False)
     with tarfile.open(raw, "w:gz") as archive:  # ncu's own files, byte for byte
         for path in sorted(folder.iterdir()):
