@@ -109,6 +109,8 @@ def test_held_out_sizes_come_in_numeric_order_one_size_column_or_two():
     from gpuperf.evaluation.protocols import natural_key
 
     assert sorted(["nan", "10", "b", "-5", "2"], key=natural_key) == ["-5", "2", "10", "b", "nan"]  # nan as text
+    labels = ["4096x4096", "512x512", "grid_16", "grid_2", "1024x512", "small"]  # before: as text
+    assert sorted(labels, key=natural_key) == ["512x512", "1024x512", "4096x4096", "grid_2", "grid_16", "small"]
 
 
 def test_fit_on_kernels_trains_on_the_named_kernels_only():

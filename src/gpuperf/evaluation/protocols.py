@@ -7,6 +7,7 @@ rows and returns an :class:`Evaluation` with the per-row predictions and metrics
 from __future__ import annotations
 
 import math
+import re
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -222,17 +223,23 @@ def leave_one_group_out(
 
 def natural_key(value: object) -> tuple:
     """Sort key that orders group labels as a reader expects: numbers by value (``2000`` before
-    ``10000``), sizes joined by ``/`` part by part, and text after numbers."""
+    ``10000``), sizes joined by ``/`` part by part, text after numbers, and the digits within text
+    by value too (``512x512`` before ``4096x4096``)."""
     parts = value if isinstance(value, tuple) else (value,)
-    key: list[tuple[int, float, str]] = []
+    key: list[tuple[int, float, tuple]] = []
     for part in parts:
         for piece in str(part).split("/"):
             try:
                 number = float(piece)
             except ValueError:
                 number = math.nan
-            key.append((1, 0.0, piece) if math.isnan(number) else (0, number, ""))
+            key.append((1, 0.0, _text_key(piece)) if math.isnan(number) else (0, number, ()))
     return tuple(key)
+
+
+def _text_key(text: str) -> tuple:
+    """``"4096x4096"`` -> its runs of digits by value and the text between them as text."""
+    return tuple((0, int(run), "") if run.isdigit() else (1, 0, run) for run in re.split(r"(\d+)", text) if run)
 
 
 def _label_texts(values: pd.Series) -> pd.Series:
