@@ -395,3 +395,36 @@ def test_a_store_on_a_file_system_without_locks_still_runs(tmp_path: Path, monke
         sizes = [{n = 4096}]
     """)
     assert run_campaign(load_campaign(path), tmp_path / "store.sqlite", progress=False).measured == 1
+
+
+def test_sizes_a_campaign_leaves_out_are_named_with_the_defaults_they_take(tmp_path: Path, capsys) -> None:
+    """Before, a kernel listed with n only was measured at the default m = 4096 without a word."""
+    from gpuperf.cli import main
+
+    path = write_campaign(tmp_path, """
+        [[kernels]]
+        kernel = "jacobi2d_5pt"
+        sizes = [{n = 256}, {n = 256, m = 256}]
+        [[spaces]]
+        space = "jacobi2d_5pt"
+        limit = 3
+        sizes = [{n = 512}]
+    """)
+    campaign = load_campaign(path)
+    assert campaign.defaulted == (
+        f"{path}: kernels[0].sizes[0]: m=4096 (not given) from jacobi2d_5pt's defaults",
+        f"{path}: spaces[0].sizes[0]: m=4096 (not given) from jacobi2d_5pt's defaults",  # once for its 3 variants
+    )
+    assert main(["campaign", "run", str(path), "--store", str(tmp_path / "s.sqlite"), "--device", "nowhere:9"]) == 2
+    assert f"note: {path}: kernels[0].sizes[0]: m=4096 (not given)" in capsys.readouterr().err
+
+
+def test_a_campaign_with_an_empty_name_is_refused(tmp_path: Path) -> None:
+    path = write_campaign(tmp_path, """
+        name = " "
+        [[kernels]]
+        kernel = "vector_copy"
+        sizes = [{n = 1024}]
+    """)
+    with pytest.raises(GpuperfError, match=r"campaign.toml: name is empty"):
+        load_campaign(path)

@@ -105,6 +105,8 @@ def campaign_run(
     if campaign.skipped:
         print(f"note: {file}: {len(campaign.skipped)} variant(s) left out at sizes outside their assumptions "
               f"(e.g. {campaign.skipped[0]})", file=sys.stderr)
+    for note in campaign.defaulted:
+        print(f"note: {note}", file=sys.stderr)
     report = run_campaign(campaign, store, device=device, progress=not (no_progress or json_out),
                           retry_failed=retry_failed)
     summary = report.to_dict()

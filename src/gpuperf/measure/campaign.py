@@ -116,6 +116,7 @@ class Campaign:
     entries: tuple[Entry, ...]
     skipped: tuple[str, ...] = ()  # space variants left out at some sizes, with the reason
     interleave: str = "kernel"  # one of INTERLEAVE_SCOPES
+    defaulted: tuple[str, ...] = ()  # sizes a [[kernels]] or [[spaces]] entry left out, and the defaults they took
 
     def __post_init__(self) -> None:
         if self.interleave not in INTERLEAVE_SCOPES:
@@ -154,6 +155,8 @@ def load_campaign(path: str | Path) -> Campaign:
         raise GpuperfError(f"{path}: not valid TOML ({exc})") from None
     _no_unknown_keys(data, _TOP_KEYS, f"{path}")
     name = _typed(data, "name", str, path.stem, f"{path}: name")
+    if not name.strip():
+        raise GpuperfError(f"{path}: name is empty; name the campaign (its points are stored under the name)")
     device = _typed(data, "device", str, "opencl:0", f"{path}: device")
     seed = _typed(data, "seed", int, 0, f"{path}: seed")
     if seed < 0:
@@ -164,10 +167,12 @@ def load_campaign(path: str | Path) -> Campaign:
     interleave = _typed(data, "interleave", str, "kernel", f"{path}: interleave")
     entries: list[Entry] = []
     skipped: list[str] = []
+    defaulted: list[str] = []  # "kernels[0].sizes[0]: m=4096", once per listed size set
     for index, table in enumerate(_tables(data, "kernels", path)):
-        entries.append(_kernel_entry(table, f"{path}: kernels[{index}]", path.parent, verify))
+        entries.append(_kernel_entry(table, f"{path}: kernels[{index}]", path.parent, verify, defaulted))
     for index, table in enumerate(_tables(data, "spaces", path)):
-        space_entries, space_skipped = _space_entries(table, f"{path}: spaces[{index}]", path.parent, verify)
+        space_entries, space_skipped = _space_entries(table, f"{path}: spaces[{index}]", path.parent, verify,
+                                                      defaulted)
         entries.extend(space_entries)
         skipped.extend(space_skipped)
     if not entries and skipped:
@@ -176,7 +181,9 @@ def load_campaign(path: str | Path) -> Campaign:
     if not entries:
         raise GpuperfError(f"{path}: no points to measure; add [[kernels]] or [[spaces]] tables with sizes")
     _one_spec_per_kernel(entries, path)
-    return Campaign(name, path, device, settings, seed, tuple(entries), tuple(skipped), interleave)
+    return Campaign(name, path, device, settings, seed, tuple(entries), tuple(skipped), interleave,
+                    tuple(dict.fromkeys(defaulted)))
+
 
 
 def _one_spec_per_kernel(entries: list[Entry], path: Path) -> None:
@@ -227,15 +234,19 @@ def _size_list(table: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
     return combined
 
 
-def _resolved_sizes(kernel: Kernel, table: Mapping[str, Any], where: str,
-                    skipped: list[str] | None = None) -> list[dict[str, int]]:
+def _resolved_sizes(kernel: Kernel, table: Mapping[str, Any], where: str, skipped: list[str] | None = None,
+                    defaulted: list[str] | None = None) -> list[dict[str, int]]:
     """Each listed size checked by the kernel; with ``skipped``, sizes outside the kernel's
-    assumptions are noted there and left out instead of being an error."""
+    assumptions are noted there and left out instead of being an error; ``defaulted`` gets each size
+    the kernel took from its defaults, with where the size set is listed."""
     resolved = []
     for index, sizes in enumerate(_size_list(table, where)):
         at = f"{where}.sizes[{index}]" if index < len(table.get("sizes", [])) else f"{where}.product"
         try:
             resolved.append(kernel.resolve_sizes(sizes))
+            taken = [f"{name}={value}" for name, value in resolved[-1].items() if name not in sizes]
+            if taken and defaulted is not None:
+                defaulted.append(f"{at}: {', '.join(taken)} (not given) from {kernel.name}'s defaults")
         except GpuperfError as exc:
             if skipped is not None and breaks_assumptions(kernel, sizes):
                 skipped.append(f"{kernel.key} at {_sizes_label(sizes)}: outside its assumptions")
@@ -244,7 +255,8 @@ def _resolved_sizes(kernel: Kernel, table: Mapping[str, Any], where: str,
     return resolved
 
 
-def _kernel_entry(table: Mapping[str, Any], where: str, base: Path, default_verify: bool) -> Entry:
+def _kernel_entry(table: Mapping[str, Any], where: str, base: Path, default_verify: bool,
+                  defaulted: list[str] | None = None) -> Entry:
     from gpuperf.kernels.catalog import get_kernel
 
     _no_unknown_keys(table, _KERNEL_KEYS, where)
@@ -255,7 +267,7 @@ def _kernel_entry(table: Mapping[str, Any], where: str, base: Path, default_veri
         kernel = get_kernel(spec)
     except GpuperfError as exc:
         raise GpuperfError(f"{where}.kernel: {exc}") from None
-    sizes = _resolved_sizes(kernel, table, where)
+    sizes = _resolved_sizes(kernel, table, where, defaulted=defaulted)
     verify = _typed(table, "verify", bool, default_verify, f"{where}.verify")
     return Entry(kernel, spec, tuple(sizes), verify)
 
@@ -268,8 +280,8 @@ def _relative_to(spec: str, base: Path) -> str:
     return resolved_user_spec(spec, base)
 
 
-def _space_entries(table: Mapping[str, Any], where: str, base: Path,
-                   default_verify: bool) -> tuple[list[Entry], list[str]]:
+def _space_entries(table: Mapping[str, Any], where: str, base: Path, default_verify: bool,
+                   defaulted: list[str] | None = None) -> tuple[list[Entry], list[str]]:
     _no_unknown_keys(table, _SPACE_KEYS, where)
     if "space" not in table:
         raise GpuperfError(f"{where}: missing key 'space'")
@@ -288,7 +300,7 @@ def _space_entries(table: Mapping[str, Any], where: str, base: Path,
     verify = _typed(table, "verify", bool, default_verify, f"{where}.verify")
     entries, skipped = [], []
     for variant in variants:
-        kept = _resolved_sizes(variant, table, where, skipped)
+        kept = _resolved_sizes(variant, table, where, skipped, defaulted)
         if kept:
             # a user's space is named by its file: the variant's spec must find it again (export's features)
             spec = f"{name}[{variant.variant_label}]" if ".py:" in name else variant.key
