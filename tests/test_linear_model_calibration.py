@@ -260,6 +260,26 @@ def test_a_model_file_with_damaged_weights_is_refused(tmp_path: Path, edit, mess
         load_linear_model(path)
 
 
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda weights: weights.__setitem__("launches", 1.0),
+     r"metadata.weights.launches is 1.0, but the model predicts with .*; edit a model by refitting it"),
+    (lambda weights: weights.pop("launches"), r"metadata.weights must list the model's \d+ properties' weights"),
+])
+def test_weights_the_metadata_lists_must_be_those_the_model_predicts_with(tmp_path: Path, edit, message) -> None:
+    """Before, a weight edited in metadata.weights (the copy a reader sees) changed nothing: predict
+    used the model's own coefficients."""
+    from gpuperf.datasets.bundled import data_dir
+
+    path = tmp_path / "h100.json"
+    assert main(["calibrate", "--table", str(data_dir() / "linear_model_h100.csv.gz"), "--out", str(path)]) == 0
+    load_linear_model(path)  # as written, the two copies agree
+    document = json.loads(path.read_text())
+    edit(document["metadata"]["weights"])
+    path.write_text(json.dumps(document))
+    with pytest.raises(GpuperfError, match=message):
+        load_linear_model(path)
+
+
 def test_bad_model_files_give_one_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     missing = tmp_path / "missing.json"
     assert main(["predict", "empty", "--model", str(missing)]) == 2

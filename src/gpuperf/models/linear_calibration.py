@@ -325,7 +325,23 @@ def load_linear_model(path: str | Path) -> tuple[LinearCountModel, dict[str, Any
     if not isinstance(model, LinearCountModel) or list(model.property_names_) != list(saved):
         raise GpuperfError(f"{path}: the model's properties do not match the file's property list")
     _check_weights(model, path)
+    _check_listed_weights(model, metadata.get("weights"), path)
     return model, metadata
+
+
+def _check_listed_weights(model: LinearCountModel, listed: Any, path: Path) -> None:
+    """The weights the metadata lists for a reader are the ones the model predicts with: a file
+    edited in one place and not the other would predict what it does not say."""
+    if listed is None:
+        return
+    own = model.weights_
+    if not isinstance(listed, dict) or set(listed) != set(own):
+        raise GpuperfError(f"{path}: metadata.weights must list the model's {len(own)} properties' weights")
+    for name, weight in own.items():
+        value = listed[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isclose(value, weight, rtol=1e-9):
+            raise GpuperfError(f"{path}: metadata.weights.{name} is {value!r}, but the model predicts with {weight!r}; "
+                               "edit a model by refitting it (gpuperf calibrate), not by hand")
 
 
 def _check_weights(model: LinearCountModel, path: Path) -> None:
