@@ -14,7 +14,7 @@ import pytest
 from gpuperf.decisions.pairs import paired_speedups
 from gpuperf.errors import GpuperfError
 from gpuperf.kernels.kernel import Kernel
-from gpuperf.measure import TimingSettings, VerifyFailed, load_campaign, run_campaign, store_table
+from gpuperf.measure import TimingSettings, VerifyFailed, campaign_status, load_campaign, run_campaign, store_table
 from gpuperf.measure.devices import open_device
 from gpuperf.measure.interleave import Variant, _cycles, measure_interleaved, paired_ratio
 from gpuperf.measure.store import Store
@@ -286,9 +286,12 @@ def test_an_interleaved_group_killed_mid_way_resumes_at_its_next_cycle(tmp_path:
         assert store.rows("pair") == []  # the group was not finished
         kept = store.db.execute("SELECT kernel, cycle, round FROM rounds ORDER BY kernel, cycle").fetchall()
     assert [cycle for _, cycle, _ in kept] == [0, 1, 0, 1]  # both variants' first two cycles were kept
+    status = {row["campaign"]: row for row in campaign_status(tmp_path / "s.db")}["pair"]
+    assert (status["done"], status["remaining"], status["partly_cycled"]) == (0, 4, 2)  # before: no word of them
     rounds.restart()
     report = run_campaign(campaign, tmp_path / "s.db", progress=False)
     assert report.measured == 4 and rounds.calls == 2 + 6  # the first group's last cycle, the second's three
+    assert {row["campaign"]: row for row in campaign_status(tmp_path / "s.db")}["pair"]["partly_cycled"] == 0
     with Store(tmp_path / "s.db", create=False) as store:
         rows = {(r["kernel"], r["sizes"]["n"]): r for r in store.rows("pair")}
         assert store.db.execute("SELECT COUNT(*) FROM rounds").fetchone()[0] == 0  # replaced by the points

@@ -388,8 +388,9 @@ class Store:
 
     def status(self) -> list[dict[str, Any]]:
         """Per campaign: planned, done (ok), failed (by kind) and remaining points of its latest
-        plan, and ``outside_plan``: stored points an earlier plan had (None where the store does
-        not record the plan's points, as before they were recorded: then every point counts)."""
+        plan, ``outside_plan``: stored points an earlier plan had (None where the store does
+        not record the plan's points, as before they were recorded: then every point counts), and
+        ``partly_cycled``: remaining points whose finished interleaved cycles are kept for a resume."""
         planned = {name: (count, device, source) for name, count, device, source in
                    self.db.execute("SELECT name, planned, device, source FROM campaigns")}
         everything = self._status_counts("SELECT campaign, status, COUNT(*) FROM points GROUP BY campaign, status")
@@ -400,6 +401,11 @@ class Store:
                 "AND p.kernel=q.kernel AND p.sizes=q.sizes AND p.device=q.device AND p.geometry=q.geometry "
                 "GROUP BY p.campaign, p.status")
             recorded = {name for (name,) in self.db.execute("SELECT DISTINCT campaign FROM plan_points")}
+        cycling: dict[str, int] = {}  # points of an interleaved group cut short: their finished cycles are kept
+        if self._has_rounds():
+            cycling = dict(self.db.execute(
+                "SELECT campaign, COUNT(*) FROM (SELECT DISTINCT campaign, kernel, sizes, device, geometry FROM rounds) "
+                "GROUP BY campaign"))
         report = []
         for name in self.campaigns():
             by_status = in_plan.get(name, {}) if name in recorded else everything.get(name, {})
@@ -416,6 +422,7 @@ class Store:
                 **failed,
                 "remaining": max(total - taken, 0) if total is not None else None,
                 "outside_plan": sum(everything.get(name, {}).values()) - taken if name in recorded else None,
+                "partly_cycled": cycling.get(name, 0),
             })
         return report
 
