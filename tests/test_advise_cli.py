@@ -162,6 +162,22 @@ def test_profile_json(tmp_path, capsys, database):
     assert all(KEYS <= set(s) for s in out)
 
 
+def test_profile_advice_names_the_features_its_counters_do_not_give(tmp_path, capsys, database):
+    """Before, a profile with geometry and few counters got advice with no word that the models
+    imputed the rest."""
+    path = tmp_path / "row.csv"
+    few = {k: v for k, v in PROFILE.items() if k not in ("shared_load", "shared_store", "static.smem")}
+    pd.DataFrame([PROFILE, few]).to_csv(path, index=False)
+    args = ["advise", "--profile", str(path), "--threshold", "0.0001", "--json", "--min-confidence", "0",
+            *only(database)]
+    complete = run_json(capsys, [*args, "--row", "1"])["suggestions"]
+    assert complete and not any("no counter" in s["explanation"]["summary"] for s in complete)
+    partial = run_json(capsys, [*args, "--row", "2"])["suggestions"]
+    assert partial and all("the profile has no counter for local_loads_per_thread, local_stores_per_thread, "
+                           "local_memory_bytes: imputed from the training pairs" in s["explanation"]["summary"]
+                           for s in partial)
+
+
 def test_advice_names_what_it_advises_and_the_threshold(tmp_path, capsys, database):
     args = ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970", "--min-confidence", "0",
             *only(database)]

@@ -427,7 +427,7 @@ def advise_profile(
     progress: Progress | None = None,
 ) -> Advice:
     """Suggestions for a profiled launch (nvprof-style counters, see ``gpuperf.decisions.profile``)."""
-    from gpuperf.decisions.profile import profile_features, profile_gpu
+    from gpuperf.decisions.profile import COUNTERS, profile_features, profile_gpu
     from gpuperf.hardware.specs import canonical_gpu_name
 
     if gpu is None:
@@ -440,6 +440,10 @@ def advise_profile(
         if named is not None and canonical_gpu_name(gpu) != named:
             raise GpuperfError(f"--gpu {gpu}: {where} was profiled on the {named}, and its counters are that GPU's; "
                                "--gpu is for a row that names no GPU, or one gpuperf does not describe")
-    features = {**profile_features(row, where), **gpu_features(gpu)}
-    note = "" if gpu else "no GPU named: the GPU features are the training pairs' medians"
+    counted = profile_features(row, where)
+    features = {**counted, **gpu_features(gpu)}
+    uncounted = [name for name in COUNTERS if math.isnan(counted[name])]
+    notes = ["" if gpu else "no GPU named: the GPU features are the training pairs' medians",
+             f"the profile has no counter for {', '.join(uncounted)}: imputed from the training pairs" if uncounted else ""]
+    note = "; ".join(n for n in notes if n)
     return advise(features, GPU_TARGET, threshold, entries, None, use_cache, note, None, min_confidence, progress, gpu)
