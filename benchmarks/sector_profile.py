@@ -9,7 +9,6 @@ each launch once per counter pass with its caches flushed, so its durations are 
 
     python benchmarks/sector_profile.py device OUT      # on the GPU: ncu over every case, in chunks
     python benchmarks/sector_profile.py export OUT --out data/sector_profile_h200.csv.gz
-    python benchmarks/sector_profile.py device OUT --cases advise   # the advisor's 120 variants at 4096
 
 ``device`` writes ``OUT/ncu_K.csv`` (``ncu --csv --page raw --print-units base``) and
 ``OUT/manifest_K.jsonl`` (each case launched, in order, with its device functions) per chunk, and
@@ -51,30 +50,17 @@ METRICS = (
     "launch__registers_per_thread",
     "launch__shared_mem_per_block_static",
     "sm__maximum_warps_per_active_cycle_pct",
-    "smsp__sass_inst_executed_op_shared_ld.sum",
-    "smsp__sass_inst_executed_op_shared_st.sum",
-    "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
-    "sm__cycles_elapsed.avg",
 )
 CORE_METRICS = METRICS[:6]
 KEPT = ("kernel", "gpu", "device", "time_s", "status", "grid.x", "grid.y", "grid.z", "block.x", "block.y", "block.z",
         "ID", "CC")  # of the importer's columns; ncu's raw page adds every device attribute, left in the raw files  # the fallback where ncu refuses a name of the full list
 
 
-def cases(kind: str = "features") -> list[dict]:
-    """Every case in launch order. ``features``: the catalog kernels at their default sizes, then the
-    stencil sample; ``advise``: the advisor's 120 stencil before/after variants at n = m = 4096 (those of
-    ``advise_pairs_h200``)."""
+def cases() -> list[dict]:
+    """Every case in launch order: the catalog kernels at their default sizes, then the stencil sample."""
     from gpuperf.kernels.catalog import get_kernel, kernel_names
     from stencil_space_campaign import sampled_specs
 
-    if kind == "advise":
-        from advise_pairs_campaign import planned_points
-
-        return [{"spec": spec, "category": "advise_variant", "sizes": {"n": size, "m": size}}
-                for spec, size in planned_points((STENCIL_SIZE,))]
     found = []
     for category in ("measurement", "test", "stencil"):
         for name in kernel_names(category):
@@ -84,7 +70,7 @@ def cases(kind: str = "features") -> list[dict]:
     return found
 
 
-def launch(first: int, last: int, manifest: Path, kind: str = "features") -> None:
+def launch(first: int, last: int, manifest: Path) -> None:
     """Launch cases ``first``..``last - 1`` once each on cuda:0, appending each to ``manifest``."""
     import cupy
 
@@ -94,7 +80,7 @@ def launch(first: int, last: int, manifest: Path, kind: str = "features") -> Non
     device = CudaDevice(0)
     inputs: dict[str, dict] = {}  # one set of seeded inputs per stencil and sizes: its variants share them
     with manifest.open("a") as out:
-        for index, case in enumerate(cases(kind)[first:last], start=first):
+        for index, case in enumerate(cases()[first:last], start=first):
             record = {"index": index, **case}
             try:
                 kernel = get_kernel(case["spec"])
@@ -121,10 +107,10 @@ def _ncu() -> str:
     return str(found)
 
 
-def device(out: Path, budget_s: float, kind: str = "features") -> None:
+def device(out: Path, budget_s: float) -> None:
     """Every case under ncu, in ``CHUNKS`` processes, within ``budget_s`` seconds in all."""
     out.mkdir(parents=True, exist_ok=True)
-    total = len(cases(kind))
+    total = len(cases())
     bounds = [round(total * k / CHUNKS) for k in range(CHUNKS + 1)]
     metrics = METRICS
     deadline = time.monotonic() + budget_s
@@ -138,7 +124,7 @@ def device(out: Path, budget_s: float, kind: str = "features") -> None:
             manifest.unlink(missing_ok=True)
             command = [_ncu(), "--csv", "--page", "raw", "--print-units", "base", "--target-processes", "all",
                        "--metrics", ",".join(metrics), "--log-file", str(out / f"ncu_{chunk}.csv"),
-                       sys.executable, __file__, "launch", str(first), str(last), str(manifest), "--cases", kind]
+                       sys.executable, __file__, "launch", str(first), str(last), str(manifest)]
             start = time.monotonic()
             with (out / f"ncu_{chunk}.log").open("w") as log:
                 try:
@@ -251,26 +237,23 @@ def main() -> None:
     run = sub.add_parser("device", help="on the GPU: every case under ncu")
     run.add_argument("out", type=Path)
     run.add_argument("--budget", type=float, default=float(os.environ.get("SECTOR_BUDGET_S", 420)))
-    run.add_argument("--cases", choices=("features", "advise"), default="features")
     one = sub.add_parser("launch", help="(under ncu) launch cases FIRST..LAST-1 once each")
     one.add_argument("first", type=int)
     one.add_argument("last", type=int)
     one.add_argument("manifest", type=Path)
-    one.add_argument("--cases", choices=("features", "advise"), default="features")
     exp = sub.add_parser("export", help="the ncu files of OUT as a table with static features")
     exp.add_argument("folder", type=Path)
     exp.add_argument("--out", type=Path, required=True)
-    listing = sub.add_parser("cases", help="print the cases")
-    listing.add_argument("--cases", choices=("features", "advise"), default="features")
+    sub.add_parser("cases", help="print the cases")
     args = parser.parse_args()
     if args.command == "device":
-        device(args.out, args.budget, args.cases)
+        device(args.out, args.budget)
     elif args.command == "launch":
-        launch(args.first, args.last, args.manifest, args.cases)
+        launch(args.first, args.last, args.manifest)
     elif args.command == "export":
         export(args.folder, args.out)
     else:
-        for index, case in enumerate(cases(args.cases)):
+        for index, case in enumerate(cases()):
             print(index, case["spec"], case["sizes"])
 
 
