@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -51,9 +52,11 @@ METRICS = (
     "launch__shared_mem_per_block_static",
     "sm__maximum_warps_per_active_cycle_pct",
 )
-CORE_METRICS = METRICS[:6]
+CORE_METRICS = METRICS[:6]  # the fallback where ncu refuses a name of the full list
+# Of the importer's columns, those the table keeps (ncu's raw page adds every device attribute: left in
+# the raw files).
 KEPT = ("kernel", "gpu", "device", "time_s", "status", "grid.x", "grid.y", "grid.z", "block.x", "block.y", "block.z",
-        "ID", "CC")  # of the importer's columns; ncu's raw page adds every device attribute, left in the raw files  # the fallback where ncu refuses a name of the full list
+        "ID", "CC")
 
 
 def cases() -> list[dict]:
@@ -115,11 +118,11 @@ def device(out: Path, budget_s: float) -> None:
     metrics = METRICS
     deadline = time.monotonic() + budget_s
     for chunk, (first, last) in enumerate(zip(bounds, bounds[1:])):
-        left = deadline - time.monotonic()
-        if left < 20:
-            print(f"chunk {chunk}: skipped, {left:.0f} s left", flush=True)
-            continue
         for attempt in ("full", "core"):
+            left = deadline - time.monotonic()  # the retry with fewer metrics gets what the first left
+            if left < 20:
+                print(f"chunk {chunk}: skipped, {left:.0f} s left", flush=True)
+                break
             manifest = out / f"manifest_{chunk}.jsonl"
             manifest.unlink(missing_ok=True)
             command = [_ncu(), "--csv", "--page", "raw", "--print-units", "base", "--target-processes", "all",
@@ -145,7 +148,7 @@ def _static(spec: str, sizes: dict) -> dict:
     """gpuperf's static features of one case: per-direction sectors and lines per warp access
     (weighted by each access's count), warp requests, and the NVRTC registers, static shared memory
     and theoretical occupancy on the H200."""
-    from gpuperf.features.access import warp_access_summary
+    from gpuperf.features.access import sectors_per_request, warp_access_summary
     from gpuperf.features.counts import symbolic_counts
     from gpuperf.features.occupancy import occupancy
     from gpuperf.features.resources import arch_for_gpu, compile_resources
@@ -157,7 +160,7 @@ def _static(spec: str, sizes: dict) -> dict:
     summary = warp_access_summary(evaluated)
     local = evaluated.local
     group = local[0] * local[1] * local[2]
-    lanes = group / -(-group // 32)  # active lanes per warp, the group's warps averaged
+    lanes = group / math.ceil(group / 32)  # active lanes per warp, the group's warps averaged
     gpu = get_gpu("H200")
     resources = compile_resources(kernel, arch_for_gpu(gpu))
     row: dict = {"static_analysable_fraction": summary.analysable_fraction,
@@ -168,8 +171,7 @@ def _static(spec: str, sizes: dict) -> dict:
         count = sum(a.count for a in accesses)
         row[f"static_{short}_requests"] = count / lanes if accesses else 0.0
         row[f"static_{short}_sectors"] = sum(a.count / lanes * a.sectors for a in accesses)
-        row[f"static_{short}_sectors_per_request"] = (
-            sum(a.count * a.sectors for a in accesses) / count if count else float("nan"))
+        row[f"static_{short}_sectors_per_request"] = sectors_per_request(summary, direction)
         row[f"static_{short}_lines_per_request"] = (
             sum(a.count * a.lines for a in accesses) / count if count else float("nan"))
         row[f"static_{short}_unanalysable"] = sum(

@@ -183,7 +183,7 @@ def test_a_profile_of_no_kernel_says_nothing_was_profiled(tmp_path, importer):
     path.write_text("==PROF== Connected to process 1 (/bin/true)\n==PROF== Disconnected from process 1\n"
                     "==WARNING== No kernels were profiled.\n")
     with pytest.raises(GpuperfError, match=r"none.csv: only the profiler's messages, no table: nothing was profiled\? "
-                                           r"\(last word: '==WARNING== No kernels were profiled.'\)"):
+                                           r"\(the profiler said: '==WARNING== No kernels were profiled.'\)"):
         importer(path, gpu="H100")
 
 

@@ -722,9 +722,9 @@ def test_a_users_space_resumes_however_its_file_is_spelt(tmp_path, capsys, monke
 
 
 @pytest.mark.parametrize("time, cut, message", [
-    ("abc", False, "trials.csv: line 3: time_s='abc' is not a positive number of seconds"),
-    ("-1", False, "trials.csv: line 3: time_s=-1.0 is not a positive number of seconds"),
-    ("inf", False, "trials.csv: line 3: time_s=inf is not a positive number of seconds"),
+    ("abc", False, "trials.csv: line 3: time_s='abc' is not a positive number"),
+    ("-1", False, "trials.csv: line 3: time_s=-1.0 is not a positive number"),
+    ("inf", False, "trials.csv: line 3: time_s=inf is not a positive number"),
     (None, True, "trials.csv: line 4: parameter local_x is empty (a row cut short?)"),
 ])
 def test_resuming_names_the_line_of_a_bad_trial(tmp_path, monkeypatch, time, cut, message):

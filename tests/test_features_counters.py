@@ -14,8 +14,7 @@ import pandas as pd
 import pytest
 
 from gpuperf.datasets.ncu import import_ncu
-from gpuperf.features.access import warp_access_summary
-from gpuperf.features.counts import symbolic_counts
+from gpuperf.features.access import sectors_per_request, warp_accesses
 from gpuperf.features.occupancy import occupancy
 from gpuperf.hardware.specs import get_gpu
 from gpuperf.kernels.catalog import get_kernel
@@ -34,26 +33,20 @@ def table() -> pd.DataFrame:
     return pd.read_csv(TABLE)
 
 
-def sectors_per_request(spec: str, sizes: str) -> dict[str, float]:
+def ours(spec: str, sizes: str) -> dict[str, float]:
     """gpuperf's sectors per warp request of a case's analysable global loads and stores."""
-    kernel = get_kernel(spec)
-    summary = warp_access_summary(symbolic_counts(kernel).values(kernel.resolve_sizes(json.loads(sizes))))
-    found = {}
-    for direction in ("load", "store"):
-        accesses = [a for a in summary.accesses if a.direction == direction and a.analysable]
-        count = sum(a.count for a in accesses)
-        found[direction] = sum(a.count * a.sectors for a in accesses) / count if count else np.nan
-    return found
+    summary = warp_accesses(get_kernel(spec), json.loads(sizes))
+    return {direction: sectors_per_request(summary, direction) for direction in ("load", "store")}
 
 
 def ratios(part: pd.DataFrame) -> pd.DataFrame:
     """gpuperf / measured sectors per request, per case and direction (NaN: no such access)."""
     rows = []
     for _, row in part.iterrows():
-        ours = sectors_per_request(row["spec"], row["sizes"])
+        static = ours(row["spec"], row["sizes"])
         loads = row[LOADS[0]] / row[LOADS[1]] if row[LOADS[1]] else np.nan
         stores = row[STORES[0]] / row[STORES[1]] if row[STORES[1]] else np.nan
-        rows.append({"spec": row["spec"], "load": ours["load"] / loads, "store": ours["store"] / stores})
+        rows.append({"spec": row["spec"], "load": static["load"] / loads, "store": static["store"] / stores})
     return pd.DataFrame(rows)
 
 

@@ -283,3 +283,20 @@ def test_a_store_on_read_only_media_with_points_left_in_its_wal_is_refused(tmp_p
     read_only_media()
     with pytest.raises(GpuperfError, match="on read-only media with points still in s.sqlite-wal"):
         Store(tmp_path / "s.sqlite", create=False)
+
+
+def test_partly_cycled_counts_kept_cycles_of_points_not_stored_yet(tmp_path: Path) -> None:
+    """A point stored while cycles of it were kept (a device lost mid-group stores its culprit as
+    failed) is no longer partly cycled."""
+    from gpuperf.measure.store import PointKey, geometry_text, sizes_text
+
+    def key(n: int) -> PointKey:
+        return PointKey("hand", "vector_copy", sizes_text({"n": n}), "cuda:0", geometry_text([n, 1, 1], [256, 1, 1]))
+
+    with Store(tmp_path / "s.sqlite") as store:
+        store.set_plan("hand", "hand.toml", "cuda:0", 2, [key(1024), key(2048)])
+        summary = {"median": 1e-6, "launches": 1, "kernel_s": 1e-6, "wall_s": 1e-6, "fastest": 1e-6}
+        store.add_rounds(0, {key(1024): summary, key(2048): summary})
+        assert store.status()[0]["partly_cycled"] == 2
+        store.add(_row(2048, status="run_failed", error="device lost"))
+        assert store.status()[0]["partly_cycled"] == 1

@@ -264,7 +264,7 @@ def rank_command(
     import pandas as pd
 
     from gpuperf.cli.models_cli import read_table
-    from gpuperf.cli.output import parse_params, space_sizes_note
+    from gpuperf.cli.output import parse_params, space_sizes
     from gpuperf.datasets.bundled import data_dir
     from gpuperf.datasets.schema import check_dataset
     from gpuperf.decisions.cross_kernel import LIFT_FEATURES, rank_space
@@ -279,7 +279,7 @@ def rank_command(
     train = train[0] if train else None
     sizes = parse_params(param)
     chosen = get_space(space)  # an unknown space fails here, before anything is read
-    full_sizes = space_sizes_note(chosen, sizes)
+    full_sizes = space_sizes(chosen, sizes)
     if model is not None:
         _rank_by_counts(space, chosen.parameters, full_sizes, model, top, limit, no_progress, as_json)
         return
@@ -572,7 +572,7 @@ def tune_command(
 ) -> None:
     """Tune a variant space on a device: measure the variants the guided search picks, one by one."""
     checked_seed(seed)
-    from gpuperf.cli.output import parse_params, space_sizes_note
+    from gpuperf.cli.output import parse_params, space_sizes
     from gpuperf.datasets import write_dataset_csv
     from gpuperf.decisions.space import read_training_spaces
     from gpuperf.decisions.tune import earlier_trials, tune_space
@@ -582,8 +582,9 @@ def tune_command(
     at_least("--budget", budget, 1)
     sizes = parse_params(param)
     space = resolved_user_spec(space)  # a user's file however spelt, so that --resume finds it the same
-    names = list(get_space(space).parameters)  # an unknown space fails here, before anything is read
-    space_sizes_note(get_space(space), sizes)
+    chosen = get_space(space)  # an unknown space fails here, before anything is read
+    names = list(chosen.parameters)
+    space_sizes(chosen, sizes)  # wrong sizes fail here too; tune keeps those given, to match --train tables
     if start is not None and train:
         raise GpuperfError("--start picks the first variants without --train; with --train the tables do")
     start = start or "ranked"

@@ -130,7 +130,7 @@ def campaign_status_command(
         print_json(rows)
     else:
         columns = ["campaign", "device", "planned", "done", "failed", "compile_failed", "run_failed",
-                   "verify_failed", "remaining", "outside_plan"]
+                   "verify_failed", "remaining", "outside_plan", "partly_cycled"]
         print_table(rows, title=f"store {store}", columns=columns)
 
 

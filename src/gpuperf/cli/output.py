@@ -76,23 +76,27 @@ def kernel_sizes(kernel: Any, pairs: Sequence[str] | None) -> dict[str, int]:
     gaps; a note on stderr names the sizes taken from the defaults."""
     given = parse_params(pairs)
     sizes = kernel.resolve_sizes(given)
-    defaulted = [f"{name}={value}" for name, value in sizes.items() if name not in given]
-    if defaulted:
-        print(f"note: {kernel.key}: sizes not given take its defaults: {', '.join(defaulted)}", file=sys.stderr)
+    _note_defaults(kernel.key, given, sizes)
     return sizes
 
 
-def space_sizes_note(space: Any, given: dict[str, int]) -> dict[str, int]:
-    """The sizes a variant space's kernels run at: ``given`` (``-p``), its default variant's defaults
-    filling the gaps, which a note on stderr names (as :func:`kernel_sizes` does for a kernel)."""
+def space_sizes(space: Any, given: dict[str, int]) -> dict[str, int]:
+    """The sizes a variant space's kernels run at (``VariantSpace.resolve_sizes``), with the same note
+    as :func:`kernel_sizes`; ``given`` alone where the space's default variant is invalid."""
+    from gpuperf.kernels.space import InvalidVariant
+
     try:
-        sizes = space.build(space.defaults).resolve_sizes(given, assumptions=False)
-    except Exception:  # noqa: BLE001 - an invalid default variant or size: the command itself names it
+        sizes = space.resolve_sizes(given)
+    except InvalidVariant:  # the command names what is wrong with the space
         return dict(given)
-    defaulted = [f"{name}={value}" for name, value in sizes.items() if name not in given]
-    if defaulted:
-        print(f"note: {space.name}: sizes not given take its defaults: {', '.join(defaulted)}", file=sys.stderr)
+    _note_defaults(space.name, given, sizes)
     return sizes
+
+
+def _note_defaults(name: str, given: dict[str, int], sizes: dict[str, int]) -> None:
+    defaulted = [f"{size}={value}" for size, value in sizes.items() if size not in given]
+    if defaulted:
+        print(f"note: {name}: sizes not given take its defaults: {', '.join(defaulted)}", file=sys.stderr)
 
 
 def parse_params(pairs: Sequence[str] | None) -> dict[str, int]:

@@ -142,7 +142,9 @@ def _raw_launches(rows: list[list[str]], start: int, where: str) -> list[Launch]
 
 def _details_launches(rows: list[list[str]], start: int, where: str) -> list[Launch]:
     """The details page's rows gathered per launch (``ID``); a metric named twice in one launch
-    with another value is named ``Section: Metric``."""
+    with another value is named ``Section: Metric``. A metric repeated with another value in its own
+    section, and an ``ID`` reused by another process, kernel, grid or block (two profiles pasted into
+    one file), are errors."""
     header = rows[0]
     by_id: dict[str, Launch] = {}
     for offset, cells in enumerate(rows[1:]):

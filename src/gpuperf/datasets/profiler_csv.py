@@ -125,7 +125,8 @@ def read_lines(path: Path) -> list[str]:
     first = next((number for number, line in enumerate(lines, start=1) if line.strip() and not line.startswith("==")), None)
     if messages and first is None:
         said = next((m for m in messages if "no kernels" in m.lower() or "warning" in m.lower()), messages[-1])
-        raise GpuperfError(f"{path}: only the profiler's messages, no table: nothing was profiled? (last word: {said.strip()!r})")
+        raise GpuperfError(f"{path}: only the profiler's messages, no table: nothing was profiled? (the profiler "
+                           f"said: {said.strip()!r})")
     if messages and "," not in lines[first - 1]:  # a CSV header has commas; the text output's is spaced
         raise GpuperfError(f"{path}: line {first}: {lines[first - 1].strip()[:60]!r} is no CSV row: the profiler's text "
                            "output, or the application's own output in the capture? Profile again with --csv "

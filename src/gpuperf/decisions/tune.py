@@ -259,7 +259,7 @@ def tune_space(
         raise GpuperfError(f"budget {budget} must be at least 1 evaluation")
     space = get_space(space_name)
     # wrong sizes fail here, before any trial; the default variant's assumptions bind no other variant
-    sizes = space.build(space.defaults).resolve_sizes(sizes, assumptions=False)
+    sizes = space.resolve_sizes(sizes)
     open_device(device)  # and an unknown device
     configs = candidate_configurations(space_name)
     params = list(space.parameters)
@@ -301,7 +301,7 @@ def tune_space(
 def earlier_trials(table: pd.DataFrame, where: str) -> TuneResult:
     """The trials of a tuning run's ``--out`` table (:meth:`TuneResult.table`), to resume it with
     (its ``method`` names the table)."""
-    from gpuperf.datasets.schema import is_ok, row_location
+    from gpuperf.datasets.schema import is_ok, measured_rows, row_location
 
     required = ["kernel", "device", "time_s", "status"]
     missing = [c for c in required if c not in table.columns]
@@ -317,29 +317,21 @@ def earlier_trials(table: pd.DataFrame, where: str) -> TuneResult:
     result = TuneResult(space, {c: int(table[c].iloc[0]) for c in sizes}, str(table["device"].iloc[0]), where,
                         gpu=str(table["gpu"].iloc[0]) if "gpu" in table.columns else None)
     ran = is_ok(table["status"])  # ok in any case, as every reader of a table takes it
-    for position, (_, row) in enumerate(table.iterrows()):
+    # each trial that ran has a positive, finite time (else an error naming its line)
+    times = measured_rows(table, where)["time_s"] if ran.any() else pd.Series(dtype=float)
+    for position, (label, row) in enumerate(table.iterrows()):
         empty = [p for p in params if pd.isna(row[p])]
         if empty:
             raise GpuperfError(f"{where}: {row_location(table, position)}: parameter {empty[0]} is empty (a row cut "
                                "short?); every trial names its configuration")
-        time = _trial_time(row["time_s"], f"{where}: {row_location(table, position)}")
-        if (time is None) == bool(ran.iloc[position]):
+        if not ran.iloc[position] and pd.notna(row["time_s"]):
             raise GpuperfError(f"{where}: {row_location(table, position)}: status {row['status']} with time_s "
                                f"{row['time_s']!r}: a trial that ran has a time, a failed one none")
+        time = float(times[label]) if ran.iloc[position] else None
         detail = row.get("detail", "")
-        result.trials.append(Trial({p: _plain(row[p]) for p in params}, None if time is None else float(time),
+        result.trials.append(Trial({p: _plain(row[p]) for p in params}, time,
                                    str(row["status"]), "" if pd.isna(detail) else str(detail)))
     return result
-
-
-def _trial_time(value: Any, where: str) -> float | None:
-    """A trial's time_s: None where empty (a failed trial), else a positive finite number of seconds."""
-    if pd.isna(value):
-        return None
-    number = pd.to_numeric(pd.Series([value]), errors="coerce").iloc[0]
-    if not (pd.notna(number) and 0 < number < float("inf")):
-        raise GpuperfError(f"{where}: time_s={value!r} is not a positive number of seconds")
-    return float(number)
 
 
 def _space_parameters(space: str, where: str) -> Sequence[str]:

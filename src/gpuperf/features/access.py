@@ -170,6 +170,15 @@ def warp_access_summary(evaluated: Evaluated) -> WarpAccessSummary:
     return WarpAccessSummary(results, lines, sectors, weight / everything)
 
 
+def sectors_per_request(summary: WarpAccessSummary, direction: str) -> float:
+    """Sectors per warp request of the analysable global accesses in ``direction`` ("load" or
+    "store"), weighted by how often each runs: what Nsight Compute's L1TEX sectors over requests
+    measure (NaN where there is no such access)."""
+    accesses = [a for a in summary.accesses if a.direction == direction and a.analysable]
+    count = sum(a.count for a in accesses)
+    return sum(a.count * a.sectors for a in accesses) / count if count else math.nan  # type: ignore[operator]
+
+
 def warp_accesses(kernel, sizes=None) -> WarpAccessSummary:  # noqa: ANN001
     """Per-access lines and sectors of a gpuperf Kernel at ``sizes`` (defaults fill gaps)."""
     from gpuperf.features.counts import symbolic_counts

@@ -156,6 +156,11 @@ class VariantSpace:
             raise InvalidVariant(outcome, self.key(full))
         return outcome
 
+    def resolve_sizes(self, sizes: Mapping[str, Any]) -> dict[str, int]:
+        """``sizes`` for the space's kernels: those given checked, the default variant's defaults filling
+        the gaps (its assumptions bind no other variant, so they are not checked here)."""
+        return self.build(self.defaults).resolve_sizes(sizes, assumptions=False)
+
     def variants(self, limit: int | None = None) -> list[Kernel]:
         """The valid variants in ``configurations()`` order (the first ``limit`` of them)."""
         found: list[Kernel] = []

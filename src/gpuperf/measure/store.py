@@ -390,7 +390,8 @@ class Store:
         """Per campaign: planned, done (ok), failed (by kind) and remaining points of its latest
         plan, ``outside_plan``: stored points an earlier plan had (None where the store does
         not record the plan's points, as before they were recorded: then every point counts), and
-        ``partly_cycled``: remaining points whose finished interleaved cycles are kept for a resume."""
+        ``partly_cycled``: points not stored yet whose finished interleaved cycles are (a resume that
+        times them in the same group again takes those cycles as its first)."""
         planned = {name: (count, device, source) for name, count, device, source in
                    self.db.execute("SELECT name, planned, device, source FROM campaigns")}
         everything = self._status_counts("SELECT campaign, status, COUNT(*) FROM points GROUP BY campaign, status")
@@ -401,11 +402,12 @@ class Store:
                 "AND p.kernel=q.kernel AND p.sizes=q.sizes AND p.device=q.device AND p.geometry=q.geometry "
                 "GROUP BY p.campaign, p.status")
             recorded = {name for (name,) in self.db.execute("SELECT DISTINCT campaign FROM plan_points")}
-        cycling: dict[str, int] = {}  # points of an interleaved group cut short: their finished cycles are kept
+        cycling: dict[str, int] = {}  # points not stored yet that have finished interleaved cycles kept
         if self._has_rounds():
             cycling = dict(self.db.execute(
-                "SELECT campaign, COUNT(*) FROM (SELECT DISTINCT campaign, kernel, sizes, device, geometry FROM rounds) "
-                "GROUP BY campaign"))
+                "SELECT campaign, COUNT(*) FROM (SELECT DISTINCT campaign, kernel, sizes, device, geometry FROM rounds r "
+                "WHERE NOT EXISTS (SELECT 1 FROM points p WHERE p.campaign=r.campaign AND p.kernel=r.kernel "
+                "AND p.sizes=r.sizes AND p.device=r.device AND p.geometry=r.geometry)) GROUP BY campaign"))
         report = []
         for name in self.campaigns():
             by_status = in_plan.get(name, {}) if name in recorded else everything.get(name, {})
