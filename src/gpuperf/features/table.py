@@ -306,6 +306,9 @@ def features_markdown() -> str:
         "- Names with `<dtype>` (`f32`, `f64`, `i32`, ...), `<op>` or `<stride>` stand for families; only",
         "  members that occur appear in `extract_features`, and `feature_table` fills the others with 0.",
         "",
+        "How sectors per access, registers and occupancy compare with an H200's hardware counters:",
+        "[features_on_hardware.md](features_on_hardware.md).",
+        "",
         "| name | unit | meaning | source |",
         "|---|---|---|---|",
     ]
