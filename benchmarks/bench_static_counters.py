@@ -65,10 +65,10 @@ def compared(table: pd.DataFrame) -> pd.DataFrame:
 
 def live_static(table: pd.DataFrame) -> pd.DataFrame:
     """The table with its static columns computed by this checkout's gpuperf."""
-    from sector_profile import _static
+    from sector_profile import static_features
 
-    fresh = pd.DataFrame([_static(spec, json.loads(sizes)) for spec, sizes in zip(table["spec"], table["sizes"])],
-                         index=table.index)
+    fresh = pd.DataFrame([static_features(spec, json.loads(sizes))
+                          for spec, sizes in zip(table["spec"], table["sizes"])], index=table.index)
     return table.assign(**{column: fresh[column] for column in fresh.columns})
 
 

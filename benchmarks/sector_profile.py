@@ -144,7 +144,7 @@ def device(out: Path, budget_s: float) -> None:
             break
 
 
-def _static(spec: str, sizes: dict) -> dict:
+def static_features(spec: str, sizes: dict) -> dict:
     """gpuperf's static features of one case: per-direction sectors and lines per warp access
     (weighted by each access's count), warp requests, and the NVRTC registers, static shared memory
     and theoretical occupancy on the H200."""
@@ -208,7 +208,7 @@ def export(folder: Path, out: Path) -> None:
                              **{k: v for k, v in launch_row.items() if k in KEPT or k in METRICS}})
     table = pd.DataFrame(rows)
     cases = table[["spec", "sizes"]].drop_duplicates()
-    static = pd.DataFrame([{"spec": spec, "sizes": sizes, **_static(spec, json.loads(sizes))}
+    static = pd.DataFrame([{"spec": spec, "sizes": sizes, **static_features(spec, json.loads(sizes))}
                            for spec, sizes in zip(cases["spec"], cases["sizes"])])
     table = table.merge(static, on=["spec", "sizes"], how="left")
     table.to_csv(out, index=False)

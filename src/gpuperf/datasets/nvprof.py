@@ -19,7 +19,6 @@ utilisation levels as 0-10.
 from __future__ import annotations
 
 import math
-
 import re
 from pathlib import Path
 

@@ -443,7 +443,8 @@ def advise_profile(
     counted = profile_features(row, where)
     features = {**counted, **gpu_features(gpu)}
     uncounted = [name for name in COUNTERS if math.isnan(counted[name])]
-    notes = ["" if gpu else "no GPU named: the GPU features are the training pairs' medians",
-             f"the profile has no counter for {', '.join(uncounted)}: imputed from the training pairs" if uncounted else ""]
-    note = "; ".join(n for n in notes if n)
+    notes = [] if gpu else ["no GPU named: the GPU features are the training pairs' medians"]
+    if uncounted:
+        notes.append(f"the profile has no counter for {', '.join(uncounted)}: imputed from the training pairs")
+    note = "; ".join(notes)
     return advise(features, GPU_TARGET, threshold, entries, None, use_cache, note, None, min_confidence, progress, gpu)

@@ -185,7 +185,6 @@ def load_campaign(path: str | Path) -> Campaign:
                     tuple(dict.fromkeys(defaulted)))
 
 
-
 def _one_spec_per_kernel(entries: list[Entry], path: Path) -> None:
     """Points are stored under the kernel's name: two different kernels must not share one."""
     specs: dict[str, str] = {}
