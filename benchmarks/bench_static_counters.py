@@ -2,11 +2,12 @@
 
 For each group of cases (catalog kernels; stencil variants without and with local-memory prefetch):
 global load and store sectors per request (gpuperf: the LIFT paper's sectors per warp access,
-weighted by each access's count; ncu: L1TEX sectors / requests), warp-level requests per launch
-(gpuperf: work-item accesses / active lanes per warp), NVRTC registers per thread and the
+averaged over the warp requests; ncu: L1TEX sectors / requests), warp-level requests per launch
+(gpuperf: warps with a lane making the access, each pass of a fetch loop with the lanes its bounds
+leave on), NVRTC registers per thread and the
 theoretical occupancy. "ratio" is gpuperf / measured; "within" counts cases within 1 % and 10 %.
 
-    python benchmarks/bench_static_counters.py           # static features computed now (about 2 minutes)
+    python benchmarks/bench_static_counters.py           # static features computed now (about 30 seconds)
     python benchmarks/bench_static_counters.py --stored  # the static features stored beside the counters
 """
 

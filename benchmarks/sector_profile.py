@@ -145,8 +145,8 @@ def device(out: Path, budget_s: float) -> None:
 
 
 def static_features(spec: str, sizes: dict) -> dict:
-    """gpuperf's static features of one case: per-direction sectors and lines per warp access
-    (weighted by each access's count), warp requests, and the NVRTC registers, static shared memory
+    """gpuperf's static features of one case: per-direction sectors and lines per warp request,
+    warp requests (warps with a lane making the access), and the NVRTC registers, static shared memory
     and theoretical occupancy on the H200."""
     from gpuperf.features.access import sectors_per_request, warp_access_summary
     from gpuperf.features.counts import symbolic_counts
@@ -160,7 +160,6 @@ def static_features(spec: str, sizes: dict) -> dict:
     summary = warp_access_summary(evaluated)
     local = evaluated.local
     group = local[0] * local[1] * local[2]
-    lanes = group / math.ceil(group / 32)  # active lanes per warp, the group's warps averaged
     gpu = get_gpu("H200")
     resources = compile_resources(kernel, arch_for_gpu(gpu))
     row: dict = {"static_analysable_fraction": summary.analysable_fraction,
@@ -168,12 +167,12 @@ def static_features(spec: str, sizes: dict) -> dict:
                  "static_occupancy": occupancy(gpu, group, resources.registers, resources.shared_memory_bytes).occupancy}
     for direction, short in (("load", "ld"), ("store", "st")):
         accesses = [a for a in summary.accesses if a.direction == direction and a.analysable]
-        count = sum(a.count for a in accesses)
-        row[f"static_{short}_requests"] = count / lanes if accesses else 0.0
-        row[f"static_{short}_sectors"] = sum(a.count / lanes * a.sectors for a in accesses)
+        requests = sum(a.requests for a in accesses)
+        row[f"static_{short}_requests"] = requests
+        row[f"static_{short}_sectors"] = sum(a.requests * a.sectors for a in accesses)
         row[f"static_{short}_sectors_per_request"] = sectors_per_request(summary, direction)
         row[f"static_{short}_lines_per_request"] = (
-            sum(a.count * a.lines for a in accesses) / count if count else float("nan"))
+            sum(a.requests * a.lines for a in accesses) / requests if requests else float("nan"))
         row[f"static_{short}_unanalysable"] = sum(
             1 for a in summary.accesses if a.direction == direction and not a.analysable)
     return row

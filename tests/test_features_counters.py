@@ -23,9 +23,6 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 TABLE = DATA / "sector_profile_h200.csv.gz"
 LOADS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
 STORES = ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")
-# convolution_2d at 64 x 64: 1.55 sectors per load request counted, 1.23 measured (its requests agree
-# within 5 %); the one catalog kernel whose loads disagree.
-KNOWN_LOAD_MISMATCH = {"convolution_2d"}
 
 
 @pytest.fixture(scope="module")
@@ -34,19 +31,25 @@ def table() -> pd.DataFrame:
 
 
 def ours(spec: str, sizes: str) -> dict[str, float]:
-    """gpuperf's sectors per warp request of a case's analysable global loads and stores."""
+    """gpuperf's sectors per warp request of a case's analysable global loads and stores, and its
+    load requests per launch."""
     summary = warp_accesses(get_kernel(spec), json.loads(sizes))
-    return {direction: sectors_per_request(summary, direction) for direction in ("load", "store")}
+    found = {direction: sectors_per_request(summary, direction) for direction in ("load", "store")}
+    found["load_requests"] = sum(a.requests for a in summary.accesses if a.direction == "load" and a.analysable)
+    return found
 
 
 def ratios(part: pd.DataFrame) -> pd.DataFrame:
-    """gpuperf / measured sectors per request, per case and direction (NaN: no such access)."""
+    """gpuperf / measured sectors per request per case and direction (NaN: no such access), and
+    gpuperf / measured load requests."""
     rows = []
     for _, row in part.iterrows():
         static = ours(row["spec"], row["sizes"])
         loads = row[LOADS[0]] / row[LOADS[1]] if row[LOADS[1]] else np.nan
         stores = row[STORES[0]] / row[STORES[1]] if row[STORES[1]] else np.nan
-        rows.append({"spec": row["spec"], "load": static["load"] / loads, "store": static["store"] / stores})
+        requests = static["load_requests"] / row[LOADS[1]] if row[LOADS[1]] else np.nan
+        rows.append({"spec": row["spec"], "load": static["load"] / loads, "store": static["store"] / stores,
+                     "load_requests": requests})
     return pd.DataFrame(rows)
 
 
@@ -60,8 +63,8 @@ def test_the_table_holds_every_case_once_profiled_on_the_h200(table: pd.DataFram
 def test_catalog_kernels_sectors_per_request_match_the_hardware(table: pd.DataFrame) -> None:
     found = ratios(table[table["category"] != "stencil_variant"]).set_index("spec")
     stores = found["store"].dropna()
-    loads = found["load"].dropna().drop(index=list(KNOWN_LOAD_MISMATCH))
-    assert len(stores) == 45 and len(loads) == 43
+    loads = found["load"].dropna()
+    assert len(stores) == 45 and len(loads) == 44
     assert np.allclose(stores, 1.0, rtol=1e-3), stores[~np.isclose(stores, 1.0, rtol=1e-3)]
     assert np.allclose(loads, 1.0, rtol=1e-3), loads[~np.isclose(loads, 1.0, rtol=1e-3)]
     # strided kernels are where the feature earns its keep: 8, 12 and 32 sectors a request
@@ -76,12 +79,20 @@ def test_stencil_variants_without_prefetch_match_within_ten_percent(table: pd.Da
     assert ((found["store"] - 1).abs() <= 1e-3).all()
 
 
-def test_prefetch_fetch_loops_are_counted_as_an_upper_bound(table: pd.DataFrame) -> None:
-    """Lanes that a fetch loop's bounds switch off are counted as if they loaded: never fewer
-    sectors than the hardware's, and the stores (no fetch loop) stay exact."""
+def test_prefetch_fetch_loops_count_only_the_lanes_each_pass_runs_on(table: pd.DataFrame) -> None:
+    """A fetch loop's last pass over a tile runs on the lanes its bounds leave on. Counting those
+    lanes alone, sectors and requests agree within 1 % for most prefetch variants (counting every
+    lane: 1 of 81, up to 2.25x the sectors per request). Where they do not, the hardware makes more
+    requests than the source's loop has passes (the compiler's code for a loop whose trip count
+    differs between lanes), each with fewer sectors: gpuperf's requests are never more than the
+    measured ones, its sectors per request never fewer. The stores (no fetch loop) stay exact."""
     found = ratios(table[table["spec"].str.contains("prefetch=1")])
     assert len(found) == 81
-    assert (found["load"] >= 1 - 1e-3).all() and ((found["store"] - 1).abs() <= 1e-3).all()
+    assert ((found["load"] - 1).abs() <= 0.01).sum() >= 56
+    assert ((found["load_requests"] - 1).abs() <= 0.01).sum() >= 60
+    assert (found["load"] >= 1 - 1e-3).all() and (found["load"] <= 1.4).all()
+    assert (found["load_requests"] <= 1 + 1e-3).all()
+    assert ((found["store"] - 1).abs() <= 1e-3).all()
 
 
 def test_occupancy_from_the_launched_resources_matches_ncu(table: pd.DataFrame) -> None:
@@ -121,4 +132,4 @@ def test_an_ncu_profile_row_gives_the_static_sectors_per_access(table: pd.DataFr
         if not np.isnan(static):
             compared += 1
             agree += bool(np.isclose(profiled, static, rtol=0.10))
-    assert (agree, compared) == (45, 46)  # empty: 0 = 0; convolution_2d: 1.63 static, 1.32 measured
+    assert (agree, compared) == (46, 46)  # an empty kernel: 0 = 0

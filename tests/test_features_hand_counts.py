@@ -122,26 +122,40 @@ def test_a_warp_revisiting_lines_counts_each_once():
     """Lanes 0..31 at x stride 1 and y stride 32 of an 8 x 4 block: 8 distinct 128-byte lines."""
     from gpuperf.features.access import lines_touched
     lines_touched.cache_clear()
-    assert lines_touched(((0, 32), (1, 1)), (8, 4, 1), 4, 128, None, None) == (8.0, 1)
+    assert lines_touched(((0, 32), (1, 1)), (8, 4, 1), 4, 128, None, None) == (8.0, 1, 1)
 
 
 def test_a_constant_offset_shifts_the_lines_a_warp_spans():
     """a[i + 1] spans bytes 4..131: two 128-byte lines, five 32-byte sectors."""
     from gpuperf.features.access import lines_touched
     lines_touched.cache_clear()
-    assert lines_touched(((0, 1),), (256, 1, 1), 4, 128, 1, ()) == (2.0, 1)
-    assert lines_touched(((0, 1),), (256, 1, 1), 4, 32, 1, ()) == (5.0, 1)
+    assert lines_touched(((0, 1),), (256, 1, 1), 4, 128, 1, ()) == (2.0, 1, 8)
+    assert lines_touched(((0, 1),), (256, 1, 1), 4, 32, 1, ()) == (5.0, 1, 8)
 
 
-def test_warp_access_summary_weights_accesses_by_count():
+def test_warp_access_summary_weights_accesses_by_their_warp_requests():
     """Stride 2 (2 lines, 8 sectors) 1000 times and stride 1 (1 line, 4 sectors) 3000 times."""
     from gpuperf.features.access import warp_access_summary
     def acc(var, stride, count):
-        return NS(record=NS(space="global", problem=None, variable=var, direction="load", instruction="", itemsize=4),
+        return NS(record=NS(space="global", problem=None, variable=var, direction="load", instruction="", itemsize=4,
+                            lanes=None),
                   count=count, lid_strides={0: stride}, offset=None, outer=None)
     s = warp_access_summary(NS(local=(32, 1, 1), accesses=[acc("a", 2, 1000), acc("b", 1, 3000)]))
     assert s.cache_lines_per_warp_access == pytest.approx(1.25)
     assert s.sectors_per_warp_access == pytest.approx(5.0)
+
+
+def test_a_fetch_pass_counts_only_the_lanes_it_runs_on():
+    """Each group of 16 fetches its 18-float tile: a pass over all 16 lanes (64 bytes from a 64-byte
+    boundary: 2 sectors, 1 line), then one over lanes 0 and 1 (8 bytes: 1 sector, 1 line). One warp
+    request each, 2 per group of 16 work-items; counting all 16 lanes in the second pass would give
+    it 2 sectors."""
+    from gpuperf.features.access import warp_accesses
+
+    found = {a.variable: a for a in warp_accesses(get_kernel(f"{KERNELS}:tile_fetch"), {"n": 4096}).accesses}
+    assert (found["a"].sectors, found["a"].lines, found["a"].requests) == (1.5, 1.0, 2 * 4096 / 16)
+    assert (found["out"].sectors, found["out"].requests) == (2.0, 4096 / 16)
+    assert features("tile_fetch")["sectors_per_warp_access"] == pytest.approx((1.5 * 512 + 2 * 256) / 768)
 
 
 def test_a_reversed_index_is_still_unit_stride():

@@ -183,3 +183,14 @@ def guarded_bound_in_loop():
                         lp.ValueArg("n", np.int32)],
                        assumptions="n >= 8", lang_version=(2018, 2), name="guarded_bound_in_loop")
     return lp.split_iname(k, "i", 128, outer_tag="g.0", inner_tag="l.0")
+
+
+def tile_fetch():
+    """out[i] = a[i] + a[i+1] + a[i+2], each group's 18-float tile of a prefetched into local
+    memory by its 16 work-items: one fetch pass over all 16 lanes, a second over lanes 0 and 1."""
+    k = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = a[i] + a[i+1] + a[i+2]",
+                       [lp.GlobalArg("a", np.float32, shape=("n + 2",)), lp.GlobalArg("out", np.float32, shape=("n",)),
+                        lp.ValueArg("n", np.int32)],
+                       assumptions=ASSUME, lang_version=(2018, 2), name="tile_fetch")
+    k = lp.split_iname(k, "i", 16, outer_tag="g.0", inner_tag="l.0")
+    return lp.add_prefetch(k, "a", ["i_inner"], fetch_outer_inames="i_outer", default_tag="l.auto")

@@ -15,6 +15,11 @@ index's constant part and the values of the other inames (work-group ids, sequen
 other warps' first lanes): the lines are averaged over those distinct offsets, each counted once.
 Only where the index is not known (loopy's statistics path) is lane 0 assumed to start a line.
 
+Masked lanes. Where the domain switches some work-items off for an access (a prefetch's fetch
+loop, whose last pass over a tile runs on a few lanes; ``gpuperf.features.lanes``), only the lanes
+that make it count: each pass is analysed with its own lanes and its own values of the tied loops,
+a warp with no such lane makes no request, and the figures are averaged over the requests.
+
 An access whose index is not affine in the local ids, or depends on data (``a[idx[i]]``), is
 listed as not analysable and left out of the averages; it is never guessed.
 """
@@ -41,12 +46,13 @@ class AccessLines:
     variable: str
     direction: str
     instruction: str
-    count: float  # accesses per launch (work-items)
-    lines: float | None
-    sectors: float | None
+    count: float  # accesses per launch (work-items, loopy's box count)
+    lines: float | None  # per warp request
+    sectors: float | None  # per warp request
     analysable: bool
     alignment: str  # "known", "averaged", "assumed" (lane 0 on a line boundary) or "" if not analysable
     reason: str | None
+    requests: float  # warp requests per launch: warps with at least one lane making the access
 
 
 @dataclass(frozen=True)
@@ -57,20 +63,24 @@ class WarpAccessSummary:
     analysable_fraction: float
 
 
-def warp_patterns(lid_strides: tuple[tuple[int, int], ...], local: tuple[int, int, int]) -> dict[tuple[int, ...], list[int]]:
-    """The work-group's warps grouped by lane pattern: each pattern (its lanes' element offsets
-    relative to its lane 0) with the element offset of each such warp's lane 0 relative to the
-    group's first work-item. Groups of power-of-two sizes such as 16 x 4 have one pattern; one of 48
-    work-items has two (32 lanes, then 16); one of 24 x 4 has three."""
+def warp_patterns(lid_strides: tuple[tuple[int, int], ...], local: tuple[int, int, int],
+                  active: bytes | None = None) -> dict[tuple[int, ...], list[int]]:
+    """The work-group's warps grouped by lane pattern: each pattern (its active lanes' element
+    offsets relative to its first active lane) with the element offset of each such warp's first
+    active lane relative to the group's first work-item. Groups of power-of-two sizes such as 16 x 4
+    have one pattern; one of 48 work-items has two (32 lanes, then 16); one of 24 x 4 has three.
+    ``active`` (a byte per work-item, None: all) switches lanes off; a warp with none is left out."""
     group = local[0] * local[1] * local[2]
     items = np.arange(group)
     ids = (items % local[0], (items // local[0]) % local[1], items // (local[0] * local[1]))
     strides = dict(lid_strides)
     offsets = sum((strides.get(axis, 0) * ids[axis] for axis in range(3)), np.zeros_like(items))
+    on = np.ones(group, dtype=bool) if active is None else np.frombuffer(active, dtype=np.uint8).astype(bool)
     patterns: dict[tuple[int, ...], list[int]] = {}
     for first in range(0, group, WARP_SIZE):
-        warp = offsets[first:first + WARP_SIZE]
-        patterns.setdefault(tuple(int(x) for x in warp - warp[0]), []).append(int(warp[0]))
+        warp = offsets[first:first + WARP_SIZE][on[first:first + WARP_SIZE]]
+        if len(warp):
+            patterns.setdefault(tuple(int(x) for x in warp - warp[0]), []).append(int(warp[0]))
     return patterns
 
 
@@ -104,11 +114,15 @@ def lines_touched(
     line: int,
     offset: int | None,
     outer: tuple[tuple[int, int, int], ...] | None,
-) -> tuple[float, int]:
-    """(distinct ``line``-byte lines a warp touches, averaged over the group's warps and, for each
-    lane pattern, over lane 0's possible offsets; the most such offsets of any pattern). Unknown
-    ``offset``/``outer``: every warp's lane 0 on a line boundary."""
-    patterns = warp_patterns(lid_strides, local)
+    active: bytes | None = None,
+) -> tuple[float, int, int]:
+    """(distinct ``line``-byte lines a warp touches, averaged over the group's warps with an
+    ``active`` lane and, for each lane pattern, over its first lane's possible offsets; the most such
+    offsets of any pattern; the number of such warps). Unknown ``offset``/``outer``: every warp's
+    first lane on a line boundary."""
+    patterns = warp_patterns(lid_strides, local, active)
+    if not patterns:
+        return 0.0, 0, 0
     total = 0.0
     starts_seen = 0
     for pattern, firsts in patterns.items():
@@ -122,7 +136,8 @@ def lines_touched(
         distinct = 1 + np.count_nonzero(np.diff(touched, axis=1), axis=1)
         total += len(firsts) * float(distinct.mean())
         starts_seen = max(starts_seen, len(starts))
-    return total / sum(len(firsts) for firsts in patterns.values()), starts_seen
+    warps = sum(len(firsts) for firsts in patterns.values())
+    return total / warps, starts_seen, warps
 
 
 def access_lines(access: EvaluatedAccess, local: tuple[int, int, int]) -> AccessLines:
@@ -133,24 +148,65 @@ def access_lines(access: EvaluatedAccess, local: tuple[int, int, int]) -> Access
         reason = "index not affine in the local ids"
     if reason is None and any(float(s) != int(s) for s in access.lid_strides.values()):  # type: ignore[arg-type]
         reason = "a local-id stride is not a whole number of elements"
+    group = local[0] * local[1] * local[2]
+    requests = access.count * math.ceil(group / WARP_SIZE) / group
     if reason is not None:
         return AccessLines(
-            record.variable, record.direction, record.instruction, access.count, None, None, False, "", reason
+            record.variable, record.direction, record.instruction, access.count, None, None, False, "", reason,
+            requests,
         )
     strides = tuple(sorted((axis, int(s)) for axis, s in access.lid_strides.items()))  # type: ignore[arg-type]
     known = access.offset is not None and access.outer is not None
     offset = int(access.offset) if known else None  # type: ignore[arg-type]
     outer = tuple((int(a), int(b), int(c)) for a, b, c in access.outer) if known else None  # type: ignore[union-attr]
-    lines, starts = lines_touched(strides, local, record.itemsize, LINE_BYTES, offset, outer)
-    sectors, _ = lines_touched(strides, local, record.itemsize, SECTOR_BYTES, offset, outer)
+    if record.lanes is None:
+        lines, starts, _ = lines_touched(strides, local, record.itemsize, LINE_BYTES, offset, outer)
+        sectors, _, _ = lines_touched(strides, local, record.itemsize, SECTOR_BYTES, offset, outer)
+    else:
+        lines, sectors, starts, requests = masked_lines(access, strides, local, offset, outer)
     alignment = "assumed" if not known else ("known" if starts == 1 else "averaged")
     return AccessLines(
-        record.variable, record.direction, record.instruction, access.count, lines, sectors, True, alignment, None
+        record.variable, record.direction, record.instruction, access.count, lines, sectors, True, alignment, None,
+        requests,
     )
 
 
+def masked_lines(
+    access: EvaluatedAccess,
+    strides: tuple[tuple[int, int], ...],
+    local: tuple[int, int, int],
+    offset: int | None,
+    outer: tuple[tuple[int, int, int], ...] | None,
+) -> tuple[float, float, int, float]:
+    """(lines and sectors per request, the most lane-0 offsets averaged over, requests per launch)
+    of an access whose lanes are masked: each pass (chunk) with its lanes and its tied loops' values."""
+    mask = access.record.lanes
+    assert mask is not None
+    runs = access.count / mask.box  # how often each pass runs per launch
+    lines = sectors = 0.0
+    warps = starts = 0
+    for values, active in mask.chunks:
+        fixed = outer
+        if outer is not None:
+            chosen = list(outer)
+            for position, value in zip(mask.positions, values):
+                if position >= 0:
+                    chosen[position] = (outer[position][0], value, 1)
+            fixed = tuple(chosen)
+        itemsize = access.record.itemsize
+        chunk_lines, chunk_starts, chunk_warps = lines_touched(strides, local, itemsize, LINE_BYTES, offset, fixed, active)
+        chunk_sectors, _, _ = lines_touched(strides, local, itemsize, SECTOR_BYTES, offset, fixed, active)
+        lines += chunk_warps * chunk_lines
+        sectors += chunk_warps * chunk_sectors
+        warps += chunk_warps
+        starts = max(starts, chunk_starts)
+    if not warps:
+        return 0.0, 0.0, starts, 0.0
+    return lines / warps, sectors / warps, starts, runs * warps
+
+
 def warp_access_summary(evaluated: Evaluated) -> WarpAccessSummary:
-    """Per-access lines and sectors, and their averages weighted by how often each access runs.
+    """Per-access lines and sectors, and their averages over the warp requests of every access.
 
     The averages are 0 when the kernel has no global access and NaN when none is analysable.
     """
@@ -159,24 +215,24 @@ def warp_access_summary(evaluated: Evaluated) -> WarpAccessSummary:
         for access in evaluated.accesses
         if access.record.space == "global" and access.count > 0
     )
-    weight = sum(r.count for r in results if r.analysable)
-    everything = sum(r.count for r in results)
+    weight = sum(r.requests for r in results if r.analysable)
+    everything = sum(r.requests for r in results)
     if not results:
         return WarpAccessSummary(results, 0.0, 0.0, 1.0)
     if weight == 0:
         return WarpAccessSummary(results, math.nan, math.nan, 0.0)
-    lines = sum(r.count * r.lines for r in results if r.analysable) / weight  # type: ignore[operator]
-    sectors = sum(r.count * r.sectors for r in results if r.analysable) / weight  # type: ignore[operator]
+    lines = sum(r.requests * r.lines for r in results if r.analysable) / weight  # type: ignore[operator]
+    sectors = sum(r.requests * r.sectors for r in results if r.analysable) / weight  # type: ignore[operator]
     return WarpAccessSummary(results, lines, sectors, weight / everything)
 
 
 def sectors_per_request(summary: WarpAccessSummary, direction: str) -> float:
     """Sectors per warp request of the analysable global accesses in ``direction`` ("load" or
-    "store"), weighted by how often each runs: what Nsight Compute's L1TEX sectors over requests
-    measure (NaN where there is no such access)."""
+    "store"), over their requests: what Nsight Compute's L1TEX sectors over requests measure (NaN
+    where there is no such access)."""
     accesses = [a for a in summary.accesses if a.direction == direction and a.analysable]
-    count = sum(a.count for a in accesses)
-    return sum(a.count * a.sectors for a in accesses) / count if count else math.nan  # type: ignore[operator]
+    requests = sum(a.requests for a in accesses)
+    return sum(a.requests * a.sectors for a in accesses) / requests if requests else math.nan  # type: ignore[operator]
 
 
 def warp_accesses(kernel, sizes=None) -> WarpAccessSummary:  # noqa: ANN001

@@ -34,9 +34,10 @@ from gpuperf.errors import GpuperfError
 from gpuperf.files import cache_root, write_cache_file
 from gpuperf.features.domains import Expr, product, total
 from gpuperf.features.expressions import Evaluator
+from gpuperf.features.lanes import LaneMask
 
 SUBGROUP_SIZE = 32
-FORMAT_VERSION = 2  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
+FORMAT_VERSION = 3  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
 
 
 def dtype_name(dtype: Any) -> str:
@@ -72,6 +73,7 @@ class AccessRecord:
     outer: tuple[tuple[Expr, Expr, Expr], ...] | None = None
     problem: str | None = None
     instruction: str = ""
+    lanes: LaneMask | None = None  # the work-items that make it, where the domain switches some off
 
 
 @dataclass

@@ -253,6 +253,11 @@ class Domains:
     def _split(self) -> list[Component] | None:
         return split_components(self.kernel)
 
+    @property
+    def is_split(self) -> bool:
+        """Whether the kernel has one domain, split into components (not a tree of domains)."""
+        return self._split is not None
+
     @cached_property
     def components(self) -> dict[str, Component]:
         """iname -> the component that bounds it."""

@@ -39,6 +39,7 @@ from loopy.kernel.instruction import (
 
 from gpuperf.features.counts import AccessRecord, SymbolicCounts
 from gpuperf.features.domains import Domains, Expr, NeedsPreprocessing, Unsupported, product, size_params, total
+from gpuperf.features.lanes import lane_mask
 from gpuperf.features.walker import Walker
 
 __all__ = ["Unsupported", "fast_counts", "structure_only"]
@@ -117,8 +118,9 @@ def _count(program: lp.TranslationUnit, kernel: lp.LoopKernel, preprocessed: boo
         else:
             runs = domains.runs_per_group_item(context)
         pattern = access.pattern
-        outer = None
+        outer = outer_names = None
         if pattern.outer_strides is not None:
+            outer_names = [i for i, _ in pattern.outer_strides]
             outer = tuple((stride, domains.first(i), domains.extents[i]) for i, stride in pattern.outer_strides)
         accesses.append(
             AccessRecord(
@@ -133,6 +135,7 @@ def _count(program: lp.TranslationUnit, kernel: lp.LoopKernel, preprocessed: boo
                 outer=outer,
                 problem=pattern.problem,
                 instruction=insn_id,
+                lanes=lane_mask(domains, context, outer_names) if access.space == "global" else None,
             )
         )
     structure = _structure(kernel, domains, walker)

@@ -53,8 +53,9 @@ FEATURES: tuple[Feature, ...] = (
     Feature(
         "cache_lines_per_warp_access",
         "lines",
-        "distinct 128-byte lines one warp-wide global access touches, averaged over the kernel's global "
-        "accesses weighted by how often each runs (NaN if none can be analysed)",
+        "distinct 128-byte lines one warp-wide global access touches, averaged over the warp requests of "
+        "the kernel's global accesses; lanes the loop bounds switch off (a fetch loop's last pass) make none "
+        "(NaN if no access can be analysed)",
         LIFT,
     ),
     Feature("sectors_per_warp_access", "sectors", "as cache_lines_per_warp_access, for 32-byte sectors", LIFT),
@@ -114,7 +115,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature(
         "analysable_access_fraction",
         "fraction",
-        "share of global accesses (by count) whose lane pattern is known; the rest are left out of "
+        "share of global accesses (by warp requests) whose lane pattern is known; the rest are left out of "
         "cache_lines_per_warp_access",
         LIFT,
     ),

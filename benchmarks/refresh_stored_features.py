@@ -1,0 +1,113 @@
+"""Recompute the static feature columns of bundled measurement tables with this checkout's gpuperf.
+
+A table exported from a measurement store carries the static features of each row's kernel as
+gpuperf computed them then. When a feature's definition is corrected, the rows of the tables that
+hold it are recomputed here so that models trained on them and kernels analysed now speak of the
+same quantity. Only the static feature columns that ``extract_features`` gives without a GPU are
+touched, and only the cells whose value changes (beyond 1e-12 relative): times, counters and every
+other column keep their text byte for byte. Each table's provenance file records the refresh.
+
+    python benchmarks/refresh_stored_features.py                 # report what would change
+    python benchmarks/refresh_stored_features.py --write --why "..."
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import io
+import json
+import math
+import subprocess
+import sys
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data"
+
+
+def stored_tables() -> list[Path]:
+    """Bundled tables exported by gpuperf with static feature columns and each row's kernel and variant."""
+    found = []
+    for path in sorted(DATA.glob("*.csv.gz")):
+        with gzip.open(path, "rt", newline="") as handle:
+            header = next(csv.reader(handle))
+        if {"kernel", "variant", "sectors_per_warp_access"} <= set(header):
+            found.append(path)
+    return found
+
+
+def _differs(old: str, new: float) -> bool:
+    try:
+        value = float(old)
+    except ValueError:
+        return True
+    if math.isnan(value) and math.isnan(new):
+        return False
+    return not math.isclose(value, new, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def refresh(path: Path) -> tuple[str, dict[str, int], int]:
+    """(the table's text with changed cells replaced, changed cells per column, rows changed)."""
+    from gpuperf.features import extract_features
+    from gpuperf.kernels.catalog import get_kernel
+
+    with gzip.open(path, "rt", newline="") as handle:
+        text = handle.read()
+    rows = list(csv.reader(io.StringIO(text)))
+    header, body = rows[0], rows[1:]
+    column = {name: i for i, name in enumerate(header)}
+    cache: dict[tuple, dict[str, float]] = {}
+    changed: dict[str, int] = {}
+    rows_changed = 0
+    for row in body:
+        spec = f"{row[column['kernel']]}[{row[column['variant']]}]" if row[column["variant"]] else row[column["kernel"]]
+        kernel = get_kernel(spec)
+        sizes = {name: int(float(row[column[name]])) for name in kernel.params if name in column and row[column[name]]}
+        key = (spec, tuple(sorted(sizes.items())))
+        if key not in cache:
+            cache[key] = extract_features(kernel, sizes)
+        touched = False
+        for name, value in cache[key].items():
+            if name in column and _differs(row[column[name]], value):
+                row[column[name]] = repr(float(value)) if not float(value).is_integer() else str(float(value))
+                changed[name] = changed.get(name, 0) + 1
+                touched = True
+        rows_changed += touched
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue(), changed, rows_changed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--write", action="store_true", help="rewrite the tables and note it in their provenance")
+    parser.add_argument("--why", default="", help="what changed in gpuperf (recorded in the provenance)")
+    args = parser.parse_args()
+    if args.write and not args.why:
+        parser.error("--write needs --why")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    for path in stored_tables():
+        text, changed, rows = refresh(path)
+        print(f"{path.name}: {rows} rows changed; " + (", ".join(f"{k} {v}" for k, v in sorted(changed.items()))
+                                                      or "nothing"))
+        if not args.write or not changed:
+            continue
+        with gzip.open(path, "wt", newline="") as handle:
+            handle.write(text)
+        provenance = path.with_name(path.name.removesuffix(".csv.gz") + ".provenance.json")
+        if provenance.exists():
+            record = json.loads(provenance.read_text())
+            record.setdefault("features_refreshed", []).append({
+                "date": date.today().isoformat(), "gpuperf_commit": commit, "why": args.why,
+                "cells_changed": changed, "rows_changed": rows,
+                "command": "python benchmarks/refresh_stored_features.py --write"})
+            provenance.write_text(json.dumps(record, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT / "src"))
+    main()
