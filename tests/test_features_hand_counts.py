@@ -158,6 +158,38 @@ def test_a_fetch_pass_counts_only_the_lanes_it_runs_on():
     assert features("tile_fetch")["sectors_per_warp_access"] == pytest.approx((1.5 * 512 + 2 * 256) / 768)
 
 
+@pytest.mark.parametrize("name", ["partial_lane", "partial_lane_uniform"])
+def test_an_access_on_16_of_256_lanes_is_one_warp_request_per_group(name):
+    """At n = 4096, 16 groups of 256 work-items; the part runs on lanes 0..15 of each: warp 0 alone
+    makes its load, whether counted per work-item (a[i_outer*256 + j]) or per sub-group (c[i_outer])."""
+    from gpuperf.features.access import warp_accesses
+
+    found = warp_accesses(get_kernel(f"{KERNELS}:{name}"), {"n": 4096}).accesses
+    part = {a.direction: a.requests for a in found if a.instruction == "part"}
+    assert part == {"load": 16, "store": 16}
+    assert [a.requests for a in found if a.instruction == "full"] == [4096 / 32] * 2
+
+
+def test_too_many_combinations_of_tied_loops_give_no_mask():
+    """Two local axes each tied to its own loop of 128 values: 16,384 passes would each be analysed;
+    above MAX_CHUNKS the access keeps every lane instead."""
+    import loopy as lp
+
+    from gpuperf.features.domains import Domains
+    from gpuperf.features.lanes import MAX_CHUNKS, lane_mask
+
+    domain = "{[g,j,k,a,b]: 0<=g<n and 0<=j<%d and 0<=a<32 and a<=j and 0<=k<%d and 0<=b<8 and b<=k}"
+    masks = []
+    for extent in (16, 128):
+        program = lp.make_kernel(domain % (extent, extent), "out[g, a, b] = out[g, a, b] + x[g, j, k]",
+                                 [lp.GlobalArg("x", np.float32, shape=("n", extent, extent)),
+                                  lp.GlobalArg("out", np.float32, shape=("n", 32, 8)), lp.ValueArg("n", np.int32)],
+                                 lang_version=(2018, 2), name="tied")
+        program = lp.tag_inames(program, {"g": "g.0", "a": "l.0", "b": "l.1"})
+        masks.append(lane_mask(Domains(program.default_entrypoint), frozenset("gjkab"), ["g", "j", "k"]))
+    assert len(masks[0].chunks) == 16 * 16 <= MAX_CHUNKS and masks[1] is None
+
+
 def test_a_reversed_index_is_still_unit_stride():
     """b[i] = a[n - 1 - i]: neighbouring work-items read neighbouring floats, downwards (stride -1):
     coalesced, so the load counts as stride 1 (n = 128 loads), as does the store."""

@@ -194,3 +194,18 @@ def tile_fetch():
                        assumptions=ASSUME, lang_version=(2018, 2), name="tile_fetch")
     k = lp.split_iname(k, "i", 16, outer_tag="g.0", inner_tag="l.0")
     return lp.add_prefetch(k, "a", ["i_inner"], fetch_outer_inames="i_outer", default_tag="l.auto")
+
+
+def partial_lane_uniform():
+    """As partial_lane, the part's load the same for every lane (c[i_outer], counted per sub-group)."""
+    k = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<16}",
+                       """
+                       out[i] = a[i] {id=full}
+                       head[i_outer*16 + j] = c[i_outer] {id=part}
+                       """,
+                       [lp.GlobalArg("a,c", np.float32, shape=("n",)), lp.GlobalArg("out", np.float32, shape=("n",)),
+                        lp.GlobalArg("head", np.float32, shape=("n//16",)), lp.ValueArg("n", np.int32)],
+                       assumptions=ASSUME, lang_version=(2018, 2), name="partial_lane_uniform")
+    k = lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+    k = lp.add_inames_to_insn(k, "i_outer", "id:part")
+    return lp.tag_inames(k, {"j": "l.0"})

@@ -150,6 +150,8 @@ def access_lines(access: EvaluatedAccess, local: tuple[int, int, int]) -> Access
         reason = "a local-id stride is not a whole number of elements"
     group = local[0] * local[1] * local[2]
     requests = access.count * math.ceil(group / WARP_SIZE) / group
+    if record.lanes is not None:
+        requests = access.count / record.lanes.box * sum(active_warps(mask, group) for _, mask in record.lanes.chunks)
     if reason is not None:
         return AccessLines(
             record.variable, record.direction, record.instruction, access.count, None, None, False, "", reason,
@@ -163,12 +165,18 @@ def access_lines(access: EvaluatedAccess, local: tuple[int, int, int]) -> Access
         lines, starts, _ = lines_touched(strides, local, record.itemsize, LINE_BYTES, offset, outer)
         sectors, _, _ = lines_touched(strides, local, record.itemsize, SECTOR_BYTES, offset, outer)
     else:
-        lines, sectors, starts, requests = masked_lines(access, strides, local, offset, outer)
+        lines, sectors, starts = masked_lines(access, strides, local, offset, outer)
     alignment = "assumed" if not known else ("known" if starts == 1 else "averaged")
     return AccessLines(
         record.variable, record.direction, record.instruction, access.count, lines, sectors, True, alignment, None,
         requests,
     )
+
+
+def active_warps(active: bytes, group: int) -> int:
+    """Warps of a group with at least one of the ``active`` lanes (a byte per work-item)."""
+    on = np.frombuffer(active, dtype=np.uint8)
+    return sum(bool(on[first:first + WARP_SIZE].any()) for first in range(0, group, WARP_SIZE))
 
 
 def masked_lines(
@@ -177,12 +185,11 @@ def masked_lines(
     local: tuple[int, int, int],
     offset: int | None,
     outer: tuple[tuple[int, int, int], ...] | None,
-) -> tuple[float, float, int, float]:
-    """(lines and sectors per request, the most lane-0 offsets averaged over, requests per launch)
-    of an access whose lanes are masked: each pass (chunk) with its lanes and its tied loops' values."""
+) -> tuple[float, float, int]:
+    """(lines and sectors per request, the most lane-0 offsets averaged over) of an access whose
+    lanes are masked: each pass (chunk) with its lanes and its tied loops' values."""
     mask = access.record.lanes
     assert mask is not None
-    runs = access.count / mask.box  # how often each pass runs per launch
     lines = sectors = 0.0
     warps = starts = 0
     for values, active in mask.chunks:
@@ -201,8 +208,8 @@ def masked_lines(
         warps += chunk_warps
         starts = max(starts, chunk_starts)
     if not warps:
-        return 0.0, 0.0, starts, 0.0
-    return lines / warps, sectors / warps, starts, runs * warps
+        return 0.0, 0.0, starts
+    return lines / warps, sectors / warps, starts
 
 
 def warp_access_summary(evaluated: Evaluated) -> WarpAccessSummary:

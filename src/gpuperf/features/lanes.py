@@ -26,6 +26,7 @@ import numpy as np
 from gpuperf.features.domains import Domains
 
 MAX_POINTS = 1 << 16  # larger tied domains are not enumerated (no mask)
+MAX_CHUNKS = 1 << 10  # nor more combinations of tied values than this
 
 
 @dataclass(frozen=True)
@@ -35,8 +36,9 @@ class LaneMask:
     ``positions`` gives, for each non-local iname tied to the local ids, its index in the access's
     ``outer`` (-1 where the index does not use it); each chunk holds those inames' values and one
     byte per work-item of the group (1: it makes the access). ``box`` is how many work-item
-    executions per group loopy's box count gives for one pass over the untied inames, so the
-    access's count divided by ``box`` is how often each chunk runs.
+    executions per group the access's count holds for one pass over the untied inames (loopy's box
+    count: the tied inames' extents times the local inames' extents, or times the whole group for
+    an access counted per sub-group), so the count divided by ``box`` is how often each chunk runs.
     """
 
     positions: tuple[int, ...]
@@ -81,11 +83,13 @@ def _size_free(basic: isl.BasicSet, names: list[str], local_names: list[str]) ->
     return free_set.project_out(isl.dim_type.param, 0, free_set.dim(isl.dim_type.param))
 
 
-def lane_mask(domains: Domains, context: frozenset[str], outer_inames: list[str] | None) -> LaneMask | None:
+def lane_mask(domains: Domains, context: frozenset[str], outer_inames: list[str] | None,
+              per_subgroup: bool = False) -> LaneMask | None:
     """The mask of an access made within ``context`` (None: every lane of the group makes it).
 
     ``outer_inames`` are the non-local inames of the access's index in the order of its ``outer``
-    (None where the index is not affine)."""
+    (None where the index is not affine); ``per_subgroup``: the access is counted per sub-group, as
+    loopy counts an index uniform across the lanes (``runs_per_group_item``)."""
     if not domains.is_split:  # a domain tree: no mask
         return None
     local_inames = sorted(i for i in context if domains.is_local(i))
@@ -128,6 +132,8 @@ def lane_mask(domains: Domains, context: frozenset[str], outer_inames: list[str]
     group = local[0] * local[1] * local[2]
     items = np.arange(group)
     ids = (items % local[0], (items // local[0]) % local[1], items // (local[0] * local[1]))
+    if np.prod([len(allowed) for _, _, allowed in per_component]) > MAX_CHUNKS:
+        return None
     chunks = []
     for combination in cartesian(*(sorted(allowed.items()) for _, _, allowed in per_component)):
         active = np.ones(group, dtype=bool)
@@ -141,4 +147,4 @@ def lane_mask(domains: Domains, context: frozenset[str], outer_inames: list[str]
     if len(chunks) == outer_box and item_box == group and all(all(mask) for _, mask in chunks):
         return None  # the box is full: every lane of every pass
     positions = tuple(outer_inames.index(n) if outer_inames and n in outer_inames else -1 for n in tied)
-    return LaneMask(positions=positions, chunks=tuple(chunks), box=outer_box * item_box)
+    return LaneMask(positions=positions, chunks=tuple(chunks), box=outer_box * (group if per_subgroup else item_box))
