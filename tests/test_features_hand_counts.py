@@ -155,7 +155,11 @@ def test_a_fetch_pass_counts_only_the_lanes_it_runs_on():
     found = {a.variable: a for a in warp_accesses(get_kernel(f"{KERNELS}:tile_fetch"), {"n": 4096}).accesses}
     assert (found["a"].sectors, found["a"].lines, found["a"].requests) == (1.5, 1.0, 2 * 4096 / 16)
     assert (found["out"].sectors, found["out"].requests) == (2.0, 4096 / 16)
-    assert features("tile_fetch")["sectors_per_warp_access"] == pytest.approx((1.5 * 512 + 2 * 256) / 768)
+    counted = features("tile_fetch")
+    assert counted["sectors_per_warp_access"] == pytest.approx((1.5 * 512 + 2 * 256) / 768)
+    # 18 loads (and local stores) per group of 16; loopy's box count, kept in global_loads, gives 2 each
+    assert counted["global_loads_per_thread"] == counted["local_stores_per_thread"] == 18 / 16
+    assert counted["global_loads"] == 2 * 4096 and counted["local_loads_per_thread"] == 3
 
 
 @pytest.mark.parametrize("name", ["partial_lane", "partial_lane_uniform"])
@@ -168,6 +172,7 @@ def test_an_access_on_16_of_256_lanes_is_one_warp_request_per_group(name):
     part = {a.direction: a.requests for a in found if a.instruction == "part"}
     assert part == {"load": 16, "store": 16}
     assert [a.requests for a in found if a.instruction == "full"] == [4096 / 32] * 2
+    assert features(name)["global_loads_per_thread"] == 1 + 16 * 16 / 4096  # every lane once, 16 in 256 twice
 
 
 def test_too_many_combinations_of_tied_loops_give_no_mask():

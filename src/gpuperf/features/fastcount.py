@@ -135,8 +135,7 @@ def _count(program: lp.TranslationUnit, kernel: lp.LoopKernel, preprocessed: boo
                 outer=outer,
                 problem=pattern.problem,
                 instruction=insn_id,
-                lanes=(lane_mask(domains, context, outer_names, access.granularity == "subgroup")
-                       if access.space == "global" else None),
+                lanes=lane_mask(domains, context, outer_names, access.granularity == "subgroup"),
             )
         )
     structure = _structure(kernel, domains, walker)

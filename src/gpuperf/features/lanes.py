@@ -3,9 +3,10 @@
 A fetch loop that loopy's ``add_prefetch`` spreads over the local ids (a 66-wide tile fetched by 64
 work-items in two passes) runs its second pass on 2 of the 64 lanes: the domain ties the local
 iname to the sequential one (``a_col_inner <= 65 - 64*a_col_outer``). Lanes the domain switches off
-make no memory request, so the lines a warp touches, and the number of warp requests, follow from
-the lanes that remain. Counts keep loopy's box estimate (every lane of every pass); the mask only
-refines the per-warp analysis of ``gpuperf.features.access``.
+make no memory request, so the lines a warp touches, the number of warp requests and the accesses
+each work-item makes follow from the lanes that remain. The symbolic counts keep loopy's box estimate
+(every lane of every pass); the mask refines the per-warp analysis of ``gpuperf.features.access``
+and the per-work-item loads and stores of ``gpuperf.features.table`` (``made_count``).
 
 A mask is built from the constraints on the local inames of an access's loop nest that involve no
 size parameter, where they do not fill the work-group's box: the local ids tied to a sequential
@@ -148,3 +149,11 @@ def lane_mask(domains: Domains, context: frozenset[str], outer_inames: list[str]
         return None  # the box is full: every lane of every pass
     positions = tuple(outer_inames.index(n) if outer_inames and n in outer_inames else -1 for n in tied)
     return LaneMask(positions=positions, chunks=tuple(chunks), box=outer_box * (group if per_subgroup else item_box))
+
+
+def made_count(count: float, mask: LaneMask | None) -> float:
+    """The accesses the work-items make, of an access loopy's box estimate counts ``count`` times."""
+    if mask is None:
+        return count
+    active = sum(np.frombuffer(lanes, dtype=np.uint8).sum() for _, lanes in mask.chunks)
+    return count / mask.box * float(active)

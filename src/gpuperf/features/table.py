@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from gpuperf.errors import GpuperfError
 from gpuperf.features.access import warp_access_summary
 from gpuperf.features.counts import Evaluated, symbolic_counts
+from gpuperf.features.lanes import made_count
 from gpuperf.kernels.kernel import Kernel
 
 if TYPE_CHECKING:  # pandas loads only for feature_table: one kernel's features need none of it
@@ -46,10 +47,15 @@ FEATURES: tuple[Feature, ...] = (
     Feature("local_size_1", "work-items", "work-group size along axis 1", LIFT),
     Feature("local_size_2", "work-items", "work-group size along axis 2", LIFT),
     Feature("local_memory_bytes", "bytes", "local (shared) memory of the kernel's temporaries, per work-group", LIFT),
-    Feature("global_loads_per_thread", "accesses", "global memory loads per work-item", LIFT),
-    Feature("global_stores_per_thread", "accesses", "global memory stores per work-item", LIFT),
-    Feature("local_loads_per_thread", "accesses", "local memory loads per work-item", LIFT),
-    Feature("local_stores_per_thread", "accesses", "local memory stores per work-item", LIFT),
+    Feature("global_loads_per_thread", "accesses", "global memory loads per work-item (the loads the work-items "
+            "make: a fetch loop's last pass counts only the lanes its bounds leave on; global_loads keeps loopy's "
+            "count of every lane)", LIFT),
+    Feature("global_stores_per_thread", "accesses", "global memory stores per work-item (as global_loads_per_thread)",
+            LIFT),
+    Feature("local_loads_per_thread", "accesses", "local memory loads per work-item (as global_loads_per_thread)",
+            LIFT),
+    Feature("local_stores_per_thread", "accesses", "local memory stores per work-item (as global_loads_per_thread)",
+            LIFT),
     Feature(
         "cache_lines_per_warp_access",
         "lines",
@@ -147,8 +153,10 @@ def _features_from_counts(evaluated: Evaluated) -> dict[str, float]:
 
     features["local_memory_bytes"] = float(evaluated.local_memory_bytes)
     for space in ("global", "local"):
-        for plural in ("loads", "stores"):
-            features[f"{space}_{plural}_per_thread"] = per_thread(named[f"{space}_{plural}"])
+        for direction, plural in (("load", "loads"), ("store", "stores")):
+            made = sum(made_count(a.count, a.record.lanes) for a in evaluated.accesses
+                       if a.record.space == space and a.record.direction == direction)
+            features[f"{space}_{plural}_per_thread"] = per_thread(made)
     features["cache_lines_per_warp_access"] = summary.cache_lines_per_warp_access
     features["sectors_per_warp_access"] = summary.sectors_per_warp_access
     features["barriers_per_thread"] = named["barriers_local"] + named["barriers_global"]
