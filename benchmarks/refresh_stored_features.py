@@ -24,6 +24,8 @@ import sys
 from datetime import date
 from pathlib import Path
 
+from gpuperf.errors import GpuperfError
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
 
@@ -41,12 +43,16 @@ def stored_tables() -> list[Path]:
 
 def _differs(old: str, new: float) -> bool:
     try:
-        value = float(old)
+        value = float(old) if old else math.nan  # an empty cell is how pandas writes NaN
     except ValueError:
         return True
     if math.isnan(value) and math.isnan(new):
         return False
     return not math.isclose(value, new, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def _text(value: float) -> str:
+    return "" if math.isnan(value) else repr(float(value))
 
 
 def refresh(path: Path) -> tuple[str, dict[str, int], int]:
@@ -62,17 +68,26 @@ def refresh(path: Path) -> tuple[str, dict[str, int], int]:
     cache: dict[tuple, dict[str, float]] = {}
     changed: dict[str, int] = {}
     rows_changed = 0
-    for row in body:
+    for line, row in enumerate(body, start=2):
+        where = f"{path.name}, line {line}"
+        if len(row) != len(header):
+            raise GpuperfError(f"{where}: {len(row)} fields where the header names {len(header)}")
         spec = f"{row[column['kernel']]}[{row[column['variant']]}]" if row[column["variant"]] else row[column["kernel"]]
-        kernel = get_kernel(spec)
-        sizes = {name: int(float(row[column[name]])) for name in kernel.params if name in column and row[column[name]]}
-        key = (spec, tuple(sorted(sizes.items())))
-        if key not in cache:
-            cache[key] = extract_features(kernel, sizes)
+        try:
+            kernel = get_kernel(spec)
+            missing = [name for name in kernel.params if name not in column or not row[column[name]]]
+            if missing:
+                raise GpuperfError(f"no value for size {', '.join(missing)}")
+            sizes = {name: int(float(row[column[name]])) for name in kernel.params}
+            key = (spec, tuple(sorted(sizes.items())))
+            if key not in cache:
+                cache[key] = extract_features(kernel, sizes)
+        except (GpuperfError, ValueError) as exc:
+            raise GpuperfError(f"{where} ({spec}): {exc}") from exc
         touched = False
         for name, value in cache[key].items():
             if name in column and _differs(row[column[name]], value):
-                row[column[name]] = repr(float(value)) if not float(value).is_integer() else str(float(value))
+                row[column[name]] = _text(value)
                 changed[name] = changed.get(name, 0) + 1
                 touched = True
         rows_changed += touched
@@ -82,6 +97,7 @@ def refresh(path: Path) -> tuple[str, dict[str, int], int]:
 
 
 def main() -> None:
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", action="store_true", help="rewrite the tables and note it in their provenance")
     parser.add_argument("--why", default="", help="what changed in gpuperf (recorded in the provenance)")
@@ -90,7 +106,13 @@ def main() -> None:
         parser.error("--write needs --why")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "src"], cwd=ROOT, capture_output=True, text=True).stdout
+    if args.write and dirty.strip():
+        parser.error("src/ has uncommitted changes: commit them first, so that the provenance names the code")
     for path in stored_tables():
+        provenance = path.with_name(path.name.removesuffix(".csv.gz") + ".provenance.json")
+        if args.write and not provenance.exists():
+            parser.error(f"{path.name} has no {provenance.name} to record the refresh in")
         text, changed, rows = refresh(path)
         print(f"{path.name}: {rows} rows changed; " + (", ".join(f"{k} {v}" for k, v in sorted(changed.items()))
                                                       or "nothing"))
@@ -98,16 +120,16 @@ def main() -> None:
             continue
         with gzip.open(path, "wt", newline="") as handle:
             handle.write(text)
-        provenance = path.with_name(path.name.removesuffix(".csv.gz") + ".provenance.json")
-        if provenance.exists():
-            record = json.loads(provenance.read_text())
-            record.setdefault("features_refreshed", []).append({
-                "date": date.today().isoformat(), "gpuperf_commit": commit, "why": args.why,
-                "cells_changed": changed, "rows_changed": rows,
-                "command": "python benchmarks/refresh_stored_features.py --write"})
-            provenance.write_text(json.dumps(record, indent=2) + "\n")
+        record = json.loads(provenance.read_text())
+        record.setdefault("features_refreshed", []).append({
+            "date": date.today().isoformat(), "gpuperf_commit": commit, "why": args.why,
+            "cells_changed": changed, "rows_changed": rows,
+            "command": "python benchmarks/refresh_stored_features.py --write"})
+        provenance.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT / "src"))
-    main()
+    try:
+        main()
+    except GpuperfError as exc:
+        sys.exit(f"refresh_stored_features: {exc}")

@@ -134,15 +134,22 @@ def test_a_constant_offset_shifts_the_lines_a_warp_spans():
 
 
 def test_warp_access_summary_weights_accesses_by_their_warp_requests():
-    """Stride 2 (2 lines, 8 sectors) 1000 times and stride 1 (1 line, 4 sectors) 3000 times."""
+    """Groups of 64: a (stride 1: 1 line, 4 sectors) made by lanes 0..31 only, one warp request per
+    group; b (stride 2: 2 lines, 8 sectors) by all 64, two. Both counted 6400 times: weighted by
+    requests (100 and 200) the averages are 1.67 lines and 6.67 sectors; by count, 1.5 and 6."""
     from gpuperf.features.access import warp_access_summary
-    def acc(var, stride, count):
+    from gpuperf.features.lanes import LaneMask
+
+    half = LaneMask(positions=(), chunks=(((), bytes([1] * 32 + [0] * 32)),), box=64)
+
+    def acc(var, stride, count, lanes=None):
         return NS(record=NS(space="global", problem=None, variable=var, direction="load", instruction="", itemsize=4,
-                            lanes=None),
+                            lanes=lanes),
                   count=count, lid_strides={0: stride}, offset=None, outer=None)
-    s = warp_access_summary(NS(local=(32, 1, 1), accesses=[acc("a", 2, 1000), acc("b", 1, 3000)]))
-    assert s.cache_lines_per_warp_access == pytest.approx(1.25)
-    assert s.sectors_per_warp_access == pytest.approx(5.0)
+    s = warp_access_summary(NS(local=(64, 1, 1), accesses=[acc("a", 1, 6400, half), acc("b", 2, 6400)]))
+    assert [a.requests for a in s.accesses] == [100, 200]
+    assert s.cache_lines_per_warp_access == pytest.approx((100 * 1 + 200 * 2) / 300)
+    assert s.sectors_per_warp_access == pytest.approx((100 * 4 + 200 * 8) / 300)
 
 
 def test_a_fetch_pass_counts_only_the_lanes_it_runs_on():

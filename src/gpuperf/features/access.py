@@ -33,6 +33,7 @@ from functools import lru_cache
 import numpy as np
 
 from gpuperf.features.counts import Evaluated, EvaluatedAccess
+from gpuperf.features.lanes import LaneMask, local_ids
 
 WARP_SIZE = 32
 LINE_BYTES = 128
@@ -71,10 +72,9 @@ def warp_patterns(lid_strides: tuple[tuple[int, int], ...], local: tuple[int, in
     have one pattern; one of 48 work-items has two (32 lanes, then 16); one of 24 x 4 has three.
     ``active`` (a byte per work-item, None: all) switches lanes off; a warp with none is left out."""
     group = local[0] * local[1] * local[2]
-    items = np.arange(group)
-    ids = (items % local[0], (items // local[0]) % local[1], items // (local[0] * local[1]))
+    ids = local_ids(local)
     strides = dict(lid_strides)
-    offsets = sum((strides.get(axis, 0) * ids[axis] for axis in range(3)), np.zeros_like(items))
+    offsets = sum((strides.get(axis, 0) * ids[axis] for axis in range(3)), np.zeros(group, dtype=np.int64))
     on = np.ones(group, dtype=bool) if active is None else np.frombuffer(active, dtype=np.uint8).astype(bool)
     patterns: dict[tuple[int, ...], list[int]] = {}
     for first in range(0, group, WARP_SIZE):
@@ -152,11 +152,10 @@ def access_lines(access: EvaluatedAccess, local: tuple[int, int, int]) -> Access
     requests = access.count * math.ceil(group / WARP_SIZE) / group
     if record.lanes is not None:
         requests = access.count / record.lanes.box * sum(active_warps(mask, group) for _, mask in record.lanes.chunks)
+    named = {"variable": record.variable, "direction": record.direction, "instruction": record.instruction,
+             "count": access.count, "requests": requests}
     if reason is not None:
-        return AccessLines(
-            record.variable, record.direction, record.instruction, access.count, None, None, False, "", reason,
-            requests,
-        )
+        return AccessLines(**named, lines=None, sectors=None, analysable=False, alignment="", reason=reason)
     strides = tuple(sorted((axis, int(s)) for axis, s in access.lid_strides.items()))  # type: ignore[arg-type]
     known = access.offset is not None and access.outer is not None
     offset = int(access.offset) if known else None  # type: ignore[arg-type]
@@ -165,12 +164,9 @@ def access_lines(access: EvaluatedAccess, local: tuple[int, int, int]) -> Access
         lines, starts, _ = lines_touched(strides, local, record.itemsize, LINE_BYTES, offset, outer)
         sectors, _, _ = lines_touched(strides, local, record.itemsize, SECTOR_BYTES, offset, outer)
     else:
-        lines, sectors, starts = masked_lines(access, strides, local, offset, outer)
+        lines, sectors, starts = masked_lines(record.lanes, record.itemsize, strides, local, offset, outer)
     alignment = "assumed" if not known else ("known" if starts == 1 else "averaged")
-    return AccessLines(
-        record.variable, record.direction, record.instruction, access.count, lines, sectors, True, alignment, None,
-        requests,
-    )
+    return AccessLines(**named, lines=lines, sectors=sectors, analysable=True, alignment=alignment, reason=None)
 
 
 def active_warps(active: bytes, group: int) -> int:
@@ -180,7 +176,8 @@ def active_warps(active: bytes, group: int) -> int:
 
 
 def masked_lines(
-    access: EvaluatedAccess,
+    mask: LaneMask,
+    itemsize: int,
     strides: tuple[tuple[int, int], ...],
     local: tuple[int, int, int],
     offset: int | None,
@@ -188,8 +185,6 @@ def masked_lines(
 ) -> tuple[float, float, int]:
     """(lines and sectors per request, the most lane-0 offsets averaged over) of an access whose
     lanes are masked: each pass (chunk) with its lanes and its tied loops' values."""
-    mask = access.record.lanes
-    assert mask is not None
     lines = sectors = 0.0
     warps = starts = 0
     for values, active in mask.chunks:
@@ -200,7 +195,6 @@ def masked_lines(
                 if position >= 0:
                     chosen[position] = (outer[position][0], value, 1)
             fixed = tuple(chosen)
-        itemsize = access.record.itemsize
         chunk_lines, chunk_starts, chunk_warps = lines_touched(strides, local, itemsize, LINE_BYTES, offset, fixed, active)
         chunk_sectors, _, _ = lines_touched(strides, local, itemsize, SECTOR_BYTES, offset, fixed, active)
         lines += chunk_warps * chunk_lines

@@ -18,6 +18,7 @@ edge, where every lane still counts.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import product as cartesian
 
@@ -61,7 +62,13 @@ def _points(component_set: isl.Set) -> list[tuple[int, ...]] | None:
     return found
 
 
-def _size_free(basic: isl.BasicSet, names: list[str], local_names: list[str]) -> isl.Set | None:
+def local_ids(local: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each work-item's local id along axes 0, 1 and 2, work-items numbered axis 0 first."""
+    items = np.arange(local[0] * local[1] * local[2])
+    return items % local[0], (items // local[0]) % local[1], items // (local[0] * local[1])
+
+
+def _size_free(basic: isl.BasicSet, names: list[str], local_names: list[str]) -> isl.Set:
     """``basic``'s constraints without a size parameter or an existential variable (the sizes'
     ``n mod 16 = 0``), on the inames of ``names`` they tie to ``local_names``."""
     basic = basic.remove_divs()
@@ -84,6 +91,51 @@ def _size_free(basic: isl.BasicSet, names: list[str], local_names: list[str]) ->
     return free_set.project_out(isl.dim_type.param, 0, free_set.dim(isl.dim_type.param))
 
 
+@dataclass(frozen=True)
+class _Tied:
+    """One domain component's part in a mask: its local inames, its other inames, and for each value
+    of those others the local ids (relative to each local iname's first value) the domain allows."""
+
+    local_inames: tuple[str, ...]
+    others: tuple[str, ...]
+    allowed: dict[tuple[int, ...], set[tuple[int, ...]]]
+
+
+def _tied(domains: Domains, names: list[str]) -> _Tied | None:
+    """The lanes one component's inames within the access's loops allow (None: too many points)."""
+    free = _size_free(domains.components[names[0]].domain, names, [n for n in names if domains.is_local(n)])
+    order = list(free.get_var_dict(isl.dim_type.set))
+    points = _points(free)
+    if not points:
+        return None
+    local_inames = tuple(n for n in order if domains.is_local(n))
+    others = tuple(n for n in order if not domains.is_local(n))
+    column = {n: order.index(n) for n in order}
+    firsts = {n: min(p[column[n]] for p in points) for n in local_inames}
+    allowed: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
+    for point in points:
+        lanes = tuple(point[column[n]] - firsts[n] for n in local_inames)
+        allowed.setdefault(tuple(point[column[n]] for n in others), set()).add(lanes)
+    return _Tied(local_inames, others, allowed)
+
+
+def _chunks(domains: Domains, parts: list[_Tied], local: tuple[int, int, int]) -> list[tuple[tuple[int, ...], bytes]]:
+    """Every combination of the components' tied values, with the work-items it leaves on."""
+    ids = local_ids(local)
+    lane_keys = [[tuple(int(v) for v in key) for key in zip(*(ids[domains.hw_axes[n][1]] for n in part.local_inames))]
+                 for part in parts]
+    chunks = []
+    for combination in cartesian(*(sorted(part.allowed.items()) for part in parts)):
+        active = np.ones(len(ids[0]), dtype=bool)
+        values: tuple[int, ...] = ()
+        for part, keys, (tied_values, lanes) in zip(parts, lane_keys, combination):
+            values += tied_values
+            if part.local_inames:
+                active &= np.array([key in lanes for key in keys])
+        chunks.append((values, active.astype(np.uint8).tobytes()))
+    return chunks
+
+
 def lane_mask(domains: Domains, context: frozenset[str], outer_inames: list[str] | None,
               per_subgroup: bool = False) -> LaneMask | None:
     """The mask of an access made within ``context`` (None: every lane of the group makes it).
@@ -94,57 +146,25 @@ def lane_mask(domains: Domains, context: frozenset[str], outer_inames: list[str]
     if not domains.is_split:  # a domain tree: no mask
         return None
     local_inames = sorted(i for i in context if domains.is_local(i))
-    if not local_inames:
-        return None
     axes = [domains.hw_axes[i][1] for i in local_inames]
-    if len(set(axes)) != len(axes):
+    if not local_inames or len(set(axes)) != len(axes):
+        return None
+    components = {id(domains.components[i]): domains.components[i] for i in local_inames}.values()
+    parts = [_tied(domains, [n for n in c.names if n in context]) for c in components]
+    if any(part is None for part in parts):
+        return None
+    tied = [n for part in parts for n in part.others]  # type: ignore[union-attr]
+    extents = domains.extents
+    if not all(isinstance(extents[n], int) for n in tied + local_inames):
+        return None  # an extent that depends on the sizes: the box count has no fixed number of passes
+    if math.prod(len(part.allowed) for part in parts) > MAX_CHUNKS:  # type: ignore[union-attr]
         return None
     _, local = domains.grid
-    components = {id(domains.components[i]): domains.components[i] for i in local_inames}.values()
-    tied: list[str] = []  # non-local inames sharing a component with a local one, in component order
-    per_component: list[tuple[list[str], list[str], dict[tuple[int, ...], set[tuple[int, ...]]]]] = []
-    for component in components:
-        names = [n for n in component.names if n in context]
-        projected = _size_free(component.domain, names, [n for n in names if domains.is_local(n)])
-        if projected is None:
-            return None
-        order = list(projected.get_var_dict(isl.dim_type.set))
-        points = _points(projected)
-        if points is None or not points:
-            return None
-        locals_here = [n for n in order if domains.is_local(n)]
-        others = [n for n in order if not domains.is_local(n)]
-        firsts = {n: min(p[order.index(n)] for p in points) for n in locals_here}
-        allowed: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
-        for point in points:
-            key = tuple(point[order.index(n)] for n in others)
-            allowed.setdefault(key, set()).add(tuple(point[order.index(n)] - firsts[n] for n in locals_here))
-        tied += others
-        per_component.append((locals_here, others, allowed))
-    extents = domains.extents
-    boxed = [extents[n] for n in tied + local_inames]
-    if not all(isinstance(e, int) for e in boxed):
-        return None  # an extent that depends on the sizes: the box count has no fixed number of passes
-    outer_box = int(np.prod([extents[n] for n in tied])) if tied else 1
-    item_box = 1
-    for axis in range(3):
-        on_axis = [i for i in local_inames if domains.hw_axes[i][1] == axis]
-        item_box *= extents[on_axis[0]] if on_axis else local[axis]
-    group = local[0] * local[1] * local[2]
-    items = np.arange(group)
-    ids = (items % local[0], (items // local[0]) % local[1], items // (local[0] * local[1]))
-    if np.prod([len(allowed) for _, _, allowed in per_component]) > MAX_CHUNKS:
-        return None
-    chunks = []
-    for combination in cartesian(*(sorted(allowed.items()) for _, _, allowed in per_component)):
-        active = np.ones(group, dtype=bool)
-        values: tuple[int, ...] = ()
-        for (locals_here, _, _), (key, lanes) in zip(per_component, combination):
-            values += key
-            if locals_here:
-                lane_ids = list(zip(*(ids[domains.hw_axes[n][1]] for n in locals_here)))
-                active &= np.fromiter((tuple(int(v) for v in t) in lanes for t in lane_ids), bool, count=group)
-        chunks.append((values, active.astype(np.uint8).tobytes()))
+    group = math.prod(local)
+    outer_box = math.prod(extents[n] for n in tied)
+    on_axis = dict(zip(axes, local_inames))
+    item_box = math.prod(extents[on_axis[axis]] if axis in on_axis else local[axis] for axis in range(3))
+    chunks = _chunks(domains, parts, local)  # type: ignore[arg-type]
     if len(chunks) == outer_box and item_box == group and all(all(mask) for _, mask in chunks):
         return None  # the box is full: every lane of every pass
     positions = tuple(outer_inames.index(n) if outer_inames and n in outer_inames else -1 for n in tied)

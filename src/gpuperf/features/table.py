@@ -79,16 +79,18 @@ FEATURES: tuple[Feature, ...] = (
         "executions of the innermost sequential (also unrolled) loop bodies per work-item",
         LIFT,
     ),
-    # -- totals per launch --------------------------------------------------------------------
+    # -- totals per launch (loopy's statistics: a loop whose bounds depend on the local ids, such as a
+    #    fetch loop, counted by its bounding box, every lane of every pass) ---------------------------
     Feature("flops", "operations", "floating-point operations per launch (every op on float data, one each)", LOOPY),
     Feature("int_ops", "operations", "integer operations per launch (index arithmetic included)", LOOPY),
-    Feature("global_bytes", "bytes", "bytes the work-items load from and store to global memory per launch", LOOPY),
+    Feature("global_bytes", "bytes", "bytes loaded from and stored to global memory per launch (loopy's box count)",
+            LOOPY),
     Feature("global_load_bytes", "bytes", "bytes loaded from global memory per launch", LOOPY),
     Feature("global_store_bytes", "bytes", "bytes stored to global memory per launch", LOOPY),
     Feature("local_bytes", "bytes", "bytes loaded from and stored to local memory per launch", LOOPY),
     Feature("local_load_bytes", "bytes", "bytes loaded from local memory per launch", LOOPY),
     Feature("local_store_bytes", "bytes", "bytes stored to local memory per launch", LOOPY),
-    Feature("global_loads", "accesses", "global loads per launch", LOOPY),
+    Feature("global_loads", "accesses", "global loads per launch (loopy's box count, as every total here)", LOOPY),
     Feature("global_stores", "accesses", "global stores per launch", LOOPY),
     Feature("local_loads", "accesses", "local loads per launch", LOOPY),
     Feature("local_stores", "accesses", "local stores per launch", LOOPY),
