@@ -20,32 +20,35 @@ and with the five transformation parameters as features, and prints how well the
 measured rankings of the configurations both measured agree.
 
 Geometric means of evaluations to reach 90 % (LIFT features; model / same parameters, no model /
-random order), by data file: the committed 100-cycle run 6.46 / 6.79 / 22.31 (worst kernel, gaussian_5x5,
-45); the 25-cycle run under load (``_25cycles``) 5.65 / 6.21 / 21.70 (46); one point after the other
-(``_unpaired``) 4.55 / 12.66 / 21.07.
+random order), by data file: the committed 100-cycle run 6.80 / 6.79 / 22.31 (worst kernel, gaussian_5x5,
+51; with the launch totals 6.43, worst 44; 6.46 / 6.79 / 22.31, worst 45, before the stored features of
+the prefetch variants were refreshed on 2026-11-28, data/README.md); before that refresh, the 25-cycle run
+under load (``_25cycles``) 5.65 / 6.21 / 21.70 (46); one point after the other (``_unpaired``) 4.55 /
+12.66 / 21.07.
 
 Last, the searches ``gpuperf tune`` runs, refitted as they measure (3 seeds, stopped at 90 %):
 with each other kernel's measured variants as one ``--train`` table, the transfer-guided search takes
 8.87 (worst srad2, 45), no better than the static rankings on this data (7.73, worst 43, before a
 fix: a kernel whose best variant the space lacks could never count as covered, so the search never
 handed over to its model; on the bundled GPU spaces the fix changes nothing); the online search
-takes 11.98 with random first picks and 4.65 / 6.11 / 5.50 when its first 3 / 5 / 10 picks follow
+takes 11.98 with random first picks and 4.70 / 6.30 / 5.59 when its first 3 / 5 / 10 picks follow
 the model's ranking (``--start ranked`` uses 3, chosen on these same kernels).
 
 On the H100 table (24 variants per stencil at 4096, where random order is already short: about half
 a space's variants are within 10 % of its best for some stencils), leaving each stencil out, the LIFT
-features' model needs 1.44 / 3.36 / 5.45 evaluations to reach 90 / 95 / 99 % (geometric means; random
-order 3.02 / 6.34 / 10.60; random orders do as well with probability 0.017 / 0.098 / 0.092), worst
-gaussian_5x5 (9 to 90 %, random 6.25); adding the launch totals 1.41 / 2.71 / 4.62, adding registers
-and occupancy 1.47 / 2.94 / 5.24; the same parameters on the other stencils (no model) 3.27 to 90 %,
+features' model needs 1.44 / 2.85 / 5.30 evaluations to reach 90 / 95 / 99 % (geometric means; random
+order 3.02 / 6.34 / 10.60; random orders do as well with probability 0.017 / 0.037 / 0.077), worst
+gaussian_5x5 (9 to 90 %, random 6.25); adding the launch totals 1.30 / 3.11 / 5.55, adding registers
+and occupancy 1.47 / 2.74 / 5.27; the same parameters on the other stencils (no model) 3.27 to 90 %,
 as the 24-variant draws share few configurations. Trained on pocl instead (across devices, LIFT
-features): on every stencil 1.68 / 3.34 / 7.26 (p 0.072 / 0.095 / 0.317; gaussian_5x5 needs 16), on
-the other stencils 1.60 / 2.97 / 5.04 (p 0.043 / 0.049 / 0.057), on the same stencil 1.68 / 2.94 /
-8.07; the pocl and H100 normalised performance of the 21 (stencil, configuration) both measured
-agree to a Spearman correlation of 0.10, and the models' predictions with the H100's to 0.10-0.28
+features): on every stencil 1.85 / 3.56 / 7.24 (p 0.139 / 0.135 / 0.313; gaussian_5x5 needs 17), on
+the other stencils 1.53 / 2.97 / 4.69 (p 0.029 / 0.049 / 0.037), on the same stencil 1.76 / 3.28 /
+8.76; the pocl and H100 normalised performance of the 21 (stencil, configuration) both measured
+agree to a Spearman correlation of 0.10, and the models' predictions with the H100's to 0.12-0.31
 (mean over stencils). So the CPU-trained models are not reliably better than random order on the
 GPU: weakly at 90 %, not at 99 %. The searches: guided by the other stencils' tables 1.82, online
-2.04 with random first picks, 1.36 with the model's first 3.
+2.04 with random first picks, 1.30 with the model's first 3. (Figures as of 2026-11-28, after the
+prefetch variants' stored features were refreshed; before, the LIFT model took 1.44 / 3.36 / 5.45.)
 """
 
 from __future__ import annotations
