@@ -170,3 +170,13 @@ def test_parameters_out_of_range_are_refused_by_name(params):
     X = np.random.default_rng(0).uniform(size=(64, 2))
     with pytest.raises(ValueError, match=f"The '{next(iter(params))}' parameter of M5PRegressor must be"):
         M5PRegressor(**params).fit(X, X[:, 0])
+
+
+def test_a_split_between_adjacent_floats_leaves_no_side_empty():
+    """The mean of 3.0 and the float just below it rounds to 3.0, so a threshold at the mean would send
+    every row to the left and fit the right leaf's model on no rows (NaN predictions)."""
+    below = np.nextafter(3.0, 0.0)
+    X = np.array([[below]] * 10 + [[3.0]] * 10)
+    y = np.array([0.0] * 10 + [5.0] * 10)
+    model = M5PRegressor(min_samples_leaf=2, smooth=False).fit(X, y)
+    assert list(model.predict(X[[0, -1]])) == [0.0, 5.0]

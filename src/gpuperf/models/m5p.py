@@ -121,7 +121,8 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
             i = int(np.argmin(weighted))
             gain = node_std - weighted[i]
             if gain > best_gain + 1e-12 * (abs(best_gain) + 1.0):
-                best, best_gain = (feature, float((xs[i] + xs[i + 1]) / 2)), gain
+                middle = float((xs[i] + xs[i + 1]) / 2)  # two adjacent floats' mean rounds to one of them
+                best, best_gain = (feature, middle if middle < xs[i + 1] else float(xs[i])), gain
         return best
 
     def _fit_models(self, node: int) -> float:
