@@ -202,6 +202,16 @@ def test_too_many_combinations_of_tied_loops_give_no_mask():
     assert len(masks[0].chunks) == 16 * 16 <= MAX_CHUNKS and masks[1] is None
 
 
+def test_a_local_iname_starting_above_zero_shifts_lane_0():
+    """Blocks of 40 floats (160 bytes); lanes 0..7 read elements 2..9, bytes 8..39 of the block: two
+    32-byte sectors. Lane 0 starts 8, 40, 72 or 104 bytes into a 128-byte line (one line, or two from
+    104): 1.25 lines. Taking lane 0 at element 0 would give one sector and one line."""
+    from gpuperf.features.access import warp_accesses
+
+    found = {a.variable: a for a in warp_accesses(get_kernel(f"{KERNELS}:lanes_from_two"), {"n": 8}).accesses}
+    assert (found["a"].sectors, found["a"].lines) == (2.0, 1.25)
+
+
 def test_a_reversed_index_is_still_unit_stride():
     """b[i] = a[n - 1 - i]: neighbouring work-items read neighbouring floats, downwards (stride -1):
     coalesced, so the load counts as stride 1 (n = 128 loads), as does the store."""

@@ -209,3 +209,12 @@ def partial_lane_uniform():
     k = lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
     k = lp.add_inames_to_insn(k, "i_outer", "id:part")
     return lp.tag_inames(k, {"j": "l.0"})
+
+
+def lanes_from_two():
+    """out[i] = a[i] for 2 <= i < 10 in each group of 8 work-items, 40 floats apart: lane 0 reads
+    element 2 of its group's block (local id 0 is i = 2)."""
+    k = lp.make_kernel("{[g, i]: 0<=g<n and 2<=i<10}", "out[g*40 + i] = a[g*40 + i]",
+                       [lp.GlobalArg("a,out", np.float32, shape=("n*40",)), lp.ValueArg("n", np.int32)],
+                       lang_version=(2018, 2), name="lanes_from_two")
+    return lp.tag_inames(k, {"g": "g.0", "i": "l.0"})

@@ -134,6 +134,8 @@ def index_pattern(kernel: lp.LoopKernel, domains: Domains, array, index: tuple) 
     for iname, axis in local_inames.items():
         # a local iname with one value is a constant to loopy (simplify_using_aff): stride 0
         lid_strides[axis] = total([lid_strides.get(axis, 0), strides.get(iname, 0) if iname in lanes else 0])
+        if iname in lanes:  # loopy's local iname is the local id plus the iname's first value
+            offset = total([offset, product([strides.get(iname, 0), domains.first(iname)])])
     outer = tuple(sorted((i, c) for i, c in strides.items() if i not in lanes))
     data = (variables(offset) | set().union(*(variables(c) for c in strides.values()))) - size_params(kernel)
     problem = f"index depends on data ({', '.join(sorted(data))})" if data else None
