@@ -24,8 +24,8 @@ held-out inputs, 93.2 % of 1,498 pairs right (constant 69.6 %; larger_work_group
 change, and the H200's two runs agree on only 76 % of their signs); each program family held out, 56.0 % of
 22,098 (constant 54.5 %), the H200 stencils' coarsening 100 % each, prefetching 100 % but hotspot2d's 33 %,
 larger work-groups 81 to 94 % (2026-11-28, after the prefetch variants' stored features were refreshed; before,
-93.1 %, 57.3 %, jacobi2d_9pt's prefetching 60 %, larger work-groups 73 to 95 %); each GPU held out (before
-that refresh), 64.7 % of 22,098 (models alone 64.1 %, constant 56.3 %),
+93.1 %, 57.3 %, jacobi2d_9pt's prefetching 60 %, larger work-groups 73 to 95 %); each GPU held out, 64.3 %
+of 22,098 (models alone 63.4 %, constant 56.3 %; before the refresh 64.7 % and 64.1 %),
 32 % of them predicted from other GPUs' measurements of the same pair. Before the H200's pairs: held-out
 inputs 98.7 % of 790 (constant 97.1 %: coalescing and prefetching pairs the constant gets right), each GPU
 held out 64.1 % of 21,378 (models 62.8 %, constant 56.9 %).
