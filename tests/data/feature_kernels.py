@@ -15,19 +15,29 @@ def scatter():
     return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
 
 
-def partial_lane():
-    """A second l.0 index over 16 of 256 lanes: every work-item evaluates one guard."""
+def _partial_lane(part_load: str, name: str):
+    """out[i] = a[i] over groups of 256, and a part on lanes 0..15 of each group loading ``part_load``."""
     k = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<16}",
-                       """
-                       out[i] = a[i] {id=full}
-                       head[i_outer*16 + j] = a[i_outer*256 + j] {id=part}
+                       f"""
+                       out[i] = a[i] {{id=full}}
+                       head[i_outer*16 + j] = {part_load} {{id=part}}
                        """,
-                       [lp.GlobalArg("a", np.float32, shape=("n",)), lp.GlobalArg("out", np.float32, shape=("n",)),
+                       [lp.GlobalArg("a,c", np.float32, shape=("n",)), lp.GlobalArg("out", np.float32, shape=("n",)),
                         lp.GlobalArg("head", np.float32, shape=("n//16",)), lp.ValueArg("n", np.int32)],
-                       assumptions=ASSUME, lang_version=(2018, 2), name="partial_lane")
+                       assumptions=ASSUME, lang_version=(2018, 2), name=name)
     k = lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
     k = lp.add_inames_to_insn(k, "i_outer", "id:part")
     return lp.tag_inames(k, {"j": "l.0"})
+
+
+def partial_lane():
+    """A second l.0 index over 16 of 256 lanes: every work-item evaluates one guard."""
+    return _partial_lane("a[i_outer*256 + j]", "partial_lane")
+
+
+def partial_lane_uniform():
+    """As partial_lane, the part's load the same for every lane (c[i_outer], counted per sub-group)."""
+    return _partial_lane("c[i_outer]", "partial_lane_uniform")
 
 
 def partial_lane_in_loop():
@@ -195,20 +205,6 @@ def tile_fetch():
     k = lp.split_iname(k, "i", 16, outer_tag="g.0", inner_tag="l.0")
     return lp.add_prefetch(k, "a", ["i_inner"], fetch_outer_inames="i_outer", default_tag="l.auto")
 
-
-def partial_lane_uniform():
-    """As partial_lane, the part's load the same for every lane (c[i_outer], counted per sub-group)."""
-    k = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<16}",
-                       """
-                       out[i] = a[i] {id=full}
-                       head[i_outer*16 + j] = c[i_outer] {id=part}
-                       """,
-                       [lp.GlobalArg("a,c", np.float32, shape=("n",)), lp.GlobalArg("out", np.float32, shape=("n",)),
-                        lp.GlobalArg("head", np.float32, shape=("n//16",)), lp.ValueArg("n", np.int32)],
-                       assumptions=ASSUME, lang_version=(2018, 2), name="partial_lane_uniform")
-    k = lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
-    k = lp.add_inames_to_insn(k, "i_outer", "id:part")
-    return lp.tag_inames(k, {"j": "l.0"})
 
 
 def lanes_from_two():

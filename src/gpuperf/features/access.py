@@ -33,9 +33,8 @@ from functools import lru_cache
 import numpy as np
 
 from gpuperf.features.counts import Evaluated, EvaluatedAccess
-from gpuperf.features.lanes import LaneMask, local_ids
+from gpuperf.features.lanes import WARP_SIZE, LaneMask, local_ids
 
-WARP_SIZE = 32
 LINE_BYTES = 128
 SECTOR_BYTES = 32
 
@@ -151,7 +150,7 @@ def access_lines(access: EvaluatedAccess, local: tuple[int, int, int]) -> Access
     group = local[0] * local[1] * local[2]
     requests = access.count * math.ceil(group / WARP_SIZE) / group
     if record.lanes is not None:
-        requests = access.count / record.lanes.box * sum(active_warps(mask, group) for _, mask in record.lanes.chunks)
+        requests = access.count / record.lanes.box * record.lanes.warps
     named = {"variable": record.variable, "direction": record.direction, "instruction": record.instruction,
              "count": access.count, "requests": requests}
     if reason is not None:
@@ -167,12 +166,6 @@ def access_lines(access: EvaluatedAccess, local: tuple[int, int, int]) -> Access
         lines, sectors, starts = masked_lines(record.lanes, record.itemsize, strides, local, offset, outer)
     alignment = "assumed" if not known else ("known" if starts == 1 else "averaged")
     return AccessLines(**named, lines=lines, sectors=sectors, analysable=True, alignment=alignment, reason=None)
-
-
-def active_warps(active: bytes, group: int) -> int:
-    """Warps of a group with at least one of the ``active`` lanes (a byte per work-item)."""
-    on = np.frombuffer(active, dtype=np.uint8)
-    return sum(bool(on[first:first + WARP_SIZE].any()) for first in range(0, group, WARP_SIZE))
 
 
 def masked_lines(

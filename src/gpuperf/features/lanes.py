@@ -27,6 +27,7 @@ import numpy as np
 
 from gpuperf.features.domains import Domains
 
+WARP_SIZE = 32
 MAX_POINTS = 1 << 16  # larger tied domains are not enumerated (no mask)
 MAX_CHUNKS = 1 << 10  # nor more combinations of tied values than this
 
@@ -46,6 +47,17 @@ class LaneMask:
     positions: tuple[int, ...]
     chunks: tuple[tuple[tuple[int, ...], bytes], ...]
     box: int
+
+    @property
+    def items(self) -> int:
+        """Work-item accesses over all chunks (one pass each)."""
+        return sum(int(np.frombuffer(active, dtype=np.uint8).sum()) for _, active in self.chunks)
+
+    @property
+    def warps(self) -> int:
+        """Warp requests over all chunks: warps of 32 work-items with at least one active."""
+        return sum(int(np.frombuffer(active, dtype=np.uint8)[first:first + WARP_SIZE].any())
+                   for _, active in self.chunks for first in range(0, len(active), WARP_SIZE))
 
 
 def _points(component_set: isl.Set) -> list[tuple[int, ...]] | None:
@@ -149,7 +161,11 @@ def lane_mask(domains: Domains, context: frozenset[str], outer_inames: list[str]
     axes = [domains.hw_axes[i][1] for i in local_inames]
     if not local_inames or len(set(axes)) != len(axes):
         return None
+    _, local = domains.grid
     components = {id(domains.components[i]): domains.components[i] for i in local_inames}.values()
+    if all(len(c.names) == 1 and domains.extents[c.names[0]] == local[domains.hw_axes[c.names[0]][1]]
+           for c in components):
+        return None  # each local iname alone in its component, over the whole group: nothing to enumerate
     parts = [_tied(domains, [n for n in c.names if n in context]) for c in components]
     if any(part is None for part in parts):
         return None
@@ -159,7 +175,6 @@ def lane_mask(domains: Domains, context: frozenset[str], outer_inames: list[str]
         return None  # an extent that depends on the sizes: the box count has no fixed number of passes
     if math.prod(len(part.allowed) for part in parts) > MAX_CHUNKS:  # type: ignore[union-attr]
         return None
-    _, local = domains.grid
     group = math.prod(local)
     outer_box = math.prod(extents[n] for n in tied)
     on_axis = dict(zip(axes, local_inames))
@@ -173,7 +188,4 @@ def lane_mask(domains: Domains, context: frozenset[str], outer_inames: list[str]
 
 def made_count(count: float, mask: LaneMask | None) -> float:
     """The accesses the work-items make, of an access loopy's box estimate counts ``count`` times."""
-    if mask is None:
-        return count
-    active = sum(np.frombuffer(lanes, dtype=np.uint8).sum() for _, lanes in mask.chunks)
-    return count / mask.box * float(active)
+    return count if mask is None else count / mask.box * mask.items
