@@ -4,10 +4,11 @@ For each group of cases (catalog kernels; stencil variants without and with loca
 global load and store sectors per request (gpuperf: the LIFT paper's sectors per warp access,
 averaged over the warp requests; ncu: L1TEX sectors / requests), warp-level requests per launch
 (gpuperf: warps with a lane making the access, each pass of a fetch loop with the lanes its bounds
-leave on), NVRTC registers per thread and the
-theoretical occupancy. "ratio" is gpuperf / measured; "within" counts cases within 1 % and 10 %.
+leave on), the same requests scaled to the machine code's global load/store instructions where none
+sits in a loop (``*_requests_compiled``: NVRTC's cubin disassembled by nvdisasm), NVRTC registers per
+thread and the theoretical occupancy. "ratio" is gpuperf / measured; "within" counts cases within 1 % and 10 %.
 
-    python benchmarks/bench_static_counters.py           # static features computed now (about 30 seconds)
+    python benchmarks/bench_static_counters.py           # static features computed now (about 3 minutes the first time; the compiled kernels are cached)
     python benchmarks/bench_static_counters.py --stored  # the static features stored beside the counters
 """
 
@@ -29,6 +30,8 @@ MEASURED = {
     "st_sectors_per_request": ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
     "ld_requests": ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", None),
     "st_requests": ("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", None),
+    "ld_requests_compiled": ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", None),
+    "st_requests_compiled": ("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", None),
 }
 
 
@@ -49,7 +52,8 @@ def compared(table: pd.DataFrame) -> pd.DataFrame:
     groups = table.apply(group_of, axis=1)
     for group in ("catalog kernels", "variants, no prefetch", "variants, prefetch"):
         part = table[groups == group]
-        quantities = {name: part[f"static_{name}"] / measured(part, name) for name in MEASURED}
+        quantities = {name: part[f"static_{name}"] / measured(part, name) for name in MEASURED
+                      if f"static_{name}" in part}
         quantities["registers"] = part["static_registers"] / part["launch__registers_per_thread"]
         quantities["occupancy"] = 100 * part["static_occupancy"] / part["sm__maximum_warps_per_active_cycle_pct"]
         for name, ratio in quantities.items():
@@ -88,7 +92,8 @@ def main() -> None:
     off = catalog[(catalog["static_ld_requests"] / measured(catalog, "ld_requests") - 1).abs() > 0.1]
     if len(off):
         print("\ncatalog kernels whose load requests differ by more than 10 % (gpuperf counts each load in the "
-              "source; the compiler loads a repeated element once):")
+              "source; the compiler loads a repeated element once: ld_requests_compiled above counts the machine code's "
+              "loads):")
         print(off[["spec", "static_ld_requests", MEASURED["ld_requests"][0]]].to_string(index=False))
 
 

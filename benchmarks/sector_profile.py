@@ -145,9 +145,11 @@ def device(out: Path, budget_s: float) -> None:
 
 def static_features(spec: str, sizes: dict) -> dict:
     """gpuperf's static features of one case: per-direction sectors and lines per warp request,
-    warp requests (warps with a lane making the access), and the NVRTC registers, static shared memory
-    and theoretical occupancy on the H200."""
+    warp requests (warps with a lane making the access), the same requests scaled to the machine code's
+    global load and store instructions where none sits in a loop (``*_requests_compiled``), and the NVRTC
+    registers, static shared memory and theoretical occupancy on the H200."""
     from gpuperf.features.access import sectors_per_request, warp_access_summary
+    from gpuperf.features.compiled import compiled_memory
     from gpuperf.features.counts import symbolic_counts
     from gpuperf.features.occupancy import occupancy
     from gpuperf.features.resources import arch_for_gpu, compile_resources
@@ -174,6 +176,14 @@ def static_features(spec: str, sizes: dict) -> dict:
             sum(a.requests * a.lines for a in accesses) / requests if requests else float("nan"))
         row[f"static_{short}_unanalysable"] = sum(
             1 for a in summary.accesses if a.direction == direction and not a.analysable)
+    compiled = compiled_memory(kernel, arch_for_gpu(gpu))
+    named = evaluated.named()
+    for short, instructions, total in (("ld", compiled.load_instructions, named["global_loads"]),
+                                       ("st", compiled.store_instructions, named["global_stores"])):
+        per_thread = total / evaluated.threads  # every guard passing, as the instructions count
+        scale = instructions / per_thread if compiled.straight_line and per_thread else 1.0
+        row[f"static_{short}_requests_compiled"] = row[f"static_{short}_requests"] * scale
+    row["static_straight_line"] = compiled.straight_line
     return row
 
 

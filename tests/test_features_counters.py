@@ -133,3 +133,29 @@ def test_an_ncu_profile_row_gives_the_static_sectors_per_access(table: pd.DataFr
             compared += 1
             agree += bool(np.isclose(profiled, static, rtol=0.10))
     assert (agree, compared) == (46, 46)  # an empty kernel: 0 = 0
+
+
+def test_the_machine_codes_loads_give_the_requests_the_compiler_makes(table: pd.DataFrame) -> None:
+    """The compiler loads a value a work-item reads several times once, and a row that unrolled
+    outputs share once. Where no load sits in a loop of the machine code, scaling the source's
+    requests by its load instructions per source load gives the measured requests (the source's
+    alone: 4x for div_2d, up to 2x for these jacobi2d_9pt variants)."""
+    from gpuperf.features.compiled import compiled_memory
+    from gpuperf.features.counts import symbolic_counts
+
+    part = table[table["spec"].isin(["div_2d", "sqrt_2d", "call_mix_2d"])
+                 | (table["spec"].str.startswith("jacobi2d_9pt[") & table["spec"].str.contains("prefetch=0"))]
+    assert len(part) == 18
+    source_only, straight = [], 0
+    for _, row in part.iterrows():
+        kernel = get_kernel(row["spec"])
+        evaluated = symbolic_counts(kernel).values(kernel.resolve_sizes(json.loads(row["sizes"])))
+        requests = ours(row["spec"], row["sizes"])["load_requests"]
+        source_only.append(requests / row[LOADS[1]])
+        machine = compiled_memory(kernel, "sm_90")
+        if machine.straight_line:
+            straight += 1
+            per_thread = evaluated.named()["global_loads"] / evaluated.threads
+            assert requests * machine.load_instructions / per_thread == pytest.approx(row[LOADS[1]], rel=0.01), row["spec"]
+    assert straight == 18
+    assert max(source_only) == 7 and sum(abs(r - 1) > 0.01 for r in source_only) == 17

@@ -62,6 +62,8 @@ def test_resources_json(capsys):
     result = run_json(capsys, ["resources", "vector_copy", "-p", "n=4096", "--arch", "sm_80", "--json"])
     assert result["arch"] == "sm_80" and result["threads_per_block"] == 256
     assert result["registers"] > 0 and result["shared_memory_bytes"] == 0 and result["spill_bytes"] == 0
+    assert result["machine_code"] == {"load_instructions": 1, "store_instructions": 1, "loads_in_loops": 0,
+                                      "stores_in_loops": 0, "loops": 0, "straight_line": True}
 
 
 def test_resources_with_gpu_adds_occupancy_for_its_arch(capsys):

@@ -50,7 +50,9 @@ def resources_command(
     gpu: Optional[str] = typer.Option(None, "--gpu", help="Also compute the occupancy on this GPU."),
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
 ) -> None:
-    """Registers, shared memory and spills of a kernel, compiled with NVRTC."""
+    """Registers, shared memory and spills of a kernel, compiled with NVRTC, and the global loads and
+    stores its machine code makes (SASS, by nvdisasm)."""
+    from gpuperf.features.compiled import compiled_memory
     from gpuperf.features.occupancy import occupancy
     from gpuperf.features.resources import DEFAULT_ARCH, arch_for_gpu, compile_resources
     from gpuperf.hardware import get_gpu
@@ -67,6 +69,8 @@ def resources_command(
     chosen_arch = arch or (arch_for_gpu(spec) if spec else DEFAULT_ARCH)
     used = compile_resources(found, chosen_arch)
     result = {"kernel": found.key, "sizes": sizes, "threads_per_block": threads, **used.as_dict()}
+    machine = compiled_memory(found, used.arch)
+    result["machine_code"] = {k: v for k, v in machine.as_dict().items() if k not in ("arch", "function")}
     if spec:
         fit = occupancy(spec, threads, used.registers, used.shared_memory_bytes)
         result["gpu"] = spec.name
@@ -75,6 +79,7 @@ def resources_command(
         print_json(result)
         return
     rows = [{"quantity": key, "value": value} for key, value in result.items() if not isinstance(value, dict)]
+    rows += [{"quantity": f"machine_code.{k}", "value": v} for k, v in result["machine_code"].items()]
     rows += [{"quantity": f"occupancy.{k}", "value": v} for k, v in result.get("occupancy", {}).items()]
     print_table(rows, title=f"{found.key}: resources for {used.arch} (NVRTC)")
 

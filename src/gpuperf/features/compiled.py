@@ -1,0 +1,178 @@
+"""The global loads and stores a kernel's machine code makes, from its SASS.
+
+The counts in ``gpuperf.features.counts`` follow the source: a value read four times is four loads.
+The compiler loads it once, and where it unrolls a loop over a thread's outputs it loads a row the
+outputs share once too (an NVIDIA H200's counters: ``div_2d`` makes a quarter of the source's load
+requests, a 9-point stencil with four outputs per thread two thirds). This module compiles the
+kernel's CUDA code with NVRTC to a cubin, disassembles it with ``nvdisasm`` and counts the global
+load (``LDG``) and store (``STG``) instructions of the entry function, and those inside a loop (a
+backward branch). Where no load or store sits in a loop (``straight_line``), each thread executes
+each instruction at most once, so the instruction counts are the loads and stores per thread when
+every guard passes. Results are cached like ``gpuperf.features.resources``'.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gpuperf.errors import GpuperfError
+from gpuperf.features.resources import DEFAULT_ARCH, _check, _nvrtc, normalize_arch, nvrtc_version
+from gpuperf.files import cache_root, write_cache_file
+
+if TYPE_CHECKING:
+    from gpuperf.kernels.kernel import Kernel
+
+_memory_cache: dict[str, CompiledMemory] = {}
+
+_INSTRUCTION = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;")
+_LABEL = re.compile(r"^\s*\.(L_x_\d+):")
+_BRANCH_TARGET = re.compile(r"\bBRA\b.*`\(\.(L_x_\d+)\)")
+_LOAD = re.compile(r"^(?:@!?U?P\w+\s+)?LDG(?:\.|\s|$)")
+_STORE = re.compile(r"^(?:@!?U?P\w+\s+)?STG(?:\.|\s|$)")
+
+
+@dataclass(frozen=True)
+class CompiledMemory:
+    """Global memory instructions of one entry function's machine code."""
+
+    load_instructions: int
+    store_instructions: int
+    loads_in_loops: int
+    stores_in_loops: int
+    loops: int  # backward branches
+    arch: str
+    function: str
+
+    @property
+    def straight_line(self) -> bool:
+        """No global load or store inside a loop: each runs at most once per thread."""
+        return self.loads_in_loops == 0 and self.stores_in_loops == 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "straight_line": self.straight_line}
+
+
+def nvdisasm_path() -> str:
+    """The ``nvdisasm`` of the pinned ``nvidia-cuda-nvdisasm`` package, else one on the PATH."""
+    try:
+        import nvidia
+    except ImportError:
+        roots: list[str] = []
+    else:
+        roots = list(nvidia.__path__)
+    for root in roots:
+        for found in sorted(Path(root).glob("cu*/bin/nvdisasm")):
+            return str(found)
+    found_on_path = shutil.which("nvdisasm")
+    if found_on_path is None:
+        raise GpuperfError("nvdisasm is unavailable; install nvidia-cuda-nvdisasm (gpuperf's constraints pin it)")
+    return found_on_path
+
+
+def compiled_memory(kernel: Kernel, arch: str = DEFAULT_ARCH) -> CompiledMemory:
+    """Global memory instructions of a loopy kernel's CUDA code compiled for ``arch``."""
+    return _compiled(kernel.device_code("cuda"), kernel.entry.name, arch, label=f"kernel '{kernel.key}'")
+
+
+def compiled_source_memory(source: str, name: str, arch: str = DEFAULT_ARCH) -> CompiledMemory:
+    """Global memory instructions of the ``extern "C" __global__`` function ``name`` in CUDA ``source``."""
+    return _compiled(source, name, arch, label=f"kernel '{name}'")
+
+
+def _compiled(source: str, name: str, arch: str, label: str) -> CompiledMemory:
+    arch = normalize_arch(arch)
+    key = hashlib.sha256(json.dumps(["sass", source, name, arch, nvrtc_version()]).encode()).hexdigest()
+    if key in _memory_cache:
+        return _memory_cache[key]
+    path = cache_root() / "compiled" / f"{key}.json"
+    found = _read_cached(path)
+    if found is None:
+        found = count_instructions(disassemble(source, arch, label), name, arch, label)
+        write_cache_file(path, lambda temporary: temporary.write_text(json.dumps(asdict(found))))
+    _memory_cache[key] = found
+    return found
+
+
+def _read_cached(path: Path) -> CompiledMemory | None:
+    try:
+        return CompiledMemory(**json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def disassemble(source: str, arch: str, label: str) -> str:
+    """SASS of CUDA ``source`` compiled with NVRTC for ``arch`` (code sections only)."""
+    nvrtc = _nvrtc()
+    result, program = nvrtc.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], [])
+    _check(result, "nvrtcCreateProgram")
+    try:
+        options = [f"--gpu-architecture={arch}".encode()]
+        (result,) = nvrtc.nvrtcCompileProgram(program, len(options), options)
+        if result == nvrtc.nvrtcResult.NVRTC_ERROR_COMPILATION:
+            raise GpuperfError(f"{label} does not compile for {arch}")
+        _check(result, "nvrtcCompileProgram")
+        result, size = nvrtc.nvrtcGetCUBINSize(program)
+        _check(result, "nvrtcGetCUBINSize")
+        cubin = b" " * size
+        _check(nvrtc.nvrtcGetCUBIN(program, cubin)[0], "nvrtcGetCUBIN")
+    finally:
+        nvrtc.nvrtcDestroyProgram(program)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "kernel.cubin"
+        path.write_bytes(cubin)
+        done = subprocess.run([nvdisasm_path(), "-c", str(path)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise GpuperfError(f"{label}: nvdisasm failed: {done.stderr.strip() or done.returncode}")
+    return done.stdout
+
+
+def _sections(sass: str) -> dict[str, list[str]]:
+    """Lines of each ``.text.FUNCTION`` section."""
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in sass.splitlines():
+        header = re.match(r"\s*\.section\s+\.text\.([^,\s]+)", line)
+        if header:
+            current = sections.setdefault(header[1], [])
+        elif current is not None:
+            current.append(line)
+    return sections
+
+
+def count_instructions(sass: str, name: str, arch: str, label: str = "kernel") -> CompiledMemory:
+    """Count the entry function ``name``'s global loads and stores, and those inside a loop."""
+    sections = _sections(sass)
+    if name not in sections:
+        raise GpuperfError(f"{label}: the machine code has no function '{name}' (it has: {', '.join(sections) or 'none'})")
+    labels: dict[str, int] = {}
+    instructions: list[str] = []
+    for line in sections[name]:
+        found_label = _LABEL.match(line)
+        if found_label:
+            labels[found_label[1]] = len(instructions)
+            continue
+        found = _INSTRUCTION.search(line)
+        if found:
+            instructions.append(found[1])
+    loops = []
+    for index, instruction in enumerate(instructions):
+        target = _BRANCH_TARGET.search(instruction)
+        if target and labels.get(target[1], index + 1) < index:  # a branch to itself is the trap after EXIT
+            loops.append((labels[target[1]], index))
+    loads = [i for i, text in enumerate(instructions) if _LOAD.match(text)]
+    stores = [i for i, text in enumerate(instructions) if _STORE.match(text)]
+
+    def in_loops(indices: list[int]) -> int:
+        return sum(1 for i in indices if any(start <= i <= end for start, end in loops))
+
+    return CompiledMemory(load_instructions=len(loads), store_instructions=len(stores),
+                          loads_in_loops=in_loops(loads), stores_in_loops=in_loops(stores),
+                          loops=len(loops), arch=arch, function=name)

@@ -1,0 +1,102 @@
+"""Global loads and stores of the machine code (NVRTC cubin, nvdisasm SASS)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuperf.errors import GpuperfError
+from gpuperf.features import compiled
+from gpuperf.features.compiled import compiled_memory, compiled_source_memory, count_instructions
+from gpuperf.features.counts import symbolic_counts
+from gpuperf.kernels import get_kernel
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUPERF_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(compiled, "_memory_cache", {})
+
+
+def source_loads_per_thread(spec: str, sizes: dict) -> float:
+    kernel = get_kernel(spec)
+    evaluated = symbolic_counts(kernel).values(kernel.resolve_sizes(sizes))
+    return evaluated.named()["global_loads"] / evaluated.threads
+
+
+def test_a_value_read_four_times_is_loaded_once():
+    # div_2d reads a[i, j] in four places; an H200 made a quarter of the source's load requests.
+    assert source_loads_per_thread("div_2d", {"n": 256, "m": 256}) == 4
+    machine = compiled_memory(get_kernel("div_2d"))
+    assert (machine.load_instructions, machine.store_instructions) == (1, 1)
+    assert machine.straight_line and machine.loops == 0 and machine.function == "div_2d"
+
+
+def test_unrolled_outputs_share_their_rows():
+    # Four outputs of a 9-point stencil: 36 loads in the source, 24 in the machine code, which
+    # loads a value two outputs share once (the H200's counters: 24 requests per warp).
+    spec = "jacobi2d_9pt[local_x=16,local_y=2,outputs_y=4,prefetch=0,unroll=1]"
+    assert source_loads_per_thread(spec, {"n": 4096, "m": 4096}) == 36
+    machine = compiled_memory(get_kernel(spec))
+    assert machine.load_instructions == 24 and machine.straight_line
+
+
+def test_a_loop_the_compiler_keeps_is_not_straight_line():
+    machine = compiled_memory(get_kernel("gaussian_5x5[local_x=64,local_y=2,outputs_y=4,prefetch=0,unroll=2]"))
+    assert machine.loops == 1 and not machine.straight_line
+    assert machine.loads_in_loops == machine.load_instructions == 45
+
+
+def test_raw_source_with_a_loop_over_a_size():
+    source = """
+    extern "C" __global__ void row_sums(const float *a, float *out, int n)
+    {
+      float total = 0.0f;
+      for (int j = 0; j < n; ++j) total += a[blockIdx.x * n + j];
+      out[blockIdx.x] = total;
+    }
+    """
+    machine = compiled_source_memory(source, "row_sums")
+    assert machine.loops >= 1 and machine.loads_in_loops >= 1 and machine.stores_in_loops == 0
+    assert not machine.straight_line
+    with pytest.raises(GpuperfError, match="no function 'column_sums'.*row_sums"):
+        compiled_source_memory(source, "column_sums")
+
+
+SASS = """
+//--------------------- .text.k        --------------------------
+        .section        .text.k,"ax",@progbits
+k:
+        /*0000*/                   LDG.E R2, desc[UR4][R2.64] ;
+.L_x_0:
+        /*0010*/              @P0  LDG.E.CONSTANT R4, desc[UR4][R6.64] ;
+        /*0020*/                   STG.E desc[UR4][R8.64], R4 ;
+        /*0030*/              @!P1 BRA `(.L_x_0) ;
+        /*0040*/                   LDGSTS [R1], desc[UR4][R2.64] ;
+        /*0050*/                   STG.E.64 desc[UR4][R8.64], R2 ;
+        /*0060*/                   EXIT ;
+.L_x_1:
+        /*0070*/                   BRA `(.L_x_1);
+"""
+
+
+def test_counting_predicated_instructions_loops_and_the_trap_branch():
+    machine = count_instructions(SASS, "k", "sm_90")
+    # LDGSTS (an asynchronous copy into shared memory) is not a load into registers.
+    assert (machine.load_instructions, machine.store_instructions) == (2, 2)
+    assert (machine.loads_in_loops, machine.stores_in_loops, machine.loops) == (1, 1, 1)
+
+
+def test_cached_on_disk(monkeypatch):
+    first = compiled_memory(get_kernel("sqrt_2d"))
+    monkeypatch.setattr(compiled, "_memory_cache", {})
+    monkeypatch.setattr(compiled, "disassemble", lambda *args: pytest.fail("disassembled again"))
+    assert compiled_memory(get_kernel("sqrt_2d")) == first
+
+
+def test_missing_nvdisasm_is_one_clear_error(monkeypatch):
+    import nvidia
+
+    monkeypatch.setattr(nvidia, "__path__", [])
+    monkeypatch.setattr(compiled.shutil, "which", lambda name: None)
+    with pytest.raises(GpuperfError, match="nvdisasm is unavailable"):
+        compiled_memory(get_kernel("call_mix_2d"))
