@@ -10,6 +10,10 @@ each launch once per counter pass with its caches flushed, so its durations are 
     python benchmarks/sector_profile.py device OUT      # on the GPU: ncu over every case, in chunks
     python benchmarks/sector_profile.py export OUT --out data/sector_profile_h200.csv.gz
 
+``--held-out`` (on ``device``, ``cases`` and ``export``) profiles other variants instead: 24 of each
+stencil space drawn with another seed from those the first sample left out, no catalog kernels; their
+counters check static features that were worked out while looking at the first sample's.
+
 ``device`` writes ``OUT/ncu_K.csv`` (``ncu --csv --page raw --print-units base``) and
 ``OUT/manifest_K.jsonl`` (each case launched, in order, with its device functions) per chunk, and
 ``OUT/ncu_K.log``. A chunk that fails or runs out of time keeps what it wrote. ``export`` (any
@@ -58,11 +62,32 @@ KEPT = ("kernel", "gpu", "device", "time_s", "status", "grid.x", "grid.y", "grid
         "ID", "CC")
 
 
-def cases() -> list[dict]:
-    """Every case in launch order: the catalog kernels at their default sizes, then the stencil sample."""
+def held_out_specs(per_space: int = PER_SPACE, seed: int = 1) -> list[str]:
+    """``per_space`` variants of each stencil space that the first sample (``sampled_specs``) left out."""
+    import numpy as np
+
+    from gpuperf.kernels.space import get_space, space_names
+    from stencil_space_campaign import sampled_specs
+
+    first = set(sampled_specs(PER_SPACE))
+    specs = []
+    for position, name in enumerate(space_names()):
+        space = get_space(name)
+        left = [space.key(c) for c in space.configurations() if space.check(c) is None and space.key(c) not in first]
+        rng = np.random.default_rng([seed, position])
+        specs += [left[i] for i in sorted(rng.choice(len(left), min(per_space, len(left)), replace=False))]
+    return specs
+
+
+def cases(held_out: bool = False) -> list[dict]:
+    """Every case in launch order: the catalog kernels at their default sizes, then the stencil sample
+    (``held_out``: the held-out variants alone)."""
     from gpuperf.kernels.catalog import get_kernel, kernel_names
     from stencil_space_campaign import sampled_specs
 
+    if held_out:
+        return [{"spec": spec, "category": "stencil_variant", "sizes": {"n": STENCIL_SIZE, "m": STENCIL_SIZE}}
+                for spec in held_out_specs()]
     found = []
     for category in ("measurement", "test", "stencil"):
         for name in kernel_names(category):
@@ -72,7 +97,7 @@ def cases() -> list[dict]:
     return found
 
 
-def launch(first: int, last: int, manifest: Path) -> None:
+def launch(first: int, last: int, manifest: Path, held_out: bool = False) -> None:
     """Launch cases ``first``..``last - 1`` once each on cuda:0, appending each to ``manifest``."""
     import cupy
 
@@ -82,7 +107,7 @@ def launch(first: int, last: int, manifest: Path) -> None:
     device = CudaDevice(0)
     inputs: dict[str, dict] = {}  # one set of seeded inputs per stencil and sizes: its variants share them
     with manifest.open("a") as out:
-        for index, case in enumerate(cases()[first:last], start=first):
+        for index, case in enumerate(cases(held_out)[first:last], start=first):
             record = {"index": index, **case}
             try:
                 kernel = get_kernel(case["spec"])
@@ -109,10 +134,10 @@ def _ncu() -> str:
     return str(found)
 
 
-def device(out: Path, budget_s: float) -> None:
+def device(out: Path, budget_s: float, held_out: bool = False) -> None:
     """Every case under ncu, in ``CHUNKS`` processes, within ``budget_s`` seconds in all."""
     out.mkdir(parents=True, exist_ok=True)
-    total = len(cases())
+    total = len(cases(held_out))
     bounds = [round(total * k / CHUNKS) for k in range(CHUNKS + 1)]
     metrics = METRICS
     deadline = time.monotonic() + budget_s
@@ -126,7 +151,8 @@ def device(out: Path, budget_s: float) -> None:
             manifest.unlink(missing_ok=True)
             command = [_ncu(), "--csv", "--page", "raw", "--print-units", "base", "--target-processes", "all",
                        "--metrics", ",".join(metrics), "--log-file", str(out / f"ncu_{chunk}.csv"),
-                       sys.executable, __file__, "launch", str(first), str(last), str(manifest)]
+                       sys.executable, __file__, "launch", str(first), str(last), str(manifest),
+                       *(["--held-out"] if held_out else [])]
             start = time.monotonic()
             with (out / f"ncu_{chunk}.log").open("w") as log:
                 try:
@@ -187,7 +213,7 @@ def static_features(spec: str, sizes: dict) -> dict:
     return row
 
 
-def export(folder: Path, out: Path) -> None:
+def export(folder: Path, out: Path, held_out: bool = False) -> None:
     """The profiled launches with their cases and static features, as ``out`` and its provenance."""
     import pandas as pd
 
@@ -226,9 +252,13 @@ def export(folder: Path, out: Path) -> None:
                 archive.add(path, arcname=path.name)
     provenance = {
         "file": out.name, "launches": len(table), "cases": int(table["spec"].nunique()),
-        "what": "Nsight Compute counters of one launch per case (catalog kernels at default sizes, the "
-                "stencil_spaces_h200 sample at n = m = 4096), with gpuperf's static features of the case",
-        "command": "python benchmarks/sector_profile.py device OUT (on the GPU), then export OUT --out FILE",
+        "what": ("Nsight Compute counters of one launch per case (24 variants of each stencil space at n = m = "
+                 "4096 that sector_profile_h200's sample left out, drawn with seed 1), with gpuperf's static "
+                 "features of the case") if held_out else
+                ("Nsight Compute counters of one launch per case (catalog kernels at default sizes, the "
+                 "stencil_spaces_h200 sample at n = m = 4096), with gpuperf's static features of the case"),
+        "command": "python benchmarks/sector_profile.py device OUT (on the GPU), then export OUT --out FILE"
+                   + (", both with --held-out" if held_out else ""),
         "metrics": list(METRICS), "raw": raw.name,
     }
     for name in ("env", "session"):  # the GPU, driver, ncu and CuPy versions; each chunk's exit
@@ -247,23 +277,27 @@ def main() -> None:
     run = sub.add_parser("device", help="on the GPU: every case under ncu")
     run.add_argument("out", type=Path)
     run.add_argument("--budget", type=float, default=float(os.environ.get("SECTOR_BUDGET_S", 420)))
+    run.add_argument("--held-out", action="store_true", help="the held-out variants instead")
     one = sub.add_parser("launch", help="(under ncu) launch cases FIRST..LAST-1 once each")
     one.add_argument("first", type=int)
     one.add_argument("last", type=int)
     one.add_argument("manifest", type=Path)
+    one.add_argument("--held-out", action="store_true")
     exp = sub.add_parser("export", help="the ncu files of OUT as a table with static features")
     exp.add_argument("folder", type=Path)
     exp.add_argument("--out", type=Path, required=True)
-    sub.add_parser("cases", help="print the cases")
+    exp.add_argument("--held-out", action="store_true", help="the files are of the held-out variants")
+    listing = sub.add_parser("cases", help="print the cases")
+    listing.add_argument("--held-out", action="store_true")
     args = parser.parse_args()
     if args.command == "device":
-        device(args.out, args.budget)
+        device(args.out, args.budget, args.held_out)
     elif args.command == "launch":
-        launch(args.first, args.last, args.manifest)
+        launch(args.first, args.last, args.manifest, args.held_out)
     elif args.command == "export":
-        export(args.folder, args.out)
+        export(args.folder, args.out, args.held_out)
     else:
-        for index, case in enumerate(cases()):
+        for index, case in enumerate(cases(args.held_out)):
             print(index, case["spec"], case["sizes"])
 
 
