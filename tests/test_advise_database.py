@@ -58,8 +58,7 @@ def test_space_parameters_name_real_stencil_parameters():
 
     space = get_space("stencil2d")
     for entry in load_optimizations().values():
-        flip = entry.space_parameter
-        if flip:
+        for flip in entry.space_parameters:
             assert flip["before"] in space.parameters[flip["name"]]
             assert flip["after"] in space.parameters[flip["name"]]
 
@@ -98,6 +97,12 @@ BAD_CASES = [
     ("no_pairs", lambda t: t[: t.index("[[pairs]]")], "pairs: no [[pairs]] table"),
     ("space_parameter", lambda t: t.replace('summary = "change the index"',
                                             'summary = "x"\nspace_parameter = {name = "prefetch", before = "0", after = 1}'),
+     "apply.space_parameter: expected"),
+    ("space_parameter_list", lambda t: t.replace(
+        'summary = "change the index"',
+        'summary = "x"\nspace_parameter = [{name = "local_x", before = 16, after = 32}, {name = "local_y", before = 4}]'),
+     "apply.space_parameter[1]: expected"),
+    ("space_parameter_empty", lambda t: t.replace('summary = "change the index"', 'summary = "x"\nspace_parameter = []'),
      "apply.space_parameter: expected"),
     ("name", lambda t: t.replace('name = "bad"', 'name = "other"'), "name: 'other' must equal"),
     ("toml", lambda t: t + "\n[[[", "not valid TOML"),

@@ -118,8 +118,9 @@ def test_applied_optimization_is_not_suggested_again(pocl_entries):
 
 
 def test_a_setting_short_of_the_entrys_before_value_is_taken_to_its_after_value_not_called_applied():
-    """larger_work_groups flips local_x 16 -> 32 and thread_coarsening outputs_y 1 -> 4: a 4-wide
-    group or 2 outputs per work-item are short of them (not applied), 64-wide or 8 are beyond."""
+    """larger_work_groups flips local_x 16 -> 32, else local_y 4 -> 16, and thread_coarsening
+    outputs_y 1 -> 4: a 4-wide group or 2 outputs per work-item are short of them (not applied), 8
+    outputs are beyond; a 64-wide group of 4 rows grows to 16 rows, one of 16 rows has both applied."""
     from gpuperf.decisions.advisor import _space_change
 
     entries = load_optimizations()
@@ -127,9 +128,12 @@ def test_a_setting_short_of_the_entrys_before_value_is_taken_to_its_after_value_
     for entry, x, y, expected in (("larger_work_groups", 4, 1, (spec.format(x=32, y=1), None)),
                                   ("larger_work_groups", 16, 1, (spec.format(x=32, y=1), None)),
                                   ("thread_coarsening", 16, 2, (spec.format(x=16, y=4), None)),
-                                  ("larger_work_groups", 64, 1, (None, f"{spec.format(x=64, y=1)} already has local_x=64")),
+                                  ("larger_work_groups", 64, 1, (spec.format(x=64, y=1).replace("local_y=4", "local_y=16"), None)),
                                   ("thread_coarsening", 16, 8, (None, f"{spec.format(x=16, y=8)} already has outputs_y=8"))):
         assert _space_change(entries[entry], get_kernel(spec.format(x=x, y=y))) == (*expected, "")
+    tall = spec.format(x=64, y=1).replace("local_y=4", "local_y=16")
+    assert _space_change(entries["larger_work_groups"], get_kernel(tall)) == (
+        None, f"{tall} already has local_x=64; {tall} already has local_y=16", "")
 
 
 def test_a_variant_of_a_users_space_is_advised_with_the_change_in_its_own_space(pocl_entries, tiled_space):

@@ -170,11 +170,12 @@ def _space_change(entry: Optimization, kernel: Kernel | None,
     """(variant spec with the optimization applied, reason it does not apply, a note on why there is
     no variant where the entry names a parameter the space lacks) for a variant of the
     space ``space_name`` (``file.py:function`` for a user's; default: the catalog space named as the
-    kernel). A variant whose parameter already lies at or beyond the entry's ``after`` value has it
-    applied; one short of it (the entry's ``before``, or further back) is taken to ``after``, else
-    the next valid value that way."""
-    flip = entry.space_parameter
-    if kernel is None or flip is None:
+    kernel). The entry's flips are tried in order, and the first that gives a variant is used. A
+    variant whose parameter already lies at or beyond a flip's ``after`` value has it applied; one
+    short of it (the flip's ``before``, or further back) is taken to ``after``, else the next valid
+    value that way."""
+    flips = entry.space_parameters
+    if kernel is None or not flips:
         return None, None, ""
     from gpuperf.kernels.space import get_space
 
@@ -187,9 +188,22 @@ def _space_change(entry: Optimization, kernel: Kernel | None,
         except GpuperfError:  # not a space's variant: the optimization changes what its features say
             return None, None, ""
     variant = dict(kernel.variant) or dict(space.defaults)  # a catalog kernel heading a space is its default
-    if flip["name"] not in variant:  # a typo in the entry, or an optimization this space does not parametrise
-        return None, None, (f"no variant to apply: apply.space_parameter.name '{flip['name']}' of {entry.name} is "
-                            f"no parameter of the space {space_name} ({', '.join(space.parameters)})")
+    reasons, notes = [], []
+    for flip in flips:
+        if flip["name"] not in variant:  # a typo in the entry, or an optimization this space does not parametrise
+            notes.append(f"no variant to apply: apply.space_parameter.name '{flip['name']}' of {entry.name} is "
+                         f"no parameter of the space {space_name} ({', '.join(space.parameters)})")
+            continue
+        changed, reason = _flipped(space, space_name, variant, flip, kernel.key)
+        if changed:
+            return changed, None, ""
+        reasons.append(reason)
+    return None, "; ".join(reasons) or None, "; ".join(notes)
+
+
+def _flipped(space: Any, space_name: str, variant: Mapping[str, Any], flip: Mapping[str, Any],
+             label: str) -> tuple[str | None, str]:
+    """(the variant with ``flip`` applied, or why there is none)."""
     name, current = flip["name"], variant[flip["name"]]
     before, after = flip["before"], flip["after"]
     try:
@@ -198,16 +212,16 @@ def _space_change(entry: Optimization, kernel: Kernel | None,
     except TypeError:  # values with no order (text): only the entry's own before value is short of it
         increasing, short = True, current == before
     if not short:
-        return None, f"{kernel.key} already has {name}={current}", ""
+        return None, f"{label} already has {name}={current}"
     towards = [v for v in space.parameters[name] if v != after and ((v > current) if increasing else (v < current))]
     candidates = [after] + sorted(towards, reverse=not increasing)
     reasons = []
     for value in candidates:
         try:
-            return f"{space_name}[{space.build({**variant, name: value}).variant_label}]", None, ""
+            return f"{space_name}[{space.build({**variant, name: value}).variant_label}]", ""
         except GpuperfError as exc:
             reasons.append(str(exc))
-    return None, f"no valid {name} value after {current}: {reasons[0] if reasons else 'none larger'}", ""
+    return None, f"no valid {name} value after {current}: {reasons[0] if reasons else 'none larger'}"
 
 
 def _apply_info(entry: Optimization, variant: str | None) -> dict[str, Any]:
@@ -380,9 +394,10 @@ def _with_identity(query: pd.DataFrame, entry: Optimization, kernel: Kernel | No
     from gpuperf.kernels import get_kernel
     from gpuperf.kernels.space import get_space
 
-    name = entry.space_parameter["name"]
     before = dict(kernel.variant) or dict(get_space(kernel.name).defaults)
-    after = get_kernel(variant).variant[name]
+    changed = get_kernel(variant).variant
+    name = next(key for key in before if changed.get(key) != before[key])  # the flip applied
+    after = changed[name]
     others = {key: value for key, value in before.items() if key != name}
     return query.assign(kernel=kernel.name, change=f"{name}: {number_text(before[name])} -> {number_text(after)}",
                         configuration=labelled({**(sizes or {}), **others}), input="")

@@ -26,6 +26,7 @@ An entry (every text field is required unless marked optional)::
     transformation = "lp.tag_inames"          # optional
     parameters = {...}                        # optional, free-form
     space_parameter = {name = "prefetch", before = 0, after = 1}   # optional: the variant-space flip
+                                              # (or a list of flips, tried in order)
 
     [[pairs]]                                 # training pairs (see ``PairSpec``)
     dataset = "matvec_bsp"
@@ -119,8 +120,12 @@ class Optimization:
     references: tuple[str, ...] = field(default_factory=tuple)
 
     @property
-    def space_parameter(self) -> Mapping[str, Any] | None:
-        return self.apply.get("space_parameter")
+    def space_parameters(self) -> tuple[Mapping[str, Any], ...]:
+        """The variant-space flips, in the order they are tried (none, one, or a list)."""
+        flips = self.apply.get("space_parameter")
+        if flips is None:
+            return ()
+        return tuple(flips) if isinstance(flips, list) else (flips,)
 
 
 def builtin_folder() -> Path:
@@ -252,12 +257,19 @@ def _check_apply(apply: Mapping[str, Any], path: Path) -> None:
     if kind not in APPLY_KINDS:
         raise GpuperfError(f"{path}: apply.kind: '{kind}' is not one of {', '.join(APPLY_KINDS)}")
     _text(apply, "summary", path, "apply.summary")
-    flip = apply.get("space_parameter")
-    if flip is not None:
+    flips = apply.get("space_parameter")
+    if flips is None:
+        return
+    expected = '{name = "...", before = NUMBER, after = NUMBER} or a non-empty list of them'
+    listed = flips if isinstance(flips, list) else [flips]
+    if not listed:
+        raise GpuperfError(f"{path}: apply.space_parameter: expected {expected}")
+    for position, flip in enumerate(listed):
         numbers = isinstance(flip, dict) and all(
             isinstance(flip.get(k), (int, float)) and not isinstance(flip.get(k), bool) for k in ("before", "after"))
         if not numbers or set(flip) != {"name", "before", "after"} or not isinstance(flip["name"], str):
-            raise GpuperfError(f"{path}: apply.space_parameter: expected {{name = \"...\", before = NUMBER, after = NUMBER}}")
+            where = f"apply.space_parameter[{position}]" if isinstance(flips, list) else "apply.space_parameter"
+            raise GpuperfError(f"{path}: {where}: expected {expected}")
 
 
 def _check_condition(condition: str, path: Path) -> None:
