@@ -159,3 +159,19 @@ def test_the_machine_codes_loads_give_the_requests_the_compiler_makes(table: pd.
             assert requests * machine.load_instructions / per_thread == pytest.approx(row[LOADS[1]], rel=0.01), row["spec"]
     assert straight == 18
     assert max(source_only) == 7 and sum(abs(r - 1) > 0.01 for r in source_only) == 17
+
+
+def test_the_held_out_sample_shares_no_variant_with_the_profiled_one(table: pd.DataFrame) -> None:
+    """benchmarks/sector_profile.py --held-out: 24 other variants of each space, to check the static
+    features on counters not looked at while working them out."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "sector_profile.py"
+    spec = importlib.util.spec_from_file_location("sector_profile_script", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    cases = script.cases(held_out=True)
+    specs = [case["spec"] for case in cases]
+    assert len(specs) == len(set(specs)) == 192 and not set(specs) & set(table["spec"])
+    assert pd.Series([s.split("[")[0] for s in specs]).value_counts().eq(24).all()
+    assert {json.dumps(case["sizes"], sort_keys=True) for case in cases} == {'{"m": 4096, "n": 4096}'}
