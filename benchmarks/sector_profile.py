@@ -207,7 +207,9 @@ def static_features(spec: str, sizes: dict) -> dict:
     for short, instructions, total in (("ld", compiled.load_instructions, named["global_loads"]),
                                        ("st", compiled.store_instructions, named["global_stores"])):
         per_thread = total / evaluated.threads  # every guard passing, as the instructions count
-        scale = instructions / per_thread if compiled.straight_line and per_thread else 1.0
+        # the requests cover the analysable accesses, per_thread every access: scaled only where they agree
+        whole = not row[f"static_{short}_unanalysable"]
+        scale = instructions / per_thread if compiled.straight_line and per_thread and whole else 1.0
         row[f"static_{short}_requests_compiled"] = row[f"static_{short}_requests"] * scale
     row["static_straight_line"] = compiled.straight_line
     return row

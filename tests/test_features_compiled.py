@@ -58,8 +58,22 @@ def test_raw_source_with_a_loop_over_a_size():
     machine = compiled_source_memory(source, "row_sums")
     assert machine.loops >= 1 and machine.loads_in_loops >= 1 and machine.stores_in_loops == 0
     assert not machine.straight_line
-    with pytest.raises(GpuperfError, match="no function 'column_sums'.*row_sums"):
+    with pytest.raises(GpuperfError, match="has no kernel named 'column_sums'"):
         compiled_source_memory(source, "column_sums")
+
+
+def test_a_cplusplus_kernel_is_found_by_its_name_and_a_compile_error_is_quoted():
+    source = """
+    template <int width> __global__ void gather(const float *a, float *out)
+    {
+      out[threadIdx.x] = a[threadIdx.x * width] + a[threadIdx.x * width];
+    }
+    template __global__ void gather<2>(const float *, float *);
+    """
+    machine = compiled_source_memory(source, "gather<2>")
+    assert machine.function.startswith("_Z") and machine.load_instructions == 1 and machine.straight_line
+    with pytest.raises(GpuperfError, match='does not compile for sm_90: .*identifier "zz" is undefined'):
+        compiled_source_memory('extern "C" __global__ void k(float *a) { a[0] = zz; }', "k")
 
 
 SASS = """

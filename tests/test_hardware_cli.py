@@ -129,3 +129,21 @@ def test_features_on_an_amd_gpu_leave_registers_and_occupancy_empty_with_a_note(
     assert "gpuperf occupancy --gpu MI210 --threads T --registers N" in captured.err
     assert main(["features", "vector_copy", "-p", "n=4096", "--json"]) == 0
     assert "left empty" not in capsys.readouterr().err
+
+
+def test_resources_without_the_disassembler_still_give_the_registers(capsys, monkeypatch, tmp_path):
+    import nvidia
+
+    from gpuperf.features import compiled
+
+    monkeypatch.setenv("GPUPERF_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(compiled, "_memory_cache", {})
+    monkeypatch.setattr(nvidia, "__path__", [])
+    monkeypatch.setattr(compiled.shutil, "which", lambda name: None)
+    compiled.nvdisasm_version.cache_clear()
+    try:
+        result = run_json(capsys, ["resources", "vector_copy", "-p", "n=4096", "--json"])
+    finally:
+        compiled.nvdisasm_version.cache_clear()
+    assert result["registers"] > 0 and result["machine_code"] is None
+    assert "nvdisasm is unavailable" in result["machine_code_error"]

@@ -69,8 +69,12 @@ def resources_command(
     chosen_arch = arch or (arch_for_gpu(spec) if spec else DEFAULT_ARCH)
     used = compile_resources(found, chosen_arch)
     result = {"kernel": found.key, "sizes": sizes, "threads_per_block": threads, **used.as_dict()}
-    machine = compiled_memory(found, used.arch)
-    result["machine_code"] = {k: v for k, v in machine.as_dict().items() if k not in ("arch", "function")}
+    try:
+        machine = compiled_memory(found, used.arch)
+    except GpuperfError as exc:  # the registers stand without the disassembler
+        result["machine_code"], result["machine_code_error"] = None, str(exc)
+    else:
+        result["machine_code"] = {k: v for k, v in machine.as_dict().items() if k not in ("arch", "function")}
     if spec:
         fit = occupancy(spec, threads, used.registers, used.shared_memory_bytes)
         result["gpu"] = spec.name
@@ -79,7 +83,7 @@ def resources_command(
         print_json(result)
         return
     rows = [{"quantity": key, "value": value} for key, value in result.items() if not isinstance(value, dict)]
-    rows += [{"quantity": f"machine_code.{k}", "value": v} for k, v in result["machine_code"].items()]
+    rows += [{"quantity": f"machine_code.{k}", "value": v} for k, v in (result["machine_code"] or {}).items()]
     rows += [{"quantity": f"occupancy.{k}", "value": v} for k, v in result.get("occupancy", {}).items()]
     print_table(rows, title=f"{found.key}: resources for {used.arch} (NVRTC)")
 

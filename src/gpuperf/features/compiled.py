@@ -20,17 +20,27 @@ import shutil
 import subprocess
 import tempfile
 from dataclasses import asdict, dataclass
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuperf.errors import GpuperfError
-from gpuperf.features.resources import DEFAULT_ARCH, _check, _nvrtc, normalize_arch, nvrtc_version
+from gpuperf.features.resources import (
+    DEFAULT_ARCH,
+    _check,
+    _first_error,
+    _nvrtc,
+    _program_log,
+    normalize_arch,
+    nvrtc_version,
+)
 from gpuperf.files import cache_root, write_cache_file
 
 if TYPE_CHECKING:
     from gpuperf.kernels.kernel import Kernel
 
 _memory_cache: dict[str, CompiledMemory] = {}
+COUNTING_VERSION = 1  # part of the cache key: raise it when the counting rules change
 
 _INSTRUCTION = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;")
 _LABEL = re.compile(r"^\s*\.(L_x_\d+):")
@@ -68,13 +78,26 @@ def nvdisasm_path() -> str:
         roots: list[str] = []
     else:
         roots = list(nvidia.__path__)
-    for root in roots:
-        for found in sorted(Path(root).glob("cu*/bin/nvdisasm")):
+    for root in roots:  # the newest CUDA major version's, where several are installed
+        for found in sorted(Path(root).glob("cu*/bin/nvdisasm*"), key=lambda p: _major(p.parts[-3]), reverse=True):
             return str(found)
     found_on_path = shutil.which("nvdisasm")
     if found_on_path is None:
         raise GpuperfError("nvdisasm is unavailable; install nvidia-cuda-nvdisasm (gpuperf's constraints pin it)")
     return found_on_path
+
+
+def _major(folder: str) -> int:
+    digits = folder.removeprefix("cu")
+    return int(digits) if digits.isdigit() else -1
+
+
+@cache
+def nvdisasm_version() -> str:
+    """The last line of ``nvdisasm --version`` (its release and build)."""
+    done = subprocess.run([nvdisasm_path(), "--version"], capture_output=True, text=True)
+    lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
+    return lines[-1] if lines else "unknown"
 
 
 def compiled_memory(kernel: Kernel, arch: str = DEFAULT_ARCH) -> CompiledMemory:
@@ -83,19 +106,22 @@ def compiled_memory(kernel: Kernel, arch: str = DEFAULT_ARCH) -> CompiledMemory:
 
 
 def compiled_source_memory(source: str, name: str, arch: str = DEFAULT_ARCH) -> CompiledMemory:
-    """Global memory instructions of the ``extern "C" __global__`` function ``name`` in CUDA ``source``."""
+    """Global memory instructions of the ``__global__`` function ``name`` in CUDA ``source`` (its name
+    as written: a C++ kernel's mangled name is looked up)."""
     return _compiled(source, name, arch, label=f"kernel '{name}'")
 
 
 def _compiled(source: str, name: str, arch: str, label: str) -> CompiledMemory:
     arch = normalize_arch(arch)
-    key = hashlib.sha256(json.dumps(["sass", source, name, arch, nvrtc_version()]).encode()).hexdigest()
+    key = hashlib.sha256(json.dumps(
+        ["sass", COUNTING_VERSION, source, name, arch, nvrtc_version(), nvdisasm_version()]).encode()).hexdigest()
     if key in _memory_cache:
         return _memory_cache[key]
     path = cache_root() / "compiled" / f"{key}.json"
     found = _read_cached(path)
     if found is None:
-        found = count_instructions(disassemble(source, arch, label), name, arch, label)
+        sass, lowered = disassemble(source, name, arch, label)
+        found = count_instructions(sass, lowered, arch, label)
         write_cache_file(path, lambda temporary: temporary.write_text(json.dumps(asdict(found))))
     _memory_cache[key] = found
     return found
@@ -108,17 +134,24 @@ def _read_cached(path: Path) -> CompiledMemory | None:
         return None
 
 
-def disassemble(source: str, arch: str, label: str) -> str:
-    """SASS of CUDA ``source`` compiled with NVRTC for ``arch`` (code sections only)."""
+def disassemble(source: str, name: str, arch: str, label: str) -> tuple[str, str]:
+    """SASS of CUDA ``source`` compiled with NVRTC for ``arch`` (code sections only), and the name
+    its function ``name`` has there (mangled for a C++ kernel)."""
     nvrtc = _nvrtc()
     result, program = nvrtc.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], [])
     _check(result, "nvrtcCreateProgram")
     try:
+        _check(nvrtc.nvrtcAddNameExpression(program, name.encode())[0], "nvrtcAddNameExpression")
         options = [f"--gpu-architecture={arch}".encode()]
         (result,) = nvrtc.nvrtcCompileProgram(program, len(options), options)
         if result == nvrtc.nvrtcResult.NVRTC_ERROR_COMPILATION:
-            raise GpuperfError(f"{label} does not compile for {arch}")
+            log = _program_log(nvrtc, program)
+            if "__nv_name_map" in log:
+                raise GpuperfError(f"{label}: the CUDA source has no kernel named '{name}'")
+            raise GpuperfError(f"{label} does not compile for {arch}: {_first_error(log)}")
         _check(result, "nvrtcCompileProgram")
+        result, lowered = nvrtc.nvrtcGetLoweredName(program, name.encode())
+        _check(result, "nvrtcGetLoweredName")
         result, size = nvrtc.nvrtcGetCUBINSize(program)
         _check(result, "nvrtcGetCUBINSize")
         cubin = b" " * size
@@ -131,7 +164,7 @@ def disassemble(source: str, arch: str, label: str) -> str:
         done = subprocess.run([nvdisasm_path(), "-c", str(path)], capture_output=True, text=True)
     if done.returncode != 0:
         raise GpuperfError(f"{label}: nvdisasm failed: {done.stderr.strip() or done.returncode}")
-    return done.stdout
+    return done.stdout, lowered.decode()
 
 
 def _sections(sass: str) -> dict[str, list[str]]:
