@@ -12,6 +12,13 @@ features; on a table with registers and occupancy (a GPU's), a third adds those.
 
     python benchmarks/bench_explore_kernels.py [--table data/stencil_spaces_pocl.csv.gz] [--across TABLE]
     python benchmarks/bench_explore_kernels.py --table stencil_spaces_h100
+    python benchmarks/bench_explore_kernels.py --table stencil_spaces_h100 --machine-loads   # the LIFT run only
+
+``--machine-loads`` takes ``global_loads_per_thread`` from the machine code (sm_90 SASS, where no load
+sits in a loop: the source's count scaled to the load instructions; ``gpuperf.features.compiled``), which
+on the H200's counters gives the load requests the compiler makes (28 of the 192 GPU variants change;
+tried 2026-11-28, not adopted: mixed). LIFT features, evaluations to 90 / 95 / 99 %, source counts ->
+machine code's: H100 1.44 / 2.85 / 5.30 -> 1.54 / 2.90 / 4.80, H200 1.25 / 1.86 / 3.56 -> 1.39 / 1.65 / 2.60.
 
 On a GPU table (``--table stencil_spaces_h100``) it then ranks each stencil's variants with models
 trained on the same stencils measured on another device (``--across``, default the pocl table): on
@@ -88,8 +95,18 @@ def main() -> None:
     parser.add_argument("--table", default=str(ROOT / "data" / "stencil_spaces_pocl.csv.gz"))
     parser.add_argument("--across", default=None, help="Also rank TABLE's kernels with models trained on this "
                         "table of the same stencils measured on another device (default for a GPU table: the pocl one)")
+    parser.add_argument("--machine-loads", action="store_true",
+                        help="global_loads_per_thread from the machine code (LIFT features only, then stop)")
     args = parser.parse_args()
     table = load_table(args.table)
+    if args.machine_loads:
+        machine = table.assign(global_loads_per_thread=machine_loads_per_thread(table))
+        print(f"{int((machine['global_loads_per_thread'] != table['global_loads_per_thread']).sum())} of "
+              f"{len(table)} variants' global_loads_per_thread change")
+        for label, data in (("source counts", table), ("machine code's loads", machine)):
+            result = leave_one_kernel_out(data, features=LIFT_FEATURES, parameters=PARAMETERS)
+            print(f"LIFT features, {label}: {summary(result)}; worst kernel {int(result['model_evals_to_90'].max())}")
+        return
     pd.set_option("display.width", 250)
     ok = table["status"].eq("ok")
     print(f"{len(table)} variants of {table['kernel'].nunique()} kernels ({int(ok.sum())} ran)")
@@ -111,6 +128,24 @@ def main() -> None:
     print(searches.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
     print("geometric means: " + ", ".join(f"{c} {gmean(searches[c].dropna()):.2f} (worst {searches[c].max():.0f})"
                                           for c in searches.columns if c != "kernel"))
+
+
+def machine_loads_per_thread(table: pd.DataFrame, arch: str = "sm_90") -> list[float]:
+    """Each variant's global loads per work-item scaled to its machine code's load instructions, where
+    none sits in a loop (else as stored)."""
+    from gpuperf.features.compiled import compiled_memory
+    from gpuperf.features.counts import symbolic_counts
+    from gpuperf.kernels.catalog import get_kernel
+
+    values = []
+    for _, row in table.iterrows():
+        kernel = get_kernel(f"{row['kernel']}[{row['variant']}]")
+        machine, value = compiled_memory(kernel, arch), float(row["global_loads_per_thread"])
+        if machine.straight_line:
+            evaluated = symbolic_counts(kernel).values(kernel.resolve_sizes({"n": int(row["n"]), "m": int(row["m"])}))
+            value *= machine.load_instructions / (evaluated.named()["global_loads"] / evaluated.threads)
+        values.append(value)
+    return values
 
 
 def load_table(path: str) -> pd.DataFrame:
