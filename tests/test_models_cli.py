@@ -610,6 +610,14 @@ def test_a_model_fitted_on_one_gpu_prices_no_other(tables, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "fitted on one GPU (GTX 970), so its GPU descriptors never varied and " in err
     assert f"{others}'s rows of " in err and not (tmp_path / "o.csv").exists()
+    # a failed run of another GPU, with no features, gets no prediction and names no GPU to price
+    failed = complete_rows().query("gpu == 'Quadro K5200'").head(1).assign(status="failed", time_s=np.nan, x1=np.nan)
+    with_failure = tmp_path / "with_failure.csv"
+    pd.concat([complete_rows().query("gpu == 'GTX 970'"), failed]).to_csv(with_failure, index=False)
+    assert main(["predict-table", "--model", str(model), str(with_failure), "--out", str(tmp_path / "f.csv")]) == 0
+    predicted = pd.read_csv(tmp_path / "f.csv")
+    assert predicted["predicted_time_s"].isna().tolist() == [False] * (len(predicted) - 1) + [True]
+    capsys.readouterr()
     complete_rows().assign(gpu="Foo GPU").to_csv(others, index=False)  # a row's own mistake is named first
     assert main(["predict-table", "--model", str(model), str(others), "--out", str(tmp_path / "o.csv")]) == 2
     assert "line 2: unknown GPU 'Foo GPU'" in capsys.readouterr().err

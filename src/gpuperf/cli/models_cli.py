@@ -591,9 +591,10 @@ def predict_table_command(
     rows = frame if gpu is None else frame.assign(gpu=gpu)
     table = extend_table(rows, where, bool(options.get("gpu_features")), options.get("bsp_inputs"),
                          bool(options.get("base_clock")), options.get("roofline_inputs"))  # names a row's bad GPU
-    _refuse_other_gpus_of_a_one_gpu_model(info, options, model, rows, "--gpu" if gpu is not None else where)
     unbounded = unbounded_rows(table)
     failed = failed_without_features(table, names)
+    priced = rows.loc[table.index[~unbounded & ~failed]]  # a failed row left unpriced names no GPU to price
+    _refuse_other_gpus_of_a_one_gpu_model(info, options, model, priced, "--gpu" if gpu is not None else where)
     table = numeric_features(table[~unbounded & ~failed], names, where)
     result = frame.copy()
     result[PREDICTED] = np.nan
