@@ -102,6 +102,9 @@ BAD_CASES = [
         'summary = "change the index"',
         'summary = "x"\nspace_parameter = [{name = "local_x", before = 16, after = 32}, {name = "local_y", before = 4}]'),
      "apply.space_parameter[1]: expected"),
+    ("space_parameter_no_direction", lambda t: t.replace(
+        'summary = "change the index"', 'summary = "x"\nspace_parameter = {name = "local_x", before = 16, after = 16}'),
+     "apply.space_parameter: before and after are both 16: a flip needs a direction"),
     ("space_parameter_empty", lambda t: t.replace('summary = "change the index"', 'summary = "x"\nspace_parameter = []'),
      "apply.space_parameter: expected"),
     ("name", lambda t: t.replace('name = "bad"', 'name = "other"'), "name: 'other' must equal"),

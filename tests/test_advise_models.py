@@ -134,6 +134,17 @@ def test_a_setting_short_of_the_entrys_before_value_is_taken_to_its_after_value_
     tall = spec.format(x=64, y=1).replace("local_y=4", "local_y=16")
     assert _space_change(entries["larger_work_groups"], get_kernel(tall)) == (
         None, f"{tall} already has local_x=64; {tall} already has local_y=16", "")
+    # a flip naming a parameter the space lacks is said, beside why the others do not apply
+    from dataclasses import replace
+
+    entry = entries["larger_work_groups"]
+    odd = replace(entry, apply={**entry.apply, "space_parameter": [{"name": "local_z", "before": 1, "after": 2},
+                                                                    {"name": "local_x", "before": 16, "after": 32}]})
+    wide = spec.format(x=64, y=1)
+    assert _space_change(odd, get_kernel(wide)) == (
+        None, f"{wide} already has local_x=64; no variant to apply: apply.space_parameter.name 'local_z' of "
+              "larger_work_groups is no parameter of the space stencil2d (local_x, local_y, outputs_y, prefetch, "
+              "unroll)", "")
 
 
 def test_a_variant_of_a_users_space_is_advised_with_the_change_in_its_own_space(pocl_entries, tiled_space):

@@ -333,5 +333,5 @@ def test_commands_given_a_cache_where_it_cannot_serve_say_what_does(capsys):
     assert "(a Kernel Tuner cache's time, in ms, is read as time_s, in seconds)" in capsys.readouterr().err
     assert main(["rank", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", "--train", str(FIXTURE)]) == 2
     err = capsys.readouterr().err
-    assert "which a Kernel Tuner cache lacks; a cache trains explore and ask (--train)" in err
+    assert "which a JSON file such as a Kernel Tuner cache lacks; a cache trains explore and ask (--train)" in err
     assert "import kernel-tuner" not in err

@@ -334,3 +334,16 @@ def test_rank_names_the_sizes_it_took_from_the_defaults(tmp_path, capsys):
     assert json.loads(captured.out)["sizes"] == {"n": 256, "m": 4096}
     assert main(["rank", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", "--train", str(train), "--limit", "4"]) == 0
     assert "sizes not given" not in capsys.readouterr().err
+
+
+def test_rank_given_a_model_as_training_table_says_it_belongs_to_model(tmp_path, capsys):
+    from sklearn.linear_model import LinearRegression
+
+    from gpuperf.cli import main
+    from gpuperf.models.persistence import save_model
+
+    path = tmp_path / "count_model.json"
+    save_model(LinearRegression().fit(pd.DataFrame({"launches": [1.0, 2.0]}), [1.0, 2.0]), path)
+    assert main(["rank", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", "--train", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"--train {path} is a gpuperf model, not measured variants: rank --model {path}" in err

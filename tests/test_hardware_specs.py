@@ -180,6 +180,12 @@ def test_loader_rejects_bad_entries_naming_the_gpu_and_field():
         _spec_from_entry({**good, "memory_gb": -1}, {})
     with pytest.raises(GpuperfError, match=r"lacks field registers_per_sm"):
         _spec_from_entry({**good, "vendor": "NVIDIA", "compute_capability": "9.9"}, {})
+    # a compute capability gpuperf has no limits for is named as the reason, with those it has
+    limits = {"9.0": {"registers_per_sm": 65536}, "10.0": {"registers_per_sm": 65536}, "8.6": {"registers_per_sm": 65536}}
+    with pytest.raises(GpuperfError, match=r"lacks field .*max_registers_per_thread.* \(gpuperf has no limits for "
+                                           r"compute capability 12\.0, which would give them: it knows 8\.6, 9\.0, "
+                                           r"10\.0; give them in the GPU's entry\)"):
+        _spec_from_entry({**good, "vendor": "NVIDIA", "compute_capability": "12.0"}, limits)
 
 
 def test_compute_capability_feature_keeps_the_minor_version_as_its_tenths():

@@ -246,6 +246,16 @@ def _evaluations(count: int) -> str:
 DEFAULT_VARIANT_TABLE = "stencil_spaces_pocl.csv.gz"
 
 
+def _is_gpuperf_model(path: str) -> bool:
+    """Whether ``path`` holds a model gpuperf saved (its JSON header says so)."""
+    from gpuperf.models.persistence import model_info
+
+    try:
+        return model_info(path).get("format") == "gpuperf-model"
+    except (GpuperfError, OSError, ValueError):
+        return False
+
+
 def rank_command(
     space: str = typer.Argument(..., help="A variant space: a catalog one (see gpuperf spaces), e.g. jacobi2d_9pt, or path/file.py:function."),
     param: Optional[list[str]] = typer.Option(None, "-p", "--param", help="Size, e.g. -p n=1024 -p m=1024."),
@@ -284,9 +294,12 @@ def rank_command(
         _rank_by_counts(space, chosen.parameters, full_sizes, model, top, limit, no_progress, as_json)
         return
     if train is not None and train.lower().endswith((".json", ".json.gz")):
+        if _is_gpuperf_model(train):
+            raise GpuperfError(f"--train {train} is a gpuperf model, not measured variants: rank --model {train} "
+                               "ranks by a linear count model from gpuperf calibrate")
         raise GpuperfError(f"--train {train}: rank learns from gpuperf's static features of other kernels' variants "
                            "(a measurement campaign's export, such as data/stencil_spaces_h100.csv.gz), which a "
-                           "Kernel Tuner cache lacks; a cache trains explore and ask (--train)")
+                           "JSON file such as a Kernel Tuner cache lacks; a cache trains explore and ask (--train)")
     table, where = read_table(train or str(data_dir() / DEFAULT_VARIANT_TABLE))
     check_dataset(table, where)  # an ok row needs a positive time: none is taken for a failure
     own = table["kernel"].eq(chosen.name) if "kernel" in table else pd.Series(False, index=table.index)

@@ -198,7 +198,9 @@ def _space_change(entry: Optimization, kernel: Kernel | None,
         if changed:
             return changed, None, ""
         reasons.append(reason)
-    return None, "; ".join(reasons) or None, "; ".join(notes)
+    if not reasons:
+        return None, None, "; ".join(notes)
+    return None, "; ".join(reasons + notes), ""
 
 
 def _flipped(space: Any, space_name: str, variant: Mapping[str, Any], flip: Mapping[str, Any],

@@ -267,9 +267,11 @@ def _check_apply(apply: Mapping[str, Any], path: Path) -> None:
     for position, flip in enumerate(listed):
         numbers = isinstance(flip, dict) and all(
             isinstance(flip.get(k), (int, float)) and not isinstance(flip.get(k), bool) for k in ("before", "after"))
+        where = f"apply.space_parameter[{position}]" if isinstance(flips, list) else "apply.space_parameter"
         if not numbers or set(flip) != {"name", "before", "after"} or not isinstance(flip["name"], str):
-            where = f"apply.space_parameter[{position}]" if isinstance(flips, list) else "apply.space_parameter"
             raise GpuperfError(f"{path}: {where}: expected {expected}")
+        if flip["before"] == flip["after"]:
+            raise GpuperfError(f"{path}: {where}: before and after are both {flip['before']}: a flip needs a direction")
 
 
 def _check_condition(condition: str, path: Path) -> None:

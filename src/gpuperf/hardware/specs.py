@@ -94,6 +94,10 @@ def normalize_name(name: str) -> str:
     return re.sub(r"[-_\s]+", "", name).lower()
 
 
+def _capability_order(text: str) -> tuple[int, ...]:
+    return tuple(int(part) if part.isdigit() else -1 for part in str(text).split("."))
+
+
 def _spec_from_entry(entry: dict[str, Any], limits: dict[str, dict[str, Any]], where: str = SPECS_FILE) -> GpuSpec:
     label = f"{where}: GPU '{entry.get('name', '?')}'"
     values = {**limits.get(str(entry.get("compute_capability")), {}), **entry}
@@ -105,7 +109,12 @@ def _spec_from_entry(entry: dict[str, Any], limits: dict[str, dict[str, Any]], w
     if values.get("vendor") == "NVIDIA":
         missing += [name for name in NVIDIA_REQUIRED if name not in values]
     if missing:
-        raise GpuperfError(f"{label} lacks field {', '.join(missing)}")
+        capability = entry.get("compute_capability")
+        unlisted = capability is not None and str(capability) not in limits
+        raise GpuperfError(f"{label} lacks field {', '.join(missing)}" + (
+            f" (gpuperf has no limits for compute capability {capability}, which would give them: "
+            f"it knows {', '.join(sorted(limits, key=_capability_order))}; give them in the GPU's entry)"
+            if unlisted and limits else ""))
     for name in TEXT_FIELDS:
         value = values.get(name, "")
         if not isinstance(value, str) or (name != "source" and not value.strip()):
