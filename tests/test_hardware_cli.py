@@ -147,3 +147,13 @@ def test_resources_without_the_disassembler_still_give_the_registers(capsys, mon
         compiled.nvdisasm_version.cache_clear()
     assert result["registers"] > 0 and result["machine_code"] is None
     assert "nvdisasm is unavailable" in result["machine_code_error"]
+
+
+def test_resources_note_an_arch_other_than_the_gpus(capsys):
+    assert main(["resources", "vector_copy", "-p", "n=4096", "--arch", "sm_80", "--gpu", "H100", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["arch"] == "sm_80"
+    assert "note: the occupancy on H100 SXM (sm_90) uses the registers and shared memory compiled for sm_80" in (
+        captured.err)
+    assert main(["resources", "vector_copy", "-p", "n=4096", "--arch", "sm_90", "--gpu", "H100", "--json"]) == 0
+    assert "note:" not in capsys.readouterr().err
