@@ -263,3 +263,13 @@ def test_the_h200_measured_the_h100s_variants_and_ranks_them_alike():
     for _, part in both.groupby("kernel"):
         assert spearmanr(part["time_s_h100"], part["time_s_h200"])[0] > 0.9
     assert (both["time_s_h200"] < both["time_s_h100"]).mean() > 0.75
+
+
+def test_an_unknown_name_among_few_lists_them_all():
+    from gpuperf.errors import unknown_name_error
+
+    few = str(unknown_name_error("gpu in schoonhoven_spaces", "H100", ["GTX 1080 Ti", "A100", "TITAN RTX"]))
+    assert few == ("unknown gpu in schoonhoven_spaces 'H100'; did you mean A100, GTX 1080 Ti? "
+                   "(known: A100, GTX 1080 Ti, TITAN RTX)")
+    many = str(unknown_name_error("kernel", "kernel_7", [f"kernel_{i}" for i in range(20)]))
+    assert "did you mean" in many and "known:" not in many

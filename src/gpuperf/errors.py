@@ -25,6 +25,8 @@ def unknown_name_error(kind: str, name: str, known: Iterable[str]) -> GpuperfErr
         lowered = name.lower()
         close = [k for k in known if lowered in k.lower() or k.lower() in lowered][:3]
     hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(known[:12])}"
+    if close and len(known) <= 12:  # a short list is given whole: the nearest spelling may be no near name
+        hint += f" (known: {', '.join(known)})"
     return GpuperfError(f"unknown {kind} '{name}'{hint}")
 
 
