@@ -105,6 +105,12 @@ BAD_CASES = [
     ("space_parameter_no_direction", lambda t: t.replace(
         'summary = "change the index"', 'summary = "x"\nspace_parameter = {name = "local_x", before = 16, after = 16}'),
      "apply.space_parameter: before and after are both 16: a flip needs a direction"),
+    ("space_parameter_nan", lambda t: t.replace(
+        'summary = "change the index"', 'summary = "x"\nspace_parameter = {name = "local_x", before = nan, after = nan}'),
+     "apply.space_parameter: expected"),
+    ("space_parameter_unnamed", lambda t: t.replace(
+        'summary = "change the index"', 'summary = "x"\nspace_parameter = [{name = " ", before = 1, after = 2}]'),
+     'apply.space_parameter[0]: expected {name = "...", before = NUMBER, after = NUMBER}'),
     ("space_parameter_empty", lambda t: t.replace('summary = "change the index"', 'summary = "x"\nspace_parameter = []'),
      "apply.space_parameter: expected"),
     ("name", lambda t: t.replace('name = "bad"', 'name = "other"'), "name: 'other' must equal"),

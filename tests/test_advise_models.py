@@ -145,6 +145,9 @@ def test_a_setting_short_of_the_entrys_before_value_is_taken_to_its_after_value_
         None, f"{wide} already has local_x=64; no variant to apply: apply.space_parameter.name 'local_z' of "
               "larger_work_groups is no parameter of the space stencil2d (local_x, local_y, outputs_y, prefetch, "
               "unroll)", "")
+    assert _space_change(odd, get_kernel(spec.format(x=16, y=1))) == (
+        spec.format(x=32, y=1), None, "no variant to apply: apply.space_parameter.name 'local_z' of "
+        "larger_work_groups is no parameter of the space stencil2d (local_x, local_y, outputs_y, prefetch, unroll)")
 
 
 def test_a_variant_of_a_users_space_is_advised_with_the_change_in_its_own_space(pocl_entries, tiled_space):

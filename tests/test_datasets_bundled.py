@@ -273,3 +273,5 @@ def test_an_unknown_name_among_few_lists_them_all():
                    "(known: A100, GTX 1080 Ti, TITAN RTX)")
     many = str(unknown_name_error("kernel", "kernel_7", [f"kernel_{i}" for i in range(20)]))
     assert "did you mean" in many and "known:" not in many
+    whole = str(unknown_name_error("gpu", "A10", ["A100", "A40"]))
+    assert whole == "unknown gpu 'A10'; did you mean A100, A40?"

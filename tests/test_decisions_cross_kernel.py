@@ -342,8 +342,14 @@ def test_rank_given_a_model_as_training_table_says_it_belongs_to_model(tmp_path,
     from gpuperf.cli import main
     from gpuperf.models.persistence import save_model
 
+    fitted = LinearRegression().fit(pd.DataFrame({"launches": [1.0, 2.0]}), [1.0, 2.0])
     path = tmp_path / "count_model.json"
-    save_model(LinearRegression().fit(pd.DataFrame({"launches": [1.0, 2.0]}), [1.0, 2.0]), path)
+    save_model(fitted, path, metadata={"kind": "linear_count_model"})
     assert main(["rank", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", "--train", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"--train {path} is a gpuperf model, not measured variants: rank --model {path}" in err
+    other = tmp_path / "fitted.json"  # a model from gpuperf fit, which --model does not take either
+    save_model(fitted, other, metadata={"kind": "learned"})
+    assert main(["rank", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", "--train", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert "is a gpuperf model, not measured variants: rank --train takes a table" in err and "--model " + str(other) not in err

@@ -157,3 +157,8 @@ def test_resources_note_an_arch_other_than_the_gpus(capsys):
         captured.err)
     assert main(["resources", "vector_copy", "-p", "n=4096", "--arch", "sm_90", "--gpu", "H100", "--json"]) == 0
     assert "note:" not in capsys.readouterr().err
+    # a GPU older than NVRTC compiles for still gets its occupancy from registers compiled for another
+    assert main(["resources", "vector_copy", "-p", "n=4096", "--arch", "sm_75", "--gpu", "GTX 1080 Ti", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["occupancy"]["occupancy"] > 0
+    assert "(sm_61) uses the registers and shared memory compiled for sm_75" in captured.err

@@ -186,6 +186,12 @@ def test_loader_rejects_bad_entries_naming_the_gpu_and_field():
                                            r"compute capability 12\.0, which would give them: it knows 8\.6, 9\.0, "
                                            r"10\.0; give them in the GPU's entry\)"):
         _spec_from_entry({**good, "vendor": "NVIDIA", "compute_capability": "12.0"}, limits)
+    # no hint where limits would not give the missing field, nor for an AMD GPU
+    for entry in ({k: v for k, v in good.items() if k != "sms"},
+                  {**{k: v for k, v in good.items() if k != "sms"}, "vendor": "NVIDIA", "compute_capability": "12.0",
+                   "registers_per_sm": 1, "max_registers_per_thread": 1, "max_threads_per_sm": 1, "max_blocks_per_sm": 1}):
+        with pytest.raises(GpuperfError, match=r"lacks field sms$"):
+            _spec_from_entry(entry, limits)
 
 
 def test_compute_capability_feature_keeps_the_minor_version_as_its_tenths():

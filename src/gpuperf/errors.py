@@ -25,7 +25,7 @@ def unknown_name_error(kind: str, name: str, known: Iterable[str]) -> GpuperfErr
         lowered = name.lower()
         close = [k for k in known if lowered in k.lower() or k.lower() in lowered][:3]
     hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(known[:12])}"
-    if close and len(known) <= 12:  # a short list is given whole: the nearest spelling may be no near name
+    if close and len(known) <= 12 and set(close) != set(known):  # a short list whole: the nearest spelling may mislead
         hint += f" (known: {', '.join(known)})"
     return GpuperfError(f"unknown {kind} '{name}'{hint}")
 

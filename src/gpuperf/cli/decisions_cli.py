@@ -246,14 +246,17 @@ def _evaluations(count: int) -> str:
 DEFAULT_VARIANT_TABLE = "stencil_spaces_pocl.csv.gz"
 
 
-def _is_gpuperf_model(path: str) -> bool:
-    """Whether ``path`` holds a model gpuperf saved (its JSON header says so)."""
+def _gpuperf_model_kind(path: str) -> str | None:
+    """The kind of model gpuperf saved in ``path`` ("" where its header names none); None for no model."""
     from gpuperf.models.persistence import model_info
 
     try:
-        return model_info(path).get("format") == "gpuperf-model"
+        info = model_info(path)
     except (GpuperfError, OSError, ValueError):
-        return False
+        return None
+    if info.get("format") != "gpuperf-model":
+        return None
+    return str((info.get("metadata") or {}).get("kind") or "")
 
 
 def rank_command(
@@ -294,9 +297,14 @@ def rank_command(
         _rank_by_counts(space, chosen.parameters, full_sizes, model, top, limit, no_progress, as_json)
         return
     if train is not None and train.lower().endswith((".json", ".json.gz")):
-        if _is_gpuperf_model(train):
+        kind = _gpuperf_model_kind(train)
+        if kind == "linear_count_model":
             raise GpuperfError(f"--train {train} is a gpuperf model, not measured variants: rank --model {train} "
-                               "ranks by a linear count model from gpuperf calibrate")
+                               "ranks by this linear count model from gpuperf calibrate")
+        if kind is not None:
+            raise GpuperfError(f"--train {train} is a gpuperf model, not measured variants: rank --train takes a "
+                               "table of other kernels' measured variants (such as data/stencil_spaces_h100.csv.gz), "
+                               "and --model a linear count model from gpuperf calibrate")
         raise GpuperfError(f"--train {train}: rank learns from gpuperf's static features of other kernels' variants "
                            "(a measurement campaign's export, such as data/stencil_spaces_h100.csv.gz), which a "
                            "JSON file such as a Kernel Tuner cache lacks; a cache trains explore and ask (--train)")

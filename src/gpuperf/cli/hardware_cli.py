@@ -78,10 +78,11 @@ def resources_command(
     if spec:
         fit = occupancy(spec, threads, used.registers, used.shared_memory_bytes)
         result["gpu"] = spec.name
-        if arch is not None and used.arch != arch_for_gpu(spec):
+        own = f"sm_{spec.cc_version[0]}{spec.cc_version[1]}" if spec.cc_version else None
+        if arch is not None and own is not None and used.arch != own:  # own may be older than NVRTC compiles for
             import sys
 
-            print(f"note: the occupancy on {spec.name} ({arch_for_gpu(spec)}) uses the registers and shared memory "
+            print(f"note: the occupancy on {spec.name} ({own}) uses the registers and shared memory "
                   f"compiled for {used.arch}", file=sys.stderr)
         result["occupancy"] = {k: v for k, v in fit.as_dict().items() if k != "block_limits"}
     if as_json:

@@ -196,7 +196,7 @@ def _space_change(entry: Optimization, kernel: Kernel | None,
             continue
         changed, reason = _flipped(space, space_name, variant, flip, kernel.key)
         if changed:
-            return changed, None, ""
+            return changed, None, "; ".join(notes)
         reasons.append(reason)
     if not reasons:
         return None, None, "; ".join(notes)

@@ -38,6 +38,7 @@ An entry (every text field is required unless marked optional)::
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -266,10 +267,13 @@ def _check_apply(apply: Mapping[str, Any], path: Path) -> None:
         raise GpuperfError(f"{path}: apply.space_parameter: expected {expected}")
     for position, flip in enumerate(listed):
         numbers = isinstance(flip, dict) and all(
-            isinstance(flip.get(k), (int, float)) and not isinstance(flip.get(k), bool) for k in ("before", "after"))
+            isinstance(flip.get(k), (int, float)) and not isinstance(flip.get(k), bool) and math.isfinite(flip[k])
+            for k in ("before", "after"))
         where = f"apply.space_parameter[{position}]" if isinstance(flips, list) else "apply.space_parameter"
-        if not numbers or set(flip) != {"name", "before", "after"} or not isinstance(flip["name"], str):
-            raise GpuperfError(f"{path}: {where}: expected {expected}")
+        if not numbers or set(flip) != {"name", "before", "after"} or not isinstance(flip["name"], str) \
+                or not flip["name"].strip():
+            item = '{name = "...", before = NUMBER, after = NUMBER}'
+            raise GpuperfError(f"{path}: {where}: expected {item if isinstance(flips, list) else expected}")
         if flip["before"] == flip["after"]:
             raise GpuperfError(f"{path}: {where}: before and after are both {flip['before']}: a flip needs a direction")
 

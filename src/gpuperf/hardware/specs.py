@@ -110,7 +110,9 @@ def _spec_from_entry(entry: dict[str, Any], limits: dict[str, dict[str, Any]], w
         missing += [name for name in NVIDIA_REQUIRED if name not in values]
     if missing:
         capability = entry.get("compute_capability")
-        unlisted = capability is not None and str(capability) not in limits
+        limited = set().union(*limits.values()) if limits else set()  # the fields a limits table gives
+        unlisted = (values.get("vendor") == "NVIDIA" and capability is not None and str(capability) not in limits
+                    and bool(limited & set(missing)))
         raise GpuperfError(f"{label} lacks field {', '.join(missing)}" + (
             f" (gpuperf has no limits for compute capability {capability}, which would give them: "
             f"it knows {', '.join(sorted(limits, key=_capability_order))}; give them in the GPU's entry)"
