@@ -133,18 +133,16 @@ def main() -> None:
 def machine_loads_per_thread(table: pd.DataFrame, arch: str = "sm_90") -> list[float]:
     """Each variant's global loads per work-item scaled to its machine code's load instructions, where
     none sits in a loop (else as stored)."""
-    from gpuperf.features.compiled import compiled_memory
+    from gpuperf.features.compiled import machine_per_source
     from gpuperf.features.counts import symbolic_counts
     from gpuperf.kernels.catalog import get_kernel
 
     values = []
     for _, row in table.iterrows():
         kernel = get_kernel(f"{row['kernel']}[{row['variant']}]")
-        machine, value = compiled_memory(kernel, arch), float(row["global_loads_per_thread"])
-        if machine.straight_line:
-            evaluated = symbolic_counts(kernel).values(kernel.resolve_sizes({"n": int(row["n"]), "m": int(row["m"])}))
-            value *= machine.load_instructions / (evaluated.named()["global_loads"] / evaluated.threads)
-        values.append(value)
+        evaluated = symbolic_counts(kernel).values(kernel.resolve_sizes({"n": int(row["n"]), "m": int(row["m"])}))
+        scales = machine_per_source(kernel, evaluated, arch)
+        values.append(float(row["global_loads_per_thread"]) * (scales[0] if scales else 1.0))
     return values
 
 

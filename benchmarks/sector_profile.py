@@ -175,7 +175,7 @@ def static_features(spec: str, sizes: dict) -> dict:
     global load and store instructions where none sits in a loop (``*_requests_compiled``), and the NVRTC
     registers, static shared memory and theoretical occupancy on the H200."""
     from gpuperf.features.access import sectors_per_request, warp_access_summary
-    from gpuperf.features.compiled import compiled_memory
+    from gpuperf.features.compiled import machine_per_source
     from gpuperf.features.counts import symbolic_counts
     from gpuperf.features.occupancy import occupancy
     from gpuperf.features.resources import arch_for_gpu, compile_resources
@@ -202,16 +202,12 @@ def static_features(spec: str, sizes: dict) -> dict:
             sum(a.requests * a.lines for a in accesses) / requests if requests else float("nan"))
         row[f"static_{short}_unanalysable"] = sum(
             1 for a in summary.accesses if a.direction == direction and not a.analysable)
-    compiled = compiled_memory(kernel, arch_for_gpu(gpu))
-    named = evaluated.named()
-    for short, instructions, total in (("ld", compiled.load_instructions, named["global_loads"]),
-                                       ("st", compiled.store_instructions, named["global_stores"])):
-        per_thread = total / evaluated.threads  # every guard passing, as the instructions count
-        # the requests cover the analysable accesses, per_thread every access: scaled only where they agree
+    scales = machine_per_source(kernel, evaluated, arch_for_gpu(gpu))
+    for short, scale in zip(("ld", "st"), scales or (1.0, 1.0)):
+        # the requests cover the analysable accesses, the scale every access: scaled only where they agree
         whole = not row[f"static_{short}_unanalysable"]
-        scale = instructions / per_thread if compiled.straight_line and per_thread and whole else 1.0
-        row[f"static_{short}_requests_compiled"] = row[f"static_{short}_requests"] * scale
-    row["static_straight_line"] = compiled.straight_line
+        row[f"static_{short}_requests_compiled"] = row[f"static_{short}_requests"] * (scale if whole else 1.0)
+    row["static_straight_line"] = scales is not None
     return row
 
 

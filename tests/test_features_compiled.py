@@ -40,6 +40,16 @@ def test_unrolled_outputs_share_their_rows():
     assert machine.load_instructions == 24 and machine.straight_line
 
 
+def test_machine_loads_per_source_load():
+    from gpuperf.features.compiled import machine_per_source
+
+    kernel = get_kernel("div_2d")
+    evaluated = symbolic_counts(kernel).values(kernel.resolve_sizes({"n": 256, "m": 256}))
+    assert machine_per_source(kernel, evaluated) == (0.25, 1.0)
+    kept = get_kernel("gaussian_5x5[local_x=64,local_y=2,outputs_y=4,prefetch=0,unroll=2]")
+    assert machine_per_source(kept, symbolic_counts(kept).values(kept.resolve_sizes({"n": 256, "m": 256}))) is None
+
+
 def test_a_loop_the_compiler_keeps_is_not_straight_line():
     machine = compiled_memory(get_kernel("gaussian_5x5[local_x=64,local_y=2,outputs_y=4,prefetch=0,unroll=2]"))
     assert machine.loops == 1 and not machine.straight_line

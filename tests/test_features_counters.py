@@ -140,7 +140,7 @@ def test_the_machine_codes_loads_give_the_requests_the_compiler_makes(table: pd.
     outputs share once. Where no load sits in a loop of the machine code, scaling the source's
     requests by its load instructions per source load gives the measured requests (the source's
     alone: 4x for div_2d, up to 2x for these jacobi2d_9pt variants)."""
-    from gpuperf.features.compiled import compiled_memory
+    from gpuperf.features.compiled import machine_per_source
     from gpuperf.features.counts import symbolic_counts
 
     part = table[table["spec"].isin(["div_2d", "sqrt_2d", "call_mix_2d"])
@@ -152,11 +152,10 @@ def test_the_machine_codes_loads_give_the_requests_the_compiler_makes(table: pd.
         evaluated = symbolic_counts(kernel).values(kernel.resolve_sizes(json.loads(row["sizes"])))
         requests = ours(row["spec"], row["sizes"])["load_requests"]
         source_only.append(requests / row[LOADS[1]])
-        machine = compiled_memory(kernel, "sm_90")
-        if machine.straight_line:
+        scales = machine_per_source(kernel, evaluated, "sm_90")
+        if scales is not None:
             straight += 1
-            per_thread = evaluated.named()["global_loads"] / evaluated.threads
-            assert requests * machine.load_instructions / per_thread == pytest.approx(row[LOADS[1]], rel=0.01), row["spec"]
+            assert requests * scales[0] == pytest.approx(row[LOADS[1]], rel=0.01), row["spec"]
     assert straight == 18
     assert max(source_only) == 7 and sum(abs(r - 1) > 0.01 for r in source_only) == 17
 

@@ -25,18 +25,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuperf.errors import GpuperfError
-from gpuperf.features.resources import (
-    DEFAULT_ARCH,
-    _check,
-    _first_error,
-    _nvrtc,
-    _program_log,
-    normalize_arch,
-    nvrtc_version,
-)
-from gpuperf.files import cache_root, write_cache_file
+from gpuperf.features.resources import DEFAULT_ARCH, compile_program, disk_cached, normalize_arch, nvrtc_version
 
 if TYPE_CHECKING:
+    from gpuperf.features.counts import Evaluated
     from gpuperf.kernels.kernel import Kernel
 
 _memory_cache: dict[str, CompiledMemory] = {}
@@ -111,60 +103,43 @@ def compiled_source_memory(source: str, name: str, arch: str = DEFAULT_ARCH) -> 
     return _compiled(source, name, arch, label=f"kernel '{name}'")
 
 
+def machine_per_source(kernel: Kernel, evaluated: Evaluated, arch: str = DEFAULT_ARCH) -> tuple[float, float] | None:
+    """Global (loads, stores) of the machine code per access of the source's, at ``evaluated``'s sizes
+    (``symbolic_counts(kernel).values(sizes)``): the instructions over loopy's count per work-item with
+    every guard passing, as the instructions count; 1.0 for a direction with no access. None where a
+    load or store sits in a loop of the machine code (its trip count is not read)."""
+    machine = compiled_memory(kernel, arch)
+    if not machine.straight_line:
+        return None
+    named = evaluated.named()
+    loads, stores = named["global_loads"] / evaluated.threads, named["global_stores"] / evaluated.threads
+    return (machine.load_instructions / loads if loads else 1.0,
+            machine.store_instructions / stores if stores else 1.0)
+
+
 def _compiled(source: str, name: str, arch: str, label: str) -> CompiledMemory:
     arch = normalize_arch(arch)
     key = hashlib.sha256(json.dumps(
         ["sass", COUNTING_VERSION, source, name, arch, nvrtc_version(), nvdisasm_version()]).encode()).hexdigest()
     if key in _memory_cache:
         return _memory_cache[key]
-    path = cache_root() / "compiled" / f"{key}.json"
-    found = _read_cached(path)
-    if found is None:
-        sass, lowered = disassemble(source, name, arch, label)
-        found = count_instructions(sass, lowered, arch, label)
-        write_cache_file(path, lambda temporary: temporary.write_text(json.dumps(asdict(found))))
+    found = disk_cached("compiled", key, CompiledMemory,
+                        lambda: count_instructions(*disassemble(source, name, arch, label), arch, label))
     _memory_cache[key] = found
     return found
-
-
-def _read_cached(path: Path) -> CompiledMemory | None:
-    try:
-        return CompiledMemory(**json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError):
-        return None
 
 
 def disassemble(source: str, name: str, arch: str, label: str) -> tuple[str, str]:
     """SASS of CUDA ``source`` compiled with NVRTC for ``arch`` (code sections only), and the name
     its function ``name`` has there (mangled for a C++ kernel)."""
-    nvrtc = _nvrtc()
-    result, program = nvrtc.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], [])
-    _check(result, "nvrtcCreateProgram")
-    try:
-        _check(nvrtc.nvrtcAddNameExpression(program, name.encode())[0], "nvrtcAddNameExpression")
-        options = [f"--gpu-architecture={arch}".encode()]
-        (result,) = nvrtc.nvrtcCompileProgram(program, len(options), options)
-        if result == nvrtc.nvrtcResult.NVRTC_ERROR_COMPILATION:
-            log = _program_log(nvrtc, program)
-            if "__nv_name_map" in log:
-                raise GpuperfError(f"{label}: the CUDA source has no kernel named '{name}'")
-            raise GpuperfError(f"{label} does not compile for {arch}: {_first_error(log)}")
-        _check(result, "nvrtcCompileProgram")
-        result, lowered = nvrtc.nvrtcGetLoweredName(program, name.encode())
-        _check(result, "nvrtcGetLoweredName")
-        result, size = nvrtc.nvrtcGetCUBINSize(program)
-        _check(result, "nvrtcGetCUBINSize")
-        cubin = b" " * size
-        _check(nvrtc.nvrtcGetCUBIN(program, cubin)[0], "nvrtcGetCUBIN")
-    finally:
-        nvrtc.nvrtcDestroyProgram(program)
+    program = compile_program(source, name, arch, label)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "kernel.cubin"
-        path.write_bytes(cubin)
+        path.write_bytes(program.cubin)
         done = subprocess.run([nvdisasm_path(), "-c", str(path)], capture_output=True, text=True)
     if done.returncode != 0:
         raise GpuperfError(f"{label}: nvdisasm failed: {done.stderr.strip() or done.returncode}")
-    return done.stdout, lowered.decode()
+    return done.stdout, program.lowered or name
 
 
 def _sections(sass: str) -> dict[str, list[str]]:

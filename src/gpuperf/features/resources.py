@@ -14,8 +14,7 @@ import json
 import re
 from dataclasses import asdict, dataclass
 from functools import cache
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from gpuperf.errors import GpuperfError
 from gpuperf.files import cache_root, write_cache_file
@@ -28,6 +27,7 @@ MIN_ARCH = 75
 DEFAULT_ARCH = "sm_90"
 
 _memory_cache: dict[str, Resources] = {}
+Cached = TypeVar("Cached")
 
 
 @dataclass(frozen=True)
@@ -124,35 +124,44 @@ def _resources(source: str, name: str | None, arch: str, label: str) -> Resource
     key = hashlib.sha256(json.dumps([source, name, arch, nvrtc_version()]).encode()).hexdigest()
     if key in _memory_cache:
         return _memory_cache[key]
-    path = cache_root() / "resources" / f"{key}.json"
-    resources = _read_cached(path)
-    if resources is None:
-        resources = _parse_log(_compile(source, name, arch, label), name, arch, label)
-        _write_cached(path, resources)
+    resources = disk_cached("resources", key, Resources,
+                            lambda: _parse_log(_compile(source, name, arch, label), name, arch, label))
     _memory_cache[key] = resources
     return resources
 
 
-def _read_cached(path: Path) -> Resources | None:
+def disk_cached(folder: str, key: str, kind: Callable[..., Cached], compute: Callable[[], Cached]) -> Cached:
+    """The dataclass ``kind`` stored as ``key`` under the cache's ``folder``, else ``compute()``'s,
+    stored there (a file that cannot be read back is computed again)."""
+    path = cache_root() / folder / f"{key}.json"
     try:
-        return Resources(**json.loads(path.read_text()))
+        return kind(**json.loads(path.read_text()))
     except (OSError, ValueError, TypeError):
-        return None
+        pass
+    value = compute()
+    write_cache_file(path, lambda temporary: temporary.write_text(json.dumps(asdict(value))))
+    return value
 
 
-def _write_cached(path: Path, resources: Resources) -> None:
-    write_cache_file(path, lambda temporary: temporary.write_text(json.dumps(resources.as_dict())))
+@dataclass(frozen=True)
+class Program:
+    """What NVRTC made of a CUDA source: its log, the entry function's lowered (mangled) name, the cubin."""
+
+    log: str
+    lowered: str | None
+    cubin: bytes
 
 
-def _compile(source: str, name: str | None, arch: str, label: str) -> tuple[str, str | None]:
-    """Compile; return the ptxas log and the entry function's lowered (mangled) name."""
+def compile_program(source: str, name: str | None, arch: str, label: str, verbose: bool = False) -> Program:
+    """Compile CUDA ``source`` for ``arch`` (``verbose``: ptxas reports each function's resources in the
+    log); a compile error is one GpuperfError quoting the compiler's first error line."""
     nvrtc = _nvrtc()
     result, program = nvrtc.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], [])
     _check(result, "nvrtcCreateProgram")
     try:
         if name:
             _check(nvrtc.nvrtcAddNameExpression(program, name.encode())[0], "nvrtcAddNameExpression")
-        options = [f"--gpu-architecture={arch}".encode(), b"-Xptxas=-v"]
+        options = [f"--gpu-architecture={arch}".encode(), *([b"-Xptxas=-v"] if verbose else [])]
         (result,) = nvrtc.nvrtcCompileProgram(program, len(options), options)
         log = _program_log(nvrtc, program)
         if result == nvrtc.nvrtcResult.NVRTC_ERROR_COMPILATION:
@@ -165,9 +174,19 @@ def _compile(source: str, name: str | None, arch: str, label: str) -> tuple[str,
             result, lowered_bytes = nvrtc.nvrtcGetLoweredName(program, name.encode())
             _check(result, "nvrtcGetLoweredName")
             lowered = lowered_bytes.decode()
-        return log, lowered
+        result, size = nvrtc.nvrtcGetCUBINSize(program)
+        _check(result, "nvrtcGetCUBINSize")
+        cubin = b" " * size
+        _check(nvrtc.nvrtcGetCUBIN(program, cubin)[0], "nvrtcGetCUBIN")
+        return Program(log, lowered, cubin)
     finally:
         nvrtc.nvrtcDestroyProgram(program)
+
+
+def _compile(source: str, name: str | None, arch: str, label: str) -> tuple[str, str | None]:
+    """Compile; return the ptxas log and the entry function's lowered (mangled) name."""
+    program = compile_program(source, name, arch, label, verbose=True)
+    return program.log, program.lowered
 
 
 def _program_log(nvrtc: Any, program: Any) -> str:
