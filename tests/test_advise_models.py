@@ -336,3 +336,39 @@ def test_advise_reports_each_optimization_as_it_is_taken_up(monkeypatch):
                             progress=lambda done, total, name: seen.append((done, total, name)))
     assert seen == [(i, 3, entry.name) for i, entry in enumerate(entries)]
     assert [name for name, _ in advice.skipped] == [entry.name for entry in entries]
+
+
+MIXED_SPACE = '''
+import loopy as lp
+import numpy as np
+
+from gpuperf.kernels.space import VariantSpace
+
+
+def _make(config):
+    width = 64 if config["local_x"] == "wide" else config["local_x"]
+    program = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = 2*a[i]", [lp.GlobalArg("a,b", np.float32, shape="n"), "..."],
+                             assumptions=f"n >= 1 and n mod {width} = 0", name="twice", lang_version=(2018, 2))
+    return lp.split_iname(program, "i", width, outer_tag="g.0", inner_tag="l.0")
+
+
+def mixed():
+    return VariantSpace(name="twice", parameters={"local_x": [16, "wide", 32, 64]}, defaults={"local_x": 16},
+                        check=lambda c: None, make=_make)
+'''
+
+
+def test_a_space_parameter_with_text_values_is_flipped_by_its_numbers_and_a_text_setting_is_said(tmp_path):
+    """A user's space may mix text among a parameter's values: the numbers are the ones a flip can
+    step through, and a variant set to the text value is told apart from one already flipped."""
+    from gpuperf.decisions.advisor import _space_change
+
+    path = tmp_path / "mixed.py"
+    path.write_text(MIXED_SPACE)
+    space = f"{path}:mixed"
+    entry = load_optimizations()["larger_work_groups"]
+    narrow = get_kernel(f"{space}[local_x=16]")
+    assert _space_change(entry, narrow, space) == (f"{space}[local_x=32]", None, "")
+    wide = get_kernel(f"{space}[local_x=wide]")
+    changed, reason, _ = _space_change(entry, wide, space)
+    assert changed is None and "has local_x='wide', not a number to take from 16 to 32" in reason

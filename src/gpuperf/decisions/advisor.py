@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import numbers
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -208,14 +209,13 @@ def _flipped(space: Any, space_name: str, variant: Mapping[str, Any], flip: Mapp
     """(the variant with ``flip`` applied, or why there is none)."""
     name, current = flip["name"], variant[flip["name"]]
     before, after = flip["before"], flip["after"]
-    try:
-        increasing = after > before
-        short = current < after if increasing else current > after
-    except TypeError:  # values with no order (text): only the entry's own before value is short of it
-        increasing, short = True, current == before
-    if not short:
+    if not _is_number(current):  # the entry's flips are numbers: a text setting is neither short of nor past them
+        return None, f"{label} has {name}={current!r}, not a number to take from {before} to {after}"
+    increasing = after > before
+    if not (current < after if increasing else current > after):
         return None, f"{label} already has {name}={current}"
-    towards = [v for v in space.parameters[name] if v != after and ((v > current) if increasing else (v < current))]
+    towards = [v for v in space.parameters[name]
+               if _is_number(v) and v != after and ((v > current) if increasing else (v < current))]
     candidates = [after] + sorted(towards, reverse=not increasing)
     reasons = []
     for value in candidates:
@@ -224,6 +224,10 @@ def _flipped(space: Any, space_name: str, variant: Mapping[str, Any], flip: Mapp
         except GpuperfError as exc:
             reasons.append(str(exc))
     return None, f"no valid {name} value after {current}: {reasons[0] if reasons else 'none larger'}"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def _apply_info(entry: Optimization, variant: str | None) -> dict[str, Any]:
