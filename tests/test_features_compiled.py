@@ -124,3 +124,18 @@ def test_missing_nvdisasm_is_one_clear_error(monkeypatch):
     monkeypatch.setattr(compiled.shutil, "which", lambda name: None)
     with pytest.raises(GpuperfError, match="nvdisasm is unavailable"):
         compiled_memory(get_kernel("call_mix_2d"))
+
+
+def test_resources_and_machine_code_take_one_compile(monkeypatch):
+    from gpuperf.features import resources
+    from gpuperf.features.resources import compile_resources
+
+    compiles = []
+    real = resources._compile_program
+    monkeypatch.setattr(resources, "_programs", {})
+    monkeypatch.setattr(resources, "_memory_cache", {})
+    monkeypatch.setattr(resources, "_compile_program", lambda *args: compiles.append(args[1]) or real(*args))
+    kernel = get_kernel("div_2d")
+    assert compile_resources(kernel, "sm_90").registers > 0
+    assert compiled_memory(kernel, "sm_90").load_instructions == 1
+    assert compiles == ["div_2d"]

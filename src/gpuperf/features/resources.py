@@ -152,16 +152,31 @@ class Program:
     cubin: bytes
 
 
-def compile_program(source: str, name: str | None, arch: str, label: str, verbose: bool = False) -> Program:
-    """Compile CUDA ``source`` for ``arch`` (``verbose``: ptxas reports each function's resources in the
-    log); a compile error is one GpuperfError quoting the compiler's first error line."""
+# The last programs compiled, so that a kernel's resources and its machine code take one compile.
+_PROGRAMS_KEPT = 16
+_programs: dict[tuple[str, str | None, str], Program] = {}
+
+
+def compile_program(source: str, name: str | None, arch: str, label: str) -> Program:
+    """Compile CUDA ``source`` for ``arch`` (ptxas reports each function's resources in the log); a
+    compile error is one GpuperfError quoting the compiler's first error line. The last few programs
+    are kept in memory."""
+    key = (source, name, arch)
+    if key not in _programs:
+        if len(_programs) >= _PROGRAMS_KEPT:
+            del _programs[next(iter(_programs))]
+        _programs[key] = _compile_program(source, name, arch, label)
+    return _programs[key]
+
+
+def _compile_program(source: str, name: str | None, arch: str, label: str) -> Program:
     nvrtc = _nvrtc()
     result, program = nvrtc.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], [])
     _check(result, "nvrtcCreateProgram")
     try:
         if name:
             _check(nvrtc.nvrtcAddNameExpression(program, name.encode())[0], "nvrtcAddNameExpression")
-        options = [f"--gpu-architecture={arch}".encode(), *([b"-Xptxas=-v"] if verbose else [])]
+        options = [f"--gpu-architecture={arch}".encode(), b"-Xptxas=-v"]
         (result,) = nvrtc.nvrtcCompileProgram(program, len(options), options)
         log = _program_log(nvrtc, program)
         if result == nvrtc.nvrtcResult.NVRTC_ERROR_COMPILATION:
@@ -185,7 +200,7 @@ def compile_program(source: str, name: str | None, arch: str, label: str, verbos
 
 def _compile(source: str, name: str | None, arch: str, label: str) -> tuple[str, str | None]:
     """Compile; return the ptxas log and the entry function's lowered (mangled) name."""
-    program = compile_program(source, name, arch, label, verbose=True)
+    program = compile_program(source, name, arch, label)
     return program.log, program.lowered
 
 
