@@ -120,6 +120,15 @@ def test_features_json_names_the_kernel_variant_and_sizes_it_counted(capsys):
     assert row["local_size_0"] == 32.0
 
 
+def test_features_json_gives_the_gpus_own_name_and_whole_counts_as_integers(capsys):
+    assert main(["features", "stencil2d[local_x=32]", "-p", "n=1024", "--gpu", "h-200", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["gpu"] == "H200"
+    whole = ("local_size_0", "global_size_0", "threads", "work_groups", "registers_per_thread", "active_blocks_per_sm")
+    assert all(type(row[name]) is int for name in whole), {name: row[name] for name in whole}
+    assert row["local_size_0"] == 32 and isinstance(row["cache_lines_per_warp_access"], float)
+
+
 def test_features_on_an_amd_gpu_leave_registers_and_occupancy_empty_with_a_note(capsys):
     assert main(["features", "vector_copy", "-p", "n=4096", "--gpu", "MI210", "--json"]) == 0
     captured = capsys.readouterr()
