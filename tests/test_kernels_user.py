@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 import re
 from pathlib import Path
 
@@ -344,6 +345,15 @@ def program_space():
 
 def make_returns_int():
     return space(make=lambda c: 3)
+
+
+def make_typo():
+    return space(make=lambda c: _program({"local_x": c["locl_x"]}))
+
+
+def chatty():
+    print("building the space")
+    return space(check=lambda c: print("checking") or None, make=lambda c: print("making") or _program(c))
 '''
 
 
@@ -355,7 +365,8 @@ def bad_spaces(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize(("function", "message"), [
-    ("missing_default", r"missing_default\(\): variant space 'twice': defaults give no value for parameter unroll"),
+    ("missing_default", r"variant space 'twice' \(.*bad_spaces.py:missing_default\): defaults give no value for "
+                        "parameter unroll"),
     ("unknown_default", "defaults name local_y, which is not a parameter; its parameters: local_x, unroll"),
     ("default_not_a_value", "defaults give local_x=48, which is not one of its values 32, 64"),
     ("no_values", "parameter unroll needs a non-empty list of values"),
@@ -368,10 +379,13 @@ def test_a_users_space_is_checked_when_it_is_loaded(bad_spaces: Path, function: 
 
 
 @pytest.mark.parametrize(("function", "message"), [
-    ("check_raises", r"variant space 'twice': check raised ZeroDivisionError \(integer division or modulo by zero\) "
-                     r"on twice\[local_x=32,unroll=1\]"),
+    ("check_raises", r"variant space 'twice' \(.*bad_spaces.py:check_raises\): check raised ZeroDivisionError "
+                     r"\(integer division or modulo by zero\) at .*bad_spaces.py:\d+ on twice\[local_x=32,unroll=1\]"),
     ("check_returns_int", r"check returned int on twice\[local_x=32,unroll=1\]; check must return None or a reason"),
     ("make_returns_int", "make returned int on twice.local_x=32,unroll=1.; expected a gpuperf Kernel or loopy"),
+    # a fault of the user's own make (a typo) is theirs to fix, not a variant loopy cannot build
+    ("make_typo", r"variant space 'twice' \(.*bad_spaces.py:make_typo\): make raised KeyError: 'locl_x' at "
+                  r".*bad_spaces.py:\d+ on twice\[local_x=32,unroll=1\]"),
 ])
 def test_a_broken_check_or_make_is_one_error_in_spaces_and_tune(bad_spaces: Path, function: str, message: str,
                                                                  capsys: pytest.CaptureFixture) -> None:
@@ -385,6 +399,16 @@ def test_a_broken_check_or_make_is_one_error_in_spaces_and_tune(bad_spaces: Path
     assert re.search(message, err)
     with pytest.raises(GpuperfError, match=message):
         tune_space(spec, {"n": 256}, budget=1)
+
+
+def test_what_a_users_space_prints_goes_to_stderr_so_json_stays_json(bad_spaces: Path,
+                                                                     capsys: pytest.CaptureFixture) -> None:
+    from gpuperf.cli import main
+
+    assert main(["rank", f"{bad_spaces}:chatty", "-p", "n=1024", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert len(json.loads(captured.out)["variants"]) == 4
+    assert "building the space" in captured.err and "making" in captured.err and "checking" in captured.err
 
 
 def test_a_make_that_returns_a_translation_unit_builds_kernels(bad_spaces: Path) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import inspect
 import re
 import sys
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import loopy as lp
@@ -43,10 +45,8 @@ def load_user_space(spec: str) -> VariantSpace:
     if not isinstance(result, VariantSpace):
         raise GpuperfError(f"{path}:{function}() returned {type(result).__name__}; expected a gpuperf VariantSpace "
                            "(gpuperf.kernels.space.VariantSpace)")
-    try:
-        result.validate()
-    except GpuperfError as error:
-        raise GpuperfError(f"{path}:{function}(): {error}") from None
+    result = dataclasses.replace(result, origin=f"{path}:{function}")
+    result.validate()  # its errors name the space's file and function (``origin``)
     return result
 
 
@@ -82,7 +82,8 @@ def call_user_function(spec: str) -> tuple[object, Path, str]:
     sys.modules[name] = module
     loaded = set(sys.modules)
     try:
-        module_spec.loader.exec_module(module)
+        with redirect_stdout(sys.stderr):  # what a user's file prints is not gpuperf's output
+            module_spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - any failure in user code is reported the same way
         del sys.modules[name]
         raise GpuperfError(f"kernel file '{path}' failed to import: {type(exc).__name__}: {exc}") from None
@@ -96,7 +97,8 @@ def call_user_function(spec: str) -> tuple[object, Path, str]:
             + (f"; it defines {', '.join(defined)}" if defined else "")
         )
     try:
-        return builder(), path, function
+        with redirect_stdout(sys.stderr):
+            return builder(), path, function
     except GpuperfError as error:  # e.g. a Kernel it makes refuses a name
         raise GpuperfError(f"{path}:{function}(): {error}") from None
     except Exception as exc:  # noqa: BLE001

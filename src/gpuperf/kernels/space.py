@@ -17,9 +17,13 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
+import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import redirect_stdout
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import loopy as lp
@@ -49,6 +53,23 @@ class InvalidVariant(GpuperfError):
         self.reason = reason
 
 
+def _innermost_frame(exc: BaseException) -> traceback.FrameSummary | None:
+    frames = traceback.extract_tb(exc.__traceback__)
+    return frames[-1] if frames else None
+
+
+def _raised_in(exc: BaseException, path: str) -> bool:
+    """Whether ``exc`` was raised by a line of the file ``path`` itself (not by what it called)."""
+    frame = _innermost_frame(exc)
+    return frame is not None and Path(frame.filename).resolve() == Path(path).resolve()
+
+
+def _raised_at(exc: BaseException) -> str:
+    """`` at file.py:LINE`` where ``exc`` was raised."""
+    frame = _innermost_frame(exc)
+    return f" at {frame.filename}:{frame.lineno}" if frame is not None else ""
+
+
 @dataclass(frozen=True, eq=False)
 class VariantSpace:
     """A named product of parameter values; ``check`` rejects cheaply, ``make`` builds with loopy."""
@@ -59,6 +80,12 @@ class VariantSpace:
     check: Callable[[Config], str | None]
     make: Callable[[Config], Kernel]
     _outcomes: dict[tuple, Kernel | str] = field(default_factory=dict, repr=False)
+    origin: str | None = None  # a user's space: its ``file.py:function``
+
+    @property
+    def label(self) -> str:
+        """How errors name the space: its name, and where a user's is defined."""
+        return f"variant space '{self.name}'" + (f" ({self.origin})" if self.origin else "")
 
     def configurations(self) -> Iterator[Config]:
         """Every combination of parameter values, in a fixed order."""
@@ -70,14 +97,14 @@ class VariantSpace:
         unknown = sorted(set(config) - set(self.parameters))
         if unknown:
             raise GpuperfError(
-                f"variant space '{self.name}' has no parameter {', '.join(unknown)}; "
+                f"{self.label} has no parameter {', '.join(unknown)}; "
                 f"its parameters: {', '.join(self.parameters)}"
             )
         full = {key: config.get(key, self.defaults[key]) for key in self.parameters}
         for key, value in full.items():
             if value not in self.parameters[key]:
                 allowed = ", ".join(str(v) for v in self.parameters[key])
-                raise GpuperfError(f"variant space '{self.name}': {key}={value!r} is not one of {allowed}")
+                raise GpuperfError(f"{self.label}: {key}={value!r} is not one of {allowed}")
         return full
 
     def key(self, config: Mapping[str, Any]) -> str:
@@ -87,18 +114,18 @@ class VariantSpace:
         """An error naming the parameter at fault when the space is malformed: a parameter with no
         values, defaults that miss a parameter, name one that is not, or give a value not in its list."""
         if not isinstance(self.parameters, Mapping) or not isinstance(self.defaults, Mapping):
-            raise GpuperfError(f"variant space '{self.name}': parameters and defaults must be dicts")
+            raise GpuperfError(f"{self.label}: parameters and defaults must be dicts")
         for key, values in self.parameters.items():
             if not isinstance(values, Sequence) or isinstance(values, str) or not values:
-                raise GpuperfError(f"variant space '{self.name}': parameter {key} needs a non-empty list of values")
+                raise GpuperfError(f"{self.label}: parameter {key} needs a non-empty list of values")
         self._check_defaults()
         for role in ("check", "make"):
             if not callable(getattr(self, role)):
-                raise GpuperfError(f"variant space '{self.name}': {role} must be a function of a configuration")
+                raise GpuperfError(f"{self.label}: {role} must be a function of a configuration")
 
     def _check_defaults(self) -> None:
         """An error naming the first parameter ``defaults`` miss, or the first default that is wrong."""
-        where = f"variant space '{self.name}': defaults"
+        where = f"{self.label}: defaults"
         for key, value in self.defaults.items():
             if key not in self.parameters:
                 raise GpuperfError(f"{where} name {key}, which is not a parameter; "
@@ -114,12 +141,13 @@ class VariantSpace:
         """Why the cheap ``check`` rejects ``config``, or None; a check that raises, or returns
         anything but None or a reason string, is an error naming the space and the configuration."""
         try:
-            reason = self.check(config)
+            with redirect_stdout(sys.stderr):  # what a user's code prints is not gpuperf's output
+                reason = self.check(config)
         except Exception as exc:  # noqa: BLE001 - a user's check may fail in any way
-            raise GpuperfError(f"variant space '{self.name}': check raised {type(exc).__name__} ({exc}) "
+            raise GpuperfError(f"{self.label}: check raised {type(exc).__name__} ({exc}){_raised_at(exc)} "
                                f"on {self.key(config)}") from None
         if reason is not None and not isinstance(reason, str):
-            raise GpuperfError(f"variant space '{self.name}': check returned {type(reason).__name__} on "
+            raise GpuperfError(f"{self.label}: check returned {type(reason).__name__} on "
                                f"{self.key(config)}; check must return None or a reason string")
         return reason
 
@@ -127,14 +155,19 @@ class VariantSpace:
         """``make``'s kernel for ``config`` (a TranslationUnit wrapped as a Kernel), carrying its
         configuration; or why loopy could not build it."""
         try:
-            built = self.make(config)
+            with redirect_stdout(sys.stderr):
+                built = self.make(config)
         except Exception as exc:  # any loopy/isl failure makes the variant invalid, not a crash
             message = str(exc).strip().splitlines()
-            return f"loopy could not build it ({type(exc).__name__}: {message[0] if message else ''})"
+            what = f"{type(exc).__name__}: {message[0] if message else ''}"
+            if self.origin is not None and _raised_in(exc, self.origin.rpartition(":")[0]):
+                raise GpuperfError(f"{self.label}: make raised {what}{_raised_at(exc)} on {self.key(config)} "
+                                   "(a configuration make cannot build is for check to refuse)") from None
+            return f"loopy could not build it ({what})"
         if isinstance(built, lp.TranslationUnit):
             built = kernel_from_program(built, self.name, f"variant of the space {self.name}")
         if not isinstance(built, Kernel):
-            raise GpuperfError(f"variant space '{self.name}': make returned {type(built).__name__} on "
+            raise GpuperfError(f"{self.label}: make returned {type(built).__name__} on "
                                f"{self.key(config)}; expected a gpuperf Kernel or loopy TranslationUnit")
         # every variant carries its whole configuration (a user's make may record none or part of it)
         unrecorded = {key: value for key, value in config.items() if key not in built.variant}
