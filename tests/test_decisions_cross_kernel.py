@@ -129,8 +129,16 @@ def test_rank_command_ranks_the_stencil_variants_valid_at_small_sizes(capsys):
     from gpuperf.cli import main
 
     assert main(["rank", "stencil2d", "-p", "n=48", "-p", "m=48", "--limit", "56", "--json"]) == 0
-    variants = [v["variant"] for v in json.loads(capsys.readouterr().out)["variants"]]
+    captured = capsys.readouterr()
+    ranked = json.loads(captured.out)["variants"]
+    variants = [v["variant"] for v in ranked]
     assert len(variants) == 52  # the last 4 have 32-row tiles, which do not divide 48
+    assert "stencil2d: 4 of 56 variants left out at n=48, m=48; the first: sizes outside" in captured.err
+    # each variant's parameters are given, and whole counts are integers
+    first = ranked[0]
+    assert first["variant"] == "stencil2d[" + ",".join(f"{k}={first[k]}" for k in
+                                                       ("local_x", "local_y", "outputs_y", "prefetch", "unroll")) + "]"
+    assert type(first["local_size_0"]) is int and first["local_size_0"] == first["local_x"]
     assert "stencil2d[local_x=4,local_y=4,outputs_y=8,prefetch=0,unroll=1]" not in variants
     assert main(["rank", "stencil2d", "-p", "n=40", "-p", "m=48", "--limit", "4"]) == 2
     assert "no valid variant of stencil2d at these sizes (n=40, m=48): all 4 skipped" in capsys.readouterr().err

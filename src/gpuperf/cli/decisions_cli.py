@@ -277,7 +277,7 @@ def rank_command(
     import pandas as pd
 
     from gpuperf.cli.models_cli import read_table
-    from gpuperf.cli.output import parse_params, space_sizes
+    from gpuperf.cli.output import parse_params, space_sizes, whole_counts
     from gpuperf.datasets.bundled import data_dir
     from gpuperf.datasets.schema import check_dataset
     from gpuperf.decisions.cross_kernel import LIFT_FEATURES, rank_space
@@ -318,10 +318,11 @@ def rank_command(
         task = bar.add_task(f"building {space} variants", total=None)
         ranked = rank_space(space, sizes, table, limit=limit, where=where,
                             progress=lambda done, total: bar.update(task, completed=done, total=total))
-    shown = ranked[["variant", "predicted_performance", *[c for c in LIFT_FEATURES if c in ranked]]]
+    shown = ranked[["variant", *chosen.parameters, "predicted_performance", *[c for c in LIFT_FEATURES if c in ranked]]]
     if as_json:
         print_json({"space": space, "sizes": full_sizes, "train": where, "train_rows": len(table),
-                    "left_out_rows_of_this_kernel": int(own.sum()), "variants": shown.to_dict(orient="records")})
+                    "left_out_rows_of_this_kernel": int(own.sum()),
+                    "variants": [whole_counts(row) for row in shown.to_dict(orient="records")]})
         return
     columns = [*chosen.parameters, "predicted_performance"]
     print_table(ranked[columns].head(top).to_dict(orient="records"),

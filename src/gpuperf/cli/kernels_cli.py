@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import math
-import re
 import shlex
 import sys
 from typing import Annotated
 
 import typer
 
-from gpuperf.cli.output import kernel_sizes, print_json, print_table
+from gpuperf.cli.output import kernel_sizes, print_json, print_table, whole_counts
 from gpuperf.errors import GpuperfError
 
 ParamsOption = Annotated[list[str] | None, typer.Option("-p", "--param", help="size parameter, e.g. -p n=4096")]
@@ -78,16 +77,6 @@ def spaces(
             print("no configuration is skipped")
 
 
-# Features that count whole things (work-items, groups, registers, blocks, bytes): integers in JSON.
-WHOLE_FEATURES = re.compile(r"(global|local)_size_\d|threads|work_groups|work_group_size|registers_per_thread|"
-                            r"active_(blocks|warps)_per_sm|local_memory_bytes|kernel_launches")
-
-
-def _whole(name: str, value: float) -> float | int:
-    whole = WHOLE_FEATURES.fullmatch(name) and isinstance(value, float) and value.is_integer()
-    return int(value) if whole else value
-
-
 def features(
     kernel: Annotated[str, typer.Argument(help="catalog name, name\\[param=value,...] or path/file.py:function")],
     param: ParamsOption = None,
@@ -112,7 +101,7 @@ def features(
         from gpuperf.hardware import get_gpu
 
         keys = {"kernel": knl.name, "variant": knl.variant_label} | ({"gpu": get_gpu(gpu).name} if gpu else {})
-        print_json(keys | sizes | {k: _whole(k, v) for k, v in values.items()})
+        print_json(keys | sizes | whole_counts(values))
     else:
         at = ", ".join(f"{k}={v}" for k, v in sizes.items())  # defaults included: say which sizes were used
         print_table([{"feature": k, "value": v} for k, v in values.items()], title=f"features of {knl.key} at {at}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -30,6 +31,21 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value
+
+
+# Features that count whole things (work-items, groups, registers, blocks, bytes): integers in JSON.
+WHOLE_FEATURES = re.compile(r"(global|local)_size_\d|threads|work_groups|work_group_size|registers_per_thread|"
+                            r"active_(blocks|warps)_per_sm|local_memory_bytes|kernel_launches")
+
+
+def whole_counts(features: Mapping[str, Any]) -> dict[str, Any]:
+    """``features`` with the whole counts among them (``WHOLE_FEATURES``) as integers."""
+    def whole(name: str, value: Any) -> Any:
+        if WHOLE_FEATURES.fullmatch(name) and isinstance(value, float) and value.is_integer():
+            return int(value)
+        return value
+
+    return {name: whole(name, value) for name, value in features.items()}
 
 
 def print_json(data: Any) -> None:

@@ -19,6 +19,7 @@ import itertools
 import re
 import sys
 import traceback
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import redirect_stdout
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from typing import Any
 
 import loopy as lp
 
-from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.errors import GpuperfError, GpuperfNote, unknown_name_error
 from gpuperf.kernels.kernel import Kernel, SizesViolateAssumptions, kernel_from_program, variant_label
 from gpuperf.kernels.stencils import (
     STENCILS,
@@ -247,6 +248,10 @@ def sized_variants(
         at = ", ".join(f"{k}={v}" for k, v in sizes.items()) or "its default sizes"
         why = f"all {len(skipped)} skipped; the first: {skipped[0]}" if skipped else "its check rejects every one"
         raise GpuperfError(f"no valid variant of {space.name} at these sizes ({at}): {why}")
+    if skipped:
+        at = ", ".join(f"{k}={v}" for k, v in sizes.items())
+        warnings.warn(GpuperfNote(f"{space.name}: {len(skipped)} of {len(configs)} variants left out at {at}; "
+                                  f"the first: {skipped[0]}"), stacklevel=2)
     return built
 
 
