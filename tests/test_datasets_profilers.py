@@ -111,6 +111,14 @@ def test_ncu_raw_page_with_units_and_thousands_separators():
     assert frame.attrs["units"]["dram__bytes_read.sum"] == "byte"
 
 
+@pytest.mark.parametrize("bad", ["62,27", "6,22,7", "62,2700", ",627"])
+def test_a_comma_that_is_no_thousands_separator_is_refused_not_dropped(tmp_path, bad):
+    """A decimal comma (62,27 us from a German locale) read as 6227 us made times 100x too long."""
+    path = edited(tmp_path, NCU, '"62.27"', f'"{bad}"')
+    with pytest.raises(GpuperfError, match=rf"line 9: gpu__time_duration.sum='{bad}' is not a number"):
+        import_ncu(path)
+
+
 def test_ncu_time_unit_comes_from_the_units_row(tmp_path):
     path = edited(tmp_path, NCU, '"Kbyte","usecond"', '"Kbyte","msecond"')
     np.testing.assert_allclose(import_ncu(path)["time_s"], import_ncu(NCU)["time_s"] * 1e3, rtol=1e-15)

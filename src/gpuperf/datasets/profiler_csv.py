@@ -180,11 +180,19 @@ def checked_row(cells: list[str], header: list[str], where: str, line: int) -> d
     return dict(zip(header, cells))
 
 
+# A number with thousands separators: 1,351.27 or -12,345 (not 62,27 or 2,04,8).
+THOUSANDS = re.compile(r"[-+]?\d{1,3}(,\d{3})+(\.\d*)?([eE][-+]?\d+)?")
+
+
 def parse_number(text: str) -> float | None:
     """A profiler's number (thousands separators allowed; empty or n/a is NaN), None if not a number."""
-    cleaned = text.strip().replace(",", "")
+    cleaned = text.strip()
     if cleaned in ("", "n/a", "N/A", "-"):
         return float("nan")
+    if "," in cleaned:  # only whole groups of three digits: 62,27 (a decimal comma) is no number here
+        if not THOUSANDS.fullmatch(cleaned):
+            return None
+        cleaned = cleaned.replace(",", "")
     try:
         return float(cleaned)
     except ValueError:
