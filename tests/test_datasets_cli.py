@@ -156,3 +156,28 @@ def test_rows_longer_than_the_header_are_read_as_the_header_says_or_refused(tmp_
     late.write_text("a,b\n1,2,\n3,4,5\n")
     with pytest.raises(GpuperfError, match=r"late.csv: line 3: 3 fields, the header names 2"):
         read_csv(late)
+
+
+def test_a_row_cut_short_is_refused_naming_its_line_not_taken_for_a_failed_run(tmp_path):
+    """A file cut while it was written ends in a short row: pandas fills its missing cells as empty
+    and fit left it out as a row "whose status is not ok"."""
+    from gpuperf.datasets.tables import read_csv, read_table_file
+    from gpuperf.errors import GpuperfError
+
+    whole = "kernel,n,status,time_s,note\nk,1,ok,0.5,\nk,2,ok,0.7,fast\n"
+    assert read_csv(_written(tmp_path / "whole.csv", whole))["time_s"].tolist() == [0.5, 0.7]  # an empty last cell
+    for name in ("cut.csv", "cut.csv.gz"):
+        path = _written(tmp_path / name, whole + "k,3,o")
+        with pytest.raises(GpuperfError, match=rf"{name}: line 4: 3 fields, the header has 5 \(a row cut short\?\)"):
+            read_table_file(path)
+
+
+def _written(path, text):
+    import gzip
+
+    if path.suffix == ".gz":
+        with gzip.open(path, "wt") as handle:
+            handle.write(text)
+    else:
+        path.write_text(text)
+    return path

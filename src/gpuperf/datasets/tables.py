@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bz2
 import codecs
+import csv
 import gzip
 import lzma
 import warnings
@@ -70,7 +71,25 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
         # Row i is line i + 2 unless the file holds lines that are no row (blank lines, a quoted
         # value over several lines); then rows are counted as rows.
         frame.attrs[ROW_NUMBERING] = "line" if _line_count(path) == len(frame) + 1 else "row"
+        _refuse_short_rows(path, frame, options.get("encoding", "utf-8"))
     return frame
+
+
+def _refuse_short_rows(path: Path, frame: pd.DataFrame, encoding: str) -> None:
+    """An error naming the first line with fewer fields than the header (a file cut short while it
+    was written): pandas would fill the missing cells as empty and the row would pass for a failed
+    run. Only lines whose last cell came out empty are read again, and only where rows are lines."""
+    if frame.empty or frame.attrs.get(ROW_NUMBERING) != "line":
+        return
+    empty_last = set((np.flatnonzero(frame.iloc[:, -1].isna().to_numpy()) + 2).tolist())
+    if not empty_last:
+        return
+    width = len(frame.columns)
+    with OPENERS.get(path.suffix.lower(), open)(path, "rt", encoding=encoding, errors="replace", newline="") as handle:
+        for line, fields in enumerate(csv.reader(handle), 1):
+            if line in empty_last and len(fields) < width:
+                raise GpuperfError(f"{path}: line {line}: {len(fields)} fields, the header has {width} "
+                                   "(a row cut short?)")
 
 
 def _without_trailing_field(path: Path, options: dict) -> pd.DataFrame:
