@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -275,3 +277,19 @@ def test_an_unknown_name_among_few_lists_them_all():
     assert "did you mean" in many and "known:" not in many
     whole = str(unknown_name_error("gpu", "A10", ["A100", "A40"]))
     assert whole == "unknown gpu 'A10'; did you mean A100, A40?"
+    # an empty name (Kernel Tuner 1.5's device name) is never suggested, and a list cut short says so
+    assert str(unknown_name_error("gpu", "H100", ["", "A40"])) == "unknown gpu 'H100'; known: A40"
+    cut = str(unknown_name_error("kernel", "zzz", [f"k{i:02d}" for i in range(14)]))
+    assert cut.endswith("known: k00, k01, k02, k03, k04, k05, k06, k07, k08, k09, k10, k11, ... (2 more)")
+
+
+def test_gpu_names_a_kernel_tuner_cache_whose_device_name_is_empty(capsys):
+    """Kernel Tuner 1.5 writes an empty device name: --gpu names the GPU, as for a table with no gpu
+    column (it said "unknown gpu 'H100'; did you mean ?")."""
+    from gpuperf.cli import main
+
+    cache = Path(__file__).parent / "data" / "kernel_tuner_1_5_c_backend.json"
+    assert main(["explore", str(cache), "--gpu", "H100", "--json", "--no-progress"]) == 0
+    assert json.loads(capsys.readouterr().out)["evals_to_90"] >= 1
+    assert main(["explore", "schoonhoven_spaces"]) == 2
+    assert "names 7 GPUs (GTX 1080 Ti, GTX Titan X, Tesla K20, ... (4 more))" in capsys.readouterr().err

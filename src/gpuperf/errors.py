@@ -6,7 +6,7 @@ import difflib
 import math
 import numbers
 import operator
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 
 class GpuperfError(ValueError):
@@ -19,15 +19,21 @@ class GpuperfNote(UserWarning):
 
 def unknown_name_error(kind: str, name: str, known: Iterable[str]) -> GpuperfError:
     """An error for an unknown name that suggests the nearest known names."""
-    known = sorted(known)
+    known = sorted({str(k) for k in known if str(k).strip()})  # an empty name is no suggestion
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.4)
     if not close:
         lowered = name.lower()
         close = [k for k in known if lowered in k.lower() or k.lower() in lowered][:3]
-    hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(known[:12])}"
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {listed(known, 12)}"
     if close and len(known) <= 12 and set(close) != set(known):  # a short list whole: the nearest spelling may mislead
         hint += f" (known: {', '.join(known)})"
     return GpuperfError(f"unknown {kind} '{name}'{hint}")
+
+
+def listed(names: Sequence[str], at_most: int) -> str:
+    """The first ``at_most`` of ``names``, comma-separated, and how many more there are."""
+    shown = ", ".join(names[:at_most])
+    return shown + (f", ... ({len(names) - at_most} more)" if len(names) > at_most else "")
 
 
 def whole_number(value: object, name: str) -> int:

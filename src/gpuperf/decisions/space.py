@@ -20,7 +20,7 @@ from gpuperf.datasets.schema import (
     canonical_gpu, format_value, lookup_gpu, row_location, texts_by_value, variant_parameters,
 )
 from gpuperf.decisions.search_metrics import normalised_performance
-from gpuperf.errors import GpuperfError, GpuperfNote, unknown_name_error
+from gpuperf.errors import GpuperfError, GpuperfNote, listed, unknown_name_error
 
 FAILED_STATUSES_OK = {"ok", "OK", "Ok"}
 # Kernel Tuner's names for a configuration that failed, accepted in a time column.
@@ -297,8 +297,7 @@ def _gpu_name(frame: pd.DataFrame, where: str) -> str | None:
     names = frame[GPU_COLUMN].dropna().astype(str).str.strip()
     names = names[names != ""].unique()  # Kernel Tuner 1.5 writes an empty device name
     if len({canonical_gpu(name) for name in names}) > 1:
-        shown = ", ".join(names[:3])
-        raise GpuperfError(f"{where}: column {GPU_COLUMN} names {len(names)} GPUs ({shown}); one table "
+        raise GpuperfError(f"{where}: column {GPU_COLUMN} names {len(names)} GPUs ({listed(list(names), 3)}); one table "
                            "per GPU (explore and ask pick one with --gpu)")
     return names[0] if len(names) else None
 
@@ -397,9 +396,11 @@ def read_space(path: str | Path, params: Sequence[str] | None = None, target: st
 
 
 def gpu_named(frame: pd.DataFrame, gpu: str | None) -> tuple[pd.DataFrame, str | None]:
-    """``--gpu`` on a table without a ``gpu`` column names the table's GPU (its descriptor then weighs
-    other GPUs' data): the table with that column, and no GPU left to pick rows by."""
-    if gpu is not None and GPU_COLUMN not in frame.columns:
+    """``--gpu`` on a table that names no GPU (no ``gpu`` column, or an empty one, as Kernel Tuner 1.5
+    writes) names the table's GPU (its descriptor then weighs other GPUs' data): the table with that
+    column, and no GPU left to pick rows by."""
+    unnamed = GPU_COLUMN not in frame.columns or frame[GPU_COLUMN].fillna("").astype(str).str.strip().eq("").all()
+    if gpu is not None and unnamed:
         return frame.assign(**{GPU_COLUMN: gpu}), None
     return frame, gpu
 
