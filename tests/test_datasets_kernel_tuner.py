@@ -335,3 +335,39 @@ def test_commands_given_a_cache_where_it_cannot_serve_say_what_does(capsys):
     err = capsys.readouterr().err
     assert "which a JSON file such as a Kernel Tuner cache lacks; a cache trains explore and ask (--train)" in err
     assert "import kernel-tuner" not in err
+
+
+def test_a_cache_with_a_byte_order_mark_is_read(tmp_path):
+    """Windows editors save UTF-8 with a byte-order mark; the CSV readers took it, the cache reader did not."""
+    marked = tmp_path / "marked.json"
+    marked.write_text(FIXTURE.read_text(), encoding="utf-8-sig")
+    pd.testing.assert_frame_equal(read_kernel_tuner_cache(marked).drop(columns="source"),
+                                  read_kernel_tuner_cache(FIXTURE).drop(columns="source"))
+
+
+def test_an_entry_given_twice_with_other_values_is_refused_not_overwritten(tmp_path):
+    text = FIXTURE.read_text()
+    data = json.loads(text)
+    key = next(k for k, v in data["cache"].items() if isinstance(v.get("time"), float))
+    entry = json.dumps(data["cache"][key])
+    again = json.dumps({**data["cache"][key], "time": 0.05})
+    twice = tmp_path / "twice.json"
+    twice.write_text(text.replace(f'"cache": {{', f'"cache": {{\n"{key}": {again},', 1))
+    assert f'"{key}": {again}' in twice.read_text()
+    with pytest.raises(GpuperfError, match=rf"twice.json: '{key}' is given twice with different values \(time "):
+        read_kernel_tuner_cache(twice)
+    same = tmp_path / "same.json"  # the same entry repeated loses nothing
+    same.write_text(text.replace('"cache": {', f'"cache": {{\n"{key}": {entry},', 1))
+    assert len(read_kernel_tuner_cache(same)) == 8
+
+
+def test_a_null_device_name_is_no_name_and_a_null_kernel_name_is_refused(tmp_path):
+    data = json.loads(FIXTURE.read_text())
+    unnamed = tmp_path / "unnamed.json"
+    unnamed.write_text(json.dumps({**data, "device_name": None}))
+    frame = read_kernel_tuner_cache(unnamed)
+    assert set(frame["device"]) == {""} and set(frame["gpu"]) == {""}  # as Kernel Tuner 1.5's empty name
+    nameless = tmp_path / "nameless.json"
+    nameless.write_text(json.dumps({**data, "kernel_name": None}))
+    with pytest.raises(GpuperfError, match="nameless.json: kernel_name is None, not a kernel's name"):
+        read_kernel_tuner_cache(nameless)

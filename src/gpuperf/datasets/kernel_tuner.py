@@ -78,10 +78,15 @@ def read_kernel_tuner_cache(path: str | Path) -> pd.DataFrame:
     _check_objective(data, where)
     records = [_record(key, entry, keys, where) for key, entry in data["cache"].items()]
     frame = pd.DataFrame.from_records(records, columns=_columns(records, keys))
-    frame.insert(0, "kernel", str(data["kernel_name"]))
+    if not isinstance(data["kernel_name"], str) or not data["kernel_name"].strip():
+        raise GpuperfError(f"{where}: kernel_name is {data['kernel_name']!r}, not a kernel's name")
+    device_name = "" if data["device_name"] is None else data["device_name"]  # null: no name, as ""
+    if not isinstance(device_name, str):
+        raise GpuperfError(f"{where}: device_name is {device_name!r}, not a device's name")
+    frame.insert(0, "kernel", data["kernel_name"])
     frame.insert(1, "variant", variant_labels(frame, keys) if len(frame) else pd.Series(dtype=object))
-    frame.insert(2, "gpu", canonical_gpu(data["device_name"]))
-    frame.insert(3, "device", str(data["device_name"]))
+    frame.insert(2, "gpu", canonical_gpu(device_name))
+    frame.insert(3, "device", device_name)
     frame.insert(4, "source", where)
     if "problem_size" in data:
         frame["problem_size"] = json.dumps(data["problem_size"])
@@ -100,20 +105,32 @@ def _parse(path: Path) -> dict:
         raise missing_file(path, f"{path}: no such file")
     try:
         raw = gzip.decompress(path.read_bytes()) if path.suffix.lower() == ".gz" else path.read_bytes()
-        text = raw.decode("utf-8").strip()
+        text = raw.decode("utf-8-sig").strip()  # a byte-order mark, as Windows editors write, is no part of it
     except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:
         raise GpuperfError(f"{path}: not a Kernel Tuner cache (not UTF-8 JSON text: {exc})") from None
     if not text:
         raise GpuperfError(f"{path}: empty file")
     if text[0] not in "{[":
         raise GpuperfError(f"{path}: not a Kernel Tuner cache (not JSON: it starts with {text[:20]!r})")
+    def once_each(pairs: list[tuple[str, Any]]) -> dict:
+        """A JSON object whose keys are given once (json keeps the last of a repeated key silently)."""
+        found: dict = {}
+        for key, value in pairs:
+            if key in found and found[key] != value:
+                shown = (f" (time {found[key].get('time')!r}, then {value.get('time')!r})"
+                         if isinstance(value, dict) and isinstance(found[key], dict) else "")
+                raise GpuperfError(f"{path}: '{key}' is given twice with different values{shown}; which one "
+                                   "to keep is not said, so the cache is not read")
+            found[key] = value
+        return found
+
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=once_each)
     except json.JSONDecodeError:
         # Kernel Tuner's own repair of an open cache: drop a trailing comma, add the closing brackets.
         repaired = (text[:-1] if text.endswith(",") else text) + "}\n}"
         try:
-            data = json.loads(repaired)
+            data = json.loads(repaired, object_pairs_hook=once_each)
         except json.JSONDecodeError as exc:
             position = min(exc.pos, len(text))
             line = text.count("\n", 0, position) + 1
