@@ -725,7 +725,7 @@ def test_a_users_space_resumes_however_its_file_is_spelt(tmp_path, capsys, monke
     ("abc", False, "trials.csv: line 3: time_s='abc' is not a positive number"),
     ("-1", False, "trials.csv: line 3: time_s=-1.0 is not a positive number"),
     ("inf", False, "trials.csv: line 3: time_s=inf is not a positive number"),
-    (None, True, "trials.csv: line 4: parameter local_x is empty (a row cut short?)"),
+    (None, True, "trials.csv: line 4: 6 fields, the header has 14 (a row cut short?)"),  # read_csv's check
 ])
 def test_resuming_names_the_line_of_a_bad_trial(tmp_path, monkeypatch, time, cut, message):
     """Before: a traceback for text, an internal configuration number for -1 and inf, and a row cut
@@ -762,3 +762,22 @@ def test_tune_names_the_sizes_it_took_from_the_defaults(tmp_path, monkeypatch, c
     captured = capsys.readouterr()
     assert "note: jacobi2d_5pt: sizes not given take its defaults: m=4096" in captured.err
     assert json.loads(captured.out)["sizes"] == {"n": 128, "m": 4096}
+
+
+def test_resuming_after_the_spaces_parameters_changed_says_which(tmp_path):
+    """A user's space edited between the runs: a parameter added raised KeyError, one removed was
+    read as a size."""
+    from gpuperf.decisions.tune import earlier_trials
+
+    row = {"kernel": "jacobi2d_5pt", "device": "opencl:0", "variant": "local_x=16,local_y=4,outputs_y=1,prefetch=0,"
+           "unroll=1", "n": 128, "m": 128, "local_x": 16, "local_y": 4, "outputs_y": 1, "prefetch": 0, "unroll": 1,
+           "time_s": 1e-4, "status": "ok"}
+    assert len(earlier_trials(pd.DataFrame([row]), "trials.csv").trials) == 1
+    removed = {**row, "variant": row["variant"] + ",bz=2", "bz": 2}
+    with pytest.raises(GpuperfError, match=r"trials.csv: the space jacobi2d_5pt has other parameters than the run to "
+                                           r"resume tuned \(no longer: bz\)"):
+        earlier_trials(pd.DataFrame([removed]), "trials.csv")
+    added = {key: value for key, value in row.items() if key != "unroll"}
+    added["variant"] = "local_x=16,local_y=4,outputs_y=1,prefetch=0"
+    with pytest.raises(GpuperfError, match=r"\(new: unroll\)"):
+        earlier_trials(pd.DataFrame([added]), "trials.csv")

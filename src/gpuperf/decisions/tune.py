@@ -313,6 +313,7 @@ def earlier_trials(table: pd.DataFrame, where: str) -> TuneResult:
             raise GpuperfError(f"{where}: {len(values)} values of {column}; a tuning run's table has one")
     space = str(table["kernel"].iloc[0])
     params = list(_space_parameters(space, where))
+    _same_parameters(table, params, space, where)
     sizes = [c for c in table.columns if c not in {*required, *params, "gpu", "variant", "detail"}]
     result = TuneResult(space, {c: int(table[c].iloc[0]) for c in sizes}, str(table["device"].iloc[0]), where,
                         gpu=str(table["gpu"].iloc[0]) if "gpu" in table.columns else None)
@@ -332,6 +333,20 @@ def earlier_trials(table: pd.DataFrame, where: str) -> TuneResult:
         result.trials.append(Trial({p: _plain(row[p]) for p in params}, time,
                                    str(row["status"]), "" if pd.isna(detail) else str(detail)))
     return result
+
+
+def _same_parameters(table: pd.DataFrame, params: Sequence[str], space: str, where: str) -> None:
+    """An error when the space's parameters are not those the run tuned (its ``variant`` labels name
+    them): the space was edited since."""
+    if "variant" not in table.columns or table.empty:
+        return
+    tuned = [part.partition("=")[0].strip() for part in str(table["variant"].iloc[0]).split(",") if "=" in part]
+    added, removed = [p for p in params if p not in tuned], [p for p in tuned if p not in params]
+    if added or removed:
+        change = "; ".join(part for part in (f"new: {', '.join(added)}" if added else "",
+                                             f"no longer: {', '.join(removed)}" if removed else "") if part)
+        raise GpuperfError(f"{where}: the space {space} has other parameters than the run to resume tuned ({change}); "
+                           "resume with the space as it was, or start a new run")
 
 
 def _space_parameters(space: str, where: str) -> Sequence[str]:
