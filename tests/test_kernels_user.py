@@ -200,6 +200,9 @@ def test_a_users_variant_space_is_named_like_a_catalog_one(space_file: Path) -> 
     assert measure(variant, {"n": 1024, "m": 256}, settings=FAST).verified
     with pytest.raises(GpuperfError, match=r"not_a_space\(\) returned Kernel; expected a gpuperf VariantSpace"):
         get_space(f"{space_file}:not_a_space")
+    # the space's name alone is its default variant, as a catalog space's name is
+    default = get_kernel(f"{space_file}:scale_space")
+    assert default.key == get_kernel(f"{space_file}:scale_space[]").key and default.variant == space.defaults
 
 
 def test_rank_and_tune_take_a_users_space(space_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

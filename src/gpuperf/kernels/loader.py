@@ -19,7 +19,8 @@ from gpuperf.kernels.space import VariantSpace
 
 
 def load_user_kernel(spec: str) -> Kernel:
-    """Call ``function`` from ``file.py``; it returns a gpuperf Kernel or a loopy TranslationUnit.
+    """Call ``function`` from ``file.py``; it returns a gpuperf Kernel or a loopy TranslationUnit (or a
+    VariantSpace, which stands for its default variant).
 
     A bare TranslationUnit becomes a Kernel named after the function, with no NumPy reference, whose
     size parameters are the program's value arguments except floating-point ones that no loop
@@ -28,6 +29,10 @@ def load_user_kernel(spec: str) -> Kernel:
     result, path, function = call_user_function(spec)
     if isinstance(result, Kernel):
         return result
+    if isinstance(result, VariantSpace):  # a space stands for its default variant, as a catalog space's name does
+        from gpuperf.kernels.space import variant_from_spec
+
+        return variant_from_spec(f"{spec}[]")
     if isinstance(result, lp.TranslationUnit):
         try:
             return kernel_from_program(result, function, f"user kernel from {path}")
