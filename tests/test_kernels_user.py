@@ -576,3 +576,13 @@ def test_files_in_two_folders_each_import_their_own_helper_of_one_name(tmp_path)
     widths = [extract_features(get_kernel(f"{tmp_path / folder / 'user.py'}:kernel"), {"n": 256})["local_size_0"]
               for folder in ("a", "b", "a")]
     assert widths == [32, 64, 32]
+
+
+@pytest.mark.parametrize("spec", ["k.cl", "kernels/k.cu:saxpy", "k.CUH", "src/k.cpp:f"])
+def test_an_opencl_or_cuda_source_is_told_how_gpuperf_reads_kernels(spec: str) -> None:
+    from gpuperf.cli import main
+    from gpuperf.kernels.catalog import get_kernel
+
+    with pytest.raises(GpuperfError, match=r"gpuperf reads kernels from Python files, as path/to/file.py:function"):
+        get_kernel(spec)
+    assert main(["features", spec, "-p", "n=1024"]) == 2
