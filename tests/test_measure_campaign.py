@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import json
 import os
 import signal
@@ -273,6 +275,10 @@ def test_space_variants_skip_sizes_outside_their_assumptions() -> None:
         _resolved_sizes(copy, {"sizes": [{"q": 1}]}, "f.toml: spaces[0]", skipped)
     with pytest.raises(GpuperfError, match=r"f.toml: kernels\[0\].sizes\[0\]: .*violate its assumptions"):
         _resolved_sizes(copy, table, "f.toml: kernels[0]")
+    # a size no variant could take is the file's error in spaces too, as in kernels (it was left out)
+    for where in ("f.toml: spaces[0]", "f.toml: kernels[0]"):
+        with pytest.raises(GpuperfError, match=rf"{re.escape(where)}.sizes\[0\]: size parameter n=0 must be a positive"):
+            _resolved_sizes(copy, {"sizes": [{"n": 0}]}, where, [] if "spaces" in where else None)
 
 
 def test_two_kernels_of_one_name_from_different_files_are_refused(tmp_path: Path) -> None:

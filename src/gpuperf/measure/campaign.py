@@ -60,7 +60,7 @@ from typing import Any
 import islpy as isl
 
 from gpuperf.errors import GpuperfError, GpuperfNote, missing_file
-from gpuperf.kernels.kernel import Kernel
+from gpuperf.kernels.kernel import Kernel, SizesViolateAssumptions
 from gpuperf.measure.devices import (
     Compiled, Device, MeasureFailure, RunFailed, describe_exception, device_lost, open_device,
 )
@@ -247,7 +247,9 @@ def _resolved_sizes(kernel: Kernel, table: Mapping[str, Any], where: str, skippe
             if taken and defaulted is not None:
                 defaulted.append(f"{at}: {', '.join(taken)} (not given) from {kernel.name}'s defaults")
         except GpuperfError as exc:
-            if skipped is not None and breaks_assumptions(kernel, sizes):
+            # only a size the kernel's assumptions exclude (a variant's tile that does not divide it) is left
+            # out; one no kernel could take (n=0, a fraction) is the campaign file's error
+            if skipped is not None and isinstance(exc, SizesViolateAssumptions) and breaks_assumptions(kernel, sizes):
                 skipped.append(f"{kernel.key} at {_sizes_label(sizes)}: outside its assumptions")
                 continue
             raise GpuperfError(f"{at}: {exc}") from None
