@@ -104,6 +104,15 @@ def test_sizes_on_the_command_line_are_whole_numbers_given_once(capsys, value, m
     assert message in capsys.readouterr().err
 
 
+def test_sizes_outside_the_assumptions_say_which_were_the_kernels_defaults(capsys):
+    assert main(["features", "stencil2d", "-p", "n=1001"]) == 2
+    err = capsys.readouterr().err
+    assert "sizes n=1001, m=4096 violate its assumptions" in err
+    assert err.strip().endswith("(m=4096: the kernel's default, as no -p gave it)")
+    assert main(["features", "stencil2d", "-p", "n=1001", "-p", "m=1024"]) == 2
+    assert "default" not in capsys.readouterr().err
+
+
 def test_resources_refuse_an_amd_gpus_occupancy_from_nvidia_registers(capsys):
     from gpuperf.cli import main
 

@@ -90,8 +90,18 @@ def checked_seed(seed: int) -> int:
 def kernel_sizes(kernel: Any, pairs: Sequence[str] | None) -> dict[str, int]:
     """The sizes ``-p`` gives ``kernel`` (a gpuperf Kernel), checked, its defaults filling the
     gaps; a note on stderr names the sizes taken from the defaults."""
+    from gpuperf.errors import GpuperfError
+    from gpuperf.kernels.kernel import SizesViolateAssumptions
+
     given = parse_params(pairs)
-    sizes = kernel.resolve_sizes(given)
+    try:
+        sizes = kernel.resolve_sizes(given)
+    except SizesViolateAssumptions as error:  # a size the user never typed is the kernel's default: say so
+        defaulted = [f"{name}={value}" for name, value in kernel.default_sizes.items()
+                     if name not in given and name in kernel.params]
+        if not defaulted:
+            raise
+        raise GpuperfError(f"{error} ({', '.join(defaulted)}: the kernel's default, as no -p gave it)") from None
     _note_defaults(kernel.key, given, sizes)
     return sizes
 
