@@ -119,6 +119,17 @@ def test_a_comma_that_is_no_thousands_separator_is_refused_not_dropped(tmp_path,
         import_ncu(path)
 
 
+def test_bytes_that_are_not_utf8_are_replaced_with_a_note_naming_their_line(tmp_path):
+    from gpuperf.errors import GpuperfNote
+
+    path = tmp_path / "latin1.csv"
+    path.write_bytes(TRACE.read_bytes().replace(b"matMul", b"m\xe4tMul", 1))
+    line = TRACE.read_bytes().split(b"matMul", 1)[0].count(b"\n") + 1
+    with pytest.warns(GpuperfNote, match=rf"latin1.csv: line {line}: bytes that are not UTF-8 text, read as"):
+        frame = import_nvprof(path)
+    assert "m\ufffdtMul_sharedmem" in set(frame["kernel"])
+
+
 def test_ncu_time_unit_comes_from_the_units_row(tmp_path):
     path = edited(tmp_path, NCU, '"Kbyte","usecond"', '"Kbyte","msecond"')
     np.testing.assert_allclose(import_ncu(path)["time_s"], import_ncu(NCU)["time_s"] * 1e3, rtol=1e-15)

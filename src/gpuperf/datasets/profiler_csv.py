@@ -7,13 +7,14 @@ import io
 import lzma
 import math
 import re
+import warnings
 from pathlib import Path
 
 import pandas as pd
 
 from gpuperf.datasets.schema import canonical_gpu, check_dataset, order_columns, shift_decimal
 from gpuperf.datasets.tables import OPENERS, UTF16_MARKS
-from gpuperf.errors import GpuperfError, missing_file
+from gpuperf.errors import GpuperfError, GpuperfNote, missing_file
 
 
 def kernel_short_name(name: str) -> str:
@@ -96,12 +97,19 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", str(text).lower())
 
 
-def decoded(data: bytes) -> str:
+def decoded(data: bytes, where: str = "file") -> str:
     """A file's text: UTF-16 where it starts with a UTF-16 byte-order mark (Windows PowerShell's
-    ``>``), else UTF-8 without its byte-order mark (Excel's "CSV UTF-8"), undecodable bytes replaced."""
-    if data.startswith(UTF16_MARKS):
-        return data.decode("utf-16", errors="replace")
-    return data.decode("utf-8-sig", errors="replace")
+    ``>``), else UTF-8 without its byte-order mark (Excel's "CSV UTF-8"); undecodable bytes (an
+    application's own output may hold any) are replaced, with a note naming the first one's line."""
+    encoding = "utf-16" if data.startswith(UTF16_MARKS) else "utf-8-sig"
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1 if encoding != "utf-16" else None
+        at = f"line {line}: " if line else ""
+        warnings.warn(GpuperfNote(f"{where}: {at}bytes that are not {encoding.removesuffix('-sig').upper()} text, read as "
+                                  "\ufffd; re-export the profile as UTF-8 if a name holds them"), stacklevel=2)
+        return data.decode(encoding, errors="replace")
 
 
 def read_lines(path: Path) -> list[str]:
@@ -117,7 +125,7 @@ def read_lines(path: Path) -> list[str]:
                 data = handle.read()
         except (OSError, EOFError, lzma.LZMAError) as error:
             raise GpuperfError(f"{path}: cannot be read as a {path.suffix} file ({error})") from None
-    text = decoded(data)
+    text = decoded(data, str(path))
     if not text.strip():
         raise GpuperfError(f"{path}: empty file")
     lines = text.splitlines()
