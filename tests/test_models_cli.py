@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pandas as pd
@@ -724,6 +725,9 @@ def test_a_folder_or_a_tab_separated_file_is_named_as_such(tmp_path, capsys):
     (tmp_path / "folder").mkdir()
     assert main(["fit", str(tmp_path / "folder"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
     assert "folder: a folder, not a file" in capsys.readouterr().err
+    os.mkfifo(tmp_path / "pipe.csv")  # as <(command) gives: it was "no such file"
+    assert main(["fit", str(tmp_path / "pipe.csv"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
+    assert "pipe.csv: not a regular file (a pipe or a device?); save it to a file first" in capsys.readouterr().err
     (tmp_path / "tabs.csv").write_text("kernel\tgpu\ttime_s\nk\tK40\t1\n")
     assert main(["fit", str(tmp_path / "tabs.csv"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
     assert "the file is separated by tabs" in capsys.readouterr().err

@@ -49,9 +49,11 @@ def whole_number(value: object, name: str) -> int:
 
 
 def missing_file(path: object, message: str) -> GpuperfError:
-    """The error for a file that is not there: ``message``, or that ``path`` is a folder."""
+    """The error for a file that is not there: ``message``, or that ``path`` is a folder or no regular file."""
     from pathlib import Path
 
     if Path(str(path)).is_dir():
         return GpuperfError(f"{path}: a folder, not a file")
+    if Path(str(path)).exists():  # a pipe (<(command)), /dev/null, a socket: read more than once here
+        return GpuperfError(f"{path}: not a regular file (a pipe or a device?); save it to a file first")
     return GpuperfError(message)

@@ -137,6 +137,8 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
     from the suffix: ``.gz``, ``.xz``, ...) with at least one row."""
     path = Path(path)
     name = path.name.lower()
+    if path.exists() and not path.is_file():  # a folder, or a pipe no one may be writing to: never opened
+        raise missing_file(path, f"{path}: no such file")
     if name.endswith((".json", ".json.gz")):
         raise GpuperfError(f"{path}: a JSON file, not a table; a Kernel Tuner cache becomes one with "
                            "gpuperf import kernel-tuner")
