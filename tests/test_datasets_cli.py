@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+
 import json
 from pathlib import Path
 
@@ -170,6 +172,20 @@ def test_a_row_cut_short_is_refused_naming_its_line_not_taken_for_a_failed_run(t
         path = _written(tmp_path / name, whole + "k,3,o")
         with pytest.raises(GpuperfError, match=rf"{name}: line 4: 3 fields, the header has 5 \(a row cut short\?\)"):
             read_table_file(path)
+
+
+def test_bytes_that_are_not_utf8_in_a_table_are_named_by_line(tmp_path):
+    """pandas reported a position inside its own read buffer, not the file's line."""
+    from gpuperf.datasets.tables import read_csv
+    from gpuperf.errors import GpuperfError
+
+    rows = "".join(f"k,{i},0.5\n" for i in range(3000))
+    for name in ("latin1.csv", "latin1.csv.gz"):
+        text = ("kernel,n,time_s\n" + rows + "k\xe4,1,0.7\n").encode("latin-1")
+        path = tmp_path / name
+        path.write_bytes(gzip.compress(text) if name.endswith(".gz") else text)
+        with pytest.raises(GpuperfError, match=rf"{name}: line 3002: bytes that are not UTF-8 text"):
+            read_csv(path)
 
 
 def _written(path, text):

@@ -53,7 +53,12 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
             path, nrows=1, header=None, dtype=str, **options)
     except pd.errors.EmptyDataError:
         raise GpuperfError(f"{path}: empty file") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, EOFError, OSError, zlib.error) as exc:
+    except UnicodeDecodeError as exc:
+        line = _undecodable_line(path, options.get("encoding", "utf-8"))
+        at = f"line {line}: " if line else ""
+        raise GpuperfError(f"{path}: {at}bytes that are not {exc.encoding.upper()} text; save the table as "
+                           "UTF-8") from None
+    except (pd.errors.ParserError, EOFError, OSError, zlib.error) as exc:
         raise GpuperfError(f"{path}: not a readable CSV table ({str(exc).splitlines()[0]})") from None
     if "index_col" not in options and not frame.index.equals(pd.RangeIndex(len(frame))):
         frame = _without_trailing_field(path, options)
@@ -90,6 +95,19 @@ def _refuse_short_rows(path: Path, frame: pd.DataFrame, encoding: str) -> None:
             if line in empty_last and len(fields) < width:
                 raise GpuperfError(f"{path}: line {line}: {len(fields)} fields, the header has {width} "
                                    "(a row cut short?)")
+
+
+def _undecodable_line(path: Path, encoding: str) -> int | None:
+    """The line of a plain or compressed text file holding its first byte ``encoding`` cannot decode."""
+    try:
+        with OPENERS.get(path.suffix.lower(), open)(path, "rb") as handle:
+            data = handle.read()
+        data.decode(encoding)
+    except UnicodeDecodeError as error:
+        return data.count(b"\n", 0, error.start) + 1
+    except (OSError, EOFError, LookupError, zlib.error, lzma.LZMAError):
+        return None
+    return None
 
 
 def _without_trailing_field(path: Path, options: dict) -> pd.DataFrame:
