@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 import numpy as np
@@ -128,6 +130,18 @@ def test_bytes_that_are_not_utf8_are_replaced_with_a_note_naming_their_line(tmp_
     with pytest.warns(GpuperfNote, match=rf"latin1.csv: line {line}: bytes that are not UTF-8 text, read as"):
         frame = import_nvprof(path)
     assert "m\ufffdtMul_sharedmem" in set(frame["kernel"])
+
+
+@pytest.mark.parametrize(("reader", "source", "message"), [
+    ("nvprof", "ncu_raw.csv", "an Nsight Compute (ncu --csv) file, not nvprof's: gpuperf import ncu reads it"),
+    ("nvprof", "ncu_details.csv", "an Nsight Compute (ncu --csv) file, not nvprof's: gpuperf import ncu reads it"),
+    ("ncu", "nvprof_gpu_trace.csv", "an nvprof file, not Nsight Compute's: gpuperf import nvprof reads it"),
+    ("ncu", "nvprof_metrics.csv", "an nvprof file, not Nsight Compute's: gpuperf import nvprof reads it"),
+])
+def test_the_other_profilers_file_names_the_importer_that_reads_it(reader, source, message):
+    """Before: 'not a readable CSV table (Error tokenizing data ...)' and the like."""
+    with pytest.raises(GpuperfError, match=re.escape(message)):
+        import_file(reader, DATA / source)
 
 
 def test_ncu_time_unit_comes_from_the_units_row(tmp_path):

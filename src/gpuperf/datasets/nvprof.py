@@ -70,6 +70,8 @@ def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str 
     path = Path(path)
     where = str(path)
     lines = read_lines(path)
+    if any(line.startswith(("==PROF==", '"ID","Process ID"')) for line in lines[:50]):
+        raise GpuperfError(f"{where}: an Nsight Compute (ncu --csv) file, not nvprof's: gpuperf import ncu reads it")
     kind = _nvprof_kind(lines)
     if kind == "trace":
         frame = _nvprof_trace(lines, where)
