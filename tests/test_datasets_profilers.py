@@ -144,6 +144,17 @@ def test_the_other_profilers_file_names_the_importer_that_reads_it(reader, sourc
         import_file(reader, DATA / source)
 
 
+def test_an_nvprof_warning_in_the_file_is_passed_on(tmp_path):
+    from gpuperf.errors import GpuperfNote
+
+    path = tmp_path / "warned.csv"
+    warning = "==27954== Warning: 3 records have invalid timestamps due to insufficient device buffer space."
+    path.write_text(TRACE.read_text() + warning + "\n")
+    line = len(TRACE.read_text().splitlines()) + 1
+    with pytest.warns(GpuperfNote, match=rf"warned.csv: line {line}: nvprof warned: 3 records have invalid timestamps"):
+        assert len(import_nvprof(path)) == len(import_nvprof(TRACE))
+
+
 def test_ncu_time_unit_comes_from_the_units_row(tmp_path):
     path = edited(tmp_path, NCU, '"Kbyte","usecond"', '"Kbyte","msecond"')
     np.testing.assert_allclose(import_ncu(path)["time_s"], import_ncu(NCU)["time_s"] * 1e3, rtol=1e-15)

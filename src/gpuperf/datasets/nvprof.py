@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +45,7 @@ from gpuperf.datasets.profiler_csv import (
 )
 from gpuperf.datasets.schema import OK, STATUS, TARGET, canonical_gpu, seconds_exponent, shift_decimal
 from gpuperf.datasets.tables import TableFormat, read_csv, require_columns
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 
 UNTIMED = "untimed"
 MEMORY_BYTES = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}  # nvprof's memory sizes are binary
@@ -72,6 +73,10 @@ def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str 
     lines = read_lines(path)
     if any(line.startswith(("==PROF==", '"ID","Process ID"')) for line in lines[:50]):
         raise GpuperfError(f"{where}: an Nsight Compute (ncu --csv) file, not nvprof's: gpuperf import ncu reads it")
+    for number, line in enumerate(lines, start=1):  # e.g. records lost to a full buffer: the profile may be short
+        said = re.match(r"==\d+== Warning: (.*)", line)
+        if said:
+            warnings.warn(GpuperfNote(f"{where}: line {number}: nvprof warned: {said[1].strip()}"), stacklevel=2)
     kind = _nvprof_kind(lines)
     if kind == "trace":
         frame = _nvprof_trace(lines, where)
