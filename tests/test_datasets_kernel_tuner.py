@@ -330,7 +330,11 @@ def test_commands_given_a_cache_where_it_cannot_serve_say_what_does(capsys):
     from gpuperf.cli import main
 
     assert main(["explore", str(FIXTURE), "--target", "time"]) == 2
-    assert "(a Kernel Tuner cache's time, in ms, is read as time_s, in seconds)" in capsys.readouterr().err
+    assert "(a Kernel Tuner cache's time, in ms, is read as time_s, in seconds: --target time_s)" in (
+        capsys.readouterr().err)
+    assert main(["explore", str(FIXTURE), "--target", "compile_time"]) == 2  # every entry has one
+    assert "compile_time, in ms, is read as compile_time_s, in seconds: --target compile_time_s" in (
+        capsys.readouterr().err)
     assert main(["rank", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", "--train", str(FIXTURE)]) == 2
     err = capsys.readouterr().err
     assert "which a JSON file such as a Kernel Tuner cache lacks; a cache trains explore and ask (--train)" in err

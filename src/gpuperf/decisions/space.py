@@ -151,8 +151,9 @@ def space_from_frame(
     if missing:
         raise GpuperfError(f"{where}: missing parameter column(s) {', '.join(missing)}")
     if target not in frame.columns:
-        read_as = " (a Kernel Tuner cache's time, in ms, is read as time_s, in seconds)" if target == "time" and \
-            "time_s" in frame.columns else ""
+        seconds = "time_s" if target == "time" else f"{target}_s"  # a cache's ms fields are read as seconds
+        read_as = (f" (a Kernel Tuner cache's {target}, in ms, is read as {seconds}, in seconds: --target {seconds})"
+                   if seconds in frame.columns else "")
         raise GpuperfError(f"{where}: missing time column '{target}'{read_as}")
     if looks_like_rate(target):
         raise GpuperfError(f"{where}: --target {target} looks like a rate (higher is better), but explore "
