@@ -228,6 +228,10 @@ def test_predict_table_matches_the_model_fitted_in_memory(tables, capsys, tmp_pa
     ok = original["status"].eq("ok").to_numpy()
     expected = in_memory.predict(prepared.frame[prepared.features])
     np.testing.assert_allclose(written.loc[ok, "predicted_time_s"], expected, rtol=1e-12)
+    text = tmp_path / "pred.txt"  # written as CSV under another name before; import refuses it too
+    assert main(["predict-table", "--model", str(out), str(tables["parquet"]), "--out", str(text)]) == 2
+    assert "the table is written as CSV or Parquet; name it .csv, .csv.gz or .parquet" in capsys.readouterr().err
+    assert not text.exists()
     info = model_info(out)
     assert info["feature_names"] == prepared.features
     assert info["metadata"]["model"] == model and info["metadata"]["rows"] == 90

@@ -562,6 +562,7 @@ def predict_table_command(
     from gpuperf.hardware.specs import get_gpu
     from gpuperf.models.persistence import load_model, model_info
 
+    _table_output(out)
     new_output_file(out)
     info = model_info(model)
     names = info.get("feature_names")
@@ -626,6 +627,7 @@ def predict_gpu_command(
     from gpuperf.models.cross_gpu import PREDICTED as PREDICTED_COLUMN
     from gpuperf.models.cross_gpu import times_on_gpu
 
+    _table_output(out)
     new_output_file(out)
     frame, where = read_table(data)
     columns = [c.strip() for c in key.split(",") if c.strip()]
@@ -662,6 +664,14 @@ def disagreeing_note(disagreeing: pd.DataFrame, where: str) -> str | None:
     return (f"note: {where}: {len(disagreeing)} launch(es) timed more than once on one GPU at times over "
             f"{DISAGREEING:g}x apart, each counted by its median; the first: {launch} on {first['gpu']}, "
             f"{int(first['times'])} times from {first['fastest_s']:.3g} s to {first['slowest_s']:.3g} s")
+
+
+def _table_output(out: Path) -> None:
+    """An error, before anything runs, for an ``--out`` named as no table gpuperf writes."""
+    from gpuperf.datasets.tables import PARQUET_SUFFIXES
+
+    if not out.name.lower().endswith((".csv", ".csv.gz", *PARQUET_SUFFIXES)):
+        raise GpuperfError(f"--out {out}: the table is written as CSV or Parquet; name it .csv, .csv.gz or .parquet")
 
 
 def _write_table(frame: pd.DataFrame, out: Path) -> None:
