@@ -365,6 +365,17 @@ def test_a_row_whose_status_is_ok_but_whose_time_is_empty_is_named_as_such(tmp_p
             "time; one that failed, a status other than ok)") in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("word", ["nan", "NA", "NaN"])
+def test_a_time_written_as_nan_is_no_configuration_to_measure_again(tmp_path, capsys, word):
+    """Only an empty time cell is "not measured yet": ask named the row with nan to measure next, and
+    explore called its time empty."""
+    path = tmp_path / "space.csv"
+    path.write_text(f"x,time_ms\n1,1.5\n2,{word}\n3,\n")
+    for command in (["ask", str(path), "--params", "x"], ["explore", str(path), "--params", "x"]):
+        assert main(command) == 2
+        assert f"space.csv: line 3: time_ms='{word}' is not a positive number" in capsys.readouterr().err
+
+
 def test_ask_after_failures_only_says_none_ran_and_a_short_batch_is_noted(tmp_path, capsys):
     path = tmp_path / "fails.csv"
     path.write_text("bx,tile,time_ms\n32,1,InvalidConfig\n64,1,RuntimeFailedConfig\n128,1,\n")

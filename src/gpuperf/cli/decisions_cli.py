@@ -185,7 +185,14 @@ def ask_command(
     checked_seed(seed)
     from gpuperf.datasets.schema import variant_parameters
     from gpuperf.decisions.ask import next_configuration, partly_measured
-    from gpuperf.decisions.space import gpu_named, is_kernel_tuner_cache, read_table, select_rows, with_literal_texts
+    from gpuperf.decisions.space import (
+        TIME_COLUMNS,
+        gpu_named,
+        is_kernel_tuner_cache,
+        read_table,
+        select_rows,
+        with_literal_texts,
+    )
 
     at_least("--count", count, 1)
     if is_kernel_tuner_cache(space):
@@ -198,7 +205,8 @@ def ask_command(
     names = [p.strip() for p in params.split(",") if p.strip()] if params else variant_parameters(frame)
     if not names:
         raise GpuperfError(f"{where}: say which columns are the parameters (--params P1,P2,...)")
-    table = partly_measured(with_literal_texts(frame, space, names), names, target, where)
+    times = [target] if target else list(TIME_COLUMNS)  # only an empty time cell is "not measured yet"
+    table = partly_measured(with_literal_texts(frame, space, names, times=times), names, target, where)
     others = other_gpus_spaces(table.space, train or [], target, list(sizes))
     undescribed_gpu_note(table.space.gpu, others)
     result = next_configuration(table, others, model, seed, count)

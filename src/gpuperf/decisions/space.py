@@ -324,18 +324,20 @@ def default_target(frame: pd.DataFrame, where: str) -> str:
     raise GpuperfError(f"{where}: no time column ({', '.join(TIME_COLUMNS)}); name it with --target")
 
 
-def with_literal_texts(frame: pd.DataFrame, path: str | Path, columns: Sequence[str]) -> pd.DataFrame:
+def with_literal_texts(frame: pd.DataFrame, path: str | Path, columns: Sequence[str],
+                       times: Sequence[str] = ()) -> pd.DataFrame:
     """``frame``, read from the CSV file ``path`` (its index labels: row positions in the file), with
     the words pandas reads as missing (``None``, ``NA``, ``null``, ``N/A``, ...) back as text in
     ``columns``: a tuning parameter may take the value None, as Kernel Tuner writes it. An empty
-    cell, or ``nan``, stays missing."""
+    cell, or ``nan``, stays missing. In the time columns ``times`` only an empty cell is missing (no
+    time yet): ``nan`` or ``NA`` there is text, which no time check takes for a time."""
     from gpuperf.datasets.tables import PARQUET_SUFFIXES
 
     path = Path(path)
     name = path.name.lower()
     if not path.is_file() or name.endswith((*PARQUET_SUFFIXES, ".json", ".json.gz")):
         return frame
-    wanted = [c for c in columns if c in frame.columns and frame[c].isna().any()]
+    wanted = [c for c in dict.fromkeys([*columns, *times]) if c in frame.columns and frame[c].isna().any()]
     if not wanted or not frame.index.is_unique or not pd.api.types.is_integer_dtype(frame.index):
         return frame
     raw = pd.read_csv(path, dtype=str, keep_default_na=False, low_memory=False)
@@ -345,7 +347,9 @@ def with_literal_texts(frame: pd.DataFrame, path: str | Path, columns: Sequence[
     frame = frame.copy()
     for column in (c for c in wanted if c in raw.columns):
         texts = raw[column].iloc[frame.index.to_numpy()].str.strip()
-        literal = frame[column].isna().to_numpy() & texts.ne("").to_numpy() & texts.str.lower().ne("nan").to_numpy()
+        literal = frame[column].isna().to_numpy() & texts.ne("").to_numpy()
+        if column not in times:
+            literal &= texts.str.lower().ne("nan").to_numpy()
         if literal.any():
             values = frame[column].astype(object).to_numpy(copy=True)
             values[literal] = texts.to_numpy()[literal]
@@ -392,8 +396,9 @@ def read_space(path: str | Path, params: Sequence[str] | None = None, target: st
     params = list(params or variant_parameters(frame))
     if not params:
         raise GpuperfError(f"{where}: say which columns are the parameters (--params P1,P2,...)")
-    frame = with_literal_texts(frame, path, params)
-    return space_from_frame(frame, params, target or default_target(frame, where), where)
+    target = target or default_target(frame, where)
+    frame = with_literal_texts(frame, path, params, times=[target])
+    return space_from_frame(frame, params, target, where)
 
 
 def gpu_named(frame: pd.DataFrame, gpu: str | None) -> tuple[pd.DataFrame, str | None]:
