@@ -735,6 +735,10 @@ def test_a_folder_or_a_tab_separated_file_is_named_as_such(tmp_path, capsys):
     (tmp_path / "tabs.csv").write_text("kernel\tgpu\ttime_s\nk\tK40\t1\n")
     assert main(["fit", str(tmp_path / "tabs.csv"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
     assert "the file is separated by tabs" in capsys.readouterr().err
+    # a ';' table whose cells hold commas (decimal commas, variant labels): pandas split it on them
+    (tmp_path / "semi.csv").write_text('variant;n;time_s\n"a=1,b=2";1;0,5\n"a=2,b=2";2;0,7\n')
+    assert main(["fit", str(tmp_path / "semi.csv"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
+    assert "semi.csv: the header is separated by ';'; gpuperf reads comma-separated CSV" in capsys.readouterr().err
 
 
 def test_predictions_that_are_not_positive_times_are_counted(tables, tmp_path, capsys):

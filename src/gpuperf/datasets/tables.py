@@ -59,8 +59,12 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
         raise GpuperfError(f"{path}: {at}bytes that are not {exc.encoding.upper()} text; save the table as "
                            "UTF-8") from None
     except (pd.errors.ParserError, EOFError, OSError, zlib.error) as exc:
+        if not options.keys() - {"encoding"}:
+            _refuse_other_separators(path, options.get("encoding", "utf-8"))  # a cell holding a comma
         raise GpuperfError(f"{path}: not a readable CSV table ({str(exc).splitlines()[0]})") from None
     if "index_col" not in options and not frame.index.equals(pd.RangeIndex(len(frame))):
+        if header is not None:
+            _refuse_other_separators(path, options.get("encoding", "utf-8"))
         frame = _without_trailing_field(path, options)
     if header is not None:
         # A header typed with spaces after its commas ("n, m, time_s") names n, m and time_s.
@@ -95,6 +99,19 @@ def _refuse_short_rows(path: Path, frame: pd.DataFrame, encoding: str) -> None:
             if line in empty_last and len(fields) < width:
                 raise GpuperfError(f"{path}: line {line}: {len(fields)} fields, the header has {width} "
                                    "(a row cut short?)")
+
+
+def _refuse_other_separators(path: Path, encoding: str) -> None:
+    """An error when the header line holds no comma but semicolons or tabs: a table of another separator,
+    whose cells may still hold commas (1,5 or a variant label) that pandas split on."""
+    try:
+        with OPENERS.get(path.suffix.lower(), open)(path, "rt", encoding=encoding, errors="replace") as handle:
+            first = handle.readline()
+    except (OSError, EOFError, zlib.error, lzma.LZMAError):
+        return
+    for separator, shown in ((";", "';'"), ("\t", "tabs")):
+        if "," not in first and separator in first:
+            raise GpuperfError(f"{path}: the header is separated by {shown}; gpuperf reads comma-separated CSV")
 
 
 def _undecodable_line(path: Path, encoding: str) -> int | None:
