@@ -49,6 +49,13 @@ def test_unknown_model_name_suggests_the_nearest():
         make_model("random_forrest")
 
 
+@pytest.mark.parametrize(("cli", "library"), [("lr", "linear"), ("rf", "random_forest"), ("knn", "pca_knn"),
+                                              ("svr", "svr_rbf")])
+def test_the_command_lines_model_names_build_the_same_models(cli, library):
+    """gpuperf fit --model lr|rf|knn|svr: the same names in the library (they were unknown models)."""
+    assert repr(make_model(cli, log_target=False)) == repr(make_model(library, log_target=False))
+
+
 def test_log_target_fits_power_law_exactly_with_linear_model_on_log_inputs():
     X, y = _data()
     model = LogTarget(make_pipeline(StandardScaler(), LinearRegression()))

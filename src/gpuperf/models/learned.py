@@ -25,6 +25,9 @@ from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.models.m5p import M5PRegressor
 
 MODEL_NAMES = ("linear", "svr_linear", "svr_rbf", "random_forest", "gbt", "m5p", "pca_knn")
+# The command line's names (gpuperf fit --model) for the same models; its ``linear`` is the linear
+# count model (gpuperf.models.linear), not this module's least squares, which it calls ``lr``.
+CLI_ALIASES = {"lr": "linear", "rf": "random_forest", "knn": "pca_knn", "svr": "svr_rbf"}
 
 
 class LogTarget(TransformedTargetRegressor):
@@ -164,7 +167,8 @@ class PcaKnnRegressor(RegressorMixin, BaseEstimator):
 def make_model(
     name: str, log_target: bool = True, log_inputs: bool = False, random_state: int = 0, preprocess=None
 ):
-    """A model by name (see ``MODEL_NAMES``), optionally on a log2 target and log-scaled inputs.
+    """A model by name (see ``MODEL_NAMES``; the command line's ``lr``, ``rf``, ``knn`` and ``svr``
+    name the same models: ``CLI_ALIASES``), optionally on a log2 target and log-scaled inputs.
 
     ``preprocess`` (a transformer, e.g. a feature selector) runs first, before the log scaling.
 
@@ -186,8 +190,9 @@ def make_model(
         "m5p": M5PRegressor,
         "pca_knn": PcaKnnRegressor,
     }
+    name = CLI_ALIASES.get(name, name)
     if name not in builders:
-        raise unknown_name_error("model", name, builders)
+        raise unknown_name_error("model", name, [*builders, *CLI_ALIASES])
     model = builders[name]()
     steps = ([("preprocess", preprocess)] if preprocess is not None else []) + (
         [("log", log_features())] if log_inputs else []
