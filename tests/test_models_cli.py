@@ -1028,3 +1028,20 @@ def test_a_table_without_bsp_inputs_or_count_properties_says_which_route_serves(
     err = capsys.readouterr().err
     assert "a linear count model from gpuperf calibrate prices a kernel from its counts: gpuperf predict KERNEL" in err
     assert "stencil_spaces_h100 lacks its property columns (launches, " in err
+
+
+def test_times_spread_over_orders_of_magnitude_get_the_log_target_hint(tables, capsys, tmp_path):
+    """m5p on raw Rodinia times ranked its own training rows backwards (Spearman -0.3): a hint, not a refusal."""
+    hint = "fitted on raw times, m5p weighs the slowest rows and may rank the rest badly; --log-target fits log2 times"
+    assert main(["fit", str(tables["rodinia"]), "--model", "m5p", "--out", str(tmp_path / "raw.json")]) == 0
+    err = capsys.readouterr().err
+    assert hint in err and "rodinia.csv: its times span" in err
+    assert main(["fit", str(tables["rodinia"]), "--model", "m5p", "--log-target",
+                 "--out", str(tmp_path / "log.json")]) == 0
+    assert "--log-target fits" not in capsys.readouterr().err
+    narrow = tmp_path / "narrow.csv"  # the same rows' times squeezed within 100x
+    frame = pd.read_csv(tables["rodinia"])
+    frame["time_s"] = 1e-3 * (1 + frame["time_s"].rank(pct=True))
+    frame.to_csv(narrow, index=False)
+    assert main(["fit", str(narrow), "--model", "m5p", "--out", str(tmp_path / "narrow.json")]) == 0
+    assert "--log-target fits" not in capsys.readouterr().err

@@ -276,6 +276,10 @@ def without_exact_repeats(frame: pd.DataFrame, where: str) -> tuple[pd.DataFrame
     return frame[~repeated], note
 
 
+# Times this many times apart get the --log-target hint (a learned model on raw times weighs the slowest).
+SPREAD_FOR_LOG_TARGET = 100.0
+
+
 def prepare_training(
     frame: pd.DataFrame, where: str, options: ModelOptions, features: str | None, gpu_features: bool,
     base_clock: bool = False,
@@ -356,6 +360,10 @@ def prepare_training(
                 else "--gpu-features joins their descriptors by name")
         notes.append(f"note: {where}: {gpus} GPUs, but no GPU descriptor among the features, so the model tells "
                      f"the GPUs apart only by the other features; {hint}")
+    spread = frame["time_s"].max() / frame["time_s"].min() if len(frame) else 1.0
+    if options.name in LEARNED and not options.log_target and spread >= SPREAD_FOR_LOG_TARGET:
+        notes.append(f"note: {where}: its times span {spread:,.0f}x; fitted on raw times, {options.name} weighs the "
+                     "slowest rows and may rank the rest badly; --log-target fits log2 times")
     return Prepared(numeric_features(frame, chosen, where), chosen, gpu_features, kind, base_clock, roofline_kind,
                     notes)
 
