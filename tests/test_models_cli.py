@@ -592,6 +592,15 @@ def test_predict_table_for_another_gpu_swaps_the_descriptor_only(tables, tmp_pat
                  "--gpu", "H200"]) == 2
     assert ("row 1: the descriptor of GPU 'H200' has no base_clock_mhz (see gpuperf gpus), and the model uses "
             "gpu_base_clock_mhz") in capsys.readouterr().err
+    # an AMD GPU's compute capability is an architecture name (gfx942): it is there, but no number
+    amd = tmp_path / "amd.json"
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--gpu-features", "--features",
+                 "x1,x2,gpu_compute_capability", "--out", str(amd)]) == 0
+    capsys.readouterr()
+    assert main(["predict-table", "--model", str(amd), str(tables["parquet"]), "--out", str(other),
+                 "--gpu", "MI300X"]) == 2
+    assert ("the descriptor of GPU 'Instinct MI300X' gives compute_capability as 'gfx942', not a number (see "
+            "gpuperf gpus)") in capsys.readouterr().err
 
 
 def test_a_model_fitted_on_one_gpu_prices_no_other(tables, tmp_path, capsys):

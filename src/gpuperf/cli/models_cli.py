@@ -152,13 +152,27 @@ def numeric_features(frame: pd.DataFrame, features: Sequence[str], where: str) -
                 way_out = ("the roofline needs it for this row's f64 work: leave such rows out"
                            if column == "gpu_peak_f64_gflops" and "flops_f64" in features else
                            "fit with --features naming the descriptor columns every GPU you price has")
+                field = column.removeprefix("gpu_")
+                listed = _descriptor_field(gpu, field)
+                lacks = (f"gives {field} as {listed!r}, not a number" if isinstance(listed, str) and listed
+                         else f"has no {field}")
                 raise GpuperfError(
-                    f"{where}: {row_location(out, position)}: the descriptor of GPU '{gpu}' has no "
-                    f"{column.removeprefix('gpu_')} (see gpuperf gpus), and the model uses {column}; {way_out}"
+                    f"{where}: {row_location(out, position)}: the descriptor of GPU '{gpu}' {lacks} "
+                    f"(see gpuperf gpus), and the model uses {column}; {way_out}"
                 )
             raise GpuperfError(f"{where}: {row_location(out, position)}: column {column}={raw!r} is {problem}")
         out[column] = numbers
     return out
+
+
+def _descriptor_field(gpu: str, field: str) -> object:
+    """The value the descriptor of ``gpu`` lists for ``field`` (None where it lists none)."""
+    from gpuperf.hardware import get_gpu
+
+    try:
+        return getattr(get_gpu(str(gpu)), field, None)
+    except GpuperfError:
+        return None
 
 
 # -- preparing a table for a model -----------------------------------------------------------------
