@@ -41,6 +41,14 @@ def test_no_policy_launches_more_blocks_than_a_grid_holds(policy):
     assert amd.blocks * amd.threads <= 2**32 - 1  # HIP's work-items per grid
 
 
+def test_a_grid_capped_at_its_limit_is_noted():
+    from gpuperf.errors import GpuperfNote
+
+    with pytest.warns(GpuperfNote, match=r"llvm: 8589934592 blocks of 128 threads exceed the largest grid of H100 SXM "
+                                         r"\(2147483647 blocks\); capped there, each thread runs up to 5 iterations"):
+        assert choose_geometry("H100", 2**40, policy="llvm").blocks == 2**31 - 1
+
+
 def test_heuristic_classes_on_v100():
     device = device_descriptor("V100")  # 80 SMs, 2048 threads and 32 blocks per SM
     assert device.sms == 80 and device.preferred_threads_per_block == 64

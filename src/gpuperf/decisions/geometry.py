@@ -23,9 +23,10 @@ memory per block, trip count); the GPU by a :class:`DeviceDescriptor`. Policies:
 from __future__ import annotations
 
 import functools
+import warnings
 from dataclasses import asdict, dataclass, replace
 
-from gpuperf.errors import GpuperfError, unknown_name_error, whole_number
+from gpuperf.errors import GpuperfError, GpuperfNote, unknown_name_error, whole_number
 from gpuperf.features.occupancy import cus_per_unit, occupancy
 from gpuperf.hardware.specs import GpuSpec, get_gpu
 
@@ -291,6 +292,10 @@ def choose_geometry(
         raise unknown_name_error("launch-geometry policy", policy, POLICIES)
     largest = max_grid_blocks(device, geometry.threads)
     if geometry.blocks > largest:  # the grid-stride loop runs the iterations beyond the largest grid
+        per_thread = _ceil_div(kernel.trip, largest * geometry.threads)
+        warnings.warn(GpuperfNote(f"{policy}: {geometry.blocks} blocks of {geometry.threads} threads exceed the "
+                                  f"largest grid of {device.name} ({largest} blocks); capped there, each thread runs "
+                                  f"up to {per_thread} iterations of the grid-stride loop"), stacklevel=2)
         geometry = replace(geometry, blocks=largest)
     # Raises its own error for resources no block may have; 0: such a block never fits on an SM.
     if resident_blocks_per_sm(device, geometry.threads, kernel.registers, kernel.shared_memory_bytes) == 0:
