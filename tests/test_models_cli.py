@@ -1054,3 +1054,14 @@ def test_times_spread_over_orders_of_magnitude_get_the_log_target_hint(tables, c
     frame.to_csv(narrow, index=False)
     assert main(["fit", str(narrow), "--model", "m5p", "--out", str(tmp_path / "narrow.json")]) == 0
     assert "--log-target fits" not in capsys.readouterr().err
+
+
+def test_fits_summary_counts_gpus_and_kernels_in_words(tmp_path, capsys):
+    """It said "(0 GPUs, ...)" for a table with no gpu column and "(1 GPUs, ...)" for one GPU."""
+    rows = pd.DataFrame({"kernel": ["a", "a", "b", "b"] * 3, "x": range(12), "time_s": [1e-3 * (1 + i) for i in range(12)]})
+    rows.to_csv(tmp_path / "nogpu.csv", index=False)
+    assert main(["fit", str(tmp_path / "nogpu.csv"), "--model", "lr", "--out", str(tmp_path / "a.json")]) == 0
+    assert "on 12 rows (no gpu column, 2 kernels)" in capsys.readouterr().out
+    rows.assign(gpu="H100", kernel="a").to_csv(tmp_path / "one.csv", index=False)
+    assert main(["fit", str(tmp_path / "one.csv"), "--model", "lr", "--out", str(tmp_path / "b.json")]) == 0
+    assert "on 12 rows (1 GPU, 1 kernel)" in capsys.readouterr().out

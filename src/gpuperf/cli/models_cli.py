@@ -165,6 +165,11 @@ def numeric_features(frame: pd.DataFrame, features: Sequence[str], where: str) -
     return out
 
 
+def _counted(count: int, what: str, none: str) -> str:
+    """``1 GPU``, ``3 GPUs``, or ``none`` for 0."""
+    return none if count == 0 else f"{count} {what}{'s' if count != 1 else ''}"
+
+
 def _descriptor_field(gpu: str, field: str) -> object:
     """The value the descriptor of ``gpu`` lists for ``field`` (None where it lists none)."""
     from gpuperf.hardware import get_gpu
@@ -500,8 +505,10 @@ def fit_command(
         print_json({"out": str(out), "features": names, **metadata})
         return
     kept = metadata["selected_features"]
-    print(f"fitted {options.name} on {len(table)} rows ({len(metadata['gpus'])} GPUs, "
-          f"{len(metadata['kernels'])} kernels) with {len(names)} features"
+    gpus, kernels = len(metadata["gpus"]), len(metadata["kernels"])
+    where_from = ", ".join(part for part in (_counted(gpus, "GPU", "no gpu column"),
+                                             _counted(kernels, "kernel", "no kernel column")))
+    print(f"fitted {options.name} on {len(table)} rows ({where_from}) with {len(names)} features"
           + (f", {len(kept)} selected" if kept is not None else "")
           + f"; training MAPE {_fraction(metadata['train_metrics']['mape'])}; wrote {out}")
 
