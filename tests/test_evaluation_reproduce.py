@@ -351,7 +351,10 @@ def test_base_clocks_replace_the_boost_clock_and_scale_the_peak_rates():
     ratio = clocked["gpu_peak_f32_gflops"] / frame["gpu_peak_f32_gflops"]
     assert ratio.tolist() == pytest.approx([745 / 875, 1050 / 1279])
     assert frame["gpu_clock_mhz"].iloc[0] == 875.0  # the input is left as it was
-    unknown_base = with_base_clocks(frame.assign(gpu_base_clock_mhz=[float("nan"), 1050.0]))
+    from gpuperf.errors import GpuperfNote
+
+    with pytest.warns(GpuperfNote, match="no base clock is listed for Tesla K40: its boost clock stands for it"):
+        unknown_base = with_base_clocks(frame.assign(gpu_base_clock_mhz=[float("nan"), 1050.0]))
     assert unknown_base["gpu_clock_mhz"].tolist() == [875.0, 1050.0]
     with pytest.raises(GpuperfError, match="with_base_clocks: missing column.*gpu_base_clock_mhz"):
         with_base_clocks(frame.drop(columns="gpu_base_clock_mhz"))

@@ -6,11 +6,13 @@ Estimators take plain feature matrices; this is where a dataset's ``gpu`` names 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
 from gpuperf.datasets.join import GPU_COLUMN, with_gpu_features
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.hardware.specs import get_gpu
 
 # nvprof metrics computed from the elapsed time or cycles (rates, IPC, utilisation levels): given
@@ -61,6 +63,12 @@ def with_base_clocks(frame: pd.DataFrame) -> pd.DataFrame:
              "with_base_clocks")
     out = frame.copy()
     boost = out["gpu_boost_clock_mhz"].astype(float)
+    unlisted = out.loc[out["gpu_base_clock_mhz"].isna() & boost.notna(), GPU_COLUMN].astype(str).unique() \
+        if GPU_COLUMN in out.columns else []
+    if len(unlisted):
+        warnings.warn(GpuperfNote(f"no base clock is listed for {', '.join(sorted(unlisted))}: "
+                                  f"{'its' if len(unlisted) == 1 else 'their'} boost clock stands for it"),
+                      stacklevel=2)
     clock = out["gpu_base_clock_mhz"].astype(float).fillna(boost)
     out["gpu_clock_mhz"] = clock
     out["gpu_clock_hz"] = clock * 1e6
