@@ -221,3 +221,7 @@ def test_a_launch_timed_at_times_far_apart_is_counted_by_its_median_with_a_note(
     assert json.loads(captured.out)["disagreeing_launches"] == 1
     assert (f"note: {source}: 1 launch(es) timed more than once on one GPU at times over 2x apart, each counted by "
             "its median; the first: kernel=a, n=2 on Tesla K20, 2 times from 3 s to 9 s") in captured.err
+    table.assign(variant=float("nan")).to_csv(source, index=False)  # an empty column is left out of the launch
+    assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(tmp_path / "q.csv")]) == 0
+    err = capsys.readouterr().err
+    assert "the first: kernel=a, n=2 on Tesla K20" in err and "variant=nan" not in err

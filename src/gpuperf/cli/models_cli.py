@@ -689,7 +689,8 @@ def disagreeing_note(disagreeing: pd.DataFrame, where: str) -> str | None:
         return None
     first = disagreeing.iloc[0]
     launch = ", ".join(f"{column}={first[column]}" for column in disagreeing.columns
-                       if column not in ("gpu", "times", "fastest_s", "slowest_s"))
+                       if column not in ("gpu", "times", "fastest_s", "slowest_s")
+                       and not (isinstance(first[column], float) and math.isnan(first[column])))
     return (f"note: {where}: {len(disagreeing)} launch(es) timed more than once on one GPU at times over "
             f"{DISAGREEING:g}x apart, each counted by its median; the first: {launch} on {first['gpu']}, "
             f"{int(first['times'])} times from {first['fastest_s']:.3g} s to {first['slowest_s']:.3g} s")
