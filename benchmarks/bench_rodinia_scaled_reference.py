@@ -123,7 +123,7 @@ def main() -> None:
     chosen = pd.DataFrame(chosen)
     print("\n== law and references chosen per kernel by inner leave-one-GPU-out on the training GPUs")
     print(chosen.round(3).to_string(index=False))
-    print("\n== macro MAPE per held-out GPU (bench_rodinia.py's nested/select beside it)")
+    print("\n== macro MAPE per held-out GPU (to set beside bench_rodinia.py's nested/select)")
     print(chosen.groupby("gpu")["mape"].mean().round(3).to_string())
 
 
