@@ -375,3 +375,21 @@ def test_a_null_device_name_is_no_name_and_a_null_kernel_name_is_refused(tmp_pat
     nameless.write_text(json.dumps({**data, "kernel_name": None}))
     with pytest.raises(GpuperfError, match="nameless.json: kernel_name is None, not a kernel's name"):
         read_kernel_tuner_cache(nameless)
+
+
+def test_times_or_a_millisecond_field_holding_no_numbers_is_noted(tmp_path):
+    from gpuperf.errors import GpuperfNote
+
+    data = json.loads(FIXTURE.read_text())
+    key = next(iter(data["cache"]))
+    data["cache"][key] = {**data["cache"][key], "times": "oops", "compile_time": "slow"}
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps(data))
+    with pytest.warns(GpuperfNote) as notes:
+        frame = read_kernel_tuner_cache(odd)
+    said = [str(note.message) for note in notes]
+    assert any(s.endswith(f"odd.json: 1 entry gives times as no numbers (the first: '{key}': 'oops'); times_s is "
+                          "left empty there") for s in said)
+    assert any(s.endswith(f"odd.json: 1 entry gives compile_time as no number (the first: '{key}': 'slow'); "
+                          "compile_time_s is left empty there") for s in said)
+    assert len(frame) == 8

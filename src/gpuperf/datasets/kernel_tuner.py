@@ -15,6 +15,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import warnings
 import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -36,7 +37,7 @@ from gpuperf.datasets.schema import (
     shift_decimal,
     variant_labels,
 )
-from gpuperf.errors import GpuperfError, missing_file
+from gpuperf.errors import GpuperfError, GpuperfNote, missing_file
 from gpuperf.files import written_whole
 
 ERROR_NAMES = ("ErrorConfig", "InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig")
@@ -77,6 +78,7 @@ def read_kernel_tuner_cache(path: str | Path) -> pd.DataFrame:
         raise GpuperfError(f"{where}: 'cache' must be an object of configurations")
     _check_objective(data, where)
     records = [_record(key, entry, keys, where) for key, entry in data["cache"].items()]
+    _note_unread_fields(data["cache"], where)
     frame = pd.DataFrame.from_records(records, columns=_columns(records, keys))
     if not isinstance(data["kernel_name"], str) or not data["kernel_name"].strip():
         raise GpuperfError(f"{where}: kernel_name is {data['kernel_name']!r}, not a kernel's name")
@@ -199,6 +201,28 @@ def _record(key: str, entry: Any, keys: list[str], where: str) -> dict:
         elif name not in row:
             row[name] = tuple(value) if isinstance(value, list) else value
     return row
+
+
+def _note_unread_fields(cache: dict, where: str) -> None:
+    """A note for the fields left unread because they hold no numbers: ``times`` that is not a list
+    of numbers, a millisecond field (``compile_time``, ...) that is not a number (a note per field,
+    naming how many entries and the first)."""
+    def bad(name: str, value: Any) -> bool:
+        if name == "times":
+            return not (isinstance(value, list) and all(_is_number(t) for t in value))
+        return name in MS_FIELDS and not _is_number(value)
+
+    unread: dict[str, list[str]] = {}
+    for key, entry in cache.items():
+        for name, value in entry.items():
+            if (name == "times" or name in MS_FIELDS) and bad(name, value):
+                unread.setdefault(name, []).append(key)
+    for name, keys in unread.items():
+        column = "times_s" if name == "times" else MS_FIELDS[name]
+        counted = "1 entry gives" if len(keys) == 1 else f"{len(keys)} entries give"
+        warnings.warn(GpuperfNote(f"{where}: {counted} {name} as no "
+                                  f"number{'s' if name == 'times' else ''} (the first: '{keys[0]}': "
+                                  f"{cache[keys[0]][name]!r}); {column} is left empty there"), stacklevel=3)
 
 
 def _is_number(value: Any) -> bool:
