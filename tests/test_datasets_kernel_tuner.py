@@ -363,6 +363,10 @@ def test_an_entry_given_twice_with_other_values_is_refused_not_overwritten(tmp_p
     same = tmp_path / "same.json"  # the same entry repeated loses nothing
     same.write_text(text.replace('"cache": {', f'"cache": {{\n"{key}": {entry},', 1))
     assert len(read_kernel_tuner_cache(same)) == 8
+    with_nan = json.dumps({**data["cache"][key], "GFLOP/s": float("nan")})  # NaN equals itself here
+    same.write_text(text.replace(f'"{key}": {entry}', f'"{key}": {with_nan}').replace(
+        '"cache": {', f'"cache": {{\n"{key}": {with_nan},', 1))
+    assert len(read_kernel_tuner_cache(same)) == 8
 
 
 def test_a_null_device_name_is_no_name_and_a_null_kernel_name_is_refused(tmp_path):

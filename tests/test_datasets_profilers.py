@@ -113,7 +113,7 @@ def test_ncu_raw_page_with_units_and_thousands_separators():
     assert frame.attrs["units"]["dram__bytes_read.sum"] == "byte"
 
 
-@pytest.mark.parametrize("bad", ["62,27", "6,22,7", "62,2700", ",627"])
+@pytest.mark.parametrize("bad", ["62,27", "6,22,7", "62,2700", ",627", "0,125"])
 def test_a_comma_that_is_no_thousands_separator_is_refused_not_dropped(tmp_path, bad):
     """A decimal comma (62,27 us from a German locale) read as 6227 us made times 100x too long."""
     path = edited(tmp_path, NCU, '"62.27"', f'"{bad}"')

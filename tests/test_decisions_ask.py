@@ -376,6 +376,14 @@ def test_a_time_written_as_nan_is_no_configuration_to_measure_again(tmp_path, ca
         assert f"space.csv: line 3: time_ms='{word}' is not a positive number" in capsys.readouterr().err
 
 
+def test_a_utf16_table_is_asked_about_as_a_utf8_one(tmp_path, capsys):
+    """Windows PowerShell's > writes UTF-16: re-reading the cells as text raised UnicodeDecodeError."""
+    path = tmp_path / "space.csv"
+    path.write_text("x,time_ms\n1,1.5\n2,\n", encoding="utf-16")
+    assert main(["ask", str(path), "--params", "x", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["next"] == {"x": 2}
+
+
 def test_ask_after_failures_only_says_none_ran_and_a_short_batch_is_noted(tmp_path, capsys):
     path = tmp_path / "fails.csv"
     path.write_text("bx,tile,time_ms\n32,1,InvalidConfig\n64,1,RuntimeFailedConfig\n128,1,\n")

@@ -412,6 +412,10 @@ def test_what_a_users_space_prints_goes_to_stderr_so_json_stays_json(bad_spaces:
     captured = capsys.readouterr()
     assert len(json.loads(captured.out)["variants"]) == 4
     assert "building the space" in captured.err and "making" in captured.err and "checking" in captured.err
+    from gpuperf.kernels.catalog import get_kernel
+
+    assert get_kernel(f"{bad_spaces}:chatty").variant == {"local_x": 32, "unroll": 1}  # its default variant
+    assert capsys.readouterr().err.count("building the space") == 1  # the file's function ran once
 
 
 def test_a_make_that_returns_a_translation_unit_builds_kernels(bad_spaces: Path) -> None:

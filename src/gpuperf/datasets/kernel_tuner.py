@@ -118,9 +118,10 @@ def _parse(path: Path) -> dict:
         """A JSON object whose keys are given once (json keeps the last of a repeated key silently)."""
         found: dict = {}
         for key, value in pairs:
-            if key in found and found[key] != value:
-                shown = (f" (time {found[key].get('time')!r}, then {value.get('time')!r})"
-                         if isinstance(value, dict) and isinstance(found[key], dict) else "")
+            if key in found and json.dumps(found[key], sort_keys=True) != json.dumps(value, sort_keys=True):
+                shown = (f" (time {found[key]['time']!r}, then {value['time']!r})"
+                         if isinstance(value, dict) and isinstance(found[key], dict)
+                         and "time" in value and "time" in found[key] else "")
                 raise GpuperfError(f"{path}: '{key}' is given twice with different values{shown}; which one "
                                    "to keep is not said, so the cache is not read")
             found[key] = value

@@ -188,8 +188,8 @@ def checked_row(cells: list[str], header: list[str], where: str, line: int) -> d
     return dict(zip(header, cells))
 
 
-# A number with thousands separators: 1,351.27 or -12,345 (not 62,27 or 2,04,8).
-THOUSANDS = re.compile(r"[-+]?\d{1,3}(,\d{3})+(\.\d*)?([eE][-+]?\d+)?")
+# A number with thousands separators: 1,351.27 or -12,345 (not 62,27, 0,125 or 2,04,8).
+THOUSANDS = re.compile(r"[-+]?[1-9]\d{0,2}(,\d{3})+(\.\d*)?([eE][-+]?\d+)?")  # 0,125: a decimal comma
 
 
 def parse_number(text: str) -> float | None:

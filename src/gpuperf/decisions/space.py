@@ -340,7 +340,9 @@ def with_literal_texts(frame: pd.DataFrame, path: str | Path, columns: Sequence[
     wanted = [c for c in dict.fromkeys([*columns, *times]) if c in frame.columns and frame[c].isna().any()]
     if not wanted or not frame.index.is_unique or not pd.api.types.is_integer_dtype(frame.index):
         return frame
-    raw = pd.read_csv(path, dtype=str, keep_default_na=False, low_memory=False)
+    from gpuperf.datasets.tables import read_csv
+
+    raw = read_csv(path, dtype=str, keep_default_na=False)  # as the table was read (UTF-16 too), all text
     raw.columns = [str(c).strip() for c in raw.columns]
     if len(frame) and (frame.index.min() < 0 or frame.index.max() >= len(raw)):
         return frame

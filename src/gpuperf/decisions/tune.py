@@ -340,8 +340,14 @@ def _same_parameters(table: pd.DataFrame, params: Sequence[str], space: str, whe
     them): the space was edited since."""
     if "variant" not in table.columns or table.empty:
         return
-    tuned = [part.partition("=")[0].strip() for part in str(table["variant"].iloc[0]).split(",") if "=" in part]
-    added, removed = [p for p in params if p not in tuned], [p for p in tuned if p not in params]
+    labels = table["variant"].dropna().astype(str).unique()
+    tuned = list(dict.fromkeys(part.partition("=")[0].strip() for label in labels for part in label.split(",")
+                               if "=" in part))
+    if not tuned:
+        return
+    # a label leaves out a parameter set to None: one with a column of its own was tuned too
+    added = [p for p in params if p not in tuned and p not in table.columns]
+    removed = [p for p in tuned if p not in params]
     if added or removed:
         change = "; ".join(part for part in (f"new: {', '.join(added)}" if added else "",
                                              f"no longer: {', '.join(removed)}" if removed else "") if part)

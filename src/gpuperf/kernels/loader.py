@@ -30,9 +30,7 @@ def load_user_kernel(spec: str) -> Kernel:
     if isinstance(result, Kernel):
         return result
     if isinstance(result, VariantSpace):  # a space stands for its default variant, as a catalog space's name does
-        from gpuperf.kernels.space import variant_from_spec
-
-        return variant_from_spec(f"{spec}[]")
+        return _checked_space(result, path, function).build({})
     if isinstance(result, lp.TranslationUnit):
         try:
             return kernel_from_program(result, function, f"user kernel from {path}")
@@ -50,9 +48,14 @@ def load_user_space(spec: str) -> VariantSpace:
     if not isinstance(result, VariantSpace):
         raise GpuperfError(f"{path}:{function}() returned {type(result).__name__}; expected a gpuperf VariantSpace "
                            "(gpuperf.kernels.space.VariantSpace)")
-    result = dataclasses.replace(result, origin=f"{path}:{function}")
-    result.validate()  # its errors name the space's file and function (``origin``)
-    return result
+    return _checked_space(result, path, function)
+
+
+def _checked_space(space: VariantSpace, path: Path, function: str) -> VariantSpace:
+    """``space`` knowing where it is defined, checked (its errors name the file and function)."""
+    space = dataclasses.replace(space, origin=f"{path}:{function}")
+    space.validate()
+    return space
 
 
 def resolved_user_spec(spec: str, base: Path | None = None) -> str:
