@@ -216,7 +216,7 @@ def _note_unread_fields(cache: dict, where: str) -> None:
     unread: dict[str, list[str]] = {}
     for key, entry in cache.items():
         for name, value in entry.items():
-            if (name == "times" or name in MS_FIELDS) and bad(name, value):
+            if bad(name, value):
                 unread.setdefault(name, []).append(key)
     for name, keys in unread.items():
         column = "times_s" if name == "times" else MS_FIELDS[name]

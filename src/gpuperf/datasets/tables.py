@@ -79,29 +79,26 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
                                    f"{shown}; gpuperf reads comma-separated CSV")
         # Row i is line i + 2 unless the file holds lines that are no row (blank lines, a quoted
         # value over several lines); then rows are counted as rows.
-        frame.attrs[ROW_NUMBERING] = "line" if _line_count(path) == len(frame) + 1 else "row"
-        _refuse_short_rows(path, frame, options.get("encoding", "utf-8"))
+        lines = _lines(path, options.get("encoding", "utf-8"))
+        frame.attrs[ROW_NUMBERING] = "line" if lines is not None and lines[0] == len(frame) + 1 else "row"
+        if frame.attrs[ROW_NUMBERING] == "line":
+            _refuse_short_last_row(path, frame, *lines)
     return frame
 
 
-def _refuse_short_rows(path: Path, frame: pd.DataFrame, encoding: str) -> None:
-    """An error naming the last line when it has fewer fields than the header and no line end: a file
-    cut while it was written, whose last row pandas would fill with empty cells (it passed for a failed
-    run). A short row that ends its line is a row written so (an ``ask`` table's unmeasured time)."""
-    if frame.empty or frame.attrs.get(ROW_NUMBERING) != "line" or not pd.isna(frame.iloc[-1, -1]):
+def _refuse_short_last_row(path: Path, frame: pd.DataFrame, count: int, last: str) -> None:
+    """An error naming the last line (line ``count``, text ``last``) when it has fewer fields than the
+    header and no line end: a file cut while it was written, whose last row pandas would fill with
+    empty cells (it passed for a failed run). A short row that ends its line is a row written so (an
+    ``ask`` table's unmeasured time)."""
+    if frame.empty or last.endswith("\n") or not pd.isna(frame.iloc[-1, -1]):
         return
-    with OPENERS.get(path.suffix.lower(), open)(path, "rt", encoding=encoding, errors="replace", newline="") as handle:
-        text = handle.read()
-    if text.endswith(("\n", "\r")):
-        return
-    last = text[text.rfind("\n") + 1:]
     try:
         fields = next(csv.reader([last]), [])
     except csv.Error:  # a field past the csv module's limit: pandas read it, so it is whole
         return
     if len(fields) < len(frame.columns):
-        line = text.count("\n") + 1
-        raise GpuperfError(f"{path}: line {line}: {len(fields)} fields, the header has {len(frame.columns)}, and no "
+        raise GpuperfError(f"{path}: line {count}: {len(fields)} fields, the header has {len(frame.columns)}, and no "
                            "line end (a file cut short while written?)")
 
 
@@ -161,14 +158,17 @@ def _utf16(path: Path) -> bool:
         return handle.read(2) in UTF16_MARKS
 
 
-def _line_count(path: Path) -> int | None:
-    """The lines of a plain or gzip/bz2/xz-compressed text file (None for other compressions)."""
+def _lines(path: Path, encoding: str) -> tuple[int, str] | None:
+    """How many lines a plain or gzip/bz2/xz-compressed text file holds, and its last line with its
+    line end if it has one (None for other compressions)."""
     suffix = path.suffix.lower()
     if suffix in (".zip", ".zst", ".tar"):
         return None
-    opener = OPENERS.get(suffix, open)
-    with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
-        return sum(1 for _ in handle)
+    count, last = 0, ""
+    with OPENERS.get(suffix, open)(path, "rt", encoding=encoding, errors="replace") as handle:
+        for last in handle:
+            count += 1
+    return count, last
 
 
 def read_table_file(path: str | Path) -> pd.DataFrame:

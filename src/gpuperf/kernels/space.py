@@ -244,12 +244,11 @@ def sized_variants(
             skipped.append(str(invalid))  # names the variant
         if progress is not None:
             progress(done, len(configs))
+    at = ", ".join(f"{k}={v}" for k, v in sizes.items()) or "its default sizes"
     if not built:
-        at = ", ".join(f"{k}={v}" for k, v in sizes.items()) or "its default sizes"
         why = f"all {len(skipped)} skipped; the first: {skipped[0]}" if skipped else "its check rejects every one"
         raise GpuperfError(f"no valid variant of {space.name} at these sizes ({at}): {why}")
     if skipped:
-        at = ", ".join(f"{k}={v}" for k, v in sizes.items()) or "its default sizes"
         warnings.warn(GpuperfNote(f"{space.name}: {len(skipped)} of {len(configs)} variants left out at {at}; "
                                   f"the first: {skipped[0]}"), stacklevel=2)
     return built
