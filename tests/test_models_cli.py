@@ -1065,3 +1065,18 @@ def test_fits_summary_counts_gpus_and_kernels_in_words(tmp_path, capsys):
     rows.assign(gpu="H100", kernel="a").to_csv(tmp_path / "one.csv", index=False)
     assert main(["fit", str(tmp_path / "one.csv"), "--model", "lr", "--out", str(tmp_path / "b.json")]) == 0
     assert "on 12 rows (1 GPU, 1 kernel)" in capsys.readouterr().out
+
+
+def test_the_evaluate_terminal_table_shows_an_undefined_metric_as_a_dash_not_nan(tmp_path, capsys):
+    """Kernel c's prediction is a negative time, so its gmre is undefined: JSON gives null, and the
+    terminal table a dash (it printed nan)."""
+    x = [1.0, 2.0, 3.0, 4.0, 5.0]
+    frame = pd.DataFrame({"kernel": ["a"] * 5 + ["b"] * 5 + ["c"], "gpu": "Tesla K40",
+                          "x": x + [v + 0.5 for v in x] + [10.0],
+                          "time_s": [2 - 0.3 * v for v in x] + [2 - 0.3 * (v + 0.5) for v in x] + [0.1]})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    assert main(["evaluate", str(tmp_path / "t.csv"), "--model", "lr", "--features", "x",
+                 "--protocol", "leave-one-kernel-out"]) == 0
+    printed = capsys.readouterr().out
+    row = next(line for line in printed.splitlines() if line.strip("│ ").startswith("c "))
+    assert "nan" not in printed.lower() and " - " in row
