@@ -905,3 +905,24 @@ def test_the_model_step_scores_the_expected_improvement_over_the_best_measured()
     best = -np.log(bumpy.times[measured].min())
     assert explorer.model_improvement(measured, seen) == pytest.approx(expected_improvement(mean, spread, best))
     assert explorer.model_prediction([3], np.where(np.arange(len(other)) == 3, bumpy.times, np.nan)) is None
+
+
+def test_explore_leaves_the_space_itself_out_of_its_training_spaces():
+    """explore() from Python learned from the very times it was scored on when the space was among
+    the training spaces (its own GPU, or its times under another name), as the command line never
+    did: now both are left out with a note, and the search is the one without them."""
+    from dataclasses import replace
+
+    target = replace(grid_space((11, 5), "target.csv"), gpu="Tesla K20")
+    others = [replace(grid_space((2, 15), name), gpu=gpu) for name, gpu in (("a", "V100"), ("b", "P100"))]
+    same_gpu = replace(target, where="k20.csv", times=target.times * 1.5)
+    renamed = replace(target, where="cache.json", gpu=None)
+    with pytest.warns(GpuperfNote) as notes:
+        result = explore(target, [*others, same_gpu, renamed], budget=60, random_seeds=5)
+    said = [str(note.message) for note in notes]
+    assert any("k20.csv is the space's own kernel and GPU (Tesla K20); left out" in s for s in said)
+    assert any("cache.json holds the space's own times" in s for s in said)
+    assert result.order == explore(target, others, budget=60, random_seeds=5).order
+    assert result.evals(0.9) > 1  # with its own times it would pick the best first
+    with pytest.raises(GpuperfError, match="every table is the space's own kernel and GPU"):
+        explore(target, [same_gpu], budget=10)

@@ -101,22 +101,12 @@ def other_gpus_spaces(space, train: list[str], target: str | None, size_columns:
     note) any of the space's own kernel, GPU and size, or holding its own times; from a table of
     several kernels that holds the space's own kernel, only that kernel's spaces (the same kernel
     measured elsewhere)."""
-    from gpuperf.decisions.space import read_training_spaces, same_kernel_and_gpu, same_measurements
+    from gpuperf.decisions.exploration import measured_elsewhere
+    from gpuperf.decisions.space import read_training_spaces
 
-    others = []
-    for other in (s for path in train for s in same_kernel_where_held(
-            space, read_training_spaces(path, space.params, target, size_columns), path, size_columns)):
-        if same_kernel_and_gpu(space, other, size_columns):
-            print(f"note: {other.where} is the space's own kernel and GPU ({other.gpu}); left out of --train",
-                  file=sys.stderr)
-        elif same_measurements(space, other):
-            print(f"note: {other.where} holds the space's own times (every configuration both have, timed alike); "
-                  "left out of --train", file=sys.stderr)
-        else:
-            others.append(other)
-    if train and not others:
-        raise GpuperfError("--train: every table is the space's own kernel and GPU or holds its own times; nothing to "
-                           "transfer from")
+    spaces = [s for path in train for s in same_kernel_where_held(
+        space, read_training_spaces(path, space.params, target, size_columns), path, size_columns)]
+    others = measured_elsewhere(space, spaces, size_columns, label="--train")
     return _sharing_configurations(space, others)
 
 

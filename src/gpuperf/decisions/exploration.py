@@ -12,6 +12,7 @@ other GPUs, no model).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -28,9 +29,16 @@ from gpuperf.decisions.search_metrics import (
     random_expected_evals,
     simulate_random,
 )
-from gpuperf.decisions.space import Space, parameter_features, require_shared_configurations, transfer_matrix
+from gpuperf.decisions.space import (
+    Space,
+    parameter_features,
+    require_shared_configurations,
+    same_kernel_and_gpu,
+    same_measurements,
+    transfer_matrix,
+)
 from gpuperf.decisions.surrogates import SURROGATES
-from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.errors import GpuperfError, GpuperfNote, unknown_name_error
 
 TRANSFER_MODEL = "et"  # refitted after every measurement, with other GPUs' data (a cheap step)
 ONLINE_MODEL = "gp"  # refitted after every measurement, no prior data
@@ -90,6 +98,29 @@ def make_explorer(
     return StaticModel(features, transfer, train_features, [t.performance for t in train], model, seed)
 
 
+def measured_elsewhere(space: Space, train: Sequence[Space], size_columns: Sequence[str] = (),
+                       label: str = "the training spaces") -> list[Space]:
+    """``train`` without the spaces that are ``space`` itself, each left out with a note: its own
+    kernel and GPU (and size, also in ``size_columns``), or its own times under other names (a
+    Kernel Tuner cache of the same run). A simulation that learns from the times it is scored on
+    overstates the search. An error when nothing is left of a ``train`` given; ``label`` names
+    ``train`` in both."""
+    others = []
+    for other in train:
+        if same_kernel_and_gpu(space, other, size_columns):
+            warnings.warn(GpuperfNote(f"{other.where} is the space's own kernel and GPU ({other.gpu}); left out of "
+                                      f"{label}"), stacklevel=2)
+        elif same_measurements(space, other):
+            warnings.warn(GpuperfNote(f"{other.where} holds the space's own times (every configuration both have, "
+                                      f"timed alike); left out of {label}"), stacklevel=2)
+        else:
+            others.append(other)
+    if train and not others:
+        raise GpuperfError(f"{label}: every table is the space's own kernel and GPU or holds its own times; nothing to "
+                           "transfer from")
+    return others
+
+
 def default_model(with_train: bool, refit: bool) -> str:
     if not refit:
         return STATIC_MODEL
@@ -113,9 +144,11 @@ def explore(
     progress=None,
 ) -> ExploreResult:
     """Simulate the exploration of a measured ``space`` (stops at its best or after ``budget``);
-    ``progress(done, budget)`` follows the search."""
+    ``progress(done, budget)`` follows the search. ``train`` spaces that are ``space`` itself
+    are left out (:func:`measured_elsewhere`)."""
     if budget < 1:
         raise GpuperfError(f"budget {budget} must be at least 1 evaluation")
+    train = measured_elsewhere(space, train)
     model = model or default_model(bool(train), refit)
     explorer = make_explorer(space, train, model, refit, seed)
     order = run_search(explorer, space.times, budget, progress=progress)
