@@ -25,7 +25,7 @@ def import_command(
 ) -> None:
     """Import measurements into gpuperf's dataset shape and write them as CSV."""
     from gpuperf.datasets import import_file, write_dataset_csv
-    from gpuperf.datasets.schema import canonical_gpu, lookup_gpu
+    from gpuperf.datasets.schema import lookup_gpu
     from gpuperf.errors import GpuperfError
     from gpuperf.hardware.specs import gpu_suggestion
 
@@ -37,7 +37,7 @@ def import_command(
         if format_name != "nvprof":
             raise GpuperfError(f"--metrics goes with the nvprof format, not '{format_name}'")
         options["metrics"] = metrics
-    if gpu is not None and format_name != "kernel-tuner":
+    if gpu is not None:
         options["gpu"] = gpu
     frame = import_file(format_name, path, **options)
     if frame.empty:
@@ -47,11 +47,6 @@ def import_command(
         if gpu is None and named.eq("").all():
             raise GpuperfError(f"{path}: the cache names no GPU (its device_name is empty); say which GPU it ran on "
                                "(--gpu)")
-        if gpu is not None and named.ne("").any():
-            raise GpuperfError(f"--gpu {gpu}: {path} names its device ({named[named.ne('')].iloc[0]}); --gpu is "
-                               "for a cache that names none")
-        if gpu is not None:
-            frame["gpu"], frame["device"] = canonical_gpu(gpu), gpu
     if gpu is not None and lookup_gpu(gpu) is None:
         print(f"note: --gpu {gpu}: no GPU descriptor has this name ({gpu_suggestion(gpu)}); the rows name it as "
               "given, so no GPU features join them", file=sys.stderr)

@@ -57,11 +57,13 @@ TIMES = "times_s"
 DERIVED = {"time_s_min", "time_s_iqr", "repeats", "problem_size", "gpu_label"}
 
 
-def read_kernel_tuner_cache(path: str | Path) -> pd.DataFrame:
+def read_kernel_tuner_cache(path: str | Path, gpu: str | None = None) -> pd.DataFrame:
     """A Kernel Tuner cache file (closed, or left open by a running tuner) in the dataset shape.
 
     Failed configurations are kept: ``time_s`` NaN, ``status`` the error name. Per-repeat times
     are kept in ``times_s`` (a tuple of seconds) with ``time_s_min``, ``time_s_iqr`` and ``repeats``.
+    ``gpu`` names the GPU of a cache whose ``device_name`` is empty (Kernel Tuner's C backend
+    writes none; the ``gpu`` column is then empty); it is refused for a cache that names one.
     """
     path = Path(path)
     where = str(path)
@@ -85,6 +87,11 @@ def read_kernel_tuner_cache(path: str | Path) -> pd.DataFrame:
     device_name = "" if data["device_name"] is None else data["device_name"]  # null: no name, as ""
     if not isinstance(device_name, str):
         raise GpuperfError(f"{where}: device_name is {device_name!r}, not a device's name")
+    if gpu is not None:
+        if device_name.strip():
+            raise GpuperfError(f"{where}: the cache names its device ({device_name}); a GPU given ({gpu}) is for a "
+                               "cache that names none")
+        device_name = gpu
     frame.insert(0, "kernel", data["kernel_name"])
     frame.insert(1, "variant", variant_labels(frame, keys) if len(frame) else pd.Series(dtype=object))
     frame.insert(2, "gpu", canonical_gpu(device_name))
