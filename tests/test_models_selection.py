@@ -69,7 +69,7 @@ def test_selector_records_linkage_and_works_in_a_pipeline():
 
 def test_selector_rejects_k_below_one():
     X, y = _table()
-    with pytest.raises(GpuperfError, match="k must be at least 1"):
+    with pytest.raises(GpuperfError, match="k must be a whole number of at least 1"):
         SpearmanClusterSelector(k=0).fit(X, y)
 
 
@@ -137,3 +137,25 @@ def test_log_max_normalisation_is_log1p_over_the_column_maximum():
 
     X = np.array([[0.0, np.e**2 - 1, 0.0], [np.e - 1, -(np.e - 1), 0.0]])
     np.testing.assert_allclose(log_max_normalised(X), [[0.0, 1.0, 0.0], [1.0, 0.5, 0.0]], atol=1e-12)
+
+
+def test_mutual_information_refuses_missing_values_and_bad_arguments_by_name():
+    """One NaN in a perfectly informative column made np.quantile's bin edges NaN and ranked it
+    last, silently; now an error names the column. Mismatched lengths, a bin count below 2 and a
+    target given as a one-column table are handled too."""
+    rng = np.random.default_rng(0)
+    a = rng.uniform(1, 100, 500)
+    X = pd.DataFrame({"a": a, "noise": rng.normal(size=500)})
+    y = a * 1e-6
+    assert list(mutual_information_ranking(X, y).index) == ["a", "noise"]
+    assert mutual_information_ranking(X, pd.DataFrame({"t": y})).equals(mutual_information_ranking(X, y))
+    X.loc[3, "a"] = np.nan
+    with pytest.raises(GpuperfError, match=r"column a: 1 of 500 values are missing or infinite \(the first at row 3\)"):
+        mutual_information_ranking(X, y)
+    with pytest.raises(GpuperfError, match="3 values in x but 2 in y"):
+        normalised_mutual_information([1, 2, 3], [1, 2])
+    for bins in (0, 1, 2.5, True):
+        with pytest.raises(GpuperfError, match="bins must be a whole number of at least 2"):
+            normalised_mutual_information(a, y, bins=bins)
+    with pytest.raises(GpuperfError, match="k must be a whole number of at least 1, got 2.5"):
+        SpearmanClusterSelector(k=2.5).fit(np.c_[a, a], y)

@@ -72,8 +72,8 @@ class SpearmanClusterSelector(SelectorMixin, BaseEstimator):
         """Keep the features whose |Spearman r| with ``y`` reaches the threshold, cluster them and
         select the highest-variance feature of each cluster."""
         X, y = validate_data(self, X, y, y_numeric=True)
-        if self.k < 1:
-            raise GpuperfError(f"SpearmanClusterSelector: k must be at least 1, got {self.k}")
+        if isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)) or self.k < 1:
+            raise GpuperfError(f"SpearmanClusterSelector: k must be a whole number of at least 1, got {self.k!r}")
         self.scores_ = spearman_scores(X, y)
         candidates = np.flatnonzero(self.scores_ >= self.threshold)
         if len(candidates) == 0:  # keep the single best feature rather than nothing
@@ -119,9 +119,14 @@ def _entropy(labels: np.ndarray) -> float:
 
 
 def normalised_mutual_information(x, y, bins: int = 10) -> float:
-    """R = I(X, Y) / (H(X) + H(Y)) on equal-frequency bins: 0 for independent, 1/2 for identical."""
-    a = _discretise(np.asarray(x, dtype=float), bins)
-    b = _discretise(np.asarray(y, dtype=float), bins)
+    """R = I(X, Y) / (H(X) + H(Y)) on ``bins`` equal-frequency bins: 0 for independent, 1/2 for
+    identical. Missing or infinite values are refused (a bin edge would be NaN)."""
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 2:
+        raise GpuperfError(f"normalised_mutual_information: bins must be a whole number of at least 2, got {bins!r}")
+    a, b = _values(x, "x"), _values(y, "y")
+    if len(a) != len(b):
+        raise GpuperfError(f"normalised_mutual_information: {len(a)} values in x but {len(b)} in y")
+    a, b = _discretise(a, bins), _discretise(b, bins)
     h_a, h_b = _entropy(a), _entropy(b)
     if h_a + h_b == 0:
         return 0.0
@@ -129,13 +134,31 @@ def normalised_mutual_information(x, y, bins: int = 10) -> float:
     return (h_a + h_b - joint) / (h_a + h_b)
 
 
+def _values(values, name: str) -> np.ndarray:
+    """``values`` as a 1-D float array (a one-column table too); an error naming ``name`` if any
+    is missing or infinite."""
+    array = np.asarray(values, dtype=float)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array.ravel()
+    if array.ndim != 1:
+        raise GpuperfError(f"{name}: one column of values expected, got shape {array.shape}")
+    bad = ~np.isfinite(array)
+    if bad.any():
+        raise GpuperfError(f"{name}: {int(bad.sum())} of {len(array)} values are missing or infinite (the first at "
+                           f"row {int(np.argmax(bad))}); fill or drop them before ranking")
+    return array
+
+
 def mutual_information_ranking(X, y, bins: int = 10) -> pd.Series:
     """Features ranked by normalised mutual information with ``y`` (LIFT paper), highest first.
 
-    ``X`` is a DataFrame (its column names index the result) or an array (columns ``x0``...).
+    ``X`` is a DataFrame (its column names index the result) or an array (columns ``x0``...);
+    a missing or infinite value is an error naming its column.
     """
     frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X)).add_prefix("x")
-    if len(frame) != len(y):
-        raise GpuperfError(f"mutual_information_ranking: {len(frame)} rows in X but {len(y)} in y")
-    scores = {name: normalised_mutual_information(frame[name].to_numpy(), y, bins) for name in frame}
+    target = _values(y, "y")
+    if len(frame) != len(target):
+        raise GpuperfError(f"mutual_information_ranking: {len(frame)} rows in X but {len(target)} in y")
+    scores = {name: normalised_mutual_information(_values(frame[name], f"column {name}"), target, bins)
+              for name in frame}
     return pd.Series(scores, name="normalised_mutual_information").sort_values(ascending=False)
