@@ -68,8 +68,8 @@ def test_bsp_names_missing_columns_and_rejects_bad_times():
         _bsp().fit(_bsp_rows(), [1.0, 0.0])
     with pytest.raises(GpuperfError, match="DataFrame"):
         _bsp().fit(_bsp_rows().to_numpy(), [1.0, 1.0])
-    for times in (None, 1.0, [[1.0], [1.0]]):  # one measured time per row, as a flat sequence
-        with pytest.raises(GpuperfError, match=r"BspModel: calibration needs one measured time per row \(2\)"):
+    for times in (None, 1.0, [[1.0, 2.0], [1.0, 2.0]]):  # one measured time per row
+        with pytest.raises(GpuperfError, match=r"BspModel: calibration needs one measured time per row \(2 rows\)"):
             _bsp().fit(_bsp_rows(), times)
 
 
@@ -89,7 +89,7 @@ def test_roofline_takes_the_larger_of_compute_and_memory_time():
     assert np.allclose(calibrated.predict(rows), [0.2, 20.0])
     with pytest.raises(GpuperfError, match="gpu_peak_f32_gflops"):
         model.predict(rows.drop(columns=["gpu_peak_f32_gflops"]))
-    with pytest.raises(GpuperfError, match="one measured time per row"):
+    with pytest.raises(GpuperfError, match="RooflineModel: 2 rows but 1 measured times"):
         RooflineModel(calibrate=True).fit(rows, [1.0])
     double = rows.assign(flops_f64=[1e11, 0.0], gpu_peak_f64_gflops=[100.0, 100.0])
     assert np.allclose(RooflineModel(flops_f64="flops_f64").fit(double).predict(double), [1.1, 10.0])
@@ -135,3 +135,25 @@ def test_bsp_predicts_nan_where_its_inputs_give_no_positive_time():
     predicted = model.predict(rows)
     assert predicted[0] == pytest.approx(1e-3) and np.isnan(predicted[1:]).all()
     assert model.undefined_rows(rows).tolist() == [False, True, True]
+
+
+def test_analytical_models_take_times_as_one_column_and_score_only_defined_predictions():
+    """A one-column table of times was refused by BspModel with a misleading message ('one measured
+    time per row (3)' for 3 rows) and a 2 x 2 table taken by RooflineModel (raveled to 4 values,
+    with 4 rows); score() on a row with no BSP time raised scikit-learn's 'Input contains NaN'."""
+    from gpuperf.models.bsp import BspModel
+
+    rows = pd.DataFrame({"threads": [1000.0, 2000.0], "instructions": [10.0, 10.0], "global_loads": [2.0, 4.0],
+                         "global_stores": [2.0, 0.0], "gpu_clock_hz": [1e9, 1e9], "gpu_cores": [100.0, 100.0]})
+    times = BspModel().uncalibrated_time(rows) / 2.0
+    as_table = BspModel().fit(rows, pd.DataFrame({"time_s": times}))
+    assert as_table.lambda_ == pytest.approx(2.0) and as_table.score(rows, times) == pytest.approx(1.0)
+    with pytest.raises(GpuperfError, match=r"BspModel: 1 of 2 rows have no predicted time .*the first row 2"):
+        as_table.score(rows.assign(instructions=[10.0, np.nan]), times)
+    roof = pd.DataFrame({"flops": [1e12, 1e9, 1e9, 1e9], "dram_bytes": [1e9, 1e12, 1e9, 1e9],
+                         "gpu_peak_f32_gflops": 1e4, "gpu_memory_bandwidth_gbs": 100.0})
+    with pytest.raises(GpuperfError, match=r"RooflineModel: calibration needs one measured time per row \(4 rows\), "
+                       r"got shape \(2, 2\)"):
+        RooflineModel(calibrate=True).fit(roof, [[0.2, 20.0], [0.1, 0.1]])
+    with pytest.raises(GpuperfError, match="RooflineModel: 1 of 4 rows have no predicted time"):
+        RooflineModel().fit(roof).score(roof.assign(flops=[1e12, np.nan, 1e9, 1e9]), [0.1, 10.0, 0.01, 0.01])

@@ -30,3 +30,30 @@ def named_columns(X, names: dict[str, str | None], model: str) -> dict[str, np.n
             raise GpuperfError(f"{model}: {row_location(X, row)}: {column}={X[column].iloc[row]!r} is not a number")
         values[role] = numbers.to_numpy(dtype=float)
     return values
+
+
+def measured_times(y, rows: int, model: str) -> np.ndarray:
+    """``y`` as one measured time per row: a 1-D array or Series, or a one-column table; any
+    other shape, or another length than ``rows``, is an error naming ``model``."""
+    if y is None:
+        raise GpuperfError(f"{model}: calibration needs one measured time per row ({rows} rows), got none")
+    times = np.asarray(y, dtype=float)
+    if times.ndim == 2 and times.shape[1] == 1:
+        times = times.ravel()
+    if times.ndim != 1:
+        raise GpuperfError(f"{model}: calibration needs one measured time per row ({rows} rows), got shape "
+                           f"{times.shape}")
+    if len(times) != rows:
+        raise GpuperfError(f"{model}: {rows} rows but {len(times)} measured times")
+    return times
+
+
+def defined_predictions(predicted: np.ndarray, model: str) -> np.ndarray:
+    """``predicted`` for scoring: an error where a row has no defined time (NaN), which
+    scikit-learn's metrics would refuse as 'Input contains NaN'."""
+    undefined = np.isnan(predicted)
+    if undefined.any():
+        raise GpuperfError(f"{model}: {int(undefined.sum())} of {len(predicted)} rows have no predicted time (their "
+                           f"inputs give none, the first row {int(np.argmax(undefined)) + 1}; see undefined_rows); "
+                           "score the rows that have one")
+    return predicted

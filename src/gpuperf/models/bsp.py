@@ -7,7 +7,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from gpuperf.errors import GpuperfError
-from gpuperf.models._columns import named_columns
+from gpuperf.models._columns import defined_predictions, measured_times, named_columns
 
 
 class BspModel(RegressorMixin, BaseEstimator):
@@ -97,13 +97,9 @@ class BspModel(RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Calibrate ``lambda_`` on the measured times ``y`` (seconds) of the rows of DataFrame ``X``."""
-        if y is None or np.ndim(y) != 1:
-            raise GpuperfError(f"BspModel: calibration needs one measured time per row ({len(X)})")
-        measured = np.asarray(y, dtype=float)
-        if len(measured) == 0:
+        if len(X) == 0:
             raise GpuperfError("BspModel: no rows to fit")
-        if len(measured) != len(X):
-            raise GpuperfError(f"BspModel: {len(X)} rows but {len(measured)} measured times")
+        measured = measured_times(y, len(X), "BspModel")
         if not np.all(measured > 0):
             raise GpuperfError("BspModel: measured times must be positive")
         time = self.uncalibrated_time(X)
@@ -125,6 +121,13 @@ class BspModel(RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         time = self.uncalibrated_time(X)
         return np.where(_undefined(time), np.nan, time / self.lambda_)
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """R^2 of the predictions (an error where a row has no BSP time)."""
+        from sklearn.metrics import r2_score
+
+        predicted = defined_predictions(self.predict(X), "BspModel")
+        return float(r2_score(measured_times(y, len(X), "BspModel"), predicted, sample_weight=sample_weight))
 
     def _column_names(self) -> dict[str, str | None]:
         return {

@@ -7,7 +7,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from gpuperf.errors import GpuperfError
-from gpuperf.models._columns import named_columns
+from gpuperf.models._columns import defined_predictions, measured_times, named_columns
 
 GIGA = 1e9
 
@@ -71,9 +71,7 @@ class RooflineModel(RegressorMixin, BaseEstimator):
         bound = self.bound(X)
         self.efficiency_ = 1.0
         if self.calibrate:
-            if y is None or len(np.asarray(y, dtype=float).ravel()) != len(X):
-                raise GpuperfError(f"RooflineModel: calibration needs one measured time per row ({len(X)})")
-            times = np.asarray(y, dtype=float).ravel()
+            times = measured_times(y, len(X), "RooflineModel")
             if not np.all(np.isfinite(times) & (times > 0)):
                 raise GpuperfError("RooflineModel: calibration needs positive, finite times")
             bounded = np.isfinite(bound) & (bound > 0)
@@ -88,3 +86,10 @@ class RooflineModel(RegressorMixin, BaseEstimator):
         """Predicted times in seconds: the bound over the fitted efficiency."""
         check_is_fitted(self)
         return self.bound(X) / self.efficiency_
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """R^2 of the predictions (an error where a row has no roofline time)."""
+        from sklearn.metrics import r2_score
+
+        predicted = defined_predictions(self.predict(X), "RooflineModel")
+        return float(r2_score(measured_times(y, len(X), "RooflineModel"), predicted, sample_weight=sample_weight))
