@@ -328,3 +328,12 @@ def test_no_property_or_a_repeated_property_column_is_an_error():
     twice = pd.concat([frame, frame[["work_items"]]], axis=1)
     with pytest.raises(GpuperfError, match=r"property column\(s\) work_items appear more than once"):
         LinearCountModel(properties=["launches", "work_items"]).fit(twice, [1.0, 2.0, 3.0])
+
+
+def test_properties_given_as_one_text_is_named_not_read_letter_by_letter():
+    """properties="launches" was iterated letter by letter: "unknown property 'l'"."""
+    frame = pd.DataFrame({"launches": [1.0, 2.0]})
+    with pytest.raises(GpuperfError, match=r"properties is a list of property names, not one text \('launches'\); "
+                       r"write properties=\['launches'\]"):
+        LinearCountModel(properties="launches").fit(frame, [1e-6, 2e-6])
+    assert LinearCountModel(properties=["launches"]).fit(frame, [1e-6, 2e-6]).coef_[0] == pytest.approx(1e-6)

@@ -283,3 +283,40 @@ def test_a_model_whose_state_was_edited_so_it_cannot_predict_is_refused_on_loadi
         with pytest.raises(GpuperfError, match=f"{name}.json: {errors[name]}"):
             load_model(tmp_path / f"{name}.json")
     assert np.allclose(load_model(path).predict(X), make_model("linear", log_target=False).fit(X, y).predict(X))
+
+
+def test_fitted_values_no_fit_could_give_are_refused_on_loading(tmp_path):
+    """A hand-edited file loaded whole: a BSP lambda_ of -1 predicted negative times (0: infinite), a
+    roofline efficiency_ of 0 infinite ones, and a linear count model with a weight against its sign
+    bound loaded through load_model (only load_linear_model checked it)."""
+    from gpuperf.models.linear import LinearCountModel
+    from gpuperf.models.properties import property_names
+    from gpuperf.models.roofline import RooflineModel
+
+    rows = pd.DataFrame({"threads": [1e3], "instructions": [5.0], "global_loads": [1.0], "global_stores": [1.0],
+                         "gpu_clock_hz": [1e9], "gpu_cores": [10.0]})
+    bsp = save_model(BspModel().fit(rows, [1e-3]), tmp_path / "bsp.json")
+    roof_rows = pd.DataFrame({"flops": [1e9, 1e10], "dram_bytes": [1e9, 1e8], "gpu_peak_f32_gflops": 1e4,
+                              "gpu_memory_bandwidth_gbs": 100.0})
+    roof = save_model(RooflineModel(calibrate=True).fit(roof_rows, [0.02, 0.002]), tmp_path / "roof.json")
+    names = list(property_names("gpu"))
+    table = pd.DataFrame(np.random.default_rng(0).uniform(1, 10, (3 * len(names), len(names))), columns=names)
+    linear = save_model(LinearCountModel().fit(table, table.sum(axis=1) * 1e-9), tmp_path / "linear.json")
+
+    def edited(path, key, value):
+        document = json.loads(path.read_text())
+        state = document["model"]["state"]["__mapping__"]
+        state[key] = value(state[key])
+        path.write_text(json.dumps(document))
+
+    for value, shown in ((-1.0, "-1.0"), (0.0, "0.0")):
+        edited(bsp, "lambda_", lambda _: value)
+        with pytest.raises(GpuperfError, match=rf"bsp.json: damaged model \(BspModel: lambda_ is {shown}, not a positive"):
+            load_model(bsp)
+    edited(roof, "efficiency_", lambda _: 0.0)
+    with pytest.raises(GpuperfError, match=r"roof.json: damaged model \(RooflineModel: efficiency_ is 0.0"):
+        load_model(roof)
+    edited(linear, "coef_", lambda coef: dict(coef, data=[-1.0, *coef["data"][1:]]))
+    with pytest.raises(GpuperfError, match=rf"linear.json: damaged model \(LinearCountModel: the weight of {names[0]} "
+                       "is outside its sign bound"):
+        load_model(linear)

@@ -115,6 +115,11 @@ class BspModel(RegressorMixin, BaseEstimator):
         self.feature_names_in_ = np.asarray(X.columns, dtype=object)
         return self
 
+    def check_fitted_values(self) -> None:
+        """An error where ``lambda_`` could not have come from :meth:`fit` (a file edited by hand)."""
+        if not (isinstance(self.lambda_, (int, float)) and np.isfinite(self.lambda_) and self.lambda_ > 0):
+            raise GpuperfError(f"BspModel: lambda_ is {self.lambda_!r}, not a positive number")
+
     def predict(self, X) -> np.ndarray:
         """Predicted times in seconds: the BSP cost of each row over the calibrated lambda; NaN for a
         row whose inputs give no positive time (see :meth:`undefined_rows`)."""

@@ -50,6 +50,9 @@ class LinearCountModel(RegressorMixin, BaseEstimator):
     # -- inputs -------------------------------------------------------------------------------
     def _names(self) -> tuple[str, ...]:
         if self.properties is not None:
+            if isinstance(self.properties, str):
+                raise GpuperfError(f"LinearCountModel: properties is a list of property names, not one text "
+                                   f"({self.properties!r}); write properties=[{self.properties!r}]")
             if len(self.properties) == 0:
                 raise GpuperfError("LinearCountModel: properties names none; name at least one, or leave it "
                                    "None for the property set's")
@@ -129,6 +132,19 @@ class LinearCountModel(RegressorMixin, BaseEstimator):
         elif hasattr(self, "feature_names_in_"):  # refitted on an array: the names were another fit's
             del self.feature_names_in_
         return self
+
+    def check_fitted_values(self) -> None:
+        """An error where the fitted weights could not have come from :meth:`fit` (a file edited by
+        hand): one finite weight per known property, each within its sign bound."""
+        names = list(self.property_names_)
+        check_property_names(names, where="LinearCountModel")
+        weights = np.asarray(self.coef_, dtype=float)
+        if weights.shape != (len(names),) or not np.isfinite(weights).all():
+            raise GpuperfError(f"LinearCountModel: the weights are not {len(names)} finite numbers, one per property")
+        lower, upper = self._bounds(names)
+        outside = [n for n, w, lo, hi in zip(names, weights, lower, upper) if not lo <= w <= hi]
+        if outside:
+            raise GpuperfError(f"LinearCountModel: the weight of {outside[0]} is outside its sign bound")
 
     # -- predicting ---------------------------------------------------------------------------
     def predict(self, X) -> np.ndarray:

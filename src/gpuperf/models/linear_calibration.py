@@ -324,7 +324,6 @@ def load_linear_model(path: str | Path) -> tuple[LinearCountModel, dict[str, Any
     model = load_model(path, feature_names=saved, probe=False)  # its weights are checked below, by name
     if not isinstance(model, LinearCountModel) or list(model.property_names_) != list(saved):
         raise GpuperfError(f"{path}: the model's properties do not match the file's property list")
-    _check_weights(model, path)
     _check_listed_weights(model, metadata.get("weights"), path)
     return model, metadata
 
@@ -342,18 +341,6 @@ def _check_listed_weights(model: LinearCountModel, listed: Any, path: Path) -> N
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isclose(value, weight, rtol=1e-9):
             raise GpuperfError(f"{path}: metadata.weights.{name} is {value!r}, but the model predicts with {weight!r}; "
                                "edit a model by refitting it (gpuperf calibrate), not by hand")
-
-
-def _check_weights(model: LinearCountModel, path: Path) -> None:
-    """One finite weight per property, each within its sign bound (a damaged or edited file is refused)."""
-    weights = np.asarray(getattr(model, "coef_", None), dtype=float)
-    names = list(model.property_names_)
-    if weights.shape != (len(names),) or not np.isfinite(weights).all():
-        raise GpuperfError(f"{path}: the weights are not {len(names)} finite numbers, one per property")
-    lower, upper = model._bounds(names)
-    outside = [n for n, w, lo, hi in zip(names, weights, lower, upper) if not lo <= w <= hi]
-    if outside:
-        raise GpuperfError(f"{path}: weight of {outside[0]} is outside its sign bound")
 
 
 def predict_kernel(model: LinearCountModel, kernel: Kernel, sizes: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -175,6 +175,7 @@ def load_model(path: str | Path, feature_names: Sequence[str] | None = None, str
     if not callable(getattr(model, "predict", None)):
         raise GpuperfError(f"{path}: damaged model (it cannot predict)")
     _check_own_names(model, document.get("feature_names"), path)
+    _check_fitted_values(model, path)
     if probe:
         _check_predicts(model, document.get("feature_names"), path)
     return model
@@ -201,6 +202,25 @@ def _check_predicts(model: Any, names: Sequence[str] | None, path: Path) -> None
         return
     except DAMAGE as error:
         raise GpuperfError(f"{path}: damaged model (it cannot predict: {type(error).__name__}: {error})") from None
+
+
+def _check_fitted_values(model: Any, path: Path) -> None:
+    """Each part of ``model`` (the steps of a pipeline, the regressor inside a wrapper) that can
+    check its fitted values does: a value edited by hand (a negative lambda, a weight against its
+    sign bound) is refused, naming the file."""
+    parts = [model]
+    while parts:
+        part = parts.pop()
+        parts += [step for _, step in getattr(part, "steps", [])]
+        parts += [getattr(part, name) for name in ("regressor_", "estimator_") if hasattr(part, name)]
+        check = getattr(part, "check_fitted_values", None)
+        if callable(check):
+            try:
+                check()
+            except GpuperfError as error:
+                raise GpuperfError(f"{path}: damaged model ({error})") from None
+            except DAMAGE as error:
+                raise GpuperfError(f"{path}: damaged model ({type(error).__name__}: {error})") from None
 
 
 def _check_own_names(model: Any, saved: Sequence[str] | None, path: Path,

@@ -82,6 +82,11 @@ class RooflineModel(RegressorMixin, BaseEstimator):
         self.feature_names_in_ = np.asarray(X.columns, dtype=object)
         return self
 
+    def check_fitted_values(self) -> None:
+        """An error where ``efficiency_`` could not have come from :meth:`fit` (a file edited by hand)."""
+        if not (isinstance(self.efficiency_, (int, float)) and np.isfinite(self.efficiency_) and self.efficiency_ > 0):
+            raise GpuperfError(f"RooflineModel: efficiency_ is {self.efficiency_!r}, not a positive number")
+
     def predict(self, X) -> np.ndarray:
         """Predicted times in seconds: the bound over the fitted efficiency."""
         check_is_fitted(self)
