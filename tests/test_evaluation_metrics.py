@@ -96,3 +96,10 @@ def test_all_metrics_median_ape_is_the_median():
     """Errors 0.5, 0, 0.5, 0.2: median 0.35, mean 0.3."""
     from gpuperf.evaluation.metrics import all_metrics
     assert all_metrics([1.0, 2.0, 4.0, 10.0], [1.5, 2.0, 2.0, 12.0])["median_ape"] == pytest.approx(0.35)
+
+
+def test_within_refuses_a_band_whose_low_end_is_above_its_high_end():
+    """within(low=1.5, high=0.5) returned 0.0, a share no prediction could beat."""
+    assert within(MEASURED, MEASURED, low=0.5, high=1.5) == 1.0
+    with pytest.raises(GpuperfError, match=r"within: low \(1.5\) must be at most high \(0.5\)"):
+        within(MEASURED, MEASURED, low=1.5, high=0.5)

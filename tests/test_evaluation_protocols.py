@@ -232,3 +232,9 @@ def test_split_evaluation_takes_a_mask_of_one_flag_per_row():
     from_array = split_evaluation(LinearRegression(), frame, FEATURES, on_a)
     from_series = split_evaluation(LinearRegression(), frame, FEATURES, pd.Series(on_a, index=frame.index))
     assert from_array.overall == from_series.overall and from_array.overall["n"] == 12
+
+
+def test_fit_on_kernels_names_a_training_set_that_leaves_nothing_to_test():
+    """Training on every kernel raised scikit-learn's 'Found array with 0 sample(s)'."""
+    with pytest.raises(GpuperfError, match="the training kernels are every kernel of the table; none is left"):
+        fit_on_kernels(RecordingRegressor(), _frame(), FEATURES, ["copy", "add"])

@@ -320,3 +320,14 @@ def test_fitted_values_no_fit_could_give_are_refused_on_loading(tmp_path):
     with pytest.raises(GpuperfError, match=rf"linear.json: damaged model \(LinearCountModel: the weight of {names[0]} "
                        "is outside its sign bound"):
         load_model(linear)
+
+
+def test_metadata_numbers_that_are_not_finite_are_written_as_null(tmp_path):
+    """A NaN in metadata was written as a bare NaN, which strict JSON readers refuse."""
+    X, y = _data()
+    path = save_model(make_model("linear", log_target=False).fit(X, y), tmp_path / "m.json",
+                      metadata={"gmre": float("nan"), "fold": {"worst": [1.0, float("inf")]}})
+    text = path.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    assert json.loads(text, parse_constant=lambda name: pytest.fail(name))["metadata"] == {
+        "gmre": None, "fold": {"worst": [1.0, None]}}

@@ -66,6 +66,8 @@ def geometric_mean_relative_error(measured, predicted) -> float:
 
 def within(measured, predicted, low: float = 0.8, high: float = 1.2) -> float:
     """Fraction of rows with low <= predicted / measured <= high."""
+    if not 0 <= low <= high:
+        raise GpuperfError(f"within: low ({low}) must be at most high ({high}), and not negative")
     m, p = _pair(measured, predicted)
     ratio = p / m
     return float(np.mean((ratio >= low) & (ratio <= high)))

@@ -303,4 +303,7 @@ def fit_on_kernels(estimator, frame, features, train_kernels: Sequence[str], **o
     if unknown:
         raise GpuperfError(f"fit-on-kernels: no rows for kernel(s) {', '.join(unknown)}")
     mask = frame["kernel"].isin(list(train_kernels))
+    if mask.all():
+        raise GpuperfError("fit-on-kernels: the training kernels are every kernel of the table; none is left to "
+                           "test on")
     return split_evaluation(estimator, frame, features, mask, name="fit-on-kernels", fold="other kernels", **options)

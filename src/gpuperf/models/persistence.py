@@ -131,14 +131,24 @@ def save_model(model: Any, path: str | Path, feature_names: Sequence[str] | None
 
 
 def _json_metadata(metadata: dict | None, path: Path) -> dict:
-    """``metadata`` as plain JSON values (NumPy scalars as numbers); anything else is an error."""
+    """``metadata`` as plain JSON values (NumPy scalars as numbers, NaN and infinities as null, which
+    strict JSON readers take); anything else is an error."""
     def plain(value: Any) -> Any:
         if isinstance(value, np.generic):
             return value.item()
         raise TypeError(f"{type(value).__name__} is not a JSON value")
 
+    def finite(value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, dict):
+            return {key: finite(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [finite(item) for item in value]
+        return value
+
     try:
-        return json.loads(json.dumps(metadata or {}, default=plain))
+        return finite(json.loads(json.dumps(metadata or {}, default=plain)))
     except (TypeError, ValueError) as error:
         raise GpuperfError(f"{path}: metadata: {error}") from None
 
