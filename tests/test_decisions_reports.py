@@ -97,7 +97,7 @@ def test_explore_command_writes_a_report(tmp_path, capsys):
     row = table["Evaluations to reach a fraction of the best"][0]
     assert row["evals_to_90"] == result["evals_to_90"] and row["transfer_evals_to_90"] == result["transfer_evals_to_90"]
     markdown = (tmp_path / "report" / "report.md").read_text()
-    assert "# Exploring target.csv" in markdown and f"Trained on: {other}." in markdown
+    assert "# Exploring target.csv" in markdown and f"Trained on: {other} (1 space(s) measured elsewhere)." in markdown
     assert f"best {result['best_time']:.4g}, best found {result['best_found_time']:.4g} in {result['evaluated']} evaluations" in markdown
 
 
@@ -224,3 +224,21 @@ def test_a_short_log_range_is_labelled_between_the_1_2_5_ticks():
     assert labels([0.75, 1.0, 1.6]) == pytest.approx([0.8, 1.0, 1.25, 1.5])
     assert labels([0.75, 1.0, 1.6], between=False) == pytest.approx([1.0])
     assert labels([0.01, 100.0])[:3] == pytest.approx([0.01, 0.02, 0.05])  # a long range keeps 1, 2, 5
+
+
+def test_the_explore_report_names_the_kernel_and_gpu_picked_from_a_table_of_several(tmp_path, capsys):
+    """From a table of several kernels and GPUs the report said only the table's name (the JSON
+    said which kernel and GPU), and 'Trained on' did not say the space's own GPU was left out."""
+    frames = []
+    for gpu, optimum, scale in (("V100", (7, 4), 1.0), ("K20", (6, 4), 2.0), ("P100", (7, 2), 1.5)):
+        frame = pd.read_csv(write_space(tmp_path / f"{gpu}.csv", optimum, scale))
+        frames.append(frame.assign(kernel="pnpoly", gpu=gpu))
+    table = tmp_path / "spaces.csv"
+    pd.concat(frames).to_csv(table, index=False)
+    argv = ["explore", str(table), "--params", "bx,tile", "--kernel", "pnpoly", "--gpu", "V100", "--train",
+            str(table), "--model", "knn", "--budget", "20", "--report", str(tmp_path / "report"), "--json"]
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    assert "# Exploring spaces.csv (pnpoly, Tesla V100" in markdown and "Space " + result["space"] in markdown
+    assert f"Trained on: {table} (2 space(s) measured elsewhere)." in markdown

@@ -733,3 +733,13 @@ def test_every_kernel_of_a_plot_gets_its_own_colour_and_marker():
     assert len(set(styles.values())) == 46
     assert {marker for _, marker in styles.values()} == {"o", "s", "^"}
     assert {marker for _, marker in kernel_styles(["a", "b", "c"]).values()} == {"o"}
+
+
+def test_large_values_keep_three_significant_digits_and_python_m_is_named_as_typed(tmp_path, monkeypatch):
+    """A MAPE of 30035.4 printed as 3e+04 (one digit, it seemed); a report written through
+    python -m gpuperf said `__main__.py reproduce ...`, a command no one can rerun."""
+    frame = pd.DataFrame({"mape": [30035.4, 7808.828, 0.129]})
+    assert markdown_table(frame).splitlines()[2:] == ["| 3.00e+04 |", "| 7808.828 |", "| 0.129 |"]
+    monkeypatch.setattr("sys.argv", ["/x/site-packages/gpuperf/__main__.py", "reproduce", "linear"])
+    paths = write_report(tmp_path / "out", "T", tables={"t": frame})
+    assert json.loads(paths["json"].read_text())["written_by"]["command"] == "python -m gpuperf reproduce linear"

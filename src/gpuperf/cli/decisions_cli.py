@@ -66,12 +66,13 @@ def explore_command(
     if report:
         from gpuperf.decisions.reports import exploration_report
 
-        label = Path(space).name if Path(space).is_file() else space
+        label = measured.where.replace(space, Path(space).name, 1) if Path(space).is_file() else measured.where
         found = summary["best_found_time"]
-        notes = [f"Space {space}: {len(measured)} configurations, times in {summary['time_column']}; best "
+        notes = [f"Space {measured.where}: {len(measured)} configurations, times in {summary['time_column']}; best "
                  f"{summary['best_time']:.4g}, best found {'nothing that ran' if found is None else f'{found:.4g}'}"
                  f" in {summary['evaluated']} evaluations.",
-                 f"Trained on: {', '.join(train)}." if train else "No other GPU's data: online search."]
+                 f"Trained on: {', '.join(train)} ({len(others)} space(s) measured elsewhere)."
+                 if train else "No other GPU's data: online search."]
         summary["report"] = str(exploration_report(report, {label: result}, f"Exploring {label}", notes)["markdown"])
     if as_json:
         print_json(summary)

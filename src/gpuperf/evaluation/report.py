@@ -43,7 +43,9 @@ def _cell(value, digits: int, style: str = "auto") -> str:
             return str(int(value))
         if style == "scientific":
             return f"{value:.{digits - 1}e}" if value != 0 else "0"
-        return f"{value:.{digits}g}" if abs(value) >= 1e4 or _small(value, digits) else f"{value:.{digits}f}"
+        if abs(value) >= 1e4:  # 30035.4 as 3.00e+04, not 3e+04 (which reads as one significant digit)
+            return f"{value:#.{digits}g}"
+        return f"{value:.{digits}g}" if _small(value, digits) else f"{value:.{digits}f}"
     return str(value)
 
 
@@ -468,7 +470,9 @@ def written_by() -> dict[str, str]:
     from gpuperf import __version__
 
     program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
-    command = shlex.join(["gpuperf" if program == "gpuperf" else program, *sys.argv[1:]])
+    if program == "__main__.py":  # python -m gpuperf
+        program = "python -m gpuperf"
+    command = " ".join([program, shlex.join(sys.argv[1:])]) if sys.argv[1:] else program
     return {"gpuperf": __version__, "command": command}
 
 
