@@ -14,7 +14,7 @@ at most 0.25 everywhere) for the primary run ``nested/select`` (per held-out GPU
 chosen by an inner leave-one-GPU-out on the training GPUs only), each GPU predicted from the others'
 profiles with a hindsight bound (one factor per kernel fitted to its own times), the same calibrated by
 one launch per kernel timed on it (as BSP's lambda), and the BSP model on the matrix/vector kernels.
-Writes a Markdown/HTML/JSON report with plots to --out (default gpuperf-report/rodinia).
+Writes a Markdown/HTML/JSON report with plots to --out (default gpuperf-reproduce/rodinia-benchmark; the demo's gpuperf-report/ is left alone).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def main() -> None:
     parser.add_argument("--max-train-rows", type=int, default=500, help="per kernel and GPU (random subsample)")
     parser.add_argument("--inner-max-train-rows", type=int, default=40,
                         help="per kernel and GPU in the nested selection's inner runs")
-    parser.add_argument("--out", type=Path, default=Path("gpuperf-report/rodinia"))
+    parser.add_argument("--out", type=Path, default=Path("gpuperf-reproduce/rodinia-benchmark"))
     args = parser.parse_args()
     scenarios, models = args.scenarios.split(","), args.models.split(",")
     if args.quick:

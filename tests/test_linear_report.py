@@ -52,3 +52,16 @@ def test_the_local_device_joins_the_report_when_asked(tmp_path):
 def test_device_goes_with_the_linear_study_only(capsys):
     assert main(["reproduce", "geometry", "--device", "opencl:0"]) == 2
     assert "--device goes with reproduce linear, not geometry" in capsys.readouterr().err
+
+
+def test_reproduce_writes_beside_the_demos_reports_not_over_them(tmp_path, monkeypatch, capsys):
+    """reproduce's default folder was gpuperf-report/STUDY, the very folders the demo's index links:
+    a rerun replaced the report the index quoted figures from."""
+    monkeypatch.chdir(tmp_path)
+    linked = tmp_path / "gpuperf-report" / "linear" / "report.md"
+    linked.parent.mkdir(parents=True)
+    linked.write_text("the demo's linear report\n")
+    assert main(["reproduce", "linear", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)
+    assert linked.read_text() == "the demo's linear report\n"
+    assert (tmp_path / "gpuperf-reproduce" / "linear" / "report.md").exists()

@@ -35,9 +35,12 @@ def _known_scenarios(text: str) -> list[str]:
     return names
 
 
+DEFAULT_FOLDER = "gpuperf-reproduce"  # not gpuperf-report/, whose rodinia/, linear/, ... the demo's index links
+
+
 def reproduce(
     study: Annotated[str, typer.Argument(help=STUDY_HELP)],
-    out: Annotated[str | None, typer.Option("--out", "-o", help="report folder (default gpuperf-report/STUDY)")] = None,
+    out: Annotated[str | None, typer.Option("--out", "-o", help="report folder (default gpuperf-reproduce/STUDY; the demo's own reports under gpuperf-report/ stay as the demo wrote them)")] = None,
     full: Annotated[bool, typer.Option(metavar="", help="rodinia: every scenario and model (about 20 minutes); default: the quick set")] = False,
     scenarios: Annotated[str | None, typer.Option(
         help="rodinia: comma-separated scenarios instead of the default ones, e.g. bsp,transfer_near_bsp "
@@ -67,7 +70,7 @@ def reproduce(
     for name in split or ():
         if name not in SPLITS:
             raise unknown_name_error("advisor split", name, SPLITS)
-    out = str(report_folder(out or f"gpuperf-report/{study}", "--out"))
+    out = str(report_folder(out or f"{DEFAULT_FOLDER}/{study}", "--out"))
     echo = (lambda line: None) if as_json else print
     if study == "rodinia":
         options = {} if full else {"scenarios": QUICK_SCENARIOS, "models": QUICK_MODELS}
