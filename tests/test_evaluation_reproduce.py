@@ -743,3 +743,19 @@ def test_large_values_keep_three_significant_digits_and_python_m_is_named_as_typ
     monkeypatch.setattr("sys.argv", ["/x/site-packages/gpuperf/__main__.py", "reproduce", "linear"])
     paths = write_report(tmp_path / "out", "T", tables={"t": frame})
     assert json.loads(paths["json"].read_text())["written_by"]["command"] == "python -m gpuperf reproduce linear"
+
+
+def test_a_panel_of_rows_the_model_was_fitted_on_is_not_titled_held_out(tmp_path, small, monkeypatch):
+    """The linear report's calibration kernels (in-sample) were titled "held out: none (...)"."""
+    import dataclasses
+
+    from gpuperf.evaluation.report import plot_predicted_vs_measured
+
+    evaluation = leave_one_gpu_out(make_model("linear"), small, ["input.size.1", "threads"], max_train_rows=20)
+    first = sorted(evaluation.predictions["fold"].astype(str).unique())[0]
+    evaluation = dataclasses.replace(evaluation, in_sample=(first,))
+    figures = _drawn_figure(monkeypatch)
+    plot_predicted_vs_measured(evaluation, tmp_path / "p.png", "lr on small")
+    titles = [ax.get_title() for ax in figures[0].axes if ax.get_visible() and ax.get_title()]
+    assert any(t.startswith(f"{first}\n") for t in titles)
+    assert all(t.startswith("held out: ") for t in titles if not t.startswith(f"{first}\n"))

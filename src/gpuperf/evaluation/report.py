@@ -213,7 +213,7 @@ def plot_predicted_vs_measured(evaluation: Evaluation, path: Path, context: str 
     axes = fig.subplots(rows, columns, sharex=True, sharey=True, squeeze=False).ravel()
     thinned = False
     for ax, (name, part) in zip(axes, panels):
-        thinned |= _scatter_panel(ax, name, part, colour_by, colours, (low, high))
+        thinned |= _scatter_panel(ax, name, part, colour_by, colours, (low, high), name in evaluation.in_sample)
     for index in range(len(panels), len(axes)):  # an empty slot: the panel above shows the x axis
         axes[index].set_visible(False)
         axes[index - columns].xaxis.set_tick_params(labelbottom=True)
@@ -234,8 +234,9 @@ def plot_predicted_vs_measured(evaluation: Evaluation, path: Path, context: str 
 
 
 def _scatter_panel(ax: Axes, name: str, part: pd.DataFrame, colour_by: str,
-                   colours: Mapping[str, tuple[tuple, str]], limits: tuple[float, float]) -> bool:
-    """One held-out group's points on ``ax``; whether any colour's points were subsampled."""
+                   colours: Mapping[str, tuple[tuple, str]], limits: tuple[float, float], in_sample: bool = False) -> bool:
+    """One group's points on ``ax`` (a held-out group, or ``in_sample``: rows the model was fitted
+    on, titled by their name alone); whether any colour's points were subsampled."""
     band = np.array(limits)
     ax.fill_between(band, band * 0.8, band * 1.2, color="0.85", linewidth=0)
     ax.plot(band, band, color="black", linewidth=0.8)
@@ -254,7 +255,8 @@ def _scatter_panel(ax: Axes, name: str, part: pd.DataFrame, colour_by: str,
     error = float((np.abs(finite["measured"] - finite["predicted"]) / finite["measured"]).mean()) \
         if len(finite) else math.nan
     ax.set(xscale="log", yscale="log")
-    ax.set_title(f"held out: {name}\nMAPE {_cell(error, 3) or 'undefined'}, {len(part)} rows", fontsize=8)
+    group = name if in_sample else f"held out: {name}"
+    ax.set_title(f"{group}\nMAPE {_cell(error, 3) or 'undefined'}, {len(part)} rows", fontsize=8)
     ax.tick_params(labelsize=7)
     return thinned
 

@@ -206,7 +206,9 @@ def reproduce_rodinia(
         tables=tables,
         notes=[
             f"Runs: scenarios {', '.join(scenarios)}; models {', '.join(models)}; protocols "
-            f"{', '.join(protocols)} ({extent}).",
+            f"{', '.join(protocols)} ({extent}). Beside them, the baseline roofline/calibrated: each launch's "
+            "roofline bound on its GPU (flops at the peaks, DRAM bytes at the bandwidth) over an efficiency "
+            "fitted per kernel on the training rows; it is never a candidate of nested selection.",
             "Per-kernel MAPE = mean |measured - predicted| / measured per kernel and GPU; macro = mean over kernels. "
             "The \"Evaluation\" sections' overall and per-group figures pool rows instead, so lud_perimeter, "
             "with most of the rows, dominates them; the macro tables are the ones compared with the paper.",
@@ -226,7 +228,9 @@ def reproduce_rodinia(
             " other GPUs of their time of it times their ratio on the calibration launch. No counters and no model:"
             " the other GPUs must have run the same launches.",
             f"Primary run: {PRIMARY_RUN}, chosen per held-out group by nested cross-validation on the training"
-            f" rows only, among the runs above. The feature ranking (normalised mutual information with log2"
+            f" rows only, among the runs above (not the roofline baseline) and their votes: vote(a, b, ...) is"
+            f" the geometric mean of those runs' predictions, the inner protocol's top 2 or 3; inner_score is"
+            f" the chosen option's per-kernel MAPE, macro-averaged, on the inner protocol. The feature ranking (normalised mutual information with log2"
             f" time) and the clustering below describe the whole table, not what any run used; Spearman-cluster"
             f" selection on all kernels (k=10) keeps: {', '.join(kept)} (the select scenarios reselect inside"
             f" each fold, on training rows only).",
