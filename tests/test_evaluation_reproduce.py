@@ -759,3 +759,24 @@ def test_a_panel_of_rows_the_model_was_fitted_on_is_not_titled_held_out(tmp_path
     titles = [ax.get_title() for ax in figures[0].axes if ax.get_visible() and ax.get_title()]
     assert any(t.startswith(f"{first}\n") for t in titles)
     assert all(t.startswith("held out: ") for t in titles if not t.startswith(f"{first}\n"))
+
+
+def test_a_heat_map_of_many_held_out_sizes_runs_them_down_the_rows(tmp_path, monkeypatch):
+    """101 sizes held out one by one made a 9737-pixel-wide strip of 6-point text: beyond 24 groups,
+    the groups are the rows and the kernels the columns."""
+    from matplotlib.axes import Axes
+
+    from gpuperf.evaluation.protocols import leave_one_size_out
+    from gpuperf.evaluation.report import plot_error_heatmap
+
+    n = np.arange(1, 31, dtype=float)
+    frame = pd.DataFrame({"kernel": np.repeat(["a", "b"], 30), "gpu": "Tesla K40", "n": np.tile(n, 2)})
+    frame["time_s"] = frame["n"] * np.where(frame["kernel"] == "a", 1e-3, 2e-3)
+    evaluation = leave_one_size_out(make_model("linear"), frame, ["n"], "n")
+    ticks = {}
+    monkeypatch.setattr(Axes, "set_xticks", lambda self, t, labels=None, **kw: ticks.__setitem__("x", list(labels)))
+    monkeypatch.setattr(Axes, "set_yticks", lambda self, t, labels=None, **kw: ticks.__setitem__("y", list(labels)))
+    figures = _drawn_figure(monkeypatch)
+    plot_error_heatmap(evaluation, tmp_path / "h.png")
+    assert ticks["x"] == ["a", "b"] and len(ticks["y"]) == 30
+    assert "per held-out group (rows) and kernel (columns)" in figures[0].axes[0].get_title()

@@ -288,12 +288,21 @@ def kernel_styles(labels: Sequence[str]) -> dict[str, tuple[tuple, str]]:
     return {label: (palette(i % palette.N), MARKERS[(i // palette.N) % len(MARKERS)]) for i, label in enumerate(labels)}
 
 
+MAX_HEATMAP_COLUMNS = 24  # more held-out groups than this run down the rows instead
+MAX_ANNOTATED_CELLS = 600  # beyond this the cells carry colour only
+
+
 def plot_error_heatmap(evaluation: Evaluation, path: Path, context: str = "") -> Path:
     """MAPE per kernel (rows) and held-out group (columns) as an annotated heat map; with kernels
-    held out (a bare diagonal otherwise), per kernel and GPU."""
+    held out (a bare diagonal otherwise), per kernel and GPU. More than ``MAX_HEATMAP_COLUMNS``
+    groups (sizes held out one by one) run down the rows, so the page stays readable."""
     across = "gpu" if evaluation.group == ("kernel",) and "gpu" in evaluation.predictions.columns else "fold"
     cells = evaluation.metrics_by(["kernel", across])["mape"].unstack(across)
     cells = cells[sorted(cells.columns, key=natural_key)]
+    columns = "GPU (kernel held out)" if across == "gpu" else "held-out group"
+    layout = f"kernel (rows) and {columns} (columns)"
+    if cells.shape[1] > MAX_HEATMAP_COLUMNS and cells.shape[1] > cells.shape[0]:
+        cells, layout = cells.T, f"{columns} (rows) and kernel (columns)"
     fig = Figure(figsize=(max(5.5, 1.6 + 0.9 * cells.shape[1]), 1.6 + 0.4 * cells.shape[0]))
     ax = fig.subplots()
     shown = np.clip(cells.to_numpy(dtype=float), 0, 1)
@@ -301,14 +310,14 @@ def plot_error_heatmap(evaluation: Evaluation, path: Path, context: str = "") ->
     fig.colorbar(image, ax=ax, fraction=0.05, pad=0.02, label="MAPE (colour capped at 1)")
     ax.set_xticks(range(cells.shape[1]), [str(c) for c in cells.columns], rotation=45, ha="right", fontsize=7)
     ax.set_yticks(range(cells.shape[0]), [str(i) for i in cells.index], fontsize=7)
-    for i in range(cells.shape[0]):
-        for j in range(cells.shape[1]):
-            value = cells.iat[i, j]
-            if not pd.isna(value):
-                ax.text(j, i, f"{value:.3f}", ha="center", va="center", fontsize=6,
-                        color="white" if value > 0.6 else "black")
-    columns = "GPU (kernel held out)" if across == "gpu" else "held-out group"
-    ax.set_title(f"MAPE (a fraction) per kernel and {columns}; blank: no rows\n"
+    if cells.size <= MAX_ANNOTATED_CELLS:
+        for i in range(cells.shape[0]):
+            for j in range(cells.shape[1]):
+                value = cells.iat[i, j]
+                if not pd.isna(value):
+                    ax.text(j, i, f"{value:.3f}", ha="center", va="center", fontsize=6,
+                            color="white" if value > 0.6 else "black")
+    ax.set_title(f"MAPE (a fraction) per {layout}; blank: no rows\n"
                  f"{_plot_title(context, evaluation.name)}", fontsize=8, wrap=True)
     fig.tight_layout()
     fig.savefig(path, dpi=110, bbox_inches="tight")
@@ -352,7 +361,8 @@ def plot_dendrogram(linkage_matrix: np.ndarray, labels: Sequence[str], path: Pat
 SCATTER_CAPTION = ("Predicted against measured time of each held-out row, both in seconds on log axes, one panel "
                    "per held-out group with its MAPE, coloured by kernel (by GPU where kernels are held out); the "
                    "black line is y = x (a perfect prediction), the grey band 0.8-1.2x of it.")
-HEATMAP_CAPTION = ("MAPE (a fraction) per kernel and held-out group (per GPU where kernels are held out); the "
+HEATMAP_CAPTION = ("MAPE (a fraction) per kernel and held-out group (per GPU where kernels are held out; more than "
+                   f"{MAX_HEATMAP_COLUMNS} groups run down the rows); the "
                    "colour is capped at 1, the numbers are not; blank: no held-out rows.")
 
 
