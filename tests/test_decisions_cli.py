@@ -592,3 +592,29 @@ def test_a_training_table_without_a_time_column_says_to_rename_it(tmp_path, caps
     assert main(["explore", str(tmp_path / "s.csv"), "--params", "bs", "--train", str(tmp_path / "t.csv")]) == 2
     assert ("t.csv: no time column (time_ms, time_s, time) in this training table; --target names the space's time "
             "column, so rename this table's to one of these") in capsys.readouterr().err
+
+
+def test_two_campaigns_on_one_gpu_model_are_two_spaces_told_apart_by_gpu_label(tmp_path, capsys):
+    """The bundled hub table holds two campaigns on an RTX A4000 (gpu_label A4000 and a4000) with
+    different parameters: explore --gpu A100 --train TABLE failed on the A4000's rows ('parameter
+    extra has no value'), and --gpu A4000 on its own space the same way."""
+    frames = []
+    for label, gpu, optimum, scale, extra in (("A100", "A100 PCIe 40GB", (7, 4), 1.0, True),
+                                              ("A4000", "RTX A4000", (6, 4), 2.0, True),
+                                              ("a4000", "RTX A4000", (6, 2), 2.5, False)):
+        frame = pd.read_csv(write_space(tmp_path / f"{label}.csv", optimum, scale))
+        frame = frame.assign(kernel="conv", gpu=gpu, gpu_label=label)
+        if extra:  # the newer campaign tuned one more parameter
+            frame = pd.concat([frame.assign(extra=0), frame.assign(extra=1, time_ms=frame["time_ms"] * 1.1)])
+        frames.append(frame)
+    table = tmp_path / "hub.csv"
+    pd.concat(frames).to_csv(table, index=False)
+    out = run_json(capsys, ["explore", str(table), "--params", "bx,tile,extra", "--kernel", "conv", "--gpu", "A100",
+                            "--train", str(table), "--budget", "20", "--json"])
+    assert out["evals_to_90"] is not None
+    out = run_json(capsys, ["explore", str(table), "--params", "bx,tile", "--kernel", "conv", "--gpu", "a4000",
+                            "--budget", "20", "--json"])
+    assert out["space"].endswith("(conv, RTX A4000, a4000)") and out["configurations"] == 50
+    assert main(["explore", str(table), "--params", "bx,tile", "--kernel", "conv", "--gpu", "RTX A4000"]) == 2
+    assert ("--gpu RTX A4000 picks 2 campaigns on RTX A4000 (gpu_label A4000, a4000), each its own space; name one "
+            "by its label, e.g. --gpu a4000") in capsys.readouterr().err

@@ -27,6 +27,7 @@ FAILED_STATUSES_OK = {"ok", "OK", "Ok"}
 FAILURE_NAMES = ("ErrorConfig", "InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig")
 TIME_COLUMNS = ("time_ms", "time_s", "time")
 GPU_COLUMN = "gpu"
+GPU_LABEL = "gpu_label"  # a campaign's own name for its GPU, where two campaigns ran on one GPU model
 
 
 @dataclass
@@ -433,6 +434,9 @@ def select_rows(frame: pd.DataFrame, where: str, kernel: str | None = None,
                                f"({', '.join(sorted(names)[:4])}); name one")
         frame = frame[(values == names[0]).to_numpy()]
         chosen.append(names[0])
+        if column == GPU_COLUMN:
+            frame, label = _one_campaign(frame, name, where)
+            chosen += [label] if label else []
     for name, value in (sizes or {}).items():
         if name not in frame.columns:
             raise GpuperfError(f"{where}: no column {name} to pick -p {name}={value} by")
@@ -443,6 +447,26 @@ def select_rows(frame: pd.DataFrame, where: str, kernel: str | None = None,
         frame = frame[held.eq(key_text(value)).to_numpy()]
         chosen.append(f"{name}={value}")
     return frame, f"{where} ({', '.join(chosen)})" if chosen else where
+
+
+def _one_campaign(frame: pd.DataFrame, gpu: str, where: str) -> tuple[pd.DataFrame, str | None]:
+    """The rows of the one campaign ``gpu`` names where the picked GPU's rows hold several (a
+    ``gpu_label`` column with several labels, as two campaigns on one GPU model measured with
+    different parameters): the label equal to ``gpu`` (exactly, else ignoring case). ``(frame,
+    None)`` where there is one campaign; an error listing the labels where ``gpu`` names none."""
+    if GPU_LABEL not in frame.columns:
+        return frame, None
+    labels = frame[GPU_LABEL].fillna("").astype(str).str.strip()
+    if labels.nunique() < 2:
+        return frame, None
+    named = [label for label in labels.unique() if label == gpu.strip()] or \
+            [label for label in labels.unique() if label.lower() == gpu.strip().lower()]
+    if len(named) != 1:
+        ordered = sorted(labels.unique(), key=lambda label: (label.lower(), label))
+        raise GpuperfError(f"{where}: --gpu {gpu} picks {len(ordered)} campaigns on {frame[GPU_COLUMN].iloc[0]} "
+                           f"(gpu_label {', '.join(ordered)}), each its own space; name one by its label, e.g. --gpu "
+                           f"{ordered[-1]}")
+    return frame[(labels == named[0]).to_numpy()], named[0]
 
 
 def matching_names(names: Sequence[str], query: str, canonical: bool = False) -> list[str]:
@@ -457,7 +481,7 @@ def matching_names(names: Sequence[str], query: str, canonical: bool = False) ->
     return [n for n in names if words and all(w in n.lower().split() for w in words)]
 
 
-GROUP_COLUMNS = ("kernel", "gpu", "problem_size")
+GROUP_COLUMNS = ("kernel", GPU_COLUMN, "problem_size", GPU_LABEL)
 
 
 def read_training_spaces(path: str | Path, params: Sequence[str], target: str | None = None,
