@@ -784,3 +784,32 @@ def test_resuming_after_the_spaces_parameters_changed_says_which(tmp_path):
     # a label leaves out a parameter set to None, but its column says it was tuned
     unnamed = {**row, "variant": "local_x=16,local_y=4,outputs_y=1,prefetch=0"}
     assert len(earlier_trials(pd.DataFrame([unnamed]), "trials.csv").trials) == 1
+
+
+def test_a_run_writing_an_out_file_keeps_a_second_run_resumed_or_not_away_from_it(tmp_path, capsys):
+    """tune --resume (and geometry-sweep --resume) claimed nothing: started while the first run was
+    measuring, it timed on the same device at the same moment and wrote its trials over the first's.
+    Now any run writing --out holds OUT.lock: the second is refused, naming the holder, and the lock
+    file goes when the run ends."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "trials.csv"
+    argv = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--start", "random", "--budget", "1",
+            "--out", str(out)]
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from gpuperf.files import run_lock\n"
+         f"with run_lock({str(out)!r}):\n    print('held', flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        out.write_text("kernel,variant,time_s\n")  # what the first run has written so far
+        for extra in ([], ["--resume"]):
+            assert main([*argv, *extra]) == 2
+            assert f"--out {out}: another run (process {holder.pid}) is writing it" in capsys.readouterr().err
+        assert out.read_text() == "kernel,variant,time_s\n"
+    finally:
+        holder.communicate("")
+    out.unlink()
+    assert main(argv) == 0
+    assert len(pd.read_csv(out)) == 1 and not (tmp_path / "trials.csv.lock").exists()

@@ -1,5 +1,5 @@
 """Writing a file whole or not at all (through a temporary file beside it, renamed over it at the
-end), and where gpuperf keeps its caches."""
+end), one run at a time writing a file (a lock beside it), and where gpuperf keeps its caches."""
 
 from __future__ import annotations
 
@@ -37,6 +37,59 @@ def written_whole(path: str | Path) -> Iterator[Path]:
             raise UnwritableFile(f"{path}: cannot be written ({error.strerror or error}); it is left as it "
                                  "was") from None
         raise
+
+
+class Held(GpuperfError):
+    """Another process holds the lock of a file a run would write (``holder``: its process id)."""
+
+    def __init__(self, holder: str):
+        super().__init__(f"held by process {holder}")
+        self.holder = holder
+
+
+class Unlockable(GpuperfError):
+    """The lock file beside a file a run would write cannot be created (``lock``; ``reason``)."""
+
+    def __init__(self, lock: Path, reason: str):
+        super().__init__(f"cannot create the run lock {lock} ({reason})")
+        self.lock, self.reason = lock, reason
+
+
+@contextmanager
+def run_lock(path: str | Path, remove: bool = False) -> Iterator[None]:
+    """Hold ``PATH.lock`` (beside ``path``'s real file, so a symbolic link to it takes the same lock)
+    for the block: a second run that tries while it is held gets :class:`Held` naming the holder's
+    process id, and a lock file that cannot be created :class:`Unlockable`. Released when the block
+    ends or the process dies (with ``remove``, the lock file goes too: no file is left beside a
+    table); where the platform or file system has no advisory locks, runs are not kept apart."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    lock = Path(f"{Path(path).resolve()}.lock")
+    try:
+        handle = lock.open("a+")
+    except OSError as error:
+        raise Unlockable(lock, error.strerror or str(error)) from None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            raise Held(handle.read().strip() or "unknown") from None
+        except OSError:  # a file system without locks (a network mount without them)
+            pass
+        else:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(str(os.getpid()))
+            handle.flush()
+        try:
+            yield
+        finally:
+            if remove:  # while still held: a run starting now finds no lock, or this one held
+                lock.unlink(missing_ok=True)
 
 
 def cache_root() -> Path:

@@ -10,7 +10,8 @@ from typing import Optional
 import typer
 
 from gpuperf.cli.output import (
-    at_least, checked_seed, claimed_output, new_output_file, parse_params, print_json, print_table, progress_bar, report_folder,
+    at_least, checked_seed, claimed_output, new_output_file, output_lock, parse_params, print_json, print_table,
+    progress_bar, report_folder,
 )
 from gpuperf.errors import GpuperfError, unknown_name_error
 
@@ -522,25 +523,26 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
         new_output_file(out)
     opened = open_device(device)
     descriptor = sweep.measured_device_descriptor(opened, gpu)
-    earlier = None
-    if resume:  # the file grows: every point it holds is written back with the new ones
-        from gpuperf.cli.models_cli import read_table
+    with output_lock(out):  # one run at a time: a second, resumed or not, would write over its trials
+        earlier = None
+        if resume:  # the file grows: every point it holds is written back with the new ones
+            from gpuperf.cli.models_cli import read_table
 
-        earlier = sweep.earlier_sweep(*read_table(out), descriptor)
-    for trip in counts:
-        sweep.sweep_geometries(descriptor, trip, blocks_step)  # bad trips or steps fail before anything runs
-    def record(rows: list[dict]) -> None:
-        if out:  # saved as each loop and trip count is timed: an interrupted sweep keeps what it measured
-            import pandas as pd
+            earlier = sweep.earlier_sweep(*read_table(out), descriptor)
+        for trip in counts:
+            sweep.sweep_geometries(descriptor, trip, blocks_step)  # bad trips or steps fail before anything runs
+        def record(rows: list[dict]) -> None:
+            if out:  # saved as each loop and trip count is timed: an interrupted sweep keeps what it measured
+                import pandas as pd
 
-            write_dataset_csv(pd.DataFrame(rows), out)
+                write_dataset_csv(pd.DataFrame(rows), out)
 
-    with claimed_output(None if resume else out), progress_bar(not show) as bar:
-        task = bar.add_task(f"sweeping {','.join(bodies)} on {device}", total=None)
-        measured = sweep.measure_sweep(opened, bodies, counts, descriptor, sweep.sweep_settings(cycles),
-                                       blocks_step=blocks_step, record=record, earlier=earlier,
-                                       progress=lambda done, total: bar.update(task, completed=done, total=total))
-    return measured, device, descriptor
+        with claimed_output(None if resume else out), progress_bar(not show) as bar:
+            task = bar.add_task(f"sweeping {','.join(bodies)} on {device}", total=None)
+            measured = sweep.measure_sweep(opened, bodies, counts, descriptor, sweep.sweep_settings(cycles),
+                                           blocks_step=blocks_step, record=record, earlier=earlier,
+                                           progress=lambda done, total: bar.update(task, completed=done, total=total))
+        return measured, device, descriptor
 
 
 TUNE_STARTS = ("ranked", "counts", "random")
@@ -617,55 +619,56 @@ def tune_command(
         raise GpuperfError("--rank-train trains the ranking of --start ranked (the default without --train); "
                            f"{'--train' if train else f'--start {start}'} makes no such ranking")
     others = [s for path in train or [] for s in read_training_spaces(path, names, size_columns=list(sizes))]
-    earlier = None
-    if resume:  # the file grows: every trial it holds is written back with the new ones
-        if not out:
-            raise GpuperfError("--resume goes on with the run whose trials --out holds: give --out")
-        from gpuperf.cli.models_cli import read_table
+    with output_lock(out):  # one run at a time: a second, resumed or not, would write over its trials
+        earlier = None
+        if resume:  # the file grows: every trial it holds is written back with the new ones
+            if not out:
+                raise GpuperfError("--resume goes on with the run whose trials --out holds: give --out")
+            from gpuperf.cli.models_cli import read_table
 
-        earlier = earlier_trials(*read_table(out))
-    elif out:  # a new file: measurements are never overwritten
-        new_output_file(out)
-    if report and (report_folder(report) / "report.md").exists():  # its trials may be the only record of them
-        raise GpuperfError(f"--report {report}: holds an earlier report, whose trials this run would replace; "
-                           "name a new folder")
-    ranking, ranked_by = None, "other kernels"
-    if start == "ranked" and not others:
-        ranking = ranking_by_other_kernels(space, sizes, rank_train, show=not (no_progress or as_json))
-    elif start == "counts":
-        ranking, _ = ranking_by_counts(space, sizes, count_model, show=not (no_progress or as_json))
-        ranked_by = COUNT_RANKING
+            earlier = earlier_trials(*read_table(out))
+        elif out:  # a new file: measurements are never overwritten
+            new_output_file(out)
+        if report and (report_folder(report) / "report.md").exists():  # its trials may be the only record of them
+            raise GpuperfError(f"--report {report}: holds an earlier report, whose trials this run would replace; "
+                               "name a new folder")
+        ranking, ranked_by = None, "other kernels"
+        if start == "ranked" and not others:
+            ranking = ranking_by_other_kernels(space, sizes, rank_train, show=not (no_progress or as_json))
+        elif start == "counts":
+            ranking, _ = ranking_by_counts(space, sizes, count_model, show=not (no_progress or as_json))
+            ranked_by = COUNT_RANKING
 
-    def after_trial(so_far) -> None:
-        bar.advance(task)
-        if out:  # every trial saved as it is measured: an interrupted run keeps what it measured
-            write_dataset_csv(so_far.table(), out)
+        def after_trial(so_far) -> None:
+            bar.advance(task)
+            if out:  # every trial saved as it is measured: an interrupted run keeps what it measured
+                write_dataset_csv(so_far.table(), out)
 
-    with claimed_output(None if resume else out), progress_bar(no_progress or as_json) as bar:
-        task = bar.add_task(f"tuning {space}", total=budget, completed=len(earlier.trials) if earlier else 0)
-        result = tune_space(space, sizes, device, budget, others, model, seed, on_trial=after_trial, ranking=ranking,
-                            ranked_by=ranked_by, earlier=earlier)
-    best = result.best()
-    summary = {
-        "space": space, "sizes": result.sizes, "device": device, "gpu": result.gpu, "method": result.method,
-        "evaluated": len(result.trials), "failed": sum(t.status != "ok" for t in result.trials),
-        "best": None if best is None else best.config, "best_time": None if best is None else best.time_s,
-        "best_at": None if best is None else result.trials.index(best) + 1,
-        "trials": [{**t.config, "time": t.time_s, "status": t.status} for t in result.trials],
-        "time_column": "time_s",  # the unit of best_time and each trial's time, as explore and ask name it
-    }
-    if report:
-        from gpuperf.decisions.reports import tuning_report
-        from gpuperf.decisions.tune import default_variant_time
+        with claimed_output(None if resume else out), progress_bar(no_progress or as_json) as bar:
+            task = bar.add_task(f"tuning {space}", total=budget, completed=len(earlier.trials) if earlier else 0)
+            result = tune_space(space, sizes, device, budget, others, model, seed, on_trial=after_trial, ranking=ranking,
+                                ranked_by=ranked_by, earlier=earlier)
+        best = result.best()
+        summary = {
+            "space": space, "sizes": result.sizes, "device": device, "gpu": result.gpu, "method": result.method,
+            "evaluated": len(result.trials), "failed": sum(t.status != "ok" for t in result.trials),
+            "best": None if best is None else best.config, "best_time": None if best is None else best.time_s,
+            "best_at": None if best is None else result.trials.index(best) + 1,
+            "trials": [{**t.config, "time": t.time_s, "status": t.status} for t in result.trials],
+            "time_column": "time_s",  # the unit of best_time and each trial's time, as explore and ask name it
+        }
+        if report:
+            from gpuperf.decisions.reports import tuning_report
+            from gpuperf.decisions.tune import default_variant_time
 
-        paths = tuning_report(report, result, default_variant_time(space, result.sizes, device))
-        summary["report"] = str(paths["markdown"])
-    if as_json:
-        print_json(summary)
-        return
-    keys = [k for k in summary if k != "trials"]
-    print_table([{"figure": k, "value": summary[k]} for k in keys], title=f"tune {space}")
-    print_table([{"#": i + 1, **row} for i, row in enumerate(summary["trials"])], title="trials in order")
+            paths = tuning_report(report, result, default_variant_time(space, result.sizes, device))
+            summary["report"] = str(paths["markdown"])
+        if as_json:
+            print_json(summary)
+            return
+        keys = [k for k in summary if k != "trials"]
+        print_table([{"figure": k, "value": summary[k]} for k in keys], title=f"tune {space}")
+        print_table([{"#": i + 1, **row} for i, row in enumerate(summary["trials"])], title="trials in order")
 
 
 def register(app: typer.Typer) -> None:

@@ -219,6 +219,28 @@ def claimed_output(out: str | Path | None, option: str = "--out") -> Iterator[No
             path.unlink()
 
 
+@contextmanager
+def output_lock(out: str | Path | None, option: str = "--out") -> Iterator[None]:
+    """One run at a time writing ``out`` (a run that measures as it goes, resumed or not): the lock
+    ``OUT.lock`` beside it is held for the block (and removed after); a second run finding it held is
+    refused, naming the holder. None locks nothing."""
+    from gpuperf.errors import GpuperfError
+    from gpuperf.files import Held, Unlockable, run_lock
+
+    if out is None:
+        yield
+        return
+    _file_in_a_folder(out, option)  # a missing folder is named as such, not as a lock that cannot be made
+    try:
+        with run_lock(out, remove=True):
+            yield
+    except Held as held:
+        raise GpuperfError(f"{option} {out}: another run (process {held.holder}) is writing it; wait for it to end, "
+                           f"or give this run another {option}") from None
+    except Unlockable as failed:
+        raise GpuperfError(f"{option} {out}: cannot create its run lock {failed.lock} ({failed.reason})") from None
+
+
 def model_output_file(out: str | Path, option: str = "--out", calibration: bool = False) -> Path:
     """A model file a command writes: new, or a gpuperf model file of the same kind being refitted
     (a linear count model ``calibrate`` wrote when ``calibration``, else a model ``fit`` wrote); any

@@ -131,32 +131,16 @@ def measuring_into(path: str | Path) -> Iterator[None]:
     """Hold the store's run lock (``STORE.lock`` beside the store's real file, released when the block
     ends or the process dies) for one campaign run; a run that finds it held is refused with the
     holder's process id."""
+    from gpuperf.files import Held, Unlockable, run_lock
+
     try:
-        import fcntl
-    except ImportError:  # no advisory locks on this platform: runs are not kept apart
-        yield
-        return
-    lock_path = Path(f"{Path(path).resolve()}.lock")  # the real file's: a symbolic link to it takes the same lock
-    try:
-        handle = lock_path.open("a+")
-    except OSError as exc:
-        raise GpuperfError(f"store '{path}': cannot create its run lock {lock_path} ({exc.strerror})") from None
-    with handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "unknown"
-            raise GpuperfError(f"store '{path}': another campaign run (process {holder}) is measuring into it; "
-                               "wait for it to end, or give this run another --store") from None
-        except OSError:  # a file system without locks (a network mount without them): runs are not kept apart
-            pass
-        else:
-            handle.seek(0)
-            handle.truncate()
-            handle.write(str(os.getpid()))
-            handle.flush()
-        yield
+        with run_lock(path):
+            yield
+    except Held as held:
+        raise GpuperfError(f"store '{path}': another campaign run (process {held.holder}) is measuring into it; "
+                           "wait for it to end, or give this run another --store") from None
+    except Unlockable as failed:
+        raise GpuperfError(f"store '{path}': cannot create its run lock {failed.lock} ({failed.reason})") from None
 
 
 class Store:
