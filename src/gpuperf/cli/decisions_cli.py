@@ -232,7 +232,10 @@ def verdict(summary: dict) -> str:
                f"seeded runs)"] if chance is not None else []
     if transfer is not None:
         against.append(f"plain transfer {transfer}")
-    worse = ours is None or (chance is not None and ours > chance) or (transfer is not None and ours > transfer)
+    # A search cut short by its budget lost to a baseline only where that baseline got there within it.
+    spent = ours if ours is not None else summary["evaluated"]
+    worse = (chance is not None and chance < spent) or (transfer is not None and transfer < spent) if ours is None \
+        else (chance is not None and ours > chance) or (transfer is not None and ours > transfer)
     stop = ("it stopped at the best configuration" if summary["best_found_time"] == summary["best_time"]
             else f"it stopped at its budget of {summary['budget']}")
     return (f"The search {reached}; {'; '.join(against) or 'no baseline'}"
