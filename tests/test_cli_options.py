@@ -146,3 +146,11 @@ def test_a_command_group_without_a_command_prints_its_help_and_succeeds(capsys):
         assert main(argv) == 0
         captured = capsys.readouterr()
         assert "Usage: gpuperf" in captured.out and captured.err == ""
+
+
+def test_dash_h_is_help_on_every_command(capsys) -> None:
+    """-h was refused everywhere ("No such option: -h"); it is --help's short form now."""
+    _register_all()
+    for name in ["", "campaign", *_commands(typer.main.get_command(app))]:
+        assert main([*name.split(), "-h"]) == 0, name
+        assert "Show this message and exit." in capsys.readouterr().out, name
