@@ -118,8 +118,11 @@ def test_model_policy_only_picks_blocks_the_registers_allow():
     device = device_descriptor("H100")
     assert model.choose_threads(device, KernelDescriptor(2**20)) == 1024
     assert model.choose_threads(device, KernelDescriptor(2**20, registers=255)) <= 65536 // (256 * 32) * 32
-    with pytest.raises(GpuperfError, match="no block size fits on H100 SXM"):
+    # Beyond the GPU's limits, the error every other policy gives (it said "no block size fits")
+    with pytest.raises(GpuperfError, match="shared memory per block 300000 bytes is outside"):
         model.choose_threads(device, KernelDescriptor(2**20, shared_memory_bytes=300_000))
+    with pytest.raises(GpuperfError, match="registers per thread 256 is outside 0..255"):
+        model.choose_threads(device, KernelDescriptor(2**20, registers=256))
 
 
 def synthetic_choice_table(best_threads: int, gpu: str = "V100") -> ChoiceTable:

@@ -24,7 +24,7 @@ import pandas as pd
 from sklearn.ensemble import RandomForestRegressor
 
 from gpuperf.datasets.schema import is_ok
-from gpuperf.decisions.geometry import DeviceDescriptor, KernelDescriptor, fits
+from gpuperf.decisions.geometry import DeviceDescriptor, KernelDescriptor, fits, resident_blocks_per_sm
 from gpuperf.errors import GpuperfError
 
 CANDIDATE_THREADS = tuple(range(32, 1025, 32))
@@ -189,6 +189,9 @@ class GeometryModel:
 
     def choose_threads(self, device: DeviceDescriptor, kernel: KernelDescriptor) -> int:
         """Threads per block (a multiple of 32) for a loop of ``kernel.trip`` iterations."""
+        # registers or shared memory outside the GPU's limits: that error, as the other policies give
+        resident_blocks_per_sm(device, min(device.warp_size, device.max_threads_per_block), kernel.registers,
+                               kernel.shared_memory_bytes)
         fitting = [t for t in CANDIDATE_THREADS if t <= device.max_threads_per_block and fits(device, kernel, t)]
         if not fitting:
             raise GpuperfError(
