@@ -286,6 +286,7 @@ def test_an_interleaved_group_killed_mid_way_resumes_at_its_next_cycle(tmp_path:
         assert store.rows("pair") == []  # the group was not finished
         kept = store.db.execute("SELECT kernel, cycle, round FROM rounds ORDER BY kernel, cycle").fetchall()
     assert [cycle for _, cycle, _ in kept] == [0, 1, 0, 1]  # both variants' first two cycles were kept
+    kept_kernel_s = sum(json.loads(text)["kernel_s"] for _, _, text in kept)
     status = {row["campaign"]: row for row in campaign_status(tmp_path / "s.db")}["pair"]
     assert (status["done"], status["remaining"], status["partly_cycled"]) == (0, 4, 2)  # before: no word of them
     rounds.restart()
@@ -298,6 +299,8 @@ def test_an_interleaved_group_killed_mid_way_resumes_at_its_next_cycle(tmp_path:
     for kernel, cycle, text in kept:  # the first group (n = 64) resumed with the kept rounds as its first cycles
         assert rows[(kernel, 64)]["samples"][cycle] == pytest.approx(json.loads(text)["median"])
     assert all(len(r["samples"]) == 3 and r["repeats"] == 15 for r in rows.values())
+    # The report counts this run's kernel time only: it counted the stopped run's reused rounds too
+    assert report.kernel_s == pytest.approx(sum(r["kernel_total_s"] for r in rows.values()) - kept_kernel_s)
 
 
 def test_rounds_timed_another_way_are_not_reused(tmp_path: Path, monkeypatch) -> None:

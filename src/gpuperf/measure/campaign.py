@@ -321,7 +321,7 @@ class CampaignReport:
     wall_s: float = 0.0
     compile_s: float = 0.0
     first_launch_s: float = 0.0
-    kernel_s: float = 0.0
+    kernel_s: float = 0.0  # kernel time this run measured (not the rounds a stopped run stored, which it reused)
     groups: int = 0  # interleaved groups timed (cycles above 1)
     groups_cut: int = 0  # of those planned, how many were cut into several to fit the device's memory
 
@@ -604,19 +604,21 @@ def _take_interleaved(group: Sequence[Point], device: Device, campaign: Campaign
         store.add(row)
         raise _stopped(culprit, device, exc, row) from None
     outcome = {id(p): m for (p, _), m in zip(ready, measured)}
+    reused = {id(p): sum(float(r["kernel_s"]) for r in done[i][:campaign.settings.cycles]) for i, (p, _) in enumerate(ready)}
     return [_group_row(point, compiled if isinstance(compiled, Exception) else outcome[id(point)], device,
-                       campaign, report, cycle_group) for point, compiled in built]
+                       campaign, report, cycle_group, reused.get(id(point), 0.0)) for point, compiled in built]
 
 
 def _group_row(point: Point, result: Measurement | Exception, device: Device, campaign: Campaign,
-               report: CampaignReport, cycle_group: str) -> dict[str, Any]:
-    """One member's row of an interleaved group, counted in ``report``."""
+               report: CampaignReport, cycle_group: str, reused_kernel_s: float = 0.0) -> dict[str, Any]:
+    """One member's row of an interleaved group, counted in ``report`` (its kernel time less the
+    ``reused_kernel_s`` of rounds a stopped run measured)."""
     if isinstance(result, Exception):
         row = _failed_row(point, device, result, campaign.settings)
         report.failed[row["status"]] = report.failed.get(row["status"], 0) + 1
         return row
     report.measured += 1
-    report.kernel_s += result.kernel_total_s
+    report.kernel_s += result.kernel_total_s - reused_kernel_s
     report.first_launch_s += result.first_launch_s
     return _measured_row(point, device, result, cycle_group)
 
