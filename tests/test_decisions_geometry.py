@@ -344,3 +344,27 @@ def test_the_occupancy_policy_names_the_limit_a_kernel_exceeds(capsys):
                           (["--gpu", "H100", "--smem", "300000"], "shared memory per block 300000 bytes is outside")):
         assert main(["geometry", "--trip", "1000", "--policy", "occupancy", *argv]) == 2
         assert message in capsys.readouterr().err  # not "no block size fits"
+
+
+def test_the_default_model_is_fitted_once_and_read_back_from_the_cache(tmp_path, monkeypatch):
+    """geometry --policy model refitted the forest on every call (about 9 s); now the fitted forest is
+    kept in gpuperf's cache and read back, and a damaged cache file is refitted."""
+    from gpuperf.decisions import geometry_model
+
+    monkeypatch.setenv("GPUPERF_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(geometry_model, "choice_tables", lambda: [synthetic_choice_table(256)])
+    geometry_model.default_geometry_model.cache_clear()
+    device, kernel = device_descriptor("H100"), KernelDescriptor(2**20)
+    try:
+        fitted = geometry_model.default_geometry_model().choose_threads(device, kernel)
+        (saved,) = (tmp_path / "geometry").glob("model-*.skops")
+        geometry_model.default_geometry_model.cache_clear()
+        with monkeypatch.context() as patched:
+            patched.setattr(GeometryModel, "fit", lambda self, tables: pytest.fail("refitted"))
+            assert geometry_model.default_geometry_model().choose_threads(device, kernel) == fitted == 256
+        saved.write_bytes(b"damaged")
+        geometry_model.default_geometry_model.cache_clear()
+        assert geometry_model.default_geometry_model().choose_threads(device, kernel) == fitted
+        assert saved.read_bytes() != b"damaged"  # refitted and saved again
+    finally:
+        geometry_model.default_geometry_model.cache_clear()

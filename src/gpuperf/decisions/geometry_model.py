@@ -18,6 +18,7 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,7 @@ from sklearn.ensemble import RandomForestRegressor
 from gpuperf.datasets.schema import is_ok
 from gpuperf.decisions.geometry import DeviceDescriptor, KernelDescriptor, fits, resident_blocks_per_sm
 from gpuperf.errors import GpuperfError
+from gpuperf.files import cache_root, write_cache_file
 
 CANDIDATE_THREADS = tuple(range(32, 1025, 32))
 
@@ -203,7 +205,53 @@ class GeometryModel:
         return int(threads[np.argmin(self.predict(threads, blocks, device.sms))])
 
 
+MODEL_FORMAT = 1  # raise when what the cached forest learns from changes
+
+
 @functools.cache
-def default_geometry_model() -> GeometryModel:
-    """The model trained on every bundled kernel (a few seconds, once per process)."""
-    return GeometryModel().fit(choice_tables())
+def default_geometry_model(use_cache: bool = True) -> GeometryModel:
+    """The model trained on every bundled kernel: fitted once (some seconds) and kept in gpuperf's
+    cache (skops, keyed by the bundled tables' bytes and the versions), then read back in well
+    under a second; a damaged or foreign cache file is refitted."""
+    model = GeometryModel()
+    path = _cached_model_path(model)
+    forest = _cached_forest(path) if use_cache and path.is_file() else None
+    if forest is not None:
+        model.model_ = forest
+        return model
+    model.fit(choice_tables())
+    if use_cache:
+        import skops.io as sio
+
+        write_cache_file(path, lambda temporary: sio.dump(model.model_, temporary))
+    return model
+
+
+def _cached_model_path(model: GeometryModel) -> Path:
+    import hashlib
+
+    import sklearn
+
+    import gpuperf
+    from gpuperf.datasets.bundled import BUNDLED, data_dir
+
+    digest = hashlib.sha256(f"{MODEL_FORMAT}|{gpuperf.__version__}|{sklearn.__version__}|{model.trees}|{model.seed}|"
+                            f"{model.max_rows}".encode())
+    for table in TABLES:
+        digest.update((data_dir() / BUNDLED[table].file).read_bytes())
+    return cache_root() / "geometry" / f"model-{digest.hexdigest()[:24]}.skops"
+
+
+def _cached_forest(path: Path) -> RandomForestRegressor | None:
+    """The forest saved at ``path``; None when unreadable or holding anything but scikit-learn and
+    NumPy types."""
+    import skops.io as sio
+
+    try:
+        types = sio.get_untrusted_types(file=path)
+        if not all(t.startswith(("numpy.", "sklearn.")) for t in types):
+            return None
+        forest = sio.load(path, trusted=types)
+    except Exception:  # noqa: BLE001 - any damaged cache file is refitted
+        return None
+    return forest if isinstance(forest, RandomForestRegressor) else None
