@@ -61,7 +61,7 @@ def explore_command(
     undescribed_gpu_note(measured.gpu, others)
     with progress_bar(no_progress or as_json) as bar:
         task = bar.add_task(f"exploring {len(measured)} configurations", total=None)
-        result = explore(measured, others, model=model, refit=refit, budget=budget, seed=seed,
+        result = explore(measured, others, model=model, refit=refit, budget=budget, seed=seed, size_columns=list(sizes),
                          progress=lambda done, total: bar.update(task, completed=done, total=total))
     summary = result_summary(measured, result)
     if report:

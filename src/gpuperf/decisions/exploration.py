@@ -109,10 +109,10 @@ def measured_elsewhere(space: Space, train: Sequence[Space], size_columns: Seque
     for other in train:
         if same_kernel_and_gpu(space, other, size_columns):
             warnings.warn(GpuperfNote(f"{other.where} is the space's own kernel and GPU ({other.gpu}); left out of "
-                                      f"{label}"), stacklevel=2)
+                                      f"{label}"), stacklevel=3)
         elif same_measurements(space, other):
             warnings.warn(GpuperfNote(f"{other.where} holds the space's own times (every configuration both have, "
-                                      f"timed alike); left out of {label}"), stacklevel=2)
+                                      f"timed alike); left out of {label}"), stacklevel=3)
         else:
             others.append(other)
     if train and not others:
@@ -142,13 +142,15 @@ def explore(
     seed: int = 0,
     random_seeds: int = RANDOM_SEEDS,
     progress=None,
+    size_columns: Sequence[str] = (),
 ) -> ExploreResult:
     """Simulate the exploration of a measured ``space`` (stops at its best or after ``budget``);
     ``progress(done, budget)`` follows the search. ``train`` spaces that are ``space`` itself
-    are left out (:func:`measured_elsewhere`)."""
+    (its kernel and GPU at its size, also in ``size_columns``) are left out
+    (:func:`measured_elsewhere`)."""
     if budget < 1:
         raise GpuperfError(f"budget {budget} must be at least 1 evaluation")
-    train = measured_elsewhere(space, train)
+    train = measured_elsewhere(space, train, size_columns)
     model = model or default_model(bool(train), refit)
     explorer = make_explorer(space, train, model, refit, seed)
     order = run_search(explorer, space.times, budget, progress=progress)
