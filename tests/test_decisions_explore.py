@@ -926,3 +926,21 @@ def test_explore_leaves_the_space_itself_out_of_its_training_spaces():
     assert result.evals(0.9) > 1  # with its own times it would pick the best first
     with pytest.raises(GpuperfError, match="every table is the space's own kernel and GPU"):
         explore(target, [same_gpu], budget=10)
+
+
+def test_training_spaces_split_by_gpu_label_only_where_two_campaigns_share_a_gpu():
+    """Grouping by gpu_label dropped the rows without a label (a user's own GPU beside a hub export)
+    and named every space by its label too; now a row without a label is a space of its own, and the
+    label splits (and names) only a GPU that two campaigns measured."""
+    from gpuperf.decisions.space import training_spaces_from_frame
+
+    rows = [{"kernel": "k", "gpu": gpu, "gpu_label": label, "bx": bx, "time_s": bx * 1e-3}
+            for gpu, label in (("A100 PCIe 40GB", "A100"), ("RTX A4000", "A4000"), ("Tesla V100", None))
+            for bx in range(1, 6)]
+    frame = pd.DataFrame(rows)
+    names = [s.where for s in training_spaces_from_frame(frame, ["bx"], "time_s", "t.csv")]
+    assert names == ["t.csv (A100 PCIe 40GB)", "t.csv (RTX A4000)", "t.csv (Tesla V100)"]
+    second = frame[frame["gpu"] == "RTX A4000"].assign(gpu_label="a4000", time_s=lambda f: f["time_s"] * 2)
+    names = [s.where for s in training_spaces_from_frame(pd.concat([frame, second]), ["bx"], "time_s", "t.csv")]
+    assert names == ["t.csv (A100 PCIe 40GB, A100)", "t.csv (RTX A4000, A4000)", "t.csv (RTX A4000, a4000)",
+                     "t.csv (Tesla V100)"]

@@ -464,8 +464,8 @@ def _one_campaign(frame: pd.DataFrame, gpu: str, where: str) -> tuple[pd.DataFra
     if len(named) != 1:
         ordered = sorted(labels.unique(), key=lambda label: (label.lower(), label))
         raise GpuperfError(f"{where}: --gpu {gpu} picks {len(ordered)} campaigns on {frame[GPU_COLUMN].iloc[0]} "
-                           f"(gpu_label {', '.join(ordered)}), each its own space; name one by its label, e.g. --gpu "
-                           f"{ordered[-1]}")
+                           f"(gpu_label {', '.join(label or '(none)' for label in ordered)}), each its own space; name "
+                           f"one by its label, e.g. --gpu {ordered[-1]}")
     return frame[(labels == named[0]).to_numpy()], named[0]
 
 
@@ -481,7 +481,7 @@ def matching_names(names: Sequence[str], query: str, canonical: bool = False) ->
     return [n for n in names if words and all(w in n.lower().split() for w in words)]
 
 
-GROUP_COLUMNS = ("kernel", GPU_COLUMN, "problem_size", GPU_LABEL)
+GROUP_COLUMNS = ("kernel", GPU_COLUMN, "problem_size")
 
 
 def read_training_spaces(path: str | Path, params: Sequence[str], target: str | None = None,
@@ -511,10 +511,11 @@ def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], targe
         if frame.empty:
             raise GpuperfError(f"{where}: no row is measured yet; nothing to train on")
     by = [c for c in (*GROUP_COLUMNS, *size_columns) if c in frame.columns and frame[c].nunique() > 1]
+    by += [GPU_LABEL] if _campaigns_share_a_gpu(frame) else []
     if not by:
         return [space_from_frame(frame, params, column, where)]
     spaces, left_out, repeated = [], np.zeros(len(frame), dtype=bool), None
-    groups = frame.groupby(by, sort=True)
+    groups = frame.groupby(by, sort=True, dropna=False)  # a row without a label or size is a group of its own too
     numbers = groups.ngroup().to_numpy()
     for number, (key, part) in enumerate(groups):
         positions = np.flatnonzero(numbers == number)
@@ -522,7 +523,7 @@ def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], targe
             continue
         none = unparameterised_rows(part, params)  # noted once for the whole table, below
         names = [f"{c}={plain_value(v)}" if c in size_columns else str(v)
-                 for c, v in zip(by, key if isinstance(key, tuple) else (key,))]
+                 for c, v in zip(by, key if isinstance(key, tuple) else (key,)) if not pd.isna(v)]
         if part[~none].duplicated(subset=list(params)).any():  # tuned over more parameters: another kernel's space
             repeated = repeated or (part[~none], f"{where} ({', '.join(names)})")
             continue
@@ -533,6 +534,16 @@ def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], targe
     if not spaces:
         raise _no_training_space(where, params, column, repeated)
     return spaces
+
+
+def _campaigns_share_a_gpu(frame: pd.DataFrame) -> bool:
+    """Whether one GPU's rows of one kernel hold several ``gpu_label`` values (two campaigns on one
+    GPU model, each its own space; a row without a label counts as one more)."""
+    if GPU_LABEL not in frame.columns or GPU_COLUMN not in frame.columns:
+        return False
+    keys = [c for c in ("kernel", GPU_COLUMN) if c in frame.columns]
+    labels = frame[GPU_LABEL].fillna("").astype(str).str.strip()
+    return bool((labels.groupby([frame[k].fillna("") for k in keys]).nunique() > 1).any())
 
 
 def _no_training_space(where: str, params: Sequence[str], column: str,
