@@ -807,9 +807,38 @@ def test_a_run_writing_an_out_file_keeps_a_second_run_resumed_or_not_away_from_i
         for extra in ([], ["--resume"]):
             assert main([*argv, *extra]) == 2
             assert f"--out {out}: another run (process {holder.pid}) is writing it" in capsys.readouterr().err
+        sweep = ["geometry-sweep", "--device", "opencl:0", "--loops", "saxpy", "--trips", "1000", "--out", str(out)]
+        assert main([*sweep, "--resume"]) == 2
+        assert f"--out {out}: another run (process {holder.pid}) is writing it" in capsys.readouterr().err
         assert out.read_text() == "kernel,variant,time_s\n"
     finally:
         holder.communicate("")
     out.unlink()
     assert main(argv) == 0
     assert len(pd.read_csv(out)) == 1 and not (tmp_path / "trials.csv.lock").exists()
+
+
+def test_a_lock_file_removed_between_opening_and_locking_it_is_opened_again(tmp_path, monkeypatch):
+    """A run ending removes its OUT.lock; a second run that opened the file just before would lock the
+    removed file while a third created and locked a new one: both would run. The second now sees its
+    file gone and opens the lock again."""
+    import os
+    from pathlib import Path
+
+    from gpuperf.files import run_lock
+
+    target, lock = tmp_path / "t.csv", tmp_path / "t.csv.lock"
+    real_open, opened = Path.open, []
+
+    def opening(self, *args, **kwargs):
+        handle = real_open(self, *args, **kwargs)
+        opened.append(handle)
+        if self == lock and len(opened) == 1:
+            self.unlink()  # the run that held it ended just now, removing it
+        return handle
+
+    monkeypatch.setattr(Path, "open", opening)
+    with run_lock(target, remove=True):
+        assert len(opened) == 2 and lock.exists()
+        assert os.fstat(opened[1].fileno()).st_ino == os.stat(lock).st_ino
+    assert not lock.exists()

@@ -8,6 +8,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from gpuperf.errors import GpuperfError
 
@@ -68,19 +69,9 @@ def run_lock(path: str | Path, remove: bool = False) -> Iterator[None]:
         yield
         return
     lock = Path(f"{Path(path).resolve()}.lock")
-    try:
-        handle = lock.open("a+")
-    except OSError as error:
-        raise Unlockable(lock, error.strerror or str(error)) from None
+    handle, locked = _locked(lock, fcntl)
     with handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            raise Held(handle.read().strip() or "unknown") from None
-        except OSError:  # a file system without locks (a network mount without them)
-            pass
-        else:
+        if locked:
             handle.seek(0)
             handle.truncate()
             handle.write(str(os.getpid()))
@@ -88,8 +79,34 @@ def run_lock(path: str | Path, remove: bool = False) -> Iterator[None]:
         try:
             yield
         finally:
-            if remove:  # while still held: a run starting now finds no lock, or this one held
+            if remove and locked:  # while still held: a run that opened it meanwhile finds it gone (_locked)
                 lock.unlink(missing_ok=True)
+
+
+def _locked(lock: Path, fcntl) -> tuple[IO[str], bool]:  # noqa: ANN001 - the fcntl module
+    """``lock`` opened and locked (True), or opened unlocked where the file system has no locks
+    (False). A file another run removed between our opening and locking it is no lock: opened again."""
+    while True:
+        try:
+            handle = lock.open("a+")
+        except OSError as error:
+            raise Unlockable(lock, error.strerror or str(error)) from None
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            handle.close()
+            raise Held(holder) from None
+        except OSError:  # a file system without locks (a network mount without them)
+            return handle, False
+        try:
+            current = os.stat(lock).st_ino
+        except FileNotFoundError:
+            current = None
+        if current == os.fstat(handle.fileno()).st_ino:
+            return handle, True
+        handle.close()
 
 
 def cache_root() -> Path:
