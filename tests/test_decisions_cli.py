@@ -388,6 +388,7 @@ def test_explore_ends_with_a_verdict_against_its_baselines(tmp_path, capsys):
     assert "this space favours a baseline" in verdict(short)  # random order gets there in 3.45 on average
     cut = {**short, "evaluated": 2, "budget": 2}  # a budget of 2: no baseline got there in 2 either
     assert "favours a baseline" not in verdict(cut)
+    assert "favours a baseline" in verdict({**cut, "transfer_evals_to_90": 2})  # plain transfer did, at 2
     first = {**lost, "evals_to_90": 1}
     assert verdict(first).startswith("The search reached 90 % of the best after 1 evaluation;")
     assert verdict({**short, "evaluated": 1, "budget": 1}).startswith("The search did not reach 90 % of the best in "

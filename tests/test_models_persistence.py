@@ -331,3 +331,19 @@ def test_metadata_numbers_that_are_not_finite_are_written_as_null(tmp_path):
     assert "NaN" not in text and "Infinity" not in text
     assert json.loads(text, parse_constant=lambda name: pytest.fail(name))["metadata"] == {
         "gmre": None, "fold": {"worst": [1.0, None]}}
+
+
+def test_edited_prediction_bounds_are_refused_on_loading(tmp_path):
+    """A LogTarget whose log_bounds_ were edited to NaN loaded and predicted NaN; crossed bounds
+    would clip every prediction to the high one."""
+    X, y = _data()
+    path = save_model(make_model("linear", log_target=True).fit(X, y), tmp_path / "lt.json")
+    for bounds in ([float("nan"), float("nan")], [-3.0, -12.0], [1.0]):
+        document = json.loads(path.read_text())
+        document["model"]["state"]["__mapping__"]["log_bounds_"] = {"__tuple__": bounds}
+        edited = tmp_path / "edited.json"
+        edited.write_text(json.dumps(document))
+        with pytest.raises(GpuperfError, match=r"edited.json: damaged model \(LogTarget: log_bounds_ is .*not two "
+                           "finite numbers, low before high"):
+            load_model(edited)
+    assert load_model(path).predict(X).shape == (len(X),)

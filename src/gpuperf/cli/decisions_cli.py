@@ -232,10 +232,11 @@ def verdict(summary: dict) -> str:
                f"seeded runs)"] if chance is not None else []
     if transfer is not None:
         against.append(f"plain transfer {transfer}")
-    # A search cut short by its budget lost to a baseline only where that baseline got there within it.
-    spent = ours if ours is not None else summary["evaluated"]
-    worse = (chance is not None and chance < spent) or (transfer is not None and transfer < spent) if ours is None \
-        else (chance is not None and ours > chance) or (transfer is not None and ours > transfer)
+    baselines = [b for b in (chance, transfer) if b is not None]
+    if ours is None:  # cut short by its budget: lost only to a baseline that got there within it
+        worse = any(b <= summary["evaluated"] for b in baselines)
+    else:
+        worse = any(ours > b for b in baselines)
     stop = ("it stopped at the best configuration" if summary["best_found_time"] == summary["best_time"]
             else f"it stopped at its budget of {summary['budget']}")
     return (f"The search {reached}; {'; '.join(against) or 'no baseline'}"

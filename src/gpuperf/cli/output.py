@@ -66,9 +66,9 @@ def print_table(rows: Sequence[Mapping[str, Any]], title: str | None = None, col
 
 def _format(value: Any) -> str:
     """A table cell: floats to 4 significant digits, an undefined number (NaN) a dash, None empty."""
-    if isinstance(value, float) and math.isnan(value):
+    if isinstance(value, (float, np.floating)) and math.isnan(value):
         return "-"
-    if isinstance(value, float):
+    if isinstance(value, (float, np.floating)):
         return f"{value:.4g}"
     return "" if value is None else escape(str(value))
 

@@ -482,7 +482,7 @@ def written_by() -> dict[str, str]:
     from gpuperf import __version__
 
     program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
-    if program == "__main__.py":  # python -m gpuperf
+    if program == "__main__.py" and Path(sys.argv[0]).parent.name == "gpuperf":  # python -m gpuperf
         program = "python -m gpuperf"
     command = " ".join([program, shlex.join(sys.argv[1:])]) if sys.argv[1:] else program
     return {"gpuperf": __version__, "command": command}

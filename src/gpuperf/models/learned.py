@@ -68,6 +68,10 @@ class LogTarget(TransformedTargetRegressor):
         self.log_bounds_ = (float(log_y.min() - widen), float(log_y.max() + widen))
         return self
 
+    def check_fitted_values(self) -> None:
+        """An error where ``log_bounds_`` could not have come from :meth:`fit` (a file edited by hand)."""
+        check_bounds(self.log_bounds_, "log_bounds_", "LogTarget")
+
     def predict(self, X, **predict_params):
         """exp2 of the regressor's log2 prediction, clipped to the widened training range."""
         return self.predict_bounded(X, **predict_params)[0]
@@ -112,6 +116,14 @@ def positive_times(y, who: str) -> np.ndarray:
     if not np.all(np.isfinite(times) & (times > 0)):
         raise GpuperfError(f"{who}: the target must be positive, finite times (it is fitted on their log2)")
     return times
+
+
+def check_bounds(bounds, name: str, who: str) -> None:
+    """Fitted bounds a model clips its predictions to: two finite numbers, low <= high (a file edited
+    by hand may hold others: NaN bounds predict NaN, crossed ones the high bound for every row)."""
+    values = np.asarray(bounds, dtype=float) if isinstance(bounds, (tuple, list, np.ndarray)) else None
+    if values is None or values.shape != (2,) or not np.isfinite(values).all() or values[0] > values[1]:
+        raise GpuperfError(f"{who}: {name} is {bounds!r}, not two finite numbers, low before high")
 
 
 def outside(values: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:

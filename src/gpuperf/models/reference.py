@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from gpuperf.errors import GpuperfError
-from gpuperf.models.learned import check_bound_factor, outside, positive_times
+from gpuperf.models.learned import check_bound_factor, check_bounds, outside, positive_times
 
 REFERENCE_COLUMN = "reference_log2_time"
 
@@ -50,6 +50,10 @@ class ReferenceResidual(RegressorMixin, BaseEstimator):
         widen = 0.0 if self.bound_factor is None else np.log2(self.bound_factor)
         self.residual_bounds_ = (float(residual.min() - widen), float(residual.max() + widen))
         return self
+
+    def check_fitted_values(self) -> None:
+        """An error where ``residual_bounds_`` could not have come from :meth:`fit` (a file edited by hand)."""
+        check_bounds(self.residual_bounds_, "residual_bounds_", "ReferenceResidual")
 
     def predict(self, X):
         """exp2(reference + the regressor's residual, clipped to the widened training range)."""
