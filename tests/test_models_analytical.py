@@ -69,7 +69,7 @@ def test_bsp_names_missing_columns_and_rejects_bad_times():
     with pytest.raises(GpuperfError, match="DataFrame"):
         _bsp().fit(_bsp_rows().to_numpy(), [1.0, 1.0])
     for times in (None, 1.0, [[1.0, 2.0], [1.0, 2.0]]):  # one measured time per row
-        with pytest.raises(GpuperfError, match=r"BspModel: calibration needs one measured time per row \(2 rows\)"):
+        with pytest.raises(GpuperfError, match=r"BspModel: needs one measured time per row \(2 rows\)"):
             _bsp().fit(_bsp_rows(), times)
 
 
@@ -152,7 +152,7 @@ def test_analytical_models_take_times_as_one_column_and_score_only_defined_predi
         as_table.score(rows.assign(instructions=[10.0, np.nan]), times)
     roof = pd.DataFrame({"flops": [1e12, 1e9, 1e9, 1e9], "dram_bytes": [1e9, 1e12, 1e9, 1e9],
                          "gpu_peak_f32_gflops": 1e4, "gpu_memory_bandwidth_gbs": 100.0})
-    with pytest.raises(GpuperfError, match=r"RooflineModel: calibration needs one measured time per row \(4 rows\), "
+    with pytest.raises(GpuperfError, match=r"RooflineModel: needs one measured time per row \(4 rows\), "
                        r"got shape \(2, 2\)"):
         RooflineModel(calibrate=True).fit(roof, [[0.2, 20.0], [0.1, 0.1]])
     with pytest.raises(GpuperfError, match="RooflineModel: 1 of 4 rows have no predicted time"):

@@ -36,12 +36,12 @@ def measured_times(y, rows: int, model: str) -> np.ndarray:
     """``y`` as one measured time per row: a 1-D array or Series, or a one-column table; any
     other shape, or another length than ``rows``, is an error naming ``model``."""
     if y is None:
-        raise GpuperfError(f"{model}: calibration needs one measured time per row ({rows} rows), got none")
+        raise GpuperfError(f"{model}: needs one measured time per row ({rows} rows), got none")
     times = np.asarray(y, dtype=float)
     if times.ndim == 2 and times.shape[1] == 1:
         times = times.ravel()
     if times.ndim != 1:
-        raise GpuperfError(f"{model}: calibration needs one measured time per row ({rows} rows), got shape "
+        raise GpuperfError(f"{model}: needs one measured time per row ({rows} rows), got shape "
                            f"{times.shape}")
     if len(times) != rows:
         raise GpuperfError(f"{model}: {rows} rows but {len(times)} measured times")
