@@ -328,7 +328,7 @@ def test_an_optimization_trained_on_a_device_only_says_how_to_get_its_advice(cap
     text = (builtin_folder() / "unrolling.toml").read_text()
     (tmp_path / "unrolling.toml").write_text(text[: text.index("# The same before/after variants measured on an NVIDIA H200")])
     assert "stencil_spaces_h100" not in (tmp_path / "unrolling.toml").read_text()
-    out = run_json(capsys, ["advise", "stencil2d[local_x=16,local_y=4,outputs_y=4,prefetch=0,unroll=1]", "-p", "n=512",
+    out = run_json(capsys, ["advise", "stencil2d[local_x=16,local_y=4,outputs_y=4,prefetch=1,unroll=1]", "-p", "n=512",
                             "-p", "m=512", "--only", "unrolling", "--threshold", "0.0001", "--json",
                             "--min-confidence", "0", "--optimizations", str(tmp_path)])
     (entry,) = out["not_suggested"]
@@ -352,7 +352,7 @@ def test_unrolling_on_a_gpu_is_advised_from_the_gpu_stencil_pairs(capsys):
 
 
 def test_an_optimization_trained_on_gpus_only_says_so_when_asked_for_a_device(capsys):
-    out = run_json(capsys, ["advise", "stencil2d[local_x=16,local_y=4,outputs_y=4,prefetch=0,unroll=1]", "-p", "n=512",
+    out = run_json(capsys, ["advise", "stencil2d[local_x=16,local_y=4,outputs_y=4,prefetch=1,unroll=1]", "-p", "n=512",
                             "-p", "m=512", "--device", "opencl:0", "--only", "padding", "--json"])
     (entry,) = out["not_suggested"]
     assert (entry["optimization"], entry["reason"]) == (

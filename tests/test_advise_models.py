@@ -240,6 +240,7 @@ def test_the_explanation_says_which_of_confidence_and_p_faster_to_go_by_when_the
 def _stub_advise(monkeypatch, predictions: dict[str, tuple[float, float]]):
     """advise() with stubbed pairs and models: entry name -> (predicted speedup, confidence)."""
     import gpuperf.decisions.advisor as advise_module
+    from gpuperf.decisions.advice_features import MODEL_FEATURES
     from gpuperf.decisions.optimizations import Optimization
     from gpuperf.decisions.pairs import GPU_TARGET
     from gpuperf.decisions.speedup_models import Prediction
@@ -250,6 +251,7 @@ def _stub_advise(monkeypatch, predictions: dict[str, tuple[float, float]]):
             self.pairs = pd.DataFrame({"family": ["f"], "kernel": ["k"], "change": ["c"], "configuration": [""],
                                        "gpu": ["g"], "speedup": [1.0]})
             self.choice = ("all", "mean")
+            self.features = MODEL_FEATURES
             self.calibrator = None  # uncalibrated confidence
 
         def predict(self, query):
@@ -379,3 +381,40 @@ def test_a_space_parameter_with_text_values_is_flipped_by_its_numbers_and_a_text
     wide = get_kernel(f"{space}[local_x=wide]")
     changed, reason, _ = _space_change(entry, wide, space)
     assert changed is None and "has local_x='wide', not a number to take from 16 to 32" in reason
+
+
+def test_an_optimization_whose_variant_refuses_the_sizes_does_not_apply_and_the_others_are_advised(pocl_entries):
+    """stencil2d at n=1040 runs, but its outputs_y=4 variant needs n mod 64: advise stopped with that
+    assumption error; now thread coarsening alone does not apply at these sizes."""
+    advice = advise_kernel(get_kernel("stencil2d"), {"n": 1040, "m": 2048}, threshold=1e-9, entries=pocl_entries,
+                           min_confidence=0)
+    skipped = dict(advice.skipped)
+    assert skipped["thread_coarsening"].startswith("does not apply at these sizes: kernel 'stencil2d[")
+    assert "violate its assumptions" in skipped["thread_coarsening"]
+    assert advice.assessed  # the other optimizations are still assessed
+
+
+def test_a_model_of_the_change_alone_does_not_assess_a_kernel_with_no_variant_to_change(pocl_entries, monkeypatch):
+    """A kernel outside any variant space has no change_* features: a model choosing them predicted its
+    training medians, one figure for every such kernel (0.53x for larger work-groups on an H100)."""
+    from gpuperf.decisions.advice_features import CHANGE_FEATURES, GPU_FEATURES
+
+    monkeypatch.setattr(SpeedupModel, "features", property(lambda self: CHANGE_FEATURES + GPU_FEATURES))
+    advice = advise_kernel(get_kernel("vector_copy"), {"n": 2**20}, threshold=1e-9, entries=pocl_entries,
+                           min_confidence=0)
+    assert not advice.assessed
+    reasons = [why for _, why in advice.skipped if why.startswith("not assessed: its model predicts from what "
+                                                                   "the change does to a variant")]
+    assert reasons and all("this kernel has no variant with it applied" in why for why in reasons)
+
+
+def test_prefetch_needs_more_than_one_load_per_work_item_and_padding_a_local_tile():
+    """b[i] = a[i] was advised local-memory prefetch first (1.7x: nothing to reuse) and padding of a
+    local tile it does not have; both now say why they do not apply."""
+    entries = load_optimizations()
+    advice = advise_kernel(get_kernel("vector_copy"), {"n": 2**20}, gpu="H100", threshold=1e-9, min_confidence=0,
+                           entries=[entries["local_memory_prefetch"], entries["padding"]])
+    assert not advice.assessed
+    assert dict(advice.skipped) == {
+        "local_memory_prefetch": "does not apply: global_loads_per_thread > 1 is false for this kernel",
+        "padding": "does not apply: local_memory_bytes > 0 is false for this kernel"}

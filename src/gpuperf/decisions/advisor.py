@@ -26,7 +26,8 @@ from typing import Any
 import pandas as pd
 
 from gpuperf.decisions.advice_features import (
-    ADVICE_FEATURES, CHANGE_FEATURES, MODEL_FEATURES, gpu_features, kernel_change_features, kernel_features,
+    ADVICE_FEATURES, CHANGE_FEATURES, GPU_FEATURES, MODEL_FEATURES, gpu_features, kernel_change_features,
+    kernel_features,
 )
 from gpuperf.decisions.optimizations import Optimization, load_optimizations
 from gpuperf.decisions.pairs import DEVICE_TARGET, GPU_TARGET, cache_dir, number_text, spec_pairs
@@ -352,7 +353,18 @@ def advise(
             skipped.append((entry.name, f"not assessed: {_no_pairs_reason(all_pairs, target)}"))
             continue
         model = fitted_model(pairs, use_cache)
-        identified = _with_identity(_with_change(query, kernel, variant, sizes), entry, kernel, variant, sizes, gpu)
+        try:
+            changed = _with_change(query, kernel, variant, sizes)
+        except GpuperfError as exc:  # the variant with the change refuses these sizes (an assumption)
+            skipped.append((entry.name, f"does not apply at these sizes: {exc}"))
+            continue
+        described = [f for f in model.features if f not in GPU_FEATURES]
+        if described and changed[described].isna().to_numpy().all():  # it would predict the training medians
+            skipped.append((entry.name, "not assessed: its model predicts from what the change does to a "
+                                        f"variant ({', '.join(described[:2])}, ...), and this kernel has no "
+                                        "variant with it applied (a kernel of a variant space has)"))
+            continue
+        identified = _with_identity(changed, entry, kernel, variant, sizes, gpu)
         prediction = model.predict(identified)
         notes = "; ".join(n for n in (note, pair_note, space_note) if n)
         assessed.append(Suggestion(
