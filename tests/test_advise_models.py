@@ -229,6 +229,14 @@ def test_the_explanation_says_which_of_confidence_and_p_faster_to_go_by_when_the
     assert explanation["meanings"]["confidence"] in summary and explanation["meanings"]["p_faster"] in summary
     assert explanation["models"]["p_faster"] == 0.98  # the numbers themselves are unchanged
 
+    assert "scaled down" not in summary  # a familiar kernel
+    unlike = replace(prediction, familiarity=np.array([0.005]), confidence=np.array([0.01]))
+    model.familiarity_floor = 0.5
+    assert ("confidence 0.01: how often predictions like this one (1.30x: faster) fell on the right side of 1x for "
+            "held-out training pairs, the figure to go by, scaled down by 0.01 because this kernel lies farther from "
+            "its nearest training pairs than they lie from theirs (familiarity 0.005)") in _explanation(
+        entry, model, 0, unlike, "")["summary"]
+
     slower = replace(prediction, speedup=np.array([0.8]))
     model.calibrator = None  # too few groups to calibrate
     explanation = _explanation(entry, model, 0, slower, "")

@@ -265,6 +265,16 @@ def _measured_elsewhere(prediction, row: int) -> str:  # noqa: ANN001 - a Predic
             f"{prediction.model_speedup[row]:.2f}x; ")
 
 
+def _scaled_down(model: SpeedupModel, prediction, row: int) -> str:  # noqa: ANN001 - a Prediction
+    """Words for a confidence lowered because the kernel is unlike the training pairs ('' where it is not)."""
+    familiarity = float(prediction.familiarity[row])
+    floor = getattr(model, "familiarity_floor", 1.0) if model.calibrator is not None else 1.0
+    if familiarity >= floor:
+        return ""
+    return (f", scaled down by {familiarity / floor:.3g} because this kernel lies farther from its nearest training "
+            f"pairs than they lie from theirs (familiarity {familiarity:.3g})")
+
+
 def _explanation(entry: Optimization, model: SpeedupModel, row: int, prediction, note: str) -> dict[str, Any]:
     near = model.pairs.iloc[prediction.neighbours[row][:NEAREST_SHOWN]]
     nearest = [
@@ -278,7 +288,8 @@ def _explanation(entry: Optimization, model: SpeedupModel, row: int, prediction,
         f"k-NN predicts {prediction.knn[row]:.2f}x, M5P {prediction.m5p[row]:.2f}x, logistic regression "
         f"P(faster) = {prediction.p_faster[row]:.2f}; the {len(measured)} nearest of {len(model.pairs)} "
         f"training pairs measured {measured.min():.2f}x to {measured.max():.2f}x; confidence "
-        f"{prediction.confidence[row]:.2f}: {meant['confidence']}; P(faster) is {meant['p_faster']}"
+        f"{prediction.confidence[row]:.2f}: {meant['confidence']}{_scaled_down(model, prediction, row)}; "
+        f"P(faster) is {meant['p_faster']}"
     )
     explanation = {
         "summary": summary + (f" ({note})" if note else ""),
