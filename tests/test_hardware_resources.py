@@ -166,3 +166,9 @@ def test_the_first_compiler_error_is_found_whatever_its_case():
     log = "kernel.cu(3): warning: unused variable\nkernel.cu(4): Error: expected a ';'\nmore"
     assert res._first_error(log) == "kernel.cu(4): Error: expected a ';'"
     assert res._first_error("just a note") == "just a note"
+
+
+def test_the_first_compiler_error_carries_no_nul_from_the_log():
+    """NVRTC ends its log with a NUL byte: it reached the error message, and grep took the output for binary."""
+    assert res._first_error("kernel.cu(4): error: expected a ';'\0") == "kernel.cu(4): error: expected a ';'"
+    assert res._first_error("\0") == "(no compiler output)"

@@ -213,7 +213,8 @@ def _program_log(nvrtc: Any, program: Any) -> str:
 
 
 def _first_error(log: str) -> str:
-    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    """The compiler log's first error line (NVRTC ends its log with a NUL, which is no text)."""
+    lines = [line.strip() for line in log.replace("\0", "").splitlines() if line.strip()]
     errors = [line for line in lines if "error" in line.lower()]
     return (errors or lines or ["(no compiler output)"])[0]
 
