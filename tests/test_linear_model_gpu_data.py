@@ -136,6 +136,8 @@ def test_calibrate_from_the_h100_table_gives_a_model_that_predicts_without_a_gpu
     measured = pd.read_csv(H100).query("kernel == 'nbody' and n == 8192")["time_s_min"].iloc[0]
     assert 0.5 < predicted["time_s"] / measured < 2
     assert predicted["contributions_s"]["item_special"] > predicted["contributions_s"]["f32_ops"]
+    assert main(["predict", "nbody", "-p", "n=8192", "--model", str(model)]) == 0
+    assert "nbody at n=8192 on H100 SXM" in capsys.readouterr().out  # it said "{'n': 8192} on cuda:0"
 
 
 def test_calibrate_from_a_table_refuses_measuring_options_and_names_a_bad_row(tmp_path, capsys) -> None:

@@ -117,7 +117,9 @@ def predict_command(
         return
     rows = [{"property": name, "value": result["properties"][name], "seconds": seconds}
             for name, seconds in result["contributions_s"].items() if seconds]
-    print_table(rows, title=f"{result['kernel']} {result['sizes']} on {result['device']}")
+    sizes = ", ".join(f"{name}={value}" for name, value in result["sizes"].items())
+    where = metadata.get("device_name") or result["device"]  # the GPU's name, not the device spec it ran as
+    print_table(rows, title=f"{result['kernel']} at {sizes} on {where}")
     print(f"time_s {result['time_s']:.4g}")
 
 
