@@ -27,7 +27,7 @@ from sklearn.ensemble import RandomForestRegressor
 from gpuperf.datasets.schema import is_ok
 from gpuperf.decisions.geometry import DeviceDescriptor, KernelDescriptor, fits, resident_blocks_per_sm
 from gpuperf.errors import GpuperfError
-from gpuperf.files import cache_root, write_cache_file
+from gpuperf.files import cache_root
 
 CANDIDATE_THREADS = tuple(range(32, 1025, 32))
 
@@ -211,19 +211,27 @@ MODEL_FORMAT = 1  # raise when what the cached forest learns from changes
 @functools.cache
 def default_geometry_model(use_cache: bool = True) -> GeometryModel:
     """The model trained on every bundled kernel: fitted once (some seconds) and kept in gpuperf's
-    cache (skops, keyed by the bundled tables' bytes and the versions), then read back in well
-    under a second; a damaged or foreign cache file is refitted."""
+    cache (a gpuperf model file, keyed by the bundled tables' bytes and the versions), then read
+    back in well under a second; a damaged or foreign cache file is refitted."""
+    from gpuperf.models.persistence import load_model, save_model
+
     model = GeometryModel()
     path = _cached_model_path(model)
-    forest = _cached_forest(path) if use_cache and path.is_file() else None
-    if forest is not None:
-        model.model_ = forest
-        return model
+    if use_cache and path.is_file():
+        try:
+            forest = load_model(path)
+        except GpuperfError:
+            forest = None
+        if isinstance(forest, RandomForestRegressor):
+            model.model_ = forest
+            return model
     model.fit(choice_tables())
-    if use_cache:
-        import skops.io as sio
-
-        write_cache_file(path, lambda temporary: sio.dump(model.model_, temporary))
+    if use_cache:  # a cache that cannot be written only costs the fit again next time
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            save_model(model.model_, path)
+        except (OSError, GpuperfError):
+            pass
     return model
 
 
@@ -240,18 +248,3 @@ def _cached_model_path(model: GeometryModel) -> Path:
     for table in TABLES:
         digest.update((data_dir() / BUNDLED[table].file).read_bytes())
     return cache_root() / "geometry" / f"model-{digest.hexdigest()[:24]}.skops"
-
-
-def _cached_forest(path: Path) -> RandomForestRegressor | None:
-    """The forest saved at ``path``; None when unreadable or holding anything but scikit-learn and
-    NumPy types."""
-    import skops.io as sio
-
-    try:
-        types = sio.get_untrusted_types(file=path)
-        if not all(t.startswith(("numpy.", "sklearn.")) for t in types):
-            return None
-        forest = sio.load(path, trusted=types)
-    except Exception:  # noqa: BLE001 - any damaged cache file is refitted
-        return None
-    return forest if isinstance(forest, RandomForestRegressor) else None
