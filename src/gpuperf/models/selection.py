@@ -121,12 +121,21 @@ def _entropy(labels: np.ndarray) -> float:
 def normalised_mutual_information(x, y, bins: int = 10) -> float:
     """R = I(X, Y) / (H(X) + H(Y)) on ``bins`` equal-frequency bins: 0 for independent, 1/2 for
     identical. Missing or infinite values are refused (a bin edge would be NaN)."""
-    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 2:
-        raise GpuperfError(f"normalised_mutual_information: bins must be a whole number of at least 2, got {bins!r}")
+    _check_bins(bins)
     a, b = _values(x, "x"), _values(y, "y")
     if len(a) != len(b):
         raise GpuperfError(f"normalised_mutual_information: {len(a)} values in x but {len(b)} in y")
-    a, b = _discretise(a, bins), _discretise(b, bins)
+    return _information(a, b, bins)
+
+
+def _check_bins(bins: int) -> None:
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 2:
+        raise GpuperfError(f"normalised_mutual_information: bins must be a whole number of at least 2, got {bins!r}")
+
+
+def _information(x: np.ndarray, y: np.ndarray, bins: int) -> float:
+    """:func:`normalised_mutual_information` of checked values."""
+    a, b = _discretise(x, bins), _discretise(y, bins)
     h_a, h_b = _entropy(a), _entropy(b)
     if h_a + h_b == 0:
         return 0.0
@@ -156,9 +165,9 @@ def mutual_information_ranking(X, y, bins: int = 10) -> pd.Series:
     a missing or infinite value is an error naming its column.
     """
     frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X)).add_prefix("x")
+    _check_bins(bins)
     target = _values(y, "y")
     if len(frame) != len(target):
         raise GpuperfError(f"mutual_information_ranking: {len(frame)} rows in X but {len(target)} in y")
-    scores = {name: normalised_mutual_information(_values(frame[name], f"column {name}"), target, bins)
-              for name in frame}
+    scores = {name: _information(_values(frame[name], f"column {name}"), target, bins) for name in frame}
     return pd.Series(scores, name="normalised_mutual_information").sort_values(ascending=False)
