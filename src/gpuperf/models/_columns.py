@@ -48,12 +48,21 @@ def measured_times(y, rows: int, model: str) -> np.ndarray:
     return times
 
 
-def defined_predictions(predicted: np.ndarray, model: str) -> np.ndarray:
-    """``predicted`` for scoring: an error where a row has no defined time (NaN), which
-    scikit-learn's metrics would refuse as 'Input contains NaN'."""
+def defined_score(model, X, y, sample_weight, name: str) -> float:  # noqa: ANN001 - an analytical model
+    """R^2 of ``model``'s predictions of ``X`` against the times ``y``; an error where a row has no
+    defined prediction (NaN), which scikit-learn's metrics would refuse as 'Input contains NaN'."""
+    from sklearn.metrics import r2_score
+
+    predicted = model.predict(X)
     undefined = np.isnan(predicted)
     if undefined.any():
-        raise GpuperfError(f"{model}: {int(undefined.sum())} of {len(predicted)} rows have no predicted time (their "
+        raise GpuperfError(f"{name}: {int(undefined.sum())} of {len(predicted)} rows have no predicted time (their "
                            f"inputs give none, the first row {int(np.argmax(undefined)) + 1}; see undefined_rows); "
                            "score the rows that have one")
-    return predicted
+    return float(r2_score(measured_times(y, len(X), name), predicted, sample_weight=sample_weight))
+
+
+def check_positive(value: object, attribute: str, name: str) -> None:
+    """An error where the fitted ``attribute`` is not a positive, finite number (a file edited by hand)."""
+    if not (isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value) and value > 0):
+        raise GpuperfError(f"{name}: {attribute} is {value!r}, not a positive number")

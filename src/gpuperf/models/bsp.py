@@ -7,7 +7,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from gpuperf.errors import GpuperfError
-from gpuperf.models._columns import defined_predictions, measured_times, named_columns
+from gpuperf.models._columns import check_positive, defined_score, measured_times, named_columns
 
 
 class BspModel(RegressorMixin, BaseEstimator):
@@ -117,8 +117,7 @@ class BspModel(RegressorMixin, BaseEstimator):
 
     def check_fitted_values(self) -> None:
         """An error where ``lambda_`` could not have come from :meth:`fit` (a file edited by hand)."""
-        if not (isinstance(self.lambda_, (int, float)) and np.isfinite(self.lambda_) and self.lambda_ > 0):
-            raise GpuperfError(f"BspModel: lambda_ is {self.lambda_!r}, not a positive number")
+        check_positive(self.lambda_, "lambda_", "BspModel")
 
     def predict(self, X) -> np.ndarray:
         """Predicted times in seconds: the BSP cost of each row over the calibrated lambda; NaN for a
@@ -129,10 +128,7 @@ class BspModel(RegressorMixin, BaseEstimator):
 
     def score(self, X, y, sample_weight=None) -> float:
         """R^2 of the predictions (an error where a row has no BSP time)."""
-        from sklearn.metrics import r2_score
-
-        predicted = defined_predictions(self.predict(X), "BspModel")
-        return float(r2_score(measured_times(y, len(X), "BspModel"), predicted, sample_weight=sample_weight))
+        return defined_score(self, X, y, sample_weight, "BspModel")
 
     def _column_names(self) -> dict[str, str | None]:
         return {

@@ -7,7 +7,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from gpuperf.errors import GpuperfError
-from gpuperf.models._columns import defined_predictions, measured_times, named_columns
+from gpuperf.models._columns import check_positive, defined_score, measured_times, named_columns
 
 GIGA = 1e9
 
@@ -84,8 +84,7 @@ class RooflineModel(RegressorMixin, BaseEstimator):
 
     def check_fitted_values(self) -> None:
         """An error where ``efficiency_`` could not have come from :meth:`fit` (a file edited by hand)."""
-        if not (isinstance(self.efficiency_, (int, float)) and np.isfinite(self.efficiency_) and self.efficiency_ > 0):
-            raise GpuperfError(f"RooflineModel: efficiency_ is {self.efficiency_!r}, not a positive number")
+        check_positive(self.efficiency_, "efficiency_", "RooflineModel")
 
     def predict(self, X) -> np.ndarray:
         """Predicted times in seconds: the bound over the fitted efficiency."""
@@ -94,7 +93,4 @@ class RooflineModel(RegressorMixin, BaseEstimator):
 
     def score(self, X, y, sample_weight=None) -> float:
         """R^2 of the predictions (an error where a row has no roofline time)."""
-        from sklearn.metrics import r2_score
-
-        predicted = defined_predictions(self.predict(X), "RooflineModel")
-        return float(r2_score(measured_times(y, len(X), "RooflineModel"), predicted, sample_weight=sample_weight))
+        return defined_score(self, X, y, sample_weight, "RooflineModel")
