@@ -22,7 +22,7 @@ from gpuperf.evaluation.report import write_report
 BUNDLED_TABLES = {"H100 SXM": "linear_model_h100.csv.gz", "H200": "linear_model_h200.csv.gz"}
 TARGET_GMRE = 0.25
 PAPER_RANGE = "0.06-0.42"
-# The two folds, read after the plots' "held out: ".
+# The two folds: the plots title the held-out one "held out: ...", the in-sample one by its name.
 CALIBRATION, HELD_OUT = "the calibration kernels (in-sample)", "the test kernels and stencils (never fitted)"
 
 

@@ -15,7 +15,6 @@ points on a device the first is loading, and its rows would be dropped as alread
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
