@@ -7,7 +7,8 @@ Rules (cuda_occupancy.h, cudaOccMaxActiveBlocksPerMultiprocessor):
                 blocks <= (warps per sub-partition x 4) // warps per block
   R3 shared:   per block roundup(smem + reserved, granularity); granularity 256 B before cc 8.0,
                 128 B from cc 8.0, where 1 KiB per block is reserved; blocks <= smem per SM // that
-  R4 blocks:   blocks <= max blocks per SM (16 on cc 3.x / 7.5 / 8.6, 32 on 5.x-7.0 / 8.0 / 9.0)
+  R4 blocks:   blocks <= max blocks per SM (16 on cc 3.x / 7.5 / 8.6, 24 on 8.9 / 12.0, 32 on 5.x-7.0 / 8.0 /
+               9.0 / 10.0)
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ CASES = [
     ("RTX 3090", 256, 32, 0, 6, 48, 1.0, "warps"),
     # cc 9.0: 227 KiB opt-in block + 1 KiB reserved fills the 228 KiB SM: one block.
     ("H100", 1024, 32, 232448, 1, 32, 0.5, "shared_memory"),
+    # cc 12.0: 24 one-warp blocks of the 48 warp slots.
+    ("RTX 5090", 32, 32, 0, 24, 24, 0.5, "blocks"),
+    # cc 12.0: 99 KiB opt-in block + 1 KiB reserved fills the 100 KiB SM.
+    ("RTX 5090", 256, 32, 101376, 1, 8, 8 / 48, "shared_memory"),
 ]
 
 

@@ -137,6 +137,8 @@ CUDA_GUIDE_LIMITS = {
     "8.6": (16, 1536, 100, 255),
     "8.9": (24, 1536, 100, 255),
     "9.0": (32, 2048, 228, 255),
+    "10.0": (32, 2048, 228, 255),
+    "12.0": (24, 1536, 100, 255),
 }
 
 
@@ -297,6 +299,42 @@ def test_a_users_own_gpu_joins_the_descriptors_with_its_compute_capabilitys_limi
     user_gpus(folder, replaced)
     assert get_gpu("L4").sms == 60 and get_gpu("NVIDIA L4") is get_gpu("L4")  # the alias went with the old entry
     assert [g.name for g in gpus()].count("L4") == 1
+
+
+B200 = """
+[[gpu]]
+name = "B200"
+vendor = "NVIDIA"
+architecture = "Blackwell"
+compute_capability = "10.0"
+sms = 148
+cores_per_sm = 128
+boost_clock_mhz = 1965
+memory_bandwidth_gbs = 8000.0
+memory_gb = 180
+l2_bytes = 132120576
+peak_f32_gflops = 74449.9
+source = "a user's own entry"
+"""
+
+
+def test_a_users_blackwell_gpu_gets_the_limits_and_occupancy_rules_of_compute_capability_10(user_gpus, tmp_path,
+                                                                                           capsys):
+    from gpuperf.cli import main
+
+    path = tmp_path / "b200.toml"
+    path.write_text(B200)
+    user_gpus(path)
+    spec = get_gpu("B200")
+    assert (spec.max_threads_per_sm, spec.shared_memory_per_sm_bytes, spec.max_blocks_per_sm) == (2048, 233472, 32)
+    # 227 KiB opt-in + 1 KiB reserved fill the 228 KiB SM: one block of 32 warps of 64.
+    assert main(["occupancy", "--gpu", "B200", "--threads", "1024", "--registers", "32", "--smem", "232448",
+                 "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["active_blocks_per_sm"], result["occupancy"], result["limiter"]) == (1, 0.5, "shared_memory")
+    assert main(["features", "vector_copy", "-p", "n=4096", "--gpu", "B200", "--json"]) == 0  # NVRTC's sm_100
+    features = json.loads(capsys.readouterr().out)
+    assert features["registers_per_thread"] > 0 and 0 < features["occupancy"] <= 1
 
 
 @pytest.mark.parametrize("content, message", [

@@ -1,8 +1,8 @@
 """The CUDA occupancy calculator: how many blocks of a kernel fit on one SM at a time.
 
 Follows the rules of NVIDIA's occupancy calculator as written in the CUDA toolkit's
-``cuda_occupancy.h`` (``cudaOccMaxActiveBlocksPerMultiprocessor``) for compute capability 3.0
-to 9.x, with the default cache / shared-memory carve-out preference, partitioned global caching
+``cuda_occupancy.h`` (``cudaOccMaxActiveBlocksPerMultiprocessor``; CUDA 13.0's, which covers
+Blackwell) for compute capability 3.0 to 12.x, with the default cache / shared-memory carve-out preference, partitioned global caching
 off and no block barriers beyond ``__syncthreads``:
 
 * registers are allocated per warp, ``regs x 32`` rounded up to 256; each SM's register file is
@@ -34,8 +34,8 @@ from gpuperf.hardware.specs import GpuSpec
 
 LIMITERS = ("warps", "registers", "shared_memory", "blocks")
 REGISTER_ALLOCATION_UNIT = 256  # registers, per warp
-MAX_REGISTERS_PER_BLOCK = 65536  # cc 3.0 to 9.x
-SUPPORTED_MAJORS = (3, 5, 6, 7, 8, 9)
+MAX_REGISTERS_PER_BLOCK = 65536  # cc 3.0 to 12.x
+SUPPORTED_MAJORS = (3, 5, 6, 7, 8, 9, 10, 11, 12)
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ def _compute_capability(gpu: GpuSpec) -> tuple[int, int]:
             f"the CUDA occupancy calculator covers NVIDIA GPUs; '{gpu.name}' is {gpu.vendor} ({gpu.compute_capability})"
         )
     if cc[0] not in SUPPORTED_MAJORS:
-        raise GpuperfError(f"occupancy rules cover compute capability 3.0 to 9.x; '{gpu.name}' has {gpu.compute_capability}")
+        raise GpuperfError(f"occupancy rules cover compute capability 3.0 to 12.x; '{gpu.name}' has {gpu.compute_capability}")
     return cc
 
 
