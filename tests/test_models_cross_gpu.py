@@ -209,7 +209,7 @@ def test_a_launch_timed_at_times_far_apart_is_counted_by_its_median_with_a_note(
     table = jobs()
     table.loc[(table["gpu"] == "Tesla K20") & (table["time_s"] == 5.0), "time_s"] = 9.0
     result = times_on_gpu(table, "K20", ["n"], "jobs.csv")
-    assert result.disagreeing[["gpu", "kernel", "n", "times", "fastest_s", "slowest_s"]].values.tolist() == [
+    assert result.disagreeing[["gpu", "kernel", "n", "times", "fastest_time_s", "slowest_time_s"]].values.tolist() == [
         ["Tesla K20", "a", 2, 2, 3.0, 9.0]]
     predicted = result.predicted.set_index(["kernel", "n"])["predicted_time_s"]
     np.testing.assert_allclose(predicted.loc[("a", 1)], 3.0)  # the median 6 s is 3x the GTX 680's 2 s
@@ -218,10 +218,58 @@ def test_a_launch_timed_at_times_far_apart_is_counted_by_its_median_with_a_note(
     assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(tmp_path / "p.csv"),
                  "--json"]) == 0
     captured = capsys.readouterr()
-    assert json.loads(captured.out)["disagreeing_launches"] == 1
+    assert json.loads(captured.out)["disagreeing_launches"] == [
+        {"gpu": "Tesla K20", "kernel": "a", "n": 2, "times": 2, "fastest_time_s": 3.0, "slowest_time_s": 9.0}]
     assert (f"note: {source}: 1 launch(es) timed more than once on one GPU at times over 2x apart, each counted by "
             "its median; the first: kernel=a, n=2 on Tesla K20, 2 times from 3 s to 9 s") in captured.err
     table.assign(variant=float("nan")).to_csv(source, index=False)  # an empty column is left out of the launch
     assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(tmp_path / "q.csv")]) == 0
     err = capsys.readouterr().err
     assert "the first: kernel=a, n=2 on Tesla K20" in err and "variant=nan" not in err
+
+
+def test_a_launch_timed_only_on_gpus_sharing_no_launch_with_the_gpu_is_named_not_dropped(tmp_path, capsys):
+    """The V100 timed gemm at n=4096 and 8192 but none of the sizes the H100 timed: no ratio scales
+    them, so they are not predicted, and a note and --json name them (no silent gap in a job's total)."""
+    table = pd.DataFrame({"kernel": ["gemm"] * 5, "gpu": ["A100", "A100", "H100", "V100", "V100"],
+                          "n": [1024, 2048, 1024, 4096, 8192], "time_s": [0.0007, 0.0054, 0.00035, 0.076, 0.6]})
+    result = times_on_gpu(table, "H100", ["n"])
+    assert result.predicted["n"].tolist() == [2048]
+    assert result.not_predicted[["kernel", "n", "timed_on"]].values.tolist() == [
+        ["gemm", 4096, "Tesla V100 PCIe 32GB"], ["gemm", 8192, "Tesla V100 PCIe 32GB"]]
+    assert result.kernels.to_dict("records") == [
+        {"kernel": "gemm", "calibration_launches": 1, "gpus": 1, "predicted": 1, "not_predicted": 2}]
+    source = tmp_path / "job.csv"
+    table.to_csv(source, index=False)
+    assert main(["predict-gpu", str(source), "--gpu", "H100", "--key", "n", "--out", str(tmp_path / "p.csv"),
+                 "--json"]) == 0
+    captured = capsys.readouterr()
+    assert [row["n"] for row in json.loads(captured.out)["not_predicted"]] == [4096, 8192]
+    assert ("note: not predicted, 2 launch(es) timed only on GPUs that timed no launch of the kernel that H100 SXM "
+            "timed (no ratio to scale them by); the first: kernel=gemm, n=4096 on Tesla V100 PCIe 32GB") in captured.err
+
+
+def test_spellings_of_a_gpu_gpuperf_does_not_describe_are_one_gpu():
+    table = pd.DataFrame({"kernel": ["k"] * 5, "gpu": ["H100 NVL", "NVIDIA H100 NVL", "A100", "A100", "A100"],
+                          "n": [1, 2, 1, 2, 3], "time_s": [1.0, 2.0, 0.5, 1.0, 1.5]})
+    result = times_on_gpu(table, "nvidia h100-nvl", ["n"])
+    assert result.gpu == "H100 NVL"  # the first spelling, sorted
+    np.testing.assert_allclose(result.predicted["predicted_time_s"], [3.0])  # twice the A100's, from both launches
+
+
+def test_a_failed_row_without_a_key_value_is_left_out_with_the_status_note(tmp_path, capsys):
+    table = jobs().assign(status="ok")
+    table = pd.concat([table, pd.DataFrame([{"kernel": "a", "gpu": "K20", "n": None, "time_s": None,
+                                             "status": "failed"}])], ignore_index=True)
+    source = tmp_path / "jobs.csv"
+    table.to_csv(source, index=False)
+    assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(tmp_path / "p.csv")]) == 0
+    assert f"note: {source}: left out 1 of {len(table)} rows whose status is not ok" in capsys.readouterr().err
+
+
+def test_another_time_column_names_the_predictions_by_its_unit():
+    table = jobs().rename(columns={"time_s": "time_ms"})
+    result = times_on_gpu(table, "K20", ["n"], target="time_ms")
+    assert "predicted_time_ms" in result.predicted.columns and "predicted_time_s" not in result.predicted.columns
+    with pytest.raises(GpuperfError, match=r"missing column time_us \(the measured time\)$"):
+        times_on_gpu(table, "K20", ["n"], target="time_us")

@@ -667,18 +667,41 @@ def predict_gpu_command(
     result = times_on_gpu(frame, gpu, columns, where)  # its measured rows: see times_on_gpu
     written = result.predicted.assign(predicted_gpu=result.gpu)
     _write_table(written, out)
+    _print_note(status_note(frame, where))
     if result.not_calibrated:
         _print_note(f"note: not predicted, no launch timed on {result.gpu}: kernel(s) "
                     f"{', '.join(result.not_calibrated)}")
+    _print_note(not_predicted_note(result.not_predicted, result.gpu))
     _print_note(disagreeing_note(result.disagreeing, where))
     summary = {"gpu": result.gpu, "out": str(out), "rows": len(written), "time_column": PREDICTED_COLUMN,
                "kernels": result.kernels.to_dict("records"), "not_calibrated": result.not_calibrated,
-               "disagreeing_launches": len(result.disagreeing)}
+               "not_predicted": _records(result.not_predicted), "disagreeing_launches": _records(result.disagreeing)}
     if as_json:
         print_json(summary)
         return
     print_table(summary["kernels"], title=f"{result.gpu}: launches predicted per kernel")
     print(f"wrote {len(written)} rows with {PREDICTED_COLUMN} to {out}")
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, object]]:
+    """``frame``'s rows as JSON objects (NaN as null)."""
+    return [{key: None if isinstance(value, float) and math.isnan(value) else value for key, value in row.items()}
+            for row in frame.to_dict("records")]
+
+
+def _launch_text(row: pd.Series, leave_out: tuple[str, ...]) -> str:
+    return ", ".join(f"{column}={row[column]}" for column in row.index if column not in leave_out
+                     and not (isinstance(row[column], float) and math.isnan(row[column])))
+
+
+def not_predicted_note(not_predicted: pd.DataFrame, gpu: str) -> str | None:
+    """A note counting the launches of calibrated kernels no GPU could be scaled for, naming the first."""
+    if not_predicted.empty:
+        return None
+    first = not_predicted.iloc[0]
+    return (f"note: not predicted, {len(not_predicted)} launch(es) timed only on GPUs that timed no launch of the "
+            f"kernel that {gpu} timed (no ratio to scale them by); the first: {_launch_text(first, ('timed_on',))} "
+            f"on {first['timed_on']}")
 
 
 def disagreeing_note(disagreeing: pd.DataFrame, where: str) -> str | None:
@@ -688,12 +711,10 @@ def disagreeing_note(disagreeing: pd.DataFrame, where: str) -> str | None:
     if disagreeing.empty:
         return None
     first = disagreeing.iloc[0]
-    launch = ", ".join(f"{column}={first[column]}" for column in disagreeing.columns
-                       if column not in ("gpu", "times", "fastest_s", "slowest_s")
-                       and not (isinstance(first[column], float) and math.isnan(first[column])))
+    launch = _launch_text(first, ("gpu", "times", "fastest_time_s", "slowest_time_s"))
     return (f"note: {where}: {len(disagreeing)} launch(es) timed more than once on one GPU at times over "
             f"{DISAGREEING:g}x apart, each counted by its median; the first: {launch} on {first['gpu']}, "
-            f"{int(first['times'])} times from {first['fastest_s']:.3g} s to {first['slowest_s']:.3g} s")
+            f"{int(first['times'])} times from {first['fastest_time_s']:.3g} s to {first['slowest_time_s']:.3g} s")
 
 
 def _table_output(out: Path) -> None:

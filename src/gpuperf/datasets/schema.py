@@ -55,7 +55,8 @@ def measured_rows(frame: pd.DataFrame, where: str, target: str = TARGET) -> pd.D
     """The rows with status ok (any case; all rows if there is no status), each with a positive,
     finite time in ``target`` (as floats); errors name ``where`` and the row at fault."""
     if target not in frame.columns:
-        raise GpuperfError(f"{where}: missing column {target} (the measured time in seconds)")
+        raise GpuperfError(f"{where}: missing column {target} (the measured time"
+                           + (" in seconds)" if target == TARGET else ")"))
     kept = frame[is_ok(frame[STATUS])] if STATUS in frame.columns else frame
     if kept.empty:
         raise GpuperfError(f"{where}: no rows with status ok")

@@ -246,6 +246,17 @@ def canonical_gpu_name(name: Any) -> str | None:
 BRAND_WORDS = ("nvidia", "amd", "geforce", "tesla", "quadro", "instinct", "radeon")  # normalised
 
 
+def spelling_key(name: str) -> str:
+    """``name`` normalised (:func:`normalize_name`) without the brand words a driver or tool puts
+    before it: how two spellings of a GPU gpuperf does not describe are matched."""
+    key = normalize_name(name)
+    while True:
+        brand = next((word for word in BRAND_WORDS if key.startswith(word) and len(key) > len(word)), None)
+        if brand is None:
+            return key
+        key = key[len(brand):]
+
+
 def _lookup(key: str) -> GpuSpec | None:
     """The descriptor a normalised name names, exactly or once the brand words a driver or tool puts
     before it are dropped one by one (``NVIDIA Tesla V100-PCIE-32GB``, ``Instinct MI250X``)."""

@@ -18,9 +18,9 @@ import pandas as pd
 
 from gpuperf.datasets.schema import TARGET, measured_rows, row_location
 from gpuperf.errors import GpuperfError, unknown_name_error
-from gpuperf.hardware.specs import canonical_gpu_name
+from gpuperf.hardware.specs import canonical_gpu_name, spelling_key
 
-PREDICTED = "predicted_time_s"
+PREDICTED = "predicted_time_s"  # the predicted column for the default target, time_s
 DISAGREEING = 2.0  # a launch timed twice on one GPU, the slower time over this many times the faster
 
 
@@ -44,18 +44,21 @@ def scaled_times(others: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, np.nd
 @dataclass
 class CrossGpuPrediction:
     """What :func:`times_on_gpu` found: ``predicted`` (per launch not timed on ``gpu``: the key
-    columns, ``predicted_time_s``, ``gpus_used``), ``kernels`` (per kernel: ``calibration_launches``
-    timed on ``gpu``, ``gpus`` that timed some of them, ``predicted`` launches) and ``not_calibrated``
-    (kernels timed elsewhere with no launch on ``gpu``: not predicted). ``disagreeing``: the
-    launches timed more than once on one GPU whose slowest time is over :data:`DISAGREEING` times
-    its fastest (``gpu``, the key columns, ``times``, ``fastest_s``, ``slowest_s``); each counts by
-    its median all the same."""
+    columns, ``predicted_<target>`` (``predicted_time_s``), ``gpus_used``), ``kernels`` (per kernel:
+    ``calibration_launches`` timed on ``gpu``, ``gpus`` that timed some of them, ``predicted``
+    launches), ``not_calibrated`` (kernels timed elsewhere with no launch on ``gpu``: not predicted)
+    and ``not_predicted`` (launches of the other kernels timed only on GPUs that timed none of the
+    kernel's launches ``gpu`` timed: the key columns and ``timed_on``, those GPUs). ``disagreeing``:
+    the launches timed more than once on one GPU whose slowest time is over :data:`DISAGREEING`
+    times its fastest (``gpu``, the key columns, ``times``, ``fastest_<target>``,
+    ``slowest_<target>``); each counts by its median all the same."""
 
     gpu: str
     predicted: pd.DataFrame
     kernels: pd.DataFrame
     not_calibrated: list[str]
     disagreeing: pd.DataFrame = field(default_factory=pd.DataFrame)
+    not_predicted: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str = "table",
@@ -69,7 +72,8 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     named as gpuperf's descriptors name it."""
     columns = launch_columns(table, key, where)
     table = measured_rows(table, where, target)
-    table = table.assign(gpu=table["gpu"].astype(str).map(lambda named: canonical_gpu_name(named) or named))
+    check_launches_named(table, key, where)
+    table = table.assign(gpu=gpu_names(table["gpu"]))
     name = matching_gpu(table, gpu, where)
     grouped = table.groupby(["gpu", *columns], sort=True, dropna=False)[target]
     times = grouped.median().unstack("gpu")
@@ -81,7 +85,8 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     elsewhere = times[others].notna().any(axis=1).to_numpy()
     if not (elsewhere & times[name].isna().to_numpy()).any():
         raise GpuperfError(f"{where}: nothing to predict for {name}: it timed every launch the other GPUs timed")
-    predicted, kernels, missing = [], [], []
+    predicted_column = f"predicted_{target}"
+    predicted, kernels, missing, unpredicted = [], [], [], []
     for kernel, part in times.groupby(level="kernel", sort=True):
         own = part[name].to_numpy(dtype=float)
         if np.isnan(own).all():
@@ -89,25 +94,43 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
             continue
         values, used = scaled_times(part[others].to_numpy(dtype=float), own)
         wanted = np.isnan(own) & (used > 0)
-        predicted.append(part.index[wanted].to_frame(index=False).assign(**{PREDICTED: values[wanted],
+        predicted.append(part.index[wanted].to_frame(index=False).assign(**{predicted_column: values[wanted],
                                                                             "gpus_used": used[wanted]}))
+        left = np.isnan(own) & (used == 0)  # timed only on GPUs sharing no launch of the kernel with it
+        if left.any():
+            timed_on = part.loc[left, others].notna().apply(lambda row: ", ".join(row.index[row]), axis=1)
+            unpredicted.append(part.index[left].to_frame(index=False).assign(timed_on=timed_on.to_numpy()))
         timed = part.loc[~np.isnan(own), others].notna().any()
         kernels.append({"kernel": str(kernel), "calibration_launches": int((~np.isnan(own)).sum()),
-                        "gpus": int(timed.sum()), "predicted": int(wanted.sum())})
+                        "gpus": int(timed.sum()), "predicted": int(wanted.sum()), "not_predicted": int(left.sum())})
     frame = pd.concat(predicted, ignore_index=True) if predicted else pd.DataFrame()
     if frame.empty:
         raise GpuperfError(
             f"{where}: nothing to predict for {name}: a launch is predicted where another GPU timed it and also "
             f"timed a launch of the same kernel that {name} timed"
             + (f" (no launch on {name} of kernel(s) {', '.join(missing)})" if missing else ""))
-    return CrossGpuPrediction(name, frame, pd.DataFrame(kernels), missing, disagreeing_launches(grouped))
+    return CrossGpuPrediction(name, frame, pd.DataFrame(kernels), missing, disagreeing_launches(grouped, target),
+                              pd.concat(unpredicted, ignore_index=True) if unpredicted else pd.DataFrame())
 
 
-def disagreeing_launches(grouped) -> pd.DataFrame:
+def gpu_names(gpus: pd.Series) -> pd.Series:
+    """Each row's GPU as gpuperf's descriptors name it; one they do not describe by the first of its
+    spellings in the table (sorted), spellings matched as descriptors' are (case, spaces, '-', '_'
+    and the brand words a driver puts first: ``NVIDIA H100 NVL`` is ``H100 NVL``)."""
+    named = gpus.astype(str)
+    first: dict[str, str] = {}
+    for spelling in sorted(named.unique()):
+        if canonical_gpu_name(spelling) is None:
+            first.setdefault(spelling_key(spelling), spelling)
+    return named.map(lambda spelling: canonical_gpu_name(spelling) or first[spelling_key(spelling)])
+
+
+def disagreeing_launches(grouped, target: str = TARGET) -> pd.DataFrame:
     """The launches (groups of one GPU's rows) timed more than once whose times differ over
     :data:`DISAGREEING` times: two runs of one launch that far apart are rarely the same launch."""
-    spread = grouped.agg(times="count", fastest_s="min", slowest_s="max")
-    wide = (spread["times"] > 1) & (spread["slowest_s"] > DISAGREEING * spread["fastest_s"])
+    fastest, slowest = f"fastest_{target}", f"slowest_{target}"
+    spread = grouped.agg(**{"times": "count", fastest: "min", slowest: "max"})
+    wide = (spread["times"] > 1) & (spread[slowest] > DISAGREEING * spread[fastest])
     return spread[wide].reset_index()
 
 
@@ -128,11 +151,15 @@ def launch_columns(table: pd.DataFrame, key: Sequence[str], where: str) -> list[
     timed = [c for c in key if c == TARGET or c.startswith(f"{TARGET}_")]
     if timed:
         raise GpuperfError(f"{where}: --key names the launch, not what was measured of it; leave {timed[0]} out of it")
+    return columns
+
+
+def check_launches_named(table: pd.DataFrame, key: Sequence[str], where: str) -> None:
+    """An error naming the first row (of those measured) without a GPU, kernel or key value."""
     for column in ["gpu", "kernel", *key]:  # a launch without a key value would pass for a launch of its own
         empty = table[column].isna().to_numpy()
         if empty.any():
             raise GpuperfError(f"{where}: {row_location(table, int(np.flatnonzero(empty)[0]))}: {column} is empty")
-    return columns
 
 
 def matching_gpu(table: pd.DataFrame, gpu: str, where: str) -> str:
@@ -143,6 +170,8 @@ def matching_gpu(table: pd.DataFrame, gpu: str, where: str) -> str:
     wanted = canonical_gpu_name(gpu)
     for name in names:
         if wanted is not None and canonical_gpu_name(name) == wanted:
+            return name
+        if wanted is None and canonical_gpu_name(name) is None and spelling_key(name) == spelling_key(gpu):
             return name
     if wanted is not None:  # a GPU gpuperf knows, with no launch timed on it here
         raise GpuperfError(f"{where}: no launch was timed on the {wanted} (the table's GPUs: {', '.join(names)}); "
