@@ -1080,3 +1080,15 @@ def test_the_evaluate_terminal_table_shows_an_undefined_metric_as_a_dash_not_nan
     printed = capsys.readouterr().out
     row = next(line for line in printed.splitlines() if line.strip("│ ").startswith("c "))
     assert "nan" not in printed.lower() and " - " in row
+
+
+def test_a_profilers_time_with_a_statistic_after_it_is_no_default_feature():
+    """Nsight Compute names its times gpu__time_duration.sum/.avg/.max and gpu__time_active.sum: a
+    model fitted on one would read the time it predicts (training MAPE 1e-13)."""
+    from gpuperf.evaluation.feature_columns import is_default_feature
+
+    for time in ("gpu__time_duration.avg", "gpu__time_duration.max", "gpu__time_active.sum", "gpu__time_end.min",
+                 "kernel_runtime.mean", "time_ms_max"):
+        assert not is_default_feature(time), time
+    for count in ("time_steps", "time_steps.sum", "dram__bytes.sum", "total"):
+        assert is_default_feature(count), count

@@ -6,8 +6,9 @@ Default features: every numeric column except
 - timing statistics and predictions: names starting with ``time_s_`` or ``predicted_``, ending in
   ``_time_s`` or ``_pred_s``, and ``repeats``, ``n_invocations``;
 - any other time, in any unit: a name ending in the word ``time``, ``times``, ``duration``,
-  ``elapsed``, ``runtime`` or ``timestamp``, optionally followed by a unit (``time_ms``,
-  ``benchmark_time_ms``, ``compile_time``, ``Duration (us)``); ``time_steps`` is not one;
+  ``elapsed``, ``runtime`` or ``timestamp``, optionally followed by a unit and a statistic
+  (``time_ms``, ``benchmark_time_ms``, ``compile_time``, ``Duration (us)``, ``gpu__time_duration.avg``),
+  and Nsight Compute's ``gpu__time_*`` metrics (``gpu__time_active.sum``); ``time_steps`` is not one;
 - profiler metrics computed from the elapsed time (throughputs, utilisations, IPC, elapsed and
   active cycles: with a count they give the time away), and rates (``/s``, ``per_second``, ``per_s``, ``per sec``);
 - launch bookkeeping (IDs, streams, start times) and how a gpuperf measurement went (``retries``,
@@ -39,9 +40,12 @@ from gpuperf.evaluation.tables import is_timing_derived
 
 # What observers read during a run (energy, power, clocks, temperature; see the module notes).
 OBSERVED = re.compile(r"energy|power|watt|/w$|temperature|freq|clock", re.IGNORECASE)
-# A time in any unit (see the module notes): the word last, or before a unit.
+# A time in any unit (see the module notes): the word last, or before a unit and a statistic.
 TIME_NAMED = re.compile(r"(^|[_\W])(time|times|duration|elapsed|runtime|timestamp)"
-                        r"([_\W]+(s|sec|secs|seconds|ms|msec|us|usec|µs|ns|nsec))?[_\W]*$", re.IGNORECASE)
+                        r"([_\W]+(s|sec|secs|seconds|ms|msec|us|usec|µs|ns|nsec))?"
+                        r"([_\W]+(sum|avg|mean|median|min|max|total|std))?[_\W]*$", re.IGNORECASE)
+# Nsight Compute's times of a launch (gpu__time_duration, gpu__time_active, gpu__time_start, ...).
+PROFILER_TIME = re.compile(r"^gpu__time_", re.IGNORECASE)
 # A rate by its name (GFLOP/s, bytes_per_second, gflops_per_s, reads per sec): the time in disguise.
 PER_SECOND = re.compile(r"per[_\W]*(s|sec|secs|second|seconds)([_\W]|$)", re.IGNORECASE)
 # The keys, the measured time and how it was taken: never features.
@@ -61,7 +65,7 @@ def is_default_feature(column: str, parameters: Sequence[str] = ()) -> bool:
     observed = OBSERVED.search(name) is not None and not name.startswith("gpu_")  # gpu_*: GPU descriptors
     return (name not in KEYS_AND_OUTCOMES and name not in LAUNCH_BOOKKEEPING and name not in MEASUREMENT_OUTCOMES
             and not per_second and not observed and not is_measured_time(name) and not is_timing_derived(name)
-            and TIME_NAMED.search(name) is None
+            and TIME_NAMED.search(name) is None and PROFILER_TIME.search(name) is None
             and name not in partial_descriptor_fields())
 
 
