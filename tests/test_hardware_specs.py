@@ -172,7 +172,7 @@ def test_loader_rejects_bad_entries_naming_the_gpu_and_field():
     good = {"name": "X", "vendor": "AMD", "architecture": "a", "compute_capability": "gfx1", "sms": 1,
             "cores_per_sm": 64, "boost_clock_mhz": 1000, "memory_bandwidth_gbs": 1.0, "memory_gb": 1,
             "l2_bytes": 1, "shared_memory_per_sm_bytes": 1, "max_shared_memory_per_block_bytes": 1,
-            "max_threads_per_block": 1, "warp_size": 64, "peak_f32_gflops": 1.0}
+            "max_threads_per_block": 1, "warp_size": 64, "peak_f32_gflops": 128.0}
     assert _spec_from_entry(good, {}).name == "X"
     with pytest.raises(GpuperfError, match=r"GPU 'X' has unknown field colour"):
         _spec_from_entry({**good, "colour": "red"}, {})
@@ -207,7 +207,7 @@ def test_a_zero_valued_numeric_field_is_refused():
     good = {"name": "X", "vendor": "AMD", "architecture": "a", "compute_capability": "gfx1", "sms": 1,
             "cores_per_sm": 64, "boost_clock_mhz": 1000, "memory_bandwidth_gbs": 1.0, "memory_gb": 1,
             "l2_bytes": 1, "shared_memory_per_sm_bytes": 1, "max_shared_memory_per_block_bytes": 1,
-            "max_threads_per_block": 1, "warp_size": 64, "peak_f32_gflops": 1.0}
+            "max_threads_per_block": 1, "warp_size": 64, "peak_f32_gflops": 128.0}
     with pytest.raises(GpuperfError, match=r"GPU 'X' field memory_gb=0 must be a positive number"):
         _spec_from_entry({**good, "memory_gb": 0}, {})
 
@@ -218,7 +218,7 @@ def test_an_alias_shared_by_two_gpus_is_refused():
     good = {"vendor": "AMD", "architecture": "a", "compute_capability": "gfx1", "sms": 1,
             "cores_per_sm": 64, "boost_clock_mhz": 1000, "memory_bandwidth_gbs": 1.0, "memory_gb": 1,
             "l2_bytes": 1, "shared_memory_per_sm_bytes": 1, "max_shared_memory_per_block_bytes": 1,
-            "max_threads_per_block": 1, "warp_size": 64, "peak_f32_gflops": 1.0}
+            "max_threads_per_block": 1, "warp_size": 64, "peak_f32_gflops": 128.0}
     first = _spec_from_entry({**good, "name": "Card A", "aliases": ["Shared-Name"]}, {})
     second = _spec_from_entry({**good, "name": "Card B", "aliases": ["shared name"]}, {})  # same key: sharedname
     assert set(_build_index((first,))) == {"carda", "sharedname"}
@@ -341,6 +341,11 @@ def test_a_users_blackwell_gpu_gets_the_limits_and_occupancy_rules_of_compute_ca
     (None, "GPUPERF_GPUS: .*missing.toml: no such file or folder"),
     ("[gpu]\nname = 1\n", "lab.toml: no \\[\\[gpu\\]\\] entry"),
     (RTX_4070.replace("sms = 46", "sms = -4"), "lab.toml: GPU 'RTX 4070' field sms=-4 must be a positive number"),
+    (RTX_4070.replace("boost_clock_mhz = 2475", "boost_clock_mhz = 2.475"),
+     r"lab.toml: GPU 'RTX 4070' field peak_f32_gflops=29148.0 is 1e\+03x the FMA rate 2 x sms x cores_per_sm x "
+     r"boost_clock_mhz / 1000 = 29.1456: is a clock in GHz"),
+    (RTX_4070.replace("boost_clock_mhz = 2475", "boost_clock_mhz = 2475\nbase_clock_mhz = 2610"),
+     "lab.toml: GPU 'RTX 4070' field base_clock_mhz=2610 is above boost_clock_mhz=2475"),
     (RTX_4070.replace('"RTX 4070"', '"H100"'), "lab.toml: GPU 'H100': name 'H100' is an alias of H100 SXM; name "
                                                "the entry 'H100 SXM' to replace it"),
     (RTX_4070.replace('"NVIDIA GeForce RTX 4070"', '"RTX 4090"'), "lab.toml: GPU 'RTX 4070': alias 'RTX 4090' "

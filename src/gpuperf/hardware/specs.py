@@ -135,8 +135,27 @@ def _spec_from_entry(entry: dict[str, Any], limits: dict[str, dict[str, Any]], w
             raise GpuperfError(f"{label} field {name}={value!r} must be a positive number")
         if name in WHOLE_FIELDS and not float(value).is_integer():
             raise GpuperfError(f"{label} field {name}={value!r} must be a whole number")
+    _check_consistent(values, label)
     values["aliases"] = tuple(aliases)
     return GpuSpec(**values)
+
+
+PEAK_TOLERANCE = 4.0  # a datasheet's own convention (dual issue) stays within it; a unit slip does not
+
+
+def _check_consistent(values: dict[str, Any], label: str) -> None:
+    """Errors for fields that contradict each other: the FP32 peak against the FMA rate its SMs,
+    cores and boost clock give (as gpus.toml defines it), and a base clock above the boost clock."""
+    base, boost = values.get("base_clock_mhz"), values["boost_clock_mhz"]
+    if base is not None and base > boost:
+        raise GpuperfError(f"{label} field base_clock_mhz={base!r} is above boost_clock_mhz={boost!r}")
+    rate = 2 * values["sms"] * values["cores_per_sm"] * boost / 1000
+    ratio = values["peak_f32_gflops"] / rate
+    if not 1 / PEAK_TOLERANCE <= ratio <= PEAK_TOLERANCE:
+        raise GpuperfError(
+            f"{label} field peak_f32_gflops={values['peak_f32_gflops']!r} is {ratio:.3g}x the FMA rate "
+            f"2 x sms x cores_per_sm x boost_clock_mhz / 1000 = {rate:.6g}: is a clock in GHz or the peak in "
+            "another unit (GFLOP/s, MHz wanted)?")
 
 
 def gpus() -> list[GpuSpec]:
