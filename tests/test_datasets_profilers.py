@@ -590,3 +590,19 @@ def test_an_nvprof_trace_lacking_its_name_column_says_so(tmp_path):
     path.write_text(text)
     with pytest.raises(GpuperfError, match=r"trace.csv: line 4: the header lacks column\(s\) Name"):
         import_nvprof(path)
+
+
+def test_a_second_nvprof_summary_appended_to_the_file_is_refused(tmp_path):
+    """Two profiles in one file were read as one, each kernel twice, its second header and units
+    skipped as rows that are not GPU activities."""
+    twice = tmp_path / "twice.csv"
+    twice.write_text(SUMMARY.read_text() * 2)
+    with pytest.raises(GpuperfError, match=r"twice.csv: line 15: the summary's header again, a second profile "
+                                           r"appended; one profile per file"):
+        import_nvprof(twice, gpu="K40")
+    rows = SUMMARY.read_text().splitlines()
+    again = tmp_path / "again.csv"
+    again.write_text("\n".join([*rows[:10], rows[5]]) + "\n")
+    with pytest.raises(GpuperfError, match=r"again.csv: line 11: kernel 'matMul_sharedmem\(float\*, float\*, float\*, "
+                                           r"int\)' again \(first on line 6\)"):
+        import_nvprof(again, gpu="K40")

@@ -180,15 +180,23 @@ def _nvprof_summary(lines: list[str], where: str) -> pd.DataFrame:
     if units is None:
         raise GpuperfError(f"{where}: line {start + 2}: no units row below the header (nvprof --csv writes one)")
     records = []
+    seen: dict[str, int] = {}  # kernel name -> its line
     for offset, cells in enumerate(rows[2:]):
         line = start + 3 + offset
         if cells and "API calls" in cells[0] and cells[0].startswith("=="):
             break  # before CUDA 9, the API calls follow in a section of their own
         if is_message(cells):
             continue
+        if [cell.strip() for cell in cells] == [cell.strip() for cell in header]:
+            raise GpuperfError(f"{where}: line {line}: the summary's header again, a second profile appended; "
+                               "one profile per file")
         row = checked_row(cells, header, where, line)
         if is_activity(row["Name"]) or row.get("Type", "GPU activities") != "GPU activities":
             continue
+        if row["Name"] in seen:
+            raise GpuperfError(f"{where}: line {line}: kernel {row['Name']!r} again (first on line {seen[row['Name']]}); "
+                               "a summary lists each kernel once: one profile per file")
+        seen[row["Name"]] = line
         record = {"kernel": kernel_short_name(row["Name"]), "variant": "", "gpu": "", "device": "", "source": where}
         for column, name in (("Avg", TARGET), ("Min", "time_s_min"), ("Max", "time_s_max")):
             exponent = seconds_exponent(units.get(column) or "s", f"{where}: {column} unit")
