@@ -13,6 +13,7 @@ import pytest
 from gpuperf.cli import main
 from gpuperf.datasets import BUNDLED, read_kernel_tuner_cache
 from gpuperf.datasets.bundled import data_dir
+from gpuperf.errors import GpuperfError
 
 DATA = Path(__file__).parent / "data"
 
@@ -203,3 +204,16 @@ def _written(path, text):
     else:
         path.write_text(text)
     return path
+
+
+def test_the_library_writer_keeps_an_existing_file_unless_told_to_replace_it(tmp_path):
+    from gpuperf.datasets import write_dataset_csv
+
+    keep = tmp_path / "keep.csv"
+    keep.write_text("precious\n")
+    table = pd.DataFrame({"kernel": ["k"], "time_s": [1.0]})
+    with pytest.raises(GpuperfError, match=r"keep.csv: already exists; a table is written to a new file"):
+        write_dataset_csv(table, keep)
+    assert keep.read_text() == "precious\n"
+    write_dataset_csv(table, keep, replace=True)
+    assert pd.read_csv(keep).equals(table)

@@ -539,7 +539,7 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
             if out:  # saved as each loop and trip count is timed: an interrupted sweep keeps what it measured
                 import pandas as pd
 
-                write_dataset_csv(pd.DataFrame(rows), out)
+                write_dataset_csv(pd.DataFrame(rows), out, replace=True)
 
         with claimed_output(None if resume else out), progress_bar(not show) as bar:
             task = bar.add_task(f"sweeping {','.join(bodies)} on {device}", total=None)
@@ -646,7 +646,7 @@ def tune_command(
         def after_trial(so_far) -> None:
             bar.advance(task)
             if out:  # every trial saved as it is measured: an interrupted run keeps what it measured
-                write_dataset_csv(so_far.table(), out)
+                write_dataset_csv(so_far.table(), out, replace=True)
 
         with claimed_output(None if resume else out), progress_bar(no_progress or as_json) as bar:
             task = bar.add_task(f"tuning {space}", total=budget, completed=len(earlier.trials) if earlier else 0)

@@ -28,9 +28,12 @@ def import_file(format_name: str, path: str | Path, **options) -> pd.DataFrame:
     return IMPORTERS[format_name](path, **options)
 
 
-def write_dataset_csv(frame: pd.DataFrame, path: str | Path) -> Path:
-    """Write ``frame`` as CSV (tuples of repeat times as JSON lists) via a temporary file and a rename."""
+def write_dataset_csv(frame: pd.DataFrame, path: str | Path, replace: bool = False) -> Path:
+    """Write ``frame`` as CSV (tuples of repeat times as JSON lists) via a temporary file and a rename;
+    an existing file at ``path`` is an error unless ``replace`` (a run rewriting its own table)."""
     path = Path(path)
+    if path.exists() and not replace and not path.is_dir():
+        raise GpuperfError(f"{path}: already exists; a table is written to a new file (or pass replace=True)")
     table = frame.copy()
     for column in table.columns:
         if table[column].map(lambda v: isinstance(v, (tuple, list))).any():
