@@ -1092,3 +1092,20 @@ def test_a_profilers_time_with_a_statistic_after_it_is_no_default_feature():
         assert not is_default_feature(time), time
     for count in ("time_steps", "time_steps.sum", "dram__bytes.sum", "total"):
         assert is_default_feature(count), count
+
+
+def test_pricing_a_gpu_unlike_every_training_gpu_says_it_is_an_extrapolation(tables, tmp_path, capsys):
+    """A model fitted with descriptors on Kepler and Maxwell GPUs gave an H100 the Titan X's times
+    and accepted an AMD GPU for NVIDIA rows, without a word."""
+    model = tmp_path / "m.json"
+    assert main(["fit", str(tables["parquet"]), "--model", "rf", "--gpu-features", "--out", str(model)]) == 0
+    capsys.readouterr()
+    for gpu, note in (("H100", "note: --gpu H100 SXM: its gpu_sms 132 lies above the "),
+                      ("MI300X", "note: --gpu Instinct MI300X: the model was fitted on NVIDIA GPUs only")):
+        assert main(["predict-table", "--model", str(model), str(tables["parquet"]), "--out",
+                     str(tmp_path / f"{gpu}.csv"), "--gpu", gpu]) == 0
+        err = capsys.readouterr().err
+        assert note in err and "an extrapolation" in err
+    assert main(["predict-table", "--model", str(model), str(tables["parquet"]), "--out", str(tmp_path / "k.csv"),
+                 "--gpu", "GTX 970"]) == 0  # a training GPU: no note
+    assert "extrapolation" not in capsys.readouterr().err
