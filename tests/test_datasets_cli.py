@@ -217,3 +217,17 @@ def test_the_library_writer_keeps_an_existing_file_unless_told_to_replace_it(tmp
     assert keep.read_text() == "precious\n"
     write_dataset_csv(table, keep, replace=True)
     assert pd.read_csv(keep).equals(table)
+
+
+def test_a_model_name_taken_as_one_of_several_boards_is_noted(tmp_path, capsys):
+    from gpuperf.hardware.specs import other_boards_note
+
+    assert other_boards_note("A100") == ("note: 'A100' is taken as the A100 PCIe 40GB; gpuperf also describes the "
+                                         "A100 SXM4 80GB: name the board if it ran on another")
+    assert "also describes the H100 PCIe" in other_boards_note("nvidia h100")
+    for named in ("A100 PCIe 40GB", "NVIDIA A100-SXM4-80GB", "V100", "K40", "RTX 4090"):  # a board, or the only one
+        assert other_boards_note(named) is None, named
+    assert main(["import", "nvprof", str(DATA / "nvprof_summary.csv"), "--gpu", "P100",
+                 "--out", str(tmp_path / "p.csv")]) == 0
+    assert "note: 'P100' is taken as the Tesla P100 PCIe 12GB; gpuperf also describes the Tesla P100 SXM2" in (
+        capsys.readouterr().err)

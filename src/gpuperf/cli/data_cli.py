@@ -27,7 +27,7 @@ def import_command(
     from gpuperf.datasets import import_file, write_dataset_csv
     from gpuperf.datasets.schema import lookup_gpu
     from gpuperf.errors import GpuperfError
-    from gpuperf.hardware.specs import gpu_suggestion
+    from gpuperf.hardware.specs import gpu_suggestion, other_boards_note
 
     if not out.name.lower().endswith((".csv", ".csv.gz")):
         raise GpuperfError(f"--out {out}: the table is written as CSV; name it .csv or .csv.gz")
@@ -47,6 +47,8 @@ def import_command(
         if gpu is None and named.eq("").all():
             raise GpuperfError(f"{path}: the cache names no GPU (its device_name is empty); say which GPU it ran on "
                                "(--gpu)")
+    if gpu is not None and other_boards_note(gpu):
+        print(other_boards_note(gpu), file=sys.stderr)
     if gpu is not None and lookup_gpu(gpu) is None:
         print(f"note: --gpu {gpu}: no GPU descriptor has this name ({gpu_suggestion(gpu)}); the rows name it as "
               "given, so no GPU features join them", file=sys.stderr)

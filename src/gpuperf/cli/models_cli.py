@@ -628,7 +628,7 @@ def predict_table_command(
 
     from gpuperf.datasets import write_dataset_csv
     from gpuperf.evaluation.protocols import predict_bounded
-    from gpuperf.hardware.specs import get_gpu
+    from gpuperf.hardware.specs import get_gpu, other_boards_note
     from gpuperf.models.persistence import load_model, model_info
 
     _table_output(out)
@@ -649,9 +649,10 @@ def predict_table_command(
                                f"{', '.join(map(str, kept[:4]))}{', ...' if len(kept) > 4 else ''}), so --gpu "
                                "cannot change its predictions; fit it keeping a gpu_* column")
         try:
-            gpu = get_gpu(gpu).name
+            named, gpu = gpu, get_gpu(gpu).name
         except GpuperfError as error:
             raise GpuperfError(f"--gpu: {error}") from None
+        _print_note(other_boards_note(named))
     frame, where = read_table(data)
     absent = [str(name) for name in names if name not in frame.columns]
     if (info.get("metadata") or {}).get("kind") == "linear_count_model" and absent:
@@ -695,6 +696,7 @@ def predict_gpu_command(
 ) -> None:
     """Predict a GPU's time of the launches timed on other GPUs, scaled by a few launches timed on it."""
     from gpuperf.models.cross_gpu import PREDICTED as PREDICTED_COLUMN
+    from gpuperf.hardware.specs import other_boards_note
     from gpuperf.models.cross_gpu import times_on_gpu
 
     _table_output(out)
@@ -706,6 +708,7 @@ def predict_gpu_command(
     if "gpu" not in frame.columns:
         raise GpuperfError(f"{where}: missing column gpu (the GPU each row was timed on)")
     result = times_on_gpu(frame, gpu, columns, where)  # its measured rows: see times_on_gpu
+    _print_note(other_boards_note(gpu))
     written = result.predicted.assign(predicted_gpu=result.gpu)
     _write_table(written, out)
     _print_note(status_note(frame, where))

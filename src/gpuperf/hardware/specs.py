@@ -276,6 +276,21 @@ def spelling_key(name: str) -> str:
         key = key[len(brand):]
 
 
+def other_boards_note(name: str) -> str | None:
+    """A note where ``name`` is a model name gpuperf takes as one board while it describes others of
+    that model (``A100``: the A100 PCIe 40GB, not the A100 SXM4 80GB); None otherwise."""
+    key = spelling_key(name)
+    spec = _lookup(key)
+    if spec is None or key == spelling_key(spec.name):
+        return None
+    others = sorted({other.name for other in _load() if other is not spec
+                     and any(spelling_key(spelling).startswith(key) for spelling in (other.name, *other.aliases))})
+    if not others:
+        return None
+    return (f"note: '{name}' is taken as the {spec.name}; gpuperf also describes the {', '.join(others)}: "
+            "name the board if it ran on another")
+
+
 def _lookup(key: str) -> GpuSpec | None:
     """The descriptor a normalised name names, exactly or once the brand words a driver or tool puts
     before it are dropped one by one (``NVIDIA Tesla V100-PCIE-32GB``, ``Instinct MI250X``)."""
