@@ -944,3 +944,17 @@ def test_training_spaces_split_by_gpu_label_only_where_two_campaigns_share_a_gpu
     names = [s.where for s in training_spaces_from_frame(pd.concat([frame, second]), ["bx"], "time_s", "t.csv")]
     assert names == ["t.csv (A100 PCIe 40GB, A100)", "t.csv (RTX A4000, A4000)", "t.csv (RTX A4000, a4000)",
                      "t.csv (Tesla V100)"]
+
+
+@pytest.mark.parametrize("written", ["nan", "NA", "N/A"])
+def test_a_training_tables_time_written_as_nan_is_refused_as_in_the_space(tmp_path, written):
+    """pandas reads nan and NA as missing: the row passed for a configuration not measured yet."""
+    from gpuperf.decisions.space import read_training_spaces
+
+    path = tmp_path / "train.csv"
+    path.write_text(f"block_size_x,tile,time_ms\n16,1,1.0\n16,2,{written}\n32,1,1.5\n32,2,0.7\n")
+    with pytest.raises(GpuperfError, match=rf"train.csv: line 3: time_ms='{written}' is not a positive number"):
+        read_training_spaces(path, ["block_size_x", "tile"])
+    path.write_text("block_size_x,tile,time_ms\n16,1,1.0\n16,2,\n32,1,1.5\n32,2,0.7\n")  # empty: not run yet
+    with pytest.warns(GpuperfNote, match="not measured yet"):
+        assert len(read_training_spaces(path, ["block_size_x", "tile"])[0].performance) == 3

@@ -495,7 +495,9 @@ def read_training_spaces(path: str | Path, params: Sequence[str], target: str | 
     group left is an error."""
     if is_kernel_tuner_cache(path):
         return [_cache_space(path, params, target)]
-    frame = with_literal_texts(read_table(path), path, params)
+    frame = read_table(path)
+    times = [target] if target in frame.columns else [c for c in TIME_COLUMNS if c in frame.columns]
+    frame = with_literal_texts(frame, path, params, times=times)  # a time of nan or NA is no pending row
     return training_spaces_from_frame(frame, params, target, str(path), size_columns)
 
 
