@@ -842,3 +842,75 @@ def test_a_lock_file_removed_between_opening_and_locking_it_is_opened_again(tmp_
         assert len(opened) == 2 and lock.exists()
         assert os.fstat(opened[1].fileno()).st_ino == os.stat(lock).st_ino
     assert not lock.exists()
+
+
+def _fake_measure(monkeypatch):
+    import types
+
+    from gpuperf.measure import timing
+
+    monkeypatch.setattr(timing, "measure", lambda kernel, sizes, **options: types.SimpleNamespace(
+        time_s=1e-4 * (1 + len(str(kernel.key)) % 7), provenance={"device_name": "pocl"}))
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda t: t.assign(gpu="NVIDIA GeForce RTX 4090"),
+     "trials.csv: the run to resume measured on NVIDIA GeForce RTX 4090, while opencl:0 is "),
+    (lambda t: t.assign(n=[128, 256, 128]), "trials.csv: line 3: n=256, where line 2 has 128: a tuning run's trials "
+                                           "are of one size"),
+    (lambda t: pd.concat([t, t.iloc[[0]]], ignore_index=True), "trials.csv: line 5: configuration local_x="),
+])
+def test_resuming_refuses_trials_of_another_device_size_or_a_repeat_naming_the_line(tmp_path, monkeypatch, edit,
+                                                                                   message):
+    """Before: another machine's trials were taken and the new ones labelled with its GPU; a table
+    of two sizes reported the other size's best time; a repeat named an internal index."""
+    from gpuperf.datasets.tables import read_csv
+    from gpuperf.decisions.tune import earlier_trials
+
+    _fake_measure(monkeypatch)
+    table = tune_space("jacobi2d_5pt", SIZES, budget=3, seed=0).table()
+    path = tmp_path / "trials.csv"
+    edit(table).to_csv(path, index=False)
+    with pytest.raises(GpuperfError, match=re.escape(message)):
+        tune_space("jacobi2d_5pt", SIZES, budget=5, seed=0, earlier=earlier_trials(read_csv(path), "trials.csv"))
+    if "repeats" in message:
+        with pytest.raises(GpuperfError, match=r"repeats line 2; a run measures each configuration once"):
+            earlier_trials(read_csv(path), "trials.csv")
+
+
+def test_a_run_resumes_on_another_spelling_of_its_device_and_notes_a_budget_already_spent(tmp_path, monkeypatch,
+                                                                                          capsys):
+    _fake_measure(monkeypatch)
+    out = tmp_path / "trials.csv"
+    argv = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--start", "random", "--out", str(out), "--json"]
+    assert main([*argv, "--budget", "2", "-d", "opencl:0"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["gpu"] == pd.read_csv(out)["gpu"].iloc[0] != "opencl:0"  # the device's name, not its spec
+    assert main([*argv, "--budget", "3", "-d", "opencl:0:0", "--resume"]) == 0  # one device, two spellings
+    assert json.loads(capsys.readouterr().out)["evaluated"] == 3
+    assert main([*argv, "--budget", "2", "--resume"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["evaluated"] == 3
+    assert f"note: {out} holds 3 trials already, --budget 2: nothing more is measured" in captured.err
+
+
+def test_every_trial_failing_still_names_the_device_not_its_spec(monkeypatch):
+    from gpuperf.measure import timing
+    from gpuperf.measure.devices import RunFailed
+
+    def fail(kernel, sizes, **options):
+        raise RunFailed("boom")
+
+    monkeypatch.setattr(timing, "measure", fail)
+    result = tune_space("jacobi2d_5pt", SIZES, budget=2, seed=0)
+    assert {t.status for t in result.trials} == {"run_failed"}
+    assert result.gpu and result.gpu != "opencl:0" and set(result.table()["gpu"]) == {result.gpu}
+
+
+def test_tune_train_takes_only_the_tuned_kernels_rows_from_a_table_of_several(tmp_path, monkeypatch, capsys):
+    _fake_measure(monkeypatch)
+    argv = ["tune", "jacobi2d_5pt", "-p", "n=4096", "-p", "m=4096", "--budget", "1", "--train", "stencil_spaces_h100",
+            "--json", "--no-progress"]
+    assert main(argv) == 0
+    assert ("note: --train stencil_spaces_h100: only its rows of jacobi2d_5pt, the tuned space's own kernel "
+            "(7 space(s) of other kernels left out)") in capsys.readouterr().err

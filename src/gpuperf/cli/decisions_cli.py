@@ -148,6 +148,18 @@ def same_kernel_where_held(space, spaces: list, where: str, size_columns: list[s
     return same
 
 
+def own_kernel_spaces(space_name: str, spaces: list, where: str) -> list:
+    """``spaces`` (one --train table's) without those of other kernels, where the table holds the
+    tuned space's own kernel measured elsewhere (noted), as explore and ask take a table of several
+    kernels; otherwise all of them."""
+    same = [other for other in spaces if _kernels(other) == {space_name}]
+    if not same or len(same) == len(spaces):
+        return spaces
+    print(f"note: --train {where}: only its rows of {space_name}, the tuned space's own kernel "
+          f"({len(spaces) - len(same)} space(s) of other kernels left out)", file=sys.stderr)
+    return same
+
+
 def ask_command(
     space: str = typer.Argument(
         ..., help="Every configuration of one kernel on one GPU, one row each (CSV or Parquet; .csv.gz too): parameter "
@@ -622,7 +634,8 @@ def tune_command(
     if rank_train is not None and (train or start != "ranked"):
         raise GpuperfError("--rank-train trains the ranking of --start ranked (the default without --train); "
                            f"{'--train' if train else f'--start {start}'} makes no such ranking")
-    others = [s for path in train or [] for s in read_training_spaces(path, names, size_columns=list(sizes))]
+    others = [s for path in train or [] for s in own_kernel_spaces(
+        space, read_training_spaces(path, names, size_columns=list(sizes)), path)]
     with output_lock(out):  # one run at a time: a second, resumed or not, would write over its trials
         earlier = None
         if resume:  # the file grows: every trial it holds is written back with the new ones
@@ -631,6 +644,9 @@ def tune_command(
             from gpuperf.cli.models_cli import read_table
 
             earlier = earlier_trials(*read_table(out))
+            if len(earlier.trials) >= budget:
+                print(f"note: {out} holds {len(earlier.trials)} trials already, --budget {budget}: nothing more is "
+                      "measured (raise --budget to go on)", file=sys.stderr)
         elif out:  # a new file: measurements are never overwritten
             new_output_file(out)
         if report and (report_folder(report) / "report.md").exists():  # its trials may be the only record of them

@@ -260,7 +260,7 @@ def tune_space(
     space = get_space(space_name)
     # wrong sizes fail here, before any trial; the default variant's assumptions bind no other variant
     sizes = space.resolve_sizes(sizes)
-    open_device(device)  # and an unknown device
+    opened = open_device(device)  # and an unknown device
     configs = candidate_configurations(space_name)
     params = list(space.parameters)
     train = training_spaces(train, params)
@@ -269,7 +269,7 @@ def tune_space(
     method = ("transfer-guided" if train else "online") + f" ({model or default_model(bool(train), True)})"
     if start:
         method += f", first {RANKED_PICKS} picks ranked by {ranked_by}"
-    result = TuneResult(space_name, dict(sizes), device, method)
+    result = TuneResult(space_name, dict(sizes), device, method, gpu=known_gpu(opened.provenance(), device)[0])
     if earlier is not None:
         _resume(result, earlier, search, configs, params)
     shared = SharedInputs()  # every variant computes the space's function: one set of inputs and outputs
@@ -282,7 +282,6 @@ def tune_space(
             check_variant_sizes(kernel, sizes)  # sizes outside its assumptions: this variant fails alone
             measured = measure(kernel, sizes, device=device, settings=settings, seed=seed, shared=shared)
             trial = Trial(config, measured.time_s, "ok")
-            result.gpu = result.gpu or known_gpu(measured.provenance, device)[0]
         except InvalidVariant as error:
             trial = Trial(config, None, "invalid_variant", str(error))
         except MeasureFailure as error:
@@ -307,7 +306,7 @@ def earlier_trials(table: pd.DataFrame, where: str) -> TuneResult:
     missing = [c for c in required if c not in table.columns]
     if missing:
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)}: not a table tune --out wrote")
-    for column in ("kernel", "device"):
+    for column in ("kernel", "device", *(["gpu"] if "gpu" in table.columns else [])):
         values = table[column].dropna().astype(str).unique()
         if len(values) != 1:
             raise GpuperfError(f"{where}: {len(values)} values of {column}; a tuning run's table has one")
@@ -315,16 +314,30 @@ def earlier_trials(table: pd.DataFrame, where: str) -> TuneResult:
     params = list(_space_parameters(space, where))
     _same_parameters(table, params, space, where)
     sizes = [c for c in table.columns if c not in {*required, *params, "gpu", "variant", "detail"}]
+    for column in sizes:  # one run tunes one size
+        differs = (table[column] != table[column].iloc[0]).to_numpy()
+        if differs.any():
+            position = int(np.flatnonzero(differs)[0])
+            raise GpuperfError(f"{where}: {row_location(table, position)}: {column}={_plain(table[column].iloc[position])}"
+                               f", where {row_location(table, 0)} has {_plain(table[column].iloc[0])}: a tuning "
+                               "run's trials are of one size")
     result = TuneResult(space, {c: int(table[c].iloc[0]) for c in sizes}, str(table["device"].iloc[0]), where,
                         gpu=str(table["gpu"].iloc[0]) if "gpu" in table.columns else None)
     ran = is_ok(table["status"])  # ok in any case, as every reader of a table takes it
     # each trial that ran has a positive, finite time (else an error naming its line)
     times = measured_rows(table, where)["time_s"] if ran.any() else pd.Series(dtype=float)
+    first_at: dict[tuple, int] = {}  # configuration -> the position of its trial
     for position, (label, row) in enumerate(table.iterrows()):
         empty = [p for p in params if pd.isna(row[p])]
         if empty:
             raise GpuperfError(f"{where}: {row_location(table, position)}: parameter {empty[0]} is empty (a row cut "
                                "short?); every trial names its configuration")
+        key = tuple(str(_plain(row[p])) for p in params)
+        if key in first_at:
+            raise GpuperfError(f"{where}: {row_location(table, position)}: configuration "
+                               f"{', '.join(f'{p}={v}' for p, v in zip(params, key))} repeats "
+                               f"{row_location(table, first_at[key])}; a run measures each configuration once")
+        first_at[key] = position
         if not ran.iloc[position] and pd.notna(row["time_s"]):
             raise GpuperfError(f"{where}: {row_location(table, position)}: status {row['status']} with time_s "
                                f"{row['time_s']!r}: a trial that ran has a time, a failed one none")
@@ -370,9 +383,13 @@ def _resume(result: TuneResult, earlier: TuneResult, search: GuidedSearch, confi
     """``earlier``'s trials told to ``search`` and taken into ``result``, after checking they are of
     the same space, sizes and device."""
     for what, theirs, ours in (("space", earlier.space, result.space), ("sizes", earlier.sizes, result.sizes),
-                               ("device", earlier.device, result.device)):
+                               ("device", _device_key(earlier.device), _device_key(result.device))):
         if theirs != ours:
             raise GpuperfError(f"{earlier.method}: the run to resume tuned {what} {theirs}, this one {ours}")
+    recorded = earlier.gpu if earlier.gpu not in (None, "", "nan", earlier.device) else None
+    if recorded is not None and _gpu_key(recorded) != _gpu_key(result.gpu):
+        raise GpuperfError(f"{earlier.method}: the run to resume measured on {recorded}, while {result.device} is "
+                           f"{result.gpu}: its times are not this device's; start a new run")
     position = {key: i for i, key in enumerate(configuration_keys(configs, params))}
     for trial in earlier.trials:
         key = configuration_keys(pd.DataFrame([trial.config]), params).iloc[0]
@@ -381,7 +398,22 @@ def _resume(result: TuneResult, earlier: TuneResult, search: GuidedSearch, confi
                                f"of {result.space}")
         search.tell(position[key], trial.time_s)
         result.trials.append(trial)
-    result.gpu = earlier.gpu
+
+
+def _device_key(device: str) -> str:
+    """A device spec as one spelling (``opencl:0`` is ``opencl:0:0``); as given where it names none here."""
+    from gpuperf.measure.devices import canonical_device_name
+
+    try:
+        return canonical_device_name(device)
+    except GpuperfError:
+        return device
+
+
+def _gpu_key(name: str | None) -> str:
+    from gpuperf.hardware.specs import canonical_gpu_name
+
+    return canonical_gpu_name(name) or str(name).strip()
 
 
 def default_variant_time(space_name: str, sizes: Mapping[str, int], device: str = "opencl:0",
