@@ -411,3 +411,17 @@ def test_a_cache_naming_no_device_gets_its_gpu_from_python_too():
     assert set(frame["gpu"]) == {"RTX A4000"} and set(frame["device"]) == {"A4000"}
     with pytest.raises(GpuperfError, match=r"names its device \(NVIDIA RTX A4000\); a GPU given \(K40\)"):
         read_kernel_tuner_cache(FIXTURE, gpu="K40")
+
+
+def test_writing_a_cache_keeps_an_existing_file_and_names_the_device_not_its_spec(tmp_path):
+    """A cache was silently replaced; a tune --out table (device opencl:0, gpu the device's name)
+    was written with device_name "opencl:0"."""
+    frame = pd.DataFrame({"kernel": ["k", "k"], "device": ["opencl:0"] * 2, "gpu": ["RTX 4090"] * 2,
+                          "x": [1, 2], "time_s": [1e-3, 2e-3], "status": ["ok", "ok"], "problem_size": ["[1]"] * 2})
+    path = tmp_path / "k.json"
+    path.write_text("{}")
+    with pytest.raises(GpuperfError, match=r"k.json: already exists; a cache is written to a new file"):
+        write_kernel_tuner_cache(frame, path, tune_params_keys=["x"])
+    assert path.read_text() == "{}"
+    write_kernel_tuner_cache(frame, path, tune_params_keys=["x"], replace=True)
+    assert json.loads(path.read_text())["device_name"] == "RTX 4090"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 import warnings
 import zlib
 from collections.abc import Mapping, Sequence
@@ -256,8 +257,10 @@ def write_kernel_tuner_cache(
     problem_size: Any = None,
     tune_params: Mapping[str, Sequence[Any]] | None = None,
     objective: str = "time",
+    replace: bool = False,
 ) -> Path:
-    """Write measurements of one kernel on one device as a closed Kernel Tuner cache.
+    """Write measurements of one kernel on one device as a closed Kernel Tuner cache (an existing
+    file at ``path`` is an error unless ``replace``).
 
     ``time_s`` becomes ``time`` in ms; failed rows keep their status as Kernel Tuner's error name
     (other failure kinds become ``CompilationFailedConfig``, ``InvalidConfig`` or
@@ -268,6 +271,8 @@ def write_kernel_tuner_cache(
     """
     path = Path(path)
     where = f"writing {path}"
+    if path.exists() and not replace and not path.is_dir():
+        raise GpuperfError(f"{path}: already exists; a cache is written to a new file (or pass replace=True)")
     check_dataset(frame, where)
     keys = list(tune_params_keys or frame.attrs.get("parameters") or [])
     if not keys:
@@ -276,7 +281,7 @@ def write_kernel_tuner_cache(
     if absent:
         raise GpuperfError(f"{where}: the measurements have no column(s) {', '.join(absent)}")
     kernel_name = kernel_name or _single(frame, "kernel", where)
-    device_name = device_name or _single(frame, "device", where)
+    device_name = device_name or _device_name(frame, where)
     if problem_size is None:
         problem_size = json.loads(_single(frame, "problem_size", where))
     values = _parameter_values(frame, keys, tune_params or frame.attrs.get("tune_params"), where)
@@ -301,6 +306,15 @@ def write_kernel_tuner_cache(
     text = json.dumps(header, indent="", default=_plain)[:-2] + ',\n"cache": {\n' + entries + "}\n}"
     _write_whole(path, text)
     return path
+
+
+def _device_name(frame: pd.DataFrame, where: str) -> str:
+    """The device's name: the ``device`` column, or ``gpu`` where ``device`` holds gpuperf's device
+    spec (``opencl:0``, ``cuda:0``: a table ``gpuperf tune`` wrote)."""
+    device = _single(frame, "device", where)
+    if re.fullmatch(r"(opencl|cuda)(:\d+){0,2}", device.strip().lower()) and "gpu" in frame.columns:
+        return _single(frame, "gpu", where)
+    return device
 
 
 def _single(frame: pd.DataFrame, column: str, where: str) -> str:
@@ -388,7 +402,8 @@ def _entry(row: dict, extras: list[str]) -> dict:
 
 
 def _ms(seconds: float) -> float:
-    """Seconds as ms, the decimal point moved (so ms -> s -> ms gives back the ms)."""
+    """Seconds as ms, the decimal point moved (so ms -> s -> ms gives back the ms written with up to
+    15 significant digits; of 17, the last may move by one, a float's own rounding)."""
     return shift_decimal(seconds, 3)
 
 
