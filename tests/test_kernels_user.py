@@ -590,3 +590,13 @@ def test_an_opencl_or_cuda_source_is_told_how_gpuperf_reads_kernels(spec: str) -
     with pytest.raises(GpuperfError, match=r"gpuperf reads kernels from Python files, as path/to/file.py:function"):
         get_kernel(spec)
     assert main(["features", spec, "-p", "n=1024"]) == 2
+
+
+def test_spaces_counts_the_configurations_and_those_its_check_passes_beyond_the_limit(capsys):
+    from gpuperf.cli import main
+
+    assert main(["spaces", "srad1", "--limit", "2", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert len(listed["variants"]) == 2 and (listed["configurations"], listed["passing_check"]) == (1152, 660)
+    assert main(["spaces", "srad1", "--limit", "2"]) == 0
+    assert "srad1: 1152 configurations, 660 passing the space's check (492 rejected by it)" in capsys.readouterr().out

@@ -63,16 +63,22 @@ def spaces(
     space = get_space(name)
     variants = space.variants(limit=limit)
     skipped = space.skipped(limit=limit)
+    configurations = list(space.configurations())
+    passing = sum(space.rejection(config) is None for config in configurations)  # the cheap check, no loopy
     if as_json:
-        print_json({"space": name, "variants": [k.key for k in variants],
-                    "skipped": [{"config": c, "reason": r} for c, r in skipped]})
+        print_json({"space": name, "configurations": len(configurations), "passing_check": passing,
+                    "variants": [k.key for k in variants], "skipped": [{"config": c, "reason": r} for c, r in skipped]})
     else:
+        rejected = len(configurations) - passing
+        print(f"{name}: {len(configurations)} configurations, " + (
+            f"{passing} passing the space's check ({rejected} rejected by it)" if rejected else
+            "each passing the space's check"))
         if variants:
             print_table([{"variant": k.key} for k in variants], title=f"{name}: first {len(variants)} valid variants")
         else:
             print(f"{name}: no valid variant; every configuration is skipped")
         if skipped:
-            print_table([{"config": str(c), "reason": r} for c, r in skipped], title="skipped")
+            print_table([{"config": str(c), "reason": r} for c, r in skipped], title=f"first {len(skipped)} skipped")
         else:
             print("no configuration is skipped")
 
