@@ -236,6 +236,9 @@ def test_the_explanation_says_which_of_confidence_and_p_faster_to_go_by_when_the
             "held-out training pairs, the figure to go by, scaled down by 0.01 because this kernel lies farther from "
             "its nearest training pairs than they lie from theirs (familiarity 0.005)") in _explanation(
         entry, model, 0, unlike, "")["summary"]
+    # taken from the same pair measured on another GPU: that confidence is its own, not scaled down
+    measured = replace(unlike, measured_on=[("H200",)], model_speedup=np.array([1.1]))
+    assert "scaled down" not in _explanation(entry, model, 0, measured, "")["summary"]
 
     slower = replace(prediction, speedup=np.array([0.8]))
     model.calibrator = None  # too few groups to calibrate

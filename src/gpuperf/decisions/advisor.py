@@ -266,7 +266,10 @@ def _measured_elsewhere(prediction, row: int) -> str:  # noqa: ANN001 - a Predic
 
 
 def _scaled_down(model: SpeedupModel, prediction, row: int) -> str:  # noqa: ANN001 - a Prediction
-    """Words for a confidence lowered because the kernel is unlike the training pairs ('' where it is not)."""
+    """Words for a confidence lowered because the kernel is unlike the training pairs ('' where it is not,
+    and for a prediction from the pair measured on other GPUs, whose confidence has its own calibration)."""
+    if prediction.measured_on and prediction.measured_on[row]:
+        return ""
     familiarity = float(prediction.familiarity[row])
     floor = getattr(model, "familiarity_floor", 1.0) if model.calibrator is not None else 1.0
     if familiarity >= floor:
