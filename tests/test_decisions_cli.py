@@ -622,3 +622,24 @@ def test_two_campaigns_on_one_gpu_model_are_two_spaces_told_apart_by_gpu_label(t
     assert main(["explore", str(table), "--params", "bx,tile", "--kernel", "conv", "--gpu", "RTX A4000"]) == 2
     assert ("--gpu RTX A4000 picks 2 campaigns on RTX A4000 (gpu_label A4000, a4000), each its own space; name one "
             "by its label, e.g. --gpu a4000") in capsys.readouterr().err
+
+
+def test_a_table_of_two_kernel_tuner_caches_picks_one_problem_size_by_its_text(tmp_path, capsys):
+    """Caches of one kernel at two problem sizes imported into one table: -p problem_size=[...] was
+    refused as no number, so the table could not be explored or asked about."""
+    from gpuperf.datasets import read_kernel_tuner_cache, write_dataset_csv
+
+    one = read_kernel_tuner_cache(Path(__file__).parent / "data" / "kernel_tuner_vector_add.json")
+    two = one.assign(problem_size="[2097152]", time_s=one["time_s"] * 2)
+    table = tmp_path / "two_sizes.csv"
+    write_dataset_csv(pd.concat([one, two], ignore_index=True), table)
+    assert main(["explore", str(table), "--json"]) == 2
+    assert "its rows differ in problem_size" in capsys.readouterr().err
+    for pick in ("problem_size=[2097152]", "problem_size=[ 2097152 ]"):
+        assert main(["explore", str(table), "-p", pick, "--json"]) == 0
+        result = json.loads(capsys.readouterr().out)
+        assert result["best_time"] == pytest.approx(2 * one["time_s"].min())
+    assert main(["ask", str(table), "-p", "problem_size=[1048576]", "--json"]) == 0
+    capsys.readouterr()
+    assert main(["explore", str(table), "-p", "problem_size=[4]"]) == 2
+    assert "no row has problem_size=[4] (it holds [1048576], [2097152])" in capsys.readouterr().err

@@ -53,7 +53,7 @@ def explore_command(
     if report:
         report_folder(report)
     names = [p.strip() for p in params.split(",") if p.strip()] if params else None
-    sizes = parse_params(param)
+    sizes = parse_params(param, text=True)  # a table's size may be text, e.g. problem_size=[1024, 1024]
     measured = read_space(space, names, target, kernel, gpu, sizes)
     if not names and not is_kernel_tuner_cache(space):
         print(f"note: parameters from the variant labels of {measured.where}: {', '.join(measured.params)}", file=sys.stderr)
@@ -204,7 +204,7 @@ def ask_command(
                            "configuration in a table, or tune with GuidedStrategy inside Kernel Tuner")
     frame = read_table(space).reset_index(drop=True)  # labels: positions in SPACE, kept by --gpu and --kernel
     frame, pick_gpu = gpu_named(frame, gpu)
-    sizes = parse_params(param)
+    sizes = parse_params(param, text=True)
     frame, where = select_rows(frame, space, kernel, pick_gpu, sizes)
     names = [p.strip() for p in params.split(",") if p.strip()] if params else variant_parameters(frame)
     if not names:

@@ -128,11 +128,13 @@ def _note_defaults(name: str, given: dict[str, int], sizes: dict[str, int]) -> N
         print(f"note: {name}: sizes not given take its defaults: {', '.join(defaulted)}", file=sys.stderr)
 
 
-def parse_params(pairs: Sequence[str] | None) -> dict[str, int]:
-    """``["n=4096", "m=64"]`` -> ``{"n": 4096, "m": 64}`` (one clear error for a malformed pair)."""
+def parse_params(pairs: Sequence[str] | None, text: bool = False) -> dict[str, int | str]:
+    """``["n=4096", "m=64"]`` -> ``{"n": 4096, "m": 64}`` (one clear error for a malformed pair);
+    with ``text``, a value that is no number is kept as text (a table's size picked by its cells, such
+    as a Kernel Tuner cache's ``problem_size=[1024, 1024]``)."""
     from gpuperf.errors import GpuperfError
 
-    result: dict[str, int] = {}
+    result: dict[str, int | str] = {}
     for pair in pairs or []:
         name, sep, value = pair.partition("=")
         name = name.strip()
@@ -141,6 +143,11 @@ def parse_params(pairs: Sequence[str] | None) -> dict[str, int]:
         try:
             number = float(value)
         except ValueError:
+            if text and value.strip() and name not in result:
+                result[name] = value.strip()
+                continue
+            if name in result:
+                raise GpuperfError(f"parameter '{name}' is given twice") from None
             raise GpuperfError(f"parameter '{pair}': value '{value}' is not a number") from None
         if not number.is_integer():
             raise GpuperfError(f"parameter '{pair}': value '{value}' is not a whole number")

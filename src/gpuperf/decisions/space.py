@@ -441,12 +441,17 @@ def select_rows(frame: pd.DataFrame, where: str, kernel: str | None = None,
         if name not in frame.columns:
             raise GpuperfError(f"{where}: no column {name} to pick -p {name}={value} by")
         held = texts_by_value(frame[name], key_text)
-        if not held.eq(key_text(value)).any():
+        wanted = _spaceless(key_text(value))  # [1024,1024] picks the cells [1024, 1024]
+        if not held.map(_spaceless).eq(wanted).any():
             shown = ", ".join(sorted(held.dropna().unique(), key=lambda t: (len(t), t))[:8])
             raise GpuperfError(f"{where}: no row has {name}={value} (it holds {shown})")
-        frame = frame[held.eq(key_text(value)).to_numpy()]
+        frame = frame[held.map(_spaceless).eq(wanted).to_numpy()]
         chosen.append(f"{name}={value}")
     return frame, f"{where} ({', '.join(chosen)})" if chosen else where
+
+
+def _spaceless(text: str) -> str:
+    return "".join(text.split())
 
 
 def _one_campaign(frame: pd.DataFrame, gpu: str, where: str) -> tuple[pd.DataFrame, str | None]:
