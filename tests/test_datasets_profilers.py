@@ -606,3 +606,15 @@ def test_a_second_nvprof_summary_appended_to_the_file_is_refused(tmp_path):
     with pytest.raises(GpuperfError, match=r"again.csv: line 11: kernel 'matMul_sharedmem\(float\*, float\*, float\*, "
                                            r"int\)' again \(first on line 6\)"):
         import_nvprof(again, gpu="K40")
+
+
+@pytest.mark.parametrize("source", [NCU, DETAILS])
+def test_a_second_ncu_profile_appended_to_the_file_is_named_as_such(tmp_path, source):
+    """Before: the raw page said the time 'gpu__time_duration.sum' is not a number, the details page
+    that a launch has no metric."""
+    text = source.read_text()
+    twice = tmp_path / "twice.csv"
+    twice.write_text(text + text)
+    with pytest.raises(GpuperfError, match=r"twice.csv: line \d+: the header again, a second profile appended; one "
+                                           r"profile per file"):
+        import_ncu(twice, gpu="H100")
