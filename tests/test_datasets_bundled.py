@@ -293,3 +293,15 @@ def test_gpu_names_a_kernel_tuner_cache_whose_device_name_is_empty(capsys):
     assert json.loads(capsys.readouterr().out)["evals_to_90"] >= 1
     assert main(["explore", "schoonhoven_spaces"]) == 2
     assert "names 7 GPUs (GTX 1080 Ti, GTX Titan X, Tesla K20, ... (4 more))" in capsys.readouterr().err
+
+
+def test_picking_a_known_gpu_a_table_lacks_says_so_rather_than_suggesting_a_lookalike():
+    """--gpu A100 on a table without an A100 suggested the GTX 1080 Ti by spelling."""
+    from gpuperf.decisions.space import select_rows
+
+    frame = pd.DataFrame({"gpu": ["GTX 1080 Ti", "Titan RTX"], "x": [1, 2]})
+    with pytest.raises(GpuperfError, match=r"^t.csv: no rows of the A100 PCIe 40GB \(--gpu A100\); its GPUs: GTX 1080 "
+                                           r"Ti, Titan RTX$"):
+        select_rows(frame, "t.csv", gpu="A100")
+    with pytest.raises(GpuperfError, match=r"unknown gpu in t.csv 'Foo'"):  # a name no descriptor knows
+        select_rows(frame, "t.csv", gpu="Foo")

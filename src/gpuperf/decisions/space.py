@@ -427,6 +427,9 @@ def select_rows(frame: pd.DataFrame, where: str, kernel: str | None = None,
             raise GpuperfError(f"{where}: no {column} column to pick --{column} {name} by")
         values = frame[column].astype(str).str.strip()
         names = matching_names(values.unique(), name, canonical=column == GPU_COLUMN)
+        if not names and column == GPU_COLUMN and lookup_gpu(name) is not None:  # a GPU gpuperf knows, not here
+            raise GpuperfError(f"{where}: no rows of the {lookup_gpu(name)} (--gpu {name}); its GPUs: "
+                               f"{', '.join(sorted(values.unique()))}")
         if not names:
             raise unknown_name_error(f"{column} in {where}", name, values.unique())
         if len(names) > 1:
