@@ -266,3 +266,19 @@ def test_a_guard_counts_in_the_groups_beyond_its_own_loops_too():
     counted = features("two_group_counts")
     assert counted["threads"] == 8192 and counted["work_groups"] == 32
     assert counted["ifs_per_thread"] == 2
+
+
+def test_one_scattered_load_among_coalesced_ones_shows_in_the_most_lines_not_the_average():
+    """15 coalesced requests (1 line each), the store (1) and s[32 i] (32 lines): an average of
+    48 / 17 = 2.82 lines, under the coalescing rule's 3, and a most of 32, over it."""
+    from gpuperf.decisions.advice_features import kernel_features
+    from gpuperf.decisions.advisor import _condition_holds
+    from gpuperf.decisions.optimizations import load_optimizations
+
+    counted = features("one_scattered_load")
+    assert counted["cache_lines_per_warp_access"] == pytest.approx(48 / 17)
+    assert counted["max_cache_lines_per_warp_access"] == 32
+    coalescing = load_optimizations()["coalescing"]
+    assert _condition_holds(coalescing, kernel_features(get_kernel(f"{KERNELS}:one_scattered_load"), {"n": 4096}))
+    assert not _condition_holds(coalescing, kernel_features(get_kernel("vector_copy"), {"n": 4096}))
+    assert features("scatter")["max_cache_lines_per_warp_access"] == 1  # a and idx; the store's index unknown

@@ -214,3 +214,14 @@ def lanes_from_two():
                        [lp.GlobalArg("a,out", np.float32, shape=("n*40",)), lp.ValueArg("n", np.int32)],
                        lang_version=(2018, 2), name="lanes_from_two")
     return lp.tag_inames(k, {"g": "g.0", "i": "l.0"})
+
+
+def one_scattered_load():
+    """out[i] = sum over 15 rows of a[k, i] (coalesced, one line per warp request) + s[32 i] (32 lines:
+    each lane 128 bytes from the next): 15 + 32 + 1 (the store) lines over 17 requests."""
+    k = lp.make_kernel("{[i,k]: 0<=i<n and 0<=k<15}",
+                       "out[i] = sum(k, a[k, i]) + s[32*i]",
+                       [lp.GlobalArg("a", np.float32, shape=(15, "n")), lp.GlobalArg("s", np.float32, shape=("32*n",)),
+                        lp.GlobalArg("out", np.float32, shape=("n",)), lp.ValueArg("n", np.int32)],
+                       assumptions=ASSUME, lang_version=(2018, 2), name="one_scattered_load")
+    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")

@@ -56,6 +56,10 @@ GPU_FEATURES = (
     "gpu_compute_capability",
 )
 MODEL_FEATURES = ADVICE_FEATURES + CHANGE_FEATURES + GPU_FEATURES
+# Features an entry's ``applies_when`` may use besides the models' (no source of training pairs fills
+# them): the most lines one access touches, where the average over accesses hides a scattered one.
+# A profile's counters give only the average, which it then stands for (the most is at least that).
+CONDITION_FEATURES = ("max_cache_lines_per_warp_access",)
 FLOAT_BYTES = 4
 
 
@@ -120,7 +124,8 @@ def kernel_features(kernel: Kernel, sizes: Mapping[str, Any] | None = None) -> d
 
     static = extract_features(kernel, sizes)
     row = pd.DataFrame([{name: static.get(name, math.nan) for name in STATIC_FEATURES}])
-    return {k: float(v) for k, v in add_derived(row).iloc[0].items()}
+    derived = {k: float(v) for k, v in add_derived(row).iloc[0].items()}
+    return {**derived, **{name: float(static.get(name, math.nan)) for name in CONDITION_FEATURES}}
 
 
 def kernel_change_features(kernel: Kernel, after: Kernel, sizes: Mapping[str, Any] | None = None) -> dict[str, float]:

@@ -26,8 +26,8 @@ from typing import Any
 import pandas as pd
 
 from gpuperf.decisions.advice_features import (
-    ADVICE_FEATURES, CHANGE_FEATURES, GPU_FEATURES, MODEL_FEATURES, gpu_features, kernel_change_features,
-    kernel_features,
+    ADVICE_FEATURES, CHANGE_FEATURES, CONDITION_FEATURES, GPU_FEATURES, MODEL_FEATURES, gpu_features,
+    kernel_change_features, kernel_features,
 )
 from gpuperf.decisions.optimizations import Optimization, load_optimizations
 from gpuperf.decisions.pairs import DEVICE_TARGET, GPU_TARGET, cache_dir, number_text, spec_pairs
@@ -157,7 +157,7 @@ def _condition_holds(entry: Optimization, features: Mapping[str, float]) -> bool
     """Whether ``applies_when`` holds; a condition on unknown (NaN) features counts as holding."""
     if not entry.applies_when:
         return True
-    frame = pd.DataFrame([{name: features.get(name, math.nan) for name in MODEL_FEATURES}])
+    frame = pd.DataFrame([{name: features.get(name, math.nan) for name in MODEL_FEATURES + CONDITION_FEATURES}])
     if frame.isna().to_numpy().any():
         import ast
 

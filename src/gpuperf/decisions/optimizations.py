@@ -13,7 +13,8 @@ An entry (every text field is required unless marked optional)::
     title = "Coalesce global memory accesses"
     description = "..."
     when_it_helps = "..."
-    applies_when = "cache_lines_per_warp_access > 1.5"   # optional: a condition on advice features
+    applies_when = "max_cache_lines_per_warp_access > 3"   # optional: a condition on advice features (MODEL_FEATURES)
+                                             # or CONDITION_FEATURES; a NaN one makes it hold
     references = ["..."]                      # optional
 
     [example]
@@ -284,20 +285,21 @@ def _check_condition(condition: str, path: Path) -> None:
         return
     import ast
 
-    from gpuperf.decisions.advice_features import MODEL_FEATURES
+    from gpuperf.decisions.advice_features import CONDITION_FEATURES, MODEL_FEATURES
 
+    known = MODEL_FEATURES + CONDITION_FEATURES
     try:
         tree = ast.parse(condition, mode="eval")
     except SyntaxError:
         raise GpuperfError(f"{path}: applies_when: '{condition}' is not a valid expression") from None
     names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)} - {"and", "or", "not"}
-    unknown = sorted(names - set(MODEL_FEATURES))
+    unknown = sorted(names - set(known))
     if unknown:
-        raise GpuperfError(f"{path}: applies_when: {unknown_name_error('feature', unknown[0], MODEL_FEATURES)}")
+        raise GpuperfError(f"{path}: applies_when: {unknown_name_error('feature', unknown[0], known)}")
     import pandas as pd
 
     try:  # evaluated as the advisor will, on one row of numbers: a true or false answer, nothing else
-        answer = pd.DataFrame({name: [1.0] for name in MODEL_FEATURES}).eval(condition)
+        answer = pd.DataFrame({name: [1.0] for name in known}).eval(condition)
         if not isinstance(answer, pd.Series) or answer.dtype != bool:
             kind = answer.dtype if isinstance(answer, pd.Series) else type(answer).__name__
             raise TypeError(f"it gives {kind} values, not true or false")

@@ -61,6 +61,7 @@ class WarpAccessSummary:
     cache_lines_per_warp_access: float
     sectors_per_warp_access: float
     analysable_fraction: float
+    max_cache_lines_per_warp_access: float = math.nan  # the most lines of any one analysable access
 
 
 def warp_patterns(lid_strides: tuple[tuple[int, int], ...], local: tuple[int, int, int],
@@ -200,9 +201,10 @@ def masked_lines(
 
 
 def warp_access_summary(evaluated: Evaluated) -> WarpAccessSummary:
-    """Per-access lines and sectors, and their averages over the warp requests of every access.
+    """Per-access lines and sectors, their averages over the warp requests of every access, and the
+    most lines any one access touches per warp request.
 
-    The averages are 0 when the kernel has no global access and NaN when none is analysable.
+    The averages and the most are 0 when the kernel has no global access and NaN when none is analysable.
     """
     results = tuple(
         access_lines(access, evaluated.local)
@@ -212,12 +214,13 @@ def warp_access_summary(evaluated: Evaluated) -> WarpAccessSummary:
     weight = sum(r.requests for r in results if r.analysable)
     everything = sum(r.requests for r in results)
     if not results:
-        return WarpAccessSummary(results, 0.0, 0.0, 1.0)
+        return WarpAccessSummary(results, 0.0, 0.0, 1.0, 0.0)
     if weight == 0:
-        return WarpAccessSummary(results, math.nan, math.nan, 0.0)
+        return WarpAccessSummary(results, math.nan, math.nan, 0.0, math.nan)
     lines = sum(r.requests * r.lines for r in results if r.analysable) / weight  # type: ignore[operator]
     sectors = sum(r.requests * r.sectors for r in results if r.analysable) / weight  # type: ignore[operator]
-    return WarpAccessSummary(results, lines, sectors, weight / everything)
+    most = max(r.lines for r in results if r.analysable and r.requests > 0)  # type: ignore[type-var]
+    return WarpAccessSummary(results, lines, sectors, weight / everything, float(most))
 
 
 def sectors_per_request(summary: WarpAccessSummary, direction: str) -> float:

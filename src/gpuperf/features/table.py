@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # pandas loads only for feature_table: one kernel's features 
 LIFT = "LIFT stencil paper"
 LOOPY = "Loopy performance model (Stevens & Klöckner)"
 AMARIS = "Amaris et al."
+GPUPERF = "gpuperf"
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,9 @@ FEATURES: tuple[Feature, ...] = (
         LIFT,
     ),
     Feature("sectors_per_warp_access", "sectors", "as cache_lines_per_warp_access, for 32-byte sectors", LIFT),
+    Feature("max_cache_lines_per_warp_access", "lines", "the most distinct 128-byte lines any one analysable "
+            "global access touches per warp request: one scattered access among coalesced ones shows here while "
+            "the average hides it (0 without global accesses, NaN if none can be analysed)", GPUPERF),
     Feature("barriers_per_thread", "barriers", "work-group barriers each work-item passes (local + global)", LIFT),
     Feature(
         "ifs_per_thread",
@@ -161,6 +165,7 @@ def _features_from_counts(evaluated: Evaluated) -> dict[str, float]:
             features[f"{space}_{plural}_per_thread"] = per_thread(made)
     features["cache_lines_per_warp_access"] = summary.cache_lines_per_warp_access
     features["sectors_per_warp_access"] = summary.sectors_per_warp_access
+    features["max_cache_lines_per_warp_access"] = summary.max_cache_lines_per_warp_access
     features["barriers_per_thread"] = named["barriers_local"] + named["barriers_global"]
     features["ifs_per_thread"] = per_thread(evaluated.branches)
     features["loop_iterations_per_thread"] = per_thread(evaluated.loop_iterations)
