@@ -98,7 +98,7 @@ def test_min_confidence_abstains(capsys, database):
     printed = capsys.readouterr().out
     assert "no optimization is predicted" in printed and "abstained: predicted" in printed and "below the threshold" not in printed  # above 0.0001, unsure
     assert main([*args, "--min-confidence", "1.5"]) == 2
-    assert "--min-confidence: must lie in [0, 1]" in capsys.readouterr().err
+    assert "min_confidence (--min-confidence) must lie in [0, 1]" in capsys.readouterr().err
 
 
 def test_by_default_the_advisor_abstains_where_the_sign_is_more_likely_wrong(capsys, database):
@@ -488,4 +488,4 @@ def test_the_subject_names_the_gpu_an_alias_stands_for_and_an_endless_threshold_
     assert advice["subject"] == "row_sum at n=1024, m=1024 on A100 PCIe 40GB"  # not "on A100"
     assert main(["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970", "--threshold", "inf",
                  *only(database)]) == 2
-    assert "--threshold: must be a positive, finite speedup, got inf" in capsys.readouterr().err
+    assert "threshold (--threshold) must be a positive, finite speedup, got inf" in capsys.readouterr().err

@@ -425,3 +425,10 @@ def test_writing_a_cache_keeps_an_existing_file_and_names_the_device_not_its_spe
     assert path.read_text() == "{}"
     write_kernel_tuner_cache(frame, path, tune_params_keys=["x"], replace=True)
     assert json.loads(path.read_text())["device_name"] == "RTX 4090"
+
+
+def test_repeats_are_counts_even_beside_failed_configurations():
+    frame = read_kernel_tuner_cache(FIXTURE)
+    ran = frame["status"] == "ok"
+    assert frame.loc[ran, "repeats"].tolist() == [7] * int(ran.sum()) and frame.loc[~ran, "repeats"].isna().all()
+    assert str(frame["repeats"].dtype) == "Int64"

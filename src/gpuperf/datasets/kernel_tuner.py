@@ -100,6 +100,8 @@ def read_kernel_tuner_cache(path: str | Path, gpu: str | None = None) -> pd.Data
     frame.insert(4, "source", where)
     if "problem_size" in data:
         frame["problem_size"] = json.dumps(data["problem_size"])
+    if "repeats" in frame.columns:  # a count, empty for a failed configuration (not a float for the NaN)
+        frame["repeats"] = frame["repeats"].astype("Int64")
     frame = order_columns(frame, keys)
     frame.attrs["parameters"] = list(keys)
     frame.attrs[ROW_NUMBERING] = "entry"

@@ -338,9 +338,9 @@ def advise(
     ``progress(done, total, name)`` is called as each optimization is taken up (a first run builds
     and fits every entry's pairs and models, minutes; later runs read them from the cache)."""
     if not 0 < threshold < math.inf:
-        raise GpuperfError(f"--threshold: must be a positive, finite speedup, got {threshold}")
+        raise GpuperfError(f"threshold (--threshold) must be a positive, finite speedup, got {threshold}")
     if not 0.0 <= min_confidence <= 1.0:
-        raise GpuperfError(f"--min-confidence: must lie in [0, 1], got {min_confidence}")
+        raise GpuperfError(f"min_confidence (--min-confidence) must lie in [0, 1], got {min_confidence}")
     known = [name for name in ADVICE_FEATURES if not pd.isna(features.get(name, math.nan))]
     if not known:
         unknown = sorted(set(features) - set(MODEL_FEATURES))
