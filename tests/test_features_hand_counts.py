@@ -282,3 +282,6 @@ def test_one_scattered_load_among_coalesced_ones_shows_in_the_most_lines_not_the
     assert _condition_holds(coalescing, kernel_features(get_kernel(f"{KERNELS}:one_scattered_load"), {"n": 4096}))
     assert not _condition_holds(coalescing, kernel_features(get_kernel("vector_copy"), {"n": 4096}))
     assert features("scatter")["max_cache_lines_per_warp_access"] == 1  # a and idx; the store's index unknown
+    # features without the most (a profile's, or a caller's own): the average stands for it
+    assert not _condition_holds(coalescing, {"cache_lines_per_warp_access": 1.0, "threads": 4096.0})
+    assert _condition_holds(coalescing, {"cache_lines_per_warp_access": 4.0, "threads": 4096.0})

@@ -1109,3 +1109,18 @@ def test_pricing_a_gpu_unlike_every_training_gpu_says_it_is_an_extrapolation(tab
     assert main(["predict-table", "--model", str(model), str(tables["parquet"]), "--out", str(tmp_path / "k.csv"),
                  "--gpu", "GTX 970"]) == 0  # a training GPU: no note
     assert "extrapolation" not in capsys.readouterr().err
+
+
+def test_a_training_gpu_gpuperf_no_longer_describes_never_stops_the_extrapolation_check():
+    """A model fitted on a GPU of a user's GPUPERF_GPUS file, priced without the file: the note
+    failed the command with 'unknown GPU'."""
+    from gpuperf.evaluation.gpu_range import unlike_training_gpus
+
+    gpu, reason = unlike_training_gpus(["GTX 970", "RTX 4070 (lab)", "Tesla K20"], ["gpu_sms"], ["H100"])
+    assert gpu == "H100 SXM" and "its gpu_sms 132 lies above the 13 to 13 of the 2 GPUs" in reason
+    assert unlike_training_gpus(["GTX 970", "Foo"], ["gpu_sms"], ["H100"]) is None  # one described GPU: no range
+    # fitted at base clocks, the range is of base clocks: the GTX 970's 1050 MHz lies within the K20's 706 and
+    # the GTX 980's 1126, its boost clock 1279 above their 706 and 1216
+    assert unlike_training_gpus(["GTX 980", "Tesla K20"], ["gpu_clock_mhz"], ["GTX 970"], base_clock=True) is None
+    assert "its gpu_clock_mhz 1279 lies above the 706 to 1216" in unlike_training_gpus(
+        ["GTX 980", "Tesla K20"], ["gpu_clock_mhz"], ["GTX 970"])[1]

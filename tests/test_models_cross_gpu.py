@@ -273,3 +273,5 @@ def test_another_time_column_names_the_predictions_by_its_unit():
     assert "predicted_time_ms" in result.predicted.columns and "predicted_time_s" not in result.predicted.columns
     with pytest.raises(GpuperfError, match=r"missing column time_us \(the measured time\)$"):
         times_on_gpu(table, "K20", ["n"], target="time_us")
+    with pytest.raises(GpuperfError, match=r"--key names the launch, not what was measured of it; leave time_ms out"):
+        times_on_gpu(table, "K20", ["n", "time_ms"], target="time_ms")

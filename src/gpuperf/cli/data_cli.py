@@ -47,8 +47,9 @@ def import_command(
         if gpu is None and named.eq("").all():
             raise GpuperfError(f"{path}: the cache names no GPU (its device_name is empty); say which GPU it ran on "
                                "(--gpu)")
-    if gpu is not None and other_boards_note(gpu):
-        print(other_boards_note(gpu), file=sys.stderr)
+    boards = other_boards_note(gpu) if gpu is not None else None
+    if boards:
+        print(boards, file=sys.stderr)
     if gpu is not None and lookup_gpu(gpu) is None:
         print(f"note: --gpu {gpu}: no GPU descriptor has this name ({gpu_suggestion(gpu)}); the rows name it as "
               "given, so no GPU features join them", file=sys.stderr)

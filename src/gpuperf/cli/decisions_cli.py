@@ -143,19 +143,21 @@ def same_kernel_where_held(space, spaces: list, where: str, size_columns: list[s
     elsewhere = [other for other in same if not same_kernel_and_gpu(space, other, size_columns)]
     if not elsewhere or len(same) == len(spaces):
         return spaces
-    print(f"note: --train {where}: only its rows of {', '.join(sorted(own))}, the space's own kernel "
-          f"({len(spaces) - len(same)} space(s) of other kernels left out)", file=sys.stderr)
-    return same
+    return _only_own_kernel(spaces, same, where, "the space's", sorted(own))
 
 
 def own_kernel_spaces(space_name: str, spaces: list, where: str) -> list:
-    """``spaces`` (one --train table's) without those of other kernels, where the table holds the
-    tuned space's own kernel measured elsewhere (noted), as explore and ask take a table of several
-    kernels; otherwise all of them."""
+    """``spaces`` (one tune --train table's) without those of other kernels, where the table holds the
+    tuned space's own kernel (noted); otherwise all of them. Unlike explore and ask
+    (:func:`same_kernel_where_held`), its own GPU's rows count: no row of tune's is the run itself."""
     same = [other for other in spaces if _kernels(other) == {space_name}]
     if not same or len(same) == len(spaces):
         return spaces
-    print(f"note: --train {where}: only its rows of {space_name}, the tuned space's own kernel "
+    return _only_own_kernel(spaces, same, where, "the tuned space's", [space_name])
+
+
+def _only_own_kernel(spaces: list, same: list, where: str, whose: str, kernels: list[str]) -> list:
+    print(f"note: --train {where}: only its rows of {', '.join(kernels)}, {whose} own kernel "
           f"({len(spaces) - len(same)} space(s) of other kernels left out)", file=sys.stderr)
     return same
 

@@ -63,14 +63,13 @@ def spaces(
     space = get_space(name)
     variants = space.variants(limit=limit)
     skipped = space.skipped(limit=limit)
-    configurations = list(space.configurations())
-    passing = sum(space.rejection(config) is None for config in configurations)  # the cheap check, no loopy
+    total, passing = _check_counts(space)
     if as_json:
-        print_json({"space": name, "configurations": len(configurations), "passing_check": passing,
+        print_json({"space": name, "configurations": total, "passing_check": passing,
                     "variants": [k.key for k in variants], "skipped": [{"config": c, "reason": r} for c, r in skipped]})
     else:
-        rejected = len(configurations) - passing
-        print(f"{name}: {len(configurations)} configurations, " + (
+        rejected = total - passing
+        print(f"{name}: {total} configurations, " + (
             f"{passing} passing the space's check ({rejected} rejected by it)" if rejected else
             "each passing the space's check"))
         if variants:
@@ -78,9 +77,20 @@ def spaces(
         else:
             print(f"{name}: no valid variant; every configuration is skipped")
         if skipped:
-            print_table([{"config": str(c), "reason": r} for c, r in skipped], title=f"first {len(skipped)} skipped")
+            print_table([{"config": str(c), "reason": r} for c, r in skipped],
+                        title=f"first {len(skipped)} skipped" if len(skipped) == limit else "skipped")
         else:
             print("no configuration is skipped")
+
+
+def _check_counts(space) -> tuple[int, int]:  # noqa: ANN001 - a VariantSpace
+    """(configurations, those the space's cheap check passes), one configuration at a time (a check
+    that raises is an error naming the configuration, as listing the skipped ones gives it)."""
+    total = passing = 0
+    for config in space.configurations():
+        total += 1
+        passing += space.rejection(config) is None
+    return total, passing
 
 
 def features(

@@ -203,43 +203,22 @@ def _refuse_other_gpus_of_a_one_gpu_model(info: dict, options: dict, model: Path
 
 
 def outside_training_gpus_note(info: dict, options: dict, rows: "pd.DataFrame", source: str) -> str | None:
-    """A note where a learned model with GPU descriptors prices a GPU unlike every GPU it was fitted on:
-    of another vendor, or with a descriptor it uses outside their range (an extrapolation)."""
-    from gpuperf.datasets.join import gpu_feature_table
-    from gpuperf.datasets.schema import canonical_gpu
-    from gpuperf.hardware.specs import get_gpu
+    """A note where a learned model with GPU descriptors prices a GPU unlike every GPU it was fitted on
+    (:func:`~gpuperf.evaluation.gpu_range.unlike_training_gpus`)."""
+    from gpuperf.evaluation.gpu_range import unlike_training_gpus
     from gpuperf.models.registry import LEARNED
 
     metadata = info.get("metadata") or {}
-    trained_on = sorted({canonical_gpu(name) for name in metadata.get("gpus") or []})
     used = [str(name) for name in metadata.get("selected_features") or info.get("feature_names") or []
             if str(name).startswith("gpu_")]
-    if not options.get("gpu_features") or options.get("name") not in LEARNED or len(trained_on) < 2 or not used:
+    if not options.get("gpu_features") or options.get("name") not in LEARNED or not used or "gpu" not in rows.columns:
         return None
-    if "gpu" not in rows.columns:
+    asked = [str(name) for name in rows["gpu"].dropna().unique()]
+    unlike = unlike_training_gpus(metadata.get("gpus") or [], used, asked, bool(options.get("base_clock")))
+    if unlike is None:
         return None
-    asked = sorted({canonical_gpu(str(name)) for name in rows["gpu"].dropna().unique()} - set(trained_on))
-    if not asked:
-        return None
-    known = gpu_feature_table(trained_on)
-    vendors = {get_gpu(name).vendor for name in trained_on}
-    for name in asked:
-        where = f"--gpu {name}" if source == "--gpu" else f"{source}'s rows of {name}"
-        if get_gpu(name).vendor not in vendors:
-            return (f"note: {where}: the model was fitted on {', '.join(sorted(vendors))} GPUs only "
-                    f"({len(trained_on)}: {', '.join(trained_on)}); its predictions for an {get_gpu(name).vendor} "
-                    "GPU are an extrapolation")
-        values = gpu_feature_table([name]).iloc[0]
-        for feature in used:
-            if feature not in known.columns:
-                continue
-            low, high = known[feature].min(), known[feature].max()
-            value = values[feature]
-            if value < low or value > high:
-                return (f"note: {where}: its {feature} {value:.4g} lies {'above' if value > high else 'below'} the "
-                        f"{low:.4g} to {high:.4g} of the {len(trained_on)} GPUs the model was fitted on; its "
-                        "predictions there are an extrapolation (a tree model's stay at the nearest training GPU's)")
-    return None
+    name, reason = unlike
+    return f"note: {f'--gpu {name}' if source == '--gpu' else f'{source}: rows of {name}'}: {reason}"
 
 
 @dataclass
@@ -695,9 +674,8 @@ def predict_gpu_command(
     as_json: JsonArg = False,
 ) -> None:
     """Predict a GPU's time of the launches timed on other GPUs, scaled by a few launches timed on it."""
-    from gpuperf.models.cross_gpu import PREDICTED as PREDICTED_COLUMN
     from gpuperf.hardware.specs import other_boards_note
-    from gpuperf.models.cross_gpu import times_on_gpu
+    from gpuperf.models.cross_gpu import PREDICTED as PREDICTED_COLUMN, times_on_gpu
 
     _table_output(out)
     new_output_file(out)

@@ -58,8 +58,18 @@ GPU_FEATURES = (
 MODEL_FEATURES = ADVICE_FEATURES + CHANGE_FEATURES + GPU_FEATURES
 # Features an entry's ``applies_when`` may use besides the models' (no source of training pairs fills
 # them): the most lines one access touches, where the average over accesses hides a scattered one.
-# A profile's counters give only the average, which it then stands for (the most is at least that).
 CONDITION_FEATURES = ("max_cache_lines_per_warp_access",)
+
+
+def with_condition_features(features: Mapping[str, float]) -> dict[str, float]:
+    """``features`` with the condition features a source lacks: where the most lines of one access is
+    not known (a profile's counters give only the average), the average stands for it (the most is
+    at least that)."""
+    filled = dict(features)
+    most = filled.get("max_cache_lines_per_warp_access", math.nan)
+    if most is None or pd.isna(most):
+        filled["max_cache_lines_per_warp_access"] = filled.get("cache_lines_per_warp_access", math.nan)
+    return filled
 FLOAT_BYTES = 4
 
 

@@ -27,7 +27,7 @@ import pandas as pd
 
 from gpuperf.decisions.advice_features import (
     ADVICE_FEATURES, CHANGE_FEATURES, CONDITION_FEATURES, GPU_FEATURES, MODEL_FEATURES, gpu_features,
-    kernel_change_features, kernel_features,
+    kernel_change_features, kernel_features, with_condition_features,
 )
 from gpuperf.decisions.optimizations import Optimization, load_optimizations
 from gpuperf.decisions.pairs import DEVICE_TARGET, GPU_TARGET, cache_dir, number_text, spec_pairs
@@ -157,6 +157,7 @@ def _condition_holds(entry: Optimization, features: Mapping[str, float]) -> bool
     """Whether ``applies_when`` holds; a condition on unknown (NaN) features counts as holding."""
     if not entry.applies_when:
         return True
+    features = with_condition_features(features)
     frame = pd.DataFrame([{name: features.get(name, math.nan) for name in MODEL_FEATURES + CONDITION_FEATURES}])
     if frame.isna().to_numpy().any():
         import ast
@@ -343,7 +344,7 @@ def advise(
         raise GpuperfError(f"min_confidence (--min-confidence) must lie in [0, 1], got {min_confidence}")
     known = [name for name in ADVICE_FEATURES if not pd.isna(features.get(name, math.nan))]
     if not known:
-        unknown = sorted(set(features) - set(MODEL_FEATURES))
+        unknown = sorted(set(features) - set(MODEL_FEATURES) - set(CONDITION_FEATURES))
         raise GpuperfError("advise: the features describe no kernel the models know: give some of "
                            f"{', '.join(ADVICE_FEATURES[:4])}, ... (ADVICE_FEATURES)"
                            + (f"; unknown names: {', '.join(unknown[:5])}" if unknown else ""))

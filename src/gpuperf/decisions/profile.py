@@ -90,9 +90,8 @@ def profile_features(row: Mapping[str, Any], where: str = "profile row") -> dict
             break
     if math.isnan(values["sectors_per_warp_access"]):
         values["sectors_per_warp_access"] = _ncu_sectors_per_request(row, where)
-    derived = {k: float(v) for k, v in add_derived(pd.DataFrame([values])).iloc[0].items()}
-    # the counters give the average lines per access only: the most is at least that
-    return {**derived, "max_cache_lines_per_warp_access": derived["cache_lines_per_warp_access"]}
+    derived = add_derived(pd.DataFrame([values]))
+    return {k: float(v) for k, v in derived.iloc[0].items()}
 
 
 def _ncu_sectors_per_request(row: Mapping[str, Any], where: str) -> float:

@@ -326,16 +326,17 @@ def earlier_trials(table: pd.DataFrame, where: str) -> TuneResult:
     ran = is_ok(table["status"])  # ok in any case, as every reader of a table takes it
     # each trial that ran has a positive, finite time (else an error naming its line)
     times = measured_rows(table, where)["time_s"] if ran.any() else pd.Series(dtype=float)
-    first_at: dict[tuple, int] = {}  # configuration -> the position of its trial
+    keys = configuration_keys(table[params], params)  # as the search matches configurations
+    first_at: dict[str, int] = {}  # configuration -> the position of its trial
     for position, (label, row) in enumerate(table.iterrows()):
         empty = [p for p in params if pd.isna(row[p])]
         if empty:
             raise GpuperfError(f"{where}: {row_location(table, position)}: parameter {empty[0]} is empty (a row cut "
                                "short?); every trial names its configuration")
-        key = tuple(str(_plain(row[p])) for p in params)
+        key = keys.iloc[position]
         if key in first_at:
             raise GpuperfError(f"{where}: {row_location(table, position)}: configuration "
-                               f"{', '.join(f'{p}={v}' for p, v in zip(params, key))} repeats "
+                               f"{', '.join(f'{p}={_plain(row[p])}' for p in params)} repeats "
                                f"{row_location(table, first_at[key])}; a run measures each configuration once")
         first_at[key] = position
         if not ran.iloc[position] and pd.notna(row["time_s"]):

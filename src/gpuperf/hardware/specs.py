@@ -9,6 +9,7 @@ import math
 import os
 import re
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from functools import cache
 from importlib import resources
@@ -265,15 +266,23 @@ def canonical_gpu_name(name: Any) -> str | None:
 BRAND_WORDS = ("nvidia", "amd", "geforce", "tesla", "quadro", "instinct", "radeon")  # normalised
 
 
-def spelling_key(name: str) -> str:
-    """``name`` normalised (:func:`normalize_name`) without the brand words a driver or tool puts
-    before it: how two spellings of a GPU gpuperf does not describe are matched."""
-    key = normalize_name(name)
+def _without_brands(key: str) -> Iterator[str]:
+    """A normalised name, then it with the brand words a driver or tool puts first dropped one by one
+    (``nvidiateslav100pcie32gb``, ``teslav100pcie32gb``, ``v100pcie32gb``)."""
+    yield key
     while True:
         brand = next((word for word in BRAND_WORDS if key.startswith(word) and len(key) > len(word)), None)
         if brand is None:
-            return key
+            return
         key = key[len(brand):]
+        yield key
+
+
+def spelling_key(name: str) -> str:
+    """``name`` normalised (:func:`normalize_name`) without the brand words a driver or tool puts
+    before it: how two spellings of a GPU gpuperf does not describe are matched."""
+    *_, last = _without_brands(normalize_name(name))
+    return last
 
 
 def other_boards_note(name: str) -> str | None:
@@ -295,14 +304,7 @@ def _lookup(key: str) -> GpuSpec | None:
     """The descriptor a normalised name names, exactly or once the brand words a driver or tool puts
     before it are dropped one by one (``NVIDIA Tesla V100-PCIE-32GB``, ``Instinct MI250X``)."""
     index = _name_index()
-    while key:
-        if key in index:
-            return index[key]
-        brand = next((word for word in BRAND_WORDS if key.startswith(word) and len(key) > len(word)), None)
-        if brand is None:
-            return None
-        key = key[len(brand):]
-    return None
+    return next((index[stripped] for stripped in _without_brands(key) if stripped in index), None)
 
 
 def get_gpu(name: str) -> GpuSpec:

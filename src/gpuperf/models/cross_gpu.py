@@ -70,7 +70,7 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     keeps them, naming an ok row without a positive time); repeated launches count by their median.
     Rows of one GPU under two spellings (``NVIDIA A100-PCIE-40GB``, ``A100 PCIe 40GB``) count as one GPU,
     named as gpuperf's descriptors name it."""
-    columns = launch_columns(table, key, where)
+    columns = launch_columns(table, key, where, target)
     table = measured_rows(table, where, target)
     check_launches_named(table, key, where)
     table = table.assign(gpu=gpu_names(table["gpu"]))
@@ -134,7 +134,7 @@ def disagreeing_launches(grouped, target: str = TARGET) -> pd.DataFrame:
     return spread[wide].reset_index()
 
 
-def launch_columns(table: pd.DataFrame, key: Sequence[str], where: str) -> list[str]:
+def launch_columns(table: pd.DataFrame, key: Sequence[str], where: str, target: str = TARGET) -> list[str]:
     """The columns naming a launch: ``kernel``, ``variant`` where the table has it, then ``key``."""
     if isinstance(key, str):
         raise GpuperfError(f"{where}: key lists column names, e.g. ['{key}'], not the string '{key}'")
@@ -148,7 +148,7 @@ def launch_columns(table: pd.DataFrame, key: Sequence[str], where: str) -> list[
     if "kernel" in key or "variant" in key:
         raise GpuperfError(f"{where}: --key names what tells one kernel's launches apart (sizes, grid, block); "
                            "kernel and variant are in the key already")
-    timed = [c for c in key if c == TARGET or c.startswith(f"{TARGET}_")]
+    timed = [c for c in key if c in (TARGET, target) or c.startswith((f"{TARGET}_", f"{target}_"))]
     if timed:
         raise GpuperfError(f"{where}: --key names the launch, not what was measured of it; leave {timed[0]} out of it")
     return columns
