@@ -600,3 +600,36 @@ def test_spaces_counts_the_configurations_and_those_its_check_passes_beyond_the_
     assert len(listed["variants"]) == 2 and (listed["configurations"], listed["passing_check"]) == (1152, 660)
     assert main(["spaces", "srad1", "--limit", "2"]) == 0
     assert "srad1: 1152 configurations, 660 passing the space's check (492 rejected by it)" in capsys.readouterr().out
+
+
+UNORDERED = '''
+import loopy as lp
+import numpy as np
+
+
+def unordered():
+    k = lp.make_kernel("{[i]: 0<=i<n}", """
+        if i % 2 == 0
+            b[i] = 2*a[i] {id=w1}
+        else
+            b[i] = a[i] {id=w2}
+        end
+        """, [lp.GlobalArg("a,b", np.float32, shape="n"), "..."], assumptions="n >= 128 and n mod 128 = 0",
+        name="unordered", lang_version=(2018, 2))
+    return lp.split_iname(k, "i", 128, outer_tag="g.0", inner_tag="l.0")
+'''
+
+
+def test_a_kernel_loopy_cannot_generate_code_for_is_one_error_not_a_traceback(tmp_path, capsys):
+    """resources and features --gpu printed loopy's program dump and a 90-line traceback."""
+    from gpuperf.cli import main
+
+    (tmp_path / "bad.py").write_text(UNORDERED)
+    for argv in (["resources", f"{tmp_path / 'bad.py'}:unordered", "-p", "n=4096", "--json"],
+                 ["features", f"{tmp_path / 'bad.py'}:unordered", "-p", "n=4096", "--gpu", "H100", "--json"]):
+        assert main(argv) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert ("gpuperf: error: kernel 'unordered': loopy cannot generate its cuda code (VariableAccessNotOrdered: "
+                "No dependency relationship found between 'w1'") in captured.err
+        assert "Traceback" not in captured.err

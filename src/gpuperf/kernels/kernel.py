@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -315,7 +318,17 @@ class Kernel:
         targets = {"opencl": lp.OpenCLTarget, "cuda": lp.CudaTarget}
         if target not in targets:
             raise GpuperfError(f"unknown code target '{target}'; use opencl or cuda")
-        return lp.generate_code_v2(self.for_target(targets[target]())).device_code()
+        program = self.for_target(targets[target]())
+        printed = io.StringIO()  # loopy prints a program that fails its checks: not on gpuperf's output
+        try:
+            with contextlib.redirect_stdout(printed):
+                code = lp.generate_code_v2(program).device_code()
+        except lp.LoopyError as exc:
+            reason = " ".join(str(exc).split("\n")[0].split()) or type(exc).__name__
+            raise GpuperfError(f"kernel '{self.key}': loopy cannot generate its {target} code "
+                               f"({type(exc).__name__}: {reason})") from None
+        sys.stderr.write(printed.getvalue())
+        return code
 
     def with_variant(self, program: lp.TranslationUnit, **variant: Any) -> Kernel:
         """A copy of this kernel with a transformed program and the variant's parameters recorded."""
