@@ -125,6 +125,15 @@ def test_model_policy_only_picks_blocks_the_registers_allow():
         model.choose_threads(device, KernelDescriptor(2**20, registers=256))
 
 
+def test_model_policy_picks_whole_wavefronts_on_a_gpu_of_64_wide_ones():
+    """The model's best block of 288 threads (4.5 wavefronts) was picked on an MI300X."""
+    model = GeometryModel(trees=20).fit([synthetic_choice_table(288)])
+    for gpu in ("MI300X", "MI50"):
+        chosen = model.choose_threads(device_descriptor(gpu), KernelDescriptor(2**20))
+        assert chosen % 64 == 0 and chosen in (256, 320), (gpu, chosen)
+    assert model.choose_threads(device_descriptor("V100"), KernelDescriptor(2**20)) == 288  # warps of 32
+
+
 def synthetic_choice_table(best_threads: int, gpu: str = "V100") -> ChoiceTable:
     """Groups of 1-D block sizes whose time is lowest at ``best_threads``."""
     rows = []

@@ -29,7 +29,7 @@ from gpuperf.decisions.geometry import DeviceDescriptor, KernelDescriptor, fits,
 from gpuperf.errors import GpuperfError
 from gpuperf.files import cache_root
 
-CANDIDATE_THREADS = tuple(range(32, 1025, 32))
+CANDIDATE_THREADS = tuple(range(32, 1025, 32))  # whole warps of 32; a GPU of wider warps takes its multiples
 
 
 def _ceil_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -194,7 +194,8 @@ class GeometryModel:
         # registers or shared memory outside the GPU's limits: that error, as the other policies give
         resident_blocks_per_sm(device, min(device.warp_size, device.max_threads_per_block), kernel.registers,
                                kernel.shared_memory_bytes)
-        fitting = [t for t in CANDIDATE_THREADS if t <= device.max_threads_per_block and fits(device, kernel, t)]
+        fitting = [t for t in CANDIDATE_THREADS if t % device.warp_size == 0 and t <= device.max_threads_per_block
+                   and fits(device, kernel, t)]
         if not fitting:
             raise GpuperfError(
                 f"no block size fits on {device.name} with {kernel.registers} registers per thread and "
