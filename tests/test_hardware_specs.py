@@ -415,3 +415,44 @@ def test_two_users_gpus_sharing_an_alias_name_both_files_and_a_byte_order_mark_i
     (tmp_path / "bom.toml").write_text(RTX_4070, encoding="utf-8-sig")  # older Notepad's UTF-8
     user_gpus(tmp_path / "bom.toml")
     assert get_gpu("RTX 4070").sms == 46
+
+
+RX_9070 = """
+[[gpu]]
+name = "RX 9070"
+vendor = "AMD"
+architecture = "RDNA 4"
+compute_capability = "gfx1201"
+sms = 56
+cores_per_sm = 64
+boost_clock_mhz = 2520
+memory_bandwidth_gbs = 640.0
+memory_gb = 16
+l2_bytes = 8388608
+peak_f32_gflops = 18063.4
+registers_per_sm = 196608
+max_registers_per_thread = 256
+shared_memory_per_sm_bytes = 65536
+max_shared_memory_per_block_bytes = 65536
+max_threads_per_sm = 2048
+max_threads_per_block = 1024
+max_blocks_per_sm = 32
+warp_size = 32
+source = "a user's own entry"
+"""
+
+
+def test_geometry_for_a_users_gpu_of_a_target_without_occupancy_rules_follows_its_plain_limits(user_gpus, tmp_path):
+    """Every policy, llvm's too, failed with 'AMD occupancy rules cover gfx906, ...' for a gfx1201 GPU."""
+    from gpuperf.decisions.geometry import choose_geometry
+    from gpuperf.errors import GpuperfNote
+
+    path = tmp_path / "rx.toml"
+    path.write_text(RX_9070)
+    user_gpus(path)
+    with pytest.warns(GpuperfNote, match=r"no occupancy rules for RX 9070 \(gfx1201\): resident blocks follow"):
+        assert choose_geometry("RX 9070", 1_000_000, policy="llvm").threads == 128
+    occupancy = choose_geometry("RX 9070", 1_000_000, policy="occupancy")  # the descriptor noted once, cached
+    assert occupancy.threads == 1024  # 2048 threads and 32 blocks per CU: any whole-warp size up to 1024 fills it
+    with pytest.raises(GpuperfError, match="the libomptarget rule .* RX 9070 is AMD"):
+        choose_geometry("RX 9070", 1_000_000, policy="libomptarget")

@@ -27,7 +27,7 @@ import warnings
 from dataclasses import asdict, dataclass, replace
 
 from gpuperf.errors import GpuperfError, GpuperfNote, unknown_name_error, whole_number
-from gpuperf.features.occupancy import cus_per_unit, occupancy
+from gpuperf.features.occupancy import cus_per_unit, has_rules, occupancy
 from gpuperf.hardware.specs import GpuSpec, get_gpu
 
 POLICIES = ("heuristic", "llvm", "libomptarget", "occupancy", "model")
@@ -65,7 +65,10 @@ class DeviceDescriptor:
         (``max_threads_per_sm / max_blocks_per_sm``, whole warps)."""
         if spec.max_threads_per_sm is None or spec.max_blocks_per_sm is None or spec.registers_per_sm is None:
             raise GpuperfError(f"GPU '{spec.name}' lacks per-SM limits (threads, blocks, registers) in its descriptor")
-        cus = cus_per_unit(spec)
+        if not has_rules(spec):  # a user's GPU of a target the rules do not know: its plain limits stand
+            warnings.warn(GpuperfNote(f"no occupancy rules for {spec.name} ({spec.compute_capability}): resident "
+                                      "blocks follow its descriptor's plain per-SM limits"), stacklevel=2)
+        cus = cus_per_unit(spec) if has_rules(spec) else 1
         threads, blocks = spec.max_threads_per_sm * cus, spec.max_blocks_per_sm * cus
         preferred = preferred_threads_per_block or max(spec.warp_size, _round_up(-(-threads // blocks), spec.warp_size))
         return cls(
@@ -141,7 +144,7 @@ def resident_blocks_per_sm(device: DeviceDescriptor, threads: int, registers: in
     """Blocks of this shape one SM (AMD: CU or work-group processor) holds at once (the CUDA
     occupancy calculator, or LLVM's AMDGPU rules, where the GPU's descriptor allows them; otherwise
     the plain thread, block, register and shared-memory limits)."""
-    if device.spec is not None:
+    if device.spec is not None and has_rules(device.spec):
         return occupancy(device.spec, threads, registers, shared_memory_bytes).active_blocks_per_sm
     warps = _ceil_div(threads, device.warp_size)
     limits = [device.max_threads_per_sm // (warps * device.warp_size), device.max_blocks_per_sm]

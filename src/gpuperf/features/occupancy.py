@@ -85,6 +85,13 @@ def amd_compute(gpu: GpuSpec) -> AmdCompute:
     return AMD_COMPUTE[gpu.compute_capability]
 
 
+def has_rules(gpu: GpuSpec) -> bool:
+    """Whether the occupancy rules here cover ``gpu`` (its compute capability or gfx target)."""
+    if gpu.vendor == "AMD":
+        return gpu.compute_capability in AMD_COMPUTE
+    return gpu.cc_version is not None and gpu.cc_version[0] in SUPPORTED_MAJORS
+
+
 def cus_per_unit(gpu: GpuSpec) -> int:
     """CUs in the unit work-groups are placed on: 2 for RDNA's work-group processor, else 1 (and 1
     for an NVIDIA SM)."""
