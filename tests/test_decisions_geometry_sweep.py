@@ -531,3 +531,17 @@ def test_the_h200_long_sweep_judges_the_capped_long_loops():
         assert (row["heuristic_threads"], row["heuristic_blocks"]) == (64, 4224)  # capped at the resident blocks
         # measured: the capped grid beats LLVM's one iteration per thread and is within 10 % of the best
         assert row["heuristic"] < row["llvm"] / 1.4 and row["heuristic"] <= 1.1 * row["best"]
+
+
+def test_judging_a_sweep_for_another_gpu_names_the_policies_whose_picks_it_never_measured(capsys):
+    """The occupancy policy vanished from every table, and the heuristic was judged on 4 of 6 choices
+    beside llvm's 6, without a word on stderr."""
+    from gpuperf.datasets.bundled import data_dir
+
+    assert main(["geometry-sweep", "--table", str(data_dir() / "geometry_sweep_h100.csv.gz"), "--gpu", "RTX 5090",
+                 "--json"]) == 0
+    err = capsys.readouterr().err
+    assert "occupancy's pick was not measured in 6 of 6 group(s), which its figures leave out" in err
+    assert "none is judged" in err and "heuristic's pick was not measured in 2 of 6 group(s)" in err
+    assert main(["geometry-sweep", "--table", str(data_dir() / "geometry_sweep_h100.csv.gz"), "--json"]) == 0
+    assert "was not measured" not in capsys.readouterr().err  # judged for the GPU it was taken on

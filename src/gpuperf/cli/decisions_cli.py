@@ -518,6 +518,17 @@ def _note_unjudged_rows(measured, choices, where: str) -> None:
     failed = len(measured) - int(choices["points"].sum())
     if failed:
         print(f"note: {where}: {failed} row(s) whose status is not ok left out", file=sys.stderr)
+    from gpuperf.decisions.geometry_sweep import SWEEP_POLICIES
+
+    judged = choices[choices["llvm"].notna()]
+    for policy in (p for p in SWEEP_POLICIES if p in judged.columns and p != "llvm"):
+        unmeasured = judged[judged[policy].isna()]
+        if len(unmeasured):  # a sweep taken with another descriptor (--gpu) did not time this policy's pick
+            first = unmeasured.iloc[0]
+            print(f"note: {where}: {policy}'s pick was not measured in {len(unmeasured)} of {len(judged)} group(s), "
+                  f"which its figures leave out (first: {first['group']}, {int(first[f'{policy}_threads'])} x "
+                  f"{int(first[f'{policy}_blocks'])})" + ("; none is judged" if len(unmeasured) == len(judged) else ""),
+                  file=sys.stderr)
 
 
 def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_step: int, cycles: int,
