@@ -305,3 +305,12 @@ def test_picking_a_known_gpu_a_table_lacks_says_so_rather_than_suggesting_a_look
         select_rows(frame, "t.csv", gpu="A100")
     with pytest.raises(GpuperfError, match=r"unknown gpu in t.csv 'Foo'"):  # a name no descriptor knows
         select_rows(frame, "t.csv", gpu="Foo")
+
+
+def test_picking_a_gpu_from_a_table_with_an_empty_gpu_cell_or_an_undescribed_gpu():
+    from gpuperf.decisions.space import select_rows
+
+    frame = pd.DataFrame({"gpu": ["Tesla K40", None, "A100_80GB"], "x": [1, 2, 3]})
+    assert select_rows(frame, "t.csv", gpu="K40")[0]["x"].tolist() == [1]  # the empty cell: no traceback
+    with pytest.raises(GpuperfError, match=r"unknown gpu in t.csv 'V100'"):  # A100_80GB may be anything: no claim
+        select_rows(frame, "t.csv", gpu="V100")

@@ -915,3 +915,22 @@ def test_tune_train_takes_only_the_tuned_kernels_rows_from_a_table_of_several(tm
     assert main(argv) == 0
     assert ("note: --train stencil_spaces_h100: only its rows of jacobi2d_5pt, the tuned space's own kernel "
             "(7 space(s) of other kernels left out)") in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("column, message", [
+    ("gpu", "trials.csv: line 2: gpu is empty; every trial of a tuning run names it"),
+    ("n", "trials.csv: line 2: size n is empty (a row cut short?)"),
+])
+def test_resuming_refuses_an_empty_gpu_or_size_cell_naming_the_line(tmp_path, monkeypatch, column, message):
+    """An empty first gpu cell switched off the check against another machine's trials; an empty size
+    read as a trial of another size."""
+    from gpuperf.datasets.tables import read_csv
+    from gpuperf.decisions.tune import earlier_trials
+
+    _fake_measure(monkeypatch)
+    table = tune_space("jacobi2d_5pt", SIZES, budget=3, seed=0).table().astype(object)
+    table.loc[0, column] = None
+    path = tmp_path / "trials.csv"
+    table.to_csv(path, index=False)
+    with pytest.raises(GpuperfError, match=re.escape(message)):
+        earlier_trials(read_csv(path), "trials.csv")

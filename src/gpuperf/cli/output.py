@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 from rich.console import Console
@@ -128,7 +128,15 @@ def _note_defaults(name: str, given: dict[str, int], sizes: dict[str, int]) -> N
         print(f"note: {name}: sizes not given take its defaults: {', '.join(defaulted)}", file=sys.stderr)
 
 
-def parse_params(pairs: Sequence[str] | None, text: bool = False) -> dict[str, int | str]:
+@overload
+def parse_params(pairs: Sequence[str] | None, text: Literal[False] = False) -> dict[str, int]: ...
+
+
+@overload
+def parse_params(pairs: Sequence[str] | None, text: Literal[True]) -> dict[str, int | str]: ...
+
+
+def parse_params(pairs: Sequence[str] | None, text: bool = False) -> dict[str, int] | dict[str, int | str]:
     """``["n=4096", "m=64"]`` -> ``{"n": 4096, "m": 64}`` (one clear error for a malformed pair);
     with ``text``, a value that is no number is kept as text (a table's size picked by its cells, such
     as a Kernel Tuner cache's ``problem_size=[1024, 1024]``)."""

@@ -59,6 +59,7 @@ MODEL_FEATURES = ADVICE_FEATURES + CHANGE_FEATURES + GPU_FEATURES
 # Features an entry's ``applies_when`` may use besides the models' (no source of training pairs fills
 # them): the most lines one access touches, where the average over accesses hides a scattered one.
 CONDITION_FEATURES = ("max_cache_lines_per_warp_access",)
+FLOAT_BYTES = 4
 
 
 def with_condition_features(features: Mapping[str, float]) -> dict[str, float]:
@@ -70,7 +71,6 @@ def with_condition_features(features: Mapping[str, float]) -> dict[str, float]:
     if most is None or pd.isna(most):
         filled["max_cache_lines_per_warp_access"] = filled.get("cache_lines_per_warp_access", math.nan)
     return filled
-FLOAT_BYTES = 4
 
 
 def add_derived(frame: pd.DataFrame) -> pd.DataFrame:

@@ -65,10 +65,12 @@ class DeviceDescriptor:
         (``max_threads_per_sm / max_blocks_per_sm``, whole warps)."""
         if spec.max_threads_per_sm is None or spec.max_blocks_per_sm is None or spec.registers_per_sm is None:
             raise GpuperfError(f"GPU '{spec.name}' lacks per-SM limits (threads, blocks, registers) in its descriptor")
-        if not has_rules(spec):  # a user's GPU of a target the rules do not know: its plain limits stand
-            warnings.warn(GpuperfNote(f"no occupancy rules for {spec.name} ({spec.compute_capability}): resident "
-                                      "blocks follow its descriptor's plain per-SM limits"), stacklevel=2)
-        cus = cus_per_unit(spec) if has_rules(spec) else 1
+        ruled = has_rules(spec)
+        if not ruled:  # a user's GPU of a target the rules do not know: its plain limits stand
+            target = spec.compute_capability or "no compute capability"
+            warnings.warn(GpuperfNote(f"no occupancy rules for {spec.name} ({target}): resident blocks follow its "
+                                      "descriptor's plain per-SM limits"), stacklevel=2)
+        cus = cus_per_unit(spec) if ruled else 1
         threads, blocks = spec.max_threads_per_sm * cus, spec.max_blocks_per_sm * cus
         preferred = preferred_threads_per_block or max(spec.warp_size, _round_up(-(-threads // blocks), spec.warp_size))
         return cls(

@@ -425,13 +425,15 @@ def select_rows(frame: pd.DataFrame, where: str, kernel: str | None = None,
             continue
         if column not in frame.columns:
             raise GpuperfError(f"{where}: no {column} column to pick --{column} {name} by")
-        values = frame[column].astype(str).str.strip()
-        names = matching_names(values.unique(), name, canonical=column == GPU_COLUMN)
-        if not names and column == GPU_COLUMN and lookup_gpu(name) is not None:  # a GPU gpuperf knows, not here
+        values = frame[column].fillna("").astype(str).str.strip()
+        held = [value for value in values.unique() if value]  # an empty cell names nothing to pick
+        names = matching_names(held, name, canonical=column == GPU_COLUMN)
+        if (not names and column == GPU_COLUMN and lookup_gpu(name) is not None
+                and all(lookup_gpu(value) is not None for value in held)):  # a GPU gpuperf knows, none here
             raise GpuperfError(f"{where}: no rows of the {lookup_gpu(name)} (--gpu {name}); its GPUs: "
-                               f"{', '.join(sorted(values.unique()))}")
+                               f"{listed(sorted(held), 8)}")
         if not names:
-            raise unknown_name_error(f"{column} in {where}", name, values.unique())
+            raise unknown_name_error(f"{column} in {where}", name, held)
         if len(names) > 1:
             raise GpuperfError(f"{where}: --{column} {name} names {len(names)} of its {column}s "
                                f"({', '.join(sorted(names)[:4])}); name one")

@@ -306,23 +306,33 @@ def earlier_trials(table: pd.DataFrame, where: str) -> TuneResult:
     missing = [c for c in required if c not in table.columns]
     if missing:
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)}: not a table tune --out wrote")
+    recorded: dict[str, str] = {}
     for column in ("kernel", "device", *(["gpu"] if "gpu" in table.columns else [])):
-        values = table[column].dropna().astype(str).unique()
+        empty = table[column].isna().to_numpy()
+        if empty.any():
+            raise GpuperfError(f"{where}: {row_location(table, int(np.flatnonzero(empty)[0]))}: {column} is empty; "
+                               "every trial of a tuning run names it")
+        values = table[column].astype(str).unique()
         if len(values) != 1:
             raise GpuperfError(f"{where}: {len(values)} values of {column}; a tuning run's table has one")
+        recorded[column] = str(values[0])
     space = str(table["kernel"].iloc[0])
     params = list(_space_parameters(space, where))
     _same_parameters(table, params, space, where)
     sizes = [c for c in table.columns if c not in {*required, *params, "gpu", "variant", "detail"}]
     for column in sizes:  # one run tunes one size
+        empty = table[column].isna().to_numpy()
+        if empty.any():
+            raise GpuperfError(f"{where}: {row_location(table, int(np.flatnonzero(empty)[0]))}: size {column} is empty "
+                               "(a row cut short?); every trial names its sizes")
         differs = (table[column] != table[column].iloc[0]).to_numpy()
         if differs.any():
             position = int(np.flatnonzero(differs)[0])
             raise GpuperfError(f"{where}: {row_location(table, position)}: {column}={_plain(table[column].iloc[position])}"
                                f", where {row_location(table, 0)} has {_plain(table[column].iloc[0])}: a tuning "
                                "run's trials are of one size")
-    result = TuneResult(space, {c: int(table[c].iloc[0]) for c in sizes}, str(table["device"].iloc[0]), where,
-                        gpu=str(table["gpu"].iloc[0]) if "gpu" in table.columns else None)
+    result = TuneResult(space, {c: int(table[c].iloc[0]) for c in sizes}, recorded["device"], where,
+                        gpu=recorded.get("gpu"))
     ran = is_ok(table["status"])  # ok in any case, as every reader of a table takes it
     # each trial that ran has a positive, finite time (else an error naming its line)
     times = measured_rows(table, where)["time_s"] if ran.any() else pd.Series(dtype=float)
@@ -387,7 +397,7 @@ def _resume(result: TuneResult, earlier: TuneResult, search: GuidedSearch, confi
                                ("device", _device_key(earlier.device), _device_key(result.device))):
         if theirs != ours:
             raise GpuperfError(f"{earlier.method}: the run to resume tuned {what} {theirs}, this one {ours}")
-    recorded = earlier.gpu if earlier.gpu not in (None, "", "nan", earlier.device) else None
+    recorded = earlier.gpu if earlier.gpu not in (None, "", earlier.device) else None  # older runs: the spec
     if recorded is not None and _gpu_key(recorded) != _gpu_key(result.gpu):
         raise GpuperfError(f"{earlier.method}: the run to resume measured on {recorded}, while {result.device} is "
                            f"{result.gpu}: its times are not this device's; start a new run")

@@ -78,7 +78,7 @@ AMD_BARRIERS_PER_CU = 16  # work-groups of more than one wavefront (getMaxWorkGr
 
 def amd_compute(gpu: GpuSpec) -> AmdCompute:
     """The wavefront resources of an AMD GPU's gfx target (error for targets not described)."""
-    if gpu.compute_capability not in AMD_COMPUTE:
+    if gpu.vendor != "AMD" or not has_rules(gpu):
         raise GpuperfError(
             f"AMD occupancy rules cover {', '.join(AMD_COMPUTE)}; '{gpu.name}' is {gpu.compute_capability}"
         )
@@ -123,7 +123,7 @@ def _compute_capability(gpu: GpuSpec) -> tuple[int, int]:
         raise GpuperfError(
             f"the CUDA occupancy calculator covers NVIDIA GPUs; '{gpu.name}' is {gpu.vendor} ({gpu.compute_capability})"
         )
-    if cc[0] not in SUPPORTED_MAJORS:
+    if not has_rules(gpu):
         raise GpuperfError(f"occupancy rules cover compute capability 3.0 to 12.x; '{gpu.name}' has {gpu.compute_capability}")
     return cc
 

@@ -320,15 +320,18 @@ class Kernel:
             raise GpuperfError(f"unknown code target '{target}'; use opencl or cuda")
         program = self.for_target(targets[target]())
         printed = io.StringIO()  # loopy prints a program that fails its checks: not on gpuperf's output
+        explained = False
         try:
             with contextlib.redirect_stdout(printed):
-                code = lp.generate_code_v2(program).device_code()
+                return lp.generate_code_v2(program).device_code()
         except lp.LoopyError as exc:
+            explained = True  # its program dump adds nothing to the one-line reason
             reason = " ".join(str(exc).split("\n")[0].split()) or type(exc).__name__
             raise GpuperfError(f"kernel '{self.key}': loopy cannot generate its {target} code "
                                f"({type(exc).__name__}: {reason})") from None
-        sys.stderr.write(printed.getvalue())
-        return code
+        finally:
+            if not explained:
+                sys.stderr.write(printed.getvalue())
 
     def with_variant(self, program: lp.TranslationUnit, **variant: Any) -> Kernel:
         """A copy of this kernel with a transformed program and the variant's parameters recorded."""

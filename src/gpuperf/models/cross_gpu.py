@@ -20,6 +20,7 @@ from gpuperf.datasets.schema import TARGET, measured_rows, row_location
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.hardware.specs import canonical_gpu_name, spelling_key
 
+TIME_STATISTICS = ("min", "max", "std", "iqr", "median", "mean")  # columns of a target's repeats, as time_ms_min
 PREDICTED = "predicted_time_s"  # the predicted column for the default target, time_s
 DISAGREEING = 2.0  # a launch timed twice on one GPU, the slower time over this many times the faster
 
@@ -148,7 +149,8 @@ def launch_columns(table: pd.DataFrame, key: Sequence[str], where: str, target: 
     if "kernel" in key or "variant" in key:
         raise GpuperfError(f"{where}: --key names what tells one kernel's launches apart (sizes, grid, block); "
                            "kernel and variant are in the key already")
-    timed = [c for c in key if c in (TARGET, target) or c.startswith((f"{TARGET}_", f"{target}_"))]
+    timed = [c for c in key if c in (TARGET, target) or c.startswith(f"{TARGET}_")
+             or any(c == f"{target}_{statistic}" for statistic in TIME_STATISTICS)]
     if timed:
         raise GpuperfError(f"{where}: --key names the launch, not what was measured of it; leave {timed[0]} out of it")
     return columns
