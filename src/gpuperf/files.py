@@ -40,6 +40,13 @@ def written_whole(path: str | Path) -> Iterator[Path]:
         raise
 
 
+def refuse_existing(path: Path, what: str, replace: bool = False) -> None:
+    """An error where a file is at ``path`` already, unless ``replace`` (a run rewriting its own
+    ``what``, a table or a cache); a folder there is the writer's own error."""
+    if path.exists() and not replace and not path.is_dir():
+        raise GpuperfError(f"{path}: already exists; a {what} is written to a new file (or pass replace=True)")
+
+
 class Held(GpuperfError):
     """Another process holds the lock of a file a run would write (``holder``: its process id)."""
 

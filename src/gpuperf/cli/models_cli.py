@@ -697,18 +697,13 @@ def predict_gpu_command(
     _print_note(disagreeing_note(result.disagreeing, where))
     summary = {"gpu": result.gpu, "out": str(out), "rows": len(written), "time_column": PREDICTED_COLUMN,
                "kernels": result.kernels.to_dict("records"), "not_calibrated": result.not_calibrated,
-               "not_predicted": _records(result.not_predicted), "disagreeing_launches": _records(result.disagreeing)}
+               "not_predicted": result.not_predicted.to_dict("records"),
+               "disagreeing_launches": result.disagreeing.to_dict("records")}  # print_json: NaN as null
     if as_json:
         print_json(summary)
         return
     print_table(summary["kernels"], title=f"{result.gpu}: launches predicted per kernel")
     print(f"wrote {len(written)} rows with {PREDICTED_COLUMN} to {out}")
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, object]]:
-    """``frame``'s rows as JSON objects (NaN as null)."""
-    return [{key: None if isinstance(value, float) and math.isnan(value) else value for key, value in row.items()}
-            for row in frame.to_dict("records")]
 
 
 def _launch_text(row: pd.Series, leave_out: tuple[str, ...]) -> str:

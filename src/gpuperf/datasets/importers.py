@@ -12,7 +12,7 @@ from gpuperf.datasets.kernel_tuner import read_kernel_tuner_cache
 from gpuperf.datasets.ncu import import_ncu
 from gpuperf.datasets.nvprof import import_nvprof
 from gpuperf.errors import GpuperfError, unknown_name_error
-from gpuperf.files import written_whole
+from gpuperf.files import refuse_existing, written_whole
 
 IMPORTERS: dict[str, Callable[..., pd.DataFrame]] = {
     "kernel-tuner": read_kernel_tuner_cache,
@@ -32,8 +32,7 @@ def write_dataset_csv(frame: pd.DataFrame, path: str | Path, replace: bool = Fal
     """Write ``frame`` as CSV (tuples of repeat times as JSON lists) via a temporary file and a rename;
     an existing file at ``path`` is an error unless ``replace`` (a run rewriting its own table)."""
     path = Path(path)
-    if path.exists() and not replace and not path.is_dir():
-        raise GpuperfError(f"{path}: already exists; a table is written to a new file (or pass replace=True)")
+    refuse_existing(path, "table", replace)
     table = frame.copy()
     for column in table.columns:
         if table[column].map(lambda v: isinstance(v, (tuple, list))).any():

@@ -39,7 +39,7 @@ from gpuperf.datasets.schema import (
     variant_labels,
 )
 from gpuperf.errors import GpuperfError, GpuperfNote, missing_file
-from gpuperf.files import written_whole
+from gpuperf.files import refuse_existing, written_whole
 
 ERROR_NAMES = ("ErrorConfig", "InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig")
 # Kernel Tuner before 0.4 stored a failed configuration as this time (or above, up to float max).
@@ -273,8 +273,7 @@ def write_kernel_tuner_cache(
     """
     path = Path(path)
     where = f"writing {path}"
-    if path.exists() and not replace and not path.is_dir():
-        raise GpuperfError(f"{path}: already exists; a cache is written to a new file (or pass replace=True)")
+    refuse_existing(path, "cache", replace)
     check_dataset(frame, where)
     keys = list(tune_params_keys or frame.attrs.get("parameters") or [])
     if not keys:

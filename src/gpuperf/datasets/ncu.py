@@ -32,6 +32,7 @@ from gpuperf.datasets.profiler_csv import (
     parse_number,
     positive_time,
     read_lines,
+    refuse_repeated_header,
 )
 from gpuperf.datasets.schema import OK, SECONDS_EXPONENT, STATUS, TARGET, canonical_gpu, shift_decimal
 from gpuperf.errors import GpuperfError
@@ -139,14 +140,10 @@ def _raw_launches(rows: list[list[str]], start: int, where: str) -> list[Launch]
     for offset, cells in enumerate(rows[2:]):
         line = start + 3 + offset
         if not is_message(cells):
-            _not_the_header_again(cells, header, where, line)
+            refuse_repeated_header(cells, header, where, line)
             launches.append(Launch(line, checked_row(cells, header, where, line), dict(units), units_line=start + 2))
     return launches
 
-
-def _not_the_header_again(cells: list[str], header: list[str], where: str, line: int) -> None:
-    if [cell.strip() for cell in cells] == [cell.strip() for cell in header]:
-        raise GpuperfError(f"{where}: line {line}: the header again, a second profile appended; one profile per file")
 
 
 def _details_launches(rows: list[list[str]], start: int, where: str) -> list[Launch]:
@@ -160,7 +157,7 @@ def _details_launches(rows: list[list[str]], start: int, where: str) -> list[Lau
         line = start + 2 + offset
         if is_message(cells):
             continue
-        _not_the_header_again(cells, header, where, line)
+        refuse_repeated_header(cells, header, where, line)
         row = checked_row(cells, header, where, line)
         if not row["Metric Name"].strip():
             continue  # a rule's finding (Rule Name, Rule Description, Estimated Speedup), not a metric

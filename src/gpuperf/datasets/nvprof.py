@@ -42,6 +42,7 @@ from gpuperf.datasets.profiler_csv import (
     overload_variants,
     positive_time,
     read_lines,
+    refuse_repeated_header,
 )
 from gpuperf.datasets.schema import OK, STATUS, TARGET, canonical_gpu, seconds_exponent, shift_decimal
 from gpuperf.datasets.tables import TableFormat, read_csv, require_columns
@@ -187,9 +188,7 @@ def _nvprof_summary(lines: list[str], where: str) -> pd.DataFrame:
             break  # before CUDA 9, the API calls follow in a section of their own
         if is_message(cells):
             continue
-        if [cell.strip() for cell in cells] == [cell.strip() for cell in header]:
-            raise GpuperfError(f"{where}: line {line}: the summary's header again, a second profile appended; "
-                               "one profile per file")
+        refuse_repeated_header(cells, header, where, line, "summary's header")
         row = checked_row(cells, header, where, line)
         if is_activity(row["Name"]) or row.get("Type", "GPU activities") != "GPU activities":
             continue

@@ -181,6 +181,12 @@ def check_unique_header(cells: list[str], where: str, line: int) -> None:
         seen.add(name)
 
 
+def refuse_repeated_header(cells: list[str], header: list[str], where: str, line: int, what: str = "header") -> None:
+    """An error where a row is the header again: a second profile appended to the file."""
+    if [cell.strip() for cell in cells] == [cell.strip() for cell in header]:
+        raise GpuperfError(f"{where}: line {line}: the {what} again, a second profile appended; one profile per file")
+
+
 def checked_row(cells: list[str], header: list[str], where: str, line: int) -> dict[str, str]:
     """A data row as {column: cell}; a row whose cell count differs from the header's is an error."""
     if len(cells) != len(header):

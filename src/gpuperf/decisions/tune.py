@@ -393,12 +393,14 @@ def _resume(result: TuneResult, earlier: TuneResult, search: GuidedSearch, confi
             params: Sequence[str]) -> None:
     """``earlier``'s trials told to ``search`` and taken into ``result``, after checking they are of
     the same space, sizes and device."""
+    from gpuperf.datasets.schema import canonical_gpu
+
     for what, theirs, ours in (("space", earlier.space, result.space), ("sizes", earlier.sizes, result.sizes),
                                ("device", _device_key(earlier.device), _device_key(result.device))):
         if theirs != ours:
             raise GpuperfError(f"{earlier.method}: the run to resume tuned {what} {theirs}, this one {ours}")
     recorded = earlier.gpu if earlier.gpu not in (None, "", earlier.device) else None  # older runs: the spec
-    if recorded is not None and _gpu_key(recorded) != _gpu_key(result.gpu):
+    if recorded is not None and canonical_gpu(recorded) != canonical_gpu(result.gpu):
         raise GpuperfError(f"{earlier.method}: the run to resume measured on {recorded}, while {result.device} is "
                            f"{result.gpu}: its times are not this device's; start a new run")
     position = {key: i for i, key in enumerate(configuration_keys(configs, params))}
@@ -420,11 +422,6 @@ def _device_key(device: str) -> str:
     except GpuperfError:
         return device
 
-
-def _gpu_key(name: str | None) -> str:
-    from gpuperf.hardware.specs import canonical_gpu_name
-
-    return canonical_gpu_name(name) or str(name).strip()
 
 
 def default_variant_time(space_name: str, sizes: Mapping[str, int], device: str = "opencl:0",
