@@ -103,3 +103,25 @@ def test_within_refuses_a_band_whose_low_end_is_above_its_high_end():
     assert within(MEASURED, MEASURED, low=0.5, high=1.5) == 1.0
     with pytest.raises(GpuperfError, match=r"within: low \(1.5\) must be at most high \(0.5\)"):
         within(MEASURED, MEASURED, low=1.5, high=0.5)
+
+
+def test_within_counts_a_prediction_of_exactly_the_bound_inside_despite_rounding():
+    # 0.08 / 0.1 is 0.7999999999999999 in floating point
+    assert within([0.1], [0.08]) == 1.0
+    assert within([0.05, 0.07, 0.1, 0.3], [0.04, 0.056, 0.08, 0.24]) == 1.0
+    measured = np.arange(1, 200) / 100
+    assert within(measured, 0.8 * measured) == 1.0
+    assert within(measured, 1.2 * measured) == 1.0
+    assert within(measured, 0.7999 * measured) == 0.0
+    assert within(measured, 1.2001 * measured) == 0.0
+
+
+def test_all_metrics_names_its_top_k_key_by_the_whole_number():
+    assert "top2_overlap" in all_metrics([1, 2, 3], [1, 2, 3], k=2.0)
+
+
+def test_metrics_refuse_text_times_naming_the_side():
+    with pytest.raises(GpuperfError, match="metrics: measured times must be numbers"):
+        mape(["a", "2"], [1, 2])
+    with pytest.raises(GpuperfError, match="metrics: predicted times must be numbers"):
+        mape([1, 2], [1, "x"])

@@ -22,9 +22,16 @@ from scipy.stats import kendalltau, spearmanr
 from gpuperf.errors import GpuperfError, whole_number
 
 
+def _times(values, side: str) -> np.ndarray:
+    try:
+        return np.asarray(values, dtype=float).ravel()
+    except (TypeError, ValueError) as error:
+        raise GpuperfError(f"metrics: {side} times must be numbers ({error})") from None
+
+
 def _pair(measured, predicted) -> tuple[np.ndarray, np.ndarray]:
-    m = np.asarray(measured, dtype=float).ravel()
-    p = np.asarray(predicted, dtype=float).ravel()
+    m = _times(measured, "measured")
+    p = _times(predicted, "predicted")
     if m.shape != p.shape:
         raise GpuperfError(f"metrics: {len(m)} measured but {len(p)} predicted times")
     if len(m) == 0:
@@ -64,13 +71,18 @@ def geometric_mean_relative_error(measured, predicted) -> float:
     return float(np.expm1(np.mean(np.abs(np.log(p / m)))))
 
 
+BOUND_TOLERANCE = 1e-12  # relative: a prediction of exactly 0.8 x the measurement is within, though
+# 0.08 / 0.1 is 0.7999999999999999 in floating point
+
+
 def within(measured, predicted, low: float = 0.8, high: float = 1.2) -> float:
-    """Fraction of rows with low <= predicted / measured <= high."""
+    """Fraction of rows with low <= predicted / measured <= high (the bounds included, up to
+    floating-point rounding)."""
     if not 0 <= low <= high:
         raise GpuperfError(f"within: low ({low}) must be at most high ({high}), and not negative")
     m, p = _pair(measured, predicted)
-    ratio = p / m
-    return float(np.mean((ratio >= low) & (ratio <= high)))
+    inside = (p >= low * m * (1 - BOUND_TOLERANCE)) & (p <= high * m * (1 + BOUND_TOLERANCE))
+    return float(np.mean(inside))
 
 
 def spearman(measured, predicted) -> float:
@@ -108,6 +120,7 @@ def all_metrics(measured, predicted, k: int = 5) -> dict[str, float]:
     """Every metric above, by name, plus the row count ``n``; ``gmre`` is NaN where a prediction is
     not a positive time (where :func:`geometric_mean_relative_error` raises)."""
     m, p = _pair(measured, predicted)
+    k = whole_number(k, "metrics: k")
     result = {
         "n": int(len(m)),
         "mape": mape(m, p),
