@@ -159,3 +159,34 @@ def test_mutual_information_refuses_missing_values_and_bad_arguments_by_name():
             normalised_mutual_information(a, y, bins=bins)
     with pytest.raises(GpuperfError, match="k must be a whole number of at least 1, got 2.5"):
         SpearmanClusterSelector(k=2.5).fit(np.c_[a, a], y)
+
+
+def test_selector_refuses_a_threshold_or_linkage_method_it_cannot_use_by_name():
+    X, y = _table()
+    with pytest.raises(GpuperfError, match="threshold must be a number of at least 0"):
+        SpearmanClusterSelector(threshold="x").fit(X, y)
+    with pytest.raises(GpuperfError, match="threshold must be a number of at least 0"):
+        SpearmanClusterSelector(threshold=-0.5).fit(X, y)
+    with pytest.raises(GpuperfError, match="method must be one of .* got 'bogus'"):
+        SpearmanClusterSelector(k=1, threshold=0, method="bogus").fit(X, y)
+
+
+def test_spearman_scores_refuse_a_missing_value_naming_its_column_and_row():
+    X, y = _table()
+    X.loc[3, "stores"] = np.nan
+    with pytest.raises(GpuperfError, match="column stores: 1 of 400 values are missing .* row 3"):
+        spearman_scores(X, y)
+    with pytest.raises(GpuperfError, match="column 2: 1 of 400"):
+        spearman_scores(X.to_numpy(), y)
+    with pytest.raises(GpuperfError, match="y: 1 of 400 values are missing"):
+        spearman_scores(X.fillna(0), np.r_[np.nan, y[1:]])
+    with pytest.raises(GpuperfError, match="400 rows in X but 10 in y"):
+        spearman_scores(X.fillna(0), y[:10])
+
+
+def test_mutual_information_refuses_text_and_empty_values_by_name():
+    X, y = _table()
+    with pytest.raises(GpuperfError, match="column s: values must be numbers"):
+        mutual_information_ranking(X.assign(s="q"), y)
+    with pytest.raises(GpuperfError, match="x: no values"):
+        normalised_mutual_information([], [])

@@ -3,6 +3,8 @@ normalised mutual information ranking (LIFT paper)."""
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import pandas as pd
 from scipy.cluster.hierarchy import fcluster, linkage
@@ -18,10 +20,22 @@ from gpuperf.errors import GpuperfError
 def spearman_scores(X, y) -> np.ndarray:
     """|Spearman r| of every column of ``X`` against ``y`` (0 for constant columns).
 
-    Usable as the ``score_func`` of scikit-learn's ``SelectKBest``.
+    Usable as the ``score_func`` of scikit-learn's ``SelectKBest``. A missing or infinite value is an
+    error naming its column and row.
     """
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float).ravel()
+    names = list(X.columns) if isinstance(X, pd.DataFrame) else None
+    X = _as_floats(X, "spearman_scores: X")
+    if X.ndim != 2:
+        raise GpuperfError(f"spearman_scores: X must be a table of rows and columns, got shape {X.shape}")
+    y = _values(y, "spearman_scores: y")
+    if len(X) != len(y):
+        raise GpuperfError(f"spearman_scores: {len(X)} rows in X but {len(y)} in y")
+    bad = ~np.isfinite(X)
+    if bad.any():
+        row, column = (int(i[0]) for i in np.nonzero(bad))
+        name = names[column] if names is not None else column
+        raise GpuperfError(f"spearman_scores: column {name}: {int(bad[:, column].sum())} of {len(X)} values are "
+                           f"missing or infinite (the first at row {row}); fill or drop them before ranking")
     ranks = rankdata(X, axis=0) - (len(X) + 1) / 2
     target = rankdata(y) - (len(y) + 1) / 2
     scale = np.sqrt((ranks**2).sum(axis=0) * (target**2).sum())
@@ -51,6 +65,9 @@ def log_max_normalised(X: np.ndarray) -> np.ndarray:
     return logs / np.where(top > 0, top, 1.0)
 
 
+LINKAGE_METHODS = ("single", "complete", "average", "weighted", "centroid", "median", "ward")
+
+
 class SpearmanClusterSelector(SelectorMixin, BaseEstimator):
     """Amaris et al.'s selection: keep features with |Spearman r| to the target >= ``threshold``,
     cluster the survivors hierarchically on the distance 1 - |Spearman r| (``method`` linkage)
@@ -74,6 +91,13 @@ class SpearmanClusterSelector(SelectorMixin, BaseEstimator):
         X, y = validate_data(self, X, y, y_numeric=True)
         if isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)) or self.k < 1:
             raise GpuperfError(f"SpearmanClusterSelector: k must be a whole number of at least 1, got {self.k!r}")
+        if isinstance(self.threshold, bool) or not isinstance(self.threshold, numbers.Real) \
+                or not 0 <= self.threshold:
+            raise GpuperfError(f"SpearmanClusterSelector: threshold must be a number of at least 0 (an |r|), "
+                               f"got {self.threshold!r}")
+        if self.method not in LINKAGE_METHODS:
+            raise GpuperfError(f"SpearmanClusterSelector: method must be one of {', '.join(LINKAGE_METHODS)} "
+                               f"(scipy's linkage), got {self.method!r}")
         self.scores_ = spearman_scores(X, y)
         candidates = np.flatnonzero(self.scores_ >= self.threshold)
         if len(candidates) == 0:  # keep the single best feature rather than nothing
@@ -143,14 +167,23 @@ def _information(x: np.ndarray, y: np.ndarray, bins: int) -> float:
     return (h_a + h_b - joint) / (h_a + h_b)
 
 
+def _as_floats(values, name: str) -> np.ndarray:
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise GpuperfError(f"{name}: values must be numbers ({error})") from None
+
+
 def _values(values, name: str) -> np.ndarray:
     """``values`` as a 1-D float array (a one-column table too); an error naming ``name`` if any
-    is missing or infinite."""
-    array = np.asarray(values, dtype=float)
+    is missing or infinite, or not a number."""
+    array = _as_floats(values, name)
     if array.ndim == 2 and array.shape[1] == 1:
         array = array.ravel()
     if array.ndim != 1:
         raise GpuperfError(f"{name}: one column of values expected, got shape {array.shape}")
+    if len(array) == 0:
+        raise GpuperfError(f"{name}: no values")
     bad = ~np.isfinite(array)
     if bad.any():
         raise GpuperfError(f"{name}: {int(bad.sum())} of {len(array)} values are missing or infinite (the first at "
