@@ -337,3 +337,39 @@ def test_properties_given_as_one_text_is_named_not_read_letter_by_letter():
                        r"write properties=\['launches'\]"):
         LinearCountModel(properties="launches").fit(frame, [1e-6, 2e-6])
     assert LinearCountModel(properties=["launches"]).fit(frame, [1e-6, 2e-6]).coef_[0] == pytest.approx(1e-6)
+
+
+def test_text_or_missing_property_values_are_named_by_column_and_row() -> None:
+    frame, weights = synthetic()
+    times = frame[COSTS].to_numpy() @ weights
+    model = LinearCountModel(properties=COSTS).fit(frame, times)
+    with pytest.raises(GpuperfError, match="property column launches holds values that are not numbers"):
+        model.predict(frame.assign(launches="abc"))
+    with pytest.raises(GpuperfError, match="property column f32_ops holds values that are not numbers"):
+        LinearCountModel(properties=COSTS).fit(frame.assign(f32_ops="x"), times)
+    with pytest.raises(GpuperfError, match="property values must be numbers"):
+        model.predict(np.array([["a", 1, 2, 3]], dtype=object))
+    with pytest.raises(GpuperfError, match="barriers is nan in row 4"):
+        model.predict(frame.assign(barriers=[np.nan if i == 4 else 1.0 for i in range(len(frame))]))
+    assert model.predict(frame.assign(launches="1"))[0] == pytest.approx(model.predict(frame)[0])
+
+
+def test_relative_must_be_a_truth_value() -> None:
+    frame, weights = synthetic()
+    with pytest.raises(GpuperfError, match="relative must be True or False, not 'no'"):
+        LinearCountModel(properties=COSTS, relative="no").fit(frame, frame[COSTS].to_numpy() @ weights)
+
+
+def test_an_array_given_to_a_model_fitted_on_named_columns_is_warned_about() -> None:
+    frame, weights = synthetic()
+    times = frame[COSTS].to_numpy() @ weights
+    model = LinearCountModel(properties=COSTS).fit(frame, times)
+    with pytest.warns(UserWarning, match="X does not have valid feature names.*launches, f32_ops"):
+        model.predict(frame[COSTS[::-1]].to_numpy())
+    with pytest.warns(UserWarning, match="X does not have valid feature names"):
+        model.contributions(frame[COSTS].to_numpy())
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.predict(frame[COSTS[::-1]])
+        LinearCountModel(properties=COSTS).fit(frame[COSTS].to_numpy(), times).predict(frame[COSTS].to_numpy())

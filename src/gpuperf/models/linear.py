@@ -10,6 +10,8 @@ kernel weigh the same. Weights of costs are kept non-negative and the overlap te
 
 from __future__ import annotations
 
+import warnings
+
 from collections.abc import Sequence
 
 import numpy as np
@@ -67,16 +69,27 @@ class LinearCountModel(RegressorMixin, BaseEstimator):
             repeated = sorted({str(n) for n in X.columns[X.columns.duplicated()] if n in names})
             if repeated:
                 raise GpuperfError(f"LinearCountModel: property column(s) {', '.join(repeated)} appear more than once")
-            matrix = X.loc[:, list(names)].to_numpy(dtype=float)
+            columns = X.loc[:, list(names)]
+            text = [n for n in names if not pd.api.types.is_numeric_dtype(columns[n])
+                    and pd.to_numeric(columns[n], errors="coerce").isna().any()]
+            if text:
+                raise GpuperfError(f"LinearCountModel: property column {text[0]} holds values that are not numbers")
+            matrix = columns.apply(pd.to_numeric).to_numpy(dtype=float)
         else:
-            matrix = np.asarray(X, dtype=float)
+            try:
+                matrix = np.asarray(X, dtype=float)
+            except (TypeError, ValueError) as error:
+                raise GpuperfError(f"LinearCountModel: property values must be numbers ({error})") from None
             if matrix.ndim != 2 or matrix.shape[1] != len(names):
                 raise GpuperfError(
                     f"LinearCountModel: expected {len(names)} property columns ({', '.join(names)}), "
                     f"got an array of shape {matrix.shape}"
                 )
-        if not np.all(np.isfinite(matrix)):
-            raise GpuperfError("LinearCountModel: property values must be finite")
+        bad = ~np.isfinite(matrix)
+        if bad.any():
+            row, column = (int(i[0]) for i in np.nonzero(bad))
+            raise GpuperfError(f"LinearCountModel: property values must be finite; {names[column]} is "
+                               f"{matrix[row, column]} in row {row}")
         return matrix
 
     def _bounds(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -92,6 +105,8 @@ class LinearCountModel(RegressorMixin, BaseEstimator):
     # -- fitting ------------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
         """Fit the weights; ``y`` holds measured times in seconds (positive with ``relative``)."""
+        if not isinstance(self.relative, (bool, np.bool_)):
+            raise GpuperfError(f"LinearCountModel: relative must be True or False, not {self.relative!r}")
         names = self._names()
         A = self._matrix(X, names)
         y = np.asarray(y, dtype=float).ravel()
@@ -150,11 +165,21 @@ class LinearCountModel(RegressorMixin, BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """Predicted times in seconds."""
         check_is_fitted(self)
+        self._warn_unnamed(X)
         return self._matrix(X, self.property_names_) @ self.coef_
+
+    def _warn_unnamed(self, X) -> None:
+        """scikit-learn's warning where a model fitted on named columns is given an array: its
+        columns are taken in the fitted order, which nothing checks."""
+        if hasattr(self, "feature_names_in_") and not isinstance(X, pd.DataFrame):
+            warnings.warn(f"X does not have valid feature names, but {type(self).__name__} was fitted with feature "
+                          f"names; its columns are taken as {', '.join(self.property_names_)} in that order",
+                          UserWarning, stacklevel=3)
 
     def contributions(self, X) -> pd.DataFrame:
         """Seconds each property contributes to each row's prediction (rows sum to ``predict``)."""
         check_is_fitted(self)
+        self._warn_unnamed(X)
         values = self._matrix(X, self.property_names_) * self.coef_
         index = X.index if isinstance(X, pd.DataFrame) else None
         return pd.DataFrame(values, columns=self.property_names_, index=index)
