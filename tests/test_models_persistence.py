@@ -347,3 +347,33 @@ def test_edited_prediction_bounds_are_refused_on_loading(tmp_path):
                            "finite numbers, low before high"):
             load_model(edited)
     assert load_model(path).predict(X).shape == (len(X),)
+
+
+@pytest.mark.parametrize(("field", "edit", "message"), [
+    ("threshold_", lambda data: data.__setitem__(0, {"__float__": "nan"}), "a split threshold is not a finite"),
+    ("left_", lambda data: data.__setitem__(0, 0), "links do not form one tree"),
+    ("right_", lambda data: data.__setitem__(0, 1), "links do not form one tree"),
+    ("feature_", lambda data: data.__setitem__(0, 99), "a split names a feature"),
+    ("intercept_", lambda data: data.__setitem__(-1, {"__float__": "nan"}), "a leaf model's coefficients are not"),
+    ("left_", lambda data: data.__setitem__(0, 999), "links do not form one tree"),
+])
+def test_an_edited_model_tree_is_refused_on_loading_not_looped_in(tmp_path, field, edit, message):
+    """An M5P file whose threshold was NaN loaded and predicted negative times; a left link back to
+    the root made loading loop forever."""
+    X, y = _data()
+    path = save_model(make_model("m5p", log_target=False).fit(X, y), tmp_path / "m5p.json")
+    document = json.loads(path.read_text())
+    state = document["model"]["state"]["__mapping__"]
+    assert state["feature_"]["data"][0] >= 0, "the root must split for this test"
+    edit(state[field]["data"])
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(document))
+    with pytest.raises(GpuperfError, match=rf"edited.json: damaged model \(M5PRegressor: .*{message}"):
+        load_model(edited)
+    assert load_model(path).predict(X).shape == (len(X),)
+
+
+def test_log_target_refuses_several_target_columns():
+    X, y = _data()
+    with pytest.raises(GpuperfError, match="LogTarget: y has 2 columns"):
+        make_model("linear", log_target=True).fit(X, np.column_stack([y, y * 1e6]))

@@ -15,6 +15,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from gpuperf.errors import GpuperfError
+
 
 class M5PRegressor(RegressorMixin, BaseEstimator):
     """M5P model tree for numeric attributes.
@@ -207,6 +209,27 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
             coef = (n * coef + k * q["coef"]) / (n + k)
             intercept = (n * intercept + k * q["intercept"]) / (n + k)
         return coef, intercept
+
+    def check_fitted_values(self) -> None:
+        """An error where the fitted tree could not have come from :meth:`fit` (a file edited by
+        hand): the nodes form one tree, each child after its parent (no cycle a prediction could
+        loop in), every split on a known feature at a finite threshold, every leaf model finite."""
+        n = len(self.feature_)
+        arrays = (self.threshold_, self.left_, self.right_, self.intercept_)
+        if n == 0 or any(len(a) != n for a in arrays) or np.shape(self.coef_) != (n, self.n_features_in_):
+            raise GpuperfError("M5PRegressor: the tree's node arrays disagree in length")
+        inner = np.flatnonzero(self.feature_ >= 0)
+        if (self.feature_ >= self.n_features_in_).any() or (self.feature_ < -1).any():
+            raise GpuperfError("M5PRegressor: a split names a feature the model does not have")
+        children = np.concatenate([self.left_[inner], self.right_[inner]])
+        after_parent = (children > np.concatenate([inner, inner])).all() and (children < n).all()
+        if not after_parent or sorted(children.tolist()) != list(range(1, n)):
+            raise GpuperfError("M5PRegressor: the nodes' links do not form one tree")
+        if not np.isfinite(self.threshold_[inner]).all():
+            raise GpuperfError("M5PRegressor: a split threshold is not a finite number")
+        leaves = np.flatnonzero(self.feature_ < 0)
+        if not (np.isfinite(self.coef_[leaves]).all() and np.isfinite(self.intercept_[leaves]).all()):
+            raise GpuperfError("M5PRegressor: a leaf model's coefficients are not finite numbers")
 
     # -- prediction --------------------------------------------------------------------------
     def apply(self, X) -> np.ndarray:
