@@ -618,3 +618,90 @@ def test_a_second_ncu_profile_appended_to_the_file_is_named_as_such(tmp_path, so
     with pytest.raises(GpuperfError, match=r"twice.csv: line \d+: the header again, a second profile appended; one "
                                            r"profile per file"):
         import_ncu(twice, gpu="H100")
+
+
+def _each_row(path: Path, edit) -> str:
+    """The text of a bundled profile with each CSV row passed through ``edit`` (messages kept)."""
+    import csv
+    import io
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for line in path.read_text().splitlines():
+        if line.startswith("=="):
+            out.write(line + "\n")
+        else:
+            writer.writerow(edit(next(csv.reader([line]))))
+    return out.getvalue()
+
+
+def test_an_nvprof_summary_needs_only_avg_calls_and_name(tmp_path):
+    path = tmp_path / "summary.csv"
+    path.write_text(_each_row(SUMMARY, lambda row: row[:5] + row[7:]))  # no Min, Max
+    frame = import_nvprof(path, gpu="K40")
+    assert "time_s_min" not in frame.columns
+    assert frame.loc[frame["kernel"] == "matMul_sharedmem", "time_s"].iloc[0] == pytest.approx(2639.531e-6)
+
+
+@pytest.mark.parametrize("calls", ["n/a", "", "2.5", "0"])
+def test_an_nvprof_summary_calls_cell_that_counts_nothing_is_named(tmp_path, calls):
+    path = tmp_path / "summary.csv"
+    path.write_text(SUMMARY.read_text().replace(",3,2639.531000,", f",{calls},2639.531000,"))
+    with pytest.raises(GpuperfError, match=rf"summary.csv: line 6: Calls='{re.escape(calls)}' is not a count"):
+        import_nvprof(path, gpu="K40")
+
+
+def test_an_nvprof_unit_error_names_the_units_line(tmp_path):
+    trace = tmp_path / "trace.csv"
+    trace.write_text(TRACE.read_text().replace("\nms,us,", "\nks,us,"))
+    with pytest.raises(GpuperfError, match="trace.csv: line 5: Start unit: unknown time unit 'ks'"):
+        import_nvprof(trace)
+    summary = tmp_path / "summary.csv"
+    summary.write_text(SUMMARY.read_text().replace(",%,ms,,us,us,us,", ",%,ms,,us,ks,us,"))
+    with pytest.raises(GpuperfError, match="summary.csv: line 5: Min unit: unknown time unit 'ks'"):
+        import_nvprof(summary, gpu="K40")
+
+
+def test_an_nvprof_trace_row_without_device_or_name_is_named(tmp_path):
+    lines = TRACE.read_text().splitlines()
+    line = next(i for i, text in enumerate(lines) if "matMul" in text)
+    for cell, column in (('"Tesla K40c (0)"', "Device"), ('"matMul_sharedmem(float*, float*, float*, int) [116]"', "Name")):
+        edited = list(lines)
+        edited[line] = edited[line].replace(cell, '""')
+        path = tmp_path / "trace.csv"
+        path.write_text("\n".join(edited) + "\n")
+        with pytest.raises(GpuperfError, match=rf"trace.csv: line {line + 1}: no {column} \(an empty cell\)"):
+            import_nvprof(path, gpu="K40")
+
+
+def test_the_applications_own_output_before_an_nvprof_trace_is_skipped(tmp_path):
+    lines = TRACE.read_text().splitlines()
+    path = tmp_path / "trace.csv"
+    path.write_text("\n".join([lines[0], "Matrix sizes: 256, 512, 1024", "Result = PASS", *lines[1:]]) + "\n")
+    assert import_nvprof(path).drop(columns="source").equals(import_nvprof(TRACE).drop(columns="source"))
+
+
+def test_an_overflowed_nvprof_metric_is_missing_with_a_note(tmp_path):
+    path = tmp_path / "metrics.csv"
+    path.write_text(METRICS.read_text().replace(",1343488,85983232,32694613", ",1343488,85983232,<OVERFLOW>"))
+    with pytest.warns(UserWarning, match=r"metrics.csv: line \d+: inst_executed overflowed"):
+        frame = import_nvprof(TRACE, metrics=path)
+    assert frame.loc[frame["kernel"] == "matMul_sharedmem", "inst_executed"].isna().all()
+
+
+def test_metrics_varying_over_launches_of_several_geometries_are_noted(tmp_path):
+    """Every launch gets the metrics' average: per-thread counts taken from it are off."""
+    with pytest.warns(UserWarning, match="matMul_sharedmem ran 3 launches of 3 geometries while its metrics vary "
+                                         r"\(achieved_occupancy from 0.892614 to 0.981541\)"):
+        import_nvprof(TRACE, metrics=METRICS)
+    steady = tmp_path / "metrics.csv"  # every invocation the same: the average is each launch's value
+    steady.write_text(_each_row(METRICS, lambda row: row if row[0] == "Device" else row[:5] + [row[7]] * 3))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        import_nvprof(TRACE, metrics=steady)
+
+
+def test_a_table_gpu_with_an_nvprof_device_index_is_the_gpu(tmp_path):
+    path = tmp_path / "table.csv"
+    path.write_text("kernel,gpu,duration_us\nk,Tesla K20 (0),10\nk,Tesla K20,12\n")
+    assert set(import_nvprof(path)["gpu"]) == {"Tesla K20"}

@@ -61,6 +61,7 @@ TRACE_TEXTS = {"Context": "context", "Stream": "stream"}
 BYTE_COLUMNS = ("Static SMem", "Dynamic SMem")
 TABLE_SIZES = ("input.size.1", "input.size.2")  # the size parameters of a Rodinia-style table
 VALUE_NAMES = ("Metric Name", "Event Name")
+OVERFLOW = "<OVERFLOW>"  # nvprof's mark of a saturated counter
 
 
 def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str | None = None) -> pd.DataFrame:
@@ -104,8 +105,9 @@ def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str 
 
 
 def _nvprof_kind(lines: list[str]) -> str:
-    """Which nvprof layout: the first header-like line decides (profiler messages skipped)."""
-    for cells in csv_rows(lines, 0):
+    """Which nvprof layout: the first header-like line decides (profiler messages skipped, and the
+    application's own output before nvprof's, unless the first line is a table's header)."""
+    for number, cells in enumerate(csv_rows(lines, 0)):
         if is_message(cells):
             continue
         cells = set(cells)
@@ -113,7 +115,8 @@ def _nvprof_kind(lines: list[str]) -> str:
             return "metrics"
         if cells & {"Name", "Duration", "Avg"}:  # a trace or summary header, even one lacking Name
             return "summary" if "Avg" in cells else "trace"
-        return "table"
+        if number == 0 or {"kernel", "gpu"} <= cells:
+            return "table"
     return "table"
 
 
@@ -141,7 +144,7 @@ def _nvprof_trace(lines: list[str], where: str) -> pd.DataFrame:
         if name in units and unit not in MEMORY_BYTES:
             raise GpuperfError(f"{where}: line {start + 2}: {name} unit {unit!r} is not one of {', '.join(MEMORY_BYTES)}")
         byte_scale[name] = MEMORY_BYTES[unit]
-    start_exponent = seconds_exponent(units.get("Start") or "s", f"{where}: Start unit") if "Start" in header else 0
+    start_exponent = seconds_exponent(units.get("Start") or "s", f"{where}: line {start + 2}: Start unit") if "Start" in header else 0
     records = []
     for offset, cells in enumerate(rows[2:]):
         line = start + 3 + offset
@@ -150,6 +153,9 @@ def _nvprof_trace(lines: list[str], where: str) -> pd.DataFrame:
         row = checked_row(cells, header, where, line)
         if is_activity(row["Name"]):
             continue  # memory copies and sets, unified memory transfers and page faults
+        for column in ("Name", "Device"):
+            if not row[column].strip():
+                raise GpuperfError(f"{where}: line {line}: no {column} (an empty cell)")
         record = {
             "kernel": kernel_short_name(row["Name"]),
             "gpu": device_gpu(row["Device"]),
@@ -198,11 +204,16 @@ def _nvprof_summary(lines: list[str], where: str) -> pd.DataFrame:
         seen[row["Name"]] = line
         record = {"kernel": kernel_short_name(row["Name"]), "variant": "", "gpu": "", "device": "", "source": where}
         for column, name in (("Avg", TARGET), ("Min", "time_s_min"), ("Max", "time_s_max")):
-            exponent = seconds_exponent(units.get(column) or "s", f"{where}: {column} unit")
+            if column not in row:
+                continue  # only Avg is needed
+            exponent = seconds_exponent(units.get(column) or "s", f"{where}: line {start + 2}: {column} unit")
             record[name] = (positive_time(row[column], exponent, where, line, column) if name == TARGET
                             else shift_decimal(number(row[column], where, line, column), exponent))
         record[STATUS] = OK
-        record["repeats"] = int(number(row["Calls"], where, line, "Calls"))
+        calls = number(row["Calls"], where, line, "Calls")
+        if not (math.isfinite(calls) and calls >= 1 and calls.is_integer()):
+            raise GpuperfError(f"{where}: line {line}: Calls={row['Calls']!r} is not a count of launches")
+        record["repeats"] = int(calls)
         record["kernel_full_name"] = full_kernel_name(row["Name"])
         records.append(record)
     if not records:
@@ -213,6 +224,10 @@ def _nvprof_summary(lines: list[str], where: str) -> pd.DataFrame:
 def _metric_value(text: str, where: str, line: int, metric: str) -> float:
     """``100.00%`` -> 100, ``149.2GB/s`` -> 149.2 (GB/s), ``Mid (5)`` -> 5, ``1,024`` -> 1024."""
     text = text.strip()
+    if text == OVERFLOW:
+        warnings.warn(GpuperfNote(f"{where}: line {line}: {metric} overflowed ({OVERFLOW}): left missing"),
+                      stacklevel=2)
+        return math.nan
     level = re.fullmatch(r"[A-Za-z ]+\((\d+)\)", text)
     if level:
         return float(level.group(1))
@@ -232,6 +247,7 @@ def _metrics_table(path: Path) -> pd.DataFrame:
     lines = read_lines(path)
     header: list[str] | None = None
     values: dict[tuple[str, str], dict[str, float]] = {}
+    varying: dict[tuple[str, str], str] = {}  # (device, kernel) -> a metric its invocations disagree on
     for line, cells in enumerate(csv_rows(lines, 0), start=1):
         if is_message(cells):
             continue
@@ -250,10 +266,14 @@ def _metrics_table(path: Path) -> pd.DataFrame:
             raise GpuperfError(f"{where}: line {line}: {row[name_column]} of {row['Kernel']} on {row['Device']} "
                                f"again, now {row['Avg']} (above: {entry[row[name_column]]:g}); one profile per file")
         entry[row[name_column]] = value
+        if row.get("Min", "").strip() != row.get("Max", "").strip():
+            varying.setdefault(key, f"{row[name_column]} from {row['Min'].strip()} to {row['Max'].strip()}")
     if not values:
         raise GpuperfError(f"{where}: no metric or event rows")
-    return pd.DataFrame([{"device": d, "kernel": kernel_short_name(k), "kernel_full_name": k, **v}
-                         for (d, k), v in values.items()])
+    table = pd.DataFrame([{"device": d, "kernel": kernel_short_name(k), "kernel_full_name": k, **v}
+                          for (d, k), v in values.items()])
+    table.attrs["varying"] = {(d, kernel_short_name(k), k): said for (d, k), said in varying.items()}
+    return table
 
 
 def _nvprof_metrics_alone(path: Path) -> pd.DataFrame:
@@ -273,6 +293,7 @@ def _join_metrics(frame: pd.DataFrame, metrics: Path) -> pd.DataFrame:
     name where no two signatures share one; a summary (no device) joins on the kernel and takes the
     device from the metrics."""
     table = _metrics_table(metrics)
+    varying = table.attrs["varying"]
     clash = [c for c in table.columns if c in frame.columns and c not in ("device", "kernel", "kernel_full_name")]
     if clash:
         raise GpuperfError(f"{metrics}: metric(s) {', '.join(clash)} are already columns of the profile")
@@ -297,9 +318,30 @@ def _join_metrics(frame: pd.DataFrame, metrics: Path) -> pd.DataFrame:
     if unknown:
         device, name = sorted(unknown)[0]
         raise GpuperfError(f"{metrics}: kernel '{name}' on '{device}' is not in the profile it joins")
+    _note_averaged_launches(frame, varying, kernel, metrics)
     joined = frame.merge(table, on=keys, how="left", validate="many_to_one")
     joined.attrs = frame.attrs
     return joined
+
+
+GEOMETRY = ("grid.x", "grid.y", "grid.z", "block.x", "block.y", "block.z")
+
+
+def _note_averaged_launches(frame: pd.DataFrame, varying: dict, kernel: str, metrics: Path) -> None:
+    """A note for each kernel whose launches differ in geometry while its metrics vary across its
+    invocations: every launch gets the average, right for none of them (a per-thread count taken
+    from it, as advise --profile does, is off by as much as the launches differ)."""
+    geometry = [c for c in GEOMETRY if c in frame.columns]
+    if not geometry:
+        return
+    for (device, short, full), said in varying.items():
+        rows = frame[(frame["device"] == device) & (frame[kernel] == (full if kernel == "kernel_full_name" else short))]
+        shapes = len(rows[geometry].drop_duplicates())
+        if shapes > 1:
+            warnings.warn(GpuperfNote(
+                f"{metrics}: {short} ran {len(rows)} launches of {shapes} geometries while its metrics vary ({said}): "
+                "each launch gets the metrics' average over all, right for none of them; profile one geometry "
+                "at a time for per-launch counts"), stacklevel=3)
 
 
 def _nvprof_table(path: Path, where: str) -> pd.DataFrame:
@@ -311,6 +353,7 @@ def _nvprof_table(path: Path, where: str) -> pd.DataFrame:
             f"{where}: not an nvprof CSV: no trace (Duration, Name), summary (Avg, Calls, Name), "
             f"metrics (Device, Kernel, Metric Name, Avg) or table (kernel, gpu, time_s) header"
         )
+    raw["gpu"] = raw["gpu"].map(lambda gpu: gpu if pd.isna(gpu) else re.sub(r"\s*\(\d+\)$", "", str(gpu).strip()))
     column = time_columns[0]
     table_format = TableFormat(
         kernel="kernel", time=column, time_unit=column.rsplit("_", 1)[1], gpu="gpu",
