@@ -1124,3 +1124,15 @@ def test_a_training_gpu_gpuperf_no_longer_describes_never_stops_the_extrapolatio
     assert unlike_training_gpus(["GTX 980", "Tesla K20"], ["gpu_clock_mhz"], ["GTX 970"], base_clock=True) is None
     assert "its gpu_clock_mhz 1279 lies above the 706 to 1216" in unlike_training_gpus(
         ["GTX 980", "Tesla K20"], ["gpu_clock_mhz"], ["GTX 970"])[1]
+
+
+def test_shares_of_a_peak_or_of_the_elapsed_time_are_no_default_features():
+    """nvprof's flop_sp_efficiency (flops / (peak x time)) and sm_efficiency, ncu's "Mem Busy",
+    "Max Bandwidth" and *.pct_of_peak_sustained_elapsed are the time in disguise."""
+    from gpuperf.evaluation.feature_columns import is_default_feature
+
+    for name in ("flop_sp_efficiency", "flop_dp_efficiency", "flop_hp_efficiency", "sm_efficiency", "Mem Busy",
+                 "Mem Pipes Busy", "Max Bandwidth", "dram__bytes.sum.pct_of_peak_sustained_elapsed"):
+        assert not is_default_feature(name), name
+    for name in ("gld_efficiency", "shared_memory_efficiency", "gpu_memory_bandwidth_gbs", "inst_executed"):
+        assert is_default_feature(name), name

@@ -10,7 +10,9 @@ Default features: every numeric column except
   (``time_ms``, ``benchmark_time_ms``, ``compile_time``, ``Duration (us)``, ``gpu__time_duration.avg``),
   and Nsight Compute's ``gpu__time_*`` metrics (``gpu__time_active.sum``); ``time_steps`` is not one;
 - profiler metrics computed from the elapsed time (throughputs, utilisations, IPC, elapsed and
-  active cycles: with a count they give the time away), and rates (``/s``, ``per_second``, ``per_s``, ``per sec``);
+  active cycles, shares of a peak or of the elapsed time such as ``flop_sp_efficiency``,
+  ``sm_efficiency``, ``Mem Busy`` and ``*.pct_of_peak_sustained_elapsed``: with a count they give
+  the time away), and rates (``/s``, ``per_second``, ``per_s``, ``per sec``);
 - launch bookkeeping (IDs, streams, start times) and how a gpuperf measurement went (``retries``,
   ``stable``, ``verified``, ``max_rel_error``, ``compile_s``);
 - what observers read during the run (Kernel Tuner's NVML and power observers): names with

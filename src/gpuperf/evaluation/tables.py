@@ -27,10 +27,13 @@ TIMING_DERIVED = (
     "eligible_warps_per_active_cycle",
 )
 # Parts of such names in any profiler's spelling (nvprof's, ncu's raw metrics, ncu's details page
-# names such as "Memory Throughput", "Elapsed Cycles", "Executed Ipc Active"; matched lower-case,
-# spaces as underscores).
-TIMING_DERIVED_PARTS = ("throughput", "utilization", "flop_efficiency", "elapsed_cycles", "active_cycles",
-                        "cycles_elapsed", "cycles_active", "ipc")
+# names such as "Memory Throughput", "Elapsed Cycles", "Executed Ipc Active", "Mem Busy", "Max
+# Bandwidth"; matched lower-case, spaces as underscores): shares of a peak over the elapsed time
+# (nvprof's flop_sp_efficiency, ncu's *.pct_of_peak_sustained_elapsed) and of the elapsed time
+# (sm_efficiency: the time some warp was active) too.
+TIMING_DERIVED_PARTS = ("throughput", "utilization", "flop_efficiency", "flop_sp_efficiency", "flop_dp_efficiency",
+                        "flop_hp_efficiency", "sm_efficiency", "elapsed_cycles", "active_cycles", "cycles_elapsed",
+                        "cycles_active", "ipc", "pct_of_peak_sustained_elapsed", "busy", "max_bandwidth")
 NOT_FEATURES = ("time_s", "time_s_std", "time_s_min", "time_s_iqr", "n_invocations", "repeats")
 
 RESOURCE_TIMES = ("t_issue", "t_dram", "t_l2", "t_global", "t_shared", "t_fp32", "t_fp64", "t_cycle")
