@@ -382,9 +382,11 @@ def test_a_profilers_csv_without_its_log_lines_is_imported_too(tmp_path, capsys,
     assert from_bare == from_raw
 
 
-@pytest.mark.parametrize("name, gpu", [("nvprof_summary.csv", ["--gpu", "V100"]), ("nvprof_metrics.csv", [])])
+@pytest.mark.parametrize("name, gpu", [("nvprof_summary.csv", ["--gpu", "V100"]), ("nvprof_summary.csv", []),
+                                       ("nvprof_metrics.csv", [])])
 def test_a_profile_straight_from_nvprof_without_launch_geometry_says_so(capsys, database, name, gpu):
-    """An nvprof summary or metrics CSV imports, but has no grid or block sizes to advise on."""
+    """An nvprof summary or metrics CSV imports, but has no grid or block sizes to advise on: said
+    at once, not after asking for a --gpu that cannot help."""
     from pathlib import Path
 
     path = Path(__file__).parent / "data" / name
@@ -392,6 +394,20 @@ def test_a_profile_straight_from_nvprof_without_launch_geometry_says_so(capsys, 
     err = capsys.readouterr().err
     assert f"{name}: no launch geometry (grid.x, block.x) in this profile; an nvprof summary or metrics CSV has none" \
         in err
+
+
+def test_an_ncu_csv_exported_without_its_log_lines_gets_the_ncu_importers_error(tmp_path, capsys, database):
+    """ncu --import REPORT --csv writes no ==PROF== lines: the file is still Nsight Compute's, and its
+    importer's error (no GPU named) is the one to show, not "not nvprof's"."""
+    from pathlib import Path
+
+    details = Path(__file__).parent / "data" / "ncu_details.csv"
+    bare = tmp_path / "details.csv"
+    bare.write_text("".join(line for line in details.read_text().splitlines(keepends=True)
+                            if not line.startswith("==PROF==")))
+    assert main(["advise", "--profile", str(bare), *only(database)]) == 2
+    err = capsys.readouterr().err
+    assert "the profile names no GPU" in err and "not nvprof's" not in err
 
 
 def test_a_stencil_change_measured_on_the_h100_is_advised_for_the_h200_from_that_measurement(capsys):

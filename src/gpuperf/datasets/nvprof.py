@@ -37,6 +37,7 @@ from gpuperf.datasets.profiler_csv import (
     full_kernel_name,
     is_activity,
     is_message,
+    is_ncu_csv,
     kernel_short_name,
     number,
     overload_variants,
@@ -73,13 +74,13 @@ def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str 
     path = Path(path)
     where = str(path)
     lines = read_lines(path)
-    if any(line.startswith(("==PROF==", '"ID","Process ID"')) for line in lines[:50]):
+    if is_ncu_csv(lines):
         raise GpuperfError(f"{where}: an Nsight Compute (ncu --csv) file, not nvprof's: gpuperf import ncu reads it")
     for number, line in enumerate(lines, start=1):  # e.g. records lost to a full buffer: the profile may be short
         said = re.match(r"==\d+== Warning: (.*)", line)
         if said:
             warnings.warn(GpuperfNote(f"{where}: line {number}: nvprof warned: {said[1].strip()}"), stacklevel=2)
-    kind = _nvprof_kind(lines)
+    kind = nvprof_kind(lines)
     if kind == "trace":
         frame = _nvprof_trace(lines, where)
     elif kind == "summary":
@@ -104,7 +105,7 @@ def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str 
     return frame
 
 
-def _nvprof_kind(lines: list[str]) -> str:
+def nvprof_kind(lines: list[str]) -> str:
     """Which nvprof layout: the first header-like line decides (profiler messages skipped, and the
     application's own output before nvprof's, unless the first line is a table's header)."""
     for number, cells in enumerate(csv_rows(lines, 0)):

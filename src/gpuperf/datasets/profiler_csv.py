@@ -112,6 +112,12 @@ def decoded(data: bytes, where: str = "file") -> str:
         return data.decode(encoding, errors="replace")
 
 
+def is_ncu_csv(lines: list[str]) -> bool:
+    """Whether a profiler's CSV is Nsight Compute's: its ``==PROF==`` log lines or, exported from a
+    report (``ncu --import``) without them, its ``"ID","Process ID"`` header."""
+    return any(line.startswith(("==PROF==", '"ID","Process ID"')) for line in lines[:50])
+
+
 def read_lines(path: Path) -> list[str]:
     """The lines of a profiler's CSV output, plain or compressed (``.gz``, ``.bz2``, ``.xz``)."""
     if not path.is_file():

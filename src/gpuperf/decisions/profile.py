@@ -162,10 +162,19 @@ def _import(importer, path: Path, gpu: str | None) -> pd.DataFrame:  # noqa: ANN
 
 
 def _imported(path: Path, gpu: str | None = None) -> pd.DataFrame:
-    """A profiler's own CSV imported; failing, the error of the importer for the profiler whose log
-    lines it has (Nsight Compute's ``==PROF==``, else nvprof's)."""
+    """A profiler's own CSV imported; failing, the error of the importer for the profiler that wrote
+    it (Nsight Compute's by its log lines or header, else nvprof's). An nvprof summary or metrics
+    CSV has no launch geometry, whichever GPU it names."""
     from gpuperf.datasets import import_ncu, import_nvprof
+    from gpuperf.datasets.nvprof import nvprof_kind
+    from gpuperf.datasets.profiler_csv import is_ncu_csv, read_lines
 
+    lines = read_lines(path)
+    ncu = is_ncu_csv(lines)
+    no_geometry = (f"{path}: no launch geometry (grid.x, block.x) in this profile; an nvprof summary or metrics "
+                   "CSV has none: profile with --print-gpu-trace, or with Nsight Compute")
+    if not ncu and nvprof_kind(lines) in ("summary", "metrics"):
+        raise GpuperfError(no_geometry)
     errors = {}
     for name, importer in (("nvprof", import_nvprof), ("ncu", import_ncu)):
         try:
@@ -175,8 +184,5 @@ def _imported(path: Path, gpu: str | None = None) -> pd.DataFrame:
             continue
         if "grid.x" in table.columns:
             return table
-    with open(path, "rb") as handle:
-        start = handle.read(4096)
-    error = errors.get("ncu" if b"==PROF==" in start else "nvprof")
-    raise GpuperfError(error or f"{path}: no launch geometry (grid.x, block.x) in this profile; an nvprof "
-                       "summary or metrics CSV has none: profile with --print-gpu-trace, or with Nsight Compute")
+        errors[name] = no_geometry
+    raise GpuperfError(errors["ncu" if ncu else "nvprof"])
