@@ -1136,3 +1136,16 @@ def test_shares_of_a_peak_or_of_the_elapsed_time_are_no_default_features():
         assert not is_default_feature(name), name
     for name in ("gld_efficiency", "shared_memory_efficiency", "gpu_memory_bandwidth_gbs", "inst_executed"):
         assert is_default_feature(name), name
+
+
+@pytest.mark.parametrize(("name", "profiler"), [("nvprof_gpu_trace.csv", "nvprof"), ("ncu_details.csv", "ncu"),
+                                                ("ncu_raw.csv", "ncu")])
+def test_a_profilers_own_csv_given_as_a_table_says_to_import_it(tmp_path, capsys, name, profiler):
+    from pathlib import Path
+
+    path = Path(__file__).parent / "data" / name
+    for args in (["fit", str(path), "--model", "rf", "--out", str(tmp_path / "m.json")],
+                 ["evaluate", str(path), "--model", "rf", "--protocol", "leave-one-gpu-out"]):
+        assert main(args) == 2
+        assert (f"{name}: a profiler's own CSV (its '==' log lines), not a table: gpuperf import {profiler} "
+                in capsys.readouterr().err)

@@ -7,6 +7,7 @@ import codecs
 import csv
 import gzip
 import lzma
+import re
 import warnings
 import zlib
 from collections.abc import Mapping
@@ -37,6 +38,21 @@ CSV_SUFFIXES = (".csv", ".csv.gz")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
+def _refuse_profiler_output(path: Path) -> None:
+    """An error where an unreadable table is a profiler's own CSV (nvprof's ``==PID==`` or Nsight
+    Compute's ``==PROF==`` log lines): gpuperf's importers make it a table."""
+    from gpuperf.datasets.profiler_csv import is_ncu_csv, read_lines
+
+    try:
+        lines = read_lines(path)[:50]
+    except GpuperfError:
+        return
+    if any(re.match(r"==(\d+|PROF)==", line) for line in lines):
+        profiler = "ncu" if is_ncu_csv(lines) else "nvprof"
+        raise GpuperfError(f"{path}: a profiler's own CSV (its '==' log lines), not a table: "
+                           f"gpuperf import {profiler} {path} --out TABLE.csv makes it one")
+
+
 def read_csv(path: str | Path, **options) -> pd.DataFrame:
     """A CSV (plain or gzip) as read by pandas; a missing, empty or unparsable file is one clear
     error, and so (read with no options) is a header naming a column twice or a file separated by
@@ -61,6 +77,7 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
     except (pd.errors.ParserError, EOFError, OSError, zlib.error) as exc:
         if not options.keys() - {"encoding"}:
             _refuse_other_separators(path, options.get("encoding", "utf-8"))  # a cell holding a comma
+        _refuse_profiler_output(path)
         raise GpuperfError(f"{path}: not a readable CSV table ({str(exc).splitlines()[0]})") from None
     if "index_col" not in options and not frame.index.equals(pd.RangeIndex(len(frame))):
         if header is not None:
