@@ -205,3 +205,42 @@ def test_sticky_cuda_errors_are_told_from_others_through_the_chain_of_causes() -
     assert not device_lost(wrapped(_CupyError(701)))  # too many resources requested: not sticky
     assert not device_lost(wrapped(ValueError("status 700")))
     assert device_lost(DeviceLost("lost"))
+
+
+def _padded_laplacian() -> Kernel:
+    """Writes only the interior of its padded output; the reference leaves the border zero."""
+    program = lp.make_kernel(
+        "{[i,j]: 0<=i<n and 0<=j<m}",
+        "out[i+1,j+1] = a[i,j+1] + a[i+2,j+1] + a[i+1,j] + a[i+1,j+2] - 4*a[i+1,j+1]",
+        [lp.GlobalArg("a", np.float32, shape="(n+2, m+2)"), lp.GlobalArg("out", np.float32, shape="(n+2, m+2)"),
+         "..."],
+        assumptions="n mod 16 = 0 and m mod 16 = 0 and n>=16 and m>=16", name="padded", lang_version=(2018, 2))
+    program = lp.split_iname(program, "j", 16, outer_tag="g.0", inner_tag="l.0")
+    program = lp.split_iname(program, "i", 16, outer_tag="g.1", inner_tag="l.1")
+
+    def reference(inputs, sizes):
+        a = inputs["a"]
+        out = np.zeros_like(a)
+        out[1:-1, 1:-1] = a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:] - 4 * a[1:-1, 1:-1]
+        return {"out": out}
+
+    return Kernel(name="padded", program=program, params=("n", "m"), reference=reference)
+
+
+def test_output_buffers_start_as_zeros_so_an_unwritten_border_checks_against_the_reference() -> None:
+    """The output was allocated uninitialised: the border held whatever memory was there, and the
+    check failed or passed by chance (max relative error 2e+14, then 4e+18, then ok)."""
+    from gpuperf.measure.timing import TimingSettings, measure
+
+    device = open_device("opencl:0")
+    kernel = _padded_laplacian()
+    for _ in range(3):  # fill freed memory with garbage the next buffers may reuse
+        junk = device.compile(kernel).bind({"n": 64, "m": 64}, {"a": np.full((66, 66), 7e30, np.float32),
+                                                                "out": np.full((66, 66), -3e33, np.float32)})
+        junk.close()
+    launch = device.compile(kernel).bind({"n": 64, "m": 64}, {"a": np.ones((66, 66), np.float32)})
+    assert not launch.arrays["out"].get().any()
+    launch.close()
+    settings = TimingSettings(min_repeats=1, max_repeats=2, min_time_s=0.0)
+    for n in (32, 64):
+        assert measure(kernel, {"n": n, "m": n}, settings=settings).time_s > 0

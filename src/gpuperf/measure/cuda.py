@@ -309,7 +309,7 @@ class CudaLaunch:
                 for arg in kernel.array_args:
                     if arg.name not in self.arrays:
                         shape = kernel.array_shape(arg, sizes)
-                        self.arrays[arg.name] = cupy.empty(shape, dtype=np.dtype(arg.dtype.numpy_dtype))
+                        self.arrays[arg.name] = cupy.zeros(shape, dtype=np.dtype(arg.dtype.numpy_dtype))  # as on OpenCL
                 shapes = scratch_shapes(kernel, compiled.functions, sizes)
                 scratch = {name: cupy.empty(shape, dtype=dtype) for name, (shape, dtype) in shapes.items()}
                 buffers = {**self.arrays, **scratch}

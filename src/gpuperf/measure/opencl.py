@@ -95,7 +95,8 @@ class OpenCLLaunch:
             for arg in kernel.array_args:
                 if arg.name not in self.arrays:
                     shape = kernel.array_shape(arg, sizes)
-                    self.arrays[arg.name] = cla.empty(queue, shape, np.dtype(arg.dtype.numpy_dtype))
+                    # zeros: elements a kernel never writes (a padded border) compare with a reference's
+                    self.arrays[arg.name] = cla.zeros(queue, shape, np.dtype(arg.dtype.numpy_dtype))
         except Exception as exc:  # noqa: BLE001
             raise RunFailed(f"kernel '{kernel.key}': allocating device buffers failed: {describe_exception(exc)}",
                             detail=f"{type(exc).__name__}: {exc}") from exc
