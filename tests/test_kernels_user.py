@@ -633,3 +633,28 @@ def test_a_kernel_loopy_cannot_generate_code_for_is_one_error_not_a_traceback(tm
         assert ("gpuperf: error: kernel 'unordered': loopy cannot generate its cuda code (VariableAccessNotOrdered: "
                 "No dependency relationship found between ") in captured.err  # 'w1' and 'w2', in either order
         assert "Traceback" not in captured.err
+
+
+HALF = '''
+import loopy as lp
+import numpy as np
+
+
+def scale_half():
+    k = lp.make_kernel("{[i]: 0<=i<n}", "y[i] = 2*x[i]", [lp.GlobalArg("x,y", np.float16, shape="n"), "..."],
+                       assumptions="n >= 64 and n mod 64 = 0", name="scale_half", lang_version=(2018, 2))
+    return lp.split_iname(k, "i", 64, outer_tag="g.0", inner_tag="l.0")
+'''
+
+
+def test_a_data_type_loopys_cuda_code_cannot_name_is_one_error(tmp_path, capsys):
+    """float16 made loopy's CUDA target raise ValueError('unable to map dtype'), shown as a traceback."""
+    from gpuperf.cli import main
+
+    (tmp_path / "half.py").write_text(HALF)
+    for argv in (["resources", f"{tmp_path / 'half.py'}:scale_half", "-p", "n=128"],
+                 ["features", f"{tmp_path / 'half.py'}:scale_half", "-p", "n=128", "--gpu", "H100"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "gpuperf: error: kernel 'scale_half': loopy cannot generate its cuda code (ValueError: unable to map dtype" \
+            in err and "Traceback" not in err

@@ -324,7 +324,7 @@ class Kernel:
         try:
             with contextlib.redirect_stdout(printed):
                 return lp.generate_code_v2(program).device_code()
-        except lp.LoopyError as exc:
+        except (lp.LoopyError, ValueError) as exc:  # ValueError: a data type the target has no name for
             explained = True  # its program dump adds nothing to the one-line reason
             reason = " ".join(str(exc).split("\n")[0].split()) or type(exc).__name__
             raise GpuperfError(f"kernel '{self.key}': loopy cannot generate its {target} code "
