@@ -658,3 +658,14 @@ def test_a_data_type_loopys_cuda_code_cannot_name_is_one_error(tmp_path, capsys)
         err = capsys.readouterr().err
         assert "gpuperf: error: kernel 'scale_half': loopy cannot generate its cuda code (ValueError: unable to map dtype" \
             in err and "Traceback" not in err
+
+
+def test_a_source_file_named_as_a_variant_space_gets_the_source_files_message(tmp_path, capsys):
+    """rank and spaces said "unknown variant space 'saxpy.cl:saxpy'; known: ..." where features said why."""
+    from gpuperf.cli import main
+
+    (tmp_path / "saxpy.cl").write_text("__kernel void saxpy(__global float *y) { y[get_global_id(0)] *= 2; }\n")
+    for argv in (["rank", f"{tmp_path / 'saxpy.cl'}:saxpy", "-p", "n=1024"], ["spaces", f"{tmp_path / 'saxpy.cl'}"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "saxpy.cl: gpuperf reads kernels from Python files" in err and "unknown variant space" not in err

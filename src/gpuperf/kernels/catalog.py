@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from gpuperf.errors import GpuperfError, unknown_name_error
-from gpuperf.kernels.kernel import Kernel
+from gpuperf.kernels.kernel import Kernel, refuse_source_file
 
 CATEGORIES = ("measurement", "test", "stencil")
 _MODULES = ("gpuperf.kernels.measurement", "gpuperf.kernels.testsuite", "gpuperf.kernels.stencils", "gpuperf.kernels.calibration")
@@ -69,11 +68,8 @@ def get_kernel(spec: str) -> Kernel:
     if spec in _BUILT:
         return _BUILT[spec]
     is_variant = "[" in spec and spec.rstrip().endswith("]")
-    source = re.match(r"(.+\.(cl|cu|cuh|cpp|cc|c|h|hpp))(:.*)?$", spec, re.IGNORECASE)
-    if not is_variant and source:
-        raise GpuperfError(f"{source[1]}: gpuperf reads kernels from Python files, as path/to/file.py:function "
-                           "returning a loopy TranslationUnit or a gpuperf Kernel (the README's 'Kernels'); an "
-                           "OpenCL or CUDA source becomes one through loopy (lp.make_kernel), not as it is")
+    if not is_variant:
+        refuse_source_file(spec)
     if not is_variant and (".py:" in spec or spec.endswith(".py")):
         from gpuperf.kernels.loader import load_user_kernel
 

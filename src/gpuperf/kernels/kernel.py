@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -86,6 +87,19 @@ def kernel_from_program(program: lp.TranslationUnit, name: str, description: str
 def variant_label(variant: Mapping[str, Any]) -> str:
     """A stable, readable label for a variant's parameters: ``a=1,b=2`` (empty for the base kernel)."""
     return ",".join(f"{key}={variant[key]}" for key in sorted(variant))
+
+
+SOURCE_FILE = re.compile(r"(.+\.(cl|cu|cuh|cpp|cc|c|h|hpp))(:.*)?$", re.IGNORECASE)
+
+
+def refuse_source_file(spec: str) -> None:
+    """An error where a kernel or space is named by an OpenCL or CUDA source file, which gpuperf
+    does not read as it is."""
+    source = SOURCE_FILE.match(spec)
+    if source:
+        raise GpuperfError(f"{source[1]}: gpuperf reads kernels from Python files, as path/to/file.py:function "
+                           "returning a loopy TranslationUnit or a gpuperf Kernel (the README's 'Kernels'); an "
+                           "OpenCL or CUDA source becomes one through loopy (lp.make_kernel), not as it is")
 
 
 @dataclass(frozen=True, eq=False)

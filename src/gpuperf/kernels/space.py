@@ -30,7 +30,13 @@ from typing import Any
 import loopy as lp
 
 from gpuperf.errors import GpuperfError, GpuperfNote, unknown_name_error
-from gpuperf.kernels.kernel import Kernel, SizesViolateAssumptions, kernel_from_program, variant_label
+from gpuperf.kernels.kernel import (
+    Kernel,
+    SizesViolateAssumptions,
+    kernel_from_program,
+    refuse_source_file,
+    variant_label,
+)
 from gpuperf.kernels.stencils import (
     STENCILS,
     Stencil,
@@ -364,6 +370,7 @@ def get_space(name: str) -> VariantSpace:
         return _SPACES[name]
     if name.rpartition(":")[0].endswith(".py"):
         return _user_space(name)
+    refuse_source_file(name)
     raise unknown_name_error("variant space", name, _SPACES)
 
 
