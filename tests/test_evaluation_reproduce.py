@@ -274,9 +274,10 @@ def test_report_writes_markdown_html_json_and_plots(tmp_path, small):
     assert pngs == ["dendrogram.png", "error_rf.png", "feature_ranking.png", "pred_vs_measured_rf.png"]
     assert all((tmp_path / "out" / p).stat().st_size > 1000 for p in pngs)
     (tmp_path / "out" / "notes.png").write_bytes(b"mine")  # not one of the report's own plots
+    (tmp_path / "out" / "error_bars.png").write_bytes(b"mine")  # named like one, but no report linked it
     write_report(tmp_path / "out", "Again", {"other": evaluation})  # the same folder, another run
     pngs = sorted(p.name for p in (tmp_path / "out").glob("*.png"))
-    assert pngs == ["error_other.png", "notes.png", "pred_vs_measured_other.png"]
+    assert pngs == ["error_bars.png", "error_other.png", "notes.png", "pred_vs_measured_other.png"]
     assert "feature_ranking" not in json.loads(paths["json"].read_text())  # that run ranked no features
 
 

@@ -389,6 +389,7 @@ def write_report(
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    earlier = linked_plots(folder / "report.md")
     written: dict[str, Path] = {}
     sections: list[tuple[str, str, pd.DataFrame | None, list[tuple[Path, str]]]] = []  # images with captions
     for name, table in tables.items():
@@ -467,7 +468,8 @@ def write_report(
     }
     written["json"] = folder / "metrics.json"
     written["json"].write_text(json.dumps(document, indent=1))
-    _remove_stale_plots(folder, set(written.values()))
+    for stale in earlier - set(written.values()):  # no page links them any more
+        stale.unlink(missing_ok=True)
     return written
 
 
@@ -488,12 +490,14 @@ def written_by() -> dict[str, str]:
     return {"gpuperf": __version__, "command": command}
 
 
-OWN_PLOTS = ("pred_vs_measured_*.png", "error_*.png", "feature_ranking.png", "dendrogram.png")
+LINKED_PLOT = re.compile(r"!\[[^\]]*\]\(([^)/\\]+\.png)\)")
 
 
-def _remove_stale_plots(folder: Path, kept: set[Path]) -> None:
-    """Plots an earlier report in ``folder`` wrote and this one did not: no page links them any more."""
-    for pattern in OWN_PLOTS:
-        for path in folder.glob(pattern):
-            if path not in kept:
-                path.unlink()
+def linked_plots(report: Path) -> set[Path]:
+    """The plots an earlier report (its ``report.md``) links: the only files in its folder a new
+    report may remove, where it writes no plot of the same name (a user's own files stay)."""
+    try:
+        text = report.read_text()
+    except (OSError, UnicodeDecodeError):
+        return set()
+    return {report.parent / name for name in LINKED_PLOT.findall(text)}
