@@ -352,6 +352,10 @@ def test_tune_report_shows_trials_and_the_best_so_far(tmp_path, capsys):
     assert tuning["default_time_s"] > 0
     text = (tmp_path / "report" / "report.md").read_text()
     assert "Trials in order" in text and "tuning_curve.png" in text and (tmp_path / "report" / "tuning_curve.png").stat().st_size > 0
+    capsys.readouterr()  # another command's report over it would replace the trials, their only record
+    assert main(["geometry-sweep", "--table", "geometry_sweep_h100", "--report", str(tmp_path / "report")]) == 2
+    assert "holds a tuning report (gpuperf tune), whose trials may be their only record" in capsys.readouterr().err
+    assert (tmp_path / "report" / "report.md").read_text() == text
 
 
 def test_tune_space_trains_on_a_table_given_as_a_data_frame():

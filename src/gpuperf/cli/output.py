@@ -289,11 +289,22 @@ def progress_bar(hidden: bool):  # noqa: ANN201 - a rich Progress
 
 def report_folder(out: str | Path, option: str = "--report") -> Path:
     """A folder a report goes to, checked before any work: not a file (an existing report folder is
-    written again)."""
+    written again, unless it holds a tuning report, whose trials may be their only record)."""
     from gpuperf.errors import GpuperfError
 
     path = Path(out)
     if path.exists() and not path.is_dir():
         raise GpuperfError(f"{option} {path}: a file, not a folder")
+    if _holds_tuning_report(path):
+        raise GpuperfError(f"{option} {path}: holds a tuning report (gpuperf tune), whose trials may be their only "
+                           "record; name another folder")
     _writable_folder(path, option, path)
     return path
+
+
+def _holds_tuning_report(folder: Path) -> bool:
+    try:
+        document = json.loads((folder / "metrics.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(document, dict) and isinstance(document.get("metrics"), dict) and "tuning" in document["metrics"]
