@@ -545,3 +545,19 @@ def test_judging_a_sweep_for_another_gpu_names_the_policies_whose_picks_it_never
     assert "none is judged" in err and "heuristic's pick was not measured in 2 of 6 group(s)" in err
     assert main(["geometry-sweep", "--table", str(data_dir() / "geometry_sweep_h100.csv.gz"), "--json"]) == 0
     assert "was not measured" not in capsys.readouterr().err  # judged for the GPU it was taken on
+
+
+def test_a_sweep_judged_with_another_gpus_descriptor_still_names_the_gpu_it_was_measured_on(capsys, tmp_path):
+    """--gpu MI300X over the H100 sweep labelled the report and --json "Instinct MI300X"; every time
+    in it was measured on the H100."""
+    from gpuperf.datasets.bundled import data_dir
+
+    table = str(data_dir() / "geometry_sweep_h100.csv.gz")
+    assert main(["geometry-sweep", "--table", table, "--gpu", "MI300X", "--report", str(tmp_path / "r"),
+                 "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["device"], result["descriptor"]) == ("H100 SXM", "Instinct MI300X")
+    assert "Device: H100 SXM, judged with the Instinct MI300X's descriptor;" in (tmp_path / "r" / "report.md").read_text()
+    assert main(["geometry-sweep", "--table", table, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["device"], result["descriptor"]) == ("H100 SXM", "H100 SXM")

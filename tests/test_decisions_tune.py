@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -353,7 +354,8 @@ def test_tune_report_shows_trials_and_the_best_so_far(tmp_path, capsys):
     text = (tmp_path / "report" / "report.md").read_text()
     assert "Trials in order" in text and "tuning_curve.png" in text and (tmp_path / "report" / "tuning_curve.png").stat().st_size > 0
     capsys.readouterr()  # another command's report over it would replace the trials, their only record
-    assert main(["geometry-sweep", "--table", "geometry_sweep_h100", "--report", str(tmp_path / "report")]) == 2
+    table = Path(__file__).parents[1] / "data" / "geometry_sweep_h100.csv.gz"
+    assert main(["geometry-sweep", "--table", str(table), "--report", str(tmp_path / "report")]) == 2
     assert "holds a tuning report (gpuperf tune), whose trials may be their only record" in capsys.readouterr().err
     assert (tmp_path / "report" / "report.md").read_text() == text
 

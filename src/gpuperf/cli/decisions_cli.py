@@ -425,6 +425,17 @@ def _int_list(text: str, what: str) -> list[int]:
     return [_whole(part, what) for part in text.split(",")]
 
 
+def _measured_on(measured, descriptor: str) -> str:
+    """The GPU a sweep table was measured on, by its recorded device name (else its gpu column's),
+    or the descriptor's name where the table names none."""
+    for column in ("device_name", "gpu"):
+        if column in measured.columns:
+            names = sorted({str(name) for name in measured[column].dropna() if str(name).strip()})
+            if names:
+                return ", ".join(names)
+    return descriptor
+
+
 def geometry_sweep_command(
     device: Optional[str] = typer.Option(
         None, "--device", "-d", help="Measure on this device: opencl:0, opencl:<platform>:<device>, cuda:0."),
@@ -481,8 +492,10 @@ def geometry_sweep_command(
     summary = sweep.sweep_summary(choices)
     figures = sweep.sweep_figures(choices)
     points = int(choices["points"].sum())
+    measured_on = _measured_on(measured, descriptor.name)
+    shown = measured_on if measured_on == descriptor.name else f"{measured_on}, judged with the {descriptor.name}'s descriptor"
     result = {
-        "device": descriptor.name, "points": points, "choices": len(choices),
+        "device": measured_on, "descriptor": descriptor.name, "points": points, "choices": len(choices),
         "policies": summary.astype(object).to_dict(orient="index"),  # object: choices stay whole numbers
         "figures": figures.to_dict(orient="records"),  # per (loop, trip count), per trip count, and "all"
         "picks": choices.to_dict(orient="records"),
@@ -490,12 +503,12 @@ def geometry_sweep_command(
     if report:
         from gpuperf.decisions.reports import sweep_report
 
-        result["report"] = str(sweep_report(report, choices, summary, measured, descriptor.name)["markdown"])
+        result["report"] = str(sweep_report(report, choices, summary, measured, shown)["markdown"])
     if as_json:
         print_json(result)
         return
     print_table(summary.reset_index().to_dict(orient="records"),
-                title=f"launch-geometry policies on {where} ({descriptor.name}, {points} points)")
+                title=f"launch-geometry policies on {where} ({shown}, {points} points)")
     print_table(sweep.figure_labels(figures).to_dict(orient="records"),
                 title="per (loop, trip count), per trip count and overall: speedup over LLVM's default, "
                       "choices within 10 % of the best")
