@@ -781,3 +781,9 @@ def test_a_heat_map_of_many_held_out_sizes_runs_them_down_the_rows(tmp_path, mon
     plot_error_heatmap(evaluation, tmp_path / "h.png")
     assert ticks["x"] == ["a", "b"] and len(ticks["y"]) == 30
     assert "per held-out group (rows) and kernel (columns)" in figures[0].axes[0].get_title()
+
+
+def test_small_numbers_keep_three_significant_digits_with_their_trailing_zeros():
+    """0.0018 printed beside 0.00109 and 2.6e-06 beside 2.65e-06 read as two significant digits."""
+    frame = pd.DataFrame({"weight": [2.65e-06, 2.6e-06], "share": [0.0018, 0.00109]}, index=["a", "b"])
+    assert markdown_table(frame).splitlines()[2:] == ["| a | 2.65e-06 | 0.00180 |", "| b | 2.60e-06 | 0.00109 |"]

@@ -45,7 +45,7 @@ def _cell(value, digits: int, style: str = "auto") -> str:
             return f"{value:.{digits - 1}e}" if value != 0 else "0"
         if abs(value) >= 1e4:  # 30035.4 as 3.00e+04, not 3e+04 (which reads as one significant digit)
             return f"{value:#.{digits}g}"
-        return f"{value:.{digits}g}" if _small(value, digits) else f"{value:.{digits}f}"
+        return f"{value:#.{digits}g}" if _small(value, digits) else f"{value:.{digits}f}"
     return str(value)
 
 
