@@ -93,9 +93,13 @@ def test_explore_command_writes_a_report(tmp_path, capsys):
     result = json.loads(capsys.readouterr().out)
     assert result["report"] == str(tmp_path / "report" / "report.md")
     assert (tmp_path / "report" / "exploration_curves.png").exists()
-    table = json.loads((tmp_path / "report" / "metrics.json").read_text())["tables"]
-    row = table["Evaluations to reach a fraction of the best"][0]
+    document = json.loads((tmp_path / "report" / "metrics.json").read_text())
+    row = document["tables"]["Evaluations to reach a fraction of the best"][0]
     assert row["evals_to_90"] == result["evals_to_90"] and row["transfer_evals_to_90"] == result["transfer_evals_to_90"]
+    # the report's random baseline is the one the command's verdict and --json give, the exact expectation
+    assert row["random_expected_evals_to_90"] == pytest.approx(result["random_expected_evals_to_90"])
+    assert document["metrics"]["exploration"] == {key: result[key] for key in
+                                                  ("best_time", "best_found_time", "evaluated", "time_column")}
     markdown = (tmp_path / "report" / "report.md").read_text()
     assert "# Exploring target.csv" in markdown and f"Trained on: {other} (1 space(s) measured elsewhere)." in markdown
     assert f"best {result['best_time']:.4g}, best found {result['best_found_time']:.4g} in {result['evaluated']} evaluations" in markdown

@@ -74,7 +74,9 @@ def explore_command(
                  f" in {summary['evaluated']} evaluations.",
                  f"Trained on: {', '.join(train)} ({len(others)} space(s) measured elsewhere)."
                  if train else "No other GPU's data: online search."]
-        summary["report"] = str(exploration_report(report, {label: result}, f"Exploring {label}", notes)["markdown"])
+        figures = {key: summary[key] for key in ("best_time", "best_found_time", "evaluated", "time_column")}
+        summary["report"] = str(exploration_report(report, {label: result}, f"Exploring {label}", notes,
+                                                   metrics={"exploration": figures})["markdown"])
     if as_json:
         print_json(summary)
         return

@@ -150,9 +150,11 @@ def strip_marker(count: int) -> tuple[float, float]:
 
 def exploration_report(folder: str | Path, cases: Mapping[str, ExploreResult],
                        title: str = "Exploration", notes: Sequence[str] = (),
-                       tables: Mapping[str, pd.DataFrame] | None = None) -> dict[str, Path]:
+                       tables: Mapping[str, pd.DataFrame] | None = None,
+                       metrics: Mapping | None = None) -> dict[str, Path]:
     """Evaluations to 90/95/99 % per space (``cases``: label -> result), plain transfer's, and the
-    curves; ``notes`` come first (what was explored, with what); ``tables`` follow the first table."""
+    curves; ``notes`` come first (what was explored, with what); ``tables`` follow the first table;
+    ``metrics`` join the table in ``metrics.json``."""
     if not cases:
         raise GpuperfError("an exploration report needs at least one explored space")
     folder = Path(folder)
@@ -164,7 +166,8 @@ def exploration_report(folder: str | Path, cases: Mapping[str, ExploreResult],
             row[f"evals_to_{round(fraction * 100)}"] = result.evals(fraction)
         if result.transfer_order is not None:
             row["transfer_evals_to_90"] = evals_to(result.performance[result.transfer_order], 0.9)
-        for key in ("random_evals_to_90", "random_evals_to_90_p10", "random_evals_to_90_p90"):
+        for key in ("random_expected_evals_to_90", "random_evals_to_90", "random_evals_to_90_p10",
+                    "random_evals_to_90_p90"):
             if key in result.baselines:
                 row[key] = result.baselines[key]
         rows.append(row)
@@ -176,12 +179,12 @@ def exploration_report(folder: str | Path, cases: Mapping[str, ExploreResult],
              + ". Evaluations counted until the first configuration at or above each fraction of the space's "
              "best; blank: not reached within that budget. Plain transfer (the configurations in order of their "
              "mean normalised performance on the other GPUs, no model) is followed until it reaches the best, "
-             "with no budget. random_evals_to_90: the mean over seeded random orders, with the 10th and 90th "
-             "percentiles of the exact distribution. In the plot, \"best found / best\" is the best time "
+             "with no budget. random_expected_evals_to_90: random order's exact expectation; random_evals_to_90: "
+             "the mean over seeded random orders, with the 10th and 90th percentiles of the exact distribution. In the plot, \"best found / best\" is the best time "
              "divided by the best time found so far; a dot ends each search where it stopped (at the best or its "
              "budget); et = extra trees, gp = Gaussian process."]
     return write_report(folder, title, tables={"Evaluations to reach a fraction of the best": table, **(tables or {})},
-                        notes=notes,
+                        notes=notes, metrics=metrics,
                         plots=[("Best found against evaluations", "The dotted line marks 90 % of the best.", image)])
 
 
