@@ -940,3 +940,15 @@ def test_resuming_refuses_an_empty_gpu_or_size_cell_naming_the_line(tmp_path, mo
     table.to_csv(path, index=False)
     with pytest.raises(GpuperfError, match=re.escape(message)):
         earlier_trials(read_csv(path), "trials.csv")
+
+
+def test_the_default_variants_time_is_its_own_trials_where_the_run_tried_it(monkeypatch):
+    """The report compared the best with the default timed again: a best that was the default read
+    "0.98x as fast as the default variant"."""
+    from gpuperf.decisions import tune as tune_module
+    from gpuperf.kernels.space import get_space
+
+    defaults = get_space("jacobi2d_5pt").defaults
+    trials = [tune_module.Trial({**defaults, "local_x": "other"}, 2.0, "ok"), tune_module.Trial(dict(defaults), 1.5, "ok")]
+    monkeypatch.setattr("gpuperf.measure.timing.measure", lambda *args, **kwargs: pytest.fail("measured again"))
+    assert tune_module.default_variant_time("jacobi2d_5pt", SIZES, trials=trials) == 1.5

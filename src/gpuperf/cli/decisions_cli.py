@@ -709,7 +709,8 @@ def tune_command(
             from gpuperf.decisions.reports import tuning_report
             from gpuperf.decisions.tune import default_variant_time
 
-            paths = tuning_report(report, result, default_variant_time(space, result.sizes, device))
+            paths = tuning_report(report, result, default_variant_time(space, result.sizes, device,
+                                                                       trials=result.trials))
             summary["report"] = str(paths["markdown"])
         if as_json:
             print_json(summary)

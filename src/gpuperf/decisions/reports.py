@@ -226,8 +226,12 @@ def tuning_report(folder: str | Path, result: TuneResult, default_time: float | 
     notes = [f"{result.space} at {result.sizes} on {where}; method: {result.method}."]
     if best is not None and default_time is not None:
         unit, scale = time_unit(min(best.time_s, default_time))
-        notes.append(f"Best {best.config}: {default_time / best.time_s:.2f}x as fast as the default variant "
-                     f"({three_digits(best.time_s * scale)} {unit} against {three_digits(default_time * scale)} {unit}).")
+        if default_time == best.time_s:  # the default's own trial (tune passes it where it was tried)
+            notes.append(f"Best {best.config}: the default variant ({three_digits(best.time_s * scale)} {unit}).")
+        else:
+            notes.append(f"Best {best.config}: {default_time / best.time_s:.2f}x as fast as the default variant "
+                         f"({three_digits(best.time_s * scale)} {unit} against "
+                         f"{three_digits(default_time * scale)} {unit}).")
     return write_report(folder, f"Tuning {result.space}", tables={"Trials in order": trials}, notes=notes,
                         metrics={"tuning": summary},
                         plots=[("Best so far against trials", "Times on a log scale.", image)])

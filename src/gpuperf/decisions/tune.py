@@ -425,12 +425,18 @@ def _device_key(device: str) -> str:
 
 
 def default_variant_time(space_name: str, sizes: Mapping[str, int], device: str = "opencl:0",
-                         settings: TimingSettings | None = None) -> float:
-    """The time of the space's default variant, measured now (a tuning run's reference)."""
+                         settings: TimingSettings | None = None, trials: Sequence[Trial] = ()) -> float:
+    """The time of the space's default variant (a tuning run's reference): its trial's among
+    ``trials`` where the run measured it (the best compared with itself timed again would differ
+    by the noise), else measured now."""
     from gpuperf.kernels.space import get_space
     from gpuperf.measure.timing import measure
 
     space = get_space(space_name)
+    default = {name: str(value) for name, value in space.defaults.items()}
+    for trial in trials:
+        if trial.time_s is not None and {name: str(value) for name, value in trial.config.items()} == default:
+            return trial.time_s
     return measure(space.build(space.defaults), sizes, device=device, settings=settings).time_s
 
 
