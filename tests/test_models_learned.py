@@ -227,3 +227,19 @@ def test_reference_residual_records_its_features_and_refuses_what_log_target_ref
         ReferenceResidual(LinearRegression(), bound_factor=0.5).fit(train, np.exp2(train["x"]))
     with pytest.raises(GpuperfError, match="the target must be positive, finite times"):
         ReferenceResidual(LinearRegression()).fit(train, train["x"])  # x = 0 in the first row
+
+
+def test_sample_weight_reaches_the_final_step_of_every_model_that_takes_weights():
+    """make_model('lr').fit(X, y, sample_weight=w) failed: the Pipeline wanted linearregression__sample_weight."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 10, (60, 3))
+    y = np.where(np.arange(60) < 30, 1e-3, 4e-3) * X[:, 0]
+    weights = np.where(np.arange(60) < 30, 1.0, 1e-6)  # the second half barely counts
+    for name in ("lr", "svr", "svr_linear", "rf", "gbt"):
+        weighted = make_model(name).fit(X, y, sample_weight=weights).predict(X[:30])
+        plain = make_model(name).fit(X, y).predict(X[:30])
+        assert np.mean(np.abs(weighted / y[:30] - 1)) < np.mean(np.abs(plain / y[:30] - 1)), name
+    assert make_model("lr", log_inputs=True).fit(X, y, sample_weight=weights).predict(X[:1]).shape == (1,)
+    for name, model in (("m5p", "M5PRegressor"), ("knn", "PcaKnnRegressor")):
+        with pytest.raises(GpuperfError, match=f"{model} takes no sample weights"):
+            make_model(name).fit(X, y, sample_weight=weights)

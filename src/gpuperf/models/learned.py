@@ -19,7 +19,7 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from sklearn.svm import SVR
 from sklearn.utils import get_tags
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter, validate_data
 
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.models.m5p import M5PRegressor
@@ -65,7 +65,7 @@ class LogTarget(TransformedTargetRegressor):
                                "(fit one model per target)")
         times = positive_times(y, "LogTarget")
         self.__dict__.pop("feature_names_in_", None)  # sklearn sets it on a DataFrame but never clears it
-        super().fit(X, y, **fit_params)
+        super().fit(X, y, **routed_sample_weight(self._get_regressor(), fit_params))
         log_y = np.log2(times)
         widen = 0.0 if self.bound_factor is None else np.log2(self.bound_factor)
         self.log_bounds_ = (float(log_y.min() - widen), float(log_y.max() + widen))
@@ -87,6 +87,22 @@ class LogTarget(TransformedTargetRegressor):
             return np.exp2(log_predicted), np.zeros(len(log_predicted), dtype=bool)
         clipped = outside(log_predicted, self.log_bounds_)
         return np.exp2(np.clip(log_predicted, *self.log_bounds_)), clipped
+
+
+def routed_sample_weight(estimator, fit_params: dict) -> dict:
+    """``fit_params`` with a ``sample_weight`` addressed to a Pipeline's final step, as a Pipeline
+    takes it (``linearregression__sample_weight``); an error where that step takes no weights."""
+    weights = fit_params.get("sample_weight")
+    if weights is None:
+        return fit_params
+    final, prefix = estimator, ""
+    while isinstance(final, Pipeline):
+        name, final = final.steps[-1]
+        prefix += f"{name}__"
+    if not has_fit_parameter(final, "sample_weight"):
+        raise GpuperfError(f"{type(final).__name__} takes no sample weights (the linear, SVR, random forest and "
+                           "gradient-boosted models do)")
+    return {**{k: v for k, v in fit_params.items() if k != "sample_weight"}, f"{prefix}sample_weight": weights}
 
 
 def takes_missing(estimator) -> bool:
