@@ -60,8 +60,9 @@ class LogTarget(TransformedTargetRegressor):
 
     def fit(self, X, y, **fit_params):
         check_bound_factor(self.bound_factor, "LogTarget")
-        if np.ndim(y) == 2 and np.shape(y)[1] > 1:  # one pair of bounds would clip every column alike
-            raise GpuperfError(f"LogTarget: y has {np.shape(y)[1]} columns; it fits one column of times "
+        shape = np.asarray(y).shape
+        if len(shape) == 2 and shape[1] > 1:  # one pair of bounds would clip every column alike
+            raise GpuperfError(f"LogTarget: y has {shape[1]} columns; it fits one column of times "
                                "(fit one model per target)")
         times = positive_times(y, "LogTarget")
         self.__dict__.pop("feature_names_in_", None)  # sklearn sets it on a DataFrame but never clears it
