@@ -256,3 +256,12 @@ def test_shared_inputs_let_a_reference_work_in_its_inputs() -> None:
     shared = SharedInputs()
     assert measure(copy, {"n": 256}, settings=FAST, shared=shared).verified
     assert measure(copy, {"n": 256}, settings=FAST, shared=shared).verified
+
+
+def test_a_reference_nan_or_infinity_is_matched_exactly_or_named() -> None:
+    """A reference holding NaN gave 'max relative error inf' whatever the kernel wrote."""
+    want = {"c": np.array([1.0, np.nan, np.inf, 4.0])}
+    assert max_relative_error({"c": np.array([1.0, np.nan, np.inf, 4.0])}, want) == (0.0, "c")
+    assert max_relative_error({"c": np.array([1.0, np.nan, np.inf, 2.0])}, want)[0] == pytest.approx(0.5)
+    with pytest.raises(GpuperfError, match=r"output 'c': the reference holds nan at \(1,\), the kernel 0.0 \(2 such"):
+        max_relative_error({"c": np.array([1.0, 0.0, 3.0, 4.0])}, want)

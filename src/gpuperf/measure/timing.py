@@ -159,6 +159,7 @@ def max_relative_error(actual: Mapping[str, np.ndarray], expected: Mapping[str, 
         got, want = got.astype(dtype, copy=False), want.astype(dtype, copy=False)
         if got.shape != want.shape:
             raise GpuperfError(f"output '{name}' has shape {got.shape}, the reference's {want.shape}")
+        got, want = _finite_part(name, got, want)
         if want.size == 0:
             continue
         diff = float(np.max(np.abs(got - want)))
@@ -169,6 +170,23 @@ def max_relative_error(actual: Mapping[str, np.ndarray], expected: Mapping[str, 
         if error > worst or not worst_name:
             worst, worst_name = error, name
     return worst, worst_name
+
+
+def _finite_part(name: str, got: np.ndarray, want: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The elements where the reference is a finite number (flattened); elsewhere the kernel must
+    give the very same NaN or infinity, else an error names the first element that differs (a
+    normwise error over NaN says nothing)."""
+    odd = ~np.isfinite(want)
+    if not odd.any():
+        return got, want
+    same = (np.isnan(want) & np.isnan(got)) | (want == got)
+    differing = np.flatnonzero((odd & ~same).ravel())
+    if differing.size:
+        index = tuple(int(i) for i in np.unravel_index(differing[0], want.shape))
+        raise GpuperfError(f"output '{name}': the reference holds {want[index]} at {index}, the kernel "
+                           f"{got[index]} ({differing.size} such elements); a reference gives the value each "
+                           "element must have")
+    return got[~odd], want[~odd]
 
 
 # -- provenance -------------------------------------------------------------------------------------
