@@ -91,7 +91,7 @@ def test_raw_source_shared_memory_and_spills():
 
 def test_unnamed_kernel_is_found_when_the_source_has_one():
     assert compile_source_resources(SHARED_SOURCE).function == "reverse_tile"
-    with pytest.raises(GpuperfError, match="name the kernel to measure; the source's kernels: "):
+    with pytest.raises(GpuperfError, match="name the kernel, by its name or its mangled name; the source's kernels: "):
         compile_source_resources("__global__ void f() {}\n__global__ void g() {}")
 
 
@@ -172,3 +172,20 @@ def test_the_first_compiler_error_carries_no_nul_from_the_log():
     """NVRTC ends its log with a NUL byte: it reached the error message, and grep took the output for binary."""
     assert res._first_error("kernel.cu(4): error: expected a ';'\0") == "kernel.cu(4): error: expected a ';'"
     assert res._first_error("\0") == "(no compiler output)"
+
+
+OVERLOADS = """__global__ void scale(float *y, float a, int n) { int i = threadIdx.x; if (i < n) y[i] *= a; }
+__global__ void scale(double *y, double a, int n) { int i = threadIdx.x; if (i < n) y[i] *= a; }
+"""
+
+
+def test_overloaded_kernels_are_named_by_signature_or_by_the_mangled_names_listed():
+    """The names listed when none was given were refused, and an overloaded name was said not to exist."""
+    with pytest.raises(GpuperfError, match="the source's kernels: _Z5scalePddi, _Z5scalePffi"):
+        compile_source_resources(OVERLOADS)
+    assert compile_source_resources(OVERLOADS, "_Z5scalePffi").function == "_Z5scalePffi"
+    assert compile_source_resources(OVERLOADS, "(void(*)(float*, float, int))scale").function == "_Z5scalePffi"
+    with pytest.raises(GpuperfError, match=r"several kernels of the CUDA source are named 'scale' \(overloads\)"):
+        compile_source_resources(OVERLOADS, "scale")
+    with pytest.raises(GpuperfError, match="no kernel named '_Z5scalePfff'; its kernels: _Z5scalePddi, _Z5scalePffi"):
+        compile_source_resources(OVERLOADS, "_Z5scalePfff")

@@ -173,19 +173,24 @@ def _compile_program(source: str, name: str | None, arch: str, label: str) -> Pr
     nvrtc = _nvrtc()
     result, program = nvrtc.nvrtcCreateProgram(source.encode(), b"kernel.cu", 0, [], [])
     _check(result, "nvrtcCreateProgram")
+    mangled = bool(name) and name.startswith("_Z")  # a lowered name, as ptxas lists the kernels: no expression
     try:
-        if name:
+        if name and not mangled:
             _check(nvrtc.nvrtcAddNameExpression(program, name.encode())[0], "nvrtcAddNameExpression")
         options = [f"--gpu-architecture={arch}".encode(), b"-Xptxas=-v"]
         (result,) = nvrtc.nvrtcCompileProgram(program, len(options), options)
         log = _program_log(nvrtc, program)
         if result == nvrtc.nvrtcResult.NVRTC_ERROR_COMPILATION:
+            if name and "__nv_name_map" in log and "overloaded function" in log:
+                raise GpuperfError(f"{label}: several kernels of the CUDA source are named '{name}' (overloads); name "
+                                   f"one by its signature, as (void(*)(float*, float, int)){name}, or by its mangled "
+                                   "name")
             if name and "__nv_name_map" in log:
                 raise GpuperfError(f"{label}: the CUDA source has no kernel named '{name}'")
             raise GpuperfError(f"{label} does not compile for {arch}: {_first_error(log)}")
         _check(result, "nvrtcCompileProgram")
-        lowered = None
-        if name:
+        lowered = name if mangled else None
+        if name and not mangled:
             result, lowered_bytes = nvrtc.nvrtcGetLoweredName(program, name.encode())
             _check(result, "nvrtcGetLoweredName")
             lowered = lowered_bytes.decode()
@@ -228,9 +233,13 @@ def _parse_log(compiled: tuple[str, str | None], name: str | None, arch: str, la
     if lowered is None:
         if len(chunks) != 1:
             found = ", ".join(chunks) or "none"
-            raise GpuperfError(f"{label}: name the kernel to measure; the source's kernels: {found}")
+            raise GpuperfError(f"{label}: name the kernel, by its name or its mangled name; the source's kernels: "
+                               f"{found}")
         lowered = next(iter(chunks))
     chunk = chunks.get(lowered)
+    if chunk is None and name == lowered:  # a mangled name no kernel has
+        raise GpuperfError(f"{label}: the CUDA source has no kernel named '{name}'; its kernels: "
+                           f"{', '.join(chunks) or 'none'}")
     if chunk is None:
         raise GpuperfError(f"{label}: ptxas reported no resource usage for '{lowered}' ({arch})")
     used = re.search(r"Used (\d+) registers([^\n]*)", chunk)
