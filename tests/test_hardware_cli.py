@@ -171,6 +171,8 @@ def test_resources_note_an_arch_other_than_the_gpus(capsys):
     assert main(["resources", "vector_copy", "-p", "n=4096", "--arch", "sm_80", "--gpu", "H100", "--json"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["arch"] == "sm_80"
+    assert json.loads(captured.out)["notes"] == [
+        "the occupancy on H100 SXM (sm_90) uses the registers and shared memory compiled for sm_80"]
     assert "note: the occupancy on H100 SXM (sm_90) uses the registers and shared memory compiled for sm_80" in (
         captured.err)
     assert main(["resources", "vector_copy", "-p", "n=4096", "--arch", "sm_90", "--gpu", "H100", "--json"]) == 0

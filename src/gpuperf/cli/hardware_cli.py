@@ -82,8 +82,10 @@ def resources_command(
         if arch is not None and own is not None and used.arch != own:  # own may be older than NVRTC compiles for
             import sys
 
-            print(f"note: the occupancy on {spec.name} ({own}) uses the registers and shared memory "
-                  f"compiled for {used.arch}", file=sys.stderr)
+            note = (f"the occupancy on {spec.name} ({own}) uses the registers and shared memory compiled for "
+                    f"{used.arch}")
+            result["notes"] = [note]
+            print(f"note: {note}", file=sys.stderr)
         result["occupancy"] = {k: v for k, v in fit.as_dict().items() if k != "block_limits"}
     if as_json:
         print_json(result)
