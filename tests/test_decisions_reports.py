@@ -246,3 +246,13 @@ def test_the_explore_report_names_the_kernel_and_gpu_picked_from_a_table_of_seve
     markdown = (tmp_path / "report" / "report.md").read_text()
     assert "# Exploring spaces.csv (pnpoly, Tesla V100" in markdown and "Space " + result["space"] in markdown
     assert f"Trained on: {table} (2 space(s) measured elsewhere)." in markdown
+
+
+def test_a_curves_last_level_is_drawn_one_step_on():
+    """A search reaching the best at its last evaluation showed that level only as a vertical line on
+    the plot's right edge."""
+    from gpuperf.decisions.reports import step_points
+
+    x, y = step_points(np.array([0.5, 0.5, 0.8, 1.0]))
+    assert list(x) == [1, 2, 3, 4, 5] and list(y) == [0.5, 0.5, 0.8, 1.0, 1.0]
+    assert len(step_points(np.array([]))[0]) == 0

@@ -58,6 +58,16 @@ def _horizon(result: ExploreResult) -> int:
     return max(1, min(max(spans), len(result.performance)))
 
 
+SHORT_HORIZON = 10  # evaluations up to which a curve's axis labels each one
+
+
+def step_points(curve: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A best-found curve as points of a steps-post line: each level holds from its evaluation to
+    the next, the last one up to one step on (else it shows only as a vertical rise at the end)."""
+    steps = np.arange(1, len(curve) + 2)
+    return (steps, np.append(curve, curve[-1:])) if len(curve) else (steps[:0], curve)
+
+
 def plot_curves(cases: Mapping[str, ExploreResult], path: Path, columns: int = 4) -> Path:
     """One panel per space: best found against evaluations (log x axis, one range for every panel);
     a search's line ends at its last evaluation, marked with a dot, and is drawn over the baselines'."""
@@ -70,13 +80,17 @@ def plot_curves(cases: Mapping[str, ExploreResult], path: Path, columns: int = 4
         for name, curve in exploration_curves(result, horizon).items():
             steps = np.arange(1, len(curve) + 1)
             layer = 3 if name == result.method else 2  # where the search follows a baseline, it stays in sight
-            (line,) = ax.plot(steps, curve, label=name, drawstyle="steps-post", zorder=layer)
+            (line,) = ax.plot(*step_points(curve), label=name, drawstyle="steps-post", zorder=layer)
             if name != "random (expected)" and len(curve):
                 ax.plot(steps[-1], curve[-1], "o", color=line.get_color(), markersize=3, zorder=layer)
         ax.axhline(0.9, color="grey", linewidth=0.6, linestyle=":", label="90 % of the best")
         ax.set_xscale("log")
-        ax.set_xlim(1, max(horizon, 2))
-        plain_log_ticks(ax, between=False)  # evaluations are whole numbers
+        ax.set_xlim(1, max(horizon, 1) + 1)
+        if horizon <= SHORT_HORIZON:  # every evaluation labelled: 1, 2 and 5 alone would leave 3 and 4 bare
+            ax.set_xticks(range(1, horizon + 2), [str(step) for step in range(1, horizon + 2)])
+            ax.minorticks_off()
+        else:
+            plain_log_ticks(ax, between=False)  # evaluations are whole numbers
         ax.set_ylim(0, 1.02)
         ax.set_title(label, fontsize=8)
         ax.set_xlabel("evaluations", fontsize=7)
