@@ -726,13 +726,17 @@ def test_one_launch_table_sets_each_gpu_beside_leave_one_gpu_out_and_half_the_pa
 
 
 def test_every_kernel_of_a_plot_gets_its_own_colour_and_marker():
-    """The linear report plots 46 kernels: more than tab20's colours, so each round of colours takes
-    the next marker and no two kernels share a legend entry."""
+    """The linear report plots 46 kernels: more than tab10's colours, so each round of colours takes
+    the next marker and no two kernels share a legend entry; tab20 paired colours that differ only
+    in lightness."""
+    import matplotlib
+
     from gpuperf.evaluation.report import kernel_styles
 
     styles = kernel_styles([f"kernel{i}" for i in range(46)])
     assert len(set(styles.values())) == 46
-    assert {marker for _, marker in styles.values()} == {"o", "s", "^"}
+    assert {marker for _, marker in styles.values()} == {"o", "s", "^", "D", "P"}
+    assert {colour[:3] for colour, _ in styles.values()} == set(matplotlib.colormaps["tab10"].colors)
     assert {marker for _, marker in kernel_styles(["a", "b", "c"]).values()} == {"o"}
 
 

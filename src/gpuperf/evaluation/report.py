@@ -221,8 +221,10 @@ def plot_predicted_vs_measured(evaluation: Evaluation, path: Path, context: str 
         else f"{len(data)} predictions"
     if thinned:
         plotted += f", at most {MAX_POINTS_PER_KERNEL} per {colour_by} and panel drawn"
-    fig.suptitle(f"predicted vs measured: {_plot_title(context, evaluation.name)}, one panel per held-out "
-                 f"group\n{plotted}", fontsize=9, wrap=True)
+    panels_are = "one panel per held-out group" + (
+        f" ({', '.join(evaluation.in_sample)}: the rows the model was fitted on)" if evaluation.in_sample else "")
+    fig.suptitle(f"predicted vs measured: {_plot_title(context, evaluation.name)}, {panels_are}\n{plotted}",
+                 fontsize=9, wrap=True)
     fig.supxlabel("measured time (s)", fontsize=9)
     fig.supylabel("predicted time (s)", fontsize=9)
     fig.tight_layout()
@@ -281,10 +283,10 @@ MARKERS = ("o", "s", "^", "D", "P", "X", "*")  # not "v": it marks predictions t
 
 
 def kernel_styles(labels: Sequence[str]) -> dict[str, tuple[tuple, str]]:
-    """A (colour, marker) per label, no two alike: tab10 for up to 10 labels (tab20's pairs differ
-    only in lightness, so two kernels would read as one), tab20 beyond, each round of its colours
-    with the next marker."""
-    palette = matplotlib.colormaps["tab10" if len(labels) <= 10 else "tab20"]
+    """A (colour, marker) per label, no two alike: tab10's colours (tab20's pairs differ only in
+    lightness, so two kernels would read as one), each round of them with the next marker; beyond
+    70 labels the pairs repeat."""
+    palette = matplotlib.colormaps["tab10"]
     return {label: (palette(i % palette.N), MARKERS[(i // palette.N) % len(MARKERS)]) for i, label in enumerate(labels)}
 
 
