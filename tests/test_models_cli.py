@@ -683,7 +683,8 @@ def test_roofline_fits_its_efficiency_and_prices_a_table(tmp_path, capsys):
     frame.to_csv(tmp_path / "work.csv", index=False)
     out = tmp_path / "roofline.json"
     fitted = run_json(capsys, "fit", tmp_path / "work.csv", "--model", "roofline", "--out", out)
-    assert fitted["features"] == ["flops", "global_bytes", "gpu_peak_f32_gflops", "gpu_memory_bandwidth_gbs"]
+    assert fitted["features"] == ["flops_f32", "flops_f64", "global_bytes", "gpu_peak_f32_gflops", "gpu_peak_f64_gflops",
+                                  "gpu_memory_bandwidth_gbs"]
     assert fitted["options"]["roofline_inputs"] == "static"
     efficiency = np.exp(np.mean(np.log(bound / frame["time_s"])))
     assert load_model(out).efficiency_ == pytest.approx(efficiency)
@@ -704,8 +705,12 @@ def test_roofline_fits_its_efficiency_and_prices_a_table(tmp_path, capsys):
     bare = tmp_path / "bound.json"
     run_json(capsys, "fit", tmp_path / "work.csv", "--model", "roofline_bound", "--out", bare)
     assert load_model(bare).efficiency_ == 1.0  # the bare bound: nothing fitted
-    np.testing.assert_allclose(load_model(bare).predict(frame.assign(
-        gpu_peak_f32_gflops=peaks / 1e9, gpu_memory_bandwidth_gbs=bandwidths / 1e9)), bound, rtol=1e-9)
+    from gpuperf.evaluation.tables import add_static_roofline_inputs
+
+    f64_peaks = frame["gpu"].map(lambda g: get_gpu(g).peak_f64_gflops)
+    np.testing.assert_allclose(load_model(bare).predict(add_static_roofline_inputs(frame).assign(
+        gpu_peak_f32_gflops=peaks / 1e9, gpu_peak_f64_gflops=f64_peaks,
+        gpu_memory_bandwidth_gbs=bandwidths / 1e9)), bound, rtol=1e-9)
 
 
 def test_rows_left_out_for_their_status_are_counted_and_ok_is_any_case(tables, tmp_path, capsys):
@@ -1149,3 +1154,21 @@ def test_a_profilers_own_csv_given_as_a_table_says_to_import_it(tmp_path, capsys
         assert main(args) == 2
         assert (f"{name}: a profiler's own CSV (its '==' log lines), not a table: gpuperf import {profiler} "
                 in capsys.readouterr().err)
+
+
+def test_the_static_roofline_prices_double_precision_work_at_the_f64_peak(tmp_path, capsys):
+    """All static flops went to the f32 peak: an f64 kernel on an RTX 3090 (f64 peak 1/64 of f32)
+    was 'bounded' 6.7x below its compute time."""
+    frame = pd.DataFrame({"kernel": ["arith_f64_mul", "arith_f32_mul"], "gpu": "RTX 3090",
+                          "time_s": [1.3e-4, 2.0e-5], "flops": [67108864.0] * 2,
+                          "global_bytes": [16777216.0, 8388608.0], "ops_f64_mul": [67108864.0, np.nan],
+                          "ops_f32_mul": [np.nan, 67108864.0]})
+    frame.to_csv(tmp_path / "work.csv", index=False)
+    assert main(["fit", str(tmp_path / "work.csv"), "--model", "roofline_bound", "--out", str(tmp_path / "r.json")]) == 0
+    assert main(["predict-table", "--model", str(tmp_path / "r.json"), str(tmp_path / "work.csv"), "--out",
+                 str(tmp_path / "priced.csv")]) == 0
+    capsys.readouterr()
+    priced = pd.read_csv(tmp_path / "priced.csv")["predicted_time_s"]
+    gpu = get_gpu("RTX 3090")
+    assert priced[0] == pytest.approx(67108864 / (gpu.peak_f64_gflops * 1e9))
+    assert priced[1] == pytest.approx(max(67108864 / (gpu.peak_f32_gflops * 1e9), 8388608 / (gpu.memory_bandwidth_gbs * 1e9)))

@@ -249,7 +249,12 @@ def extend_table(frame: pd.DataFrame, where: str, gpu_features: bool, bsp_inputs
     """Join the GPU descriptors (at base clocks if ``base_clock``) and derive the BSP or roofline
     inputs, as fitting did."""
     from gpuperf.datasets.join import with_gpu_features
-    from gpuperf.evaluation.tables import add_bsp_inputs, add_roofline_inputs, with_base_clocks
+    from gpuperf.evaluation.tables import (
+        add_bsp_inputs,
+        add_roofline_inputs,
+        add_static_roofline_inputs,
+        with_base_clocks,
+    )
     from gpuperf.models.registry import BSP_SIGNATURES, ROOFLINE_SIGNATURES, add_static_bsp_inputs
 
     if gpu_features:
@@ -259,9 +264,9 @@ def extend_table(frame: pd.DataFrame, where: str, gpu_features: bool, bsp_inputs
     if bsp_inputs is not None:
         require_columns(frame, BSP_SIGNATURES[bsp_inputs], where, f"BSP input ({bsp_inputs})")
         frame = add_bsp_inputs(frame) if bsp_inputs == "counters" else add_static_bsp_inputs(frame)
-    if roofline_inputs == "counters":
-        require_columns(frame, ROOFLINE_SIGNATURES["counters"], where, "roofline input (counters)")
-        frame = add_roofline_inputs(frame)
+    if roofline_inputs is not None:
+        require_columns(frame, ROOFLINE_SIGNATURES[roofline_inputs], where, f"roofline input ({roofline_inputs})")
+        frame = add_roofline_inputs(frame) if roofline_inputs == "counters" else add_static_roofline_inputs(frame)
         if "gpu_peak_f64_gflops" in frame.columns:  # a GPU with no published f64 peak bounds f32 launches
             frame = frame.assign(gpu_peak_f64_gflops=frame["gpu_peak_f64_gflops"].where(frame["flops_f64"] > 0, 0.0))
     return frame

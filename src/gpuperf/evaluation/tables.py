@@ -233,6 +233,17 @@ def add_roofline_inputs(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def add_static_roofline_inputs(frame: pd.DataFrame) -> pd.DataFrame:
+    """The roofline's flops by precision from gpuperf's static features: ``flops_f64`` (the
+    ``ops_f64_*`` columns summed) and ``flops_f32`` (every other floating-point operation)."""
+    _require(frame, ["flops"], "add_static_roofline_inputs")
+    out = frame.copy()
+    f64 = [c for c in out.columns if str(c).startswith("ops_f64_")]
+    out["flops_f64"] = out[f64].fillna(0.0).sum(axis=1).astype(float) if f64 else 0.0
+    out["flops_f32"] = out["flops"].astype(float) - out["flops_f64"]
+    return out
+
+
 def known_columns(frame: pd.DataFrame, columns) -> list[str]:
     """The ``columns`` present in ``frame`` with no missing value (NaN-free features)."""
     return [c for c in columns if c in frame.columns and not frame[c].isna().any() and np.isfinite(frame[c]).all()]

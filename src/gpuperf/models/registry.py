@@ -72,11 +72,12 @@ BSP_SIGNATURES = {
 
 # The roofline's work columns for the same two kinds of table (a table of neither kind names its
 # own: ``flops`` and ``dram_bytes``). ``counters``: added by ``evaluation.tables.add_roofline_inputs``
-# (flops by precision, DRAM read + L2 write bytes); ``static``: all flops and the global bytes
-# the work-items load and store (no cache counted).
+# (flops by precision, DRAM read + L2 write bytes); ``static``: by ``add_static_roofline_inputs``
+# (flops by precision from the ops_* counts) and the global bytes the work-items load and store (no
+# cache counted).
 ROOFLINE_INPUTS: dict[str, dict[str, str]] = {
     "counters": {"flops": "flops_f32", "flops_f64": "flops_f64", "memory_bytes": "dram_bytes"},
-    "static": {"flops": "flops", "memory_bytes": "global_bytes"},
+    "static": {"flops": "flops_f32", "flops_f64": "flops_f64", "memory_bytes": "global_bytes"},
 }
 ROOFLINE_SIGNATURES = {
     "counters": ("floating_point_operations.single_precision.", "floating_point_operations.double_precision.",
