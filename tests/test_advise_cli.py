@@ -505,3 +505,32 @@ def test_the_subject_names_the_gpu_an_alias_stands_for_and_an_endless_threshold_
     assert main(["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970", "--threshold", "inf",
                  *only(database)]) == 2
     assert "threshold (--threshold) must be a positive, finite speedup, got inf" in capsys.readouterr().err
+
+
+CLASH = '''
+import loopy as lp
+import numpy as np
+
+
+def stencil2d():
+    p = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<m}", "b[i,j] = 2*a[i,j]",
+                       [lp.GlobalArg("a,b", np.float32, shape="n,m"), "..."],
+                       assumptions="n >= 1 and m >= 1 and n mod 16 = 0 and m mod 16 = 0", name="scale2d",
+                       lang_version=(2018, 2))
+    p = lp.split_iname(p, "j", 16, outer_tag="g.0", inner_tag="l.0")
+    return lp.split_iname(p, "i", 16, outer_tag="g.1", inner_tag="l.1")
+'''
+
+
+def test_a_users_kernel_named_like_a_catalog_space_is_none_of_its_variants(tmp_path):
+    """A file's stencil2d() was advised the catalog stencil2d's variant, with that stencil's H200 pair
+    quoted as "this very change of this kernel at these sizes"."""
+    from gpuperf.decisions.advisor import _space_change
+    from gpuperf.decisions.optimizations import load_optimizations
+    from gpuperf.kernels import get_kernel
+
+    (tmp_path / "clash.py").write_text(CLASH)
+    entry = load_optimizations()["thread_coarsening"]
+    assert _space_change(entry, get_kernel(f"{tmp_path / 'clash.py'}:stencil2d")) == (None, None, "")
+    variant, reason, _ = _space_change(entry, get_kernel("stencil2d"))
+    assert variant is not None and variant.startswith("stencil2d[")

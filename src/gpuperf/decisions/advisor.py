@@ -184,6 +184,8 @@ def _space_change(entry: Optimization, kernel: Kernel | None,
 
     if space_name is not None:
         space = get_space(space_name)
+    elif kernel.category == "user":  # a user's kernel named like a catalog space is none of its variants
+        return None, None, ""
     else:
         space_name = kernel.name
         try:
