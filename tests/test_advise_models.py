@@ -427,5 +427,15 @@ def test_prefetch_needs_more_than_one_load_per_work_item_and_padding_a_local_til
                            entries=[entries["local_memory_prefetch"], entries["padding"]])
     assert not advice.assessed
     assert dict(advice.skipped) == {
-        "local_memory_prefetch": "does not apply: global_loads_per_thread > 1 is false for this kernel",
+        "local_memory_prefetch": "does not apply: global_loads_per_thread > 1 and local_memory_bytes == 0 is false "
+                                 "for this kernel",
         "padding": "does not apply: local_memory_bytes > 0 is false for this kernel"}
+
+
+def test_prefetch_is_not_advised_to_a_kernel_that_stages_its_data_in_local_memory_already():
+    """matmul_tiled_prefetch was suggested local-memory prefetching (1.25x) with the lp.add_prefetch recipe."""
+    entries = load_optimizations()
+    advice = advise_kernel(get_kernel("matmul_tiled_prefetch"), {"n": 1024, "m": 1024, "k": 1024}, gpu="H100",
+                           threshold=1e-9, min_confidence=0, entries=[entries["local_memory_prefetch"]])
+    assert not advice.assessed
+    assert dict(advice.skipped)["local_memory_prefetch"].startswith("does not apply:")
