@@ -116,6 +116,10 @@ BAD_CASES = [
     ("name", lambda t: t.replace('name = "bad"', 'name = "other"'), "name: 'other' must equal"),
     ("toml", lambda t: t + "\n[[[", "not valid TOML"),
     ("before", lambda t: t.replace('after_kernel = "MAC"', 'parameter = "n"\nafter = 2'), "missing field 'before'"),
+    ("apply.transformation", lambda t: t.replace('summary = "change the index"', 'summary = "x"\ntransformation = 7'),
+     "apply.transformation: expected a non-empty string, got 7"),
+    ("apply.parameters", lambda t: t.replace('summary = "change the index"', 'summary = "x"\nparameters = 3'),
+     "apply.parameters: expected a table, got 3"),
 ]
 
 
@@ -159,3 +163,34 @@ def test_a_folder_named_twice_is_read_once(tmp_path, monkeypatch):
     write(tmp_path, "unrolling", 'name = "unrolling"\nremove = true\n')
     monkeypatch.setenv(ENV_VAR, str(tmp_path))
     assert "unrolling" not in load_optimizations([tmp_path])
+
+
+def test_a_pairs_dataset_beside_the_entry_is_read_from_any_working_folder(tmp_path, monkeypatch):
+    """A relative dataset path was taken from the working folder: the same entry failed elsewhere."""
+    import shutil
+
+    from gpuperf.datasets.bundled import BUNDLED, data_dir
+    from gpuperf.decisions.pairs import build_spec_pairs
+
+    folder = tmp_path / "entries"
+    folder.mkdir()
+    shutil.copy(data_dir() / BUNDLED["matvec_bsp"].file, folder / "my_pairs.csv.gz")
+    path = write(folder, "mine", GOOD.format(name="mine").replace('"matvec_bsp"', '"my_pairs.csv.gz"'))
+    monkeypatch.chdir(tmp_path)  # not the entry's folder
+    (spec,) = load_entry(path).pairs
+    assert Path(spec.dataset) == folder / "my_pairs.csv.gz"
+    assert len(build_spec_pairs(spec, "mine")) > 0
+
+
+def test_a_pairs_dataset_or_after_kernel_error_names_the_entrys_field(tmp_path):
+    from gpuperf.decisions.pairs import build_spec_pairs
+
+    (tmp_path / "notds.csv").write_text("a,b\n1,2\n")
+    path = write(tmp_path, "mine", GOOD.format(name="mine").replace('"matvec_bsp"', '"notds.csv"'))
+    (spec,) = load_entry(path).pairs
+    with pytest.raises(GpuperfError, match=rf"{re.escape(str(path))}: pairs\[0\].dataset: .*notds.csv"):
+        build_spec_pairs(spec, "mine")
+    path = write(tmp_path, "typo", GOOD.format(name="typo").replace('after_kernel = "MAC"', 'after_kernel = "MAX"'))
+    (spec,) = load_entry(path).pairs
+    with pytest.raises(GpuperfError, match=r"pairs\[0\].after_kernel: unknown kernel 'MAX'"):
+        build_spec_pairs(spec, "typo")

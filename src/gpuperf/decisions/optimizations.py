@@ -30,7 +30,7 @@ An entry (every text field is required unless marked optional)::
                                               # (or a list of flips, tried in order)
 
     [[pairs]]                                 # training pairs (see ``PairSpec``)
-    dataset = "matvec_bsp"
+    dataset = "matvec_bsp"                    # a bundled name, a file in data/, or a path (beside the entry, or from the working folder)
     kernel = "MMGU"
     after_kernel = "MMGC"
     features = "amaris_matvec"
@@ -225,7 +225,7 @@ def load_entry(path: str | Path, data: Mapping[str, Any] | None = None) -> Optim
         example_before=_text(example, "before", path, "example.before"),
         example_after=_text(example, "after", path, "example.after"),
         apply=apply, applies_when=applies_when, references=tuple(references),
-        pairs=tuple(_pair_spec(p, f"{path}: pairs[{i}]") for i, p in enumerate(pairs)), path=path,
+        pairs=tuple(_pair_spec(p, f"{path}: pairs[{i}]", Path(path).parent) for i, p in enumerate(pairs)), path=path,
     )
 
 
@@ -259,6 +259,10 @@ def _check_apply(apply: Mapping[str, Any], path: Path) -> None:
     if kind not in APPLY_KINDS:
         raise GpuperfError(f"{path}: apply.kind: '{kind}' is not one of {', '.join(APPLY_KINDS)}")
     _text(apply, "summary", path, "apply.summary")
+    if "transformation" in apply:
+        _text(apply, "transformation", path, "apply.transformation")
+    if "parameters" in apply and not isinstance(apply["parameters"], dict):
+        raise GpuperfError(f"{path}: apply.parameters: expected a table, got {apply['parameters']!r}")
     flips = apply.get("space_parameter")
     if flips is None:
         return
@@ -315,7 +319,8 @@ def _values(value: Any, where: str) -> tuple[float, ...]:
     return tuple(float(v) for v in values)
 
 
-def _pair_spec(table: Mapping[str, Any], where: str) -> PairSpec:
+def _pair_spec(table: Mapping[str, Any], where: str, folder: Path | None = None) -> PairSpec:
+    """A ``[[pairs]]`` table; a ``dataset`` path relative to the entry's ``folder`` is taken from there."""
     from gpuperf.decisions.program_features import FEATURE_SOURCES
 
     _no_unknown(table, _PAIR_KEYS, where)
@@ -325,6 +330,8 @@ def _pair_spec(table: Mapping[str, Any], where: str) -> PairSpec:
     dataset = table["dataset"]
     if not isinstance(dataset, str) or not dataset:
         raise GpuperfError(f"{where}.dataset: expected a dataset name, got {dataset!r}")
+    if folder is not None and not Path(dataset).is_absolute() and (folder / dataset).is_file():
+        dataset = str(folder / dataset)  # beside the entry: the same entry reads it from any working folder
     kernels = table["kernel"] if isinstance(table["kernel"], list) else [table["kernel"]]
     if not kernels or not all(isinstance(k, str) and k for k in kernels):
         raise GpuperfError(f"{where}.kernel: expected a kernel name or a list of them")

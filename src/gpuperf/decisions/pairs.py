@@ -71,8 +71,12 @@ def load_pair_dataset(name: str, where: str) -> pd.DataFrame:
         return load_dataset(name)
     path = dataset_path(name)
     if path is None:
-        raise GpuperfError(f"{where}.dataset: '{name}' is neither a bundled dataset nor a file in the data folder")
-    return load_dataset(str(path))
+        raise GpuperfError(f"{where}.dataset: '{name}' is neither a bundled dataset nor a file in the data folder, "
+                           "beside the entry or from the working folder")
+    try:
+        return load_dataset(str(path))
+    except GpuperfError as error:
+        raise GpuperfError(f"{where}.dataset: {error}") from None
 
 
 def _config_columns(frame: pd.DataFrame, spec: PairSpec) -> list[str]:
@@ -196,11 +200,13 @@ def build_spec_pairs(spec: PairSpec, optimization: str) -> pd.DataFrame:
     """The pairs one ``[[pairs]]`` table describes, with the before kernel's model features."""
     frame = load_pair_dataset(spec.dataset, spec.where)
     known = set(frame["kernel"].unique())
-    missing = [k for k in (*spec.kernels, *([spec.after_kernel] if spec.after_kernel else [])) if k not in known]
+    named = [("kernel", k) for k in spec.kernels] + ([("after_kernel", spec.after_kernel)] if spec.after_kernel else [])
+    missing = [(field, k) for field, k in named if k not in known]
     if missing:
         from gpuperf.errors import unknown_name_error
 
-        raise GpuperfError(f"{spec.where}.kernel: {unknown_name_error('kernel', missing[0], known)}")
+        field, kernel = missing[0]
+        raise GpuperfError(f"{spec.where}.{field}: {unknown_name_error('kernel', kernel, known)}")
     joined, rows = _matched(frame, spec)
     if joined.empty:
         raise GpuperfError(f"{spec.where}: no measured before/after pair in {spec.dataset} matches it "
