@@ -496,6 +496,12 @@ inputs = ["n", "m"]
     assert "variant" not in suggestion["apply"]
     assert ("no variant to apply: apply.space_parameter.name 'local_yy' of wide_y is no parameter of the space "
             "stencil2d (local_x, local_y, outputs_y, prefetch, unroll)") in json.dumps(suggestion["explanation"])
+    # the table view showed only "predicted 1.00x, below the threshold": the entry's mistake is a note on stderr too
+    assert main(["advise", "stencil2d[local_x=16,local_y=4,outputs_y=1,prefetch=0,unroll=1]", "-p", "n=4096", "-p",
+                 "m=4096", "--gpu", "H200", "--only", "wide_y", "--min-confidence", "0",
+                 "--optimizations", str(tmp_path)]) == 0
+    assert (f"note: {tmp_path / 'wide_y.toml'}: no variant to apply: apply.space_parameter.name 'local_yy'"
+            in " ".join(capsys.readouterr().err.split()))
 
 
 def test_the_subject_names_the_gpu_an_alias_stands_for_and_an_endless_threshold_is_refused(capsys, database):

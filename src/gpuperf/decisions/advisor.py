@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import math
 import numbers
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,7 @@ from gpuperf.decisions.advice_features import (
 from gpuperf.decisions.optimizations import Optimization, load_optimizations
 from gpuperf.decisions.pairs import DEVICE_TARGET, GPU_TARGET, cache_dir, number_text, spec_pairs
 from gpuperf.decisions.speedup_models import SpeedupModel
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.files import write_cache_file
 from gpuperf.kernels.kernel import Kernel
 
@@ -360,6 +361,8 @@ def advise(
             skipped.append((entry.name, f"does not apply: {entry.applies_when} is false for this kernel"))
             continue
         variant, reason, space_note = _space_change(entry, kernel, space)
+        if space_note:  # a mistake in the entry: said where every output shows it, not only in an explanation
+            warnings.warn(GpuperfNote(f"{entry.path}: {space_note}"), stacklevel=2)
         if reason:
             skipped.append((entry.name, f"does not apply: {reason}"))
             continue
