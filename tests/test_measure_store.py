@@ -300,3 +300,36 @@ def test_partly_cycled_counts_kept_cycles_of_points_not_stored_yet(tmp_path: Pat
         assert store.status()[0]["partly_cycled"] == 2
         store.add(_row(2048, status="run_failed", error="device lost"))
         assert store.status()[0]["partly_cycled"] == 1
+
+
+def test_a_file_with_gpuperfs_layout_version_but_not_its_tables_is_refused_untouched(tmp_path: Path) -> None:
+    """Many programs set SQLite's user_version to 1: such a file was switched to WAL mode, given a run
+    lock, and failed half way with 'no such table: points'."""
+    foreign = tmp_path / "foreign.sqlite"
+    with sqlite3.connect(foreign) as db:
+        db.execute("PRAGMA user_version=1")
+        db.execute("CREATE TABLE t (x INTEGER)")
+    for create in (True, False):
+        with pytest.raises(GpuperfError, match=r"foreign.sqlite' is not a gpuperf measurement store \(it holds other "
+                                               r"tables: t\)"):
+            Store(foreign, create=create)
+    with sqlite3.connect(foreign) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+
+
+def test_a_store_damaged_past_its_header_is_one_error_on_opening(tmp_path: Path) -> None:
+    """The header read fine, and status, export and a run's plan failed later with a traceback
+    ('database disk image is malformed')."""
+    path = tmp_path / "s.sqlite"
+    with Store(path) as store:
+        for n in range(64):
+            store.add(_row(n))
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray(path.read_bytes())
+    data[4096:] = b"\xab" * (len(data) - 4096)
+    path.write_bytes(bytes(data))
+    with pytest.raises(GpuperfError, match=r"s.sqlite' is damaged \(.*\); measure into another store"):
+        Store(path, create=False)
+    with pytest.raises(GpuperfError, match="is damaged"):
+        store_table(path)

@@ -163,6 +163,8 @@ class Store:
                 raise self._not_a_store()
             if version == 0:
                 version = self._create()
+            if version == SCHEMA_VERSION:
+                self._check_whole()
             if version == SCHEMA_VERSION and create:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=FULL")
@@ -213,6 +215,21 @@ class Store:
                     self.db.execute(statement)
             self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         return SCHEMA_VERSION
+
+    def _check_whole(self) -> None:
+        """An error, before anything is written, for a file another program gave gpuperf's layout
+        version (SQLite's user_version, which many set) without gpuperf's tables, or a store damaged
+        past its header (found by SQLite's quick check, not half way through a run)."""
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not {"campaigns", "points"} <= tables:
+            raise self._not_a_store()
+        try:
+            verdict = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            verdict = str(exc)
+        if verdict != "ok":
+            raise GpuperfError(f"store '{self.path}' is damaged ({' '.join(verdict.split())}); measure into another store, or "
+                               "recover this one with sqlite3's .recover") from None
 
     def _not_a_store(self) -> GpuperfError:
         """The error for a database without gpuperf's layout version, naming the tables it holds."""
