@@ -434,3 +434,50 @@ def test_a_campaign_with_an_empty_name_is_refused(tmp_path: Path) -> None:
     """)
     with pytest.raises(GpuperfError, match=r"campaign.toml: name is empty"):
         load_campaign(path)
+
+
+def test_one_catalog_variant_typed_two_ways_is_one_kernel(tmp_path: Path) -> None:
+    """Its parameters in another order were refused as two kernels called by one name (and a catalog
+    variant cannot be renamed)."""
+    path = write_campaign(tmp_path, """
+        [[kernels]]
+        kernel = "jacobi2d_5pt[unroll=1,local_x=4,local_y=1,outputs_y=1,prefetch=0]"
+        sizes = [{n = 256, m = 256}]
+        [[kernels]]
+        kernel = "jacobi2d_5pt[local_x=4,local_y=1,outputs_y=1,prefetch=0,unroll=1]"
+        sizes = [{n = 512, m = 512}]
+    """)
+    assert len(load_campaign(path).points("cpu")) == 2
+
+
+@pytest.mark.parametrize(("sizes", "message"), [
+    ('sizes = [{n = "4096"}]', r"kernels\[0\].sizes\[0\].n: expected an integer, got the string '4096'"),
+    ("sizes = [{n = true}]", r"kernels\[0\].sizes\[0\].n: expected an integer, got true"),
+    ('product = {n = ["4096"]}', r"kernels\[0\].product.n: expected an integer, got the string '4096'"),
+    ("product = {}", r"kernels\[0\]: missing sizes \(the product is empty\)"),
+])
+def test_a_size_that_is_no_toml_integer_is_refused_by_its_key(tmp_path: Path, sizes: str, message: str) -> None:
+    path = write_campaign(tmp_path, f"""
+        [[kernels]]
+        kernel = "vector_copy"
+        {sizes}
+    """)
+    with pytest.raises(GpuperfError, match=message):
+        load_campaign(path)
+
+
+def test_a_point_listed_twice_is_noted(tmp_path: Path) -> None:
+    """The second listing (verify = false here) was dropped without a word."""
+    path = write_campaign(tmp_path, """
+        [[kernels]]
+        kernel = "vector_copy"
+        sizes = [{n = 4096}, {n = 8192}]
+        [[kernels]]
+        kernel = "vector_copy"
+        verify = false
+        sizes = [{n = 4096}]
+    """)
+    with pytest.warns(UserWarning, match="vector_copy at n=4096 listed more than once: each is measured once, with "
+                                         "the settings of its first listing"):
+        campaign = load_campaign(path)
+    assert len(campaign.points("cpu")) == 2

@@ -181,6 +181,7 @@ def load_campaign(path: str | Path) -> Campaign:
     if not entries:
         raise GpuperfError(f"{path}: no points to measure; add [[kernels]] or [[spaces]] tables with sizes")
     _one_spec_per_kernel(entries, path)
+    _note_repeated_points(entries, path)
     return Campaign(name, path, device, settings, seed, tuple(entries), tuple(skipped), interleave,
                     tuple(dict.fromkeys(defaulted)))
 
@@ -190,9 +191,32 @@ def _one_spec_per_kernel(entries: list[Entry], path: Path) -> None:
     specs: dict[str, str] = {}
     for entry in entries:
         first = specs.setdefault(entry.kernel.key, entry.spec)
-        if first != entry.spec:
+        if not _same_source(first, entry.spec):
             raise GpuperfError(f"{path}: kernels '{first}' and '{entry.spec}' are both called '{entry.kernel.key}'; "
                                "the store could not tell their points apart (rename one)")
+
+
+def _note_repeated_points(entries: list[Entry], path: Path) -> None:
+    """A note for each point listed more than once (a typo, often): it is measured once, with the
+    settings (``verify``) of its first listing."""
+    seen: set[tuple[str, str]] = set()
+    repeated = []
+    for entry in entries:
+        for sizes in entry.sizes:
+            key = (entry.kernel.key, sizes_text(sizes))
+            if key in seen:
+                repeated.append(f"{entry.kernel.key} at {_sizes_label(sizes)}")
+            seen.add(key)
+    if repeated:
+        more = f" and {len(repeated) - 1} more" if len(repeated) > 1 else ""
+        warnings.warn(GpuperfNote(f"{path}: {repeated[0]}{more} listed more than once: each is measured once, with "
+                                  "the settings of its first listing"), stacklevel=3)
+
+
+def _same_source(spec: str, other: str) -> bool:
+    """Whether two specs of kernels of one name are one kernel: the same text, or both of the catalog
+    (whose kernel names, variants' sorted parameters included, say what they are, however typed)."""
+    return spec == other or (".py" not in spec and ".py" not in other)
 
 
 def _typed(data: Mapping[str, Any], key: str, kind: type, default: Any, where: str) -> Any:
@@ -225,12 +249,26 @@ def _size_list(table: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
     product = table.get("product", {})
     if not isinstance(product, dict) or not all(isinstance(v, list) and v for v in product.values()):
         raise GpuperfError(f"{where}.product: expected a table of non-empty lists like {{n = [4096, 65536]}}")
+    for index, listed in enumerate(sizes):
+        for name, value in listed.items():
+            _whole_size(value, f"{where}.sizes[{index}].{name}")
+    for name, values in product.items():
+        for value in values:
+            _whole_size(value, f"{where}.product.{name}")
     combined = list(sizes)
     if product:
         combined += [dict(zip(product, values)) for values in itertools.product(*product.values())]
     if not combined:
-        raise GpuperfError(f"{where}: missing sizes (the sizes list is empty)")
+        raise GpuperfError(f"{where}: missing sizes (the {'sizes list' if 'sizes' in table else 'product'} is empty)")
     return combined
+
+
+def _whole_size(value: Any, where: str) -> None:
+    """A size as TOML writes a number: an integer (4096), not text ("4096") or true."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        shown = f"the string '{value}'" if isinstance(value, str) else repr(value).lower() if isinstance(value, bool) \
+            else repr(value)
+        raise GpuperfError(f"{where}: expected an integer, got {shown}")
 
 
 def _resolved_sizes(kernel: Kernel, table: Mapping[str, Any], where: str, skipped: list[str] | None = None,
@@ -398,7 +436,7 @@ def _check_same_kernels(store: Store, campaign: Campaign, store_path: str | Path
     stored = {row["kernel"]: row["kernel_spec"] for row in store.rows(campaign.name)}
     for entry in campaign.entries:
         there = stored.get(entry.kernel.key)
-        if there is not None and there != entry.spec:
+        if there is not None and not _same_source(there, entry.spec):
             raise GpuperfError(
                 f"{store_path}: campaign '{campaign.name}' holds points of '{entry.kernel.key}' from '{there}', and "
                 f"{campaign.path} names '{entry.spec}' by the same name; use another store, or give {campaign.path} "
