@@ -153,6 +153,23 @@ def test_rerun_takes_nothing_twice_and_retry_failed_retakes_failures(measured) -
     assert [r for r in after if r["status"] == "ok"] == [r for r in before if r["status"] == "ok"]
 
 
+def test_a_retry_stopped_before_it_retook_a_failure_keeps_that_failures_record(measured, monkeypatch) -> None:
+    """--retry-failed forgot every failure before measuring anything: a run killed at once lost them all."""
+    from gpuperf.measure import campaign as campaign_module
+
+    path, store, _ = measured
+    before = _rows(store)
+    assert sum(r["status"] != "ok" for r in before) == 3
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(campaign_module, "_take", killed)
+    with pytest.raises(KeyboardInterrupt):
+        run_campaign(load_campaign(path), store, progress=False, retry_failed=True)
+    assert _rows(store) == before
+
+
 def test_a_campaign_timed_with_other_settings_does_not_reuse_the_stored_points(measured) -> None:
     path, store, _ = measured
     other = path.parent / "other.toml"  # another file, the same campaign name, longer timing

@@ -147,6 +147,7 @@ class Store:
 
     def __init__(self, path: str | Path, create: bool = True) -> None:
         self.path = Path(path)
+        self.retrying_failed = False  # set by a run that takes its failed points again (see _insert)
         if not create and not self.path.is_file():
             raise missing_file(self.path, f"store '{self.path}' does not exist")
         if self.path.is_dir():
@@ -258,10 +259,18 @@ class Store:
             return self._insert(rows)
 
     def _insert(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Insert rows new by their key; with ``retrying_failed`` set, a row replaces its key's failed
+        row in the same transaction (a run killed before retrying a point keeps its failure)."""
         insert = f"INSERT OR IGNORE INTO points ({','.join(COLUMNS)}) VALUES ({','.join('?' * len(COLUMNS))})"
         stamp = COLUMNS.index("measured_at")
         added = 0
         for row in rows:
+            if self.retrying_failed:
+                self.db.execute(
+                    "DELETE FROM points WHERE campaign=? AND kernel=? AND sizes=? AND device=? AND geometry=? AND "
+                    f"status IN ({','.join('?' * len(FAILURES))})",
+                    (*(_to_sql(c, row.get(c)) for c in ("campaign", "kernel", "sizes", "device", "geometry")),
+                     *FAILURES))
             values = [_to_sql(c, row.get(c)) for c in COLUMNS]
             values[stamp] = values[stamp] or now_utc()
             added += self.db.execute(insert, values).rowcount
@@ -325,14 +334,12 @@ class Store:
                     "INSERT OR IGNORE INTO plan_points (campaign, kernel, sizes, device, geometry) VALUES (?,?,?,?,?)",
                     [(key.campaign, key.kernel, key.sizes, key.device, key.geometry) for key in keys])
 
-    def delete_failed(self, campaign: str) -> int:
-        """Forget the failed points of ``campaign`` so that they are taken again; returns how many."""
-        with self._transaction():
-            cursor = self.db.execute(
-                f"DELETE FROM points WHERE campaign=? AND status IN ({','.join('?' * len(FAILURES))})",
-                (campaign, *FAILURES),
-            )
-        return cursor.rowcount
+    def failed_keys(self, campaign: str) -> set[PointKey]:
+        """The keys of ``campaign``'s failed points."""
+        rows = self.db.execute(
+            f"SELECT campaign, kernel, sizes, device, geometry FROM points WHERE campaign=? AND status IN "
+            f"({','.join('?' * len(FAILURES))})", (campaign, *FAILURES))
+        return {PointKey(*row) for row in rows}
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
