@@ -84,6 +84,12 @@ def test_campaign_run_status_export(tmp_path: Path, capsys: pytest.CaptureFixtur
     code, _, err = run_cli(["campaign", "export", "--store", str(store), "--format", "parquet", "--out", str(mismatch)],
                            capsys)
     assert code == 2 and "a csv name for a parquet table" in err and not mismatch.exists()
+    for unnamed in ("exported", "e.json"):  # no --format given: the name is what says too little
+        code, _, err = run_cli(["campaign", "export", "--store", str(store), "--out", str(tmp_path / unnamed)], capsys)
+        assert code == 2 and f"--out {tmp_path / unnamed}: its name ends in neither .csv" in err and "--format:" not in err
+    code, _, _ = run_cli(["campaign", "export", "--store", str(store), "--format", "csv", "--out",
+                          str(tmp_path / "exported")], capsys)
+    assert code == 0 and sorted(pd.read_csv(tmp_path / "exported")["n"]) == [4096, 8192]
 
 
 MALFORMED = {

@@ -202,7 +202,10 @@ def export_store(store_path: str | Path, out: str | Path, fmt: str | None = None
     ``features`` and ``cycle_times`` as in :func:`store_table`."""
     out = Path(out)
     named = _format_of(out)
-    fmt = (fmt or named or out.suffix.lstrip(".")).lower()
+    if fmt is None and named is None:
+        raise GpuperfError(f"--out {out}: its name ends in neither .csv (.csv.gz) nor .parquet; name the file so, "
+                           "or give --format csv or --format parquet")
+    fmt = (fmt or named).lower()
     if fmt not in FORMATS:
         raise GpuperfError(f"--format: unknown export format '{fmt}'; use csv or parquet")
     if named is not None and named != fmt:
