@@ -226,6 +226,10 @@ def test_export_csv_and_parquet_in_dataset_shape(measured, tmp_path: Path) -> No
     exported = {(k, n): t for k, n, t in csv.loc[csv["status"] == "ok", ["kernel", "n", "time_s"]].itertuples(index=False)}
     assert exported == stored  # values exported unaltered
     assert parquet["n"].dtype == "Int64"
+    # a failed point's counts stay whole numbers, and outputs found different are not verified
+    assert parquet["repeats"].dtype == "Int64" and parquet["retries"].dtype == "Int64"
+    assert "1000.0" not in (tmp_path / "points.csv").read_text().split("\n")[1]
+    assert (parquet.loc[parquet["status"] == "verify_failed", "verified"] == False).all()  # noqa: E712
     try:
         from gpuperf.features import extract_features
     except ImportError:

@@ -142,8 +142,10 @@ def store_table(store_path: str | Path, campaign: str | None = None, features: b
     frame = pd.DataFrame.from_records(records, columns=columns)
     _fill_absent_counts(frame, list(feature_names))
     frame["time_s"] = pd.to_numeric(frame["time_s"], errors="coerce").astype(float)
-    for column in [*size_names, *param_names]:
+    for column in [*size_names, *param_names, "repeats", "retries"]:
         frame[column] = _integers_kept(frame[column])
+    # outputs compared and found different: not verified (the store leaves a failed point's flag empty)
+    frame["verified"] = frame["verified"].astype(object).where(frame["status"] != "verify_failed", False)
     return frame
 
 
