@@ -1172,3 +1172,27 @@ def test_the_static_roofline_prices_double_precision_work_at_the_f64_peak(tmp_pa
     gpu = get_gpu("RTX 3090")
     assert priced[0] == pytest.approx(67108864 / (gpu.peak_f64_gflops * 1e9))
     assert priced[1] == pytest.approx(max(67108864 / (gpu.peak_f32_gflops * 1e9), 8388608 / (gpu.memory_bandwidth_gbs * 1e9)))
+
+
+def test_predict_table_takes_a_count_family_its_table_lacks_as_zero(tmp_path, capsys):
+    """A model fitted where some kernel adds floats priced an export of kernels that do not: 'missing
+    feature column(s) ops_f32_add (did you mean ops_i32_add?)', though gpuperf's own tables hold 0 there."""
+    rng = np.random.default_rng(0)
+    fitted = pd.DataFrame({"kernel": ["a"] * 10 + ["b"] * 10, "gpu": "Tesla K40",
+                           "ops_f32_add": np.r_[rng.uniform(1e6, 1e7, 10), np.zeros(10)],
+                           "ops_i32_add": rng.uniform(1e6, 1e7, 20)})
+    fitted["time_s"] = 1e-9 * (fitted["ops_f32_add"] + fitted["ops_i32_add"])
+    fitted.to_csv(tmp_path / "a.csv", index=False)
+    other = fitted[fitted["kernel"] == "b"].drop(columns="ops_f32_add")
+    other.to_csv(tmp_path / "b.csv", index=False)
+    assert main(["fit", str(tmp_path / "a.csv"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 0
+    assert main(["predict-table", "--model", str(tmp_path / "m.json"), str(tmp_path / "b.csv"), "--out",
+                 str(tmp_path / "p.csv")]) == 0
+    capsys.readouterr()
+    with_zeros = fitted[fitted["kernel"] == "b"]
+    priced = pd.read_csv(tmp_path / "p.csv")["predicted_time_s"].to_numpy()
+    assert main(["predict-table", "--model", str(tmp_path / "m.json"), str(tmp_path / "a.csv"), "--out",
+                 str(tmp_path / "q.csv")]) == 0
+    expected = pd.read_csv(tmp_path / "q.csv")["predicted_time_s"].to_numpy()[10:]
+    np.testing.assert_allclose(priced, expected)
+    assert len(with_zeros) == len(priced)
