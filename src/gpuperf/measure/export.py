@@ -28,6 +28,10 @@ CYCLE_TIMES = "cycle_times_s"  # an interleaved point's per-cycle round medians,
 TIMING_COLUMNS = ("time_s", "time_s_min", "time_s_iqr", "repeats", "status")
 DETAIL_COLUMNS = ("campaign", "kernel_key", "geometry", "retries", "stable", "verified", "max_rel_error",
                   "compile_s", "measured_at", "error")
+# How each point was taken, from its stored provenance (export column -> provenance key): the timer
+# tells a gated CUDA time from a span's upper bound; the rest, the machine and software.
+PROVENANCE_COLUMNS = {"timer": "timer", "device_name": "device_name", "driver_version": "driver_version",
+                      "host": "host", "gpuperf_version": "gpuperf"}
 FORMATS = ("csv", "parquet")
 
 FeatureFunction = Callable[..., dict[str, Any]]  # extract_features(kernel, sizes, gpu=None)
@@ -133,12 +137,15 @@ def store_table(store_path: str | Path, campaign: str | None = None, features: b
                     record[name] = value
         record.update({c: row[c] for c in TIMING_COLUMNS})
         record.update({"kernel_key": row["kernel"], **{c: row[c] for c in DETAIL_COLUMNS if c != "kernel_key"}})
+        given = row["provenance"] or {}
+        record.update({column: given.get(key) for column, key in PROVENANCE_COLUMNS.items()})
         if cycle_times:
             record.update(_cycles(row))
         records.append(record)
     columns = [*KEY_COLUMNS, *size_names, *(n for n in param_names if n not in size_names),
                *(n for n in feature_names if n not in size_names and n not in param_names),
-               *TIMING_COLUMNS, *DETAIL_COLUMNS, *([CYCLE_TIMES, CYCLE_GROUP] if cycle_times else [])]
+               *TIMING_COLUMNS, *DETAIL_COLUMNS, *PROVENANCE_COLUMNS,
+               *([CYCLE_TIMES, CYCLE_GROUP] if cycle_times else [])]
     frame = pd.DataFrame.from_records(records, columns=columns)
     _fill_absent_counts(frame, list(feature_names))
     frame["time_s"] = pd.to_numeric(frame["time_s"], errors="coerce").astype(float)
