@@ -217,6 +217,21 @@ def test_a_damaged_json_field_is_one_error_naming_the_store_point_and_field(tmp_
     assert path.read_bytes() == before  # reading it changed nothing
 
 
+def test_a_damaged_samples_field_stops_only_a_reader_that_needs_the_samples(tmp_path: Path) -> None:
+    """One damaged samples cell blocked every export and every resume of the store."""
+    path = tmp_path / "s.sqlite"
+    with Store(path) as store:
+        store.add(_row(4096, samples=[1e-6, 2e-6]))
+        store.add(_row(8192, samples=[1e-6]))
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE points SET samples='[1,2' WHERE id=2")
+    assert len(store_table(path, features=False)) == 2
+    with pytest.raises(GpuperfError, match="point 2: field samples is damaged"):
+        store_table(path, features=False, cycle_times=True)
+    with Store(path) as store:
+        assert [row["samples"] for row in store.rows(samples=False)] == [None, None]
+
+
 def test_a_store_the_disk_cannot_take_more_of_is_one_error_keeping_what_it_holds(tmp_path: Path) -> None:
     """A full disk while a campaign adds points: one error naming the store; the points committed
     before stay (SQLite's page limit stands in for the full disk)."""

@@ -433,7 +433,7 @@ def _check_same_kernels(store: Store, campaign: Campaign, store_path: str | Path
     """Points are stored under the kernel's name: refuse a campaign whose kernel of a stored name
     comes from another source (``a/k.py:k`` there, ``c/k.py:k`` here), whose points would pass for
     the stored ones."""
-    stored = {row["kernel"]: row["kernel_spec"] for row in store.rows(campaign.name)}
+    stored = {row["kernel"]: row["kernel_spec"] for row in store.rows(campaign.name, samples=False)}
     for entry in campaign.entries:
         there = stored.get(entry.kernel.key)
         if there is not None and not _same_source(there, entry.spec):

@@ -111,7 +111,7 @@ def store_table(store_path: str | Path, campaign: str | None = None, features: b
     for a failed point, and for a point timed on its own, whose launches pair with no other point's),
     and ``cycle_group`` the identifier of the cycles it was timed in (empty where the store has none)."""
     with Store(store_path, create=False) as store:
-        rows = store.rows(campaign)
+        rows = store.rows(campaign, samples=cycle_times)
         if campaign is not None and campaign not in store.campaigns():
             raise GpuperfError(f"store '{store_path}' has no campaign '{campaign}'; it has: "
                                f"{', '.join(store.campaigns()) or 'none'}")

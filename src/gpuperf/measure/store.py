@@ -378,9 +378,11 @@ class Store:
                 found.setdefault(json.dumps(timing, sort_keys=True), timing)
         return list(found.values())
 
-    def rows(self, campaign: str | None = None) -> list[dict[str, Any]]:
-        """Every stored point (JSON columns decoded), in the order taken."""
-        query = f"SELECT id, {','.join(COLUMNS)} FROM points"
+    def rows(self, campaign: str | None = None, samples: bool = True) -> list[dict[str, Any]]:
+        """Every stored point (JSON columns decoded), in the order taken; without ``samples`` each
+        point's samples are left unread (None), so a damaged one stops only a reader that needs it."""
+        columns = [c if samples or c != "samples" else "NULL AS samples" for c in COLUMNS]
+        query = f"SELECT id, {','.join(columns)} FROM points"
         params: tuple[Any, ...] = ()
         if campaign is not None:
             query += " WHERE campaign=?"
