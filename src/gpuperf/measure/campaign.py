@@ -219,10 +219,14 @@ def _same_source(spec: str, other: str) -> bool:
     return spec == other or (".py" not in spec and ".py" not in other)
 
 
+TOML_KINDS = {dict: "a table", str: "a string", int: "an integer", bool: "true or false"}  # as TOML names them
+
+
 def _typed(data: Mapping[str, Any], key: str, kind: type, default: Any, where: str) -> Any:
     value = data.get(key, default)
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise GpuperfError(f"{where}: expected {kind.__name__}, got {value!r}")
+        shown = str(value).lower() if isinstance(value, bool) else repr(value)
+        raise GpuperfError(f"{where}: expected {TOML_KINDS.get(kind, kind.__name__)}, got {shown}")
     return value
 
 
