@@ -58,7 +58,7 @@ def test_kernel_json(capsys, database):
     # row_sum: each work-item walks its own row, so a warp touches 32 rows (uncoalesced, like MAU)
     advice = run_json(capsys, ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970",
                                "--threshold", "1.05", "--min-confidence", "0", "--json", *only(database)])
-    assert set(advice) == {"subject", "suggestions", "below_threshold", "not_suggested"}
+    assert set(advice) == {"subject", "suggestions", "below_threshold", "not_suggested", "notes"}
     assert advice["subject"] == "row_sum at n=1024, m=1024 on GTX 970"
     out = advice["suggestions"]
     assert isinstance(out, list) and out
@@ -496,6 +496,8 @@ inputs = ["n", "m"]
     assert "variant" not in suggestion["apply"]
     assert ("no variant to apply: apply.space_parameter.name 'local_yy' of wide_y is no parameter of the space "
             "stencil2d (local_x, local_y, outputs_y, prefetch, unroll)") in json.dumps(suggestion["explanation"])
+    (note,) = out["notes"]  # whether the entry is suggested, below the threshold or abstained
+    assert note.startswith(f"{tmp_path / 'wide_y.toml'}: no variant to apply: apply.space_parameter.name 'local_yy'")
     # the table view showed only "predicted 1.00x, below the threshold": the entry's mistake is a note on stderr too
     assert main(["advise", "stencil2d[local_x=16,local_y=4,outputs_y=1,prefetch=0,unroll=1]", "-p", "n=4096", "-p",
                  "m=4096", "--gpu", "H200", "--only", "wide_y", "--min-confidence", "0",

@@ -1196,3 +1196,25 @@ def test_predict_table_takes_a_count_family_its_table_lacks_as_zero(tmp_path, ca
     expected = pd.read_csv(tmp_path / "q.csv")["predicted_time_s"].to_numpy()[10:]
     np.testing.assert_allclose(priced, expected)
     assert len(with_zeros) == len(priced)
+
+
+def test_a_count_family_held_as_an_empty_cell_is_zero_when_named_as_a_feature(tmp_path, capsys):
+    """stencil_spaces_pocl holds no ops_f32_div for the kernels that do not divide: fitting or pricing
+    with it named was refused ('ops_f32_div=nan is missing or infinite') though an absent column passed."""
+    assert main(["fit", "stencil_spaces_pocl", "--model", "lr", "--features", "flops,ops_f32_div,ops_f32_sqrt",
+                 "--out", str(tmp_path / "m.json")]) == 0
+    assert main(["predict-table", "stencil_spaces_pocl", "--model", str(tmp_path / "m.json"), "--out",
+                 str(tmp_path / "p.csv")]) == 0
+    capsys.readouterr()
+    assert pd.read_csv(tmp_path / "p.csv")["predicted_time_s"].notna().all()
+
+
+def test_zero_counts_leave_rows_without_any_count_empty():
+    from gpuperf.features.table import with_zero_counts
+
+    frame = pd.DataFrame({"ops_f32_add": [1.0, np.nan, np.nan], "global_loads_f32_stride1": [2.0, 3.0, np.nan],
+                          "threads": [1.0, 1.0, 1.0]})
+    out = with_zero_counts(frame, ["ops_f32_add", "ops_f32_div", "threads"])
+    assert out["ops_f32_add"].tolist()[:2] == [1.0, 0.0] and out["ops_f32_div"].tolist()[:2] == [0.0, 0.0]
+    assert out.loc[2, ["ops_f32_add", "ops_f32_div"]].isna().all()  # a row whose counts could not be taken
+    assert out["threads"].equals(frame["threads"])

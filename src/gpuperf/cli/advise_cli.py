@@ -126,12 +126,13 @@ def _progress_bar(hidden: bool) -> Iterator[Callable[[int, int, str], None]]:
 
 def advice_json(result, threshold: float) -> dict[str, list]:  # noqa: ANN001 - an Advice
     """``suggestions`` (above the threshold, confident enough), ``below_threshold`` (assessed, not
-    suggested) and ``not_suggested``: every other optimization with its reason (does not apply, not
-    assessed, abstained)."""
+    suggested), ``not_suggested``: every other optimization with its reason (does not apply, not
+    assessed, abstained), and ``notes``: mistakes found in the entries."""
     return {
         "suggestions": [s.to_dict() for s in result.suggestions],
         "below_threshold": [s.to_dict() for s in result.assessed if s.predicted_speedup < threshold],
         "not_suggested": [{"optimization": name, "reason": reason} for name, reason in result.skipped],
+        "notes": list(result.notes),  # mistakes in the entries, also printed on stderr
     }
 
 

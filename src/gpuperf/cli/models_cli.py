@@ -129,17 +129,6 @@ def require_columns(frame: pd.DataFrame, columns: Sequence[str], where: str, wha
     raise GpuperfError(f"{where}: missing {what} column(s) {', '.join(missing)}{hint}")
 
 
-def with_absent_counts(frame: pd.DataFrame, features: Sequence[str]) -> pd.DataFrame:
-    """``frame`` with each count family a model uses and a table of gpuperf's static counts lacks
-    (``ops_f32_add`` where no kernel of the table adds floats) as 0, as gpuperf's own tables hold it."""
-    from gpuperf.features.table import is_count_column
-
-    absent = [name for name in features if is_count_column(str(name)) and name not in frame.columns]
-    if not absent or not any(is_count_column(str(column)) for column in frame.columns):
-        return frame
-    return frame.assign(**{name: 0.0 for name in absent})
-
-
 def numeric_features(frame: pd.DataFrame, features: Sequence[str], where: str) -> pd.DataFrame:
     """``frame`` with the ``features`` as floats; a non-number or a missing value names its row."""
     import numpy as np
@@ -418,8 +407,10 @@ def prepare_training(
     if options.name in LEARNED and not options.log_target and spread >= SPREAD_FOR_LOG_TARGET:
         notes.append(f"note: {where}: its times span {spread:,.0f}x; fitted on raw times, {options.name} weighs the "
                      "slowest rows and may rank the rest badly; --log-target fits log2 times")
-    return Prepared(numeric_features(frame, chosen, where), chosen, gpu_features, kind, base_clock, roofline_kind,
-                    notes)
+    from gpuperf.features.table import with_zero_counts
+
+    return Prepared(numeric_features(with_zero_counts(frame, chosen), chosen, where), chosen, gpu_features, kind,
+                    base_clock, roofline_kind, notes)
 
 
 def model_options(model: str, log_target: bool, select: str | None, svr_kernel: str,
@@ -623,6 +614,7 @@ def predict_table_command(
 
     from gpuperf.datasets import write_dataset_csv
     from gpuperf.evaluation.protocols import predict_bounded
+    from gpuperf.features.table import with_zero_counts
     from gpuperf.hardware.specs import get_gpu, other_boards_note
     from gpuperf.models.persistence import load_model, model_info
 
@@ -657,7 +649,7 @@ def predict_table_command(
     rows = frame if gpu is None else frame.assign(gpu=gpu)
     table = extend_table(rows, where, bool(options.get("gpu_features")), options.get("bsp_inputs"),
                          bool(options.get("base_clock")), options.get("roofline_inputs"))  # names a row's bad GPU
-    table = with_absent_counts(table, names)
+    table = with_zero_counts(table, names)
     unbounded = unbounded_rows(table)
     failed = failed_without_features(table, names)
     priced = rows.loc[table.index[~unbounded & ~failed]]  # a failed row left unpriced names no GPU to price

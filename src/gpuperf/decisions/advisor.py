@@ -71,6 +71,7 @@ class Advice:
     suggestions: list[Suggestion]
     assessed: list[Suggestion] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # mistakes found in the entries (a parameter the space lacks)
 
 
 # -- targets ---------------------------------------------------------------------------------------
@@ -353,7 +354,7 @@ def advise(
                            + (f"; unknown names: {', '.join(unknown[:5])}" if unknown else ""))
     entries = list(load_optimizations().values() if entries is None else entries)
     query = pd.DataFrame([{name: features.get(name, math.nan) for name in MODEL_FEATURES}])
-    assessed, skipped = [], []
+    assessed, skipped, entry_notes = [], [], []
     for done, entry in enumerate(entries):
         if progress is not None:
             progress(done, len(entries), entry.name)
@@ -362,7 +363,8 @@ def advise(
             continue
         variant, reason, space_note = _space_change(entry, kernel, space)
         if space_note:  # a mistake in the entry: said where every output shows it, not only in an explanation
-            warnings.warn(GpuperfNote(f"{entry.path}: {space_note}"), stacklevel=2)
+            entry_notes.append(f"{entry.path}: {space_note}")
+            warnings.warn(GpuperfNote(entry_notes[-1]), stacklevel=2)
         if reason:
             skipped.append((entry.name, f"does not apply: {reason}"))
             continue
@@ -397,7 +399,7 @@ def advise(
     skipped += [(s.optimization, f"abstained: predicted {s.predicted_speedup:.2f}x, but confidence "
                  f"{decimals_apart(s.confidence, min_confidence)} is below {min_confidence:g}")
                 for s in suggested if s.confidence < min_confidence]
-    return Advice([s for s in suggested if s.confidence >= min_confidence], assessed, skipped)
+    return Advice([s for s in suggested if s.confidence >= min_confidence], assessed, skipped, entry_notes)
 
 
 def decimals_apart(value: float, bound: float, decimals: int = 2) -> str:

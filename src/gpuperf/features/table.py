@@ -260,6 +260,25 @@ def feature_table(
     return frame
 
 
+def with_zero_counts(frame: pd.DataFrame, features: Sequence[str]) -> pd.DataFrame:
+    """``frame`` with each count family among ``features`` that a row of gpuperf's counts lacks (an
+    absent column, or an empty cell) as 0, as :func:`feature_table` writes it; rows holding no count
+    at all (none could be extracted) keep theirs empty."""
+    import numpy as np
+    import pandas as pd
+
+    counts = [name for name in features if is_count_column(str(name))]
+    present = [column for column in frame.columns if is_count_column(str(column))]
+    if not counts or not present:
+        return frame
+    out = frame.copy()
+    counted = out[present].notna().any(axis=1)
+    for name in counts:
+        column = out[name] if name in out.columns else pd.Series(np.nan, index=out.index)
+        out[name] = column.where(~(counted & column.isna()), 0.0)
+    return out
+
+
 def is_count_column(name: str) -> bool:
     """A per-launch count of one dtype, operation or stride class: 0 where a kernel has none."""
     return name.startswith(("ops_", "global_loads_", "global_stores_", "local_loads_", "local_stores_")) and not (

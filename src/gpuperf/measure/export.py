@@ -147,7 +147,10 @@ def store_table(store_path: str | Path, campaign: str | None = None, features: b
                *TIMING_COLUMNS, *DETAIL_COLUMNS, *PROVENANCE_COLUMNS,
                *([CYCLE_TIMES, CYCLE_GROUP] if cycle_times else [])]
     frame = pd.DataFrame.from_records(records, columns=columns)
-    _fill_absent_counts(frame, list(feature_names))
+    if feature_names:
+        from gpuperf.features.table import with_zero_counts
+
+        frame = with_zero_counts(frame, list(feature_names))
     frame["time_s"] = pd.to_numeric(frame["time_s"], errors="coerce").astype(float)
     for column in [*size_names, *param_names, "repeats", "retries"]:
         frame[column] = _integers_kept(frame[column])
@@ -163,18 +166,6 @@ def _cycles(row: dict[str, Any]) -> dict[str, str]:
         return {CYCLE_TIMES: "", CYCLE_GROUP: ""}
     return {CYCLE_TIMES: ";".join(repr(float(t)) for t in row["samples"] or ()),
             CYCLE_GROUP: str(origin.get(CYCLE_GROUP) or "")}
-
-
-def _fill_absent_counts(frame: pd.DataFrame, features: list[str]) -> None:
-    """A count family a kernel does not have (``ops_f64_sqrt`` of a float32 kernel) is 0 in its row,
-    as ``feature_table`` writes it; rows without any feature (none could be extracted) keep NaN."""
-    from gpuperf.features.table import is_count_column
-
-    counts = [name for name in features if is_count_column(name)]
-    if not counts:
-        return
-    has_features = frame[features].notna().any(axis=1)
-    frame.loc[has_features, counts] = frame.loc[has_features, counts].fillna(0.0)
 
 
 def _integers_kept(column: pd.Series) -> pd.Series:
