@@ -1218,3 +1218,11 @@ def test_zero_counts_leave_rows_without_any_count_empty():
     assert out["ops_f32_add"].tolist()[:2] == [1.0, 0.0] and out["ops_f32_div"].tolist()[:2] == [0.0, 0.0]
     assert out.loc[2, ["ops_f32_add", "ops_f32_div"]].isna().all()  # a row whose counts could not be taken
     assert out["threads"].equals(frame["threads"])
+
+
+def test_a_campaign_exports_provenance_columns_are_no_default_features():
+    """CUDA writes driver_version as a number (13000): it became a feature standing for the GPU."""
+    from gpuperf.evaluation.feature_columns import is_default_feature
+
+    for name in ("timer", "device_name", "driver_version", "host", "gpuperf_version"):
+        assert not is_default_feature(name), name
