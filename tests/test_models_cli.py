@@ -1145,15 +1145,20 @@ def test_shares_of_a_peak_or_of_the_elapsed_time_are_no_default_features():
 
 @pytest.mark.parametrize(("name", "profiler"), [("nvprof_gpu_trace.csv", "nvprof"), ("ncu_details.csv", "ncu"),
                                                 ("ncu_raw.csv", "ncu")])
-def test_a_profilers_own_csv_given_as_a_table_says_to_import_it(tmp_path, capsys, name, profiler):
+@pytest.mark.parametrize("bare", [False, True])
+def test_a_profilers_own_csv_given_as_a_table_says_to_import_it(tmp_path, capsys, name, profiler, bare):
+    """Also without its '==' log lines (ncu --import REPORT --csv), when it reads as a table."""
     from pathlib import Path
 
     path = Path(__file__).parent / "data" / name
+    if bare:
+        path = (tmp_path / name, (tmp_path / name).write_text(
+            "".join(line for line in path.read_text().splitlines(keepends=True) if not line.startswith("=="))))[0]
     for args in (["fit", str(path), "--model", "rf", "--out", str(tmp_path / "m.json")],
                  ["evaluate", str(path), "--model", "rf", "--protocol", "leave-one-gpu-out"]):
         assert main(args) == 2
-        assert (f"{name}: a profiler's own CSV (its '==' log lines), not a table: gpuperf import {profiler} "
-                in capsys.readouterr().err)
+        err = capsys.readouterr().err
+        assert f"{name}: a profiler's own CSV (its " in err and f"not a table: gpuperf import {profiler} " in err
 
 
 def test_the_static_roofline_prices_double_precision_work_at_the_f64_peak(tmp_path, capsys):

@@ -48,7 +48,7 @@ def read_table(source: str) -> tuple[pd.DataFrame, str]:
 
     from gpuperf.datasets import BUNDLED, load_dataset
     from gpuperf.datasets.bundled import data_dir
-    from gpuperf.datasets.tables import CSV_SUFFIXES, PARQUET_SUFFIXES, read_table_file
+    from gpuperf.datasets.tables import CSV_SUFFIXES, PARQUET_SUFFIXES, read_table_file, refuse_profiler_table
 
     path = Path(source)
     if not path.exists() and source in BUNDLED:
@@ -59,7 +59,9 @@ def read_table(source: str) -> tuple[pd.DataFrame, str]:
         return load_dataset(bundled[0]).reset_index(drop=True), str(path)
     if not path.exists() and not path.name.lower().endswith((*CSV_SUFFIXES, *PARQUET_SUFFIXES)):
         raise unknown_name_error("table file or bundled dataset", source, BUNDLED)
-    return read_table_file(path).reset_index(drop=True), str(path)
+    frame = read_table_file(path)
+    refuse_profiler_table(frame, path)
+    return frame.reset_index(drop=True), str(path)
 
 
 @contextmanager

@@ -48,9 +48,24 @@ def _refuse_profiler_output(path: Path) -> None:
     except GpuperfError:
         return
     if any(re.match(r"==(\d+|PROF)==", line) for line in lines):
-        profiler = "ncu" if is_ncu_csv(lines) else "nvprof"
-        raise GpuperfError(f"{path}: a profiler's own CSV (its '==' log lines), not a table: "
-                           f"gpuperf import {profiler} {path} --out TABLE.csv makes it one")
+        raise _profiler_output(path, "ncu" if is_ncu_csv(lines) else "nvprof", "its '==' log lines")
+
+
+# Header columns that only a profiler's own CSV has (Nsight Compute's; an nvprof GPU trace's).
+PROFILER_HEADERS = {"ncu": {"ID", "Process ID", "Kernel Name"}, "nvprof": {"Duration", "Name", "Device", "Grid X"}}
+
+
+def refuse_profiler_table(frame: pd.DataFrame, path: str | Path) -> None:
+    """An error where a table read whole is a profiler's own CSV without its log lines (``ncu
+    --import REPORT --csv``, ``nvprof --log-file``): gpuperf's importers make it a table."""
+    for profiler, header in PROFILER_HEADERS.items():
+        if header <= set(map(str, frame.columns)):
+            raise _profiler_output(path, profiler, f"its {', '.join(sorted(header))} columns")
+
+
+def _profiler_output(path: str | Path, profiler: str, evidence: str) -> GpuperfError:
+    return GpuperfError(f"{path}: a profiler's own CSV ({evidence}), not a table: gpuperf import {profiler} {path} "
+                        "--out TABLE.csv makes it one")
 
 
 def read_csv(path: str | Path, **options) -> pd.DataFrame:
