@@ -332,9 +332,9 @@ def test_a_file_with_gpuperfs_layout_version_but_not_its_tables_is_refused_untou
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
 
 
-def test_a_store_damaged_past_its_header_is_one_error_on_opening(tmp_path: Path) -> None:
+def test_a_store_damaged_past_its_header_is_one_error_naming_it(tmp_path: Path) -> None:
     """The header read fine, and status, export and a run's plan failed later with a traceback
-    ('database disk image is malformed')."""
+    ('database disk image is malformed'); opening reads no more than before (a big store opens at once)."""
     path = tmp_path / "s.sqlite"
     with Store(path) as store:
         for n in range(64):
@@ -344,7 +344,10 @@ def test_a_store_damaged_past_its_header_is_one_error_on_opening(tmp_path: Path)
     data = bytearray(path.read_bytes())
     data[4096:] = b"\xab" * (len(data) - 4096)
     path.write_bytes(bytes(data))
-    with pytest.raises(GpuperfError, match=r"s.sqlite' is damaged \(.*\); measure into another store"):
-        Store(path, create=False)
+    with Store(path, create=False) as store:
+        for read in (store.rows, store.status, lambda: store.keys("hand")):
+            with pytest.raises(GpuperfError, match=r"s.sqlite' is damaged \(database disk image is malformed\); "
+                                                   "measure into another store"):
+                read()
     with pytest.raises(GpuperfError, match="is damaged"):
         store_table(path)

@@ -14,9 +14,10 @@ points on a device the first is loading, and its rows would be dropped as alread
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -142,6 +143,22 @@ def measuring_into(path: str | Path) -> Iterator[None]:
         raise GpuperfError(f"store '{path}': cannot create its run lock {failed.lock} ({failed.reason})") from None
 
 
+def _damage_named(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` with SQLite's plain DatabaseError (a damaged page: "database disk image is
+    malformed"; a locked or full database is an OperationalError, handled where it arises) as one
+    error naming the store."""
+    @functools.wraps(method)
+    def named(self: Store, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            if type(exc) is not sqlite3.DatabaseError:
+                raise
+            raise GpuperfError(f"store '{self.path}' is damaged ({exc}); measure into another store, or recover "
+                               "this one with sqlite3's .recover") from None
+    return named
+
+
 class Store:
     """An open measurement store (use as a context manager)."""
 
@@ -219,18 +236,11 @@ class Store:
 
     def _check_whole(self) -> None:
         """An error, before anything is written, for a file another program gave gpuperf's layout
-        version (SQLite's user_version, which many set) without gpuperf's tables, or a store damaged
-        past its header (found by SQLite's quick check, not half way through a run)."""
+        version (SQLite's user_version, which many set) without gpuperf's tables. (Damage past the
+        header shows when a page is read: see :func:`_damage_named`.)"""
         tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if not {"campaigns", "points"} <= tables:
             raise self._not_a_store()
-        try:
-            verdict = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]
-        except sqlite3.DatabaseError as exc:
-            verdict = str(exc)
-        if verdict != "ok":
-            raise GpuperfError(f"store '{self.path}' is damaged ({' '.join(verdict.split())}); measure into another store, or "
-                               "recover this one with sqlite3's .recover") from None
 
     def _not_a_store(self) -> GpuperfError:
         """The error for a database without gpuperf's layout version, naming the tables it holds."""
@@ -252,6 +262,7 @@ class Store:
         """Append one point in its own transaction; False (nothing written) if its key is already stored."""
         return self.add_many([row]) == 1
 
+    @_damage_named
     def add_many(self, rows: Sequence[Mapping[str, Any]]) -> int:
         """Append points in one transaction (all or none, e.g. a group timed in interleaved cycles,
         whose times only compare with each other); how many were new."""
@@ -276,6 +287,7 @@ class Store:
             added += self.db.execute(insert, values).rowcount
         return added
 
+    @_damage_named
     def add_rounds(self, cycle: int, rounds: Mapping[PointKey, Mapping[str, Any]]) -> None:
         """One interleaved cycle's round of each point (a JSON-able summary), in one transaction."""
         with self._transaction():
@@ -288,6 +300,7 @@ class Store:
                      json.dumps(summary, default=_json_default)),
                 )
 
+    @_damage_named
     def stored_rounds(self, keys: Iterable[PointKey]) -> dict[PointKey, list[dict[str, Any]]]:
         """The rounds stored for each of ``keys`` (those with any), in cycle order."""
         if not self._has_rounds():
@@ -303,6 +316,7 @@ class Store:
                 found[key] = taken
         return found
 
+    @_damage_named
     def add_group(self, rows: Sequence[Mapping[str, Any]], keys: Iterable[PointKey]) -> int:
         """Append a finished interleaved group's points and forget their rounds, in one transaction."""
         with self._transaction():
@@ -317,6 +331,7 @@ class Store:
     def _has_rounds(self) -> bool:
         return self._has_table("rounds")
 
+    @_damage_named
     def set_plan(self, campaign: str, source: str, device: str, planned: int,
                  keys: Sequence[PointKey] | None = None) -> None:
         """Record how many points ``campaign`` has in total and (``keys``) which, for status."""
@@ -334,6 +349,7 @@ class Store:
                     "INSERT OR IGNORE INTO plan_points (campaign, kernel, sizes, device, geometry) VALUES (?,?,?,?,?)",
                     [(key.campaign, key.kernel, key.sizes, key.device, key.geometry) for key in keys])
 
+    @_damage_named
     def failed_keys(self, campaign: str) -> set[PointKey]:
         """The keys of ``campaign``'s failed points."""
         rows = self.db.execute(
@@ -363,12 +379,14 @@ class Store:
         return GpuperfError(f"store '{self.path}': cannot write to it ({exc}); the points stored before are kept")
 
     # -- reading ----------------------------------------------------------------------------------
+    @_damage_named
     def keys(self, campaign: str) -> set[PointKey]:
         rows = self.db.execute(
             "SELECT campaign, kernel, sizes, device, geometry FROM points WHERE campaign=?", (campaign,)
         )
         return {PointKey(*row) for row in rows}
 
+    @_damage_named
     def timing_settings(self, campaign: str) -> list[dict[str, Any]]:
         """The distinct timing settings ``campaign``'s stored points were taken with (from their provenance)."""
         found: dict[str, dict[str, Any]] = {}
@@ -378,6 +396,7 @@ class Store:
                 found.setdefault(json.dumps(timing, sort_keys=True), timing)
         return list(found.values())
 
+    @_damage_named
     def rows(self, campaign: str | None = None, samples: bool = True) -> list[dict[str, Any]]:
         """Every stored point (JSON columns decoded), in the order taken; without ``samples`` each
         point's samples are left unread (None), so a damaged one stops only a reader that needs it."""
@@ -391,10 +410,12 @@ class Store:
         names = [d[0] for d in cursor.description]
         return [_from_sql(dict(zip(names, row)), self.path) for row in cursor]
 
+    @_damage_named
     def campaigns(self) -> list[str]:
         rows = self.db.execute("SELECT name FROM campaigns UNION SELECT DISTINCT campaign FROM points ORDER BY 1")
         return [r[0] for r in rows]
 
+    @_damage_named
     def status(self) -> list[dict[str, Any]]:
         """Per campaign: planned, done (ok), failed (by kind) and remaining points of its latest
         plan, ``outside_plan``: stored points an earlier plan had (None where the store does
