@@ -278,6 +278,12 @@ def test_report_writes_markdown_html_json_and_plots(tmp_path, small):
     write_report(tmp_path / "out", "Again", {"other": evaluation})  # the same folder, another run
     pngs = sorted(p.name for p in (tmp_path / "out").glob("*.png"))
     assert pngs == ["error_bars.png", "error_other.png", "notes.png", "pred_vs_measured_other.png"]
+    mine = tmp_path / "mine"  # a user's own report.md, linking a user's picture
+    mine.mkdir()
+    (mine / "report.md").write_text("# My notes\n\n![arch](architecture.png)\n")
+    (mine / "architecture.png").write_bytes(b"mine")
+    write_report(mine, "Into a user's folder", {"other": evaluation})
+    assert (mine / "architecture.png").read_bytes() == b"mine"
     assert "feature_ranking" not in json.loads(paths["json"].read_text())  # that run ranked no features
 
 

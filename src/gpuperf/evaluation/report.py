@@ -496,10 +496,14 @@ LINKED_PLOT = re.compile(r"!\[[^\]]*\]\(([^)/\\]+\.png)\)")
 
 
 def linked_plots(report: Path) -> set[Path]:
-    """The plots an earlier report (its ``report.md``) links: the only files in its folder a new
-    report may remove, where it writes no plot of the same name (a user's own files stay)."""
+    """The plots an earlier gpuperf report (its ``report.md``, with a ``metrics.json`` saying gpuperf
+    wrote it) links: the only files in its folder a new report may remove, where it writes no plot
+    of the same name (a user's own files, and those a user's own report.md links, stay)."""
     try:
         text = report.read_text()
-    except (OSError, UnicodeDecodeError):
+        written = json.loads((report.parent / "metrics.json").read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return set()
+    if not (isinstance(written, dict) and "written_by" in written):
         return set()
     return {report.parent / name for name in LINKED_PLOT.findall(text)}
