@@ -343,8 +343,14 @@ def test_text_or_missing_property_values_are_named_by_column_and_row() -> None:
     frame, weights = synthetic()
     times = frame[COSTS].to_numpy() @ weights
     model = LinearCountModel(properties=COSTS).fit(frame, times)
-    with pytest.raises(GpuperfError, match="property column launches holds values that are not numbers"):
+    with pytest.raises(GpuperfError, match=r"property column launches holds values that are not numbers "
+                                           r"\('abc' in row 0\)"):
         model.predict(frame.assign(launches="abc"))
+    labelled = frame.set_axis(range(10, 10 + len(frame)))  # rows named by the frame's own labels
+    with pytest.raises(GpuperfError, match=r"\('x' in row 13\)"):
+        model.predict(labelled.assign(launches=["x" if i == 13 else "1" for i in labelled.index]))
+    with pytest.raises(GpuperfError, match="barriers is nan in row 14"):
+        model.predict(labelled.assign(barriers=[np.nan if i == 14 else 1.0 for i in labelled.index]))
     with pytest.raises(GpuperfError, match="property column f32_ops holds values that are not numbers"):
         LinearCountModel(properties=COSTS).fit(frame.assign(f32_ops="x"), times)
     with pytest.raises(GpuperfError, match="property values must be numbers"):

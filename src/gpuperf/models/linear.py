@@ -70,10 +70,12 @@ class LinearCountModel(RegressorMixin, BaseEstimator):
             if repeated:
                 raise GpuperfError(f"LinearCountModel: property column(s) {', '.join(repeated)} appear more than once")
             columns = X.loc[:, list(names)]
-            text = [n for n in names if not pd.api.types.is_numeric_dtype(columns[n])
-                    and pd.to_numeric(columns[n], errors="coerce").isna().any()]
-            if text:
-                raise GpuperfError(f"LinearCountModel: property column {text[0]} holds values that are not numbers")
+            for name in names:
+                text = pd.to_numeric(columns[name], errors="coerce").isna() & columns[name].notna()
+                if text.any():
+                    label = text.index[text.to_numpy().argmax()]
+                    raise GpuperfError(f"LinearCountModel: property column {name} holds values that are not numbers "
+                                       f"({columns[name][label]!r} in row {label})")
             matrix = columns.apply(pd.to_numeric).to_numpy(dtype=float)
         else:
             try:
@@ -88,8 +90,9 @@ class LinearCountModel(RegressorMixin, BaseEstimator):
         bad = ~np.isfinite(matrix)
         if bad.any():
             row, column = (int(i[0]) for i in np.nonzero(bad))
+            label = X.index[row] if isinstance(X, pd.DataFrame) else row  # the frame's own row label
             raise GpuperfError(f"LinearCountModel: property values must be finite; {names[column]} is "
-                               f"{matrix[row, column]} in row {row}")
+                               f"{matrix[row, column]} in row {label}")
         return matrix
 
     def _bounds(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
