@@ -561,3 +561,26 @@ def test_a_sweep_judged_with_another_gpus_descriptor_still_names_the_gpu_it_was_
     assert main(["geometry-sweep", "--table", table, "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert (result["device"], result["descriptor"]) == ("H100 SXM", "H100 SXM")
+
+
+def test_resuming_another_devices_sweep_is_refused_before_anything_is_measured(tmp_path, capsys):
+    """--gpu H100 matched the H100 sweep's recorded descriptor, so pocl's points were appended to the
+    H100 file, which then could not be read back (two GPUs in its gpu column)."""
+    import gzip
+    import shutil
+
+    from gpuperf.datasets.bundled import data_dir
+
+    out = tmp_path / "h100.csv"
+    with gzip.open(data_dir() / "geometry_sweep_h100.csv.gz", "rb") as source, open(out, "wb") as target:
+        shutil.copyfileobj(source, target)
+    before = out.read_bytes()
+    assert main(["geometry-sweep", "--device", "opencl:0", "--out", str(out), "--resume", "--trips", "5000",
+                 "--loops", "saxpy", "--cycles", "1", "--gpu", "H100", "--no-progress"]) == 2
+    assert "the sweep to resume was measured on NVIDIA H100 80GB HBM3, this one on " in capsys.readouterr().err
+    assert out.read_bytes() == before
+    trials = tmp_path / "trials.csv"  # not a sweep: said so, not "name the GPU with --gpu"
+    trials.write_text("kernel,time_s\nk,1.0\n")
+    assert main(["geometry-sweep", "--device", "opencl:0", "--out", str(trials), "--resume", "--trips", "1000",
+                 "--loops", "saxpy", "--gpu", "H100", "--no-progress"]) == 2
+    assert "missing column(s) trip, threads, blocks" in capsys.readouterr().err

@@ -572,7 +572,8 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
         if resume:  # the file grows: every point it holds is written back with the new ones
             from gpuperf.cli.models_cli import read_table
 
-            earlier = sweep.earlier_sweep(*read_table(out), descriptor)
+            earlier = sweep.earlier_sweep(*read_table(out), descriptor,
+                                          opened.provenance().get("device_name", opened.name))
         for trip in counts:
             sweep.sweep_geometries(descriptor, trip, blocks_step)  # bad trips or steps fail before anything runs
         def record(rows: list[dict]) -> None:

@@ -179,9 +179,17 @@ def measure_sweep(
     return pd.DataFrame(rows, columns=[*SWEEP_COLUMNS, *limits])
 
 
-def earlier_sweep(table: pd.DataFrame, where: str, descriptor: DeviceDescriptor) -> pd.DataFrame:
-    """The rows of an interrupted sweep's ``--out`` table, to resume it with: they must be of the
-    device ``descriptor`` describes (the descriptor the sweep recorded)."""
+def earlier_sweep(table: pd.DataFrame, where: str, descriptor: DeviceDescriptor,
+                  measured_on: str | None = None) -> pd.DataFrame:
+    """The rows of an interrupted sweep's ``--out`` table, to resume it with: a sweep's table, taken
+    on the device ``measured_on`` names (its rows' ``gpu``; ``--gpu`` changes the descriptor only) and
+    judged with the descriptor ``descriptor`` (the one the sweep recorded)."""
+    check_sweep(table, where)
+    if measured_on is not None and "gpu" in table.columns:
+        named = sorted({str(name) for name in table["gpu"].dropna() if str(name).strip()})
+        if named and named != [measured_on]:
+            raise GpuperfError(f"{where}: the sweep to resume was measured on {', '.join(named)}, this one on "
+                               f"{measured_on}; resume it on that device, or give another --out")
     recorded = table_descriptor(table, where)
     if recorded.as_dict() != descriptor.as_dict():
         raise GpuperfError(f"{where}: the sweep to resume was measured on {recorded.name}, this one on "
