@@ -952,3 +952,13 @@ def test_the_default_variants_time_is_its_own_trials_where_the_run_tried_it(monk
     trials = [tune_module.Trial({**defaults, "local_x": "other"}, 2.0, "ok"), tune_module.Trial(dict(defaults), 1.5, "ok")]
     monkeypatch.setattr("gpuperf.measure.timing.measure", lambda *args, **kwargs: pytest.fail("measured again"))
     assert tune_module.default_variant_time("jacobi2d_5pt", SIZES, trials=trials) == 1.5
+
+
+def test_tune_and_geometry_sweep_refuse_an_out_name_promising_another_format(tmp_path, capsys):
+    """tr.parquet was written as CSV text, which no reader (--resume included) could read back."""
+    for argv in (["tune", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", "--budget", "1", "--start", "random"],
+                 ["geometry-sweep", "--device", "opencl:0", "--loops", "saxpy", "--trips", "1000"]):
+        out = tmp_path / "points.parquet"
+        assert main([*argv, "--out", str(out), "--no-progress"]) == 2
+        assert f"--out {out}: the table is written as CSV; name it .csv or .csv.gz" in capsys.readouterr().err
+        assert not out.exists()

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from gpuperf.cli.output import new_output_file, print_json, print_table
+from gpuperf.cli.output import csv_output_name, new_output_file, print_json, print_table
 
 
 def import_command(
@@ -29,8 +29,7 @@ def import_command(
     from gpuperf.errors import GpuperfError
     from gpuperf.hardware.specs import gpu_suggestion, other_boards_note
 
-    if not out.name.lower().endswith((".csv", ".csv.gz")):
-        raise GpuperfError(f"--out {out}: the table is written as CSV; name it .csv or .csv.gz")
+    csv_output_name(out)
     new_output_file(out)
     options = {}
     if metrics is not None:

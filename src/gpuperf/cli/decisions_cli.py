@@ -10,8 +10,8 @@ from typing import Optional
 import typer
 
 from gpuperf.cli.output import (
-    at_least, checked_seed, claimed_output, new_output_file, output_lock, parse_params, print_json, print_table,
-    progress_bar, report_folder,
+    at_least, checked_seed, claimed_output, csv_output_name, new_output_file, output_lock, parse_params, print_json,
+    print_table, progress_bar, report_folder,
 )
 from gpuperf.errors import GpuperfError, unknown_name_error
 
@@ -563,6 +563,8 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
     counts = list(dict.fromkeys(_int_list(trips, "trips")))  # a trip count given twice is measured once
     if cycles < 1:
         raise GpuperfError(f"--cycles: {cycles} must be at least 1")
+    if out:
+        csv_output_name(out)
     if out and not resume:  # a new file: measurements are never overwritten
         new_output_file(out)
     opened = open_device(device)
@@ -665,6 +667,8 @@ def tune_command(
                            f"{'--train' if train else f'--start {start}'} makes no such ranking")
     others = [s for path in train or [] for s in own_kernel_spaces(
         space, read_training_spaces(path, names, size_columns=list(sizes)), path)]
+    if out:
+        csv_output_name(out)
     with output_lock(out):  # one run at a time: a second, resumed or not, would write over its trials
         earlier = None
         if resume:  # the file grows: every trial it holds is written back with the new ones

@@ -199,6 +199,15 @@ def _writable_folder(folder: Path, option: str, path: Path) -> None:
         raise GpuperfError(f"{option} {path}: nothing can be created in {existing} ({error.strerror})") from None
 
 
+def csv_output_name(out: str | Path, option: str = "--out") -> None:
+    """An error where a table written as CSV would get a name that promises another format (a
+    ``.parquet`` holding CSV text, which no reader, ``--resume`` included, could read back)."""
+    from gpuperf.errors import GpuperfError
+
+    if not Path(out).name.lower().endswith((".csv", ".csv.gz")):
+        raise GpuperfError(f"{option} {out}: the table is written as CSV; name it .csv or .csv.gz")
+
+
 def new_output_file(out: str | Path, option: str = "--out") -> Path:
     """A file a command writes a table to: new, in an existing folder. gpuperf never overwrites a
     file (a measurement, a profile, the store a table is exported from)."""
