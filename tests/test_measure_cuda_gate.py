@@ -150,6 +150,9 @@ class FakeCupy:
         return np.array(array)
 
     def empty(self, shape: tuple, dtype: np.dtype) -> np.ndarray:
+        return np.full(shape, 7, dtype)  # whatever memory held: no reader may count on it
+
+    def zeros(self, shape: tuple, dtype: np.dtype) -> np.ndarray:
         return np.zeros(shape, dtype)
 
     def asnumpy(self, array: np.ndarray) -> np.ndarray:
@@ -364,3 +367,9 @@ def test_a_batch_longer_than_the_queue_allows_is_timed_behind_several_gates(fake
     assert launch.run_many(2 * per_gate + 5) == seconds(GATED_MS, 2 * per_gate + 5)
     assert [b.launches for b in fake.batches] == [per_gate, per_gate, 5]
     assert fake.ops() == gated_batch(per_gate) * 2 + gated_batch(5)
+
+
+def test_output_buffers_start_as_zeros_on_cuda_as_on_opencl(fake_cupy) -> None:
+    """An output a kernel writes only in part (a padded border) compares with its reference's zeros."""
+    launch = copy_launch(fake_cupy())
+    assert launch.arrays["b"].shape == (N,) and not launch.arrays["b"].any()
