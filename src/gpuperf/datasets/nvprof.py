@@ -44,6 +44,7 @@ from gpuperf.datasets.profiler_csv import (
     positive_time,
     read_lines,
     refuse_repeated_header,
+    without_device_index,
 )
 from gpuperf.datasets.schema import OK, STATUS, TARGET, canonical_gpu, seconds_exponent, shift_decimal
 from gpuperf.datasets.tables import TableFormat, read_csv, require_columns
@@ -354,7 +355,7 @@ def _nvprof_table(path: Path, where: str) -> pd.DataFrame:
             f"{where}: not an nvprof CSV: no trace (Duration, Name), summary (Avg, Calls, Name), "
             f"metrics (Device, Kernel, Metric Name, Avg) or table (kernel, gpu, time_s) header"
         )
-    raw["gpu"] = raw["gpu"].map(lambda gpu: gpu if pd.isna(gpu) else re.sub(r"\s*\(\d+\)$", "", str(gpu).strip()))
+    raw["gpu"] = raw["gpu"].map(lambda gpu: gpu if pd.isna(gpu) else without_device_index(gpu))
     column = time_columns[0]
     table_format = TableFormat(
         kernel="kernel", time=column, time_unit=column.rsplit("_", 1)[1], gpu="gpu",

@@ -66,10 +66,10 @@ def _parameter_list(name: str) -> str:
 
 def device_gpu(device: str) -> str:
     """``Tesla K40c (0)`` -> the canonical GPU name (the device index is dropped)."""
-    return canonical_gpu(_without_index(device))
+    return canonical_gpu(without_device_index(device))
 
 
-def _without_index(device: str) -> str:
+def without_device_index(device: str) -> str:
     """``Tesla K40c (0)`` -> ``Tesla K40c``."""
     return re.sub(r"\s*\(\d+\)$", "", str(device).strip())
 
@@ -84,7 +84,7 @@ def contradicts(named: str, gpu: str) -> bool:
     (``A100`` for ``NVIDIA A100-SXM4-80GB``; not ``GTX 1080`` for ``GeForce GTX 1080 Ti``)."""
     if canonical_gpu(gpu) == device_gpu(named):
         return False
-    device = _words(_without_index(named))
+    device = _words(without_device_index(named))
     given = _words(gpu)
     for start in range(len(device) - len(given) + 1):
         rest = device[start + len(given):]
