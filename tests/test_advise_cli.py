@@ -542,3 +542,20 @@ def test_a_users_kernel_named_like_a_catalog_space_is_none_of_its_variants(tmp_p
     assert _space_change(entry, get_kernel(f"{tmp_path / 'clash.py'}:stencil2d")) == (None, None, "")
     variant, reason, _ = _space_change(entry, get_kernel("stencil2d"))
     assert variant is not None and variant.startswith("stencil2d[")
+
+
+def test_no_progress_hides_the_bar_of_the_printed_advice(capsys, database, monkeypatch):
+    import gpuperf.progress
+
+    asked = []
+    real = gpuperf.progress.progress_bar
+
+    def spy(hidden=False, *columns, **options):
+        asked.append(hidden)
+        return real(hidden, *columns, **options)
+
+    monkeypatch.setattr(gpuperf.progress, "progress_bar", spy)
+    args = ["advise", "column_sum", "-p", "n=1024", "-p", "m=1024", "--threshold", "0.0001", *only(database)]
+    assert main(args) == 0 and main([*args, "--no-progress"]) == 0
+    assert asked == [False, True]
+    assert "Advice for column_sum" in capsys.readouterr().out

@@ -42,7 +42,9 @@ def advise(
              "is below this (0 to 1; 0 suggests every prediction above the threshold)")] = 0.5,
     optimizations: OptimizationsOption = None,
     only: Annotated[list[str] | None, typer.Option("--only", help="assess only this optimization; repeatable")] = None,
-    as_json: Annotated[bool, typer.Option("--json", metavar="", help="print JSON: subject, suggestions, below_threshold, not_suggested")] = False,
+    as_json: Annotated[bool, typer.Option(
+        "--json", metavar="", help="print JSON: subject, suggestions, below_threshold, not_suggested, notes")] = False,
+    no_progress: Annotated[bool, typer.Option("--no-progress", metavar="", help="no progress bar")] = False,
 ) -> None:
     """Suggest optimizations for a kernel (static features) or a profiled launch (--profile)."""
     from gpuperf.decisions.advisor import advise_kernel, advise_profile, decimals_apart
@@ -65,7 +67,7 @@ def advise(
         from gpuperf.decisions.profile import read_profile
 
         launch = read_profile(profile, row, gpu)
-        with _progress_bar(as_json) as progress:
+        with _progress_bar(as_json or no_progress) as progress:
             result = advise_profile(launch, gpu, threshold, entries, where=f"{profile}: row {row}",
                                     min_confidence=min_confidence, progress=progress)
         from gpuperf.decisions.profile import profile_gpu
@@ -79,7 +81,7 @@ def advise(
 
         found = get_kernel(kernel)
         sizes = kernel_sizes(found, param)
-        with _progress_bar(as_json) as progress:
+        with _progress_bar(as_json or no_progress) as progress:
             result = advise_kernel(found, sizes, gpu, device, threshold, entries, min_confidence=min_confidence,
                                    progress=progress, space=variant_space_name(kernel))
         where = device or (_gpu_name(gpu) if gpu else "the GPUs of the bundled training pairs")
@@ -111,11 +113,9 @@ def advise(
 @contextmanager
 def _progress_bar(hidden: bool) -> Iterator[Callable[[int, int, str], None]]:
     """A transient bar over the optimizations assessed (a first run fits every entry's models: minutes)."""
-    from rich.console import Console
-    from rich.progress import Progress
+    from gpuperf.progress import progress_bar
 
-    errors = Console(stderr=True)  # stdout holds only the advice
-    with Progress(console=errors, disable=hidden or not errors.is_terminal, transient=True) as bar:
+    with progress_bar(hidden) as bar:  # on stderr: stdout holds only the advice
         task = bar.add_task("assessing optimizations", total=None)
 
         def update(done: int, total: int, name: str) -> None:

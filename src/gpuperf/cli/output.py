@@ -289,11 +289,11 @@ def model_output_file(out: str | Path, option: str = "--out", calibration: bool 
 
 
 def progress_bar(hidden: bool):  # noqa: ANN201 - a rich Progress
-    """A transient progress bar drawn on stderr (stdout holds only what the command prints), or none."""
-    from rich.console import Console
-    from rich.progress import Progress
+    """A transient progress bar on stderr (stdout holds only what the command prints), drawn only on a
+    terminal, or none."""
+    from gpuperf.progress import progress_bar as stderr_bar
 
-    return Progress(console=Console(stderr=True), disable=hidden, transient=True)
+    return stderr_bar(hidden)
 
 
 def report_folder(out: str | Path, option: str = "--report") -> Path:

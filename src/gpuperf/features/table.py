@@ -290,10 +290,9 @@ def _progress(jobs: list, enabled: bool) -> Iterable:
     if not enabled:
         yield from jobs
         return
-    from rich.console import Console
-    from rich.progress import Progress
+    from gpuperf.progress import progress_bar
 
-    with Progress(console=Console(stderr=True), transient=True) as bar:  # stdout holds only the results
+    with progress_bar() as bar:  # on stderr: stdout holds only the results
         task = bar.add_task("static features", total=len(jobs))
         for job in jobs:
             yield job

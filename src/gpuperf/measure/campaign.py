@@ -667,16 +667,13 @@ def _group_row(point: Point, result: Measurement | Exception, device: Device, ca
 
 
 def _progress_bar(enabled: bool) -> Any:
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn,
-    )
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    return Progress(
-        TextColumn("{task.description}", style="cyan"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-        console=Console(stderr=True), disable=not enabled, transient=False,
-    )
+    from gpuperf.progress import progress_bar
+
+    return progress_bar(not enabled, TextColumn("{task.description}", style="cyan"), BarColumn(),
+                        MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                        transient=False)
 
 
 def campaign_status(store_path: str | Path) -> list[dict[str, Any]]:
