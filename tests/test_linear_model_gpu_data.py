@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import re
 
 import numpy as np
@@ -281,4 +283,11 @@ def test_a_model_that_prices_points_at_no_positive_time_says_so(tmp_path, capsys
     assert "note: the model predicts no positive time for" in capsys.readouterr().err
     assert main(["predict", "copy_2d", "-p", "n=8192", "-p", "m=1024", "--model", str(tmp_path / "m.json")]) == 0
     assert "a time that is not positive" in capsys.readouterr().err
+    args = ["predict", "copy_2d", "-p", "n=8192", "-p", "m=1024", "--model", str(tmp_path / "m.json"), "--json"]
+    assert main(args) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert len(notes) == 1 and "a time that is not positive" in notes[0]
+    assert main(["predict", "copy_2d", "-p", "n=1024", "-p", "m=16", "--model", str(tmp_path / "m.json"),
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["notes"] == []  # a positive time
 

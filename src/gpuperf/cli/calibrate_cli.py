@@ -98,7 +98,7 @@ def predict_command(
     kernel: str = typer.Argument(..., help="catalog name, name\\[param=value,...] or path/file.py:function"),
     model: Path = typer.Option(..., "--model", "-m", help="model file written by 'gpuperf calibrate'"),
     param: list[str] = typer.Option(None, "--param", "-p", help="size parameter, e.g. -p n=4096"),
-    json_out: bool = typer.Option(False, "--json", metavar="", help="print JSON with each property's contribution"),
+    json_out: bool = typer.Option(False, "--json", metavar="", help="print JSON with each property's contribution and notes"),
 ) -> None:
     """Predict a kernel's time at given sizes with a calibrated linear count model."""
     from gpuperf.cli.output import kernel_sizes
@@ -109,11 +109,14 @@ def predict_command(
     found = get_kernel(kernel)
     result = predict_kernel(fitted, found, kernel_sizes(found, param))
     result["device"] = metadata.get("device")
+    notes = []
     if result["time_s"] <= 0:
-        print(f"note: {model}: a time that is not positive ({result['time_s']:.4g} s): the model's overlap weight "
-              "outweighs its costs for this kernel at these sizes, so it does not describe it", file=sys.stderr)
+        notes.append(f"{model}: a time that is not positive ({result['time_s']:.4g} s): the model's overlap weight "
+                     "outweighs its costs for this kernel at these sizes, so it does not describe it")
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
     if json_out:
-        print_json(result)
+        print_json({**result, "notes": notes})
         return
     rows = [{"property": name, "value": result["properties"][name], "seconds": seconds}
             for name, seconds in result["contributions_s"].items() if seconds]
