@@ -85,8 +85,8 @@ def test_import_nvprof_with_metrics_and_ncu(tmp_path, capsys):
         (["import", "ncu", "missing.csv"], "missing.csv: no such file"),
         (["import", "ncu", str(DATA / "ncu_raw.csv"), "--metrics", "m.csv"], "--metrics goes with the nvprof format"),
         (["import", "kernel-tuner", str(DATA / "kernel_tuner_vector_add.json"), "--gpu", "K40"],
-         str(DATA / "kernel_tuner_vector_add.json") + ": the cache names its device (NVIDIA RTX A4000); a GPU given "
-         "(K40) is for a cache that names none"),
+         str(DATA / "kernel_tuner_vector_add.json") + ": the cache names its device (NVIDIA RTX A4000); the GPU given "
+         "(K40) contradicts it (a GPU given is for a cache that names none)"),
     ],
 )
 def test_import_errors_are_one_line_and_write_nothing(tmp_path, capsys, args, message):

@@ -402,15 +402,18 @@ def test_times_or_a_millisecond_field_holding_no_numbers_is_noted(tmp_path):
 def test_a_cache_naming_no_device_gets_its_gpu_from_python_too():
     """Only the command line could name the GPU of a C-backend cache (empty device_name): from
     Python, import_file("kernel-tuner", ..., gpu=...) raised TypeError and read_kernel_tuner_cache
-    had no way to. A cache naming its device refuses a GPU given."""
+    had no way to. A cache naming its device refuses another GPU given and keeps its own name when
+    the GPU given agrees with it."""
     from gpuperf.datasets import import_file
 
     cache = KT_1_5_CACHE
     assert set(read_kernel_tuner_cache(cache)["gpu"]) == {""}
     frame = import_file("kernel-tuner", cache, gpu="A4000")
     assert set(frame["gpu"]) == {"RTX A4000"} and set(frame["device"]) == {"A4000"}
-    with pytest.raises(GpuperfError, match=r"names its device \(NVIDIA RTX A4000\); a GPU given \(K40\)"):
+    with pytest.raises(GpuperfError, match=r"names its device \(NVIDIA RTX A4000\); the GPU given \(K40\)"):
         read_kernel_tuner_cache(FIXTURE, gpu="K40")
+    agreeing = read_kernel_tuner_cache(FIXTURE, gpu="RTX A4000")  # as nvprof and ncu imports accept it
+    pd.testing.assert_frame_equal(agreeing, read_kernel_tuner_cache(FIXTURE))
 
 
 def test_writing_a_cache_keeps_an_existing_file_and_names_the_device_not_its_spec(tmp_path):

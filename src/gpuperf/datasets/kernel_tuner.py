@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpuperf.datasets.profiler_csv import contradicts
 from gpuperf.datasets.schema import (
     KEY_COLUMNS,
     OK,
@@ -64,7 +65,8 @@ def read_kernel_tuner_cache(path: str | Path, gpu: str | None = None) -> pd.Data
     Failed configurations are kept: ``time_s`` NaN, ``status`` the error name. Per-repeat times
     are kept in ``times_s`` (a tuple of seconds) with ``time_s_min``, ``time_s_iqr`` and ``repeats``.
     ``gpu`` names the GPU of a cache whose ``device_name`` is empty (Kernel Tuner's C backend
-    writes none; the ``gpu`` column is then empty); it is refused for a cache that names one.
+    writes none; the ``gpu`` column is then empty); a cache that names its device keeps that name, and a
+    ``gpu`` naming another GPU is refused.
     """
     path = Path(path)
     where = str(path)
@@ -89,10 +91,10 @@ def read_kernel_tuner_cache(path: str | Path, gpu: str | None = None) -> pd.Data
     if not isinstance(device_name, str):
         raise GpuperfError(f"{where}: device_name is {device_name!r}, not a device's name")
     if gpu is not None:
-        if device_name.strip():
-            raise GpuperfError(f"{where}: the cache names its device ({device_name}); a GPU given ({gpu}) is for a "
-                               "cache that names none")
-        device_name = gpu
+        if device_name.strip() and contradicts(device_name, gpu):
+            raise GpuperfError(f"{where}: the cache names its device ({device_name}); the GPU given ({gpu}) "
+                               "contradicts it (a GPU given is for a cache that names none)")
+        device_name = device_name if device_name.strip() else gpu
     frame.insert(0, "kernel", data["kernel_name"])
     frame.insert(1, "variant", variant_labels(frame, keys) if len(frame) else pd.Series(dtype=object))
     frame.insert(2, "gpu", canonical_gpu(device_name))
