@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-
 import json
 from pathlib import Path
 
@@ -160,6 +159,26 @@ def test_rows_longer_than_the_header_are_read_as_the_header_says_or_refused(tmp_
     late.write_text("a,b\n1,2,\n3,4,5\n")
     with pytest.raises(GpuperfError, match=r"late.csv: line 3: 3 fields, the header names 2"):
         read_csv(late)
+
+
+def test_one_row_longer_than_the_others_is_named_without_blaming_every_row(tmp_path):
+    """A first row longer than the header was said to make every row longer; a later long row gave
+    pandas' "Expected 3 fields in line 3", which counts rows, not lines, past a value over two lines."""
+    from gpuperf.datasets.tables import read_csv
+    from gpuperf.errors import GpuperfError
+
+    tables = {
+        "first.csv": ("k,n,time_s\nk,1,2,5\nk,2,3\n", "line 2: 4 fields, the header names 3 (a value holding"),
+        "later.csv": ("k,n,time_s\nk,1,2\nk,2,3,5\n", "line 3: 4 fields, where the rows before it have 3"),
+        "spanning.csv": ('k,n,time_s\n"a\nb",1,2\nk,2,3,5\n', "line 4: 4 fields, where the rows before it have 3"),
+        "gzipped.csv.gz": ("k,n,time_s\n\nk,1,2\nk,2,3,5\n", "line 4: 4 fields"),
+    }
+    for name, (text, message) in tables.items():
+        path = tmp_path / name
+        path.write_bytes(gzip.compress(text.encode()) if name.endswith(".gz") else text.encode())
+        with pytest.raises(GpuperfError) as raised:
+            read_csv(path)
+        assert str(raised.value).startswith(f"{path}: {message}"), str(raised.value)
 
 
 def test_a_row_cut_short_is_refused_naming_its_line_not_taken_for_a_failed_run(tmp_path):

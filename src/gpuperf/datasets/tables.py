@@ -93,6 +93,11 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
         if not options.keys() - {"encoding"}:
             _refuse_other_separators(path, options.get("encoding", "utf-8"))  # a cell holding a comma
         _refuse_profiler_output(path)
+        longer = _first_longer_row(path, options.get("encoding", "utf-8")) if "Expected" in str(exc) else None
+        if longer:
+            line, saw, expected = longer
+            raise GpuperfError(f"{path}: line {line}: {saw} fields, where the rows before it have {expected} (a "
+                               "value holding a comma without quotes?)") from None
         raise GpuperfError(f"{path}: not a readable CSV table ({str(exc).splitlines()[0]})") from None
     if "index_col" not in options and not frame.index.equals(pd.RangeIndex(len(frame))):
         if header is not None:
@@ -134,6 +139,23 @@ def _refuse_short_last_row(path: Path, frame: pd.DataFrame, count: int, last: st
                            "line end (a file cut short while written?)")
 
 
+def _first_longer_row(path: Path, encoding: str) -> tuple[int, int, int] | None:
+    """The first row with more fields than the rows before it (pandas' "Expected 3 fields in line 5"
+    counts rows, not lines, past a quoted value spanning lines): its first line, its fields and theirs."""
+    try:
+        with OPENERS.get(path.suffix.lower(), open)(path, "rt", encoding=encoding, errors="replace",
+                                                    newline="") as handle:
+            reader = csv.reader(handle)
+            widest, line = 0, 1
+            for fields in reader:
+                if fields and widest and len(fields) > widest:
+                    return line, len(fields), widest
+                widest, line = max(widest, len(fields)), reader.line_num + 1
+    except (OSError, EOFError, csv.Error, zlib.error, lzma.LZMAError):
+        return None
+    return None
+
+
 def _refuse_other_separators(path: Path, encoding: str) -> None:
     """An error when the header line holds no comma but semicolons or tabs: a table of another separator,
     whose cells may still hold commas (1,5 or a variant label) that pandas split on."""
@@ -169,10 +191,14 @@ def _without_trailing_field(path: Path, options: dict) -> pd.DataFrame:
         frame = pd.read_csv(path, low_memory=False, index_col=False, **options)
     cells = pd.read_csv(path, header=None, skiprows=1, dtype=str, keep_default_na=False, **options)
     extra = cells.iloc[:, len(frame.columns):].apply(lambda column: column.str.strip()).ne("").any(axis=1)
+    if extra.all():
+        raise GpuperfError(f"{path}: line 2: {cells.shape[1]} fields, the header names {len(frame.columns)}; "
+                           "every row has more fields than the header (a column without a name?)")
     if extra.any():
         line = int(extra.to_numpy().nonzero()[0][0]) + 2
-        raise GpuperfError(f"{path}: line {line}: {cells.shape[1]} fields, the header names {len(frame.columns)}; "
-                           "every row has more fields than the header (a column without a name?)")
+        fields = int(cells.iloc[line - 2].str.strip().ne("").to_numpy().nonzero()[0][-1]) + 1
+        raise GpuperfError(f"{path}: line {line}: {fields} fields, the header names {len(frame.columns)} (a value "
+                           "holding a comma without quotes?)")
     return frame
 
 
