@@ -37,6 +37,13 @@ def test_datasets_table_names_sources_and_licenses(capsys):
     assert "221053" in out and "CC BY 4.0" in out and "AutoTuningAssociation/benchmark_hub" in out
 
 
+def gzip_named(path: Path) -> bytes:
+    """The file name a gzip header holds (RFC 1952: FNAME, after the ten-byte header)."""
+    data = path.read_bytes()
+    assert data[:2] == b"\x1f\x8b" and data[3] & 0x08, "gzip with a name"
+    return data[10:data.index(b"\0", 10)]
+
+
 def test_import_kernel_tuner_writes_the_dataset_csv(tmp_path, capsys):
     out = tmp_path / "vector_add.csv"
     assert main(["import", "kernel-tuner", str(DATA / "kernel_tuner_vector_add.json"), "--out", str(out)]) == 0
@@ -48,6 +55,7 @@ def test_import_kernel_tuner_writes_the_dataset_csv(tmp_path, capsys):
     gzipped = tmp_path / "vector_add.csv.gz"  # a .gz name gets gzipped text, readable as such
     assert main(["import", "kernel-tuner", str(DATA / "kernel_tuner_vector_add.json"), "--out", str(gzipped)]) == 0
     pd.testing.assert_frame_equal(pd.read_csv(gzipped, compression="gzip"), written)
+    assert gzip_named(gzipped) == b"vector_add.csv"  # not the temporary file it was written as
     capsys.readouterr()
     parquet = tmp_path / "vector_add.parquet"
     assert main(["import", "kernel-tuner", str(DATA / "kernel_tuner_vector_add.json"), "--out", str(parquet)]) == 2

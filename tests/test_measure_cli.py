@@ -80,6 +80,8 @@ def test_campaign_run_status_export(tmp_path: Path, capsys: pytest.CaptureFixtur
     gzipped = tmp_path / "points.csv.gz"  # the format a name promises, compressed or not
     code, _, _ = run_cli(["campaign", "export", "--store", str(store), "--out", str(gzipped)], capsys)
     assert code == 0 and sorted(pd.read_csv(gzipped)["n"]) == [4096, 8192]
+    header = gzipped.read_bytes()
+    assert header[10:header.index(b"\0", 10)] == b"points.csv"  # the gzip header names it, not its temporary file
     mismatch = tmp_path / "e2.csv"
     code, _, err = run_cli(["campaign", "export", "--store", str(store), "--format", "parquet", "--out", str(mismatch)],
                            capsys)

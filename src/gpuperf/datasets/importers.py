@@ -11,6 +11,7 @@ import pandas as pd
 from gpuperf.datasets.kernel_tuner import read_kernel_tuner_cache
 from gpuperf.datasets.ncu import import_ncu
 from gpuperf.datasets.nvprof import import_nvprof
+from gpuperf.datasets.tables import write_csv
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.files import refuse_existing, written_whole
 
@@ -42,6 +43,6 @@ def write_dataset_csv(frame: pd.DataFrame, path: str | Path, replace: bool = Fal
     if path.is_dir():
         raise GpuperfError(f"{path}: is a folder; give a file name for the CSV")
     with written_whole(path) as temporary:
-        table.to_csv(temporary, index=False, compression="gzip" if path.suffix.lower() == ".gz" else None)
+        write_csv(table, temporary, path)
     return path
 

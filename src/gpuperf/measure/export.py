@@ -214,7 +214,9 @@ def export_store(store_path: str | Path, out: str | Path, fmt: str | None = None
     out.parent.mkdir(parents=True, exist_ok=True)
     with written_whole(out) as temporary:  # a failed or killed export leaves no partial table
         if fmt == "csv":
-            frame.to_csv(temporary, index=False, compression="gzip" if out.name.lower().endswith(".gz") else None)
+            from gpuperf.datasets.tables import write_csv
+
+            write_csv(frame, temporary, out)
         else:
             _parquet_safe(frame).to_parquet(temporary, index=False)
     return frame
