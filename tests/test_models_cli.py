@@ -1214,6 +1214,16 @@ def test_a_count_family_held_as_an_empty_cell_is_zero_when_named_as_a_feature(tm
     assert pd.read_csv(tmp_path / "p.csv")["predicted_time_s"].notna().all()
 
 
+def test_a_count_family_held_as_an_empty_cell_is_a_default_feature(tmp_path, capsys):
+    """Default features left out ops_f32_div of stencil_spaces_pocl ('a missing or non-number value'),
+    where the kernels that do not divide hold an empty cell for 0."""
+    assert main(["fit", "stencil_spaces_pocl", "--model", "lr", "--out", str(tmp_path / "m.json")]) == 0
+    err = capsys.readouterr().err
+    fitted = json.loads((tmp_path / "m.json").read_text())
+    assert {"ops_f32_div", "ops_f32_sqrt", "local_loads_f32_stride1"} <= set(fitted["feature_names"])
+    assert "ops_f32_div" not in err
+
+
 def test_zero_counts_leave_rows_without_any_count_empty():
     from gpuperf.features.table import with_zero_counts
 

@@ -336,6 +336,7 @@ def prepare_training(
     )
     from gpuperf.datasets.schema import canonical_gpus, measured_rows
     from gpuperf.evaluation.feature_columns import KEYS_AND_OUTCOMES, default_features, is_measured_time
+    from gpuperf.features.table import is_count_column, with_zero_counts
     from gpuperf.models.properties import property_names
 
     notes: list[str] = []
@@ -381,8 +382,8 @@ def prepare_training(
             notes.append(unbounded_note(unbounded, where))
     elif given:
         chosen = given
-    elif options.name in LEARNED:
-        chosen = default_features(frame, where)
+    elif options.name in LEARNED:  # a count family held as an empty cell is 0, as where features are named
+        chosen = default_features(with_zero_counts(frame, [c for c in frame.columns if is_count_column(str(c))]), where)
     else:
         known = property_names(options.property_set or "gpu")
         chosen = [name for name in known if name in frame.columns]
@@ -409,8 +410,6 @@ def prepare_training(
     if options.name in LEARNED and not options.log_target and spread >= SPREAD_FOR_LOG_TARGET:
         notes.append(f"note: {where}: its times span {spread:,.0f}x; fitted on raw times, {options.name} weighs the "
                      "slowest rows and may rank the rest badly; --log-target fits log2 times")
-    from gpuperf.features.table import with_zero_counts
-
     return Prepared(numeric_features(with_zero_counts(frame, chosen), chosen, where), chosen, gpu_features, kind,
                     base_clock, roofline_kind, notes)
 
