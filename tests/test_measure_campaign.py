@@ -6,6 +6,7 @@ import re
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -319,6 +320,30 @@ def test_two_kernels_of_one_name_from_different_files_are_refused(tmp_path: Path
     """)
     with pytest.raises(GpuperfError, match=r"campaign.toml: kernels '.*kernels.py:axpy' and '.*v2/kernels.py:axpy' are both called 'axpy'"):
         load_campaign(path)
+
+
+def test_a_campaign_moved_with_its_kernels_and_store_resumes_there(tmp_path: Path) -> None:
+    """The store keeps a user kernel's absolute path: a project folder moved (or copied) elsewhere was
+    refused ('holds points of axpy from /old/kernels.py:axpy'), though nothing but its place changed."""
+    old, body = tmp_path / "old", """
+        name = "moved"
+        [[kernels]]
+        kernel = "kernels.py:axpy"
+        sizes = [{n = 1024}]
+    """
+    old.mkdir()
+    run_campaign(load_campaign(write_campaign(old, body)), old / "store.sqlite", progress=False)
+    copied = tmp_path / "copied"
+    shutil.copytree(old, copied)  # the old folder still there, with the same kernel text
+    assert run_campaign(load_campaign(copied / "campaign.toml"), copied / "store.sqlite", progress=False).measured == 0
+    (copied / "kernels.py").write_text(USER_KERNELS + "\n# edited\n")  # another text beside the old one
+    with pytest.raises(GpuperfError, match=r"campaign 'moved' holds points of 'axpy' from '.*/old/kernels.py:axpy'"):
+        run_campaign(load_campaign(copied / "campaign.toml"), copied / "store.sqlite", progress=False)
+    moved = tmp_path / "moved"
+    old.rename(moved)  # the stored file gone: the folder moved with it
+    (moved / "campaign.toml").write_text(textwrap.dedent(body.replace("{n = 1024}", "{n = 1024}, {n = 2048}")) + TIMING)
+    report = run_campaign(load_campaign(moved / "campaign.toml"), moved / "store.sqlite", progress=False)
+    assert report.measured == 1  # the stored point kept, the new size measured
 
 
 def test_a_kernel_of_a_stored_name_from_another_file_is_refused_in_a_later_run(tmp_path: Path) -> None:

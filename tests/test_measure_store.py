@@ -169,7 +169,10 @@ def test_an_export_cut_short_leaves_no_partial_table(tmp_path: Path, monkeypatch
         store.add(_row(8192))
 
     def half_then_fail(frame, path, *args, **kwargs):  # a full disk or a killed process
-        Path(path).write_text("campaign,kernel\nhand,vec")
+        if hasattr(path, "write"):  # a gzip stream over the temporary file
+            path.write(b"campaign,kernel\nhand,vec")
+        else:
+            Path(path).write_text("campaign,kernel\nhand,vec")
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_fail)

@@ -219,6 +219,29 @@ def _same_source(spec: str, other: str) -> bool:
     return spec == other or (".py" not in spec and ".py" not in other)
 
 
+def _moved_with_campaign(there: str, spec: str, stored_source: str | None, campaign_path: Path) -> bool:
+    """Whether a user's kernel stored as ``there`` is ``spec`` moved (or copied) with its campaign file:
+    the same place beside the campaign file the store recorded, and the stored file gone or the same text."""
+    if stored_source is None or ".py:" not in there or ".py:" not in spec:
+        return False
+    (old_file, _, old_function), (new_file, _, new_function) = there.rpartition(":"), spec.rpartition(":")
+    old_base, new_base = Path(stored_source).parent, Path(campaign_path).resolve().parent
+    if old_function != new_function or not old_base.is_absolute():
+        return False
+    try:
+        placed_alike = Path(old_file).relative_to(old_base) == Path(new_file).relative_to(new_base)
+    except ValueError:  # a kernel file outside the campaign's folder: nothing moved with it
+        return False
+    if not placed_alike:
+        return False
+    try:
+        return Path(old_file).read_bytes() == Path(new_file).read_bytes()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
 TOML_KINDS = {dict: "a table", str: "a string", int: "an integer", bool: "true or false"}  # as TOML names them
 
 
@@ -436,11 +459,13 @@ def _check_same_timing(store: Store, campaign: Campaign, store_path: str | Path)
 def _check_same_kernels(store: Store, campaign: Campaign, store_path: str | Path) -> None:
     """Points are stored under the kernel's name: refuse a campaign whose kernel of a stored name
     comes from another source (``a/k.py:k`` there, ``c/k.py:k`` here), whose points would pass for
-    the stored ones."""
+    the stored ones; a kernel file moved or copied with its campaign file (and the store) is the same."""
     stored = {row["kernel"]: row["kernel_spec"] for row in store.rows(campaign.name, samples=False)}
+    source = store.campaign_source(campaign.name)
     for entry in campaign.entries:
         there = stored.get(entry.kernel.key)
-        if there is not None and not _same_source(there, entry.spec):
+        if there is not None and not _same_source(there, entry.spec) and not _moved_with_campaign(
+                there, entry.spec, source, campaign.path):
             raise GpuperfError(
                 f"{store_path}: campaign '{campaign.name}' holds points of '{entry.kernel.key}' from '{there}', and "
                 f"{campaign.path} names '{entry.spec}' by the same name; use another store, or give {campaign.path} "
@@ -463,7 +488,8 @@ def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None 
     with Store(store_path) as store, measuring_into(store_path):
         _check_same_timing(store, campaign, store_path)  # before forgetting anything: a refusal keeps it all
         _check_same_kernels(store, campaign, store_path)
-        store.set_plan(campaign.name, str(campaign.path), opened.name, len(points), [p.key for p in points])
+        store.set_plan(campaign.name, str(Path(campaign.path).resolve()), opened.name, len(points),
+                       [p.key for p in points])
         stored = store.keys(campaign.name)
         if retry_failed:  # each failure stays stored until its retry's row replaces it
             store.retrying_failed = True

@@ -332,6 +332,11 @@ class Store:
         return self._has_table("rounds")
 
     @_damage_named
+    def campaign_source(self, campaign: str) -> str | None:
+        """The campaign file a campaign's latest plan came from (None for a campaign not planned here)."""
+        found = self.db.execute("SELECT source FROM campaigns WHERE name=?", (campaign,)).fetchone()
+        return found[0] if found else None
+
     def set_plan(self, campaign: str, source: str, device: str, planned: int,
                  keys: Sequence[PointKey] | None = None) -> None:
         """Record how many points ``campaign`` has in total and (``keys``) which, for status."""
