@@ -231,7 +231,8 @@ def test_export_csv_and_parquet_in_dataset_shape(measured, tmp_path: Path) -> No
     assert parquet["repeats"].dtype == "Int64" and parquet["retries"].dtype == "Int64"
     assert "1000.0" not in (tmp_path / "points.csv").read_text().split("\n")[1]
     assert (parquet.loc[parquet["status"] == "verify_failed", "verified"] == False).all()  # noqa: E712
-    # each point's provenance travels with it: the timer, the machine and the software
+    # each point's provenance travels with it: the timer, the machine, the software and the inputs' seed
+    assert parquet["input_seed"].dtype == "Int64" and (parquet["input_seed"] == 0).all()  # failed points too
     ok = parquet[parquet["status"] == "ok"]
     assert (ok["timer"] == "kernel_event").all() and ok["device_name"].str.len().gt(0).all()
     assert ok["host"].notna().all() and ok["gpuperf_version"].notna().all() and ok["driver_version"].notna().all()

@@ -403,20 +403,22 @@ def _row(point: Point, device: Device, status: str, **values: Any) -> dict[str, 
     }
 
 
-def _measured_row(point: Point, device: Device, m: Measurement, cycle_group: str | None = None) -> dict[str, Any]:
-    """A measured point's row; ``cycle_group`` (interleaved points) joins its provenance."""
-    origin = m.provenance if cycle_group is None else {**m.provenance, CYCLE_GROUP: cycle_group}
+def _measured_row(point: Point, device: Device, m: Measurement, seed: int,
+                  cycle_group: str | None = None) -> dict[str, Any]:
+    """A measured point's row; the inputs' ``seed`` and ``cycle_group`` (interleaved points) join its
+    provenance."""
+    origin = {**m.provenance, "seed": seed} | ({} if cycle_group is None else {CYCLE_GROUP: cycle_group})
     return _row(point, device, OK, time_s=m.time_s, time_s_min=m.time_s_min, time_s_iqr=m.time_s_iqr,
                 repeats=m.repeats, retries=m.retries, stable=m.stable, verified=m.verified,
                 max_rel_error=m.max_rel_error, compile_s=m.compile_s, first_launch_s=m.first_launch_s,
                 kernel_total_s=m.kernel_total_s, samples=list(m.samples), provenance=origin)
 
 
-def _failed_row(point: Point, device: Device, exc: Exception, settings: TimingSettings) -> dict[str, Any]:
+def _failed_row(point: Point, device: Device, exc: Exception, settings: TimingSettings, seed: int) -> dict[str, Any]:
     if not isinstance(exc, MeasureFailure):
         exc = RunFailed(describe_exception(exc), detail=f"{type(exc).__name__}: {exc}")
     return _row(point, device, exc.status, error=exc.detail, max_rel_error=getattr(exc, "max_rel_error", None),
-                provenance=provenance(device, "none", settings))
+                provenance={**provenance(device, "none", settings), "seed": seed})
 
 
 class _Compiler:
@@ -529,7 +531,7 @@ def _take(point: Point, device: Device, compiler: _Compiler, campaign: Campaign,
         m = measure_compiled(compiled, device, point.sizes, point.entry.verify, campaign.settings, campaign.seed,
                              shared)
     except Exception as exc:  # noqa: BLE001 - any failure is stored, the campaign goes on
-        row = _failed_row(point, device, exc, campaign.settings)
+        row = _failed_row(point, device, exc, campaign.settings, campaign.seed)
         report.failed[row["status"]] = report.failed.get(row["status"], 0) + 1
         store.add(row)
         if device_lost(exc):
@@ -538,7 +540,7 @@ def _take(point: Point, device: Device, compiler: _Compiler, campaign: Campaign,
     report.measured += 1
     report.kernel_s += m.kernel_total_s
     report.first_launch_s += m.first_launch_s
-    store.add(_measured_row(point, device, m))
+    store.add(_measured_row(point, device, m, campaign.seed))
 
 
 def _stopped(point: Point, device: Device, exc: BaseException, row: dict[str, Any]) -> GpuperfError:
@@ -669,7 +671,7 @@ def _take_interleaved(group: Sequence[Point], device: Device, campaign: Campaign
         if not device_lost(exc) or not hasattr(exc, "variant_index"):
             raise
         culprit = ready[exc.variant_index][0]  # stored alone; the others resume in a new group
-        row = _failed_row(culprit, device, exc, campaign.settings)
+        row = _failed_row(culprit, device, exc, campaign.settings, campaign.seed)
         store.add(row)
         raise _stopped(culprit, device, exc, row) from None
     outcome = {id(p): m for (p, _), m in zip(ready, measured)}
@@ -683,13 +685,13 @@ def _group_row(point: Point, result: Measurement | Exception, device: Device, ca
     """One member's row of an interleaved group, counted in ``report`` (its kernel time less the
     ``reused_kernel_s`` of rounds a stopped run measured)."""
     if isinstance(result, Exception):
-        row = _failed_row(point, device, result, campaign.settings)
+        row = _failed_row(point, device, result, campaign.settings, campaign.seed)
         report.failed[row["status"]] = report.failed.get(row["status"], 0) + 1
         return row
     report.measured += 1
     report.kernel_s += result.kernel_total_s - reused_kernel_s
     report.first_launch_s += result.first_launch_s
-    return _measured_row(point, device, result, cycle_group)
+    return _measured_row(point, device, result, campaign.seed, cycle_group)
 
 
 def _progress_bar(enabled: bool) -> Any:

@@ -29,9 +29,9 @@ TIMING_COLUMNS = ("time_s", "time_s_min", "time_s_iqr", "repeats", "status")
 DETAIL_COLUMNS = ("campaign", "kernel_key", "geometry", "retries", "stable", "verified", "max_rel_error",
                   "compile_s", "measured_at", "error")
 # How each point was taken, from its stored provenance (export column -> provenance key): the timer
-# tells a gated CUDA time from a span's upper bound; the rest, the machine and software.
+# tells a gated CUDA time from a span's upper bound; the rest, the machine, software and inputs' seed.
 PROVENANCE_COLUMNS = {"timer": "timer", "device_name": "device_name", "driver_version": "driver_version",
-                      "host": "host", "gpuperf_version": "gpuperf"}
+                      "host": "host", "gpuperf_version": "gpuperf", "input_seed": "seed"}
 FORMATS = ("csv", "parquet")
 
 FeatureFunction = Callable[..., dict[str, Any]]  # extract_features(kernel, sizes, gpu=None)
@@ -152,7 +152,7 @@ def store_table(store_path: str | Path, campaign: str | None = None, features: b
 
         frame = with_zero_counts(frame, list(feature_names))
     frame["time_s"] = pd.to_numeric(frame["time_s"], errors="coerce").astype(float)
-    for column in [*size_names, *param_names, "repeats", "retries"]:
+    for column in [*size_names, *param_names, "repeats", "retries", "input_seed"]:
         frame[column] = _integers_kept(frame[column])
     # outputs compared and found different: not verified (the store leaves a failed point's flag empty)
     frame["verified"] = frame["verified"].astype(object).where(frame["status"] != "verify_failed", False)
