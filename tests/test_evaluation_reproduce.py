@@ -287,6 +287,26 @@ def test_report_writes_markdown_html_json_and_plots(tmp_path, small):
     assert "feature_ranking" not in json.loads(paths["json"].read_text())  # that run ranked no features
 
 
+def test_a_report_interrupted_while_written_leaves_the_earlier_pages_whole(tmp_path, small, monkeypatch):
+    """report.md was written before report.html and metrics.json were composed: Ctrl-C (or an error)
+    in between left a new report.md beside the earlier report's other pages."""
+    import gpuperf.evaluation.report as report
+
+    evaluation = leave_one_gpu_out(make_model("linear"), small, ["input.size.1", "threads"], max_train_rows=20)
+    folder = tmp_path / "out"
+    write_report(folder, "First", {"rf": evaluation}, plot_evaluations=[])
+    before = {name: (folder / name).read_text() for name in ("report.md", "report.html", "metrics.json")}
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report.json, "dumps", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_report(folder, "Second", {"rf": evaluation}, plot_evaluations=[])
+    assert {name: (folder / name).read_text() for name in before} == before
+    assert sorted(p.name for p in folder.iterdir()) == sorted(before)  # no temporary file left
+
+
 def test_markdown_table_formats_numbers_and_index():
     frame = pd.DataFrame({"mape": [0.12345, float("nan")]}, index=pd.Index(["a", "b"], name="gpu"))
     assert markdown_table(frame).splitlines() == ["| gpu | mape |", "|---|---|", "| a | 0.123 |", "| b |  |"]

@@ -25,6 +25,7 @@ from matplotlib.figure import Figure
 from scipy.cluster.hierarchy import dendrogram
 
 from gpuperf.evaluation.protocols import Evaluation, natural_key
+from gpuperf.files import written_whole
 
 
 def _slug(text: str) -> str:
@@ -447,16 +448,11 @@ def write_report(
             markdown += [f"![{image.stem}]({image.name})", ""] + ([f"*{caption}*", ""] if caption else [])
             img = f'<img src="{html.escape(image.name)}" alt="{html.escape(image.stem)}">'
             body.append(f"<figure>{img}<figcaption>{note_html(caption)}</figcaption></figure>" if caption else img)
-    written["markdown"] = folder / "report.md"
-    written["markdown"].write_text("\n".join(markdown))
     style = "body{font-family:sans-serif;max-width:72em;margin:auto}table{border-collapse:collapse;font-size:80%}" \
             "td,th{padding:2px 6px;border-bottom:1px solid #ddd;text-align:right}img{max-width:100%}" \
             "figure{margin:1em 0}figcaption{font-size:90%;color:#444}"
-    written["html"] = folder / "report.html"
-    written["html"].write_text(
-        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-        f"<style>{style}</style></head><body>{''.join(body)}</body></html>"
-    )
+    page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<style>{style}</style></head><body>{''.join(body)}</body></html>")
     document = {
         "title": title,
         "evaluations": {
@@ -468,8 +464,14 @@ def write_report(
         **({"feature_ranking": _ranking_record(feature_ranking)} if feature_ranking is not None else {}),
         "written_by": provenance,
     }
-    written["json"] = folder / "metrics.json"
-    written["json"].write_text(json.dumps(document, indent=1))
+    texts = {"markdown": ("report.md", "\n".join(markdown)), "html": ("report.html", page),
+             "json": ("metrics.json", json.dumps(document, indent=1))}
+    # Every page composed before any is written, each written whole: an error or Ctrl-C leaves the
+    # pages of the earlier report, never half of one.
+    for key, (name, text) in texts.items():
+        written[key] = folder / name
+        with written_whole(written[key]) as temporary:
+            temporary.write_text(text)
     for stale in earlier - set(written.values()):  # no page links them any more
         stale.unlink(missing_ok=True)
     return written
