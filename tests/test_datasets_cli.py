@@ -180,6 +180,8 @@ def test_one_row_longer_than_the_others_is_named_without_blaming_every_row(tmp_p
         "later.csv": ("k,n,time_s\nk,1,2\nk,2,3,5\n", "line 3: 4 fields, where the rows before it have 3"),
         "spanning.csv": ('k,n,time_s\n"a\nb",1,2\nk,2,3,5\n', "line 4: 4 fields, where the rows before it have 3"),
         "gzipped.csv.gz": ("k,n,time_s\n\nk,1,2\nk,2,3,5\n", "line 4: 4 fields"),
+        "then_short.csv": ("k,n,time_s\nk,1,2,5\nk,2\n", "line 2: 4 fields, the header names 3 (a value"),
+        "trailing_comma.csv": ("k,n,time_s\nk,1,2,\nk,2,,3,5\n", "line 3: 5 fields, where the rows before it have 3"),
     }
     for name, (text, message) in tables.items():
         path = tmp_path / name

@@ -150,14 +150,17 @@ def _refuse_short_last_row(path: Path, frame: pd.DataFrame, count: int, last: st
 
 
 def _first_longer_row(path: Path, encoding: str) -> tuple[int, int, int] | None:
-    """The first row with more fields than the rows before it (pandas' "Expected 3 fields in line 5"
-    counts rows, not lines, past a quoted value spanning lines): its first line, its fields and theirs."""
+    """The first row with more fields than the rows before it, empty fields at its end not counted
+    (pandas' "Expected 3 fields in line 5" counts rows, not lines, past a quoted value spanning lines):
+    its first line, its fields and theirs."""
     try:
         with OPENERS.get(path.suffix.lower(), open)(path, "rt", encoding=encoding, errors="replace",
                                                     newline="") as handle:
             reader = csv.reader(handle)
             widest, line = 0, 1
             for fields in reader:
+                while fields and not fields[-1].strip():  # a comma at a line's end adds no value
+                    fields.pop()
                 if fields and widest and len(fields) > widest:
                     return line, len(fields), widest
                 widest, line = max(widest, len(fields)), reader.line_num + 1
@@ -200,13 +203,14 @@ def _without_trailing_field(path: Path, options: dict) -> pd.DataFrame:
         warnings.simplefilter("ignore", pd.errors.ParserWarning)
         frame = pd.read_csv(path, low_memory=False, index_col=False, **options)
     cells = pd.read_csv(path, header=None, skiprows=1, dtype=str, keep_default_na=False, **options)
-    extra = cells.iloc[:, len(frame.columns):].apply(lambda column: column.str.strip()).ne("").any(axis=1)
+    cells = cells.fillna("").apply(lambda column: column.str.strip())  # a row shorter than the longest: padded
+    extra = cells.iloc[:, len(frame.columns):].ne("").any(axis=1)
     if extra.all():
         raise GpuperfError(f"{path}: line 2: {cells.shape[1]} fields, the header names {len(frame.columns)}; "
                            "every row has more fields than the header (a column without a name?)")
     if extra.any():
         line = int(extra.to_numpy().nonzero()[0][0]) + 2
-        fields = int(cells.iloc[line - 2].str.strip().ne("").to_numpy().nonzero()[0][-1]) + 1
+        fields = int(cells.iloc[line - 2].ne("").to_numpy().nonzero()[0][-1]) + 1
         raise GpuperfError(f"{path}: line {line}: {fields} fields, the header names {len(frame.columns)} (a value "
                            "holding a comma without quotes?)")
     return frame
