@@ -248,6 +248,18 @@ def test_the_library_writer_keeps_an_existing_file_unless_told_to_replace_it(tmp
     assert pd.read_csv(keep).equals(table)
 
 
+def test_the_library_writer_takes_categorical_columns(tmp_path):
+    """A one-GPU table read from Parquet with a categorical gpu column: writing it raised TypeError
+    ('Categorical ... does not support operation any'), so predict-table wrote nothing."""
+    from gpuperf.datasets import write_dataset_csv
+
+    table = pd.DataFrame({"gpu": pd.Categorical(["H100", "H100"]), "time_s": [1e-3, 2e-3],
+                          "times_s": [(1e-3, 1.1e-3), (2e-3, 2.1e-3)]})
+    write_dataset_csv(table, tmp_path / "one.csv")
+    written = pd.read_csv(tmp_path / "one.csv")
+    assert written["gpu"].tolist() == ["H100", "H100"] and json.loads(written["times_s"][1]) == [2e-3, 2.1e-3]
+
+
 def test_a_model_name_taken_as_one_of_several_boards_is_noted(tmp_path, capsys):
     from gpuperf.hardware.specs import other_boards_note
 
