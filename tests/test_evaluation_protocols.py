@@ -238,3 +238,26 @@ def test_fit_on_kernels_names_a_training_set_that_leaves_nothing_to_test():
     """Training on every kernel raised scikit-learn's 'Found array with 0 sample(s)'."""
     with pytest.raises(GpuperfError, match="the training kernels are every kernel of the table; none is left"):
         fit_on_kernels(RecordingRegressor(), _frame(), FEATURES, ["copy", "add"])
+
+
+def test_a_missing_time_of_a_nullable_column_is_named_as_a_plain_nan_is():
+    """pd.NA in a Float64 time passed the row checks and surfaced as scikit-learn's 'Input y contains
+    NaN', naming no row."""
+    frame = _frame().convert_dtypes()
+    frame.loc[4, "time_s"] = pd.NA
+    with pytest.raises(GpuperfError, match=r"leave-one-gpu-out: row 5: time_s=<NA> is not a positive number"):
+        leave_one_gpu_out(RecordingRegressor(), frame, FEATURES)
+    frame = _frame().convert_dtypes()
+    frame.loc[2, "n"] = pd.NA
+    with pytest.raises(GpuperfError, match=r"row 3: n has no value"):
+        leave_one_gpu_out(RecordingRegressor(), frame, FEATURES)
+
+
+def test_the_row_cap_keeps_rows_whose_group_value_is_empty():
+    """balanced_subsample grouped with pandas' default dropna: every row without a gpu was dropped,
+    so a cap far above the table's size changed the figures."""
+    frame = _frame()
+    frame.loc[frame.index[::2], "gpu"] = np.nan
+    assert len(balanced_subsample(frame, ["kernel", "gpu"], max_rows=1000)) == len(frame)
+    capped = balanced_subsample(frame, ["kernel", "gpu"], max_rows=1)
+    assert len(capped) == 8 and capped["gpu"].isna().sum() == 2  # one row per (kernel, gpu or none)

@@ -97,13 +97,13 @@ def _usable_rows(frame: pd.DataFrame, features: Sequence[str], target: str, wher
     if missing:
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)}")
     measured = is_ok(frame["status"]) if "status" in frame.columns else pd.Series(True, index=frame.index)
-    times = pd.to_numeric(frame[target], errors="coerce")
+    times = pd.to_numeric(frame[target], errors="coerce").astype(float)  # a nullable column's <NA> as NaN
     _refuse_first(frame, measured & ~(times.gt(0) & np.isfinite(times)), target, "is not a positive number", where)
     for column in groups:
         _refuse_first(frame, measured & frame[column].isna(), column, "has no value: its group is unknown", where,
                       show_value=False)
     for column in features:
-        values = pd.to_numeric(frame[column], errors="coerce")
+        values = pd.to_numeric(frame[column], errors="coerce").astype(float)
         _refuse_first(frame, measured & values.isna() & frame[column].notna(), column, "is not a number", where)
         _refuse_first(frame, measured & np.isinf(values), column, "is not a finite number", where)
         if not allow_nan:
@@ -124,10 +124,11 @@ def _refuse_first(frame: pd.DataFrame, bad: pd.Series, column: str, problem: str
 
 
 def balanced_subsample(frame: pd.DataFrame, by: Sequence[str], max_rows: int, seed: int = 0) -> pd.DataFrame:
-    """At most ``max_rows`` random rows per value of the ``by`` columns (all rows of smaller groups)."""
+    """At most ``max_rows`` random rows per value of the ``by`` columns (all rows of smaller groups; an
+    empty value is a group of its own)."""
     parts = [
         part.sample(n=max_rows, random_state=seed) if len(part) > max_rows else part
-        for _, part in frame.groupby(list(by), sort=False)
+        for _, part in frame.groupby(list(by), sort=False, dropna=False)
     ]
     return pd.concat(parts) if parts else frame
 
