@@ -307,6 +307,16 @@ def test_a_report_interrupted_while_written_leaves_the_earlier_pages_whole(tmp_p
     assert sorted(p.name for p in folder.iterdir()) == sorted(before)  # no temporary file left
 
 
+def test_evaluations_whose_names_make_one_file_name_get_plots_of_their_own(tmp_path, small):
+    """rf+gpu and rf-gpu both wrote pred_vs_measured_rf_gpu.png: both sections showed the second's plot."""
+    first = leave_one_gpu_out(make_model("linear"), small, ["input.size.1", "threads"], max_train_rows=20)
+    second = leave_one_gpu_out(make_model("linear"), small, ["threads"], max_train_rows=20)
+    markdown = write_report(tmp_path / "out", "T", {"rf+gpu": first, "rf-gpu": second})["markdown"].read_text()
+    pngs = sorted(p.name for p in (tmp_path / "out").glob("pred_vs_measured_*.png"))
+    assert pngs == ["pred_vs_measured_rf_gpu.png", "pred_vs_measured_rf_gpu_2.png"]
+    assert markdown.index("(pred_vs_measured_rf_gpu.png)") < markdown.index("(pred_vs_measured_rf_gpu_2.png)")
+
+
 def test_markdown_table_formats_numbers_and_index():
     frame = pd.DataFrame({"mape": [0.12345, float("nan")]}, index=pd.Index(["a", "b"], name="gpu"))
     assert markdown_table(frame).splitlines() == ["| gpu | mape |", "|---|---|", "| a | 0.123 |", "| b |  |"]

@@ -32,6 +32,19 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower() or "plot"
 
 
+def _distinct_slugs(names: Sequence[str]) -> dict[str, str]:
+    """A file-name slug per name, numbered where two names make the same one (``rf+gpu``, ``rf-gpu``)."""
+    slugs: dict[str, str] = {}
+    for name in names:
+        slug = base = _slug(name)
+        number = 1
+        while slug in slugs.values():
+            number += 1
+            slug = f"{base}_{number}"
+        slugs[name] = slug
+    return slugs
+
+
 def _cell(value, digits: int, style: str = "auto") -> str:
     """A table cell: ``style`` is ``whole`` (integers), ``scientific`` (``1.23e-05``) or ``auto``
     (fixed decimals, significant digits where those would hide a small value)."""
@@ -400,13 +413,14 @@ def write_report(
     for heading, text, image in plots:  # the section's text says what the plot shows
         sections.append((heading, text, None, [(Path(image), "")]))
     plotted = list(evaluations) if plot_evaluations is None else list(plot_evaluations)
+    slugs = _distinct_slugs(list(evaluations))
     for name, evaluation in evaluations.items():
         images = []
         if name in plotted:
-            images.append((plot_predicted_vs_measured(evaluation, folder / f"pred_vs_measured_{_slug(name)}.png",
+            images.append((plot_predicted_vs_measured(evaluation, folder / f"pred_vs_measured_{slugs[name]}.png",
                                                       title), SCATTER_CAPTION))
             if "kernel" in evaluation.predictions.columns:
-                images.append((plot_error_heatmap(evaluation, folder / f"error_{_slug(name)}.png", title),
+                images.append((plot_error_heatmap(evaluation, folder / f"error_{slugs[name]}.png", title),
                                HEATMAP_CAPTION))
         overall = ", ".join(f"{k} {_cell(v, 3) or 'undefined'}" for k, v in evaluation.overall.items())
         text = f"Overall (pooled over {len(evaluation.held_out)} held-out rows): {overall}."
