@@ -261,3 +261,15 @@ def test_the_row_cap_keeps_rows_whose_group_value_is_empty():
     assert len(balanced_subsample(frame, ["kernel", "gpu"], max_rows=1000)) == len(frame)
     capped = balanced_subsample(frame, ["kernel", "gpu"], max_rows=1)
     assert len(capped) == 8 and capped["gpu"].isna().sum() == 2  # one row per (kernel, gpu or none)
+
+
+def test_a_split_that_leaves_nothing_to_test_or_a_mask_of_another_length_is_one_error():
+    """Both gave raw library errors: scikit-learn's 'Found array with 0 sample(s)', pandas' 'Length of
+    values (10) does not match length of index (19)'."""
+    from gpuperf.evaluation.protocols import split_evaluation
+
+    frame = _frame()
+    with pytest.raises(GpuperfError, match=r"split: no measured rows left to test in test: every one is a training"):
+        split_evaluation(LinearRegression(), frame, FEATURES, np.ones(len(frame), bool))
+    with pytest.raises(GpuperfError, match=rf"split: train_mask holds 10 flags for {len(frame)} rows"):
+        split_evaluation(LinearRegression(), frame, FEATURES, np.ones(10, bool))

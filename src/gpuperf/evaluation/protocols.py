@@ -180,7 +180,10 @@ def split_evaluation(
     """Fit on the rows where ``train_mask`` (a Series on ``frame``'s index, or one flag per row) is
     true, predict all other rows."""
     if not isinstance(train_mask, pd.Series):
-        train_mask = pd.Series(np.asarray(train_mask, dtype=bool), index=frame.index)
+        flags = np.asarray(train_mask, dtype=bool)
+        if flags.shape != (len(frame),):
+            raise GpuperfError(f"{name}: train_mask holds {flags.size} flags for {len(frame)} rows; give one per row")
+        train_mask = pd.Series(flags, index=frame.index)
     frame = _usable_rows(frame, features, target, name, allow_nan=takes_missing(estimator))
     train_mask = train_mask.reindex(frame.index).fillna(False).astype(bool)
     return _run(estimator, frame, features, [(fold, train_mask)], name, ("fold",), target, fit_by,
@@ -263,6 +266,8 @@ def _run(estimator, frame, features, folds, name, group, target, fit_by, max_tra
         train, test = frame.loc[train_mask], frame.loc[~train_mask]
         if len(train) == 0:
             raise GpuperfError(f"{name}: no training rows when holding out {fold}")
+        if len(test) == 0:
+            raise GpuperfError(f"{name}: no measured rows left to test in {fold}: every one is a training row")
         if max_train_rows is not None:
             train = balanced_subsample(train, [c for c in balance_by if c in train.columns], max_train_rows, seed)
         predicted, bounded = _fit_predict(estimator, train, test, features, target, fit_by)
