@@ -273,3 +273,17 @@ def test_a_split_that_leaves_nothing_to_test_or_a_mask_of_another_length_is_one_
         split_evaluation(LinearRegression(), frame, FEATURES, np.ones(len(frame), bool))
     with pytest.raises(GpuperfError, match=rf"split: train_mask holds 10 flags for {len(frame)} rows"):
         split_evaluation(LinearRegression(), frame, FEATURES, np.ones(10, bool))
+
+
+def test_default_features_keep_column_labels_that_are_not_strings():
+    """A frame made from an array has integer labels: default_features returned '0', '1', which the
+    protocols then reported as missing columns."""
+    from gpuperf.evaluation.feature_columns import default_features
+
+    frame = _frame().rename(columns={"gpu_id": 0, "kernel_id": 1, "n": 2})
+    chosen = default_features(frame)
+    assert sorted(chosen) == [0, 1, 2]
+    assert leave_one_gpu_out(LinearRegression(), frame, chosen).overall["n"] == 18
+    mixed = frame.rename(columns={2: "n"})  # scikit-learn refuses names of two kinds: one error says so
+    with pytest.raises(GpuperfError, match=r"leave-one-gpu-out: features mix column names and other labels \(0, 1\)"):
+        leave_one_gpu_out(LinearRegression(), mixed, default_features(mixed))

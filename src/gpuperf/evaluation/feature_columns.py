@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -87,8 +87,9 @@ def is_measured_time(column: str) -> bool:
             or column.endswith(("_time_s", "_pred_s")))
 
 
-def default_features(frame: pd.DataFrame, where: str | None = None) -> list[str]:
-    """The numeric columns allowed as default features with no missing or infinite value; with
+def default_features(frame: pd.DataFrame, where: str | None = None) -> list[Hashable]:
+    """The numeric columns allowed as default features with no missing or infinite value (their
+    labels as the frame has them: ``7`` stays an integer, so it finds its column); with
     ``where`` (the table's name), a :class:`~gpuperf.errors.GpuperfNote` warning names the allowed
     columns left out for a missing or non-number value, and the first row with one."""
     chosen, left_out = [], []
@@ -100,7 +101,7 @@ def default_features(frame: pd.DataFrame, where: str | None = None) -> list[str]
         numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
         finite = np.isfinite(numbers)
         if pd.api.types.is_numeric_dtype(values) and finite.all():
-            chosen.append(str(column))
+            chosen.append(column)
         elif (~finite).any() and finite.mean() >= 0.5:  # a number column with some bad cells, not text
             first = int(np.flatnonzero(~finite)[0])
             value = values.iloc[first]

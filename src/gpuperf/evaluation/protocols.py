@@ -95,7 +95,11 @@ def _usable_rows(frame: pd.DataFrame, features: Sequence[str], target: str, wher
         raise GpuperfError(f"{where}: features lists column names, e.g. ['{features}'], not the string '{features}'")
     missing = [c for c in [*features, *groups, target] if c not in frame.columns]
     if missing:
-        raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)}")
+        raise GpuperfError(f"{where}: missing column(s) {', '.join(map(str, missing))}")
+    unnamed = [repr(c) for c in features if not isinstance(c, str)]
+    if unnamed and len(unnamed) < len(features):  # scikit-learn takes feature names of one kind
+        raise GpuperfError(f"{where}: features mix column names and other labels ({', '.join(unnamed[:3])}); "
+                           "name every column with a string (frame.columns = frame.columns.astype(str))")
     measured = is_ok(frame["status"]) if "status" in frame.columns else pd.Series(True, index=frame.index)
     times = pd.to_numeric(frame[target], errors="coerce").astype(float)  # a nullable column's <NA> as NaN
     _refuse_first(frame, measured & ~(times.gt(0) & np.isfinite(times)), target, "is not a positive number", where)
