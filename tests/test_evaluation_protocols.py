@@ -287,3 +287,11 @@ def test_default_features_keep_column_labels_that_are_not_strings():
     mixed = frame.rename(columns={2: "n"})  # scikit-learn refuses names of two kinds: one error says so
     with pytest.raises(GpuperfError, match=r"leave-one-gpu-out: features mix column names and other labels \(0, 1\)"):
         leave_one_gpu_out(LinearRegression(), mixed, default_features(mixed))
+
+
+def test_a_held_out_size_given_as_a_float_is_the_group_of_that_size():
+    """groups=[4.0] was refused ('no rows for held-out group(s) 4.0') on a size column read as floats,
+    whose groups are labelled 4."""
+    frame = _frame().assign(n=lambda f: f["n"].astype(float))
+    evaluation = leave_one_size_out(LinearRegression(), frame, FEATURES, sizes="n", groups=[4.0, np.float64(2)])
+    assert sorted(evaluation.predictions["fold"].unique()) == ["2", "4"]

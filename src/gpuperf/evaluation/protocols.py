@@ -220,7 +220,7 @@ def leave_one_group_out(
     labels = _label_texts(frame[columns[0]])  # one column: no slow row-wise join
     if len(columns) > 1:
         labels = pd.concat([_label_texts(frame[c]) for c in columns], axis=1).agg("/".join, axis=1)
-    wanted = sorted(labels.unique(), key=natural_key) if groups is None else [str(g) for g in groups]
+    wanted = sorted(labels.unique(), key=natural_key) if groups is None else [_group_text(g) for g in groups]
     unknown = [g for g in wanted if g not in set(labels)]
     if unknown:
         raise GpuperfError(f"{where}: no rows for held-out group(s) {', '.join(unknown)}")
@@ -256,6 +256,13 @@ def _label_texts(values: pd.Series) -> pd.Series:
     if pd.api.types.is_float_dtype(values) and (values.dropna() % 1 == 0).all():
         return values.map(lambda v: str(int(v)) if pd.notna(v) else "nan")
     return values.astype(str)
+
+
+def _group_text(group: object) -> str:
+    """A held-out group given by its value as :func:`_label_texts` labels it (4096.0 is group 4096)."""
+    if isinstance(group, (float, np.floating)) and float(group).is_integer():
+        return str(int(group))
+    return str(group)
 
 
 def _run(estimator, frame, features, folds, name, group, target, fit_by, max_train_rows, balance_by, seed):
