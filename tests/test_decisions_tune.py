@@ -45,6 +45,18 @@ def test_ask_tell_picks_what_the_simulation_picks(with_train):
     assert search.best() == min(ran, key=lambda i: target.times[i])
 
 
+def test_repeated_configurations_are_refused_and_a_missing_time_is_a_failure():
+    """A table listing a configuration twice made the search ask for one already measured; pd.NA, how a
+    nullable table holds a missing time, was refused as 'time <NA> must be positive'."""
+    configs = grid((9, 4)).configs
+    with pytest.raises(GpuperfError, match=r"configuration 144 \(.*\) appears twice in the configurations"):
+        GuidedSearch(pd.concat([configs, configs.iloc[[5]]]), ["x", "y"])
+    search = GuidedSearch(configs, ["x", "y"], seed=1)
+    index = search.ask()
+    search.tell(index, pd.NA)
+    assert np.isnan(search.times[index]) and search.best() is None
+
+
 @pytest.mark.parametrize("with_train", [False, True])
 def test_ask_never_names_a_configuration_told_before_it_was_asked(with_train):
     """Results measured outside the search (a default configuration, an earlier run) may be told

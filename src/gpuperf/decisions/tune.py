@@ -84,6 +84,11 @@ class GuidedSearch:
         if configs.empty:
             raise GpuperfError("no configurations to search")
         configs = configs[params].reset_index(drop=True)
+        repeated = configuration_keys(configs, params).duplicated()
+        if repeated.any():  # the search would ask for one configuration twice
+            row = int(np.flatnonzero(repeated.to_numpy())[0])
+            raise GpuperfError(f"configuration {row} ({configuration_keys(configs.iloc[[row]], params).iloc[0]}) "
+                               "appears twice in the configurations; give each once")
         _check_seed(seed)
         if start is not None:
             start = _checked_start(start, len(configs))
@@ -111,7 +116,7 @@ class GuidedSearch:
         return next_batch(self.explorer, self.measured, self.times, count)
 
     def tell(self, index: int, time: float | None) -> None:
-        """The measured time of configuration ``index`` (None or NaN: it failed). A bad index or
+        """The measured time of configuration ``index`` (None, NaN or pandas' NA: it failed). A bad index or
         time is an error that changes nothing."""
         if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)) \
                 or not 0 <= index < len(self.space):
@@ -120,7 +125,7 @@ class GuidedSearch:
         if index in self.measured:
             raise GpuperfError(f"configuration {index} was already measured")
         try:
-            value = np.nan if time is None else float(time)
+            value = np.nan if time is None or time is pd.NA else float(time)
         except (TypeError, ValueError):
             value = -1.0
         if not (np.isnan(value) or value > 0) or np.isinf(value):
