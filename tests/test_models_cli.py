@@ -952,7 +952,13 @@ def test_predicting_on_another_gpu_is_refused_when_selection_kept_no_descriptor(
     assert not [name for name in fitted["selected_features"] if name.startswith("gpu_")]
     assert main(["predict-table", "--model", str(out), str(tables["generic"]), "--out", str(tmp_path / "p.csv"),
                  "--gpu", "GTX 680"]) == 2
-    assert "no GPU descriptor among the features the model uses" in capsys.readouterr().err
+    assert "no GPU descriptor among the features the model uses (--select kept " in capsys.readouterr().err
+    named = tmp_path / "n.json"  # features named with --features: no --select to blame
+    run_json(capsys, "fit", tables["generic"], "--model", "knn", "--gpu-features", "--features", "x1",
+             "--out", named)
+    assert main(["predict-table", "--model", str(named), str(tables["generic"]), "--out", str(tmp_path / "q.csv"),
+                 "--gpu", "GTX 680"]) == 2
+    assert "no GPU descriptor among the features the model uses (its features are x1)" in capsys.readouterr().err
 
 
 def test_the_evaluate_table_keeps_a_size_column_named_like_a_metric(tmp_path, capsys):

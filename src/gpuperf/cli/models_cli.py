@@ -631,9 +631,11 @@ def predict_table_command(
         if not options.get("gpu_features"):
             raise GpuperfError(f"{model}: the model does not use GPU descriptors, so --gpu cannot change its "
                                "predictions; fit it with --gpu-features")
-        kept = (info.get("metadata") or {}).get("selected_features") or names
+        selected = (info.get("metadata") or {}).get("selected_features")
+        kept = selected or names
         if not any(str(name).startswith("gpu_") for name in kept):
-            raise GpuperfError(f"{model}: no GPU descriptor among the features the model uses (--select kept "
+            chose = "--select kept" if selected else "its features are"
+            raise GpuperfError(f"{model}: no GPU descriptor among the features the model uses ({chose} "
                                f"{', '.join(map(str, kept[:4]))}{', ...' if len(kept) > 4 else ''}), so --gpu "
                                "cannot change its predictions; fit it keeping a gpu_* column")
         try:
