@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from gpuperf.errors import GpuperfError
@@ -114,6 +115,14 @@ def test_within_counts_a_prediction_of_exactly_the_bound_inside_despite_rounding
     assert within(measured, 1.2 * measured) == 1.0
     assert within(measured, 0.7999 * measured) == 0.0
     assert within(measured, 1.2001 * measured) == 0.0
+
+
+def test_within_counts_float32_predictions_at_the_bound_inside():
+    """float32 times 1.2x apart counted outside: the 1e-12 tolerance is below float32's rounding."""
+    measured = np.array([0.1, 0.3, 0.7], np.float32)
+    assert within(measured, (measured * np.float32(1.2)).astype(np.float32)) == 1.0
+    assert within(pd.Series(measured, dtype="Float32"), pd.Series(measured * np.float32(0.8), dtype="Float32")) == 1.0
+    assert within(measured, (measured * np.float32(1.201)).astype(np.float32)) == 0.0
 
 
 def test_all_metrics_names_its_top_k_key_by_the_whole_number():

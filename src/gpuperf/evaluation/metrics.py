@@ -75,13 +75,22 @@ BOUND_TOLERANCE = 1e-12  # relative: a prediction of exactly 0.8 x the measureme
 # 0.08 / 0.1 is 0.7999999999999999 in floating point
 
 
+def _rounding(values) -> float:
+    """The relative rounding of ``values``' floating-point type (0 for other types)."""
+    dtype = getattr(values, "dtype", None)
+    dtype = np.asarray(values).dtype if dtype is None else dtype
+    dtype = getattr(dtype, "numpy_dtype", dtype)  # pandas' Float32 holds float32 values
+    return float(np.finfo(dtype).eps) if np.issubdtype(dtype, np.floating) else 0.0
+
+
 def within(measured, predicted, low: float = 0.8, high: float = 1.2) -> float:
-    """Fraction of rows with low <= predicted / measured <= high (the bounds included, up to
-    floating-point rounding)."""
+    """Fraction of rows with low <= predicted / measured <= high (the bounds included, up to the
+    rounding of the times' floating-point type: float32 times 1.2 x apart are within)."""
     if not 0 <= low <= high:
         raise GpuperfError(f"within: low ({low}) must be at most high ({high}), and not negative")
+    tolerance = max(BOUND_TOLERANCE, 4 * _rounding(measured), 4 * _rounding(predicted))
     m, p = _pair(measured, predicted)
-    inside = (p >= low * m * (1 - BOUND_TOLERANCE)) & (p <= high * m * (1 + BOUND_TOLERANCE))
+    inside = (p >= low * m * (1 - tolerance)) & (p <= high * m * (1 + tolerance))
     return float(np.mean(inside))
 
 
