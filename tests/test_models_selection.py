@@ -149,9 +149,15 @@ def test_mutual_information_refuses_missing_values_and_bad_arguments_by_name():
     y = a * 1e-6
     assert list(mutual_information_ranking(X, y).index) == ["a", "noise"]
     assert mutual_information_ranking(X, pd.DataFrame({"t": y})).equals(mutual_information_ranking(X, y))
-    X.loc[3, "a"] = np.nan
-    with pytest.raises(GpuperfError, match=r"column a: 1 of 500 values are missing or infinite \(the first at row 3\)"):
+    X.loc[3, "a"] = np.nan  # the fourth row, counted from 1 as every error counts rows
+    with pytest.raises(GpuperfError, match=r"column a: 1 of 500 values are missing or infinite \(the first at row 4\)"):
         mutual_information_ranking(X, y)
+    nullable = X.convert_dtypes()  # <NA>, not NaN: the same error, not 'values must be numbers'
+    with pytest.raises(GpuperfError, match=r"column a: 1 of 500 values are missing or infinite \(the first at row 4\)"):
+        mutual_information_ranking(nullable, y)
+    with pytest.raises(GpuperfError, match=r"spearman_scores: column a: 1 of 500 values are missing or infinite "
+                                           r"\(the first at row 4\)"):
+        spearman_scores(nullable, y)
     with pytest.raises(GpuperfError, match="3 values in x but 2 in y"):
         normalised_mutual_information([1, 2, 3], [1, 2])
     for bins in (0, 1, 2.5, True):
@@ -174,7 +180,7 @@ def test_selector_refuses_a_threshold_or_linkage_method_it_cannot_use_by_name():
 def test_spearman_scores_refuse_a_missing_value_naming_its_column_and_row():
     X, y = _table()
     X.loc[3, "stores"] = np.nan
-    with pytest.raises(GpuperfError, match="column stores: 1 of 400 values are missing .* row 3"):
+    with pytest.raises(GpuperfError, match="column stores: 1 of 400 values are missing .* row 4"):
         spearman_scores(X, y)
     with pytest.raises(GpuperfError, match="column 2: 1 of 400"):
         spearman_scores(X.to_numpy(), y)

@@ -21,7 +21,7 @@ def spearman_scores(X, y) -> np.ndarray:
     """|Spearman r| of every column of ``X`` against ``y`` (0 for constant columns).
 
     Usable as the ``score_func`` of scikit-learn's ``SelectKBest``. A missing or infinite value is an
-    error naming its column and row.
+    error naming its column and row (counted from 1).
     """
     names = list(X.columns) if isinstance(X, pd.DataFrame) else None
     X = _as_floats(X, "spearman_scores: X")
@@ -35,7 +35,7 @@ def spearman_scores(X, y) -> np.ndarray:
         row, column = (int(i[0]) for i in np.nonzero(bad))
         name = names[column] if names is not None else column
         raise GpuperfError(f"spearman_scores: column {name}: {int(bad[:, column].sum())} of {len(X)} values are "
-                           f"missing or infinite (the first at row {row}); fill or drop them before ranking")
+                           f"missing or infinite (the first at row {row + 1}); fill or drop them before ranking")
     ranks = rankdata(X, axis=0) - (len(X) + 1) / 2
     target = rankdata(y) - (len(y) + 1) / 2
     scale = np.sqrt((ranks**2).sum(axis=0) * (target**2).sum())
@@ -169,6 +169,8 @@ def _information(x: np.ndarray, y: np.ndarray, bins: int) -> float:
 
 def _as_floats(values, name: str) -> np.ndarray:
     try:
+        if isinstance(values, (pd.DataFrame, pd.Series)):  # a nullable column's <NA> as NaN, named below
+            return values.to_numpy(dtype=float, na_value=np.nan)
         return np.asarray(values, dtype=float)
     except (TypeError, ValueError) as error:
         raise GpuperfError(f"{name}: values must be numbers ({error})") from None
@@ -187,7 +189,7 @@ def _values(values, name: str) -> np.ndarray:
     bad = ~np.isfinite(array)
     if bad.any():
         raise GpuperfError(f"{name}: {int(bad.sum())} of {len(array)} values are missing or infinite (the first at "
-                           f"row {int(np.argmax(bad))}); fill or drop them before ranking")
+                           f"row {int(np.argmax(bad)) + 1}); fill or drop them before ranking")
     return array
 
 
