@@ -162,6 +162,16 @@ def test_sweep_tables_are_checked_with_file_and_line():
         check_sweep(failed.assign(status="RunFailed"), "s.csv")
 
 
+def test_a_sweep_concatenated_from_parts_gives_the_picks_of_the_whole():
+    """pd.concat of two sweeps repeats index labels: the model's picks raised pandas' InvalidIndexError."""
+    h100 = device_descriptor("H100")
+    table = synthetic_sweep(h100, [100_000, 10_000_000])
+    parts = [part.reset_index(drop=True) for _, part in table.groupby("kernel")]
+    joined = pd.concat(parts)
+    assert not joined.index.is_unique
+    pd.testing.assert_frame_equal(sweep_choices(joined, h100), sweep_choices(pd.concat(parts, ignore_index=True), h100))
+
+
 def test_a_blank_loop_name_or_a_register_count_that_varies_in_a_group_names_its_line():
     table = pd.DataFrame({"kernel": ["k", None], "trip": [10, 10], "threads": [32, 64], "blocks": [1, 1],
                           "time_s": [1e-6, 2e-6]})

@@ -297,7 +297,7 @@ def sweep_choices(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str 
     The frame :func:`gpuperf.decisions.geometry_eval.summarise` and the geometry report take. A
     policy whose pick the sweep did not measure (a sweep taken with another descriptor) gets NaN.
     """
-    table = check_sweep(table, where)
+    table = check_sweep(table, where).reset_index(drop=True)  # rows looked up by label: one label each
     predicted = model_picks(table)
     rows = []
     for (kernel, trip), group in table.groupby(["kernel", "trip"], sort=True):
