@@ -358,6 +358,11 @@ def test_text_or_missing_property_values_are_named_by_column_and_row() -> None:
     with pytest.raises(GpuperfError, match="barriers is nan in row 4"):
         model.predict(frame.assign(barriers=[np.nan if i == 4 else 1.0 for i in range(len(frame))]))
     assert model.predict(frame.assign(launches="1"))[0] == pytest.approx(model.predict(frame)[0])
+    repeated = frame.set_axis([3] * len(frame))  # one label for every row: the value, and where it is
+    with pytest.raises(GpuperfError, match=r"\('x' in row 3 \(position 5 of \d+\)\)$"):
+        model.predict(repeated.assign(launches=["x" if i == 4 else "1" for i in range(len(frame))]))
+    with pytest.raises(GpuperfError, match=r"barriers is nan in row 3 \(position 2 of \d+\)$"):
+        model.predict(repeated.assign(barriers=[np.nan if i == 1 else 1.0 for i in range(len(frame))]))
 
 
 def test_relative_must_be_a_truth_value() -> None:

@@ -26,6 +26,12 @@ from gpuperf.models.properties import check_property_names, property_names, prop
 BOUNDS = ("sign", "none")
 
 
+def _row_named(frame: pd.DataFrame, position: int) -> str:
+    """Row ``position`` of ``frame`` by its label, and by its position too where labels repeat."""
+    label = frame.index[position]
+    return str(label) if frame.index.is_unique else f"{label} (position {position + 1} of {len(frame)})"
+
+
 class LinearCountModel(RegressorMixin, BaseEstimator):
     """time = X @ weights over named property columns.
 
@@ -73,9 +79,9 @@ class LinearCountModel(RegressorMixin, BaseEstimator):
             for name in names:
                 text = pd.to_numeric(columns[name], errors="coerce").isna() & columns[name].notna()
                 if text.any():
-                    label = text.index[text.to_numpy().argmax()]
+                    position = int(text.to_numpy().argmax())  # labels may repeat: the value by position
                     raise GpuperfError(f"LinearCountModel: property column {name} holds values that are not numbers "
-                                       f"({columns[name][label]!r} in row {label})")
+                                       f"({columns[name].iloc[position]!r} in row {_row_named(X, position)})")
             matrix = columns.apply(pd.to_numeric).to_numpy(dtype=float)
         else:
             try:
@@ -90,7 +96,7 @@ class LinearCountModel(RegressorMixin, BaseEstimator):
         bad = ~np.isfinite(matrix)
         if bad.any():
             row, column = (int(i[0]) for i in np.nonzero(bad))
-            label = X.index[row] if isinstance(X, pd.DataFrame) else row  # the frame's own row label
+            label = _row_named(X, row) if isinstance(X, pd.DataFrame) else row  # the frame's own row label
             raise GpuperfError(f"LinearCountModel: property values must be finite; {names[column]} is "
                                f"{matrix[row, column]} in row {label}")
         return matrix
