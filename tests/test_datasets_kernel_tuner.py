@@ -73,6 +73,26 @@ def test_old_kernel_tuner_failure_time_and_gzipped_caches_read(tmp_path):
         read_kernel_tuner_cache(tmp_path / "binary.json")
 
 
+def test_bzip2_and_xz_caches_read_as_profiler_files_do(tmp_path):
+    """An .xz cache was 'not a Kernel Tuner cache (not UTF-8 JSON text ...)', though profiler CSVs may be
+    gzip, bzip2 or xz; explore takes them as caches too."""
+    import bz2
+    import lzma
+
+    from gpuperf.decisions.space import read_space
+
+    plain = read_kernel_tuner_cache(FIXTURE)
+    for suffix, compress in ((".bz2", bz2.compress), (".xz", lzma.compress)):
+        path = tmp_path / f"cache.json{suffix}"
+        path.write_bytes(compress(FIXTURE.read_bytes()))
+        pd.testing.assert_frame_equal(read_kernel_tuner_cache(path).drop(columns="source"),
+                                      plain.drop(columns="source"))
+        assert len(read_space(path)) == len(plain)  # failures kept as failures
+    (tmp_path / "cut.json.xz").write_bytes(lzma.compress(FIXTURE.read_bytes())[:40])
+    with pytest.raises(GpuperfError, match="cut.json.xz: not a Kernel Tuner cache"):
+        read_kernel_tuner_cache(tmp_path / "cut.json.xz")
+
+
 def test_round_trip_read_write_read_is_equal(tmp_path):
     first = read_kernel_tuner_cache(FIXTURE)
     path = write_kernel_tuner_cache(first, tmp_path / "again.json")

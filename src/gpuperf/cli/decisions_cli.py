@@ -19,7 +19,7 @@ from gpuperf.errors import GpuperfError, unknown_name_error
 def explore_command(
     space: str = typer.Argument(
         ..., help="One kernel on one GPU: a CSV or Parquet table (parameter columns and a time column; .csv.gz too), "
-        "a Kernel Tuner cache (.json, .json.gz) or a bundled dataset's name (with --kernel and --gpu)."),
+        "a Kernel Tuner cache (.json, .json.gz, .json.bz2, .json.xz) or a bundled dataset's name (with --kernel and --gpu)."),
     params: Optional[str] = typer.Option(
         None, "--params", help="Comma-separated parameter columns, e.g. MWG,NWG,VWM (by default a cache's own, "
         "or the names in a table's variant labels)."),

@@ -12,8 +12,10 @@ seconds in the dataset.
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import json
+import lzma
 import math
 import re
 import warnings
@@ -57,6 +59,9 @@ MS_FIELDS = {
 TIMES = "times_s"
 # Columns the dataset derives or keys on: never written back as extra cache fields.
 DERIVED = {"time_s_min", "time_s_iqr", "repeats", "problem_size", "gpu_label"}
+
+
+CACHE_SUFFIXES = (".json", ".json.gz", ".json.bz2", ".json.xz")  # a cache, plain or compressed
 
 
 def read_kernel_tuner_cache(path: str | Path, gpu: str | None = None) -> pd.DataFrame:
@@ -113,14 +118,15 @@ def read_kernel_tuner_cache(path: str | Path, gpu: str | None = None) -> pd.Data
 
 
 def _parse(path: Path) -> dict:
-    """The cache's JSON (gzipped when the name ends in .gz), closing it first when a running
-    tuner left it open."""
+    """The cache's JSON (gzip-, bzip2- or xz-compressed when the name ends in .gz, .bz2 or .xz),
+    closing it first when a running tuner left it open."""
     if not path.is_file():
         raise missing_file(path, f"{path}: no such file")
+    decompress = {".gz": gzip.decompress, ".bz2": bz2.decompress, ".xz": lzma.decompress}.get(path.suffix.lower())
     try:
-        raw = gzip.decompress(path.read_bytes()) if path.suffix.lower() == ".gz" else path.read_bytes()
+        raw = path.read_bytes() if decompress is None else decompress(path.read_bytes())
         text = raw.decode("utf-8-sig").strip()  # a byte-order mark, as Windows editors write, is no part of it
-    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error, lzma.LZMAError) as exc:
         raise GpuperfError(f"{path}: not a Kernel Tuner cache (not UTF-8 JSON text: {exc})") from None
     if not text:
         raise GpuperfError(f"{path}: empty file")

@@ -250,7 +250,7 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
     name = path.name.lower()
     if path.exists() and not path.is_file():  # a folder, or a pipe no one may be writing to: never opened
         raise missing_file(path, f"{path}: no such file")
-    if name.endswith((".json", ".json.gz")):
+    if name.endswith((".json", ".json.gz", ".json.bz2", ".json.xz")):
         raise GpuperfError(f"{path}: a JSON file, not a table; a Kernel Tuner cache becomes one with "
                            "gpuperf import kernel-tuner")
     if name.endswith(PARQUET_SUFFIXES):

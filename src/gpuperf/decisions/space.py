@@ -332,11 +332,12 @@ def with_literal_texts(frame: pd.DataFrame, path: str | Path, columns: Sequence[
     ``columns``: a tuning parameter may take the value None, as Kernel Tuner writes it. An empty
     cell, or ``nan``, stays missing. In the time columns ``times`` only an empty cell is missing (no
     time yet): ``nan`` or ``NA`` there is text, which no time check takes for a time."""
+    from gpuperf.datasets.kernel_tuner import CACHE_SUFFIXES
     from gpuperf.datasets.tables import PARQUET_SUFFIXES
 
     path = Path(path)
     name = path.name.lower()
-    if not path.is_file() or name.endswith((*PARQUET_SUFFIXES, ".json", ".json.gz")):
+    if not path.is_file() or name.endswith((*PARQUET_SUFFIXES, *CACHE_SUFFIXES)):
         return frame
     wanted = [c for c in dict.fromkeys([*columns, *times]) if c in frame.columns and frame[c].isna().any()]
     if not wanted or not frame.index.is_unique or not pd.api.types.is_integer_dtype(frame.index):
@@ -372,14 +373,16 @@ def _training_target(frame: pd.DataFrame, target: str | None, where: str) -> str
 
 
 def is_kernel_tuner_cache(path: str | Path) -> bool:
-    """A Kernel Tuner cache file: ``.json``, or gzipped ``.json.gz``."""
-    return Path(path).name.lower().endswith((".json", ".json.gz"))
+    """A Kernel Tuner cache file: ``.json``, or compressed ``.json.gz``, ``.json.bz2``, ``.json.xz``."""
+    from gpuperf.datasets.kernel_tuner import CACHE_SUFFIXES
+
+    return Path(path).name.lower().endswith(CACHE_SUFFIXES)
 
 
 def read_space(path: str | Path, params: Sequence[str] | None = None, target: str | None = None,
                kernel: str | None = None, gpu: str | None = None, sizes: Mapping[str, object] | None = None) -> Space:
     """A space from a CSV or Parquet file, a bundled dataset or a Kernel Tuner cache (``.json``,
-    ``.json.gz``; see :func:`space_from_frame`).
+    compressed ``.json.gz``, ``.json.bz2``, ``.json.xz``; see :func:`space_from_frame`).
 
     ``kernel`` and ``gpu`` pick one kernel's rows on one GPU out of a table of several (see
     :func:`select_rows`); on a table without a ``gpu`` column, ``gpu`` names its GPU (:func:`gpu_named`). A cache names its own parameters (``tune_params_keys``, used when
