@@ -410,6 +410,21 @@ def test_an_ncu_csv_exported_without_its_log_lines_gets_the_ncu_importers_error(
     assert "the profile names no GPU" in err and "not nvprof's" not in err
 
 
+def test_a_profile_advised_for_a_gpu_named_by_its_model_names_the_board_it_is_taken_for(capsys, database):
+    """--gpu H100 gave the subject '(saxpy, H100)' and no note, where kernel advice says 'H100 SXM' and
+    import notes the PCIe board; --row 0 did not say rows count from 1."""
+    from pathlib import Path
+
+    details = str(Path(__file__).parent / "data" / "ncu_details.csv")
+    out = run_json(capsys, ["advise", "--profile", details, "--gpu", "H100", "--json", *only(database)])
+    assert out["subject"].endswith("(saxpy, H100 SXM)")
+    assert main(["advise", "--profile", details, "--gpu", "H100", "--json", *only(database)]) == 0
+    assert "note: 'H100' is taken as the H100 SXM" in capsys.readouterr().err
+    assert main(["advise", "--profile", details, "--gpu", "H100", "--row", "0", *only(database)]) == 2
+    err = capsys.readouterr().err
+    assert err.endswith("row 0 does not exist (the table has 2 rows, counted from 1)\n") and err.count("\n") == 1
+
+
 def test_a_stencil_change_measured_on_the_h100_is_advised_for_the_h200_from_that_measurement(capsys):
     """larger_work_groups (local_x: 16 -> 32) of this jacobi2d_5pt variant at 4096 x 4096 was measured on
     the H100: advised for the H200, that speedup is the prediction (checked against the other GPUs'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -73,7 +74,7 @@ def advise(
         from gpuperf.decisions.profile import profile_gpu
 
         # --gpu names a GPU the row does not describe; else the GPU the row names in gpu or device
-        used = gpu if gpu is not None else profile_gpu(launch)
+        used = _gpu_name(gpu) if gpu is not None else profile_gpu(launch)
         named = [str(value) for value in (launch.get("kernel"), used) if value not in (None, "")]
         subject = f"{profile}, row {row}" + (f" ({', '.join(named)})" if named else "")
     else:
@@ -86,6 +87,12 @@ def advise(
                                    progress=progress, space=variant_space_name(kernel))
         where = device or (_gpu_name(gpu) if gpu else "the GPUs of the bundled training pairs")
         subject = f"{found.key} at {', '.join(f'{k}={v}' for k, v in sizes.items())} on {where}"
+    if gpu is not None:  # said once the advice is made, so an error is the only line
+        from gpuperf.hardware.specs import other_boards_note
+
+        boards = other_boards_note(gpu)  # "H100": the SXM board, though gpuperf describes the PCIe one too
+        if boards:
+            print(boards, file=sys.stderr)
     if as_json:
         print_json({"subject": subject, **advice_json(result, threshold)})
         return

@@ -146,7 +146,7 @@ def read_profile(path: str | Path, row: int = 1, gpu: str | None = None) -> dict
     if table is None or "grid.x" not in table.columns:
         table = _imported(path, gpu)
     if not 1 <= row <= len(table):
-        raise GpuperfError(f"{path}: row {row} does not exist (the table has {len(table)} rows)")
+        raise GpuperfError(f"{path}: row {row} does not exist (the table has {len(table)} rows, counted from 1)")
     return table.iloc[row - 1].to_dict()
 
 
