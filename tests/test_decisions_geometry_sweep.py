@@ -352,6 +352,17 @@ def test_the_model_policy_never_trains_on_the_loop_it_picks_for(monkeypatch):
     assert fitted == [[8], [4]]  # a's model saw only b's trip count, b's only a's
 
 
+def test_a_sweep_of_one_loop_says_why_it_has_no_model_policy():
+    """The model policy vanished from a one-loop sweep's tables without a word."""
+    from gpuperf.errors import GpuperfNote
+
+    h100 = device_descriptor("H100")
+    one = synthetic_sweep(h100, [100_000]).query("kernel == kernel.iloc[0]")
+    with pytest.warns(GpuperfNote, match=r"s\.csv: one loop \(.*\), so no model policy: .* sweep two or more loops"):
+        choices = sweep_choices(one, h100, "s.csv")
+    assert "model" not in choices.columns
+
+
 def test_sweep_summary_counts_only_choices_with_a_measured_llvm_default():
     """Heuristic vs LLVM: 1 s vs 1 s, and 4 s vs 2 s (best 2 s); the row without LLVM's time is left out."""
     choices = pd.DataFrame({"llvm": [1.0, np.nan, 2.0], "heuristic": [1.0, 1.0, 4.0], "best": [1.0, 1.0, 2.0],

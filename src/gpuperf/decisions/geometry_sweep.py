@@ -23,6 +23,7 @@ that a sweep file is judged later, or elsewhere, with the limits it was taken un
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -33,7 +34,7 @@ from sklearn.ensemble import RandomForestRegressor
 from gpuperf.datasets.schema import is_ok, row_location
 from gpuperf.decisions.geometry import DEFAULT_REGISTERS, DeviceDescriptor, KernelDescriptor, rules_for
 from gpuperf.decisions.space import plain_value
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 
 if TYPE_CHECKING:
     from gpuperf.measure.timing import TimingSettings
@@ -299,6 +300,10 @@ def sweep_choices(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str 
     """
     table = check_sweep(table, where).reset_index(drop=True)  # rows looked up by label: one label each
     predicted = model_picks(table)
+    if predicted is None and len(table):
+        warnings.warn(GpuperfNote(f"{where}: one loop ({table['kernel'].iloc[0]}), so no model policy: its random "
+                                  "forest learns from the other loops' sweeps; sweep two or more loops to judge it"),
+                      stacklevel=2)
     rows = []
     for (kernel, trip), group in table.groupby(["kernel", "trip"], sort=True):
         times = {(t, b): s for t, b, s in group[["threads", "blocks", "time_s"]].itertuples(index=False)}
