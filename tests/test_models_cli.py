@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -506,6 +507,9 @@ def test_bad_tables_fail_with_one_line_naming_file_row_and_column(tmp_path, caps
      "--select 'pearson:3' must look like spearman:K"),
     (["fit", "rodinia", "--model", "lr", "--out", "{tmp}/m.json"], "did you mean rodinia_nvprof"),
     (["fit", "{generic}", "--model", "linear", "--out", "{tmp}/m.json"], "no column of the gpu property set"),
+    (["fit", "{data}/linear_model_h100.csv.gz", "--model", "linear", "--out", "{tmp}/m.json"],  # no counts yet
+     "or, for points of gpuperf's measurement kernels (a campaign export), gpuperf calibrate --table "
+     "{data}/linear_model_h100.csv.gz --out MODEL.json counts the properties from the kernels"),
     (["fit", "{generic}", "--model", "lr", "--features", " , ", "--out", "{tmp}/m.json"],
      "--features names no column; leave it out for the default features"),
     (["evaluate", "{generic}", "--model", "lr", "--protocol", "leave-one-gpu"], "did you mean leave-one-gpu-out"),
@@ -514,10 +518,11 @@ def test_bad_tables_fail_with_one_line_naming_file_row_and_column(tmp_path, caps
      "p.parquet: folder"),
 ])
 def test_bad_options_fail_with_nearest_names(tables, tmp_path, capsys, args, message):
-    filled = [a.format(generic=tables["generic"], tmp=tmp_path) for a in args]
+    data = Path(__file__).parents[1] / "data"
+    filled = [a.format(generic=tables["generic"], tmp=tmp_path, data=data) for a in args]
     assert main(filled) == 2
     err = capsys.readouterr().err
-    assert message in err and err.count("\n") == 1
+    assert message.format(data=data) in err and err.count("\n") == 1
 
 
 def test_predict_table_names_every_missing_feature_and_unknown_gpu(tables, tmp_path, capsys):

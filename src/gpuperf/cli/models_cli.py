@@ -389,7 +389,9 @@ def prepare_training(
         chosen = [name for name in known if name in frame.columns]
         if not chosen:
             raise GpuperfError(f"{where}: no column of the {options.property_set or 'gpu'} property set "
-                               f"({', '.join(known[:4])}, ...); name the property columns with --features")
+                               f"({', '.join(known[:4])}, ...); name the property columns with --features, or, "
+                               "for points of gpuperf's measurement kernels (a campaign export), gpuperf calibrate "
+                               f"--table {where} --out MODEL.json counts the properties from the kernels")
         absent = [name for name in known if name not in chosen]
         if absent:
             notes.append(f"note: {where}: linear fits the {len(chosen)} of the {len(known)} "
