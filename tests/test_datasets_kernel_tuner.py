@@ -93,6 +93,44 @@ def test_bzip2_and_xz_caches_read_as_profiler_files_do(tmp_path):
         read_kernel_tuner_cache(tmp_path / "cut.json.xz")
 
 
+def test_a_cache_through_a_csv_or_parquet_table_keeps_its_repeat_times_and_list_fields(tmp_path):
+    """Written back from the table gpuperf import writes, a cache lost its per-repeat times (JSON text in
+    CSV, an array in Parquet); a list field read from Parquet raised 'truth value of an array is ambiguous'
+    and one from CSV was written as text."""
+    from gpuperf.datasets import write_dataset_csv
+    from gpuperf.datasets.tables import read_table_file
+
+    first = read_kernel_tuner_cache(FIXTURE).assign(power_readings=[(1.0, 2.5)] * 8)
+    write_dataset_csv(first, tmp_path / "t.csv")
+    first.to_parquet(tmp_path / "t.parquet")
+    direct = json.loads(write_kernel_tuner_cache(first, tmp_path / "direct.json").read_text())["cache"]
+    for name in ("t.csv", "t.parquet"):
+        written = write_kernel_tuner_cache(read_table_file(tmp_path / name), tmp_path / f"{name}.json",
+                                           tune_params_keys=["block_size_x", "tile_size"])
+        cache = json.loads(written.read_text())["cache"]
+        assert cache.keys() == direct.keys()
+        for key, entry in direct.items():
+            assert cache[key].get("times") == entry.get("times") and cache[key]["power_readings"] == [1.0, 2.5]
+
+
+def test_whole_float_parameters_written_as_whole_numbers_are_noted(tmp_path):
+    """A table read from CSV holds ratio 1.0, 2.0 as floats: the cache keys say 1 and 2, which a Kernel
+    Tuner space of floats does not find; the writer says so and how to keep them."""
+    from gpuperf.errors import GpuperfNote
+
+    frame = read_kernel_tuner_cache(FIXTURE).assign(tile_size=lambda f: f["tile_size"].astype(float))
+    frame.attrs.pop("tune_params")  # as a table file has none
+    with pytest.warns(GpuperfNote, match=r"parameter tile_size holds whole numbers as floats, written as whole "
+                                         r"numbers \(1, 2\); where Kernel Tuner's tune_params held floats"):
+        written = write_kernel_tuner_cache(frame, tmp_path / "c.json", tune_params_keys=["block_size_x", "tile_size"])
+    assert "32,1" in json.loads(written.read_text())["cache"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        written = write_kernel_tuner_cache(frame, tmp_path / "d.json", tune_params_keys=["block_size_x", "tile_size"],
+                                           tune_params={"block_size_x": [32, 64, 128, 256], "tile_size": [1.0, 2.0]})
+    assert "32,1.0" in json.loads(written.read_text())["cache"]
+
+
 def test_round_trip_read_write_read_is_equal(tmp_path):
     first = read_kernel_tuner_cache(FIXTURE)
     path = write_kernel_tuner_cache(first, tmp_path / "again.json")

@@ -362,6 +362,12 @@ def _parameter_values(
         else:  # a column with a fraction held floats (0.5, 1.0: Kernel Tuner's key says 1.0); else ints
             fractions = any(isinstance(_natural(v), float) for v in column.unique())
             known = {_lookup(v): _as_written(v, fractions) for v in sorted(column.unique(), key=_order)}
+            if not fractions and pd.api.types.is_float_dtype(column):
+                shown = ", ".join(format_value(v) for v in list(known.values())[:3])
+                warnings.warn(GpuperfNote(
+                    f"{where}: parameter {k} holds whole numbers as floats, written as whole numbers ({shown}); "
+                    "where Kernel Tuner's tune_params held floats (its cache keys read 1.0), pass tune_params"),
+                    stacklevel=3)
         missing = [v for v in column.unique() if _lookup(v) not in known]
         if missing:
             raise GpuperfError(f"{where}: parameter {k} takes {format_value(missing[0])}, not in tune_params")
@@ -388,25 +394,40 @@ def _order(value: Any) -> tuple:
     return (0, value, "") if _is_number(_natural(value)) else (1, 0, str(value))
 
 
+def _listed(value: Any) -> list | None:
+    """A list cell as a list: a tuple or list, a NumPy array (Parquet's), or the JSON text
+    :func:`~gpuperf.datasets.importers.write_dataset_csv` writes for one; None for any other value."""
+    if isinstance(value, (tuple, list, np.ndarray)):
+        return [v.item() if isinstance(v, np.generic) else v for v in value]
+    if isinstance(value, str) and value.startswith("["):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return None
+        return parsed if isinstance(parsed, list) else None
+    return None
+
+
 def _entry(row: dict, extras: list[str]) -> dict:
     status = row.get(STATUS, OK)
     entry: dict[str, Any] = {}
     if status == OK:
         entry["time"] = _ms(row[TARGET])
-        times = row.get(TIMES)
-        if isinstance(times, (tuple, list)) and times:
+        times = _listed(row.get(TIMES))
+        if times:
             entry["times"] = [_ms(t) for t in times]
     else:
         entry["time"] = _error_name(str(status))
     inverse = {v: k for k, v in MS_FIELDS.items()}
     for column in extras:
         value = row[column]
-        if not isinstance(value, (tuple, list)) and pd.isna(value):
+        listed = _listed(value)
+        if listed is None and pd.isna(value):
             continue
         if column in inverse:
             entry[inverse[column]] = _ms(value)
         else:
-            entry[column] = list(value) if isinstance(value, tuple) else value
+            entry[column] = value if listed is None else listed
     return entry
 
 
