@@ -288,6 +288,10 @@ def test_profile_straight_from_the_profiler_is_imported_on_the_fly(tmp_path, cap
     assert from_raw.pop("subject").startswith(f"{raw}, row 1") and from_table.pop("subject").startswith(
         f"{imported}, row 1")
     assert from_raw == from_table
+    parquet = tmp_path / "imported.parquet"  # a table as Parquet: it was taken for a profiler's CSV, not UTF-8
+    pd.read_csv(imported).to_parquet(parquet)
+    from_parquet = run_json(capsys, ["advise", "--profile", str(parquet), *args])
+    assert from_parquet.pop("subject").startswith(f"{parquet}, row 1") and from_parquet == from_table
     if gpu:
         assert main(["advise", "--profile", str(raw), *only(database)]) == 2
         err = capsys.readouterr().err

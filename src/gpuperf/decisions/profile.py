@@ -122,11 +122,11 @@ def profile_gpu(row: Mapping[str, Any], where: str = "profile row") -> str | Non
 
 
 def read_profile(path: str | Path, row: int = 1, gpu: str | None = None) -> dict[str, Any]:
-    """Row ``row`` (from 1) of a profile: a table in gpuperf's dataset shape (as ``gpuperf import``
-    writes it, or a bundled one by its name, ``rodinia_nvprof``), or an nvprof GPU trace or Nsight
+    """Row ``row`` (from 1) of a profile: a table in gpuperf's dataset shape (CSV or Parquet, as
+    ``gpuperf import`` writes it, or a bundled one by its name, ``rodinia_nvprof``), or an nvprof GPU trace or Nsight
     Compute CSV as the profiler wrote it (``gpu`` names its GPU where the profile does not)."""
     from gpuperf.datasets import BUNDLED, load_dataset
-    from gpuperf.datasets.tables import read_csv
+    from gpuperf.datasets.tables import PARQUET_SUFFIXES, read_csv, read_table_file
 
     path = Path(path)
     if not path.exists() and str(path) in BUNDLED:
@@ -135,6 +135,11 @@ def read_profile(path: str | Path, row: int = 1, gpu: str | None = None) -> dict
             raise GpuperfError(f"{path}: no launch geometry (grid.x, block.x) in this bundled table")
     elif not path.is_file():
         raise missing_file(path, f"--profile: file '{path}' does not exist")
+    elif path.name.lower().endswith(PARQUET_SUFFIXES):  # a table, never a profiler's own output
+        table = read_table_file(path)
+        if "grid.x" not in table.columns:
+            raise GpuperfError(f"{path}: no launch geometry (grid.x, block.x) in this table; import an nvprof "
+                               "GPU trace (--print-gpu-trace) or an Nsight Compute page: a summary has none")
     else:
         try:
             table = read_csv(path)
