@@ -335,16 +335,22 @@ def test_a_campaign_moved_with_its_kernels_and_store_resumes_there(tmp_path: Pat
     old.mkdir()
     run_campaign(load_campaign(write_campaign(old, body)), old / "store.sqlite", progress=False)
     copied = tmp_path / "copied"
-    shutil.copytree(old, copied)  # the old folder still there, with the same kernel text
-    assert run_campaign(load_campaign(copied / "campaign.toml"), copied / "store.sqlite", progress=False).measured == 0
+    shutil.copytree(old, copied)  # the old folder still there
     (copied / "kernels.py").write_text(USER_KERNELS + "\n# edited\n")  # another text beside the old one
     with pytest.raises(GpuperfError, match=r"campaign 'moved' holds points of 'axpy' from '.*/old/kernels.py:axpy'"):
         run_campaign(load_campaign(copied / "campaign.toml"), copied / "store.sqlite", progress=False)
+    (copied / "kernels.py").write_text(USER_KERNELS)  # the same text: a copy
+    assert run_campaign(load_campaign(copied / "campaign.toml"), copied / "store.sqlite", progress=False).measured == 0
     moved = tmp_path / "moved"
     old.rename(moved)  # the stored file gone: the folder moved with it
     (moved / "campaign.toml").write_text(textwrap.dedent(body.replace("{n = 1024}", "{n = 1024}, {n = 2048}")) + TIMING)
     report = run_campaign(load_campaign(moved / "campaign.toml"), moved / "store.sqlite", progress=False)
     assert report.measured == 1  # the stored point kept, the new size measured
+    again = run_campaign(load_campaign(moved / "campaign.toml"), moved / "store.sqlite", progress=False)
+    assert again.measured == 0  # and every later run resumes too
+    assert {row["kernel_spec"] for row in _rows(moved / "store.sqlite")} == {f"{moved / 'kernels.py'}:axpy"}
+    exported = export_store(moved / "store.sqlite", tmp_path / "moved.csv")  # features from the file where it is
+    assert "global_loads" in exported.columns and exported["global_loads"].notna().all()
 
 
 def test_a_kernel_of_a_stored_name_from_another_file_is_refused_in_a_later_run(tmp_path: Path) -> None:

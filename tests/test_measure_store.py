@@ -354,3 +354,25 @@ def test_a_store_damaged_past_its_header_is_one_error_naming_it(tmp_path: Path) 
                 read()
     with pytest.raises(GpuperfError, match="is damaged"):
         store_table(path)
+
+
+@pytest.mark.parametrize("call", [lambda s: s.set_plan("c", "c.toml", "opencl:0", 1),
+                                  lambda s: s.moved_kernel("c", "k", "k.py:k"), lambda s: s.rows("c")])
+def test_a_damaged_page_met_while_planning_or_recording_a_move_names_the_store(tmp_path: Path, call) -> None:
+    """set_plan lost its decorator when a method was added above it: a damaged page met there gave
+    SQLite's traceback instead of one error naming the store."""
+    import sqlite3
+
+    class Damaged:
+        def __getattr__(self, name):
+            def fail(*args, **kwargs):
+                raise sqlite3.DatabaseError("database disk image is malformed")
+            return fail
+
+    with Store(tmp_path / "s.sqlite") as store:
+        healthy, store.db = store.db, Damaged()
+        try:
+            with pytest.raises(GpuperfError, match=r"store '.*s\.sqlite' is damaged \(database disk image is malformed\)"):
+                call(store)
+        finally:
+            store.db = healthy

@@ -219,20 +219,18 @@ def _same_source(spec: str, other: str) -> bool:
     return spec == other or (".py" not in spec and ".py" not in other)
 
 
-def _moved_with_campaign(there: str, spec: str, stored_source: str | None, campaign_path: Path) -> bool:
+def _moved_with_campaign(there: str, spec: str, campaign_path: Path) -> bool:
     """Whether a user's kernel stored as ``there`` is ``spec`` moved (or copied) with its campaign file:
-    the same place beside the campaign file the store recorded, and the stored file gone or the same text."""
-    if stored_source is None or ".py:" not in there or ".py:" not in spec:
+    the stored path ends in the path ``spec``'s file has beside the campaign file, and the stored file
+    is gone or holds the same text."""
+    if ".py:" not in there or ".py:" not in spec:
         return False
     (old_file, _, old_function), (new_file, _, new_function) = there.rpartition(":"), spec.rpartition(":")
-    old_base, new_base = Path(stored_source).parent, Path(campaign_path).resolve().parent
-    if old_function != new_function or not old_base.is_absolute():
-        return False
     try:
-        placed_alike = Path(old_file).relative_to(old_base) == Path(new_file).relative_to(new_base)
+        placed = Path(new_file).relative_to(Path(campaign_path).resolve().parent).parts
     except ValueError:  # a kernel file outside the campaign's folder: nothing moved with it
         return False
-    if not placed_alike:
+    if old_function != new_function or Path(old_file).parts[-len(placed):] != placed:
         return False
     try:
         return Path(old_file).read_bytes() == Path(new_file).read_bytes()
@@ -461,17 +459,24 @@ def _check_same_timing(store: Store, campaign: Campaign, store_path: str | Path)
 def _check_same_kernels(store: Store, campaign: Campaign, store_path: str | Path) -> None:
     """Points are stored under the kernel's name: refuse a campaign whose kernel of a stored name
     comes from another source (``a/k.py:k`` there, ``c/k.py:k`` here), whose points would pass for
-    the stored ones; a kernel file moved or copied with its campaign file (and the store) is the same."""
-    stored = {row["kernel"]: row["kernel_spec"] for row in store.rows(campaign.name, samples=False)}
-    source = store.campaign_source(campaign.name)
+    the stored ones. A kernel file moved or copied with its campaign file is the same kernel: its
+    points then name the file where it is now (only once nothing is refused)."""
+    stored: dict[str, set[str]] = {}
+    for row in store.rows(campaign.name, samples=False):
+        stored.setdefault(row["kernel"], set()).add(row["kernel_spec"])
+    moved = []
     for entry in campaign.entries:
-        there = stored.get(entry.kernel.key)
-        if there is not None and not _same_source(there, entry.spec) and not _moved_with_campaign(
-                there, entry.spec, source, campaign.path):
-            raise GpuperfError(
-                f"{store_path}: campaign '{campaign.name}' holds points of '{entry.kernel.key}' from '{there}', and "
-                f"{campaign.path} names '{entry.spec}' by the same name; use another store, or give {campaign.path} "
-                "another campaign name")
+        for there in sorted(stored.get(entry.kernel.key, ())):
+            if _same_source(there, entry.spec):
+                continue
+            if not _moved_with_campaign(there, entry.spec, campaign.path):
+                raise GpuperfError(
+                    f"{store_path}: campaign '{campaign.name}' holds points of '{entry.kernel.key}' from '{there}', "
+                    f"and {campaign.path} names '{entry.spec}' by the same name; use another store, or give "
+                    f"{campaign.path} another campaign name")
+            moved.append((entry.kernel.key, entry.spec))
+    for kernel, spec in dict(moved).items():
+        store.moved_kernel(campaign.name, kernel, spec)
 
 
 def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None = None,

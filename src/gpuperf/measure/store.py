@@ -332,11 +332,13 @@ class Store:
         return self._has_table("rounds")
 
     @_damage_named
-    def campaign_source(self, campaign: str) -> str | None:
-        """The campaign file a campaign's latest plan came from (None for a campaign not planned here)."""
-        found = self.db.execute("SELECT source FROM campaigns WHERE name=?", (campaign,)).fetchone()
-        return found[0] if found else None
+    def moved_kernel(self, campaign: str, kernel: str, spec: str) -> None:
+        """Record ``spec`` as the source of ``kernel``'s points in ``campaign``: its file moved (or was
+        copied) with the campaign, so later runs and exports find it where it is now."""
+        with self._transaction():
+            self.db.execute("UPDATE points SET kernel_spec=? WHERE campaign=? AND kernel=?", (spec, campaign, kernel))
 
+    @_damage_named
     def set_plan(self, campaign: str, source: str, device: str, planned: int,
                  keys: Sequence[PointKey] | None = None) -> None:
         """Record how many points ``campaign`` has in total and (``keys``) which, for status."""
