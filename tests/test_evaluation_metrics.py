@@ -123,6 +123,8 @@ def test_within_counts_float32_predictions_at_the_bound_inside():
     assert within(measured, (measured * np.float32(1.2)).astype(np.float32)) == 1.0
     assert within(pd.Series(measured, dtype="Float32"), pd.Series(measured * np.float32(0.8), dtype="Float32")) == 1.0
     assert within(measured, (measured * np.float32(1.201)).astype(np.float32)) == 0.0
+    for dtype in ("category", "string", "object"):  # converted as before, not refused for their type
+        assert within(pd.Series(["1.0", "2.0"] if dtype == "string" else [1.0, 2.0], dtype=dtype), [1.0, 2.0]) == 1.0
 
 
 def test_all_metrics_names_its_top_k_key_by_the_whole_number():

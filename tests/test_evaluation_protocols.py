@@ -295,3 +295,6 @@ def test_a_held_out_size_given_as_a_float_is_the_group_of_that_size():
     frame = _frame().assign(n=lambda f: f["n"].astype(float))
     evaluation = leave_one_size_out(LinearRegression(), frame, FEATURES, sizes="n", groups=[4.0, np.float64(2)])
     assert sorted(evaluation.predictions["fold"].unique()) == ["2", "4"]
+    fractions = _frame().assign(n=lambda f: f["n"].map({1: 0.5, 2: 2.0, 4: 4.0}))  # labels 0.5, 2.0, 4.0
+    evaluation = leave_one_size_out(LinearRegression(), fractions, FEATURES, sizes="n", groups=[2.0, 0.5])
+    assert sorted(evaluation.predictions["fold"].unique()) == ["0.5", "2.0"]

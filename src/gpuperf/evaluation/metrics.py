@@ -80,7 +80,8 @@ def _rounding(values) -> float:
     dtype = getattr(values, "dtype", None)
     dtype = np.asarray(values).dtype if dtype is None else dtype
     dtype = getattr(dtype, "numpy_dtype", dtype)  # pandas' Float32 holds float32 values
-    return float(np.finfo(dtype).eps) if np.issubdtype(dtype, np.floating) else 0.0
+    floating = isinstance(dtype, np.dtype) and np.issubdtype(dtype, np.floating)  # not a category, not text
+    return float(np.finfo(dtype).eps) if floating else 0.0
 
 
 def within(measured, predicted, low: float = 0.8, high: float = 1.2) -> float:

@@ -220,7 +220,8 @@ def leave_one_group_out(
     labels = _label_texts(frame[columns[0]])  # one column: no slow row-wise join
     if len(columns) > 1:
         labels = pd.concat([_label_texts(frame[c]) for c in columns], axis=1).agg("/".join, axis=1)
-    wanted = sorted(labels.unique(), key=natural_key) if groups is None else [_group_text(g) for g in groups]
+    whole = len(columns) == 1 and _whole_floats(frame[columns[0]])
+    wanted = sorted(labels.unique(), key=natural_key) if groups is None else [_group_text(g, whole) for g in groups]
     unknown = [g for g in wanted if g not in set(labels)]
     if unknown:
         raise GpuperfError(f"{where}: no rows for held-out group(s) {', '.join(unknown)}")
@@ -250,17 +251,23 @@ def _text_key(text: str) -> tuple:
     return tuple((0, int(run), "") if run.isdigit() else (1, 0, run) for run in re.split(r"(\d+)", text) if run)
 
 
+def _whole_floats(values: pd.Series) -> bool:
+    """A float column holding whole numbers only (a size read as 4096.0)."""
+    return pd.api.types.is_float_dtype(values) and bool((values.dropna() % 1 == 0).all())
+
+
 def _label_texts(values: pd.Series) -> pd.Series:
     """A group column's values as the labels of held-out groups: whole numbers without a decimal
     point (a size read as 4096.0 is group 4096), anything else as its text."""
-    if pd.api.types.is_float_dtype(values) and (values.dropna() % 1 == 0).all():
+    if _whole_floats(values):
         return values.map(lambda v: str(int(v)) if pd.notna(v) else "nan")
     return values.astype(str)
 
 
-def _group_text(group: object) -> str:
-    """A held-out group given by its value as :func:`_label_texts` labels it (4096.0 is group 4096)."""
-    if isinstance(group, (float, np.floating)) and float(group).is_integer():
+def _group_text(group: object, whole: bool) -> str:
+    """A held-out group given by its value as :func:`_label_texts` labels it in a column of ``whole``
+    floats (4096.0 is group 4096 there; 2.0 stays 2.0 beside 0.5)."""
+    if whole and isinstance(group, (float, np.floating)) and float(group).is_integer():
         return str(int(group))
     return str(group)
 
