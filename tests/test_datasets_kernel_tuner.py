@@ -399,6 +399,20 @@ def test_commands_given_a_cache_where_it_cannot_serve_say_what_does(capsys):
     assert "import kernel-tuner" not in err
 
 
+def test_rank_given_a_compressed_cache_says_what_a_cache_trains(tmp_path, capsys):
+    """A .json.xz cache got 'a JSON file, not a table; ... gpuperf import kernel-tuner', whose table rank
+    refuses too."""
+    import lzma
+
+    from gpuperf.cli import main
+
+    cache = tmp_path / "kt.json.xz"
+    cache.write_bytes(lzma.compress(FIXTURE.read_bytes()))
+    assert main(["rank", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", "--train", str(cache)]) == 2
+    err = capsys.readouterr().err
+    assert "a cache trains explore and ask (--train)" in err and "import kernel-tuner" not in err
+
+
 def test_a_cache_with_a_byte_order_mark_is_read(tmp_path):
     """Windows editors save UTF-8 with a byte-order mark; the CSV readers took it, the cache reader did not."""
     marked = tmp_path / "marked.json"

@@ -299,6 +299,7 @@ def rank_command(
     from gpuperf.cli.models_cli import read_table
     from gpuperf.cli.output import parse_params, space_sizes, whole_counts
     from gpuperf.datasets.bundled import data_dir
+    from gpuperf.datasets.kernel_tuner import CACHE_SUFFIXES
     from gpuperf.datasets.schema import check_dataset
     from gpuperf.decisions.cross_kernel import LIFT_FEATURES, rank_space
     from gpuperf.kernels.space import get_space
@@ -316,7 +317,7 @@ def rank_command(
     if model is not None:
         _rank_by_counts(space, chosen.parameters, full_sizes, model, top, limit, no_progress, as_json)
         return
-    if train is not None and train.lower().endswith((".json", ".json.gz")):
+    if train is not None and train.lower().endswith(CACHE_SUFFIXES):
         kind = _gpuperf_model_kind(train)
         if kind == "linear_count_model":
             raise GpuperfError(f"--train {train} is a gpuperf model, not measured variants: rank --model {train} "
