@@ -183,6 +183,10 @@ def test_a_blank_loop_name_or_a_register_count_that_varies_in_a_group_names_its_
     too_many = synthetic_sweep(h100, [1000]).assign(registers=300)
     with pytest.raises(GpuperfError, match=r"s\.csv: row 1: registers per thread 300 is outside 0\.\.255"):
         sweep_choices(too_many, h100, "s.csv")
+    failed_first = pd.concat([too_many.iloc[[0]].assign(time_s=np.nan, status="run_failed"), too_many],
+                             ignore_index=True)  # the culprit is the table's second row, after a failed one
+    with pytest.raises(GpuperfError, match=r"s\.csv: row 2: registers per thread 300"):
+        sweep_choices(failed_first, h100, "s.csv")
 
 
 def test_the_command_says_which_rows_its_figures_leave_out(tmp_path, capsys):

@@ -298,7 +298,8 @@ def sweep_choices(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str 
     The frame :func:`gpuperf.decisions.geometry_eval.summarise` and the geometry report take. A
     policy whose pick the sweep did not measure (a sweep taken with another descriptor) gets NaN.
     """
-    table = check_sweep(table, where).reset_index(drop=True)  # rows looked up by label: one label each
+    checked = check_sweep(table, where)
+    table = checked.reset_index(drop=True)  # rows looked up by label: one label each (position in checked)
     predicted = model_picks(table)
     if predicted is None and len(table):
         warnings.warn(GpuperfNote(f"{where}: one loop ({table['kernel'].iloc[0]}), so no model policy: its random "
@@ -312,8 +313,7 @@ def sweep_choices(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str 
         try:
             picks = policy_picks(descriptor, int(trip), registers)
         except GpuperfError as error:  # e.g. more registers than the GPU allows
-            raise GpuperfError(f"{where}: {row_location(table, table.index.get_loc(group.index[0]))}: "
-                               f"{error}") from None
+            raise GpuperfError(f"{where}: {row_location(checked, int(group.index[0]))}: {error}") from None
         if predicted is not None:
             fastest = group.loc[predicted[group.index].idxmin()]
             picks["model"] = (int(fastest["threads"]), int(fastest["blocks"]))
