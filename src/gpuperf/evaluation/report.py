@@ -11,9 +11,12 @@ from __future__ import annotations
 import html
 import json
 import math
+import os
 import re
 import shlex
+import shutil
 import sys
+import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
@@ -406,89 +409,95 @@ def write_report(
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     earlier = linked_plots(folder / "report.md")
-    written: dict[str, Path] = {}
-    sections: list[tuple[str, str, pd.DataFrame | None, list[tuple[Path, str]]]] = []  # images with captions
-    for name, table in tables.items():
-        sections.append((name, "", table, []))
-    for heading, text, image in plots:  # the section's text says what the plot shows
-        sections.append((heading, text, None, [(Path(image), "")]))
-    plotted = list(evaluations) if plot_evaluations is None else list(plot_evaluations)
-    slugs = _distinct_slugs(list(evaluations))
-    for name, evaluation in evaluations.items():
-        images = []
-        if name in plotted:
-            images.append((plot_predicted_vs_measured(evaluation, folder / f"pred_vs_measured_{slugs[name]}.png",
-                                                      title), SCATTER_CAPTION))
-            if "kernel" in evaluation.predictions.columns:
-                images.append((plot_error_heatmap(evaluation, folder / f"error_{slugs[name]}.png", title),
-                               HEATMAP_CAPTION))
-        overall = ", ".join(f"{k} {_cell(v, 3) or 'undefined'}" for k, v in evaluation.overall.items())
-        text = f"Overall (pooled over {len(evaluation.held_out)} held-out rows): {overall}."
-        if evaluation.in_sample:
-            text += f" Not pooled: {', '.join(evaluation.in_sample)}, whose rows the model was fitted on."
-        if evaluation.skipped:
-            left = ", ".join(f"{count} of held-out {fold}" for fold, count in evaluation.skipped.items())
-            text += (f" Rows left out for want of a prediction (no training rows of their kernel or of what the "
-                     f"model is fitted by): {left}.")
-        if evaluation.bounded:
-            clipped = ", ".join(f"{count} of held-out {fold}" for fold, count in evaluation.bounded.items())
-            text += (f" Predictions the model clipped to its training times widened by its bound factor "
-                     f"(a runaway extrapolation, capped): {clipped}.")
-        sections.append((f"Evaluation {name}", text, evaluation.per_group, images))
-    if feature_ranking is not None:
-        image = plot_feature_ranking(feature_ranking, folder / "feature_ranking.png")
-        caption = f"The features ranked highest by {feature_ranking.name or 'score'} (at most 25)."
-        sections.append(("Feature ranking", "", feature_ranking.to_frame(), [(image, caption)]))
-    if dendrogram_of is not None:
-        linkage_matrix, labels, k = dendrogram_of
-        image = plot_dendrogram(linkage_matrix, labels, folder / "dendrogram.png", k)
-        sections.append(("Feature clustering", "Distance 1 - |Spearman r|, average linkage.", None, [(image, "")]))
-    for _, _, _, images in sections:
-        written.update({image.stem: image for image, _ in images})
+    staging = Path(tempfile.mkdtemp(dir=folder, prefix=".report-"))  # plots drawn here, moved in with the pages
+    try:
+        written: dict[str, Path] = {}
+        sections: list[tuple[str, str, pd.DataFrame | None, list[tuple[Path, str]]]] = []  # images with captions
+        for name, table in tables.items():
+            sections.append((name, "", table, []))
+        for heading, text, image in plots:  # the section's text says what the plot shows
+            sections.append((heading, text, None, [(Path(image), "")]))
+        plotted = list(evaluations) if plot_evaluations is None else list(plot_evaluations)
+        slugs = _distinct_slugs(list(evaluations))
+        for name, evaluation in evaluations.items():
+            images = []
+            if name in plotted:
+                images.append((plot_predicted_vs_measured(evaluation, staging / f"pred_vs_measured_{slugs[name]}.png",
+                                                          title), SCATTER_CAPTION))
+                if "kernel" in evaluation.predictions.columns:
+                    images.append((plot_error_heatmap(evaluation, staging / f"error_{slugs[name]}.png", title),
+                                   HEATMAP_CAPTION))
+            overall = ", ".join(f"{k} {_cell(v, 3) or 'undefined'}" for k, v in evaluation.overall.items())
+            text = f"Overall (pooled over {len(evaluation.held_out)} held-out rows): {overall}."
+            if evaluation.in_sample:
+                text += f" Not pooled: {', '.join(evaluation.in_sample)}, whose rows the model was fitted on."
+            if evaluation.skipped:
+                left = ", ".join(f"{count} of held-out {fold}" for fold, count in evaluation.skipped.items())
+                text += (f" Rows left out for want of a prediction (no training rows of their kernel or of what the "
+                         f"model is fitted by): {left}.")
+            if evaluation.bounded:
+                clipped = ", ".join(f"{count} of held-out {fold}" for fold, count in evaluation.bounded.items())
+                text += (f" Predictions the model clipped to its training times widened by its bound factor "
+                         f"(a runaway extrapolation, capped): {clipped}.")
+            sections.append((f"Evaluation {name}", text, evaluation.per_group, images))
+        if feature_ranking is not None:
+            image = plot_feature_ranking(feature_ranking, staging / "feature_ranking.png")
+            caption = f"The features ranked highest by {feature_ranking.name or 'score'} (at most 25)."
+            sections.append(("Feature ranking", "", feature_ranking.to_frame(), [(image, caption)]))
+        if dendrogram_of is not None:
+            linkage_matrix, labels, k = dendrogram_of
+            image = plot_dendrogram(linkage_matrix, labels, staging / "dendrogram.png", k)
+            sections.append(("Feature clustering", "Distance 1 - |Spearman r|, average linkage.", None, [(image, "")]))
+        for _, _, _, images in sections:
+            written.update({image.stem: folder / image.name for image, _ in images})
 
-    if evaluations:
-        notes = [*notes, METRIC_GLOSSARY]
-    provenance = written_by()
-    notes = [*notes, f"Written by gpuperf {provenance['gpuperf']}: `{provenance['command']}`."]
-    markdown = [f"# {title}", "", *[f"{note}  " for note in notes], ""]
-    body = [f"<h1>{html.escape(title)}</h1>", *[f"<p>{note_html(note)}</p>" for note in notes]]
-    for heading, text, table, images in sections:
-        markdown += [f"## {heading}", ""] + ([text, ""] if text else [])
-        body += [f"<h2>{html.escape(heading)}</h2>"] + ([f"<p>{note_html(text)}</p>"] if text else [])
-        if table is not None:
-            markdown += [markdown_table(table, time_columns=time_columns), ""]
-            body.append(html_table(table, time_columns=time_columns))
-        for image, caption in images:
-            markdown += [f"![{image.stem}]({image.name})", ""] + ([f"*{caption}*", ""] if caption else [])
-            img = f'<img src="{html.escape(image.name)}" alt="{html.escape(image.stem)}">'
-            body.append(f"<figure>{img}<figcaption>{note_html(caption)}</figcaption></figure>" if caption else img)
-    style = "body{font-family:sans-serif;max-width:72em;margin:auto}table{border-collapse:collapse;font-size:80%}" \
-            "td,th{padding:2px 6px;border-bottom:1px solid #ddd;text-align:right}img{max-width:100%}" \
-            "figure{margin:1em 0}figcaption{font-size:90%;color:#444}"
-    page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<style>{style}</style></head><body>{''.join(body)}</body></html>")
-    document = {
-        "title": title,
-        "evaluations": {
-            name: {"overall": _jsonable(e.overall), "per_group": frame_records(e.per_group)}
-            for name, e in evaluations.items()
-        },
-        "tables": {name: frame_records(table) for name, table in tables.items()},
-        **({"metrics": _jsonable(dict(metrics))} if metrics else {}),
-        **({"feature_ranking": _ranking_record(feature_ranking)} if feature_ranking is not None else {}),
-        "written_by": provenance,
-    }
-    texts = {"markdown": ("report.md", "\n".join(markdown)), "html": ("report.html", page),
-             "json": ("metrics.json", json.dumps(document, indent=1))}
-    # Every page composed before any is written, each written whole: an error or Ctrl-C leaves the
-    # pages of the earlier report, never half of one.
-    for key, (name, text) in texts.items():
-        written[key] = folder / name
-        with written_whole(written[key]) as temporary:
-            temporary.write_text(text)
-    for stale in earlier - set(written.values()):  # no page links them any more
-        stale.unlink(missing_ok=True)
-    return written
+        if evaluations:
+            notes = [*notes, METRIC_GLOSSARY]
+        provenance = written_by()
+        notes = [*notes, f"Written by gpuperf {provenance['gpuperf']}: `{provenance['command']}`."]
+        markdown = [f"# {title}", "", *[f"{note}  " for note in notes], ""]
+        body = [f"<h1>{html.escape(title)}</h1>", *[f"<p>{note_html(note)}</p>" for note in notes]]
+        for heading, text, table, images in sections:
+            markdown += [f"## {heading}", ""] + ([text, ""] if text else [])
+            body += [f"<h2>{html.escape(heading)}</h2>"] + ([f"<p>{note_html(text)}</p>"] if text else [])
+            if table is not None:
+                markdown += [markdown_table(table, time_columns=time_columns), ""]
+                body.append(html_table(table, time_columns=time_columns))
+            for image, caption in images:
+                markdown += [f"![{image.stem}]({image.name})", ""] + ([f"*{caption}*", ""] if caption else [])
+                img = f'<img src="{html.escape(image.name)}" alt="{html.escape(image.stem)}">'
+                body.append(f"<figure>{img}<figcaption>{note_html(caption)}</figcaption></figure>" if caption else img)
+        style = "body{font-family:sans-serif;max-width:72em;margin:auto}table{border-collapse:collapse;font-size:80%}" \
+                "td,th{padding:2px 6px;border-bottom:1px solid #ddd;text-align:right}img{max-width:100%}" \
+                "figure{margin:1em 0}figcaption{font-size:90%;color:#444}"
+        page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+                f"<style>{style}</style></head><body>{''.join(body)}</body></html>")
+        document = {
+            "title": title,
+            "evaluations": {
+                name: {"overall": _jsonable(e.overall), "per_group": frame_records(e.per_group)}
+                for name, e in evaluations.items()
+            },
+            "tables": {name: frame_records(table) for name, table in tables.items()},
+            **({"metrics": _jsonable(dict(metrics))} if metrics else {}),
+            **({"feature_ranking": _ranking_record(feature_ranking)} if feature_ranking is not None else {}),
+            "written_by": provenance,
+        }
+        texts = {"markdown": ("report.md", "\n".join(markdown)), "html": ("report.html", page),
+                 "json": ("metrics.json", json.dumps(document, indent=1))}
+        # Every plot drawn and every page composed before any is put in place, each page written whole: an
+        # error or Ctrl-C leaves the earlier report's pages and plots, never half of one.
+        for drawn in staging.iterdir():
+            os.replace(drawn, folder / drawn.name)
+        for key, (name, text) in texts.items():
+            written[key] = folder / name
+            with written_whole(written[key]) as temporary:
+                temporary.write_text(text)
+        for stale in earlier - set(written.values()):  # no page links them any more
+            stale.unlink(missing_ok=True)
+        return written
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _ranking_record(ranking: pd.Series) -> dict:
