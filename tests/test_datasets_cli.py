@@ -182,6 +182,8 @@ def test_one_row_longer_than_the_others_is_named_without_blaming_every_row(tmp_p
         "gzipped.csv.gz": ("k,n,time_s\n\nk,1,2\nk,2,3,5\n", "line 4: 4 fields"),
         "then_short.csv": ("k,n,time_s\nk,1,2,5\nk,2\n", "line 2: 4 fields, the header names 3 (a value"),
         "trailing_comma.csv": ("k,n,time_s\nk,1,2,\nk,2,,3,5\n", "line 3: 5 fields, where the rows before it have 3"),
+        "spanning_first.csv": ('k,n,time_s\n"a\nb",1,2,\nk,2,3,5\n', "line 4: 4 fields, the header names 3"),
+        "blank_first.csv": ("k,n,time_s\n\nk,1,2,\nk,2,3,5\n", "line 4: 4 fields, the header names 3"),
     }
     for name, (text, message) in tables.items():
         path = tmp_path / name
@@ -189,6 +191,9 @@ def test_one_row_longer_than_the_others_is_named_without_blaming_every_row(tmp_p
         with pytest.raises(GpuperfError) as raised:
             read_csv(path)
         assert str(raised.value).startswith(f"{path}: {message}"), str(raised.value)
+    late_comma = tmp_path / "late_comma.csv"  # a comma at a later line's end: read as the header says, as on line 2
+    late_comma.write_text("k,n,time_s\nk,1,2\nk,2,3,\n")
+    assert read_csv(late_comma).to_dict("list") == {"k": ["k", "k"], "n": [1, 2], "time_s": [2, 3]}
 
 
 def test_a_row_cut_short_is_refused_naming_its_line_not_taken_for_a_failed_run(tmp_path):

@@ -108,7 +108,11 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
             line, saw, expected = longer
             raise GpuperfError(f"{path}: line {line}: {saw} fields, where the rows before it have {expected} (a "
                                "value holding a comma without quotes?)") from None
-        raise GpuperfError(f"{path}: not a readable CSV table ({str(exc).splitlines()[0]})") from None
+        if "Expected" not in str(exc):
+            raise GpuperfError(f"{path}: not a readable CSV table ({str(exc).splitlines()[0]})") from None
+        frame = _without_empty_extra_fields(path, options)  # only empty fields past the header's: a comma at an end
+        header = None if options.keys() - {"encoding"} else pd.read_csv(
+            path, nrows=1, header=None, dtype=str, **options)
     if "index_col" not in options and not frame.index.equals(pd.RangeIndex(len(frame))):
         if header is not None:
             _refuse_other_separators(path, options.get("encoding", "utf-8"))
@@ -169,6 +173,31 @@ def _first_longer_row(path: Path, encoding: str) -> tuple[int, int, int] | None:
     return None
 
 
+def _without_empty_extra_fields(path: Path, options: dict) -> pd.DataFrame:
+    """A CSV whose rows after the first have empty fields past the header's (a comma at a line's end,
+    which pandas' fast reader refuses) read as the header says."""
+    width = len(pd.read_csv(path, nrows=0, **options).columns)
+    return pd.read_csv(path, engine="python", index_col=False, on_bad_lines=lambda fields: fields[:width], **options)
+
+
+def _record_line(path: Path, encoding: str, record: int) -> int | None:
+    """The file line on which data row ``record`` (0-based, blank lines skipped as pandas does) starts."""
+    try:
+        with OPENERS.get(path.suffix.lower(), open)(path, "rt", encoding=encoding, errors="replace",
+                                                    newline="") as handle:
+            reader = csv.reader(handle)
+            line, seen = 1, -1  # the header is row -1
+            for fields in reader:
+                if fields:
+                    if seen == record:
+                        return line
+                    seen += 1
+                line = reader.line_num + 1
+    except (OSError, EOFError, csv.Error, zlib.error, lzma.LZMAError):
+        return None
+    return None
+
+
 def _refuse_other_separators(path: Path, encoding: str) -> None:
     """An error when the header line holds no comma but semicolons or tabs: a table of another separator,
     whose cells may still hold commas (1,5 or a variant label) that pandas split on."""
@@ -205,12 +234,15 @@ def _without_trailing_field(path: Path, options: dict) -> pd.DataFrame:
     cells = pd.read_csv(path, header=None, skiprows=1, dtype=str, keep_default_na=False, **options)
     cells = cells.fillna("").apply(lambda column: column.str.strip())  # a row shorter than the longest: padded
     extra = cells.iloc[:, len(frame.columns):].ne("").any(axis=1)
+    encoding = options.get("encoding", "utf-8")
     if extra.all():
-        raise GpuperfError(f"{path}: line 2: {cells.shape[1]} fields, the header names {len(frame.columns)}; "
+        line = _record_line(path, encoding, 0) or 2
+        raise GpuperfError(f"{path}: line {line}: {cells.shape[1]} fields, the header names {len(frame.columns)}; "
                            "every row has more fields than the header (a column without a name?)")
     if extra.any():
-        line = int(extra.to_numpy().nonzero()[0][0]) + 2
-        fields = int(cells.iloc[line - 2].ne("").to_numpy().nonzero()[0][-1]) + 1
+        record = int(extra.to_numpy().nonzero()[0][0])
+        line = _record_line(path, encoding, record) or record + 2
+        fields = int(cells.iloc[record].ne("").to_numpy().nonzero()[0][-1]) + 1
         raise GpuperfError(f"{path}: line {line}: {fields} fields, the header names {len(frame.columns)} (a value "
                            "holding a comma without quotes?)")
     return frame
