@@ -106,6 +106,15 @@ def test_gpuperf_predict_loads_the_model_and_predicts_near_the_measured_time(
     assert "time_s" in capsys.readouterr().out
 
 
+def test_a_store_named_like_the_model_file_is_refused_before_measuring(tmp_path: Path, capsys) -> None:
+    """calibrate --out m.json --store m.json measured every point into m.json, then wrote the model over it."""
+    out = tmp_path / "m.json"
+    assert main(["calibrate", "--out", str(out), "--store", str(tmp_path / "." / "m.json"), "--kernel", "vector_copy",
+                 "--passes", "1", "--no-progress"]) == 2
+    assert "the same file as --out; the store keeps the measurements" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # nothing measured, nothing written
+
+
 def test_gpuperf_calibrate_writes_a_model_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Eight light kernels of the CPU plan, 3 sizes each: 24 points for the cpu set's 22 properties.
     One kernel (3 points) is too few to fit them: refused before anything is measured."""

@@ -56,6 +56,9 @@ def calibrate_command(
         device = device or "opencl:0"
         passes = 3 if passes is None else passes
         store = store or out.parent / "calibration.db"
+        if Path(store).resolve() == Path(out).resolve():  # the model would replace every measured point
+            raise GpuperfError(f"--store {store}: the same file as --out; the store keeps the measurements and --out "
+                               "the model: name two files")
         properties = None
         if add_property:
             properties = with_added_properties(device_info(device).device_class, property_set, add_property)
