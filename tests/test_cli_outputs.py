@@ -169,3 +169,54 @@ def test_a_claimed_output_keeps_a_second_run_out_and_goes_if_nothing_was_written
             kept.write_text("kernel,time_s\nk,1\n")
             raise KeyboardInterrupt
     assert kept.exists()
+
+
+def test_an_output_that_is_a_symbolic_link_is_written_through_to_its_file(tmp_path, capsys):
+    """fit --out link.json replaced the link by a file, leaving the model the link named as it was, and a
+    second run writing through the link took another lock than the first."""
+    table = small_table(tmp_path)
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "m.json"
+    assert main(["fit", str(table), "--model", "lr", "--out", str(target)]) == 0
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    before = target.read_text()
+    assert main(["fit", str(table), "--model", "knn", "--out", str(link)]) == 0
+    capsys.readouterr()
+    assert link.is_symlink() and target.read_text() != before and '"knn"' in target.read_text().lower()
+
+
+def test_a_lock_that_cannot_be_written_is_one_error_naming_it_and_leaves_no_lock_file(tmp_path, monkeypatch):
+    """On a full disk writing the process id raised a bare 'No space left on device' and left the empty
+    lock file behind."""
+    import pytest
+
+    from gpuperf.files import Unlockable, run_lock
+
+    real_open = Path.open
+
+    class Full:
+        def __init__(self, handle):
+            self.handle = handle
+
+        def __getattr__(self, name):
+            return getattr(self.handle, name)
+
+        def write(self, text):
+            raise OSError(28, "No space left on device")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.handle.close()
+
+    def opened(self, *args, **kwargs):
+        handle = real_open(self, *args, **kwargs)
+        return Full(handle) if self.name.endswith(".lock") else handle
+
+    monkeypatch.setattr(Path, "open", opened)
+    with pytest.raises(Unlockable, match=r"cannot create the run lock .*t\.csv\.lock \(No space left on device\)"):
+        with run_lock(tmp_path / "t.csv", remove=True):
+            pass
+    assert not (tmp_path / "t.csv.lock").exists()

@@ -21,8 +21,12 @@ class UnwritableFile(GpuperfError):
 def written_whole(path: str | Path) -> Iterator[Path]:
     """A temporary path beside ``path`` to write to, renamed to ``path`` when the block ends and
     removed if it raises: a failed or killed write never leaves a partial ``path`` (nor replaces
-    the file already there). A folder where no file can be created is an error naming ``path``."""
+    the file already there). A symbolic link is written through: its target gets the new text (the file
+    the link names, as the run lock holds it). A folder where no file can be created is an error naming
+    ``path``."""
     path = Path(path)
+    if path.is_symlink():
+        path = path.resolve()
     try:
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as error:  # named by the path asked for, not by the temporary file's
@@ -79,10 +83,15 @@ def run_lock(path: str | Path, remove: bool = False) -> Iterator[None]:
     handle, locked = _locked(lock, fcntl)
     with handle:
         if locked:
-            handle.seek(0)
-            handle.truncate()
-            handle.write(str(os.getpid()))
-            handle.flush()
+            try:
+                handle.seek(0)
+                handle.truncate()
+                handle.write(str(os.getpid()))
+                handle.flush()
+            except OSError as error:  # a full disk: no run is kept off by an empty lock file left behind
+                if remove:
+                    lock.unlink(missing_ok=True)
+                raise Unlockable(lock, error.strerror or str(error)) from None
         try:
             yield
         finally:
