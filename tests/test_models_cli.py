@@ -124,6 +124,10 @@ def test_default_features_are_a_library_function_with_its_note_as_a_warning():
     with pytest.warns(GpuperfNote, match=r"^t\.csv: left out of the default features for a missing or "
                                          r"non-number value: y \(row 2: missing\)"):
         assert default_features(frame, "t.csv") == ["x"]
+    huge = frame.assign(y=[1.0, 2, 3, 4], z=[1.0, 2, 3, "9" * 100_000])  # a cell of 100,000 digits, quoted in part
+    with pytest.warns(GpuperfNote) as noted:
+        default_features(huge, "t.csv")
+    assert f"z (row 4: '{'9' * 56}...)" in str(noted[0].message) and len(str(noted[0].message)) < 300
 
 
 def test_default_features_leave_out_a_time_in_any_unit_but_keep_a_time_step_count():
