@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -316,6 +317,29 @@ def test_evaluations_whose_names_make_one_file_name_get_plots_of_their_own(tmp_p
     pngs = sorted(p.name for p in (tmp_path / "out").glob("pred_vs_measured_*.png"))
     assert pngs == ["pred_vs_measured_rf_gpu.png", "pred_vs_measured_rf_gpu_2.png"]
     assert markdown.index("(pred_vs_measured_rf_gpu.png)") < markdown.index("(pred_vs_measured_rf_gpu_2.png)")
+
+
+def test_a_plot_whose_saving_fails_leaves_the_earlier_file_and_names_it_on_a_full_disk(tmp_path, monkeypatch):
+    """savefig wrote straight to the plot's name: a full disk or a kill left a truncated PNG that the
+    earlier report's pages linked, and the error named no file."""
+    from matplotlib.figure import Figure
+
+    from gpuperf.evaluation.report import save_figure
+    from gpuperf.files import UnwritableFile
+
+    path = tmp_path / "plot.png"
+    save_figure(Figure(), path)
+    before = path.read_bytes()
+    assert before.startswith(b"\x89PNG")
+
+    def full(self, target, **options):
+        Path(target).write_bytes(b"\x89PN")  # part of the image, then the disk is full
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Figure, "savefig", full)
+    with pytest.raises(UnwritableFile, match=r"plot\.png: cannot be written \(No space left on device\)"):
+        save_figure(Figure(), path)
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["plot.png"]
 
 
 def test_markdown_table_formats_numbers_and_index():

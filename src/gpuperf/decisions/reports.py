@@ -29,7 +29,7 @@ from gpuperf.decisions.exploration import ExploreResult
 from gpuperf.decisions.search_metrics import best_found_curve, evals_to, random_expected_curve
 from gpuperf.decisions.tune import TuneResult
 from gpuperf.errors import GpuperfError, unknown_name_error
-from gpuperf.evaluation.report import write_report
+from gpuperf.evaluation.report import save_figure, write_report
 
 if TYPE_CHECKING:
     from gpuperf.decisions.geometry import DeviceDescriptor
@@ -98,7 +98,7 @@ def plot_curves(cases: Mapping[str, ExploreResult], path: Path, columns: int = 4
         ax.tick_params(labelsize=6)
     fig.axes[0].legend(fontsize=6, loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=100, bbox_inches="tight")
+    save_figure(fig, path, dpi=100, bbox_inches="tight")
     return path
 
 
@@ -152,7 +152,7 @@ def plot_strips(values: Mapping[str, np.ndarray], path: Path, xlabel: str, title
     ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path, dpi=100)
     return path
 
 
@@ -230,7 +230,7 @@ def tuning_report(folder: str | Path, result: TuneResult, default_time: float | 
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     image = folder / "tuning_curve.png"
-    fig.savefig(image, dpi=100, bbox_inches="tight")
+    save_figure(fig, image, dpi=100, bbox_inches="tight")
     best = result.best()
     summary = {"space": result.space, "sizes": result.sizes, "device": result.device, "gpu": result.gpu,
                "method": result.method, "trials": len(result.trials),
@@ -556,7 +556,7 @@ def plot_sweep_maps(measured: pd.DataFrame, choices: pd.DataFrame, path: Path, c
         fig.colorbar(points, ax=ax).set_label("log2(time / best)", fontsize=6)
     fig.axes[0].legend(fontsize=6, loc="upper right")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path, dpi=100)
     return path
 
 

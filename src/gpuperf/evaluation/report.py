@@ -31,6 +31,12 @@ from gpuperf.evaluation.protocols import Evaluation, natural_key
 from gpuperf.files import written_whole
 
 
+def save_figure(fig: Figure, path: Path, **options) -> None:
+    """``fig`` as a PNG at ``path``, written whole (a killed or failed save leaves the file there as it was)."""
+    with written_whole(path) as temporary:
+        fig.savefig(temporary, format="png", **options)
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower() or "plot"
 
@@ -248,7 +254,7 @@ def plot_predicted_vs_measured(evaluation: Evaluation, path: Path, context: str 
     handles, names = _scatter_legend(colours, not plottable.all())
     fig.legend(handles, names, title=colour_by, fontsize=7, title_fontsize=7, loc="upper left",
                bbox_to_anchor=(1.0, 0.95))  # beside the panels: no point hidden under it
-    fig.savefig(path, dpi=110, bbox_inches="tight")
+    save_figure(fig, path, dpi=110, bbox_inches="tight")
     return path
 
 
@@ -339,7 +345,7 @@ def plot_error_heatmap(evaluation: Evaluation, path: Path, context: str = "") ->
     ax.set_title(f"MAPE (a fraction) per {layout}; blank: no rows\n"
                  f"{_plot_title(context, evaluation.name)}", fontsize=8, wrap=True)
     fig.tight_layout()
-    fig.savefig(path, dpi=110, bbox_inches="tight")
+    save_figure(fig, path, dpi=110, bbox_inches="tight")
     return path
 
 
@@ -353,7 +359,7 @@ def plot_feature_ranking(ranking: pd.Series, path: Path, top: int = 25) -> Path:
     ax.set_title(f"Feature ranking: the {len(shown)} highest by {ranking.name or 'score'}", fontsize=9)
     ax.tick_params(axis="y", labelsize=6)
     fig.tight_layout()
-    fig.savefig(path, dpi=110, bbox_inches="tight")
+    save_figure(fig, path, dpi=110, bbox_inches="tight")
     return path
 
 
@@ -373,7 +379,7 @@ def plot_dendrogram(linkage_matrix: np.ndarray, labels: Sequence[str], path: Pat
     cut = f", cut into {k} clusters (dashed line)" if threshold is not None else ""
     ax.set_title(f"Feature clustering: average linkage on 1 - |Spearman r|{cut}", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=110, bbox_inches="tight")
+    save_figure(fig, path, dpi=110, bbox_inches="tight")
     return path
 
 
