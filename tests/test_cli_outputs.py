@@ -220,3 +220,42 @@ def test_a_lock_that_cannot_be_written_is_one_error_naming_it_and_leaves_no_lock
         with run_lock(tmp_path / "t.csv", remove=True):
             pass
     assert not (tmp_path / "t.csv.lock").exists()
+
+
+def test_a_file_that_appears_at_the_output_while_a_command_runs_is_kept(tmp_path, capsys, monkeypatch):
+    """campaign export, predict-table's Parquet and import wrote over a file that appeared at --out after
+    their start-up check (a user's, another run's), losing it without a word."""
+    import gpuperf.measure.export as export
+    from gpuperf.datasets import write_dataset_csv
+    import pytest
+
+    from gpuperf.errors import GpuperfError
+
+    out = tmp_path / "points.csv"
+    real = export.store_table
+
+    def meanwhile(*args, **kwargs):
+        frame = real(*args, **kwargs)
+        out.write_text("precious user data\n")  # written by someone else while the export worked
+        return frame
+
+    store = tmp_path / "s.sqlite"
+    with Store(store) as opened:
+        opened.set_plan("c", "c.toml", "opencl:0", 0)
+    monkeypatch.setattr(export, "store_table", meanwhile)
+    assert main(["campaign", "export", "--store", str(store), "--out", str(out)]) == 2
+    assert "points.csv: a file appeared there while this run wrote it; it is kept" in capsys.readouterr().err
+    assert out.read_text() == "precious user data\n" and [p.name for p in tmp_path.iterdir() if p.suffix == ".tmp"] == []
+    import gpuperf.datasets.importers as importers
+
+    table = tmp_path / "t.csv"
+    real_write = importers.write_csv
+
+    def user_too(frame, temporary, named):
+        real_write(frame, temporary, named)
+        table.write_text("mine\n")
+
+    monkeypatch.setattr(importers, "write_csv", user_too)
+    with pytest.raises(GpuperfError, match="t.csv: a file appeared there while this run wrote it"):
+        write_dataset_csv(load_dataset("matvec_bsp").head(2), table)
+    assert table.read_text() == "mine\n"

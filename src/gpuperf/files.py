@@ -18,12 +18,13 @@ class UnwritableFile(GpuperfError):
 
 
 @contextmanager
-def written_whole(path: str | Path) -> Iterator[Path]:
+def written_whole(path: str | Path, new: bool = False) -> Iterator[Path]:
     """A temporary path beside ``path`` to write to, renamed to ``path`` when the block ends and
     removed if it raises: a failed or killed write never leaves a partial ``path`` (nor replaces
-    the file already there). A symbolic link is written through: its target gets the new text (the file
-    the link names, as the run lock holds it). A folder where no file can be created is an error naming
-    ``path``."""
+    the file already there). With ``new``, a file that appeared at ``path`` while the block ran (another
+    run's, a user's) is kept and the write refused. A symbolic link is written through: its target gets
+    the new text (the file the link names, as the run lock holds it). A folder where no file can be
+    created is an error naming ``path``."""
     path = Path(path)
     if path.is_symlink():
         path = path.resolve()
@@ -35,13 +36,33 @@ def written_whole(path: str | Path) -> Iterator[Path]:
     try:
         yield Path(temporary)
         os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes it private; the file is as any file written
-        os.replace(temporary, path)
+        if new:
+            _link_new(Path(temporary), path)
+        else:
+            os.replace(temporary, path)
     except BaseException as error:
         Path(temporary).unlink(missing_ok=True)
         if isinstance(error, OSError):  # a full disk names no file: name the one being written
             raise UnwritableFile(f"{path}: cannot be written ({error.strerror or error}); it is left as it "
                                  "was") from None
         raise
+
+
+def _link_new(temporary: Path, path: Path) -> None:
+    """``temporary`` renamed to ``path`` only where no file is there: a hard link fails rather than
+    replace one (where the file system has no hard links, a check just before is the best there is)."""
+    appeared = GpuperfError(f"{path}: a file appeared there while this run wrote it; it is kept, and this run's "
+                            "output is not written (name another file)")
+    try:
+        os.link(temporary, path)
+    except FileExistsError:
+        raise appeared from None
+    except OSError:
+        if path.exists() or path.is_symlink():
+            raise appeared from None
+        os.replace(temporary, path)
+        return
+    temporary.unlink()
 
 
 def refuse_existing(path: Path, what: str, replace: bool = False) -> None:

@@ -764,7 +764,7 @@ def _write_table(frame: pd.DataFrame, out: Path) -> None:
     if out.name.lower().endswith(PARQUET_SUFFIXES):
         from gpuperf.files import written_whole
 
-        with written_whole(out) as temporary:
+        with written_whole(out, new=True) as temporary:  # refused at the start if there: kept if one appears
             frame.to_parquet(temporary, index=False)
     else:
         write_dataset_csv(frame, out)

@@ -42,7 +42,7 @@ def write_dataset_csv(frame: pd.DataFrame, path: str | Path, replace: bool = Fal
         raise GpuperfError(f"{path}: folder {path.parent} does not exist")
     if path.is_dir():
         raise GpuperfError(f"{path}: is a folder; give a file name for the CSV")
-    with written_whole(path) as temporary:
+    with written_whole(path, new=not replace) as temporary:  # a file that appeared meanwhile is kept
         write_csv(table, temporary, path)
     return path
 

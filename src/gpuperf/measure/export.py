@@ -210,9 +210,10 @@ def export_store(store_path: str | Path, out: str | Path, fmt: str | None = None
         raise GpuperfError(f"--format: unknown export format '{fmt}'; use csv or parquet")
     if named is not None and named != fmt:
         raise GpuperfError(f"--out {out}: a {named} name for a {fmt} table; name it to match --format")
+    absent = not out.exists()  # a file that appears there meanwhile (another run's, a user's) is kept
     frame = store_table(store_path, campaign, features, cycle_times)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with written_whole(out) as temporary:  # a failed or killed export leaves no partial table
+    with written_whole(out, new=absent) as temporary:  # a failed or killed export leaves no partial table
         if fmt == "csv":
             from gpuperf.datasets.tables import write_csv
 
