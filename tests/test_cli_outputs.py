@@ -6,6 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from gpuperf.cli import main
 from gpuperf.datasets import load_dataset
 from gpuperf.measure.store import Store
@@ -123,25 +125,32 @@ def test_a_folder_where_no_file_can_be_created_is_named_by_the_path_asked_for(tm
     assert ".tmp" not in err and not out.exists()
 
 
-def test_sigterm_ends_a_command_as_ctrl_c_does_leaving_no_partial_file(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])  # a kill, or a closed terminal (SIGHUP ended with no word)
+def test_sigterm_ends_a_command_as_ctrl_c_does_leaving_no_partial_file(tmp_path, capsys, monkeypatch, name):
     import os
     import signal
 
     import gpuperf.datasets
     from gpuperf.files import written_whole
 
+    number = getattr(signal, name)
+
     def killed_while_writing(frame, out):
         with written_whole(out) as temporary:
             temporary.write_text("kernel,time_s\n")  # half written when the signal comes
-            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), number)
 
     monkeypatch.setattr(gpuperf.datasets, "write_dataset_csv", killed_while_writing)
-    before = signal.getsignal(signal.SIGTERM)
-    out = tmp_path / "trace.csv"
-    assert main(["import", "nvprof", str(DATA / "nvprof_gpu_trace.csv"), "--out", str(out)]) == 130
-    assert capsys.readouterr().err.strip() == "gpuperf: interrupted"
-    assert list(tmp_path.iterdir()) == []  # neither the table nor its temporary file
-    assert signal.getsignal(signal.SIGTERM) == before  # the handler is gpuperf's only while a command runs
+    previous = signal.signal(number, signal.SIG_DFL)  # as in a terminal (nohup, which ignores SIGHUP, is kept)
+    try:
+        before = signal.getsignal(number)
+        out = tmp_path / "trace.csv"
+        assert main(["import", "nvprof", str(DATA / "nvprof_gpu_trace.csv"), "--out", str(out)]) == 130
+        assert capsys.readouterr().err.strip() == "gpuperf: interrupted"
+        assert list(tmp_path.iterdir()) == []  # neither the table nor its temporary file
+        assert signal.getsignal(number) == before  # the handler is gpuperf's only while a command runs
+    finally:
+        signal.signal(number, previous)
 
 
 def test_a_claimed_output_keeps_a_second_run_out_and_goes_if_nothing_was_written(tmp_path):

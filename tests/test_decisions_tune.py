@@ -690,6 +690,19 @@ def test_an_interrupted_tuning_run_resumes_from_its_out_file_measuring_nothing_t
     assert len(pd.read_csv(out)) == 4  # refusals change nothing
 
 
+def test_a_run_killed_before_its_first_trial_leaves_a_claim_that_resume_takes_as_empty(tmp_path, capsys):
+    """SIGKILL before the first trial left an empty --out: a rerun was refused ('the file exists'), and
+    --resume too ('empty file')."""
+    out = tmp_path / "trials.csv"
+    out.touch()  # the claim a killed run left
+    argv = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--start", "random", "--out", str(out), "--json"]
+    assert main([*argv, "--budget", "2"]) == 2
+    assert "the file exists (it is empty: a run killed before its first result left it claimed; remove it, or " \
+           "--resume)" in capsys.readouterr().err
+    assert main([*argv, "--budget", "2", "--resume"]) == 0
+    assert json.loads(capsys.readouterr().out)["evaluated"] == 2 and len(pd.read_csv(out)) == 2
+
+
 def test_a_resumed_tuning_run_picks_what_the_uninterrupted_run_picks_given_the_same_times(monkeypatch):
     """Each pick is a function of the seed and the times so far: a run of 14 trials stopped after
     5 and resumed from its written table makes the same 14 picks (times here depend only on the

@@ -101,22 +101,26 @@ def _show_note(message, category, filename, lineno, file=None, line=None) -> Non
 
 
 def _terminated(signum: int, frame: object) -> None:
-    """SIGTERM ends a command as Ctrl-C does: files being written are removed, and it says so."""
+    """SIGTERM (or SIGHUP) ends a command as Ctrl-C does: files being written are removed, and it says so."""
     raise KeyboardInterrupt
 
 
 @contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM handled by :func:`_terminated` while a command runs (in the main thread, where Python
-    takes signals), the previous handler put back after."""
+    """SIGTERM, and SIGHUP (a closed terminal, a dropped ssh session), handled by :func:`_terminated`
+    while a command runs (in the main thread, where Python takes signals), the previous handlers put
+    back after."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _terminated)
+    hangup = getattr(signal, "SIGHUP", None)  # left alone where ignored: nohup asks to run on
+    signals = [signal.SIGTERM, *([hangup] if hangup and signal.getsignal(hangup) is not signal.SIG_IGN else [])]
+    previous = {number: signal.signal(number, _terminated) for number in signals}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        for number, handler in previous.items():
+            signal.signal(number, signal.SIG_DFL if handler is None else handler)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,8 +10,8 @@ from typing import Optional
 import typer
 
 from gpuperf.cli.output import (
-    at_least, checked_seed, claimed_output, csv_output_name, new_output_file, output_lock, parse_params, print_json,
-    print_table, progress_bar, report_folder,
+    at_least, checked_seed, claimed_output, csv_output_name, is_empty_claim, new_output_file, output_lock, parse_params,
+    print_json, print_table, progress_bar, report_folder,
 )
 from gpuperf.errors import GpuperfError, unknown_name_error
 
@@ -572,7 +572,7 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
     descriptor = sweep.measured_device_descriptor(opened, gpu)
     with output_lock(out):  # one run at a time: a second, resumed or not, would write over its trials
         earlier = None
-        if resume:  # the file grows: every point it holds is written back with the new ones
+        if resume and not is_empty_claim(out):  # the file grows: every point it holds is written back with the new
             from gpuperf.cli.models_cli import read_table
 
             earlier = sweep.earlier_sweep(*read_table(out), descriptor,
@@ -677,8 +677,8 @@ def tune_command(
                 raise GpuperfError("--resume goes on with the run whose trials --out holds: give --out")
             from gpuperf.cli.models_cli import read_table
 
-            earlier = earlier_trials(*read_table(out))
-            if len(earlier.trials) >= budget:
+            earlier = None if is_empty_claim(out) else earlier_trials(*read_table(out))
+            if earlier is not None and len(earlier.trials) >= budget:
                 print(f"note: {out} holds {len(earlier.trials)} trials already, --budget {budget}: nothing more is "
                       "measured (raise --budget to go on)", file=sys.stderr)
         elif out:  # a new file: measurements are never overwritten

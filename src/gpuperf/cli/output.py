@@ -215,9 +215,18 @@ def new_output_file(out: str | Path, option: str = "--out") -> Path:
 
     path = _file_in_a_folder(out, option)
     if path.exists():
-        raise GpuperfError(f"{option} {path}: the file exists; gpuperf does not overwrite files (choose another "
+        empty = path.is_file() and path.stat().st_size == 0
+        why = (" (it is empty: a run killed before its first result left it claimed; remove it, or --resume)"
+               if empty else "")
+        raise GpuperfError(f"{option} {path}: the file exists{why}; gpuperf does not overwrite files (choose another "
                            f"{option} or move it away)")
     return path
+
+
+def is_empty_claim(out: str | Path | None) -> bool:
+    """Whether ``out`` is an empty file: a run's claim (:func:`claimed_output`) that was killed before its
+    first result, which a resumed run takes as holding nothing yet."""
+    return out is not None and Path(out).is_file() and Path(out).stat().st_size == 0
 
 
 @contextmanager
