@@ -268,3 +268,30 @@ def test_a_file_that_appears_at_the_output_while_a_command_runs_is_kept(tmp_path
     with pytest.raises(GpuperfError, match="t.csv: a file appeared there while this run wrote it"):
         write_dataset_csv(load_dataset("matvec_bsp").head(2), table)
     assert table.read_text() == "mine\n"
+
+
+def test_a_report_folder_another_run_is_writing_is_refused_at_the_start(tmp_path, capsys):
+    """Two runs given one --report both succeeded and one report was lost (with tune, its trials' only
+    record); the folder is held for the run that named it first, and released when it ends."""
+    import subprocess
+    import sys
+    import time
+
+    folder = tmp_path / "rep"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import time; from gpuperf.cli.output import command_locks, report_folder\n"
+        f"with command_locks():\n    report_folder({str(folder)!r}); print('held', flush=True); time.sleep(30)")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        table = small_table(tmp_path)
+        args = ["evaluate", str(table), "--model", "lr", "--protocol", "leave-one-gpu-out", "--report", str(folder)]
+        assert main(args) == 2
+        assert f"--report {folder}: another run (process {holder.pid}) is writing a report there" in (
+            capsys.readouterr().err)
+    finally:
+        holder.kill()
+        holder.wait()
+    time.sleep(0.1)
+    assert main(args) == 0 and (folder / "report.md").exists()  # free again once that run ended
+    assert main(args) == 0 and not (tmp_path / "rep.lock").exists()  # one command after another: no lock left

@@ -125,8 +125,10 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: bad input ends in one clear line on stderr and exit status 2."""
+    from gpuperf.cli.output import command_locks
+
     try:
-        with _sigterm_as_interrupt(), warnings.catch_warnings():
+        with _sigterm_as_interrupt(), warnings.catch_warnings(), command_locks():
             _register_all()
             warnings.showwarning = _show_note
             warnings.simplefilter("always", GpuperfNote)

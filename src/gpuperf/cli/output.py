@@ -9,7 +9,7 @@ import re
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -317,7 +317,41 @@ def report_folder(out: str | Path, option: str = "--report") -> Path:
         raise GpuperfError(f"{option} {path}: holds a tuning report (gpuperf tune), whose trials may be their only "
                            "record; name another folder")
     _writable_folder(path, option, path)
+    _hold_for_the_command(path, option)
     return path
+
+
+_HELD = ExitStack()  # run locks held until the command ends (:func:`command_locks` releases them)
+_HELD_PATHS: set[Path] = set()
+
+
+@contextmanager
+def command_locks() -> Iterator[None]:
+    """The block of one command: the locks it took on its report folders are released when it ends."""
+    try:
+        yield
+    finally:
+        _HELD.close()
+        _HELD_PATHS.clear()
+
+
+def _hold_for_the_command(folder: Path, option: str) -> None:
+    """One run at a time writing a report folder (``FOLDER.lock`` beside it, held until the command
+    ends): a second run naming it is refused at its start, not left to replace the first's report."""
+    from gpuperf.errors import GpuperfError
+    from gpuperf.files import Held, Unlockable, run_lock
+
+    resolved = folder.resolve()
+    if resolved in _HELD_PATHS or not resolved.parent.is_dir():
+        return
+    try:
+        _HELD.enter_context(run_lock(resolved, remove=True))
+    except Held as held:
+        raise GpuperfError(f"{option} {folder}: another run (process {held.holder}) is writing a report there; wait "
+                           f"for it to end, or name another folder") from None
+    except Unlockable as failed:
+        raise GpuperfError(f"{option} {folder}: cannot create its run lock {failed.lock} ({failed.reason})") from None
+    _HELD_PATHS.add(resolved)
 
 
 def _holds_tuning_report(folder: Path) -> bool:
