@@ -294,4 +294,25 @@ def test_a_report_folder_another_run_is_writing_is_refused_at_the_start(tmp_path
         holder.wait()
     time.sleep(0.1)
     assert main(args) == 0 and (folder / "report.md").exists()  # free again once that run ended
-    assert main(args) == 0 and not (tmp_path / "rep.lock").exists()  # one command after another: no lock left
+    assert main(args) == 0 and not list(folder.glob("*.lock"))  # one command after another: no lock left
+    mine = tmp_path / "uv.lock"  # a user's file named like a lock beside a folder "uv" is never touched
+    mine.write_text("version = 1\n")
+    deep = tmp_path / "uv" / "2024" / "run1"  # nor is a folder whose parents do not exist yet left unlocked
+    assert main([*args[:-1], str(tmp_path / "uv")]) == 0 and mine.read_text() == "version = 1\n"
+    assert main([*args[:-1], str(deep)]) == 0 and (deep / "report.md").exists()
+    empty = tmp_path / "never"  # a folder made for the lock goes again if the command fails before writing
+    assert main(["evaluate", str(tmp_path / "absent.csv"), "--model", "lr", "--protocol", "leave-one-gpu-out",
+                 "--report", str(empty)]) == 2
+    assert not empty.exists()
+
+
+def test_an_output_that_is_a_symbolic_link_to_itself_is_one_error(tmp_path, capsys):
+    """A link that leads back to itself gave Python's 'RuntimeError: Symlink loop' as a traceback."""
+    loop = tmp_path / "loop.csv"
+    loop.symlink_to(loop)
+    assert main(["import", "nvprof", str(DATA / "nvprof_gpu_trace.csv"), "--out", str(loop)]) == 2
+    err = capsys.readouterr().err
+    assert f"{loop}: a symbolic link that leads back to itself" in err and err.count("\n") == 1
+    assert main(["calibrate", "--out", str(tmp_path / "m.json"), "--store", str(loop), "--kernel", "vector_copy",
+                 "--passes", "1", "--no-progress"]) == 2
+    assert "a symbolic link that leads back to itself" in capsys.readouterr().err

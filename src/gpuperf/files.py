@@ -27,7 +27,7 @@ def written_whole(path: str | Path, new: bool = False) -> Iterator[Path]:
     created is an error naming ``path``."""
     path = Path(path)
     if path.is_symlink():
-        path = path.resolve()
+        path = real_path(path)
     try:
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as error:  # named by the path asked for, not by the temporary file's
@@ -46,6 +46,14 @@ def written_whole(path: str | Path, new: bool = False) -> Iterator[Path]:
             raise UnwritableFile(f"{path}: cannot be written ({error.strerror or error}); it is left as it "
                                  "was") from None
         raise
+
+
+def real_path(path: str | Path) -> Path:
+    """``path`` with its symbolic links followed; a link that leads back to itself is an error naming it."""
+    try:
+        return Path(path).resolve()
+    except (RuntimeError, OSError) as error:  # Python's "Symlink loop", or ELOOP
+        raise GpuperfError(f"{path}: a symbolic link that leads back to itself ({error})") from None
 
 
 def _link_new(temporary: Path, path: Path) -> None:
@@ -100,7 +108,7 @@ def run_lock(path: str | Path, remove: bool = False) -> Iterator[None]:
     except ImportError:
         yield
         return
-    lock = Path(f"{Path(path).resolve()}.lock")
+    lock = Path(f"{real_path(path)}.lock")
     handle, locked = _locked(lock, fcntl)
     with handle:
         if locked:

@@ -55,8 +55,10 @@ def calibrate_command(
     else:
         device = device or "opencl:0"
         passes = 3 if passes is None else passes
+        from gpuperf.files import real_path
+
         store = store or out.parent / "calibration.db"
-        if Path(store).resolve() == Path(out).resolve():  # the model would replace every measured point
+        if real_path(store) == real_path(out):  # the model would replace every measured point
             raise GpuperfError(f"--store {store}: the same file as --out; the store keeps the measurements and --out "
                                "the model: name two files")
         properties = None

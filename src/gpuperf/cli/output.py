@@ -323,6 +323,7 @@ def report_folder(out: str | Path, option: str = "--report") -> Path:
 
 _HELD = ExitStack()  # run locks held until the command ends (:func:`command_locks` releases them)
 _HELD_PATHS: set[Path] = set()
+REPORT_LOCK = ".gpuperf-report"  # FOLDER/.gpuperf-report.lock: inside the folder, never beside a user's files
 
 
 @contextmanager
@@ -336,22 +337,34 @@ def command_locks() -> Iterator[None]:
 
 
 def _hold_for_the_command(folder: Path, option: str) -> None:
-    """One run at a time writing a report folder (``FOLDER.lock`` beside it, held until the command
-    ends): a second run naming it is refused at its start, not left to replace the first's report."""
+    """One run at a time writing a report folder (a lock inside it, held until the command ends): a
+    second run naming it is refused at its start, not left to replace the first's report. A folder
+    made for the lock is removed again if the command ends leaving it empty."""
     from gpuperf.errors import GpuperfError
-    from gpuperf.files import Held, Unlockable, run_lock
+    from gpuperf.files import Held, Unlockable, real_path, run_lock
 
-    resolved = folder.resolve()
-    if resolved in _HELD_PATHS or not resolved.parent.is_dir():
+    resolved = real_path(folder)
+    if resolved in _HELD_PATHS:
         return
+    made = not resolved.exists()
+    resolved.mkdir(parents=True, exist_ok=True)
+    if made:
+        _HELD.callback(_remove_if_empty, resolved)  # runs after the lock below is released
     try:
-        _HELD.enter_context(run_lock(resolved, remove=True))
+        _HELD.enter_context(run_lock(resolved / REPORT_LOCK, remove=True))
     except Held as held:
         raise GpuperfError(f"{option} {folder}: another run (process {held.holder}) is writing a report there; wait "
                            f"for it to end, or name another folder") from None
     except Unlockable as failed:
         raise GpuperfError(f"{option} {folder}: cannot create its run lock {failed.lock} ({failed.reason})") from None
     _HELD_PATHS.add(resolved)
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:  # something was written there: kept
+        pass
 
 
 def _holds_tuning_report(folder: Path) -> bool:
