@@ -138,8 +138,8 @@ def measure_sweep(
     build, run or verify is recorded with its reason and the sweep goes on; ``record`` gets the
     rows so far each time a group is timed; ``progress(done, total)`` counts builds and timed rounds.
     ``earlier`` (the rows an interrupted sweep of the same device recorded) resumes it: its (loop,
-    trip count) groups are kept as they are and not measured again, but for a group lacking some of its
-    geometries (a file cut short), measured again whole with a note.
+    trip count) groups are kept as they are and not measured again (with a note for a group holding other
+    geometries than this sweep plans: a file cut short, or another ``blocks_step``).
     """
     from gpuperf.kernels.parallel_loops import grid_stride_loop
     from gpuperf.measure.devices import MeasureFailure
@@ -153,16 +153,15 @@ def measure_sweep(
     held: dict[tuple[str, int], set[tuple[int, int]]] = {}
     for row in rows:
         held.setdefault((row["kernel"], int(row["trip"])), set()).add((int(row["threads"]), int(row["blocks"])))
-    partial = sorted(key for key, points in held.items() if key in planned and not set(planned[key][1]) <= points)
-    if partial:  # a group cut short (a file cut while copied): timed again whole, as its points are timed together
+    partial = sorted(key for key, points in held.items() if key in planned and points != set(planned[key][1]))
+    if partial:  # a file cut short, or a sweep of another --blocks-step: its measurements are kept as they are
         kernel, trip = partial[0]
-        warnings.warn(GpuperfNote(f"{len(partial)} (loop, trip count) group(s) of the sweep to resume lack some of "
-                                  f"their geometries (first: {kernel} at trip {trip}); they are measured again whole"),
-                      stacklevel=2)
-        rows = [row for row in rows if (row["kernel"], int(row["trip"])) not in partial]
-    done = set(held) - set(partial)
+        warnings.warn(GpuperfNote(f"{len(partial)} (loop, trip count) group(s) of the sweep to resume hold other "
+                                  f"geometries than this sweep plans (first: {kernel} at trip {trip}: "
+                                  f"{len(held[partial[0]])} of {len(planned[partial[0]][1])}; a file cut short, or "
+                                  "another --blocks-step); kept as they are, not measured again"), stacklevel=2)
     groups = [(body, trip, geometries) for (_, trip), (body, geometries) in planned.items() if (f"loop_{body}", trip)
-              not in done]
+              not in held]
     # progress: one step per build and one per timed round of each point
     total, finished = sum(len(g) for *_, g in groups) * (1 + settings.cycles), 0
     gpu = device.provenance().get("device_name", device.name)
