@@ -701,6 +701,12 @@ def test_a_run_killed_before_its_first_trial_leaves_a_claim_that_resume_takes_as
            "--resume)" in capsys.readouterr().err
     assert main([*argv, "--budget", "2", "--resume"]) == 0
     assert json.loads(capsys.readouterr().out)["evaluated"] == 2 and len(pd.read_csv(out)) == 2
+    empty = tmp_path / "empty.csv"  # a command that claims nothing and takes no --resume says no such thing
+    empty.touch()
+    assert main(["import", "nvprof", str(Path(__file__).parent / "data" / "nvprof_gpu_trace.csv"), "--out",
+                 str(empty)]) == 2
+    err = capsys.readouterr().err
+    assert "the file exists; gpuperf does not overwrite files" in err and "--resume" not in err
 
 
 def test_a_resumed_tuning_run_picks_what_the_uninterrupted_run_picks_given_the_same_times(monkeypatch):

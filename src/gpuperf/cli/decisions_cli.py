@@ -566,11 +566,11 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
         raise GpuperfError(f"--cycles: {cycles} must be at least 1")
     if out:
         csv_output_name(out)
-    if out and not resume:  # a new file: measurements are never overwritten
-        new_output_file(out)
     opened = open_device(device)
     descriptor = sweep.measured_device_descriptor(opened, gpu)
     with output_lock(out):  # one run at a time: a second, resumed or not, would write over its trials
+        if out and not resume:  # a new file: measurements are never overwritten
+            new_output_file(out, resumable=True)
         earlier = None
         if resume and not is_empty_claim(out):  # the file grows: every point it holds is written back with the new
             from gpuperf.cli.models_cli import read_table
@@ -682,7 +682,7 @@ def tune_command(
                 print(f"note: {out} holds {len(earlier.trials)} trials already, --budget {budget}: nothing more is "
                       "measured (raise --budget to go on)", file=sys.stderr)
         elif out:  # a new file: measurements are never overwritten
-            new_output_file(out)
+            new_output_file(out, resumable=True)
         if report and (report_folder(report) / "report.md").exists():  # its trials may be the only record of them
             raise GpuperfError(f"--report {report}: holds an earlier report, whose trials this run would replace; "
                                "name a new folder")

@@ -208,16 +208,17 @@ def csv_output_name(out: str | Path, option: str = "--out") -> None:
         raise GpuperfError(f"{option} {out}: the table is written as CSV; name it .csv or .csv.gz")
 
 
-def new_output_file(out: str | Path, option: str = "--out") -> Path:
+def new_output_file(out: str | Path, option: str = "--out", resumable: bool = False) -> Path:
     """A file a command writes a table to: new, in an existing folder. gpuperf never overwrites a
-    file (a measurement, a profile, the store a table is exported from)."""
+    file (a measurement, a profile, the store a table is exported from). ``resumable``: the command
+    claims its file and takes ``--resume`` (call it holding the file's lock, so a live run is named
+    as such first)."""
     from gpuperf.errors import GpuperfError
 
     path = _file_in_a_folder(out, option)
     if path.exists():
-        empty = path.is_file() and path.stat().st_size == 0
         why = (" (it is empty: a run killed before its first result left it claimed; remove it, or --resume)"
-               if empty else "")
+               if resumable and is_empty_claim(path) else "")
         raise GpuperfError(f"{option} {path}: the file exists{why}; gpuperf does not overwrite files (choose another "
                            f"{option} or move it away)")
     return path
