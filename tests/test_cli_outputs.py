@@ -316,3 +316,14 @@ def test_an_output_that_is_a_symbolic_link_to_itself_is_one_error(tmp_path, caps
     assert main(["calibrate", "--out", str(tmp_path / "m.json"), "--store", str(loop), "--kernel", "vector_copy",
                  "--passes", "1", "--no-progress"]) == 2
     assert "a symbolic link that leads back to itself" in capsys.readouterr().err
+
+
+def test_a_huge_unknown_gpu_name_is_quoted_in_part(tmp_path, capsys):
+    """A GPU cell of 100,000 characters made a 100,522-character error line."""
+    table = load_dataset("rodinia_nvprof").groupby(["gpu", "kernel"]).head(2).reset_index(drop=True)
+    table.loc[3, "gpu"] = "X" * 100_000
+    table.to_csv(tmp_path / "huge.csv", index=False)
+    assert main(["evaluate", str(tmp_path / "huge.csv"), "--model", "lr", "--protocol", "leave-one-gpu-out",
+                 "--gpu-features"]) == 2
+    err = capsys.readouterr().err
+    assert f"unknown GPU '{'X' * 57}...'" in err and len(err) < 2000

@@ -17,6 +17,11 @@ class GpuperfNote(UserWarning):
     """Something a user should know that does not stop the work; the command line prints it as a note."""
 
 
+def clipped(text: str, at_most: int = 60) -> str:
+    """``text`` cut to ``at_most`` characters (ending in ...): a huge cell quoted in a message in part."""
+    return text if len(text) <= at_most else f"{text[:at_most - 3]}..."
+
+
 def unknown_name_error(kind: str, name: str, known: Iterable[str]) -> GpuperfError:
     """An error for an unknown name that suggests the nearest known names."""
     known = sorted({str(k) for k in known if str(k).strip()})  # an empty name is no suggestion
@@ -27,7 +32,7 @@ def unknown_name_error(kind: str, name: str, known: Iterable[str]) -> GpuperfErr
     hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {listed(known, 12)}"
     if close and len(known) <= 12 and set(close) != set(known):  # a short list whole: the nearest spelling may mislead
         hint += f" (known: {', '.join(known)})"
-    return GpuperfError(f"unknown {kind} '{name}'{hint}")
+    return GpuperfError(f"unknown {kind} '{clipped(str(name))}'{hint}")
 
 
 def listed(names: Sequence[str], at_most: int) -> str:

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.datasets.schema import MEASUREMENT_OUTCOMES, row_location, variant_parameters
-from gpuperf.errors import GpuperfNote
+from gpuperf.errors import GpuperfNote, clipped
 from gpuperf.evaluation.tables import is_timing_derived
 
 # What observers read during a run (energy, power, clocks, temperature; see the module notes).
@@ -106,7 +106,7 @@ def default_features(frame: pd.DataFrame, where: str | None = None) -> list[Hash
             first = int(np.flatnonzero(~finite)[0])
             value = values.iloc[first]
             shown = "missing" if pd.isna(value) else repr(value if isinstance(value, str) else float(value))
-            shown = shown if len(shown) <= 60 else f"{shown[:57]}..."  # a cell of megabytes quoted in part
+            shown = clipped(shown)  # a cell of megabytes quoted in part
             left_out.append(f"{column} ({row_location(frame, first)}: {shown})")
     if where is not None and left_out:
         warnings.warn(GpuperfNote(f"{where}: left out of the default features for a missing or non-number value: "

@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, clipped
 
 SPECS_FILE = "gpus.toml"
 USER_SPECS = "GPUPERF_GPUS"  # os.pathsep-separated TOML files or folders of them: a user's own GPUs
@@ -311,7 +311,7 @@ def get_gpu(name: str) -> GpuSpec:
     """The descriptor for a name or alias (case, '-', '_' and spaces ignored)."""
     spec = _lookup(normalize_name(str(name)))
     if spec is None:
-        raise GpuperfError(f"unknown GPU '{name}'; {gpu_suggestion(str(name))}")
+        raise GpuperfError(f"unknown GPU '{clipped(str(name))}'; {gpu_suggestion(str(name)[:200])}")
     return spec
 
 
