@@ -340,6 +340,10 @@ def test_a_plot_whose_saving_fails_leaves_the_earlier_file_and_names_it_on_a_ful
     with pytest.raises(UnwritableFile, match=r"plot\.png: cannot be written \(No space left on device\)"):
         save_figure(Figure(), path)
     assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["plot.png"]
+    source = Path(__file__).parents[1] / "src" / "gpuperf"  # every plot gpuperf draws is saved so
+    direct = [f"{p.relative_to(source)}:{n}" for p in source.rglob("*.py")
+              for n, line in enumerate(p.read_text().splitlines(), 1) if ".savefig(" in line]
+    assert len(direct) == 1 and direct[0].startswith("evaluation/report.py:")  # in save_figure alone
 
 
 def test_markdown_table_formats_numbers_and_index():
