@@ -11,9 +11,10 @@ import typer
 
 from gpuperf.cli.output import (
     at_least, checked_seed, claimed_output, csv_output_name, is_empty_claim, new_output_file, output_lock, parse_params,
-    print_json, print_table, progress_bar, report_folder,
+    print_json, print_table, report_folder,
 )
 from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.progress import progress_bar
 
 
 def explore_command(

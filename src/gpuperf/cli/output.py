@@ -298,14 +298,6 @@ def model_output_file(out: str | Path, option: str = "--out", calibration: bool 
     return path
 
 
-def progress_bar(hidden: bool):  # noqa: ANN201 - a rich Progress
-    """A transient progress bar on stderr (stdout holds only what the command prints), drawn only on a
-    terminal, or none."""
-    from gpuperf.progress import progress_bar as stderr_bar
-
-    return stderr_bar(hidden)
-
-
 def report_folder(out: str | Path, option: str = "--report") -> Path:
     """A folder a report goes to, checked before any work: not a file (an existing report folder is
     written again, unless it holds a tuning report, whose trials may be their only record)."""

@@ -6,11 +6,12 @@ import bz2
 import codecs
 import csv
 import gzip
+import itertools
 import lzma
 import re
 import warnings
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -103,13 +104,13 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
         if not options.keys() - {"encoding"}:
             _refuse_other_separators(path, options.get("encoding", "utf-8"))  # a cell holding a comma
         _refuse_profiler_output(path)
-        longer = _first_longer_row(path, options.get("encoding", "utf-8")) if "Expected" in str(exc) else None
+        if "Expected" not in str(exc):  # pandas' "Expected 3 fields in line 5, saw 4": a row longer than the rest
+            raise GpuperfError(f"{path}: not a readable CSV table ({str(exc).splitlines()[0]})") from None
+        longer = _first_longer_row(path, options.get("encoding", "utf-8"))
         if longer:
             line, saw, expected = longer
             raise GpuperfError(f"{path}: line {line}: {saw} fields, where the rows before it have {expected} (a "
                                "value holding a comma without quotes?)") from None
-        if "Expected" not in str(exc):
-            raise GpuperfError(f"{path}: not a readable CSV table ({str(exc).splitlines()[0]})") from None
         frame = _without_empty_extra_fields(path, options)  # only empty fields past the header's: a comma at an end
         header = None if options.keys() - {"encoding"} else pd.read_csv(
             path, nrows=1, header=None, dtype=str, **options)
@@ -153,22 +154,32 @@ def _refuse_short_last_row(path: Path, frame: pd.DataFrame, count: int, last: st
                            "line end (a file cut short while written?)")
 
 
+def _records(path: Path, encoding: str) -> Iterator[tuple[int, list[str]]]:
+    """Each CSV record of a plain or compressed file with the line it starts on (a blank line: no fields)."""
+    with OPENERS.get(path.suffix.lower(), open)(path, "rt", encoding=encoding, errors="replace", newline="") as handle:
+        reader = csv.reader(handle)
+        line = 1
+        for fields in reader:
+            yield line, fields
+            line = reader.line_num + 1
+
+
+UNREADABLE = (OSError, EOFError, csv.Error, zlib.error, lzma.LZMAError)  # what reading records may raise
+
+
 def _first_longer_row(path: Path, encoding: str) -> tuple[int, int, int] | None:
     """The first row with more fields than the rows before it, empty fields at its end not counted
     (pandas' "Expected 3 fields in line 5" counts rows, not lines, past a quoted value spanning lines):
     its first line, its fields and theirs."""
+    widest = 0
     try:
-        with OPENERS.get(path.suffix.lower(), open)(path, "rt", encoding=encoding, errors="replace",
-                                                    newline="") as handle:
-            reader = csv.reader(handle)
-            widest, line = 0, 1
-            for fields in reader:
-                while fields and not fields[-1].strip():  # a comma at a line's end adds no value
-                    fields.pop()
-                if fields and widest and len(fields) > widest:
-                    return line, len(fields), widest
-                widest, line = max(widest, len(fields)), reader.line_num + 1
-    except (OSError, EOFError, csv.Error, zlib.error, lzma.LZMAError):
+        for line, fields in _records(path, encoding):
+            while fields and not fields[-1].strip():  # a comma at a line's end adds no value
+                fields.pop()
+            if fields and widest and len(fields) > widest:
+                return line, len(fields), widest
+            widest = max(widest, len(fields))
+    except UNREADABLE:
         return None
     return None
 
@@ -183,19 +194,10 @@ def _without_empty_extra_fields(path: Path, options: dict) -> pd.DataFrame:
 def _record_line(path: Path, encoding: str, record: int) -> int | None:
     """The file line on which data row ``record`` (0-based, blank lines skipped as pandas does) starts."""
     try:
-        with OPENERS.get(path.suffix.lower(), open)(path, "rt", encoding=encoding, errors="replace",
-                                                    newline="") as handle:
-            reader = csv.reader(handle)
-            line, seen = 1, -1  # the header is row -1
-            for fields in reader:
-                if fields:
-                    if seen == record:
-                        return line
-                    seen += 1
-                line = reader.line_num + 1
-    except (OSError, EOFError, csv.Error, zlib.error, lzma.LZMAError):
+        starts = (line for line, fields in _records(path, encoding) if fields)
+        return next(itertools.islice(starts, record + 1, None), None)  # the header's is the first
+    except UNREADABLE:
         return None
-    return None
 
 
 def _refuse_other_separators(path: Path, encoding: str) -> None:

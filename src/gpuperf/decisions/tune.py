@@ -84,11 +84,11 @@ class GuidedSearch:
         if configs.empty:
             raise GpuperfError("no configurations to search")
         configs = configs[params].reset_index(drop=True)
-        repeated = configuration_keys(configs, params).duplicated()
-        if repeated.any():  # the search would ask for one configuration twice
-            row = int(np.flatnonzero(repeated.to_numpy())[0])
-            raise GpuperfError(f"configuration {row} ({configuration_keys(configs.iloc[[row]], params).iloc[0]}) "
-                               "appears twice in the configurations; give each once")
+        keys = configuration_keys(configs, params)
+        if keys.duplicated().any():  # the search would ask for one configuration twice
+            row = int(np.flatnonzero(keys.duplicated().to_numpy())[0])
+            raise GpuperfError(f"configuration {row} ({keys.iloc[row]}) appears twice in the configurations; give "
+                               "each once")
         _check_seed(seed)
         if start is not None:
             start = _checked_start(start, len(configs))

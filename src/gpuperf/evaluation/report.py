@@ -14,7 +14,6 @@ import math
 import os
 import re
 import shlex
-import shutil
 import sys
 import tempfile
 from collections.abc import Collection, Mapping, Sequence
@@ -415,8 +414,8 @@ def write_report(
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     earlier = linked_plots(folder / "report.md")
-    staging = Path(tempfile.mkdtemp(dir=folder, prefix=".report-"))  # plots drawn here, moved in with the pages
-    try:
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".report-") as drawn_aside:  # plots: in with the pages
+        staging = Path(drawn_aside)
         written: dict[str, Path] = {}
         sections: list[tuple[str, str, pd.DataFrame | None, list[tuple[Path, str]]]] = []  # images with captions
         for name, table in tables.items():
@@ -502,8 +501,6 @@ def write_report(
         for stale in earlier - set(written.values()):  # no page links them any more
             stale.unlink(missing_ok=True)
         return written
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _ranking_record(ranking: pd.Series) -> dict:

@@ -495,8 +495,7 @@ def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None 
     with Store(store_path) as store, measuring_into(store_path):
         _check_same_timing(store, campaign, store_path)  # before forgetting anything: a refusal keeps it all
         _check_same_kernels(store, campaign, store_path)
-        store.set_plan(campaign.name, str(Path(campaign.path).resolve()), opened.name, len(points),
-                       [p.key for p in points])
+        store.set_plan(campaign.name, str(campaign.path), opened.name, len(points), [p.key for p in points])
         stored = store.keys(campaign.name)
         if retry_failed:  # each failure stays stored until its retry's row replaces it
             store.retrying_failed = True
