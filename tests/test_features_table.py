@@ -176,3 +176,21 @@ def test_occupancy_uses_the_kernels_local_memory_when_nvrtc_reports_less(monkeyp
     features = occupancy_features(matmul(), "A100 PCIe 40GB", 256, 40 * 1024.0)
     assert features["active_blocks_per_sm"] == 4.0 and features["active_warps_per_sm"] == 32.0
     assert features["occupancy"] == 0.5 and features["registers_per_thread"] == 32.0
+
+
+@pytest.mark.parametrize(("name", "kind"), [("flops", "feature"), ("variant", "column")])
+def test_a_size_parameter_named_like_a_feature_or_row_key_is_refused(name, kind):
+    """A row holds the sizes beside the features: a size named ``flops`` was overwritten by the feature."""
+    import loopy as lp
+    import numpy as np
+
+    from test_features_kernels import LANG, as_kernel
+
+    program = lp.make_kernel(f"{{[i]: 0 <= i < {name}}}", "b[i] = 2 * a[i]",
+                             assumptions=f"{name} >= 256 and {name} mod 256 = 0", name="by_" + name, lang_version=LANG)
+    program = lp.split_iname(lp.add_dtypes(program, {"a,b": np.float32}), "i", 256, outer_tag="g.0", inner_tag="l.0")
+    kernel = as_kernel(program, (name,), {name: 1024})
+    with pytest.raises(GpuperfError, match=f"size parameter '{name}' has the name of a {kind}"):
+        extract_features(kernel, {name: 1024})
+    with pytest.raises(GpuperfError, match="rename the parameter"):
+        feature_table([kernel], {name: 1024})

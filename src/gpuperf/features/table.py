@@ -215,7 +215,21 @@ def extract_features(kernel: Kernel, sizes: Mapping[str, Any] | None = None, gpu
         features.update(
             occupancy_features(kernel, gpu, int(features["work_group_size"]), features["local_memory_bytes"])
         )
+    _check_size_names(kernel, resolved, features)
     return features
+
+
+ROW_KEYS = ("kernel", "variant", "gpu")  # what a feature row holds beside the sizes and the features
+
+
+def _check_size_names(kernel: Kernel, sizes: Mapping[str, Any], features: Mapping[str, float]) -> None:
+    """Refuse a size parameter named like a feature or a row key: a row holds both, and one would be lost."""
+    clash = sorted(name for name in sizes if name in features or name in ROW_KEYS)
+    if clash:
+        raise GpuperfError(
+            f"kernel {kernel.key}: size parameter '{clash[0]}' has the name of a "
+            f"{'column' if clash[0] in ROW_KEYS else 'feature'} gpuperf writes beside the sizes, so one of the "
+            "two would be lost in a feature row; rename the parameter")
 
 
 def feature_table(
