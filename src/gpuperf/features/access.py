@@ -61,7 +61,7 @@ class WarpAccessSummary:
     cache_lines_per_warp_access: float
     sectors_per_warp_access: float
     analysable_fraction: float
-    max_cache_lines_per_warp_access: float = math.nan  # the most lines of any one analysable access
+    max_cache_lines_per_warp_access: float = math.nan  # the largest of the accesses' average lines
 
 
 def warp_patterns(lid_strides: tuple[tuple[int, int], ...], local: tuple[int, int, int],

@@ -66,9 +66,11 @@ FEATURES: tuple[Feature, ...] = (
         LIFT,
     ),
     Feature("sectors_per_warp_access", "sectors", "as cache_lines_per_warp_access, for 32-byte sectors", LIFT),
-    Feature("max_cache_lines_per_warp_access", "lines", "the most distinct 128-byte lines any one analysable "
-            "global access touches per warp request: one scattered access among coalesced ones shows here while "
-            "the average hides it (0 without global accesses, NaN if none can be analysed)", GPUPERF),
+    Feature("max_cache_lines_per_warp_access", "lines", "the largest of the analysable global accesses' "
+            "distinct 128-byte lines per warp request, each access's averaged over its warp requests (a "
+            "window a[i+k], k < 4, touching 1 or 2 lines per request gives 1.75, not 2): one scattered access among coalesced ones "
+            "shows here while the average over accesses hides it (0 without global accesses, NaN if none can be "
+            "analysed)", GPUPERF),
     Feature("barriers_per_thread", "barriers", "work-group barriers each work-item passes (local + global)", LIFT),
     Feature(
         "ifs_per_thread",
