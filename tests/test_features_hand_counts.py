@@ -144,7 +144,7 @@ def test_warp_access_summary_weights_accesses_by_their_warp_requests():
 
     def acc(var, stride, count, lanes=None):
         return NS(record=NS(space="global", problem=None, variable=var, direction="load", instruction="", itemsize=4,
-                            lanes=lanes),
+                            lanes=lanes, vector=1),
                   count=count, lid_strides={0: stride}, offset=None, outer=None)
     s = warp_access_summary(NS(local=(64, 1, 1), accesses=[acc("a", 1, 6400, half), acc("b", 2, 6400)]))
     assert [a.requests for a in s.accesses] == [100, 200]
@@ -285,3 +285,31 @@ def test_one_scattered_load_among_coalesced_ones_shows_in_the_most_lines_not_the
     # features without the most (a profile's, or a caller's own): the average stands for it
     assert not _condition_holds(coalescing, {"cache_lines_per_warp_access": 1.0, "threads": 4096.0})
     assert _condition_holds(coalescing, {"cache_lines_per_warp_access": 4.0, "threads": 4096.0})
+
+
+def test_a_float4_access_is_one_contiguous_access_per_work_item_not_four_strided_ones():
+    vector, scalar = features("float4_copy"), features("unrolled_fours")
+    assert "float4" in lp_code("float4_copy")
+    assert (vector["global_loads_per_thread"], vector["global_stores_per_thread"]) == (1, 1)
+    assert vector["loop_iterations_per_thread"] == 0  # a vector instruction, no loop
+    assert vector["global_loads_f32_stride1"] == vector["global_loads"] == 4 * 4096  # loopy's element count
+    assert (scalar["global_loads_per_thread"], scalar["loop_iterations_per_thread"]) == (4, 4)
+    assert scalar["global_loads_f32_stride_gt1"] == 4 * 4096
+    for counted in (vector, scalar):  # 32 lanes x 16 bytes: 4 lines, 16 sectors, either way
+        assert (counted["cache_lines_per_warp_access"], counted["sectors_per_warp_access"]) == (4, 16)
+        assert counted["global_bytes"] == 2 * 16 * 4096
+
+
+def test_the_count_model_prices_a_float4_store_as_contiguous():
+    from gpuperf.models.properties import kernel_properties
+
+    names = ["global_store_bytes_stride1", "global_store_bytes_strided", "item_loads", "item_strided_loads"]
+    vector = kernel_properties(get_kernel(f"{KERNELS}:float4_copy"), {"n": 4096}, names)
+    assert vector == {"global_store_bytes_stride1": 16 * 4096, "global_store_bytes_strided": 0,
+                      "item_loads": 1, "item_strided_loads": 0}
+
+
+def lp_code(name: str) -> str:
+    import loopy as lp
+
+    return lp.generate_code_v2(get_kernel(f"{KERNELS}:{name}").program).device_code()

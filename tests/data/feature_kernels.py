@@ -225,3 +225,24 @@ def one_scattered_load():
                         lp.GlobalArg("out", np.float32, shape=("n",)), lp.ValueArg("n", np.int32)],
                        assumptions=ASSUME, lang_version=(2018, 2), name="one_scattered_load")
     return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+
+
+def _by_fours(name: str, tag: str, layout: str | None):
+    """b[i, v] = 2 a[i, v] over n rows of 4 floats, v tagged ``tag`` (the arrays' axes laid out ``layout``)."""
+    k = lp.make_kernel("{[i,v]: 0<=i<n and 0<=v<4}", "b[i, v] = 2.0f * a[i, v]",
+                       [lp.GlobalArg("a,b", np.float32, shape=("n", 4)), lp.ValueArg("n", np.int32)],
+                       assumptions=ASSUME, lang_version=(2018, 2), name=name)
+    if layout is not None:
+        k = lp.tag_array_axes(k, "a,b", layout)
+    k = lp.tag_inames(k, {"v": tag})
+    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+
+
+def float4_copy():
+    """One float4 load and one float4 store per work-item, side by side across the lanes."""
+    return _by_fours("float4_copy", "vec", "c,vec")
+
+
+def unrolled_fours():
+    """The same four floats as four scalar loads and stores, each 16 bytes from the next lane's."""
+    return _by_fours("unrolled_fours", "unr", None)

@@ -149,9 +149,10 @@ def access_lines(access: EvaluatedAccess, local: tuple[int, int, int]) -> Access
     if reason is None and any(float(s) != int(s) for s in access.lid_strides.values()):  # type: ignore[arg-type]
         reason = "a local-id stride is not a whole number of elements"
     group = local[0] * local[1] * local[2]
-    requests = access.count * math.ceil(group / WARP_SIZE) / group
+    accesses = access.count / record.vector  # a float4 access: one request for its four elements
+    requests = accesses * math.ceil(group / WARP_SIZE) / group
     if record.lanes is not None:
-        requests = access.count / record.lanes.box * record.lanes.warps
+        requests = accesses / record.lanes.box * record.lanes.warps
     named = {"variable": record.variable, "direction": record.direction, "instruction": record.instruction,
              "count": access.count, "requests": requests}
     if reason is not None:

@@ -37,7 +37,7 @@ from gpuperf.features.expressions import Evaluator
 from gpuperf.features.lanes import LaneMask
 
 SUBGROUP_SIZE = 32
-FORMAT_VERSION = 3  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
+FORMAT_VERSION = 4  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
 
 
 def dtype_name(dtype: Any) -> str:
@@ -74,6 +74,7 @@ class AccessRecord:
     problem: str | None = None
     instruction: str = ""
     lanes: LaneMask | None = None  # the work-items that make it, where the domain switches some off
+    vector: int = 1  # elements one access moves (a float4 access: 4 of ``count``'s elements)
 
 
 @dataclass
@@ -196,6 +197,8 @@ class EvaluatedAccess:
         stride = self.lid_strides[0]
         if stride is None:
             return "nonaffine"
+        if self.record.vector > 1 and stride % self.record.vector == 0:  # in vectors: float4s side by side
+            stride //= self.record.vector
         return {0: "stride0", 1: "stride1"}.get(abs(stride), "stride_gt1")
 
 

@@ -22,7 +22,7 @@ import loopy as lp
 import numpy as np
 from loopy.diagnostic import StaticValueFindingError
 from loopy.isl_helpers import get_simple_strides, static_max_of_pw_aff
-from loopy.kernel.data import AutoLocalInameTagBase, GroupInameTag, LocalInameTag
+from loopy.kernel.data import AutoLocalInameTagBase, GroupInameTag, LocalInameTag, VectorizeTag
 from loopy.symbolic import aff_to_expr, pw_aff_to_expr
 from pymbolic.primitives import Expression, Max, Product, Quotient, Sum
 
@@ -248,6 +248,12 @@ class Domains:
 
     def is_local(self, iname: str) -> bool:
         return self.hw_axes.get(iname, ("", 0))[0] == "l"
+
+    @cached_property
+    def vector_inames(self) -> frozenset[str]:
+        """Inames tagged ``vec``: the lanes of one vector instruction (float4), not a loop."""
+        return frozenset(iname for iname, tags in self.kernel.inames.items()
+                         if any(isinstance(tag, VectorizeTag) for tag in tags.tags))
 
     @cached_property
     def _split(self) -> list[Component] | None:

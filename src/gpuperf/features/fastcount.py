@@ -136,6 +136,7 @@ def _count(program: lp.TranslationUnit, kernel: lp.LoopKernel, preprocessed: boo
                 problem=pattern.problem,
                 instruction=insn_id,
                 lanes=lane_mask(domains, context, outer_names, access.granularity == "subgroup"),
+                vector=access.vector,
             )
         )
     structure = _structure(kernel, domains, walker)
@@ -202,7 +203,8 @@ def _loop_iterations(contexts: set[frozenset[str]], domains: Domains) -> Expr:
     """Executions of innermost sequential loop bodies, per launch in work-item units."""
     nests: dict[frozenset[str], list[Expr]] = {}
     for context in sorted(contexts, key=sorted):  # a fixed order: the same answer in every process
-        sequential = frozenset(i for i in context if i not in domains.hw_axes and domains.extents.get(i) != 1)
+        sequential = frozenset(i for i in context if i not in domains.hw_axes and i not in domains.vector_inames
+                               and domains.extents.get(i) != 1)
         if sequential:
             runs = domains.runs_per_workitem(context)
             if runs not in nests.setdefault(sequential, []):

@@ -162,7 +162,7 @@ def _features_from_counts(evaluated: Evaluated) -> dict[str, float]:
     features["local_memory_bytes"] = float(evaluated.local_memory_bytes)
     for space in ("global", "local"):
         for direction, plural in (("load", "loads"), ("store", "stores")):
-            made = sum(made_count(a.count, a.record.lanes) for a in evaluated.accesses
+            made = sum(made_count(a.count, a.record.lanes) / a.record.vector for a in evaluated.accesses
                        if a.record.space == space and a.record.direction == direction)
             features[f"{space}_{plural}_per_thread"] = per_thread(made)
     features["cache_lines_per_warp_access"] = summary.cache_lines_per_warp_access
@@ -362,6 +362,10 @@ def features_markdown() -> str:
         "  loopy's totals do. `flops_per_thread`, `ifs_per_thread` and `loop_iterations_per_thread` count every",
         "  lane of the loop's box too: a loop `k <= lid(0)` over 256 work-items gives 256 iterations per",
         "  thread where the mean is 128.5 (its loads per thread, 128.5).",
+        "- A vector access (an array axis tagged `vec` indexed by an iname tagged `vec`: loopy's float4) is one",
+        "  load or store per work-item, classed by the distance between the lanes' vectors (float4s side by",
+        "  side: `stride1`), and a `vec` iname is no loop; the per-launch totals count its elements, as",
+        "  loopy's do (where loopy's statistics count a kernel, the fallback, it is counted per element).",
         "- Stride classes (`<stride>`) are taken along local axis 0, as loopy's `lid(0)` strides: with a",
         "  work-group of extent 1 on that axis (1 x 32) every access is `stride0`, though the warp walks axis 1;",
         "  the cache-line features follow the warp's lanes and see the difference.",

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import loopy as lp
 import numpy as np
 import pymbolic.primitives as prim
+from loopy.kernel.array import VectorArrayDimTag
 from loopy.kernel.data import AddressSpace, ArrayArg
 from loopy.kernel.function_interface import CallableKernel
 from loopy.library.reduction import (
@@ -49,6 +50,7 @@ class Access:
     itemsize: int
     granularity: str  # "workitem" | "subgroup": how loopy counts it
     pattern: IndexPattern
+    vector: int = 1  # elements one access moves: a float4 access of a ``vec`` axis by a ``vec`` iname, 4
 
 
 class Walker:
@@ -164,6 +166,16 @@ class Walker:
         self.walk(expr.expr, inner, direction, insn_id)
 
     # -- memory accesses ----------------------------------------------------------------------
+    def vector_width(self, array, index: tuple) -> int:  # noqa: ANN001
+        """Elements one access moves: the extent of the ``vec`` iname that indexes the array's axis
+        tagged ``vec`` (loopy makes one float4 access of ``a[i, v]``); 1 for any other access."""
+        for tag, axis_index in zip(array.dim_tags or (), index):
+            if isinstance(tag, VectorArrayDimTag) and isinstance(axis_index, prim.Variable):
+                extent = self.domains.extents.get(axis_index.name)
+                if axis_index.name in self.domains.vector_inames and isinstance(extent, int) and extent > 1:
+                    return extent
+        return 1
+
     def variable_access(self, aggregate, subscript, context, direction: str, insn_id: str) -> None:  # noqa: ANN001
         name = aggregate.name
         array = self.kernel.arg_dict.get(name)
@@ -198,5 +210,6 @@ class Walker:
             itemsize=np.dtype(dtype.numpy_dtype).itemsize,
             granularity=granularity,
             pattern=pattern,
+            vector=1 if subscript is None else self.vector_width(array, subscript.index_tuple),
         )
         self.accesses.setdefault(context, []).append((access, insn_id))

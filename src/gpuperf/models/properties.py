@@ -311,11 +311,12 @@ def _access_properties(evaluated: Evaluated, vectorised: bool) -> dict[str, floa
         stride = access.stride_class
         contiguous = stride in ("stride0", "stride1")
         kind = "gather" if not contiguous else "vector" if vectorised else "scalar"
-        values[f"{kind}_accesses"] += access.count
+        requests = access.count / record.vector  # a float4 access is one request for four elements
+        values[f"{kind}_accesses"] += requests
         if not contiguous:
             step = access.lid_strides.get(0)
             lines = 1.0 if step is None else min(abs(step) * record.itemsize, CACHE_LINE) / CACHE_LINE
-            values["gather_lines"] += access.count * lines
+            values["gather_lines"] += requests * lines
         if record.space != "global":
             continue
         if record.direction == "load":
@@ -324,7 +325,7 @@ def _access_properties(evaluated: Evaluated, vectorised: bool) -> dict[str, floa
             key = f"global_store_bytes_{'stride1' if stride == 'stride1' else 'strided'}"
         values[key] += access.count * record.itemsize
         if record.direction == "load":
-            values["item_loads" if contiguous else "item_strided_loads"] += access.count
+            values["item_loads" if contiguous else "item_strided_loads"] += requests
     items = max(float(evaluated.threads), 1.0)
     values["item_loads"] /= items
     values["item_strided_loads"] /= items
