@@ -170,8 +170,8 @@ def test_as_features_are_prefixed_numbers_with_nan_for_unknowns():
 
 def test_loader_rejects_bad_entries_naming_the_gpu_and_field():
     good = {"name": "X", "vendor": "AMD", "architecture": "a", "compute_capability": "gfx1", "sms": 1,
-            "cores_per_sm": 64, "boost_clock_mhz": 1000, "memory_bandwidth_gbs": 1.0, "memory_gb": 1,
-            "l2_bytes": 1, "shared_memory_per_sm_bytes": 1, "max_shared_memory_per_block_bytes": 1,
+            "cores_per_sm": 64, "boost_clock_mhz": 1000, "memory_bandwidth_gbs": 100.0, "memory_gb": 1,
+            "l2_bytes": 1048576, "shared_memory_per_sm_bytes": 1, "max_shared_memory_per_block_bytes": 1,
             "max_threads_per_block": 1, "warp_size": 64, "peak_f32_gflops": 128.0}
     assert _spec_from_entry(good, {}).name == "X"
     with pytest.raises(GpuperfError, match=r"GPU 'X' has unknown field colour"):
@@ -205,8 +205,8 @@ def test_compute_capability_feature_keeps_the_minor_version_as_its_tenths():
 def test_a_zero_valued_numeric_field_is_refused():
     """Zero is not a positive number: a descriptor with 0 GB of memory is a typo."""
     good = {"name": "X", "vendor": "AMD", "architecture": "a", "compute_capability": "gfx1", "sms": 1,
-            "cores_per_sm": 64, "boost_clock_mhz": 1000, "memory_bandwidth_gbs": 1.0, "memory_gb": 1,
-            "l2_bytes": 1, "shared_memory_per_sm_bytes": 1, "max_shared_memory_per_block_bytes": 1,
+            "cores_per_sm": 64, "boost_clock_mhz": 1000, "memory_bandwidth_gbs": 100.0, "memory_gb": 1,
+            "l2_bytes": 1048576, "shared_memory_per_sm_bytes": 1, "max_shared_memory_per_block_bytes": 1,
             "max_threads_per_block": 1, "warp_size": 64, "peak_f32_gflops": 128.0}
     with pytest.raises(GpuperfError, match=r"GPU 'X' field memory_gb=0 must be a positive number"):
         _spec_from_entry({**good, "memory_gb": 0}, {})
@@ -216,8 +216,8 @@ def test_an_alias_shared_by_two_gpus_is_refused():
     from gpuperf.hardware.specs import _build_index
 
     good = {"vendor": "AMD", "architecture": "a", "compute_capability": "gfx1", "sms": 1,
-            "cores_per_sm": 64, "boost_clock_mhz": 1000, "memory_bandwidth_gbs": 1.0, "memory_gb": 1,
-            "l2_bytes": 1, "shared_memory_per_sm_bytes": 1, "max_shared_memory_per_block_bytes": 1,
+            "cores_per_sm": 64, "boost_clock_mhz": 1000, "memory_bandwidth_gbs": 100.0, "memory_gb": 1,
+            "l2_bytes": 1048576, "shared_memory_per_sm_bytes": 1, "max_shared_memory_per_block_bytes": 1,
             "max_threads_per_block": 1, "warp_size": 64, "peak_f32_gflops": 128.0}
     first = _spec_from_entry({**good, "name": "Card A", "aliases": ["Shared-Name"]}, {})
     second = _spec_from_entry({**good, "name": "Card B", "aliases": ["shared name"]}, {})  # same key: sharedname
@@ -346,6 +346,14 @@ def test_a_users_blackwell_gpu_gets_the_limits_and_occupancy_rules_of_compute_ca
      r"boost_clock_mhz / 1000 = 29.1456: is a clock in GHz"),
     (RTX_4070.replace("boost_clock_mhz = 2475", "boost_clock_mhz = 2475\nbase_clock_mhz = 2610"),
      "lab.toml: GPU 'RTX 4070' field base_clock_mhz=2610 is above boost_clock_mhz=2475"),
+    (RTX_4070.replace("boost_clock_mhz = 2475", "boost_clock_mhz = 2475\nbase_clock_mhz = 1.92"),
+     r"lab.toml: GPU 'RTX 4070' field base_clock_mhz=1.92 is below a quarter of boost_clock_mhz=2475: is it in GHz"),
+    (RTX_4070.replace("memory_bandwidth_gbs = 504.2", "memory_bandwidth_gbs = 0.504"),
+     r"lab.toml: GPU 'RTX 4070' field memory_bandwidth_gbs=0.504 is below 10 GB/s: is it in TB/s"),
+    (RTX_4070.replace("l2_bytes = 37748736", "l2_bytes = 36"),
+     r"lab.toml: GPU 'RTX 4070' field l2_bytes=36 is below 65536 bytes: is it in KiB or MiB"),
+    (RTX_4070.replace("peak_f32_gflops = 29148.0", "peak_f32_gflops = 29148.0\npeak_f64_gflops = 455000.0"),
+     r"lab.toml: GPU 'RTX 4070' field peak_f64_gflops=455000.0 is above peak_f32_gflops=29148.0"),
     (RTX_4070.replace('"RTX 4070"', '"H100"'), "lab.toml: GPU 'H100': name 'H100' is an alias of H100 SXM; name "
                                                "the entry 'H100 SXM' to replace it"),
     (RTX_4070.replace('"NVIDIA GeForce RTX 4070"', '"RTX 4090"'), "lab.toml: GPU 'RTX 4070': alias 'RTX 4090' "

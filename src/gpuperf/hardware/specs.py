@@ -142,14 +142,30 @@ def _spec_from_entry(entry: dict[str, Any], limits: dict[str, dict[str, Any]], w
 
 
 PEAK_TOLERANCE = 4.0  # a datasheet's own convention (dual issue) stays within it; a unit slip does not
+MIN_BANDWIDTH_GBS = 10.0  # below any GPU's memory bandwidth: 3.9 is TB/s written as GB/s
+MIN_L2_BYTES = 65_536  # below any GPU's L2: 50 is MiB written as bytes
 
 
 def _check_consistent(values: dict[str, Any], label: str) -> None:
-    """Errors for fields that contradict each other: the FP32 peak against the FMA rate its SMs,
-    cores and boost clock give (as gpus.toml defines it), and a base clock above the boost clock."""
+    """Errors for fields that contradict each other or slipped a unit: the FP32 peak against the FMA
+    rate its SMs, cores and boost clock give (as gpus.toml defines it), a base clock above the boost
+    clock or below a quarter of it, a bandwidth or L2 too small for any GPU, an FP64 peak above FP32."""
     base, boost = values.get("base_clock_mhz"), values["boost_clock_mhz"]
     if base is not None and base > boost:
         raise GpuperfError(f"{label} field base_clock_mhz={base!r} is above boost_clock_mhz={boost!r}")
+    if base is not None and base < boost / 4:
+        raise GpuperfError(f"{label} field base_clock_mhz={base!r} is below a quarter of boost_clock_mhz={boost!r}: "
+                           "is it in GHz (MHz wanted)?")
+    if values["memory_bandwidth_gbs"] < MIN_BANDWIDTH_GBS:
+        raise GpuperfError(f"{label} field memory_bandwidth_gbs={values['memory_bandwidth_gbs']!r} is below "
+                           f"{MIN_BANDWIDTH_GBS:g} GB/s: is it in TB/s (GB/s wanted)?")
+    if values["l2_bytes"] < MIN_L2_BYTES:
+        raise GpuperfError(f"{label} field l2_bytes={values['l2_bytes']!r} is below {MIN_L2_BYTES} bytes: "
+                           "is it in KiB or MiB (bytes wanted)?")
+    f64 = values.get("peak_f64_gflops")
+    if f64 is not None and f64 > values["peak_f32_gflops"] * 1.01:
+        raise GpuperfError(f"{label} field peak_f64_gflops={f64!r} is above peak_f32_gflops="
+                           f"{values['peak_f32_gflops']!r}: no GPU runs double precision faster (GFLOP/s wanted)")
     rate = 2 * values["sms"] * values["cores_per_sm"] * boost / 1000
     ratio = values["peak_f32_gflops"] / rate
     if not 1 / PEAK_TOLERANCE <= ratio <= PEAK_TOLERANCE:
