@@ -1136,14 +1136,31 @@ def test_a_training_gpu_gpuperf_no_longer_describes_never_stops_the_extrapolatio
     failed the command with 'unknown GPU'."""
     from gpuperf.evaluation.gpu_range import unlike_training_gpus
 
-    gpu, reason = unlike_training_gpus(["GTX 970", "RTX 4070 (lab)", "Tesla K20"], ["gpu_sms"], ["H100"])
+    [(gpu, reason)] = unlike_training_gpus(["GTX 970", "RTX 4070 (lab)", "Tesla K20"], ["gpu_sms"], ["H100"])
     assert gpu == "H100 SXM" and "its gpu_sms 132 lies above the 13 to 13 of the 2 GPUs" in reason
-    assert unlike_training_gpus(["GTX 970", "Foo"], ["gpu_sms"], ["H100"]) is None  # one described GPU: no range
+    assert unlike_training_gpus(["GTX 970", "Foo"], ["gpu_sms"], ["H100"]) == []  # one described GPU: no range
     # fitted at base clocks, the range is of base clocks: the GTX 970's 1050 MHz lies within the K20's 706 and
     # the GTX 980's 1126, its boost clock 1279 above their 706 and 1216
-    assert unlike_training_gpus(["GTX 980", "Tesla K20"], ["gpu_clock_mhz"], ["GTX 970"], base_clock=True) is None
+    assert unlike_training_gpus(["GTX 980", "Tesla K20"], ["gpu_clock_mhz"], ["GTX 970"], base_clock=True) == []
     assert "its gpu_clock_mhz 1279 lies above the 706 to 1216" in unlike_training_gpus(
-        ["GTX 980", "Tesla K20"], ["gpu_clock_mhz"], ["GTX 970"])[1]
+        ["GTX 980", "Tesla K20"], ["gpu_clock_mhz"], ["GTX 970"])[0][1]
+
+
+def test_every_gpu_unlike_the_training_gpus_is_named_with_every_descriptor_out_of_range():
+    """The note named the first such GPU and its first descriptor only, and told a linear model's
+    users that its predictions stay at the nearest training GPU's."""
+    from gpuperf.evaluation.gpu_range import unlike_training_gpus
+
+    trained = ["GTX 970", "Tesla K20", "Tesla K40"]
+    unlike = dict(unlike_training_gpus(trained, ["gpu_sms", "gpu_memory_bandwidth_gbs"],
+                                       ["Tesla K40", "H100", "MI300X", "RTX 4090"], model="rf"))
+    assert set(unlike) == {"H100 SXM", "Instinct MI300X", "RTX 4090"}
+    assert "its gpu_sms 132 lies above the 13 to 15" in unlike["H100 SXM"]
+    assert "its gpu_memory_bandwidth_gbs 3350 lies above the 200 to 276.5" in unlike["H100 SXM"]
+    assert "fitted on NVIDIA GPUs only" in unlike["Instinct MI300X"]
+    assert "stay at the nearest training GPU's" in unlike["RTX 4090"]
+    [(_, linear)] = unlike_training_gpus(trained, ["gpu_sms"], ["H100"], model="lr")
+    assert "carries its slopes beyond the range" in linear and "nearest training GPU" not in linear
 
 
 def test_shares_of_a_peak_or_of_the_elapsed_time_are_no_default_features():

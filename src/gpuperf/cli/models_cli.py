@@ -216,11 +216,12 @@ def outside_training_gpus_note(info: dict, options: dict, rows: "pd.DataFrame", 
     if not options.get("gpu_features") or options.get("name") not in LEARNED or not used or "gpu" not in rows.columns:
         return None
     asked = [str(name) for name in rows["gpu"].dropna().unique()]
-    unlike = unlike_training_gpus(metadata.get("gpus") or [], used, asked, bool(options.get("base_clock")))
-    if unlike is None:
+    unlike = unlike_training_gpus(metadata.get("gpus") or [], used, asked, bool(options.get("base_clock")),
+                                  options.get("name"))
+    if not unlike:
         return None
-    name, reason = unlike
-    return f"note: {f'--gpu {name}' if source == '--gpu' else f'{source}: rows of {name}'}: {reason}"
+    return "\n".join(f"note: {f'--gpu {name}' if source == '--gpu' else f'{source}: rows of {name}'}: {reason}"
+                     for name, reason in unlike)
 
 
 @dataclass

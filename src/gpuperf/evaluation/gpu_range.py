@@ -20,31 +20,47 @@ from gpuperf.evaluation.tables import with_base_clocks
 from gpuperf.hardware.specs import get_gpu
 
 
+PLATEAU_MODELS = ("knn", "rf", "gbt")  # a GPU beyond the range gets the nearest training GPU's times
+
+
 def unlike_training_gpus(trained_on: Sequence[str], features: Sequence[str], asked: Sequence[str],
-                         base_clock: bool = False) -> tuple[str, str] | None:
-    """The first GPU of ``asked`` (not among ``trained_on``) unlike every training GPU, with why: of
-    another vendor, or with a descriptor of ``features`` (``gpu_*`` columns) outside the training
-    GPUs' range (their base clocks with ``base_clock``, as the model was fitted). None where each
-    lies within, or fewer than two training GPUs are described."""
+                         base_clock: bool = False, model: str | None = None) -> list[tuple[str, str]]:
+    """Every GPU of ``asked`` (not among ``trained_on``) unlike every training GPU, with why: of
+    another vendor, or with descriptors of ``features`` (``gpu_*`` columns) outside the training
+    GPUs' range (their base clocks with ``base_clock``, as the model was fitted). Empty where each
+    lies within, or fewer than two training GPUs are described. ``model`` (a ``gpuperf fit
+    --model`` name) says how its predictions behave there."""
     known = _described(trained_on)
     if len(known) < 2:
-        return None
+        return []
     table = _descriptors(known, base_clock)
     vendors = {get_gpu(name).vendor for name in known}
+    unlike = []
     for name in _described([gpu for gpu in asked if gpu not in set(trained_on)]):
         vendor = get_gpu(name).vendor
         if vendor not in vendors:
-            return name, (f"the model was fitted on {', '.join(sorted(vendors))} GPUs only ({len(known)}: "
-                          f"{', '.join(known)}); its predictions for an {vendor} GPU are an extrapolation")
+            unlike.append((name, f"the model was fitted on {', '.join(sorted(vendors))} GPUs only ({len(known)}: "
+                                 f"{', '.join(known)}); its predictions for an {vendor} GPU are an extrapolation"))
+            continue
         values = _descriptors([name], base_clock).iloc[0]
+        outside = []
         for feature in (f for f in features if f in table.columns):
             low, high, value = table[feature].min(), table[feature].max(), values[feature]
             if value < low or value > high:
-                return name, (f"its {feature} {value:.4g} lies {'above' if value > high else 'below'} the "
-                              f"{low:.4g} to {high:.4g} of the {len(known)} GPUs the model was fitted on; its "
-                              "predictions there are an extrapolation (a tree model's stay at the nearest "
-                              "training GPU's)")
-    return None
+                outside.append(f"its {feature} {value:.4g} lies {'above' if value > high else 'below'} the "
+                               f"{low:.4g} to {high:.4g}")
+        if outside:
+            unlike.append((name, f"{'; '.join(outside)} of the {len(known)} GPUs the model was fitted on; its "
+                                 f"predictions there are an extrapolation{_behaviour(model)}"))
+    return unlike
+
+
+def _behaviour(model: str | None) -> str:
+    if model in PLATEAU_MODELS:
+        return " (a tree or k-NN model's stay at the nearest training GPU's)"
+    if model is None:
+        return ""
+    return " (a linear, SVR or model-tree model carries its slopes beyond the range, to any size)"
 
 
 def _described(names: Sequence[str]) -> list[str]:
