@@ -1273,3 +1273,24 @@ def test_a_campaign_exports_provenance_columns_are_no_default_features():
 
     for name in ("timer", "device_name", "driver_version", "host", "gpuperf_version"):
         assert not is_default_feature(name), name
+
+
+def test_cross_gpu_notes_in_fit_evaluate_and_predict_table(tables, tmp_path, capsys):
+    """A table's rows naming 'A100' were priced as the PCIe board silently (only --gpu got the note);
+    --select dropping every descriptor was silent until predict-table --gpu refused the model; a
+    held-out GPU outside the others' descriptors got no extrapolation note in evaluate."""
+    model = tmp_path / "m.json"
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--gpu-features", "--select", "spearman:1",
+                 "--out", str(model)]) == 0
+    assert "--select kept no GPU descriptor" in capsys.readouterr().err
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--gpu-features", "--out", str(model)]) == 0
+    assert "--select kept no GPU descriptor" not in capsys.readouterr().err
+    a100 = tmp_path / "a100.csv"
+    complete_rows().assign(gpu="A100").to_csv(a100, index=False)
+    assert main(["predict-table", "--model", str(model), str(a100), "--out", str(tmp_path / "p.csv")]) == 0
+    assert "'A100' is taken as the A100 PCIe 40GB; gpuperf also describes the A100 SXM4 80GB" in \
+        capsys.readouterr().err
+    result = run_json(capsys, "evaluate", tables["generic"], "--model", "rf", "--gpu-features",
+                      "--protocol", "leave-one-gpu-out")
+    held_out = [note for note in result["notes"] if "held-out" in note]
+    assert held_out and all("extrapolation" in note for note in held_out)

@@ -456,6 +456,49 @@ def selection_note(model, features: Sequence[str], where: str) -> str | None:
             f"(asked for {selector.k}); {'it is' if passed == 1 else f'all {passed} are'} kept")
 
 
+def held_out_gpus_notes(prepared: Prepared, model: str, columns: Sequence[str], where: str) -> list[str]:
+    """Where GPUs are held out one at a time from a learned model with GPU descriptors: a note for each
+    held-out GPU unlike every other one (:func:`~gpuperf.evaluation.gpu_range.unlike_training_gpus`),
+    or one note where each fold is fitted on a single GPU."""
+    from gpuperf.evaluation.gpu_range import unlike_training_gpus
+    from gpuperf.models.registry import LEARNED
+
+    used = [name for name in prepared.features if str(name).startswith("gpu_")]
+    if list(columns) != ["gpu"] or model not in LEARNED or not prepared.gpu_features or not used:
+        return []
+    gpus = sorted(prepared.frame["gpu"].dropna().astype(str).unique())
+    if len(gpus) == 2:
+        return [f"note: {where}: two GPUs, so each fold is fitted on one GPU, whose descriptors never vary: the "
+                "held-out GPU is predicted as if it were the other"]
+    return [f"note: {where}: held-out {name}: {reason}" for held in gpus
+            for name, reason in unlike_training_gpus([g for g in gpus if g != held], used, [held],
+                                                     prepared.base_clock, model)]
+
+
+def selected_gpus_note(metadata: dict, features: Sequence[str], gpu_features: bool, where: str) -> str | None:
+    """A note where ``--select`` left out every GPU descriptor the table's several GPUs brought."""
+    kept = metadata.get("selected_features")
+    offered = [name for name in features if str(name).startswith("gpu_")]
+    if not gpu_features or kept is None or len(metadata.get("gpus") or []) < 2 or not offered:
+        return None
+    if any(str(name).startswith("gpu_") for name in kept):
+        return None
+    return (f"note: {where}: --select kept no GPU descriptor ({len(offered)} offered), so the model tells the GPUs "
+            "apart only by the other features and predict-table --gpu refuses it; to keep descriptors, name the "
+            "features with --features instead")
+
+
+def rows_boards_notes(frame: pd.DataFrame, gpu_features: bool) -> list[str]:
+    """Where a table's GPU names a model of several boards gpuperf describes (A100), which board its
+    descriptors are taken from (:func:`~gpuperf.hardware.specs.other_boards_note`)."""
+    from gpuperf.hardware.specs import other_boards_note
+
+    if not gpu_features or "gpu" not in frame.columns:
+        return []
+    names = sorted({str(name) for name in frame["gpu"].dropna().unique()})
+    return [note for note in map(other_boards_note, names) if note]
+
+
 def finite_or_none(metrics: dict) -> dict:
     """``metrics`` with NaN and infinities as None (strict JSON)."""
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in metrics.items()}
@@ -528,8 +571,9 @@ def fit_command(
         "train_metrics": finite_or_none(all_metrics(table["time_s"], fitted.predict(table[names]))),
     }
     save_model(fitted, out, feature_names=names, metadata=metadata)
-    for note in (status_note(frame, where), *prepared.notes, indistinct_note(table, names, where),
-                 selection_note(fitted, names, where)):
+    for note in (status_note(frame, where), *rows_boards_notes(frame, gpu_features),
+                 *prepared.notes, indistinct_note(table, names, where),
+                 selection_note(fitted, names, where), selected_gpus_note(metadata, names, gpu_features, where)):
         _print_note(note)
     if as_json:
         print_json({"out": str(out), "features": names, **metadata})
@@ -647,6 +691,8 @@ def predict_table_command(
             raise GpuperfError(f"--gpu: {error}") from None
         _print_note(other_boards_note(named))
     frame, where = read_table(data)
+    for note in rows_boards_notes(frame, gpu is None and bool(options.get("gpu_features"))):
+        _print_note(note)
     absent = [str(name) for name in names if name not in frame.columns]
     if (info.get("metadata") or {}).get("kind") == "linear_count_model" and absent:
         raise GpuperfError(f"{model}: a linear count model from gpuperf calibrate prices a kernel from its counts: "
@@ -830,7 +876,8 @@ def evaluate_command(
     not_positive = not_positive_note(evaluation.predictions["predicted"], len(evaluation.predictions),
                                      result["options"], ", so gmre (a ratio of logs) is undefined (null) for "
                                      "the groups holding them and overall")
-    notes = [note for note in (status_note(frame, where), *prepared.notes, bounded_note(evaluation),
+    notes = [note for note in (status_note(frame, where), *prepared.notes,
+                               *held_out_gpus_notes(prepared, options.name, columns, where), bounded_note(evaluation),
                                indistinct_note(prepared.frame, prepared.features, where), not_positive) if note]
     result["notes"] = [note.removeprefix("note: ") for note in notes]
     if report is not None:
