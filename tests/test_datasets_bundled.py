@@ -314,3 +314,18 @@ def test_picking_a_gpu_from_a_table_with_an_empty_gpu_cell_or_an_undescribed_gpu
     assert select_rows(frame, "t.csv", gpu="K40")[0]["x"].tolist() == [1]  # the empty cell: no traceback
     with pytest.raises(GpuperfError, match=r"unknown gpu in t.csv 'V100'"):  # A100_80GB may be anything: no claim
         select_rows(frame, "t.csv", gpu="V100")
+
+
+def test_a_wheel_carries_every_file_of_the_data_folder():
+    """An installed wheel held no data/ and every command on a bundled table failed: the package's
+    bundled_data links to data/, and the package-data patterns cover each of its files."""
+    import fnmatch
+    import tomllib
+
+    repository = Path(__file__).resolve().parents[1]
+    assert (repository / "src" / "gpuperf" / "bundled_data").resolve() == (repository / "data").resolve()
+    setuptools = tomllib.loads((repository / "pyproject.toml").read_text())["tool"]["setuptools"]
+    patterns = setuptools["package-data"]["gpuperf"]
+    for path in (repository / "data").iterdir():
+        assert any(fnmatch.fnmatch(f"bundled_data/{path.name}", pattern) for pattern in patterns), path.name
+    assert data_dir().resolve() == (repository / "data").resolve()

@@ -265,8 +265,9 @@ BUNDLED: dict[str, BundledDataset] = {
 
 
 def data_dir() -> Path:
-    """Where the bundled tables live: ``$GPUPERF_DATA_DIR`` or the project's ``data/`` folder."""
-    return Path(os.environ.get("GPUPERF_DATA_DIR") or Path(__file__).resolve().parents[3] / "data")
+    """Where the bundled tables live: ``$GPUPERF_DATA_DIR``, else the package's ``bundled_data`` (in a
+    checkout, a link to the repository's ``data/`` folder; in an installed wheel, the tables themselves)."""
+    return Path(os.environ.get("GPUPERF_DATA_DIR") or Path(__file__).resolve().parents[1] / "bundled_data")
 
 
 def dataset_names() -> list[str]:
