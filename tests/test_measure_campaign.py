@@ -538,3 +538,18 @@ def test_a_point_listed_twice_is_noted(tmp_path: Path) -> None:
                                          "the settings of its first listing"):
         campaign = load_campaign(path)
     assert len(campaign.points("cpu")) == 2
+
+
+def test_a_campaign_file_is_read_as_utf8_whatever_the_locale(tmp_path):
+    """TOML is UTF-8: under a non-UTF-8 locale a comment 'Größe' made the file 'not valid TOML'."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "campaign.toml"
+    path.write_text('# Größe: sizes\nname = "größen"\n[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 1024}]\n',
+                    encoding="utf-8")
+    code = "import sys; from gpuperf.measure import load_campaign; print(ascii(load_campaign(sys.argv[1]).name))"
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": "ascii"}
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ascii("größen")

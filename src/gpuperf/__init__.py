@@ -11,7 +11,7 @@ def _source_tree_version() -> str:
 
     try:
         pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
-        return tomllib.loads(pyproject.read_text())["project"]["version"] + "+source"
+        return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"] + "+source"
     except (OSError, KeyError, TypeError, tomllib.TOMLDecodeError):
         return "0.0.0+source"
 

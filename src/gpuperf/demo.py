@@ -52,14 +52,15 @@ class DemoReport:
         steps |= {step: {"sections": self.sections.get(step, []), "headlines": self.headlines.get(step, [])}
                   for step in self.sections}
         with written_whole(self.out / STEPS_FILE) as temporary:  # a killed demo leaves the earlier one whole
-            temporary.write_text(json.dumps(steps, indent=1))
+            temporary.write_text(json.dumps(steps, indent=1), encoding="utf-8")
         order = ["set-up", *STEPS]
         ordered = [steps[step] for step in order if step in steps]
         summary = [f"- {line}" for texts in ordered for line in texts["headlines"]]
         body = "\n".join(section for texts in ordered for section in texts["sections"])
         path = self.out / "index.md"
         path.write_text("# gpuperf demo report\n\n"
-                        + ("## Summary\n\n" + "\n".join(summary) + "\n\n" if summary else "") + body)
+                        + ("## Summary\n\n" + "\n".join(summary) + "\n\n" if summary else "") + body,
+                        encoding="utf-8")
         return path
 
 
@@ -78,7 +79,7 @@ def kept_steps(out: str | Path) -> dict[str, dict[str, list[str]]]:
     if not kept.is_file():
         return {}
     try:
-        steps = json.loads(kept.read_text())
+        steps = json.loads(kept.read_text(encoding="utf-8"))
     except ValueError as exc:
         console.print(f"note: {kept}: damaged ({exc}); the index starts again from this run's steps",
                       markup=False, soft_wrap=True)
@@ -237,7 +238,7 @@ def measure_step(report: DemoReport) -> None:
         sizes = ", ".join(f"{k} = {v}" for k, v in get_kernel(name).default_sizes.items())
         blocks.append(f"[[kernels]]\nkernel = \"{name}\"\nsizes = [{{{sizes}}}]\n")
     campaign_file = report.out / "campaign.toml"
-    campaign_file.write_text(DEMO_CAMPAIGN.format(device=device, kernels="\n".join(blocks)))
+    campaign_file.write_text(DEMO_CAMPAIGN.format(device=device, kernels="\n".join(blocks)), encoding="utf-8")
     store = report.out / "measurements.sqlite"
     result = run_campaign(load_campaign(campaign_file), store)
     table = export_store(store, report.out / "measurements.csv", "csv")
@@ -361,7 +362,7 @@ def models_step(report: DemoReport) -> None:
     from gpuperf.evaluation.rodinia_report import QUICK_MODELS, QUICK_SCENARIOS, reproduce_rodinia
 
     paths = reproduce_rodinia(report.out / "rodinia", QUICK_SCENARIOS, QUICK_MODELS, echo=lambda line: None)
-    metrics = json.loads(paths["json"].read_text())
+    metrics = json.loads(paths["json"].read_text(encoding="utf-8"))
     tables = metrics.get("tables", {})
     wanted = ("Leave one GPU out", "Leave one architecture out", "Targets",
               "Profiled on another GPU: mean", "Calibrated by one launch", "BSP (lambda per kernel and architecture)")

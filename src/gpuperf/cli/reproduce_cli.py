@@ -88,7 +88,7 @@ def reproduce(
     else:
         _, paths = reports.geometry_study(out, echo)
     if as_json:
-        print_json(json.loads(paths["json"].read_text()) if "json" in paths else {k: str(v) for k, v in paths.items()})
+        print_json(json.loads(paths["json"].read_text(encoding="utf-8")) if "json" in paths else {k: str(v) for k, v in paths.items()})
     else:
         print(f"report: {paths['markdown']}")
 

@@ -462,4 +462,4 @@ def _write_whole(path: Path, text: str) -> None:
         raise GpuperfError(f"{path}: is a folder; give a file name for the cache")
     path.parent.mkdir(parents=True, exist_ok=True)
     with written_whole(path) as temporary:
-        temporary.write_text(text)
+        temporary.write_text(text, encoding="utf-8")

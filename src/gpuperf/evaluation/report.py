@@ -497,7 +497,7 @@ def write_report(
         for key, (name, text) in texts.items():
             written[key] = folder / name
             with written_whole(written[key]) as temporary:
-                temporary.write_text(text)
+                temporary.write_text(text, encoding="utf-8")
         for stale in earlier - set(written.values()):  # no page links them any more
             stale.unlink(missing_ok=True)
         return written
@@ -528,8 +528,8 @@ def linked_plots(report: Path) -> set[Path]:
     wrote it) links: the only files in its folder a new report may remove, where it writes no plot
     of the same name (a user's own files, and those a user's own report.md links, stay)."""
     try:
-        text = report.read_text()
-        written = json.loads((report.parent / "metrics.json").read_text())
+        text = report.read_text(encoding="utf-8")
+        written = json.loads((report.parent / "metrics.json").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return set()
     if not (isinstance(written, dict) and "written_by" in written):

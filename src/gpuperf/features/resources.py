@@ -135,11 +135,11 @@ def disk_cached(folder: str, key: str, kind: Callable[..., Cached], compute: Cal
     stored there (a file that cannot be read back is computed again)."""
     path = cache_root() / folder / f"{key}.json"
     try:
-        return kind(**json.loads(path.read_text()))
+        return kind(**json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, TypeError):
         pass
     value = compute()
-    write_cache_file(path, lambda temporary: temporary.write_text(json.dumps(asdict(value))))
+    write_cache_file(path, lambda temporary: temporary.write_text(json.dumps(asdict(value)), encoding="utf-8"))
     return value
 
 

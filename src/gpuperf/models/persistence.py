@@ -120,7 +120,7 @@ def save_model(model: Any, path: str | Path, feature_names: Sequence[str] | None
         except GpuperfError:  # compiled parts (trees, search structures): an embedded skops payload
             document = dict(header, model_skops=base64.b64encode(_loadable_skops(model, path)).decode("ascii"))
         with written_whole(path) as temporary:  # a failed write keeps the model being refitted
-            temporary.write_text(json.dumps(document, indent=1))
+            temporary.write_text(json.dumps(document, indent=1), encoding="utf-8")
     elif path.suffix == ".skops":
         data = _loadable_skops(dict(header, model=model), path)
         with written_whole(path) as temporary:
