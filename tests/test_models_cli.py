@@ -1294,3 +1294,20 @@ def test_cross_gpu_notes_in_fit_evaluate_and_predict_table(tables, tmp_path, cap
                       "--protocol", "leave-one-gpu-out")
     held_out = [note for note in result["notes"] if "held-out" in note]
     assert held_out and all("extrapolation" in note for note in held_out)
+
+
+def test_a_table_of_non_ascii_names_prints_under_an_ascii_terminal(tmp_path):
+    """evaluate's table of kernels named 'größe' failed with a UnicodeEncodeError traceback."""
+    import os
+    import subprocess
+    import sys
+
+    rows = [{"kernel": kernel, "gpu": gpu, "x1": x, "time_s": 1e-6 * x * speed}
+            for kernel in ("größe", "naïve", "plain") for gpu, speed in (("GTX 680", 1.0), ("GTX 970", 0.6))
+            for x in (1.0, 2.0, 3.0, 4.0)]
+    pd.DataFrame(rows).to_csv(tmp_path / "t.csv", index=False)
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "LC_ALL": "C", "PYTHONUTF8": "0"}
+    done = subprocess.run([sys.executable, "-m", "gpuperf", "evaluate", str(tmp_path / "t.csv"), "--model", "lr",
+                           "--protocol", "leave-one-kernel-out"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "gr\\xf6\\xdfe" in done.stdout and "Traceback" not in done.stderr

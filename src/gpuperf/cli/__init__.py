@@ -123,10 +123,19 @@ def _sigterm_as_interrupt() -> Iterator[None]:
             signal.signal(number, signal.SIG_DFL if handler is None else handler)
 
 
+def _escape_what_the_terminal_cannot_show() -> None:
+    """Output a terminal's encoding cannot show (a kernel named 'größe' under an ASCII locale) is
+    escaped, as Python escapes it on stderr, instead of failing the command part-way."""
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: bad input ends in one clear line on stderr and exit status 2."""
     from gpuperf.cli.output import command_locks
 
+    _escape_what_the_terminal_cannot_show()
     try:
         with _sigterm_as_interrupt(), warnings.catch_warnings(), command_locks():
             _register_all()
