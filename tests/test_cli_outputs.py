@@ -3,6 +3,7 @@ path that is a file is refused before any work."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -327,3 +328,22 @@ def test_a_huge_unknown_gpu_name_is_quoted_in_part(tmp_path, capsys):
                  "--gpu-features"]) == 2
     err = capsys.readouterr().err
     assert f"unknown GPU '{'X' * 57}...'" in err and len(err) < 2000
+
+
+def test_the_cache_follows_gpuperf_cache_dir_then_xdg_cache_home_then_the_home_folder(monkeypatch, tmp_path):
+    """XDG_CACHE_HOME was ignored (loopy's cache went there, gpuperf's to ~/.cache), and an empty HOME
+    put the cache at /.cache."""
+    import pwd
+
+    from gpuperf.files import cache_root
+
+    monkeypatch.setenv("GPUPERF_CACHE_DIR", str(tmp_path / "own"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_root() == tmp_path / "own"
+    monkeypatch.delenv("GPUPERF_CACHE_DIR")
+    assert cache_root() == tmp_path / "xdg" / "gpuperf"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_root() == tmp_path / "home" / ".cache" / "gpuperf"
+    monkeypatch.setenv("HOME", "")
+    assert cache_root() == Path(pwd.getpwuid(os.getuid()).pw_dir) / ".cache" / "gpuperf"

@@ -155,8 +155,21 @@ def _locked(lock: Path, fcntl) -> tuple[IO[str], bool]:  # noqa: ANN001 - the fc
 
 
 def cache_root() -> Path:
-    """Where gpuperf keeps its caches: ``$GPUPERF_CACHE_DIR`` or ``~/.cache/gpuperf``."""
-    return Path(os.environ.get("GPUPERF_CACHE_DIR") or Path.home() / ".cache" / "gpuperf")
+    """Where gpuperf keeps its caches: ``$GPUPERF_CACHE_DIR``, else ``$XDG_CACHE_HOME/gpuperf`` (where
+    loopy keeps its own), else ``~/.cache/gpuperf`` (an empty ``HOME`` is no home: the account's)."""
+    if os.environ.get("GPUPERF_CACHE_DIR"):
+        return Path(os.environ["GPUPERF_CACHE_DIR"])
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]) / "gpuperf"
+    home = os.environ.get("HOME")
+    if not home:
+        try:
+            import pwd
+
+            home = pwd.getpwuid(os.getuid()).pw_dir
+        except (ImportError, KeyError):  # no password database (Windows, a container's unnamed user)
+            home = str(Path.home())
+    return Path(home) / ".cache" / "gpuperf"
 
 
 def write_cache_file(path: str | Path, write: Callable[[Path], object]) -> None:

@@ -12,8 +12,9 @@ Besides the before kernel's features, a pair carries what the optimization chang
 (``change_*``: the after kernel's features, from the same source, against the before kernel's).
 
 Pairs of each ``[[pairs]]`` table are cached under ``$GPUPERF_CACHE_DIR/advise`` (default
-``~/.cache/gpuperf/advise``), keyed by the table, the dataset file's contents (not its path, so every
-checkout of gpuperf shares the cache), the feature names and ``PAIRS_FORMAT``.
+``$XDG_CACHE_HOME/gpuperf/advise`` or ``~/.cache/gpuperf/advise``), keyed by the table, the dataset
+file's contents (not its path, so every checkout of gpuperf shares the cache), the feature names and
+``PAIRS_FORMAT``.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Every count is a pymbolic expression of the kernel's size parameters; ``Symbolic
 evaluates them at any parameter set (compiled to one Python function after the first few).
 ``symbolic_counts(kernel)`` computes them with the fast IR path (``gpuperf.features.fastcount``),
 falling back to loopy's statistics; it caches them per program in memory, and loopy's (slow) ones
-also on disk under ``$GPUPERF_CACHE_DIR`` (default ``~/.cache/gpuperf``).
+also on disk under ``$GPUPERF_CACHE_DIR`` (default ``$XDG_CACHE_HOME/gpuperf`` or ``~/.cache/gpuperf``).
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ NVRTC (cuda-python's ``cuda.bindings.nvrtc``) compiles to a cubin for one archit
 ``-Xptxas=-v``; ptxas then writes, for each entry function, "N bytes stack frame, N bytes spill
 stores, N bytes spill loads" and "Used N registers, ..., N bytes smem" into the program log.
 Results are cached in memory and on disk under ``$GPUPERF_CACHE_DIR/resources`` (default
-``~/.cache/gpuperf``), keyed by a hash of the source, function name, architecture and NVRTC version.
+``$XDG_CACHE_HOME/gpuperf`` or ``~/.cache/gpuperf``), keyed by a hash of the source, function name,
+architecture and NVRTC version.
 """
 
 from __future__ import annotations
