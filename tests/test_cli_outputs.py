@@ -347,3 +347,16 @@ def test_the_cache_follows_gpuperf_cache_dir_then_xdg_cache_home_then_the_home_f
     assert cache_root() == tmp_path / "home" / ".cache" / "gpuperf"
     monkeypatch.setenv("HOME", "")
     assert cache_root() == Path(pwd.getpwuid(os.getuid()).pw_dir) / ".cache" / "gpuperf"
+
+
+def test_a_cache_folder_that_cannot_be_written_moves_the_caches_to_the_temporary_folder(tmp_path):
+    """Loopy made its disk cache on import: with a read-only home every command failed, with a traceback."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XDG_CACHE_HOME": "/proc/gpuperf-cannot-write-here", "TMPDIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "gpuperf", "features", "vector_copy", "-p", "n=4096", "--json"],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "cannot be written" in done.stderr and "Traceback" not in done.stderr
+    assert next(tmp_path.glob("gpuperf-cache-*")).is_dir()

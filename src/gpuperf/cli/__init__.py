@@ -131,11 +131,34 @@ def _escape_what_the_terminal_cannot_show() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
+def _writable_cache_home() -> None:
+    """Loopy keeps a disk cache under ``$XDG_CACHE_HOME`` (or ``~/.cache``) from the moment it is
+    imported, and fails every command where that folder cannot be written (a read-only home on a
+    compute node): there, the caches go to a private folder in the temporary folder, with a note."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=home):
+            return
+    except OSError as error:
+        reason = error.strerror or str(error)
+    fallback = Path(tempfile.gettempdir()) / f"gpuperf-cache-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
+    fallback.mkdir(mode=0o700, exist_ok=True)
+    os.environ["XDG_CACHE_HOME"] = str(fallback)
+    print(f"note: the cache folder {home} cannot be written ({reason}); this run keeps its caches in {fallback} "
+          "(set XDG_CACHE_HOME to a writable folder to keep them)", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: bad input ends in one clear line on stderr and exit status 2."""
     from gpuperf.cli.output import command_locks
 
     _escape_what_the_terminal_cannot_show()
+    _writable_cache_home()
     try:
         with _sigterm_as_interrupt(), warnings.catch_warnings(), command_locks():
             _register_all()
