@@ -643,3 +643,15 @@ def test_a_table_of_two_kernel_tuner_caches_picks_one_problem_size_by_its_text(t
     capsys.readouterr()
     assert main(["explore", str(table), "-p", "problem_size=[4]"]) == 2
     assert "no row has problem_size=[4] (it holds [1048576], [2097152])" in capsys.readouterr().err
+
+
+def test_explore_and_ask_read_a_bundled_tables_file_by_path_as_by_its_name(capsys):
+    """explore data/schoonhoven_spaces.csv.gz asked for --params: the file was read as raw rows."""
+    from gpuperf.datasets.bundled import data_dir
+
+    path = str(data_dir() / "schoonhoven_spaces.csv.gz")
+    picked = ["--kernel", "pnpoly", "--gpu", "V100", "--train", "schoonhoven_spaces", "--json"]
+    by_name = run_json(capsys, ["explore", "schoonhoven_spaces", *picked])
+    by_path = run_json(capsys, ["explore", path, *picked])
+    assert by_path["evals_to_90"] == by_name["evals_to_90"] and by_path["order"] == by_name["order"]
+    assert run_json(capsys, ["ask", path, *picked])["next"] is None  # every configuration measured

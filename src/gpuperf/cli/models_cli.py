@@ -47,16 +47,15 @@ def read_table(source: str) -> tuple[pd.DataFrame, str]:
     import pandas as pd
 
     from gpuperf.datasets import BUNDLED, load_dataset
-    from gpuperf.datasets.bundled import data_dir
+    from gpuperf.datasets.bundled import bundled_dataset_at
     from gpuperf.datasets.tables import CSV_SUFFIXES, PARQUET_SUFFIXES, read_table_file, refuse_profiler_table
 
     path = Path(source)
     if not path.exists() and source in BUNDLED:
         return load_dataset(source).reset_index(drop=True), source
-    bundled = [name for name, info in BUNDLED.items()
-               if path.is_file() and (data_dir() / info.file).is_file() and path.samefile(data_dir() / info.file)]
+    bundled = bundled_dataset_at(path)
     if bundled:  # a bundled table's file, named by its path: read in the dataset shape, as by its name
-        return load_dataset(bundled[0]).reset_index(drop=True), str(path)
+        return load_dataset(bundled).reset_index(drop=True), str(path)
     if not path.exists() and not path.name.lower().endswith((*CSV_SUFFIXES, *PARQUET_SUFFIXES)):
         raise unknown_name_error("table file or bundled dataset", source, BUNDLED)
     frame = read_table_file(path)

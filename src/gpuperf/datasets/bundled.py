@@ -270,6 +270,18 @@ def data_dir() -> Path:
     return Path(os.environ.get("GPUPERF_DATA_DIR") or Path(__file__).resolve().parents[1] / "bundled_data")
 
 
+def bundled_dataset_at(path: str | Path) -> str | None:
+    """The name of the bundled dataset whose file ``path`` is (by its path, a copy's path is not), or None."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    for name, info in BUNDLED.items():
+        file = data_dir() / info.file
+        if file.is_file() and path.samefile(file):
+            return name
+    return None
+
+
 def dataset_names() -> list[str]:
     return list(BUNDLED)
 
