@@ -850,7 +850,7 @@ def evaluate_command(
         raise GpuperfError("--per-kernel: kernels held out one at a time have no rows to fit their own model")
     require_columns(frame, [*columns, "kernel"] if per_kernel else columns, where, "group")
     prepared = prepare_training(frame, where, options, features, gpu_features, base_clock)
-    held = prepared.frame[columns].dropna().astype(str).agg("/".join, axis=1).unique()
+    held = prepared.frame[columns].dropna().drop_duplicates().astype(str).agg("/".join, axis=1).unique()
     if len(held) < 2:
         raise GpuperfError(f"{where}: {protocol} needs measured rows of at least two values of {group}; the table "
                            f"holds {'one' if len(held) else 'none'}{f' ({held[0]})' if len(held) else ''}")

@@ -36,7 +36,9 @@ def write_dataset_csv(frame: pd.DataFrame, path: str | Path, replace: bool = Fal
     refuse_existing(path, "table", replace)
     table = frame.copy()
     for column in table.columns:
-        if table[column].astype(object).map(lambda v: isinstance(v, (tuple, list))).any():
+        if table[column].dtype != object:  # numbers, strings, categories: no tuple there
+            continue
+        if table[column].map(lambda v: isinstance(v, (tuple, list))).any():
             table[column] = table[column].map(lambda v: json.dumps(list(v)) if isinstance(v, (tuple, list)) else v)
     if not path.parent.exists():
         raise GpuperfError(f"{path}: folder {path.parent} does not exist")

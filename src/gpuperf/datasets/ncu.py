@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import pandas as pd
@@ -50,6 +51,7 @@ PREFIXES = {"": 0, "K": 3, "M": 6, "G": 9, "T": 12, "P": 15}
 COUNTED = "byte|cycle|inst|sector|request|warp|thread|block|transaction|instruction|wavefront"
 
 
+@cache  # one parse per unit, not per cell
 def scale(unit: str) -> tuple[int, str]:
     """(power of ten, base unit) taking a value in ``unit`` to base units.
 

@@ -200,7 +200,8 @@ def canonical_gpu(name: object) -> str:
 def canonical_gpus(names: pd.Series) -> pd.Series:
     """Each GPU name canonical (one GPU spelt two ways, ``Tesla V100`` and ``V100``, is one); an
     unknown GPU keeps its name, a missing one stays missing."""
-    return names.map(canonical_gpu).where(names.notna(), names)
+    canonical = {name: canonical_gpu(name) for name in names.dropna().unique()}  # each name once, not each row
+    return names.map(canonical).where(names.notna(), names)
 
 
 def order_columns(frame: pd.DataFrame, params: list[str]) -> pd.DataFrame:

@@ -219,7 +219,7 @@ def leave_one_group_out(
     frame = _usable_rows(frame, features, target, where, columns, takes_missing(estimator))
     labels = _label_texts(frame[columns[0]])  # one column: no slow row-wise join
     if len(columns) > 1:
-        labels = pd.concat([_label_texts(frame[c]) for c in columns], axis=1).agg("/".join, axis=1)
+        labels = labels.str.cat([_label_texts(frame[c]) for c in columns[1:]], sep="/")
     whole = len(columns) == 1 and _whole_floats(frame[columns[0]])
     wanted = sorted(labels.unique(), key=natural_key) if groups is None else [_group_text(g, whole) for g in groups]
     unknown = [g for g in wanted if g not in set(labels)]
