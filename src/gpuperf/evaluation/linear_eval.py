@@ -191,32 +191,35 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
         shown = "empty" if pd.isna(status) or not str(status).strip() else repr(status)
         warnings.warn(GpuperfNote(f"{source}: left out {int((~ok).sum())} of {len(frame)} rows whose status is not "
                                   f"ok (first: {row_location(frame, first)}, status {shown})"), stacklevel=3)
-    times = {column: numeric_column(frame, column, source) for column in ("time_s", "time_s_min")}
+    times = {column: numeric_column(frame, column, source).to_numpy(dtype=float)
+             for column in ("time_s", "time_s_min")}
+    ok_rows = ok.to_numpy()
     rows = []
-    for position, (_, row) in enumerate(frame.iterrows()):
-        if not ok.iloc[position]:
+    points: dict[tuple, dict[str, int]] = {}  # (kernel, its size cells) -> checked sizes: each point checked once
+    for position, row in enumerate(frame.to_dict("records")):
+        if not ok_rows[position]:
             continue
-        where = f"{source}, {row_location(frame, position)}"
-        for column, values in times.items():
-            if pd.isna(values.iloc[position]):
-                raise GpuperfError(f"{where}: {column} has no value (empty or NaN) in a row whose status is ok")
-            if not (np.isfinite(values.iloc[position]) and values.iloc[position] > 0):
-                raise GpuperfError(f"{where}: {column}={row[column]!r} is not a positive time (status ok)")
-        if times["time_s_min"].iloc[position] > times["time_s"].iloc[position]:
-            raise GpuperfError(f"{where}: time_s_min={row['time_s_min']!r} is above time_s={row['time_s']!r}: the "
-                               "fastest run of a point cannot be slower than its typical one")
+        time_s, time_s_min = times["time_s"][position], times["time_s_min"][position]
+        for column, value in (("time_s", time_s), ("time_s_min", time_s_min)):
+            if np.isnan(value):
+                raise GpuperfError(f"{source}, {row_location(frame, position)}: {column} has no value (empty or NaN) "
+                                   "in a row whose status is ok")
+            if not (np.isfinite(value) and value > 0):
+                raise GpuperfError(f"{source}, {row_location(frame, position)}: {column}={row[column]!r} is not a "
+                                   "positive time (status ok)")
+        if time_s_min > time_s:
+            raise GpuperfError(f"{source}, {row_location(frame, position)}: time_s_min={row['time_s_min']!r} is above "
+                               f"time_s={row['time_s']!r}: the fastest run of a point cannot be slower than its "
+                               "typical one")
         try:
             kernel = get_kernel(str(row["kernel"]))
-            blank = [name for name in kernel.params if name not in row or pd.isna(row[name])]
-            if blank:  # a point is named by all its sizes: a default would stand in for a measured size
-                raise GpuperfError(f"size {', '.join(blank)} of {kernel.name} is "
-                                   f"{'missing' if blank[0] not in row else 'empty'}")
-            sizes = {name: _whole_size(row[name], name) for name in kernel.params}
-            kernel.resolve_sizes(sizes)
+            key = (str(row["kernel"]), *(repr(row.get(name)) for name in kernel.params))
+            if key not in points:
+                points[key] = _checked_sizes(kernel, row)
         except (GpuperfError, ValueError) as exc:
-            raise GpuperfError(f"{where}: {exc}") from None
-        rows.append({"kernel_spec": row["kernel"], "sizes": sizes, "time_s": float(times["time_s"].iloc[position]),
-                     "time_s_min": float(times["time_s_min"].iloc[position])})
+            raise GpuperfError(f"{source}, {row_location(frame, position)}: {exc}") from None
+        rows.append({"kernel_spec": row["kernel"], "sizes": dict(points[key]), "time_s": float(time_s),
+                     "time_s_min": float(time_s_min)})
     plan = {**CALIBRATION_PLANS[device_class], **HELD_OUT_PLANS[device_class]}
     measured = combine_measured(rows, plan, statistic)
     unplanned = len(rows) - int(measured["passes"].sum())
@@ -227,6 +230,17 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
     description = str(frame["gpu"].dropna().iloc[0]) if "gpu" in frame and frame["gpu"].notna().any() else source
     info = DeviceInfo(devices[0] if devices else "table", description, device_class)
     return measured, info, source
+
+
+def _checked_sizes(kernel, row: dict) -> dict[str, int]:  # noqa: ANN001 - a gpuperf Kernel
+    """A row's sizes of ``kernel``: every one present, whole and accepted by the kernel."""
+    blank = [name for name in kernel.params if name not in row or pd.isna(row[name])]
+    if blank:  # a point is named by all its sizes: a default would stand in for a measured size
+        raise GpuperfError(f"size {', '.join(blank)} of {kernel.name} is "
+                           f"{'missing' if blank[0] not in row else 'empty'}")
+    sizes = {name: _whole_size(row[name], name) for name in kernel.params}
+    kernel.resolve_sizes(sizes)
+    return sizes
 
 
 def _whole_size(value: object, name: str) -> int:
