@@ -464,3 +464,11 @@ def test_geometry_for_a_users_gpu_of_a_target_without_occupancy_rules_follows_it
     assert occupancy.threads == 1024  # 2048 threads and 32 blocks per CU: any whole-warp size up to 1024 fills it
     with pytest.raises(GpuperfError, match="the libomptarget rule .* RX 9070 is AMD"):
         choose_geometry("RX 9070", 1_000_000, policy="libomptarget")
+
+
+def test_an_unknown_gpu_is_answered_with_the_board_sharing_its_model_number_and_how_to_describe_it():
+    """'H100 NVL' was answered with a V100 and a P100 but not the H100 PCIe, and never said how to add a GPU."""
+    with pytest.raises(GpuperfError) as raised:
+        get_gpu("H100 NVL")
+    assert "H100 PCIe" in re.search(r"did you mean (.*)\?", str(raised.value))[1]
+    assert "GPUPERF_GPUS=my_gpus.toml" in str(raised.value)

@@ -327,8 +327,11 @@ def get_gpu(name: str) -> GpuSpec:
     """The descriptor for a name or alias (case, '-', '_' and spaces ignored)."""
     spec = _lookup(normalize_name(str(name)))
     if spec is None:
-        raise GpuperfError(f"unknown GPU '{clipped(str(name))}'; {gpu_suggestion(str(name)[:200])}")
+        raise GpuperfError(f"unknown GPU '{clipped(str(name))}'; {gpu_suggestion(str(name)[:200])} ({DESCRIBE_HINT})")
     return spec
+
+
+DESCRIBE_HINT = "a GPU gpuperf does not describe is added by a file of [[gpu]] entries: GPUPERF_GPUS=my_gpus.toml"
 
 
 def gpu_suggestion(name: str) -> str:
@@ -337,7 +340,10 @@ def gpu_suggestion(name: str) -> str:
     key = normalize_name(name)
     # names holding the one given, or held in it (an alias such as a100 in nvidiaa100), first
     containing = sorted((k for k in index if key and (key in k or k in key)), key=len, reverse=True)
-    close = containing + difflib.get_close_matches(key, list(index), n=8, cutoff=0.5)
+    # then names sharing a model number's start (h100nvl: h100pcie), the longest shared start first
+    shared = sorted((k for k in index if len(os.path.commonprefix([k, key])) >= 4),
+                    key=lambda k: len(os.path.commonprefix([k, key])), reverse=True)
+    close = containing + shared + difflib.get_close_matches(key, list(index), n=8, cutoff=0.5)
     names = list(dict.fromkeys(index[k].name for k in close))[:3]
     if names:
         return f"did you mean {', '.join(names)}?"
