@@ -1311,3 +1311,15 @@ def test_a_table_of_non_ascii_names_prints_under_an_ascii_terminal(tmp_path):
                            "--protocol", "leave-one-kernel-out"], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert "gr\\xf6\\xdfe" in done.stdout and "Traceback" not in done.stderr
+
+
+def test_a_field_the_gpu_option_s_descriptor_lacks_is_blamed_on_the_gpu_not_a_table_line(tables, tmp_path, capsys):
+    """It said 'line 2: the descriptor of GPU H200 has no base_clock_mhz', after an extrapolation note."""
+    model = tmp_path / "m.json"
+    assert main(["fit", str(tables["generic"]), "--model", "rf", "--gpu-features", "--features",
+                 "x1,x2,gpu_base_clock_mhz", "--out", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["predict-table", "--model", str(model), str(tables["parquet"]), "--gpu", "H200",
+                 "--out", str(tmp_path / "p.csv")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpuperf: error: --gpu H200: its descriptor has no base_clock_mhz") and "line" not in err

@@ -701,6 +701,12 @@ def predict_table_command(
     table = extend_table(rows, where, bool(options.get("gpu_features")), options.get("bsp_inputs"),
                          bool(options.get("base_clock")), options.get("roofline_inputs"))  # names a row's bad GPU
     table = with_zero_counts(table, names)
+    if gpu is not None:  # a field the --gpu's descriptor lacks is the GPU's, not the table's
+        for column in (str(c) for c in names if str(c).startswith("gpu_") and c in table.columns):
+            if len(table) and table[column].isna().all():
+                raise GpuperfError(f"--gpu {gpu}: its descriptor has no {column.removeprefix('gpu_')} (see gpuperf "
+                                   f"gpus), and the model uses {column}; fit with --features naming the descriptor "
+                                   "columns every GPU you price has")
     unbounded = unbounded_rows(table)
     failed = failed_without_features(table, names)
     priced = rows.loc[table.index[~unbounded & ~failed]]  # a failed row left unpriced names no GPU to price
