@@ -271,8 +271,11 @@ def test_a_model_name_taken_as_one_of_several_boards_is_noted(tmp_path, capsys):
     assert other_boards_note("A100") == ("note: 'A100' is taken as the A100 PCIe 40GB; gpuperf also describes the "
                                          "A100 SXM4 80GB: name the board if it ran on another")
     assert "also describes the H100 PCIe" in other_boards_note("nvidia h100")
-    for named in ("A100 PCIe 40GB", "NVIDIA A100-SXM4-80GB", "V100", "K40", "RTX 4090"):  # a board, or the only one
+    for named in ("A100 PCIe 40GB", "NVIDIA A100-SXM4-80GB", "K40", "Tesla K40", "RTX 4090"):  # a board's own name
         assert other_boards_note(named) is None, named
+    # a model name taken as the one board of it gpuperf describes, or as a part of the board (one GCD)
+    assert other_boards_note("V100").startswith("note: 'V100' is taken as the Tesla V100 PCIe 32GB: name the board")
+    assert "taken as the Instinct MI250X GCD" in other_boards_note("MI250X")
     assert main(["import", "nvprof", str(DATA / "nvprof_summary.csv"), "--gpu", "P100",
                  "--out", str(tmp_path / "p.csv")]) == 0
     assert "note: 'P100' is taken as the Tesla P100 PCIe 12GB; gpuperf also describes the Tesla P100 SXM2" in (

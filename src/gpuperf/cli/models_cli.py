@@ -704,9 +704,13 @@ def predict_table_command(
     if gpu is not None:  # a field the --gpu's descriptor lacks is the GPU's, not the table's
         for column in (str(c) for c in names if str(c).startswith("gpu_") and c in table.columns):
             if len(table) and table[column].isna().all():
-                raise GpuperfError(f"--gpu {gpu}: its descriptor has no {column.removeprefix('gpu_')} (see gpuperf "
-                                   f"gpus), and the model uses {column}; fit with --features naming the descriptor "
-                                   "columns every GPU you price has")
+                field = column.removeprefix("gpu_")
+                listed = _descriptor_field(gpu, field)
+                lacks = (f"gives {field} as {listed!r}, not a number" if isinstance(listed, str) and listed
+                         else f"has no {field}")
+                raise GpuperfError(f"--gpu {gpu}: its descriptor {lacks} (see gpuperf gpus), and the model uses "
+                                   f"{column}; fit with --features naming the descriptor columns every GPU you "
+                                   "price has")
     unbounded = unbounded_rows(table)
     failed = failed_without_features(table, names)
     priced = rows.loc[table.index[~unbounded & ~failed]]  # a failed row left unpriced names no GPU to price

@@ -302,8 +302,9 @@ def spelling_key(name: str) -> str:
 
 
 def other_boards_note(name: str) -> str | None:
-    """A note where ``name`` is a model name gpuperf takes as one board while it describes others of
-    that model (``A100``: the A100 PCIe 40GB, not the A100 SXM4 80GB); None otherwise."""
+    """A note where ``name`` is a model name gpuperf takes as one board (``A100``: the A100 PCIe 40GB,
+    not the A100 SXM4 80GB gpuperf also describes; ``V100``: the PCIe 32GB board; ``MI250X``: one of
+    its two dies); None where ``name`` is the board's own (brand words aside) or unknown."""
     key = spelling_key(name)
     spec = _lookup(key)
     if spec is None or key == spelling_key(spec.name):
@@ -311,7 +312,8 @@ def other_boards_note(name: str) -> str | None:
     others = sorted({other.name for other in _load() if other is not spec
                      and any(spelling_key(spelling).startswith(key) for spelling in (other.name, *other.aliases))})
     if not others:
-        return None
+        return (f"note: '{name}' is taken as the {spec.name}: name the board if it ran on another (one gpuperf "
+                "does not describe is added by GPUPERF_GPUS=my_gpus.toml)")
     return (f"note: '{name}' is taken as the {spec.name}; gpuperf also describes the {', '.join(others)}: "
             "name the board if it ran on another")
 
