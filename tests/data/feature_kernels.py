@@ -246,3 +246,20 @@ def float4_copy():
 def unrolled_fours():
     """The same four floats as four scalar loads and stores, each 16 bytes from the next lane's."""
     return _by_fours("unrolled_fours", "unr", None)
+
+
+def _accumulate(name: str, atomic: bool):
+    """acc[i] = acc[i] + a[i], as an atomic update or a plain read-modify-write."""
+    acc = lp.GlobalArg("acc", lp.types.to_loopy_type(np.float32, for_atomic=atomic), shape=("n",))
+    k = lp.make_kernel("{[i]: 0<=i<n}", "acc[i] = acc[i] + a[i]" + (" {atomic}" if atomic else ""),
+                       [acc, lp.GlobalArg("a", np.float32, shape=("n",)), lp.ValueArg("n", np.int32)],
+                       assumptions=ASSUME, lang_version=(2018, 2), name=name)
+    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+
+
+def atomic_add():
+    return _accumulate("atomic_add", True)
+
+
+def plain_add():
+    return _accumulate("plain_add", False)

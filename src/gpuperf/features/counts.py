@@ -28,6 +28,7 @@ from typing import Any
 import islpy as isl
 import loopy as lp
 import numpy as np
+from loopy.types import AtomicType
 from pymbolic.primitives import If
 
 from gpuperf.errors import GpuperfError
@@ -37,7 +38,7 @@ from gpuperf.features.expressions import Evaluator
 from gpuperf.features.lanes import LaneMask
 
 SUBGROUP_SIZE = 32
-FORMAT_VERSION = 4  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
+FORMAT_VERSION = 5  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
 
 
 def dtype_name(dtype: Any) -> str:
@@ -75,6 +76,7 @@ class AccessRecord:
     instruction: str = ""
     lanes: LaneMask | None = None  # the work-items that make it, where the domain switches some off
     vector: int = 1  # elements one access moves (a float4 access: 4 of ``count``'s elements)
+    atomic: bool = False  # the load or store of an atomic update (a read-modify-write by the memory system)
 
 
 @dataclass
@@ -312,6 +314,7 @@ def loopy_counts(program: lp.TranslationUnit) -> SymbolicCounts:
                 count=to_workitems(pw_qpolynomial_to_expr(value), access.count_granularity, group_size),
                 lid_strides=lid,
                 problem=None if all(s is not None for _, s in lid) else "index not affine in the local ids",
+                atomic=isinstance(access.dtype, AtomicType),
             )
         )
     syncs = {sync.kind: pw_qpolynomial_to_expr(value) for sync, value in sync_map.items()}

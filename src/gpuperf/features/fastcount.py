@@ -137,6 +137,7 @@ def _count(program: lp.TranslationUnit, kernel: lp.LoopKernel, preprocessed: boo
                 instruction=insn_id,
                 lanes=lane_mask(domains, context, outer_names, access.granularity == "subgroup"),
                 vector=access.vector,
+                atomic=access.atomic,
             )
         )
     structure = _structure(kernel, domains, walker)

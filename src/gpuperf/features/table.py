@@ -57,6 +57,9 @@ FEATURES: tuple[Feature, ...] = (
             LIFT),
     Feature("local_stores_per_thread", "accesses", "local memory stores per work-item (as global_loads_per_thread)",
             LIFT),
+    Feature("atomic_updates_per_thread", "updates", "atomic read-modify-write updates (an `{atomic}` instruction's "
+            "target, global or local) per work-item; each is also one load and one store in the counts above",
+            GPUPERF),
     Feature(
         "cache_lines_per_warp_access",
         "lines",
@@ -165,6 +168,9 @@ def _features_from_counts(evaluated: Evaluated) -> dict[str, float]:
             made = sum(made_count(a.count, a.record.lanes) / a.record.vector for a in evaluated.accesses
                        if a.record.space == space and a.record.direction == direction)
             features[f"{space}_{plural}_per_thread"] = per_thread(made)
+    features["atomic_updates_per_thread"] = per_thread(sum(
+        made_count(a.count, a.record.lanes) / a.record.vector for a in evaluated.accesses
+        if a.record.atomic and a.record.direction == "store"))
     features["cache_lines_per_warp_access"] = summary.cache_lines_per_warp_access
     features["sectors_per_warp_access"] = summary.sectors_per_warp_access
     features["max_cache_lines_per_warp_access"] = summary.max_cache_lines_per_warp_access

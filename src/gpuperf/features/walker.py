@@ -18,6 +18,7 @@ import pymbolic.primitives as prim
 from loopy.kernel.array import VectorArrayDimTag
 from loopy.kernel.data import AddressSpace, ArrayArg
 from loopy.kernel.function_interface import CallableKernel
+from loopy.kernel.instruction import AtomicUpdate
 from loopy.library.reduction import (
     MaxReductionOperation,
     MinReductionOperation,
@@ -51,6 +52,7 @@ class Access:
     granularity: str  # "workitem" | "subgroup": how loopy counts it
     pattern: IndexPattern
     vector: int = 1  # elements one access moves: a float4 access of a ``vec`` axis by a ``vec`` iname, 4
+    atomic: bool = False  # the target of an atomic update, read and written by the memory system
 
 
 class Walker:
@@ -66,6 +68,7 @@ class Walker:
         self.conditionals: dict[frozenset[str], int] = {}
         self.address_spaces = address_spaces(kernel, domains)
         self._patterns: dict[tuple, IndexPattern] = {}
+        self._atomic: set[str] = set()  # the variables the current instruction updates atomically
 
     # -- helpers ------------------------------------------------------------------------------
     def dtype(self, expr) -> str:  # noqa: ANN001
@@ -78,6 +81,7 @@ class Walker:
     # -- instructions -------------------------------------------------------------------------
     def instruction(self, insn) -> None:  # noqa: ANN001
         context = frozenset(insn.within_inames)
+        self._atomic = {a.var_name for a in getattr(insn, "atomicity", ()) if isinstance(a, AtomicUpdate)}
         for assignee in insn.assignees:
             self.walk(assignee, context, "store", insn.id)
         self.walk(insn.expression, context, "load", insn.id)
@@ -211,5 +215,6 @@ class Walker:
             granularity=granularity,
             pattern=pattern,
             vector=1 if subscript is None else self.vector_width(array, subscript.index_tuple),
+            atomic=name in self._atomic,
         )
         self.accesses.setdefault(context, []).append((access, insn_id))
