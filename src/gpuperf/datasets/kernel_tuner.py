@@ -175,6 +175,20 @@ def _check_objective(data: dict, where: str) -> None:
                            "gpuperf reads the time of each configuration")
 
 
+def _interquartile_range(values: list[float]) -> float:
+    """q3 - q1 exactly as ``np.percentile``'s linear method gives them, without its cost per call
+    (a cache of 200,000 entries spent most of its reading there)."""
+    ordered = sorted(values)
+
+    def quantile(q: float) -> float:
+        position = q * (len(ordered) - 1)
+        low = math.floor(position)
+        a, b, t = ordered[low], ordered[min(low + 1, len(ordered) - 1)], position - low
+        return b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t  # numpy's _lerp
+
+    return quantile(0.75) - quantile(0.25)
+
+
 def _record(key: str, entry: Any, keys: list[str], where: str) -> dict:
     """One cache entry as a dataset row; errors name the file and the entry's key."""
     if not isinstance(entry, dict):
@@ -206,11 +220,10 @@ def _record(key: str, entry: Any, keys: list[str], where: str) -> dict:
         )
     times = entry.get("times")
     if isinstance(times, list) and times and all(_is_number(t) for t in times):
-        seconds = np.asarray([shift_decimal(t, -3) for t in times], dtype=float)
-        row[TIMES] = tuple(float(s) for s in seconds)
-        row["time_s_min"] = float(seconds.min())
-        q1, q3 = np.percentile(seconds, [25, 75])
-        row["time_s_iqr"] = float(q3 - q1)
+        seconds = [shift_decimal(t, -3) for t in times]
+        row[TIMES] = tuple(seconds)
+        row["time_s_min"] = min(seconds)
+        row["time_s_iqr"] = _interquartile_range(seconds)
         row["repeats"] = len(seconds)
     for name, value in entry.items():
         if name in keys or name in ("time", "times"):
