@@ -361,3 +361,11 @@ def test_rank_given_a_model_as_training_table_says_it_belongs_to_model(tmp_path,
     assert main(["rank", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", "--train", str(other)]) == 2
     err = capsys.readouterr().err
     assert "is a gpuperf model, not measured variants: rank --train takes a table" in err and "--model " + str(other) not in err
+
+
+def test_rank_space_refuses_a_table_holding_one_variant_per_program_and_input():
+    """Every normalised performance was 1: the ranking was the space's own order, with no word."""
+    train = variant_table()
+    train = train.assign(n=np.arange(len(train)))  # each row its own problem size
+    with pytest.raises(GpuperfError, match="variants.csv: each of its .* rows is the only variant of its program"):
+        rank_space("stencil2d", {"n": 256, "m": 256}, train, limit=6, program=("kernel", "n"), where="variants.csv")
