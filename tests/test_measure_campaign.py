@@ -553,3 +553,19 @@ def test_a_campaign_file_is_read_as_utf8_whatever_the_locale(tmp_path):
     done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ascii("größen")
+
+
+def test_an_export_reports_its_progress_and_gives_a_point_measured_again_the_same_features(measured, tmp_path):
+    """An export of 80,000 points ran a minute with no progress shown; features were recomputed per point."""
+    _, store, _ = measured
+    seen: list[tuple[int, int]] = []
+    frame = export_store(store, tmp_path / "points.csv", progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[-1] == (len(frame), len(frame))
+    from gpuperf.kernels.catalog import get_kernel
+    from gpuperf.measure.export import _Features, geometry_text
+
+    calls = []
+    features = _Features(lambda kernel, sizes, gpu=None: calls.append(sizes) or {"flops": 1.0})
+    geometry = geometry_text(*get_kernel("vector_copy").launch({"n": 4096}))
+    assert features("vector_copy", {"n": 4096}, None, geometry) == {"flops": 1.0}
+    assert features("vector_copy", {"n": 4096}, None, geometry) == {"flops": 1.0} and len(calls) == 1

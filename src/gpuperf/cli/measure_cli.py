@@ -149,8 +149,13 @@ def campaign_export(
     from gpuperf.cli.output import new_output_file
     from gpuperf.measure.export import export_store
 
+    from gpuperf.progress import progress_bar
+
     new_output_file(out)
-    frame = export_store(store, out, fmt, campaign=campaign, features=not no_features, cycle_times=cycle_times)
+    with progress_bar() as bar:
+        task = bar.add_task("exporting points", total=None)
+        frame = export_store(store, out, fmt, campaign=campaign, features=not no_features, cycle_times=cycle_times,
+                             progress=lambda done, total: bar.update(task, completed=done, total=total))
     print(f"wrote {len(frame)} rows x {len(frame.columns)} columns to {out}")
 
 

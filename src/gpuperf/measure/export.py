@@ -64,8 +64,15 @@ class _Features:
         self.extract = extract
         self.kernels: dict[str, Kernel | None] = {}
         self.failed: set[str] = set()
+        self.points: dict[tuple, dict[str, Any]] = {}  # a point measured again has the same features
 
     def __call__(self, spec: str, sizes: dict[str, int], gpu: str | None, geometry: str) -> dict[str, Any]:
+        key = (spec, tuple(sorted(sizes.items())), gpu, geometry)
+        if key not in self.points:
+            self.points[key] = self._features(spec, sizes, gpu, geometry)
+        return dict(self.points[key])
+
+    def _features(self, spec: str, sizes: dict[str, int], gpu: str | None, geometry: str) -> dict[str, Any]:
         from gpuperf.kernels.catalog import get_kernel
 
         if spec not in self.kernels:
@@ -105,11 +112,12 @@ class _Features:
 
 
 def store_table(store_path: str | Path, campaign: str | None = None, features: bool = True,
-                cycle_times: bool = False) -> pd.DataFrame:
+                cycle_times: bool = False, progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """Every stored point as one row of a dataset table; with ``cycle_times``, a ``cycle_times_s``
     column holds an interleaved point's per-cycle round medians ';'-separated, in cycle order (empty
     for a failed point, and for a point timed on its own, whose launches pair with no other point's),
-    and ``cycle_group`` the identifier of the cycles it was timed in (empty where the store has none)."""
+    and ``cycle_group`` the identifier of the cycles it was timed in (empty where the store has none).
+    ``progress(done, total)`` is called as points are read."""
     with Store(store_path, create=False) as store:
         rows = store.rows(campaign, samples=cycle_times)
         if campaign is not None and campaign not in store.campaigns():
@@ -118,7 +126,9 @@ def store_table(store_path: str | Path, campaign: str | None = None, features: b
     extract = _feature_function() if features else None
     feature_of = _Features(extract) if extract else None
     records, size_names, param_names, feature_names = [], {}, {}, {}
-    for row in rows:
+    for done, row in enumerate(rows, 1):
+        if progress is not None and (done % 200 == 0 or done == len(rows)):
+            progress(done, len(rows))
         gpu, canonical = known_gpu(row["provenance"], row["device"])
         record: dict[str, Any] = {
             "kernel": row["kernel_name"], "variant": row["variant"], "gpu": gpu, "device": row["device"],
@@ -197,9 +207,10 @@ def _format_of(path: Path) -> str | None:
 
 
 def export_store(store_path: str | Path, out: str | Path, fmt: str | None = None, campaign: str | None = None,
-                 features: bool = True, cycle_times: bool = False) -> pd.DataFrame:
+                 features: bool = True, cycle_times: bool = False,
+                 progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """Write the store's table to ``out`` as CSV or Parquet (``fmt`` defaults to the file's suffix);
-    ``features`` and ``cycle_times`` as in :func:`store_table`."""
+    ``features``, ``cycle_times`` and ``progress`` as in :func:`store_table`."""
     out = Path(out)
     named = _format_of(out)
     if fmt is None and named is None:
@@ -211,7 +222,7 @@ def export_store(store_path: str | Path, out: str | Path, fmt: str | None = None
     if named is not None and named != fmt:
         raise GpuperfError(f"--out {out}: a {named} name for a {fmt} table; name it to match --format")
     absent = not out.exists()  # a file that appears there meanwhile (another run's, a user's) is kept
-    frame = store_table(store_path, campaign, features, cycle_times)
+    frame = store_table(store_path, campaign, features, cycle_times, progress)
     out.parent.mkdir(parents=True, exist_ok=True)
     with written_whole(out, new=absent) as temporary:  # a failed or killed export leaves no partial table
         if fmt == "csv":
