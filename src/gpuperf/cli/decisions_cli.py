@@ -55,10 +55,13 @@ def explore_command(
         report_folder(report)
     names = [p.strip() for p in params.split(",") if p.strip()] if params else None
     sizes = parse_params(param, text=True)  # a table's size may be text, e.g. problem_size=[1024, 1024]
-    measured = read_space(space, names, target, kernel, gpu, sizes)
+    with progress_bar(no_progress or as_json) as bar:  # a cache of 100,000 configurations reads for seconds
+        reading = bar.add_task(f"reading {space}{' and the --train tables' if train else ''}", total=None)
+        measured = read_space(space, names, target, kernel, gpu, sizes)
+        others = other_gpus_spaces(measured, train or [], target, list(sizes))
+        bar.remove_task(reading)
     if not names and not is_kernel_tuner_cache(space):
         print(f"note: parameters from the variant labels of {measured.where}: {', '.join(measured.params)}", file=sys.stderr)
-    others = other_gpus_spaces(measured, train or [], target, list(sizes))
     undescribed_gpu_note(measured.gpu, others)
     with progress_bar(no_progress or as_json) as bar:
         task = bar.add_task(f"exploring {len(measured)} configurations", total=None)
