@@ -360,3 +360,40 @@ def test_a_cache_folder_that_cannot_be_written_moves_the_caches_to_the_temporary
     assert done.returncode == 0, done.stderr
     assert "cannot be written" in done.stderr and "Traceback" not in done.stderr
     assert next(tmp_path.glob("gpuperf-cache-*")).is_dir()
+
+
+def test_the_fallback_cache_folder_is_private_or_another_is_made(tmp_path):
+    """An existing /tmp/gpuperf-cache-<uid> open to others was used as it was (its pickles read back),
+    and a file of that name ended the command in a traceback."""
+    from gpuperf.cli import _private_folder
+
+    own = _private_folder(tmp_path / "own")
+    assert own == tmp_path / "own" and (own.stat().st_mode & 0o777) == 0o700
+    assert _private_folder(own) == own
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    taken = tmp_path / "taken"
+    taken.write_text("")
+    for wanted in (shared, taken):
+        made = _private_folder(wanted)
+        assert made != wanted and made.is_dir() and (made.stat().st_mode & 0o077) == 0
+        made.rmdir()
+
+
+def test_a_checkout_without_symbolic_links_finds_the_data_folder(tmp_path):
+    """With core.symlinks=false, bundled_data is a text file naming ../../data: no bundled table was found."""
+    import subprocess
+    import sys
+
+    repository = Path(__file__).resolve().parents[1]
+    shutil.copytree(repository / "src", tmp_path / "src", symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+    link = tmp_path / "src" / "gpuperf" / "bundled_data"
+    link.unlink()
+    link.write_text("../../data")
+    (tmp_path / "data").symlink_to(repository / "data")
+    env = {k: v for k, v in os.environ.items() if k != "GPUPERF_DATA_DIR"} | {"PYTHONPATH": str(tmp_path / "src")}
+    code = "from gpuperf.datasets.bundled import data_dir; print(data_dir().resolve())"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert Path(done.stdout.strip()) == (repository / "data").resolve()

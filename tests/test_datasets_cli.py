@@ -271,7 +271,8 @@ def test_a_model_name_taken_as_one_of_several_boards_is_noted(tmp_path, capsys):
     assert other_boards_note("A100") == ("note: 'A100' is taken as the A100 PCIe 40GB; gpuperf also describes the "
                                          "A100 SXM4 80GB: name the board if it ran on another")
     assert "also describes the H100 PCIe" in other_boards_note("nvidia h100")
-    for named in ("A100 PCIe 40GB", "NVIDIA A100-SXM4-80GB", "K40", "Tesla K40", "RTX 4090"):  # a board's own name
+    for named in ("A100 PCIe 40GB", "NVIDIA A100-SXM4-80GB", "K40", "Tesla K40", "RTX 4090", "H100 SXM5 80GB",
+                  "H200 SXM 141GB", "Tesla K40c"):  # a board's own name, or more of it
         assert other_boards_note(named) is None, named
     # a model name taken as the one board of it gpuperf describes, or as a part of the board (one GCD)
     assert other_boards_note("V100").startswith("note: 'V100' is taken as the Tesla V100 PCIe 32GB: name the board")

@@ -13,7 +13,7 @@ import pytest
 
 from gpuperf.errors import GpuperfError
 from gpuperf.hardware import canonical_gpu_name, get_gpu, gpus
-from gpuperf.hardware.specs import _spec_from_entry
+from gpuperf.hardware.specs import _spec_from_entry, gpu_suggestion
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 GPU_COLUMNS = ("gpu", "device_name", "model", "GPUs", "device")
@@ -472,3 +472,5 @@ def test_an_unknown_gpu_is_answered_with_the_board_sharing_its_model_number_and_
         get_gpu("H100 NVL")
     assert "H100 PCIe" in re.search(r"did you mean (.*)\?", str(raised.value))[1]
     assert "GPUPERF_GPUS=my_gpus.toml" in str(raised.value)
+    for unknown, unrelated in (("NVIDIA A40", "GTX 680"), ("Tesla V100-SXM2-16GB", "Tesla K40")):  # brand words
+        assert unrelated not in gpu_suggestion(unknown), unknown  # are no shared model number

@@ -1307,7 +1307,8 @@ def test_a_table_of_non_ascii_names_prints_under_an_ascii_terminal(tmp_path):
             for kernel in ("größe", "naïve", "plain") for gpu, speed in (("GTX 680", 1.0), ("GTX 970", 0.6))
             for x in (1.0, 2.0, 3.0, 4.0)]
     pd.DataFrame(rows).to_csv(tmp_path / "t.csv", index=False)
-    env = {**os.environ, "PYTHONIOENCODING": "ascii", "LC_ALL": "C", "PYTHONUTF8": "0"}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONIOENCODING"} | {"LC_ALL": "C", "LANG": "C",
+                                                                               "PYTHONUTF8": "0"}
     done = subprocess.run([sys.executable, "-m", "gpuperf", "evaluate", str(tmp_path / "t.csv"), "--model", "lr",
                            "--protocol", "leave-one-kernel-out"], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr

@@ -126,8 +126,8 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 def _escape_what_the_terminal_cannot_show() -> None:
     """Output a terminal's encoding cannot show (a kernel named 'größe' under an ASCII locale) is
     escaped, as Python escapes it on stderr, instead of failing the command part-way."""
-    for stream in (sys.stdout, sys.stderr):
-        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+    for stream in (sys.stdout, sys.stderr):  # strict, or surrogateescape under the C locale
+        if getattr(stream, "errors", None) in ("strict", "surrogateescape") and hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
 
 
@@ -146,11 +146,31 @@ def _writable_cache_home() -> None:
             return
     except OSError as error:
         reason = error.strerror or str(error)
-    fallback = Path(tempfile.gettempdir()) / f"gpuperf-cache-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
-    fallback.mkdir(mode=0o700, exist_ok=True)
+    fallback = _private_folder(Path(tempfile.gettempdir()) / f"gpuperf-cache-{os.getuid()}")
     os.environ["XDG_CACHE_HOME"] = str(fallback)
     print(f"note: the cache folder {home} cannot be written ({reason}); this run keeps its caches in {fallback} "
           "(set XDG_CACHE_HOME to a writable folder to keep them)", file=sys.stderr)
+
+
+def _private_folder(wanted: Path) -> Path:
+    """``wanted``, made or found as a folder only this user can enter (caches hold pickles, read back
+    as code would be); another folder of the temporary folder where ``wanted`` is not so."""
+    import os
+    import stat
+    import tempfile
+    from pathlib import Path
+
+    try:
+        wanted.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    except OSError as error:
+        raise GpuperfError(f"{wanted}: cannot make a cache folder ({error.strerror or error}); set XDG_CACHE_HOME "
+                           "to a writable folder") from None
+    found = os.lstat(wanted)
+    if stat.S_ISDIR(found.st_mode) and found.st_uid == os.getuid() and not found.st_mode & 0o077:
+        return wanted
+    return Path(tempfile.mkdtemp(prefix="gpuperf-cache-"))  # someone else's, or open to others: not ours
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,8 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     from gpuperf.cli.output import command_locks
 
     _escape_what_the_terminal_cannot_show()
-    _writable_cache_home()
     try:
+        _writable_cache_home()
         with _sigterm_as_interrupt(), warnings.catch_warnings(), command_locks():
             _register_all()
             warnings.showwarning = _show_note

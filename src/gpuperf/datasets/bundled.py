@@ -267,7 +267,11 @@ BUNDLED: dict[str, BundledDataset] = {
 def data_dir() -> Path:
     """Where the bundled tables live: ``$GPUPERF_DATA_DIR``, else the package's ``bundled_data`` (in a
     checkout, a link to the repository's ``data/`` folder; in an installed wheel, the tables themselves)."""
-    return Path(os.environ.get("GPUPERF_DATA_DIR") or Path(__file__).resolve().parents[1] / "bundled_data")
+    if os.environ.get("GPUPERF_DATA_DIR"):
+        return Path(os.environ["GPUPERF_DATA_DIR"])
+    packaged = Path(__file__).resolve().parents[1] / "bundled_data"
+    repository = Path(__file__).resolve().parents[3] / "data"  # a checkout without symbolic links: a text file
+    return packaged if packaged.is_dir() or not repository.is_dir() else repository
 
 
 def bundled_dataset_at(path: str | Path) -> str | None:

@@ -311,7 +311,9 @@ def other_boards_note(name: str) -> str | None:
         return None
     others = sorted({other.name for other in _load() if other is not spec
                      and any(spelling_key(spelling).startswith(key) for spelling in (other.name, *other.aliases))})
-    if not others:
+    if not others:  # only a model name less than the board's (V100, MI250X) says so
+        if not spelling_key(spec.name).startswith(key):
+            return None
         return (f"note: '{name}' is taken as the {spec.name}: name the board if it ran on another (one gpuperf "
                 "does not describe is added by GPUPERF_GPUS=my_gpus.toml)")
     return (f"note: '{name}' is taken as the {spec.name}; gpuperf also describes the {', '.join(others)}: "
@@ -343,8 +345,12 @@ def gpu_suggestion(name: str) -> str:
     # names holding the one given, or held in it (an alias such as a100 in nvidiaa100), first
     containing = sorted((k for k in index if key and (key in k or k in key)), key=len, reverse=True)
     # then names sharing a model number's start (h100nvl: h100pcie), the longest shared start first
-    shared = sorted((k for k in index if len(os.path.commonprefix([k, key])) >= 4),
-                    key=lambda k: len(os.path.commonprefix([k, key])), reverse=True)
+    model = spelling_key(name)  # brand words aside: nvidia and tesla are no model number
+
+    def start(k: str) -> int:
+        return len(os.path.commonprefix([spelling_key(k), model]))
+
+    shared = sorted((k for k in index if start(k) >= 4), key=start, reverse=True)
     close = containing + shared + difflib.get_close_matches(key, list(index), n=8, cutoff=0.5)
     names = list(dict.fromkeys(index[k].name for k in close))[:3]
     if names:
