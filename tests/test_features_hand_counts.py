@@ -321,3 +321,15 @@ def test_an_atomic_update_is_counted_apart_from_a_plain_read_modify_write():
     assert atomic["atomic_updates_per_thread"] == 1 and plain["atomic_updates_per_thread"] == 0
     for counted in (atomic, plain):  # loads and stores as loopy counts them, either way
         assert (counted["global_loads_per_thread"], counted["global_stores_per_thread"]) == (2, 1)
+
+
+def test_a_float3_is_contiguous_and_a_vec_loop_loopy_unrolls_is_scalar_accesses_and_a_loop():
+    """float3s (stored 16 bytes apart) were classed strided; an instruction loopy cannot vectorise
+    (a plain array indexed by the vec iname) counted one load but four stores, and no loop."""
+    three = features("float3_copy")
+    assert (three["global_loads_per_thread"], three["global_stores_per_thread"]) == (1, 1)
+    assert three["global_loads_f32_stride1"] == three["global_loads"]
+    unrolled = features("float4_into_plain")
+    assert "float4" not in lp_code("float4_into_plain").split("{", 1)[1]  # loopy's own code: no vector access
+    assert (unrolled["global_loads_per_thread"], unrolled["global_stores_per_thread"]) == (4, 4)
+    assert unrolled["loop_iterations_per_thread"] == 4

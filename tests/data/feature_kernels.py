@@ -263,3 +263,21 @@ def atomic_add():
 
 def plain_add():
     return _accumulate("plain_add", False)
+
+
+def float3_copy():
+    """float3s side by side (stored as float4s: 16 bytes apart), one load and one store per work-item."""
+    k = lp.make_kernel("{[i,v]: 0<=i<n and 0<=v<3}", "b[i, v] = 2.0f * a[i, v]",
+                       [lp.GlobalArg("a,b", np.float32, shape=("n", 3)), lp.ValueArg("n", np.int32)],
+                       assumptions=ASSUME, lang_version=(2018, 2), name="float3_copy")
+    k = lp.tag_inames(lp.tag_array_axes(k, "a,b", "c,vec"), {"v": "vec"})
+    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+
+
+def float4_into_plain():
+    """a's float4 written into a plain (n, 4) array: loopy cannot vectorise it and unrolls v."""
+    k = lp.make_kernel("{[i,v]: 0<=i<n and 0<=v<4}", "b[i, v] = 2.0f * a[i, v]",
+                       [lp.GlobalArg("a,b", np.float32, shape=("n", 4)), lp.ValueArg("n", np.int32)],
+                       assumptions=ASSUME, lang_version=(2018, 2), name="float4_into_plain")
+    k = lp.tag_inames(lp.tag_array_axes(k, "a", "c,vec"), {"v": "vec"})
+    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")

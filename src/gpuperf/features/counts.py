@@ -199,8 +199,9 @@ class EvaluatedAccess:
         stride = self.lid_strides[0]
         if stride is None:
             return "nonaffine"
-        if self.record.vector > 1 and stride % self.record.vector == 0:  # in vectors: float4s side by side
-            stride //= self.record.vector
+        padded = 4 if self.record.vector == 3 else self.record.vector  # a float3 is stored as a float4
+        if padded > 1 and stride % padded == 0:  # in vectors: float4s side by side
+            stride //= padded
         return {0: "stride0", 1: "stride1"}.get(abs(stride), "stride_gt1")
 
 

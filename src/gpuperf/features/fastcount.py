@@ -174,7 +174,7 @@ def _structure(kernel: lp.LoopKernel, domains: Domains, walker: Walker | None) -
         groups=groups,  # type: ignore[arg-type]
         local=local,  # type: ignore[arg-type]
         branches=total(branches) if walker is not None else None,
-        loop_iterations=_loop_iterations(contexts, domains),
+        loop_iterations=_loop_iterations(contexts, domains, walker.unvectorised if walker is not None else set()),
         local_memory_bytes=_local_memory_bytes(kernel, walker.address_spaces if walker is not None else None),
     )
 
@@ -200,11 +200,14 @@ def _guard_contexts(kernel: lp.LoopKernel, domains: Domains) -> set[frozenset[st
     return {guard | {i for i in inames - guard if sharing[i] != {guard}} for inames, guard in guards if guard is not None}
 
 
-def _loop_iterations(contexts: set[frozenset[str]], domains: Domains) -> Expr:
-    """Executions of innermost sequential loop bodies, per launch in work-item units."""
+def _loop_iterations(contexts: set[frozenset[str]], domains: Domains,
+                     unvectorised: set[frozenset[str]] = frozenset()) -> Expr:
+    """Executions of innermost sequential loop bodies, per launch in work-item units (a ``vec`` iname
+    is no loop, except in ``unvectorised`` contexts, which loopy unrolls)."""
     nests: dict[frozenset[str], list[Expr]] = {}
     for context in sorted(contexts, key=sorted):  # a fixed order: the same answer in every process
-        sequential = frozenset(i for i in context if i not in domains.hw_axes and i not in domains.vector_inames
+        vector = domains.vector_inames if context not in unvectorised else frozenset()
+        sequential = frozenset(i for i in context if i not in domains.hw_axes and i not in vector
                                and domains.extents.get(i) != 1)
         if sequential:
             runs = domains.runs_per_workitem(context)

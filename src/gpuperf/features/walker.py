@@ -10,7 +10,7 @@ conditionals. How often each context runs comes from ``gpuperf.features.domains`
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import loopy as lp
 import numpy as np
@@ -69,6 +69,8 @@ class Walker:
         self.address_spaces = address_spaces(kernel, domains)
         self._patterns: dict[tuple, IndexPattern] = {}
         self._atomic: set[str] = set()  # the variables the current instruction updates atomically
+        self._made: list[tuple[frozenset[str], int]] = []  # where the current instruction's accesses went
+        self.unvectorised: set[frozenset[str]] = set()  # contexts of instructions loopy unrolls, not vectorises
 
     # -- helpers ------------------------------------------------------------------------------
     def dtype(self, expr) -> str:  # noqa: ANN001
@@ -82,9 +84,11 @@ class Walker:
     def instruction(self, insn) -> None:  # noqa: ANN001
         context = frozenset(insn.within_inames)
         self._atomic = {a.var_name for a in getattr(insn, "atomicity", ()) if isinstance(a, AtomicUpdate)}
+        self._made = []
         for assignee in insn.assignees:
             self.walk(assignee, context, "store", insn.id)
         self.walk(insn.expression, context, "load", insn.id)
+        self._unroll_what_loopy_cannot_vectorise(context)
         if insn.predicates:
             self.conditionals[context] = self.conditionals.get(context, 0) + 1
 
@@ -169,6 +173,19 @@ class Walker:
         self.add_op(inner, self.dtype(expr), operation)
         self.walk(expr.expr, inner, direction, insn_id)
 
+    def _unroll_what_loopy_cannot_vectorise(self, context: frozenset[str]) -> None:
+        """An instruction whose ``vec`` iname also indexes an array along a plain axis (``b[i, v]`` with
+        ``b`` not tagged ``vec``) is unrolled by loopy: its accesses are scalar, its ``vec`` iname a loop."""
+        vector = self.domains.vector_inames & context
+        made = [self.accesses[where][position] for where, position in self._made]
+        if not vector or not any(access.vector == 1 and any(name in vector for name, _ in access.pattern.outer_strides
+                                                                 or ()) for access, _ in made):
+            return
+        for where, position in self._made:
+            access, insn_id = self.accesses[where][position]
+            self.accesses[where][position] = (replace(access, vector=1), insn_id)
+        self.unvectorised.add(context)
+
     # -- memory accesses ----------------------------------------------------------------------
     def vector_width(self, array, index: tuple) -> int:  # noqa: ANN001
         """Elements one access moves: the extent of the ``vec`` iname that indexes the array's axis
@@ -218,3 +235,4 @@ class Walker:
             atomic=name in self._atomic,
         )
         self.accesses.setdefault(context, []).append((access, insn_id))
+        self._made.append((context, len(self.accesses[context]) - 1))
