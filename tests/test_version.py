@@ -43,3 +43,14 @@ def test_measurement_provenance_records_the_version_gpuperf_reports(monkeypatch)
         assert software_versions()["gpuperf"] == "9.9.9+source"
     finally:
         software_versions.cache_clear()
+
+
+def test_a_source_tree_beside_an_installed_gpuperf_names_its_own_version(tmp_path) -> None:
+    """A clone of another version on PYTHONPATH took the installed gpuperf's version (models stamped wrong)."""
+    shutil.copytree(ROOT / "src" / "gpuperf", tmp_path / "src" / "gpuperf", symlinks=True,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    text = (ROOT / "pyproject.toml").read_text()
+    (tmp_path / "pyproject.toml").write_text(text.replace(f'version = "{gpuperf.__version__}"', 'version = "9.8.7"', 1))
+    done = subprocess.run([sys.executable, "-c", PRINT_VERSION, str(tmp_path / "src")],  # site-packages kept
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "9.8.7+source"
