@@ -277,6 +277,7 @@ def test_a_model_name_taken_as_one_of_several_boards_is_noted(tmp_path, capsys):
     # a model name taken as the one board of it gpuperf describes, or as a part of the board (one GCD)
     assert other_boards_note("V100").startswith("note: 'V100' is taken as the Tesla V100 PCIe 32GB: name the board")
     assert "taken as the Instinct MI250X GCD" in other_boards_note("MI250X")
+    assert "taken as the Quadro K5200" in other_boards_note("Quadro")  # an alias that is no part of the name
     assert main(["import", "nvprof", str(DATA / "nvprof_summary.csv"), "--gpu", "P100",
                  "--out", str(tmp_path / "p.csv")]) == 0
     assert "note: 'P100' is taken as the Tesla P100 PCIe 12GB; gpuperf also describes the Tesla P100 SXM2" in (

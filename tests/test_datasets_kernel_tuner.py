@@ -520,3 +520,14 @@ def test_the_interquartile_range_is_numpys_to_the_last_bit():
         values = [rng.random() * 10 ** rng.randint(-6, 2) for _ in range(rng.randint(1, 40))]
         q1, q3 = np.percentile(values, [25, 75])
         assert _interquartile_range(values) == float(q3 - q1)
+
+
+def test_a_nan_among_an_entrys_times_gives_no_minimum_wherever_it_sits(tmp_path):
+    """Python's min() gave NaN for [nan, a, b] but a number for [a, nan, b]; NumPy's was NaN for both."""
+    import json as json_module
+
+    from gpuperf.datasets.kernel_tuner import _record
+
+    for times in ([float("nan"), 0.0838, 0.0835], [0.0838, float("nan"), 0.0835]):
+        row = _record("1", {"x": 1, "time": 0.0836, "times": times}, ["x"], "c.json")
+        assert np.isnan(row["time_s_min"]) and np.isnan(row["time_s_iqr"]), json_module.dumps(times)

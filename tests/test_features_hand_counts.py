@@ -333,3 +333,15 @@ def test_a_float3_is_contiguous_and_a_vec_loop_loopy_unrolls_is_scalar_accesses_
     assert "float4" not in lp_code("float4_into_plain").split("{", 1)[1]  # loopy's own code: no vector access
     assert (unrolled["global_loads_per_thread"], unrolled["global_stores_per_thread"]) == (4, 4)
     assert unrolled["loop_iterations_per_thread"] == 4
+    called = features("float4_sqrt")  # loopy's check: function calls are not vectorised either
+    assert "float4" not in lp_code("float4_sqrt").split("{", 1)[1]
+    assert (called["global_loads_per_thread"], called["loop_iterations_per_thread"]) == (4, 4)
+
+
+def test_an_atomic_initialisation_counts_as_loopys_statistics_count_it():
+    """The fast path counted {atomic} updates only, loopy's statistics every atomic store."""
+    from gpuperf.features.counts import symbolic_counts
+
+    kernel = get_kernel(f"{KERNELS}:atomic_set_then_add")
+    fast = extract_features(kernel, {"n": 4096})
+    assert symbolic_counts(kernel).method == "fast" and fast["atomic_updates_per_thread"] == 2

@@ -281,3 +281,23 @@ def float4_into_plain():
                        assumptions=ASSUME, lang_version=(2018, 2), name="float4_into_plain")
     k = lp.tag_inames(lp.tag_array_axes(k, "a", "c,vec"), {"v": "vec"})
     return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+
+
+def float4_sqrt():
+    """sqrt of a float4 axis: a function call loopy does not vectorise, so it unrolls v."""
+    k = lp.make_kernel("{[i,v]: 0<=i<n and 0<=v<4}", "b[i, v] = sqrt(a[i, v])",
+                       [lp.GlobalArg("a,b", np.float32, shape=("n", 4)), lp.ValueArg("n", np.int32)],
+                       assumptions=ASSUME, lang_version=(2018, 2), name="float4_sqrt")
+    k = lp.tag_inames(lp.tag_array_axes(k, "a,b", "c,vec"), {"v": "vec"})
+    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+
+
+def atomic_set_then_add():
+    """acc[i] = 0 {atomic=init}, then acc[i] = acc[i] + a[i] {atomic}: two atomic stores per work-item."""
+    acc = lp.GlobalArg("acc", lp.types.to_loopy_type(np.float32, for_atomic=True), shape=("n",))
+    k = lp.make_kernel("{[i]: 0<=i<n}", """
+                       acc[i] = 0 {id=init, atomic=init}
+                       acc[i] = acc[i] + a[i] {id=add, dep=init, atomic}
+                       """, [acc, lp.GlobalArg("a", np.float32, shape=("n",)), lp.ValueArg("n", np.int32)],
+                       assumptions=ASSUME, lang_version=(2018, 2), name="atomic_set_then_add")
+    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")

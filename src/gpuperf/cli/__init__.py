@@ -126,8 +126,10 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 def _escape_what_the_terminal_cannot_show() -> None:
     """Output a terminal's encoding cannot show (a kernel named 'größe' under an ASCII locale) is
     escaped, as Python escapes it on stderr, instead of failing the command part-way."""
-    for stream in (sys.stdout, sys.stderr):  # strict, or surrogateescape under the C locale
-        if getattr(stream, "errors", None) in ("strict", "surrogateescape") and hasattr(stream, "reconfigure"):
+    for stream in (sys.stdout, sys.stderr):  # strict, or surrogateescape under the C locale's ASCII
+        utf8 = str(getattr(stream, "encoding", "") or "").lower().replace("-", "") == "utf8"
+        if (getattr(stream, "errors", None) == "strict" or not utf8 and stream.errors == "surrogateescape") \
+                and hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
 
 
@@ -170,7 +172,12 @@ def _private_folder(wanted: Path) -> Path:
     found = os.lstat(wanted)
     if stat.S_ISDIR(found.st_mode) and found.st_uid == os.getuid() and not found.st_mode & 0o077:
         return wanted
-    return Path(tempfile.mkdtemp(prefix="gpuperf-cache-"))  # someone else's, or open to others: not ours
+    import atexit
+    import shutil
+
+    made = Path(tempfile.mkdtemp(prefix="gpuperf-cache-"))  # someone else's, or open to others: not ours
+    atexit.register(shutil.rmtree, made, ignore_errors=True)  # kept for no later run: removed at exit
+    return made
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -144,6 +144,7 @@ def campaign_export(
     cycle_times: bool = typer.Option(False, "--cycle-times", metavar="",
                                      help="add cycle_times_s and cycle_group: an interleaved point's "
                                           "per-cycle times and the cycles' identifier"),
+    no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="No progress bar."),
 ) -> None:
     """Write the store as a dataset table (one row per point)."""
     from gpuperf.cli.output import new_output_file
@@ -152,7 +153,7 @@ def campaign_export(
     from gpuperf.progress import progress_bar
 
     new_output_file(out)
-    with progress_bar() as bar:
+    with progress_bar(no_progress) as bar:
         task = bar.add_task("exporting points", total=None)
         frame = export_store(store, out, fmt, campaign=campaign, features=not no_features, cycle_times=cycle_times,
                              progress=lambda done, total: bar.update(task, completed=done, total=total))

@@ -222,8 +222,9 @@ def _record(key: str, entry: Any, keys: list[str], where: str) -> dict:
     if isinstance(times, list) and times and all(_is_number(t) for t in times):
         seconds = [shift_decimal(t, -3) for t in times]
         row[TIMES] = tuple(seconds)
-        row["time_s_min"] = min(seconds)
-        row["time_s_iqr"] = _interquartile_range(seconds)
+        unknown = any(math.isnan(s) for s in seconds)  # as NumPy's min and percentile: NaN wherever it sits
+        row["time_s_min"] = math.nan if unknown else min(seconds)
+        row["time_s_iqr"] = math.nan if unknown else _interquartile_range(seconds)
         row["repeats"] = len(seconds)
     for name, value in entry.items():
         if name in keys or name in ("time", "times"):

@@ -215,6 +215,11 @@ def rank_space(
     if missing:  # before the variants are built
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)} (measured variants with their time_s)")
     train = checked_training_features(train, features, where)
+    groups = train.groupby([train[c] for c in program], dropna=False).ngroups
+    if groups == len(train) and len(train) > 1:  # every variant alone in its program and input: all 1
+        raise GpuperfError(f"{where}: each of its {len(train)} rows is the only variant of its program and input "
+                           f"({', '.join(program)}), so every normalised performance is 1 and there is nothing to "
+                           "rank by; the table needs several variants measured per kernel and size")
     candidates = _candidate_rows(chosen, sizes, limit, progress)
     usable = usable_features(features, train, candidates)
     gappy = [f for f in features if f in train.columns and f in candidates.columns and train[f].isna().any()]
@@ -226,11 +231,6 @@ def rank_space(
         raise GpuperfError(f"{where}: has none of the static feature columns ({', '.join(list(features)[:4])}, ...) "
                            "the ranking model reads")
     train = train.assign(performance=normalised_performance(train, program))
-    groups = train.groupby([train[c] for c in program], dropna=False).ngroups
-    if groups == len(train) and len(train) > 1:  # every variant alone in its program and input: all 1
-        raise GpuperfError(f"{where}: each of its {len(train)} rows is the only variant of its program and input "
-                           f"({', '.join(program)}), so every normalised performance is 1 and there is nothing to "
-                           "rank by; the table needs several variants measured per kernel and size")
     candidates["predicted_performance"] = predict_performance(train, candidates, usable, model)
     return candidates.sort_values("predicted_performance", ascending=False, kind="stable").reset_index(drop=True)
 

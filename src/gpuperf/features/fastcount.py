@@ -27,6 +27,7 @@ import loopy as lp
 import numpy as np
 import pymbolic.primitives as prim
 from loopy.diagnostic import LoopyError
+from loopy.kernel.array import VectorArrayDimTag
 from loopy.kernel.data import AddressSpace, ArrayArg, TemporaryVariable
 from loopy.kernel.function_interface import CallableKernel
 from loopy.kernel.instruction import (
@@ -227,7 +228,10 @@ def _local_memory_bytes(kernel: lp.LoopKernel, spaces: dict[str, AddressSpace] |
         space = (spaces or {}).get(temporary.name, temporary.address_space)
         if not isinstance(temporary, TemporaryVariable) or space != AddressSpace.LOCAL:
             continue
-        shape = temporary.shape if isinstance(temporary.shape, tuple) else ()
+        shape = list(temporary.shape) if isinstance(temporary.shape, tuple) else []
+        for axis, tag in enumerate(temporary.dim_tags or ()):
+            if isinstance(tag, VectorArrayDimTag) and axis < len(shape) and shape[axis] == 3:
+                shape[axis] = 4  # a float3 takes a float4's room
         nbytes = product([*shape, np.dtype(temporary.dtype.numpy_dtype).itemsize])
         storage = temporary.base_storage or temporary.name
         sizes[storage] = nbytes if storage not in sizes else prim.Max((sizes[storage], nbytes))

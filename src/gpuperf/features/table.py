@@ -57,8 +57,9 @@ FEATURES: tuple[Feature, ...] = (
             LIFT),
     Feature("local_stores_per_thread", "accesses", "local memory stores per work-item (as global_loads_per_thread)",
             LIFT),
-    Feature("atomic_updates_per_thread", "updates", "atomic read-modify-write updates (an `{atomic}` instruction's "
-            "target, global or local) per work-item; each is also one load and one store in the counts above",
+    Feature("atomic_updates_per_thread", "updates", "atomic stores per work-item: an `{atomic}` instruction's "
+            "target (a read-modify-write update, also one load and one store in the counts above, or an "
+            "`{atomic=init}` store), global or local",
             GPUPERF),
     Feature(
         "cache_lines_per_warp_access",

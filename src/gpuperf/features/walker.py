@@ -18,7 +18,8 @@ import pymbolic.primitives as prim
 from loopy.kernel.array import VectorArrayDimTag
 from loopy.kernel.data import AddressSpace, ArrayArg
 from loopy.kernel.function_interface import CallableKernel
-from loopy.kernel.instruction import AtomicUpdate
+from loopy.expression import UnvectorizableError, VectorizabilityChecker
+from loopy.kernel.instruction import Assignment, AtomicInit, AtomicUpdate
 from loopy.library.reduction import (
     MaxReductionOperation,
     MinReductionOperation,
@@ -83,12 +84,12 @@ class Walker:
     # -- instructions -------------------------------------------------------------------------
     def instruction(self, insn) -> None:  # noqa: ANN001
         context = frozenset(insn.within_inames)
-        self._atomic = {a.var_name for a in getattr(insn, "atomicity", ()) if isinstance(a, AtomicUpdate)}
+        self._atomic = {a.var_name for a in getattr(insn, "atomicity", ()) if isinstance(a, (AtomicUpdate, AtomicInit))}
         self._made = []
         for assignee in insn.assignees:
             self.walk(assignee, context, "store", insn.id)
         self.walk(insn.expression, context, "load", insn.id)
-        self._unroll_what_loopy_cannot_vectorise(context)
+        self._unroll_what_loopy_cannot_vectorise(insn, context)
         if insn.predicates:
             self.conditionals[context] = self.conditionals.get(context, 0) + 1
 
@@ -173,18 +174,30 @@ class Walker:
         self.add_op(inner, self.dtype(expr), operation)
         self.walk(expr.expr, inner, direction, insn_id)
 
-    def _unroll_what_loopy_cannot_vectorise(self, context: frozenset[str]) -> None:
-        """An instruction whose ``vec`` iname also indexes an array along a plain axis (``b[i, v]`` with
-        ``b`` not tagged ``vec``) is unrolled by loopy: its accesses are scalar, its ``vec`` iname a loop."""
+    def _unroll_what_loopy_cannot_vectorise(self, insn, context: frozenset[str]) -> None:  # noqa: ANN001
+        """An instruction loopy cannot vectorise along its ``vec`` iname (loopy's own check: the iname
+        indexing a plain axis, a function call, a length other than the array's, ...) is unrolled by
+        loopy: its accesses are scalar and its ``vec`` iname a loop."""
         vector = self.domains.vector_inames & context
-        made = [self.accesses[where][position] for where, position in self._made]
-        if not vector or not any(access.vector == 1 and any(name in vector for name, _ in access.pattern.outer_strides
-                                                                 or ()) for access, _ in made):
+        if not vector or all(self._vectorisable(insn, iname) for iname in vector):
             return
         for where, position in self._made:
             access, insn_id = self.accesses[where][position]
             self.accesses[where][position] = (replace(access, vector=1), insn_id)
         self.unvectorised.add(context)
+
+    def _vectorisable(self, insn, iname: str) -> bool:  # noqa: ANN001
+        """Whether loopy vectorises ``insn`` along ``iname`` (``VectorizabilityChecker``, as its code
+        generation asks: a vector right-hand side needs a vector target)."""
+        extent = self.domains.extents.get(iname)
+        if not isinstance(extent, int) or not isinstance(insn, Assignment):
+            return False
+        checker = VectorizabilityChecker(self.kernel, iname, extent)
+        try:
+            target, value = checker(insn.assignee), checker(insn.expression)
+        except UnvectorizableError:
+            return False
+        return target or not value
 
     # -- memory accesses ----------------------------------------------------------------------
     def vector_width(self, array, index: tuple) -> int:  # noqa: ANN001

@@ -311,8 +311,8 @@ def other_boards_note(name: str) -> str | None:
         return None
     others = sorted({other.name for other in _load() if other is not spec
                      and any(spelling_key(spelling).startswith(key) for spelling in (other.name, *other.aliases))})
-    if not others:  # only a model name less than the board's (V100, MI250X) says so
-        if not spelling_key(spec.name).startswith(key):
+    if not others:  # the board's own name with more after it (Tesla K40c, H100 SXM5 80GB) is that board
+        if key.startswith(spelling_key(spec.name)):
             return None
         return (f"note: '{name}' is taken as the {spec.name}: name the board if it ran on another (one gpuperf "
                 "does not describe is added by GPUPERF_GPUS=my_gpus.toml)")
