@@ -397,3 +397,21 @@ def test_a_checkout_without_symbolic_links_finds_the_data_folder(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert Path(done.stdout.strip()) == (repository / "data").resolve()
+
+
+def test_only_a_terminal_that_cannot_show_text_gets_escapes(monkeypatch):
+    """A UTF-8 stdout keeps surrogateescape (a file name's own bytes print as they are); an ASCII one
+    with strict or surrogateescape errors escapes what it cannot show."""
+    import io
+    import sys
+
+    from gpuperf.cli import _escape_what_the_terminal_cannot_show
+
+    for encoding, errors, expected in (("utf-8", "surrogateescape", "surrogateescape"),
+                                       ("ascii", "surrogateescape", "backslashreplace"),
+                                       ("ascii", "strict", "backslashreplace")):
+        stream = io.TextIOWrapper(io.BytesIO(), encoding=encoding, errors=errors)
+        monkeypatch.setattr(sys, "stdout", stream)
+        monkeypatch.setattr(sys, "stderr", stream)
+        _escape_what_the_terminal_cannot_show()
+        assert stream.errors == expected, (encoding, errors)
