@@ -227,25 +227,27 @@ def one_scattered_load():
     return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
 
 
-def _by_fours(name: str, tag: str, layout: str | None):
-    """b[i, v] = 2 a[i, v] over n rows of 4 floats, v tagged ``tag`` (the arrays' axes laid out ``layout``)."""
-    k = lp.make_kernel("{[i,v]: 0<=i<n and 0<=v<4}", "b[i, v] = 2.0f * a[i, v]",
-                       [lp.GlobalArg("a,b", np.float32, shape=("n", 4)), lp.ValueArg("n", np.int32)],
+def _by_vectors(name: str, tag: str, vector_arrays: str | None, width: int = 4,
+                value: str = "2.0f * a[i, v]"):
+    """b[i, v] = ``value`` over n rows of ``width`` floats, v tagged ``tag``; the arrays named in
+    ``vector_arrays`` have their second axis tagged ``vec``."""
+    k = lp.make_kernel(f"{{[i,v]: 0<=i<n and 0<=v<{width}}}", f"b[i, v] = {value}",
+                       [lp.GlobalArg("a,b", np.float32, shape=("n", width)), lp.ValueArg("n", np.int32)],
                        assumptions=ASSUME, lang_version=(2018, 2), name=name)
-    if layout is not None:
-        k = lp.tag_array_axes(k, "a,b", layout)
+    if vector_arrays is not None:
+        k = lp.tag_array_axes(k, vector_arrays, "c,vec")
     k = lp.tag_inames(k, {"v": tag})
     return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
 
 
 def float4_copy():
     """One float4 load and one float4 store per work-item, side by side across the lanes."""
-    return _by_fours("float4_copy", "vec", "c,vec")
+    return _by_vectors("float4_copy", "vec", "a,b")
 
 
 def unrolled_fours():
     """The same four floats as four scalar loads and stores, each 16 bytes from the next lane's."""
-    return _by_fours("unrolled_fours", "unr", None)
+    return _by_vectors("unrolled_fours", "unr", None)
 
 
 def _accumulate(name: str, atomic: bool):
@@ -267,29 +269,17 @@ def plain_add():
 
 def float3_copy():
     """float3s side by side (stored as float4s: 16 bytes apart), one load and one store per work-item."""
-    k = lp.make_kernel("{[i,v]: 0<=i<n and 0<=v<3}", "b[i, v] = 2.0f * a[i, v]",
-                       [lp.GlobalArg("a,b", np.float32, shape=("n", 3)), lp.ValueArg("n", np.int32)],
-                       assumptions=ASSUME, lang_version=(2018, 2), name="float3_copy")
-    k = lp.tag_inames(lp.tag_array_axes(k, "a,b", "c,vec"), {"v": "vec"})
-    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+    return _by_vectors("float3_copy", "vec", "a,b", width=3)
 
 
 def float4_into_plain():
     """a's float4 written into a plain (n, 4) array: loopy cannot vectorise it and unrolls v."""
-    k = lp.make_kernel("{[i,v]: 0<=i<n and 0<=v<4}", "b[i, v] = 2.0f * a[i, v]",
-                       [lp.GlobalArg("a,b", np.float32, shape=("n", 4)), lp.ValueArg("n", np.int32)],
-                       assumptions=ASSUME, lang_version=(2018, 2), name="float4_into_plain")
-    k = lp.tag_inames(lp.tag_array_axes(k, "a", "c,vec"), {"v": "vec"})
-    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+    return _by_vectors("float4_into_plain", "vec", "a")
 
 
 def float4_sqrt():
     """sqrt of a float4 axis: a function call loopy does not vectorise, so it unrolls v."""
-    k = lp.make_kernel("{[i,v]: 0<=i<n and 0<=v<4}", "b[i, v] = sqrt(a[i, v])",
-                       [lp.GlobalArg("a,b", np.float32, shape=("n", 4)), lp.ValueArg("n", np.int32)],
-                       assumptions=ASSUME, lang_version=(2018, 2), name="float4_sqrt")
-    k = lp.tag_inames(lp.tag_array_axes(k, "a,b", "c,vec"), {"v": "vec"})
-    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+    return _by_vectors("float4_sqrt", "vec", "a,b", value="sqrt(a[i, v])")
 
 
 def atomic_set_then_add():

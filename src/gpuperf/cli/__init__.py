@@ -157,7 +157,9 @@ def _writable_cache_home() -> None:
 def _private_folder(wanted: Path) -> Path:
     """``wanted``, made or found as a folder only this user can enter (caches hold pickles, read back
     as code would be); another folder of the temporary folder where ``wanted`` is not so."""
+    import atexit
     import os
+    import shutil
     import stat
     import tempfile
     from pathlib import Path
@@ -172,9 +174,6 @@ def _private_folder(wanted: Path) -> Path:
     found = os.lstat(wanted)
     if stat.S_ISDIR(found.st_mode) and found.st_uid == os.getuid() and not found.st_mode & 0o077:
         return wanted
-    import atexit
-    import shutil
-
     made = Path(tempfile.mkdtemp(prefix="gpuperf-cache-"))  # someone else's, or open to others: not ours
     atexit.register(shutil.rmtree, made, ignore_errors=True)  # kept for no later run: removed at exit
     return made

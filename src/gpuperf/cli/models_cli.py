@@ -153,10 +153,7 @@ def numeric_features(frame: pd.DataFrame, features: Sequence[str], where: str) -
                 way_out = ("the roofline needs it for this row's f64 work: leave such rows out"
                            if column == "gpu_peak_f64_gflops" and "flops_f64" in features else
                            "fit with --features naming the descriptor columns every GPU you price has")
-                field = column.removeprefix("gpu_")
-                listed = _descriptor_field(gpu, field)
-                lacks = (f"gives {field} as {listed!r}, not a number" if isinstance(listed, str) and listed
-                         else f"has no {field}")
+                lacks = _descriptor_lacks(gpu, column.removeprefix("gpu_"))
                 raise GpuperfError(
                     f"{where}: {row_location(out, position)}: the descriptor of GPU '{gpu}' {lacks} "
                     f"(see gpuperf gpus), and the model uses {column}; {way_out}"
@@ -171,14 +168,15 @@ def _counted(count: int, what: str, none: str) -> str:
     return none if count == 0 else f"{count} {what}{'s' if count != 1 else ''}"
 
 
-def _descriptor_field(gpu: str, field: str) -> object:
-    """The value the descriptor of ``gpu`` lists for ``field`` (None where it lists none)."""
+def _descriptor_lacks(gpu: str, field: str) -> str:
+    """What the descriptor of ``gpu`` does wrong for a numeric ``field``: gives it as text, or has none."""
     from gpuperf.hardware import get_gpu
 
     try:
-        return getattr(get_gpu(str(gpu)), field, None)
+        listed = getattr(get_gpu(str(gpu)), field, None)
     except GpuperfError:
-        return None
+        listed = None
+    return f"gives {field} as {listed!r}, not a number" if isinstance(listed, str) and listed else f"has no {field}"
 
 
 # -- preparing a table for a model -----------------------------------------------------------------
@@ -704,10 +702,7 @@ def predict_table_command(
     if gpu is not None:  # a field the --gpu's descriptor lacks is the GPU's, not the table's
         for column in (str(c) for c in names if str(c).startswith("gpu_") and c in table.columns):
             if len(table) and table[column].isna().all():
-                field = column.removeprefix("gpu_")
-                listed = _descriptor_field(gpu, field)
-                lacks = (f"gives {field} as {listed!r}, not a number" if isinstance(listed, str) and listed
-                         else f"has no {field}")
+                lacks = _descriptor_lacks(gpu, column.removeprefix("gpu_"))
                 raise GpuperfError(f"--gpu {gpu}: its descriptor {lacks} (see gpuperf gpus), and the model uses "
                                    f"{column}; fit with --features naming the descriptor columns every GPU you "
                                    "price has")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuperf.errors import GpuperfError
 from gpuperf.features.access import warp_access_summary
-from gpuperf.features.counts import Evaluated, symbolic_counts
+from gpuperf.features.counts import Evaluated, EvaluatedAccess, symbolic_counts
 from gpuperf.features.lanes import made_count
 from gpuperf.kernels.kernel import Kernel
 
@@ -147,6 +147,12 @@ FEATURES: tuple[Feature, ...] = (
 OCCUPANCY_FEATURES = ("registers_per_thread", "occupancy", "active_blocks_per_sm", "active_warps_per_sm")
 
 
+def made_accesses(access: EvaluatedAccess) -> float:
+    """The accesses the work-items make of one evaluated access: switched-off lanes left out, a float4
+    one access for its four elements."""
+    return made_count(access.count, access.record.lanes) / access.record.vector
+
+
 def _features_from_counts(evaluated: Evaluated) -> dict[str, float]:
     named = evaluated.named()
     threads = evaluated.threads
@@ -166,12 +172,11 @@ def _features_from_counts(evaluated: Evaluated) -> dict[str, float]:
     features["local_memory_bytes"] = float(evaluated.local_memory_bytes)
     for space in ("global", "local"):
         for direction, plural in (("load", "loads"), ("store", "stores")):
-            made = sum(made_count(a.count, a.record.lanes) / a.record.vector for a in evaluated.accesses
+            made = sum(made_accesses(a) for a in evaluated.accesses
                        if a.record.space == space and a.record.direction == direction)
             features[f"{space}_{plural}_per_thread"] = per_thread(made)
     features["atomic_updates_per_thread"] = per_thread(sum(
-        made_count(a.count, a.record.lanes) / a.record.vector for a in evaluated.accesses
-        if a.record.atomic and a.record.direction == "store"))
+        made_accesses(a) for a in evaluated.accesses if a.record.atomic and a.record.direction == "store"))
     features["cache_lines_per_warp_access"] = summary.cache_lines_per_warp_access
     features["sectors_per_warp_access"] = summary.sectors_per_warp_access
     features["max_cache_lines_per_warp_access"] = summary.max_cache_lines_per_warp_access

@@ -10,7 +10,7 @@ conditionals. How often each context runs comes from ``gpuperf.features.domains`
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import loopy as lp
 import numpy as np
@@ -70,7 +70,7 @@ class Walker:
         self.address_spaces = address_spaces(kernel, domains)
         self._patterns: dict[tuple, IndexPattern] = {}
         self._atomic: set[str] = set()  # the variables the current instruction updates atomically
-        self._made: list[tuple[frozenset[str], int]] = []  # where the current instruction's accesses went
+        self._vectorised = True  # whether loopy vectorises the current instruction along its vec inames
         self.unvectorised: set[frozenset[str]] = set()  # contexts of instructions loopy unrolls, not vectorises
 
     # -- helpers ------------------------------------------------------------------------------
@@ -85,11 +85,13 @@ class Walker:
     def instruction(self, insn) -> None:  # noqa: ANN001
         context = frozenset(insn.within_inames)
         self._atomic = {a.var_name for a in getattr(insn, "atomicity", ()) if isinstance(a, (AtomicUpdate, AtomicInit))}
-        self._made = []
+        vector = self.domains.vector_inames & context
+        self._vectorised = all(self._vectorisable(insn, iname) for iname in vector)
+        if not self._vectorised:  # loopy unrolls it: scalar accesses, and its vec iname a loop
+            self.unvectorised.add(context)
         for assignee in insn.assignees:
             self.walk(assignee, context, "store", insn.id)
         self.walk(insn.expression, context, "load", insn.id)
-        self._unroll_what_loopy_cannot_vectorise(insn, context)
         if insn.predicates:
             self.conditionals[context] = self.conditionals.get(context, 0) + 1
 
@@ -174,21 +176,10 @@ class Walker:
         self.add_op(inner, self.dtype(expr), operation)
         self.walk(expr.expr, inner, direction, insn_id)
 
-    def _unroll_what_loopy_cannot_vectorise(self, insn, context: frozenset[str]) -> None:  # noqa: ANN001
-        """An instruction loopy cannot vectorise along its ``vec`` iname (loopy's own check: the iname
-        indexing a plain axis, a function call, a length other than the array's, ...) is unrolled by
-        loopy: its accesses are scalar and its ``vec`` iname a loop."""
-        vector = self.domains.vector_inames & context
-        if not vector or all(self._vectorisable(insn, iname) for iname in vector):
-            return
-        for where, position in self._made:
-            access, insn_id = self.accesses[where][position]
-            self.accesses[where][position] = (replace(access, vector=1), insn_id)
-        self.unvectorised.add(context)
-
     def _vectorisable(self, insn, iname: str) -> bool:  # noqa: ANN001
         """Whether loopy vectorises ``insn`` along ``iname`` (``VectorizabilityChecker``, as its code
-        generation asks: a vector right-hand side needs a vector target)."""
+        generation asks: a vector right-hand side needs a vector target). Where it does not (the iname
+        indexing a plain axis, a function call, a length other than the array's, ...) it unrolls."""
         extent = self.domains.extents.get(iname)
         if not isinstance(extent, int) or not isinstance(insn, Assignment):
             return False
@@ -244,8 +235,7 @@ class Walker:
             itemsize=np.dtype(dtype.numpy_dtype).itemsize,
             granularity=granularity,
             pattern=pattern,
-            vector=1 if subscript is None else self.vector_width(array, subscript.index_tuple),
+            vector=1 if subscript is None or not self._vectorised else self.vector_width(array, subscript.index_tuple),
             atomic=name in self._atomic,
         )
         self.accesses.setdefault(context, []).append((access, insn_id))
-        self._made.append((context, len(self.accesses[context]) - 1))
