@@ -144,12 +144,13 @@ def test_warp_access_summary_weights_accesses_by_their_warp_requests():
 
     def acc(var, stride, count, lanes=None):
         return NS(record=NS(space="global", problem=None, variable=var, direction="load", instruction="", itemsize=4,
-                            lanes=lanes, vector=1),
+                            lanes=lanes, vector=1, padded_vector=1),
                   count=count, lid_strides={0: stride}, offset=None, outer=None)
     s = warp_access_summary(NS(local=(64, 1, 1), accesses=[acc("a", 1, 6400, half), acc("b", 2, 6400)]))
     assert [a.requests for a in s.accesses] == [100, 200]
     assert s.cache_lines_per_warp_access == pytest.approx((100 * 1 + 200 * 2) / 300)
     assert s.sectors_per_warp_access == pytest.approx((100 * 4 + 200 * 8) / 300)
+    assert s.max_cache_lines_over_fewest == 2  # b: 2 lines for 32 floats, which fit in 1
 
 
 def test_a_fetch_pass_counts_only_the_lanes_it_runs_on():
@@ -298,6 +299,29 @@ def test_a_float4_access_is_one_contiguous_access_per_work_item_not_four_strided
     for counted in (vector, scalar):  # 32 lanes x 16 bytes: 4 lines, 16 sectors, either way
         assert (counted["cache_lines_per_warp_access"], counted["sectors_per_warp_access"]) == (4, 16)
         assert counted["global_bytes"] == 2 * 16 * 4096
+
+
+def test_a_float4_access_is_coalesced_for_the_coalescing_rule_though_it_touches_4_lines():
+    """32 float4 lanes touch 4 lines, as many as their 512 bytes need: the coalescing entry applied
+    (its rule was 'more than 3 lines') and the advisor predicted 3.9x from coalescing a float4 copy."""
+    from gpuperf.decisions.advice_features import kernel_features
+    from gpuperf.decisions.advisor import _condition_holds
+    from gpuperf.decisions.optimizations import load_optimizations
+
+    coalescing = load_optimizations()["coalescing"]
+    for name in ("float4_copy", "float3_copy"):
+        counted = features(name)
+        assert counted["max_cache_lines_per_warp_access"] == 4
+        assert counted["max_cache_lines_over_fewest"] == 1
+        assert not _condition_holds(coalescing, kernel_features(get_kernel(f"{KERNELS}:{name}"), {"n": 4096}))
+    strided = features("unrolled_fours")  # a[4 i + j], one float a lane: 4 lines for 128 bytes
+    assert strided["max_cache_lines_over_fewest"] == 4
+    scattered = features("one_scattered_load")
+    assert scattered["max_cache_lines_over_fewest"] == 32
+    assert _condition_holds(coalescing, kernel_features(get_kernel(f"{KERNELS}:one_scattered_load"), {"n": 4096}))
+    # features without it (a profile's): the most lines stand for it, as for 4-byte elements
+    assert _condition_holds(coalescing, {"max_cache_lines_per_warp_access": 8.0})
+    assert not _condition_holds(coalescing, {"max_cache_lines_per_warp_access": 2.0})
 
 
 def test_the_count_model_prices_a_float4_store_as_contiguous():

@@ -57,19 +57,24 @@ GPU_FEATURES = (
 )
 MODEL_FEATURES = ADVICE_FEATURES + CHANGE_FEATURES + GPU_FEATURES
 # Features an entry's ``applies_when`` may use besides the models' (no source of training pairs fills
-# them): the most lines one access touches, where the average over accesses hides a scattered one.
-CONDITION_FEATURES = ("max_cache_lines_per_warp_access",)
+# them): the most lines one access touches, where the average over accesses hides a scattered one, and
+# the most lines one access touches over the fewest its bytes fit in (a float4 access touching 4 lines
+# is coalesced).
+CONDITION_FEATURES = ("max_cache_lines_per_warp_access", "max_cache_lines_over_fewest")
 FLOAT_BYTES = 4
 
 
 def with_condition_features(features: Mapping[str, float]) -> dict[str, float]:
     """``features`` with the condition features a source lacks: where the most lines of one access is
     not known (a profile's counters give only the average), the average stands for it (the most is
-    at least that)."""
+    at least that); where the lines over the fewest are not known, the most lines stand for them, as
+    for 4-byte elements (a line holds 32 lanes' worth)."""
     filled = dict(features)
-    most = filled.get("max_cache_lines_per_warp_access", math.nan)
-    if most is None or pd.isna(most):
-        filled["max_cache_lines_per_warp_access"] = filled.get("cache_lines_per_warp_access", math.nan)
+    for name, stand_in in (("max_cache_lines_per_warp_access", "cache_lines_per_warp_access"),
+                           ("max_cache_lines_over_fewest", "max_cache_lines_per_warp_access")):
+        value = filled.get(name, math.nan)
+        if value is None or pd.isna(value):
+            filled[name] = filled.get(stand_in, math.nan)
     return filled
 
 

@@ -53,6 +53,7 @@ class AccessLines:
     alignment: str  # "known", "averaged", "assumed" (lane 0 on a line boundary) or "" if not analysable
     reason: str | None
     requests: float  # warp requests per launch: warps with at least one lane making the access
+    fewest: float | None = None  # the fewest lines the same distinct bytes fit in, per warp request
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class WarpAccessSummary:
     sectors_per_warp_access: float
     analysable_fraction: float
     max_cache_lines_per_warp_access: float = math.nan  # the largest of the accesses' average lines
+    max_cache_lines_over_fewest: float = math.nan  # the largest of the accesses' lines over their fewest
 
 
 def warp_patterns(lid_strides: tuple[tuple[int, int], ...], local: tuple[int, int, int],
@@ -140,6 +142,21 @@ def lines_touched(
     return total / warps, starts_seen, warps
 
 
+@lru_cache(maxsize=65536)
+def fewest_lines(lid_strides: tuple[tuple[int, int], ...], local: tuple[int, int, int], lane_bytes: int,
+                 line: int, active: bytes | None = None) -> float:
+    """The fewest ``line``-byte lines the distinct addresses of a warp's active lanes fit in, each
+    lane moving ``lane_bytes``, averaged over the group's warps with an active lane as
+    :func:`lines_touched` is: what a coalesced access of the same width touches (4 for 32 float4
+    lanes, 1 for 32 lanes reading one float)."""
+    patterns = warp_patterns(lid_strides, local, active)
+    warps = sum(len(firsts) for firsts in patterns.values())
+    if not warps:
+        return 0.0
+    total = sum(len(firsts) * math.ceil(len(set(pattern)) * lane_bytes / line) for pattern, firsts in patterns.items())
+    return total / warps
+
+
 def access_lines(access: EvaluatedAccess, local: tuple[int, int, int]) -> AccessLines:
     """The LIFT lines and sectors of one evaluated global access."""
     record = access.record
@@ -164,10 +181,13 @@ def access_lines(access: EvaluatedAccess, local: tuple[int, int, int]) -> Access
     if record.lanes is None:
         lines, starts, _ = lines_touched(strides, local, record.itemsize, LINE_BYTES, offset, outer)
         sectors, _, _ = lines_touched(strides, local, record.itemsize, SECTOR_BYTES, offset, outer)
+        fewest = fewest_lines(strides, local, record.itemsize * record.padded_vector, LINE_BYTES)
     else:
-        lines, sectors, starts = masked_lines(record.lanes, record.itemsize, strides, local, offset, outer)
+        lines, sectors, starts, fewest = masked_lines(record.lanes, record.itemsize, strides, local, offset, outer,
+                                                      record.padded_vector)
     alignment = "assumed" if not known else ("known" if starts == 1 else "averaged")
-    return AccessLines(**named, lines=lines, sectors=sectors, analysable=True, alignment=alignment, reason=None)
+    return AccessLines(**named, lines=lines, sectors=sectors, analysable=True, alignment=alignment, reason=None,
+                       fewest=fewest)
 
 
 def masked_lines(
@@ -177,10 +197,12 @@ def masked_lines(
     local: tuple[int, int, int],
     offset: int | None,
     outer: tuple[tuple[int, int, int], ...] | None,
-) -> tuple[float, float, int]:
-    """(lines and sectors per request, the most lane-0 offsets averaged over) of an access whose
-    lanes are masked: each pass (chunk) with its lanes and its tied loops' values."""
-    lines = sectors = 0.0
+    vector: int = 1,
+) -> tuple[float, float, int, float]:
+    """(lines and sectors per request, the most lane-0 offsets averaged over, the fewest lines per
+    request) of an access whose lanes are masked, each lane moving ``vector`` elements: each pass
+    (chunk) with its lanes and its tied loops' values."""
+    lines = sectors = fewest = 0.0
     warps = starts = 0
     for values, active in mask.chunks:
         fixed = outer
@@ -194,18 +216,21 @@ def masked_lines(
         chunk_sectors, _, _ = lines_touched(strides, local, itemsize, SECTOR_BYTES, offset, fixed, active)
         lines += chunk_warps * chunk_lines
         sectors += chunk_warps * chunk_sectors
+        fewest += chunk_warps * fewest_lines(strides, local, itemsize * vector, LINE_BYTES, active)
         warps += chunk_warps
         starts = max(starts, chunk_starts)
     if not warps:
-        return 0.0, 0.0, starts
-    return lines / warps, sectors / warps, starts
+        return 0.0, 0.0, starts, 0.0
+    return lines / warps, sectors / warps, starts, fewest / warps
 
 
 def warp_access_summary(evaluated: Evaluated) -> WarpAccessSummary:
-    """Per-access lines and sectors, their averages over the warp requests of every access, and the
-    most lines any one access touches per warp request.
+    """Per-access lines and sectors, their averages over the warp requests of every access, the
+    most lines any one access touches per warp request, and the largest ratio of an access's lines to
+    the fewest its bytes fit in (1: coalesced, whatever the element's width).
 
-    The averages and the most are 0 when the kernel has no global access and NaN when none is analysable.
+    The averages and the most are 0 when the kernel has no global access and NaN when none is analysable
+    (the ratio: 1 and NaN).
     """
     results = tuple(
         access_lines(access, evaluated.local)
@@ -215,13 +240,15 @@ def warp_access_summary(evaluated: Evaluated) -> WarpAccessSummary:
     weight = sum(r.requests for r in results if r.analysable)
     everything = sum(r.requests for r in results)
     if not results:
-        return WarpAccessSummary(results, 0.0, 0.0, 1.0, 0.0)
+        return WarpAccessSummary(results, 0.0, 0.0, 1.0, 0.0, 1.0)
     if weight == 0:
-        return WarpAccessSummary(results, math.nan, math.nan, 0.0, math.nan)
+        return WarpAccessSummary(results, math.nan, math.nan, 0.0, math.nan, math.nan)
     lines = sum(r.requests * r.lines for r in results if r.analysable) / weight  # type: ignore[operator]
     sectors = sum(r.requests * r.sectors for r in results if r.analysable) / weight  # type: ignore[operator]
-    most = max(r.lines for r in results if r.analysable and r.requests > 0)  # type: ignore[type-var]
-    return WarpAccessSummary(results, lines, sectors, weight / everything, float(most))
+    made = [r for r in results if r.analysable and r.requests > 0]
+    most = max(r.lines for r in made)  # type: ignore[type-var]
+    over_fewest = max(r.lines / r.fewest if r.fewest else 1.0 for r in made)  # type: ignore[operator]
+    return WarpAccessSummary(results, lines, sectors, weight / everything, float(most), float(over_fewest))
 
 
 def sectors_per_request(summary: WarpAccessSummary, direction: str) -> float:

@@ -78,6 +78,11 @@ class AccessRecord:
     vector: int = 1  # elements one access moves (a float4 access: 4 of ``count``'s elements)
     atomic: bool = False  # the load or store of an atomic update (a read-modify-write by the memory system)
 
+    @property
+    def padded_vector(self) -> int:
+        """Elements one access occupies in memory: a float3 is stored as a float4."""
+        return 4 if self.vector == 3 else self.vector
+
 
 @dataclass
 class SymbolicCounts:
@@ -199,7 +204,7 @@ class EvaluatedAccess:
         stride = self.lid_strides[0]
         if stride is None:
             return "nonaffine"
-        padded = 4 if self.record.vector == 3 else self.record.vector  # a float3 is stored as a float4
+        padded = self.record.padded_vector
         if padded > 1 and stride % padded == 0:  # in vectors: float4s side by side
             stride //= padded
         return {0: "stride0", 1: "stride1"}.get(abs(stride), "stride_gt1")
