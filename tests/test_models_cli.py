@@ -391,6 +391,41 @@ def test_evaluate_leave_one_gpu_out_reports_every_gpu(tables, capsys, tmp_path):
     assert saved["evaluations"]["leave-one-gpu-out"]["overall"]["mape"] == pytest.approx(result["overall"]["mape"])
 
 
+def test_evaluate_shows_its_progress_fold_by_fold_unless_asked_not_to(tables, capsys, monkeypatch):
+    """evaluate ran a minute on the bundled Rodinia table with nothing on the screen."""
+    import gpuperf.cli.models_cli as models_cli
+
+    shown = []
+    real = models_cli.progress_bar
+
+    class Recording:
+        def __init__(self, hidden):
+            self.bar, self.hidden = real(True), hidden
+
+        def __enter__(self):
+            self.bar.__enter__()
+            return self
+
+        def __exit__(self, *exc):
+            return self.bar.__exit__(*exc)
+
+        def add_task(self, description, total=None):
+            shown.append((self.hidden, description, total))
+            return self.bar.add_task(description, total=total)
+
+        def update(self, task, completed, total):
+            shown.append((self.hidden, completed, total))
+
+    monkeypatch.setattr(models_cli, "progress_bar", Recording)
+    args = ["evaluate", str(tables["generic"]), "--model", "lr", "--protocol", "leave-one-gpu-out"]
+    assert main(args) == 0 and main([*args, "--no-progress"]) == 0
+    held = len(GPUS)
+    assert shown[0] == (False, "fitting lr with each gpu held out", held)
+    assert [s[1:] for s in shown[1:held + 2]] == [(done, held) for done in range(held + 1)]
+    assert all(hidden for hidden, *_ in shown[held + 2:]) and len(shown) == 2 * (held + 2)
+    capsys.readouterr()
+
+
 def test_evaluate_leave_one_kernel_out_and_per_kernel_fits(tables, capsys):
     by_kernel = run_json(capsys, "evaluate", tables["generic"], "--model", "gbt", "--protocol",
                          "leave-one-kernel-out")

@@ -30,6 +30,7 @@ import typer
 
 from gpuperf.cli.output import model_output_file, new_output_file, print_json, print_table, report_folder
 from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.progress import progress_bar
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -840,6 +841,7 @@ def evaluate_command(
         "input.size.1,input.size.2); each combination of their values is held out in turn")] = None,
     as_json: JsonArg = False,
     report: ReportArg = None,
+    no_progress: Annotated[bool, typer.Option("--no-progress", metavar="", help="no progress bar")] = False,
 ) -> None:
     """Hold out each GPU (kernel, or problem size) in turn: fit on the other rows, predict the held-out ones."""
     from gpuperf.evaluation.protocols import leave_one_group_out
@@ -860,9 +862,11 @@ def evaluate_command(
         raise GpuperfError(f"{where}: {protocol} needs measured rows of at least two values of {group}; the table "
                            f"holds {'one' if len(held) else 'none'}{f' ({held[0]})' if len(held) else ''}")
     estimator = build_estimator(options, prepared.features, prepared.table_kind)
-    with fitting_errors(where, options.name):
+    with fitting_errors(where, options.name), progress_bar(no_progress or as_json) as bar:
+        task = bar.add_task(f"fitting {options.name} with each {group} held out", total=len(held))
         evaluation = leave_one_group_out(estimator, prepared.frame, prepared.features, columns, name=protocol,
-                                         fit_by="kernel" if per_kernel else None)
+                                         fit_by="kernel" if per_kernel else None,
+                                         progress=lambda done, total: bar.update(task, completed=done, total=total))
     result = {
         "dataset": where,
         "model": options.name,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -207,12 +207,14 @@ def leave_one_group_out(
     balance_by: Sequence[str] = ("kernel", "gpu"),
     seed: int = 0,
     name: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Evaluation:
     """For each value of ``group`` (or those listed in ``groups``): fit on every other row, predict it.
 
     ``fit_by`` fits one model per value of those columns (e.g. one per kernel, as Amaris et al.);
     held-out rows whose ``fit_by`` value has no training rows are skipped and counted.
     ``max_train_rows`` caps the training rows per ``balance_by`` cell (a random subsample).
+    ``progress(done, total)`` is called before the first held-out group and after each.
     """
     columns = _as_columns(group)
     where = name or f"leave-one-{'-'.join(columns)}-out"
@@ -227,7 +229,7 @@ def leave_one_group_out(
         raise GpuperfError(f"{where}: no rows for held-out group(s) {', '.join(unknown)}")
     folds = [(g, labels.ne(g)) for g in wanted]
     return _run(estimator, frame, features, folds, where, tuple(columns), target, fit_by,
-                max_train_rows, balance_by, seed)
+                max_train_rows, balance_by, seed, progress)
 
 
 def natural_key(value: object) -> tuple:
@@ -272,7 +274,8 @@ def _group_text(group: object, whole: bool) -> str:
     return str(group)
 
 
-def _run(estimator, frame, features, folds, name, group, target, fit_by, max_train_rows, balance_by, seed):
+def _run(estimator, frame, features, folds, name, group, target, fit_by, max_train_rows, balance_by, seed,
+         progress=None):
     whole = isinstance(max_train_rows, (int, np.integer)) and not isinstance(max_train_rows, bool)
     if max_train_rows is not None and (not whole or max_train_rows < 1):
         raise GpuperfError(f"{name}: max_train_rows {max_train_rows!r} must be a whole number, at least 1 (or None)")
@@ -280,7 +283,9 @@ def _run(estimator, frame, features, folds, name, group, target, fit_by, max_tra
     keys = [c for c in (*KEY_COLUMNS, *(fit_by or ()), *group) if c in frame.columns]
     keys = list(dict.fromkeys(keys))
     parts, skipped = [], {}
-    for fold, train_mask in folds:
+    if progress is not None:
+        progress(0, len(folds))
+    for done, (fold, train_mask) in enumerate(folds, start=1):
         train, test = frame.loc[train_mask], frame.loc[~train_mask]
         if len(train) == 0:
             raise GpuperfError(f"{name}: no training rows when holding out {fold}")
@@ -299,6 +304,8 @@ def _run(estimator, frame, features, folds, name, group, target, fit_by, max_tra
         part["bounded"] = bounded[kept].to_numpy(dtype=bool)
         part["row"] = test.index[kept]
         parts.append(part)
+        if progress is not None:
+            progress(done, len(folds))
     predictions = pd.concat(parts, ignore_index=True)
     return Evaluation(name=name, group=tuple(group), predictions=predictions, skipped=skipped)
 
