@@ -369,3 +369,15 @@ def test_an_atomic_initialisation_counts_as_loopys_statistics_count_it():
     kernel = get_kernel(f"{KERNELS}:atomic_set_then_add")
     fast = extract_features(kernel, {"n": 4096})
     assert symbolic_counts(kernel).method == "fast" and fast["atomic_updates_per_thread"] == 2
+
+
+def test_loopys_statistics_say_they_count_a_float4_access_element_by_element():
+    """The fallback path counts a float4 access as four strided ones; it now says so."""
+    from gpuperf.features.counts import symbolic_counts
+
+    said = "element by element"
+    vector = get_kernel(f"{KERNELS}:float4_copy")
+    assert any(said in note for note in symbolic_counts(vector, method="loopy", disk_cache=False).notes)
+    assert not any(said in note for note in symbolic_counts(vector, method="fast", disk_cache=False).notes)
+    plain = get_kernel(f"{KERNELS}:unrolled_fours")
+    assert not any(said in note for note in symbolic_counts(plain, method="loopy", disk_cache=False).notes)

@@ -38,7 +38,7 @@ from gpuperf.features.expressions import Evaluator
 from gpuperf.features.lanes import LaneMask
 
 SUBGROUP_SIZE = 32
-FORMAT_VERSION = 5  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
+FORMAT_VERSION = 6  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
 
 
 def dtype_name(dtype: Any) -> str:
@@ -324,6 +324,10 @@ def loopy_counts(program: lp.TranslationUnit) -> SymbolicCounts:
             )
         )
     syncs = {sync.kind: pw_qpolynomial_to_expr(value) for sync, value in sync_map.items()}
+    notes = [*structure.notes, "loopy's statistics give no index offsets: lane 0 assumed line-aligned"]
+    if _vectorised_inames(program):
+        notes.append("loopy's statistics count a vector access (float4, a 'vec' iname) element by element: here "
+                     "it is that many strided accesses, not one contiguous one")
     return SymbolicCounts(
         params=structure.params,
         ops=ops,
@@ -335,9 +339,17 @@ def loopy_counts(program: lp.TranslationUnit) -> SymbolicCounts:
         loop_iterations=structure.loop_iterations,
         local_memory_bytes=structure.local_memory_bytes,
         method="loopy",
-        notes=(*structure.notes, "loopy's statistics give no index offsets: lane 0 assumed line-aligned"),
+        notes=tuple(notes),
         assumptions=str(program.default_entrypoint.assumptions),
     )
+
+
+def _vectorised_inames(program: lp.TranslationUnit) -> list[str]:
+    """The entry kernel's inames tagged 'vec'."""
+    from loopy.kernel.data import VectorizeTag
+
+    kernel = program.default_entrypoint
+    return sorted(name for name, iname in kernel.inames.items() if any(isinstance(t, VectorizeTag) for t in iname.tags))
 
 
 def to_workitems(expr: Expr, granularity: str | None, group_size: int) -> Expr:
