@@ -14,7 +14,7 @@ from gpuperf.cli import main
 from gpuperf.decisions.exploration import make_explorer
 from gpuperf.decisions.explorers import run_search
 from gpuperf.decisions.space import Space, read_space
-from gpuperf.decisions.tune import GuidedSearch, candidate_configurations, tune_space
+from gpuperf.decisions.tune import GuidedSearch, candidate_configurations, training_spaces, tune_space
 from gpuperf.errors import GpuperfError
 from gpuperf.kernels.space import InvalidVariant, VariantSpace, get_space
 
@@ -93,6 +93,29 @@ def test_guided_search_takes_training_tables_as_well_as_spaces(tmp_path):
     assert asked["frame"] == asked["file"] == asked["one path"] == asked["spaces"]
     with pytest.raises(GpuperfError, match="train: int is not a Space, a table or a path to one"):
         GuidedSearch(target.configs, ["x", "y"], [3])
+
+
+def test_guided_search_takes_a_bundled_table_of_several_kernels_by_name():
+    """The README's 'bundled names' failed: another kernel's space sharing no configuration was an
+    error. Now, as explore's --train: with kernel=, only that kernel's rows train; without, spaces
+    sharing no configuration are left out; each with a note."""
+    from gpuperf.datasets import load_dataset
+    from gpuperf.errors import GpuperfNote
+
+    params = ["local_x", "local_y", "outputs_y", "prefetch", "unroll"]
+    h200 = load_dataset("stencil_spaces_h200")
+    configs = h200.loc[h200["kernel"].eq("srad1"), params].reset_index(drop=True)
+    with pytest.warns(GpuperfNote, match="only its rows of srad1"):
+        own = GuidedSearch(configs, params, "stencil_spaces_h100", kernel="srad1", seed=0)
+    with pytest.warns(GpuperfNote, match="only its rows of srad1"):
+        trained = training_spaces(load_dataset("stencil_spaces_h100"), params, own.space)
+    assert [s.where for s in trained] == ["table (srad1)"]
+    with pytest.warns(GpuperfNote, match="share no configuration with search and are left out"):
+        every = GuidedSearch(configs, params, "stencil_spaces_h100", seed=0)
+    with pytest.warns(GpuperfNote, match="share no configuration"):
+        kept = {s.where for s in training_spaces("stencil_spaces_h100", params, every.space)}
+    assert "stencil_spaces_h100 (srad1)" in kept and "stencil_spaces_h100 (hotspot2d)" not in kept
+    assert own.ask() in range(len(configs)) and every.ask() in range(len(configs))
 
 
 def test_tell_refuses_repeats_and_bad_times():

@@ -111,61 +111,12 @@ def other_gpus_spaces(space, train: list[str], target: str | None, size_columns:
     measured elsewhere)."""
     from gpuperf.decisions.exploration import measured_elsewhere
     from gpuperf.decisions.space import read_training_spaces
+    from gpuperf.decisions.training import same_kernel_where_held, sharing_configurations
 
     spaces = [s for path in train for s in same_kernel_where_held(
         space, read_training_spaces(path, space.params, target, size_columns), path, size_columns)]
     others = measured_elsewhere(space, spaces, size_columns, label="--train")
-    return _sharing_configurations(space, others)
-
-
-def _sharing_configurations(space, others: list) -> list:
-    """``others`` without those that share no configuration with ``space`` (another kernel's space in
-    a table of several, for a space that names no kernel), noted; all of them if none shares one
-    (the search then names the first in its error)."""
-    import numpy as np
-
-    from gpuperf.decisions.space import transfer_matrix
-
-    sharing = ~np.isnan(transfer_matrix(space, others)).all(axis=0)
-    if not sharing.any() or sharing.all():
-        return others
-    left_out = [other.where for other, shares in zip(others, sharing) if not shares]
-    print(f"note: --train: {len(left_out)} space(s) share no configuration with {space.where} and are left out "
-          f"({', '.join(left_out[:3])}{', ...' if len(left_out) > 3 else ''})", file=sys.stderr)
-    return [other for other, shares in zip(others, sharing) if shares]
-
-
-def _kernels(space) -> set[str]:
-    return set(space.extra["kernel"].dropna().astype(str)) if "kernel" in space.extra.columns else set()
-
-
-def same_kernel_where_held(space, spaces: list, where: str, size_columns: list[str] = ()) -> list:
-    """``spaces`` (one training table's) without those of other kernels, where the table holds
-    ``space``'s kernel measured elsewhere (noted); otherwise all of them."""
-    from gpuperf.decisions.space import same_kernel_and_gpu
-
-    own = _kernels(space)
-    same = [other for other in spaces if own and _kernels(other) == own]
-    elsewhere = [other for other in same if not same_kernel_and_gpu(space, other, size_columns)]
-    if not elsewhere or len(same) == len(spaces):
-        return spaces
-    return _only_own_kernel(spaces, same, where, "the space's", sorted(own))
-
-
-def own_kernel_spaces(space_name: str, spaces: list, where: str) -> list:
-    """``spaces`` (one tune --train table's) without those of other kernels, where the table holds the
-    tuned space's own kernel (noted); otherwise all of them. Unlike explore and ask
-    (:func:`same_kernel_where_held`), its own GPU's rows count: no row of tune's is the run itself."""
-    same = [other for other in spaces if _kernels(other) == {space_name}]
-    if not same or len(same) == len(spaces):
-        return spaces
-    return _only_own_kernel(spaces, same, where, "the tuned space's", [space_name])
-
-
-def _only_own_kernel(spaces: list, same: list, where: str, whose: str, kernels: list[str]) -> list:
-    print(f"note: --train {where}: only its rows of {', '.join(kernels)}, {whose} own kernel "
-          f"({len(spaces) - len(same)} space(s) of other kernels left out)", file=sys.stderr)
-    return same
+    return sharing_configurations(space, others)
 
 
 def ask_command(
@@ -650,6 +601,7 @@ def tune_command(
     from gpuperf.cli.output import parse_params, space_sizes
     from gpuperf.datasets import write_dataset_csv
     from gpuperf.decisions.space import read_training_spaces
+    from gpuperf.decisions.training import own_kernel_spaces
     from gpuperf.decisions.tune import earlier_trials, tune_space
     from gpuperf.kernels.loader import resolved_user_spec
     from gpuperf.kernels.space import get_space

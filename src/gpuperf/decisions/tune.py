@@ -47,12 +47,16 @@ RANKED_PICKS = 3
 TrainingData = Space | pd.DataFrame | str | Path  # what training_spaces reads
 
 
-def training_spaces(train: TrainingData | Sequence[TrainingData], params: Sequence[str]) -> list[Space]:
+def training_spaces(train: TrainingData | Sequence[TrainingData], params: Sequence[str],
+                    search: Space | None = None) -> list[Space]:
     """Each of ``train`` as measured spaces: a :class:`Space` as it is; a table (a DataFrame, a
     CSV or Parquet file, a bundled dataset's name) or a Kernel Tuner cache as one space per
     kernel, GPU and problem size (:func:`~gpuperf.decisions.space.read_training_spaces`). Tables
-    are taken whole: leave out the rows of the GPU being tuned."""
+    are taken whole: leave out the rows of the GPU being tuned. For a ``search`` space, a table
+    holding its kernel gives only that kernel's spaces, and spaces sharing no configuration with it
+    are left out (each noted, as explore's ``--train``)."""
     from gpuperf.decisions.space import read_training_spaces, training_spaces_from_frame
+    from gpuperf.decisions.training import same_kernel_where_held, sharing_configurations
 
     if isinstance(train, (str, Path, pd.DataFrame, Space)):
         train = [train]
@@ -60,21 +64,29 @@ def training_spaces(train: TrainingData | Sequence[TrainingData], params: Sequen
     for item in train:
         if isinstance(item, Space):
             spaces.append(item)
-        elif isinstance(item, pd.DataFrame):
-            spaces += training_spaces_from_frame(item, params)
+            continue
+        if isinstance(item, pd.DataFrame):
+            found, where = training_spaces_from_frame(item, params), "table"
         elif isinstance(item, (str, Path)):
-            spaces += read_training_spaces(item, params)
+            found, where = read_training_spaces(item, params), str(item)
         else:
             raise GpuperfError(f"train: {type(item).__name__} is not a Space, a table or a path to one")
-    return spaces
+        spaces += found if search is None else same_kernel_where_held(search, found, where, label="train")
+    return spaces if search is None or not spaces else sharing_configurations(search, spaces, label="train")
 
 
 class GuidedSearch:
-    """Which configuration to measure next, refitted on every result (see the module docstring)."""
+    """Which configuration to measure next, refitted on every result (see the module docstring).
+
+    ``configs``: one row per configuration, ``params`` its parameter columns; ``train``: measured
+    spaces of the same parameters elsewhere (see :func:`training_spaces`); ``kernel``: the searched
+    kernel's name, so that a training table of several kernels gives only that kernel's rows;
+    ``gpu``: the GPU searched on, where known; ``start``: the first picks, as indices.
+    """
 
     def __init__(self, configs: pd.DataFrame, params: Sequence[str], train: TrainingData | Sequence[TrainingData] = (),
                  model: str | None = None, seed: int = 0, gpu: str | None = None,
-                 start: Sequence[int] | None = None, initial: int = 10):
+                 start: Sequence[int] | None = None, initial: int = 10, kernel: str | None = None):
         if isinstance(params, str):  # "bx" would read as the parameters b and x
             raise GpuperfError(f"params lists column names, e.g. ['{params}'], not the string '{params}'")
         params = list(params)
@@ -92,8 +104,10 @@ class GuidedSearch:
         _check_seed(seed)
         if start is not None:
             start = _checked_start(start, len(configs))
-        self.space = Space(params, configs, np.full(len(configs), np.nan), "search", gpu=gpu)
-        self.explorer = make_explorer(self.space, training_spaces(train, params), model, True, seed, initial, start)
+        extra = pd.DataFrame({"kernel": [kernel] * len(configs)}) if kernel is not None else pd.DataFrame()
+        self.space = Space(params, configs, np.full(len(configs), np.nan), "search", extra=extra, gpu=gpu)
+        self.explorer = make_explorer(self.space, training_spaces(train, params, self.space), model, True, seed,
+                                      initial, start)
         self.measured: list[int] = []
         self.times = np.full(len(configs), np.nan)
 
