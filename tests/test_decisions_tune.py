@@ -118,6 +118,52 @@ def test_guided_search_takes_a_bundled_table_of_several_kernels_by_name():
     assert own.ask() in range(len(configs)) and every.ask() in range(len(configs))
 
 
+SPACES_WITH_ODD_NAMES = """
+import loopy as lp
+import numpy as np
+from gpuperf.kernels.space import VariantSpace
+
+
+def _make(config):
+    program = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = 2*a[i]", [lp.GlobalArg("a,b", np.float32, shape="n"), "..."],
+                             assumptions="n >= 256 and n mod 256 = 0", name="scal", lang_version=(2018, 2))
+    return lp.split_iname(program, "i", config["local_x"], outer_tag="g.0", inner_tag="l.0")
+
+
+def with_none():
+    return VariantSpace(name="scal", parameters={"local_x": [32, 64], "mode": [None, "fast"]},
+                        defaults={"local_x": 32, "mode": None}, check=lambda c: None, make=_make)
+
+
+def named_like_a_size():
+    return VariantSpace(name="scal", parameters={"local_x": [32, 64], "n": [1, 2]},
+                        defaults={"local_x": 32, "n": 1}, check=lambda c: None, make=_make)
+"""
+
+
+def test_a_parameter_value_none_is_a_setting_the_search_tunes_records_and_resumes(tmp_path, capsys):
+    """GuidedSearch, tune and Kernel Tuner's strategy crashed ('<' between str and float) on a
+    parameter taking the value None; tune --out wrote it as an empty cell its resume refused."""
+    for configs in (pd.DataFrame({"unroll": [None, 1, 2, None, 1, 2], "bs": [16, 16, 16, 32, 32, 32]}),
+                    pd.DataFrame({"mode": [None, "fast", None, "fast"], "bs": [16, 16, 32, 32]})):
+        search = GuidedSearch(configs, list(configs.columns), seed=0)
+        for _ in range(len(configs)):
+            index = search.ask()
+            search.tell(index, 1.0 + index)
+        assert sorted(search.measured) == list(range(len(configs)))
+    (tmp_path / "odd.py").write_text(SPACES_WITH_ODD_NAMES)
+    out = tmp_path / "trials.csv"
+    args = ["tune", f"{tmp_path / 'odd.py'}:with_none", "-p", "n=256", "--out", str(out)]
+    assert main([*args, "--budget", "3"]) == 0
+    assert main([*args, "--budget", "4", "--resume"]) == 0
+    written = pd.read_csv(out, keep_default_na=False)
+    assert sorted(zip(written["local_x"], written["mode"])) == [(32, "None"), (32, "fast"), (64, "None"),
+                                                                (64, "fast")]
+    assert "│ None" in capsys.readouterr().out
+    with pytest.raises(GpuperfError, match="parameter 'n' has the name of a size parameter"):
+        tune_space(f"{tmp_path / 'odd.py'}:named_like_a_size", {"n": 256}, budget=1)
+
+
 def test_tell_refuses_repeats_and_bad_times():
     search = GuidedSearch(grid((5, 5)).configs, ["x", "y"])
     first = search.ask()
@@ -1016,3 +1062,11 @@ def test_tune_and_geometry_sweep_refuse_an_out_name_promising_another_format(tmp
         assert main([*argv, "--out", str(out), "--no-progress"]) == 2
         assert f"--out {out}: the table is written as CSV; name it .csv or .csv.gz" in capsys.readouterr().err
         assert not out.exists()
+
+
+def test_the_trial_numbers_keep_out_of_a_parameter_named_hash():
+    from gpuperf.cli.decisions_cli import numbered
+
+    assert numbered([{"#": 30, "t": 1.0}, {"#": 10, "t": None}]) == [{"trial": 1, "#": 30, "t": 1.0},
+                                                                    {"trial": 2, "#": 10, "t": "None"}]
+    assert numbered([{"a": 1}]) == [{"#": 1, "a": 1}]

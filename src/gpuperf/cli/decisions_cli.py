@@ -87,7 +87,7 @@ def explore_command(
     keys = [k for k in summary if k not in ("order",)]
     print_table([{"figure": k, "value": summary[k]} for k in keys], title=f"explore {space}")
     print_table(
-        [{"#": i + 1, **row} for i, row in enumerate(summary["order"][:10])],
+        numbered(summary["order"][:10]),
         title="first evaluations (--json for the whole order)",
     )
     print(verdict(summary))
@@ -102,6 +102,13 @@ def undescribed_gpu_note(gpu: str | None, others: list) -> None:
         print(f"note: the space's GPU '{gpu}' is not one gpuperf describes ({gpu_suggestion(gpu)}), so the "
               "other GPUs' data are weighed equally, not by likeness to it",
               file=sys.stderr)
+
+
+def numbered(rows: list[dict]) -> list[dict]:
+    """``rows`` numbered from 1 in a first column "#" ("trial" where a parameter is named "#"), a
+    parameter value None shown as None (a setting, not an empty cell)."""
+    label = "trial" if any("#" in row for row in rows) else "#"
+    return [{label: i + 1, **{k: "None" if v is None else v for k, v in row.items()}} for i, row in enumerate(rows)]
 
 
 def other_gpus_spaces(space, train: list[str], target: str | None, size_columns: list[str] = ()) -> list:
@@ -679,7 +686,7 @@ def tune_command(
             return
         keys = [k for k in summary if k != "trials"]
         print_table([{"figure": k, "value": summary[k]} for k in keys], title=f"tune {space}")
-        print_table([{"#": i + 1, **row} for i, row in enumerate(summary["trials"])], title="trials in order")
+        print_table(numbered(summary["trials"]), title="trials in order")
 
 
 def register(app: typer.Typer) -> None:

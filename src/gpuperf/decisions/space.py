@@ -656,8 +656,8 @@ def parameter_features(configs: pd.DataFrame, params: Sequence[str]) -> np.ndarr
         if values.notna().all():
             numbers = values.to_numpy(dtype=float)
             columns.append(np.log2(numbers) if (numbers > 0).all() else numbers)
-        else:
-            text = configs[p].astype(str)
+        else:  # a setting None (missing in a column of text) is a value of its own
+            text = configs[p].map(lambda v: "None" if v is None or v is pd.NA or v != v else str(v))
             codes = {v: i for i, v in enumerate(sorted(text.unique()))}
             columns.append(text.map(codes).to_numpy(dtype=float))
     return np.column_stack(columns) if columns else np.empty((len(configs), 0))

@@ -27,7 +27,7 @@ import pandas as pd
 
 from gpuperf.decisions.exploration import default_model, make_explorer
 from gpuperf.decisions.explorers import next_batch
-from gpuperf.decisions.space import Space, configuration_keys
+from gpuperf.decisions.space import Space, configuration_keys, with_literal_texts
 from gpuperf.errors import GpuperfError
 
 if TYPE_CHECKING:
@@ -199,7 +199,8 @@ class TuneResult:
         ``status`` (a table ``explore``, ``ask`` and ``tune`` read back, as SPACE or --train)."""
         from gpuperf.datasets.schema import variant_labels
 
-        rows = [{**t.config, "time_s": t.time_s, "status": t.status, "detail": t.detail} for t in self.trials]
+        rows = [{**{k: "None" if v is None else v for k, v in t.config.items()},  # a setting, not an empty cell
+                 "time_s": t.time_s, "status": t.status, "detail": t.detail} for t in self.trials]
         frame = pd.DataFrame(rows)
         params = list(self.trials[0].config) if self.trials else []
         for position, (name, value) in enumerate(self.sizes.items()):
@@ -243,7 +244,24 @@ def candidate_configurations(space_name: str) -> pd.DataFrame:
     rows = [config for config in space.configurations() if space.rejection(config) is None]
     if not rows:
         raise GpuperfError(f"variant space '{space_name}' has no configuration to try")
-    return pd.DataFrame(rows, columns=list(space.parameters))
+    frame = pd.DataFrame(rows, columns=list(space.parameters))
+    for name in space.parameters:  # a value None is a setting: kept as None, not read as missing
+        if any(row[name] is None for row in rows):
+            frame[name] = pd.Series([row[name] for row in rows], dtype=object)
+    return frame
+
+
+TRIAL_COLUMNS = ("kernel", "device", "gpu", "variant", "time_s", "status", "detail")  # beside sizes and parameters
+
+
+def _check_parameter_names(label: str, params: Sequence[str], sizes: Mapping[str, Any]) -> None:
+    """Refuse, before anything is measured, a parameter named like a size or a column of the trials'
+    table: a trial's row holds both, and one would be lost."""
+    for name in params:
+        if name in sizes or name in TRIAL_COLUMNS:
+            what = "a size parameter" if name in sizes else "a column of the trials' table"
+            raise GpuperfError(f"{label}: parameter '{name}' has the name of {what}, so one of the two would be "
+                               "lost in a trial's row; rename the parameter")
 
 
 def tune_space(
@@ -282,6 +300,7 @@ def tune_space(
     opened = open_device(device)  # and an unknown device
     configs = candidate_configurations(space_name)
     params = list(space.parameters)
+    _check_parameter_names(space.label, params, sizes)
     train = training_spaces(train, params)
     start = None if ranking is None or train else ranked_positions(configs, ranking)
     search = GuidedSearch(configs, params, train, model, seed, start=start, initial=RANKED_PICKS if start else 10)
@@ -338,6 +357,7 @@ def earlier_trials(table: pd.DataFrame, where: str) -> TuneResult:
     space = str(table["kernel"].iloc[0])
     params = list(_space_parameters(space, where))
     _same_parameters(table, params, space, where)
+    table = with_literal_texts(table, where, params)  # a value None, written as None, is a setting
     sizes = [c for c in table.columns if c not in {*required, *params, "gpu", "variant", "detail"}]
     for column in sizes:  # one run tunes one size
         empty = table[column].isna().to_numpy()
