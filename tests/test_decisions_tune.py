@@ -1067,6 +1067,6 @@ def test_tune_and_geometry_sweep_refuse_an_out_name_promising_another_format(tmp
 def test_the_trial_numbers_keep_out_of_a_parameter_named_hash():
     from gpuperf.cli.decisions_cli import numbered
 
-    assert numbered([{"#": 30, "t": 1.0}, {"#": 10, "t": None}]) == [{"trial": 1, "#": 30, "t": 1.0},
-                                                                    {"trial": 2, "#": 10, "t": "None"}]
+    assert numbered([{"#": 30, "t": 1.0}, {"#": None, "t": None}], ["#"]) == [{"trial": 1, "#": 30, "t": 1.0},
+                                                                             {"trial": 2, "#": "None", "t": None}]
     assert numbered([{"a": 1}]) == [{"#": 1, "a": 1}]

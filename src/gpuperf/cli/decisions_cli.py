@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Optional
 
 import typer
@@ -104,11 +105,12 @@ def undescribed_gpu_note(gpu: str | None, others: list) -> None:
               file=sys.stderr)
 
 
-def numbered(rows: list[dict]) -> list[dict]:
+def numbered(rows: list[dict], params: Sequence[str] = ()) -> list[dict]:
     """``rows`` numbered from 1 in a first column "#" ("trial" where a parameter is named "#"), a
-    parameter value None shown as None (a setting, not an empty cell)."""
+    value None of ``params`` shown as None (a setting, not an empty cell)."""
     label = "trial" if any("#" in row for row in rows) else "#"
-    return [{label: i + 1, **{k: "None" if v is None else v for k, v in row.items()}} for i, row in enumerate(rows)]
+    return [{label: i + 1, **{k: "None" if v is None and k in params else v for k, v in row.items()}}
+            for i, row in enumerate(rows)]
 
 
 def other_gpus_spaces(space, train: list[str], target: str | None, size_columns: list[str] = ()) -> list:
@@ -686,7 +688,7 @@ def tune_command(
             return
         keys = [k for k in summary if k != "trials"]
         print_table([{"figure": k, "value": summary[k]} for k in keys], title=f"tune {space}")
-        print_table(numbered(summary["trials"]), title="trials in order")
+        print_table(numbered(summary["trials"], list(chosen.parameters)), title="trials in order")
 
 
 def register(app: typer.Typer) -> None:
