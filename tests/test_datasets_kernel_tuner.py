@@ -531,3 +531,18 @@ def test_a_nan_among_an_entrys_times_gives_no_minimum_wherever_it_sits(tmp_path)
     for times in ([float("nan"), 0.0838, 0.0835], [0.0838, float("nan"), 0.0835]):
         row = _record("1", {"x": 1, "time": 0.0836, "times": times}, ["x"], "c.json")
         assert np.isnan(row["time_s_min"]) and np.isnan(row["time_s_iqr"]), json_module.dumps(times)
+
+
+@pytest.mark.parametrize("name", ["kernel", "status", "repeats", "problem_size", "time_s"])
+def test_a_parameter_named_like_a_column_gpuperf_writes_is_refused_by_name(tmp_path, name):
+    """A parameter 'kernel' failed in pandas ('cannot insert kernel'), 'problem_size' had every
+    row's value written over by the header's."""
+    cache = json.loads(FIXTURE.read_text())
+    cache["tune_params_keys"] = [name if k == "tile_size" else k for k in cache["tune_params_keys"]]
+    for entry in cache["cache"].values():
+        entry[name] = entry.pop("tile_size")
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(cache))
+    with pytest.raises(GpuperfError, match=f"{path}: tunable parameter '{name}' has the name of a column gpuperf "
+                                           "writes beside the parameters"):
+        read_kernel_tuner_cache(path)

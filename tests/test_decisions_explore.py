@@ -262,7 +262,7 @@ def test_space_from_frame_reads_failures_and_rejects_bad_tables():
         space_from_frame(pd.concat([table(), table().iloc[[3]]]), ["p", "q"], "time_ms", "t.csv")
     with pytest.raises(GpuperfError, match=r"missing time column 'time_s'"):
         space_from_frame(table(), ["p", "q"], "time_s", "t.csv")
-    for rate in ("GFLOP/s", "gflops", "bytes_per_second", "throughput"):
+    for rate in ("GFLOP/s", "gflops", "bytes_per_second", "throughput", "GFLOPS/W", "speedup", "items_per_s"):
         with pytest.raises(GpuperfError, match=rf"--target {rate} looks like a rate \(higher is better\)"):
             space_from_frame(table().assign(**{rate: 1.0}), ["p", "q"], rate, "t.csv")
 

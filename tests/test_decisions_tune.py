@@ -1070,3 +1070,27 @@ def test_the_trial_numbers_keep_out_of_a_parameter_named_hash():
     assert numbered([{"#": 30, "t": 1.0}, {"#": None, "t": None}], ["#"]) == [{"trial": 1, "#": 30, "t": 1.0},
                                                                              {"trial": 2, "#": "None", "t": None}]
     assert numbered([{"a": 1}]) == [{"#": 1, "a": 1}]
+
+
+@pytest.mark.parametrize("name", ["kernel", "gpu", "status"])
+def test_a_table_parameter_named_like_a_grouping_or_status_column_is_refused(tmp_path, name):
+    """A parameter 'kernel' split a --train table into one space per value, silently; 'status' read
+    its values as failures."""
+    from gpuperf.decisions.space import read_space, read_training_spaces
+
+    table = pd.DataFrame({name: ["naive", "naive", "tiled", "tiled"], "bs": [16, 32, 16, 32], "time_ms": [5, 4, 3, 6]})
+    table.to_csv(tmp_path / "t.csv", index=False)
+    for read in (read_space, read_training_spaces):
+        with pytest.raises(GpuperfError, match=f"parameter '{name}' has the name of a column gpuperf reads"):
+            read(tmp_path / "t.csv", [name, "bs"])
+
+
+def test_a_seed_near_the_largest_scikit_learn_takes_wraps_instead_of_failing_midway():
+    """--seed 4294967295 passed seed + step to scikit-learn, which refuses seeds of 2**32 and more."""
+    configs = grid((5, 5)).configs
+    for model in ("et", "gp"):
+        search = GuidedSearch(configs, ["x", "y"], model=model, seed=2**32 - 1, initial=2)
+        for _ in range(4):
+            index = search.ask()
+            search.tell(index, 1.0 + index)
+        assert len(search.measured) == 4

@@ -84,6 +84,7 @@ def read_kernel_tuner_cache(path: str | Path, gpu: str | None = None) -> pd.Data
         raise GpuperfError(f"{where}: tune_params_keys must be a list of parameter names")
     if not keys:
         raise GpuperfError(f"{where}: tune_params_keys is empty: the cache names no tunable parameter")
+    _check_parameter_names(keys, where)
     if not isinstance(data["cache"], dict):
         raise GpuperfError(f"{where}: 'cache' must be an object of configurations")
     _check_objective(data, where)
@@ -115,6 +116,21 @@ def read_kernel_tuner_cache(path: str | Path, gpu: str | None = None) -> pd.Data
     if isinstance(data.get("tune_params"), dict):
         frame.attrs["tune_params"] = data["tune_params"]
     return check_dataset(frame, where)
+
+
+# The columns a cache's rows hold beside its parameters.
+WRITTEN_COLUMNS = ("kernel", "variant", "gpu", "device", "source", TARGET, STATUS, TIMES, *sorted(DERIVED),
+                   *MS_FIELDS.values())
+
+
+def _check_parameter_names(keys: list[str], where: str) -> None:
+    """Refuse a tunable parameter named like a column gpuperf writes beside the parameters: one of
+    the two would be lost (or a row's value written over)."""
+    clash = [k for k in keys if k in WRITTEN_COLUMNS]
+    if clash:
+        raise GpuperfError(f"{where}: tunable parameter '{clash[0]}' has the name of a column gpuperf writes beside "
+                           f"the parameters ({', '.join(WRITTEN_COLUMNS)}), so one of the two would be lost; rename "
+                           "it in tune_params_keys and in the entries")
 
 
 def _parse(path: Path) -> dict:

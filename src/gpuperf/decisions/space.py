@@ -148,6 +148,7 @@ def space_from_frame(
     timed = [p for p in params if p in TIME_COLUMNS]
     if timed:
         raise GpuperfError(f"{where}: {timed[0]} is a measured time, not a parameter (--params names what was tuned)")
+    refuse_key_parameters(params, where, status_column)
     missing = [p for p in params if p not in frame.columns]
     if missing:
         raise GpuperfError(f"{where}: missing parameter column(s) {', '.join(missing)}")
@@ -157,8 +158,8 @@ def space_from_frame(
                    if seconds in frame.columns else "")
         raise GpuperfError(f"{where}: missing time column '{target}'{read_as}")
     if looks_like_rate(target):
-        raise GpuperfError(f"{where}: --target {target} looks like a rate (higher is better), but explore "
-                           "minimises a time; name a time column")
+        raise GpuperfError(f"{where}: --target {target} looks like a rate (higher is better), but gpuperf's "
+                           "searches minimise a time; name a time column")
     frame = without_unparameterised_rows(frame, params, where)
     gpu = _gpu_name(frame, where)
     for p in params:
@@ -177,7 +178,7 @@ def space_from_frame(
         raise _bad_time_error(frame, target, int(np.flatnonzero(bad)[0]), where, status_column)
     times[failed] = np.nan
     if np.all(failed):
-        raise GpuperfError(f"{where}: every configuration failed; nothing to explore")
+        raise GpuperfError(f"{where}: every configuration failed; no time to explore or learn from")
     configs = frame[params].reset_index(drop=True)
     keys = configuration_keys(configs, params)
     duplicated = keys.duplicated().to_numpy()
@@ -209,10 +210,12 @@ def _bad_time_error(frame: pd.DataFrame, target: str, row: int, where: str,
 
 def looks_like_rate(column: str) -> bool:
     """A column whose name says higher is better (``GFLOP/s``, ``gflops``, ``bytes_per_second``,
-    ``throughput``, ``bandwidth``)."""
+    ``items_per_s``, ``GFLOPS/W`` (Kernel Tuner's energy metric), ``throughput``, ``bandwidth``,
+    ``speedup``, ``efficiency``)."""
     name = str(column).lower().strip()
-    return (name.endswith(("/s", "/sec", "per_second", "per_sec", "flops", "flop/s", "gb/s"))
-            or any(word in name for word in ("throughput", "bandwidth")))
+    return (name.endswith(("/s", "/sec", "per_second", "per_sec", "per_s", "flops", "flop/s", "gb/s", "/w",
+                           "per_watt", "per_joule", "/j"))
+            or any(word in name for word in ("throughput", "bandwidth", "speedup", "efficiency")))
 
 
 def without_unparameterised_rows(frame: pd.DataFrame, params: Sequence[str], where: str) -> pd.DataFrame:
@@ -501,6 +504,17 @@ def matching_names(names: Sequence[str], query: str, canonical: bool = False) ->
 GROUP_COLUMNS = ("kernel", GPU_COLUMN, "problem_size")
 
 
+def refuse_key_parameters(params: Sequence[str], where: str, status_column: str | None = "status") -> None:
+    """Refuse a parameter named like a column a table is split by (kernel, GPU, problem size) or
+    its run status: its values would be taken for those, not for settings."""
+    keys = (*GROUP_COLUMNS, GPU_LABEL, *([status_column] if status_column else []))
+    clash = [p for p in params if p in keys]
+    if clash:
+        raise GpuperfError(f"{where}: parameter '{clash[0]}' has the name of a column gpuperf reads as a table's "
+                           f"{'run status' if clash[0] == status_column else 'grouping'} ({', '.join(keys)}); "
+                           "rename the column")
+
+
 def read_training_spaces(path: str | Path, params: Sequence[str], target: str | None = None,
                          size_columns: Sequence[str] = ()) -> list[Space]:
     """The spaces in a training table: one per (kernel, GPU, problem size) where the table holds
@@ -521,6 +535,7 @@ def read_training_spaces(path: str | Path, params: Sequence[str], target: str | 
 def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], target: str | None = None,
                                where: str = "table", size_columns: Sequence[str] = ()) -> list[Space]:
     """:func:`read_training_spaces` for a table already read (``where`` names it in errors)."""
+    refuse_key_parameters(params, where)
     column = target if target in frame.columns else _training_target(frame, target, where)
     pending = unmeasured_rows(frame, column)
     if pending.any():  # a partly measured table (ask's, on another GPU): its measured rows train

@@ -33,7 +33,7 @@ class Surrogate:
     def __init__(self, name: str, seed: int = 0):
         if name not in SURROGATES:
             raise unknown_name_error("model", name, SURROGATES)
-        self.name, self.seed = name, seed
+        self.name, self.seed = name, seed % 2**32  # scikit-learn's seeds are below 2**32; a seed plus a step wraps
 
     def fit(self, features: np.ndarray, values: np.ndarray) -> "Surrogate":
         n = len(values)
