@@ -282,3 +282,25 @@ def test_a_model_name_taken_as_one_of_several_boards_is_noted(tmp_path, capsys):
                  "--out", str(tmp_path / "p.csv")]) == 0
     assert "note: 'P100' is taken as the Tesla P100 PCIe 12GB; gpuperf also describes the Tesla P100 SXM2" in (
         capsys.readouterr().err)
+
+
+def test_a_table_named_as_an_archive_it_is_not_is_one_error_naming_the_file(tmp_path, capsys):
+    """A CSV named .xz, .zip or .tar, a .zst without its package, or a zip of two tables: tracebacks."""
+    import zipfile
+
+    from gpuperf.datasets.tables import read_csv
+
+    text = "kernel,gpu,n,time_s\nk,H100,1,0.5\n"
+    cases = {"fake.csv.xz": "cannot be read as a .xz file", "fake.csv.zip": "cannot be read as a .zip file",
+             "fake.csv.tar": r"cannot be read as a .tar file \(file could not be opened successfully\)$"}
+    for name, message in cases.items():
+        (tmp_path / name).write_text(text)
+        with pytest.raises(GpuperfError, match=rf"{tmp_path / name}: {message}"):
+            read_csv(tmp_path / name)
+    with zipfile.ZipFile(tmp_path / "two.csv.zip", "w") as archive:
+        archive.writestr("a.csv", text)
+        archive.writestr("b.csv", text)
+    with pytest.raises(GpuperfError, match="two.csv.zip: multiple files in the archive; an archive must hold one"):
+        read_csv(tmp_path / "two.csv.zip")
+    assert main(["fit", str(tmp_path / "fake.csv.xz"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
+    assert "fake.csv.xz: cannot be read" in capsys.readouterr().err and not (tmp_path / "m.json").exists()

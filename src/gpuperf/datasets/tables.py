@@ -9,7 +9,9 @@ import gzip
 import itertools
 import lzma
 import re
+import tarfile
 import warnings
+import zipfile
 import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -95,6 +97,12 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
             path, nrows=1, header=None, dtype=str, **options)
     except pd.errors.EmptyDataError:
         raise GpuperfError(f"{path}: empty file") from None
+    except (lzma.LZMAError, zipfile.BadZipFile, tarfile.ReadError) as exc:  # named .xz, .zip, .tar but not one
+        reason = str(exc).splitlines()[0].rstrip(":")
+        raise GpuperfError(f"{path}: cannot be read as a {''.join(path.suffixes[-1:])} file ({reason})") from None
+    except ImportError as exc:  # a compression (.zst) whose package is not installed
+        raise GpuperfError(f"{path}: reading a {''.join(path.suffixes[-1:])} file needs a package gpuperf does not "
+                           f"install ({exc}); decompress it first") from None
     except UnicodeDecodeError as exc:
         line = _undecodable_line(path, options.get("encoding", "utf-8"))
         at = f"line {line}: " if line else ""
@@ -114,6 +122,11 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
         frame = _without_empty_extra_fields(path, options)  # only empty fields past the header's: a comma at an end
         header = None if options.keys() - {"encoding"} else pd.read_csv(
             path, nrows=1, header=None, dtype=str, **options)
+    except ValueError as exc:  # (after its subclasses above) an archive holding no file, or several
+        if "files found in" not in str(exc):
+            raise
+        found = str(exc).split(" found")[0].split()[0].lower()  # "Zero" or "Multiple"
+        raise GpuperfError(f"{path}: {found} files in the archive; an archive must hold one table") from None
     if "index_col" not in options and not frame.index.equals(pd.RangeIndex(len(frame))):
         if header is not None:
             _refuse_other_separators(path, options.get("encoding", "utf-8"))
