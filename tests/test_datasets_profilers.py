@@ -277,6 +277,26 @@ def test_nvprof_metrics_refuse_a_kernel_metric_repeated_with_another_value(tmp_p
         import_nvprof(path, gpu="K40")
 
 
+@pytest.mark.parametrize(("edit", "message"), [
+    (("16,16,1,16,16,1", "16.5,16,1,16,16,1"), r"line 8: Grid X='16.5' is not a whole number of at least 1"),
+    (("16,16,1,16,16,1", "16,16,1,-16,16,1"), r"line 8: Block X='-16' is not a whole number of at least 1"),
+    (("16,16,1,16,16,1", "inf,16,1,16,16,1"), r"line 8: Grid X='inf' is not a whole number of at least 1"),
+])
+def test_nvprof_trace_refuses_a_launch_geometry_no_gpu_runs(tmp_path, edit, message):
+    """A fractional, negative or infinite grid or block size was imported as it stood."""
+    path = edited(tmp_path, TRACE, *edit)
+    with pytest.raises(GpuperfError, match=message):
+        import_nvprof(path)
+
+
+@pytest.mark.parametrize(("avg", "message"), [("1e400", r"Avg='1e400' is not a finite value"),
+                                               ("0.99", r"Avg=0.99 lies outside its Min 0.892614 and Max 0.981541")])
+def test_nvprof_metrics_refuse_an_average_that_is_no_value_or_contradicts_min_and_max(tmp_path, avg, message):
+    path = edited(tmp_path, METRICS, "0.892614,0.981541,0.947220", f"0.892614,0.981541,{avg}")
+    with pytest.raises(GpuperfError, match=rf"line 7: achieved_occupancy: {message}"):
+        import_nvprof(TRACE, metrics=path)
+
+
 @pytest.mark.parametrize("value", ["nan", "-3780", ""])
 def test_nvprof_summary_names_the_line_and_column_of_a_bad_average(tmp_path, value):
     """Before, the error named the table's row 2 and the field time_s, not the file's line and column."""

@@ -44,6 +44,7 @@ from gpuperf.datasets.profiler_csv import (
     positive_time,
     read_lines,
     refuse_repeated_header,
+    whole_count,
     without_device_index,
 )
 from gpuperf.datasets.schema import OK, STATUS, TARGET, canonical_gpu, seconds_exponent, shift_decimal
@@ -169,8 +170,13 @@ def _nvprof_trace(lines: list[str], where: str) -> pd.DataFrame:
         if "Start" in row:
             record["start_s"] = shift_decimal(number(row["Start"], where, line, "Start"), start_exponent)
         for name, column in TRACE_NUMBERS.items():
-            if name in row:
-                record[column] = number(row[name], where, line, name) * byte_scale.get(name, 1)
+            if name in row and name in BYTE_COLUMNS:
+                record[column] = number(row[name], where, line, name) * byte_scale[name]
+                if not 0 <= record[column] < math.inf:
+                    raise GpuperfError(f"{where}: line {line}: {name}={row[name]!r} is not a size in bytes")
+            elif name in row:
+                least = 1 if column.startswith(("grid.", "block.")) else 0
+                record[column] = whole_count(row[name], where, line, name, least)
         record.update({column: row[name] for name, column in TRACE_TEXTS.items() if name in row})
         records.append(record)
     if not records:
@@ -239,6 +245,19 @@ def _metric_value(text: str, where: str, line: int, metric: str) -> float:
     return number(text.rstrip("%"), where, line, metric)
 
 
+def _check_average(value: float, row: dict[str, str], where: str, line: int, metric: str) -> None:
+    """An error naming the line where a metric's average is infinite or outside its own Min..Max."""
+    if math.isinf(value):
+        raise GpuperfError(f"{where}: line {line}: {metric}: Avg={row['Avg']!r} is not a finite value")
+    if math.isnan(value) or not row.get("Min", "").strip() or not row.get("Max", "").strip():
+        return
+    low, high = (_metric_value(row[c], where, line, metric) for c in ("Min", "Max"))
+    slack = 1e-5 * max(abs(low), abs(high)) + 1e-12  # the printed digits' rounding
+    if not low - slack <= value <= high + slack:
+        raise GpuperfError(f"{where}: line {line}: {metric}: Avg={row['Avg'].strip()} lies outside its Min "
+                           f"{row['Min'].strip()} and Max {row['Max'].strip()}")
+
+
 def _same(a: float, b: float) -> bool:
     return a == b or (math.isnan(a) and math.isnan(b))
 
@@ -267,6 +286,7 @@ def _metrics_table(path: Path) -> pd.DataFrame:
         if row[name_column] in entry and not _same(entry[row[name_column]], value):
             raise GpuperfError(f"{where}: line {line}: {row[name_column]} of {row['Kernel']} on {row['Device']} "
                                f"again, now {row['Avg']} (above: {entry[row[name_column]]:g}); one profile per file")
+        _check_average(value, row, where, line, row[name_column])
         entry[row[name_column]] = value
         if row.get("Min", "").strip() != row.get("Max", "").strip():
             varying.setdefault(key, f"{row[name_column]} from {row['Min'].strip()} to {row['Max'].strip()}")

@@ -227,6 +227,15 @@ def number(text: str, where: str, line: int, column: str) -> float:
     return value
 
 
+def whole_count(text: str, where: str, line: int, column: str, least: int = 0) -> float:
+    """A count (a launch's grid or block size, registers): a whole number of at least ``least``,
+    anything else an error naming the line and column."""
+    value = number(text, where, line, column)
+    if not (math.isfinite(value) and value == int(value) and value >= least):
+        raise GpuperfError(f"{where}: line {line}: {column}={text!r} is not a whole number of at least {least}")
+    return value + 0.0  # -0 as 0
+
+
 def positive_time(text: str, exponent: int, where: str, line: int, column: str) -> float:
     """A measured time in seconds; empty, zero, negative or infinite is an error naming the line."""
     seconds = shift_decimal(number(text, where, line, column), exponent)
