@@ -170,7 +170,7 @@ def load_optimizations(extra: Iterable[str | Path] = ()) -> dict[str, Optimizati
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise GpuperfError(f"{path}: not valid TOML ({exc})") from None
 

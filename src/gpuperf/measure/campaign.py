@@ -150,7 +150,7 @@ def load_campaign(path: str | Path) -> Campaign:
     if not path.is_file():
         raise missing_file(path, f"campaign file '{path}' does not exist")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise GpuperfError(f"{path}: not valid TOML ({exc})") from None
     _no_unknown_keys(data, _TOP_KEYS, f"{path}")

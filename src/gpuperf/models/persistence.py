@@ -297,7 +297,7 @@ def _read(path: Path) -> dict:
         raise missing_file(path, f"{path}: no such model file")
     if path.suffix == ".json":
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
+            document = json.loads(path.read_text(encoding="utf-8-sig"))
         except json.JSONDecodeError as error:
             raise GpuperfError(f"{path}: not a JSON model file ({error.msg} at line {error.lineno})") from None
         except UnicodeDecodeError:
