@@ -546,3 +546,12 @@ def test_a_parameter_named_like_a_column_gpuperf_writes_is_refused_by_name(tmp_p
     with pytest.raises(GpuperfError, match=f"{path}: tunable parameter '{name}' has the name of a column gpuperf "
                                            "writes beside the parameters"):
         read_kernel_tuner_cache(path)
+
+
+def test_writing_a_table_without_a_problem_size_column_says_the_column_is_missing(tmp_path):
+    frame = read_kernel_tuner_cache(FIXTURE).drop(columns=["problem_size"])
+    with pytest.raises(GpuperfError, match="the measurements have no 'problem_size' column; pass problem_size$"):
+        write_kernel_tuner_cache(frame, tmp_path / "x.json")
+    assert not (tmp_path / "x.json").exists()
+    write_kernel_tuner_cache(frame, tmp_path / "x.json", problem_size=1024)
+    assert json.loads((tmp_path / "x.json").read_text())["problem_size"] == 1024

@@ -357,11 +357,14 @@ def _device_name(frame: pd.DataFrame, where: str) -> str:
 
 
 def _single(frame: pd.DataFrame, column: str, where: str) -> str:
-    found = frame[column].dropna().unique() if column in frame.columns else []
+    option = column if column != "device" else "device_name"
+    if column not in frame.columns:
+        raise GpuperfError(f"{where}: the measurements have no '{column}' column; pass {option}")
+    found = frame[column].dropna().unique()
     if len(found) != 1:
         raise GpuperfError(
             f"{where}: the measurements hold {len(found)} values of '{column}'; "
-            f"pass {column if column != 'device' else 'device_name'} or select one"
+            f"pass {option} or select one"
         )
     return str(found[0])
 

@@ -75,7 +75,7 @@ class SpearmanClusterSelector(SelectorMixin, BaseEstimator):
 
     Variances are taken on ``log1p(x) / max(log1p(x))`` so that counters of different magnitude
     compare (the paper normalises with log and max the same way). If fewer than ``k`` features
-    pass the threshold, all of them are kept. After ``fit``: ``scores_`` (|r| to the target),
+    pass the threshold, all of them are kept, and if none does, the one of highest |r|. After ``fit``: ``scores_`` (|r| to the target),
     ``candidates_`` (indices above the threshold), ``linkage_`` (scipy linkage matrix over the
     candidates), ``clusters_`` (cluster label per candidate) and ``selected_`` (kept indices).
     """
