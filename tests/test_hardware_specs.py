@@ -464,6 +464,12 @@ def test_geometry_for_a_users_gpu_of_a_target_without_occupancy_rules_follows_it
     assert occupancy.threads == 1024  # 2048 threads and 32 blocks per CU: any whole-warp size up to 1024 fills it
     with pytest.raises(GpuperfError, match="the libomptarget rule .* RX 9070 is AMD"):
         choose_geometry("RX 9070", 1_000_000, policy="libomptarget")
+    # its per-block limits hold as the rules' do: no geometry for a block that cannot launch
+    for policy in ("llvm", "occupancy", "heuristic"):
+        with pytest.raises(GpuperfError, match=r"registers per thread 300 is outside 0\.\.256 allowed on RX 9070"):
+            choose_geometry("RX 9070", 1_000_000, registers=300, policy=policy)
+    with pytest.raises(GpuperfError, match=r"shared memory per block 90000 bytes is outside 0\.\.65536 allowed"):
+        choose_geometry("RX 9070", 1_000_000, shared_memory_bytes=90000, policy="occupancy")
 
 
 def test_an_unknown_gpu_is_answered_with_the_board_sharing_its_model_number_and_how_to_describe_it():
