@@ -14,7 +14,7 @@ from gpuperf.decisions.geometry import (
 )
 from gpuperf.decisions.geometry_eval import choices, summarise
 from gpuperf.decisions.geometry_model import ChoiceTable, GeometryModel
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.features.occupancy import occupancy
 
 
@@ -355,6 +355,21 @@ def test_the_occupancy_policy_names_the_limit_a_kernel_exceeds(capsys):
         assert message in capsys.readouterr().err  # not "no block size fits"
 
 
+def test_geometry_json_carries_its_notes_and_a_trip_no_loop_index_holds_is_refused(capsys):
+    """The grid-cap note was on stderr only; --trip 1e20 was taken (sweep tables refuse 2**63 and more)."""
+    import json
+
+    from gpuperf.cli import main
+
+    assert main(["geometry", "--gpu", "H100", "--trip", str(2**63 - 1), "--policy", "llvm", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["blocks"] == 2**31 - 1 and "exceed the largest grid of H100 SXM" in out["notes"][0]
+    assert main(["geometry", "--gpu", "H100", "--trip", "1e6", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["notes"] == []
+    assert main(["geometry", "--gpu", "H100", "--trip", "1e20"]) == 2
+    assert "--trip: '1e20' is too large (at most 2**63 - 1)" in capsys.readouterr().err
+
+
 def test_the_default_model_is_fitted_once_and_read_back_from_the_cache(tmp_path, monkeypatch):
     """geometry --policy model refitted the forest on every call (about 9 s); now the fitted forest is
     kept in gpuperf's cache and read back, and a damaged cache file is refitted."""
@@ -371,6 +386,10 @@ def test_the_default_model_is_fitted_once_and_read_back_from_the_cache(tmp_path,
         with monkeypatch.context() as patched:
             patched.setattr(GeometryModel, "fit", lambda self, tables: pytest.fail("refitted"))
             assert geometry_model.default_geometry_model().choose_threads(device, kernel) == fitted == 256
+            # the range it learned from comes back too: a smaller loop is told its choice is a guess
+            assert geometry_model.default_geometry_model().least_work_ == 2**20
+            with pytest.warns(GpuperfNote, match=r"at least 1,048,576 threads .* a loop of 1,000 iterations lies below"):
+                geometry_model.default_geometry_model().choose_threads(device, KernelDescriptor(1000))
         saved.write_bytes(b"damaged")
         geometry_model.default_geometry_model.cache_clear()
         assert geometry_model.default_geometry_model().choose_threads(device, kernel) == fitted

@@ -12,7 +12,7 @@ import typer
 
 from gpuperf.cli.output import (
     at_least, checked_seed, claimed_output, csv_output_name, is_empty_claim, new_output_file, output_lock, parse_params,
-    print_json, print_table, report_folder,
+    print_json, print_table, report_folder, with_notes,
 )
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.progress import progress_bar
@@ -360,31 +360,28 @@ def geometry_command(
     at_least("--trip", count, 1)
     at_least("--registers", registers, 0)
     at_least("--smem", smem, 0)
-    chosen = choose_geometry(gpu, count, registers, smem, policy)
-    result = {**chosen.as_dict(), "gpu": device_descriptor(gpu).name, "trip": count}
+    (chosen, name), notes = with_notes(lambda: (choose_geometry(gpu, count, registers, smem, policy),
+                                                 device_descriptor(gpu).name))
+    result = {**chosen.as_dict(), "gpu": name, "trip": count}
     if as_json:
-        print_json(result)
+        print_json({**result, "notes": notes})
         return
     print_table([{"figure": k, "value": v} for k, v in result.items()], title="launch geometry")
 
 
 def _whole(text: str, what: str) -> int:
-    """A whole number written plainly or in exponent form (1000000, 1e6)."""
+    """A whole number written plainly or in exponent form (1000000, 1e6), below 2**63."""
     from decimal import Decimal, InvalidOperation
 
     text = text.strip()
-    try:
-        return int(text)
-    except ValueError:
-        pass
     try:  # exactly: 1e23 is 10**23, which a float is not
         value = Decimal(text)
     except InvalidOperation:
         value = Decimal("NaN")
     if not value.is_finite() or value != value.to_integral_value():
         raise GpuperfError(f"--{what}: '{text}' is not a whole number")
-    if value.adjusted() > 300:  # a number of 301 or more digits: no loop runs that long
-        raise GpuperfError(f"--{what}: '{text}' is too large")
+    if value >= 2**63:  # no 64-bit loop index counts that far
+        raise GpuperfError(f"--{what}: '{text}' is too large (at most 2**63 - 1)")
     return int(value)
 
 

@@ -8,7 +8,8 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -366,3 +367,21 @@ def _holds_tuning_report(folder: Path) -> bool:
     except (OSError, ValueError):
         return False
     return isinstance(document, dict) and isinstance(document.get("metrics"), dict) and "tuning" in document["metrics"]
+
+
+def with_notes(call: Callable[[], Any]) -> tuple[Any, list[str]]:
+    """``call()``'s value and the gpuperf notes it raised, each also printed on stderr (``note: ...``),
+    for a command's ``--json`` to carry; other warnings are shown as Python shows them."""
+    from gpuperf.errors import GpuperfNote
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", GpuperfNote)
+        value = call()
+    notes = []
+    for warning in caught:
+        if issubclass(warning.category, GpuperfNote):
+            notes.append(str(warning.message))
+            print(f"note: {warning.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+    return value, notes

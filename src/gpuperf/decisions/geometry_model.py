@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from sklearn.ensemble import RandomForestRegressor
 
 from gpuperf.datasets.schema import is_ok
 from gpuperf.decisions.geometry import DeviceDescriptor, KernelDescriptor, fits, resident_blocks_per_sm
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.files import cache_root
 
 CANDIDATE_THREADS = tuple(range(32, 1025, 32))  # whole warps of 32; a GPU of wider warps takes its multiples
@@ -168,12 +169,13 @@ class GeometryModel:
         self.trees, self.seed, self.max_rows = trees, seed, max_rows
 
     def fit(self, tables: Sequence[ChoiceTable]) -> "GeometryModel":
-        features, targets = [], []
+        features, targets, works = [], [], []
         for table in tables:
             sms = _gpu_sms(table.gpu)
             if not np.isfinite(sms):
                 continue
             frame = table.frame
+            works.append(float((frame["threads"] * frame["blocks"]).min()))
             best = frame.groupby("group")["time"].transform("min").to_numpy()
             features.append(model_features(frame["threads"], frame["blocks"], sms, frame["bx"]))
             targets.append(np.log2(frame["time"].to_numpy() / best))
@@ -183,6 +185,7 @@ class GeometryModel:
             features_all, targets_all = features_all[keep], targets_all[keep]
         self.model_ = RandomForestRegressor(self.trees, min_samples_leaf=5, random_state=self.seed, n_jobs=1)
         self.model_.fit(features_all, targets_all)
+        self.least_work_ = min(works)  # the fewest threads (blocks x block size) of a launch it learned from
         return self
 
     def predict(self, threads: np.ndarray, blocks: np.ndarray, sms: float, width: np.ndarray | None = None) -> np.ndarray:
@@ -201,12 +204,18 @@ class GeometryModel:
                 f"no block size fits on {device.name} with {kernel.registers} registers per thread and "
                 f"{kernel.shared_memory_bytes} bytes of shared memory per block"
             )
+        least = getattr(self, "least_work_", None)
+        if least is not None and kernel.trip < least:
+            warnings.warn(GpuperfNote(
+                f"the geometry model learned from launches of at least {least:,.0f} threads (the bundled tuning "
+                f"spaces); a loop of {kernel.trip:,} iterations lies below them, so its choice is a guess: the "
+                "heuristic and occupancy policies know small loops"), stacklevel=2)
         threads = np.array(fitting, dtype=float)
         blocks = np.ceil(kernel.trip / threads)
         return int(threads[np.argmin(self.predict(threads, blocks, device.sms))])
 
 
-MODEL_FORMAT = 1  # raise when what the cached forest learns from changes
+MODEL_FORMAT = 2  # raise when what the cached forest learns from (or its metadata) changes
 
 
 @functools.cache
@@ -214,23 +223,23 @@ def default_geometry_model(use_cache: bool = True) -> GeometryModel:
     """The model trained on every bundled kernel: fitted once (some seconds) and kept in gpuperf's
     cache (a gpuperf model file, keyed by the bundled tables' bytes and the versions), then read
     back in well under a second; a damaged or foreign cache file is refitted."""
-    from gpuperf.models.persistence import load_model, save_model
+    from gpuperf.models.persistence import load_model, model_info, save_model
 
     model = GeometryModel()
     path = _cached_model_path(model)
     if use_cache and path.is_file():
         try:
-            forest = load_model(path)
+            forest, least = load_model(path), model_info(path)["metadata"].get("least_work")
         except GpuperfError:
-            forest = None
-        if isinstance(forest, RandomForestRegressor):
-            model.model_ = forest
+            forest = least = None
+        if isinstance(forest, RandomForestRegressor) and isinstance(least, (int, float)):
+            model.model_, model.least_work_ = forest, float(least)
             return model
     model.fit(choice_tables())
     if use_cache:  # a cache that cannot be written only costs the fit again next time
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            save_model(model.model_, path)
+            save_model(model.model_, path, metadata={"least_work": model.least_work_})
         except (OSError, GpuperfError):
             pass
     return model
