@@ -616,3 +616,40 @@ def test_resuming_another_devices_sweep_is_refused_before_anything_is_measured(t
     assert main(["geometry-sweep", "--device", "opencl:0", "--out", str(trials), "--resume", "--trips", "1000",
                  "--loops", "saxpy", "--gpu", "H100", "--no-progress"]) == 2
     assert "missing column(s) trip, threads, blocks" in capsys.readouterr().err
+
+
+def test_points_no_launch_makes_are_refused_and_an_empty_time_is_called_empty():
+    """A 2048-thread block or a grid past 2**31 - 1 blocks was judged, and could be the 'best'."""
+    h100 = device_descriptor("H100")
+    table = synthetic_sweep(h100, [100_000])
+    for threads, blocks, limit in ((2048, 1, "at most 1024 threads a block"),
+                                   (128, 99_999_999_999, "at most 2147483647 blocks of 128 threads")):
+        bad = pd.concat([table, pd.DataFrame([{"kernel": "loop_a", "trip": 100_000, "threads": threads,
+                                               "blocks": blocks, "time_s": 1e-9, "status": "ok"}])], ignore_index=True)
+        with pytest.raises(GpuperfError, match=rf"s\.csv: row {len(bad)}: {threads} threads x {blocks} blocks is no "
+                                               rf"launch on H100 SXM \({limit}\)"):
+            sweep_choices(bad, h100, "s.csv")
+    empty = pd.DataFrame({"kernel": ["k"], "trip": [10], "threads": [32], "blocks": [1], "time_s": [None]})
+    with pytest.raises(GpuperfError, match=r"row 1: time_s must be a positive number, not an empty cell"):
+        check_sweep(empty, "s.csv")
+
+
+def test_a_sweep_too_large_for_the_devices_memory_is_refused_before_anything_is_built():
+    from gpuperf.decisions.geometry_sweep import measure_sweep
+    from gpuperf.measure.devices import open_device
+
+    device = open_device("opencl:0")
+    with pytest.raises(GpuperfError, match=r"trip 10,000,000,000,000: a loop's two float arrays take 80,000,000,000,000 "
+                                           r"bytes, more than the [\d,]+ bytes of .*'s global memory"):
+        measure_sweep(device, ["saxpy"], [100, 10**13], cpu_descriptor("cpu", 1, 256, 65536))
+
+
+def test_resuming_with_another_descriptor_says_descriptors_differ_not_devices():
+    """It said 'measured on H100 SXM, this one on pthread-...' of two sweeps both measured on pocl."""
+    from gpuperf.datasets.bundled import data_dir
+    from gpuperf.decisions.geometry_sweep import earlier_sweep
+
+    h100 = pd.read_csv(data_dir() / "geometry_sweep_h100.csv.gz")
+    with pytest.raises(GpuperfError, match=r"h100\.csv: the sweep to resume is judged with the H100 SXM's descriptor, "
+                                           r"this one with the A100 .*'s; resume it with the same --gpu"):
+        earlier_sweep(h100, "h100.csv", device_descriptor("A100"))

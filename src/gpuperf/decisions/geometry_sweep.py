@@ -120,6 +120,9 @@ def sweep_settings(cycles: int = SWEEP_TIMING["cycles"]) -> "TimingSettings":
     return TimingSettings(**{**SWEEP_TIMING, "cycles": cycles})
 
 
+LOOP_ARRAY_BYTES = 8  # per iteration: a loop's x and y, float32 each
+
+
 def measure_sweep(
     device,
     bodies: Sequence[str],
@@ -146,6 +149,11 @@ def measure_sweep(
     from gpuperf.measure.interleave import Variant, measure_interleaved
 
     settings = settings or sweep_settings()
+    memory = getattr(device, "memory_bytes", None)
+    largest = max(trips, default=0)
+    if memory and LOOP_ARRAY_BYTES * largest > memory:  # refused before hundreds of builds fail one by one
+        raise GpuperfError(f"trip {largest:,}: a loop's two float arrays take {LOOP_ARRAY_BYTES * largest:,} bytes, more "
+                           f"than the {memory:,} bytes of {getattr(device, 'name', 'the device')}'s global memory")
     registers = {body: loop_registers(body, descriptor) for body in bodies}
     planned = {(f"loop_{body}", trip): (body, sweep_geometries(descriptor, trip, blocks_step, registers[body]))
                for body in bodies for trip in trips}
@@ -205,8 +213,9 @@ def earlier_sweep(table: pd.DataFrame, where: str, descriptor: DeviceDescriptor,
                                f"{measured_on}; resume it on that device, or give another --out")
     recorded = table_descriptor(table, where)
     if recorded.as_dict() != descriptor.as_dict():
-        raise GpuperfError(f"{where}: the sweep to resume was measured on {recorded.name}, this one on "
-                           f"{descriptor.name}")
+        raise GpuperfError(f"{where}: the sweep to resume is judged with the {recorded.name}'s descriptor, this one "
+                           f"with the {descriptor.name}'s; resume it with the same --gpu (or none, as it was), or give "
+                           "another --out")
     return table
 
 
@@ -233,8 +242,9 @@ def check_sweep(table: pd.DataFrame, where: str) -> pd.DataFrame:
         if bad.any():
             position = int(np.flatnonzero(bad.to_numpy())[0])
             kind = "a positive number" if column == "time_s" else "a positive whole number"
-            raise GpuperfError(f"{where}: {row_location(usable, position)}: {column} must be {kind}, "
-                               f"not {plain_value(usable[column].iloc[position])!r}")
+            given = usable[column].iloc[position]
+            shown = "an empty cell" if _blank(usable[column]).iloc[position] else repr(plain_value(given))
+            raise GpuperfError(f"{where}: {row_location(usable, position)}: {column} must be {kind}, not {shown}")
         large = (values >= 2.0**63).to_numpy() if column != "time_s" else np.zeros(len(values), dtype=bool)
         if large.any():  # past what a 64-bit integer holds
             position = int(np.flatnonzero(large)[0])
@@ -302,6 +312,20 @@ def model_picks(table: pd.DataFrame, seed: int = 0) -> pd.Series | None:
     return predicted
 
 
+def _refuse_unlaunchable(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str) -> None:
+    """An error naming the first point no launch on ``descriptor``'s GPU could make (a block larger than
+    it allows, a grid beyond its largest): such a point cannot be a policy's pick, nor the best."""
+    from gpuperf.decisions.geometry import max_grid_blocks
+
+    for position, (threads, blocks) in enumerate(table[["threads", "blocks"]].itertuples(index=False)):
+        if threads > descriptor.max_threads_per_block or blocks > max_grid_blocks(descriptor, int(threads)):
+            limit = (f"at most {descriptor.max_threads_per_block} threads a block"
+                     if threads > descriptor.max_threads_per_block
+                     else f"at most {max_grid_blocks(descriptor, int(threads))} blocks of {threads} threads")
+            raise GpuperfError(f"{where}: {row_location(table, position)}: {threads} threads x {blocks} blocks is no "
+                               f"launch on {descriptor.name} ({limit})")
+
+
 def sweep_choices(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str = "sweep") -> pd.DataFrame:
     """Per (kernel, trip): each policy's pick's measured time, threads and blocks, and the best
     (the policies given the table's ``registers`` per thread where it has them, else 32), and
@@ -311,6 +335,7 @@ def sweep_choices(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str 
     policy whose pick the sweep did not measure (a sweep taken with another descriptor) gets NaN.
     """
     checked = check_sweep(table, where)
+    _refuse_unlaunchable(checked, descriptor, where)
     table = checked.reset_index(drop=True)  # rows looked up by label: one label each (position in checked)
     predicted = model_picks(table)
     if predicted is None and len(table):
