@@ -1094,3 +1094,19 @@ def test_a_seed_near_the_largest_scikit_learn_takes_wraps_instead_of_failing_mid
             index = search.ask()
             search.tell(index, 1.0 + index)
         assert len(search.measured) == 4
+
+
+def test_a_resume_refused_names_the_line_and_says_nothing_of_the_budget_first(tmp_path, capsys):
+    (tmp_path / "odd.py").write_text(SPACES_WITH_ODD_NAMES)
+    out = tmp_path / "trials.csv"
+    args = ["tune", f"{tmp_path / 'odd.py'}:with_none", "--out", str(out)]
+    assert main([*args, "-p", "n=256", "--budget", "2"]) == 0
+    capsys.readouterr()
+    assert main([*args, "-p", "n=512", "--budget", "1", "--resume"]) == 2  # another size: refused, no budget note
+    err = capsys.readouterr().err
+    assert "the run to resume tuned sizes" in err and "trials already" not in err
+    table = pd.read_csv(out, keep_default_na=False)
+    table.loc[1, "local_x"] = 256  # not a value of the space
+    table.to_csv(out, index=False)
+    assert main([*args, "-p", "n=256", "--budget", "3", "--resume"]) == 2
+    assert "line 3: the run to resume measured {'local_x': 256" in capsys.readouterr().err

@@ -640,9 +640,6 @@ def tune_command(
             from gpuperf.cli.models_cli import read_table
 
             earlier = None if is_empty_claim(out) else earlier_trials(*read_table(out))
-            if earlier is not None and len(earlier.trials) >= budget:
-                print(f"note: {out} holds {len(earlier.trials)} trials already, --budget {budget}: nothing more is "
-                      "measured (raise --budget to go on)", file=sys.stderr)
         elif out:  # a new file: measurements are never overwritten
             new_output_file(out, resumable=True)
         if report and (report_folder(report) / "report.md").exists():  # its trials may be the only record of them
@@ -664,6 +661,9 @@ def tune_command(
             task = bar.add_task(f"tuning {space}", total=budget, completed=len(earlier.trials) if earlier else 0)
             result = tune_space(space, sizes, device, budget, others, model, seed, on_trial=after_trial, ranking=ranking,
                                 ranked_by=ranked_by, earlier=earlier)
+        if earlier is not None and len(earlier.trials) >= budget:  # said once the trials are known to be this run's
+            print(f"note: {out} holds {len(earlier.trials)} trials already, --budget {budget}: nothing more is "
+                  "measured (raise --budget to go on)", file=sys.stderr)
         best = result.best()
         summary = {
             "space": space, "sizes": result.sizes, "device": device, "gpu": result.gpu, "method": result.method,

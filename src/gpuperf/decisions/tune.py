@@ -188,6 +188,7 @@ class TuneResult:
     method: str
     trials: list[Trial] = field(default_factory=list)
     gpu: str | None = None  # the device's name as measurements record it (a GPU name where known)
+    locations: list[str] = field(default_factory=list)  # where each trial read back stood ("line 3")
 
     def best(self) -> Trial | None:
         ran = [t for t in self.trials if t.time_s is not None]
@@ -393,6 +394,7 @@ def earlier_trials(table: pd.DataFrame, where: str) -> TuneResult:
                                f"{row['time_s']!r}: a trial that ran has a time, a failed one none")
         time = float(times[label]) if ran.iloc[position] else None
         detail = row.get("detail", "")
+        result.locations.append(row_location(table, position))
         result.trials.append(Trial({p: _plain(row[p]) for p in params}, time,
                                    str(row["status"]), "" if pd.isna(detail) else str(detail)))
     return result
@@ -443,10 +445,11 @@ def _resume(result: TuneResult, earlier: TuneResult, search: GuidedSearch, confi
         raise GpuperfError(f"{earlier.method}: the run to resume measured on {recorded}, while {result.device} is "
                            f"{result.gpu}: its times are not this device's; start a new run")
     position = {key: i for i, key in enumerate(configuration_keys(configs, params))}
-    for trial in earlier.trials:
+    for number, trial in enumerate(earlier.trials):
         key = configuration_keys(pd.DataFrame([trial.config]), params).iloc[0]
         if key not in position:
-            raise GpuperfError(f"{earlier.method}: the run to resume measured {trial.config}, not a configuration "
+            at = f"{earlier.locations[number]}: " if number < len(earlier.locations) else ""
+            raise GpuperfError(f"{earlier.method}: {at}the run to resume measured {trial.config}, not a configuration "
                                f"of {result.space}")
         search.tell(position[key], trial.time_s)
         result.trials.append(trial)
