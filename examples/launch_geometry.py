@@ -3,7 +3,7 @@
 For a grid-stride loop of a given trip count, registers per thread and shared memory per block,
 ``choose_geometry`` applies Lloyd et al.'s heuristic (short, ideal and long loops), LLVM's default,
 libomptarget's NVIDIA rule, the occupancy-maximising block and a random-forest time model trained on
-the bundled block-shape measurements (fitted once per process, about 15 s). Prints each policy's
+the bundled block-shape measurements (fitted once, some seconds, then read back from gpuperf's cache). Prints each policy's
 choice on an NVIDIA H100 and an AMD MI300X (where libomptarget's NVIDIA rule does not apply) for
 a short, a medium and a long loop.
 
