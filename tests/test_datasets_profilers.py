@@ -725,3 +725,14 @@ def test_a_table_gpu_with_an_nvprof_device_index_is_the_gpu(tmp_path):
     path = tmp_path / "table.csv"
     path.write_text("kernel,gpu,duration_us\nk,Tesla K20 (0),10\nk,Tesla K20,12\n")
     assert set(import_nvprof(path)["gpu"]) == {"Tesla K20"}
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (('"Duration","usecond","12.42"', '"Duration","usecond","0"'), r"line 7: Duration gives no time \('0'\)"),
+    (('"Duration","usecond","12.42"', '"Duration","byte","12.42"'), r"line 7: Duration has unit 'byte', not a time"),
+])
+def test_a_details_page_time_error_names_the_files_duration_not_the_raw_metric(tmp_path, edit, message):
+    """It named gpu__time_duration.sum, which the details page never shows."""
+    path = edited(tmp_path, DATA / "ncu_details.csv", *edit)
+    with pytest.raises(GpuperfError, match=message):
+        import_ncu(path, gpu="H100")

@@ -122,6 +122,7 @@ class Launch:
     value_lines: dict[str, int] = field(default_factory=dict)
     units_line: int | None = None
     sections: dict[str, str] = field(default_factory=dict)  # the details page's section of each metric
+    time_name: str = TIME  # what the file calls the time: the details page's Duration, or the raw metric
 
     def value_line(self, column: str) -> int:
         return self.value_lines.get(column, self.line)
@@ -181,6 +182,7 @@ def _details_launches(rows: list[list[str]], start: int, where: str) -> list[Lau
         if TIME not in values and DETAILS_TIME in values:
             values[TIME], units[TIME] = values.pop(DETAILS_TIME), units.pop(DETAILS_TIME)
             launch.value_lines[TIME] = launch.value_lines.pop(DETAILS_TIME)
+            launch.time_name = DETAILS_TIME
         if TIME not in values:
             raise GpuperfError(f"{where}: line {launch.line}: launch {values.get('ID', '?')} has no metric '{TIME}' "
                                f"or '{DETAILS_TIME}'")
@@ -200,7 +202,7 @@ def _record(launch: Launch, gpu: str | None, where: str) -> dict:
     values, units, line = launch.values, launch.units, launch.line
     time_exponent, time_base = scale(units.get(TIME, ""))
     if time_base != "second":
-        raise GpuperfError(f"{where}: line {launch.unit_line(TIME)}: {TIME} has unit {units.get(TIME, '')!r}, "
+        raise GpuperfError(f"{where}: line {launch.unit_line(TIME)}: {launch.time_name} has unit {units.get(TIME, '')!r}, "
                            "not a time unit")
     device = _device(values, gpu, where, line)
     record = {
@@ -209,7 +211,7 @@ def _record(launch: Launch, gpu: str | None, where: str) -> dict:
         "gpu": canonical_gpu(gpu) if device == gpu else device_gpu(device),  # the file's own name first
         "device": device,
         "source": where,
-        TARGET: positive_time(values[TIME], time_exponent, where, launch.value_line(TIME), TIME),
+        TARGET: positive_time(values[TIME], time_exponent, where, launch.value_line(TIME), launch.time_name),
         STATUS: OK,
         "kernel_full_name": values["Kernel Name"],
     }
