@@ -297,6 +297,12 @@ def test_nvprof_metrics_refuse_an_average_that_is_no_value_or_contradicts_min_an
         import_nvprof(TRACE, metrics=path)
 
 
+@pytest.mark.parametrize("low", ["<OVERFLOW>", "n/a"])
+def test_an_nvprof_average_beside_a_bound_that_is_no_number_is_taken(tmp_path, low):
+    path = edited(tmp_path, METRICS, "1343488,85983232,32694613", f"{low},85983232,32694613")
+    assert import_nvprof(TRACE, metrics=path)["inst_executed"].notna().any()
+
+
 @pytest.mark.parametrize("value", ["nan", "-3780", ""])
 def test_nvprof_summary_names_the_line_and_column_of_a_bad_average(tmp_path, value):
     """Before, the error named the table's row 2 and the field time_s, not the file's line and column."""

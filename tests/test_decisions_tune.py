@@ -135,6 +135,11 @@ def with_none():
                         defaults={"local_x": 32, "mode": None}, check=lambda c: None, make=_make)
 
 
+def named_time():
+    return VariantSpace(name="scal", parameters={"local_x": [32, 64], "time": [1, 2]},
+                        defaults={"local_x": 32, "time": 1}, check=lambda c: None, make=_make)
+
+
 def named_like_a_size():
     return VariantSpace(name="scal", parameters={"local_x": [32, 64], "n": [1, 2]},
                         defaults={"local_x": 32, "n": 1}, check=lambda c: None, make=_make)
@@ -162,6 +167,8 @@ def test_a_parameter_value_none_is_a_setting_the_search_tunes_records_and_resume
     assert "│ None" in capsys.readouterr().out
     with pytest.raises(GpuperfError, match="parameter 'n' has the name of a size parameter"):
         tune_space(f"{tmp_path / 'odd.py'}:named_like_a_size", {"n": 256}, budget=1)
+    with pytest.raises(GpuperfError, match="parameter 'time' has the name of a column of the trials' table or --json"):
+        tune_space(f"{tmp_path / 'odd.py'}:named_time", {"n": 256}, budget=1)
 
 
 def test_tell_refuses_repeats_and_bad_times():
@@ -1070,6 +1077,7 @@ def test_the_trial_numbers_keep_out_of_a_parameter_named_hash():
     assert numbered([{"#": 30, "t": 1.0}, {"#": None, "t": None}], ["#"]) == [{"trial": 1, "#": 30, "t": 1.0},
                                                                              {"trial": 2, "#": "None", "t": None}]
     assert numbered([{"a": 1}]) == [{"#": 1, "a": 1}]
+    assert numbered([{"#": 5, "trial": 7}]) == [{"trial_": 1, "#": 5, "trial": 7}]
 
 
 @pytest.mark.parametrize("name", ["kernel", "gpu", "status"])
@@ -1080,9 +1088,21 @@ def test_a_table_parameter_named_like_a_grouping_or_status_column_is_refused(tmp
 
     table = pd.DataFrame({name: ["naive", "naive", "tiled", "tiled"], "bs": [16, 32, 16, 32], "time_ms": [5, 4, 3, 6]})
     table.to_csv(tmp_path / "t.csv", index=False)
-    for read in (read_space, read_training_spaces):
-        with pytest.raises(GpuperfError, match=f"parameter '{name}' has the name of a column gpuperf reads"):
-            read(tmp_path / "t.csv", [name, "bs"])
+    with pytest.raises(GpuperfError, match=f"parameter '{name}' has the name of a column gpuperf reads"):
+        read_training_spaces(tmp_path / "t.csv", [name, "bs"])
+    if name == "status":  # a space is not split by kernel or GPU, but its status says what failed
+        with pytest.raises(GpuperfError, match="parameter 'status' has the name of a column gpuperf reads"):
+            read_space(tmp_path / "t.csv", [name, "bs"])
+
+
+def test_a_space_with_a_parameter_named_problem_size_explores_as_before(tmp_path):
+    from gpuperf.decisions.space import looks_like_rate, read_space
+
+    table = pd.DataFrame({"problem_size": [1, 1, 2, 2], "bs": [16, 32, 16, 32], "time_s": [5, 4, 3, 6]})
+    table.to_csv(tmp_path / "t.csv", index=False)
+    assert len(read_space(tmp_path / "t.csv", ["problem_size", "bs"])) == 4
+    assert not any(looks_like_rate(name) for name in ("time_upper_s", "wrapper_s", "ci_upper_s"))
+    assert all(looks_like_rate(name) for name in ("items_per_s", "GFLOPS/W", "speedup"))
 
 
 def test_a_seed_near_the_largest_scikit_learn_takes_wraps_instead_of_failing_midway():

@@ -106,9 +106,11 @@ def undescribed_gpu_note(gpu: str | None, others: list) -> None:
 
 
 def numbered(rows: list[dict], params: Sequence[str] = ()) -> list[dict]:
-    """``rows`` numbered from 1 in a first column "#" ("trial" where a parameter is named "#"), a
+    """``rows`` numbered from 1 in a first column "#" ("trial" where a parameter is named "#", and so on), a
     value None of ``params`` shown as None (a setting, not an empty cell)."""
-    label = "trial" if any("#" in row for row in rows) else "#"
+    taken = {key for row in rows for key in row}
+    label = next(name for name in ("#", "trial", *(f"trial{'_' * n}" for n in range(1, len(taken) + 2)))
+                 if name not in taken)
     return [{label: i + 1, **{k: "None" if v is None and k in params else v for k, v in row.items()}}
             for i, row in enumerate(rows)]
 

@@ -249,9 +249,15 @@ def _check_average(value: float, row: dict[str, str], where: str, line: int, met
     """An error naming the line where a metric's average is infinite or outside its own Min..Max."""
     if math.isinf(value):
         raise GpuperfError(f"{where}: line {line}: {metric}: Avg={row['Avg']!r} is not a finite value")
-    if math.isnan(value) or not row.get("Min", "").strip() or not row.get("Max", "").strip():
+    bounds = [row.get(c, "").strip() for c in ("Min", "Max")]
+    if math.isnan(value) or any(not text or text == OVERFLOW for text in bounds):
         return
-    low, high = (_metric_value(row[c], where, line, metric) for c in ("Min", "Max"))
+    try:
+        low, high = (_metric_value(text, where, line, metric) for text in bounds)
+    except GpuperfError:  # a bound that is no number: nothing to check against
+        return
+    if math.isnan(low) or math.isnan(high):  # n/a
+        return
     slack = 1e-5 * max(abs(low), abs(high)) + 1e-12  # the printed digits' rounding
     if not low - slack <= value <= high + slack:
         raise GpuperfError(f"{where}: line {line}: {metric}: Avg={row['Avg'].strip()} lies outside its Min "

@@ -126,7 +126,8 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
         if "files found in" not in str(exc):
             raise
         found = str(exc).split(" found")[0].split()[0].lower()  # "Zero" or "Multiple"
-        raise GpuperfError(f"{path}: {found} files in the archive; an archive must hold one table") from None
+        raise GpuperfError(f"{path}: {found} entries in the archive (a folder counts as one); an archive must hold "
+                           "one table and nothing else") from None
     if "index_col" not in options and not frame.index.equals(pd.RangeIndex(len(frame))):
         if header is not None:
             _refuse_other_separators(path, options.get("encoding", "utf-8"))

@@ -243,7 +243,8 @@ def check_sweep(table: pd.DataFrame, where: str) -> pd.DataFrame:
             position = int(np.flatnonzero(bad.to_numpy())[0])
             kind = "a positive number" if column == "time_s" else "a positive whole number"
             given = usable[column].iloc[position]
-            shown = "an empty cell" if _blank(usable[column]).iloc[position] else repr(plain_value(given))
+            shown = "a missing value (an empty cell or nan)" if _blank(usable[column]).iloc[position] \
+                else repr(plain_value(given))
             raise GpuperfError(f"{where}: {row_location(usable, position)}: {column} must be {kind}, not {shown}")
         large = (values >= 2.0**63).to_numpy() if column != "time_s" else np.zeros(len(values), dtype=bool)
         if large.any():  # past what a 64-bit integer holds
@@ -312,18 +313,25 @@ def model_picks(table: pd.DataFrame, seed: int = 0) -> pd.Series | None:
     return predicted
 
 
-def _refuse_unlaunchable(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str) -> None:
-    """An error naming the first point no launch on ``descriptor``'s GPU could make (a block larger than
-    it allows, a grid beyond its largest): such a point cannot be a policy's pick, nor the best."""
+def _launchable(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str) -> pd.DataFrame:
+    """``table`` without the points no launch on ``descriptor``'s GPU could make (a block larger than it
+    allows, a grid beyond its largest: a CPU's sweep judged with a GPU's descriptor, or a slip), noted
+    with the first one's row: such a point cannot be a policy's pick, nor the best."""
     from gpuperf.decisions.geometry import max_grid_blocks
 
-    for position, (threads, blocks) in enumerate(table[["threads", "blocks"]].itertuples(index=False)):
-        if threads > descriptor.max_threads_per_block or blocks > max_grid_blocks(descriptor, int(threads)):
-            limit = (f"at most {descriptor.max_threads_per_block} threads a block"
-                     if threads > descriptor.max_threads_per_block
-                     else f"at most {max_grid_blocks(descriptor, int(threads))} blocks of {threads} threads")
-            raise GpuperfError(f"{where}: {row_location(table, position)}: {threads} threads x {blocks} blocks is no "
-                               f"launch on {descriptor.name} ({limit})")
+    too_wide = table["threads"] > descriptor.max_threads_per_block
+    too_many = np.array([blocks > max_grid_blocks(descriptor, int(threads))
+                         for threads, blocks in table[["threads", "blocks"]].itertuples(index=False)], dtype=bool)
+    out = (too_wide.to_numpy() | too_many) if len(table) else np.zeros(0, dtype=bool)
+    if out.any():
+        first = int(np.flatnonzero(out)[0])
+        threads, blocks = table["threads"].iloc[first], table["blocks"].iloc[first]
+        limit = (f"at most {descriptor.max_threads_per_block} threads a block" if too_wide.iloc[first]
+                 else f"at most {max_grid_blocks(descriptor, int(threads))} blocks of {threads} threads")
+        warnings.warn(GpuperfNote(f"{where}: {int(out.sum())} point(s) no launch on {descriptor.name} makes are left "
+                                  f"out (first: {row_location(table, first)}, {threads} threads x {blocks} blocks; "
+                                  f"{limit})"), stacklevel=3)
+    return table[~out]
 
 
 def sweep_choices(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str = "sweep") -> pd.DataFrame:
@@ -334,8 +342,7 @@ def sweep_choices(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str 
     The frame :func:`gpuperf.decisions.geometry_eval.summarise` and the geometry report take. A
     policy whose pick the sweep did not measure (a sweep taken with another descriptor) gets NaN.
     """
-    checked = check_sweep(table, where)
-    _refuse_unlaunchable(checked, descriptor, where)
+    checked = _launchable(check_sweep(table, where), descriptor, where)
     table = checked.reset_index(drop=True)  # rows looked up by label: one label each (position in checked)
     predicted = model_picks(table)
     if predicted is None and len(table):

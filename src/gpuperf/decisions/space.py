@@ -148,7 +148,8 @@ def space_from_frame(
     timed = [p for p in params if p in TIME_COLUMNS]
     if timed:
         raise GpuperfError(f"{where}: {timed[0]} is a measured time, not a parameter (--params names what was tuned)")
-    refuse_key_parameters(params, where, status_column)
+    if status_column in params:  # a space is not split by kernel, GPU or size, but its status says what failed
+        refuse_key_parameters([status_column], where, status_column)
     missing = [p for p in params if p not in frame.columns]
     if missing:
         raise GpuperfError(f"{where}: missing parameter column(s) {', '.join(missing)}")
@@ -213,7 +214,7 @@ def looks_like_rate(column: str) -> bool:
     ``items_per_s``, ``GFLOPS/W`` (Kernel Tuner's energy metric), ``throughput``, ``bandwidth``,
     ``speedup``, ``efficiency``)."""
     name = str(column).lower().strip()
-    return (name.endswith(("/s", "/sec", "per_second", "per_sec", "per_s", "flops", "flop/s", "gb/s", "/w",
+    return (name.endswith(("/s", "/sec", "per_second", "per_sec", "_per_s", "flops", "flop/s", "gb/s", "/w",
                            "per_watt", "per_joule", "/j"))
             or any(word in name for word in ("throughput", "bandwidth", "speedup", "efficiency")))
 

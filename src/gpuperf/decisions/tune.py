@@ -252,7 +252,7 @@ def candidate_configurations(space_name: str) -> pd.DataFrame:
     return frame
 
 
-TRIAL_COLUMNS = ("kernel", "device", "gpu", "variant", "time_s", "status", "detail")  # beside sizes and parameters
+TRIAL_COLUMNS = ("kernel", "device", "gpu", "variant", "time_s", "time", "status", "detail")  # beside sizes and parameters; time: --json's
 
 
 def _check_parameter_names(label: str, params: Sequence[str], sizes: Mapping[str, Any]) -> None:
@@ -260,7 +260,7 @@ def _check_parameter_names(label: str, params: Sequence[str], sizes: Mapping[str
     table: a trial's row holds both, and one would be lost."""
     for name in params:
         if name in sizes or name in TRIAL_COLUMNS:
-            what = "a size parameter" if name in sizes else "a column of the trials' table"
+            what = "a size parameter" if name in sizes else "a column of the trials' table or --json"
             raise GpuperfError(f"{label}: parameter '{name}' has the name of {what}, so one of the two would be "
                                "lost in a trial's row; rename the parameter")
 
