@@ -578,3 +578,23 @@ def test_no_progress_hides_the_bar_of_the_printed_advice(capsys, database, monke
     assert main(args) == 0 and main([*args, "--no-progress"]) == 0
     assert asked == [False, True]
     assert "Advice for column_sum" in capsys.readouterr().out
+
+
+def test_an_entry_whose_condition_cannot_be_judged_is_assessed_with_a_note(capsys, database, tmp_path):
+    """A kernel with no access gpuperf can analyse was advised to coalesce, with nothing saying the
+    entry's condition was unknown."""
+    from pathlib import Path
+
+    kernels = Path(__file__).parent / "data" / "feature_kernels.py"
+    folder = tmp_path / "entries"
+    folder.mkdir()
+    (folder / "t_sectors.toml").write_text(ENTRY.format(
+        name="t_sectors", before="MAU", after="MAC", condition='applies_when = "max_sectors_over_fewest > 3"',
+        summary="do it"))
+    args = ["advise", f"{kernels}:squared_index_copy", "-p", "n=4096", "--gpu", "GTX 970", "--min-confidence", "0",
+            "--optimizations", str(folder), "--only", "t_sectors", "--json"]
+    advice = run_json(capsys, args)
+    assert advice["notes"] == ["t_sectors: its condition max_sectors_over_fewest > 3 cannot be judged for this kernel "
+                               "(max_sectors_over_fewest unknown), so it is assessed as if it held"]
+    advice = run_json(capsys, [args[0], "vector_copy", *args[2:]])  # known, and false: not assessed, no note
+    assert advice["notes"] == [] and advice["not_suggested"][0]["reason"].startswith("does not apply")

@@ -150,7 +150,7 @@ def test_warp_access_summary_weights_accesses_by_their_warp_requests():
     assert [a.requests for a in s.accesses] == [100, 200]
     assert s.cache_lines_per_warp_access == pytest.approx((100 * 1 + 200 * 2) / 300)
     assert s.sectors_per_warp_access == pytest.approx((100 * 4 + 200 * 8) / 300)
-    assert s.max_cache_lines_over_fewest == 2  # b: 2 lines for 32 floats, which fit in 1
+    assert s.max_sectors_over_fewest == 2  # b: 8 sectors for 32 floats, which fit in 4
 
 
 def test_a_fetch_pass_counts_only_the_lanes_it_runs_on():
@@ -301,25 +301,31 @@ def test_a_float4_access_is_one_contiguous_access_per_work_item_not_four_strided
         assert counted["global_bytes"] == 2 * 16 * 4096
 
 
-def test_a_float4_access_is_coalesced_for_the_coalescing_rule_though_it_touches_4_lines():
-    """32 float4 lanes touch 4 lines, as many as their 512 bytes need: the coalescing entry applied
-    (its rule was 'more than 3 lines') and the advisor predicted 3.9x from coalescing a float4 copy."""
+def test_a_wide_access_or_a_narrow_work_group_is_coalesced_for_the_coalescing_rule():
+    """32 float4 lanes touch 4 lines, 16 sectors, as many as their 512 bytes need: the coalescing entry
+    applied (its rule was 'more than 3 lines') and the advisor predicted 3.9x from coalescing a float4
+    copy; an 8-wide group's 4 rows of 32 bytes touch 4 lines but only the 4 sectors 128 bytes need."""
     from gpuperf.decisions.advice_features import kernel_features
     from gpuperf.decisions.advisor import _condition_holds
     from gpuperf.decisions.optimizations import load_optimizations
 
     coalescing = load_optimizations()["coalescing"]
-    for name in ("float4_copy", "float3_copy"):
+    for name, lines, sectors in (("float4_copy", 4, 16), ("float3_copy", 4, 16), ("float16_copy", 16, 64)):
         counted = features(name)
-        assert counted["max_cache_lines_per_warp_access"] == 4
-        assert counted["max_cache_lines_over_fewest"] == 1
+        assert (counted["max_cache_lines_per_warp_access"], counted["sectors_per_warp_access"]) == (lines, sectors)
+        assert counted["max_sectors_over_fewest"] == 1
         assert not _condition_holds(coalescing, kernel_features(get_kernel(f"{KERNELS}:{name}"), {"n": 4096}))
-    strided = features("unrolled_fours")  # a[4 i + j], one float a lane: 4 lines for 128 bytes
-    assert strided["max_cache_lines_over_fewest"] == 4
-    scattered = features("one_scattered_load")
-    assert scattered["max_cache_lines_over_fewest"] == 32
+    narrow = extract_features(get_kernel(f"{KERNELS}:narrow_rows"), {"n": 1024})
+    assert (narrow["cache_lines_per_warp_access"], narrow["sectors_per_warp_access"]) == (4, 4)
+    assert narrow["max_sectors_over_fewest"] == 1
+    strided = features("unrolled_fours")  # a[4 i + j], one float a lane: 16 sectors for 128 bytes
+    assert strided["max_sectors_over_fewest"] == 4
+    scattered = features("one_scattered_load")  # s[32 i]: 32 sectors for 128 bytes
+    assert scattered["max_sectors_over_fewest"] == 8
     assert _condition_holds(coalescing, kernel_features(get_kernel(f"{KERNELS}:one_scattered_load"), {"n": 4096}))
-    # features without it (a profile's): the most lines stand for it, as for 4-byte elements
+    # features without it (a profile's): its sectors per request over the 4 of 32 floats, else the most lines
+    assert _condition_holds(coalescing, {"sectors_per_warp_access": 32.0, "max_cache_lines_per_warp_access": 1.0})
+    assert not _condition_holds(coalescing, {"sectors_per_warp_access": 8.0, "max_cache_lines_per_warp_access": 8.0})
     assert _condition_holds(coalescing, {"max_cache_lines_per_warp_access": 8.0})
     assert not _condition_holds(coalescing, {"max_cache_lines_per_warp_access": 2.0})
 

@@ -291,3 +291,26 @@ def atomic_set_then_add():
                        """, [acc, lp.GlobalArg("a", np.float32, shape=("n",)), lp.ValueArg("n", np.int32)],
                        assumptions=ASSUME, lang_version=(2018, 2), name="atomic_set_then_add")
     return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+
+
+def float16_copy():
+    """float16s side by side: each lane moves 64 bytes, two sectors of its own."""
+    return _by_vectors("float16_copy", "vec", "a,b", width=16)
+
+
+def narrow_rows():
+    """b[i, j] = a[i, j] in 8 x 16 work-groups, j (contiguous) on local axis 0: a warp reads 4 rows of
+    8 floats, 32 bytes each, one sector each."""
+    k = lp.make_kernel("{[i,j]: 0<=i,j<n}", "b[i, j] = a[i, j]",
+                       [lp.GlobalArg("a,b", np.float32, shape=("n", "n")), lp.ValueArg("n", np.int32)],
+                       assumptions=ASSUME, lang_version=(2018, 2), name="narrow_rows")
+    k = lp.split_iname(k, "j", 8, outer_tag="g.0", inner_tag="l.0")
+    return lp.split_iname(k, "i", 16, outer_tag="g.1", inner_tag="l.1")
+
+
+def squared_index_copy():
+    """b[i*i mod n] = a[i*i mod n]: no access gpuperf can analyse, so no lines or sectors are known."""
+    k = lp.make_kernel("{[i]: 0<=i<n}", "b[(i*i) % n] = a[(i*i) % n]",
+                       [lp.GlobalArg("a,b", np.float32, shape=("n",)), lp.ValueArg("n", np.int32)],
+                       assumptions=ASSUME, lang_version=(2018, 2), name="squared_index_copy")
+    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")

@@ -58,23 +58,31 @@ GPU_FEATURES = (
 MODEL_FEATURES = ADVICE_FEATURES + CHANGE_FEATURES + GPU_FEATURES
 # Features an entry's ``applies_when`` may use besides the models' (no source of training pairs fills
 # them): the most lines one access touches, where the average over accesses hides a scattered one, and
-# the most lines one access touches over the fewest its bytes fit in (a float4 access touching 4 lines
-# is coalesced).
-CONDITION_FEATURES = ("max_cache_lines_per_warp_access", "max_cache_lines_over_fewest")
+# the most sectors one access touches over the fewest its bytes fit in (a float4 access touching 16
+# sectors, or 8-wide rows of 32 bytes, are coalesced).
+CONDITION_FEATURES = ("max_cache_lines_per_warp_access", "max_sectors_over_fewest")
+SECTORS_OF_32_FLOATS = 4  # 32 lanes x 4 bytes in 32-byte sectors
 FLOAT_BYTES = 4
 
 
 def with_condition_features(features: Mapping[str, float]) -> dict[str, float]:
     """``features`` with the condition features a source lacks: where the most lines of one access is
     not known (a profile's counters give only the average), the average stands for it (the most is
-    at least that); where the lines over the fewest are not known, the most lines stand for them, as
-    for 4-byte elements (a line holds 32 lanes' worth)."""
+    at least that); where the sectors over the fewest are not known, the average sectors over the 4
+    that 32 lanes of 4-byte elements need stand for them, else the most lines (a line holds 32 such
+    lanes)."""
     filled = dict(features)
-    for name, stand_in in (("max_cache_lines_per_warp_access", "cache_lines_per_warp_access"),
-                           ("max_cache_lines_over_fewest", "max_cache_lines_per_warp_access")):
-        value = filled.get(name, math.nan)
-        if value is None or pd.isna(value):
-            filled[name] = filled.get(stand_in, math.nan)
+
+    def unknown(name: str) -> bool:
+        return filled.get(name) is None or pd.isna(filled.get(name))
+
+    if unknown("max_cache_lines_per_warp_access"):
+        filled["max_cache_lines_per_warp_access"] = filled.get("cache_lines_per_warp_access", math.nan)
+    if unknown("max_sectors_over_fewest"):
+        sectors = filled.get("sectors_per_warp_access")
+        known = sectors is not None and not pd.isna(sectors)
+        filled["max_sectors_over_fewest"] = (sectors / SECTORS_OF_32_FLOATS if known
+                                             else filled["max_cache_lines_per_warp_access"])
     return filled
 
 

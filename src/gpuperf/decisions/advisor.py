@@ -157,17 +157,23 @@ def fitted_model(pairs: pd.DataFrame, use_cache: bool = True) -> SpeedupModel:
 # -- applicability -----------------------------------------------------------------------------------
 def _condition_holds(entry: Optimization, features: Mapping[str, float]) -> bool:
     """Whether ``applies_when`` holds; a condition on unknown (NaN) features counts as holding."""
-    if not entry.applies_when:
+    if not entry.applies_when or _unknown_in_condition(entry, features):
         return True
     features = with_condition_features(features)
     frame = pd.DataFrame([{name: features.get(name, math.nan) for name in MODEL_FEATURES + CONDITION_FEATURES}])
-    if frame.isna().to_numpy().any():
-        import ast
-
-        used = {n.id for n in ast.walk(ast.parse(entry.applies_when, mode="eval")) if isinstance(n, ast.Name)}
-        if any(pd.isna(features.get(name, math.nan)) for name in used):
-            return True
     return bool(frame.eval(entry.applies_when).iloc[0])
+
+
+def _unknown_in_condition(entry: Optimization, features: Mapping[str, float]) -> list[str]:
+    """The features ``applies_when`` uses that are unknown (NaN) for this kernel (no global access
+    gpuperf can analyse, say), in the order of their names."""
+    import ast
+
+    if not entry.applies_when:
+        return []
+    features = with_condition_features(features)
+    used = {n.id for n in ast.walk(ast.parse(entry.applies_when, mode="eval")) if isinstance(n, ast.Name)}
+    return sorted(name for name in used if pd.isna(features.get(name, math.nan)))
 
 
 def _space_change(entry: Optimization, kernel: Kernel | None,
@@ -361,6 +367,11 @@ def advise(
         if not _condition_holds(entry, features):
             skipped.append((entry.name, f"does not apply: {entry.applies_when} is false for this kernel"))
             continue
+        unknown = _unknown_in_condition(entry, features)
+        if unknown:  # said where every output shows it: the suggestion rests on a condition not judged
+            entry_notes.append(f"{entry.name}: its condition {entry.applies_when} cannot be judged for this kernel "
+                               f"({', '.join(unknown)} unknown), so it is assessed as if it held")
+            warnings.warn(GpuperfNote(entry_notes[-1]), stacklevel=2)
         variant, reason, space_note = _space_change(entry, kernel, space)
         if space_note:  # a mistake in the entry: said where every output shows it, not only in an explanation
             entry_notes.append(f"{entry.path}: {space_note}")

@@ -53,7 +53,7 @@ class AccessLines:
     alignment: str  # "known", "averaged", "assumed" (lane 0 on a line boundary) or "" if not analysable
     reason: str | None
     requests: float  # warp requests per launch: warps with at least one lane making the access
-    fewest: float | None = None  # the fewest lines the same distinct bytes fit in, per warp request
+    fewest_sectors: float | None = None  # the fewest sectors the same distinct bytes fit in, per warp request
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ class WarpAccessSummary:
     sectors_per_warp_access: float
     analysable_fraction: float
     max_cache_lines_per_warp_access: float = math.nan  # the largest of the accesses' average lines
-    max_cache_lines_over_fewest: float = math.nan  # the largest of the accesses' lines over their fewest
+    max_sectors_over_fewest: float = math.nan  # the largest of the accesses' sectors over their fewest
 
 
 def warp_patterns(lid_strides: tuple[tuple[int, int], ...], local: tuple[int, int, int],
@@ -117,11 +117,13 @@ def lines_touched(
     offset: int | None,
     outer: tuple[tuple[int, int, int], ...] | None,
     active: bytes | None = None,
+    lane_bytes: int | None = None,
 ) -> tuple[float, int, int]:
     """(distinct ``line``-byte lines a warp touches, averaged over the group's warps with an
     ``active`` lane and, for each lane pattern, over its first lane's possible offsets; the most such
     offsets of any pattern; the number of such warps). Unknown ``offset``/``outer``: every warp's
-    first lane on a line boundary."""
+    first lane on a line boundary. Each lane moves ``lane_bytes`` (a vector's; default ``itemsize``),
+    which may span several lines."""
     patterns = warp_patterns(lid_strides, local, active)
     if not patterns:
         return 0.0, 0, 0
@@ -133,7 +135,9 @@ def lines_touched(
             starts = np.zeros(1, dtype=np.int64)
         else:
             starts = np.asarray(lane0_offsets(firsts, itemsize, line, offset, outer), dtype=np.int64)
-        touched = np.floor_divide(starts[:, None] + byte_offsets[None, :], line)
+        first = np.floor_divide(starts[:, None] + byte_offsets[None, :], line)
+        last = np.floor_divide(starts[:, None] + byte_offsets[None, :] + (lane_bytes or itemsize) - 1, line)
+        touched = np.concatenate([np.minimum(first + k, last) for k in range(int((last - first).max()) + 1)], axis=1)
         touched.sort(axis=1)
         distinct = 1 + np.count_nonzero(np.diff(touched, axis=1), axis=1)
         total += len(firsts) * float(distinct.mean())
@@ -147,8 +151,8 @@ def fewest_lines(lid_strides: tuple[tuple[int, int], ...], local: tuple[int, int
                  line: int, active: bytes | None = None) -> float:
     """The fewest ``line``-byte lines the distinct addresses of a warp's active lanes fit in, each
     lane moving ``lane_bytes``, averaged over the group's warps with an active lane as
-    :func:`lines_touched` is: what a coalesced access of the same width touches (4 for 32 float4
-    lanes, 1 for 32 lanes reading one float)."""
+    :func:`lines_touched` is: what a coalesced access of the same width touches (4 lines or 16
+    sectors for 32 float4 lanes, 1 line or 4 sectors for 32 lanes reading one float)."""
     patterns = warp_patterns(lid_strides, local, active)
     warps = sum(len(firsts) for firsts in patterns.values())
     if not warps:
@@ -179,15 +183,16 @@ def access_lines(access: EvaluatedAccess, local: tuple[int, int, int]) -> Access
     offset = int(access.offset) if known else None  # type: ignore[arg-type]
     outer = tuple((int(a), int(b), int(c)) for a, b, c in access.outer) if known else None  # type: ignore[union-attr]
     if record.lanes is None:
-        lines, starts, _ = lines_touched(strides, local, record.itemsize, LINE_BYTES, offset, outer)
-        sectors, _, _ = lines_touched(strides, local, record.itemsize, SECTOR_BYTES, offset, outer)
-        fewest = fewest_lines(strides, local, record.itemsize * record.padded_vector, LINE_BYTES)
+        lane = record.itemsize * record.padded_vector
+        lines, starts, _ = lines_touched(strides, local, record.itemsize, LINE_BYTES, offset, outer, None, lane)
+        sectors, _, _ = lines_touched(strides, local, record.itemsize, SECTOR_BYTES, offset, outer, None, lane)
+        fewest = fewest_lines(strides, local, lane, SECTOR_BYTES)
     else:
         lines, sectors, starts, fewest = masked_lines(record.lanes, record.itemsize, strides, local, offset, outer,
                                                       record.padded_vector)
     alignment = "assumed" if not known else ("known" if starts == 1 else "averaged")
     return AccessLines(**named, lines=lines, sectors=sectors, analysable=True, alignment=alignment, reason=None,
-                       fewest=fewest)
+                       fewest_sectors=fewest)
 
 
 def masked_lines(
@@ -199,7 +204,7 @@ def masked_lines(
     outer: tuple[tuple[int, int, int], ...] | None,
     vector: int = 1,
 ) -> tuple[float, float, int, float]:
-    """(lines and sectors per request, the most lane-0 offsets averaged over, the fewest lines per
+    """(lines and sectors per request, the most lane-0 offsets averaged over, the fewest sectors per
     request) of an access whose lanes are masked, each lane moving ``vector`` elements: each pass
     (chunk) with its lanes and its tied loops' values."""
     lines = sectors = fewest = 0.0
@@ -212,11 +217,13 @@ def masked_lines(
                 if position >= 0:
                     chosen[position] = (outer[position][0], value, 1)
             fixed = tuple(chosen)
-        chunk_lines, chunk_starts, chunk_warps = lines_touched(strides, local, itemsize, LINE_BYTES, offset, fixed, active)
-        chunk_sectors, _, _ = lines_touched(strides, local, itemsize, SECTOR_BYTES, offset, fixed, active)
+        lane = itemsize * vector
+        chunk_lines, chunk_starts, chunk_warps = lines_touched(strides, local, itemsize, LINE_BYTES, offset, fixed, active,
+                                                               lane)
+        chunk_sectors, _, _ = lines_touched(strides, local, itemsize, SECTOR_BYTES, offset, fixed, active, lane)
         lines += chunk_warps * chunk_lines
         sectors += chunk_warps * chunk_sectors
-        fewest += chunk_warps * fewest_lines(strides, local, itemsize * vector, LINE_BYTES, active)
+        fewest += chunk_warps * fewest_lines(strides, local, lane, SECTOR_BYTES, active)
         warps += chunk_warps
         starts = max(starts, chunk_starts)
     if not warps:
@@ -226,8 +233,8 @@ def masked_lines(
 
 def warp_access_summary(evaluated: Evaluated) -> WarpAccessSummary:
     """Per-access lines and sectors, their averages over the warp requests of every access, the
-    most lines any one access touches per warp request, and the largest ratio of an access's lines to
-    the fewest its bytes fit in (1: coalesced, whatever the element's width).
+    most lines any one access touches per warp request, and the largest ratio of an access's 32-byte
+    sectors to the fewest its bytes fit in (1: coalesced, whatever the element's width or the group's).
 
     The averages and the most are 0 when the kernel has no global access and NaN when none is analysable
     (the ratio: 1 and NaN).
@@ -247,7 +254,7 @@ def warp_access_summary(evaluated: Evaluated) -> WarpAccessSummary:
     sectors = sum(r.requests * r.sectors for r in results if r.analysable) / weight  # type: ignore[operator]
     made = [r for r in results if r.analysable and r.requests > 0]
     most = max(r.lines for r in made)  # type: ignore[type-var]
-    over_fewest = max(r.lines / r.fewest if r.fewest else 1.0 for r in made)  # type: ignore[operator]
+    over_fewest = max(r.sectors / r.fewest_sectors if r.fewest_sectors else 1.0 for r in made)  # type: ignore[operator]
     return WarpAccessSummary(results, lines, sectors, weight / everything, float(most), float(over_fewest))
 
 

@@ -75,10 +75,11 @@ FEATURES: tuple[Feature, ...] = (
             "window a[i+k], k < 4, touching 1 or 2 lines per request gives 1.75, not 2): one scattered access among coalesced ones "
             "shows here while the average over accesses hides it (0 without global accesses, NaN if none can be "
             "analysed)", GPUPERF),
-    Feature("max_cache_lines_over_fewest", "ratio", "the largest, over the analysable global accesses, of an "
-            "access's lines per warp request over the fewest lines the distinct bytes its lanes address fit "
-            "in: 1 for a coalesced access whatever its width (a float4 access touching 4 lines), 32 for 32 "
-            "floats on 32 lines (1 without global accesses, NaN if none can be analysed)", GPUPERF),
+    Feature("max_sectors_over_fewest", "ratio", "the largest, over the analysable global accesses, of an "
+            "access's 32-byte sectors per warp request over the fewest sectors the distinct bytes its lanes address "
+            "fit in: 1 for a coalesced access whatever its width (a float4 access touching 16 sectors) or the "
+            "work-group's (8-wide rows, 32 bytes each), 8 for 32 floats on 32 sectors (1 without global "
+            "accesses, NaN if none can be analysed)", GPUPERF),
     Feature("barriers_per_thread", "barriers", "work-group barriers each work-item passes (local + global)", LIFT),
     Feature(
         "ifs_per_thread",
@@ -184,7 +185,7 @@ def _features_from_counts(evaluated: Evaluated) -> dict[str, float]:
     features["cache_lines_per_warp_access"] = summary.cache_lines_per_warp_access
     features["sectors_per_warp_access"] = summary.sectors_per_warp_access
     features["max_cache_lines_per_warp_access"] = summary.max_cache_lines_per_warp_access
-    features["max_cache_lines_over_fewest"] = summary.max_cache_lines_over_fewest
+    features["max_sectors_over_fewest"] = summary.max_sectors_over_fewest
     features["barriers_per_thread"] = named["barriers_local"] + named["barriers_global"]
     features["ifs_per_thread"] = per_thread(evaluated.branches)
     features["loop_iterations_per_thread"] = per_thread(evaluated.loop_iterations)
