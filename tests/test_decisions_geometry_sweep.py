@@ -535,7 +535,7 @@ def test_an_interrupted_sweep_resumes_from_its_out_file_measuring_no_group_twice
     assert sorted(both["trip"].unique()) == [1000, 4000]
     pd.testing.assert_frame_equal(both[both["trip"] == 1000].reset_index(drop=True), first)  # kept, not re-timed
     assert main([*argv, "--trips", "1000", "--resume", "--gpu", "H100"]) == 2
-    assert "sweep.csv: the sweep to resume was measured on" in capsys.readouterr().err
+    assert "sweep.csv: the sweep to resume is judged with the " in capsys.readouterr().err
     assert main(argv[:-4] + ["--resume"]) == 2
     assert "--resume goes on with the sweep whose points --out holds: give --out" in capsys.readouterr().err
     cut = both.iloc[:len(first) - 3]  # a file cut short inside the first group: it was taken as whole silently
