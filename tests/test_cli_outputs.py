@@ -415,3 +415,16 @@ def test_only_a_terminal_that_cannot_show_text_gets_escapes(monkeypatch):
         monkeypatch.setattr(sys, "stderr", stream)
         _escape_what_the_terminal_cannot_show()
         assert stream.errors == expected, (encoding, errors)
+
+
+def test_tables_print_whole_counts_in_full_and_name_the_time_columns_unit(capsys):
+    """features showed threads 1048576 as 1.049e+06; tune's and explore's time columns had no unit."""
+    from gpuperf.cli import main
+    from gpuperf.cli.decisions_cli import numbered
+
+    assert main(["features", "vector_copy", "-p", "n=1048576"]) == 0
+    out = capsys.readouterr().out
+    assert "1048576" in out and "1.049e+06" not in out and "8388608" in out
+    rows = numbered([{"x": 1, "time": 0.5}], time_column="time_ms")
+    assert rows == [{"#": 1, "x": 1, "time_ms": 0.5}]
+    assert numbered([{"time_ms": 3, "time": 0.5}], time_column="time_ms") == [{"#": 1, "time_ms": 3, "time": 0.5}]

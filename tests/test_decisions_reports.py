@@ -52,6 +52,7 @@ def test_exploration_report_counts_evaluations(tmp_path):
     assert (first["random_evals_to_90"], first["random_evals_to_90_p90"]) == (2.4, 4.0)
     assert "Method: search, at most 3 evaluations." in paths["markdown"].read_text()
     assert "![exploration_curves](exploration_curves.png)" in paths["markdown"].read_text()
+    assert "\"best time / best found so far\" is the best time divided by" in paths["markdown"].read_text()
     with pytest.raises(GpuperfError):
         exploration_report(tmp_path, {})
 

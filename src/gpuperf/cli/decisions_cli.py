@@ -88,7 +88,7 @@ def explore_command(
     keys = [k for k in summary if k not in ("order",)]
     print_table([{"figure": k, "value": summary[k]} for k in keys], title=f"explore {space}")
     print_table(
-        numbered(summary["order"][:10]),
+        numbered(summary["order"][:10], time_column=summary.get("time_column") or "time"),
         title="first evaluations (--json for the whole order)",
     )
     print(verdict(summary))
@@ -105,14 +105,16 @@ def undescribed_gpu_note(gpu: str | None, others: list) -> None:
               file=sys.stderr)
 
 
-def numbered(rows: list[dict], params: Sequence[str] = ()) -> list[dict]:
+def numbered(rows: list[dict], params: Sequence[str] = (), time_column: str = "time") -> list[dict]:
     """``rows`` numbered from 1 in a first column "#" ("trial" where a parameter is named "#", and so on), a
-    value None of ``params`` shown as None (a setting, not an empty cell)."""
+    value None of ``params`` shown as None (a setting, not an empty cell), and the ``time`` key headed
+    by ``time_column``, which names its unit (time_s, time_ms), where no parameter has that name."""
     taken = {key for row in rows for key in row}
     label = next(name for name in ("#", "trial", *(f"trial{'_' * n}" for n in range(1, len(taken) + 2)))
                  if name not in taken)
-    return [{label: i + 1, **{k: "None" if v is None and k in params else v for k, v in row.items()}}
-            for i, row in enumerate(rows)]
+    header = time_column if time_column not in taken else "time"
+    return [{label: i + 1, **{(header if k == "time" else k): "None" if v is None and k in params else v
+                              for k, v in row.items()}} for i, row in enumerate(rows)]
 
 
 def other_gpus_spaces(space, train: list[str], target: str | None, size_columns: list[str] = ()) -> list:
@@ -687,7 +689,7 @@ def tune_command(
             return
         keys = [k for k in summary if k != "trials"]
         print_table([{"figure": k, "value": summary[k]} for k in keys], title=f"tune {space}")
-        print_table(numbered(summary["trials"], list(chosen.parameters)), title="trials in order")
+        print_table(numbered(summary["trials"], list(chosen.parameters), "time_s"), title="trials in order")
 
 
 def register(app: typer.Typer) -> None:

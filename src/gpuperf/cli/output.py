@@ -66,9 +66,12 @@ def print_table(rows: Sequence[Mapping[str, Any]], title: str | None = None, col
 
 
 def _format(value: Any) -> str:
-    """A table cell: floats to 4 significant digits, an undefined number (NaN) a dash, None empty."""
+    """A table cell: floats to 4 significant digits, but a whole number (a count) in full below 10**15,
+    an undefined number (NaN) a dash, None empty."""
     if isinstance(value, (float, np.floating)) and math.isnan(value):
         return "-"
+    if isinstance(value, (float, np.floating)) and float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
     if isinstance(value, (float, np.floating)):
         return f"{value:.4g}"
     return "" if value is None else escape(str(value))

@@ -94,7 +94,7 @@ def plot_curves(cases: Mapping[str, ExploreResult], path: Path, columns: int = 4
         ax.set_ylim(0, 1.02)
         ax.set_title(label, fontsize=8)
         ax.set_xlabel("evaluations", fontsize=7)
-        ax.set_ylabel("best found / best", fontsize=7)
+        ax.set_ylabel("best time / best found so far", fontsize=7)
         ax.tick_params(labelsize=6)
     fig.axes[0].legend(fontsize=6, loc="lower right")
     fig.tight_layout()
@@ -194,7 +194,7 @@ def exploration_report(folder: str | Path, cases: Mapping[str, ExploreResult],
              "best; blank: not reached within that budget. Plain transfer (the configurations in order of their "
              "mean normalised performance on the other GPUs, no model) is followed until it reaches the best, "
              "with no budget. random_expected_evals_to_90: random order's exact expectation; random_evals_to_90: "
-             "the mean over seeded random orders, with the 10th and 90th percentiles of the exact distribution. In the plot, \"best found / best\" is the best time "
+             "the mean over seeded random orders, with the 10th and 90th percentiles of the exact distribution. In the plot, \"best time / best found so far\" is the best time "
              "divided by the best time found so far; a dot ends each search where it stopped (at the best or its "
              "budget); et = extra trees, gp = Gaussian process."]
     return write_report(folder, title, tables={"Evaluations to reach a fraction of the best": table, **(tables or {})},
