@@ -389,6 +389,7 @@ def test_evaluate_leave_one_gpu_out_reports_every_gpu(tables, capsys, tmp_path):
     assert list((tmp_path / "report").glob("pred_vs_measured_*.png"))
     saved = json.loads((tmp_path / "report" / "metrics.json").read_text())
     assert saved["evaluations"]["leave-one-gpu-out"]["overall"]["mape"] == pytest.approx(result["overall"]["mape"])
+    assert saved["metrics"]["bounded"] == result["bounded"]  # the clipped predictions, as --json counts them
 
 
 def test_evaluate_shows_its_progress_fold_by_fold_unless_asked_not_to(tables, capsys, monkeypatch):
@@ -435,7 +436,8 @@ def test_evaluate_leave_one_kernel_out_and_per_kernel_fits(tables, capsys):
     assert per_kernel["per_kernel"] and set(per_kernel["per_group"]) == set(GPUS)
     assert per_kernel["overall"]["mape"] == pytest.approx(0.0, abs=1e-9)  # exact BSP times
     assert main(["evaluate", str(tables["generic"]), "--model", "lr", "--protocol", "leave-one-gpu-out"]) == 0
-    assert "overall" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "overall" in out and "top5_overla" in out  # the column the report and --json have too
 
 
 def test_evaluate_counts_predictions_clipped_to_the_log_target_bounds(capsys, tmp_path):

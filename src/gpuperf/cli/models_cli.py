@@ -591,7 +591,8 @@ def _fraction(value: float | None) -> str:
 
 
 METRICS_CAPTION = ("mape, gmre, median_ape: fractions (0.10 = 10 %); within_20pct: share of predictions within "
-                   "0.8-1.2x of the measured time; spearman, kendall: rank correlations (1 = the same order)")
+                   "0.8-1.2x of the measured time; spearman, kendall: rank correlations (1 = the same order); "
+                   "top5_overlap: share of the 5 fastest measured among the 5 fastest predicted")
 
 
 def not_positive_note(predicted: pd.Series, total: int, options: Mapping[str, Any], consequence: str = "") -> str | None:
@@ -899,7 +900,8 @@ def evaluate_command(
     rows = [{label: key, **metrics} for key, metrics in result["per_group"].items()]
     rows.append({label: "overall", **result["overall"]})
     print_table(rows, title=f"{options.name} on {where}, {protocol}",
-                columns=[label, "n", "mape", "gmre", "median_ape", "within_20pct", "spearman", "kendall"])
+                columns=[label, "n", "mape", "gmre", "median_ape", "within_20pct", "spearman", "kendall",
+                         "top5_overlap"])
     print(METRICS_CAPTION)
     if report is not None:
         print(f"wrote {result['report']}")
@@ -944,7 +946,7 @@ def write_evaluation_report(folder: Path, result: dict, evaluation, prepared: Pr
     ]
     title = f"{result['model']} on {result['dataset']}: {result['protocol']}"
     return write_report(folder, title, {result["protocol"]: evaluation}, notes=notes, feature_ranking=ranking,
-                        metrics={"overall": result["overall"]})
+                        metrics={"overall": result["overall"], "bounded": result["bounded"]})
 
 
 def register(app: typer.Typer) -> None:
