@@ -387,3 +387,12 @@ def test_loopys_statistics_say_they_count_a_float4_access_element_by_element():
     assert not any(said in note for note in symbolic_counts(vector, method="fast", disk_cache=False).notes)
     plain = get_kernel(f"{KERNELS}:unrolled_fours")
     assert not any(said in note for note in symbolic_counts(plain, method="loopy", disk_cache=False).notes)
+
+
+def test_a_load_in_an_instructions_predicate_counts():
+    """if a[i] > 0: out[i] = 1 read nothing, by the counts (loopy's statistics skip predicates)."""
+    counted = features("predicated_store")
+    assert (counted["global_loads_per_thread"], counted["global_stores_per_thread"]) == (1, 1)
+    assert counted["global_load_bytes"] == 4 * 4096 and counted["ifs_per_thread"] == 1
+    selected = features("selected_store")  # the if-expression spelling read a all along
+    assert selected["global_load_bytes"] >= counted["global_load_bytes"]

@@ -314,3 +314,19 @@ def squared_index_copy():
                        [lp.GlobalArg("a,b", np.float32, shape=("n",)), lp.ValueArg("n", np.int32)],
                        assumptions=ASSUME, lang_version=(2018, 2), name="squared_index_copy")
     return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+
+
+def predicated_store():
+    """out[i] = 1 where a[i] > 0: a's only read is in the instruction's predicate."""
+    k = lp.make_kernel("{[i]: 0<=i<n}", "if a[i] > 0\n  out[i] = 1.0f\nend",
+                       [lp.GlobalArg("a,out", np.float32, shape=("n",)), lp.ValueArg("n", np.int32)],
+                       assumptions=ASSUME, lang_version=(2018, 2), name="predicated_store")
+    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+
+
+def selected_store():
+    """The same test as an if-expression: out[i] = if(a[i] > 0, 1, out[i])."""
+    k = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = if(a[i] > 0, 1.0f, out[i])",
+                       [lp.GlobalArg("a,out", np.float32, shape=("n",)), lp.ValueArg("n", np.int32)],
+                       assumptions=ASSUME, lang_version=(2018, 2), name="selected_store")
+    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")

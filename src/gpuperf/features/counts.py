@@ -38,7 +38,7 @@ from gpuperf.features.expressions import Evaluator
 from gpuperf.features.lanes import LaneMask
 
 SUBGROUP_SIZE = 32
-FORMAT_VERSION = 6  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
+FORMAT_VERSION = 7  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
 
 
 def dtype_name(dtype: Any) -> str:

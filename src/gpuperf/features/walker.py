@@ -94,6 +94,10 @@ class Walker:
         self.walk(insn.expression, context, "load", insn.id)
         if insn.predicates:
             self.conditionals[context] = self.conditionals.get(context, 0) + 1
+        counted_ops, self.ops = self.ops, {}  # a predicate's loads count, its index arithmetic does not (as loopy's)
+        for predicate in insn.predicates:  # read to decide whether the instruction runs (loopy's statistics skip them)
+            self.walk(predicate, context, "load", insn.id)
+        self.ops = counted_ops
 
     def walk(self, expr, context: frozenset[str], direction: str, insn_id: str) -> None:  # noqa: ANN001, C901, PLR0912
         """Ops and accesses of ``expr`` executed once per point of ``context``."""
