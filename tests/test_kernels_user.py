@@ -500,6 +500,34 @@ def test_a_reserved_word_as_a_name_is_refused_when_the_kernel_is_made(names: dic
         kernel_from_program(program, "mine", "")
 
 
+@pytest.mark.parametrize("word", ["sin", "dot", "prefetch", "main", "barrier"])
+def test_a_kernel_named_like_an_opencl_built_in_function_is_refused_but_an_argument_may_be(word: str) -> None:
+    """A kernel named sin or prefetch failed only when run ('KeyError: sin', pocl renaming it _cl_prefetch)."""
+    from gpuperf.kernels.kernel import Kernel
+
+    message = (f"kernel 'mine': program name '{word}' is the name of an OpenCL C built-in function (or main), "
+               "which its generated code cannot use as a name; rename it")
+    with pytest.raises(GpuperfError, match=f"^{re.escape(message)}$"):
+        Kernel("mine", _scale(name=word), ("n",))
+    assert f"2.0f * {word}[i]" in Kernel("mine", _scale(source=word), ("n",)).device_code()  # an argument hides it
+
+
+def test_a_kernel_loopy_cannot_lay_out_is_one_error_naming_it() -> None:
+    """An unrolled loop of symbolic length made features --gpu and resources end in an isl traceback."""
+    import loopy as lp
+    import numpy as np
+
+    from gpuperf.kernels.kernel import Kernel
+
+    program = lp.make_kernel("{[i, j]: 0 <= i < n and 0 <= j < m}", "b[i] = b[i] + a[i, j]",
+                             [lp.GlobalArg("a", np.float32, shape=("n", "m")), lp.GlobalArg("b", np.float32, shape="n"),
+                              lp.ValueArg("n, m", np.int32)], name="unrolled", lang_version=(2018, 2))
+    program = lp.tag_inames(lp.split_iname(program, "i", 128, outer_tag="g.0", inner_tag="l.0"), {"j": "unr"})
+    kernel = Kernel("mine", program, ("n", "m"))
+    with pytest.raises(GpuperfError, match=r"^kernel 'mine': loopy cannot generate its cuda code \(Error: "):
+        kernel.device_code("cuda")
+
+
 def test_names_that_contain_a_reserved_word_or_that_opencl_keeps_for_future_use_are_kept() -> None:
     from gpuperf.kernels.kernel import Kernel
 

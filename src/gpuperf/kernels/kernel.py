@@ -48,6 +48,28 @@ RESERVED_WORDS = frozenset("""
 }
 
 
+# Names a kernel function cannot take because OpenCL C or CUDA declare a function of that name where
+# the kernel is defined (OpenCL C's built-in functions: math, integer, common, geometric, relational,
+# synchronisation, work-item, async-copy and atomic ones; and ``main``). An argument or loop index may
+# still use them: it only hides the function inside the kernel.
+BUILTIN_FUNCTIONS = frozenset("""
+    main printf
+    acos acosh acospi asin asinh asinpi atan atan2 atanh atanpi atan2pi cbrt ceil copysign cos cosh cospi erf
+    erfc exp exp2 exp10 expm1 fabs fdim floor fma fmax fmin fmod fract frexp hypot ilogb ldexp lgamma lgamma_r
+    log log2 log10 log1p logb mad maxmag minmag modf nan nextafter pow pown powr remainder remquo rint rootn
+    round rsqrt sin sincos sinh sinpi sqrt tan tanh tanpi tgamma trunc
+    abs abs_diff add_sat hadd rhadd clamp clz ctz mad_hi mad_sat max min mul_hi rotate sub_sat upsample popcount
+    mad24 mul24 degrees mix radians step smoothstep sign cross dot distance length normalize fast_distance
+    fast_length fast_normalize isequal isnotequal isgreater isgreaterequal isless islessequal islessgreater
+    isfinite isinf isnan isnormal isordered isunordered signbit any all bitselect select shuffle shuffle2
+    barrier mem_fence read_mem_fence write_mem_fence work_group_barrier get_work_dim get_global_size
+    get_global_id get_local_size get_local_id get_num_groups get_group_id get_global_offset
+    async_work_group_copy async_work_group_strided_copy wait_group_events prefetch
+    atomic_add atomic_sub atomic_xchg atomic_inc atomic_dec atomic_cmpxchg atomic_min atomic_max atomic_and
+    atomic_or atomic_xor atom_add atom_sub atom_xchg atom_inc atom_dec atom_cmpxchg atom_min atom_max
+""".split())
+
+
 def is_data_scalar(arg: Any) -> bool:
     """A floating-point or complex value argument (saxpy's ``alpha``): data, not a size."""
     return (isinstance(arg, lp.ValueArg) and arg.dtype is not None
@@ -56,7 +78,8 @@ def is_data_scalar(arg: Any) -> bool:
 
 def reserved_name(program: lp.TranslationUnit) -> tuple[str, str] | None:
     """(what it names, the word) for the first name in ``program`` (of a loopy kernel in it, one
-    of its arguments, temporaries or loop indices) that is in ``RESERVED_WORDS``; None if none is."""
+    of its arguments, temporaries or loop indices) that is in ``RESERVED_WORDS``, or a kernel's name in
+    ``BUILTIN_FUNCTIONS``; None if none is."""
     for callee in program.callables_table.values():
         if not isinstance(callee, lp.CallableKernel):
             continue
@@ -65,7 +88,7 @@ def reserved_name(program: lp.TranslationUnit) -> tuple[str, str] | None:
                  + [("temporary", t) for t in knl.temporary_variables]
                  + [("loop index", i) for i in sorted(knl.all_inames())])
         for what, name in named:
-            if name in RESERVED_WORDS:
+            if name in RESERVED_WORDS or (what == "program name" and name in BUILTIN_FUNCTIONS):
                 return what, name
     return None
 
@@ -129,8 +152,10 @@ class Kernel:
         clash = reserved_name(self.program)
         if clash:
             what, word = clash
-            raise GpuperfError(f"kernel '{self.key}': {what} '{word}' is a reserved word of C, OpenCL C or CUDA, "
-                               "which its generated code cannot use as a name; rename it")
+            kind = ("the name of an OpenCL C built-in function (or main)" if word not in RESERVED_WORDS
+                    else "a reserved word of C, OpenCL C or CUDA")
+            raise GpuperfError(f"kernel '{self.key}': {what} '{word}' is {kind}, which its generated code cannot "
+                               "use as a name; rename it")
 
     # -- identity -----------------------------------------------------------------------------
     @property
@@ -252,8 +277,13 @@ class Kernel:
         Read from the preprocessed program: preprocessing can add hardware axes (a reduction
         realized across local ids), which the raw program does not show.
         """
-        processed = lp.preprocess_program(self.program)
-        groups, local = processed[self.entry.name].get_grid_size_upper_bounds_as_exprs(processed.callables_table)
+        try:
+            processed = lp.preprocess_program(self.program)
+            groups, local = processed[self.entry.name].get_grid_size_upper_bounds_as_exprs(processed.callables_table)
+        except Exception as exc:  # noqa: BLE001 - loopy and isl raise many types (islpy.Error, KeyError)
+            reason = " ".join(str(exc).split("\n")[0].split()) or type(exc).__name__
+            raise GpuperfError(f"kernel '{self.key}': loopy cannot work out its launch grid "
+                               f"({type(exc).__name__}: {reason})") from None
         return tuple(groups), tuple(local)
 
     def launch(self, sizes: Mapping[str, Any] | None = None) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
@@ -338,7 +368,8 @@ class Kernel:
         try:
             with contextlib.redirect_stdout(printed):
                 return lp.generate_code_v2(program).device_code()
-        except (lp.LoopyError, ValueError) as exc:  # ValueError: a data type the target has no name for
+        except Exception as exc:  # noqa: BLE001 - loopy and isl raise many types (a data type the target has no
+            # name for: ValueError; an unrolled loop of symbolic length: islpy.Error; a clashing name: KeyError)
             explained = True  # its program dump adds nothing to the one-line reason
             reason = " ".join(str(exc).split("\n")[0].split()) or type(exc).__name__
             raise GpuperfError(f"kernel '{self.key}': loopy cannot generate its {target} code "
