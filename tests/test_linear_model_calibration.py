@@ -370,3 +370,23 @@ def test_per_kernel_gmre_counts_over_and_under_predictions_alike() -> None:
     errors = per_kernel_gmre(frame, "measured", "predicted")
     assert errors["a"] == pytest.approx(1.0)
     assert errors["b"] == float("inf")
+
+
+def test_predict_notes_a_work_group_the_models_gpu_cannot_launch(tmp_path: Path, capsys) -> None:
+    """A 2048-work-item group was priced on the H100 model with no word that no H100 block holds it."""
+    from gpuperf.datasets.bundled import data_dir
+
+    model = tmp_path / "h100.json"
+    assert main(["calibrate", "--table", str(data_dir() / "linear_model_h100.csv.gz"), "--out", str(model)]) == 0
+    kernels = Path(__file__).parent / "data" / "feature_kernels.py"
+    capsys.readouterr()
+    assert main(["predict", f"{kernels}:wide_group_copy", "-p", "n=65536", "--model", str(model), "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert notes == ["wide_group_copy cannot launch on the H100 SXM the model describes (threads per block 2048 is "
+                     "outside 1..1024 allowed on H100 SXM); its time is an extrapolation"]
+    assert main(["predict", "vector_copy", "-p", "n=65536", "--model", str(model), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["notes"] == []
+    from gpuperf.features.table import extract_features
+
+    with pytest.raises(GpuperfError, match=r"^kernel '.*wide_group_copy.*': threads per block 2048 is outside 1\.\.1024"):
+        extract_features(get_kernel(f"{kernels}:wide_group_copy"), {"n": 65536}, gpu="H100 SXM")

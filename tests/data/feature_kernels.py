@@ -330,3 +330,11 @@ def selected_store():
                        [lp.GlobalArg("a,out", np.float32, shape=("n",)), lp.ValueArg("n", np.int32)],
                        assumptions=ASSUME, lang_version=(2018, 2), name="selected_store")
     return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+
+
+def wide_group_copy():
+    """b[i] = a[i] in work-groups of 2048: more work-items than an NVIDIA block may have."""
+    k = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = a[i]",
+                       [lp.GlobalArg("a,b", np.float32, shape=("n",)), lp.ValueArg("n", np.int32)],
+                       assumptions="n mod 2048 = 0 and n>=2048", lang_version=(2018, 2), name="wide_group_copy")
+    return lp.split_iname(k, "i", 2048, outer_tag="g.0", inner_tag="l.0")

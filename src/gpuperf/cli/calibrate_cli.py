@@ -114,7 +114,7 @@ def predict_command(
     found = get_kernel(kernel)
     result = predict_kernel(fitted, found, kernel_sizes(found, param))
     result["device"] = metadata.get("device")
-    notes = []
+    notes = [note for note in [launch_note(found, result["sizes"], metadata)] if note]
     if result["time_s"] <= 0:
         notes.append(f"{model}: a time that is not positive ({result['time_s']:.4g} s): the model's overlap weight "
                      "outweighs its costs for this kernel at these sizes, so it does not describe it")
@@ -129,6 +129,29 @@ def predict_command(
     where = metadata.get("device_name") or result["device"]  # the GPU's name, not the device spec it ran as
     print_table(rows, title=f"{result['kernel']} at {sizes} on {where}")
     print(f"time_s {result['time_s']:.4g}")
+
+
+def launch_note(kernel, sizes: dict, metadata: dict) -> str | None:  # noqa: ANN001 - a Kernel
+    """A note where the kernel's work-group cannot launch on the GPU the model was calibrated on (too
+    many work-items, too much local memory): its time is then the model's extrapolation."""
+    from gpuperf.errors import GpuperfError
+    from gpuperf.features.counts import symbolic_counts
+    from gpuperf.features.occupancy import check_block_limits
+    from gpuperf.hardware.specs import get_gpu
+
+    if metadata.get("device_class") != "gpu" or not metadata.get("device_name"):
+        return None
+    try:
+        gpu = get_gpu(metadata["device_name"])
+    except GpuperfError:  # a GPU gpuperf does not describe: nothing to check against
+        return None
+    _, local = kernel.launch(sizes)
+    memory = int(symbolic_counts(kernel).values(kernel.resolve_sizes(sizes)).local_memory_bytes)
+    try:
+        check_block_limits(gpu, local[0] * local[1] * local[2], 0, memory)
+    except GpuperfError as error:
+        return f"{kernel.key} cannot launch on the {gpu.name} the model describes ({error}); its time is an extrapolation"
+    return None
 
 
 def register(app: typer.Typer) -> None:

@@ -27,7 +27,7 @@ import warnings
 from dataclasses import asdict, dataclass, replace
 
 from gpuperf.errors import GpuperfError, GpuperfNote, unknown_name_error, whole_number
-from gpuperf.features.occupancy import cus_per_unit, has_rules, occupancy
+from gpuperf.features.occupancy import check_block_limits, cus_per_unit, has_rules, occupancy
 from gpuperf.hardware.specs import GpuSpec, get_gpu
 
 POLICIES = ("heuristic", "llvm", "libomptarget", "occupancy", "model")
@@ -149,7 +149,7 @@ def resident_blocks_per_sm(device: DeviceDescriptor, threads: int, registers: in
     if device.spec is not None and has_rules(device.spec):
         return occupancy(device.spec, threads, registers, shared_memory_bytes).active_blocks_per_sm
     if device.spec is not None:
-        _check_block_limits(device.spec, threads, registers, shared_memory_bytes)
+        check_block_limits(device.spec, threads, registers, shared_memory_bytes)
     warps = _ceil_div(threads, device.warp_size)
     limits = [device.max_threads_per_sm // (warps * device.warp_size), device.max_blocks_per_sm]
     if registers:
@@ -157,17 +157,6 @@ def resident_blocks_per_sm(device: DeviceDescriptor, threads: int, registers: in
     if shared_memory_bytes:
         limits.append(device.shared_memory_per_sm_bytes // shared_memory_bytes)
     return max(0, min(limits))
-
-
-def _check_block_limits(spec: GpuSpec, threads: int, registers: int, shared_memory_bytes: int) -> None:
-    """The per-block limits a GPU's descriptor gives (threads, registers per thread, shared memory),
-    as the occupancy rules check them: a block beyond them cannot launch."""
-    limits = (("threads per block", threads, 1, spec.max_threads_per_block, ""),
-              ("registers per thread", registers, 0, spec.max_registers_per_thread, ""),
-              ("shared memory per block", shared_memory_bytes, 0, spec.max_shared_memory_per_block_bytes, " bytes"))
-    for what, value, least, most, unit in limits:
-        if most is not None and not least <= value <= most:
-            raise GpuperfError(f"{what} {value}{unit} is outside {least}..{most} allowed on {spec.name}")
 
 
 def fits(device: DeviceDescriptor, kernel: KernelDescriptor, threads: int) -> bool:

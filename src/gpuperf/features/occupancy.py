@@ -141,21 +141,17 @@ def _register_block_limit(gpu: GpuSpec, cc: tuple[int, int], warps_per_block: in
     return warps_per_partition * partitions // warps_per_block
 
 
-def _validate(gpu: GpuSpec, threads_per_block: int, registers_per_thread: int, shared_memory_per_block: int) -> None:
-    if not 1 <= threads_per_block <= gpu.max_threads_per_block:
-        raise GpuperfError(
-            f"threads per block {threads_per_block} is outside 1..{gpu.max_threads_per_block} allowed on {gpu.name}"
-        )
-    if not 0 <= registers_per_thread <= gpu.max_registers_per_thread:
-        raise GpuperfError(
-            f"registers per thread {registers_per_thread} is outside 0..{gpu.max_registers_per_thread} "
-            f"allowed on {gpu.name}"
-        )
-    if not 0 <= shared_memory_per_block <= gpu.max_shared_memory_per_block_bytes:
-        raise GpuperfError(
-            f"shared memory per block {shared_memory_per_block} bytes is outside "
-            f"0..{gpu.max_shared_memory_per_block_bytes} allowed on {gpu.name}"
-        )
+def check_block_limits(gpu: GpuSpec, threads_per_block: int, registers_per_thread: int,
+                       shared_memory_per_block: int) -> None:
+    """An error naming the first per-block limit of ``gpu``'s descriptor a block exceeds (threads,
+    registers per thread, shared memory): such a block cannot launch. A limit the descriptor lacks
+    is not checked."""
+    limits = (("threads per block", threads_per_block, 1, gpu.max_threads_per_block, ""),
+              ("registers per thread", registers_per_thread, 0, gpu.max_registers_per_thread, ""),
+              ("shared memory per block", shared_memory_per_block, 0, gpu.max_shared_memory_per_block_bytes, " bytes"))
+    for what, value, least, most, unit in limits:
+        if most is not None and not least <= value <= most:
+            raise GpuperfError(f"{what} {value}{unit} is outside {least}..{most} allowed on {gpu.name}")
 
 
 def occupancy(
@@ -171,7 +167,7 @@ def occupancy(
     if gpu.vendor == "AMD":
         return amd_occupancy(gpu, threads_per_block, registers_per_thread, shared_memory_per_block)
     cc = _compute_capability(gpu)
-    _validate(gpu, threads_per_block, registers_per_thread, shared_memory_per_block)
+    check_block_limits(gpu, threads_per_block, registers_per_thread, shared_memory_per_block)
     warps_per_block = -(-threads_per_block // gpu.warp_size)
     max_warps = gpu.max_threads_per_sm // gpu.warp_size
 
@@ -206,7 +202,7 @@ def amd_occupancy(gpu: GpuSpec, threads: int, vgprs: int, lds_bytes: int) -> Occ
     """Work-groups and wavefronts resident per CU (per work-group processor on RDNA) by LLVM's
     AMDGPU rules (see the module docstring); ``vgprs`` per work-item, ``lds_bytes`` per work-group."""
     compute = amd_compute(gpu)
-    _validate(gpu, threads, vgprs, lds_bytes)
+    check_block_limits(gpu, threads, vgprs, lds_bytes)
     cus = cus_per_unit(gpu)
     simds = compute.simds_per_cu * cus
     slots = simds * compute.waves_per_simd

@@ -212,7 +212,10 @@ def occupancy_features(kernel: Kernel, gpu: str, work_group_size: int, local_mem
         return dict.fromkeys(OCCUPANCY_FEATURES, math.nan)
     used = compile_resources(kernel, arch_for_gpu(spec))
     shared = max(used.shared_memory_bytes, int(local_memory_bytes))
-    fit = occupancy(spec, work_group_size, used.registers, shared)
+    try:
+        fit = occupancy(spec, work_group_size, used.registers, shared)
+    except GpuperfError as error:  # a block the GPU cannot launch: say whose
+        raise GpuperfError(f"kernel '{kernel.key}': {error}") from None
     return {
         "registers_per_thread": float(used.registers),
         "occupancy": float(fit.occupancy),
