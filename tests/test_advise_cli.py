@@ -467,6 +467,13 @@ def test_a_value_next_to_its_bound_prints_with_the_digits_that_tell_them_apart()
     assert decimals_apart(1.0498, 1.05) == "1.0498"  # not "1.05x, below the threshold 1.05x"
     assert decimals_apart(0.4996, 0.5) == "0.4996"
     assert (decimals_apart(0.73, 1.05), decimals_apart(0.5, 0.5)) == ("0.73", "0.50")
+    # above its bound but rounding below it (a suggestion at 1.2013 for --threshold 1.20133): more digits
+    assert decimals_apart(1.2013329, 1.20133, 4) == "1.201333" and decimals_apart(1.2049, 1.2, 2) == "1.205"
+    from gpuperf.decisions.advisor import Suggestion
+
+    shown = Suggestion("o", "t", 1.2013329, 0.50004, {}, {}).to_dict(threshold=1.20133, min_confidence=0.5)
+    assert (shown["predicted_speedup"], shown["confidence"]) == (1.201333, 0.50004)
+    assert Suggestion("o", "t", 1.2013329, 0.50004, {}, {}).to_dict()["predicted_speedup"] == 1.2013
 
 
 def test_gpu_names_the_advised_row_of_a_raw_profile_from_several_gpus(tmp_path, capsys, database):

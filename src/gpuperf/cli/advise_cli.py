@@ -94,15 +94,16 @@ def advise(
         if boards:
             print(boards, file=sys.stderr)
     if as_json:
-        print_json({"subject": subject, **advice_json(result, threshold)})
+        print_json({"subject": subject, **advice_json(result, threshold, min_confidence)})
         return
     console.print(f"[bold]Advice for {escape(subject)}[/bold]", highlight=False, soft_wrap=True)
     if not result.suggestions:
         console.print(f"no optimization is predicted at or above {threshold:g}x with confidence >= {min_confidence:g}",
                       highlight=False)
     print_table(
-        [{"optimization": s.optimization, "predicted speedup": f"{s.predicted_speedup:.2f}x",
-          "confidence": f"{s.confidence:.2f}", "apply": s.apply.get("variant") or s.apply["summary"]}
+        [{"optimization": s.optimization, "predicted speedup": f"{decimals_apart(s.predicted_speedup, threshold)}x",
+          "confidence": decimals_apart(s.confidence, min_confidence),
+          "apply": s.apply.get("variant") or s.apply["summary"]}
          for s in result.suggestions],
         title=f"suggested optimizations (predicted speedup >= {threshold:g})",
     )
@@ -131,13 +132,14 @@ def _progress_bar(hidden: bool) -> Iterator[Callable[[int, int, str], None]]:
         yield update
 
 
-def advice_json(result, threshold: float) -> dict[str, list]:  # noqa: ANN001 - an Advice
+def advice_json(result, threshold: float, min_confidence: float | None = None) -> dict[str, list]:  # noqa: ANN001 - an Advice
     """``suggestions`` (above the threshold, confident enough), ``below_threshold`` (assessed, not
     suggested), ``not_suggested``: every other optimization with its reason (does not apply, not
     assessed, abstained), and ``notes``: mistakes found in the entries."""
     return {
-        "suggestions": [s.to_dict() for s in result.suggestions],
-        "below_threshold": [s.to_dict() for s in result.assessed if s.predicted_speedup < threshold],
+        "suggestions": [s.to_dict(threshold, min_confidence) for s in result.suggestions],
+        "below_threshold": [s.to_dict(threshold, min_confidence) for s in result.assessed
+                            if s.predicted_speedup < threshold],
         "not_suggested": [{"optimization": name, "reason": reason} for name, reason in result.skipped],
         "notes": list(result.notes),  # mistakes in the entries, also printed on stderr
     }

@@ -56,12 +56,22 @@ class Suggestion:
     explanation: dict[str, Any]
     apply: dict[str, Any]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, threshold: float | None = None, min_confidence: float | None = None) -> dict[str, Any]:
+        """The suggestion as JSON values: the speedup to 4 decimals and the confidence to 3, or more
+        where fewer would carry it across ``threshold`` or ``min_confidence`` (1.20133 is not 1.2013)."""
         return {
             "optimization": self.optimization, "title": self.title,
-            "predicted_speedup": round(self.predicted_speedup, 4), "confidence": round(self.confidence, 3),
+            "predicted_speedup": _rounded_apart(self.predicted_speedup, threshold, 4),
+            "confidence": _rounded_apart(self.confidence, min_confidence, 3),
             "explanation": self.explanation, "apply": self.apply,
         }
+
+
+def _rounded_apart(value: float, bound: float | None, decimals: int) -> float:
+    """``value`` rounded to ``decimals``, or to more where rounding would move it across ``bound``."""
+    if bound is None:
+        return round(value, decimals)
+    return float(decimals_apart(value, bound, decimals))
 
 
 @dataclass
@@ -414,11 +424,13 @@ def advise(
 
 
 def decimals_apart(value: float, bound: float, decimals: int = 2) -> str:
-    """``value`` with ``decimals`` decimals, or more where fewer would print it as ``bound`` (0.4996
-    against 0.5: 0.4996, not 0.50), so that a comparison with the bound reads as it came out."""
+    """``value`` with ``decimals`` decimals, or more where fewer would print it as ``bound`` or on the
+    bound's other side (0.4996 against 0.5: 0.4996, not 0.50; 1.2013329 against 1.20133: 1.201333, not
+    1.2013), so that a comparison with the bound reads as it came out."""
     for places in range(decimals, 8):
         text = f"{value:.{places}f}"
-        if value == bound or float(text) != bound:
+        shown = float(text)
+        if value == bound or (shown != bound and (shown < bound) == (value < bound)):
             return text
     return repr(value)
 
