@@ -13,7 +13,7 @@ An entry (every text field is required unless marked optional)::
     title = "Coalesce global memory accesses"
     description = "..."
     when_it_helps = "..."
-    applies_when = "max_sectors_over_fewest > 3"            # optional: a condition on advice features (MODEL_FEATURES)
+    applies_when = "max_sectors_over_fewest > 3"  # optional: a condition on advice features (MODEL_FEATURES)
                                              # or CONDITION_FEATURES; a NaN one makes it hold
     references = ["..."]                      # optional
 
