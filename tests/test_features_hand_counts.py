@@ -347,7 +347,7 @@ def lp_code(name: str) -> str:
 
 def test_an_atomic_update_is_counted_apart_from_a_plain_read_modify_write():
     """acc[i] = acc[i] + a[i] {atomic} had every feature of the same line without {atomic}."""
-    atomic, plain = features("atomic_add"), features("plain_add")
+    atomic, plain = features("atomic_sum"), features("plain_add")
     assert atomic["atomic_updates_per_thread"] == 1 and plain["atomic_updates_per_thread"] == 0
     for counted in (atomic, plain):  # loads and stores as loopy counts them, either way
         assert (counted["global_loads_per_thread"], counted["global_stores_per_thread"]) == (2, 1)

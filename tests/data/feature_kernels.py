@@ -259,8 +259,8 @@ def _accumulate(name: str, atomic: bool):
     return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
 
 
-def atomic_add():
-    return _accumulate("atomic_add", True)
+def atomic_sum():
+    return _accumulate("atomic_sum", True)  # not atomic_add, an OpenCL C built-in function
 
 
 def plain_add():
