@@ -308,33 +308,29 @@ def narrow_rows():
     return lp.split_iname(k, "i", 16, outer_tag="g.1", inner_tag="l.1")
 
 
+def _one_dimensional(name: str, instructions: str, arrays: str, group: int = 256):
+    """``instructions`` over i < n on float32 ``arrays``, i split into work-groups of ``group``."""
+    k = lp.make_kernel("{[i]: 0<=i<n}", instructions,
+                       [lp.GlobalArg(arrays, np.float32, shape=("n",)), lp.ValueArg("n", np.int32)],
+                       assumptions=f"n mod {group} = 0 and n>={group}", lang_version=(2018, 2), name=name)
+    return lp.split_iname(k, "i", group, outer_tag="g.0", inner_tag="l.0")
+
+
 def squared_index_copy():
     """b[i*i mod n] = a[i*i mod n]: no access gpuperf can analyse, so no lines or sectors are known."""
-    k = lp.make_kernel("{[i]: 0<=i<n}", "b[(i*i) % n] = a[(i*i) % n]",
-                       [lp.GlobalArg("a,b", np.float32, shape=("n",)), lp.ValueArg("n", np.int32)],
-                       assumptions=ASSUME, lang_version=(2018, 2), name="squared_index_copy")
-    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+    return _one_dimensional("squared_index_copy", "b[(i*i) % n] = a[(i*i) % n]", "a,b")
 
 
 def predicated_store():
     """out[i] = 1 where a[i] > 0: a's only read is in the instruction's predicate."""
-    k = lp.make_kernel("{[i]: 0<=i<n}", "if a[i] > 0\n  out[i] = 1.0f\nend",
-                       [lp.GlobalArg("a,out", np.float32, shape=("n",)), lp.ValueArg("n", np.int32)],
-                       assumptions=ASSUME, lang_version=(2018, 2), name="predicated_store")
-    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+    return _one_dimensional("predicated_store", "if a[i] > 0\n  out[i] = 1.0f\nend", "a,out")
 
 
 def selected_store():
     """The same test as an if-expression: out[i] = if(a[i] > 0, 1, out[i])."""
-    k = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = if(a[i] > 0, 1.0f, out[i])",
-                       [lp.GlobalArg("a,out", np.float32, shape=("n",)), lp.ValueArg("n", np.int32)],
-                       assumptions=ASSUME, lang_version=(2018, 2), name="selected_store")
-    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+    return _one_dimensional("selected_store", "out[i] = if(a[i] > 0, 1.0f, out[i])", "a,out")
 
 
 def wide_group_copy():
     """b[i] = a[i] in work-groups of 2048: more work-items than an NVIDIA block may have."""
-    k = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = a[i]",
-                       [lp.GlobalArg("a,b", np.float32, shape=("n",)), lp.ValueArg("n", np.int32)],
-                       assumptions="n mod 2048 = 0 and n>=2048", lang_version=(2018, 2), name="wide_group_copy")
-    return lp.split_iname(k, "i", 2048, outer_tag="g.0", inner_tag="l.0")
+    return _one_dimensional("wide_group_copy", "b[i] = a[i]", "a,b", group=2048)
