@@ -10,7 +10,7 @@ not reach it within the budget counts as budget + 1 evaluations and as the round
 takes plus one. A batch of 1 is the sequential search of bench_explore.py.
 
     python benchmarks/bench_batch.py                  # batches of 1, 2, 4 and 8, seed 0 (about 1.5 minutes)
-    python benchmarks/bench_batch.py --seeds 3        # the figures in the README (about 4 minutes)
+    python benchmarks/bench_batch.py --seeds 3        # the figures in docs/decisions.md (about 4 minutes)
     python benchmarks/bench_batch.py --rule worst     # another rule for the picks not measured yet
 
 The rule makes little difference here. Seed 0, rounds / evaluations / most rounds on one space, for

@@ -121,7 +121,7 @@ def refuse_source_file(spec: str) -> None:
     source = SOURCE_FILE.match(spec)
     if source:
         raise GpuperfError(f"{source[1]}: gpuperf reads kernels from Python files, as path/to/file.py:function "
-                           "returning a loopy TranslationUnit or a gpuperf Kernel (the README's 'Kernels'); an "
+                           "returning a loopy TranslationUnit or a gpuperf Kernel (docs/kernels.md); an "
                            "OpenCL or CUDA source becomes one through loopy (lp.make_kernel), not as it is")
 
 
