@@ -132,8 +132,12 @@ def test_gpu_specs_are_parsed_from_the_published_strings():
     assert len(specs) == len(raw)
 
 
-def test_loads_are_cached_and_return_copies():
+def test_loads_are_cached_and_return_copies(monkeypatch):
+    import gpuperf.datasets.bundled as bundled
+
     first = load_dataset("matvec_bsp")
+    monkeypatch.setattr(bundled, "read_csv", lambda path: pytest.fail(f"{path} read again"))
+    assert load_dataset("matvec_bsp").equals(first)  # from the cache: the file is not read again
     first.loc[0, "time_s"] = -1.0
     assert load_dataset("matvec_bsp").loc[0, "time_s"] > 0
 

@@ -341,8 +341,13 @@ def test_random_order_survival_and_quantile_on_two_configurations():
 
 
 def test_searches_are_judged_at_90_95_and_99_percent():
-    from gpuperf.decisions.search_metrics import FRACTIONS
-    assert FRACTIONS == (0.9, 0.95, 0.99)
+    space = grid_space((11, 5))
+    result = explore(space, [], budget=40)
+    for fraction, label in ((0.9, "90"), (0.95, "95"), (0.99, "99")):
+        assert result.baselines[f"random_expected_evals_to_{label}"] == pytest.approx(
+            random_expected_evals(space.performance, fraction))
+    assert (result.baselines["random_expected_evals_to_90"] < result.baselines["random_expected_evals_to_95"]
+            < result.baselines["random_expected_evals_to_99"])
 
 
 def test_transfer_line_slope_is_clipped_to_one():

@@ -56,8 +56,11 @@ def test_bsp_is_clonable_and_usable_in_a_pipeline():
     rows = _bsp_rows()
     model = clone(_bsp())
     assert model.get_params()["l2_hit_rate"] == "l2"
-    pipeline = make_pipeline(model).fit(rows, [1e-3, 2e-3])
-    assert pipeline.predict(rows).shape == (2,)
+    times = np.array([1e-3, 2e-3])
+    predicted = make_pipeline(model).fit(rows, times).predict(rows)
+    assert predicted.shape == (2,)
+    # lambda is the geometric mean of the rows' ratios, so the predicted/measured ratios multiply to 1
+    assert np.prod(predicted / times) == pytest.approx(1.0) and predicted[0] != pytest.approx(predicted[1])
 
 
 def test_bsp_names_missing_columns_and_rejects_bad_times():

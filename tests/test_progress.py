@@ -19,8 +19,14 @@ def test_bars_leave_nothing_on_a_stderr_that_is_not_a_terminal(capsys: pytest.Ca
     assert captured.err == "" and captured.out == ""
 
 
-def test_bars_are_drawn_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bars_are_drawn_on_a_terminal(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("FORCE_COLOR", "1")  # rich takes this for a terminal
     monkeypatch.setenv("TTY_COMPATIBLE", "1")
     assert not progress_bar().disable
     assert progress_bar(hidden=True).disable
+    with progress_bar() as bar:
+        task = bar.add_task("halfway there", total=2)
+        bar.advance(task, 1)
+        bar.refresh()
+    captured = capsys.readouterr()
+    assert "halfway there" in captured.err and captured.out == ""  # stdout holds only what a command prints

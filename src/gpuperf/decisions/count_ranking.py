@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from gpuperf.decisions.search_metrics import FRACTIONS, evals_to, random_expected_evals
+
 if TYPE_CHECKING:
     from gpuperf.models.linear import LinearCountModel
 
@@ -52,9 +54,6 @@ def ranking_evaluations(predictions: pd.DataFrame) -> pd.DataFrame:
     an exploration order (fastest predicted first, ties in table order): evaluations to reach each
     of ``FRACTIONS`` of the best, ``evals_to_90`` ..., beside random order's exact expectation,
     ``random_evals_to_90`` ...."""
-    from gpuperf.decisions.cross_kernel import FRACTIONS
-    from gpuperf.decisions.search_metrics import evals_to, random_expected_evals
-
     def judged(part: pd.DataFrame) -> pd.Series:
         performance = (part["time_s"].min() / part["time_s"]).to_numpy()
         order = np.argsort(part["predicted_s"].to_numpy(), kind="stable")
@@ -69,8 +68,6 @@ def evaluations_summary(evaluations: pd.DataFrame) -> tuple[str, str]:
     """The geometric means over kernels of :func:`ranking_evaluations`, in predicted order and in
     random order, each as ``"1.09 / 2.81 / 6.77"`` (to 90 / 95 / 99 %)."""
     from scipy.stats import gmean
-
-    from gpuperf.decisions.cross_kernel import FRACTIONS
 
     def line(prefix: str) -> str:
         return " / ".join(f"{gmean(evaluations[f'{prefix}evals_to_{round(f * 100)}']):.2f}" for f in FRACTIONS)

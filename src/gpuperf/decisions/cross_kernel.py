@@ -24,7 +24,7 @@ from sklearn.base import RegressorMixin, clone
 
 from gpuperf.datasets.schema import is_ok, row_location
 from gpuperf.datasets.tables import numeric_column
-from gpuperf.decisions.search_metrics import evals_to, random_expected_evals
+from gpuperf.decisions.search_metrics import FRACTIONS, evals_to, random_expected_evals
 from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.features.table import FEATURES, LIFT
 from gpuperf.models.learned import PcaKnnRegressor
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from gpuperf.kernels.space import VariantSpace
 
 LIFT_FEATURES = tuple(f.name for f in FEATURES if f.source == LIFT)
-FRACTIONS = (0.9, 0.95, 0.99)
 
 
 def program_columns(table: pd.DataFrame) -> tuple[str, ...]:

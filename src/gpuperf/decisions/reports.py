@@ -26,7 +26,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from gpuperf.decisions.exploration import ExploreResult
-from gpuperf.decisions.search_metrics import best_found_curve, evals_to, random_expected_curve
+from gpuperf.decisions.search_metrics import FRACTIONS, best_found_curve, evals_to, random_expected_curve
 from gpuperf.decisions.tune import TuneResult
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.evaluation.report import save_figure, write_report
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from gpuperf.decisions.geometry import DeviceDescriptor
 
 Echo = Callable[[str], None]
-EXPLORE_FRACTIONS = (0.9, 0.95, 0.99)
 CURVE_LIMIT = 1000  # evaluations drawn at most (plain transfer may need thousands to reach the best)
 
 
@@ -176,7 +175,7 @@ def exploration_report(folder: str | Path, cases: Mapping[str, ExploreResult],
     rows = []
     for label, result in cases.items():
         row: dict[str, object] = {"space": label, "configurations": len(result.performance)}
-        for fraction in EXPLORE_FRACTIONS:
+        for fraction in FRACTIONS:
             row[f"evals_to_{round(fraction * 100)}"] = result.evals(fraction)
         if result.transfer_order is not None:
             row["transfer_evals_to_90"] = evals_to(result.performance[result.transfer_order], 0.9)

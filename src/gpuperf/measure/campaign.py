@@ -353,12 +353,10 @@ def _space_entries(table: Mapping[str, Any], where: str, base: Path, default_ver
     limit = table.get("limit")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise GpuperfError(f"{where}.limit: expected a positive integer, got {limit!r}")
-    try:
-        from gpuperf.kernels.space import get_space
+    from gpuperf.kernels.space import get_space
 
+    try:
         variants = get_space(name).variants(limit)
-    except ImportError:
-        raise GpuperfError(f"{where}.space: variant spaces are not available in this installation") from None
     except GpuperfError as exc:
         raise GpuperfError(f"{where}.space: {exc}") from None
     verify = _typed(table, "verify", bool, default_verify, f"{where}.verify")

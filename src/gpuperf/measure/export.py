@@ -37,22 +37,18 @@ FORMATS = ("csv", "parquet")
 FeatureFunction = Callable[..., dict[str, Any]]  # extract_features(kernel, sizes, gpu=None)
 
 
-def _feature_function() -> FeatureFunction | None:
-    try:
-        from gpuperf.features import extract_features
-    except ImportError:
-        return None
+def _feature_function() -> FeatureFunction:
+    from gpuperf.features import extract_features  # imported when asked for: loopy's statistics load slowly
+
     return extract_features
 
 
 def known_gpu(provenance: dict[str, Any] | None, device: str) -> tuple[str, str | None]:
     """(name for the ``gpu`` column, canonical GPU name or None): the recorded device name is kept
     where gpuperf's GPU descriptors do not know it."""
+    from gpuperf.hardware.specs import canonical_gpu_name
+
     name = (provenance or {}).get("device_name") or device
-    try:
-        from gpuperf.hardware.specs import canonical_gpu_name
-    except ImportError:
-        return name, None
     canonical = canonical_gpu_name(name)
     return canonical or name, canonical
 
