@@ -392,3 +392,16 @@ def test_ask_after_failures_only_says_none_ran_and_a_short_batch_is_noted(tmp_pa
     assert "Measure next: line 4 of" in printed.out
     assert "2 of 3 measured (2 failed); none has run successfully yet;" in printed.out
     assert "note: --count 3: only 1 configuration(s) left to measure" in printed.err
+
+
+def test_training_data_may_be_one_table_and_a_wrong_kind_is_named():
+    """A DataFrame as train raised 'The truth value of a DataFrame is ambiguous'; train=5 'int object is not iterable'."""
+    target, other = grid((8, 4)), grid((7, 4), 2.0)
+    frame = other.configs.assign(time_ms=other.times, gpu="other GPU")
+    table = unmeasured_table(target)
+    record(table, 0, target)
+    as_list = next_configuration(partly_measured(table, ["x", "y"]), [other], seed=1, count=2)
+    as_frame = next_configuration(partly_measured(table, ["x", "y"]), frame, seed=1, count=2)
+    assert as_frame.method.startswith("transfer-guided") and as_frame.batch == as_list.batch
+    with pytest.raises(GpuperfError, match="train: int is not a Space, a table, a path to one or a list of these"):
+        next_configuration(partly_measured(table, ["x", "y"]), 5)

@@ -265,3 +265,25 @@ def test_a_reference_nan_or_infinity_is_matched_exactly_or_named() -> None:
     assert max_relative_error({"c": np.array([1.0, np.nan, np.inf, 2.0])}, want)[0] == pytest.approx(0.5)
     with pytest.raises(GpuperfError, match=r"output 'c': the reference holds nan at \(1,\), the kernel 0.0 \(2 such"):
         max_relative_error({"c": np.array([1.0, 0.0, 3.0, 4.0])}, want)
+
+
+def test_settings_made_in_python_are_checked_as_a_campaign_file_is():
+    """TimingSettings(min_repeats=0, min_time_s=0) crashed measure with 'cannot convert float NaN to integer',
+    warmup=-1 blamed the kernel ('failed to run: IndexError')."""
+    from gpuperf.measure.timing import TimingSettings
+
+    cases = {
+        "min_repeats=0": (dict(min_repeats=0, min_time_s=0.0), r"TimingSettings: need 1 <= min_repeats <= max_repeats"),
+        "warmup=-1": (dict(warmup=-1), r"TimingSettings.warmup: must be a finite, non-negative number, not -1"),
+        "max below min": (dict(max_repeats=2), r"need 1 <= min_repeats <= max_repeats \(min_repeats 5, max_repeats 2\)"),
+        "cycles=0": (dict(cycles=0), r"TimingSettings.cycles: must be at least 1, not 0"),
+        "min_time_s=-1": (dict(min_time_s=-1.0), r"TimingSettings.min_time_s: must be a finite, non-negative number"),
+        "warmup=1.5": (dict(warmup=1.5), r"TimingSettings.warmup: must be a whole number, not 1.5"),
+    }
+    for case, (values, message) in cases.items():
+        with pytest.raises(GpuperfError, match=message):
+            TimingSettings(**values)
+    with pytest.raises(GpuperfError, match=r"^campaign.toml \[timing\].cycles: must be at least 1, not 0$"):
+        TimingSettings.from_mapping({"cycles": 0}, "campaign.toml [timing]")
+    assert TimingSettings.from_mapping({"min_time_s": 1, "warmup": 3.0}, "t") == TimingSettings(warmup=3, min_time_s=1.0)
+    assert isinstance(TimingSettings.from_mapping({"warmup": 3.0}, "t").warmup, int)

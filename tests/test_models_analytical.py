@@ -160,3 +160,29 @@ def test_analytical_models_take_times_as_one_column_and_score_only_defined_predi
         RooflineModel(calibrate=True).fit(roof, [[0.2, 20.0], [0.1, 0.1]])
     with pytest.raises(GpuperfError, match="RooflineModel: 1 of 4 rows have no predicted time"):
         RooflineModel().fit(roof).score(roof.assign(flops=[1e12, np.nan, 1e9, 1e9]), [0.1, 10.0, 0.01, 0.01])
+
+
+def test_bsp_names_a_hit_rate_outside_zero_to_one_and_a_repeated_column():
+    rows = _bsp_rows()
+    rows.loc[1, "l2"] = 50.0  # nvprof's percentage
+    with pytest.raises(GpuperfError, match=r"BspModel: row 2: l2=50.0 is not a fraction in \[0, 1\] \(1 such rows; a "
+                                           "percentage must be divided by 100\\)"):
+        _bsp().fit(rows, [1e-3, 2e-3])
+    model = _bsp().fit(_bsp_rows(), [1e-3, 2e-3])
+    assert np.isnan(model.predict(rows)).tolist() == [False, True]  # predicted: no time, as for a missing input
+    doubled = pd.concat([_bsp_rows(), _bsp_rows()[["threads"]]], axis=1)
+    with pytest.raises(GpuperfError, match="column.s. threads appear more than once"):
+        _bsp().fit(doubled, [1e-3, 2e-3])
+
+
+def test_bad_measured_times_are_named_by_row_for_the_analytical_and_count_models():
+    for times in ([1e-3, np.inf], [1e-3, np.nan], [1e-3, -1.0]):
+        with pytest.raises(GpuperfError, match="BspModel: measured times must be positive, finite numbers; row 2 of"):
+            _bsp().fit(_bsp_rows(), times)
+    from gpuperf.models.linear import LinearCountModel
+
+    X = pd.DataFrame({"f32_ops": [1.0, 2.0]})
+    with pytest.raises(GpuperfError, match=r"LinearCountModel: needs one measured time per row \(2 rows\), got none"):
+        LinearCountModel(properties=["f32_ops"]).fit(X, None)
+    with pytest.raises(GpuperfError, match=r"LinearCountModel: needs one measured time per row \(2 rows\), got shape \(2, 2\)"):
+        LinearCountModel(properties=["f32_ops"]).fit(X, [[1.0, 1.0], [2.0, 2.0]])

@@ -135,7 +135,7 @@ def test_log_target_refuses_non_positive_times_and_bad_bounds():
     X, y = np.arange(8.0).reshape(-1, 1), np.linspace(1.0, 2.0, 8)
     with pytest.raises(GpuperfError, match="positive, finite times"):
         LogTarget(LinearRegression()).fit(X, y - 1.5)
-    with pytest.raises(GpuperfError, match="bound_factor must be at least 1"):
+    with pytest.raises(GpuperfError, match="bound_factor must be a finite number at least 1"):
         LogTarget(LinearRegression(), bound_factor=0.5).fit(X, y)
 
 
@@ -226,7 +226,7 @@ def test_reference_residual_records_its_features_and_refuses_what_log_target_ref
     train = pd.DataFrame({"x": np.linspace(0.0, 1.0, 11), REFERENCE_COLUMN: 0.0})
     model = ReferenceResidual(LinearRegression()).fit(train, np.exp2(train["x"]))
     assert list(model.feature_names_in_) == ["x", REFERENCE_COLUMN] and model.n_features_in_ == 2
-    with pytest.raises(GpuperfError, match="bound_factor must be at least 1"):
+    with pytest.raises(GpuperfError, match="bound_factor must be a finite number at least 1"):
         ReferenceResidual(LinearRegression(), bound_factor=0.5).fit(train, np.exp2(train["x"]))
     with pytest.raises(GpuperfError, match="the target must be positive, finite times"):
         ReferenceResidual(LinearRegression()).fit(train, train["x"])  # x = 0 in the first row
@@ -246,3 +246,57 @@ def test_sample_weight_reaches_the_final_step_of_every_model_that_takes_weights(
     for name, model in (("m5p", "M5PRegressor"), ("knn", "PcaKnnRegressor")):
         with pytest.raises(GpuperfError, match=f"{model} takes no sample weights"):
             make_model(name).fit(X, y, sample_weight=weights)
+
+
+@pytest.mark.parametrize("name", ["m5p", "random_forest", "linear"])
+def test_log_scaled_inputs_refuse_columns_renamed_or_in_another_order(name):
+    """With log_inputs the log scale took any columns by position: reordered ones predicted 8.6x off."""
+    X, y = _data()
+    model = make_model(name, log_inputs=True).fit(X, y)
+    assert np.allclose(model.predict(X), clone(model).fit(X, y).predict(X))
+    for wrong in (X[["d", "c", "b", "a"]], X.rename(columns={"a": "z"})):
+        with pytest.raises(ValueError, match="feature names should match"):
+            model.predict(wrong)
+
+
+def test_reference_residual_names_bad_reference_values_and_refuses_reordered_columns():
+    from gpuperf.models.reference import REFERENCE_COLUMN, ReferenceResidual
+
+    train = pd.DataFrame({"x": np.linspace(0.0, 1.0, 11), "w": np.linspace(1.0, 0.0, 11), REFERENCE_COLUMN: 0.0})
+    model = ReferenceResidual(LinearRegression()).fit(train, np.exp2(train["x"]))
+    with pytest.raises(GpuperfError, match=r"not the fitted ones, in the fitted order: \['x', 'w'"):
+        model.predict(train[["w", "x", REFERENCE_COLUMN]])
+    for bad, shown in ((np.inf, "inf"), ("fast", "'fast'")):
+        rows = train.astype({REFERENCE_COLUMN: object})
+        rows.loc[3, REFERENCE_COLUMN] = bad
+        with pytest.raises(GpuperfError, match=rf"{REFERENCE_COLUMN} must be a finite log2 time in every row; "
+                                               rf"1 rows are not, the first at position 3: {shown}"):
+            ReferenceResidual(LinearRegression()).fit(rows, np.exp2(train["x"]))
+
+
+def test_an_infinite_bound_factor_is_refused_when_fitted_as_a_saved_model_could_not_hold_it():
+    X, y = _data()
+    with pytest.raises(GpuperfError, match="bound_factor must be a finite number at least 1 .or None for no bounds., got inf"):
+        make_model("m5p").set_params(bound_factor=float("inf")).fit(X, y)
+    assert make_model("m5p").set_params(bound_factor=None).fit(X, y).predict(X).shape == y.shape
+
+
+def test_a_bad_time_is_named_by_its_position():
+    X, y = _data()
+    y = y.copy()
+    y[[7, 9]] = [0.0, np.nan]
+    with pytest.raises(GpuperfError, match="2 of 300 are not, the first at position 7: 0.0"):
+        make_model("m5p").fit(X, y)
+
+
+def test_log_target_takes_weights_through_metadata_routing():
+    from sklearn import config_context
+
+    X, y = _data()
+    weights = np.linspace(0.1, 1.0, len(y))
+    with config_context(enable_metadata_routing=True):
+        scaler = StandardScaler().set_fit_request(sample_weight=False)
+        regressor = LinearRegression().set_fit_request(sample_weight=True)
+        routed = LogTarget(make_pipeline(scaler, regressor)).fit(X, y, sample_weight=weights)
+    direct = LogTarget(LinearRegression()).fit(StandardScaler().fit_transform(X), y, sample_weight=weights)
+    assert np.allclose(routed.predict(X), direct.predict(StandardScaler().fit(X).transform(X)))

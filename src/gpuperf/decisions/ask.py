@@ -149,5 +149,5 @@ def next_configuration(table: PartlyMeasured, train: Sequence[Space] = (), model
         failed=int(np.isnan(space.times[~pending]).sum()), remaining=int(pending.sum()),
         best_row=table.location(best), best_config=table.config(best),
         best_time=None if best is None else float(space.times[best]), time_column=space.time_column,
-        method=("transfer-guided" if train else "online") + f" ({model or default_model(bool(train), True)})",
+        method=("transfer-guided" if search.train else "online") + f" ({model or default_model(bool(search.train), True)})",
     )

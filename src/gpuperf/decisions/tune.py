@@ -17,7 +17,7 @@ Tuner.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,6 +60,8 @@ def training_spaces(train: TrainingData | Sequence[TrainingData], params: Sequen
 
     if isinstance(train, (str, Path, pd.DataFrame, Space)):
         train = [train]
+    elif not isinstance(train, Iterable):
+        raise GpuperfError(f"train: {type(train).__name__} is not a Space, a table, a path to one or a list of these")
     spaces: list[Space] = []
     for item in train:
         if isinstance(item, Space):
@@ -106,8 +108,8 @@ class GuidedSearch:
             start = _checked_start(start, len(configs))
         extra = pd.DataFrame({"kernel": [kernel] * len(configs)}) if kernel is not None else pd.DataFrame()
         self.space = Space(params, configs, np.full(len(configs), np.nan), "search", extra=extra, gpu=gpu)
-        self.explorer = make_explorer(self.space, training_spaces(train, params, self.space), model, True, seed,
-                                      initial, start)
+        self.train = training_spaces(train, params, self.space)  # the other GPUs' spaces the search uses
+        self.explorer = make_explorer(self.space, self.train, model, True, seed, initial, start)
         self.measured: list[int] = []
         self.times = np.full(len(configs), np.nan)
 

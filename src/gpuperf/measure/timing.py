@@ -16,7 +16,7 @@ import platform
 import socket
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -44,27 +44,38 @@ class TimingSettings:
     # points; measure/interleave.py), so their ratios share the machine's state.
     cycles: int = 1
 
+    def __post_init__(self) -> None:
+        problem = self.problem()
+        if problem:
+            raise GpuperfError(f"TimingSettings{problem}")
+
+    def problem(self) -> str | None:
+        """What makes these settings unusable, as ``.key: why`` or ``: why``; None when they can be used."""
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+                return f".{item.name}: must be a finite, non-negative number, not {value!r}"
+            if item.type == "int" and value != int(value):
+                return f".{item.name}: must be a whole number, not {value!r}"
+        if self.min_repeats < 1 or self.max_repeats < self.min_repeats:
+            return (f": need 1 <= min_repeats <= max_repeats (min_repeats {self.min_repeats}, "
+                    f"max_repeats {self.max_repeats})")
+        if self.cycles < 1:
+            return f".cycles: must be at least 1, not {self.cycles}"
+        return None
+
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], where: str) -> TimingSettings:
         """Settings from a ``[timing]`` table; errors name ``where`` and the key."""
         known = {f.name: f.type for f in fields(cls)}
-        values: dict[str, Any] = {}
-        for key, value in data.items():
+        for key in data:
             if key not in known:
                 raise GpuperfError(f"{where}.{key}: unknown timing setting; known: {', '.join(known)}")
-            number_type = int if known[key] == "int" else float
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
-                raise GpuperfError(f"{where}.{key}: must be a finite, non-negative number, not {value!r}")
-            if number_type is int and value != int(value):
-                raise GpuperfError(f"{where}.{key}: must be a whole number, not {value!r}")
-            values[key] = number_type(value)
-        settings = cls(**values)
-        if settings.min_repeats < 1 or settings.max_repeats < settings.min_repeats:
-            raise GpuperfError(f"{where}: need 1 <= min_repeats <= max_repeats (min_repeats {settings.min_repeats}, "
-                               f"max_repeats {settings.max_repeats})")
-        if settings.cycles < 1:
-            raise GpuperfError(f"{where}.cycles: must be at least 1, not {settings.cycles}")
-        return settings
+        try:
+            settings = cls(**data)
+        except GpuperfError as exc:  # the same problem, named by where the settings came from
+            raise GpuperfError(str(exc).replace("TimingSettings", where, 1)) from None
+        return replace(settings, **{key: (int if known[key] == "int" else float)(value) for key, value in data.items()})
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,9 @@ def named_columns(X, names: dict[str, str | None], model: str) -> dict[str, np.n
     missing = sorted({column for column in wanted.values() if column not in X.columns})
     if missing:
         raise GpuperfError(f"{model}: missing column(s) {', '.join(missing)}")
+    repeated = sorted({column for column in wanted.values() if (X.columns == column).sum() > 1})
+    if repeated:
+        raise GpuperfError(f"{model}: column(s) {', '.join(repeated)} appear more than once; which one to read is unclear")
     values: dict[str, np.ndarray | None] = {role: None for role in names}
     for role, column in wanted.items():
         numbers = pd.to_numeric(X[column], errors="coerce")
@@ -32,7 +35,30 @@ def named_columns(X, names: dict[str, str | None], model: str) -> dict[str, np.n
     return values
 
 
+def fractions(values: np.ndarray | None, X: pd.DataFrame, column: str | None, model: str) -> None:
+    """An error naming the first row where ``column`` (a hit rate) is not a fraction in [0, 1]: a
+    profiler's percentage (nvprof's hit rates) must be divided by 100 first."""
+    if values is None:
+        return
+    outside = np.flatnonzero(~np.isnan(values) & ((values < 0) | (values > 1)))
+    if len(outside):
+        row = int(outside[0])
+        raise GpuperfError(f"{model}: {row_location(X, row)}: {column}={float(values[row])} is not a fraction in [0, 1] "
+                           f"({len(outside)} such rows; a percentage must be divided by 100)")
+
+
 def measured_times(y, rows: int, model: str) -> np.ndarray:
+    """:func:`one_time_per_row`, where a time that is not a positive, finite number is an error naming
+    its row."""
+    times = one_time_per_row(y, rows, model)
+    bad = np.flatnonzero(~(np.isfinite(times) & (times > 0)))
+    if len(bad):
+        raise GpuperfError(f"{model}: measured times must be positive, finite numbers; row {bad[0] + 1} of the "
+                           f"fitted rows holds {times[bad[0]]} ({len(bad)} such rows)")
+    return times
+
+
+def one_time_per_row(y, rows: int, model: str) -> np.ndarray:
     """``y`` as one measured time per row: a 1-D array or Series, or a one-column table; any
     other shape, or another length than ``rows``, is an error naming ``model``."""
     if y is None:

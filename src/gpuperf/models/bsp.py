@@ -7,7 +7,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from gpuperf.errors import GpuperfError
-from gpuperf.models._columns import check_positive, defined_score, measured_times, named_columns
+from gpuperf.models._columns import check_positive, defined_score, fractions, measured_times, named_columns
 
 
 class BspModel(RegressorMixin, BaseEstimator):
@@ -84,7 +84,11 @@ class BspModel(RegressorMixin, BaseEstimator):
     def uncalibrated_time(self, X) -> np.ndarray:
         """``t * cycles / (R * P)``: the prediction with lambda = 1, in seconds."""
         v = named_columns(X, self._column_names(), "BspModel")
-        return v["threads"] * self._cycles(v, len(X)) / (v["clock"] * v["cores"])
+        time = v["threads"] * self._cycles(v, len(X)) / (v["clock"] * v["cores"])
+        for rate in (v["l1_hit_rate"], v["l2_hit_rate"]):  # no time from more hits than accesses, or fewer than none
+            if rate is not None:
+                time = np.where((rate < 0) | (rate > 1), np.nan, time)
+        return time
 
     def undefined_rows(self, X) -> np.ndarray:
         """Rows whose inputs give no positive, finite time (zero counts, a missing clock, ...)."""
@@ -100,10 +104,11 @@ class BspModel(RegressorMixin, BaseEstimator):
         if len(X) == 0:
             raise GpuperfError("BspModel: no rows to fit")
         measured = measured_times(y, len(X), "BspModel")
-        if not np.all(measured > 0):
-            raise GpuperfError("BspModel: measured times must be positive")
+        v = named_columns(X, self._column_names(), "BspModel")
+        fractions(v["l1_hit_rate"], X, self.l1_hit_rate, "BspModel")
+        fractions(v["l2_hit_rate"], X, self.l2_hit_rate, "BspModel")
         time = self.uncalibrated_time(X)
-        bad = _undefined(time) | ~np.isfinite(measured)
+        bad = _undefined(time)
         if bad.any():
             position = int(np.flatnonzero(bad)[0])
             raise GpuperfError(

@@ -9,6 +9,8 @@ predicts a time; :func:`make_model` builds one by name.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
+from sklearn import get_config
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.compose import TransformedTargetRegressor
 from sklearn.decomposition import PCA
@@ -94,7 +96,7 @@ def routed_sample_weight(estimator, fit_params: dict) -> dict:
     """``fit_params`` with a ``sample_weight`` addressed to a Pipeline's final step, as a Pipeline
     takes it (``linearregression__sample_weight``); an error where that step takes no weights."""
     weights = fit_params.get("sample_weight")
-    if weights is None:
+    if weights is None or get_config()["enable_metadata_routing"]:  # routing: the steps' own requests decide
         return fit_params
     final, prefix = estimator, ""
     while isinstance(final, Pipeline):
@@ -120,9 +122,11 @@ def takes_missing(estimator) -> bool:
 
 
 def check_bound_factor(bound_factor: float | None, who: str) -> None:
-    """A factor widening the training range that predictions are clipped to: at least 1, or None."""
-    if bound_factor is not None and not bound_factor >= 1:
-        raise GpuperfError(f"{who}: bound_factor must be at least 1 (or None), got {bound_factor!r}")
+    """A factor widening the training range that predictions are clipped to: at least 1 and finite (a
+    saved model's bounds are finite numbers), or None for no bounds."""
+    if bound_factor is not None and not 1 <= bound_factor < np.inf:
+        raise GpuperfError(f"{who}: bound_factor must be a finite number at least 1 (or None for no bounds), "
+                           f"got {bound_factor!r}")
 
 
 def positive_times(y, who: str) -> np.ndarray:
@@ -133,8 +137,12 @@ def positive_times(y, who: str) -> np.ndarray:
     if times.dtype.kind == "c":
         raise GpuperfError(f"{who}: Complex data not supported")
     times = times.astype(float)
-    if not np.all(np.isfinite(times) & (times > 0)):
-        raise GpuperfError(f"{who}: the target must be positive, finite times (it is fitted on their log2)")
+    bad = ~(np.isfinite(times) & (times > 0))
+    if bad.any():
+        first = np.argwhere(bad)[0]
+        where = ", ".join(str(i) for i in first)
+        raise GpuperfError(f"{who}: the target must be positive, finite times (it is fitted on their log2); "
+                           f"{int(bad.sum())} of {bad.size} are not, the first at position {where}: {float(times[tuple(first)])}")
     return times
 
 
@@ -153,14 +161,18 @@ def outside(values: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
 
 
 def signed_log1p(values):
-    """sign(x) * log(1 + |x|): a log scale for counters that may be zero."""
+    """sign(x) * log(1 + |x|): a log scale for counters that may be zero. A DataFrame stays one, with
+    its own column names, so the steps after the log scale check them against the fitted ones."""
+    if isinstance(values, pd.DataFrame):
+        return pd.DataFrame(signed_log1p(values.to_numpy(dtype=float)), index=values.index, columns=values.columns)
     values = np.asarray(values, dtype=float)
     return np.sign(values) * np.log1p(np.abs(values))
 
 
 def log_features() -> FunctionTransformer:
-    """A transformer putting every feature on a log scale (:func:`signed_log1p`)."""
-    return FunctionTransformer(signed_log1p, feature_names_out="one-to-one")
+    """A transformer putting every feature on a log scale (:func:`signed_log1p`); a DataFrame keeps its
+    column names, so the next step refuses columns renamed or in another order than fitted."""
+    return FunctionTransformer(signed_log1p)
 
 
 class PcaKnnRegressor(RegressorMixin, BaseEstimator):

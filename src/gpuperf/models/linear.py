@@ -21,6 +21,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from gpuperf.errors import GpuperfError
+from gpuperf.models._columns import one_time_per_row
 from gpuperf.models.properties import check_property_names, property_names, property_signs
 
 BOUNDS = ("sign", "none")
@@ -35,7 +36,8 @@ def _row_named(frame: pd.DataFrame, position: int) -> str:
 class LinearCountModel(RegressorMixin, BaseEstimator):
     """time = X @ weights over named property columns.
 
-    ``properties`` names the columns (default: the ``property_set``'s, e.g. ``"gpu"`` or ``"cpu"``).
+    ``properties`` names the columns, each one of gpuperf's property names (``gpuperf.models.properties``,
+    whose expected signs ``bounds`` uses; default: the ``property_set``'s, e.g. ``"gpu"`` or ``"cpu"``).
     ``relative=True`` fits the relative error (rows divided by their measured time); ``False`` fits
     plain least squares on seconds. ``bounds="sign"`` keeps each weight on its property's expected
     side of zero (costs >= 0, overlap <= 0); ``"none"`` leaves every weight free.
@@ -118,9 +120,7 @@ class LinearCountModel(RegressorMixin, BaseEstimator):
             raise GpuperfError(f"LinearCountModel: relative must be True or False, not {self.relative!r}")
         names = self._names()
         A = self._matrix(X, names)
-        y = np.asarray(y, dtype=float).ravel()
-        if len(y) != len(A):
-            raise GpuperfError(f"LinearCountModel: {len(A)} rows of properties but {len(y)} times")
+        y = one_time_per_row(y, len(A), "LinearCountModel")
         if len(y) == 0:
             raise GpuperfError("LinearCountModel: no rows to fit")
         if not np.all(np.isfinite(y)) or (self.relative and not np.all(y > 0)):

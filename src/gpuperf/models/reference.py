@@ -34,10 +34,19 @@ class ReferenceResidual(RegressorMixin, BaseEstimator):
     def _reference(self, X) -> np.ndarray:
         if not isinstance(X, pd.DataFrame) or self.reference_column not in X.columns:
             raise GpuperfError(f"ReferenceResidual: inputs need a {self.reference_column} column")
-        reference = X[self.reference_column].to_numpy(dtype=float)
-        if not np.isfinite(reference).all():
-            raise GpuperfError(f"ReferenceResidual: {self.reference_column} has missing values")
+        column = X[self.reference_column]
+        reference = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+        bad = np.flatnonzero(~np.isfinite(reference))
+        if len(bad):
+            raise GpuperfError(f"ReferenceResidual: {self.reference_column} must be a finite log2 time in every row; "
+                               f"{len(bad)} rows are not, the first at position {bad[0]}: {column.iloc[bad[0]]!r}")
         return reference
+
+    def _check_columns(self, X) -> None:
+        """The fitted columns, in the fitted order: the regressor reads them by position."""
+        if list(X.columns) != list(self.feature_names_in_):
+            raise GpuperfError(f"ReferenceResidual: the columns {list(X.columns)} are not the fitted ones, in the "
+                               f"fitted order: {list(self.feature_names_in_)}")
 
     def fit(self, X, y):
         if self.regressor is None:
@@ -62,9 +71,11 @@ class ReferenceResidual(RegressorMixin, BaseEstimator):
     def predict_bounded(self, X) -> tuple[np.ndarray, np.ndarray]:
         """The predictions, and which of them the bounds clipped (the regressor's residual lay outside)."""
         check_is_fitted(self)
+        reference = self._reference(X)
+        self._check_columns(X)
         residual = np.asarray(self.regressor_.predict(X), dtype=float)
         clipped = np.zeros(len(residual), dtype=bool)
         if self.bound_factor is not None:
             clipped = outside(residual, self.residual_bounds_)
             residual = np.clip(residual, *self.residual_bounds_)
-        return np.exp2(self._reference(X) + residual), clipped
+        return np.exp2(reference + residual), clipped
