@@ -54,7 +54,8 @@ def test_top_k_overlap_compares_the_fastest_rows():
     measured = [1.0, 2.0, 3.0, 4.0, 5.0]
     predicted = [1.0, 5.0, 2.0, 4.0, 3.0]  # predicted top 2: rows 0, 2; measured top 2: rows 0, 1
     assert top_k_overlap(measured, predicted, k=2) == 0.5
-    assert top_k_overlap(measured, predicted, k=10) == 1.0
+    assert np.isnan(top_k_overlap(measured, predicted, k=5))  # every row is among the 5 fastest: undefined
+    assert np.isnan(top_k_overlap(measured, predicted, k=10))
     with pytest.raises(GpuperfError):
         top_k_overlap(measured, predicted, k=0)
     assert top_k_overlap(measured, predicted, k=2.0) == 0.5
@@ -136,3 +137,17 @@ def test_metrics_refuse_text_times_naming_the_side():
         mape(["a", "2"], [1, 2])
     with pytest.raises(GpuperfError, match="metrics: predicted times must be numbers"):
         mape([1, 2], [1, "x"])
+
+
+def test_top_k_overlap_does_not_depend_on_the_rows_order_where_predictions_tie():
+    """Constant predictions scored 0.0, 0.6 or 1.0 by the order of the file's rows."""
+    rng = np.random.default_rng(0)
+    measured = rng.uniform(1.0, 2.0, 12)
+    constant = np.full(12, 3.0)
+    for order in (np.argsort(measured), np.argsort(-measured), rng.permutation(12)):
+        assert top_k_overlap(measured[order], constant) == pytest.approx(5 / 12)  # as a random order
+    # the 5th and 6th predicted tie (one of them measured among the 5 fastest): half a row each way
+    measured = np.arange(1.0, 9.0)
+    predicted = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 9.0, 5.0, 8.0])  # rows 4 and 6 tie for the 5th place
+    assert top_k_overlap(measured, predicted) == pytest.approx((4 + 0.5) / 5)
+    assert top_k_overlap(measured[::-1], predicted[::-1]) == pytest.approx((4 + 0.5) / 5)

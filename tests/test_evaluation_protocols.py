@@ -298,3 +298,24 @@ def test_a_held_out_size_given_as_a_float_is_the_group_of_that_size():
     fractions = _frame().assign(n=lambda f: f["n"].map({1: 0.5, 2: 2.0, 4: 4.0}))  # labels 0.5, 2.0, 4.0
     evaluation = leave_one_size_out(LinearRegression(), fractions, FEATURES, sizes="n", groups=[2.0, 0.5])
     assert sorted(evaluation.predictions["fold"].unique()) == ["0.5", "2.0"]
+
+
+def test_a_gpu_spelt_two_ways_is_held_out_whole():
+    """'Tesla K40' and 'NVIDIA Tesla K40c' were two folds, each trained on the other's rows."""
+    frame = _frame()
+    frame["gpu"] = frame["gpu"].map({"A": "Tesla K40", "B": "NVIDIA Tesla K40c", "C": "GTX 680"})
+    SEEN.clear()
+    evaluation = leave_one_gpu_out(RecordingRegressor(), frame, FEATURES)
+    assert list(evaluation.per_group.index) == ["GTX 680", "Tesla K40"] and len(SEEN) == 2
+    assert {row[0] for row in SEEN[1]} == {2}  # holding out the K40 trains on the GTX 680 alone
+    assert len(evaluation.predictions.query("fold == 'Tesla K40'")) == 12
+    named = leave_one_gpu_out(RecordingRegressor(), frame, FEATURES, groups=["K40"])
+    assert list(named.per_group.index) == ["Tesla K40"]
+
+
+def test_a_size_group_given_as_a_float_finds_an_integer_column():
+    """groups=[4.0] on an integer n column found no rows for group 4.0."""
+    frame = _frame()
+    assert frame["n"].dtype.kind == "i"
+    evaluation = leave_one_size_out(RecordingRegressor(), frame, FEATURES, "n", groups=[4.0])
+    assert list(evaluation.per_group.index) == ["4"] and evaluation.overall["n"] == 6

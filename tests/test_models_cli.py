@@ -1351,3 +1351,32 @@ def test_a_table_of_non_ascii_names_prints_under_an_ascii_terminal(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "gr\\xf6\\xdfe" in done.stdout and "Traceback" not in done.stderr
 
+
+
+def test_evaluate_notes_held_out_rows_left_without_a_prediction(capsys, tmp_path):
+    """--per-kernel left out a GPU whose kernels no other GPU has, said so only in the JSON, and
+    failed with 'metrics: no times to compare' when every row was left out."""
+    table = generic_table()
+    table.loc[table["gpu"] == "GTX 970", "kernel"] += "_x"  # no other GPU ran these kernels
+    path = tmp_path / "renamed.csv"
+    table.to_csv(path, index=False)
+    result = run_json(capsys, "evaluate", path, "--model", "lr", "--protocol", "leave-one-gpu-out", "--per-kernel")
+    assert result["skipped"] == {"GTX 970": 30} and set(result["per_group"]) == {"GTX 680", "Quadro K5200"}
+    assert ("30 held-out rows have no prediction and are left out of the metrics: GTX 970 (30); their kernel has "
+            "no training rows outside the held-out group (--per-kernel)") in " ".join(result["notes"])
+    table["kernel"] = table["kernel"] + "_" + table["gpu"]  # every GPU's kernels its own
+    table.to_csv(path, index=False)
+    assert main(["evaluate", str(path), "--model", "lr", "--protocol", "leave-one-gpu-out", "--per-kernel"]) == 2
+    assert ("nothing to score: no held-out row's kernel has training rows outside its group"
+            in capsys.readouterr().err)
+
+
+def test_evaluate_names_the_file_and_line_of_a_row_without_a_group(capsys, tmp_path):
+    """'leave-one-gpu-out: line 5: gpu has no value' named the protocol, not the file."""
+    table = complete_rows()
+    table["gpu"] = table["gpu"].astype(object)
+    table.loc[3, "gpu"] = None
+    path = tmp_path / "blank_gpu.csv"
+    table.to_csv(path, index=False)
+    assert main(["evaluate", str(path), "--model", "lr", "--protocol", "leave-one-gpu-out"]) == 2
+    assert f"{path}: line 5: gpu has no value: the row's gpu is unknown (1 such measured rows)" in capsys.readouterr().err

@@ -116,6 +116,17 @@ def bounded_note(evaluation) -> str | None:
     return clipped_note(total, len(evaluation.predictions))
 
 
+def skipped_note(evaluation, per_kernel: bool) -> str | None:
+    """A note naming the held-out groups with rows left out of the metrics (no prediction for them)."""
+    if not evaluation.skipped:
+        return None
+    total = sum(evaluation.skipped.values())
+    groups = ", ".join(f"{fold} ({count})" for fold, count in evaluation.skipped.items())
+    why = ("their kernel has no training rows outside the held-out group (--per-kernel), or the model gives "
+           "them no time" if per_kernel else "the model gives them no time")
+    return f"note: {total} held-out rows have no prediction and are left out of the metrics: {groups}; {why}"
+
+
 def clipped_note(clipped: int, total: int) -> str:
     return (f"note: {clipped} of {total} predictions were clipped to the training times widened by the bound "
             f"factor (the model extrapolated further)")
@@ -592,7 +603,8 @@ def _fraction(value: float | None) -> str:
 
 METRICS_CAPTION = ("mape, gmre, median_ape: fractions (0.10 = 10 %); within_20pct: share of predictions within "
                    "0.8-1.2x of the measured time; spearman, kendall: rank correlations (1 = the same order); "
-                   "top5_overlap: share of the 5 fastest measured among the 5 fastest predicted")
+                   "top5_overlap: share of the 5 fastest measured among the 5 fastest predicted (rows tied across the 5th "
+                   "place share it; undefined with 5 rows or fewer)")
 
 
 def not_positive_note(predicted: pd.Series, total: int, options: Mapping[str, Any], consequence: str = "") -> str | None:
@@ -845,6 +857,9 @@ def evaluate_command(
     no_progress: Annotated[bool, typer.Option("--no-progress", metavar="", help="no progress bar")] = False,
 ) -> None:
     """Hold out each GPU (kernel, or problem size) in turn: fit on the other rows, predict the held-out ones."""
+    import numpy as np
+
+    from gpuperf.datasets.schema import row_location
     from gpuperf.evaluation.protocols import leave_one_group_out
     from gpuperf.models.registry import build_estimator
 
@@ -858,6 +873,11 @@ def evaluate_command(
         raise GpuperfError("--per-kernel: kernels held out one at a time have no rows to fit their own model")
     require_columns(frame, [*columns, "kernel"] if per_kernel else columns, where, "group")
     prepared = prepare_training(frame, where, options, features, gpu_features, base_clock)
+    for column in columns:
+        blank = np.flatnonzero(prepared.frame[column].isna().to_numpy())
+        if len(blank):
+            raise GpuperfError(f"{where}: {row_location(prepared.frame, int(blank[0]))}: {column} has no value: the "
+                               f"row's {group} is unknown ({len(blank)} such measured rows)")
     held = prepared.frame[columns].dropna().drop_duplicates().astype(str).agg("/".join, axis=1).unique()
     if len(held) < 2:
         raise GpuperfError(f"{where}: {protocol} needs measured rows of at least two values of {group}; the table "
@@ -887,6 +907,7 @@ def evaluate_command(
                                      "the groups holding them and overall")
     notes = [note for note in (status_note(frame, where), *prepared.notes,
                                *held_out_gpus_notes(prepared, options.name, columns, where), bounded_note(evaluation),
+                               skipped_note(evaluation, per_kernel),
                                indistinct_note(prepared.frame, prepared.features, where), not_positive) if note]
     result["notes"] = [note.removeprefix("note: ") for note in notes]
     if report is not None:

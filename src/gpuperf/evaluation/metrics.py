@@ -112,18 +112,27 @@ def kendall(measured, predicted) -> float:
 
 
 def top_k_overlap(measured, predicted, k: int = 5) -> float:
-    """|k fastest by measurement & k fastest by prediction| / k (k capped at the row count).
+    """|k fastest by measurement & k fastest by prediction| / k; NaN with k rows or fewer (every row is
+    then among the k fastest on both sides, whatever the prediction).
 
-    Ties are broken by row order (a stable sort), the same way on both sides.
+    Rows tied across the k-th place are each among the k fastest with the same probability (the places
+    left over the rows tied for them), on each side independently: the expected overlap when ties are
+    broken at random, whatever the rows' order. Constant predictions score k / n, as a random order does.
     """
     m, p = _pair(measured, predicted)
     k = whole_number(k, "metrics: k")
     if k < 1:
         raise GpuperfError(f"metrics: k must be at least 1, got {k}")
-    k = min(k, len(m))
-    best_measured = set(np.argsort(m, kind="stable")[:k].tolist())
-    best_predicted = set(np.argsort(p, kind="stable")[:k].tolist())
-    return len(best_measured & best_predicted) / k
+    if len(m) <= k:
+        return float("nan")
+    return float(np.sum(_chance_among_fastest(m, k) * _chance_among_fastest(p, k)) / k)
+
+
+def _chance_among_fastest(values: np.ndarray, k: int) -> np.ndarray:
+    """Each row's probability of being among the ``k`` smallest ``values``, ties broken at random."""
+    kth = np.sort(values)[k - 1]
+    below, tied = values < kth, values == kth
+    return np.where(below, 1.0, np.where(tied, (k - below.sum()) / tied.sum(), 0.0))
 
 
 def all_metrics(measured, predicted, k: int = 5) -> dict[str, float]:

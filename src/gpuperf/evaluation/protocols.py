@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from gpuperf.datasets.schema import is_ok, row_location
+from gpuperf.datasets.schema import canonical_gpu, canonical_gpus, is_ok, row_location
 from gpuperf.errors import GpuperfError
 from gpuperf.evaluation.metrics import all_metrics
 from gpuperf.models.learned import takes_missing
@@ -212,7 +212,8 @@ def leave_one_group_out(
     """For each value of ``group`` (or those listed in ``groups``): fit on every other row, predict it.
 
     ``fit_by`` fits one model per value of those columns (e.g. one per kernel, as Amaris et al.);
-    held-out rows whose ``fit_by`` value has no training rows are skipped and counted.
+    held-out rows whose ``fit_by`` value has no training rows, and rows the model predicts no time for
+    (NaN), are left out of the metrics and counted in ``Evaluation.skipped``; an error when none is left.
     ``max_train_rows`` caps the training rows per ``balance_by`` cell (a random subsample).
     ``progress(done, total)`` is called before the first held-out group and after each.
     """
@@ -222,7 +223,8 @@ def leave_one_group_out(
     labels = _label_texts(frame[columns[0]])  # one column: no slow row-wise join
     if len(columns) > 1:
         labels = labels.str.cat([_label_texts(frame[c]) for c in columns[1:]], sep="/")
-    whole = len(columns) == 1 and _whole_floats(frame[columns[0]])
+    column = frame[columns[0]]
+    whole = len(columns) == 1 and (_whole_floats(column) or pd.api.types.is_integer_dtype(column))
     wanted = sorted(labels.unique(), key=natural_key) if groups is None else [_group_text(g, whole) for g in groups]
     unknown = [g for g in wanted if g not in set(labels)]
     if unknown:
@@ -267,8 +269,8 @@ def _label_texts(values: pd.Series) -> pd.Series:
 
 
 def _group_text(group: object, whole: bool) -> str:
-    """A held-out group given by its value as :func:`_label_texts` labels it in a column of ``whole``
-    floats (4096.0 is group 4096 there; 2.0 stays 2.0 beside 0.5)."""
+    """A held-out group given by its value as :func:`_label_texts` labels it in a column of whole
+    numbers, integers or ``whole`` floats (4096.0 is group 4096 there; 2.0 stays 2.0 beside 0.5)."""
     if whole and isinstance(group, (float, np.floating)) and float(group).is_integer():
         return str(int(group))
     return str(group)
@@ -307,11 +309,20 @@ def _run(estimator, frame, features, folds, name, group, target, fit_by, max_tra
         if progress is not None:
             progress(done, len(folds))
     predictions = pd.concat(parts, ignore_index=True)
+    if predictions.empty:
+        why = (f"no held-out row's {', '.join(fit_by)} has training rows outside its group" if fit_by
+               else "the model predicts no time (NaN) for every held-out row")
+        raise GpuperfError(f"{name}: nothing to score: {why}")
     return Evaluation(name=name, group=tuple(group), predictions=predictions, skipped=skipped)
 
 
 def leave_one_gpu_out(estimator, frame, features, **options) -> Evaluation:
-    """Hold out each GPU in turn (``gpu`` column)."""
+    """Hold out each GPU in turn (``gpu`` column). A GPU spelt two ways (``V100``, ``Tesla V100``) is one,
+    held out whole under its canonical name, as ``groups`` may name it either way."""
+    if "gpu" in frame.columns:
+        frame = frame.assign(gpu=canonical_gpus(frame["gpu"]))
+    if options.get("groups") is not None:
+        options["groups"] = [canonical_gpu(name) for name in options["groups"]]
     return leave_one_group_out(estimator, frame, features, "gpu", **options)
 
 
