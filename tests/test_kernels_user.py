@@ -13,6 +13,7 @@ import pytest
 
 from gpuperf.errors import GpuperfError
 from gpuperf.features.table import extract_features
+from gpuperf.kernels.kernel import Kernel
 from gpuperf.kernels.loader import load_user_kernel
 from gpuperf.measure import TimingSettings, VerifyFailed, measure
 
@@ -697,3 +698,42 @@ def test_a_source_file_named_as_a_variant_space_gets_the_source_files_message(tm
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert "saxpy.cl: gpuperf reads kernels from Python files" in err and "unknown variant space" not in err
+
+
+def _int_kernel(instruction: str, reference, name: str = "ints") -> Kernel:
+    arguments = [lp.GlobalArg("a,b", np.int32, shape="n"), lp.ValueArg("n", np.int32)]
+    program = lp.make_kernel("{[i]: 0<=i<n}", instruction, arguments,
+                             assumptions="n>=64 and n mod 64 = 0", name=name, lang_version=lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2)
+    program = lp.split_iname(program, "i", 64, outer_tag="g.0", inner_tag="l.0")
+    return Kernel(name, program, ("n",), reference=reference)
+
+
+def test_integer_inputs_tell_integer_kernels_apart_and_integer_outputs_must_match_exactly():
+    """Integer inputs were drawn from {0, 1} (a cube passed as the identity, a division by them failed), and
+    integer outputs were compared with the relative tolerance (an element off by one passed)."""
+    cube = _int_kernel("b[i] = a[i] * a[i] * a[i]", lambda x, s: {"b": x["a"].copy()}, "cube")
+    inputs = cube.make_inputs({"n": 4096})["a"]
+    assert inputs.min() == 1 and inputs.max() == 64 and len(np.unique(inputs)) == 64
+    with pytest.raises(VerifyFailed, match=r"output 'b' holds integers, which must equal the reference's exactly"):
+        measure(cube, {"n": 4096}, settings=FAST)
+    divide = _int_kernel("b[i] = 100 // a[i]", lambda x, s: {"b": 100 // x["a"]}, "divide")
+    assert measure(divide, {"n": 4096}, settings=FAST).verified
+    off_by_one = _int_kernel("b[i] = a[i] + i + if(i == n - 1, 1, 0)",
+                             lambda x, s: {"b": x["a"] + np.arange(s["n"], dtype=np.int32)}, "off_by_one")
+    with pytest.raises(VerifyFailed, match=r"the kernel gives 1048\d+ at \(1048575,\), the reference 1048\d+ "
+                                           r"\(1 such elements\)"):
+        measure(off_by_one, {"n": 1048576}, settings=FAST)
+
+
+def test_arguments_without_a_dtype_get_the_one_loopy_infers():
+    """An output left for loopy to type crashed measure ('NoneType' object has no attribute 'numpy_dtype')."""
+    program = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = b[i] + a[i]", name="accumulate", lang_version=lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2)
+    program = lp.split_iname(lp.add_dtypes(program, {"a": np.float32}), "i", 64, outer_tag="g.0", inner_tag="l.0")
+    kernel = Kernel("accumulate", program, ("n",), reference=lambda x, s: {"b": x["b"] + x["a"]})
+    assert {arg.name: arg.dtype.numpy_dtype for arg in kernel.entry.args} == {
+        "a": np.float32, "b": np.float32, "n": np.int32}
+    assert measure(kernel, {"n": 1024}, settings=FAST).verified
+    untypable = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = a[i]", name="untypable", lang_version=lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2)
+    with pytest.raises(GpuperfError, match=r"kernel 'untypable': argument\(s\) a, b(, n)? have no dtype and loopy "
+                                           r"cannot infer one .*lp.add_dtypes\(program, \{'a': np.float32"):
+        Kernel("untypable", untypable, ("n",))

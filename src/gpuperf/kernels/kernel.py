@@ -144,6 +144,9 @@ class Kernel:
     variant: Mapping[str, Any] = field(default_factory=dict)
     rtol: float = 1e-4
     input_range: tuple[float, float] = (0.5, 1.5)
+    # integer inputs: whole numbers from 1 to 64, none zero (a divisor) and varied enough to tell an
+    # integer kernel's results apart; an index array needs its own range (or a kernel of its own inputs)
+    integer_range: tuple[int, int] = (1, 64)
 
     def __post_init__(self) -> None:
         if isinstance(self.params, str):  # "nx" would read as the parameters n and x
@@ -156,6 +159,23 @@ class Kernel:
                     else "a reserved word of C, OpenCL C or CUDA")
             raise GpuperfError(f"kernel '{self.key}': {what} '{word}' is {kind}, which its generated code cannot "
                                "use as a name; rename it")
+        object.__setattr__(self, "program", self._typed(self.program))
+
+    def _typed(self, program: lp.TranslationUnit) -> lp.TranslationUnit:
+        """``program`` with a dtype on every argument: those left out (``b`` in ``b[i] = a[i] + 1``) as
+        loopy infers them, given with ``lp.add_dtypes`` so the program stays unpreprocessed."""
+        entry = program.default_entrypoint
+        untyped = [arg.name for arg in entry.args if arg.dtype is None]
+        if not untyped:
+            return program
+        try:
+            inferred = lp.infer_unknown_types(program, expect_completion=True).default_entrypoint
+        except Exception as exc:  # noqa: BLE001 - loopy's inference errors name no argument
+            why = (str(exc).strip().splitlines() or [""])[0]
+            raise GpuperfError(f"kernel '{self.key}': argument(s) {', '.join(untyped)} have no dtype and loopy "
+                               f"cannot infer one ({type(exc).__name__}: {why}); give them one with "
+                               f"lp.add_dtypes(program, {{'{untyped[0]}': np.float32, ...}})") from None
+        return lp.add_dtypes(program, {arg.name: arg.dtype for arg in inferred.args if arg.name in untyped})
 
     # -- identity -----------------------------------------------------------------------------
     @property
@@ -206,7 +226,7 @@ class Kernel:
         if scalars:
             raise GpuperfError(
                 f"'{scalars[0]}' is a data argument of kernel '{self.key}', not a size parameter: its value "
-                f"is drawn from {self.input_range} like the input arrays'; its size parameters: "
+                f"is drawn at random like the input arrays' (input_range, integer_range); its size parameters: "
                 f"{', '.join(self.params) or '(none)'}"
             )
         if unknown:
@@ -321,10 +341,12 @@ class Kernel:
                    for arg in self.array_args)
 
     def make_inputs(self, sizes: Mapping[str, Any] | None = None, seed: int = 0) -> Arrays:
-        """Random inputs for every array the kernel reads and every data scalar (values in ``input_range``)."""
+        """Random inputs for every array the kernel reads and every data scalar: values in ``input_range``,
+        whole numbers in ``integer_range`` for an integer type."""
         resolved = self.resolve_sizes(sizes)
         rng = np.random.default_rng(seed)
         low, high = self.input_range
+        least, most = self.integer_range
         read = self.entry.get_read_variables()
         inputs: Arrays = {}
         for arg in self.array_args:
@@ -333,11 +355,13 @@ class Kernel:
             shape = self.array_shape(arg, resolved)
             dtype = np.dtype(arg.dtype.numpy_dtype)
             if dtype.kind in "iu":
-                inputs[arg.name] = rng.integers(int(low), int(high) + 1, size=shape).astype(dtype)
+                inputs[arg.name] = rng.integers(least, most + 1, size=shape).astype(dtype)
             else:
                 inputs[arg.name] = rng.uniform(low, high, size=shape).astype(dtype)
         for arg in self.scalar_args:
-            inputs[arg.name] = np.dtype(arg.dtype.numpy_dtype).type(rng.uniform(low, high))
+            dtype = np.dtype(arg.dtype.numpy_dtype)
+            value = rng.integers(least, most + 1) if dtype.kind in "iu" else rng.uniform(low, high)
+            inputs[arg.name] = dtype.type(value)
         return inputs
 
     def expected_outputs(self, inputs: Arrays, sizes: Mapping[str, Any] | None = None) -> Arrays:

@@ -155,7 +155,8 @@ def time_kernel(run_many: RunMany, settings: TimingSettings) -> Timing:
 # -- verification -----------------------------------------------------------------------------------
 def max_relative_error(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray]) -> tuple[float, str]:
     """Largest normwise relative error max|got - want| / max|want| over the outputs, and its output.
-    Every output the kernel writes must have the reference's value, of the same shape."""
+    Every output the kernel writes must have the reference's value, of the same shape; an integer
+    output must equal it exactly (an error names its first differing element)."""
     unchecked = [name for name in actual if name not in expected]
     if unchecked:
         raise GpuperfError(f"the reference returns no value for {', '.join(unchecked)}, which the kernel writes: "
@@ -166,6 +167,8 @@ def max_relative_error(actual: Mapping[str, np.ndarray], expected: Mapping[str, 
             raise GpuperfError(f"the reference returns '{name}', which the kernel does not write "
                                f"(outputs: {', '.join(actual) or 'none'})")
         got, want = np.asarray(actual[name]), np.asarray(want)
+        if got.dtype.kind in "iub" and got.shape == want.shape:
+            _check_exact(name, got, want)
         dtype = np.result_type(got.dtype, want.dtype) if got.dtype.kind == want.dtype.kind == "f" else np.float64
         got, want = got.astype(dtype, copy=False), want.astype(dtype, copy=False)
         if got.shape != want.shape:
@@ -181,6 +184,16 @@ def max_relative_error(actual: Mapping[str, np.ndarray], expected: Mapping[str, 
         if error > worst or not worst_name:
             worst, worst_name = error, name
     return worst, worst_name
+
+
+def _check_exact(name: str, got: np.ndarray, want: np.ndarray) -> None:
+    """An error naming the first element where an integer output differs from the reference at all (a
+    relative tolerance would pass an index or a count that is off by one)."""
+    differing = np.flatnonzero((got != want).ravel())
+    if differing.size:
+        index = tuple(int(i) for i in np.unravel_index(differing[0], want.shape))
+        raise GpuperfError(f"output '{name}' holds integers, which must equal the reference's exactly: the kernel "
+                           f"gives {got[index]} at {index}, the reference {want[index]} ({differing.size} such elements)")
 
 
 def _finite_part(name: str, got: np.ndarray, want: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -293,7 +306,8 @@ class SharedInputs:
         arrays = tuple((arg.name, str(np.dtype(arg.dtype.numpy_dtype)), tuple(kernel.array_shape(arg, sizes)))
                        for arg in kernel.array_args)
         scalars = tuple((arg.name, str(np.dtype(arg.dtype.numpy_dtype))) for arg in kernel.scalar_args)
-        key = (kernel.reference, arrays, scalars, tuple(kernel.input_range), tuple(sorted(sizes.items())), seed)
+        key = (kernel.reference, arrays, scalars, tuple(kernel.input_range), tuple(kernel.integer_range),
+               tuple(sorted(sizes.items())), seed)
         if key not in self._entries:
             while len(self._entries) >= self.keep:
                 self._entries.pop(next(iter(self._entries)))
