@@ -54,3 +54,14 @@ def test_a_source_tree_beside_an_installed_gpuperf_names_its_own_version(tmp_pat
     done = subprocess.run([sys.executable, "-c", PRINT_VERSION, str(tmp_path / "src")],  # site-packages kept
                           capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "9.8.7+source"
+
+
+def test_a_copy_of_the_same_version_beside_this_checkouts_editable_install_says_it_is_a_source_tree(tmp_path) -> None:
+    """Another clone on PYTHONPATH, of the same version as the checkout installed in editable mode, took its
+    version unmarked: its measurements' provenance claimed the installed code."""
+    shutil.copytree(ROOT / "src" / "gpuperf", tmp_path / "src" / "gpuperf", symlinks=True,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    done = subprocess.run([sys.executable, "-c", PRINT_VERSION, str(tmp_path / "src")],  # site-packages kept
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == f"{gpuperf.__version__}+source" and "+" not in gpuperf.__version__

@@ -1,6 +1,6 @@
 """gpuperf: predict how fast a GPU kernel will run, and decide with the prediction."""
 
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError, distribution, version
 from pathlib import Path
 
 
@@ -15,17 +15,36 @@ def _source_tree_version() -> str | None:
         return None
 
 
+def _installed_root() -> Path | None:
+    """The folder gpuperf was installed from, where the installer recorded a local one (an editable
+    install of a checkout); None otherwise."""
+    import json
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
+    try:
+        recorded = json.loads(distribution("gpuperf").read_text("direct_url.json") or "{}")
+    except (PackageNotFoundError, ValueError):
+        return None
+    url = urlparse(str(recorded.get("url", "")))
+    return Path(url2pathname(url.path)).resolve() if url.scheme == "file" else None
+
+
 def _version() -> str:
     """The installed distribution's version where this code is what was installed; a source tree's
     own version marked ``+source`` where it is run without installing it (e.g. from ``PYTHONPATH``,
-    beside another installed gpuperf), ``0.0.0+source`` where neither says."""
+    beside another installed gpuperf, or beside an editable install of another checkout),
+    ``0.0.0+source`` where neither says."""
     try:
         installed = version("gpuperf")
     except PackageNotFoundError:
         installed = None
     tree = _source_tree_version()
-    if tree is None or tree == installed:
+    if tree is None:
         return installed or "0.0.0+source"
+    root = _installed_root()
+    if tree == installed and (root is None or root == Path(__file__).resolve().parents[2]):
+        return installed
     return tree + "+source"
 
 
