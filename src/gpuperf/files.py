@@ -3,6 +3,7 @@ end), one run at a time writing a file (a lock beside it), and where gpuperf kee
 
 from __future__ import annotations
 
+import gzip
 import os
 import tempfile
 from collections.abc import Callable, Iterator
@@ -189,3 +190,13 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def write_csv(frame, temporary: Path, named: Path) -> None:  # noqa: ANN001 - a pandas DataFrame
+    """``frame`` as CSV in ``temporary``, the file that becomes ``named`` (gzipped when ``named`` ends in
+    .gz; its gzip header names ``named``, not the temporary file)."""
+    if named.suffix.lower() != ".gz":
+        frame.to_csv(temporary, index=False)
+        return
+    with open(temporary, "wb") as raw, gzip.GzipFile(filename=named.name, mode="wb", fileobj=raw) as zipped:
+        frame.to_csv(zipped, index=False)

@@ -11,9 +11,8 @@ import pandas as pd
 from gpuperf.datasets.kernel_tuner import read_kernel_tuner_cache
 from gpuperf.datasets.ncu import import_ncu
 from gpuperf.datasets.nvprof import import_nvprof
-from gpuperf.datasets.tables import write_csv
 from gpuperf.errors import GpuperfError, unknown_name_error
-from gpuperf.files import refuse_existing, written_whole
+from gpuperf.files import refuse_existing, write_csv, written_whole
 
 IMPORTERS: dict[str, Callable[..., pd.DataFrame]] = {
     "kernel-tuner": read_kernel_tuner_cache,

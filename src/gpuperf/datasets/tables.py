@@ -71,16 +71,6 @@ def _profiler_output(path: str | Path, profiler: str, evidence: str) -> GpuperfE
                         "--out TABLE.csv makes it one")
 
 
-def write_csv(frame: pd.DataFrame, temporary: Path, named: Path) -> None:
-    """``frame`` as CSV in ``temporary``, the file that becomes ``named`` (gzipped when ``named`` ends in
-    .gz; its gzip header names ``named``, not the temporary file)."""
-    if named.suffix.lower() != ".gz":
-        frame.to_csv(temporary, index=False)
-        return
-    with open(temporary, "wb") as raw, gzip.GzipFile(filename=named.name, mode="wb", fileobj=raw) as zipped:
-        frame.to_csv(zipped, index=False)
-
-
 def read_csv(path: str | Path, **options) -> pd.DataFrame:
     """A CSV (plain or gzip) as read by pandas; a missing, empty or unparsable file is one clear
     error, and so (read with no options) is a header naming a column twice or a file separated by

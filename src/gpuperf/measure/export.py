@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.errors import GpuperfError, GpuperfNote
-from gpuperf.files import written_whole
+from gpuperf.files import write_csv, written_whole
 from gpuperf.kernels.kernel import Kernel
 from gpuperf.measure.store import CYCLE_GROUP, OK, Store, geometry_text
 
@@ -222,8 +222,6 @@ def export_store(store_path: str | Path, out: str | Path, fmt: str | None = None
     out.parent.mkdir(parents=True, exist_ok=True)
     with written_whole(out, new=absent) as temporary:  # a failed or killed export leaves no partial table
         if fmt == "csv":
-            from gpuperf.datasets.tables import write_csv
-
             write_csv(frame, temporary, out)
         else:
             _parquet_safe(frame).to_parquet(temporary, index=False)
