@@ -196,3 +196,23 @@ def test_mutual_information_refuses_text_and_empty_values_by_name():
         mutual_information_ranking(X.assign(s="q"), y)
     with pytest.raises(GpuperfError, match="x: no values"):
         normalised_mutual_information([], [])
+
+
+def test_a_column_mostly_at_its_minimum_is_not_binned_as_a_constant():
+    """95 zeros and 5 ones scored 0 against itself (its mirror image 1/2): the zeros shared a bin with the ones."""
+    x = np.r_[np.zeros(95), np.ones(5)]
+    assert normalised_mutual_information(x, x) == pytest.approx(0.5)
+    assert normalised_mutual_information(1 - x, 1 - x) == pytest.approx(0.5)
+    times = np.r_[np.full(95, 1e-3), np.full(5, 1.0)]
+    assert normalised_mutual_information(x, times) == pytest.approx(0.5)
+    assert normalised_mutual_information(np.full(100, 3.0), times) == 0.0  # a constant column still tells nothing
+
+
+def test_a_constant_candidate_stands_alone_in_the_clustering():
+    """A constant column made scipy's spearmanr return one NaN for the whole matrix: an IndexError, or a
+    linkage over 2 items for 3 candidates."""
+    X = np.column_stack([np.arange(20.0), np.ones(20), np.arange(20.0) ** 2])
+    assert np.array_equal(spearman_matrix(X), [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 1.0]])
+    selector = SpearmanClusterSelector(k=3, threshold=0).fit(X, np.arange(20.0))
+    assert selector.linkage_.shape == (2, 4)
+    assert SpearmanClusterSelector(k=1, threshold=0).fit(X, np.arange(20.0)).selected_.size == 1

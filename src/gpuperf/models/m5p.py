@@ -262,7 +262,10 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
 
 
 def _least_squares(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
-    """Ordinary least squares with an intercept (minimum-norm where X is rank deficient)."""
+    """Ordinary least squares with an intercept (minimum-norm where X is rank deficient), solved on
+    standardised columns: a column in tiny units is not cut off as a small singular value."""
     x_mean, y_mean = X.mean(axis=0), y.mean()
-    coef = np.linalg.lstsq(X - x_mean, y - y_mean, rcond=None)[0]
+    scale = X.std(axis=0)
+    scale[scale == 0] = 1.0
+    coef = np.linalg.lstsq((X - x_mean) / scale, y - y_mean, rcond=None)[0] / scale
     return coef, float(y_mean - x_mean @ coef)

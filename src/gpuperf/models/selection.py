@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
-from scipy.stats import rankdata, spearmanr
+from scipy.stats import rankdata
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -50,10 +50,10 @@ def spearman_matrix(X: np.ndarray) -> np.ndarray:
         return np.ones((1, 1))
     if len(X) < 2:  # no correlation to measure: every column stands alone
         return np.eye(X.shape[1])
-    statistic = spearmanr(X).statistic
-    if np.ndim(statistic) == 0:  # scipy returns a scalar for two columns
-        statistic = np.array([[1.0, statistic], [statistic, 1.0]])
-    corr = np.nan_to_num(np.abs(statistic))
+    ranks = rankdata(X, axis=0)  # Spearman's r: Pearson's on the ranks (ties share their mean rank)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        statistic = np.corrcoef(ranks, rowvar=False)
+    corr = np.nan_to_num(np.abs(statistic))  # a constant column correlates with none: it stands alone
     np.fill_diagonal(corr, 1.0)
     return corr
 
@@ -131,9 +131,13 @@ class SpearmanClusterSelector(SelectorMixin, BaseEstimator):
 
 
 def _discretise(values: np.ndarray, bins: int) -> np.ndarray:
-    """Equal-frequency bin labels (ties share a bin, so constant columns give one bin)."""
+    """Equal-frequency bin labels (ties share a bin, so constant columns give one bin; values tied at
+    the minimum that fill the lowest quantiles form a bin of their own, as those tied at the maximum do)."""
     edges = np.unique(np.quantile(values, np.linspace(0, 1, bins + 1)[1:-1]))
-    return np.searchsorted(edges, values, side="right")
+    labels = np.searchsorted(edges, values, side="right")
+    if len(edges) and edges[0] == values.min():
+        labels = np.where(values == edges[0], 0, labels)
+    return labels
 
 
 def _entropy(labels: np.ndarray) -> float:
