@@ -182,3 +182,57 @@ def test_resources_note_an_arch_other_than_the_gpus(capsys):
     captured = capsys.readouterr()
     assert json.loads(captured.out)["occupancy"]["occupancy"] > 0
     assert "(sm_61) uses the registers and shared memory compiled for sm_75" in captured.err
+
+
+def test_resources_with_a_disassembler_that_cannot_be_run_still_give_the_registers(capsys, monkeypatch, tmp_path):
+    """An nvdisasm without execute permission ended the command with 'Permission denied'."""
+    from gpuperf.features import compiled
+
+    unusable = tmp_path / "nvdisasm"
+    unusable.write_text("#!/bin/sh\n")
+    unusable.chmod(0o644)
+    monkeypatch.setenv("GPUPERF_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(compiled, "_memory_cache", {})
+    monkeypatch.setattr(compiled, "nvdisasm_path", lambda: str(unusable))
+    compiled.nvdisasm_version.cache_clear()
+    try:
+        result = run_json(capsys, ["resources", "vector_copy", "-p", "n=4096", "--json"])
+    finally:
+        compiled.nvdisasm_version.cache_clear()
+    assert result["registers"] > 0 and result["machine_code"] is None
+    assert f"nvdisasm ({unusable}) cannot be run: Permission denied" in result["machine_code_error"]
+
+
+TWO_KERNELS = '''
+import loopy as lp
+import numpy as np
+
+
+def two_pass():
+    program = lp.make_kernel(
+        "{[i,j]: 0<=i<n and 0<=j<n}",
+        """
+        t[i] = 2*a[i] {id=w}
+        ... gbarrier {id=gb, dep=w}
+        c[j] = t[j] + 1 {dep=gb}
+        """,
+        [lp.GlobalArg("a,c", np.float32, shape="n"), lp.ValueArg("n", np.int32),
+         lp.TemporaryVariable("t", np.float32, shape="n", address_space=lp.AddressSpace.GLOBAL)],
+        assumptions="n>=128 and n mod 128 = 0", name="two_pass", lang_version=(2018, 2))
+    program = lp.split_iname(program, "i", 128, outer_tag="g.0", inner_tag="l.0")
+    return lp.split_iname(program, "j", 128, outer_tag="g.0", inner_tag="l.0")
+'''
+
+
+def test_registers_of_a_program_of_two_device_kernels_are_not_those_of_its_first(capsys, tmp_path):
+    """resources and features --gpu described the first of two device kernels, with no word of the second."""
+    path = tmp_path / "two.py"
+    path.write_text(TWO_KERNELS)
+    assert main(["resources", f"{path}:two_pass", "-p", "n=1024", "--arch", "sm_90"]) == 2
+    assert ("is 2 device kernels (a global barrier splits it), and loopy's CUDA code holds only the first"
+            in capsys.readouterr().err)
+    assert main(["features", f"{path}:two_pass", "-p", "n=1024", "--gpu", "H100", "--json"]) == 0
+    captured = capsys.readouterr()
+    row = json.loads(captured.out)
+    assert "registers and occupancy left empty (NaN)" in captured.err
+    assert row["kernel_launches"] == 2 and row["registers_per_thread"] is None and row["occupancy"] is None

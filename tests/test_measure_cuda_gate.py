@@ -159,7 +159,7 @@ class FakeCupy:
         return np.array(array)
 
     def get_default_memory_pool(self) -> SimpleNamespace:
-        return SimpleNamespace(free_all_blocks=lambda: None)
+        return SimpleNamespace(free_all_blocks=lambda: self.note("free pool", self.device_depth > 0))
 
 
 class _PinnedMemory(bytearray):
@@ -373,3 +373,41 @@ def test_output_buffers_start_as_zeros_on_cuda_as_on_opencl(fake_cupy) -> None:
     """An output a kernel writes only in part (a padded border) compares with its reference's zeros."""
     launch = copy_launch(fake_cupy())
     assert launch.arrays["b"].shape == (N,) and not launch.arrays["b"].any()
+
+
+def test_a_device_that_will_not_open_and_a_driver_that_counts_no_gpu_are_named(fake_cupy, monkeypatch):
+    """A busy GPU in exclusive mode raised a traceback from mem_info; a driver too old for CuPy's CUDA read as
+    'device cuda:0 does not exist'."""
+    from gpuperf.errors import GpuperfError
+    from gpuperf.measure.devices import canonical_device_name
+
+    fake = fake_cupy()
+
+    class Busy(_FakeDevice):
+        @property
+        def mem_info(self):
+            raise RuntimeError("cudaErrorDevicesUnavailable: CUDA-capable device(s) is/are busy or unavailable")
+
+        @mem_info.setter
+        def mem_info(self, value):
+            pass
+
+    fake.cuda.Device = lambda index: Busy(fake, index)
+    with pytest.raises(GpuperfError, match=r"device 'cuda:0' cannot be opened: RuntimeError: cudaErrorDevicesUnavailable"):
+        CudaDevice(0)
+
+    def no_driver():
+        raise RuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version")
+
+    fake.cuda.runtime.getDeviceCount = no_driver
+    with pytest.raises(GpuperfError, match=r"device 'cuda:0' is not available \(the CUDA driver says: RuntimeError: "
+                                           r"cudaErrorInsufficientDriver"):
+        canonical_device_name("cuda:0")
+
+
+def test_closing_a_launch_frees_its_own_devices_memory_pool(fake_cupy):
+    """close() freed the current device's pool (CuPy's default pool is per current device), not the launch's."""
+    fake = fake_cupy()
+    launch = copy_launch(fake)
+    launch.close()
+    assert [detail for op, detail, _ in fake.log if op == "free pool"] == [True]

@@ -86,6 +86,16 @@ def test_cuda_launch_plan_follows_the_sizes() -> None:
     assert two == [LaunchStep("two_pass", (8, 1, 1), (128, 1, 1)), LaunchStep("two_pass_0", (8, 1, 1), (32, 1, 1))]
 
 
+def test_a_cuda_launch_past_the_grids_y_limit_is_named_before_anything_is_allocated() -> None:
+    """jacobi2d_5pt at n = 1048592 needs 65537 blocks along y: the driver said only 'invalid argument'."""
+    from gpuperf.measure.devices import RunFailed
+
+    with pytest.raises(RunFailed, match=r"kernel 'jacobi2d_5pt' at n=1048592, m=16: its grid has 65,537 along y, past "
+                                        r"CUDA's limit of 65,535"):
+        launch_plan(get_kernel("jacobi2d_5pt"), {"n": 1048592, "m": 16})
+    assert launch_plan(get_kernel("jacobi2d_5pt"), {"n": 1048560, "m": 16})[0].grid[1] == 65535
+
+
 def _scaled_sum() -> Kernel:
     program = lp.make_kernel(
         "{[i]: 0<=i<n}", "c[i] = alpha * a[i] + b[i]",

@@ -287,3 +287,13 @@ def test_settings_made_in_python_are_checked_as_a_campaign_file_is():
         TimingSettings.from_mapping({"cycles": 0}, "campaign.toml [timing]")
     assert TimingSettings.from_mapping({"min_time_s": 1, "warmup": 3.0}, "t") == TimingSettings(warmup=3, min_time_s=1.0)
     assert isinstance(TimingSettings.from_mapping({"warmup": 3.0}, "t").warmup, int)
+
+
+def test_sizes_past_the_kernels_int32_indices_are_refused_before_anything_is_allocated():
+    """At n = 2**31 the generated code's int indices wrap around (an out-of-bounds access on a GPU)."""
+    from gpuperf.measure.devices import RunFailed
+
+    with pytest.raises(RunFailed, match=r"copy_2d at n=65536, m=65536: array 'a' holds 4,294,967,296 elements, more "
+                                        r"than the kernel's int32 indices reach \(2,147,483,647\); make the program "
+                                        r"with index_dtype=np.int64"):
+        measure(get_kernel("copy_2d"), {"n": 65536, "m": 65536}, settings=TimingSettings(min_time_s=0.0))

@@ -54,7 +54,13 @@ def resources_command(
     stores its machine code makes (SASS, by nvdisasm)."""
     from gpuperf.features.compiled import compiled_memory
     from gpuperf.features.occupancy import occupancy
-    from gpuperf.features.resources import DEFAULT_ARCH, arch_for_gpu, compile_resources
+    from gpuperf.features.resources import (
+        DEFAULT_ARCH,
+        arch_for_gpu,
+        compile_resources,
+        device_kernel_count,
+        whole_program_error,
+    )
     from gpuperf.hardware import get_gpu
     from gpuperf.kernels import get_kernel
 
@@ -64,6 +70,9 @@ def resources_command(
                            "for an occupancy give the VGPRs to gpuperf occupancy --registers")
     found = get_kernel(kernel)
     sizes = kernel_sizes(found, params)
+    count = device_kernel_count(found)
+    if count > 1:
+        raise whole_program_error(found, count)
     _, local = found.launch(sizes)
     threads = local[0] * local[1] * local[2]
     chosen_arch = arch or (arch_for_gpu(spec) if spec else DEFAULT_ARCH)

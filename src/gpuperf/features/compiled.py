@@ -87,7 +87,7 @@ def _major(folder: str) -> int:
 @cache
 def nvdisasm_version() -> str:
     """The last line of ``nvdisasm --version`` (its release and build)."""
-    done = subprocess.run([nvdisasm_path(), "--version"], capture_output=True, text=True)
+    done = _run_nvdisasm(["--version"], "nvdisasm")
     lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
     return lines[-1] if lines else "unknown"
 
@@ -136,10 +136,20 @@ def disassemble(source: str, name: str, arch: str, label: str) -> tuple[str, str
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "kernel.cubin"
         path.write_bytes(program.cubin)
-        done = subprocess.run([nvdisasm_path(), "-c", str(path)], capture_output=True, text=True)
+        done = _run_nvdisasm(["-c", str(path)], label)
     if done.returncode != 0:
         raise GpuperfError(f"{label}: nvdisasm failed: {done.stderr.strip() or done.returncode}")
     return done.stdout, program.lowered or name
+
+
+def _run_nvdisasm(arguments: list[str], label: str) -> subprocess.CompletedProcess:
+    """nvdisasm run with ``arguments``; one that cannot be started (missing, not executable) is an error
+    naming it, which leaves the machine code unknown and the registers standing."""
+    path = nvdisasm_path()
+    try:
+        return subprocess.run([path, *arguments], capture_output=True, text=True)
+    except OSError as exc:
+        raise GpuperfError(f"{label}: nvdisasm ({path}) cannot be run: {exc.strerror or exc}") from None
 
 
 def _sections(sass: str) -> dict[str, list[str]]:

@@ -10,7 +10,9 @@ architecture and NVRTC version.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import re
 from dataclasses import asdict, dataclass
@@ -106,6 +108,26 @@ def arch_for_gpu(gpu: GpuSpec) -> str:
             f"(it covers {supported_archs()[0]} to {supported_archs()[-1]}); its registers cannot be counted here"
         )
     return name
+
+
+def device_kernel_count(kernel: Kernel) -> int:
+    """How many device kernels ``kernel``'s program is (a global barrier splits it into several); 1 where
+    loopy cannot linearize it (its code generation then names the error)."""
+    import loopy as lp
+    from loopy.kernel.tools import get_subkernel_start_indices
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # loopy prints a program that fails its checks
+            linearized = lp.linearize(lp.preprocess_kernel(kernel.for_target(lp.CudaTarget())))
+    except Exception:  # noqa: BLE001 - generating its code fails the same way, with the error named there
+        return 1
+    return len(get_subkernel_start_indices(linearized.default_entrypoint))
+
+
+def whole_program_error(kernel: Kernel, count: int) -> GpuperfError:
+    """Why NVRTC's registers cannot describe a program of ``count`` device kernels."""
+    return GpuperfError(f"kernel '{kernel.key}' is {count} device kernels (a global barrier splits it), and loopy's "
+                        "CUDA code holds only the first: its registers would describe that one alone")
 
 
 def compile_resources(kernel: Kernel, arch: str = DEFAULT_ARCH) -> Resources:

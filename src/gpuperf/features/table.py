@@ -10,11 +10,12 @@ evaluating one kernel at many sizes is cheap.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.features.access import warp_access_summary
 from gpuperf.features.counts import Evaluated, EvaluatedAccess, symbolic_counts
 from gpuperf.features.lanes import made_count
@@ -201,14 +202,20 @@ def _features_from_counts(evaluated: Evaluated) -> dict[str, float]:
     return features
 
 
-def occupancy_features(kernel: Kernel, gpu: str, work_group_size: int, local_memory_bytes: float) -> dict[str, float]:
-    """Registers (NVRTC) and CUDA occupancy of ``kernel`` on ``gpu``; NaN where the GPU is not NVIDIA."""
+def occupancy_features(kernel: Kernel, gpu: str, work_group_size: int, local_memory_bytes: float,
+                       launches: float = 1.0) -> dict[str, float]:
+    """Registers (NVRTC) and CUDA occupancy of ``kernel`` on ``gpu``; NaN where the GPU is not NVIDIA, and
+    (with a note) for a program of several device kernels (``launches``), whose CUDA code holds the first only."""
     from gpuperf.features.occupancy import occupancy
-    from gpuperf.features.resources import arch_for_gpu, compile_resources
+    from gpuperf.features.resources import arch_for_gpu, compile_resources, whole_program_error
     from gpuperf.hardware.specs import get_gpu
 
     spec = get_gpu(gpu)
     if spec.vendor != "NVIDIA" or spec.cc_version is None:
+        return dict.fromkeys(OCCUPANCY_FEATURES, math.nan)
+    if launches > 1:
+        warnings.warn(GpuperfNote(f"{whole_program_error(kernel, int(launches))}; registers and occupancy left "
+                                  "empty (NaN)"), stacklevel=2)
         return dict.fromkeys(OCCUPANCY_FEATURES, math.nan)
     used = compile_resources(kernel, arch_for_gpu(spec))
     shared = max(used.shared_memory_bytes, int(local_memory_bytes))
@@ -236,7 +243,8 @@ def extract_features(kernel: Kernel, sizes: Mapping[str, Any] | None = None, gpu
     features = _features_from_counts(counts.values(resolved))
     if gpu is not None:
         features.update(
-            occupancy_features(kernel, gpu, int(features["work_group_size"]), features["local_memory_bytes"])
+            occupancy_features(kernel, gpu, int(features["work_group_size"]), features["local_memory_bytes"],
+                               features.get("kernel_launches", 1.0))
         )
     _check_size_names(kernel, resolved, features)
     return features

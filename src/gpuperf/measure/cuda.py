@@ -112,8 +112,28 @@ def launch_plan(kernel: Kernel, sizes: Mapping[str, Any],
     """The launches, in order, with grid (in blocks) and block (in threads) for these sizes."""
     resolved = kernel.resolve_sizes(sizes)
     exprs = exprs if exprs is not None else launch_exprs(kernel)
-    return [LaunchStep(name, _dim3(groups, resolved), _dim3(local, resolved))
-            for name, (groups, local) in exprs.items()]
+    steps = [LaunchStep(name, _dim3(groups, resolved), _dim3(local, resolved)) for name, (groups, local) in exprs.items()]
+    for step in steps:
+        _check_launchable(kernel, resolved, step)
+    return steps
+
+
+GRID_LIMITS = (2**31 - 1, 65535, 65535)  # blocks along x, y, z: CUDA's limits on every GPU since Kepler
+BLOCK_LIMITS = (1024, 1024, 64)  # threads along x, y, z, and 1024 in all
+
+
+def _check_launchable(kernel: Kernel, sizes: Mapping[str, int], step: LaunchStep) -> None:
+    """RunFailed naming the dimension of ``step``'s grid or block past CUDA's limits (the driver's own
+    error, CUDA_ERROR_INVALID_VALUE, names none)."""
+    shown = ", ".join(f"{k}={v}" for k, v in sizes.items())
+    for what, dims, limits in (("grid", step.grid, GRID_LIMITS), ("block", step.block, BLOCK_LIMITS)):
+        for axis, size, limit in zip("xyz", dims, limits):
+            if size > limit:
+                raise RunFailed(f"kernel '{kernel.key}' at {shown}: its {what} has {size:,} along {axis}, past CUDA's "
+                                f"limit of {limit:,}; choose sizes or a variant within it (OpenCL takes such a launch)")
+    if np.prod(step.block) > 1024:
+        raise RunFailed(f"kernel '{kernel.key}' at {shown}: its blocks hold {int(np.prod(step.block)):,} threads, past "
+                        "CUDA's 1,024")
 
 
 def marshal_args(function: DeviceFunction, buffers: Mapping[str, Any], values: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -156,11 +176,15 @@ def _cupy() -> Any:
 
 
 def cupy_missing_reason() -> str | None:
-    """Why CUDA devices cannot be used here (None when CuPy imports)."""
+    """Why CUDA devices cannot be used here (None when CuPy imports and the driver counts its GPUs)."""
     try:
-        _cupy()
+        cupy = _cupy()
     except Exception as exc:  # noqa: BLE001 - ImportError or a broken CUDA install
         return f"is not available (CuPy does not import: {describe_exception(exc, 120)}; install gpuperf[cuda])"
+    try:
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # noqa: BLE001 - no driver, or one too old for CuPy's CUDA
+        return f"is not available (the CUDA driver says: {describe_exception(exc, 160)})"
     return None
 
 
@@ -236,8 +260,11 @@ class CudaDevice:
         self.cupy = _cupy()
         self.index = index
         self.name = f"cuda:{index}"
-        self.gpu = self.cupy.cuda.Device(index)
-        self.memory_bytes = int(self.gpu.mem_info[1])  # (free, total)
+        try:
+            self.gpu = self.cupy.cuda.Device(index)
+            self.memory_bytes = int(self.gpu.mem_info[1])  # (free, total)
+        except Exception as exc:  # noqa: BLE001 - a busy GPU in exclusive mode, a driver error
+            raise GpuperfError(f"device '{self.name}' cannot be opened: {describe_exception(exc, 200)}") from None
         self._gate: LaunchGate | None = None
         self.gate_failure: str | None = None
 
@@ -301,6 +328,7 @@ class CudaLaunch:
         self.compiled = compiled
         cupy = compiled.device.cupy
         kernel = compiled.kernel
+        plan = {p.function: p for p in launch_plan(kernel, sizes, compiled.exprs)}  # within CUDA's limits
         try:
             with compiled.device.gpu:
                 array_names = {arg.name for arg in kernel.array_args}
@@ -313,7 +341,6 @@ class CudaLaunch:
                 shapes = scratch_shapes(kernel, compiled.functions, sizes)
                 scratch = {name: cupy.empty(shape, dtype=dtype) for name, (shape, dtype) in shapes.items()}
                 buffers = {**self.arrays, **scratch}
-                plan = {p.function: p for p in launch_plan(kernel, sizes, compiled.exprs)}
                 values = {**sizes, **{arg.name: inputs[arg.name] for arg in kernel.scalar_args}}
                 self.calls = [
                     (compiled.handles[f.name], plan[f.name].grid, plan[f.name].block, marshal_args(f, buffers, values))
@@ -387,6 +414,7 @@ class CudaLaunch:
             pass
         self.calls, self.arrays, self.scratch = [], {}, {}
         try:
-            cupy.get_default_memory_pool().free_all_blocks()
+            with self.compiled.device.gpu:  # CuPy frees the pool of the current device only
+                cupy.get_default_memory_pool().free_all_blocks()
         except Exception:  # noqa: BLE001, S110 - see the docstring
             pass

@@ -20,6 +20,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
+from gpuperf.errors import GpuperfError
 from gpuperf.kernels.kernel import Kernel
 from gpuperf.measure.devices import RunFailed, compile_failure, describe_exception
 
@@ -28,13 +29,16 @@ class OpenCLDevice:
     """One OpenCL device with a context and an in-order queue with profiling enabled."""
 
     def __init__(self, platform_index: int, device_index: int) -> None:
-        platform = cl.get_platforms()[platform_index]
-        self.device = platform.get_devices()[device_index]
-        self.platform = platform
         self.name = f"opencl:{platform_index}:{device_index}"
-        self.memory_bytes = int(self.device.global_mem_size)
-        self.context = cl.Context([self.device])
-        self.queue = cl.CommandQueue(self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        try:
+            platform = cl.get_platforms()[platform_index]
+            self.device = platform.get_devices()[device_index]
+            self.platform = platform
+            self.memory_bytes = int(self.device.global_mem_size)
+            self.context = cl.Context([self.device])
+            self.queue = cl.CommandQueue(self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        except Exception as exc:  # noqa: BLE001 - a driver that lists the device but will not open it
+            raise GpuperfError(f"device '{self.name}' cannot be opened: {describe_exception(exc, 200)}") from None
 
     def provenance(self) -> dict[str, str]:
         return {

@@ -25,7 +25,7 @@ import numpy as np
 
 from gpuperf.errors import GpuperfError
 from gpuperf.kernels.kernel import Kernel
-from gpuperf.measure.devices import Compiled, Device, Launch, VerifyFailed, describe_exception, open_device
+from gpuperf.measure.devices import Compiled, Device, Launch, RunFailed, VerifyFailed, describe_exception, open_device
 
 
 @dataclass(frozen=True)
@@ -348,6 +348,7 @@ def prepare(compiled: Compiled, sizes: Mapping[str, Any], verify: bool = True, s
     kernel = compiled.kernel
     resolved = kernel.resolve_sizes(sizes)  # also refuses sizes the kernel's assumptions exclude
     global_size, local_size = kernel.launch(resolved)
+    _check_index_reach(kernel, resolved, global_size)
     inputs = kernel.make_inputs(resolved, seed) if shared is None else shared.inputs(kernel, resolved, seed)
     launch = compiled.bind(resolved, inputs)
     try:
@@ -363,6 +364,22 @@ def prepare(compiled: Compiled, sizes: Mapping[str, Any], verify: bool = True, s
         launch.close()
         raise
     return Prepared(launch, resolved, global_size, local_size, first, first_launch_s, verified, error)
+
+
+def _check_index_reach(kernel: Kernel, sizes: dict[str, int], global_size: tuple[int, ...]) -> None:
+    """RunFailed where the generated code's index type cannot reach every element or work-item: loopy
+    computes indices in ``index_dtype`` (int32 unless the program says otherwise), which wraps around
+    past 2**31 - 1 (an out-of-bounds access on a GPU, a wrong result at best)."""
+    reach = int(np.iinfo(np.dtype(kernel.entry.index_dtype.numpy_dtype)).max)
+    counts = {f"array '{arg.name}'": int(np.prod(kernel.array_shape(arg, sizes))) for arg in kernel.array_args}
+    counts |= {f"axis {axis} of the launch": int(size) for axis, size in enumerate(global_size)}
+    beyond = [(what, count) for what, count in counts.items() if count - 1 > reach]
+    if beyond:
+        what, count = beyond[0]
+        shown = ", ".join(f"{k}={v}" for k, v in sizes.items())
+        raise RunFailed(f"{kernel.key} at {shown}: {what} holds {count:,} elements, more than the kernel's "
+                        f"{kernel.entry.index_dtype.numpy_dtype} indices reach ({reach:,}); make the program with "
+                        "index_dtype=np.int64 (lp.make_kernel) to run it at these sizes")
 
 
 def measurement(compiled: Compiled, device: Device, prepared: Prepared, timing: Timing,
