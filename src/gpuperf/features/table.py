@@ -350,6 +350,9 @@ def features_markdown() -> str:
     lines = [
         "# Static features",
         "",
+        "This page is part of gpuperf's documentation; the [README](../README.md) has the set-up, the first steps "
+        "and the architecture; [kernels.md](kernels.md) has the `features` command.",
+        "",
         "`gpuperf.features.extract_features(kernel, sizes, gpu=None)` returns these features as one flat",
         "`{name: float}` dict;",
         "`feature_table(kernels, sizes_list, gpu=None, *, pairwise=False, progress=False)` gives a pandas",
