@@ -86,3 +86,21 @@ def test_reference_scenarios_add_the_reference_to_their_base_features(small):
     assert scenario("transfer_bsp", small).features == [*BSP_FEATURES, REFERENCE_COLUMN]
     with pytest.raises(GpuperfError, match="transfer_bsp"):
         scenario("transfer_bs", small)
+
+
+def test_a_held_out_gpu_with_nothing_to_score_is_skipped_not_an_error():
+    """GPU C holds only kernel K, which no other GPU with a reference time has: its rows count as skipped and
+    the other GPUs are scored (an error in the shared protocol code ended the whole run)."""
+    from gpuperf.evaluation.transfer import REFERENCE_KEY, leave_one_group_out_with_reference
+    from gpuperf.models.learned import make_model
+
+    rows = []
+    for size in range(1, 9):
+        for kernel, gpu, seconds in (("L", "A", 1e-3), ("L", "B", 2e-3), ("K", "A", 3e-3), ("K", "C", 4e-3),
+                                     ("L", "D", 1.2e-3), ("M", "D", 3.3e-3), ("M", "A", 3.1e-3)):
+            rows.append({"kernel": kernel, "gpu": gpu, "time_s": seconds * size, "flops": float(size),
+                         **dict.fromkeys(REFERENCE_KEY[1:], 1), "input.size.1": size})
+    estimator = ReferenceResidual(make_model("linear", log_target=False, log_inputs=True))
+    evaluation = leave_one_group_out_with_reference(estimator, pd.DataFrame(rows), ["flops", REFERENCE_COLUMN], "gpu")
+    assert evaluation.skipped.get("C") == 8 and "C" not in evaluation.per_group.index
+    assert {"A", "D"} <= set(evaluation.per_group.index)

@@ -287,6 +287,10 @@ def test_settings_made_in_python_are_checked_as_a_campaign_file_is():
         TimingSettings.from_mapping({"cycles": 0}, "campaign.toml [timing]")
     assert TimingSettings.from_mapping({"min_time_s": 1, "warmup": 3.0}, "t") == TimingSettings(warmup=3, min_time_s=1.0)
     assert isinstance(TimingSettings.from_mapping({"warmup": 3.0}, "t").warmup, int)
+    # a whole float and NumPy numbers are the plain numbers they stand for (a float warmup failed to run)
+    made = TimingSettings(warmup=2.0, cycles=np.int64(3), min_time_s=np.float32(0.05))
+    assert (made.warmup, made.cycles) == (2, 3) and type(made.warmup) is int and type(made.cycles) is int
+    assert type(made.min_time_s) is float and made.min_time_s == pytest.approx(0.05)
 
 
 def test_sizes_past_the_kernels_int32_indices_are_refused_before_anything_is_allocated():

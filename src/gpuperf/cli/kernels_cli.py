@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import shlex
 import sys
 from typing import Annotated
@@ -104,18 +103,17 @@ def features(
 ) -> None:
     """Static features of a kernel at the given sizes, from the kernel alone."""
     from gpuperf.features import extract_features
+    from gpuperf.hardware import get_gpu
     from gpuperf.kernels import get_kernel
 
     knl = get_kernel(kernel)
     sizes = kernel_sizes(knl, param)
     values = extract_features(knl, sizes, gpu=gpu)
-    if gpu is not None and math.isnan(values["registers_per_thread"]):  # not an NVIDIA GPU
+    if gpu is not None and get_gpu(gpu).vendor != "NVIDIA":  # registers and occupancy left empty
         print(f"note: {gpu}: registers and occupancy left empty (NVRTC compiles for NVIDIA GPUs); for an AMD GPU, "
               f"gpuperf occupancy --gpu {shlex.quote(gpu)} --threads T --registers N computes occupancy from a VGPR "
               "count", file=sys.stderr)
     if as_json:  # one row of feature_table's shape, so it names what was counted
-        from gpuperf.hardware import get_gpu
-
         keys = {"kernel": knl.name, "variant": knl.variant_label} | ({"gpu": get_gpu(gpu).name} if gpu else {})
         print_json(keys | sizes | whole_counts(values))
     else:

@@ -230,8 +230,13 @@ def leave_one_group_out(
     if unknown:
         raise GpuperfError(f"{where}: no rows for held-out group(s) {', '.join(unknown)}")
     folds = [(g, labels.ne(g)) for g in wanted]
-    return _run(estimator, frame, features, folds, where, tuple(columns), target, fit_by,
-                max_train_rows, balance_by, seed, progress)
+    evaluation = _run(estimator, frame, features, folds, where, tuple(columns), target, fit_by,
+                      max_train_rows, balance_by, seed, progress)
+    if evaluation.predictions.empty:  # (one split may have none: a caller running several counts it as skipped)
+        why = (f"no held-out row's {', '.join(_as_columns(fit_by))} has training rows outside its group" if fit_by
+               else "the model predicts no time (NaN) for every held-out row")
+        raise GpuperfError(f"{where}: nothing to score: {why}")
+    return evaluation
 
 
 def natural_key(value: object) -> tuple:
@@ -309,10 +314,6 @@ def _run(estimator, frame, features, folds, name, group, target, fit_by, max_tra
         if progress is not None:
             progress(done, len(folds))
     predictions = pd.concat(parts, ignore_index=True)
-    if predictions.empty:
-        why = (f"no held-out row's {', '.join(fit_by)} has training rows outside its group" if fit_by
-               else "the model predicts no time (NaN) for every held-out row")
-        raise GpuperfError(f"{name}: nothing to score: {why}")
     return Evaluation(name=name, group=tuple(group), predictions=predictions, skipped=skipped)
 
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import platform
 import socket
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -48,12 +49,15 @@ class TimingSettings:
         problem = self.problem()
         if problem:
             raise GpuperfError(f"TimingSettings{problem}")
+        for item in fields(self):  # a whole 2.0 or a NumPy number as the plain int or float it stands for
+            kind = int if item.type == "int" else float
+            object.__setattr__(self, item.name, kind(getattr(self, item.name)))
 
     def problem(self) -> str | None:
         """What makes these settings unusable, as ``.key: why`` or ``: why``; None when they can be used."""
         for item in fields(self):
             value = getattr(self, item.name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not 0 <= value < math.inf:
                 return f".{item.name}: must be a finite, non-negative number, not {value!r}"
             if item.type == "int" and value != int(value):
                 return f".{item.name}: must be a whole number, not {value!r}"
@@ -72,10 +76,9 @@ class TimingSettings:
             if key not in known:
                 raise GpuperfError(f"{where}.{key}: unknown timing setting; known: {', '.join(known)}")
         try:
-            settings = cls(**data)
+            return cls(**data)
         except GpuperfError as exc:  # the same problem, named by where the settings came from
             raise GpuperfError(str(exc).replace("TimingSettings", where, 1)) from None
-        return replace(settings, **{key: (int if known[key] == "int" else float)(value) for key, value in data.items()})
 
 
 @dataclass(frozen=True)
