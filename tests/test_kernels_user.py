@@ -737,3 +737,29 @@ def test_arguments_without_a_dtype_get_the_one_loopy_infers():
     with pytest.raises(GpuperfError, match=r"kernel 'untypable': argument\(s\) a, b(, n)? have no dtype and loopy "
                                            r"cannot infer one .*lp.add_dtypes\(program, \{'a': np.float32"):
         Kernel("untypable", untypable, ("n",))
+
+
+def test_complex_and_bool_kernels_are_told_apart_from_wrong_references():
+    """Complex outputs were compared without their imaginary parts, complex inputs had none, and bool inputs
+    were all True: a kernel that ignored its mask or conjugated its result verified."""
+    lang = lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2
+    program = lp.make_kernel("{[i]: 0<=i<n}", "c[i] = a[i] * b[i]",
+                             [lp.GlobalArg("a,b,c", np.complex64, shape="n"), lp.ValueArg("n", np.int32)],
+                             assumptions="n>=64 and n mod 64 = 0", name="cmul", lang_version=lang)
+    program = lp.split_iname(program, "i", 64, outer_tag="g.0", inner_tag="l.0")
+    right = Kernel("cmul", program, ("n",), reference=lambda x, s: {"c": x["a"] * x["b"]})
+    inputs = right.make_inputs({"n": 1024})
+    assert 0.5 <= inputs["a"].imag.min() and inputs["a"].imag.max() <= 1.5
+    assert measure(right, {"n": 1024}, settings=FAST).verified
+    conjugated = Kernel("cmul", program, ("n",), reference=lambda x, s: {"c": np.conj(x["a"] * x["b"])})
+    with pytest.raises(VerifyFailed, match="output 'c' differs from the reference"):
+        measure(conjugated, {"n": 1024}, settings=FAST)
+    masked = lp.make_kernel("{[i]: 0<=i<n}", "y[i] = x[i] + 0*m[i]",
+                            [lp.GlobalArg("x,y", np.float32, shape="n"), lp.GlobalArg("m", np.bool_, shape="n"),
+                             lp.ValueArg("n", np.int32)],
+                            assumptions="n>=64 and n mod 64 = 0", name="masked", lang_version=lang)
+    masked = Kernel("masked", lp.split_iname(masked, "i", 64, outer_tag="g.0", inner_tag="l.0"), ("n",),
+                    reference=lambda x, s: {"y": np.where(x["m"], x["x"], 0).astype(np.float32)})
+    assert set(np.unique(masked.make_inputs({"n": 1024})["m"])) == {False, True}
+    with pytest.raises(VerifyFailed):
+        measure(masked, {"n": 1024}, settings=FAST)

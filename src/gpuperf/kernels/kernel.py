@@ -345,8 +345,6 @@ class Kernel:
         whole numbers in ``integer_range`` for an integer type."""
         resolved = self.resolve_sizes(sizes)
         rng = np.random.default_rng(seed)
-        low, high = self.input_range
-        least, most = self.integer_range
         read = self.entry.get_read_variables()
         inputs: Arrays = {}
         for arg in self.array_args:
@@ -354,15 +352,24 @@ class Kernel:
                 continue
             shape = self.array_shape(arg, resolved)
             dtype = np.dtype(arg.dtype.numpy_dtype)
-            if dtype.kind in "iu":
-                inputs[arg.name] = rng.integers(least, most + 1, size=shape).astype(dtype)
-            else:
-                inputs[arg.name] = rng.uniform(low, high, size=shape).astype(dtype)
+            inputs[arg.name] = self._draw(rng, dtype, shape)
         for arg in self.scalar_args:
             dtype = np.dtype(arg.dtype.numpy_dtype)
-            value = rng.integers(least, most + 1) if dtype.kind in "iu" else rng.uniform(low, high)
-            inputs[arg.name] = dtype.type(value)
+            inputs[arg.name] = dtype.type(self._draw(rng, dtype, ()))
         return inputs
+
+    def _draw(self, rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+        """Random values of ``dtype``: whole numbers in ``integer_range``, True and False alike for a bool,
+        real and imaginary parts each in ``input_range`` for a complex type, else values in ``input_range``."""
+        low, high = self.input_range
+        if dtype.kind in "iu":
+            least, most = self.integer_range
+            return rng.integers(least, most + 1, size=shape).astype(dtype)
+        if dtype.kind == "b":
+            return rng.integers(0, 2, size=shape).astype(bool)
+        if dtype.kind == "c":
+            return (rng.uniform(low, high, size=shape) + 1j * rng.uniform(low, high, size=shape)).astype(dtype)
+        return rng.uniform(low, high, size=shape).astype(dtype)
 
     def expected_outputs(self, inputs: Arrays, sizes: Mapping[str, Any] | None = None) -> Arrays:
         """The reference outputs for ``inputs`` (error if the kernel has no reference)."""

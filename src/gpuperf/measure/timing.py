@@ -172,7 +172,10 @@ def max_relative_error(actual: Mapping[str, np.ndarray], expected: Mapping[str, 
         got, want = np.asarray(actual[name]), np.asarray(want)
         if got.dtype.kind in "iub" and got.shape == want.shape:
             _check_exact(name, got, want)
-        dtype = np.result_type(got.dtype, want.dtype) if got.dtype.kind == want.dtype.kind == "f" else np.float64
+        if got.dtype.kind == want.dtype.kind == "f":
+            dtype = np.result_type(got.dtype, want.dtype)
+        else:  # complex compared as complex (a cast to float would drop the imaginary parts), others as float64
+            dtype = np.complex128 if "c" in (got.dtype.kind, want.dtype.kind) else np.float64
         got, want = got.astype(dtype, copy=False), want.astype(dtype, copy=False)
         if got.shape != want.shape:
             raise GpuperfError(f"output '{name}' has shape {got.shape}, the reference's {want.shape}")
