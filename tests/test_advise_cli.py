@@ -141,6 +141,18 @@ def test_profile_features_per_thread():
     assert warp_counts["global_loads_per_thread"] == 2
 
 
+def test_a_double_precision_profile_counts_its_64_bit_loads_and_flops():
+    """A launch of doubles read as no loads, no stores and no flops (the 32-bit and single-precision
+    counters were 0 and came first), and its coalesced requests of 8 sectors as 2x the fewest."""
+    doubles = {**PROFILE, "gld_inst_32bit": 0, "gld_inst_64bit": 2 * 1024 * 1024, "gst_inst_32bit": 0,
+               "gst_inst_64bit": 1024 * 1024, "floating_point_operations.single_precision.": 0,
+               "floating_point_operations.double_precision.": 3 * 1024 * 1024, "global_load_transactions_per_request": 8}
+    features = profile_features(doubles)
+    assert features["global_loads_per_thread"] == 2 and features["global_stores_per_thread"] == 1
+    assert features["flops_per_thread"] == 3 and features["max_sectors_over_fewest"] == 1  # 8 sectors / 8 bytes
+    assert profile_features(PROFILE)["max_sectors_over_fewest"] == 16 / 4
+
+
 @pytest.mark.parametrize(("change", "message"), [
     ({"gld_inst_32bit": -5}, "column gld_inst_32bit: -5 is not a count"),
     ({"gld_inst_32bit": float("inf")}, "column gld_inst_32bit: inf is not a count"),

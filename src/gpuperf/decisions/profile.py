@@ -19,19 +19,22 @@ from gpuperf.decisions.advice_features import STATIC_FEATURES, add_derived
 from gpuperf.errors import GpuperfError, missing_file
 
 WARP = 32
-# feature: [(counter, scale)] with scale "thread" (a count over all threads), "warp" (a count of
-# warp-level instructions) or "value" (taken as it is); the first counter present is used.
-COUNTERS: dict[str, list[tuple[str, str]]] = {
-    "global_loads_per_thread": [("gld_inst_32bit", "thread"), ("gld_request", "warp"),
-                                ("smsp__sass_inst_executed_op_global_ld.sum", "warp")],
-    "global_stores_per_thread": [("gst_inst_32bit", "thread"), ("gst_request", "warp"),
-                                 ("smsp__sass_inst_executed_op_global_st.sum", "warp")],
-    "local_loads_per_thread": [("shared_load", "warp"), ("smsp__sass_inst_executed_op_shared_ld.sum", "warp")],
-    "local_stores_per_thread": [("shared_store", "warp"), ("smsp__sass_inst_executed_op_shared_st.sum", "warp")],
-    "flops_per_thread": [("floating_point_operations.single_precision.", "thread"), ("flop_count_sp", "thread")],
-    "sectors_per_warp_access": [("global_load_transactions_per_request", "value"),
-                                ("gld_transactions_per_request", "value")],
-    "local_memory_bytes": [("static.smem", "value"), ("launch__shared_mem_per_block_static", "value")],
+# feature: [(counters, scale)] with scale "thread" (a count over all threads), "warp" (a count of
+# warp-level instructions) or "value" (taken as it is); the first alternative with a counter present is
+# used, summing those of its counters the row has (loads of every width, single and double precision).
+WIDTHS = (8, 16, 32, 64, 128)
+COUNTERS: dict[str, list[tuple[tuple[str, ...], str]]] = {
+    "global_loads_per_thread": [(tuple(f"gld_inst_{bits}bit" for bits in WIDTHS), "thread"), (("gld_request",), "warp"),
+                                (("smsp__sass_inst_executed_op_global_ld.sum",), "warp")],
+    "global_stores_per_thread": [(tuple(f"gst_inst_{bits}bit" for bits in WIDTHS), "thread"), (("gst_request",), "warp"),
+                                 (("smsp__sass_inst_executed_op_global_st.sum",), "warp")],
+    "local_loads_per_thread": [(("shared_load",), "warp"), (("smsp__sass_inst_executed_op_shared_ld.sum",), "warp")],
+    "local_stores_per_thread": [(("shared_store",), "warp"), (("smsp__sass_inst_executed_op_shared_st.sum",), "warp")],
+    "flops_per_thread": [(("floating_point_operations.single_precision.", "floating_point_operations.double_precision."),
+                          "thread"), (("flop_count_sp", "flop_count_dp"), "thread")],
+    "sectors_per_warp_access": [(("global_load_transactions_per_request",), "value"),
+                                (("gld_transactions_per_request",), "value")],
+    "local_memory_bytes": [(("static.smem",), "value"), (("launch__shared_mem_per_block_static",), "value")],
 }
 # Nsight Compute has no sectors-per-request counter: global L1TEX sectors over requests, loads and
 # stores together as gpuperf's static sectors_per_warp_access averages them (on an H200 the two agree
@@ -82,16 +85,31 @@ def profile_features(row: Mapping[str, Any], where: str = "profile row") -> dict
     values: dict[str, float] = dict.fromkeys(STATIC_FEATURES, math.nan)
     values.update(threads=threads, work_groups=groups, work_group_size=group_size)
     for feature, sources in COUNTERS.items():
-        for counter, scale in sources:
-            value = _number(row, counter, where)
-            if value is None:
+        for counters, scale in sources:
+            present = [value for value in (_number(row, counter, where) for counter in counters) if value is not None]
+            if not present:
                 continue
+            value = sum(present)
             values[feature] = {"thread": value / threads, "warp": value * WARP / threads, "value": value}[scale]
             break
     if math.isnan(values["sectors_per_warp_access"]):
         values["sectors_per_warp_access"] = _ncu_sectors_per_request(row, where)
+    lane = _load_lane_bytes(row, where)
+    if lane is not None and not math.isnan(values["sectors_per_warp_access"]):
+        # the fewest sectors 32 lanes of this width fit in: a coalesced request of doubles takes 8, not 4
+        values["max_sectors_over_fewest"] = values["sectors_per_warp_access"] / lane
     derived = add_derived(pd.DataFrame([values]))
     return {k: float(v) for k, v in derived.iloc[0].items()}
+
+
+def _load_lane_bytes(row: Mapping[str, Any], where: str) -> float | None:
+    """The bytes a global load instruction reads per thread, averaged over the widths nvprof counts
+    (``gld_inst_8bit`` ... ``gld_inst_128bit``); None where the row counts none."""
+    counts = {bits: _number(row, f"gld_inst_{bits}bit", where) for bits in WIDTHS}
+    known = {bits: count for bits, count in counts.items() if count}
+    if not known:
+        return None
+    return sum(bits / 8 * count for bits, count in known.items()) / sum(known.values())
 
 
 def _ncu_sectors_per_request(row: Mapping[str, Any], where: str) -> float:
