@@ -362,6 +362,20 @@ def test_a_cache_folder_that_cannot_be_written_moves_the_caches_to_the_temporary
     assert next(tmp_path.glob("gpuperf-cache-*")).is_dir()
 
 
+def test_a_gpuperf_cache_dir_that_cannot_be_written_moves_gpuperfs_caches_with_a_note(tmp_path):
+    """A read-only GPUPERF_CACHE_DIR dropped every cache write silently: the advisor refitted on every run."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "GPUPERF_CACHE_DIR": "/proc/gpuperf-cannot-write-here", "TMPDIR": str(tmp_path),
+           "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    done = subprocess.run([sys.executable, "-m", "gpuperf", "features", "vector_copy", "-p", "n=4096", "--gpu", "H100",
+                           "--json"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "note: GPUPERF_CACHE_DIR /proc/gpuperf-cannot-write-here cannot be written" in done.stderr
+    assert any(next(tmp_path.glob("gpuperf-own-cache-*")).iterdir())  # the NVRTC result kept there
+
+
 def test_the_fallback_cache_folder_is_private_or_another_is_made(tmp_path):
     """An existing /tmp/gpuperf-cache-<uid> open to others was used as it was (its pickles read back),
     and a file of that name ended the command in a traceback."""

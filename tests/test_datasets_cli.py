@@ -246,7 +246,7 @@ def test_the_library_writer_keeps_an_existing_file_unless_told_to_replace_it(tmp
     keep = tmp_path / "keep.csv"
     keep.write_text("precious\n")
     table = pd.DataFrame({"kernel": ["k"], "time_s": [1.0]})
-    with pytest.raises(GpuperfError, match=r"keep.csv: already exists; a table is written to a new file"):
+    with pytest.raises(GpuperfError, match=r"keep.csv: already exists \(another run.s output\?\); a table is written to a new file: name another"):
         write_dataset_csv(table, keep)
     assert keep.read_text() == "precious\n"
     write_dataset_csv(table, keep, replace=True)

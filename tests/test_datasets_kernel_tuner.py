@@ -495,7 +495,7 @@ def test_writing_a_cache_keeps_an_existing_file_and_names_the_device_not_its_spe
                           "x": [1, 2], "time_s": [1e-3, 2e-3], "status": ["ok", "ok"], "problem_size": ["[1]"] * 2})
     path = tmp_path / "k.json"
     path.write_text("{}")
-    with pytest.raises(GpuperfError, match=r"k.json: already exists; a cache is written to a new file"):
+    with pytest.raises(GpuperfError, match=r"k.json: already exists \(another run.s output\?\); a cache is written to a new file"):
         write_kernel_tuner_cache(frame, path, tune_params_keys=["x"])
     assert path.read_text() == "{}"
     write_kernel_tuner_cache(frame, path, tune_params_keys=["x"], replace=True)

@@ -105,6 +105,7 @@ def test_a_demo_cut_short_while_keeping_its_steps_leaves_the_earlier_ones_whole(
     monkeypatch.setattr(demo, "STEPS", {"first": first, "second": second})
     assert main(["demo", "--out", str(tmp_path), "--step", "first"]) == 0
     kept = (tmp_path / "index_steps.json").read_text()
+    index = (tmp_path / "index.md").read_text()
     real_write_text = type(tmp_path).write_text
 
     def half_then_fail(path, text, *args, **kwargs):  # a full disk or a killed process
@@ -116,12 +117,17 @@ def test_a_demo_cut_short_while_keeping_its_steps_leaves_the_earlier_ones_whole(
     monkeypatch.undo()
     monkeypatch.setattr(demo, "STEPS", {"first": first, "second": second})
     assert (tmp_path / "index_steps.json").read_text() == kept
+    assert (tmp_path / "index.md").read_text() == index  # the earlier index whole, not half a new one
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index.md", "index_steps.json"]
 
     (tmp_path / "index_steps.json").write_text(kept[:20])  # damaged by something else
     assert main(["demo", "--out", str(tmp_path), "--step", "second"]) == 0
     assert "index_steps.json: damaged" in capsys.readouterr().err
     assert "## Second\n\ntwo" in (tmp_path / "index.md").read_text()
+    for damaged in ("[]", '{"first": "x"}'):  # JSON, but not the steps' texts: a traceback on every later run
+        (tmp_path / "index_steps.json").write_text(damaged)
+        assert main(["demo", "--out", str(tmp_path), "--step", "second"]) == 0
+        assert "index_steps.json: damaged (not a step's sections and headlines by step name)" in capsys.readouterr().err
 
 
 def test_models_step_sums_up_leave_one_gpu_out_and_the_one_launch_calibration(tmp_path, monkeypatch) -> None:

@@ -1380,3 +1380,20 @@ def test_evaluate_names_the_file_and_line_of_a_row_without_a_group(capsys, tmp_p
     table.to_csv(path, index=False)
     assert main(["evaluate", str(path), "--model", "lr", "--protocol", "leave-one-gpu-out"]) == 2
     assert f"{path}: line 5: gpu has no value: the row's gpu is unknown (1 such measured rows)" in capsys.readouterr().err
+
+
+def test_a_model_another_run_writes_meanwhile_is_kept(tables, capsys, tmp_path, monkeypatch):
+    """fit and calibrate started together on one --out: the later silently replaced the other's model."""
+    from gpuperf.cli import models_cli
+
+    out = tmp_path / "race.json"
+    prepare = models_cli.prepare_training
+
+    def meanwhile(*args, **kwargs):  # another run's model lands while this one fits
+        out.write_text('{"written": "by another run"}')
+        return prepare(*args, **kwargs)
+
+    monkeypatch.setattr(models_cli, "prepare_training", meanwhile)
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--out", str(out)]) == 2
+    assert "a file appeared there while this run wrote it; it is kept" in capsys.readouterr().err
+    assert out.read_text() == '{"written": "by another run"}'

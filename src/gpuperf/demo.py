@@ -58,10 +58,17 @@ class DemoReport:
         summary = [f"- {line}" for texts in ordered for line in texts["headlines"]]
         body = "\n".join(section for texts in ordered for section in texts["sections"])
         path = self.out / "index.md"
-        path.write_text("# gpuperf demo report\n\n"
-                        + ("## Summary\n\n" + "\n".join(summary) + "\n\n" if summary else "") + body,
-                        encoding="utf-8")
+        with written_whole(path) as temporary:  # a killed step leaves the earlier index whole
+            temporary.write_text("# gpuperf demo report\n\n"
+                                 + ("## Summary\n\n" + "\n".join(summary) + "\n\n" if summary else "") + body,
+                                 encoding="utf-8")
         return path
+
+
+def write_table(frame: pd.DataFrame, path: Path, index: bool = False) -> None:
+    """``frame`` as CSV at ``path``, whole or not at all (a killed step leaves the earlier table)."""
+    with written_whole(path) as temporary:
+        frame.to_csv(temporary, index=index)
 
 
 def _gmean(values: pd.Series) -> float:
@@ -80,11 +87,22 @@ def kept_steps(out: str | Path) -> dict[str, dict[str, list[str]]]:
         return {}
     try:
         steps = json.loads(kept.read_text(encoding="utf-8"))
+        problem = None if _steps_shape(steps) else "not a step's sections and headlines by step name"
     except ValueError as exc:
-        console.print(f"note: {kept}: damaged ({exc}); the index starts again from this run's steps",
+        problem = str(exc)
+    if problem:
+        console.print(f"note: {kept}: damaged ({problem}); the index starts again from this run's steps",
                       markup=False, soft_wrap=True)
         return {}
     return steps
+
+
+def _steps_shape(steps: object) -> bool:
+    """Whether ``steps`` is what :meth:`Report.write_index` keeps: per step name, lists of texts."""
+    return isinstance(steps, dict) and all(
+        isinstance(texts, dict) and all(isinstance(texts.get(key), list) and all(isinstance(t, str) for t in texts[key])
+                                        for key in ("sections", "headlines"))
+        for texts in steps.values())
 
 
 def summary_lines(out: str | Path) -> list[str]:
@@ -111,7 +129,7 @@ def catalog_step(report: DemoReport) -> None:
         {"kernel": e.name, "category": e.category, "params": ",".join(e.params), "description": e.description}
         for e in entries()
     ])
-    catalog.to_csv(report.out / "catalog.csv", index=False)
+    write_table(catalog, report.out / "catalog.csv")
     rows = []
     for name in space_names():
         space = get_space(name)
@@ -120,7 +138,7 @@ def catalog_step(report: DemoReport) -> None:
                      "pass_static_checks": sum(space.rejection(c) is None for c in configs),
                      "parameters": "; ".join(f"{k}: {v}" for k, v in space.parameters.items())})
     spaces = pd.DataFrame(rows)
-    spaces.to_csv(report.out / "spaces.csv", index=False)
+    write_table(spaces, report.out / "spaces.csv")
     report.add(
         "Kernel catalog",
         f"{len(catalog)} kernels ([catalog.csv](catalog.csv)) and {len(spaces)} variant spaces "
@@ -141,8 +159,8 @@ def features_step(report: DemoReport) -> None:
     sizes = [{"n": 1024, "m": 1024}] * len(variants)
     space_frame = feature_table(variants, sizes, pairwise=True, progress=True)
     elapsed = time.perf_counter() - start
-    frame.to_csv(report.out / "features.csv", index=False)
-    space_frame.to_csv(report.out / "features_stencil2d_space.csv", index=False)
+    write_table(frame, report.out / "features.csv")
+    write_table(space_frame, report.out / "features_stencil2d_space.csv")
     size_names = {name for kernel in kernels for name in kernel.params}
     feature_columns = [c for c in frame.columns if c not in ("kernel", "variant") and c not in size_names]
     lift = ["kernel", "global_size_0", "local_size_0", "global_loads_per_thread", "global_stores_per_thread",
@@ -165,7 +183,7 @@ def hardware_step(report: DemoReport) -> None:
     from gpuperf.kernels.catalog import get_kernel, kernel_names
 
     descriptors = pd.DataFrame([g.as_dict() for g in gpus()])
-    descriptors.to_csv(report.out / "gpus.csv", index=False)
+    write_table(descriptors, report.out / "gpus.csv")
     h100 = get_gpu("H100")
     rows = []
     for name in kernel_names():
@@ -179,7 +197,7 @@ def hardware_step(report: DemoReport) -> None:
                      "spill_bytes": used.spill_bytes, "threads_per_block": threads,
                      "h100_occupancy": fit.occupancy, "limiter": fit.limiter})
     resources = pd.DataFrame(rows)
-    resources.to_csv(report.out / "resources.csv", index=False)
+    write_table(resources, report.out / "resources.csv")
     report.add(
         "GPUs and compiler resources",
         f"{len(descriptors)} GPU descriptors ([gpus.csv](gpus.csv)). Registers, shared memory and spills from "
@@ -278,7 +296,7 @@ def linear_model_step(report: DemoReport) -> None:
     linear_report(report.out / "linear", {**bundled_evaluations(), local_label(result, device): result})
     errors = pd.DataFrame({"in_sample_gmre": result.in_sample()}).join(
         pd.DataFrame({"held_out_gmre": result.held_out_error()}), how="outer").reset_index(names="kernel")
-    errors.to_csv(report.out / "linear_model_errors.csv", index=False)
+    write_table(errors, report.out / "linear_model_errors.csv")
     summary = result.summary()
     report.headline(
         f"Linear count model calibrated on {local_device()}: geometric-mean relative error per held-out kernel "
@@ -317,7 +335,7 @@ def gpu_linear_section(report: DemoReport) -> None:
                      "worst": f"{worst} {summary['held_out_worst_gmre']:.2f}",
                      "in_sample_mean_gmre": summary["in_sample_mean_gmre"]})
     frame = pd.DataFrame(rows)
-    frame.to_csv(report.out / "linear_model_h100.csv", index=False)
+    write_table(frame, report.out / "linear_model_h100.csv")
     report.headline(f"Linear count model on an NVIDIA H100 (bundled points): held-out mean gmre "
                     f"{rows[0]['held_out_mean_gmre']:.3f} with the gpu property set, {rows[1]['held_out_mean_gmre']:.3f} "
                     "with the paper's set alone.")
@@ -341,7 +359,7 @@ def h100_variant_ranking(report: DemoReport, calibration) -> str:
     predictions = variant_predictions(calibration, pd.read_csv(data_dir() / "stencil_spaces_h100.csv.gz"))
     evaluations = ranking_evaluations(predictions)
     ranking = variant_ranking(predictions).join(evaluations)
-    ranking.to_csv(report.out / "linear_model_h100_variants.csv")
+    write_table(ranking, report.out / "linear_model_h100_variants.csv", index=True)
     model, random = evaluations_summary(evaluations)
     report.headline(f"The H100 count model ranks the 192 measured H100 stencil variants (none in its fit) with "
                     f"Spearman {ranking['spearman'].mean():.2f} per stencil: {model} evaluations to reach "
@@ -407,7 +425,7 @@ def advise_step(report: DemoReport) -> None:
         rows += [{"target": target, "optimization": s.optimization, "predicted_speedup": s.predicted_speedup,
                   "confidence": s.confidence} for s in advice.assessed]
     frame = pd.DataFrame(rows)
-    frame.to_csv(report.out / "advice.csv", index=False)
+    write_table(frame, report.out / "advice.csv")
     results, _ = advisor_study(report.out / "advise", ("inputs",))
     accuracy = summarise(results, ["target"])[["target", "pairs", "sign_accuracy", "sign_accuracy_constant"]]
     report.headline("Advisor, held-out inputs: sign of the speedup right in " + ", ".join(
@@ -430,7 +448,7 @@ def explore_step(report: DemoReport) -> None:
     from gpuperf.decisions.reports import exploration_study
 
     frame, _ = exploration_study(report.out / "explore", "schoonhoven/pnpoly", budget=100)
-    frame.to_csv(report.out / "explore_pnpoly.csv", index=False)
+    write_table(frame, report.out / "explore_pnpoly.csv")
     report.headline(
         f"Exploring pnpoly with each of {len(frame)} GPUs left out: {_gmean(frame['evals_to_90']):.2f} evaluations "
         f"to reach 90 % of the best (geometric mean), plain transfer {_gmean(frame['transfer_evals_to_90']):.2f}, "
@@ -449,7 +467,7 @@ def explore_step(report: DemoReport) -> None:
     )
     kernels = leave_one_kernel_out(pd.read_csv(data_dir() / "stencil_spaces_pocl.csv.gz"),
                                    parameters=("local_x", "local_y", "outputs_y", "prefetch", "unroll"))
-    kernels.to_csv(report.out / "explore_stencils.csv", index=False)
+    write_table(kernels, report.out / "explore_stencils.csv")
     report.add(
         "Exploring on other kernels",
         "Each stencil's measured variants (64 per stencil, the bundled stencil_spaces_pocl table: pocl on the "
@@ -476,7 +494,7 @@ def tuning_section(report: DemoReport, measured_variants: Path) -> None:
     default = default_variant_time(TUNED_SPACE, TUNED_SIZES, device)
     result = tune_space(TUNED_SPACE, TUNED_SIZES, device, TUNING_BUDGET, ranking=ranking)
     trials = result.table()
-    trials.to_csv(report.out / "tune_jacobi2d_5pt.csv", index=False)
+    write_table(trials, report.out / "tune_jacobi2d_5pt.csv")
     tuning_report(report.out / "tune", result, default)
     best = result.best()
     if best is not None:
@@ -513,7 +531,7 @@ def geometry_step(report: DemoReport) -> None:
             rows.append({"trip": trip, "policy": policy, "threads": chosen.threads, "blocks": chosen.blocks,
                          "class": chosen.loop_class})
     frame = pd.DataFrame(rows)
-    frame.to_csv(report.out / "geometry.csv", index=False)
+    write_table(frame, report.out / "geometry.csv")
     picks, _ = geometry_study(report.out / "geometry")
     judged = policy_summary(picks, EVALUATED_POLICIES)
     policies = ", ".join(f"{policy} {row.speedup_vs_llvm:.2f}x" for policy, row in judged.iterrows()
@@ -580,7 +598,7 @@ def sweep_section(report: DemoReport) -> None:
     device = open_device(name)
     descriptor = measured_device_descriptor(device)
     measured = measure_sweep(device, SWEEP_LOOPS, SWEEP_TRIPS, descriptor, blocks_step=SWEEP_BLOCKS_STEP)
-    measured.to_csv(report.out / "geometry_sweep.csv", index=False)
+    write_table(measured, report.out / "geometry_sweep.csv")
     choices = sweep_choices(measured, descriptor)
     summary = sweep_summary(choices)
     sweep_report(report.out / "geometry_sweep", choices, summary, measured, descriptor.name)

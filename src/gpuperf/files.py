@@ -78,7 +78,8 @@ def refuse_existing(path: Path, what: str, replace: bool = False) -> None:
     """An error where a file is at ``path`` already, unless ``replace`` (a run rewriting its own
     ``what``, a table or a cache); a folder there is the writer's own error."""
     if path.exists() and not replace and not path.is_dir():
-        raise GpuperfError(f"{path}: already exists; a {what} is written to a new file (or pass replace=True)")
+        raise GpuperfError(f"{path}: already exists (another run's output?); a {what} is written to a new file: "
+                           "name another (in Python, replace=True writes over it)")
 
 
 class Held(GpuperfError):

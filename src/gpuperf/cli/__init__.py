@@ -142,16 +142,31 @@ def _writable_cache_home() -> None:
     from pathlib import Path
 
     home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    reason = _unwritable(home)
+    if reason:
+        fallback = _private_folder(Path(tempfile.gettempdir()) / f"gpuperf-cache-{os.getuid()}")
+        os.environ["XDG_CACHE_HOME"] = str(fallback)
+        print(f"note: the cache folder {home} cannot be written ({reason}); this run keeps its caches in {fallback} "
+              "(set XDG_CACHE_HOME to a writable folder to keep them)", file=sys.stderr)
+    own = os.environ.get("GPUPERF_CACHE_DIR")
+    reason = _unwritable(Path(own)) if own else None
+    if reason:  # gpuperf's own caches (the advisor's models, NVRTC's results) would be refitted every run
+        fallback = _private_folder(Path(tempfile.gettempdir()) / f"gpuperf-own-cache-{os.getuid()}")
+        os.environ["GPUPERF_CACHE_DIR"] = str(fallback)
+        print(f"note: GPUPERF_CACHE_DIR {own} cannot be written ({reason}); this run keeps gpuperf's caches in "
+              f"{fallback} (point GPUPERF_CACHE_DIR at a writable folder to keep them)", file=sys.stderr)
+
+
+def _unwritable(folder) -> str | None:  # noqa: ANN001 - a Path
+    """Why a file cannot be made in ``folder`` (created where missing); None where one can."""
+    import tempfile
+
     try:
-        home.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=home):
-            return
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            return None
     except OSError as error:
-        reason = error.strerror or str(error)
-    fallback = _private_folder(Path(tempfile.gettempdir()) / f"gpuperf-cache-{os.getuid()}")
-    os.environ["XDG_CACHE_HOME"] = str(fallback)
-    print(f"note: the cache folder {home} cannot be written ({reason}); this run keeps its caches in {fallback} "
-          "(set XDG_CACHE_HOME to a writable folder to keep them)", file=sys.stderr)
+        return error.strerror or str(error)
 
 
 def _private_folder(wanted: Path) -> Path:

@@ -42,7 +42,7 @@ def calibrate_command(
     at_least("--cycles", cycles, 1)
     if passes is not None and cycles > 1:
         raise GpuperfError("--passes and --cycles are two ways to time the points; give one of them")
-    model_output_file(out, calibration=True)
+    new_file = not model_output_file(out, calibration=True).exists()  # a model another run writes meanwhile is kept
     if table is not None:
         from gpuperf.evaluation.linear_eval import calibrate_from_table
 
@@ -67,7 +67,7 @@ def calibrate_command(
         calibration = calibrate(device, store, kernels=kernel or None, passes=passes, property_set=property_set,
                                 properties=properties, statistic=statistic, progress=not (no_progress or json_out),
                                 cycles=cycles)
-    save_calibration(calibration, out)
+    save_calibration(calibration, out, new=new_file)
     unpriced = calibration.data[calibration.data["predicted_s"] <= 0]
     if len(unpriced):  # the overlap weight is negative: it can outweigh every cost
         print(f"note: the model predicts no positive time for {len(unpriced)} of its own {len(calibration.data)} "

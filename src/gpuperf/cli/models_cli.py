@@ -560,7 +560,7 @@ def fit_command(
     options = model_options(model, log_target, select, svr_kernel, bsp_columns, property_set)
     if out.suffix not in (".json", ".skops"):
         raise GpuperfError(f"--out {out}: use a .json or .skops model file")
-    model_output_file(out)
+    new_file = not model_output_file(out).exists()  # a model another run writes meanwhile is kept
     frame, where = read_table(data)
     prepared = prepare_training(frame, where, options, features, gpu_features, base_clock)
     table, names = prepared.frame, prepared.features
@@ -579,7 +579,7 @@ def fit_command(
         "selected_features": selected_features(fitted, names),
         "train_metrics": finite_or_none(all_metrics(table["time_s"], fitted.predict(table[names]))),
     }
-    save_model(fitted, out, feature_names=names, metadata=metadata)
+    save_model(fitted, out, feature_names=names, metadata=metadata, new=new_file)
     for note in (status_note(frame, where), *rows_boards_notes(frame, gpu_features),
                  *prepared.notes, indistinct_note(table, names, where),
                  selection_note(fitted, names, where), selected_gpus_note(metadata, names, gpu_features, where)):
