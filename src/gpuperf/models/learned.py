@@ -141,8 +141,9 @@ def positive_times(y, who: str) -> np.ndarray:
     if bad.any():
         first = np.argwhere(bad)[0]
         where = ", ".join(str(i) for i in first)
+        value = float(times[tuple(first)])
         raise GpuperfError(f"{who}: the target must be positive, finite times (it is fitted on their log2); "
-                           f"{int(bad.sum())} of {bad.size} are not, the first at position {where}: {float(times[tuple(first)])}")
+                           f"{int(bad.sum())} of {bad.size} are not, the first at position {where}: {value}")
     return times
 
 
