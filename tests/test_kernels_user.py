@@ -730,11 +730,10 @@ def test_arguments_without_a_dtype_get_the_one_loopy_infers():
     program = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = b[i] + a[i]", name="accumulate", lang_version=lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2)
     program = lp.split_iname(lp.add_dtypes(program, {"a": np.float32}), "i", 64, outer_tag="g.0", inner_tag="l.0")
     kernel = Kernel("accumulate", program, ("n",), reference=lambda x, s: {"b": x["b"] + x["a"]})
-    assert {arg.name: arg.dtype.numpy_dtype for arg in kernel.entry.args} == {
-        "a": np.float32, "b": np.float32, "n": np.int32}
+    assert {arg.name: arg.dtype.numpy_dtype for arg in kernel.array_args} == {"a": np.float32, "b": np.float32}
     assert measure(kernel, {"n": 1024}, settings=FAST).verified
     untypable = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = a[i]", name="untypable", lang_version=lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2)
-    with pytest.raises(GpuperfError, match=r"kernel 'untypable': argument\(s\) a, b(, n)? have no dtype and loopy "
+    with pytest.raises(GpuperfError, match=r"kernel 'untypable': argument\(s\) a, b have no dtype and loopy "
                                            r"cannot infer one .*lp.add_dtypes\(program, \{'a': np.float32"):
         Kernel("untypable", untypable, ("n",))
 

@@ -162,10 +162,12 @@ class Kernel:
         object.__setattr__(self, "program", self._typed(self.program))
 
     def _typed(self, program: lp.TranslationUnit) -> lp.TranslationUnit:
-        """``program`` with a dtype on every argument: those left out (``b`` in ``b[i] = a[i] + 1``) as
-        loopy infers them, given with ``lp.add_dtypes`` so the program stays unpreprocessed."""
+        """``program`` with a dtype on every array and data argument: those left out (``b`` in
+        ``b[i] = a[i] + 1``) as loopy infers them, given with ``lp.add_dtypes`` so the program stays
+        unpreprocessed (a size parameter left out keeps loopy's index type, as its code has it)."""
         entry = program.default_entrypoint
-        untyped = [arg.name for arg in entry.args if arg.dtype is None]
+        untyped = [arg.name for arg in entry.args
+                   if arg.dtype is None and (isinstance(arg, lp.ArrayArg) or arg.name not in self.params)]
         if not untyped:
             return program
         try:
