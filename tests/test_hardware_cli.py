@@ -149,20 +149,27 @@ def test_features_on_an_amd_gpu_leave_registers_and_occupancy_empty_with_a_note(
     assert "left empty" not in capsys.readouterr().err
 
 
+def _resources_from_a_fresh_cache(capsys, monkeypatch, tmp_path) -> dict:
+    """``resources vector_copy --json`` with empty caches, so the disassembler as patched is run."""
+    from gpuperf.features import compiled
+
+    monkeypatch.setenv("GPUPERF_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(compiled, "_memory_cache", {})
+    compiled.nvdisasm_version.cache_clear()
+    try:
+        return run_json(capsys, ["resources", "vector_copy", "-p", "n=4096", "--json"])
+    finally:
+        compiled.nvdisasm_version.cache_clear()
+
+
 def test_resources_without_the_disassembler_still_give_the_registers(capsys, monkeypatch, tmp_path):
     import nvidia
 
     from gpuperf.features import compiled
 
-    monkeypatch.setenv("GPUPERF_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(compiled, "_memory_cache", {})
     monkeypatch.setattr(nvidia, "__path__", [])
     monkeypatch.setattr(compiled.shutil, "which", lambda name: None)
-    compiled.nvdisasm_version.cache_clear()
-    try:
-        result = run_json(capsys, ["resources", "vector_copy", "-p", "n=4096", "--json"])
-    finally:
-        compiled.nvdisasm_version.cache_clear()
+    result = _resources_from_a_fresh_cache(capsys, monkeypatch, tmp_path)
     assert result["registers"] > 0 and result["machine_code"] is None
     assert "nvdisasm is unavailable" in result["machine_code_error"]
 
@@ -191,14 +198,8 @@ def test_resources_with_a_disassembler_that_cannot_be_run_still_give_the_registe
     unusable = tmp_path / "nvdisasm"
     unusable.write_text("#!/bin/sh\n")
     unusable.chmod(0o644)
-    monkeypatch.setenv("GPUPERF_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(compiled, "_memory_cache", {})
     monkeypatch.setattr(compiled, "nvdisasm_path", lambda: str(unusable))
-    compiled.nvdisasm_version.cache_clear()
-    try:
-        result = run_json(capsys, ["resources", "vector_copy", "-p", "n=4096", "--json"])
-    finally:
-        compiled.nvdisasm_version.cache_clear()
+    result = _resources_from_a_fresh_cache(capsys, monkeypatch, tmp_path)
     assert result["registers"] > 0 and result["machine_code"] is None
     assert f"nvdisasm ({unusable}) cannot be run: Permission denied" in result["machine_code_error"]
 

@@ -138,23 +138,29 @@ def _writable_cache_home() -> None:
     imported, and fails every command where that folder cannot be written (a read-only home on a
     compute node): there, the caches go to a private folder in the temporary folder, with a note."""
     import os
-    import tempfile
     from pathlib import Path
 
     home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    reason = _unwritable(home)
-    if reason:
-        fallback = _private_folder(Path(tempfile.gettempdir()) / f"gpuperf-cache-{os.getuid()}")
-        os.environ["XDG_CACHE_HOME"] = str(fallback)
-        print(f"note: the cache folder {home} cannot be written ({reason}); this run keeps its caches in {fallback} "
-              "(set XDG_CACHE_HOME to a writable folder to keep them)", file=sys.stderr)
+    _move_aside_if_unwritable("XDG_CACHE_HOME", home, "the cache folder", "its caches", "gpuperf-cache")
     own = os.environ.get("GPUPERF_CACHE_DIR")
-    reason = _unwritable(Path(own)) if own else None
-    if reason:  # gpuperf's own caches (the advisor's models, NVRTC's results) would be refitted every run
-        fallback = _private_folder(Path(tempfile.gettempdir()) / f"gpuperf-own-cache-{os.getuid()}")
-        os.environ["GPUPERF_CACHE_DIR"] = str(fallback)
-        print(f"note: GPUPERF_CACHE_DIR {own} cannot be written ({reason}); this run keeps gpuperf's caches in "
-              f"{fallback} (point GPUPERF_CACHE_DIR at a writable folder to keep them)", file=sys.stderr)
+    if own:  # gpuperf's own caches (the advisor's models, NVRTC's results) would be refitted every run
+        _move_aside_if_unwritable("GPUPERF_CACHE_DIR", Path(own), "GPUPERF_CACHE_DIR", "gpuperf's caches",
+                                  "gpuperf-own-cache")
+
+
+def _move_aside_if_unwritable(variable: str, folder, named: str, kept: str, prefix: str) -> None:  # noqa: ANN001
+    """Where no file can be made in ``folder``, point ``variable`` at a private folder of the temporary
+    folder (``prefix``-uid), with a note."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    reason = _unwritable(folder)
+    if reason:
+        fallback = _private_folder(Path(tempfile.gettempdir()) / f"{prefix}-{os.getuid()}")
+        os.environ[variable] = str(fallback)
+        print(f"note: {named} {folder} cannot be written ({reason}); this run keeps {kept} in {fallback} "
+              f"(set {variable} to a writable folder to keep them)", file=sys.stderr)
 
 
 def _unwritable(folder) -> str | None:  # noqa: ANN001 - a Path

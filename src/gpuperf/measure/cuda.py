@@ -131,9 +131,9 @@ def _check_launchable(kernel: Kernel, sizes: Mapping[str, int], step: LaunchStep
             if size > limit:
                 raise RunFailed(f"kernel '{kernel.key}' at {shown}: its {what} has {size:,} along {axis}, past CUDA's "
                                 f"limit of {limit:,}; choose sizes or a variant within it (OpenCL takes such a launch)")
-    if np.prod(step.block) > 1024:
-        raise RunFailed(f"kernel '{kernel.key}' at {shown}: its blocks hold {int(np.prod(step.block)):,} threads, past "
-                        "CUDA's 1,024")
+    threads = step.block[0] * step.block[1] * step.block[2]
+    if threads > 1024:
+        raise RunFailed(f"kernel '{kernel.key}' at {shown}: its blocks hold {threads:,} threads, past CUDA's 1,024")
 
 
 def marshal_args(function: DeviceFunction, buffers: Mapping[str, Any], values: Mapping[str, Any]) -> tuple[Any, ...]:
