@@ -102,6 +102,11 @@ def test_random_expectation_matches_simulation():
     assert curve[0] == pytest.approx(performance.mean())
 
 
+def test_random_expectation_after_every_configuration_is_the_best():
+    """Past N draws (a small space's panel on a larger one's horizon) random order has tried all."""
+    np.testing.assert_allclose(random_expected_curve([0.2, 0.5, 1.0], [0, 3, 4, 5]), [0.0, 1.0, 1.0, 1.0])
+
+
 # -- explorers ----------------------------------------------------------------------------------
 
 

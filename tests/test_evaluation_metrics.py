@@ -81,6 +81,15 @@ def test_within_20pct_band_is_0_8_to_1_2_inclusive():
     assert within([1.0] * 4, [0.79, 0.8, 1.2, 1.21]) == 0.5
 
 
+def test_all_metrics_within_keeps_the_float32_bounds():
+    """float32 times 1.2 x apart are within for within() and for all_metrics alike."""
+    from gpuperf.evaluation.metrics import all_metrics, within
+    measured = np.float32([0.1] * 3)
+    predicted = np.float32(np.float32(1.2) * measured)
+    assert within(measured, predicted) == 1.0
+    assert all_metrics(measured, predicted)["within_20pct"] == 1.0
+
+
 def test_spearman_is_a_rank_correlation():
     """The same order: 1, whatever the outlier (Pearson gives about 0.8)."""
     from gpuperf.evaluation.metrics import spearman

@@ -384,3 +384,21 @@ def test_an_array_given_to_a_model_fitted_on_named_columns_is_warned_about() -> 
         warnings.simplefilter("error")
         model.predict(frame[COSTS[::-1]])
         LinearCountModel(properties=COSTS).fit(frame[COSTS].to_numpy(), times).predict(frame[COSTS].to_numpy())
+
+
+def test_the_loop_stride_cache_lets_a_dropped_kernel_go() -> None:
+    """The per-program cache holds the program weakly: once the kernel is dropped, so is its entry."""
+    import gc
+    import weakref
+
+    import loopy as lp
+
+    from gpuperf.models.loop_strides import LoopStrides
+
+    kernel = _program_kernel("out[i] = 2 * a[i]", [lp.GlobalArg("a,out", np.float32, shape="n")], "twice")
+    program = weakref.ref(kernel.program)
+    kernel_properties(kernel, {"n": 128}, ["loop_lines"])
+    assert id(kernel.program) in LoopStrides._cache
+    del kernel
+    gc.collect()
+    assert program() is None

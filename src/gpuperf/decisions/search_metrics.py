@@ -80,12 +80,16 @@ def random_expected_curve(performance: Sequence[float] | np.ndarray, ks: Sequenc
     """Exact expected best normalised performance after k random evaluations, for each k.
 
     With the values sorted ascending, v_(1) <= ... <= v_(N), the best of k draws is at most
-    v_(j) with probability C(j, k) / C(N, k).
+    v_(j) with probability C(j, k) / C(N, k). After N or more evaluations every configuration has
+    been tried (the best, v_(N)); after none, nothing has (0).
     """
     values = np.sort(np.asarray(performance, dtype=float))
     n = len(values)
     out = []
     for k in np.asarray(ks, dtype=int):
+        if k <= 0 or k >= n:
+            out.append(0.0 if k <= 0 or n == 0 else float(values[-1]))
+            continue
         j = np.arange(k, n + 1)
         cdf = np.exp(_log_choose(j, k) - _log_choose(n, k))  # P(max <= v_(j)), j = k..N
         pmf = np.diff(np.concatenate([[0.0], cdf]))

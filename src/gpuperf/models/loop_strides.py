@@ -48,12 +48,13 @@ class _Subscripts(WalkMapper):
 
 
 class LoopStrides:
-    """Lines per access along the innermost sequential loop, for one kernel (cached per program)."""
+    """Lines per access along the innermost sequential loop, for one kernel (cached per program,
+    which it holds weakly: the entry leaves the cache when the program is dropped)."""
 
     _cache: dict[int, tuple[weakref.ref, LoopStrides]] = {}
 
     def __init__(self, kernel: Kernel) -> None:
-        self.kernel = kernel
+        self._program = weakref.ref(kernel.program)
         self._preprocessed: lp.LoopKernel | None = None
         self._domains: dict[int, Domains] = {}
         self._loops: dict[str, list[str]] | None = None
@@ -94,14 +95,21 @@ class LoopStrides:
         return sum(lines) / len(lines)
 
     # -- helpers ------------------------------------------------------------------------------
+    @property
+    def program(self) -> lp.TranslationUnit:
+        program = self._program()
+        if program is None:
+            raise RuntimeError("LoopStrides: the kernel's program is gone")  # only reachable through the cache
+        return program
+
     def _entry(self, instruction: str) -> lp.LoopKernel:
         """The raw kernel if it has the instruction, else the preprocessed one (whose instructions the
         counts of kernels with automatic local tags refer to)."""
-        raw = self.kernel.entry
+        raw = self.program.default_entrypoint
         if instruction in raw.id_to_insn:
             return raw
         if self._preprocessed is None:
-            self._preprocessed = lp.preprocess_program(self.kernel.program).default_entrypoint
+            self._preprocessed = lp.preprocess_program(self.program).default_entrypoint
         return self._preprocessed
 
     def _trips(self, entry: lp.LoopKernel, iname: str, sizes: Mapping[str, int]) -> float:
@@ -131,7 +139,7 @@ class LoopStrides:
         if self._loops is None:
             self._loops = {}
             try:
-                processed = lp.preprocess_program(self.kernel.program)
+                processed = lp.preprocess_program(self.program)
                 linear = lp.get_one_linearized_kernel(processed.default_entrypoint, processed.callables_table)
             except Exception:  # noqa: BLE001 - no code order known: the name rules decide
                 return self._loops
