@@ -1397,3 +1397,24 @@ def test_a_model_another_run_writes_meanwhile_is_kept(tables, capsys, tmp_path, 
     assert main(["fit", str(tables["generic"]), "--model", "lr", "--out", str(out)]) == 2
     assert "a file appeared there while this run wrote it; it is kept" in capsys.readouterr().err
     assert out.read_text() == '{"written": "by another run"}'
+
+
+def test_a_value_beyond_float32_is_named_by_row_and_column_when_fitting_and_predicting(tables, tmp_path, capsys):
+    """Random forests work in float32: a feature of 1e39 is named where it is, for fit and predict-table."""
+    frame = pd.read_csv(tables["generic"])
+    assert main(["fit", str(tables["generic"]), "--model", "rf", "--features", "x1,x2",
+                 "--out", str(tmp_path / "rf.json")]) == 0
+    first = frame.index[frame["status"].eq("ok")][0]
+    frame.loc[first, "x1"] = 1e39
+    frame.to_csv(tmp_path / "huge.csv", index=False)
+    capsys.readouterr()
+    line = f"line {first + 2}"
+    assert main(["fit", str(tmp_path / "huge.csv"), "--model", "rf", "--features", "x1,x2",
+                 "--out", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"huge.csv: {line}: column x1=1e+39 is beyond float32's range" in err and err.count("\n") == 1
+    assert main(["predict-table", "--model", str(tmp_path / "rf.json"), str(tmp_path / "huge.csv"),
+                 "--out", str(tmp_path / "p.csv")]) == 2
+    err = capsys.readouterr().err
+    assert f"huge.csv: {line}: column x1=1e+39 is beyond float32's range" in err and err.count("\n") == 1
+    assert not (tmp_path / "p.csv").exists()

@@ -65,10 +65,12 @@ def read_table(source: str) -> tuple[pd.DataFrame, str]:
 
 
 @contextmanager
-def fitting_errors(where: str, model: str) -> Iterator[None]:
-    """A model that cannot be fitted on the table's values (scikit-learn's ValueError: values too
-    large to scale, a degenerate table) as one error naming the table; NumPy's overflow warnings,
-    which only announce it, are silenced."""
+def fitting_errors(where: str, model: str, features: pd.DataFrame | None = None,
+                   doing: str = "be fitted on") -> Iterator[None]:
+    """A model that cannot be fitted on (or predict from) the table's values (scikit-learn's
+    ValueError: values too large to scale, a degenerate table) as one error naming the table, and the
+    first value beyond float32's range in ``features`` when there is one (tree models work in
+    float32); NumPy's overflow warnings, which only announce it, are silenced."""
     import warnings
 
     try:
@@ -78,8 +80,26 @@ def fitting_errors(where: str, model: str) -> Iterator[None]:
     except GpuperfError:
         raise
     except ValueError as error:
-        raise GpuperfError(f"{where}: {model} could not be fitted on its values ({str(error).splitlines()[0]}); "
-                           "check for values too large to scale") from None
+        in_float32 = features is not None and "float32" in str(error)  # scikit-learn's trees cast to float32
+        beyond = _beyond_float32(features, where, model) if in_float32 else None
+        raise GpuperfError(beyond or f"{where}: {model} could not {doing} its values "
+                           f"({str(error).splitlines()[0]}); check for values too large to scale") from None
+
+
+def _beyond_float32(features: pd.DataFrame, where: str, model: str) -> str | None:
+    """The first feature value whose magnitude float32 cannot hold, by row and column (None if none)."""
+    import numpy as np
+
+    from gpuperf.datasets.schema import row_location
+
+    limit = float(np.finfo(np.float32).max)
+    for column in features.columns:
+        values = features[column].to_numpy(dtype=float, na_value=np.nan)
+        large = np.flatnonzero(np.abs(values) > limit)
+        if len(large):
+            return (f"{where}: {row_location(features, int(large[0]))}: column {column}={values[large[0]]:g} is "
+                    f"beyond float32's range ({limit:.3g}), which {model} works in")
+    return None
 
 
 def _print_note(note: str | None) -> None:
@@ -567,7 +587,7 @@ def fit_command(
     estimator = build_estimator(options, names, prepared.table_kind)
     if options.name == "bsp":
         check_bsp_inputs(estimator, table[names], where)
-    with fitting_errors(where, options.name):
+    with fitting_errors(where, options.name, table[names]):
         fitted = estimator.fit(table[names], table["time_s"].to_numpy())
     metadata: dict[str, Any] = {
         "model": options.name,
@@ -728,7 +748,8 @@ def predict_table_command(
     table = numeric_features(table[~unbounded & ~failed], names, where)
     result = frame.copy()
     result[PREDICTED] = np.nan
-    predicted, clipped = predict_bounded(fitted, table[names])
+    with fitting_errors(where, str(options.get("name") or model), table[names], doing="predict from"):
+        predicted, clipped = predict_bounded(fitted, table[names])
     result.loc[table.index, PREDICTED] = predicted
     if unbounded.any():
         _print_note(unbounded_note(unbounded, where, "no prediction for"))
@@ -883,7 +904,8 @@ def evaluate_command(
         raise GpuperfError(f"{where}: {protocol} needs measured rows of at least two values of {group}; the table "
                            f"holds {'one' if len(held) else 'none'}{f' ({held[0]})' if len(held) else ''}")
     estimator = build_estimator(options, prepared.features, prepared.table_kind)
-    with fitting_errors(where, options.name), progress_bar(no_progress or as_json) as bar:
+    with fitting_errors(where, options.name, prepared.frame[prepared.features]), \
+            progress_bar(no_progress or as_json) as bar:
         task = bar.add_task(f"fitting {options.name} with each {group} held out", total=len(held))
         evaluation = leave_one_group_out(estimator, prepared.frame, prepared.features, columns, name=protocol,
                                          fit_by="kernel" if per_kernel else None,
