@@ -694,6 +694,18 @@ def test_bsp_rows_whose_counts_give_no_time_are_named(tables, tmp_path, capsys):
     assert "zero.csv: line 7: the BSP inputs give no positive time" in capsys.readouterr().err
 
 
+def test_a_row_with_no_warps_is_named_for_the_per_warp_bsp_inputs(tables, tmp_path, capsys):
+    """The counters are divided by warps_launched: a 0 there is named, not the derived instructions=inf."""
+    frame = pd.read_csv(tables["rodinia"])
+    frame.loc[3, "warps_launched"] = 0
+    frame.to_csv(tmp_path / "warps.csv", index=False)
+    for command in (["fit", str(tmp_path / "warps.csv"), "--model", "bsp", "--out", str(tmp_path / "b.json")],
+                    ["evaluate", str(tmp_path / "warps.csv"), "--model", "bsp", "--protocol", "leave-one-gpu-out"]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert "warps.csv: line 5: warps_launched=0; the BSP inputs are counts per warp" in err, err
+
+
 def test_a_repeated_header_name_or_a_semicolon_file_is_refused(tables, tmp_path, capsys):
     lines = open(tables["generic"]).read().splitlines()
     (tmp_path / "dup.csv").write_text("\n".join([lines[0].replace("x4", "x1"), *lines[1:]]) + "\n")

@@ -276,6 +276,23 @@ class Prepared:
         return self.bsp_inputs or self.roofline_inputs
 
 
+def _refuse_zero_divisor(frame: pd.DataFrame, where: str, column: str) -> None:
+    """The BSP inputs are per warp (counters) or per thread (static counts): a measured row whose
+    ``column`` is 0 or negative cannot give them, and is named."""
+    import numpy as np
+    import pandas as pd
+
+    from gpuperf.datasets.schema import is_ok, row_location
+
+    values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
+    measured = is_ok(frame["status"]).to_numpy() if "status" in frame.columns else np.ones(len(frame), bool)
+    bad = np.flatnonzero(measured & (values <= 0))
+    if len(bad):
+        raise GpuperfError(f"{where}: {row_location(frame, int(bad[0]))}: {column}={values[bad[0]]:g}; the BSP inputs "
+                           f"are counts per {'warp' if column == 'warps_launched' else 'thread'}, divided by "
+                           f"{column}, which must be positive")
+
+
 def extend_table(frame: pd.DataFrame, where: str, gpu_features: bool, bsp_inputs: str | None,
                  base_clock: bool = False, roofline_inputs: str | None = None) -> pd.DataFrame:
     """Join the GPU descriptors (at base clocks if ``base_clock``) and derive the BSP or roofline
@@ -295,6 +312,7 @@ def extend_table(frame: pd.DataFrame, where: str, gpu_features: bool, bsp_inputs
             frame = with_base_clocks(frame)
     if bsp_inputs is not None:
         require_columns(frame, BSP_SIGNATURES[bsp_inputs], where, f"BSP input ({bsp_inputs})")
+        _refuse_zero_divisor(frame, where, "warps_launched" if bsp_inputs == "counters" else "threads")
         frame = add_bsp_inputs(frame) if bsp_inputs == "counters" else add_static_bsp_inputs(frame)
     if roofline_inputs is not None:
         require_columns(frame, ROOFLINE_SIGNATURES[roofline_inputs], where, f"roofline input ({roofline_inputs})")
