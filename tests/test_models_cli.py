@@ -1430,3 +1430,18 @@ def test_a_value_beyond_float32_is_named_by_row_and_column_when_fitting_and_pred
     err = capsys.readouterr().err
     assert f"huge.csv: {line}: column x1=1e+39 is beyond float32's range" in err and err.count("\n") == 1
     assert not (tmp_path / "p.csv").exists()
+
+
+def test_groups_with_one_predicted_time_are_named_for_their_undefined_rank_correlations(tables, tmp_path, capsys):
+    """A feature that is the same on every row: lr predicts the training mean for each held-out GPU."""
+    frame = pd.read_csv(tables["generic"]).assign(flat=3.0)
+    frame.to_csv(tmp_path / "flat.csv", index=False)
+    result = run_json(capsys, "evaluate", tmp_path / "flat.csv", "--model", "lr", "--features", "flat",
+                      "--protocol", "leave-one-gpu-out")
+    gpus = sorted(result["per_group"])
+    assert all(result["per_group"][gpu]["spearman"] is None for gpu in gpus)
+    note = next(n for n in result["notes"] if n.startswith("lr predicted one time for every row of"))
+    assert all(gpu in note for gpu in gpus)
+    varied = run_json(capsys, "evaluate", tables["generic"], "--model", "lr", "--features", "x1,x2",
+                      "--protocol", "leave-one-gpu-out")
+    assert not any("predicted one time" in n for n in varied["notes"])

@@ -147,6 +147,18 @@ def skipped_note(evaluation, per_kernel: bool) -> str | None:
     return f"note: {total} held-out rows have no prediction and are left out of the metrics: {groups}; {why}"
 
 
+def one_prediction_note(evaluation, model: str) -> str | None:
+    """A note naming the held-out groups of two or more rows where the model predicted one time for
+    every row (their rank correlations are undefined)."""
+    constant = [str(fold) for fold, part in evaluation.predictions.groupby("fold", sort=False)
+                if len(part) >= 2 and part["predicted"].nunique() == 1]
+    if not constant:
+        return None
+    shown = ", ".join(constant[:5]) + (f" and {len(constant) - 5} more" if len(constant) > 5 else "")
+    return (f"note: {model} predicted one time for every row of {shown}: spearman and kendall are undefined there "
+            "(the model does not tell those rows apart)")
+
+
 def clipped_note(clipped: int, total: int) -> str:
     return (f"note: {clipped} of {total} predictions were clipped to the training times widened by the bound "
             f"factor (the model extrapolated further)")
@@ -640,7 +652,8 @@ def _fraction(value: float | None) -> str:
 
 
 METRICS_CAPTION = ("mape, gmre, median_ape: fractions (0.10 = 10 %); within_20pct: share of predictions within "
-                   "0.8-1.2x of the measured time; spearman, kendall: rank correlations (1 = the same order); "
+                   "0.8-1.2x of the measured time; spearman, kendall: rank correlations (1 = the same order; undefined "
+                   "with fewer than 2 rows or one predicted or measured time for every row); "
                    "top5_overlap: share of the 5 fastest measured among the 5 fastest predicted (rows tied across the 5th "
                    "place share it; undefined with 5 rows or fewer)")
 
@@ -947,7 +960,7 @@ def evaluate_command(
                                      "the groups holding them and overall")
     notes = [note for note in (status_note(frame, where), *prepared.notes,
                                *held_out_gpus_notes(prepared, options.name, columns, where), bounded_note(evaluation),
-                               skipped_note(evaluation, per_kernel),
+                               skipped_note(evaluation, per_kernel), one_prediction_note(evaluation, options.name),
                                indistinct_note(prepared.frame, prepared.features, where), not_positive) if note]
     result["notes"] = [note.removeprefix("note: ") for note in notes]
     if report is not None:
