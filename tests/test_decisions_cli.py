@@ -69,6 +69,16 @@ def test_a_training_table_holding_the_spaces_own_times_is_left_out(tmp_path, cap
     assert not same_measurements(space, moved)
 
 
+def test_a_flat_training_table_with_the_spaces_flat_times_is_kept(tmp_path, capsys):
+    """Every configuration 1 ms in both tables: a coincidence of a flat space, not its own data."""
+    flat = pd.read_csv(write_space(tmp_path / "flat.csv", (5, 4))).assign(time_ms=1.0)
+    flat.to_csv(tmp_path / "flat.csv", index=False)
+    flat.to_csv(tmp_path / "train.csv", index=False)
+    result = run_json(capsys, ["explore", str(tmp_path / "flat.csv"), "--params", "bx,tile",
+                               "--train", str(tmp_path / "train.csv"), "--json"])
+    assert result["evals_to_90"] == 1
+
+
 def test_explore_static_ranking_from_training_tables(tmp_path, capsys):
     space = write_space(tmp_path / "target.csv", (4, 2))
     other = write_space(tmp_path / "other.csv", (4, 2), 3.0)

@@ -620,14 +620,15 @@ def same_kernel_and_gpu(a: Space, b: Space, size_columns: Sequence[str] = ()) ->
 def same_measurements(space: Space, other: Space, least: int = 3) -> bool:
     """Whether ``other`` is ``space``'s own measurements under other names (a Kernel Tuner cache
     naming the kernel by its function, a table made from the cache): measured on the same GPU
-    (where both name one), it times at least ``least`` of the configurations, and every one both
-    have, exactly as ``space`` does in some time unit (a factor 1000**k)."""
+    (where both name one), it times at least ``least`` of the configurations, with at least ``least``
+    different times among them (equal times on a flat or coarsely timed space are a coincidence, not
+    a copy), and every one both have, exactly as ``space`` does in some time unit (a factor 1000**k)."""
     if space.gpu is not None and other.gpu is not None and canonical_gpu(space.gpu) != canonical_gpu(other.gpu):
         return False
     lookup = pd.Series(other.times, index=configuration_keys(other.configs, space.params).to_numpy())
     theirs = space.keys().map(lookup[~lookup.index.duplicated()]).to_numpy(dtype=float)
     shared = np.isfinite(space.times) & np.isfinite(theirs) & (space.times > 0) & (theirs > 0)
-    if shared.sum() < least:
+    if shared.sum() < least or np.unique(space.times[shared]).size < least:
         return False
     thousands = np.log10(space.times[shared] / theirs[shared]) / 3  # whole numbers: a unit apart
     return bool(np.abs(thousands - np.round(thousands[0])).max() < 1e-9)
