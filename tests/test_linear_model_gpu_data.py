@@ -142,6 +142,28 @@ def test_calibrate_from_the_h100_table_gives_a_model_that_predicts_without_a_gpu
     assert "nbody at n=8192 on H100 SXM" in capsys.readouterr().out  # it said "{'n': 8192} on cuda:0"
 
 
+def test_properties_no_calibration_point_has_are_named_at_calibration_and_where_a_kernel_has_them(
+        tmp_path, capsys) -> None:
+    """Memory kernels only: the special functions keep weight 0, and a kernel calling exp is told so."""
+    from gpuperf.cli import main
+
+    memory = ["vector_copy", "vector_fill", "add_four_vectors", "copy_2d", "empty", "transpose", "column_sum",
+              "row_sum"]
+    pd.read_csv(H100).query("kernel in @memory").to_csv(tmp_path / "memory.csv", index=False)
+    model = tmp_path / "memory.json"
+    assert main(["calibrate", "--table", str(tmp_path / "memory.csv"), "--out", str(model), "--json"]) == 0
+    printed = capsys.readouterr()
+    unobserved = json.loads(printed.out)["unobserved_properties"]
+    assert {"f64_special", "item_special"} <= set(unobserved) and "global_load_bytes_stride1" not in unobserved
+    assert f"no calibration point has any {', '.join(unobserved)}: their weights stay 0" in printed.err
+    assert main(["predict", "arith_f64_exp", "--model", str(model), "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert any("the kernel has f64_special=65536, item_special=64, which no calibration point had" in n
+               for n in notes), notes
+    assert main(["predict", "vector_copy", "--model", str(model), "--json"]) == 0
+    assert not any("no calibration point had" in n for n in json.loads(capsys.readouterr().out)["notes"])
+
+
 def test_calibrate_from_a_table_refuses_measuring_options_and_names_a_bad_row(tmp_path, capsys) -> None:
     from gpuperf.cli import main
 

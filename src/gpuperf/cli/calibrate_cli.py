@@ -74,6 +74,11 @@ def calibrate_command(
               f"calibration points (kernels {', '.join(sorted(unpriced['kernel'].unique()))}): its overlap weight "
               "outweighs the costs there, so its predictions near them mean nothing; look for a glitched time "
               "among the points", file=sys.stderr)
+    unobserved = calibration.metadata["unobserved_properties"]
+    if unobserved:
+        print(f"note: no calibration point has any {', '.join(unobserved)}: their weights stay 0, so predictions "
+              "leave that work out (predict names it where a kernel has it); calibrate on kernels that do it",
+              file=sys.stderr)
     if json_out:
         print_json(calibration.metadata)
         return
@@ -115,6 +120,11 @@ def predict_command(
     result = predict_kernel(fitted, found, kernel_sizes(found, param))
     result["device"] = metadata.get("device")
     notes = [note for note in [launch_note(found, result["sizes"], metadata)] if note]
+    unpriced = [name for name in metadata.get("unobserved_properties") or () if result["properties"].get(name)]
+    if unpriced:
+        values = ", ".join(f"{name}={result['properties'][name]:g}" for name in unpriced)
+        notes.append(f"{model}: the kernel has {values}, which no calibration point had: priced at 0 s, so the time "
+                     "is an underestimate")
     if result["time_s"] <= 0:
         notes.append(f"{model}: a time that is not positive ({result['time_s']:.4g} s): the model's overlap weight "
                      "outweighs its costs for this kernel at these sizes, so it does not describe it")

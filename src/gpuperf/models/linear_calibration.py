@@ -280,6 +280,7 @@ def fit_calibration(measured: pd.DataFrame, info: DeviceInfo, store: str | Path,
         "property_set": set_name,
         "properties": list(names),
         "weights": model.weights_,
+        "unobserved_properties": [name for name in names if not data[name].astype(bool).any()],  # weight 0: unpriced
         **dict(timing or {}),
         "host": platform.node(),
         "calibration_points": int(len(data)),
