@@ -319,3 +319,14 @@ def test_a_size_group_given_as_a_float_finds_an_integer_column():
     assert frame["n"].dtype.kind == "i"
     evaluation = leave_one_size_out(RecordingRegressor(), frame, FEATURES, "n", groups=[4.0])
     assert list(evaluation.per_group.index) == ["4"] and evaluation.overall["n"] == 6
+
+
+def test_a_traces_run_and_occurrence_are_not_default_features():
+    """k40c_traces holds 10 runs of each launch: which run, and which launch of its kernel, say nothing of it."""
+    from gpuperf.datasets import load_dataset
+    from gpuperf.evaluation.feature_columns import default_features
+
+    traces = load_dataset("k40c_traces")
+    assert {"run", "occurrence"} <= set(traces.columns)
+    chosen = default_features(traces)
+    assert "run" not in chosen and "occurrence" not in chosen and "regs" in chosen

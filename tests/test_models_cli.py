@@ -547,9 +547,14 @@ def test_bad_tables_fail_with_one_line_naming_file_row_and_column(tmp_path, caps
     (["fit", "{generic}", "--model", "lr", "--select", "pearson:3", "--out", "{tmp}/m.json"],
      "--select 'pearson:3' must look like spearman:K"),
     (["fit", "rodinia", "--model", "lr", "--out", "{tmp}/m.json"], "did you mean rodinia_nvprof"),
-    (["fit", "{generic}", "--model", "linear", "--out", "{tmp}/m.json"], "no column of the gpu property set"),
+    (["fit", "{generic}", "--model", "linear", "--out", "{tmp}/m.json"],
+     "no column of the gpu property set (launches, work_groups, f32_ops, f64_ops, ...): the linear count model "
+     "prices gpuperf's properties by name (a table of other columns fits with --model lr)"),
+    (["fit", "{generic}", "--model", "linear", "--features", "x1,x2", "--out", "{tmp}/m.json"],
+     "generic.csv: --features: the linear count model prices gpuperf's properties by name (a table of other "
+     "columns fits with --model lr): unknown property 'x1'"),
     (["fit", "{data}/linear_model_h100.csv.gz", "--model", "linear", "--out", "{tmp}/m.json"],  # no counts yet
-     "or, for points of gpuperf's measurement kernels (a campaign export), gpuperf calibrate --table "
+     "; for points of gpuperf's measurement kernels (a campaign export), gpuperf calibrate --table "
      "{data}/linear_model_h100.csv.gz --out MODEL.json counts the properties from the kernels"),
     (["fit", "{generic}", "--model", "lr", "--features", " , ", "--out", "{tmp}/m.json"],
      "--features names no column; leave it out for the default features"),
@@ -869,7 +874,9 @@ def test_a_model_from_another_version_is_a_note_and_a_damaged_one_an_error(table
     for name, content, message in (
             ("u16.json", json.dumps(document).encode("utf-16"), "not a JSON model file (not UTF-8 text)"),
             ("names.json", json.dumps(dict(document, feature_names="x2")).encode(),
-             "feature_names must be a list of column names, not 'x2'")):
+             "feature_names must be a list of column names, not 'x2'"),
+            ("unversioned.json", json.dumps({k: v for k, v in document.items() if k != "gpuperf_version"}).encode(),
+             "damaged model file: it records no gpuperf_version (which gpuperf wrote it)")):
         (tmp_path / name).write_bytes(content)
         assert main(["predict-table", "--model", str(tmp_path / name), str(tables["generic"]),
                      "--out", str(tmp_path / f"{name}.csv")]) == 2

@@ -397,7 +397,7 @@ def prepare_training(
     from gpuperf.datasets.schema import canonical_gpus, measured_rows
     from gpuperf.evaluation.feature_columns import KEYS_AND_OUTCOMES, default_features, is_measured_time
     from gpuperf.features.table import is_count_column, with_zero_counts
-    from gpuperf.models.properties import property_names
+    from gpuperf.models.properties import check_property_names, property_names
 
     notes: list[str] = []
     given = [name.strip() for name in (features or "").split(",") if name.strip()]
@@ -442,6 +442,9 @@ def prepare_training(
             notes.append(unbounded_note(unbounded, where))
     elif given:
         chosen = given
+        if options.name == "linear":  # its sign bounds come from what each property is
+            check_property_names(given, where=f"{where}: --features: the linear count model prices gpuperf's "
+                                 "properties by name (a table of other columns fits with --model lr)")
     elif options.name in LEARNED:  # a count family held as an empty cell is 0, as where features are named
         chosen = default_features(with_zero_counts(frame, [c for c in frame.columns if is_count_column(str(c))]), where)
     else:
@@ -449,9 +452,10 @@ def prepare_training(
         chosen = [name for name in known if name in frame.columns]
         if not chosen:
             raise GpuperfError(f"{where}: no column of the {options.property_set or 'gpu'} property set "
-                               f"({', '.join(known[:4])}, ...); name the property columns with --features, or, "
-                               "for points of gpuperf's measurement kernels (a campaign export), gpuperf calibrate "
-                               f"--table {where} --out MODEL.json counts the properties from the kernels")
+                               f"({', '.join(known[:4])}, ...): the linear count model prices gpuperf's properties by "
+                               "name (a table of other columns fits with --model lr); for points of gpuperf's "
+                               f"measurement kernels (a campaign export), gpuperf calibrate --table {where} --out "
+                               "MODEL.json counts the properties from the kernels")
         absent = [name for name in known if name not in chosen]
         if absent:
             notes.append(f"note: {where}: linear fits the {len(chosen)} of the {len(known)} "

@@ -36,8 +36,14 @@ class Surrogate:
         self.name, self.seed = name, seed % 2**32  # scikit-learn's seeds are below 2**32; a seed plus a step wraps
 
     def fit(self, features: np.ndarray, values: np.ndarray) -> "Surrogate":
+        """Fit on the rows in the order of their values (features, then value): the random
+        forest's bootstrap and the boosted trees' subsample draw by row position, so the fit must
+        not depend on the order in which the configurations were numbered or measured."""
+        features = np.asarray(features, dtype=float)
+        order = np.lexsort((np.asarray(values, dtype=float), *features.T[::-1]))
+        features, values = features[order], np.asarray(values, dtype=float)[order]
         n = len(values)
-        self._values = np.asarray(values, dtype=float)
+        self._values = values
         if self.name == "gp":
             width = features.shape[1]
             kernel = ConstantKernel(1.0, (1e-2, 1e2)) * Matern(

@@ -52,9 +52,10 @@ PROFILER_TIME = re.compile(r"^gpu__time_", re.IGNORECASE)
 PER_SECOND = re.compile(r"per[_\W]*(s|sec|secs|second|seconds)([_\W]|$)", re.IGNORECASE)
 # The keys, the measured time and how it was taken: never features.
 KEYS_AND_OUTCOMES = ("kernel", "variant", "gpu", "device", "source", "time_s", "status", "repeats", "n_invocations")
-# What profilers record about a launch that says nothing of the kernel: IDs, streams, start times.
+# What profilers record about a launch that says nothing of the kernel: IDs, streams, start times, which
+# run of a repeated trace it was and which launch of its kernel within the run (k40c_traces' run, occurrence).
 LAUNCH_BOOKKEEPING = ("ID", "Process ID", "Context", "Stream", "CC", "start_s", "correlation_id", "context",
-                      "stream", "invocations")
+                      "stream", "invocations", "run", "occurrence")
 
 
 def is_default_feature(column: str, parameters: Sequence[str] = ()) -> bool:

@@ -335,6 +335,8 @@ def _read(path: Path) -> dict:
 
 
 def _check_version(path: Path, saved: str | None, strict: bool) -> None:
+    if not isinstance(saved, str) or not saved:
+        raise GpuperfError(f"{path}: damaged model file: it records no gpuperf_version (which gpuperf wrote it)")
     if saved == gpuperf.__version__:
         return
     message = f"{path}: saved by gpuperf {saved}, loading with gpuperf {gpuperf.__version__}"
