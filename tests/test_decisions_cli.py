@@ -666,3 +666,16 @@ def test_explore_and_ask_read_a_bundled_tables_file_by_path_as_by_its_name(capsy
     by_path = run_json(capsys, ["explore", path, *picked])
     assert by_path["evals_to_90"] == by_name["evals_to_90"] and by_path["order"] == by_name["order"]
     assert run_json(capsys, ["ask", path, *picked])["next"] is None  # every configuration measured
+
+
+@pytest.mark.parametrize("model", ["rf", "gbt", "et"])
+def test_the_guided_order_depends_neither_on_the_spaces_row_order_nor_on_the_train_order(tmp_path, capsys, model):
+    """rf's bootstrap and gbt's subsample draw by row position: the surrogate sees the rows in a fixed order."""
+    space = pd.read_csv(write_space(tmp_path / "space.csv", (7, 4)))
+    space.sample(frac=1, random_state=3).to_csv(tmp_path / "shuffled.csv", index=False)
+    trains = [write_space(tmp_path / f"other{i}.csv", (5 + i, 2 + 2 * i), 1.5 + i) for i in range(2)]
+    argv = ["--params", "bx,tile", "--model", model, "--json", "--no-progress", "--budget", "30"]
+    orders = [run_json(capsys, ["explore", str(tmp_path / name), "--train", trains[first], "--train",
+                                trains[1 - first], *argv])["order"]
+              for name, first in (("space.csv", 0), ("shuffled.csv", 0), ("space.csv", 1))]
+    assert len(orders[0]) >= 3 and orders[1] == orders[0] and orders[2] == orders[0]

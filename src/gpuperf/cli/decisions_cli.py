@@ -121,12 +121,13 @@ def other_gpus_spaces(space, train: list[str], target: str | None, size_columns:
     """The ``--train`` tables' spaces (one per size in ``size_columns`` too), leaving out (with a
     note) any of the space's own kernel, GPU and size, or holding its own times; from a table of
     several kernels that holds the space's own kernel, only that kernel's spaces (the same kernel
-    measured elsewhere)."""
+    measured elsewhere). The tables are read in the order of their names, each once."""
     from gpuperf.decisions.exploration import measured_elsewhere
     from gpuperf.decisions.space import read_training_spaces
     from gpuperf.decisions.training import same_kernel_where_held, sharing_configurations
 
-    spaces = [s for path in train for s in same_kernel_where_held(
+    ordered = sorted(dict.fromkeys(train))  # the order --train names its tables in does not change the search
+    spaces = [s for path in ordered for s in same_kernel_where_held(
         space, read_training_spaces(path, space.params, target, size_columns), path, size_columns)]
     others = measured_elsewhere(space, spaces, size_columns, label="--train")
     return sharing_configurations(space, others)

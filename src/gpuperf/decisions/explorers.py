@@ -86,10 +86,14 @@ def _best_unmeasured(scores: np.ndarray, measured: Sequence[int], tie_break: np.
     return int(np.argmax(scores))
 
 
-def _rank_scale(values: np.ndarray) -> np.ndarray:
-    """Ranks scaled to [0, 1): a tie-break that never outweighs a real difference."""
-    order = np.argsort(np.argsort(values, kind="stable"), kind="stable")
-    return order / max(len(values), 1)
+def _rank_scale(values: np.ndarray, tied_by: np.ndarray | None = None) -> np.ndarray:
+    """Ranks scaled to [0, 1): a tie-break that never outweighs a real difference. Equal values
+    rank by the rows of ``tied_by`` (a configuration's parameter features: not by its position in
+    the table), else by position."""
+    keys = [values] if tied_by is None else [*np.asarray(tied_by, dtype=float).T[::-1], values]
+    ranks = np.empty(len(values))
+    ranks[np.lexsort(keys)] = np.arange(len(values))
+    return ranks / max(len(values), 1)
 
 
 class RandomOrder:
@@ -138,7 +142,7 @@ class TransferGuided:
         self.coverable = best > 0
         self.covers = (self.transfer >= cover * best) & self.coverable
         mean = row_statistic(np.nanmean, transfer)
-        self.tie_break = _rank_scale(np.nan_to_num(mean, nan=-1.0))
+        self.tie_break = _rank_scale(np.nan_to_num(mean, nan=-1.0), tied_by=features)
         self.features = unit_scale(np.hstack([features, self.logs, np.median(self.logs, axis=1, keepdims=True)]))
         self.model, self.seed = model, seed
         self.period, self.sigma, self.refit, self.residual = period, sigma, refit, residual
