@@ -91,7 +91,11 @@ BAD_CASES = [
     ("pairs[0]", lambda t: t.replace('after_kernel = "MAC"\n', ""), "pairs[0]: give either after_kernel"),
     ("applies_when", lambda t: t.replace('title =', 'applies_when = "cache_lines > 2"\ntitle ='), "applies_when"),
     ("applies_when_type", lambda t: t.replace('title =', 'applies_when = "threads > \'3\'"\ntitle ='),
-     "applies_when: 'threads > '3'' cannot be evaluated"),
+     "applies_when: 'threads > '3'' may only compare features and numbers (with and, or, not and arithmetic); "
+     "''3'' is not allowed"),
+    ("applies_when_code", lambda t: t.replace(
+        'title =', 'applies_when = "threads > threads.__class__.__init__.__globals__.get(\'sys\').exit(3)"\ntitle ='),
+     "is not allowed"),
     ("applies_when_value", lambda t: t.replace('title =', 'applies_when = "threads + 1"\ntitle ='),
      "applies_when: 'threads + 1' cannot be evaluated"),
     ("no_pairs", lambda t: t[: t.index("[[pairs]]")], "pairs: no [[pairs]] table"),

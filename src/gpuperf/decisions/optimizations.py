@@ -283,6 +283,17 @@ def _check_apply(apply: Mapping[str, Any], path: Path) -> None:
             raise GpuperfError(f"{path}: {where}: before and after are both {flip['before']}: a flip needs a direction")
 
 
+def _condition_nodes() -> tuple[type, ...]:
+    import ast
+
+    return (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd, ast.Invert,
+            ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.BinOp, ast.Add, ast.Sub, ast.Mult,
+            ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.BitAnd, ast.BitOr, ast.Name, ast.Load, ast.Constant)
+
+
+CONDITION_NODES = _condition_nodes()  # what an applies_when expression may be made of
+
+
 def _check_condition(condition: str, path: Path) -> None:
     """A condition must parse and use only advice features."""
     if not condition:
@@ -296,6 +307,12 @@ def _check_condition(condition: str, path: Path) -> None:
         tree = ast.parse(condition, mode="eval")
     except SyntaxError:
         raise GpuperfError(f"{path}: applies_when: '{condition}' is not a valid expression") from None
+    refused = next((node for node in ast.walk(tree) if not isinstance(node, CONDITION_NODES)
+                    or isinstance(node, ast.Constant) and type(node.value) not in (int, float, bool)), None)
+    if refused is not None:  # an attribute, a call, a subscript or a string could run code when evaluated
+        what = ast.get_source_segment(condition, refused) or type(refused).__name__
+        raise GpuperfError(f"{path}: applies_when: '{condition}' may only compare features and numbers (with and, "
+                           f"or, not and arithmetic); '{what}' is not allowed")
     names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)} - {"and", "or", "not"}
     unknown = sorted(names - set(known))
     if unknown:
