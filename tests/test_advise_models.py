@@ -441,3 +441,35 @@ def test_prefetch_is_not_advised_to_a_kernel_that_stages_its_data_in_local_memor
                            threshold=1e-9, min_confidence=0, entries=[entries["local_memory_prefetch"]])
     assert not advice.assessed
     assert dict(advice.skipped)["local_memory_prefetch"].startswith("does not apply:")
+
+
+class _Reduced:
+    """An object skops saves by its constructor's arguments (turned into another callable below)."""
+
+    def __init__(self, code, scope):
+        self.code, self.scope = code, scope
+
+    def __reduce__(self):
+        return (_Reduced, (self.code, self.scope))
+
+
+def test_a_planted_cache_file_calling_a_numpy_function_is_not_loaded(tmp_path):
+    """A cache folder others can write to: a .skops file whose object is numpy's runstring(code) is refused."""
+    import io
+    import json
+    import zipfile
+
+    import skops.io as sio
+
+    from gpuperf.decisions.advisor import _load_parts
+
+    marker = tmp_path / "ran"
+    source = zipfile.ZipFile(io.BytesIO(sio.dumps(_Reduced(f"open({str(marker)!r}, 'w').write('x')", {}))))
+    schema = json.loads(source.read("schema.json"))
+    schema["__module__"], schema["__class__"] = "numpy.testing._private.utils", "runstring"
+    planted = tmp_path / "model-planted.skops"
+    with zipfile.ZipFile(planted, "w") as target:
+        for item in source.namelist():
+            target.writestr(item, json.dumps(schema) if item == "schema.json" else source.read(item))
+    assert _load_parts(planted) is None
+    assert not marker.exists()

@@ -119,8 +119,9 @@ def _no_pairs_reason(all_pairs: list[pd.DataFrame], target: str) -> str:
 
 
 # -- models ------------------------------------------------------------------------------------------
-SAFE_TYPE_PREFIXES = ("numpy.", "sklearn.", "scipy.")
-SAFE_TYPES = ("gpuperf.models.m5p.M5PRegressor", "gpuperf.models.learned.signed_log1p")
+# What a cached model holds beyond skops' own trusted types: exactly these (a wider set, such as any
+# numpy function, would let a planted cache file call it with arguments of its choosing).
+SAFE_TYPES = ("gpuperf.models.m5p.M5PRegressor", "gpuperf.models.learned.signed_log1p", "numpy.dtype")
 
 
 def _model_path(pairs: pd.DataFrame) -> Path:
@@ -139,7 +140,7 @@ def _load_parts(path: Path) -> dict[str, Any] | None:
 
     try:
         types = sio.get_untrusted_types(file=path)
-        if not all(t.startswith(SAFE_TYPE_PREFIXES) or t in SAFE_TYPES for t in types):
+        if not set(types) <= set(SAFE_TYPES):
             return None
         return sio.load(path, trusted=types)
     except Exception:  # noqa: BLE001 - any damaged cache file is refitted
