@@ -442,3 +442,26 @@ def test_tables_print_whole_counts_in_full_and_name_the_time_columns_unit(capsys
     rows = numbered([{"x": 1, "time": 0.5}], time_column="time_ms")
     assert rows == [{"#": 1, "x": 1, "time_ms": 0.5}]
     assert numbered([{"time_ms": 3, "time": 0.5}], time_column="time_ms") == [{"#": 1, "time_ms": 3, "time": 0.5}]
+
+
+def test_a_cache_folder_everyone_may_write_to_moves_the_caches_to_a_private_folder(tmp_path):
+    """A shared XDG_CACHE_HOME (or a gpuperf folder in it others made open): a planted pickle would run."""
+    import subprocess
+    import sys
+
+    shared = tmp_path / "shared"
+    (shared / "gpuperf").mkdir(parents=True)
+    shared.chmod(0o755)
+    (shared / "gpuperf").chmod(0o777)
+    env = {**os.environ, "XDG_CACHE_HOME": str(shared), "TMPDIR": str(tmp_path)}
+    env.pop("GPUPERF_CACHE_DIR", None)
+    done = subprocess.run([sys.executable, "-m", "gpuperf", "features", "vector_copy", "-p", "n=4096", "--json"],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert f"{shared / 'gpuperf'} is writable by everyone: a file planted there would be read back as code" \
+        in done.stderr
+    assert next(tmp_path.glob("gpuperf-cache-*")).is_dir()
+    (shared / "gpuperf").chmod(0o755)
+    done = subprocess.run([sys.executable, "-m", "gpuperf", "features", "vector_copy", "-p", "n=4096", "--json"],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0 and "not safe for caches" not in done.stderr, done.stderr

@@ -293,6 +293,20 @@ def test_a_cache_the_disk_cannot_take_is_skipped_and_a_table_names_its_file(tmp_
     assert not list(tmp_path.glob("*t.csv*"))
 
 
+def test_a_link_planted_where_a_cache_file_goes_is_replaced_not_followed(tmp_path: Path) -> None:
+    """A shared cache folder: another user's link to a file of ours must not get the cache's bytes."""
+    from gpuperf.files import write_cache_file
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "c.parquet").symlink_to(victim)
+    write_cache_file(tmp_path / "cache" / "c.parquet", lambda path: path.write_text("cache"))
+    assert victim.read_text() == "precious"
+    assert not (tmp_path / "cache" / "c.parquet").is_symlink()
+    assert (tmp_path / "cache" / "c.parquet").read_text() == "cache"
+
+
 def test_a_store_on_read_only_media_with_points_left_in_its_wal_is_refused(tmp_path: Path, read_only_media) -> None:
     """Read as it is, the file would lack the points still in its -wal file: an error, not fewer rows."""
     with Store(tmp_path / "s.sqlite") as store:

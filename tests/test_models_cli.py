@@ -389,6 +389,14 @@ def test_evaluate_leave_one_gpu_out_reports_every_gpu(tables, capsys, tmp_path):
     assert list((tmp_path / "report").glob("pred_vs_measured_*.png"))
     saved = json.loads((tmp_path / "report" / "metrics.json").read_text())
     assert saved["evaluations"]["leave-one-gpu-out"]["overall"]["mape"] == pytest.approx(result["overall"]["mape"])
+    victim = tmp_path / "victim.txt"  # a link planted in the folder is replaced, the file it names left alone
+    victim.write_text("precious")
+    for name in ("report.html", "pred_vs_measured_GTX_680.png"):
+        (tmp_path / "report" / name).unlink(missing_ok=True)
+        (tmp_path / "report" / name).symlink_to(victim)
+    run_json(capsys, "evaluate", tables["rodinia"], "--model", "knn", "--log-target",
+             "--protocol", "leave-one-gpu-out", "--report", tmp_path / "report")
+    assert victim.read_text() == "precious" and not (tmp_path / "report" / "report.html").is_symlink()
     assert saved["metrics"]["bounded"] == result["bounded"]  # the clipped predictions, as --json counts them
 
 

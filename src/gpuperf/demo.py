@@ -51,14 +51,14 @@ class DemoReport:
         steps = kept_steps(self.out)
         steps |= {step: {"sections": self.sections.get(step, []), "headlines": self.headlines.get(step, [])}
                   for step in self.sections}
-        with written_whole(self.out / STEPS_FILE) as temporary:  # a killed demo leaves the earlier one whole
+        with written_whole(self.out / STEPS_FILE, through_links=False) as temporary:  # a killed demo leaves the earlier one whole
             temporary.write_text(json.dumps(steps, indent=1), encoding="utf-8")
         order = ["set-up", *STEPS]
         ordered = [steps[step] for step in order if step in steps]
         summary = [f"- {line}" for texts in ordered for line in texts["headlines"]]
         body = "\n".join(section for texts in ordered for section in texts["sections"])
         path = self.out / "index.md"
-        with written_whole(path) as temporary:  # a killed step leaves the earlier index whole
+        with written_whole(path, through_links=False) as temporary:  # a killed step leaves the earlier index whole
             temporary.write_text("# gpuperf demo report\n\n"
                                  + ("## Summary\n\n" + "\n".join(summary) + "\n\n" if summary else "") + body,
                                  encoding="utf-8")
@@ -67,7 +67,7 @@ class DemoReport:
 
 def write_table(frame: pd.DataFrame, path: Path, index: bool = False) -> None:
     """``frame`` as CSV at ``path``, whole or not at all (a killed step leaves the earlier table)."""
-    with written_whole(path) as temporary:
+    with written_whole(path, through_links=False) as temporary:
         frame.to_csv(temporary, index=index)
 
 

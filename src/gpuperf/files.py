@@ -19,15 +19,16 @@ class UnwritableFile(GpuperfError):
 
 
 @contextmanager
-def written_whole(path: str | Path, new: bool = False) -> Iterator[Path]:
+def written_whole(path: str | Path, new: bool = False, through_links: bool = True) -> Iterator[Path]:
     """A temporary path beside ``path`` to write to, renamed to ``path`` when the block ends and
     removed if it raises: a failed or killed write never leaves a partial ``path`` (nor replaces
     the file already there). With ``new``, a file that appeared at ``path`` while the block ran (another
     run's, a user's) is kept and the write refused. A symbolic link is written through: its target gets
-    the new text (the file the link names, as the run lock holds it). A folder where no file can be
-    created is an error naming ``path``."""
+    the new text (the file the link names, as the run lock holds it); not ``through_links`` (a cache
+    file, a report's page in a folder others may have written to), the link itself is replaced and
+    what it names is left alone. A folder where no file can be created is an error naming ``path``."""
     path = Path(path)
-    if path.is_symlink():
+    if path.is_symlink() and through_links:
         path = real_path(path)
     try:
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -180,7 +181,7 @@ def write_cache_file(path: str | Path, write: Callable[[Path], object]) -> None:
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with written_whole(path) as temporary:
+        with written_whole(path, through_links=False) as temporary:  # a planted link is replaced, not followed
             write(temporary)
     except (OSError, UnwritableFile):
         pass

@@ -141,26 +141,52 @@ def _writable_cache_home() -> None:
     from pathlib import Path
 
     home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    _move_aside_if_unwritable("XDG_CACHE_HOME", home, "the cache folder", "its caches", "gpuperf-cache")
+    _move_aside_if_unwritable("XDG_CACHE_HOME", home, "the cache folder", "its caches", "gpuperf-cache",
+                              also=[home / "gpuperf"])
     own = os.environ.get("GPUPERF_CACHE_DIR")
     if own:  # gpuperf's own caches (the advisor's models, NVRTC's results) would be refitted every run
         _move_aside_if_unwritable("GPUPERF_CACHE_DIR", Path(own), "GPUPERF_CACHE_DIR", "gpuperf's caches",
                                   "gpuperf-own-cache")
 
 
-def _move_aside_if_unwritable(variable: str, folder, named: str, kept: str, prefix: str) -> None:  # noqa: ANN001
-    """Where no file can be made in ``folder``, point ``variable`` at a private folder of the temporary
+def _move_aside_if_unwritable(variable: str, folder, named: str, kept: str, prefix: str,  # noqa: ANN001
+                              also: list | None = None) -> None:
+    """Where no file can be made in ``folder``, or it (or a folder in ``also`` that exists) is another
+    user's or open to others' writing (the caches hold pickles and models, read back as code would
+    be: a file planted there would run), point ``variable`` at a private folder of the temporary
     folder (``prefix``-uid), with a note."""
     import os
     import tempfile
     from pathlib import Path
 
     reason = _unwritable(folder)
-    if reason:
+    opened = None if reason else next(filter(None, (_open_to_others(f) for f in [folder, *(also or [])])), None)
+    if reason or opened:
         fallback = _private_folder(Path(tempfile.gettempdir()) / f"{prefix}-{os.getuid()}")
         os.environ[variable] = str(fallback)
-        print(f"note: {named} {folder} cannot be written ({reason}); this run keeps {kept} in {fallback} "
-              f"(set {variable} to a writable folder to keep them)", file=sys.stderr)
+        why = (f"cannot be written ({reason})" if reason else
+               f"is not safe for caches ({opened}: a file planted there would be read back as code)")
+        print(f"note: {named} {folder} {why}; this run keeps {kept} in {fallback} (set {variable} to a "
+              f"{'writable folder' if reason else 'folder only you can write'} to keep them)", file=sys.stderr)
+
+
+def _open_to_others(folder) -> str | None:  # noqa: ANN001 - a Path
+    """Why another user could put a file in ``folder`` (another's folder, or one everyone may write to;
+    a group-writable one is left alone, as a user's private group makes every folder); None where only
+    this user can (or it does not exist, or the system has no users)."""
+    import os
+
+    if not hasattr(os, "getuid"):
+        return None
+    try:
+        found = os.stat(folder)
+    except OSError:
+        return None
+    if found.st_uid != os.getuid():
+        return f"{folder} belongs to user {found.st_uid}"
+    if found.st_mode & 0o002:
+        return f"{folder} is writable by everyone"
+    return None
 
 
 def _unwritable(folder) -> str | None:  # noqa: ANN001 - a Path

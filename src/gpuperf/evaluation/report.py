@@ -32,7 +32,7 @@ from gpuperf.files import written_whole
 
 def save_figure(fig: Figure, path: Path, **options) -> None:
     """``fig`` as a PNG at ``path``, written whole (a killed or failed save leaves the file there as it was)."""
-    with written_whole(path) as temporary:
+    with written_whole(path, through_links=False) as temporary:
         fig.savefig(temporary, format="png", **options)
 
 
@@ -498,7 +498,7 @@ def write_report(
             os.replace(drawn, folder / drawn.name)
         for key, (name, text) in texts.items():
             written[key] = folder / name
-            with written_whole(written[key]) as temporary:
+            with written_whole(written[key], through_links=False) as temporary:  # a link there is replaced
                 temporary.write_text(text, encoding="utf-8")
         for stale in earlier - set(written.values()):  # no page links them any more
             stale.unlink(missing_ok=True)
