@@ -305,3 +305,22 @@ def test_a_table_named_as_an_archive_it_is_not_is_one_error_naming_the_file(tmp_
         read_csv(tmp_path / "two.csv.zip")
     assert main(["fit", str(tmp_path / "fake.csv.xz"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
     assert "fake.csv.xz: cannot be read" in capsys.readouterr().err and not (tmp_path / "m.json").exists()
+
+
+@pytest.mark.parametrize("raised", [MemoryError(), "Error tokenizing data. C error: out of memory"])
+def test_a_table_too_large_for_memory_is_one_error_naming_it(tmp_path, monkeypatch, raised):
+    """pandas' C parser out of memory was taken for a bad table and the file read again whole to diagnose it."""
+    import pandas as pd
+
+    from gpuperf.datasets import tables
+
+    path = tmp_path / "huge.csv.gz"
+    pd.DataFrame({"a": [1], "time_s": [1.0]}).to_csv(path, index=False)
+
+    def out_of_memory(*args, **kwargs):
+        raise raised if isinstance(raised, BaseException) else pd.errors.ParserError(raised)
+
+    monkeypatch.setattr(tables.pd, "read_csv", out_of_memory)
+    monkeypatch.setattr(tables, "_refuse_profiler_output", lambda path: pytest.fail("the file was read again"))
+    with pytest.raises(GpuperfError, match="huge.csv.gz: too large to read into this machine's memory"):
+        tables.read_csv(path)

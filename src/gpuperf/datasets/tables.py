@@ -98,7 +98,11 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
         at = f"line {line}: " if line else ""
         raise GpuperfError(f"{path}: {at}bytes that are not {exc.encoding.upper()} text; save the table as "
                            "UTF-8") from None
+    except MemoryError:
+        raise GpuperfError(f"{path}: too large to read into this machine's memory") from None
     except (pd.errors.ParserError, EOFError, OSError, zlib.error) as exc:
+        if "out of memory" in str(exc):  # pandas' C parser ran out: reading it again to diagnose would too
+            raise GpuperfError(f"{path}: too large to read into this machine's memory") from None
         if not options.keys() - {"encoding"}:
             _refuse_other_separators(path, options.get("encoding", "utf-8"))  # a cell holding a comma
         _refuse_profiler_output(path)
