@@ -194,6 +194,8 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
     times = {column: numeric_column(frame, column, source).to_numpy(dtype=float)
              for column in ("time_s", "time_s_min")}
     ok_rows = ok.to_numpy()
+    plan = {**CALIBRATION_PLANS[device_class], **HELD_OUT_PLANS[device_class]}
+    outside = 0  # ok rows of kernels the plan does not name: never built (a file.py:function would run)
     rows = []
     points: dict[tuple, dict[str, int]] = {}  # (kernel, its size cells) -> checked sizes: each point checked once
     for position, row in enumerate(frame.to_dict("records")):
@@ -211,6 +213,9 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
             raise GpuperfError(f"{source}, {row_location(frame, position)}: time_s_min={row['time_s_min']!r} is above "
                                f"time_s={row['time_s']!r}: the fastest run of a point cannot be slower than its "
                                "typical one")
+        if str(row["kernel"]) not in plan:
+            outside += 1
+            continue
         try:
             kernel = get_kernel(str(row["kernel"]))
             key = (str(row["kernel"]), *(repr(row.get(name)) for name in kernel.params))
@@ -220,12 +225,11 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
             raise GpuperfError(f"{source}, {row_location(frame, position)}: {exc}") from None
         rows.append({"kernel_spec": row["kernel"], "sizes": dict(points[key]), "time_s": float(time_s),
                      "time_s_min": float(time_s_min)})
-    plan = {**CALIBRATION_PLANS[device_class], **HELD_OUT_PLANS[device_class]}
     measured = combine_measured(rows, plan, statistic)
-    unplanned = len(rows) - int(measured["passes"].sum())
+    unplanned = outside + len(rows) - int(measured["passes"].sum())
     if unplanned:
         warnings.warn(GpuperfNote(
-            f"{source}: {unplanned} of {len(rows)} ok rows are not points of the {device_class} class's "
+            f"{source}: {unplanned} of {outside + len(rows)} ok rows are not points of the {device_class} class's "
             "calibration or held-out plan (kernel and sizes) and are left out"), stacklevel=3)
     description = str(frame["gpu"].dropna().iloc[0]) if "gpu" in frame and frame["gpu"].notna().any() else source
     info = DeviceInfo(devices[0] if devices else "table", description, device_class)
