@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -154,3 +155,28 @@ def test_dash_h_is_help_on_every_command(capsys) -> None:
     for name in ["", "campaign", *_commands(typer.main.get_command(app))]:
         assert main([*name.split(), "-h"]) == 0, name
         assert "Show this message and exit." in capsys.readouterr().out, name
+
+
+@pytest.mark.parametrize("columns", ["40", "0"])
+def test_a_narrow_or_zero_width_terminal_keeps_every_value_whole(columns):
+    """At 40 columns rich folded -0.1005 over two lines and dropped whole columns; COLUMNS=0 printed nothing."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "COLUMNS": columns}
+    done = subprocess.run([sys.executable, "-m", "gpuperf", "gpus"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    header = next(line for line in done.stdout.splitlines() if "GPU" in line and "SMs" in line)
+    assert "f32 GFLOP/s" in header and "f64 GFLOP/s" in header
+    assert any("GTX 680" in line and "135.4" in line for line in done.stdout.splitlines())
+
+
+def test_a_closed_stdout_or_stderr_is_no_crash():
+    """With stdout closed (>&-) Python's sys.stdout is None: reading its errors crashed every command."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", "import sys; sys.stdout = None; from gpuperf.cli import main; "
+                           "sys.exit(main(['geometry', '--gpu', 'H100', '--trip', '1000']))"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr

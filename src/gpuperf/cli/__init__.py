@@ -127,6 +127,8 @@ def _escape_what_the_terminal_cannot_show() -> None:
     """Output a terminal's encoding cannot show (a kernel named 'größe' under an ASCII locale) is
     escaped, as Python escapes it on stderr, instead of failing the command part-way."""
     for stream in (sys.stdout, sys.stderr):  # strict, or surrogateescape under the C locale's ASCII
+        if stream is None:  # closed when Python started (>&-): nothing to reconfigure
+            continue
         utf8 = str(getattr(stream, "encoding", "") or "").lower().replace("-", "") == "utf8"
         if (getattr(stream, "errors", None) == "strict" or not utf8 and stream.errors == "surrogateescape") \
                 and hasattr(stream, "reconfigure"):

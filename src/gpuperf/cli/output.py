@@ -19,7 +19,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-console = Console()
+console = Console(width=80 if os.environ.get("COLUMNS", "").strip() == "0" else None)  # COLUMNS=0: no width given
+WIDEST_TABLE = 250  # characters: a table's natural width up to this is kept whole, whatever the terminal's width
 
 
 def _plain(value: Any) -> Any:
@@ -62,7 +63,15 @@ def print_table(rows: Sequence[Mapping[str, Any]], title: str | None = None, col
         table.add_column(column, overflow="fold")  # wrap a long value; never cut it short
     for row in rows:
         table.add_row(*[_format(row.get(c)) for c in columns])
-    console.print(table)
+    # Narrower than its natural width, rich folds cells mid-number (-0.100 over 5) or drops whole columns:
+    # print it at its natural width (up to WIDEST_TABLE) and let a narrow terminal wrap the lines instead.
+    natural = min(table.__rich_measure__(console, console.options).maximum, WIDEST_TABLE)
+    width = console.width
+    console.width = max(width, natural)
+    try:
+        console.print(table)
+    finally:
+        console.width = width
 
 
 def _format(value: Any) -> str:
