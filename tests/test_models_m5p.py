@@ -192,16 +192,3 @@ def test_units_change_nothing_however_far_apart_the_columns_scales():
     assert scaled.n_leaves_ == plain.n_leaves_
     assert np.allclose(scaled.predict(U * np.array([1e12, 1e-3])), plain.predict(U), rtol=1e-9, atol=1e-9)
 
-
-def test_equal_splits_go_to_the_first_feature_by_name_whatever_the_column_order():
-    """Two columns that split the rows alike: the tree (and its predictions) follow the names, not positions."""
-    import pandas as pd
-
-    rng = np.random.default_rng(0)
-    step = np.repeat([0.0, 1.0], 40)
-    frame = pd.DataFrame({"b": step * 3 + 1, "a": step * 5 + 2, "c": rng.uniform(0, 1, 80)})
-    y = np.where(step > 0, 10.0, 1.0) + frame["c"] * np.where(step > 0, 4.0, -2.0) + rng.normal(0, 0.05, 80)
-    one = M5PRegressor(smooth=False).fit(frame, y)
-    other = M5PRegressor(smooth=False).fit(frame[["c", "a", "b"]], y)
-    assert one.feature_names_in_[one.feature_[0]] == other.feature_names_in_[other.feature_[0]] == "a"
-    np.testing.assert_allclose(one.predict(frame), other.predict(frame[["c", "a", "b"]]), rtol=1e-10)

@@ -107,7 +107,7 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
         n, m, node_std = len(rows), self.min_samples_leaf, float(np.std(y))
         best, best_gain = None, 0.0
         sizes = np.arange(1, n)  # left part holds the first `size` sorted rows
-        for feature in self._split_order():  # of equal splits the first feature by name wins
+        for feature in range(self._X.shape[1]):
             x = self._X[rows, feature]
             order = np.argsort(x, kind="stable")
             xs, ys = x[order], y[order]
@@ -126,12 +126,6 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
                 middle = float((xs[i] + xs[i + 1]) / 2)  # two adjacent floats' mean rounds to one of them
                 best, best_gain = (feature, middle if middle < xs[i + 1] else float(xs[i])), gain
         return best
-
-    def _split_order(self) -> np.ndarray:
-        """The features in the order of their names where the input named them (so that the tree
-        does not depend on the order of a table's columns), else in column order."""
-        names = getattr(self, "feature_names_in_", None)
-        return np.argsort(np.asarray(names, dtype=str), kind="stable") if names is not None else np.arange(self._X.shape[1])
 
     def _fit_models(self, node: int) -> float:
         """Fit linear models bottom-up, prune; return the node's estimated error."""
