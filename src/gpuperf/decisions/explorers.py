@@ -86,13 +86,12 @@ def _best_unmeasured(scores: np.ndarray, measured: Sequence[int], tie_break: np.
     return int(np.argmax(scores))
 
 
-def _rank_scale(values: np.ndarray, tied_by: np.ndarray | None = None) -> np.ndarray:
+def _rank_scale(values: np.ndarray, tied_by: np.ndarray) -> np.ndarray:
     """Ranks scaled to [0, 1): a tie-break that never outweighs a real difference. Equal values
-    rank by the rows of ``tied_by`` (a configuration's parameter features: not by its position in
-    the table), else by position."""
-    keys = [values] if tied_by is None else [*np.asarray(tied_by, dtype=float).T[::-1], values]
+    rank by the rows of ``tied_by`` (a configuration's parameter features), not by their position
+    in the table."""
     ranks = np.empty(len(values))
-    ranks[np.lexsort(keys)] = np.arange(len(values))
+    ranks[np.lexsort([*np.asarray(tied_by, dtype=float).T[::-1], values])] = np.arange(len(values))
     return ranks / max(len(values), 1)
 
 

@@ -39,6 +39,7 @@ An entry (every text field is required unless marked optional)::
 
 from __future__ import annotations
 
+import ast
 import math
 import os
 import tomllib
@@ -283,23 +284,17 @@ def _check_apply(apply: Mapping[str, Any], path: Path) -> None:
             raise GpuperfError(f"{path}: {where}: before and after are both {flip['before']}: a flip needs a direction")
 
 
-def _condition_nodes() -> tuple[type, ...]:
-    import ast
-
-    return (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd, ast.Invert,
-            ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.BinOp, ast.Add, ast.Sub, ast.Mult,
-            ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.BitAnd, ast.BitOr, ast.Name, ast.Load, ast.Constant)
-
-
-CONDITION_NODES = _condition_nodes()  # what an applies_when expression may be made of
+# What an applies_when expression may be made of: features, numbers, comparisons, logic and arithmetic.
+CONDITION_NODES = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd,
+                   ast.Invert, ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.BinOp, ast.Add,
+                   ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.BitAnd, ast.BitOr, ast.Name,
+                   ast.Load, ast.Constant)
 
 
 def _check_condition(condition: str, path: Path) -> None:
     """A condition must parse and use only advice features."""
     if not condition:
         return
-    import ast
-
     from gpuperf.decisions.advice_features import CONDITION_FEATURES, MODEL_FEATURES
 
     known = MODEL_FEATURES + CONDITION_FEATURES
