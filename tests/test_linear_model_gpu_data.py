@@ -222,7 +222,7 @@ def test_calibrate_from_a_table_counts_rows_outside_the_plan_and_refuses_too_few
     # A row of a kernel the plan does not name is counted with them, never built: a file kernel is not run.
     (tmp_path / "planted.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w').write('x')\n")
     foreign = pd.concat([table, table.head(1).assign(kernel=f"{tmp_path / 'planted.py'}:k"),
-                         table.head(1).assign(kernel="my_other_kernel")])
+                         table.head(1).assign(kernel="stencil2d[local_x=16,local_y=4,outputs_y=1,prefetch=0,unroll=1]")])
     foreign.to_csv(tmp_path / "foreign.csv", index=False)
     assert main(["calibrate", "--table", str(tmp_path / "foreign.csv"), "--out", str(tmp_path / "f.json")]) == 0
     assert "2 of 140 ok rows are not points" in capsys.readouterr().err

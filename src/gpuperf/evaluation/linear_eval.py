@@ -195,7 +195,7 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
              for column in ("time_s", "time_s_min")}
     ok_rows = ok.to_numpy()
     plan = {**CALIBRATION_PLANS[device_class], **HELD_OUT_PLANS[device_class]}
-    outside = 0  # ok rows of kernels the plan does not name: never built (a file.py:function would run)
+    outside = 0  # ok rows of kernels the plan does not name: left out (a file.py:function is never run)
     rows = []
     points: dict[tuple, dict[str, int]] = {}  # (kernel, its size cells) -> checked sizes: each point checked once
     for position, row in enumerate(frame.to_dict("records")):
@@ -214,6 +214,11 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
                                f"time_s={row['time_s']!r}: the fastest run of a point cannot be slower than its "
                                "typical one")
         if str(row["kernel"]) not in plan:
+            if ".py" not in str(row["kernel"]):  # a catalog name is checked (a typo is named); a user file never run
+                try:
+                    get_kernel(str(row["kernel"]))
+                except (GpuperfError, ValueError) as exc:
+                    raise GpuperfError(f"{source}, {row_location(frame, position)}: {exc}") from None
             outside += 1
             continue
         try:
