@@ -24,9 +24,9 @@ from loopy.diagnostic import StaticValueFindingError
 from loopy.isl_helpers import get_simple_strides, static_max_of_pw_aff
 from loopy.kernel.data import AutoLocalInameTagBase, GroupInameTag, LocalInameTag, VectorizeTag
 from loopy.symbolic import aff_to_expr, pw_aff_to_expr
-from pymbolic.primitives import Expression, Max, Product, Quotient, Sum
+from pymbolic.primitives import ExpressionNode, Max, Product, Quotient, Sum
 
-Expr = Expression | int
+Expr = ExpressionNode | int
 
 SET = isl.dim_type.set
 

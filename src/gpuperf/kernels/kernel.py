@@ -14,7 +14,7 @@ from typing import Any
 import loopy as lp
 import numpy as np
 from pymbolic import evaluate
-from pymbolic.primitives import Expression
+from pymbolic.primitives import ExpressionNode
 
 from gpuperf.errors import GpuperfError
 
@@ -284,7 +284,7 @@ class Kernel:
             return
         point = assumptions
         for name, value in sizes.items():
-            index = point.find_dim_by_name(isl.dim_type.param, name)
+            index = point.space.find_dim_by_name(isl.dim_type.param, name)
             if index >= 0:
                 point = point.fix_val(isl.dim_type.param, index, value)
         if point.is_empty():
@@ -293,7 +293,7 @@ class Kernel:
 
     # -- launch geometry ----------------------------------------------------------------------
     @cached_property
-    def launch_exprs(self) -> tuple[tuple[Expression | int, ...], tuple[Expression | int, ...]]:
+    def launch_exprs(self) -> tuple[tuple[ExpressionNode | int, ...], tuple[ExpressionNode | int, ...]]:
         """(work-groups per dimension, work-items per group per dimension) as expressions of the sizes.
 
         Read from the preprocessed program: preprocessing can add hardware axes (a reduction

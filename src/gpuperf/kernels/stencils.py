@@ -141,7 +141,7 @@ def _boxed(kernel: lp.LoopKernel, domain: isl.BasicSet) -> isl.BasicSet:
         box = boxify(kernel.cache_manager, constrained, inames, None)
     except (isl.Error, NotImplementedError):
         return domain
-    pieces = box.gist_params(assumptions).get_basic_sets()
+    pieces = box.to_set().gist_params(assumptions).get_basic_sets()
     exact = box.intersect_params(assumptions) == constrained and len(pieces) == 1
     return pieces[0] if exact else domain
 

@@ -66,7 +66,7 @@ class OpenCLCompiled:
             # Sizes are always passed explicitly, so loopy's notes that it cannot infer them are noise.
             with contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
                 warnings.simplefilter("ignore", lp.diagnostic.ParameterFinderWarning)
-                program = kernel.for_target(lp.PyOpenCLTarget(device.device))
+                program = kernel.for_target(lp.PyOpenCLTarget())
                 # Events are waited for here, not tracked on the arrays (that waits inside enqueues).
                 program = lp.set_options(program, cl_exec_manage_array_events=False)
                 self.executor = program.executor(device.context)
