@@ -301,6 +301,30 @@ def test_text_and_fractional_parameters_round_trip_through_kernel_tuner(tmp_path
     assert sorted(zip(back["schedule"], back["factor"])) == sorted(configs)
 
 
+def test_tuple_and_float32_parameters_read_as_kernel_tuner_keys_them(tmp_path):
+    # Kernel Tuner keys an entry with str() of the values it tuned, (1, 2) and float32 0.1, but JSON
+    # stores the tuple as a list and the float32 as its float64 expansion 0.10000000149011612.
+    tuned = [((1, 2), np.float32(0.1)), ((3, 4), np.float32(0.7))]
+    entries = {
+        ",".join(str(v) for v in (pair, scale)): {"pair": list(pair), "scale": float(scale), "time": 1.0 + i}
+        for i, (pair, scale) in enumerate(tuned)
+    }
+    assert list(entries) == ["(1, 2),0.1", "(3, 4),0.7"]
+    cache = {"device_name": "NVIDIA RTX A4000", "kernel_name": "k", "tune_params_keys": ["pair", "scale"],
+             "cache": entries}
+    path = tmp_path / "k.json"
+    path.write_text(json.dumps(cache))
+    frame = read_kernel_tuner_cache(path)
+    assert frame["pair"].tolist() == [(1, 2), (3, 4)]
+    assert frame["scale"].tolist() == [float(np.float32(0.1)), float(np.float32(0.7))]
+    assert frame["time_s"].tolist() == pytest.approx([1e-3, 2e-3])
+    # A key that no spelling of the stored values gives is still refused.
+    cache["cache"] = {"(1, 2),0.2": entries["(1, 2),0.1"]}
+    path.write_text(json.dumps(cache))
+    with pytest.raises(GpuperfError, match=r"cache entry '\(1, 2\),0.2' holds the parameters of '\[1, 2\],0.1"):
+        read_kernel_tuner_cache(path)
+
+
 def test_is_ok_ignores_case_and_spacing():
     from gpuperf.datasets.schema import is_ok
 

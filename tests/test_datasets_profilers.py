@@ -618,6 +618,19 @@ def test_an_nvprof_trace_lacking_its_name_column_says_so(tmp_path):
         import_nvprof(path)
 
 
+def test_an_nvprof_csv_in_a_layout_not_read_names_its_header_and_the_layouts_read(tmp_path):
+    # Per-launch metrics (--print-gpu-trace --metrics): the importer must not send the user back to itself.
+    path = tmp_path / "launch_metrics.csv"
+    path.write_text('==5210== Profiling application: ./matmul 256\n==5210== Metric result:\n'
+                    '"Device","Context","Stream","Kernel","Correlation_ID","achieved_occupancy"\n,,,,,\n'
+                    '"Tesla K40c (0)","1","7","matMul(float*, int)","116",0.491238\n')
+    with pytest.raises(GpuperfError) as error:
+        import_nvprof(path)
+    message = str(error.value)
+    assert message.startswith(f"{path}: an nvprof CSV in a layout gpuperf does not read (header: Device,Context,")
+    assert "GPU trace (--print-gpu-trace: Duration, Name)" in message and "gpuperf import nvprof" not in message
+
+
 def test_a_second_nvprof_summary_appended_to_the_file_is_refused(tmp_path):
     """Two profiles in one file were read as one, each kernel twice, its second header and units
     skipped as rows that are not GPU activities."""

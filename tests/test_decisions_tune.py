@@ -430,6 +430,30 @@ def test_kernel_tuner_tunes_an_opencl_kernel_with_the_guided_strategy():
     assert all(isinstance(r["time"], float) and r["time"] > 0 for r in results)
 
 
+def test_the_guided_strategy_passes_a_none_setting_back_to_kernel_tuner_as_none():
+    import warnings
+
+    import kernel_tuner
+
+    from gpuperf.decisions.kernel_tuner_strategy import GuidedStrategy
+
+    source = """
+    __kernel void copy(__global float *b, __global const float *a, int n) {
+        int i = get_global_id(0);
+        if (i < n) b[i] = a[i];
+    }"""
+    n = 1 << 12
+    a = np.random.default_rng(0).random(n, dtype=np.float32)
+    tune_params = {"block_size_x": [16, 32], "hint": [None, 4]}  # pandas would make None NaN beside 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results, _ = kernel_tuner.tune_kernel(
+            "copy", source, n, [np.zeros_like(a), a, np.int32(n)], tune_params, lang="OpenCL", iterations=3,
+            quiet=True, strategy=GuidedStrategy(seed=1), strategy_options={"max_fevals": 4})
+    assert sorted((r["block_size_x"], str(r["hint"])) for r in results) == [
+        (16, "4"), (16, "None"), (32, "4"), (32, "None")]
+
+
 def test_tune_report_shows_trials_and_the_best_so_far(tmp_path, capsys):
     argv = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--budget", "3", "--start", "random",
             "--report", str(tmp_path / "report"), "--json"]

@@ -213,10 +213,11 @@ def _record(key: str, entry: Any, keys: list[str], where: str) -> dict:
     if absent:
         raise GpuperfError(f"{where}: cache entry '{key}' lacks parameter(s) {', '.join(absent)}")
     expected = ",".join(str(entry[k]) for k in keys)
-    if expected != key:
+    if expected != key and not _spelled_by(key, [entry[k] for k in keys]):
         raise GpuperfError(f"{where}: cache entry '{key}' holds the parameters of '{expected}'")
-    # A parameter whose value is None (JSON null) is the setting "None", as the cache's own key spells it.
-    row: dict[str, Any] = {k: "None" if entry[k] is None else entry[k] for k in keys}
+    # A parameter whose value is None (JSON null) is the setting "None", as the cache's own key spells it;
+    # one stored as a list is the tuple Kernel Tuner tuned.
+    row: dict[str, Any] = {k: "None" if entry[k] is None else _as_tuple(entry[k]) for k in keys}
     time = entry.get("time")
     errors = [v for v in entry.values() if isinstance(v, str) and v in ERROR_NAMES]
     if errors:
@@ -250,6 +251,32 @@ def _record(key: str, entry: Any, keys: list[str], where: str) -> dict:
         elif name not in row:
             row[name] = tuple(value) if isinstance(value, list) else value
     return row
+
+
+def _as_tuple(value: Any) -> Any:
+    """A list (JSON's spelling of a tuple) as a tuple, nested ones too; anything else unchanged."""
+    return tuple(_as_tuple(v) for v in value) if isinstance(value, list) else value
+
+
+def _key_spellings(value: Any) -> set[str]:
+    """How Kernel Tuner may have spelled a stored parameter value in an entry's key: ``str()`` of the
+    value it tuned, which JSON gives back as a list for a tuple and as a float64 for a float32."""
+    spellings = {str(value), str(_as_tuple(value))}
+    if isinstance(value, float) and math.isfinite(value) and float(np.float32(value)) == value:
+        spellings.add(str(np.float32(value)))
+    return spellings
+
+
+def _spelled_by(key: str, values: list[Any]) -> bool:
+    """Whether ``key`` joins, with commas, one spelling of each value in turn."""
+    if not values:
+        return key == ""
+    for spelling in _key_spellings(values[0]):
+        if len(values) == 1 and key == spelling:
+            return True
+        if key.startswith(spelling + ",") and _spelled_by(key[len(spelling) + 1:], values[1:]):
+            return True
+    return False
 
 
 def _note_unread_fields(cache: dict, where: str) -> None:

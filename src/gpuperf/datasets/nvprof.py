@@ -65,6 +65,9 @@ BYTE_COLUMNS = ("Static SMem", "Dynamic SMem")
 TABLE_SIZES = ("input.size.1", "input.size.2")  # the size parameters of a Rodinia-style table
 VALUE_NAMES = ("Metric Name", "Event Name")
 OVERFLOW = "<OVERFLOW>"  # nvprof's mark of a saturated counter
+LAYOUTS_READ = ("gpuperf reads a GPU trace (--print-gpu-trace: Duration, Name), a summary (Avg, Calls, Name), "
+                "--metrics or --events averages (Device, Kernel, Metric Name or Event Name, Avg) and a table "
+                "(kernel, gpu, time_s)")
 
 
 def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str | None = None) -> pd.DataFrame:
@@ -89,6 +92,9 @@ def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str 
         frame = _nvprof_summary(lines, where)
     elif kind == "metrics":
         frame = _nvprof_metrics_alone(path)
+    elif any(re.match(r"==\d+==", line) for line in lines):  # nvprof's own output, in a layout not read here
+        raise GpuperfError(f"{where}: an nvprof CSV in a layout gpuperf does not read (header: {_first_header(lines)}); "
+                           f"{LAYOUTS_READ}")
     else:
         frame = _nvprof_table(path, where)
     if metrics is not None:
@@ -372,15 +378,17 @@ def _note_averaged_launches(frame: pd.DataFrame, varying: dict, kernel: str, met
                 "at a time for per-launch counts"), stacklevel=3)
 
 
+def _first_header(lines: list[str]) -> str:
+    """The first row that is not a profiler message, as its cells joined by commas."""
+    return next((",".join(cells) for cells in csv_rows(lines, 0) if not is_message(cells)), "none")
+
+
 def _nvprof_table(path: Path, where: str) -> pd.DataFrame:
     """A table like the bundled Rodinia one (any time column named time_<unit> or duration_<unit>)."""
     raw = read_csv(path)
     time_columns = [c for c in raw.columns if re.fullmatch(r"(time|duration)_(s|ms|us|ns)", str(c))]
     if "kernel" not in raw.columns or "gpu" not in raw.columns or not time_columns:
-        raise GpuperfError(
-            f"{where}: not an nvprof CSV: no trace (Duration, Name), summary (Avg, Calls, Name), "
-            f"metrics (Device, Kernel, Metric Name, Avg) or table (kernel, gpu, time_s) header"
-        )
+        raise GpuperfError(f"{where}: not an nvprof CSV: {LAYOUTS_READ}")
     raw["gpu"] = raw["gpu"].map(lambda gpu: gpu if pd.isna(gpu) else without_device_index(gpu))
     column = time_columns[0]
     table_format = TableFormat(

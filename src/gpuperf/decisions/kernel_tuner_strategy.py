@@ -41,7 +41,11 @@ class GuidedStrategy:
     def searched_configurations(self, searchspace: Any) -> pd.DataFrame:
         """Kernel Tuner's valid configurations as a table, sorted by parameter values."""
         params = list(searchspace.tune_params)
-        configs = pd.DataFrame([list(c) for c in searchspace.list], columns=params)
+        rows = [list(c) for c in searchspace.list]
+        configs = pd.DataFrame(rows, columns=params)
+        for position, name in enumerate(params):
+            if any(row[position] is None for row in rows):  # kept as None: pandas makes it NaN beside numbers
+                configs[name] = pd.Series([row[position] for row in rows], dtype=object)
         return configs.sort_values(params, kind="stable").reset_index(drop=True)
 
     def tune(self, searchspace: Any, runner: Any, tuning_options: Any) -> list[dict]:
