@@ -333,3 +333,16 @@ def test_a_wheel_carries_every_file_of_the_data_folder():
     for path in (repository / "data").iterdir():
         assert any(fnmatch.fnmatch(f"bundled_data/{path.name}", pattern) for pattern in patterns), path.name
     assert data_dir().resolve() == (repository / "data").resolve()
+
+
+def test_a_data_folder_set_where_there_is_none_is_named_so(tmp_path, monkeypatch):
+    from gpuperf.datasets import bundled
+
+    load = bundled._load_bundled.__wrapped__  # past the tables already loaded and kept in memory
+    monkeypatch.setattr(bundled, "_load_bundled", load)
+    monkeypatch.setenv("GPUPERF_DATA_DIR", str(tmp_path / "absent"))
+    with pytest.raises(GpuperfError, match=r"bundled dataset 'schoonhoven_spaces' is missing \(GPUPERF_DATA_DIR=.*absent: no such folder\)"):
+        load_dataset("schoonhoven_spaces")
+    monkeypatch.setenv("GPUPERF_DATA_DIR", str(tmp_path))
+    with pytest.raises(GpuperfError, match=r"is missing \(GPUPERF_DATA_DIR=.*: no such file there\)"):
+        load_dataset("schoonhoven_spaces")

@@ -316,7 +316,12 @@ def _load_bundled(name: str, raw: bool) -> pd.DataFrame:
     info = BUNDLED[name]
     path = data_dir() / info.file
     if not path.is_file():
-        raise GpuperfError(f"{path}: bundled dataset '{name}' is missing (set GPUPERF_DATA_DIR?)")
+        chosen = os.environ.get("GPUPERF_DATA_DIR")
+        if not chosen:
+            hint = "set GPUPERF_DATA_DIR to the folder that holds gpuperf's data/ tables"
+        else:
+            hint = f"GPUPERF_DATA_DIR={chosen}: " + ("no such file there" if Path(chosen).is_dir() else "no such folder")
+        raise GpuperfError(f"{path}: bundled dataset '{name}' is missing ({hint})")
     table = read_csv(path)
     if raw:
         return table
