@@ -141,6 +141,19 @@ def test_a_profile_without_launches_writes_nothing_and_an_unknown_gpu_is_a_note(
     assert set(pd.read_csv(out)["gpu"]) == {"K4O"}
 
 
+def test_a_gpu_named_by_the_file_gets_the_notes_a_gpu_given_gets(tmp_path, capsys):
+    cache = json.loads((DATA / "kernel_tuner_vector_add.json").read_text())
+    for device, note in (("A100", "note: 'A100' is taken as the A100 PCIe 40GB; gpuperf also describes the A100 SXM4"),
+                         ("Bogus 9000", "GPU 'Bogus 9000': no GPU descriptor has this name")):
+        path = tmp_path / f"{device}.json"
+        path.write_text(json.dumps(dict(cache, device_name=device)))
+        out = tmp_path / f"{device}.csv"
+        assert main(["import", "kernel-tuner", str(path), "--out", str(out)]) == 0
+        assert note in capsys.readouterr().err
+    assert main(["import", "kernel-tuner", str(DATA / "kernel_tuner_vector_add.json"), "--out", str(tmp_path / "a.csv")]) == 0
+    assert "note" not in capsys.readouterr().err  # NVIDIA RTX A4000: one board, known
+
+
 def test_fit_on_a_kernel_tuner_cache_says_to_import_it(capsys):
     assert main(["fit", str(DATA / "kernel_tuner_vector_add.json"), "--model", "lr", "--out", "m.json"]) == 2
     assert "a JSON file, not a table; a Kernel Tuner cache becomes one with gpuperf import kernel-tuner" in \

@@ -24,8 +24,10 @@ def import_command(
     ),
 ) -> None:
     """Import measurements into gpuperf's dataset shape and write them as CSV."""
+    import pandas as pd
+
     from gpuperf.datasets import import_file, write_dataset_csv
-    from gpuperf.datasets.schema import lookup_gpu
+    from gpuperf.datasets.schema import canonical_gpu, lookup_gpu
     from gpuperf.errors import GpuperfError
     from gpuperf.hardware.specs import gpu_suggestion, other_boards_note
 
@@ -46,12 +48,20 @@ def import_command(
         if gpu is None and named.eq("").all():
             raise GpuperfError(f"{path}: the cache names no GPU (its device_name is empty); say which GPU it ran on "
                                "(--gpu)")
-    boards = other_boards_note(gpu) if gpu is not None else None
-    if boards:
-        print(boards, file=sys.stderr)
-    if gpu is not None and lookup_gpu(gpu) is None:
-        print(f"note: --gpu {gpu}: no GPU descriptor has this name ({gpu_suggestion(gpu)}); the rows name it as "
-              "given, so no GPU features join them", file=sys.stderr)
+    # The GPU names the rows take: --gpu's, else the file's own (each as the file spells it and as resolved).
+    if gpu is not None:
+        named_gpus = [(gpu, canonical_gpu(gpu), f"--gpu {gpu}")]
+    else:
+        spelled = frame["device"] if "device" in frame.columns else frame["gpu"]
+        pairs = sorted({(str(d), str(g)) for d, g in zip(spelled, frame["gpu"]) if pd.notna(d) and str(d).strip()})
+        named_gpus = [(device, resolved, f"{path}: GPU '{device}'") for device, resolved in pairs]
+    for spelling, resolved, where in named_gpus:
+        boards = other_boards_note(spelling)
+        if boards:
+            print(boards, file=sys.stderr)
+        if lookup_gpu(resolved) is None:
+            print(f"note: {where}: no GPU descriptor has this name ({gpu_suggestion(spelling)}); the rows name it "
+                  "as given, so no GPU features join them", file=sys.stderr)
     write_dataset_csv(frame, out)
     failed = int((frame["status"] != "ok").sum())
     print(f"wrote {len(frame)} rows ({failed} not ok) to {out}")
