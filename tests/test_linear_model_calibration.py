@@ -269,10 +269,18 @@ def test_a_model_file_with_damaged_weights_is_refused(tmp_path: Path, edit, mess
         load_linear_model(path)
 
 
+def _scale_smallest(weights: dict, factor: float) -> None:
+    name = min((n for n, w in weights.items() if w > 0), key=weights.get)
+    assert weights[name] < 1e-9
+    weights[name] *= factor
+
+
 @pytest.mark.parametrize(("edit", "message"), [
     (lambda weights: weights.__setitem__("launches", 1.0),
      r"metadata.weights.launches is 1.0, but the model predicts with .*; edit a model by refitting it"),
     (lambda weights: weights.pop("launches"), r"metadata.weights must list the model's \d+ properties' weights"),
+    (lambda weights: _scale_smallest(weights, 100.0),  # a seconds-per-byte weight, far below 1e-8
+     r"metadata.weights.\w+ is [0-9.e-]+, but the model predicts with"),
 ])
 def test_weights_the_metadata_lists_must_be_those_the_model_predicts_with(tmp_path: Path, edit, message) -> None:
     """Before, a weight edited in metadata.weights (the copy a reader sees) changed nothing: predict

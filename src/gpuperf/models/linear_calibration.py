@@ -339,7 +339,7 @@ def _check_listed_weights(model: LinearCountModel, listed: Any, path: Path) -> N
         raise GpuperfError(f"{path}: metadata.weights must list the model's {len(own)} properties' weights")
     for name, weight in own.items():
         value = listed[name]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isclose(value, weight, rtol=1e-9):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isclose(value, weight, rtol=1e-9, atol=0.0):
             raise GpuperfError(f"{path}: metadata.weights.{name} is {value!r}, but the model predicts with {weight!r}; "
                                "edit a model by refitting it (gpuperf calibrate), not by hand")
 
