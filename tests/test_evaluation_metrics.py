@@ -160,3 +160,23 @@ def test_top_k_overlap_does_not_depend_on_the_rows_order_where_predictions_tie()
     predicted = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 9.0, 5.0, 8.0])  # rows 4 and 6 tie for the 5th place
     assert top_k_overlap(measured, predicted) == pytest.approx((4 + 0.5) / 5)
     assert top_k_overlap(measured[::-1], predicted[::-1]) == pytest.approx((4 + 0.5) / 5)
+
+
+def test_kendall_is_tau_b_with_ties():
+    """tau-b = (concordant - discordant) / sqrt((n0 - n1)(n0 - n2)): 15 pairs, the predicted side ties 4
+    of them; 11 concordant, 0 discordant: 11 / sqrt(15 * 11) = 0.8563 (tau-c would give 0.9167)."""
+    assert kendall([1, 2, 3, 4, 5, 6], [1, 1, 1, 2, 2, 3]) == pytest.approx(11 / np.sqrt(15 * 11))
+
+
+def test_a_prediction_of_zero_leaves_gmre_undefined_and_the_rest_defined():
+    metrics = all_metrics([1.0, 2.0], [0.0, 2.0])
+    assert math.isnan(metrics["gmre"]) and metrics["mape"] == pytest.approx(0.5)
+
+
+def test_infinite_times_and_negative_bounds_are_refused():
+    with pytest.raises(GpuperfError):
+        mape([float("inf"), 2.0], [1.0, 2.0])
+    with pytest.raises(GpuperfError):
+        geometric_mean_relative_error([1.0, 2.0], [float("inf"), 2.0])
+    with pytest.raises(GpuperfError):
+        within([1.0, 2.0], [1.0, 2.0], low=-1.0, high=1.2)

@@ -330,3 +330,21 @@ def test_a_traces_run_and_occurrence_are_not_default_features():
     assert {"run", "occurrence"} <= set(traces.columns)
     chosen = default_features(traces)
     assert "run" not in chosen and "occurrence" not in chosen and "regs" in chosen
+
+
+def test_macro_mape_is_the_mean_over_kernels_of_their_mape():
+    from gpuperf.evaluation.protocols import Evaluation
+
+    predictions = pd.DataFrame({"fold": ["A"] * 3, "kernel": ["k1", "k2", "k3"], "measured": [1.0] * 3,
+                                "predicted": [1.1, 1.2, 2.0]})
+    assert Evaluation("x", ("fold",), predictions).macro_mape().to_dict() == pytest.approx({"A": (0.1 + 0.2 + 1.0) / 3})
+
+
+def test_fit_by_several_columns_fits_each_group_on_rows_matching_all_of_them():
+    """Variant b is 10x variant a on every GPU: fitted per (kernel, variant), each left-out GPU's line is
+    the same shape as the others', so the only error is the GPUs' scale (1x, 2x, 3x)."""
+    rows = [dict(gpu=g, kernel="k", variant=v, x=x, time_s=(10 if v == "b" else 1) * (i + 1) * x)
+            for i, g in enumerate("ABC") for v in ("a", "b") for x in (1.0, 2.0, 3.0)]
+    evaluation = leave_one_gpu_out(LinearRegression(), pd.DataFrame(rows), ["x"], fit_by=["kernel", "variant"])
+    # Left out A (1x): trained on B, C (2x, 3x) -> 2.5x: error 1.5; B: (1+3)/2 = 2 vs 2: 0; C: 1.5 vs 3: 0.5.
+    assert evaluation.overall["mape"] == pytest.approx((1.5 + 0.0 + 0.5) / 3)

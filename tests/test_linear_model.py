@@ -402,3 +402,11 @@ def test_the_loop_stride_cache_lets_a_dropped_kernel_go() -> None:
     del kernel
     gc.collect()
     assert program() is None
+
+
+def test_contributions_sum_to_the_prediction_with_a_negative_overlap_weight():
+    X = pd.DataFrame({"global_load_bytes": [1e6, 2e6, 4e6], "overlap_bytes": [5e5, 2e6, 1e6]})
+    y = X["global_load_bytes"] * 1e-9 - X["overlap_bytes"] * 2e-10
+    model = LinearCountModel(properties=["global_load_bytes", "overlap_bytes"]).fit(X, y)
+    assert model.weights_["overlap_bytes"] < 0
+    np.testing.assert_allclose(model.contributions(X).sum(axis=1), model.predict(X), rtol=1e-12)

@@ -186,3 +186,32 @@ def test_bad_measured_times_are_named_by_row_for_the_analytical_and_count_models
         LinearCountModel(properties=["f32_ops"]).fit(X, None)
     with pytest.raises(GpuperfError, match=r"LinearCountModel: needs one measured time per row \(2 rows\), got shape \(2, 2\)"):
         LinearCountModel(properties=["f32_ops"]).fit(X, [[1.0, 1.0], [2.0, 2.0]])
+
+
+def _bsp_launch(**columns) -> pd.DataFrame:
+    base = {"threads": 1000.0, "instructions": 100.0, "global_loads": 2.0, "global_stores": 2.0,
+            "gpu_clock_hz": 1e9, "gpu_cores": 100.0}
+    rows = max(len(np.atleast_1d(value)) for value in columns.values()) if columns else 1
+    return pd.DataFrame({name: np.broadcast_to(value, rows) for name, value in (base | columns).items()})
+
+
+def test_bsp_counts_each_instruction_at_its_cycles_per_instruction():
+    rows = _bsp_launch()
+    extra = BspModel(cycles_per_instruction=4.0).cycles(rows) - BspModel(cycles_per_instruction=1.0).cycles(rows)
+    np.testing.assert_allclose(extra, 3 * 100.0)
+
+
+def test_bsp_time_of_a_launch_with_no_work_is_undefined_not_zero():
+    rows = _bsp_launch(instructions=[100.0, 0.0], global_loads=[2.0, 0.0], global_stores=[2.0, 0.0])
+    model = BspModel().fit(rows.iloc[:1], [1e-3])
+    predicted = model.predict(rows)
+    assert predicted[0] == pytest.approx(1e-3) and np.isnan(predicted[1])
+    assert model.undefined_rows(rows).tolist() == [False, True]
+
+
+def test_bsp_hit_rates_outside_0_to_1_are_undefined_or_refused():
+    rows = _bsp_launch(h=[0.5, -0.5])
+    model = BspModel(l1_hit_rate="h").fit(rows.iloc[:1], [1e-3])
+    assert np.isnan(model.predict(rows)[1])
+    with pytest.raises(GpuperfError, match="percent"):
+        BspModel(l1_hit_rate="h").fit(_bsp_launch(h=[0.5, 50.0]), [1e-3, 1e-3])

@@ -275,3 +275,10 @@ def test_another_time_column_names_the_predictions_by_its_unit():
         times_on_gpu(table, "K20", ["n"], target="time_us")
     with pytest.raises(GpuperfError, match=r"--key names the launch, not what was measured of it; leave time_ms out"):
         times_on_gpu(table, "K20", ["n", "time_ms"], target="time_ms")
+
+
+def test_a_launch_timed_three_times_counts_by_its_median_not_its_mean():
+    table = pd.DataFrame({"kernel": "k", "gpu": ["K20", "K40", "K40", "K40", "K40"], "n": [1, 1, 2, 2, 2],
+                          "time_s": [1.0, 2.0, 4.0, 4.2, 8.0]})
+    result = times_on_gpu(table, "K20", key=["n"])
+    np.testing.assert_allclose(result.predicted["predicted_time_s"], [4.2 / 2])  # the mean would give 2.7

@@ -192,3 +192,47 @@ def test_units_change_nothing_however_far_apart_the_columns_scales():
     assert scaled.n_leaves_ == plain.n_leaves_
     assert np.allclose(scaled.predict(U * np.array([1e12, 1e-3])), plain.predict(U), rtol=1e-9, atol=1e-9)
 
+
+def test_a_split_minimises_the_row_weighted_sum_of_the_two_sides_standard_deviations():
+    """M5's standard-deviation reduction: sd(left) n_left / n + sd(right) n_right / n, not the
+    pooled variance (which here would split at 5.5)."""
+    y = np.array([0, 0, 0, 1, 5, 9, 9, 9, 20], dtype=float)
+    x = np.arange(1, 10, dtype=float)[:, None]
+
+    def weighted_sd(size: int) -> float:
+        return (size * y[:size].std() + (len(y) - size) * y[size:].std()) / len(y)
+
+    def pooled(size: int) -> float:
+        return np.sqrt((size * y[:size].var() + (len(y) - size) * y[size:].var()) / len(y))
+
+    allowed = [4, 5]  # at least 4 rows a side
+    assert min(allowed, key=weighted_sd) == 4 and min(allowed, key=pooled) == 5
+    assert M5PRegressor(prune=False).fit(x, y).threshold_[0] == 4.5
+
+
+def test_smoothing_blends_a_leaf_with_every_ancestor_up_to_the_root():
+    """p' = (n p + k q) / (n + k) at each step from the leaf to the root (k = 15, n the rows below;
+    q the node's own least-squares line: one feature, kept by every node here)."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 8, 400)
+    y = np.where(x < 2, x, np.where(x < 4, 10 - 2 * x, np.where(x < 6, 3 * x - 10, 30 - 2 * x)))
+    model = M5PRegressor().fit(x[:, None], y)
+    leaves_only = M5PRegressor(smooth=False).fit(x[:, None], y)
+    assert np.array_equal(model.threshold_, leaves_only.threshold_)
+    deepest = 0
+    for probe in (1.0, 3.0, 5.0, 7.0):
+        path, rows = [0], [np.ones(len(x), dtype=bool)]  # the nodes from the root to the leaf, and their rows
+        while model.feature_[path[-1]] >= 0:
+            node, threshold = path[-1], model.threshold_[path[-1]]
+            left = probe <= threshold
+            rows.append(rows[-1] & ((x <= threshold) == left))
+            path.append(model.left_[node] if left else model.right_[node])
+        deepest = max(deepest, len(path))
+        predicted = leaves_only.predict([[probe]])[0]
+        for depth in range(len(path) - 1, 0, -1):
+            n = int(rows[depth].sum())
+            assert n == model.n_samples_[path[depth]]
+            slope, intercept = np.polyfit(x[rows[depth - 1]], y[rows[depth - 1]], 1)
+            predicted = (n * predicted + 15.0 * (slope * probe + intercept)) / (n + 15.0)
+        assert model.predict([[probe]])[0] == pytest.approx(predicted, rel=1e-9)
+    assert deepest >= 3  # some leaf has a grandparent, so stopping at the parent would show

@@ -216,3 +216,28 @@ def test_a_constant_candidate_stands_alone_in_the_clustering():
     selector = SpearmanClusterSelector(k=3, threshold=0).fit(X, np.arange(20.0))
     assert selector.linkage_.shape == (2, 4)
     assert SpearmanClusterSelector(k=1, threshold=0).fit(X, np.arange(20.0)).selected_.size == 1
+
+
+def test_mutual_information_ranks_highest_first_whatever_the_column_order():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(1, 100, 400)
+    ranking = mutual_information_ranking(pd.DataFrame({"noise": rng.normal(size=400), "signal": x}), x)
+    assert list(ranking.index) == ["signal", "noise"]
+    assert ranking.is_monotonic_decreasing
+
+
+def test_anti_correlated_features_cluster_together_on_absolute_spearman():
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(1, 10, 300), rng.uniform(1, 10, 300)
+    X = np.column_stack([a, 11 - a, a * 1.001 + 0.5 * b])
+    selector = SpearmanClusterSelector(k=2, threshold=0.5).fit(X, a)
+    assert selector.clusters_[0] == selector.clusters_[1] != selector.clusters_[2]
+
+
+def test_the_default_spearman_threshold_is_0_75():
+    rng = np.random.default_rng(0)
+    a, noise = rng.uniform(1, 10, 500), rng.uniform(1, 10, 500)
+    X = np.column_stack([a, a + 0.9 * noise])
+    scores = spearman_scores(X, a)
+    assert 0.7 < scores[1] < 0.75
+    assert SpearmanClusterSelector(k=5).fit(X, a).selected_.tolist() == [0]
