@@ -410,3 +410,13 @@ def test_contributions_sum_to_the_prediction_with_a_negative_overlap_weight():
     model = LinearCountModel(properties=["global_load_bytes", "overlap_bytes"]).fit(X, y)
     assert model.weights_["overlap_bytes"] < 0
     np.testing.assert_allclose(model.contributions(X).sum(axis=1), model.predict(X), rtol=1e-12)
+
+
+def test_a_positive_overlap_weight_is_outside_its_sign_bound():
+    """min(loads, stores) counts time saved by overlap: its weight is never positive."""
+    model = LinearCountModel(properties=["overlap_bytes"])
+    model.coef_, model.property_names_ = np.array([1e-9]), ["overlap_bytes"]
+    with pytest.raises(GpuperfError, match="the weight of overlap_bytes is outside its sign bound"):
+        model.check_fitted_values()
+    model.coef_ = np.array([-1e-9])
+    model.check_fitted_values()

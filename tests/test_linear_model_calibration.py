@@ -19,6 +19,7 @@ from gpuperf.models.linear_calibration import (
     Calibration,
     DeviceInfo,
     calibrate,
+    fit_calibration,
     load_linear_model,
     predict_kernel,
     save_calibration,
@@ -398,3 +399,27 @@ def test_predict_notes_a_work_group_the_models_gpu_cannot_launch(tmp_path: Path,
 
     with pytest.raises(GpuperfError, match=r"^kernel '.*wide_group_copy.*': threads per block 2048 is outside 1\.\.1024"):
         extract_features(get_kernel(f"{kernels}:wide_group_copy"), {"n": 65536}, gpu="H100 SXM")
+
+
+def test_a_model_whose_metadata_lists_its_properties_in_another_order_is_refused(tmp_path: Path) -> None:
+    from gpuperf.datasets.bundled import data_dir
+
+    path = tmp_path / "h100.json"
+    assert main(["calibrate", "--table", str(data_dir() / "linear_model_h100.csv.gz"), "--out", str(path)]) == 0
+    document = json.loads(path.read_text())
+    listed = document["metadata"]["properties"]
+    document["metadata"]["properties"] = [listed[1], listed[0], *listed[2:]]
+    path.write_text(json.dumps(document))
+    with pytest.raises(GpuperfError, match="its metadata lists other properties than the model's"):
+        load_linear_model(path)
+
+
+def test_a_fit_needs_one_measured_point_per_property(tmp_path: Path) -> None:
+    info = DeviceInfo("opencl:0:0", "test CPU", "cpu")
+    sizes = get_kernel("vector_copy").resolve_sizes({"n": 65536})
+    point = {"kernel": "vector_copy", "sizes": "n=65536", "sizes_dict": sizes, "time_s": 1e-5, "passes": 1}
+    with pytest.raises(GpuperfError, match="1 measured points for 2 properties"):
+        fit_calibration(pd.DataFrame([point]), info, "store.sqlite", properties=["global_load_bytes", "launches"])
+    with pytest.raises(GpuperfError, match="1 planned points .* for 2 properties"):
+        calibrate("opencl:0", tmp_path / "store.sqlite", plan={"vector_copy": [{"n": 65536}]},
+                  properties=["global_load_bytes", "launches"])  # refused before anything is measured
