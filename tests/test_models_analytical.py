@@ -215,3 +215,19 @@ def test_bsp_hit_rates_outside_0_to_1_are_undefined_or_refused():
     assert np.isnan(model.predict(rows)[1])
     with pytest.raises(GpuperfError, match="percent"):
         BspModel(l1_hit_rate="h").fit(_bsp_launch(h=[0.5, 50.0]), [1e-3, 1e-3])
+
+
+def test_roofline_calibrates_only_on_rows_with_a_finite_positive_bound():
+    rows = pd.DataFrame({"flops": [1e12, 1e9], "dram_bytes": [1e9, 1e9], "gpu_peak_f32_gflops": [1e4, 0.0],
+                         "gpu_memory_bandwidth_gbs": [100.0, 100.0]})
+    # Row 1: compute 0.1 s, memory 0.01 s -> bound 0.1 s against 0.2 s; row 2's zero peak gives no bound.
+    assert RooflineModel(calibrate=True).fit(rows, [0.2, 1.0]).efficiency_ == pytest.approx(0.5)
+    nothing = pd.DataFrame({"flops": [0.0], "dram_bytes": [0.0], "gpu_peak_f32_gflops": [1e4],
+                            "gpu_memory_bandwidth_gbs": [100.0]})
+    with pytest.raises(GpuperfError, match="no training row has a bound"):
+        RooflineModel(calibrate=True).fit(nothing, [1.0])
+
+
+def test_roofline_reads_the_f64_peak_only_with_an_f64_work_column():
+    assert "gpu_peak_f64_gflops" not in RooflineModel().columns()
+    assert "gpu_peak_f64_gflops" in RooflineModel(flops_f64="flops_f64").columns()

@@ -55,11 +55,12 @@ class RooflineModel(RegressorMixin, BaseEstimator):
             "flops": self.flops, "bytes": self.memory_bytes, "peak": self.peak, "bw": self.bandwidth,
             "flops_f64": self.flops_f64, "peak_f64": self.peak_f64 if self.flops_f64 else None,
         }, "RooflineModel")
-        compute = v["flops"] / (v["peak"] * GIGA)
-        if v["flops_f64"] is not None:  # a GPU without a published f64 peak may still run f32 kernels
-            has_f64 = v["flops_f64"] > 0
-            compute = compute + np.where(has_f64, v["flops_f64"] / np.where(has_f64, v["peak_f64"] * GIGA, 1.0), 0.0)
-        return np.maximum(compute, v["bytes"] / (v["bw"] * GIGA))
+        with np.errstate(divide="ignore", invalid="ignore"):  # a zero peak: no bound (inf or NaN), not a warning
+            compute = v["flops"] / (v["peak"] * GIGA)
+            if v["flops_f64"] is not None:  # a GPU without a published f64 peak may still run f32 kernels
+                has_f64 = v["flops_f64"] > 0
+                compute = compute + np.where(has_f64, v["flops_f64"] / np.where(has_f64, v["peak_f64"] * GIGA, 1.0), 0.0)
+            return np.maximum(compute, v["bytes"] / (v["bw"] * GIGA))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
