@@ -15,6 +15,7 @@ from gpuperf.decisions.advisor import advise, advise_kernel, fitted_model
 from gpuperf.datasets.bundled import data_dir
 from gpuperf.decisions.advice_features import MODEL_FEATURES, gpu_features, kernel_features
 from gpuperf.decisions.optimizations import load_optimizations
+from gpuperf.errors import GpuperfError
 from gpuperf.decisions.pairs import DEVICE_TARGET, spec_pairs
 from gpuperf.decisions.speedup_models import SpeedupModel
 from gpuperf.kernels import get_kernel
@@ -473,3 +474,9 @@ def test_a_planted_cache_file_calling_a_numpy_function_is_not_loaded(tmp_path):
             target.writestr(item, json.dumps(schema) if item == "schema.json" else source.read(item))
     assert _load_parts(planted) is None
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("threshold", [0.0, -1.0, float("inf"), float("nan")])
+def test_a_threshold_that_is_no_positive_finite_speedup_is_refused(threshold):
+    with pytest.raises(GpuperfError, match="threshold \\(--threshold\\) must be a positive, finite speedup"):
+        advise({"threads": 1024.0}, entries=[], threshold=threshold)

@@ -350,3 +350,34 @@ def test_gpu_folds_hold_out_each_gpu_once_and_skip_device_pairs():
     assert [sorted(test.tolist()) for _, test in folds] == [[0, 2], [1], [3]]
     assert all(set(train) == set(range(4)) - set(test) for train, test in folds)
     assert list(advise_eval._folds(pairs.assign(target="device:pocl"), "gpus")) == []
+
+
+def test_summary_sign_accuracies_read_each_models_own_column_and_log2_errors_average():
+    results = pd.DataFrame({
+        "measured": [2.0, 0.5, 1.0, 0.8], "predicted": [1.5, 0.8, 1.2, 1.25],
+        "knn": [1.5] * 4, "m5p": [0.5] * 4, "constant": [1.1, 1.1, 1.1, 4.0],
+        "model_speedup": [0.5, 2.0, 2.0, 2.0], "measured_elsewhere": [True, False, False, False],
+        "confidence": [0.9] * 4, "p_faster": [0.6] * 4,
+    })
+    row = advise_eval.summarise(results).iloc[0]
+    # Faster (> 1, a speedup of exactly 1 is not): measured T F F F; predicted T F T T; k-NN all T;
+    # M5P all F; the models' own speedups F T T T.
+    assert (row["sign_accuracy"], row["sign_accuracy_knn"], row["sign_accuracy_m5p"]) == (0.5, 0.25, 0.75)
+    assert row["sign_accuracy_models"] == 0.0 and row["elsewhere_share"] == 0.25
+    ratios = np.array([2 / 1.5, 0.5 / 0.8, 1 / 1.2, 0.8 / 1.25])
+    assert row["log2_mae"] == pytest.approx(np.mean(np.abs(np.log2(ratios))))  # 0.5
+    assert row["log2_mae_constant"] == pytest.approx(np.mean(np.abs(np.log2([2 / 1.1, 0.5 / 1.1, 1 / 1.1, 0.8 / 4]))))
+
+
+def test_without_selection_the_speedup_is_the_geometric_mean_of_knn_and_m5p():
+    from gpuperf.decisions.advice_features import MODEL_FEATURES
+    from gpuperf.decisions.speedup_models import SpeedupModel
+
+    rng = np.random.default_rng(0)
+    pairs = pd.DataFrame(rng.uniform(1, 100, size=(40, len(MODEL_FEATURES))), columns=list(MODEL_FEATURES))
+    pairs["speedup"] = np.exp2(rng.normal(0, 1, 40))
+    pairs["family"], pairs["input"], pairs["configuration"] = "f", "n=1", ""
+    queries = pd.DataFrame(rng.uniform(1, 100, size=(5, len(MODEL_FEATURES))), columns=list(MODEL_FEATURES))
+    predicted = SpeedupModel(select=False).fit(pairs).predict(queries)
+    assert not np.allclose(predicted.knn, predicted.m5p)
+    np.testing.assert_allclose(predicted.speedup, np.sqrt(predicted.knn * predicted.m5p), rtol=1e-12)

@@ -369,3 +369,8 @@ def test_rank_space_refuses_a_table_holding_one_variant_per_program_and_input():
     train = train.assign(n=np.arange(len(train)))  # each row its own problem size
     with pytest.raises(GpuperfError, match="variants.csv: each of its .* rows is the only variant of its program"):
         rank_space("stencil2d", {"n": 256, "m": 256}, train, limit=6, program=("kernel", "n"), where="variants.csv")
+
+
+def test_an_empty_program_column_is_one_input_not_a_missing_one():
+    table = pd.DataFrame({"kernel": "k", "problem_size": [np.nan, np.nan], "time_s": [1.0, 2.0]})
+    assert normalised_performance(table, ["kernel", "problem_size"]).tolist() == [1.0, 0.5]

@@ -968,3 +968,30 @@ def test_a_training_tables_time_written_as_nan_is_refused_as_in_the_space(tmp_pa
     path.write_text("block_size_x,tile,time_ms\n16,1,1.0\n16,2,\n32,1,1.5\n32,2,0.7\n")  # empty: not run yet
     with pytest.warns(GpuperfNote, match="not measured yet"):
         assert len(read_training_spaces(path, ["block_size_x", "tile"])[0].performance) == 3
+
+
+def test_the_summary_reports_each_fraction_and_the_best_time_the_search_found():
+    from gpuperf.decisions.exploration import ExploreResult, result_summary
+
+    space = Space(["x"], pd.DataFrame({"x": [1, 2, 3, 4]}), np.array([1 / 0.9, 1 / 0.96, 1.0, 2.0]), "toy")
+    summary = result_summary(space, ExploreResult([0, 1, 2], space.performance, "search", budget=3))
+    assert (summary["evals_to_90"], summary["evals_to_95"], summary["evals_to_99"]) == (1, 2, 3)
+    stopped = result_summary(space, ExploreResult([3, 1], space.performance, "search", budget=2))
+    assert stopped["best_time"] == 1.0 and stopped["best_found_time"] == pytest.approx(1 / 0.96)
+
+
+def test_plain_transfer_ranks_by_the_mean_over_the_other_gpus():
+    from gpuperf.decisions.explorers import PlainTransfer
+
+    # Means 2/3 and 0.9 (medians 1 and 0.9): the steady configuration first.
+    assert PlainTransfer(np.array([[1.0, 1.0, 0.0], [0.9, 0.9, 0.9]])).order.tolist() == [1, 0]
+
+
+def test_random_order_baselines_are_the_mean_over_seeds_and_the_exact_quantiles():
+    """One good configuration in 20: random order finds it within k evaluations with probability
+    k / 20, so its 10th and 90th percentiles are 2 and 18 evaluations."""
+    space = Space(["x"], pd.DataFrame({"x": np.arange(1, 21)}), np.r_[1.0, np.full(19, 3.0)], "toy20")
+    result = explore(space, model="knn", budget=3)
+    positions = [int(np.flatnonzero(np.random.default_rng(seed).permutation(20) == 0)[0]) + 1 for seed in range(100)]
+    assert result.baselines["random_evals_to_90"] == pytest.approx(np.mean(positions))
+    assert result.baselines["random_evals_to_90_p10"] == 2 and result.baselines["random_evals_to_90_p90"] == 18

@@ -396,3 +396,15 @@ def test_the_default_model_is_fitted_once_and_read_back_from_the_cache(tmp_path,
         assert saved.read_bytes() != b"damaged"  # refitted and saved again
     finally:
         geometry_model.default_geometry_model.cache_clear()
+
+
+@pytest.mark.parametrize(("trip", "smem", "policy", "threads", "resident"), [
+    (163840, 0, "llvm", 128, 80 * 16),           # V100: 80 SMs x 16 resident blocks of 128 threads
+    (20480, 48 * 1024, "llvm", 128, 80 * 2),     # 48 KiB of shared memory a block: 2 blocks an SM
+    (163840, 48 * 1024, "occupancy", 1024, 80 * 2),
+])
+def test_a_loop_is_ideal_up_to_one_wave_of_resident_blocks_at_the_policys_own_block_size(trip, smem, policy, threads, resident):
+    at = choose_geometry("V100", trip, shared_memory_bytes=smem, policy=policy).as_dict()
+    assert (at["threads"], at["blocks"], at["class"]) == (threads, resident, "ideal")
+    over = choose_geometry("V100", trip + 1, shared_memory_bytes=smem, policy=policy).as_dict()
+    assert (over["blocks"], over["class"]) == (resident + 1, "long")

@@ -396,3 +396,29 @@ def test_a_load_in_an_instructions_predicate_counts():
     assert counted["global_load_bytes"] == 4 * 4096 and counted["ifs_per_thread"] == 1
     selected = features("selected_store")  # the if-expression spelling read a all along
     assert selected["global_load_bytes"] >= counted["global_load_bytes"]
+
+
+def test_a_3d_work_group_numbers_its_lanes_x_fastest_then_y_then_z():
+    from gpuperf.features.access import lines_touched
+    from gpuperf.features.lanes import local_ids
+
+    x, y, z = local_ids((4, 2, 4))
+    assert z.tolist() == [0] * 8 + [1] * 8 + [2] * 8 + [3] * 8 and y.tolist()[:8] == [0] * 4 + [1] * 4
+    # a[lid2 * 1024 + lid1 * 32 + lid0] in floats: one 128-byte line per (lid1, lid2), 2 x 4 = 8 lines.
+    assert lines_touched(((0, 1), (1, 32), (2, 1024)), (4, 2, 4), 4, 128, None, None)[0] == 8
+
+
+def test_fewest_lines_counts_distinct_addresses_and_no_access_counts_zero():
+    from gpuperf.features.access import fewest_lines, warp_access_summary
+
+    assert fewest_lines(((0, 0),), (32, 1, 1), 4, 32) == 1  # 32 lanes reading one float: one sector
+    summary = warp_access_summary(NS(accesses=(), local=(32, 1, 1)))
+    assert (summary.cache_lines_per_warp_access, summary.sectors_per_warp_access) == (0, 0)
+
+
+@pytest.mark.parametrize(("stride", "stride_class"), [(4, "stride1"), (6, "stride_gt1"), (8, "stride_gt1"), (0, "stride0")])
+def test_a_vector_access_strides_in_whole_vectors(stride, stride_class):
+    from gpuperf.features.counts import AccessRecord, EvaluatedAccess
+
+    record = AccessRecord("global", "load", "a", "f32", 4, 1, ((0, stride),), vector=4)  # float4 along lid(0)
+    assert EvaluatedAccess(record, 1.0, {0: stride}, None, None).stride_class == stride_class

@@ -222,3 +222,17 @@ def test_amd_waves_of_a_work_group_are_spread_over_simds_rounding_up():
     with pytest.raises(GpuperfError, match="work-group of 576 work-items x 128 VGPRs needs more VGPRs"):
         occupancy(get_gpu("MI50"), 576, 128, 0)
     assert occupancy(get_gpu("MI50"), 512, 128, 0).active_blocks_per_sm == 1
+
+
+def test_amd_lds_is_allocated_in_512_byte_granules():
+    """2100 bytes of LDS a work-group take 2560: 65536 // 2560 = 25 work-groups a CU (not 31)."""
+    result = occupancy(get_gpu("MI250X"), 64, 0, 2100)
+    assert result.block_limits["shared_memory"] == 25 and result.active_blocks_per_sm == 25
+
+
+def test_gp100_refuses_a_block_of_registers_gp10x_cannot_run():
+    """320 threads x 192 registers: GP10x's four register sub-partitions hold 8 such warps, not 10;
+    cuda_occupancy.h refuses the block on GP100 (two sub-partitions) as well."""
+    with pytest.raises(GpuperfError, match="a block of 320 threads x 192 registers needs more than"):
+        occupancy(get_gpu("Tesla P100 PCIe 12GB"), 320, 192, 0)
+    assert occupancy(get_gpu("Tesla P100 PCIe 12GB"), 256, 192, 0).active_blocks_per_sm == 1
