@@ -465,3 +465,17 @@ def test_a_cache_folder_everyone_may_write_to_moves_the_caches_to_a_private_fold
     done = subprocess.run([sys.executable, "-m", "gpuperf", "features", "vector_copy", "-p", "n=4096", "--json"],
                           capture_output=True, text=True, env=env)
     assert done.returncode == 0 and "not safe for caches" not in done.stderr, done.stderr
+
+
+def test_an_invalid_mplbackend_is_one_error_naming_the_variable(tmp_path):
+    """matplotlib refuses to import when MPLBACKEND names no backend: every report command was a traceback."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MPLBACKEND": "no-such-backend"}
+    done = subprocess.run([sys.executable, "-m", "gpuperf", "reproduce", "geometry", "--out", str(tmp_path / "report")],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("gpuperf: error: the environment variable MPLBACKEND='no-such-backend' names no "
+                                  "matplotlib backend"), done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "report").exists()

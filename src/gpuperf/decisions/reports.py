@@ -22,13 +22,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 
 from gpuperf.decisions.exploration import ExploreResult
 from gpuperf.decisions.search_metrics import FRACTIONS, best_found_curve, evals_to, random_expected_curve
 from gpuperf.decisions.tune import TuneResult
 from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.evaluation.figures import Figure
 from gpuperf.evaluation.report import save_figure, write_report
 
 if TYPE_CHECKING:
@@ -204,6 +203,8 @@ def exploration_report(folder: str | Path, cases: Mapping[str, ExploreResult],
 def tuning_report(folder: str | Path, result: TuneResult, default_time: float | None = None) -> dict[str, Path]:
     """A tuning run's trials in order and its best-so-far time against trials (log y axis), next
     to the space's default variant's time where it was measured (``default_time``)."""
+    from matplotlib.ticker import MaxNLocator  # matplotlib itself comes through gpuperf.evaluation.figures
+
     if not result.trials:
         raise GpuperfError("a tuning report needs at least one trial")
     folder = Path(folder)

@@ -19,13 +19,11 @@ import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
-import matplotlib
 import numpy as np
 import pandas as pd
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 from scipy.cluster.hierarchy import dendrogram
 
+from gpuperf.evaluation.figures import Axes, Figure, matplotlib
 from gpuperf.evaluation.protocols import Evaluation, natural_key
 from gpuperf.files import written_whole
 
