@@ -755,3 +755,20 @@ def test_a_details_page_time_error_names_the_files_duration_not_the_raw_metric(t
     path = edited(tmp_path, DATA / "ncu_details.csv", *edit)
     with pytest.raises(GpuperfError, match=message):
         import_ncu(path, gpu="H100")
+
+
+def test_profiles_a_spreadsheet_saved_read_as_the_profilers_own(tmp_path):
+    """A spreadsheet quotes the log lines that hold quotes ("==PROF== Profiling ""k""..."): the file was
+    "no CSV row ... Profile again with --csv", though it was ncu --csv output."""
+    import csv
+    import io
+
+    for name, reader in (("ncu_raw.csv", import_ncu), ("nvprof_gpu_trace.csv", import_nvprof)):
+        text = (DATA / name).read_text()
+        saved = io.StringIO()
+        csv.writer(saved, lineterminator="\r\n").writerows(csv.reader(io.StringIO(text)))
+        (tmp_path / name).write_text(saved.getvalue(), newline="")
+        if name == "ncu_raw.csv":
+            assert '"==PROF== Profiling ""matmul_tiled""' in saved.getvalue()  # quoted as a spreadsheet does
+        pd.testing.assert_frame_equal(reader(tmp_path / name).drop(columns="source"),
+                                      reader(DATA / name).drop(columns="source"))

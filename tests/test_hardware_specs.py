@@ -301,6 +301,38 @@ def test_a_users_own_gpu_joins_the_descriptors_with_its_compute_capabilitys_limi
     assert [g.name for g in gpus()].count("L4") == 1
 
 
+def test_a_users_gpu_field_beats_its_compute_capabilitys_limits_and_a_files_limits_beat_the_bundled(user_gpus,
+                                                                                                   tmp_path):
+    path = tmp_path / "own.toml"
+    path.write_text(RTX_4070 + "max_threads_per_sm = 1024\n")  # 8.9's limits table says 1536
+    user_gpus(path)
+    assert get_gpu("RTX 4070").max_threads_per_sm == 1024 and get_gpu("L4").max_threads_per_sm == 1536
+    path.write_text(RTX_4070 + '\n[limits."8.9"]\nmax_threads_per_sm = 1536\nmax_blocks_per_sm = 20\n'
+                    "registers_per_sm = 65536\nshared_memory_per_sm_bytes = 102400\nmax_threads_per_block = 1024\n"
+                    "max_registers_per_thread = 255\nwarp_size = 32\nmax_shared_memory_per_block_bytes = 101376\n")
+    user_gpus(path)
+    assert get_gpu("RTX 4070").max_blocks_per_sm == 20 and get_gpu("L4").max_blocks_per_sm == 24
+
+
+def test_a_users_peak_in_the_wrong_unit_either_way_or_an_f64_peak_just_above_f32_is_refused(user_gpus, tmp_path):
+    path = tmp_path / "own.toml"
+    for edit, message in (("peak_f32_gflops = 29.148", r"peak_f32_gflops=29.148 is 0.001x the FMA rate"),
+                          ("peak_f32_gflops = 29148.0\npeak_f64_gflops = 29500.0",
+                           r"peak_f64_gflops=29500.0 is above peak_f32_gflops=29148.0")):
+        path.write_text(RTX_4070.replace("peak_f32_gflops = 29148.0", edit))
+        user_gpus(path)
+        with pytest.raises(GpuperfError, match=message):
+            get_gpu("RTX 4070")
+
+
+def test_a_user_entry_named_in_another_spelling_replaces_the_bundled_gpu(user_gpus, tmp_path):
+    path = tmp_path / "own.toml"
+    path.write_text(RTX_4070.replace('name = "RTX 4070"', 'name = "l4"').replace(
+        'aliases = ["NVIDIA GeForce RTX 4070"]', "").replace("sms = 46", "sms = 60"))
+    user_gpus(path)
+    assert get_gpu("L4").sms == 60 and [normalize for normalize in (g.name.lower() for g in gpus())].count("l4") == 1
+
+
 B200 = """
 [[gpu]]
 name = "B200"

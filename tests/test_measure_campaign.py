@@ -21,7 +21,7 @@ import pytest
 
 from gpuperf.errors import GpuperfError
 from gpuperf.kernels.catalog import get_kernel
-from gpuperf.measure import campaign_status, export_store, load_campaign, run_campaign
+from gpuperf.measure import campaign_status, export_store, load_campaign, run_campaign, store_table
 from gpuperf.measure.store import Store
 
 pytestmark = pytest.mark.slow
@@ -567,3 +567,19 @@ def test_an_export_reports_its_progress_and_gives_a_point_measured_again_the_sam
     geometry = geometry_text(*get_kernel("vector_copy").launch({"n": 4096}))
     assert features("vector_copy", {"n": 4096}, None, geometry) == {"flops": 1.0}
     assert features("vector_copy", {"n": 4096}, None, geometry) == {"flops": 1.0} and len(calls) == 1
+
+
+def test_an_export_gives_each_point_its_own_features_and_the_campaigns_seed(tmp_path: Path) -> None:
+    """Two points of one launch geometry (k is a loop trip, not a launch size) have their own counts."""
+    path = write_campaign(tmp_path, """
+        name = "seeded"
+        seed = 7
+        [[kernels]]
+        kernel = "arith_f32_add"
+        sizes = [{n = 1024, k = 8}, {n = 1024, k = 512}]
+    """)
+    store = tmp_path / "store.sqlite"
+    run_campaign(load_campaign(path), store, progress=False)
+    frame = store_table(store).set_index("k")
+    assert (frame["status"] == "ok").all() and (frame["input_seed"] == 7).all()
+    assert frame.loc[512, "flops"] == 64 * frame.loc[8, "flops"] > 0

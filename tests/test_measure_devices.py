@@ -254,3 +254,16 @@ def test_output_buffers_start_as_zeros_so_an_unwritten_border_checks_against_the
     settings = TimingSettings(min_repeats=1, max_repeats=2, min_time_s=0.0)
     for n in (32, 64):
         assert measure(kernel, {"n": n, "m": n}, settings=settings).time_s > 0
+
+
+def test_opencl_n_counts_devices_over_all_platforms_and_cuda_defaults_to_its_first(monkeypatch) -> None:
+    from gpuperf.measure import devices
+
+    listed = [("opencl:0:0", "a"), ("opencl:0:1", "b"), ("opencl:1:0", "c")]
+    monkeypatch.setattr(devices, "opencl_devices", lambda: listed)
+    assert [canonical_device_name(f"opencl:{n}") for n in range(3)] == ["opencl:0:0", "opencl:0:1", "opencl:1:0"]
+    assert canonical_device_name("opencl:0:1") == "opencl:0:1" and canonical_device_name("opencl:1:0") == "opencl:1:0"
+    with pytest.raises(GpuperfError, match="device 'opencl:3' does not exist"):  # exactly the count: one past the end
+        canonical_device_name("opencl:3")
+    monkeypatch.setattr(devices, "cuda_devices", lambda: [("cuda:0", "x"), ("cuda:1", "y")])
+    assert canonical_device_name("cuda") == "cuda:0" and canonical_device_name("cuda:1") == "cuda:1"

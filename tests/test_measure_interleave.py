@@ -421,6 +421,14 @@ def test_a_group_is_steady_when_its_cycle_medians_spread_at_most_the_iqr_limit(m
     assert log == ["0x2", "0x3", "0x3", "0x3"]
 
 
+def test_an_interleaved_points_minimum_is_its_fastest_launch_of_all_cycles(monkeypatch) -> None:
+    """The round medians are the samples (3, 2, 4 ms); the minimum is the fastest single launch (1 ms)."""
+    _group(monkeypatch, {0: [3e-3, 1e-3, 5e-3, 2e-3, 2e-3, 2e-3, 4e-3, 4e-3, 4e-3]}, [])
+    settings = TimingSettings(warmup=0, min_repeats=3, min_time_s=0, cycles=3)
+    (timing,) = measure_interleaved([Variant(0, {})], None, settings)
+    assert timing.samples == (3e-3, 2e-3, 4e-3) and timing.median == 3e-3 and timing.minimum == 1e-3
+
+
 def test_a_variant_whose_warm_up_fails_fails_alone_and_its_launch_is_closed(monkeypatch) -> None:
     from gpuperf.measure.devices import RunFailed
 

@@ -301,3 +301,12 @@ def test_sizes_past_the_kernels_int32_indices_are_refused_before_anything_is_all
                                         r"than the kernel's int32 indices reach \(2,147,483,647\); make the program "
                                         r"with index_dtype=np.int64"):
         measure(get_kernel("copy_2d"), {"n": 65536, "m": 65536}, settings=TimingSettings(min_time_s=0.0))
+
+
+def test_a_measurements_minimum_and_spread_are_its_samples() -> None:
+    result = measure("vector_copy", {"n": 2**12}, settings=TimingSettings(warmup=1, min_repeats=20, min_time_s=0.0,
+                                                                           max_retries=0))
+    samples = np.asarray(result.samples)
+    assert result.time_s == float(np.median(samples)) and result.time_s_min == samples.min()
+    q1, q3 = np.percentile(samples, [25, 75])
+    assert result.time_s_iqr == pytest.approx(q3 - q1, rel=1e-12, abs=0)

@@ -1460,3 +1460,79 @@ def test_groups_with_one_predicted_time_are_named_for_their_undefined_rank_corre
     varied = run_json(capsys, "evaluate", tables["generic"], "--model", "lr", "--features", "x1,x2",
                       "--protocol", "leave-one-gpu-out")
     assert not any("predicted one time" in n for n in varied["notes"])
+
+
+# -- tables a spreadsheet saved ----------------------------------------------------------------------
+def test_a_spreadsheets_trailing_empty_rows_are_no_rows(tables, tmp_path, capsys):
+    """Rows of only commas at the end (a spreadsheet's empty rows) failed as rows without a time or a GPU."""
+    text = Path(tables["generic"]).read_text()
+    width = text.splitlines()[0].count(",")
+    (tmp_path / "commas.csv").write_text(text.replace("\n", "\r\n") + ("," * width + "\r\n") * 2)
+    frame, _ = read_table(tmp_path / "commas.csv")
+    pd.testing.assert_frame_equal(frame, pd.read_csv(tables["generic"]))
+    assert main(["fit", str(tmp_path / "commas.csv"), "--model", "lr", "--features", "x1,x2",
+                 "--out", str(tmp_path / "m.json")]) == 0, capsys.readouterr().err
+    lines = text.splitlines()  # a row of only commas between rows is still a row, named by its line
+    (tmp_path / "middle.csv").write_text("\n".join([*lines[:3], "," * width, *lines[3:]]) + "\n")
+    from gpuperf.datasets.schema import row_location
+
+    middle, _ = read_table(tmp_path / "middle.csv")
+    assert len(middle) == len(frame) + 1 and middle.iloc[2].isna().all()
+    assert row_location(middle, 2) == "line 4" and row_location(middle, 3) == "line 5"
+
+
+def test_a_spreadsheets_separator_line_is_named(tables, tmp_path, capsys):
+    text = Path(tables["generic"]).read_text()
+    (tmp_path / "hint.csv").write_text("sep=,\r\n" + text)
+    assert main(["fit", str(tmp_path / "hint.csv"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
+    assert capsys.readouterr().err == ("gpuperf: error: " + str(tmp_path / "hint.csv") + ": line 1: 'sep=,' is a "
+                                       "spreadsheet's separator hint, not a header; delete that line\n")
+    (tmp_path / "semi.csv").write_text('sep=;\nn;time_s\n1;0,5\n')
+    assert main(["fit", str(tmp_path / "semi.csv"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
+    assert "semi.csv: line 1: 'sep=;': the file is separated by ';'" in capsys.readouterr().err
+
+
+def test_gpuperfs_columns_in_another_case_are_refused_not_ignored(tables, tmp_path, capsys):
+    """A Status column went unread: failed runs with a placeholder time were fitted on as measured."""
+    frame = pd.read_csv(tables["generic"])
+    for name, other in (("status", "Status"), ("time_s", "Time_s"), ("gpu", "GPU"), ("kernel", "KERNEL")):
+        frame.rename(columns={name: other}).to_csv(tmp_path / f"{other}.csv", index=False)
+        assert main(["fit", str(tmp_path / f"{other}.csv"), "--model", "lr", "--features", "x1,x2",
+                     "--out", str(tmp_path / "m.json")]) == 2
+        assert f"{other}.csv: column '{other}' is gpuperf's '{name}' in another case; rename it {name}" in (
+            capsys.readouterr().err)
+    both = frame.assign(Status="ok")  # beside a status column, another spelling is just another column
+    both.to_csv(tmp_path / "both.csv", index=False)
+    assert read_table(tmp_path / "both.csv")[0]["Status"].eq("ok").all()
+
+
+def test_an_index_column_and_numbers_saved_as_text_are_named_not_silently_taken_or_dropped():
+    from gpuperf.errors import GpuperfNote
+    from gpuperf.evaluation import default_features
+
+    frame = pd.DataFrame({"Unnamed: 0": [0, 1, 2, 3], "kernel": ["k"] * 4, "time_s": [1.0, 2, 3, 4],
+                          "x": [1.0, 2, 3, 4], "flops": ["1,000", "2,500,000", "999", "12,000"],
+                          "occupancy": ["50%", "25 %", "100%", "75%"], "ratio": ["0,5", "1,25", "2,75", "3"],
+                          "label": ["a,b", "c", "d", "e"]})
+    with pytest.warns(GpuperfNote) as noted:
+        assert default_features(frame, "t.csv") == ["x"]
+    messages = [str(note.message) for note in noted]
+    assert ("t.csv: left out of the default features, numbers saved as text with thousands separators, decimal "
+            "commas or %: flops (row 1: '1,000'), occupancy (row 1: '50%'), ratio (row 1: '0,5'); save them as "
+            "plain numbers") in messages
+    assert ("t.csv: left out of the default features, a column with no name in the header (an index written with "
+            "the table?): column 1; name it to use it") in messages
+    assert len(messages) == 2  # the text column label is text, no number
+
+
+def test_predict_table_with_no_row_to_predict_writes_the_rows_and_says_why(tables, tmp_path, capsys):
+    model = tmp_path / "lr.json"
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--features", "x1,x2", "--out", str(model)]) == 0
+    failed = pd.read_csv(tables["generic"]).head(3).assign(status="timeout", time_s=np.nan, x1=np.nan)
+    failed.to_csv(tmp_path / "failed.csv", index=False)
+    capsys.readouterr()
+    assert main(["predict-table", "--model", str(model), str(tmp_path / "failed.csv"),
+                 "--out", str(tmp_path / "p.csv")]) == 0
+    assert "no prediction for 3 rows whose run failed" in capsys.readouterr().err
+    written = pd.read_csv(tmp_path / "p.csv")
+    assert len(written) == 3 and written["predicted_time_s"].isna().all()

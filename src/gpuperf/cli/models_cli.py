@@ -783,9 +783,11 @@ def predict_table_command(
     table = numeric_features(table[~unbounded & ~failed], names, where)
     result = frame.copy()
     result[PREDICTED] = np.nan
-    with fitting_errors(where, str(options.get("name") or model), table[names], doing="predict from"):
-        predicted, clipped = predict_bounded(fitted, table[names])
-    result.loc[table.index, PREDICTED] = predicted
+    clipped = np.zeros(0, dtype=bool)
+    if len(table):  # else every row is noted below as one that has no prediction
+        with fitting_errors(where, str(options.get("name") or model), table[names], doing="predict from"):
+            predicted, clipped = predict_bounded(fitted, table[names])
+        result.loc[table.index, PREDICTED] = predicted
     if unbounded.any():
         _print_note(unbounded_note(unbounded, where, "no prediction for"))
     if failed.any():

@@ -13,6 +13,7 @@ seconds in the dataset.
 from __future__ import annotations
 
 import bz2
+import codecs
 import gzip
 import json
 import lzma
@@ -141,7 +142,8 @@ def _parse(path: Path) -> dict:
     decompress = {".gz": gzip.decompress, ".bz2": bz2.decompress, ".xz": lzma.decompress}.get(path.suffix.lower())
     try:
         raw = path.read_bytes() if decompress is None else decompress(path.read_bytes())
-        text = raw.decode("utf-8-sig").strip()  # a byte-order mark, as Windows editors write, is no part of it
+        # A byte-order mark, as Windows editors write, is no part of it; PowerShell's > writes UTF-16.
+        text = raw.decode("utf-16" if raw[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) else "utf-8-sig").strip()
     except (OSError, EOFError, UnicodeDecodeError, zlib.error, lzma.LZMAError) as exc:
         raise GpuperfError(f"{path}: not a Kernel Tuner cache (not UTF-8 JSON text: {exc})") from None
     if not text:

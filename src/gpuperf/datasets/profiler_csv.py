@@ -134,7 +134,7 @@ def read_lines(path: Path) -> list[str]:
     text = decoded(data, str(path))
     if not text.strip():
         raise GpuperfError(f"{path}: empty file")
-    lines = text.splitlines()
+    lines = [_unquoted_message(line) for line in text.splitlines()]
     messages = [line for line in lines if line.startswith("==")]
     first = next((number for number, line in enumerate(lines, start=1) if line.strip() and not line.startswith("==")), None)
     if messages and first is None:
@@ -146,6 +146,18 @@ def read_lines(path: Path) -> list[str]:
                            "output, or the application's own output in the capture? Profile again with --csv "
                            "(nvprof --csv, ncu --csv), the profiler's output in a file of its own (--log-file)")
     return lines
+
+
+def _unquoted_message(line: str) -> str:
+    """A profiler message as a spreadsheet saves it, quoted as one cell (``"==PROF== Profiling ""k""..."``),
+    as the profiler wrote it; any other line as it is."""
+    if not line.startswith('"=='):
+        return line
+    try:
+        cells = next(csv.reader([line]), [])
+    except csv.Error:
+        return line
+    return cells[0] if cells and not any(c.strip() for c in cells[1:]) else line
 
 
 def csv_rows(lines: list[str], start: int) -> list[list[str]]:

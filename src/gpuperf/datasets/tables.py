@@ -54,14 +54,15 @@ def _refuse_profiler_output(path: Path) -> None:
         raise _profiler_output(path, "ncu" if is_ncu_csv(lines) else "nvprof", "its '==' log lines")
 
 
-# Header columns that only a profiler's own CSV has (Nsight Compute's; an nvprof GPU trace's).
-PROFILER_HEADERS = {"ncu": {"ID", "Process ID", "Kernel Name"}, "nvprof": {"Duration", "Name", "Device", "Grid X"}}
+# Header columns that only a profiler's own CSV has (Nsight Compute's; an nvprof GPU trace's, its metrics' or events').
+PROFILER_HEADERS = (("ncu", {"ID", "Process ID", "Kernel Name"}), ("nvprof", {"Duration", "Name", "Device", "Grid X"}),
+                    ("nvprof", {"Device", "Kernel", "Invocations"}))
 
 
 def refuse_profiler_table(frame: pd.DataFrame, path: str | Path) -> None:
     """An error where a table read whole is a profiler's own CSV without its log lines (``ncu
     --import REPORT --csv``, ``nvprof --log-file``): gpuperf's importers make it a table."""
-    for profiler, header in PROFILER_HEADERS.items():
+    for profiler, header in PROFILER_HEADERS:
         if header <= set(map(str, frame.columns)):
             raise _profiler_output(path, profiler, f"its {', '.join(sorted(header))} columns")
 
@@ -73,14 +74,18 @@ def _profiler_output(path: str | Path, profiler: str, evidence: str) -> GpuperfE
 
 def read_csv(path: str | Path, **options) -> pd.DataFrame:
     """A CSV (plain or gzip) as read by pandas; a missing, empty or unparsable file is one clear
-    error, and so (read with no options) is a header naming a column twice or a file separated by
-    semicolons or tabs. Read with no options, spaces around a header's names are no part of them. Read with no options, its rows are numbered by file line in error messages
+    error, and so (read with no options) is a header naming a column twice, a file separated by
+    semicolons or tabs, or a spreadsheet's ``sep=`` line above the header. Read with no options,
+    spaces around a header's names are no part of them, rows at the end with no value at all (a
+    spreadsheet's empty rows) are no rows, and the rows are numbered by file line in error messages
     (:func:`row_location`)."""
     path = Path(path)
     if not path.is_file():
         raise missing_file(path, f"{path}: no such file")
     if "encoding" not in options and _utf16(path):  # Windows PowerShell's > writes UTF-16
         options = {**options, "encoding": "utf-16"}
+    if not options.keys() - {"encoding"}:
+        _refuse_separator_line(path, options.get("encoding", "utf-8"))
     try:
         frame = pd.read_csv(path, low_memory=False, **options)
         header = None if options.keys() - {"encoding"} else pd.read_csv(
@@ -143,7 +148,29 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
         frame.attrs[ROW_NUMBERING] = "line" if lines is not None and lines[0] == len(frame) + 1 else "row"
         if frame.attrs[ROW_NUMBERING] == "line":
             _refuse_short_last_row(path, frame, *lines)
+        frame = _without_trailing_empty_rows(frame, path, options)
     return frame
+
+
+def _without_trailing_empty_rows(frame: pd.DataFrame, path: Path, options: dict) -> pd.DataFrame:
+    """``frame`` without the rows at its end that hold no value at all (a spreadsheet saves its empty
+    rows as lines of commas), read again without them so that a column of whole numbers stays one;
+    the rows before keep their labels, so their line numbers stay true."""
+    filled = np.flatnonzero(frame.notna().any(axis=1).to_numpy())
+    end = int(filled[-1]) + 1 if len(filled) else 0
+    if end == len(frame):
+        return frame
+    kept = frame.iloc[:end]
+    if end:
+        try:
+            again = pd.read_csv(path, low_memory=False, nrows=end, **options)
+        except (pd.errors.ParserError, ValueError):  # read only by a fallback above: its columns as they were
+            again = None
+        if again is not None and again.shape == kept.shape and again.index.equals(kept.index):  # not shifted
+            again.columns = kept.columns
+            kept = again
+    kept.attrs = dict(frame.attrs)
+    return kept
 
 
 def _refuse_short_last_row(path: Path, frame: pd.DataFrame, count: int, last: str) -> None:
@@ -206,6 +233,22 @@ def _record_line(path: Path, encoding: str, record: int) -> int | None:
         return next(itertools.islice(starts, record + 1, None), None)  # the header's is the first
     except UNREADABLE:
         return None
+
+
+def _refuse_separator_line(path: Path, encoding: str) -> None:
+    """An error when the first line is a spreadsheet's separator hint (``sep=,``), not a header."""
+    try:
+        with OPENERS.get(path.suffix.lower(), open)(path, "rt", encoding=encoding, errors="replace") as handle:
+            first = handle.readline(100).lstrip("\ufeff").strip()
+    except (OSError, EOFError, zlib.error, lzma.LZMAError):
+        return
+    hint = re.fullmatch(r'"?sep=(.?)"?,*', first, re.IGNORECASE)
+    if hint and hint[1] not in ("", ","):
+        raise GpuperfError(f"{path}: line 1: '{first}': the file is separated by '{hint[1]}'; gpuperf reads "
+                           "comma-separated CSV")
+    if hint:
+        raise GpuperfError(f"{path}: line 1: '{first}' is a spreadsheet's separator hint, not a header; delete that "
+                           "line")
 
 
 def _refuse_other_separators(path: Path, encoding: str) -> None:
@@ -287,7 +330,8 @@ def _lines(path: Path, encoding: str) -> tuple[int, str] | None:
 
 def read_table_file(path: str | Path) -> pd.DataFrame:
     """A Parquet (``.parquet``, ``.pq``) or CSV table (any other name, compressed as pandas infers
-    from the suffix: ``.gz``, ``.xz``, ...) with at least one row."""
+    from the suffix: ``.gz``, ``.xz``, ...) with at least one row, whose columns spell gpuperf's own
+    (``kernel``, ``gpu``, ``time_s``, ``status``) in lower case."""
     path = Path(path)
     name = path.name.lower()
     if path.exists() and not path.is_file():  # a folder, or a pipe no one may be writing to: never opened
@@ -314,7 +358,23 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
         frame = read_csv(path)
     if frame.empty:
         raise GpuperfError(f"{path}: the table has no rows")
+    _refuse_other_cases(frame, path)
     return frame
+
+
+CASED_COLUMNS = ("kernel", "gpu", TARGET, STATUS)  # read by their names: Status or Time_s would go unread
+
+
+def _refuse_other_cases(frame: pd.DataFrame, path: Path) -> None:
+    """An error naming a column that is one of gpuperf's own (``status``, ``time_s``, ...) spelt in
+    another case, where the table lacks that name: read as another column, a ``Status`` of failed runs
+    would let them pass for measured."""
+    refuse_profiler_table(frame, path)  # whose Kernel column is no misspelt kernel
+    names = [str(column) for column in frame.columns]
+    for name in CASED_COLUMNS:
+        other = next((n for n in names if n.lower() == name and n != name), None)
+        if other is not None and name not in names:
+            raise GpuperfError(f"{path}: column '{other}' is gpuperf's '{name}' in another case; rename it {name}")
 
 
 def _starts_like_json(path: Path) -> bool:

@@ -23,7 +23,9 @@ Default features: every numeric column except
   ``gpu_compute_capability``, ...): a model using one could not predict those GPUs (name it with
   ``--features`` to use it anyway);
 - columns with a missing or infinite value (a note names those that are otherwise numbers, with
-  the first such row).
+  the first such row), and columns of numbers a spreadsheet saved as text (``150,994,944``,
+  ``4,5``, ``50%``) or with no name in the header (an index written with the table): a note names
+  those too.
 """
 
 from __future__ import annotations
@@ -50,6 +52,10 @@ TIME_NAMED = re.compile(r"(^|[_\W])(time|times|duration|elapsed|runtime|timestam
 PROFILER_TIME = re.compile(r"^gpu__time_", re.IGNORECASE)
 # A rate by its name (GFLOP/s, bytes_per_second, gflops_per_s, reads per sec): the time in disguise.
 PER_SECOND = re.compile(r"per[_\W]*(s|sec|secs|second|seconds)([_\W]|$)", re.IGNORECASE)
+# pandas' name for a column whose header cell is empty (an index written with the table, most often).
+UNNAMED = re.compile(r"Unnamed: \d+(_level_\d+)?")
+# A number as a spreadsheet may save it: thousands separators, a decimal comma, a percent sign.
+FORMATTED_NUMBER = r"[-+]?(\d{1,3}(,\d{3})+(\.\d*)?|\d+(,\d+)?|\d*\.\d+|\d+\.)\s*%?"
 # The keys, the measured time and how it was taken: never features.
 KEYS_AND_OUTCOMES = ("kernel", "variant", "gpu", "device", "source", "time_s", "status", "repeats", "n_invocations")
 # What profilers record about a launch that says nothing of the kernel: IDs, streams, start times, which
@@ -93,11 +99,14 @@ def default_features(frame: pd.DataFrame, where: str | None = None) -> list[Hash
     labels as the frame has them: ``7`` stays an integer, so it finds its column); with
     ``where`` (the table's name), a :class:`~gpuperf.errors.GpuperfNote` warning names the allowed
     columns left out for a missing or non-number value, and the first row with one."""
-    chosen, left_out = [], []
+    chosen, left_out, unnamed, formatted = [], [], [], []
     parameters = variant_parameters(frame)
-    for column in frame.columns:
+    for position, column in enumerate(frame.columns, start=1):
         values = frame[column]
         if not is_default_feature(column, parameters) or values.isna().all():
+            continue
+        if UNNAMED.fullmatch(str(column)):  # a header cell left empty: most often an index pandas wrote
+            unnamed.append(f"column {position}")
             continue
         numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
         finite = np.isfinite(numbers)
@@ -109,8 +118,26 @@ def default_features(frame: pd.DataFrame, where: str | None = None) -> list[Hash
             shown = "missing" if pd.isna(value) else repr(value if isinstance(value, str) else float(value))
             shown = clipped(shown)  # a cell of megabytes quoted in part
             left_out.append(f"{column} ({row_location(frame, first)}: {shown})")
+        elif _formatted_numbers(values):
+            first = int(np.flatnonzero(~finite & values.notna().to_numpy())[0])
+            formatted.append(f"{column} ({row_location(frame, first)}: {clipped(repr(values.iloc[first]))})")
     if where is not None and left_out:
         warnings.warn(GpuperfNote(f"{where}: left out of the default features for a missing or non-number value: "
                                   f"{', '.join(left_out)}; fill them, or name the features with --features"),
                       stacklevel=2)
+    if where is not None and formatted:
+        warnings.warn(GpuperfNote(f"{where}: left out of the default features, numbers saved as text with thousands "
+                                  f"separators, decimal commas or %: {', '.join(formatted)}; save them as plain "
+                                  "numbers"), stacklevel=2)
+    if where is not None and unnamed:
+        warnings.warn(GpuperfNote(f"{where}: left out of the default features, a column with no name in the header "
+                                  f"(an index written with the table?): {', '.join(unnamed)}; name it to use it"),
+                      stacklevel=2)
     return chosen
+
+
+def _formatted_numbers(values: pd.Series) -> bool:
+    """Whether every value of a text column is a number as a spreadsheet formats it (``150,994,944``,
+    ``4,5``, ``50%``), some with a separator or %, which pandas reads as text."""
+    texts = values.dropna().astype(str).str.strip()
+    return bool(len(texts)) and texts.str.fullmatch(FORMATTED_NUMBER).all() and texts.str.contains("[,%]").any()
