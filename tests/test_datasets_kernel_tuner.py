@@ -588,3 +588,13 @@ def test_writing_a_table_without_a_problem_size_column_says_the_column_is_missin
     assert not (tmp_path / "x.json").exists()
     write_kernel_tuner_cache(frame, tmp_path / "x.json", problem_size=1024)
     assert json.loads((tmp_path / "x.json").read_text())["problem_size"] == 1024
+
+
+def test_rows_whose_status_is_ok_in_any_case_are_written_as_measured(tmp_path):
+    """check_dataset takes "OK" and " ok" for ok; the writer took them for failures and lost the times."""
+    frame = pd.DataFrame({"kernel": "k", "variant": "", "gpu": "A100", "device": "A100", "source": "x",
+                          "block": [64, 128, 256], "time_s": [1e-3, 2e-3, np.nan],
+                          "status": ["OK", " ok", "timeout"], "problem_size": "[4096]"})
+    path = write_kernel_tuner_cache(frame, tmp_path / "c.json", tune_params_keys=["block"])
+    cache = json.loads(path.read_text())["cache"]
+    assert [cache[k]["time"] for k in ("64", "128")] == [1.0, 2.0] and isinstance(cache["256"]["time"], str)

@@ -772,3 +772,27 @@ def test_profiles_a_spreadsheet_saved_read_as_the_profilers_own(tmp_path):
             assert '"==PROF== Profiling ""matmul_tiled""' in saved.getvalue()  # quoted as a spreadsheet does
         pd.testing.assert_frame_equal(reader(tmp_path / name).drop(columns="source"),
                                       reader(DATA / name).drop(columns="source"))
+
+
+def test_a_units_row_spelt_with_the_greek_mu_and_start_times_in_seconds(tmp_path):
+    """Some locales print microseconds with the Greek letter mu (U+03BC), not the micro sign: the units
+    row was "no units row below the header"."""
+    greek = tmp_path / "greek.csv"
+    greek.write_text(TRACE.read_text().replace("\nms,us,", "\nms,\u03bcs,", 1), encoding="utf-8")
+    pd.testing.assert_frame_equal(import_nvprof(greek).drop(columns="source"),
+                                  import_nvprof(TRACE).drop(columns="source"))
+    frame = import_nvprof(TRACE).set_index("kernel")
+    assert frame.loc["matMul_sharedmem", "start_s"].iloc[0] == 0.254931205  # ms in the file
+    assert frame.loc["matMul_sharedmem", "time_s"].iloc[0] == 118.272e-6  # us in the file
+
+
+def test_infinite_times_are_refused_by_row(tmp_path):
+    from gpuperf.datasets.schema import measured_rows
+
+    path = tmp_path / "inf.csv"
+    path.write_text("kernel,gpu,time_s\nscale,V100,1e-3\nscale,V100,inf\n")
+    with pytest.raises(GpuperfError, match=r"time_s=inf is not a positive number"):
+        import_nvprof(path)
+    frame = pd.DataFrame({"kernel": ["k", "k"], "time_s": [1e-3, np.inf], "status": ["ok", "ok"]})
+    with pytest.raises(GpuperfError, match=r"t\.csv: row 2: time_s=inf is not a positive number"):
+        measured_rows(frame, "t.csv")

@@ -473,7 +473,7 @@ def _listed(value: Any) -> list | None:
 def _entry(row: dict, extras: list[str]) -> dict:
     status = row.get(STATUS, OK)
     entry: dict[str, Any] = {}
-    if status == OK:
+    if isinstance(status, str) and status.strip().lower() == OK:  # any case and spacing, as check_dataset took it
         entry["time"] = _ms(row[TARGET])
         times = _listed(row.get(TIMES))
         if times:

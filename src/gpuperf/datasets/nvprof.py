@@ -134,7 +134,7 @@ def _units_row(rows: list[list[str]], header: list[str]) -> dict[str, str] | Non
     if len(rows) < 2 or len(rows[1]) != len(header):
         return None
     cells = rows[1]
-    looks_like_units = all(c == "" or re.fullmatch(r"[%a-zA-Z/\u00b5]+", c) for c in cells)
+    looks_like_units = all(c == "" or re.fullmatch(r"[%a-zA-Z/\u00b5\u03bc]+", c) for c in cells)
     return dict(zip(header, cells)) if looks_like_units and any(cells) else None
 
 
