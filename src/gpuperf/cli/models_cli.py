@@ -49,7 +49,7 @@ def read_table(source: str) -> tuple[pd.DataFrame, str]:
 
     from gpuperf.datasets import BUNDLED, load_dataset
     from gpuperf.datasets.bundled import bundled_dataset_at
-    from gpuperf.datasets.tables import CSV_SUFFIXES, PARQUET_SUFFIXES, read_table_file, refuse_profiler_table
+    from gpuperf.datasets.tables import CSV_SUFFIXES, PARQUET_SUFFIXES, read_table_file
 
     path = Path(source)
     if not path.exists() and source in BUNDLED:
@@ -59,8 +59,7 @@ def read_table(source: str) -> tuple[pd.DataFrame, str]:
         return load_dataset(bundled).reset_index(drop=True), str(path)
     if not path.exists() and not path.name.lower().endswith((*CSV_SUFFIXES, *PARQUET_SUFFIXES)):
         raise unknown_name_error("table file or bundled dataset", source, BUNDLED)
-    frame = read_table_file(path)
-    refuse_profiler_table(frame, path)
+    frame = read_table_file(path)  # refuses a profiler's own CSV, naming the importer
     return frame.reset_index(drop=True), str(path)
 
 

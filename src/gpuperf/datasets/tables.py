@@ -235,13 +235,18 @@ def _record_line(path: Path, encoding: str, record: int) -> int | None:
         return None
 
 
-def _refuse_separator_line(path: Path, encoding: str) -> None:
-    """An error when the first line is a spreadsheet's separator hint (``sep=,``), not a header."""
+def _first_line(path: Path, encoding: str) -> str | None:
+    """The first line of a plain or compressed text file (None when it cannot be read)."""
     try:
         with OPENERS.get(path.suffix.lower(), open)(path, "rt", encoding=encoding, errors="replace") as handle:
-            first = handle.readline(100).lstrip("\ufeff").strip()
+            return handle.readline()
     except (OSError, EOFError, zlib.error, lzma.LZMAError):
-        return
+        return None
+
+
+def _refuse_separator_line(path: Path, encoding: str) -> None:
+    """An error when the first line is a spreadsheet's separator hint (``sep=,``), not a header."""
+    first = (_first_line(path, encoding) or "").lstrip("\ufeff").strip()
     hint = re.fullmatch(r'"?sep=(.?)"?,*', first, re.IGNORECASE)
     if hint and hint[1] not in ("", ","):
         raise GpuperfError(f"{path}: line 1: '{first}': the file is separated by '{hint[1]}'; gpuperf reads "
@@ -254,11 +259,7 @@ def _refuse_separator_line(path: Path, encoding: str) -> None:
 def _refuse_other_separators(path: Path, encoding: str) -> None:
     """An error when the header line holds no comma but semicolons or tabs: a table of another separator,
     whose cells may still hold commas (1,5 or a variant label) that pandas split on."""
-    try:
-        with OPENERS.get(path.suffix.lower(), open)(path, "rt", encoding=encoding, errors="replace") as handle:
-            first = handle.readline()
-    except (OSError, EOFError, zlib.error, lzma.LZMAError):
-        return
+    first = _first_line(path, encoding) or ""
     for separator, shown in ((";", "';'"), ("\t", "tabs")):
         if "," not in first and separator in first:
             raise GpuperfError(f"{path}: the header is separated by {shown}; gpuperf reads comma-separated CSV")
@@ -330,8 +331,8 @@ def _lines(path: Path, encoding: str) -> tuple[int, str] | None:
 
 def read_table_file(path: str | Path) -> pd.DataFrame:
     """A Parquet (``.parquet``, ``.pq``) or CSV table (any other name, compressed as pandas infers
-    from the suffix: ``.gz``, ``.xz``, ...) with at least one row, whose columns spell gpuperf's own
-    (``kernel``, ``gpu``, ``time_s``, ``status``) in lower case."""
+    from the suffix: ``.gz``, ``.xz``, ...) with at least one row, not a profiler's own CSV, whose
+    columns spell gpuperf's own (``kernel``, ``gpu``, ``time_s``, ``status``) in lower case."""
     path = Path(path)
     name = path.name.lower()
     if path.exists() and not path.is_file():  # a folder, or a pipe no one may be writing to: never opened
@@ -358,6 +359,7 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
         frame = read_csv(path)
     if frame.empty:
         raise GpuperfError(f"{path}: the table has no rows")
+    refuse_profiler_table(frame, path)  # before the case check: its Kernel column is no misspelt kernel
     _refuse_other_cases(frame, path)
     return frame
 
@@ -369,7 +371,6 @@ def _refuse_other_cases(frame: pd.DataFrame, path: Path) -> None:
     """An error naming a column that is one of gpuperf's own (``status``, ``time_s``, ...) spelt in
     another case, where the table lacks that name: read as another column, a ``Status`` of failed runs
     would let them pass for measured."""
-    refuse_profiler_table(frame, path)  # whose Kernel column is no misspelt kernel
     names = [str(column) for column in frame.columns]
     for name in CASED_COLUMNS:
         other = next((n for n in names if n.lower() == name and n != name), None)
