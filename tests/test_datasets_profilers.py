@@ -791,8 +791,25 @@ def test_infinite_times_are_refused_by_row(tmp_path):
 
     path = tmp_path / "inf.csv"
     path.write_text("kernel,gpu,time_s\nscale,V100,1e-3\nscale,V100,inf\n")
-    with pytest.raises(GpuperfError, match=r"time_s=inf is not a positive number"):
+    with pytest.raises(GpuperfError, match=r"inf\.csv: line 3: time_s gives time inf s, not a positive time"):
         import_nvprof(path)
     frame = pd.DataFrame({"kernel": ["k", "k"], "time_s": [1e-3, np.inf], "status": ["ok", "ok"]})
     with pytest.raises(GpuperfError, match=r"t\.csv: row 2: time_s=inf is not a positive number"):
         measured_rows(frame, "t.csv")
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("kernel,gpu,time_ms\nk1,GTX 980,1.5\nk2,GTX 980,-2\n", "line 3: time_ms gives time -0.002 s"),
+        ("kernel,gpu,time_ms\nk1,GTX 980,1.5\nk2,GTX 980,inf\n", "line 3: time_ms gives time inf s"),
+        # a blank line makes file lines and rows part ways: the row is named by its count
+        ("kernel,gpu,time_ms\nk1,GTX 980,1.5\n\nk2,GTX 980,-2\n", "row 2: time_ms gives time -0.002 s"),
+        ("kernel,gpu,time_ms\nk1,GTX 980,1.5\n\nk2,GTX 980,inf\n", "row 2: time_ms gives time inf s"),
+    ],
+)
+def test_a_time_table_names_a_bad_time_by_one_numbering(tmp_path, text, where):
+    path = tmp_path / "times.csv"
+    path.write_text(text)
+    with pytest.raises(GpuperfError, match=rf"^{re.escape(str(path))}: {where}, not a positive time$"):
+        import_nvprof(path)

@@ -9,8 +9,8 @@ nvprof files come in four layouts, told apart by their header row:
 - ``--metrics ...`` and ``--events ...``: one row per kernel and metric or event (``Min``, ``Max``,
   ``Avg``; a file may hold a metric section and an event section); alone it has no times (rows get
   status ``untimed``), given with a trace or summary its averages join that profile's kernels;
-- a table like the bundled Rodinia one: ``kernel``, ``gpu``, a time column (``time_s``,
-  ``time_ms``, ``duration_us``, ...) and metric columns (dots for brackets).
+- a table like the bundled Rodinia one: ``kernel``, ``gpu``, one time column (``time_s``,
+  ``time_ms``, ``duration_us``, ...; two are refused) and metric columns (dots for brackets).
 Launch geometry lands in ``grid.x``, ``block.x``, ``registers.per.thread``, ``static.smem`` (bytes;
 nvprof's KB are 1024 bytes), as in the Rodinia table; throughputs in GB/s, efficiencies in %,
 utilisation levels as 0-10.
@@ -389,6 +389,9 @@ def _nvprof_table(path: Path, where: str) -> pd.DataFrame:
     time_columns = [c for c in raw.columns if re.fullmatch(r"(time|duration)_(s|ms|us|ns)", str(c))]
     if "kernel" not in raw.columns or "gpu" not in raw.columns or not time_columns:
         raise GpuperfError(f"{where}: not an nvprof CSV: {LAYOUTS_READ}")
+    if len(time_columns) > 1:
+        raise GpuperfError(f"{where}: {len(time_columns)} time columns ({', '.join(time_columns)}); "
+                           "keep the one that is the kernel's time (rename the others)")
     raw["gpu"] = raw["gpu"].map(lambda gpu: gpu if pd.isna(gpu) else without_device_index(gpu))
     column = time_columns[0]
     table_format = TableFormat(

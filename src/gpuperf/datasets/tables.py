@@ -460,6 +460,7 @@ class TableFormat:
         consumed |= set(self.renamed) | set(self.converted)
         parameters = self._parameters(raw, consumed)
         out = pd.DataFrame(index=raw.index)
+        out.attrs[ROW_NUMBERING] = raw.attrs.get(ROW_NUMBERING, "row")
         out["kernel"] = raw[self.kernel].astype(str)
         out["variant"] = variant_labels(raw, parameters) if self.tuning else ""
         labels = raw[self.gpu] if self.gpu else raw[self.device]
@@ -476,6 +477,7 @@ class TableFormat:
         out[STATUS] = self._status(raw)
         if self.time:
             _check_times(out, self.time, where)
+            check_dataset(out, where)
         for published, (name, unit) in self.converted.items():
             out[name] = to_seconds(numeric_column(raw, published, where), unit, where)
         for published, name in self.renamed.items():
@@ -484,8 +486,6 @@ class TableFormat:
             out[name] = raw[name]
         out = order_columns(out.reset_index(drop=True), parameters)
         out.attrs["parameters"] = parameters
-        if self.time:
-            check_dataset(out, where)
         return out
 
     def _parameters(self, raw: pd.DataFrame, consumed: set[str]) -> list[str]:
@@ -501,10 +501,10 @@ class TableFormat:
 
 
 def _check_times(frame: pd.DataFrame, published: str, where: str) -> None:
-    """Every ok row needs a positive time; the error names the file's line and the published column."""
-    bad = frame[STATUS].eq(OK) & ~(frame[TARGET] > 0)
+    """Every ok row needs a positive, finite time; the error names the file's row and the published column."""
+    bad = frame[STATUS].eq(OK) & ~((frame[TARGET] > 0) & np.isfinite(frame[TARGET]))
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
         value = frame[TARGET].iloc[row]
         shown = "empty" if pd.isna(value) else f"{float(value)!r} s"
-        raise GpuperfError(f"{where}: line {row + 2}: {published} gives time {shown}, not a positive time")
+        raise GpuperfError(f"{where}: {row_location(frame, row)}: {published} gives time {shown}, not a positive time")

@@ -57,13 +57,14 @@ def measure_interleaved(variants: Sequence[Variant], device: Device, settings: T
     rounds)`` receives each cycle's new rounds by variant index when the cycle ends."""
     results: list[Measurement | Exception | None] = [None] * len(variants)
     prepared: dict[int, Prepared] = {}
+    warmed_s: dict[int, float] = {}  # each variant's warm-up launches, part of what its timing cost
     shared = SharedInputs()  # a space's variants at one size share their inputs and reference outputs
     try:
         for index, variant in enumerate(variants):
             try:
                 prepared[index] = prepare(variant.compiled, variant.sizes, variant.verify, seed, shared)
                 if settings.warmup:
-                    prepared[index].launch.run_many(settings.warmup)
+                    warmed_s[index] = float(sum(prepared[index].launch.run_many(settings.warmup)))
             except Exception as exc:  # noqa: BLE001 - recorded for this variant, the group goes on
                 failed = prepared.pop(index, None)
                 if failed is not None:
@@ -77,7 +78,7 @@ def measure_interleaved(variants: Sequence[Variant], device: Device, settings: T
             median, _, iqr = summarize(rounds.medians)
             spread = iqr / median if median > 0 else 0.0
             timing = Timing(tuple(rounds.medians), median, rounds.fastest, iqr, 0, spread <= settings.iqr_limit,
-                            rounds.wall_s, rounds.kernel_s, rounds.launches)
+                            rounds.wall_s, rounds.kernel_s + warmed_s.get(index, 0.0), rounds.launches)
             results[index] = measurement(variants[index].compiled, device, prepared[index], timing, settings)
     finally:
         for ready in prepared.values():
