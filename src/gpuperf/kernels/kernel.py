@@ -248,9 +248,9 @@ class Kernel:
                 raise GpuperfError(f"size parameter {name}={value!r} is not an integer")
             try:
                 number = int(value)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # OverflowError: an infinite float
                 raise GpuperfError(f"size parameter {name}={value!r} is not an integer") from None
-            if number != float(value):
+            if not isinstance(value, str) and number != value:  # exact: a float of a size past 2**53 is not
                 raise GpuperfError(f"size parameter {name}={value!r} must be a whole number")
             if number < 1 and name in self.extents:
                 raise GpuperfError(f"size parameter {name}={value!r} must be a positive integer (it bounds a loop "

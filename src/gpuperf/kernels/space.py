@@ -368,8 +368,8 @@ def get_space(name: str) -> VariantSpace:
     VariantSpace; loaded once per spec)."""
     if name in _SPACES:
         return _SPACES[name]
-    if name.rpartition(":")[0].endswith(".py"):
-        return _user_space(name)
+    if name.rpartition(":")[0].endswith(".py") or name.endswith(".py"):
+        return _user_space(name)  # a bare file.py is told to name its function
     refuse_source_file(name)
     raise unknown_name_error("variant space", name, _SPACES)
 
