@@ -11,6 +11,7 @@ import numpy as np
 
 from gpuperf.cli import main
 from gpuperf.cli.output import parse_params, print_json, whole_counts
+from test_advise_cli import ENTRY  # the advise tests' entry, trained on the bundled matvec pairs
 
 
 def test_print_json_writes_nan_and_both_infinities_as_null(capsys):
@@ -245,26 +246,6 @@ def test_ask_on_a_fully_measured_table_says_so_without_a_count_note(tmp_path, ca
     assert f"Every configuration of {table} has been measured (0 failed)." in captured.out
     assert "4 of 4 measured (0 failed); best so far 1 (time_ms) at line 4" in captured.out  # the header is line 1
     assert "--count" not in captured.err
-
-
-ENTRY = '''
-name = "{name}"
-title = "t"
-description = "d"
-when_it_helps = "helps in tests"
-{condition}
-[example]
-before = "b"
-after = "a"
-[apply]
-kind = "source"
-summary = "{summary}"
-[[pairs]]
-dataset = "matvec_bsp"
-kernel = "{before}"
-after_kernel = "{after}"
-features = "amaris_matvec"
-'''  # as test_advise_cli's: trained on the bundled matvec pairs
 
 
 def test_advise_json_names_each_optimization_that_does_not_apply_with_its_reason(tmp_path, capsys):

@@ -14,19 +14,12 @@ import pytest
 from gpuperf.datasets import import_ncu, import_nvprof, load_dataset, read_kernel_tuner_cache, write_kernel_tuner_cache
 from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.evaluation.feature_columns import default_features
+from test_datasets_profilers import edited
 
 DATA = Path(__file__).parent / "data"
 TRACE, METRICS, NCU = DATA / "nvprof_gpu_trace.csv", DATA / "nvprof_metrics.csv", DATA / "ncu_raw.csv"
 DETAILS, CACHE = DATA / "ncu_details.csv", DATA / "kernel_tuner_vector_add.json"
 METRICS_HEADER = '"Device","Kernel","Invocations","Metric Name","Metric Description","Min","Max","Avg"\n'
-
-
-def edited(tmp_path: Path, source: Path, old: str, new: str, count: int = 1) -> Path:
-    text = source.read_text()
-    assert old in text
-    path = tmp_path / source.name
-    path.write_text(text.replace(old, new, count))
-    return path
 
 
 def written(path: Path, text: str) -> Path:
