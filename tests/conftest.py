@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 
 import numpy as np
 import pytest
 
 _CACHE = tempfile.mkdtemp(prefix="gpuperf-test-cache-")
+atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 os.environ.setdefault("POCL_CACHE_DIR", os.path.join(_CACHE, "pocl"))
 os.environ.setdefault("XDG_CACHE_HOME", _CACHE)
 os.environ.setdefault("GPUPERF_CACHE_DIR", os.path.join(_CACHE, "gpuperf"))
