@@ -397,8 +397,9 @@ def earlier_trials(table: pd.DataFrame, where: str) -> TuneResult:
         time = float(times[label]) if ran.iloc[position] else None
         detail = row.get("detail", "")
         result.locations.append(row_location(table, position))
-        result.trials.append(Trial({p: _plain(row[p]) for p in params}, time,
-                                   str(row["status"]), "" if pd.isna(detail) else str(detail)))
+        status = "ok" if ran.iloc[position] else str(row["status"])  # "OK", " ok " read as ok are ok
+        result.trials.append(Trial({p: _plain(row[p]) for p in params}, time, status,
+                                   "" if pd.isna(detail) else str(detail)))
     return result
 
 
