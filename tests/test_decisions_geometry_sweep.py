@@ -4,6 +4,7 @@ judged on measured sweeps, and the geometry-sweep command."""
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -21,7 +22,7 @@ from gpuperf.decisions.geometry_sweep import (
     sweep_summary,
     table_descriptor,
 )
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.kernels.parallel_loops import grid_stride_loop
 from gpuperf.measure.timing import TimingSettings, measure
 
@@ -358,8 +359,6 @@ def test_the_model_policy_never_trains_on_the_loop_it_picks_for(monkeypatch):
 
 def test_a_sweep_of_one_loop_says_why_it_has_no_model_policy():
     """The model policy vanished from a one-loop sweep's tables without a word."""
-    from gpuperf.errors import GpuperfNote
-
     h100 = device_descriptor("H100")
     one = synthetic_sweep(h100, [100_000]).query("kernel == kernel.iloc[0]")
     with pytest.warns(GpuperfNote, match=r"s\.csv: one loop \(.*\), so no model policy: .* sweep two or more loops"):
@@ -621,8 +620,6 @@ def test_resuming_another_devices_sweep_is_refused_before_anything_is_measured(t
 def test_points_no_launch_makes_are_left_out_with_a_note_and_a_missing_time_is_named():
     """A 2048-thread block or a grid past 2**31 - 1 blocks was judged, and could be the 'best'; a
     CPU's sweep judged with a GPU's descriptor (--gpu) holds such points too: left out, noted."""
-    from gpuperf.errors import GpuperfNote
-
     h100 = device_descriptor("H100")
     table = synthetic_sweep(h100, [100_000])
     plain = sweep_choices(table, h100, "s.csv")
@@ -638,6 +635,19 @@ def test_points_no_launch_makes_are_left_out_with_a_note_and_a_missing_time_is_n
     with pytest.raises(GpuperfError, match=r"row 1: time_s must be a positive number, not a missing value \(an empty "
                                            r"cell or nan\)"):
         check_sweep(empty, "s.csv")
+
+
+def test_a_point_at_exactly_the_grids_largest_block_count_is_kept():
+    """2**31 - 1 blocks is a launch CUDA makes: judged (here the fastest, so the best), not left out."""
+    h100 = device_descriptor("H100")
+    table = synthetic_sweep(h100, [100_000])
+    edge = pd.concat([table, pd.DataFrame([{"kernel": "loop_a", "trip": 100_000, "threads": 128,
+                                            "blocks": 2**31 - 1, "time_s": 1e-12, "status": "ok"}])], ignore_index=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GpuperfNote)
+        judged = sweep_choices(edge, h100, "s.csv")
+    best = judged[judged["kernel"] == "loop_a"].iloc[0]
+    assert (best["best"], best["best_blocks"]) == (1e-12, 2**31 - 1)
 
 
 def test_a_sweep_too_large_for_the_devices_memory_is_refused_before_anything_is_built():
