@@ -611,6 +611,28 @@ def test_files_in_two_folders_each_import_their_own_helper_of_one_name(tmp_path)
     assert widths == [32, 64, 32]
 
 
+@pytest.mark.parametrize("layout", ["package", "submodule", "imported_by_the_function"])
+def test_files_in_two_folders_each_get_their_own_helper_package_or_one_their_function_imports(tmp_path, layout):
+    """The folders' helpers as packages (helper/__init__.py, pkg/helper.py), or imported only when the
+    function runs: the second folder got the first folder's WG."""
+    from gpuperf.kernels import get_kernel
+
+    source = {"package": HELPER_USER, "submodule": HELPER_USER.replace("from helper import", "from pkg.helper import"),
+              "imported_by_the_function": HELPER_USER.replace("from helper import WG\n", "").replace(
+                  "def kernel():\n", "def kernel():\n    from helper import WG\n")}[layout]
+    module = {"package": "helper/__init__.py", "submodule": "pkg/helper.py",
+              "imported_by_the_function": "helper.py"}[layout]
+    for folder, width in (("a", 32), ("b", 64)):
+        (tmp_path / folder / module).parent.mkdir(parents=True)
+        (tmp_path / folder / module).write_text(f"WG = {width}\n")
+        if layout == "submodule":
+            (tmp_path / folder / "pkg" / "__init__.py").write_text("")
+        (tmp_path / folder / "user.py").write_text(source)
+    widths = [extract_features(get_kernel(f"{tmp_path / folder / 'user.py'}:kernel"), {"n": 256})["local_size_0"]
+              for folder in ("a", "b", "a")]
+    assert widths == [32, 64, 32]
+
+
 @pytest.mark.parametrize("spec", ["k.cl", "kernels/k.cu:saxpy", "k.CUH", "src/k.cpp:f"])
 def test_an_opencl_or_cuda_source_is_told_how_gpuperf_reads_kernels(spec: str) -> None:
     from gpuperf.cli import main

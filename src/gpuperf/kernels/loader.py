@@ -90,13 +90,19 @@ def call_user_function(spec: str) -> tuple[object, Path, str]:
     sys.modules[name] = module
     loaded = set(sys.modules)
     try:
-        with redirect_stdout(sys.stderr):  # what a user's file prints is not gpuperf's output
-            module_spec.loader.exec_module(module)
-    except Exception as exc:  # noqa: BLE001 - any failure in user code is reported the same way
-        del sys.modules[name]
-        raise GpuperfError(f"kernel file '{path}' failed to import: {type(exc).__name__}: {exc}") from None
-    finally:
+        return _run_user_file(module, module_spec.loader, path, function)
+    finally:  # what the file and its function imported beside it, packages too
         _forget_modules_beside(folder, set(sys.modules) - loaded)
+
+
+def _run_user_file(module, loader, path: Path, function: str) -> tuple[object, Path, str]:
+    """``module`` executed and ``function()`` of it called, each failure one error naming the file."""
+    try:
+        with redirect_stdout(sys.stderr):  # what a user's file prints is not gpuperf's output
+            loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 - any failure in user code is reported the same way
+        del sys.modules[module.__name__]
+        raise GpuperfError(f"kernel file '{path}' failed to import: {type(exc).__name__}: {exc}") from None
     builder = getattr(module, function, None)
     if builder is None or not callable(builder):
         defined = [n for n, v in vars(module).items() if inspect.isfunction(v) and v.__module__ == module.__name__]
@@ -122,10 +128,20 @@ def _make_importable(folder: Path) -> None:
 
 
 def _forget_modules_beside(folder: Path, names: set[str]) -> None:
-    """Drop from ``sys.modules`` the modules among ``names`` whose file lies in ``folder``: the user's
-    file keeps the ones it imported, and a file in another folder importing a module of the same name
-    (a helper.py of its own) gets its own, not this one."""
-    for name in names:
-        location = getattr(sys.modules.get(name), "__file__", None)
-        if location and Path(location).resolve().parent == folder:
-            del sys.modules[name]
+    """Drop from ``sys.modules`` the modules among ``names`` that come from ``folder``: a module file
+    in it, or a package in it and its submodules. The user's file keeps the ones it imported, and a file
+    in another folder importing a module of the same name (a helper.py of its own) gets its own."""
+    beside = [name for name in names if _top_level_folder(name.partition(".")[0]) == folder]
+    for name in beside:
+        sys.modules.pop(name, None)
+
+
+def _top_level_folder(top: str) -> Path | None:
+    """The folder holding top-level module ``top``'s file, or its package's folder; None when unknown."""
+    module = sys.modules.get(top)
+    location = getattr(module, "__file__", None)
+    if location:
+        place = Path(location).resolve()
+        return place.parent.parent if hasattr(module, "__path__") else place.parent
+    paths = list(getattr(module, "__path__", []))  # a namespace package: its folders
+    return Path(paths[0]).resolve().parent if paths else None
