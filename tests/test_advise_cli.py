@@ -617,3 +617,22 @@ def test_an_entry_whose_condition_cannot_be_judged_is_assessed_with_a_note(capsy
                                "(max_sectors_over_fewest unknown), so it is assessed as if it held"]
     advice = run_json(capsys, [args[0], "vector_copy", *args[2:]])  # known, and false: not assessed, no note
     assert advice["notes"] == [] and advice["not_suggested"][0]["reason"].startswith("does not apply")
+
+
+@pytest.mark.parametrize("condition, applies", [("max_sectors_over_fewest > 3 and threads > 10**9", False),
+                                                ("max_sectors_over_fewest > 3 or threads > 1", True)])
+def test_a_condition_the_known_features_settle_needs_no_unknown_one(capsys, database, tmp_path, condition, applies):
+    """A false side of an 'and' made the entry 'assessed as if it held' because the other side's feature
+    was unknown (a shared-memory kernel was assessed for prefetching into shared memory)."""
+    from pathlib import Path
+
+    kernels = Path(__file__).parent / "data" / "feature_kernels.py"
+    folder = tmp_path / "entries"
+    folder.mkdir()
+    (folder / "t_sectors.toml").write_text(ENTRY.format(
+        name="t_sectors", before="MAU", after="MAC", condition=f'applies_when = "{condition}"', summary="do it"))
+    advice = run_json(capsys, ["advise", f"{kernels}:squared_index_copy", "-p", "n=4096", "--gpu", "GTX 970",
+                               "--min-confidence", "0", "--optimizations", str(folder), "--only", "t_sectors", "--json"])
+    assert advice["notes"] == []  # settled: nothing assessed "as if it held"
+    reasons = [item["reason"] for item in advice["not_suggested"]]
+    assert (reasons == [f"does not apply: {condition} is false for this kernel"]) == (not applies)

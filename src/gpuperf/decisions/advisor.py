@@ -30,6 +30,7 @@ from gpuperf.decisions.advice_features import (
     ADVICE_FEATURES, CHANGE_FEATURES, CONDITION_FEATURES, GPU_FEATURES, MODEL_FEATURES, gpu_features,
     kernel_change_features, kernel_features, with_condition_features,
 )
+from gpuperf.decisions.condition_logic import verdict
 from gpuperf.decisions.optimizations import Optimization, load_optimizations
 from gpuperf.decisions.pairs import DEVICE_TARGET, GPU_TARGET, cache_dir, number_text, spec_pairs
 from gpuperf.decisions.speedup_models import SpeedupModel
@@ -167,10 +168,18 @@ def fitted_model(pairs: pd.DataFrame, use_cache: bool = True) -> SpeedupModel:
 
 # -- applicability -----------------------------------------------------------------------------------
 def _condition_holds(entry: Optimization, features: Mapping[str, float]) -> bool:
-    """Whether ``applies_when`` holds; a condition on unknown (NaN) features counts as holding."""
-    if not entry.applies_when or _unknown_in_condition(entry, features):
+    """Whether ``applies_when`` holds; one that unknown (NaN) features decide counts as holding."""
+    return _condition_verdict(entry, features) is not False
+
+
+def _condition_verdict(entry: Optimization, features: Mapping[str, float]) -> bool | None:
+    """Whether ``applies_when`` holds, None when unknown (NaN) features decide it (a false side of an
+    ``and`` decides it without them)."""
+    if not entry.applies_when:
         return True
     features = with_condition_features(features)
+    if _unknown_in_condition(entry, features):
+        return verdict(entry.applies_when, features)
     frame = pd.DataFrame([{name: features.get(name, math.nan) for name in MODEL_FEATURES + CONDITION_FEATURES}])
     return bool(frame.eval(entry.applies_when).iloc[0])
 
@@ -375,11 +384,12 @@ def advise(
     for done, entry in enumerate(entries):
         if progress is not None:
             progress(done, len(entries), entry.name)
-        if not _condition_holds(entry, features):
+        applies = _condition_verdict(entry, features)
+        if applies is False:
             skipped.append((entry.name, f"does not apply: {entry.applies_when} is false for this kernel"))
             continue
         unknown = _unknown_in_condition(entry, features)
-        if unknown:  # said where every output shows it: the suggestion rests on a condition not judged
+        if applies is None:  # said where every output shows it: the suggestion rests on a condition not judged
             entry_notes.append(f"{entry.name}: its condition {entry.applies_when} cannot be judged for this kernel "
                                f"({', '.join(unknown)} unknown), so it is assessed as if it held")
             warnings.warn(GpuperfNote(entry_notes[-1]), stacklevel=2)
