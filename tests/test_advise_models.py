@@ -353,7 +353,7 @@ def test_advise_reports_each_optimization_as_it_is_taken_up(monkeypatch):
     from gpuperf.decisions.optimizations import load_optimizations
 
     entries = list(load_optimizations().values())[:3]
-    monkeypatch.setattr(advisor, "_condition_holds", lambda entry, features: False)  # nothing to fit
+    monkeypatch.setattr(advisor, "_condition_verdict", lambda entry, features: False)  # nothing to fit
     seen = []
     advice = advisor.advise({advisor.ADVICE_FEATURES[0]: 1.0}, entries=entries,
                             progress=lambda done, total, name: seen.append((done, total, name)))
