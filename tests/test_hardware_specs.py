@@ -376,6 +376,10 @@ def test_a_users_blackwell_gpu_gets_the_limits_and_occupancy_rules_of_compute_ca
     (RTX_4070.replace("boost_clock_mhz = 2475", "boost_clock_mhz = 2.475"),
      r"lab.toml: GPU 'RTX 4070' field peak_f32_gflops=29148.0 is 1e\+03x the FMA rate 2 x sms x cores_per_sm x "
      r"boost_clock_mhz / 1000 = 29.1456: is a clock in GHz"),
+    (RTX_4070.replace("boost_clock_mhz = 2475", "boost_clock_mhz = 2.475").replace("peak_f32_gflops = 29148.0",
+                                                                                   "peak_f32_gflops = 29.148"),
+     r"lab.toml: GPU 'RTX 4070' field boost_clock_mhz=2.475 is below 100 MHz: is it in GHz \(MHz wanted\), and "
+     r"peak_f32_gflops=29.148 in TFLOP/s"),  # the two slips cancel in the FMA-rate check
     (RTX_4070.replace("boost_clock_mhz = 2475", "boost_clock_mhz = 2475\nbase_clock_mhz = 2610"),
      "lab.toml: GPU 'RTX 4070' field base_clock_mhz=2610 is above boost_clock_mhz=2475"),
     (RTX_4070.replace("boost_clock_mhz = 2475", "boost_clock_mhz = 2475\nbase_clock_mhz = 1.92"),

@@ -144,12 +144,13 @@ def _spec_from_entry(entry: dict[str, Any], limits: dict[str, dict[str, Any]], w
 PEAK_TOLERANCE = 4.0  # a datasheet's own convention (dual issue) stays within it; a unit slip does not
 MIN_BANDWIDTH_GBS = 10.0  # below any GPU's memory bandwidth: 3.9 is TB/s written as GB/s
 MIN_L2_BYTES = 65_536  # below any GPU's L2: 50 is MiB written as bytes
+MIN_CLOCK_MHZ = 100.0  # below any GPU's boost clock: 1.5 is GHz written as MHz
 
 
 def _check_consistent(values: dict[str, Any], label: str) -> None:
     """Errors for fields that contradict each other or slipped a unit: the FP32 peak against the FMA
     rate its SMs, cores and boost clock give (as gpus.toml defines it), a base clock above the boost
-    clock or below a quarter of it, a bandwidth or L2 too small for any GPU, an FP64 peak above FP32."""
+    clock or below a quarter of it, a boost clock, bandwidth or L2 too small for any GPU, an FP64 peak above FP32."""
     base, boost = values.get("base_clock_mhz"), values["boost_clock_mhz"]
     if base is not None and base > boost:
         raise GpuperfError(f"{label} field base_clock_mhz={base!r} is above boost_clock_mhz={boost!r}")
@@ -173,6 +174,9 @@ def _check_consistent(values: dict[str, Any], label: str) -> None:
             f"{label} field peak_f32_gflops={values['peak_f32_gflops']!r} is {ratio:.3g}x the FMA rate "
             f"2 x sms x cores_per_sm x boost_clock_mhz / 1000 = {rate:.6g}: is a clock in GHz or the peak in "
             "another unit (GFLOP/s, MHz wanted)?")
+    if boost < MIN_CLOCK_MHZ:  # with the peak in TFLOP/s too, the two slips cancel in the ratio above
+        raise GpuperfError(f"{label} field boost_clock_mhz={boost!r} is below {MIN_CLOCK_MHZ:g} MHz: is it in GHz "
+                           f"(MHz wanted), and peak_f32_gflops={values['peak_f32_gflops']!r} in TFLOP/s (GFLOP/s wanted)?")
 
 
 def gpus() -> list[GpuSpec]:
