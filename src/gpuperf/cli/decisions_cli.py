@@ -648,8 +648,8 @@ def tune_command(
         elif out:  # a new file: measurements are never overwritten
             new_output_file(out, resumable=True)
         if report and (report_folder(report) / "report.md").exists():  # its trials may be the only record of them
-            raise GpuperfError(f"--report {report}: holds an earlier report, whose trials this run would replace; "
-                               "name a new folder")
+            raise GpuperfError(f"--report {report}: holds an earlier report, which this run would replace (a "
+                               "tuning report's trials may be their only record); name a new folder")
         ranking, ranked_by = None, "other kernels"
         if start == "ranked" and not others:
             ranking = ranking_by_other_kernels(space, sizes, rank_train, show=not (no_progress or as_json))
