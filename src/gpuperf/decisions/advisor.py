@@ -388,8 +388,8 @@ def advise(
         if applies is False:
             skipped.append((entry.name, f"does not apply: {entry.applies_when} is false for this kernel"))
             continue
-        unknown = _unknown_in_condition(entry, features)
         if applies is None:  # said where every output shows it: the suggestion rests on a condition not judged
+            unknown = _unknown_in_condition(entry, features)
             entry_notes.append(f"{entry.name}: its condition {entry.applies_when} cannot be judged for this kernel "
                                f"({', '.join(unknown)} unknown), so it is assessed as if it held")
             warnings.warn(GpuperfNote(entry_notes[-1]), stacklevel=2)

@@ -176,7 +176,8 @@ def _check_consistent(values: dict[str, Any], label: str) -> None:
             "another unit (GFLOP/s, MHz wanted)?")
     if boost < MIN_CLOCK_MHZ:  # with the peak in TFLOP/s too, the two slips cancel in the ratio above
         raise GpuperfError(f"{label} field boost_clock_mhz={boost!r} is below {MIN_CLOCK_MHZ:g} MHz: is it in GHz "
-                           f"(MHz wanted), and peak_f32_gflops={values['peak_f32_gflops']!r} in TFLOP/s (GFLOP/s wanted)?")
+                           f"(MHz wanted), and peak_f32_gflops={values['peak_f32_gflops']!r} in TFLOP/s "
+                           "(GFLOP/s wanted)?")
 
 
 def gpus() -> list[GpuSpec]:
