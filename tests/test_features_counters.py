@@ -174,3 +174,45 @@ def test_the_held_out_sample_shares_no_variant_with_the_profiled_one(table: pd.D
     assert len(specs) == len(set(specs)) == 192 and not set(specs) & set(table["spec"])
     assert pd.Series([s.split("[")[0] for s in specs]).value_counts().eq(24).all()
     assert {json.dumps(case["sizes"], sort_keys=True) for case in cases} == {'{"m": 4096, "n": 4096}'}
+
+
+@pytest.fixture(scope="module")
+def held_out() -> pd.DataFrame:
+    return pd.read_csv(DATA / "sector_profile_h200_heldout.csv.gz")
+
+
+def test_the_held_out_profile_holds_the_sample_drawn_now(held_out: pd.DataFrame) -> None:
+    """sector_profile_h200_heldout: the 192 held-out variants, profiled in launch order, none failed."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "sector_profile.py"
+    spec = importlib.util.spec_from_file_location("sector_profile_script", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert list(held_out["spec"]) == [case["spec"] for case in script.cases(held_out=True)]
+    assert set(held_out["gpu"]) == {"H200"} and set(held_out["status"]) == {"ok"}
+
+
+def test_held_out_variants_sectors_per_request_match_as_on_the_first_sample(held_out: pd.DataFrame) -> None:
+    """The static features were worked out on the first sample's counters; on variants not looked at
+    then, the same holds: stores exact, loads within 10 % without prefetch, and with prefetch gpuperf's
+    load requests never more than the hardware's and its sectors per request never fewer."""
+    plain = ratios(held_out[held_out["spec"].str.contains("prefetch=0")])
+    assert len(plain) == 103
+    assert ((plain["load"] - 1).abs() <= 0.10).all(), plain[(plain["load"] - 1).abs() > 0.10]
+    assert ((plain["load"] - 1).abs() <= 0.01).sum() >= 95
+    prefetch = ratios(held_out[held_out["spec"].str.contains("prefetch=1")])
+    assert len(prefetch) == 89
+    assert ((prefetch["load"] - 1).abs() <= 0.01).sum() >= 61
+    assert (prefetch["load"] >= 1 - 1e-3).all() and (prefetch["load"] <= 1.4).all()
+    assert (prefetch["load_requests"] <= 1 + 1e-3).all()
+    both = pd.concat([plain, prefetch])
+    assert ((both["store"] - 1).abs() <= 1e-3).all()
+
+
+def test_held_out_occupancy_from_the_launched_resources_matches_ncu(held_out: pd.DataFrame) -> None:
+    gpu = get_gpu("H200")
+    threads = (held_out["block.x"] * held_out["block.y"] * held_out["block.z"]).astype(int)
+    ours = [100 * occupancy(gpu, t, int(r), int(s)).occupancy for t, r, s in
+            zip(threads, held_out["launch__registers_per_thread"], held_out["launch__shared_mem_per_block_static"])]
+    assert np.allclose(ours, held_out["sm__maximum_warps_per_active_cycle_pct"], rtol=1e-6)
