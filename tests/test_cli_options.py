@@ -180,3 +180,15 @@ def test_a_closed_stdout_or_stderr_is_no_crash():
                            "sys.exit(main(['geometry', '--gpu', 'H100', '--trip', '1000']))"],
                           capture_output=True, text=True)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+
+
+def test_each_command_is_registered_once_however_often_main_runs(capsys) -> None:
+    """Every call of main() added every command to the app again: after 30 calls each help page listed
+    each command 30 times and took seconds (a long-lived process, this test suite, slowed call by call)."""
+    for _ in range(3):
+        assert main(["--help"]) == 0
+    page = capsys.readouterr().out
+    names = [command.name for command in app.registered_commands]
+    assert len(names) == len(set(names)) and "geometry" in names
+    assert len([group for group in app.registered_groups if group.name == "campaign"]) == 1
+    assert page.count("Show this message and exit.") == 3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import signal
 import sys
 import threading
@@ -73,7 +74,10 @@ def _typer_default(cls: object, default: type) -> bool:
     return cls is None or cls is default or isinstance(cls, typer.models.DefaultPlaceholder)
 
 
+@functools.cache
 def _register_all() -> None:
+    """Add every command to ``app``, once per process (each call of :func:`main` asks: a second
+    registration would list every command twice and slow each later call)."""
     from gpuperf.cli import (
         advise_cli, calibrate_cli, data_cli, decisions_cli, hardware_cli, kernels_cli, measure_cli, models_cli,
         reproduce_cli,
