@@ -182,3 +182,20 @@ def test_the_default_time_column_is_time_ms_before_time_s_whatever_the_column_or
     frame = pd.DataFrame({"x": [1, 2, 3], "time_s": [5.0, np.nan, np.nan], "time_ms": [2.0, 1.0, np.nan]})
     step = next_configuration(partly_measured(frame, ["x"]))
     assert step.time_column == "time_ms" and step.measured == 2 and step.best_time == 1.0 and step.index == 2
+
+
+def test_a_kernel_tuner_order_leaves_the_callers_random_generators_as_they_were(tmp_path):
+    """The strategies are seeded for their run; a host program's own seeded draws go on unchanged
+    (before, its next random.random() was the first draw after random.seed(0))."""
+    from gpuperf.decisions.kernel_tuner_baseline import strategy_order, write_space_cache
+
+    space = _grid_space()
+    cache = write_space_cache(space, tmp_path / "space.json")
+    random.seed(12345)
+    np.random.seed(12345)
+    expected = (random.random(), np.random.random())
+    random.seed(12345)
+    np.random.seed(12345)
+    first = strategy_order(cache, space, "random_sample", 5, seed=0)
+    assert (random.random(), np.random.random()) == expected
+    assert strategy_order(cache, space, "random_sample", 5, seed=0) == first  # and the order stays seeded

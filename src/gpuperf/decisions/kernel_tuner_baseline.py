@@ -54,11 +54,19 @@ def strategy_order(cache: str | Path, space: Space, strategy: str | Any, budget:
 
     if isinstance(strategy, str) and strategy not in strategy_map:
         raise GpuperfError(f"unknown Kernel Tuner strategy '{strategy}' (known: {', '.join(sorted(strategy_map))})")
+    # Kernel Tuner's strategies draw from the global generators: seeded for the run, the caller's
+    # state put back after, so a host program's own draws go on as if this had not run.
+    python_state, numpy_state = random.getstate(), np.random.get_state()
     random.seed(seed)
     np.random.seed(seed)
-    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-        warnings.simplefilter("ignore")
-        results, _ = tune_cache(str(cache), strategy=strategy, strategy_options={"max_fevals": budget}, quiet=True)
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            results, _ = tune_cache(str(cache), strategy=strategy, strategy_options={"max_fevals": budget},
+                                    quiet=True)
+    finally:
+        random.setstate(python_state)
+        np.random.set_state(numpy_state)
     index = pd.Series(np.arange(len(space)), index=configuration_keys(space.configs, space.params).to_numpy())
     order: list[int] = []
     seen: set[int] = set()
