@@ -479,3 +479,37 @@ def test_an_invalid_mplbackend_is_one_error_naming_the_variable(tmp_path):
     assert done.stderr.startswith("gpuperf: error: the environment variable MPLBACKEND='no-such-backend' names no "
                                   "matplotlib backend"), done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "report").exists()
+
+
+def test_a_command_ending_in_one_thread_keeps_another_threads_report_lock(tmp_path):
+    """A service running commands in threads: one command's end released every thread's report locks
+    (one stack for the process), so a third run could write over a report still being written."""
+    import threading
+
+    from gpuperf.cli.output import REPORT_LOCK, command_locks, report_folder
+    from gpuperf.errors import GpuperfError
+
+    folder = tmp_path / "rep"
+    held, finish = threading.Event(), threading.Event()
+
+    def first_command() -> None:
+        with command_locks():
+            report_folder(folder)
+            held.set()
+            finish.wait(10)
+
+    thread = threading.Thread(target=first_command)
+    thread.start()
+    try:
+        assert held.wait(10)
+        with command_locks():  # another command in this thread: begins and ends
+            report_folder(tmp_path / "other")
+        assert (folder / f"{REPORT_LOCK}.lock").exists()
+        with pytest.raises(GpuperfError, match="another run .* is writing a report there"), command_locks():
+            report_folder(folder)  # the same folder from this thread: refused while the first holds it
+    finally:
+        finish.set()
+        thread.join()
+    assert not (folder / f"{REPORT_LOCK}.lock").exists()
+    with command_locks():
+        report_folder(folder)  # free once the first command ended

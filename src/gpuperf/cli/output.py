@@ -7,10 +7,12 @@ import math
 import os
 import re
 import sys
+import threading
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -327,19 +329,37 @@ def report_folder(out: str | Path, option: str = "--report") -> Path:
     return path
 
 
-_HELD = ExitStack()  # run locks held until the command ends (:func:`command_locks` releases them)
-_HELD_PATHS: set[Path] = set()
 REPORT_LOCK = ".gpuperf-report"  # FOLDER/.gpuperf-report.lock: inside the folder, never beside a user's files
+
+
+@dataclass
+class _Held:
+    """The run locks one command holds until it ends, and the folders they are on."""
+
+    stack: ExitStack = field(default_factory=ExitStack)
+    folders: set[Path] = field(default_factory=set)
+
+
+_THREAD = threading.local()  # each thread's command holds its own locks: one ending releases none of another's
+
+
+def _held() -> _Held:
+    if getattr(_THREAD, "held", None) is None:
+        _THREAD.held = _Held()
+    return _THREAD.held
 
 
 @contextmanager
 def command_locks() -> Iterator[None]:
-    """The block of one command: the locks it took on its report folders are released when it ends."""
+    """The block of one command: the locks it took on its report folders are released when it ends
+    (a command's alone: another thread's, running beside it, keep theirs)."""
+    outer = getattr(_THREAD, "held", None)
+    _THREAD.held = held = _Held()
     try:
         yield
     finally:
-        _HELD.close()
-        _HELD_PATHS.clear()
+        _THREAD.held = outer
+        held.stack.close()
 
 
 def _hold_for_the_command(folder: Path, option: str) -> None:
@@ -349,21 +369,22 @@ def _hold_for_the_command(folder: Path, option: str) -> None:
     from gpuperf.errors import GpuperfError
     from gpuperf.files import Held, Unlockable, real_path, run_lock
 
+    held = _held()
     resolved = real_path(folder)
-    if resolved in _HELD_PATHS:
+    if resolved in held.folders:
         return
     made = not resolved.exists()
     resolved.mkdir(parents=True, exist_ok=True)
     if made:
-        _HELD.callback(_remove_if_empty, resolved)  # runs after the lock below is released
+        held.stack.callback(_remove_if_empty, resolved)  # runs after the lock below is released
     try:
-        _HELD.enter_context(run_lock(resolved / REPORT_LOCK, remove=True))
+        held.stack.enter_context(run_lock(resolved / REPORT_LOCK, remove=True))
     except Held as held:
         raise GpuperfError(f"{option} {folder}: another run (process {held.holder}) is writing a report there; wait "
                            f"for it to end, or name another folder") from None
     except Unlockable as failed:
         raise GpuperfError(f"{option} {folder}: cannot create its run lock {failed.lock} ({failed.reason})") from None
-    _HELD_PATHS.add(resolved)
+    held.folders.add(resolved)
 
 
 def _remove_if_empty(folder: Path) -> None:
