@@ -784,3 +784,33 @@ def test_complex_and_bool_kernels_are_told_apart_from_wrong_references():
     assert set(np.unique(masked.make_inputs({"n": 1024})["m"])) == {False, True}
     with pytest.raises(VerifyFailed):
         measure(masked, {"n": 1024}, settings=FAST)
+
+
+def test_a_kernel_folder_no_longer_shadows_the_programs_own_modules_after_loading(tmp_path, monkeypatch):
+    """A program calling gpuperf imports its own utils.py after loading a kernel file that has one
+    beside it (before, the kernel's folder stayed first on sys.path: the program got the kernel's
+    utils); a make() importing later still finds the folder loaded last."""
+    import sys
+
+    host, first, second = tmp_path / "host", tmp_path / "k1", tmp_path / "k2"
+    for folder, tag in ((host, "host"), (first, "k1"), (second, "k2")):
+        folder.mkdir()
+        (folder / "utils.py").write_text(f"WHO = {tag!r}\n")
+        (folder / "lateonly.py").write_text(f"WHO = {tag!r}\n") if folder != host else None
+        (folder / "k.py").write_text(KERNELS + "\n\nimport utils\n\n\ndef kern():\n"
+                                     f"    assert utils.WHO == {tag!r}, utils.WHO\n    return _saxpy()\n")
+    monkeypatch.setattr("sys.path", [str(host), *sys.path])
+    for name in ("utils", "lateonly"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    load_user_kernel(f"{first / 'k.py'}:kern")
+    load_user_kernel(f"{second / 'k.py'}:kern")
+    assert sys.path[0] == str(host)
+    assert sys.path.index(str(second)) < sys.path.index(str(first))
+    import utils
+
+    assert utils.WHO == "host"
+    import lateonly  # what a make() imports when called: from the folder loaded last
+
+    assert lateonly.WHO == "k2"
+    for name in ("utils", "lateonly"):  # this test's imports, not left for later tests
+        sys.modules.pop(name, None)

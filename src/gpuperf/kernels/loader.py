@@ -93,6 +93,7 @@ def call_user_function(spec: str) -> tuple[object, Path, str]:
         return _run_user_file(module, module_spec.loader, path, function)
     finally:  # what the file and its function imported beside it, packages too
         _forget_modules_beside(folder, set(sys.modules) - loaded)
+        _move_to_the_end(folder)
 
 
 def _run_user_file(module, loader, path: Path, function: str) -> tuple[object, Path, str]:
@@ -120,11 +121,26 @@ def _run_user_file(module, loader, path: Path, function: str) -> tuple[object, P
 
 
 def _make_importable(folder: Path) -> None:
-    """``folder`` on ``sys.path`` (first, as ``python file.py`` would have it) from now on: a user's
-    file, and the ``make`` or ``reference`` functions it returns, may import modules beside it."""
+    """``folder`` first on ``sys.path`` while a user's file loads, as ``python file.py`` would have it:
+    the file may import modules beside it."""
     if str(folder) in sys.path:
         sys.path.remove(str(folder))
     sys.path.insert(0, str(folder))
+
+
+_KERNEL_FOLDERS: set[str] = set()  # the folders of the user files loaded so far
+
+
+def _move_to_the_end(folder: Path) -> None:
+    """``folder`` behind the program's own entries on ``sys.path`` once its file has loaded, ahead of
+    the kernel folders loaded before it: the ``make`` or ``reference`` functions it returned may still
+    import modules beside it when called (from the folder loaded last), and the program gpuperf runs in
+    keeps its own modules (a ``utils.py`` beside a kernel file no longer shadows the program's ``utils``)."""
+    if str(folder) in sys.path:
+        sys.path.remove(str(folder))
+    earlier = [index for index, entry in enumerate(sys.path) if entry in _KERNEL_FOLDERS]
+    sys.path.insert(earlier[0] if earlier else len(sys.path), str(folder))
+    _KERNEL_FOLDERS.add(str(folder))
 
 
 def _forget_modules_beside(folder: Path, names: set[str]) -> None:
