@@ -814,3 +814,32 @@ def test_a_kernel_folder_no_longer_shadows_the_programs_own_modules_after_loadin
     assert lateonly.WHO == "k2"
     for name in ("utils", "lateonly"):  # this test's imports, not left for later tests
         sys.modules.pop(name, None)
+
+
+def test_an_edited_space_file_and_the_same_relative_path_elsewhere_are_loaded_anew(tmp_path, monkeypatch):
+    """A long-lived process (a notebook, a service) kept a user's space and its variants by the spec's
+    text: an edited file still gave the old kernels, and `sp.py:scale_space` typed in another folder gave
+    the first folder's file."""
+    import os
+
+    from gpuperf.kernels.catalog import get_kernel
+    from gpuperf.kernels.space import get_space
+
+    first, second = tmp_path / "a", tmp_path / "b"
+    for folder, name in ((first, "scale2d"), (second, "other2d")):
+        folder.mkdir()
+        (folder / "sp.py").write_text(SPACE.replace('"scale2d"', f'"{name}"'))
+    monkeypatch.chdir(first)
+    assert get_kernel("sp.py:scale_space[local_x=64,local_y=2]").name == "scale2d"
+    assert get_space("sp.py:scale_space").name == "scale2d"
+    monkeypatch.chdir(second)
+    assert get_kernel("sp.py:scale_space[local_x=64,local_y=2]").name == "other2d"
+    assert get_space("sp.py:scale_space").name == "other2d"
+    edited = second / "sp.py"
+    edited.write_text(SPACE.replace('"scale2d"', '"edited2d"'))
+    stat = edited.stat()
+    os.utime(edited, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # a later time, whatever the clock's grain
+    assert get_kernel("sp.py:scale_space[local_x=64,local_y=2]").name == "edited2d"
+    assert get_space("sp.py:scale_space").name == "edited2d"
+    unchanged = get_kernel("sp.py:scale_space[local_x=64,local_y=2]")
+    assert get_kernel("sp.py:scale_space[local_x=64,local_y=2]") is unchanged  # an unchanged file: kept

@@ -59,14 +59,17 @@ def kernel_names(category: str | None = None) -> list[str]:
     return [e.name for e in entries(category)]
 
 
-_BUILT: dict[str, Kernel] = {}
+_BUILT: dict[object, Kernel] = {}  # by name, or a user file's variant by its file's state (loader.user_file_key)
 
 
 def get_kernel(spec: str) -> Kernel:
     """A kernel by catalog name, ``name[param=value,...]`` variant (of a catalog space or a user's,
     ``path/to/file.py:space[param=value,...]``), or ``path/to/file.py:function``."""
-    if spec in _BUILT:
-        return _BUILT[spec]
+    from gpuperf.kernels.loader import user_file_key
+
+    key = user_file_key(spec) or spec
+    if key in _BUILT:
+        return _BUILT[key]
     is_variant = "[" in spec and spec.rstrip().endswith("]")
     if not is_variant:
         refuse_source_file(spec)
@@ -83,5 +86,5 @@ def get_kernel(spec: str) -> Kernel:
         if spec not in _ENTRIES:
             raise unknown_name_error("kernel", spec, _ENTRIES)
         kernel = _ENTRIES[spec].build()
-    _BUILT[spec] = kernel
+    _BUILT[key] = kernel
     return kernel

@@ -68,6 +68,21 @@ def resolved_user_spec(spec: str, base: Path | None = None) -> str:
     return f"{file_path if file_path.is_absolute() else ((base or Path.cwd()) / file_path).resolve()}{sep}{function}"
 
 
+def user_file_key(spec: str) -> tuple[str, str, int, int] | None:
+    """What a kernel or space loaded from a user's file is cached under: the spec as given, its file
+    made absolute, and the file's modification time and size, so an edited file, or the same relative
+    path in another working folder, is loaded anew; None for a spec that names no ``.py`` file."""
+    if ".py" not in spec:
+        return None
+    resolved = resolved_user_spec(spec)
+    file = resolved.rpartition(":")[0] if ".py:" in resolved else resolved
+    try:
+        stat = Path(file).stat()
+    except OSError:  # no such file: loading it says so
+        return spec, resolved, -1, -1
+    return spec, resolved, stat.st_mtime_ns, stat.st_size
+
+
 def call_user_function(spec: str) -> tuple[object, Path, str]:
     """(what ``function()`` of ``file.py`` returns, the file, the function's name) for ``file.py:function``;
     every failure is one clear error naming the file and the function."""

@@ -365,17 +365,20 @@ def space_names() -> list[str]:
 
 def get_space(name: str) -> VariantSpace:
     """A catalog space by name, or a user's from ``path/to/file.py:function`` (a function returning a
-    VariantSpace; loaded once per spec)."""
+    VariantSpace; loaded once per spec, file and state of the file: an edited file is loaded anew)."""
     if name in _SPACES:
         return _SPACES[name]
     if name.rpartition(":")[0].endswith(".py") or name.endswith(".py"):
-        return _user_space(name)  # a bare file.py is told to name its function
+        from gpuperf.kernels.loader import user_file_key
+
+        return _user_space(name, user_file_key(name))  # a bare file.py is told to name its function
     refuse_source_file(name)
     raise unknown_name_error("variant space", name, _SPACES)
 
 
 @lru_cache(maxsize=64)
-def _user_space(spec: str) -> VariantSpace:
+def _user_space(spec: str, file_key: object) -> VariantSpace:
+    """``spec``'s space; ``file_key`` (the file's place and state) is part of the cache's key alone."""
     from gpuperf.kernels.loader import load_user_space
 
     return load_user_space(spec)
