@@ -174,7 +174,8 @@ def test_a_name_that_is_no_function_is_not_called_and_the_error_lists_only_the_f
 
 
 def test_a_module_beside_the_file_comes_before_one_of_that_name_elsewhere_on_the_path(tmp_path, monkeypatch):
-    """The file's folder goes first on sys.path, as ``python file.py`` would put it."""
+    """The file's folder goes first on sys.path while it loads, as ``python file.py`` would put it, and
+    behind the program's own entries after."""
     from gpuperf.kernels.loader import call_user_function
 
     for folder, tile in (("elsewhere", 1), ("mine", 2)):
@@ -183,7 +184,7 @@ def test_a_module_beside_the_file_comes_before_one_of_that_name_elsewhere_on_the
     (tmp_path / "mine" / "user.py").write_text("from tiles_c import TILE\n\n\ndef tile():\n    return TILE\n")
     monkeypatch.setattr("sys.path", [str(tmp_path / "elsewhere"), *sys.path])
     result, _, _ = call_user_function(f"{tmp_path / 'mine' / 'user.py'}:tile")
-    assert result == 2 and sys.path[0] == str(tmp_path / "mine")
+    assert result == 2 and sys.path[0] == str(tmp_path / "elsewhere") and str(tmp_path / "mine") in sys.path
 
 
 def test_a_kernel_file_in_a_folder_with_a_colon_is_split_at_its_last_colon(tmp_path):
