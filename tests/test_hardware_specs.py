@@ -267,18 +267,11 @@ source = "a user's own entry"
 @pytest.fixture
 def user_gpus(monkeypatch, tmp_path):
     """GPUPERF_GPUS set to what the test writes, with the descriptor caches cleared around it."""
-    from gpuperf.evaluation.feature_columns import partial_descriptor_fields
-    from gpuperf.hardware import specs
-
-    def use(*paths):
+    def use(*paths):  # the descriptors are read again whenever the variable or its files change
         monkeypatch.setenv("GPUPERF_GPUS", os.pathsep.join(map(str, paths)))
-        for cached in (specs._load, specs._name_index, partial_descriptor_fields):
-            cached.cache_clear()
 
     yield use
     monkeypatch.delenv("GPUPERF_GPUS", raising=False)
-    for cached in (specs._load, specs._name_index, partial_descriptor_fields):
-        cached.cache_clear()
 
 
 def test_a_users_own_gpu_joins_the_descriptors_with_its_compute_capabilitys_limits(user_gpus, tmp_path, capsys):
@@ -516,3 +509,24 @@ def test_an_unknown_gpu_is_answered_with_the_board_sharing_its_model_number_and_
     assert "GPUPERF_GPUS=my_gpus.toml" in str(raised.value)
     for unknown, unrelated in (("NVIDIA A40", "GTX 680"), ("Tesla V100-SXM2-16GB", "Tesla K40")):  # brand words
         assert unrelated not in gpu_suggestion(unknown), unknown  # are no shared model number
+
+
+def test_gpuperf_gpus_set_or_its_file_edited_in_a_running_process_is_read_again(monkeypatch, tmp_path, capsys):
+    """A notebook or service that sets GPUPERF_GPUS after its first gpuperf call (as the unknown-GPU
+    error tells it to) got the same error again until it restarted; an edited file was not seen."""
+    from gpuperf.cli import main
+    from gpuperf.decisions.geometry import device_descriptor
+
+    monkeypatch.delenv("GPUPERF_GPUS", raising=False)
+    args = ["occupancy", "--gpu", "RTX 4070", "--threads", "256", "--registers", "32", "--json"]
+    assert main(args) == 2 and "unknown GPU 'RTX 4070'" in capsys.readouterr().err
+    path = tmp_path / "lab.toml"
+    path.write_text(RTX_4070)
+    monkeypatch.setenv("GPUPERF_GPUS", str(path))
+    assert main(args) == 0 and '"gpu": "RTX 4070"' in capsys.readouterr().out
+    assert get_gpu("RTX 4070").sms == 46 and device_descriptor("RTX 4070").sms == 46
+    path.write_text(RTX_4070.replace("sms = 46", "sms = 60") + "\n# edited\n")  # another size, whatever the clock's grain
+    assert get_gpu("RTX 4070").sms == 60 and device_descriptor("RTX 4070").sms == 60
+    monkeypatch.delenv("GPUPERF_GPUS")
+    with pytest.raises(GpuperfError, match="unknown GPU 'RTX 4070'"):
+        get_gpu("RTX 4070")

@@ -125,11 +125,14 @@ def device_descriptor(gpu: str | GpuSpec | DeviceDescriptor) -> DeviceDescriptor
         return gpu
     if isinstance(gpu, GpuSpec):
         return DeviceDescriptor.from_spec(gpu)
-    return _descriptor_by_name(get_gpu(gpu).name)
+    from gpuperf.hardware.specs import descriptors_state
+
+    return _descriptor_by_name(get_gpu(gpu).name, descriptors_state())
 
 
 @functools.cache
-def _descriptor_by_name(name: str) -> DeviceDescriptor:
+def _descriptor_by_name(name: str, state: tuple) -> DeviceDescriptor:
+    """``name``'s descriptor; ``state`` (the user's GPU files as they are now) is part of the cache's key alone."""
     return DeviceDescriptor.from_spec(get_gpu(name))
 
 

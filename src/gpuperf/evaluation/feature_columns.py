@@ -78,9 +78,15 @@ def is_default_feature(column: str, parameters: Sequence[str] = ()) -> bool:
             and name not in partial_descriptor_fields())
 
 
-@functools.cache
 def partial_descriptor_fields() -> frozenset[str]:
     """The ``gpu_*`` descriptor columns that some GPU gpuperf describes has no value for."""
+    from gpuperf.hardware.specs import descriptors_state
+
+    return _partial_descriptor_fields(descriptors_state())
+
+
+@functools.cache
+def _partial_descriptor_fields(state: tuple) -> frozenset[str]:
     from gpuperf.datasets.join import gpu_feature_table
     from gpuperf.hardware.specs import gpus
 

@@ -185,8 +185,35 @@ def gpus() -> list[GpuSpec]:
     return list(_load())
 
 
-@cache
+def descriptors_state() -> tuple:
+    """``GPUPERF_GPUS`` as set now and the place, modification time and size of each file it names: the
+    descriptors (and what is cached from them) are read again when it changes, in a process that
+    runs on (a notebook, a service)."""
+    value = os.environ.get(USER_SPECS, "")
+    if not value.strip():
+        return ()
+    try:
+        files = user_spec_files()
+    except GpuperfError:  # read again on every call: loading raises the error each time
+        return value, object()
+    found = []
+    for path in files:
+        try:
+            stat = path.stat()
+        except OSError:
+            found.append((str(path), None))
+        else:
+            found.append((str(path.resolve()), stat.st_mtime_ns, stat.st_size))
+    return value, tuple(found)
+
+
 def _load() -> tuple[GpuSpec, ...]:
+    return _load_for(descriptors_state())
+
+
+@cache
+def _load_for(state: tuple) -> tuple[GpuSpec, ...]:
+    """The descriptors; ``state`` (:func:`descriptors_state`) is part of the cache's key alone."""
     table = _parse(resources.files("gpuperf.hardware").joinpath(SPECS_FILE).read_text(encoding="utf-8"), SPECS_FILE)
     limits = table.get("limits", {})
     specs = {spec.name: spec for spec in (_spec_from_entry(entry, limits) for entry in table.get("gpu", []))}
@@ -259,9 +286,13 @@ def user_spec_files() -> list[Path]:
     return files
 
 
-@cache
 def _name_index() -> dict[str, GpuSpec]:
-    return _build_index(_load())
+    return _index_for(descriptors_state())
+
+
+@cache
+def _index_for(state: tuple) -> dict[str, GpuSpec]:
+    return _build_index(_load_for(state))
 
 
 def _build_index(specs: tuple[GpuSpec, ...]) -> dict[str, GpuSpec]:
