@@ -346,3 +346,29 @@ def test_a_data_folder_set_where_there_is_none_is_named_so(tmp_path, monkeypatch
     monkeypatch.setenv("GPUPERF_DATA_DIR", str(tmp_path))
     with pytest.raises(GpuperfError, match=r"is missing \(GPUPERF_DATA_DIR=.*: no such file there\)"):
         load_dataset("schoonhoven_spaces")
+
+
+def test_a_data_folder_set_or_a_table_edited_in_a_running_process_is_read_anew(monkeypatch, tmp_path):
+    """Tables were kept by name alone: after GPUPERF_DATA_DIR changed (or a table was edited) a running
+    process still served the first folder's rows, and the advisor cached pairs built from them under the
+    new file's hash, for every later process."""
+    import gzip
+    import os
+
+    from gpuperf.datasets.bundled import BUNDLED, data_dir
+
+    name = "matvec_bsp"
+    first = len(load_dataset(name))
+    lines = gzip.decompress((data_dir() / BUNDLED[name].file).read_bytes()).decode().splitlines(keepends=True)
+    folder = tmp_path / "data"
+    folder.mkdir()
+    copy = folder / BUNDLED[name].file
+    copy.write_bytes(gzip.compress("".join(lines[:4]).encode()))
+    monkeypatch.setenv("GPUPERF_DATA_DIR", str(folder))
+    assert len(load_dataset(name)) == 3 < first
+    copy.write_bytes(gzip.compress("".join(lines[:6]).encode()))
+    stat = copy.stat()
+    os.utime(copy, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    assert len(load_dataset(name)) == 5
+    monkeypatch.delenv("GPUPERF_DATA_DIR")
+    assert len(load_dataset(name)) == first

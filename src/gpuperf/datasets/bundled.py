@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -305,14 +305,36 @@ def load_dataset(name: str | Path, raw: bool = False) -> pd.DataFrame:
     """
     text = str(name)
     if text in BUNDLED:
-        return _load_bundled(text, raw).copy()
+        return _bundled(text, raw).copy()
     if _looks_like_path(text):
         return _load_file(Path(text), raw)
     raise unknown_name_error("dataset", text, BUNDLED)
 
 
-@functools.lru_cache(maxsize=None)
-def _load_bundled(name: str, raw: bool) -> pd.DataFrame:
+def file_state(path: Path) -> tuple[str, int, int] | None:
+    """``path`` made absolute with its modification time and size (None: no such file): what a table
+    read from it is cached under, so a changed ``GPUPERF_DATA_DIR`` or an edited table is read anew."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return str(path.resolve()), stat.st_mtime_ns, stat.st_size
+
+
+def tables_state(names: Iterable[str]) -> tuple:
+    """The :func:`file_state` of each bundled table named (other names as they are): what is built from
+    the tables is built again when one changes."""
+    return tuple(file_state(data_dir() / BUNDLED[name].file) if name in BUNDLED else name for name in names)
+
+
+def _bundled(name: str, raw: bool) -> pd.DataFrame:
+    """A bundled table as its file is now (parsed once per state of the file; not a copy)."""
+    return _load_bundled(name, raw, file_state(data_dir() / BUNDLED[name].file))
+
+
+@functools.lru_cache(maxsize=128)
+def _load_bundled(name: str, raw: bool, state: tuple[str, int, int] | None) -> pd.DataFrame:
+    """A bundled table, parsed; ``state`` (:func:`file_state` of its file) is part of the cache's key alone."""
     info = BUNDLED[name]
     path = data_dir() / info.file
     if not path.is_file():
@@ -356,7 +378,7 @@ def dataset_summary() -> list[dict]:
     """Per bundled table: name, rows, kernels, GPUs (counted from the files), source and license."""
     rows = []
     for info in BUNDLED.values():
-        frame = _load_bundled(info.name, False)
+        frame = _bundled(info.name, False)
         kernels = sorted(frame["kernel"].unique()) if "kernel" in frame.columns else []
         gpus = sorted(frame["gpu"].unique())
         rows.append(

@@ -58,8 +58,9 @@ def _space(rows: pd.DataFrame, params: list[str], where: str, gpu: str) -> Space
     return Space(params, configs, table["_time"].to_numpy(dtype=float), where, extra, gpu)
 
 
-@functools.cache
-def _families(tables: tuple[str, ...], min_gpus: int) -> tuple[Family, ...]:
+@functools.lru_cache(maxsize=16)
+def _families(tables: tuple[str, ...], min_gpus: int, state: tuple) -> tuple[Family, ...]:
+    """The families of ``tables``; ``state`` (their files' state) is part of the cache's key alone."""
     from gpuperf.datasets.bundled import load_dataset
 
     found: list[Family] = []
@@ -85,7 +86,9 @@ def _families(tables: tuple[str, ...], min_gpus: int) -> tuple[Family, ...]:
 
 def tuning_families(tables: tuple[str, ...] = TUNING_TABLES, min_gpus: int = 2) -> list[Family]:
     """Every family of the bundled tuning tables with at least ``min_gpus`` GPUs (cached)."""
-    return list(_families(tuple(tables), min_gpus))
+    from gpuperf.datasets.bundled import tables_state
+
+    return list(_families(tuple(tables), min_gpus, tables_state(tables)))
 
 
 def leave_one_gpu_out(family: Family):

@@ -117,8 +117,8 @@ def _choice_table(table: str, kernel: str, gpu: str, rows: pd.DataFrame, paramet
     return ChoiceTable(table, kernel, shape.kernel, gpu, frame)
 
 
-@functools.cache
-def _choice_tables(tables: tuple[str, ...]) -> tuple[ChoiceTable, ...]:
+@functools.lru_cache(maxsize=16)
+def _choice_tables(tables: tuple[str, ...], state: tuple) -> tuple[ChoiceTable, ...]:
     from gpuperf.datasets.bundled import load_dataset
 
     found = []
@@ -133,7 +133,9 @@ def _choice_tables(tables: tuple[str, ...]) -> tuple[ChoiceTable, ...]:
 
 def choice_tables(tables: Sequence[str] = TABLES) -> list[ChoiceTable]:
     """Block-shape choice data of every bundled kernel with block-shape parameters (cached)."""
-    return list(_choice_tables(tuple(tables)))
+    from gpuperf.datasets.bundled import tables_state
+
+    return list(_choice_tables(tuple(tables), tables_state(tables)))
 
 
 def model_features(threads: np.ndarray, blocks: np.ndarray, sms: float, width: np.ndarray | None = None) -> np.ndarray:
