@@ -1,7 +1,8 @@
 """The bundled tables of real GPU measurements, loadable by name in the dataset shape.
 
-``load_dataset("schoonhoven_spaces")`` reads ``data/schoonhoven_spaces.csv.gz`` once per process
-and returns a copy in the dataset shape (see ``schema.py``); ``raw=True`` returns it as published.
+``load_dataset("schoonhoven_spaces")`` reads ``data/schoonhoven_spaces.csv.gz`` once per process (again when
+the file or ``GPUPERF_DATA_DIR`` changes) and returns a copy in the dataset shape (see ``schema.py``); ``raw=True``
+returns it as published.
 A path to a CSV in one of the bundled formats (say, the same table with more GPUs) loads the same
 way, its format recognised from its columns.
 """
@@ -301,7 +302,8 @@ def load_dataset(name: str | Path, raw: bool = False) -> pd.DataFrame:
     """A bundled table by name, or a file (CSV, compressed or not, or Parquet) in the dataset shape
     (at least ``kernel`` and ``time_s``) or in a bundled table's format, in the dataset shape.
 
-    Parsed tables are kept in memory, so repeated loads are cheap; each call returns a copy.
+    Parsed tables are kept in memory while their files stay as they are, so repeated loads are cheap;
+    each call returns a copy.
     """
     text = str(name)
     if text in BUNDLED:
