@@ -66,7 +66,8 @@ def _folds(pairs: pd.DataFrame, split: str) -> Iterator[tuple[np.ndarray, np.nda
         return
     candidates = has_input if split == "inputs" else ~has_input
     column = "input" if split == "inputs" else "configuration"
-    groups = (pairs["family"] + "|" + pairs[column]).to_numpy()
+    # as text: a column read from a CSV with every cell empty is float NaN, not strings
+    groups = (pairs["family"].astype(str) + "|" + pairs[column].fillna("").astype(str)).to_numpy()
     rows = np.flatnonzero(candidates)
     distinct = np.unique(groups[rows])
     if len(distinct) < 2:
