@@ -601,7 +601,7 @@ def sweep_section(report: DemoReport) -> None:
     write_table(measured, report.out / "geometry_sweep.csv")
     choices = sweep_choices(measured, descriptor)
     summary = sweep_summary(choices)
-    sweep_report(report.out / "geometry_sweep", choices, summary, measured, descriptor.name)
+    sweep_report(report.out / "geometry_sweep", choices, summary, measured, descriptor.name, descriptor=descriptor)
     picks = pick_labels(choices, summary.index)
     report.add(
         "Launch geometry on the local device",

@@ -395,11 +395,15 @@ def _int_list(text: str, what: str) -> list[int]:
 
 
 def _measured_on(measured, descriptor: str) -> str:
-    """The GPU a sweep table was measured on, by its recorded device name (else its gpu column's),
-    or the descriptor's name where the table names none."""
-    for column in ("device_name", "gpu"):
+    """The GPU a sweep table was measured on: its gpu column, each name as gpuperf's descriptor names it
+    where it knows the GPU (a CPU's as recorded); else the ``device_name`` a sweep records of its
+    descriptor; else the descriptor's name."""
+    from gpuperf.hardware.specs import canonical_gpu_name
+
+    for column in ("gpu", "device_name"):
         if column in measured.columns:
-            names = sorted({str(name) for name in measured[column].dropna() if str(name).strip()})
+            names = sorted({canonical_gpu_name(str(name)) or str(name) for name in measured[column].dropna()
+                            if str(name).strip()})
             if names:
                 return ", ".join(names)
     return descriptor
@@ -457,7 +461,7 @@ def geometry_sweep_command(
         measured, where, descriptor = _measure_sweep(device, loops, trips, gpu, blocks_step, cycles, out,
                                                      show=not (no_progress or as_json), resume=resume)
     choices = sweep.sweep_choices(measured, descriptor, where)
-    _note_unjudged_rows(measured, choices, where)
+    _note_unjudged_rows(len(measured) - len(sweep.check_sweep(measured, where)), choices, where)
     summary = sweep.sweep_summary(choices)
     figures = sweep.sweep_figures(choices)
     points = int(choices["points"].sum())
@@ -472,7 +476,7 @@ def geometry_sweep_command(
     if report:
         from gpuperf.decisions.reports import sweep_report
 
-        result["report"] = str(sweep_report(report, choices, summary, measured, shown)["markdown"])
+        result["report"] = str(sweep_report(report, choices, summary, measured, shown, descriptor=descriptor)["markdown"])
     if as_json:
         print_json(result)
         return
@@ -485,7 +489,7 @@ def geometry_sweep_command(
                 title="each policy's pick, threads x blocks")
 
 
-def _note_unjudged_rows(measured, choices, where: str) -> None:
+def _note_unjudged_rows(failed: int, choices, where: str) -> None:
     """Say which rows the figures leave out: failed points, and groups that lack LLVM's pick (the
     baseline every speedup is taken over); none measuring it leaves nothing to judge."""
     without = choices[choices["llvm"].isna()]
@@ -497,7 +501,6 @@ def _note_unjudged_rows(measured, choices, where: str) -> None:
     if len(without):
         print(f"note: {where}: {len(without)} group(s) lack LLVM's default pick and are left out of the figures "
               f"({', '.join(without['group'].head(3))}{', ...' if len(without) > 3 else ''})", file=sys.stderr)
-    failed = len(measured) - int(choices["points"].sum())
     if failed:
         print(f"note: {where}: {failed} row(s) whose status is not ok left out", file=sys.stderr)
     from gpuperf.decisions.geometry_sweep import SWEEP_POLICIES

@@ -313,17 +313,17 @@ def model_picks(table: pd.DataFrame, seed: int = 0) -> pd.Series | None:
     return predicted
 
 
-def _launchable(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str) -> pd.DataFrame:
+def launchable_points(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str, note: bool = True) -> pd.DataFrame:
     """``table`` without the points no launch on ``descriptor``'s GPU could make (a block larger than it
     allows, a grid beyond its largest: a CPU's sweep judged with a GPU's descriptor, or a slip), noted
-    with the first one's row: such a point cannot be a policy's pick, nor the best."""
+    (unless ``note`` is False) with the first one's row: such a point cannot be a policy's pick, nor the best."""
     from gpuperf.decisions.geometry import max_grid_blocks
 
     too_wide = table["threads"] > descriptor.max_threads_per_block
     too_many = np.array([blocks > max_grid_blocks(descriptor, int(threads))
                          for threads, blocks in table[["threads", "blocks"]].itertuples(index=False)], dtype=bool)
     out = (too_wide.to_numpy() | too_many) if len(table) else np.zeros(0, dtype=bool)
-    if out.any():
+    if out.any() and note:
         first = int(np.flatnonzero(out)[0])
         threads, blocks = table["threads"].iloc[first], table["blocks"].iloc[first]
         limit = (f"at most {descriptor.max_threads_per_block} threads a block" if too_wide.iloc[first]
@@ -342,7 +342,12 @@ def sweep_choices(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str 
     The frame :func:`gpuperf.decisions.geometry_eval.summarise` and the geometry report take. A
     policy whose pick the sweep did not measure (a sweep taken with another descriptor) gets NaN.
     """
-    checked = _launchable(check_sweep(table, where), descriptor, where)
+    usable = check_sweep(table, where)
+    checked = launchable_points(usable, descriptor, where)
+    if len(usable) and not len(checked):
+        raise GpuperfError(f"{where}: none of its {len(usable)} point(s) can be launched on {descriptor.name} (at most "
+                           f"{descriptor.max_threads_per_block} threads a block): nothing to judge; name the GPU it "
+                           "was measured on (--gpu)")
     table = checked.reset_index(drop=True)  # rows looked up by label: one label each (position in checked)
     predicted = model_picks(table)
     if predicted is None and len(table):

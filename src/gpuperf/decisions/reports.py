@@ -528,7 +528,7 @@ def bundled_sweep_report(folder: str | Path, name: str = "pocl") -> dict[str, Pa
     """The launch-geometry policies judged on a bundled (threads, blocks) sweep (:func:`judge_bundled_sweep`)."""
     judged = judge_bundled_sweep(name)
     return sweep_report(folder, judged.choices, judged.summary, judged.measured, judged.descriptor.name,
-                        title=f"Launch geometry on a (threads, blocks) sweep: {judged.file}")
+                        title=f"Launch geometry on a (threads, blocks) sweep: {judged.file}", descriptor=judged.descriptor)
 
 
 def plot_sweep_maps(measured: pd.DataFrame, choices: pd.DataFrame, path: Path, columns: int = 3) -> Path:
@@ -561,16 +561,22 @@ def plot_sweep_maps(measured: pd.DataFrame, choices: pd.DataFrame, path: Path, c
 
 
 def sweep_report(folder: str | Path, choices: pd.DataFrame, summary: pd.DataFrame, measured: pd.DataFrame,
-                 device: str, title: str = "Launch geometry on a (threads, blocks) sweep") -> dict[str, Path]:
+                 device: str, title: str = "Launch geometry on a (threads, blocks) sweep",
+                 descriptor: DeviceDescriptor | None = None) -> dict[str, Path]:
     """The policies judged on a measured sweep (:mod:`gpuperf.decisions.geometry_sweep`): summary,
-    each pick, a strip chart of speedups over LLVM's default and the time maps."""
-    from gpuperf.decisions.geometry_sweep import SWEEP_POLICIES, check_sweep, figure_labels, sweep_figures
+    each pick, a strip chart of speedups over LLVM's default and the time maps (of the points a launch on
+    ``descriptor``'s GPU makes, as the choices were judged)."""
+    from gpuperf.decisions.geometry_sweep import (
+        SWEEP_POLICIES, check_sweep, figure_labels, launchable_points, sweep_figures,
+    )
 
     if choices.empty:
         raise GpuperfError("a sweep report needs at least one measured loop and trip count")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     usable = check_sweep(measured, "sweep")
+    if descriptor is not None:
+        usable = launchable_points(usable, descriptor, "sweep", note=False)
     policies = [p for p in summary.index if p != "llvm"]
     strips = {p: (choices["llvm"] / choices[p]).to_numpy(dtype=float) for p in policies}
     strip = plot_strips(strips, folder / "speedup_vs_llvm.png", "speedup over LLVM's default (128 threads)",
