@@ -476,7 +476,8 @@ def geometry_sweep_command(
     if report:
         from gpuperf.decisions.reports import sweep_report
 
-        result["report"] = str(sweep_report(report, choices, summary, measured, shown, descriptor=descriptor)["markdown"])
+        written = sweep_report(report, choices, summary, measured, shown, descriptor=descriptor)
+        result["report"] = str(written["markdown"])
     if as_json:
         print_json(result)
         return

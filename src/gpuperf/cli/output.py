@@ -379,8 +379,8 @@ def _hold_for_the_command(folder: Path, option: str) -> None:
         held.stack.callback(_remove_if_empty, resolved)  # runs after the lock below is released
     try:
         held.stack.enter_context(run_lock(resolved / REPORT_LOCK, remove=True))
-    except Held as held:
-        raise GpuperfError(f"{option} {folder}: another run (process {held.holder}) is writing a report there; wait "
+    except Held as other:
+        raise GpuperfError(f"{option} {folder}: another run (process {other.holder}) is writing a report there; wait "
                            f"for it to end, or name another folder") from None
     except Unlockable as failed:
         raise GpuperfError(f"{option} {folder}: cannot create its run lock {failed.lock} ({failed.reason})") from None

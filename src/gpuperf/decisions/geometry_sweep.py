@@ -345,9 +345,8 @@ def sweep_choices(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str 
     usable = check_sweep(table, where)
     checked = launchable_points(usable, descriptor, where)
     if len(usable) and not len(checked):
-        raise GpuperfError(f"{where}: none of its {len(usable)} point(s) can be launched on {descriptor.name} (at most "
-                           f"{descriptor.max_threads_per_block} threads a block): nothing to judge; name the GPU it "
-                           "was measured on (--gpu)")
+        raise GpuperfError(f"{where}: none of its {len(usable)} point(s) can be launched on {descriptor.name} (a block "
+                           "or a grid too large for it): nothing to judge; name the GPU it was measured on (--gpu)")
     table = checked.reset_index(drop=True)  # rows looked up by label: one label each (position in checked)
     predicted = model_picks(table)
     if predicted is None and len(table):

@@ -108,7 +108,7 @@ def call_user_function(spec: str) -> tuple[object, Path, str]:
         return _run_user_file(module, module_spec.loader, path, function)
     finally:  # what the file and its function imported beside it, packages too
         _forget_modules_beside(folder, set(sys.modules) - loaded)
-        _move_to_the_end(folder)
+        _behind_the_programs_own(folder)
 
 
 def _run_user_file(module, loader, path: Path, function: str) -> tuple[object, Path, str]:
@@ -146,7 +146,7 @@ def _make_importable(folder: Path) -> None:
 _KERNEL_FOLDERS: set[str] = set()  # the folders of the user files loaded so far
 
 
-def _move_to_the_end(folder: Path) -> None:
+def _behind_the_programs_own(folder: Path) -> None:
     """``folder`` behind the program's own entries on ``sys.path`` once its file has loaded, ahead of
     the kernel folders loaded before it: the ``make`` or ``reference`` functions it returned may still
     import modules beside it when called (from the folder loaded last), and the program gpuperf runs in
