@@ -119,7 +119,13 @@ class _Regressions:
         Z = prepare.transform(X)
         k = min(neighbours, len(Z))
         knn = KNeighborsRegressor(n_neighbors=k, weights=weights).fit(Z, y)
-        own, _ = knn.kneighbors() if len(Z) > k else (np.zeros((1, 1)), None)
+        # each pair's distance to its nearest others (all others where there are no more than k)
+        if len(Z) > k:
+            own, _ = knn.kneighbors()
+        elif len(Z) > 1:
+            own, _ = knn.kneighbors(n_neighbors=len(Z) - 1)
+        else:
+            own = np.zeros((1, 1))
         labels = y > 0
         if labels.all() or not labels.any():
             sign = DummyClassifier(strategy="most_frequent").fit(Z, labels)
@@ -139,7 +145,9 @@ class _Regressions:
         proba = self.sign.predict_proba(Z)
         classes = list(self.sign.classes_)
         p_faster = proba[:, classes.index(True)] if True in classes else np.zeros(len(Z))
-        familiarity = np.minimum(1.0, self.typical_distance / np.maximum(distance.mean(axis=1), 1e-12))
+        mean_distance = distance.mean(axis=1)  # no farther than a typical pair from its neighbours: familiar
+        familiarity = np.where(mean_distance <= self.typical_distance, 1.0,
+                               self.typical_distance / np.maximum(mean_distance, 1e-12))
         return {"knn": knn, "m5p": m5p, "mean": (knn + m5p) / 2, "p_faster": p_faster,
                 "familiarity": familiarity, "near": near, "faster_share": (measured > 0).mean(axis=1)}
 
