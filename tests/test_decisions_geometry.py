@@ -377,12 +377,12 @@ def test_the_default_model_is_fitted_once_and_read_back_from_the_cache(tmp_path,
 
     monkeypatch.setenv("GPUPERF_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(geometry_model, "choice_tables", lambda: [synthetic_choice_table(256)])
-    geometry_model.default_geometry_model.cache_clear()
+    geometry_model._default_geometry_model.cache_clear()
     device, kernel = device_descriptor("H100"), KernelDescriptor(2**20)
     try:
         fitted = geometry_model.default_geometry_model().choose_threads(device, kernel)
         (saved,) = (tmp_path / "geometry").glob("model-*.skops")
-        geometry_model.default_geometry_model.cache_clear()
+        geometry_model._default_geometry_model.cache_clear()
         with monkeypatch.context() as patched:
             patched.setattr(GeometryModel, "fit", lambda self, tables: pytest.fail("refitted"))
             assert geometry_model.default_geometry_model().choose_threads(device, kernel) == fitted == 256
@@ -391,11 +391,11 @@ def test_the_default_model_is_fitted_once_and_read_back_from_the_cache(tmp_path,
             with pytest.warns(GpuperfNote, match=r"at least 1,048,576 threads .* a loop of 1,000 iterations lies below"):
                 geometry_model.default_geometry_model().choose_threads(device, KernelDescriptor(1000))
         saved.write_bytes(b"damaged")
-        geometry_model.default_geometry_model.cache_clear()
+        geometry_model._default_geometry_model.cache_clear()
         assert geometry_model.default_geometry_model().choose_threads(device, kernel) == fitted
         assert saved.read_bytes() != b"damaged"  # refitted and saved again
     finally:
-        geometry_model.default_geometry_model.cache_clear()
+        geometry_model._default_geometry_model.cache_clear()
 
 
 @pytest.mark.parametrize(("trip", "smem", "policy", "threads", "resident"), [
@@ -408,3 +408,27 @@ def test_a_loop_is_ideal_up_to_one_wave_of_resident_blocks_at_the_policys_own_bl
     assert (at["threads"], at["blocks"], at["class"]) == (threads, resident, "ideal")
     over = choose_geometry("V100", trip + 1, shared_memory_bytes=smem, policy=policy).as_dict()
     assert (over["blocks"], over["class"]) == (resident + 1, "long")
+
+
+def test_the_default_model_is_fitted_again_when_the_data_folder_changes(tmp_path, monkeypatch):
+    """Kept in memory by its argument alone, the model a process fitted first stayed after
+    GPUPERF_DATA_DIR named another folder of tables."""
+    import shutil
+
+    from gpuperf.datasets.bundled import BUNDLED, data_dir
+    from gpuperf.decisions import geometry_model
+
+    monkeypatch.setenv("GPUPERF_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(geometry_model, "choice_tables", lambda: [synthetic_choice_table(256)])
+    geometry_model._default_geometry_model.cache_clear()
+    try:
+        first = geometry_model.default_geometry_model()
+        assert geometry_model.default_geometry_model() is first  # unchanged tables: kept
+        copies = tmp_path / "data"
+        copies.mkdir()
+        for table in geometry_model.TABLES:
+            shutil.copy(data_dir() / BUNDLED[table].file, copies)
+        monkeypatch.setenv("GPUPERF_DATA_DIR", str(copies))
+        assert geometry_model.default_geometry_model() is not first
+    finally:
+        geometry_model._default_geometry_model.cache_clear()

@@ -220,11 +220,19 @@ class GeometryModel:
 MODEL_FORMAT = 2  # raise when what the cached forest learns from (or its metadata) changes
 
 
-@functools.cache
 def default_geometry_model(use_cache: bool = True) -> GeometryModel:
     """The model trained on every bundled kernel: fitted once (some seconds) and kept in gpuperf's
     cache (a gpuperf model file, keyed by the bundled tables' bytes and the versions), then read
-    back in well under a second; a damaged or foreign cache file is refitted."""
+    back in well under a second; a damaged or foreign cache file is refitted. Kept in memory while
+    the bundled tables' files stay as they are."""
+    from gpuperf.datasets.bundled import tables_state
+
+    return _default_geometry_model(use_cache, tables_state(TABLES))
+
+
+@functools.lru_cache(maxsize=4)
+def _default_geometry_model(use_cache: bool, state: tuple) -> GeometryModel:
+    """:func:`default_geometry_model`; ``state`` (the tables' files' state) is part of the cache's key alone."""
     from gpuperf.models.persistence import load_model, model_info, save_model
 
     model = GeometryModel()
