@@ -420,3 +420,18 @@ def test_a_positive_overlap_weight_is_outside_its_sign_bound():
         model.check_fitted_values()
     model.coef_ = np.array([-1e-9])
     model.check_fitted_values()
+
+
+def test_a_negative_count_is_refused_naming_the_property_and_row() -> None:
+    """Counts standardised in a Pipeline (or a slip) went in below zero: the model fitted and priced
+    rows at negative times without a word."""
+    X, weights = synthetic()
+    y = X[COSTS].to_numpy() @ weights
+    model = LinearCountModel(properties=COSTS).fit(X, y)
+    column = COSTS[1]
+    bad = X.copy()
+    bad.loc[bad.index[3], column] = -5.0
+    with pytest.raises(GpuperfError, match=rf"cannot be negative; {column} is -5.0 in row {bad.index[3]}"):
+        model.predict(bad)
+    with pytest.raises(GpuperfError, match="cannot be negative"):
+        LinearCountModel(properties=COSTS).fit(bad, y)

@@ -231,3 +231,15 @@ def test_roofline_calibrates_only_on_rows_with_a_finite_positive_bound():
 def test_roofline_reads_the_f64_peak_only_with_an_f64_work_column():
     assert "gpu_peak_f64_gflops" not in RooflineModel().columns()
     assert "gpu_peak_f64_gflops" in RooflineModel(flops_f64="flops_f64").columns()
+
+
+def test_a_roofline_refit_that_fails_leaves_the_fitted_efficiency_as_it_was():
+    """The efficiency was reset to 1 before the times were checked: a failed refit left a model 2x off
+    that still predicted."""
+    rows = pd.DataFrame({"flops": [1e12, 1e9], "dram_bytes": [1e9, 1e12], "gpu_peak_f32_gflops": [1e4, 1e4],
+                         "gpu_memory_bandwidth_gbs": [100.0, 100.0]})
+    model = RooflineModel(calibrate=True).fit(rows, [0.2, 20.0])
+    with pytest.raises(GpuperfError, match="measured times"):
+        model.fit(rows, [0.2, float("nan")])
+    assert model.efficiency_ == pytest.approx(0.5)
+    assert np.allclose(model.predict(rows), [0.2, 20.0])

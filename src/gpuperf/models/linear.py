@@ -101,6 +101,12 @@ class LinearCountModel(RegressorMixin, BaseEstimator):
             label = _row_named(X, row) if isinstance(X, pd.DataFrame) else row  # the frame's own row label
             raise GpuperfError(f"LinearCountModel: property values must be finite; {names[column]} is "
                                f"{matrix[row, column]} in row {label}")
+        negative = matrix < 0
+        if negative.any():  # a count below zero (a scaled column, a slip) would price as negative time
+            row, column = (int(i[0]) for i in np.nonzero(negative))
+            label = _row_named(X, row) if isinstance(X, pd.DataFrame) else row
+            raise GpuperfError(f"LinearCountModel: property values are counts and cannot be negative; "
+                               f"{names[column]} is {matrix[row, column]} in row {label}")
         return matrix
 
     def _bounds(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:

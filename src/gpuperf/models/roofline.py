@@ -70,13 +70,14 @@ class RooflineModel(RegressorMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Check the columns; with ``calibrate``, fit the efficiency to the times ``y`` (seconds)."""
         bound = self.bound(X)
-        self.efficiency_ = 1.0
-        if self.calibrate:
+        efficiency = 1.0
+        if self.calibrate:  # checked before anything is set: a refit that fails leaves the model as it was
             times = measured_times(y, len(X), "RooflineModel")
             bounded = np.isfinite(bound) & (bound > 0)
             if not bounded.any():
                 raise GpuperfError("RooflineModel: no training row has a bound (flops or bytes) to calibrate on")
-            self.efficiency_ = float(np.exp(np.mean(np.log(bound[bounded] / times[bounded]))))
+            efficiency = float(np.exp(np.mean(np.log(bound[bounded] / times[bounded]))))
+        self.efficiency_ = efficiency
         self.n_features_in_ = X.shape[1]
         self.feature_names_in_ = np.asarray(X.columns, dtype=object)
         return self
