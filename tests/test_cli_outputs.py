@@ -513,3 +513,23 @@ def test_a_command_ending_in_one_thread_keeps_another_threads_report_lock(tmp_pa
     assert not (folder / f"{REPORT_LOCK}.lock").exists()
     with command_locks():
         report_folder(folder)  # free once the first command ended
+
+
+def test_a_damaged_cache_database_is_one_error_naming_loopys_cache_folder(tmp_path, monkeypatch, capsys):
+    """A loopy cache file cut short (sqlite3.DatabaseError from deep in loopy) ended every command in a
+    69-line traceback naming no file."""
+    import sqlite3
+
+    from gpuperf.cli import kernels_cli
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+
+    def damaged(*args, **kwargs):
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    monkeypatch.setattr(kernels_cli, "extract_features", damaged, raising=False)
+    monkeypatch.setattr("gpuperf.features.extract_features", damaged)
+    assert main(["features", "stencil2d", "-p", "n=256", "-p", "m=256", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpuperf: error: a cache database is damaged (database disk image is malformed)")
+    assert str(tmp_path / "pytools") in err and "Traceback" not in err

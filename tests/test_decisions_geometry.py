@@ -432,3 +432,25 @@ def test_the_default_model_is_fitted_again_when_the_data_folder_changes(tmp_path
         assert geometry_model.default_geometry_model() is not first
     finally:
         geometry_model._default_geometry_model.cache_clear()
+
+
+def test_a_link_where_the_default_model_is_cached_is_replaced_not_written_through(tmp_path, monkeypatch):
+    """The geometry model's cache file was written through a symbolic link at its path, replacing the
+    file the link pointed to (docs/files.md: a link is replaced, not written through)."""
+    from gpuperf.decisions import geometry_model
+
+    monkeypatch.setenv("GPUPERF_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(geometry_model, "choice_tables", lambda: [synthetic_choice_table(256)])
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    path = geometry_model._cached_model_path(GeometryModel())
+    path.parent.mkdir(parents=True)
+    path.symlink_to(victim)
+    geometry_model._default_geometry_model.cache_clear()
+    try:
+        assert geometry_model.default_geometry_model().choose_threads(device_descriptor("H100"),
+                                                                      KernelDescriptor(2**20)) == 256
+    finally:
+        geometry_model._default_geometry_model.cache_clear()
+    assert victim.read_text() == "precious\n"
+    assert path.is_file() and not path.is_symlink()

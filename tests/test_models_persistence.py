@@ -377,3 +377,17 @@ def test_log_target_refuses_several_target_columns():
     X, y = _data()
     with pytest.raises(GpuperfError, match="LogTarget: y has 2 columns"):
         make_model("linear", log_target=True).fit(X, np.column_stack([y, y * 1e6]))
+
+
+def test_a_skops_file_whose_schema_has_another_shape_is_one_error_naming_it(tmp_path):
+    """skops raised TypeError (or AttributeError) on a schema.json of another shape: a traceback, and
+    the geometry model's cache so damaged was never refitted."""
+    import zipfile
+
+    from gpuperf.models.persistence import load_model
+
+    for name, schema in (("a.skops", '{"x": 1}'), ("b.skops", "[1]")):
+        with zipfile.ZipFile(tmp_path / name, "w") as archive:
+            archive.writestr("schema.json", schema)
+        with pytest.raises(GpuperfError, match=rf"{name}: not a readable skops file"):
+            load_model(tmp_path / name)

@@ -224,3 +224,24 @@ def test_ten_pairs_that_all_measured_2x_advise_2x_with_confidence_for_one_of_the
     far = pairs.iloc[[0]].copy()
     far[list(ADVICE_FEATURES)] = 1e6  # far from every pair: less familiar than any of them
     assert SpeedupModel(select=False).fit(pairs).predict(far).familiarity[0] < 0.5
+
+
+def test_cached_model_parts_of_another_shape_are_refitted_not_a_traceback(tmp_path, monkeypatch):
+    """A cache file skops reads but whose parts are not a SpeedupModel's raised AttributeError from
+    advise; any damaged cache file is refitted."""
+    import math
+
+    from gpuperf.decisions import advisor
+    from gpuperf.decisions.advice_features import ADVICE_FEATURES, MODEL_FEATURES
+
+    rng = np.random.default_rng(0)
+    pairs = pd.DataFrame(rng.uniform(1, 100, (12, len(ADVICE_FEATURES))), columns=list(ADVICE_FEATURES))
+    for name in set(MODEL_FEATURES) - set(pairs):
+        pairs[name] = math.nan
+    pairs = pairs.assign(speedup=2.0, family="f", input=[f"n={i % 4}" for i in range(12)], configuration="")
+    cached = tmp_path / "model.skops"
+    cached.write_bytes(b"stand-in")
+    monkeypatch.setattr(advisor, "_model_path", lambda pairs: cached)
+    monkeypatch.setattr(advisor, "_load_parts", lambda path: {"neighbours": 5, "weights": "distance", "knn": 3})
+    model = advisor.fitted_model(pairs)
+    assert model.predict(pairs.iloc[[0]]).speedup[0] == pytest.approx(2.0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import signal
+import sqlite3
 import sys
 import threading
 import warnings
@@ -258,6 +259,14 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # a place the system refused: a full disk, no permission, ...
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"gpuperf: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except sqlite3.DatabaseError as exc:  # gpuperf's stores name their file; this is a cache beneath loopy
+        import os
+        from pathlib import Path
+
+        caches = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pytools"
+        print(f"gpuperf: error: a cache database is damaged ({exc}): loopy's caches are in {caches}; remove the "
+              "damaged file there (it is rebuilt)", file=sys.stderr)
         return 2
     except typer.TyperException as exc:  # usage errors: an unknown option, a missing argument, ...
         if hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int):

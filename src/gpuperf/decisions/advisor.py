@@ -158,7 +158,7 @@ def fitted_model(pairs: pd.DataFrame, use_cache: bool = True) -> SpeedupModel:
     if parts is not None:
         try:
             return SpeedupModel.from_parts(parts, pairs)
-        except (GpuperfError, KeyError):
+        except (GpuperfError, KeyError, AttributeError, TypeError, ValueError):  # parts of another shape: refitted
             pass
     model = SpeedupModel().fit(pairs)
     if use_cache:

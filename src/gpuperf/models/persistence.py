@@ -306,7 +306,8 @@ def _read(path: Path) -> dict:
     elif path.suffix == ".skops":
         try:
             found = _skops().get_untrusted_types(file=path)
-        except (zipfile.BadZipFile, ValueError, KeyError, OSError) as error:
+        except (zipfile.BadZipFile, ValueError, KeyError, OSError, TypeError, AttributeError) as error:
+            # TypeError, AttributeError: a schema.json of another shape
             raise GpuperfError(f"{path}: not a readable skops file ({type(error).__name__}: {error})") from None
         untrusted = [t for t in found if t not in SKOPS_TRUSTED]
         if untrusted:
