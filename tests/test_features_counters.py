@@ -95,12 +95,27 @@ def test_prefetch_fetch_loops_count_only_the_lanes_each_pass_runs_on(table: pd.D
     assert ((found["store"] - 1).abs() <= 1e-3).all()
 
 
-def test_occupancy_from_the_launched_resources_matches_ncu(table: pd.DataFrame) -> None:
+def occupancy_percent(table: pd.DataFrame) -> list[float]:
+    """gpuperf's theoretical occupancy (%) on the H200 of each launch, from its block, registers and shared memory."""
     gpu = get_gpu("H200")
     threads = (table["block.x"] * table["block.y"] * table["block.z"]).astype(int)
-    ours = [100 * occupancy(gpu, t, int(r), int(s)).occupancy for t, r, s in
+    return [100 * occupancy(gpu, t, int(r), int(s)).occupancy for t, r, s in
             zip(threads, table["launch__registers_per_thread"], table["launch__shared_mem_per_block_static"])]
-    assert np.allclose(ours, table["sm__maximum_warps_per_active_cycle_pct"], rtol=1e-6)
+
+
+def sector_profile_script():
+    """benchmarks/sector_profile.py, loaded as a module."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "sector_profile.py"
+    spec = importlib.util.spec_from_file_location("sector_profile_script", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
+def test_occupancy_from_the_launched_resources_matches_ncu(table: pd.DataFrame) -> None:
+    assert np.allclose(occupancy_percent(table), table["sm__maximum_warps_per_active_cycle_pct"], rtol=1e-6)
     assert table["sm__maximum_warps_per_active_cycle_pct"].nunique() > 1  # more than one limit reached
 
 
@@ -163,13 +178,7 @@ def test_the_machine_codes_loads_give_the_requests_the_compiler_makes(table: pd.
 def test_the_held_out_sample_shares_no_variant_with_the_profiled_one(table: pd.DataFrame) -> None:
     """benchmarks/sector_profile.py --held-out: 24 other variants of each space, to check the static
     features on counters not looked at while working them out."""
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "sector_profile.py"
-    spec = importlib.util.spec_from_file_location("sector_profile_script", path)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    cases = script.cases(held_out=True)
+    cases = sector_profile_script().cases(held_out=True)
     specs = [case["spec"] for case in cases]
     assert len(specs) == len(set(specs)) == 192 and not set(specs) & set(table["spec"])
     assert pd.Series([s.split("[")[0] for s in specs]).value_counts().eq(24).all()
@@ -183,13 +192,7 @@ def held_out() -> pd.DataFrame:
 
 def test_the_held_out_profile_holds_the_sample_drawn_now(held_out: pd.DataFrame) -> None:
     """sector_profile_h200_heldout: the 192 held-out variants, profiled in launch order, none failed."""
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "sector_profile.py"
-    spec = importlib.util.spec_from_file_location("sector_profile_script", path)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    assert list(held_out["spec"]) == [case["spec"] for case in script.cases(held_out=True)]
+    assert list(held_out["spec"]) == [case["spec"] for case in sector_profile_script().cases(held_out=True)]
     assert set(held_out["gpu"]) == {"H200"} and set(held_out["status"]) == {"ok"}
 
 
@@ -211,8 +214,4 @@ def test_held_out_variants_sectors_per_request_match_as_on_the_first_sample(held
 
 
 def test_held_out_occupancy_from_the_launched_resources_matches_ncu(held_out: pd.DataFrame) -> None:
-    gpu = get_gpu("H200")
-    threads = (held_out["block.x"] * held_out["block.y"] * held_out["block.z"]).astype(int)
-    ours = [100 * occupancy(gpu, t, int(r), int(s)).occupancy for t, r, s in
-            zip(threads, held_out["launch__registers_per_thread"], held_out["launch__shared_mem_per_block_static"])]
-    assert np.allclose(ours, held_out["sm__maximum_warps_per_active_cycle_pct"], rtol=1e-6)
+    assert np.allclose(occupancy_percent(held_out), held_out["sm__maximum_warps_per_active_cycle_pct"], rtol=1e-6)

@@ -86,9 +86,10 @@ class ModelVersionWarning(GpuperfNote):
 
 
 def save_model(model: Any, path: str | Path, feature_names: Sequence[str] | None = None,
-               metadata: dict | None = None, new: bool = False) -> Path:
+               metadata: dict | None = None, new: bool = False, through_links: bool = True) -> Path:
     """Write a fitted ``model`` to ``path`` (``.json`` or ``.skops``); with ``new``, a file that appeared
-    at ``path`` meanwhile (another run's model) is kept and the write refused.
+    at ``path`` meanwhile (another run's model) is kept and the write refused; not ``through_links`` (a
+    cache file), a symbolic link at ``path`` is replaced, not written through.
 
     ``feature_names`` default to the model's ``feature_names_in_`` (set when fitted on a DataFrame);
     given, there must be one per feature the model was fitted on. Only a model (something that
@@ -120,11 +121,11 @@ def save_model(model: Any, path: str | Path, feature_names: Sequence[str] | None
             document = dict(header, model=_encode(model, "model"))
         except GpuperfError:  # compiled parts (trees, search structures): an embedded skops payload
             document = dict(header, model_skops=base64.b64encode(_loadable_skops(model, path)).decode("ascii"))
-        with written_whole(path, new=new) as temporary:  # a failed write keeps the model being refitted
+        with written_whole(path, new=new, through_links=through_links) as temporary:  # a failed write keeps the model being refitted
             temporary.write_text(json.dumps(document, indent=1), encoding="utf-8")
     elif path.suffix == ".skops":
         data = _loadable_skops(dict(header, model=model), path)
-        with written_whole(path, new=new) as temporary:
+        with written_whole(path, new=new, through_links=through_links) as temporary:
             temporary.write_bytes(data)
     else:
         raise GpuperfError(f"{path}: unknown model file type '{path.suffix}'; use .json or .skops")
