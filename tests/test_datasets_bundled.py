@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -372,3 +373,42 @@ def test_a_data_folder_set_or_a_table_edited_in_a_running_process_is_read_anew(m
     assert len(load_dataset(name)) == 5
     monkeypatch.delenv("GPUPERF_DATA_DIR")
     assert len(load_dataset(name)) == first
+
+
+def test_rows_with_an_empty_gpu_cell_each_take_their_own_devices_gpu(tmp_path):
+    """Unlabelled rows all took the first row's GPU, whatever their device name said."""
+    table = tmp_path / "blank.csv"
+    table.write_text("kernel,gpu,device_name,block_size_x,time_mean_ms,time_median_ms,time_std_ms,n_runs\n"
+                     "gemm,,NVIDIA A100-PCIE-40GB,16,1.5,1.5,0.1,32\n"
+                     "gemm,,NVIDIA GeForce RTX 2080 Ti,16,2.5,2.5,0.1,32\n"
+                     "gemm,,NVIDIA A100-PCIE-40GB,32,1.2,1.2,0.1,32\n")
+    assert load_dataset(str(table))["gpu"].tolist() == ["A100 PCIe 40GB", "RTX 2080 Ti", "A100 PCIe 40GB"]
+
+
+def test_an_empty_status_is_not_ok_in_a_published_format_as_in_a_dataset(tmp_path):
+    """A benchmark-hub-shaped table took an empty status as ok, while a dataset-shaped table (and
+    is_ok) takes it as not ok: the same blank cell made a row measured in one layout only."""
+    from gpuperf.datasets.schema import measured_rows
+
+    table = tmp_path / "hub.csv"
+    table.write_text("source,kernel,gpu,device_name,block_size_x,time_ms,time_std_ms,n_times,compile_time_ms,"
+                     "benchmark_time_ms,status,problem_size\n"
+                     "s,gemm,A100,NVIDIA A100-PCIE-40GB,16,1.5,0.1,32,1,1,ok,4\n"
+                     "s,gemm,A100,NVIDIA A100-PCIE-40GB,32,1.2,0.1,32,1,1,,4\n"
+                     "s,gemm,A100,NVIDIA A100-PCIE-40GB,64,1.9,0.1,32,1,1, OK ,4\n")
+    frame = load_dataset(str(table))
+    assert frame["status"].iloc[[0, 2]].tolist() == ["ok", "ok"] and pd.isna(frame["status"].iloc[1])
+    assert measured_rows(frame, "hub.csv")["block_size_x"].tolist() == [16, 64]
+
+
+@pytest.mark.parametrize("name", ["missing.csv.xz", "missing.CSV", "missing.csv.bz2", "Missing.PQ"])
+def test_a_missing_table_file_of_any_readable_name_is_no_such_file(name, tmp_path, monkeypatch, capsys):
+    """A missing .csv.xz (which read_table_file reads) or an upper-case .CSV was an unknown dataset,
+    with a bundled table's name as the suggestion."""
+    from gpuperf.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(GpuperfError, match=rf"^{re.escape(name)}: no such file$"):
+        load_dataset(name)
+    assert main(["fit", name, "--model", "lr", "--out", "m.json"]) == 2
+    assert capsys.readouterr().err.strip() == f"gpuperf: error: {name}: no such file"

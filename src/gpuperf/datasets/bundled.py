@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from gpuperf.datasets.schema import KEY_COLUMNS, STATUS, TARGET, canonical_gpu, check_dataset
-from gpuperf.datasets.tables import TableFormat, read_csv, read_table_file, require_columns
+from gpuperf.datasets.tables import CSV_SUFFIXES, PARQUET_SUFFIXES, TableFormat, read_csv, read_table_file, require_columns
 from gpuperf.errors import GpuperfError, unknown_name_error
 
 AMARIS = (
@@ -355,7 +354,8 @@ def _load_bundled(name: str, raw: bool, state: tuple[str, int, int] | None) -> p
 
 
 def _looks_like_path(text: str) -> bool:
-    return bool(re.search(r"[/\\]|\.(csv(\.gz)?|parquet|pq)$", text)) or Path(text).is_file()
+    return ("/" in text or "\\" in text or text.lower().endswith((*CSV_SUFFIXES, *PARQUET_SUFFIXES))
+            or Path(text).is_file())
 
 
 def _load_file(path: Path, raw: bool) -> pd.DataFrame:

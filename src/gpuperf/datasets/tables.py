@@ -37,7 +37,7 @@ from gpuperf.errors import GpuperfError, missing_file
 OK_SPELLINGS = {"ok", "Ok", "OK"}
 
 
-CSV_SUFFIXES = (".csv", ".csv.gz")
+CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zip", ".csv.zst")  # names read as CSV tables
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
@@ -415,15 +415,24 @@ def numeric_column(frame: pd.DataFrame, column: str, where: str) -> pd.Series:
 def gpu_names(labels: pd.Series, devices: pd.Series) -> pd.Series:
     """Canonical GPU per row: each label resolves once, through its devices' names, then itself.
 
-    A label no descriptor knows keeps its name as given, so new GPUs need no code change.
+    A label no descriptor knows keeps its name as given, so new GPUs need no code change. Rows
+    without a label share nothing: each resolves through its own device's name.
     """
     pairs = pd.DataFrame({"label": labels.fillna("").astype(str), "device": devices.fillna("").astype(str)})
-    resolved: dict[str, str] = {}
-    for label, group in pairs.groupby("label", sort=False):
-        candidates = [d for d in group["device"].unique() if d] + [label]
-        found = next((g for g in map(lookup_gpu, candidates) if g is not None), None)
-        resolved[label] = found or label or candidates[0]
-    return pairs["label"].map(resolved)
+    unlabelled = pairs["label"].str.strip().eq("")
+    names = pd.Series("", index=pairs.index, dtype=object)
+    for label, group in pairs[~unlabelled].groupby("label", sort=False):
+        names[group.index] = _known_name([d for d in group["device"].unique() if d] + [label]) or label
+    for device, group in pairs[unlabelled & pairs["device"].ne("")].groupby("device", sort=False):
+        names[group.index] = _known_name([device]) or device
+    blank = unlabelled & pairs["device"].eq("")
+    names[blank] = pairs.loc[blank, "label"]
+    return names
+
+
+def _known_name(candidates: list[str]) -> str | None:
+    """gpuperf's name for the first candidate a descriptor knows, if any."""
+    return next((g for g in map(lookup_gpu, candidates) if g is not None), None)
 
 
 @dataclass(frozen=True)
@@ -495,8 +504,9 @@ class TableFormat:
 
     def _status(self, raw: pd.DataFrame) -> pd.Series:
         if self.status:
-            given = raw[self.status].fillna(OK).astype(str).str.strip()
-            return given.where(~given.isin(OK_SPELLINGS), OK)
+            given = raw[self.status].astype(object).where(raw[self.status].notna())
+            given = given.map(lambda s: s if pd.isna(s) else str(s).strip())
+            return given.where(~given.isin(OK_SPELLINGS), OK)  # an empty status is not ok, as in is_ok
         return pd.Series(OK, index=raw.index, dtype=object)
 
 
