@@ -856,3 +856,18 @@ def test_small_numbers_keep_three_significant_digits_with_their_trailing_zeros()
     """0.0018 printed beside 0.00109 and 2.6e-06 beside 2.65e-06 read as two significant digits."""
     frame = pd.DataFrame({"weight": [2.65e-06, 2.6e-06], "share": [0.0018, 0.00109]}, index=["a", "b"])
     assert markdown_table(frame).splitlines()[2:] == ["| a | 2.65e-06 | 0.00180 |", "| b | 2.60e-06 | 0.00109 |"]
+
+
+def test_a_report_of_an_evaluation_with_nothing_predicted_says_so(tmp_path):
+    """leave_one_group_out_with_reference returns an empty Evaluation when no held-out row has a
+    reference; writing its report raised a TypeError from the scatter plot (or "no times to compare")."""
+    from gpuperf.evaluation.protocols import Evaluation
+    from gpuperf.evaluation.report import write_report
+
+    empty = pd.DataFrame(columns=["kernel", "gpu", "fold", "measured", "predicted", "bounded", "row"])
+    paths = write_report(tmp_path / "r", "T", {"e": Evaluation("e", ("gpu",), empty, skipped={"K20": 3})})
+    markdown = paths["markdown"].read_text()
+    assert ("## Evaluation e\n\nNo held-out row has a prediction. Rows left out for want of a prediction (no training "
+            "rows of their kernel or of what the model is fitted by): 3 of held-out K20.\n") in markdown
+    assert "| fold |" not in markdown and not list((tmp_path / "r").glob("*.png"))
+    assert json.loads(paths["json"].read_text())["evaluations"] == {"e": {"overall": None, "per_group": []}}

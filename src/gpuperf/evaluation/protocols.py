@@ -53,7 +53,7 @@ class Evaluation:
         for key, part in sorted(groups, key=lambda group: natural_key(group[0])):
             key = key if isinstance(key, tuple) else (key,)
             rows.append(dict(zip(columns, key)) | all_metrics(part["measured"], part["predicted"]))
-        return pd.DataFrame(rows).set_index(columns)
+        return pd.DataFrame(rows, columns=None if rows else columns).set_index(columns)
 
     @property
     def per_group(self) -> pd.DataFrame:

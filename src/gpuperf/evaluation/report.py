@@ -426,14 +426,18 @@ def write_report(
         slugs = _distinct_slugs(list(evaluations))
         for name, evaluation in evaluations.items():
             images = []
-            if name in plotted:
+            predicted = not evaluation.held_out.empty  # an evaluation with nothing to predict says so
+            if name in plotted and predicted:
                 images.append((plot_predicted_vs_measured(evaluation, staging / f"pred_vs_measured_{slugs[name]}.png",
                                                           title), SCATTER_CAPTION))
                 if "kernel" in evaluation.predictions.columns:
                     images.append((plot_error_heatmap(evaluation, staging / f"error_{slugs[name]}.png", title),
                                    HEATMAP_CAPTION))
-            overall = ", ".join(f"{k} {_cell(v, 3) or 'undefined'}" for k, v in evaluation.overall.items())
-            text = f"Overall (pooled over {len(evaluation.held_out)} held-out rows): {overall}."
+            if predicted:
+                overall = ", ".join(f"{k} {_cell(v, 3) or 'undefined'}" for k, v in evaluation.overall.items())
+                text = f"Overall (pooled over {len(evaluation.held_out)} held-out rows): {overall}."
+            else:
+                text = "No held-out row has a prediction."
             if evaluation.in_sample:
                 text += f" Not pooled: {', '.join(evaluation.in_sample)}, whose rows the model was fitted on."
             if evaluation.skipped:
@@ -444,7 +448,7 @@ def write_report(
                 clipped = ", ".join(f"{count} of held-out {fold}" for fold, count in evaluation.bounded.items())
                 text += (f" Predictions the model clipped to its training times widened by its bound factor "
                          f"(a runaway extrapolation, capped): {clipped}.")
-            sections.append((f"Evaluation {name}", text, evaluation.per_group, images))
+            sections.append((f"Evaluation {name}", text, evaluation.per_group if predicted else None, images))
         if feature_ranking is not None:
             image = plot_feature_ranking(feature_ranking, staging / "feature_ranking.png")
             caption = f"The features ranked highest by {feature_ranking.name or 'score'} (at most 25)."
@@ -480,7 +484,8 @@ def write_report(
         document = {
             "title": title,
             "evaluations": {
-                name: {"overall": _jsonable(e.overall), "per_group": frame_records(e.per_group)}
+                name: {"overall": _jsonable(e.overall) if not e.held_out.empty else None,
+                       "per_group": frame_records(e.per_group)}
                 for name, e in evaluations.items()
             },
             "tables": {name: frame_records(table) for name, table in tables.items()},
