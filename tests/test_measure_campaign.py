@@ -583,3 +583,26 @@ def test_an_export_gives_each_point_its_own_features_and_the_campaigns_seed(tmp_
     frame = store_table(store).set_index("k")
     assert (frame["status"] == "ok").all() and (frame["input_seed"] == 7).all()
     assert frame.loc[512, "flops"] == 64 * frame.loc[8, "flops"] > 0
+
+
+def test_a_whole_float_size_skips_the_variants_it_does_not_fit_as_the_integer_does(tmp_path) -> None:
+    """sizes = [{n = 32.0}] in a [[spaces]] table aborted the campaign on the variant whose tile does
+    not divide 32, where n = 32 skips it (32.0 measures as 32 everywhere else)."""
+    (tmp_path / "twice.py").write_text(
+        "import loopy as lp\nimport numpy as np\nfrom gpuperf.kernels.space import VariantSpace\n\n\n"
+        "def _twice(config):\n"
+        "    program = lp.make_kernel('{[i]: 0<=i<n}', 'b[i] = 2*a[i]', [lp.GlobalArg('a,b', np.float32, shape='n'),"
+        " '...'], assumptions=f\"n >= 1 and n mod {config['local_x']} = 0\", name='twice', lang_version=(2018, 2))\n"
+        "    return lp.split_iname(program, 'i', config['local_x'], outer_tag='g.0', inner_tag='l.0')\n\n\n"
+        "def space():\n"
+        "    return VariantSpace(name='twice', parameters={'local_x': [16, 32, 64]}, defaults={'local_x': 16},\n"
+        "                        check=lambda c: None, make=_twice)\n")
+    loaded = {}
+    for size in ("32", "32.0"):
+        path = tmp_path / f"c{size}.toml"
+        path.write_text(f'[[spaces]]\nspace = "twice.py:space"\nsizes = [{{n = {size}}}]\n')
+        loaded[size] = load_campaign(path)
+    for size, campaign in loaded.items():
+        assert [entry.kernel.key for entry in campaign.entries] == ["twice[local_x=16]", "twice[local_x=32]"], size
+        assert [list(entry.sizes) for entry in campaign.entries] == [[{"n": 32}], [{"n": 32}]], size
+        assert len(campaign.skipped) == 1 and campaign.skipped[0].startswith("twice[local_x=64] at n=32"), size

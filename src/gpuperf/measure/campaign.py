@@ -83,8 +83,8 @@ def breaks_assumptions(kernel: Kernel, sizes: Mapping[str, Any]) -> bool:
     point = kernel.entry.assumptions
     for index, name in enumerate(point.get_var_names(isl.dim_type.param)):
         value = sizes.get(name, kernel.default_sizes.get(name))
-        if isinstance(value, int) and not isinstance(value, bool):
-            point = point.fix_val(isl.dim_type.param, index, value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and float(value).is_integer():
+            point = point.fix_val(isl.dim_type.param, index, int(value))  # 32.0 is the size 32, as resolve_sizes takes it
     return point.is_empty()
 
 
