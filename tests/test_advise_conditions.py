@@ -43,3 +43,28 @@ def test_with_every_feature_known_the_verdict_is_pandas_eval():
         for _ in range(50):
             values = {name: float(rng.choice([0.0, 1.0, 2.0, 3.0, 4096.0, rng.uniform(-5, 5)])) for name in names}
             assert verdict(condition, values) is bool(pd.DataFrame([values]).eval(condition).iloc[0]), (condition, values)
+
+
+@pytest.mark.parametrize(("condition", "expected"), [
+    ("1 < a < b", False),       # the known link 1 < 0 is false: the chain is, whatever b is
+    ("b < a < -1", False),      # the same with the known link last
+    ("-1 < a < b", None),       # the known link holds; the other is unknown
+    ("-1 < a < 2 < 3", True),   # every link known and true
+])
+def test_a_chained_comparison_is_settled_by_a_known_false_link(condition, expected):
+    """A chain with one unknown value was unknown even when a known link was false (Kleene logic,
+    as for ``1 < a and a < b``)."""
+    assert verdict(condition, {"a": 0.0}) is expected
+    spelled_out = " and ".join(
+        f"{left} {op} {right}" for left, op, right in zip(condition.split()[0::2], condition.split()[1::2],
+                                                          condition.split()[2::2]))
+    assert verdict(spelled_out, {"a": 0.0}) is expected
+
+
+def test_derived_ratios_of_a_frame_without_static_columns_are_missing():
+    """add_derived raised AttributeError ('float' object has no attribute 'where') without load and store columns."""
+    from gpuperf.decisions.advice_features import add_derived
+
+    derived = add_derived(pd.DataFrame({"threads": [1.0, 2.0]}))
+    assert derived["arithmetic_intensity"].isna().all() and derived["local_per_global_access"].isna().all()
+    assert derived["threads"].tolist() == [1.0, 2.0]

@@ -89,11 +89,12 @@ def with_condition_features(features: Mapping[str, float]) -> dict[str, float]:
 def add_derived(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with the derived ratios computed from its static columns (NaN where missing)."""
     frame = frame.copy()
-    loads = frame.get("global_loads_per_thread", math.nan)
-    stores = frame.get("global_stores_per_thread", math.nan)
+    missing = pd.Series(math.nan, index=frame.index)
+    loads = frame.get("global_loads_per_thread", missing)
+    stores = frame.get("global_stores_per_thread", missing)
     global_accesses = loads + stores
-    flops = frame.get("flops_per_thread", math.nan)
-    local = frame.get("local_loads_per_thread", math.nan) + frame.get("local_stores_per_thread", math.nan)
+    flops = frame.get("flops_per_thread", missing)
+    local = frame.get("local_loads_per_thread", missing) + frame.get("local_stores_per_thread", missing)
     frame["arithmetic_intensity"] = flops / (FLOAT_BYTES * global_accesses).where(global_accesses > 0)
     frame["local_per_global_access"] = local / global_accesses.where(global_accesses > 0)
     return frame

@@ -58,9 +58,11 @@ def _value(node: ast.expr, values: Mapping[str, float]):
         return -operand if isinstance(node.op, ast.USub) else +operand
     if isinstance(node, ast.Compare):
         sides = [_value(side, values) for side in (node.left, *node.comparators)]
-        if any(side is None for side in sides):
-            return None
-        return all(_COMPARE[type(op)](left, right) for op, left, right in zip(node.ops, sides, sides[1:]))
+        links = [None if left is None or right is None else bool(_COMPARE[type(op)](left, right))
+                 for op, left, right in zip(node.ops, sides, sides[1:])]
+        if False in links:  # a chain is an "and" of its links: one known false link settles it
+            return False
+        return None if None in links else True
     if isinstance(node, ast.BinOp):
         left, right = _value(node.left, values), _value(node.right, values)
         if left is None or right is None:
