@@ -1536,3 +1536,16 @@ def test_predict_table_with_no_row_to_predict_writes_the_rows_and_says_why(table
     assert "no prediction for 3 rows whose run failed" in capsys.readouterr().err
     written = pd.read_csv(tmp_path / "p.csv")
     assert len(written) == 3 and written["predicted_time_s"].isna().all()
+
+
+def test_fit_notes_a_model_that_gives_every_training_row_one_time(tmp_path, capsys):
+    """gbt on 30 rows (scikit-learn's 20 rows per leaf: no split under 40) predicted one time for
+    every row, from 3 microseconds to 2 seconds, with no word from fit."""
+    sizes = 2.0 ** np.arange(10, 40)
+    table = tmp_path / "t.csv"
+    pd.DataFrame({"n": sizes, "time_s": 4e-12 * sizes + 3e-6}).to_csv(table, index=False)
+    assert main(["fit", str(table), "--model", "gbt", "--out", str(tmp_path / "g.json")]) == 0
+    err = capsys.readouterr().err
+    assert "gbt predicts one time" in err and "for all 30 training rows, whose times differ: gradient-boosted" in err
+    assert main(["fit", str(table), "--model", "rf", "--out", str(tmp_path / "r.json")]) == 0
+    assert "predicts one time" not in capsys.readouterr().err  # a forest tells the rows apart

@@ -146,6 +146,18 @@ def skipped_note(evaluation, per_kernel: bool) -> str | None:
     return f"note: {total} held-out rows have no prediction and are left out of the metrics: {groups}; {why}"
 
 
+def constant_fit_note(predicted: np.ndarray, measured: pd.Series, model: str, where: str) -> str | None:
+    """A note when a fitted model gives every training row one time although their times differ."""
+    import numpy as np
+
+    if measured.nunique() < 2 or np.unique(predicted).size != 1:
+        return None
+    why = (f": gradient-boosted trees keep at least 20 rows per leaf, so under 40 rows they cannot split"
+           if model == "gbt" and len(measured) < 40 else "")
+    return (f"note: {where}: {model} predicts one time ({float(predicted[0]):.3g} s) for all {len(measured)} "
+            f"training rows, whose times differ{why}; it tells no row apart from another")
+
+
 def one_prediction_note(evaluation, model: str) -> str | None:
     """A note naming the held-out groups of two or more rows where the model predicted one time for
     every row (their rank correlations are undefined)."""
@@ -622,6 +634,7 @@ def fit_command(
         check_bsp_inputs(estimator, table[names], where)
     with fitting_errors(where, options.name, table[names]):
         fitted = estimator.fit(table[names], table["time_s"].to_numpy())
+    trained = fitted.predict(table[names])
     metadata: dict[str, Any] = {
         "model": options.name,
         "dataset": where,
@@ -630,12 +643,13 @@ def fit_command(
         "kernels": _names(table, "kernel"),
         "options": prepared.options(options),
         "selected_features": selected_features(fitted, names),
-        "train_metrics": finite_or_none(all_metrics(table["time_s"], fitted.predict(table[names]))),
+        "train_metrics": finite_or_none(all_metrics(table["time_s"], trained)),
     }
     save_model(fitted, out, feature_names=names, metadata=metadata, new=new_file)
     for note in (status_note(frame, where), *rows_boards_notes(frame, gpu_features),
                  *prepared.notes, indistinct_note(table, names, where),
-                 selection_note(fitted, names, where), selected_gpus_note(metadata, names, gpu_features, where)):
+                 selection_note(fitted, names, where), selected_gpus_note(metadata, names, gpu_features, where),
+                 constant_fit_note(trained, table["time_s"], options.name, where)):
         _print_note(note)
     if as_json:
         print_json({"out": str(out), "features": names, **metadata})

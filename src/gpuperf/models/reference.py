@@ -39,7 +39,7 @@ class ReferenceResidual(RegressorMixin, BaseEstimator):
         bad = np.flatnonzero(~np.isfinite(reference))
         if len(bad):
             raise GpuperfError(f"ReferenceResidual: {self.reference_column} must be a finite log2 time in every row; "
-                               f"{len(bad)} rows are not, the first at position {bad[0]}: {column.iloc[bad[0]]!r}")
+                               f"{len(bad)} rows are not, the first at position {bad[0]}: {_shown(column.iloc[bad[0]])}")
         return reference
 
     def _check_columns(self, X) -> None:
@@ -79,3 +79,8 @@ class ReferenceResidual(RegressorMixin, BaseEstimator):
             clipped = outside(residual, self.residual_bounds_)
             residual = np.clip(residual, *self.residual_bounds_)
         return np.exp2(reference + residual), clipped
+
+
+def _shown(value: object) -> str:
+    """A cell as a user wrote it: ``inf``, not ``np.float64(inf)``."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
