@@ -300,3 +300,13 @@ def test_log_target_takes_weights_through_metadata_routing():
         routed = LogTarget(make_pipeline(scaler, regressor)).fit(X, y, sample_weight=weights)
     direct = LogTarget(LinearRegression()).fit(StandardScaler().fit_transform(X), y, sample_weight=weights)
     assert np.allclose(routed.predict(X), direct.predict(StandardScaler().fit(X).transform(X)))
+
+
+def test_pca_knn_fits_one_row_without_a_numpy_warning():
+    """One row made PCA divide by n - 1 = 0 (a RuntimeWarning under default filters); it predicts its one time."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = PcaKnnRegressor().fit(np.array([[1.0, 2.0, 3.0]]), [1e-3])
+    assert model.predict(np.array([[5.0, 6.0, 7.0], [1.0, 2.0, 3.0]])).tolist() == [1e-3, 1e-3]

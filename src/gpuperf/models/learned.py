@@ -196,7 +196,8 @@ class PcaKnnRegressor(RegressorMixin, BaseEstimator):
         self.pipeline_ = Pipeline(
             [
                 ("scale", StandardScaler()),
-                ("pca", PCA(n_components=components, svd_solver="full")),
+                # one row has no variance to share out (PCA would divide by n - 1 = 0)
+                ("pca", PCA(n_components=components, svd_solver="full") if X.shape[0] > 1 else "passthrough"),
                 ("knn", KNeighborsRegressor(min(self.n_neighbors, X.shape[0]), weights=self.weights)),
             ]
         ).fit(X, y)
