@@ -259,3 +259,11 @@ def test_advise_json_names_each_optimization_that_does_not_apply_with_its_reason
     assert advice["suggestions"] == [] and advice["below_threshold"] == []
     assert [set(entry) for entry in advice["not_suggested"]] == [{"optimization", "reason"}]
     assert advice["not_suggested"][0]["optimization"] == "t_coalesce"
+
+
+def test_a_size_past_2_to_the_53_keeps_every_digit_up_to_2_to_the_63_minus_1(capsys):
+    """Sizes went through a float: 2**53 + 1 became 2**53, and 2**63 - 1 (which a 64-bit index holds)
+    was refused as out of range after rounding up to 2**63."""
+    assert parse_params([f"n={2**53 + 1}", f"m={2**63 - 1}", "k=4.096e3"]) == {"n": 2**53 + 1, "m": 2**63 - 1, "k": 4096}
+    assert main(["features", "vector_copy", "-p", f"n={-2**63}"]) == 2
+    assert f"value '{-2**63}' is out of range" in capsys.readouterr().err

@@ -174,11 +174,15 @@ def parse_params(pairs: Sequence[str] | None, text: bool = False) -> dict[str, i
             raise GpuperfError(f"parameter '{pair}': value '{value}' is not a number") from None
         if not number.is_integer():
             raise GpuperfError(f"parameter '{pair}': value '{value}' is not a whole number")
-        if abs(number) >= 2**63:
+        try:  # digits stay exact past 2**53, where a float would round them
+            whole = int(value)
+        except ValueError:
+            whole = int(number)  # 4096.0 and 4.096e3 as 4096
+        if abs(whole) >= 2**63:
             raise GpuperfError(f"parameter '{pair}': value '{value}' is out of range")
         if name in result:
             raise GpuperfError(f"parameter '{name}' is given twice")
-        result[name] = int(number)  # 4096, 4096.0 and 4.096e3 alike
+        result[name] = whole
     return result
 
 

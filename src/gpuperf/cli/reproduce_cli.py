@@ -62,8 +62,8 @@ def reproduce(
 
     if study not in STUDIES:
         raise unknown_name_error("study", study, STUDIES)
-    given = {"--full": full, "--scenarios": scenarios, "--family": family != DEFAULT_FAMILY, "--split": split,
-             "--device": device}
+    given = {"--full": full, "--scenarios": scenarios is not None, "--family": family != DEFAULT_FAMILY,
+             "--split": split is not None, "--device": device is not None}  # an empty value is given too
     for option, owner in OPTION_STUDY.items():
         if given[option] and study != owner:
             raise GpuperfError(f"{option} goes with reproduce {owner}, not {study}")
@@ -74,7 +74,7 @@ def reproduce(
     echo = (lambda line: None) if as_json else print
     if study == "rodinia":
         options = {} if full else {"scenarios": QUICK_SCENARIOS, "models": QUICK_MODELS}
-        if scenarios:
+        if scenarios is not None:
             options["scenarios"] = tuple(_known_scenarios(scenarios))
         paths = reproduce_rodinia(out, echo=echo, **options)
     elif study == "linear":
