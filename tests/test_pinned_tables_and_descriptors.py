@@ -16,6 +16,7 @@ from gpuperf.datasets import load_dataset, read_kernel_tuner_cache, write_kernel
 from gpuperf.datasets.join import with_gpu_features
 from gpuperf.datasets.schema import measured_rows
 from gpuperf.errors import GpuperfError
+from test_hardware_specs import RTX_4070  # a user's own descriptor entry
 
 DATA = Path(__file__).parent / "data"
 CACHE = DATA / "kernel_tuner_vector_add.json"
@@ -357,23 +358,6 @@ def test_a_table_named_gz_in_any_case_is_gzipped_naming_itself_not_the_temporary
     data = write_dataset_csv(pd.DataFrame({"kernel": ["k"], "time_s": [1e-3]}), tmp_path / name).read_bytes()
     assert data[:2] == b"\x1f\x8b" and data[10:data.index(b"\0", 10)] == stored  # magic, then FNAME after 10 bytes
     assert gzip.decompress(data) == b"kernel,time_s\nk,0.001\n"
-
-
-
-RTX_4070 = """
-[[gpu]]
-name = "RTX 4070"
-vendor = "NVIDIA"
-architecture = "Ada Lovelace"
-compute_capability = "8.9"
-sms = 46
-cores_per_sm = 128
-boost_clock_mhz = 2475
-memory_bandwidth_gbs = 504.2
-memory_gb = 12
-l2_bytes = 37748736
-peak_f32_gflops = 29148.0
-"""
 
 
 def test_quadro_before_a_known_name_is_a_brand_word():

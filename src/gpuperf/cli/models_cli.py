@@ -33,6 +33,7 @@ from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.progress import progress_bar
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
     from gpuperf.models.registry import ModelOptions
@@ -152,7 +153,7 @@ def constant_fit_note(predicted: np.ndarray, measured: pd.Series, model: str, wh
 
     if measured.nunique() < 2 or np.unique(predicted).size != 1:
         return None
-    why = (f": gradient-boosted trees keep at least 20 rows per leaf, so under 40 rows they cannot split"
+    why = (": gradient-boosted trees keep at least 20 rows per leaf, so under 40 rows they cannot split"
            if model == "gbt" and len(measured) < 40 else "")
     return (f"note: {where}: {model} predicts one time ({float(predicted[0]):.3g} s) for all {len(measured)} "
             f"training rows, whose times differ{why}; it tells no row apart from another")

@@ -420,13 +420,11 @@ def gpu_names(labels: pd.Series, devices: pd.Series) -> pd.Series:
     """
     pairs = pd.DataFrame({"label": labels.fillna("").astype(str), "device": devices.fillna("").astype(str)})
     unlabelled = pairs["label"].str.strip().eq("")
-    names = pd.Series("", index=pairs.index, dtype=object)
+    names = pairs["label"].copy()  # a row with neither label nor device keeps its (blank) label
     for label, group in pairs[~unlabelled].groupby("label", sort=False):
         names[group.index] = _known_name([d for d in group["device"].unique() if d] + [label]) or label
     for device, group in pairs[unlabelled & pairs["device"].ne("")].groupby("device", sort=False):
         names[group.index] = _known_name([device]) or device
-    blank = unlabelled & pairs["device"].eq("")
-    names[blank] = pairs.loc[blank, "label"]
     return names
 
 
@@ -504,8 +502,7 @@ class TableFormat:
 
     def _status(self, raw: pd.DataFrame) -> pd.Series:
         if self.status:
-            given = raw[self.status].astype(object).where(raw[self.status].notna())
-            given = given.map(lambda s: s if pd.isna(s) else str(s).strip())
+            given = raw[self.status].map(lambda s: s if pd.isna(s) else str(s).strip())
             return given.where(~given.isin(OK_SPELLINGS), OK)  # an empty status is not ok, as in is_ok
         return pd.Series(OK, index=raw.index, dtype=object)
 
