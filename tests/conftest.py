@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -66,3 +68,32 @@ def held_out_ignores_own_times():
         return before, held_out
 
     return check
+
+
+@pytest.fixture
+def studies(monkeypatch):
+    """Every ``reproduce`` study replaced by a fake that records its call and writes a two-file report:
+    a test of a refusal checks the list is empty (no study ran) rather than waiting for a real one."""
+    import gpuperf.decisions.reports as reports
+    import gpuperf.evaluation.linear_report as linear_report
+    import gpuperf.evaluation.rodinia_report as rodinia_report
+
+    calls = []
+
+    def report(name, out, echo, **asked):
+        calls.append({"study": name, "out": str(out), **asked})
+        echo(f"{name}: working")
+        folder = Path(out)
+        (folder / "report.md").write_text("# report\n")
+        (folder / "metrics.json").write_text(json.dumps({"metrics": {"study": name}}))
+        return {"markdown": folder / "report.md", "json": folder / "metrics.json"}
+
+    monkeypatch.setattr(rodinia_report, "reproduce_rodinia", lambda out, echo, **o: report("rodinia", out, echo, **o))
+    monkeypatch.setattr(linear_report, "linear_study",
+                        lambda out, device, echo: report("linear", out, echo, device=device))
+    monkeypatch.setattr(reports, "exploration_study",
+                        lambda out, family, echo: (None, report("exploration", out, echo, family=family)))
+    monkeypatch.setattr(reports, "advisor_study",
+                        lambda out, splits, echo: (None, report("advisor", out, echo, splits=splits)))
+    monkeypatch.setattr(reports, "geometry_study", lambda out, echo: (None, report("geometry", out, echo)))
+    return calls

@@ -62,7 +62,7 @@ def test_a_model_file_is_refitted_but_no_other_file_is_overwritten(tmp_path, cap
     assert cache.read_bytes() == before
 
 
-def test_a_report_path_that_is_a_file_is_refused_before_any_work(tmp_path, capsys):
+def test_a_report_path_that_is_a_file_is_refused_before_any_work(studies, tmp_path, capsys):
     table = small_table(tmp_path)
     taken = tmp_path / "taken"
     taken.write_text("x")
@@ -71,7 +71,7 @@ def test_a_report_path_that_is_a_file_is_refused_before_any_work(tmp_path, capsy
                  ["tune", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", "--budget", "1", "--report", str(taken)]):
         assert main(argv) == 2
         assert f"{taken}: a file, not a folder" in capsys.readouterr().err
-    assert taken.read_text() == "x"
+    assert taken.read_text() == "x" and studies == []
 
 
 def test_a_report_folder_the_file_system_refuses_is_refused_before_any_work(tmp_path, capsys, monkeypatch):

@@ -122,10 +122,11 @@ def test_reproduce_rodinia_refuses_an_unknown_scenario_before_running(capsys):
     (["exploration", "--full"], "--full goes with reproduce rodinia, not exploration"),
     (["advisor", "--split", "bogus"], "unknown advisor split 'bogus'"),
 ])
-def test_reproduce_refuses_options_of_other_studies_before_running(capsys, argv, message):
+def test_reproduce_refuses_options_of_other_studies_before_running(studies, capsys, argv, message):
     assert main(["reproduce", *argv]) == 2
     captured = capsys.readouterr()
     assert message in captured.err and captured.out == ""
+    assert studies == []
 
 
 def test_reproduce_rodinia_takes_opt_in_scenarios():

@@ -82,34 +82,6 @@ def test_one_command_may_name_its_report_folder_twice_and_an_existing_empty_fold
 # -- reproduce: options and defaults, with the studies replaced ----------------------------------------
 
 
-@pytest.fixture
-def studies(monkeypatch):
-    """Every study replaced by a fake that records its call and writes a two-file report."""
-    import gpuperf.decisions.reports as reports
-    import gpuperf.evaluation.linear_report as linear_report
-    import gpuperf.evaluation.rodinia_report as rodinia_report
-
-    calls = []
-
-    def report(name, out, echo, **asked):
-        calls.append({"study": name, "out": str(out), **asked})
-        echo(f"{name}: working")
-        folder = Path(out)
-        (folder / "report.md").write_text("# report\n")
-        (folder / "metrics.json").write_text(json.dumps({"metrics": {"study": name}}))
-        return {"markdown": folder / "report.md", "json": folder / "metrics.json"}
-
-    monkeypatch.setattr(rodinia_report, "reproduce_rodinia", lambda out, echo, **o: report("rodinia", out, echo, **o))
-    monkeypatch.setattr(linear_report, "linear_study",
-                        lambda out, device, echo: report("linear", out, echo, device=device))
-    monkeypatch.setattr(reports, "exploration_study",
-                        lambda out, family, echo: (None, report("exploration", out, echo, family=family)))
-    monkeypatch.setattr(reports, "advisor_study",
-                        lambda out, splits, echo: (None, report("advisor", out, echo, splits=splits)))
-    monkeypatch.setattr(reports, "geometry_study", lambda out, echo: (None, report("geometry", out, echo)))
-    return calls
-
-
 def test_reproduce_advisor_defaults_to_the_inputs_split_in_its_own_folder(studies, tmp_path, monkeypatch, capsys):
     """docs/files.md: reproduce STUDY writes gpuperf-reproduce/STUDY/ unless --out names another folder."""
     monkeypatch.chdir(tmp_path)
