@@ -263,7 +263,7 @@ def test_ncu_details_refuse_a_metric_repeated_with_another_value(tmp_path):
     path = tmp_path / "again.csv"
     path.write_text(text + duration.replace('"12.42"', '"9.99"') + "\n")
     with pytest.raises(GpuperfError, match=r"again.csv: line \d+: launch 0 has GPU Speed Of Light Throughput: Duration "
-                                           r"again, now 9.99"):
+                                           r"again, now 9.99 usecond \(line \d+: 12.42 usecond\)"):
         import_ncu(path, gpu="H100")
 
 
@@ -473,6 +473,22 @@ def test_ncu_details_metric_repeated_with_the_same_value_stays_one_column(tmp_pa
     frame = import_ncu(path, gpu="H100")
     assert frame["DRAM Frequency"].tolist() == [2.62e9, 2.62e9]
     assert not [c for c in frame.columns if c.endswith(": DRAM Frequency")]
+
+
+def test_ncu_details_metric_repeated_in_another_unit_gets_its_own_column(tmp_path):
+    """ncu names Memory Throughput in one section in Gbyte/second and in another in %; on an idle launch
+    both read the same text. Launch 0's 1,351.27 Gbyte/second named again in Memory Workload Analysis
+    as 1,351.27 % is another metric: its own 'Section: Memory Throughput' column, 1351.27 unscaled."""
+    lines = DETAILS.read_text().splitlines()
+    first = next(i for i, line in enumerate(lines) if '"Memory Throughput"' in line)
+    again = (lines[first].replace('"GPU Speed Of Light Throughput"', '"Memory Workload Analysis"')
+             .replace('"Gbyte/second"', '"%"'))
+    path = tmp_path / "details.csv"
+    path.write_text("\n".join(lines[: first + 1] + [again] + lines[first + 1:]) + "\n")
+    frame = import_ncu(path, gpu="H100")
+    assert frame["Memory Throughput"].tolist() == [1351.27e9, 2.66e12]
+    assert frame["Memory Workload Analysis: Memory Throughput"].tolist()[0] == 1351.27
+    assert frame.attrs["units"]["Memory Workload Analysis: Memory Throughput"] == "%"
 
 
 @pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])

@@ -151,7 +151,7 @@ def _raw_launches(rows: list[list[str]], start: int, where: str) -> list[Launch]
 
 def _details_launches(rows: list[list[str]], start: int, where: str) -> list[Launch]:
     """The details page's rows gathered per launch (``ID``); a metric named twice in one launch
-    with another value is named ``Section: Metric``. A metric repeated with another value in its own
+    with another value or unit is named ``Section: Metric``. A metric repeated so in its own
     section, and an ``ID`` reused by another process, kernel, grid or block (two profiles pasted into
     one file), are errors."""
     header = rows[0]
@@ -170,11 +170,13 @@ def _details_launches(rows: list[list[str]], start: int, where: str) -> list[Lau
         launch = by_id[launch_id]
         _same_launch(launch, row, where, line)
         name, section = row["Metric Name"], row.get("Section Name", "")
-        if name in launch.values and launch.values[name] != row["Metric Value"] and launch.sections.get(name) != section:
+        if _differs(launch, name, row) and launch.sections.get(name) != section:
             name = f"{section}: {name}"
-        if name in launch.values and launch.values[name] != row["Metric Value"]:
+        if _differs(launch, name, row):
+            now, before = (f"{value} {unit}".strip() for value, unit in (
+                (row["Metric Value"], row["Metric Unit"]), (launch.values[name], launch.units.get(name, ""))))
             raise GpuperfError(f"{where}: line {line}: launch {launch_id} has {section}: {row['Metric Name']} again, "
-                               f"now {row['Metric Value']} (line {launch.value_line(name)}: {launch.values[name]})")
+                               f"now {now} (line {launch.value_line(name)}: {before})")
         launch.values[name], launch.units[name], launch.value_lines[name] = row["Metric Value"], row["Metric Unit"], line
         launch.sections[name] = section
     for launch in by_id.values():
@@ -187,6 +189,13 @@ def _details_launches(rows: list[list[str]], start: int, where: str) -> list[Lau
             raise GpuperfError(f"{where}: line {launch.line}: launch {values.get('ID', '?')} has no metric '{TIME}' "
                                f"or '{DETAILS_TIME}'")
     return list(by_id.values())
+
+
+def _differs(launch: Launch, name: str, row: dict[str, str]) -> bool:
+    """Whether the launch already has metric ``name`` with another value or unit than ``row``'s (ncu
+    names Memory Throughput in % in one section and in byte/second in another: both 0 on an idle launch)."""
+    return name in launch.values and (launch.values[name], launch.units.get(name, "")) != (row["Metric Value"],
+                                                                                         row["Metric Unit"])
 
 
 def _same_launch(launch: Launch, row: dict[str, str], where: str, line: int) -> None:
