@@ -251,23 +251,27 @@ def _metric_value(text: str, where: str, line: int, metric: str) -> float:
     return number(text.rstrip("%"), where, line, metric)
 
 
-def _check_average(value: float, row: dict[str, str], where: str, line: int, metric: str) -> None:
-    """An error naming the line where a metric's average is infinite or outside its own Min..Max."""
+def _checked_average(value: float, row: dict[str, str], where: str, line: int, metric: str) -> float:
+    """A metric's average, or NaN with a note naming the line where it lies outside its own Min..Max
+    (nvprof prints such averages for some throughputs: dram_read_throughput Avg 2.86MB/s beside Min
+    3.03MB/s); an error where it is infinite."""
     if math.isinf(value):
         raise GpuperfError(f"{where}: line {line}: {metric}: Avg={row['Avg']!r} is not a finite value")
     bounds = [row.get(c, "").strip() for c in ("Min", "Max")]
     if math.isnan(value) or any(not text or text == OVERFLOW for text in bounds):
-        return
+        return value
     try:
         low, high = (_metric_value(text, where, line, metric) for text in bounds)
     except GpuperfError:  # a bound that is no number: nothing to check against
-        return
+        return value
     if math.isnan(low) or math.isnan(high):  # n/a
-        return
+        return value
     slack = 1e-5 * max(abs(low), abs(high)) + 1e-12  # the printed digits' rounding
-    if not low - slack <= value <= high + slack:
-        raise GpuperfError(f"{where}: line {line}: {metric}: Avg={row['Avg'].strip()} lies outside its Min "
-                           f"{row['Min'].strip()} and Max {row['Max'].strip()}")
+    if low - slack <= value <= high + slack:
+        return value
+    warnings.warn(GpuperfNote(f"{where}: line {line}: {metric}: Avg={row['Avg'].strip()} lies outside its Min "
+                              f"{row['Min'].strip()} and Max {row['Max'].strip()}: left missing"), stacklevel=2)
+    return math.nan
 
 
 def _same(a: float, b: float) -> bool:
@@ -294,11 +298,11 @@ def _metrics_table(path: Path) -> pd.DataFrame:
         row = checked_row(cells, header, where, line)
         key = (row["Device"], full_kernel_name(row["Kernel"]))
         entry = values.setdefault(key, {"invocations": number(row.get("Invocations", ""), where, line, "Invocations")})
-        value = _metric_value(row["Avg"], where, line, row[name_column])
+        value = _checked_average(_metric_value(row["Avg"], where, line, row[name_column]), row, where, line,
+                                 row[name_column])
         if row[name_column] in entry and not _same(entry[row[name_column]], value):
             raise GpuperfError(f"{where}: line {line}: {row[name_column]} of {row['Kernel']} on {row['Device']} "
                                f"again, now {row['Avg']} (above: {entry[row[name_column]]:g}); one profile per file")
-        _check_average(value, row, where, line, row[name_column])
         entry[row[name_column]] = value
         if row.get("Min", "").strip() != row.get("Max", "").strip():
             varying.setdefault(key, f"{row[name_column]} from {row['Min'].strip()} to {row['Max'].strip()}")
