@@ -220,6 +220,19 @@ def test_a_profilers_text_output_is_refused_asking_for_csv(tmp_path, importer):
         importer(path)
 
 
+@pytest.mark.parametrize(("importer", "name"), [(import_nvprof, "nvprof_gpu_trace.csv"), (import_ncu, "ncu_raw.csv")])
+def test_the_applications_own_output_above_the_table_is_skipped_with_a_note(tmp_path, importer, name):
+    """``ncu --csv ./app > out.csv`` captures the application's line 'Max error: 0.000000' after the
+    profiler's first message: the table below is read as without it (it was refused as text output)."""
+    lines = (DATA / name).read_text().splitlines()
+    path = tmp_path / name
+    path.write_text("\n".join([lines[0], "Max error: 0.000000", *lines[1:]]) + "\n")
+    with pytest.warns(GpuperfNote, match=rf"{name}: line 2: 'Max error: 0.000000' is no CSV row \(the application's "
+                                         r"own output\?\): lines above the table's header are skipped"):
+        frame = importer(path)
+    pd.testing.assert_frame_equal(frame.drop(columns="source"), importer(DATA / name).drop(columns="source"))
+
+
 @pytest.mark.parametrize("importer", [import_nvprof, import_ncu])
 def test_a_profile_of_no_kernel_says_nothing_was_profiled(tmp_path, importer):
     path = tmp_path / "none.csv"

@@ -142,6 +142,11 @@ def read_lines(path: Path) -> list[str]:
         raise GpuperfError(f"{path}: only the profiler's messages, no table: nothing was profiled? (the profiler "
                            f"said: {said.strip()!r})")
     if messages and "," not in lines[first - 1]:  # a CSV header has commas; the text output's is spaced
+        if any(line.startswith('"') and '","' in line for line in lines[first:]):  # a quoted CSV header below
+            warnings.warn(GpuperfNote(f"{path}: line {first}: {lines[first - 1].strip()[:60]!r} is no CSV row (the "
+                                      "application's own output?): lines above the table's header are skipped"),
+                          stacklevel=2)
+            return lines
         raise GpuperfError(f"{path}: line {first}: {lines[first - 1].strip()[:60]!r} is no CSV row: the profiler's text "
                            "output, or the application's own output in the capture? Profile again with --csv "
                            "(nvprof --csv, ncu --csv), the profiler's output in a file of its own (--log-file)")
