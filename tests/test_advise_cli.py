@@ -398,6 +398,39 @@ def test_a_profilers_csv_without_its_log_lines_is_imported_too(tmp_path, capsys,
     assert from_bare == from_raw
 
 
+def test_an_ncu_raw_page_with_only_whole_launch_sizes_is_advised_on(tmp_path, capsys, database):
+    """An older raw page has no Block Size and Grid Size columns '(x, y, z)', only the counts
+    launch__block_size and launch__grid_size: the advice is that of the page with both (the counts are
+    the products of x, y and z); it was refused as having no launch geometry."""
+    import csv
+    from pathlib import Path
+
+    raw = Path(__file__).parent / "data" / "ncu_raw.csv"
+    lines = raw.read_text().splitlines(keepends=True)
+    log, table = [line for line in lines if line.startswith("==")], [line for line in lines if not line.startswith("==")]
+    rows = list(csv.reader(table))
+
+    def without(columns: tuple[str, ...], name: str) -> Path:
+        keep = [i for i, column in enumerate(rows[0]) if column not in columns]
+        path = tmp_path / name
+        with path.open("w", newline="") as handle:
+            handle.writelines(log)
+            csv.writer(handle, quoting=csv.QUOTE_ALL).writerows([[row[i] for i in keep] for row in rows])
+        return path
+
+    counts = without(("Block Size", "Grid Size"), "ncu_counts.csv")
+    args = ["--threshold", "0.0001", "--json", "--min-confidence", "0", *only(database)]
+    from_counts = run_json(capsys, ["advise", "--profile", str(counts), *args])
+    from_raw = run_json(capsys, ["advise", "--profile", str(raw), *args])
+    assert from_counts.pop("subject") == f"{counts}, row 1 (matmul_tiled<16>, RTX A4000)"
+    from_raw.pop("subject")
+    assert from_counts == from_raw
+    none = without(("Block Size", "Grid Size", "launch__block_size", "launch__grid_size"), "ncu_none.csv")
+    assert main(["advise", "--profile", str(none), *only(database)]) == 2
+    assert ("ncu_none.csv: no launch geometry in this profile (Grid Size and Block Size, or launch__grid_size and "
+            "launch__block_size): profile with Nsight Compute's LaunchStats section") in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("name, gpu", [("nvprof_summary.csv", ["--gpu", "V100"]), ("nvprof_summary.csv", []),
                                        ("nvprof_metrics.csv", [])])
 def test_a_profile_straight_from_nvprof_without_launch_geometry_says_so(capsys, database, name, gpu):

@@ -44,6 +44,17 @@ NCU_SECTORS = (("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requ
                ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"))
 MAX_BLOCK_THREADS = 1024  # every NVIDIA GPU since Fermi, and AMD's
 GEOMETRY = {"grid": ("grid.x", "grid.y", "grid.z"), "block": ("block.x", "block.y", "block.z")}
+# Nsight Compute pages without (x, y, z) sizes count them whole: the raw page's launch__grid_size and
+# launch__block_size, an older details page's Grid Size and Block Size (Launch Statistics)
+TOTALS = {"grid": ("launch__grid_size", "Grid Size"), "block": ("launch__block_size", "Block Size")}
+
+
+def has_geometry(table: pd.DataFrame) -> bool:
+    """Whether a table's columns give each launch's blocks and threads per block (a count, not the
+    text '(x, y, z)' an Nsight Compute page read as a plain table holds)."""
+    return all(GEOMETRY[kind][0] in table.columns or any(
+        total in table.columns and pd.api.types.is_numeric_dtype(table[total]) for total in TOTALS[kind])
+        for kind in GEOMETRY)
 
 
 def _number(row: Mapping[str, Any], column: str, where: str) -> float | None:
@@ -73,9 +84,19 @@ def _extent(row: Mapping[str, Any], names: tuple[str, ...], where: str) -> float
     return value
 
 
+def _size(row: Mapping[str, Any], kind: str, where: str) -> float:
+    """A launch's blocks (``grid``) or threads per block (``block``): the product of its x, y and z, or
+    Nsight Compute's whole count where the row has no x."""
+    if _number(row, GEOMETRY[kind][0], where) is None:
+        total = next((value for value in (_number(row, name, where) for name in TOTALS[kind]) if value is not None), None)
+        if total is not None:
+            return total
+    return _extent(row, GEOMETRY[kind], where)
+
+
 def profile_features(row: Mapping[str, Any], where: str = "profile row") -> dict[str, float]:
     """The advice features of one profiled launch."""
-    groups, group_size = _extent(row, GEOMETRY["grid"], where), _extent(row, GEOMETRY["block"], where)
+    groups, group_size = _size(row, "grid", where), _size(row, "block", where)
     if groups <= 0 or group_size <= 0:
         raise GpuperfError(f"{where}: grid and block sizes must be positive")
     if group_size > MAX_BLOCK_THREADS:
@@ -149,13 +170,13 @@ def read_profile(path: str | Path, row: int = 1, gpu: str | None = None) -> dict
     path = Path(path)
     if not path.exists() and str(path) in BUNDLED:
         table = load_dataset(str(path))
-        if "grid.x" not in table.columns:
+        if not has_geometry(table):
             raise GpuperfError(f"{path}: no launch geometry (grid.x, block.x) in this bundled table")
     elif not path.is_file():
         raise missing_file(path, f"--profile: file '{path}' does not exist")
     elif path.name.lower().endswith(PARQUET_SUFFIXES):  # a table, never a profiler's own output
         table = read_table_file(path)
-        if "grid.x" not in table.columns:
+        if not has_geometry(table):
             raise GpuperfError(f"{path}: no launch geometry (grid.x, block.x) in this table; import an nvprof "
                                "GPU trace (--print-gpu-trace) or an Nsight Compute page: a summary has none")
     else:
@@ -163,10 +184,10 @@ def read_profile(path: str | Path, row: int = 1, gpu: str | None = None) -> dict
             table = read_csv(path)
         except GpuperfError:  # no plain table: a profiler's own CSV (nvprof's "==" lines), which the importers read
             table = None
-        if table is not None and "grid.x" not in table.columns and {"kernel", "time_s"} <= set(table.columns):
+        if table is not None and not has_geometry(table) and {"kernel", "time_s"} <= set(table.columns):
             raise GpuperfError(f"{path}: no launch geometry (grid.x, block.x) in this table; import an nvprof "
                                "GPU trace (--print-gpu-trace) or an Nsight Compute page: a summary has none")
-    if table is None or "grid.x" not in table.columns:
+    if table is None or not has_geometry(table):
         table = _imported(path, gpu)
     if not 1 <= row <= len(table):
         raise GpuperfError(f"{path}: row {row} does not exist (the table has {len(table)} rows, counted from 1)")
@@ -196,6 +217,9 @@ def _imported(path: Path, gpu: str | None = None) -> pd.DataFrame:
     ncu = is_ncu_csv(lines)
     no_geometry = (f"{path}: no launch geometry (grid.x, block.x) in this profile; an nvprof summary or metrics "
                    "CSV has none: profile with --print-gpu-trace, or with Nsight Compute")
+    if ncu:
+        no_geometry = (f"{path}: no launch geometry in this profile (Grid Size and Block Size, or launch__grid_size "
+                       "and launch__block_size): profile with Nsight Compute's LaunchStats section")
     if not ncu and nvprof_kind(lines) in ("summary", "metrics"):
         raise GpuperfError(no_geometry)
     errors = {}
@@ -205,7 +229,7 @@ def _imported(path: Path, gpu: str | None = None) -> pd.DataFrame:
         except GpuperfError as exc:
             errors[name] = str(exc)
             continue
-        if "grid.x" in table.columns:
+        if has_geometry(table):
             return table
         errors[name] = no_geometry
     raise GpuperfError(errors["ncu" if ncu else "nvprof"])
