@@ -143,11 +143,10 @@ def test_the_other_profilers_file_names_the_importer_that_reads_it(reader, sourc
         import_file(reader, DATA / source)
 
 
-def test_an_nvprof_warning_in_the_file_is_passed_on(tmp_path):
-    from gpuperf.errors import GpuperfNote
-
+@pytest.mark.parametrize("prefix", ["==27954==", "========"])  # a profile read back with nvprof -i names no process
+def test_an_nvprof_warning_in_the_file_is_passed_on(tmp_path, prefix):
     path = tmp_path / "warned.csv"
-    warning = "==27954== Warning: 3 records have invalid timestamps due to insufficient device buffer space."
+    warning = f"{prefix} Warning: 3 records have invalid timestamps due to insufficient device buffer space."
     path.write_text(TRACE.read_text() + warning + "\n")
     line = len(TRACE.read_text().splitlines()) + 1
     with pytest.warns(GpuperfNote, match=rf"warned.csv: line {line}: nvprof warned: 3 records have invalid timestamps"):

@@ -84,7 +84,7 @@ def import_ncu(path: str | Path, gpu: str | None = None) -> pd.DataFrame:
     where = str(path)
     lines = read_lines(path)
     if not any(line.startswith("==PROF==") or "Kernel Name" in line for line in lines) and any(
-            re.match(r"==\d+== (Profiling result|Metric result|Event result|NVPROF)", line) for line in lines[:50]):
+            re.match(r"==(?:\d+|=+)== (Profiling result|Metric result|Event result|NVPROF)", line) for line in lines[:50]):
         raise GpuperfError(f"{where}: an nvprof file, not Nsight Compute's: gpuperf import nvprof reads it")
     start = find_header(lines, ("Kernel Name",), where)
     rows = csv_rows(lines, start)

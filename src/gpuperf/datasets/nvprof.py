@@ -82,7 +82,7 @@ def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str 
     if is_ncu_csv(lines):
         raise GpuperfError(f"{where}: an Nsight Compute (ncu --csv) file, not nvprof's: gpuperf import ncu reads it")
     for number, line in enumerate(lines, start=1):  # e.g. records lost to a full buffer: the profile may be short
-        said = re.match(r"==\d+== Warning: (.*)", line)
+        said = re.match(r"==(?:\d+|=+)== Warning: (.*)", line)  # ======== when read back with nvprof -i
         if said:
             warnings.warn(GpuperfNote(f"{where}: line {number}: nvprof warned: {said[1].strip()}"), stacklevel=2)
     kind = nvprof_kind(lines)
@@ -92,7 +92,7 @@ def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str 
         frame = _nvprof_summary(lines, where)
     elif kind == "metrics":
         frame = _nvprof_metrics_alone(path)
-    elif any(re.match(r"==\d+==", line) for line in lines):  # nvprof's own output, in a layout not read here
+    elif any(re.match(r"==(?:\d+|=+)==", line) for line in lines):  # nvprof's own output, in a layout not read here
         raise GpuperfError(f"{where}: an nvprof CSV in a layout gpuperf does not read (header: {_first_header(lines)}); "
                            f"{LAYOUTS_READ}")
     else:
