@@ -686,6 +686,17 @@ def test_a_second_nvprof_summary_appended_to_the_file_is_refused(tmp_path):
         import_nvprof(again, gpu="K40")
 
 
+@pytest.mark.parametrize(("source", "old", "statistic"), [
+    (NCU, '"gpu__time_duration.sum"', "avg"), (NCU, '"gpu__time_duration.sum"', "min"),
+    (DETAILS, '"Duration"', "avg"), (DETAILS, '"Duration"', "max")])
+def test_an_ncu_time_collected_as_the_average_or_extreme_over_passes_is_the_time(tmp_path, source, old, statistic):
+    """Scripts collect gpu__time_duration.avg (or .max, .min): one launch's statistics over its replay
+    passes are its time as the sum is; such a profile was refused for lacking the sum."""
+    path = edited(tmp_path, source, old, f'"gpu__time_duration.{statistic}"', count=-1)  # every launch's
+    gpu = "H100" if source == DETAILS else None  # the raw page names its GPU
+    pd.testing.assert_series_equal(import_ncu(path, gpu=gpu)["time_s"], import_ncu(source, gpu=gpu)["time_s"])
+
+
 @pytest.mark.parametrize("source", [NCU, DETAILS])
 def test_a_second_ncu_profile_appended_to_the_file_is_named_as_such(tmp_path, source):
     """Before: the raw page said the time 'gpu__time_duration.sum' is not a number, the details page

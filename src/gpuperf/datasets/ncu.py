@@ -3,7 +3,8 @@
 Two layouts: ``ncu --csv --page raw`` (a header of metric names, a units row below it, a row per
 launch) and ``ncu --csv`` (the details page: a row per launch and metric, with ``Section Name``,
 ``Metric Name``, ``Metric Unit`` and ``Metric Value``; units may differ from row to row). The time
-is ``gpu__time_duration.sum`` (or the details page's ``Duration``). Values are scaled to base units
+is ``gpu__time_duration.sum`` (or the details page's ``Duration``, or else the ``.avg``, ``.max`` or
+``.min`` of ``gpu__time_duration``). Values are scaled to base units
 (seconds, bytes, per second; SI prefixes as ncu writes them: a Kbyte is 1000 bytes) and the units
 land in ``frame.attrs["units"]``; a value with no unit that is not a number stays text.
 ``Block Size``/``Grid Size`` tuples become ``block.x``... ``grid.z``. ncu's ``Device`` column is a
@@ -40,6 +41,9 @@ from gpuperf.errors import GpuperfError
 
 TIME = "gpu__time_duration.sum"
 DETAILS_TIME = "Duration"  # the details page's name for it (GPU Speed Of Light section)
+# what else a profile may call the time, in order of preference: a launch's average, largest and smallest
+# duration over its replay passes are its time as the sum is (a single instance)
+TIME_NAMES = (TIME, DETAILS_TIME, "gpu__time_duration.avg", "gpu__time_duration.max", "gpu__time_duration.min")
 DEVICE_NAMES = ("device__attribute_display_name", "Device Name")
 LAUNCH_COLUMNS = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
                   "Block Size", "Grid Size", "Device", "CC")
@@ -133,8 +137,8 @@ class Launch:
 
 def _raw_launches(rows: list[list[str]], start: int, where: str) -> list[Launch]:
     header = rows[0]
-    if TIME not in header:
-        raise GpuperfError(f"{where}: missing column(s) '{TIME}'")
+    if not any(name in header for name in TIME_NAMES):
+        raise GpuperfError(f"{where}: missing column(s) '{TIME}' (or {', '.join(TIME_NAMES[2:])})")
     units_row = rows[1] if len(rows) > 1 else []
     if len(units_row) != len(header) or ("ID" in header and units_row[header.index("ID")].strip()):
         raise GpuperfError(f"{where}: line {start + 2}: no units row below the header (ncu --csv --page raw writes one)")
@@ -144,8 +148,22 @@ def _raw_launches(rows: list[list[str]], start: int, where: str) -> list[Launch]
         line = start + 3 + offset
         if not is_message(cells):
             refuse_repeated_header(cells, header, where, line)
-            launches.append(Launch(line, checked_row(cells, header, where, line), dict(units), units_line=start + 2))
+            launches.append(_timed(Launch(line, checked_row(cells, header, where, line), dict(units),
+                                          units_line=start + 2), where))
     return launches
+
+
+def _timed(launch: Launch, where: str) -> Launch:
+    """The launch with its time under :data:`TIME`, taken from the first of :data:`TIME_NAMES` it has."""
+    name = next((name for name in TIME_NAMES if name in launch.values), None)
+    if name is None:
+        raise GpuperfError(f"{where}: line {launch.line}: launch {launch.values.get('ID', '?')} has no metric "
+                           f"{' or '.join(repr(n) for n in TIME_NAMES)}")
+    if name != TIME:
+        launch.values[TIME], launch.units[TIME] = launch.values.pop(name), launch.units.pop(name, "")
+        launch.value_lines[TIME] = launch.value_lines.pop(name, launch.line)
+        launch.time_name = name
+    return launch
 
 
 
@@ -179,16 +197,7 @@ def _details_launches(rows: list[list[str]], start: int, where: str) -> list[Lau
                                f"now {now} (line {launch.value_line(name)}: {before})")
         launch.values[name], launch.units[name], launch.value_lines[name] = row["Metric Value"], row["Metric Unit"], line
         launch.sections[name] = section
-    for launch in by_id.values():
-        values, units = launch.values, launch.units
-        if TIME not in values and DETAILS_TIME in values:
-            values[TIME], units[TIME] = values.pop(DETAILS_TIME), units.pop(DETAILS_TIME)
-            launch.value_lines[TIME] = launch.value_lines.pop(DETAILS_TIME)
-            launch.time_name = DETAILS_TIME
-        if TIME not in values:
-            raise GpuperfError(f"{where}: line {launch.line}: launch {values.get('ID', '?')} has no metric '{TIME}' "
-                               f"or '{DETAILS_TIME}'")
-    return list(by_id.values())
+    return [_timed(launch, where) for launch in by_id.values()]
 
 
 def _differs(launch: Launch, name: str, row: dict[str, str]) -> bool:
