@@ -686,6 +686,17 @@ def test_a_second_nvprof_summary_appended_to_the_file_is_refused(tmp_path):
         import_nvprof(again, gpu="K40")
 
 
+def test_an_nvprof_api_trace_is_refused_naming_the_trace_to_take(tmp_path):
+    """--print-api-trace lists host calls (Start, Duration, Name, Correlation_ID): it was "missing column(s)
+    'Device'"."""
+    path = tmp_path / "api.csv"
+    path.write_text('==1== Profiling result:\n"Start","Duration","Name","Correlation_ID"\nus,us,,\n'
+                    '0.000000,2.866000,"cuDeviceGetPCIBusId",1\n')
+    with pytest.raises(GpuperfError, match=r"api.csv: line 2: nvprof's API trace \(--print-api-trace: host calls, no "
+                                           r"kernel launches on a device\); profile with --print-gpu-trace"):
+        import_nvprof(path)
+
+
 @pytest.mark.parametrize(("source", "old", "statistic"), [
     (NCU, '"gpu__time_duration.sum"', "avg"), (NCU, '"gpu__time_duration.sum"', "min"),
     (DETAILS, '"Duration"', "avg"), (DETAILS, '"Duration"', "max")])

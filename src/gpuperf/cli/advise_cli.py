@@ -36,7 +36,9 @@ def advise(
     profile: Annotated[Path | None, typer.Option(
         help="a profiled launch: a table with geometry and counters as gpuperf import nvprof|ncu writes it, "
         "the profiler's own CSV (nvprof GPU trace, Nsight Compute), or a bundled table's name such as rodinia_nvprof")] = None,
-    row: Annotated[Optional[int], typer.Option(help="which row of the --profile CSV (from 1; default 1)")] = None,
+    row: Annotated[Optional[int], typer.Option(help=(
+        "which row of the --profile table (from 1; default 1); of a profiler's own CSV, which kernel launch "
+        "(memory copies and sets are no rows)"))] = None,
     threshold: Annotated[float, typer.Option(help="suggest only predicted speedups at or above this")] = 1.05,
     min_confidence: Annotated[float, typer.Option(
         help="abstain from suggestions whose calibrated confidence (the chance the predicted sign is right) "

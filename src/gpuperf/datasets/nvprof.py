@@ -142,6 +142,9 @@ def _nvprof_trace(lines: list[str], where: str) -> pd.DataFrame:
     start = find_header(lines, ("Duration", "Name"), where)
     rows = csv_rows(lines, start)
     header = rows[0]
+    if "Correlation_ID" in header and "Device" not in header:
+        raise GpuperfError(f"{where}: line {start + 1}: nvprof's API trace (--print-api-trace: host calls, no kernel "
+                           "launches on a device); profile with --print-gpu-trace")
     require_columns(pd.DataFrame(columns=header), ["Duration", "Name", "Device"], where)
     units = _units_row(rows, header)
     if units is None:
