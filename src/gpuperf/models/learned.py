@@ -8,6 +8,8 @@ predicts a time; :func:`make_model` builds one by name.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pandas as pd
 from sklearn import get_config
@@ -21,7 +23,7 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from sklearn.svm import SVR
 from sklearn.utils import get_tags
-from sklearn.utils.validation import check_is_fitted, has_fit_parameter, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d, has_fit_parameter, validate_data
 
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.models.m5p import M5PRegressor
@@ -57,6 +59,7 @@ class LogTarget(TransformedTargetRegressor):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.positive_only = True  # times: fitted on their log2
+        tags.target_tags.multi_output = False  # one column of times, whatever the regressor takes
         tags.input_tags.allow_nan = takes_missing(self._get_regressor())
         return tags
 
@@ -66,6 +69,8 @@ class LogTarget(TransformedTargetRegressor):
         if len(shape) == 2 and shape[1] > 1:  # one pair of bounds would clip every column alike
             raise GpuperfError(f"LogTarget: y has {shape[1]} columns; it fits one column of times "
                                "(fit one model per target)")
+        if len(shape) == 2:  # a column vector: flattened with scikit-learn's DataConversionWarning
+            y = column_or_1d(y, warn=True)
         times = positive_times(y, "LogTarget")
         self.__dict__.pop("feature_names_in_", None)  # sklearn sets it on a DataFrame but never clears it
         super().fit(X, y, **routed_sample_weight(self._get_regressor(), fit_params))
@@ -102,10 +107,16 @@ def routed_sample_weight(estimator, fit_params: dict) -> dict:
     while isinstance(final, Pipeline):
         name, final = final.steps[-1]
         prefix += f"{name}__"
-    if not has_fit_parameter(final, "sample_weight"):
+    if not (has_fit_parameter(final, "sample_weight") or _takes_keywords(final.fit)):
         raise GpuperfError(f"{type(final).__name__} takes no sample weights (the linear, SVR, random forest and "
                            "gradient-boosted models do)")
     return {**{k: v for k, v in fit_params.items() if k != "sample_weight"}, f"{prefix}sample_weight": weights}
+
+
+def _takes_keywords(method) -> bool:  # noqa: ANN001 - a bound method
+    """Whether ``method`` takes any keyword (``fit(X, y, **params)``: GridSearchCV, VotingRegressor,
+    TransformedTargetRegressor pass the weights on to their own estimators)."""
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(method).parameters.values())
 
 
 def takes_missing(estimator) -> bool:
