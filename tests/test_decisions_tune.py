@@ -472,6 +472,30 @@ def test_tune_report_shows_trials_and_the_best_so_far(tmp_path, capsys):
     assert (tmp_path / "report" / "report.md").read_text() == text
 
 
+def test_a_report_that_cannot_be_written_shows_the_results_first(tmp_path, capsys, monkeypatch):
+    """tune without --out on a full disk: the report was the only place the trials went, and its error
+    came before they were printed, so every measured trial was lost (the same for geometry-sweep)."""
+    import gpuperf.decisions.reports as reports
+    from gpuperf.files import UnwritableFile
+
+    def full_disk(folder, *args, **kwargs):
+        raise UnwritableFile(f"{folder}/tuning_curve.png: cannot be written (No space left on device)")
+
+    monkeypatch.setattr(reports, "tuning_report", full_disk)
+    monkeypatch.setattr(reports, "sweep_report", full_disk)
+    argv = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--budget", "2", "--start", "random",
+            "--report", str(tmp_path / "report"), "--json"]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert len(json.loads(captured.out)["trials"]) == 2
+    assert "tuning_curve.png: cannot be written (No space left on device); the trials are printed above" in captured.err
+    table = Path(__file__).parents[1] / "data" / "geometry_sweep_h100.csv.gz"
+    assert main(["geometry-sweep", "--table", str(table), "--report", str(tmp_path / "sweep")]) == 2
+    captured = capsys.readouterr()
+    assert "each policy's pick, threads x blocks" in captured.out
+    assert "cannot be written (No space left on device); the policies' picks are printed above" in captured.err
+
+
 def test_tune_space_trains_on_a_table_given_as_a_data_frame():
     """A DataFrame is a training table as a path is (its truth value is never asked)."""
     from gpuperf.datasets import load_dataset

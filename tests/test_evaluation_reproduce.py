@@ -309,6 +309,36 @@ def test_a_report_interrupted_while_written_leaves_the_earlier_pages_whole(tmp_p
     assert {path.name: path.read_bytes() for path in folder.iterdir()} == before  # no temporary file left either
 
 
+@pytest.mark.parametrize("failure", ["full disk", "a folder in the way"])
+def test_a_page_that_cannot_be_written_leaves_the_earlier_report_whole(tmp_path, small, monkeypatch, failure):
+    """The plots were put in place before the pages were written: a full disk while writing metrics.json,
+    or a folder named error_rf.png, left the new plots beside the earlier report's pages."""
+    import gpuperf.evaluation.report as report
+
+    evaluation = leave_one_gpu_out(make_model("linear"), small, ["input.size.1", "threads"], max_train_rows=20)
+    other = leave_one_gpu_out(make_model("linear"), small, ["threads"], max_train_rows=20)
+    folder = tmp_path / "out"
+    write_report(folder, "First", {"rf": evaluation})
+    if failure == "full disk":
+        real_write_text = Path.write_text
+
+        def full(path, text, *args, **kwargs):
+            if path.name == "metrics.json":
+                raise OSError(28, "No space left on device")
+            return real_write_text(path, text, *args, **kwargs)
+
+        monkeypatch.setattr(Path, "write_text", full)
+        message = r"out/metrics.json: cannot be written \(No space left on device\); the report is left as it was"
+    else:
+        (folder / "error_rf.png").unlink()
+        (folder / "error_rf.png").mkdir()
+        message = r"out/error_rf.png: a folder where the report puts a file; the report is left as it was"
+    before = {path.name: path.read_bytes() for path in folder.iterdir() if path.is_file()}
+    with pytest.raises(GpuperfError, match=message):
+        write_report(folder, "Second", {"rf": other})
+    assert {path.name: path.read_bytes() for path in folder.iterdir() if path.is_file()} == before
+
+
 def test_evaluations_whose_names_make_one_file_name_get_plots_of_their_own(tmp_path, small):
     """rf+gpu and rf-gpu both wrote pred_vs_measured_rf_gpu.png: both sections showed the second's plot."""
     first = leave_one_gpu_out(make_model("linear"), small, ["input.size.1", "threads"], max_train_rows=20)

@@ -12,7 +12,7 @@ import typer
 
 from gpuperf.cli.output import (
     at_least, checked_seed, claimed_output, csv_output_name, is_empty_claim, new_output_file, output_lock, parse_params,
-    print_json, print_table, report_folder, with_notes,
+    print_json, print_table, report_folder, shown_if_unreported, with_notes,
 )
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.progress import progress_bar
@@ -473,21 +473,26 @@ def geometry_sweep_command(
         "figures": figures.to_dict(orient="records"),  # per (loop, trip count), per trip count, and "all"
         "picks": choices.to_dict(orient="records"),
     }
+
+    def show() -> None:
+        if as_json:
+            print_json(result)
+            return
+        print_table(summary.reset_index().to_dict(orient="records"),
+                    title=f"launch-geometry policies on {where} ({shown}, {points} points)")
+        print_table(sweep.figure_labels(figures).to_dict(orient="records"),
+                    title="per (loop, trip count), per trip count and overall: speedup over LLVM's default, "
+                          "choices within 10 % of the best")
+        print_table(sweep.pick_labels(choices, summary.index).to_dict(orient="records"),
+                    title="each policy's pick, threads x blocks")
+
     if report:
         from gpuperf.decisions.reports import sweep_report
 
-        written = sweep_report(report, choices, summary, measured, shown, descriptor=descriptor)
+        with shown_if_unreported(show, "policies' picks"):
+            written = sweep_report(report, choices, summary, measured, shown, descriptor=descriptor)
         result["report"] = str(written["markdown"])
-    if as_json:
-        print_json(result)
-        return
-    print_table(summary.reset_index().to_dict(orient="records"),
-                title=f"launch-geometry policies on {where} ({shown}, {points} points)")
-    print_table(sweep.figure_labels(figures).to_dict(orient="records"),
-                title="per (loop, trip count), per trip count and overall: speedup over LLVM's default, "
-                      "choices within 10 % of the best")
-    print_table(sweep.pick_labels(choices, summary.index).to_dict(orient="records"),
-                title="each policy's pick, threads x blocks")
+    show()
 
 
 def _note_unjudged_rows(failed: int, choices, where: str) -> None:
@@ -682,19 +687,24 @@ def tune_command(
             "trials": [{**t.config, "time": t.time_s, "status": t.status} for t in result.trials],
             "time_column": "time_s",  # the unit of best_time and each trial's time, as explore and ask name it
         }
+
+        def show() -> None:
+            if as_json:
+                print_json(summary)
+                return
+            keys = [k for k in summary if k != "trials"]
+            print_table([{"figure": k, "value": summary[k]} for k in keys], title=f"tune {space}")
+            print_table(numbered(summary["trials"], list(chosen.parameters), "time_s"), title="trials in order")
+
         if report:
             from gpuperf.decisions.reports import tuning_report
             from gpuperf.decisions.tune import default_variant_time
 
-            paths = tuning_report(report, result, default_variant_time(space, result.sizes, device,
-                                                                       trials=result.trials))
+            with shown_if_unreported(show, "trials"):
+                paths = tuning_report(report, result, default_variant_time(space, result.sizes, device,
+                                                                           trials=result.trials))
             summary["report"] = str(paths["markdown"])
-        if as_json:
-            print_json(summary)
-            return
-        keys = [k for k in summary if k != "trials"]
-        print_table([{"figure": k, "value": summary[k]} for k in keys], title=f"tune {space}")
-        print_table(numbered(summary["trials"], list(chosen.parameters), "time_s"), title="trials in order")
+        show()
 
 
 def register(app: typer.Typer) -> None:

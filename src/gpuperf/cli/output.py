@@ -333,6 +333,19 @@ def report_folder(out: str | Path, option: str = "--report") -> Path:
     return path
 
 
+@contextmanager
+def shown_if_unreported(show: Callable[[], None], what: str) -> Iterator[None]:
+    """The block writing a report: where it fails, ``show`` prints the results first (the report may have
+    been their only record: a tuning run's trials without --out) and the error says they are above."""
+    from gpuperf.errors import GpuperfError
+
+    try:
+        yield
+    except GpuperfError as error:
+        show()
+        raise GpuperfError(f"{error}; the {what} are printed above") from None
+
+
 REPORT_LOCK = ".gpuperf-report"  # FOLDER/.gpuperf-report.lock: inside the folder, never beside a user's files
 
 

@@ -25,7 +25,8 @@ from scipy.cluster.hierarchy import dendrogram
 
 from gpuperf.evaluation.figures import Axes, Figure, matplotlib
 from gpuperf.evaluation.protocols import Evaluation, natural_key
-from gpuperf.files import written_whole
+from gpuperf.errors import GpuperfError
+from gpuperf.files import UnwritableFile, written_whole
 
 
 def save_figure(fig: Figure, path: Path, **options) -> None:
@@ -495,14 +496,20 @@ def write_report(
         }
         texts = {"markdown": ("report.md", "\n".join(markdown)), "html": ("report.html", page),
                  "json": ("metrics.json", json.dumps(document, indent=1))}
-        # Every plot drawn and every page composed before any is put in place, each page written whole: an
-        # error or Ctrl-C leaves the earlier report's pages and plots, never half of one.
-        for drawn in staging.iterdir():
-            os.replace(drawn, folder / drawn.name)
+        # Every plot drawn and every page written aside before any is put in place (renames, which a full
+        # disk does not stop): an error or Ctrl-C leaves the earlier report's pages and plots, never half of one.
         for key, (name, text) in texts.items():
             written[key] = folder / name
-            with written_whole(written[key], through_links=False) as temporary:  # a link there is replaced
-                temporary.write_text(text, encoding="utf-8")
+            try:
+                (staging / name).write_text(text, encoding="utf-8")
+            except OSError as error:
+                raise UnwritableFile(f"{written[key]}: cannot be written ({error.strerror or error}); the report "
+                                     "is left as it was") from None
+        in_the_way = [folder / drawn.name for drawn in staging.iterdir() if (folder / drawn.name).is_dir()]
+        if in_the_way:
+            raise GpuperfError(f"{in_the_way[0]}: a folder where the report puts a file; the report is left as it was")
+        for drawn in staging.iterdir():  # a link there is replaced, what it names left alone
+            os.replace(drawn, folder / drawn.name)
         for stale in earlier - set(written.values()):  # no page links them any more
             stale.unlink(missing_ok=True)
         return written
