@@ -115,6 +115,24 @@ def test_a_store_named_where_no_file_can_be_is_one_error(tmp_path: Path) -> None
         Store(tmp_path / "table.csv" / "s.sqlite")
 
 
+def test_export_writes_a_new_file_and_never_over_its_own_store(tmp_path: Path) -> None:
+    """export_store wrote over any file at ``out``: the store itself (``export_store('s.db', 's.db',
+    fmt='parquet')`` replaced every measurement by a Parquet table) or a user's table."""
+    with Store(tmp_path / "s.sqlite") as store:
+        store.add(_row(4096))
+    stored = (tmp_path / "s.sqlite").read_bytes()
+    for replace in (False, True):
+        with pytest.raises(GpuperfError, match=r"s.sqlite: the store itself; the table goes to a file of its own"):
+            export_store(tmp_path / "s.sqlite", tmp_path / "s.sqlite", "parquet", features=False, replace=replace)
+    assert (tmp_path / "s.sqlite").read_bytes() == stored
+    mine = tmp_path / "mine.csv"
+    mine.write_text("a user's table\n")
+    with pytest.raises(GpuperfError, match=r"mine.csv: already exists .* replace=True writes over it"):
+        export_store(tmp_path / "s.sqlite", mine, features=False)
+    assert mine.read_text() == "a user's table\n"
+    assert len(export_store(tmp_path / "s.sqlite", mine, features=False, replace=True)) == len(pd.read_csv(mine)) == 1
+
+
 def test_export_names_the_known_gpu_and_adds_its_occupancy(tmp_path: Path) -> None:
     with Store(tmp_path / "s.sqlite") as store:
         store.add(_row(4096))

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.errors import GpuperfError, GpuperfNote
-from gpuperf.files import write_csv, written_whole
+from gpuperf.files import refuse_existing, write_csv, written_whole
 from gpuperf.kernels.kernel import Kernel
 from gpuperf.measure.store import CYCLE_GROUP, OK, Store, geometry_text
 
@@ -204,10 +204,14 @@ def _format_of(path: Path) -> str | None:
 
 def export_store(store_path: str | Path, out: str | Path, fmt: str | None = None, campaign: str | None = None,
                  features: bool = True, cycle_times: bool = False,
-                 progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
-    """Write the store's table to ``out`` as CSV or Parquet (``fmt`` defaults to the file's suffix);
-    ``features``, ``cycle_times`` and ``progress`` as in :func:`store_table`."""
+                 progress: Callable[[int, int], None] | None = None, replace: bool = False) -> pd.DataFrame:
+    """Write the store's table to ``out`` as CSV or Parquet (``fmt`` defaults to the file's suffix), a
+    new file unless ``replace`` (never the store itself); ``features``, ``cycle_times`` and ``progress``
+    as in :func:`store_table`."""
     out = Path(out)
+    if out.exists() and Path(store_path).exists() and out.samefile(store_path):
+        raise GpuperfError(f"--out {out}: the store itself; the table goes to a file of its own")
+    refuse_existing(out, "table", replace)
     named = _format_of(out)
     if fmt is None and named is None:
         raise GpuperfError(f"--out {out}: its name ends in neither .csv (.csv.gz) nor .parquet; name the file so, "
