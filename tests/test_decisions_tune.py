@@ -947,6 +947,20 @@ def test_resuming_after_the_spaces_parameters_changed_says_which(tmp_path):
     assert len(earlier_trials(pd.DataFrame([unnamed]), "trials.csv").trials) == 1
 
 
+@pytest.mark.parametrize("extra", [{"my_notes": "keep me"}, {"compile_s": 0.5}])
+def test_resuming_names_a_column_that_is_neither_a_parameter_nor_a_size(extra):
+    """Every other column was taken as a size: a text column raised ValueError from int(), and
+    compile_s=0.5 became a size 0."""
+    from gpuperf.decisions.tune import earlier_trials
+
+    row = {"kernel": "jacobi2d_5pt", "device": "opencl:0", "n": 128, "m": 128, "local_x": 16, "local_y": 4,
+           "outputs_y": 1, "prefetch": 0, "unroll": 1, "time_s": 1e-4, "status": "ok", **extra}
+    (column, value), = extra.items()
+    with pytest.raises(GpuperfError, match=rf"trials.csv: row 1: {column}={value} is no size \(a whole number\) and no "
+                                           r"parameter of jacobi2d_5pt: a column tune --out does not write"):
+        earlier_trials(pd.DataFrame([row]), "trials.csv")
+
+
 def test_a_run_writing_an_out_file_keeps_a_second_run_resumed_or_not_away_from_it(tmp_path, capsys):
     """tune --resume (and geometry-sweep --resume) claimed nothing: started while the first run was
     measuring, it timed on the same device at the same moment and wrote its trials over the first's.

@@ -367,6 +367,12 @@ def earlier_trials(table: pd.DataFrame, where: str) -> TuneResult:
         if empty.any():
             raise GpuperfError(f"{where}: {row_location(table, int(np.flatnonzero(empty)[0]))}: size {column} is empty "
                                "(a row cut short?); every trial names its sizes")
+        whole = pd.to_numeric(table[column], errors="coerce").map(lambda v: float(v).is_integer()).to_numpy()
+        if not whole.all():
+            position = int(np.flatnonzero(~whole)[0])
+            raise GpuperfError(f"{where}: {row_location(table, position)}: {column}={_plain(table[column].iloc[position])}"
+                               f" is no size (a whole number) and no parameter of {space}: a column tune --out does "
+                               "not write (remove it to resume)")
         differs = (table[column] != table[column].iloc[0]).to_numpy()
         if differs.any():
             position = int(np.flatnonzero(differs)[0])
