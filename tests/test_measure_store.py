@@ -388,6 +388,38 @@ def test_a_store_damaged_past_its_header_is_one_error_naming_it(tmp_path: Path) 
         store_table(path)
 
 
+def test_a_store_cut_short_is_damaged_not_another_file(tmp_path: Path) -> None:
+    """A store truncated past its first page was 'not a gpuperf measurement store', as if the user had
+    named the wrong file; it is an SQLite file damaged, with the way to recover it."""
+    path = tmp_path / "s.sqlite"
+    with Store(path) as store:
+        for n in range(64):
+            store.add(_row(n))
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    path.write_bytes(path.read_bytes()[:5000])
+    with pytest.raises(GpuperfError, match=r"s.sqlite' is damaged \(.*\); measure into another store, or recover "
+                                           r"this one with sqlite3's .recover"):
+        Store(path, create=False).rows()
+
+
+def test_a_read_the_file_system_refuses_names_the_store(tmp_path: Path) -> None:
+    """A full disk failed a run's first read ('disk I/O error') with an error blaming loopy's caches."""
+    class Refusing:
+        def __getattr__(self, name):
+            def fail(*args, **kwargs):
+                raise sqlite3.OperationalError("disk I/O error")
+            return fail
+
+    with Store(tmp_path / "s.sqlite") as store:
+        healthy, store.db = store.db, Refusing()
+        try:
+            with pytest.raises(GpuperfError, match=r"store '.*s\.sqlite': cannot read it \(disk I/O error\)"):
+                store.timing_settings("c")
+        finally:
+            store.db = healthy
+
+
 @pytest.mark.parametrize("call", [lambda s: s.set_plan("c", "c.toml", "opencl:0", 1),
                                   lambda s: s.moved_kernel("c", "k", "k.py:k"), lambda s: s.rows("c")])
 def test_a_damaged_page_met_while_planning_or_recording_a_move_names_the_store(tmp_path: Path, call) -> None:

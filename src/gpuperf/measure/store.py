@@ -145,18 +145,33 @@ def measuring_into(path: str | Path) -> Iterator[None]:
 
 def _damage_named(method: Callable[..., Any]) -> Callable[..., Any]:
     """``method`` with SQLite's plain DatabaseError (a damaged page: "database disk image is
-    malformed"; a locked or full database is an OperationalError, handled where it arises) as one
-    error naming the store."""
+    malformed") and an OperationalError no write handled (a read the file system refused: "disk I/O
+    error" on a full disk) as one error naming the store."""
     @functools.wraps(method)
     def named(self: Store, *args: Any, **kwargs: Any) -> Any:
         try:
             return method(self, *args, **kwargs)
+        except sqlite3.OperationalError as exc:
+            raise GpuperfError(f"store '{self.path}': cannot read it ({exc})") from None
         except sqlite3.DatabaseError as exc:
             if type(exc) is not sqlite3.DatabaseError:
                 raise
-            raise GpuperfError(f"store '{self.path}' is damaged ({exc}); measure into another store, or recover "
-                               "this one with sqlite3's .recover") from None
+            raise _damaged(self.path, exc) from None
     return named
+
+
+def _damaged(path: Path, exc: sqlite3.DatabaseError) -> GpuperfError:
+    return GpuperfError(f"store '{path}' is damaged ({exc}); measure into another store, or recover this one "
+                        "with sqlite3's .recover")
+
+
+def _is_sqlite_file(path: Path) -> bool:
+    """Whether ``path`` starts as every SQLite database does."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 class Store:
@@ -195,6 +210,8 @@ class Store:
                 raise GpuperfError(f"store '{self.path}': cannot open or create it here ({exc})") from None
             raise GpuperfError(f"store '{self.path}': {exc}") from None
         except sqlite3.DatabaseError as exc:
+            if _is_sqlite_file(self.path):  # an SQLite file cut short or overwritten in part
+                raise _damaged(self.path, exc) from None
             raise GpuperfError(f"store '{self.path}' is not a gpuperf measurement store ({exc})") from None
         if version not in (0, SCHEMA_VERSION):
             self.db.close()
