@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -272,15 +273,19 @@ def test_a_store_the_disk_cannot_take_more_of_is_one_error_keeping_what_it_holds
 @pytest.fixture
 def read_only_media(monkeypatch):
     """Call to make SQLite unable to open a store read-only from then on, as on read-only media
-    (where it cannot create the shared-memory file)."""
-    connect = sqlite3.connect
+    (where it cannot create the shared-memory file), and no file writable."""
+    connect, access = sqlite3.connect, os.access
 
     def refusing_read_only(database, *args, **kwargs):
         if "mode=ro" in str(database):
             raise sqlite3.OperationalError("unable to open database file")
         return connect(database, *args, **kwargs)
 
-    return lambda: monkeypatch.setattr(store_module.sqlite3, "connect", refusing_read_only)
+    def media(*args, **kwargs):
+        monkeypatch.setattr(store_module.sqlite3, "connect", refusing_read_only)
+        monkeypatch.setattr(store_module.os, "access", lambda path, mode: not mode & os.W_OK and access(path, mode))
+
+    return media
 
 
 def test_a_store_on_read_only_media_is_read_as_it_is(tmp_path: Path, read_only_media) -> None:
@@ -386,6 +391,26 @@ def test_a_store_damaged_past_its_header_is_one_error_naming_it(tmp_path: Path) 
                 read()
     with pytest.raises(GpuperfError, match="is damaged"):
         store_table(path)
+
+
+def test_points_a_killed_run_left_in_the_wal_file_are_moved_into_the_store_when_it_is_read(tmp_path: Path) -> None:
+    """A run killed (SIGKILL, out of memory) leaves its points in STORE-wal; status and export read them
+    read-only, which never moves them, so a copy of the store file alone showed none."""
+    import shutil
+
+    live = tmp_path / "live" / "s.sqlite"
+    with Store(live) as store:
+        store.add_many([_row(n) for n in (1024, 2048)])
+        killed = tmp_path / "killed"  # the files as the killed run left them: the points only in the -wal
+        killed.mkdir()
+        for name in ("s.sqlite", "s.sqlite-wal"):
+            shutil.copy(live.with_name(name), killed / name)
+    assert (killed / "s.sqlite-wal").stat().st_size > 0
+    assert len(store_table(killed / "s.sqlite", features=False)) == 2
+    copied = tmp_path / "copied"
+    copied.mkdir()
+    shutil.copy(killed / "s.sqlite", copied / "s.sqlite")  # the store file alone
+    assert len(store_table(copied / "s.sqlite", features=False)) == 2
 
 
 def test_a_store_cut_short_is_damaged_not_another_file(tmp_path: Path) -> None:

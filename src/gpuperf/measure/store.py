@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -223,6 +224,7 @@ class Store:
         one opens a store on read-only media too, where SQLite cannot create its shared-memory file."""
         if not read_only:
             return sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        self._fold_in_a_killed_runs_points()
         uri = self.path.resolve().as_uri()
         try:
             db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30.0, isolation_level=None)
@@ -235,6 +237,17 @@ class Store:
                                    "which only a writable copy reads; copy the store and its -wal file to a "
                                    "writable folder") from None
             return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=30.0, isolation_level=None)
+
+    def _fold_in_a_killed_runs_points(self) -> None:
+        """Points a killed run left in the ``-wal`` file moved into the store file, where it can be written
+        (a read-only connection reads them but never moves them: a copy of the file alone lacked them).
+        SQLite's passive checkpoint, which waits for no other run and is safe beside one."""
+        wal = self.path.with_name(self.path.name + "-wal")
+        if not (wal.is_file() and wal.stat().st_size > 0 and os.access(self.path, os.W_OK)
+                and os.access(self.path.parent, os.W_OK)):
+            return
+        with suppress(sqlite3.Error), closing(sqlite3.connect(self.path, timeout=1.0, isolation_level=None)) as db:
+            db.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def _create(self) -> int:
         """Write gpuperf's tables and layout version in one transaction, so that a store is created
