@@ -232,6 +232,33 @@ def test_a_lock_that_cannot_be_written_is_one_error_naming_it_and_leaves_no_lock
     assert not (tmp_path / "t.csv.lock").exists()
 
 
+def test_a_users_file_at_the_lock_name_is_kept_and_a_hard_linked_store_refused(tmp_path):
+    """A user's poetry.lock was truncated to a process id by a store named 'poetry', and a user's
+    trials.csv.lock deleted by tune --out trials.csv; a store reached through a hard link took another
+    lock (named by path), so two runs wrote one store at once and one run's points were lost."""
+    import pytest
+
+    from gpuperf.files import Unlockable, run_lock
+
+    mine = tmp_path / "poetry.lock"
+    mine.write_text("[[package]]\nname = 'numpy'\n")
+    for remove in (False, True):
+        with pytest.raises(Unlockable, match=r"poetry.lock \(a file gpuperf did not write is there"):
+            with run_lock(tmp_path / "poetry", remove=remove):
+                pass
+        assert mine.read_text() == "[[package]]\nname = 'numpy'\n"
+    (tmp_path / "left.lock").write_text("4242")  # a killed run's lock: taken over
+    with run_lock(tmp_path / "left"):
+        assert (tmp_path / "left.lock").read_text() == str(os.getpid())
+    store = tmp_path / "s.sqlite"
+    store.write_bytes(b"")
+    os.link(store, tmp_path / "also.sqlite")
+    with pytest.raises(Unlockable, match=r"s.sqlite has 2 names \(hard links\): a run through another name would not "
+                                         r"see this lock"):
+        with run_lock(store):
+            pass
+
+
 def test_a_file_that_appears_at_the_output_while_a_command_runs_is_kept(tmp_path, capsys, monkeypatch):
     """campaign export, predict-table's Parquet and import wrote over a file that appeared at --out after
     their start-up check (a user's, another run's), losing it without a word."""

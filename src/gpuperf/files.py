@@ -111,10 +111,19 @@ def run_lock(path: str | Path, remove: bool = False) -> Iterator[None]:
     except ImportError:
         yield
         return
-    lock = Path(f"{real_path(path)}.lock")
+    real = real_path(path)
+    lock = Path(f"{real}.lock")
+    if real.is_file() and real.stat().st_nlink > 1:
+        raise Unlockable(lock, f"{real} has {real.stat().st_nlink} names (hard links): a run through another name "
+                               "would not see this lock; give the run a file of one name")
     handle, locked = _locked(lock, fcntl)
     with handle:
         if locked:
+            handle.seek(0)
+            held = handle.read().strip()
+            if held and not held.isdigit():  # gpuperf's lock holds a process id, or nothing yet
+                raise Unlockable(lock, "a file gpuperf did not write is there (a lock holds a process id); move it "
+                                       "away or name the output otherwise")
             try:
                 handle.seek(0)
                 handle.truncate()
