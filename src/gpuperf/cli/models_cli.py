@@ -472,7 +472,8 @@ def prepare_training(
         if absent:
             notes.append(f"note: {where}: linear fits the {len(chosen)} of the {len(known)} "
                          f"{options.property_set or 'gpu'} properties it has columns for; missing: "
-                         f"{', '.join(absent[:6])}{', ...' if len(absent) > 6 else ''}")
+                         f"{', '.join(absent[:6])}{', ...' if len(absent) > 6 else ''} (for points of gpuperf's "
+                         f"kernels, gpuperf calibrate --table {where} counts them from the kernels)")
     if not chosen:
         raise GpuperfError(f"{where}: no numeric feature columns; name them with --features")
     gpus = frame["gpu"].nunique() if "gpu" in frame.columns else 0

@@ -1,0 +1,77 @@
+"""The docs' command synopses against the command line: every option a synopsis shows exists on the
+command it names, and every option of every command is named somewhere in the README or docs/."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import typer
+
+from gpuperf.cli import _register_all, app
+
+ROOT = Path(__file__).parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
+
+
+@pytest.fixture(scope="module")
+def root():
+    _register_all()
+    return typer.main.get_command(app)
+
+
+def _command(root, words: list[str]):
+    """The (sub)command the leading words name, or None where the first names none."""
+    command = root
+    for word in words:
+        if word not in getattr(command, "commands", {}):
+            break
+        command = command.commands[word]
+    return None if command is root else command
+
+
+def synopses(root) -> Iterator[tuple[str, object, str]]:
+    """(where, command, text) for each synopsis line: an indented ``gpuperf CMD ...`` line of a code
+    block and the indented ``[...]`` lines continuing it; comments after ``#`` left out."""
+    for doc in DOCS:
+        command = None
+        for number, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), start=1):
+            started = re.match(r"^\s{4,}gpuperf\s+(.*)$", line)
+            if started:
+                text = started.group(1).split("#")[0]
+                command = _command(root, text.split())
+                yield f"{doc.name}:{number}", command, text
+            elif command is not None and re.match(r"^\s{6,}\[", line):
+                yield f"{doc.name}:{number}", command, line.split("#")[0]
+            else:
+                command = None
+
+
+def test_every_option_a_synopsis_shows_exists_on_its_command(root):
+    checked, wrong = 0, []
+    for where, command, text in synopses(root):
+        if command is None:
+            wrong.append(f"{where}: no such command: gpuperf {text.split()[0]}")
+            continue
+        options = {option for parameter in command.params for option in (*parameter.opts, *parameter.secondary_opts)}
+        for flag in FLAG.findall(text):
+            checked += 1
+            if flag not in options | {"--help"}:
+                wrong.append(f"{where}: gpuperf {command.name} has no option {flag}")
+    assert checked > 150 and wrong == []  # 177 flags in 60 synopsis lines when written
+
+
+def test_every_option_of_every_command_is_named_in_the_docs(root):
+    text = "\n".join(doc.read_text(encoding="utf-8") for doc in DOCS)
+
+    def leaves(command, path):
+        for name, sub in getattr(command, "commands", {}).items():
+            yield from leaves(sub, [*path, name]) if getattr(sub, "commands", None) else [([*path, name], sub)]
+
+    missing = [f"gpuperf {' '.join(path)} {option}" for path, command in leaves(root, [])
+               for parameter in command.params for option in parameter.opts
+               if option.startswith("--") and option not in text]
+    assert missing == []
