@@ -105,6 +105,12 @@ def test_gpuperf_predict_loads_the_model_and_predicts_near_the_measured_time(
     assert result["properties"]["footprint_load_bytes"] == 4 * 262144
     assert main(["predict", "vector_copy", "-p", "n=262144", "--model", str(path)]) == 0
     assert "time_s" in capsys.readouterr().out
+    older = path.with_name("older.json")  # --json carries the note of a model saved by another version
+    older.write_text(json.dumps({**json.loads(path.read_text()), "gpuperf_version": "0.0.1"}))
+    assert main(["predict", "vector_copy", "-p", "n=262144", "--model", str(older), "--json"]) == 0
+    captured = capsys.readouterr()
+    said = [note for note in json.loads(captured.out)["notes"] if "saved by gpuperf 0.0.1" in note]
+    assert len(said) == 1 and captured.err.count("saved by gpuperf 0.0.1") == 1
 
 
 def test_a_store_named_like_the_model_file_is_refused_before_measuring(tmp_path: Path, capsys) -> None:

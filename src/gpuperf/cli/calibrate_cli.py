@@ -111,11 +111,11 @@ def predict_command(
     json_out: bool = typer.Option(False, "--json", metavar="", help="print JSON with each property's contribution and notes"),
 ) -> None:
     """Predict a kernel's time at given sizes with a calibrated linear count model."""
-    from gpuperf.cli.output import kernel_sizes
+    from gpuperf.cli.output import kernel_sizes, with_notes
     from gpuperf.kernels.catalog import get_kernel
     from gpuperf.models.linear_calibration import load_linear_model, predict_kernel
 
-    fitted, metadata = load_linear_model(model)
+    (fitted, metadata), loading_notes = with_notes(lambda: load_linear_model(model))  # another version's model
     found = get_kernel(kernel)
     result = predict_kernel(fitted, found, kernel_sizes(found, param))
     result["device"] = metadata.get("device")
@@ -131,7 +131,7 @@ def predict_command(
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     if json_out:
-        print_json({**result, "notes": notes})
+        print_json({**result, "notes": [*loading_notes, *notes]})
         return
     rows = [{"property": name, "value": result["properties"][name], "seconds": seconds}
             for name, seconds in result["contributions_s"].items() if seconds]
