@@ -891,6 +891,26 @@ def test_a_model_from_another_version_is_a_note_and_a_damaged_one_an_error(table
         assert capsys.readouterr().err == f"gpuperf: error: {tmp_path / name}: {message}\n"
 
 
+def test_a_table_the_docs_name_by_its_data_path_is_found_outside_a_checkout(tmp_path, monkeypatch, capsys):
+    """The docs name some tables by path (data/linear_model_h100.csv.gz, data/geometry_sweep_h100.csv.gz):
+    run from any other folder, as with an installed gpuperf, those paths and the bare names were no file."""
+    from gpuperf.cli.models_cli import read_table
+    from gpuperf.datasets.bundled import data_dir
+
+    monkeypatch.chdir(tmp_path)
+    for source in ("data/geometry_sweep_h100.csv.gz", "geometry_sweep_h100"):
+        frame, where = read_table(source)
+        assert where == str(data_dir() / "geometry_sweep_h100.csv.gz") and len(frame) > 100
+    (tmp_path / "data").mkdir()  # a user's own data/ file of that name is the one read
+    pd.DataFrame({"kernel": ["k"], "time_s": [1.0]}).to_csv(tmp_path / "data" / "geometry_sweep_h100.csv.gz", index=False)
+    assert len(read_table("data/geometry_sweep_h100.csv.gz")[0]) == 1
+    out = tmp_path / "h100.json"
+    assert main(["calibrate", "--table", "linear_model_h100", "--out", str(out)]) == 0
+    assert "wrote" in capsys.readouterr().out and out.is_file()
+    with pytest.raises(GpuperfError, match="unknown table file or bundled dataset 'geometry_sweep_h1000'"):
+        read_table("geometry_sweep_h1000")
+
+
 def test_linear_names_the_properties_a_table_lacks(tables, capsys, tmp_path):
     assert main(["fit", str(tables["properties"]), "--model", "linear", "--out", str(tmp_path / "m.json")]) == 0
     err = capsys.readouterr().err

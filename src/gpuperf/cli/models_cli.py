@@ -49,12 +49,12 @@ def read_table(source: str) -> tuple[pd.DataFrame, str]:
     import pandas as pd
 
     from gpuperf.datasets import BUNDLED, load_dataset
-    from gpuperf.datasets.bundled import bundled_dataset_at
+    from gpuperf.datasets.bundled import bundled_dataset_at, data_table
     from gpuperf.datasets.tables import CSV_SUFFIXES, PARQUET_SUFFIXES, read_table_file
 
-    path = Path(source)
-    if not path.exists() and source in BUNDLED:
+    if not Path(source).exists() and source in BUNDLED:
         return load_dataset(source).reset_index(drop=True), source
+    path = data_table(source)
     bundled = bundled_dataset_at(path)
     if bundled:  # a bundled table's file, named by its path: read in the dataset shape, as by its name
         return load_dataset(bundled).reset_index(drop=True), str(path)

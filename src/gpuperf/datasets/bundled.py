@@ -274,6 +274,19 @@ def data_dir() -> Path:
     return packaged if packaged.is_dir() or not repository.is_dir() else repository
 
 
+def data_table(source: str | Path) -> Path:
+    """The file ``source`` names: itself where it exists, else the data folder's table of that name
+    (``linear_model_h100``, ``data/linear_model_h100.csv.gz``: how the docs name the tables read by path,
+    which an installed gpuperf holds in its package, not in a ``data/`` folder), else ``source`` as it is."""
+    path = Path(source)
+    if path.exists() or len(path.parts) > 2 or (len(path.parts) == 2 and path.parts[0] != "data"):
+        return path
+    for name in (path.name, f"{path.name}.csv.gz"):
+        if (data_dir() / name).is_file():
+            return data_dir() / name
+    return path
+
+
 def bundled_dataset_at(path: str | Path) -> str | None:
     """The name of the bundled dataset whose file ``path`` is (by its path, a copy's path is not), or None."""
     path = Path(path)

@@ -165,6 +165,7 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
     """The planned points of a measured table (see :func:`calibrate_from_table`), its device and name.
     A row that is ok must have a positive ``time_s`` and ``time_s_min`` and sizes its kernel accepts;
     ok rows outside the plan are counted in a note."""
+    from gpuperf.datasets.bundled import data_table
     from gpuperf.datasets.schema import is_ok, row_location
     from gpuperf.datasets.tables import numeric_column, read_table_file
     from gpuperf.kernels.catalog import get_kernel
@@ -174,7 +175,7 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
     if statistic not in STATISTICS:
         raise GpuperfError(f"statistic must be one of {', '.join(STATISTICS)}, not '{statistic}'")
     source = "the table" if isinstance(table, pd.DataFrame) else str(table)
-    frame = table if isinstance(table, pd.DataFrame) else read_table_file(table)
+    frame = table if isinstance(table, pd.DataFrame) else read_table_file(data_table(table))
     missing = [c for c in ("kernel", "time_s", "time_s_min") if c not in frame.columns]
     if missing:
         raise GpuperfError(f"{source}: no column {', '.join(missing)}")
