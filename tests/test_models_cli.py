@@ -1382,6 +1382,24 @@ def test_cross_gpu_notes_in_fit_evaluate_and_predict_table(tables, tmp_path, cap
     assert held_out and all("extrapolation" in note for note in held_out)
 
 
+def test_rows_naming_a_model_of_several_boards_get_the_note_where_their_gpu_groups_or_scales_them(tmp_path, capsys):
+    """Rows of 'A100' were pooled with 'A100 PCIe 40GB' rows as one GPU, without a word, by
+    leave-one-gpu-out (unless --gpu-features) and by predict-gpu (which noted its --gpu alone)."""
+    note = "'A100' is taken as the A100 PCIe 40GB; gpuperf also describes the A100 SXM4 80GB"
+    table = tmp_path / "a100.csv"
+    frame = complete_rows()
+    frame.assign(gpu=frame["gpu"].replace({frame["gpu"].iloc[0]: "A100"})).to_csv(table, index=False)
+    grouped = run_json(capsys, "evaluate", table, "--model", "lr", "--protocol", "leave-one-gpu-out")
+    assert [n for n in grouped["notes"] if note in n] != []
+    by_kernel = run_json(capsys, "evaluate", table, "--model", "lr", "--protocol", "leave-one-kernel-out")
+    assert [n for n in by_kernel["notes"] if note in n] == []  # the rows' GPU changes nothing there
+    launches = tmp_path / "launches.csv"
+    pd.DataFrame({"kernel": "k", "gpu": ["A100", "A100 PCIe 40GB", "H100 SXM"], "n": [1, 2, 1],
+                  "time_s": [1.0, 2.0, 0.5]}).to_csv(launches, index=False)  # n=2 to predict on the H100
+    assert main(["predict-gpu", str(launches), "--gpu", "H100 SXM", "--key", "n", "--out", str(tmp_path / "o.csv")]) == 0
+    assert capsys.readouterr().err.count(note) == 1
+
+
 def test_a_table_of_non_ascii_names_prints_under_an_ascii_terminal(tmp_path):
     """evaluate's table of kernels named 'größe' failed with a UnicodeEncodeError traceback."""
     import os

@@ -564,12 +564,13 @@ def selected_gpus_note(metadata: dict, features: Sequence[str], gpu_features: bo
             "features with --features instead")
 
 
-def rows_boards_notes(frame: pd.DataFrame, gpu_features: bool) -> list[str]:
-    """Where a table's GPU names a model of several boards gpuperf describes (A100), which board its
-    descriptors are taken from (:func:`~gpuperf.hardware.specs.other_boards_note`)."""
+def rows_boards_notes(frame: pd.DataFrame, gpus_used: bool) -> list[str]:
+    """Where a table's GPU names a model of several boards gpuperf describes (A100), which board its rows
+    are taken as (:func:`~gpuperf.hardware.specs.other_boards_note`): for a command whose result the rows'
+    GPUs change (``gpus_used``: descriptors joined, rows grouped or scaled by GPU)."""
     from gpuperf.hardware.specs import other_boards_note
 
-    if not gpu_features or "gpu" not in frame.columns:
+    if not gpus_used or "gpu" not in frame.columns:
         return []
     names = sorted({str(name) for name in frame["gpu"].dropna().unique()})
     return [note for note in map(other_boards_note, names) if note]
@@ -838,7 +839,9 @@ def predict_gpu_command(
     if "gpu" not in frame.columns:
         raise GpuperfError(f"{where}: missing column gpu (the GPU each row was timed on)")
     result = times_on_gpu(frame, gpu, columns, where)  # its measured rows: see times_on_gpu
-    _print_note(other_boards_note(gpu))
+    named = other_boards_note(gpu)
+    for note in dict.fromkeys([named, *rows_boards_notes(frame, True)]):  # rows of two spellings are one GPU
+        _print_note(note)
     written = result.predicted.assign(predicted_gpu=result.gpu)
     _write_table(written, out)
     _print_note(status_note(frame, where))
@@ -979,7 +982,8 @@ def evaluate_command(
     not_positive = not_positive_note(evaluation.predictions["predicted"], len(evaluation.predictions),
                                      result["options"], ", so gmre (a ratio of logs) is undefined (null) for "
                                      "the groups holding them and overall")
-    notes = [note for note in (status_note(frame, where), *prepared.notes,
+    notes = [note for note in (status_note(frame, where), *rows_boards_notes(frame, gpu_features or "gpu" in columns),
+                               *prepared.notes,
                                *held_out_gpus_notes(prepared, options.name, columns, where), bounded_note(evaluation),
                                skipped_note(evaluation, per_kernel), one_prediction_note(evaluation, options.name),
                                indistinct_note(prepared.frame, prepared.features, where), not_positive) if note]
