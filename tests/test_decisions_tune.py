@@ -880,6 +880,17 @@ def test_a_users_space_resumes_however_its_file_is_spelt(tmp_path, capsys, monke
     assert main(["tune", "../tiled.py:tiled", "-p", "n=4096", "--start", "random", "--out", "../trials.csv",
                  "--budget", "3", "--resume", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["evaluated"] == 3
+    # the project folder moved (or copied to another machine): the trials name the old path, which is gone
+    moved = tmp_path.parent / f"{tmp_path.name}-moved"
+    (tmp_path / "elsewhere").rmdir()
+    tmp_path.rename(moved)
+    monkeypatch.chdir(moved)
+    assert main(["tune", "tiled.py:tiled", *argv, "--budget", "3", "--resume"]) == 0  # nothing more to measure
+    assert json.loads(capsys.readouterr().out)["evaluated"] == 3
+    (moved / "other.py").write_text(TILED_SPACE)  # another file of the same function is another space
+    assert main(["tune", "other.py:tiled", *argv, "--budget", "3", "--resume"]) == 2
+    assert "the run to resume tuned space tiled.py:tiled, this one other.py:tiled" in capsys.readouterr().err
+    moved.rename(tmp_path)  # for pytest's clean-up
 
 
 @pytest.mark.parametrize("time, cut, message", [

@@ -653,7 +653,7 @@ def tune_command(
                 raise GpuperfError("--resume goes on with the run whose trials --out holds: give --out")
             from gpuperf.cli.models_cli import read_table
 
-            earlier = None if is_empty_claim(out) else earlier_trials(*read_table(out))
+            earlier = None if is_empty_claim(out) else earlier_trials(*read_table(out), space=space)
         elif out:  # a new file: measurements are never overwritten
             new_output_file(out, resumable=True)
         if report and (report_folder(report) / "report.md").exists():  # its trials may be the only record of them

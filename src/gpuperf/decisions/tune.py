@@ -338,9 +338,10 @@ def tune_space(
     return result
 
 
-def earlier_trials(table: pd.DataFrame, where: str) -> TuneResult:
+def earlier_trials(table: pd.DataFrame, where: str, space: str | None = None) -> TuneResult:
     """The trials of a tuning run's ``--out`` table (:meth:`TuneResult.table`), to resume it with
-    (its ``method`` names the table)."""
+    (its ``method`` names the table). ``space``: the space the resumed run tunes, whose parameters are
+    read where it is the recorded one, a user's file perhaps moved since (see :func:`space_key`)."""
     from gpuperf.datasets.schema import is_ok, measured_rows, row_location
 
     required = ["kernel", "device", "time_s", "status"]
@@ -357,7 +358,11 @@ def earlier_trials(table: pd.DataFrame, where: str) -> TuneResult:
         if len(values) != 1:
             raise GpuperfError(f"{where}: {len(values)} values of {column}; a tuning run's table has one")
         recorded[column] = str(values[0])
-    space = str(table["kernel"].iloc[0])
+    recorded_space = str(table["kernel"].iloc[0])
+    if space is not None and space_key(space) != space_key(recorded_space):  # before the recorded file is loaded
+        raise GpuperfError(f"{where}: the run to resume tuned space {space_key(recorded_space)}, this one "
+                           f"{space_key(space)}")
+    space = space or recorded_space
     params = list(_space_parameters(space, where))
     _same_parameters(table, params, space, where)
     table = with_literal_texts(table, where, params)  # a value None, written as None, is a setting
@@ -429,6 +434,15 @@ def _same_parameters(table: pd.DataFrame, params: Sequence[str], space: str, whe
                            "resume with the space as it was, or start a new run")
 
 
+def space_key(space: str) -> str:
+    """What a resumed run must tune as the run it resumes: a catalog space by its name, a user's
+    ``file.py:function`` by its file's name and the function (the folder moved, or another machine)."""
+    if ".py:" not in space:
+        return space
+    file, _, function = space.rpartition(":")
+    return f"{Path(file).name}:{function}"
+
+
 def _space_parameters(space: str, where: str) -> Sequence[str]:
     """The parameters of the variant space a tuning table names."""
     from gpuperf.kernels.space import get_space
@@ -445,7 +459,8 @@ def _resume(result: TuneResult, earlier: TuneResult, search: GuidedSearch, confi
     the same space, sizes and device."""
     from gpuperf.datasets.schema import canonical_gpu
 
-    for what, theirs, ours in (("space", earlier.space, result.space), ("sizes", earlier.sizes, result.sizes),
+    for what, theirs, ours in (("space", space_key(earlier.space), space_key(result.space)),
+                               ("sizes", earlier.sizes, result.sizes),
                                ("device", _device_key(earlier.device), _device_key(result.device))):
         if theirs != ours:
             raise GpuperfError(f"{earlier.method}: the run to resume tuned {what} {theirs}, this one {ours}")
