@@ -91,6 +91,25 @@ def test_data_scalars_are_drawn_like_the_arrays_and_refused_as_sizes(kernel_file
         saxpy.resolve_sizes({"n": 256, "alpha": 2})
 
 
+def test_an_index_array_reaching_past_the_array_it_indexes_is_refused_before_drawing() -> None:
+    """out[idx[i]] with idx drawn from 1..64 (integer_range) and out of 8 elements: measure wrote past
+    out's end and pocl aborted the process ('corrupted size vs. prev_size'), with no gpuperf message."""
+    from gpuperf.kernels.kernel import kernel_from_program
+
+    program = lp.make_kernel("{[i]: 0<=i<n}", "out[idx[i]] = a[i]",
+                             [lp.GlobalArg("a", np.float32, shape="n"), lp.GlobalArg("idx", np.int32, shape="n"),
+                              lp.GlobalArg("out", np.float32, shape="m"), lp.ValueArg("m", np.int32), "..."],
+                             name="scatter", lang_version=(2018, 2))
+    scatter = kernel_from_program(program, "scatter", "a user's scatter")
+    with pytest.raises(GpuperfError, match=r"kernel scatter: array idx indexes axis 0 of out \(extent 8 at these "
+                                           r"sizes\), but its inputs are drawn from 1 to 64 \(integer_range\).* "
+                                           r"integer_range=\(0, 7\)"):
+        scatter.make_inputs({"n": 128, "m": 8})
+    assert set(scatter.make_inputs({"n": 128, "m": 65})) == {"a", "idx"}  # 1..64 fits 65 elements
+    ranged = Kernel(name="scatter", program=program, params=("n", "m"), integer_range=(0, 7))
+    assert ranged.make_inputs({"n": 128, "m": 8})["idx"].max() <= 7
+
+
 def test_features_need_only_the_sizes(kernel_file: Path) -> None:
     features = extract_features(load_user_kernel(f"{kernel_file}:saxpy"), {"n": 4096})
     assert features["global_size_0"] == 4096

@@ -13,6 +13,7 @@ from typing import Any
 
 import loopy as lp
 import numpy as np
+from loopy.symbolic import WalkMapper, get_dependencies
 from pymbolic import evaluate
 from pymbolic.primitives import ExpressionNode
 
@@ -95,6 +96,31 @@ def reserved_name(program: lp.TranslationUnit) -> tuple[str, str] | None:
 
 class SizesViolateAssumptions(GpuperfError):
     """Sizes a kernel's program assumptions exclude: one variant may refuse what another accepts."""
+
+
+class _IndexUses(WalkMapper):
+    """Where an array of ``names`` appears in an index of another array's subscript: (that array,
+    the indexed array, the axis)."""
+
+    def __init__(self, names: set[str]):
+        super().__init__()
+        self.names, self.uses = names, set()
+
+    def map_subscript(self, expr, *args, **kwargs):  # noqa: ANN001, ANN201 - pymbolic's mapper signature
+        for axis, index in enumerate(expr.index_tuple):
+            for name in self.names & get_dependencies(index):
+                self.uses.add((name, expr.aggregate.name, axis))
+        super().map_subscript(expr, *args, **kwargs)
+
+
+def index_array_uses(entry: lp.LoopKernel, names: set[str]) -> set[tuple[str, str, int]]:
+    """(index array, indexed array, axis) for each array of ``names`` the kernel uses as an index."""
+    mapper = _IndexUses(names)
+    for instruction in entry.instructions:
+        for expression in (getattr(instruction, "expression", None), *getattr(instruction, "assignees", ())):
+            if expression is not None:
+                mapper(expression)
+    return mapper.uses
 
 
 def kernel_from_program(program: lp.TranslationUnit, name: str, description: str) -> Kernel:
@@ -349,6 +375,7 @@ class Kernel:
         rng = np.random.default_rng(seed)
         read = self.entry.get_read_variables()
         inputs: Arrays = {}
+        self._check_index_ranges(resolved)
         for arg in self.array_args:
             if arg.name in self.outputs and arg.name not in read:
                 continue
@@ -359,6 +386,24 @@ class Kernel:
             dtype = np.dtype(arg.dtype.numpy_dtype)
             inputs[arg.name] = dtype.type(self._draw(rng, dtype, ()))
         return inputs
+
+    def _check_index_ranges(self, sizes: Mapping[str, int]) -> None:
+        """An error, before any input is drawn, where an integer array indexes an axis of another array
+        (``out[idx[i]]``) shorter than ``integer_range`` reaches: the kernel would read or write past the
+        array's end (on pocl, corrupting the process's memory)."""
+        arrays = {arg.name: arg for arg in self.array_args}
+        integers = {name for name, arg in arrays.items() if np.dtype(arg.dtype.numpy_dtype).kind in "iu"}
+        least, most = self.integer_range
+        for index, indexed, axis in sorted(index_array_uses(self.entry, integers)):
+            if indexed not in arrays:
+                continue
+            extent = self.array_shape(arrays[indexed], sizes)[axis]
+            if least < 0 or most > extent - 1:
+                raise GpuperfError(
+                    f"kernel {self.name}: array {index} indexes axis {axis} of {indexed} (extent {extent} at these "
+                    f"sizes), but its inputs are drawn from {least} to {most} (integer_range): they would reach past "
+                    f"its end; make the kernel a gpuperf Kernel with integer_range=(0, {extent - 1}), or sizes where "
+                    f"{indexed} is longer")
 
     def _draw(self, rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         """Random values of ``dtype``: whole numbers in ``integer_range``, True and False alike for a bool,
