@@ -110,6 +110,22 @@ def test_an_index_array_reaching_past_the_array_it_indexes_is_refused_before_dra
     assert ranged.make_inputs({"n": 128, "m": 8})["idx"].max() <= 7
 
 
+def test_a_program_of_several_entry_points_is_one_error_naming_them() -> None:
+    """lp.merge of two kernels: loopy's 'TranslationUnit has multiple possible entrypoints' came as a traceback."""
+    from gpuperf.kernels.kernel import kernel_from_program
+
+    first = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = 2*a[i]", [lp.GlobalArg("a,b", np.float32, shape="n"), "..."],
+                           name="first", lang_version=(2018, 2))
+    second = lp.make_kernel("{[i]: 0<=i<n}", "c[i] = 3*a[i]", [lp.GlobalArg("a,c", np.float32, shape="n"), "..."],
+                            name="second", lang_version=(2018, 2))
+    merged = lp.merge([first, second])
+    for make in (lambda: kernel_from_program(merged, "both", "two kernels"), lambda: Kernel(name="both", program=merged, params=("n",))):
+        with pytest.raises(GpuperfError, match=r"kernel both: the program has 2 entry points \(first, second\); .* "
+                                               r"program.with_entrypoints\('NAME'\)"):
+            make()
+    assert kernel_from_program(merged.with_entrypoints("second"), "second", "one").params == ("n",)
+
+
 def test_features_need_only_the_sizes(kernel_file: Path) -> None:
     features = extract_features(load_user_kernel(f"{kernel_file}:saxpy"), {"n": 4096})
     assert features["global_size_0"] == 4096

@@ -123,10 +123,19 @@ def index_array_uses(entry: lp.LoopKernel, names: set[str]) -> set[tuple[str, st
     return mapper.uses
 
 
+def one_entrypoint(program: lp.TranslationUnit, name: str) -> lp.LoopKernel:
+    """The program's one entry point; an error naming them where it has several (``lp.merge``)."""
+    if len(program.entrypoints) != 1:
+        raise GpuperfError(f"kernel {name}: the program has {len(program.entrypoints)} entry points "
+                           f"({', '.join(sorted(program.entrypoints)) or 'none'}); gpuperf times one kernel launch: "
+                           "pick one with program.with_entrypoints('NAME')")
+    return program.default_entrypoint
+
+
 def kernel_from_program(program: lp.TranslationUnit, name: str, description: str) -> Kernel:
     """A Kernel of a bare TranslationUnit, with no NumPy reference: its size parameters are the
     value arguments except floating-point ones that no loop bound names (data, like saxpy's ``alpha``)."""
-    entry = program.default_entrypoint
+    entry = one_entrypoint(program, name)
     bounds = entry.all_params()
     params = tuple(a.name for a in entry.args
                    if isinstance(a, lp.ValueArg) and (not is_data_scalar(a) or a.name in bounds))
@@ -178,6 +187,7 @@ class Kernel:
         if isinstance(self.params, str):  # "nx" would read as the parameters n and x
             raise GpuperfError(f"kernel {self.name}: params lists names, e.g. ('{self.params}',), "
                                f"not the string '{self.params}'")
+        one_entrypoint(self.program, self.name)
         clash = reserved_name(self.program)
         if clash:
             what, word = clash
