@@ -126,6 +126,22 @@ def test_a_program_of_several_entry_points_is_one_error_naming_them() -> None:
     assert kernel_from_program(merged.with_entrypoints("second"), "second", "one").params == ("n",)
 
 
+def test_a_kernel_neither_counting_path_counts_names_both_reasons() -> None:
+    """A program calling another loopy kernel: the error gave loopy's TypeError alone, not the fast
+    path's 'programs that call other loopy kernels', the reason to act on."""
+    from gpuperf.features.counts import symbolic_counts
+    from gpuperf.kernels.kernel import kernel_from_program
+
+    child = lp.make_function("{[j]: 0<=j<4}", "y[j] = 2*x[j]", [lp.GlobalArg("x,y", np.float32, shape=(4,))],
+                             name="twice", lang_version=(2018, 2))
+    parent = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<4}", "[j]: b[i, j] = twice([j]: a[i, j])",
+                            [lp.GlobalArg("a,b", np.float32, shape="n,4"), "..."], name="calls", lang_version=(2018, 2))
+    program = lp.merge([lp.split_iname(parent, "i", 32, outer_tag="g.0", inner_tag="l.0"), child])
+    with pytest.raises(GpuperfError, match=r"loopy's statistics cannot count kernel 'calls': .* \(and the fast path: "
+                                           r".*programs that call other loopy kernels\)"):
+        symbolic_counts(kernel_from_program(program, "calls", "a kernel calling another"), disk_cache=False)
+
+
 def test_features_need_only_the_sizes(kernel_file: Path) -> None:
     features = extract_features(load_user_kernel(f"{kernel_file}:saxpy"), {"n": 4096})
     assert features["global_size_0"] == 4096

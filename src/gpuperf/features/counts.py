@@ -431,7 +431,12 @@ def symbolic_counts(kernel: Any, method: str = "auto", disk_cache: bool | None =
         path = _disk_path(program, "loopy") if use_disk else None
         counts = _load(path) if path is not None else None
         if counts is None:
-            counts = loopy_counts(program)
+            try:
+                counts = loopy_counts(program)
+            except GpuperfError as error:  # the fast path's reason may be the one to act on
+                if not fast_failure:
+                    raise
+                raise GpuperfError(f"{error} (and the {fast_failure})") from None
             if path is not None:
                 _store(path, counts)
         if fast_failure:
