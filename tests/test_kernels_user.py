@@ -142,6 +142,20 @@ def test_a_kernel_neither_counting_path_counts_names_both_reasons() -> None:
         symbolic_counts(kernel_from_program(program, "calls", "a kernel calling another"), disk_cache=False)
 
 
+def test_features_for_a_gpu_stand_without_registers_where_the_cuda_code_cannot_be_made() -> None:
+    """loopy has no CUDA name for complex64: features --gpu H100 lost every static feature to that error."""
+    from gpuperf.errors import GpuperfNote
+    from gpuperf.kernels.kernel import kernel_from_program
+
+    program = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = 2*a[i]", [lp.GlobalArg("a,b", np.complex64, shape="n"), "..."],
+                             name="cscale", lang_version=(2018, 2))
+    kernel = kernel_from_program(lp.split_iname(program, "i", 32, outer_tag="g.0", inner_tag="l.0"), "cscale", "")
+    with pytest.warns(GpuperfNote, match=r"kernel 'cscale': loopy cannot generate its cuda code .*complex64.*; "
+                                         r"registers and occupancy left empty \(NaN\)"):
+        features = extract_features(kernel, {"n": 1024}, gpu="H100")
+    assert features["global_loads_per_thread"] == 1.0 and np.isnan(features["occupancy"])
+
+
 def test_features_need_only_the_sizes(kernel_file: Path) -> None:
     features = extract_features(load_user_kernel(f"{kernel_file}:saxpy"), {"n": 4096})
     assert features["global_size_0"] == 4096
@@ -754,12 +768,14 @@ def test_a_data_type_loopys_cuda_code_cannot_name_is_one_error(tmp_path, capsys)
     from gpuperf.cli import main
 
     (tmp_path / "half.py").write_text(HALF)
-    for argv in (["resources", f"{tmp_path / 'half.py'}:scale_half", "-p", "n=128"],
-                 ["features", f"{tmp_path / 'half.py'}:scale_half", "-p", "n=128", "--gpu", "H100"]):
-        assert main(argv) == 2
-        err = capsys.readouterr().err
-        assert "gpuperf: error: kernel 'scale_half': loopy cannot generate its cuda code (ValueError: unable to map dtype" \
-            in err and "Traceback" not in err
+    said = "kernel 'scale_half': loopy cannot generate its cuda code (ValueError: unable to map dtype"
+    assert main(["resources", f"{tmp_path / 'half.py'}:scale_half", "-p", "n=128"]) == 2
+    err = capsys.readouterr().err
+    assert f"gpuperf: error: {said}" in err and "Traceback" not in err
+    # features keep the static ones, registers and occupancy empty with a note
+    assert main(["features", f"{tmp_path / 'half.py'}:scale_half", "-p", "n=128", "--gpu", "H100"]) == 0
+    err = capsys.readouterr().err
+    assert f"note: {said}" in err and "registers and occupancy left empty (NaN)" in err and "Traceback" not in err
 
 
 def test_a_source_file_named_as_a_variant_space_gets_the_source_files_message(tmp_path, capsys):

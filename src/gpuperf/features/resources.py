@@ -130,10 +130,26 @@ def whole_program_error(kernel: Kernel, count: int) -> GpuperfError:
                         "CUDA code holds only the first: its registers would describe that one alone")
 
 
+class Uncompiled(GpuperfError):
+    """A valid kernel whose CUDA code names a data type loopy's CUDA target has no name for (complex,
+    half) or that NVRTC does not compile (a vector type's arithmetic): its resources are unknown."""
+
+
 def compile_resources(kernel: Kernel, arch: str = DEFAULT_ARCH) -> Resources:
-    """Resources of a loopy kernel's CUDA code compiled for ``arch``."""
-    source = kernel.device_code("cuda")
-    return _resources(source, kernel.entry.name, arch, label=f"kernel '{kernel.key}'")
+    """Resources of a loopy kernel's CUDA code compiled for ``arch``; :class:`Uncompiled` where the
+    CUDA code cannot name its data types or does not compile (a program loopy makes no code for at all
+    is an error of its own)."""
+    _nvrtc()  # NVRTC missing is its own error
+    try:
+        source = kernel.device_code("cuda")
+    except GpuperfError as error:
+        if "unable to map dtype" not in str(error):  # loopy's words for a type its CUDA target cannot name
+            raise
+        raise Uncompiled(str(error)) from None
+    try:
+        return _resources(source, kernel.entry.name, arch, label=f"kernel '{kernel.key}'")
+    except GpuperfError as error:
+        raise Uncompiled(str(error)) from None
 
 
 def compile_source_resources(source: str, name: str | None = None, arch: str = DEFAULT_ARCH) -> Resources:

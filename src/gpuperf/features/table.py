@@ -205,9 +205,10 @@ def _features_from_counts(evaluated: Evaluated) -> dict[str, float]:
 def occupancy_features(kernel: Kernel, gpu: str, work_group_size: int, local_memory_bytes: float,
                        launches: float = 1.0) -> dict[str, float]:
     """Registers (NVRTC) and CUDA occupancy of ``kernel`` on ``gpu``; NaN where the GPU is not NVIDIA, and
-    (with a note) for a program of several device kernels (``launches``), whose CUDA code holds the first only."""
+    (with a note) for a program of several device kernels (``launches``), whose CUDA code holds the first only,
+    or whose CUDA code cannot be made or compiled."""
     from gpuperf.features.occupancy import occupancy
-    from gpuperf.features.resources import arch_for_gpu, compile_resources, whole_program_error
+    from gpuperf.features.resources import Uncompiled, arch_for_gpu, compile_resources, whole_program_error
     from gpuperf.hardware.specs import get_gpu
 
     spec = get_gpu(gpu)
@@ -217,7 +218,11 @@ def occupancy_features(kernel: Kernel, gpu: str, work_group_size: int, local_mem
         warnings.warn(GpuperfNote(f"{whole_program_error(kernel, int(launches))}; registers and occupancy left "
                                   "empty (NaN)"), stacklevel=2)
         return dict.fromkeys(OCCUPANCY_FEATURES, math.nan)
-    used = compile_resources(kernel, arch_for_gpu(spec))
+    try:
+        used = compile_resources(kernel, arch_for_gpu(spec))
+    except Uncompiled as error:  # the static features stand without registers and occupancy
+        warnings.warn(GpuperfNote(f"{error}; registers and occupancy left empty (NaN)"), stacklevel=2)
+        return dict.fromkeys(OCCUPANCY_FEATURES, math.nan)
     shared = max(used.shared_memory_bytes, int(local_memory_bytes))
     try:
         fit = occupancy(spec, work_group_size, used.registers, shared)
