@@ -61,6 +61,40 @@ def test_configuration_keys_are_each_values_key_text():
     assert keys.tolist()[7:9] == ["None,0,a,1", "nan,7,a,1"]
 
 
+def test_a_tuple_parameter_has_one_key_however_a_table_spells_it(tmp_path, capsys):
+    """Kernel Tuner keeps a tuple as a list ([2, 1]), its cache key spells it (2, 1), and gpuperf import
+    wrote the CSV cell [2, 1]: the three never matched, so a cache could not train a CSV's space."""
+    import json
+
+    from gpuperf.cli import main
+
+    assert key_text([2, 1]) == key_text((2, 1)) == key_text("(2, 1)") == key_text("[2, 1]") == key_text(
+        (np.int64(2), 1.0)) == '"(2, 1)"'
+    assert key_text("(2)") == "(2)" and key_text("[x") == "[x"  # no tuple: the text as it is
+
+    def cache(gpu: str, slow: float) -> Path:
+        entries = {}
+        for x in (32, 64):
+            for tile in ([1, 1], [2, 1]):
+                time = slow * x / 32 * (1.5 if tile == [1, 1] else 1.0)
+                entries[f"{x},({tile[0]}, {tile[1]})"] = {"block_size_x": x, "tile": tile, "time": time,
+                                                          "times": [time] * 3}
+        path = tmp_path / f"{gpu}.json"
+        path.write_text(json.dumps({"device_name": gpu, "kernel_name": "k", "problem_size": [1024],
+                                    "tune_params_keys": ["block_size_x", "tile"],
+                                    "tune_params": {"block_size_x": [32, 64], "tile": [[1, 1], [2, 1]]},
+                                    "objective": "time", "cache": entries}))
+        return path
+
+    space = tmp_path / "a100.csv"
+    assert main(["import", "kernel-tuner", str(cache("NVIDIA A100-PCIE-40GB", 1.0)), "--out", str(space)]) == 0
+    capsys.readouterr()
+    assert main(["explore", str(space), "--params", "block_size_x,tile", "--train", str(cache("NVIDIA H100", 0.5)),
+                 "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["transfer_evals_to_90"] == 1 and result["evals_to_90"] == 1
+
+
 @pytest.mark.parametrize("name", ["rf", "et"])
 def test_forest_surrogate_predicts_as_its_trees_do(name):
     """The per-tree predictions skip each tree's input check; they are the checked ones."""

@@ -8,6 +8,7 @@ column of one value): exploration then weighs other GPUs' data by how alike the 
 
 from __future__ import annotations
 
+import ast
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -89,9 +90,14 @@ def plain_value(value: object) -> object:
 
 def key_text(value: object) -> str:
     """A parameter value as the text configurations are matched on, the same whatever type a table
-    gave it: 16, 16.0, np.int64(16) and "16.0" are "16"; True and "true" are "1"."""
+    gave it: 16, 16.0, np.int64(16) and "16.0" are "16"; True and "true" are "1"; a tuple (a Kernel
+    Tuner cache's list [1, 1], its key's "(1, 1)", the text "[1, 1]" a CSV holds) is '"(1, 1)"'."""
     if isinstance(value, np.generic):
         value = value.item()
+    value = _sequence(value)
+    if isinstance(value, tuple):
+        inner = ", ".join(key_text(item) for item in value) + ("," if len(value) == 1 else "")
+        return f'"({inner})"'  # quoted as a cell holding commas is
     if isinstance(value, str):
         text = value.strip()
         if text.lower() in ("true", "false"):
@@ -104,6 +110,19 @@ def key_text(value: object) -> str:
     if isinstance(value, bool):
         return str(int(value))
     return format_value(value)
+
+
+def _sequence(value: object) -> object:
+    """A list, or a text spelling a tuple or list of literals (``"(1, 1)"``, ``"[1, 1]"``), as a tuple;
+    anything else as it is."""
+    text = value.strip() if isinstance(value, str) else ""
+    if text[:1] in ("(", "[") and text[-1:] in (")", "]"):
+        try:
+            parsed = ast.literal_eval(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return value
+        value = parsed if isinstance(parsed, (tuple, list)) else value
+    return tuple(value) if isinstance(value, list) else value
 
 
 def configuration_keys(configs: pd.DataFrame, params: Sequence[str]) -> pd.Series:
