@@ -478,7 +478,8 @@ def select_rows(frame: pd.DataFrame, where: str, kernel: str | None = None,
         held = texts_by_value(frame[name], key_text)
         wanted = _spaceless(key_text(value))  # [1024,1024] picks the cells [1024, 1024]
         if not held.map(_spaceless).eq(wanted).any():
-            shown = ", ".join(sorted(held.dropna().unique(), key=lambda t: (len(t), t))[:8])
+            cells = frame[name].dropna().astype(str).str.strip().unique()  # as the table spells them
+            shown = ", ".join(sorted(cells, key=lambda t: (len(t), t))[:8])
             raise GpuperfError(f"{where}: no row has {name}={value} (it holds {shown})")
         frame = frame[held.map(_spaceless).eq(wanted).to_numpy()]
         chosen.append(f"{name}={value}")
