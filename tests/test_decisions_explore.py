@@ -320,6 +320,17 @@ def test_a_bundled_space_subset_round_trips_through_a_kernel_tuner_cache(tmp_pat
     assert len(space.without_failures()) == len(visited)
 
 
+def test_kernel_tuners_visits_map_back_to_a_space_of_boolean_and_float_parameters(tmp_path):
+    """A bool parameter gave Kernel Tuner's visit the key '32,True' where the space's is '32,1': KeyError."""
+    from gpuperf.decisions.kernel_tuner_baseline import strategy_order, write_space_cache
+    from gpuperf.decisions.space import Space
+
+    configs = pd.DataFrame({"x": [32, 32, 64, 64], "shared": [True, False, True, False], "alpha": [0.5, 1.0, 0.5, 1.0]})
+    space = Space(["x", "shared", "alpha"], configs, np.array([4.0, 3.0, 2.0, 1.0]), "bools")
+    visited = strategy_order(write_space_cache(space, tmp_path / "space.json"), space, "random_sample", budget=10)
+    assert sorted(visited) == [0, 1, 2, 3]
+
+
 def test_errors_number_rows_as_the_file_does(tmp_path):
     """A CSV's rows are named by editor line (header = line 1), a Parquet table's by row (1-based)."""
     from gpuperf.decisions.space import read_space

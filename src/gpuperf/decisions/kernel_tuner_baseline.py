@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuperf.datasets.schema import format_value, shift_decimal
+from gpuperf.datasets.schema import shift_decimal
 from gpuperf.decisions.space import Space, configuration_keys, plain_value
 from gpuperf.errors import GpuperfError
 
@@ -70,8 +70,8 @@ def strategy_order(cache: str | Path, space: Space, strategy: str | Any, budget:
     index = pd.Series(np.arange(len(space)), index=configuration_keys(space.configs, space.params).to_numpy())
     order: list[int] = []
     seen: set[int] = set()
-    for result in results:
-        key = ",".join(format_value(result[p]) for p in space.params)
+    visited = pd.DataFrame([{p: result[p] for p in space.params} for result in results], columns=space.params)
+    for key in configuration_keys(visited, space.params):  # matched as the space's (True as 1, 16.0 as 16)
         position = int(index[key])
         if position not in seen:
             seen.add(position)
