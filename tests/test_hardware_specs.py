@@ -171,7 +171,7 @@ def test_as_features_are_prefixed_numbers_with_nan_for_unknowns():
 def test_loader_rejects_bad_entries_naming_the_gpu_and_field():
     good = {"name": "X", "vendor": "AMD", "architecture": "a", "compute_capability": "gfx1", "sms": 1,
             "cores_per_sm": 64, "boost_clock_mhz": 1000, "memory_bandwidth_gbs": 100.0, "memory_gb": 1,
-            "l2_bytes": 1048576, "shared_memory_per_sm_bytes": 1, "max_shared_memory_per_block_bytes": 1,
+            "l2_bytes": 1048576, "shared_memory_per_sm_bytes": 65536, "max_shared_memory_per_block_bytes": 49152,
             "max_threads_per_block": 1, "warp_size": 64, "peak_f32_gflops": 128.0}
     assert _spec_from_entry(good, {}).name == "X"
     with pytest.raises(GpuperfError, match=r"GPU 'X' has unknown field colour"):
@@ -206,7 +206,7 @@ def test_a_zero_valued_numeric_field_is_refused():
     """Zero is not a positive number: a descriptor with 0 GB of memory is a typo."""
     good = {"name": "X", "vendor": "AMD", "architecture": "a", "compute_capability": "gfx1", "sms": 1,
             "cores_per_sm": 64, "boost_clock_mhz": 1000, "memory_bandwidth_gbs": 100.0, "memory_gb": 1,
-            "l2_bytes": 1048576, "shared_memory_per_sm_bytes": 1, "max_shared_memory_per_block_bytes": 1,
+            "l2_bytes": 1048576, "shared_memory_per_sm_bytes": 65536, "max_shared_memory_per_block_bytes": 49152,
             "max_threads_per_block": 1, "warp_size": 64, "peak_f32_gflops": 128.0}
     with pytest.raises(GpuperfError, match=r"GPU 'X' field memory_gb=0 must be a positive number"):
         _spec_from_entry({**good, "memory_gb": 0}, {})
@@ -217,7 +217,7 @@ def test_an_alias_shared_by_two_gpus_is_refused():
 
     good = {"vendor": "AMD", "architecture": "a", "compute_capability": "gfx1", "sms": 1,
             "cores_per_sm": 64, "boost_clock_mhz": 1000, "memory_bandwidth_gbs": 100.0, "memory_gb": 1,
-            "l2_bytes": 1048576, "shared_memory_per_sm_bytes": 1, "max_shared_memory_per_block_bytes": 1,
+            "l2_bytes": 1048576, "shared_memory_per_sm_bytes": 65536, "max_shared_memory_per_block_bytes": 49152,
             "max_threads_per_block": 1, "warp_size": 64, "peak_f32_gflops": 128.0}
     first = _spec_from_entry({**good, "name": "Card A", "aliases": ["Shared-Name"]}, {})
     second = _spec_from_entry({**good, "name": "Card B", "aliases": ["shared name"]}, {})  # same key: sharedname
@@ -380,7 +380,7 @@ def test_a_users_blackwell_gpu_gets_the_limits_and_occupancy_rules_of_compute_ca
     (RTX_4070.replace("memory_bandwidth_gbs = 504.2", "memory_bandwidth_gbs = 0.504"),
      r"lab.toml: GPU 'RTX 4070' field memory_bandwidth_gbs=0.504 is below 10 GB/s: is it in TB/s"),
     (RTX_4070.replace("l2_bytes = 37748736", "l2_bytes = 36"),
-     r"lab.toml: GPU 'RTX 4070' field l2_bytes=36 is below 65536 bytes: is it in KiB or MiB"),
+     r"lab.toml: GPU 'RTX 4070' field l2_bytes=36 is below 262144 bytes: is it in KiB or MiB"),
     (RTX_4070.replace("peak_f32_gflops = 29148.0", "peak_f32_gflops = 29148.0\npeak_f64_gflops = 455000.0"),
      r"lab.toml: GPU 'RTX 4070' field peak_f64_gflops=455000.0 is above peak_f32_gflops=29148.0"),
     (RTX_4070.replace('"RTX 4070"', '"H100"'), "lab.toml: GPU 'H100': name 'H100' is an alias of H100 SXM; name "
@@ -397,6 +397,24 @@ def test_a_users_blackwell_gpu_gets_the_limits_and_occupancy_rules_of_compute_ca
     (RTX_4070.replace("sms = 46", "sms = inf"), "field sms=inf must be a positive number"),
     (RTX_4070.replace("sms = 46", "sms = 46.5"), "field sms=46.5 must be a whole number"),
     (b"\x89PNG\x00\xff\xfe", "lab.toml: not a TOML file of GPU descriptors \\(not UTF-8 text\\)"),
+    # the file's structure: these raised TypeError or AttributeError tracebacks
+    ("limits = 5\n" + RTX_4070, r"lab.toml: limits is a table of tables, one per compute capability"),
+    (RTX_4070 + '[limits]\n"8.9" = 5\n', r"lab.toml: limits is a table of tables"),
+    ("gpu = [1, 2]\n", r"lab.toml: gpu entry 1 is 1, not a table of fields"),
+    ('gpu = ["T4"]\n', r"lab.toml: gpu entry 1 is 'T4', not a table of fields"),
+    # units slipped or limits no GPU has: each was taken, and priced or occupied silently wrong
+    (RTX_4070.replace("l2_bytes = 37748736", "l2_bytes = 65536"), r"field l2_bytes=65536 is below 262144 bytes"),
+    (RTX_4070 + "shared_memory_per_sm_bytes = 100\nmax_shared_memory_per_block_bytes = 99\n",
+     r"field shared_memory_per_sm_bytes=100 is below 16384, beyond any GPU: is it in KiB"),
+    (RTX_4070 + "registers_per_sm = 256\n", r"field registers_per_sm=256 is below 8192, beyond any GPU: is it in KiB"),
+    (RTX_4070.replace("memory_bandwidth_gbs = 504.2", "memory_bandwidth_gbs = 504200.0"),
+     r"field memory_bandwidth_gbs=504200.0 is above 50000, beyond any GPU: is it in MB/s"),
+    (RTX_4070.replace("memory_gb = 12", "memory_gb = 12288"), r"field memory_gb=12288 is above 4096.* in MiB"),
+    (RTX_4070 + "warp_size = 64\n", r"field warp_size=64: every NVIDIA GPU's warp is 32 threads"),
+    (RTX_4070 + "max_threads_per_sm = 1000\n", r"field max_threads_per_sm=1000 is not a whole number of 32-thread"),
+    (RTX_4070 + "max_threads_per_block = 4096\n", r"field max_threads_per_block=4096 is above max_threads_per_sm=1536"),
+    (RTX_4070 + "max_shared_memory_per_block_bytes = 200000\n",
+     r"field max_shared_memory_per_block_bytes=200000 is above shared_memory_per_sm_bytes=102400"),
 ])
 def test_a_users_gpu_file_with_a_mistake_is_one_error_naming_it(user_gpus, tmp_path, content, message):
     path = tmp_path / ("missing.toml" if content is None else "lab.toml")

@@ -143,8 +143,29 @@ def _spec_from_entry(entry: dict[str, Any], limits: dict[str, dict[str, Any]], w
 
 PEAK_TOLERANCE = 4.0  # a datasheet's own convention (dual issue) stays within it; a unit slip does not
 MIN_BANDWIDTH_GBS = 10.0  # below any GPU's memory bandwidth: 3.9 is TB/s written as GB/s
-MIN_L2_BYTES = 65_536  # below any GPU's L2: 50 is MiB written as bytes
+MIN_L2_BYTES = 262_144  # the smallest GPU L2 (Jetson Nano, TX1): 50 is MiB, 65536 KiB written as bytes
+MIN_SHARED_PER_SM_BYTES = 16_384  # below any GPU's: 164 is KiB written as bytes
+MIN_REGISTERS_PER_SM = 8_192  # below any GPU's: 256 is KiB of registers
+MAX_BANDWIDTH_GBS = 50_000.0  # above any GPU's (B200: 8000): 320000 is MB/s
+MAX_MEMORY_GB = 4_096.0  # above any GPU's: 16384 is MiB
 MIN_CLOCK_MHZ = 100.0  # below any GPU's boost clock: 1.5 is GHz written as MHz
+
+
+def _check_limits(values: dict[str, Any], label: str) -> None:
+    """Errors for per-block and per-SM limits no GPU has: an NVIDIA warp other than 32 threads, threads per
+    SM not whole warps, a block larger than the SM it runs on, in threads or shared memory."""
+    warp, per_sm = values["warp_size"], values.get("max_threads_per_sm")
+    if values.get("vendor") == "NVIDIA" and warp != 32:
+        raise GpuperfError(f"{label} field warp_size={warp!r}: every NVIDIA GPU's warp is 32 threads")
+    if per_sm is not None and per_sm % warp:
+        raise GpuperfError(f"{label} field max_threads_per_sm={per_sm!r} is not a whole number of {warp}-thread warps")
+    if per_sm is not None and values["max_threads_per_block"] > per_sm:
+        raise GpuperfError(f"{label} field max_threads_per_block={values['max_threads_per_block']!r} is above "
+                           f"max_threads_per_sm={per_sm!r}: a block runs on one SM")
+    if values["max_shared_memory_per_block_bytes"] > values["shared_memory_per_sm_bytes"]:
+        raise GpuperfError(f"{label} field max_shared_memory_per_block_bytes="
+                           f"{values['max_shared_memory_per_block_bytes']!r} is above shared_memory_per_sm_bytes="
+                           f"{values['shared_memory_per_sm_bytes']!r}: a block runs on one SM")
 
 
 def _check_consistent(values: dict[str, Any], label: str) -> None:
@@ -163,6 +184,16 @@ def _check_consistent(values: dict[str, Any], label: str) -> None:
     if values["l2_bytes"] < MIN_L2_BYTES:
         raise GpuperfError(f"{label} field l2_bytes={values['l2_bytes']!r} is below {MIN_L2_BYTES} bytes: "
                            "is it in KiB or MiB (bytes wanted)?")
+    for field, low, high, slip in (
+            ("shared_memory_per_sm_bytes", MIN_SHARED_PER_SM_BYTES, math.inf, "in KiB (bytes wanted)"),
+            ("registers_per_sm", MIN_REGISTERS_PER_SM, math.inf, "in KiB (32-bit registers wanted)"),
+            ("memory_bandwidth_gbs", 0, MAX_BANDWIDTH_GBS, "in MB/s (GB/s wanted)"),
+            ("memory_gb", 0, MAX_MEMORY_GB, "in MiB or MB (GB wanted)")):
+        value = values.get(field)
+        if value is not None and not low <= value <= high:
+            bound = f"below {low:g}" if value < low else f"above {high:g}"
+            raise GpuperfError(f"{label} field {field}={value!r} is {bound}, beyond any GPU: is it {slip}?")
+    _check_limits(values, label)
     f64 = values.get("peak_f64_gflops")
     if f64 is not None and f64 > values["peak_f32_gflops"] * 1.01:
         raise GpuperfError(f"{label} field peak_f64_gflops={f64!r} is above peak_f32_gflops="
@@ -232,11 +263,16 @@ def _add_user_specs(specs: dict[str, GpuSpec], limits: dict[str, dict[str, Any]]
             own = _parse(path.read_text(encoding="utf-8-sig"), str(path))
         except UnicodeDecodeError:
             raise GpuperfError(f"{path}: not a TOML file of GPU descriptors (not UTF-8 text)") from None
-        entries = own.get("gpu", [])
+        entries, own_limits = own.get("gpu", []), own.get("limits", {})
         if not isinstance(entries, list) or not entries:
             raise GpuperfError(f"{path}: no [[gpu]] entry (the format of gpuperf's gpus.toml)")
-        for entry in entries:
-            spec = _spec_from_entry(entry, {**limits, **own.get("limits", {})}, str(path))
+        if not isinstance(own_limits, dict) or not all(isinstance(table, dict) for table in own_limits.values()):
+            raise GpuperfError(f'{path}: limits is a table of tables, one per compute capability ([limits."8.7"])')
+        for number, entry in enumerate(entries, start=1):
+            if not isinstance(entry, dict):
+                raise GpuperfError(f"{path}: gpu entry {number} is {entry!r}, not a table of fields ([[gpu]] with "
+                                   "name = ..., vendor = ...)")
+            spec = _spec_from_entry(entry, {**limits, **own_limits}, str(path))
             key = normalize_name(spec.name)
             if key in users_spellings:
                 gpu, where = users_spellings[key]
