@@ -287,13 +287,16 @@ def test_a_written_caches_device_is_the_gpu_where_the_device_column_holds_a_devi
 # An AMD entry whose FP32 peak is its FMA rate: 2 x 1 SM x 64 cores x 1000 MHz / 1000 = 128 GFLOP/s.
 GOOD = {"name": "X", "vendor": "AMD", "architecture": "a", "compute_capability": "gfx1", "sms": 1,
         "cores_per_sm": 64, "boost_clock_mhz": 1000, "memory_bandwidth_gbs": 100.0, "memory_gb": 1,
-        "l2_bytes": 1048576, "shared_memory_per_sm_bytes": 1, "max_shared_memory_per_block_bytes": 1,
+        "l2_bytes": 1048576, "shared_memory_per_sm_bytes": 65536, "max_shared_memory_per_block_bytes": 65536,
         "max_threads_per_block": 1, "warp_size": 64, "peak_f32_gflops": 128.0}
 
 
 @pytest.mark.parametrize("edit", [
     {"memory_bandwidth_gbs": 10.0},  # the least bandwidth taken
-    {"l2_bytes": 65536},  # the least L2 taken
+    {"l2_bytes": 262144},  # the least L2 taken
+    {"shared_memory_per_sm_bytes": 16384, "max_shared_memory_per_block_bytes": 16384},  # the least shared memory
+    {"registers_per_sm": 8192},  # the least registers
+    {"memory_bandwidth_gbs": 50000.0, "memory_gb": 4096.0},  # the most bandwidth and memory taken
     {"boost_clock_mhz": 100.0, "peak_f32_gflops": 12.8},  # the least boost clock, its FMA rate 2 x 64 x 100 / 1000
     {"base_clock_mhz": 1000.0},  # a base clock equal to the boost clock
     {"base_clock_mhz": 300.0},  # 0.3 of the boost clock: above a quarter
