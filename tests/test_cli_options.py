@@ -171,6 +171,39 @@ def test_a_narrow_or_zero_width_terminal_keeps_every_value_whole(columns):
     assert any("GTX 680" in line and "135.4" in line for line in done.stdout.splitlines())
 
 
+def test_a_variant_name_prints_whole_in_a_terminal_narrower_than_rich_measures_at():
+    """rich measured a table's natural width no wider than the terminal: below about 80 columns a variant's
+    name folded mid-word (unr / oll=1), and users copy these names into measure and features."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "COLUMNS": "60"}
+    done = subprocess.run([sys.executable, "-m", "gpuperf", "spaces", "stencil2d", "--limit", "2"], capture_output=True,
+                          text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "stencil2d[local_x=4,local_y=1,outputs_y=1,prefetch=0,unroll=1]" in done.stdout
+
+
+def test_closed_stderr_keeps_notes_out_of_json_and_python_settings_gpuperf_cannot_run_under_are_named():
+    """With stderr closed (2>&-) print(file=None) wrote the notes to stdout, before the JSON; under
+    PYTHONWARNINGS=error islpy's deprecation (which loopy calls) was a traceback; under -OO loopy failed to
+    import on its stripped docstrings, with a traceback."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", "import sys; sys.stderr = None; from gpuperf.cli import main; "
+                           "sys.exit(main(['geometry', '--gpu', 'A100', '--trip', '1000', '--json']))"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and json.loads(done.stdout)["threads"] > 0, done.stdout
+    env = {**os.environ, "PYTHONWARNINGS": "error"}
+    done = subprocess.run([sys.executable, "-m", "gpuperf", "features", "vector_copy", "-p", "n=4096", "--json"],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    done = subprocess.run([sys.executable, "-OO", "-m", "gpuperf", "gpus"], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.startswith("gpuperf: error: gpuperf does not run under python -OO")
+
+
 def test_a_closed_stdout_or_stderr_is_no_crash():
     """With stdout closed (>&-) Python's sys.stdout is None: reading its errors crashed every command."""
     import subprocess

@@ -389,6 +389,20 @@ def test_a_cache_folder_that_cannot_be_written_moves_the_caches_to_the_temporary
     assert next(tmp_path.glob("gpuperf-cache-*")).is_dir()
 
 
+def test_a_matplotlib_folder_that_cannot_be_made_goes_to_the_temporary_folder(tmp_path):
+    """With a read-only home a report's plots printed matplotlib's two-line warning about its folder."""
+    import subprocess
+    import sys
+
+    env = {key: value for key, value in os.environ.items() if key != "MPLCONFIGDIR"}
+    env.update(XDG_CONFIG_HOME="/proc/gpuperf-cannot-write-here", TMPDIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", "import os, sys; from gpuperf.cli import main; main(['gpus']); "
+                           "import matplotlib; print(os.environ['MPLCONFIGDIR'], file=sys.stderr)"],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0 and done.stderr.strip().startswith(str(tmp_path / "gpuperf-mpl-")), done.stderr
+    assert "Matplotlib" not in done.stderr
+
+
 def test_a_gpuperf_cache_dir_that_cannot_be_written_moves_gpuperfs_caches_with_a_note(tmp_path):
     """A read-only GPUPERF_CACHE_DIR dropped every cache write silently: the advisor refitted on every run."""
     import subprocess

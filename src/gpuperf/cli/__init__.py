@@ -154,6 +154,12 @@ def _writable_cache_home() -> None:
     if own:  # gpuperf's own caches (the advisor's models, NVRTC's results) would be refitted every run
         _move_aside_if_unwritable("GPUPERF_CACHE_DIR", Path(own), "GPUPERF_CACHE_DIR", "gpuperf's caches",
                                   "gpuperf-own-cache")
+    if not os.environ.get("MPLCONFIGDIR"):  # matplotlib warns in two lines where its folder cannot be made
+        import tempfile
+
+        config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "matplotlib"
+        if _unwritable(config):
+            os.environ["MPLCONFIGDIR"] = str(_private_folder(Path(tempfile.gettempdir()) / f"gpuperf-mpl-{os.getuid()}"))
 
 
 def _move_aside_if_unwritable(variable: str, folder, named: str, kept: str, prefix: str,  # noqa: ANN001
@@ -237,6 +243,14 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: bad input ends in one clear line on stderr and exit status 2."""
     from gpuperf.cli.output import command_locks
 
+    if sys.stderr is None:  # closed when Python started (2>&-): notes would go to stdout, into --json
+        import os
+
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the process's life
+    if sys.flags.optimize >= 2:  # -OO strips the docstrings loopy builds its classes from, and the help's
+        print("gpuperf: error: gpuperf does not run under python -OO (PYTHONOPTIMIZE=2): loopy needs its "
+              "docstrings; use -O at most", file=sys.stderr)
+        return 2
     _escape_what_the_terminal_cannot_show()
     try:
         _writable_cache_home()
@@ -244,6 +258,9 @@ def main(argv: list[str] | None = None) -> int:
             _register_all()
             warnings.showwarning = _show_note
             warnings.simplefilter("always", GpuperfNote)
+            # the libraries' own deprecations are theirs to mend: not errors under PYTHONWARNINGS=error
+            warnings.filterwarnings("ignore", category=DeprecationWarning,
+                                    module=r"(loopy|islpy|pytools|pymbolic|genpy|cgen|pyopencl)(\.|$)")
             status = app(args=argv, prog_name="gpuperf", standalone_mode=False)
     except GpuperfError as exc:
         print(f"gpuperf: error: {exc}", file=sys.stderr)

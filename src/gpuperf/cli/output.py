@@ -67,7 +67,7 @@ def print_table(rows: Sequence[Mapping[str, Any]], title: str | None = None, col
         table.add_row(*[_format(row.get(c)) for c in columns])
     # Narrower than its natural width, rich folds cells mid-number (-0.100 over 5) or drops whole columns:
     # print it at its natural width (up to WIDEST_TABLE) and let a narrow terminal wrap the lines instead.
-    natural = min(table.__rich_measure__(console, console.options).maximum, WIDEST_TABLE)
+    natural = min(table.__rich_measure__(console, console.options.update_width(WIDEST_TABLE)).maximum, WIDEST_TABLE)
     width = console.width
     console.width = max(width, natural)
     try:
