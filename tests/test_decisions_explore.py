@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -318,6 +319,25 @@ def test_a_bundled_space_subset_round_trips_through_a_kernel_tuner_cache(tmp_pat
     # Exactly the space's configurations, less the failed ones (Kernel Tuner never tries those).
     assert sorted(visited) == list(np.flatnonzero(np.isfinite(space.times)))
     assert len(space.without_failures()) == len(visited)
+
+
+def test_a_cache_tuned_for_another_objective_says_what_is_searched(tmp_path):
+    """A cache tuned for GFLOP/s was explored by its times without a word, where Kernel Tuner's strategy
+    follows the objective."""
+    import warnings
+
+    from gpuperf.decisions.space import read_space
+    from gpuperf.errors import GpuperfNote
+
+    source = Path(__file__).parent / "data" / "kernel_tuner_vector_add.json"
+    cache = tmp_path / "gflops.json"
+    cache.write_text(source.read_text().replace('"objective": "time"', '"objective": "GFLOP/s"'))
+    with pytest.warns(GpuperfNote, match=r"gflops.json: tuned for objective 'GFLOP/s'; searched by time \(time_s\)"):
+        read_space(cache)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GpuperfNote)
+        read_space(source)  # tuned for time: nothing to say
+        read_space(cache, target="time_s")  # the target asked for
 
 
 def test_kernel_tuners_visits_map_back_to_a_space_of_boolean_and_float_parameters(tmp_path):

@@ -113,6 +113,7 @@ def read_kernel_tuner_cache(path: str | Path, gpu: str | None = None) -> pd.Data
         frame["repeats"] = frame["repeats"].astype("Int64")
     frame = order_columns(frame, keys)
     frame.attrs["parameters"] = list(keys)
+    frame.attrs["objective"] = data.get("objective")
     frame.attrs[ROW_NUMBERING] = "entry"
     if isinstance(data.get("tune_params"), dict):
         frame.attrs["tune_params"] = data["tune_params"]

@@ -421,6 +421,10 @@ def read_space(path: str | Path, params: Sequence[str] | None = None, target: st
         from gpuperf.datasets.kernel_tuner import read_kernel_tuner_cache
 
         frame = read_kernel_tuner_cache(path)
+        objective = frame.attrs.get("objective")
+        if target is None and objective not in (None, "time"):
+            warnings.warn(GpuperfNote(f"{where}: tuned for objective {objective!r}; searched by time (time_s), as "
+                                      "--target names no other column"), stacklevel=2)
         params, target = params or frame.attrs["parameters"], target or "time_s"
     else:
         frame = read_table(path)
