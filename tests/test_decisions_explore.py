@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -338,6 +339,24 @@ def test_a_cache_tuned_for_another_objective_says_what_is_searched(tmp_path):
         warnings.simplefilter("error", GpuperfNote)
         read_space(source)  # tuned for time: nothing to say
         read_space(cache, target="time_s")  # the target asked for
+
+
+def test_a_training_space_where_every_configuration_failed_is_left_out_with_a_note(tmp_path):
+    """One --train cache (or one GPU's rows of a table) whose every configuration failed aborted the whole
+    run: 'every configuration failed'."""
+    from gpuperf.decisions.space import read_training_spaces, training_spaces_from_frame
+    from gpuperf.errors import GpuperfNote
+
+    table = pd.DataFrame({"x": [1, 2, 1, 2], "gpu": ["A100", "A100", "H100", "H100"], "time_s": [1.0, 2.0, None, None],
+                          "status": ["ok", "ok", "compile_failed", "timeout"]})
+    with pytest.warns(GpuperfNote, match=r"t.csv \(H100\): every configuration failed; .*: left out of the training"):
+        spaces = training_spaces_from_frame(table, ["x"], where="t.csv")
+    assert [space.gpu for space in spaces] == ["A100"]
+    source = Path(__file__).parent / "data" / "kernel_tuner_vector_add.json"
+    failed = tmp_path / "failed.json"
+    failed.write_text(re.sub(r'"time": [0-9.]+', '"time": "RuntimeFailedConfig"', source.read_text()))
+    with pytest.warns(GpuperfNote, match=r"failed.json: every configuration failed"):
+        assert read_training_spaces(failed, ["block_size_x", "tile_size"]) == []
 
 
 def test_kernel_tuners_visits_map_back_to_a_space_of_boolean_and_float_parameters(tmp_path):

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import ast
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -198,7 +199,7 @@ def space_from_frame(
         raise _bad_time_error(frame, target, int(np.flatnonzero(bad)[0]), where, status_column)
     times[failed] = np.nan
     if np.all(failed):
-        raise GpuperfError(f"{where}: every configuration failed; no time to explore or learn from")
+        raise AllFailed(f"{where}: every configuration failed; no time to explore or learn from")
     configs = frame[params].reset_index(drop=True)
     keys = configuration_keys(configs, params)
     duplicated = keys.duplicated().to_numpy()
@@ -550,7 +551,9 @@ def read_training_spaces(path: str | Path, params: Sequence[str], target: str | 
     on them (tuned over more parameters: another kernel's rows), are left out; a table with no
     group left is an error."""
     if is_kernel_tuner_cache(path):
-        return [_cache_space(path, params, target)]
+        with _left_out_if_all_failed() as kept:
+            kept.append(_cache_space(path, params, target))
+        return kept
     frame = read_table(path)
     times = [target] if target in frame.columns else [c for c in TIME_COLUMNS if c in frame.columns]
     frame = with_literal_texts(frame, path, params, times=times)  # a time of nan or NA is no pending row
@@ -572,7 +575,9 @@ def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], targe
     by = [c for c in (*GROUP_COLUMNS, *size_columns) if c in frame.columns and frame[c].nunique() > 1]
     by += [GPU_LABEL] if _campaigns_share_a_gpu(frame) else []
     if not by:
-        return [space_from_frame(frame, params, column, where)]
+        with _left_out_if_all_failed() as kept:
+            kept.append(space_from_frame(frame, params, column, where))
+        return kept
     spaces, left_out, repeated = [], np.zeros(len(frame), dtype=bool), None
     groups = frame.groupby(by, sort=True, dropna=False)  # a row without a label or size is a group of its own too
     numbers = groups.ngroup().to_numpy()
@@ -587,12 +592,30 @@ def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], targe
             repeated = repeated or (part[~none], f"{where} ({', '.join(names)})")
             continue
         left_out[positions[none]] = True
-        spaces.append(space_from_frame(part[~none], params, column, f"{where} ({', '.join(names)})"))
+        with _left_out_if_all_failed() as kept:
+            kept.append(space_from_frame(part[~none], params, column, f"{where} ({', '.join(names)})"))
+        spaces += kept
     if left_out.any():
         _note_unparameterised(frame, left_out, where)
     if not spaces:
         raise _no_training_space(where, params, column, repeated)
     return spaces
+
+
+class AllFailed(GpuperfError):
+    """A space every configuration of which failed: no time to explore or learn from."""
+
+
+@contextmanager
+def _left_out_if_all_failed() -> Iterator[list[Space]]:
+    """The block's training spaces (appended to the list it gets); one whose every configuration failed
+    is left out of the training with a note, as a group without the parameters is."""
+    kept: list[Space] = []
+    try:
+        yield kept
+    except AllFailed as error:
+        warnings.warn(GpuperfNote(f"{error}: left out of the training"), stacklevel=4)
+        kept.clear()
 
 
 def _campaigns_share_a_gpu(frame: pd.DataFrame) -> bool:
