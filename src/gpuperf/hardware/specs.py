@@ -106,6 +106,7 @@ def _spec_from_entry(entry: dict[str, Any], limits: dict[str, dict[str, Any]], w
     unknown = sorted(set(values) - known)
     if unknown:
         raise GpuperfError(f"{label} has unknown field {', '.join(unknown)}")
+    _check_capability(values, label)  # before the limits it names are looked for
     missing = [name for name in REQUIRED_FIELDS if name not in values]
     if values.get("vendor") == "NVIDIA":
         missing += [name for name in NVIDIA_REQUIRED if name not in values]
@@ -139,6 +140,21 @@ def _spec_from_entry(entry: dict[str, Any], limits: dict[str, dict[str, Any]], w
     _check_consistent(values, label)
     values["aliases"] = tuple(aliases)
     return GpuSpec(**values)
+
+
+def _check_capability(values: dict[str, Any], label: str) -> None:
+    """An error for a compute capability no NVIDIA or AMD GPU is named by ('sm_89', 'gfx90a:sramecc+')."""
+    capability, vendor = values.get("compute_capability"), values.get("vendor")
+    if not isinstance(capability, str):
+        return  # named as ill-typed with the other text fields
+    if vendor == "NVIDIA" and not re.fullmatch(r"\d+\.\d+", capability):
+        digits = re.sub(r"\D", "", capability)
+        hint = f" (write '{digits[:-1]}.{digits[-1]}')" if len(digits) >= 2 else ""
+        raise GpuperfError(f"{label} field compute_capability={capability!r} is no CUDA compute capability: major."
+                           f"minor, as '8.9'{hint}")
+    if vendor == "AMD" and not re.fullmatch(r"gfx[0-9a-f]+", capability):
+        raise GpuperfError(f"{label} field compute_capability={capability!r} is no AMD target: gfx and its "
+                           "number in lower case, as 'gfx90a', without :feature suffixes")
 
 
 PEAK_TOLERANCE = 4.0  # a datasheet's own convention (dual issue) stays within it; a unit slip does not
