@@ -359,6 +359,18 @@ def test_a_training_space_where_every_configuration_failed_is_left_out_with_a_no
         assert read_training_spaces(failed, ["block_size_x", "tile_size"]) == []
 
 
+def test_plain_transfers_order_breaks_ties_by_parameter_values_not_by_row_order():
+    """Two configurations the other GPU rates alike took the order of the table's rows: the same space
+    with its rows reversed gave another transfer_evals_to_90."""
+    configs = pd.DataFrame({"p": [1, 1, 2, 2], "q": [0, 1, 0, 1]})
+    other = Space(["p", "q"], configs, np.array([1.0, 1.0, 2.0, 2.0]), "other")  # q makes no difference there
+    target = Space(["p", "q"], configs, np.array([5.0, 1.0, 6.0, 7.0]), "target")
+    reversed_rows = Space(["p", "q"], configs.iloc[::-1].reset_index(drop=True), target.times[::-1].copy(), "reversed")
+    order = plain_transfer_order(target, [other])
+    again = plain_transfer_order(reversed_rows, [other])
+    assert [target.config(i) for i in order] == [reversed_rows.config(i) for i in again]
+
+
 def test_kernel_tuners_visits_map_back_to_a_space_of_boolean_and_float_parameters(tmp_path):
     """A bool parameter gave Kernel Tuner's visit the key '32,True' where the space's is '32,1': KeyError."""
     from gpuperf.decisions.kernel_tuner_baseline import strategy_order, write_space_cache

@@ -129,7 +129,7 @@ def default_model(with_train: bool, refit: bool) -> str:
 
 def plain_transfer_order(space: Space, train: Sequence[Space], budget: int | None = None) -> list[int]:
     """Plain transfer's evaluation order (until the best, or ``budget`` evaluations)."""
-    explorer = PlainTransfer(transfer_matrix(space, train))
+    explorer = PlainTransfer(transfer_matrix(space, train), parameter_features(space.configs, space.params))
     return run_search(explorer, space.times, budget or len(space))
 
 

@@ -105,11 +105,12 @@ class RandomOrder:
 
 class PlainTransfer:
     """Mean normalised performance over the other GPUs, best first; configurations none of
-    them measured come last."""
+    them measured come last. Equal means go by ``tied_by`` (the parameter features), as the guided
+    search breaks ties, not by the rows' order."""
 
-    def __init__(self, transfer: np.ndarray):
-        mean = row_statistic(np.nanmean, transfer)
-        self.order = np.argsort(-np.nan_to_num(mean, nan=-1.0), kind="stable")
+    def __init__(self, transfer: np.ndarray, tied_by: np.ndarray):
+        mean = np.nan_to_num(row_statistic(np.nanmean, transfer), nan=-1.0)
+        self.order = np.argsort(-_rank_scale(mean, tied_by), kind="stable")
 
     def next(self, measured: Sequence[int], times: np.ndarray) -> int:
         return int(self.order[len(measured)])
