@@ -106,10 +106,11 @@ class RandomOrder:
 class PlainTransfer:
     """Mean normalised performance over the other GPUs, best first; configurations none of
     them measured come last. Equal means go by ``tied_by`` (the parameter features), as the guided
-    search breaks ties, not by the rows' order."""
+    search breaks ties, not by the rows' order (without it, the earlier row first)."""
 
-    def __init__(self, transfer: np.ndarray, tied_by: np.ndarray):
+    def __init__(self, transfer: np.ndarray, tied_by: np.ndarray | None = None):
         mean = np.nan_to_num(row_statistic(np.nanmean, transfer), nan=-1.0)
+        tied_by = -np.arange(len(mean), dtype=float)[:, None] if tied_by is None else tied_by
         self.order = np.argsort(-_rank_scale(mean, tied_by), kind="stable")
 
     def next(self, measured: Sequence[int], times: np.ndarray) -> int:
