@@ -405,3 +405,13 @@ def test_training_data_may_be_one_table_and_a_wrong_kind_is_named():
     assert as_frame.method.startswith("transfer-guided") and as_frame.batch == as_list.batch
     with pytest.raises(GpuperfError, match="train: int is not a Space, a table, a path to one or a list of these"):
         next_configuration(partly_measured(table, ["x", "y"]), 5)
+
+
+def test_a_table_whose_every_configuration_ran_and_failed_asks_for_nothing_more(tmp_path, capsys):
+    """next is null once every configuration has run; where all of them failed ask raised 'every
+    configuration failed' (exit 2), and a harness waiting for null looped on the error."""
+    path = tmp_path / "failed.csv"
+    path.write_text("bs,time_ms\n32,InvalidConfig\n64,RuntimeFailedConfig\n")
+    assert main(["ask", str(path), "--params", "bs", "--json"]) == 0
+    step = json.loads(capsys.readouterr().out)
+    assert (step["next"], step["measured"], step["failed"], step["remaining"], step["best"]) == (None, 2, 2, 0, None)

@@ -98,7 +98,7 @@ def partly_measured(frame: pd.DataFrame, params: Sequence[str], target: str | No
     stand_in = frame.assign(**{target: times.where(~pending, 1.0)})
     if STATUS in frame.columns:
         stand_in[STATUS] = frame[STATUS].astype(object).where(~empty_cells(frame[STATUS]), "ok")
-    space = space_from_frame(stand_in, params, target, where)
+    space = space_from_frame(stand_in, params, target, where, all_failed=True)  # every one ran: next is none
     space.times[pending] = np.nan
     return PartlyMeasured(space, pending, frame)
 

@@ -144,8 +144,10 @@ def space_from_frame(
     target: str,
     where: str,
     status_column: str | None = "status",
+    all_failed: bool = False,
 ) -> Space:
-    """A space from a table: ``params`` columns and a ``target`` time column (any unit).
+    """A space from a table: ``params`` columns and a ``target`` time column (any unit); one whose
+    every configuration failed is :class:`AllFailed` unless ``all_failed`` takes it (ask's: all ran).
 
     A row is a failed configuration when its ``status`` (if the table has one) is not ``ok``
     or its time is one of Kernel Tuner's failure names; every other time must be a positive
@@ -198,7 +200,7 @@ def space_from_frame(
     if bad.any():
         raise _bad_time_error(frame, target, int(np.flatnonzero(bad)[0]), where, status_column)
     times[failed] = np.nan
-    if np.all(failed):
+    if np.all(failed) and not all_failed:
         raise AllFailed(f"{where}: every configuration failed; no time to explore or learn from")
     configs = frame[params].reset_index(drop=True)
     keys = configuration_keys(configs, params)
