@@ -156,6 +156,26 @@ def test_features_for_a_gpu_stand_without_registers_where_the_cuda_code_cannot_b
     assert features["global_loads_per_thread"] == 1.0 and np.isnan(features["occupancy"])
 
 
+def test_a_padding_in_an_extent_may_be_zero_and_every_extent_must_be_positive() -> None:
+    """shape n + pad refused pad=0 ('must be a positive integer'), though every extent is then positive."""
+    from gpuperf.kernels.kernel import kernel_from_program
+
+    program = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = a[i + pad]",
+                             [lp.GlobalArg("a", np.float32, shape="n+pad"), lp.GlobalArg("b", np.float32, shape="n"),
+                              lp.ValueArg("pad", np.int32), "..."], name="shifted", lang_version=(2018, 2))
+    shifted = kernel_from_program(program, "shifted", "a user's shifted copy")
+    assert shifted.resolve_sizes({"n": 64, "pad": 0}) == {"n": 64, "pad": 0}
+    with pytest.raises(GpuperfError, match=r"size parameter pad=-1 must be 0 or more \(it is part of an array's extent"):
+        shifted.resolve_sizes({"n": 64, "pad": -1})
+    with pytest.raises(GpuperfError, match=r"size parameter n=0 must be a positive integer"):
+        shifted.resolve_sizes({"n": 0, "pad": 3})
+    shrunk = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = a[i]", [lp.GlobalArg("a", np.float32, shape="n"),
+                            lp.GlobalArg("b", np.float32, shape="n-cut"), lp.ValueArg("cut", np.int32), "..."],
+                            name="shrunk", lang_version=(2018, 2))
+    with pytest.raises(GpuperfError, match=r"array b of kernel shrunk: extent .*cut is 0 at these sizes; an array.s extents must be positive"):
+        kernel_from_program(shrunk, "shrunk", "").resolve_sizes({"n": 8, "cut": 8})
+
+
 def test_features_need_only_the_sizes(kernel_file: Path) -> None:
     features = extract_features(load_user_kernel(f"{kernel_file}:saxpy"), {"n": 4096})
     assert features["global_size_0"] == 4096

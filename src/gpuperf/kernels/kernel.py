@@ -233,13 +233,23 @@ class Kernel:
     # -- sizes --------------------------------------------------------------------------------
     @cached_property
     def extents(self) -> frozenset[str]:
-        """The parameters that bound a loop or size an array (they must be positive); any other
-        integer parameter (an offset, a flag) may be any whole number."""
+        """The parameters that bound a loop or size an array (they must be positive, or, a part of an
+        extent such as ``n + pad``, at least 0); any other integer parameter (an offset, a flag) may be any
+        whole number."""
         from pymbolic.mapper.dependency import DependencyMapper
 
         shaped = {variable.name for arg in self.array_args for extent in arg.shape or ()
                   if not isinstance(extent, int) for variable in DependencyMapper()(extent)}
         return frozenset(self.entry.all_params()) | frozenset(shaped)
+
+    @cached_property
+    def paddings(self) -> frozenset[str]:
+        """The parameters of :attr:`extents` that are only ever a part of an array's extent (``pad`` in
+        ``n + pad``): 0 is a size for them."""
+        from pymbolic.primitives import Variable
+
+        whole = {extent.name for arg in self.array_args for extent in arg.shape or () if isinstance(extent, Variable)}
+        return self.extents - whole - frozenset(self.entry.all_params())
 
     @cached_property
     def unlisted_bounds(self) -> tuple[str, ...]:
@@ -288,11 +298,19 @@ class Kernel:
                 raise GpuperfError(f"size parameter {name}={value!r} is not an integer") from None
             if not isinstance(value, str) and number != value:  # exact: a float of a size past 2**53 is not
                 raise GpuperfError(f"size parameter {name}={value!r} must be a whole number")
-            if number < 1 and name in self.extents:
+            if number < 0 and name in self.paddings:
+                raise GpuperfError(f"size parameter {name}={value!r} must be 0 or more (it is part of an array's "
+                                   "extent)")
+            if number < 1 and name in self.extents - self.paddings:
                 raise GpuperfError(f"size parameter {name}={value!r} must be a positive integer (it bounds a loop "
                                    "or sizes an array)")
             self._check_range(name, number)
             resolved[name] = number
+        for arg in self.array_args:  # an extent of several parameters (n + pad) is positive, whatever pad is
+            for extent, value in zip(arg.shape or (), self.array_shape(arg, resolved)):
+                if value < 1:
+                    raise GpuperfError(f"array {arg.name} of kernel {self.name}: extent {extent} is {value} at "
+                                       f"these sizes; an array's extents must be positive")
         if assumptions:
             self._check_assumptions(resolved)
         return resolved
