@@ -26,14 +26,14 @@ def test_exploration_curves_follow_the_orders():
     performance = np.array([0.2, 0.5, 1.0, 0.95, 0.1])
     result = ExploreResult([1, 3], performance, "search", transfer_order=[0, 4, 1, 2])
     curves = exploration_curves(result)
-    assert list(curves) == ["search", "plain transfer", "random (expected)"]
+    assert list(curves) == ["search", "plain transfer", "random (expected best found)"]
     np.testing.assert_allclose(curves["search"], [0.5, 0.95])  # ends where the search stopped
     np.testing.assert_allclose(curves["plain transfer"], [0.2, 0.2, 0.5, 1.0])
-    random = curves["random (expected)"]
+    random = curves["random (expected best found)"]
     assert len(random) == 4 and np.all(np.diff(random) >= 0) and random[0] == pytest.approx(performance.mean())
     # The span covers the budget and random order's 90th percentile, never more than the space.
     wide = ExploreResult([1, 3], performance, "search", budget=3, baselines={"random_evals_to_90_p90": 4.2})
-    assert len(exploration_curves(wide)["random (expected)"]) == 5
+    assert len(exploration_curves(wide)["random (expected best found)"]) == 5
     assert len(exploration_curves(wide, 2)["search"]) == 2
 
 
@@ -168,7 +168,7 @@ def test_exploration_curves_draw_the_search_over_the_baselines_and_name_the_90_p
     figures = _drawn_figure(monkeypatch)
     plot_curves({"a": ExploreResult([2, 1], performance, "search", transfer_order=[2, 0])}, tmp_path / "c.png")
     lines = {line.get_label(): line for line in figures[0].axes[0].get_lines()}
-    assert lines["search"].get_zorder() > max(lines[n].get_zorder() for n in ("plain transfer", "random (expected)"))
+    assert lines["search"].get_zorder() > max(lines[n].get_zorder() for n in ("plain transfer", "random (expected best found)"))
     assert list(lines["90 % of the best"].get_ydata()) == [0.9, 0.9]
     legend = [text.get_text() for text in figures[0].axes[0].get_legend().get_texts()]
     assert "90 % of the best" in legend
@@ -187,6 +187,29 @@ def test_tuning_report_names_the_device_and_gives_times_in_a_unit_with_three_dig
     from gpuperf.decisions.reports import three_digits
 
     assert (three_digits(222.4), three_digits(50.0), three_digits(0.1234)) == ("222", "50.0", "0.123")
+
+
+def test_a_tuning_report_whose_default_beats_every_trial_says_keep_the_default(tmp_path, monkeypatch):
+    """'Best {...}: 0.12x as fast as the default variant' led with the best trial where the default,
+    timed apart, was 8x faster than it."""
+    from gpuperf.decisions.reports import tuning_report
+    from gpuperf.decisions.tune import Trial, TuneResult
+
+    result = TuneResult("jacobi2d_5pt", {"n": 512}, "opencl:0", "online (gp)",
+                        [Trial({"unroll": 1}, 16.7e-6, "ok"), Trial({"unroll": 4}, 20.0e-6, "ok")])
+    _drawn_figure(monkeypatch)
+    text = tuning_report(tmp_path, result, 2.07e-6)["markdown"].read_text()
+    assert ("The default variant (2.07 us, not among the trials) is faster than every trial: the best, {'unroll': 1}, "
+            "takes 8.07x its time (16.7 us); keep the default.") in text
+    assert "as fast as the default" not in text
+
+
+def test_an_online_exploration_report_describes_no_plain_transfer(tmp_path, capsys):
+    """The notes described plain transfer's baseline for an online search, which runs none."""
+    space = write_space(tmp_path / "target.csv", (7, 4))
+    assert main(["explore", space, "--params", "bx,tile", "--budget", "10", "--report", str(tmp_path / "r")]) == 0
+    text = (tmp_path / "r" / "report.md").read_text()
+    assert "Plain transfer" not in text and "random_expected_evals_to_90: random order's exact expectation" in text
 
 
 def test_the_exploration_study_sets_the_searches_against_kernel_tuners_strategies(tmp_path):
