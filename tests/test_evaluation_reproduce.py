@@ -568,7 +568,23 @@ def test_scatter_title_counts_predictions_it_cannot_place_on_log_axes(tmp_path, 
     plot_predicted_vs_measured(evaluation, tmp_path / "p.png", "lr on small")
     total = len(evaluation.predictions)
     assert figures[0]._suptitle.get_text() == (f"predicted vs measured: lr on small, {evaluation.name}, one panel "
-                                               f"per held-out group\n{total - 3} of {total} predictions plotted")
+                                               f"per held-out group\n{total} predictions, 3 of them no positive "
+                                               "time: triangles on the bottom edge")
+
+
+def test_scatter_title_counts_the_points_drawn_where_a_kernel_is_sampled(tmp_path, small, monkeypatch):
+    """'39746 of 43837 predictions plotted' counted the positive predictions, not the points drawn once
+    a kernel's were sampled down to 2000 per panel."""
+    import gpuperf.evaluation.report as report
+
+    evaluation = leave_one_gpu_out(make_model("linear"), small, ["input.size.1", "threads"], max_train_rows=20)
+    monkeypatch.setattr(report, "MAX_POINTS_PER_KERNEL", 1)
+    figures = _drawn_figure(monkeypatch)
+    report.plot_predicted_vs_measured(evaluation, tmp_path / "p.png", "lr on small")
+    predictions = evaluation.predictions
+    panels = predictions.groupby([predictions["fold"], predictions["kernel"].astype(str)]).ngroups
+    assert figures[0]._suptitle.get_text().endswith(f"\n{panels} of {len(predictions)} predictions drawn (at most 1 "
+                                                    "per kernel and panel)")
 
 
 def test_leave_one_kernel_out_heat_map_spreads_each_kernel_over_the_gpus(tmp_path, small, monkeypatch):

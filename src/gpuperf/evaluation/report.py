@@ -234,16 +234,18 @@ def plot_predicted_vs_measured(evaluation: Evaluation, path: Path, context: str 
     columns = math.ceil(len(panels) / rows)  # at most 4 a row, rows as full as they can be
     fig = Figure(figsize=(1.0 + 3.1 * columns, 0.9 + 3.0 * rows))
     axes = fig.subplots(rows, columns, sharex=True, sharey=True, squeeze=False).ravel()
-    thinned = False
+    drawn, thinned = 0, False
     for ax, (name, part) in zip(axes, panels):
-        thinned |= _scatter_panel(ax, name, part, colour_by, colours, (low, high), name in evaluation.in_sample)
+        points, sampled = _scatter_panel(ax, name, part, colour_by, colours, (low, high), name in evaluation.in_sample)
+        drawn, thinned = drawn + points, thinned or sampled
     for index in range(len(panels), len(axes)):  # an empty slot: the panel above shows the x axis
         axes[index].set_visible(False)
         axes[index - columns].xaxis.set_tick_params(labelbottom=True)
-    plotted = f"{int(plottable.sum())} of {len(data)} predictions plotted" if not plottable.all() \
-        else f"{len(data)} predictions"
+    plotted = f"{drawn} of {len(data)} predictions drawn" if drawn < len(data) else f"{len(data)} predictions"
     if thinned:
-        plotted += f", at most {MAX_POINTS_PER_KERNEL} per {colour_by} and panel drawn"
+        plotted += f" (at most {MAX_POINTS_PER_KERNEL} per {colour_by} and panel)"
+    if not plottable.all():
+        plotted += f", {int((~plottable).sum())} of them no positive time: triangles on the bottom edge"
     panels_are = "one panel per held-out group" + (
         f" ({', '.join(evaluation.in_sample)}: the rows the model was fitted on)" if evaluation.in_sample else "")
     fig.suptitle(f"predicted vs measured: {_plot_title(context, evaluation.name)}, {panels_are}\n{plotted}",
@@ -261,19 +263,21 @@ def plot_predicted_vs_measured(evaluation: Evaluation, path: Path, context: str 
 def _scatter_panel(ax: Axes, name: str, part: pd.DataFrame, colour_by: str,
                    colours: Mapping[str, tuple[tuple, str]], limits: tuple[float, float], in_sample: bool = False) -> bool:
     """One group's points on ``ax`` (a held-out group, or ``in_sample``: rows the model was fitted
-    on, titled by their name alone); whether any colour's points were subsampled."""
+    on, titled by their name alone); how many points it drew, and whether any colour's were subsampled."""
     band = np.array(limits)
     ax.fill_between(band, band * 0.8, band * 1.2, color="0.85", linewidth=0)
     ax.plot(band, band, color="black", linewidth=0.8)
     usable = (part["predicted"] > 0) & np.isfinite(part["predicted"])
-    thinned = False
+    thinned, drawn = False, 0
     groups = sorted(part[usable].groupby(part[usable][colour_by].astype(str)), key=lambda item: -len(item[1]))
     for label, points in groups:  # the largest first, so that they hide no other
         if len(points) > MAX_POINTS_PER_KERNEL:
             points, thinned = points.sample(MAX_POINTS_PER_KERNEL, random_state=0), True
         colour, marker = colours[label]
         ax.scatter(points["measured"], points["predicted"], s=7, alpha=0.5, color=colour, marker=marker, linewidths=0)
+        drawn += len(points)
     hidden = part[~usable]
+    drawn += len(hidden)
     if len(hidden):
         ax.scatter(hidden["measured"], np.full(len(hidden), limits[0]), marker="v", s=10, color="0.4")
     finite = part[np.isfinite(part["predicted"])]
@@ -283,7 +287,7 @@ def _scatter_panel(ax: Axes, name: str, part: pd.DataFrame, colour_by: str,
     group = name if in_sample else f"held out: {name}"
     ax.set_title(f"{group}\nMAPE {_cell(error, 3) or 'undefined'}, {len(part)} rows", fontsize=8)
     ax.tick_params(labelsize=7)
-    return thinned
+    return drawn, thinned
 
 
 def _scatter_legend(colours: Mapping[str, tuple[tuple, str]], hidden: bool) -> tuple[list, list[str]]:
@@ -383,7 +387,8 @@ def plot_dendrogram(linkage_matrix: np.ndarray, labels: Sequence[str], path: Pat
     return path
 
 
-SCATTER_CAPTION = ("Predicted against measured time of each held-out row, both in seconds on log axes, one panel "
+SCATTER_CAPTION = ("Predicted against measured time of the held-out rows (a sample where a kernel has more than "
+                   f"{MAX_POINTS_PER_KERNEL} in a panel), both in seconds on log axes, one panel "
                    "per held-out group with its MAPE, coloured by kernel (by GPU where kernels are held out); the "
                    "black line is y = x (a perfect prediction), the grey band 0.8-1.2x of it.")
 HEATMAP_CAPTION = ("MAPE (a fraction) per kernel and held-out group (per GPU where kernels are held out; more than "
