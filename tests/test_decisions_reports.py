@@ -150,6 +150,19 @@ def _drawn_figure(monkeypatch):
     return figures
 
 
+def test_a_strip_marks_the_geometric_mean_where_the_tables_give_it(tmp_path, monkeypatch):
+    """The sweep and geometry reports' strips marked the median (2.18 for the model) beside tables of
+    geometric means (1.797): speedups 1 and 4 have median 2.5 and geometric mean 2."""
+    from gpuperf.decisions.reports import plot_strips
+
+    figures = _drawn_figure(monkeypatch)
+    for geometric_mean in (False, True):
+        plot_strips({"model": np.array([1.0, 4.0])}, tmp_path / "s.png", "speedup", "t", geometric_mean=geometric_mean)
+    bars = [[line.get_xdata()[0] for line in figure.axes[0].get_lines() if len(line.get_xdata()) == 2
+             and line.get_color() == "black"] for figure in figures]
+    assert bars == [[2.5], [pytest.approx(2.0)]]
+
+
 def test_a_strip_of_a_handful_of_points_draws_them_large_and_solid_but_thousands_small(tmp_path, monkeypatch):
     from gpuperf.decisions.reports import plot_strips
 

@@ -134,8 +134,10 @@ def plain_log_ticks(ax, axis: str = "x", between: bool = True) -> None:  # noqa:
     target.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
 
 
-def plot_strips(values: Mapping[str, np.ndarray], path: Path, xlabel: str, title: str, seed: int = 0) -> Path:
-    """A strip chart: one row of jittered points per category, log x axis, a line at 1."""
+def plot_strips(values: Mapping[str, np.ndarray], path: Path, xlabel: str, title: str, seed: int = 0,
+                geometric_mean: bool = False) -> Path:
+    """A strip chart: one row of jittered points per category, log x axis, a line at 1, a bar at each
+    row's median (its geometric mean where the report's tables give that)."""
     rng = np.random.default_rng(seed)
     names = list(values)
     fig = Figure(figsize=(7.5, 0.45 * len(names) + 1.2))
@@ -146,7 +148,8 @@ def plot_strips(values: Mapping[str, np.ndarray], path: Path, xlabel: str, title
         size, alpha = strip_marker(len(points))
         ax.scatter(points, row + rng.uniform(-0.25, 0.25, len(points)), s=size, alpha=alpha)
         if len(points):
-            ax.plot([np.median(points)] * 2, [row - 0.35, row + 0.35], color="black", linewidth=1.2)
+            centre = float(np.exp(np.mean(np.log(points)))) if geometric_mean else float(np.median(points))
+            ax.plot([centre] * 2, [row - 0.35, row + 0.35], color="black", linewidth=1.2)
     ax.axvline(1.0, color="grey", linewidth=0.8, linestyle="--")
     ax.set_xscale("log")
     plain_log_ticks(ax)
@@ -345,14 +348,15 @@ def geometry_report(folder: str | Path, picks: Mapping[str, pd.DataFrame], polic
     }).T.rename_axis("table")
     strips = {p: (combined["llvm"] / combined[p]).to_numpy() for p in present if p != "llvm"}
     image = plot_strips(strips, folder / "speedup_vs_llvm.png", "speedup over LLVM's default (128 threads)",
-                        "Speedup of each policy's choice")
+                        "Speedup of each policy's choice", geometric_mean=True)
     tables = {"Over all choices": overall, "Geometric-mean speedup over LLVM per table": per_table}
     if costs is not None:
         tables["Cost of one decision"] = costs
     return write_report(
         folder, title,
         tables=tables,
-        plots=[("Speedup per choice", "Each point one choice of block shape; the bar marks the median.", image)],
+        plots=[("Speedup per choice", "Each point one choice of block shape; the bar marks the geometric mean, "
+                "as the tables give it.", image)],
         notes=[f"{len(combined)} choices from {len(picks)} measured (kernel, GPU) tables; \"Over all choices\" pools "
                "them, so the tables with the most choices weigh most (see the per-table figures).",
                geometry_glossary(), *([COST_GLOSSARY] if costs is not None else []), *notes],
@@ -595,16 +599,19 @@ def sweep_report(folder: str | Path, choices: pd.DataFrame, summary: pd.DataFram
     policies = [p for p in summary.index if p != "llvm"]
     strips = {p: (choices["llvm"] / choices[p]).to_numpy(dtype=float) for p in policies}
     strip = plot_strips(strips, folder / "speedup_vs_llvm.png", "speedup over LLVM's default (128 threads)",
-                        "Speedup of each policy's (threads, blocks)")
+                        "Speedup of each policy's (threads, blocks)", geometric_mean=True)
     maps = plot_sweep_maps(usable, choices, folder / "time_maps.png")
     picks = choices.set_index("group").drop(columns=["kernel", "trip"])
+    policy_columns = [c for policy in summary.index for c in picks.columns if c == policy or c.startswith(f"{policy}_")]
+    picks = picks[policy_columns + [c for c in picks.columns if c not in policy_columns]]  # the tables' policy order
     return write_report(
         folder, title,
         tables={"Per policy": summary,
                 "Per (loop, trip count), per trip count and overall": figure_labels(sweep_figures(choices)),
                 "Each policy's pick (time in seconds, threads, blocks)": picks},
         time_columns=SWEEP_POLICIES,  # each policy's column holds its pick's time
-        plots=[("Speedup per choice", "Each point one (loop, trip count); the bar marks the median.", strip),
+        plots=[("Speedup per choice", "Each point one (loop, trip count); the bar marks the geometric mean, as the "
+                "tables give it.", strip),
                ("Time over the sweep", "Each point a measured geometry; x: heuristic, +: LLVM, o: the best.", maps)],
         notes=[f"Device: {device}; {len(usable)} measured points, {len(choices)} (loop, trip count) choices. "
                "Policies judged on their exact picks; blank: the sweep did not measure that pick. Per (loop, "
