@@ -110,6 +110,18 @@ def test_counting_predicated_instructions_loops_and_the_trap_branch():
     assert (machine.loads_in_loops, machine.stores_in_loops, machine.loops) == (1, 1, 1)
 
 
+def test_global_atomics_count_as_the_memory_accesses_they_make():
+    """A histogram's REDG.E.ADD (sm_90) was counted as no store: store_instructions 0 and straight_line for a
+    kernel updating global memory in its loop. ATOMS (shared memory) stays uncounted, as shared loads are."""
+    sass = SASS.replace("LDGSTS [R1], desc[UR4][R2.64]", "REDG.E.ADD.STRONG.GPU desc[UR4][R2.64], R5") \
+        .replace("@P0  LDG.E.CONSTANT R4, desc[UR4][R6.64]", "ATOMG.E.ADD.STRONG.GPU PT, R4, desc[UR4][R6.64], R5") \
+        .replace("STG.E.64 desc[UR4][R8.64], R2", "ATOMS.ADD R4, [R2], R5")
+    machine = count_instructions(sass, "k", "sm_90")
+    # loads: LDG, ATOMG (in the loop); stores: ATOMG (in the loop), STG (in the loop), REDG
+    assert (machine.load_instructions, machine.store_instructions) == (2, 3)
+    assert (machine.loads_in_loops, machine.stores_in_loops) == (1, 2)
+
+
 def test_cached_on_disk(monkeypatch):
     first = compiled_memory(get_kernel("sqrt_2d"))
     monkeypatch.setattr(compiled, "_memory_cache", {})

@@ -32,13 +32,15 @@ if TYPE_CHECKING:
     from gpuperf.kernels.kernel import Kernel
 
 _memory_cache: dict[str, CompiledMemory] = {}
-COUNTING_VERSION = 1  # part of the cache key: raise it when the counting rules change
+COUNTING_VERSION = 2  # part of the cache key: raise it when the counting rules change (2: atomics)
 
 _INSTRUCTION = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;")
 _LABEL = re.compile(r"^\s*\.(L_x_\d+):")
 _BRANCH_TARGET = re.compile(r"\bBRA\b.*`\(\.(L_x_\d+)\)")
-_LOAD = re.compile(r"^(?:@!?U?P\w+\s+)?LDG(?:\.|\s|$)")
-_STORE = re.compile(r"^(?:@!?U?P\w+\s+)?STG(?:\.|\s|$)")
+# A global atomic that returns the old value (ATOMG; ATOM on a generic address) both loads and stores; a
+# reduction that returns none (REDG; RED before sm_90) stores: each a read-modify-write of global memory.
+_LOAD = re.compile(r"^(?:@!?U?P\w+\s+)?(?:LDG|ATOMG|ATOM)(?:\.|\s|$)")
+_STORE = re.compile(r"^(?:@!?U?P\w+\s+)?(?:STG|REDG|RED|ATOMG|ATOM)(?:\.|\s|$)")
 
 
 @dataclass(frozen=True)
