@@ -144,7 +144,8 @@ def test_a_size_may_be_the_largest_value_its_int32_argument_holds() -> None:
     program = _program("b[i] = a[i]", [lp.GlobalArg("a,b", np.float32, shape="n"), lp.ValueArg("n", np.int32)])
     kernel = kernel_from_program(program, "copy", "test")
     assert kernel.resolve_sizes({"n": 2**31 - 1}) == {"n": 2147483647}
-    with pytest.raises(GpuperfError, match=r"n=2147483648 does not fit the kernel's int32 argument"):
+    with pytest.raises(GpuperfError, match=r"n=2147483648 does not fit kernel copy's int32 argument \(-2147483648 to "
+                                           r"2147483647\); declare it wider \(lp.ValueArg\('n', np.int64\)\)"):
         kernel.resolve_sizes({"n": 2**31})
 
 
@@ -349,7 +350,7 @@ def test_test_kernels_have_their_documented_shapes() -> None:
 
 @pytest.mark.parametrize(("value", "message"), [
     (2**53 + 1, None),  # whole, though no float holds it
-    (2**63 + 1, "does not fit the kernel's int64 argument"),
+    (2**63 + 1, r"does not fit kernel saxpy\S*'s int64 argument \(.*\)$"),
     (float("inf"), "is not an integer"),
     (3.5, "must be a whole number"),
 ])

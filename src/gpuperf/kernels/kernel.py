@@ -326,8 +326,10 @@ class Kernel:
             return
         limits = np.iinfo(dtype)
         if not limits.min <= number <= limits.max:
-            raise GpuperfError(f"size parameter {name}={number} does not fit the kernel's {dtype} argument "
-                               f"({limits.min} to {limits.max})")
+            wider = (f"; declare it wider (lp.ValueArg('{name}', np.int64)) for sizes this large"
+                     if dtype.itemsize < 8 else "")
+            raise GpuperfError(f"size parameter {name}={number} does not fit kernel {self.name}'s {dtype} argument "
+                               f"({limits.min} to {limits.max}){wider}")
 
     def _check_assumptions(self, sizes: Mapping[str, int]) -> None:
         """Refuse sizes the program's assumptions exclude (e.g. ``n mod 256 = 0``)."""
