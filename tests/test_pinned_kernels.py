@@ -350,7 +350,7 @@ def test_test_kernels_have_their_documented_shapes() -> None:
 
 @pytest.mark.parametrize(("value", "message"), [
     (2**53 + 1, None),  # whole, though no float holds it
-    (2**63 + 1, r"does not fit kernel saxpy\S*'s int64 argument \(.*\)$"),
+    (2**63 + 1, "does not fit kernel loop_saxpy's int64 argument (-9223372036854775808 to 9223372036854775807)"),
     (float("inf"), "is not an integer"),
     (3.5, "must be a whole number"),
 ])
