@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import ast
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -553,9 +552,7 @@ def read_training_spaces(path: str | Path, params: Sequence[str], target: str | 
     on them (tuned over more parameters: another kernel's rows), are left out; a table with no
     group left is an error."""
     if is_kernel_tuner_cache(path):
-        with _left_out_if_all_failed() as kept:
-            kept.append(_cache_space(path, params, target))
-        return kept
+        return _unless_all_failed(lambda: _cache_space(path, params, target))
     frame = read_table(path)
     times = [target] if target in frame.columns else [c for c in TIME_COLUMNS if c in frame.columns]
     frame = with_literal_texts(frame, path, params, times=times)  # a time of nan or NA is no pending row
@@ -577,9 +574,7 @@ def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], targe
     by = [c for c in (*GROUP_COLUMNS, *size_columns) if c in frame.columns and frame[c].nunique() > 1]
     by += [GPU_LABEL] if _campaigns_share_a_gpu(frame) else []
     if not by:
-        with _left_out_if_all_failed() as kept:
-            kept.append(space_from_frame(frame, params, column, where))
-        return kept
+        return _unless_all_failed(lambda: space_from_frame(frame, params, column, where))
     spaces, left_out, repeated = [], np.zeros(len(frame), dtype=bool), None
     groups = frame.groupby(by, sort=True, dropna=False)  # a row without a label or size is a group of its own too
     numbers = groups.ngroup().to_numpy()
@@ -594,9 +589,8 @@ def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], targe
             repeated = repeated or (part[~none], f"{where} ({', '.join(names)})")
             continue
         left_out[positions[none]] = True
-        with _left_out_if_all_failed() as kept:
-            kept.append(space_from_frame(part[~none], params, column, f"{where} ({', '.join(names)})"))
-        spaces += kept
+        spaces += _unless_all_failed(lambda: space_from_frame(part[~none], params, column,
+                                                               f"{where} ({', '.join(names)})"))
     if left_out.any():
         _note_unparameterised(frame, left_out, where)
     if not spaces:
@@ -608,16 +602,14 @@ class AllFailed(GpuperfError):
     """A space every configuration of which failed: no time to explore or learn from."""
 
 
-@contextmanager
-def _left_out_if_all_failed() -> Iterator[list[Space]]:
-    """The block's training spaces (appended to the list it gets); one whose every configuration failed
-    is left out of the training with a note, as a group without the parameters is."""
-    kept: list[Space] = []
+def _unless_all_failed(make: Callable[[], Space]) -> list[Space]:
+    """``[make()]``, the training space; none where its every configuration failed, with a note (it is
+    left out of the training, as a group without the parameters is)."""
     try:
-        yield kept
+        return [make()]
     except AllFailed as error:
-        warnings.warn(GpuperfNote(f"{error}: left out of the training"), stacklevel=4)
-        kept.clear()
+        warnings.warn(GpuperfNote(f"{error}: left out of the training"), stacklevel=3)
+        return []
 
 
 def _campaigns_share_a_gpu(frame: pd.DataFrame) -> bool:
