@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -428,21 +430,27 @@ def test_a_store_cut_short_is_damaged_not_another_file(tmp_path: Path) -> None:
         Store(path, create=False).rows()
 
 
-def test_a_read_the_file_system_refuses_names_the_store(tmp_path: Path) -> None:
-    """A full disk failed a run's first read ('disk I/O error') with an error blaming loopy's caches."""
-    class Refusing:
+@contextmanager
+def failing_database(store: Store, error: sqlite3.Error) -> Iterator[None]:
+    """The store's connection replaced, for the block, by one whose every call raises ``error``."""
+    class Failing:
         def __getattr__(self, name):
             def fail(*args, **kwargs):
-                raise sqlite3.OperationalError("disk I/O error")
+                raise error
             return fail
 
-    with Store(tmp_path / "s.sqlite") as store:
-        healthy, store.db = store.db, Refusing()
-        try:
-            with pytest.raises(GpuperfError, match=r"store '.*s\.sqlite': cannot read it \(disk I/O error\)"):
-                store.timing_settings("c")
-        finally:
-            store.db = healthy
+    healthy, store.db = store.db, Failing()
+    try:
+        yield
+    finally:
+        store.db = healthy
+
+
+def test_a_read_the_file_system_refuses_names_the_store(tmp_path: Path) -> None:
+    """A full disk failed a run's first read ('disk I/O error') with an error blaming loopy's caches."""
+    with Store(tmp_path / "s.sqlite") as store, failing_database(store, sqlite3.OperationalError("disk I/O error")):
+        with pytest.raises(GpuperfError, match=r"store '.*s\.sqlite': cannot read it \(disk I/O error\)"):
+            store.timing_settings("c")
 
 
 @pytest.mark.parametrize("call", [lambda s: s.set_plan("c", "c.toml", "opencl:0", 1),
@@ -450,18 +458,7 @@ def test_a_read_the_file_system_refuses_names_the_store(tmp_path: Path) -> None:
 def test_a_damaged_page_met_while_planning_or_recording_a_move_names_the_store(tmp_path: Path, call) -> None:
     """set_plan lost its decorator when a method was added above it: a damaged page met there gave
     SQLite's traceback instead of one error naming the store."""
-    import sqlite3
-
-    class Damaged:
-        def __getattr__(self, name):
-            def fail(*args, **kwargs):
-                raise sqlite3.DatabaseError("database disk image is malformed")
-            return fail
-
-    with Store(tmp_path / "s.sqlite") as store:
-        healthy, store.db = store.db, Damaged()
-        try:
-            with pytest.raises(GpuperfError, match=r"store '.*s\.sqlite' is damaged \(database disk image is malformed\)"):
-                call(store)
-        finally:
-            store.db = healthy
+    damaged = sqlite3.DatabaseError("database disk image is malformed")
+    with Store(tmp_path / "s.sqlite") as store, failing_database(store, damaged):
+        with pytest.raises(GpuperfError, match=r"store '.*s\.sqlite' is damaged \(database disk image is malformed\)"):
+            call(store)

@@ -417,17 +417,23 @@ class Kernel:
             inputs[arg.name] = dtype.type(self._draw(rng, dtype, ()))
         return inputs
 
+    @cached_property
+    def index_arrays(self) -> tuple[tuple[str, lp.ArrayArg, int], ...]:
+        """(integer array, the argument it indexes, the axis) for each integer array argument the kernel uses
+        in another argument's subscript (``idx`` in ``out[idx[i]]``), worked out once per kernel."""
+        arrays = {arg.name: arg for arg in self.array_args}
+        integers = {name for name, arg in arrays.items() if np.dtype(arg.dtype.numpy_dtype).kind in "iu"}
+        return tuple((index, arrays[indexed], axis) for index, indexed, axis in
+                     sorted(index_array_uses(self.entry, integers)) if indexed in arrays)
+
     def _check_index_ranges(self, sizes: Mapping[str, int]) -> None:
         """An error, before any input is drawn, where an integer array indexes an axis of another array
         (``out[idx[i]]``) shorter than ``integer_range`` reaches: the kernel would read or write past the
         array's end (on pocl, corrupting the process's memory)."""
-        arrays = {arg.name: arg for arg in self.array_args}
-        integers = {name for name, arg in arrays.items() if np.dtype(arg.dtype.numpy_dtype).kind in "iu"}
         least, most = self.integer_range
-        for index, indexed, axis in sorted(index_array_uses(self.entry, integers)):
-            if indexed not in arrays:
-                continue
-            extent = self.array_shape(arrays[indexed], sizes)[axis]
+        for index, indexed_arg, axis in self.index_arrays:
+            indexed = indexed_arg.name
+            extent = self.array_shape(indexed_arg, sizes)[axis]
             if least < 0 or most > extent - 1:
                 raise GpuperfError(
                     f"kernel {self.name}: array {index} indexes axis {axis} of {indexed} (extent {extent} at these "
