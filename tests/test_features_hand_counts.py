@@ -145,7 +145,7 @@ def test_warp_access_summary_weights_accesses_by_their_warp_requests():
     def acc(var, stride, count, lanes=None):
         return NS(record=NS(space="global", problem=None, variable=var, direction="load", instruction="", itemsize=4,
                             lanes=lanes, vector=1, padded_vector=1),
-                  count=count, lid_strides={0: stride}, offset=None, outer=None)
+                  count=count, lid_strides={0: stride}, offset=None, outer=None, lanes=lanes)
     s = warp_access_summary(NS(local=(64, 1, 1), accesses=[acc("a", 1, 6400, half), acc("b", 2, 6400)]))
     assert [a.requests for a in s.accesses] == [100, 200]
     assert s.cache_lines_per_warp_access == pytest.approx((100 * 1 + 200 * 2) / 300)
@@ -168,6 +168,17 @@ def test_a_fetch_pass_counts_only_the_lanes_it_runs_on():
     # 18 loads (and local stores) per group of 16; loopy's box count, kept in global_loads, gives 2 each
     assert counted["global_loads_per_thread"] == counted["local_stores_per_thread"] == 18 / 16
     assert counted["global_loads"] == 2 * 4096 and counted["local_loads_per_thread"] == 3
+
+
+def test_a_fetch_pass_whose_extent_depends_on_the_sizes_still_counts_only_its_lanes():
+    """Without n known to divide 16, the fetch's passes are ``min`` expressions of n; at n = 4096 they
+    are the same two (16 lanes, then 2) as tile_fetch's: 18 loads per group of 16. At n = 10 the one
+    group's tile is 12 floats, one pass: the box count (every lane of the pass) is kept."""
+    at_4096 = features("tile_fetch_any_n")
+    assert at_4096["global_loads_per_thread"] == at_4096["local_stores_per_thread"] == 18 / 16
+    assert at_4096["sectors_per_warp_access"] == pytest.approx(features("tile_fetch")["sectors_per_warp_access"])
+    at_10 = extract_features(get_kernel(f"{KERNELS}:tile_fetch_any_n"), {"n": 10})
+    assert at_10["global_loads_per_thread"] == 12 / 16 and at_10["threads"] == 16
 
 
 @pytest.mark.parametrize("name", ["partial_lane", "partial_lane_uniform"])

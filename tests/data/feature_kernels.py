@@ -206,6 +206,17 @@ def tile_fetch():
     return lp.add_prefetch(k, "a", ["i_inner"], fetch_outer_inames="i_outer", default_tag="l.auto")
 
 
+def tile_fetch_any_n():
+    """tile_fetch without n known to divide the group: the fetch loop's two passes and the lanes of
+    each are ``min`` expressions of n (a tile clipped at the array's end)."""
+    k = lp.make_kernel("{[i]: 0<=i<n}", "out[i] = a[i] + a[i+1] + a[i+2]",
+                       [lp.GlobalArg("a", np.float32, shape=("n + 2",)), lp.GlobalArg("out", np.float32, shape=("n",)),
+                        lp.ValueArg("n", np.int32)],
+                       assumptions="n>=1", lang_version=(2018, 2), name="tile_fetch_any_n")
+    k = lp.split_iname(k, "i", 16, outer_tag="g.0", inner_tag="l.0")
+    return lp.add_prefetch(k, "a", ["i_inner"], fetch_outer_inames="i_outer", default_tag="l.auto")
+
+
 
 def lanes_from_two():
     """out[i] = a[i] for 2 <= i < 10 in each group of 8 work-items, 40 floats apart: lane 0 reads

@@ -172,8 +172,8 @@ def access_lines(access: EvaluatedAccess, local: tuple[int, int, int]) -> Access
     group = local[0] * local[1] * local[2]
     accesses = access.count / record.vector  # a float4 access: one request for its four elements
     requests = accesses * math.ceil(group / WARP_SIZE) / group
-    if record.lanes is not None:
-        requests = accesses / record.lanes.box * record.lanes.warps
+    if access.lanes is not None:
+        requests = accesses / access.lanes.box * access.lanes.warps
     named = {"variable": record.variable, "direction": record.direction, "instruction": record.instruction,
              "count": access.count, "requests": requests}
     if reason is not None:
@@ -182,13 +182,13 @@ def access_lines(access: EvaluatedAccess, local: tuple[int, int, int]) -> Access
     known = access.offset is not None and access.outer is not None
     offset = int(access.offset) if known else None  # type: ignore[arg-type]
     outer = tuple((int(a), int(b), int(c)) for a, b, c in access.outer) if known else None  # type: ignore[union-attr]
-    if record.lanes is None:
+    if access.lanes is None:
         lane = record.itemsize * record.padded_vector
         lines, starts, _ = lines_touched(strides, local, record.itemsize, LINE_BYTES, offset, outer, None, lane)
         sectors, _, _ = lines_touched(strides, local, record.itemsize, SECTOR_BYTES, offset, outer, None, lane)
         fewest = fewest_lines(strides, local, lane, SECTOR_BYTES)
     else:
-        lines, sectors, starts, fewest = masked_lines(record.lanes, record.itemsize, strides, local, offset, outer,
+        lines, sectors, starts, fewest = masked_lines(access.lanes, record.itemsize, strides, local, offset, outer,
                                                       record.padded_vector)
     alignment = "assumed" if not known else ("known" if starts == 1 else "averaged")
     return AccessLines(**named, lines=lines, sectors=sectors, analysable=True, alignment=alignment, reason=None,

@@ -38,7 +38,7 @@ from gpuperf.features.expressions import Evaluator
 from gpuperf.features.lanes import LaneMask
 
 SUBGROUP_SIZE = 32
-FORMAT_VERSION = 7  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
+FORMAT_VERSION = 8  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
 
 
 def dtype_name(dtype: Any) -> str:
@@ -115,6 +115,7 @@ class SymbolicCounts:
             exprs.extend(0 if s is None else s for _, s in access.lid_strides)
             exprs.append(0 if access.offset is None else access.offset)
             exprs.extend(value for triple in access.outer or () for value in triple)
+            exprs.append(0 if access.lanes is None or access.lanes.box_at_sizes is None else access.lanes.box_at_sizes)
         exprs.extend(self.syncs.values())
         exprs.extend(self.groups)
         exprs.extend(0 if e is None else e for e in (self.branches, self.loop_iterations))
@@ -143,6 +144,8 @@ class SymbolicCounts:
                 strides[axis] = None if stride is None else value
             offset = next(numbers)
             outer = [(next(numbers), next(numbers), next(numbers)) for _ in access.outer or ()]
+            box = next(numbers)
+            masked = access.lanes is not None and (access.lanes.box_at_sizes is None or box == access.lanes.box)
             accesses.append(
                 EvaluatedAccess(
                     record=access,
@@ -150,6 +153,7 @@ class SymbolicCounts:
                     lid_strides=strides,
                     offset=None if access.offset is None else offset,
                     outer=None if access.outer is None else outer,
+                    masked=masked,
                 )
             )
         syncs = {key: next(numbers) for key in self.syncs}
@@ -195,6 +199,12 @@ class EvaluatedAccess:
     lid_strides: dict[int, int | None]
     offset: int | None
     outer: list[tuple[int, int, int]] | None  # (stride, first value, number of values) per other iname
+    masked: bool = True  # whether the record's lane mask holds at these sizes
+
+    @property
+    def lanes(self) -> LaneMask | None:
+        """The work-items that make the access at these sizes (None: every lane of the box)."""
+        return self.record.lanes if self.masked else None
 
     @property
     def stride_class(self) -> str:

@@ -13,7 +13,10 @@ size parameter, where they do not fill the work-group's box: the local ids tied 
 loop or a work-group index, tied to each other (a triangle), or shorter than the group along their
 axis. Constraints with a size parameter are left out: they bound the problem (``lid(0) + 16*gid(0)
 < n``, or a fetch's footprint at the array's end) and switch lanes off only in the groups at its
-edge, where every lane still counts.
+edge, where every lane still counts. Where such a bound also clips the tied inames' extents (a fetch
+loop over ``min(2, ...)`` passes when the sizes are not known to divide the tile), the mask holds at
+the sizes where the domain's box equals the mask's own (every pass, as at all but the smallest
+sizes); at other sizes the access keeps loopy's box count.
 """
 
 from __future__ import annotations
@@ -21,11 +24,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from itertools import product as cartesian
+from typing import Any
 
 import islpy as isl
 import numpy as np
 
-from gpuperf.features.domains import Domains
+from gpuperf.features.domains import Domains, Expr, product
 
 WARP_SIZE = 32
 MAX_POINTS = 1 << 16  # larger tied domains are not enumerated (no mask)
@@ -42,11 +46,14 @@ class LaneMask:
     executions per group the access's count holds for one pass over the untied inames (loopy's box
     count: the tied inames' extents times the local inames' extents, or times the whole group for
     an access counted per sub-group), so the count divided by ``box`` is how often each chunk runs.
+    ``box_at_sizes`` is that box as an expression of the sizes where the domain's extents depend on
+    them (None: they do not); the mask holds at sizes where it evaluates to ``box``.
     """
 
     positions: tuple[int, ...]
     chunks: tuple[tuple[tuple[int, ...], bytes], ...]
     box: int
+    box_at_sizes: Expr | None = None
 
     @property
     def items(self) -> int:
@@ -106,11 +113,13 @@ def _size_free(basic: isl.BasicSet, names: list[str], local_names: list[str]) ->
 @dataclass(frozen=True)
 class _Tied:
     """One domain component's part in a mask: its local inames, its other inames, and for each value
-    of those others the local ids (relative to each local iname's first value) the domain allows."""
+    of those others the local ids (relative to each local iname's first value) the domain allows,
+    and each iname's number of values there (its extent without the size constraints)."""
 
     local_inames: tuple[str, ...]
     others: tuple[str, ...]
     allowed: dict[tuple[int, ...], set[tuple[int, ...]]]
+    spans: dict[str, int]
 
 
 def _tied(domains: Domains, names: list[str]) -> _Tied | None:
@@ -123,12 +132,13 @@ def _tied(domains: Domains, names: list[str]) -> _Tied | None:
     local_inames = tuple(n for n in order if domains.is_local(n))
     others = tuple(n for n in order if not domains.is_local(n))
     column = {n: order.index(n) for n in order}
-    firsts = {n: min(p[column[n]] for p in points) for n in local_inames}
+    firsts = {n: min(p[column[n]] for p in points) for n in order}
+    spans = {n: max(p[column[n]] for p in points) - firsts[n] + 1 for n in order}
     allowed: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
     for point in points:
         lanes = tuple(point[column[n]] - firsts[n] for n in local_inames)
         allowed.setdefault(tuple(point[column[n]] for n in others), set()).add(lanes)
-    return _Tied(local_inames, others, allowed)
+    return _Tied(local_inames, others, allowed, spans)
 
 
 def _chunks(domains: Domains, parts: list[_Tied], local: tuple[int, int, int]) -> list[tuple[tuple[int, ...], bytes]]:
@@ -170,20 +180,28 @@ def lane_mask(domains: Domains, context: frozenset[str], outer_inames: list[str]
     if any(part is None for part in parts):
         return None
     tied = [n for part in parts for n in part.others]  # type: ignore[union-attr]
-    extents = domains.extents
-    if not all(isinstance(extents[n], int) for n in tied + local_inames):
-        return None  # an extent that depends on the sizes: the box count has no fixed number of passes
     if math.prod(len(part.allowed) for part in parts) > MAX_CHUNKS:  # type: ignore[union-attr]
         return None
     group = math.prod(local)
-    outer_box = math.prod(extents[n] for n in tied)
     on_axis = dict(zip(axes, local_inames))
-    item_box = math.prod(extents[on_axis[axis]] if axis in on_axis else local[axis] for axis in range(3))
+    extents = domains.extents
+    spans = {n: span for part in parts for n, span in part.spans.items()}  # type: ignore[union-attr]
+    fixed = all(isinstance(extents[n], int) for n in tied + local_inames)
+
+    def box_factors(extent: dict[str, Any]) -> list[Any]:
+        """The box's factors from the inames' extents: the tied inames', then the work-items'."""
+        items = [group] if per_subgroup else [extent[on_axis[axis]] if axis in on_axis else local[axis]
+                                              for axis in range(3)]
+        return [extent[n] for n in tied] + items
+
+    factors = box_factors(extents if fixed else spans)
+    outer_box, item_box = math.prod(factors[:len(tied)]), math.prod(factors[len(tied):])
     chunks = _chunks(domains, parts, local)  # type: ignore[arg-type]
     if len(chunks) == outer_box and item_box == group and all(all(mask) for _, mask in chunks):
         return None  # the box is full: every lane of every pass
     positions = tuple(outer_inames.index(n) if outer_inames and n in outer_inames else -1 for n in tied)
-    return LaneMask(positions=positions, chunks=tuple(chunks), box=outer_box * (group if per_subgroup else item_box))
+    box_at_sizes = None if fixed else product(box_factors(extents))
+    return LaneMask(positions=positions, chunks=tuple(chunks), box=outer_box * item_box, box_at_sizes=box_at_sizes)
 
 
 def made_count(count: float, mask: LaneMask | None) -> float:

@@ -156,7 +156,7 @@ OCCUPANCY_FEATURES = ("registers_per_thread", "occupancy", "active_blocks_per_sm
 def made_accesses(access: EvaluatedAccess) -> float:
     """The accesses the work-items make of one evaluated access: switched-off lanes left out, a float4
     one access for its four elements."""
-    return made_count(access.count, access.record.lanes) / access.record.vector
+    return made_count(access.count, access.lanes) / access.record.vector
 
 
 def _features_from_counts(evaluated: Evaluated) -> dict[str, float]:
