@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from gpuperf.decisions.geometry import (
+    DeviceDescriptor,
     KernelDescriptor,
     choose_geometry,
     device_descriptor,
@@ -454,3 +455,21 @@ def test_a_link_where_the_default_model_is_cached_is_replaced_not_written_throug
         geometry_model._default_geometry_model.cache_clear()
     assert victim.read_text() == "precious\n"
     assert path.is_file() and not path.is_symlink()
+
+
+def test_a_kernel_descriptor_takes_whole_numbers_only():
+    assert KernelDescriptor(1000.0, 32.0).trip == 1000
+    for trip in (2.5, "5"):
+        with pytest.raises(GpuperfError, match="trip count must be a whole number"):
+            KernelDescriptor(trip)
+    with pytest.raises(GpuperfError, match="registers must be a whole number"):
+        KernelDescriptor(100, registers=3.5)
+
+
+def test_a_hand_built_device_never_gets_a_block_above_its_threads_per_block():
+    tiny = DeviceDescriptor(name="tiny", sms=4, max_threads_per_sm=256, max_blocks_per_sm=8, registers_per_sm=8192,
+                            shared_memory_per_sm_bytes=16384, max_threads_per_block=64, warp_size=32,
+                            preferred_threads_per_block=32)
+    with pytest.raises(GpuperfError, match="a block of 128 threads .* does not fit on an SM of tiny"):
+        choose_geometry(tiny, 1000, 16, 0, "llvm")
+    assert choose_geometry(tiny, 1000, 16, 0, "occupancy").threads == 64

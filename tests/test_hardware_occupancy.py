@@ -236,3 +236,13 @@ def test_gp100_refuses_a_block_of_registers_gp10x_cannot_run():
     with pytest.raises(GpuperfError, match="a block of 320 threads x 192 registers needs more than"):
         occupancy(get_gpu("Tesla P100 PCIe 12GB"), 320, 192, 0)
     assert occupancy(get_gpu("Tesla P100 PCIe 12GB"), 256, 192, 0).active_blocks_per_sm == 1
+
+
+def test_an_embedded_gpu_gives_one_block_half_the_register_file():
+    """cc 5.3 (Jetson Nano, TX1): at most 32768 registers a block. 1024 threads x 64 registers need
+    65536: refused there, run on a GTX 980 (cc 5.2); 512 threads fit both."""
+    nano = replace(get_gpu("GTX 980"), name="Jetson Nano", compute_capability="5.3", sms=1)
+    with pytest.raises(GpuperfError, match="needs more than the 32768 registers one block may use on Jetson Nano"):
+        occupancy(nano, 1024, 64)
+    assert occupancy(get_gpu("GTX 980"), 1024, 64).active_blocks_per_sm == 1
+    assert occupancy(nano, 512, 64).active_blocks_per_sm == 2

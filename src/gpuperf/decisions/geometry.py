@@ -100,6 +100,9 @@ class KernelDescriptor:
     shared_memory_bytes: int = 0
 
     def __post_init__(self) -> None:
+        self.trip = whole_number(self.trip, "trip count")
+        self.registers = whole_number(self.registers, "registers")
+        self.shared_memory_bytes = whole_number(self.shared_memory_bytes, "shared memory bytes")
         if self.trip < 1:
             raise GpuperfError(f"trip count {self.trip} must be at least 1")
         if self.registers < 0 or self.shared_memory_bytes < 0:
@@ -153,6 +156,8 @@ def resident_blocks_per_sm(device: DeviceDescriptor, threads: int, registers: in
         return occupancy(device.spec, threads, registers, shared_memory_bytes).active_blocks_per_sm
     if device.spec is not None:
         check_block_limits(device.spec, threads, registers, shared_memory_bytes)
+    elif threads > device.max_threads_per_block:
+        return 0
     warps = _ceil_div(threads, device.warp_size)
     limits = [device.max_threads_per_sm // (warps * device.warp_size), device.max_blocks_per_sm]
     if registers:
@@ -286,10 +291,7 @@ def choose_geometry(
 ) -> Geometry:
     """Threads and blocks for a loop of ``trip`` iterations on ``gpu`` under ``policy``."""
     device = device_descriptor(gpu)
-    kernel = KernelDescriptor(
-        whole_number(trip, "trip count"), whole_number(registers, "registers"),
-        whole_number(shared_memory_bytes, "shared memory bytes"),
-    )
+    kernel = KernelDescriptor(trip, registers, shared_memory_bytes)
     if policy == "model":
         from gpuperf.decisions.geometry_model import default_geometry_model
 

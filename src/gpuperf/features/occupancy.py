@@ -34,7 +34,8 @@ from gpuperf.hardware.specs import GpuSpec
 
 LIMITERS = ("warps", "registers", "shared_memory", "blocks")
 REGISTER_ALLOCATION_UNIT = 256  # registers, per warp
-MAX_REGISTERS_PER_BLOCK = 65536  # cc 3.0 to 12.x
+MAX_REGISTERS_PER_BLOCK = 65536  # cc 3.0 to 12.x, but for the embedded GPUs below
+HALF_REGISTER_FILE_PER_BLOCK = ((3, 2), (5, 3), (6, 2))  # Tegra K1, X1 (Jetson Nano, TX1), X2 (TX2): 32768
 SUPPORTED_MAJORS = (3, 5, 6, 7, 8, 9, 10, 11, 12)
 
 
@@ -128,6 +129,11 @@ def _compute_capability(gpu: GpuSpec) -> tuple[int, int]:
     return cc
 
 
+def max_registers_per_block(cc: tuple[int, int]) -> int:
+    """The registers one block may use (the CUDA programming guide's table of compute capabilities)."""
+    return MAX_REGISTERS_PER_BLOCK // 2 if cc in HALF_REGISTER_FILE_PER_BLOCK else MAX_REGISTERS_PER_BLOCK
+
+
 def _register_block_limit(gpu: GpuSpec, cc: tuple[int, int], warps_per_block: int, registers: int) -> int | None:
     """Blocks per SM the register file allows (0 if one block cannot get its registers)."""
     registers_per_warp = _round_up(registers * gpu.warp_size, REGISTER_ALLOCATION_UNIT)
@@ -135,7 +141,7 @@ def _register_block_limit(gpu: GpuSpec, cc: tuple[int, int], warps_per_block: in
         return None
     partitions = register_sub_partitions(cc)
     # The hardware checks a block's registers as if its warps filled every sub-partition.
-    if registers_per_warp * _round_up(warps_per_block, partitions) > MAX_REGISTERS_PER_BLOCK:
+    if registers_per_warp * _round_up(warps_per_block, partitions) > max_registers_per_block(cc):
         return 0
     warps_per_partition = (gpu.registers_per_sm // partitions) // registers_per_warp
     return warps_per_partition * partitions // warps_per_block
@@ -177,7 +183,7 @@ def occupancy(
     if registers == 0:
         raise GpuperfError(
             f"a block of {threads_per_block} threads x {registers_per_thread} registers needs more than the "
-            f"{MAX_REGISTERS_PER_BLOCK} registers one block may use on {gpu.name}"
+            f"{max_registers_per_block(cc)} registers one block may use on {gpu.name}"
         )
     shared = _round_up(shared_memory_per_block + reserved_shared_memory_per_block(cc), shared_memory_granularity(cc))
     limits = {
