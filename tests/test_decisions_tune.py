@@ -50,7 +50,7 @@ def test_repeated_configurations_are_refused_and_a_missing_time_is_a_failure():
     nullable table holds a missing time, was refused as 'time <NA> must be positive'."""
     configs = grid((9, 4)).configs
     with pytest.raises(GpuperfError, match=r"configuration 144 \(.*\) appears twice in the configurations"):
-        GuidedSearch(pd.concat([configs, configs.iloc[[5]]]), ["x", "y"])
+        GuidedSearch(pd.concat([configs, configs.iloc[[5]]], ignore_index=True), ["x", "y"])
     search = GuidedSearch(configs, ["x", "y"], seed=1)
     index = search.ask()
     search.tell(index, pd.NA)
@@ -181,8 +181,8 @@ def test_tell_refuses_repeats_and_bad_times():
         search.tell(search.ask(), -1.0)
     with pytest.raises(GpuperfError, match="no column"):
         GuidedSearch(grid((5, 5)).configs, ["x", "z"])
-    for index in (-1, 144, 2.0, True):
-        with pytest.raises(GpuperfError, match="not an index of the 144 configurations"):
+    for index in (-1, 144, "2", True, [2]):
+        with pytest.raises(GpuperfError, match="not a label of the 144 configurations"):
             search.tell(index, 1.0)
     for time in ("fast", float("inf")):
         with pytest.raises(GpuperfError, match="must be positive"):
@@ -192,8 +192,8 @@ def test_tell_refuses_repeats_and_bad_times():
 
 def test_a_start_order_or_seed_the_search_cannot_use_is_refused_when_the_search_is_built():
     configs = grid((5, 5)).configs  # 144 configurations
-    for start, message in (([100, 200], "start: 200 is not an index of the 144 configurations"),
-                           ([-1], "start: -1 is not an index"), ([1.0], "start: 1.0 is not an index"),
+    for start, message in (([100, 200], "start: 200 is not a label of the 144 configurations"),
+                           ([-1], "start: -1 is not a label"), (["1"], "start: '1' is not a label"),
                            ([1, 1], "start: configuration 1 is named more than once")):
         with pytest.raises(GpuperfError, match=message):
             GuidedSearch(configs, ["x", "y"], start=start)
@@ -506,15 +506,15 @@ def test_tune_space_trains_on_a_table_given_as_a_data_frame():
 
 
 def test_ask_after_every_configuration_is_measured_is_an_error_and_a_zero_time_is_refused():
-    configs = pd.DataFrame({"x": [1, 2]}, index=[10, 20])  # any index: positions count
+    configs = pd.DataFrame({"x": [1, 2]}, index=[10, 20])  # any index: its labels name the configurations
     search = GuidedSearch(configs, ["x"])
     with pytest.raises(GpuperfError, match="time 0.0 must be positive"):
-        search.tell(0, 0.0)
+        search.tell(10, 0.0)
     first = search.ask()
     search.tell(first, 2.0)
     second = search.ask()
     search.tell(second, 1.0)
-    assert sorted([first, second]) == [0, 1] and search.best() == second
+    assert sorted([first, second]) == [10, 20] and search.best() == second
     with pytest.raises(GpuperfError, match="every configuration has been measured"):
         search.ask()
 
@@ -1203,3 +1203,27 @@ def test_a_resume_refused_names_the_line_and_says_nothing_of_the_budget_first(tm
     table.to_csv(out, index=False)
     assert main([*args, "-p", "n=256", "--budget", "3", "--resume"]) == 2
     assert "line 3: the run to resume measured {'local_x': 256" in capsys.readouterr().err
+
+
+def test_a_guided_search_names_configurations_by_their_labels_in_the_frames_index():
+    """A sorted or filtered frame keeps its labels: ask, tell, best and start take and give what
+    configs.loc takes, so the configuration measured is the one the search meant. Trained on a GPU
+    where 32 x 16 is fastest, the search asks for that configuration first, whatever its row."""
+    from gpuperf.decisions import GuidedSearch
+
+    grid = pd.DataFrame([(x, y) for x in (8, 16, 32, 64) for y in (8, 16, 32, 64)], columns=["tx", "ty"])
+    times = {(x, y): 1e-3 * (1 + abs(x - 32) + abs(y - 16)) for x, y in grid.itertuples(index=False)}
+    train = grid.assign(gpu="A100", time_s=[times[c] for c in grid.itertuples(index=False, name=None)])
+    shuffled = grid.sort_values(["ty", "tx"])  # 32 x 16 is labelled 9, in row 6
+    search = GuidedSearch(shuffled, ["tx", "ty"], train=train)
+    first = search.ask()
+    assert shuffled.loc[first].tolist() == [32, 16]
+    search.tell(first, 1e-3)
+    assert search.best() == first and search.measured == [first]
+    named = GuidedSearch(grid.set_index(grid["tx"].astype(str) + "x" + grid["ty"].astype(str)), ["tx", "ty"],
+                         start=["64x8", "8x64"])
+    assert [named.ask() for _ in range(1)] == ["64x8"]
+    with pytest.raises(GpuperfError, match="configuration: '9x9' is not a label of the 16 configurations"):
+        named.tell("9x9", 1e-3)
+    with pytest.raises(GpuperfError, match="holds the label 0 twice"):
+        GuidedSearch(grid.set_index(pd.Index([0, 0, *range(2, 16)])), ["tx", "ty"])

@@ -141,7 +141,7 @@ def test_the_ranked_start_is_3_picks_as_the_docs_say(monkeypatch):
 
 def test_a_start_pick_one_past_the_last_configuration_is_refused():
     configs = pd.DataFrame({"x": [1, 2, 3]})
-    with pytest.raises(GpuperfError, match=r"start: 3 is not an index of the 3 configurations \(0 to 2\)"):
+    with pytest.raises(GpuperfError, match=r"start: 3 is not a label of the 3 configurations \(0 to 2\)"):
         GuidedSearch(configs, ["x"], start=[0, 3])
 
 

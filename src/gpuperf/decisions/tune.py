@@ -83,7 +83,9 @@ class GuidedSearch:
     ``configs``: one row per configuration, ``params`` its parameter columns; ``train``: measured
     spaces of the same parameters elsewhere (see :func:`training_spaces`); ``kernel``: the searched
     kernel's name, so that a training table of several kernels gives only that kernel's rows;
-    ``gpu``: the GPU searched on, where known; ``start``: the first picks, as indices.
+    ``gpu``: the GPU searched on, where known; ``start``: the first picks. A configuration is named by
+    its label in ``configs``' index (what ``configs.loc`` takes), in ``ask``, ``tell``, ``best`` and
+    ``start`` alike.
     """
 
     def __init__(self, configs: pd.DataFrame, params: Sequence[str], train: TrainingData | Sequence[TrainingData] = (),
@@ -97,62 +99,83 @@ class GuidedSearch:
             raise GpuperfError(f"the configurations have no column(s) {', '.join(missing)}")
         if configs.empty:
             raise GpuperfError("no configurations to search")
+        self.labels = configs.index
+        self._positions = {label: position for position, label in enumerate(configs.index)}
         configs = configs[params].reset_index(drop=True)
         keys = configuration_keys(configs, params)
         if keys.duplicated().any():  # the search would ask for one configuration twice
             row = int(np.flatnonzero(keys.duplicated().to_numpy())[0])
-            raise GpuperfError(f"configuration {row} ({keys.iloc[row]}) appears twice in the configurations; give "
-                               "each once")
+            raise GpuperfError(f"configuration {_shown(self.labels[row])} ({keys.iloc[row]}) appears twice in the "
+                               "configurations; give each once")
+        if self.labels.has_duplicates:
+            label = self.labels[self.labels.duplicated()][0]
+            raise GpuperfError(f"the configurations' index holds the label {_shown(label)} twice; a search names "
+                               "each configuration by its label (reset_index(drop=True) numbers them from 0)")
         _check_seed(seed)
         if start is not None:
-            start = _checked_start(start, len(configs))
+            start = [self._position(pick, "start") for pick in _checked_start(start)]
         extra = pd.DataFrame({"kernel": [kernel] * len(configs)}) if kernel is not None else pd.DataFrame()
         self.space = Space(params, configs, np.full(len(configs), np.nan), "search", extra=extra, gpu=gpu)
         self.train = training_spaces(train, params, self.space)  # the other GPUs' spaces the search uses
         self.explorer = make_explorer(self.space, self.train, model, True, seed, initial, start)
-        self.measured: list[int] = []
-        self.times = np.full(len(configs), np.nan)
+        self.picked: list[int] = []  # positions of the measured configurations, in order
+        self.times = np.full(len(configs), np.nan)  # by position
 
     def __len__(self) -> int:
         return len(self.space)
 
-    def ask(self) -> int:
-        """The index (into the configurations) to measure next."""
-        if len(self.measured) >= len(self.space):
-            raise GpuperfError("every configuration has been measured")
-        return self.explorer.next(self.measured, self.times)
+    @property
+    def measured(self) -> list[Any]:
+        """The labels of the configurations measured so far, in order."""
+        return [self.labels[i] for i in self.picked]
 
-    def ask_batch(self, count: int) -> list[int]:
-        """The indices of ``count`` configurations to measure at once (fewer when fewer are left):
+    def _position(self, label: Any, what: str) -> int:
+        """The row of the configuration labelled ``label``, else an error naming it."""
+        try:
+            position = None if isinstance(label, (bool, np.bool_)) else self._positions.get(label)
+        except TypeError:  # unhashable
+            position = None
+        if position is None:
+            count = len(self.labels)
+            numbered = isinstance(self.labels, pd.RangeIndex) and self.labels.start == 0 and self.labels.step == 1
+            held = f"0 to {count - 1}" if numbered else "see the configurations' index"
+            raise GpuperfError(f"{what}: {_shown(label)} is not a label of the {count} configurations ({held})")
+        return position
+
+    def ask(self) -> Any:
+        """The label of the configuration to measure next."""
+        if len(self.picked) >= len(self.space):
+            raise GpuperfError("every configuration has been measured")
+        return self.labels[self.explorer.next(self.picked, self.times)]
+
+    def ask_batch(self, count: int) -> list[Any]:
+        """The labels of ``count`` configurations to measure at once (fewer when fewer are left):
         each pick made as if the ones before it had run at the times the search expects of them."""
         if count < 1:
             raise GpuperfError(f"a batch of {count} configurations: ask for at least 1")
-        if len(self.measured) >= len(self.space):
+        if len(self.picked) >= len(self.space):
             raise GpuperfError("every configuration has been measured")
-        return next_batch(self.explorer, self.measured, self.times, count)
+        return [self.labels[i] for i in next_batch(self.explorer, self.picked, self.times, count)]
 
-    def tell(self, index: int, time: float | None) -> None:
-        """The measured time of configuration ``index`` (None, NaN or pandas' NA: it failed). A bad index or
-        time is an error that changes nothing."""
-        if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)) \
-                or not 0 <= index < len(self.space):
-            raise GpuperfError(f"configuration {index!r}: not an index of the {len(self.space)} configurations "
-                               f"(0 to {len(self.space) - 1})")
-        if index in self.measured:
-            raise GpuperfError(f"configuration {index} was already measured")
+    def tell(self, label: Any, time: float | None) -> None:
+        """The measured time of the configuration labelled ``label`` (None, NaN or pandas' NA: it
+        failed). A bad label or time is an error that changes nothing."""
+        position = self._position(label, "configuration")
+        if position in self.picked:
+            raise GpuperfError(f"configuration {_shown(label)} was already measured")
         try:
             value = np.nan if time is None or time is pd.NA else float(time)
         except (TypeError, ValueError):
             value = -1.0
         if not (np.isnan(value) or value > 0) or np.isinf(value):
-            raise GpuperfError(f"configuration {index}: time {time!r} must be positive (or None for a failure)")
-        self.measured.append(int(index))
-        self.times[index] = value
+            raise GpuperfError(f"configuration {_shown(label)}: time {time!r} must be positive (or None for a failure)")
+        self.picked.append(position)
+        self.times[position] = value
 
-    def best(self) -> int | None:
-        """The index of the fastest configuration measured so far (None if none ran)."""
-        ran = [i for i in self.measured if np.isfinite(self.times[i])]
-        return min(ran, key=lambda i: self.times[i]) if ran else None
+    def best(self) -> Any:
+        """The label of the fastest configuration measured so far (None if none ran)."""
+        ran = [i for i in self.picked if np.isfinite(self.times[i])]
+        return self.labels[min(ran, key=lambda i: self.times[i])] if ran else None
 
 
 def _check_seed(seed: Any) -> None:
@@ -160,15 +183,18 @@ def _check_seed(seed: Any) -> None:
         raise GpuperfError(f"seed {seed!r}: a whole number, 0 or more")
 
 
-def _checked_start(start: Sequence[int], count: int) -> list[int]:
-    """``start`` as a list of distinct configuration indices (0 to ``count`` - 1), else an error naming it."""
-    picks: dict[int, None] = {}  # insertion-ordered, with a set's lookup
+def _shown(label: Any) -> str:
+    """A label as a user wrote it (5, not numpy's np.int64(5))."""
+    return repr(label.item() if isinstance(label, np.generic) else label)
+
+
+def _checked_start(start: Sequence[Any]) -> list[Any]:
+    """``start`` as a list of distinct configuration labels, else an error naming the one named twice."""
+    picks: dict[Any, None] = {}  # insertion-ordered, with a set's lookup
     for pick in start:
-        if isinstance(pick, (bool, np.bool_)) or not isinstance(pick, (int, np.integer)) or not 0 <= pick < count:
-            raise GpuperfError(f"start: {pick!r} is not an index of the {count} configurations (0 to {count - 1})")
-        if int(pick) in picks:
-            raise GpuperfError(f"start: configuration {int(pick)} is named more than once")
-        picks[int(pick)] = None
+        if pick in picks:
+            raise GpuperfError(f"start: configuration {_shown(pick)} is named more than once")
+        picks[pick] = None
     return list(picks)
 
 
