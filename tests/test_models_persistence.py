@@ -70,7 +70,7 @@ def test_a_refit_whose_write_fails_keeps_the_model_there(tmp_path, monkeypatch, 
     monkeypatch.setattr(Path, "write_text", lambda self, text, *a, **k: _write_half_then_fail(self, text))
     monkeypatch.setattr(Path, "write_bytes", lambda self, data: _write_half_then_fail(self, "x" * len(data)))
     with pytest.raises(GpuperfError, match=rf"model{suffix}: cannot be written \(No space left on device\)"):
-        save_model(refit, path, metadata={"fit": 2})
+        save_model(refit, path, metadata={"fit": 2}, replace=True)
     monkeypatch.undo()
     assert path.read_bytes() == before and model_info(path)["metadata"] == {"fit": 1}
     assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no half-written file beside it
@@ -391,3 +391,21 @@ def test_a_skops_file_whose_schema_has_another_shape_is_one_error_naming_it(tmp_
             archive.writestr("schema.json", schema)
         with pytest.raises(GpuperfError, match=rf"{name}: not a readable skops file"):
             load_model(tmp_path / name)
+
+
+def test_save_model_never_writes_over_a_file_unless_told(tmp_path):
+    """A notebook's results.json is not a model to replace: refused, and kept whole."""
+    from sklearn.linear_model import LinearRegression
+
+    from gpuperf.errors import GpuperfError
+    from gpuperf.models.persistence import load_model, save_model
+
+    model = LinearRegression().fit([[1.0], [2.0], [3.0]], [1.0, 2.0, 3.1])
+    results = tmp_path / "results.json"
+    results.write_text('{"my": "results"}')
+    with pytest.raises(GpuperfError, match="results.json: already exists; save_model writes over a file only when "
+                                           "given replace=True"):
+        save_model(model, results)
+    assert results.read_text() == '{"my": "results"}'
+    save_model(model, results, replace=True)
+    assert load_model(results).predict([[4.0]])[0] == pytest.approx(model.predict([[4.0]])[0])

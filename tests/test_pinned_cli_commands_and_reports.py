@@ -286,7 +286,7 @@ def fake_calibrate(monkeypatch):
     monkeypatch.setattr(linear_calibration, "calibrate", fake)
     monkeypatch.setattr(linear_eval, "calibrate_from_table",
                         lambda table, device_class, property_set, statistic, properties: fake("table", table))
-    monkeypatch.setattr(linear_calibration, "save_calibration", lambda calibration, out, new: out)
+    monkeypatch.setattr(linear_calibration, "save_calibration", lambda calibration, out, new, replace: out)
     return asked
 
 

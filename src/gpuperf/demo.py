@@ -292,7 +292,7 @@ def linear_model_step(report: DemoReport) -> None:
     device = local_device()
     result = evaluate_linear_model(device, report.out / "linear_model.sqlite", progress=True,
                                    cycles=LINEAR_MODEL_CYCLES)
-    save_calibration(result.calibration, report.out / "linear_model.json")
+    save_calibration(result.calibration, report.out / "linear_model.json", replace=True)
     linear_report(report.out / "linear", {**bundled_evaluations(), local_label(result, device): result})
     errors = pd.DataFrame({"in_sample_gmre": result.in_sample()}).join(
         pd.DataFrame({"held_out_gmre": result.held_out_error()}), how="outer").reset_index(names="kernel")

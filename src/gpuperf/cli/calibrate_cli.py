@@ -67,7 +67,7 @@ def calibrate_command(
         calibration = calibrate(device, store, kernels=kernel or None, passes=passes, property_set=property_set,
                                 properties=properties, statistic=statistic, progress=not (no_progress or json_out),
                                 cycles=cycles)
-    save_calibration(calibration, out, new=new_file)
+    save_calibration(calibration, out, new=new_file, replace=True)
     unpriced = calibration.data[calibration.data["predicted_s"] <= 0]
     if len(unpriced):  # the overlap weight is negative: it can outweigh every cost
         print(f"note: the model predicts no positive time for {len(unpriced)} of its own {len(calibration.data)} "

@@ -648,7 +648,7 @@ def fit_command(
         "selected_features": selected_features(fitted, names),
         "train_metrics": finite_or_none(all_metrics(table["time_s"], trained)),
     }
-    save_model(fitted, out, feature_names=names, metadata=metadata, new=new_file)
+    save_model(fitted, out, feature_names=names, metadata=metadata, new=new_file, replace=True)
     for note in (status_note(frame, where), *rows_boards_notes(frame, gpu_features),
                  *prepared.notes, indistinct_note(table, names, where),
                  selection_note(fitted, names, where), selected_gpus_note(metadata, names, gpu_features, where),

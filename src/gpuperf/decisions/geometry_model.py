@@ -249,7 +249,8 @@ def _default_geometry_model(use_cache: bool, state: tuple) -> GeometryModel:
     if use_cache:  # a cache that cannot be written only costs the fit again next time
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            save_model(model.model_, path, metadata={"least_work": model.least_work_}, through_links=False)
+            save_model(model.model_, path, metadata={"least_work": model.least_work_}, through_links=False,
+                       replace=True)
         except (OSError, GpuperfError):
             pass
     return model

@@ -293,8 +293,8 @@ def fit_calibration(measured: pd.DataFrame, info: DeviceInfo, store: str | Path,
 
 
 # -- saving, loading, predicting ---------------------------------------------------------------------
-def save_calibration(calibration: Calibration, path: str | Path, new: bool = False) -> Path:
-    """Write the calibrated model as JSON (``gpuperf.models.persistence``; ``new`` as there)."""
+def save_calibration(calibration: Calibration, path: str | Path, new: bool = False, replace: bool = False) -> Path:
+    """Write the calibrated model as JSON (``gpuperf.models.persistence``; ``new`` and ``replace`` as there)."""
     from gpuperf.models.persistence import save_model
 
     path = Path(path)
@@ -302,7 +302,7 @@ def save_calibration(calibration: Calibration, path: str | Path, new: bool = Fal
         raise GpuperfError(f"{path}: a linear count model is saved as .json")
     path.parent.mkdir(parents=True, exist_ok=True)
     return save_model(calibration.model, path, feature_names=calibration.model.property_names_,
-                      metadata=calibration.metadata, new=new)
+                      metadata=calibration.metadata, new=new, replace=replace)
 
 
 def load_linear_model(path: str | Path) -> tuple[LinearCountModel, dict[str, Any]]:

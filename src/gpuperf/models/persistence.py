@@ -86,16 +86,22 @@ class ModelVersionWarning(GpuperfNote):
 
 
 def save_model(model: Any, path: str | Path, feature_names: Sequence[str] | None = None,
-               metadata: dict | None = None, new: bool = False, through_links: bool = True) -> Path:
-    """Write a fitted ``model`` to ``path`` (``.json`` or ``.skops``); with ``new``, a file that appeared
-    at ``path`` meanwhile (another run's model) is kept and the write refused; not ``through_links`` (a
-    cache file), a symbolic link at ``path`` is replaced, not written through.
+               metadata: dict | None = None, new: bool = False, through_links: bool = True,
+               replace: bool = False) -> Path:
+    """Write a fitted ``model`` to ``path`` (``.json`` or ``.skops``), a new file unless ``replace``
+    (then with ``new``, a file that appeared at ``path`` meanwhile, another run's model, is kept and
+    the write refused); not ``through_links`` (a cache file), a symbolic link at ``path`` is replaced,
+    not written through.
 
     ``feature_names`` default to the model's ``feature_names_in_`` (set when fitted on a DataFrame);
     given, there must be one per feature the model was fitted on. Only a model (something that
     predicts) is saved: a selector or transformer goes inside a Pipeline.
     """
     path = Path(path)
+    if not replace:
+        if path.exists() or path.is_symlink():
+            raise GpuperfError(f"{path}: already exists; save_model writes over a file only when given replace=True")
+        new = True
     if not callable(getattr(model, "predict", None)):
         raise GpuperfError(f"{path}: {type(model).__name__} does not predict; save a model (a selector or "
                            "transformer goes inside a Pipeline with one)")
