@@ -54,8 +54,8 @@ class Suggestion:
     title: str
     predicted_speedup: float
     confidence: float
-    explanation: dict[str, Any]
-    apply: dict[str, Any]
+    explanation: dict[str, Any] = field(repr=False)
+    apply: dict[str, Any] = field(repr=False)
 
     def to_dict(self, threshold: float | None = None, min_confidence: float | None = None) -> dict[str, Any]:
         """The suggestion as JSON values: the speedup to 4 decimals and the confidence to 3, or more

@@ -49,6 +49,12 @@ class Space:
     def __len__(self) -> int:
         return len(self.times)
 
+    def __repr__(self) -> str:
+        failed = int(np.isnan(self.times).sum())
+        on = f" on {self.gpu}" if self.gpu else ""
+        return (f"Space({self.where!r}{on}: {len(self)} configurations of {', '.join(self.params)}, "
+                f"{failed} failed)")
+
     @property
     def performance(self) -> np.ndarray:
         return normalised_performance(self.times)

@@ -124,6 +124,9 @@ class GuidedSearch:
     def __len__(self) -> int:
         return len(self.space)
 
+    def __repr__(self) -> str:
+        return f"GuidedSearch({len(self)} configurations, {len(self.picked)} measured, best {_shown(self.best())})"
+
     @property
     def measured(self) -> list[Any]:
         """The labels of the configurations measured so far, in order."""

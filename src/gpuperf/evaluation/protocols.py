@@ -40,6 +40,11 @@ class Evaluation:
     skipped: dict[str, int] = field(default_factory=dict)
     in_sample: tuple[str, ...] = ()  # folds of rows the model was fitted on: shown, never pooled as held out
 
+    def __repr__(self) -> str:
+        folds = self.predictions["fold"].nunique() if "fold" in self.predictions.columns else 0
+        shown = ", ".join(f"{name}={value:.3g}" for name, value in self.overall.items() if name in ("mape", "gmre"))
+        return f"Evaluation({self.name!r}, {folds} folds, {len(self.held_out)} held-out rows, {shown})"
+
     @property
     def held_out(self) -> pd.DataFrame:
         """The predictions of rows the model was not fitted on (every fold but ``in_sample``)."""

@@ -170,7 +170,7 @@ class Kernel:
     """
 
     name: str
-    program: lp.TranslationUnit
+    program: lp.TranslationUnit = field(repr=False)  # thousands of characters of loopy IR
     params: tuple[str, ...]
     reference: Reference | None = None
     category: str = "user"
