@@ -326,3 +326,16 @@ def test_pca_knn_fits_one_row_without_a_numpy_warning():
         warnings.simplefilter("error")
         model = PcaKnnRegressor().fit(np.array([[1.0, 2.0, 3.0]]), [1e-3])
     assert model.predict(np.array([[5.0, 6.0, 7.0], [1.0, 2.0, 3.0]])).tolist() == [1e-3, 1e-3]
+
+
+def test_the_log_flags_of_make_model_are_true_or_false():
+    from gpuperf.errors import GpuperfError
+
+    with pytest.raises(GpuperfError, match="log_target is True or False, not 'no'"):
+        make_model("rf", log_target="no")
+    with pytest.raises(GpuperfError, match="log_inputs is True or False, not 1"):
+        make_model("rf", log_inputs=1)
+    assert make_model("rf", log_target=np.bool_(False)).__class__.__name__ == "RandomForestRegressor"
+    from gpuperf.models import CLI_ALIASES  # the docstring's pointer resolves
+
+    assert CLI_ALIASES["rf"] == "random_forest"

@@ -22,6 +22,7 @@ _EXPORTS = {
     "BspModel": "bsp",
     "CrossGpuPrediction": "cross_gpu",
     "times_on_gpu": "cross_gpu",
+    "CLI_ALIASES": "learned",
     "LogTarget": "learned",
     "MODEL_NAMES": "learned",
     "PcaKnnRegressor": "learned",

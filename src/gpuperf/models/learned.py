@@ -247,6 +247,9 @@ def make_model(
         "m5p": M5PRegressor,
         "pca_knn": PcaKnnRegressor,
     }
+    for flag, value in (("log_target", log_target), ("log_inputs", log_inputs)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise GpuperfError(f"{flag} is True or False, not {value!r}")
     name = CLI_ALIASES.get(name, name)
     if name not in builders:
         raise unknown_name_error("model", name, [*builders, *CLI_ALIASES])
