@@ -1091,3 +1091,16 @@ def test_random_order_baselines_are_the_mean_over_seeds_and_the_exact_quantiles(
     positions = [int(np.flatnonzero(np.random.default_rng(seed).permutation(20) == 0)[0]) + 1 for seed in range(100)]
     assert result.baselines["random_evals_to_90"] == pytest.approx(np.mean(positions))
     assert result.baselines["random_evals_to_90_p10"] == 2 and result.baselines["random_evals_to_90_p90"] == 18
+
+
+def test_the_search_metrics_refuse_a_percentage_and_raw_times():
+    """random_expected_evals([0.1, 0.5, 1.0], 90) said 4 evaluations for a space of 3; raw seconds
+    (all below 0.9) were read as a space where nothing is good."""
+    from gpuperf.decisions.search_metrics import evals_to, random_expected_evals
+
+    for fraction in (90, 0, -0.5, "0.9"):
+        with pytest.raises(GpuperfError, match="above 0 and at most 1"):
+            random_expected_evals([0.1, 0.5, 1.0], fraction)
+    with pytest.raises(GpuperfError, match="performance holds 2.5: give normalised performance"):
+        evals_to([0.001, 2.5], 0.9)
+    assert random_expected_evals([0.1, 0.5, 1.0], 0.9) == 2.0 and evals_to([0.1, 0.5, 1.0], 0.5) == 2

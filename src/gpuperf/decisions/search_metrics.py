@@ -14,6 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.special import gammaln
 
+from gpuperf.errors import GpuperfError
+
 FRACTIONS = (0.9, 0.95, 0.99)
 
 
@@ -29,9 +31,22 @@ def normalised_performance(times: Sequence[float] | np.ndarray) -> np.ndarray:
     return out
 
 
+def _checked(performance: Sequence[float] | np.ndarray, fraction: float) -> np.ndarray:
+    """``performance`` as an array, once ``fraction`` is a share of the best and the values are
+    normalised performance (best / time: 0 to 1), not times; else an error saying which."""
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float, np.floating, np.integer)) \
+            or not 0 < fraction <= 1:
+        raise GpuperfError(f"fraction {fraction!r}: a share of the best performance, above 0 and at most 1 (0.9)")
+    performance = np.asarray(performance, dtype=float)
+    if np.any(performance > 1 + 1e-9):
+        raise GpuperfError(f"performance holds {np.nanmax(performance):g}: give normalised performance (best / time, "
+                           "0 to 1; normalised_performance(times)), not times")
+    return performance
+
+
 def evals_to(performance_in_order: Sequence[float] | np.ndarray, fraction: float) -> int | None:
     """Evaluations until one reaches ``fraction`` of the best (1-based); None if none does."""
-    hits = np.flatnonzero(np.asarray(performance_in_order, dtype=float) >= fraction - 1e-12)
+    hits = np.flatnonzero(_checked(performance_in_order, fraction) >= fraction - 1e-12)
     return int(hits[0]) + 1 if len(hits) else None
 
 
@@ -52,7 +67,7 @@ def _log_choose(n: np.ndarray | int, k: np.ndarray | int) -> np.ndarray:
 
 def random_expected_evals(performance: Sequence[float] | np.ndarray, fraction: float) -> float:
     """Exact expected evaluations of random order (without replacement) to reach ``fraction``."""
-    performance = np.asarray(performance, dtype=float)
+    performance = _checked(performance, fraction)
     good = int(np.sum(performance >= fraction - 1e-12))
     return (len(performance) + 1) / (good + 1)
 
