@@ -146,6 +146,19 @@ def test_default_features_leave_out_a_time_in_any_unit_but_keep_a_time_step_coun
     assert is_measured_time("time_s_std") and not is_measured_time("time_steps")  # --features may name it
 
 
+def test_default_features_leave_out_a_time_named_by_its_unit_or_as_latency_and_what_is_computed_from_it():
+    """latency_ms as a default feature let evaluate report a MAPE of 1e-12 for a linear model."""
+    from gpuperf.evaluation import default_features
+
+    times = [1e-3, 2e-3, 3e-3, 4e-3]
+    disguised = {name: [t * 1e3 for t in times] for name in (
+        "latency_ms", "kernel_us", "mean (ms)", "ms_per_iter", "wall_s", "latency", "bandwidth_GBps", "TFLOPS",
+        "speedup")}
+    frame = pd.DataFrame({"kernel": ["k"] * 4, "gpu": ["A100"] * 4, "n": [1, 2, 3, 4], "time_s": times,
+                          "bytes_s": [8.0, 8, 16, 16], "peak_gb_s": [900.0] * 4, **disguised})
+    assert default_features(frame) == ["n", "peak_gb_s"]
+
+
 def test_default_features_leave_out_keys_times_and_text(tables, capsys, tmp_path):
     result = run_json(capsys, "fit", tables["generic"], "--model", "lr", "--out", tmp_path / "m.json")
     assert result["features"] == ["x1", "x2", "x3", "x4"]

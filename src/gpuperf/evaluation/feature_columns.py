@@ -9,6 +9,9 @@ Default features: every numeric column except
   ``elapsed``, ``runtime`` or ``timestamp``, optionally followed by a unit and a statistic
   (``time_ms``, ``benchmark_time_ms``, ``compile_time``, ``Duration (us)``, ``gpu__time_duration.avg``),
   and Nsight Compute's ``gpu__time_*`` metrics (``gpu__time_active.sum``); ``time_steps`` is not one;
+  a name ending in a time unit (``latency_ms``, ``kernel_us``, ``mean (ms)``, ``latency_s``; not a rate's
+  ``gb_s``) or starting with one and ``per`` (``ms_per_iter``), and ``latency`` or ``wall`` as a word;
+  what is computed from the time outside the GPU descriptors: ``GBps``, ``TFLOPS``, ``GFLOPS``, ``speedup``;
 - profiler metrics computed from the elapsed time (throughputs, utilisations, IPC, elapsed and
   active cycles, shares of a peak or of the elapsed time such as ``flop_sp_efficiency``,
   ``sm_efficiency``, ``Mem Busy`` and ``*.pct_of_peak_sustained_elapsed``: with a count they give
@@ -52,6 +55,12 @@ TIME_NAMED = re.compile(r"(^|[_\W])(time|times|duration|elapsed|runtime|timestam
 PROFILER_TIME = re.compile(r"^gpu__time_", re.IGNORECASE)
 # A rate by its name (GFLOP/s, bytes_per_second, gflops_per_s, reads per sec): the time in disguise.
 PER_SECOND = re.compile(r"per[_\W]*(s|sec|secs|second|seconds)([_\W]|$)", re.IGNORECASE)
+# A time by its unit alone (latency_ms, kernel_us, "mean (ms)", ms_per_iter) or by a word for one
+# (latency, wall clock), and what is computed from a time (GB/s as GBps, TFLOPS, a speedup).
+TIME_UNIT_NAMED = re.compile(r"[_\W](sec|secs|seconds|ms|msec|us|usec|µs|ns|nsec)[_\W]*$|(?<![kmgt]b)[_\W]s[_\W]*$"
+                             r"|^(s|sec|ms|msec|us|usec|µs|ns|nsec)[_\W]*per([_\W]|$)"
+                             r"|(^|[_\W])(latency|wall|walltime|wallclock)([_\W]|$)", re.IGNORECASE)
+FROM_TIME = re.compile(r"gbps|gb/s|[tgm]flops|speedup|slowdown", re.IGNORECASE)
 # pandas' name for a column whose header cell is empty (an index written with the table, most often).
 UNNAMED = re.compile(r"Unnamed: \d+(_level_\d+)?")
 # A number as a spreadsheet may save it: thousands separators, a decimal comma, a percent sign.
@@ -72,8 +81,9 @@ def is_default_feature(column: str, parameters: Sequence[str] = ()) -> bool:
         return True
     per_second = "/s" in name or PER_SECOND.search(name) is not None  # a rate: the time in disguise
     observed = OBSERVED.search(name) is not None and not name.startswith("gpu_")  # gpu_*: GPU descriptors
+    timed = not name.startswith("gpu_") and (TIME_UNIT_NAMED.search(name) or FROM_TIME.search(name)) is not None
     return (name not in KEYS_AND_OUTCOMES and name not in LAUNCH_BOOKKEEPING and name not in MEASUREMENT_OUTCOMES
-            and not per_second and not observed and not is_measured_time(name) and not is_timing_derived(name)
+            and not per_second and not observed and not timed and not is_measured_time(name) and not is_timing_derived(name)
             and TIME_NAMED.search(name) is None and PROFILER_TIME.search(name) is None
             and name not in partial_descriptor_fields())
 
