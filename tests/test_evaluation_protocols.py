@@ -313,6 +313,16 @@ def test_a_gpu_spelt_two_ways_is_held_out_whole():
     assert list(named.per_group.index) == ["Tesla K40"]
 
 
+def test_a_gpu_gpuperf_does_not_describe_spelt_two_ways_is_held_out_whole():
+    """'RTX 4070' and 'NVIDIA GeForce rtx 4070' were two folds, each trained on the other's rows."""
+    frame = _frame()
+    frame["gpu"] = frame["gpu"].map({"A": "RTX 4070", "B": "NVIDIA GeForce rtx 4070", "C": "GTX 680"})
+    SEEN.clear()
+    evaluation = leave_one_gpu_out(RecordingRegressor(), frame, FEATURES)
+    assert list(evaluation.per_group.index) == ["GTX 680", "NVIDIA GeForce rtx 4070"] and len(SEEN) == 2
+    assert len(evaluation.predictions.query("fold == 'NVIDIA GeForce rtx 4070'")) == 12
+
+
 def test_a_size_group_given_as_a_float_finds_an_integer_column():
     """groups=[4.0] on an integer n column found no rows for group 4.0."""
     frame = _frame()

@@ -198,9 +198,18 @@ def canonical_gpu(name: object) -> str:
 
 
 def canonical_gpus(names: pd.Series) -> pd.Series:
-    """Each GPU name canonical (one GPU spelt two ways, ``Tesla V100`` and ``V100``, is one); an
-    unknown GPU keeps its name, a missing one stays missing."""
-    canonical = {name: canonical_gpu(name) for name in names.dropna().unique()}  # each name once, not each row
+    """Each GPU name canonical (one GPU spelt two ways, ``Tesla V100`` and ``V100``, is one); a GPU
+    the descriptors do not describe takes the first of its spellings in the table (sorted), spellings
+    matched as descriptors' are (case, spaces, '-', '_' and the brand words a driver puts first:
+    ``NVIDIA GeForce RTX 4070`` is ``RTX 4070``); a missing one stays missing."""
+    from gpuperf.hardware.specs import spelling_key
+
+    texts = {name: _name_text(name) for name in names.dropna().unique()}  # each name once, not each row
+    first: dict[str, str] = {}
+    for text in sorted(set(texts.values())):
+        if text and lookup_gpu(text) is None:
+            first.setdefault(spelling_key(text), text)
+    canonical = {name: (lookup_gpu(text) or first[spelling_key(text)]) if text else text for name, text in texts.items()}
     return names.map(canonical).where(names.notna(), names)
 
 

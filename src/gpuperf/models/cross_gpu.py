@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from gpuperf.datasets.schema import TARGET, measured_rows, row_location
+from gpuperf.datasets.schema import TARGET, canonical_gpus, measured_rows, row_location
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.hardware.specs import canonical_gpu_name, spelling_key
 
@@ -118,12 +118,7 @@ def gpu_names(gpus: pd.Series) -> pd.Series:
     """Each row's GPU as gpuperf's descriptors name it; one they do not describe by the first of its
     spellings in the table (sorted), spellings matched as descriptors' are (case, spaces, '-', '_'
     and the brand words a driver puts first: ``NVIDIA H100 NVL`` is ``H100 NVL``)."""
-    named = gpus.astype(str)
-    first: dict[str, str] = {}
-    for spelling in sorted(named.unique()):
-        if canonical_gpu_name(spelling) is None:
-            first.setdefault(spelling_key(spelling), spelling)
-    return named.map(lambda spelling: canonical_gpu_name(spelling) or first[spelling_key(spelling)])
+    return canonical_gpus(gpus.astype(str))
 
 
 def disagreeing_launches(grouped, target: str = TARGET) -> pd.DataFrame:
