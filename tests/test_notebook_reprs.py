@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from sklearn.linear_model import LinearRegression
 
 from gpuperf.decisions import GuidedSearch
 from gpuperf.decisions.advisor import Suggestion
@@ -38,3 +39,33 @@ def test_a_space_and_a_search_show_their_sizes():
     search = GuidedSearch(configs, ["x"])
     search.tell(2, 1.0)
     assert repr(search) == "GuidedSearch(3 configurations, 1 measured, best 2)"
+
+
+def test_import_gpuperf_shows_only_its_own_names():
+    import gpuperf
+
+    assert not {"version", "distribution", "Path", "PackageNotFoundError"} & set(dir(gpuperf))
+    assert "GpuperfError" in dir(gpuperf)
+
+
+def test_common_notebook_slips_get_one_clear_line():
+    """One name where a list goes, sizes as a list, one training space, no features: each was a
+    letter-by-letter lookup or a TypeError from deep inside."""
+    import pytest
+
+    from gpuperf.decisions.exploration import explore
+    from gpuperf.errors import GpuperfError
+    from gpuperf.evaluation.protocols import leave_one_gpu_out
+    from gpuperf.features import extract_features, feature_table
+
+    assert feature_table("vector_copy", {"n": 256})["kernel"].tolist() == ["vector_copy"]
+    assert extract_features("vector_copy", {"n": 256})["threads"] == 256
+    with pytest.raises(GpuperfError, match=r"sizes map each size parameter to its value, e.g. \{'n': 1024\}; got a list"):
+        extract_features(get_kernel("vector_copy"), [1024])
+    configs = pd.DataFrame({"x": [1, 2, 3, 4]})
+    space = Space(["x"], configs, np.array([4.0, 3.0, 1.0, 2.0]), "here", gpu="A100")
+    other = Space(["x"], configs, np.array([4.0, 3.0, 1.0, 2.0]), "there", gpu="V100")
+    assert explore(space, other).order == explore(space, [other]).order
+    frame = pd.DataFrame({"gpu": ["A100", "V100"], "n": [1.0, 2.0], "time_s": [1.0, 2.0]})
+    with pytest.raises(GpuperfError, match="no feature columns given"):
+        leave_one_gpu_out(LinearRegression(), frame, [])

@@ -1,7 +1,9 @@
 """gpuperf: predict how fast a GPU kernel will run, and decide with the prediction."""
 
-from importlib.metadata import PackageNotFoundError, distribution, version
-from pathlib import Path
+from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
+from importlib.metadata import distribution as _distribution
+from importlib.metadata import version as _installed_version
+from pathlib import Path as _Path
 
 
 def _source_tree_version() -> str | None:
@@ -9,13 +11,13 @@ def _source_tree_version() -> str | None:
     import tomllib
 
     try:
-        pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+        pyproject = _Path(__file__).resolve().parents[2] / "pyproject.toml"
         return str(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"])
     except (OSError, KeyError, TypeError, tomllib.TOMLDecodeError):
         return None
 
 
-def _installed_root() -> Path | None:
+def _installed_root() -> _Path | None:
     """The folder gpuperf was installed from, where the installer recorded a local one (an editable
     install of a checkout); None otherwise."""
     import json
@@ -23,11 +25,11 @@ def _installed_root() -> Path | None:
     from urllib.request import url2pathname
 
     try:
-        recorded = json.loads(distribution("gpuperf").read_text("direct_url.json") or "{}")
-    except (PackageNotFoundError, ValueError):
+        recorded = json.loads(_distribution("gpuperf").read_text("direct_url.json") or "{}")
+    except (_PackageNotFoundError, ValueError):
         return None
     url = urlparse(str(recorded.get("url", "")))
-    return Path(url2pathname(url.path)).resolve() if url.scheme == "file" else None
+    return _Path(url2pathname(url.path)).resolve() if url.scheme == "file" else None
 
 
 def _version() -> str:
@@ -36,14 +38,14 @@ def _version() -> str:
     beside another installed gpuperf, or beside an editable install of another checkout),
     ``0.0.0+source`` where neither says."""
     try:
-        installed = version("gpuperf")
-    except PackageNotFoundError:
+        installed = _installed_version("gpuperf")
+    except _PackageNotFoundError:
         installed = None
     tree = _source_tree_version()
     if tree is None:
         return installed or "0.0.0+source"
     root = _installed_root()
-    if tree == installed and (root is None or root == Path(__file__).resolve().parents[2]):
+    if tree == installed and (root is None or root == _Path(__file__).resolve().parents[2]):
         return installed
     return tree + "+source"
 

@@ -150,6 +150,8 @@ def explore(
     (:func:`measured_elsewhere`)."""
     if budget < 1:
         raise GpuperfError(f"budget {budget} must be at least 1 evaluation")
+    if isinstance(train, Space):  # one training space, as GuidedSearch takes one table
+        train = [train]
     train = measured_elsewhere(space, train, size_columns)
     model = model or default_model(bool(train), refit)
     explorer = make_explorer(space, train, model, refit, seed)

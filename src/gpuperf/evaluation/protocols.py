@@ -98,6 +98,9 @@ def _usable_rows(frame: pd.DataFrame, features: Sequence[str], target: str, wher
     model ``allow_nan``) or a missing ``groups`` value is an error naming the row."""
     if isinstance(features, str):  # "flops" would read as the columns f, l, o, p, s
         raise GpuperfError(f"{where}: features lists column names, e.g. ['{features}'], not the string '{features}'")
+    if len(features) == 0:
+        raise GpuperfError(f"{where}: no feature columns given; name at least one (default_features(frame) lists "
+                           "the usual ones)")
     missing = [c for c in [*features, *groups, target] if c not in frame.columns]
     if missing:
         raise GpuperfError(f"{where}: missing column(s) {', '.join(map(str, missing))}")

@@ -237,12 +237,17 @@ def occupancy_features(kernel: Kernel, gpu: str, work_group_size: int, local_mem
 
 
 def extract_features(kernel: Kernel, sizes: Mapping[str, Any] | None = None, gpu: str | None = None) -> dict[str, float]:
-    """Static features of ``kernel`` at ``sizes`` (defaults fill gaps), from the kernel alone.
+    """Static features of ``kernel`` (a Kernel, or a name as ``gpuperf features`` takes) at ``sizes``
+    (defaults fill gaps), from the kernel alone.
 
     With ``gpu`` (a GPU name or alias), the registers and occupancy on that GPU are added.
     """
+    if isinstance(kernel, str):  # a catalog name or path/file.py:function, as feature_table takes
+        from gpuperf.kernels.catalog import get_kernel
+
+        kernel = get_kernel(kernel)
     if not isinstance(kernel, Kernel):
-        raise GpuperfError(f"extract_features needs a gpuperf Kernel, got {type(kernel).__name__}")
+        raise GpuperfError(f"extract_features needs a gpuperf Kernel or a kernel's name, got {type(kernel).__name__}")
     resolved = kernel.resolve_sizes(sizes)
     counts = symbolic_counts(kernel)
     features = _features_from_counts(counts.values(resolved))
@@ -287,6 +292,8 @@ def feature_table(
 
     from gpuperf.kernels.catalog import get_kernel
 
+    if isinstance(kernels, (str, Kernel)):  # one kernel: "vector_copy" would read as kernels v, e, c, ...
+        kernels = [kernels]
     resolved = [get_kernel(k) if isinstance(k, str) else k for k in kernels]
     size_sets = [sizes_list] if isinstance(sizes_list, Mapping) else list(sizes_list)
     if pairwise:

@@ -267,6 +267,10 @@ class Kernel:
                 f"kernel '{self.key}': its loop domains use {', '.join(unlisted)}, which its size parameters "
                 f"({', '.join(self.params) or 'none'}) do not list; add {unlisted[0]} to the Kernel's params"
             )
+        if sizes is not None and not isinstance(sizes, Mapping):
+            example = ", ".join(f"'{p}': 1024" for p in self.params[:2])
+            raise GpuperfError(f"kernel '{self.key}': sizes map each size parameter to its value, e.g. {{{example}}}; "
+                               f"got a {type(sizes).__name__}")
         merged = dict(self.default_sizes)
         merged.update(sizes or {})
         unknown = sorted(set(merged) - set(self.params))
