@@ -1601,3 +1601,21 @@ def test_fit_notes_a_model_that_gives_every_training_row_one_time(tmp_path, caps
     assert "gbt predicts one time" in err and "for all 30 training rows, whose times differ: gradient-boosted" in err
     assert main(["fit", str(table), "--model", "rf", "--out", str(tmp_path / "r.json")]) == 0
     assert "predicts one time" not in capsys.readouterr().err  # a forest tells the rows apart
+
+
+def test_a_kernel_name_with_a_trailing_space_is_the_same_kernel(tmp_path, capsys):
+    """'saxpy ' was its own fold in leave-one-kernel-out, trained on saxpy's rows."""
+    table = tmp_path / "spaces.csv"
+    table.write_text("kernel,gpu,x,time_s\nsaxpy,K20,1,1e-3\nsaxpy ,K20,2,2e-3\nb,K20,1,1e-2\nb,K20,3,3e-2\n"
+                     "c,K20,2,5e-3\nc,K20,4,9e-3\n")
+    result = run_json(capsys, "evaluate", table, "--model", "lr", "--protocol", "leave-one-kernel-out")
+    assert sorted(result["per_group"]) == ["b", "c", "saxpy"]
+
+
+def test_the_linear_count_model_fitted_on_several_gpus_says_it_prices_them_alike(tmp_path, capsys):
+    rows = [f"axpy,{gpu},{n},{n * 4},{n * 8},{n * 4},{n * scale * 1e-9}"
+            for gpu, scale in (("H100", 1.0), ("A100", 1.6), ("V100", 2.6)) for n in (1 << 16, 1 << 18, 1 << 20)]
+    table = tmp_path / "lin.csv"
+    table.write_text("kernel,gpu,n,f32_ops,global_load_bytes,global_store_bytes,time_s\n" + "\n".join(rows) + "\n")
+    assert main(["fit", str(table), "--model", "linear", "--out", str(tmp_path / "m.json")]) == 0
+    assert "3 GPUs, one set of weights: the linear count model prices one device's counts" in capsys.readouterr().err

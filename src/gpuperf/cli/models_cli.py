@@ -429,6 +429,9 @@ def prepare_training(
     frame = measured_rows(frame, where)
     if "gpu" in frame.columns:  # one GPU spelt two ways (NVIDIA GeForce RTX 3090, RTX 3090) is one GPU
         frame = frame.assign(gpu=canonical_gpus(frame["gpu"]))
+    for key in ("kernel", "variant"):  # "saxpy " and "saxpy" are one kernel, its own fold in leave-one-kernel-out
+        if key in frame.columns:
+            frame = frame.assign(**{key: frame[key].map(lambda value: value.strip() if isinstance(value, str) else value)})
     frame, repeated_note = without_exact_repeats(frame, where)
     if repeated_note:
         notes.append(repeated_note)
@@ -485,6 +488,9 @@ def prepare_training(
                 else "--gpu-features joins their descriptors by name")
         notes.append(f"note: {where}: {gpus} GPUs, but no GPU descriptor among the features, so the model tells "
                      f"the GPUs apart only by the other features; {hint}")
+    if options.name == "linear" and gpus > 1:
+        notes.append(f"note: {where}: {gpus} GPUs, one set of weights: the linear count model prices one device's "
+                     "counts, so it predicts every GPU alike; fit one model per GPU (or calibrate per device)")
     spread = frame["time_s"].max() / frame["time_s"].min() if len(frame) else 1.0
     if options.name in LEARNED and not options.log_target and spread >= SPREAD_FOR_LOG_TARGET:
         notes.append(f"note: {where}: its times span {spread:,.0f}x; fitted on raw times, {options.name} weighs the "
