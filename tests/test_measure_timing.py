@@ -13,7 +13,7 @@ from gpuperf.kernels.catalog import get_kernel
 from gpuperf.kernels.kernel import Kernel
 from gpuperf.measure import CompileFailed, TimingSettings, VerifyFailed, measure
 from gpuperf.measure.devices import compile_failure
-from gpuperf.measure.timing import max_relative_error, summarize, time_kernel
+from gpuperf.measure.timing import elementwise_misses, max_relative_error, summarize, time_kernel
 
 LANG = lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2
 FAST = TimingSettings(warmup=1, min_repeats=5, min_time_s=0.01, max_repeats=200)
@@ -94,6 +94,28 @@ def test_max_relative_error() -> None:
         max_relative_error({"c": np.zeros(2)}, want)
     with pytest.raises(GpuperfError, match="the reference returns no value for d, which the kernel writes"):
         max_relative_error({"c": np.array([1.0, 2.0, 4.0]), "d": np.zeros(3)}, want)  # d would go unchecked
+
+
+def test_elementwise_misses_catch_an_offset_that_hides_under_the_normwise_error() -> None:
+    want = np.arange(1.0, 10_001.0)  # an inclusive prefix sum of ones
+    got = want - 1.0  # the exclusive one: off by one everywhere, 1e-4 of the largest element
+    assert max_relative_error({"c": got}, {"c": want})[0] <= 1e-4
+    name, misses, size = elementwise_misses({"c": got}, {"c": want}, rtol=1e-4)
+    assert (name, size) == ("c", 10_000) and misses == np.count_nonzero(1.0 > 1e-4 * want + 1e-5 * 10_000)
+    rounded = want.astype(np.float32) * (1 + 3e-7)  # float32 rounding, and an element near zero
+    assert elementwise_misses({"c": np.append(rounded, 1e-9)}, {"c": np.append(want, 0.0)}, rtol=1e-4) is None
+
+
+@pytest.mark.slow
+def test_an_output_off_everywhere_by_a_small_share_of_its_largest_fails_verification() -> None:
+    program = lp.make_kernel("{[i]: 0<=i<n}", "c[i] = i + a[i]", assumptions="n>=64 and n mod 64 = 0",
+                             name="offset", lang_version=LANG)
+    program = lp.split_iname(lp.add_dtypes(program, {"a,c": np.float64}), "i", 64, outer_tag="g.0", inner_tag="l.0")
+    wrong = Kernel("offset", program, ("n",), reference=lambda x, s: {"c": np.arange(s["n"]) + x["a"] + 1})
+    with pytest.raises(VerifyFailed, match=r"output 'c' differs from the reference element-wise: [\d,]+ of 16,384 "
+                                           r"elements \(\d+\.\d%\) are off by more than rtol 0.0001") as info:
+        measure(wrong, {"n": 16384}, settings=FAST)
+    assert info.value.max_rel_error < 1e-4  # the normwise error alone passed it
 
 
 def _copy_program(name: str) -> lp.TranslationUnit:

@@ -16,7 +16,7 @@ import numbers
 import platform
 import socket
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
@@ -156,15 +156,53 @@ def time_kernel(run_many: RunMany, settings: TimingSettings) -> Timing:
 
 
 # -- verification -----------------------------------------------------------------------------------
+# An element may differ from the reference by rtol of its own value plus this share of rtol times the
+# output's largest value: rounding in a float32 sum or stencil stays well inside, while an output that is
+# off by a small amount everywhere (an exclusive prefix sum against an inclusive one) fails where its
+# elements are small, although its normwise error is below rtol.
+ELEMENT_ATOL_SHARE = 0.1
+
+
 def max_relative_error(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray]) -> tuple[float, str]:
     """Largest normwise relative error max|got - want| / max|want| over the outputs, and its output.
     Every output the kernel writes must have the reference's value, of the same shape; an integer
     output must equal it exactly (an error names its first differing element)."""
+    worst, worst_name = 0.0, ""
+    for name, got, want in _compared(actual, expected):
+        diff = float(np.max(np.abs(got - want)))
+        scale = float(np.max(np.abs(want)))
+        error = diff / scale if scale > 0 else (0.0 if diff == 0 else float("inf"))
+        if not np.isfinite(error):
+            error = float("inf")
+        if error > worst or not worst_name:
+            worst, worst_name = error, name
+    return worst, worst_name
+
+
+def elementwise_misses(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray],
+                       rtol: float) -> tuple[str, int, int] | None:
+    """The first output with elements outside |got - want| <= rtol * |want| + atol (atol:
+    ``ELEMENT_ATOL_SHARE * rtol`` times the output's largest value), as (name, failing elements,
+    elements); None when every element is within."""
+    for name, got, want in _compared(actual, expected):
+        magnitude = np.abs(want)
+        atol = ELEMENT_ATOL_SHARE * rtol * float(np.max(magnitude))
+        within = np.abs(got - want) <= rtol * magnitude + atol
+        misses = int(want.size - np.count_nonzero(within))
+        if misses:
+            return name, misses, int(want.size)
+    return None
+
+
+def _compared(actual: Mapping[str, np.ndarray],
+              expected: Mapping[str, np.ndarray]) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
+    """(name, kernel's values, reference's values) of each non-empty output, in a common dtype, over
+    the elements where the reference is finite; errors for a missing output, another shape, an
+    integer or non-finite element that differs."""
     unchecked = [name for name in actual if name not in expected]
     if unchecked:
         raise GpuperfError(f"the reference returns no value for {', '.join(unchecked)}, which the kernel writes: "
                            "return every output from it (or measure without verifying)")
-    worst, worst_name = 0.0, ""
     for name, want in expected.items():
         if name not in actual:
             raise GpuperfError(f"the reference returns '{name}', which the kernel does not write "
@@ -180,16 +218,8 @@ def max_relative_error(actual: Mapping[str, np.ndarray], expected: Mapping[str, 
         if got.shape != want.shape:
             raise GpuperfError(f"output '{name}' has shape {got.shape}, the reference's {want.shape}")
         got, want = _finite_part(name, got, want)
-        if want.size == 0:
-            continue
-        diff = float(np.max(np.abs(got - want)))
-        scale = float(np.max(np.abs(want)))
-        error = diff / scale if scale > 0 else (0.0 if diff == 0 else float("inf"))
-        if not np.isfinite(error):
-            error = float("inf")
-        if error > worst or not worst_name:
-            worst, worst_name = error, name
-    return worst, worst_name
+        if want.size:
+            yield name, got, want
 
 
 def _check_exact(name: str, got: np.ndarray, want: np.ndarray) -> None:
@@ -428,6 +458,7 @@ def _check(kernel: Kernel, sizes: dict[str, int], inputs: dict[str, np.ndarray],
         raise VerifyFailed(f"{label}: the reference failed: {describe_exception(exc)}") from exc
     try:
         error, name = max_relative_error(outputs, expected)
+        misses = elementwise_misses(outputs, expected, kernel.rtol) if error <= kernel.rtol else None
     except GpuperfError as exc:  # an output left unchecked, or of another shape
         raise VerifyFailed(f"{label}: {exc}") from exc
     except Exception as exc:  # noqa: BLE001 - values that cannot be compared cannot verify the point
@@ -436,6 +467,12 @@ def _check(kernel: Kernel, sizes: dict[str, int], inputs: dict[str, np.ndarray],
     if not error <= kernel.rtol:
         raise VerifyFailed(f"{label}: output '{name}' differs from the reference: max relative error "
                            f"{error:.3g} > rtol {kernel.rtol:g}", max_rel_error=error)
+    if misses:
+        name, count, size = misses
+        raise VerifyFailed(f"{label}: output '{name}' differs from the reference element-wise: {count:,} of {size:,} "
+                           f"elements ({count / size:.1%}) are off by more than rtol {kernel.rtol:g} of their value "
+                           f"plus {ELEMENT_ATOL_SHARE * kernel.rtol:g} of the output's largest (max relative error "
+                           f"{error:.3g})", max_rel_error=error)
     return error
 
 
