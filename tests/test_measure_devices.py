@@ -267,3 +267,23 @@ def test_opencl_n_counts_devices_over_all_platforms_and_cuda_defaults_to_its_fir
         canonical_device_name("opencl:3")
     monkeypatch.setattr(devices, "cuda_devices", lambda: [("cuda:0", "x"), ("cuda:1", "y")])
     assert canonical_device_name("cuda") == "cuda:0" and canonical_device_name("cuda:1") == "cuda:1"
+
+
+def test_a_kernel_needing_more_local_memory_than_the_device_has_is_refused_before_it_runs() -> None:
+    """pocl crashed the process (a segfault) launching a kernel whose local array was past its 2 MiB."""
+    from gpuperf.measure.devices import RunFailed
+    from gpuperf.measure.timing import measure
+
+    device = open_device("opencl:0")
+    words = int(device.device.local_mem_size) // 4 + 1024
+    program = lp.make_kernel("{[io,ii,j]: 0<=io<n/16 and 0<=ii<16 and 0<=j<%d}" % words, """
+        tmp[j] = a[16*io + ii] {id=store}
+        ... lbarrier {id=wait, dep=store}
+        b[16*io + ii] = tmp[ii] {dep=wait}
+        """, [lp.GlobalArg("a", np.float32, "n"), lp.GlobalArg("b", np.float32, "n"), lp.ValueArg("n", np.int32),
+              lp.TemporaryVariable("tmp", np.float32, (words,), address_space=lp.AddressSpace.LOCAL)],
+        name="big_local", assumptions="n>=16 and n mod 16 = 0", lang_version=LANG)
+    kernel = Kernel("big_local", lp.tag_inames(program, {"io": "g.0", "ii": "l.0"}), ("n",))
+    with pytest.raises(RunFailed, match=rf"kernel 'big_local' needs {words * 4:,} bytes of local memory, more than "
+                                        rf"the {words * 4 - 4096:,} of opencl:0:0"):
+        measure(kernel, {"n": 64}, verify=False)

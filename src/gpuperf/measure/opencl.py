@@ -75,11 +75,22 @@ class OpenCLCompiled:
             raise compile_failure(kernel, exc) from exc
         self.compile_s = time.perf_counter() - start
         self.device_kernel_count = len(vars(info.cl_kernels))
+        self.local_mem_bytes = max((int(k.get_work_group_info(cl.kernel_work_group_info.LOCAL_MEM_SIZE, device.device))
+                                    for k in vars(info.cl_kernels).values()), default=0)
         self.timer = "kernel_event" if self.device_kernel_count == 1 else "gated_marker_span"
         self.value_args = {a.name for a in kernel.entry.args if isinstance(a, lp.ValueArg)}
 
     def bind(self, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray]) -> OpenCLLaunch:
         return OpenCLLaunch(self, sizes, inputs)
+
+
+def _check_local_memory(compiled: OpenCLCompiled) -> None:
+    """RunFailed where a device kernel needs more local memory than the device has (a launch of it
+    may crash the process rather than fail)."""
+    limit = int(compiled.device.device.local_mem_size)
+    if compiled.local_mem_bytes > limit:
+        raise RunFailed(f"kernel '{compiled.kernel.key}' needs {compiled.local_mem_bytes:,} bytes of local memory, "
+                        f"more than the {limit:,} of {compiled.device.name}")
 
 
 class OpenCLLaunch:
@@ -89,6 +100,7 @@ class OpenCLLaunch:
         self.compiled = compiled
         kernel = compiled.kernel
         queue = compiled.device.queue
+        _check_local_memory(compiled)
         self.queue = queue
         try:
             array_names = {arg.name for arg in kernel.array_args}
