@@ -287,3 +287,19 @@ def test_a_kernel_needing_more_local_memory_than_the_device_has_is_refused_befor
     with pytest.raises(RunFailed, match=rf"kernel 'big_local' needs {words * 4:,} bytes of local memory, more than "
                                         rf"the {words * 4 - 4096:,} of opencl:0:0"):
         measure(kernel, {"n": 64}, verify=False)
+
+
+def test_arrays_in_fortran_order_or_with_padded_rows_are_laid_out_as_the_kernels_code_indexes_them() -> None:
+    """Every buffer was uploaded in C order: loopy's check refused the launch ("strides mismatch on
+    argument 'a'"), and a kernel taking C-order data at Fortran strides would read the wrong elements."""
+    from gpuperf.measure.timing import TimingSettings, measure
+
+    program = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<m}", "b[i,j] = 2*a[i,j] + i", [
+        lp.GlobalArg("a", np.float32, "n,m", order="F"), lp.GlobalArg("b", np.float32, "n,m", strides="(m+3,1)"),
+        lp.ValueArg("n", np.int32), lp.ValueArg("m", np.int32)], name="strided", lang_version=LANG)
+    kernel = Kernel("strided", lp.tag_inames(program, {"i": "l.0", "j": "g.0"}), ("n", "m"),
+                    reference=lambda a, s: {"b": 2 * a["a"] + np.arange(s["n"])[:, None]})
+    sizes = {"n": 16, "m": 8}
+    assert [kernel.array_strides(arg, sizes) for arg in kernel.array_args] == [(4, 64), (44, 4)]
+    measured = measure(kernel, sizes, settings=TimingSettings(warmup=0, min_repeats=1, max_repeats=1, min_time_s=0.0))
+    assert measured.verified and measured.max_rel_error < 1e-6

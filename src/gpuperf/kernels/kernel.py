@@ -13,6 +13,7 @@ from typing import Any
 
 import loopy as lp
 import numpy as np
+from loopy.kernel.array import FixedStrideArrayDimTag
 from loopy.symbolic import WalkMapper, get_dependencies
 from pymbolic import evaluate
 from pymbolic.primitives import ExpressionNode
@@ -395,6 +396,18 @@ class Kernel:
 
     def array_shape(self, arg: lp.ArrayArg, sizes: Mapping[str, int]) -> tuple[int, ...]:
         return tuple(int(evaluate(s, dict(sizes))) for s in arg.shape)
+
+    def array_strides(self, arg: lp.ArrayArg, sizes: Mapping[str, int]) -> tuple[int, ...]:
+        """Byte strides the generated code indexes ``arg`` with at ``sizes``: what its ``order`` or
+        ``strides`` say (Fortran order, padded rows); C order where its layout is not strides alone
+        (a vector axis)."""
+        shape = self.array_shape(arg, sizes)
+        itemsize = np.dtype(arg.dtype.numpy_dtype).itemsize
+        tags = arg.dim_tags or ()
+        if len(tags) == len(shape) and all(isinstance(t, FixedStrideArrayDimTag) and t.stride is not lp.auto
+                                           for t in tags):
+            return tuple(int(evaluate(t.stride, dict(sizes))) * itemsize for t in tags)
+        return np.empty(shape, np.dtype(arg.dtype.numpy_dtype)).strides
 
     def buffer_bytes(self, sizes: Mapping[str, Any] | None = None) -> int:
         """Bytes of every global array at ``sizes``: what one launch holds on the device."""

@@ -21,7 +21,14 @@ from pymbolic import evaluate
 
 from gpuperf.errors import GpuperfError
 from gpuperf.kernels.kernel import Kernel
-from gpuperf.measure.devices import DeviceLost, RunFailed, compile_failure, describe_exception, device_lost
+from gpuperf.measure.devices import (
+    DeviceLost,
+    RunFailed,
+    compile_failure,
+    describe_exception,
+    device_lost,
+    strided_host_array,
+)
 
 Dim3 = tuple[int, int, int]
 
@@ -169,6 +176,14 @@ def scratch_shapes(kernel: Kernel, functions: Sequence[DeviceFunction],
 
 
 # -- CuPy ---------------------------------------------------------------------------------------
+def _device_array(cupy: Any, host: np.ndarray) -> Any:
+    """``host`` on the GPU with its strides (the ones the kernel's code indexes with)."""
+    if host.flags.c_contiguous:
+        return cupy.asarray(host)
+    raw = cupy.asarray(host.base)
+    return cupy.ndarray(host.shape, host.dtype, memptr=raw.data, strides=host.strides)
+
+
 def _cupy() -> Any:
     import cupy
 
@@ -331,13 +346,12 @@ class CudaLaunch:
         plan = {p.function: p for p in launch_plan(kernel, sizes, compiled.exprs)}  # within CUDA's limits
         try:
             with compiled.device.gpu:
-                array_names = {arg.name for arg in kernel.array_args}
-                self.arrays = {name: cupy.asarray(np.ascontiguousarray(a))
-                               for name, a in inputs.items() if name in array_names}
-                for arg in kernel.array_args:
-                    if arg.name not in self.arrays:
-                        shape = kernel.array_shape(arg, sizes)
-                        self.arrays[arg.name] = cupy.zeros(shape, dtype=np.dtype(arg.dtype.numpy_dtype))  # as on OpenCL
+                self.arrays = {  # outputs start as zeros, as on OpenCL
+                    arg.name: _device_array(cupy, strided_host_array(
+                        kernel.array_shape(arg, sizes), np.dtype(arg.dtype.numpy_dtype),
+                        kernel.array_strides(arg, sizes), inputs.get(arg.name)))
+                    for arg in kernel.array_args
+                }
                 shapes = scratch_shapes(kernel, compiled.functions, sizes)
                 scratch = {name: cupy.empty(shape, dtype=dtype) for name, (shape, dtype) in shapes.items()}
                 buffers = {**self.arrays, **scratch}

@@ -20,6 +20,19 @@ from gpuperf.kernels.kernel import Kernel
 DEVICE_FORMS = "opencl:0, opencl:<platform>:<device>, cuda:<index>"
 
 
+def strided_host_array(shape: tuple[int, ...], dtype: np.dtype, strides: tuple[int, ...],
+                       values: np.ndarray | None = None) -> np.ndarray:
+    """A host array of ``shape`` laid out with byte ``strides`` over a zeroed buffer spanning them
+    (padding included, in ``.base``), holding ``values`` where given: the layout a kernel's code expects."""
+    itemsize = np.dtype(dtype).itemsize
+    span = sum((n - 1) * stride for n, stride in zip(shape, strides)) + itemsize if all(shape) else 0
+    raw = np.zeros(span, np.uint8)
+    host = np.ndarray(shape, dtype, raw, 0, strides)
+    if values is not None:
+        host[...] = values
+    return host
+
+
 # -- failures a measured point can end in ------------------------------------------------------
 class MeasureFailure(GpuperfError):
     """A point that could not be measured; ``status`` names the stage that failed."""

@@ -22,7 +22,7 @@ import pyopencl.array as cla
 
 from gpuperf.errors import GpuperfError
 from gpuperf.kernels.kernel import Kernel
-from gpuperf.measure.devices import RunFailed, compile_failure, describe_exception
+from gpuperf.measure.devices import RunFailed, compile_failure, describe_exception, strided_host_array
 
 
 class OpenCLDevice:
@@ -84,6 +84,23 @@ class OpenCLCompiled:
         return OpenCLLaunch(self, sizes, inputs)
 
 
+def _device_array(queue: cl.CommandQueue, host: np.ndarray) -> cla.Array:
+    """``host`` on the device with its strides (the ones the kernel's code indexes with)."""
+    if host.flags.c_contiguous:
+        return cla.to_device(queue, host)
+    buffer = cl.Buffer(queue.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=host.base)
+    return cla.Array(queue, host.shape, host.dtype, strides=host.strides, data=buffer)
+
+
+def _host_array(queue: cl.CommandQueue, array: cla.Array) -> np.ndarray:
+    """``array``'s values, copied whole from the device also where its strides are not C order."""
+    if array.flags.c_contiguous:
+        return array.get(queue)
+    raw = np.empty(array.base_data.size, np.uint8)
+    cl.enqueue_copy(queue, raw, array.base_data)
+    return np.ndarray(array.shape, array.dtype, raw, array.offset, array.strides).copy()
+
+
 def _check_local_memory(compiled: OpenCLCompiled) -> None:
     """RunFailed where a device kernel needs more local memory than the device has (a launch of it
     may crash the process rather than fail)."""
@@ -103,16 +120,13 @@ class OpenCLLaunch:
         _check_local_memory(compiled)
         self.queue = queue
         try:
-            array_names = {arg.name for arg in kernel.array_args}
+            # outputs start as zeros: elements a kernel never writes (a padded border) compare with a reference's
             self.arrays: dict[str, cla.Array] = {
-                name: cla.to_device(queue, np.ascontiguousarray(array))
-                for name, array in inputs.items() if name in array_names
+                arg.name: _device_array(queue, strided_host_array(
+                    kernel.array_shape(arg, sizes), np.dtype(arg.dtype.numpy_dtype), kernel.array_strides(arg, sizes),
+                    inputs.get(arg.name)))
+                for arg in kernel.array_args
             }
-            for arg in kernel.array_args:
-                if arg.name not in self.arrays:
-                    shape = kernel.array_shape(arg, sizes)
-                    # zeros: elements a kernel never writes (a padded border) compare with a reference's
-                    self.arrays[arg.name] = cla.zeros(queue, shape, np.dtype(arg.dtype.numpy_dtype))
         except Exception as exc:  # noqa: BLE001
             raise RunFailed(f"kernel '{kernel.key}': allocating device buffers failed: {describe_exception(exc)}",
                             detail=f"{type(exc).__name__}: {exc}") from exc
@@ -152,7 +166,7 @@ class OpenCLLaunch:
         return [(last.profile.end - marker.profile.end) * 1e-9 for marker, last in spans]
 
     def outputs(self) -> dict[str, np.ndarray]:
-        return {name: self.arrays[name].get(self.queue) for name in self.compiled.kernel.outputs}
+        return {name: _host_array(self.queue, self.arrays[name]) for name in self.compiled.kernel.outputs}
 
     def close(self) -> None:
         """Release the buffers. Never raises: after a failed launch the queue may repeat its error
