@@ -433,3 +433,19 @@ def test_a_vector_access_strides_in_whole_vectors(stride, stride_class):
 
     record = AccessRecord("global", "load", "a", "f32", 4, 1, ((0, stride),), vector=4)  # float4 along lid(0)
     assert EvaluatedAccess(record, 1.0, {0: stride}, None, None).stride_class == stride_class
+
+
+def test_a_work_group_size_given_by_a_size_parameter_is_refused_by_name():
+    """A loop over n tagged l.0 crashed `gpuperf features` (TypeError: int() of a Variable)."""
+    import loopy as lp
+
+    from gpuperf.errors import GpuperfError
+    from gpuperf.kernels.kernel import kernel_from_program
+
+    program = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = a[i]",
+                             [lp.GlobalArg("a,b", np.float32, "n"), lp.ValueArg("n", np.int32)],
+                             name="whole_group", lang_version=(2018, 2))
+    kernel = kernel_from_program(lp.tag_inames(program, {"i": "l.0"}), "whole_group", "")
+    with pytest.raises(GpuperfError, match=r"kernel 'whole_group': its work-group size along local axis 0 is n, an "
+                                           r"expression of the sizes; gpuperf needs constant work-group sizes"):
+        extract_features(kernel, {"n": 256})

@@ -38,6 +38,7 @@ from loopy.kernel.instruction import (
     NoOpInstruction,
 )
 
+from gpuperf.errors import GpuperfError
 from gpuperf.features.counts import AccessRecord, SymbolicCounts
 from gpuperf.features.domains import Domains, Expr, NeedsPreprocessing, Unsupported, product, size_params, total
 from gpuperf.features.lanes import lane_mask
@@ -257,7 +258,7 @@ def structure_only(program: lp.TranslationUnit) -> Structure:
     kernel = program.default_entrypoint
     groups, local = kernel.get_grid_size_upper_bounds_as_exprs(program.callables_table)
     groups = (tuple(groups) + (1, 1, 1))[:3]
-    local = tuple(int(x) for x in (tuple(local) + (1, 1, 1))[:3])
+    local = _constant_local_size(kernel, (tuple(local) + (1, 1, 1))[:3])
     return Structure(
         params=tuple(sorted(size_params(kernel))),
         groups=groups,  # type: ignore[arg-type]
@@ -267,6 +268,17 @@ def structure_only(program: lp.TranslationUnit) -> Structure:
         local_memory_bytes=_local_memory_bytes(kernel),
         notes=("branches and loop iterations unknown: " + "; ".join(notes),),
     )
+
+
+def _constant_local_size(kernel: lp.LoopKernel, local: tuple[Expr, ...]) -> tuple[int, int, int]:
+    """``local`` as whole numbers; an error naming the kernel where a work-group size is an expression
+    of the sizes (a loop over ``n`` tagged ``l.0``), which gpuperf's features cannot count with."""
+    for axis, size in enumerate(local):
+        if not isinstance(size, (int, np.integer)):
+            raise GpuperfError(f"kernel '{kernel.name}': its work-group size along local axis {axis} is {size}, an "
+                               "expression of the sizes; gpuperf needs constant work-group sizes (split the loop, "
+                               "as lp.split_iname(program, iname, 64, inner_tag='l.0'))")
+    return tuple(int(size) for size in local)  # type: ignore[return-value]
 
 
 _NUMBER = re.compile(r"\d+")
