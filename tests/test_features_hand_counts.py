@@ -449,3 +449,21 @@ def test_a_work_group_size_given_by_a_size_parameter_is_refused_by_name():
     with pytest.raises(GpuperfError, match=r"kernel 'whole_group': its work-group size along local axis 0 is n, an "
                                            r"expression of the sizes; gpuperf needs constant work-group sizes"):
         extract_features(kernel, {"n": 256})
+
+
+def test_an_index_read_into_a_temporary_is_counted_as_the_same_index_read_in_place():
+    """``<> t = idx[i]; out[i] = src[t]`` crashed `gpuperf features` (KeyError 't': the offset kept the
+    temporary); its load of src is now nonaffine, as src[idx[i]] is."""
+    import loopy as lp
+
+    from gpuperf.kernels.kernel import kernel_from_program
+
+    args = [lp.GlobalArg("src,out", np.float32, "n"), lp.GlobalArg("idx", np.int32, "n"), lp.ValueArg("n", np.int32)]
+    counted = []
+    for name, code in (("in_place", "out[i] = src[idx[i]]"), ("through_t", "<> t = idx[i]\nout[i] = src[t]")):
+        program = lp.make_kernel("{[i]: 0<=i<n}", code, args, name=name, lang_version=(2018, 2))
+        program = lp.split_iname(program, "i", 32, outer_tag="g.0", inner_tag="l.0")
+        counted.append(extract_features(kernel_from_program(program, name, ""), {"n": 4096}))
+    assert counted[1]["global_loads"] == counted[0]["global_loads"] == 8192
+    classes = [{k: v for k, v in c.items() if "_stride" in k or "nonaffine" in k} for c in counted]
+    assert classes[1] == classes[0] and "global_loads_f32_stride0" not in classes[1]

@@ -138,8 +138,11 @@ def index_pattern(kernel: lp.LoopKernel, domains: Domains, array, index: tuple) 
             offset = total([offset, product([strides.get(iname, 0), domains.first(iname)])])
     outer = tuple(sorted((i, c) for i, c in strides.items() if i not in lanes))
     data = (variables(offset) | set().union(*(variables(c) for c in strides.values()))) - size_params(kernel)
-    problem = f"index depends on data ({', '.join(sorted(data))})" if data else None
-    return IndexPattern(tuple(sorted(lid_strides.items())), offset, outer, problem)
+    if data:  # a value read from memory (a temporary) may differ from lane to lane: no stride or offset is known
+        axes = {domains.hw_axes[i][1] for i in inames if domains.is_local(i)}
+        unknown = tuple((axis, None) for axis in sorted(axes))
+        return IndexPattern(unknown, None, None, f"index depends on data ({', '.join(sorted(data))})")
+    return IndexPattern(tuple(sorted(lid_strides.items())), offset, outer, None)
 
 
 def lanes_only_pattern(kernel: lp.LoopKernel, domains: Domains, array, index: tuple,  # noqa: ANN001
