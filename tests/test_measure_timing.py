@@ -332,3 +332,15 @@ def test_a_measurements_minimum_and_spread_are_its_samples() -> None:
     assert result.time_s == float(np.median(samples)) and result.time_s_min == samples.min()
     q1, q3 = np.percentile(samples, [25, 75])
     assert result.time_s_iqr == pytest.approx(q3 - q1, rel=1e-12, abs=0)
+
+
+def test_the_drivers_compiler_output_goes_into_the_failure_not_onto_stderr(capfd) -> None:
+    """pocl wrote "2 errors generated." on stderr before gpuperf's one-line error."""
+    program = lp.make_kernel("{[i]: 0<=i<n}", [lp.CInstruction("i", "c[i] = no_such_name;", assignees="c[i]")],
+                             [lp.GlobalArg("c", np.float32, "n"), lp.ValueArg("n", np.int32)], name="unbuilt",
+                             lang_version=LANG)
+    with pytest.raises(CompileFailed) as info:
+        measure(Kernel("unbuilt", program, ("n",)), {"n": 64}, verify=False, settings=FAST)
+    written = capfd.readouterr().err
+    assert "generated" not in written and "error" not in written.lower()
+    assert "generated." in info.value.detail

@@ -10,10 +10,12 @@ so that host delays between the enqueues do not count.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
+import tempfile
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 import loopy as lp
 import numpy as np
@@ -53,6 +55,27 @@ class OpenCLDevice:
         return OpenCLCompiled(self, kernel)
 
 
+@contextlib.contextmanager
+def _captured_stderr() -> Iterator[list[str]]:
+    """File descriptor 2 sent to a temporary file (the OpenCL driver's compiler writes there, as pocl's
+    "2 errors generated."); yields a list that holds what was written once the block ends."""
+    captured: list[str] = []
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with tempfile.TemporaryFile() as sink:
+            os.dup2(sink.fileno(), 2)
+            try:
+                yield captured
+            finally:
+                sys.stderr.flush()
+                os.dup2(saved, 2)
+                sink.seek(0)
+                captured.append(sink.read().decode(errors="replace"))
+    finally:
+        os.close(saved)
+
+
 class OpenCLCompiled:
     """A kernel's program generated and built for one OpenCL device."""
 
@@ -64,7 +87,7 @@ class OpenCLCompiled:
             # Code generation and the OpenCL build happen here, once; later calls reuse them.
             # (loopy prints a program that fails its checks on stdout: send that to stderr.)
             # Sizes are always passed explicitly, so loopy's notes that it cannot infer them are noise.
-            with contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
+            with _captured_stderr() as captured, contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
                 warnings.simplefilter("ignore", lp.diagnostic.ParameterFinderWarning)
                 program = kernel.for_target(lp.PyOpenCLTarget())
                 # Events are waited for here, not tracked on the arrays (that waits inside enqueues).
@@ -72,7 +95,11 @@ class OpenCLCompiled:
                 self.executor = program.executor(device.context)
                 info = self.executor.translation_unit_info(self.executor.arg_to_dtype({}))
         except Exception as exc:  # noqa: BLE001 - any failure to generate or build is a compile failure
-            raise compile_failure(kernel, exc) from exc
+            failure = compile_failure(kernel, exc)
+            if "".join(captured).strip():
+                failure.detail = f"{failure.detail}\n{''.join(captured)}"
+            raise failure from exc
+        sys.stderr.write("".join(captured))  # what the driver said of a build that succeeded (warnings)
         self.compile_s = time.perf_counter() - start
         self.device_kernel_count = len(vars(info.cl_kernels))
         self.local_mem_bytes = max((int(k.get_work_group_info(cl.kernel_work_group_info.LOCAL_MEM_SIZE, device.device))
