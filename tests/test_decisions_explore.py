@@ -1104,3 +1104,22 @@ def test_the_search_metrics_refuse_a_percentage_and_raw_times():
     with pytest.raises(GpuperfError, match="performance holds 2.5: give normalised performance"):
         evals_to([0.001, 2.5], 0.9)
     assert random_expected_evals([0.1, 0.5, 1.0], 0.9) == 2.0 and evals_to([0.1, 0.5, 1.0], 0.5) == 2
+
+
+@pytest.mark.parametrize("with_train", [False, True])
+def test_a_batch_fits_its_surrogate_once_per_pick_and_not_for_the_last_picks_belief(monkeypatch, with_train):
+    """ask fitted the surrogate twice per pick (the pick, then the time believed of it, on the same
+    data) and once more for the last pick, whose belief nothing uses: a batch of 3 took 6 fits."""
+    from gpuperf.decisions import explorers
+    from gpuperf.decisions.explorers import next_batch
+
+    space = grid_space((8, 4), "here")
+    train = [grid_space((8, 4), "other", scale=2.0)] if with_train else []
+    explorer = make_explorer(space, train, None, True, 0, 2)
+    fits = []
+    original = explorers.Surrogate.fit
+    monkeypatch.setattr(explorers.Surrogate, "fit", lambda self, X, y: fits.append(len(y)) or original(self, X, y))
+    measured = [0, 7, 50]
+    seen = np.where(np.isin(np.arange(len(space)), measured), space.times, np.nan)
+    picks = next_batch(explorer, measured, seen, 3)
+    assert len(set(picks)) == 3 and fits == [3, 4, 5]

@@ -190,15 +190,19 @@ class TransferGuided:
         return slope * mean + np.mean(values - slope * at_measured)
 
     def model_prediction(self, measured: Sequence[int], times: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-        """The refitted surrogate's -log(time) and spread per configuration; None below two measurements."""
+        """The refitted surrogate's -log(time) and spread per configuration; None below two measurements.
+        The last one is kept: a batch's pick and the time it believes of it use one fit."""
         values = _measured_values(measured, times)
         if values is None or len(measured) < 2:
             return None
         rows = list(measured)
-        base = self.transfer_line(measured, times, values) if self.residual else np.zeros(len(self.features))
-        surrogate = Surrogate(self.model, self.seed + len(measured)).fit(self.features[rows], values - base[rows])
-        mean, spread = surrogate.predict(self.features)
-        return base + mean, spread
+        key = (tuple(rows), np.asarray(times, dtype=float)[rows].tobytes())
+        if getattr(self, "_last_prediction", (None,))[0] != key:
+            base = self.transfer_line(measured, times, values) if self.residual else np.zeros(len(self.features))
+            surrogate = Surrogate(self.model, self.seed + len(measured)).fit(self.features[rows], values - base[rows])
+            mean, spread = surrogate.predict(self.features)
+            self._last_prediction = (key, (base + mean, spread))
+        return self._last_prediction[1]
 
     def model_improvement(self, measured: Sequence[int], times: np.ndarray) -> np.ndarray | None:
         predicted = self.model_prediction(measured, times)
@@ -283,9 +287,17 @@ class OnlineSearch:
         values = _measured_values(results, times)
         if values is None:  # every pick so far failed: keep sampling at random
             return _best_unmeasured(np.zeros(len(self.features)), measured, self.tie_break)
-        surrogate = Surrogate(self.model, self.seed + step).fit(self.features[results], values)
-        mean, spread = surrogate.predict(self.features)
+        mean, spread = self._prediction(results, values)
         return _best_unmeasured(expected_improvement(mean, spread, values.max()), measured, self.tie_break)
+
+    def _prediction(self, results: list[int], values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The surrogate fitted on ``results``' values: its mean and spread per configuration (the last
+        one kept, so a batch's pick and the time it believes of it use one fit)."""
+        key = (tuple(results), values.tobytes())
+        if getattr(self, "_last_prediction", (None,))[0] != key:
+            surrogate = Surrogate(self.model, self.seed + len(results)).fit(self.features[results], values)
+            self._last_prediction = (key, surrogate.predict(self.features))
+        return self._last_prediction[1]
 
     def believed_time(self, measured: Sequence[int], times: np.ndarray, index: int) -> float:
         """The time the surrogate expects of configuration ``index``; the geometric mean of the
@@ -296,8 +308,7 @@ class OnlineSearch:
             return 1.0
         if len(results) < len(self.start):
             return float(np.exp(-values.mean()))
-        surrogate = Surrogate(self.model, self.seed + len(results)).fit(self.features[results], values)
-        return float(np.exp(-surrogate.predict(self.features[[index]])[0][0]))
+        return float(np.exp(-self._prediction(results, values)[0][index]))
 
 
 def next_batch(explorer, measured: Sequence[int], times: np.ndarray, count: int, believe=None) -> list[int]:
@@ -309,11 +320,14 @@ def next_batch(explorer, measured: Sequence[int], times: np.ndarray, count: int,
     measured, times = list(measured), np.array(times, dtype=float)
     believe = believe or getattr(explorer, "believed_time", None)
     picks: list[int] = []
-    for _ in range(min(count, len(times) - len(measured))):
+    wanted = min(count, len(times) - len(measured))
+    for _ in range(wanted):
         index = explorer.next(measured, times)
+        picks.append(index)
+        if len(picks) == wanted:  # no pick follows: what it would believe of this one is never used
+            break
         times[index] = believe(measured, times, index) if believe is not None else 1.0
         measured.append(index)
-        picks.append(index)
     return picks
 
 
