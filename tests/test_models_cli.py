@@ -1619,3 +1619,20 @@ def test_the_linear_count_model_fitted_on_several_gpus_says_it_prices_them_alike
     table.write_text("kernel,gpu,n,f32_ops,global_load_bytes,global_store_bytes,time_s\n" + "\n".join(rows) + "\n")
     assert main(["fit", str(table), "--model", "linear", "--out", str(tmp_path / "m.json")]) == 0
     assert "3 GPUs, one set of weights: the linear count model prices one device's counts" in capsys.readouterr().err
+
+
+def test_predict_table_needs_only_the_columns_a_models_selector_kept(tables, tmp_path, capsys):
+    """A job table lacking columns --select left out was refused for lacking them; they are priced as
+    anything, and the predictions are those of the whole table."""
+    model, whole_out, job_out = tmp_path / "m.json", tmp_path / "whole.csv", tmp_path / "job.csv"
+    assert main(["fit", str(tables["generic"]), "--model", "rf", "--features", "x1,x2,x3,x4",
+                 "--select", "spearman:2", "--out", str(model), "--json"]) == 0
+    kept = json.loads(capsys.readouterr().out)["selected_features"]
+    dropped = [name for name in ("x1", "x2", "x3", "x4") if name not in kept]
+    assert dropped
+    job = tmp_path / "job_in.csv"
+    pd.read_csv(tables["generic"]).drop(columns=dropped).to_csv(job, index=False)
+    assert main(["predict-table", str(tables["generic"]), "--model", str(model), "--out", str(whole_out)]) == 0
+    assert main(["predict-table", str(job), "--model", str(model), "--out", str(job_out)]) == 0
+    assert f"no column(s) {', '.join(dropped)}; the model's --select left them out" in capsys.readouterr().err
+    pd.testing.assert_series_equal(pd.read_csv(job_out)["predicted_time_s"], pd.read_csv(whole_out)["predicted_time_s"])

@@ -790,6 +790,12 @@ def predict_table_command(
     table = extend_table(rows, where, bool(options.get("gpu_features")), options.get("bsp_inputs"),
                          bool(options.get("base_clock")), options.get("roofline_inputs"))  # names a row's bad GPU
     table = with_zero_counts(table, names)
+    selected = (info.get("metadata") or {}).get("selected_features")
+    unused = [str(name) for name in names if selected and name not in selected and name not in table.columns]
+    if unused:  # the selector drops them whatever they hold
+        table = table.assign(**dict.fromkeys(unused, 0.0))
+        _print_note(f"note: {where}: no column(s) {', '.join(unused[:4])}{', ...' if len(unused) > 4 else ''}; the "
+                    "model's --select left them out, so they do not change its predictions")
     if gpu is not None:  # a field the --gpu's descriptor lacks is the GPU's, not the table's
         for column in (str(c) for c in names if str(c).startswith("gpu_") and c in table.columns):
             if len(table) and table[column].isna().all():
