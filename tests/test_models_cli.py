@@ -1636,3 +1636,18 @@ def test_predict_table_needs_only_the_columns_a_models_selector_kept(tables, tmp
     assert main(["predict-table", str(job), "--model", str(model), "--out", str(job_out)]) == 0
     assert f"no column(s) {', '.join(dropped)}; the model's --select left them out" in capsys.readouterr().err
     pd.testing.assert_series_equal(pd.read_csv(job_out)["predicted_time_s"], pd.read_csv(whole_out)["predicted_time_s"])
+
+
+def test_errors_point_at_the_gpu_features_option_a_seconds_column_and_a_decimal_comma(tmp_path, capsys):
+    table = tmp_path / "t.csv"
+    table.write_text("kernel,gpu,n,time_s\na,A100,1,1e-3\na,V100,2,2e-3\nb,A100,1,1e-2\n")
+    assert main(["fit", str(table), "--model", "lr", "--features", "n,gpu_sms", "--out", str(tmp_path / "m.json")]) == 2
+    assert "missing feature column(s) gpu_sms (--gpu-features joins the gpu_* columns" in capsys.readouterr().err
+    table.write_text("kernel,gpu,n,time_ms\na,A100,1,1\na,V100,2,2\nb,A100,1,10\n")
+    assert main(["fit", str(table), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
+    assert "missing column time_s (the measured time in seconds); the table has time_ms: give the time in " \
+           "seconds as time_s" in capsys.readouterr().err
+    table.write_text('kernel,gpu,n,time_s\na,A100,1,"0,001"\na,V100,2,2e-3\nb,A100,1,1e-2\n')
+    assert main(["fit", str(table), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
+    assert "time_s='0,001' is not a positive number; a decimal comma? save the number with a decimal point" \
+           in capsys.readouterr().err

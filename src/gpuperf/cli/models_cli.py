@@ -183,6 +183,9 @@ def require_columns(frame: pd.DataFrame, columns: Sequence[str], where: str, wha
         return
     close = difflib.get_close_matches(missing[0], [str(c) for c in frame.columns], n=3, cutoff=0.6)
     hint = f" (did you mean {', '.join(close)}?)" if close else ""
+    joined = any(str(c).startswith("gpu_") for c in frame.columns)
+    if any(str(c).startswith("gpu_") for c in missing) and "gpu" in frame.columns and not joined:
+        hint = " (--gpu-features joins the gpu_* columns of each row's GPU descriptor)"
     raise GpuperfError(f"{where}: missing {what} column(s) {', '.join(missing)}{hint}")
 
 

@@ -57,8 +57,11 @@ def measured_rows(frame: pd.DataFrame, where: str, target: str = TARGET) -> pd.D
     """The rows with status ok (any case; all rows if there is no status), each with a positive,
     finite time in ``target`` (as floats); errors name ``where`` and the row at fault."""
     if target not in frame.columns:
+        other = next((str(c) for c in frame.columns if str(c).lower() in ("time_ms", "time_us", "time_ns", "time",
+                                                                          "runtime")), None)
+        hint = f"; the table has {other}: give the time in seconds as {TARGET}" if other and target == TARGET else ""
         raise GpuperfError(f"{where}: missing column {target} (the measured time"
-                           + (" in seconds)" if target == TARGET else ")"))
+                           + (" in seconds)" if target == TARGET else ")") + hint)
     kept = frame[is_ok(frame[STATUS])] if STATUS in frame.columns else frame
     if kept.empty:
         raise GpuperfError(f"{where}: no rows with status ok")
@@ -70,7 +73,9 @@ def measured_rows(frame: pd.DataFrame, where: str, target: str = TARGET) -> pd.D
         value = value.item() if isinstance(value, np.generic) else value
         if pd.isna(value):
             raise GpuperfError(f"{where}: {row_location(kept, position)}: {target} has no value (empty or NaN) in a row whose status is ok")
-        raise GpuperfError(f"{where}: {row_location(kept, position)}: {target}={value!r} is not a positive number")
+        comma = isinstance(value, str) and re.fullmatch(r"\s*\d+,\d+\s*", value) is not None
+        raise GpuperfError(f"{where}: {row_location(kept, position)}: {target}={value!r} is not a positive number"
+                           + ("; a decimal comma? save the number with a decimal point" if comma else ""))
     kept = kept.copy()
     kept[target] = times
     return kept
