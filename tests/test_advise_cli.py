@@ -615,6 +615,53 @@ def test_a_users_kernel_named_like_a_catalog_space_is_none_of_its_variants(tmp_p
     assert variant is not None and variant.startswith("stencil2d[")
 
 
+USER_STENCIL = '''
+import loopy as lp
+import numpy as np
+from gpuperf.kernels import Kernel
+from gpuperf.kernels.space import VariantSpace
+
+
+def make(config):
+    p = lp.make_kernel("{[i, j]: 0<=i<n and 0<=j<m}", "b[i, j] = (a[i, j] + a[i + 1, j] + a[i + 2, j]) / 3",
+                       [lp.GlobalArg("a", np.float32, shape="(n + 2, m)"), lp.GlobalArg("b", np.float32, shape="(n, m)"),
+                        "..."], assumptions="n >= 64 and m >= 64 and n mod 64 = 0 and m mod 64 = 0",
+                       name="stencil2d", lang_version=(2018, 2))
+    p = lp.split_iname(p, "j", config["local_x"], outer_tag="g.0", inner_tag="l.0")
+    p = lp.split_iname(p, "i", config["local_y"] * config["outputs_y"], outer_tag="g.1")
+    p = lp.split_iname(p, "i_inner", config["outputs_y"], outer_tag="l.1")
+    return Kernel(name="stencil2d", program=p, params=("n", "m"), variant=dict(config))
+
+
+def space():
+    return VariantSpace(name="stencil2d", parameters={"local_x": [16, 32], "local_y": [4, 16], "outputs_y": [1, 2, 4],
+                                                      "prefetch": [0], "unroll": [1]},
+                        defaults={"local_x": 16, "local_y": 4, "outputs_y": 1, "prefetch": 0, "unroll": 1},
+                        check=lambda c: None, make=make)
+'''
+SETTINGS = "local_x=16,local_y=4,outputs_y=1,prefetch=0,unroll=1"
+
+
+def test_a_users_space_named_like_a_catalog_stencil_is_not_identified_with_its_measured_pairs(tmp_path):
+    """A user's space whose kernels are named stencil2d was given the catalog stencil2d's H200 pairs as
+    "this very change of this kernel at these sizes was measured": its variants carry no pair identity."""
+    from gpuperf.decisions.advisor import _space_change, _with_identity
+    from gpuperf.decisions.optimizations import load_optimizations
+    from gpuperf.kernels import get_kernel
+
+    (tmp_path / "mine.py").write_text(USER_STENCIL)
+    entry, sizes = load_optimizations()["thread_coarsening"], {"n": 1024, "m": 1024}
+    for space in (f"{tmp_path / 'mine.py'}:space", "stencil2d"):
+        kernel = get_kernel(f"{space}[{SETTINGS}]")
+        variant, reason, _ = _space_change(entry, kernel, space)
+        assert reason is None and variant == f"{space}[{SETTINGS.replace('outputs_y=1', 'outputs_y=4')}]"
+        query = _with_identity(pd.DataFrame([{"x": 1.0}]), entry, kernel, variant, sizes, "H200", space)
+        if space == "stencil2d":
+            assert query["kernel"].tolist() == ["stencil2d"] and query["change"].tolist() == ["outputs_y: 1 -> 4"]
+        else:
+            assert "kernel" not in query.columns and query["gpu"].tolist() == ["H200"]
+
+
 def test_no_progress_hides_the_bar_of_the_printed_advice(capsys, database, monkeypatch):
     import gpuperf.progress
 

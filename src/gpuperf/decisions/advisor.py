@@ -418,7 +418,7 @@ def advise(
                                         f"variant ({', '.join(described[:2])}, ...), and this kernel has no "
                                         "variant with it applied (a kernel of a variant space has)"))
             continue
-        identified = _with_identity(changed, entry, kernel, variant, sizes, gpu)
+        identified = _with_identity(changed, entry, kernel, variant, sizes, gpu, space)
         prediction = model.predict(identified)
         notes = "; ".join(n for n in (note, pair_note, space_note) if n)
         assessed.append(Suggestion(
@@ -458,11 +458,12 @@ def _with_change(query: pd.DataFrame, kernel: Kernel | None, variant: str | None
 
 
 def _with_identity(query: pd.DataFrame, entry: Optimization, kernel: Kernel | None, variant: str | None,
-                   sizes: Mapping[str, Any] | None, gpu: str | None) -> pd.DataFrame:
+                   sizes: Mapping[str, Any] | None, gpu: str | None, space: str | None = None) -> pd.DataFrame:
     """``query`` with the pair identity (kernel, change, configuration at ``sizes``, GPU) that finds the
-    same pair among the training pairs, when ``kernel`` is a space variant that ``variant`` changes."""
+    same pair among the training pairs, when ``kernel`` is a catalog space's variant that ``variant``
+    changes (a user's space, ``space``, is none of the catalog's, whatever its kernels are named)."""
     query = query.assign(gpu=gpu)
-    if kernel is None or variant is None:
+    if kernel is None or variant is None or not _of_catalog_space(kernel, space):
         return query
     from gpuperf.decisions.pair_transfer import labelled
     from gpuperf.kernels import get_kernel
@@ -475,6 +476,12 @@ def _with_identity(query: pd.DataFrame, entry: Optimization, kernel: Kernel | No
     others = {key: value for key, value in before.items() if key != name}
     return query.assign(kernel=kernel.name, change=f"{name}: {number_text(before[name])} -> {number_text(after)}",
                         configuration=labelled({**(sizes or {}), **others}), input="")
+
+
+def _of_catalog_space(kernel: Kernel, space: str | None) -> bool:
+    """Whether ``kernel`` is a variant of the catalog space named as it (the training pairs' kernels),
+    not of a user's space (``file.py:function``) whose kernels share the name."""
+    return kernel.category != "user" and space in (None, kernel.name)
 
 
 def kernel_query(kernel: Kernel, sizes: Mapping[str, Any] | None, gpu: str | None) -> dict[str, float]:
