@@ -662,6 +662,25 @@ def test_a_users_space_named_like_a_catalog_stencil_is_not_identified_with_its_m
             assert "kernel" not in query.columns and query["gpu"].tolist() == ["H200"]
 
 
+def test_a_users_space_named_alone_is_advised_as_its_default_variant(tmp_path):
+    """``file.py:space`` names the space's default variant: it was advised as a plain kernel, with no
+    variant to apply, while ``file.py:space[...]`` naming the same settings got one."""
+    from gpuperf.cli.advise_cli import variant_space_name
+    from gpuperf.decisions.advisor import _space_change
+    from gpuperf.decisions.optimizations import load_optimizations
+    from gpuperf.kernels import get_kernel
+
+    (tmp_path / "mine.py").write_text(USER_STENCIL + "\n\ndef one():\n    return make({'local_x': 16, 'local_y': 4, "
+                                      "'outputs_y': 1, 'prefetch': 0, 'unroll': 1})\n")
+    space = f"{tmp_path / 'mine.py'}:space"
+    entry = load_optimizations()["thread_coarsening"]
+    changes = [_space_change(entry, get_kernel(spec), variant_space_name(spec, get_kernel(spec)))
+               for spec in (space, f"{space}[{SETTINGS}]")]
+    assert changes[0] == changes[1] and changes[0][0] == f"{space}[{SETTINGS.replace('outputs_y=1', 'outputs_y=4')}]"
+    kernel_function = f"{tmp_path / 'mine.py'}:one"  # a function returning one kernel, recording a variant
+    assert variant_space_name(kernel_function, get_kernel(kernel_function)) is None
+
+
 def test_no_progress_hides_the_bar_of_the_printed_advice(capsys, database, monkeypatch):
     import gpuperf.progress
 

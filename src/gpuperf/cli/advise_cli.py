@@ -6,12 +6,15 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.markup import escape
 
 from gpuperf.cli.output import console, kernel_sizes, print_json, print_table
+
+if TYPE_CHECKING:
+    from gpuperf.kernels.kernel import Kernel
 
 OptimizationsOption = Annotated[
     list[Path] | None,
@@ -19,11 +22,28 @@ OptimizationsOption = Annotated[
 ]
 
 
-def variant_space_name(spec: str) -> str | None:
+def variant_space_name(spec: str, kernel: Kernel | None = None) -> str | None:
     """The space a variant spec names (``stencil2d`` of ``stencil2d[local_x=16]``, ``my.py:space`` of
-    ``my.py:space[local_x=16]``); None for a kernel that is no variant."""
+    ``my.py:space[local_x=16]``, and of ``my.py:space`` alone, which names its default variant
+    ``kernel``); None for a kernel that is no variant."""
     name, bracket, _ = spec.partition("[")
-    return name.strip() if bracket and spec.rstrip().endswith("]") else None
+    if bracket and spec.rstrip().endswith("]"):
+        return name.strip()
+    return spec.strip() if kernel is not None and kernel.variant and _names_a_user_space(spec.strip()) else None
+
+
+def _names_a_user_space(spec: str) -> bool:
+    """Whether ``spec`` is a user's ``file.py:function`` returning a variant space."""
+    from gpuperf.errors import GpuperfError
+    from gpuperf.kernels.space import get_space
+
+    if ".py:" not in spec:
+        return False
+    try:
+        get_space(spec)
+    except GpuperfError:  # a function returning a kernel (one that records a variant of its own)
+        return False
+    return True
 
 
 def advise(
@@ -86,7 +106,7 @@ def advise(
         sizes = kernel_sizes(found, param)
         with _progress_bar(as_json or no_progress) as progress:
             result = advise_kernel(found, sizes, gpu, device, threshold, entries, min_confidence=min_confidence,
-                                   progress=progress, space=variant_space_name(kernel))
+                                   progress=progress, space=variant_space_name(kernel, found))
         where = device or (_gpu_name(gpu) if gpu else "the GPUs of the bundled training pairs")
         subject = f"{found.key} at {', '.join(f'{k}={v}' for k, v in sizes.items())} on {where}"
     if gpu is not None:  # said once the advice is made, so an error is the only line
