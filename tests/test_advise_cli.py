@@ -610,8 +610,8 @@ def test_a_users_kernel_named_like_a_catalog_space_is_none_of_its_variants(tmp_p
 
     (tmp_path / "clash.py").write_text(CLASH)
     entry = load_optimizations()["thread_coarsening"]
-    assert _space_change(entry, get_kernel(f"{tmp_path / 'clash.py'}:stencil2d")) == (None, None, "")
-    variant, reason, _ = _space_change(entry, get_kernel("stencil2d"))
+    assert _space_change(entry, get_kernel(f"{tmp_path / 'clash.py'}:stencil2d")) == (None, None, "", "")
+    variant, reason, *_ = _space_change(entry, get_kernel("stencil2d"))
     assert variant is not None and variant.startswith("stencil2d[")
 
 
@@ -653,7 +653,7 @@ def test_a_users_space_named_like_a_catalog_stencil_is_not_identified_with_its_m
     entry, sizes = load_optimizations()["thread_coarsening"], {"n": 1024, "m": 1024}
     for space in (f"{tmp_path / 'mine.py'}:space", "stencil2d"):
         kernel = get_kernel(f"{space}[{SETTINGS}]")
-        variant, reason, _ = _space_change(entry, kernel, space)
+        variant, reason, *_ = _space_change(entry, kernel, space)
         assert reason is None and variant == f"{space}[{SETTINGS.replace('outputs_y=1', 'outputs_y=4')}]"
         query = _with_identity(pd.DataFrame([{"x": 1.0}]), entry, kernel, variant, sizes, "H200", space)
         if space == "stencil2d":

@@ -133,10 +133,10 @@ def test_a_setting_short_of_the_entrys_before_value_is_taken_to_its_after_value_
                                   ("thread_coarsening", 16, 2, (spec.format(x=16, y=4), None)),
                                   ("larger_work_groups", 64, 1, (spec.format(x=64, y=1).replace("local_y=4", "local_y=16"), None)),
                                   ("thread_coarsening", 16, 8, (None, f"{spec.format(x=16, y=8)} already has outputs_y=8"))):
-        assert _space_change(entries[entry], get_kernel(spec.format(x=x, y=y))) == (*expected, "")
+        assert _space_change(entries[entry], get_kernel(spec.format(x=x, y=y))) == (*expected, "", "")
     tall = spec.format(x=64, y=1).replace("local_y=4", "local_y=16")
     assert _space_change(entries["larger_work_groups"], get_kernel(tall)) == (
-        None, f"{tall} already has local_x=64; {tall} already has local_y=16", "")
+        None, f"{tall} already has local_x=64; {tall} already has local_y=16", "", "")
     # a flip naming a parameter the space lacks is said, beside why the others do not apply
     from dataclasses import replace
 
@@ -147,10 +147,10 @@ def test_a_setting_short_of_the_entrys_before_value_is_taken_to_its_after_value_
     assert _space_change(odd, get_kernel(wide)) == (
         None, f"{wide} already has local_x=64; no variant to apply: apply.space_parameter.name 'local_z' of "
               "larger_work_groups is no parameter of the space stencil2d (local_x, local_y, outputs_y, prefetch, "
-              "unroll)", "")
+              "unroll)", "", "")
     assert _space_change(odd, get_kernel(spec.format(x=16, y=1))) == (
         spec.format(x=32, y=1), None, "no variant to apply: apply.space_parameter.name 'local_z' of "
-        "larger_work_groups is no parameter of the space stencil2d (local_x, local_y, outputs_y, prefetch, unroll)")
+        "larger_work_groups is no parameter of the space stencil2d (local_x, local_y, outputs_y, prefetch, unroll)", "")
 
 
 def test_a_variant_of_a_users_space_is_advised_with_the_change_in_its_own_space(pocl_entries, tiled_space):
@@ -391,10 +391,55 @@ def test_a_space_parameter_with_text_values_is_flipped_by_its_numbers_and_a_text
     space = f"{path}:mixed"
     entry = load_optimizations()["larger_work_groups"]
     narrow = get_kernel(f"{space}[local_x=16]")
-    assert _space_change(entry, narrow, space) == (f"{space}[local_x=32]", None, "")
+    assert _space_change(entry, narrow, space) == (f"{space}[local_x=32]", None, "", "")
     wide = get_kernel(f"{space}[local_x=wide]")
-    changed, reason, _ = _space_change(entry, wide, space)
+    changed, reason, *_ = _space_change(entry, wide, space)
     assert changed is None and "has local_x='wide', not a number to take from 16 to 32" in reason
+
+
+PICKY_SPACES = '''
+import loopy as lp
+import numpy as np
+
+from gpuperf.kernels.space import VariantSpace
+
+
+def _tiled(config):
+    if config["local_x"] == 32 and config["buggy"]:
+        raise ValueError("team bug: 32 not supported")
+    program = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = 2*a[i]", [lp.GlobalArg("a,b", np.float32, shape="n"), "..."],
+                             assumptions="n >= 1 and n mod 64 = 0", name="twice", lang_version=(2018, 2))
+    return lp.split_iname(program, "i", config["local_x"], outer_tag="g.0", inner_tag="l.0")
+
+
+def picky():
+    return VariantSpace(name="twice", parameters={"local_x": [16, 32, 64], "buggy": [0]}, defaults={"local_x": 16, "buggy": 0},
+                        check=lambda c: "32 is slow here" if c["local_x"] == 32 else None, make=_tiled)
+
+
+def raising():
+    return VariantSpace(name="twice", parameters={"local_x": [16, 32, 64], "buggy": [1]}, defaults={"local_x": 16, "buggy": 1},
+                        check=lambda c: None, make=_tiled)
+'''
+
+
+def test_an_error_in_a_users_make_is_raised_and_a_fallback_value_is_said(tmp_path):
+    """A user's make raising on the flip's ``after`` value was swallowed and the next value advised
+    silently; now the error stops the advice, and a value the check refuses gives way to the next
+    with a note saying so."""
+    from gpuperf.decisions.advisor import _space_change
+
+    path = tmp_path / "picky.py"
+    path.write_text(PICKY_SPACES)
+    entry = load_optimizations()["larger_work_groups"]
+    picky = f"{path}:picky"
+    variant, *_, fallback = _space_change(entry, get_kernel(f"{picky}[local_x=16]"), picky)
+    assert variant == f"{picky}[buggy=0,local_x=64]"
+    assert fallback == "local_x taken to 64, not the entry's 32: variant twice[buggy=0,local_x=32] is invalid: 32 is slow here"
+    raising = f"{path}:raising"
+    with pytest.raises(GpuperfError, match=r"make raised ValueError: team bug: 32 not supported at .*picky.py:10 on "
+                                           r"twice\[buggy=1,local_x=32\]"):
+        _space_change(entry, get_kernel(f"{raising}[local_x=16]"), raising)
 
 
 def test_an_optimization_whose_variant_refuses_the_sizes_does_not_apply_and_the_others_are_advised(pocl_entries):

@@ -22,7 +22,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -196,30 +196,38 @@ def _unknown_in_condition(entry: Optimization, features: Mapping[str, float]) ->
     return sorted(name for name in used if pd.isna(features.get(name, math.nan)))
 
 
-def _space_change(entry: Optimization, kernel: Kernel | None,
-                  space_name: str | None = None) -> tuple[str | None, str | None, str]:
+class SpaceChange(NamedTuple):
+    """What an optimization changes in a space variant."""
+
+    variant: str | None  # the variant spec with the optimization applied
+    reason: str | None  # why it does not apply
+    note: str  # a mistake in the entry: a parameter the space lacks
+    fallback: str = ""  # where a flip's ``after`` value gives no variant: the value taken instead, and why
+
+
+def _space_change(entry: Optimization, kernel: Kernel | None, space_name: str | None = None) -> SpaceChange:
     """(variant spec with the optimization applied, reason it does not apply, a note on why there is
-    no variant where the entry names a parameter the space lacks) for a variant of the
-    space ``space_name`` (``file.py:function`` for a user's; default: the catalog space named as the
-    kernel). The entry's flips are tried in order, and the first that gives a variant is used. A
-    variant whose parameter already lies at or beyond a flip's ``after`` value has it applied; one
-    short of it (the flip's ``before``, or further back) is taken to ``after``, else the next valid
-    value that way."""
+    no variant where the entry names a parameter the space lacks, a note on a fallback value) for a
+    variant of the space ``space_name`` (``file.py:function`` for a user's; default: the catalog space
+    named as the kernel). The entry's flips are tried in order, and the first that gives a variant is
+    used. A variant whose parameter already lies at or beyond a flip's ``after`` value has it applied;
+    one short of it (the flip's ``before``, or further back) is taken to ``after``, else the next valid
+    value that way (said in ``fallback``). An error in the user's own ``check`` or ``make`` is raised."""
     flips = entry.space_parameters
     if kernel is None or not flips:
-        return None, None, ""
+        return SpaceChange(None, None, "")
     from gpuperf.kernels.space import get_space
 
     if space_name is not None:
         space = get_space(space_name)
     elif kernel.category == "user":  # a user's kernel named like a catalog space is none of its variants
-        return None, None, ""
+        return SpaceChange(None, None, "")
     else:
         space_name = kernel.name
         try:
             space = get_space(space_name)
         except GpuperfError:  # not a space's variant: the optimization changes what its features say
-            return None, None, ""
+            return SpaceChange(None, None, "")
     variant = dict(kernel.variant) or dict(space.defaults)  # a catalog kernel heading a space is its default
     reasons, notes = [], []
     for flip in flips:
@@ -227,35 +235,44 @@ def _space_change(entry: Optimization, kernel: Kernel | None,
             notes.append(f"no variant to apply: apply.space_parameter.name '{flip['name']}' of {entry.name} is "
                          f"no parameter of the space {space_name} ({', '.join(space.parameters)})")
             continue
-        changed, reason = _flipped(space, space_name, variant, flip, kernel.key)
+        changed, reason, fallback = _flipped(space, space_name, variant, flip, kernel.key)
         if changed:
-            return changed, None, "; ".join(notes)
+            return SpaceChange(changed, None, "; ".join(notes), fallback)
         reasons.append(reason)
     if not reasons:
-        return None, None, "; ".join(notes)
-    return None, "; ".join(reasons + notes), ""
+        return SpaceChange(None, None, "; ".join(notes))
+    return SpaceChange(None, "; ".join(reasons + notes), "")
 
 
 def _flipped(space: Any, space_name: str, variant: Mapping[str, Any], flip: Mapping[str, Any],
-             label: str) -> tuple[str | None, str]:
-    """(the variant with ``flip`` applied, or why there is none)."""
+             label: str) -> tuple[str | None, str, str]:
+    """(the variant with ``flip`` applied, or why there is none, and why another value than the flip's
+    ``after`` was taken). A value the space lists not, or whose variant the space refuses
+    (``InvalidVariant``), gives way to the next; any other error (the user's ``make`` raising) is raised."""
+    from gpuperf.kernels.space import InvalidVariant
+
     name, current = flip["name"], variant[flip["name"]]
     before, after = flip["before"], flip["after"]
     if not _is_number(current):  # the entry's flips are numbers: a text setting is neither short of nor past them
-        return None, f"{label} has {name}={current!r}, not a number to take from {before} to {after}"
+        return None, f"{label} has {name}={current!r}, not a number to take from {before} to {after}", ""
     increasing = after > before
     if not (current < after if increasing else current > after):
-        return None, f"{label} already has {name}={current}"
-    towards = [v for v in space.parameters[name]
-               if _is_number(v) and v != after and ((v > current) if increasing else (v < current))]
-    candidates = [after] + sorted(towards, reverse=not increasing)
+        return None, f"{label} already has {name}={current}", ""
+    allowed = space.parameters[name]
+    towards = [v for v in allowed if _is_number(v) and v != after and ((v > current) if increasing else (v < current))]
     reasons = []
-    for value in candidates:
+    for value in [after] + sorted(towards, reverse=not increasing):
+        if value not in allowed:
+            reasons.append(f"{space.label}: {name}={value!r} is not one of {', '.join(str(v) for v in allowed)}")
+            continue
         try:
-            return f"{space_name}[{space.build({**variant, name: value}).variant_label}]", ""
-        except GpuperfError as exc:
+            built = space.build({**variant, name: value})
+        except InvalidVariant as exc:
             reasons.append(str(exc))
-    return None, f"no valid {name} value after {current}: {reasons[0] if reasons else 'none larger'}"
+            continue
+        fallback = "" if value == after else f"{name} taken to {value}, not the entry's {after}: {reasons[0]}"
+        return f"{space_name}[{built.variant_label}]", "", fallback
+    return None, f"no valid {name} value after {current}: {reasons[0] if reasons else 'none larger'}", ""
 
 
 def _is_number(value: Any) -> bool:
@@ -393,7 +410,7 @@ def advise(
             entry_notes.append(f"{entry.name}: its condition {entry.applies_when} cannot be judged for this kernel "
                                f"({', '.join(unknown)} unknown), so it is assessed as if it held")
             warnings.warn(GpuperfNote(entry_notes[-1]), stacklevel=2)
-        variant, reason, space_note = _space_change(entry, kernel, space)
+        variant, reason, space_note, fallback = _space_change(entry, kernel, space)
         if space_note:  # a mistake in the entry: said where every output shows it, not only in an explanation
             entry_notes.append(f"{entry.path}: {space_note}")
             warnings.warn(GpuperfNote(entry_notes[-1]), stacklevel=2)
@@ -420,7 +437,7 @@ def advise(
             continue
         identified = _with_identity(changed, entry, kernel, variant, sizes, gpu, space)
         prediction = model.predict(identified)
-        notes = "; ".join(n for n in (note, pair_note, space_note) if n)
+        notes = "; ".join(n for n in (note, pair_note, space_note, fallback) if n)
         assessed.append(Suggestion(
             optimization=entry.name, title=entry.title,
             predicted_speedup=float(prediction.speedup[0]), confidence=float(prediction.confidence[0]),
