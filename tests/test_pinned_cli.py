@@ -261,6 +261,22 @@ def test_advise_json_names_each_optimization_that_does_not_apply_with_its_reason
     assert advice["not_suggested"][0]["optimization"] == "t_coalesce"
 
 
+def test_advise_json_writes_the_dates_and_times_of_an_entrys_apply_parameters_as_iso_text(tmp_path, capsys):
+    """A TOML date among an entry's apply.parameters crashed ``advise --json`` (no JSON for a date)."""
+    from gpuperf.cli.advise_cli import advice_json
+    from gpuperf.decisions.advisor import Advice, Suggestion
+    from gpuperf.decisions.optimizations import load_optimizations
+
+    entry = ENTRY.format(name="t_dated", before="MAU", after="MAC", condition="", summary="do t_dated")
+    (tmp_path / "t_dated.toml").write_text(entry.replace(
+        "[apply]\n", "[apply]\nparameters = { since = 2024-01-02, at = 07:32:00, stamp = 2024-01-02T07:32:00Z }\n"))
+    dated = load_optimizations([tmp_path])["t_dated"]
+    suggestion = Suggestion(dated.name, dated.title, 1.5, 0.9, {"summary": "s"}, dict(dated.apply))
+    print_json({"subject": "k", **advice_json(Advice([suggestion], [suggestion]), 1.05, 0.5)})
+    (shown,) = json.loads(capsys.readouterr().out)["suggestions"]
+    assert shown["apply"]["parameters"] == {"since": "2024-01-02", "at": "07:32:00", "stamp": "2024-01-02T07:32:00+00:00"}
+
+
 def test_a_size_past_2_to_the_53_keeps_every_digit_up_to_2_to_the_63_minus_1(capsys):
     """Sizes went through a float: 2**53 + 1 became 2**53, and 2**63 - 1 (which a 64-bit index holds)
     was refused as out of range after rounding up to 2**63."""

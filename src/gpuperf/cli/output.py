@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import os
@@ -26,10 +27,14 @@ WIDEST_TABLE = 250  # characters: a table's natural width up to this is kept who
 
 
 def _plain(value: Any) -> Any:
+    """``value`` as JSON holds it: NumPy scalars as Python's, NaN and infinities as None, dates and
+    times (a TOML entry's) as ISO text."""
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if isinstance(value, (datetime.date, datetime.time)):  # a datetime is a date
+        return value.isoformat()
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
