@@ -442,6 +442,27 @@ def test_an_error_in_a_users_make_is_raised_and_a_fallback_value_is_said(tmp_pat
         _space_change(entry, get_kernel(f"{raising}[local_x=16]"), raising)
 
 
+def test_a_users_make_recording_a_stale_variant_is_one_error_naming_the_space(tmp_path):
+    """A make recording another configuration than it built (always local_x=16) gave the kernel itself
+    as the optimization's variant, then a bare StopIteration; now one error names the space."""
+    from gpuperf.decisions.advisor import _space_change
+
+    path = tmp_path / "stale.py"
+    path.write_text(PICKY_SPACES + '''
+
+def stale():
+    from gpuperf.kernels import Kernel
+    def make(config):
+        return Kernel(name="twice", program=_tiled(config), params=("n",), variant={**config, "local_x": 16})
+    return VariantSpace(name="twice", parameters={"local_x": [16, 32, 64], "buggy": [0]},
+                        defaults={"local_x": 16, "buggy": 0}, check=lambda c: None, make=make)
+''')
+    space = f"{path}:stale"
+    with pytest.raises(GpuperfError, match=r"variant space 'twice' \(.*stale.py:stale\): make built "
+                                           r"twice\[buggy=0,local_x=32\] but its Kernel records local_x=16; "):
+        _space_change(load_optimizations()["larger_work_groups"], get_kernel(f"{space}[local_x=16]"), space)
+
+
 def test_an_optimization_whose_variant_refuses_the_sizes_does_not_apply_and_the_others_are_advised(pocl_entries):
     """stencil2d at n=1040 runs, but its outputs_y=4 variant needs n mod 64: advise stopped with that
     assumption error; now thread coarsening alone does not apply at these sizes."""

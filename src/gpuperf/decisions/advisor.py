@@ -270,9 +270,20 @@ def _flipped(space: Any, space_name: str, variant: Mapping[str, Any], flip: Mapp
         except InvalidVariant as exc:
             reasons.append(str(exc))
             continue
+        _check_recorded(space, {**variant, name: value}, built)
         fallback = "" if value == after else f"{name} taken to {value}, not the entry's {after}: {reasons[0]}"
         return f"{space_name}[{built.variant_label}]", "", fallback
     return None, f"no valid {name} value after {current}: {reasons[0] if reasons else 'none larger'}", ""
+
+
+def _check_recorded(space: Any, config: Mapping[str, Any], built: Kernel) -> None:
+    """An error naming the space where the variant ``make`` built for ``config`` records another
+    configuration (a stale one): its spec would name some other variant."""
+    wanted = space.complete(config)
+    wrong = [f"{key}={built.variant.get(key)!r}" for key, value in wanted.items() if built.variant.get(key) != value]
+    if wrong:
+        raise GpuperfError(f"{space.label}: make built {space.key(wanted)} but its Kernel records {', '.join(wrong)}; "
+                           "a variant must record the configuration it was built for (Kernel(variant=config))")
 
 
 def _is_number(value: Any) -> bool:
