@@ -469,9 +469,22 @@ def test_an_optimization_whose_variant_refuses_the_sizes_does_not_apply_and_the_
     advice = advise_kernel(get_kernel("stencil2d"), {"n": 1040, "m": 2048}, threshold=1e-9, entries=pocl_entries,
                            min_confidence=0)
     skipped = dict(advice.skipped)
-    assert skipped["thread_coarsening"].startswith("does not apply at these sizes: kernel 'stencil2d[")
-    assert "violate its assumptions" in skipped["thread_coarsening"]
+    assert skipped["thread_coarsening"].startswith("does not apply: no valid outputs_y value after 1: sizes outside "
+                                                   "its assumptions: kernel 'stencil2d[")
+    assert "violate its assumptions" in skipped["thread_coarsening"]  # nor outputs_y=2's (n mod 32)
     assert advice.assessed  # the other optimizations are still assessed
+
+
+def test_a_flips_fallback_value_is_taken_where_the_sizes_refuse_its_after_value():
+    """stencil2d's outputs_y=4 needs n mod 64; at n=32 thread coarsening did not apply, though outputs_y=2
+    (n mod 32) runs there: the sizes are checked for each value the flip may take."""
+    from gpuperf.decisions.advisor import _space_change
+
+    entry = load_optimizations()["thread_coarsening"]
+    variant, reason, _, fallback = _space_change(entry, get_kernel("stencil2d"), None, {"n": 32, "m": 64})
+    assert (variant, reason) == ("stencil2d[local_x=16,local_y=16,outputs_y=2,prefetch=0,unroll=1]", None)
+    assert fallback.startswith("outputs_y taken to 2, not the entry's 4: sizes outside its assumptions: kernel "
+                               "'stencil2d[local_x=16,local_y=16,outputs_y=4,prefetch=0,unroll=1]': sizes n=32, m=64")
 
 
 def test_a_model_of_the_change_alone_does_not_assess_a_kernel_with_no_variant_to_change(pocl_entries, monkeypatch):

@@ -205,14 +205,16 @@ class SpaceChange(NamedTuple):
     fallback: str = ""  # where a flip's ``after`` value gives no variant: the value taken instead, and why
 
 
-def _space_change(entry: Optimization, kernel: Kernel | None, space_name: str | None = None) -> SpaceChange:
+def _space_change(entry: Optimization, kernel: Kernel | None, space_name: str | None = None,
+                  sizes: Mapping[str, Any] | None = None) -> SpaceChange:
     """(variant spec with the optimization applied, reason it does not apply, a note on why there is
     no variant where the entry names a parameter the space lacks, a note on a fallback value) for a
     variant of the space ``space_name`` (``file.py:function`` for a user's; default: the catalog space
     named as the kernel). The entry's flips are tried in order, and the first that gives a variant is
     used. A variant whose parameter already lies at or beyond a flip's ``after`` value has it applied;
     one short of it (the flip's ``before``, or further back) is taken to ``after``, else the next valid
-    value that way (said in ``fallback``). An error in the user's own ``check`` or ``make`` is raised."""
+    value that way (said in ``fallback``); a value whose variant ``sizes`` (when given) do not fit counts
+    as invalid. An error in the user's own ``check`` or ``make`` is raised."""
     flips = entry.space_parameters
     if kernel is None or not flips:
         return SpaceChange(None, None, "")
@@ -235,7 +237,7 @@ def _space_change(entry: Optimization, kernel: Kernel | None, space_name: str | 
             notes.append(f"no variant to apply: apply.space_parameter.name '{flip['name']}' of {entry.name} is "
                          f"no parameter of the space {space_name} ({', '.join(space.parameters)})")
             continue
-        changed, reason, fallback = _flipped(space, space_name, variant, flip, kernel.key)
+        changed, reason, fallback = _flipped(space, space_name, variant, flip, kernel.key, sizes)
         if changed:
             return SpaceChange(changed, None, "; ".join(notes), fallback)
         reasons.append(reason)
@@ -245,11 +247,12 @@ def _space_change(entry: Optimization, kernel: Kernel | None, space_name: str | 
 
 
 def _flipped(space: Any, space_name: str, variant: Mapping[str, Any], flip: Mapping[str, Any],
-             label: str) -> tuple[str | None, str, str]:
+             label: str, sizes: Mapping[str, Any] | None = None) -> tuple[str | None, str, str]:
     """(the variant with ``flip`` applied, or why there is none, and why another value than the flip's
-    ``after`` was taken). A value the space lists not, or whose variant the space refuses
-    (``InvalidVariant``), gives way to the next; any other error (the user's ``make`` raising) is raised."""
-    from gpuperf.kernels.space import InvalidVariant
+    ``after`` was taken). A value the space lists not, or whose variant the space refuses or ``sizes``
+    lie outside the assumptions of (``InvalidVariant``), gives way to the next; any other error (the
+    user's ``make`` raising) is raised."""
+    from gpuperf.kernels.space import InvalidVariant, check_variant_sizes
 
     name, current = flip["name"], variant[flip["name"]]
     before, after = flip["before"], flip["after"]
@@ -267,10 +270,12 @@ def _flipped(space: Any, space_name: str, variant: Mapping[str, Any], flip: Mapp
             continue
         try:
             built = space.build({**variant, name: value})
+            _check_recorded(space, {**variant, name: value}, built)
+            if sizes is not None:
+                check_variant_sizes(built, sizes)
         except InvalidVariant as exc:
             reasons.append(str(exc))
             continue
-        _check_recorded(space, {**variant, name: value}, built)
         fallback = "" if value == after else f"{name} taken to {value}, not the entry's {after}: {reasons[0]}"
         return f"{space_name}[{built.variant_label}]", "", fallback
     return None, f"no valid {name} value after {current}: {reasons[0] if reasons else 'none larger'}", ""
@@ -421,7 +426,7 @@ def advise(
             entry_notes.append(f"{entry.name}: its condition {entry.applies_when} cannot be judged for this kernel "
                                f"({', '.join(unknown)} unknown), so it is assessed as if it held")
             warnings.warn(GpuperfNote(entry_notes[-1]), stacklevel=2)
-        variant, reason, space_note, fallback = _space_change(entry, kernel, space)
+        variant, reason, space_note, fallback = _space_change(entry, kernel, space, sizes)
         if space_note:  # a mistake in the entry: said where every output shows it, not only in an explanation
             entry_notes.append(f"{entry.path}: {space_note}")
             warnings.warn(GpuperfNote(entry_notes[-1]), stacklevel=2)
