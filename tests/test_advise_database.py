@@ -163,6 +163,32 @@ def test_bad_removal_files_are_refused(tmp_path, text, message):
         load_optimizations([tmp_path])
 
 
+def test_a_folder_of_no_entries_is_noted_and_an_emptied_database_is_said_to_assess_nothing(tmp_path, capsys):
+    """A folder with no *.toml (a wrong --optimizations) passed silently, and a database whose every entry
+    was removed said "no optimization is predicted at or above 1.05x", as if each had been assessed."""
+    import pandas as pd
+
+    from gpuperf.cli import main
+    from gpuperf.decisions.optimizations import database_folders
+    from gpuperf.errors import GpuperfNote
+    from test_advise_cli import PROFILE
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.warns(GpuperfNote, match=re.escape(f"--optimizations: optimization folder '{empty}' holds no "
+                                                   "entries (*.toml)")):
+        assert database_folders([empty])[-1] == empty
+    for path in builtin_folder().glob("*.toml"):
+        write(tmp_path, path.stem, f'name = "{path.stem}"\nremove = true\n')
+    pd.DataFrame([PROFILE]).to_csv(tmp_path / "row.csv", index=False)
+    assert main(["advise", "--profile", str(tmp_path / "row.csv"), "--optimizations", str(tmp_path),
+                 "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert "no optimization was assessed: the optimization database holds no entries" in out
+    assert "predicted" not in out
+    assert "note: the optimization database holds no entries: no optimization was assessed" in err
+
+
 def test_a_folder_named_twice_is_read_once(tmp_path, monkeypatch):
     write(tmp_path, "unrolling", 'name = "unrolling"\nremove = true\n')
     monkeypatch.setenv(ENV_VAR, str(tmp_path))

@@ -119,7 +119,9 @@ def advise(
         print_json({"subject": subject, **advice_json(result, threshold, min_confidence)})
         return
     console.print(f"[bold]Advice for {escape(subject)}[/bold]", highlight=False, soft_wrap=True)
-    if not result.suggestions:
+    if not entries:
+        console.print("no optimization was assessed: the optimization database holds no entries", highlight=False)
+    elif not result.suggestions:
         console.print(f"no optimization is predicted at or above {threshold:g}x with confidence >= {min_confidence:g}",
                       highlight=False)
     print_table(

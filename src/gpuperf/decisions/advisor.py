@@ -412,8 +412,11 @@ def advise(
                            f"{', '.join(ADVICE_FEATURES[:4])}, ... (ADVICE_FEATURES)"
                            + (f"; unknown names: {', '.join(unknown[:5])}" if unknown else ""))
     entries = list(load_optimizations().values() if entries is None else entries)
-    query = pd.DataFrame([{name: features.get(name, math.nan) for name in MODEL_FEATURES}])
     assessed, skipped, entry_notes = [], [], []
+    if not entries:  # every entry removed (remove = true): nothing was assessed, which is no prediction
+        entry_notes.append("the optimization database holds no entries: no optimization was assessed")
+        warnings.warn(GpuperfNote(entry_notes[-1]), stacklevel=2)
+    query = pd.DataFrame([{name: features.get(name, math.nan) for name in MODEL_FEATURES}])
     for done, entry in enumerate(entries):
         if progress is not None:
             progress(done, len(entries), entry.name)

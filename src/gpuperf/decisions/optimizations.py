@@ -43,13 +43,14 @@ import ast
 import math
 import os
 import tomllib
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.errors import GpuperfError, GpuperfNote, unknown_name_error
 
 ENV_VAR = "GPUPERF_OPTIMIZATIONS"
 APPLY_KINDS = ("loopy", "source")
@@ -137,7 +138,8 @@ def builtin_folder() -> Path:
 
 
 def database_folders(extra: Iterable[str | Path] = ()) -> list[Path]:
-    """The built-in folder, then ``$GPUPERF_OPTIMIZATIONS``, then ``extra``; each must exist."""
+    """The built-in folder, then ``$GPUPERF_OPTIMIZATIONS``, then ``extra``; each must exist (one
+    holding no ``*.toml`` is noted: a wrong folder, most likely)."""
     folders = [builtin_folder()]
     env = os.environ.get(ENV_VAR, "")
     named = [(Path(p), ENV_VAR) for p in env.split(os.pathsep) if p.strip()]
@@ -146,6 +148,9 @@ def database_folders(extra: Iterable[str | Path] = ()) -> list[Path]:
         if not folder.is_dir():
             raise GpuperfError(f"{origin}: optimization folder '{folder}' "
                                + ("is a file, not a folder of entries" if folder.exists() else "does not exist"))
+        if not any(folder.glob("*.toml")):
+            warnings.warn(GpuperfNote(f"{origin}: optimization folder '{folder}' holds no entries (*.toml)"),
+                          stacklevel=2)
         if all(folder.resolve() != known.resolve() for known in folders):  # a folder named twice is read once
             folders.append(folder)
     return folders
