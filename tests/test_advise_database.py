@@ -189,6 +189,21 @@ def test_a_folder_of_no_entries_is_noted_and_an_emptied_database_is_said_to_asse
     assert "note: the optimization database holds no entries: no optimization was assessed" in err
 
 
+def test_a_name_and_file_name_in_two_unicode_normal_forms_are_one_name(tmp_path):
+    """A file named déroulage.toml as macOS writes it (e + a combining accent) was refused for the name
+    "déroulage" (one letter é): the two are compared NFC-normalised, and the entry is named in NFC."""
+    import unicodedata
+
+    composed = "d\u00e9roulage"
+    decomposed = unicodedata.normalize("NFD", composed)
+    write(tmp_path, decomposed, GOOD.format(name=composed))
+    assert composed in load_optimizations([tmp_path])
+    later = tmp_path / "later"
+    later.mkdir()
+    write(later, composed, f'name = "{decomposed}"\nremove = true\n')
+    assert composed not in load_optimizations([tmp_path, later])
+
+
 def test_a_folder_named_twice_is_read_once(tmp_path, monkeypatch):
     write(tmp_path, "unrolling", 'name = "unrolling"\nremove = true\n')
     monkeypatch.setenv(ENV_VAR, str(tmp_path))

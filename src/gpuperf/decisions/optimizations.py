@@ -43,6 +43,7 @@ import ast
 import math
 import os
 import tomllib
+import unicodedata
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -186,8 +187,14 @@ def _removal(data: Mapping[str, Any], path: Path) -> str:
     _no_unknown(data, {"name", "remove"}, f"{path}: a removal file")
     if data["remove"] is not True:
         raise GpuperfError(f"{path}: remove: expected true, got {data['remove']!r} (delete the file to keep the entry)")
-    name = _text(data, "name", path)
-    if name != path.stem:
+    return _file_name(_text(data, "name", path), path)
+
+
+def _file_name(name: str, path: Path) -> str:
+    """``name`` (NFC-normalised) where it equals ``path``'s file name; an error where it does not. The
+    same letters spelt in another Unicode normal form (é as e + an accent, as macOS names files) are equal."""
+    name = unicodedata.normalize("NFC", name)
+    if name != unicodedata.normalize("NFC", path.stem):
         raise GpuperfError(f"{path}: name: '{name}' must equal the file name '{path.stem}'")
     return name
 
@@ -207,8 +214,7 @@ def load_entry(path: str | Path, data: Mapping[str, Any] | None = None) -> Optim
         data = _read_toml(path)
     _no_unknown(data, _ENTRY_KEYS, f"{path}")
     text = {key: _text(data, key, path) for key in ("name", "title", "description", "when_it_helps")}
-    if text["name"] != path.stem:
-        raise GpuperfError(f"{path}: name: '{text['name']}' must equal the file name '{path.stem}'")
+    text["name"] = _file_name(text["name"], path)
     example = _table(data, "example", path)
     _no_unknown(example, {"before", "after"}, f"{path}: example")
     apply = _table(data, "apply", path)
