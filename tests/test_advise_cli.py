@@ -681,6 +681,26 @@ def test_a_users_space_named_alone_is_advised_as_its_default_variant(tmp_path):
     assert variant_space_name(kernel_function, get_kernel(kernel_function)) is None
 
 
+def test_an_entry_whose_pairs_name_an_unknown_kernel_is_skipped_with_a_note_and_the_others_assessed(tmp_path):
+    """A misspelt pairs kernel (or dataset, or parameter) aborted the whole advice; now that entry alone
+    is not assessed, with a note naming its file and field."""
+    from gpuperf.decisions.advisor import advise
+    from gpuperf.decisions.optimizations import load_optimizations
+    from gpuperf.errors import GpuperfNote
+
+    for name, before in (("t_typo", "MAUX"), ("t_fine", "MAU")):
+        (tmp_path / f"{name}.toml").write_text(ENTRY.format(name=name, before=before, after="MAC", condition="",
+                                                            summary=name))
+    entries = load_optimizations([tmp_path])
+    with pytest.warns(GpuperfNote, match=r"t_typo.toml: pairs\[0\].kernel: unknown kernel 'MAUX'"):
+        advice = advise(profile_features(PROFILE), entries=[entries["t_typo"], entries["t_fine"]], min_confidence=0,
+                        threshold=1e-9)
+    assert [s.optimization for s in advice.assessed] == ["t_fine"]
+    (why,) = [why for name, why in advice.skipped if name == "t_typo"]
+    assert why.startswith(f"not assessed: {tmp_path / 't_typo.toml'}: pairs[0].kernel: unknown kernel 'MAUX'")
+    assert advice.notes == [f"{why.removeprefix('not assessed: ')} (t_typo is not assessed)"]
+
+
 def test_no_progress_hides_the_bar_of_the_printed_advice(capsys, database, monkeypatch):
     import gpuperf.progress
 

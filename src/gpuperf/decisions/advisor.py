@@ -436,7 +436,13 @@ def advise(
         if reason:
             skipped.append((entry.name, f"does not apply: {reason}"))
             continue
-        all_pairs = [spec_pairs(spec, entry.name, use_cache) for spec in entry.pairs]
+        try:
+            all_pairs = [spec_pairs(spec, entry.name, use_cache) for spec in entry.pairs]
+        except GpuperfError as exc:  # a mistake in its pairs (a misspelt dataset, kernel or parameter): the others go on
+            entry_notes.append(f"{exc} ({entry.name} is not assessed)")
+            warnings.warn(GpuperfNote(entry_notes[-1]), stacklevel=2)
+            skipped.append((entry.name, f"not assessed: {exc}"))
+            continue
         all_pairs = [p for p in all_pairs if not p.empty]
         pairs, pair_note = _target_pairs(pd.concat(all_pairs, ignore_index=True), target) if all_pairs else (None, "")
         if pairs is None or pairs.empty:
