@@ -243,3 +243,15 @@ def test_a_roofline_refit_that_fails_leaves_the_fitted_efficiency_as_it_was():
         model.fit(rows, [0.2, float("nan")])
     assert model.efficiency_ == pytest.approx(0.5)
     assert np.allclose(model.predict(rows), [0.2, 20.0])
+
+
+def test_the_roofline_refuses_negative_work():
+    import pandas as pd
+
+    from gpuperf.errors import GpuperfError
+    from gpuperf.models.roofline import RooflineModel
+
+    X = pd.DataFrame({"flops": [1e9, -1.0], "dram_bytes": [1e9, 1e9], "gpu_peak_f32_gflops": [1e4, 1e4],
+                      "gpu_memory_bandwidth_gbs": [1e3, 1e3]})
+    with pytest.raises(GpuperfError, match="row 1: flops=-1 is work done, which cannot be negative"):
+        RooflineModel().fit(X, [1e-3, 1e-3])

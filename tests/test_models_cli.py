@@ -1651,3 +1651,22 @@ def test_errors_point_at_the_gpu_features_option_a_seconds_column_and_a_decimal_
     assert main(["fit", str(table), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
     assert "time_s='0,001' is not a positive number; a decimal comma? save the number with a decimal point" \
            in capsys.readouterr().err
+
+
+def test_the_roofline_takes_a_tables_own_dram_bytes_and_refuses_negative_work(tmp_path, capsys):
+    """A table holding measured dram_bytes beside static global_bytes was priced by the global bytes,
+    silently; a negative byte count gave a negative time."""
+    frame = static_table().assign(dram_bytes=lambda f: f["global_bytes"] / 2)
+    frame["time_s"] = 1e-3
+    frame.to_csv(tmp_path / "work.csv", index=False)
+    fitted = run_json(capsys, "fit", tmp_path / "work.csv", "--model", "roofline", "--out", tmp_path / "r.json")
+    assert "dram_bytes" in fitted["features"] and "global_bytes" not in fitted["features"]
+    frame.loc[2, "dram_bytes"] = -1e9
+    frame.to_csv(tmp_path / "work.csv", index=False)
+    assert main(["fit", str(tmp_path / "work.csv"), "--model", "roofline", "--out", str(tmp_path / "s.json")]) == 2
+    assert "line 4: dram_bytes=-1000000000.0 is work done (or a peak), which cannot be negative" in capsys.readouterr().err
+
+
+def test_bsp_fitted_over_several_kernels_says_it_has_one_lambda(tables, tmp_path, capsys):
+    assert main(["fit", str(tables["static"]), "--model", "bsp", "--out", str(tmp_path / "b.json")]) == 0
+    assert "one lambda for" in capsys.readouterr().err

@@ -358,6 +358,21 @@ def unbounded_rows(frame: pd.DataFrame) -> pd.Series:
     return (frame["flops_f64"] > 0) & frame["gpu_peak_f64_gflops"].isna()
 
 
+def refuse_negative_work(frame: pd.DataFrame, columns: Sequence[str], where: str) -> None:
+    """An error naming the first row with a negative value in a roofline input (work, or a peak)."""
+    import numpy as np
+    import pandas as pd
+
+    from gpuperf.datasets.schema import row_location
+
+    for column in columns:
+        negative = np.flatnonzero(pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float) < 0)
+        if len(negative):
+            value = frame[column].iloc[negative[0]]
+            value = value.item() if isinstance(value, np.generic) else value
+            raise GpuperfError(f"{where}: {row_location(frame, int(negative[0]))}: {column}={value!r} is work done (or a peak), which cannot be negative")
+
+
 def unbounded_note(unbounded: pd.Series, where: str, what: str = "left out") -> str:
     """A note counting the rows :func:`unbounded_rows` marks (``what`` was done with them)."""
     return (f"note: {where}: {what} {int(unbounded.sum())} rows with f64 work on a GPU whose f64 peak is not "
@@ -454,6 +469,7 @@ def prepare_training(
     elif options.name in ROOFLINE_MODELS:
         chosen = roofline_columns(roofline_kind)
         require_columns(frame, chosen, where, "roofline input")
+        refuse_negative_work(frame, chosen, where)
         unbounded = unbounded_rows(frame)
         if unbounded.any():
             frame = frame[~unbounded]
@@ -491,6 +507,10 @@ def prepare_training(
                 else "--gpu-features joins their descriptors by name")
         notes.append(f"note: {where}: {gpus} GPUs, but no GPU descriptor among the features, so the model tells "
                      f"the GPUs apart only by the other features; {hint}")
+    kernels = frame["kernel"].nunique() if "kernel" in frame.columns else 0
+    if options.name == "bsp" and kernels > 1:
+        notes.append(f"note: {where}: one lambda for {kernels} kernels{f' on {gpus} GPUs' if gpus > 1 else ''}: Amaris et "
+                     "al. calibrate lambda per kernel (evaluate --per-kernel fits one per kernel)")
     if options.name == "linear" and gpus > 1:
         notes.append(f"note: {where}: {gpus} GPUs, one set of weights: the linear count model prices one device's "
                      "counts, so it predicts every GPU alike; fit one model per GPU (or calibrate per device)")

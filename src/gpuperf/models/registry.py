@@ -162,9 +162,12 @@ def bsp_table_kind(columns: Sequence[str]) -> str | None:
 
 
 def roofline_table_kind(columns: Sequence[str]) -> str | None:
-    """``counters`` or ``static`` if ``columns`` hold that kind's roofline work columns, else None."""
+    """``counters`` or ``static`` if ``columns`` hold that kind's roofline work columns, else None (the
+    table's own ``flops`` and ``dram_bytes``, which a table holding them takes before static counts:
+    bytes measured at DRAM, not the bytes the work-items ask for)."""
     present = set(columns)
-    return next((kind for kind, needed in ROOFLINE_SIGNATURES.items() if set(needed) <= present), None)
+    kind = next((kind for kind, needed in ROOFLINE_SIGNATURES.items() if set(needed) <= present), None)
+    return None if kind == "static" and {"flops", "dram_bytes"} <= present else kind
 
 
 def add_static_bsp_inputs(frame: pd.DataFrame) -> pd.DataFrame:

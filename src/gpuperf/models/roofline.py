@@ -55,6 +55,13 @@ class RooflineModel(RegressorMixin, BaseEstimator):
             "flops": self.flops, "bytes": self.memory_bytes, "peak": self.peak, "bw": self.bandwidth,
             "flops_f64": self.flops_f64, "peak_f64": self.peak_f64 if self.flops_f64 else None,
         }, "RooflineModel")
+        for role in ("flops", "flops_f64", "bytes"):
+            values = v[role]
+            negative = np.flatnonzero(values < 0) if values is not None else []
+            if len(negative):
+                column = {"flops": self.flops, "flops_f64": self.flops_f64, "bytes": self.memory_bytes}[role]
+                raise GpuperfError(f"RooflineModel: row {int(negative[0])}: {column}={float(values[negative[0]]):g} is "
+                                   "work done, which cannot be negative")
         with np.errstate(divide="ignore", invalid="ignore"):  # a zero peak: no bound (inf or NaN), not a warning
             compute = v["flops"] / (v["peak"] * GIGA)
             if v["flops_f64"] is not None:  # a GPU without a published f64 peak may still run f32 kernels
