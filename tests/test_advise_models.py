@@ -559,3 +559,12 @@ def test_a_planted_cache_file_calling_a_numpy_function_is_not_loaded(tmp_path):
 def test_a_threshold_that_is_no_positive_finite_speedup_is_refused(threshold):
     with pytest.raises(GpuperfError, match="threshold \\(--threshold\\) must be a positive, finite speedup"):
         advise({"threads": 1024.0}, entries=[], threshold=threshold)
+
+
+def test_advise_refuses_an_unknown_target_or_gpu():
+    """target='gpux' gave advice with every optimization 'not assessed', and gpu='H1000' the H100's."""
+    features = {"threads": 1e6}
+    with pytest.raises(GpuperfError, match="target 'gpux': 'gpu' .* or 'device:NAME'"):
+        advise(features, target="gpux")
+    with pytest.raises(GpuperfError, match="unknown GPU 'H1000'"):
+        advise(features, gpu="H1000")

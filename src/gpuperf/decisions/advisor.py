@@ -405,6 +405,14 @@ def advise(
         raise GpuperfError(f"threshold (--threshold) must be a positive, finite speedup, got {threshold}")
     if not 0.0 <= min_confidence <= 1.0:
         raise GpuperfError(f"min_confidence (--min-confidence) must lie in [0, 1], got {min_confidence}")
+    if not isinstance(target, str) or not (target == GPU_TARGET or (target.startswith(DEVICE_TARGET)
+                                                                     and len(target) > len(DEVICE_TARGET))):
+        raise GpuperfError(f"target {target!r}: '{GPU_TARGET}' (pairs measured on GPUs) or '{DEVICE_TARGET}NAME' "
+                           "(pairs measured on a device; device_target('opencl:0') gives it)")
+    if gpu is not None:
+        from gpuperf.hardware.specs import get_gpu
+
+        gpu = get_gpu(gpu).name  # an unknown name is an error naming the nearest, as advise_kernel's
     known = [name for name in ADVICE_FEATURES if not pd.isna(features.get(name, math.nan))]
     if not known:
         unknown = sorted(set(features) - set(MODEL_FEATURES) - set(CONDITION_FEATURES))
