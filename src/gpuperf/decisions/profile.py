@@ -223,7 +223,8 @@ def _imported(path: Path, gpu: str | None = None) -> pd.DataFrame:
     if not ncu and nvprof_kind(lines) in ("summary", "metrics"):
         raise GpuperfError(no_geometry)
     errors = {}
-    for name, importer in (("nvprof", import_nvprof), ("ncu", import_ncu)):
+    importers = [("nvprof", import_nvprof), ("ncu", import_ncu)]
+    for name, importer in reversed(importers) if ncu else importers:  # the profiler that wrote it first
         try:
             table = _import(importer, path, gpu)
         except GpuperfError as exc:
