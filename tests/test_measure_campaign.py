@@ -206,6 +206,58 @@ def test_points_stored_before_a_timing_setting_existed_count_as_taken_with_its_d
     assert again.already_stored == 7 and again.measured == 0
 
 
+def test_a_campaign_rerun_with_another_seed_does_not_reuse_the_stored_points(measured) -> None:
+    """Only [timing] was compared: points drawn from seed 0's inputs passed for seed 1's."""
+    path, store, _ = measured
+    other = path.parent / "other_seed.toml"
+    other.write_text('seed = 1\n' + path.read_text())
+    before = _rows(store)
+    with pytest.raises(GpuperfError, match=r"campaign 'pocl' was measured there with seed 0, and .*other_seed.toml "
+                                           r"has seed 1 .*or set seed = 0$"):
+        run_campaign(load_campaign(other), store, progress=False, retry_failed=True)
+    assert _rows(store) == before
+
+
+def test_points_stored_before_their_seed_was_recorded_are_reused(measured, tmp_path) -> None:
+    path, store, _ = measured
+    copy = tmp_path / "old.sqlite"
+    with sqlite3.connect(store) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+    with sqlite3.connect(copy) as db:  # as an older gpuperf stored them: no "seed" in the provenance
+        for row_id, text in db.execute("SELECT id, provenance FROM points").fetchall():
+            provenance = json.loads(text)
+            provenance.pop("seed")
+            db.execute("UPDATE points SET provenance=? WHERE id=?", (json.dumps(provenance), row_id))
+    other = path.parent / "old_seed.toml"
+    other.write_text('seed = 1\n' + path.read_text())
+    assert run_campaign(load_campaign(other), copy, progress=False).already_stored == 7
+
+
+def test_a_campaign_verifying_points_stored_unverified_is_refused(tmp_path: Path) -> None:
+    """verify = true after a run with verify = false kept the unverified points as if checked."""
+    path = write_campaign(tmp_path, """
+        name = "checked"
+        verify = false
+        [[kernels]]
+        kernel = "vector_copy"
+        sizes = [{n = 1024}]
+        [[kernels]]
+        kernel = "kernels.py:broken"
+        sizes = [{n = 1024}]
+    """)
+    store = tmp_path / "store.sqlite"
+    run_campaign(load_campaign(path), store, progress=False)
+    before = _rows(store)
+    path.write_text(path.read_text().replace("verify = false", "verify = true"))
+    with pytest.raises(GpuperfError, match=r"campaign 'checked' holds vector_copy at n=1024 measured there "
+                                           r"unverified \(verify = false\), and .*campaign.toml verifies them; use "
+                                           r"another store, .*or set verify = false$"):
+        run_campaign(load_campaign(path), store, progress=False)
+    assert _rows(store) == before
+    path.write_text(path.read_text().replace("verify = true", "verify = false"))
+    assert run_campaign(load_campaign(path), store, progress=False).already_stored == 2
+
+
 def test_export_csv_and_parquet_in_dataset_shape(measured, tmp_path: Path) -> None:
     from gpuperf.datasets.schema import KEY_COLUMNS, check_dataset
 

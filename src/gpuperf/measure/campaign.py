@@ -21,7 +21,9 @@
 
 Every point (kernel, sizes) is appended to the store as soon as it is measured, and points already
 in the store are skipped, so a campaign killed at any moment resumes where it stopped. A point that
-fails to compile, run or verify is stored with its error and the campaign goes on.
+fails to compile, run or verify is stored with its error and the campaign goes on. A rerun whose
+``[timing]`` or ``seed`` differs from the stored points', or that verifies points stored unverified,
+is refused.
 
 With ``cycles`` above 1 the points of one kernel at one size (its variants) are timed together in
 interleaved cycles (gpuperf.measure.interleave) and stored when the group is done; each point's
@@ -454,11 +456,42 @@ def _check_same_timing(store: Store, campaign: Campaign, store_path: str | Path)
             )
 
 
-def _check_same_kernels(store: Store, campaign: Campaign, store_path: str | Path) -> None:
+def _check_same_inputs(store: Store, campaign: Campaign, points: Sequence[Point], store_path: str | Path) -> None:
+    """Resuming a campaign reuses its stored points: refuse when they were taken with another ``seed``
+    (other inputs), or unverified where the campaign file now verifies them (``verify = true`` after a
+    run with ``verify = false``). What a point's row does not record (its seed, before seeds were
+    kept) is taken as it is."""
+    rows = store.rows(campaign.name, samples=False)
+    seeds = sorted({row["provenance"].get("seed") for row in rows if isinstance(row["provenance"], dict)} - {None})
+    other = [seed for seed in seeds if seed != campaign.seed]
+    if other:
+        raise GpuperfError(
+            f"{store_path}: campaign '{campaign.name}' was measured there with seed {other[0]}, and {campaign.path} "
+            f"has seed {campaign.seed} (other inputs); use another store, give {campaign.path} another campaign "
+            f"name, or set seed = {other[0]}")
+    planned = {point.key: point for point in points}
+    unverified = [planned[key] for key, row in ((_row_key(row), row) for row in rows)
+                  if key in planned and row["status"] == OK and row["verified"] is False
+                  and planned[key].entry.verify and planned[key].entry.kernel.reference is not None]
+    if unverified:
+        first = unverified[0]
+        more = f" and {len(unverified) - 1} more" if len(unverified) > 1 else ""
+        raise GpuperfError(
+            f"{store_path}: campaign '{campaign.name}' holds {first.entry.kernel.key} at {_sizes_label(first.sizes)}"
+            f"{more} measured there unverified (verify = false), and {campaign.path} verifies them; use another "
+            f"store, give {campaign.path} another campaign name, or set verify = false")
+
+
+def _row_key(row: Mapping[str, Any]) -> PointKey:
+    return PointKey(row["campaign"], row["kernel"], sizes_text(row["sizes"]), row["device"], row["geometry"])
+
+
+def _check_same_kernels(store: Store, campaign: Campaign, store_path: str | Path) -> dict[str, str]:
     """Points are stored under the kernel's name: refuse a campaign whose kernel of a stored name
     comes from another source (``a/k.py:k`` there, ``c/k.py:k`` here), whose points would pass for
     the stored ones. A kernel file moved or copied with its campaign file is the same kernel: its
-    points then name the file where it is now (only once nothing is refused)."""
+    points then name the file where it is now: the moved kernels' names and specs are returned, for
+    the store to take once nothing is refused."""
     stored: dict[str, set[str]] = {}
     for row in store.rows(campaign.name, samples=False):
         stored.setdefault(row["kernel"], set()).add(row["kernel_spec"])
@@ -473,8 +506,7 @@ def _check_same_kernels(store: Store, campaign: Campaign, store_path: str | Path
                     f"and {campaign.path} names '{entry.spec}' by the same name; use another store, or give "
                     f"{campaign.path} another campaign name")
             moved.append((entry.kernel.key, entry.spec))
-    for kernel, spec in dict(moved).items():
-        store.moved_kernel(campaign.name, kernel, spec)
+    return dict(moved)
 
 
 def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None = None,
@@ -492,7 +524,10 @@ def run_campaign(campaign: Campaign, store_path: str | Path, device: str | None 
     start = time.perf_counter()
     with Store(store_path) as store, measuring_into(store_path):
         _check_same_timing(store, campaign, store_path)  # before forgetting anything: a refusal keeps it all
-        _check_same_kernels(store, campaign, store_path)
+        moved = _check_same_kernels(store, campaign, store_path)
+        _check_same_inputs(store, campaign, points, store_path)
+        for kernel, spec in moved.items():
+            store.moved_kernel(campaign.name, kernel, spec)
         store.set_plan(campaign.name, str(campaign.path), opened.name, len(points), [p.key for p in points])
         stored = store.keys(campaign.name)
         if retry_failed:  # each failure stays stored until its retry's row replaces it
