@@ -94,6 +94,38 @@ def test_campaign_run_status_export(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert code == 0 and sorted(pd.read_csv(tmp_path / "exported")["n"]) == [4096, 8192]
 
 
+BROKEN = """
+import loopy as lp
+import numpy as np
+
+
+def broken():
+    return lp.make_kernel("{[i]: 0<=i<n}", "b[i] = no_such_function(a[i])",
+                          [lp.GlobalArg("a,b", np.float32, shape="n"), "..."], name="broken",
+                          lang_version=(2018, 2))
+"""
+
+
+def test_campaign_run_names_the_first_failure_of_each_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Only the counts per status were shown: which point failed, and why, took a store export."""
+    (tmp_path / "kernels.py").write_text(BROKEN)
+    path = tmp_path / "c.toml"
+    path.write_text('name = "f"\n[[kernels]]\nkernel = "kernels.py:broken"\nsizes = [{n = 64}, {n = 128}]\n'
+                    '[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096}]\n' + TIMING)
+    code, out, err = run_cli(["campaign", "run", str(path), "--store", str(tmp_path / "s.sqlite"), "--no-progress",
+                              "--json"], capsys)
+    summary = json.loads(out)
+    assert code == 0 and summary["measured"] == 1 and summary["failed"] == {"compile_failed": 2}
+    assert [(f["kernel"], f["sizes"], f["status"]) for f in summary["failures"]] == [
+        ("broken", {"n": 64}, "compile_failed"), ("broken", {"n": 128}, "compile_failed")]
+    assert all("no_such_function" in f["error"] and "\n" not in f["error"] for f in summary["failures"])
+    (note,) = [line for line in err.splitlines() if "compile_failed" in line]
+    assert note.startswith("note: f: 2 point(s) compile_failed, the first broken at n=64: ") and "no_such_function" in note
+    code, out, err = run_cli(["campaign", "run", str(path), "--store", str(tmp_path / "t.sqlite"), "--no-progress"],
+                             capsys)
+    assert code == 0 and "failures" not in out and "the first broken at n=64" in err
+
+
 MALFORMED = {
     "bad_toml": ("[[kernels]\nkernel = 'vector_copy'", "not valid TOML"),
     "unknown_kernel": ('[[kernels]]\nkernel = "vector_cpy"\nsizes = [{n = 4096}]', "kernels[0].kernel: unknown kernel 'vector_cpy'"),

@@ -99,7 +99,7 @@ def campaign_run(
     json_out: bool = typer.Option(False, "--json", metavar="", help="print the run's summary as JSON"),
 ) -> None:
     """Measure every point of FILE not yet in the store (resumes where a previous run stopped)."""
-    from gpuperf.measure.campaign import load_campaign, run_campaign
+    from gpuperf.measure.campaign import first_failures, load_campaign, run_campaign
 
     campaign = load_campaign(file)
     if campaign.skipped:
@@ -111,10 +111,13 @@ def campaign_run(
                           retry_failed=retry_failed)
     summary = report.to_dict()
     summary["skipped_variant_sizes"] = len(campaign.skipped)
+    for line in first_failures(summary.get("failures", [])):
+        print(f"note: {campaign.name}: {line}", file=sys.stderr)
     if json_out:
         print_json(summary)
     else:
-        print_table([{"field": k, "value": v} for k, v in summary.items()], title=f"campaign {campaign.name}")
+        shown = {k: v for k, v in summary.items() if k != "failures"}  # named in the notes above
+        print_table([{"field": k, "value": v} for k, v in shown.items()], title=f"campaign {campaign.name}")
 
 
 @campaign_app.command("status")

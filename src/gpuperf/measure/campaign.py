@@ -387,9 +387,32 @@ class CampaignReport:
     kernel_s: float = 0.0  # kernel time this run measured (not the rounds a stopped run stored, which it reused)
     groups: int = 0  # interleaved groups timed (cycles above 1)
     groups_cut: int = 0  # of those planned, how many were cut into several to fit the device's memory
+    failures: list[dict[str, Any]] = field(default_factory=list)  # each failed point: kernel, sizes, status, error
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def count_failure(self, row: Mapping[str, Any]) -> None:
+        """Count a failed point's row, and keep what failed and its error's first line."""
+        self.failed[row["status"]] = self.failed.get(row["status"], 0) + 1
+        lines = [line.strip() for line in str(row.get("error") or "").splitlines() if line.strip()]
+        self.failures.append({"kernel": row["kernel"], "sizes": dict(row["sizes"]), "status": row["status"],
+                              "error": lines[0] if lines else ""})
+
+
+def first_failures(failures: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per failure status: how many points failed so and the first of them, with its error."""
+    counts: dict[str, int] = {}
+    firsts: dict[str, Mapping[str, Any]] = {}
+    for failure in failures:
+        counts[failure["status"]] = counts.get(failure["status"], 0) + 1
+        firsts.setdefault(failure["status"], failure)
+    lines = []
+    for status, first in firsts.items():
+        where = f"{first['kernel']} at {_sizes_label(first['sizes'])}"
+        error = first["error"].removeprefix(f"{where}: ") or "no error recorded"  # said once
+        lines.append(f"{counts[status]} point(s) {status}, the first {where}: {error}")
+    return lines
 
 
 def _row(point: Point, device: Device, status: str, **values: Any) -> dict[str, Any]:
@@ -569,7 +592,7 @@ def _take(point: Point, device: Device, compiler: _Compiler, campaign: Campaign,
                              shared)
     except Exception as exc:  # noqa: BLE001 - any failure is stored, the campaign goes on
         row = _failed_row(point, device, exc, campaign.settings, campaign.seed)
-        report.failed[row["status"]] = report.failed.get(row["status"], 0) + 1
+        report.count_failure(row)
         store.add(row)
         if device_lost(exc):
             raise _stopped(point, device, exc, row) from None
@@ -723,7 +746,7 @@ def _group_row(point: Point, result: Measurement | Exception, device: Device, ca
     ``reused_kernel_s`` of rounds a stopped run measured)."""
     if isinstance(result, Exception):
         row = _failed_row(point, device, result, campaign.settings, campaign.seed)
-        report.failed[row["status"]] = report.failed.get(row["status"], 0) + 1
+        report.count_failure(row)
         return row
     report.measured += 1
     report.kernel_s += result.kernel_total_s - reused_kernel_s
