@@ -110,6 +110,76 @@ def test_an_index_array_reaching_past_the_array_it_indexes_is_refused_before_dra
     assert ranged.make_inputs({"n": 128, "m": 8})["idx"].max() <= 7
 
 
+def _indexing(name: str, body: str, domains: str | list[str] = "{[i]: 0<=i<n}", **arrays: str) -> Kernel:
+    """A kernel of ``body`` with float arrays src, a, out, int32 arrays idx, rowptr, col (their shapes
+    in ``arrays``, n elements by default) and size parameters n, m."""
+    from gpuperf.kernels.kernel import kernel_from_program
+
+    shapes = {"src": "m", "a": "n", "out": "n", "idx": "n", **arrays}
+    args = [lp.GlobalArg(array, np.int32 if array in ("idx", "rowptr", "col") else np.float32, shape=shape,
+                         for_atomic=array == "out" and "atomic" in body) for array, shape in shapes.items()]
+    program = lp.make_kernel(domains, body, [*args, lp.ValueArg("n, m", np.int32)], name=name,
+                             lang_version=(2018, 2))
+    return kernel_from_program(program, name, "an indexing kernel")
+
+
+def test_an_index_array_read_into_a_temporary_is_checked_as_its_index() -> None:
+    """<> t = idx[i]; src[t] (and out[t] = ...) escaped the range check, and pocl's heap was corrupted."""
+    gather = _indexing("gather", "<> t = idx[i]\nout[i] = src[t]")
+    scatter = _indexing("scatter", "<> t = idx[i]\nout[t] = a[i] {atomic}", out="m")
+    further = _indexing("further", "<> t = idx[i]\n<> u = t\nout[i] = src[u]")
+    for kernel, indexed in ((gather, "src"), (scatter, "out"), (further, "src")):
+        with pytest.raises(GpuperfError, match=rf"kernel {kernel.name}: array idx indexes axis 0 of {indexed} \(extent "
+                                               r"16 at these sizes\), .* integer_range=\(0, 15\), or sizes"):
+            kernel.make_inputs({"n": 64, "m": 16})
+        assert kernel.make_inputs({"n": 64, "m": 65})["idx"].max() <= 64
+
+
+def test_an_index_plus_a_constant_is_checked_with_the_range_shifted() -> None:
+    """src[idx[i] + 1] was checked as src[idx[i]]: 1..64 passed for 65 elements, and read the 66th."""
+    plus = _indexing("plus", "out[i] = src[idx[i] + 1]")
+    with pytest.raises(GpuperfError, match=r"kernel plus: array idx plus 1 indexes axis 0 of src \(extent 65 at these "
+                                           r"sizes\), but its inputs are drawn from 1 to 64 \(integer_range\): they "
+                                           r"would reach past its end; .*integer_range=\(0, 63\)"):
+        plus.make_inputs({"n": 64, "m": 65})
+    assert "idx" in plus.make_inputs({"n": 64, "m": 66})
+    minus = _indexing("minus", "<> t = idx[i] - 2\nout[i] = src[t]")  # 1 - 2 is before src's start
+    with pytest.raises(GpuperfError, match=r"array idx minus 2 indexes .* reach before its start; .*integer_range=\(2, "):
+        minus.make_inputs({"n": 64, "m": 1000})
+    far = _indexing("far", "out[idx[i] + 100000] = a[i] {atomic}", out="m")
+    with pytest.raises(GpuperfError, match=r"array idx plus 100000 indexes axis 0 of out .*past its end; sizes where out "
+                                           r"is longer$"):
+        far.make_inputs({"n": 64, "m": 1000})
+
+
+def test_index_values_no_range_bounds_are_refused_unless_the_kernel_draws_its_own_inputs() -> None:
+    """CSR's loop bounds read from rowptr, or idx[i] * 1000 as an index: measured, they ran past the arrays."""
+    spmv = _indexing("spmv", """
+        for i
+            <> jstart = rowptr[i]
+            <> jend = rowptr[i + 1]
+            out[i] = sum(j, a[j] * src[col[j]])
+        end
+        """, ["{[i]: 0<=i<n}", "{[j]: jstart<=j<jend}"], rowptr="n + 1", col="n")
+    with pytest.raises(GpuperfError, match=r"^kernel spmv: the bounds of loop j are read from array rowptr, so gpuperf "
+                                           r"cannot tell .* give the kernel inputs of its own \(a Kernel subclass whose "
+                                           r"make_inputs draws valid ones\) to measure it$"):
+        spmv.make_inputs({"n": 64, "m": 1000})
+    scaled = _indexing("scaled", "<> t = idx[i] * 1000\nout[i] = src[t]")
+    with pytest.raises(GpuperfError, match=r"^kernel scaled: a value read from array idx indexes axis 0 of src through an "
+                                           r"expression other than idx\[...\] plus a constant"):
+        scaled.make_inputs({"n": 64, "m": 1000})
+    data = _indexing("data", "<> t = idx[i] * 1000\nout[i] = a[i] * t").index_uses  # a value, not an index
+    assert not data.shifted and not data.unbounded
+
+    class OwnInputs(Kernel):
+        def make_inputs(self, sizes=None, seed=0):
+            return {"idx": np.zeros(64, np.int32), "src": np.ones(1000, np.float32)}
+
+    own = OwnInputs(name="own", program=scaled.program, params=("n", "m"))
+    assert own.make_inputs({"n": 64, "m": 1000})["idx"].max() == 0
+
+
 def test_a_program_of_several_entry_points_is_one_error_naming_them() -> None:
     """lp.merge of two kernels: loopy's 'TranslationUnit has multiple possible entrypoints' came as a traceback."""
     from gpuperf.kernels.kernel import kernel_from_program

@@ -99,29 +99,153 @@ class SizesViolateAssumptions(GpuperfError):
     """Sizes a kernel's program assumptions exclude: one variant may refuse what another accepts."""
 
 
-class _IndexUses(WalkMapper):
-    """Where an array of ``names`` appears in an index of another array's subscript: (that array,
-    the indexed array, the axis)."""
+@dataclass(frozen=True)
+class IndexValues:
+    """What an expression's value is made of, as far as integer (index) arrays go: ``shifted``, an
+    element of one of them plus a constant ((array, offset) pairs: ``idx[i] + 1`` is ("idx", 1)), or
+    ``opaque``, the arrays it is otherwise computed from (``2 * idx[i]``, ``idx[i] + j``)."""
 
-    def __init__(self, names: set[str]):
+    shifted: frozenset[tuple[str, int]] = frozenset()
+    opaque: frozenset[str] = frozenset()
+
+    def __bool__(self) -> bool:
+        return bool(self.shifted or self.opaque)
+
+    def __or__(self, other: IndexValues) -> IndexValues:
+        return IndexValues(self.shifted | other.shifted, self.opaque | other.opaque)
+
+    def blurred(self) -> IndexValues:
+        """These values changed in a way no constant shift describes."""
+        return IndexValues(opaque=self.opaque | {array for array, _ in self.shifted})
+
+
+class _ValuesRead(WalkMapper):
+    """The :class:`IndexValues` an expression is computed from, where no more precise form is known:
+    the integer arrays it reads and the temporaries holding their values (not what only indexes
+    another array: ``src[idx[i]]`` is ``src``'s value)."""
+
+    def __init__(self, arrays: set[str], temporaries: Mapping[str, IndexValues]):
         super().__init__()
-        self.names, self.uses = names, set()
+        self.arrays, self.temporaries, self.found = arrays, temporaries, IndexValues()
 
     def map_subscript(self, expr, *args, **kwargs):  # noqa: ANN001, ANN201 - pymbolic's mapper signature
-        for axis, index in enumerate(expr.index_tuple):
-            for name in self.names & get_dependencies(index):
-                self.uses.add((name, expr.aggregate.name, axis))
+        self.found |= _held(expr.aggregate.name, self.arrays, self.temporaries)
+
+    def map_variable(self, expr, *args, **kwargs):  # noqa: ANN001, ANN201
+        self.found |= self.temporaries.get(expr.name, IndexValues())
+
+
+def _held(name: str, arrays: set[str], temporaries: Mapping[str, IndexValues]) -> IndexValues:
+    """The values an element of array or temporary ``name`` holds."""
+    return IndexValues(frozenset({(name, 0)})) if name in arrays else temporaries.get(name, IndexValues())
+
+
+def _constant(expr: Any) -> int | None:
+    """``expr``'s value where it is a whole number no variable changes (``-1``, ``2*3``)."""
+    if get_dependencies(expr):
+        return None
+    try:
+        value = evaluate(expr, {})
+    except Exception:  # noqa: BLE001 - a call or anything else pymbolic cannot evaluate
+        return None
+    return int(value) if isinstance(value, (int, np.integer)) else None
+
+
+def index_values(expr: Any, arrays: set[str], temporaries: Mapping[str, IndexValues]) -> IndexValues:
+    """What ``expr`` is computed from among the integer ``arrays``' values (directly or through
+    ``temporaries`` holding them): an element plus a constant where it is one, else opaque."""
+    from pymbolic.primitives import Subscript, Sum, Variable
+
+    if isinstance(expr, Subscript):
+        return _held(expr.aggregate.name, arrays, temporaries)
+    if isinstance(expr, Variable):
+        return temporaries.get(expr.name, IndexValues())
+    if isinstance(expr, Sum):
+        parts = [index_values(child, arrays, temporaries) for child in expr.children]
+        held = [part for part in parts if part]
+        constants = [_constant(child) for child, part in zip(expr.children, parts) if not part]
+        if len(held) == 1 and not held[0].opaque and None not in constants:
+            shift = sum(constants)  # type: ignore[arg-type] - None is excluded above
+            return IndexValues(frozenset((array, offset + shift) for array, offset in held[0].shifted))
+        return IndexValues(opaque=frozenset().union(*(part.blurred().opaque for part in held)))
+    if not isinstance(expr, ExpressionNode):
+        return IndexValues()
+    walked = _ValuesRead(arrays, temporaries)
+    walked(expr)
+    return walked.found.blurred()
+
+
+def temporary_index_values(entry: lp.LoopKernel, arrays: set[str]) -> dict[str, IndexValues]:
+    """For each temporary of ``entry``, the integer ``arrays``' values it may hold (``<> t = idx[i]``,
+    and transitively ``<> u = t + 1``): every assignment to it counted."""
+    held: dict[str, IndexValues] = {}
+    for _ in range(len(entry.instructions) + 1):  # each round follows the values one assignment further
+        before = dict(held)
+        for instruction in entry.instructions:
+            expression = getattr(instruction, "expression", None)
+            if expression is None:
+                continue
+            values = index_values(expression, arrays, held)
+            if len(getattr(instruction, "assignees", ())) > 1:
+                values = values.blurred()
+            for name in instruction.assignee_var_names():
+                if name in entry.temporary_variables and values:
+                    held[name] = held.get(name, IndexValues()) | values
+        if held == before:
+            break
+    return held
+
+
+@dataclass(frozen=True)
+class IndexUses:
+    """How a kernel's integer arrays' values index its arguments: ``shifted`` (index array, indexed
+    array, axis, offset) for each use as an element plus a constant, which a range of inputs can
+    bound; ``unbounded``, a reason for each use no range can (a loop bound, another expression)."""
+
+    shifted: frozenset[tuple[str, str, int, int]]
+    unbounded: tuple[str, ...]
+
+
+class _IndexUses(WalkMapper):
+    """The uses of integer arrays' values in the subscripts of ``indexed`` arrays."""
+
+    def __init__(self, arrays: set[str], temporaries: Mapping[str, IndexValues], indexed: set[str]):
+        super().__init__()
+        self.arrays, self.temporaries, self.indexed = arrays, temporaries, indexed
+        self.shifted: set[tuple[str, str, int, int]] = set()
+        self.unbounded: dict[str, None] = {}
+
+    def map_subscript(self, expr, *args, **kwargs):  # noqa: ANN001, ANN201 - pymbolic's mapper signature
+        name = expr.aggregate.name
+        if name in self.indexed:
+            for axis, index in enumerate(expr.index_tuple):
+                values = index_values(index, self.arrays, self.temporaries)
+                self.shifted |= {(array, name, axis, offset) for array, offset in values.shifted}
+                for array in sorted(values.opaque):
+                    self.unbounded[f"a value read from array {array} indexes axis {axis} of {name} through an "
+                                   f"expression other than {array}[...] plus a constant"] = None
         super().map_subscript(expr, *args, **kwargs)
 
 
-def index_array_uses(entry: lp.LoopKernel, names: set[str]) -> set[tuple[str, str, int]]:
-    """(index array, indexed array, axis) for each array of ``names`` the kernel uses as an index."""
-    mapper = _IndexUses(names)
+def index_array_uses(entry: lp.LoopKernel, arrays: set[str], indexed: set[str] | None = None) -> IndexUses:
+    """How the integer ``arrays`` (their elements, or temporaries holding them) index the ``indexed``
+    arrays (default: every argument) of ``entry``, or bound its loops."""
+    import islpy as isl
+
+    temporaries = temporary_index_values(entry, arrays)
+    mapper = _IndexUses(arrays, temporaries, {a.name for a in entry.args} if indexed is None else indexed)
     for instruction in entry.instructions:
         for expression in (getattr(instruction, "expression", None), *getattr(instruction, "assignees", ())):
             if expression is not None:
                 mapper(expression)
-    return mapper.uses
+    for domain in entry.domains:
+        for bound in domain.get_var_names(isl.dim_type.param):
+            source = temporaries.get(bound)
+            if source:
+                loops = ", ".join(domain.get_var_names(isl.dim_type.set))
+                mapper.unbounded[f"the bounds of loop {loops} are read from array "
+                                 f"{sorted({a for a, _ in source.shifted} | source.opaque)[0]}"] = None
+    return IndexUses(frozenset(mapper.shifted), tuple(mapper.unbounded))
 
 
 def one_entrypoint(program: lp.TranslationUnit, name: str) -> lp.LoopKernel:
@@ -435,28 +559,39 @@ class Kernel:
         return inputs
 
     @cached_property
-    def index_arrays(self) -> tuple[tuple[str, lp.ArrayArg, int], ...]:
-        """(integer array, the argument it indexes, the axis) for each integer array argument the kernel uses
-        in another argument's subscript (``idx`` in ``out[idx[i]]``), worked out once per kernel."""
-        arrays = {arg.name: arg for arg in self.array_args}
-        integers = {name for name, arg in arrays.items() if np.dtype(arg.dtype.numpy_dtype).kind in "iu"}
-        return tuple((index, arrays[indexed], axis) for index, indexed, axis in
-                     sorted(index_array_uses(self.entry, integers)) if indexed in arrays)
+    def index_uses(self) -> IndexUses:
+        """How the kernel's integer array arguments' values index its arguments (``idx`` in
+        ``out[idx[i]]``, ``src[idx[i] + 1]``, or through ``<> t = idx[i]; src[t]``), worked out once per kernel."""
+        integers = {arg.name for arg in self.array_args if np.dtype(arg.dtype.numpy_dtype).kind in "iu"}
+        if not integers:
+            return IndexUses(frozenset(), ())
+        return index_array_uses(self.entry, integers, {arg.name for arg in self.array_args})
 
     def _check_index_ranges(self, sizes: Mapping[str, int]) -> None:
-        """An error, before any input is drawn, where an integer array indexes an axis of another array
-        (``out[idx[i]]``) shorter than ``integer_range`` reaches: the kernel would read or write past the
-        array's end (on pocl, corrupting the process's memory)."""
+        """An error, before any input is drawn, where an integer array's values index an axis of another
+        array (``out[idx[i]]``, ``src[idx[i] + 1]``) that ``integer_range``, shifted by the constant added,
+        reaches past (the kernel would read or write past the array's end: on pocl, corrupting the
+        process's memory), or are used in a way no range bounds (a loop's bounds, ``2 * idx[i]``). A kernel
+        drawing inputs of its own (a subclass overriding ``make_inputs``) is not checked."""
         least, most = self.integer_range
-        for index, indexed_arg, axis in self.index_arrays:
-            indexed = indexed_arg.name
-            extent = self.array_shape(indexed_arg, sizes)[axis]
-            if least < 0 or most > extent - 1:
-                raise GpuperfError(
-                    f"kernel {self.name}: array {index} indexes axis {axis} of {indexed} (extent {extent} at these "
-                    f"sizes), but its inputs are drawn from {least} to {most} (integer_range): they would reach past "
-                    f"its end; make the kernel a gpuperf Kernel with integer_range=(0, {extent - 1}), or sizes where "
-                    f"{indexed} is longer")
+        if self.index_uses.unbounded:
+            raise GpuperfError(
+                f"kernel {self.name}: {self.index_uses.unbounded[0]}, so gpuperf cannot tell which of the inputs "
+                f"it draws at random ({least} to {most}, integer_range) stay inside the arrays; give the kernel "
+                "inputs of its own (a Kernel subclass whose make_inputs draws valid ones) to measure it")
+        arrays = {arg.name: arg for arg in self.array_args}
+        for index, indexed, axis, offset in sorted(self.index_uses.shifted):
+            extent = self.array_shape(arrays[indexed], sizes)[axis]
+            if least + offset >= 0 and most + offset <= extent - 1:
+                continue
+            shifted = f" plus {offset}" if offset > 0 else f" minus {-offset}" if offset else ""
+            reach = "past its end" if most + offset > extent - 1 else "before its start"
+            low, high = max(0, -offset), extent - 1 - offset
+            fits = f"make the kernel a gpuperf Kernel with integer_range=({low}, {high}), or " if low <= high else ""
+            raise GpuperfError(
+                f"kernel {self.name}: array {index}{shifted} indexes axis {axis} of {indexed} (extent {extent} at "
+                f"these sizes), but its inputs are drawn from {least} to {most} (integer_range): they would reach "
+                f"{reach}; {fits}sizes where {indexed} is longer")
 
     def _draw(self, rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         """Random values of ``dtype``: whole numbers in ``integer_range``, True and False alike for a bool,
