@@ -30,3 +30,15 @@ def test_bars_are_drawn_on_a_terminal(monkeypatch: pytest.MonkeyPatch, capsys: p
         bar.refresh()
     captured = capsys.readouterr()
     assert "halfway there" in captured.err and captured.out == ""  # stdout holds only what a command prints
+
+
+def test_ask_shows_what_it_is_doing_on_a_terminal_while_its_surrogate_fits(monkeypatch, capsys, tmp_path) -> None:
+    """ask over thousands of measured points fitted for a minute with nothing on the screen."""
+    from gpuperf.cli import main
+
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    table = tmp_path / "space.csv"
+    table.write_text("x,time_ms\n1,3\n2,2\n3,\n4,\n")
+    assert main(["ask", str(table), "--params", "x"]) == 0
+    assert "choosing 1 of 2 configurations to measure next" in capsys.readouterr().err

@@ -186,7 +186,9 @@ def ask_command(
     table = partly_measured(with_literal_texts(frame, space, names, times=times), names, target, where)
     others = other_gpus_spaces(table.space, train or [], target, list(sizes))
     undescribed_gpu_note(table.space.gpu, others)
-    result = next_configuration(table, others, model, seed, count)
+    with progress_bar(as_json) as bar:  # a surrogate over thousands of measured points fits for a minute
+        bar.add_task(f"choosing {count} of {int(table.pending.sum())} configurations to measure next", total=None)
+        result = next_configuration(table, others, model, seed, count)
     if as_json:
         print_json(result.summary())
         return
