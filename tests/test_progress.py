@@ -42,3 +42,16 @@ def test_ask_shows_what_it_is_doing_on_a_terminal_while_its_surrogate_fits(monke
     table.write_text("x,time_ms\n1,3\n2,2\n3,\n4,\n")
     assert main(["ask", str(table), "--params", "x"]) == 0
     assert "choosing 1 of 2 configurations to measure next" in capsys.readouterr().err
+
+
+def test_import_and_predict_table_show_their_long_steps_on_a_terminal(monkeypatch, capsys, tmp_path) -> None:
+    from pathlib import Path
+
+    from gpuperf.cli import main
+
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    cache = Path(__file__).parent / "data" / "kernel_tuner_vector_add.json"
+    assert main(["import", "kernel-tuner", str(cache), "--out", str(tmp_path / "t.csv")]) == 0
+    err = capsys.readouterr().err
+    assert f"importing {cache}" in err and "writing" in err

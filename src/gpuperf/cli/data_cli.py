@@ -30,6 +30,7 @@ def import_command(
     from gpuperf.datasets.schema import canonical_gpu, lookup_gpu
     from gpuperf.errors import GpuperfError
     from gpuperf.hardware.specs import gpu_suggestion, other_boards_note
+    from gpuperf.progress import progress_bar
 
     csv_output_name(out)
     new_output_file(out)
@@ -40,7 +41,9 @@ def import_command(
         options["metrics"] = metrics
     if gpu is not None:
         options["gpu"] = gpu
-    frame = import_file(format_name, path, **options)
+    with progress_bar() as bar:  # a cache of 100,000 configurations imports for seconds
+        bar.add_task(f"importing {path}", total=None)
+        frame = import_file(format_name, path, **options)
     if frame.empty:
         raise GpuperfError(f"{path}: no launches or configurations in it; nothing to write")
     if format_name == "kernel-tuner":
@@ -62,7 +65,9 @@ def import_command(
         if lookup_gpu(resolved) is None:
             print(f"note: {where}: no GPU descriptor has this name ({gpu_suggestion(spelling)}); the rows name it "
                   "as given, so no GPU features join them", file=sys.stderr)
-    write_dataset_csv(frame, out)
+    with progress_bar() as bar:
+        bar.add_task(f"writing {len(frame):,} rows to {out}", total=None)
+        write_dataset_csv(frame, out)
     failed = int((frame["status"] != "ok").sum())
     print(f"wrote {len(frame)} rows ({failed} not ok) to {out}")
 

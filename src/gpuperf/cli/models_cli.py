@@ -801,7 +801,11 @@ def predict_table_command(
         except GpuperfError as error:
             raise GpuperfError(f"--gpu: {error}") from None
         _print_note(other_boards_note(named))
-    frame, where = read_table(data)
+    from gpuperf.progress import progress_bar
+
+    with progress_bar() as bar:  # a million rows read for a minute
+        bar.add_task(f"reading {data}", total=None)
+        frame, where = read_table(data)
     for note in rows_boards_notes(frame, gpu is None and bool(options.get("gpu_features"))):
         _print_note(note)
     absent = [str(name) for name in names if name not in frame.columns]
@@ -849,7 +853,9 @@ def predict_table_command(
     _print_note(not_positive_note(result.loc[table.index, PREDICTED], len(result), options))
     if gpu is not None:
         result[PREDICTED_GPU] = gpu
-    _write_table(result, out)
+    with progress_bar() as bar:  # a million rows write for minutes
+        bar.add_task(f"writing {len(result):,} rows to {out}", total=None)
+        _write_table(result, out)
     print(f"wrote {len(result)} rows with {PREDICTED} to {out}")
 
 
