@@ -380,7 +380,7 @@ def test_a_users_blackwell_gpu_gets_the_limits_and_occupancy_rules_of_compute_ca
     (RTX_4070.replace("memory_bandwidth_gbs = 504.2", "memory_bandwidth_gbs = 0.504"),
      r"lab.toml: GPU 'RTX 4070' field memory_bandwidth_gbs=0.504 is below 10 GB/s: is it in TB/s"),
     (RTX_4070.replace("l2_bytes = 37748736", "l2_bytes = 36"),
-     r"lab.toml: GPU 'RTX 4070' field l2_bytes=36 is below 262144 bytes: is it in KiB or MiB"),
+     r"lab.toml: GPU 'RTX 4070' field l2_bytes=36 is below 131072 bytes: is it in KiB or MiB"),
     (RTX_4070.replace("peak_f32_gflops = 29148.0", "peak_f32_gflops = 29148.0\npeak_f64_gflops = 455000.0"),
      r"lab.toml: GPU 'RTX 4070' field peak_f64_gflops=455000.0 is above peak_f32_gflops=29148.0"),
     (RTX_4070.replace('"RTX 4070"', '"H100"'), "lab.toml: GPU 'H100': name 'H100' is an alias of H100 SXM; name "
@@ -403,7 +403,7 @@ def test_a_users_blackwell_gpu_gets_the_limits_and_occupancy_rules_of_compute_ca
     ("gpu = [1, 2]\n", r"lab.toml: gpu entry 1 is 1, not a table of fields"),
     ('gpu = ["T4"]\n', r"lab.toml: gpu entry 1 is 'T4', not a table of fields"),
     # units slipped or limits no GPU has: each was taken, and priced or occupied silently wrong
-    (RTX_4070.replace("l2_bytes = 37748736", "l2_bytes = 65536"), r"field l2_bytes=65536 is below 262144 bytes"),
+    (RTX_4070.replace("l2_bytes = 37748736", "l2_bytes = 65536"), r"field l2_bytes=65536 is below 131072 bytes"),
     (RTX_4070 + "shared_memory_per_sm_bytes = 100\nmax_shared_memory_per_block_bytes = 99\n",
      r"field shared_memory_per_sm_bytes=100 is below 16384, beyond any GPU: is it in KiB"),
     (RTX_4070 + "registers_per_sm = 256\n", r"field registers_per_sm=256 is below 8192, beyond any GPU: is it in KiB"),
@@ -553,3 +553,11 @@ def test_gpuperf_gpus_set_or_its_file_edited_in_a_running_process_is_read_again(
     monkeypatch.delenv("GPUPERF_GPUS")
     with pytest.raises(GpuperfError, match="unknown GPU 'RTX 4070'"):
         get_gpu("RTX 4070")
+
+
+def test_a_tegra_k1s_128_kib_l2_is_taken_as_it_is(user_gpus, tmp_path):
+    """The Jetson TK1's real 128 KiB L2 was refused as a unit slip."""
+    path = tmp_path / "tk1.toml"
+    path.write_text(RTX_4070.replace("l2_bytes = 37748736", "l2_bytes = 131072"))
+    user_gpus(path)
+    assert get_gpu("RTX 4070").l2_bytes == 131072

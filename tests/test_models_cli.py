@@ -1670,3 +1670,16 @@ def test_the_roofline_takes_a_tables_own_dram_bytes_and_refuses_negative_work(tm
 def test_bsp_fitted_over_several_kernels_says_it_has_one_lambda(tables, tmp_path, capsys):
     assert main(["fit", str(tables["static"]), "--model", "bsp", "--out", str(tmp_path / "b.json")]) == 0
     assert "one lambda for" in capsys.readouterr().err
+
+
+def test_a_model_of_another_release_using_a_column_the_table_lacks_says_refit(tables, capsys, tmp_path):
+    """The error blamed the table and suggested a look-alike column, which may mean something else."""
+    out = tmp_path / "m.json"
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--features", "x2,x3", "--out", str(out)]) == 0
+    document = json.loads(out.read_text())
+    out.write_text(json.dumps(dict(document, gpuperf_version="0.0.1")))
+    job = tmp_path / "job.csv"
+    pd.read_csv(tables["generic"]).drop(columns=["x3"]).to_csv(job, index=False)
+    capsys.readouterr()
+    assert main(["predict-table", "--model", str(out), str(job), "--out", str(tmp_path / "p.csv")]) == 2
+    assert f"{out}: saved by gpuperf 0.0.1, it uses x3, which the table lacks" in capsys.readouterr().err

@@ -409,3 +409,19 @@ def test_save_model_never_writes_over_a_file_unless_told(tmp_path):
     assert results.read_text() == '{"my": "results"}'
     save_model(model, results, replace=True)
     assert load_model(results).predict([[4.0]])[0] == pytest.approx(model.predict([[4.0]])[0])
+
+
+def test_a_source_trees_version_label_is_no_other_version_and_another_release_says_refit(tmp_path):
+    """0.2.0 against 0.2.0+source warned although no feature changed; another release did not say what to do."""
+    X, y = _data()
+    path = save_model(make_model("linear").fit(X, y), tmp_path / "lr.json")
+    document = json.loads(path.read_text())
+    release = gpuperf.__version__.split("+")[0]
+    for saved in (release, release + "+source"):
+        path.write_text(json.dumps(dict(document, gpuperf_version=saved)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            load_model(path)
+    path.write_text(json.dumps(dict(document, gpuperf_version="0.0.1")))
+    with pytest.warns(ModelVersionWarning, match="refit it with this gpuperf before trusting its predictions"):
+        load_model(path)

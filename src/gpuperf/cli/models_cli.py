@@ -358,6 +358,20 @@ def unbounded_rows(frame: pd.DataFrame) -> pd.Series:
     return (frame["flops_f64"] > 0) & frame["gpu_peak_f64_gflops"].isna()
 
 
+def _refuse_features_of_another_version(info: dict, model: Path, absent: list[str]) -> None:
+    """A model saved by another gpuperf release using columns the table lacks: refit it, rather than
+    make up a column that may not mean what the model learned."""
+    import gpuperf
+    from gpuperf.models.persistence import release
+
+    saved = str(info.get("gpuperf_version") or "")
+    if absent and saved and release(saved) != release(gpuperf.__version__):
+        raise GpuperfError(f"{model}: saved by gpuperf {saved}, it uses {', '.join(absent[:4])}"
+                           f"{', ...' if len(absent) > 4 else ''}, which the table lacks; gpuperf "
+                           f"{gpuperf.__version__} may not compute such a column or give it the same meaning: refit "
+                           "the model with this gpuperf")
+
+
 def refuse_negative_work(frame: pd.DataFrame, columns: Sequence[str], where: str) -> None:
     """An error naming the first row with a negative value in a roofline input (work, or a peak)."""
     import numpy as np
@@ -830,6 +844,7 @@ def predict_table_command(
                 raise GpuperfError(f"--gpu {gpu}: its descriptor {lacks} (see gpuperf gpus), and the model uses "
                                    f"{column}; fit with --features naming the descriptor columns every GPU you "
                                    "price has")
+    _refuse_features_of_another_version(info, model, [str(n) for n in names if n not in table.columns])
     unbounded = unbounded_rows(table)
     failed = failed_without_features(table, names)
     priced = rows.loc[table.index[~unbounded & ~failed]]  # a failed row left unpriced names no GPU to price

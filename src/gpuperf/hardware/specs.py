@@ -159,7 +159,7 @@ def _check_capability(values: dict[str, Any], label: str) -> None:
 
 PEAK_TOLERANCE = 4.0  # a datasheet's own convention (dual issue) stays within it; a unit slip does not
 MIN_BANDWIDTH_GBS = 10.0  # below any GPU's memory bandwidth: 3.9 is TB/s written as GB/s
-MIN_L2_BYTES = 262_144  # the smallest GPU L2 (Jetson Nano, TX1): 50 is MiB, 65536 KiB written as bytes
+MIN_L2_BYTES = 131_072  # the smallest GPU L2 (Tegra K1, Jetson TK1): 50 is MiB, 65536 KiB written as bytes
 MIN_SHARED_PER_SM_BYTES = 16_384  # below any GPU's: 164 is KiB written as bytes
 MIN_REGISTERS_PER_SM = 8_192  # below any GPU's: 256 is KiB of registers
 MAX_BANDWIDTH_GBS = 50_000.0  # above any GPU's (B200: 8000): 320000 is MB/s

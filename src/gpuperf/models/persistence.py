@@ -342,12 +342,19 @@ def _read(path: Path) -> dict:
     return document
 
 
+def release(version: str) -> str:
+    """``version`` without a local label (``0.3.0+source`` is 0.3.0)."""
+    return version.split("+", 1)[0]
+
+
 def _check_version(path: Path, saved: str | None, strict: bool) -> None:
     if not isinstance(saved, str) or not saved:
         raise GpuperfError(f"{path}: damaged model file: it records no gpuperf_version (which gpuperf wrote it)")
-    if saved == gpuperf.__version__:
+    if release(saved) == release(gpuperf.__version__):  # a source tree's "+source" changes no feature
         return
-    message = f"{path}: saved by gpuperf {saved}, loading with gpuperf {gpuperf.__version__}"
+    message = (f"{path}: saved by gpuperf {saved}, loading with gpuperf {gpuperf.__version__}: what some feature "
+               "columns mean changed between them (docs/models.md); refit it with this gpuperf before trusting its "
+               "predictions")
     if strict:
         raise GpuperfError(message)
     warnings.warn(message, ModelVersionWarning, stacklevel=3)
