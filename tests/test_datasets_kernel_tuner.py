@@ -598,3 +598,15 @@ def test_rows_whose_status_is_ok_in_any_case_are_written_as_measured(tmp_path):
     path = write_kernel_tuner_cache(frame, tmp_path / "c.json", tune_params_keys=["block"])
     cache = json.loads(path.read_text())["cache"]
     assert [cache[k]["time"] for k in ("64", "128")] == [1.0, 2.0] and isinstance(cache["256"]["time"], str)
+
+
+def test_writing_a_table_of_tuples_leaves_the_frame_as_it_was(tmp_path):
+    """The table is no longer copied whole before writing: the column of tuples is, and only it."""
+    import pandas as pd
+
+    from gpuperf.datasets import write_dataset_csv
+
+    frame = pd.DataFrame({"kernel": ["k", "k"], "block": [(2, 1), (4, 1)], "time_s": [1e-3, 2e-3]})
+    write_dataset_csv(frame, tmp_path / "t.csv")
+    assert frame["block"].tolist() == [(2, 1), (4, 1)]
+    assert pd.read_csv(tmp_path / "t.csv")["block"].tolist() == ["[2, 1]", "[4, 1]"]

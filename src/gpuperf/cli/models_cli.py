@@ -851,7 +851,7 @@ def predict_table_command(
     _refuse_other_gpus_of_a_one_gpu_model(info, options, model, priced, "--gpu" if gpu is not None else where)
     _print_note(outside_training_gpus_note(info, options, priced, "--gpu" if gpu is not None else where))
     table = numeric_features(table[~unbounded & ~failed], names, where)
-    result = frame.copy()
+    result = frame  # the rows as read, with the predictions added (not a copy of a million rows)
     result[PREDICTED] = np.nan
     clipped = np.zeros(0, dtype=bool)
     if len(table):  # else every row is noted below as one that has no prediction
