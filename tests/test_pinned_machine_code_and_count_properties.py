@@ -443,3 +443,17 @@ def test_combining_measured_rows_skips_kernels_outside_the_plan(statistic, time)
     combined = combine_measured(rows, {"vector_copy": [{"n": 65536}]}, statistic)
     assert combined[["kernel", "sizes", "time_s", "passes"]].to_dict("records") == [
         {"kernel": "vector_copy", "sizes": "n=65536", "time_s": time, "passes": 2}]
+
+
+def test_the_counts_cache_key_of_a_program_is_the_same_whatever_pythons_hash_seed():
+    """loopy orders a program's size parameters (and the divisions of n mod 16 = 0) as a set iterates:
+    matmul_naive had 4 keys over 6 seeds, so loopy's slow counts were found again only by chance."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from gpuperf.kernels import get_kernel; from gpuperf.features import counts; "
+            "print([counts._disk_path(get_kernel(k).program, 'loopy').name for k in ('matmul_naive', 'stencil2d')])")
+    keys = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (1, 2, 3, 4)}
+    assert len(keys) == 1

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import pickle
+import re
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -385,10 +386,36 @@ def _program_of(kernel: Any) -> lp.TranslationUnit:
     return program
 
 
+_BASIC_SET_TEXT = re.compile(r"(?P<params>\[[^\]]*\] -> )?\{ (?P<tuple>[^:]*): (?P<constraints>.*) \}")
+
+
+def _canonical_set(basic: isl.BasicSet, params: list[str]) -> isl.BasicSet:
+    """``basic`` over ``params`` in that order, its constraints written in sorted order: loopy builds
+    a program's sets with the parameters (and the divisions of ``n mod 16 = 0``) in the order a Python
+    set iterates, which changes with the hash seed, and with it the cache key of one and the same program."""
+    model = isl.Space.create_from_names(basic.get_ctx(), set=[], params=params)
+    text = str(basic.align_params(model))
+    parts = _BASIC_SET_TEXT.fullmatch(text)
+    if parts is None or " or " in text or "exists" in text:
+        return basic.align_params(model)
+    constraints = " and ".join(sorted(parts["constraints"].split(" and ")))
+    return isl.BasicSet(f"{parts['params'] or ''}{{ {parts['tuple']}: {constraints} }}", context=basic.get_ctx())
+
+
+def _with_sorted_params(program: lp.TranslationUnit) -> lp.TranslationUnit:
+    """``program`` with its entrypoint's domains and assumptions canonical (:func:`_canonical_set`)."""
+    entry = program.default_entrypoint
+    sets = [*entry.domains, entry.assumptions]
+    names = sorted({name for s in sets for name in s.get_var_dict(isl.dim_type.param)})
+    return program.with_kernel(entry.copy(domains=[_canonical_set(d, names) for d in entry.domains],
+                                          assumptions=_canonical_set(entry.assumptions, names)))
+
+
 def _disk_path(program: lp.TranslationUnit, method: str) -> Path:
     from loopy.tools import LoopyKeyBuilder
 
-    digest = hashlib.sha256(f"{FORMAT_VERSION}:{method}:{LoopyKeyBuilder()(program)}".encode()).hexdigest()
+    key = LoopyKeyBuilder()(_with_sorted_params(program))
+    digest = hashlib.sha256(f"{FORMAT_VERSION}:{method}:{key}".encode()).hexdigest()
     return cache_root() / "counts" / f"{digest[:40]}.pkl"
 
 
