@@ -1227,3 +1227,25 @@ def test_a_guided_search_names_configurations_by_their_labels_in_the_frames_inde
         named.tell("9x9", 1e-3)
     with pytest.raises(GpuperfError, match="holds the label 0 twice"):
         GuidedSearch(grid.set_index(pd.Index([0, 0, *range(2, 16)])), ["tx", "ty"])
+
+
+def test_a_default_variant_that_fails_leaves_the_report_without_its_speedup(monkeypatch):
+    """A default variant that failed in the run was measured again, and one that failed then ended the
+    run with its error: the report the run was for was never written."""
+    from gpuperf.decisions import tune as tune_module
+    from gpuperf.errors import GpuperfNote
+    from gpuperf.kernels.space import get_space
+    from gpuperf.measure.devices import VerifyFailed
+
+    defaults = get_space("jacobi2d_5pt").defaults
+    failed = [tune_module.Trial(dict(defaults), None, "verify_failed")]
+    monkeypatch.setattr("gpuperf.measure.timing.measure", lambda *args, **kwargs: pytest.fail("measured again"))
+    with pytest.warns(GpuperfNote, match=r"the default variant \[.*\] failed in the run \(verify_failed\)"):
+        assert tune_module.default_variant_time("jacobi2d_5pt", SIZES, trials=failed) is None
+
+    def fails(*args, **kwargs):
+        raise VerifyFailed("output 'out' differs from the reference")
+
+    monkeypatch.setattr("gpuperf.measure.timing.measure", fails)
+    with pytest.warns(GpuperfNote, match="could not be timed: .*differs from the reference; the report has no speedup"):
+        assert tune_module.default_variant_time("jacobi2d_5pt", SIZES) is None

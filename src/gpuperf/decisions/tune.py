@@ -17,6 +17,7 @@ Tuner.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,8 @@ import pandas as pd
 from gpuperf.decisions.exploration import default_model, make_explorer
 from gpuperf.decisions.explorers import next_batch
 from gpuperf.decisions.space import Space, configuration_keys, with_literal_texts
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
+from gpuperf.kernels.kernel import variant_label
 
 if TYPE_CHECKING:
     from gpuperf.measure.timing import TimingSettings
@@ -520,19 +522,30 @@ def _device_key(device: str) -> str:
 
 
 def default_variant_time(space_name: str, sizes: Mapping[str, int], device: str = "opencl:0",
-                         settings: TimingSettings | None = None, trials: Sequence[Trial] = ()) -> float:
+                         settings: TimingSettings | None = None, trials: Sequence[Trial] = ()) -> float | None:
     """The time of the space's default variant (a tuning run's reference): its trial's among
     ``trials`` where the run measured it (the best compared with itself timed again would differ
-    by the noise), else measured now."""
-    from gpuperf.kernels.space import get_space
+    by the noise), else measured now; None, with a note, where it failed (in the run, or now)."""
+    from gpuperf.kernels.space import InvalidVariant, get_space
+    from gpuperf.measure.devices import MeasureFailure
     from gpuperf.measure.timing import measure
 
     space = get_space(space_name)
     default = {name: str(value) for name, value in space.defaults.items()}
+    label = variant_label(space.defaults)
     for trial in trials:
-        if trial.time_s is not None and {name: str(value) for name, value in trial.config.items()} == default:
+        if {name: str(value) for name, value in trial.config.items()} == default:
+            if trial.time_s is None:
+                warnings.warn(GpuperfNote(f"the default variant [{label}] failed in the run ({trial.status}): the "
+                                          "report has no speedup over it"), stacklevel=2)
             return trial.time_s
-    return measure(space.build(space.defaults), sizes, device=device, settings=settings).time_s
+    try:
+        return measure(space.build(space.defaults), sizes, device=device, settings=settings).time_s
+    except (InvalidVariant, MeasureFailure) as error:
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        warnings.warn(GpuperfNote(f"the default variant [{label}], the report's reference, could not be timed: "
+                                  f"{first}; the report has no speedup over it"), stacklevel=2)
+        return None
 
 
 def _plain(value: Any) -> Any:
