@@ -1123,3 +1123,14 @@ def test_a_batch_fits_its_surrogate_once_per_pick_and_not_for_the_last_picks_bel
     seen = np.where(np.isin(np.arange(len(space)), measured), space.times, np.nan)
     picks = next_batch(explorer, measured, seen, 3)
     assert len(set(picks)) == 3 and fits == [3, 4, 5]
+
+
+def test_the_kept_fit_is_not_reused_for_the_same_rows_at_other_times():
+    space = grid_space((8, 4), "here")
+    measured = [0, 7, 50, 90]
+    one = np.where(np.isin(np.arange(len(space)), measured), space.times, np.nan)
+    other = np.where(np.isin(np.arange(len(space)), measured), space.times[::-1], np.nan)
+    for train in ([], [grid_space((8, 4), "other", scale=2.0)]):
+        explorer = make_explorer(space, train, None, True, 0, 2)
+        explorer.next(measured, one)
+        assert explorer.next(measured, other) == make_explorer(space, train, None, True, 0, 2).next(measured, other)

@@ -1249,3 +1249,24 @@ def test_a_default_variant_that_fails_leaves_the_report_without_its_speedup(monk
     monkeypatch.setattr("gpuperf.measure.timing.measure", fails)
     with pytest.warns(GpuperfNote, match="could not be timed: .*differs from the reference; the report has no speedup"):
         assert tune_module.default_variant_time("jacobi2d_5pt", SIZES) is None
+
+
+def test_a_batch_and_the_start_speak_in_labels_and_a_bad_start_is_one_error():
+    from gpuperf.decisions import GuidedSearch
+
+    grid = pd.DataFrame({"x": range(6)}, index=[f"c{i}" for i in range(6)])
+    search = GuidedSearch(grid, ["x"], seed=1)
+    assert set(search.ask_batch(3)) <= set(grid.index)
+    with pytest.raises(GpuperfError, match=r"start: \[1\] is not a label of the configurations"):
+        GuidedSearch(grid, ["x"], start=[[1]])
+    offset = GuidedSearch(pd.DataFrame({"x": range(10)}, index=range(10, 20)), ["x"])
+    with pytest.raises(GpuperfError, match=r"configuration: 0 is not a label of the 10 configurations \(see the"):
+        offset.tell(0, 1.0)
+
+
+def test_an_empty_trips_or_loops_is_refused_not_taken_for_the_defaults(capsys):
+    from gpuperf.cli import main
+
+    for option in ("--trips", "--loops"):
+        assert main(["geometry-sweep", "--device", "opencl:0", option, " ", "--out", "e.csv"]) == 2
+        assert f"{option} is empty; name at least one" in capsys.readouterr().err

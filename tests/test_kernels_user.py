@@ -1000,3 +1000,14 @@ def test_an_edited_space_file_and_the_same_relative_path_elsewhere_are_loaded_an
     assert get_space("sp.py:scale_space").name == "edited2d"
     unchanged = get_kernel("sp.py:scale_space[local_x=64,local_y=2]")
     assert get_kernel("sp.py:scale_space[local_x=64,local_y=2]") is unchanged  # an unchanged file: kept
+
+
+def test_temporaries_listed_before_the_reads_they_copy_and_a_scaled_copy_are_followed() -> None:
+    """The guard follows temporaries whatever order the instructions are written in, and a scaled
+    index read through a temporary is no constant offset."""
+    backwards = _indexing("backwards", "out[i] = src[u] {dep=mku}\n<> u = t {id=mku, dep=mkt}\n<> t = idx[i] {id=mkt}")
+    with pytest.raises(GpuperfError, match=r"kernel backwards: array idx indexes axis 0 of src"):
+        backwards.make_inputs({"n": 64, "m": 16})
+    doubled = _indexing("doubled", "<> t = 2*idx[i]\nout[i] = src[t + 1]")
+    with pytest.raises(GpuperfError, match=r"through an expression other than idx\[...\] plus a constant"):
+        doubled.make_inputs({"n": 64, "m": 1000})

@@ -52,6 +52,10 @@ def wrong_reference():
 
 def broken():
     return Kernel("broken", _program("broken", "c[i] = no_such_function(a[i]) + b[i]"), ("n",))
+
+
+def no_reference():
+    return Kernel("no_reference", _program("no_reference", "c[i] = a[i] + b[i]"), ("n",))
 '''
 
 TIMING = """
@@ -658,3 +662,22 @@ def test_a_whole_float_size_skips_the_variants_it_does_not_fit_as_the_integer_do
         assert [entry.kernel.key for entry in campaign.entries] == ["twice[local_x=16]", "twice[local_x=32]"], size
         assert [list(entry.sizes) for entry in campaign.entries] == [[{"n": 32}], [{"n": 32}]], size
         assert len(campaign.skipped) == 1 and campaign.skipped[0].startswith("twice[local_x=64] at n=32"), size
+
+
+def test_points_no_verification_could_check_do_not_stop_a_verifying_rerun(tmp_path: Path) -> None:
+    """A failed point, and one of a kernel without a reference, are stored unverified whatever the
+    setting: a rerun with verify = true takes them as they are."""
+    path = write_campaign(tmp_path, """
+        name = "unverifiable"
+        verify = false
+        [[kernels]]
+        kernel = "kernels.py:broken"
+        sizes = [{n = 1024}]
+        [[kernels]]
+        kernel = "kernels.py:no_reference"
+        sizes = [{n = 1024}]
+    """)
+    store = tmp_path / "store.sqlite"
+    run_campaign(load_campaign(path), store, progress=False)
+    path.write_text(path.read_text().replace("verify = false", "verify = true"))
+    assert run_campaign(load_campaign(path), store, progress=False).measured == 0

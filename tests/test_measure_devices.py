@@ -303,3 +303,12 @@ def test_arrays_in_fortran_order_or_with_padded_rows_are_laid_out_as_the_kernels
     assert [kernel.array_strides(arg, sizes) for arg in kernel.array_args] == [(4, 64), (44, 4)]
     measured = measure(kernel, sizes, settings=TimingSettings(warmup=0, min_repeats=1, max_repeats=1, min_time_s=0.0))
     assert measured.verified and measured.max_rel_error < 1e-6
+
+
+def test_a_strided_host_array_of_no_elements_is_empty():
+    from gpuperf.measure.devices import strided_host_array
+
+    empty = strided_host_array((0, 8), np.dtype(np.float32), (44, 4))
+    assert empty.shape == (0, 8) and empty.size == 0
+    padded = strided_host_array((2, 3), np.dtype(np.float32), (16, 4), np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert padded.tolist() == [[0, 1, 2], [3, 4, 5]] and padded.base.size == 4 * 4 + 3 * 4

@@ -255,3 +255,13 @@ def test_the_roofline_refuses_negative_work():
                       "gpu_memory_bandwidth_gbs": [1e3, 1e3]})
     with pytest.raises(GpuperfError, match="row 1: flops=-1 is work done, which cannot be negative"):
         RooflineModel().fit(X, [1e-3, 1e-3])
+
+
+@pytest.mark.parametrize("column", ["dram_bytes", "flops_f64"])
+def test_the_roofline_refuses_negative_bytes_and_f64_work(column):
+    X = pd.DataFrame({"flops": [1e9, 1e9], "flops_f64": [0.0, 0.0], "dram_bytes": [1e9, 1e9],
+                      "gpu_peak_f32_gflops": [1e4, 1e4], "gpu_peak_f64_gflops": [5e3, 5e3],
+                      "gpu_memory_bandwidth_gbs": [1e3, 1e3]})
+    X.loc[1, column] = -0.5
+    with pytest.raises(GpuperfError, match=f"row 1: {column}=-0.5 is work done"):
+        RooflineModel(flops_f64="flops_f64", peak_f64="gpu_peak_f64_gflops").fit(X, [1e-3, 1e-3])

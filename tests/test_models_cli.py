@@ -1683,3 +1683,21 @@ def test_a_model_of_another_release_using_a_column_the_table_lacks_says_refit(ta
     capsys.readouterr()
     assert main(["predict-table", "--model", str(out), str(job), "--out", str(tmp_path / "p.csv")]) == 2
     assert f"{out}: saved by gpuperf 0.0.1, it uses x3, which the table lacks" in capsys.readouterr().err
+
+
+def test_predict_table_still_refuses_a_missing_column_the_selector_kept(tables, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    assert main(["fit", str(tables["generic"]), "--model", "rf", "--features", "x1,x2,x3,x4",
+                 "--select", "spearman:2", "--out", str(model), "--json"]) == 0
+    kept = json.loads(capsys.readouterr().out)["selected_features"]
+    job = tmp_path / "job.csv"
+    pd.read_csv(tables["generic"]).drop(columns=[kept[0]]).to_csv(job, index=False)
+    assert main(["predict-table", str(job), "--model", str(model), "--out", str(tmp_path / "p.csv")]) == 2
+    assert f"missing feature column(s) {kept[0]}" in capsys.readouterr().err
+
+
+def test_megaflops_and_slowdowns_are_no_default_features():
+    from gpuperf.evaluation.feature_columns import is_default_feature
+
+    assert not is_default_feature("MFLOPS") and not is_default_feature("slowdown")
+    assert is_default_feature("gpu_peak_f32_gflops")

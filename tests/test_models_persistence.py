@@ -425,3 +425,12 @@ def test_a_source_trees_version_label_is_no_other_version_and_another_release_sa
     path.write_text(json.dumps(dict(document, gpuperf_version="0.0.1")))
     with pytest.warns(ModelVersionWarning, match="refit it with this gpuperf before trusting its predictions"):
         load_model(path)
+
+
+def test_save_model_does_not_write_through_a_dangling_link_unless_told(tmp_path):
+    X, y = _data()
+    link = tmp_path / "model.json"
+    link.symlink_to(tmp_path / "elsewhere.json")
+    with pytest.raises(GpuperfError, match="model.json: already exists"):
+        save_model(make_model("linear").fit(X, y), link)
+    assert not (tmp_path / "elsewhere.json").exists()

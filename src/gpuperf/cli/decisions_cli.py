@@ -449,7 +449,11 @@ def geometry_sweep_command(
         raise GpuperfError("--loops, --trips and --blocks-step choose what a new sweep measures (--device); a --table "
                            "holds its own")
     at_least("--blocks-step", blocks_step, 2)
-    loops, trips = loops or "saxpy,polynomial", trips or "1000,100000,1000000"
+    for option, value in (("--loops", loops), ("--trips", trips)):
+        if value is not None and not value.strip():
+            raise GpuperfError(f"{option} is empty; name at least one, or leave the option out for its defaults")
+    loops = "saxpy,polynomial" if loops is None else loops
+    trips = "1000,100000,1000000" if trips is None else trips
     blocks_step = 2 if blocks_step is None else blocks_step
     if report:
         report_folder(report)

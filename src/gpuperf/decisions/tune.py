@@ -197,6 +197,10 @@ def _checked_start(start: Sequence[Any]) -> list[Any]:
     """``start`` as a list of distinct configuration labels, else an error naming the one named twice."""
     picks: dict[Any, None] = {}  # insertion-ordered, with a set's lookup
     for pick in start:
+        try:
+            hash(pick)
+        except TypeError:
+            raise GpuperfError(f"start: {_shown(pick)} is not a label of the configurations") from None
         if pick in picks:
             raise GpuperfError(f"start: configuration {_shown(pick)} is named more than once")
         picks[pick] = None
