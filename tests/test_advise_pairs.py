@@ -350,3 +350,16 @@ def test_the_h100_stencil_variants_train_the_gpu_advisor():
         assert abs(np.log(row.speedup / (row.time_before_s / row.time_after_s))) < 0.05  # per-cycle vs medians
     medians = h100.groupby("optimization")["speedup"].median()
     assert medians["thread_coarsening"] > 1.5 and abs(medians["unrolling"] - 1) < 0.01  # what the H100 measured
+
+
+def test_a_cached_pairs_file_of_other_columns_is_rebuilt(tmp_path, monkeypatch):
+    """An empty table copied over a cached pairs file changed the advice, silently, on every run."""
+    from gpuperf.decisions.pairs import _cache_key, cache_dir, spec_pairs
+
+    monkeypatch.setenv("GPUPERF_CACHE_DIR", str(tmp_path / "cache"))
+    path = _flag_rows(tmp_path, [(0, 4.0, "ok", "2;4;8"), (1, 2.0, "ok", "2;1;1")])
+    spec = _flag_spec(tmp_path, path)
+    built = spec_pairs(spec, "trick")
+    cached = cache_dir() / f"{_cache_key(spec, 'trick')}.parquet"
+    pd.DataFrame().to_parquet(cached, index=False)
+    pd.testing.assert_frame_equal(spec_pairs(spec, "trick"), built)

@@ -462,3 +462,32 @@ def test_a_damaged_page_met_while_planning_or_recording_a_move_names_the_store(t
     with Store(tmp_path / "s.sqlite") as store, failing_database(store, damaged):
         with pytest.raises(GpuperfError, match=r"store '.*s\.sqlite' is damaged \(database disk image is malformed\)"):
             call(store)
+
+
+def test_a_cache_write_removes_temporaries_killed_runs_left_an_hour_ago(tmp_path):
+    """A run killed while writing a cache file left its 25 MB temporary beside it for good."""
+    import os
+    import time
+
+    from gpuperf.files import write_cache_file
+
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    stale, fresh = folder / ".model-a.skops.x1.tmp", folder / ".model-b.skops.x2.tmp"
+    for leftover in (stale, fresh):
+        leftover.write_bytes(b"partial")
+    two_hours_ago = time.time() - 7200
+    os.utime(stale, (two_hours_ago, two_hours_ago))
+    write_cache_file(folder / "c.json", lambda path: path.write_text("{}"))
+    assert not stale.exists() and fresh.exists() and (folder / "c.json").read_text() == "{}"
+
+
+def test_a_cached_value_of_another_type_is_computed_again(tmp_path, monkeypatch):
+    """"20" for 20 registers in a cache file was an error on every run, naming no file."""
+    from gpuperf.features.resources import Resources, disk_cached
+
+    monkeypatch.setenv("GPUPERF_CACHE_DIR", str(tmp_path))
+    (tmp_path / "resources").mkdir()
+    (tmp_path / "resources" / "k.json").write_text('{"registers": "20", "shared_memory_bytes": 0, "spill_bytes": 0, '
+                                                   '"arch": "sm_90"}')
+    assert disk_cached("resources", "k", Resources, lambda: Resources(20, 0, 0, "sm_90")).registers == 20

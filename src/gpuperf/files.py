@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -190,10 +191,26 @@ def write_cache_file(path: str | Path, write: Callable[[Path], object]) -> None:
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale_temporaries(path.parent)
         with written_whole(path, through_links=False) as temporary:  # a planted link is replaced, not followed
             write(temporary)
     except (OSError, UnwritableFile):
         pass
+
+
+STALE_TEMPORARY_S = 3600.0  # a cache write takes seconds; a temporary this old was left by a killed run
+
+
+def _remove_stale_temporaries(folder: Path) -> None:
+    """Remove the temporary files (``.NAME.*.tmp``) a run killed while writing a cache file left in
+    ``folder`` (a geometry model's is 25 MB), once they are an hour old: no write still owns them."""
+    cutoff = time.time() - STALE_TEMPORARY_S
+    for temporary in folder.glob(".*.tmp"):
+        try:
+            if temporary.is_file() and not temporary.is_symlink() and temporary.stat().st_mtime < cutoff:
+                temporary.unlink()
+        except OSError:
+            pass  # another run removed it, or it cannot be: left as it is
 
 
 def _umask() -> int:

@@ -279,9 +279,11 @@ def spec_pairs(spec: PairSpec, optimization: str, use_cache: bool = True) -> pd.
     path = cache_dir() / f"{_cache_key(spec, optimization)}.parquet"
     if path.is_file():
         try:
-            return pd.read_parquet(path)
+            cached = pd.read_parquet(path)
         except (OSError, ValueError):
-            pass  # a damaged cache file is rebuilt
+            cached = None  # a damaged cache file is rebuilt
+        if cached is not None and list(cached.columns) == [*PAIR_COLUMNS, *MODEL_FEATURES]:
+            return cached  # (a file of other columns, such as an empty table copied there, is rebuilt too)
     pairs = build_spec_pairs(spec, optimization)
     write_cache_file(path, lambda temporary: pairs.to_parquet(temporary, index=False))
     return pairs

@@ -15,7 +15,7 @@ import hashlib
 import io
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from functools import cache
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
@@ -169,12 +169,28 @@ def _resources(source: str, name: str | None, arch: str, label: str) -> Resource
     return resources
 
 
+def _typed_as_declared(value: Any) -> bool:
+    """Whether every field of the dataclass ``value`` holds a value of its declared type (int, float,
+    str or bool; an int where a float is declared)."""
+    plain = {"int": int, "float": (int, float), "str": str, "bool": bool}
+    for item in fields(value):
+        declared = plain.get(str(item.type).replace(" | None", ""))
+        held = getattr(value, item.name)
+        if declared is None or (held is None and "None" in str(item.type)):
+            continue
+        if not isinstance(held, declared) or (isinstance(held, bool) and declared is not bool):
+            return False
+    return True
+
+
 def disk_cached(folder: str, key: str, kind: Callable[..., Cached], compute: Callable[[], Cached]) -> Cached:
     """The dataclass ``kind`` stored as ``key`` under the cache's ``folder``, else ``compute()``'s,
     stored there (a file that cannot be read back is computed again)."""
     path = cache_root() / folder / f"{key}.json"
     try:
-        return kind(**json.loads(path.read_text(encoding="utf-8")))
+        cached = kind(**json.loads(path.read_text(encoding="utf-8")))
+        if _typed_as_declared(cached):  # "20" for 20 registers: a foreign or edited file, computed again
+            return cached
     except (OSError, ValueError, TypeError):
         pass
     value = compute()
