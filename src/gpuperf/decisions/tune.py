@@ -115,24 +115,24 @@ class GuidedSearch:
                                "each configuration by its label (reset_index(drop=True) numbers them from 0)")
         _check_seed(seed)
         if start is not None:
-            start = [self._position(pick, "start") for pick in _checked_start(start)]
+            start = self._start_positions(start)
         extra = pd.DataFrame({"kernel": [kernel] * len(configs)}) if kernel is not None else pd.DataFrame()
         self.space = Space(params, configs, np.full(len(configs), np.nan), "search", extra=extra, gpu=gpu)
         self.train = training_spaces(train, params, self.space)  # the other GPUs' spaces the search uses
         self.explorer = make_explorer(self.space, self.train, model, True, seed, initial, start)
-        self.picked: list[int] = []  # positions of the measured configurations, in order
+        self._picked: list[int] = []  # positions of the measured configurations, in order
         self.times = np.full(len(configs), np.nan)  # by position
 
     def __len__(self) -> int:
         return len(self.space)
 
     def __repr__(self) -> str:
-        return f"GuidedSearch({len(self)} configurations, {len(self.picked)} measured, best {_shown(self.best())})"
+        return f"GuidedSearch({len(self)} configurations, {len(self._picked)} measured, best {_shown(self.best())})"
 
     @property
     def measured(self) -> list[Any]:
         """The labels of the configurations measured so far, in order."""
-        return [self.labels[i] for i in self.picked]
+        return [self.labels[i] for i in self._picked]
 
     def _position(self, label: Any, what: str) -> int:
         """The row of the configuration labelled ``label``, else an error naming it."""
@@ -147,26 +147,36 @@ class GuidedSearch:
             raise GpuperfError(f"{what}: {_shown(label)} is not a label of the {count} configurations ({held})")
         return position
 
+    def _start_positions(self, start: Sequence[Any]) -> list[int]:
+        """The rows of the ``start`` labels, each named once, else an error naming the one at fault."""
+        positions: dict[int, None] = {}  # insertion-ordered, with a set's lookup
+        for pick in start:
+            position = self._position(pick, "start")
+            if position in positions:
+                raise GpuperfError(f"start: configuration {_shown(pick)} is named more than once")
+            positions[position] = None
+        return list(positions)
+
     def ask(self) -> Any:
         """The label of the configuration to measure next."""
-        if len(self.picked) >= len(self.space):
+        if len(self._picked) >= len(self.space):
             raise GpuperfError("every configuration has been measured")
-        return self.labels[self.explorer.next(self.picked, self.times)]
+        return self.labels[self.explorer.next(self._picked, self.times)]
 
     def ask_batch(self, count: int) -> list[Any]:
         """The labels of ``count`` configurations to measure at once (fewer when fewer are left):
         each pick made as if the ones before it had run at the times the search expects of them."""
         if count < 1:
             raise GpuperfError(f"a batch of {count} configurations: ask for at least 1")
-        if len(self.picked) >= len(self.space):
+        if len(self._picked) >= len(self.space):
             raise GpuperfError("every configuration has been measured")
-        return [self.labels[i] for i in next_batch(self.explorer, self.picked, self.times, count)]
+        return [self.labels[i] for i in next_batch(self.explorer, self._picked, self.times, count)]
 
     def tell(self, label: Any, time: float | None) -> None:
         """The measured time of the configuration labelled ``label`` (None, NaN or pandas' NA: it
         failed). A bad label or time is an error that changes nothing."""
         position = self._position(label, "configuration")
-        if position in self.picked:
+        if position in self._picked:
             raise GpuperfError(f"configuration {_shown(label)} was already measured")
         try:
             value = np.nan if time is None or time is pd.NA else float(time)
@@ -174,12 +184,12 @@ class GuidedSearch:
             value = -1.0
         if not (np.isnan(value) or value > 0) or np.isinf(value):
             raise GpuperfError(f"configuration {_shown(label)}: time {time!r} must be positive (or None for a failure)")
-        self.picked.append(position)
+        self._picked.append(position)
         self.times[position] = value
 
     def best(self) -> Any:
         """The label of the fastest configuration measured so far (None if none ran)."""
-        ran = [i for i in self.picked if np.isfinite(self.times[i])]
+        ran = [i for i in self._picked if np.isfinite(self.times[i])]
         return self.labels[min(ran, key=lambda i: self.times[i])] if ran else None
 
 
@@ -191,20 +201,6 @@ def _check_seed(seed: Any) -> None:
 def _shown(label: Any) -> str:
     """A label as a user wrote it (5, not numpy's np.int64(5))."""
     return repr(label.item() if isinstance(label, np.generic) else label)
-
-
-def _checked_start(start: Sequence[Any]) -> list[Any]:
-    """``start`` as a list of distinct configuration labels, else an error naming the one named twice."""
-    picks: dict[Any, None] = {}  # insertion-ordered, with a set's lookup
-    for pick in start:
-        try:
-            hash(pick)
-        except TypeError:
-            raise GpuperfError(f"start: {_shown(pick)} is not a label of the configurations") from None
-        if pick in picks:
-            raise GpuperfError(f"start: configuration {_shown(pick)} is named more than once")
-        picks[pick] = None
-    return list(picks)
 
 
 @dataclass
@@ -529,7 +525,7 @@ def default_variant_time(space_name: str, sizes: Mapping[str, int], device: str 
                          settings: TimingSettings | None = None, trials: Sequence[Trial] = ()) -> float | None:
     """The time of the space's default variant (a tuning run's reference): its trial's among
     ``trials`` where the run measured it (the best compared with itself timed again would differ
-    by the noise), else measured now; None, with a note, where it failed (in the run, or now)."""
+    by the noise), else measured now; None, with a note, where that fails."""
     from gpuperf.kernels.space import InvalidVariant, get_space
     from gpuperf.measure.devices import MeasureFailure
     from gpuperf.measure.timing import measure
@@ -538,12 +534,9 @@ def default_variant_time(space_name: str, sizes: Mapping[str, int], device: str 
     default = {name: str(value) for name, value in space.defaults.items()}
     label = variant_label(space.defaults)
     for trial in trials:
-        if {name: str(value) for name, value in trial.config.items()} == default:
-            if trial.time_s is None:
-                warnings.warn(GpuperfNote(f"the default variant [{label}] failed in the run ({trial.status}): the "
-                                          "report has no speedup over it"), stacklevel=2)
+        if trial.time_s is not None and {name: str(value) for name, value in trial.config.items()} == default:
             return trial.time_s
-    try:
+    try:  # (a default whose trial failed is timed again: the failure may have been the device's, once)
         return measure(space.build(space.defaults), sizes, device=device, settings=settings).time_s
     except (InvalidVariant, MeasureFailure) as error:
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
