@@ -183,8 +183,8 @@ def require_columns(frame: pd.DataFrame, columns: Sequence[str], where: str, wha
         return
     close = difflib.get_close_matches(missing[0], [str(c) for c in frame.columns], n=3, cutoff=0.6)
     hint = f" (did you mean {', '.join(close)}?)" if close else ""
-    joined = any(str(c).startswith("gpu_") for c in frame.columns)
-    if any(str(c).startswith("gpu_") for c in missing) and "gpu" in frame.columns and not joined:
+    descriptors = [c for c in frame.columns if str(c).startswith("gpu_")]
+    if any(str(c).startswith("gpu_") for c in missing) and "gpu" in frame.columns and not descriptors:
         hint = " (--gpu-features joins the gpu_* columns of each row's GPU descriptor)"
     raise GpuperfError(f"{where}: missing {what} column(s) {', '.join(missing)}{hint}")
 
@@ -384,7 +384,8 @@ def refuse_negative_work(frame: pd.DataFrame, columns: Sequence[str], where: str
         if len(negative):
             value = frame[column].iloc[negative[0]]
             value = value.item() if isinstance(value, np.generic) else value
-            raise GpuperfError(f"{where}: {row_location(frame, int(negative[0]))}: {column}={value!r} is work done (or a peak), which cannot be negative")
+            raise GpuperfError(f"{where}: {row_location(frame, int(negative[0]))}: {column}={value!r} is work done "
+                               "(or a peak), which cannot be negative")
 
 
 def unbounded_note(unbounded: pd.Series, where: str, what: str = "left out") -> str:
@@ -790,6 +791,7 @@ def predict_table_command(
     from gpuperf.features.table import with_zero_counts
     from gpuperf.hardware.specs import get_gpu, other_boards_note
     from gpuperf.models.persistence import load_model, model_info
+    from gpuperf.progress import progress_bar
 
     _table_output(out)
     new_output_file(out)
@@ -815,8 +817,6 @@ def predict_table_command(
         except GpuperfError as error:
             raise GpuperfError(f"--gpu: {error}") from None
         _print_note(other_boards_note(named))
-    from gpuperf.progress import progress_bar
-
     with progress_bar() as bar:  # a million rows read for a minute
         bar.add_task(f"reading {data}", total=None)
         frame, where = read_table(data)
