@@ -464,7 +464,8 @@ def prepare_training(
         frame = frame.assign(gpu=canonical_gpus(frame["gpu"]))
     for key in ("kernel", "variant"):  # "saxpy " and "saxpy" are one kernel, its own fold in leave-one-kernel-out
         if key in frame.columns:
-            frame = frame.assign(**{key: frame[key].map(lambda value: value.strip() if isinstance(value, str) else value)})
+            stripped = frame[key].map(lambda value: value.strip() if isinstance(value, str) else value)
+            frame = frame.assign(**{key: stripped})
     frame, repeated_note = without_exact_repeats(frame, where)
     if repeated_note:
         notes.append(repeated_note)
@@ -524,8 +525,9 @@ def prepare_training(
                      f"the GPUs apart only by the other features; {hint}")
     kernels = frame["kernel"].nunique() if "kernel" in frame.columns else 0
     if options.name == "bsp" and kernels > 1:
-        notes.append(f"note: {where}: one lambda for {kernels} kernels{f' on {gpus} GPUs' if gpus > 1 else ''}: Amaris et "
-                     "al. calibrate lambda per kernel (evaluate --per-kernel fits one per kernel)")
+        on = f" on {gpus} GPUs" if gpus > 1 else ""
+        notes.append(f"note: {where}: one lambda for {kernels} kernels{on}: Amaris et al. calibrate lambda per kernel "
+                     "(evaluate --per-kernel fits one per kernel)")
     if options.name == "linear" and gpus > 1:
         notes.append(f"note: {where}: {gpus} GPUs, one set of weights: the linear count model prices one device's "
                      "counts, so it predicts every GPU alike; fit one model per GPU (or calibrate per device)")

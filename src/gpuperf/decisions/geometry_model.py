@@ -210,8 +210,8 @@ class GeometryModel:
         if least is not None and kernel.trip < least:
             warnings.warn(GpuperfNote(
                 f"the geometry model learned from launches of at least {least:,.0f} threads (the bundled tuning "
-                f"spaces); a loop of {kernel.trip:,} iteration{'s' if kernel.trip != 1 else ''} lies below them, so its choice is a guess: the "
-                "heuristic and occupancy policies know small loops"), stacklevel=2)
+                f"spaces); a loop of {kernel.trip:,} iteration{'s' if kernel.trip != 1 else ''} lies below them, so its "
+                "choice is a guess: the heuristic and occupancy policies know small loops"), stacklevel=2)
         threads = np.array(fitting, dtype=float)
         blocks = np.ceil(kernel.trip / threads)
         return int(threads[np.argmin(self.predict(threads, blocks, device.sms))])

@@ -83,7 +83,8 @@ def is_default_feature(column: str, parameters: Sequence[str] = ()) -> bool:
     observed = OBSERVED.search(name) is not None and not name.startswith("gpu_")  # gpu_*: GPU descriptors
     timed = not name.startswith("gpu_") and (TIME_UNIT_NAMED.search(name) or FROM_TIME.search(name)) is not None
     return (name not in KEYS_AND_OUTCOMES and name not in LAUNCH_BOOKKEEPING and name not in MEASUREMENT_OUTCOMES
-            and not per_second and not observed and not timed and not is_measured_time(name) and not is_timing_derived(name)
+            and not per_second and not observed and not timed and not is_measured_time(name)
+            and not is_timing_derived(name)
             and TIME_NAMED.search(name) is None and PROFILER_TIME.search(name) is None
             and name not in partial_descriptor_fields())
 
