@@ -862,6 +862,62 @@ def test_a_resumed_tuning_run_picks_what_the_uninterrupted_run_picks_given_the_s
     assert [t.config for t in other_seed.trials] != [t.config for t in whole.trials]
 
 
+def _hashed_times(monkeypatch) -> None:
+    """Times that depend only on the configuration, measured without a device."""
+    import hashlib
+    import types
+
+    from gpuperf.measure import timing
+
+    def measure(kernel, sizes, **options):
+        digest = int(hashlib.sha1(str(kernel.key).encode()).hexdigest()[:8], 16)
+        return types.SimpleNamespace(time_s=1e-4 * (1 + digest % 1000), provenance={"device_name": "pocl"})
+
+    monkeypatch.setattr(timing, "measure", measure)
+
+
+@pytest.mark.parametrize("options, recorded, now", [
+    ({"seed": 7}, "online (gp) with seed 0", "online (gp) with seed 7"),
+    ({"model": "rf"}, "online (gp) with seed 0", "online (rf) with seed 0"),
+])
+def test_resuming_with_another_search_is_refused_naming_the_recorded_one(monkeypatch, options, recorded, now):
+    """Before: another --seed or --model went on from the trials and labelled them with its method,
+    though the resumed run no longer picks what the uninterrupted one would have."""
+    from gpuperf.decisions.tune import earlier_trials
+
+    _hashed_times(monkeypatch)
+    table = tune_space("jacobi2d_5pt", SIZES, budget=2, seed=0).table()
+    assert table[["tune_method", "tune_seed"]].drop_duplicates().values.tolist() == [["online (gp)", 0]]
+    earlier = earlier_trials(table, "trials.csv")
+    with pytest.raises(GpuperfError, match=re.escape(f"trials.csv: the run to resume searched by {recorded}, this "
+                                                     f"one by {now}; resume it with its options")):
+        tune_space("jacobi2d_5pt", SIZES, budget=3, earlier=earlier, **{"seed": 0, **options})
+    resumed = tune_space("jacobi2d_5pt", SIZES, budget=3, seed=0, earlier=earlier)
+    assert len(resumed.trials) == 3
+
+
+def test_a_tuning_table_without_the_search_columns_still_resumes(monkeypatch):
+    """Tables written before the method and seed were recorded resume under any search, as before."""
+    from gpuperf.decisions.tune import earlier_trials
+
+    _hashed_times(monkeypatch)
+    table = tune_space("jacobi2d_5pt", SIZES, budget=2, seed=0).table().drop(columns=["tune_method", "tune_seed"])
+    resumed = tune_space("jacobi2d_5pt", SIZES, budget=3, seed=5, earlier=earlier_trials(table, "trials.csv"))
+    assert len(resumed.trials) == 3
+    assert resumed.table()["tune_seed"].tolist() == [5, 5, 5]
+
+
+def test_a_tuning_table_of_two_searches_or_a_row_without_its_search_is_refused(monkeypatch):
+    from gpuperf.decisions.tune import earlier_trials
+
+    _hashed_times(monkeypatch)
+    table = tune_space("jacobi2d_5pt", SIZES, budget=2, seed=0).table()
+    with pytest.raises(GpuperfError, match="trials.csv: 2 values of tune_seed; a tuning run's table has one"):
+        earlier_trials(table.assign(tune_seed=[0, 1]), "trials.csv")
+    with pytest.raises(GpuperfError, match=r"trials.csv: row 2: tune_method is empty \(a row cut short\?\)"):
+        earlier_trials(table.assign(tune_method=["online (gp)", None]), "trials.csv")
+
+
 def test_a_users_space_resumes_however_its_file_is_spelt(tmp_path, capsys, monkeypatch):
     """The table records the space's file as an absolute path: ./tiled.py and tiled.py are one space,
     and the run resumes from another working folder too."""

@@ -616,7 +616,7 @@ def tune_command(
     out: Optional[str] = typer.Option(None, "--out", "-o", help="Write every trial (parameters, time_s, status) as CSV."),
     resume: bool = typer.Option(
         False, "--resume", metavar="", help="Go on with the interrupted run whose trials --out holds (the same space, "
-        "sizes and device): they count towards --budget and are not measured again; --out then holds all trials."),
+        "sizes, device, --start, --model and --seed): they count towards --budget and are not measured again; --out then holds all trials."),
     report: Optional[str] = typer.Option(
         None, "--report", help="Also write a report folder (trials, best so far against trials, the default variant)."),
     no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="No progress bar."),

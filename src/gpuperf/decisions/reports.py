@@ -25,7 +25,7 @@ import pandas as pd
 
 from gpuperf.decisions.exploration import ExploreResult
 from gpuperf.decisions.search_metrics import FRACTIONS, best_found_curve, evals_to, random_expected_curve
-from gpuperf.decisions.tune import TuneResult
+from gpuperf.decisions.tune import METHOD_COLUMN, SEED_COLUMN, TuneResult
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.evaluation.figures import Figure
 from gpuperf.evaluation.report import save_figure, write_report
@@ -222,7 +222,9 @@ def tuning_report(folder: str | Path, result: TuneResult, default_time: float | 
         raise GpuperfError("a tuning report needs at least one trial")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    trials = result.table().drop(columns=["kernel", "device", "variant", *result.sizes])  # the same on every row
+    trials = result.table()
+    same = ["kernel", "device", "variant", *result.sizes, METHOD_COLUMN, SEED_COLUMN]  # the same on every row
+    trials = trials.drop(columns=[c for c in same if c in trials.columns])
     trials.index = pd.RangeIndex(1, len(trials) + 1, name="trial")
     times = trials["time_s"].astype(float).to_numpy()
     best_so_far = np.fmin.accumulate(np.where(np.isfinite(times), times, np.nan))

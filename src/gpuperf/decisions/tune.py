@@ -222,6 +222,8 @@ class TuneResult:
     trials: list[Trial] = field(default_factory=list)
     gpu: str | None = None  # the device's name as measurements record it (a GPU name where known)
     locations: list[str] = field(default_factory=list)  # where each trial read back stood ("line 3")
+    seed: int | None = None  # the search's seed, where known
+    source: str = ""  # the table the trials were read back from (earlier_trials), else ""
 
     def best(self) -> Trial | None:
         ran = [t for t in self.trials if t.time_s is not None]
@@ -230,7 +232,9 @@ class TuneResult:
     def table(self) -> pd.DataFrame:
         """One row per trial, in order, in the dataset shape: the space as ``kernel``, the device
         and its ``gpu`` name, the ``variant`` label, the sizes, the parameters, ``time_s`` and
-        ``status`` (a table ``explore``, ``ask`` and ``tune`` read back, as SPACE or --train)."""
+        ``status`` (a table ``explore``, ``ask`` and ``tune`` read back, as SPACE or --train), then
+        the search that picked them, ``tune_method`` and ``tune_seed``, where known (so that a resumed
+        run goes on with the same search)."""
         from gpuperf.datasets.schema import variant_labels
 
         rows = [{**{k: "None" if v is None else v for k, v in t.config.items()},  # a setting, not an empty cell
@@ -243,6 +247,10 @@ class TuneResult:
         frame.insert(0, "gpu", self.gpu or self.device)
         frame.insert(0, "device", self.device)
         frame.insert(0, "kernel", self.space)
+        if self.trials and self.method:
+            frame[METHOD_COLUMN] = self.method
+        if self.trials and self.seed is not None:
+            frame[SEED_COLUMN] = self.seed
         return frame
 
 
@@ -285,7 +293,9 @@ def candidate_configurations(space_name: str) -> pd.DataFrame:
     return frame
 
 
-TRIAL_COLUMNS = ("kernel", "device", "gpu", "variant", "time_s", "time", "status", "detail")  # beside sizes and parameters; time: --json's
+METHOD_COLUMN, SEED_COLUMN = "tune_method", "tune_seed"  # the search a tuning table's trials were picked by
+TRIAL_COLUMNS = ("kernel", "device", "gpu", "variant", "time_s", "time", "status", "detail",  # beside sizes and
+                 METHOD_COLUMN, SEED_COLUMN)  # parameters; time: --json's
 
 
 def _check_parameter_names(label: str, params: Sequence[str], sizes: Mapping[str, Any]) -> None:
@@ -341,7 +351,8 @@ def tune_space(
     method = ("transfer-guided" if train else "online") + f" ({model or default_model(bool(train), True)})"
     if start:
         method += f", first {RANKED_PICKS} picks ranked by {ranked_by}"
-    result = TuneResult(space_name, dict(sizes), device, method, gpu=known_gpu(opened.provenance(), device)[0])
+    result = TuneResult(space_name, dict(sizes), device, method, gpu=known_gpu(opened.provenance(), device)[0],
+                        seed=int(seed))
     if earlier is not None:
         _resume(result, earlier, search, configs, params)
     shared = SharedInputs()  # every variant computes the space's function: one set of inputs and outputs
@@ -371,8 +382,10 @@ def tune_space(
 
 def earlier_trials(table: pd.DataFrame, where: str, space: str | None = None) -> TuneResult:
     """The trials of a tuning run's ``--out`` table (:meth:`TuneResult.table`), to resume it with
-    (its ``method`` names the table). ``space``: the space the resumed run tunes, whose parameters are
-    read where it is the recorded one, a user's file perhaps moved since (see :func:`space_key`)."""
+    (its ``source`` names the table; its ``method`` and ``seed`` are the recorded search's, "" and
+    None in a table written before they were). ``space``: the space the resumed run tunes, whose
+    parameters are read where it is the recorded one, a user's file perhaps moved since (see
+    :func:`space_key`)."""
     from gpuperf.datasets.schema import is_ok, measured_rows, row_location
 
     required = ["kernel", "device", "time_s", "status"]
@@ -397,7 +410,7 @@ def earlier_trials(table: pd.DataFrame, where: str, space: str | None = None) ->
     params = list(_space_parameters(space, where))
     _same_parameters(table, params, space, where)
     table = with_literal_texts(table, where, params)  # a value None, written as None, is a setting
-    sizes = [c for c in table.columns if c not in {*required, *params, "gpu", "variant", "detail"}]
+    sizes = [c for c in table.columns if c not in {*required, *params, *TRIAL_COLUMNS}]
     for column in sizes:  # one run tunes one size
         empty = table[column].isna().to_numpy()
         if empty.any():
@@ -415,8 +428,8 @@ def earlier_trials(table: pd.DataFrame, where: str, space: str | None = None) ->
             raise GpuperfError(f"{where}: {row_location(table, position)}: {column}={_plain(table[column].iloc[position])}"
                                f", where {row_location(table, 0)} has {_plain(table[column].iloc[0])}: a tuning "
                                "run's trials are of one size")
-    result = TuneResult(space, {c: int(table[c].iloc[0]) for c in sizes}, recorded["device"], where,
-                        gpu=recorded.get("gpu"))
+    result = TuneResult(space, {c: int(table[c].iloc[0]) for c in sizes}, recorded["device"], "",
+                        gpu=recorded.get("gpu"), source=where)
     ran = is_ok(table["status"])  # ok in any case, as every reader of a table takes it
     # each trial that ran has a positive, finite time (else an error naming its line)
     times = measured_rows(table, where)["time_s"] if ran.any() else pd.Series(dtype=float)
@@ -442,7 +455,34 @@ def earlier_trials(table: pd.DataFrame, where: str, space: str | None = None) ->
         status = "ok" if ran.iloc[position] else str(row["status"])  # "OK", " ok " read as ok are ok
         result.trials.append(Trial({p: _plain(row[p]) for p in params}, time, status,
                                    "" if pd.isna(detail) else str(detail)))
+    result.method, result.seed = _recorded_search(table, where)
     return result
+
+
+def _recorded_search(table: pd.DataFrame, where: str) -> tuple[str, int | None]:
+    """The method and seed a tuning table's trials were picked by ("" and None where it has no such
+    column: a table written before they were recorded)."""
+    from gpuperf.datasets.schema import row_location
+
+    found: dict[str, Any] = {}
+    for column in (METHOD_COLUMN, SEED_COLUMN):
+        if column not in table.columns or table.empty:
+            continue
+        empty = table[column].isna().to_numpy()
+        if empty.any():
+            raise GpuperfError(f"{where}: {row_location(table, int(np.flatnonzero(empty)[0]))}: {column} is empty (a "
+                               "row cut short?); every trial of a tuning run names it")
+        values = table[column].map(_plain).unique()
+        if len(values) != 1:
+            raise GpuperfError(f"{where}: {len(values)} values of {column}; a tuning run's table has one")
+        found[column] = values[0]
+    seed = found.get(SEED_COLUMN)
+    if seed is not None:
+        number = pd.to_numeric(pd.Series([seed]), errors="coerce").iloc[0]
+        if pd.isna(number) or not float(number).is_integer() or number < 0:
+            raise GpuperfError(f"{where}: {SEED_COLUMN}={seed!r} is no seed (a whole number, 0 or more)")
+        seed = int(number)
+    return str(found.get(METHOD_COLUMN, "")), seed
 
 
 def _same_parameters(table: pd.DataFrame, params: Sequence[str], space: str, where: str) -> None:
@@ -487,27 +527,41 @@ def _space_parameters(space: str, where: str) -> Sequence[str]:
 def _resume(result: TuneResult, earlier: TuneResult, search: GuidedSearch, configs: pd.DataFrame,
             params: Sequence[str]) -> None:
     """``earlier``'s trials told to ``search`` and taken into ``result``, after checking they are of
-    the same space, sizes and device."""
+    the same space, sizes and device, and were picked by the same search (method and seed, where
+    recorded)."""
     from gpuperf.datasets.schema import canonical_gpu
 
+    where = earlier.source or "the run to resume"
     for what, theirs, ours in (("space", space_key(earlier.space), space_key(result.space)),
                                ("sizes", earlier.sizes, result.sizes),
                                ("device", _device_key(earlier.device), _device_key(result.device))):
         if theirs != ours:
-            raise GpuperfError(f"{earlier.method}: the run to resume tuned {what} {theirs}, this one {ours}")
+            raise GpuperfError(f"{where}: the run to resume tuned {what} {theirs}, this one {ours}")
     recorded = earlier.gpu if earlier.gpu not in (None, "", earlier.device) else None  # older runs: the spec
     if recorded is not None and canonical_gpu(recorded) != canonical_gpu(result.gpu):
-        raise GpuperfError(f"{earlier.method}: the run to resume measured on {recorded}, while {result.device} is "
+        raise GpuperfError(f"{where}: the run to resume measured on {recorded}, while {result.device} is "
                            f"{result.gpu}: its times are not this device's; start a new run")
+    _check_same_search(earlier, result, where)
     position = {key: i for i, key in enumerate(configuration_keys(configs, params))}
     for number, trial in enumerate(earlier.trials):
         key = configuration_keys(pd.DataFrame([trial.config]), params).iloc[0]
         if key not in position:
             at = f"{earlier.locations[number]}: " if number < len(earlier.locations) else ""
-            raise GpuperfError(f"{earlier.method}: {at}the run to resume measured {trial.config}, not a configuration "
+            raise GpuperfError(f"{where}: {at}the run to resume measured {trial.config}, not a configuration "
                                f"of {result.space}")
         search.tell(position[key], trial.time_s)
         result.trials.append(trial)
+
+
+def _check_same_search(earlier: TuneResult, result: TuneResult, where: str) -> None:
+    """An error where ``earlier`` records another method or seed than ``result`` searches by: the
+    resumed run would not pick what the uninterrupted one would have (a table without them passes)."""
+    theirs = (earlier.method or result.method, result.seed if earlier.seed is None else earlier.seed)
+    if theirs == (result.method, result.seed):
+        return
+    raise GpuperfError(f"{where}: the run to resume searched by {theirs[0]} with seed {theirs[1]}, this one by "
+                       f"{result.method} with seed {result.seed}; resume it with its options (--start, --train, "
+                       f"--model, --seed {theirs[1]}), or give a new --out")
 
 
 def _device_key(device: str) -> str:
