@@ -233,6 +233,9 @@ def test_an_optimization_named_twice_in_only_is_assessed_once(capsys, database):
             "--min-confidence", "0", "--json", "--optimizations", str(database)]
     advice = run_json(capsys, [*args, "--only", "t_shared", "--only", "t_shared"])
     assert [s["optimization"] for s in advice["suggestions"]] == ["t_shared"]
+    listed = run_json(capsys, [*args, "--only", "t_shared, t_coalesce"])  # as docs/decisions.md writes it
+    assert {s["optimization"] for s in listed["suggestions"] + listed["below_threshold"]} <= {"t_shared", "t_coalesce"}
+    assert "t_coalesce" in json.dumps(listed)
 
 
 def test_a_gpu_given_for_a_profile_row_that_names_another_is_refused(tmp_path, capsys, database):

@@ -846,7 +846,7 @@ def test_a_resumed_tuning_run_picks_what_the_uninterrupted_run_picks_given_the_s
 
     def measure(kernel, sizes, **options):
         digest = int(hashlib.sha1(str(kernel.key).encode()).hexdigest()[:8], 16)
-        return types.SimpleNamespace(time_s=1e-4 * (1 + digest % 1000), provenance={"device_name": "pocl"})
+        return types.SimpleNamespace(time_s=1e-4 * (1 + digest % 1000), provenance={"device_name": "pocl"}, verified=True)
 
     monkeypatch.setattr(timing, "measure", measure)
     whole = tune_space("jacobi2d_5pt", SIZES, budget=14, seed=3)
@@ -871,7 +871,7 @@ def _hashed_times(monkeypatch) -> None:
 
     def measure(kernel, sizes, **options):
         digest = int(hashlib.sha1(str(kernel.key).encode()).hexdigest()[:8], 16)
-        return types.SimpleNamespace(time_s=1e-4 * (1 + digest % 1000), provenance={"device_name": "pocl"})
+        return types.SimpleNamespace(time_s=1e-4 * (1 + digest % 1000), provenance={"device_name": "pocl"}, verified=True)
 
     monkeypatch.setattr(timing, "measure", measure)
 
@@ -965,7 +965,7 @@ def test_resuming_names_the_line_of_a_bad_trial(tmp_path, monkeypatch, time, cut
     from gpuperf.measure import timing
 
     monkeypatch.setattr(timing, "measure", lambda kernel, sizes, **options: types.SimpleNamespace(
-        time_s=1e-4, provenance={"device_name": "pocl"}))
+        time_s=1e-4, provenance={"device_name": "pocl"}, verified=True))
     table = tune_space("jacobi2d_5pt", SIZES, budget=3, seed=0).table().astype(object)
     if time is not None:
         table.loc[1, "time_s"] = time
@@ -985,7 +985,7 @@ def test_tune_names_the_sizes_it_took_from_the_defaults(tmp_path, monkeypatch, c
     from gpuperf.measure import timing
 
     monkeypatch.setattr(timing, "measure", lambda kernel, sizes, **options: types.SimpleNamespace(
-        time_s=1e-4, provenance={"device_name": "pocl"}))
+        time_s=1e-4, provenance={"device_name": "pocl"}, verified=True))
     assert main(["tune", "jacobi2d_5pt", "-p", "n=128", "--budget", "1", "--no-progress", "--json"]) == 0
     captured = capsys.readouterr()
     assert "note: jacobi2d_5pt: sizes not given take its defaults: m=4096" in captured.err
@@ -1092,7 +1092,7 @@ def _fake_measure(monkeypatch):
     from gpuperf.measure import timing
 
     monkeypatch.setattr(timing, "measure", lambda kernel, sizes, **options: types.SimpleNamespace(
-        time_s=1e-4 * (1 + len(str(kernel.key)) % 7), provenance={"device_name": "pocl"}))
+        time_s=1e-4 * (1 + len(str(kernel.key)) % 7), provenance={"device_name": "pocl"}, verified=True))
 
 
 @pytest.mark.parametrize("edit, message", [

@@ -67,7 +67,7 @@ def in_order(tmp_path, monkeypatch):
         width = int(str(kernel.key).split("local_x=")[1].split(",")[0].rstrip("]"))
         if TIMES[width] is None:
             raise RunFailed("launch refused", "out of resources\nmore lines")
-        return types.SimpleNamespace(time_s=TIMES[width], provenance={"device_name": "pocl"})
+        return types.SimpleNamespace(time_s=TIMES[width], provenance={"device_name": "pocl"}, verified=True)
 
     monkeypatch.setattr(timing, "measure", measure)
     monkeypatch.setattr(tune, "GuidedSearch", _InOrder)
@@ -131,7 +131,7 @@ def test_the_ranked_start_is_3_picks_as_the_docs_say(monkeypatch):
     from gpuperf.measure import timing
 
     monkeypatch.setattr(timing, "measure", lambda kernel, sizes, **options: types.SimpleNamespace(
-        time_s=1e-4 * (1 + len(str(kernel.key)) % 7), provenance={"device_name": "pocl"}))
+        time_s=1e-4 * (1 + len(str(kernel.key)) % 7), provenance={"device_name": "pocl"}, verified=True))
     ranking = candidate_configurations("jacobi2d_5pt").iloc[::-1].head(10)
     result = tune_space("jacobi2d_5pt", {"n": 128, "m": 128}, budget=3, ranking=ranking)
     assert result.method == "online (gp), first 3 picks ranked by other kernels"
@@ -200,3 +200,14 @@ def test_a_resumed_trial_whose_status_reads_ok_in_capitals_is_not_counted_as_fai
     result = _tune(capsys, f"{in_order}:widths", "--budget", "1", "--out", str(out), "--resume")
     assert result["failed"] == 0 and result["best_at"] == 1
     assert [t["status"] for t in result["trials"]] == ["ok"]
+
+
+def test_tune_says_once_when_its_trials_outputs_are_not_checked(in_order, monkeypatch, capsys):
+    """A space of one's own without a NumPy reference: every trial 'ok', and nothing said that none was checked."""
+    from gpuperf.measure import timing
+
+    monkeypatch.setattr(timing, "measure", lambda kernel, sizes, **options: types.SimpleNamespace(
+        time_s=1e-3, provenance={"device_name": "pocl"}, verified=False))
+    assert main(["tune", f"{in_order}:widths", "-p", "n=1024", "--start", "random", "--budget", "3", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("outputs not checked (verified false): the kernel has no NumPy reference") == 1

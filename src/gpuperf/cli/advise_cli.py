@@ -64,7 +64,8 @@ def advise(
         help="abstain from suggestions whose calibrated confidence (the chance the predicted sign is right) "
              "is below this (0 to 1; 0 suggests every prediction above the threshold)")] = 0.5,
     optimizations: OptimizationsOption = None,
-    only: Annotated[list[str] | None, typer.Option("--only", help="assess only this optimization; repeatable")] = None,
+    only: Annotated[list[str] | None, typer.Option(
+        "--only", help="assess only these optimizations (comma-separated; repeatable)")] = None,
     as_json: Annotated[bool, typer.Option(
         "--json", metavar="", help="print JSON: subject, suggestions, below_threshold, not_suggested, notes")] = False,
     no_progress: Annotated[bool, typer.Option("--no-progress", metavar="", help="no progress bar")] = False,
@@ -80,7 +81,8 @@ def advise(
         raise GpuperfError("--row picks a row of the --profile table; a KERNEL has none")
     row = 1 if row is None else row
     database = load_optimizations(optimizations or ())
-    for name in only or []:
+    only = [name.strip() for given in only or [] for name in given.split(",") if name.strip()]
+    for name in only:
         if name not in database:
             raise unknown_name_error("optimization", name, database)
     entries = [database[name] for name in dict.fromkeys(only)] if only else list(database.values())  # each once

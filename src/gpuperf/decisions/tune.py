@@ -356,6 +356,7 @@ def tune_space(
     if earlier is not None:
         _resume(result, earlier, search, configs, params)
     shared = SharedInputs()  # every variant computes the space's function: one set of inputs and outputs
+    unchecked_noted = False
     for _ in range(min(budget, len(search)) - len(result.trials)):
         index = search.ask()
         config = {p: _plain(configs[p].iloc[index]) for p in params}
@@ -365,6 +366,11 @@ def tune_space(
             check_variant_sizes(kernel, sizes)  # sizes outside its assumptions: this variant fails alone
             measured = measure(kernel, sizes, device=device, settings=settings, seed=seed, shared=shared)
             trial = Trial(config, measured.time_s, "ok")
+            if not measured.verified and not unchecked_noted:  # once: every variant of a space is alike
+                unchecked_noted = True
+                warnings.warn(GpuperfNote(f"{kernel.key}: outputs not checked (verified false): "
+                                          + ("the kernel has no NumPy reference" if kernel.reference is None
+                                             else "verification is off")), stacklevel=2)
         except InvalidVariant as error:
             trial = Trial(config, None, "invalid_variant", str(error))
         except MeasureFailure as error:
