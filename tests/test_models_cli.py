@@ -1701,3 +1701,11 @@ def test_megaflops_and_slowdowns_are_no_default_features():
 
     assert not is_default_feature("MFLOPS") and not is_default_feature("slowdown")
     assert is_default_feature("gpu_peak_f32_gflops")
+
+
+def test_a_single_problem_size_is_named_as_the_result_tables_name_sizes(tmp_path, capsys):
+    table = tmp_path / "one_size.csv"
+    table.write_text("kernel,gpu,n,x,time_s\na,K20,4096.0,1,1e-3\na,K40,4096.0,2,2e-3\nb,K20,4096.0,1,1e-2\n")
+    assert main(["evaluate", str(table), "--model", "lr", "--features", "x", "--protocol", "leave-one-size-out",
+                 "--sizes", "n"]) == 2
+    assert "the table holds one (4096)" in capsys.readouterr().err

@@ -1012,7 +1012,9 @@ def evaluate_command(
         if len(blank):
             raise GpuperfError(f"{where}: {row_location(prepared.frame, int(blank[0]))}: {column} has no value: the "
                                f"row's {group} is unknown ({len(blank)} such measured rows)")
-    held = prepared.frame[columns].dropna().drop_duplicates().astype(str).agg("/".join, axis=1).unique()
+    labels = prepared.frame[columns].dropna().drop_duplicates().map(  # 4096, as the result tables write it
+        lambda value: str(int(value)) if isinstance(value, float) and value.is_integer() else str(value))
+    held = labels.agg("/".join, axis=1).unique()
     if len(held) < 2:
         raise GpuperfError(f"{where}: {protocol} needs measured rows of at least two values of {group}; the table "
                            f"holds {'one' if len(held) else 'none'}{f' ({held[0]})' if len(held) else ''}")
