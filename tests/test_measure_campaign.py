@@ -237,22 +237,21 @@ def test_points_stored_before_their_seed_was_recorded_are_reused(measured, tmp_p
     assert run_campaign(load_campaign(other), copy, progress=False).already_stored == 7
 
 
-def test_a_campaign_verifying_points_stored_unverified_is_refused(tmp_path: Path) -> None:
-    """verify = true after a run with verify = false kept the unverified points as if checked."""
-    path = write_campaign(tmp_path, """
-        name = "checked"
-        verify = false
-        [[kernels]]
-        kernel = "vector_copy"
-        sizes = [{n = 1024}]
-        [[kernels]]
-        kernel = "kernels.py:broken"
-        sizes = [{n = 1024}]
-    """)
+def _run_unverified_then_verifying(tmp_path: Path, name: str, *kernels: str) -> tuple[Path, Path]:
+    """A campaign of ``kernels`` at n=1024 run with verify = false into a new store, then switched to
+    verify = true: (campaign file, store)."""
+    entries = "".join(f'[[kernels]]\nkernel = "{kernel}"\nsizes = [{{n = 1024}}]\n' for kernel in kernels)
+    path = write_campaign(tmp_path, f'name = "{name}"\nverify = false\n{entries}')
     store = tmp_path / "store.sqlite"
     run_campaign(load_campaign(path), store, progress=False)
-    before = _rows(store)
     path.write_text(path.read_text().replace("verify = false", "verify = true"))
+    return path, store
+
+
+def test_a_campaign_verifying_points_stored_unverified_is_refused(tmp_path: Path) -> None:
+    """verify = true after a run with verify = false kept the unverified points as if checked."""
+    path, store = _run_unverified_then_verifying(tmp_path, "checked", "vector_copy", "kernels.py:broken")
+    before = _rows(store)
     with pytest.raises(GpuperfError, match=r"campaign 'checked' holds vector_copy at n=1024 measured there "
                                            r"unverified \(verify = false\), and .*campaign.toml verifies them; use "
                                            r"another store, .*or set verify = false$"):
@@ -667,17 +666,6 @@ def test_a_whole_float_size_skips_the_variants_it_does_not_fit_as_the_integer_do
 def test_points_no_verification_could_check_do_not_stop_a_verifying_rerun(tmp_path: Path) -> None:
     """A failed point, and one of a kernel without a reference, are stored unverified whatever the
     setting: a rerun with verify = true takes them as they are."""
-    path = write_campaign(tmp_path, """
-        name = "unverifiable"
-        verify = false
-        [[kernels]]
-        kernel = "kernels.py:broken"
-        sizes = [{n = 1024}]
-        [[kernels]]
-        kernel = "kernels.py:no_reference"
-        sizes = [{n = 1024}]
-    """)
-    store = tmp_path / "store.sqlite"
-    run_campaign(load_campaign(path), store, progress=False)
-    path.write_text(path.read_text().replace("verify = false", "verify = true"))
+    path, store = _run_unverified_then_verifying(tmp_path, "unverifiable", "kernels.py:broken",
+                                                 "kernels.py:no_reference")
     assert run_campaign(load_campaign(path), store, progress=False).measured == 0

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -147,6 +148,7 @@ class TransferGuided:
         self.features = unit_scale(np.hstack([features, self.logs, np.median(self.logs, axis=1, keepdims=True)]))
         self.model, self.seed = model, seed
         self.period, self.sigma, self.refit, self.residual = period, sigma, refit, residual
+        self._last_prediction: tuple[Any, Any] = (None, None)  # (measured rows and times, model_prediction's)
 
     def gpu_weights(self, measured: Sequence[int], times: np.ndarray) -> np.ndarray:
         """Weight of each other GPU: its prior weight times the agreement of its relative log
@@ -197,7 +199,7 @@ class TransferGuided:
             return None
         rows = list(measured)
         key = (tuple(rows), np.asarray(times, dtype=float)[rows].tobytes())
-        if getattr(self, "_last_prediction", (None,))[0] != key:
+        if self._last_prediction[0] != key:
             base = self.transfer_line(measured, times, values) if self.residual else np.zeros(len(self.features))
             surrogate = Surrogate(self.model, self.seed + len(measured)).fit(self.features[rows], values - base[rows])
             mean, spread = surrogate.predict(self.features)
@@ -277,6 +279,7 @@ class OnlineSearch:
         self.tie_break = self.rng.random(len(features))
         if start is not None:
             self.start = np.asarray(start, dtype=int)[: max(1, initial)]
+        self._last_prediction: tuple[Any, Any] = (None, None)  # (measured rows and values, _prediction's)
 
     def next(self, measured: Sequence[int], times: np.ndarray) -> int:
         step = len(measured)
@@ -294,7 +297,7 @@ class OnlineSearch:
         """The surrogate fitted on ``results``' values: its mean and spread per configuration (the last
         one kept, so a batch's pick and the time it believes of it use one fit)."""
         key = (tuple(results), values.tobytes())
-        if getattr(self, "_last_prediction", (None,))[0] != key:
+        if self._last_prediction[0] != key:
             surrogate = Surrogate(self.model, self.seed + len(results)).fit(self.features[results], values)
             self._last_prediction = (key, surrogate.predict(self.features))
         return self._last_prediction[1]

@@ -398,16 +398,8 @@ def earlier_trials(table: pd.DataFrame, where: str, space: str | None = None) ->
     missing = [c for c in required if c not in table.columns]
     if missing:
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)}: not a table tune --out wrote")
-    recorded: dict[str, str] = {}
-    for column in ("kernel", "device", *(["gpu"] if "gpu" in table.columns else [])):
-        empty = table[column].isna().to_numpy()
-        if empty.any():
-            raise GpuperfError(f"{where}: {row_location(table, int(np.flatnonzero(empty)[0]))}: {column} is empty; "
-                               "every trial of a tuning run names it")
-        values = table[column].astype(str).unique()
-        if len(values) != 1:
-            raise GpuperfError(f"{where}: {len(values)} values of {column}; a tuning run's table has one")
-        recorded[column] = str(values[0])
+    recorded = {column: _one_value(table, column, where)
+                for column in ("kernel", "device", *(["gpu"] if "gpu" in table.columns else []))}
     recorded_space = str(table["kernel"].iloc[0])
     if space is not None and space_key(space) != space_key(recorded_space):  # before the recorded file is loaded
         raise GpuperfError(f"{where}: the run to resume tuned space {space_key(recorded_space)}, this one "
@@ -465,23 +457,26 @@ def earlier_trials(table: pd.DataFrame, where: str, space: str | None = None) ->
     return result
 
 
+def _one_value(table: pd.DataFrame, column: str, where: str, empty_hint: str = "") -> str:
+    """The one value ``column`` holds in every trial of a tuning table, else an error naming the
+    first empty row or how many values it holds."""
+    from gpuperf.datasets.schema import row_location
+
+    empty = table[column].isna().to_numpy()
+    if empty.any():
+        raise GpuperfError(f"{where}: {row_location(table, int(np.flatnonzero(empty)[0]))}: {column} is "
+                           f"empty{empty_hint}; every trial of a tuning run names it")
+    values = table[column].astype(str).unique()
+    if len(values) != 1:
+        raise GpuperfError(f"{where}: {len(values)} values of {column}; a tuning run's table has one")
+    return str(values[0])
+
+
 def _recorded_search(table: pd.DataFrame, where: str) -> tuple[str, int | None]:
     """The method and seed a tuning table's trials were picked by ("" and None where it has no such
     column: a table written before they were recorded)."""
-    from gpuperf.datasets.schema import row_location
-
-    found: dict[str, Any] = {}
-    for column in (METHOD_COLUMN, SEED_COLUMN):
-        if column not in table.columns or table.empty:
-            continue
-        empty = table[column].isna().to_numpy()
-        if empty.any():
-            raise GpuperfError(f"{where}: {row_location(table, int(np.flatnonzero(empty)[0]))}: {column} is empty (a "
-                               "row cut short?); every trial of a tuning run names it")
-        values = table[column].map(_plain).unique()
-        if len(values) != 1:
-            raise GpuperfError(f"{where}: {len(values)} values of {column}; a tuning run's table has one")
-        found[column] = values[0]
+    found = {column: _one_value(table, column, where, " (a row cut short?)")
+             for column in (METHOD_COLUMN, SEED_COLUMN) if column in table.columns and not table.empty}
     seed = found.get(SEED_COLUMN)
     if seed is not None:
         number = pd.to_numeric(pd.Series([seed]), errors="coerce").iloc[0]

@@ -402,7 +402,7 @@ def _canonical_set(basic: isl.BasicSet, params: list[str]) -> isl.BasicSet:
     return isl.BasicSet(f"{parts['params'] or ''}{{ {parts['tuple']}: {constraints} }}", context=basic.get_ctx())
 
 
-def _with_sorted_params(program: lp.TranslationUnit) -> lp.TranslationUnit:
+def _canonical_program(program: lp.TranslationUnit) -> lp.TranslationUnit:
     """``program`` with its entrypoint's domains and assumptions canonical (:func:`_canonical_set`)."""
     entry = program.default_entrypoint
     sets = [*entry.domains, entry.assumptions]
@@ -414,7 +414,7 @@ def _with_sorted_params(program: lp.TranslationUnit) -> lp.TranslationUnit:
 def _disk_path(program: lp.TranslationUnit, method: str) -> Path:
     from loopy.tools import LoopyKeyBuilder
 
-    key = LoopyKeyBuilder()(_with_sorted_params(program))
+    key = LoopyKeyBuilder()(_canonical_program(program))
     digest = hashlib.sha256(f"{FORMAT_VERSION}:{method}:{key}".encode()).hexdigest()
     return cache_root() / "counts" / f"{digest[:40]}.pkl"
 
