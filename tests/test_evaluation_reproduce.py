@@ -76,6 +76,18 @@ def test_published_mape_is_recomputed_against_the_measurement():
     assert cells.loc[("RF", "Tesla K40", "lud_diagonal"), "mape"] == pytest.approx(expected)
 
 
+def test_published_mape_column_divides_by_the_prediction_except_for_svm():
+    """What data/README.md says of the published column: LR and RF divide by the prediction, SVM does not."""
+    raw = load_dataset("rodinia_published_predictions", raw=True)
+    error = (raw["TestDuration"] - raw["predictions"]).abs()
+    raw = raw.assign(by_prediction=100 * error / raw["predictions"], by_measurement=100 * error / raw["TestDuration"])
+    cells = raw.groupby(["model", "GPUs", "CUDAKernels"]).agg(
+        mape=("mape", "first"), by_prediction=("by_prediction", "mean"), by_measurement=("by_measurement", "mean"))
+    for model, cell in cells.groupby(level="model"):
+        column = "by_measurement" if model == "SVM" else "by_prediction"
+        assert np.allclose(cell["mape"], cell[column], rtol=1e-3), model
+
+
 def test_published_predictions_refuse_a_kernel_code_the_paper_does_not_use():
     frame = pd.DataFrame({"kernel": ["HOT", "XYZ-K1"], "time_s": [1.0, 1.0], "predictions": [1.0, 1.0]})
     with pytest.raises(GpuperfError, match=r"unknown kernel code\(s\) XYZ-K1"):

@@ -129,7 +129,8 @@ BUNDLED: dict[str, BundledDataset] = {
             "rodinia_published_predictions",
             "gpuperfpredict_published_predictions.csv.gz",
             "The paper's own per-sample predictions (LinearRegression, RF, SVM; leave-one-GPU-out) with "
-            "the measured time; its `mape` column divides by the prediction, recompute before comparing",
+            "the measured time; its `mape` column divides by the prediction for LinearRegression and RF "
+            "(the standard MAPE for SVM), recompute before comparing",
             AMARIS,
             "CC BY 4.0",
             repository="marcosamaris/gpuperfpredict",

@@ -10,8 +10,9 @@ One of the paper's scripts numbers the lud kernels the other way round (lud_peri
 the measured times settle it: LUD-K3's published times span the same range as the bundled
 lud_perimeter (about 58 to 190 us on the Tesla K40) while LUD-K2's span 2 us to 9 ms, and for every
 mapped code and GPU the median published time is within a few per cent of the bundled kernel's
-(``check_kernel_mapping``). The published ``mape`` column divides by the prediction;
-:func:`published_predictions` recomputes the standard one.
+(``check_kernel_mapping``). The published ``mape`` column divides by the prediction for the
+LinearRegression and RF rows (the SVM rows' is the standard MAPE); :func:`published_predictions`
+recomputes the standard one for every row.
 """
 
 from __future__ import annotations
