@@ -533,6 +533,20 @@ def test_a_compressed_profile_reads_as_the_plain_one(tmp_path, suffix):
         import_ncu(broken)
 
 
+
+def test_a_gz_profile_with_damaged_data_is_one_error(tmp_path):
+    """Flipped bytes inside a .gz stream raise zlib.error, which is not an OSError."""
+    import gzip
+
+    data = bytearray(gzip.compress((DATA / "ncu_raw.csv").read_bytes() * 20))
+    for position in range(20, 60):
+        data[position] ^= 0xFF
+    damaged = tmp_path / "damaged.csv.gz"
+    damaged.write_bytes(bytes(data))
+    for reader in (import_ncu, import_nvprof):
+        with pytest.raises(GpuperfError, match=r"damaged.csv.gz: cannot be read as a \.gz file"):
+            reader(damaged)
+
 NVPROF_TRACE_HEADER = (
     '"Start","Duration","Grid X","Grid Y","Grid Z","Block X","Block Y","Block Z","Registers Per Thread",'
     '"Static SMem","Dynamic SMem","Device","Context","Stream","Name"\n'

@@ -8,6 +8,7 @@ import lzma
 import math
 import re
 import warnings
+import zlib
 from pathlib import Path
 
 import pandas as pd
@@ -129,7 +130,7 @@ def read_lines(path: Path) -> list[str]:
         try:
             with opener(path, "rb") as handle:
                 data = handle.read()
-        except (OSError, EOFError, lzma.LZMAError) as error:
+        except (OSError, EOFError, zlib.error, lzma.LZMAError) as error:
             raise GpuperfError(f"{path}: cannot be read as a {path.suffix} file ({error})") from None
     text = decoded(data, str(path))
     if not text.strip():
