@@ -233,6 +233,16 @@ def test_roofline_reads_the_f64_peak_only_with_an_f64_work_column():
     assert "gpu_peak_f64_gflops" in RooflineModel(flops_f64="flops_f64").columns()
 
 
+def test_a_roofline_without_a_column_it_needs_is_one_error():
+    rows = pd.DataFrame({"flops": [1e9], "dram_bytes": [1e6], "f64": [1e9], "gpu_peak_f32_gflops": [1e4],
+                         "gpu_memory_bandwidth_gbs": [900.0]})
+    with pytest.raises(GpuperfError, match=r"peak_f64 must name a column \(flops_f64 is set\)"):
+        RooflineModel(flops_f64="f64", peak_f64=None).fit(rows)
+    with pytest.raises(GpuperfError, match="RooflineModel: flops, bandwidth must name a column"):
+        RooflineModel(flops=None, bandwidth=None).fit(rows)
+    assert RooflineModel(peak_f64=None).fit(rows).predict(rows)[0] == pytest.approx(1e-4)
+
+
 def test_a_roofline_refit_that_fails_leaves_the_fitted_efficiency_as_it_was():
     """The efficiency was reset to 1 before the times were checked: a failed refit left a model 2x off
     that still predicted."""

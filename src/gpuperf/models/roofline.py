@@ -49,8 +49,20 @@ class RooflineModel(RegressorMixin, BaseEstimator):
         descriptor = [self.peak, self.peak_f64 if self.flops_f64 else None, self.bandwidth]
         return [c for c in (*work, *descriptor) if c is not None]
 
+    def _check_named(self) -> None:
+        """An error where a column the bound needs is not named (None)."""
+        needed = {"flops": self.flops, "memory_bytes": self.memory_bytes, "peak": self.peak,
+                  "bandwidth": self.bandwidth}
+        if self.flops_f64 is not None:
+            needed["peak_f64"] = self.peak_f64
+        unnamed = [role for role, column in needed.items() if column is None]
+        if unnamed:
+            because = " (flops_f64 is set)" if unnamed == ["peak_f64"] else ""
+            raise GpuperfError(f"RooflineModel: {', '.join(unnamed)} must name a column{because}")
+
     def bound(self, X) -> np.ndarray:
         """The uncalibrated roofline time of each row, in seconds."""
+        self._check_named()
         v = named_columns(X, {
             "flops": self.flops, "bytes": self.memory_bytes, "peak": self.peak, "bw": self.bandwidth,
             "flops_f64": self.flops_f64, "peak_f64": self.peak_f64 if self.flops_f64 else None,
