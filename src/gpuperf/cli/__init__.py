@@ -10,10 +10,14 @@ import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import typer
 
 from gpuperf.errors import GpuperfError, GpuperfNote
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 app = typer.Typer(
     name="gpuperf",

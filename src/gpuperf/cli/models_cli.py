@@ -46,8 +46,6 @@ PROTOCOLS = {"leave-one-gpu-out": "gpu", "leave-one-kernel-out": "kernel", "leav
 # -- reading and checking tables -------------------------------------------------------------------
 def read_table(source: str) -> tuple[pd.DataFrame, str]:
     """The table at ``source`` (a CSV or Parquet file, or a bundled dataset's name) and its label."""
-    import pandas as pd
-
     from gpuperf.datasets import BUNDLED, load_dataset
     from gpuperf.datasets.bundled import bundled_dataset_at, data_table
     from gpuperf.datasets.tables import CSV_SUFFIXES, PARQUET_SUFFIXES, read_table_file
@@ -788,7 +786,6 @@ def predict_table_command(
     """Predict every row of a table with a saved model: the rows plus predicted_time_s."""
     import numpy as np
 
-    from gpuperf.datasets import write_dataset_csv
     from gpuperf.evaluation.protocols import predict_bounded
     from gpuperf.features.table import with_zero_counts
     from gpuperf.hardware.specs import get_gpu, other_boards_note

@@ -81,10 +81,10 @@ def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str 
     lines = read_lines(path)
     if is_ncu_csv(lines):
         raise GpuperfError(f"{where}: an Nsight Compute (ncu --csv) file, not nvprof's: gpuperf import ncu reads it")
-    for number, line in enumerate(lines, start=1):  # e.g. records lost to a full buffer: the profile may be short
+    for line_number, line in enumerate(lines, start=1):  # e.g. records lost to a full buffer: the profile may be short
         said = re.match(r"==(?:\d+|=+)== Warning: (.*)", line)  # ======== when read back with nvprof -i
         if said:
-            warnings.warn(GpuperfNote(f"{where}: line {number}: nvprof warned: {said[1].strip()}"), stacklevel=2)
+            warnings.warn(GpuperfNote(f"{where}: line {line_number}: nvprof warned: {said[1].strip()}"), stacklevel=2)
     kind = nvprof_kind(lines)
     if kind == "trace":
         frame = _nvprof_trace(lines, where)
@@ -116,7 +116,7 @@ def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str 
 def nvprof_kind(lines: list[str]) -> str:
     """Which nvprof layout: the first header-like line decides (profiler messages skipped, and the
     application's own output before nvprof's, unless the first line is a table's header)."""
-    for number, cells in enumerate(csv_rows(lines, 0)):
+    for index, cells in enumerate(csv_rows(lines, 0)):
         if is_message(cells):
             continue
         cells = set(cells)
@@ -124,7 +124,7 @@ def nvprof_kind(lines: list[str]) -> str:
             return "metrics"
         if cells & {"Name", "Duration", "Avg"}:  # a trace or summary header, even one lacking Name
             return "summary" if "Avg" in cells else "trace"
-        if number == 0 or {"kernel", "gpu"} <= cells:
+        if index == 0 or {"kernel", "gpu"} <= cells:
             return "table"
     return "table"
 

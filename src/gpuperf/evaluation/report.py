@@ -261,7 +261,7 @@ def plot_predicted_vs_measured(evaluation: Evaluation, path: Path, context: str 
 
 
 def _scatter_panel(ax: Axes, name: str, part: pd.DataFrame, colour_by: str,
-                   colours: Mapping[str, tuple[tuple, str]], limits: tuple[float, float], in_sample: bool = False) -> bool:
+                   colours: Mapping[str, tuple[tuple, str]], limits: tuple[float, float], in_sample: bool = False) -> tuple[int, bool]:
     """One group's points on ``ax`` (a held-out group, or ``in_sample``: rows the model was fitted
     on, titled by their name alone); how many points it drew, and whether any colour's were subsampled."""
     band = np.array(limits)

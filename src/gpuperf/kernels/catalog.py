@@ -6,7 +6,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.errors import unknown_name_error
 from gpuperf.kernels.kernel import Kernel, refuse_source_file
 
 CATEGORIES = ("measurement", "test", "stencil")
