@@ -12,6 +12,7 @@ from gpuperf.evaluation.elsewhere import (
     hindsight_scaled_mape,
     macro_mape_by_pair,
     mape_optimal_factor,
+    missing_kernels,
     one_launch_calibration,
     profiled_elsewhere,
 )
@@ -153,6 +154,14 @@ def test_pair_scores_average_per_kernel_mapes_with_equal_weight():
                           for k, m, p in rows])
     table = macro_mape_by_pair(pairs)
     assert table.loc["B", "A"] == pytest.approx(0.2)
+
+
+def test_missing_kernels_names_what_a_source_lacks_of_the_targets_kernels():
+    """T is scored on a, b, c from A and on b alone from M; A is scored on a from T."""
+    rows = [("T", "A", k) for k in "abc"] + [("T", "M", "b"), ("A", "T", "a")]
+    pairs = pd.DataFrame(rows, columns=["target_gpu", "source_gpu", "kernel"])
+    missing = missing_kernels(pairs)
+    assert missing.to_dict() == {("A", "T"): (), ("T", "A"): (), ("T", "M"): ("a", "c")}
 
 
 def test_the_mape_optimal_factor_beats_every_other_factor():

@@ -710,7 +710,9 @@ def test_profiled_elsewhere_summary_averages_each_predicted_gpu_over_its_profili
     monkeypatch.setattr(rodinia_report, "load_dataset", lambda name: None)
     monkeypatch.setattr(rodinia_report, "scenario", lambda name, table: type("S", (), {"features": []})())
     monkeypatch.setattr(rodinia_report, "build_model", lambda model, chosen: None)
-    monkeypatch.setattr(rodinia_report, "profiled_elsewhere", lambda *args, **kwargs: None)
+    one_kernel = pd.DataFrame([(t, s, "k") for t in gpus for s in gpus if t != s],
+                              columns=["target_gpu", "source_gpu", "kernel"])
+    monkeypatch.setattr(rodinia_report, "profiled_elsewhere", lambda *args, **kwargs: one_kernel)
     monkeypatch.setattr(rodinia_report, "macro_mape_by_pair", lambda pairs, column="predicted": by_pair)
     monkeypatch.setattr(rodinia_report, "hindsight_scaled_mape", lambda pairs: by_pair * 0.5)
     tables = rodinia_report.elsewhere_tables(pd.DataFrame(), pd.Series([0.05, 0.06, 0.07], index=gpus))
@@ -719,6 +721,34 @@ def test_profiled_elsewhere_summary_averages_each_predicted_gpu_over_its_profili
     assert summary["bsp/random_forest, own profile (leave one GPU out)"].loc["g2"] == 0.06
     # The hindsight bound is the best profiling GPU's (the row minimum), not their mean.
     np.testing.assert_allclose(summary[rodinia_report.HINDSIGHT].loc[gpus], [0.05, 0.1, 0.25])
+    assert summary[rodinia_report.COVERING].tolist() == [2, 2, 2]
+
+
+def test_profiled_elsewhere_means_and_bound_leave_out_a_profiling_gpu_lacking_a_kernel(monkeypatch):
+    """T has kernels a and b. A ran both: a's times on T grow faster than A's (no one factor fits,
+    hindsight 1/3 on a), b's are A's doubled (exact). M never ran a: on b alone it scores 0, which
+    would set T's bound and halve its means though it says nothing of a, the harder kernel."""
+    from gpuperf.evaluation import rodinia_report
+
+    rows = [("A", "a", m, s) for m, s in ((1.0, 1.0), (3.0, 1.0))]
+    rows += [(source, "b", 2.0 * n, n) for source in ("A", "M") for n in (1.0, 2.0, 4.0)]
+    pairs = pd.DataFrame([{"target_gpu": "T", "source_gpu": source, "kernel": kernel, "measured": m,
+                           "predicted": 2.0 * s, "source_time_s": s, "peak_scaled": 2.0 * s}
+                          for source, kernel, m, s in rows])
+    monkeypatch.setattr(rodinia_report, "load_dataset", lambda name: None)
+    monkeypatch.setattr(rodinia_report, "scenario", lambda name, table: type("S", (), {"features": []})())
+    monkeypatch.setattr(rodinia_report, "build_model", lambda model, chosen: None)
+    monkeypatch.setattr(rodinia_report, "profiled_elsewhere", lambda *args, **kwargs: pairs)
+    summary = rodinia_report.elsewhere_tables(pd.DataFrame(), None)[
+        "Profiled on another GPU: mean over profiling GPUs, against baselines"].loc["T"]
+    # On A: a is predicted (2, 2) against (1, 3), MAPE 2/3; b exactly; macro 1/3. The best factor on a,
+    # 1, is off by 2/3 on one launch of two; b's (2) is exact.
+    assert summary[rodinia_report.HINDSIGHT] == pytest.approx(1 / 3 / 2)
+    assert summary["bsp/random_forest, profiled elsewhere"] == pytest.approx(1 / 3)
+    assert summary["profiling GPU's time x peak FP32 ratio"] == pytest.approx(1 / 3)
+    assert summary["profiling GPU's time"] == pytest.approx((1 / 3 + 1 / 2) / 2)  # A's time: a 1/3 off, b 1/2
+    assert summary[rodinia_report.COVERING] == 1
+    assert summary[rodinia_report.LEFT_OUT] == "M (no a)"
 
 
 def _drawn_figure(monkeypatch):

@@ -454,7 +454,8 @@ def test_the_elsewhere_baselines_score_the_profiling_gpus_time_and_its_peak_scal
     monkeypatch.setattr(rodinia_report, "load_dataset", lambda name: None)
     monkeypatch.setattr(rodinia_report, "scenario", lambda name, table: type("S", (), {"features": []})())
     monkeypatch.setattr(rodinia_report, "build_model", lambda model, chosen: None)
-    monkeypatch.setattr(rodinia_report, "profiled_elsewhere", lambda *args, **kwargs: None)
+    one_kernel = pd.DataFrame({"target_gpu": ["g1", "g2"], "source_gpu": ["g2", "g1"], "kernel": "k"})
+    monkeypatch.setattr(rodinia_report, "profiled_elsewhere", lambda *args, **kwargs: one_kernel)
     monkeypatch.setattr(rodinia_report, "macro_mape_by_pair", by_pair)
     monkeypatch.setattr(rodinia_report, "hindsight_scaled_mape", lambda pairs: by_pair(pairs))
     summary = rodinia_report.elsewhere_tables(pd.DataFrame(), None)[

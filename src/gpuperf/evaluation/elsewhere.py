@@ -9,9 +9,11 @@ job on A). Nothing measured on B is read except the times the predictions are sc
 
 Two baselines need no model: A's measured time as it is, and A's time scaled by the ratio of the
 GPUs' peak FP32 throughput. Scores are per-kernel MAPE, macro-averaged over kernels, per pair
-(B, A). A third figure is not a prediction but a bound read knowing the answer
-(:func:`hindsight_scaled_mape`): A's time times the one factor per kernel that fits B best. It
-says how much of B's time the same launch on A carries, if only the right factor were known.
+(B, A); :func:`missing_kernels` names the pairs that lack a kernel B has, whose average is over
+fewer kernels and so not comparable with B's other pairs. A third figure is not a prediction but a
+bound read knowing the answer (:func:`hindsight_scaled_mape`): A's time times the one factor per
+kernel that fits B best. It says how much of B's time the same launch on A carries, if only the
+right factor were known.
 
 :func:`one_launch_calibration` finds that factor without hindsight, as the BSP model calibrates its
 lambda: one launch per kernel is timed on B, and every other launch of the kernel is predicted as
@@ -147,6 +149,16 @@ def macro_mape_by_pair(pairs: pd.DataFrame, prediction: str = "predicted") -> pd
     per_kernel = pairs.groupby(["target_gpu", "source_gpu", "kernel"]).apply(
         lambda part: mape(part["measured"], part[prediction]), include_groups=False)
     return per_kernel.groupby(level=["target_gpu", "source_gpu"]).mean().unstack("source_gpu")
+
+
+def missing_kernels(pairs: pd.DataFrame) -> pd.Series:
+    """Per (target GPU, source GPU): the kernels scored on the target from some source but not from
+    this one, sorted (empty where the source ran them all). A pair missing a kernel macro-averages
+    over fewer kernels than the target's other pairs, so its score is not comparable with theirs."""
+    scored = pairs.groupby("target_gpu")["kernel"].agg(set)
+    per_pair = pairs.groupby(["target_gpu", "source_gpu"])["kernel"].agg(set)
+    missing = [tuple(sorted(scored[target] - kernels)) for (target, _), kernels in per_pair.items()]
+    return pd.Series(missing, index=per_pair.index, dtype=object, name="missing_kernels")
 
 
 def one_launch_calibration(raw: pd.DataFrame, key: Sequence[str], *, target: str = TARGET,
