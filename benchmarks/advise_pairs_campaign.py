@@ -25,6 +25,7 @@ import argparse
 import itertools
 import json
 import os
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,6 +84,7 @@ KEEP = (
 def main() -> None:
     from gpuperf.decisions.advice_features import ADVICE_FEATURES
     from gpuperf.measure import load_campaign, run_campaign, store_table
+    from gpuperf.datasets.provenance import write_provenance
     from gpuperf.measure.export import campaign_provenance
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -99,7 +101,6 @@ def main() -> None:
     out = Path(args.out)
     if out.exists():  # a measured table is never overwritten (the bundled one is the default --out)
         raise SystemExit(f"--out {out} exists; name a new file, or move the old one away first")
-    provenance = out.with_name(out.name.removesuffix(".csv.gz") + ".provenance.json")
     load_before = os.getloadavg()
     campaign = Path(args.campaign)
     campaign.write_text(campaign_text(args.cycles, args.min_repeats, sizes))
@@ -112,13 +113,13 @@ def main() -> None:
     table[columns].to_csv(out, index=False)
     record = campaign_provenance(args.store, "advise_pairs", POCL_SETTINGS)
     record |= {
-        "file": out.name,
+        "command": "python benchmarks/advise_pairs_campaign.py " + " ".join(sys.argv[1:]),
         "campaign": campaign.name,
         "device": record["device"] or args.device,
         "load_average_1min": {"before": round(load_before[0], 2), "after": round(os.getloadavg()[0], 2)},
         "points": len(table), "ok": int((table["status"] == "ok").sum()),
     }
-    provenance.write_text(json.dumps(record, indent=2, default=str) + "\n")
+    provenance = write_provenance(out, record)
     print(f"wrote {out} ({len(table)} points) and {provenance}")
 
 

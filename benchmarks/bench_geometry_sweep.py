@@ -17,7 +17,6 @@ compute units, which the CPU descriptor counts as SMs.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import timeit
@@ -38,6 +37,7 @@ def measure(args) -> Path:
 
     from gpuperf.decisions.geometry_sweep import measure_sweep, measured_device_descriptor, sweep_settings
     from gpuperf.measure.devices import open_device
+    from gpuperf.datasets.provenance import write_provenance
     from gpuperf.measure.timing import provenance
 
     out = Path(args.out)
@@ -64,8 +64,7 @@ def measure(args) -> Path:
         "descriptor": descriptor.as_dict(),
         "provenance": provenance(device, "kernel_event", settings),
     }
-    out.with_name(out.name.replace(".csv.gz", "").replace(".csv", "") + ".provenance.json").write_text(
-        json.dumps(record, indent=2) + "\n")
+    write_provenance(out, {**record, "device": record["provenance"]["device_name"]})
     print(f"measured {len(table)} points ({(table['status'] != 'ok').sum()} failed) -> {out}")
     return out
 

@@ -8,9 +8,9 @@ Reads, from the session folders (later folders win where two hold the same file)
 ``stencil_spaces.sqlite`` and ``advise_pairs.csv.gz``, and writes ``data/cuda_timer_TAG.csv``,
 ``data/tune_TAG.csv``, ``data/linear_model_TAG.csv.gz``, ``data/geometry_sweep_TAG.csv.gz``,
 ``data/stencil_spaces_TAG.csv.gz`` and ``data/advise_pairs_TAG.csv.gz``, each with a
-``.provenance.json`` beside it. Measured values are
-copied unchanged; a data file that already exists is never overwritten. The stencil table gets the
-static features of each variant (as ``campaign export`` adds them), computed here.
+``.provenance.json`` beside it (with the device the session's stores name, and the written table's
+``file``, ``rows`` and ``sha256``). Measured values are copied unchanged; a data file that already
+exists is never overwritten. The stencil table gets the static features of each variant (as ``campaign export`` adds them), computed here.
 """
 
 from __future__ import annotations
@@ -36,12 +36,27 @@ def newest(folders: list[Path], pattern: str) -> list[Path]:
 
 
 def write_new(path: Path, table: pd.DataFrame, provenance: dict[str, Any]) -> None:
+    """``table`` as ``path`` and ``provenance`` beside it, with the written file's rows and sha256."""
+    from gpuperf.datasets.provenance import write_provenance
+
     if path.exists():
         raise SystemExit(f"{path} exists; a measured table is never overwritten")
     table.to_csv(path, index=False)
-    stem = path.name.removesuffix(".gz").removesuffix(".csv")
-    path.with_name(stem + ".provenance.json").write_text(json.dumps(provenance, indent=2, default=str) + "\n")
+    write_provenance(path, provenance)
     print(f"wrote {path.relative_to(ROOT)} ({len(table)} rows)")
+
+
+def session_device(folders: list[Path]) -> dict[str, str]:
+    """``{"device": name}`` where the session's stores name one device (as its driver reports it), else {}."""
+    from gpuperf.measure.export import campaign_provenance
+    from gpuperf.measure.store import Store
+
+    names = set()
+    for store in newest(folders, "*.sqlite"):
+        with Store(store, create=False) as opened:
+            names |= {campaign_provenance(store, name)["device"] for name in opened.campaigns()}
+    names.discard(None)
+    return {"device": names.pop()} if len(names) == 1 else {}
 
 
 def store_export(store: Path, campaign: str | None, features: bool) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -62,7 +77,8 @@ def main() -> None:
     parser.add_argument("--commit", help="the gpuperf commit the session ran")
     parser.add_argument("--note", default="", help="anything the provenance should say about the session")
     args = parser.parse_args()
-    common = {"session_command": "benchmarks/gpu_session.sh", "gpuperf_commit": args.commit, "note": args.note}
+    common = {"session_command": "benchmarks/gpu_session.sh", "gpuperf_commit": args.commit, "note": args.note,
+              **session_device(args.folders)}
 
     timer = newest(args.folders, "cuda_timer.csv")
     if timer:
@@ -100,6 +116,7 @@ def main() -> None:
             **common, "what": "grid-stride saxpy and degree-32 polynomial loops over a (threads, blocks) grid "
                               "(gpuperf.decisions.geometry_sweep), every output verified against NumPy; "
                               "sweep_file names the run each row comes from",
+            "command": "gpuperf geometry-sweep --device cuda:0 --trips ... --blocks-step 2 --cycles ...",
             "parts": {path.name: str(path.parent.name) for path in sweeps}})
 
     stencils = newest(args.folders, "stencil_spaces.sqlite")
@@ -120,7 +137,7 @@ def main() -> None:
                               "each stencil's variants at one size timed interleaved, every output verified "
                               "against NumPy",
             "command": "python benchmarks/advise_pairs_campaign.py --device cuda:0 --cycles 10 --sizes ...",
-            **{key: value for key, value in recorded.items() if key not in ("file", "campaign")}})
+            **{key: value for key, value in recorded.items() if key != "campaign"}})
 
 
 if __name__ == "__main__":

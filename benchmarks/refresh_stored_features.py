@@ -24,6 +24,7 @@ import sys
 from datetime import date
 from pathlib import Path
 
+from gpuperf.datasets.provenance import provenance_path, write_provenance
 from gpuperf.errors import GpuperfError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,6 +97,16 @@ def refresh(path: Path) -> tuple[str, dict[str, int], int]:
     return out.getvalue(), changed, rows_changed
 
 
+def write_refreshed(path: Path, text: str, refresh_record: dict) -> None:
+    """Rewrite ``path`` as ``text`` and add ``refresh_record`` to its provenance's ``features_refreshed``,
+    with the rewritten file's rows and sha256."""
+    with gzip.open(path, "wt", newline="") as handle:
+        handle.write(text)
+    record = json.loads(provenance_path(path).read_text())
+    record.setdefault("features_refreshed", []).append(refresh_record)
+    write_provenance(path, record)
+
+
 def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -110,7 +121,7 @@ def main() -> None:
     if args.write and dirty.strip():
         parser.error("src/ has uncommitted changes: commit them first, so that the provenance names the code")
     for path in stored_tables():
-        provenance = path.with_name(path.name.removesuffix(".csv.gz") + ".provenance.json")
+        provenance = provenance_path(path)
         if args.write and not provenance.exists():
             parser.error(f"{path.name} has no {provenance.name} to record the refresh in")
         text, changed, rows = refresh(path)
@@ -118,14 +129,10 @@ def main() -> None:
                                                       or "nothing"))
         if not args.write or not changed:
             continue
-        with gzip.open(path, "wt", newline="") as handle:
-            handle.write(text)
-        record = json.loads(provenance.read_text())
-        record.setdefault("features_refreshed", []).append({
+        write_refreshed(path, text, {
             "date": date.today().isoformat(), "gpuperf_commit": commit, "why": args.why,
             "cells_changed": changed, "rows_changed": rows,
             "command": "python benchmarks/refresh_stored_features.py --write"})
-        provenance.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -211,11 +212,18 @@ def static_features(spec: str, sizes: dict) -> dict:
     return row
 
 
+def logged_device(env_log: str) -> dict[str, str]:
+    """``{"device": name}`` of the GPU that env.log's ``GPU 0: NAME (UUID: ...)`` line (nvidia-smi -L) names, else {}."""
+    found = re.search(r"^GPU 0: (.+?) \(UUID", env_log, re.MULTILINE)
+    return {"device": found.group(1)} if found else {}
+
+
 def export(folder: Path, out: Path, held_out: bool = False) -> None:
     """The profiled launches with their cases and static features, as ``out`` and its provenance."""
     import pandas as pd
 
     from gpuperf.datasets.ncu import import_ncu
+    from gpuperf.datasets.provenance import write_provenance
     from gpuperf.features.resources import nvrtc_version
 
     raw = out.with_name(out.name.removesuffix(".csv.gz") + "_ncu.tar.gz")
@@ -264,8 +272,8 @@ def export(folder: Path, out: Path, held_out: bool = False) -> None:
         if log.exists():
             provenance[f"{name}_log"] = log.read_text(errors="replace")[-4000:]
     provenance["static_registers_nvrtc"] = nvrtc_version()  # the NVRTC here, not the GPU machine's
-    out.with_name(out.name.removesuffix(".csv.gz") + ".provenance.json").write_text(
-        json.dumps(provenance, indent=2, default=str) + "\n")
+    provenance |= logged_device(provenance.get("env_log", ""))
+    write_provenance(out, provenance)
     print(f"wrote {out}: {len(table)} launches of {table['spec'].nunique()} cases")
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -59,6 +60,7 @@ def campaign_text(specs: list[str], size: int, cycles: int = CYCLES) -> str:
 
 def main() -> None:
     from gpuperf.measure import load_campaign, run_campaign, store_table
+    from gpuperf.datasets.provenance import write_provenance
     from gpuperf.measure.export import campaign_provenance
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -81,10 +83,10 @@ def main() -> None:
     table = store_table(args.store, campaign=NAME, cycle_times=True)
     table.to_csv(out, index=False)
     provenance = campaign_provenance(args.store, NAME, POCL_SETTINGS)
-    provenance |= {"file": out.name, "campaign": campaign.relative_to(ROOT).as_posix() if campaign.is_relative_to(ROOT) else campaign.name, "points": len(table),
+    provenance |= {"command": "python benchmarks/stencil_space_campaign.py " + " ".join(sys.argv[1:]),
+                   "campaign": campaign.relative_to(ROOT).as_posix() if campaign.is_relative_to(ROOT) else campaign.name, "points": len(table),
                    "load_average_1min": {"before": round(load_before[0], 2), "after": round(os.getloadavg()[0], 2)}}
-    out.with_name(out.name.removesuffix(".csv.gz") + ".provenance.json").write_text(
-        json.dumps(provenance, indent=2, default=str) + "\n")
+    write_provenance(out, provenance)
     print(f"wrote {out} ({len(table)} points)")
 
 

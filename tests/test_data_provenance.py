@@ -1,0 +1,85 @@
+"""Each measured table's ``.provenance.json`` is tied to the table beside it: its ``file`` is there, its
+``rows`` and ``sha256`` are that file's, and it names the device. The writers keep them so."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from gpuperf.datasets.bundled import data_dir
+from gpuperf.datasets.provenance import provenance_path, table_identity, write_provenance
+from gpuperf.errors import GpuperfError
+
+PROVENANCE = sorted(data_dir().glob("*.provenance.json"))
+
+
+def _rows_and_sha256(path: Path) -> tuple[int, str]:
+    data = path.read_bytes()
+    text = (gzip.decompress(data) if path.suffix == ".gz" else data).decode("utf-8")
+    return len([r for r in csv.reader(io.StringIO(text, newline="")) if r]) - 1, hashlib.sha256(data).hexdigest()
+
+
+def test_the_measured_tables_have_provenance_files() -> None:
+    assert len(PROVENANCE) >= 24
+
+
+@pytest.mark.parametrize("path", PROVENANCE, ids=lambda path: path.name)
+def test_a_provenance_file_records_the_rows_and_sha256_of_the_table_beside_it(path: Path) -> None:
+    record = json.loads(path.read_text())
+    table = path.with_name(record["file"])
+    assert table.is_file() and provenance_path(table) == path
+    rows, sha256 = _rows_and_sha256(table)
+    assert (record["rows"], record["sha256"]) == (rows, sha256), f"{path.name} does not describe {table.name}"
+    assert isinstance(record["device"], str) and record["device"]
+
+
+def test_write_provenance_adds_the_tables_identity(tmp_path: Path) -> None:
+    table = tmp_path / "t.csv.gz"
+    table.write_bytes(gzip.compress(b'a,b\n1,"x\ny"\n2,z\n'))  # a quoted line break is one record
+    written = write_provenance(table, {"device": "d", "rows": 99})
+    assert written == tmp_path / "t.provenance.json"
+    record = json.loads(written.read_text())
+    assert record == {"device": "d", "rows": 2, "file": "t.csv.gz",
+                      "sha256": hashlib.sha256(table.read_bytes()).hexdigest()}
+    assert provenance_path(tmp_path / "t.csv") == written
+
+
+def test_an_unreadable_table_is_one_error_naming_it(tmp_path: Path) -> None:
+    table = tmp_path / "broken.csv.gz"
+    table.write_bytes(b"not gzip")
+    with pytest.raises(GpuperfError, match="broken.csv.gz: cannot read the table"):
+        table_identity(table)
+
+
+def _script(name: str):
+    """benchmarks/NAME.py, loaded as a module."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_script", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
+def test_refreshing_a_tables_features_rewrites_its_rows_and_sha256(tmp_path: Path) -> None:
+    table = tmp_path / "t.csv.gz"
+    table.write_bytes(gzip.compress(b"kernel,f\nk,1.0\n"))
+    write_provenance(table, {"device": "d"})
+    _script("refresh_stored_features").write_refreshed(table, "kernel,f\nk,2.0\n", {"why": "f corrected"})
+    record = json.loads(provenance_path(table).read_text())
+    assert record["sha256"] == hashlib.sha256(table.read_bytes()).hexdigest() and record["rows"] == 1
+    assert record["features_refreshed"] == [{"why": "f corrected"}] and record["device"] == "d"
+
+
+def test_the_sector_profile_export_takes_the_device_from_its_env_log() -> None:
+    env_log = json.loads((data_dir() / "sector_profile_h200.provenance.json").read_text())["env_log"]
+    logged_device = _script("sector_profile").logged_device
+    assert logged_device(env_log) == {"device": "NVIDIA H200"}
+    assert logged_device("nvidia-smi: not found\n") == {}
