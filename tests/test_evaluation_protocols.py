@@ -357,3 +357,35 @@ def test_fit_by_several_columns_fits_each_group_on_rows_matching_all_of_them():
     evaluation = leave_one_gpu_out(LinearRegression(), pd.DataFrame(rows), ["x"], fit_by=["kernel", "variant"])
     # Left out A (1x): trained on B, C (2x, 3x) -> 2.5x: error 1.5; B: (1+3)/2 = 2 vs 2: 0; C: 1.5 vs 3: 0.5.
     assert evaluation.overall["mape"] == pytest.approx((1.5 + 0.0 + 0.5) / 3)
+
+
+class BackwardsWithinSize(RegressorMixin, BaseEstimator):
+    """Times grow with n squared but fall with k: every size's kernels ranked exactly backwards."""
+
+    def fit(self, X, y):
+        return self
+
+    def predict(self, X):
+        return 1e-9 * X["n"].to_numpy() ** 2 / X["k"].to_numpy()
+
+
+def test_overall_rank_metrics_are_the_mean_over_held_out_groups_not_pooled_over_rows():
+    """Pooled over rows, larger sizes taking longer gave this backwards model Spearman 0.82."""
+    frame = pd.DataFrame([dict(kernel=f"k{k}", gpu="A", n=n, k=k, time_s=1e-9 * n * n * k)
+                          for n in (256, 512, 1024, 2048) for k in range(1, 8)])
+    evaluation = leave_one_size_out(BackwardsWithinSize(), frame, ["n", "k"], sizes="n")
+    overall = evaluation.overall
+    assert (evaluation.per_group["spearman"] == -1).all()
+    assert overall["spearman"] == pytest.approx(-1) and overall["kendall"] == pytest.approx(-1)
+    assert overall["top5_overlap"] == pytest.approx(evaluation.per_group["top5_overlap"].mean())
+    assert overall["top5_overlap"] < 1
+    assert overall["n"] == 28 and overall["mape"] == pytest.approx(evaluation.per_group["mape"].mean())
+
+
+def test_overall_rank_metrics_skip_groups_where_they_are_undefined():
+    """Groups of 4 rows have no top-5 overlap: the overall one is undefined too, not pooled."""
+    frame = pd.DataFrame([dict(kernel=f"k{k}", gpu="A", n=n, k=k, time_s=1e-9 * n * n * k)
+                          for n in (256, 512) for k in range(1, 5)])
+    overall = leave_one_size_out(BackwardsWithinSize(), frame, ["n", "k"], sizes="n").overall
+    assert np.isnan(overall["top5_overlap"]) and overall["spearman"] == pytest.approx(-1)
+

@@ -535,7 +535,7 @@ def test_an_evaluation_section_says_its_overall_figures_are_pooled_and_what_it_l
     evaluation = leave_one_gpu_out(make_model("linear"), small, ["input.size.1", "threads"], max_train_rows=20)
     evaluation.skipped["Kepler"] = 7
     markdown = write_report(tmp_path / "out", "T", {"rf": evaluation})["markdown"].read_text()
-    assert f"Overall (pooled over {len(small)} held-out rows)" in markdown
+    assert f"Overall (error metrics pooled over {len(small)} held-out rows" in markdown
     assert "Rows left out for want of a prediction" in markdown and ": 7 of held-out Kepler." in markdown
     assert "Metrics: mape = mean |measured - predicted| / measured" in markdown
 

@@ -30,7 +30,7 @@ def test_the_report_holds_each_bundled_gpus_held_out_errors_and_plots(tmp_path, 
     assert "## Fitted weights (seconds per unit)" in report
     # The pooled figure is the held-out rows' only: the calibration points are shown, never pooled.
     held_out = evaluate_linear_table(data_dir() / "linear_model_h100.csv.gz").held_out
-    assert f"Overall (pooled over {len(held_out)} held-out rows)" in report
+    assert f"Overall (error metrics pooled over {len(held_out)} held-out rows" in report
     assert "Not pooled: the calibration kernels (in-sample), whose rows the model was fitted on." in report
 
 

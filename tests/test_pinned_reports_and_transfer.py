@@ -81,7 +81,7 @@ def test_an_evaluation_section_pools_only_its_held_out_rows_and_names_the_in_sam
     """Fold A is in-sample: 2 of the 4 rows are held out (fold B: MAPE (0 + 0.5) / 2 = 0.25)."""
     paths = write_report(tmp_path / "out", "T", {"e": _evaluation(in_sample=("A",))}, plot_evaluations=[])
     markdown = paths["markdown"].read_text()
-    assert "Overall (pooled over 2 held-out rows): n 2, mape 0.250," in markdown
+    assert "Overall (error metrics pooled over 2 held-out rows, rank metrics the mean over held-out groups): n 2, mape 0.250," in markdown
     assert "Not pooled: A, whose rows the model was fitted on." in markdown
 
 

@@ -719,7 +719,9 @@ METRICS_CAPTION = ("mape, gmre, median_ape: fractions (0.10 = 10 %); within_20pc
                    "0.8-1.2x of the measured time; spearman, kendall: rank correlations (1 = the same order; undefined "
                    "with fewer than 2 rows or one predicted or measured time for every row); "
                    "top5_overlap: share of the 5 fastest measured among the 5 fastest predicted (rows tied across the 5th "
-                   "place share it; undefined with 5 rows or fewer)")
+                   "place share it; undefined with 5 rows or fewer); overall: mape, gmre, median_ape and within_20pct pool "
+                   "every held-out row, spearman, kendall and top5_overlap are the mean of the groups' values where "
+                   "defined")
 
 
 def not_positive_note(predicted: pd.Series, total: int, options: Mapping[str, Any], consequence: str = "") -> str | None:

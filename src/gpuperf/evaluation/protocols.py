@@ -76,8 +76,19 @@ class Evaluation:
 
     @property
     def overall(self) -> dict[str, float]:
-        """Metrics over all held-out rows together."""
-        return all_metrics(self.held_out["measured"], self.held_out["predicted"])
+        """The held-out rows' metrics: the error metrics (mape, median_ape, within_20pct, gmre) and ``n``
+        over all rows together, the rank metrics (spearman, kendall, top-k overlap) the mean of the
+        held-out groups' values where defined (NaN where none is). Ranks pooled over groups would score
+        the differences between groups (a larger size takes longer), not the order within each."""
+        held_out = self.held_out
+        result = all_metrics(held_out["measured"], held_out["predicted"])
+        rank_names = [name for name in result if is_rank_metric(name)]
+        per_fold = [all_metrics(part["measured"], part["predicted"])
+                    for _, part in held_out.groupby("fold", sort=False)]
+        for name in rank_names:
+            defined = [metrics[name] for metrics in per_fold if math.isfinite(metrics[name])]
+            result[name] = float(np.mean(defined)) if defined else math.nan
+        return result
 
     def macro_mape(self, by: str | Sequence[str] = ("fold",), over: str = "kernel") -> pd.Series:
         """MAPE per (``by``, ``over``) cell, averaged over ``over`` with equal weight per value."""
@@ -85,6 +96,11 @@ class Evaluation:
         cells = self.metrics_by(by + [over])["mape"]
         means = cells.groupby(level=by, sort=False).mean().rename("macro_mape")
         return means.loc[sorted(means.index, key=natural_key)]
+
+
+def is_rank_metric(name: str) -> bool:
+    """Whether metric ``name`` scores the order of the rows (spearman, kendall, topK_overlap)."""
+    return name in ("spearman", "kendall") or re.fullmatch(r"top\d+_overlap", name) is not None
 
 
 def _as_columns(group: str | Sequence[str]) -> list[str]:

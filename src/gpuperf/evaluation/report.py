@@ -152,8 +152,10 @@ METRIC_GLOSSARY = (
     "within_20pct = share of predictions within 0.8-1.2x of the measured time; spearman and kendall = rank correlation of predicted and measured (blank with fewer "
     "than 2 rows or one predicted or measured time for every row); top5_overlap "
     "= share of the 5 fastest measured rows among the 5 fastest predicted (rows tied across the 5th place share it; "
-    "blank with 5 rows or fewer). \"Overall\" figures pool every "
-    "held-out row, so groups with many rows weigh most."
+    "blank with 5 rows or fewer). \"Overall\" error figures (n, mape, median_ape, within_20pct, gmre) pool every "
+    "held-out row, so groups with many rows weigh most; overall spearman, kendall and top5_overlap are the mean "
+    "of the held-out groups' values (over the groups where they are defined), so they score the order within "
+    "each group, not the differences between groups."
 )
 
 
@@ -441,7 +443,8 @@ def write_report(
                                    HEATMAP_CAPTION))
             if predicted:
                 overall = ", ".join(f"{k} {_cell(v, 3) or 'undefined'}" for k, v in evaluation.overall.items())
-                text = f"Overall (pooled over {len(evaluation.held_out)} held-out rows): {overall}."
+                text = (f"Overall (error metrics pooled over {len(evaluation.held_out)} held-out rows, rank metrics the "
+                        f"mean over held-out groups): {overall}.")
             else:
                 text = "No held-out row has a prediction."
             if evaluation.in_sample:

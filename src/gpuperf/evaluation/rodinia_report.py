@@ -236,8 +236,9 @@ def reproduce_rodinia(
             "roofline bound on its GPU (flops at the peaks, DRAM bytes at the bandwidth) over an efficiency "
             "fitted per kernel on the training rows; it is never a candidate of nested selection.",
             "Per-kernel MAPE = mean |measured - predicted| / measured per kernel and GPU; macro = mean over kernels. "
-            "The \"Evaluation\" sections' overall and per-group figures pool rows instead, so lud_perimeter, "
-            "with most of the rows, dominates them; the macro tables are the ones compared with the paper.",
+            "The \"Evaluation\" sections' per-group figures and overall error figures pool rows instead "
+            "(overall rank figures are the mean over held-out groups), so lud_perimeter, with most of the rows, "
+            "dominates them; the macro tables are the ones compared with the paper.",
             "Bundled rows are medians of identical launches; the paper's samples are single invocations.",
             f"Targets for {PRIMARY_RUN}: ours = its per-kernel MAPE macro over the kernels (leave one GPU out); "
             "ours_on_shared = the same over the kernels the paper published for that GPU; paper_best = the "
