@@ -8,7 +8,7 @@ import pytest
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import LinearRegression
 
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.models.learned import make_model
 from gpuperf.evaluation.protocols import (
     balanced_subsample,
@@ -389,3 +389,30 @@ def test_overall_rank_metrics_skip_groups_where_they_are_undefined():
     overall = leave_one_size_out(BackwardsWithinSize(), frame, ["n", "k"], sizes="n").overall
     assert np.isnan(overall["top5_overlap"]) and overall["spearman"] == pytest.approx(-1)
 
+
+def _spelt_frame(column: str, spellings: list[str]) -> pd.DataFrame:
+    return pd.DataFrame([{"gpu": "A", "kernel": "copy", "gpu_id": 0, "kernel_id": 0, "n": i,
+                          "time_s": (i + 1) * 1e-3, column: spelling}
+                         for i, spelling in enumerate(spellings)])
+
+
+@pytest.mark.parametrize("protocol, column, options", [
+    (leave_one_size_out, "shape", {"sizes": "shape"}),
+    (leave_one_kernel_out, "kernel", {}),
+])
+def test_group_labels_differing_by_spaces_around_them_are_one_held_out_group(protocol, column, options):
+    """"1024x1024 " beside "1024x1024" was a group of its own, so the held-out size leaked into training."""
+    SEEN.clear()
+    frame = _spelt_frame(column, ["1024x1024", "1024x1024 ", " 2048x2048", "2048x2048", "4096x4096"])
+    evaluation = protocol(RecordingRegressor(), frame, FEATURES, **options)
+    assert list(evaluation.per_group.index) == ["1024x1024", "2048x2048", "4096x4096"]
+    assert [sorted(n for _, _, n in trained) for trained in SEEN] == [[2, 3, 4], [0, 1, 4], [0, 1, 2, 3]]
+    held_out = protocol(RecordingRegressor(), frame, FEATURES, groups=[" 2048x2048 "], **options)
+    assert list(held_out.per_group.index) == ["2048x2048"] and held_out.overall["n"] == 2
+
+
+def test_group_labels_differing_only_in_letter_case_stay_apart_with_a_note_naming_both():
+    frame = _spelt_frame("kernel", ["saxpy", "SAXPY", "copy", "copy"])
+    with pytest.warns(GpuperfNote, match="differ only in letter case.*: SAXPY and saxpy$"):
+        evaluation = leave_one_kernel_out(RecordingRegressor(), frame, FEATURES)
+    assert list(evaluation.per_group.index) == ["SAXPY", "copy", "saxpy"]

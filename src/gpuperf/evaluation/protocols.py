@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from gpuperf.datasets.schema import canonical_gpu, canonical_gpus, is_ok, row_location
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.evaluation.metrics import all_metrics
 from gpuperf.models.learned import takes_missing
 
@@ -253,6 +254,7 @@ def leave_one_group_out(
     unknown = [g for g in wanted if g not in set(labels)]
     if unknown:
         raise GpuperfError(f"{where}: no rows for held-out group(s) {', '.join(unknown)}")
+    _note_case_twins(wanted, where)
     folds = [(g, labels.ne(g)) for g in wanted]
     evaluation = _run(estimator, frame, features, folds, where, tuple(columns), target, fit_by,
                       max_train_rows, balance_by, seed, progress)
@@ -291,10 +293,23 @@ def _whole_floats(values: pd.Series) -> bool:
 
 def _label_texts(values: pd.Series) -> pd.Series:
     """A group column's values as the labels of held-out groups: whole numbers without a decimal
-    point (a size read as 4096.0 is group 4096), anything else as its text."""
+    point (a size read as 4096.0 is group 4096), anything else as its text without the spaces around
+    it (``"1024x1024 "`` is group ``1024x1024``, held out with it)."""
     if _whole_floats(values):
         return values.map(lambda v: str(int(v)) if pd.notna(v) else "nan")
-    return values.astype(str)
+    return values.astype(str).str.strip()
+
+
+def _note_case_twins(labels: Sequence[str], where: str) -> None:
+    """A note naming the held-out groups whose labels differ only in letter case (kernels are named
+    case-sensitively, so they stay groups of their own; GPU names were merged before)."""
+    spellings: dict[str, list[str]] = {}
+    for label in labels:
+        spellings.setdefault(label.casefold(), []).append(label)
+    twins = [" and ".join(sorted(names)) for names in spellings.values() if len(names) > 1]
+    if twins:
+        warnings.warn(GpuperfNote(f"{where}: group labels that differ only in letter case are held out as separate "
+                                  f"groups: {'; '.join(twins)}"), stacklevel=3)
 
 
 def _group_text(group: object, whole: bool) -> str:
@@ -302,7 +317,7 @@ def _group_text(group: object, whole: bool) -> str:
     numbers, integers or ``whole`` floats (4096.0 is group 4096 there; 2.0 stays 2.0 beside 0.5)."""
     if whole and isinstance(group, (float, np.floating)) and float(group).is_integer():
         return str(int(group))
-    return str(group)
+    return str(group).strip()
 
 
 def _run(estimator, frame, features, folds, name, group, target, fit_by, max_train_rows, balance_by, seed,
