@@ -959,3 +959,16 @@ def test_a_report_of_an_evaluation_with_nothing_predicted_says_so(tmp_path):
             "rows of their kernel or of what the model is fitted by): 3 of held-out K20.\n") in markdown
     assert "| fold |" not in markdown and not list((tmp_path / "r").glob("*.png"))
     assert json.loads(paths["json"].read_text())["evaluations"] == {"e": {"overall": None, "per_group": []}}
+
+
+def test_a_gpu_spelt_two_ways_is_one_gpu_held_out_whole():
+    """Half of the K40's rows spelt Tesla-K40 were a GPU of their own: each half trained on the other."""
+    raw = load_dataset("rodinia_nvprof")
+    raw = raw[raw["kernel"].isin(["lud_diagonal", "bpnn_adjust_weights_cuda"])].groupby(["gpu", "kernel"]).head(10)
+    mixed = raw.copy()
+    mixed.loc[mixed.index[mixed["gpu"].eq("Tesla K40")][::2], "gpu"] = "Tesla-K40"
+    table = rodinia_table(mixed)
+    assert "Tesla-K40" not in set(table["gpu"]) and set(table["gpu"]) == set(raw["gpu"])
+    evaluation = run_protocol(table, "bsp", "linear", "gpu")
+    assert "Tesla-K40" not in set(evaluation.predictions["fold"])
+    assert evaluation.per_group.loc["Tesla K40", "n"] == int(raw["gpu"].eq("Tesla K40").sum())

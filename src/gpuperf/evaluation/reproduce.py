@@ -54,6 +54,7 @@ from sklearn.feature_selection import SelectKBest
 from threadpoolctl import threadpool_limits
 
 from gpuperf.datasets import load_dataset
+from gpuperf.datasets.schema import canonical_gpus
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.evaluation.gpu_scaling import leave_one_group_out_scaling
 from gpuperf.evaluation.protocols import Evaluation, leave_one_group_out
@@ -109,8 +110,11 @@ BASELINES = ("roofline/calibrated",)
 
 def rodinia_table(frame: pd.DataFrame | None = None) -> pd.DataFrame:
     """The Rodinia nvprof table with GPU descriptors (at base clocks, the clocks these GPUs ran at:
-    :func:`~gpuperf.evaluation.tables.with_base_clocks`), BSP inputs and resource times joined."""
+    :func:`~gpuperf.evaluation.tables.with_base_clocks`), BSP inputs and resource times joined, each
+    GPU under its canonical name (``Tesla-K40`` is ``Tesla K40``: one GPU, held out whole)."""
     frame = load_dataset("rodinia_nvprof") if frame is None else frame
+    if "gpu" in frame.columns:
+        frame = frame.assign(gpu=canonical_gpus(frame["gpu"]))
     return add_resource_times(add_bsp_inputs(with_base_clocks(join_gpu_descriptors(frame, "rodinia_nvprof"))))
 
 
