@@ -180,3 +180,27 @@ def test_infinite_times_and_negative_bounds_are_refused():
         geometric_mean_relative_error([1.0, 2.0], [float("inf"), 2.0])
     with pytest.raises(GpuperfError):
         within([1.0, 2.0], [1.0, 2.0], low=-1.0, high=1.2)
+
+
+def test_gmre_is_the_stricter_reading_of_a_geometric_mean_relative_error_as_the_docs_say():
+    """exp(mean |ln(p / m)|) - 1 is never below the geometric mean of |p - m| / m (the docs compare it with
+    the Loopy paper's 0.06-0.42 on that ground); a prediction 2x too fast is off by 1.0, not 0.5."""
+    from gpuperf.cli.models_cli import METRICS_CAPTION
+    from gpuperf.evaluation.report import METRIC_GLOSSARY
+
+    assert geometric_mean_relative_error([2.0], [1.0]) == pytest.approx(1.0)
+    rng = np.random.default_rng(0)
+    measured = rng.uniform(1, 2, 200)
+    predicted = measured * np.exp(rng.normal(0, 0.4, 200))
+    ape = np.abs(predicted - measured) / measured
+    assert geometric_mean_relative_error(measured, predicted) > np.exp(np.mean(np.log(ape)))
+    for text in (METRICS_CAPTION, METRIC_GLOSSARY):
+        assert "exp(mean |ln(predicted / measured)|) - 1" in text and "kendall (tau-b)" in text
+
+
+def test_kendall_is_tau_b_with_ties_as_documented():
+    from scipy.stats import kendalltau
+
+    measured, predicted = [1, 2, 2, 3, 4, 4], [1, 1, 2, 3, 3, 5]
+    assert kendall(measured, predicted) == pytest.approx(kendalltau(measured, predicted, variant="b").statistic)
+    assert kendall(measured, predicted) != pytest.approx(kendalltau(measured, predicted, variant="c").statistic)

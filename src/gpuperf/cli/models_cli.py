@@ -715,8 +715,9 @@ def _fraction(value: float | None) -> str:
     return "undefined" if value is None else f"{value:.3g} ({value:.1%})"
 
 
-METRICS_CAPTION = ("mape, gmre, median_ape: fractions (0.10 = 10 %); within_20pct: share of predictions within "
-                   "0.8-1.2x of the measured time; spearman, kendall: rank correlations (1 = the same order; undefined "
+METRICS_CAPTION = ("mape, gmre, median_ape: fractions (0.10 = 10 %; gmre = exp(mean |ln(predicted / measured)|) - 1); "
+                   "within_20pct: share of predictions within 0.8-1.2x of the measured time; spearman, kendall "
+                   "(tau-b): rank correlations (1 = the same order; undefined "
                    "with fewer than 2 rows or one predicted or measured time for every row); "
                    "top5_overlap: share of the 5 fastest measured among the 5 fastest predicted (rows tied across the 5th "
                    "place share it; undefined with 5 rows or fewer); overall: mape, gmre, median_ape and within_20pct pool "

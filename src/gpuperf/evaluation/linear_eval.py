@@ -4,7 +4,8 @@ The model is calibrated on the measurement kernels (``gpuperf.models.linear_cali
 tested on kernels it never saw: the test kernels and the LIFT stencils, each at three sizes. Both
 sets are measured into the same store (resumable, reused on the next run). The figure of merit is
 the geometric-mean relative error per kernel, exp(mean |ln(predicted / measured)|) - 1, as the
-Loopy performance-model paper reports it (0.06 to 0.42 per GPU there).
+Loopy performance-model paper reports it (0.06 to 0.42 per GPU there; this is the stricter reading: a
+geometric mean of |predicted - measured| / measured over the same predictions is never larger).
 """
 
 from __future__ import annotations

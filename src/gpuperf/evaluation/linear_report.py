@@ -113,7 +113,9 @@ def linear_report(folder: str | Path, evaluations: Mapping[str, LinearEvaluation
         "squares on relative error (each row divided by its measured time), with sign bounds and the overlap "
         "property min(loads, stores) (gpuperf.models.linear).",
         "gmre: geometric-mean relative error per kernel, exp(mean |ln(predicted / measured)|) - 1 (0.1: off by "
-        f"10 %); the Loopy paper reports {PAPER_RANGE} per GPU; gpuperf's target is a held-out mean of at most "
+        f"10 %); the Loopy paper reports {PAPER_RANGE} per GPU (this gmre is the stricter reading: a geometric mean "
+        "of |predicted - measured| / measured over the same predictions is never larger); gpuperf's target is a "
+        "held-out mean of at most "
         f"{TARGET_GMRE:g}.",
         "Fitted weights: a weight of exactly 0 (printed 0.000) sits on its sign bound: the property adds nothing "
         "to that device's times.",

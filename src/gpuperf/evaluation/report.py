@@ -149,7 +149,8 @@ def note_html(note: str) -> str:
 METRIC_GLOSSARY = (
     "Metrics: mape = mean |measured - predicted| / measured (a fraction: 0.1 is 10 %); median_ape its median; "
     "gmre = exp(mean |ln(predicted / measured)|) - 1 (blank where a prediction is not a positive time); "
-    "within_20pct = share of predictions within 0.8-1.2x of the measured time; spearman and kendall = rank correlation of predicted and measured (blank with fewer "
+    "within_20pct = share of predictions within 0.8-1.2x of the measured time; spearman and kendall (tau-b) = "
+    "rank correlation of predicted and measured (blank with fewer "
     "than 2 rows or one predicted or measured time for every row); top5_overlap "
     "= share of the 5 fastest measured rows among the 5 fastest predicted (rows tied across the 5th place share it; "
     "blank with 5 rows or fewer). \"Overall\" error figures (n, mape, median_ape, within_20pct, gmre) pool every "
