@@ -758,3 +758,13 @@ def test_a_condition_the_known_features_settle_needs_no_unknown_one(capsys, data
     assert advice["notes"] == []  # settled: nothing assessed "as if it held"
     reasons = [item["reason"] for item in advice["not_suggested"]]
     assert (reasons == [f"does not apply: {condition} is false for this kernel"]) == (not applies)
+
+
+def test_a_bundled_profile_named_by_its_data_path_is_read_outside_a_checkout(tmp_path, monkeypatch):
+    """advise --profile data/sector_profile_h200.csv.gz was no such file run from any other folder (as
+    with an installed gpuperf), though the docs name it so."""
+    from gpuperf.decisions.profile import read_profile
+
+    monkeypatch.chdir(tmp_path)
+    row = read_profile("data/sector_profile_h200.csv.gz", row=2)
+    assert (row["kernel"], row["gpu"], row["grid.x"], row["block.x"]) == ("add_four_vectors", "H200", 16, 256)

@@ -679,3 +679,17 @@ def test_the_guided_order_depends_neither_on_the_spaces_row_order_nor_on_the_tra
                                 trains[1 - first], *argv])["order"]
               for name, first in (("space.csv", 0), ("shuffled.csv", 0), ("space.csv", 1))]
     assert len(orders[0]) >= 3 and orders[1] == orders[0] and orders[2] == orders[0]
+
+
+def test_a_bundled_table_named_by_its_data_path_is_read_outside_a_checkout(tmp_path, monkeypatch):
+    """explore, ask and tune --train refused data/NAME.csv.gz run from any other folder (as with an
+    installed gpuperf) while fit, rank and calibrate read the bundled data's file of that name."""
+    from gpuperf.decisions.space import read_space, read_table, read_training_spaces
+
+    monkeypatch.chdir(tmp_path)
+    bundled = read_table("data/stencil_spaces_pocl.csv.gz")  # a registered dataset: read as by its name
+    assert bundled.equals(read_table("stencil_spaces_pocl"))
+    space = read_space("data/stencil_spaces_pocl_25cycles.csv.gz", kernel="stencil2d")  # a table read as a file
+    assert len(space) == 64 and space.params == ["local_x", "local_y", "outputs_y", "prefetch", "unroll"]
+    spaces = read_training_spaces("data/stencil_spaces_pocl.csv.gz", space.params)
+    assert len(spaces) == 8

@@ -165,9 +165,10 @@ def read_profile(path: str | Path, row: int = 1, gpu: str | None = None) -> dict
     ``gpuperf import`` writes it, or a bundled one by its name, ``rodinia_nvprof``), or an nvprof GPU trace or Nsight
     Compute CSV as the profiler wrote it (``gpu`` names its GPU where the profile does not)."""
     from gpuperf.datasets import BUNDLED, load_dataset
+    from gpuperf.datasets.bundled import data_table
     from gpuperf.datasets.tables import PARQUET_SUFFIXES, read_csv, read_table_file
 
-    path = Path(path)
+    path = Path(path) if str(path) in BUNDLED else data_table(path)  # data/NAME.csv.gz: the bundled data's file
     if not path.exists() and str(path) in BUNDLED:
         table = load_dataset(str(path))
         if not has_geometry(table):

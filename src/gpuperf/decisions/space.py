@@ -339,12 +339,16 @@ def read_table(path: str | Path) -> pd.DataFrame:
     """A CSV (plain or gzip) or Parquet table, or a bundled dataset by name (in the dataset shape:
     ``time_s``), its GPUs by their canonical names; missing or unreadable files are one clear error."""
     from gpuperf.datasets import BUNDLED, load_dataset
-    from gpuperf.datasets.bundled import bundled_dataset_at
+    from gpuperf.datasets.bundled import bundled_dataset_at, data_table
     from gpuperf.datasets.schema import canonical_gpus
     from gpuperf.datasets.tables import read_table_file
 
-    bundled = str(path) if not Path(path).exists() and str(path) in BUNDLED else bundled_dataset_at(path)
-    frame = load_dataset(bundled) if bundled else read_table_file(path)  # a bundled file by path: as by name
+    if not Path(path).exists() and str(path) in BUNDLED:
+        frame = load_dataset(str(path))
+    else:
+        path = data_table(path)  # data/NAME.csv.gz outside a checkout: the bundled data's file of that name
+        bundled = bundled_dataset_at(path)
+        frame = load_dataset(bundled) if bundled else read_table_file(path)  # a bundled file by path: as by name
     if "gpu" in frame.columns:
         frame = frame.assign(gpu=canonical_gpus(frame["gpu"]))  # one GPU spelt two ways is one GPU
     return frame
@@ -368,9 +372,9 @@ def with_literal_texts(frame: pd.DataFrame, path: str | Path, columns: Sequence[
     from gpuperf.datasets.kernel_tuner import CACHE_SUFFIXES
     from gpuperf.datasets.tables import PARQUET_SUFFIXES
 
-    from gpuperf.datasets.bundled import bundled_dataset_at
+    from gpuperf.datasets.bundled import bundled_dataset_at, data_table
 
-    path = Path(path)
+    path = data_table(path)  # the file read_table read
     name = path.name.lower()
     if not path.is_file() or name.endswith((*PARQUET_SUFFIXES, *CACHE_SUFFIXES)) or bundled_dataset_at(path):
         return frame  # a bundled table's file was read as the dataset, not as its rows
