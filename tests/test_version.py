@@ -65,3 +65,29 @@ def test_a_copy_of_the_same_version_beside_this_checkouts_editable_install_says_
     done = subprocess.run([sys.executable, "-c", PRINT_VERSION, str(tmp_path / "src")],  # site-packages kept
                           capture_output=True, text=True, check=True)
     assert done.stdout.strip() == f"{gpuperf.__version__}+source" and "+" not in gpuperf.__version__
+
+
+def _tree(tmp_path: Path, folder: str, pyproject: bytes) -> Path:
+    package = tmp_path / folder / "gpuperf"
+    package.mkdir(parents=True)
+    (tmp_path / "pyproject.toml").write_bytes(pyproject)
+    return package
+
+
+def test_a_source_trees_version_is_gpuperfs_own_pyproject_only(tmp_path) -> None:
+    """A wheel installed with pip --target into a project's folder reported that project's version as its own
+    (into saved models and cache keys), and a pyproject there that is not UTF-8 made import gpuperf fail."""
+    ours = b'[project]\nname = "gpuperf"\nversion = "9.8.7"\n'
+    assert gpuperf._source_tree_version(_tree(tmp_path / "a", "src", ours)) == "9.8.7"
+    assert gpuperf._source_tree_version(_tree(tmp_path / "b", "vendor", ours)) is None  # no src/: not a checkout
+    theirs = b'[project]\nname = "webshop"\nversion = "2.0.0"\n'
+    assert gpuperf._source_tree_version(_tree(tmp_path / "c", "src", theirs)) is None
+    assert gpuperf._source_tree_version(_tree(tmp_path / "d", "src", b"[project]\nname = '\xe9'\n")) is None
+
+
+def test_a_wheel_installed_into_another_projects_folder_does_not_take_its_version(tmp_path) -> None:
+    shutil.copytree(ROOT / "src" / "gpuperf", tmp_path / "vendor" / "gpuperf", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "pyproject.toml").write_bytes(b'[project]\nname = "webshop"\nversion = "2.0.0"  # caf\xe9\n')
+    done = subprocess.run([sys.executable, "-S", "-c", PRINT_VERSION, str(tmp_path / "vendor")],
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "0.0.0+source"  # -S: no installed distribution to name one either

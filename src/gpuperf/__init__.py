@@ -6,14 +6,18 @@ from importlib.metadata import version as _installed_version
 from pathlib import Path as _Path
 
 
-def _source_tree_version() -> str | None:
-    """The version in the ``pyproject.toml`` of the source tree this module is in; None outside one."""
+def _source_tree_version(package: _Path = _Path(__file__).resolve().parent) -> str | None:
+    """The version in the ``pyproject.toml`` of gpuperf's source tree ``package`` is in (``ROOT/src/gpuperf``
+    beside ``ROOT/pyproject.toml``, whose project is gpuperf); None outside one, such as a wheel installed
+    into a folder of another project, whose own pyproject names another version."""
     import tomllib
 
+    if package.parent.name != "src":
+        return None
     try:
-        pyproject = _Path(__file__).resolve().parents[2] / "pyproject.toml"
-        return str(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"])
-    except (OSError, KeyError, TypeError, tomllib.TOMLDecodeError):
+        project = tomllib.loads((package.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+        return str(project["version"]) if project["name"] == "gpuperf" else None
+    except (OSError, KeyError, TypeError, ValueError):  # ValueError: TOML's, or text that is not UTF-8
         return None
 
 
