@@ -37,6 +37,25 @@ def test_datasets_table_names_sources_and_licenses(capsys):
     assert "221053" in out and "CC BY 4.0" in out and "AutoTuningAssociation/benchmark_hub" in out
 
 
+def test_datasets_names_the_folder_its_files_are_in(capsys, monkeypatch, tmp_path):
+    """datasets pointed to data/README.md, which an installed gpuperf has no data/ folder for: it names the
+    folder the bundled data lies in, and --json each file's absolute path."""
+    from gpuperf.datasets import bundled
+
+    monkeypatch.setattr(bundled, "_bundled", lambda name, raw: pd.DataFrame({"kernel": ["k"], "gpu": ["g"]}))  # fast
+    assert main(["datasets", "--json"]) == 0
+    paths = [Path(row["path"]) for row in json.loads(capsys.readouterr().out)]
+    assert paths == [(data_dir() / info.file).resolve() for info in BUNDLED.values()] and all(p.is_file() for p in paths)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GPUPERF_DATA_DIR", "mine")  # relative to the working folder: listed absolute
+    assert main(["datasets", "--json"]) == 0
+    first = next(iter(BUNDLED.values()))
+    assert json.loads(capsys.readouterr().out)[0]["path"] == str(tmp_path.resolve() / "mine" / first.file)
+    assert main(["datasets"]) == 0
+    out = capsys.readouterr().out
+    assert f"(LICENSES.md), in {tmp_path.resolve() / 'mine'}\n" in out and "data/README.md" not in out
+
+
 def gzip_named(path: Path) -> bytes:
     """The file name a gzip header holds (RFC 1952: FNAME, after the ten-byte header)."""
     data = path.read_bytes()

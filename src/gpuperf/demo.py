@@ -574,7 +574,7 @@ def h100_sweep_section(report: DemoReport) -> None:
         "Launch geometry on an H100 (bundled sweep)",
         f"`gpuperf geometry-sweep --table data/{judged.file}`: grid-stride saxpy and polynomial loops measured on an "
         f"NVIDIA H100 ({judged.descriptor.name}, {judged.descriptor.sms} SMs) over a (threads, blocks) grid at trip counts {trips}, "
-        f"{len(judged.measured)} points, every output verified (data/README.md); judged here without a GPU, each "
+        f"{len(judged.measured)} points, every output verified (the bundled data's README.md); judged here without a GPU, each "
         "policy on its exact measured pick, the model trained on the other loop's sweep (report with the time "
         "maps: [geometry/sweep_h100/report.md](geometry/sweep_h100/report.md)). Each cell: the geometric-mean "
         "speedup over LLVM's default, then the choices within 10 % of the best, of how many.\n\n"

@@ -75,8 +75,9 @@ def import_command(
 def datasets_command(
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON (with kernel and GPU names)."),
 ) -> None:
-    """List the bundled datasets: rows, kernels, GPUs, source and license."""
+    """List the bundled datasets: rows, kernels, GPUs, source and license, and the folder they are in."""
     from gpuperf.datasets import dataset_summary
+    from gpuperf.datasets.bundled import data_dir
 
     summary = dataset_summary()
     if as_json:
@@ -85,6 +86,7 @@ def datasets_command(
     columns = ["name", "rows", "kernels", "gpus", "license"]
     rows = [{c: row[c] for c in columns} for row in summary]
     print_table(rows, title="Bundled datasets (gpuperf datasets --json for more)")
+    print(f"Files, with their provenance (README.md) and licences (LICENSES.md), in {data_dir().resolve()}")
     by_source: dict[str, list[str]] = {}
     for row in summary:
         by_source.setdefault(row["source"], []).append(row["name"])

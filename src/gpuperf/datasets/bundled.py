@@ -31,10 +31,10 @@ SCHOONHOVEN = (
     'GPU kernels", IEEE TEVC; data: github.com/schoonhovenrichard/GPU_benchmarking_paper'
 )
 BENCHMARK_HUB = "Kernel Tuner benchmark hub: github.com/AutoTuningAssociation/benchmark_hub"
-GPUPERF = "measured by gpuperf on this project's machine (data/README.md, the .provenance.json beside the file)"
-GPUPERF_H100 = ("measured by gpuperf on an NVIDIA H100 80GB HBM3 (data/README.md, the .provenance.json beside "
-                "the file)")
-GPUPERF_H200 = "measured by gpuperf on an NVIDIA H200 (data/README.md, the .provenance.json beside the file)"
+PROVENANCE = "(the bundled data's README.md, the .provenance.json beside the file)"  # gpuperf datasets names the folder
+GPUPERF = f"measured by gpuperf on this project's machine {PROVENANCE}"
+GPUPERF_H100 = f"measured by gpuperf on an NVIDIA H100 80GB HBM3 {PROVENANCE}"
+GPUPERF_H200 = f"measured by gpuperf on an NVIDIA H200 {PROVENANCE}"
 
 def _gpuperf_export(raw: pd.DataFrame, where: str, source: str) -> pd.DataFrame:
     """A table gpuperf exported from its measurement store: in the dataset shape already; its
@@ -391,7 +391,8 @@ def _load_file(path: Path, raw: bool) -> pd.DataFrame:
 
 
 def dataset_summary() -> list[dict]:
-    """Per bundled table: name, rows, kernels, GPUs (counted from the files), source and license."""
+    """Per bundled table: name, rows, kernels, GPUs (counted from the files), its file's absolute path,
+    source and license."""
     rows = []
     for info in BUNDLED.values():
         frame = _bundled(info.name, False)
@@ -406,6 +407,7 @@ def dataset_summary() -> list[dict]:
                 "kernel_names": kernels,
                 "gpu_names": gpus,
                 "file": info.file,
+                "path": str((data_dir() / info.file).resolve()),
                 "description": info.description,
                 "units": info.units,
                 "source": info.source,

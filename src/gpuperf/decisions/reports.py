@@ -507,7 +507,7 @@ def geometry_study(folder: str | Path, echo: Echo = lambda line: None,
     note = ("The policies' threads and blocks judged together on measured (threads, blocks) sweeps of two "
             "parallel loops: on an NVIDIA H100 ([sweep_h100/report.md](sweep_h100/report.md)) and on pocl's "
             "CPU OpenCL device ([sweep/report.md](sweep/report.md)).")
-    data = f"Block-shape choices from the bundled tables {', '.join(TABLES)} (see data/README.md)."
+    data = f"Block-shape choices from the bundled tables {', '.join(TABLES)} (provenance: the bundled data's README.md; gpuperf datasets shows where)."
     echo("geometry: timing each policy's cost per call")
     kernel_times = np.concatenate([table.frame["time"].to_numpy(dtype=float) for table in tables])
     costs = cost_table(policy_costs(number=cost_calls), kernel_times)

@@ -122,7 +122,7 @@ def linear_report(folder: str | Path, evaluations: Mapping[str, LinearEvaluation
     ]
     if tables:
         notes.append("Bundled tables: " + ", ".join(f"{name}: data/{file}" for name, file in tables.items())
-                     + " (measured by gpuperf; see data/README.md for provenance).")
+                     + " (measured by gpuperf; provenance in the bundled data's README.md, gpuperf datasets shows where).")
     return write_report(
         folder, "Linear count model (Stevens & Klöckner)",
         evaluations={device: as_evaluation(device, evaluation) for device, evaluation in evaluations.items()},
