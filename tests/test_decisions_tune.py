@@ -1234,6 +1234,24 @@ def test_a_space_with_a_parameter_named_problem_size_explores_as_before(tmp_path
     assert all(looks_like_rate(name) for name in ("items_per_s", "GFLOPS/W", "speedup"))
 
 
+RATE_SPELLINGS = ("GFLOP_s", "TFLOP_s", "GB_s", "GBps", "gbps", "dram_gbps", "MB_sec", "bytes_s", "Mpixels_s", "GiB_s",
+                  "GFLOP/s", "gflops", "items_per_s")
+TIME_SPELLINGS = ("time_s", "time_ms", "time", "runtime_s", "median_s", "duration_us", "time_sec", "kernel_time_s",
+                  "compile_time_s", "elapsed_ms", "time_ns", "t_s", "b_s", "steps_s", "bs", "bytes", "loops")
+
+
+def test_a_rate_spelt_without_a_slash_is_refused_as_target_and_a_time_is_not(tmp_path):
+    """GFLOP_s, GB_s, GBps were minimised as if times (every figure then describing the slowest configuration)."""
+    from gpuperf.decisions.space import looks_like_rate, read_space
+
+    assert [name for name in RATE_SPELLINGS if not looks_like_rate(name)] == []
+    assert [name for name in TIME_SPELLINGS if looks_like_rate(name)] == []
+    pd.DataFrame({"bs": [16, 32], "GFLOP_s": [5.0, 7.0], "time_s": [2.0, 1.0]}).to_csv(tmp_path / "t.csv", index=False)
+    with pytest.raises(GpuperfError, match="--target GFLOP_s looks like a rate"):
+        read_space(tmp_path / "t.csv", ["bs"], "GFLOP_s")
+    assert len(read_space(tmp_path / "t.csv", ["bs"], "time_s")) == 2
+
+
 def test_a_seed_near_the_largest_scikit_learn_takes_wraps_instead_of_failing_midway():
     """--seed 4294967295 passed seed + step to scikit-learn, which refuses seeds of 2**32 and more."""
     configs = grid((5, 5)).configs

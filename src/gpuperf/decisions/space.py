@@ -9,6 +9,7 @@ column of one value): exploration then weighs other GPUs' data by how alike the 
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -236,14 +237,20 @@ def _bad_time_error(frame: pd.DataFrame, target: str, row: int, where: str,
                         f"(nor a failure: a status other than ok, or {', '.join(FAILURE_NAMES)})")
 
 
+# A unit of work or data, then a second, as a column name spells a rate without "/": GB_s, GBps,
+# items_s, Mpixels_sec (a bare "b" needs its prefix: kb, MB, GiB; a time such as time_s names no unit).
+_RATE_SPELLING = re.compile(r"(?:^|[^a-z])(?:[kmgtpe]i?b|(?:[kmgtpe]i?)?(?:bytes?|ops?|items?|pts?|pixels?|elements?))"
+                            r"(?:[_ ](?:s|sec)|ps)$")
+
+
 def looks_like_rate(column: str) -> bool:
-    """A column whose name says higher is better (``GFLOP/s``, ``gflops``, ``bytes_per_second``,
-    ``items_per_s``, ``GFLOPS/W`` (Kernel Tuner's energy metric), ``throughput``, ``bandwidth``,
-    ``speedup``, ``efficiency``)."""
+    """A column whose name says higher is better (``GFLOP/s``, ``GFLOP_s``, ``gflops``, ``GB_s``,
+    ``GBps``, ``bytes_per_second``, ``items_per_s``, ``GFLOPS/W`` (Kernel Tuner's energy metric),
+    ``throughput``, ``bandwidth``, ``speedup``, ``efficiency``); a time (``time_s``, ``duration_us``) is none."""
     name = str(column).lower().strip()
-    return (name.endswith(("/s", "/sec", "per_second", "per_sec", "_per_s", "flops", "flop/s", "gb/s", "/w",
-                           "per_watt", "per_joule", "/j"))
-            or any(word in name for word in ("throughput", "bandwidth", "speedup", "efficiency")))
+    return (name.endswith(("/s", "/sec", "per_second", "per_sec", "_per_s", "/w", "per_watt", "per_joule", "/j"))
+            or _RATE_SPELLING.search(name) is not None
+            or any(word in name for word in ("flop", "throughput", "bandwidth", "speedup", "efficiency")))
 
 
 def without_unparameterised_rows(frame: pd.DataFrame, params: Sequence[str], where: str) -> pd.DataFrame:
