@@ -1134,3 +1134,38 @@ def test_the_kept_fit_is_not_reused_for_the_same_rows_at_other_times():
         explorer = make_explorer(space, train, None, True, 0, 2)
         explorer.next(measured, one)
         assert explorer.next(measured, other) == make_explorer(space, train, None, True, 0, 2).next(measured, other)
+
+
+def two_gpus_table(repeat_on_p100: bool, extra: dict | None = None) -> pd.DataFrame:
+    """Six configurations of (a, b) measured on a K20 and a P100, the P100's first row twice where asked."""
+    configs = pd.DataFrame(list(itertools.product([1, 2, 4], ["x", "y"])), columns=["a", "b"])
+    k20 = configs.assign(time_ms=[1.0, 2, 3, 4, 5, 6], gpu="K20")
+    p100 = configs.assign(time_ms=[6.0, 5, 4, 3, 2, 1], gpu="P100", **(extra or {}))
+    if repeat_on_p100:
+        p100 = pd.concat([p100, p100.iloc[[0]].assign(time_ms=6.5)])
+    return pd.concat([k20, p100], ignore_index=True)
+
+
+def test_a_training_table_repeating_one_gpus_configuration_is_refused_not_trained_without_that_gpu(tmp_path):
+    """A GPU whose rows repeated a configuration was taken for another kernel's space and silently left out."""
+    from gpuperf.decisions.space import read_training_spaces
+
+    two_gpus_table(repeat_on_p100=True).to_csv(tmp_path / "t.csv", index=False)
+    with pytest.raises(GpuperfError, match=r"t\.csv \(Tesla P100[^)]*\): line 14: configuration 1,x appears twice"):
+        read_training_spaces(tmp_path / "t.csv", ["a", "b"], "time_ms")
+    two_gpus_table(repeat_on_p100=False).to_csv(tmp_path / "t.csv", index=False)
+    assert len(read_training_spaces(tmp_path / "t.csv", ["a", "b"], "time_ms")) == 2
+
+
+def test_a_training_group_tuned_over_more_parameters_is_left_out_with_a_note_naming_it(tmp_path):
+    from gpuperf.decisions.space import read_training_spaces
+
+    table = two_gpus_table(repeat_on_p100=True)
+    table["c"] = np.where(table.index == len(table) - 1, 2, 1)  # the P100's repeat differs in c: another space
+    table.to_csv(tmp_path / "t.csv", index=False)
+    with pytest.warns(GpuperfNote, match=r"t\.csv: left out 1 group\(s\) whose configurations repeat.*: Tesla P100"):
+        spaces = read_training_spaces(tmp_path / "t.csv", ["a", "b"], "time_ms")
+    assert [space.gpu for space in spaces] == ["Tesla K20"]
+    table.assign(a=np.where(table["gpu"] == "P100", np.nan, table["a"])).to_csv(tmp_path / "u.csv", index=False)
+    with pytest.warns(GpuperfNote, match=r"u\.csv: left out 1 group\(s\) without the parameters a, b: Tesla P100"):
+        assert len(read_training_spaces(tmp_path / "u.csv", ["a", "b"], "time_ms")) == 1

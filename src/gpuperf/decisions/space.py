@@ -220,6 +220,19 @@ def space_from_frame(
     return Space(params, configs, times, where, extra, gpu, target)
 
 
+def differing_columns(frame: pd.DataFrame, keys: pd.Series, row: int, used: Sequence[str],
+                      outcomes: Sequence[str] = ("variant",)) -> list[str]:
+    """The columns other than ``used`` in which the rows with ``row``'s configuration key differ,
+    leaving out what was measured (times, rates, a status, ``outcomes``) rather than how they differ."""
+    from gpuperf.datasets.schema import MEASUREMENT_OUTCOMES, STATUS
+
+    same = frame[keys == keys.iloc[row]].drop(columns=[c for c in used if c in frame.columns])
+    measured = {*outcomes, STATUS, *MEASUREMENT_OUTCOMES}
+    return [str(c) for c in same.columns
+            if same[c].astype(str).nunique() > 1 and str(c) not in measured
+            and not str(c).startswith("time") and not str(c).endswith("_s") and not looks_like_rate(c)]
+
+
 def _bad_time_error(frame: pd.DataFrame, target: str, row: int, where: str,
                     status_column: str | None = "status") -> GpuperfError:
     """The error for row ``row``'s time: empty (a configuration not measured yet) or not a positive number."""
@@ -317,13 +330,7 @@ def _several_kernels(frame: pd.DataFrame) -> str:
 def _why_twice(frame: pd.DataFrame, keys: pd.Series, row: int, used: list[str]) -> str:
     """The columns in which the rows of a repeated configuration differ: a parameter left out of
     --params, or a second kernel or problem size in one table."""
-    from gpuperf.datasets.schema import MEASUREMENT_OUTCOMES, STATUS
-
-    same = frame[keys == keys.iloc[row]].drop(columns=[c for c in used if c in frame.columns])
-    outcomes = {"variant", STATUS, *MEASUREMENT_OUTCOMES}  # what was measured, not how configurations differ
-    differing = [str(c) for c in same.columns
-                 if same[c].astype(str).nunique() > 1 and str(c) not in outcomes
-                 and not str(c).startswith("time") and not str(c).endswith("_s") and not looks_like_rate(c)]
+    differing = differing_columns(frame, keys, row, used)
     if not differing:
         return ""
     return (f" (its rows differ in {', '.join(differing[:3])}: a parameter missing from --params, or one table "
@@ -593,26 +600,54 @@ def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], targe
     if not by:
         return _unless_all_failed(lambda: space_from_frame(frame, params, column, where))
     spaces, left_out, repeated = [], np.zeros(len(frame), dtype=bool), None
+    without, other_spaces = [], []  # the groups left out: without the parameters, tuned over more of them
     groups = frame.groupby(by, sort=True, dropna=False)  # a row without a label or size is a group of its own too
     numbers = groups.ngroup().to_numpy()
     for number, (key, part) in enumerate(groups):
         positions = np.flatnonzero(numbers == number)
-        if not all(p in part.columns and part[p].notna().any() for p in params):
-            continue
-        none = unparameterised_rows(part, params)  # noted once for the whole table, below
         names = [f"{c}={plain_value(v)}" if c in size_columns else str(v)
                  for c, v in zip(by, key if isinstance(key, tuple) else (key,)) if not pd.isna(v)]
-        if part[~none].duplicated(subset=list(params)).any():  # tuned over more parameters: another kernel's space
-            repeated = repeated or (part[~none], f"{where} ({', '.join(names)})")
+        group = ", ".join(names)
+        if not all(p in part.columns and part[p].notna().any() for p in params):
+            without.append(group)
+            continue
+        none = unparameterised_rows(part, params)  # noted once for the whole table, below
+        if _repeats_configurations(part[~none], params, column, f"{where} ({group})"):  # another kernel's space
+            repeated = repeated or (part[~none], f"{where} ({group})")
+            other_spaces.append(group)
             continue
         left_out[positions[none]] = True
-        spaces += _unless_all_failed(lambda: space_from_frame(part[~none], params, column,
-                                                               f"{where} ({', '.join(names)})"))
+        spaces += _unless_all_failed(lambda: space_from_frame(part[~none], params, column, f"{where} ({group})"))
     if left_out.any():
         _note_unparameterised(frame, left_out, where)
     if not spaces:
         raise _no_training_space(where, params, column, repeated)
+    _note_left_out_groups(where, without, f"without the parameters {', '.join(params)}")
+    _note_left_out_groups(where, other_spaces, "whose configurations repeat, differing in other columns (tuned "
+                          "over more parameters than --params names: another kernel's space)")
     return spaces
+
+
+def _repeats_configurations(part: pd.DataFrame, params: Sequence[str], column: str, group: str) -> bool:
+    """Whether a training group repeats a configuration in rows that differ in another column (a
+    parameter not in ``params``: another kernel's space); one repeated exactly, differing in nothing
+    but what was measured, is an error, as in a space."""
+    keys = configuration_keys(part.reset_index(drop=True), params)
+    repeats = keys.duplicated().to_numpy()
+    if not repeats.any():
+        return False
+    row = int(np.flatnonzero(repeats)[0])
+    if differing_columns(part.reset_index(drop=True), keys, row, [*params, column], outcomes=()):
+        return True
+    raise GpuperfError(f"{group}: {row_location(part, row)}: configuration {keys.iloc[row]} appears twice (the same "
+                       "configuration measured twice; keep one row of it)")
+
+
+def _note_left_out_groups(where: str, groups: Sequence[str], why: str) -> None:
+    """One note naming the groups of a training table left out of the training, and why."""
+    if groups:
+        shown = "; ".join(groups[:4]) + (f"; and {len(groups) - 4} more" if len(groups) > 4 else "")
+        warnings.warn(GpuperfNote(f"{where}: left out {len(groups)} group(s) {why}: {shown}"), stacklevel=4)
 
 
 class AllFailed(GpuperfError):
