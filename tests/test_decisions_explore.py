@@ -1169,3 +1169,23 @@ def test_a_training_group_tuned_over_more_parameters_is_left_out_with_a_note_nam
     table.assign(a=np.where(table["gpu"] == "P100", np.nan, table["a"])).to_csv(tmp_path / "u.csv", index=False)
     with pytest.warns(GpuperfNote, match=r"u\.csv: left out 1 group\(s\) without the parameters a, b: Tesla P100"):
         assert len(read_training_spaces(tmp_path / "u.csv", ["a", "b"], "time_ms")) == 1
+
+
+def test_the_guided_search_is_the_same_whatever_order_the_training_spaces_come_in():
+    """The other GPUs' columns entered the extra-trees features in the order of the --train file names, so
+    the same tables renamed gave other predictions and other figures."""
+    configs = pd.DataFrame(list(itertools.product(range(6), range(6), range(4))), columns=["x", "y", "z"])
+    rng = np.random.default_rng(3)
+
+    def measured(gpu: str | None, scale: float) -> Space:
+        times = 1 + (configs["x"] - 5 * scale) ** 2 + scale * (configs["y"] - 2) ** 2 + configs["z"] * scale
+        return Space(["x", "y", "z"], configs, (times * rng.uniform(0.8, 1.2, len(configs))).to_numpy(),
+                     f"{gpu}.csv", gpu=gpu)
+
+    space = measured("V100", 0.5)
+    train = [measured("K20", 0.1), measured("P100", 0.9), measured("RTX 2070 Super", 0.3), measured(None, 0.7)]
+    picked = list(np.random.default_rng(0).permutation(len(configs))[:15])
+    first, second = (make_explorer(space, [train[i] for i in order]) for order in ([0, 1, 2, 3], [3, 2, 0, 1]))
+    predicted = [explorer.model_prediction(picked, space.times)[0] for explorer in (first, second)]
+    assert np.array_equal(*predicted)
+    assert first.next(picked, space.times) == second.next(picked, space.times)

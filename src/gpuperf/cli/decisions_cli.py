@@ -121,7 +121,8 @@ def other_gpus_spaces(space, train: list[str], target: str | None, size_columns:
     """The ``--train`` tables' spaces (one per size in ``size_columns`` too), leaving out (with a
     note) any of the space's own kernel, GPU and size, or holding its own times; from a table of
     several kernels that holds the space's own kernel, only that kernel's spaces (the same kernel
-    measured elsewhere). The tables are read in the order of their names, each once."""
+    measured elsewhere). The tables are read in the order of their names, each once (the search
+    orders their spaces by content: :func:`~gpuperf.decisions.exploration.in_content_order`)."""
     from gpuperf.decisions.exploration import measured_elsewhere
     from gpuperf.decisions.space import read_training_spaces
     from gpuperf.decisions.training import same_kernel_where_held, sharing_configurations

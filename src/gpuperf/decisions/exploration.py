@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from gpuperf.datasets.schema import canonical_gpu
 from gpuperf.decisions.explorers import OnlineSearch, PlainTransfer, StaticModel, TransferGuided, run_search
 from gpuperf.decisions.gpu_similarity import prior_weights
 from gpuperf.decisions.search_metrics import (
@@ -86,6 +87,7 @@ def make_explorer(
         if not refit:
             raise GpuperfError("without --train tables the exploration must refit as it measures (drop --no-refit)")
         return OnlineSearch(parameter_features(space.configs, space.params), model, seed, initial, start)
+    train = in_content_order(train)  # the search learns alike whatever order the tables came in
     transfer = transfer_matrix(space, train)
     if refit:
         require_shared_configurations(space, train, transfer)
@@ -96,6 +98,18 @@ def make_explorer(
     encoded = parameter_features(pd.concat(tables, ignore_index=True), space.params)
     features, *train_features = np.split(encoded, np.cumsum([len(t) for t in tables])[:-1])
     return StaticModel(features, transfer, train_features, [t.performance for t in train], model, seed)
+
+
+def in_content_order(train: Sequence[Space]) -> list[Space]:
+    """``train`` ordered by what the spaces hold (canonical GPU name, then size and times, then
+    where they came from), not by file names or a table's grouping: the extra-trees features take
+    the other GPUs' columns in this order, so another order gave other figures."""
+    def key(other: Space) -> tuple:
+        times = other.times[np.isfinite(other.times)]
+        return ("" if other.gpu is None else canonical_gpu(other.gpu), str(other.gpu or ""), len(other),
+                float(np.sum(np.sort(times))), other.where)
+
+    return sorted(train, key=key)
 
 
 def measured_elsewhere(space: Space, train: Sequence[Space], size_columns: Sequence[str] = (),
@@ -129,7 +143,8 @@ def default_model(with_train: bool, refit: bool) -> str:
 
 def plain_transfer_order(space: Space, train: Sequence[Space], budget: int | None = None) -> list[int]:
     """Plain transfer's evaluation order (until the best, or ``budget`` evaluations)."""
-    explorer = PlainTransfer(transfer_matrix(space, train), parameter_features(space.configs, space.params))
+    explorer = PlainTransfer(transfer_matrix(space, in_content_order(train)),
+                             parameter_features(space.configs, space.params))
     return run_search(explorer, space.times, budget or len(space))
 
 
