@@ -1703,6 +1703,31 @@ def test_megaflops_and_slowdowns_are_no_default_features():
     assert is_default_feature("gpu_peak_f32_gflops")
 
 
+def test_a_tables_own_gpu_prefixed_times_rates_and_energies_are_no_default_features():
+    """Any gpu_* name escaped the time, rate and energy exclusions: a user's gpu_ms (the time x 1e3)
+    gave leave-one-gpu-out a MAPE of 4e-8 and predict-table --gpu the profiled GPU's time."""
+    from gpuperf.datasets.join import descriptor_columns
+    from gpuperf.evaluation.feature_columns import is_default_feature
+    from gpuperf.evaluation.tables import join_gpu_descriptors
+
+    for name in ("gpu_ms", "gpu_kernel_s", "gpu_gflops", "gpu_GBps", "gpu_energy_j", "gpu_power_w"):
+        assert not is_default_feature(name), name
+    for name in ("gpu_clock_mhz", "gpu_clock_hz", "gpu_boost_clock_mhz", "gpu_peak_f32_gflops", "gpu_sms"):
+        assert is_default_feature(name), name
+    joined = join_gpu_descriptors(pd.DataFrame({"gpu": ["K20", "GTX 970"], "gpu_ms": [1.0, 2.0]}))
+    assert {c for c in joined.columns if c.startswith("gpu_")} == descriptor_columns() | {"gpu_ms"}
+
+
+def test_a_tables_gpu_ms_column_tells_evaluate_nothing_of_the_held_out_gpus_time(tmp_path, capsys):
+    frame = generic_table()
+    frame["gpu_ms"] = frame["time_s"] * 1e3
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    assert main(["evaluate", str(tmp_path / "t.csv"), "--model", "lr", "--protocol", "leave-one-gpu-out",
+                 "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["features"] == ["x1", "x2", "x3", "x4"] and report["overall"]["mape"] > 0.01
+
+
 def test_a_single_problem_size_is_named_as_the_result_tables_name_sizes(tmp_path, capsys):
     table = tmp_path / "one_size.csv"
     table.write_text("kernel,gpu,n,x,time_s\na,K20,4096.0,1,1e-3\na,K40,4096.0,2,2e-3\nb,K20,4096.0,1,1e-2\n")

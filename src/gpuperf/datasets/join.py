@@ -6,9 +6,19 @@ import pandas as pd
 
 from gpuperf.datasets.schema import row_location
 from gpuperf.errors import GpuperfError
-from gpuperf.hardware.specs import get_gpu
+from gpuperf.hardware.specs import NUMERIC_FIELDS, get_gpu
 
 GPU_COLUMN = "gpu"
+# The gpu_* columns a descriptor join adds beyond the descriptor's numeric fields: GpuSpec.as_features'
+# derived ones, gpu_feature_table's clock and join_gpu_descriptors' architecture (a name).
+DERIVED_DESCRIPTOR_COLUMNS = ("gpu_compute_capability", "gpu_cores", "gpu_flops_per_byte", "gpu_clock_mhz",
+                              "gpu_clock_hz", "gpu_architecture")
+
+
+def descriptor_columns() -> frozenset[str]:
+    """The ``gpu_*`` columns a GPU descriptor join produces (:func:`gpu_feature_table`,
+    :func:`gpuperf.evaluation.tables.join_gpu_descriptors`); other ``gpu_*`` names are a table's own."""
+    return frozenset(f"gpu_{name}" for name in NUMERIC_FIELDS) | frozenset(DERIVED_DESCRIPTOR_COLUMNS)
 
 
 def gpu_feature_table(names) -> pd.DataFrame:

@@ -11,7 +11,9 @@ Default features: every numeric column except
   and Nsight Compute's ``gpu__time_*`` metrics (``gpu__time_active.sum``); ``time_steps`` is not one;
   a name ending in a time unit (``latency_ms``, ``kernel_us``, ``mean (ms)``, ``latency_s``; not a rate's
   ``gb_s``) or starting with one and ``per`` (``ms_per_iter``), and ``latency`` or ``wall`` as a word;
-  what is computed from the time outside the GPU descriptors: ``GBps``, ``TFLOPS``, ``GFLOPS``, ``speedup``;
+  what is computed from the time: ``GBps``, ``TFLOPS``, ``GFLOPS``, ``speedup``; a GPU descriptor
+  column (:func:`~gpuperf.datasets.join.descriptor_columns`: ``gpu_clock_mhz``, ``gpu_peak_f32_gflops``)
+  is none of these, but a table's own ``gpu_*`` column is judged by its name like any other (``gpu_ms``);
 - profiler metrics computed from the elapsed time (throughputs, utilisations, IPC, elapsed and
   active cycles, shares of a peak or of the elapsed time such as ``flop_sp_efficiency``,
   ``sm_efficiency``, ``Mem Busy`` and ``*.pct_of_peak_sustained_elapsed``: with a count they give
@@ -41,6 +43,7 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 import pandas as pd
 
+from gpuperf.datasets.join import descriptor_columns
 from gpuperf.datasets.schema import MEASUREMENT_OUTCOMES, row_location, variant_parameters
 from gpuperf.errors import GpuperfNote, clipped
 from gpuperf.evaluation.tables import is_timing_derived
@@ -80,8 +83,9 @@ def is_default_feature(column: str, parameters: Sequence[str] = ()) -> bool:
     if name in parameters:
         return True
     per_second = "/s" in name or PER_SECOND.search(name) is not None  # a rate: the time in disguise
-    observed = OBSERVED.search(name) is not None and not name.startswith("gpu_")  # gpu_*: GPU descriptors
-    timed = not name.startswith("gpu_") and (TIME_UNIT_NAMED.search(name) or FROM_TIME.search(name)) is not None
+    descriptor = name in descriptor_columns()  # a clock or peak of the GPU, not of the run (a table's gpu_ms is)
+    observed = OBSERVED.search(name) is not None and not descriptor
+    timed = not descriptor and (TIME_UNIT_NAMED.search(name) or FROM_TIME.search(name)) is not None
     return (name not in KEYS_AND_OUTCOMES and name not in LAUNCH_BOOKKEEPING and name not in MEASUREMENT_OUTCOMES
             and not per_second and not observed and not timed and not is_measured_time(name)
             and not is_timing_derived(name)
