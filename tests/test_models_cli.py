@@ -1274,6 +1274,21 @@ def test_shares_of_a_peak_or_of_the_elapsed_time_are_no_default_features():
         assert is_default_feature(name), name
 
 
+def test_ipc_by_any_profilers_name_is_no_default_feature_and_plain_counts_stay():
+    """ncu's *.per_cycle_active IPCs, nvprof's eligible_warps_per_cycle and active_warps_pm and ncu's
+    "Warp Cycles Per Issued Instruction" were default features: with a count they give the time away."""
+    from gpuperf.evaluation.feature_columns import is_default_feature
+    from gpuperf.evaluation.tables import is_timing_derived
+
+    for name in ("sm__inst_executed.avg.per_cycle_active", "smsp__inst_issued.avg.per_cycle_active",
+                 "smsp__issue_active.avg.per_cycle_active", "eligible_warps_per_cycle", "active_warps_pm",
+                 "Warp Cycles Per Issued Instruction", "Warp Cycles Per Executed Instruction"):
+        assert is_timing_derived(name) and not is_default_feature(name), name
+    for name in ("inst_executed", "inst_issued1", "gld_request", "gst_request", "warps_launched",
+                 "smsp__inst_executed.sum", "active_warps_per_sm", "achieved_occupancy", "instructions_per_warp"):
+        assert not is_timing_derived(name) and is_default_feature(name), name
+
+
 @pytest.mark.parametrize(("name", "profiler"), [("nvprof_gpu_trace.csv", "nvprof"), ("ncu_details.csv", "ncu"),
                                                 ("ncu_raw.csv", "ncu")])
 @pytest.mark.parametrize("bare", [False, True])

@@ -14,7 +14,8 @@ Default features: every numeric column except
   what is computed from the time: ``GBps``, ``TFLOPS``, ``GFLOPS``, ``speedup``; a GPU descriptor
   column (:func:`~gpuperf.datasets.join.descriptor_columns`: ``gpu_clock_mhz``, ``gpu_peak_f32_gflops``)
   is none of these, but a table's own ``gpu_*`` column is judged by its name like any other (``gpu_ms``);
-- profiler metrics computed from the elapsed time (throughputs, utilisations, IPC, elapsed and
+- profiler metrics computed from the elapsed time (throughputs, utilisations, IPC by any name, such as
+  ``*.per_cycle_active`` or ``Warp Cycles Per Issued Instruction``, elapsed and
   active cycles, shares of a peak or of the elapsed time such as ``flop_sp_efficiency``,
   ``sm_efficiency``, ``Mem Busy`` and ``*.pct_of_peak_sustained_elapsed``: with a count they give
   the time away), and rates (``/s``, ``per_second``, ``per_s``, ``per sec``);

@@ -30,10 +30,14 @@ TIMING_DERIVED = (
 # names such as "Memory Throughput", "Elapsed Cycles", "Executed Ipc Active", "Mem Busy", "Max
 # Bandwidth"; matched lower-case, spaces as underscores): shares of a peak over the elapsed time
 # (nvprof's flop_sp_efficiency, ncu's *.pct_of_peak_sustained_elapsed) and of the elapsed time
-# (sm_efficiency: the time some warp was active) too.
+# (sm_efficiency: the time some warp was active) too; and IPC by other names: a count per cycle (ncu's
+# sm__inst_executed.avg.per_cycle_active, nvprof's eligible_warps_per_cycle), cycles per instruction (ncu's
+# "Warp Cycles Per Issued Instruction") and warps summed over the active cycles (nvprof's active_warps_pm;
+# not the occupancy calculator's active_warps_per_sm, which is of the launch).
 TIMING_DERIVED_PARTS = ("throughput", "utilization", "flop_efficiency", "flop_sp_efficiency", "flop_dp_efficiency",
                         "flop_hp_efficiency", "sm_efficiency", "elapsed_cycles", "active_cycles", "cycles_elapsed",
-                        "cycles_active", "ipc", "pct_of_peak_sustained_elapsed", "busy", "max_bandwidth")
+                        "cycles_active", "ipc", "pct_of_peak_sustained_elapsed", "busy", "max_bandwidth",
+                        "per_cycle", "warp_cycles_per", "active_warps_pm")
 NOT_FEATURES = ("time_s", "time_s_std", "time_s_min", "time_s_iqr", "n_invocations", "repeats")
 
 RESOURCE_TIMES = ("t_issue", "t_dram", "t_l2", "t_global", "t_shared", "t_fp32", "t_fp64", "t_cycle")
