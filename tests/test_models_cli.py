@@ -638,6 +638,12 @@ def test_predict_table_for_another_gpu_swaps_the_descriptor_only(tables, tmp_pat
     assert main(["predict-table", "--model", str(model), str(relabelled), "--out", str(tmp_path / "re.csv")]) == 0
     np.testing.assert_allclose(moved["predicted_time_s"], pd.read_csv(tmp_path / "re.csv")["predicted_time_s"],
                                rtol=1e-12)
+    # --gpu's output priced again without --gpu: for each row's own GPU, so its stale label goes
+    capsys.readouterr()
+    assert main(["predict-table", "--model", str(model), str(other), "--out", str(tmp_path / "again.csv")]) == 0
+    again = pd.read_csv(tmp_path / "again.csv")
+    assert "predicted_gpu" not in again.columns and "dropped its predicted_gpu column" in capsys.readouterr().err
+    np.testing.assert_allclose(again["predicted_time_s"], mine["predicted_time_s"], rtol=1e-12)
     assert not np.allclose(moved.loc[~on_k5200, "predicted_time_s"], mine.loc[~on_k5200, "predicted_time_s"])
     capsys.readouterr()
     other.unlink()  # the checks below fail before anything is written

@@ -870,6 +870,10 @@ def predict_table_command(
     _print_note(not_positive_note(result.loc[table.index, PREDICTED], len(result), options))
     if gpu is not None:
         result[PREDICTED_GPU] = gpu
+    elif PREDICTED_GPU in result.columns:  # an earlier --gpu run's label: these are for each row's own GPU
+        result = result.drop(columns=[PREDICTED_GPU])
+        _print_note(f"note: {where}: dropped its {PREDICTED_GPU} column, left by an earlier predict-table --gpu: "
+                    f"these {PREDICTED} are for each row's own GPU")
     with progress_bar() as bar:  # a million rows write for minutes
         bar.add_task(f"writing {len(result):,} rows to {out}", total=None)
         _write_table(result, out)
