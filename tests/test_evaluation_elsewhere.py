@@ -249,3 +249,20 @@ def test_one_launch_calibration_scores_only_launches_a_calibrated_gpu_timed():
                           "time_s": [2.0, 3.0, 1.0, 2.0, 1.0, 2.0, 3.0]})
     result = one_launch_calibration(frame, KEY, draws=30).set_index("gpu")
     assert np.isfinite(result["mape"]).all() and result.loc["C", "mape"] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_the_peak_ratio_baseline_takes_the_peaks_at_the_clocks_the_built_table_gives():
+    """Rodinia's table (base clocks) scaled the profiling GPU's time by boost-clock peaks: the GPUs ran
+    at base clocks, and the model's features say so."""
+    from gpuperf.evaluation.tables import join_gpu_descriptors, with_base_clocks
+
+    def at_base_clocks(frame: pd.DataFrame) -> pd.DataFrame:
+        return build(with_base_clocks(join_gpu_descriptors(frame)))
+
+    pairs = profiled_elsewhere(LogLinear(), launches(), at_base_clocks, ["log_work", "log_peak"], KEY,
+                               max_train_rows=None)
+    base = {gpu: get_gpu(gpu).peak_f32_gflops * get_gpu(gpu).base_clock_mhz / get_gpu(gpu).boost_clock_mhz
+            for gpu in GPUS}
+    expected = pairs["source_time_s"] * pairs["source_gpu"].map(base) / pairs["target_gpu"].map(base)
+    np.testing.assert_allclose(pairs["peak_scaled"], expected, rtol=1e-12)
+    assert not np.allclose(pairs["peak_scaled"], pairs["measured"], rtol=1e-3)  # the boost ratio's times

@@ -8,7 +8,8 @@ fitted on the GPUs other than B (A's own rows included: the scheduler has profil
 job on A). Nothing measured on B is read except the times the predictions are scored against.
 
 Two baselines need no model: A's measured time as it is, and A's time scaled by the ratio of the
-GPUs' peak FP32 throughput. Scores are per-kernel MAPE, macro-averaged over kernels, per pair
+GPUs' peak FP32 throughput, as ``build`` describes them (``gpu_peak_f32_gflops``: at the clocks the
+model's features take, the base clocks in Rodinia's table). Scores are per-kernel MAPE, macro-averaged over kernels, per pair
 (B, A); :func:`missing_kernels` names the pairs that lack a kernel B has, whose average is over
 fewer kernels and so not comparable with B's other pairs. A third figure is not a prediction but a
 bound read knowing the answer (:func:`hindsight_scaled_mape`): A's time times the one factor per
@@ -37,6 +38,7 @@ from gpuperf.hardware.specs import get_gpu
 from gpuperf.models.cross_gpu import scaled_times
 
 PEAK = "peak_f32_gflops"
+PEAK_COLUMN = f"gpu_{PEAK}"
 SOURCE_TIME = "source_time_s"
 
 
@@ -69,7 +71,8 @@ def profiled_elsewhere(
 ) -> pd.DataFrame:
     """Per launch of each held-out GPU (``targets``: all by default) and each other GPU that ran
     it: ``target_gpu``, ``source_gpu``, ``kernel``, ``measured`` (on the target), ``predicted``
-    (from the source's profile), ``source_time_s`` and ``peak_scaled`` (the baselines).
+    (from the source's profile), ``source_time_s`` and ``peak_scaled`` (the baselines; the peaks
+    are ``build``'s ``gpu_peak_f32_gflops`` where it joins them, else the descriptors' boost-clock ones).
 
     ``raw`` is the dataset as loaded (one row per GPU and launch ``key``); ``build`` turns such
     rows into the model's table (descriptors joined, derived columns), whatever GPU they name.
@@ -82,6 +85,7 @@ def profiled_elsewhere(
         raise GpuperfError(f"profiled elsewhere: a launch ({', '.join(key)}) appears twice on one GPU")
     table = build(raw)
     gpus = sorted(raw["gpu"].astype(str).unique())
+    peaks = _peaks(table, gpus)
     unknown = [g for g in (targets or ()) if g not in gpus]
     if unknown:
         raise GpuperfError(f"profiled elsewhere: no rows for GPU(s) {', '.join(unknown)}")
@@ -92,7 +96,7 @@ def profiled_elsewhere(
             train = balanced_subsample(train, ["kernel", "gpu"], max_train_rows, seed)
         models = _fit_per_kernel(estimator, train, features, target)
         measured = raw.loc[raw["gpu"].astype(str).eq(held_out), [*key, target]]
-        peak = getattr(get_gpu(held_out), PEAK)
+        peak = peaks[held_out]
         for source in gpus:
             if source == held_out:
                 continue
@@ -115,11 +119,20 @@ def profiled_elsewhere(
                 "measured": pairs[target].to_numpy(dtype=float),
                 "predicted": predicted,
                 SOURCE_TIME: source_times,
-                "peak_scaled": source_times * getattr(get_gpu(source), PEAK) / peak,
+                "peak_scaled": source_times * peaks[source] / peak,
             }))
     if not parts:
         raise GpuperfError("profiled elsewhere: no launch was measured on two GPUs")
     return pd.concat(parts, ignore_index=True)
+
+
+def _peaks(table: pd.DataFrame, gpus: Sequence[str]) -> dict[str, float]:
+    """Each GPU's peak FP32 GFLOP/s as the built ``table`` has it (at the clock its features take:
+    :func:`~gpuperf.evaluation.tables.with_base_clocks` scales it to the base clock), else its
+    descriptor's (at the boost clock)."""
+    if PEAK_COLUMN not in table.columns:
+        return {gpu: float(getattr(get_gpu(gpu), PEAK)) for gpu in gpus}
+    return table.groupby(table["gpu"].astype(str))[PEAK_COLUMN].first().astype(float).to_dict()
 
 
 def mape_optimal_factor(measured: np.ndarray, source: np.ndarray) -> float:

@@ -247,7 +247,8 @@ def reproduce_rodinia(
             "trained on the other architecture only. Blank: the paper published nothing for that GPU.",
             "Profiled on another GPU: each held-out GPU's launches described by another GPU's profile of the"
             " same launch, with the held-out GPU's descriptor (a scheduler's view: no counters from the GPU"
-            " predicted); the model is fitted on the other GPUs' rows as in leave one GPU out. The hindsight"
+            " predicted); the model is fitted on the other GPUs' rows as in leave one GPU out. The peak FP32"
+            " ratio is of base-clock peaks, the clocks the GPUs ran at and the features take. The hindsight"
             " column fits one factor per kernel to the predicted GPU's own times: a bound, not a prediction."
             " The means and the bound are over the profiling GPUs that ran every kernel the predicted GPU has"
             f" (\"{COVERING}\"); the pair table also shows the others (\"{LEFT_OUT}\"), whose figures average"
