@@ -318,6 +318,20 @@ def test_a_users_peak_in_the_wrong_unit_either_way_or_an_f64_peak_just_above_f32
             get_gpu("RTX 4070")
 
 
+def test_an_alias_the_users_own_entry_lists_gets_no_note_to_name_the_board(user_gpus, tmp_path):
+    """'K80', the alias of a user's "Tesla K80 die", was noted as "taken as the Tesla K80 die: name the
+    board if it ran on another": the user named it so."""
+    from gpuperf.hardware.specs import other_boards_note
+
+    path = tmp_path / "own.toml"
+    path.write_text(RTX_4070.replace('name = "RTX 4070"', 'name = "Tesla K80 die"').replace(
+        'aliases = ["NVIDIA GeForce RTX 4070"]', 'aliases = ["K80"]'))
+    user_gpus(path)
+    assert get_gpu("K80").name == "Tesla K80 die"
+    assert other_boards_note("K80") is None and other_boards_note("NVIDIA K80") is None
+    assert other_boards_note("V100").startswith("note: 'V100' is taken as the Tesla V100 PCIe 32GB")  # gpuperf's
+
+
 def test_a_user_entry_named_in_another_spelling_replaces_the_bundled_gpu(user_gpus, tmp_path):
     path = tmp_path / "own.toml"
     path.write_text(RTX_4070.replace('name = "RTX 4070"', 'name = "l4"').replace(

@@ -261,12 +261,24 @@ def _load() -> tuple[GpuSpec, ...]:
 @cache
 def _load_for(state: tuple) -> tuple[GpuSpec, ...]:
     """The descriptors; ``state`` (:func:`descriptors_state`) is part of the cache's key alone."""
-    table = _parse(resources.files("gpuperf.hardware").joinpath(SPECS_FILE).read_text(encoding="utf-8"), SPECS_FILE)
-    limits = table.get("limits", {})
-    specs = {spec.name: spec for spec in (_spec_from_entry(entry, limits) for entry in table.get("gpu", []))}
+    bundled, limits = _bundled()
+    specs = dict(bundled)
     _add_user_specs(specs, limits, _build_index(tuple(specs.values())))  # the index fails on a shared spelling
     _build_index(tuple(specs.values()))  # and on one two users' GPUs share
     return tuple(specs.values())
+
+
+@cache
+def _bundled() -> tuple[dict[str, GpuSpec], dict[str, dict[str, Any]]]:
+    """gpuperf's own descriptors (gpus.toml) by name, and its [limits] per compute capability."""
+    table = _parse(resources.files("gpuperf.hardware").joinpath(SPECS_FILE).read_text(encoding="utf-8"), SPECS_FILE)
+    limits = table.get("limits", {})
+    return {spec.name: spec for spec in (_spec_from_entry(entry, limits) for entry in table.get("gpu", []))}, limits
+
+
+def is_users_gpu(spec: GpuSpec) -> bool:
+    """Whether ``spec`` comes from a file ``GPUPERF_GPUS`` names (a GPU of the user's or one replacing gpuperf's)."""
+    return _bundled()[0].get(spec.name) is not spec
 
 
 def _add_user_specs(specs: dict[str, GpuSpec], limits: dict[str, dict[str, Any]],
@@ -392,11 +404,14 @@ def spelling_key(name: str) -> str:
 def other_boards_note(name: str) -> str | None:
     """A note where ``name`` is a model name gpuperf takes as one board (``A100``: the A100 PCIe 40GB,
     not the A100 SXM4 80GB gpuperf also describes; ``V100``: the PCIe 32GB board; ``MI250X``: one of
-    its two dies); None where ``name`` is the board's own (brand words aside) or unknown."""
+    its two dies); None where ``name`` is the board's own (brand words aside), an alias the user's own
+    ``GPUPERF_GPUS`` entry lists, or unknown."""
     key = spelling_key(name)
     spec = _lookup(key)
     if spec is None or key == spelling_key(spec.name):
         return None
+    if is_users_gpu(spec) and any(key == spelling_key(alias) for alias in spec.aliases):
+        return None  # the user's own entry lists this spelling: the user means that GPU
     others = sorted({other.name for other in _load() if other is not spec
                      and any(spelling_key(spelling).startswith(key) for spelling in (other.name, *other.aliases))})
     if not others:  # the board's own name with more after it (Tesla K40c, H100 SXM5 80GB) is that board
