@@ -66,6 +66,18 @@ def test_times_on_gpu_predicts_the_launches_it_did_not_time_and_names_uncalibrat
     assert (kernels["gpus"] == 2).all() and (result.predicted["gpus_used"] == 2).all()
 
 
+def test_times_on_gpu_counts_each_predicted_launchs_rows_so_a_jobs_total_can_be_summed():
+    """Repeated launches were collapsed to their median with no count: a job total summed from the
+    output counted a launch run 3 times once."""
+    table = pd.concat([jobs(), pd.DataFrame([{"kernel": "a", "n": 3, "gpu": "GTX 680", "time_s": t}
+                                             for t in (3.0, 3.0)])], ignore_index=True)  # a, n=3: 3 rows on the 680
+    predicted = times_on_gpu(table, "K20", ["n"], "jobs.csv").predicted.set_index(["kernel", "n"])
+    assert predicted["launches"].to_dict() == {("a", 1): 1, ("a", 3): 3, ("a", 4): 1, ("b", 2): 1, ("b", 3): 1,
+                                               ("b", 4): 1}
+    job = (predicted["predicted_time_s"] * predicted["launches"]).loc["a"].sum()
+    assert job == pytest.approx(2.0 + 3 * 6.0 + 8.0)
+
+
 def test_times_on_gpu_refuses_what_it_cannot_use_with_one_clear_error():
     table = jobs()
     with pytest.raises(GpuperfError, match=r"unknown GPU in jobs.csv 'Tesla K30'; did you mean .*Tesla K20"):
@@ -100,7 +112,7 @@ def test_predict_gpu_writes_the_predictions_and_summarises_them(tmp_path, capsys
     assert {k["kernel"]: k["predicted"] for k in summary["kernels"]} == {"a": 3, "b": 3}
     assert "no launch timed on Tesla K20: kernel(s) c" in captured.err
     written = pd.read_csv(out)
-    assert list(written.columns) == ["kernel", "n", "predicted_time_s", "gpus_used", "predicted_gpu"]
+    assert list(written.columns) == ["kernel", "n", "predicted_time_s", "gpus_used", "launches", "predicted_gpu"]
     assert (written["predicted_gpu"] == "Tesla K20").all()
     assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(out)]) == 2
     assert "exists" in capsys.readouterr().err  # never overwritten

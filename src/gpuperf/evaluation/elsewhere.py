@@ -9,8 +9,8 @@ job on A). Nothing measured on B is read except the times the predictions are sc
 
 Two baselines need no model: A's measured time as it is, and A's time scaled by the ratio of the
 GPUs' peak FP32 throughput, as ``build`` describes them (``gpu_peak_f32_gflops``: at the clocks the
-model's features take, the base clocks in Rodinia's table). Scores are per-kernel MAPE, macro-averaged over kernels, per pair
-(B, A); :func:`missing_kernels` names the pairs that lack a kernel B has, whose average is over
+model's features take, the base clocks in Rodinia's table). Scores are per-kernel MAPE,
+macro-averaged over kernels, per pair (B, A); :func:`missing_kernels` names the pairs that lack a kernel B has, whose average is over
 fewer kernels and so not comparable with B's other pairs. A third figure is not a prediction but a
 bound read knowing the answer (:func:`hindsight_scaled_mape`): A's time times the one factor per
 kernel that fits B best. It says how much of B's time the same launch on A carries, if only the

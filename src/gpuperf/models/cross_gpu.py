@@ -22,6 +22,8 @@ from gpuperf.hardware.specs import canonical_gpu_name, spelling_key
 
 TIME_STATISTICS = ("min", "max", "std", "iqr", "median", "mean")  # columns of a target's repeats, as time_ms_min
 PREDICTED = "predicted_time_s"  # the predicted column for the default target, time_s
+# Per predicted launch: its rows on the other GPU that timed it most (a job launching it 100 times: 100).
+LAUNCHES = "launches"
 DISAGREEING = 2.0  # a launch timed twice on one GPU, the slower time over this many times the faster
 
 
@@ -45,7 +47,7 @@ def scaled_times(others: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, np.nd
 @dataclass
 class CrossGpuPrediction:
     """What :func:`times_on_gpu` found: ``predicted`` (per launch not timed on ``gpu``: the key
-    columns, ``predicted_<target>`` (``predicted_time_s``), ``gpus_used``), ``kernels`` (per kernel:
+    columns, ``predicted_<target>`` (``predicted_time_s``), ``gpus_used``, ``launches``), ``kernels`` (per kernel:
     ``calibration_launches`` timed on ``gpu``, ``gpus`` that timed some of them, ``predicted``
     launches), ``not_calibrated`` (kernels timed elsewhere with no launch on ``gpu``: not predicted)
     and ``not_predicted`` (launches of the other kernels timed only on GPUs that timed none of the
@@ -68,7 +70,9 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     timed on other GPUs but not on it, from those GPUs' times scaled by their ratio to it on the
     launches of the same kernel it timed (:func:`scaled_times`). ``table``: measured rows only (a
     ``gpu`` column, positive times in ``target``; :func:`~gpuperf.datasets.schema.measured_rows`
-    keeps them, naming an ok row without a positive time); repeated launches count by their median.
+    keeps them, naming an ok row without a positive time); repeated launches count by their median,
+    and ``launches`` says how many rows the launch has on the other GPU that timed it most (a job's
+    time on ``gpu`` is the sum of the predicted time x ``launches``).
     Rows of one GPU under two spellings (``NVIDIA A100-PCIE-40GB``, ``A100 PCIe 40GB``) count as one GPU,
     named as gpuperf's descriptors name it."""
     columns = launch_columns(table, key, where, target)
@@ -78,6 +82,7 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     name = matching_gpu(table, gpu, where)
     grouped = table.groupby(["gpu", *columns], sort=True, dropna=False)[target]
     times = grouped.median().unstack("gpu")
+    counts = grouped.size().unstack("gpu")  # rows per launch and GPU: a job's repeated launches
     if name not in times.columns:
         raise GpuperfError(f"{where}: no measured rows for GPU {name}")
     others = [g for g in times.columns if g != name]
@@ -95,8 +100,10 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
             continue
         values, used = scaled_times(part[others].to_numpy(dtype=float), own)
         wanted = np.isnan(own) & (used > 0)
+        launches = counts.loc[part.index, others].max(axis=1).to_numpy()[wanted].astype(int)
         predicted.append(part.index[wanted].to_frame(index=False).assign(**{predicted_column: values[wanted],
-                                                                            "gpus_used": used[wanted]}))
+                                                                            "gpus_used": used[wanted],
+                                                                            LAUNCHES: launches}))
         left = np.isnan(own) & (used == 0)  # timed only on GPUs sharing no launch of the kernel with it
         if left.any():
             timed_on = part.loc[left, others].notna().apply(lambda row: ", ".join(row.index[row]), axis=1)
