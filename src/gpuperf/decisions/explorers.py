@@ -2,8 +2,9 @@
 
 ``next(measured, times)`` gets the indices measured so far (in order) and an array of times
 indexed by configuration (only the measured entries are read; NaN: the configuration failed)
-and returns the next index. Models see ``-log(time)``, so any time unit works; a failure
-counts as half a unit of log below the worst measured time.
+and returns the next index. Models see ``-log(time)`` relative to the fastest measured time, so
+any time unit gives the same picks; a failure counts as half a unit of log below the worst
+measured time.
 
 * :class:`PlainTransfer`: the mean normalised performance on the other GPUs, fixed order.
 * :class:`TransferGuided`: other GPUs' data, updated as measurements arrive. It treats the new
@@ -72,9 +73,19 @@ def row_statistic(statistic, matrix: np.ndarray) -> np.ndarray:
         return statistic(matrix, axis=1)
 
 
+def _reference_time(measured: Sequence[int], times: np.ndarray) -> float:
+    """The fastest measured time (1 where none ran): the unit the models see times in."""
+    measured_times = np.asarray(times, dtype=float)[list(measured)]
+    ran = measured_times[np.isfinite(measured_times) & (measured_times > 0)]
+    return float(ran.min()) if len(ran) else 1.0
+
+
 def _measured_values(measured: Sequence[int], times: np.ndarray) -> np.ndarray | None:
-    """-log(time) of the measured points, failures half a log unit below the worst; None if all failed."""
-    values = -np.log(np.asarray(times, dtype=float)[list(measured)])
+    """-log(time / the fastest measured time) of the measured points, to 12 decimals, so that times
+    in any unit give the same values to the last bit; failures half a log unit below the worst; None
+    if all failed."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = np.round(-np.log(np.asarray(times, dtype=float)[list(measured)] / _reference_time(measured, times)), 12)
     ok = np.isfinite(values)
     if not ok.any():
         return None
@@ -216,13 +227,14 @@ class TransferGuided:
         """The time the search expects of configuration ``index``: the surrogate's, or (below two
         measurements) the weighted other GPUs' fitted to the measurements so far."""
         results = sorted(measured)
+        unit = _reference_time(results, times)
         predicted = self.model_prediction(results, times) if self.refit else None
         if predicted is not None:
-            return float(np.exp(-predicted[0][index]))
+            return unit * float(np.exp(-predicted[0][index]))
         values = _measured_values(results, times)
         if values is None:
             return float(np.exp(-(self.logs @ self.gpu_weights(results, times))[index]))
-        return float(np.exp(-self.transfer_line(results, times, values)[index]))
+        return unit * float(np.exp(-self.transfer_line(results, times, values)[index]))
 
     def next(self, measured: Sequence[int], times: np.ndarray) -> int:
         if not measured:
@@ -309,9 +321,10 @@ class OnlineSearch:
         values = _measured_values(results, times)
         if values is None:
             return 1.0
+        unit = _reference_time(results, times)
         if len(results) < len(self.start):
-            return float(np.exp(-values.mean()))
-        return float(np.exp(-self._prediction(results, values)[0][index]))
+            return unit * float(np.exp(-values.mean()))
+        return unit * float(np.exp(-self._prediction(results, values)[0][index]))
 
 
 def next_batch(explorer, measured: Sequence[int], times: np.ndarray, count: int, believe=None) -> list[int]:
