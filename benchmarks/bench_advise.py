@@ -4,12 +4,14 @@ Prints, per split (same program other input; held-out tuning configurations; tra
 programs, test on a held-out program family; each GPU held out, where a pair measured on the other
 GPUs is predicted from those measurements), per target (GPUs, or the pocl CPU device of the
 generated pairs) and optimization: the sign accuracy (speedup > 1 predicted right) on all pairs, the
-same outside the +-10 % noise band and the share of pairs there, the accuracy of a constant
-predictor, the coverage and sign accuracy of the predictions with confidence >= 0.9 and >= 0.75
-(the advisor abstains on the rest), the median actual/predicted speedup ratio, the share of ratios
-within [0.8, 1.25], the log2 errors, the share of pairs predicted from other GPUs' measurements of
-the same pair and the models' own sign accuracy, and which feature set and regression inner CV chose
-per fold.
+same outside the +-10 % noise band and the share of pairs there, the accuracy of three baselines (a
+constant, the mean log2 speedup of the fold's training pairs; the same program's mean, that of its
+program family's training pairs; the same pair at other sizes, that of the same variant's training pairs
+at the other inputs, else the same program's mean), the coverage and sign accuracy of the
+predictions with confidence >= 0.9 and >= 0.75 (the advisor abstains on the rest), the median
+actual/predicted speedup ratio, the share of ratios within [0.8, 1.25], the log2 errors, the share
+of pairs predicted from other GPUs' measurements of the same pair and the models' own sign accuracy,
+and which feature set and regression inner CV chose per fold.
 When ``data/advise_pairs_pocl_repeat.csv.gz`` or ``data/advise_pairs_h200_repeat.csv.gz`` (a
 repeated campaign on pocl or on the H200) exists it also prints how often the two runs agree on each
 pair's sign and the median factor between their speedups: how
@@ -40,7 +42,7 @@ from functools import partial
 import pandas as pd
 
 COLUMNS = ["pairs", "sign_accuracy", "sign_accuracy_clear", "clear_share", "sign_accuracy_constant",
-           "confident_share", "sign_accuracy_confident", "confident_share_0.75", "sign_accuracy_confident_0.75",
+           "sign_accuracy_same_program", "sign_accuracy_same_pair", "confident_share", "sign_accuracy_confident", "confident_share_0.75", "sign_accuracy_confident_0.75",
            "median_ratio", "ratio_within_0.8_1.25", "log2_mae", "log2_mae_constant", "elsewhere_share",
            "sign_accuracy_models"]
 REPEATS = {  # a committed campaign's pairs -> the same campaign measured again

@@ -229,27 +229,56 @@ def test_configuration_folds_test_only_pairs_without_an_input():
     assert 0 not in held_c1
 
 
+class _Ones:
+    """A model that predicts a speedup of 1 for every pair (to test what the evaluation adds around it)."""
+
+    choice = ("all", "mean")
+
+    def fit(self, pairs):
+        return self
+
+    def predict(self, pairs):
+        from types import SimpleNamespace
+
+        ones = np.ones(len(pairs))
+        return SimpleNamespace(speedup=ones, knn=ones, m5p=ones, p_faster=ones / 2, confidence=ones,
+                               model_speedup=None, measured_on=[()] * len(pairs))
+
+
 def test_the_constant_predictor_is_the_geometric_mean_of_the_training_speedups():
     """Training speedups 2 and 0.5 (log2 1 and -1): constant exp2(0) = 1, not their mean 1.25."""
-    from types import SimpleNamespace
-
-    class Stub:
-        choice = ("all", "mean")
-
-        def fit(self, pairs):
-            return self
-
-        def predict(self, pairs):
-            ones = np.ones(len(pairs))
-            return SimpleNamespace(speedup=ones, knn=ones, m5p=ones, p_faster=ones / 2, confidence=ones,
-                                   model_speedup=None, measured_on=[()] * len(pairs))
-
     pairs = pd.DataFrame({"optimization": "o", "target": "gpu", "family": ["a", "a", "b"],
                           "input": "", "configuration": "", "speedup": [2.0, 0.5, 3.0]})
-    results = advise_eval.evaluate(pairs, "programs", Stub)
+    results = advise_eval.evaluate(pairs, "programs", _Ones)
     assert list(results["family"]) == ["a", "a", "b"]  # folds in order of the families
     assert results.loc[results["family"] == "b", "constant"].iloc[0] == pytest.approx(1.0)
     assert results.loc[results["family"] == "a", "constant"].iloc[0] == pytest.approx(3.0)
+
+
+def test_held_out_inputs_are_compared_with_the_same_program_and_the_same_pair_at_other_sizes():
+    """Family a's variant x speeds up 4x at n=2 and slows 2x at n=1; family b slows everything 4x;
+    family c has one size only, so its pairs fall back to the constant."""
+    rows = [("a", "n=1", "n=1,v=x", 0.5), ("a", "n=1", "n=1,v=y", 2.0), ("a", "n=2", "n=2,v=x", 4.0),
+            ("a", "n=2", "n=2,v=z", 0.125), ("b", "n=1", "n=1,v=x", 0.25), ("b", "n=2", "n=2,v=x", 0.25),
+            ("c", "n=1", "n=1,v=x", 2.0)]
+    pairs = pd.DataFrame(rows, columns=["family", "input", "configuration", "speedup"]).assign(
+        optimization="o", target="gpu", kernel="k", change="v: 0 -> 1", gpu="G")
+    results = advise_eval.evaluate(pairs, "inputs", _Ones)
+    assert len(results) == len(pairs)
+
+    def pair(family: str, measured: float) -> pd.Series:  # (unique in this table where read below)
+        return results[results["family"].eq(family) & results["measured"].eq(measured)].squeeze()
+
+    x = pair("a", 0.5)
+    assert x["same_pair"] == pytest.approx(4.0)  # the same variant at n=2
+    assert x["same_program"] == pytest.approx(2 ** -0.5)  # family a's pairs at n=2: log2 2 and -3
+    y = pair("a", 2.0)  # no y at another size: the same program's mean
+    assert y["same_pair"] == y["same_program"] == pytest.approx(2 ** -0.5)
+    c = pair("c", 2.0)  # no other pair of family c: the constant
+    assert c["same_program"] == c["same_pair"] == pytest.approx(c["constant"])
+    row = advise_eval.summarise(results).iloc[0]
+    assert row["sign_accuracy_same_pair"] == pytest.approx(advise_eval._sign_accuracy(
+        results["measured"], results["same_pair"]))
 
 
 def _regressed():

@@ -19,8 +19,12 @@ both figures are reported, never only the second), and their share; the sign acc
 predictions with confidence of at least 0.9 and 0.75 (the advisor abstains on the others) and the
 coverage (share of pairs predicted that confidently); the median actual/predicted speedup ratio, the
 share of ratios within [0.8, 1.25], the mean absolute log2 error; and the sign accuracy and log2
-error of a constant predictor (the training pairs' mean log2 speedup) for comparison; the share of
-pairs predicted from the same pair measured on other GPUs, and the models' own sign accuracy.
+error of a constant predictor (the training pairs' mean log2 speedup) for comparison, and the sign
+accuracy of two baselines that know the test pair's program: the same program's mean (the mean log2
+speedup of its family's training pairs; the constant where there are none) and the same pair at other
+sizes (the mean log2 speedup of the same variant's training pairs at the other inputs: family, kernel,
+change, GPU and configuration but the input's values; the same program's mean where there are none);
+the share of pairs predicted from the same pair measured on other GPUs, and the models' own sign accuracy.
 """
 
 from __future__ import annotations
@@ -78,6 +82,27 @@ def _folds(pairs: pd.DataFrame, split: str) -> Iterator[tuple[np.ndarray, np.nda
         yield np.flatnonzero(~held), np.flatnonzero(held & candidates)
 
 
+def variant_keys(pairs: pd.DataFrame) -> pd.Series:
+    """A pair's identity less its input: family, kernel, change, GPU and the configuration's other values."""
+    def text(column: str) -> pd.Series:  # (a hand-made table may lack a column: it then tells no pairs apart)
+        return pairs[column].fillna("").astype(str) if column in pairs else pd.Series("", index=pairs.index)
+
+    rest = [_without(configuration, set(given.split(",")))
+            for configuration, given in zip(text("configuration"), text("input"))]
+    return text("family") + "|" + text("kernel") + "|" + text("change") + "|" + text("gpu") + "|" + pd.Series(
+        rest, index=pairs.index)
+
+
+def _without(configuration: str, values: set[str]) -> str:
+    return ",".join(item for item in configuration.split(",") if item not in values)
+
+
+def _training_means(log2: pd.Series, keys: pd.Series, train: np.ndarray, test: np.ndarray) -> pd.Series:
+    """Per test pair: the mean of ``log2`` over the training pairs of its key (NaN where there are none)."""
+    means = log2.iloc[train].groupby(keys.iloc[train]).mean()
+    return keys.iloc[test].map(means).reset_index(drop=True)
+
+
 def evaluate(pairs: pd.DataFrame, split: str, factory: ModelFactory = SpeedupModel) -> pd.DataFrame:
     if split not in SPLITS:
         from gpuperf.errors import unknown_name_error
@@ -92,12 +117,15 @@ def _evaluate(pairs: pd.DataFrame, split: str, factory: ModelFactory) -> pd.Data
     pairs = pairs.assign(target_class=target_class(pairs["target"]))
     for (optimization, target), group in pairs.groupby(["optimization", "target_class"], sort=True):
         group = group.reset_index(drop=True)
+        log2, variants = np.log2(group["speedup"]), variant_keys(group)
         for fold, (train, test) in enumerate(_folds(group, split)):
             if len(train) == 0 or len(test) == 0:
                 continue
             model = factory().fit(group.iloc[train])
             predicted = model.predict(group.iloc[test])
-            constant = float(np.log2(group["speedup"].iloc[train]).mean())
+            constant = float(log2.iloc[train].mean())
+            same_program = _training_means(log2, group["family"].astype(str), train, test).fillna(constant)
+            same_pair = _training_means(log2, variants, train, test).fillna(same_program)
             results.append(pd.DataFrame({
                 "optimization": optimization, "target": target, "split": split, "fold": fold,
                 "family": group["family"].iloc[test].to_numpy(),
@@ -107,6 +135,7 @@ def _evaluate(pairs: pd.DataFrame, split: str, factory: ModelFactory) -> pd.Data
                 "model_speedup": predicted.speedup if predicted.model_speedup is None else predicted.model_speedup,
                 "measured_elsewhere": [bool(gpus) for gpus in predicted.measured_on],
                 "constant": np.exp2(constant),
+                "same_program": np.exp2(same_program.to_numpy()), "same_pair": np.exp2(same_pair.to_numpy()),
                 "feature_set": model.choice[0], "regression": model.choice[1],
             }))
     if not results:
@@ -116,6 +145,11 @@ def _evaluate(pairs: pd.DataFrame, split: str, factory: ModelFactory) -> pd.Data
 
 def _sign_accuracy(measured: pd.Series, predicted: pd.Series) -> float:
     return float(((measured > 1) == (predicted > 1)).mean()) if len(measured) else float("nan")
+
+
+def _baseline_accuracy(results: pd.DataFrame, baseline: str) -> float:
+    """The sign accuracy of a baseline's column; NaN for results made without it."""
+    return _sign_accuracy(results["measured"], results[baseline]) if baseline in results else float("nan")
 
 
 def summarise(results: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
@@ -138,6 +172,8 @@ def summarise(results: pd.DataFrame, by: list[str] | None = None) -> pd.DataFram
             "sign_accuracy_m5p": _sign_accuracy(group["measured"], group["m5p"]),
             "sign_accuracy_logistic": float(((group["measured"] > 1) == (group["p_faster"] > 0.5)).mean()),
             "sign_accuracy_constant": _sign_accuracy(group["measured"], group["constant"]),
+            "sign_accuracy_same_program": _baseline_accuracy(group, "same_program"),
+            "sign_accuracy_same_pair": _baseline_accuracy(group, "same_pair"),
             "elsewhere_share": float(elsewhere.mean()) if len(group) else float("nan"),
             "sign_accuracy_models": _sign_accuracy(group["measured"], group.get("model_speedup", group["predicted"])),
             "confident_share": len(confident) / len(group) if len(group) else float("nan"),
