@@ -4,7 +4,8 @@ Prints, per split (same program other input; held-out tuning configurations; tra
 programs, test on a held-out program family; each GPU held out, where a pair measured on the other
 GPUs is predicted from those measurements), per target (GPUs, or the pocl CPU device of the
 generated pairs) and optimization: the sign accuracy (speedup > 1 predicted right) on all pairs, the
-same outside the +-10 % noise band and the share of pairs there, the accuracy of three baselines (a
+same outside the +-10 % noise band and the share of pairs there, the number of pairs measured at
+exactly 1 (ties, which count as "not faster") and the sign accuracy without them, the accuracy of three baselines (a
 constant, the mean log2 speedup of the fold's training pairs; the same program's mean, that of its
 program family's training pairs; the same pair at other sizes, that of the same variant's training pairs
 at the other inputs, else the same program's mean), the coverage and sign accuracy of the
@@ -41,7 +42,8 @@ from functools import partial
 
 import pandas as pd
 
-COLUMNS = ["pairs", "sign_accuracy", "sign_accuracy_clear", "clear_share", "sign_accuracy_constant",
+COLUMNS = ["pairs", "sign_accuracy", "sign_accuracy_clear", "clear_share", "ties", "sign_accuracy_no_ties",
+           "sign_accuracy_constant",
            "sign_accuracy_same_program", "sign_accuracy_same_pair", "confident_share", "sign_accuracy_confident", "confident_share_0.75", "sign_accuracy_confident_0.75",
            "median_ratio", "ratio_within_0.8_1.25", "log2_mae", "log2_mae_constant", "elsewhere_share",
            "sign_accuracy_models"]

@@ -281,6 +281,18 @@ def test_held_out_inputs_are_compared_with_the_same_program_and_the_same_pair_at
         results["measured"], results["same_pair"]))
 
 
+def test_summary_counts_exact_ties_and_gives_the_sign_accuracy_without_them():
+    """A pair measured at exactly 1 counts as "not faster"; the summary also gives the accuracy without it."""
+    results = pd.DataFrame({"measured": [1.0, 1.0, 1.2, 0.8], "predicted": [1.01, 0.99, 1.1, 1.1],
+                            "confidence": 0.5, "p_faster": 0.5})
+    for name in ("knn", "m5p", "constant"):
+        results[name] = results["predicted"]
+    row = advise_eval.summarise(results).iloc[0]
+    assert row["sign_accuracy"] == pytest.approx(2 / 4)  # the tie predicted 1.01 and 0.8 predicted 1.1 wrong
+    assert row["ties"] == 2
+    assert row["sign_accuracy_no_ties"] == pytest.approx(1 / 2)
+
+
 def _regressed():
     """Two queries: the first predicted faster (log2 1), the second slower (log2 -1)."""
     return {"faster_share": np.array([0.8, 0.8]), "familiarity": np.array([1.0, 0.5]),

@@ -15,9 +15,10 @@ Per test pair: the measured and predicted speedups of each model, the confidence
 set and regression that inner CV on the fold's training pairs chose. ``summarise`` gives the sign
 accuracy (predicted and measured speedup on the same side of 1) on all pairs; the same on the pairs
 whose measured speedup is outside the noise band [1/1.1, 1.1] (pairs inside it count as "no effect":
-both figures are reported, never only the second), and their share; the sign accuracy of the
-predictions with confidence of at least 0.9 and 0.75 (the advisor abstains on the others) and the
-coverage (share of pairs predicted that confidently); the median actual/predicted speedup ratio, the
+both figures are reported, never only the second), and their share; the number of pairs measured
+at exactly 1 (timer steps; a tie counts as "not faster") and the sign accuracy without them; the
+sign accuracy of the predictions with confidence of at least 0.9 and 0.75 (the advisor abstains on
+the others) and the coverage (share of pairs predicted that confidently); the median actual/predicted speedup ratio, the
 share of ratios within [0.8, 1.25], the mean absolute log2 error; and the sign accuracy and log2
 error of a constant predictor (the training pairs' mean log2 speedup) for comparison, and the sign
 accuracy of two baselines that know the test pair's program: the same program's mean (the mean log2
@@ -158,6 +159,7 @@ def summarise(results: pd.DataFrame, by: list[str] | None = None) -> pd.DataFram
     rows = []
     for key, group in groups:
         clear = group[(group["measured"] > NOISE_BAND) | (group["measured"] < 1 / NOISE_BAND)]
+        untied = group[group["measured"] != 1]
         confident = group[group["confidence"] >= CONFIDENT]
         less = group[group["confidence"] >= LESS_CONFIDENT]
         ratio = group["measured"] / group["predicted"]
@@ -168,6 +170,8 @@ def summarise(results: pd.DataFrame, by: list[str] | None = None) -> pd.DataFram
             "sign_accuracy": _sign_accuracy(group["measured"], group["predicted"]),
             "sign_accuracy_clear": _sign_accuracy(clear["measured"], clear["predicted"]),
             "clear_share": len(clear) / len(group) if len(group) else float("nan"),
+            "ties": len(group) - len(untied),
+            "sign_accuracy_no_ties": _sign_accuracy(untied["measured"], untied["predicted"]),
             "sign_accuracy_knn": _sign_accuracy(group["measured"], group["knn"]),
             "sign_accuracy_m5p": _sign_accuracy(group["measured"], group["m5p"]),
             "sign_accuracy_logistic": float(((group["measured"] > 1) == (group["p_faster"] > 0.5)).mean()),
