@@ -37,6 +37,7 @@ held out 64.1 % of 21,378 (models 62.8 %, constant 56.9 %).
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from functools import partial
 
@@ -54,7 +55,11 @@ REPEATS = {  # a committed campaign's pairs -> the same campaign measured again
 
 
 def repeat_agreement(target: str | None) -> pd.DataFrame | None:
-    """Sign agreement between each committed pair campaign and its repeat, where one exists."""
+    """Sign agreement between each committed pair campaign and its repeat, where one exists.
+
+    Both runs' pairs are built whole, without ``max_pairs_per_gpu``: that cap draws a random sample
+    of each run (the repeat has more pairs, at an extra size), so only some of its pairs would meet
+    their first-run twins."""
     from dataclasses import replace
 
     from gpuperf.decisions import advise_eval
@@ -66,8 +71,9 @@ def repeat_agreement(target: str | None) -> pd.DataFrame | None:
         for spec in entry.pairs:
             repeat = REPEATS.get(spec.dataset)
             if repeat and dataset_path(repeat) is not None:
-                first.append(spec_pairs(spec, entry.name))
-                second.append(spec_pairs(replace(spec, dataset=repeat), entry.name))
+                whole = replace(spec, max_pairs_per_gpu=sys.maxsize)
+                first.append(spec_pairs(whole, entry.name))
+                second.append(spec_pairs(replace(whole, dataset=repeat), entry.name))
     if not first:
         return None
     agreement = advise_eval.repeatability(pd.concat(first), pd.concat(second))

@@ -293,6 +293,32 @@ def test_summary_counts_exact_ties_and_gives_the_sign_accuracy_without_them():
     assert row["sign_accuracy_no_ties"] == pytest.approx(1 / 2)
 
 
+def test_the_repeat_agreement_compares_every_pair_of_both_runs_not_a_capped_sample(monkeypatch):
+    """The repeat's 5 pairs of a spec capped at 2 pairs per GPU: all 5 are matched with the first run's."""
+    import importlib.util
+    from dataclasses import replace
+    from pathlib import Path
+
+    from gpuperf.decisions import optimizations, pairs
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_advise.py"
+    module = importlib.util.spec_from_file_location("bench_advise_script", path)
+    bench = importlib.util.module_from_spec(module)
+    module.loader.exec_module(bench)
+    entry = optimizations.load_optimizations()["unrolling"]
+    spec = replace(next(s for s in entry.pairs if s.dataset == "advise_pairs_h200.csv.gz"), max_pairs_per_gpu=2)
+    monkeypatch.setattr(optimizations, "load_optimizations", lambda: {entry.name: replace(entry, pairs=(spec,))})
+
+    def capped_pairs(spec, optimization):  # every dataset: the same 5 pairs, one GPU, capped as the builder caps
+        return pd.DataFrame({"optimization": optimization, "target": "gpu", "family": "f", "change": "c",
+                             "configuration": [f"x={i}" for i in range(5)], "input": "n=1",
+                             "speedup": 1.5}).head(spec.max_pairs_per_gpu)
+
+    monkeypatch.setattr(pairs, "spec_pairs", capped_pairs)
+    agreement = bench.repeat_agreement(None)
+    assert agreement["pairs"].tolist() == [5]
+
+
 def _regressed():
     """Two queries: the first predicted faster (log2 1), the second slower (log2 -1)."""
     return {"faster_share": np.array([0.8, 0.8]), "familiarity": np.array([1.0, 0.5]),
