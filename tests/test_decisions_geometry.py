@@ -473,3 +473,16 @@ def test_a_hand_built_device_never_gets_a_block_above_its_threads_per_block():
     with pytest.raises(GpuperfError, match="a block of 128 threads .* does not fit on an SM of tiny"):
         choose_geometry(tiny, 1000, 16, 0, "llvm")
     assert choose_geometry(tiny, 1000, 16, 0, "occupancy").threads == 64
+
+
+def test_a_group_without_a_128_thread_shape_has_no_baseline_and_is_left_out():
+    """A group of 64 and 256 threads: no shape stands in for LLVM's 128; summarise judges the other group only."""
+    table = _shapes_table([(128, 1, 2.0), (256, 1, 1.0)])
+    other = _shapes_table([(64, 1, 1.0), (256, 1, 4.0)]).frame.assign(group=1)
+    table.frame = pd.concat([table.frame, other], ignore_index=True)
+    with pytest.warns(GpuperfNote, match="groups judged 1 of 2"):
+        picked = choices(table, None)
+    assert picked["llvm"].isna().tolist() == [False, True]
+    summary = summarise(picked)
+    assert {s["choices"] for s in summary.values()} == {1}
+    assert summary["best"]["speedup_vs_llvm"] == pytest.approx(2.0)

@@ -1,8 +1,9 @@
 """Judge launch-geometry policies on measured block-shape choices.
 
 In each choice group (configurations that differ only in block shape) a policy picks one
-shape; it is scored by its time against the default's (LLVM's 128 threads) and the group's
-best. A policy that yields a thread count picks the shape with the nearest count (in log2),
+shape; it is scored by its time against the default's (LLVM's 128 threads: the group's shape of
+exactly 128 threads, the widest in x if several) and the group's best. A group without a 128-thread
+shape has no baseline: it is left out of every policy's figures, with a note. A policy that yields a thread count picks the shape with the nearest count (in log2),
 the widest in x on ties (consecutive iterations along x, as a 1-D loop maps them). The
 occupancy policy picks the shape with the most resident warps (the shape's own registers and
 shared memory where the table has them, else 32 registers and none), the largest on ties.
@@ -12,6 +13,7 @@ heuristic's long-loop class take effect.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,6 +21,7 @@ import pandas as pd
 
 from gpuperf.decisions.geometry import (
     DEFAULT_REGISTERS,
+    LLVM_THREADS,
     DeviceDescriptor,
     KernelDescriptor,
     device_descriptor,
@@ -26,7 +29,7 @@ from gpuperf.decisions.geometry import (
     rules_for,
 )
 from gpuperf.decisions.geometry_model import ChoiceTable, GeometryModel
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 
 EVALUATED_POLICIES = ("llvm", "libomptarget", "heuristic", "occupancy", "model", "best")
 
@@ -54,8 +57,16 @@ def _policy_threads(device: DeviceDescriptor, trips: np.ndarray, policy) -> np.n
     return np.array([unique[int(t)] for t in trips], dtype=float)
 
 
+def _baseline(frame: pd.DataFrame, threads: int) -> pd.Series:
+    """Per group that has one, the row of LLVM's default: the shape of exactly ``threads`` threads,
+    the widest in x."""
+    return _first_per_group(frame[frame["threads"] == threads], ["bx", "by"], [False, False])
+
+
 def choices(table: ChoiceTable, model: GeometryModel | None) -> pd.DataFrame:
-    """Per group (of two or more shapes), the time and threads of each policy's pick and the best."""
+    """Per group (of two or more shapes), the time and threads of each policy's pick and the best;
+    ``llvm`` is NaN in a group without a shape of exactly LLVM's threads (noted; ``summarise``
+    leaves such groups out)."""
     device = device_descriptor(table.gpu)
     frame = table.frame
     frame = frame[frame.groupby("group")["group"].transform("size") >= 2].copy()
@@ -63,8 +74,10 @@ def choices(table: ChoiceTable, model: GeometryModel | None) -> pd.DataFrame:
     trips = (frame["threads"] * frame["blocks"]).groupby(frame["group"]).transform("max").to_numpy()
     picks: dict[str, pd.Series] = {}
     applicable = rules_for(device)
+    llvm_threads = LLVM_THREADS
     targets = {name: _policy_threads(device, trips, applicable[name])
-               for name in ("llvm", "libomptarget", "heuristic") if name in applicable}
+               for name in ("libomptarget", "heuristic") if name in applicable}
+    picks["llvm"] = _baseline(frame, llvm_threads)
     for policy, wanted in targets.items():
         frame["_distance"] = np.round(np.abs(np.log2(frame["threads"].to_numpy() / wanted)), 9)
         picks[policy] = _first_per_group(frame, ["_distance", "bx", "by"], [True, False, False])
@@ -79,17 +92,40 @@ def choices(table: ChoiceTable, model: GeometryModel | None) -> pd.DataFrame:
         frame["_predicted"] = model.predict(frame["threads"], frame["blocks"], device.sms, frame["bx"])
         picks["model"] = _first_per_group(frame, ["_predicted"], [True])
     picks["best"] = _first_per_group(frame, ["time"], [True])
-    out = pd.DataFrame({"group": picks["best"].index})
+    groups = picks["best"].index
+    out = pd.DataFrame({"group": groups})
     for policy, rows in picks.items():
-        out[policy] = table.frame.loc[rows.to_numpy(), "time"].to_numpy()
-        out[f"{policy}_threads"] = table.frame.loc[rows.to_numpy(), "threads"].to_numpy().astype(int)
+        rows = rows.reindex(groups)
+        made = rows.notna().to_numpy()
+        chosen = rows[made].astype(int).to_numpy()
+        times, threads = np.full(len(groups), np.nan), np.full(len(groups), llvm_threads)
+        times[made] = table.frame.loc[chosen, "time"].to_numpy()
+        threads[made] = table.frame.loc[chosen, "threads"].to_numpy()
+        out[policy], out[f"{policy}_threads"] = times, threads
+    _note_without_baseline(table, out, llvm_threads)
     return out
+
+
+def _note_without_baseline(table: ChoiceTable, picked: pd.DataFrame, threads: int) -> None:
+    lacking = int(picked["llvm"].isna().sum())
+    if lacking:
+        warnings.warn(GpuperfNote(
+            f"{table.label} on {table.gpu}: groups judged {len(picked) - lacking} of {len(picked)}: {lacking} have no "
+            f"block shape of exactly {threads} threads (LLVM's default, the baseline of every speedup) and are left "
+            "out of every policy's figures"), stacklevel=3)
+
+
+def judged(picked: pd.DataFrame) -> pd.DataFrame:
+    """The groups with LLVM's default measured: those every policy is judged on."""
+    return picked[picked["llvm"].notna()]
 
 
 def summarise(picked: pd.DataFrame, policies: Sequence[str] = EVALUATED_POLICIES) -> dict[str, dict[str, float]]:
     """Per policy: geometric-mean speedup over llvm, fraction within 10 % of the best, the usual
-    threads, over the choices it made (``choices``: libomptarget's rule makes none on AMD GPUs)."""
+    threads, over the choices it made (``choices``: libomptarget's rule makes none on AMD GPUs) in the
+    groups with LLVM's default measured (the others have no baseline)."""
     out = {}
+    picked = judged(picked)
     for policy in policies:
         if policy not in picked.columns:
             continue
