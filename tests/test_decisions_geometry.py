@@ -486,3 +486,13 @@ def test_a_group_without_a_128_thread_shape_has_no_baseline_and_is_left_out():
     summary = summarise(picked)
     assert {s["choices"] for s in summary.values()} == {1}
     assert summary["best"]["speedup_vs_llvm"] == pytest.approx(2.0)
+
+
+def test_the_rules_trip_count_does_not_depend_on_which_large_shapes_were_measured():
+    """GEMM-like groups (500 blocks whatever the shape): one lacks its 1024-thread shape, as a sampled table may.
+    The trip is the 128-thread shape's 64,000 threads in both, so libomptarget picks alike (32 threads)."""
+    rows = [{"group": group, "bx": t, "by": 1, "threads": t, "blocks": 500, "registers": np.nan, "smem": np.nan,
+             "time": 1.0 + t / 1024} for group, shapes in ((0, (32, 64, 128, 256, 1024)), (1, (32, 64, 128, 256)))
+            for t in shapes]
+    picked = choices(ChoiceTable("synthetic", "k", "k", "V100", pd.DataFrame(rows)), None)
+    assert picked["libomptarget_threads"].tolist() == [32, 32]

@@ -3,9 +3,10 @@
 In each choice group (configurations that differ only in block shape) a policy picks one
 shape; it is scored by its time against the default's (LLVM's 128 threads: the group's shape of
 exactly 128 threads, the widest in x if several) and the group's best. A group without a 128-thread
-shape has no baseline: it is left out of every policy's figures, with a note. A policy that yields a thread count picks the shape with the nearest count (in log2),
-the widest in x on ties (consecutive iterations along x, as a 1-D loop maps them). The
-occupancy policy picks the shape with the most resident warps (the shape's own registers and
+shape has no baseline: it is left out of every policy's figures, with a note. A policy that
+yields a thread count picks the shape with the nearest count (in log2), the widest in x on ties
+(consecutive iterations along x, as a 1-D loop maps them); the rules' trip count is the threads
+x blocks of the group's 128-thread shape (LLVM's one iteration per thread). The occupancy policy picks the shape with the most resident warps (the shape's own registers and
 shared memory where the table has them, else 32 registers and none), the largest on ties.
 The tables' kernels cannot loop over a capped grid, so only the threads per block of the
 heuristic's long-loop class take effect.
@@ -63,6 +64,15 @@ def _baseline(frame: pd.DataFrame, threads: int) -> pd.Series:
     return _first_per_group(frame[frame["threads"] == threads], ["bx", "by"], [False, False])
 
 
+def _trips(frame: pd.DataFrame, baseline: pd.Series) -> np.ndarray:
+    """Per row, its group's trip count: the threads x blocks of LLVM's 128-thread shape (one iteration
+    per thread), which a sampled table's missing shapes do not change; a group without it (left out
+    of the figures) its largest launch."""
+    launch = frame["threads"] * frame["blocks"]
+    largest = launch.groupby(frame["group"]).transform("max")
+    return frame["group"].map(launch.loc[baseline.to_numpy()].set_axis(baseline.index)).fillna(largest).to_numpy()
+
+
 def choices(table: ChoiceTable, model: GeometryModel | None) -> pd.DataFrame:
     """Per group (of two or more shapes), the time and threads of each policy's pick and the best;
     ``llvm`` is NaN in a group without a shape of exactly LLVM's threads (noted; ``summarise``
@@ -71,13 +81,13 @@ def choices(table: ChoiceTable, model: GeometryModel | None) -> pd.DataFrame:
     frame = table.frame
     frame = frame[frame.groupby("group")["group"].transform("size") >= 2].copy()
     frame["_row"] = frame.index
-    trips = (frame["threads"] * frame["blocks"]).groupby(frame["group"]).transform("max").to_numpy()
     picks: dict[str, pd.Series] = {}
     applicable = rules_for(device)
     llvm_threads = LLVM_THREADS
+    picks["llvm"] = _baseline(frame, llvm_threads)
+    trips = _trips(frame, picks["llvm"])
     targets = {name: _policy_threads(device, trips, applicable[name])
                for name in ("libomptarget", "heuristic") if name in applicable}
-    picks["llvm"] = _baseline(frame, llvm_threads)
     for policy, wanted in targets.items():
         frame["_distance"] = np.round(np.abs(np.log2(frame["threads"].to_numpy() / wanted)), 9)
         picks[policy] = _first_per_group(frame, ["_distance", "bx", "by"], [True, False, False])
