@@ -69,27 +69,38 @@ def measure(args) -> Path:
     return out
 
 
+def _versus_llvm(row, policy: str) -> str:
+    """The pick's speedup over LLVM's, or why there is none."""
+    if row.get(f"{policy}_failed", False):
+        return "failed"
+    if np.isnan(row["llvm"]):
+        return "no llvm"
+    return "unmeasured" if np.isnan(row[policy]) else f"{row['llvm'] / row[policy]:4.2f}x"
+
+
 def judge(path: Path) -> None:
     import pandas as pd
 
     from gpuperf.decisions.geometry import RULES, KernelDescriptor
     from gpuperf.decisions.geometry_sweep import (
-        figure_labels, sweep_choices, sweep_figures, sweep_summary, table_descriptor,
+        figure_labels, sweep_choices, sweep_figures, sweep_summary, table_descriptor, unjudged_notes,
     )
 
     table = pd.read_csv(path)
     descriptor = table_descriptor(table, str(path))
     choices = sweep_choices(table, descriptor, str(path))
     print(f"===== {path.name} =====")
+    for note in unjudged_notes(choices, path.name):  # the notes gpuperf geometry-sweep gives
+        print(f"note: {note}")
     units = f"{descriptor.unit}s" if descriptor.spec is not None else "compute units"  # a CPU's: no GPU spec
     print(f"device: {descriptor.name} ({descriptor.sms} {units}, up to {descriptor.max_threads_per_block} "
           f"threads per block); {len(table)} points")
     policies = [c for c in ("llvm", "libomptarget", "heuristic", "occupancy", "model", "best") if c in choices]
     print(f"\n{'loop, trip':30s} {'points':>6s} " + " ".join(f"{p:>17s}" for p in policies))
     for _, row in choices.iterrows():
-        cells = [f"{row[p + '_threads']}x{row[p + '_blocks']} {row['llvm'] / row[p]:4.2f}x" for p in policies]
+        cells = [f"{row[p + '_threads']}x{row[p + '_blocks']} {_versus_llvm(row, p)}" for p in policies]
         print(f"{row['group']:30s} {row['points']:6d} " + " ".join(f"{c:>17s}" for c in cells))
-    print("\n(threads x blocks, then the speedup over llvm's pick; points: the geometries measured)")
+    print("\n(threads x blocks, then the speedup over llvm's pick, or failed; points: the geometries measured)")
     print("\n== per trip count and overall: speedup over llvm, choices within 10 % of the best ==")
     figures = figure_labels(sweep_figures(choices))
     print(figures[~figures["scope"].str.startswith("loop_")].to_string(index=False))

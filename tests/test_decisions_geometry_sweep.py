@@ -18,6 +18,8 @@ from gpuperf.decisions.geometry_sweep import (
     loop_registers,
     policy_picks,
     sweep_choices,
+    sweep_summary,
+    unjudged_notes,
     sweep_geometries,
     sweep_summary,
     table_descriptor,
@@ -201,8 +203,8 @@ def test_the_command_says_which_rows_its_figures_leave_out(tmp_path, capsys):
     captured = capsys.readouterr()
     result, err = json.loads(captured.out), captured.err
     assert result["points"] == len(table) - 1  # the failed row is no point
-    assert "1 group(s) lack LLVM's default pick and are left out of the figures (loop_a trip=1000)" in err
-    assert "1 row(s) whose status is not ok left out" in err
+    assert "LLVM's default pick failed in 1 group(s), which are left out of the figures" in err
+    assert "loop_a trip=1000" in err and "1 row(s) whose status is not ok left out" in err
     table[~llvm].to_csv(path, index=False)
     assert main(["geometry-sweep", "--table", str(path)]) == 2
     assert "no (loop, trip count) group measured LLVM's default pick (loop_a trip=1000: 128 x 8)" in (
@@ -670,3 +672,20 @@ def test_resuming_with_another_descriptor_says_descriptors_differ_not_devices():
     with pytest.raises(GpuperfError, match=r"h100\.csv: the sweep to resume is judged with the H100 SXM's descriptor, "
                                            r"this one with the A100 .*'s; resume it with the same --gpu"):
         earlier_sweep(h100, "h100.csv", device_descriptor("A100"))
+
+
+def test_a_failed_pick_counts_as_a_miss_not_as_a_choice_left_out():
+    """The heuristic's 64 x 1563 failed at trip 100,000: it was dropped, so failing raised its share within 10 %."""
+    h100 = device_descriptor("H100")
+    table = synthetic_sweep(h100, [1000, 100_000])
+    picks = policy_picks(h100, 100_000)
+    heuristic = (table["trip"] == 100_000) & (table["threads"] == picks["heuristic"][0]) \
+        & (table["blocks"] == picks["heuristic"][1])
+    assert heuristic.sum() == 2 and picks["heuristic"] != picks["llvm"]
+    failed = table.assign(status=np.where(heuristic, "RunFailed: test", "ok"))
+    choices = sweep_choices(failed, h100, "s.csv")
+    summary = sweep_summary(choices)
+    assert summary.loc["heuristic", "choices"] == len(choices) and summary.loc["heuristic", "failed_picks"] == 2
+    hits = int((choices["heuristic"] <= 1.1 * choices["best"]).sum())  # a failed pick (NaN) is no hit
+    assert summary.loc["heuristic", "within_10pct"] == pytest.approx(hits / len(choices))
+    assert any("heuristic's pick failed in 2 of" in note for note in unjudged_notes(choices, "s.csv"))

@@ -503,30 +503,16 @@ def geometry_sweep_command(
 
 
 def _note_unjudged_rows(failed: int, choices, where: str) -> None:
-    """Say which rows the figures leave out: failed points, and groups that lack LLVM's pick (the
-    baseline every speedup is taken over); none measuring it leaves nothing to judge."""
-    without = choices[choices["llvm"].isna()]
-    if len(without) == len(choices):
-        first = choices.iloc[0]
-        raise GpuperfError(f"{where}: no (loop, trip count) group measured LLVM's default pick ({first['group']}: "
-                           f"{first['llvm_threads']} x {first['llvm_blocks']}), the baseline of every speedup; "
-                           "nothing to judge")
-    if len(without):
-        print(f"note: {where}: {len(without)} group(s) lack LLVM's default pick and are left out of the figures "
-              f"({', '.join(without['group'].head(3))}{', ...' if len(without) > 3 else ''})", file=sys.stderr)
-    if failed:
-        print(f"note: {where}: {failed} row(s) whose status is not ok left out", file=sys.stderr)
-    from gpuperf.decisions.geometry_sweep import SWEEP_POLICIES
+    """Say which rows the figures leave out or count as missed: failed points, groups that lack LLVM's
+    pick (the baseline of every speedup), each policy's failed and unmeasured picks
+    (:func:`gpuperf.decisions.geometry_sweep.unjudged_notes`); none measuring LLVM's leaves nothing to judge."""
+    from gpuperf.decisions.geometry_sweep import unjudged_notes
 
-    judged = choices[choices["llvm"].notna()]
-    for policy in (p for p in SWEEP_POLICIES if p in judged.columns and p != "llvm"):
-        unmeasured = judged[judged[policy].isna()]
-        if len(unmeasured):  # a sweep taken with another descriptor (--gpu) did not time this policy's pick
-            first = unmeasured.iloc[0]
-            print(f"note: {where}: {policy}'s pick was not measured in {len(unmeasured)} of {len(judged)} group(s), "
-                  f"which its figures leave out (first: {first['group']}, {int(first[f'{policy}_threads'])} x "
-                  f"{int(first[f'{policy}_blocks'])})" + ("; none is judged" if len(unmeasured) == len(judged) else ""),
-                  file=sys.stderr)
+    notes = unjudged_notes(choices, where)
+    if failed:
+        notes.append(f"{where}: {failed} row(s) whose status is not ok left out of the points")
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
 
 
 def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_step: int, cycles: int,

@@ -133,23 +133,35 @@ def judged(picked: pd.DataFrame) -> pd.DataFrame:
 def summarise(picked: pd.DataFrame, policies: Sequence[str] = EVALUATED_POLICIES) -> dict[str, dict[str, float]]:
     """Per policy: geometric-mean speedup over llvm, fraction within 10 % of the best, the usual
     threads, over the choices it made (``choices``: libomptarget's rule makes none on AMD GPUs) in the
-    groups with LLVM's default measured (the others have no baseline)."""
+    groups with LLVM's default measured (the others have no baseline). A pick that failed (``POLICY_failed``)
+    is a choice made and not within 10 %, counted in ``failed_picks``; it has no speedup."""
     out = {}
     picked = judged(picked)
     for policy in policies:
         if policy not in picked.columns:
             continue
-        made = picked[picked[policy].notna()]
+        failed = _failed(picked, policy)
+        made = picked[picked[policy].notna() | failed]
         if made.empty:
             continue
-        speedup = made["llvm"] / made[policy]
+        timed = made[made[policy].notna()]
+        speedup = timed["llvm"] / timed[policy]
         out[policy] = {
-            "speedup_vs_llvm": float(np.exp(np.mean(np.log(speedup)))),
+            "speedup_vs_llvm": float(np.exp(np.mean(np.log(speedup)))) if len(timed) else float("nan"),
             "within_10pct": float(np.mean(made[policy] <= 1.1 * made["best"])),
             "typical_threads": int(made[f"{policy}_threads"].mode().iloc[0]),
             "choices": len(made),
+            "failed_picks": int(failed.sum()),
         }
     return out
+
+
+def _failed(picked: pd.DataFrame, policy: str) -> pd.Series:
+    """Per group, whether ``policy``'s pick was tried and failed (no such column: none did)."""
+    column = f"{policy}_failed"
+    if column not in picked.columns:
+        return pd.Series(False, index=picked.index)
+    return picked[column].fillna(False).astype(bool)
 
 
 def leave_one_kernel_out_models(tables: Sequence[ChoiceTable]) -> dict[str, GeometryModel]:

@@ -340,8 +340,10 @@ def sweep_choices(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str 
     ``points``, how many geometries the group measured.
 
     The frame :func:`gpuperf.decisions.geometry_eval.summarise` and the geometry report take. A
-    policy whose pick the sweep did not measure (a sweep taken with another descriptor) gets NaN.
+    policy whose pick failed (its point's status not ok) gets NaN and ``POLICY_failed`` True; one
+    whose pick the sweep did not measure (a sweep taken with another descriptor) NaN alone.
     """
+    failures = failed_points(table)
     usable = check_sweep(table, where)
     checked = launchable_points(usable, descriptor, where)
     if len(usable) and not len(checked):
@@ -370,29 +372,73 @@ def sweep_choices(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str 
         for policy, (threads, blocks) in picks.items():
             row[policy] = times.get((threads, blocks), np.nan)
             row[f"{policy}_threads"], row[f"{policy}_blocks"] = threads, blocks
+            row[f"{policy}_failed"] = (threads, blocks) not in times and (kernel, int(trip), threads, blocks) in failures
         row["points"] = len(group)  # the geometries measured: the best and the model pick among these
         rows.append(row)
     return pd.DataFrame(rows)
 
 
+def failed_points(table: pd.DataFrame) -> set[tuple[str, int, int, int]]:
+    """(kernel, trip, threads, blocks) of the points whose status is not ok (none without a status column)."""
+    if "status" not in table.columns:
+        return set()
+    failed = table[~is_ok(table["status"])]
+    numbers = failed[["trip", "threads", "blocks"]].apply(pd.to_numeric, errors="coerce")
+    whole = numbers.notna().all(axis=1) & (numbers == numbers.round()).all(axis=1)
+    return {(str(kernel), int(trip), int(threads), int(blocks)) for kernel, (trip, threads, blocks)
+            in zip(failed["kernel"][whole], numbers[whole].itertuples(index=False))}
+
+
+def unjudged_notes(choices: pd.DataFrame, where: str) -> list[str]:
+    """What the figures of :func:`sweep_choices`' ``choices`` leave out or count as missed: groups whose
+    LLVM pick failed or was not measured (the baseline of every speedup), and per policy its failed
+    picks (not within 10 %) and its picks the sweep did not measure (left out); an error when no
+    group has LLVM's pick."""
+    llvm_failed = choices["llvm_failed"].astype(bool) if "llvm_failed" in choices.columns \
+        else pd.Series(False, index=choices.index)
+    without = choices[choices["llvm"].isna()]
+    if len(without) == len(choices):
+        first = choices.iloc[0]
+        how = "had LLVM's default pick succeed" if llvm_failed.all() else "measured LLVM's default pick"
+        raise GpuperfError(f"{where}: no (loop, trip count) group {how} ({first['group']}: {first['llvm_threads']} x "
+                           f"{first['llvm_blocks']}), the baseline of every speedup; nothing to judge")
+    notes = []
+    for reason, lacking in (("failed", without[llvm_failed[without.index]]),
+                            ("was not measured", without[~llvm_failed[without.index]])):
+        if len(lacking):
+            notes.append(f"{where}: LLVM's default pick {reason} in {len(lacking)} group(s), which are left out of "
+                         f"the figures (it is the baseline of every speedup: {', '.join(lacking['group'].head(3))}"
+                         f"{', ...' if len(lacking) > 3 else ''})")
+    judged = choices[choices["llvm"].notna()]
+    for policy in (p for p in SWEEP_POLICIES if p in judged.columns and p != "llvm"):
+        failed = judged[judged[f"{policy}_failed"].astype(bool)] if f"{policy}_failed" in judged.columns \
+            else judged.iloc[:0]
+        unmeasured = judged[judged[policy].isna() & ~judged.index.isin(failed.index)]
+        for lacking, what in ((failed, "failed"), (unmeasured, "was not measured")):
+            if not len(lacking):
+                continue
+            first = lacking.iloc[0]
+            counted = ("counted as not within 10 % of the best" if lacking is failed else "which its figures leave "
+                       "out (a sweep taken with another descriptor)")
+            notes.append(f"{where}: {policy}'s pick {what} in {len(lacking)} of {len(judged)} group(s), {counted} "
+                         f"(first: {first['group']}, {int(first[f'{policy}_threads'])} x "
+                         f"{int(first[f'{policy}_blocks'])})"
+                         + ("; none is judged" if lacking is unmeasured and len(lacking) == len(judged) else ""))
+    return notes
+
+
 def sweep_summary(choices: pd.DataFrame) -> pd.DataFrame:
-    """Per policy over the choices it has a measured pick for: geometric-mean speedup over LLVM's
-    default, the share within 10 % of the best (:func:`gpuperf.decisions.geometry_eval.summarise`),
-    and how many choices count."""
+    """Per policy over the choices with LLVM's pick measured where its own pick was measured or failed:
+    geometric-mean speedup over LLVM's default (of the measured picks), the share within 10 % of the
+    best (a failed pick is not), how many choices count and how many of its picks failed
+    (:func:`gpuperf.decisions.geometry_eval.summarise`)."""
     from gpuperf.decisions.geometry_eval import summarise
 
     out = {}
-    for policy in SWEEP_POLICIES:
-        if policy not in choices.columns:
-            continue
-        usable = choices[np.isfinite(choices[policy].astype(float)) & np.isfinite(choices["llvm"].astype(float))]
-        if usable.empty:
-            continue
-        figures = summarise(usable, [policy])[policy]
-        out[policy] = {"speedup_vs_llvm": figures["speedup_vs_llvm"], "within_10pct": figures["within_10pct"],
-                       "choices": len(usable)}
+    for policy, figures in summarise(choices, [p for p in SWEEP_POLICIES if p in choices.columns]).items():
+        out[policy] = {key: figures[key] for key in ("speedup_vs_llvm", "within_10pct", "choices", "failed_picks")}
     summary = pd.DataFrame(out).T.rename_axis("policy")
-    return summary.astype({"choices": int}) if not summary.empty else summary
+    return summary.astype({"choices": int, "failed_picks": int}) if not summary.empty else summary
 
 
 def sweep_figures(choices: pd.DataFrame) -> pd.DataFrame:
@@ -407,8 +453,10 @@ def sweep_figures(choices: pd.DataFrame) -> pd.DataFrame:
         for policy, figures in sweep_summary(part).iterrows():
             rows.append({"scope": scope, "trip": None if trip is None else int(trip), "policy": policy,
                          "speedup_vs_llvm": float(figures["speedup_vs_llvm"]),
-                         "within_10pct": float(figures["within_10pct"]), "choices": int(figures["choices"])})
-    frame = pd.DataFrame(rows, columns=["scope", "trip", "policy", "speedup_vs_llvm", "within_10pct", "choices"])
+                         "within_10pct": float(figures["within_10pct"]), "choices": int(figures["choices"]),
+                         "failed_picks": int(figures["failed_picks"])})
+    frame = pd.DataFrame(rows, columns=["scope", "trip", "policy", "speedup_vs_llvm", "within_10pct", "choices",
+                                        "failed_picks"])
     frame["trip"] = pd.Series([row["trip"] for row in rows], index=frame.index, dtype=object)  # whole, or None
     return frame
 
@@ -416,9 +464,12 @@ def sweep_figures(choices: pd.DataFrame) -> pd.DataFrame:
 def figure_labels(figures: pd.DataFrame) -> pd.DataFrame:
     """:func:`sweep_figures` as one row per scope, each policy's cell "SPEEDUPx WITHIN/CHOICES":
     its geometric-mean speedup over LLVM's default, then how many of its choices are within 10 %
-    of the best, of how many."""
+    of the best, of how many, and "(N failed)" for its failed picks ("failed" for the speedup when
+    every pick failed)."""
     cells = figures.assign(cell=[
-        f"{row.speedup_vs_llvm:.2f}x {round(row.within_10pct * row.choices)}/{row.choices}"
+        (f"{row.speedup_vs_llvm:.2f}x" if np.isfinite(row.speedup_vs_llvm) else "failed")
+        + f" {round(row.within_10pct * row.choices)}/{row.choices}"
+        + (f" ({row.failed_picks} failed)" if getattr(row, "failed_picks", 0) else "")
         for row in figures.itertuples()])
     policies = list(dict.fromkeys(figures["policy"]))
     wide = cells.pivot(index="scope", columns="policy", values="cell")

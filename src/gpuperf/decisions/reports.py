@@ -606,7 +606,8 @@ def sweep_report(folder: str | Path, choices: pd.DataFrame, summary: pd.DataFram
     strip = plot_strips(strips, folder / "speedup_vs_llvm.png", "speedup over LLVM's default (128 threads)",
                         "Speedup of each policy's (threads, blocks)", geometric_mean=True)
     maps = plot_sweep_maps(usable, choices, folder / "time_maps.png")
-    picks = choices.set_index("group").drop(columns=["kernel", "trip"])
+    picks = choices.set_index("group").drop(columns=["kernel", "trip", *choices.columns[choices.columns.str.endswith(
+        "_failed")]])  # a failed pick: its blank time, counted in the summary's failed_picks
     policy_columns = [c for policy in summary.index for c in picks.columns if c == policy or c.startswith(f"{policy}_")]
     picks = picks[policy_columns + [c for c in picks.columns if c not in policy_columns]]  # the tables' policy order
     return write_report(
