@@ -496,3 +496,18 @@ def test_the_rules_trip_count_does_not_depend_on_which_large_shapes_were_measure
             for t in shapes]
     picked = choices(ChoiceTable("synthetic", "k", "k", "V100", pd.DataFrame(rows)), None)
     assert picked["libomptarget_threads"].tolist() == [32, 32]
+
+
+def test_a_policy_that_picks_a_failed_configuration_made_a_failed_pick():
+    """V100, 32 registers: 1024 and 256 threads both fill an SM (64 warps), the larger wins the tie; the
+    1024-thread configuration failed, so the occupancy policy's pick failed (it was its runner-up, 256)."""
+    from gpuperf.decisions.geometry_model import _choice_table
+
+    rows = pd.DataFrame({"block_size_x": [128, 256, 1024], "tile_size": 1, "status": ["ok", "ok", "RuntimeFailedConfig"],
+                         "time_s": [2.0, 1.0, np.nan]})
+    table = _choice_table("synthetic", "pnpoly", "V100", rows, ["block_size_x", "tile_size"])
+    picked = choices(table, None)
+    assert picked["occupancy_threads"].tolist() == [1024] and picked["occupancy_failed"].tolist() == [True]
+    summary = summarise(picked)
+    assert summary["occupancy"]["failed_picks"] == 1 and summary["occupancy"]["within_10pct"] == 0.0
+    assert summary["best"]["speedup_vs_llvm"] == 2.0

@@ -8,7 +8,8 @@ yields a thread count picks the shape with the nearest count (in log2), the wide
 (consecutive iterations along x, as a 1-D loop maps them); the rules' trip count is the threads
 x blocks of the group's 128-thread shape (LLVM's one iteration per thread). The occupancy policy picks the shape with the most resident warps (the shape's own registers and
 shared memory where the table has them, else 32 registers and none), the largest on ties.
-The tables' kernels cannot loop over a capped grid, so only the threads per block of the
+A policy may pick a configuration that failed (not ok in the table): a failed pick, counted as not
+within 10 % of the best. The baseline and the best are measured shapes. The tables' kernels cannot loop over a capped grid, so only the threads per block of the
 heuristic's long-loop class take effect.
 """
 
@@ -74,17 +75,18 @@ def _trips(frame: pd.DataFrame, baseline: pd.Series) -> np.ndarray:
 
 
 def choices(table: ChoiceTable, model: GeometryModel | None) -> pd.DataFrame:
-    """Per group (of two or more shapes), the time and threads of each policy's pick and the best;
+    """Per group (of two or more measured shapes), the time and threads of each policy's pick and the
+    best; ``POLICY_failed`` where the pick is a configuration that failed (its time NaN);
     ``llvm`` is NaN in a group without a shape of exactly LLVM's threads (noted; ``summarise``
     leaves such groups out)."""
     device = device_descriptor(table.gpu)
     frame = table.frame
-    frame = frame[frame.groupby("group")["group"].transform("size") >= 2].copy()
+    frame = frame[frame["time"].notna().groupby(frame["group"]).transform("sum") >= 2].copy()
     frame["_row"] = frame.index
     picks: dict[str, pd.Series] = {}
     applicable = rules_for(device)
     llvm_threads = LLVM_THREADS
-    picks["llvm"] = _baseline(frame, llvm_threads)
+    picks["llvm"] = _baseline(frame[frame["time"].notna()], llvm_threads)
     trips = _trips(frame, picks["llvm"])
     targets = {name: _policy_threads(device, trips, applicable[name])
                for name in ("libomptarget", "heuristic") if name in applicable}
@@ -112,6 +114,8 @@ def choices(table: ChoiceTable, model: GeometryModel | None) -> pd.DataFrame:
         times[made] = table.frame.loc[chosen, "time"].to_numpy()
         threads[made] = table.frame.loc[chosen, "threads"].to_numpy()
         out[policy], out[f"{policy}_threads"] = times, threads
+        if policy not in ("llvm", "best"):
+            out[f"{policy}_failed"] = made & np.isnan(times)  # it picked a configuration that failed
     _note_without_baseline(table, out, llvm_threads)
     return out
 

@@ -5,7 +5,8 @@ Each bundled kernel with block-shape parameters is described by a :class:`Launch
 parameters are the block's x and y sizes and how many blocks the launch has (from the
 problem sizes the tables were measured at: a 4096 x 4096 image for the convolutions, 4096^3
 GEMM, 2e7 points for pnpoly; the KTT tables record their grid). A *choice group* is the set of
-configurations that differ only in block shape; a policy picks one of them.
+configurations that differ only in block shape; a policy picks one of them. A configuration whose
+status is not ok stays in its group with no time: a policy that picks it made a failed pick.
 
 The model predicts ``log2(time / best time of the group)`` from log2 threads, log2 blocks,
 log2 blocks per SM, log2 block width (x) and the GPU's SM count, so that it ranks block shapes within a group; it is
@@ -85,7 +86,7 @@ class ChoiceTable:
     kernel: str
     family: str
     gpu: str
-    frame: pd.DataFrame  # columns: group, bx, by, threads, blocks, registers, smem, time
+    frame: pd.DataFrame  # columns: group, bx, by, threads, blocks, registers, smem, time (NaN: the shape failed)
 
     @property
     def label(self) -> str:
@@ -95,9 +96,12 @@ class ChoiceTable:
 
 def _choice_table(table: str, kernel: str, gpu: str, rows: pd.DataFrame, parameters: list[str]) -> ChoiceTable:
     shape = SHAPES[kernel]
-    ok = rows[is_ok(rows["status"])] if "status" in rows.columns else rows
-    ok = ok[np.isfinite(ok["time_s"]) & (ok["time_s"] > 0)]
-    rest = [p for p in parameters if p not in shape.block and ok[p].notna().any() and ok[p].nunique() > 1]
+    failed = ~is_ok(rows["status"]) if "status" in rows.columns else pd.Series(False, index=rows.index)
+    measured = ~failed & np.isfinite(rows["time_s"]) & (rows["time_s"] > 0)
+    rest = [p for p in parameters if p not in shape.block and rows.loc[measured, p].notna().any()
+            and rows.loc[measured, p].nunique() > 1]
+    # failed configurations stay, with no time: a policy may pick one (a failed pick)
+    ok = rows[measured | failed].assign(time_s=rows["time_s"].where(measured))
     bx = ok[shape.block[0]].to_numpy(dtype=float)
     by = ok[shape.block[1]].to_numpy(dtype=float) if len(shape.block) > 1 else np.ones(len(ok))
     frame = pd.DataFrame(
@@ -112,7 +116,7 @@ def _choice_table(table: str, kernel: str, gpu: str, rows: pd.DataFrame, paramet
             "time": ok["time_s"].to_numpy(dtype=float),
         }
     )
-    # Two caches of one card: one row per (group, shape), the median time.
+    # Two caches of one card: one row per (group, shape), the median time (of its measured rows; none: it failed).
     frame = frame.groupby(["group", "bx", "by"], as_index=False).median()
     return ChoiceTable(table, kernel, shape.kernel, gpu, frame)
 
@@ -176,7 +180,7 @@ class GeometryModel:
             sms = _gpu_sms(table.gpu)
             if not np.isfinite(sms):
                 continue
-            frame = table.frame
+            frame = table.frame[table.frame["time"].notna()]  # failed configurations have no time to learn
             works.append(float((frame["threads"] * frame["blocks"]).min()))
             best = frame.groupby("group")["time"].transform("min").to_numpy()
             features.append(model_features(frame["threads"], frame["blocks"], sms, frame["bx"]))

@@ -512,7 +512,7 @@ def geometry_study(folder: str | Path, echo: Echo = lambda line: None,
             "CPU OpenCL device ([sweep/report.md](sweep/report.md)).")
     data = f"Block-shape choices from the bundled tables {', '.join(TABLES)} (provenance: the bundled data's README.md; gpuperf datasets shows where)."
     echo("geometry: timing each policy's cost per call")
-    kernel_times = np.concatenate([table.frame["time"].to_numpy(dtype=float) for table in tables])
+    kernel_times = np.concatenate([table.frame["time"].dropna().to_numpy(dtype=float) for table in tables])
     costs = cost_table(policy_costs(number=cost_calls), kernel_times)
     return picks, geometry_report(folder, picks, EVALUATED_POLICIES, notes=[data, note], costs=costs)
 
