@@ -726,6 +726,21 @@ def test_bsp_rows_whose_counts_give_no_time_are_named(tables, tmp_path, capsys):
     assert "zero.csv: line 7: the BSP inputs give no positive time" in capsys.readouterr().err
 
 
+def test_predict_table_refuses_bsp_rows_whose_counts_give_no_time_as_fit_does(tables, tmp_path, capsys):
+    assert main(["fit", str(tables["static"]), "--model", "bsp", "--out", str(tmp_path / "b.json")]) == 0
+    frame = pd.read_csv(tables["static"])
+    counts = [c for c in frame.columns if c.endswith(("_per_thread", "flops", "int_ops"))]
+    frame.loc[5, counts] = 0
+    frame.loc[8, "flops"] = -frame.loc[8, "flops"] * 1e3
+    frame.to_csv(tmp_path / "zero.csv", index=False)
+    capsys.readouterr()
+    out = tmp_path / "p.csv"
+    assert main(["predict-table", str(tmp_path / "zero.csv"), "--model", str(tmp_path / "b.json"),
+                 "--out", str(out)]) == 2
+    assert "zero.csv: line 7: the BSP inputs give no positive time (2 such rows)" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_a_row_with_no_warps_is_named_for_the_per_warp_bsp_inputs(tables, tmp_path, capsys):
     """The counters are divided by warps_launched: a 0 there is named, not the derived instructions=inf."""
     frame = pd.read_csv(tables["rodinia"])

@@ -853,6 +853,8 @@ def predict_table_command(
     _refuse_other_gpus_of_a_one_gpu_model(info, options, model, priced, "--gpu" if gpu is not None else where)
     _print_note(outside_training_gpus_note(info, options, priced, "--gpu" if gpu is not None else where))
     table = numeric_features(table[~unbounded & ~failed], names, where)
+    if hasattr(fitted, "undefined_rows"):  # bsp: a row its inputs give no time is refused, as fit refuses it
+        check_bsp_inputs(fitted, table[names], where)
     result = frame  # the rows as read, with the predictions added (not a copy of a million rows)
     result[PREDICTED] = np.nan
     clipped = np.zeros(0, dtype=bool)
