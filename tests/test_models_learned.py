@@ -191,6 +191,22 @@ def test_random_forest_is_amaris_settings():
     assert forest.n_estimators == 50 and forest.max_features == 3
 
 
+def test_random_forest_on_times_in_seconds_does_not_depend_on_the_time_unit():
+    """Trees take a node under 2.2e-16 variance as pure: sub-microsecond times in seconds split as in ns."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"n": rng.uniform(1, 100, 80)})
+    y = 3e-7 * X["n"].to_numpy() ** 1.5 * rng.uniform(0.8, 1.2, 80)
+    asked = pd.DataFrame({"n": rng.uniform(0, 110, 50)})
+    predicted = make_model("random_forest", log_target=False).fit(X, y).predict(asked)
+    for factor in (1e-9, 1e3):
+        scaled = make_model("random_forest", log_target=False).fit(X, y * factor).predict(asked)
+        np.testing.assert_allclose(scaled / factor, predicted, rtol=1e-9)
+    X4, y4 = _data(100)  # several features: ties between features fall by rounding, but the trees are as deep
+    nodes = [[tree.tree_.node_count for tree in make_model("random_forest", log_target=False)
+              .fit(X4, y4 * factor).regressor_.estimators_] for factor in (1.0, 1e-9)]
+    assert nodes[0] == nodes[1]
+
+
 def test_reference_residual_clips_a_runaway_residual_and_says_which():
     """Residuals 0..1 (log2) in training; x = 50 extrapolates to 50: clipped to 1 + log2(8) = 4."""
     from gpuperf.models.reference import REFERENCE_COLUMN, ReferenceResidual
@@ -335,7 +351,7 @@ def test_the_log_flags_of_make_model_are_true_or_false():
         make_model("rf", log_target="no")
     with pytest.raises(GpuperfError, match="log_inputs is True or False, not 1"):
         make_model("rf", log_inputs=1)
-    assert make_model("rf", log_target=np.bool_(False)).__class__.__name__ == "RandomForestRegressor"
+    assert make_model("rf", log_target=np.bool_(False)).regressor.__class__.__name__ == "RandomForestRegressor"
     from gpuperf.models import CLI_ALIASES  # the docstring's pointer resolves
 
     assert CLI_ALIASES["rf"] == "random_forest"
