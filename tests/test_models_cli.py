@@ -1672,6 +1672,11 @@ def test_predict_table_needs_only_the_columns_a_models_selector_kept(tables, tmp
     assert main(["predict-table", str(job), "--model", str(model), "--out", str(job_out)]) == 0
     assert f"no column(s) {', '.join(dropped)}; the model's --select left them out" in capsys.readouterr().err
     pd.testing.assert_series_equal(pd.read_csv(job_out)["predicted_time_s"], pd.read_csv(whole_out)["predicted_time_s"])
+    pd.read_csv(tables["generic"]).assign(**dict.fromkeys(dropped, np.nan)).to_csv(job, index=False)
+    empty_out = tmp_path / "empty.csv"  # the columns there, but empty: unused all the same, and no note
+    assert main(["predict-table", str(job), "--model", str(model), "--out", str(empty_out)]) == 0
+    assert "--select left them out" not in capsys.readouterr().err
+    pd.testing.assert_series_equal(pd.read_csv(empty_out)["predicted_time_s"], pd.read_csv(whole_out)["predicted_time_s"])
 
 
 def test_errors_point_at_the_gpu_features_option_a_seconds_column_and_a_decimal_comma(tmp_path, capsys):

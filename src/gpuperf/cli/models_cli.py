@@ -834,9 +834,10 @@ def predict_table_command(
                          bool(options.get("base_clock")), options.get("roofline_inputs"))  # names a row's bad GPU
     table = with_zero_counts(table, names)
     selected = (info.get("metadata") or {}).get("selected_features")
-    unused = [str(name) for name in names if selected and name not in selected and name not in table.columns]
-    if unused:  # the selector drops them whatever they hold
-        table = table.assign(**dict.fromkeys(unused, 0.0))
+    unselected = [str(name) for name in names if selected and name not in selected]
+    unused = [name for name in unselected if name not in table.columns]
+    table = table.assign(**dict.fromkeys(unselected, 0.0))  # the selector drops them whatever they hold
+    if unused:
         _print_note(f"note: {where}: no column(s) {', '.join(unused[:4])}{', ...' if len(unused) > 4 else ''}; the "
                     "model's --select left them out, so they do not change its predictions")
     if gpu is not None:  # a field the --gpu's descriptor lacks is the GPU's, not the table's
