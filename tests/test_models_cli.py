@@ -875,6 +875,18 @@ def test_predictions_that_are_not_positive_times_are_counted(tables, tmp_path, c
     assert count > 0 and f"note: {count} of 3 predictions are not positive times" in capsys.readouterr().err
 
 
+def test_fit_says_why_its_training_gmre_is_null(tmp_path, capsys):
+    table = tmp_path / "steep.csv"  # the line through the slow row goes below zero at the fast ones
+    table.write_text("kernel,gpu,n,time_s\n" + "".join(f"k,H100,{n},1e-6\n" for n in range(1, 5)) + "k,H100,5,1\n")
+    result = run_json(capsys, "fit", table, "--model", "lr", "--out", tmp_path / "m.json")
+    assert result["train_metrics"]["gmre"] is None
+    count = int((load_model(tmp_path / "m.json").predict(pd.read_csv(table)[["n"]]) <= 0).sum())
+    capsys.readouterr()
+    assert main(["fit", str(table), "--model", "lr", "--out", str(tmp_path / "again.json")]) == 0
+    assert (f"note: {count} of 5 predictions are not positive times, so the training gmre (a ratio of logs) is "
+            "undefined (null)") in capsys.readouterr().err
+
+
 def test_the_roofline_leaves_out_f64_work_on_a_gpu_without_an_f64_peak(tmp_path, capsys, monkeypatch):
     import dataclasses
 

@@ -696,7 +696,9 @@ def fit_command(
     for note in (status_note(frame, where), *rows_boards_notes(frame, gpu_features),
                  *prepared.notes, indistinct_note(table, names, where),
                  selection_note(fitted, names, where), selected_gpus_note(metadata, names, gpu_features, where),
-                 constant_fit_note(trained, table["time_s"], options.name, where)):
+                 constant_fit_note(trained, table["time_s"], options.name, where),
+                 not_positive_note(trained, len(trained), metadata["options"],
+                                   ", so the training gmre (a ratio of logs) is undefined (null)")):
         _print_note(note)
     if as_json:
         print_json({"out": str(out), "features": names, **metadata})
