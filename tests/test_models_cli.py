@@ -875,6 +875,23 @@ def test_predictions_that_are_not_positive_times_are_counted(tables, tmp_path, c
     assert count > 0 and f"note: {count} of 3 predictions are not positive times" in capsys.readouterr().err
 
 
+def test_fit_notes_training_metrics_that_say_nothing(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"kernel": ["a", "b", "c", "d"], "gpu": "H100", "x1": rng.uniform(1, 9, 4),
+                          "x2": rng.uniform(1, 9, 4), "x3": rng.uniform(1, 9, 4), "x4": rng.uniform(1, 9, 4),
+                          "time_s": [1e-3, 2e-3, 4e-3, 3e-3]})
+    cases = [(frame.head(1), "x1,x2", "fitted on 1 row (0.001 s): the training metrics say nothing"),
+             (frame.assign(time_s=4e-3), "x1,x2", "all 4 training rows have one time (0.004 s): the model learns no"),
+             (frame, "x1,x2,x3,x4", "4 features for 4 training rows, enough for lr to fit every training row"),
+             (frame, "x1,x2", None)]
+    for number, (table, features, note) in enumerate(cases):
+        table.to_csv(tmp_path / f"{number}.csv", index=False)
+        assert main(["fit", str(tmp_path / f"{number}.csv"), "--model", "lr", "--features", features,
+                     "--out", str(tmp_path / f"{number}.json")]) == 0
+        err = capsys.readouterr().err
+        assert (note in err) if note else "training metrics say" not in err and "training MAPE says" not in err, err
+
+
 def test_fit_says_why_its_training_gmre_is_null(tmp_path, capsys):
     table = tmp_path / "steep.csv"  # the line through the slow row goes below zero at the fast ones
     table.write_text("kernel,gpu,n,time_s\n" + "".join(f"k,H100,{n},1e-6\n" for n in range(1, 5)) + "k,H100,5,1\n")

@@ -157,6 +157,31 @@ def constant_fit_note(predicted: np.ndarray, measured: pd.Series, model: str, wh
             f"training rows, whose times differ{why}; it tells no row apart from another")
 
 
+EXACT_FIT_MODELS = ("lr", "svr", "m5p")  # with as many features as rows, each can fit every training row
+
+
+def degenerate_fit_note(predicted: np.ndarray, measured: pd.Series, features: int, model: str,
+                        where: str) -> str | None:
+    """A note where the training metrics say nothing of the model: one training row, one time for
+    every row, or (lr, svr, m5p, unless it predicts one time) at least as many features as rows."""
+    import numpy as np
+
+    rows = len(measured)
+    if model == "roofline_bound":  # nothing fitted: its training metrics test the bound itself
+        return None
+    if rows == 1:
+        return (f"note: {where}: fitted on 1 row ({float(measured.iloc[0]):.3g} s): the training metrics say nothing "
+                "of how the model tells launches apart; fit on more rows")
+    if measured.nunique() < 2:
+        return (f"note: {where}: all {rows} training rows have one time ({float(measured.iloc[0]):.3g} s): the model "
+                "learns no difference between rows, and the training metrics say nothing of one")
+    if model in EXACT_FIT_MODELS and features >= rows and np.unique(predicted).size > 1:
+        return (f"note: {where}: {features} features for {rows} training rows, enough for {model} to fit every "
+                "training row, so its training MAPE says little of its error on other "
+                "rows; fit on more rows or fewer features (--features, --select)")
+    return None
+
+
 def one_prediction_note(evaluation, model: str) -> str | None:
     """A note naming the held-out groups of two or more rows where the model predicted one time for
     every row (their rank correlations are undefined)."""
@@ -697,6 +722,8 @@ def fit_command(
                  *prepared.notes, indistinct_note(table, names, where),
                  selection_note(fitted, names, where), selected_gpus_note(metadata, names, gpu_features, where),
                  constant_fit_note(trained, table["time_s"], options.name, where),
+                 degenerate_fit_note(trained, table["time_s"], len(metadata["selected_features"] or names), options.name,
+                                     where),
                  not_positive_note(trained, len(trained), metadata["options"],
                                    ", so the training gmre (a ratio of logs) is undefined (null)")):
         _print_note(note)
