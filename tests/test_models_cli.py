@@ -842,7 +842,9 @@ def test_values_too_large_to_scale_are_one_error_naming_the_table(tables, tmp_pa
     assert main(["fit", str(tmp_path / "huge.csv"), "--model", "lr", "--features", "x1,x2",
                  "--out", str(tmp_path / "m.json")]) == 2
     err = capsys.readouterr().err
-    assert "huge.csv: lr could not be fitted on its values" in err and err.count("\n") == 1
+    line = frame.index[frame["status"].eq("ok")][0] + 2
+    assert f"huge.csv: line {line}: column x1=1e+308 is the largest value, and lr could not be fitted on its values" \
+        in err and err.count("\n") == 1
 
 
 def test_a_folder_or_a_tab_separated_file_is_named_as_such(tmp_path, capsys):
@@ -1562,6 +1564,21 @@ def test_a_value_beyond_float32_is_named_by_row_and_column_when_fitting_and_pred
     err = capsys.readouterr().err
     assert f"huge.csv: {line}: column x1=1e+39 is beyond float32's range" in err and err.count("\n") == 1
     assert not (tmp_path / "p.csv").exists()
+
+
+@pytest.mark.parametrize("model", ["knn", "lr", "svr"])
+def test_a_value_whose_square_overflows_the_scaling_is_named_by_row_and_column(tables, tmp_path, capsys, model):
+    """StandardScaler's variance of a 1e300 feature overflows to NaN: the table has none, the value is named."""
+    frame = pd.read_csv(tables["generic"])
+    frame["x2"] = -(10.0 ** np.linspace(150, 299, len(frame)))
+    first = frame.index[frame["status"].eq("ok")][-1]
+    frame.loc[first, "x2"] = -1e300
+    frame.to_csv(tmp_path / "huge.csv", index=False)
+    assert main(["fit", str(tmp_path / "huge.csv"), "--model", model, "--features", "x1,x2",
+                 "--out", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"huge.csv: line {first + 2}: column x2=-1e+300 is the largest value, and {model} could not be fitted" in err
+    assert "overflow its scaling" in err and err.count("\n") == 1
 
 
 def test_groups_with_one_predicted_time_are_named_for_their_undefined_rank_correlations(tables, tmp_path, capsys):

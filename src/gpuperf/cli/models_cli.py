@@ -80,8 +80,28 @@ def fitting_errors(where: str, model: str, features: pd.DataFrame | None = None,
     except ValueError as error:
         in_float32 = features is not None and "float32" in str(error)  # scikit-learn's trees cast to float32
         beyond = _beyond_float32(features, where, model) if in_float32 else None
-        raise GpuperfError(beyond or f"{where}: {model} could not {doing} its values "
-                           f"({str(error).splitlines()[0]}); check for values too large to scale") from None
+        reason = f"{model} could not {doing} its values ({str(error).splitlines()[0]})"
+        overflowed = features is not None and not in_float32 and any(
+            word in str(error) for word in ("NaN", "infinity", "not finite", "large values"))
+        largest = _largest_value(features, where, reason) if overflowed else None
+        raise GpuperfError(beyond or largest or f"{where}: {reason}; check for values too large to scale") from None
+
+
+def _largest_value(features: pd.DataFrame, where: str, reason: str) -> str | None:
+    """Where a model met NaN in finite features (its scaling overflowed: the squares of values past
+    1e154 exceed float64), the largest-magnitude value by row and column (None if a feature has NaN)."""
+    import numpy as np
+
+    from gpuperf.datasets.schema import row_location
+
+    values = np.abs(features.to_numpy(dtype=float, na_value=np.nan))
+    if not values.size or not np.isfinite(values).all():
+        return None
+    row, column = np.unravel_index(int(np.argmax(values)), values.shape)
+    value = features.iloc[row, column]
+    return (f"{where}: {row_location(features, int(row))}: column {features.columns[column]}={float(value):g} is the "
+            f"largest value, and {reason}: values this large overflow its scaling (their squares exceed float64's "
+            "range); rescale the column (a larger unit, or its log)")
 
 
 def _beyond_float32(features: pd.DataFrame, where: str, model: str) -> str | None:
