@@ -1480,6 +1480,19 @@ def test_rows_naming_a_model_of_several_boards_get_the_note_where_their_gpu_grou
     assert capsys.readouterr().err.count(note) == 1
 
 
+def test_fit_and_evaluate_of_bsp_name_the_board_of_the_descriptors_they_join(tmp_path, capsys):
+    """bsp and the roofline always join the GPU descriptors; fit and evaluate left out the board note
+    without --gpu-features."""
+    note = "'A100' is taken as the A100 PCIe 40GB; gpuperf also describes the A100 SXM4 80GB"
+    table = tmp_path / "a100.csv"
+    frame = static_table()
+    frame.assign(gpu=frame["gpu"].replace({frame["gpu"].iloc[0]: "A100"})).to_csv(table, index=False)
+    assert main(["fit", str(table), "--model", "bsp", "--out", str(tmp_path / "b.json")]) == 0
+    assert note in capsys.readouterr().err
+    assert main(["evaluate", str(table), "--model", "bsp", "--protocol", "leave-one-kernel-out"]) == 0
+    assert note in capsys.readouterr().err
+
+
 def test_a_table_of_non_ascii_names_prints_under_an_ascii_terminal(tmp_path):
     """evaluate's table of kernels named 'größe' failed with a UnicodeEncodeError traceback."""
     import os

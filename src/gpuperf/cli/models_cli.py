@@ -738,7 +738,7 @@ def fit_command(
         "train_metrics": finite_or_none(all_metrics(table["time_s"], trained)),
     }
     save_model(fitted, out, feature_names=names, metadata=metadata, new=new_file, replace=True)
-    for note in (status_note(frame, where), *rows_boards_notes(frame, gpu_features),
+    for note in (status_note(frame, where), *rows_boards_notes(frame, prepared.gpu_features),
                  *prepared.notes, indistinct_note(table, names, where),
                  selection_note(fitted, names, where), selected_gpus_note(metadata, names, gpu_features, where),
                  constant_fit_note(trained, table["time_s"], options.name, where),
@@ -1098,7 +1098,7 @@ def evaluate_command(
     not_positive = not_positive_note(evaluation.predictions["predicted"], len(evaluation.predictions),
                                      result["options"], ", so gmre (a ratio of logs) is undefined (null) for "
                                      "the groups holding them and overall")
-    notes = [note for note in (status_note(frame, where), *rows_boards_notes(frame, gpu_features or "gpu" in columns),
+    notes = [note for note in (status_note(frame, where), *rows_boards_notes(frame, prepared.gpu_features or "gpu" in columns),
                                *prepared.notes,
                                *held_out_gpus_notes(prepared, options.name, columns, where), bounded_note(evaluation),
                                skipped_note(evaluation, per_kernel), one_prediction_note(evaluation, options.name),
