@@ -738,17 +738,19 @@ def fit_command(
         "train_metrics": finite_or_none(all_metrics(table["time_s"], trained)),
     }
     save_model(fitted, out, feature_names=names, metadata=metadata, new=new_file, replace=True)
-    for note in (status_note(frame, where), *rows_boards_notes(frame, prepared.gpu_features),
-                 *prepared.notes, indistinct_note(table, names, where),
-                 selection_note(fitted, names, where), selected_gpus_note(metadata, names, gpu_features, where),
-                 constant_fit_note(trained, table["time_s"], options.name, where),
-                 degenerate_fit_note(trained, table["time_s"], len(metadata["selected_features"] or names), options.name,
-                                     where),
-                 not_positive_note(trained, len(trained), metadata["options"],
-                                   ", so the training gmre (a ratio of logs) is undefined (null)")):
+    notes = [note for note in (
+        status_note(frame, where), *rows_boards_notes(frame, prepared.gpu_features),
+        *prepared.notes, indistinct_note(table, names, where),
+        selection_note(fitted, names, where), selected_gpus_note(metadata, names, gpu_features, where),
+        constant_fit_note(trained, table["time_s"], options.name, where),
+        degenerate_fit_note(trained, table["time_s"], len(metadata["selected_features"] or names), options.name, where),
+        not_positive_note(trained, len(trained), metadata["options"],
+                          ", so the training gmre (a ratio of logs) is undefined (null)")) if note]
+    for note in notes:
         _print_note(note)
     if as_json:
-        print_json({"out": str(out), "features": names, **metadata})
+        print_json({"out": str(out), "features": names, **metadata,
+                    "notes": [note.removeprefix("note: ") for note in notes]})
         return
     kept = metadata["selected_features"]
     gpus, kernels = len(metadata["gpus"]), len(metadata["kernels"])
