@@ -488,6 +488,19 @@ def test_a_group_without_a_128_thread_shape_has_no_baseline_and_is_left_out():
     assert summary["best"]["speedup_vs_llvm"] == pytest.approx(2.0)
 
 
+def test_a_group_whose_128x1_shape_failed_has_no_baseline_rather_than_another_128_thread_shape():
+    """LLVM's default is 128 x 1; where it failed, 64 x 2 (128 threads too, and ran) does not stand in for it."""
+    rows = [{"group": group, "bx": bx, "by": by, "threads": bx * by, "blocks": 100, "registers": np.nan,
+             "smem": np.nan, "time": time}
+            for group, shapes in ((0, ((128, 1, 2.0), (64, 2, 3.0), (256, 1, 1.0))),
+                                  (1, ((128, 1, np.nan), (64, 2, 3.0), (256, 1, 1.0))))
+            for bx, by, time in shapes]
+    with pytest.warns(GpuperfNote, match="groups judged 1 of 2: 1 have LLVM's 128-thread shape recorded as failed"):
+        picked = choices(ChoiceTable("synthetic", "k", "k", "V100", pd.DataFrame(rows)), None)
+    assert picked["llvm"].tolist()[0] == 2.0 and np.isnan(picked["llvm"].tolist()[1])
+    assert summarise(picked)["best"]["choices"] == 1
+
+
 def test_the_rules_trip_count_does_not_depend_on_which_large_shapes_were_measured():
     """GEMM-like groups (500 blocks whatever the shape): one lacks its 1024-thread shape, as a sampled table may.
     The trip is the 128-thread shape's 64,000 threads in both, so libomptarget picks alike (32 threads)."""

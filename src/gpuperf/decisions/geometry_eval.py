@@ -86,7 +86,7 @@ def choices(table: ChoiceTable, model: GeometryModel | None) -> pd.DataFrame:
     picks: dict[str, pd.Series] = {}
     applicable = rules_for(device)
     llvm_threads = LLVM_THREADS
-    picks["llvm"] = _baseline(frame[frame["time"].notna()], llvm_threads)
+    picks["llvm"] = _baseline(frame, llvm_threads)  # a group where it failed has no baseline: left out, noted
     trips = _trips(frame, picks["llvm"])
     targets = {name: _policy_threads(device, trips, applicable[name])
                for name in ("libomptarget", "heuristic") if name in applicable}
@@ -114,19 +114,23 @@ def choices(table: ChoiceTable, model: GeometryModel | None) -> pd.DataFrame:
         times[made] = table.frame.loc[chosen, "time"].to_numpy()
         threads[made] = table.frame.loc[chosen, "threads"].to_numpy()
         out[policy], out[f"{policy}_threads"] = times, threads
-        if policy not in ("llvm", "best"):
+        if policy != "best":
             out[f"{policy}_failed"] = made & np.isnan(times)  # it picked a configuration that failed
     _note_without_baseline(table, out, llvm_threads)
     return out
 
 
 def _note_without_baseline(table: ChoiceTable, picked: pd.DataFrame, threads: int) -> None:
-    lacking = int(picked["llvm"].isna().sum())
-    if lacking:
+    failed = int(picked["llvm_failed"].sum())
+    lacking = int(picked["llvm"].isna().sum()) - failed
+    if lacking or failed:
+        reasons = [f"{count} {why}" for count, why in (
+            (lacking, f"have no block shape of exactly {threads} threads"),
+            (failed, f"have LLVM's {threads}-thread shape recorded as failed")) if count]
         warnings.warn(GpuperfNote(
-            f"{table.label} on {table.gpu}: groups judged {len(picked) - lacking} of {len(picked)}: {lacking} have no "
-            f"block shape of exactly {threads} threads (LLVM's default, the baseline of every speedup) and are left "
-            "out of every policy's figures"), stacklevel=3)
+            f"{table.label} on {table.gpu}: groups judged {len(picked) - lacking - failed} of {len(picked)}: "
+            f"{' and '.join(reasons)} (LLVM's default, the baseline of every speedup) and are left out of every "
+            "policy's figures"), stacklevel=3)
 
 
 def judged(picked: pd.DataFrame) -> pd.DataFrame:
