@@ -886,7 +886,8 @@ def test_fit_notes_training_metrics_that_say_nothing(tmp_path, capsys):
                           "time_s": [1e-3, 2e-3, 4e-3, 3e-3]})
     cases = [(frame.head(1), "x1,x2", "fitted on 1 row (0.001 s): the training metrics say nothing"),
              (frame.assign(time_s=4e-3), "x1,x2", "all 4 training rows have one time (0.004 s): the model learns no"),
-             (frame, "x1,x2,x3,x4", "4 features for 4 training rows, enough for lr to fit every training row"),
+             (frame, "x1,x2,x3,x4", "4 features and an intercept for 4 training rows, enough for lr to fit"),
+             (frame, "x1,x2,x3", "3 features and an intercept for 4 training rows, enough for lr to fit"),
              (frame, "x1,x2", None)]
     for number, (table, features, note) in enumerate(cases):
         table.to_csv(tmp_path / f"{number}.csv", index=False)

@@ -177,13 +177,14 @@ def constant_fit_note(predicted: np.ndarray, measured: pd.Series, model: str, wh
             f"training rows, whose times differ{why}; it tells no row apart from another")
 
 
-EXACT_FIT_MODELS = ("lr", "svr", "m5p")  # with as many features as rows, each can fit every training row
+EXACT_FIT_MODELS = ("lr", "svr", "m5p")  # with a feature per row but one (and an intercept), each can fit them all
 
 
 def degenerate_fit_note(predicted: np.ndarray, measured: pd.Series, features: int, model: str,
                         where: str) -> str | None:
     """A note where the training metrics say nothing of the model: one training row, one time for
-    every row, or (lr, svr, m5p, unless it predicts one time) at least as many features as rows."""
+    every row, or (lr, svr, m5p, unless it predicts one time) a feature per row but one or more: with
+    the intercept, as many parameters as rows."""
     import numpy as np
 
     rows = len(measured)
@@ -195,9 +196,9 @@ def degenerate_fit_note(predicted: np.ndarray, measured: pd.Series, features: in
     if measured.nunique() < 2:
         return (f"note: {where}: all {rows} training rows have one time ({float(measured.iloc[0]):.3g} s): the model "
                 "learns no difference between rows, and the training metrics say nothing of one")
-    if model in EXACT_FIT_MODELS and features >= rows and np.unique(predicted).size > 1:
-        return (f"note: {where}: {features} features for {rows} training rows, enough for {model} to fit every "
-                "training row, so its training MAPE says little of its error on other "
+    if model in EXACT_FIT_MODELS and features + 1 >= rows and np.unique(predicted).size > 1:
+        return (f"note: {where}: {features} features and an intercept for {rows} training rows, enough for {model} "
+                "to fit the training rows (nearly) exactly, so its training MAPE says little of its error on other "
                 "rows; fit on more rows or fewer features (--features, --select)")
     return None
 
