@@ -71,7 +71,10 @@ fastest time measured so far, rounded to 12 decimals, so that times in any unit 
 (before, seconds and microseconds could differ in the last bits and so in a near-tied pick); the same
 search then gives 1.91 / 0.70 / 70 (2026-12-01; GEMM on K20 28 where it took 16, hub GEMM on the RTX
 3090 16 where 11, the MI50's ~v1 space 120 where 137): figures that move by a few per cent when only
-the floating-point rounding of the values changes, as the seed-to-seed spread above shows.
+the floating-point rounding of the values changes, as the seed-to-seed spread above shows. With the
+other GPUs' normalised performance and the surrogate's targets rounded to 12 decimals too (so that a
+shuffled space, or --train times in seconds, give the same picks): 1.87 / 0.69 / 81 (2026-12-01; the
+A100's convolution_milo 81, the MI50's ~v1 space 114).
 """
 
 from __future__ import annotations

@@ -147,6 +147,8 @@ class TransferGuided:
     ):
         count = transfer.shape[1]
         self.prior_weights = np.full(count, 1.0 / max(count, 1)) if prior is None else np.asarray(prior, dtype=float)
+        # to 12 decimals: other GPUs' times in another unit normalise 1 ulp apart, which moved the trees' splits
+        transfer = np.round(np.asarray(transfer, dtype=float), 12)
         self.transfer = np.clip(np.nan_to_num(transfer, nan=0.0), 0.0, None)
         self.logs = _log_performance(transfer)
         # Covering is judged against each GPU's best among this space's configurations: its own
@@ -212,7 +214,8 @@ class TransferGuided:
         key = (tuple(rows), np.asarray(times, dtype=float)[rows].tobytes())
         if self._last_prediction[0] != key:
             base = self.transfer_line(measured, times, values) if self.residual else np.zeros(len(self.features))
-            surrogate = Surrogate(self.model, self.seed + len(measured)).fit(self.features[rows], values - base[rows])
+            residuals = np.round(values - base[rows], 12)  # the line's sums differ in the last bit with the row order
+            surrogate = Surrogate(self.model, self.seed + len(measured)).fit(self.features[rows], residuals)
             mean, spread = surrogate.predict(self.features)
             self._last_prediction = (key, (base + mean, spread))
         return self._last_prediction[1]
@@ -264,13 +267,13 @@ class StaticModel:
         model: str = "et",
         seed: int = 0,
     ):
-        rows, values = np.vstack(train_features), np.concatenate(train_performance)
+        rows, values = np.vstack(train_features), np.round(np.concatenate(train_performance), 12)  # as GuidedSearch's
         if len(values) > STATIC_ROWS:
             keep = np.random.default_rng(seed).choice(len(values), STATIC_ROWS, replace=False)
             rows, values = rows[keep], values[keep]
         surrogate = Surrogate(model, seed).fit(rows, values)
         predicted, _ = surrogate.predict(features)
-        median = row_statistic(np.nanmedian, transfer)
+        median = row_statistic(np.nanmedian, np.round(np.asarray(transfer, dtype=float), 12))
         score = np.where(np.isnan(median), predicted, median)
         self.order = np.lexsort((-predicted, -score))
 
