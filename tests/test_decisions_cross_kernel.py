@@ -83,6 +83,9 @@ def test_rank_command_json_and_errors(tmp_path, capsys):
     own = json.loads(capsys.readouterr().out)
     assert own["train_rows"] == 54 and own["left_out_rows_of_this_kernel"] == 54
     assert own["variants"] == result["variants"]  # the space's own measurements never train its ranking
+    with_own.assign(kernel=" " + with_own["kernel"] + " ").to_csv(tmp_path / "padded.csv", index=False)
+    assert main([*argv[:-4], str(tmp_path / "padded.csv"), *argv[-3:]]) == 0  # " jacobi2d_5pt " is the kernel too
+    assert json.loads(capsys.readouterr().out)["left_out_rows_of_this_kernel"] == 54
     predicted = [v["predicted_performance"] for v in result["variants"]]
     assert 1 <= len(predicted) <= 8 and predicted == sorted(predicted, reverse=True)
     assert main(["rank", "jacobi2d", "-p", "n=256", "--train", str(train)]) == 2

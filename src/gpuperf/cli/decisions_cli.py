@@ -303,7 +303,8 @@ def rank_command(
                            "JSON file such as a Kernel Tuner cache lacks; a cache trains explore and ask (--train)")
     table, where = read_table(train or str(data_dir() / DEFAULT_VARIANT_TABLE))
     check_dataset(table, where)  # an ok row needs a positive time: none is taken for a failure
-    own = table["kernel"].eq(chosen.name) if "kernel" in table else pd.Series(False, index=table.index)
+    own = (table["kernel"].astype(str).str.strip().eq(chosen.name) if "kernel" in table
+           else pd.Series(False, index=table.index))
     table = table[~own]  # other kernels only: the space's own measurements would be the answer
     if table.empty:
         raise GpuperfError(f"{where}: no measured variants of kernels other than {chosen.name}")

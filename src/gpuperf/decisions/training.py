@@ -14,8 +14,8 @@ from gpuperf.errors import GpuperfNote
 
 
 def kernels_of(space: Space) -> set[str]:
-    """The kernel names in ``space``'s rows (none where it has no ``kernel`` column)."""
-    return set(space.extra["kernel"].dropna().astype(str)) if "kernel" in space.extra.columns else set()
+    """The kernel names in ``space``'s rows, trimmed (none where it has no ``kernel`` column)."""
+    return set(space.extra["kernel"].dropna().astype(str).str.strip()) if "kernel" in space.extra.columns else set()
 
 
 def same_kernel_where_held(space: Space, spaces: list[Space], where: str, size_columns: Sequence[str] = (),
