@@ -968,6 +968,8 @@ def test_online_search_believes_one_before_anything_ran_then_the_geometric_mean_
     two = nothing.copy()
     two[[4, 9]] = [1.0, 4.0]
     assert search.believed_time([9, 4], two, 5) == pytest.approx(2.0)
+    two[[4, 9]] = [2.0, 8.0]  # the fastest is not 1: the mean is of times, not of ratios to the fastest
+    assert search.believed_time([9, 4], two, 5) == pytest.approx(4.0)
     measured = [2, 10, 25]
     seen = np.where(np.isin(np.arange(30), measured), times, np.nan)
     assert [search.believed_time(measured, seen, i) for i in measured] == pytest.approx(times[measured], rel=1e-3)
@@ -1171,6 +1173,27 @@ def test_a_training_group_tuned_over_more_parameters_is_left_out_with_a_note_nam
         assert len(read_training_spaces(tmp_path / "u.csv", ["a", "b"], "time_ms")) == 1
 
 
+def test_a_repeat_in_a_training_table_whose_time_is_named_runtime_is_refused_not_left_out(tmp_path):
+    """A target not spelt time* nor *_s differs between the repeated rows too: that is what was
+    measured, not another parameter, so the repeat is an error as with time_ms."""
+    from gpuperf.decisions.space import read_training_spaces
+
+    two_gpus_table(repeat_on_p100=True).rename(columns={"time_ms": "runtime"}).to_csv(tmp_path / "t.csv", index=False)
+    with pytest.raises(GpuperfError, match=r"t\.csv \(Tesla P100[^)]*\): line 14: configuration 1,x appears twice"):
+        read_training_spaces(tmp_path / "t.csv", ["a", "b"], "runtime")
+
+
+def test_the_note_on_training_groups_left_out_names_four_and_counts_the_rest():
+    from gpuperf.decisions.space import training_spaces_from_frame
+
+    kernels = ["a", "b", "c", "d", "e", "f", "g"]
+    frame = pd.DataFrame({"kernel": np.repeat(kernels, 2), "p": [1, 2] + [np.nan] * 12, "q": [0, 0] + [1, 2] * 6,
+                          "time_ms": np.arange(1.0, 15.0)})
+    note = r"t\.csv: left out 6 group\(s\) without the parameters p: b; c; d; e; and 2 more$"
+    with pytest.warns(GpuperfNote, match=note):
+        spaces = training_spaces_from_frame(frame, ["p"], where="t.csv")
+    assert [s.where for s in spaces] == ["t.csv (a)"]
+
 def test_the_guided_search_is_the_same_whatever_order_the_training_spaces_come_in():
     """The other GPUs' columns entered the extra-trees features in the order of the --train file names, so
     the same tables renamed gave other predictions and other figures."""
@@ -1189,3 +1212,54 @@ def test_the_guided_search_is_the_same_whatever_order_the_training_spaces_come_i
     predicted = [explorer.model_prediction(picked, space.times)[0] for explorer in (first, second)]
     assert np.array_equal(*predicted)
     assert first.next(picked, space.times) == second.next(picked, space.times)
+
+
+GUIDE_CONFIGS = pd.DataFrame(list(itertools.product(range(6), range(6), range(4))), columns=["x", "y", "z"])
+
+
+def _guide(gpu: str | None, scale: float, where: str | None = None) -> Space:
+    """A space over GUIDE_CONFIGS whose times follow ``scale``, measured on ``gpu``."""
+    c = GUIDE_CONFIGS
+    times = 1 + (c["x"] - 5 * scale) ** 2 + scale * (c["y"] - 2) ** 2 + c["z"] * scale + 0.01 * (np.arange(len(c)) % 7)
+    return Space(["x", "y", "z"], c, times.to_numpy(), where or f"{gpu}.csv", gpu=gpu)
+
+
+def _predictions_alike(space: Space, first: list[Space], second: list[Space]) -> None:
+    picked = list(np.random.default_rng(0).permutation(len(space))[:15])
+    explorers = [make_explorer(space, train) for train in (first, second)]
+    predicted = [explorer.model_prediction(picked, space.times)[0] for explorer in explorers]
+    assert np.array_equal(*predicted)
+    assert explorers[0].next(picked, space.times) == explorers[1].next(picked, space.times)
+
+
+def test_the_guided_search_is_the_same_whichever_way_a_training_gpu_is_spelt():
+    """K20 sorts before P100 but Tesla K20 after it: ordered by the names as written, the same
+    tables gave the extra-trees their columns in another order and other predictions."""
+    space = _guide("V100", 0.5)
+    short = [_guide("P100", 0.9), _guide("K20", 0.1)]
+    full = [_guide("Tesla K20", 0.1, "K20.csv"), _guide("P100", 0.9)]
+    _predictions_alike(space, short, full)
+
+
+def test_the_guided_search_of_unnamed_gpus_goes_by_their_times_not_their_file_names():
+    """Two tables of no named GPU, of one length: ordered by their times, so swapping their file
+    names changes nothing."""
+    space = _guide("V100", 0.5)
+    slow, fast = _guide(None, 0.9), _guide(None, 0.1)
+    assert slow.times.sum() > fast.times.sum()
+    named = [Space(t.params, t.configs, t.times, where, gpu=None) for t, where in ((slow, "a.csv"), (fast, "b.csv"))]
+    swapped = [Space(t.params, t.configs, t.times, where, gpu=None) for t, where in ((slow, "b.csv"), (fast, "a.csv"))]
+    _predictions_alike(space, named, swapped)
+
+
+def test_plain_transfers_order_is_the_same_whatever_order_the_training_spaces_come_in():
+    """The means over the other GPUs were summed in the tables' order: 0.1 + 0.2 + 0.3 and
+    0.3 + 0.2 + 0.1 differ in the last bit, so reversing the tables swapped two configurations."""
+    configs = pd.DataFrame({"x": [0, 1, 2]})
+
+    def measured(gpu: str, performance: list[float]) -> Space:
+        return Space(["x"], configs, 1.0 / np.array(performance), f"{gpu}.csv", gpu=gpu)
+
+    train = [measured("K20", [0.1, 0.3, 1.0]), measured("P100", [0.2, 0.2, 1.0]), measured("V100", [0.3, 0.1, 1.0])]
+    space = measured("RTX 2070 Super", [1.0, 0.5, 0.1])
+    assert plain_transfer_order(space, train) == plain_transfer_order(space, train[::-1])

@@ -269,6 +269,15 @@ def test_a_group_with_a_single_shape_offers_no_choice():
     assert len(picked) == 6 and 99 not in set(picked["group"])
 
 
+def test_a_group_of_two_shapes_one_failed_offers_no_choice():
+    """One shape measured and one failed: nothing to choose between, as with a single shape."""
+    table = synthetic_choice_table(256)
+    pair = [{"group": 99, "bx": bx, "by": 1, "threads": bx, "blocks": 2**14, "registers": np.nan, "smem": np.nan,
+             "time": time} for bx, time in ((128, 0.5), (256, np.nan))]
+    table.frame = pd.concat([table.frame, pd.DataFrame(pair)], ignore_index=True)
+    picked = choices(table, None)
+    assert len(picked) == 6 and 99 not in set(picked["group"])
+
 def test_a_thread_count_tie_goes_to_the_widest_block():
     """LLVM's 128 threads: 128 x 1, 64 x 2 and 32 x 4 all have them; the widest in x is picked."""
     picked = choices(_shapes_table([(32, 4, 3.0), (64, 2, 2.0), (128, 1, 5.0), (256, 1, 1.0)]), None)
@@ -480,9 +489,10 @@ def test_a_group_without_a_128_thread_shape_has_no_baseline_and_is_left_out():
     table = _shapes_table([(128, 1, 2.0), (256, 1, 1.0)])
     other = _shapes_table([(64, 1, 1.0), (256, 1, 4.0)]).frame.assign(group=1)
     table.frame = pd.concat([table.frame, other], ignore_index=True)
-    with pytest.warns(GpuperfNote, match="groups judged 1 of 2"):
+    with pytest.warns(GpuperfNote, match="groups judged 1 of 2: 1 have no block shape of exactly 128 threads"):
         picked = choices(table, None)
     assert picked["llvm"].isna().tolist() == [False, True]
+    assert picked["llvm_failed"].tolist() == [False, False]  # no pick made is no failed pick
     summary = summarise(picked)
     assert {s["choices"] for s in summary.values()} == {1}
     assert summary["best"]["speedup_vs_llvm"] == pytest.approx(2.0)

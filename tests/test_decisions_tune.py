@@ -1240,7 +1240,8 @@ def test_a_space_with_a_parameter_named_problem_size_explores_as_before(tmp_path
 RATE_SPELLINGS = ("GFLOP_s", "TFLOP_s", "GB_s", "GBps", "gbps", "dram_gbps", "MB_sec", "bytes_s", "Mpixels_s", "GiB_s",
                   "GFLOP/s", "gflops", "items_per_s")
 TIME_SPELLINGS = ("time_s", "time_ms", "time", "runtime_s", "median_s", "duration_us", "time_sec", "kernel_time_s",
-                  "compile_time_s", "elapsed_ms", "time_ns", "t_s", "b_s", "steps_s", "bs", "bytes", "loops")
+                  "compile_time_s", "elapsed_ms", "time_ns", "t_s", "b_s", "steps_s", "bs", "bytes", "loops",
+                  "warmup_loops_s", "stops_s")
 
 
 def test_a_rate_spelt_without_a_slash_is_refused_as_target_and_a_time_is_not(tmp_path):

@@ -416,3 +416,13 @@ def test_group_labels_differing_only_in_letter_case_stay_apart_with_a_note_namin
     with pytest.warns(GpuperfNote, match="differ only in letter case.*: SAXPY and saxpy$"):
         evaluation = leave_one_kernel_out(RecordingRegressor(), frame, FEATURES)
     assert list(evaluation.per_group.index) == ["SAXPY", "copy", "saxpy"]
+
+
+def test_overall_rank_metrics_are_the_mean_over_the_groups_where_they_are_defined():
+    """A 4-row group has no top-5 overlap: the overall one is the 6-row group's, not NaN."""
+    frame = pd.DataFrame([dict(kernel=f"k{k}", gpu="A", n=n, k=k, time_s=1e-9 * n * n * k)
+                          for n, kinds in ((256, 6), (512, 4)) for k in range(1, kinds + 1)])
+    evaluation = leave_one_size_out(BackwardsWithinSize(), frame, ["n", "k"], sizes="n")
+    assert np.isnan(evaluation.per_group.loc["512", "top5_overlap"])
+    assert evaluation.overall["top5_overlap"] == pytest.approx(evaluation.per_group.loc["256", "top5_overlap"])
+    assert evaluation.overall["top5_overlap"] == pytest.approx(0.8)

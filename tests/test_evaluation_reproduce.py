@@ -722,6 +722,7 @@ def test_profiled_elsewhere_summary_averages_each_predicted_gpu_over_its_profili
     # The hindsight bound is the best profiling GPU's (the row minimum), not their mean.
     np.testing.assert_allclose(summary[rodinia_report.HINDSIGHT].loc[gpus], [0.05, 0.1, 0.25])
     assert summary[rodinia_report.COVERING].tolist() == [2, 2, 2]
+    assert summary[rodinia_report.LEFT_OUT].loc[gpus].tolist() == ["", "", ""]  # not NaN
 
 
 def test_profiled_elsewhere_means_and_bound_leave_out_a_profiling_gpu_lacking_a_kernel(monkeypatch):

@@ -897,6 +897,35 @@ def test_fit_notes_training_metrics_that_say_nothing(tmp_path, capsys):
         assert (note in err) if note else "training metrics say" not in err and "training MAPE says" not in err, err
 
 
+def test_fit_of_one_time_for_every_row_has_no_note_of_fitting_them_exactly(tmp_path, capsys):
+    """m5p with a feature per row predicts one time for these rows, close together: it fits none
+    of them exactly, so that note would be false; the one-time note says what went wrong."""
+    rng = np.random.default_rng(0)
+    features = {f"x{i}": rng.uniform(1, 9, 4) for i in range(1, 5)}
+    table = pd.DataFrame({"kernel": ["a", "b", "c", "d"], "gpu": "H100", **features,
+                          "time_s": [1e-3, 1.01e-3, 1.02e-3, 1.03e-3]})
+    table.to_csv(tmp_path / "near.csv", index=False)
+    assert main(["fit", str(tmp_path / "near.csv"), "--model", "m5p", "--features", "x1,x2,x3,x4",
+                 "--out", str(tmp_path / "m.json")]) == 0
+    err = capsys.readouterr().err
+    assert "m5p predicts one time" in err and "enough for m5p to fit" not in err, err
+
+
+def test_fit_counts_the_selected_features_not_those_offered_against_the_rows(tmp_path, capsys):
+    """--select spearman:2 of four features on 4 rows: lr fits at most 2 features and an intercept,
+    fewer parameters than rows, so no note says it fits them exactly (4 and an intercept would)."""
+    rng = np.random.default_rng(0)
+    features = {f"x{i}": rng.uniform(1, 9, 4) for i in range(1, 5)}
+    table = pd.DataFrame({"kernel": ["a", "b", "c", "d"], "gpu": "H100", **features,
+                          "time_s": [1e-3, 2e-3, 4e-3, 3e-3]})
+    table.to_csv(tmp_path / "t.csv", index=False)
+    assert main(["fit", str(tmp_path / "t.csv"), "--model", "lr", "--features", "x1,x2,x3,x4",
+                 "--select", "spearman:2", "--out", str(tmp_path / "m.json"), "--json"]) == 0
+    printed = capsys.readouterr()
+    assert 1 <= len(json.loads(printed.out)["selected_features"]) <= 2
+    assert "features and an intercept" not in printed.err
+
+
 def test_fit_says_why_its_training_gmre_is_null(tmp_path, capsys):
     table = tmp_path / "steep.csv"  # the line through the slow row goes below zero at the fast ones
     table.write_text("kernel,gpu,n,time_s\n" + "".join(f"k,H100,{n},1e-6\n" for n in range(1, 5)) + "k,H100,5,1\n")
