@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -196,16 +197,21 @@ def test_retry_failed_with_other_settings_is_refused_before_any_failure_is_forgo
     assert _rows(store) == before  # the failures' records, errors and all, are still there
 
 
-def test_points_stored_before_a_timing_setting_existed_count_as_taken_with_its_default(measured, tmp_path) -> None:
-    path, store, _ = measured
-    copy = tmp_path / "old.sqlite"
+def _older_store(store: Path, copy: Path, forget: Callable[[dict], object]) -> Path:
+    """A copy of ``store`` whose points' provenance lacks what ``forget`` removes, as an older gpuperf stored them."""
     with sqlite3.connect(store) as source, sqlite3.connect(copy) as target:
         source.backup(target)
-    with sqlite3.connect(copy) as db:  # as an older gpuperf stored them: no "cycles" in the provenance
+    with sqlite3.connect(copy) as db:
         for row_id, text in db.execute("SELECT id, provenance FROM points").fetchall():
             provenance = json.loads(text)
-            provenance["timing"].pop("cycles")
+            forget(provenance)
             db.execute("UPDATE points SET provenance=? WHERE id=?", (json.dumps(provenance), row_id))
+    return copy
+
+
+def test_points_stored_before_a_timing_setting_existed_count_as_taken_with_its_default(measured, tmp_path) -> None:
+    path, store, _ = measured
+    copy = _older_store(store, tmp_path / "old.sqlite", lambda provenance: provenance["timing"].pop("cycles"))
     again = run_campaign(load_campaign(path), copy, progress=False)
     assert again.already_stored == 7 and again.measured == 0
 
@@ -224,14 +230,7 @@ def test_a_campaign_rerun_with_another_seed_does_not_reuse_the_stored_points(mea
 
 def test_points_stored_before_their_seed_was_recorded_are_reused(measured, tmp_path) -> None:
     path, store, _ = measured
-    copy = tmp_path / "old.sqlite"
-    with sqlite3.connect(store) as source, sqlite3.connect(copy) as target:
-        source.backup(target)
-    with sqlite3.connect(copy) as db:  # as an older gpuperf stored them: no "seed" in the provenance
-        for row_id, text in db.execute("SELECT id, provenance FROM points").fetchall():
-            provenance = json.loads(text)
-            provenance.pop("seed")
-            db.execute("UPDATE points SET provenance=? WHERE id=?", (json.dumps(provenance), row_id))
+    copy = _older_store(store, tmp_path / "old.sqlite", lambda provenance: provenance.pop("seed"))
     other = path.parent / "old_seed.toml"
     other.write_text('seed = 1\n' + path.read_text())
     assert run_campaign(load_campaign(other), copy, progress=False).already_stored == 7

@@ -879,11 +879,15 @@ def test_predictions_that_are_not_positive_times_are_counted(tables, tmp_path, c
     assert count > 0 and f"note: {count} of 3 predictions are not positive times" in capsys.readouterr().err
 
 
-def test_fit_notes_training_metrics_that_say_nothing(tmp_path, capsys):
+def _four_rows_of_four_features(times: list[float]) -> pd.DataFrame:
+    """Four kernels on one GPU, features x1..x4 drawn from a fixed seed, with the given times."""
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"kernel": ["a", "b", "c", "d"], "gpu": "H100", "x1": rng.uniform(1, 9, 4),
-                          "x2": rng.uniform(1, 9, 4), "x3": rng.uniform(1, 9, 4), "x4": rng.uniform(1, 9, 4),
-                          "time_s": [1e-3, 2e-3, 4e-3, 3e-3]})
+    features = {f"x{i}": rng.uniform(1, 9, 4) for i in range(1, 5)}
+    return pd.DataFrame({"kernel": ["a", "b", "c", "d"], "gpu": "H100", **features, "time_s": times})
+
+
+def test_fit_notes_training_metrics_that_say_nothing(tmp_path, capsys):
+    frame = _four_rows_of_four_features([1e-3, 2e-3, 4e-3, 3e-3])
     cases = [(frame.head(1), "x1,x2", "fitted on 1 row (0.001 s): the training metrics say nothing"),
              (frame.assign(time_s=4e-3), "x1,x2", "all 4 training rows have one time (0.004 s): the model learns no"),
              (frame, "x1,x2,x3,x4", "4 features and an intercept for 4 training rows, enough for lr to fit"),
@@ -900,11 +904,7 @@ def test_fit_notes_training_metrics_that_say_nothing(tmp_path, capsys):
 def test_fit_of_one_time_for_every_row_has_no_note_of_fitting_them_exactly(tmp_path, capsys):
     """m5p with a feature per row predicts one time for these rows, close together: it fits none
     of them exactly, so that note would be false; the one-time note says what went wrong."""
-    rng = np.random.default_rng(0)
-    features = {f"x{i}": rng.uniform(1, 9, 4) for i in range(1, 5)}
-    table = pd.DataFrame({"kernel": ["a", "b", "c", "d"], "gpu": "H100", **features,
-                          "time_s": [1e-3, 1.01e-3, 1.02e-3, 1.03e-3]})
-    table.to_csv(tmp_path / "near.csv", index=False)
+    _four_rows_of_four_features([1e-3, 1.01e-3, 1.02e-3, 1.03e-3]).to_csv(tmp_path / "near.csv", index=False)
     assert main(["fit", str(tmp_path / "near.csv"), "--model", "m5p", "--features", "x1,x2,x3,x4",
                  "--out", str(tmp_path / "m.json")]) == 0
     err = capsys.readouterr().err
@@ -914,11 +914,7 @@ def test_fit_of_one_time_for_every_row_has_no_note_of_fitting_them_exactly(tmp_p
 def test_fit_counts_the_selected_features_not_those_offered_against_the_rows(tmp_path, capsys):
     """--select spearman:2 of four features on 4 rows: lr fits at most 2 features and an intercept,
     fewer parameters than rows, so no note says it fits them exactly (4 and an intercept would)."""
-    rng = np.random.default_rng(0)
-    features = {f"x{i}": rng.uniform(1, 9, 4) for i in range(1, 5)}
-    table = pd.DataFrame({"kernel": ["a", "b", "c", "d"], "gpu": "H100", **features,
-                          "time_s": [1e-3, 2e-3, 4e-3, 3e-3]})
-    table.to_csv(tmp_path / "t.csv", index=False)
+    _four_rows_of_four_features([1e-3, 2e-3, 4e-3, 3e-3]).to_csv(tmp_path / "t.csv", index=False)
     assert main(["fit", str(tmp_path / "t.csv"), "--model", "lr", "--features", "x1,x2,x3,x4",
                  "--select", "spearman:2", "--out", str(tmp_path / "m.json"), "--json"]) == 0
     printed = capsys.readouterr()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 
 from gpuperf.datasets.schema import row_location
@@ -15,6 +17,7 @@ DERIVED_DESCRIPTOR_COLUMNS = ("gpu_compute_capability", "gpu_cores", "gpu_flops_
                               "gpu_clock_hz", "gpu_architecture")
 
 
+@functools.cache  # asked once per column a table offers as a feature
 def descriptor_columns() -> frozenset[str]:
     """The ``gpu_*`` columns a GPU descriptor join produces (:func:`gpu_feature_table`,
     :func:`gpuperf.evaluation.tables.join_gpu_descriptors`); other ``gpu_*`` names are a table's own."""

@@ -239,11 +239,11 @@ def make_model(
     """
     builders = {
         "linear": lambda: make_pipeline(StandardScaler(), LinearRegression()),
-        "svr_linear": lambda: make_pipeline(StandardScaler(), _svr(SVR(kernel="linear"), log_target)),
-        "svr_rbf": lambda: make_pipeline(StandardScaler(), _svr(SVR(kernel="rbf", C=10.0), log_target)),
-        "random_forest": lambda: _forest(RandomForestRegressor(
+        "svr_linear": lambda: make_pipeline(StandardScaler(), _on_scaled_times(SVR(kernel="linear"), log_target)),
+        "svr_rbf": lambda: make_pipeline(StandardScaler(), _on_scaled_times(SVR(kernel="rbf", C=10.0), log_target)),
+        "random_forest": lambda: _on_scaled_times(RandomForestRegressor(
             n_estimators=50, max_features=3, random_state=random_state, n_jobs=1
-        ), log_target),
+        ), log_target, centre=False),
         "gbt": lambda: HistGradientBoostingRegressor(random_state=random_state),
         "m5p": M5PRegressor,
         "pca_knn": PcaKnnRegressor,
@@ -263,13 +263,9 @@ def make_model(
     return LogTarget(model) if log_target else model
 
 
-def _forest(forest: RandomForestRegressor, log_target: bool):
-    """``forest`` as it is on a log2 target; on times in seconds, fitted on the times over their standard
-    deviation: scikit-learn's trees take a node whose variance is under 2.2e-16 (absolute) as pure, so
-    sub-microsecond times in seconds would lose splits that the same times in nanoseconds make."""
-    return forest if log_target else TransformedTargetRegressor(forest, transformer=StandardScaler(with_mean=False))
-
-
-def _svr(svr: SVR, log_target: bool):
-    """``svr`` as it is on a log2 target; on times in seconds, fitted on the standardised target."""
-    return svr if log_target else TransformedTargetRegressor(svr, transformer=StandardScaler())
+def _on_scaled_times(model, log_target: bool, centre: bool = True):
+    """``model`` as it is on a log2 target; on times in seconds, fitted on the times over their standard
+    deviation (``centre``: less their mean too). An epsilon-SVR's epsilon of 0.1 s would swallow every
+    kernel time, and scikit-learn's trees take a node whose variance is under 2.2e-16 (absolute) as pure,
+    so sub-microsecond times in seconds would lose splits that the same times in nanoseconds make."""
+    return model if log_target else TransformedTargetRegressor(model, transformer=StandardScaler(with_mean=centre))
