@@ -550,3 +550,12 @@ def test_a_program_of_two_entry_points_is_left_to_loopys_statistics():
 
     with pytest.raises(Unsupported, match="several entry points"):
         fast_counts(lp.merge([build("first"), build("second")]))
+
+
+def test_a_power_of_a_power_keeps_its_value_once_compiled():
+    """(n**2)**3 is n**6 on every call: the compiled form (from the third call on) once read the
+    text n**2**3 as n**(2**3)."""
+    from gpuperf.features.expressions import Evaluator
+    n = prim.Variable("n")
+    evaluator = Evaluator([prim.Power(prim.Power(n, 2), 3), prim.Power(n, prim.Power(2, 3))], ["n"])
+    assert [evaluator({"n": 2}) for _ in range(4)] == [(64, 256)] * 4

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pymbolic.primitives as prim
-from pymbolic.mapper.stringifier import StringifyMapper
+from pymbolic.mapper.stringifier import PREC_POWER, StringifyMapper
 from pymbolic.mapper.substitutor import substitute
 
 _COMPARE = {
@@ -71,13 +71,24 @@ def evaluate(expr: Any, values: dict[str, int], memo: dict[int, tuple[Any, Any]]
     return result
 
 
+class _PythonSource(StringifyMapper):
+    """pymbolic's text, but a power's base that is itself a power in parentheses: pymbolic writes
+    Power(Power(n, 2), 3) as ``n**2**3``, which Python reads as n**(2**3)."""
+
+    def map_power(self, expr, enclosing_prec, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN201
+        return self.parenthesize_if_needed(
+            self.format("%s**%s", self.rec(expr.base, PREC_POWER + 1, *args, **kwargs),
+                        self.rec(expr.exponent, PREC_POWER, *args, **kwargs)),
+            enclosing_prec, PREC_POWER)
+
+
 def compile_expressions(exprs: Sequence[Any], params: Sequence[str]):  # noqa: ANN201
     """One Python function ``f(*params) -> tuple`` computing every expression."""
     safe = all(p.isidentifier() and not keyword.iskeyword(p) and p not in _RESERVED for p in params)
     names = list(params) if safe else [f"_p{i}" for i in range(len(params))]
     if not safe:
         exprs = [substitute(e, {p: prim.Variable(n) for p, n in zip(params, names)}) for e in exprs]
-    source_of = StringifyMapper()
+    source_of = _PythonSource()
     body = ", ".join(source_of(e) if not isinstance(e, (int, float)) else repr(e) for e in exprs)
     source = f"def _counts({', '.join(names)}):\n    return ({body}{',' if len(exprs) == 1 else ''})\n"
     namespace: dict[str, Any] = {}
