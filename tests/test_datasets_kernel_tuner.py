@@ -610,3 +610,17 @@ def test_writing_a_table_of_tuples_leaves_the_frame_as_it_was(tmp_path):
     write_dataset_csv(frame, tmp_path / "t.csv")
     assert frame["block"].tolist() == [(2, 1), (4, 1)]
     assert pd.read_csv(tmp_path / "t.csv")["block"].tolist() == ["[2, 1]", "[4, 1]"]
+
+
+def test_tuple_valued_parameters_round_trip_under_kernel_tuners_keys(tmp_path):
+    """Block shapes as tuples (JSON lists them: [[16, 16], [32, 8]]; keys '(16, 16),1'): read, then
+    written back with the cache's own tune_params, every key is the one Kernel Tuner wrote."""
+    cache = {f"({b[0]}, {b[1]}),{u}": {"block": list(b), "unroll": u, "time": 1.0 + i}
+             for i, (b, u) in enumerate(((b, u) for b in ((16, 16), (32, 8)) for u in (1, 2)))}
+    original = tmp_path / "tuples.json"
+    original.write_text(json.dumps({"device_name": "pocl", "kernel_name": "k", "problem_size": [1024],
+                                    "tune_params_keys": ["block", "unroll"],
+                                    "tune_params": {"block": [[16, 16], [32, 8]], "unroll": [1, 2]},
+                                    "objective": "time", "cache": cache}))
+    written = write_kernel_tuner_cache(read_kernel_tuner_cache(original), tmp_path / "again.json")
+    assert json.loads(written.read_text())["cache"].keys() == cache.keys()

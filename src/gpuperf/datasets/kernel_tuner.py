@@ -405,6 +405,8 @@ def _lookup(value: Any) -> Any:
         value = value.item()
     if value is None:  # Kernel Tuner's None, as the reader spells it (the cache key's text)
         return "None"
+    if isinstance(value, (list, tuple)):  # a tuple value, as JSON lists it in tune_params
+        return tuple(_lookup(item) for item in value)
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
@@ -421,7 +423,7 @@ def _parameter_values(
             row = int(np.flatnonzero(column.isna().to_numpy())[0])
             raise GpuperfError(f"{where}: row {row + 1} of the table written: parameter {k} has no value")
         if tune_params is not None and k in tune_params:
-            known = {_lookup(v): v for v in tune_params[k]}
+            known = {_lookup(v): _as_tuple(v) for v in tune_params[k]}  # JSON lists a tuple
         else:  # a column with a fraction held floats (0.5, 1.0: Kernel Tuner's key says 1.0); else ints
             fractions = any(isinstance(_natural(v), float) for v in column.unique())
             known = {_lookup(v): _as_written(v, fractions) for v in sorted(column.unique(), key=_order)}
