@@ -441,6 +441,19 @@ def test_random_order_survival_and_quantile_on_two_configurations():
     assert random_evals_quantile([1.0, 0.5], 0.9, 0.5) == 1
 
 
+def test_random_order_quantile_counts_a_space_nothing_reaches_as_one_past_its_end():
+    """As random_expected_evals counts it: every configuration failed gives N + 1, never 0 draws;
+    raw times and a quantile outside (0, 1] are refused as the sibling functions refuse them."""
+    from gpuperf.decisions.search_metrics import normalised_performance, random_evals_quantile
+    failed = normalised_performance([np.nan] * 3)
+    assert random_evals_quantile(failed, 0.9, 0.9) == random_expected_evals(failed, 0.9) == 4
+    assert random_evals_quantile([1.0, 0.5, 0.2], 0.9, 0.01) == 1
+    with pytest.raises(GpuperfError):
+        random_evals_quantile([1.0, 2.0, 3.0], 0.9, 0.5)
+    with pytest.raises(GpuperfError, match="quantile"):
+        random_evals_quantile([1.0, 0.5, 0.2], 0.9, 1.5)
+
+
 def test_searches_are_judged_at_90_95_and_99_percent():
     space = grid_space((11, 5))
     result = explore(space, [], budget=40)

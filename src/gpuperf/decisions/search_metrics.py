@@ -84,11 +84,15 @@ def random_survival(performance: Sequence[float] | np.ndarray, fraction: float, 
 
 
 def random_evals_quantile(performance: Sequence[float] | np.ndarray, fraction: float, q: float) -> int:
-    """The ``q`` quantile of random order's evaluations to reach ``fraction`` (exact)."""
-    performance = np.asarray(performance, dtype=float)
-    ks = np.arange(0, len(performance) + 1)
+    """The ``q`` quantile of random order's evaluations to reach ``fraction`` (exact); ``len + 1``
+    when no configuration reaches it (as :func:`random_expected_evals` and :func:`simulate_random` count it)."""
+    performance = _checked(performance, fraction)
+    if isinstance(q, bool) or not 0 < q <= 1:
+        raise GpuperfError(f"quantile {q!r}: above 0 and at most 1 (0.9)")
+    ks = np.arange(1, len(performance) + 1)
     cdf = 1.0 - random_survival(performance, fraction, ks)
-    return int(ks[np.argmax(cdf >= q - 1e-12)])
+    reached = np.flatnonzero(cdf >= q - 1e-12)
+    return int(ks[reached[0]]) if len(reached) else len(performance) + 1
 
 
 def random_expected_curve(performance: Sequence[float] | np.ndarray, ks: Sequence[int] | np.ndarray) -> np.ndarray:
