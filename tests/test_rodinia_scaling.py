@@ -103,3 +103,11 @@ def test_launches_no_training_gpu_measured_are_counted_as_skipped():
                                              descriptors=SCALING_DESCRIPTORS[:2], ridge=1e-6, key=KEY)
     assert evaluation.skipped == {"g1": 1}
     assert len(evaluation.predictions) == len(frame)
+
+
+def test_no_training_gpu_left_gives_no_prediction_rather_than_a_crash():
+    """As the docstring promises where no training GPU has the launch: NaN for every held-out row."""
+    frame = synthetic()
+    only = frame[frame["gpu"] == "g3"]
+    predicted = scaling_predictions(only, "g3", SCALING_DESCRIPTORS[:2], key=KEY)
+    assert len(predicted) == len(only) and predicted.isna().all()

@@ -61,11 +61,13 @@ def scaling_predictions(
         stats = _within_launch(table.to_numpy(), logs.loc[table.columns].to_numpy())
         gram = stats[3].T @ stats[3] / max(len(stats[2]), 1)
         per_kernel[kernel] = (table, stats, gram, stats[3].T @ stats[2] / max(len(stats[2]), 1))
+    rows = frame[gpus.isin(held_out)]
+    predicted = pd.Series(np.nan, index=rows.index, name="predicted")
+    if not per_kernel:  # no training GPU left: nothing to scale from
+        return predicted
     width = len(descriptors)
     pooled = np.linalg.lstsq(sum(p[2] for p in per_kernel.values()), sum(p[3] for p in per_kernel.values()),
                              rcond=None)[0]
-    rows = frame[gpus.isin(held_out)]
-    predicted = pd.Series(np.nan, index=rows.index, name="predicted")
     for (kernel, gpu), part in rows.groupby(["kernel", gpus[rows.index]], sort=False):
         if kernel not in per_kernel:
             continue
