@@ -18,7 +18,8 @@ trusting the right GPU could bring.
     python benchmarks/bench_explore.py --skip-kt --skip-online   # transfer-guided vs plain transfer only
     python benchmarks/bench_explore.py --skip-kt --skip-online --stop-at 0.9   # the same 90 % figures, faster
 
-The transfer-guided defaults (a portfolio covering the other GPUs within 5 % of their best,
+The transfer-guided defaults (a first pick covering the most other GPUs, two other GPUs' own best
+configurations, then a portfolio covering the other GPUs within 5 % of their best,
 the GPUs weighted by descriptor similarity (scale 0.5) times agreement with the measurements,
 then extra-trees expected improvement on the residual of a line in the weighted mean of the
 other GPUs' log performance, no transfer steps after the portfolio) were chosen by comparing
@@ -75,6 +76,26 @@ the floating-point rounding of the values changes, as the seed-to-seed spread ab
 other GPUs' normalised performance and the surrogate's targets rounded to 12 decimals too (so that a
 shuffled space, or --train times in seconds, give the same picks): 1.87 / 0.69 / 81 (2026-12-01; the
 A100's convolution_milo 81, the MI50's ~v1 space 114).
+
+Portfolio variants on that search (--variant, seeds 0-2 / seeds 3-5 with --first-seed 3; hard spaces
+in the order GEMM K20, P100; convolution K20, P100; pnpoly K20, V100; convolution_milo A100, A6000,
+W6600, W7800; hub GEMM RTX 3090):
+
+    covering portfolio (the earlier default)            1.87 / 0.69 / 81,  1.82 / 0.67 / 63
+        19.3 4.7 6.3 2 4 10 81.3 4 6 12.3 11;           16.7 4 4.7 2 4 9.3 63.3 4 6 12 10
+    after the first pick, each other GPU's own best (its argmax, not any configuration within 5 %),
+      heaviest first by prior times agreement, then the model                   1.73 / 0.64 / 56,  1.76 / 0.65 / 66
+        24.3 3 11 2 2 2 55.7 2 8.7 8.3 13.7;            20.7 3 11.3 2 2 2 66 2 8.7 11 15.7
+      the same with a slope-below-0.3 hedge to a parameters-only surrogate     1.75 / 0.64 / 56
+      the same, at most 3 own bests                                             1.72 / 0.63 / 59
+    first pick, 2 own bests, then the covering portfolio (the default)         1.71 / 0.63 / 68,  1.73 / 0.64 / 49
+        15 3 4 2 2 2 68 2 12 13.7 13.7;                 25.7 3 4 2 2 2 49 2 12 13 15.7
+      the same with 1 own best                                                  1.71 / 0.63 / 68
+
+The other 26 spaces take 1 evaluation in every variant. A ranking by a per-configuration ridge line of
+the other GPUs' log performance in the first principal component of their scaled log descriptors,
+extrapolated to the new GPU (ridge 0 / 1 / 4), ranks worse than the plain mean (geometric means 2.97 /
+2.90 / 2.81 against 2.74; GEMM on K20 780-1288 against 147): not pursued.
 """
 
 from __future__ import annotations
@@ -138,8 +159,8 @@ def run_case(family, gpu, space, others, args) -> dict:
     performance = space.performance
     row: dict = {"family": family.name, "gpu": gpu, "configurations": len(space)}
     runs, curves, timings = [], [], []
-    for seed in range(args.seeds):
-        explorer = make_explorer(space, others, args.model, True, seed)
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
+        explorer = make_explorer(space, others, args.model, True, seed, options=args.variant)
         order = run_search(explorer, space.times, args.budget, args.stop_at)
         runs.append(censored(evals_to(performance[order], 0.9), args.budget))
         row.setdefault("guided_95", censored(evals_to(performance[order], 0.95), args.budget))
@@ -263,6 +284,9 @@ def main() -> int:
         help="stop each guided search at this fraction of the best (0.9: faster; 95, 99 %% and curves stop there too)",
     )
     parser.add_argument("--out", help="write every row as JSON here")
+    parser.add_argument("--first-seed", type=int, default=0, help="the guided search's seeds start here")
+    parser.add_argument("--variant", type=json.loads, default=None,
+                        help="JSON keyword arguments of the transfer-guided explorer (to compare variants)")
     args = parser.parse_args()
     args.strategies = [s for s in args.strategies.split(",") if s]
     if args.quick:

@@ -181,7 +181,7 @@ def test_transfer_guided_portfolio_covers_the_most_uncovered_gpus_next():
     others += [grid_space((2, 14), "e", 0.5)]
     target = grid_space((13, 13), "target", curvature=0.002)
     transfer = transfer_matrix(target, others)
-    explorer = TransferGuided(parameter_features(target.configs, target.params), transfer)
+    explorer = TransferGuided(parameter_features(target.configs, target.params), transfer, portfolio="cover")
     order = run_search(explorer, target.times, budget=3)
     covers = transfer[order] >= COVER
     assert covers[0].tolist() == [True, True, True, False, False, False]  # the majority's optimum first
@@ -190,6 +190,30 @@ def test_transfer_guided_portfolio_covers_the_most_uncovered_gpus_next():
     assert explorer.transfer_improvement(order[:1], target.times).argmax() in np.flatnonzero(transfer[:, 5] >= COVER)
     plain = evals_to(target.performance[plain_transfer_order(target, others)], 0.9)
     assert plain > 20  # the mean over the others ranks the outliers' optimum far down
+
+
+def test_transfer_guided_mixed_portfolio_tries_other_gpus_own_bests_after_the_first_pick():
+    # The same GPUs; by default the two picks after the first are the own best configurations of the
+    # heaviest other GPUs not measured yet, then the covering portfolio goes on (the steep outlier
+    # "e" is covered by no earlier pick, so a later one covers it).
+    others = [grid_space((4, 4), "a"), grid_space((4, 5), "b", 2.0), grid_space((5, 4), "c")]
+    others += [grid_space((13, 13), "d1", curvature=0.002), grid_space((13, 12), "d2", 3.0, curvature=0.002)]
+    others += [grid_space((2, 14), "e", 0.5)]
+    target = grid_space((4, 4), "target")
+    transfer = transfer_matrix(target, others)
+    features = parameter_features(target.configs, target.params)
+    explorer = TransferGuided(features, transfer)
+    assert explorer.portfolio == "mixed" and explorer.best_picks == 2
+    order = run_search(explorer, target.times, budget=6, stop_at=None)
+    own_best = set(explorer.own_best.tolist())
+    assert all(transfer[b, j] == transfer[:, j].max() for j, b in enumerate(explorer.own_best))
+    assert (transfer[order[0]] >= COVER).tolist() == [True, True, True, False, False, False]
+    assert order[1] in own_best and order[2] in own_best and order[1] != order[2]
+    assert (transfer[order] >= COVER).any(axis=0).all()  # every other GPU covered within the six picks
+    only_best = run_search(TransferGuided(features, transfer, portfolio="best", best_picks=0), target.times, 6, None)
+    assert set(only_best[1:]) <= own_best
+    with pytest.raises(ValueError, match="portfolio"):
+        TransferGuided(features, transfer, portfolio="own")
 
 
 def test_transfer_guided_hands_over_to_the_model_once_every_gpu_is_covered():

@@ -74,10 +74,12 @@ def make_explorer(
     seed: int = 0,
     initial: int = 10,
     start: Sequence[int] | None = None,
+    options: dict | None = None,
 ):
     """The explorer for ``space``: transfer-guided with ``train``, online without (its first
     ``initial`` picks random, or the first of ``start``); ``model`` defaults to ``et`` with
-    ``train`` (also for a ranking without refits), ``gp`` without."""
+    ``train`` (also for a ranking without refits), ``gp`` without. ``options``: keyword arguments
+    of :class:`TransferGuided` (e.g. ``portfolio``), to compare variants."""
     model = model or default_model(bool(train), refit)
     if model not in SURROGATES:
         raise unknown_name_error("model", model, SURROGATES)
@@ -92,7 +94,8 @@ def make_explorer(
     if refit:
         require_shared_configurations(space, train, transfer)
         prior = prior_weights(space.gpu, [t.gpu for t in train])
-        return TransferGuided(parameter_features(space.configs, space.params), transfer, model, seed, prior=prior)
+        return TransferGuided(parameter_features(space.configs, space.params), transfer, model, seed, prior=prior,
+                              **(options or {}))
     # One encoding for the space and every table, so a code or a log means the same value in each.
     tables = [space.configs[space.params], *(t.configs[space.params] for t in train)]
     encoded = parameter_features(pd.concat(tables, ignore_index=True), space.params)
