@@ -77,9 +77,10 @@ other GPUs' normalised performance and the surrogate's targets rounded to 12 dec
 shuffled space, or --train times in seconds, give the same picks): 1.87 / 0.69 / 81 (2026-12-01; the
 A100's convolution_milo 81, the MI50's ~v1 space 114).
 
-Portfolio variants on that search (--variant, seeds 0-2 / seeds 3-5 with --first-seed 3; hard spaces
-in the order GEMM K20, P100; convolution K20, P100; pnpoly K20, V100; convolution_milo A100, A6000,
-W6600, W7800; hub GEMM RTX 3090):
+Portfolio variants on that search (seeds 0-2 / seeds 3-5 with --first-seed 3; hard spaces in the
+order GEMM K20, P100; convolution K20, P100; pnpoly K20, V100; convolution_milo A100, A6000, W6600,
+W7800; hub GEMM RTX 3090). --variant '{"best_picks": 0}' gives the earlier default; the other
+variants were sketches, not kept in the code:
 
     covering portfolio (the earlier default)            1.87 / 0.69 / 81,  1.82 / 0.67 / 63
         19.3 4.7 6.3 2 4 10 81.3 4 6 12.3 11;           16.7 4 4.7 2 4 9.3 63.3 4 6 12 10

@@ -181,7 +181,7 @@ def test_transfer_guided_portfolio_covers_the_most_uncovered_gpus_next():
     others += [grid_space((2, 14), "e", 0.5)]
     target = grid_space((13, 13), "target", curvature=0.002)
     transfer = transfer_matrix(target, others)
-    explorer = TransferGuided(parameter_features(target.configs, target.params), transfer, portfolio="cover")
+    explorer = TransferGuided(parameter_features(target.configs, target.params), transfer, best_picks=0)
     order = run_search(explorer, target.times, budget=3)
     covers = transfer[order] >= COVER
     assert covers[0].tolist() == [True, True, True, False, False, False]  # the majority's optimum first
@@ -193,7 +193,7 @@ def test_transfer_guided_portfolio_covers_the_most_uncovered_gpus_next():
 
 
 def test_transfer_guided_mixed_portfolio_tries_other_gpus_own_bests_after_the_first_pick():
-    # The same GPUs; by default the two picks after the first are the own best configurations of the
+    # The same GPUs; the two picks after the first are the own best configurations of the
     # heaviest other GPUs not measured yet, then the covering portfolio goes on (the steep outlier
     # "e" is covered by no earlier pick, so a later one covers it).
     others = [grid_space((4, 4), "a"), grid_space((4, 5), "b", 2.0), grid_space((5, 4), "c")]
@@ -203,17 +203,14 @@ def test_transfer_guided_mixed_portfolio_tries_other_gpus_own_bests_after_the_fi
     transfer = transfer_matrix(target, others)
     features = parameter_features(target.configs, target.params)
     explorer = TransferGuided(features, transfer)
-    assert explorer.portfolio == "mixed" and explorer.best_picks == 2
+    assert explorer.best_picks == 2
     order = run_search(explorer, target.times, budget=6, stop_at=None)
     own_best = set(explorer.own_best.tolist())
     assert all(transfer[b, j] == transfer[:, j].max() for j, b in enumerate(explorer.own_best))
     assert (transfer[order[0]] >= COVER).tolist() == [True, True, True, False, False, False]
     assert order[1] in own_best and order[2] in own_best and order[1] != order[2]
+    assert explorer.own_best_steps(order) == 2 and explorer.own_best_steps(order[:1]) == 0
     assert (transfer[order] >= COVER).any(axis=0).all()  # every other GPU covered within the six picks
-    only_best = run_search(TransferGuided(features, transfer, portfolio="best", best_picks=0), target.times, 6, None)
-    assert set(only_best[1:]) <= own_best
-    with pytest.raises(ValueError, match="portfolio"):
-        TransferGuided(features, transfer, portfolio="own")
 
 
 def test_transfer_guided_hands_over_to_the_model_once_every_gpu_is_covered():

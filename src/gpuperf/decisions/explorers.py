@@ -17,13 +17,11 @@ measured time.
     prior times how well it agrees with the measured points (relative log performance,
     Gaussian weight with ``sigma``), until every other GPU is covered (at most one pick per
     other GPU; ties: the larger transfer expected improvement, below). An outlier GPU is then
-    likely to meet another GPU's optimum. With ``portfolio="mixed"`` (the default) the
-    ``best_picks`` (2) picks after the first are each the own best configuration of the heaviest
-    other GPU (weights as above) not measured yet, and the covering portfolio follows; with
-    ``"best"`` only other GPUs' own bests (all of them with ``best_picks=0``); ``"cover"``: the
-    covering portfolio alone. A configuration within 5 % of a GPU's best may still be far from
-    its best on a new GPU (pnpoly on the V100: the others' covering picks reach 0.6-0.85 there,
-    two of their own bests over 0.99).
+    likely to meet another GPU's optimum. The ``best_picks`` (2) picks after the first come
+    before the covering ones: each the own best configuration of the heaviest other GPU (weights
+    as above) whose best is not measured yet (0: the covering portfolio alone). A configuration
+    within 5 % of a GPU's best may still be far from its best on a new GPU (pnpoly on the V100:
+    the others' covering picks reach 0.6-0.85 there, two of their own bests over 0.99).
   - then model expected improvement: a surrogate (et, gp, rf, gbt, knn) refitted on the
     measured points over the parameters plus each other GPU's log performance of the
     configuration. With ``residual`` (the default) the surrogate learns what a line in the
@@ -54,8 +52,7 @@ from gpuperf.decisions.surrogates import Surrogate, expected_improvement, unit_s
 
 FLOOR = 1e-3  # normalised performance below this counts as this (failures are 0)
 COVER = 0.95  # a configuration within 5 % of another GPU's best covers that GPU
-PORTFOLIOS = ("cover", "best", "mixed")
-BEST_PICKS = 2  # own-best picks of the "mixed" portfolio after its first pick
+BEST_PICKS = 2  # picks after the first that take another GPU's own best configuration
 STATIC_ROWS = 50_000
 
 
@@ -152,7 +149,6 @@ class TransferGuided:
         cover: float = COVER,
         prior: np.ndarray | None = None,
         residual: bool = True,
-        portfolio: str = "mixed",
         best_picks: int = BEST_PICKS,
     ):
         count = transfer.shape[1]
@@ -171,9 +167,7 @@ class TransferGuided:
         self.features = unit_scale(np.hstack([features, self.logs, np.median(self.logs, axis=1, keepdims=True)]))
         self.model, self.seed = model, seed
         self.period, self.sigma, self.refit, self.residual = period, sigma, refit, residual
-        if portfolio not in PORTFOLIOS:
-            raise ValueError(f"portfolio {portfolio!r}: one of {', '.join(PORTFOLIOS)}")
-        self.portfolio, self.best_picks = portfolio, best_picks
+        self.best_picks = best_picks
         # each other GPU's own best configuration among the space's (ties: the larger mean normalised
         # performance over the others, then the parameters)
         self.own_best = np.array([np.lexsort((self.tie_break, column))[-1] for column in self.transfer.T], dtype=int)
@@ -204,11 +198,11 @@ class TransferGuided:
             return None
         return self.covers @ (self.gpu_weights(measured, times) * uncovered)
 
-    def best_portfolio_pick(self, measured: Sequence[int], times: np.ndarray) -> int | None:
+    def own_best_pick(self, measured: Sequence[int], times: np.ndarray) -> int | None:
         """The own best configuration of the heaviest other GPU (prior times agreement; ties: the
-        larger mean) whose best is not measured yet; None once ``best_picks`` picks (0: no limit)
-        followed the first or every other GPU's best was measured."""
-        if self.best_picks and len(measured) > self.best_picks:
+        larger mean) whose best is not measured yet; None once ``best_picks`` picks followed the
+        first or every other GPU's best was measured."""
+        if len(measured) > self.best_picks:
             return None
         done = set(measured)
         left = [j for j in range(len(self.own_best)) if self.coverable[j] and int(self.own_best[j]) not in done]
@@ -218,17 +212,13 @@ class TransferGuided:
         j = max(left, key=lambda k: (weights[k], self.tie_break[self.own_best[k]]))
         return int(self.own_best[j])
 
-    def portfolio_done(self, measured: Sequence[int]) -> int:
-        """How many of the first measured points the portfolio took (len if not done yet)."""
-        if self.portfolio == "cover":
-            return self.portfolio_steps(measured)
-        measured = list(measured)
-        done = set(measured)
-        steps = [measured.index(int(b)) + 1 for j, b in enumerate(self.own_best) if self.coverable[j] and int(b) in done]
-        own = max(steps, default=1)
-        if self.best_picks:
-            own = min(own, 1 + self.best_picks, len(measured))
-        return own if self.portfolio == "best" else max(own, self.portfolio_steps(measured))
+    def own_best_steps(self, measured: Sequence[int]) -> int:
+        """How many of the measured points after the first were own-best picks."""
+        wanted = {int(b) for j, b in enumerate(self.own_best) if self.coverable[j]}
+        steps = 0
+        while steps < min(self.best_picks, len(measured) - 1) and not wanted <= set(measured[: steps + 1]):
+            steps += 1
+        return steps
 
     def transfer_improvement(self, measured: Sequence[int], times: np.ndarray) -> np.ndarray:
         """Expected gain over the best found so far, the new GPU drawn from the weighted others."""
@@ -285,18 +275,14 @@ class TransferGuided:
         if not measured:
             return _best_unmeasured(self.covers @ self.prior_weights, [], self.tie_break)
         results = sorted(measured)  # what was measured, whatever order it came in
-        if self.portfolio in ("best", "mixed"):
-            pick = self.best_portfolio_pick(results, times)
-            if pick is not None:
-                return pick
-        if self.portfolio == "best":
-            scores = None
-        else:
-            scores = self.portfolio_scores(results, times)
+        pick = self.own_best_pick(results, times)
+        if pick is not None:
+            return pick
+        scores = self.portfolio_scores(results, times)
         if scores is not None:  # ties: the larger transfer expected improvement
             scores = scores + 1e-6 * self.transfer_improvement(results, times)
             return _best_unmeasured(scores, results, self.tie_break)
-        after = len(measured) - self.portfolio_done(measured)
+        after = len(measured) - max(1 + self.own_best_steps(measured), self.portfolio_steps(measured))
         transfer_step = not self.refit or (self.period > 0 and after % self.period == self.period - 1)
         scores = None if transfer_step else self.model_improvement(results, times)
         if scores is None:
