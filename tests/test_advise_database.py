@@ -239,3 +239,24 @@ def test_a_pairs_dataset_or_after_kernel_error_names_the_entrys_field(tmp_path):
     (spec,) = load_entry(path).pairs
     with pytest.raises(GpuperfError, match=r"pairs\[0\].after_kernel: unknown kernel 'MAX'"):
         build_spec_pairs(spec, "typo")
+
+
+@pytest.mark.parametrize("condition, message", [
+    ("max_sectors_over_fewest > 9**9**9**9", "a power's exponent must be a number from -16 to 16"),
+    ("threads > 2 ** threads", "in '2 ** threads' a power's exponent"),
+    ("threads > (2 ** 3) ** 2", "with no power inside the power"),
+    ("threads > 2 ** 17", "from -16 to 16"),
+    ("threads > 10000000000000000", "the number 10000000000000000 is above 1e+15"),
+    ("threads > " + "threads + " * 20000 + "1", "nested too deeply"),
+])
+def test_conditions_too_costly_to_evaluate_are_refused_at_load(tmp_path, condition, message):
+    """Pandas folds constant arithmetic in Python integers: a huge power would hang every command."""
+    path = write(tmp_path, "bad", GOOD.format(name="bad").replace("title =", f'applies_when = "{condition}"\ntitle ='))
+    with pytest.raises(GpuperfError, match=re.escape(f"{path}: applies_when: ") + ".*" + re.escape(message)):
+        load_entry(path)
+
+
+def test_small_powers_and_constants_still_load(tmp_path):
+    condition = "threads ** 2 > 2 ** -3 and threads < 1000000000000000 and threads ** 0.5 > 1e30 ** 2"
+    path = write(tmp_path, "ok", GOOD.format(name="ok").replace("title =", f'applies_when = "{condition}"\ntitle ='))
+    assert load_entry(path).applies_when == condition

@@ -313,12 +313,15 @@ def _check_condition(condition: str, path: Path) -> None:
         tree = ast.parse(condition, mode="eval")
     except SyntaxError:
         raise GpuperfError(f"{path}: applies_when: '{condition}' is not a valid expression") from None
+    except (RecursionError, MemoryError):  # the parser's own limits on nesting
+        raise GpuperfError(f"{path}: applies_when: the expression is nested too deeply to read") from None
     refused = next((node for node in ast.walk(tree) if not isinstance(node, CONDITION_NODES)
                     or isinstance(node, ast.Constant) and type(node.value) not in (int, float, bool)), None)
     if refused is not None:  # an attribute, a call, a subscript or a string could run code when evaluated
         what = ast.get_source_segment(condition, refused) or type(refused).__name__
         raise GpuperfError(f"{path}: applies_when: '{condition}' may only compare features and numbers (with and, "
                            f"or, not and arithmetic); '{what}' is not allowed")
+    _check_sizes(tree, condition, path)
     names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)} - {"and", "or", "not"}
     unknown = sorted(names - set(known))
     if unknown:
@@ -333,6 +336,41 @@ def _check_condition(condition: str, path: Path) -> None:
     except Exception as error:  # noqa: BLE001 - any failure of the user's expression is this one error
         reason = " ".join(str(error).split())
         raise GpuperfError(f"{path}: applies_when: '{condition}' cannot be evaluated on the features ({reason})") from None
+
+
+# Bounds that keep evaluating a condition quick: pandas folds constant arithmetic in Python integers,
+# where ``9**9**9**9`` would never finish.
+LARGEST_CONSTANT = 10**15
+LARGEST_EXPONENT = 16
+
+
+def _check_sizes(tree: ast.Expression, condition: str, path: Path) -> None:
+    """Refuse integer constants above ``LARGEST_CONSTANT`` and powers whose exponent is not a number of
+    magnitude at most ``LARGEST_EXPONENT`` or that nest another power."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and abs(node.value) > LARGEST_CONSTANT:
+            raise GpuperfError(f"{path}: applies_when: '{condition}': the number {node.value} is above "
+                               f"{LARGEST_CONSTANT:.0e}; write it as a float (e.g. 1e16)")
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            exponent = _number(node.right)
+            nested = any(isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Pow)
+                         for inner in ast.walk(node) if inner is not node)
+            if exponent is None or abs(exponent) > LARGEST_EXPONENT or nested:
+                what = ast.get_source_segment(condition, node) or "**"
+                raise GpuperfError(f"{path}: applies_when: '{condition}': in '{what}' a power's exponent must be "
+                                   f"a number from -{LARGEST_EXPONENT} to {LARGEST_EXPONENT}, with no power "
+                                   "inside the power")
+
+
+def _number(node: ast.expr) -> float | None:
+    """The value of a numeric constant, signed or not; None for anything else."""
+    sign = 1
+    while isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        sign = -sign if isinstance(node.op, ast.USub) else sign
+        node = node.operand
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return sign * node.value
+    return None
 
 
 def _values(value: Any, where: str) -> tuple[float, ...]:
