@@ -165,6 +165,21 @@ def test_a_saved_array_edited_to_hold_text_is_refused_not_cast(tmp_path):
         load_model(path)
 
 
+def test_a_text_array_gets_the_width_of_its_values_not_the_width_its_dtype_names():
+    from gpuperf.models.persistence import _decode_array
+
+    array = _decode_array({"__ndarray__": "<U1000000", "shape": [3], "data": ["ab", "c", "def"]}, "m.json")
+    assert array.dtype == np.dtype("<U3") and array.tolist() == ["ab", "c", "def"]  # not 3 x 4 MB
+
+
+@pytest.mark.parametrize("dtype", ["(100000,)<f8", "<c32", "V8", "S5", 7])
+def test_an_array_dtype_a_model_file_never_holds_is_refused(dtype):
+    from gpuperf.models.persistence import _decode_array
+
+    with pytest.raises(GpuperfError, match=r"m.json: damaged model file: an array \(.*"):
+        _decode_array({"__ndarray__": dtype, "shape": [1], "data": [1.0]}, "m.json")
+
+
 def test_checking_feature_names_of_a_model_saved_without_them_is_a_named_error(tmp_path):
     from gpuperf.models.persistence import load_model, save_model
 

@@ -443,13 +443,27 @@ def _decode_array(value: dict, where: str) -> np.ndarray:
     """An array saved by :func:`_encode`; one whose values do not fit its dtype (a hand-edited file)
     is refused, not cast: numbers read as 3-character text would predict nonsense."""
     try:
-        dtype = np.dtype(value["__ndarray__"])
+        dtype = _saved_dtype(value["__ndarray__"])
         data = [_decode(v, where) for v in value["data"]]
         if not _fits(dtype.kind, data):
             raise ValueError(f"its values are not of its dtype {value['__ndarray__']}")
         return np.array(data, dtype=dtype).reshape(value["shape"])
     except (TypeError, ValueError, KeyError) as error:
         raise GpuperfError(f"{where}: damaged model file: an array ({error})") from None
+
+
+def _saved_dtype(name: Any) -> np.dtype:
+    """The dtype ``name`` where :func:`_encode` writes such dtypes: numbers of at most 16 bytes, objects
+    and text. Text gets the width its values need, not the width named: a hand-edited ``<U100000000``
+    would ask for gigabytes."""
+    if not isinstance(name, str):
+        raise ValueError(f"__ndarray__ must name a dtype, not {name!r}")
+    dtype = np.dtype(name)
+    if dtype.kind == "U" and dtype.subdtype is None:
+        return np.dtype(f"{dtype.byteorder}U")
+    if dtype.kind == "O" or dtype.kind in "biufc" and dtype.itemsize <= 16 and dtype.subdtype is None:
+        return dtype
+    raise ValueError(f"dtype {name!r} is not one a gpuperf model file holds")
 
 
 def _fits(kind: str, data: list) -> bool:
