@@ -1160,6 +1160,22 @@ def test_the_evaluate_table_keeps_a_size_column_named_like_a_metric(tmp_path, ca
     assert "held" in out
 
 
+def test_hand_edited_metadata_of_another_type_is_a_damaged_model_file(tables, tmp_path, capsys):
+    out = tmp_path / "lr.json"
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--out", str(out)]) == 0
+    document = json.loads(out.read_text())
+    metadata = document["metadata"]
+    cases = {"gpus": {**metadata, "gpus": 5}, "selected_features": {**metadata, "selected_features": 5},
+             "kernels": {**metadata, "kernels": [1, 2]},
+             "options.bsp_inputs": {**metadata, "options": {**metadata["options"], "bsp_inputs": {"a": 1}}}}
+    for field_name, edited in cases.items():
+        model = tmp_path / f"{field_name}.json"
+        model.write_text(json.dumps({**document, "metadata": edited}))
+        capsys.readouterr()
+        assert main(["predict-table", "--model", str(model), str(tables["generic"]), "--out", str(tmp_path / "p.csv")]) == 2
+        assert f"{model}: damaged model file: metadata.{field_name} " in capsys.readouterr().err
+
+
 def test_hand_edited_model_files_are_one_clear_error(tables, tmp_path, capsys):
     import zipfile
 

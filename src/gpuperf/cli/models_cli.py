@@ -825,7 +825,7 @@ def saved_options(info: Mapping[str, Any], model: Path | str) -> dict[str, Any]:
     options = dict((info.get("metadata") or {}).get("options") or {})
     for field_name, known in (("bsp_inputs", BSP_SIGNATURES), ("roofline_inputs", ROOFLINE_SIGNATURES)):
         value = options.get(field_name)
-        if value is not None and value not in known:
+        if value is not None and (not isinstance(value, str) or value not in known):
             raise GpuperfError(f"{model}: damaged model file: metadata.options.{field_name} is {value!r}, not one of "
                                f"{', '.join(known)}")
     return options

@@ -34,7 +34,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 import gpuperf
-from gpuperf.errors import GpuperfError, GpuperfNote, missing_file
+from gpuperf.errors import GpuperfError, GpuperfNote, clipped, missing_file
 from gpuperf.files import written_whole
 
 FORMAT = "gpuperf-model"
@@ -339,6 +339,11 @@ def _read(path: Path) -> dict:
     options = (metadata or {}).get("options")
     if options is not None and not isinstance(options, dict):
         raise GpuperfError(f"{path}: damaged model file: metadata.options must be an object, not {options!r}")
+    for key in ("gpus", "kernels", "selected_features"):
+        value = (metadata or {}).get(key)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise GpuperfError(f"{path}: damaged model file: metadata.{key} must be a list of names or null, "
+                               f"not {clipped(repr(value))}")
     return document
 
 
