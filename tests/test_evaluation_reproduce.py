@@ -531,6 +531,16 @@ def test_html_tables_and_notes_read_like_the_markdown():
     assert note_html("Written by `gpuperf evaluate 'a b.csv'`.") == "Written by <code>gpuperf evaluate &#x27;a b.csv&#x27;</code>."
 
 
+@pytest.mark.parametrize("target", ["javascript:alert%281%29", "JavaScript:x", "data:text/html,x", "//evil.example/x",
+                                    "vbscript:x.md"])
+def test_a_note_links_only_relative_paths_and_web_addresses(target):
+    from gpuperf.evaluation.report import note_html
+
+    assert note_html(f"[x]({target}) in a file name") == f"[x]({target}) in a file name"
+    assert note_html("[a](https://example.org/p?q=1) [b](../c/d.md)") == (
+        '<a href="https://example.org/p?q=1">a</a> <a href="../c/d.html">b</a>')
+
+
 def test_an_evaluation_section_says_its_overall_figures_are_pooled_and_what_it_left_out(tmp_path, small):
     evaluation = leave_one_gpu_out(make_model("linear"), small, ["input.size.1", "threads"], max_train_rows=20)
     evaluation.skipped["Kepler"] = 7

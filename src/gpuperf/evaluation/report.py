@@ -138,12 +138,22 @@ def html_table(frame: pd.DataFrame, digits: int = 3, time_columns: Collection[st
     return shown.rename_axis(columns=None).to_html(index=False, border=0, na_rep="")
 
 
+# Link targets a note may make live: a relative path (no scheme, no //host) or an http(s) address; a
+# note can quote a file name, and [x](javascript:...) there must stay text.
+SAFE_LINK = re.compile(r"(?!//)[\w./#-]+|https?://[^\s)]+")
+
+
 def note_html(note: str) -> str:
-    """A note as HTML: escaped, with Markdown links ``[text](page.md)`` as links to the HTML page and
-    code spans (a command line) as code."""
+    """A note as HTML: escaped, with Markdown links ``[text](page.md)`` to relative paths or http(s)
+    addresses as links (to the HTML page for ``.md``) and code spans (a command line) as code."""
     escaped = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(note))
-    return re.sub(r"\[([^\]]+)\]\(([^)\s]+?)(\.md)?\)",
-                  lambda m: f'<a href="{m[2]}{".html" if m[3] else ""}">{m[1]}</a>', escaped)
+
+    def link(m: re.Match) -> str:
+        if not SAFE_LINK.fullmatch(m[2] + (m[3] or "")):
+            return m[0]
+        return f'<a href="{m[2]}{".html" if m[3] else ""}">{m[1]}</a>'
+
+    return re.sub(r"\[([^\]]+)\]\(([^)\s]+?)(\.md)?\)", link, escaped)
 
 
 METRIC_GLOSSARY = (
