@@ -6,7 +6,8 @@ import difflib
 import math
 import numbers
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 
 class GpuperfError(ValueError):
@@ -62,3 +63,17 @@ def missing_file(path: object, message: str) -> GpuperfError:
     if Path(str(path)).exists():  # a pipe (<(command)), /dev/null, a socket: read more than once here
         return GpuperfError(f"{path}: not a regular file (a pipe or a device?); save it to a file first")
     return GpuperfError(message)
+
+
+@contextmanager
+def parser_limits(where: object) -> Iterator[None]:
+    """Turn the JSON and TOML readers' own limits into one error naming ``where``: nesting deeper than
+    Python's recursion allows (RecursionError) and integers of more than 4300 digits (ValueError)."""
+    try:
+        yield
+    except RecursionError:
+        raise GpuperfError(f"{where}: nested too deeply to read (arrays or tables inside one another)") from None
+    except ValueError as error:
+        if isinstance(error, GpuperfError) or "integer string conversion" not in str(error):
+            raise
+        raise GpuperfError(f"{where}: holds a number of more than 4300 digits, which cannot be read") from None

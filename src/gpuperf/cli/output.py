@@ -419,7 +419,7 @@ def _remove_if_empty(folder: Path) -> None:
 def _holds_tuning_report(folder: Path) -> bool:
     try:
         document = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # not a metrics.json gpuperf wrote
         return False
     return isinstance(document, dict) and isinstance(document.get("metrics"), dict) and "tuning" in document["metrics"]
 

@@ -42,7 +42,7 @@ from gpuperf.datasets.schema import (
     shift_decimal,
     variant_labels,
 )
-from gpuperf.errors import GpuperfError, GpuperfNote, missing_file
+from gpuperf.errors import GpuperfError, GpuperfNote, missing_file, parser_limits
 from gpuperf.files import refuse_existing, written_whole
 
 ERROR_NAMES = ("ErrorConfig", "InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig")
@@ -164,22 +164,23 @@ def _parse(path: Path) -> dict:
             found[key] = value
         return found
 
-    try:
-        data = json.loads(text, object_pairs_hook=once_each)
-    except json.JSONDecodeError:
-        # Kernel Tuner's own repair of an open cache: drop a trailing comma, add the closing brackets.
-        repaired = (text[:-1] if text.endswith(",") else text) + "}\n}"
+    with parser_limits(path):
         try:
-            data = json.loads(repaired, object_pairs_hook=once_each)
-        except json.JSONDecodeError as exc:
-            position = min(exc.pos, len(text))
-            line = text.count("\n", 0, position) + 1
-            column = position - (text.rfind("\n", 0, position) + 1) + 1
-            where_in_file = "the end of the file, " if position == len(text) else ""
-            raise GpuperfError(
-                f"{path}: truncated or malformed Kernel Tuner cache at {where_in_file}line {line}, "
-                f"column {column} ({exc.msg}); a cache cut inside an entry cannot be read"
-            ) from None
+            data = json.loads(text, object_pairs_hook=once_each)
+        except json.JSONDecodeError:
+            # Kernel Tuner's own repair of an open cache: drop a trailing comma, add the closing brackets.
+            repaired = (text[:-1] if text.endswith(",") else text) + "}\n}"
+            try:
+                data = json.loads(repaired, object_pairs_hook=once_each)
+            except json.JSONDecodeError as exc:
+                position = min(exc.pos, len(text))
+                line = text.count("\n", 0, position) + 1
+                column = position - (text.rfind("\n", 0, position) + 1) + 1
+                where_in_file = "the end of the file, " if position == len(text) else ""
+                raise GpuperfError(
+                    f"{path}: truncated or malformed Kernel Tuner cache at {where_in_file}line {line}, "
+                    f"column {column} ({exc.msg}); a cache cut inside an entry cannot be read"
+                ) from None
     if not isinstance(data, dict):
         raise GpuperfError(f"{path}: not a Kernel Tuner cache (top level is not a JSON object)")
     return data

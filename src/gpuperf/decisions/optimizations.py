@@ -51,7 +51,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from gpuperf.errors import GpuperfError, GpuperfNote, unknown_name_error
+from gpuperf.errors import GpuperfError, GpuperfNote, parser_limits, unknown_name_error
 
 ENV_VAR = "GPUPERF_OPTIMIZATIONS"
 APPLY_KINDS = ("loopy", "source")
@@ -177,7 +177,8 @@ def load_optimizations(extra: Iterable[str | Path] = ()) -> dict[str, Optimizati
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8-sig"))
+        with parser_limits(path):
+            return tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise GpuperfError(f"{path}: not valid TOML ({exc})") from None
 

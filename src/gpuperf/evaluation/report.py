@@ -561,7 +561,7 @@ def linked_plots(report: Path) -> set[Path]:
     try:
         text = report.read_text(encoding="utf-8")
         written = json.loads((report.parent / "metrics.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):  # not a metrics.json gpuperf wrote
         return set()
     if not (isinstance(written, dict) and "written_by" in written):
         return set()

@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from gpuperf.errors import GpuperfError, clipped
+from gpuperf.errors import GpuperfError, clipped, parser_limits
 
 SPECS_FILE = "gpus.toml"
 USER_SPECS = "GPUPERF_GPUS"  # os.pathsep-separated TOML files or folders of them: a user's own GPUs
@@ -326,7 +326,8 @@ def _add_user_specs(specs: dict[str, GpuSpec], limits: dict[str, dict[str, Any]]
 
 def _parse(text: str, where: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(text)
+        with parser_limits(where):
+            return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise GpuperfError(f"{where}: {exc}") from None
 

@@ -61,7 +61,7 @@ from typing import Any
 
 import islpy as isl
 
-from gpuperf.errors import GpuperfError, GpuperfNote, missing_file
+from gpuperf.errors import GpuperfError, GpuperfNote, missing_file, parser_limits
 from gpuperf.kernels.kernel import Kernel, SizesViolateAssumptions
 from gpuperf.measure.devices import (
     Compiled, Device, MeasureFailure, RunFailed, describe_exception, device_lost, open_device,
@@ -152,7 +152,8 @@ def load_campaign(path: str | Path) -> Campaign:
     if not path.is_file():
         raise missing_file(path, f"campaign file '{path}' does not exist")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
+        with parser_limits(path):
+            data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise GpuperfError(f"{path}: not valid TOML ({exc})") from None
     _no_unknown_keys(data, _TOP_KEYS, f"{path}")

@@ -34,7 +34,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 import gpuperf
-from gpuperf.errors import GpuperfError, GpuperfNote, clipped, missing_file
+from gpuperf.errors import GpuperfError, GpuperfNote, clipped, missing_file, parser_limits
 from gpuperf.files import written_whole
 
 FORMAT = "gpuperf-model"
@@ -185,7 +185,8 @@ def load_model(path: str | Path, feature_names: Sequence[str] | None = None, str
         model = document["model"]
     else:
         try:
-            model = _decode(document["model"], str(path))
+            with parser_limits(path):
+                model = _decode(document["model"], str(path))
         except GpuperfError:
             raise
         except (ValueError, TypeError, KeyError, AttributeError) as error:
@@ -305,7 +306,8 @@ def _read(path: Path) -> dict:
         raise missing_file(path, f"{path}: no such model file")
     if path.suffix == ".json":
         try:
-            document = json.loads(path.read_text(encoding="utf-8-sig"))
+            with parser_limits(path):
+                document = json.loads(path.read_text(encoding="utf-8-sig"))
         except json.JSONDecodeError as error:
             raise GpuperfError(f"{path}: not a JSON model file ({error.msg} at line {error.lineno})") from None
         except UnicodeDecodeError:
