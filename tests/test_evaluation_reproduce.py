@@ -393,6 +393,12 @@ def test_markdown_table_formats_numbers_and_index():
     assert markdown_table(frame).splitlines() == ["| gpu | mape |", "|---|---|", "| a | 0.123 |", "| b |  |"]
 
 
+def test_a_line_break_in_a_name_does_not_split_a_markdown_row():
+    frame = pd.DataFrame({"mape\r\nnow": [0.5, 0.25]}, index=pd.Index(["gpu\nC", "d\re"], name="gpu"))
+    assert markdown_table(frame).splitlines() == [
+        "| gpu | mape now |", "|---|---|", "| gpu C | 0.500 |", "| d e | 0.250 |"]
+
+
 def test_tables_keep_an_unnamed_label_index_but_not_row_numbers():
     ranking = pd.DataFrame({"|r| with time_s": [0.9, None]}, index=["inst_executed", "dram_read"])
     assert markdown_table(ranking).splitlines() == [

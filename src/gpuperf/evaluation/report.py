@@ -125,11 +125,16 @@ def markdown_table(frame: pd.DataFrame, digits: int = 3, time_columns: Collectio
     """A GitHub-style Markdown table of ``frame`` (index included), cells as :func:`formatted` writes
     them: float columns of whole numbers as integers, time columns in one notation each."""
     flat = formatted(_with_index(frame), digits, time_columns)
-    header = [str(c).replace("|", "\\|") for c in flat.columns]
+    header = [_one_line(str(c)).replace("|", "\\|") for c in flat.columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in flat.itertuples(index=False):
-        lines.append("| " + " | ".join(cell.replace("|", "/") for cell in row) + " |")
+        lines.append("| " + " | ".join(_one_line(cell).replace("|", "/") for cell in row) + " |")
     return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    """``text`` with line breaks as spaces: a cell holding one (a GPU named ``gpu\\nC``) would end its row."""
+    return re.sub(r"\r\n|[\r\n]", " ", text)
 
 
 def html_table(frame: pd.DataFrame, digits: int = 3, time_columns: Collection[str] = ()) -> str:
