@@ -574,3 +574,26 @@ def test_a_damaged_cache_database_is_one_error_naming_loopys_cache_folder(tmp_pa
     err = capsys.readouterr().err
     assert err.startswith("gpuperf: error: a cache database is damaged (database disk image is malformed)")
     assert str(tmp_path / "pytools") in err and "Traceback" not in err
+
+
+def test_control_characters_in_names_reach_the_terminal_escaped(capsys):
+    import warnings
+
+    from gpuperf.cli.output import print_table, with_notes
+    from gpuperf.errors import GpuperfNote
+
+    print_table([{"kernel\x1b[2J": "k\x1b]0;title\x07", "gpu": "a\tb\nc"}], title="t\x1b[31m")
+
+    def note() -> None:
+        warnings.warn(GpuperfNote("kernel 'k\x1b[31m' has\nno counts"))
+
+    with_notes(note)
+    out, err = capsys.readouterr()
+    assert "\x1b" not in out + err and "\x07" not in out
+    assert "\\x1b[2J" in out and "k\\x1b]0;title\\x07" in out and "b\\x0ac" in out and "t\\x1b[31m" in out
+    assert err == "note: kernel 'k\\x1b[31m' has\nno counts\n"
+
+
+def test_an_error_naming_a_control_character_prints_it_escaped(tmp_path, capsys):
+    assert main(["fit", str(tmp_path / "gpu\x1b[2J.csv"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
+    assert "gpu\\x1b[2J.csv" in capsys.readouterr().err

@@ -104,7 +104,9 @@ _show_warning = warnings.showwarning
 def _show_note(message, category, filename, lineno, file=None, line=None) -> None:
     """gpuperf's own notes as one line (``note: ...``), other warnings as Python shows them."""
     if issubclass(category, GpuperfNote):
-        print(f"note: {message}", file=sys.stderr)
+        from gpuperf.cli.output import LINE_KEEPS, visible
+
+        print(f"note: {visible(str(message), keep=LINE_KEEPS)}", file=sys.stderr)
     else:
         _show_warning(message, category, filename, lineno, file, line)
 
@@ -267,7 +269,9 @@ def main(argv: list[str] | None = None) -> int:
                                     module=r"(loopy|islpy|pytools|pymbolic|genpy|cgen|pyopencl)(\.|$)")
             status = app(args=argv, prog_name="gpuperf", standalone_mode=False)
     except GpuperfError as exc:
-        print(f"gpuperf: error: {exc}", file=sys.stderr)
+        from gpuperf.cli.output import LINE_KEEPS, visible
+
+        print(f"gpuperf: error: {visible(str(exc), keep=LINE_KEEPS)}", file=sys.stderr)
         return 2
     except typer.Exit as exc:
         return exc.exit_code

@@ -57,6 +57,16 @@ def whole_counts(features: Mapping[str, Any]) -> dict[str, Any]:
     return {name: whole(name, value) for name, value in features.items()}
 
 
+LINE_KEEPS = "\t\n"  # a note or an error printed whole keeps its line breaks
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def visible(text: str, keep: str = "\t") -> str:
+    """``text`` with its control characters but those in ``keep`` written as escapes (``\\x1b``): an
+    escape sequence in a kernel's or GPU's name cannot move the cursor or recolour the terminal."""
+    return CONTROL_CHARACTERS.sub(lambda m: m[0] if m[0] in keep else f"\\x{ord(m[0]):02x}", text)
+
+
 def print_json(data: Any) -> None:
     """JSON on stdout (NaN and infinities become null)."""
     print(json.dumps(_plain(data), indent=2))
@@ -65,9 +75,9 @@ def print_json(data: Any) -> None:
 def print_table(rows: Sequence[Mapping[str, Any]], title: str | None = None, columns: Sequence[str] | None = None) -> None:
     """A rich table of dict rows."""
     columns = list(columns or (rows[0].keys() if rows else []))
-    table = Table(title=None if title is None else escape(title))  # a variant's [a=1] is text, not markup
+    table = Table(title=None if title is None else escape(visible(title)))  # a variant's [a=1] is text, not markup
     for column in columns:
-        table.add_column(column, overflow="fold")  # wrap a long value; never cut it short
+        table.add_column(visible(str(column)), overflow="fold")  # wrap a long value; never cut it short
     for row in rows:
         table.add_row(*[_format(row.get(c)) for c in columns])
     # Narrower than its natural width, rich folds cells mid-number (-0.100 over 5) or drops whole columns:
@@ -90,7 +100,7 @@ def _format(value: Any) -> str:
         return str(int(value))
     if isinstance(value, (float, np.floating)):
         return f"{value:.4g}"
-    return "" if value is None else escape(str(value))
+    return "" if value is None else escape(visible(str(value)))
 
 
 def at_least(option: str, value: int | None, least: int) -> None:
@@ -436,7 +446,7 @@ def with_notes(call: Callable[[], Any]) -> tuple[Any, list[str]]:
     for warning in caught:
         if issubclass(warning.category, GpuperfNote):
             notes.append(str(warning.message))
-            print(f"note: {warning.message}", file=sys.stderr)
+            print(f"note: {visible(str(warning.message), keep=LINE_KEEPS)}", file=sys.stderr)
         else:
             warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
     return value, notes
