@@ -354,5 +354,5 @@ def test_a_table_too_large_for_memory_is_one_error_naming_it(tmp_path, monkeypat
 
     monkeypatch.setattr(tables.pd, "read_csv", out_of_memory)
     monkeypatch.setattr(tables, "_refuse_profiler_output", lambda path: pytest.fail("the file was read again"))
-    with pytest.raises(GpuperfError, match="huge.csv.gz: too large to read into this machine's memory"):
+    with pytest.raises(GpuperfError, match="huge.csv.gz: too large once decompressed to read into this machine's memory"):
         tables.read_csv(path)

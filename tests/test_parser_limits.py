@@ -1,5 +1,6 @@
 """JSON and TOML inputs nested deeper than Python's recursion allows, or holding integers of more than
-4300 digits, are one error naming the file, not a RecursionError or ValueError traceback."""
+4300 digits, and compressed files too large once decompressed, are one error naming the file, not a
+RecursionError, ValueError or MemoryError traceback."""
 
 from __future__ import annotations
 
@@ -63,3 +64,31 @@ def test_a_deep_metrics_json_is_not_a_report_gpuperf_wrote(tmp_path):
     (tmp_path / "report.md").write_text("![a](a.png)")
     assert linked_plots(tmp_path / "report.md") == set()
     assert _holds_tuning_report(tmp_path) is False
+
+
+def _runs_out_of_memory(*args, **kwargs):
+    raise MemoryError
+
+
+def test_a_kernel_tuner_cache_too_large_once_decompressed_is_one_error(tmp_path, monkeypatch):
+    import gzip
+
+    from gpuperf.datasets.kernel_tuner import read_kernel_tuner_cache
+
+    path = tmp_path / "cache.json.gz"
+    path.write_bytes(gzip.compress(b"{}"))
+    monkeypatch.setattr(gzip, "decompress", _runs_out_of_memory)  # as a small file holding gigabytes would
+    with pytest.raises(GpuperfError, match=f"{path}: too large once decompressed to read into this machine's memory"):
+        read_kernel_tuner_cache(path)
+
+
+def test_a_table_too_large_once_decompressed_is_one_error(tmp_path, monkeypatch):
+    import gzip
+
+    from gpuperf.datasets import tables
+
+    path = tmp_path / "t.csv.gz"
+    path.write_bytes(gzip.compress(b"kernel,gpu,time_s\nk,g,1\n"))
+    monkeypatch.setattr(tables, "_lines", _runs_out_of_memory)  # counting the lines of a huge decompressed file
+    with pytest.raises(GpuperfError, match=f"{path}: too large once decompressed to read"):
+        tables.read_table_file(path)

@@ -77,3 +77,14 @@ def parser_limits(where: object) -> Iterator[None]:
         if isinstance(error, GpuperfError) or "integer string conversion" not in str(error):
             raise
         raise GpuperfError(f"{where}: holds a number of more than 4300 digits, which cannot be read") from None
+
+
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zip", ".zst", ".tar")
+
+
+def too_large(path: object) -> GpuperfError:
+    """The error for a file whose contents do not fit in memory; a compressed one (a small file that
+    decompresses to gigabytes, say) is said to be too large once decompressed."""
+    compressed = str(path).lower().endswith(COMPRESSED_SUFFIXES)
+    return GpuperfError(f"{path}: too large {'once decompressed ' if compressed else ''}to read into this "
+                        "machine's memory")

@@ -42,7 +42,7 @@ from gpuperf.datasets.schema import (
     shift_decimal,
     variant_labels,
 )
-from gpuperf.errors import GpuperfError, GpuperfNote, missing_file, parser_limits
+from gpuperf.errors import GpuperfError, GpuperfNote, missing_file, parser_limits, too_large
 from gpuperf.files import refuse_existing, written_whole
 
 ERROR_NAMES = ("ErrorConfig", "InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig")
@@ -76,7 +76,10 @@ def read_kernel_tuner_cache(path: str | Path, gpu: str | None = None) -> pd.Data
     """
     path = Path(path)
     where = str(path)
-    data = _parse(path)
+    try:
+        data = _parse(path)
+    except MemoryError:  # a small .json.gz can hold gigabytes
+        raise too_large(path) from None
     missing = [k for k in HEADER_KEYS if k not in data]
     if missing:
         raise GpuperfError(f"{where}: missing key(s) {', '.join(missing)} of a Kernel Tuner cache")

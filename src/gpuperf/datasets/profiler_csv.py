@@ -15,7 +15,7 @@ import pandas as pd
 
 from gpuperf.datasets.schema import canonical_gpu, check_dataset, order_columns, shift_decimal
 from gpuperf.datasets.tables import OPENERS, UTF16_MARKS
-from gpuperf.errors import GpuperfError, GpuperfNote, missing_file
+from gpuperf.errors import GpuperfError, GpuperfNote, missing_file, too_large
 
 
 def kernel_short_name(name: str) -> str:
@@ -132,6 +132,8 @@ def read_lines(path: Path) -> list[str]:
                 data = handle.read()
         except (OSError, EOFError, zlib.error, lzma.LZMAError) as error:
             raise GpuperfError(f"{path}: cannot be read as a {path.suffix} file ({error})") from None
+        except MemoryError:  # a small .gz can hold gigabytes
+            raise too_large(path) from None
     text = decoded(data, str(path))
     if not text.strip():
         raise GpuperfError(f"{path}: empty file")

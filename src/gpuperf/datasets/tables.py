@@ -32,7 +32,7 @@ from gpuperf.datasets.schema import (
     to_seconds,
     variant_labels,
 )
-from gpuperf.errors import GpuperfError, missing_file
+from gpuperf.errors import GpuperfError, missing_file, too_large
 
 OK_SPELLINGS = {"ok", "Ok", "OK"}
 
@@ -78,8 +78,14 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
     semicolons or tabs, or a spreadsheet's ``sep=`` line above the header. Read with no options,
     spaces around a header's names are no part of them, rows at the end with no value at all (a
     spreadsheet's empty rows) are no rows, and the rows are numbered by file line in error messages
-    (:func:`row_location`)."""
-    path = Path(path)
+    (:func:`row_location`). One too large for memory (a decompression bomb) is an error naming it."""
+    try:
+        return _read_csv(Path(path), **options)
+    except MemoryError:
+        raise too_large(path) from None
+
+
+def _read_csv(path: Path, **options) -> pd.DataFrame:
     if not path.is_file():
         raise missing_file(path, f"{path}: no such file")
     if "encoding" not in options and _utf16(path):  # Windows PowerShell's > writes UTF-16
@@ -103,11 +109,9 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
         at = f"line {line}: " if line else ""
         raise GpuperfError(f"{path}: {at}bytes that are not {exc.encoding.upper()} text; save the table as "
                            "UTF-8") from None
-    except MemoryError:
-        raise GpuperfError(f"{path}: too large to read into this machine's memory") from None
     except (pd.errors.ParserError, EOFError, OSError, zlib.error) as exc:
         if "out of memory" in str(exc):  # pandas' C parser ran out: reading it again to diagnose would too
-            raise GpuperfError(f"{path}: too large to read into this machine's memory") from None
+            raise too_large(path) from None
         if not options.keys() - {"encoding"}:
             _refuse_other_separators(path, options.get("encoding", "utf-8"))  # a cell holding a comma
         _refuse_profiler_output(path)
