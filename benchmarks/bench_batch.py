@@ -17,7 +17,9 @@ The rule makes little difference here. Seed 0, rounds / evaluations / most round
 batches of 2, 4 and 8: the search's own expectation (gpuperf's rule) 1.54 / 1.87 / 31, 1.30 / 1.86 /
 12, 1.24 / 2.00 / 19; the best time so far 1.58 / 1.92 / 66, 1.36 / 1.91 / 29, 1.30 / 2.08 / 12; the
 worst 1.50 / 1.82 / 30, 1.34 / 1.87 / 19, 1.31 / 2.11 / 20; a failure 1.62 / 1.97 / 42, 1.31 / 1.85 /
-12, 1.20 / 1.92 / 11 (one at a time: 1.86 / 1.86 / 60).
+12, 1.20 / 1.92 / 11 (one at a time: 1.86 / 1.86 / 60). Those figures predate the search's own-best
+portfolio picks; with them, --seeds 3 gives rounds / evaluations / most rounds 1.71 / 1.71 / 68 one at a
+time, 1.43 / 1.73 / 32.7, 1.25 / 1.72 / 21.3 and 1.20 / 1.79 / 11.3 (2026-12-01).
 """
 
 from __future__ import annotations
