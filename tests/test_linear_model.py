@@ -435,3 +435,15 @@ def test_a_negative_count_is_refused_naming_the_property_and_row() -> None:
         model.predict(bad)
     with pytest.raises(GpuperfError, match="cannot be negative"):
         LinearCountModel(properties=COSTS).fit(bad, y)
+
+
+def test_weights_stay_inside_their_sign_bounds_so_the_saved_model_loads(tmp_path):
+    """bvls can end a hair outside a bound (work_groups at -7.85e-18 here): the weight is clipped, so the
+    fitted model never prices a launch below zero and its saved file loads again."""
+    from gpuperf.models.persistence import load_model, save_model
+    X = pd.DataFrame({"overlap_bytes": [0.0, 1.0, 0.0], "launches": [3.0, 1.0, 0.0], "work_groups": [7.0, 0.0, 1.0]})
+    model = LinearCountModel(properties=list(X.columns)).fit(X, np.ones(3))
+    assert model.coef_[list(X.columns).index("work_groups")] >= 0
+    assert (model.predict(X) >= 0).all()
+    save_model(model, tmp_path / "m.json")
+    np.testing.assert_array_equal(load_model(tmp_path / "m.json").predict(X), model.predict(X))

@@ -153,7 +153,10 @@ class LinearCountModel(RegressorMixin, BaseEstimator):
         if used.any():
             scaled = A[:, used] / norms[used]
             solution = lsq_linear(scaled, b, bounds=(lower[used], upper[used]), method="bvls")
-            coef[used] = solution.x / norms[used]
+            # bvls may end a hair outside a bound (-8e-18 for a cost): clip, so that the weights keep
+            # their sign bounds (a saved model is checked against them on loading) and never price
+            # a launch at a negative time
+            coef[used] = np.clip(solution.x, lower[used], upper[used]) / norms[used]
         self.coef_ = coef
         self.property_names_ = list(names)
         self.n_features_in_ = len(names)
