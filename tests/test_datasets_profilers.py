@@ -888,3 +888,12 @@ def test_a_time_table_names_a_bad_time_by_one_numbering(tmp_path, text, where):
     path.write_text(text)
     with pytest.raises(GpuperfError, match=rf"^{re.escape(str(path))}: {where}, not a positive time$"):
         import_nvprof(path)
+
+
+def test_an_nvprof_metrics_file_without_min_and_max_columns_is_read_from_its_averages(tmp_path):
+    """A trimmed export (Max and Avg, no Min) says nothing about varying metrics: read, not a KeyError."""
+    path = tmp_path / "metrics.csv"
+    path.write_text('"Device","Kernel","Invocations","Metric Name","Metric Description","Max","Avg"\n'
+                    '"Tesla K40c (0)","k(int)",3,"achieved_occupancy","Achieved Occupancy",0.98,0.94\n')
+    frame = import_nvprof(path)
+    assert frame["achieved_occupancy"].tolist() == [0.94]

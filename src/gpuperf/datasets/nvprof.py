@@ -307,7 +307,7 @@ def _metrics_table(path: Path) -> pd.DataFrame:
             raise GpuperfError(f"{where}: line {line}: {row[name_column]} of {row['Kernel']} on {row['Device']} "
                                f"again, now {row['Avg']} (above: {entry[row[name_column]]:g}); one profile per file")
         entry[row[name_column]] = value
-        if row.get("Min", "").strip() != row.get("Max", "").strip():
+        if "Min" in row and "Max" in row and row["Min"].strip() != row["Max"].strip():  # a file without both says nothing
             varying.setdefault(key, f"{row[name_column]} from {row['Min'].strip()} to {row['Max'].strip()}")
     if not values:
         raise GpuperfError(f"{where}: no metric or event rows")
