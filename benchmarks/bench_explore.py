@@ -93,6 +93,27 @@ variants were sketches, not kept in the code:
         15 3 4 2 2 2 68 2 12 13.7 13.7;                 25.7 3 4 2 2 2 49 2 12 13 15.7
       the same with 1 own best                                                  1.71 / 0.63 / 68
 
+Model-phase variants on that default (the same hard spaces; sketches, not kept in the code):
+
+    the default, rerun (seeds 0-2)                                              1.71 / 0.63 / 68
+        15 3 4 2 2 2 68 2 12 13.7 13.7
+    the line plus a ridge regression (alpha 1 / 10) of its residual on one-hot parameter values
+      (an additive shift per parameter value), extra trees on what is left      1.70 / 0.63 / 74,  1.77 / 0.65 / 80
+        34 3 4 2 2 2 73.7 2 6 11.3 11.3;   51 3 4 2 2 2 80 2 8.7 13.3 16.7
+      alpha 1 on seeds 3-5                                                      1.76 / 0.65 / 90
+        75.7 3 4 2 2 2 90 2 6 11 15
+    every 3rd model step, expected improvement only among configurations within 2 parameters of
+      the 3 best measured                                                       1.73 / 0.64 / 63,  1.76 / 0.65 / 55
+        25.3 3 4 2 2 2 63 2 12 13.7 13.7;  45.7 3 4 2 2 2 55 2 12 13 17.3
+
+The additive shift helps the AMD spaces (W6600 12 -> 6) and the MI50's ~v1 space (114 -> 51) but
+costs GEMM on the K20 (so does the local step), whose 162 configurations within 90 % the others rank
+148th and lower. The A100's convolution_milo has 2 configurations within 90 % of its best among 4,201 (the others rank them
+657th and 894th; both tile_size_x 1, tile_size_y 3, read_only 1, use_padding 0, use_shmem 1); the
+search stays near 0.68 among tile_size_y 4 for some 40 picks, and the best's neighbour with read_only 0
+reaches 0.61 there: an interaction that neither a shift per value nor a local step around the best
+finds sooner.
+
 The other 26 spaces take 1 evaluation in every variant. A ranking by a per-configuration ridge line of
 the other GPUs' log performance in the first principal component of their scaled log descriptors,
 extrapolated to the new GPU (ridge 0 / 1 / 4), ranks worse than the plain mean (geometric means 2.97 /
