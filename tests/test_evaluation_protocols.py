@@ -426,3 +426,15 @@ def test_overall_rank_metrics_are_the_mean_over_the_groups_where_they_are_define
     assert np.isnan(evaluation.per_group.loc["512", "top5_overlap"])
     assert evaluation.overall["top5_overlap"] == pytest.approx(evaluation.per_group.loc["256", "top5_overlap"])
     assert evaluation.overall["top5_overlap"] == pytest.approx(0.8)
+
+
+@pytest.mark.parametrize(("protocol", "groups"), [
+    (leave_one_gpu_out, ["K40", "Tesla K40"]),  # two spellings of one GPU
+    (leave_one_kernel_out, ["copy", "copy "]),  # one kernel, once with a space after it
+])
+def test_a_group_named_twice_is_held_out_once(protocol, groups):
+    """Each held-out row was predicted (and scored) once per naming of its group."""
+    frame = _frame().assign(gpu=lambda f: f["gpu"].map({"A": "Tesla K40", "B": "GTX 680", "C": "GTX 970"}))
+    evaluation = protocol(RecordingRegressor(), frame, FEATURES, groups=groups)
+    assert evaluation.per_group["n"].tolist() == [6 if protocol is leave_one_gpu_out else 9]
+    assert evaluation.predictions["row"].is_unique

@@ -251,6 +251,7 @@ def leave_one_group_out(
     column = frame[columns[0]]
     whole = len(columns) == 1 and (_whole_floats(column) or pd.api.types.is_integer_dtype(column))
     wanted = sorted(labels.unique(), key=natural_key) if groups is None else [_group_text(g, whole) for g in groups]
+    wanted = list(dict.fromkeys(wanted))  # a group named twice (two spellings of it) is held out once
     unknown = [g for g in wanted if g not in set(labels)]
     if unknown:
         raise GpuperfError(f"{where}: no rows for held-out group(s) {', '.join(unknown)}")
