@@ -438,3 +438,18 @@ def test_a_group_named_twice_is_held_out_once(protocol, groups):
     evaluation = protocol(RecordingRegressor(), frame, FEATURES, groups=groups)
     assert evaluation.per_group["n"].tolist() == [6 if protocol is leave_one_gpu_out else 9]
     assert evaluation.predictions["row"].is_unique
+
+
+def test_a_split_of_a_frame_with_repeated_index_labels_and_a_failed_row_keeps_each_rows_flag():
+    """Dropping the failed row reindexed the mask on repeated labels: pandas' 'cannot reindex on an axis
+    with duplicate labels'."""
+    from gpuperf.evaluation.protocols import split_evaluation
+
+    frame = _frame()  # its last row failed
+    doubled = pd.concat([frame.iloc[:-1], frame.assign(gpu_id=frame["gpu_id"] + 3, gpu=frame["gpu"] + "2")])
+    assert not doubled.index.is_unique
+    evaluation = fit_on_kernels(LinearRegression(), doubled, FEATURES, ["copy"])
+    assert evaluation.overall["n"] == 18 and set(evaluation.predictions["kernel"]) == {"add"}
+    on_a = doubled["gpu"].eq("A")
+    for mask in (on_a, on_a.to_numpy()):
+        assert split_evaluation(LinearRegression(), doubled, FEATURES, mask).overall["n"] == 30

@@ -125,7 +125,7 @@ def _usable_rows(frame: pd.DataFrame, features: Sequence[str], target: str, wher
     if unnamed and len(unnamed) < len(features):  # scikit-learn takes feature names of one kind
         raise GpuperfError(f"{where}: features mix column names and other labels ({', '.join(unnamed[:3])}); "
                            "name every column with a string (frame.columns = frame.columns.astype(str))")
-    measured = is_ok(frame["status"]) if "status" in frame.columns else pd.Series(True, index=frame.index)
+    measured = _measured(frame)
     times = pd.to_numeric(frame[target], errors="coerce").astype(float)  # a nullable column's <NA> as NaN
     _refuse_first(frame, measured & ~(times.gt(0) & np.isfinite(times)), target, "is not a positive number", where)
     for column in groups:
@@ -139,6 +139,11 @@ def _usable_rows(frame: pd.DataFrame, features: Sequence[str], target: str, wher
             _refuse_first(frame, measured & frame[column].isna(), column,
                           "has no value, and this model takes no missing features", where, show_value=False)
     return frame.loc[measured]
+
+
+def _measured(frame: pd.DataFrame) -> pd.Series:
+    """Whether each row is measured: status ok in any case, or every row without a status column."""
+    return is_ok(frame["status"]) if "status" in frame.columns else pd.Series(True, index=frame.index)
 
 
 def _refuse_first(frame: pd.DataFrame, bad: pd.Series, column: str, problem: str, where: str,
@@ -212,9 +217,12 @@ def split_evaluation(
         flags = np.asarray(train_mask, dtype=bool)
         if flags.shape != (len(frame),):
             raise GpuperfError(f"{name}: train_mask holds {flags.size} flags for {len(frame)} rows; give one per row")
-        train_mask = pd.Series(flags, index=frame.index)
+    else:  # (a mask on the frame's own index may repeat its labels: no reindexing needed, nor possible)
+        same = train_mask.index.equals(frame.index)
+        flags = (train_mask if same else train_mask.reindex(frame.index)).fillna(False).astype(bool).to_numpy()
+    flags = flags[_measured(frame).to_numpy(dtype=bool)]
     frame = _usable_rows(frame, features, target, name, allow_nan=takes_missing(estimator))
-    train_mask = train_mask.reindex(frame.index).fillna(False).astype(bool)
+    train_mask = pd.Series(flags, index=frame.index)  # by position, as labels may repeat
     return _run(estimator, frame, features, [(fold, train_mask)], name, ("fold",), target, fit_by,
                 max_train_rows, balance_by, seed)
 
