@@ -453,3 +453,11 @@ def test_a_split_of_a_frame_with_repeated_index_labels_and_a_failed_row_keeps_ea
     on_a = doubled["gpu"].eq("A")
     for mask in (on_a, on_a.to_numpy()):
         assert split_evaluation(LinearRegression(), doubled, FEATURES, mask).overall["n"] == 30
+
+
+def test_fit_on_kernels_takes_a_kernel_name_with_spaces_around_it_as_that_kernel():
+    """"copy " was a kernel apart, predicted as unseen, and one named "copy " only was not found."""
+    frame = _frame()
+    frame.loc[frame["gpu"].eq("B") & frame["kernel"].eq("copy"), "kernel"] = "copy "
+    evaluation = fit_on_kernels(LinearRegression(), frame, FEATURES, [" copy"])
+    assert set(evaluation.predictions["kernel"]) == {"add"} and evaluation.overall["n"] == 9

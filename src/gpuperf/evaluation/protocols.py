@@ -388,12 +388,14 @@ def leave_one_size_out(estimator, frame, features, sizes: str | Sequence[str], *
 
 
 def fit_on_kernels(estimator, frame, features, train_kernels: Sequence[str], **options) -> Evaluation:
-    """Fit on the rows of ``train_kernels`` (e.g. the measurement kernels), predict all the others."""
-    known = set(frame["kernel"])
-    unknown = [k for k in train_kernels if k not in known]
+    """Fit on the rows of ``train_kernels`` (e.g. the measurement kernels), predict all the others;
+    kernels named as leave-one-kernel-out names them (``"k1 "`` is kernel ``k1``)."""
+    kernels = _label_texts(frame["kernel"])
+    wanted = [str(k).strip() for k in train_kernels]
+    unknown = [k for k in wanted if k not in set(kernels)]
     if unknown:
         raise GpuperfError(f"fit-on-kernels: no rows for kernel(s) {', '.join(unknown)}")
-    mask = frame["kernel"].isin(list(train_kernels))
+    mask = kernels.isin(wanted)
     if mask.all():
         raise GpuperfError("fit-on-kernels: the training kernels are every kernel of the table; none is left to "
                            "test on")
