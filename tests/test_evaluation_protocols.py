@@ -461,3 +461,10 @@ def test_fit_on_kernels_takes_a_kernel_name_with_spaces_around_it_as_that_kernel
     frame.loc[frame["gpu"].eq("B") & frame["kernel"].eq("copy"), "kernel"] = "copy "
     evaluation = fit_on_kernels(LinearRegression(), frame, FEATURES, [" copy"])
     assert set(evaluation.predictions["kernel"]) == {"add"} and evaluation.overall["n"] == 9
+
+
+def test_a_gpu_gpuperf_does_not_describe_is_found_under_another_spelling_of_its_name():
+    """groups=["mystery gpu"] found no rows of the table's "Mystery GPU" (or "mystery gpu", merged into it)."""
+    frame = _frame().assign(gpu=lambda f: f["gpu"].map({"A": "Mystery GPU", "B": "mystery gpu", "C": "GTX 680"}))
+    evaluation = leave_one_gpu_out(RecordingRegressor(), frame, FEATURES, groups=["MYSTERY-GPU"])
+    assert list(evaluation.per_group.index) == ["Mystery GPU"] and evaluation.overall["n"] == 12

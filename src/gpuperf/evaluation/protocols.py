@@ -20,6 +20,7 @@ from sklearn.base import clone
 from gpuperf.datasets.schema import canonical_gpu, canonical_gpus, is_ok, row_location
 from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.evaluation.metrics import all_metrics
+from gpuperf.hardware.specs import spelling_key
 from gpuperf.models.learned import takes_missing
 
 TARGET = "time_s"
@@ -367,11 +368,14 @@ def _run(estimator, frame, features, folds, name, group, target, fit_by, max_tra
 
 def leave_one_gpu_out(estimator, frame, features, **options) -> Evaluation:
     """Hold out each GPU in turn (``gpu`` column). A GPU spelt two ways (``V100``, ``Tesla V100``) is one,
-    held out whole under its canonical name, as ``groups`` may name it either way."""
+    held out whole under its canonical name, as ``groups`` may name it either way (``mystery gpu`` for
+    the table's ``Mystery GPU``, a GPU gpuperf does not describe, too)."""
     if "gpu" in frame.columns:
         frame = frame.assign(gpu=canonical_gpus(frame["gpu"]))
     if options.get("groups") is not None:
-        options["groups"] = [canonical_gpu(name) for name in options["groups"]]
+        in_table = {spelling_key(str(gpu)): gpu for gpu in frame["gpu"].dropna().unique()} if "gpu" in frame else {}
+        names = [canonical_gpu(name) for name in options["groups"]]
+        options["groups"] = [in_table.get(spelling_key(name), name) for name in names]
     return leave_one_group_out(estimator, frame, features, "gpu", **options)
 
 
