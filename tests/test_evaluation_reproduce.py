@@ -989,3 +989,16 @@ def test_a_gpu_spelt_two_ways_is_one_gpu_held_out_whole():
     evaluation = run_protocol(table, "bsp", "linear", "gpu")
     assert "Tesla-K40" not in set(evaluation.predictions["fold"])
     assert evaluation.per_group.loc["Tesla K40", "n"] == int(raw["gpu"].eq("Tesla K40").sum())
+
+
+def test_a_gpu_spelt_two_ways_in_a_prepared_table_is_one_gpu_held_out_whole(small):
+    """run_protocol and run_rodinia(table=...) held Tesla-K40 out as a GPU apart, trained on Tesla K40's rows."""
+    mixed = small.copy()
+    mixed.loc[mixed.index[mixed["gpu"].eq("Tesla K40")][::2], "gpu"] = "Tesla-K40"
+    k40_rows = int(small["gpu"].eq("Tesla K40").sum())
+    evaluation = run_protocol(mixed, "bsp", "linear", "gpu", 30)
+    assert set(evaluation.predictions["fold"]) == set(small["gpu"])
+    assert evaluation.per_group.loc["Tesla K40", "n"] == k40_rows
+    result = run_rodinia(mixed, scenarios=["bsp"], models=["linear"], protocols=["gpu"], max_train_rows=30,
+                         nested=False)
+    assert all(set(e.predictions["fold"]) == set(small["gpu"]) for e in result.evaluations.values())

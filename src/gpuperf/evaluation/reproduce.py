@@ -112,9 +112,7 @@ def rodinia_table(frame: pd.DataFrame | None = None) -> pd.DataFrame:
     """The Rodinia nvprof table with GPU descriptors (at base clocks, the clocks these GPUs ran at:
     :func:`~gpuperf.evaluation.tables.with_base_clocks`), BSP inputs and resource times joined, each
     GPU under its canonical name (``Tesla-K40`` is ``Tesla K40``: one GPU, held out whole)."""
-    frame = load_dataset("rodinia_nvprof") if frame is None else frame
-    if "gpu" in frame.columns:
-        frame = frame.assign(gpu=canonical_gpus(frame["gpu"]))
+    frame = _canonical_gpus(load_dataset("rodinia_nvprof") if frame is None else frame)
     return add_resource_times(add_bsp_inputs(with_base_clocks(join_gpu_descriptors(frame, "rodinia_nvprof"))))
 
 
@@ -168,7 +166,9 @@ def build_model(model: str, chosen: Scenario, random_state: int = 0):
 def run_protocol(
     table: pd.DataFrame, scenario_name: str, model: str, protocol: str, max_train_rows: int | None = 500, seed: int = 0
 ) -> Evaluation:
-    """One (scenario, model, protocol) run on ``table`` (see the module docstring)."""
+    """One (scenario, model, protocol) run on ``table`` (see the module docstring), each GPU under its
+    canonical name."""
+    table = _canonical_gpus(table)
     if scenario_name == "scaling":
         return _run_scaling(table, model, protocol)
     if scenario_name == "roofline":
@@ -187,6 +187,14 @@ def run_protocol(
                                                   neighbours=chosen.neighbours, **options)
     fit_by = None if protocol == "kernel" else "kernel"
     return leave_one_group_out(estimator, table, chosen.features, PROTOCOL_GROUPS[protocol], fit_by=fit_by, **options)
+
+
+def _canonical_gpus(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with each GPU under its canonical name: a GPU spelt two ways is one held-out GPU."""
+    if "gpu" not in table.columns:
+        return table
+    canonical = canonical_gpus(table["gpu"])
+    return table if canonical.equals(table["gpu"]) else table.assign(gpu=canonical)
 
 
 def _run_scaling(table: pd.DataFrame, variant: str, protocol: str) -> Evaluation:
