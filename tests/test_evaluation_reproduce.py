@@ -1002,3 +1002,33 @@ def test_a_gpu_spelt_two_ways_in_a_prepared_table_is_one_gpu_held_out_whole(smal
     result = run_rodinia(mixed, scenarios=["bsp"], models=["linear"], protocols=["gpu"], max_train_rows=30,
                          nested=False)
     assert all(set(e.predictions["fold"]) == set(small["gpu"]) for e in result.evaluations.values())
+
+
+def test_nested_selection_holds_out_a_gpu_spelt_two_ways_whole_as_the_outer_folds_do(small):
+    """Its groups were the raw spellings: Tesla K40's inner runs trained on the Tesla-K40 rows of the
+    held-out card, and Tesla-K40, no outer fold, was counted as skipped."""
+    mixed = small.copy()
+    mixed.loc[mixed.index[mixed["gpu"].eq("Tesla K40")][::2], "gpu"] = "Tesla-K40"
+    outer = {"bsp/linear/gpu": run_protocol(mixed, "bsp", "linear", "gpu", 30)}
+    evaluation, choices = nested_selection(mixed, outer, ["bsp/linear"], "gpu", inner_max_train_rows=30)
+    assert sorted(choices.index) == sorted(small["gpu"].unique())
+    assert evaluation.skipped == {} and len(evaluation.predictions) == len(small)
+
+
+def test_nested_selection_takes_a_kernel_with_spaces_around_it_as_that_kernel(monkeypatch):
+    """"k1 " was a group of its own beside the outer fold k1: k1's inner runs trained on it, and its
+    rows, in no outer fold of that name, were counted as skipped."""
+    from types import SimpleNamespace
+
+    from gpuperf.evaluation import reproduce
+
+    def fake_run(rows, *args):
+        return SimpleNamespace(predictions=pd.DataFrame({
+            "fold": rows["kernel"].str.strip().to_numpy(), "row": rows.index.to_numpy(), "gpu": "g",
+            "kernel": rows["kernel"].to_numpy(), "measured": 1.0, "predicted": 2.0}))
+
+    monkeypatch.setattr(reproduce, "run_protocol", fake_run)
+    table = pd.DataFrame({"gpu": "g", "kernel": ["k1", "k1 ", "k2", "k3"], "time_s": 1.0})
+    evaluation, choices = nested_selection(table, {"a/x/kernel": fake_run(table)}, ["a/x"], "kernel")
+    assert list(choices.index) == ["k1", "k2", "k3"]
+    assert evaluation.skipped == {} and sorted(evaluation.predictions["row"]) == [0, 1, 2, 3]

@@ -254,9 +254,9 @@ def leave_one_group_out(
     columns = _as_columns(group)
     where = name or f"leave-one-{'-'.join(columns)}-out"
     frame = _usable_rows(frame, features, target, where, columns, takes_missing(estimator))
-    labels = _label_texts(frame[columns[0]])  # one column: no slow row-wise join
+    labels = label_texts(frame[columns[0]])  # one column: no slow row-wise join
     if len(columns) > 1:
-        labels = labels.str.cat([_label_texts(frame[c]) for c in columns[1:]], sep="/")
+        labels = labels.str.cat([label_texts(frame[c]) for c in columns[1:]], sep="/")
     column = frame[columns[0]]
     whole = len(columns) == 1 and (_whole_floats(column) or pd.api.types.is_integer_dtype(column))
     wanted = sorted(labels.unique(), key=natural_key) if groups is None else [_group_text(g, whole) for g in groups]
@@ -301,7 +301,7 @@ def _whole_floats(values: pd.Series) -> bool:
     return pd.api.types.is_float_dtype(values) and bool((values.dropna() % 1 == 0).all())
 
 
-def _label_texts(values: pd.Series) -> pd.Series:
+def label_texts(values: pd.Series) -> pd.Series:
     """A group column's values as the labels of held-out groups: whole numbers without a decimal
     point (a size read as 4096.0 is group 4096), anything else as its text without the spaces around
     it (``"1024x1024 "`` is group ``1024x1024``, held out with it)."""
@@ -323,7 +323,7 @@ def _note_case_twins(labels: Sequence[str], where: str) -> None:
 
 
 def _group_text(group: object, whole: bool) -> str:
-    """A held-out group given by its value as :func:`_label_texts` labels it in a column of whole
+    """A held-out group given by its value as :func:`label_texts` labels it in a column of whole
     numbers, integers or ``whole`` floats (4096.0 is group 4096 there; 2.0 stays 2.0 beside 0.5)."""
     if whole and isinstance(group, (float, np.floating)) and float(group).is_integer():
         return str(int(group))
@@ -394,7 +394,7 @@ def leave_one_size_out(estimator, frame, features, sizes: str | Sequence[str], *
 def fit_on_kernels(estimator, frame, features, train_kernels: Sequence[str], **options) -> Evaluation:
     """Fit on the rows of ``train_kernels`` (e.g. the measurement kernels), predict all the others;
     kernels named as leave-one-kernel-out names them (``"k1 "`` is kernel ``k1``)."""
-    kernels = _label_texts(frame["kernel"])
+    kernels = label_texts(frame["kernel"])
     wanted = [str(k).strip() for k in train_kernels]
     unknown = [k for k in wanted if k not in set(kernels)]
     if unknown:

@@ -57,7 +57,7 @@ from gpuperf.datasets import load_dataset
 from gpuperf.datasets.schema import canonical_gpus
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.evaluation.gpu_scaling import leave_one_group_out_scaling
-from gpuperf.evaluation.protocols import Evaluation, leave_one_group_out
+from gpuperf.evaluation.protocols import Evaluation, label_texts, leave_one_group_out
 from gpuperf.evaluation.published import published_per_kernel
 from gpuperf.evaluation.tables import (
     LAUNCH_COLUMNS,
@@ -301,10 +301,12 @@ def nested_selection(
     if missing:
         raise GpuperfError(f"nested selection: no {protocol} run for {', '.join(missing)}")
     column = PROTOCOL_GROUPS[protocol]
-    groups = sorted(table[column].astype(str).unique())
+    table = _canonical_gpus(table)
+    labels = label_texts(table[column])  # the groups as the outer folds name them ("k1 " is kernel k1)
+    groups = sorted(labels.unique())
 
     def choose(group: str) -> tuple[pd.DataFrame, dict]:
-        inner_rows = table[table[column].astype(str) != group]
+        inner_rows = table[labels != group]
         inner = {c: run_protocol(inner_rows, *c.split("/"), INNER_PROTOCOLS[protocol], inner_max_train_rows,
                                  seed).predictions for c in candidates}
         ranked = sorted(candidates, key=lambda c: macro_score(inner[c]))
@@ -319,7 +321,7 @@ def nested_selection(
 
     chosen = [choose(group) for group in groups]
     parts, choices = [part for part, _ in chosen], [choice for _, choice in chosen]
-    held_out_rows = table[column].astype(str).value_counts()
+    held_out_rows = labels.value_counts()
     skipped = {group: int(held_out_rows[group]) - len(part) for group, part in zip(groups, parts)
                if int(held_out_rows[group]) > len(part)}  # rows the chosen runs could not predict
     evaluation = Evaluation(f"{PRIMARY_RUN}/{protocol}", (column,), pd.concat(parts, ignore_index=True), skipped)
@@ -340,7 +342,7 @@ def run_rodinia(
     """Every (scenario, model, protocol) combination and the ``BASELINES``, plus ``nested/select``
     (nested selection over the scenarios' runs, see :func:`nested_selection`) unless ``nested`` is
     False; ``progress(key)`` is called before each run."""
-    table = rodinia_table() if table is None else table
+    table = rodinia_table() if table is None else _canonical_gpus(table)  # once, not in every run
     result = Reproduction()
     runs = scenario_runs(scenarios, models)
     with threadpool_limits(1):  # many small fits: worker threads (OpenMP, BLAS) only add overhead
