@@ -104,3 +104,12 @@ def test_a_held_out_gpu_with_nothing_to_score_is_skipped_not_an_error():
     evaluation = leave_one_group_out_with_reference(estimator, pd.DataFrame(rows), ["flops", REFERENCE_COLUMN], "gpu")
     assert evaluation.skipped.get("C") == 8 and "C" not in evaluation.per_group.index
     assert {"A", "D"} <= set(evaluation.per_group.index)
+
+
+@pytest.mark.parametrize("neighbours", [None, 1])
+def test_a_launch_with_an_empty_key_value_has_a_reference(neighbours):
+    """A one-dimensional size (input.size.2 empty) was dropped from the per-GPU means: no reference."""
+    frame = launches().assign(size=[np.nan, np.nan, np.nan, 8.0, 8.0], gpu_clock_mhz=1000.0,
+                              gpu_memory_bandwidth_gbs=500.0, gpu_cores=2048.0, gpu_cores_per_sm=128.0)
+    reference = cross_gpu_reference(frame, frame["gpu"].ne("z"), key=["kernel", "size"], neighbours=neighbours)
+    assert reference.iloc[2] == pytest.approx(2.0 if neighbours is None else 1.0) and reference.notna().all()

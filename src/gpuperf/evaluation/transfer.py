@@ -66,10 +66,11 @@ def cross_gpu_reference(
     usable = train_mask & times.gt(0) & np.isfinite(times)
     gpus = frame[gpu_column].astype(str)
     train = frame.loc[usable, key].assign(gpu=gpus[usable], log2_time=np.log2(times[usable]))
-    per_gpu = train.groupby([*key, "gpu"], sort=False)["log2_time"].mean()  # one value per key and GPU
+    # one value per key and GPU; an empty key value (a size with no second dimension) is a value too
+    per_gpu = train.groupby([*key, "gpu"], sort=False, dropna=False)["log2_time"].mean()
     if neighbours is not None:
         return _neighbour_reference(frame, key, gpu_column, per_gpu.unstack("gpu"), neighbours)
-    totals = per_gpu.groupby(level=key, sort=False).agg(["sum", "count"]).reset_index()
+    totals = per_gpu.groupby(level=key, sort=False, dropna=False).agg(["sum", "count"]).reset_index()
     rows = frame[key].reset_index(drop=True).assign(gpu=gpus.to_numpy())
     joined = rows.merge(totals, on=key, how="left")
     own = rows.merge(per_gpu.rename("own").reset_index(), on=[*key, "gpu"], how="left")["own"]
