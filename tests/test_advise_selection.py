@@ -448,3 +448,17 @@ def test_without_selection_the_speedup_is_the_geometric_mean_of_knn_and_m5p():
     predicted = SpeedupModel(select=False).fit(pairs).predict(queries)
     assert not np.allclose(predicted.knn, predicted.m5p)
     np.testing.assert_allclose(predicted.speedup, np.sqrt(predicted.knn * predicted.m5p), rtol=1e-12)
+
+
+@pytest.mark.filterwarnings("error")
+def test_a_pair_table_whose_input_column_is_all_empty_is_read_as_text_without_a_warning():
+    """A CSV column of empty cells is float NaN: filling it with "" warned Pandas4Warning (an error in pandas 4)."""
+    import io
+
+    pairs = pd.read_csv(io.StringIO("family,kernel,change,gpu,input,configuration,target\n"
+                                    "f1,k,c,A,,b=1,gpu\nf2,k,c,A,,b=2,gpu\nf1,k,c,A,,b=2,gpu\n"))
+    assert pairs["input"].dtype == float
+    folds = [(list(train), list(test)) for train, test in advise_eval._folds(pairs, "configurations")]
+    assert folds == [([0, 2], [1]), ([0, 1], [2]), ([1, 2], [0])]
+    assert list(advise_eval.variant_keys(pairs)) == ["f1|k|c|A|b=1", "f2|k|c|A|b=2", "f1|k|c|A|b=2"]
+    assert list(pair_groups(pairs)) == ["f1|b=1", "f2|b=2", "f1|b=2"]

@@ -89,3 +89,11 @@ def test_the_speedup_model_predicts_a_pair_measured_elsewhere_from_that_measurem
     assert prediction.measured_on == [("H100 SXM",)]
     anonymous = model.predict(query.drop(columns=["kernel", "change", "configuration", "input"]))
     assert anonymous.measured_on == [()] and anonymous.speedup[0] == pytest.approx(prediction.model_speedup[0])
+
+
+@pytest.mark.filterwarnings("error")
+def test_pair_keys_of_a_table_whose_change_column_is_all_empty_are_text_without_a_warning():
+    """A CSV column of empty cells is float NaN: filling it with "" warned Pandas4Warning (an error in pandas 4)."""
+    frame = pd.DataFrame({"kernel": ["k", "k"], "change": [np.nan, np.nan], "configuration": ["b=1", "b=2"],
+                          "input": [np.nan, "n=4"]})
+    assert list(pair_keys(frame)) == ["k||b=1", "k||b=2,n=4"]

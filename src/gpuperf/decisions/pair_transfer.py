@@ -53,8 +53,8 @@ def pair_keys(frame: pd.DataFrame) -> pd.Series | None:
     """Each row's pair identity, or None when ``frame`` lacks one of ``KEY_COLUMNS``."""
     if any(column not in frame.columns for column in KEY_COLUMNS):
         return None
-    kernel = frame["kernel"].fillna("").astype(str)
-    change = frame["change"].fillna("").astype(str)
+    kernel = frame["kernel"].astype(object).fillna("").astype(str)
+    change = frame["change"].astype(object).fillna("").astype(str)
     settings = [_settings(c, i) for c, i in zip(frame["configuration"], frame["input"])]
     return kernel + "|" + change + "|" + pd.Series(settings, index=frame.index)
 

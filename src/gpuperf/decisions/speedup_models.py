@@ -76,8 +76,8 @@ DEFAULT_CHOICE = ("all", "mean")
 
 def pair_groups(pairs: pd.DataFrame) -> np.ndarray:
     """Inner-CV group of each pair: program family and input (its configuration when it has none)."""
-    inputs = pairs["input"].fillna("").astype(str)
-    within = inputs.where(inputs.ne(""), pairs["configuration"].fillna("").astype(str))
+    inputs = pairs["input"].astype(object).fillna("").astype(str)
+    within = inputs.where(inputs.ne(""), pairs["configuration"].astype(object).fillna("").astype(str))
     return (pairs["family"].astype(str) + "|" + within).to_numpy()
 
 
