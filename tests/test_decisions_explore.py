@@ -834,6 +834,36 @@ def test_online_search_takes_only_the_first_initial_picks_of_a_given_order():
     assert order[:2] == [0, 1] and order[-1] == 29 and len(order) <= 10
 
 
+def test_online_gp_tunes_its_hyperparameters_every_tune_every_fits_within_its_length_bounds():
+    """tune_every=3: the fits between tuned ones keep the last hyperparameters (only the posterior
+    is refitted); every length scale stays within length_bounds."""
+    x = np.stack([np.arange(40.0) % 8, np.arange(40.0) // 8], axis=1)
+    times = 1.0 + ((x[:, 0] - 5) ** 2 + (x[:, 1] - 2) ** 2) / 10
+    search = OnlineSearch(x, "gp", seed=0, initial=3, length_bounds=(0.1, 10.0), tune_every=3)
+    measured, thetas = list(search.start), []
+    for _ in range(6):
+        index = search.next(measured, np.where(np.isin(np.arange(40), measured), times, np.nan))
+        thetas.append(search._theta.copy())
+        measured.append(index)
+    assert np.array_equal(thetas[0], thetas[1]) and np.array_equal(thetas[1], thetas[2])
+    assert not np.array_equal(thetas[2], thetas[3]) and np.array_equal(thetas[3], thetas[4])
+    lengths = np.exp(thetas[-1][1:3])  # after the constant's log: one length scale per parameter
+    assert np.all((lengths >= 0.1 - 1e-9) & (lengths <= 10.0 + 1e-9))
+
+
+def test_online_gp_tuned_at_every_fit_starts_each_from_the_default_hyperparameters():
+    """tune_every=1 (the default) gives the picks of a fresh Gaussian process fitted at each step."""
+    space = grid_space((11, 5))
+    features = parameter_features(space.configs, space.params)
+    search = OnlineSearch(features, "gp", seed=1, initial=4)
+    order = run_search(search, space.times, budget=8, stop_at=None)
+    measured = order[:7]
+    seen = np.full(len(space.times), np.nan)
+    seen[measured] = space.times[measured]
+    fresh = OnlineSearch(features, "gp", seed=1, initial=4)
+    assert fresh.next(measured, seen) == order[7]
+
+
 @pytest.mark.filterwarnings("ignore:All-NaN slice")
 def test_online_search_keeps_sampling_distinct_configurations_while_every_one_fails():
     search = OnlineSearch(np.arange(8.0)[:, None], "gp", seed=0, initial=2)

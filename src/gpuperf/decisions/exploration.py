@@ -72,14 +72,16 @@ def make_explorer(
     model: str | None = None,
     refit: bool = True,
     seed: int = 0,
-    initial: int = 10,
+    initial: int | None = None,
     start: Sequence[int] | None = None,
     options: dict | None = None,
 ):
     """The explorer for ``space``: transfer-guided with ``train``, online without (its first
-    ``initial`` picks random, or the first of ``start``); ``model`` defaults to ``et`` with
-    ``train`` (also for a ranking without refits), ``gp`` without. ``options``: keyword arguments
-    of :class:`TransferGuided` (e.g. ``portfolio``), to compare variants."""
+    ``initial`` picks random, by default 5 with ``gp`` and 10 with the others, or the first of
+    ``start``); ``model`` defaults to ``et`` with ``train`` (also for a ranking without refits),
+    ``gp`` without. ``options``: keyword arguments
+    of :class:`TransferGuided` (e.g. ``portfolio``) with ``train``, of :class:`OnlineSearch`
+    (``length_bounds``, ``tune_every``) without, to compare variants."""
     model = model or default_model(bool(train), refit)
     if model not in SURROGATES:
         raise unknown_name_error("model", model, SURROGATES)
@@ -88,7 +90,7 @@ def make_explorer(
     if not train:
         if not refit:
             raise GpuperfError("without --train tables the exploration must refit as it measures (drop --no-refit)")
-        return OnlineSearch(parameter_features(space.configs, space.params), model, seed, initial, start)
+        return OnlineSearch(parameter_features(space.configs, space.params), model, seed, initial, start, **(options or {}))
     train = in_content_order(train)  # the search learns alike whatever order the tables came in
     transfer = transfer_matrix(space, train)
     if refit:

@@ -34,9 +34,9 @@ measured time.
 * :class:`StaticModel`: a surrogate fitted once on other GPUs' normalised performance (no
   refit; at most ``STATIC_ROWS`` rows, drawn at random); configurations the others measured
   keep their median.
-* :class:`OnlineSearch`: no prior data; ``initial`` random picks (or the first of a given
-  order), then model expected improvement over the parameters, refitted after every
-  measurement (batch of 1).
+* :class:`OnlineSearch`: no prior data; ``initial`` random picks (5 with the default Gaussian
+  process, or the first of a given order), then model expected improvement over the parameters,
+  refitted after every measurement (batch of 1).
 * :class:`RandomOrder`.
 """
 
@@ -54,6 +54,10 @@ FLOOR = 1e-3  # normalised performance below this counts as this (failures are 0
 COVER = 0.95  # a configuration within 5 % of another GPU's best covers that GPU
 BEST_PICKS = 2  # picks after the first that take another GPU's own best configuration
 STATIC_ROWS = 50_000
+INITIAL_PICKS = 5  # the online Gaussian process's random picks before it takes over
+INITIAL_PICKS_TREES = 10  # the same for the other surrogates (extra trees on 5 points can stall on a smooth grid)
+GP_LENGTH_BOUNDS = (0.05, 20.0)  # the online Gaussian process's length scales, of unit-scaled parameters
+GP_TUNE_EVERY = 1  # the online Gaussian process re-optimises its hyperparameters every this many fits
 
 
 def _log_performance(matrix: np.ndarray) -> np.ndarray:
@@ -317,12 +321,32 @@ class StaticModel:
 
 
 class OnlineSearch:
-    """No prior data: random picks first (or the first of a given ``start`` order, e.g. a ranking
-    by a model trained on other kernels), then the refitted surrogate's expected improvement."""
+    """No prior data: random picks first (``initial``: 5 with ``gp``, 10 with the other surrogates by
+    default; or the first of a given ``start`` order, e.g. a ranking by a model trained on other
+    kernels), then the refitted surrogate's expected improvement.
 
-    def __init__(self, features: np.ndarray, model: str = "gp", seed: int = 0, initial: int = 10,
-                 start: Sequence[int] | None = None):
+    With ``gp`` (Matern 5/2, one length scale per parameter), ``length_bounds`` bound the length
+    scales of the unit-scaled parameters ([0.05, 20] by default: a scale of 0.01 treats neighbouring
+    grid values as unrelated, one of 100 ignores the parameter, and a handful of points fitted by
+    maximum likelihood often lands on either), and the hyperparameters are re-optimised at every
+    ``tune_every``-th fit: with 1 (the default) every fit from the same default start, as a fresh
+    Gaussian process; with more, each tuned fit starts from the last hyperparameters and the fits
+    between keep them (about 4 times faster per step, a little worse on the bundled spaces).
+    The defaults (5 picks, [0.05, 20]; before: 10 picks, [0.01, 100]) were chosen on the bundled
+    spaces of schoonhoven pnpoly and convolution and hub pnpoly and convolution_milo (22 spaces,
+    each GPU alone): fewer evaluations to 90 % of the best and more spaces won against Kernel
+    Tuner's best strategy on each of three seed sets; benchmarks/bench_explore.py's docstring has
+    the figures and the variants tried (``--online-variant``)."""
+
+    def __init__(self, features: np.ndarray, model: str = "gp", seed: int = 0, initial: int | None = None,
+                 start: Sequence[int] | None = None, length_bounds: tuple[float, float] = GP_LENGTH_BOUNDS,
+                 tune_every: int = GP_TUNE_EVERY):
         self.features, self.model, self.seed = unit_scale(features), model, seed
+        self.length_bounds, self.tune_every = tuple(length_bounds), max(1, int(tune_every))
+        self._theta: np.ndarray | None = None  # the Gaussian process's last hyperparameters
+        self._fits = 0
+        if initial is None:
+            initial = INITIAL_PICKS if model == "gp" else INITIAL_PICKS_TREES
         self.rng = np.random.default_rng(seed)
         # Drawn even when ``start`` is given, so the tie-break is the same for both kinds of start.
         self.start = self.rng.permutation(len(features))[: max(1, initial)]
@@ -348,7 +372,16 @@ class OnlineSearch:
         one kept, so a batch's pick and the time it believes of it use one fit)."""
         key = (tuple(results), values.tobytes())
         if self._last_prediction[0] != key:
-            surrogate = Surrogate(self.model, self.seed + len(results)).fit(self.features[results], values)
+            if self.model == "gp":
+                tune = self._theta is None or self._fits % self.tune_every == 0
+                # Every fit tuned: each from the default start, as before tune_every; otherwise the
+                # tuned fits start from the last hyperparameters and the fits between keep them.
+                start = None if self.tune_every == 1 else self._theta
+                surrogate = Surrogate("gp", self.seed + len(results), self.length_bounds, start, tune)
+            else:
+                surrogate = Surrogate(self.model, self.seed + len(results))
+            surrogate.fit(self.features[results], values)
+            self._theta, self._fits = surrogate.theta, self._fits + 1
             self._last_prediction = (key, surrogate.predict(self.features))
         return self._last_prediction[1]
 

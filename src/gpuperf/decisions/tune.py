@@ -92,7 +92,7 @@ class GuidedSearch:
 
     def __init__(self, configs: pd.DataFrame, params: Sequence[str], train: TrainingData | Sequence[TrainingData] = (),
                  model: str | None = None, seed: int = 0, gpu: str | None = None,
-                 start: Sequence[int] | None = None, initial: int = 10, kernel: str | None = None):
+                 start: Sequence[int] | None = None, initial: int | None = None, kernel: str | None = None):
         if isinstance(params, str):  # "bx" would read as the parameters b and x
             raise GpuperfError(f"params lists column names, e.g. ['{params}'], not the string '{params}'")
         params = list(params)
@@ -347,7 +347,7 @@ def tune_space(
     _check_parameter_names(space.label, params, sizes)
     train = training_spaces(train, params)
     start = None if ranking is None or train else ranked_positions(configs, ranking)
-    search = GuidedSearch(configs, params, train, model, seed, start=start, initial=RANKED_PICKS if start else 10)
+    search = GuidedSearch(configs, params, train, model, seed, start=start, initial=RANKED_PICKS if start else None)
     method = ("transfer-guided" if train else "online") + f" ({model or default_model(bool(train), True)})"
     if start:
         method += f", first {RANKED_PICKS} picks ranked by {ranked_by}"
