@@ -834,34 +834,19 @@ def test_online_search_takes_only_the_first_initial_picks_of_a_given_order():
     assert order[:2] == [0, 1] and order[-1] == 29 and len(order) <= 10
 
 
-def test_online_gp_tunes_its_hyperparameters_every_tune_every_fits_within_its_length_bounds():
-    """tune_every=3: the fits between tuned ones keep the last hyperparameters (only the posterior
-    is refitted); every length scale stays within length_bounds."""
-    x = np.stack([np.arange(40.0) % 8, np.arange(40.0) // 8], axis=1)
-    times = 1.0 + ((x[:, 0] - 5) ** 2 + (x[:, 1] - 2) ** 2) / 10
-    search = OnlineSearch(x, "gp", seed=0, initial=3, length_bounds=(0.1, 10.0), tune_every=3)
-    measured, thetas = list(search.start), []
-    for _ in range(6):
-        index = search.next(measured, np.where(np.isin(np.arange(40), measured), times, np.nan))
-        thetas.append(search._theta.copy())
-        measured.append(index)
-    assert np.array_equal(thetas[0], thetas[1]) and np.array_equal(thetas[1], thetas[2])
-    assert not np.array_equal(thetas[2], thetas[3]) and np.array_equal(thetas[3], thetas[4])
-    lengths = np.exp(thetas[-1][1:3])  # after the constant's log: one length scale per parameter
-    assert np.all((lengths >= 0.1 - 1e-9) & (lengths <= 10.0 + 1e-9))
-
-
-def test_online_gp_tuned_at_every_fit_starts_each_from_the_default_hyperparameters():
-    """tune_every=1 (the default) gives the picks of a fresh Gaussian process fitted at each step."""
-    space = grid_space((11, 5))
-    features = parameter_features(space.configs, space.params)
-    search = OnlineSearch(features, "gp", seed=1, initial=4)
-    order = run_search(search, space.times, budget=8, stop_at=None)
-    measured = order[:7]
-    seen = np.full(len(space.times), np.nan)
-    seen[measured] = space.times[measured]
-    fresh = OnlineSearch(features, "gp", seed=1, initial=4)
-    assert fresh.next(measured, seen) == order[7]
+def test_online_gp_keeps_its_length_scales_within_their_bounds_and_starts_with_5_random_picks():
+    """The online Gaussian process's length scales stay in [0.05, 20] by default (a handful of points
+    fitted by maximum likelihood otherwise lands at 0.01 or 100); it starts with 5 random picks, extra
+    trees with 10."""
+    from gpuperf.decisions.surrogates import Surrogate
+    x = np.stack([np.arange(40.0) % 8, np.arange(40.0) // 8], axis=1) / 7
+    values = -(((x[:, 0] - 0.6) ** 2) + 1e-3 * x[:, 1])
+    for bounds in ((0.05, 20.0), (0.3, 0.4)):
+        surrogate = Surrogate("gp", 0, bounds).fit(x[:6], values[:6])
+        lengths = surrogate._model.kernel_.k1.k2.length_scale
+        assert np.all((lengths >= bounds[0] - 1e-9) & (lengths <= bounds[1] + 1e-9))
+    assert len(OnlineSearch(x, "gp").start) == 5 and len(OnlineSearch(x, "et").start) == 10
+    assert OnlineSearch(x, "gp").length_bounds == (0.05, 20.0)
 
 
 @pytest.mark.filterwarnings("ignore:All-NaN slice")

@@ -81,7 +81,7 @@ def make_explorer(
     ``start``); ``model`` defaults to ``et`` with ``train`` (also for a ranking without refits),
     ``gp`` without. ``options``: keyword arguments
     of :class:`TransferGuided` (e.g. ``portfolio``) with ``train``, of :class:`OnlineSearch`
-    (``length_bounds``, ``tune_every``) without, to compare variants."""
+    (``length_bounds``) without, to compare variants."""
     model = model or default_model(bool(train), refit)
     if model not in SURROGATES:
         raise unknown_name_error("model", model, SURROGATES)

@@ -57,7 +57,6 @@ STATIC_ROWS = 50_000
 INITIAL_PICKS = 5  # the online Gaussian process's random picks before it takes over
 INITIAL_PICKS_TREES = 10  # the same for the other surrogates (extra trees on 5 points can stall on a smooth grid)
 GP_LENGTH_BOUNDS = (0.05, 20.0)  # the online Gaussian process's length scales, of unit-scaled parameters
-GP_TUNE_EVERY = 1  # the online Gaussian process re-optimises its hyperparameters every this many fits
 
 
 def _log_performance(matrix: np.ndarray) -> np.ndarray:
@@ -328,10 +327,7 @@ class OnlineSearch:
     With ``gp`` (Matern 5/2, one length scale per parameter), ``length_bounds`` bound the length
     scales of the unit-scaled parameters ([0.05, 20] by default: a scale of 0.01 treats neighbouring
     grid values as unrelated, one of 100 ignores the parameter, and a handful of points fitted by
-    maximum likelihood often lands on either), and the hyperparameters are re-optimised at every
-    ``tune_every``-th fit: with 1 (the default) every fit from the same default start, as a fresh
-    Gaussian process; with more, each tuned fit starts from the last hyperparameters and the fits
-    between keep them (about 4 times faster per step, a little worse on the bundled spaces).
+    maximum likelihood often lands on either).
     The defaults (5 picks, [0.05, 20]; before: 10 picks, [0.01, 100]) were chosen on the bundled
     spaces of schoonhoven pnpoly and convolution and hub pnpoly and convolution_milo (22 spaces,
     each GPU alone): fewer evaluations to 90 % of the best and more spaces won against Kernel
@@ -339,12 +335,9 @@ class OnlineSearch:
     the figures and the variants tried (``--online-variant``)."""
 
     def __init__(self, features: np.ndarray, model: str = "gp", seed: int = 0, initial: int | None = None,
-                 start: Sequence[int] | None = None, length_bounds: tuple[float, float] = GP_LENGTH_BOUNDS,
-                 tune_every: int = GP_TUNE_EVERY):
+                 start: Sequence[int] | None = None, length_bounds: tuple[float, float] = GP_LENGTH_BOUNDS):
         self.features, self.model, self.seed = unit_scale(features), model, seed
-        self.length_bounds, self.tune_every = tuple(length_bounds), max(1, int(tune_every))
-        self._theta: np.ndarray | None = None  # the Gaussian process's last hyperparameters
-        self._fits = 0
+        self.length_bounds = tuple(length_bounds)
         if initial is None:
             initial = INITIAL_PICKS if model == "gp" else INITIAL_PICKS_TREES
         self.rng = np.random.default_rng(seed)
@@ -372,16 +365,8 @@ class OnlineSearch:
         one kept, so a batch's pick and the time it believes of it use one fit)."""
         key = (tuple(results), values.tobytes())
         if self._last_prediction[0] != key:
-            if self.model == "gp":
-                tune = self._theta is None or self._fits % self.tune_every == 0
-                # Every fit tuned: each from the default start, as before tune_every; otherwise the
-                # tuned fits start from the last hyperparameters and the fits between keep them.
-                start = None if self.tune_every == 1 else self._theta
-                surrogate = Surrogate("gp", self.seed + len(results), self.length_bounds, start, tune)
-            else:
-                surrogate = Surrogate(self.model, self.seed + len(results))
+            surrogate = Surrogate(self.model, self.seed + len(results), self.length_bounds)
             surrogate.fit(self.features[results], values)
-            self._theta, self._fits = surrogate.theta, self._fits + 1
             self._last_prediction = (key, surrogate.predict(self.features))
         return self._last_prediction[1]
 

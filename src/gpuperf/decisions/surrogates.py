@@ -30,17 +30,12 @@ TREES = 50
 class Surrogate:
     """``fit(X, y)`` then ``predict(X) -> (mean, spread)``."""
 
-    def __init__(self, name: str, seed: int = 0, length_bounds: tuple[float, float] = (1e-2, 1e2),
-                 start_theta: np.ndarray | None = None, optimize: bool = True):
-        """``length_bounds``, ``start_theta`` and ``optimize`` concern ``gp`` alone: the bounds of its
-        length scales (of unit-scaled features), the log hyperparameters its fit starts from (a
-        previous fit's ``theta``; None: unit scale, length scales 0.5, noise 1e-3), and whether the
-        fit optimises them (False: kept as given, only the posterior is refitted)."""
+    def __init__(self, name: str, seed: int = 0, length_bounds: tuple[float, float] = (1e-2, 1e2)):
+        """``length_bounds``: the bounds of ``gp``'s length scales (of unit-scaled features)."""
         if name not in SURROGATES:
             raise unknown_name_error("model", name, SURROGATES)
         self.name, self.seed = name, seed % 2**32  # scikit-learn's seeds are below 2**32; a seed plus a step wraps
-        self.length_bounds, self.start_theta, self.optimize = tuple(length_bounds), start_theta, optimize
-        self.theta: np.ndarray | None = None  # the gp's fitted log hyperparameters
+        self.length_bounds = tuple(length_bounds)
 
     def fit(self, features: np.ndarray, values: np.ndarray) -> "Surrogate":
         """Fit on the rows in the order of their values (features, then value): the random
@@ -56,14 +51,10 @@ class Surrogate:
             kernel = ConstantKernel(1.0, (1e-2, 1e2)) * Matern(
                 np.full(width, 0.5), self.length_bounds, nu=2.5
             ) + WhiteKernel(1e-3, (1e-6, 1e-1))
-            if self.start_theta is not None:
-                kernel = kernel.clone_with_theta(np.asarray(self.start_theta, dtype=float))
-            self._model = GaussianProcessRegressor(kernel, normalize_y=True, random_state=self.seed,
-                                                   optimizer="fmin_l_bfgs_b" if self.optimize else None)
+            self._model = GaussianProcessRegressor(kernel, normalize_y=True, random_state=self.seed)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 self._model.fit(features, self._values)
-            self.theta = self._model.kernel_.theta
             return self
         if self.name == "rf":
             self._model = RandomForestRegressor(TREES, max_features=0.7, random_state=self.seed, n_jobs=1)
