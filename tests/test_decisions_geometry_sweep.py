@@ -689,3 +689,14 @@ def test_a_failed_pick_counts_as_a_miss_not_as_a_choice_left_out():
     hits = int((choices["heuristic"] <= 1.1 * choices["best"]).sum())  # a failed pick (NaN) is no hit
     assert summary.loc["heuristic", "within_10pct"] == pytest.approx(hits / len(choices))
     assert any("heuristic's pick failed in 2 of" in note for note in unjudged_notes(choices, "s.csv"))
+
+
+def test_a_sweep_resumed_on_an_out_file_not_there_yet_starts_anew_with_a_note(tmp_path, capsys):
+    from gpuperf.cli import main
+
+    out = tmp_path / "sweep.csv"
+    assert main(["geometry-sweep", "--device", "opencl:0", "--loops", "saxpy", "--cycles", "1", "--out", str(out),
+                 "--no-progress", "--json", "--trips", "1000", "--resume"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["points"] == len(pd.read_csv(out)) > 0
+    assert f"note: --resume: {out} does not exist yet" in captured.err

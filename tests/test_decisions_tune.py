@@ -836,6 +836,17 @@ def test_a_run_killed_before_its_first_trial_leaves_a_claim_that_resume_takes_as
     assert "the file exists; gpuperf does not overwrite files" in err and "--resume" not in err
 
 
+def test_resume_on_an_out_file_not_there_yet_starts_a_new_run_with_a_note(tmp_path, capsys):
+    """Ctrl-C before the first trial removes the claim: --resume then found no file ('no such file') where
+    a killed run's empty claim resumed; now it starts anew, naming the file in a note."""
+    out = tmp_path / "trials.csv"
+    argv = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--start", "random", "--out", str(out), "--json"]
+    assert main([*argv, "--budget", "2", "--resume"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["evaluated"] == 2 and len(pd.read_csv(out)) == 2
+    assert f"note: --resume: {out} does not exist yet" in captured.err
+
+
 def test_a_resumed_tuning_run_picks_what_the_uninterrupted_run_picks_given_the_same_times(monkeypatch):
     """Each pick is a function of the seed and the times so far: a run of 14 trials stopped after
     5 and resumed from its written table makes the same 14 picks (times here depend only on the

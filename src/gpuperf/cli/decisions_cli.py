@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from gpuperf.cli.output import (
-    at_least, checked_seed, claimed_output, csv_output_name, is_empty_claim, new_output_file, output_lock, parse_params,
+    at_least, checked_seed, claimed_output, csv_output_name, is_empty_claim, new_output_file, nothing_to_resume, output_lock, parse_params,
     print_json, print_table, report_folder, shown_if_unreported, with_notes,
 )
 from gpuperf.errors import GpuperfError, unknown_name_error
@@ -538,6 +538,7 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
     opened = open_device(device)
     descriptor = sweep.measured_device_descriptor(opened, gpu)
     with output_lock(out):  # one run at a time: a second, resumed or not, would write over its trials
+        resume = resume and not nothing_to_resume(out)
         if out and not resume:  # a new file: measurements are never overwritten
             new_output_file(out, resumable=True)
         earlier = None
@@ -640,11 +641,12 @@ def tune_command(
         space, read_training_spaces(path, names, size_columns=list(sizes)), path)]
     if out:
         csv_output_name(out)
+    if resume and not out:
+        raise GpuperfError("--resume goes on with the run whose trials --out holds: give --out")
     with output_lock(out):  # one run at a time: a second, resumed or not, would write over its trials
         earlier = None
+        resume = resume and not nothing_to_resume(out)
         if resume:  # the file grows: every trial it holds is written back with the new ones
-            if not out:
-                raise GpuperfError("--resume goes on with the run whose trials --out holds: give --out")
             from gpuperf.cli.models_cli import read_table
 
             earlier = None if is_empty_claim(out) else earlier_trials(*read_table(out), space=space)

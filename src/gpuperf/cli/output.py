@@ -264,6 +264,20 @@ def is_empty_claim(out: str | Path | None) -> bool:
     return out is not None and Path(out).is_file() and Path(out).stat().st_size == 0
 
 
+def nothing_to_resume(out: str | Path) -> bool:
+    """Whether ``--resume`` finds no ``out`` at all (a run stopped before its first result removes its
+    claim), so the run starts anew, with a note naming the file (a mistyped path shows there)."""
+    import warnings
+
+    from gpuperf.errors import GpuperfNote
+
+    if Path(out).exists():
+        return False
+    warnings.warn(GpuperfNote(f"--resume: {out} does not exist yet (a run stopped before its first result "
+                              "leaves none): starting a new run"), stacklevel=2)
+    return True
+
+
 @contextmanager
 def claimed_output(out: str | Path | None, option: str = "--out") -> Iterator[None]:
     """A new output file a long run writes as it goes, claimed for the run: created empty when the
