@@ -1011,3 +1011,14 @@ def test_temporaries_listed_before_the_reads_they_copy_and_a_scaled_copy_are_fol
     doubled = _indexing("doubled", "<> t = 2*idx[i]\nout[i] = src[t + 1]")
     with pytest.raises(GpuperfError, match=r"through an expression other than idx\[...\] plus a constant"):
         doubled.make_inputs({"n": 64, "m": 1000})
+
+
+@pytest.mark.parametrize("spec", ["K.PY:vc", "kernels/k.Py:sp", "k.pY"])
+def test_a_python_file_with_an_upper_case_suffix_is_told_to_end_in_lower_case_py(spec: str) -> None:
+    """A file copied from a case-insensitive file system (K.PY) got "unknown kernel '...'; known: ..."."""
+    from gpuperf.kernels.catalog import get_kernel
+    from gpuperf.kernels.space import get_space
+
+    for lookup in (get_kernel, get_space):
+        with pytest.raises(GpuperfError, match=r"files whose name ends in '\.py' \(lower case\)"):
+            lookup(spec)

@@ -273,6 +273,7 @@ def variant_label(variant: Mapping[str, Any]) -> str:
 
 
 SOURCE_FILE = re.compile(r"(.+\.(cl|cu|cuh|cpp|cc|c|h|hpp))(:.*)?$", re.IGNORECASE)
+PYTHON_FILE_OTHER_CASE = re.compile(r"(.+\.(?!py(?::|$))(?i:py))(:.*)?$")  # K.PY, k.Py: not read as kernel files
 
 
 def refuse_source_file(spec: str) -> None:
@@ -283,6 +284,10 @@ def refuse_source_file(spec: str) -> None:
         raise GpuperfError(f"{source[1]}: gpuperf reads kernels from Python files, as path/to/file.py:function "
                            "returning a loopy TranslationUnit or a gpuperf Kernel (docs/kernels.md); an "
                            "OpenCL or CUDA source becomes one through loopy (lp.make_kernel), not as it is")
+    other_case = PYTHON_FILE_OTHER_CASE.match(spec)
+    if other_case:
+        raise GpuperfError(f"{other_case[1]}: gpuperf reads kernels and spaces from files whose name ends in "
+                           "'.py' (lower case); rename it, as path/to/file.py:function")
 
 
 @dataclass(frozen=True, eq=False)
