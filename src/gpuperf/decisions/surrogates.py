@@ -20,6 +20,7 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
 from sklearn.neighbors import NearestNeighbors
 from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
 
 from gpuperf.errors import unknown_name_error
 
@@ -52,7 +53,7 @@ class Surrogate:
                 np.full(width, 0.5), self.length_bounds, nu=2.5
             ) + WhiteKernel(1e-3, (1e-6, 1e-1))
             self._model = GaussianProcessRegressor(kernel, normalize_y=True, random_state=self.seed)
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), threadpool_limits(1):  # a small kernel matrix: threads only contend
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 self._model.fit(features, self._values)
             return self
@@ -74,7 +75,8 @@ class Surrogate:
 
     def predict(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if self.name == "gp":
-            mean, spread = self._model.predict(features, return_std=True)
+            with threadpool_limits(1):
+                mean, spread = self._model.predict(features, return_std=True)
             return mean, spread
         if self.name in ("rf", "et"):
             rows = np.ascontiguousarray(features, dtype=np.float32)  # what each tree's input check makes of them, once
