@@ -214,6 +214,17 @@ def test_too_many_combinations_of_tied_loops_give_no_mask():
     assert len(masks[0].chunks) == 16 * 16 <= MAX_CHUNKS and masks[1] is None
 
 
+def test_a_warp_stepping_downwards_with_an_unknown_offset_is_aligned_as_one_stepping_upwards():
+    """32 lanes reading 32 consecutive floats in either direction, offset unknown: the warp's lowest
+    address is taken on a line boundary, so both directions span one 128-byte line and four sectors
+    (taking lane 0, the highest address when the lanes step downwards, gave 2 lines and 5 sectors)."""
+    from gpuperf.features.access import lines_touched
+    lines_touched.cache_clear()
+    for stride in (1, -1):
+        assert lines_touched(((0, stride),), (32, 1, 1), 4, 128, None, None) == (1.0, 1, 1)
+        assert lines_touched(((0, stride),), (32, 1, 1), 4, 32, None, None) == (4.0, 1, 1)
+
+
 def test_a_local_iname_starting_above_zero_shifts_lane_0():
     """Blocks of 40 floats (160 bytes); lanes 0..7 read elements 2..9, bytes 8..39 of the block: two
     32-byte sectors. Lane 0 starts 8, 40, 72 or 104 bytes into a 128-byte line (one line, or two from

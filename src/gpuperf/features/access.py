@@ -122,7 +122,7 @@ def lines_touched(
     """(distinct ``line``-byte lines a warp touches, averaged over the group's warps with an
     ``active`` lane and, for each lane pattern, over its first lane's possible offsets; the most such
     offsets of any pattern; the number of such warps). Unknown ``offset``/``outer``: every warp's
-    first lane on a line boundary. Each lane moves ``lane_bytes`` (a vector's; default ``itemsize``),
+    lowest address on a line boundary (lane 0's, unless the lanes step downwards). Each lane moves ``lane_bytes`` (a vector's; default ``itemsize``),
     which may span several lines."""
     patterns = warp_patterns(lid_strides, local, active)
     if not patterns:
@@ -132,7 +132,7 @@ def lines_touched(
     for pattern, firsts in patterns.items():
         byte_offsets = np.asarray(pattern, dtype=np.int64) * itemsize
         if offset is None or outer is None:
-            starts = np.zeros(1, dtype=np.int64)
+            starts = np.array([-int(byte_offsets.min()) % line], dtype=np.int64)
         else:
             starts = np.asarray(lane0_offsets(firsts, itemsize, line, offset, outer), dtype=np.int64)
         first = np.floor_divide(starts[:, None] + byte_offsets[None, :], line)
