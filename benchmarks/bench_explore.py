@@ -186,6 +186,11 @@ from gpuperf.decisions.search_metrics import (
 )
 
 CURVE_POINTS = (1, 2, 5, 10, 20, 50, 100, 200)
+
+
+def curve_points(budget: int) -> list[int]:
+    """The points of the best-found curve that a search of this budget reaches."""
+    return [k for k in CURVE_POINTS if k <= budget]
 SLOW_STRATEGIES = ("bayes_opt",)  # a Gaussian process over the whole space per step: fewer seeds
 
 
@@ -238,8 +243,9 @@ def run_case(family, gpu, space, others, args) -> dict:
     row["random_p90"] = random_evals_quantile(performance, 0.9, 0.9)
     row["random_simulated"] = float(np.mean(simulate_random(performance, 0.9, 100)))
     row["random_seconds"] = random_tuning_seconds(space, 0.9)
-    row["curve_guided"] = np.mean(curves, axis=0)[np.array(CURVE_POINTS) - 1].tolist()
-    row["curve_random"] = random_expected_curve(performance, CURVE_POINTS).tolist()
+    points = curve_points(args.budget)
+    row["curve_guided"] = np.mean(curves, axis=0)[np.array(points) - 1].tolist()
+    row["curve_random"] = random_expected_curve(performance, points).tolist()
     if not args.skip_online:
         online = []
         for seed in range(args.online_seeds):
@@ -323,7 +329,7 @@ def summarise(rows: list[dict], args) -> None:
         for key in ("guided_seconds", "transfer_seconds", "random_seconds"):
             print(f"  {key.replace('_seconds', ''):9s}: total {sum(r[key] for r in timed):8.1f} s over {len(timed)} spaces")
     print("\n== best found (normalised) after k evaluations, mean over spaces ==")
-    print("  k:              " + " ".join(f"{k:6d}" for k in CURVE_POINTS))
+    print("  k:              " + " ".join(f"{k:6d}" for k in curve_points(args.budget)))
     for key in ("curve_guided", "curve_random"):
         mean = np.mean([r[key] for r in rows], axis=0)
         print(f"  {key[6:]:15s} " + " ".join(f"{v:6.3f}" for v in mean))
