@@ -1,4 +1,4 @@
-"""M5P model tree (Quinlan's M5 as refined by Wang & Witten and implemented in Weka's M5P).
+"""M5P model tree (Quinlan's M5 as refined by Wang & Witten, the model behind Weka's M5P).
 
 The tree splits on the largest standard-deviation reduction, fits a linear model (numpy least
 squares) at every node on the attributes tested in the node's subtree as grown (before pruning,
@@ -35,6 +35,11 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
     missing values, the subtree error is the row-weighted mean of the children's estimated errors,
     and a leaf that was never split keeps a constant model (Quinlan's rule: a node's model uses only
     the attributes tested beneath it), which smoothing then blends with its ancestors' models.
+    The rules are the published ones (Quinlan; Wang & Witten), which Weka's code departs from in
+    places: Weka's split search keeps at least a fifth of the rows on each side and scores a split
+    on the fifth root of the variance, its pruning error is the root mean squared residual, and its
+    linear models drop attributes by the Akaike criterion, so a tree here can split, prune and
+    keep attributes where Weka's would not.
     """
 
     def __init__(
