@@ -114,6 +114,43 @@ search stays near 0.68 among tile_size_y 4 for some 40 picks, and the best's nei
 reaches 0.61 there: an interaction that neither a shift per value nor a local step around the best
 finds sooner.
 
+Other method families on that default (2026-12-01; seeds 0-2 / seeds 3-5, the same hard spaces;
+the other 26 spaces keep their first pick, so 1 evaluation, in each):
+
+    the default, rerun                                                          1.71 / 0.63 / 68,  1.73 / 0.64 / 49
+        15 3 4 2 2 2 68 2 12 13.7 13.7;                 25.7 3 4 2 2 2 49 2 12 13 15.7
+    RGPE weights (Feurer et al. 2018): each other GPU's prior times the bootstrap probability (64
+      resamples) that its ranking of the measured points has the fewest misordered pairs, in
+      place of the Gaussian agreement                                           1.77 / 0.65 / 60
+        45.7 3 8.3 2 2 2 60.3 2 6 14 16.3
+    after the two own bests, one slice pick: the best configuration, by the others' weighted mean,
+      of the best combination of the binary parameters that no measured configuration has
+      (--variant '{"slice_picks": 1}')                                          1.65 / 0.61 / 61,  1.65 / 0.61 / 61
+        15 3 4 2 2 2 61.3 2 4 30.7 5.7;                 25.7 3 4 2 2 2 61 2 4 17.3 5.7
+      on seeds 6-8 (run after the choice): 1.71 / 0.63 / 59 against the default's 1.75 / 0.65 / 69
+        50.7 3 4 2 2 2 59.3 2 4 27.7 6.7 against 50.7 3 4 2 2 2 69.3 2 9.7 13.3 11.7
+      2 / 4 slice picks                                                         1.66 / 0.61 / 63,  1.71 / 0.63 / 61
+        13.7 3 4 2 2 2 63 2 4 31 7.3;   13.3 3 4 2 2 2 61.3 2 4 50.7 12
+      parameters with up to 3 values as flags (slice_values 3)                  1.75 / 0.65 / 61,  1.66 / 0.61 / 61
+      1 own best, then the slice pick                                           1.70 / 0.63 / 63
+      the slice pick after the covering portfolio instead (a sketch)            1.69 / 0.62 / 70
+      the slice pick only among the best measured configuration with other flags (a sketch)
+                                                                                1.69 / 0.62 / 79
+
+The slice pick finds the flags the new GPU favours against the others where one slice's top is
+within 90 % (hub GEMM on the RTX 3090, SA 1 where the others take SA 0: 13.7 -> 5.7; the W6600's
+convolution_milo, read_only 1: 12 -> 4), and the A100 over seeds 0-11 (62 against 67 on average)
+but not on seeds 3-5 (61 against 49); it costs the W7800 on every seed set (13.5 on seeds 6-11 for
+the default, every seed 13-14; 34.7 with the slice pick, 15-64): there the 90 % configurations
+differ from the others' plateau (0.8-0.86, block_size_y 1) in block_size_y 2 with tile_size_y 4,
+and the extra measurement from another slice sends the model to block_size_y 2 with tile_size_y
+2. The benchmark itself with the slice pick (seeds 0-2) gives the same 1.65 / 0.61 / 61 and, over every
+family, 1.78 / max 87 against the default's 1.85 / 114 (the MI50's ~v1 space 86.7 against 114.3).
+Kept behind the option, off. On GEMM on the K20 the search stays on the others' MWG = NWG =
+128 for some 10 picks while its 162 configurations within 90 % spread over MWG 32-128, NWG 64-128
+with MDIMC 8, NDIMC 16 and SA = SB = 0 (the others: SB 1 always): no slice top is within 90 %
+(0.33, 0.72, 0.83, 0.52), the first within 90 % ranks 29th in its slice.
+
 The other 26 spaces take 1 evaluation in every variant. A ranking by a per-configuration ridge line of
 the other GPUs' log performance in the first principal component of their scaled log descriptors,
 extrapolated to the new GPU (ridge 0 / 1 / 4), ranks worse than the plain mean (geometric means 2.97 /

@@ -744,6 +744,22 @@ def test_portfolio_ties_go_to_the_larger_transfer_expected_improvement():
     assert explorer.next([0], times) == 1
 
 
+def test_transfer_guided_slice_picks_try_an_untried_combination_of_flags_after_the_own_bests():
+    """Configurations x = 0..3 with a flag 0/1; both other GPUs prefer flag 0 and each has its own
+    best there, so the first pick and the other own best leave flag 1 untried: with ``slice_picks``
+    the next pick is flag 1's best by the others' mean log performance (x = 2: 0.55 and 0.6)."""
+    features = np.array([[x, flag] for flag in (0, 1) for x in range(4)], dtype=float)
+    transfer = np.array([[1.0, 0.9], [0.9, 1.0], [0.8, 0.8], [0.7, 0.7],
+                         [0.5, 0.5], [0.6, 0.4], [0.55, 0.6], [0.4, 0.3]])
+    times = 1.0 / transfer[:, 0]
+    assert TransferGuided(features, transfer).slice_picks == 0  # off by default
+    explorer = TransferGuided(features, transfer, slice_picks=1)
+    assert sorted(set(explorer.slice_of.tolist())) == [0, 1]
+    order = run_search(explorer, times, budget=4, stop_at=None)
+    assert set(order[:2]) == {0, 1} and order[2] == 6
+    assert explorer.slice_pick(order[:3], np.where(np.isin(np.arange(8), order[:3]), times, np.nan)) is None
+
+
 def test_transfer_improvement_counts_only_gains_over_each_gpus_best_measured():
     """Measured configuration 0 (A 1.0, B 0.5). Configuration 1 (0.5, 1.0) gains 0 on A (a loss
     counts as none) and 1.0 / 0.5 - 1 = 1 on B: 1/2 with equal weights; 2 (0.8, 0.8) gains 0.6 on B: 0.3."""

@@ -22,6 +22,13 @@ measured time.
     as above) whose best is not measured yet (0: the covering portfolio alone). A configuration
     within 5 % of a GPU's best may still be far from its best on a new GPU (pnpoly on the V100:
     the others' covering picks reach 0.6-0.85 there, two of their own bests over 0.99).
+    With ``slice_picks`` (0 by default, off) the picks after those, up to ``1 + best_picks +
+    slice_picks`` in all, each take the best configuration (by the weighted mean of the other
+    GPUs' log performance) of the best *slice* no measured configuration lies in, a slice being
+    one combination of the flags (parameters with at most ``slice_values``, 2, values: SA/SB,
+    read_only/use_padding/use_shmem): a new GPU that favours other flags than the rest (hub GEMM
+    on the RTX 3090 wants SA 1, the others SA 0) meets them at once. It did not win on both seed
+    sets (benchmarks/bench_explore.py's docstring).
   - then model expected improvement: a surrogate (et, gp, rf, gbt, knn) refitted on the
     measured points over the parameters plus each other GPU's log performance of the
     configuration. With ``residual`` (the default) the surrogate learns what a line in the
@@ -153,6 +160,8 @@ class TransferGuided:
         prior: np.ndarray | None = None,
         residual: bool = True,
         best_picks: int = BEST_PICKS,
+        slice_picks: int = 0,
+        slice_values: int = 2,
     ):
         count = transfer.shape[1]
         self.prior_weights = np.full(count, 1.0 / max(count, 1)) if prior is None else np.asarray(prior, dtype=float)
@@ -171,6 +180,12 @@ class TransferGuided:
         self.model, self.seed = model, seed
         self.period, self.sigma, self.refit, self.residual = period, sigma, refit, residual
         self.best_picks = best_picks
+        # slices: the combinations of the parameters with at most ``slice_values`` values (flags)
+        self.slice_picks = slice_picks
+        raw = np.asarray(features, dtype=float)
+        flags = [c for c in range(raw.shape[1]) if 1 < len(np.unique(raw[:, c])) <= slice_values]
+        self.slice_of = (np.unique(raw[:, flags], axis=0, return_inverse=True)[1].reshape(-1)
+                         if flags else np.zeros(len(raw), dtype=int))
         # each other GPU's own best configuration among the space's (ties: the larger mean normalised
         # performance over the others, then the parameters)
         self.own_best = np.array([np.lexsort((self.tie_break, column))[-1] for column in self.transfer.T], dtype=int)
@@ -214,6 +229,19 @@ class TransferGuided:
         weights = self.gpu_weights(measured, times)
         j = max(left, key=lambda k: (weights[k], self.tie_break[self.own_best[k]]))
         return int(self.own_best[j])
+
+    def slice_pick(self, measured: Sequence[int], times: np.ndarray) -> int | None:
+        """The best configuration, by the weighted mean of the other GPUs' log performance, of the
+        best slice (a combination of flag values) no measured configuration lies in, until
+        ``1 + best_picks + slice_picks`` picks; None after them, without ``slice_picks`` or when
+        every slice was measured."""
+        if self.slice_picks <= 0 or len(measured) >= 1 + self.best_picks + self.slice_picks:
+            return None
+        tried = np.isin(self.slice_of, self.slice_of[list(measured)])
+        if tried.all():
+            return None
+        mean = self.logs @ self.gpu_weights(measured, times)
+        return _best_unmeasured(np.where(tried, mean.min() - 100.0, mean), measured, self.tie_break)
 
     def own_best_steps(self, measured: Sequence[int]) -> int:
         """How many of the measured points after the first were own-best picks."""
@@ -279,6 +307,9 @@ class TransferGuided:
             return _best_unmeasured(self.covers @ self.prior_weights, [], self.tie_break)
         results = sorted(measured)  # what was measured, whatever order it came in
         pick = self.own_best_pick(results, times)
+        if pick is not None:
+            return pick
+        pick = self.slice_pick(results, times)
         if pick is not None:
             return pick
         scores = self.portfolio_scores(results, times)
