@@ -747,13 +747,14 @@ def test_portfolio_ties_go_to_the_larger_transfer_expected_improvement():
 def test_transfer_guided_slice_picks_try_an_untried_combination_of_flags_after_the_own_bests():
     """Configurations x = 0..3 with a flag 0/1; both other GPUs prefer flag 0 and each has its own
     best there, so the first pick and the other own best leave flag 1 untried: with ``slice_picks``
-    the next pick is flag 1's best by the others' mean log performance (x = 2: 0.55 and 0.6)."""
+    the next pick is flag 1's best by the others' mean log performance (x = 2: 0.55 and 0.6); with
+    ``slice_picks=0`` it is not."""
     features = np.array([[x, flag] for flag in (0, 1) for x in range(4)], dtype=float)
     transfer = np.array([[1.0, 0.9], [0.9, 1.0], [0.8, 0.8], [0.7, 0.7],
                          [0.5, 0.5], [0.6, 0.4], [0.55, 0.6], [0.4, 0.3]])
     times = 1.0 / transfer[:, 0]
-    assert TransferGuided(features, transfer).slice_picks == 0  # off by default
-    explorer = TransferGuided(features, transfer, slice_picks=1)
+    assert run_search(TransferGuided(features, transfer, slice_picks=0), times, budget=4, stop_at=None)[2] != 6
+    explorer = TransferGuided(features, transfer)  # one slice pick by default
     assert sorted(set(explorer.slice_of.tolist())) == [0, 1]
     order = run_search(explorer, times, budget=4, stop_at=None)
     assert set(order[:2]) == {0, 1} and order[2] == 6

@@ -80,7 +80,7 @@ def make_explorer(
     ``initial`` picks random, by default 5 with ``gp`` and 10 with the others, or the first of
     ``start``); ``model`` defaults to ``et`` with ``train`` (also for a ranking without refits),
     ``gp`` without. ``options``: keyword arguments
-    of :class:`TransferGuided` (e.g. ``best_picks``) with ``train``, of :class:`OnlineSearch`
+    of :class:`TransferGuided` (e.g. ``best_picks``, ``slice_picks``) with ``train``, of :class:`OnlineSearch`
     (``length_bounds``) without, to compare variants."""
     model = model or default_model(bool(train), refit)
     if model not in SURROGATES:

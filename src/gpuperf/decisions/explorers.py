@@ -22,13 +22,13 @@ measured time.
     as above) whose best is not measured yet (0: the covering portfolio alone). A configuration
     within 5 % of a GPU's best may still be far from its best on a new GPU (pnpoly on the V100:
     the others' covering picks reach 0.6-0.85 there, two of their own bests over 0.99).
-    With ``slice_picks`` (0 by default, off) the picks after those, up to ``1 + best_picks +
-    slice_picks`` in all, each take the best configuration (by the weighted mean of the other
-    GPUs' log performance) of the best *slice* no measured configuration lies in, a slice being
-    one combination of the flags (parameters with at most ``slice_values``, 2, values: SA/SB,
-    read_only/use_padding/use_shmem): a new GPU that favours other flags than the rest (hub GEMM
-    on the RTX 3090 wants SA 1, the others SA 0) meets them at once. It did not win on both seed
-    sets (benchmarks/bench_explore.py's docstring).
+    The ``slice_picks`` (1) picks after those, up to ``1 + best_picks + slice_picks`` in all, each
+    take the best configuration (by the weighted mean of the other GPUs' log performance) of the
+    best *slice* no measured configuration lies in, a slice being one combination of the flags
+    (parameters with at most ``slice_values``, 2, values: SA/SB, read_only/use_padding/use_shmem;
+    0: none): a new GPU that favours other flags than the rest (hub GEMM on the RTX 3090 wants SA
+    1, the others SA 0) meets them at once (fewer evaluations over the bundled spaces on three
+    seed sets, more on one space; benchmarks/bench_explore.py's docstring).
   - then model expected improvement: a surrogate (et, gp, rf, gbt, knn) refitted on the
     measured points over the parameters plus each other GPU's log performance of the
     configuration. With ``residual`` (the default) the surrogate learns what a line in the
@@ -60,6 +60,7 @@ from gpuperf.decisions.surrogates import Surrogate, expected_improvement, unit_s
 FLOOR = 1e-3  # normalised performance below this counts as this (failures are 0)
 COVER = 0.95  # a configuration within 5 % of another GPU's best covers that GPU
 BEST_PICKS = 2  # picks after the first that take another GPU's own best configuration
+SLICE_PICKS = 1  # picks after those from the best combination of flag values not measured yet
 STATIC_ROWS = 50_000
 INITIAL_PICKS = 5  # the online Gaussian process's random picks before it takes over
 INITIAL_PICKS_TREES = 10  # the same for the other surrogates (extra trees on 5 points can stall on a smooth grid)
@@ -160,7 +161,7 @@ class TransferGuided:
         prior: np.ndarray | None = None,
         residual: bool = True,
         best_picks: int = BEST_PICKS,
-        slice_picks: int = 0,
+        slice_picks: int = SLICE_PICKS,
         slice_values: int = 2,
     ):
         count = transfer.shape[1]
