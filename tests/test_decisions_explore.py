@@ -473,6 +473,9 @@ def test_random_order_quantile_counts_a_space_nothing_reaches_as_one_past_its_en
         random_evals_quantile([1.0, 2.0, 3.0], 0.9, 0.5)
     with pytest.raises(GpuperfError, match="quantile"):
         random_evals_quantile([1.0, 0.5, 0.2], 0.9, 1.5)
+    for q in (0, 0.0, True):  # no draw reaches a 0 quantile; True is a flag, not the quantile 1
+        with pytest.raises(GpuperfError, match="above 0 and at most 1"):
+            random_evals_quantile([1.0, 0.5, 0.2], 0.9, q)
 
 
 def test_searches_are_judged_at_90_95_and_99_percent():
