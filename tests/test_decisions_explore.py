@@ -1332,3 +1332,28 @@ def test_plain_transfers_order_is_the_same_whatever_order_the_training_spaces_co
     train = [measured("K20", [0.1, 0.3, 1.0]), measured("P100", [0.2, 0.2, 1.0]), measured("V100", [0.3, 0.1, 1.0])]
     space = measured("RTX 2070 Super", [1.0, 0.5, 0.1])
     assert plain_transfer_order(space, train) == plain_transfer_order(space, train[::-1])
+
+
+def test_the_online_search_fits_every_surrogate_within_its_length_bounds(monkeypatch):
+    """``length_bounds`` reach each refitted Gaussian process, not only the explorer's attribute."""
+    from gpuperf.decisions import explorers
+
+    bounds_seen = []
+
+    def recording(model, seed, length_bounds=None):
+        bounds_seen.append(length_bounds)
+        return Surrogate(model, seed, length_bounds)
+
+    monkeypatch.setattr(explorers, "Surrogate", recording)
+    x = np.arange(12.0)
+    run_search(OnlineSearch(x[:, None], "gp", initial=2, length_bounds=(0.3, 0.4)), 1.0 + (x - 7.0) ** 2, budget=5,
+               stop_at=None)
+    assert len(bounds_seen) == 3 and all(tuple(b) == (0.3, 0.4) for b in bounds_seen)
+
+
+def test_make_explorer_passes_its_options_to_either_search():
+    space = grid_space((8, 4), "here")
+    online = make_explorer(space, [], options={"length_bounds": (0.3, 0.4)})
+    assert isinstance(online, OnlineSearch) and online.length_bounds == (0.3, 0.4)
+    guided = make_explorer(space, [grid_space((8, 4), "other", scale=2.0)], options={"best_picks": 0, "slice_picks": 3})
+    assert isinstance(guided, TransferGuided) and (guided.best_picks, guided.slice_picks) == (0, 3)
