@@ -1357,3 +1357,44 @@ def test_make_explorer_passes_its_options_to_either_search():
     assert isinstance(online, OnlineSearch) and online.length_bounds == (0.3, 0.4)
     guided = make_explorer(space, [grid_space((8, 4), "other", scale=2.0)], options={"best_picks": 0, "slice_picks": 3})
     assert isinstance(guided, TransferGuided) and (guided.best_picks, guided.slice_picks) == (0, 3)
+
+
+def _three_own_bests(prior=None) -> TransferGuided:
+    """Configuration 0 covers the three GPUs; 1, 2 and 3 are their own bests (means 0.67, 0.73, 0.7);
+    a huge sigma keeps the weights at the prior."""
+    transfer = np.array([[0.96, 0.96, 0.96], [1.0, 0.5, 0.5], [0.6, 1.0, 0.6], [0.55, 0.55, 1.0], [0.5, 0.5, 0.5]])
+    return TransferGuided(np.zeros((5, 1)), transfer, prior=prior, sigma=1e6, slice_picks=0)
+
+
+def test_own_best_picks_go_to_the_heaviest_gpus_first_and_ties_to_the_larger_mean():
+    explorer = _three_own_bests(np.array([0.2, 0.5, 0.3]))
+    assert explorer.own_best.tolist() == [1, 2, 3]
+    order = run_search(explorer, np.array([1.0, 2.0, 3.0, 4.0, 5.0]), budget=3, stop_at=None)
+    assert order == [0, 2, 3]  # GPU 1 (prior 0.5), then GPU 2 (0.3); GPU 0 (0.2) last
+    tied = _three_own_bests()  # equal priors: the own best of the larger mean over the GPUs, 2 (0.73)
+    assert tied.own_best_pick([0], np.array([1.0, np.nan, np.nan, np.nan, np.nan])) == 2
+
+
+def test_a_gpus_own_best_among_tied_maxima_is_the_one_of_the_larger_mean():
+    """GPU 0 peaks at 1 and at 3; 3 is faster on GPU 1 too."""
+    transfer = np.array([[0.5, 0.5], [1.0, 0.2], [0.5, 1.0], [1.0, 0.6]])
+    assert TransferGuided(np.zeros((4, 1)), transfer).own_best.tolist() == [3, 2]
+
+
+def _with_an_unmeasured_gpu(period: int = 0) -> TransferGuided:
+    """Configuration 0 covers GPUs 0 and 1 and is GPU 1's own best; 1 is GPU 0's. GPU 2 measured
+    nothing: its "own best" is 3, the largest mean (0.99, measured on GPU 1 alone)."""
+    transfer = np.full((10, 3), np.nan)
+    transfer[:, :2] = 0.5
+    transfer[0, :2], transfer[1, :2], transfer[3, 1] = [0.96, 1.0], [1.0, 0.5], 0.99
+    transfer[3, 0] = np.nan
+    return TransferGuided(np.zeros((10, 1)), transfer, period=period)
+
+
+def test_own_best_picks_skip_a_gpu_that_measured_nothing():
+    explorer = _with_an_unmeasured_gpu()
+    assert explorer.own_best.tolist() == [1, 0, 3] and explorer.coverable.tolist() == [True, True, False]
+    times = np.linspace(1.0, 2.0, 10)
+    order = run_search(explorer, times, budget=2, stop_at=None)
+    assert order == [0, 1] and explorer.own_best_pick(order, times) is None
+    assert explorer.own_best_steps(order) == 1 and explorer.own_best_steps([0, 1, 3, 4]) == 1
