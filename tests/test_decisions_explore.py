@@ -1398,3 +1398,21 @@ def test_own_best_picks_skip_a_gpu_that_measured_nothing():
     order = run_search(explorer, times, budget=2, stop_at=None)
     assert order == [0, 1] and explorer.own_best_pick(order, times) is None
     assert explorer.own_best_steps(order) == 1 and explorer.own_best_steps([0, 1, 3, 4]) == 1
+
+
+def test_the_period_counts_model_steps_from_after_the_own_best_picks():
+    """One own-best pick (1) after the covering first pick (0): the model steps start at the third
+    pick and every third is a transfer step, whether or not a GPU measured nothing."""
+    explorer = _with_an_unmeasured_gpu(period=3)
+    steps = []
+
+    def step(kind):
+        def scores(measured, times):
+            steps.append(kind)
+            return np.arange(10.0)
+        return scores
+
+    explorer.model_improvement, explorer.transfer_improvement = step("model"), step("transfer")
+    order = run_search(explorer, np.linspace(1.0, 2.0, 10), budget=8, stop_at=None)
+    assert order[:2] == [0, 1]
+    assert steps == ["model", "model", "transfer", "model", "model", "transfer"]
