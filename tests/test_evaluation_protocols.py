@@ -234,6 +234,20 @@ def test_split_evaluation_takes_a_mask_of_one_flag_per_row():
     assert from_array.overall == from_series.overall and from_array.overall["n"] == 12
 
 
+def test_a_mask_series_in_another_row_order_flags_the_rows_by_label():
+    """A Series mask is matched to the frame by its index, not applied by position."""
+    from gpuperf.evaluation.protocols import split_evaluation
+
+    frame = _frame()
+    on_a = frame["gpu"].eq("A")
+    shuffled = on_a.sample(frac=1.0, random_state=0)
+    assert not shuffled.index.equals(frame.index)
+    in_order = split_evaluation(LinearRegression(), frame, FEATURES, on_a)
+    reordered = split_evaluation(LinearRegression(), frame, FEATURES, shuffled)
+    pd.testing.assert_frame_equal(reordered.predictions, in_order.predictions)
+    assert set(reordered.predictions["gpu"]) == {"B", "C"}
+
+
 def test_fit_on_kernels_names_a_training_set_that_leaves_nothing_to_test():
     """Training on every kernel raised scikit-learn's 'Found array with 0 sample(s)'."""
     with pytest.raises(GpuperfError, match="the training kernels are every kernel of the table; none is left"):
