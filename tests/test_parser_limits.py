@@ -92,3 +92,16 @@ def test_a_table_too_large_once_decompressed_is_one_error(tmp_path, monkeypatch)
     monkeypatch.setattr(tables, "_lines", _runs_out_of_memory)  # counting the lines of a huge decompressed file
     with pytest.raises(GpuperfError, match=f"{path}: too large once decompressed to read"):
         tables.read_table_file(path)
+
+
+def test_a_profilers_csv_too_large_once_decompressed_is_one_error(tmp_path, monkeypatch):
+    import gzip
+
+    from gpuperf.datasets import profiler_csv
+    from gpuperf.datasets.nvprof import import_nvprof
+
+    path = tmp_path / "trace.csv.gz"
+    path.write_bytes(gzip.compress(b'"Start","Duration","Name"\n1,2,"k"\n'))
+    monkeypatch.setitem(profiler_csv.OPENERS, ".gz", _runs_out_of_memory)  # as a small file holding gigabytes would
+    with pytest.raises(GpuperfError, match=f"{path}: too large once decompressed to read"):
+        import_nvprof(path)
