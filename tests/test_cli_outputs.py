@@ -597,3 +597,24 @@ def test_control_characters_in_names_reach_the_terminal_escaped(capsys):
 def test_an_error_naming_a_control_character_prints_it_escaped(tmp_path, capsys):
     assert main(["fit", str(tmp_path / "gpu\x1b[2J.csv"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
     assert "gpu\\x1b[2J.csv" in capsys.readouterr().err
+
+
+def test_a_profilers_warning_reaches_the_terminal_as_a_note_with_its_control_characters_escaped(tmp_path, capsys):
+    """The profiler's own text (``==123== Warning: ...``) is quoted in a note; an escape sequence in it
+    cannot retitle or recolour the terminal."""
+    profile, out = tmp_path / "m.csv", tmp_path / "o.csv"
+    lines = (DATA / "nvprof_gpu_trace.csv").read_text().splitlines(keepends=True)
+    profile.write_text("".join(lines[:3]) + "==123== Warning: evil \x1b]0;pwned\x07 here\n" + "".join(lines[3:]))
+    assert main(["import", "nvprof", str(profile), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err
+    assert "note: " in err and "evil \\x1b]0;pwned\\x07 here" in err
+
+
+def test_table_cells_show_c1_controls_and_delete_as_escapes(capsys):
+    """\\x9b is a one-byte CSI on terminals that take C1 controls; \\x7f deletes."""
+    from gpuperf.cli.output import print_table
+
+    print_table([{"kernel": "a\x9b2Jb\x7f"}])
+    out = capsys.readouterr().out
+    assert "\x9b" not in out and "\x7f" not in out and "a\\x9b2Jb\\x7f" in out
