@@ -246,6 +246,7 @@ def test_a_pairs_dataset_or_after_kernel_error_names_the_entrys_field(tmp_path):
     ("threads > 2 ** threads", "in '2 ** threads' a power's exponent"),
     ("threads > (2 ** 3) ** 2", "with no power inside the power"),
     ("threads > 2 ** 17", "from -16 to 16"),
+    ("threads ** -17 > 0", "in 'threads ** -17' a power's exponent must be a number from -16 to 16"),
     ("threads > 10000000000000000", "the number 10000000000000000 is above 1e+15"),
     ("threads > " + "threads + " * 20000 + "1", "nested too deeply"),
 ])
