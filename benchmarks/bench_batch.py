@@ -19,7 +19,8 @@ batches of 2, 4 and 8: the search's own expectation (gpuperf's rule) 1.54 / 1.87
 worst 1.50 / 1.82 / 30, 1.34 / 1.87 / 19, 1.31 / 2.11 / 20; a failure 1.62 / 1.97 / 42, 1.31 / 1.85 /
 12, 1.20 / 1.92 / 11 (one at a time: 1.86 / 1.86 / 60). Those figures predate the search's own-best
 portfolio picks; with them, --seeds 3 gives rounds / evaluations / most rounds 1.71 / 1.71 / 68 one at a
-time, 1.43 / 1.73 / 32.7, 1.25 / 1.72 / 21.3 and 1.20 / 1.79 / 11.3 (2026-12-01).
+time, 1.43 / 1.73 / 32.7, 1.25 / 1.72 / 21.3 and 1.20 / 1.79 / 11.3 (2026-12-01); with the slice pick
+as well, 1.65 / 1.65 / 61.3, 1.42 / 1.71 / 38.0, 1.29 / 1.74 / 27.0 and 1.20 / 1.78 / 12.7 (2026-12-01).
 """
 
 from __future__ import annotations
