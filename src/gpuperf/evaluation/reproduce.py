@@ -21,6 +21,11 @@ Scenarios (feature sets):
   time on the training GPUs along GPU descriptors (``evaluation.gpu_scaling``), ridge-shrunk
   towards the fit pooled over kernels; its "models" (``SCALING_MODELS``) are ridge strengths.
   GPU-wise protocols only. Opt-in;
+- ``same_capability``: no learned model: each launch's geometric-mean time on the training GPUs of
+  the held-out GPU's compute capability (all of them where none shares it), scaled by one law of
+  the GPUs' descriptors (clock, waves of blocks, bandwidth, ...) chosen by an inner leave one GPU
+  out on the training GPUs (``evaluation.same_capability``); its one "model" is ``inner_law``.
+  GPU-wise protocols only;
 - ``roofline/calibrated``: a baseline, run beside the scenarios and never a candidate of nested
   selection: each launch's roofline bound on its GPU (f32 and f64 flops at the peaks, DRAM bytes at
   the bandwidth, at the clocks the GPUs ran at) over an efficiency fitted per kernel on the
@@ -59,6 +64,7 @@ from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.evaluation.gpu_scaling import leave_one_group_out_scaling
 from gpuperf.evaluation.protocols import Evaluation, label_texts, leave_one_group_out
 from gpuperf.evaluation.published import published_per_kernel
+from gpuperf.evaluation.same_capability import leave_one_group_out_same_capability
 from gpuperf.evaluation.tables import (
     LAUNCH_COLUMNS,
     RESOURCE_TIMES,
@@ -84,15 +90,19 @@ GPU_PARAMETERS = (
     "gpu_sms", "gpu_cores", "gpu_clock_mhz", "gpu_memory_bandwidth_gbs", "gpu_l2_bytes",
     "gpu_peak_f32_gflops", "gpu_compute_capability", "gpu_memory_gb",
 )
-SCENARIOS = ("bsp", "select5", "select10", "gpuperf")
+SCENARIOS = ("bsp", "select5", "select10", "gpuperf", "same_capability")
 # Measured, not in the default set: as nested candidates they raised some GPU's leave-one-GPU-out
 # figure by more than 0.02 (transfer: the Maxwell GPUs; transfer_near_bsp: Tesla K40).
 OPT_IN_SCENARIOS = ("transfer", "transfer_bsp", "transfer_near", "transfer_near_bsp", "scaling")
 PROTOCOLS = ("gpu", "architecture", "kernel")
 # Scenarios that need every held-out row's launch measured on training GPUs.
-REFERENCE_SCENARIOS = OPT_IN_SCENARIOS
+REFERENCE_SCENARIOS = (*OPT_IN_SCENARIOS, "same_capability")
 # The ``scaling`` scenario's variants (its models): ridge strength towards the pooled slopes.
 SCALING_MODELS = {"loglinear_free": 0.01, "loglinear": 0.1, "loglinear_pooled": 100.0}
+# The ``same_capability`` scenario's one variant: the scaling law chosen by inner leave one GPU out.
+SAME_CAPABILITY_MODELS = ("inner_law",)
+# Scenarios that fit no learned model: their own variants stand in for the models.
+SCENARIO_VARIANTS = {"scaling": tuple(SCALING_MODELS), "same_capability": SAME_CAPABILITY_MODELS}
 # Training GPUs the ``transfer_near`` reference averages (the nearest by descriptors).
 NEIGHBOURS = 2
 PAPER_MODELS = ("linear", "svr_linear", "random_forest")
@@ -173,6 +183,8 @@ def run_protocol(
         return _run_scaling(table, model, protocol)
     if scenario_name == "roofline":
         return _run_roofline(table, model, protocol)
+    if scenario_name == "same_capability":
+        return _run_same_capability(table, model, protocol)
     chosen = scenario(scenario_name, table)
     estimator = build_model(model, chosen, seed)
     name = f"{scenario_name}/{model}/{protocol}"
@@ -207,6 +219,16 @@ def _run_scaling(table: pd.DataFrame, variant: str, protocol: str) -> Evaluation
                                        name=f"scaling/{variant}/{protocol}")
 
 
+def _run_same_capability(table: pd.DataFrame, variant: str, protocol: str) -> Evaluation:
+    if variant not in SAME_CAPABILITY_MODELS:
+        raise unknown_name_error("same_capability variant", variant, SAME_CAPABILITY_MODELS)
+    if not applies("same_capability", protocol):
+        raise GpuperfError(f"scenario same_capability needs held-out launches measured on training GPUs: not for"
+                           f" protocol {protocol}")
+    return leave_one_group_out_same_capability(table, PROTOCOL_GROUPS[protocol],
+                                               name=f"same_capability/{variant}/{protocol}")
+
+
 def _run_roofline(table: pd.DataFrame, variant: str, protocol: str) -> Evaluation:
     if variant != "calibrated":
         raise unknown_name_error("roofline variant", variant, ("calibrated",))
@@ -220,9 +242,8 @@ def _run_roofline(table: pd.DataFrame, variant: str, protocol: str) -> Evaluatio
 
 
 def scenario_runs(scenarios: Sequence[str], models: Sequence[str]) -> list[str]:
-    """The ``scenario/model`` runs of ``scenarios`` x ``models`` (``scaling``: its own variants)."""
-    return [run for s in scenarios
-            for run in ([f"{s}/{v}" for v in SCALING_MODELS] if s == "scaling" else [f"{s}/{m}" for m in models])]
+    """The ``scenario/model`` runs of ``scenarios`` x ``models`` (``SCENARIO_VARIANTS``: their own variants)."""
+    return [f"{s}/{m}" for s in scenarios for m in SCENARIO_VARIANTS.get(s, models)]
 
 
 def applies(scenario_name: str, protocol: str) -> bool:

@@ -268,7 +268,10 @@ def reproduce_rodinia(
             *(["transfer* runs: the same launch's mean log2 time on the training GPUs (all of them, or for"
                " transfer_near* the two nearest by descriptors; recomputed in every fold from training rows"
                " only) joins gpuperf's / bsp's features; models learn the ratio to it. scaling runs scale each"
-               " launch's training-GPU times log-linearly along GPU descriptors. Not run when a kernel is held"
+               " launch's training-GPU times log-linearly along GPU descriptors. same_capability runs take the"
+               " geometric mean of the launch's times on the training GPUs of the held-out GPU's compute"
+               " capability, scaled by the law (clock, waves, bandwidth, ...) an inner leave one GPU out chose."
+               " Not run when a kernel is held"
                " out (no reference exists)."]
               if set(scenarios) & set(REFERENCE_SCENARIOS) else []),
         ],
