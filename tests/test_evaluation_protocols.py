@@ -482,3 +482,23 @@ def test_a_gpu_gpuperf_does_not_describe_is_found_under_another_spelling_of_its_
     frame = _frame().assign(gpu=lambda f: f["gpu"].map({"A": "Mystery GPU", "B": "mystery gpu", "C": "GTX 680"}))
     evaluation = leave_one_gpu_out(RecordingRegressor(), frame, FEATURES, groups=["MYSTERY-GPU"])
     assert list(evaluation.per_group.index) == ["Mystery GPU"] and evaluation.overall["n"] == 12
+
+
+def _per_group_samples(frame: pd.DataFrame, by: list[str], max_rows: int, seed: int) -> pd.DataFrame:
+    """balanced_subsample as it was: DataFrame.sample on each group's frame, the groups concatenated."""
+    parts = [part.sample(n=max_rows, random_state=seed) if len(part) > max_rows else part
+             for _, part in frame.groupby(by, sort=False, dropna=False)]
+    return pd.concat(parts)
+
+
+def test_balanced_subsample_draws_the_rows_pandas_sample_draws_per_group():
+    """The subsample is drawn from group positions instead of a frame per group (seconds saved per
+    nested run on the Rodinia table): the same rows in the same order, so every figure stays."""
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"kernel": rng.choice(["k1", "k2", "k3"], 400), "gpu": rng.choice(["A", "B", None], 400),
+                          "x": rng.random(400), "n": rng.integers(0, 9, 400)},
+                         index=rng.integers(0, 50, 400))  # repeated, unsorted labels
+    for by, max_rows, seed in ((["kernel", "gpu"], 7, 0), (["gpu"], 40, 3), (["kernel"], 500, 0)):
+        pd.testing.assert_frame_equal(balanced_subsample(frame, by, max_rows, seed),
+                                      _per_group_samples(frame, by, max_rows, seed))
+    assert balanced_subsample(frame.iloc[:0], ["gpu"], 2).empty

@@ -161,11 +161,17 @@ def _refuse_first(frame: pd.DataFrame, bad: pd.Series, column: str, problem: str
 def balanced_subsample(frame: pd.DataFrame, by: Sequence[str], max_rows: int, seed: int = 0) -> pd.DataFrame:
     """At most ``max_rows`` random rows per value of the ``by`` columns (all rows of smaller groups; an
     empty value is a group of its own)."""
-    parts = [
-        part.sample(n=max_rows, random_state=seed) if len(part) > max_rows else part
-        for _, part in frame.groupby(list(by), sort=False, dropna=False)
+    if frame.empty:
+        return frame
+    codes = frame.groupby(list(by), sort=False, dropna=False).ngroup().to_numpy()
+    order = np.argsort(codes, kind="stable")  # each group's positions in turn, groups in order of appearance
+    kept = [
+        # the rows DataFrame.sample(n=max_rows, random_state=seed) draws, without a frame per group
+        positions[np.random.RandomState(seed).choice(len(positions), size=max_rows, replace=False)]
+        if len(positions) > max_rows else positions
+        for positions in np.split(order, np.flatnonzero(np.diff(codes[order])) + 1)
     ]
-    return pd.concat(parts) if parts else frame
+    return frame.take(np.concatenate(kept))
 
 
 def _fit_predict(estimator, train: pd.DataFrame, test: pd.DataFrame, features, target, fit_by):
