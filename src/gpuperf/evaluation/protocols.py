@@ -174,9 +174,10 @@ def balanced_subsample(frame: pd.DataFrame, by: Sequence[str], max_rows: int, se
     return frame.take(np.concatenate(kept))
 
 
-def _fit_predict(estimator, train: pd.DataFrame, test: pd.DataFrame, features, target, fit_by):
+def _fit_predict(estimator, train: pd.DataFrame, test: pd.DataFrame, features, target, fit_by,
+                 fitted: dict | None = None):
     """Predictions for ``test`` (NaN where no model applies) from clones fitted on ``train``, and
-    which of them the model bounded (see :func:`predict_bounded`)."""
+    which of them the model bounded (see :func:`predict_bounded`); ``fitted``: see :func:`fitted_clone`."""
     predicted = pd.Series(np.nan, index=test.index)
     bounded = pd.Series(False, index=test.index)
     if fit_by is None:
@@ -190,9 +191,22 @@ def _fit_predict(estimator, train: pd.DataFrame, test: pd.DataFrame, features, t
     for positions, train_part in parts:
         if len(train_part) == 0:
             continue
-        model = clone(estimator).fit(train_part[list(features)], train_part[target].to_numpy(dtype=float))
+        model = fitted_clone(estimator, train_part[list(features)], train_part[target].to_numpy(dtype=float), fitted)
         predicted.iloc[positions], bounded.iloc[positions] = predict_bounded(model, test.iloc[positions][list(features)])
     return predicted, bounded
+
+
+def fitted_clone(estimator, X: pd.DataFrame, y: np.ndarray, fitted: dict | None = None):
+    """A clone of ``estimator`` fitted on ``X`` and ``y``. With ``fitted`` (a dict kept by the caller for
+    one estimator), a model fitted on the same values in the same order is taken from it instead, and
+    dropped from it: nested selection's inner folds fit each training set for two outer groups."""
+    if fitted is None:
+        return clone(estimator).fit(X, y)
+    key = (tuple(X.columns), pd.util.hash_pandas_object(X, index=False).to_numpy().tobytes(), y.tobytes())
+    model = fitted.pop(key, None)
+    if model is None:
+        model = fitted[key] = clone(estimator).fit(X, y)
+    return model
 
 
 def predict_bounded(model, X) -> tuple[np.ndarray, np.ndarray]:
@@ -248,6 +262,7 @@ def leave_one_group_out(
     seed: int = 0,
     name: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    fitted: dict | None = None,
 ) -> Evaluation:
     """For each value of ``group`` (or those listed in ``groups``): fit on every other row, predict it.
 
@@ -255,7 +270,8 @@ def leave_one_group_out(
     held-out rows whose ``fit_by`` value has no training rows, and rows the model predicts no time for
     (NaN), are left out of the metrics and counted in ``Evaluation.skipped``; an error when none is left.
     ``max_train_rows`` caps the training rows per ``balance_by`` cell (a random subsample).
-    ``progress(done, total)`` is called before the first held-out group and after each.
+    ``progress(done, total)`` is called before the first held-out group and after each. ``fitted``
+    (a dict kept across runs of one estimator) reuses a model fitted on the same training rows (:func:`fitted_clone`).
     """
     columns = _as_columns(group)
     where = name or f"leave-one-{'-'.join(columns)}-out"
@@ -274,7 +290,7 @@ def leave_one_group_out(
     _note_case_twins(wanted, where)
     folds = [(g, labels.ne(g)) for g in wanted]
     evaluation = _run(estimator, frame, features, folds, where, tuple(columns), target, fit_by,
-                      max_train_rows, balance_by, seed, progress)
+                      max_train_rows, balance_by, seed, progress, fitted)
     if evaluation.predictions.empty:  # (one split may have none: a caller running several counts it as skipped)
         why = (f"no held-out row's {', '.join(_as_columns(fit_by))} has training rows outside its group" if fit_by
                else "the model predicts no time (NaN) for every held-out row")
@@ -338,7 +354,7 @@ def _group_text(group: object, whole: bool) -> str:
 
 
 def _run(estimator, frame, features, folds, name, group, target, fit_by, max_train_rows, balance_by, seed,
-         progress=None):
+         progress=None, fitted=None):
     whole = isinstance(max_train_rows, (int, np.integer)) and not isinstance(max_train_rows, bool)
     if max_train_rows is not None and (not whole or max_train_rows < 1):
         raise GpuperfError(f"{name}: max_train_rows {max_train_rows!r} must be a whole number, at least 1 (or None)")
@@ -356,7 +372,7 @@ def _run(estimator, frame, features, folds, name, group, target, fit_by, max_tra
             raise GpuperfError(f"{name}: no measured rows left to test in {fold}: every one is a training row")
         if max_train_rows is not None:
             train = balanced_subsample(train, [c for c in balance_by if c in train.columns], max_train_rows, seed)
-        predicted, bounded = _fit_predict(estimator, train, test, features, target, fit_by)
+        predicted, bounded = _fit_predict(estimator, train, test, features, target, fit_by, fitted)
         kept = predicted.notna()
         if (~kept).any():
             skipped[fold] = int((~kept).sum())

@@ -174,10 +174,12 @@ def build_model(model: str, chosen: Scenario, random_state: int = 0):
 
 
 def run_protocol(
-    table: pd.DataFrame, scenario_name: str, model: str, protocol: str, max_train_rows: int | None = 500, seed: int = 0
+    table: pd.DataFrame, scenario_name: str, model: str, protocol: str, max_train_rows: int | None = 500, seed: int = 0,
+    fitted: dict | None = None,
 ) -> Evaluation:
     """One (scenario, model, protocol) run on ``table`` (see the module docstring), each GPU under its
-    canonical name."""
+    canonical name; ``fitted`` (a dict kept across runs of this scenario and model) reuses models fitted
+    on the same training rows (:func:`~gpuperf.evaluation.protocols.fitted_clone`)."""
     table = _canonical_gpus(table)
     if scenario_name == "scaling":
         return _run_scaling(table, model, protocol)
@@ -198,7 +200,8 @@ def run_protocol(
         return leave_one_group_out_with_reference(estimator, table, chosen.features, PROTOCOL_GROUPS[protocol],
                                                   neighbours=chosen.neighbours, **options)
     fit_by = None if protocol == "kernel" else "kernel"
-    return leave_one_group_out(estimator, table, chosen.features, PROTOCOL_GROUPS[protocol], fit_by=fit_by, **options)
+    return leave_one_group_out(estimator, table, chosen.features, PROTOCOL_GROUPS[protocol], fit_by=fit_by,
+                               fitted=fitted, **options)
 
 
 def _canonical_gpus(table: pd.DataFrame) -> pd.DataFrame:
@@ -325,11 +328,14 @@ def nested_selection(
     table = _canonical_gpus(table)
     labels = label_texts(table[column])  # the groups as the outer folds name them ("k1 " is kernel k1)
     groups = sorted(labels.unique())
+    # With GPUs (kernels) g and h out, the inner fold of h under outer group g trains on the rows of
+    # the inner fold of g under h: one fit serves both.
+    fitted: dict[str, dict] = {c: {} for c in candidates}
 
     def choose(group: str) -> tuple[pd.DataFrame, dict]:
         inner_rows = table[labels != group]
         inner = {c: run_protocol(inner_rows, *c.split("/"), INNER_PROTOCOLS[protocol], inner_max_train_rows,
-                                 seed).predictions for c in candidates}
+                                 seed, fitted[c]).predictions for c in candidates}
         ranked = sorted(candidates, key=lambda c: macro_score(inner[c]))
         options = {c: [c] for c in candidates}
         options |= {f"vote({', '.join(ranked[:k])})": ranked[:k] for k in VOTE_SIZES if k <= len(ranked)}
