@@ -77,12 +77,13 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
         X, y = validate_data(self, X, y, y_numeric=True)
         y = y.astype(float)
         self._X, self._y = X.astype(float), y
+        self._X_by_feature = np.ascontiguousarray(self._X.T)  # one row per feature, for the splits
         self._root_std = float(np.std(y))
         self._nodes: list[dict] = []
         root = self._grow(np.arange(len(y)), depth=0)
         self._fit_models(root)
         self._compile(root)
-        del self._X, self._y, self._nodes, self._root_std
+        del self._X, self._X_by_feature, self._y, self._nodes, self._root_std
         return self
 
     def _new_node(self, rows: np.ndarray) -> int:
@@ -107,29 +108,32 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
         return node
 
     def _best_split(self, rows: np.ndarray) -> tuple[int, float] | None:
-        """The (feature, threshold) with the largest standard-deviation reduction, or None."""
+        """The (feature, threshold) with the largest standard-deviation reduction, or None.
+
+        Every feature's sorted prefix sums at once (one row per feature): each row's sums, cumulative
+        sums and arithmetic are those of that feature alone, so the splits are the same as one by one."""
         y = self._y[rows] - self._y[rows].mean()
         n, m, node_std = len(rows), self.min_samples_leaf, float(np.std(y))
         best, best_gain = None, 0.0
         sizes = np.arange(1, n)  # left part holds the first `size` sorted rows
-        for feature in range(self._X.shape[1]):
-            x = self._X[rows, feature]
-            order = np.argsort(x, kind="stable")
-            xs, ys = x[order], y[order]
-            s1, s2 = np.cumsum(ys)[:-1], np.cumsum(ys**2)[:-1]
-            t1, t2 = ys.sum(), (ys**2).sum()
-            var_left = np.maximum(s2 / sizes - (s1 / sizes) ** 2, 0.0)
-            var_right = np.maximum((t2 - s2) / (n - sizes) - ((t1 - s1) / (n - sizes)) ** 2, 0.0)
-            weighted = sizes / n * np.sqrt(var_left) + (n - sizes) / n * np.sqrt(var_right)
-            valid = (xs[1:] > xs[:-1]) & (sizes >= m) & (n - sizes >= m)
-            if not valid.any():
-                continue
-            weighted = np.where(valid, weighted, np.inf)
-            i = int(np.argmin(weighted))
-            gain = node_std - weighted[i]
+        x = np.ascontiguousarray(self._X_by_feature[:, rows])
+        order = np.argsort(x, axis=1, kind="stable")
+        xs, ys = np.take_along_axis(x, order, axis=1), np.ascontiguousarray(y[order])
+        s1, s2 = np.cumsum(ys, axis=1)[:, :-1], np.cumsum(ys**2, axis=1)[:, :-1]
+        t1, t2 = ys.sum(axis=1, keepdims=True), (ys**2).sum(axis=1, keepdims=True)
+        var_left = np.maximum(s2 / sizes - (s1 / sizes) ** 2, 0.0)
+        var_right = np.maximum((t2 - s2) / (n - sizes) - ((t1 - s1) / (n - sizes)) ** 2, 0.0)
+        weighted = sizes / n * np.sqrt(var_left) + (n - sizes) / n * np.sqrt(var_right)
+        valid = (xs[:, 1:] > xs[:, :-1]) & (sizes >= m) & (n - sizes >= m)
+        weighted = np.where(valid, weighted, np.inf)
+        picks = np.argmin(weighted, axis=1)
+        for feature in np.flatnonzero(valid.any(axis=1)):
+            i = int(picks[feature])
+            gain = node_std - weighted[feature, i]
             if gain > best_gain + 1e-12 * (abs(best_gain) + 1.0):
-                middle = float((xs[i] + xs[i + 1]) / 2)  # two adjacent floats' mean rounds to one of them
-                best, best_gain = (feature, middle if middle < xs[i + 1] else float(xs[i])), gain
+                low, high = xs[feature, i], xs[feature, i + 1]
+                middle = float((low + high) / 2)  # two adjacent floats' mean rounds to one of them
+                best, best_gain = (int(feature), middle if middle < high else float(low)), gain
         return best
 
     def _fit_models(self, node: int) -> float:
