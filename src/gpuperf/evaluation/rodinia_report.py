@@ -60,8 +60,8 @@ from gpuperf.models.selection import mutual_information_ranking
 
 # The quick set: the analytical model's features and gpuperf's own (launch, GPU descriptors and
 # resource times, which see f64 work at each GPU's f64 peak), each with gradient-boosted trees and
-# a random forest, and their nested selection.
-QUICK_SCENARIOS, QUICK_MODELS = ("bsp", "gpuperf"), ("gbt", "random_forest")
+# a random forest, the same-capability scaled reference, and their nested selection.
+QUICK_SCENARIOS, QUICK_MODELS = ("bsp", "gpuperf", "same_capability"), ("gbt", "random_forest")
 # The run that predicts a GPU from launches profiled on another (the paper's random forest on the
 # analytical model's inputs).
 ELSEWHERE_SCENARIO, ELSEWHERE_MODEL = "bsp", "random_forest"
