@@ -225,6 +225,43 @@ def test_a_warp_stepping_downwards_with_an_unknown_offset_is_aligned_as_one_step
         assert lines_touched(((0, stride),), (32, 1, 1), 4, 32, None, None) == (4.0, 1, 1)
 
 
+@pytest.mark.parametrize(("offset", "sizes", "expected"), [
+    (0, {}, (1.0, 4.0, "known")),
+    (3, {}, (2.0, 5.0, "known")),  # bytes 12..139 of the buffer: two lines, five sectors
+    ("off", {"off": 3}, (2.0, 5.0, "known")),  # an offset that is a size parameter, given
+])
+def test_an_arrays_own_offset_shifts_the_lines_a_warp_spans(offset, sizes, expected):
+    """a[32 g + x] of an array starting ``offset`` floats into its buffer (loopy adds the offset to
+    the index): 32 lanes read 32 consecutive floats from there."""
+    import loopy as lp
+
+    from gpuperf.features.access import warp_accesses
+    from gpuperf.kernels.kernel import kernel_from_program
+
+    program = lp.make_kernel(("[off] -> " if sizes else "") + "{[g,x]: 0<=g<4 and 0<=x<32}", "out[g*32 + x] = a[x + 32*g]",
+                             [lp.GlobalArg("a", np.float32, shape=(1000,), offset=offset),
+                              lp.GlobalArg("out", np.float32, shape=(128,)), *([lp.ValueArg("off", np.int32)] if sizes else [])],
+                             name="shifted", lang_version=lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2)
+    program = lp.tag_inames(program, {"g": "g.0", "x": "l.0"})
+    found = {a.variable: a for a in warp_accesses(kernel_from_program(program, "shifted", "test"), sizes).accesses}
+    assert (found["a"].lines, found["a"].sectors, found["a"].alignment) == expected
+
+
+def test_an_offset_given_at_run_time_leaves_the_alignment_assumed():
+    import loopy as lp
+
+    from gpuperf.features.access import warp_accesses
+    from gpuperf.kernels.kernel import kernel_from_program
+
+    program = lp.make_kernel("{[g,x]: 0<=g<4 and 0<=x<32}", "out[g*32 + x] = a[x + 32*g]",
+                             [lp.GlobalArg("a", np.float32, shape=(1000,), offset=lp.auto),
+                              lp.GlobalArg("out", np.float32, shape=(128,))],
+                             name="shifted", lang_version=lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2)
+    program = lp.tag_inames(program, {"g": "g.0", "x": "l.0"})
+    found = {a.variable: a for a in warp_accesses(kernel_from_program(program, "shifted", "test"), {}).accesses}
+    assert found["a"].alignment == "assumed" and (found["a"].lines, found["a"].sectors) == (1.0, 4.0)
+
+
 def test_a_local_iname_starting_above_zero_shifts_lane_0():
     """Blocks of 40 floats (160 bytes); lanes 0..7 read elements 2..9, bytes 8..39 of the block: two
     32-byte sectors. Lane 0 starts 8, 40, 72 or 104 bytes into a 128-byte line (one line, or two from

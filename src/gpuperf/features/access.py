@@ -8,12 +8,13 @@ group's warps). Times the element size and divided by the line size (128 bytes f
 lines, 32 bytes for sectors), the number of distinct values is the number of lines the warp touches.
 The strides come from the index expressions (loopy's ``lid_strides``) evaluated at the sizes.
 
-Alignment. Arrays are assumed to start on a line boundary (cudaMalloc and OpenCL buffers are
-aligned to at least 256 bytes). Where the whole index is affine in the inames and size
+Alignment. Buffers are assumed to start on a line boundary (cudaMalloc and OpenCL buffers are
+aligned to at least 256 bytes), and an array at its loopy ``offset`` into its buffer. Where the whole index is affine in the inames and size
 parameters, the byte offsets modulo the line size that lane 0 can start at follow from the
 index's constant part and the values of the other inames (work-group ids, sequential loops, the
 other warps' first lanes): the lines are averaged over those distinct offsets, each counted once.
-Only where the index is not known (loopy's statistics path) is lane 0 assumed to start a line.
+Where that offset is not known (loopy's statistics path, an index whose non-lane part is not
+affine, an array offset given at run time) the warp's lowest address is assumed to start a line.
 
 Masked lanes. Where the domain switches some work-items off for an access (a prefetch's fetch
 loop, whose last pass over a tile runs on a few lanes; ``gpuperf.features.lanes``), only the lanes

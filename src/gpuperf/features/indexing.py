@@ -137,11 +137,17 @@ def index_pattern(kernel: lp.LoopKernel, domains: Domains, array, index: tuple) 
         if iname in lanes:  # loopy's local iname is the local id plus the iname's first value
             offset = total([offset, product([strides.get(iname, 0), domains.first(iname)])])
     outer = tuple(sorted((i, c) for i, c in strides.items() if i not in lanes))
+    base = getattr(array, "offset", 0) or 0  # the array's own start in its buffer (loopy adds it to the index)
+    run_time_base = base is lp.auto or (isinstance(base, str) and base not in size_params(kernel))
+    if not run_time_base:
+        offset = total([offset, prim.Variable(base) if isinstance(base, str) else base])
     data = (variables(offset) | set().union(*(variables(c) for c in strides.values()))) - size_params(kernel)
     if data:  # a value read from memory (a temporary) may differ from lane to lane: no stride or offset is known
         axes = {domains.hw_axes[i][1] for i in inames if domains.is_local(i)}
         unknown = tuple((axis, None) for axis in sorted(axes))
         return IndexPattern(unknown, None, None, f"index depends on data ({', '.join(sorted(data))})")
+    if run_time_base:  # an offset passed at run time (lp.auto, or an argument that is no size): alignment assumed
+        return IndexPattern(tuple(sorted(lid_strides.items())), None, None, None)
     return IndexPattern(tuple(sorted(lid_strides.items())), offset, outer, None)
 
 
