@@ -181,6 +181,48 @@ def test_a_fetch_pass_whose_extent_depends_on_the_sizes_still_counts_only_its_la
     assert at_10["global_loads_per_thread"] == 12 / 16 and at_10["threads"] == 16
 
 
+def _lanes_by_size(name: str, sizes: dict[str, int]) -> dict:
+    return extract_features(get_kernel(f"{KERNELS}:{name}"), sizes)
+
+
+def _sectors(first: int, last: int) -> int:
+    """32-byte sectors of the floats first..last (from a 128-byte line's start) one warp touches."""
+    return last // 8 - first // 8 + 1
+
+
+@pytest.mark.parametrize("m", [4, 16])
+def test_lanes_a_size_bounded_loop_switches_off_are_left_out(m):
+    """wavefront: in pass k of m, lanes 0..k load (each pass from a line's start); the size-free
+    constraints leave k unbounded, and every lane of every pass was counted (8 loads per thread at
+    m = 16 where the lanes make 4.25, 4 sectors per request where they touch 1.5)."""
+    counted = _lanes_by_size("wavefront", {"n": 1, "m": m})
+    active = [min(k + 1, 32) for k in range(m)]
+    assert counted["global_loads_per_thread"] == sum(active) / 32  # 4.25 at m = 16
+    assert counted["sectors_per_warp_access"] == pytest.approx(np.mean([_sectors(0, a - 1) for a in active]))
+
+
+@pytest.mark.parametrize("m", [8, 31, 32])
+def test_a_size_bounded_loop_shorter_than_the_mask_keeps_its_lanes(m):
+    """lu_columns: in pass k of m, lanes k..31 load (floats k..31 of a line). The size-free mask holds
+    32 passes; at m < 32 loopy's box differs and every lane of every pass was counted (31 loads per
+    thread at m = 31 where the lanes make 16.47, 4 sectors per request where they touch 2.55)."""
+    counted = _lanes_by_size("lu_columns", {"n": 1, "m": m})
+    passes = range(min(m, 32))
+    assert counted["global_loads_per_thread"] == sum(32 - k for k in passes) / 32  # 527 / 32 at m = 31
+    assert counted["sectors_per_warp_access"] == pytest.approx(np.mean([_sectors(k, 31) for k in passes]))
+
+
+@pytest.mark.parametrize("n", [64, 128])
+def test_rows_of_a_triangle_bounded_by_a_size_count_their_lanes(n):
+    """triangle_rows: group g of n loads row g's first min(g + 1, 64) floats, one request per warp with
+    a lane on; every lane of every group was counted (1 load per thread where they make 0.508 at n = 64)."""
+    counted = _lanes_by_size("triangle_rows", {"n": n})
+    active = [min(g + 1, 64) for g in range(n)]
+    warps = [(0, min(a, 32) - 1) for a in active] + [(0, a - 33) for a in active if a > 32]
+    assert counted["global_loads_per_thread"] == sum(active) / (64 * n)  # 0.5078125 at n = 64
+    assert counted["sectors_per_warp_access"] == pytest.approx(np.mean([_sectors(*w) for w in warps]))
+
+
 @pytest.mark.parametrize("name", ["partial_lane", "partial_lane_uniform"])
 def test_an_access_on_16_of_256_lanes_is_one_warp_request_per_group(name):
     """At n = 4096, 16 groups of 256 work-items; the part runs on lanes 0..15 of each: warp 0 alone

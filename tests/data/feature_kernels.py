@@ -345,3 +345,27 @@ def selected_store():
 def wide_group_copy():
     """b[i] = a[i] in work-groups of 2048: more work-items than an NVIDIA block may have."""
     return _one_dimensional("wide_group_copy", "b[i] = a[i]", "a,b", group=2048)
+
+
+def _lanes_by_size(name: str, domain: str, index: str, shape: str, params: str, assumptions: str):
+    k = lp.make_kernel(domain, f"out[{index}] = a[{index}]",
+                       [lp.GlobalArg("a,out", np.float32, shape=(shape,)), lp.ValueArg(params, np.int32)],
+                       assumptions=assumptions, lang_version=(2018, 2), name=name)
+    return lp.tag_inames(k, {"g": "g.0", "x": "l.0"})
+
+
+def wavefront():
+    """out = a over m passes k of 32 lanes, lane x taking part once k >= x (a loop whose length is a size)."""
+    return _lanes_by_size("wavefront", "{[g,x,k]: 0<=g<n and 0<=x<32 and 0<=k<m and x<=k}", "g*32*m + k*32 + x",
+                          "n*32*m", "n,m", "n>=1 and m>=1")
+
+
+def lu_columns():
+    """As wavefront with lane x taking part while k <= x (the columns left of an LU step's pivot)."""
+    return _lanes_by_size("lu_columns", "{[g,x,k]: 0<=g<n and 0<=x<32 and 0<=k<m and k<=x}", "g*32*m + k*32 + x",
+                          "n*32*m", "n,m", "n>=1 and m>=1")
+
+
+def triangle_rows():
+    """Group g copies row g of a lower-triangular n x 64 matrix: lanes x <= g."""
+    return _lanes_by_size("triangle_rows", "{[g,x]: 0<=g<n and 0<=x<64 and x<=g}", "64*g + x", "64*n", "n", "n>=64")

@@ -36,10 +36,10 @@ from gpuperf.errors import GpuperfError
 from gpuperf.files import cache_root, write_cache_file
 from gpuperf.features.domains import Expr, product, total
 from gpuperf.features.expressions import Evaluator
-from gpuperf.features.lanes import LaneMask
+from gpuperf.features.lanes import LaneMask, LaneRecipe, mask_at_sizes
 
 SUBGROUP_SIZE = 32
-FORMAT_VERSION = 8  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
+FORMAT_VERSION = 9  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
 
 
 def dtype_name(dtype: Any) -> str:
@@ -76,6 +76,7 @@ class AccessRecord:
     problem: str | None = None
     instruction: str = ""
     lanes: LaneMask | None = None  # the work-items that make it, where the domain switches some off
+    lane_recipe: LaneRecipe | None = None  # builds the mask at given sizes, where ``lanes`` misses some
     vector: int = 1  # elements one access moves (a float4 access: 4 of ``count``'s elements)
     atomic: bool = False  # the load or store of an atomic update (a read-modify-write by the memory system)
 
@@ -147,6 +148,7 @@ class SymbolicCounts:
             outer = [(next(numbers), next(numbers), next(numbers)) for _ in access.outer or ()]
             box = next(numbers)
             masked = access.lanes is not None and (access.lanes.box_at_sizes is None or box == access.lanes.box)
+            at_sizes = None if masked or access.lane_recipe is None else mask_at_sizes(access.lane_recipe, values)
             accesses.append(
                 EvaluatedAccess(
                     record=access,
@@ -155,6 +157,7 @@ class SymbolicCounts:
                     offset=None if access.offset is None else offset,
                     outer=None if access.outer is None else outer,
                     masked=masked,
+                    at_sizes=at_sizes,
                 )
             )
         syncs = {key: next(numbers) for key in self.syncs}
@@ -201,11 +204,12 @@ class EvaluatedAccess:
     offset: int | None
     outer: list[tuple[int, int, int]] | None  # (stride, first value, number of values) per other iname
     masked: bool = True  # whether the record's lane mask holds at these sizes
+    at_sizes: LaneMask | None = None  # where it does not: the mask built at these sizes (the record's recipe)
 
     @property
     def lanes(self) -> LaneMask | None:
         """The work-items that make the access at these sizes (None: every lane of the box)."""
-        return self.record.lanes if self.masked else None
+        return self.record.lanes if self.masked else self.at_sizes
 
     @property
     def stride_class(self) -> str:

@@ -41,7 +41,7 @@ from loopy.kernel.instruction import (
 from gpuperf.errors import GpuperfError
 from gpuperf.features.counts import AccessRecord, SymbolicCounts
 from gpuperf.features.domains import Domains, Expr, NeedsPreprocessing, Unsupported, product, size_params, total
-from gpuperf.features.lanes import lane_mask
+from gpuperf.features.lanes import lane_masks
 from gpuperf.features.walker import Walker
 
 __all__ = ["Unsupported", "fast_counts", "structure_only"]
@@ -124,6 +124,7 @@ def _count(program: lp.TranslationUnit, kernel: lp.LoopKernel, preprocessed: boo
         if pattern.outer_strides is not None:
             outer_names = [i for i, _ in pattern.outer_strides]
             outer = tuple((stride, domains.first(i), domains.extents[i]) for i, stride in pattern.outer_strides)
+        lanes, lane_recipe = lane_masks(domains, context, outer_names, access.granularity == "subgroup")
         accesses.append(
             AccessRecord(
                 space=access.space,
@@ -137,7 +138,8 @@ def _count(program: lp.TranslationUnit, kernel: lp.LoopKernel, preprocessed: boo
                 outer=outer,
                 problem=pattern.problem,
                 instruction=insn_id,
-                lanes=lane_mask(domains, context, outer_names, access.granularity == "subgroup"),
+                lanes=lanes,
+                lane_recipe=lane_recipe,
                 vector=access.vector,
                 atomic=access.atomic,
             )

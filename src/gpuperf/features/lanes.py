@@ -16,13 +16,24 @@ axis. Constraints with a size parameter are left out: they bound the problem (``
 edge, where every lane still counts. Where such a bound also clips the tied inames' extents (a fetch
 loop over ``min(2, ...)`` passes when the sizes are not known to divide the tile), the mask holds at
 the sizes where the domain's box equals the mask's own (every pass, as at all but the smallest
-sizes); at other sizes the access keeps loopy's box count.
+sizes).
+
+Where a size parameter bounds a loop that a local id is tied to (``0 <= k < m and x <= k``: lane
+``x`` takes part in the passes ``k >= x``; row ``g`` of a triangle, ``x <= g < n``), the constraints
+without one leave the tied inames unbounded, or the domain's box at the sizes differs from the
+mask's own. Such an access keeps a :class:`LaneRecipe`, and the mask is built again at each set of
+sizes it is evaluated at (:func:`mask_at_sizes`): the sizes fixed, the constraints with a size
+parameter kept where they bound no local id (a loop's or a group index's bounds), still left out
+where they do (the problem's edge). Where an iname's values there are not its extent in the box (a
+bound left out clips the box: a fetch's one pass over the 12 floats of a tile at n = 10), past
+``MAX_POINTS`` or past ``MAX_CHUNKS``, the access keeps loopy's box count.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import product as cartesian
 from typing import Any
 
@@ -30,6 +41,7 @@ import islpy as isl
 import numpy as np
 
 from gpuperf.features.domains import Domains, Expr, product
+from gpuperf.features.expressions import evaluate
 
 WARP_SIZE = 32
 MAX_POINTS = 1 << 16  # larger tied domains are not enumerated (no mask)
@@ -87,13 +99,22 @@ def local_ids(local: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray, np.n
     return items % local[0], (items // local[0]) % local[1], items // (local[0] * local[1])
 
 
-def _size_free(basic: isl.BasicSet, names: list[str], local_names: list[str]) -> isl.Set:
+def _size_free(basic: isl.BasicSet, names: list[str], local_names: list[str],
+               sizes: dict[str, int] | None = None) -> isl.Set:
     """``basic``'s constraints without a size parameter or an existential variable (the sizes'
-    ``n mod 16 = 0``), on the inames of ``names`` they tie to ``local_names``."""
+    ``n mod 16 = 0``), on the inames of ``names`` they tie to ``local_names``. With ``sizes``, those
+    sizes fixed and the constraints with a size parameter kept too where they bound no local iname."""
     basic = basic.remove_divs()
     params = basic.dim(isl.dim_type.param)
-    kept = [c for c in basic.get_constraints() if not c.involves_dims(isl.dim_type.param, 0, params)]
     position = {name: pos for name, (_, pos) in basic.get_var_dict(isl.dim_type.set).items()}
+
+    def kept_constraint(constraint: isl.Constraint) -> bool:
+        if not constraint.involves_dims(isl.dim_type.param, 0, params):
+            return True
+        return sizes is not None and not any(constraint.involves_dims(isl.dim_type.set, position[n], 1)
+                                             for n in local_names)
+
+    kept = [c for c in basic.get_constraints() if kept_constraint(c)]
     tied = set(local_names)
     grown = True
     while grown:  # the inames reachable from the local ones through the kept constraints
@@ -106,6 +127,9 @@ def _size_free(basic: isl.BasicSet, names: list[str], local_names: list[str]) ->
     free = isl.BasicSet.universe(basic.space)
     for constraint in kept:
         free = free.add_constraint(constraint)
+    for name, (_, pos) in basic.get_var_dict(isl.dim_type.param).items():
+        if sizes is not None and name in sizes:
+            free = free.fix_val(isl.dim_type.param, pos, sizes[name])
     free_set = free.to_set().project_out_except(sorted(tied), [isl.dim_type.set])
     return free_set.project_out(isl.dim_type.param, 0, free_set.dim(isl.dim_type.param))
 
@@ -122,15 +146,16 @@ class _Tied:
     spans: dict[str, int]
 
 
-def _tied(domains: Domains, names: list[str]) -> _Tied | None:
+def _tied(domain: isl.BasicSet, names: list[str], local: dict[str, int],
+          sizes: dict[str, int] | None) -> _Tied | None:
     """The lanes one component's inames within the access's loops allow (None: too many points)."""
-    free = _size_free(domains.components[names[0]].domain, names, [n for n in names if domains.is_local(n)])
+    free = _size_free(domain, names, [n for n in names if n in local], sizes)
     order = list(free.get_var_dict(isl.dim_type.set))
     points = _points(free)
     if not points:
         return None
-    local_inames = tuple(n for n in order if domains.is_local(n))
-    others = tuple(n for n in order if not domains.is_local(n))
+    local_inames = tuple(n for n in order if n in local)
+    others = tuple(n for n in order if n not in local)
     column = {n: order.index(n) for n in order}
     firsts = {n: min(p[column[n]] for p in points) for n in order}
     spans = {n: max(p[column[n]] for p in points) - firsts[n] + 1 for n in order}
@@ -141,10 +166,11 @@ def _tied(domains: Domains, names: list[str]) -> _Tied | None:
     return _Tied(local_inames, others, allowed, spans)
 
 
-def _chunks(domains: Domains, parts: list[_Tied], local: tuple[int, int, int]) -> list[tuple[tuple[int, ...], bytes]]:
+def _chunks(axes: dict[str, int], parts: list[_Tied],
+            local: tuple[int, int, int]) -> list[tuple[tuple[int, ...], bytes]]:
     """Every combination of the components' tied values, with the work-items it leaves on."""
     ids = local_ids(local)
-    lane_keys = [[tuple(int(v) for v in key) for key in zip(*(ids[domains.hw_axes[n][1]] for n in part.local_inames))]
+    lane_keys = [[tuple(int(v) for v in key) for key in zip(*(ids[axes[n]] for n in part.local_inames))]
                  for part in parts]
     chunks = []
     for combination in cartesian(*(sorted(part.allowed.items()) for part in parts)):
@@ -158,13 +184,25 @@ def _chunks(domains: Domains, parts: list[_Tied], local: tuple[int, int, int]) -
     return chunks
 
 
-def lane_mask(domains: Domains, context: frozenset[str], outer_inames: list[str] | None,
-              per_subgroup: bool = False) -> LaneMask | None:
-    """The mask of an access made within ``context`` (None: every lane of the group makes it).
+@dataclass(frozen=True)
+class LaneRecipe:
+    """What an access's mask is built from: each domain component of its local inames (isl text)
+    with its inames within the access's loops, the local inames' axes, the group, every such
+    iname's extent (loopy's box, an expression of the sizes), the access's non-local index inames
+    (``outer_inames`` of :func:`lane_mask`) and whether it is counted per sub-group."""
 
-    ``outer_inames`` are the non-local inames of the access's index in the order of its ``outer``
-    (None where the index is not affine); ``per_subgroup``: the access is counted per sub-group, as
-    loopy counts an index uniform across the lanes (``runs_per_group_item``)."""
+    components: tuple[tuple[str, tuple[str, ...]], ...]
+    axes: tuple[tuple[str, int], ...]
+    local: tuple[int, int, int]
+    extents: tuple[tuple[str, Expr], ...]
+    outer_inames: tuple[str, ...] | None
+    per_subgroup: bool
+    params: tuple[str, ...]  # the size parameters the components depend on
+
+
+def lane_recipe(domains: Domains, context: frozenset[str], outer_inames: list[str] | None,
+                per_subgroup: bool = False) -> LaneRecipe | None:
+    """What the mask of an access made within ``context`` is built from (None: no mask at any sizes)."""
     if not domains.is_split:  # a domain tree: no mask
         return None
     local_inames = sorted(i for i in context if domains.is_local(i))
@@ -172,36 +210,93 @@ def lane_mask(domains: Domains, context: frozenset[str], outer_inames: list[str]
     if not local_inames or len(set(axes)) != len(axes):
         return None
     _, local = domains.grid
-    components = {id(domains.components[i]): domains.components[i] for i in local_inames}.values()
+    components = list({id(domains.components[i]): domains.components[i] for i in local_inames}.values())
     if all(len(c.names) == 1 and domains.extents[c.names[0]] == local[domains.hw_axes[c.names[0]][1]]
            for c in components):
         return None  # each local iname alone in its component, over the whole group: nothing to enumerate
-    parts = [_tied(domains, [n for n in c.names if n in context]) for c in components]
+    names = [tuple(n for n in c.names if n in context) for c in components]
+    params = sorted({p for c in components for p in c.domain.get_var_dict(isl.dim_type.param)})
+    return LaneRecipe(components=tuple((str(c.domain), inames) for c, inames in zip(components, names)),
+                      axes=tuple(zip(local_inames, axes)), local=tuple(local),  # type: ignore[arg-type]
+                      extents=tuple((n, domains.extents[n]) for inames in names for n in inames),
+                      outer_inames=None if outer_inames is None else tuple(outer_inames),
+                      per_subgroup=per_subgroup, params=tuple(params))
+
+
+def _build(recipe: LaneRecipe, sizes: dict[str, int] | None) -> tuple[LaneMask | None, bool]:
+    """The mask from ``recipe``, without the size constraints or at ``sizes``, and whether it is
+    missing because a component's tied set is unbounded or too large to enumerate."""
+    local = recipe.local
+    axes = dict(recipe.axes)
+    parts = [_tied(isl.BasicSet(text), list(inames), axes, sizes) for text, inames in recipe.components]
     if any(part is None for part in parts):
-        return None
+        return None, True
     tied = [n for part in parts for n in part.others]  # type: ignore[union-attr]
     if math.prod(len(part.allowed) for part in parts) > MAX_CHUNKS:  # type: ignore[union-attr]
-        return None
+        return None, False
     group = math.prod(local)
-    on_axis = dict(zip(axes, local_inames))
-    extents = domains.extents
+    on_axis = {axis: name for name, axis in recipe.axes}
+    extents: dict[str, Any] = dict(recipe.extents)
+    if sizes is not None:
+        memo: dict[int, tuple[Any, Any]] = {}
+        extents = {n: int(evaluate(e, sizes, memo)) for n, e in extents.items()}
     spans = {n: span for part in parts for n, span in part.spans.items()}  # type: ignore[union-attr]
-    fixed = all(isinstance(extents[n], int) for n in tied + local_inames)
+    if sizes is not None and any(spans[n] != extents[n] for n in spans):
+        return None, False  # the box is clipped by a bound left out (a fetch's tile at the array's end)
+    fixed = all(isinstance(extents[n], int) for n in tied + list(axes))
 
     def box_factors(extent: dict[str, Any]) -> list[Any]:
         """The box's factors from the inames' extents: the tied inames', then the work-items'."""
-        items = [group] if per_subgroup else [extent[on_axis[axis]] if axis in on_axis else local[axis]
-                                              for axis in range(3)]
+        items = [group] if recipe.per_subgroup else [extent[on_axis[axis]] if axis in on_axis else local[axis]
+                                                     for axis in range(3)]
         return [extent[n] for n in tied] + items
 
     factors = box_factors(extents if fixed else spans)
     outer_box, item_box = math.prod(factors[:len(tied)]), math.prod(factors[len(tied):])
-    chunks = _chunks(domains, parts, local)  # type: ignore[arg-type]
+    chunks = _chunks(axes, parts, local)  # type: ignore[arg-type]
+    if outer_box <= 0 or item_box <= 0:
+        return None, False  # no pass at these sizes
     if len(chunks) == outer_box and item_box == group and all(all(mask) for _, mask in chunks):
-        return None  # the box is full: every lane of every pass
+        return None, False  # the box is full: every lane of every pass
+    outer_inames = recipe.outer_inames
     positions = tuple(outer_inames.index(n) if outer_inames and n in outer_inames else -1 for n in tied)
     box_at_sizes = None if fixed else product(box_factors(extents))
-    return LaneMask(positions=positions, chunks=tuple(chunks), box=outer_box * item_box, box_at_sizes=box_at_sizes)
+    mask = LaneMask(positions=positions, chunks=tuple(chunks), box=outer_box * item_box, box_at_sizes=box_at_sizes)
+    return mask, False
+
+
+def lane_masks(domains: Domains, context: frozenset[str], outer_inames: list[str] | None,
+               per_subgroup: bool = False) -> tuple[LaneMask | None, LaneRecipe | None]:
+    """The mask of an access made within ``context`` without its size constraints (as
+    :func:`lane_mask`), and the recipe to build it at given sizes where that mask does not hold at
+    all of them (its tied set unbounded or too large without the sizes, or its box depending on them)."""
+    recipe = lane_recipe(domains, context, outer_inames, per_subgroup)
+    if recipe is None:
+        return None, None
+    mask, unenumerated = _build(recipe, None)
+    sized = unenumerated or (mask is not None and mask.box_at_sizes is not None)
+    return mask, recipe if sized and recipe.params else None
+
+
+def lane_mask(domains: Domains, context: frozenset[str], outer_inames: list[str] | None,
+              per_subgroup: bool = False) -> LaneMask | None:
+    """The mask of an access made within ``context`` (None: every lane of the group makes it).
+
+    ``outer_inames`` are the non-local inames of the access's index in the order of its ``outer``
+    (None where the index is not affine); ``per_subgroup``: the access is counted per sub-group, as
+    loopy counts an index uniform across the lanes (``runs_per_group_item``)."""
+    recipe = lane_recipe(domains, context, outer_inames, per_subgroup)
+    return None if recipe is None else _build(recipe, None)[0]
+
+
+def mask_at_sizes(recipe: LaneRecipe, sizes: dict[str, int]) -> LaneMask | None:
+    """The mask ``recipe`` gives at ``sizes`` (None: every lane of the box, or too many to enumerate)."""
+    return _mask_at(recipe, tuple((p, int(sizes[p])) for p in recipe.params if p in sizes))
+
+
+@lru_cache(maxsize=4096)
+def _mask_at(recipe: LaneRecipe, sizes: tuple[tuple[str, int], ...]) -> LaneMask | None:
+    return _build(recipe, dict(sizes))[0]
 
 
 def made_count(count: float, mask: LaneMask | None) -> float:
