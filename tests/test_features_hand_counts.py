@@ -557,3 +557,27 @@ def test_an_index_read_into_a_temporary_is_counted_as_the_same_index_read_in_pla
     assert counted[1]["global_loads"] == counted[0]["global_loads"] == 8192
     classes = [{k: v for k, v in c.items() if "_stride" in k or "nonaffine" in k} for c in counted]
     assert classes[1] == classes[0] and "global_loads_f32_stride0" not in classes[1]
+
+
+def test_sequential_loops_bounded_by_one_another_count_their_passes():
+    """sequential_triangle: k < 4 and j <= k make 10 passes, each a load of a per work-item; loopy's
+    box (4 x 4) counted 16."""
+    counted = extract_features(get_kernel(f"{KERNELS}:sequential_triangle"))
+    assert (counted["global_loads_per_thread"], counted["global_stores_per_thread"]) == (10, 1)
+    assert counted["global_loads"] == 16 * 64  # the totals stay loopy's box count
+
+
+@pytest.mark.parametrize("m", [1, 4, 7, 100])
+def test_size_bounded_sequential_loops_bounded_by_one_another_count_their_passes(m):
+    """sequential_triangle_m: k < m and j <= k make m(m+1)/2 passes (5050 at m = 100, where the box is 10,000)."""
+    counted = _lanes_by_size("sequential_triangle_m", {"m": m})
+    assert counted["global_loads_per_thread"] == m * (m + 1) / 2
+
+
+@pytest.mark.parametrize("m", [4, 40])
+def test_sequential_triangle_and_switched_off_lanes_both_leave_out_their_share(m):
+    """wavefront_triangle: pass k on lanes x <= k, each summing over j <= i < 4 (10 of loopy's 16)."""
+    counted = _lanes_by_size("wavefront_triangle", {"n": 1, "m": m})
+    active = sum(min(k + 1, 32) for k in range(m))
+    assert counted["global_loads_per_thread"] == 10 * active / 32  # 245 at m = 40
+    assert counted["global_stores_per_thread"] == active / 32

@@ -369,3 +369,34 @@ def lu_columns():
 def triangle_rows():
     """Group g copies row g of a lower-triangular n x 64 matrix: lanes x <= g."""
     return _lanes_by_size("triangle_rows", "{[g,x]: 0<=g<n and 0<=x<64 and x<=g}", "64*g + x", "64*n", "n", "n>=64")
+
+
+def _sequential_triangle(name: str, domain: str, a_shape: str, params: list):
+    """out[32*g + l] = sum over the triangle k, j <= k of a[32*g + l + j]: two groups of 32."""
+    k = lp.make_kernel(domain, "out[32*g + l] = sum((k, j), a[32*g + l + j])",
+                       [lp.GlobalArg("a", np.float32, shape=(a_shape,)), lp.GlobalArg("out", np.float32, shape=(64,)),
+                        *params], lang_version=(2018, 2), name=name)
+    return lp.tag_inames(k, {"g": "g.0", "l": "l.0"})
+
+
+def sequential_triangle():
+    """Two sequential loops bounded by one another (j <= k < 4): 10 loads of a per work-item, not 16."""
+    return _sequential_triangle("sequential_triangle", "{[g,l,k,j]: 0<=l<32 and 0<=g<2 and 0<=k<4 and 0<=j<=k}",
+                                "67", [])
+
+
+def sequential_triangle_m():
+    """As sequential_triangle with k < m: m(m+1)/2 loads of a per work-item, not m^2."""
+    return _sequential_triangle("sequential_triangle_m",
+                                "{[g,l,k,j]: 0<=l<32 and 0<=g<2 and 0<=k<m and 0<=j<=k}", "63 + m",
+                                [lp.ValueArg("m", np.int32)])
+
+
+def wavefront_triangle():
+    """wavefront's pass k on lanes x <= k, each pass summing a over a triangle j <= i < 4 (10 loads)."""
+    k = lp.make_kernel("{[g,x,k,i,j]: 0<=g<n and 0<=x<32 and 0<=k<m and x<=k and 0<=i<4 and 0<=j<=i}",
+                       "out[g*32*m + k*32 + x] = sum((i, j), a[g*32*m + k*32 + x + j])",
+                       [lp.GlobalArg("a", np.float32, shape=("n*32*m + 3",)),
+                        lp.GlobalArg("out", np.float32, shape=("n*32*m",)), lp.ValueArg("n,m", np.int32)],
+                       assumptions="n>=1 and m>=1", lang_version=(2018, 2), name="wavefront_triangle")
+    return lp.tag_inames(k, {"g": "g.0", "x": "l.0"})

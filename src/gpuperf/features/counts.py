@@ -36,10 +36,10 @@ from gpuperf.errors import GpuperfError
 from gpuperf.files import cache_root, write_cache_file
 from gpuperf.features.domains import Expr, product, total
 from gpuperf.features.expressions import Evaluator
-from gpuperf.features.lanes import LaneMask, LaneRecipe, mask_at_sizes
+from gpuperf.features.lanes import LaneMask, LaneRecipe, PassRecipe, mask_at_sizes, pass_share
 
 SUBGROUP_SIZE = 32
-FORMAT_VERSION = 9  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
+FORMAT_VERSION = 10  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
 
 
 def dtype_name(dtype: Any) -> str:
@@ -77,6 +77,7 @@ class AccessRecord:
     instruction: str = ""
     lanes: LaneMask | None = None  # the work-items that make it, where the domain switches some off
     lane_recipe: LaneRecipe | None = None  # builds the mask at given sizes, where ``lanes`` misses some
+    passes: PassRecipe | None = None  # its sequential loops bounded by one another: the share of the box they run
     vector: int = 1  # elements one access moves (a float4 access: 4 of ``count``'s elements)
     atomic: bool = False  # the load or store of an atomic update (a read-modify-write by the memory system)
 
@@ -158,6 +159,7 @@ class SymbolicCounts:
                     outer=None if access.outer is None else outer,
                     masked=masked,
                     at_sizes=at_sizes,
+                    share=pass_share(access.passes, values),
                 )
             )
         syncs = {key: next(numbers) for key in self.syncs}
@@ -205,6 +207,7 @@ class EvaluatedAccess:
     outer: list[tuple[int, int, int]] | None  # (stride, first value, number of values) per other iname
     masked: bool = True  # whether the record's lane mask holds at these sizes
     at_sizes: LaneMask | None = None  # where it does not: the mask built at these sizes (the record's recipe)
+    share: float = 1.0  # the share of ``count`` (loopy's box) its sequential loops bounded by one another run
 
     @property
     def lanes(self) -> LaneMask | None:

@@ -41,7 +41,7 @@ from loopy.kernel.instruction import (
 from gpuperf.errors import GpuperfError
 from gpuperf.features.counts import AccessRecord, SymbolicCounts
 from gpuperf.features.domains import Domains, Expr, NeedsPreprocessing, Unsupported, product, size_params, total
-from gpuperf.features.lanes import lane_masks
+from gpuperf.features.lanes import lane_masks, pass_recipe
 from gpuperf.features.walker import Walker
 
 __all__ = ["Unsupported", "fast_counts", "structure_only"]
@@ -140,6 +140,7 @@ def _count(program: lp.TranslationUnit, kernel: lp.LoopKernel, preprocessed: boo
                 instruction=insn_id,
                 lanes=lanes,
                 lane_recipe=lane_recipe,
+                passes=pass_recipe(domains, context),
                 vector=access.vector,
                 atomic=access.atomic,
             )

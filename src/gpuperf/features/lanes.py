@@ -27,6 +27,13 @@ parameter kept where they bound no local id (a loop's or a group index's bounds)
 where they do (the problem's edge). Where an iname's values there are not its extent in the box (a
 bound left out clips the box: a fetch's one pass over the 12 floats of a tile at n = 10), past
 ``MAX_POINTS`` or past ``MAX_CHUNKS``, the access keeps loopy's box count.
+
+Sequential loops bounded by one another (``0 <= j <= k < m``) run fewer passes than loopy's box
+(m (m + 1) / 2 of m x m) on every lane. Where such loops of an access share a domain component with
+none of its local inames (those are the mask's), a :class:`PassRecipe` keeps the component, and
+:func:`pass_share` counts its points at given sizes (isl's ``count_val``, where the box over its
+longest loop is at most ``MAX_POINTS``): the per-work-item loads and stores scale loopy's count by
+points over box, then leave out the lanes the mask switches off.
 """
 
 from __future__ import annotations
@@ -302,3 +309,64 @@ def _mask_at(recipe: LaneRecipe, sizes: tuple[tuple[str, int], ...]) -> LaneMask
 def made_count(count: float, mask: LaneMask | None) -> float:
     """The accesses the work-items make, of an access loopy's box estimate counts ``count`` times."""
     return count if mask is None else count / mask.box * mask.items
+
+
+@dataclass(frozen=True)
+class PassRecipe:
+    """The sequential loops of an access bounded by one another (``0 <= j <= k``), whose passes are
+    fewer than loopy's box (the product of their extents): per domain component holding no local iname
+    of the access, its isl text, the access's inames there and their extents (expressions of the sizes)."""
+
+    components: tuple[tuple[str, tuple[str, ...], tuple[Expr, ...]], ...]
+    params: tuple[str, ...]  # the size parameters the components depend on
+
+
+def pass_recipe(domains: Domains, context: frozenset[str]) -> PassRecipe | None:
+    """What the share of loopy's box an access made within ``context`` runs is counted from (None: it
+    runs the whole box, or the domain is a tree). Components with a local iname are the lane mask's."""
+    if not domains.is_split:
+        return None
+    found = {id(domains.components[i]): domains.components[i] for i in context if i in domains.components}
+    parts = []
+    for component in found.values():
+        inames = tuple(n for n in component.names if n in context)
+        if len(inames) < 2 or any(domains.is_local(n) for n in inames) or not component.needs_guard(frozenset(inames)):
+            continue
+        parts.append((str(component.domain), inames, tuple(domains.extents[n] for n in inames)))
+    if not parts:
+        return None
+    params = sorted({p for text, _, _ in parts for p in isl.BasicSet(text).get_var_dict(isl.dim_type.param)})
+    return PassRecipe(components=tuple(parts), params=tuple(params))
+
+
+def pass_share(recipe: PassRecipe | None, sizes: dict[str, int]) -> float:
+    """The share of loopy's box the access's sequential loops run at ``sizes`` (points over box; 1 where
+    the box is empty, or its points would take more than ``MAX_POINTS`` scans to count)."""
+    if recipe is None:
+        return 1.0
+    return _share_at(recipe, tuple((p, int(sizes[p])) for p in recipe.params if p in sizes))
+
+
+@lru_cache(maxsize=4096)
+def _share_at(recipe: PassRecipe, sizes: tuple[tuple[str, int], ...]) -> float:
+    share = 1.0
+    memo: dict[int, tuple[Any, Any]] = {}
+    for text, inames, extent_exprs in recipe.components:
+        extents = [int(evaluate(e, dict(sizes), memo)) for e in extent_exprs]
+        box = math.prod(extents)
+        if box <= 0 or box // max(extents) > MAX_POINTS:
+            continue
+        points = _points_at(isl.BasicSet(text), inames, dict(sizes))
+        if points is not None and points <= box:
+            share *= points / box
+    return share
+
+
+def _points_at(basic: isl.BasicSet, inames: tuple[str, ...], sizes: dict[str, int]) -> int | None:
+    """The points of ``basic`` projected onto ``inames``, its size parameters fixed (None: unbounded)."""
+    for name, (_, pos) in basic.get_var_dict(isl.dim_type.param).items():
+        if name in sizes:
+            basic = basic.fix_val(isl.dim_type.param, pos, sizes[name])
+    projected = basic.to_set().project_out_except(list(inames), [isl.dim_type.set])
+    projected = projected.project_out(isl.dim_type.param, 0, projected.dim(isl.dim_type.param))
+    return projected.count_val().to_python() if projected.is_bounded() else None

@@ -155,8 +155,9 @@ OCCUPANCY_FEATURES = ("registers_per_thread", "occupancy", "active_blocks_per_sm
 
 def made_accesses(access: EvaluatedAccess) -> float:
     """The accesses the work-items make of one evaluated access: switched-off lanes left out, a float4
-    one access for its four elements."""
-    return made_count(access.count, access.lanes) / access.record.vector
+    one access for its four elements, passes of sequential loops bounded by one another (``j <= k``) only
+    those the loops make."""
+    return made_count(access.count * access.share, access.lanes) / access.record.vector
 
 
 def _features_from_counts(evaluated: Evaluated) -> dict[str, float]:
@@ -416,8 +417,11 @@ def features_markdown() -> str:
         "  (`lid(0) + 16*gid(0) < n`) still count. `flops_per_thread`, `ifs_per_thread` and",
         "  `loop_iterations_per_thread` count every lane of the loop's box too: a loop `k <= lid(0)` over 256",
         "  work-items gives 256 iterations per thread where the mean is 128.5 (its loads per thread, 128.5).",
-        "  Only bounds tied to the lanes are followed: sequential loops bounded by one another (`j <= k`)",
-        "  count their box in the per-thread loads and stores too (m x m passes where m (m + 1) / 2 run).",
+        "  Sequential loops bounded by one another (`0 <= j <= k < m`) count the passes they make in the",
+        "  per-thread loads and stores (m (m + 1) / 2, not loopy's box of m x m), counted at each set of sizes",
+        "  (where the box over its longest loop is at most 65,536; past that, or in a domain tree, the box) and",
+        "  combined with the lanes a mask leaves on; such loops in a domain component with one of the access's",
+        "  local ids are the mask's to follow. `flops_per_thread` and `loop_iterations_per_thread` count the box.",
         "- A vector access (an array axis tagged `vec` indexed by an iname tagged `vec`: loopy's float4) is one",
         "  load or store per work-item, classed by the distance between the lanes' vectors (float4s side by",
         "  side: `stride1`), and a `vec` iname is no loop; the per-launch totals count its elements, as",
