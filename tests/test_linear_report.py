@@ -65,15 +65,3 @@ def test_reproduce_writes_beside_the_demos_reports_not_over_them(tmp_path, monke
     assert json.loads(capsys.readouterr().out)
     assert linked.read_text() == "the demo's linear report\n"
     assert (tmp_path / "gpuperf-reproduce" / "linear" / "report.md").exists()
-
-
-def test_bundled_evaluations_reuse_a_known_tables_evaluation_and_evaluate_the_others(monkeypatch):
-    import gpuperf.evaluation.linear_report as linear_report
-
-    evaluated = []
-    monkeypatch.setattr(linear_report, "evaluate_linear_table", lambda path: evaluated.append(path.name) or path.name)
-    known = object()
-    tables = {"H100 SXM": "linear_model_h100.csv.gz", "H200": "linear_model_h200.csv.gz"}
-    evaluations = linear_report.bundled_evaluations(tables, known={"linear_model_h100.csv.gz": known})
-    assert evaluations == {"H100 SXM": known, "H200": "linear_model_h200.csv.gz"}
-    assert evaluated == ["linear_model_h200.csv.gz"]  # the known table is not evaluated again

@@ -13,15 +13,11 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 from rich.console import Console
 
 from gpuperf.files import written_whole
-
-if TYPE_CHECKING:
-    from gpuperf.evaluation.linear_eval import LinearEvaluation
 
 console = Console(stderr=True)
 STEPS_FILE = "index_steps.json"  # the steps' texts, kept for a rerun of some of them
@@ -288,7 +284,7 @@ LINEAR_MODEL_CYCLES = 30
 def linear_model_step(report: DemoReport) -> None:
     """Calibrate the linear count model on the local device and test it on kernels it never saw; first,
     the same on the bundled H100 points."""
-    h100 = gpu_linear_section(report)
+    gpu_linear_section(report)
     from gpuperf.evaluation.linear_eval import evaluate_linear_model
     from gpuperf.evaluation.linear_report import bundled_evaluations, linear_report, local_label
     from gpuperf.models.linear_calibration import save_calibration
@@ -297,7 +293,7 @@ def linear_model_step(report: DemoReport) -> None:
     result = evaluate_linear_model(device, report.out / "linear_model.sqlite", progress=True,
                                    cycles=LINEAR_MODEL_CYCLES)
     save_calibration(result.calibration, report.out / "linear_model.json", replace=True)
-    linear_report(report.out / "linear", {**bundled_evaluations(known=h100), local_label(result, device): result})
+    linear_report(report.out / "linear", {**bundled_evaluations(), local_label(result, device): result})
     errors = pd.DataFrame({"in_sample_gmre": result.in_sample()}).join(
         pd.DataFrame({"held_out_gmre": result.held_out_error()}), how="outer").reset_index(names="kernel")
     write_table(errors, report.out / "linear_model_errors.csv")
@@ -322,16 +318,16 @@ def linear_model_step(report: DemoReport) -> None:
     )
 
 
-def gpu_linear_section(report: DemoReport) -> dict[str, LinearEvaluation]:
-    """The linear count model calibrated and tested on the bundled H100 points (no GPU needed); returns
-    the evaluation with the ``gpu`` set (the default) by table file, for ``bundled_evaluations`` to reuse."""
+def gpu_linear_section(report: DemoReport) -> None:
+    """The linear count model calibrated and tested on the bundled H100 points (no GPU needed)."""
     from gpuperf.datasets.bundled import data_dir
     from gpuperf.evaluation.linear_eval import evaluate_linear_table
 
     table = data_dir() / "linear_model_h100.csv.gz"
-    rows, evaluations = [], {}
+    rows, calibrations = [], {}
     for property_set in ("gpu", "stevens_klockner"):
-        evaluation = evaluations[property_set] = evaluate_linear_table(table, property_set=property_set)
+        evaluation = evaluate_linear_table(table, property_set=property_set)
+        calibrations[property_set] = evaluation.calibration
         summary = evaluation.summary()
         worst = evaluation.held_out_error().idxmax()
         rows.append({"property_set": property_set, "held_out_mean_gmre": summary["held_out_mean_gmre"],
@@ -350,9 +346,8 @@ def gpu_linear_section(report: DemoReport) -> dict[str, LinearEvaluation]:
         "`python benchmarks/bench_linear_model.py --table data/linear_model_h100.csv.gz`), with the `gpu` property "
         "set and with the paper's set alone (`stevens_klockner`), which has no per-work-item counts and so misses "
         "launches too small to fill the GPU ([linear_model_h100.csv](linear_model_h100.csv))."
-        f"\n\n{_markdown_table(frame)}\n\n{h100_variant_ranking(report, evaluations['gpu'].calibration)}",
+        f"\n\n{_markdown_table(frame)}\n\n{h100_variant_ranking(report, calibrations['gpu'])}",
     )
-    return {table.name: evaluations["gpu"]}
 
 
 def h100_variant_ranking(report: DemoReport, calibration) -> str:

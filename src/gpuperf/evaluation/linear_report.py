@@ -70,17 +70,12 @@ def as_evaluation(device: str, evaluation: LinearEvaluation) -> Evaluation:
 
 
 def bundled_evaluations(tables: Mapping[str, str] = BUNDLED_TABLES,
-                        echo: Callable[[str], None] = lambda line: None,
-                        known: Mapping[str, LinearEvaluation] | None = None) -> dict[str, LinearEvaluation]:
-    """Each bundled table's calibration tested on its held-out kernels, by device name. ``known`` holds
-    evaluations made before, by table file (``evaluate_linear_table`` of it with the defaults): reused."""
+                        echo: Callable[[str], None] = lambda line: None) -> dict[str, LinearEvaluation]:
+    """Each bundled table's calibration tested on its held-out kernels, by device name."""
     from gpuperf.datasets.bundled import data_dir
 
     evaluations = {}
     for name, file in tables.items():
-        if known and file in known:
-            evaluations[name] = known[file]
-            continue
         echo(f"linear: calibrating on the bundled {name} points ({file})")
         evaluations[name] = evaluate_linear_table(data_dir() / file)
     return evaluations
