@@ -116,9 +116,11 @@ reaches 0.61 there: an interaction that neither a shift per value nor a local st
 finds sooner.
 
 Other method families on that default (2026-12-01; seeds 0-2 / seeds 3-5, the same hard spaces;
-the other 26 spaces keep their first pick, so 1 evaluation, in each):
+the other 26 spaces keep their first pick, so 1 evaluation, in each; the per-space lines list GEMM K20,
+GEMM P100, convolution K20, convolution P100, pnpoly K20, pnpoly V100, convolution_milo A100, A6000,
+W6600, W7800 and hub GEMM RTX 3090):
 
-    the default, rerun                                                          1.71 / 0.63 / 68,  1.73 / 0.64 / 49
+    the default then, rerun                                                        1.71 / 0.63 / 68,  1.73 / 0.64 / 49
         15 3 4 2 2 2 68 2 12 13.7 13.7;                 25.7 3 4 2 2 2 49 2 12 13 15.7
     RGPE weights (Feurer et al. 2018): each other GPU's prior times the bootstrap probability (64
       resamples) that its ranking of the measured points has the fewest misordered pairs, in
@@ -126,7 +128,7 @@ the other 26 spaces keep their first pick, so 1 evaluation, in each):
         45.7 3 8.3 2 2 2 60.3 2 6 14 16.3
     after the two own bests, one slice pick: the best configuration, by the others' weighted mean,
       of the best combination of the binary parameters that no measured configuration has
-      (--variant '{"slice_picks": 1}')                                          1.65 / 0.61 / 61,  1.65 / 0.61 / 61
+      (now the default; --variant '{"slice_picks": 0}' for the rule before)     1.65 / 0.61 / 61,  1.65 / 0.61 / 61
         15 3 4 2 2 2 61.3 2 4 30.7 5.7;                 25.7 3 4 2 2 2 61 2 4 17.3 5.7
       on seeds 6-8 (run after the choice): 1.71 / 0.63 / 59 against the default's 1.75 / 0.65 / 69
         50.7 3 4 2 2 2 59.3 2 4 27.7 6.7 against 50.7 3 4 2 2 2 69.3 2 9.7 13.3 11.7
