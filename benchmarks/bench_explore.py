@@ -120,7 +120,7 @@ the other 26 spaces keep their first pick, so 1 evaluation, in each; the per-spa
 GEMM P100, convolution K20, convolution P100, pnpoly K20, pnpoly V100, convolution_milo A100, A6000,
 W6600, W7800 and hub GEMM RTX 3090):
 
-    the default then, rerun                                                        1.71 / 0.63 / 68,  1.73 / 0.64 / 49
+    the default then, rerun                                                     1.71 / 0.63 / 68,  1.73 / 0.64 / 49
         15 3 4 2 2 2 68 2 12 13.7 13.7;                 25.7 3 4 2 2 2 49 2 12 13 15.7
     RGPE weights (Feurer et al. 2018): each other GPU's prior times the bootstrap probability (64
       resamples) that its ranking of the measured points has the fewest misordered pairs, in
