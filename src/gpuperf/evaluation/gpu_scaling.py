@@ -11,7 +11,7 @@ the training GPUs' times are read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -89,10 +89,17 @@ def leave_one_group_out_scaling(
     if group not in frame.columns:
         raise GpuperfError(f"{name}: missing column {group}")
     labels = frame[group].astype(str)
+    folds = ((fold, scaling_predictions(frame, frame.loc[labels.eq(fold), "gpu"].astype(str).unique(),
+                                        descriptors, ridge, key)) for fold in sorted(labels.unique()))
+    return held_out_evaluation(frame, group, name, folds)
+
+
+def held_out_evaluation(frame: pd.DataFrame, group: str, name: str,
+                        folds: Iterable[tuple[str, pd.Series]]) -> Evaluation:
+    """The evaluation of each held-out fold's predicted times of ``frame``'s rows (a Series by row label;
+    rows left NaN are counted as skipped)."""
     parts, skipped = [], {}
-    for fold in sorted(labels.unique()):
-        predicted = scaling_predictions(frame, frame.loc[labels.eq(fold), "gpu"].astype(str).unique(),
-                                        descriptors, ridge, key)
+    for fold, predicted in folds:
         known = predicted.notna()
         if (~known).any():
             skipped[fold] = int((~known).sum())

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.errors import GpuperfError
+from gpuperf.evaluation.gpu_scaling import held_out_evaluation
 from gpuperf.evaluation.protocols import TARGET, Evaluation
 from gpuperf.evaluation.transfer import REFERENCE_KEY
 
@@ -140,8 +141,8 @@ def leave_one_group_out_same_capability(
     scaled = ScaledTimes(frame, key)
     labels, gpus = frame[group].astype(str), frame["gpu"].astype(str)
     keys = pd.MultiIndex.from_frame(frame[list(key)]) if len(key) > 1 else pd.Index(frame[key[0]])
-    parts, skipped = [], {}
-    for fold in sorted(labels.unique()):
+
+    def fold_predictions(fold: str) -> pd.Series:
         held_out = set(gpus[labels.eq(fold)])
         training = [g for g in scaled.gpus if g not in held_out]
         law = scaled.choose_law(training)
@@ -150,14 +151,6 @@ def leave_one_group_out_same_capability(
             rows = labels.eq(fold) & gpus.eq(gpu)
             launch = pd.Series(np.exp(scaled.predict(law, gpu, training)), index=scaled.launches)
             predicted[rows[rows].index] = launch.reindex(keys[rows.to_numpy()]).to_numpy()
-        known = predicted.notna()
-        if (~known).any():
-            skipped[fold] = int((~known).sum())
-        rows = frame.loc[predicted.index[known], [c for c in dict.fromkeys(("kernel", "variant", "gpu", group))
-                                                  if c in frame.columns]].copy()
-        rows["fold"] = fold
-        rows["measured"] = frame.loc[rows.index, TARGET].to_numpy(dtype=float)
-        rows["predicted"] = predicted[known].to_numpy()
-        rows["row"] = rows.index
-        parts.append(rows)
-    return Evaluation(name, (group,), pd.concat(parts, ignore_index=True), skipped)
+        return predicted
+
+    return held_out_evaluation(frame, group, name, ((fold, fold_predictions(fold)) for fold in sorted(labels.unique())))
