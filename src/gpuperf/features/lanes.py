@@ -134,11 +134,16 @@ def _size_free(basic: isl.BasicSet, names: list[str], local_names: list[str],
     free = isl.BasicSet.universe(basic.space)
     for constraint in kept:
         free = free.add_constraint(constraint)
+    return _projected(free, sorted(tied), sizes or {})
+
+
+def _projected(basic: isl.BasicSet, inames: list[str], sizes: dict[str, int]) -> isl.Set:
+    """``basic`` with the size parameters of ``sizes`` fixed, projected onto ``inames``, without parameters."""
     for name, (_, pos) in basic.get_var_dict(isl.dim_type.param).items():
-        if sizes is not None and name in sizes:
-            free = free.fix_val(isl.dim_type.param, pos, sizes[name])
-    free_set = free.to_set().project_out_except(sorted(tied), [isl.dim_type.set])
-    return free_set.project_out(isl.dim_type.param, 0, free_set.dim(isl.dim_type.param))
+        if name in sizes:
+            basic = basic.fix_val(isl.dim_type.param, pos, sizes[name])
+    projected = basic.to_set().project_out_except(inames, [isl.dim_type.set])
+    return projected.project_out(isl.dim_type.param, 0, projected.dim(isl.dim_type.param))
 
 
 @dataclass(frozen=True)
@@ -364,9 +369,5 @@ def _share_at(recipe: PassRecipe, sizes: tuple[tuple[str, int], ...]) -> float:
 
 def _points_at(basic: isl.BasicSet, inames: tuple[str, ...], sizes: dict[str, int]) -> int | None:
     """The points of ``basic`` projected onto ``inames``, its size parameters fixed (None: unbounded)."""
-    for name, (_, pos) in basic.get_var_dict(isl.dim_type.param).items():
-        if name in sizes:
-            basic = basic.fix_val(isl.dim_type.param, pos, sizes[name])
-    projected = basic.to_set().project_out_except(list(inames), [isl.dim_type.set])
-    projected = projected.project_out(isl.dim_type.param, 0, projected.dim(isl.dim_type.param))
+    projected = _projected(basic, list(inames), sizes)
     return projected.count_val().to_python() if projected.is_bounded() else None
