@@ -145,7 +145,7 @@ def test_warp_access_summary_weights_accesses_by_their_warp_requests():
     def acc(var, stride, count, lanes=None):
         return NS(record=NS(space="global", problem=None, variable=var, direction="load", instruction="", itemsize=4,
                             lanes=lanes, vector=1, padded_vector=1),
-                  count=count, lid_strides={0: stride}, offset=None, outer=None, lanes=lanes)
+                  count=count, lid_strides={0: stride}, offset=None, outer=None, lanes=lanes, share=1.0)
     s = warp_access_summary(NS(local=(64, 1, 1), accesses=[acc("a", 1, 6400, half), acc("b", 2, 6400)]))
     assert [a.requests for a in s.accesses] == [100, 200]
     assert s.cache_lines_per_warp_access == pytest.approx((100 * 1 + 200 * 2) / 300)
@@ -581,3 +581,18 @@ def test_sequential_triangle_and_switched_off_lanes_both_leave_out_their_share(m
     active = sum(min(k + 1, 32) for k in range(m))
     assert counted["global_loads_per_thread"] == 10 * active / 32  # 245 at m = 40
     assert counted["global_stores_per_thread"] == active / 32
+
+
+def test_warp_requests_count_the_passes_of_sequential_loops_bounded_by_one_another():
+    """sequential_triangle_and_column: a's 10 passes per work-item are 20 warp requests of 1 line (4
+    sectors), not loopy's box of 32; b, out and out2 make 2 each of 32 lines (32 sectors), 1 (4) and 1 (4)."""
+    from gpuperf.features.access import warp_accesses
+
+    kernel = get_kernel(f"{KERNELS}:sequential_triangle_and_column")
+    found = {a.variable: a for a in warp_accesses(kernel, {}).accesses}
+    assert {name: (a.requests, a.lines, a.sectors) for name, a in found.items()} == {
+        "a": (20, 1, 4), "b": (2, 32, 32), "out": (2, 1, 4), "out2": (2, 1, 4)}
+    counted = extract_features(kernel, {})
+    assert counted["global_loads_per_thread"] == 11
+    assert counted["cache_lines_per_warp_access"] == pytest.approx((20 * 1 + 2 * 32 + 2 + 2) / 26)  # 3.385
+    assert counted["sectors_per_warp_access"] == pytest.approx((20 * 4 + 2 * 32 + 8 + 8) / 26)  # 6.154

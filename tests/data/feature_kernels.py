@@ -400,3 +400,14 @@ def wavefront_triangle():
                         lp.GlobalArg("out", np.float32, shape=("n*32*m",)), lp.ValueArg("n,m", np.int32)],
                        assumptions="n>=1 and m>=1", lang_version=(2018, 2), name="wavefront_triangle")
     return lp.tag_inames(k, {"g": "g.0", "x": "l.0"})
+
+
+def sequential_triangle_and_column():
+    """a[32*(2k + g) + l] over the triangle j <= k < 4 (10 passes of loopy's 16; every pass a warp's own
+    128-byte line) and b[32*(32g + l)] once per work-item (32 lines a warp): two groups of 32."""
+    k = lp.make_kernel("{[g,l,k,j]: 0<=g<2 and 0<=l<32 and 0<=k<4 and 0<=j<=k}",
+                       ["out[32*g + l] = sum((k, j), a[32*(2*k + g) + l])", "out2[32*g + l] = b[32*(32*g + l)]"],
+                       [lp.GlobalArg("a", np.float32, shape=(256,)), lp.GlobalArg("b", np.float32, shape=(2048,)),
+                        lp.GlobalArg("out,out2", np.float32, shape=(64,))], lang_version=(2018, 2),
+                       name="sequential_triangle_and_column")
+    return lp.tag_inames(k, {"g": "g.0", "l": "l.0"})

@@ -53,7 +53,7 @@ class AccessLines:
     analysable: bool
     alignment: str  # "known", "averaged", "assumed" (lane 0 on a line boundary) or "" if not analysable
     reason: str | None
-    requests: float  # warp requests per launch: warps with at least one lane making the access
+    requests: float  # warp requests per launch: warps with at least one lane making the access, in the passes made
     fewest_sectors: float | None = None  # the fewest sectors the same distinct bytes fit in, per warp request
 
 
@@ -171,7 +171,8 @@ def access_lines(access: EvaluatedAccess, local: tuple[int, int, int]) -> Access
     if reason is None and any(float(s) != int(s) for s in access.lid_strides.values()):  # type: ignore[arg-type]
         reason = "a local-id stride is not a whole number of elements"
     group = local[0] * local[1] * local[2]
-    accesses = access.count / record.vector  # a float4 access: one request for its four elements
+    # a float4 access: one request for its four elements; loops bounded by one another (j <= k): their passes
+    accesses = access.count * access.share / record.vector
     requests = accesses * math.ceil(group / WARP_SIZE) / group
     if access.lanes is not None:
         requests = accesses / access.lanes.box * access.lanes.warps
