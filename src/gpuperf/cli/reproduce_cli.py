@@ -44,7 +44,7 @@ def reproduce(
     full: Annotated[bool, typer.Option(metavar="", help="rodinia: every scenario and model (about 20 minutes); default: the quick set")] = False,
     scenarios: Annotated[str | None, typer.Option(
         help="rodinia: comma-separated scenarios instead of the default ones, e.g. bsp,transfer_near_bsp "
-             "(opt-in: transfer, transfer_bsp, transfer_near, transfer_near_bsp, scaling)")] = None,
+             "(opt-in: transfer, transfer_bsp, transfer_near, transfer_near_bsp, scaling, bottleneck)")] = None,
     family: Annotated[str, typer.Option(help="exploration: the tuning family")] = DEFAULT_FAMILY,
     split: Annotated[list[str] | None, typer.Option(help="advisor: inputs, configurations, programs or gpus (repeatable)")] = None,
     device: Annotated[str | None, typer.Option(

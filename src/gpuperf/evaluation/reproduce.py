@@ -26,6 +26,11 @@ Scenarios (feature sets):
   the GPUs' descriptors (clock, waves of blocks, bandwidth, ...) chosen by an inner leave one GPU
   out on the training GPUs (``evaluation.same_capability``); its one "model" is ``inner_law``.
   GPU-wise protocols only;
+- ``bottleneck``: no learned model on features: each launch's time as a non-negative sum of
+  resource times from its own counters and its GPU's descriptors (issue, flops, DRAM, L2, shared
+  memory, load/store units, per-wave latencies, a fixed overhead), fitted per kernel on the
+  training GPUs (``evaluation.bottleneck``); variants ``sum`` and ``sum_latency`` (latency terms in
+  each architecture's published cycles). GPU-wise protocols only. Opt-in;
 - ``roofline/calibrated``: a baseline, run beside the scenarios and never a candidate of nested
   selection: each launch's roofline bound on its GPU (f32 and f64 flops at the peaks, DRAM bytes at
   the bandwidth, at the clocks the GPUs ran at) over an efficiency fitted per kernel on the
@@ -61,6 +66,7 @@ from threadpoolctl import threadpool_limits
 from gpuperf.datasets import load_dataset
 from gpuperf.datasets.schema import canonical_gpus
 from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.evaluation.bottleneck import leave_one_group_out_bottleneck
 from gpuperf.evaluation.gpu_scaling import leave_one_group_out_scaling
 from gpuperf.evaluation.protocols import Evaluation, label_texts, leave_one_group_out
 from gpuperf.evaluation.published import published_per_kernel
@@ -93,7 +99,7 @@ GPU_PARAMETERS = (
 SCENARIOS = ("bsp", "select5", "select10", "gpuperf", "same_capability")
 # Measured, not in the default set: as nested candidates they raised some GPU's leave-one-GPU-out
 # figure by more than 0.02 (transfer: the Maxwell GPUs; transfer_near_bsp: Tesla K40).
-OPT_IN_SCENARIOS = ("transfer", "transfer_bsp", "transfer_near", "transfer_near_bsp", "scaling")
+OPT_IN_SCENARIOS = ("transfer", "transfer_bsp", "transfer_near", "transfer_near_bsp", "scaling", "bottleneck")
 PROTOCOLS = ("gpu", "architecture", "kernel")
 # Scenarios that need every held-out row's launch measured on training GPUs.
 REFERENCE_SCENARIOS = (*OPT_IN_SCENARIOS, "same_capability")
@@ -101,8 +107,14 @@ REFERENCE_SCENARIOS = (*OPT_IN_SCENARIOS, "same_capability")
 SCALING_MODELS = {"loglinear_free": 0.01, "loglinear": 0.1, "loglinear_pooled": 100.0}
 # The ``same_capability`` scenario's one variant: the scaling law chosen by inner leave one GPU out.
 SAME_CAPABILITY_MODELS = ("inner_law",)
+# The ``bottleneck`` scenario's variants: whether the latency terms take each architecture's
+# latencies in cycles (``evaluation.bottleneck.LATENCY_CYCLES``).
+BOTTLENECK_MODELS = {"sum": False, "sum_latency": True}
 # Scenarios that fit no learned model: their own variants stand in for the models.
-SCENARIO_VARIANTS = {"scaling": tuple(SCALING_MODELS), "same_capability": SAME_CAPABILITY_MODELS}
+SCENARIO_VARIANTS = {"scaling": tuple(SCALING_MODELS), "same_capability": SAME_CAPABILITY_MODELS,
+                     "bottleneck": tuple(BOTTLENECK_MODELS)}
+# Scenarios fitted per kernel on other GPUs' rows of it: GPU-wise protocols only.
+PER_KERNEL_SCENARIOS = ("bottleneck",)
 # Training GPUs the ``transfer_near`` reference averages (the nearest by descriptors).
 NEIGHBOURS = 2
 PAPER_MODELS = ("linear", "svr_linear", "random_forest")
@@ -187,6 +199,8 @@ def run_protocol(
         return _run_roofline(table, model, protocol)
     if scenario_name == "same_capability":
         return _run_same_capability(table, model, protocol)
+    if scenario_name == "bottleneck":
+        return _run_bottleneck(table, model, protocol, max_train_rows, seed)
     chosen = scenario(scenario_name, table)
     estimator = build_model(model, chosen, seed)
     name = f"{scenario_name}/{model}/{protocol}"
@@ -232,6 +246,17 @@ def _run_same_capability(table: pd.DataFrame, variant: str, protocol: str) -> Ev
                                                name=f"same_capability/{variant}/{protocol}")
 
 
+def _run_bottleneck(table: pd.DataFrame, variant: str, protocol: str, max_train_rows: int | None,
+                    seed: int) -> Evaluation:
+    if variant not in BOTTLENECK_MODELS:
+        raise unknown_name_error("bottleneck variant", variant, tuple(BOTTLENECK_MODELS))
+    if not applies("bottleneck", protocol):
+        raise GpuperfError(f"scenario bottleneck fits each kernel on other GPUs' rows of it: not for protocol"
+                           f" {protocol}")
+    return leave_one_group_out_bottleneck(table, PROTOCOL_GROUPS[protocol], BOTTLENECK_MODELS[variant],
+                                          f"bottleneck/{variant}/{protocol}", max_train_rows, seed)
+
+
 def _run_roofline(table: pd.DataFrame, variant: str, protocol: str) -> Evaluation:
     if variant != "calibrated":
         raise unknown_name_error("roofline variant", variant, ("calibrated",))
@@ -251,7 +276,7 @@ def scenario_runs(scenarios: Sequence[str], models: Sequence[str]) -> list[str]:
 
 def applies(scenario_name: str, protocol: str) -> bool:
     """Whether ``scenario_name`` can run under ``protocol`` (reference scenarios: GPU-wise only)."""
-    return scenario_name not in REFERENCE_SCENARIOS or protocol != "kernel"
+    return scenario_name not in (*REFERENCE_SCENARIOS, *PER_KERNEL_SCENARIOS) or protocol != "kernel"
 
 
 @dataclass
