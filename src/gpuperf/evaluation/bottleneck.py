@@ -41,7 +41,8 @@ from gpuperf.evaluation.same_capability import GPU_COLUMNS, waves
 TERMS = ("issue", "fp32", "fp64", "dram", "dram_fixed", "l2", "shared", "ldst", "lat_alu", "lat_mem", "lat_smem",
          "overhead")
 # Approximate published microbenchmark latencies in cycles (dependent arithmetic, global memory,
-# shared memory) per architecture; only ``latency=True`` reads them.
+# shared memory) per architecture (shared memory: Mei & Chu, "Dissecting GPU Memory Hierarchy through
+# Microbenchmarking", IEEE TPDS 2017); only ``latency=True`` reads them.
 LATENCY_CYCLES = {"Kepler": (9.0, 300.0, 47.0), "Maxwell": (6.0, 350.0, 28.0)}
 COUNTERS = (
     "inst_executed", "warps_launched", "gld_request", "gst_request", "shared_load", "shared_store",
