@@ -275,6 +275,37 @@ def test_a_prediction_table_cut_short_is_not_left_behind(tables, capsys, tmp_pat
     assert pd.read_parquet(predictions)["predicted_time_s"].notna().all()
 
 
+def test_a_kernels_own_feature_row_is_priced_by_a_fitted_model_from_the_command_line(capsys, tmp_path):
+    """features wrote no table, and predict --model on a fit model said only that calibrate had not made it:
+    a user hand-converted features --json into a CSV to price a kernel with a forest."""
+    from gpuperf.features import feature_table
+
+    training = feature_table(["vector_copy", "add_four_vectors"], [{"n": 2 ** k} for k in range(10, 14)])
+    training = training.assign(gpu="H100", time_s=training["global_bytes"] * 1e-12 + 1e-6)
+    training.to_csv(tmp_path / "train.csv", index=False)
+    model = tmp_path / "rf.json"
+    assert main(["fit", str(tmp_path / "train.csv"), "--model", "rf", "--out", str(model)]) == 0
+    row = tmp_path / "row.csv"
+    assert main(["features", "vector_copy", "-p", "n=4096", "--out", str(row)]) == 0
+    written = pd.read_csv(row, keep_default_na=False)
+    expected = feature_table(["vector_copy"], {"n": 4096})
+    assert list(written.columns) == list(expected.columns) and len(written) == 1
+    assert written["global_bytes"].iloc[0] == expected["global_bytes"].iloc[0] == 32768
+    assert f"to {row}" in capsys.readouterr().out
+    before = row.read_bytes()
+    assert main(["features", "vector_copy", "-p", "n=8192", "--out", str(row)]) == 2
+    assert "the file exists" in capsys.readouterr().err and row.read_bytes() == before
+    predictions = tmp_path / "pred.csv"
+    assert main(["predict-table", str(row), "--model", str(model), "--out", str(predictions)]) == 0
+    predicted = pd.read_csv(predictions)
+    assert predicted["predicted_time_s"].iloc[0] > 0 and predicted["kernel"].iloc[0] == "vector_copy"
+    capsys.readouterr()
+    assert main(["predict", "vector_copy", "-p", "n=4096", "--model", str(model)]) == 2
+    err = capsys.readouterr().err
+    assert "made by 'gpuperf fit' (--model rf)" in err and "features KERNEL -p ... --out ROW.csv" in err
+    assert f"predict-table ROW.csv --model {model}" in err
+
+
 def test_failed_rows_are_predicted_too_unless_a_feature_is_missing(tables, capsys, tmp_path):
     out = tmp_path / "m.json"
     assert main(["fit", str(tables["generic"]), "--model", "lr", "--features", "x2,x3", "--out", str(out)]) == 0

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import shlex
 import sys
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
-from gpuperf.cli.output import kernel_sizes, print_json, print_table, whole_counts
+from gpuperf.cli.output import (
+    csv_output_name, kernel_sizes, new_output_file, print_json, print_table, whole_counts,
+)
 from gpuperf.errors import GpuperfError
 
 ParamsOption = Annotated[list[str] | None, typer.Option("-p", "--param", help="size parameter, e.g. -p n=4096")]
@@ -100,15 +103,21 @@ def features(
     as_json: Annotated[
         bool, typer.Option("--json", metavar="", help="print a flat JSON object: kernel, variant, [gpu,] sizes, then features")
     ] = False,
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="also write the features as a one-row CSV table (a features table's columns), "
+        "for predict-table to price with a model made by fit")] = None,
 ) -> None:
     """Static features of a kernel at the given sizes, from the kernel alone."""
     from gpuperf.features import extract_features
     from gpuperf.hardware import get_gpu
     from gpuperf.kernels import get_kernel
 
+    if out is not None:  # refused before anything is counted
+        csv_output_name(out)
+        new_output_file(out)
     knl = get_kernel(kernel)
     sizes = kernel_sizes(knl, param)
-    values = extract_features(knl, sizes, gpu=gpu)
+    values = extract_features(knl, sizes, gpu=gpu) if out is None else written_feature_row(knl, sizes, gpu, out)
     if gpu is not None and get_gpu(gpu).vendor != "NVIDIA":  # registers and occupancy left empty
         print(f"note: {gpu}: registers and occupancy left empty (NVRTC compiles for NVIDIA GPUs); for an AMD GPU, "
               f"gpuperf occupancy --gpu {shlex.quote(gpu)} --threads T --registers N computes occupancy from a VGPR "
@@ -116,9 +125,29 @@ def features(
     if as_json:  # one row of feature_table's shape, so it names what was counted
         keys = {"kernel": knl.name, "variant": knl.variant_label} | ({"gpu": get_gpu(gpu).name} if gpu else {})
         print_json(keys | sizes | whole_counts(values))
+    elif out is not None:
+        print(f"wrote the {len(values)} features of {knl.key} at {', '.join(f'{k}={v}' for k, v in sizes.items())} "
+              f"to {out}")
     else:
         at = ", ".join(f"{k}={v}" for k, v in sizes.items())  # defaults included: say which sizes were used
         print_table([{"feature": k, "value": v} for k, v in values.items()], title=f"features of {knl.key} at {at}")
+
+
+def written_feature_row(knl: Any, sizes: dict[str, int], gpu: str | None, out: Path) -> dict[str, Any]:
+    """Write the kernel's row of :func:`~gpuperf.features.feature_table` (kernel, variant, ``gpu``
+    with ``--gpu``, sizes, features: the columns ``fit`` finds in a features table) to ``out``,
+    whole or not at all, and return its features."""
+    from gpuperf.datasets import write_dataset_csv
+    from gpuperf.features import feature_table
+    from gpuperf.hardware import get_gpu
+
+    table = feature_table(knl, sizes, gpu=gpu)
+    if gpu is not None:  # the GPU predict-table joins the descriptors of (--gpu-features models)
+        table.insert(2, "gpu", get_gpu(gpu).name)
+    write_dataset_csv(table, out)
+    keys = {"kernel", "variant", "gpu", *sizes}
+    return {name: value.item() if hasattr(value, "item") else value
+            for name, value in table.iloc[0].items() if name not in keys}
 
 
 def demo(

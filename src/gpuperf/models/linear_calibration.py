@@ -313,10 +313,16 @@ def load_linear_model(path: str | Path) -> tuple[LinearCountModel, dict[str, Any
     info = model_info(path)  # raises for a missing file or one that is not a gpuperf model
     metadata = info.get("metadata") or {}
     if not isinstance(metadata, dict) or metadata.get("kind") != MODEL_KIND:
-        if isinstance(metadata, dict) and metadata.get("model") == "linear":
+        fitted = metadata.get("model") if isinstance(metadata, dict) else None
+        if fitted == "linear":
             raise GpuperfError(f"{path}: a linear count model fitted by 'gpuperf fit' on a table: predict its "
                                "table's rows with 'gpuperf predict-table'; 'gpuperf predict' takes a model made by "
                                "'gpuperf calibrate'")
+        if isinstance(fitted, str):  # fit's metadata names the model
+            raise GpuperfError(f"{path}: a model made by 'gpuperf fit' (--model {fitted}): 'gpuperf predict' takes one made "
+                               "by 'gpuperf calibrate'; price a kernel with this one from its feature row: gpuperf "
+                               "features KERNEL -p ... --out ROW.csv, then gpuperf predict-table ROW.csv --model "
+                               f"{path} --out PRED.csv")
         raise GpuperfError(f"{path}: not a model made by 'gpuperf calibrate'")
     saved = info.get("feature_names") or []
     check_property_names(saved, where=f"{path}")
