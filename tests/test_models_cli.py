@@ -306,6 +306,44 @@ def test_a_kernels_own_feature_row_is_priced_by_a_fitted_model_from_the_command_
     assert f"predict-table ROW.csv --model {model}" in err
 
 
+def test_fit_and_evaluate_take_the_time_in_milliseconds_micro_or_nanoseconds(tables, capsys, tmp_path):
+    """fit, evaluate (and predict-table) wanted time_s: a table of time_ms was refused, which explore and ask
+    take; the one time column in another unit is now the same measurement in seconds, with a note."""
+    seconds = tmp_path / "s.json"
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--out", str(seconds)]) == 0
+    frame = generic_table()
+    in_ms = tmp_path / "ms.csv"
+    frame.assign(time_ms=frame.pop("time_s") * 1e3).to_csv(in_ms, index=False)
+    before = in_ms.read_bytes()
+    capsys.readouterr()
+    milli = tmp_path / "ms.json"
+    assert main(["fit", str(in_ms), "--model", "lr", "--out", str(milli), "--json"]) == 0
+    fitted = json.loads(capsys.readouterr().out)
+    assert f"{in_ms}: the measured time is time_ms, taken as time_s in seconds (ms converted)" in fitted["notes"]
+    in_seconds = model_info(seconds)["metadata"]
+    assert fitted["rows"] == in_seconds["rows"]
+    for metric, value in in_seconds["train_metrics"].items():
+        assert fitted["train_metrics"][metric] == pytest.approx(value, rel=1e-9), metric
+    predicted = tmp_path / "pred.csv"
+    assert main(["predict-table", str(in_ms), "--model", str(milli), "--out", str(predicted)]) == 0
+    assert list(pd.read_csv(predicted).columns) == [*pd.read_csv(in_ms).columns, "predicted_time_s"]
+    assert in_ms.read_bytes() == before  # the table read is not changed
+
+    in_us = tmp_path / "us.csv"
+    pd.read_csv(in_ms).rename(columns={"time_ms": "time_us"}).to_csv(in_us, index=False)
+    capsys.readouterr()
+    assert main(["evaluate", str(in_us), "--model", "lr", "--protocol", "leave-one-gpu-out", "--json"]) == 0
+    assert any("time_us, taken as time_s in seconds (us converted)" in n for n in json.loads(capsys.readouterr().out)["notes"])
+    assert main(["fit", str(in_ms), "--model", "lr", "--features", "x1,time_ms", "--out", str(tmp_path / "x.json")]) == 2
+    assert "time_ms is a key or the measured time, not a feature" in capsys.readouterr().err
+
+    both = tmp_path / "both.csv"
+    pd.read_csv(in_ms).assign(time_ns=lambda t: t["time_ms"] * 1e6).to_csv(both, index=False)
+    assert main(["fit", str(both), "--model", "lr", "--out", str(tmp_path / "both.json")]) == 2
+    assert (f"{both}: no time_s, and 2 time columns (time_ms, time_ns): which one is the measured time is "
+            "ambiguous") in capsys.readouterr().err
+
+
 def test_failed_rows_are_predicted_too_unless_a_feature_is_missing(tables, capsys, tmp_path):
     out = tmp_path / "m.json"
     assert main(["fit", str(tables["generic"]), "--model", "lr", "--features", "x2,x3", "--out", str(out)]) == 0
@@ -1818,9 +1856,9 @@ def test_errors_point_at_the_gpu_features_option_a_seconds_column_and_a_decimal_
     table.write_text("kernel,gpu,n,time_s\na,A100,1,1e-3\na,V100,2,2e-3\nb,A100,1,1e-2\n")
     assert main(["fit", str(table), "--model", "lr", "--features", "n,gpu_sms", "--out", str(tmp_path / "m.json")]) == 2
     assert "missing feature column(s) gpu_sms (--gpu-features joins the gpu_* columns" in capsys.readouterr().err
-    table.write_text("kernel,gpu,n,time_ms\na,A100,1,1\na,V100,2,2\nb,A100,1,10\n")
+    table.write_text("kernel,gpu,n,runtime\na,A100,1,1\na,V100,2,2\nb,A100,1,10\n")  # time_ms is taken, in ms
     assert main(["fit", str(table), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
-    assert "missing column time_s (the measured time in seconds); the table has time_ms: give the time in " \
+    assert "missing column time_s (the measured time in seconds); the table has runtime: give the time in " \
            "seconds as time_s" in capsys.readouterr().err
     table.write_text('kernel,gpu,n,time_s\na,A100,1,"0,001"\na,V100,2,2e-3\nb,A100,1,1e-2\n')
     assert main(["fit", str(table), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2

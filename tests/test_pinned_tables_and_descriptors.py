@@ -63,6 +63,28 @@ def test_measured_rows_hold_their_times_as_numbers():
     assert kept["time_s"].tolist() == [0.5] and kept["time_s"].dtype == np.float64
 
 
+def test_measured_rows_take_one_time_column_in_another_unit_as_seconds_with_a_note():
+    """other_units: time_ms's 3.87533 is time_s 0.00387533 (the decimal moved), the row at fault named by
+    time_ms; two such columns without time_s are ambiguous; without other_units time_s is required."""
+    from gpuperf.errors import GpuperfNote
+
+    frame = pd.DataFrame({"kernel": ["k"] * 3, "time_ms": [3.87533, 250.0, None], "status": ["ok", "ok", "failed"]})
+    with pytest.warns(GpuperfNote, match=r"^t\.csv: the measured time is time_ms, taken as time_s in seconds"):
+        kept = measured_rows(frame, "t.csv", other_units=True)
+    assert kept["time_s"].tolist() == [0.00387533, 0.25] and kept["time_ms"].tolist() == [3.87533, 250.0]
+    assert "time_s" not in frame.columns  # the caller's table is not changed
+    with pytest.raises(GpuperfError, match=r"t\.csv: missing column time_s \(the measured time in seconds\); the "
+                                           r"table has time_ms"):
+        measured_rows(frame, "t.csv")
+    bad = frame.assign(time_ms=["3", "-1", None]).rename(columns={"time_ms": "time_ns"})
+    with pytest.raises(GpuperfError, match=r"t\.csv: row 2: time_ns='-1' is not a positive number"):
+        measured_rows(bad, "t.csv", other_units=True)
+    with pytest.raises(GpuperfError, match=r"t\.csv: no time_s, and 2 time columns \(time_ms, time_us\): which "
+                                           r"one is the measured time is ambiguous"):
+        measured_rows(frame.assign(time_us=1.0), "t.csv", other_units=True)
+    assert measured_rows(frame.assign(time_s=1.0, time_us=2.0), "t.csv", other_units=True)["time_s"].tolist() == [1.0, 1.0]
+
+
 def test_an_infinite_time_in_a_dataset_shaped_table_is_refused_by_line(tmp_path):
     path = written(tmp_path / "inf.csv", "kernel,variant,gpu,device,source,time_s,status\n"
                                          "k,,V100,d,s,1e-3,ok\nk,,V100,d,s,inf,ok\n")

@@ -2,8 +2,10 @@
 ``predict-gpu`` (a GPU's times from other GPUs' times of the same launches, no model).
 
 A table is a CSV (``.csv``, ``.csv.gz``) or Parquet (``.parquet``, ``.pq``) file, or a bundled
-dataset's name, with the measured time in ``time_s`` and the GPU's name in ``gpu``. Rows whose
-``status`` is not ``ok`` are left out; every other row needs a positive, finite ``time_s``.
+dataset's name, with the measured time in ``time_s`` (or, without it, in one of ``time_ms``,
+``time_us``, ``time_ns``, taken in seconds: :func:`gpuperf.datasets.schema.time_column`) and the
+GPU's name in ``gpu``. Rows whose ``status`` is not ``ok`` are left out; every other row needs a
+positive, finite time.
 
 Default features (the learned models, without ``--features``):
 :func:`gpuperf.evaluation.feature_columns.default_features` (its module lists the rules).
@@ -20,7 +22,8 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Iterator, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -483,7 +486,7 @@ def prepare_training(
         LEARNED, NEEDS_GPU_FEATURES, ROOFLINE_MODELS, bsp_columns, bsp_table_kind, roofline_columns,
         roofline_table_kind,
     )
-    from gpuperf.datasets.schema import canonical_gpus, measured_rows
+    from gpuperf.datasets.schema import canonical_gpus, measured_rows, time_column
     from gpuperf.evaluation.feature_columns import KEYS_AND_OUTCOMES, default_features, is_measured_time
     from gpuperf.features.table import is_count_column, with_zero_counts
     from gpuperf.models.properties import check_property_names, property_names
@@ -495,7 +498,8 @@ def prepare_training(
     repeated = sorted({name for name in given if given.count(name) > 1})
     if repeated:
         raise GpuperfError(f"--features names {', '.join(repeated)} more than once")
-    timing = [name for name in given if name in KEYS_AND_OUTCOMES or is_measured_time(name)]
+    measured = time_column(frame, where)  # time_s, or the time in another unit (time_ms, ...)
+    timing = [name for name in given if name in KEYS_AND_OUTCOMES or is_measured_time(name) or name == measured]
     if timing:
         raise GpuperfError(f"--features: {', '.join(timing)} is a key or the measured time, not a feature")
     if given and options.name == "bsp":
@@ -503,7 +507,8 @@ def prepare_training(
     if given and options.name in ROOFLINE_MODELS:
         raise GpuperfError(f"model {options.name}: --features does not apply to it; it reads flops and bytes columns "
                            "(flops and dram_bytes, or a profiler's or gpuperf's own counts)")
-    frame = measured_rows(frame, where)
+    frame, unit_notes = noted(lambda: measured_rows(frame, where, other_units=True))  # time_ms: a note
+    notes.extend(unit_notes)
     if "gpu" in frame.columns:  # one GPU spelt two ways (NVIDIA GeForce RTX 3090, RTX 3090) is one GPU
         frame = frame.assign(gpu=canonical_gpus(frame["gpu"]))
     for key in ("kernel", "variant"):  # "saxpy " and "saxpy" are one kernel, its own fold in leave-one-kernel-out
@@ -581,6 +586,23 @@ def prepare_training(
                      "slowest rows and may rank the rest badly; --log-target fits log2 times")
     return Prepared(numeric_features(with_zero_counts(frame, chosen), chosen, where), chosen, gpu_features, kind,
                     base_clock, roofline_kind, notes)
+
+
+def noted(call: Callable[[], Any]) -> tuple[Any, list[str]]:
+    """``call()``'s value and the gpuperf notes it raised, as ``note: ...`` lines for a command to print
+    with its own notes (and list under ``--json``'s ``notes``); other warnings pass on."""
+    from gpuperf.errors import GpuperfNote
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", GpuperfNote)
+        value = call()
+    notes = []
+    for warning in caught:
+        if issubclass(warning.category, GpuperfNote):
+            notes.append(f"note: {warning.message}")
+        else:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    return value, notes
 
 
 def model_options(model: str, log_target: bool, select: str | None, svr_kernel: str,

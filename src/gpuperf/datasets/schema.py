@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.hardware.specs import canonical_gpu_name
 
 KEY_COLUMNS = ("kernel", "variant", "gpu", "device", "source")
@@ -53,9 +54,35 @@ def is_ok(status: pd.Series) -> pd.Series:
     return status.notna() & status.astype(str).str.strip().str.lower().eq(OK)
 
 
-def measured_rows(frame: pd.DataFrame, where: str, target: str = TARGET) -> pd.DataFrame:
+# The measured time in another unit, which measured_rows(other_units=True) takes for time_s.
+TIME_IN_UNITS = {"time_ms": "ms", "time_us": "us", "time_ns": "ns"}
+
+
+def time_column(frame: pd.DataFrame, where: str) -> str:
+    """The column holding the measured time: ``time_s``, else the one of ``time_ms``, ``time_us``,
+    ``time_ns`` the table has (``time_s`` where it has none); several of them are an error."""
+    if TARGET in frame.columns:
+        return TARGET
+    found = [column for column in TIME_IN_UNITS if column in frame.columns]
+    if len(found) > 1:
+        raise GpuperfError(f"{where}: no time_s, and {len(found)} time columns ({', '.join(found)}): which one is the "
+                           "measured time is ambiguous; keep one, or give the time in seconds as time_s")
+    return found[0] if found else TARGET
+
+
+def measured_rows(frame: pd.DataFrame, where: str, target: str = TARGET, other_units: bool = False) -> pd.DataFrame:
     """The rows with status ok (any case; all rows if there is no status), each with a positive,
-    finite time in ``target`` (as floats); errors name ``where`` and the row at fault."""
+    finite time in ``target`` (as floats); errors name ``where`` and the row at fault.
+    ``other_units``: a table without ``time_s`` may hold the time in ``time_ms``, ``time_us`` or
+    ``time_ns`` (:func:`time_column`), converted to seconds in ``time_s`` with a
+    :class:`~gpuperf.errors.GpuperfNote` naming the column (the table read is not changed)."""
+    source = time_column(frame, where) if other_units and target == TARGET else target
+    if source != target:
+        kept = measured_rows(frame, where, source)
+        kept[target] = to_seconds(kept[source], TIME_IN_UNITS[source], where)
+        warnings.warn(GpuperfNote(f"{where}: the measured time is {source}, taken as time_s in seconds "
+                                  f"({TIME_IN_UNITS[source]} converted)"), stacklevel=2)
+        return kept
     if target not in frame.columns:
         other = next((str(c) for c in frame.columns if str(c).lower() in ("time_ms", "time_us", "time_ns", "time",
                                                                           "runtime")), None)
