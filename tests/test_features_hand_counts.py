@@ -289,14 +289,15 @@ def test_an_arrays_own_offset_shifts_the_lines_a_warp_spans(offset, sizes, expec
     assert (found["a"].lines, found["a"].sectors, found["a"].alignment) == expected
 
 
-def test_an_offset_given_at_run_time_leaves_the_alignment_assumed():
+@pytest.mark.parametrize("offset", ["auto", "aoff"])  # aoff: an argument the kernel never declares, no size
+def test_an_offset_given_at_run_time_leaves_the_alignment_assumed(offset):
     import loopy as lp
 
     from gpuperf.features.access import warp_accesses
     from gpuperf.kernels.kernel import kernel_from_program
 
     program = lp.make_kernel("{[g,x]: 0<=g<4 and 0<=x<32}", "out[g*32 + x] = a[x + 32*g]",
-                             [lp.GlobalArg("a", np.float32, shape=(1000,), offset=lp.auto),
+                             [lp.GlobalArg("a", np.float32, shape=(1000,), offset=lp.auto if offset == "auto" else offset),
                               lp.GlobalArg("out", np.float32, shape=(128,))],
                              name="shifted", lang_version=lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2)
     program = lp.tag_inames(program, {"g": "g.0", "x": "l.0"})
@@ -567,11 +568,19 @@ def test_sequential_loops_bounded_by_one_another_count_their_passes():
     assert counted["global_loads"] == 16 * 64  # the totals stay loopy's box count
 
 
-@pytest.mark.parametrize("m", [1, 4, 7, 100])
+@pytest.mark.parametrize("m", [1, 4, 7, 100, 300])
 def test_size_bounded_sequential_loops_bounded_by_one_another_count_their_passes(m):
-    """sequential_triangle_m: k < m and j <= k make m(m+1)/2 passes (5050 at m = 100, where the box is 10,000)."""
+    """sequential_triangle_m: k < m and j <= k make m(m+1)/2 passes (5050 at m = 100, where the box is
+    10,000; 45,150 at m = 300, a box of 90,000 points but 300 over its longest loop)."""
     counted = _lanes_by_size("sequential_triangle_m", {"m": m})
     assert counted["global_loads_per_thread"] == m * (m + 1) / 2
+
+
+@pytest.mark.parametrize(("m", "expected"), [(65_536, 65_536 * 65_537 / 2), (65_537, 65_537**2)])
+def test_sequential_loops_past_65536_over_their_longest_loop_count_loopys_box(m, expected):
+    """sequential_triangle_m: the passes are counted while the box over its longest loop (m) is at most
+    65,536; past that, the box of m x m."""
+    assert _lanes_by_size("sequential_triangle_m", {"m": m})["global_loads_per_thread"] == expected
 
 
 @pytest.mark.parametrize("m", [4, 40])
@@ -596,3 +605,42 @@ def test_warp_requests_count_the_passes_of_sequential_loops_bounded_by_one_anoth
     assert counted["global_loads_per_thread"] == 11
     assert counted["cache_lines_per_warp_access"] == pytest.approx((20 * 1 + 2 * 32 + 2 + 2) / 26)  # 3.385
     assert counted["sectors_per_warp_access"] == pytest.approx((20 * 4 + 2 * 32 + 8 + 8) / 26)  # 6.154
+
+
+def _inline_kernel(domain: str, instruction: str, args: list, name: str, **kwargs):
+    """A one-instruction kernel on ``domain`` with g on groups and x or l on lanes."""
+    import loopy as lp
+
+    from gpuperf.kernels.kernel import kernel_from_program
+
+    program = lp.make_kernel(domain, instruction, args, lang_version=(2018, 2), name=name, **kwargs)
+    return kernel_from_program(lp.tag_inames(program, {"g": "g.0", "x" if "x" in domain else "l": "l.0"}), name, "test")
+
+
+def test_lanes_the_problems_edge_switches_off_still_count():
+    """edge_wave at n = 40, m = 40: 2 groups of 32 lanes, pass k on lanes x <= k; the edge 32 g + x < n
+    switches off lanes 8..31 of group 1 but is left out (docs/features.md): each group makes
+    sum(min(k + 1, 32) for k < 40) = 784 loads, 24.5 per work-item (16.81 with the edge)."""
+    import loopy as lp
+
+    kernel = _inline_kernel("{[g,x,k]: 0<=g and 0<=x<32 and 32*g + x < n and 0<=k<m and x<=k}",
+                            "out[k*n + 32*g + x] = a[k*n + 32*g + x]",
+                            [lp.GlobalArg("a,out", np.float32, shape=("n*m",)), lp.ValueArg("n,m", np.int32)],
+                            "edge_wave", assumptions="n>=1 and m>=1")
+    assert extract_features(kernel, {"n": 40, "m": 40})["global_loads_per_thread"] == pytest.approx(784 / 32)
+
+
+@pytest.mark.parametrize(("m", "expected"), [
+    (4, 10 * 6),  # k < 4, j <= k: 10 of 16; i < 3, h <= i: 6 of 9
+    (70_000, 70_000**2 * 6),  # the first triangle's box over its longest loop is past 65,536: its box, m x m
+])
+def test_each_triangle_of_sequential_loops_scales_by_its_own_share(m, expected):
+    """two_triangles_m: two independent triangles of sequential loops, k < m with j <= k and i < 3 with
+    h <= i; each scales loopy's box (m x m x 9 loads per work-item) by its own share."""
+    import loopy as lp
+
+    kernel = _inline_kernel("{[g,l,k,j,i,h]: 0<=l<32 and 0<=g<2 and 0<=k<m and 0<=j<=k and 0<=i<3 and 0<=h<=i}",
+                            "out[32*g + l] = sum((k, j, i, h), a[32*g + l + j + h])",
+                            [lp.GlobalArg("a", np.float32, shape=("m+70",)), lp.GlobalArg("out", np.float32, shape=(64,)),
+                             lp.ValueArg("m", np.int32)], "two_triangles_m")
+    assert extract_features(kernel, {"m": m})["global_loads_per_thread"] == pytest.approx(expected)
