@@ -764,6 +764,30 @@ def test_transfer_guided_slice_picks_try_an_untried_combination_of_flags_after_t
     assert explorer.slice_pick(order[:3], np.where(np.isin(np.arange(8), order[:3]), times, np.nan)) is None
 
 
+def test_transfer_guided_slices_are_the_combinations_of_every_flag_and_end_after_the_picks_they_are_given():
+    """Configurations 8 a + 4 b + x of flags a, b and x = 0..3: four slices. One other GPU, best
+    (1.0) on slice (0, 0) and i / 16 on configuration i elsewhere: the untried slices' best is 15.
+    The default picks are the first, 2 own bests and 1 slice pick: after 4 there is none."""
+    features = np.array([[x, a, b] for a in (0, 1) for b in (0, 1) for x in range(4)], dtype=float)
+    transfer = np.where(np.arange(16) < 4, 1.0, np.arange(16) / 16)[:, None]
+    explorer = TransferGuided(features, transfer)
+    assert explorer.slice_of.tolist() == [0] * 4 + [1] * 4 + [2] * 4 + [3] * 4
+    times = np.where(np.arange(16) < 4, 1.0, np.nan)
+    assert explorer.slice_pick([0, 1, 2], times) == 15
+    assert explorer.slice_pick([0, 1, 2, 3], times) is None
+
+
+def test_transfer_guided_slice_pick_follows_the_gpus_the_new_one_agrees_with():
+    """Flag 0: A falls with x, B rises; the new GPU ran x = 0..2 as A does, so B weighs nothing and
+    flag 1's pick is A's best there (4), not the equal-weight mean's (7: log(0.1 x 1.0) > log(0.9 x 0.05))."""
+    features = np.array([[x, flag] for flag in (0, 1) for x in range(4)], dtype=float)
+    transfer = np.array([[1.0, 0.2], [0.5, 0.3], [0.3, 0.5], [0.2, 1.0],
+                         [0.9, 0.05], [0.3, 0.1], [0.2, 0.2], [0.1, 1.0]])
+    explorer = TransferGuided(features, transfer)
+    times = np.where(np.arange(8) < 3, 1.0 / transfer[:, 0], np.nan)
+    assert explorer.slice_pick([0, 1, 2], times) == 4
+
+
 def test_transfer_improvement_counts_only_gains_over_each_gpus_best_measured():
     """Measured configuration 0 (A 1.0, B 0.5). Configuration 1 (0.5, 1.0) gains 0 on A (a loss
     counts as none) and 1.0 / 0.5 - 1 = 1 on B: 1/2 with equal weights; 2 (0.8, 0.8) gains 0.6 on B: 0.3."""
