@@ -194,6 +194,25 @@ def test_balanced_subsample_caps_a_cell_one_row_above_the_cap():
     assert len(balanced_subsample(frame, ["kernel", "gpu"], 2)) == 2
 
 
+def test_balanced_subsample_keeps_a_group_of_exactly_max_rows_whole_and_in_order():
+    frame = pd.DataFrame({"kernel": ["a"] * 5 + ["b"] * 3, "x": range(8)})
+    assert balanced_subsample(frame, ["kernel"], 5)["x"].tolist() == list(range(8))
+
+
+def test_fitted_clone_reuses_a_model_only_for_the_same_values_and_once():
+    """The model fitted on X and y is handed out again for the same X and y, then dropped; the same X
+    with other y is a fit of its own (slope -1, not the first fit's 1)."""
+    from gpuperf.evaluation.protocols import fitted_clone
+
+    X, fitted = pd.DataFrame({"a": [1.0, 2.0, 3.0]}), {}
+    rising = fitted_clone(LinearRegression(), X, np.array([1.0, 2.0, 3.0]), fitted)
+    falling = fitted_clone(LinearRegression(), X, np.array([3.0, 2.0, 1.0]), fitted)
+    assert rising.coef_ == pytest.approx([1.0]) and falling.coef_ == pytest.approx([-1.0])
+    assert fitted_clone(LinearRegression(), X, np.array([1.0, 2.0, 3.0]), fitted) is rising
+    assert fitted_clone(LinearRegression(), X, np.array([3.0, 2.0, 1.0]), fitted) is falling
+    assert fitted == {}  # each handed out twice, then dropped
+
+
 def test_a_measured_row_without_a_group_or_with_a_bad_feature_is_named():
     frame = _frame()
     frame.loc[4, "gpu"] = None

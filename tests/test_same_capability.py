@@ -89,6 +89,13 @@ def test_same_capability_is_a_nested_candidate_of_the_gpu_wise_protocols():
         run_protocol(synthetic(), "same_capability", "gbt", "gpu")
 
 
+def test_the_quick_rodinia_set_runs_the_same_capability_reference_as_a_gpu_wise_candidate():
+    from gpuperf.evaluation.rodinia_report import QUICK_MODELS, QUICK_SCENARIOS
+
+    runs = scenario_runs(QUICK_SCENARIOS, QUICK_MODELS)
+    assert "same_capability/inner_law" in runs and applies("same_capability", "gpu")
+
+
 def test_missing_columns_are_named():
     with pytest.raises(GpuperfError, match="registers.per.thread"):
         ScaledTimes(synthetic().drop(columns="registers.per.thread"))
