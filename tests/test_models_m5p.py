@@ -278,3 +278,16 @@ def test_the_split_scan_over_all_features_at_once_picks_what_one_feature_at_a_ti
         tree = M5PRegressor(min_samples_leaf=int(rng.integers(1, 6)))
         tree._X, tree._y, tree._X_by_feature = X, y, np.ascontiguousarray(X.T)
         assert tree._best_split(np.arange(n)) == _split_feature_by_feature(tree, X, y)
+
+
+def test_equal_gains_split_on_the_first_feature():
+    """Two identical columns reduce the standard deviation equally: the split is on column 0."""
+    x = np.arange(40, dtype=float)
+    tree = M5PRegressor(prune=False).fit(np.column_stack([x, x]), np.where(x < 20, 0.0, 5.0))
+    assert tree.feature_[0] == 0 and tree.threshold_[0] == 19.5
+
+
+def test_a_fitted_model_keeps_no_copy_of_its_training_data():
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    tree = M5PRegressor().fit(X, X[:, 0])
+    assert not [a for a in ("_X", "_X_by_feature", "_y", "_nodes", "_root_std") if hasattr(tree, a)]
