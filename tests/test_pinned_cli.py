@@ -53,6 +53,20 @@ def test_only_an_empty_output_file_is_called_a_killed_runs_claim(tmp_path, capsy
         capsys.readouterr().err
 
 
+def test_a_refused_rerun_into_a_file_of_trials_names_resume(tmp_path, capsys):
+    """tune --out on the trials of an earlier run said only 'choose another --out or move it away', never
+    that --resume goes on with that run; a command that takes no --resume still does not mention it."""
+    trials = tmp_path / "trials.csv"
+    trials.write_text("local_x,time_s,status\n16,0.001,ok\n")
+    argv = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--budget", "1", "--out", str(trials)]
+    assert main(argv) == 2
+    assert f"--out {trials}: the file exists; gpuperf does not overwrite files (choose another --out or move it " \
+           "away; or --resume to go on with the run it holds)" in capsys.readouterr().err
+    assert main(["import", "nvprof", str(Path(__file__).parent / "data" / "nvprof_gpu_trace.csv"), "--out",
+                 str(trials)]) == 2
+    assert "--resume" not in capsys.readouterr().err
+
+
 def test_the_gpus_table_shows_large_figures_as_whole_numbers(capsys, monkeypatch):
     from gpuperf.hardware import get_gpu
 

@@ -251,10 +251,12 @@ def new_output_file(out: str | Path, option: str = "--out", resumable: bool = Fa
 
     path = _file_in_a_folder(out, option)
     if path.exists():
-        why = (" (it is empty: a run killed before its first result left it claimed; remove it, or --resume)"
-               if resumable and is_empty_claim(path) else "")
+        empty = resumable and is_empty_claim(path)
+        why = " (it is empty: a run killed before its first result left it claimed; remove it, or --resume)" if empty \
+            else ""
+        resume = "; or --resume to go on with the run it holds" if resumable and not empty else ""
         raise GpuperfError(f"{option} {path}: the file exists{why}; gpuperf does not overwrite files (choose another "
-                           f"{option} or move it away)")
+                           f"{option} or move it away{resume})")
     return path
 
 
