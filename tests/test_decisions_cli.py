@@ -605,6 +605,25 @@ def test_ask_refuses_a_table_whose_times_sit_in_a_column_it_does_not_read(tmp_pa
     assert step["measured"] == 2 and step["next"] == {"bs": 64}
 
 
+def test_explore_names_a_time_column_and_a_parameter_under_other_names_as_ask_does(tmp_path, capsys):
+    """explore said only 'no time column ...; name it with --target' of a table timed in runtime_ms, and
+    'missing time column' / 'missing parameter column(s)' with no suggestion, where ask named the column."""
+    path = tmp_path / "own.csv"
+    path.write_text("block_size_x,runtime_ms\n16,1.5\n32,1.2\n64,1.1\n")
+    assert main(["explore", str(path), "--params", "block_size_x"]) == 2
+    assert ("own.csv: no time column (time_ms, time_s, time), but column runtime_ms holds values; --target runtime_ms "
+            "names it if it holds the times") in capsys.readouterr().err
+    assert main(["explore", str(path), "--params", "block_size_x", "--target", "runtime"]) == 2
+    assert ("own.csv: missing time column 'runtime' (the table has runtime_ms); --target names the column the times "
+            "are in") in capsys.readouterr().err
+    for command in ("explore", "ask"):
+        assert main([command, str(path), "--params", "block_size", "--target", "runtime_ms"]) == 2
+        assert "own.csv: missing parameter column(s) block_size (did you mean block_size_x?)" in capsys.readouterr().err
+    (tmp_path / "plain.csv").write_text("bs,cost\n32,1.0\n")  # no column looks like a time: as before
+    assert main(["explore", str(tmp_path / "plain.csv"), "--params", "bs"]) == 2
+    assert "plain.csv: no time column (time_ms, time_s, time); name it with --target" in capsys.readouterr().err
+
+
 def test_a_training_table_without_a_time_column_says_to_rename_it(tmp_path, capsys):
     (tmp_path / "s.csv").write_text("bs,time_ms\n32,1.0\n64,0.5\n128,0.7\n")
     (tmp_path / "t.csv").write_text("bs,runtime\n32,2.0\n64,1.0\n128,1.5\n")

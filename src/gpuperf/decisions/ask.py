@@ -11,7 +11,6 @@ run by hand, one measurement at a time (or a batch at a time, ``count``).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +21,8 @@ import pandas as pd
 from gpuperf.datasets.schema import row_location
 from gpuperf.decisions.exploration import default_model
 from gpuperf.decisions.space import (
-    TIME_COLUMNS, Space, empty_cells, space_from_frame, unmeasured_rows, without_unparameterised_rows,
+    TIME_COLUMNS, Space, empty_cells, held_times_hint, space_from_frame, unmeasured_rows, unnamed_time_column,
+    unnamed_times_error, without_unparameterised_rows,
 )
 from gpuperf.decisions.tune import GuidedSearch
 from gpuperf.errors import GpuperfError
@@ -106,13 +106,9 @@ def partly_measured(frame: pd.DataFrame, params: Sequence[str], target: str | No
 def _refuse_unnamed_times(frame: pd.DataFrame, params: Sequence[str], where: str) -> None:
     """An error when a table with none of ``TIME_COLUMNS`` holds values in a column named as a time
     (``time_us``, ``runtime``): asking would ignore them and send the times to a new column."""
-    from gpuperf.evaluation.feature_columns import TIME_NAMED
-
-    for column in (str(c) for c in frame.columns if c not in params):
-        named = TIME_NAMED.search(column) or difflib.get_close_matches(column, TIME_COLUMNS, n=1, cutoff=0.8)
-        if named and not empty_cells(frame[column]).all():
-            raise GpuperfError(f"{where}: no time column ({', '.join(TIME_COLUMNS)}), but column {column} holds "
-                               f"values; --target {column} names it if it holds the times measured so far")
+    column = unnamed_time_column(frame, params)
+    if column is not None:
+        raise unnamed_times_error(where, column, "the times measured so far")
 
 
 def _require_named_target(frame: pd.DataFrame, target: str, params: Sequence[str], where: str) -> None:
@@ -120,11 +116,9 @@ def _require_named_target(frame: pd.DataFrame, target: str, params: Sequence[str
     (time_ms, time_s, time, or a near spelling): asking would ignore every time measured so far."""
     if target in frame.columns:
         return
-    names = [str(c) for c in frame.columns if c not in params]
-    held = [c for c in names if c in TIME_COLUMNS] + difflib.get_close_matches(target, names, n=2, cutoff=0.8)
-    if held:
-        raise GpuperfError(f"{where}: missing time column '{target}' (the table has {', '.join(dict.fromkeys(held))}); "
-                           "--target names the column the times measured so far are in")
+    hint = held_times_hint(frame, target, params, "the times measured so far")
+    if hint:
+        raise GpuperfError(f"{where}: missing time column '{target}'{hint}")
 
 
 def next_configuration(table: PartlyMeasured, train: Sequence[Space] = (), model: str | None = None,

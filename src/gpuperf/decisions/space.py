@@ -9,6 +9,7 @@ column of one value): exploration then weighs other GPUs' data by how alike the 
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -178,13 +179,11 @@ def space_from_frame(
         raise GpuperfError(f"{where}: {timed[0]} is a measured time, not a parameter (--params names what was tuned)")
     if status_column in params:  # a space is not split by kernel, GPU or size, but its status says what failed
         refuse_key_parameters([status_column], where, status_column)
-    missing = [p for p in params if p not in frame.columns]
-    if missing:
-        raise GpuperfError(f"{where}: missing parameter column(s) {', '.join(missing)}")
+    require_parameter_columns(frame.columns, params, where)
     if target not in frame.columns:
         seconds = "time_s" if target == "time" else f"{target}_s"  # a cache's ms fields are read as seconds
         read_as = (f" (a Kernel Tuner cache's {target}, in ms, is read as {seconds}, in seconds: --target {seconds})"
-                   if seconds in frame.columns else "")
+                   if seconds in frame.columns else held_times_hint(frame, target, params))
         raise GpuperfError(f"{where}: missing time column '{target}'{read_as}")
     if looks_like_rate(target):
         raise GpuperfError(f"{where}: --target {target} looks like a rate (higher is better), but gpuperf's "
@@ -368,12 +367,55 @@ def read_table(path: str | Path) -> pd.DataFrame:
     return frame
 
 
-def default_target(frame: pd.DataFrame, where: str) -> str:
-    """The first of ``time_ms``, ``time_s``, ``time`` the table has."""
+def default_target(frame: pd.DataFrame, where: str, params: Sequence[str] = ()) -> str:
+    """The first of ``time_ms``, ``time_s``, ``time`` the table has (else an error naming a column that
+    holds values under a time's name, :func:`unnamed_time_column`)."""
     for name in TIME_COLUMNS:
         if name in frame.columns:
             return name
+    column = unnamed_time_column(frame, params)
+    if column is not None:
+        raise unnamed_times_error(where, column)
     raise GpuperfError(f"{where}: no time column ({', '.join(TIME_COLUMNS)}); name it with --target")
+
+
+def unnamed_time_column(frame: pd.DataFrame, params: Sequence[str]) -> str | None:
+    """The first column of ``frame``, no parameter, that holds values under a time's name (``runtime_ms``,
+    ``time_us``, ``duration``) or a near spelling of one of ``TIME_COLUMNS``: a table's times under
+    another name."""
+    from gpuperf.evaluation.feature_columns import TIME_NAMED
+
+    for column in (str(c) for c in frame.columns if c not in params):
+        named = TIME_NAMED.search(column) or difflib.get_close_matches(column, TIME_COLUMNS, n=1, cutoff=0.8)
+        if named and not empty_cells(frame[column]).all():
+            return column
+    return None
+
+
+def unnamed_times_error(where: str, column: str, times: str = "the times") -> GpuperfError:
+    """The error for a table with none of ``TIME_COLUMNS`` whose ``column`` looks like ``times``."""
+    return GpuperfError(f"{where}: no time column ({', '.join(TIME_COLUMNS)}), but column {column} holds values; "
+                        f"--target {column} names it if it holds {times}")
+
+
+def held_times_hint(frame: pd.DataFrame, target: str, params: Sequence[str], times: str = "the times") -> str:
+    """For a ``--target`` that is no column: the table's columns that may hold ``times`` instead (one of
+    ``TIME_COLUMNS``, or a near spelling of ``target``) as a hint, or "" where it has none."""
+    names = [str(c) for c in frame.columns if c not in params]
+    held = [c for c in names if c in TIME_COLUMNS] + difflib.get_close_matches(target, names, n=2, cutoff=0.8)
+    if not held:
+        return ""
+    return f" (the table has {', '.join(dict.fromkeys(held))}); --target names the column {times} are in"
+
+
+def require_parameter_columns(columns: Sequence[object], params: Sequence[str], where: str) -> None:
+    """One error naming every parameter of ``params`` that is none of ``columns`` (with the nearest
+    column names for the first)."""
+    missing = [p for p in params if p not in columns]
+    if missing:
+        close = difflib.get_close_matches(missing[0], [str(c) for c in columns if c not in params], n=3, cutoff=0.6)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise GpuperfError(f"{where}: missing parameter column(s) {', '.join(missing)}{hint}")
 
 
 def with_literal_texts(frame: pd.DataFrame, path: str | Path, columns: Sequence[str],
@@ -459,7 +501,7 @@ def read_space(path: str | Path, params: Sequence[str] | None = None, target: st
     params = list(params or variant_parameters(frame))
     if not params:
         raise GpuperfError(f"{where}: say which columns are the parameters (--params P1,P2,...)")
-    target = target or default_target(frame, where)
+    target = target or default_target(frame, where, params)
     frame = with_literal_texts(frame, path, params, times=[target])
     return space_from_frame(frame, params, target, where)
 
@@ -733,9 +775,7 @@ def transfer_matrix(space: Space, others: Sequence[Space]) -> np.ndarray:
     keys = space.keys()
     columns = []
     for other in others:
-        missing = [p for p in space.params if p not in other.params]
-        if missing:
-            raise GpuperfError(f"{other.where}: missing parameter column(s) {', '.join(missing)}")
+        require_parameter_columns(other.params, space.params, other.where)
         lookup = pd.Series(other.performance, index=configuration_keys(other.configs, space.params).to_numpy())
         lookup = lookup[~lookup.index.duplicated()]
         columns.append(keys.map(lookup).to_numpy(dtype=float))
