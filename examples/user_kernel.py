@@ -7,6 +7,10 @@ work-item, cache lines per warp access), then times it on OpenCL device ``opencl
 device where there is no GPU) and prints the median time and the bandwidth it implies.
 
     python examples/user_kernel.py
+
+On the command line the function makes its default variant (256 work-items a group):
+
+    gpuperf features examples/user_kernel.py:moving_average -p n=1048576
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ SIZES = {"n": 1 << 20}
 TIMING = TimingSettings(warmup=2, min_repeats=10, min_time_s=0.02)
 
 
-def moving_average(work_group_size: int) -> Kernel:
+def moving_average(work_group_size: int = 256) -> Kernel:
     """b[i] = (a[i] + a[i+1] + a[i+2]) / 3 for i < n, one work-item per output."""
     program = lp.make_kernel(
         "{[i]: 0<=i<n}",

@@ -64,6 +64,10 @@ def not_a_kernel():
 
 def raises():
     raise RuntimeError("no such tile size")
+
+
+def tiled(tile, *more, scale=2, **options):
+    raise RuntimeError("never called")
 '''
 
 
@@ -264,11 +268,24 @@ def test_a_data_scalar_reaches_the_device(kernel_file: Path) -> None:
     ("{file}:missing", "does not define a function 'missing'; it defines"),
     ("{file}:not_a_kernel", "returned int; expected a loopy TranslationUnit or gpuperf Kernel"),
     ("{file}:raises", r"raises\(\) raised RuntimeError: no such tile size"),
+    ("{file}:tiled", r"tiled\(\) takes tile without a default, but gpuperf calls a kernel function with no arguments: "
+                     r"give tile a default, or name a function that calls it with values \(def my_tiled\(\): return "
+                     r"tiled\(tile=\.\.\.\)\)"),
     ("/no/such/file.py:f", "kernel file '/no/such/file.py' does not exist"),
 ])
 def test_load_errors_name_the_file_and_function(kernel_file: Path, spec: str, message: str) -> None:
     with pytest.raises(GpuperfError, match=message):
         load_user_kernel(spec.format(file=kernel_file))
+
+
+def test_the_examples_kernel_function_is_usable_on_the_command_line(capsys: pytest.CaptureFixture) -> None:
+    """examples/user_kernel.py:moving_average took a work-group size with no default, so naming it on the
+    command line raised TypeError from inside the call."""
+    from gpuperf.cli import main
+
+    example = Path(__file__).parent.parent / "examples" / "user_kernel.py"
+    assert main(["features", f"{example}:moving_average", "-p", "n=4096", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["local_size_0"] == 256
 
 
 def test_a_file_that_fails_to_import_says_why(tmp_path: Path) -> None:

@@ -126,6 +126,7 @@ def _run_user_file(module, loader, path: Path, function: str) -> tuple[object, P
             f"kernel file '{path}' does not define a function '{function}'"
             + (f"; it defines {', '.join(defined)}" if defined else "")
         )
+    _refuse_required_arguments(builder, path, function)
     try:
         with redirect_stdout(sys.stderr):
             return builder(), path, function
@@ -133,6 +134,22 @@ def _run_user_file(module, loader, path: Path, function: str) -> tuple[object, P
         raise GpuperfError(f"{path}:{function}(): {error}") from None
     except Exception as exc:  # noqa: BLE001
         raise GpuperfError(f"{path}:{function}() raised {type(exc).__name__}: {exc}") from None
+
+
+def _refuse_required_arguments(builder: object, path: Path, function: str) -> None:
+    """An error when ``function`` has parameters without defaults: gpuperf calls it with no arguments."""
+    try:
+        parameters = inspect.signature(builder).parameters.values()  # type: ignore[arg-type]
+    except (TypeError, ValueError):  # no signature Python can read: called as it is
+        return
+    required = [p.name for p in parameters
+                if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if required:
+        names = ", ".join(required)
+        values = ", ".join(f"{name}=..." for name in required)
+        raise GpuperfError(f"{path}:{function}() takes {names} without a default, but gpuperf calls a kernel "
+                           f"function with no arguments: give {names} a default, or name a function that calls it "
+                           f"with values (def my_{function}(): return {function}({values}))")
 
 
 def _make_importable(folder: Path) -> None:
