@@ -8,9 +8,11 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from gpuperf.cli import main
 from gpuperf.cli.output import parse_params, print_json, whole_counts
+from gpuperf.errors import GpuperfError
 from test_advise_cli import ENTRY  # the advise tests' entry, trained on the bundled matvec pairs
 
 
@@ -297,3 +299,17 @@ def test_a_size_past_2_to_the_53_keeps_every_digit_up_to_2_to_the_63_minus_1(cap
     assert parse_params([f"n={2**53 + 1}", f"m={2**63 - 1}", "k=4.096e3"]) == {"n": 2**53 + 1, "m": 2**63 - 1, "k": 4096}
     assert main(["features", "vector_copy", "-p", f"n={-2**63}"]) == 2
     assert f"value '{-2**63}' is out of range" in capsys.readouterr().err
+
+
+def test_several_sizes_in_one_p_say_to_give_one_p_per_size(capsys):
+    """-p n=1024,m=1024 said only "value '1024,m=1024' is not a number"; a table's text size too."""
+    assert main(["features", "jacobi2d_5pt", "-p", "n=1024,m=1024"]) == 2
+    assert ("parameter 'n=1024,m=1024': value '1024,m=1024' is not a number; give one -p per size: -p n=1024 "
+            "-p m=1024") in capsys.readouterr().err
+    with pytest.raises(GpuperfError, match=r"give one -p per size: -p n=1 -p m=2$"):
+        parse_params(["n=1, m=2"], text=True)
+    with pytest.raises(GpuperfError, match=r"give one -p per size: -p NAME=VALUE -p NAME=VALUE$"):
+        parse_params(["n=m=1024"])
+    with pytest.raises(GpuperfError, match=r"value 'big' is not a number$"):
+        parse_params(["n=big"])
+    assert parse_params(["problem_size=[1024, 1024]"], text=True) == {"problem_size": "[1024, 1024]"}

@@ -181,12 +181,12 @@ def parse_params(pairs: Sequence[str] | None, text: bool = False) -> dict[str, i
         try:
             number = float(value)
         except ValueError:
-            if text and value.strip() and name not in result:
+            if text and value.strip() and name not in result and not _one_per_size(pair):  # not n=1,m=2
                 result[name] = value.strip()
                 continue
             if name in result:
                 raise GpuperfError(f"parameter '{name}' is given twice") from None
-            raise GpuperfError(f"parameter '{pair}': value '{value}' is not a number") from None
+            raise GpuperfError(f"parameter '{pair}': value '{value}' is not a number{_one_per_size(pair)}") from None
         if not number.is_integer():
             raise GpuperfError(f"parameter '{pair}': value '{value}' is not a whole number")
         try:  # digits stay exact past 2**53, where a float would round them
@@ -199,6 +199,16 @@ def parse_params(pairs: Sequence[str] | None, text: bool = False) -> dict[str, i
             raise GpuperfError(f"parameter '{name}' is given twice")
         result[name] = whole
     return result
+
+
+def _one_per_size(pair: str) -> str:
+    """For ``n=1024,m=1024`` (several sizes in one -p): a hint to give each its own, or ""."""
+    if pair.count("=") < 2:
+        return ""
+    pieces = [piece for piece in re.split(r"[,;\s]+", pair) if piece]
+    if all(re.fullmatch(r"[^=]+=[^=]+", piece) for piece in pieces):
+        return f"; give one -p per size: {' '.join(f'-p {piece}' for piece in pieces)}"
+    return "; give one -p per size: -p NAME=VALUE -p NAME=VALUE"
 
 
 # -- where commands write ------------------------------------------------------------------------
