@@ -7,6 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from gpuperf.cli import main
@@ -618,3 +619,21 @@ def test_table_cells_show_c1_controls_and_delete_as_escapes(capsys):
     print_table([{"kernel": "a\x9b2Jb\x7f"}])
     out = capsys.readouterr().out
     assert "\x9b" not in out and "\x7f" not in out and "a\\x9b2Jb\\x7f" in out
+
+
+def test_tables_show_a_mapping_as_names_and_values_and_a_count_of_one_in_the_singular(tmp_path, capsys):
+    """Tables showed sizes and configurations as Python dicts ({'n': 256, 'm': 256}, failed {}) and
+    predict-table said "wrote 1 rows"."""
+    from gpuperf.cli.output import counted, print_table
+
+    print_table([{"figure": "sizes", "value": {"n": 256, "m": 256}}, {"figure": "failed", "value": {}}])
+    out = capsys.readouterr().out
+    assert "n=256, m=256" in out and "│ none " in out and "{" not in out
+    assert (counted(1, "row"), counted(0, "row"), counted(2, "column")) == ("1 row", "0 rows", "2 columns")
+    table = small_table(tmp_path)
+    assert main(["fit", str(table), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 0
+    one = tmp_path / "one.csv"
+    pd.read_csv(table).head(1).to_csv(one, index=False)
+    capsys.readouterr()
+    assert main(["predict-table", "--model", str(tmp_path / "m.json"), str(one), "--out", str(tmp_path / "p.csv")]) == 0
+    assert f"wrote 1 row with predicted_time_s to {tmp_path / 'p.csv'}" in capsys.readouterr().out

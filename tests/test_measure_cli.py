@@ -232,3 +232,15 @@ def test_a_run_names_the_variants_it_leaves_out_at_sizes_outside_their_assumptio
     assert code == 0
     assert f"note: {mixed}: 1 variant(s) left out at sizes outside their assumptions (e.g. stencil2d[" in err
     assert "at n=100,m=100: outside its assumptions)" in err
+
+
+def test_measure_and_campaign_tables_name_sizes_and_failures_in_words(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """measure's title read "vector_copy {'n': 4096}" and campaign run's summary "failed {}"."""
+    code, out, _ = run_cli(["measure", "vector_copy", "-p", "n=4096", "--min-time", "0.001"], capsys)
+    assert code == 0 and "vector_copy at n=4096" in out and "{" not in out
+    path = tmp_path / "c.toml"
+    path.write_text('name = "words"\n[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096}]\n' + TIMING)
+    code, out, _ = run_cli(["campaign", "run", str(path), "--store", str(tmp_path / "s.sqlite"), "--no-progress"],
+                           capsys)
+    assert code == 0 and "│ none " in out and "{" not in out

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from gpuperf.cli.output import csv_output_name, new_output_file, print_json, print_table
+from gpuperf.cli.output import counted, csv_output_name, new_output_file, print_json, print_table
 
 
 def import_command(
@@ -69,7 +69,7 @@ def import_command(
         bar.add_task(f"writing {len(frame):,} rows to {out}", total=None)
         write_dataset_csv(frame, out)
     failed = int((frame["status"] != "ok").sum())
-    print(f"wrote {len(frame)} rows ({failed} not ok) to {out}")
+    print(f"wrote {counted(len(frame), 'row')} ({failed} not ok) to {out}")
 
 
 def datasets_command(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from gpuperf.cli.output import at_least, print_json, print_table
+from gpuperf.cli.output import at_least, counted, named_values, print_json, print_table
 from gpuperf.errors import GpuperfError
 
 campaign_app = typer.Typer(help="Sweep kernels x variants x sizes on a device into a measurement store.",
@@ -53,7 +53,7 @@ def measure_command(
         print_json({**data, "notes": notes})
     else:
         shown = {k: v for k, v in data.items() if k not in ("provenance", "sizes")}
-        print_table([{"field": k, "value": v} for k, v in shown.items()], title=f"{result.kernel} {result.sizes}")
+        print_table([{"field": k, "value": v} for k, v in shown.items()], title=f"{result.kernel} at {named_values(result.sizes)}")
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
 
@@ -160,7 +160,7 @@ def campaign_export(
         task = bar.add_task("exporting points", total=None)
         frame = export_store(store, out, fmt, campaign=campaign, features=not no_features, cycle_times=cycle_times,
                              progress=lambda done, total: bar.update(task, completed=done, total=total))
-    print(f"wrote {len(frame)} rows x {len(frame.columns)} columns to {out}")
+    print(f"wrote {counted(len(frame), 'row')} x {counted(len(frame.columns), 'column')} to {out}")
 
 
 def register(app: typer.Typer) -> None:

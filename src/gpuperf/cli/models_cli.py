@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from gpuperf.cli.output import model_output_file, new_output_file, print_json, print_table, report_folder
+from gpuperf.cli.output import counted, model_output_file, new_output_file, print_json, print_table, report_folder
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.progress import progress_bar
 
@@ -954,7 +954,7 @@ def predict_table_command(
     with progress_bar() as bar:  # a million rows write for minutes
         bar.add_task(f"writing {len(result):,} rows to {out}", total=None)
         _write_table(result, out)
-    print(f"wrote {len(result)} rows with {PREDICTED} to {out}")
+    print(f"wrote {counted(len(result), 'row')} with {PREDICTED} to {out}")
 
 
 def predict_gpu_command(
@@ -997,7 +997,7 @@ def predict_gpu_command(
         print_json(summary)
         return
     print_table(summary["kernels"], title=f"{result.gpu}: launches predicted per kernel")
-    print(f"wrote {len(written)} rows with {PREDICTED_COLUMN} to {out}")
+    print(f"wrote {counted(len(written), 'row')} with {PREDICTED_COLUMN} to {out}")
 
 
 def _launch_text(row: pd.Series, leave_out: tuple[str, ...]) -> str:

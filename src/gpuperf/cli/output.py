@@ -91,9 +91,21 @@ def print_table(rows: Sequence[Mapping[str, Any]], title: str | None = None, col
         console.width = width
 
 
+def named_values(values: Mapping[str, Any]) -> str:
+    """``{"n": 4096, "m": 64}`` as ``n=4096, m=64`` (``none`` when empty): a mapping in human-readable output."""
+    return ", ".join(f"{name}={value}" for name, value in values.items()) or "none"
+
+
+def counted(count: int, noun: str) -> str:
+    """``1 row``, ``2 rows``: a count with its noun in agreement."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def _format(value: Any) -> str:
     """A table cell: floats to 4 significant digits, but a whole number (a count) in full below 10**15,
-    an undefined number (NaN) a dash, None empty."""
+    an undefined number (NaN) a dash, None empty, a mapping as ``n=4096, m=64``."""
+    if isinstance(value, Mapping):
+        return escape(visible(named_values(value)))
     if isinstance(value, (float, np.floating)) and math.isnan(value):
         return "-"
     if isinstance(value, (float, np.floating)) and float(value).is_integer() and abs(value) < 1e15:
