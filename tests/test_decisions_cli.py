@@ -401,6 +401,12 @@ def test_explore_ends_with_a_verdict_against_its_baselines(tmp_path, capsys):
     assert "favours a baseline" not in verdict(cut)
     assert "favours a baseline" in verdict({**cut, "transfer_evals_to_90": 2})  # plain transfer did, at 2
     first = {**lost, "evals_to_90": 1}
+    # random order scored as the search is (a miss within 100 counting 101): 98.7, not its 1454 with no budget
+    wide = {**lost, "evals_to_90": 99, "random_expected_evals_to_90": 1454.33, "budget": 100, "evaluated": 99,
+            "random_expected_evals_to_90_within_budget": 98.7, "transfer_evals_to_90": None}
+    assert "1454.3 on average (exact expectation; 98.7 within the budget of 100, a miss counting 101;" in verdict(wide)
+    assert "favours a baseline" in verdict(wide)
+    assert "favours a baseline" not in verdict({**wide, "evals_to_90": 95})
     assert verdict(first).startswith("The search reached 90 % of the best after 1 evaluation;")
     assert verdict({**short, "evaluated": 1, "budget": 1}).startswith("The search did not reach 90 % of the best in "
                                                                       "1 evaluation;")

@@ -462,6 +462,26 @@ def test_random_order_survival_and_quantile_on_two_configurations():
     assert random_evals_quantile([1.0, 0.5], 0.9, 0.5) == 1
 
 
+def test_random_order_within_a_budget_is_scored_as_a_search_is():
+    """One good configuration of three: T is 1, 2 or 3 alike; with a budget of 1 a miss counts 2, so
+    E[min(T, 2)] = 1/3 + 2 * 2/3 = 5/3, not (N + 1) / (m + 1) = 2; a budget covering the space gives 2.
+    explore reports it beside the uncapped expectation, at its budget."""
+    from gpuperf.decisions.search_metrics import random_expected_evals_within
+    assert random_expected_evals_within([1.0, 0.5, 0.2], 0.9, 1) == pytest.approx(5 / 3)
+    assert random_expected_evals_within([1.0, 0.5, 0.2], 0.9, 3) == pytest.approx(2.0)
+    performance = normalised_performance(np.random.default_rng(3).uniform(1.0, 3.0, 60))
+    capped = np.minimum(simulate_random(performance, 0.9, seeds=3000), 6)
+    assert random_expected_evals_within(performance, 0.9, 5) == pytest.approx(capped.mean(), rel=0.03)
+    assert random_expected_evals_within(performance, 0.9, 5) < random_expected_evals(performance, 0.9)
+    with pytest.raises(GpuperfError, match="budget 0"):
+        random_expected_evals_within(performance, 0.9, 0)
+    space = grid_space((11, 5))
+    result = explore(space, [], budget=3)
+    assert result.baselines["random_expected_evals_to_90_within_budget"] == pytest.approx(
+        random_expected_evals_within(space.performance, 0.9, 3))
+    assert result.baselines["random_expected_evals_to_90_within_budget"] <= 4
+
+
 def test_random_order_quantile_counts_a_space_nothing_reaches_as_one_past_its_end():
     """As random_expected_evals counts it: every configuration failed gives N + 1, never 0 draws;
     raw times and a quantile outside (0, 1] are refused as the sibling functions refuse them."""

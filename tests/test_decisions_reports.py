@@ -233,17 +233,19 @@ def test_the_exploration_study_sets_the_searches_against_kernel_tuners_strategie
 
     frame, paths = exploration_study(tmp_path, "hub/pnpoly", budget=20, strategies=("random_sample",), kt_seeds=1)
     report = paths["markdown"].read_text()
-    assert "| gpu | guided | plain_transfer | online | kt_random_sample | random |" in report
+    assert "| gpu | guided | plain_transfer | online | kt_random_sample | random | random_uncapped |" in report
     assert "## Compile + benchmark seconds to 90 %" in report
     assert "Online (no prior data) needs fewer evaluations than the best Kernel Tuner strategy on" in report
     rows = json.loads(paths["json"].read_text())["tables"]["Evaluations to 90 % against the alternatives"]
     per_gpu = {row["gpu"]: row for row in rows}
     assert set(per_gpu) == {"RTX 3060 Laptop", "RTX 3090", "geometric mean"}
-    for method in ("guided", "online", "kt_random_sample"):
+    for method in ("guided", "online", "kt_random_sample", "random"):  # random order scored as the searches are
         values = [per_gpu[gpu][method] for gpu in ("RTX 3060 Laptop", "RTX 3090")]
         assert all(1 <= v <= 21 for v in values)  # budget 20: not reached counts as 21
         assert per_gpu["geometric mean"][method] == pytest.approx(np.sqrt(values[0] * values[1]))
     assert list(frame["evals_to_90"].fillna(21)) == [per_gpu[g]["guided"] for g in frame["gpu"]]
+    assert list(frame["random_expected_evals_to_90"]) == [per_gpu[g]["random_uncapped"] for g in frame["gpu"]]
+    assert list(frame["random_expected_evals_to_90_within_budget"]) == [per_gpu[g]["random"] for g in frame["gpu"]]
 
 
 def test_a_short_log_range_is_labelled_between_the_1_2_5_ticks():

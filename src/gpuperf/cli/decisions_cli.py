@@ -211,16 +211,21 @@ def ask_command(
 
 
 def verdict(summary: dict) -> str:
-    """One line setting the search's evaluations to 90 % beside its baselines', and why it stopped."""
+    """One line setting the search's evaluations to 90 % beside its baselines', and why it stopped. Random
+    order is judged scored as the search is (a miss within the budget counting budget + 1), where the summary
+    has that figure."""
     ours, chance = summary["evals_to_90"], summary.get("random_expected_evals_to_90")
+    within = summary.get("random_expected_evals_to_90_within_budget")
     transfer = summary.get("transfer_evals_to_90")
     reached = (f"reached 90 % of the best after {_evaluations(ours)}" if ours is not None
                else f"did not reach 90 % of the best in {_evaluations(summary['evaluated'])}")
-    against = [f"random order needs {chance:.1f} on average (exact expectation; random_evals_to_90 is the mean of "
-               f"seeded runs)"] if chance is not None else []
+    scored = (f"; {within:.1f} within the budget of {summary['budget']}, a miss counting {summary['budget'] + 1}"
+              if within is not None else "")
+    against = [f"random order needs {chance:.1f} on average (exact expectation{scored}; random_evals_to_90 is the "
+               f"mean of seeded runs)"] if chance is not None else []
     if transfer is not None:
         against.append(f"plain transfer {transfer}")
-    baselines = [b for b in (chance, transfer) if b is not None]
+    baselines = [b for b in (within if within is not None else chance, transfer) if b is not None]
     if ours is None:  # cut short by its budget: lost only to a baseline that got there within it
         worse = any(b <= summary["evaluated"] for b in baselines)
     else:

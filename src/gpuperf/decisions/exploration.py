@@ -28,6 +28,7 @@ from gpuperf.decisions.search_metrics import (
     evals_to,
     random_evals_quantile,
     random_expected_evals,
+    random_expected_evals_within,
     simulate_random,
 )
 from gpuperf.decisions.space import (
@@ -182,6 +183,9 @@ def explore(
     for fraction in FRACTIONS:
         label = f"{round(fraction * 100)}"
         result.baselines[f"random_expected_evals_to_{label}"] = random_expected_evals(performance, fraction)
+    # scored as the search is, a miss within the budget counting budget + 1 (the key above: no budget)
+    result.baselines["random_expected_evals_to_90_within_budget"] = random_expected_evals_within(performance, 0.9,
+                                                                                                  budget)
     result.baselines["random_evals_to_90"] = float(np.mean(simulate_random(performance, 0.9, random_seeds)))
     result.baselines["random_evals_to_90_p10"] = random_evals_quantile(performance, 0.9, 0.1)
     result.baselines["random_evals_to_90_p90"] = random_evals_quantile(performance, 0.9, 0.9)

@@ -186,8 +186,8 @@ def exploration_report(folder: str | Path, cases: Mapping[str, ExploreResult],
             row[f"evals_to_{round(fraction * 100)}"] = result.evals(fraction)
         if result.transfer_order is not None:
             row["transfer_evals_to_90"] = evals_to(result.performance[result.transfer_order], 0.9)
-        for key in ("random_expected_evals_to_90", "random_evals_to_90", "random_evals_to_90_p10",
-                    "random_evals_to_90_p90"):
+        for key in ("random_expected_evals_to_90", "random_expected_evals_to_90_within_budget", "random_evals_to_90",
+                    "random_evals_to_90_p10", "random_evals_to_90_p90"):
             if key in result.baselines:
                 row[key] = result.baselines[key]
         rows.append(row)
@@ -201,7 +201,9 @@ def exploration_report(folder: str | Path, cases: Mapping[str, ExploreResult],
              + ("Plain transfer (the configurations in order of their mean normalised performance on the other "
                 "GPUs, no model) is followed until it reaches the best, with no budget. "
                 if any(result.transfer_order is not None for result in cases.values()) else "")
-             + "random_expected_evals_to_90: random order's exact expectation; random_evals_to_90: "
+             + "random_expected_evals_to_90: random order's exact expectation, with no budget; "
+             "random_expected_evals_to_90_within_budget: the same scored as the search is, a miss within the budget "
+             "counting budget + 1; random_evals_to_90: "
              "the mean over seeded random orders, with the 10th and 90th percentiles of the exact distribution. In "
              "the plot, \"best time / best found so far\" is the best time divided by the best time found so far; "
              "a dot ends each search where it stopped (at the best or its budget); the random curve is the expected "
@@ -400,12 +402,13 @@ def exploration_study(folder: str | Path, family: str = "schoonhoven/pnpoly", bu
     online search (no prior data), Kernel Tuner's ``strategies`` (default: all of
     ``kernel_tuner_baseline.STRATEGIES``) in its simulation mode, ``kt_seeds`` seeds each, and random
     order (exact expectation): evaluations to 90 % of the best (a search that does not reach it within
-    ``budget`` counts as ``budget + 1``), and, where the data has compile and benchmark times, the
-    tuning seconds to 90 %."""
+    ``budget`` counts as ``budget + 1``, random order too; its expectation with no budget stands beside it as
+    ``random_uncapped``), and, where the data has compile and benchmark times, the tuning seconds to 90 %."""
     from gpuperf.decisions.bundled_spaces import leave_one_gpu_out, tuning_families
     from gpuperf.decisions.exploration import explore
     from gpuperf.decisions.kernel_tuner_baseline import STRATEGIES, strategy_orders
-    from gpuperf.decisions.search_metrics import cost_to, random_cost_to, random_expected_evals
+    from gpuperf.decisions.search_metrics import (cost_to, random_cost_to, random_expected_evals,
+                                                  random_expected_evals_within)
 
     families = {f.name: f for f in tuning_families()}
     if family not in families:
@@ -424,6 +427,8 @@ def exploration_study(folder: str | Path, family: str = "schoonhoven/pnpoly", bu
         rows.append({"gpu": gpu, "configurations": len(space), "evals_to_90": result.evals(0.9),
                      "transfer_evals_to_90": result.baselines["transfer_evals_to_90"],
                      "random_expected_evals_to_90": result.baselines["random_expected_evals_to_90"],
+                     "random_expected_evals_to_90_within_budget":
+                         result.baselines["random_expected_evals_to_90_within_budget"],
                      "random_evals_to_90": result.baselines["random_evals_to_90"],
                      "evals_to_99": result.evals(0.99)})
         row = {"gpu": gpu, "guided": censored(result.evals(0.9)),
@@ -433,7 +438,8 @@ def exploration_study(folder: str | Path, family: str = "schoonhoven/pnpoly", bu
         performance = space.performance
         for strategy, orders in strategy_orders(space, strategies, budget, kt_seeds).items():
             row[f"kt_{strategy}"] = float(np.mean([censored(evals_to(performance[o], 0.9)) for o in orders]))
-        row["random"] = random_expected_evals(performance, 0.9)
+        row["random"] = random_expected_evals_within(performance, 0.9, budget)  # scored as the searches are
+        row["random_uncapped"] = random_expected_evals(performance, 0.9)
         compared.append(row)
         cost = space.tuning_cost()
         if cost is not None:
@@ -451,8 +457,10 @@ def exploration_study(folder: str | Path, family: str = "schoonhoven/pnpoly", bu
     notes = [f"Alternatives: guided = gpuperf's transfer-guided search on the other GPUs' data; plain_transfer = the "
              "configurations in order of their mean normalised performance on the other GPUs; online = gpuperf's "
              "search with no prior data; kt_* = Kernel Tuner's strategies in its simulation mode on the same space "
-             f"and budget ({kt_seeds} seeds, the mean); random = the exact expectation. A search that does not reach "
-             f"90 % within {budget} evaluations counts as {budget + 1}."]
+             f"and budget ({kt_seeds} seeds, the mean); random = random order's exact expectation, scored as the "
+             f"searches are: a search that does not reach 90 % within {budget} evaluations counts as {budget + 1}, "
+             "random order too (E[min(T, budget + 1)]); random_uncapped = its exact expectation with no budget, "
+             "(N + 1) / (m + 1), not comparable with the others."]
     if online and kt_columns:
         per_gpu = table.drop(index="geometric mean")
         best_kt = per_gpu[kt_columns].min(axis=1)

@@ -83,6 +83,15 @@ def random_survival(performance: Sequence[float] | np.ndarray, fraction: float, 
     return out
 
 
+def random_expected_evals_within(performance: Sequence[float] | np.ndarray, fraction: float, budget: int) -> float:
+    """Random order's expected evaluations to reach ``fraction``, scored as a search of ``budget``
+    evaluations is: a miss within the budget counts ``budget + 1``. Exact: E[min(T, budget + 1)], the sum of
+    P(T > k) for k = 0..budget; at most :func:`random_expected_evals`, equal once ``budget`` covers the space."""
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
+        raise GpuperfError(f"budget {budget!r} must be a whole number of evaluations, at least 1")
+    return float(random_survival(_checked(performance, fraction), fraction, np.arange(0, budget + 1)).sum())
+
+
 def random_evals_quantile(performance: Sequence[float] | np.ndarray, fraction: float, q: float) -> int:
     """The ``q`` quantile of random order's evaluations to reach ``fraction`` (exact); ``len + 1``
     when no configuration reaches it (as :func:`random_expected_evals` and :func:`simulate_random` count it)."""
