@@ -237,6 +237,27 @@ def test_comparison_with_the_paper_macro_row_is_the_mean_over_kernels():
     assert table.loc[("Tesla K40", "lud_diagonal"), "s/m"] == pytest.approx(0.5)
 
 
+def test_comparison_with_the_paper_macro_row_averages_the_kernels_every_column_has():
+    """Run t/n cannot predict the worst kernel (0.5): every column's macro is over the other two (0.05), not
+    t/n's over two beside 0.2 for the others over three, which would make the run lacking a kernel look best."""
+    from gpuperf.evaluation.reproduce import Reproduction, compare_with_paper
+
+    codes = {"HOT": "calculate_temp", "BCK-K1": "bpnn_layerforward_CUDA", "LUD-K1": "lud_diagonal"}
+    errors = {"HOT": 0.0, "BCK-K1": 0.1, "LUD-K1": 0.5}
+    published = published_predictions(pd.DataFrame({
+        "kernel": list(codes), "gpu": "Tesla K40", "model": "RF", "time_s": 1e-3,
+        "predictions": [1e-3 * (1 + errors[c]) for c in codes]}))
+    predictions = pd.DataFrame({"kernel": list(codes.values()), "gpu": "Tesla K40", "fold": "Tesla K40",
+                                "measured": 2.0, "predicted": [2.0 * (1 - errors[c]) for c in codes]})
+    lacking = predictions[predictions["kernel"] != "lud_diagonal"]
+    result = Reproduction({"s/m/gpu": Evaluation("s/m/gpu", ("gpu",), predictions),
+                           "t/n/gpu": Evaluation("t/n/gpu", ("gpu",), lacking)})
+    table = compare_with_paper(result, ["s/m", "t/n"], published)
+    macro = table.loc[("Tesla K40", "(macro)")]
+    assert list(macro[["paper RF", "s/m", "t/n"]]) == pytest.approx([0.05, 0.05, 0.05])
+    assert table.loc[("Tesla K40", "lud_diagonal"), "s/m"] == pytest.approx(0.5)  # the kernel's row stays
+
+
 def test_transfer_near_scenarios_average_the_two_nearest_training_gpus():
     from gpuperf.evaluation.reproduce import scenario
 

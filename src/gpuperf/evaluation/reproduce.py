@@ -425,13 +425,16 @@ def run_rodinia(
 
 def compare_with_paper(result: Reproduction, runs: Sequence[str], published: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per (GPU, kernel) MAPE of the paper's three models and of ``runs`` (``scenario/model``,
-    leave-one-GPU-out), on the GPUs and kernels both sides have, with a macro row per GPU."""
+    leave-one-GPU-out), on the GPUs and kernels both sides have, with a macro row per GPU: the mean over the
+    kernels every column has, so that a run lacking a kernel (no prediction for it) averages the same kernels
+    as the others (NaN for a GPU where no kernel has them all)."""
     paper = published_per_kernel(published).pivot_table(index=["gpu", "kernel"], columns="model", values="mape")
     paper.columns = [f"paper {c}" for c in paper.columns]
     ours = result.per_kernel("gpu")
     ours = ours[ours["run"].isin(runs)].pivot_table(index=["gpu", "kernel"], columns="run", values="mape")
     table = paper.join(ours, how="inner")
-    macro = table.groupby(level="gpu").mean()
+    gpus = table.index.get_level_values("gpu").unique()
+    macro = table.dropna().groupby(level="gpu").mean().reindex(gpus)
     macro.index = pd.MultiIndex.from_product([macro.index, ["(macro)"]], names=["gpu", "kernel"])
     return pd.concat([table, macro]).sort_index()
 
