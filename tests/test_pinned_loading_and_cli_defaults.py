@@ -226,6 +226,8 @@ def test_a_ratio_of_exactly_0_8_is_within_the_documented_0_8_to_1_25_band():
                             "m5p": [1.0] * 3, "p_faster": [0.5] * 3, "constant": [1.0] * 3,
                             "confidence": [0.9] * 3})
     assert summarise(results).iloc[0]["ratio_within_0.8_1.25"] == pytest.approx(2 / 3)
+    rounded = results.assign(measured=[0.72, 1.25, 2.0], predicted=[0.9, 1.0, 1.0])  # 0.72 / 0.9 = 0.7999999999999999
+    assert summarise(rounded).iloc[0]["ratio_within_0.8_1.25"] == pytest.approx(2 / 3)
 
 
 def test_row_without_a_profile_is_refused(capsys):
