@@ -139,6 +139,22 @@ def test_round_trip_read_write_read_is_equal(tmp_path):
     assert json.loads(path.read_text())["cache"] == json.loads(FIXTURE.read_text())["cache"]
 
 
+def test_milliseconds_come_back_from_seconds_within_two_float_steps():
+    """As _ms says: 15 significant digits come back exactly; Kernel Tuner 1.5's 17 may move a float step
+    (6.4033122062683105 -> 6.40331220626831) or two (506.31784428020461 -> 506.31784428020472), no more."""
+    import math
+
+    from gpuperf.datasets.kernel_tuner import _ms
+    from gpuperf.datasets.schema import shift_decimal
+
+    assert _ms(shift_decimal(6.4033122062683105, -3)) == 6.40331220626831
+    assert _ms(shift_decimal(506.31784428020461, -3)) == 506.31784428020472
+    for ms in np.random.default_rng(0).uniform(1e-3, 1e3, 5000):
+        assert abs(_ms(shift_decimal(ms, -3)) - ms) <= 2 * math.ulp(ms)
+        written = float(f"{ms:.15g}")
+        assert _ms(shift_decimal(written, -3)) == written
+
+
 def test_kernel_tuner_reads_a_cache_gpuperf_wrote(tmp_path):
     frame = read_kernel_tuner_cache(FIXTURE)
     path = write_kernel_tuner_cache(frame, tmp_path / "vector_add.json")
