@@ -407,6 +407,29 @@ def test_kernel_tuner_runs_the_guided_strategy_as_gpuperf_simulates_it(tmp_path,
         assert one == run_search(make_explorer(target, others[:1], None, True, seed=2), target.times, 15, stop_at=None)
 
 
+def test_the_guided_strategy_searches_on_the_gpu_the_caches_name_as_explore_does(tmp_path, capsys):
+    """Simulation mode names the cache's GPU, so the training GPUs alike to it weigh more as in
+    explore: Kernel Tuner evaluates the order explore picks on the same caches."""
+    from gpuperf.decisions.kernel_tuner_baseline import strategy_order, write_space_cache
+    from gpuperf.decisions.kernel_tuner_strategy import GuidedStrategy
+
+    rng = np.random.default_rng(7)
+    spaces = [grid(optimum, scale) for optimum, scale in (((9, 4), 1.0), ((2, 11), 0.5), ((9, 5), 2.0), ((5, 2), 0.7))]
+    for space in spaces:
+        space.times = np.round(space.times * np.exp(0.1 * rng.normal(size=len(space))), 6)
+    target = spaces[0].without_failures()  # Kernel Tuner's simulation never visits a cached failure
+    names = ("A100", "RTX 3090", "A4000", "V100")
+    caches = [str(write_space_cache(s, tmp_path / f"c{i}.json", device_name=gpu))
+              for i, (s, gpu) in enumerate(zip([target, *spaces[1:]], names))]
+    assert main(["explore", caches[0], *[a for c in caches[1:] for a in ("--train", c)], "--budget", "8",
+                 "--seed", "2", "--json", "--no-progress"]) == 0
+    picked = [(e["x"], e["y"]) for e in json.loads(capsys.readouterr().out)["order"]]  # up to the best
+    order = strategy_order(caches[0], target, GuidedStrategy(train=caches[1:], seed=2), budget=8)
+    assert [tuple(int(v) for v in target.configs.iloc[i]) for i in order[:len(picked)]] == picked
+    unnamed = strategy_order(caches[0], target, GuidedStrategy(train=caches[1:], seed=2, gpu="other"), budget=8)
+    assert unnamed != order  # the GPU named matters here
+
+
 def test_kernel_tuner_tunes_an_opencl_kernel_with_the_guided_strategy():
     import warnings
 
@@ -564,8 +587,8 @@ class _Searchspace:
 class _Recording:
     """A search asking in table order and recording what it is told."""
 
-    def __init__(self, configs, params, train, model, seed):
-        self.configs, self.told = configs, []
+    def __init__(self, configs, params, train, model, seed, gpu=None):
+        self.configs, self.told, self.gpu = configs, [], gpu
 
     def __len__(self):
         return len(self.configs)
@@ -595,8 +618,8 @@ def _fake_kernel_tuner(monkeypatch, costs):
             self.results.append({"x": config[0]})
             return costs[config[0]]
 
-    def recording(*args):
-        searches.append(_Recording(*args))
+    def recording(*args, **options):
+        searches.append(_Recording(*args, **options))
         return searches[-1]
 
     monkeypatch.setattr(common, "CostFunc", Cost)

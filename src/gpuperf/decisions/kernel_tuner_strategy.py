@@ -13,7 +13,10 @@ next configuration, lets Kernel Tuner compile and benchmark it (or replay it fro
 simulation mode), and tells the search the result. ``train``: caches (or tables: files,
 DataFrames, bundled names; or :class:`Space` objects), one or a list, of the same kernel's
 parameters measured on other GPUs, as :class:`GuidedSearch` takes them; without them the search
-is online. The configurations are searched in sorted order of their parameter
+is online. ``gpu``: the GPU searched on, as :class:`GuidedSearch` takes it (the training data's
+rows of that GPU are left out, and alike GPUs weigh more); by default the device Kernel Tuner
+names, in simulation mode the cache's, so a simulated run picks what ``gpuperf explore`` picks on
+that cache. The configurations are searched in sorted order of their parameter
 values, so a run does not depend on how Kernel Tuner lists its search space. An objective
 where higher is better (GFLOP/s, ...) is searched as its inverse, so either kind works; with
 several objectives the search follows the first.
@@ -35,8 +38,9 @@ from gpuperf.decisions.tune import GuidedSearch, TrainingData
 class GuidedStrategy:
     """A Kernel Tuner strategy object (see the module docstring)."""
 
-    def __init__(self, train: TrainingData | Sequence[TrainingData] = (), model: str | None = None, seed: int = 0):
-        self.train, self.model, self.seed = train, model, seed
+    def __init__(self, train: TrainingData | Sequence[TrainingData] = (), model: str | None = None, seed: int = 0,
+                 gpu: str | None = None):
+        self.train, self.model, self.seed, self.gpu = train, model, seed, gpu
 
     def searched_configurations(self, searchspace: Any) -> pd.DataFrame:
         """Kernel Tuner's valid configurations as a table, sorted by parameter values."""
@@ -54,7 +58,8 @@ class GuidedStrategy:
 
         configs = self.searched_configurations(searchspace)
         params = list(configs.columns)
-        search = GuidedSearch(configs, params, self.train, self.model, self.seed)
+        gpu = self.gpu or _device_name(runner)
+        search = GuidedSearch(configs, params, self.train, self.model, self.seed, gpu=gpu)
         cost = CostFunc(searchspace, tuning_options, runner)
         higher_is_better = _first(tuning_options.objective_higher_is_better)
         budget = min(tuning_options.get("max_fevals", len(search)), len(search))
@@ -66,6 +71,16 @@ class GuidedStrategy:
         except StopCriterionReached:
             pass
         return cost.results
+
+
+def _device_name(runner: Any) -> str | None:
+    """The device Kernel Tuner tunes on (in simulation mode, the one its cache names); None where
+    it names none."""
+    try:
+        name = runner.get_device_info().name
+    except AttributeError:
+        return None
+    return str(name) if name else None
 
 
 def _first(value: Any) -> Any:
