@@ -415,3 +415,25 @@ def test_a_table_whose_every_configuration_ran_and_failed_asks_for_nothing_more(
     assert main(["ask", str(path), "--params", "bs", "--json"]) == 0
     step = json.loads(capsys.readouterr().out)
     assert (step["next"], step["measured"], step["failed"], step["remaining"], step["best"]) == (None, 2, 2, 0, None)
+
+
+def test_ask_gpu_word_names_the_train_tables_gpu_as_explore_does(tmp_path, capsys):
+    """--gpu 2070 on a table naming no GPU is the --train tables' RTX 2070 Super, as explore's --gpu
+    2070 picks it: its own rows are left out of --train, so ask's first pick is explore's."""
+    target, other = grid((8, 4)), grid((2, 9), 0.5)
+    rows = pd.concat([space.configs.assign(time_ms=space.times, gpu=gpu,
+                                           status=np.where(np.isnan(space.times), "run_failed", "ok"))
+                      for space, gpu in ((other, "A100 PCIe 40GB"), (target, "RTX 2070 Super"))])
+    rows.to_csv(tmp_path / "all.csv", index=False)
+    unmeasured_table(target).drop(columns="status").to_csv(tmp_path / "space.csv", index=False)
+    common = ["--params", "x,y", "--train", str(tmp_path / "all.csv"), "--gpu", "2070", "--json"]
+    assert main(["explore", str(tmp_path / "all.csv"), *common, "--no-progress"]) == 0
+    explored = json.loads(capsys.readouterr().out)["order"][0]
+    assert main(["ask", str(tmp_path / "space.csv"), *common]) == 0
+    captured = capsys.readouterr()
+    assert "(RTX 2070 Super) is the space's own kernel and GPU" in captured.err
+    assert json.loads(captured.out)["next"] == {"x": explored["x"], "y": explored["y"]}
+    rows.assign(gpu=rows["gpu"].replace("A100 PCIe 40GB", "RTX 2070")).to_csv(tmp_path / "both.csv", index=False)
+    assert main(["ask", str(tmp_path / "space.csv"), *common[:2], "--train", str(tmp_path / "both.csv"),
+                 "--gpu", "2070"]) == 2
+    assert "--gpu 2070 names 2 GPUs of the --train tables (RTX 2070, RTX 2070 Super); name one" in capsys.readouterr().err

@@ -3,6 +3,7 @@ catalog space's variants from other kernels' measurements, choose a launch geome
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from collections.abc import Sequence
@@ -59,7 +60,7 @@ def explore_command(
     with progress_bar(no_progress or as_json) as bar:  # a cache of 100,000 configurations reads for seconds
         reading = bar.add_task(f"reading {space}{' and the --train tables' if train else ''}", total=None)
         measured = read_space(space, names, target, kernel, gpu, sizes)
-        others = other_gpus_spaces(measured, train or [], target, list(sizes))
+        measured, others = other_gpus_spaces(measured, train or [], target, list(sizes), gpu)
         bar.remove_task(reading)
     if not names and not is_kernel_tuner_cache(space):
         print(f"note: parameters from the variant labels of {measured.where}: {', '.join(measured.params)}", file=sys.stderr)
@@ -117,21 +118,25 @@ def numbered(rows: list[dict], params: Sequence[str] = (), time_column: str = "t
                               for k, v in row.items()}} for i, row in enumerate(rows)]
 
 
-def other_gpus_spaces(space, train: list[str], target: str | None, size_columns: list[str] = ()) -> list:
-    """The ``--train`` tables' spaces (one per size in ``size_columns`` too), leaving out (with a
-    note) any of the space's own kernel, GPU and size, or holding its own times; from a table of
-    several kernels that holds the space's own kernel, only that kernel's spaces (the same kernel
-    measured elsewhere). The tables are read in the order of their names, each once (the search
-    orders their spaces by content: :func:`~gpuperf.decisions.exploration.in_content_order`)."""
+def other_gpus_spaces(space, train: list[str], target: str | None, size_columns: list[str] = (),
+                      gpu: str | None = None) -> tuple:
+    """The space, its GPU named as the ``--train`` tables record the ``--gpu`` word ``gpu`` where
+    that named it (:func:`~gpuperf.decisions.space.with_recorded_gpu`), and the tables' spaces (one
+    per size in ``size_columns`` too), leaving out (with a note) any of the space's own kernel, GPU
+    and size, or holding its own times; from a table of several kernels that holds the space's own
+    kernel, only that kernel's spaces (the same kernel measured elsewhere). The tables are read in
+    the order of their names, each once (the search orders their spaces by content:
+    :func:`~gpuperf.decisions.exploration.in_content_order`)."""
     from gpuperf.decisions.exploration import measured_elsewhere
-    from gpuperf.decisions.space import read_training_spaces
+    from gpuperf.decisions.space import read_training_spaces, with_recorded_gpu
     from gpuperf.decisions.training import same_kernel_where_held, sharing_configurations
 
     ordered = sorted(dict.fromkeys(train))  # the order --train names its tables in does not change the search
     spaces = [s for path in ordered for s in same_kernel_where_held(
         space, read_training_spaces(path, space.params, target, size_columns), path, size_columns)]
+    space = with_recorded_gpu(space, spaces, gpu)
     others = measured_elsewhere(space, spaces, size_columns, label="--train")
-    return sharing_configurations(space, others)
+    return space, sharing_configurations(space, others)
 
 
 def ask_command(
@@ -185,7 +190,8 @@ def ask_command(
         raise GpuperfError(f"{where}: say which columns are the parameters (--params P1,P2,...)")
     times = [target] if target else list(TIME_COLUMNS)  # only an empty time cell is "not measured yet"
     table = partly_measured(with_literal_texts(frame, space, names, times=times), names, target, where)
-    others = other_gpus_spaces(table.space, train or [], target, list(sizes))
+    space_on_gpu, others = other_gpus_spaces(table.space, train or [], target, list(sizes), gpu)
+    table = dataclasses.replace(table, space=space_on_gpu)
     undescribed_gpu_note(table.space.gpu, others)
     with progress_bar(as_json) as bar:  # a surrogate over thousands of measured points fits for a minute
         bar.add_task(f"choosing {count} of {int(table.pending.sum())} configurations to measure next", total=None)

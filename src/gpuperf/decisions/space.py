@@ -13,7 +13,7 @@ import difflib
 import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -592,6 +592,22 @@ def matching_names(names: Sequence[str], query: str, canonical: bool = False) ->
         return same
     words = wanted.split()
     return [n for n in names if words and all(w in n.lower().split() for w in words)]
+
+
+def with_recorded_gpu(space: Space, others: Sequence[Space], word: str | None) -> Space:
+    """``space`` naming the GPU that ``others`` (the --train spaces) record for ``word``, where
+    ``--gpu word`` named a table that names no GPU: ``--gpu 2070`` is their RTX 2070 Super, as
+    explore's --gpu picks a table's rows by words of its recorded names, so its rows are left out of
+    --train. Unchanged where ``word`` is a GPU gpuperf knows (compared alike however spelt) or none
+    of theirs; an error where it names several."""
+    if word is None or space.gpu != word.strip() or lookup_gpu(word) is not None:
+        return space
+    recorded = sorted({other.gpu for other in others if other.gpu})
+    names = matching_names(recorded, word, canonical=True)
+    gpus = sorted({canonical_gpu(name) for name in names})
+    if len(gpus) > 1:
+        raise GpuperfError(f"--gpu {word} names {len(gpus)} GPUs of the --train tables ({listed(gpus, 4)}); name one")
+    return replace(space, gpu=names[0]) if names else space
 
 
 GROUP_COLUMNS = ("kernel", GPU_COLUMN, "problem_size")
