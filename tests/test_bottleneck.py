@@ -123,3 +123,75 @@ def test_reproduce_cli_accepts_the_scenario():
     from gpuperf.cli.reproduce_cli import _known_scenarios
 
     assert _known_scenarios("bsp,bottleneck") == ["bsp", "bottleneck"]
+
+
+def one_launch(**counters: float) -> pd.DataFrame:
+    """One Kepler launch of 130 blocks of 256 threads (8 resident per SM: 2 waves on 13 SMs) at 700 MHz."""
+    gpu = {"gpu": "k", "gpu_architecture": "Kepler", "gpu_compute_capability": 3.5, "gpu_clock_mhz": 700.0,
+           "gpu_sms": 13.0, "gpu_memory_bandwidth_gbs": 250.0, "gpu_peak_f32_gflops": 3500.0,
+           "gpu_peak_f64_gflops": 1170.0, "gpu_max_threads_per_sm": 2048.0, "gpu_max_blocks_per_sm": 16.0,
+           "gpu_registers_per_sm": 65536.0, "gpu_shared_memory_per_sm_bytes": 49152.0}
+    launch = {"grid.x": 130.0, "grid.y": 1.0, "block.x": 256.0, "block.y": 1.0, "registers.per.thread": 32.0,
+              "static.smem": 0.0}
+    values = {"inst_executed": 1e6, "warps_launched": 100.0, "gld_request": 1000.0, "gst_request": 300.0,
+              "shared_load": 500.0, "shared_store": 200.0, "shared_load_transactions": 4000.0,
+              "shared_store_transactions": 1000.0, "device_memory_read_transactions": 2e5,
+              "l2_read_transactions": 3e5, "l2_write_transactions": 5e4, "load.store_instructions": 6.4e5,
+              "floating_point_operations.single_precision.": 7e8,
+              "floating_point_operations.double_precision.": 1.17e7} | counters
+    return pd.DataFrame([gpu | launch | values])
+
+
+def test_each_term_is_its_counters_over_the_rate_the_docstring_gives():
+    """Hand-computed: 13 SMs x 700 MHz = 9.1e9 SM cycles a second; 2 waves of 100 warps; Kepler latencies 9,
+    300 and 47 cycles."""
+    sm_cycles, per_wave = 13 * 700e6, 2 / 700e6 / 100
+    expected = {
+        "issue": 1e6 / (4 * sm_cycles), "fp32": 7e8 / 3500e9, "fp64": 1.17e7 / 1170e9,
+        "dram": 2.5e5 * 32 / 250e9, "dram_fixed": 2.5e5 * 32 / 200e9, "l2": 3.5e5 * 32 / (64 * sm_cycles),
+        "shared": 5000 / sm_cycles, "ldst": 6.4e5 / (32 * sm_cycles), "lat_alu": per_wave * 1e6,
+        "lat_mem": per_wave * 1300, "lat_smem": per_wave * 700, "overhead": 1e-6,
+    }
+    terms = bottleneck_terms(one_launch()).iloc[0]
+    assert dict(terms) == pytest.approx(expected, rel=1e-12)
+    latency = bottleneck_terms(one_launch(), latency=True).iloc[0]
+    cycles = {"lat_alu": 9, "lat_mem": 300, "lat_smem": 47}
+    assert dict(latency) == pytest.approx(expected | {k: expected[k] * c for k, c in cycles.items()}, rel=1e-12)
+
+
+def test_a_launch_of_no_counted_warps_is_timed_per_warp_as_one():
+    terms = bottleneck_terms(one_launch(warps_launched=0.0)).iloc[0]
+    assert terms["lat_alu"] == pytest.approx(2 / 700e6 * 1e6)
+
+
+def test_the_ridge_penalises_the_scaled_coefficients_squared():
+    """One term of relative values 1 and 2 (scaled: 0.5 and 1): minimising mean((s c' - 1)^2) + ridge c'^2 gives
+    c' = mean(s) / (mean(s^2) + ridge) = 0.75 / 0.725 at ridge 0.1, c = c' / 2."""
+    coefficients = fit_coefficients(np.array([[1.0], [2.0]]), np.array([1.0, 1.0]), ridge=0.1)
+    assert coefficients == pytest.approx([0.75 / 0.725 / 2])
+
+
+def test_rows_without_a_positive_time_are_left_out_of_the_fit():
+    terms = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
+    times = np.array([2.0, 3.0, 5.0, -7.0])
+    assert fit_coefficients(terms, times, ridge=0.0) == pytest.approx([2.0, 3.0])
+    assert fit_coefficients(terms[:3], times[:3], ridge=0.0) == pytest.approx([2.0, 3.0])
+    assert fit_coefficients(terms, np.array([2.0, 3.0, 5.0, 0.0]), ridge=0.0) == pytest.approx([2.0, 3.0])
+
+
+def test_sum_latency_is_the_bottleneck_model_with_each_architectures_latencies():
+    frame = synthetic()
+    for variant, latency in (("sum", False), ("sum_latency", True)):
+        run = run_protocol(frame, "bottleneck", variant, "gpu").predictions
+        direct = leave_one_group_out_bottleneck(frame, "gpu", latency=latency).predictions
+        assert np.allclose(run["predicted"].to_numpy(), direct["predicted"].to_numpy(), rtol=1e-12)
+    with_latency = run_protocol(frame, "bottleneck", "sum_latency", "gpu").predictions["predicted"]
+    assert not np.allclose(with_latency, run_protocol(frame, "bottleneck", "sum", "gpu").predictions["predicted"])
+
+
+def test_each_gpu_times_its_rows_by_its_own_descriptors():
+    """A second GPU of 26 SMs runs the same 130 blocks in 1 wave, not the first GPU's 2."""
+    frame = pd.concat([one_launch(), one_launch().assign(gpu="k2", gpu_sms=26.0)], ignore_index=True)
+    terms = bottleneck_terms(frame)
+    assert list(terms["lat_alu"]) == pytest.approx([2 / 700e6 / 100 * 1e6, 1 / 700e6 / 100 * 1e6], rel=1e-12)
+    assert list(terms["issue"]) == pytest.approx([1e6 / (4 * 13 * 700e6), 1e6 / (4 * 26 * 700e6)], rel=1e-12)
