@@ -475,6 +475,9 @@ def test_random_order_within_a_budget_is_scored_as_a_search_is():
     assert random_expected_evals_within(performance, 0.9, 5) < random_expected_evals(performance, 0.9)
     with pytest.raises(GpuperfError, match="budget 0"):
         random_expected_evals_within(performance, 0.9, 0)
+    for budget in (True, 5.0):  # a whole number of evaluations, not a flag or a float
+        with pytest.raises(GpuperfError, match=f"budget {budget!r} must be a whole number"):
+            random_expected_evals_within(performance, 0.9, budget)
     space = grid_space((11, 5))
     result = explore(space, [], budget=3)
     assert result.baselines["random_expected_evals_to_90_within_budget"] == pytest.approx(

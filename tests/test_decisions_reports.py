@@ -57,6 +57,15 @@ def test_exploration_report_counts_evaluations(tmp_path):
         exploration_report(tmp_path, {})
 
 
+def test_exploration_report_sets_random_order_within_the_budget_beside_its_uncapped_expectation(tmp_path):
+    performance = np.array([0.2, 0.5, 1.0, 0.95, 0.1])
+    baselines = {"random_expected_evals_to_90": 3.0, "random_expected_evals_to_90_within_budget": 2.6}
+    paths = exploration_report(tmp_path, {"a": ExploreResult([1, 3, 2], performance, "search", budget=3,
+                                                             baselines=baselines)})
+    row, = json.loads(paths["json"].read_text())["tables"]["Evaluations to reach a fraction of the best"]
+    assert (row["random_expected_evals_to_90"], row["random_expected_evals_to_90_within_budget"]) == (3.0, 2.6)
+
+
 def test_advisor_report_sign_accuracy(tmp_path):
     results = pd.DataFrame({
         "optimization": ["tiling"] * 4, "target": ["gpu"] * 4, "split": ["inputs"] * 4, "fold": [0, 0, 1, 1],

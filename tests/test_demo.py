@@ -8,6 +8,25 @@ from gpuperf import demo
 from gpuperf.cli import main
 
 
+def test_the_exploration_headline_counts_a_miss_as_budget_plus_one(tmp_path, monkeypatch):
+    """Geometric means: the search's 4 and a miss within 100 (101) give 20.10; random order within the budget
+    (9 and 16: 12.0) beside its expectation with no budget (4 and 9: 6.0)."""
+    from gpuperf.decisions import cross_kernel, reports
+
+    frame = pd.DataFrame({"gpu": ["a", "b"], "evals_to_90": [4.0, None], "transfer_evals_to_90": [2.0, 8.0],
+                          "random_expected_evals_to_90": [4.0, 9.0],
+                          "random_expected_evals_to_90_within_budget": [9.0, 16.0], "random_evals_to_90": [1.0, 1.0]})
+    monkeypatch.setattr(reports, "exploration_study", lambda *args, **kwargs: (frame, {}))
+    monkeypatch.setattr(cross_kernel, "leave_one_kernel_out", lambda *args, **kwargs: pd.DataFrame({"x": [1]}))
+    monkeypatch.setattr(demo, "tuning_section", lambda *args: None)
+    report = demo.DemoReport(tmp_path, step="explore")
+    demo.explore_step(report)
+    line, = report.headlines["explore"]
+    assert "left out: 20.10 evaluations to reach 90 % of the best" in line
+    assert "plain transfer 4.00, random order 12.0 (the exact expectation, scored as the search is; with no budget 6.0" \
+        in line
+
+
 def test_demo_steps_write_report_files(tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("POCL_MAX_PTHREAD_COUNT", raising=False)  # the demo sets it; restored afterwards
     monkeypatch.setattr(demo, "SWEEP_TRIPS", (300,))  # a small live sweep
