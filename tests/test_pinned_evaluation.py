@@ -258,6 +258,25 @@ def test_comparison_with_the_paper_macro_row_averages_the_kernels_every_column_h
     assert table.loc[("Tesla K40", "lud_diagonal"), "s/m"] == pytest.approx(0.5)  # the kernel's row stays
 
 
+def test_comparison_with_the_paper_macro_row_is_nan_for_a_gpu_where_no_kernel_has_every_column():
+    """Run t/n predicted nothing on the GTX 980: its (macro) row is there, every column NaN (as the docstring
+    says), and the K40's stays the mean over its kernels."""
+    from gpuperf.evaluation.reproduce import Reproduction, compare_with_paper
+
+    codes = {"HOT": "calculate_temp", "BCK-K1": "bpnn_layerforward_CUDA"}
+    published = published_predictions(pd.DataFrame({
+        "kernel": list(codes) * 2, "gpu": ["Tesla K40"] * 2 + ["GTX 980"] * 2, "model": "RF", "time_s": 1e-3,
+        "predictions": [1.1e-3, 1.3e-3] * 2}))
+    predictions = pd.DataFrame({"kernel": list(codes.values()) * 2, "gpu": ["Tesla K40"] * 2 + ["GTX 980"] * 2,
+                                "fold": ["Tesla K40"] * 2 + ["GTX 980"] * 2, "measured": 2.0, "predicted": 1.6})
+    k40 = predictions[predictions["gpu"] == "Tesla K40"]
+    result = Reproduction({"s/m/gpu": Evaluation("s/m/gpu", ("gpu",), predictions),
+                           "t/n/gpu": Evaluation("t/n/gpu", ("gpu",), k40)})
+    table = compare_with_paper(result, ["s/m", "t/n"], published)
+    assert table.loc[("GTX 980", "(macro)")].isna().all()
+    assert list(table.loc[("Tesla K40", "(macro)"), ["paper RF", "s/m", "t/n"]]) == pytest.approx([0.2, 0.2, 0.2])
+
+
 def test_transfer_near_scenarios_average_the_two_nearest_training_gpus():
     from gpuperf.evaluation.reproduce import scenario
 

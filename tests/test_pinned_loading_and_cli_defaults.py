@@ -228,6 +228,8 @@ def test_a_ratio_of_exactly_0_8_is_within_the_documented_0_8_to_1_25_band():
     assert summarise(results).iloc[0]["ratio_within_0.8_1.25"] == pytest.approx(2 / 3)
     rounded = results.assign(measured=[0.72, 1.25, 2.0], predicted=[0.9, 1.0, 1.0])  # 0.72 / 0.9 = 0.7999999999999999
     assert summarise(rounded).iloc[0]["ratio_within_0.8_1.25"] == pytest.approx(2 / 3)
+    above = results.assign(measured=[0.8, 2.35, 2.0], predicted=[1.0, 1.88, 1.0])  # 2.35 / 1.88 = 1.2500000000000002
+    assert summarise(above).iloc[0]["ratio_within_0.8_1.25"] == pytest.approx(2 / 3)
 
 
 def test_row_without_a_profile_is_refused(capsys):
