@@ -306,6 +306,53 @@ def test_a_kernels_own_feature_row_is_priced_by_a_fitted_model_from_the_command_
     assert f"predict-table ROW.csv --model {model}" in err
 
 
+
+def test_features_out_says_how_many_features_it_wrote(capsys, tmp_path):
+    from gpuperf.features import feature_table
+
+    columns = feature_table(["vector_copy"], {"n": 4096}).columns
+    features = [c for c in columns if c not in ("kernel", "variant", "n")]
+    assert main(["features", "vector_copy", "-p", "n=4096", "--out", str(tmp_path / "row.csv")]) == 0
+    assert f"wrote the {len(features)} features of vector_copy at n=4096 to" in capsys.readouterr().out
+    parquet = tmp_path / "row.parquet"  # written as CSV: a name that promises Parquet is refused, nothing written
+    assert main(["features", "vector_copy", "-p", "n=4096", "--out", str(parquet)]) == 2
+    assert f"--out {parquet}: the table is written as CSV; name it .csv or .csv.gz" in capsys.readouterr().err
+    assert not parquet.exists()
+
+
+def test_noted_keeps_gpuperf_notes_where_warnings_are_ignored_and_passes_others_on():
+    import warnings
+
+    from gpuperf.cli.models_cli import noted
+    from gpuperf.errors import GpuperfNote
+
+    def call() -> int:
+        warnings.warn(GpuperfNote("t.csv: the measured time is time_ms"))
+        return 5
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert noted(call) == (5, ["note: t.csv: the measured time is time_ms"])
+    with pytest.warns(UserWarning, match="other"):
+        assert noted(lambda: warnings.warn("other")) == (None, [])
+
+
+@pytest.mark.parametrize(("fitted", "message"), [
+    ("linear", "a linear count model fitted by 'gpuperf fit' on a table: predict its table's rows with 'gpuperf "
+               "predict-table'"),
+    ("rf", "a model made by 'gpuperf fit' (--model rf): 'gpuperf predict' takes one made by 'gpuperf calibrate'"),
+    (None, "not a model made by 'gpuperf calibrate'"),
+])
+def test_predict_says_which_command_made_a_model_it_cannot_take(monkeypatch, fitted, message):
+    from gpuperf.models import linear_calibration, persistence
+
+    metadata = {} if fitted is None else {"model": fitted}
+    monkeypatch.setattr(persistence, "model_info", lambda path: {"metadata": metadata})
+    with pytest.raises(GpuperfError) as error:
+        linear_calibration.load_linear_model("m.json")
+    assert str(error.value).startswith(f"m.json: {message}")
+
+
 def test_fit_and_evaluate_take_the_time_in_milliseconds_micro_or_nanoseconds(tables, capsys, tmp_path):
     """fit, evaluate (and predict-table) wanted time_s: a table of time_ms was refused, which explore and ask
     take; the one time column in another unit is now the same measurement in seconds, with a note."""

@@ -83,6 +83,8 @@ def test_measured_rows_take_one_time_column_in_another_unit_as_seconds_with_a_no
                                            r"one is the measured time is ambiguous"):
         measured_rows(frame.assign(time_us=1.0), "t.csv", other_units=True)
     assert measured_rows(frame.assign(time_s=1.0, time_us=2.0), "t.csv", other_units=True)["time_s"].tolist() == [1.0, 1.0]
+    cycles = measured_rows(frame.assign(cycles=[7.0, 9.0, 1.0]), "t.csv", target="cycles", other_units=True)
+    assert cycles["cycles"].tolist() == [7.0, 9.0] and "time_s" not in cycles.columns  # another target: as read
 
 
 def test_an_infinite_time_in_a_dataset_shaped_table_is_refused_by_line(tmp_path):
