@@ -630,6 +630,31 @@ def test_explore_names_a_time_column_and_a_parameter_under_other_names_as_ask_do
     assert "plain.csv: no time column (time_ms, time_s, time); name it with --target" in capsys.readouterr().err
 
 
+def test_time_and_parameter_hints_name_only_columns_that_are_no_parameter(tmp_path):
+    """The hints of decisions.space: a parameter is never offered as the time or as another parameter; an
+    empty column under a time's name holds no times; a target's hint names the table's time columns."""
+    from gpuperf.decisions.space import read_space, require_parameter_columns
+
+    with pytest.raises(GpuperfError, match=r"t\.csv: missing parameter column\(s\) block_size \(did you mean "
+                                           r"block_size_x\?\)$"):
+        require_parameter_columns(["block_size_y", "block_size_x", "time"], ["block_size", "block_size_y"], "t.csv")
+    near = tmp_path / "near.csv"  # time_m, a parameter, is a near spelling of time_ms
+    near.write_text("time_m,cost\n1,2.0\n2,3.0\n")
+    with pytest.raises(GpuperfError, match=r"near\.csv: no time column \(time_ms, time_s, time\); name it with "
+                                           r"--target$"):
+        read_space(near, ["time_m"])
+    empty = tmp_path / "empty.csv"
+    empty.write_text("bs,time_us\n32,\n64,\n")
+    with pytest.raises(GpuperfError, match=r"empty\.csv: no time column \(time_ms, time_s, time\); name it with "
+                                           r"--target$"):
+        read_space(empty, ["bs"])
+    timed = tmp_path / "timed.csv"
+    timed.write_text("bs,time_ms\n32,1.0\n64,2.0\n")
+    with pytest.raises(GpuperfError, match=r"timed\.csv: missing time column 'duration' \(the table has time_ms\); "
+                                           r"--target names the column the times are in$"):
+        read_space(timed, ["bs"], "duration")
+
+
 def test_a_training_table_without_a_time_column_says_to_rename_it(tmp_path, capsys):
     (tmp_path / "s.csv").write_text("bs,time_ms\n32,1.0\n64,0.5\n128,0.7\n")
     (tmp_path / "t.csv").write_text("bs,runtime\n32,2.0\n64,1.0\n128,1.5\n")

@@ -278,6 +278,15 @@ def test_load_errors_name_the_file_and_function(kernel_file: Path, spec: str, me
         load_user_kernel(spec.format(file=kernel_file))
 
 
+def test_every_parameter_without_a_default_is_named_and_star_arguments_are_not(tmp_path: Path) -> None:
+    path = tmp_path / "two.py"
+    path.write_text("def two(a, *args, b, c=1, **kwargs):\n    raise AssertionError('called')\n")
+    with pytest.raises(GpuperfError, match=r"two\(\) takes a, b without a default.*give a, b a default, or name a "
+                                           r"function that calls it with values \(def my_two\(\): return "
+                                           r"two\(a=\.\.\., b=\.\.\.\)\)$"):
+        load_user_kernel(f"{path}:two")
+
+
 def test_the_examples_kernel_function_is_usable_on_the_command_line(capsys: pytest.CaptureFixture) -> None:
     """examples/user_kernel.py:moving_average took a work-group size with no default, so naming it on the
     command line raised TypeError from inside the call."""

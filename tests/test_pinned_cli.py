@@ -69,6 +69,19 @@ def test_a_refused_rerun_into_a_file_of_trials_names_resume(tmp_path, capsys):
     assert "--resume" not in capsys.readouterr().err
 
 
+def test_an_empty_claim_names_resume_only_where_the_command_takes_it(tmp_path):
+    from gpuperf.cli.output import new_output_file
+
+    claim = tmp_path / "claim.csv"
+    claim.write_text("")
+    with pytest.raises(GpuperfError) as error:
+        new_output_file(claim)
+    assert "--resume" not in str(error.value) and "it is empty" not in str(error.value)
+    with pytest.raises(GpuperfError, match=r"\(it is empty: a run killed before its first result left it claimed; "
+                                           r"remove it, or --resume\); .* or move it away\)$"):
+        new_output_file(claim, resumable=True)
+
+
 def test_the_gpus_table_shows_large_figures_as_whole_numbers(capsys, monkeypatch):
     from gpuperf.hardware import get_gpu
 
@@ -308,8 +321,12 @@ def test_several_sizes_in_one_p_say_to_give_one_p_per_size(capsys):
             "-p m=1024") in capsys.readouterr().err
     with pytest.raises(GpuperfError, match=r"give one -p per size: -p n=1 -p m=2$"):
         parse_params(["n=1, m=2"], text=True)
+    with pytest.raises(GpuperfError, match=r"give one -p per size: -p n=1 -p m=2 -p k=3$"):
+        parse_params(["n=1;m=2 k=3"])
     with pytest.raises(GpuperfError, match=r"give one -p per size: -p NAME=VALUE -p NAME=VALUE$"):
         parse_params(["n=m=1024"])
+    with pytest.raises(GpuperfError, match=r"give one -p per size: -p NAME=VALUE -p NAME=VALUE$"):
+        parse_params(["n=1,m=2,k"])  # k has no value: no pieces to repeat as they are
     with pytest.raises(GpuperfError, match=r"value 'big' is not a number$"):
         parse_params(["n=big"])
     assert parse_params(["problem_size=[1024, 1024]"], text=True) == {"problem_size": "[1024, 1024]"}
