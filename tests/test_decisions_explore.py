@@ -485,6 +485,25 @@ def test_random_order_within_a_budget_is_scored_as_a_search_is():
     assert result.baselines["random_expected_evals_to_90_within_budget"] <= 4
 
 
+def test_random_order_seconds_within_a_budget_are_the_cost_a_search_of_that_budget_would_pay():
+    """Two good (costs 1, 4) and two bad (2, 8) of four, budget 2: a good first draw costs 2.5 on average
+    (probability 1/2), else a bad one (5) and any second draw (10/3 on average), so 1.25 + 25/6 = 65/12, where
+    random order run until it reaches 90 % pays 2.5 + 5 * 2/3 = 35/6. Every order of the space, cut at the budget
+    and costed as a search's (cost_to), averages the same; so does a space nothing reaches."""
+    from gpuperf.decisions.search_metrics import cost_to, random_expected_cost_within
+    performance, cost = [1.0, 0.5, 0.95, 0.2], [1.0, 2.0, 4.0, 8.0]
+    assert random_expected_cost_within(performance, cost, 0.9, 2) == pytest.approx(65 / 12)
+    assert random_expected_cost_within(performance, cost, 0.9, 4) == pytest.approx(35 / 6)
+    for space, budgets in ((performance, (1, 2, 3, 4, 6)), ([0.5, 0.3, 0.0, 0.4], (1, 3, 5))):
+        for budget in budgets:
+            every = [cost_to(space, cost, list(order)[:budget], 0.9) for order in itertools.permutations(range(4))]
+            assert random_expected_cost_within(space, cost, 0.9, budget) == pytest.approx(np.mean(every))
+    with pytest.raises(GpuperfError, match="budget 0"):
+        random_expected_cost_within(performance, cost, 0.9, 0)
+    with pytest.raises(GpuperfError, match="cost holds 3 values for 4 configurations"):
+        random_expected_cost_within(performance, cost[:3], 0.9, 2)
+
+
 def test_random_order_quantile_counts_a_space_nothing_reaches_as_one_past_its_end():
     """As random_expected_evals counts it: every configuration failed gives N + 1, never 0 draws;
     raw times and a quantile outside (0, 1] are refused as the sibling functions refuse them."""

@@ -147,9 +147,29 @@ def cost_to(performance: Sequence[float] | np.ndarray, cost: Sequence[float] | n
     return float(cost[order[:reached]].sum())
 
 
+def random_expected_cost_within(performance: Sequence[float] | np.ndarray, cost: Sequence[float] | np.ndarray,
+                                fraction: float, budget: int) -> float:
+    """Random order's expected summed ``cost`` until it reaches ``fraction``, scored as a search of ``budget``
+    evaluations is (:func:`cost_to` of its first ``budget``): the cost of its first min(T, budget) draws. Exact:
+    the first good draw is in with probability P(T <= budget), each alike; the bad ones drawn before it number
+    E[min(T, budget)] - P(T <= budget), each alike."""
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
+        raise GpuperfError(f"budget {budget!r} must be a whole number of evaluations, at least 1")
+    performance, cost = _checked(performance, fraction), np.asarray(cost, dtype=float)
+    if cost.shape != performance.shape:
+        raise GpuperfError(f"cost holds {cost.size} values for {performance.size} configurations")
+    good = performance >= fraction - 1e-12
+    survival = random_survival(performance, fraction, np.arange(0, budget + 1))
+    reached = 1.0 - survival[budget]  # P(T <= budget)
+    bad_drawn = survival[:budget].sum() - reached  # E[min(T, budget)] - P(T <= budget)
+    total = reached * cost[good].mean() if good.any() else 0.0
+    return float(total + (bad_drawn * cost[~good].mean() if (~good).any() else 0.0))
+
+
 def random_cost_to(performance: Sequence[float] | np.ndarray, cost: Sequence[float] | np.ndarray, fraction: float,
                    seeds: int = 100) -> float:
-    """The mean :func:`cost_to` of ``seeds`` seeded random orders."""
+    """The mean :func:`cost_to` of ``seeds`` seeded random orders, with no budget (beside a search of a budget,
+    :func:`random_expected_cost_within`)."""
     size = len(np.asarray(performance))
     return float(np.mean([cost_to(performance, cost, np.random.default_rng(seed).permutation(size), fraction)
                           for seed in range(seeds)]))
