@@ -221,7 +221,7 @@ def test_a_tuning_report_whose_default_beats_every_trial_says_keep_the_default(t
                         [Trial({"unroll": 1}, 16.7e-6, "ok"), Trial({"unroll": 4}, 20.0e-6, "ok")])
     _drawn_figure(monkeypatch)
     text = tuning_report(tmp_path, result, 2.07e-6)["markdown"].read_text()
-    assert ("The default variant (2.07 us, not among the trials) is faster than every trial: the best, {'unroll': 1}, "
+    assert ("The default variant (2.07 us, not among the trials) is faster than every trial: the best, unroll=1, "
             "takes 8.07x its time (16.7 us); keep the default.") in text
     assert "as fast as the default" not in text
 

@@ -402,7 +402,7 @@ def test_failed_rows_are_predicted_too_unless_a_feature_is_missing(tables, capsy
     capsys.readouterr()
     # The table the model was fitted on: its failed row with no x1 (line 6) gets no prediction.
     assert main(["predict-table", "--model", str(wide), str(tables["generic"]), "--out", str(tmp_path / "wide.csv")]) == 0
-    assert "no prediction for 1 rows whose run failed (status not ok) and that lack a feature value" in (
+    assert "no prediction for 1 row whose run failed (status not ok) and that lack a feature value" in (
         capsys.readouterr().err)
     predicted = pd.read_csv(tmp_path / "wide.csv")["predicted_time_s"]
     assert predicted.isna().tolist() == [i == 4 for i in range(len(predicted))]

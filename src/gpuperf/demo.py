@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 from rich.console import Console
 
+from gpuperf.errors import named_values
 from gpuperf.files import written_whole
 
 console = Console(stderr=True)
@@ -505,9 +506,9 @@ def tuning_section(report: DemoReport, measured_variants: Path) -> None:
         report.headline(f"Tuning {TUNED_SPACE} on {device}: {default / best.time_s:.2f}x the default variant's speed "
                         f"after {len(result.trials)} trials.")
     found = "no variant ran" if best is None else (
-        f"best after {result.trials.index(best) + 1} of {len(result.trials)} trials: {best.config}, "
+        f"best after {result.trials.index(best) + 1} of {len(result.trials)} trials: {named_values(best.config)}, "
         f"{best.time_s * 1e3:.3f} ms, {default / best.time_s:.2f}x the default variant's "
-        f"{default * 1e3:.3f} ms ({space.defaults})")
+        f"{default * 1e3:.3f} ms ({named_values(space.defaults)})")
     params = list(space.parameters)
     shown = trials[[*params, "status"]].assign(time_ms=(trials["time_s"] * 1e3).round(4))
     report.add(

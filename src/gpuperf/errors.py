@@ -6,8 +6,9 @@ import difflib
 import math
 import numbers
 import operator
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 
 class GpuperfError(ValueError):
@@ -21,6 +22,16 @@ class GpuperfNote(UserWarning):
 def clipped(text: str, at_most: int = 60) -> str:
     """``text`` cut to ``at_most`` characters (ending in ...): a huge cell quoted in a message in part."""
     return text if len(text) <= at_most else f"{text[:at_most - 3]}..."
+
+
+def named_values(values: Mapping[str, Any]) -> str:
+    """``{"n": 4096, "m": 64}`` as ``n=4096, m=64`` (``none`` when empty): a mapping in human-readable output."""
+    return ", ".join(f"{name}={value}" for name, value in values.items()) or "none"
+
+
+def counted(count: int, noun: str) -> str:
+    """``1 row``, ``2 rows``, ``1,500 rows``: a count with its noun in agreement."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def unknown_name_error(kind: str, name: str, known: Iterable[str]) -> GpuperfError:

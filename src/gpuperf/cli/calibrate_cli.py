@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from gpuperf.cli.output import at_least, model_output_file, print_json, print_table
+from gpuperf.cli.output import at_least, model_output_file, named_values, print_json, print_table
 
 
 def calibrate_command(
@@ -135,9 +135,8 @@ def predict_command(
         return
     rows = [{"property": name, "value": result["properties"][name], "seconds": seconds}
             for name, seconds in result["contributions_s"].items() if seconds]
-    sizes = ", ".join(f"{name}={value}" for name, value in result["sizes"].items())
     where = metadata.get("device_name") or result["device"]  # the GPU's name, not the device spec it ran as
-    print_table(rows, title=f"{result['kernel']} at {sizes} on {where}")
+    print_table(rows, title=f"{result['kernel']} at {named_values(result['sizes'])} on {where}")
     print(f"time_s {result['time_s']:.4g}")
 
 

@@ -66,7 +66,7 @@ def import_command(
             print(f"note: {where}: no GPU descriptor has this name ({gpu_suggestion(spelling)}); the rows name it "
                   "as given, so no GPU features join them", file=sys.stderr)
     with progress_bar() as bar:
-        bar.add_task(f"writing {len(frame):,} rows to {out}", total=None)
+        bar.add_task(f"writing {counted(len(frame), 'row')} to {out}", total=None)
         write_dataset_csv(frame, out)
     failed = int((frame["status"] != "ok").sum())
     print(f"wrote {counted(len(frame), 'row')} ({failed} not ok) to {out}")

@@ -437,7 +437,7 @@ def refuse_negative_work(frame: pd.DataFrame, columns: Sequence[str], where: str
 
 def unbounded_note(unbounded: pd.Series, where: str, what: str = "left out") -> str:
     """A note counting the rows :func:`unbounded_rows` marks (``what`` was done with them)."""
-    return (f"note: {where}: {what} {int(unbounded.sum())} rows with f64 work on a GPU whose f64 peak is not "
+    return (f"note: {where}: {what} {counted(int(unbounded.sum()), 'row')} with f64 work on a GPU whose f64 peak is not "
             "published (the roofline has no bound for them)")
 
 
@@ -779,7 +779,7 @@ def fit_command(
     gpus, kernels = len(metadata["gpus"]), len(metadata["kernels"])
     where_from = ", ".join(part for part in (_counted(gpus, "GPU", "no gpu column"),
                                              _counted(kernels, "kernel", "no kernel column")))
-    print(f"fitted {options.name} on {len(table)} rows ({where_from}) with {len(names)} features"
+    print(f"fitted {options.name} on {counted(len(table), 'row')} ({where_from}) with {len(names)} features"
           + (f", {len(kept)} selected" if kept is not None else "")
           + f"; training MAPE {_fraction(metadata['train_metrics']['mape'])}; wrote {out}")
 
@@ -940,7 +940,7 @@ def predict_table_command(
     if unbounded.any():
         _print_note(unbounded_note(unbounded, where, "no prediction for"))
     if failed.any():
-        _print_note(f"note: {where}: no prediction for {int(failed.sum())} rows whose run failed (status not ok) "
+        _print_note(f"note: {where}: no prediction for {counted(int(failed.sum()), 'row')} whose run failed (status not ok) "
                     "and that lack a feature value")
     if clipped.any():
         _print_note(clipped_note(int(clipped.sum()), len(result)))
@@ -952,7 +952,7 @@ def predict_table_command(
         _print_note(f"note: {where}: dropped its {PREDICTED_GPU} column, left by an earlier predict-table --gpu: "
                     f"these {PREDICTED} are for each row's own GPU")
     with progress_bar() as bar:  # a million rows write for minutes
-        bar.add_task(f"writing {len(result):,} rows to {out}", total=None)
+        bar.add_task(f"writing {counted(len(result), 'row')} to {out}", total=None)
         _write_table(result, out)
     print(f"wrote {counted(len(result), 'row')} with {PREDICTED} to {out}")
 

@@ -22,6 +22,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from gpuperf.errors import counted, named_values  # noqa: F401 - the CLI modules take them from here
+
 console = Console(width=80 if os.environ.get("COLUMNS", "").strip() == "0" else None)  # COLUMNS=0: no width given
 WIDEST_TABLE = 250  # characters: a table's natural width up to this is kept whole, whatever the terminal's width
 
@@ -89,16 +91,6 @@ def print_table(rows: Sequence[Mapping[str, Any]], title: str | None = None, col
         console.print(table)
     finally:
         console.width = width
-
-
-def named_values(values: Mapping[str, Any]) -> str:
-    """``{"n": 4096, "m": 64}`` as ``n=4096, m=64`` (``none`` when empty): a mapping in human-readable output."""
-    return ", ".join(f"{name}={value}" for name, value in values.items()) or "none"
-
-
-def counted(count: int, noun: str) -> str:
-    """``1 row``, ``2 rows``: a count with its noun in agreement."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _format(value: Any) -> str:

@@ -26,7 +26,7 @@ import pandas as pd
 from gpuperf.decisions.exploration import ExploreResult
 from gpuperf.decisions.search_metrics import FRACTIONS, best_found_curve, evals_to, random_expected_curve
 from gpuperf.decisions.tune import METHOD_COLUMN, SEED_COLUMN, TuneResult
-from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.errors import GpuperfError, named_values, unknown_name_error
 from gpuperf.evaluation.figures import Figure
 from gpuperf.evaluation.report import save_figure, write_report
 
@@ -254,18 +254,18 @@ def tuning_report(folder: str | Path, result: TuneResult, default_time: float | 
                "failed": sum(t.status != "ok" for t in result.trials),
                "best_time_s": None if best is None else best.time_s,
                "best": None if best is None else best.config, "default_time_s": default_time}
-    notes = [f"{result.space} at {result.sizes} on {where}; method: {result.method}."]
+    notes = [f"{result.space} at {named_values(result.sizes)} on {where}; method: {result.method}."]
     if best is not None and default_time is not None:
         unit, scale = time_unit(min(best.time_s, default_time))
         if default_time == best.time_s:  # the default's own trial (tune passes it where it was tried)
-            notes.append(f"Best {best.config}: the default variant ({three_digits(best.time_s * scale)} {unit}).")
+            notes.append(f"Best {named_values(best.config)}: the default variant ({three_digits(best.time_s * scale)} {unit}).")
         elif default_time < best.time_s:  # the default, timed apart, beats every trial
             notes.append(f"The default variant ({three_digits(default_time * scale)} {unit}, not among the trials) "
-                         f"is faster than every trial: the best, {best.config}, takes "
+                         f"is faster than every trial: the best, {named_values(best.config)}, takes "
                          f"{best.time_s / default_time:.2f}x its time ({three_digits(best.time_s * scale)} {unit}); "
                          "keep the default.")
         else:
-            notes.append(f"Best {best.config}: {default_time / best.time_s:.2f}x as fast as the default variant "
+            notes.append(f"Best {named_values(best.config)}: {default_time / best.time_s:.2f}x as fast as the default variant "
                          f"({three_digits(best.time_s * scale)} {unit} against "
                          f"{three_digits(default_time * scale)} {unit}).")
     return write_report(folder, f"Tuning {result.space}", tables={"Trials in order": trials}, notes=notes,

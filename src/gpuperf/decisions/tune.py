@@ -29,7 +29,7 @@ import pandas as pd
 from gpuperf.decisions.exploration import default_model, make_explorer
 from gpuperf.decisions.explorers import next_batch
 from gpuperf.decisions.space import Space, configuration_keys, with_literal_texts
-from gpuperf.errors import GpuperfError, GpuperfNote
+from gpuperf.errors import GpuperfError, GpuperfNote, named_values
 from gpuperf.kernels.kernel import variant_label
 
 if TYPE_CHECKING:
@@ -381,7 +381,7 @@ def tune_space(
         if on_trial is not None:
             on_trial(result)
         if lost:
-            raise GpuperfError(f"{device}: trial {len(result.trials)} ({config}) failed: {trial.detail}. After this "
+            raise GpuperfError(f"{device}: trial {len(result.trials)} ({named_values(config)}) failed: {trial.detail}. After this "
                                "error the device fails every later call in this process, so tuning stops here")
     return result
 
@@ -534,7 +534,7 @@ def _resume(result: TuneResult, earlier: TuneResult, search: GuidedSearch, confi
 
     where = earlier.source or "the run to resume"
     for what, theirs, ours in (("space", space_key(earlier.space), space_key(result.space)),
-                               ("sizes", earlier.sizes, result.sizes),
+                               ("sizes", named_values(earlier.sizes), named_values(result.sizes)),
                                ("device", _device_key(earlier.device), _device_key(result.device))):
         if theirs != ours:
             raise GpuperfError(f"{where}: the run to resume tuned {what} {theirs}, this one {ours}")
@@ -548,7 +548,7 @@ def _resume(result: TuneResult, earlier: TuneResult, search: GuidedSearch, confi
         key = configuration_keys(pd.DataFrame([trial.config]), params).iloc[0]
         if key not in position:
             at = f"{earlier.locations[number]}: " if number < len(earlier.locations) else ""
-            raise GpuperfError(f"{where}: {at}the run to resume measured {trial.config}, not a configuration "
+            raise GpuperfError(f"{where}: {at}the run to resume measured {named_values(trial.config)}, not a configuration "
                                f"of {result.space}")
         search.tell(position[key], trial.time_s)
         result.trials.append(trial)
