@@ -28,6 +28,13 @@ def unmeasured_table(space: Space) -> pd.DataFrame:
     return space.configs.assign(time_ms=np.nan, status="")
 
 
+def measured_table(spaces: dict[str, Space]) -> pd.DataFrame:
+    """Each GPU's space measured: its times, its GPU's name and a status (failures run_failed)."""
+    return pd.concat([space.configs.assign(time_ms=space.times, gpu=gpu,
+                                           status=np.where(np.isnan(space.times), "run_failed", "ok"))
+                      for gpu, space in spaces.items()])
+
+
 def record(table: pd.DataFrame, index: int, space: Space) -> None:
     if np.isnan(space.times[index]):
         table.loc[index, "status"] = "compile_failed"
@@ -120,9 +127,7 @@ def test_ask_command_json_and_text(tmp_path, capsys):
 
 def test_ask_command_with_other_gpus_names_the_gpu_and_leaves_its_own_rows_out(tmp_path, capsys):
     target, other = grid((8, 4)), grid((7, 4), 2.0)
-    rows = pd.concat([space.configs.assign(time_ms=space.times, gpu=gpu,
-                                           status=np.where(np.isnan(space.times), "run_failed", "ok"))
-                      for space, gpu in ((other, "Tesla V100 PCIe 32GB"), (target, "A100 PCIe 40GB"))])
+    rows = measured_table({"Tesla V100 PCIe 32GB": other, "A100 PCIe 40GB": target})
     rows.to_csv(tmp_path / "others.csv", index=False)
     unmeasured_table(target).drop(columns="status").to_csv(tmp_path / "space.csv", index=False)
     argv = ["ask", str(tmp_path / "space.csv"), "--params", "x,y", "--train", str(tmp_path / "others.csv"),
@@ -237,9 +242,7 @@ def test_ask_gpu_names_the_tables_gpu_so_the_alike_gpus_of_train_lead(tmp_path, 
     """A table without a gpu column: --gpu names its GPU, and the first pick is the best region of
     the training GPU most like it (a V100 for an A100, a GTX 970 for a GTX 980)."""
     target, v100, gtx970 = grid((8, 4)), grid((7, 4), 2.0), grid((2, 9), 0.5)
-    rows = pd.concat([space.configs.assign(time_ms=space.times, gpu=gpu,
-                                           status=np.where(np.isnan(space.times), "run_failed", "ok"))
-                      for space, gpu in ((v100, "Tesla V100 PCIe 32GB"), (gtx970, "GTX 970"))])
+    rows = measured_table({"Tesla V100 PCIe 32GB": v100, "GTX 970": gtx970})
     rows.to_csv(tmp_path / "others.csv", index=False)
     unmeasured_table(target).drop(columns="status").to_csv(tmp_path / "space.csv", index=False)
     for gpu, alike in (("A100 PCIe 40GB", (7, 4)), ("GTX 980", (2, 9))):
@@ -421,9 +424,7 @@ def test_ask_gpu_word_names_the_train_tables_gpu_as_explore_does(tmp_path, capsy
     """--gpu 2070 on a table naming no GPU is the --train tables' RTX 2070 Super, as explore's --gpu
     2070 picks it: its own rows are left out of --train, so ask's first pick is explore's."""
     target, other = grid((8, 4)), grid((2, 9), 0.5)
-    rows = pd.concat([space.configs.assign(time_ms=space.times, gpu=gpu,
-                                           status=np.where(np.isnan(space.times), "run_failed", "ok"))
-                      for space, gpu in ((other, "A100 PCIe 40GB"), (target, "RTX 2070 Super"))])
+    rows = measured_table({"A100 PCIe 40GB": other, "RTX 2070 Super": target})
     rows.to_csv(tmp_path / "all.csv", index=False)
     unmeasured_table(target).drop(columns="status").to_csv(tmp_path / "space.csv", index=False)
     common = ["--params", "x,y", "--train", str(tmp_path / "all.csv"), "--gpu", "2070", "--json"]

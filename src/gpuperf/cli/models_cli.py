@@ -31,7 +31,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from gpuperf.cli.output import counted, model_output_file, new_output_file, print_json, print_table, report_folder
+from gpuperf.cli.output import (
+    caught_warnings, counted, model_output_file, new_output_file, print_json, print_table, report_folder,
+)
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.progress import progress_bar
 
@@ -593,9 +595,7 @@ def noted(call: Callable[[], Any]) -> tuple[Any, list[str]]:
     with its own notes (and list under ``--json``'s ``notes``); other warnings pass on."""
     from gpuperf.errors import GpuperfNote
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", GpuperfNote)
-        value = call()
+    value, caught = caught_warnings(call)
     notes = []
     for warning in caught:
         if issubclass(warning.category, GpuperfNote):

@@ -464,14 +464,23 @@ def _holds_tuning_report(folder: Path) -> bool:
     return isinstance(document, dict) and isinstance(document.get("metrics"), dict) and "tuning" in document["metrics"]
 
 
-def with_notes(call: Callable[[], Any]) -> tuple[Any, list[str]]:
-    """``call()``'s value and the gpuperf notes it raised, each also printed on stderr (``note: ...``),
-    for a command's ``--json`` to carry; other warnings are shown as Python shows them."""
+def caught_warnings(call: Callable[[], Any]) -> tuple[Any, list[warnings.WarningMessage]]:
+    """``call()``'s value and the warnings it raised, with every gpuperf note among them (even one raised
+    from the same line before)."""
     from gpuperf.errors import GpuperfNote
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", GpuperfNote)
         value = call()
+    return value, caught
+
+
+def with_notes(call: Callable[[], Any]) -> tuple[Any, list[str]]:
+    """``call()``'s value and the gpuperf notes it raised, each also printed on stderr (``note: ...``),
+    for a command's ``--json`` to carry; other warnings are shown as Python shows them."""
+    from gpuperf.errors import GpuperfNote
+
+    value, caught = caught_warnings(call)
     notes = []
     for warning in caught:
         if issubclass(warning.category, GpuperfNote):

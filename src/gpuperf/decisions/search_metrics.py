@@ -83,12 +83,17 @@ def random_survival(performance: Sequence[float] | np.ndarray, fraction: float, 
     return out
 
 
+def _check_budget(budget: int) -> None:
+    """Refuse a ``budget`` that is no whole number of evaluations of at least 1 (a flag, a float)."""
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
+        raise GpuperfError(f"budget {budget!r} must be a whole number of evaluations, at least 1")
+
+
 def random_expected_evals_within(performance: Sequence[float] | np.ndarray, fraction: float, budget: int) -> float:
     """Random order's expected evaluations to reach ``fraction``, scored as a search of ``budget``
     evaluations is: a miss within the budget counts ``budget + 1``. Exact: E[min(T, budget + 1)], the sum of
     P(T > k) for k = 0..budget; at most :func:`random_expected_evals`, equal once ``budget`` covers the space."""
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
-        raise GpuperfError(f"budget {budget!r} must be a whole number of evaluations, at least 1")
+    _check_budget(budget)
     return float(random_survival(_checked(performance, fraction), fraction, np.arange(0, budget + 1)).sum())
 
 
@@ -153,8 +158,7 @@ def random_expected_cost_within(performance: Sequence[float] | np.ndarray, cost:
     evaluations is (:func:`cost_to` of its first ``budget``): the cost of its first min(T, budget) draws. Exact:
     the first good draw is in with probability P(T <= budget), each alike; the bad ones drawn before it number
     E[min(T, budget)] - P(T <= budget), each alike."""
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
-        raise GpuperfError(f"budget {budget!r} must be a whole number of evaluations, at least 1")
+    _check_budget(budget)
     performance, cost = _checked(performance, fraction), np.asarray(cost, dtype=float)
     if cost.shape != performance.shape:
         raise GpuperfError(f"cost holds {cost.size} values for {performance.size} configurations")
