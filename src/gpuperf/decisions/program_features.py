@@ -49,22 +49,20 @@ def from_columns(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 # -- Amaris et al.'s matrix kernels in loopy ----------------------------------------------------------
-def _tiles(program: lp.TranslationUnit, coalesced: bool) -> lp.TranslationUnit:
-    """16 x 16 work-groups; the column index on the fast axis when coalesced, the row index if not."""
+def _tiled(name: str, domain: str, instruction: str, coalesced: bool) -> lp.TranslationUnit:
+    """``instruction`` over float32 n x n matrices a, b, c in 16 x 16 work-groups: the column index on the
+    fast axis when coalesced, the row index if not."""
+    program = lp.make_kernel(
+        domain, instruction, assumptions=f"n>={TILE} and n mod {TILE} = 0", name=name, lang_version=LANG
+    )
+    program = lp.add_dtypes(program, {"a,b,c": np.float32})
     fast, slow = ("j", "i") if coalesced else ("i", "j")
     program = lp.split_iname(program, slow, TILE, outer_tag="g.1", inner_tag="l.1")
     return lp.split_iname(program, fast, TILE, outer_tag="g.0", inner_tag="l.0")
 
 
 def _matmul(name: str, shared: bool, coalesced: bool) -> Kernel:
-    program = lp.make_kernel(
-        "{[i, j, l]: 0<=i,j,l<n}",
-        "c[i, j] = sum(l, a[i, l] * b[l, j])",
-        assumptions=f"n>={TILE} and n mod {TILE} = 0",
-        name=name,
-        lang_version=LANG,
-    )
-    program = _tiles(lp.add_dtypes(program, {"a,b,c": np.float32}), coalesced)
+    program = _tiled(name, "{[i, j, l]: 0<=i,j,l<n}", "c[i, j] = sum(l, a[i, l] * b[l, j])", coalesced)
     if shared:
         program = lp.split_iname(program, "l", TILE)
         outer = "i_outer, j_outer, l_outer"
@@ -79,14 +77,7 @@ def _matmul(name: str, shared: bool, coalesced: bool) -> Kernel:
 
 
 def _matrix_add(name: str, coalesced: bool) -> Kernel:
-    program = lp.make_kernel(
-        "{[i, j]: 0<=i,j<n}",
-        "c[i, j] = a[i, j] + b[i, j]",
-        assumptions=f"n>={TILE} and n mod {TILE} = 0",
-        name=name,
-        lang_version=LANG,
-    )
-    program = _tiles(lp.add_dtypes(program, {"a,b,c": np.float32}), coalesced)
+    program = _tiled(name, "{[i, j]: 0<=i,j<n}", "c[i, j] = a[i, j] + b[i, j]", coalesced)
     return Kernel(name=name, program=program, params=("n",), default_sizes={"n": 256})
 
 
