@@ -374,15 +374,20 @@ def test_a_file_with_gpuperfs_layout_version_but_not_its_tables_is_refused_untou
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
 
 
-def test_a_store_damaged_past_its_header_is_one_error_naming_it(tmp_path: Path) -> None:
-    """The header read fine, and status, export and a run's plan failed later with a traceback
-    ('database disk image is malformed'); opening reads no more than before (a big store opens at once)."""
-    path = tmp_path / "s.sqlite"
+def _store_of_many_pages(path: Path) -> Path:
+    """A store of 64 points, all in the store file (none left in its -wal), to damage by hand."""
     with Store(path) as store:
         for n in range(64):
             store.add(_row(n))
     with sqlite3.connect(path) as db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return path
+
+
+def test_a_store_damaged_past_its_header_is_one_error_naming_it(tmp_path: Path) -> None:
+    """The header read fine, and status, export and a run's plan failed later with a traceback
+    ('database disk image is malformed'); opening reads no more than before (a big store opens at once)."""
+    path = _store_of_many_pages(tmp_path / "s.sqlite")
     data = bytearray(path.read_bytes())
     data[4096:] = b"\xab" * (len(data) - 4096)
     path.write_bytes(bytes(data))
@@ -418,12 +423,7 @@ def test_points_a_killed_run_left_in_the_wal_file_are_moved_into_the_store_when_
 def test_a_store_cut_short_is_damaged_not_another_file(tmp_path: Path) -> None:
     """A store truncated past its first page was 'not a gpuperf measurement store', as if the user had
     named the wrong file; it is an SQLite file damaged, with the way to recover it."""
-    path = tmp_path / "s.sqlite"
-    with Store(path) as store:
-        for n in range(64):
-            store.add(_row(n))
-    with sqlite3.connect(path) as db:
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    path = _store_of_many_pages(tmp_path / "s.sqlite")
     path.write_bytes(path.read_bytes()[:5000])
     with pytest.raises(GpuperfError, match=r"s.sqlite' is damaged \(.*\); measure into another store, or recover "
                                            r"this one with sqlite3's .recover"):
