@@ -15,6 +15,7 @@ from gpuperf.decisions.pairs import paired_speedups
 from gpuperf.errors import GpuperfError
 from gpuperf.kernels.kernel import Kernel
 from gpuperf.measure import TimingSettings, VerifyFailed, campaign_status, load_campaign, run_campaign, store_table
+from gpuperf.measure.campaign import Campaign
 from gpuperf.measure.devices import open_device
 from gpuperf.measure.interleave import Variant, _cycles, measure_interleaved, paired_ratio
 from gpuperf.measure.store import Store
@@ -275,13 +276,21 @@ class RoundCounter:
         self.calls, self.kill_at = 0, None
 
 
-def test_an_interleaved_group_killed_mid_way_resumes_at_its_next_cycle(tmp_path: Path, monkeypatch) -> None:
+def _killed_in_third_cycle(tmp_path: Path, monkeypatch) -> tuple[Campaign, RoundCounter]:
+    """CAMPAIGN (two groups, one per size, of two variants, three cycles each) from tmp_path/pair.toml, run
+    into tmp_path/s.db and killed in its first group's third cycle; the counter, to restart, with it."""
     path = tmp_path / "pair.toml"
-    path.write_text(CAMPAIGN)  # two groups (one per size) of two variants, three cycles each
+    path.write_text(CAMPAIGN)
     campaign = load_campaign(path)
-    rounds = RoundCounter(monkeypatch, kill_at=5)  # in the first group's third cycle
+    rounds = RoundCounter(monkeypatch, kill_at=5)
     with pytest.raises(Killed):
         run_campaign(campaign, tmp_path / "s.db", progress=False)
+    return campaign, rounds
+
+
+def test_an_interleaved_group_killed_mid_way_resumes_at_its_next_cycle(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "pair.toml"
+    campaign, rounds = _killed_in_third_cycle(tmp_path, monkeypatch)
     with Store(tmp_path / "s.db", create=False) as store:
         assert store.rows("pair") == []  # the group was not finished
         kept = store.db.execute("SELECT kernel, cycle, round FROM rounds ORDER BY kernel, cycle").fetchall()
@@ -304,11 +313,8 @@ def test_an_interleaved_group_killed_mid_way_resumes_at_its_next_cycle(tmp_path:
 
 
 def test_rounds_timed_another_way_are_not_reused(tmp_path: Path, monkeypatch) -> None:
+    _, rounds = _killed_in_third_cycle(tmp_path, monkeypatch)
     path = tmp_path / "pair.toml"
-    path.write_text(CAMPAIGN)
-    rounds = RoundCounter(monkeypatch, kill_at=5)
-    with pytest.raises(Killed):
-        run_campaign(load_campaign(path), tmp_path / "s.db", progress=False)
     path.write_text(CAMPAIGN.replace("min_repeats = 5", "min_repeats = 6"))  # edited before the rerun
     rounds.restart()
     run_campaign(load_campaign(path), tmp_path / "s.db", progress=False)
@@ -466,12 +472,7 @@ def test_each_interleaved_group_records_its_own_cycle_group_and_export_gives_it(
 
 
 def test_a_resumed_group_keeps_its_cycle_group(tmp_path: Path, monkeypatch) -> None:
-    path = tmp_path / "pair.toml"
-    path.write_text(CAMPAIGN)  # two groups (one per size) of two variants, three cycles each
-    campaign = load_campaign(path)
-    rounds = RoundCounter(monkeypatch, kill_at=5)  # in the first group's third cycle
-    with pytest.raises(Killed):
-        run_campaign(campaign, tmp_path / "s.db", progress=False)
+    campaign, rounds = _killed_in_third_cycle(tmp_path, monkeypatch)
     with Store(tmp_path / "s.db", create=False) as store:
         kept = {json.loads(text)["cycle_group"] for (text,) in store.db.execute("SELECT round FROM rounds")}
     rounds.restart()
