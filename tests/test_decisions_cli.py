@@ -215,12 +215,19 @@ def test_a_training_tables_kernel_tuned_over_more_parameters_is_left_out(tmp_pat
         read_training_spaces(tmp_path / "mixed.csv", ["width"])
 
 
-def test_the_spaces_own_gpu_in_a_training_table_is_left_out(tmp_path, capsys):
+def _k20_and_k40_spaces(tmp_path) -> list[pd.DataFrame]:
+    """Kernel k's space on a Tesla K20 (optimum bx=7, tile=4) and on a Tesla K40 (bx=8, tile=4), in that
+    order; both together written to tmp_path/both.csv."""
     parts = []
     for gpu, optimum in (("Tesla K20", (7, 4)), ("Tesla K40", (8, 4))):
         write_space(tmp_path / "part.csv", optimum)
         parts.append(pd.read_csv(tmp_path / "part.csv").assign(gpu=gpu, kernel="k"))
     pd.concat(parts, ignore_index=True).to_csv(tmp_path / "both.csv", index=False)
+    return parts
+
+
+def test_the_spaces_own_gpu_in_a_training_table_is_left_out(tmp_path, capsys):
+    parts = _k20_and_k40_spaces(tmp_path)
     parts[1].to_csv(tmp_path / "target.csv", index=False)
     parts[0].to_csv(tmp_path / "k20.csv", index=False)
     argv = ["explore", str(tmp_path / "target.csv"), "--params", "bx,tile", "--json"]
@@ -236,11 +243,7 @@ def test_the_spaces_own_gpu_in_a_training_table_is_left_out(tmp_path, capsys):
 
 def test_explore_gpu_on_a_table_without_a_gpu_column_names_its_gpu_as_ask_does(tmp_path, capsys):
     """The space's own GPU in a training table is then left out, as for a space that names it."""
-    parts = []
-    for gpu, optimum in (("Tesla K20", (7, 4)), ("Tesla K40", (8, 4))):
-        write_space(tmp_path / "part.csv", optimum)
-        parts.append(pd.read_csv(tmp_path / "part.csv").assign(gpu=gpu, kernel="k"))
-    pd.concat(parts, ignore_index=True).to_csv(tmp_path / "both.csv", index=False)
+    parts = _k20_and_k40_spaces(tmp_path)
     parts[1].drop(columns=["gpu", "kernel"]).to_csv(tmp_path / "unnamed.csv", index=False)
     parts[1].to_csv(tmp_path / "named.csv", index=False)
     argv = ["--params", "bx,tile", "--train", str(tmp_path / "both.csv"), "--json"]
