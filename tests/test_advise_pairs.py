@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from gpuperf.datasets import load_dataset
-from gpuperf.decisions.optimizations import load_entry
+from gpuperf.decisions.optimizations import PairSpec, load_entry
 from gpuperf.datasets.schema import texts_by_value
 from gpuperf.decisions.pairs import GPU_TARGET, number_text, build_spec_pairs
 
@@ -92,16 +92,20 @@ def test_an_input_column_or_a_gpu_or_device_column_the_dataset_lacks_is_an_error
             build_spec_pairs(entry(tmp_path, FLAG_PAIRS.format(path=lacking, inputs='"n", "a"')).pairs[0], "trick")
 
 
-def test_factor_pairs(tmp_path):
+def _doubling_a_from(tmp_path: Path, before: int) -> PairSpec:
+    """The pairs entry of the synthetic table's kernel k: a doubled from ``before``, labelled by n, a and flag."""
     path = synthetic(tmp_path)
-    spec = entry(tmp_path, f'''dataset = "{path}"
+    return entry(tmp_path, f'''dataset = "{path}"
 kernel = "k"
 parameter = "a"
-before = 1
+before = {before}
 factor = 2
 features = "columns"
 configuration = ["n", "a", "flag"]''').pairs[0]
-    pairs = build_spec_pairs(spec, "trick")
+
+
+def test_factor_pairs(tmp_path):
+    pairs = build_spec_pairs(_doubling_a_from(tmp_path, 1), "trick")
     assert sorted(pairs["configuration"]) == ["n=128,flag=0", "n=64,flag=0", "n=64,flag=1"]
     assert np.allclose(sorted(pairs["speedup"]), sorted([8.0 / 9.0, 5.0 / 3.0, 2.0 / 6.0]))
 
@@ -188,14 +192,7 @@ features = "amaris_matvec"''').pairs[0]
 def test_a_pair_table_that_matches_no_measured_pair_is_an_error_naming_it(tmp_path):
     from gpuperf.errors import GpuperfError
 
-    path = synthetic(tmp_path)
-    spec = entry(tmp_path, f'''dataset = "{path}"
-kernel = "k"
-parameter = "a"
-before = 7
-factor = 2
-features = "columns"
-configuration = ["n", "a", "flag"]''').pairs[0]
+    spec = _doubling_a_from(tmp_path, 7)
     with pytest.raises(GpuperfError, match=r"pairs\[0\]: no measured before/after pair in .* matches it"):
         build_spec_pairs(spec, "trick")
 
