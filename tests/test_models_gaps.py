@@ -1,0 +1,130 @@
+"""Branches of model files that other tests leave unrun: a hand-edited or damaged .json model naming an
+untrusted function or type, an entry or array it cannot hold, or metadata of the wrong shape, and
+state that cannot be written to JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LinearRegression
+
+from gpuperf.errors import GpuperfError
+from gpuperf.models.learned import make_model
+from gpuperf.models.persistence import load_model, save_model
+
+
+def saved(tmp_path: Path, names: tuple[str, str, str] = ("a", "b", "c")) -> Path:
+    """A log-target linear model fitted on three features, saved as JSON."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(1, 10, (40, 3)), columns=list(names))
+    return save_model(make_model("linear").fit(X, (X.iloc[:, 0] * X.iloc[:, 1]).to_numpy()), tmp_path / "model.json")
+
+
+def edited(path: Path, old: str, new: str) -> Path:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+def test_a_model_file_naming_an_untrusted_function_is_refused(tmp_path):
+    path = edited(saved(tmp_path), '"__function__": "numpy.log2"', '"__function__": "os.system"')
+    with pytest.raises(GpuperfError, match=r"model\.json: refusing untrusted function os\.system$"):
+        load_model(path)
+
+
+def test_a_model_file_naming_an_untrusted_type_is_refused(tmp_path):
+    path = edited(saved(tmp_path), '"sklearn.preprocessing._data.StandardScaler"', '"subprocess.Popen"')
+    with pytest.raises(GpuperfError, match=r"model\.json: refusing untrusted type subprocess\.Popen$"):
+        load_model(path)
+
+
+def test_a_model_file_entry_of_no_known_kind_is_refused(tmp_path):
+    path = edited(saved(tmp_path), '"__tuple__"', '"__frozenset__"')
+    with pytest.raises(GpuperfError, match=r"model\.json: unrecognised entry with keys __frozenset__$"):
+        load_model(path)
+
+
+def test_a_json_document_of_another_format_is_not_a_gpuperf_model(tmp_path):
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps({"format": "onnx", "model": {}}))
+    with pytest.raises(GpuperfError, match=r"other\.json: not a gpuperf model file$"):
+        load_model(path)
+    path.write_text("[1, 2]")
+    with pytest.raises(GpuperfError, match=r"other\.json: not a gpuperf model file$"):
+        load_model(path)
+
+
+@pytest.mark.parametrize("metadata, message", [
+    ([1, 2], r"damaged model file: metadata must be an object, not \[1, 2\]$"),
+    ({"gpus": "V100"}, r"damaged model file: metadata\.gpus must be a list of names or null, not 'V100'$"),
+    ({"kernels": ["k", 3]}, r"damaged model file: metadata\.kernels must be a list of names or null"),
+])
+def test_model_metadata_of_the_wrong_shape_is_refused(tmp_path, metadata, message):
+    path = saved(tmp_path)
+    document = json.loads(path.read_text())
+    document["metadata"] = metadata
+    path.write_text(json.dumps(document))
+    with pytest.raises(GpuperfError, match=r"model\.json: " + message):
+        load_model(path)
+
+
+def array_entry(path: Path) -> tuple[dict, dict]:
+    """The saved document and its first array of floats (found depth first)."""
+    document = json.loads(path.read_text())
+    stack = [document["model"]]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict) and str(value.get("__ndarray__")).startswith("<f"):
+            return document, value
+        stack.extend(value.values() if isinstance(value, dict) else value if isinstance(value, list) else [])
+    raise AssertionError("no array in the model file")
+
+
+@pytest.mark.parametrize("dtype, message", [
+    ("<c32", r"dtype '<c32' is not one a gpuperf model file holds"),
+    ("|V8", r"dtype '\|V8' is not one a gpuperf model file holds"),
+    ("<U3", r"its values are not of its dtype <U3"),
+    (7, r"__ndarray__ must name a dtype, not 7"),
+])
+def test_an_array_whose_dtype_a_model_file_cannot_hold_is_refused(tmp_path, dtype, message):
+    path = saved(tmp_path)
+    document, entry = array_entry(path)
+    entry["__ndarray__"] = dtype
+    path.write_text(json.dumps(document))
+    with pytest.raises(GpuperfError, match=r"model\.json: damaged model file: an array \(" + message + r"\)$"):
+        load_model(path)
+
+
+def test_state_json_cannot_hold_is_saved_as_an_embedded_skops_payload_that_loads_back(tmp_path):
+    """A dict with non-string keys, or an array of dates, in a model's state: the .json file embeds
+    the model as skops instead of failing, and the state comes back as it was."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(1, 10, (40, 3)), columns=["a", "b", "c"])
+    y = (X["a"] * X["b"]).to_numpy()
+    plain = json.loads(saved(tmp_path).read_text())
+    assert "model" in plain and "model_skops" not in plain
+    for name, value in (("keyed", {1: "one"}), ("dated", np.array(["2026-01-01"], dtype="datetime64[D]"))):
+        model = make_model("linear").fit(X, y)
+        model.extra_ = value
+        path = save_model(model, tmp_path / f"{name}.json")
+        document = json.loads(path.read_text())
+        assert "model_skops" in document and "model" not in document
+        loaded = load_model(path)
+        assert str(loaded.extra_) == str(value)
+        np.testing.assert_allclose(loaded.predict(X), model.predict(X))
+
+
+def test_an_array_of_text_saved_under_a_text_dtype_loads_back_as_text(tmp_path):
+    """A hand-edited ``<U1`` (one character wide) holding the feature names loads with the width its
+    values need, not refused and not cut."""
+    path = saved(tmp_path, ("loads", "stores", "threads"))
+    text = path.read_text()
+    assert text.count('"__ndarray__": "|O"') >= 1
+    path.write_text(text.replace('"__ndarray__": "|O"', '"__ndarray__": "<U1"'))
+    loaded = load_model(path)
+    assert loaded.feature_names_in_.dtype.kind == "U" and loaded.feature_names_in_.tolist() == ["loads", "stores", "threads"]
