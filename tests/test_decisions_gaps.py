@@ -3,12 +3,11 @@ edge cases of spaces, explorations, guided tuning and launch geometry, each asse
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pytest
 
+from gpuperf.decisions.geometry import DeviceDescriptor
 from gpuperf.decisions.space import (
     Space,
     _sequence,
@@ -280,10 +279,9 @@ def test_resuming_a_run_of_an_unknown_space_names_the_table(monkeypatch):
 # -- launch geometry -------------------------------------------------------------------------------
 
 
-def toy_device(shared_memory_per_sm: int = 49152) -> "DeviceDescriptor":  # noqa: F821
-    from gpuperf.decisions.geometry import DeviceDescriptor
-
-    return DeviceDescriptor("toy", 4, 2048, 32, 65536, shared_memory_per_sm, 1024, 32, 256)
+def toy_device() -> DeviceDescriptor:
+    """A GPU without a descriptor: 4 SMs of 2048 threads, 32 blocks and 48 KiB of shared memory."""
+    return DeviceDescriptor("toy", 4, 2048, 32, 65536, 49152, 1024, 32, 256)
 
 
 def test_a_kernel_descriptor_refuses_negative_resources():
@@ -319,7 +317,6 @@ def test_a_block_that_fits_no_sm_is_an_error_not_an_empty_launch():
 def test_a_gpu_without_per_sm_limits_has_no_geometry_descriptor():
     import dataclasses
 
-    from gpuperf.decisions.geometry import DeviceDescriptor
     from gpuperf.hardware.specs import get_gpu
 
     spec = dataclasses.replace(get_gpu("V100"), name="Mystery", registers_per_sm=None)
@@ -330,7 +327,7 @@ def test_a_gpu_without_per_sm_limits_has_no_geometry_descriptor():
 def test_a_gpu_the_occupancy_rules_do_not_know_uses_its_plain_limits_with_a_note():
     import dataclasses
 
-    from gpuperf.decisions.geometry import DeviceDescriptor, resident_blocks_per_sm
+    from gpuperf.decisions.geometry import resident_blocks_per_sm
     from gpuperf.hardware.specs import get_gpu
 
     v100 = get_gpu("V100")

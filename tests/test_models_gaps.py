@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.linear_model import LinearRegression
 
 from gpuperf.errors import GpuperfError
 from gpuperf.models.learned import make_model
