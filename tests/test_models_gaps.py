@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.linear_model import LinearRegression
 
 from gpuperf.errors import GpuperfError
 from gpuperf.models.learned import make_model
@@ -127,3 +128,47 @@ def test_an_array_of_text_saved_under_a_text_dtype_loads_back_as_text(tmp_path):
     path.write_text(text.replace('"__ndarray__": "|O"', '"__ndarray__": "<U1"'))
     loaded = load_model(path)
     assert loaded.feature_names_in_.dtype.kind == "U" and loaded.feature_names_in_.tolist() == ["loads", "stores", "threads"]
+
+
+# -- the reference-residual model ----------------------------------------------------------------------
+
+
+def reference_training() -> pd.DataFrame:
+    from gpuperf.models.reference import REFERENCE_COLUMN
+
+    return pd.DataFrame({"x": np.linspace(0.0, 1.0, 11), REFERENCE_COLUMN: 0.0})
+
+
+def test_a_reference_residual_without_a_regressor_or_a_reference_column_is_refused():
+    from gpuperf.models.reference import REFERENCE_COLUMN, ReferenceResidual
+
+    train = reference_training()
+    with pytest.raises(GpuperfError, match=r"^ReferenceResidual: no regressor given$"):
+        ReferenceResidual().fit(train, np.exp2(train["x"]))
+    with pytest.raises(GpuperfError, match=rf"^ReferenceResidual: inputs need a {REFERENCE_COLUMN} column$"):
+        ReferenceResidual(LinearRegression()).fit(train.to_numpy(), np.exp2(train["x"]))
+
+
+def test_a_reference_residual_without_a_bound_factor_never_clips():
+    """Residuals 0..1 in training; x = 50 extrapolates to a residual of 50, kept as it is."""
+    from gpuperf.models.reference import REFERENCE_COLUMN, ReferenceResidual
+
+    train = reference_training()
+    model = ReferenceResidual(LinearRegression(), bound_factor=None).fit(train, np.exp2(train["x"]))
+    assert model.residual_bounds_ == pytest.approx((0.0, 1.0))
+    predicted, clipped = model.predict_bounded(pd.DataFrame({"x": [50.0], REFERENCE_COLUMN: [1.0]}))
+    assert clipped.tolist() == [False] and predicted == pytest.approx([2.0 ** 51])
+
+
+def test_a_saved_reference_residual_with_crossed_bounds_is_a_damaged_model(tmp_path):
+    from gpuperf.models.reference import ReferenceResidual
+
+    train = reference_training()
+    path = save_model(ReferenceResidual(LinearRegression()).fit(train, np.exp2(train["x"])), tmp_path / "ref.json")
+    assert load_model(path).residual_bounds_ == pytest.approx((-3.0, 4.0))  # 0..1 widened by log2(8)
+    document = json.loads(path.read_text())
+    document["model"]["state"]["__mapping__"]["residual_bounds_"] = {"__tuple__": [4.0, -3.0]}
+    path.write_text(json.dumps(document))
+    with pytest.raises(GpuperfError, match=r"ref\.json: damaged model \(ReferenceResidual: residual_bounds_ is "
+                                           r"\(4\.0, -3\.0\), not two finite numbers, low before high\)$"):
+        load_model(path)
