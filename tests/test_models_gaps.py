@@ -172,3 +172,34 @@ def test_a_saved_reference_residual_with_crossed_bounds_is_a_damaged_model(tmp_p
     with pytest.raises(GpuperfError, match=r"ref\.json: damaged model \(ReferenceResidual: residual_bounds_ is "
                                            r"\(4\.0, -3\.0\), not two finite numbers, low before high\)$"):
         load_model(path)
+
+
+# -- feature selection -----------------------------------------------------------------------------------
+
+
+def test_spearman_scores_refuse_a_single_column_of_values_and_a_target_of_several():
+    from gpuperf.models.selection import spearman_scores
+
+    with pytest.raises(GpuperfError, match=r"^spearman_scores: X must be a table of rows and columns, got shape \(3,\)$"):
+        spearman_scores(np.array([1.0, 2.0, 3.0]), [1.0, 2.0, 3.0])
+    with pytest.raises(GpuperfError, match=r"^spearman_scores: y: one column of values expected, got shape \(3, 2\)$"):
+        spearman_scores(np.ones((3, 2)), np.ones((3, 2)))
+    assert spearman_scores(np.array([[1.0, 5.0], [2.0, 5.0], [3.0, 5.0]]), np.array([[3.0], [2.0], [1.0]])).tolist() \
+        == [1.0, 0.0]  # a one-column target is a target; a constant column scores 0
+
+
+def test_a_spearman_matrix_of_one_row_leaves_every_column_alone_without_a_warning():
+    import warnings
+
+    from gpuperf.models.selection import spearman_matrix
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "degrees of freedom <= 0" is no message for a user
+        assert spearman_matrix(np.array([[1.0, 2.0, 3.0]])).tolist() == np.eye(3).tolist()
+
+
+def test_mutual_information_of_two_constants_is_zero_not_nan():
+    from gpuperf.models.selection import normalised_mutual_information
+
+    assert normalised_mutual_information([2.0] * 8, [5.0] * 8) == 0.0
+    assert normalised_mutual_information(np.arange(8.0), np.arange(8.0), bins=2) == pytest.approx(0.5)
