@@ -196,3 +196,12 @@ def test_nvprof_metrics_without_a_header_or_without_rows_are_refused(tmp_path):
     empty = without_lines(tmp_path, METRICS, lambda line: line.startswith('"Tesla'))
     with pytest.raises(GpuperfError, match=r"nvprof_metrics\.csv: no metric or event rows$"):
         import_nvprof(empty)
+
+
+def test_writing_a_cache_refuses_a_value_its_tune_params_do_not_list(tmp_path):
+    with pytest.raises(GpuperfError, match=r"^writing .*c\.json: parameter b takes 2, not in tune_params$"):
+        write_kernel_tuner_cache(measured(), tmp_path / "c.json", tune_params_keys=["b"], problem_size=1024,
+                                 tune_params={"b": [1, 4]})
+    path = write_kernel_tuner_cache(measured(), tmp_path / "c.json", tune_params_keys=["b"], problem_size=1024,
+                                    tune_params={"b": [1, 2, 4]})
+    assert json.loads(path.read_text())["tune_params"] == {"b": [1, 2, 4]}
