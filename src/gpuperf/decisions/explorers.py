@@ -44,7 +44,6 @@ measured time.
 * :class:`OnlineSearch`: no prior data; ``initial`` random picks (5 with the default Gaussian
   process, or the first of a given order), then model expected improvement over the parameters,
   refitted after every measurement (batch of 1).
-* :class:`RandomOrder`.
 """
 
 from __future__ import annotations
@@ -121,14 +120,6 @@ def _rank_scale(values: np.ndarray, tied_by: np.ndarray) -> np.ndarray:
     ranks = np.empty(len(values))
     ranks[np.lexsort([*np.asarray(tied_by, dtype=float).T[::-1], values])] = np.arange(len(values))
     return ranks / max(len(values), 1)
-
-
-class RandomOrder:
-    def __init__(self, size: int, seed: int = 0):
-        self.order = np.random.default_rng(seed).permutation(size)
-
-    def next(self, measured: Sequence[int], times: np.ndarray) -> int:
-        return int(self.order[len(measured)])
 
 
 class PlainTransfer:
