@@ -108,11 +108,12 @@ def test_predict_gpu_writes_the_predictions_and_summarises_them(tmp_path, capsys
     assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(out), "--json"]) == 0
     captured = capsys.readouterr()
     summary = json.loads(captured.out)
-    assert summary["gpu"] == "Tesla K20" and summary["rows"] == 6 and summary["not_calibrated"] == ["c"]
+    assert summary["gpu"] == "Tesla K20" and summary["rows"] == 8 and summary["not_calibrated"] == ["c"]
+    assert (summary["predicted"], summary["measured"]) == (6, 2)
     assert {k["kernel"]: k["predicted"] for k in summary["kernels"]} == {"a": 3, "b": 3}
     assert "no launch timed on Tesla K20: kernel(s) c" in captured.err
     written = pd.read_csv(out)
-    assert list(written.columns) == ["kernel", "n", "predicted_time_s", "gpus_used", "launches", "predicted_gpu"]
+    assert list(written.columns) == ["kernel", "n", "predicted_time_s", "gpus_used", "launches", "source", "predicted_gpu"]
     assert (written["predicted_gpu"] == "Tesla K20").all()
     assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(out)]) == 2
     assert "exists" in capsys.readouterr().err  # never overwritten
@@ -164,8 +165,10 @@ def test_predict_gpu_prices_the_h100_stencil_variants_on_the_h200_from_one_timed
     pd.concat([h100, timed])[["kernel", "variant", "gpu", "n", "m", "time_s"]].to_csv(jobs, index=False)
     out = tmp_path / "h200.csv"
     assert main(["predict-gpu", str(jobs), "--gpu", "H200", "--key", "n,m", "--out", str(out), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["rows"] == 192 - 8
-    scored = pd.read_csv(out).merge(h200[["kernel", "variant", "time_s"]], on=["kernel", "variant"])
+    assert json.loads(capsys.readouterr().out)["predicted"] == 192 - 8
+    written = pd.read_csv(out)
+    assert len(written) == 192 and (written["source"] == "measured").sum() == 8
+    scored = written[written["source"] == "predicted"].merge(h200[["kernel", "variant", "time_s"]], on=["kernel", "variant"])
     scored = scored.merge(h100[["kernel", "variant", "time_s"]], on=["kernel", "variant"], suffixes=("", "_h100"))
     assert len(scored) == 184 and (scored["gpus_used"] == 1).all()
     error = (scored["predicted_time_s"] - scored["time_s"]).abs() / scored["time_s"]
@@ -294,3 +297,23 @@ def test_a_launch_timed_three_times_counts_by_its_median_not_its_mean():
                           "time_s": [1.0, 2.0, 4.0, 4.2, 8.0]})
     result = times_on_gpu(table, "K20", key=["n"])
     np.testing.assert_allclose(result.predicted["predicted_time_s"], [4.2 / 2])  # the mean would give 2.7
+
+
+def test_a_jobs_launches_the_gpu_timed_are_written_at_their_median_so_the_job_total_holds(tmp_path, capsys):
+    """1,000 step launches on the GTX 680 and one on the K20 (its calibration): the job's only launch
+    was timed on the K20, and was left out, so sum(time x launches) priced the job at the other
+    launch alone."""
+    rows = [{"kernel": "step", "n": 1, "gpu": "GTX 680", "time_s": 0.0005}] * 1000
+    rows += [{"kernel": "step", "n": 1, "gpu": "Tesla K20", "time_s": 0.001},
+             {"kernel": "step", "n": 2, "gpu": "GTX 680", "time_s": 0.006}]
+    source = tmp_path / "job.csv"
+    pd.DataFrame(rows).to_csv(source, index=False)
+    out = tmp_path / "k20.csv"
+    assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(out)]) == 0
+    written = pd.read_csv(out)
+    assert written[["n", "gpus_used", "launches", "source"]].values.tolist() == [
+        [1, 0, 1000, "measured"], [2, 1, 1, "predicted"]]
+    np.testing.assert_allclose(written["predicted_time_s"], [0.001, 0.012])
+    assert (written["predicted_time_s"] * written["launches"]).sum() == pytest.approx(1.012)
+    result = times_on_gpu(pd.DataFrame(rows), "K20", ["n"])
+    assert result.predicted["n"].tolist() == [2] and "source" not in result.predicted.columns

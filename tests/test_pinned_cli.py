@@ -200,10 +200,10 @@ def test_predict_gpu_scales_the_other_gpus_times_and_writes_a_gzipped_table(tmp_
     out = tmp_path / "h100.csv.gz"
     assert main(["predict-gpu", str(table), "--gpu", "H100 SXM", "--key", "n", "--out", str(out), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert (summary["gpu"], summary["rows"], summary["time_column"]) == ("H100 SXM", 2, "predicted_time_s")
+    assert (summary["gpu"], summary["predicted"], summary["time_column"]) == ("H100 SXM", 2, "predicted_time_s")
     written = pd.read_csv(out, compression="gzip")
-    assert written["n"].tolist() == [2, 3]
-    assert np.allclose(written["predicted_time_s"], [1.0, 1.5])  # A100's times x 0.5 / 1.0, from n=1
+    assert written["n"].tolist() == [1, 2, 3] and written["source"].tolist() == ["measured", "predicted", "predicted"]
+    assert np.allclose(written["predicted_time_s"], [0.5, 1.0, 1.5])  # A100's times x 0.5 / 1.0, from n=1
     assert (written["predicted_gpu"] == "H100 SXM").all()
 
 

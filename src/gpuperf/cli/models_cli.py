@@ -981,7 +981,7 @@ def predict_gpu_command(
     named = other_boards_note(gpu)
     for note in dict.fromkeys([named, *rows_boards_notes(frame, True)]):  # rows of two spellings are one GPU
         _print_note(note)
-    written = result.predicted.assign(predicted_gpu=result.gpu)
+    written = result.priced.assign(predicted_gpu=result.gpu)  # the launches it timed too: the job's total
     _write_table(written, out)
     _print_note(status_note(frame, where))
     if result.not_calibrated:
@@ -989,7 +989,9 @@ def predict_gpu_command(
                     f"{', '.join(result.not_calibrated)}")
     _print_note(not_predicted_note(result.not_predicted, result.gpu))
     _print_note(disagreeing_note(result.disagreeing, where))
-    summary = {"gpu": result.gpu, "out": str(out), "rows": len(written), "time_column": PREDICTED_COLUMN,
+    measured = int((written["source"] == "measured").sum())
+    summary = {"gpu": result.gpu, "out": str(out), "rows": len(written), "predicted": len(written) - measured,
+               "measured": measured, "time_column": PREDICTED_COLUMN,
                "kernels": result.kernels.to_dict("records"), "not_calibrated": result.not_calibrated,
                "not_predicted": result.not_predicted.to_dict("records"),
                "disagreeing_launches": result.disagreeing.to_dict("records")}  # print_json: NaN as null
@@ -997,7 +999,8 @@ def predict_gpu_command(
         print_json(summary)
         return
     print_table(summary["kernels"], title=f"{result.gpu}: launches predicted per kernel")
-    print(f"wrote {counted(len(written), 'row')} with {PREDICTED_COLUMN} to {out}")
+    print(f"wrote {counted(len(written), 'row')} with {PREDICTED_COLUMN} to {out} ({summary['predicted']} predicted, "
+          f"{measured} timed on {result.gpu}: their median)")
 
 
 def _launch_text(row: pd.Series, leave_out: tuple[str, ...]) -> str:

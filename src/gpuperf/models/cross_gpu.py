@@ -24,6 +24,7 @@ TIME_STATISTICS = ("min", "max", "std", "iqr", "median", "mean")  # columns of a
 PREDICTED = "predicted_time_s"  # the predicted column for the default target, time_s
 # Per predicted launch: its rows on the other GPU that timed it most (a job launching it 100 times: 100).
 LAUNCHES = "launches"
+SOURCE = "source"  # per priced launch: measured (timed on the GPU: its median) or predicted
 DISAGREEING = 2.0  # a launch timed twice on one GPU, the slower time over this many times the faster
 
 
@@ -54,7 +55,10 @@ class CrossGpuPrediction:
     kernel's launches ``gpu`` timed: the key columns and ``timed_on``, those GPUs). ``disagreeing``:
     the launches timed more than once on one GPU whose slowest time is over :data:`DISAGREEING`
     times its fastest (``gpu``, the key columns, ``times``, ``fastest_<target>``,
-    ``slowest_<target>``); each counts by its median all the same."""
+    ``slowest_<target>``); each counts by its median all the same. ``priced``: the job's every launch
+    with a time on ``gpu``, in launch order: ``predicted``'s rows and the launches ``gpu`` timed (their
+    median as ``predicted_<target>``, ``gpus_used`` 0), ``source`` saying which (``measured`` or
+    ``predicted``); a job's time on ``gpu`` is the sum of its time x ``launches``."""
 
     gpu: str
     predicted: pd.DataFrame
@@ -62,6 +66,7 @@ class CrossGpuPrediction:
     not_calibrated: list[str]
     disagreeing: pd.DataFrame = field(default_factory=pd.DataFrame)
     not_predicted: pd.DataFrame = field(default_factory=pd.DataFrame)
+    priced: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str = "table",
@@ -72,7 +77,8 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     ``gpu`` column, positive times in ``target``; :func:`~gpuperf.datasets.schema.measured_rows`
     keeps them, naming an ok row without a positive time); repeated launches count by their median,
     and ``launches`` says how many rows the launch has on the other GPU that timed it most (a job's
-    time on ``gpu`` is the sum of the predicted time x ``launches``).
+    time on ``gpu`` is the sum of time x ``launches`` over ``priced``, which adds the launches ``gpu``
+    timed at their median: a job's launch is no cheaper for having been timed).
     Rows of one GPU under two spellings (``NVIDIA A100-PCIE-40GB``, ``A100 PCIe 40GB``) count as one GPU,
     named as gpuperf's descriptors name it."""
     columns = launch_columns(table, key, where, target)
@@ -92,7 +98,7 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     if not (elsewhere & times[name].isna().to_numpy()).any():
         raise GpuperfError(f"{where}: nothing to predict for {name}: it timed every launch the other GPUs timed")
     predicted_column = f"predicted_{target}"
-    predicted, kernels, missing, unpredicted = [], [], [], []
+    priced, kernels, missing, unpredicted = [], [], [], []
     for kernel, part in times.groupby(level="kernel", sort=True):
         own = part[name].to_numpy(dtype=float)
         if np.isnan(own).all():
@@ -100,10 +106,13 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
             continue
         values, used = scaled_times(part[others].to_numpy(dtype=float), own)
         wanted = np.isnan(own) & (used > 0)
-        launches = counts.loc[part.index, others].max(axis=1).to_numpy()[wanted].astype(int)
-        predicted.append(part.index[wanted].to_frame(index=False).assign(**{predicted_column: values[wanted],
-                                                                            "gpus_used": used[wanted],
-                                                                            LAUNCHES: launches}))
+        timed_here = ~np.isnan(own)
+        rows = wanted | timed_here
+        launches = job_launches(counts.loc[part.index], name, others)[rows]
+        priced.append(part.index[rows].to_frame(index=False).assign(**{
+            predicted_column: np.where(timed_here, own, values)[rows],
+            "gpus_used": np.where(timed_here, 0, used)[rows], LAUNCHES: launches,
+            SOURCE: np.where(timed_here, "measured", "predicted")[rows]}))
         left = np.isnan(own) & (used == 0)  # timed only on GPUs sharing no launch of the kernel with it
         if left.any():
             timed_on = part.loc[left, others].notna().apply(lambda row: ", ".join(row.index[row]), axis=1)
@@ -111,14 +120,22 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
         timed = part.loc[~np.isnan(own), others].notna().any()
         kernels.append({"kernel": str(kernel), "calibration_launches": int((~np.isnan(own)).sum()),
                         "gpus": int(timed.sum()), "predicted": int(wanted.sum()), "not_predicted": int(left.sum())})
-    frame = pd.concat(predicted, ignore_index=True) if predicted else pd.DataFrame()
+    every = pd.concat(priced, ignore_index=True) if priced else pd.DataFrame(columns=[SOURCE])
+    frame = every[every[SOURCE] == "predicted"].drop(columns=SOURCE).reset_index(drop=True)
     if frame.empty:
         raise GpuperfError(
             f"{where}: nothing to predict for {name}: a launch is predicted where another GPU timed it and also "
             f"timed a launch of the same kernel that {name} timed"
             + (f" (no launch on {name} of kernel(s) {', '.join(missing)})" if missing else ""))
     return CrossGpuPrediction(name, frame, pd.DataFrame(kernels), missing, disagreeing_launches(grouped, target),
-                              pd.concat(unpredicted, ignore_index=True) if unpredicted else pd.DataFrame())
+                              pd.concat(unpredicted, ignore_index=True) if unpredicted else pd.DataFrame(), every)
+
+
+def job_launches(counts: pd.DataFrame, gpu: str, others: Sequence[str]) -> np.ndarray:
+    """Per launch (row of ``counts``, rows per GPU): its rows on the other GPU that timed it most, or
+    on ``gpu`` where no other GPU timed it (the job's launches; ``gpu``'s own are its calibration)."""
+    elsewhere = counts[list(others)].max(axis=1)
+    return elsewhere.fillna(counts[gpu]).fillna(0).to_numpy().astype(int)
 
 
 def gpu_names(gpus: pd.Series) -> pd.Series:
