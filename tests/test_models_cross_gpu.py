@@ -253,7 +253,9 @@ def test_a_launch_timed_only_on_gpus_sharing_no_launch_with_the_gpu_is_named_not
     assert result.not_predicted[["kernel", "n", "timed_on"]].values.tolist() == [
         ["gemm", 4096, "Tesla V100 PCIe 32GB"], ["gemm", 8192, "Tesla V100 PCIe 32GB"]]
     assert result.kernels.to_dict("records") == [
-        {"kernel": "gemm", "calibration_launches": 1, "gpus": 1, "predicted": 1, "not_predicted": 2}]
+        {"kernel": "gemm", "calibration_launches": 1, "gpus": 1, "predicted": 1, "not_predicted": 2,
+         "predicted_total_s": pytest.approx(0.00035 + 0.0027)}]
+    assert result.uncovered == {"Tesla V100 PCIe 32GB": pytest.approx(0.676)}  # the launches no ratio scales
     source = tmp_path / "job.csv"
     table.to_csv(source, index=False)
     assert main(["predict-gpu", str(source), "--gpu", "H100", "--key", "n", "--out", str(tmp_path / "p.csv"),
@@ -317,3 +319,22 @@ def test_a_jobs_launches_the_gpu_timed_are_written_at_their_median_so_the_job_to
     assert (written["predicted_time_s"] * written["launches"]).sum() == pytest.approx(1.012)
     result = times_on_gpu(pd.DataFrame(rows), "K20", ["n"])
     assert result.predicted["n"].tolist() == [2] and "source" not in result.predicted.columns
+
+
+def test_predict_gpu_totals_the_job_per_kernel_and_says_what_no_prediction_covers(tmp_path, capsys):
+    """jobs(): a and b priced on the K20; kernel c (1 s on the GTX 680) has no launch timed there."""
+    table = jobs()
+    result = times_on_gpu(table, "K20", ["n"])
+    totals = result.kernels.set_index("kernel")["predicted_total_s"]
+    assert totals.to_dict() == pytest.approx({"a": 2.0 + 4.0 + 6.0 + 8.0, "b": 6.0 + 12.0 + 18.0 + 24.0})
+    assert result.uncovered == {"GTX 680": 1.0}
+    source = tmp_path / "jobs.csv"
+    table.to_csv(source, index=False)
+    assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(tmp_path / "p.csv"),
+                 "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["predicted_total_s"] == pytest.approx(80.0)
+    assert summary["uncovered_source_time_s"] == {"GTX 680": 1.0}
+    assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(tmp_path / "q.csv")]) == 0
+    assert "the job on Tesla K20: 80 s (predicted_time_s x launches summed); not priced: launches taking 1 s on " \
+           "GTX 680" in capsys.readouterr().out

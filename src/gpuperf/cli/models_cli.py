@@ -994,11 +994,16 @@ def predict_gpu_command(
                "measured": measured, "time_column": PREDICTED_COLUMN,
                "kernels": result.kernels.to_dict("records"), "not_calibrated": result.not_calibrated,
                "not_predicted": result.not_predicted.to_dict("records"),
-               "disagreeing_launches": result.disagreeing.to_dict("records")}  # print_json: NaN as null
+               "disagreeing_launches": result.disagreeing.to_dict("records"),  # print_json: NaN as null
+               "predicted_total_s": float((written[PREDICTED_COLUMN] * written["launches"]).sum()),
+               "uncovered_source_time_s": result.uncovered}
     if as_json:
         print_json(summary)
         return
     print_table(summary["kernels"], title=f"{result.gpu}: launches predicted per kernel")
+    print(f"the job on {result.gpu}: {summary['predicted_total_s']:.4g} s ({PREDICTED_COLUMN} x launches summed)"
+          + (f"; not priced: launches taking " + ", ".join(f"{seconds:.4g} s on {name}" for name, seconds
+                                                          in result.uncovered.items()) if result.uncovered else ""))
     print(f"wrote {counted(len(written), 'row')} with {PREDICTED_COLUMN} to {out} ({summary['predicted']} predicted, "
           f"{measured} timed on {result.gpu}: their median)")
 

@@ -58,7 +58,9 @@ class CrossGpuPrediction:
     ``slowest_<target>``); each counts by its median all the same. ``priced``: the job's every launch
     with a time on ``gpu``, in launch order: ``predicted``'s rows and the launches ``gpu`` timed (their
     median as ``predicted_<target>``, ``gpus_used`` 0), ``source`` saying which (``measured`` or
-    ``predicted``); a job's time on ``gpu`` is the sum of its time x ``launches``."""
+    ``predicted``); a job's time on ``gpu`` is the sum of its time x ``launches`` (per kernel in
+    ``kernels``' ``predicted_total_s``, for target ``time_s``). ``uncovered``: per other GPU, its time
+    (median x rows) of the launches not priced (``not_calibrated`` kernels' and ``not_predicted``)."""
 
     gpu: str
     predicted: pd.DataFrame
@@ -67,6 +69,7 @@ class CrossGpuPrediction:
     disagreeing: pd.DataFrame = field(default_factory=pd.DataFrame)
     not_predicted: pd.DataFrame = field(default_factory=pd.DataFrame)
     priced: pd.DataFrame = field(default_factory=pd.DataFrame)
+    uncovered: dict[str, float] = field(default_factory=dict)
 
 
 def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str = "table",
@@ -98,11 +101,12 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     if not (elsewhere & times[name].isna().to_numpy()).any():
         raise GpuperfError(f"{where}: nothing to predict for {name}: it timed every launch the other GPUs timed")
     predicted_column = f"predicted_{target}"
-    priced, kernels, missing, unpredicted = [], [], [], []
+    priced, kernels, missing, unpredicted, unpriced = [], [], [], [], []
     for kernel, part in times.groupby(level="kernel", sort=True):
         own = part[name].to_numpy(dtype=float)
         if np.isnan(own).all():
             missing.append(str(kernel))
+            unpriced.append(part.index)
             continue
         values, used = scaled_times(part[others].to_numpy(dtype=float), own)
         wanted = np.isnan(own) & (used > 0)
@@ -117,9 +121,11 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
         if left.any():
             timed_on = part.loc[left, others].notna().apply(lambda row: ", ".join(row.index[row]), axis=1)
             unpredicted.append(part.index[left].to_frame(index=False).assign(timed_on=timed_on.to_numpy()))
+            unpriced.append(part.index[left])
         timed = part.loc[~np.isnan(own), others].notna().any()
         kernels.append({"kernel": str(kernel), "calibration_launches": int((~np.isnan(own)).sum()),
-                        "gpus": int(timed.sum()), "predicted": int(wanted.sum()), "not_predicted": int(left.sum())})
+                        "gpus": int(timed.sum()), "predicted": int(wanted.sum()), "not_predicted": int(left.sum()),
+                        total_name(target): float(np.sum(priced[-1][predicted_column] * launches))})
     every = pd.concat(priced, ignore_index=True) if priced else pd.DataFrame(columns=[SOURCE])
     frame = every[every[SOURCE] == "predicted"].drop(columns=SOURCE).reset_index(drop=True)
     if frame.empty:
@@ -128,7 +134,23 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
             f"timed a launch of the same kernel that {name} timed"
             + (f" (no launch on {name} of kernel(s) {', '.join(missing)})" if missing else ""))
     return CrossGpuPrediction(name, frame, pd.DataFrame(kernels), missing, disagreeing_launches(grouped, target),
-                              pd.concat(unpredicted, ignore_index=True) if unpredicted else pd.DataFrame(), every)
+                              pd.concat(unpredicted, ignore_index=True) if unpredicted else pd.DataFrame(), every,
+                              uncovered_times(times[others], counts[others], unpriced))
+
+
+def total_name(target: str) -> str:
+    """The name of a job's total on the GPU: ``predicted_total_s`` for ``time_s``."""
+    return f"predicted_total_{target.removeprefix('time_')}" if target.startswith("time_") else f"predicted_total_{target}"
+
+
+def uncovered_times(times: pd.DataFrame, counts: pd.DataFrame, unpriced: list[pd.Index]) -> dict[str, float]:
+    """Per GPU that timed some of the ``unpriced`` launches (rows of ``times``, medians, and ``counts``,
+    rows per GPU): their median x rows summed, the job's time there that no prediction covers."""
+    if not unpriced:
+        return {}
+    index = unpriced[0].append(unpriced[1:]) if len(unpriced) > 1 else unpriced[0]
+    spent = (times.loc[index] * counts.loc[index]).sum(axis=0, min_count=1).dropna()
+    return {str(gpu): float(value) for gpu, value in spent.items()}
 
 
 def job_launches(counts: pd.DataFrame, gpu: str, others: Sequence[str]) -> np.ndarray:
