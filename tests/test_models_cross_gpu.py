@@ -338,3 +338,20 @@ def test_predict_gpu_totals_the_job_per_kernel_and_says_what_no_prediction_cover
     assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(tmp_path / "q.csv")]) == 0
     assert "the job on Tesla K20: 80 s (predicted_time_s x launches summed); not priced: launches taking 1 s on " \
            "GTX 680" in capsys.readouterr().out
+
+
+def test_a_summary_rows_calls_count_as_its_launches_and_repeats_alone_get_a_note(tmp_path, capsys):
+    """An nvprof summary lists each kernel once with its call count: the K40's row of (a, n=2) stands
+    for 50 launches, so the job's total on the K20 counts it 50 times, not once."""
+    table = pd.DataFrame({"kernel": "a", "gpu": ["Tesla K40", "Tesla K40", "Tesla K20"], "n": [1, 2, 1],
+                          "time_s": [1.0, 2.0, 2.0], "calls": [1, 50, NAN]})
+    result = times_on_gpu(table, "K20", ["n"])
+    assert result.priced[["n", "launches"]].values.tolist() == [[1, 1], [2, 50]]
+    assert result.kernels["predicted_total_s"].tolist() == pytest.approx([2.0 + 50 * 4.0])
+    with pytest.raises(GpuperfError, match=r"job.csv: row 2: calls=2.5 is not a count of launches"):
+        times_on_gpu(table.assign(calls=[1, 2.5, NAN]), "K20", ["n"], "job.csv")
+    source = tmp_path / "job.csv"
+    table.rename(columns={"calls": "repeats"}).to_csv(source, index=False)
+    assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(tmp_path / "p.csv")]) == 0
+    assert f"note: {source}: a repeats column but no calls: each row counts as one launch" in capsys.readouterr().err
+    assert pd.read_csv(tmp_path / "p.csv")["launches"].tolist() == [1, 1]

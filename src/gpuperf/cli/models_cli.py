@@ -984,6 +984,10 @@ def predict_gpu_command(
     written = result.priced.assign(predicted_gpu=result.gpu)  # the launches it timed too: the job's total
     _write_table(written, out)
     _print_note(status_note(frame, where))
+    if "repeats" in frame.columns and "calls" not in frame.columns:
+        _print_note(f"note: {where}: a repeats column but no calls: each row counts as one launch in launches (an nvprof "
+                    "summary row's call count is read from calls; a summary imported with its count in repeats: "
+                    "import it again, or rename repeats to calls if it counts launches)")
     if result.not_calibrated:
         _print_note(f"note: not predicted, no launch timed on {result.gpu}: kernel(s) "
                     f"{', '.join(result.not_calibrated)}")

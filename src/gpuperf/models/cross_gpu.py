@@ -24,6 +24,7 @@ TIME_STATISTICS = ("min", "max", "std", "iqr", "median", "mean")  # columns of a
 PREDICTED = "predicted_time_s"  # the predicted column for the default target, time_s
 # Per predicted launch: its rows on the other GPU that timed it most (a job launching it 100 times: 100).
 LAUNCHES = "launches"
+CALLS = "calls"  # a row's launches, where a profiler's summary row stands for many (nvprof's Calls)
 SOURCE = "source"  # per priced launch: measured (timed on the GPU: its median) or predicted
 DISAGREEING = 2.0  # a launch timed twice on one GPU, the slower time over this many times the faster
 
@@ -79,7 +80,8 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     launches of the same kernel it timed (:func:`scaled_times`). ``table``: measured rows only (a
     ``gpu`` column, positive times in ``target``; :func:`~gpuperf.datasets.schema.measured_rows`
     keeps them, naming an ok row without a positive time); repeated launches count by their median,
-    and ``launches`` says how many rows the launch has on the other GPU that timed it most (a job's
+    and ``launches`` says how many rows (their ``calls`` summed, where the table has that column: an
+    nvprof summary row's call count) the launch has on the other GPU that timed it most (a job's
     time on ``gpu`` is the sum of time x ``launches`` over ``priced``, which adds the launches ``gpu``
     timed at their median: a job's launch is no cheaper for having been timed).
     Rows of one GPU under two spellings (``NVIDIA A100-PCIE-40GB``, ``A100 PCIe 40GB``) count as one GPU,
@@ -89,9 +91,11 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     check_launches_named(table, key, where)
     table = table.assign(gpu=gpu_names(table["gpu"]))
     name = matching_gpu(table, gpu, where)
+    table = table.assign(**{CALLS: launch_calls(table, where)})
     grouped = table.groupby(["gpu", *columns], sort=True, dropna=False)[target]
     times = grouped.median().unstack("gpu")
-    counts = grouped.size().unstack("gpu")  # rows per launch and GPU: a job's repeated launches
+    # launches per launch and GPU: its rows, or their calls (a profiler's summary row, one per kernel)
+    counts = table.groupby(["gpu", *columns], sort=True, dropna=False)[CALLS].sum().unstack("gpu")
     if name not in times.columns:
         raise GpuperfError(f"{where}: no measured rows for GPU {name}")
     others = [g for g in times.columns if g != name]
@@ -158,6 +162,22 @@ def job_launches(counts: pd.DataFrame, gpu: str, others: Sequence[str]) -> np.nd
     on ``gpu`` where no other GPU timed it (the job's launches; ``gpu``'s own are its calibration)."""
     elsewhere = counts[list(others)].max(axis=1)
     return elsewhere.fillna(counts[gpu]).fillna(0).to_numpy().astype(int)
+
+
+def launch_calls(table: pd.DataFrame, where: str) -> np.ndarray:
+    """Per row, the launches it stands for: its ``calls`` (an nvprof summary row's call count) where
+    the table has the column and the row a value, else 1; an error names a row whose calls is no count."""
+    if CALLS not in table.columns:
+        return np.ones(len(table))
+    calls = pd.to_numeric(table[CALLS], errors="coerce").to_numpy(dtype=float)
+    given = table[CALLS].notna().to_numpy()
+    bad = given & ~(np.isfinite(calls) & (calls >= 1) & (np.mod(calls, 1) == 0))
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        value = table[CALLS].iloc[first]
+        value = value.item() if isinstance(value, np.generic) else value
+        raise GpuperfError(f"{where}: {row_location(table, first)}: {CALLS}={value!r} is not a count of launches")
+    return np.where(given, calls, 1.0)
 
 
 def gpu_names(gpus: pd.Series) -> pd.Series:
