@@ -355,3 +355,21 @@ def test_a_summary_rows_calls_count_as_its_launches_and_repeats_alone_get_a_note
     assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(tmp_path / "p.csv")]) == 0
     assert f"note: {source}: a repeats column but no calls: each row counts as one launch" in capsys.readouterr().err
     assert pd.read_csv(tmp_path / "p.csv")["launches"].tolist() == [1, 1]
+
+
+def test_a_variant_timed_on_the_gpu_is_scaled_by_its_own_ratio_and_a_variant_only_miss_is_named(tmp_path, capsys):
+    """Overloads f and d of one kernel: the K20 is 2x the K40 on f and 4x on d. Each variant timed on the
+    K20 scales by its own ratio; the kernel-wide ratio (sqrt 8) missed both."""
+    rows = [("f", 1, "Tesla K40", 1.0), ("f", 2, "Tesla K40", 2.0), ("d", 1, "Tesla K40", 1.0),
+            ("d", 2, "Tesla K40", 2.0), ("f", 1, "Tesla K20", 2.0), ("d", 1, "Tesla K20", 4.0),
+            ("g", 1, "Tesla K40", 3.0)]  # g: no launch of its own on the K20: the kernel-wide ratio
+    table = pd.DataFrame(rows, columns=["variant", "n", "gpu", "time_s"]).assign(kernel="k")
+    predicted = times_on_gpu(table, "K20", ["n"]).predicted.set_index(["variant", "n"])["predicted_time_s"]
+    np.testing.assert_allclose(predicted.loc[[("f", 2), ("d", 2), ("g", 1)]], [4.0, 8.0, 3.0 * np.sqrt(8.0)])
+    rows = [("d", 1, "Tesla K40", 1.0), ("d", 2, "Tesla K40", 2.0), ("d", 1, "Tesla K20", 4.0),
+            ("f", 1, "Tesla V100 PCIe 32GB", 0.5)]  # the V100 timed only f, which the K20 did not time
+    source = tmp_path / "job.csv"
+    pd.DataFrame(rows, columns=["variant", "n", "gpu", "time_s"]).assign(kernel="k").to_csv(source, index=False)
+    assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(tmp_path / "p.csv")]) == 0
+    assert ("1 of them differ from a launch Tesla K20 timed only by variant (the first: kernel=k, variant=f, n=1, "
+            "timed on Tesla K20 as variant=d)") in capsys.readouterr().err

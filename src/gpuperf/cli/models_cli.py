@@ -1022,9 +1022,15 @@ def not_predicted_note(not_predicted: pd.DataFrame, gpu: str) -> str | None:
     if not_predicted.empty:
         return None
     first = not_predicted.iloc[0]
-    return (f"note: not predicted, {len(not_predicted)} launch(es) timed only on GPUs that timed no launch of the "
-            f"kernel that {gpu} timed (no ratio to scale them by); the first: {_launch_text(first, ('timed_on',))} "
+    shown = ("timed_on", "calibrated_variant")
+    note = (f"note: not predicted, {len(not_predicted)} launch(es) timed only on GPUs that timed no launch of the "
+            f"kernel that {gpu} timed (no ratio to scale them by); the first: {_launch_text(first, shown)} "
             f"on {first['timed_on']}")
+    if "calibrated_variant" not in not_predicted.columns or not not_predicted["calibrated_variant"].notna().any():
+        return note
+    alike = not_predicted[not_predicted["calibrated_variant"].notna()]
+    return (note + f"; {len(alike)} of them differ from a launch {gpu} timed only by variant (the first: "
+            f"{_launch_text(alike.iloc[0], shown)}, timed on {gpu} as variant={alike.iloc[0]['calibrated_variant']})")
 
 
 def disagreeing_note(disagreeing: pd.DataFrame, where: str) -> str | None:

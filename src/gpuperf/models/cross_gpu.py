@@ -53,7 +53,10 @@ class CrossGpuPrediction:
     ``calibration_launches`` timed on ``gpu``, ``gpus`` that timed some of them, ``predicted``
     launches), ``not_calibrated`` (kernels timed elsewhere with no launch on ``gpu``: not predicted)
     and ``not_predicted`` (launches of the other kernels timed only on GPUs that timed none of the
-    kernel's launches ``gpu`` timed: the key columns and ``timed_on``, those GPUs). ``disagreeing``:
+    kernel's launches ``gpu`` timed: the key columns, ``timed_on``, those GPUs, and, where the table has
+    variants, ``calibrated_variant``: the variant of a launch ``gpu`` timed that is the same launch
+    but for its variant, or None). A variant with launches of its own timed on ``gpu`` is scaled by its
+    own ratios (:func:`variant_ratios`), another by the kernel's. ``disagreeing``:
     the launches timed more than once on one GPU whose slowest time is over :data:`DISAGREEING`
     times its fastest (``gpu``, the key columns, ``times``, ``fastest_<target>``,
     ``slowest_<target>``); each counts by its median all the same. ``priced``: the job's every launch
@@ -113,6 +116,8 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
             unpriced.append(part.index)
             continue
         values, used = scaled_times(part[others].to_numpy(dtype=float), own)
+        if "variant" in columns:
+            values, used = variant_ratios(part[others].to_numpy(dtype=float), own, part.index, values, used)
         wanted = np.isnan(own) & (used > 0)
         timed_here = ~np.isnan(own)
         rows = wanted | timed_here
@@ -124,7 +129,10 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
         left = np.isnan(own) & (used == 0)  # timed only on GPUs sharing no launch of the kernel with it
         if left.any():
             timed_on = part.loc[left, others].notna().apply(lambda row: ", ".join(row.index[row]), axis=1)
-            unpredicted.append(part.index[left].to_frame(index=False).assign(timed_on=timed_on.to_numpy()))
+            named = part.index[left].to_frame(index=False).assign(timed_on=timed_on.to_numpy())
+            if "variant" in columns:  # the same launch but for its variant, timed on the GPU
+                named["calibrated_variant"] = calibrated_variants(part.index, own, left)
+            unpredicted.append(named)
             unpriced.append(part.index[left])
         timed = part.loc[~np.isnan(own), others].notna().any()
         kernels.append({"kernel": str(kernel), "calibration_launches": int((~np.isnan(own)).sum()),
@@ -155,6 +163,35 @@ def uncovered_times(times: pd.DataFrame, counts: pd.DataFrame, unpriced: list[pd
     index = unpriced[0].append(unpriced[1:]) if len(unpriced) > 1 else unpriced[0]
     spent = (times.loc[index] * counts.loc[index]).sum(axis=0, min_count=1).dropna()
     return {str(gpu): float(value) for gpu, value in spent.items()}
+
+
+def variant_ratios(others: np.ndarray, own: np.ndarray, launches: pd.MultiIndex, values: np.ndarray,
+                   used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` and ``used`` (:func:`scaled_times` over a kernel's ``launches``) with the launches of
+    each variant (an overload) that has launches of its own timed on the GPU scaled by its own ratios
+    instead, where they scale it (an empty variant is a variant of its own)."""
+    values, used = values.copy(), used.copy()
+    variants = launches.get_level_values("variant").to_series().fillna("\0").astype(str).to_numpy()
+    for label in np.unique(variants):
+        rows = np.flatnonzero(variants == label)
+        if np.isnan(own[rows]).all():
+            continue
+        own_values, own_used = scaled_times(others[rows], own[rows])
+        better = own_used > 0
+        values[rows[better]], used[rows[better]] = own_values[better], own_used[better]
+    return values, used
+
+
+def calibrated_variants(launches: pd.MultiIndex, own: np.ndarray, rows: np.ndarray) -> list:
+    """Per launch in ``rows`` (a mask over a kernel's ``launches``): the variant of a launch timed on the
+    GPU (``own`` not NaN) that is the same launch but for its variant, or None."""
+    variants = launches.get_level_values("variant")
+    rest = launches.droplevel("variant") if launches.nlevels > 1 else launches
+    timed = ~np.isnan(own)
+    first: dict = {}
+    for launch, variant in zip(rest[timed], variants[timed]):
+        first.setdefault(launch, None if pd.isna(variant) else variant)
+    return [first.get(launch) for launch in rest[rows]]
 
 
 def job_launches(counts: pd.DataFrame, gpu: str, others: Sequence[str]) -> np.ndarray:
