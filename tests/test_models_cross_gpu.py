@@ -373,3 +373,14 @@ def test_a_variant_timed_on_the_gpu_is_scaled_by_its_own_ratio_and_a_variant_onl
     assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(tmp_path / "p.csv")]) == 0
     assert ("1 of them differ from a launch Tesla K20 timed only by variant (the first: kernel=k, variant=f, n=1, "
             "timed on Tesla K20 as variant=d)") in capsys.readouterr().err
+
+
+def test_a_gpu_whose_rows_all_failed_is_named_with_the_rows_left_out_for_their_status():
+    table = jobs().assign(status="ok")
+    table.loc[table["gpu"] == "Tesla K20", "status"] = "timeout"
+    with pytest.raises(GpuperfError, match=r"jobs.csv: no launch was timed on the Tesla K20 \(the table's GPUs: "
+                                           r"GTX 680, GTX 970\); its 3 row\(s\) are left out for their status"):
+        times_on_gpu(table, "K20", ["n"], "jobs.csv")
+    table["gpu"] = table["gpu"].replace({"Tesla K20": "Lab Board 7"})  # one gpuperf does not describe
+    with pytest.raises(GpuperfError, match=r"no launch was timed on the lab board 7 .*its 3 row\(s\) are left out"):
+        times_on_gpu(table, "lab board 7", ["n"], "jobs.csv")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from gpuperf.datasets.schema import TARGET, canonical_gpus, measured_rows, row_location
+from gpuperf.datasets.schema import TARGET, canonical_gpus, is_ok, measured_rows, row_location
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.hardware.specs import canonical_gpu_name, spelling_key
 
@@ -90,10 +90,11 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     Rows of one GPU under two spellings (``NVIDIA A100-PCIE-40GB``, ``A100 PCIe 40GB``) count as one GPU,
     named as gpuperf's descriptors name it."""
     columns = launch_columns(table, key, where, target)
+    failed = table.loc[~is_ok(table["status"]), "gpu"] if "status" in table.columns else table["gpu"].iloc[:0]
     table = measured_rows(table, where, target)
     check_launches_named(table, key, where)
     table = table.assign(gpu=gpu_names(table["gpu"]))
-    name = matching_gpu(table, gpu, where)
+    name = matching_gpu(table, gpu, where, failed.dropna().astype(str))
     table = table.assign(**{CALLS: launch_calls(table, where)})
     grouped = table.groupby(["gpu", *columns], sort=True, dropna=False)[target]
     times = grouped.median().unstack("gpu")
@@ -262,18 +263,29 @@ def check_launches_named(table: pd.DataFrame, key: Sequence[str], where: str) ->
             raise GpuperfError(f"{where}: {row_location(table, int(np.flatnonzero(empty)[0]))}: {column} is empty")
 
 
-def matching_gpu(table: pd.DataFrame, gpu: str, where: str) -> str:
-    """The table's name for ``gpu`` (exactly, or by gpuperf's descriptor names and aliases)."""
+def matching_gpu(table: pd.DataFrame, gpu: str, where: str, failed: pd.Series | None = None) -> str:
+    """The table's name for ``gpu`` (exactly, or by gpuperf's descriptor names and aliases); the error
+    for a GPU with none counts its rows among ``failed`` (the GPUs of the rows left out for their status)."""
     names = sorted(table["gpu"].dropna().astype(str).unique())
     if gpu in names:
         return gpu
     wanted = canonical_gpu_name(gpu)
     for name in names:
-        if wanted is not None and canonical_gpu_name(name) == wanted:
+        if same_gpu(name, gpu, wanted):
             return name
-        if wanted is None and canonical_gpu_name(name) is None and spelling_key(name) == spelling_key(gpu):
-            return name
-    if wanted is not None:  # a GPU gpuperf knows, with no launch timed on it here
-        raise GpuperfError(f"{where}: no launch was timed on the {wanted} (the table's GPUs: {', '.join(names)}); "
-                           "each kernel needs one launch timed on the GPU to predict")
+    rows = failed.value_counts() if failed is not None else pd.Series(dtype=int)
+    skipped = sum(int(count) for name, count in rows.items() if same_gpu(str(name), gpu, wanted))
+    if wanted is not None or skipped:  # a GPU gpuperf knows (or one whose rows all failed), with no launch timed here
+        raise GpuperfError(f"{where}: no launch was timed on the {wanted or gpu} (the table's GPUs: {', '.join(names)})"
+                           + (f"; its {skipped} row(s) are left out for their status (not ok)" if skipped else "")
+                           + "; each kernel needs one launch timed on the GPU to predict")
     raise unknown_name_error(f"GPU in {where}", gpu, names)
+
+
+def same_gpu(name: str, gpu: str, wanted: str | None) -> bool:
+    """Whether the table's ``name`` is ``gpu`` (``wanted``: its descriptor name, None for one gpuperf does not describe)."""
+    if name == gpu:
+        return True
+    if wanted is not None:
+        return canonical_gpu_name(name) == wanted
+    return canonical_gpu_name(name) is None and spelling_key(name) == spelling_key(gpu)
