@@ -384,3 +384,14 @@ def test_a_gpu_whose_rows_all_failed_is_named_with_the_rows_left_out_for_their_s
     table["gpu"] = table["gpu"].replace({"Tesla K20": "Lab Board 7"})  # one gpuperf does not describe
     with pytest.raises(GpuperfError, match=r"no launch was timed on the lab board 7 .*its 3 row\(s\) are left out"):
         times_on_gpu(table, "lab board 7", ["n"], "jobs.csv")
+
+
+def test_rows_repeating_an_earlier_row_in_every_column_get_a_note(tmp_path, capsys):
+    table = jobs()
+    source = tmp_path / "jobs.csv"
+    pd.concat([table, table.iloc[:3]]).to_csv(source, index=False)  # three rows pasted again
+    out = tmp_path / "p.csv"
+    assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(out)]) == 0
+    assert (f"note: {source}: 3 of {len(table) + 3} rows repeat an earlier row in every column (the first at line "
+            f"{len(table) + 2}); each counts as a launch in launches") in capsys.readouterr().err  # line 1: header
+    assert pd.read_csv(out).set_index(["kernel", "n"]).loc[("a", 1), "launches"] == 2

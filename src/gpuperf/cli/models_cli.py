@@ -984,6 +984,7 @@ def predict_gpu_command(
     written = result.priced.assign(predicted_gpu=result.gpu)  # the launches it timed too: the job's total
     _write_table(written, out)
     _print_note(status_note(frame, where))
+    _print_note(repeated_launches_note(frame, where))
     if "repeats" in frame.columns and "calls" not in frame.columns:
         _print_note(f"note: {where}: a repeats column but no calls: each row counts as one launch in launches (an nvprof "
                     "summary row's call count is read from calls; a summary imported with its count in repeats: "
@@ -1010,6 +1011,16 @@ def predict_gpu_command(
                                                           in result.uncovered.items()) if result.uncovered else ""))
     print(f"wrote {counted(len(written), 'row')} with {PREDICTED_COLUMN} to {out} ({summary['predicted']} predicted, "
           f"{measured} timed on {result.gpu}: their median)")
+
+
+def repeated_launches_note(frame: pd.DataFrame, where: str) -> str | None:
+    """A note counting the rows that repeat an earlier one in every column (a trace pasted twice?),
+    each still counted as a launch (a job's launches can share every value), naming the first."""
+    _, note = without_exact_repeats(frame, where)
+    if note is None:
+        return None
+    return note.replace("measured rows", "rows").replace(
+        "each is counted once", "each counts as a launch in launches; if the table holds a trace twice, drop them")
 
 
 def _launch_text(row: pd.Series, leave_out: tuple[str, ...]) -> str:
