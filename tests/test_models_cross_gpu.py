@@ -395,3 +395,15 @@ def test_rows_repeating_an_earlier_row_in_every_column_get_a_note(tmp_path, caps
     assert (f"note: {source}: 3 of {len(table) + 3} rows repeat an earlier row in every column (the first at line "
             f"{len(table) + 2}); each counts as a launch in launches") in capsys.readouterr().err  # line 1: header
     assert pd.read_csv(out).set_index(["kernel", "n"]).loc[("a", 1), "launches"] == 2
+
+
+def test_predict_gpu_takes_the_time_in_milliseconds_as_fit_does(tmp_path, capsys):
+    source = tmp_path / "jobs.csv"
+    jobs().assign(time_ms=lambda t: t["time_s"] * 1000).drop(columns="time_s").to_csv(source, index=False)
+    out = tmp_path / "p.csv"
+    assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(out)]) == 0
+    assert f"{source}: the measured time is time_ms, taken as time_s in seconds" in capsys.readouterr().err
+    with pytest.raises(GpuperfError, match="leave time_ms out of it"):
+        times_on_gpu(pd.read_csv(source), "K20", ["n", "time_ms"])
+    predicted = pd.read_csv(out).set_index(["kernel", "n"])["predicted_time_s"]
+    np.testing.assert_allclose(predicted.loc[[("a", 1), ("b", 3)]], [2.0, 18.0])

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from gpuperf.datasets.schema import TARGET, canonical_gpus, is_ok, measured_rows, row_location
+from gpuperf.datasets.schema import TARGET, TIME_IN_UNITS, canonical_gpus, is_ok, measured_rows, row_location
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.hardware.specs import canonical_gpu_name, spelling_key
 
@@ -82,7 +82,8 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     timed on other GPUs but not on it, from those GPUs' times scaled by their ratio to it on the
     launches of the same kernel it timed (:func:`scaled_times`). ``table``: measured rows only (a
     ``gpu`` column, positive times in ``target``; :func:`~gpuperf.datasets.schema.measured_rows`
-    keeps them, naming an ok row without a positive time); repeated launches count by their median,
+    keeps them, naming an ok row without a positive time; a table without ``time_s`` may give it as
+    ``time_ms``, ``time_us`` or ``time_ns``, taken in seconds with a note); repeated launches count by their median,
     and ``launches`` says how many rows (their ``calls`` summed, where the table has that column: an
     nvprof summary row's call count) the launch has on the other GPU that timed it most (a job's
     time on ``gpu`` is the sum of time x ``launches`` over ``priced``, which adds the launches ``gpu``
@@ -91,7 +92,7 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     named as gpuperf's descriptors name it."""
     columns = launch_columns(table, key, where, target)
     failed = table.loc[~is_ok(table["status"]), "gpu"] if "status" in table.columns else table["gpu"].iloc[:0]
-    table = measured_rows(table, where, target)
+    table = measured_rows(table, where, target, other_units=True)  # time_ms, time_us or time_ns: as time_s, a note
     check_launches_named(table, key, where)
     table = table.assign(gpu=gpu_names(table["gpu"]))
     name = matching_gpu(table, gpu, where, failed.dropna().astype(str))
@@ -248,7 +249,7 @@ def launch_columns(table: pd.DataFrame, key: Sequence[str], where: str, target: 
     if "kernel" in key or "variant" in key:
         raise GpuperfError(f"{where}: --key names what tells one kernel's launches apart (sizes, grid, block); "
                            "kernel and variant are in the key already")
-    timed = [c for c in key if c in (TARGET, target) or c.startswith(f"{TARGET}_")
+    timed = [c for c in key if c in (TARGET, target, *TIME_IN_UNITS) or c.startswith(f"{TARGET}_")
              or any(c == f"{target}_{statistic}" for statistic in TIME_STATISTICS)]
     if timed:
         raise GpuperfError(f"{where}: --key names the launch, not what was measured of it; leave {timed[0]} out of it")
