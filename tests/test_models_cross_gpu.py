@@ -407,3 +407,13 @@ def test_predict_gpu_takes_the_time_in_milliseconds_as_fit_does(tmp_path, capsys
         times_on_gpu(pd.read_csv(source), "K20", ["n", "time_ms"])
     predicted = pd.read_csv(out).set_index(["kernel", "n"])["predicted_time_s"]
     np.testing.assert_allclose(predicted.loc[[("a", 1), ("b", 3)]], [2.0, 18.0])
+
+
+def test_a_kernel_or_key_value_with_surrounding_spaces_names_the_same_launch():
+    """A K20 row written as "a " with size " 2" was another kernel and launch: a was not calibrated."""
+    table = jobs().astype({"n": str})
+    table.loc[table["gpu"] == "Tesla K20", ["kernel", "n"]] = [["a ", " 2"], ["a ", " 2 "], [" b", "1"]]
+    result = times_on_gpu(table, "K20", ["n"])
+    assert result.not_calibrated == ["c"]
+    predicted = result.predicted.set_index(["kernel", "n"])["predicted_time_s"]
+    np.testing.assert_allclose(predicted.loc[[("a", "1"), ("b", "3")]], [2.0, 18.0])

@@ -89,10 +89,11 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     time on ``gpu`` is the sum of time x ``launches`` over ``priced``, which adds the launches ``gpu``
     timed at their median: a job's launch is no cheaper for having been timed).
     Rows of one GPU under two spellings (``NVIDIA A100-PCIE-40GB``, ``A100 PCIe 40GB``) count as one GPU,
-    named as gpuperf's descriptors name it."""
+    named as gpuperf's descriptors name it; a kernel, variant or key value is read without its surrounding spaces."""
     columns = launch_columns(table, key, where, target)
     failed = table.loc[~is_ok(table["status"]), "gpu"] if "status" in table.columns else table["gpu"].iloc[:0]
     table = measured_rows(table, where, target, other_units=True)  # time_ms, time_us or time_ns: as time_s, a note
+    table = table.assign(**{column: stripped(table[column]) for column in columns})
     check_launches_named(table, key, where)
     table = table.assign(gpu=gpu_names(table["gpu"]))
     name = matching_gpu(table, gpu, where, failed.dropna().astype(str))
@@ -201,6 +202,13 @@ def job_launches(counts: pd.DataFrame, gpu: str, others: Sequence[str]) -> np.nd
     on ``gpu`` where no other GPU timed it (the job's launches; ``gpu``'s own are its calibration)."""
     elsewhere = counts[list(others)].max(axis=1)
     return elsewhere.fillna(counts[gpu]).fillna(0).to_numpy().astype(int)
+
+
+def stripped(values: pd.Series) -> pd.Series:
+    """``values`` with the text ones' surrounding spaces removed (``"saxpy "`` is ``saxpy``), an empty one None."""
+    if pd.api.types.is_numeric_dtype(values.dtype):
+        return values
+    return values.map(lambda value: (value.strip() or None) if isinstance(value, str) else value)
 
 
 def launch_calls(table: pd.DataFrame, where: str) -> np.ndarray:
