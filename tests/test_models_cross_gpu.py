@@ -417,3 +417,25 @@ def test_a_kernel_or_key_value_with_surrounding_spaces_names_the_same_launch():
     assert result.not_calibrated == ["c"]
     predicted = result.predicted.set_index(["kernel", "n"])["predicted_time_s"]
     np.testing.assert_allclose(predicted.loc[[("a", "1"), ("b", "3")]], [2.0, 18.0])
+
+
+def test_predict_gpu_reads_several_tables_as_one_and_names_the_file_of_a_bad_row(tmp_path, capsys):
+    """The job profiled on the GTX 680 and 970 in one file (in ms), the K20's calibration launches in another."""
+    table = jobs()
+    on_k20 = table["gpu"] == "Tesla K20"
+    job, calibration = tmp_path / "job.csv", tmp_path / "k20.csv"
+    table[~on_k20].assign(time_ms=lambda t: t["time_s"] * 1000).drop(columns="time_s").to_csv(job, index=False)
+    table[on_k20].assign(status="ok").to_csv(calibration, index=False)
+    out = tmp_path / "p.csv"
+    assert main(["predict-gpu", str(job), str(calibration), "--gpu", "K20", "--key", "n", "--out", str(out)]) == 0
+    expected = times_on_gpu(table, "K20", ["n"]).priced
+    pd.testing.assert_frame_equal(pd.read_csv(out).drop(columns="predicted_gpu"), expected, check_dtype=False)
+    broken = table[on_k20].assign(time_s=[1.0, 0.0, 6.0])
+    broken.to_csv(calibration, index=False)
+    assert main(["predict-gpu", str(job), str(calibration), "--gpu", "K20", "--key", "n", "--out",
+                 str(tmp_path / "q.csv")]) == 2
+    assert f"{calibration}: line 3: time_s=0.0 is not a positive number" in capsys.readouterr().err
+    broken.drop(columns="n").to_csv(calibration, index=False)
+    assert main(["predict-gpu", str(job), str(calibration), "--gpu", "K20", "--key", "n", "--out",
+                 str(tmp_path / "r.csv")]) == 2
+    assert f"{calibration}: missing column(s) n" in capsys.readouterr().err

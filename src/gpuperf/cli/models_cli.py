@@ -958,7 +958,8 @@ def predict_table_command(
 
 
 def predict_gpu_command(
-    data: DataArg,
+    data: Annotated[list[str], typer.Argument(
+        help="CSV or Parquet table(s) (gpu, kernel, the --key columns, time_s); several are read as one")],
     gpu: Annotated[str, typer.Option("--gpu", help="the GPU to predict (some launches of each kernel timed on it)")],
     key: Annotated[str, typer.Option(
         "--key", help="columns a,b,... that name a launch beside kernel (and variant): sizes, grid, block")],
@@ -971,19 +972,19 @@ def predict_gpu_command(
 
     _table_output(out)
     new_output_file(out)
-    frame, where = read_table(data)
     columns = [c.strip() for c in key.split(",") if c.strip()]
     if not columns:
         raise GpuperfError("--key: name the columns that tell launches apart, e.g. --key n or --key grid.x,block.x")
-    if "gpu" not in frame.columns:
-        raise GpuperfError(f"{where}: missing column gpu (the GPU each row was timed on)")
+    tables = [read_table(source) for source in data]
+    frame, where = launch_tables(tables, columns)
     result = times_on_gpu(frame, gpu, columns, where)  # its measured rows: see times_on_gpu
     named = other_boards_note(gpu)
     for note in dict.fromkeys([named, *rows_boards_notes(frame, True)]):  # rows of two spellings are one GPU
         _print_note(note)
     written = result.priced.assign(predicted_gpu=result.gpu)  # the launches it timed too: the job's total
     _write_table(written, out)
-    _print_note(status_note(frame, where))
+    for each, each_where in tables:
+        _print_note(status_note(each, each_where))
     _print_note(repeated_launches_note(frame, where))
     if "repeats" in frame.columns and "calls" not in frame.columns:
         _print_note(f"note: {where}: a repeats column but no calls: each row counts as one launch in launches (an nvprof "
@@ -1011,6 +1012,35 @@ def predict_gpu_command(
                                                           in result.uncovered.items()) if result.uncovered else ""))
     print(f"wrote {counted(len(written), 'row')} with {PREDICTED_COLUMN} to {out} ({summary['predicted']} predicted, "
           f"{measured} timed on {result.gpu}: their median)")
+
+
+def launch_tables(tables: list[tuple[pd.DataFrame, str]], key: list[str]) -> tuple[pd.DataFrame, str]:
+    """The (table, label) pairs as one table (on the union of their columns) and its label; each is
+    checked first (a gpu column, the key's, positive times; a time_ms table's times taken as time_s),
+    so an error names its file and row."""
+    import pandas as pd
+
+    from gpuperf.datasets.schema import TARGET, measured_rows
+    from gpuperf.models.cross_gpu import check_launches_named
+
+    if len(tables) == 1:
+        frame, where = tables[0]
+        if "gpu" not in frame.columns:
+            raise GpuperfError(f"{where}: missing column gpu (the GPU each row was timed on)")
+        return frame, where
+    frames = []
+    for frame, where in tables:
+        missing = [column for column in ("gpu", "kernel", *key) if column not in frame.columns]
+        if missing:
+            raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)} (the GPU and the launch: kernel and --key)")
+        measured = measured_rows(frame, where, other_units=True)  # an error names the file and row
+        check_launches_named(measured, key, where)
+        if TARGET not in frame.columns:  # timed in another unit: its seconds, for a table of several units
+            frame = frame.assign(**{TARGET: measured[TARGET].reindex(frame.index)})
+        if "status" not in frame.columns:  # every row measured, beside a table whose status says which are
+            frame = frame.assign(status="ok")
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True), " + ".join(where for _, where in tables)
 
 
 def repeated_launches_note(frame: pd.DataFrame, where: str) -> str | None:
