@@ -113,7 +113,8 @@ def test_predict_gpu_writes_the_predictions_and_summarises_them(tmp_path, capsys
     assert {k["kernel"]: k["predicted"] for k in summary["kernels"]} == {"a": 3, "b": 3}
     assert "no launch timed on Tesla K20: kernel(s) c" in captured.err
     written = pd.read_csv(out)
-    assert list(written.columns) == ["kernel", "n", "predicted_time_s", "gpus_used", "launches", "source", "predicted_gpu"]
+    assert list(written.columns) == ["kernel", "n", "predicted_time_s", "gpus_used", "spread", "launches", "source",
+                                     "predicted_gpu"]
     assert (written["predicted_gpu"] == "Tesla K20").all()
     assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(out)]) == 2
     assert "exists" in capsys.readouterr().err  # never overwritten
@@ -439,3 +440,13 @@ def test_predict_gpu_reads_several_tables_as_one_and_names_the_file_of_a_bad_row
     assert main(["predict-gpu", str(job), str(calibration), "--gpu", "K20", "--key", "n", "--out",
                  str(tmp_path / "r.csv")]) == 2
     assert f"{calibration}: missing column(s) n" in capsys.readouterr().err
+
+
+def test_each_predicted_launch_says_how_far_apart_the_gpus_scaled_times_lie():
+    """The K40 and V100 agree on n=1 (the K20's calibration) and disagree 3x on n=2."""
+    table = pd.DataFrame({"kernel": "k", "gpu": ["Tesla K20", "Tesla K40", "Tesla K40", "Tesla V100 PCIe 32GB",
+                                                 "Tesla V100 PCIe 32GB", "Tesla K40"],
+                          "n": [1, 1, 2, 1, 2, 3], "time_s": [2.0, 1.0, 1.0, 0.5, 1.5, 4.0]})
+    priced = times_on_gpu(table, "K20", ["n"]).priced.set_index("n")
+    np.testing.assert_allclose(priced.loc[[2, 3], "spread"], [3.0, 1.0])  # 2 s from the K40, 6 s from the V100
+    assert np.isnan(priced.loc[1, "spread"])  # timed on the K20: no GPU scaled

@@ -25,6 +25,7 @@ PREDICTED = "predicted_time_s"  # the predicted column for the default target, t
 # Per predicted launch: its rows on the other GPU that timed it most (a job launching it 100 times: 100).
 LAUNCHES = "launches"
 CALLS = "calls"  # a row's launches, where a profiler's summary row stands for many (nvprof's Calls)
+SPREAD = "spread"  # per predicted launch: the slowest over the fastest of the GPUs' scaled times
 SOURCE = "source"  # per priced launch: measured (timed on the GPU: its median) or predicted
 DISAGREEING = 2.0  # a launch timed twice on one GPU, the slower time over this many times the faster
 
@@ -34,22 +35,38 @@ def scaled_times(others: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, np.nd
     GPU did not time the launch) of their time times their geometric-mean ratio to ``own`` over the
     launches both timed (``own``: NaN where not timed); and how many GPUs each prediction averages
     (0 gives NaN). A GPU that timed none of ``own``'s launches is not used."""
-    logs = np.log(np.asarray(others, dtype=float))
-    difference = np.log(np.asarray(own, dtype=float))[:, None] - logs
-    shared = np.sum(~np.isnan(difference), axis=0)
-    shift = np.full(logs.shape[1], np.nan)
-    np.divide(np.nansum(difference, axis=0), shared, out=shift, where=shared > 0)
-    scaled = logs + shift
+    scaled = scaled_logs(others, own)
     used = np.sum(~np.isnan(scaled), axis=1)
     mean = np.full(len(scaled), np.nan)
     np.divide(np.nansum(scaled, axis=1), used, out=mean, where=used > 0)
     return np.exp(mean), used
 
 
+def scaled_logs(others: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """Per launch and other GPU, the log of its time scaled by its ratio to ``own`` (:func:`scaled_times`)."""
+    logs = np.log(np.asarray(others, dtype=float))
+    difference = np.log(np.asarray(own, dtype=float))[:, None] - logs
+    shared = np.sum(~np.isnan(difference), axis=0)
+    shift = np.full(logs.shape[1], np.nan)
+    np.divide(np.nansum(difference, axis=0), shared, out=shift, where=shared > 0)
+    return logs + shift
+
+
+def scaled_spreads(others: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """Per launch, the slowest over the fastest of the other GPUs' scaled times (1 from one GPU, NaN from
+    none): how far the GPUs' predictions that :func:`scaled_times` averages disagree."""
+    scaled = scaled_logs(others, own)
+    spread = np.full(len(scaled), np.nan)
+    some = ~np.isnan(scaled).all(axis=1)
+    spread[some] = np.exp(np.nanmax(scaled[some], axis=1) - np.nanmin(scaled[some], axis=1))
+    return spread
+
+
 @dataclass
 class CrossGpuPrediction:
     """What :func:`times_on_gpu` found: ``predicted`` (per launch not timed on ``gpu``: the key
-    columns, ``predicted_<target>`` (``predicted_time_s``), ``gpus_used``, ``launches``), ``kernels`` (per kernel:
+    columns, ``predicted_<target>`` (``predicted_time_s``), ``gpus_used``, ``spread``
+    (:func:`scaled_spreads`), ``launches``), ``kernels`` (per kernel:
     ``calibration_launches`` timed on ``gpu``, ``gpus`` that timed some of them, ``predicted``
     launches), ``not_calibrated`` (kernels timed elsewhere with no launch on ``gpu``: not predicted)
     and ``not_predicted`` (launches of the other kernels timed only on GPUs that timed none of the
@@ -118,16 +135,18 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
             missing.append(str(kernel))
             unpriced.append(part.index)
             continue
-        values, used = scaled_times(part[others].to_numpy(dtype=float), own)
+        source_times = part[others].to_numpy(dtype=float)
+        (values, used), spread = scaled_times(source_times, own), scaled_spreads(source_times, own)
         if "variant" in columns:
-            values, used = variant_ratios(part[others].to_numpy(dtype=float), own, part.index, values, used)
+            values, used, spread = variant_ratios(source_times, own, part.index, values, used, spread)
         wanted = np.isnan(own) & (used > 0)
         timed_here = ~np.isnan(own)
         rows = wanted | timed_here
         launches = job_launches(counts.loc[part.index], name, others)[rows]
         priced.append(part.index[rows].to_frame(index=False).assign(**{
             predicted_column: np.where(timed_here, own, values)[rows],
-            "gpus_used": np.where(timed_here, 0, used)[rows], LAUNCHES: launches,
+            "gpus_used": np.where(timed_here, 0, used)[rows], SPREAD: np.where(timed_here, np.nan, spread)[rows],
+            LAUNCHES: launches,
             SOURCE: np.where(timed_here, "measured", "predicted")[rows]}))
         left = np.isnan(own) & (used == 0)  # timed only on GPUs sharing no launch of the kernel with it
         if left.any():
@@ -169,11 +188,12 @@ def uncovered_times(times: pd.DataFrame, counts: pd.DataFrame, unpriced: list[pd
 
 
 def variant_ratios(others: np.ndarray, own: np.ndarray, launches: pd.MultiIndex, values: np.ndarray,
-                   used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``values`` and ``used`` (:func:`scaled_times` over a kernel's ``launches``) with the launches of
+                   used: np.ndarray, spread: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``values``, ``used`` and ``spread`` (:func:`scaled_times`, :func:`scaled_spreads` over a kernel's
+    ``launches``) with the launches of
     each variant (an overload) that has launches of its own timed on the GPU scaled by its own ratios
     instead, where they scale it (an empty variant is a variant of its own)."""
-    values, used = values.copy(), used.copy()
+    values, used, spread = values.copy(), used.copy(), spread.copy()
     variants = launches.get_level_values("variant").to_series().fillna("\0").astype(str).to_numpy()
     for label in np.unique(variants):
         rows = np.flatnonzero(variants == label)
@@ -182,7 +202,8 @@ def variant_ratios(others: np.ndarray, own: np.ndarray, launches: pd.MultiIndex,
         own_values, own_used = scaled_times(others[rows], own[rows])
         better = own_used > 0
         values[rows[better]], used[rows[better]] = own_values[better], own_used[better]
-    return values, used
+        spread[rows[better]] = scaled_spreads(others[rows], own[rows])[better]
+    return values, used, spread
 
 
 def calibrated_variants(launches: pd.MultiIndex, own: np.ndarray, rows: np.ndarray) -> list:
