@@ -13,7 +13,7 @@ import pytest
 from gpuperf.datasets import import_file, import_ncu, import_nvprof, load_dataset
 from gpuperf.datasets.bundled import data_dir
 from gpuperf.datasets.ncu import scale
-from gpuperf.datasets.profiler_csv import contradicts, kernel_short_name
+from gpuperf.datasets.profiler_csv import contradicts, kernel_short_name, parameter_signature
 from gpuperf.errors import GpuperfError, GpuperfNote
 
 DATA = Path(__file__).parent / "data"
@@ -568,7 +568,7 @@ def test_overloaded_kernels_keep_their_own_metrics_and_are_told_apart_by_variant
         '"Tesla V100-SXM2-16GB (0)","scale(double*,  int)",1,"flop_count_dp","FLOP DP",100,100,100\n')
     frame = import_nvprof(trace, metrics=metrics)
     assert frame["kernel"].tolist() == ["scale", "scale", "other"]
-    assert frame["variant"].tolist() == ["(float*, int)", "(double*, int)", ""]  # only overloads get one
+    assert frame["variant"].tolist() == ["(float*, int)", "(double*, int)", "(int)"]  # every C++ kernel has one
     assert frame["flop_count_sp"].tolist()[:2] == [100, 0] and frame["flop_count_dp"].tolist()[:2] == [0, 100]
     alone = import_nvprof(metrics)
     assert alone["variant"].tolist() == ["(float*, int)", "(double*, int)"]
@@ -581,6 +581,49 @@ def test_overloaded_kernels_keep_their_own_metrics_and_are_told_apart_by_variant
     with pytest.raises(GpuperfError, match=r"kernels scale\(double\*, int\) and scale\(float\*, int\) on "
                                            r"'Tesla V100-SXM2-16GB \(0\)' share the name 'scale'"):
         import_nvprof(table, metrics=metrics)
+
+
+NCU_RAW_HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
+                  '"Grid Size","Device","CC","device__attribute_display_name","gpu__time_duration.sum"\n'
+                  + '"",' * 12 + '"usecond"\n')
+
+
+def test_one_cpp_kernel_has_one_variant_in_nvprof_and_ncu_whatever_else_each_file_holds(tmp_path):
+    """nvprof spells a signature (float*, float const *, int), ncu (float *, const float *, int); the
+    nvprof trace holds both overloads of axpy, the ncu profile one: the same launch, the same variant."""
+    trace = tmp_path / "trace.csv"
+    trace.write_text(NVPROF_TRACE_HEADER
+                     + '1.0,50.0,64,1,1,256,1,1,25,0,0,"Tesla K40c (0)","1","7","axpy(float*, float const *, int) [14]"\n'
+                     + '2.0,90.0,64,1,1,256,1,1,25,0,0,"Tesla K40c (0)","1","7","axpy(double*, double const *, int) [15]"\n'
+                     + '3.0,10.0,64,1,1,256,1,1,25,0,0,"Tesla K40c (0)","1","7","void fill<int=4>(Tile<int=4> const&) [16]"\n')
+    ncu = tmp_path / "ncu.csv"
+    ncu.write_text(NCU_RAW_HEADER
+                   + '"2","1","a","h","axpy(float *, const float *, int)","1","7","(256, 1, 1)","(64, 1, 1)","0","9.0",'
+                     '"NVIDIA H100 80GB HBM3","5"\n'
+                   + '"3","1","a","h","void fill<4>(const Tile<4> &)","1","7","(256, 1, 1)","(64, 1, 1)","0","9.0",'
+                     '"NVIDIA H100 80GB HBM3","2"\n')
+    nvprof_frame, ncu_frame = import_nvprof(trace), import_ncu(ncu)
+    assert nvprof_frame["variant"].tolist() == ["(float*, const float*, int)", "(double*, const double*, int)",
+                                                "(const Tile<4>&)"]
+    assert ncu_frame["variant"].tolist() == ["(float*, const float*, int)", "(const Tile<4>&)"]
+    assert ncu_frame["kernel_full_name"].iloc[0] == "axpy(float *, const float *, int)"  # as the profiler wrote it
+
+
+@pytest.mark.parametrize(("nvprof", "ncu"), [
+    ("(float* const*, int)", "(float *const *, int)"),
+    ("(Pair<float const, int> const*)", "(const Pair<const float,int> *)"),
+    ("(void (*)(int, float const*), Box<Box<int> >)", "(void(*)(int, const float *), Box<Box<int>>)"),
+    ("(unsigned int const volatile*)", "(volatile const unsigned int*)"),
+])
+def test_a_parameter_list_has_one_spelling_whichever_profiler_wrote_it(nvprof, ncu):
+    assert parameter_signature(nvprof) == parameter_signature(ncu)
+
+
+def test_a_kernel_without_a_parameter_list_keeps_an_empty_variant(tmp_path):
+    ncu = tmp_path / "ncu.csv"  # OpenCL and extern "C" kernels are named without their parameters
+    ncu.write_text(NCU_RAW_HEADER + '"0","1","a","h","stencil","1","7","(16, 16, 1)","(64, 64, 1)","0","9.0",'
+                                    '"NVIDIA H100 80GB HBM3","5"\n')
+    assert import_ncu(ncu)["variant"].tolist() == [""]
 
 
 def test_unified_memory_rows_of_a_trace_are_not_kernels(tmp_path):

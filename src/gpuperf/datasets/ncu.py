@@ -30,7 +30,7 @@ from gpuperf.datasets.profiler_csv import (
     is_message,
     kernel_short_name,
     number,
-    overload_variants,
+    signature_variants,
     parse_number,
     positive_time,
     read_lines,
@@ -110,7 +110,7 @@ def import_ncu(path: str | Path, gpu: str | None = None) -> pd.DataFrame:
                                    f"{units[column]!r}")
     if not records:
         raise GpuperfError(f"{where}: no profiled kernels below the header")
-    frame = finish(overload_variants(pd.DataFrame.from_records(records)), where)
+    frame = finish(signature_variants(pd.DataFrame.from_records(records)), where)
     frame.attrs["units"] = {c: base for c, base in units.items() if base and c in frame.columns}
     return frame
 

@@ -40,7 +40,7 @@ from gpuperf.datasets.profiler_csv import (
     is_ncu_csv,
     kernel_short_name,
     number,
-    overload_variants,
+    signature_variants,
     positive_time,
     read_lines,
     refuse_repeated_header,
@@ -193,7 +193,7 @@ def _nvprof_trace(lines: list[str], where: str) -> pd.DataFrame:
     frame = pd.DataFrame.from_records(records)
     frame.insert(1, "variant", "")
     frame.insert(4, "source", where)
-    return finish(overload_variants(frame), where)
+    return finish(signature_variants(frame), where)
 
 
 def _nvprof_summary(lines: list[str], where: str) -> pd.DataFrame:
@@ -235,7 +235,7 @@ def _nvprof_summary(lines: list[str], where: str) -> pd.DataFrame:
         records.append(record)
     if not records:
         raise GpuperfError(f"{where}: no GPU kernels in the summary")
-    return finish(overload_variants(pd.DataFrame.from_records(records)), where)
+    return finish(signature_variants(pd.DataFrame.from_records(records)), where)
 
 
 def _metric_value(text: str, where: str, line: int, metric: str) -> float:
@@ -325,7 +325,7 @@ def _nvprof_metrics_alone(path: Path) -> pd.DataFrame:
     table["source"] = where
     table[TARGET] = np.nan
     table[STATUS] = UNTIMED
-    return finish(overload_variants(table), where)
+    return finish(signature_variants(table), where)
 
 
 def _join_metrics(frame: pd.DataFrame, metrics: Path) -> pd.DataFrame:

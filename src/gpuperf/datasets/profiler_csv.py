@@ -41,16 +41,105 @@ def is_activity(name: str) -> bool:
     return str(name).lstrip().startswith("[")
 
 
-def overload_variants(frame: pd.DataFrame) -> pd.DataFrame:
-    """Kernels of one short name with several signatures (C++ overloads) told apart: each such
-    row's ``variant`` is its parameter list, ``(float*, int)``; other rows keep theirs."""
-    signatures = frame.groupby("kernel")["kernel_full_name"].transform("nunique")
-    overloaded = signatures > 1
-    if overloaded.any():
-        frame = frame.copy()
-        frame.loc[overloaded, "variant"] = [
-            full[len(full) - len(_parameter_list(full)):] for full in frame.loc[overloaded, "kernel_full_name"]]
+def signature_variants(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each C++ kernel's ``variant``: its parameter list as :func:`parameter_signature` spells it,
+    ``(float*, const float*, int)``, whatever else the file holds, so that one launch profiled by
+    nvprof and by Nsight Compute has one name; a kernel without a parameter list (``extern "C"``,
+    OpenCL) keeps its ``variant``."""
+    full_names = frame["kernel_full_name"].astype(str)
+    signatures = full_names.map({full: parameter_signature(_parameter_list(full)) for full in full_names.unique()})
+    named = (signatures != "").to_numpy()
+    if not named.any():
+        return frame
+    frame = frame.copy()
+    frame.loc[named, "variant"] = signatures[named].to_numpy()
     return frame
+
+
+# A name (``unsigned``, ``std::size_t``, ``32``) or one punctuation character of a C++ type.
+TYPE_TOKEN = re.compile(r"[\w:.$]+|\S")
+QUALIFIERS = ("const", "volatile")
+CLOSING = {"<": ">", "(": ")", "[": "]"}
+
+
+def parameter_signature(parameters: str) -> str:
+    """A demangled parameter list as one spelling, whichever profiler wrote it: ``(float*, float
+    const *, int)`` (nvprof) and ``(float *, const float *, int)`` (ncu) are both ``(float*, const
+    float*, int)``: spaces evened, a qualifier of the pointed-to type put first (``T const*`` ->
+    ``const T*``), template arguments alike (nvprof's value arguments ``int=128`` as ncu's ``128``);
+    '' for ''."""
+    if not parameters:
+        return ""
+    tokens = TYPE_TOKEN.findall(parameters)
+    return "(" + ", ".join(_types(tokens[1:-1])) + ")"
+
+
+def _types(tokens: list[str]) -> list[str]:
+    """Each comma-separated type of a token list (commas inside brackets kept) in one spelling."""
+    parts, depth, start = [], 0, 0
+    for index, token in enumerate(tokens):
+        depth += (token in CLOSING) - (token in CLOSING.values())
+        if token == "," and depth == 0:
+            parts.append(tokens[start:index])
+            start = index + 1
+    parts.append(tokens[start:])
+    return [_type(part) for part in parts if part]
+
+
+def _type(tokens: list[str]) -> str:
+    """One type: qualifiers before its first ``*``, ``&`` or bracket (one opening it, as
+    ``(anonymous namespace)::`` does, aside) go first, brackets' contents are spelled as types,
+    and a space only parts two names (or follows a ``*`` or ``&`` before a name)."""
+    depths = _depths(tokens)
+    given = next((i for i, t in enumerate(tokens) if depths[i] == 0 and t == "="), None)
+    if given is not None:  # nvprof's template value argument: int=128 is ncu's 128
+        tokens, depths = tokens[given + 1:], depths[given + 1:]
+    end = next((i for i, t in enumerate(tokens) if depths[i] == 0 and t in ("*", "&", "(", "[") and i), len(tokens))
+    own = [i for i in range(end) if depths[i] == 0 and tokens[i] in QUALIFIERS]
+    qualifiers = [q for q in QUALIFIERS if any(tokens[i] == q for i in own)]
+    tokens = [*qualifiers, *(t for i, t in enumerate(tokens) if i not in own)]
+    words: list[str] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token in CLOSING:
+            close = _closing(tokens, index)
+            inner = tokens[index + 1:close]
+            text = ", ".join(_types(inner)) if token != "[" else "".join(inner)
+            words.append(token + text + CLOSING[token])
+            index = close + 1
+            continue
+        words.append(token)
+        index += 1
+    text = ""
+    for word in words:
+        spaced = text and (_is_name(word) and (_is_name(text[-1]) or text[-1] in "*&"))
+        text += (" " if spaced else "") + word
+    return text
+
+
+def _depths(tokens: list[str]) -> list[int]:
+    """Each token's bracket depth (a bracket itself at its outer depth)."""
+    depths, depth = [], 0
+    for token in tokens:
+        depth -= token in CLOSING.values()
+        depths.append(depth)
+        depth += token in CLOSING
+    return depths
+
+
+def _closing(tokens: list[str], start: int) -> int:
+    """The index of the bracket closing ``tokens[start]`` (the last token if it is never closed)."""
+    depth = 0
+    for index in range(start, len(tokens)):
+        depth += (tokens[index] in CLOSING) - (tokens[index] in CLOSING.values())
+        if depth == 0:
+            return index
+    return len(tokens) - 1
+
+
+def _is_name(text: str) -> bool:
+    return bool(re.match(r"[\w:.$]", text))
 
 
 def _parameter_list(name: str) -> str:
