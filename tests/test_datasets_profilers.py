@@ -53,7 +53,15 @@ def test_nvprof_summary_gives_each_kernel_its_average():
     assert frame["kernel"].tolist() == ["matMul_sharedmem", "dotProd<float>"]  # no copies, no API calls
     assert frame["time_s"].tolist() == [2639.531e-6, 4.864e-6]
     assert frame["time_s_min"].tolist() == [118.272e-6, 4.864e-6]
-    assert frame["repeats"].tolist() == [3, 1]
+    assert frame["calls"].tolist() == [3, 1]  # launches averaged, not repetitions of one benchmark
+    assert "repeats" not in frame.columns
+
+
+def test_an_nvprof_summarys_call_count_is_no_default_feature():
+    from gpuperf.evaluation.feature_columns import default_features
+
+    frame = import_nvprof(SUMMARY, gpu="K40").assign(flop_count_sp=[10.0, 20.0])
+    assert default_features(frame) == ["flop_count_sp"]
 
 
 def test_a_gpu_given_for_a_profile_that_names_another_is_refused():

@@ -3,9 +3,10 @@
 nvprof files come in four layouts, told apart by their header row:
 - ``--print-gpu-trace``: one row per kernel launch or memory copy, ``Duration`` with its unit in
   the units row below the header; memory copies and sets are left out (they are no kernels);
-- the default summary: one row per kernel, ``Avg``/``Min``/``Max`` times and ``Calls`` (GPU
-  activities only: API calls, in a ``Type`` column or, before CUDA 9, in a section of their own,
-  are left out); it does not name the device;
+- the default summary: one row per kernel, ``Avg``/``Min``/``Max`` times and ``Calls`` (as
+  ``calls``: the kernel's launches, of any geometry, that the times are over; GPU activities only:
+  API calls, in a ``Type`` column or, before CUDA 9, in a section of their own, are left out); it
+  does not name the device;
 - ``--metrics ...`` and ``--events ...``: one row per kernel and metric or event (``Min``, ``Max``,
   ``Avg``; a file may hold a metric section and an event section); alone it has no times (rows get
   status ``untimed``), given with a trace or summary its averages join that profile's kernels;
@@ -230,7 +231,7 @@ def _nvprof_summary(lines: list[str], where: str) -> pd.DataFrame:
         calls = number(row["Calls"], where, line, "Calls")
         if not (math.isfinite(calls) and calls >= 1 and calls.is_integer()):
             raise GpuperfError(f"{where}: line {line}: Calls={row['Calls']!r} is not a count of launches")
-        record["repeats"] = int(calls)
+        record["calls"] = int(calls)  # the launches its Avg, Min and Max are over, not repetitions of one
         record["kernel_full_name"] = full_kernel_name(row["Name"])
         records.append(record)
     if not records:

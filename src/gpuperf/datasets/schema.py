@@ -32,7 +32,9 @@ OK = "ok"
 MEASUREMENT_OUTCOMES = ("repeats", "retries", "stable", "verified", "max_rel_error", "compile_s", "error",
                         "measured_at", "campaign", "kernel_key", "geometry",
                         # a campaign export's provenance: how the point was taken, not what the kernel is
-                        "timer", "device_name", "driver_version", "host", "gpuperf_version", "input_seed")
+                        "timer", "device_name", "driver_version", "host", "gpuperf_version", "input_seed",
+                        # an nvprof summary's launches of the kernel that its times average
+                        "calls")
 
 
 ROW_NUMBERING = "row_numbering"  # frame.attrs key: how error messages number the rows of the file read
