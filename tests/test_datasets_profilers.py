@@ -627,6 +627,16 @@ def test_a_parameter_list_has_one_spelling_whichever_profiler_wrote_it(nvprof, n
     assert parameter_signature(nvprof) == parameter_signature(ncu)
 
 
+@pytest.mark.parametrize(("nvprof", "nsight", "short"), [
+    ("void reduce<float, unsigned int=256, bool=1>(float*, unsigned int) [12]",
+     "void reduce<float, (unsigned int)256, (bool)1>(float *, unsigned int)", "reduce<float, 256, 1>"),
+    ("ns::Outer<float const>::inner<Box<int> >(int)", "ns::Outer<const float>::inner<Box<int>>(int)",
+     "ns::Outer<const float>::inner<Box<int>>"),
+])
+def test_a_templated_kernel_has_one_name_whichever_profiler_wrote_it(nvprof, nsight, short):
+    assert kernel_short_name(nvprof) == kernel_short_name(nsight) == short
+
+
 def test_a_kernel_without_a_parameter_list_keeps_an_empty_variant(tmp_path):
     ncu = tmp_path / "ncu.csv"  # OpenCL and extern "C" kernels are named without their parameters
     ncu.write_text(NCU_RAW_HEADER + '"0","1","a","h","stencil","1","7","(16, 16, 1)","(64, 64, 1)","0","9.0",'

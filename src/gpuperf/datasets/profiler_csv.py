@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import lzma
 import math
@@ -22,11 +23,39 @@ def kernel_short_name(name: str) -> str:
     """``void foo<32>(float*, int) [116]`` -> ``foo<32>``: what a kernel is called in the dataset.
 
     Only the trailing parameter list goes (matched from the right), so
-    ``void (anonymous namespace)::foo(int)`` keeps its namespace.
+    ``void (anonymous namespace)::foo(int)`` keeps its namespace. Template arguments are spelled as
+    :func:`parameter_signature` spells types, whichever profiler wrote them: nvprof's ``foo<int=32,
+    float const>`` and Nsight's ``foo<(int)32, const float>`` are both ``foo<32, const float>``.
     """
-    text = re.sub(r"\s*\[\d+\]$", "", str(name).strip())
+    return _short_name(re.sub(r"\s*\[\d+\]$", "", str(name).strip()))
+
+
+@functools.lru_cache(maxsize=4096)  # a trace names few kernels in many rows
+def _short_name(text: str) -> str:
     text = text[:len(text) - len(_parameter_list(text))].strip()
-    return re.sub(r"^((void|__global__)\s+)+", "", text)
+    return _template_arguments(re.sub(r"^((void|__global__)\s+)+", "", text))
+
+
+def _template_arguments(name: str) -> str:
+    """``name`` with the contents of each outermost ``<...>`` spelled as types (a name without one,
+    or whose brackets do not pair, as it is)."""
+    if "<" not in name:
+        return name
+    parts, depth, start = [], 0, 0
+    for position, character in enumerate(name):
+        if character == "<":
+            if depth == 0:
+                parts.append(name[start:position + 1])
+                start = position + 1
+            depth += 1
+        elif character == ">" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                parts.append(", ".join(_types(TYPE_TOKEN.findall(name[start:position]))))
+                start = position
+    if depth != 0:
+        return name
+    return "".join(parts) + name[start:]
 
 
 def full_kernel_name(name: str) -> str:
@@ -66,8 +95,8 @@ def parameter_signature(parameters: str) -> str:
     """A demangled parameter list as one spelling, whichever profiler wrote it: ``(float*, float
     const *, int)`` (nvprof) and ``(float *, const float *, int)`` (ncu) are both ``(float*, const
     float*, int)``: spaces evened, a qualifier of the pointed-to type put first (``T const*`` ->
-    ``const T*``), template arguments alike (nvprof's value arguments ``int=128`` as ncu's ``128``);
-    '' for ''."""
+    ``const T*``), template arguments alike (nvprof's value arguments ``int=128`` and Nsight's
+    ``(int)128`` as ``128``); '' for ''."""
     if not parameters:
         return ""
     tokens = TYPE_TOKEN.findall(parameters)
@@ -94,6 +123,9 @@ def _type(tokens: list[str]) -> str:
     given = next((i for i, t in enumerate(tokens) if depths[i] == 0 and t == "="), None)
     if given is not None:  # nvprof's template value argument: int=128 is ncu's 128
         tokens, depths = tokens[given + 1:], depths[given + 1:]
+    if tokens[:1] == ["("] and _is_literal(tokens[_closing(tokens, 0) + 1:]):  # Nsight's (int)128
+        tokens = tokens[_closing(tokens, 0) + 1:]
+        depths = _depths(tokens)
     end = next((i for i, t in enumerate(tokens) if depths[i] == 0 and t in ("*", "&", "(", "[") and i), len(tokens))
     own = [i for i in range(end) if depths[i] == 0 and tokens[i] in QUALIFIERS]
     qualifiers = [q for q in QUALIFIERS if any(tokens[i] == q for i in own)]
@@ -136,6 +168,11 @@ def _closing(tokens: list[str], start: int) -> int:
         if depth == 0:
             return index
     return len(tokens) - 1
+
+
+def _is_literal(tokens: list[str]) -> bool:
+    """Whether tokens are one number (``128``, ``-1``, ``4u``)."""
+    return bool(re.fullmatch(r"-?\d[\w.]*", "".join(tokens)))
 
 
 def _is_name(text: str) -> bool:
