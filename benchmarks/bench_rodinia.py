@@ -37,6 +37,8 @@ def main() -> None:
     parser.add_argument("--max-train-rows", type=int, default=500, help="per kernel and GPU (random subsample)")
     parser.add_argument("--inner-max-train-rows", type=int, default=40,
                         help="per kernel and GPU in the nested selection's inner runs")
+    parser.add_argument("--inner-aggregate", default="mean", choices=("mean", "median"),
+                        help="how nested selection combines its inner folds' figures")
     parser.add_argument("--out", type=Path, default=Path("gpuperf-reproduce/rodinia-benchmark"))
     args = parser.parse_args()
     scenarios, models = args.scenarios.split(","), args.models.split(",")
@@ -44,7 +46,8 @@ def main() -> None:
         scenarios, models = list(QUICK_SCENARIOS), list(QUICK_MODELS)
     paths = reproduce_rodinia(args.out, scenarios, models, args.protocols.split(","), args.max_train_rows,
                               echo=lambda line: print(line, flush=True),
-                              inner_max_train_rows=args.inner_max_train_rows)
+                              inner_max_train_rows=args.inner_max_train_rows,
+                              inner_aggregate=args.inner_aggregate)
     print(f"\nreport: {paths['markdown']} (and report.html, metrics.json, {len(paths) - 3} plots)")
 
 

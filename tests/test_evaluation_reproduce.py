@@ -1051,3 +1051,13 @@ def test_nested_selection_takes_a_kernel_with_spaces_around_it_as_that_kernel(mo
     evaluation, choices = nested_selection(table, {"a/x/kernel": fake_run(table)}, ["a/x"], "kernel")
     assert list(choices.index) == ["k1", "k2", "k3"]
     assert evaluation.skipped == {} and sorted(evaluation.predictions["row"]) == [0, 1, 2, 3]
+
+
+def test_macro_score_median_over_folds_is_robust_to_one_bad_fold():
+    """macro_score's median takes the middle inner fold's figure, so one fold cannot decide."""
+    rows = pd.DataFrame({"fold": ["a", "b", "c"], "kernel": ["k"] * 3, "measured": [1.0] * 3,
+                         "predicted": [1.1, 1.2, 2.0]})
+    assert macro_score(rows) == pytest.approx((0.1 + 0.2 + 1.0) / 3)
+    assert macro_score(rows, "median") == pytest.approx(0.2)
+    with pytest.raises(GpuperfError, match="inner aggregate"):
+        macro_score(rows, "max")

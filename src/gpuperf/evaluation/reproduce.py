@@ -308,14 +308,21 @@ class Reproduction:
         return cells.groupby(["run", "gpu"])["mape"].mean().unstack("gpu")
 
 
-def macro_score(predictions: pd.DataFrame) -> float:
-    """Per-kernel MAPE, averaged over kernels within each held-out fold, then over folds (infinite
-    when nothing was predicted, so an option that cannot run ranks last)."""
+# How nested selection combines its inner folds' figures (``macro_score``'s ``aggregate``).
+INNER_AGGREGATES = ("mean", "median")
+
+
+def macro_score(predictions: pd.DataFrame, aggregate: str = "mean") -> float:
+    """Per-kernel MAPE, averaged over kernels within each held-out fold, then the mean (or median)
+    over folds (infinite when nothing was predicted, so an option that cannot run ranks last)."""
+    if aggregate not in INNER_AGGREGATES:
+        raise unknown_name_error("inner aggregate", aggregate, INNER_AGGREGATES)
     if predictions.empty:
         return float("inf")
     errors = (predictions["measured"] - predictions["predicted"]).abs() / predictions["measured"]
     cells = errors.groupby([predictions["fold"], predictions["kernel"]]).mean()
-    return float(cells.groupby(level=0).mean().mean())
+    per_fold = cells.groupby(level=0).mean()
+    return float(per_fold.median() if aggregate == "median" else per_fold.mean())
 
 
 def log_mean_predictions(parts: Sequence[pd.DataFrame]) -> pd.DataFrame:
@@ -336,6 +343,7 @@ def nested_selection(
     protocol: str,
     inner_max_train_rows: int | None = 40,
     seed: int = 0,
+    inner_aggregate: str = "mean",
 ) -> tuple[Evaluation, pd.DataFrame]:
     """Nested cross-validation over ``candidates`` (``scenario/model`` runs) for ``protocol``.
 
@@ -363,10 +371,10 @@ def nested_selection(
         inner_rows = table[labels != group]
         inner = {c: run_protocol(inner_rows, *c.split("/"), INNER_PROTOCOLS[protocol], inner_max_train_rows,
                                  seed, fitted[c]).predictions for c in candidates}
-        ranked = sorted(candidates, key=lambda c: macro_score(inner[c]))
+        ranked = sorted(candidates, key=lambda c: macro_score(inner[c], inner_aggregate))
         options = {c: [c] for c in candidates}
         options |= {f"vote({', '.join(ranked[:k])})": ranked[:k] for k in VOTE_SIZES if k <= len(ranked)}
-        scores = {name: macro_score(log_mean_predictions([inner[c] for c in members]))
+        scores = {name: macro_score(log_mean_predictions([inner[c] for c in members]), inner_aggregate)
                   for name, members in options.items()}
         best = min(scores, key=scores.get)
         held_out = [outer[f"{c}/{protocol}"].predictions for c in options[best]]
@@ -392,6 +400,7 @@ def run_rodinia(
     progress=None,
     nested: bool = True,
     inner_max_train_rows: int | None = 40,
+    inner_aggregate: str = "mean",
 ) -> Reproduction:
     """Every (scenario, model, protocol) combination and the ``BASELINES``, plus ``nested/select``
     (nested selection over the scenarios' runs, see :func:`nested_selection`) unless ``nested`` is
@@ -418,7 +427,7 @@ def run_rodinia(
                 progress(f"{PRIMARY_RUN}/{protocol}")
             candidates = [run for run in runs if applies(run.split("/")[0], protocol)]
             evaluation, choices = nested_selection(table, result.evaluations, candidates, protocol,
-                                                   inner_max_train_rows, seed)
+                                                   inner_max_train_rows, seed, inner_aggregate)
             result.evaluations[evaluation.name], result.choices[protocol] = evaluation, choices
     return result
 

@@ -161,6 +161,7 @@ def reproduce_rodinia(
     max_train_rows: int = 500,
     echo: Callable[[str], None] = print,
     inner_max_train_rows: int = 40,
+    inner_aggregate: str = "mean",
 ) -> dict[str, Path]:
     """Run the reproduction, print its tables through ``echo`` and write the report into ``out``.
 
@@ -174,7 +175,8 @@ def reproduce_rodinia(
 
     start = time.perf_counter()
     result = run_rodinia(table, scenarios, models, protocols, max_train_rows,
-                         progress=lambda key: echo(f"  running {key}"), inner_max_train_rows=inner_max_train_rows)
+                         progress=lambda key: echo(f"  running {key}"), inner_max_train_rows=inner_max_train_rows,
+                         inner_aggregate=inner_aggregate)
     echo(f"\n{len(result.evaluations)} runs in {time.perf_counter() - start:.0f} s")
 
     tables: dict[str, pd.DataFrame] = {
