@@ -162,6 +162,27 @@ the other GPUs' log performance in the first principal component of their scaled
 extrapolated to the new GPU (ridge 0 / 1 / 4), ranks worse than the plain mean (geometric means 2.97 /
 2.90 / 2.81 against 2.74; GEMM on K20 780-1288 against 147): not pursued.
 
+Occupancy-aware transfer (2026-12-01, sketches, not kept in the code): each configuration's threads
+per block, registers (estimated from its tile sizes) and shared memory per block (from its block,
+tile and filter sizes) through gpuperf's occupancy rules on every GPU, from the parameters and the
+descriptors only. Seeds 0-2, the same 37 spaces and hard spaces as above:
+
+    the default, rerun                                                          1.65 / 0.61 / 61
+    each other GPU's performance times (occupancy here / there)^alpha, the ratio in [1/4, 4],
+      alpha 0.25 / 0.5 / 1                                  1.84 / 0.68 / 82,  2.02 / 0.74 / 85,  2.51 / 0.93 / 159
+    the same in the portfolio only, one-sided, alpha 1                          1.98 / 0.73 / 82
+    the occupancy here (and its log ratio to each other GPU's) as surrogate features
+                                                                                1.63 / 0.60 / 62  (1.70 / 0.63 / 105)
+      over seeds 0-8: 1.65 / 0.61 / 70 against the default's 1.68 / 0.62 / 61
+    an occupancy term in the transfer line (ridge 1 / 0.1)                      1.70 / 0.63 / 65,  1.68 / 0.62 / 72
+    threads, registers and shared memory as surrogate features                  1.67 / 0.62 / 49 (seeds 3-5 / 6-8: 1.74 / 66, 1.69 / 71)
+
+Not pursued: the A100's two configurations within 90 % on convolution_milo have a lower estimated
+occupancy there (register-limited at 2,048 threads per SM) than on the A4000 and A6000, and among the
+others' top 10 % the occupancy ratio is anticorrelated with how performance transfers (Spearman -0.3);
+over the 146 (target, other GPU) pairs the link is weak (median Spearman 0.12) and changes sign
+between GPUs (GEMM on the K20 +0.5, on the P100 -0.4).
+
 The online search (no prior data; --online-variant takes OnlineSearch's keyword arguments, and
 "initial"). Variants run by a script on the bundled spaces of schoonhoven pnpoly and convolution
 and hub pnpoly and convolution_milo (22 spaces, the GPUs alone, 2026-12-01), budget 100 (a search
