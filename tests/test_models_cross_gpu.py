@@ -450,3 +450,83 @@ def test_each_predicted_launch_says_how_far_apart_the_gpus_scaled_times_lie():
     priced = times_on_gpu(table, "K20", ["n"]).priced.set_index("n")
     np.testing.assert_allclose(priced.loc[[2, 3], "spread"], [3.0, 1.0])  # 2 s from the K40, 6 s from the V100
     assert np.isnan(priced.loc[1, "spread"])  # timed on the K20: no GPU scaled
+
+
+def test_a_launch_the_gpu_timed_is_priced_at_its_own_median_not_the_scaled_prediction():
+    """The K20 is 2x the K40 at n=1 and 4x at n=2: its kernel ratio (sqrt 8) would price neither
+    launch it timed as it timed it; priced writes their medians, measured."""
+    table = pd.DataFrame({"kernel": "k", "gpu": ["Tesla K40"] * 3 + ["Tesla K20"] * 2, "n": [1, 2, 3, 1, 2],
+                          "time_s": [1.0, 1.0, 1.0, 2.0, 4.0]})
+    priced = times_on_gpu(table, "K20", ["n"]).priced.set_index("n")
+    assert priced["source"].tolist() == ["measured", "measured", "predicted"]
+    np.testing.assert_allclose(priced["predicted_time_s"], [2.0, 4.0, np.sqrt(8.0)])
+
+
+def test_a_launch_timed_only_on_the_gpu_counts_its_own_rows_as_its_launches():
+    """n=5 was timed three times on the K20 and on no other GPU: the job launched it three times."""
+    table = pd.concat([jobs(), pd.DataFrame({"kernel": "a", "n": 5, "gpu": "Tesla K20", "time_s": [9.0, 10.0, 11.0]})])
+    priced = times_on_gpu(table, "K20", ["n"]).priced.set_index(["kernel", "n"])
+    assert priced.loc[("a", 5), ["predicted_time_s", "launches", "source"]].tolist() == [10.0, 3, "measured"]
+
+
+def test_the_uncovered_time_counts_each_uncalibrated_kernel_and_every_row_of_it():
+    """Kernels c (twice at 1 s) and d (3 s) have no launch on the K20: 5 s of the GTX 680's job uncovered."""
+    table = pd.concat([jobs(), pd.DataFrame({"kernel": ["c", "d"], "n": [1, 1], "gpu": "GTX 680",
+                                             "time_s": [1.0, 3.0]})])
+    result = times_on_gpu(table, "K20", ["n"])
+    assert result.not_calibrated == ["c", "d"]
+    assert result.uncovered == pytest.approx({"GTX 680": 1.0 + 1.0 + 3.0})
+
+
+def test_a_summary_row_without_calls_is_one_launch_and_zero_calls_is_no_count():
+    table = pd.DataFrame({"kernel": "a", "gpu": ["Tesla K40", "Tesla K40", "Tesla K40", "Tesla K20"], "n": [1, 2, 3, 1],
+                          "time_s": [1.0, 2.0, 3.0, 2.0], "calls": [1, 50, NAN, NAN]})
+    assert times_on_gpu(table, "K20", ["n"]).priced["launches"].tolist() == [1, 50, 1]
+    with pytest.raises(GpuperfError, match=r"job.csv: row 2: calls=0 is not a count of launches"):
+        times_on_gpu(table.assign(calls=[1, 0, 1, 1]), "K20", ["n"], "job.csv")
+
+
+def test_a_kernel_of_spaces_only_is_an_empty_kernel():
+    table = jobs()
+    table.loc[0, "kernel"] = "   "
+    with pytest.raises(GpuperfError, match=r"jobs.csv: row 1: kernel is empty"):
+        times_on_gpu(table, "K20", ["n"], "jobs.csv")
+
+
+def test_the_failed_rows_counted_in_the_error_are_the_gpus_own():
+    """Two K40 rows failed too: the K20's error counts its own three."""
+    table = pd.concat([jobs(), pd.DataFrame({"kernel": "a", "n": [7, 8], "gpu": "Tesla K40", "time_s": NAN})])
+    table["status"] = np.where(table["gpu"].isin(["Tesla K20", "Tesla K40"]), "timeout", "ok")
+    with pytest.raises(GpuperfError, match=r"its 3 row\(s\) are left out for their status"):
+        times_on_gpu(table, "K20", ["n"], "jobs.csv")
+
+
+def test_a_variants_launch_its_own_ratio_cannot_scale_falls_back_to_the_kernels_ratio():
+    """Variant f's launch n=2 was timed only on the V100, which timed no f launch the K20 timed; the
+    V100 timed d's n=1 with the K20, so the kernel-wide V100 ratio (2 / 4) predicts it."""
+    rows = [("f", 1, "Tesla K40", 1.0), ("f", 1, "Tesla K20", 2.0), ("f", 2, "Tesla V100 PCIe 32GB", 8.0),
+            ("d", 1, "Tesla V100 PCIe 32GB", 4.0), ("d", 1, "Tesla K20", 2.0)]
+    table = pd.DataFrame(rows, columns=["variant", "n", "gpu", "time_s"]).assign(kernel="k")
+    result = times_on_gpu(table, "K20", ["n"])
+    predicted = result.predicted.set_index(["variant", "n"])
+    assert predicted.index.tolist() == [("f", 2)] and result.not_predicted.empty
+    np.testing.assert_allclose(predicted["predicted_time_s"], [4.0])
+    assert predicted["gpus_used"].tolist() == [1]
+
+
+def test_a_variant_scaled_by_its_own_ratios_has_the_spread_of_those_ratios():
+    """f's own ratios (K40 2, V100 2) put f's n=2 at 2 s and 6 s: spread 3 (the kernel-wide ratios, 1.5)."""
+    v100 = "Tesla V100 PCIe 32GB"
+    rows = [("f", 1, "Tesla K40", 1.0), ("f", 2, "Tesla K40", 1.0), ("f", 1, v100, 1.0), ("f", 2, v100, 3.0),
+            ("f", 1, "Tesla K20", 2.0), ("d", 1, "Tesla K40", 1.0), ("d", 1, v100, 4.0), ("d", 1, "Tesla K20", 2.0)]
+    table = pd.DataFrame(rows, columns=["variant", "n", "gpu", "time_s"]).assign(kernel="k")
+    predicted = times_on_gpu(table, "K20", ["n"]).predicted
+    np.testing.assert_allclose(predicted[["predicted_time_s", "spread"]].to_numpy(), [[np.sqrt(12.0), 3.0]])
+
+
+def test_a_variant_only_miss_names_the_first_variant_the_gpu_timed_of_that_launch():
+    rows = [("d", 1, "Tesla K40", 1.0), ("d", 2, "Tesla K40", 2.0), ("d", 1, "Tesla K20", 4.0),
+            ("e", 1, "Tesla K20", 5.0), ("f", 1, "Tesla V100 PCIe 32GB", 0.5)]
+    table = pd.DataFrame(rows, columns=["variant", "n", "gpu", "time_s"]).assign(kernel="k")
+    missed = times_on_gpu(table, "K20", ["n"]).not_predicted
+    assert missed[["variant", "n", "calibrated_variant"]].values.tolist() == [["f", 1, "d"]]
