@@ -482,8 +482,8 @@ def test_a_summary_row_without_calls_is_one_launch_and_zero_calls_is_no_count():
     table = pd.DataFrame({"kernel": "a", "gpu": ["Tesla K40", "Tesla K40", "Tesla K40", "Tesla K20"], "n": [1, 2, 3, 1],
                           "time_s": [1.0, 2.0, 3.0, 2.0], "calls": [1, 50, NAN, NAN]})
     assert times_on_gpu(table, "K20", ["n"]).priced["launches"].tolist() == [1, 50, 1]
-    with pytest.raises(GpuperfError, match=r"job.csv: row 2: calls=0 is not a count of launches"):
-        times_on_gpu(table.assign(calls=[1, 0, 1, 1]), "K20", ["n"], "job.csv")
+    with pytest.raises(GpuperfError, match=r"job.csv: row 2: calls=0.0 is not a count of launches"):
+        times_on_gpu(table.assign(calls=[1, 0, 2.5, 1]), "K20", ["n"], "job.csv")  # the first named
 
 
 def test_a_kernel_of_spaces_only_is_an_empty_kernel():
@@ -530,3 +530,73 @@ def test_a_variant_only_miss_names_the_first_variant_the_gpu_timed_of_that_launc
     table = pd.DataFrame(rows, columns=["variant", "n", "gpu", "time_s"]).assign(kernel="k")
     missed = times_on_gpu(table, "K20", ["n"]).not_predicted
     assert missed[["variant", "n", "calibrated_variant"]].values.tolist() == [["f", 1, "d"]]
+
+
+def test_predict_gpu_json_totals_the_job_with_each_launch_counted(tmp_path, capsys):
+    """1,000 step launches at n=1 (timed on the K20 at 1 ms) and one at n=2 (predicted 12 ms): 1.012 s."""
+    rows = [{"kernel": "step", "n": 1, "gpu": "GTX 680", "time_s": 0.0005}] * 1000
+    rows += [{"kernel": "step", "n": 1, "gpu": "Tesla K20", "time_s": 0.001},
+             {"kernel": "step", "n": 2, "gpu": "GTX 680", "time_s": 0.006}]
+    source = tmp_path / "job.csv"
+    pd.DataFrame(rows).to_csv(source, index=False)
+    assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(tmp_path / "p.csv"),
+                 "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["predicted_total_s"] == pytest.approx(1.012)
+    assert (summary["predicted"], summary["measured"]) == (1, 1)
+
+
+def test_predict_gpu_notes_the_rows_left_out_for_their_status_under_the_file_that_holds_them(tmp_path, capsys):
+    table = jobs().assign(status="ok")
+    on_k20 = table["gpu"] == "Tesla K20"
+    job, calibration = tmp_path / "job.csv", tmp_path / "k20.csv"
+    table[~on_k20].to_csv(job, index=False)
+    failed = pd.DataFrame({"kernel": ["a"], "n": [3], "gpu": ["Tesla K20"], "time_s": [NAN], "status": ["timeout"]})
+    pd.concat([table[on_k20], failed]).to_csv(calibration, index=False)
+    assert main(["predict-gpu", str(job), str(calibration), "--gpu", "K20", "--key", "n", "--out",
+                 str(tmp_path / "p.csv")]) == 0
+    assert (f"note: {calibration}: left out 1 of 4 rows whose status is not ok (first: line 5, status 'timeout')"
+            in capsys.readouterr().err)
+
+
+def test_predict_gpu_names_the_file_and_line_of_a_launch_without_a_key_value(tmp_path, capsys):
+    table = jobs()
+    on_k20 = table["gpu"] == "Tesla K20"
+    job, calibration = tmp_path / "job.csv", tmp_path / "k20.csv"
+    table[~on_k20].to_csv(job, index=False)
+    table[on_k20].assign(n=[2.0, NAN, 1.0]).to_csv(calibration, index=False)
+    assert main(["predict-gpu", str(job), str(calibration), "--gpu", "K20", "--key", "n", "--out",
+                 str(tmp_path / "p.csv")]) == 2
+    assert f"{calibration}: line 3: n is empty" in capsys.readouterr().err
+
+
+def test_a_table_with_calls_and_repeats_gets_no_note_on_repeats(tmp_path, capsys):
+    table = pd.DataFrame({"kernel": "a", "gpu": ["Tesla K40", "Tesla K40", "Tesla K20"], "n": [1, 2, 1],
+                          "time_s": [1.0, 2.0, 2.0], "calls": [1, 50, 1], "repeats": [5, 5, 5]})
+    source = tmp_path / "job.csv"
+    table.to_csv(source, index=False)
+    assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(tmp_path / "p.csv")]) == 0
+    assert "a repeats column but no calls" not in capsys.readouterr().err
+    assert pd.read_csv(tmp_path / "p.csv")["launches"].tolist() == [1, 50]
+
+
+def test_a_variant_table_miss_with_no_variant_timed_on_the_gpu_gets_the_plain_note(tmp_path, capsys):
+    """The V100 timed only d at n=5, a launch the K20 timed under no variant: no 'differ ... only by variant'."""
+    rows = [("d", 1, "Tesla K40", 1.0), ("d", 2, "Tesla K40", 2.0), ("d", 1, "Tesla K20", 4.0),
+            ("d", 5, "Tesla V100 PCIe 32GB", 0.5)]
+    source = tmp_path / "job.csv"
+    pd.DataFrame(rows, columns=["variant", "n", "gpu", "time_s"]).assign(kernel="k").to_csv(source, index=False)
+    assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(tmp_path / "p.csv")]) == 0
+    err = capsys.readouterr().err
+    assert "note: not predicted, 1 launch(es) timed only on GPUs" in err and "only by variant" not in err
+
+
+def test_predict_gpu_names_several_tables_together_in_an_error_about_them_all(tmp_path, capsys):
+    table = jobs()
+    on_k20 = table["gpu"] == "Tesla K20"
+    job, calibration = tmp_path / "job.csv", tmp_path / "k20.csv"
+    table[~on_k20].to_csv(job, index=False)
+    table[on_k20].to_csv(calibration, index=False)
+    assert main(["predict-gpu", str(job), str(calibration), "--gpu", "K40", "--key", "n", "--out",
+                 str(tmp_path / "p.csv")]) == 2
+    assert f"{job} + {calibration}: no launch was timed on the Tesla K40" in capsys.readouterr().err
