@@ -958,3 +958,27 @@ def test_an_nvprof_metrics_file_without_min_and_max_columns_is_read_from_its_ave
                     '"Tesla K40c (0)","k(int)",3,"achieved_occupancy","Achieved Occupancy",0.98,0.94\n')
     frame = import_nvprof(path)
     assert frame["achieved_occupancy"].tolist() == [0.94]
+
+
+@pytest.mark.parametrize(("name", "short"), [
+    ("Less<float const>::operator<(int)", "Less<float const>::operator<"),  # brackets that do not pair: as written
+    ("void Less::operator><float const>(int)", "Less::operator><const float>"),  # a '>' closing nothing
+    ("void f<int const, Box<int> >(int)", "f<const int, Box<int>>"),  # the outer arguments respelled, not just the inner
+    ("void f<-1, (int)-1>(int)", "f<-1, -1>"),  # Nsight's cast of a negative value goes too
+])
+def test_a_templated_kernels_arguments_are_respelled_only_between_brackets_that_pair(name, short):
+    assert kernel_short_name(name) == short
+
+
+def test_a_parameter_in_the_anonymous_namespace_keeps_it_and_has_one_spelling():
+    nvprof, ncu = "((anonymous namespace)::Foo const *, int)", "(const (anonymous namespace)::Foo *, int)"
+    assert parameter_signature(nvprof) == parameter_signature(ncu)
+    assert "(anonymous namespace)::Foo*" in parameter_signature(nvprof)
+
+
+@pytest.mark.parametrize(("parameters", "spelled"), [
+    ("(float *const *, int)", "(float* const*, int)"),  # a space after a '*' before a qualifier
+    ("(char const*, ...)", "(const char*, ...)"),  # a variadic parameter list's ellipsis is one token
+])
+def test_a_parameter_list_is_spelled_as_documented(parameters, spelled):
+    assert parameter_signature(parameters) == spelled
