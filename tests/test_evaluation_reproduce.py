@@ -1061,3 +1061,53 @@ def test_macro_score_median_over_folds_is_robust_to_one_bad_fold():
     assert macro_score(rows, "median") == pytest.approx(0.2)
     with pytest.raises(GpuperfError, match="inner aggregate"):
         macro_score(rows, "max")
+
+
+def test_nested_selection_with_the_median_aggregate_ranks_and_scores_by_the_inner_folds_median(monkeypatch):
+    """Four kernels, one held out: candidate a/x misses every kernel by 10%; b/y misses k2 and k3 by 5% and
+    k4 by 200%. With k1 out, the mean of the inner folds picks a/x (0.1 against 0.7), their median b/y
+    (0.05); every figure nested selection ranks or scores by is the median's."""
+    from types import SimpleNamespace
+
+    from gpuperf.evaluation import reproduce
+
+    misses = {"x": {"k1": 0.1, "k2": 0.1, "k3": 0.1, "k4": 0.1}, "y": {"k1": 0.0, "k2": 0.05, "k3": 0.05, "k4": 2.0}}
+
+    def fake_run(rows, scenario, model, *args):
+        return SimpleNamespace(predictions=pd.DataFrame({
+            "fold": rows["kernel"].to_numpy(), "row": rows.index.to_numpy(), "gpu": "g",
+            "kernel": rows["kernel"].to_numpy(), "measured": 1.0,
+            "predicted": [1.0 + misses[model][k] for k in rows["kernel"]]}))
+
+    aggregates = []
+    scored = reproduce.macro_score
+    monkeypatch.setattr(reproduce, "run_protocol", fake_run)
+    monkeypatch.setattr(reproduce, "macro_score",
+                        lambda predictions, aggregate="mean": aggregates.append(aggregate) or scored(predictions, aggregate))
+    table = pd.DataFrame({"gpu": "g", "kernel": ["k1", "k2", "k3", "k4"], "time_s": 1.0})
+    outer = {f"{c}/kernel": fake_run(table, *c.split("/")) for c in ("a/x", "b/y")}
+    _, by_mean = nested_selection(table, outer, ["a/x", "b/y"], "kernel")
+    assert by_mean.loc["k1", "choice"] == "a/x" and set(aggregates) == {"mean"}
+    aggregates.clear()
+    _, by_median = nested_selection(table, outer, ["a/x", "b/y"], "kernel", inner_aggregate="median")
+    assert by_median.loc["k1", "choice"] == "b/y"
+    assert by_median.loc["k1", "inner_score"] == pytest.approx(0.05)
+    assert set(aggregates) == {"median"}
+
+
+def test_run_rodinia_hands_its_inner_aggregate_to_nested_selection(monkeypatch):
+    from types import SimpleNamespace
+
+    from gpuperf.evaluation import reproduce
+
+    given = []
+
+    def fake_nested(table, outer, candidates, protocol, inner_max_train_rows, seed, inner_aggregate="mean"):
+        given.append(inner_aggregate)
+        return SimpleNamespace(name=f"nested/{protocol}"), pd.DataFrame()
+
+    monkeypatch.setattr(reproduce, "run_protocol", lambda *args, **kwargs: SimpleNamespace())
+    monkeypatch.setattr(reproduce, "nested_selection", fake_nested)
+    table = pd.DataFrame({"gpu": ["Tesla K40"], "kernel": ["k"], "time_s": [1.0]})
+    run_rodinia(table, scenarios=["bsp"], models=["linear"], protocols=["gpu"], inner_aggregate="median")
+    assert given == ["median"]
