@@ -982,3 +982,11 @@ def test_a_parameter_in_the_anonymous_namespace_keeps_it_and_has_one_spelling():
 ])
 def test_a_parameter_list_is_spelled_as_documented(parameters, spelled):
     assert parameter_signature(parameters) == spelled
+
+
+def test_a_signature_keeps_what_follows_an_unclosed_bracket_and_spells_array_bounds_as_types():
+    """A truncated signature keeps every token after its unclosed '<' (two truncations stay apart),
+    and an array bound is spelled as a type is (spaces between names kept)."""
+    assert parameter_signature("(Box<int, float)") != parameter_signature("(Box<int)")
+    assert "float" in parameter_signature("(Box<int, float)")
+    assert parameter_signature("(int (&)[sizeof (unsigned int)])") == "(int(&)[sizeof(unsigned int)])"

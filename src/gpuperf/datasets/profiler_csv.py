@@ -137,7 +137,7 @@ def _type(tokens: list[str]) -> str:
         if token in CLOSING:
             close = _closing(tokens, index)
             inner = tokens[index + 1:close]
-            text = ", ".join(_types(inner)) if token != "[" else "".join(inner)
+            text = ", ".join(_types(inner)) if token != "[" else _type(inner)
             words.append(token + text + CLOSING[token])
             index = close + 1
             continue
@@ -161,13 +161,14 @@ def _depths(tokens: list[str]) -> list[int]:
 
 
 def _closing(tokens: list[str], start: int) -> int:
-    """The index of the bracket closing ``tokens[start]`` (the last token if it is never closed)."""
+    """The index of the bracket closing ``tokens[start]`` (one past the last token if it is never
+    closed, so that what follows an unclosed bracket is kept as its contents)."""
     depth = 0
     for index in range(start, len(tokens)):
         depth += (tokens[index] in CLOSING) - (tokens[index] in CLOSING.values())
         if depth == 0:
             return index
-    return len(tokens) - 1
+    return len(tokens)
 
 
 def _is_literal(tokens: list[str]) -> bool:
