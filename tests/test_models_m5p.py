@@ -291,3 +291,34 @@ def test_a_fitted_model_keeps_no_copy_of_its_training_data():
     X = np.random.default_rng(0).normal(size=(50, 3))
     tree = M5PRegressor().fit(X, X[:, 0])
     assert not [a for a in ("_X", "_X_by_feature", "_y", "_nodes", "_root_std") if hasattr(tree, a)]
+
+
+def _tied(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Features that are multiples of each other (equal split gains, equal attribute weights)."""
+    rng = np.random.default_rng(seed)
+    base = rng.uniform(1, 10, (n, 3))
+    X = np.column_stack([base[:, 0], 2 * base[:, 0], base[:, 1], 0.5 * base[:, 1], -3 * base[:, 0], base[:, 2]])
+    y = np.where(base[:, 0] < 5, base[:, 0], 20 - 2 * base[:, 0]) + base[:, 1] + 0.05 * rng.normal(size=n)
+    return X, y
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_m5p_fitted_on_permuted_columns_predicts_the_same(seed):
+    X, y = _tied(120, seed=0)
+    X_test = np.random.default_rng(9).uniform(0, 11, (50, X.shape[1]))  # multiples no longer: ties show
+    order = np.random.default_rng(seed).permutation(X.shape[1])
+    model, permuted = M5PRegressor().fit(X, y), M5PRegressor().fit(X[:, order], y)
+    np.testing.assert_array_equal(permuted.predict(X_test[:, order]), model.predict(X_test))
+    np.testing.assert_array_equal(permuted.coef_[:, np.argsort(order)], model.coef_)
+
+
+def test_m5p_on_permuted_named_columns_picks_the_same_of_identical_columns():
+    import pandas as pd
+
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"a": rng.uniform(0, 10, 80)})
+    X["b"] = X["a"]  # identical in training, different when predicting: only the name tells them apart
+    y = np.where(X["a"] < 5, 1.0, 8.0) + rng.normal(size=80) * 0.01
+    X_test = pd.DataFrame({"a": [2.0, 8.0], "b": [8.0, 2.0]})
+    forward, backward = M5PRegressor().fit(X, y), M5PRegressor().fit(X[["b", "a"]], y)
+    np.testing.assert_array_equal(backward.predict(X_test[["b", "a"]]), forward.predict(X_test))

@@ -44,7 +44,7 @@ DEFAULT_THRESHOLD = 1.05
 DEFAULT_MIN_CONFIDENCE = 0.5
 # Called as each optimization is taken up: (done, total, its name).
 Progress = Callable[[int, int, str], None]
-MODEL_FORMAT = 7  # raise when the cached speedup models change (7: familiarity with no more pairs than neighbours)
+MODEL_FORMAT = 8  # raise when the cached speedup models change (8: M5P breaks ties by column values, not positions)
 NEAREST_SHOWN = 3
 
 

@@ -26,7 +26,10 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
     estimated error is its mean absolute residual times ``(n + pruning_multiplier * v) / (n - v)``
     (``v`` parameters, ``n`` rows; 10 when ``n <= v``); attributes are dropped one at a time,
     smallest standardised coefficient first, while that estimate does not rise (a tie drops the
-    attribute: the simpler model). Smoothing blends a
+    attribute: the simpler model). Ties between columns (equal split gains, equal attribute weights:
+    columns that are multiples of each other) go to the column first when the columns are sorted by
+    their training values, then by name, so the model does not depend on the columns' order.
+    Smoothing blends a
     prediction ``p`` coming up from a child of ``n`` rows with the parent's model ``q`` as
     ``(n p + k q) / (n + k)``, ``k = smoothing``; since all models are linear, each leaf keeps one
     folded model.
@@ -75,15 +78,19 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
         """Grow the tree, fit a linear model at every node, prune and (with ``smooth``) smooth."""
         self._validate_params()
         X, y = validate_data(self, X, y, y_numeric=True)
-        y = y.astype(float)
-        self._X, self._y = X.astype(float), y
+        X, y = X.astype(float), y.astype(float)
+        # Grown on the columns in a canonical order, so that ties (equal split gains, equal attribute
+        # weights) go the same way whatever the columns' positions; the fitted arrays name the
+        # columns as given.
+        self._columns = _canonical_columns(X, getattr(self, "feature_names_in_", None))
+        self._X, self._y = X[:, self._columns], y
         self._X_by_feature = np.ascontiguousarray(self._X.T)  # one row per feature, for the splits
         self._root_std = float(np.std(y))
         self._nodes: list[dict] = []
         root = self._grow(np.arange(len(y)), depth=0)
         self._fit_models(root)
         self._compile(root)
-        del self._X, self._X_by_feature, self._y, self._nodes, self._root_std
+        del self._X, self._X_by_feature, self._y, self._nodes, self._root_std, self._columns
         return self
 
     def _new_node(self, rows: np.ndarray) -> int:
@@ -196,7 +203,7 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
                 stack.extend([(spec["right"], paths[node]), (spec["left"], paths[node])])
         index = {node: i for i, node in enumerate(order)}
         specs = [self._nodes[node] for node in order]
-        self.feature_ = np.array([s["feature"] for s in specs], dtype=int)
+        self.feature_ = np.array([self._columns[s["feature"]] if s["feature"] >= 0 else -1 for s in specs], dtype=int)
         self.threshold_ = np.array([s["threshold"] for s in specs], dtype=float)
         self.left_ = np.array([index.get(s["left"], -1) for s in specs], dtype=int)
         self.right_ = np.array([index.get(s["right"], -1) for s in specs], dtype=int)
@@ -205,7 +212,7 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
         self.intercept_ = np.zeros(len(order))
         for i, node in enumerate(order):
             if self.feature_[i] < 0:
-                self.coef_[i], self.intercept_[i] = self._smoothed(paths[node])
+                self.coef_[i, self._columns], self.intercept_[i] = self._smoothed(paths[node])
 
     def _smoothed(self, path: list[int]) -> tuple[np.ndarray, float]:
         leaf = self._nodes[path[-1]]
@@ -258,16 +265,27 @@ class M5PRegressor(RegressorMixin, BaseEstimator):
         return node
 
     def predict(self, X) -> np.ndarray:
-        """Each row's leaf model, smoothed along its path to the root when ``smooth``."""
+        """Each row's leaf model, smoothed along its path to the root when ``smooth``. A row's terms
+        are summed in the order of their values, so the rounding does not depend on the columns' order."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False).astype(float)
         leaf = self._leaves(X)
-        return np.einsum("ij,ij->i", X, self.coef_[leaf]) + self.intercept_[leaf]
+        return np.sort(X * self.coef_[leaf], axis=1).sum(axis=1) + self.intercept_[leaf]
 
     @property
     def n_leaves_(self) -> int:
         check_is_fitted(self)
         return int((self.feature_ < 0).sum())
+
+
+def _canonical_columns(X: np.ndarray, names: np.ndarray | None) -> np.ndarray:
+    """The column positions of ``X`` sorted by the columns' values (the first row first), then by
+    name where the columns have names: an order that moves with the columns, not with their positions.
+    Columns of equal values and no names keep their order; growing on either gives the same tree."""
+    keys = [X[row] for row in range(len(X) - 1, -1, -1)]
+    if names is not None:
+        keys.insert(0, np.asarray(names, dtype=str))
+    return np.lexsort(keys)
 
 
 def _least_squares(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
