@@ -54,6 +54,15 @@ def test_round_trip_gives_identical_predictions(tmp_path, name, suffix):
     assert info["gpuperf_version"] == gpuperf.__version__
 
 
+@pytest.mark.parametrize("name, suffix", [("random_forest", ".skops"), ("gbt", ".json"), ("pca_knn", ".json")])
+def test_two_fits_of_the_same_rows_save_the_same_bytes(tmp_path, name, suffix):
+    X, y = _data()
+    models = [make_model(name).fit(X, y) for _ in range(2)]  # both alive: skops' id()-names would differ
+    paths = [save_model(model, tmp_path / f"model{i}{suffix}") for i, model in enumerate(models)]
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+    assert np.array_equal(load_model(paths[1], feature_names=list(X.columns)).predict(X), models[0].predict(X))
+
+
 def _write_half_then_fail(path, text):
     """A write cut short, as by a full disk or a killed process: half the content, then an error."""
     with open(path, "w") as out:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import binascii
 import importlib
+import io
 import json
 import math
 import warnings
@@ -261,12 +262,59 @@ def _skops():
 
 def _loadable_skops(value: Any, path: Path) -> bytes:
     """``value`` as skops bytes, refusing what :func:`load_model` would refuse to read back."""
-    data = _skops().dumps(value)
+    data = _reproducible_skops(_skops().dumps(value))
     untrusted = [t for t in _skops().get_untrusted_types(data=data) if t not in SKOPS_TRUSTED]
     if untrusted:
         raise GpuperfError(f"{path}: the model holds type(s) that loading refuses ({', '.join(untrusted)}); save "
                            "the fitted estimator itself (a search's best_estimator_), without functions of your own")
     return data
+
+
+SKOPS_DATE_TIME = (1980, 1, 1, 0, 0, 0)  # the earliest a zip member may carry
+
+
+def _reproducible_skops(data: bytes) -> bytes:
+    """skops bytes that depend only on the model: skops names objects and array members by their
+    ``id()`` (and byte members by a random UUID) and dates members with the save time; here they are
+    numbered in the order ``schema.json`` first names them, and the zip is written again with its
+    members sorted and a fixed date. Loading reads members by the names in ``schema.json``."""
+    source = zipfile.ZipFile(io.BytesIO(data))
+    schema = json.loads(source.read("schema.json"))
+    renamed = _renumber_skops_schema(schema)
+    members = {renamed.get(info.filename, info.filename): info for info in source.infolist()}
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as target:
+        for name in sorted(members):
+            info = zipfile.ZipInfo(name, date_time=SKOPS_DATE_TIME)
+            info.compress_type = members[name].compress_type
+            info.external_attr, info.create_system = 0o600 << 16, 3  # as skops' own, on any system
+            content = json.dumps(schema, indent=2) if name == "schema.json" else source.read(members[name])
+            target.writestr(info, content)
+    return out.getvalue()
+
+
+def _renumber_skops_schema(schema: Any) -> dict[str, str]:
+    """Number the nodes' ``__id__`` (from 1: skops reads 0 as no id) and their members (``file``) in
+    the order ``schema`` first names them, in place; return the members' new names by old name.
+    A node that names an id or member again (a shared object) gets the same number."""
+    ids: dict[int, int] = {}
+    files: dict[str, str] = {}
+    stack = [schema]
+    while stack:
+        state = stack.pop()
+        if isinstance(state, list):
+            stack.extend(reversed(state))
+            continue
+        if not isinstance(state, dict):
+            continue
+        if "__loader__" in state:  # a node's state: its id and its member are skops' own entries
+            if isinstance(state.get("__id__"), int):
+                state["__id__"] = ids.setdefault(state["__id__"], len(ids) + 1)
+            if isinstance(state.get("file"), str):
+                old = state["file"]
+                state["file"] = files.setdefault(old, f"{len(files) + 1}{Path(old).suffix}")
+        stack.extend(reversed(list(state.values())))
+    return files
 
 
 def _load_skops_payload(payload: str, path: Path):
