@@ -1994,3 +1994,28 @@ def test_a_single_problem_size_is_named_as_the_result_tables_name_sizes(tmp_path
     assert main(["evaluate", str(table), "--model", "lr", "--features", "x", "--protocol", "leave-one-size-out",
                  "--sizes", "n"]) == 2
     assert "the table holds one (4096)" in capsys.readouterr().err
+
+
+def test_a_space_variants_feature_row_carries_its_parameters_so_a_model_fitted_on_the_space_prices_it(
+        capsys, tmp_path):
+    """A model fitted on a stencil space's table takes the variants' parameters (local_x, unroll, ...)
+    as features, as campaign export writes them; features --out left them out, so predict-table
+    refused the row for missing local_x, local_y, outputs_y, prefetch, unroll."""
+    from gpuperf.kernels.space import get_space
+
+    variants = get_space("stencil2d").variants(limit=6)
+    rows = [{"kernel": "stencil2d", **dict(v.variant), "n": 1024, "m": 1024, "time_s": 1e-4 * (i + 1)}
+            for i, v in enumerate(variants)]
+    pd.DataFrame(rows).to_csv(tmp_path / "space.csv", index=False)
+    model = tmp_path / "lr.json"
+    assert main(["fit", str(tmp_path / "space.csv"), "--model", "lr", "--out", str(model)]) == 0
+    spec = f"stencil2d[{variants[0].variant_label}]"
+    row = tmp_path / "row.csv"
+    assert main(["features", spec, "-p", "n=1024", "-p", "m=1024", "--out", str(row)]) == 0
+    written = pd.read_csv(row)
+    for name, value in dict(variants[0].variant).items():
+        assert written[name].iloc[0] == value
+    features = len(written.columns) - 4 - len(variants[0].variant)  # kernel, variant, n, m
+    assert f"wrote the {features} features of" in capsys.readouterr().out
+    assert main(["predict-table", str(row), "--model", str(model), "--out", str(tmp_path / "p.csv")]) == 0
+    assert pd.read_csv(tmp_path / "p.csv")["predicted_time_s"].iloc[0] > 0

@@ -135,7 +135,8 @@ def features(
 
 def written_feature_row(knl: Any, sizes: dict[str, int], gpu: str | None, out: Path) -> dict[str, Any]:
     """Write the kernel's row of :func:`~gpuperf.features.feature_table` (kernel, variant, ``gpu``
-    with ``--gpu``, sizes, features: the columns ``fit`` finds in a features table) to ``out``,
+    with ``--gpu``, sizes, a space variant's parameters, features: the columns ``fit`` finds in a
+    features table) to ``out``,
     whole or not at all, and return its features."""
     from gpuperf.datasets import write_dataset_csv
     from gpuperf.features import feature_table
@@ -145,7 +146,7 @@ def written_feature_row(knl: Any, sizes: dict[str, int], gpu: str | None, out: P
     if gpu is not None:  # the GPU predict-table joins the descriptors of (--gpu-features models)
         table.insert(2, "gpu", get_gpu(gpu).name)
     write_dataset_csv(table, out)
-    keys = {"kernel", "variant", "gpu", *sizes}
+    keys = {"kernel", "variant", "gpu", *sizes, *knl.variant}
     return {name: value.item() if hasattr(value, "item") else value
             for name, value in table.iloc[0].items() if name not in keys}
 

@@ -287,7 +287,8 @@ def feature_table(
     ``kernels``: Kernel objects or specs for ``get_kernel``. ``sizes_list``: one mapping (used for
     every kernel) or a list of them; every kernel is evaluated at every parameter set, or with
     ``pairwise=True`` kernel *i* at parameter set *i*. Columns: ``kernel``, ``variant``, the size
-    parameters, then the features; count columns a kernel lacks (an op kind it never does) are 0.
+    parameters, a variant's own parameters (``local_x``, ``unroll``, ... of a space's variant, as
+    ``campaign export`` writes them), then the features; count columns a kernel lacks (an op kind it never does) are 0.
     """
     import pandas as pd
 
@@ -309,7 +310,9 @@ def feature_table(
     for kernel, sizes in _progress(jobs, progress):
         values = kernel.resolve_sizes(sizes)
         row: dict[str, Any] = {"kernel": kernel.name, "variant": kernel.variant_label, **values}
-        row.update(extract_features(kernel, values, gpu=gpu))
+        for name, value in kernel.variant.items():  # as `campaign export` writes a variant's row
+            row.setdefault(name, value)
+        row.update({k: v for k, v in extract_features(kernel, values, gpu=gpu).items() if k not in row})
         rows.append(row)
     frame = pd.DataFrame(rows)
     counted = [c for c in frame.columns if is_count_column(c)]
