@@ -668,3 +668,11 @@ def test_points_no_verification_could_check_do_not_stop_a_verifying_rerun(tmp_pa
     path, store = _run_unverified_then_verifying(tmp_path, "unverifiable", "kernels.py:broken",
                                                  "kernels.py:no_reference")
     assert run_campaign(load_campaign(path), store, progress=False).measured == 0
+
+
+def test_a_yaml_campaign_file_is_refused_as_yaml_not_as_bad_toml(tmp_path):
+    """A .yaml campaign got 'not valid TOML (Expected '=' after a key ...)'."""
+    path = tmp_path / "c.yaml"
+    path.write_text("name: t\nkernels:\n  - kernel: vector_copy\n")
+    with pytest.raises(GpuperfError, match=r"c\.yaml: a campaign file is TOML \(YAML is not read\); write it as c\.toml"):
+        load_campaign(path)

@@ -151,6 +151,8 @@ def load_campaign(path: str | Path) -> Campaign:
     path = Path(path)
     if not path.is_file():
         raise missing_file(path, f"campaign file '{path}' does not exist")
+    if path.suffix.lower() in (".yaml", ".yml"):
+        raise GpuperfError(f"{path}: a campaign file is TOML (YAML is not read); write it as {path.stem}.toml")
     try:
         with parser_limits(path):
             data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
