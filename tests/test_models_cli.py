@@ -577,6 +577,28 @@ def test_evaluate_leave_one_kernel_out_and_per_kernel_fits(tables, capsys):
     assert "overall" in out and "top5_overla" in out  # the column the report and --json have too
 
 
+def test_evaluate_report_draws_the_select_clustering_dendrogram(capsys, tmp_path):
+    """--select spearman:K clusters the features: the report draws that tree and names what it keeps;
+    without --select it has no clustering to draw."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for gpu, speed in SPEED.items():
+        for x in rng.uniform(1, 100, 8):
+            rows.append({"kernel": "k", "gpu": gpu, "status": "ok", "time_s": 1e-6 * x * speed, "x1": x,
+                         "x2": x * rng.uniform(0.9, 1.1), "x3": x**2 * rng.uniform(0.8, 1.2), "x4": rng.normal()})
+    path = tmp_path / "correlated.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    args = ["evaluate", path, "--model", "lr", "--log-target", "--protocol", "leave-one-gpu-out"]
+    run_json(capsys, *args, "--select", "spearman:2", "--report", tmp_path / "selected")
+    markdown = (tmp_path / "selected" / "report.md").read_text()
+    assert (tmp_path / "selected" / "dendrogram.png").is_file() and "![dendrogram](dendrogram.png)" in markdown
+    assert "## Feature clustering" in markdown and "--select spearman:2 fitted on all rows" in markdown
+    assert 'src="dendrogram.png"' in (tmp_path / "selected" / "report.html").read_text()
+    run_json(capsys, *args, "--report", tmp_path / "plain")
+    assert not (tmp_path / "plain" / "dendrogram.png").exists()
+    assert "Feature clustering" not in (tmp_path / "plain" / "report.md").read_text()
+
+
 def test_evaluate_counts_predictions_clipped_to_the_log_target_bounds(capsys, tmp_path):
     """The GTX 970's x lies far beyond the other GPUs': a log-linear model's extrapolation is
     clipped to the training times widened 8x, and the JSON, a note and the report say so."""

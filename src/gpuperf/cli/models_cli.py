@@ -1243,9 +1243,32 @@ def write_evaluation_report(folder: Path, result: dict, evaluation, prepared: Pr
         "table, not the model's importance); the plot shows the top 25.",
         *(f"Note: {note}" for note in result["notes"]),
     ]
+    clustering = selection_clustering(prepared, result["options"]["select"])
+    if clustering is not None:
+        kept, _ = clustering
+        notes.insert(4, f"Feature clustering: --select spearman:{result['options']['select']} fitted on all rows "
+                        f"(each fold refits it on its training rows{', per kernel' if result['per_kernel'] else ''}) "
+                        f"keeps: {', '.join(kept)}.")
     title = f"{result['model']} on {result['dataset']}: {result['protocol']}"
     return write_report(folder, title, {result["protocol"]: evaluation}, notes=notes, feature_ranking=ranking,
+                        dendrogram_of=clustering[1] if clustering is not None else None,
                         metrics={"overall": result["overall"], "bounded": result["bounded"]})
+
+
+def selection_clustering(prepared: Prepared, select: int | None) -> tuple[list[str], tuple | None] | None:
+    """For ``--select spearman:K``, the features its selector keeps on all of ``prepared``'s rows and its
+    dendrogram (linkage, leaf names, K), None for the dendrogram where fewer than two features are clustered;
+    None without ``--select``."""
+    if select is None:
+        return None
+    from gpuperf.models.selection import SpearmanClusterSelector
+
+    names = prepared.features
+    selector = SpearmanClusterSelector(k=select).fit(prepared.frame[names], prepared.frame["time_s"])
+    kept = [names[i] for i in selector.selected_]
+    if selector.linkage_ is None:
+        return kept, None
+    return kept, (selector.linkage_, [names[i] for i in selector.candidates_], select)
 
 
 def register(app: typer.Typer) -> None:
