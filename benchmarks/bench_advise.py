@@ -21,6 +21,13 @@ measurements agree, except by luck).
 
     python benchmarks/bench_advise.py [--split inputs] [--target device] [--no-select] [--csv out.csv]
 
+After M5P's tie-breaks were made independent of the order of the feature columns (2026-12-01, ``--target gpu``,
+15 minutes on 2 shared cores): held-out inputs 93.0 % of 1,498 pairs right (larger_work_groups 88.1 %, the rest as
+below; confident: 35 % of pairs, 100 % right), held-out configurations 71.8 % of 20,600, each program family held
+out 58.9 % of 22,098 (constant 54.5 %), each GPU held out 63.8 % of 22,098 (models alone 62.9 %, constant 56.3 %;
+32 % predicted from other GPUs' measurements; confident: 6.2 % of pairs, 88.8 % right). The figures that follow
+were measured before that change.
+
 With the H200's stencil pairs among the GPU pairs (``--target gpu``, 21 minutes on 2 shared cores):
 held-out inputs, 93.2 % of 1,498 pairs right (constant 69.6 %; larger_work_groups 89.3 %, thread_coarsening
 99.4 %, local_memory_prefetch and coalescing 100 %, unrolling 53.8 %: 98.7 % of its pairs are within 10 % of no
