@@ -495,7 +495,7 @@ def test_a_table_of_several_kernels_without_kernel_says_to_pick_one(tmp_path, ca
     assert "two.csv (Tesla V100 PCIe 32GB): line 4: parameter p has no value (the table holds 2 kernels, a, b: pick one with " \
            "--kernel)" in err
     assert main(["explore", str(tmp_path / "two.csv"), "--params", "p", "--json"]) == 0
-    assert "two.csv: left out 2 row(s) with none of the parameters (first: line 4; other kernels' rows (b); " \
+    assert "two.csv: left out 2 rows with none of the parameters (first: line 4; other kernels' rows (b); " \
            "--kernel picks one)" in capsys.readouterr().err
     assert run_json(capsys, ["explore", str(tmp_path / "two.csv"), "--params", "p", "--kernel", "a",
                              "--json"])["configurations"] == 2
@@ -600,7 +600,7 @@ def test_ask_trains_on_the_other_gpus_of_the_table_it_asks_about(tmp_path, capsy
     captured = capsys.readouterr()
     assert json.loads(captured.out)["next"] == {"bs": 64, "tile": 1}  # the V100's fastest
     err = captured.err
-    assert f"{path}: left out 3 row(s) not measured yet (no time_ms, no status; first: line 7)" in err
+    assert f"{path}: left out 3 rows not measured yet (no time_ms, no status; first: line 7)" in err
 
 
 def test_ask_refuses_a_table_whose_times_sit_in_a_column_it_does_not_read(tmp_path, capsys):

@@ -326,7 +326,7 @@ def test_rank_space_notes_a_feature_with_gaps_and_counts_a_repeated_row_once():
     with pytest.warns(GpuperfNote, match="barriers_per_thread left out of the ranking model: some rows have no value"):
         rank_space("stencil2d", {"n": 256, "m": 256}, gappy, limit=6, where="variants.csv")
     once = rank_space("stencil2d", {"n": 256, "m": 256}, train, limit=6)
-    with pytest.warns(GpuperfNote, match=f"variants.csv: {len(train)} row\\(s\\) repeat an earlier row exactly"):
+    with pytest.warns(GpuperfNote, match=f"variants.csv: {len(train)} rows repeat an earlier row exactly"):
         twice = rank_space("stencil2d", {"n": 256, "m": 256}, pd.concat([train, train]), limit=6, where="variants.csv")
     pd.testing.assert_frame_equal(once, twice)
 

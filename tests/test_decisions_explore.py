@@ -1039,7 +1039,7 @@ def test_a_size_is_picked_with_p_and_a_kernel_measured_as_itself_is_left_out_wit
     a_campaign_at_two_sizes().to_csv(tmp_path / "export.csv", index=False)
     with pytest.raises(GpuperfError, match=r"line 7: configuration 1,8 appears twice \(its rows differ in n: .*-p n="):
         read_space(tmp_path / "export.csv", kernel="k")
-    with pytest.warns(GpuperfNote, match=r"left out 1 row\(s\) with none of the parameters \(first: line 2"):
+    with pytest.warns(GpuperfNote, match=r"left out 1 row with none of the parameters \(first: line 2"):
         space = read_space(tmp_path / "export.csv", kernel="k", sizes={"n": 64})
     assert space.params == ["p", "q"] and list(space.times) == [1.0, 2.0, 3.0, 4.0]
     larger = read_space(tmp_path / "export.csv", kernel="k", sizes={"n": "128.0"})  # matched by value
@@ -1083,7 +1083,7 @@ def test_a_training_table_of_several_gpus_notes_its_rows_with_none_of_the_parame
         warnings.simplefilter("always")
         others = read_training_spaces(tmp_path / "export.csv", ["p", "q"], size_columns=["n"])
     notes = [str(w.message) for w in caught if "none of the parameters" in str(w.message)]
-    assert notes == [f"{tmp_path / 'export.csv'}: left out 3 row(s) with none of the parameters (first: line 2; "
+    assert notes == [f"{tmp_path / 'export.csv'}: left out 3 rows with none of the parameters (first: line 2; "
                      "the kernel measured as itself, not as a variant)"]
     assert len(others) == 6 and all(len(o) == 4 for o in others)
 

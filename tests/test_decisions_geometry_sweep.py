@@ -204,7 +204,7 @@ def test_the_command_says_which_rows_its_figures_leave_out(tmp_path, capsys):
     result, err = json.loads(captured.out), captured.err
     assert result["points"] == len(table) - 1  # the failed row is no point
     assert "LLVM's default pick failed in 1 group(s), which are left out of the figures" in err
-    assert "loop_a trip=1000" in err and "1 row(s) whose status is not ok left out" in err
+    assert "loop_a trip=1000" in err and "1 row whose status is not ok left out" in err
     table[~llvm].to_csv(path, index=False)
     assert main(["geometry-sweep", "--table", str(path)]) == 2
     assert "no (loop, trip count) group measured LLVM's default pick (loop_a trip=1000: 128 x 8)" in (

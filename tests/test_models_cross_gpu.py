@@ -380,10 +380,10 @@ def test_a_gpu_whose_rows_all_failed_is_named_with_the_rows_left_out_for_their_s
     table = jobs().assign(status="ok")
     table.loc[table["gpu"] == "Tesla K20", "status"] = "timeout"
     with pytest.raises(GpuperfError, match=r"jobs.csv: no launch was timed on the Tesla K20 \(the table's GPUs: "
-                                           r"GTX 680, GTX 970\); its 3 row\(s\) are left out for their status"):
+                                           r"GTX 680, GTX 970\); its 3 rows are left out for their status"):
         times_on_gpu(table, "K20", ["n"], "jobs.csv")
     table["gpu"] = table["gpu"].replace({"Tesla K20": "Lab Board 7"})  # one gpuperf does not describe
-    with pytest.raises(GpuperfError, match=r"no launch was timed on the lab board 7 .*its 3 row\(s\) are left out"):
+    with pytest.raises(GpuperfError, match=r"no launch was timed on the lab board 7 .*its 3 rows are left out"):
         times_on_gpu(table, "lab board 7", ["n"], "jobs.csv")
 
 
@@ -497,7 +497,7 @@ def test_the_failed_rows_counted_in_the_error_are_the_gpus_own():
     """Two K40 rows failed too: the K20's error counts its own three."""
     table = pd.concat([jobs(), pd.DataFrame({"kernel": "a", "n": [7, 8], "gpu": "Tesla K40", "time_s": NAN})])
     table["status"] = np.where(table["gpu"].isin(["Tesla K20", "Tesla K40"]), "timeout", "ok")
-    with pytest.raises(GpuperfError, match=r"its 3 row\(s\) are left out for their status"):
+    with pytest.raises(GpuperfError, match=r"its 3 rows are left out for their status"):
         times_on_gpu(table, "K20", ["n"], "jobs.csv")
 
 

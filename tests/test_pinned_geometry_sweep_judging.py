@@ -226,7 +226,7 @@ def test_points_no_launch_makes_are_not_called_failed_rows_nor_counted_in_the_re
     rows.loc[0, "status"] = "failed"
     rows.to_csv(table, index=False)
     assert main(["geometry-sweep", "--table", str(table), "--json"]) == 0
-    assert "1 row(s) whose status is not ok left out" in capsys.readouterr().err
+    assert "1 row whose status is not ok left out" in capsys.readouterr().err
 
 
 def test_a_sweep_no_point_of_which_the_gpu_can_launch_is_one_error_not_a_traceback(tmp_path, capsys):

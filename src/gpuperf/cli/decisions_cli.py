@@ -15,7 +15,7 @@ from gpuperf.cli.output import (
     at_least, checked_seed, claimed_output, csv_output_name, is_empty_claim, new_output_file, nothing_to_resume, output_lock, parse_params,
     print_json, print_table, report_folder, shown_if_unreported, with_notes,
 )
-from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.errors import GpuperfError, counted, unknown_name_error
 from gpuperf.progress import progress_bar
 
 
@@ -522,7 +522,7 @@ def _note_unjudged_rows(failed: int, choices, where: str) -> None:
 
     notes = unjudged_notes(choices, where)
     if failed:
-        notes.append(f"{where}: {failed} row(s) whose status is not ok left out of the points")
+        notes.append(f"{where}: {counted(failed, 'row')} whose status is not ok left out of the points")
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
 

@@ -25,7 +25,7 @@ from sklearn.base import RegressorMixin, clone
 from gpuperf.datasets.schema import is_ok, row_location
 from gpuperf.datasets.tables import numeric_column
 from gpuperf.decisions.search_metrics import FRACTIONS, evals_to, random_expected_evals
-from gpuperf.errors import GpuperfError, GpuperfNote
+from gpuperf.errors import GpuperfError, GpuperfNote, counted
 from gpuperf.features.table import FEATURES, LIFT
 from gpuperf.models.learned import PcaKnnRegressor
 
@@ -249,7 +249,7 @@ def checked_training_features(train: pd.DataFrame, features: Sequence[str], wher
     train = train.assign(**numbers)
     repeated = train.duplicated()
     if repeated.any():
-        warnings.warn(f"{where}: {int(repeated.sum())} row(s) repeat an earlier row exactly; each counted once",
+        warnings.warn(f"{where}: {counted(int(repeated.sum()), 'row')} {'repeats' if int(repeated.sum()) == 1 else 'repeat'} an earlier row exactly; each counted once",
                       GpuperfNote, stacklevel=3)
         train = train[~repeated]
     return train

@@ -23,7 +23,7 @@ from gpuperf.datasets.schema import (
     canonical_gpu, format_value, lookup_gpu, row_location, texts_by_value, variant_parameters,
 )
 from gpuperf.decisions.search_metrics import normalised_performance
-from gpuperf.errors import GpuperfError, GpuperfNote, listed, unknown_name_error
+from gpuperf.errors import GpuperfError, GpuperfNote, counted, listed, unknown_name_error
 
 FAILED_STATUSES_OK = {"ok", "OK", "Ok"}
 # Kernel Tuner's names for a configuration that failed, accepted in a time column.
@@ -296,7 +296,7 @@ def unmeasured_rows(frame: pd.DataFrame, target: str | None, status_column: str 
 
 
 def _note_unparameterised(frame: pd.DataFrame, none: np.ndarray, where: str) -> None:
-    warnings.warn(f"{where}: left out {int(none.sum())} row(s) with none of the parameters (first: "
+    warnings.warn(f"{where}: left out {counted(int(none.sum()), 'row')} with none of the parameters (first: "
                   f"{row_location(frame, int(np.flatnonzero(none)[0]))}; {_what_unparameterised(frame, none)})",
                   GpuperfNote, stacklevel=4)
 
@@ -648,7 +648,7 @@ def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], targe
     column = target if target in frame.columns else _training_target(frame, target, where)
     pending = unmeasured_rows(frame, column)
     if pending.any():  # a partly measured table (ask's, on another GPU): its measured rows train
-        warnings.warn(f"{where}: left out {int(pending.sum())} row(s) not measured yet (no {column}, no status; "
+        warnings.warn(f"{where}: left out {counted(int(pending.sum()), 'row')} not measured yet (no {column}, no status; "
                       f"first: {row_location(frame, int(np.flatnonzero(pending)[0]))})", GpuperfNote, stacklevel=3)
         frame = frame[~pending]
         if frame.empty:

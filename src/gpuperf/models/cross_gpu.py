@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.datasets.schema import TARGET, TIME_IN_UNITS, canonical_gpus, is_ok, measured_rows, row_location
-from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.errors import GpuperfError, counted, unknown_name_error
 from gpuperf.hardware.specs import canonical_gpu_name, spelling_key
 
 TIME_STATISTICS = ("min", "max", "std", "iqr", "median", "mean")  # columns of a target's repeats, as time_ms_min
@@ -307,7 +307,7 @@ def matching_gpu(table: pd.DataFrame, gpu: str, where: str, failed: pd.Series | 
     skipped = sum(int(count) for name, count in rows.items() if same_gpu(str(name), gpu, wanted))
     if wanted is not None or skipped:  # a GPU gpuperf knows (or one whose rows all failed), with no launch timed here
         raise GpuperfError(f"{where}: no launch was timed on the {wanted or gpu} (the table's GPUs: {', '.join(names)})"
-                           + (f"; its {skipped} row(s) are left out for their status (not ok)" if skipped else "")
+                           + (f"; its {counted(skipped, 'row')} {'is' if skipped == 1 else 'are'} left out for their status (not ok)" if skipped else "")
                            + "; each kernel needs one launch timed on the GPU to predict")
     raise unknown_name_error(f"GPU in {where}", gpu, names)
 
