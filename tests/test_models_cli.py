@@ -2041,3 +2041,20 @@ def test_a_space_variants_feature_row_carries_its_parameters_so_a_model_fitted_o
     assert f"wrote the {features} features of" in capsys.readouterr().out
     assert main(["predict-table", str(row), "--model", str(model), "--out", str(tmp_path / "p.csv")]) == 0
     assert pd.read_csv(tmp_path / "p.csv")["predicted_time_s"].iloc[0] > 0
+
+
+def test_a_feature_row_holding_the_variant_parameters_only_in_its_label_is_told_how_to_write_them(tmp_path, capsys):
+    """A features --out row written before a variant's parameters were columns got 'missing feature
+    column(s) local_x, ... (did you mean local_loads, ...?)'."""
+    table = pd.DataFrame({"kernel": ["s"] * 4, "unroll": [1, 2, 4, 8], "flops": [1.0, 2.0, 3.0, 5.0],
+                          "time_s": [1e-3, 2e-3, 3e-3, 5e-3]})
+    table.to_csv(tmp_path / "t.csv", index=False)
+    model = tmp_path / "lr.json"
+    assert main(["fit", str(tmp_path / "t.csv"), "--model", "lr", "--out", str(model)]) == 0
+    pd.DataFrame({"kernel": ["s"], "variant": ["unroll=2"], "flops": [2.0]}).to_csv(tmp_path / "row.csv", index=False)
+    capsys.readouterr()
+    assert main(["predict-table", str(tmp_path / "row.csv"), "--model", str(model),
+                 "--out", str(tmp_path / "p.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "missing feature column(s) unroll (they are in the rows' variant labels only" in err
+    assert "writes a variant's parameters as columns" in err

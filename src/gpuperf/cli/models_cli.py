@@ -227,6 +227,8 @@ def clipped_note(clipped: int, total: int) -> str:
 
 def require_columns(frame: pd.DataFrame, columns: Sequence[str], where: str, what: str) -> None:
     """One error naming every missing column (with the nearest names for the first)."""
+    from gpuperf.datasets.schema import variant_parameters
+
     missing = [c for c in columns if c not in frame.columns]
     if not missing:
         return
@@ -235,6 +237,9 @@ def require_columns(frame: pd.DataFrame, columns: Sequence[str], where: str, wha
     descriptors = [c for c in frame.columns if str(c).startswith("gpu_")]
     if any(str(c).startswith("gpu_") for c in missing) and "gpu" in frame.columns and not descriptors:
         hint = " (--gpu-features joins the gpu_* columns of each row's GPU descriptor)"
+    if set(missing) <= set(variant_parameters(frame)):  # a features row written before they were columns
+        hint = (" (they are in the rows' variant labels only: `gpuperf features KERNEL[...] -p ... --out ROW.csv` "
+                "writes a variant's parameters as columns)")
     raise GpuperfError(f"{where}: missing {what} column(s) {', '.join(missing)}{hint}")
 
 
