@@ -289,6 +289,9 @@ def test_geometry_sweep_command_errors(tmp_path, capsys):
     pd.DataFrame({"kernel": ["k"], "trip": [10], "threads": [32], "time_s": [1.0]}).to_csv(bad, index=False)
     assert main(["geometry-sweep", "--table", str(bad), "--gpu", "V100"]) == 2
     assert "bad.csv: missing column(s) blocks" in capsys.readouterr().err
+    pd.DataFrame({"kernel": ["k"], "time_s": [1.0], "status": ["ok"]}).to_csv(bad, index=False)
+    assert main(["geometry-sweep", "--table", str(bad), "--gpu", "V100"]) == 2  # was a KeyError from the status check
+    assert "bad.csv: missing column(s) trip, threads, blocks" in capsys.readouterr().err
 
 
 def test_the_bundled_pocl_sweep_is_judged_with_the_limits_it_was_measured_under(tmp_path):

@@ -343,8 +343,8 @@ def sweep_choices(table: pd.DataFrame, descriptor: DeviceDescriptor, where: str 
     policy whose pick failed (its point's status not ok) gets NaN and ``POLICY_failed`` True; one
     whose pick the sweep did not measure (a sweep taken with another descriptor) NaN alone.
     """
-    failures = failed_points(table)
     usable = check_sweep(table, where)
+    failures = failed_points(table)
     checked = launchable_points(usable, descriptor, where)
     if len(usable) and not len(checked):
         raise GpuperfError(f"{where}: none of its {len(usable)} point(s) can be launched on {descriptor.name} (a block "
