@@ -284,6 +284,7 @@ def test_an_unknown_name_among_few_lists_them_all():
     assert whole == "unknown gpu 'A10'; did you mean A100, A40?"
     # an empty name (Kernel Tuner 1.5's device name) is never suggested, and a list cut short says so
     assert str(unknown_name_error("gpu", "H100", ["", "A40"])) == "unknown gpu 'H100'; known: A40"
+    assert str(unknown_name_error("block", 129, ["128", "256"])) == "unknown block '129'; did you mean 128? (known: 128, 256)"
     cut = str(unknown_name_error("kernel", "zzz", [f"k{i:02d}" for i in range(14)]))
     assert cut.endswith("known: k00, k01, k02, k03, k04, k05, k06, k07, k08, k09, k10, k11, ... (2 more)")
 

@@ -91,6 +91,9 @@ def test_bad_geometry_input():
         choose_geometry("V100", 0)
     with pytest.raises(GpuperfError, match="unknown launch-geometry policy 'heuristc'; did you mean heuristic"):
         choose_geometry("V100", 10, policy="heuristc")
+    with pytest.raises(GpuperfError, match=r"^unknown launch-geometry policy 'None'; known: heuristic, libomptarget, "
+                       r"llvm, model, occupancy$"):
+        choose_geometry("V100", 10, policy=None)  # was a TypeError from difflib
     with pytest.raises(GpuperfError, match="unknown GPU"):
         choose_geometry("no such gpu", 10)
     assert KernelDescriptor(5).registers == 32

@@ -34,9 +34,13 @@ def counted(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
-def unknown_name_error(kind: str, name: str, known: Iterable[str]) -> GpuperfError:
-    """An error for an unknown name that suggests the nearest known names."""
+def unknown_name_error(kind: str, name: object, known: Iterable[str]) -> GpuperfError:
+    """An error for an unknown name (any value, compared as written: a number, or None, which gets no
+    suggestion) that suggests the nearest known names."""
     known = sorted({str(k) for k in known if str(k).strip()})  # an empty name is no suggestion
+    if name is None:
+        return GpuperfError(f"unknown {kind} 'None'; known: {listed(known, 12)}")
+    name = str(name)
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.4)
     if not close:
         lowered = name.lower()
@@ -44,7 +48,7 @@ def unknown_name_error(kind: str, name: str, known: Iterable[str]) -> GpuperfErr
     hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {listed(known, 12)}"
     if close and len(known) <= 12 and set(close) != set(known):  # a short list whole: the nearest spelling may mislead
         hint += f" (known: {', '.join(known)})"
-    return GpuperfError(f"unknown {kind} '{clipped(str(name))}'{hint}")
+    return GpuperfError(f"unknown {kind} '{clipped(name)}'{hint}")
 
 
 def listed(names: Sequence[str], at_most: int) -> str:
