@@ -287,9 +287,9 @@ def toy_device() -> DeviceDescriptor:
 def test_a_kernel_descriptor_refuses_negative_resources():
     from gpuperf.decisions.geometry import KernelDescriptor
 
-    with pytest.raises(GpuperfError, match=r"^registers and shared memory per block must not be negative$"):
+    with pytest.raises(GpuperfError, match=r"^registers per thread -1 must not be negative$"):
         KernelDescriptor(100, registers=-1)
-    with pytest.raises(GpuperfError, match=r"^registers and shared memory per block must not be negative$"):
+    with pytest.raises(GpuperfError, match=r"^shared memory per block -4 bytes must not be negative$"):
         KernelDescriptor(100, shared_memory_bytes=-4)
 
 

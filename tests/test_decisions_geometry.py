@@ -96,6 +96,10 @@ def test_bad_geometry_input():
         choose_geometry("V100", 10, policy=None)  # was a TypeError from difflib
     with pytest.raises(GpuperfError, match="unknown GPU"):
         choose_geometry("no such gpu", 10)
+    with pytest.raises(GpuperfError, match=r"^registers per thread -5 must not be negative$"):
+        choose_geometry("H100", 1000, -5)
+    with pytest.raises(GpuperfError, match=r"^shared memory per block -5 bytes must not be negative$"):
+        choose_geometry("H100", 1000, 32, -5)
     assert KernelDescriptor(5).registers == 32
 
 

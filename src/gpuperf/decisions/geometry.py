@@ -105,8 +105,10 @@ class KernelDescriptor:
         self.shared_memory_bytes = whole_number(self.shared_memory_bytes, "shared memory bytes")
         if self.trip < 1:
             raise GpuperfError(f"trip count {self.trip} must be at least 1")
-        if self.registers < 0 or self.shared_memory_bytes < 0:
-            raise GpuperfError("registers and shared memory per block must not be negative")
+        if self.registers < 0:
+            raise GpuperfError(f"registers per thread {self.registers} must not be negative")
+        if self.shared_memory_bytes < 0:
+            raise GpuperfError(f"shared memory per block {self.shared_memory_bytes} bytes must not be negative")
 
 
 @dataclass(slots=True)
