@@ -381,7 +381,7 @@ def test_geometry_json_carries_its_notes_and_a_trip_no_loop_index_holds_is_refus
     assert main(["geometry", "--gpu", "H100", "--trip", str(2**63 - 1), "--policy", "llvm", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["blocks"] == 2**31 - 1 and "exceed the largest grid of H100 SXM" in out["notes"][0]
-    assert main(["geometry", "--gpu", "H100", "--trip", "1e6", "--json"]) == 0
+    assert main(["geometry", "--gpu", "H100 SXM", "--trip", "1e6", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["notes"] == []
     assert main(["geometry", "--gpu", "H100", "--trip", "1e20"]) == 2
     assert "--trip: '1e20' is too large (at most 2**63 - 1)" in capsys.readouterr().err

@@ -40,6 +40,24 @@ def test_occupancy_json(capsys):
     assert result["limiter"] == "registers"
 
 
+BOARDS = "'H100' is taken as the H100 SXM; gpuperf also describes the H100 PCIe: name the board if it ran on another"
+
+
+def test_occupancy_and_geometry_note_the_board_a_model_name_is_taken_as(capsys):
+    """H100 is taken as the H100 SXM without a word, though gpuperf describes the H100 PCIe too."""
+    assert main(["occupancy", "--gpu", "H100", "--threads", "256", "--registers", "32", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["gpu"] == "H100 SXM" and captured.err.strip() == f"note: {BOARDS}"
+    assert main(["occupancy", "--gpu", "H100", "--threads", "256", "--registers", "32"]) == 0
+    assert capsys.readouterr().err.strip() == f"note: {BOARDS}"
+    assert main(["geometry", "--gpu", "H100", "--trip", "1000", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["notes"] == [BOARDS] and captured.err.strip() == f"note: {BOARDS}"
+    assert main(["geometry", "--gpu", "H100 SXM", "--trip", "1000", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["notes"] == [] and captured.err == ""
+
+
 def test_occupancy_table(capsys):
     assert main(["occupancy", "--gpu", "V100", "--threads", "32", "--registers", "32", "--smem", "0"]) == 0
     out = capsys.readouterr().out
@@ -179,10 +197,11 @@ def test_resources_note_an_arch_other_than_the_gpus(capsys):
     captured = capsys.readouterr()
     assert json.loads(captured.out)["arch"] == "sm_80"
     assert json.loads(captured.out)["notes"] == [
-        "the occupancy on H100 SXM (sm_90) uses the registers and shared memory compiled for sm_80"]
+        "the occupancy on H100 SXM (sm_90) uses the registers and shared memory compiled for sm_80", BOARDS]
     assert "note: the occupancy on H100 SXM (sm_90) uses the registers and shared memory compiled for sm_80" in (
         captured.err)
-    assert main(["resources", "vector_copy", "-p", "n=4096", "--arch", "sm_90", "--gpu", "H100", "--json"]) == 0
+    assert f"note: {BOARDS}" in captured.err  # the model name's board, as other commands say
+    assert main(["resources", "vector_copy", "-p", "n=4096", "--arch", "sm_90", "--gpu", "H100 SXM", "--json"]) == 0
     assert "note:" not in capsys.readouterr().err
     # a GPU older than NVRTC compiles for still gets its occupancy from registers compiled for another
     assert main(["resources", "vector_copy", "-p", "n=4096", "--arch", "sm_75", "--gpu", "GTX 1080 Ti", "--json"]) == 0

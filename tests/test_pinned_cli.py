@@ -256,7 +256,8 @@ def test_geometry_json_names_the_gpu_an_alias_stands_for_and_defaults_to_32_regi
     default = geometry()
     # 1024 threads x 32 registers: two blocks fill the H100's 65536 registers per SM; ceil(1e6 / 1024) = 977 blocks
     assert default == {"threads": 1024, "blocks": 977, "class": "long", "policy": "occupancy", "gpu": "H100 SXM",
-                       "trip": 1_000_000, "notes": []}
+                       "trip": 1_000_000, "notes": ["'H100' is taken as the H100 SXM; gpuperf also describes the H100 "
+                                                    "PCIe: name the board if it ran on another"]}
     assert geometry("--registers", "32") == default
     assert (geometry("--registers", "128")["threads"]) == 512  # 1024 x 128 registers would not fit one SM
 

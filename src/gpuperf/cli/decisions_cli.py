@@ -12,7 +12,7 @@ from typing import Optional
 import typer
 
 from gpuperf.cli.output import (
-    at_least, checked_seed, claimed_output, csv_output_name, is_empty_claim, new_output_file, nothing_to_resume, output_lock, parse_params,
+    at_least, boards_note, checked_seed, claimed_output, csv_output_name, is_empty_claim, new_output_file, nothing_to_resume, output_lock, parse_params,
     print_json, print_table, report_folder, shown_if_unreported, with_notes,
 )
 from gpuperf.errors import GpuperfError, counted, unknown_name_error
@@ -383,6 +383,7 @@ def geometry_command(
     (chosen, name), notes = with_notes(lambda: (choose_geometry(gpu, count, registers, smem, policy),
                                                  device_descriptor(gpu).name))
     result = {**chosen.as_dict(), "gpu": name, "trip": count}
+    notes += filter(None, [boards_note(gpu)])
     if as_json:
         print_json({**result, "notes": notes})
         return

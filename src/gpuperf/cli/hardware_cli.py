@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from gpuperf.cli.output import kernel_sizes, print_json, print_table
+from gpuperf.cli.output import boards_note, kernel_sizes, print_json, print_table
 from gpuperf.errors import GpuperfError
 
 GPU_COLUMNS = {
@@ -96,6 +96,9 @@ def resources_command(
             result["notes"] = [note]
             print(f"note: {note}", file=sys.stderr)
         result["occupancy"] = {k: v for k, v in fit.as_dict().items() if k != "block_limits"}
+        named = boards_note(gpu)
+        if named:
+            result["notes"] = [*result.get("notes", []), named]
     if as_json:
         print_json(result)
         return
@@ -119,6 +122,7 @@ def occupancy_command(
 
     spec = get_gpu(gpu)
     fit = occupancy(spec, threads, registers, smem)
+    boards_note(gpu)  # on stderr: the JSON has no notes
     if as_json:
         print_json({"gpu": spec.name, **fit.as_dict()})
         return

@@ -475,6 +475,19 @@ def caught_warnings(call: Callable[[], Any]) -> tuple[Any, list[warnings.Warning
     return value, caught
 
 
+def boards_note(gpu: str) -> str | None:
+    """Prints on stderr the note that the model name ``gpu`` is taken as one board of several gpuperf
+    describes (``H100``: the H100 SXM, not the H100 PCIe), and returns it without ``note: `` for a
+    command's ``--json`` notes; None where ``gpu`` names one board."""
+    from gpuperf.hardware.specs import other_boards_note
+
+    note = other_boards_note(gpu)
+    if note is None:
+        return None
+    print(note, file=sys.stderr)
+    return note.removeprefix("note: ")
+
+
 def with_notes(call: Callable[[], Any]) -> tuple[Any, list[str]]:
     """``call()``'s value and the gpuperf notes it raised, each also printed on stderr (``note: ...``),
     for a command's ``--json`` to carry; other warnings are shown as Python shows them."""
