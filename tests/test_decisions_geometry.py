@@ -33,6 +33,10 @@ def test_libomptarget_rule():
 def test_llvm_default():
     chosen = choose_geometry("V100", 1000, policy="llvm")
     assert (chosen.threads, chosen.blocks, chosen.policy) == (128, 8, "llvm")
+    # LLVM's AMDGPU default work-group size is 256 (OMPGridValues.h), wave64 and wave32 alike
+    for amd in ("MI250X", "W7800"):
+        chosen = choose_geometry(amd, 1000, policy="llvm")
+        assert (chosen.threads, chosen.blocks) == (256, 4)
 
 
 @pytest.mark.parametrize("policy", ["llvm", "heuristic", "occupancy", "libomptarget"])

@@ -525,7 +525,7 @@ def test_geometry_for_a_users_gpu_of_a_target_without_occupancy_rules_follows_it
     path.write_text(RX_9070)
     user_gpus(path)
     with pytest.warns(GpuperfNote, match=r"no occupancy rules for RX 9070 \(gfx1201\): resident blocks follow"):
-        assert choose_geometry("RX 9070", 1_000_000, policy="llvm").threads == 128
+        assert choose_geometry("RX 9070", 1_000_000, policy="llvm").threads == 256  # LLVM's AMDGPU default
     occupancy = choose_geometry("RX 9070", 1_000_000, policy="occupancy")  # the descriptor noted once, cached
     assert occupancy.threads == 1024  # 2048 threads and 32 blocks per CU: any whole-warp size up to 1024 fills it
     with pytest.raises(GpuperfError, match="the libomptarget rule .* RX 9070 is AMD"):

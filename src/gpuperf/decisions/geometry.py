@@ -8,7 +8,9 @@ memory per block, trip count); the GPU by a :class:`DeviceDescriptor`. Policies:
   *ideal* loops ``ceil(trip / tpb)`` blocks of the preferred ``tpb`` threads; *long* loops, whose
   ideal grid exceeds what the GPU holds at once, are capped at the maximum resident blocks
   (SMs x blocks per SM that the registers and shared memory allow) and loop over the rest;
-* ``llvm``: LLVM's default, 128 threads and ``ceil(trip / 128)`` blocks;
+* ``llvm``: LLVM's default work-group size for the GPU's vendor (``GV_Default_WG_Size`` in
+  llvm/Frontend/OpenMP/OMPGridValues.h: 128 threads on NVIDIA, 256 on AMD) and ``ceil(trip / threads)``
+  blocks;
 * ``libomptarget``: the NVIDIA plugin's rule for a combined ``teams distribute parallel for``
   (``GenericKernelTy::getNumBlocks``): 128 threads; below 3200 x 128 iterations the threads drop
   to a power of two so that 3200 blocks would do, and to 32 below 3200 x 32 iterations (so 128
@@ -31,7 +33,8 @@ from gpuperf.features.occupancy import check_block_limits, cus_per_unit, has_rul
 from gpuperf.hardware.specs import GpuSpec, get_gpu
 
 POLICIES = ("heuristic", "llvm", "libomptarget", "occupancy", "model")
-LLVM_THREADS = 128
+LLVM_THREADS = 128  # NVPTXGridValues.GV_Default_WG_Size (llvm/Frontend/OpenMP/OMPGridValues.h)
+LLVM_AMD_THREADS = 256  # AMDGPUGridValues.GV_Default_WG_Size, wave64 and wave32 alike
 # libomptarget's NVPTX grid values (llvm/Frontend/OpenMP/OMPGridValues.h).
 OMP_DEFAULT_THREADS = 128
 OMP_DEFAULT_BLOCKS = 3200
@@ -201,9 +204,15 @@ def heuristic(device: DeviceDescriptor, kernel: KernelDescriptor) -> Geometry:
     return Geometry(threads, resident, "long", "heuristic")
 
 
+def llvm_threads(device: DeviceDescriptor) -> int:
+    """LLVM's default work-group size on ``device``: 256 threads on an AMD GPU, else 128 (NVIDIA's)."""
+    return LLVM_AMD_THREADS if device.spec is not None and device.spec.vendor == "AMD" else LLVM_THREADS
+
+
 def llvm_default(device: DeviceDescriptor, kernel: KernelDescriptor) -> Geometry:
-    """LLVM's default: 128 threads, one per iteration."""
-    return Geometry(LLVM_THREADS, _ceil_div(kernel.trip, LLVM_THREADS), loop_class(device, kernel, LLVM_THREADS), "llvm")
+    """LLVM's default: its vendor's default block (:func:`llvm_threads`), one thread per iteration."""
+    threads = llvm_threads(device)
+    return Geometry(threads, _ceil_div(kernel.trip, threads), loop_class(device, kernel, threads), "llvm")
 
 
 def libomptarget(device: DeviceDescriptor, kernel: KernelDescriptor, reuse_blocks: bool = True) -> Geometry:
