@@ -128,14 +128,24 @@ class Geometry:
 
 
 def device_descriptor(gpu: str | GpuSpec | DeviceDescriptor) -> DeviceDescriptor:
-    """The descriptor of a GPU given by name, spec or descriptor (cached per name)."""
+    """The descriptor of a GPU given by name, spec or descriptor (cached per name and spelling, read
+    again when the user's GPU files change)."""
     if isinstance(gpu, DeviceDescriptor):
         return gpu
     if isinstance(gpu, GpuSpec):
         return DeviceDescriptor.from_spec(gpu)
     from gpuperf.hardware.specs import descriptors_state
 
-    return _descriptor_by_name(get_gpu(gpu).name, descriptors_state())
+    state = descriptors_state()  # once a call: it reads the user's GPU files' modification times
+    if not isinstance(gpu, str):
+        return _descriptor_by_name(get_gpu(gpu).name, state)
+    return _descriptor_by_spelling(gpu, state)
+
+
+@functools.lru_cache(maxsize=256)
+def _descriptor_by_spelling(spelling: str, state: tuple) -> DeviceDescriptor:
+    """The descriptor ``spelling`` names: the one :func:`_descriptor_by_name` keeps for its GPU."""
+    return _descriptor_by_name(get_gpu(spelling).name, state)
 
 
 @functools.cache
