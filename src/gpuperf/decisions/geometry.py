@@ -19,7 +19,9 @@ memory per block, trip count); the GPU by a :class:`DeviceDescriptor`. Policies:
 * ``occupancy``: ``cudaOccupancyMaxPotentialBlockSize``'s choice, the block size (a multiple of
   the warp) with the highest occupancy, the largest on ties, and ``ceil(trip / threads)`` blocks
   (on AMD GPUs by LLVM's AMDGPU occupancy rules);
-* ``model``: a learned time model (see :mod:`gpuperf.decisions.geometry_model`).
+* ``model``: a learned time model (see :mod:`gpuperf.decisions.geometry_model`) picks the threads,
+  and ``ceil(trip / threads)`` blocks (not the sweep's forest of :mod:`gpuperf.decisions.geometry_sweep`,
+  which picks blocks too).
 """
 
 from __future__ import annotations
