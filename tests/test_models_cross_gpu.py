@@ -376,6 +376,26 @@ def test_a_variant_timed_on_the_gpu_is_scaled_by_its_own_ratio_and_a_variant_onl
             "timed on Tesla K20 as variant=d)") in capsys.readouterr().err
 
 
+def test_a_kernel_of_one_signature_matches_rows_without_a_variant_and_overloads_keep_theirs(tmp_path):
+    """Today's importers give every C++ kernel its signature as variant; a table without one (the K40's,
+    hand-made or imported before) still matches those launches. A kernel of two signatures keeps them."""
+    signature = "(float*, int)"
+    rows = [("k", None, 1, "Tesla K40", 1.0), ("k", None, 2, "Tesla K40", 2.0),
+            ("k", signature, 1, "Tesla K20", 3.0),  # one signature: matched with or without it
+            ("o", "(float)", 1, "Tesla K40", 1.0), ("o", "(double)", 1, "Tesla K40", 1.0),
+            ("o", "(float)", 2, "Tesla K40", 2.0), ("o", "(double)", 2, "Tesla K40", 2.0),
+            ("o", "(float)", 1, "Tesla K20", 2.0), ("o", "(double)", 1, "Tesla K20", 4.0)]
+    table = pd.DataFrame(rows, columns=["kernel", "variant", "n", "gpu", "time_s"])
+    predicted = times_on_gpu(table, "K20", ["n"]).predicted.set_index(["kernel", "variant", "n"])["predicted_time_s"]
+    np.testing.assert_allclose(predicted.loc[[("k", signature, 2), ("o", "(float)", 2), ("o", "(double)", 2)]],
+                               [6.0, 4.0, 8.0])
+    source = tmp_path / "job.csv"
+    table.to_csv(source, index=False)
+    assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(tmp_path / "p.csv")]) == 0
+    written = pd.read_csv(tmp_path / "p.csv")
+    assert written.loc[written["kernel"] == "k", "variant"].tolist() == [signature, signature]  # the signature kept
+
+
 def test_a_gpu_whose_rows_all_failed_is_named_with_the_rows_left_out_for_their_status():
     table = jobs().assign(status="ok")
     table.loc[table["gpu"] == "Tesla K20", "status"] = "timeout"

@@ -95,7 +95,8 @@ class CrossGpuPrediction:
 
 def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str = "table",
                  target: str = TARGET) -> CrossGpuPrediction:
-    """``gpu``'s time of every launch (``kernel``, ``variant`` where the table has one, and ``key``)
+    """``gpu``'s time of every launch (``kernel``, ``variant`` where the table has one, a kernel of one
+    distinct variant matching its rows without one: :func:`sole_variants_filled`, and ``key``)
     timed on other GPUs but not on it, from those GPUs' times scaled by their ratio to it on the
     launches of the same kernel it timed (:func:`scaled_times`). ``table``: measured rows only (a
     ``gpu`` column, positive times in ``target``; :func:`~gpuperf.datasets.schema.measured_rows`
@@ -111,6 +112,8 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     failed = table.loc[~is_ok(table["status"]), "gpu"] if "status" in table.columns else table["gpu"].iloc[:0]
     table = measured_rows(table, where, target, other_units=True)  # time_ms, time_us or time_ns: as time_s, a note
     table = table.assign(**{column: stripped(table[column]) for column in columns})
+    if "variant" in columns:  # a kernel of one signature matches whether a row names it or not
+        table = table.assign(variant=sole_variants_filled(table))
     check_launches_named(table, key, where)
     table = table.assign(gpu=gpu_names(table["gpu"]))
     name = matching_gpu(table, gpu, where, failed.dropna().astype(str))
@@ -216,6 +219,17 @@ def calibrated_variants(launches: pd.MultiIndex, own: np.ndarray, rows: np.ndarr
     for launch, variant in zip(rest[timed], variants[timed]):
         first.setdefault(launch, None if pd.isna(variant) else variant)
     return [first.get(launch) for launch in rest[rows]]
+
+
+def sole_variants_filled(table: pd.DataFrame) -> pd.Series:
+    """``table``'s variants with each kernel of at most one distinct variant (one C++ signature, named
+    on some rows only: an import by today's importers beside a table without them) given it on every
+    row; a kernel of two or more (overloads) keeps its variants, an empty one a variant of its own."""
+    named = table["variant"].notna()
+    distinct = table.loc[named].groupby("kernel")["variant"].agg(lambda v: v.astype(str).unique().tolist())
+    sole = {kernel: values[0] for kernel, values in distinct.items() if len(values) == 1}
+    filled = table["kernel"].map(sole)
+    return table["variant"].where(named | filled.isna(), filled)
 
 
 def job_launches(counts: pd.DataFrame, gpu: str, others: Sequence[str]) -> np.ndarray:
