@@ -2058,3 +2058,15 @@ def test_a_feature_row_holding_the_variant_parameters_only_in_its_label_is_told_
     err = capsys.readouterr().err
     assert "missing feature column(s) unroll (they are in the rows' variant labels only" in err
     assert "writes a variant's parameters as columns" in err
+
+
+def test_fit_and_evaluate_read_an_earlier_import_under_todays_kernel_and_variant_names():
+    """An earlier import's matmul_tiled<int=16> with no variant is today's matmul_tiled<16> and its
+    signature, so leave-one-kernel-out holds out one kernel, not the two spellings of it."""
+    full = "void matmul_tiled<int=16>(float const *, float const *, float*, int)"
+    frame = pd.DataFrame({"kernel": ["matmul_tiled<int=16>", "matmul_tiled<16>"], "variant": [None, "(x)"],
+                          "kernel_full_name": full, "gpu": "Tesla K40", "n": [1.0, 2.0], "time_s": [1.0, 2.0]})
+    options = model_options("lr", False, None, "rbf", None, None)
+    prepared = prepare_training(frame, "t.csv", options, "n", False)
+    assert prepared.frame[["kernel", "variant"]].drop_duplicates().values.tolist() == [
+        ["matmul_tiled<16>", "(const float*, const float*, float*, int)"]]

@@ -396,6 +396,24 @@ def test_a_kernel_of_one_signature_matches_rows_without_a_variant_and_overloads_
     assert written.loc[written["kernel"] == "k", "variant"].tolist() == [signature, signature]  # the signature kept
 
 
+def test_an_import_by_an_earlier_version_matches_todays_by_the_kernels_full_name(tmp_path):
+    """An earlier import spelt the kernel matmul_tiled<int=16> with no variant; today's importers spell it
+    matmul_tiled<16>, its signature the variant. predict-gpu respells the older one from kernel_full_name."""
+    full = "void matmul_tiled<int=16>(float const *, float const *, float*, int)"
+    old = pd.DataFrame({"kernel": "matmul_tiled<int=16>", "variant": NAN, "gpu": "Tesla K40", "n": [1, 2],
+                        "time_s": [1.0, 2.0], "kernel_full_name": full})
+    new = pd.DataFrame({"kernel": ["matmul_tiled<16>"], "variant": ["(const float*, const float*, float*, int)"],
+                        "gpu": ["Tesla K20"], "n": [1], "time_s": [3.0], "kernel_full_name": [full]})
+    old.to_csv(tmp_path / "old.csv", index=False)
+    new.to_csv(tmp_path / "new.csv", index=False)
+    assert main(["predict-gpu", str(tmp_path / "old.csv"), str(tmp_path / "new.csv"), "--gpu", "K20", "--key", "n",
+                 "--out", str(tmp_path / "p.csv")]) == 0
+    written = pd.read_csv(tmp_path / "p.csv")
+    assert written[["kernel", "variant", "n", "predicted_time_s", "source"]].values.tolist() == [
+        ["matmul_tiled<16>", "(const float*, const float*, float*, int)", 1, 3.0, "measured"],
+        ["matmul_tiled<16>", "(const float*, const float*, float*, int)", 2, 6.0, "predicted"]]
+
+
 def test_a_gpu_whose_rows_all_failed_is_named_with_the_rows_left_out_for_their_status():
     table = jobs().assign(status="ok")
     table.loc[table["gpu"] == "Tesla K20", "status"] = "timeout"

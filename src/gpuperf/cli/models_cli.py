@@ -493,6 +493,7 @@ def prepare_training(
         LEARNED, NEEDS_GPU_FEATURES, ROOFLINE_MODELS, bsp_columns, bsp_table_kind, roofline_columns,
         roofline_table_kind,
     )
+    from gpuperf.datasets.profiler_csv import respelled_profiled_names
     from gpuperf.datasets.schema import canonical_gpus, measured_rows, time_column
     from gpuperf.evaluation.feature_columns import KEYS_AND_OUTCOMES, default_features, is_measured_time
     from gpuperf.features.table import is_count_column, with_zero_counts
@@ -518,6 +519,7 @@ def prepare_training(
     notes.extend(unit_notes)
     if "gpu" in frame.columns:  # one GPU spelt two ways (NVIDIA GeForce RTX 3090, RTX 3090) is one GPU
         frame = frame.assign(gpu=canonical_gpus(frame["gpu"]))
+    frame = respelled_profiled_names(frame)  # an older import's matmul_tiled<int=16> is today's matmul_tiled<16>
     for key in ("kernel", "variant"):  # "saxpy " and "saxpy" are one kernel, its own fold in leave-one-kernel-out
         if key in frame.columns:
             stripped = frame[key].map(lambda value: value.strip() if isinstance(value, str) else value)
@@ -972,6 +974,7 @@ def predict_gpu_command(
     as_json: JsonArg = False,
 ) -> None:
     """Predict a GPU's time of the launches timed on other GPUs, scaled by a few launches timed on it."""
+    from gpuperf.datasets.profiler_csv import respelled_profiled_names
     from gpuperf.hardware.specs import other_boards_note
     from gpuperf.models.cross_gpu import PREDICTED as PREDICTED_COLUMN, times_on_gpu
 
@@ -980,7 +983,7 @@ def predict_gpu_command(
     columns = [c.strip() for c in key.split(",") if c.strip()]
     if not columns:
         raise GpuperfError("--key: name the columns that tell launches apart, e.g. --key n or --key grid.x,block.x")
-    tables = [read_table(source) for source in data]
+    tables = [(respelled_profiled_names(table), label) for table, label in map(read_table, data)]  # older imports
     frame, where = launch_tables(tables, columns)
     result = times_on_gpu(frame, gpu, columns, where)  # its measured rows: see times_on_gpu
     named = other_boards_note(gpu)

@@ -85,6 +85,23 @@ def signature_variants(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def respelled_profiled_names(frame: pd.DataFrame) -> pd.DataFrame:
+    """An imported profile's ``kernel`` and ``variant`` as today's importers spell them, from its
+    ``kernel_full_name`` (an import by an earlier version: ``matmul_tiled<int=16>`` and an empty or
+    raw variant are ``matmul_tiled<16>`` and its signature); a table without both columns as it is."""
+    if "kernel_full_name" not in frame.columns or "kernel" not in frame.columns:
+        return frame
+    full = frame["kernel_full_name"]
+    named = full.map(lambda value: isinstance(value, str) and bool(value.strip())).to_numpy(dtype=bool)
+    if not named.any():
+        return frame
+    names = full[named]
+    frame = frame.assign(variant=frame["variant"].astype(object) if "variant" in frame.columns else None)
+    frame.loc[named, "kernel"] = names.map({name: kernel_short_name(name) for name in names.unique()}).to_numpy()
+    frame.loc[named, "variant"] = signature_variants(frame.loc[named])["variant"].to_numpy()
+    return frame
+
+
 # A name (``unsigned``, ``std::size_t``, ``32``) or one punctuation character of a C++ type.
 TYPE_TOKEN = re.compile(r"[\w:.$]+|\S")
 QUALIFIERS = ("const", "volatile")
