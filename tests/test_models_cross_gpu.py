@@ -341,7 +341,7 @@ def test_predict_gpu_totals_the_job_per_kernel_and_says_what_no_prediction_cover
            "GTX 680" in capsys.readouterr().out
 
 
-def test_a_summary_rows_calls_count_as_its_launches_and_repeats_alone_get_a_note(tmp_path, capsys):
+def test_a_summary_rows_calls_count_as_its_launches_and_timing_repeats_get_no_note(tmp_path, capsys):
     """An nvprof summary lists each kernel once with its call count: the K40's row of (a, n=2) stands
     for 50 launches, so the job's total on the K20 counts it 50 times, not once."""
     table = pd.DataFrame({"kernel": "a", "gpu": ["Tesla K40", "Tesla K40", "Tesla K20"], "n": [1, 2, 1],
@@ -352,10 +352,26 @@ def test_a_summary_rows_calls_count_as_its_launches_and_repeats_alone_get_a_note
     with pytest.raises(GpuperfError, match=r"job.csv: row 2: calls=2.5 is not a count of launches"):
         times_on_gpu(table.assign(calls=[1, 2.5, NAN]), "K20", ["n"], "job.csv")
     source = tmp_path / "job.csv"
-    table.rename(columns={"calls": "repeats"}).to_csv(source, index=False)
+    table.rename(columns={"calls": "repeats"}).to_csv(source, index=False)  # timing runs, as gpuperf's campaigns
     assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(tmp_path / "p.csv")]) == 0
-    assert f"note: {source}: a repeats column but no calls: each row counts as one launch" in capsys.readouterr().err
+    assert "repeats" not in capsys.readouterr().err
     assert pd.read_csv(tmp_path / "p.csv")["launches"].tolist() == [1, 1]
+
+
+def test_an_earlier_versions_nvprof_summary_import_has_its_repeats_taken_as_calls_beside_a_table_with_calls(
+        tmp_path, capsys):
+    """Earlier importers stored an nvprof summary's Calls as repeats: such a table (kernel_full_name and
+    time_s_max, repeats, no calls) beside one with calls still counts the K40's (a, n=2) row 50 times."""
+    summary = pd.DataFrame({"kernel": "a", "gpu": "Tesla K40", "n": [1, 2], "time_s": [1.0, 2.0],
+                            "time_s_max": [1.0, 2.0], "repeats": [1, 50], "kernel_full_name": "a(int)"})
+    calibration = pd.DataFrame({"kernel": ["a"], "gpu": ["Tesla K20"], "n": [1], "time_s": [2.0], "calls": [1]})
+    summary.to_csv(tmp_path / "old.csv", index=False)
+    calibration.to_csv(tmp_path / "k20.csv", index=False)
+    assert main(["predict-gpu", str(tmp_path / "old.csv"), str(tmp_path / "k20.csv"), "--gpu", "K20", "--key", "n",
+                 "--out", str(tmp_path / "p.csv")]) == 0
+    assert (f"note: {tmp_path / 'old.csv'}: an nvprof summary imported by an earlier gpuperf version, its call counts "
+            "in repeats: each row's repeats taken as its calls") in capsys.readouterr().err
+    assert pd.read_csv(tmp_path / "p.csv")["launches"].tolist() == [1, 50]
 
 
 def test_a_variant_timed_on_the_gpu_is_scaled_by_its_own_ratio_and_a_variant_only_miss_is_named(tmp_path, capsys):

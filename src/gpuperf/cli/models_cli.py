@@ -994,10 +994,6 @@ def predict_gpu_command(
     for each, each_where in tables:
         _print_note(status_note(each, each_where))
     _print_note(repeated_launches_note(frame, where))
-    if "repeats" in frame.columns and "calls" not in frame.columns:
-        _print_note(f"note: {where}: a repeats column but no calls: each row counts as one launch in launches (an nvprof "
-                    "summary row's call count is read from calls; a summary imported with its count in repeats: "
-                    "import it again, or rename repeats to calls if it counts launches)")
     if result.not_calibrated:
         _print_note(f"note: not predicted, no launch timed on {result.gpu}: kernel(s) "
                     f"{', '.join(result.not_calibrated)}")
@@ -1031,6 +1027,7 @@ def launch_tables(tables: list[tuple[pd.DataFrame, str]], key: list[str]) -> tup
     from gpuperf.datasets.schema import TARGET, measured_rows
     from gpuperf.models.cross_gpu import check_launches_named
 
+    tables = [(summary_calls(frame, where), where) for frame, where in tables]
     if len(tables) == 1:
         frame, where = tables[0]
         if "gpu" not in frame.columns:
@@ -1049,6 +1046,18 @@ def launch_tables(tables: list[tuple[pd.DataFrame, str]], key: list[str]) -> tup
             frame = frame.assign(status="ok")
         frames.append(frame)
     return pd.concat(frames, ignore_index=True), " + ".join(where for _, where in tables)
+
+
+def summary_calls(frame: pd.DataFrame, where: str) -> pd.DataFrame:
+    """``frame`` with its ``repeats`` taken as ``calls``, with a note naming ``where``, where it is an nvprof
+    summary imported by an earlier version (``kernel_full_name`` and ``time_s_max``, ``repeats`` but no
+    ``calls``: those stored a kernel's call count as repeats); another table's repeats are timing runs."""
+    summary = {"repeats", "kernel_full_name", "time_s_max"} <= set(frame.columns) and "calls" not in frame.columns
+    if not summary:
+        return frame
+    _print_note(f"note: {where}: an nvprof summary imported by an earlier gpuperf version, its call counts in "
+                "repeats: each row's repeats taken as its calls (the launches it stands for)")
+    return frame.rename(columns={"repeats": "calls"})
 
 
 def repeated_launches_note(frame: pd.DataFrame, where: str) -> str | None:
