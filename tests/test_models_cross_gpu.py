@@ -645,6 +645,18 @@ def test_a_variant_table_miss_with_no_variant_timed_on_the_gpu_gets_the_plain_no
     assert "note: not predicted, 1 launch(es) timed only on GPUs" in err and "only by variant" not in err
 
 
+def test_a_variant_only_miss_of_a_launch_the_gpu_timed_with_no_variant_is_named(tmp_path, capsys):
+    """Overloads f and d timed on the V100; the K20 and K40 timed k with no variant (hand-made rows): the
+    V100's (f, n=1) differs from the K20's n=1 only by variant, and the note says so."""
+    rows = [("k", None, 1, "Tesla K20", 4.0), ("k", None, 1, "Tesla K40", 2.0), ("k", None, 2, "Tesla K40", 4.0),
+            ("k", "f", 1, "Tesla V100 PCIe 32GB", 0.5), ("k", "d", 3, "Tesla V100 PCIe 32GB", 0.5)]
+    source = tmp_path / "job.csv"
+    pd.DataFrame(rows, columns=["kernel", "variant", "n", "gpu", "time_s"]).to_csv(source, index=False)
+    assert main(["predict-gpu", str(source), "--gpu", "K20", "--key", "n", "--out", str(tmp_path / "p.csv")]) == 0
+    assert ("1 of them differ from a launch Tesla K20 timed only by variant (the first: kernel=k, variant=f, n=1, "
+            "timed on Tesla K20 with no variant)") in capsys.readouterr().err
+
+
 def test_predict_gpu_names_several_tables_together_in_an_error_about_them_all(tmp_path, capsys):
     table = jobs()
     on_k20 = table["gpu"] == "Tesla K20"

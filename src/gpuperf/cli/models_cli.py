@@ -1087,8 +1087,10 @@ def not_predicted_note(not_predicted: pd.DataFrame, gpu: str) -> str | None:
     if "calibrated_variant" not in not_predicted.columns or not not_predicted["calibrated_variant"].notna().any():
         return note
     alike = not_predicted[not_predicted["calibrated_variant"].notna()]
+    variant = alike.iloc[0]["calibrated_variant"]
     return (note + f"; {len(alike)} of them differ from a launch {gpu} timed only by variant (the first: "
-            f"{_launch_text(alike.iloc[0], shown)}, timed on {gpu} as variant={alike.iloc[0]['calibrated_variant']})")
+            f"{_launch_text(alike.iloc[0], shown)}, timed on {gpu} "
+            + (f"as variant={variant})" if variant else "with no variant)"))
 
 
 def disagreeing_note(disagreeing: pd.DataFrame, where: str) -> str | None:

@@ -72,7 +72,7 @@ class CrossGpuPrediction:
     and ``not_predicted`` (launches of the other kernels timed only on GPUs that timed none of the
     kernel's launches ``gpu`` timed: the key columns, ``timed_on``, those GPUs, and, where the table has
     variants, ``calibrated_variant``: the variant of a launch ``gpu`` timed that is the same launch
-    but for its variant, or None). A variant with launches of its own timed on ``gpu`` is scaled by its
+    but for its variant, ``""`` for one with no variant, or None). A variant with launches of its own timed on ``gpu`` is scaled by its
     own ratios (:func:`variant_ratios`), another by the kernel's. ``disagreeing``:
     the launches timed more than once on one GPU whose slowest time is over :data:`DISAGREEING`
     times its fastest (``gpu``, the key columns, ``times``, ``fastest_<target>``,
@@ -211,13 +211,13 @@ def variant_ratios(others: np.ndarray, own: np.ndarray, launches: pd.MultiIndex,
 
 def calibrated_variants(launches: pd.MultiIndex, own: np.ndarray, rows: np.ndarray) -> list:
     """Per launch in ``rows`` (a mask over a kernel's ``launches``): the variant of a launch timed on the
-    GPU (``own`` not NaN) that is the same launch but for its variant, or None."""
+    GPU (``own`` not NaN) that is the same launch but for its variant (``""`` for one with no variant), or None."""
     variants = launches.get_level_values("variant")
     rest = launches.droplevel("variant") if launches.nlevels > 1 else launches
     timed = ~np.isnan(own)
     first: dict = {}
     for launch, variant in zip(rest[timed], variants[timed]):
-        first.setdefault(launch, None if pd.isna(variant) else variant)
+        first.setdefault(launch, "" if pd.isna(variant) else variant)
     return [first.get(launch) for launch in rest[rows]]
 
 
