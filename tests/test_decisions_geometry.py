@@ -561,3 +561,19 @@ def test_a_gpu_by_name_reads_the_descriptors_state_once_a_call(monkeypatch):
         choose_geometry(spelling, 2000)
         assert len(calls) == 1
     assert device_descriptor("H100") is device_descriptor("NVIDIA H100 80GB HBM3") is device_descriptor("h100 sxm")
+
+
+@pytest.mark.parametrize(("registers", "smem", "message"), [
+    (-1, 0, r"registers per thread -1 must not be negative"),
+    (0, -1, r"shared memory per block -1 bytes must not be negative"),
+])
+def test_minus_one_register_or_byte_is_refused_like_any_negative_value(registers, smem, message):
+    with pytest.raises(GpuperfError, match=message):
+        choose_geometry("H100", 1000, registers, smem)
+
+
+def test_an_unknown_name_given_as_a_number_is_compared_as_written():
+    from gpuperf.errors import unknown_name_error
+
+    error = unknown_name_error("policy", 5, ["5x", "llvm"])
+    assert isinstance(error, GpuperfError) and "unknown policy '5'" in str(error) and "5x" in str(error)

@@ -676,3 +676,11 @@ def test_a_yaml_campaign_file_is_refused_as_yaml_not_as_bad_toml(tmp_path):
     path.write_text("name: t\nkernels:\n  - kernel: vector_copy\n")
     with pytest.raises(GpuperfError, match=r"c\.yaml: a campaign file is TOML \(YAML is not read\); write it as c\.toml"):
         load_campaign(path)
+
+
+@pytest.mark.parametrize("name", ["c.yml", "c.YAML"])
+def test_a_yml_or_upper_case_yaml_campaign_file_is_refused_as_yaml_too(tmp_path, name):
+    path = tmp_path / name
+    path.write_text("name: t\nkernels:\n  - kernel: vector_copy\n")
+    with pytest.raises(GpuperfError, match=r"a campaign file is TOML \(YAML is not read\); write it as c\.toml"):
+        load_campaign(path)
