@@ -990,3 +990,17 @@ def test_a_signature_keeps_what_follows_an_unclosed_bracket_and_spells_array_bou
     assert parameter_signature("(Box<int, float)") != parameter_signature("(Box<int)")
     assert "float" in parameter_signature("(Box<int, float)")
     assert parameter_signature("(int (&)[sizeof (unsigned int)])") == "(int(&)[sizeof(unsigned int)])"
+
+
+def test_respelling_leaves_tables_and_rows_without_a_full_name_as_they_are():
+    from gpuperf.datasets.profiler_csv import respelled_profiled_names
+
+    no_kernel = pd.DataFrame({"kernel_full_name": ["void matmul_tiled<int=16>(float*)"], "time_s": [1.0]})
+    assert respelled_profiled_names(no_kernel).equals(no_kernel)
+    unnamed = pd.DataFrame({"kernel": ["saxpy"], "kernel_full_name": [" "], "time_s": [1.0]})
+    assert respelled_profiled_names(unnamed).equals(unnamed)  # no variant column added either
+    mixed = pd.DataFrame({"kernel": ["old", "saxpy"], "variant": [None, "x"],
+                          "kernel_full_name": ["void matmul_tiled<int=16>(float*)", "  "]})
+    respelled = respelled_profiled_names(mixed)
+    assert respelled.loc[1, "kernel"] == "saxpy" and respelled.loc[1, "variant"] == "x"
+    assert respelled.loc[0, "kernel"] == "matmul_tiled<16>"

@@ -2070,3 +2070,14 @@ def test_fit_and_evaluate_read_an_earlier_import_under_todays_kernel_and_variant
     prepared = prepare_training(frame, "t.csv", options, "n", False)
     assert prepared.frame[["kernel", "variant"]].drop_duplicates().values.tolist() == [
         ["matmul_tiled<16>", "(const float*, const float*, float*, int)"]]
+
+
+def test_the_variant_label_hint_is_given_only_when_every_missing_column_is_in_the_labels():
+    from gpuperf.cli.models_cli import require_columns
+
+    frame = pd.DataFrame({"kernel": ["k"], "variant": ["local_x=8,unroll=2"], "n": [4]})
+    with pytest.raises(GpuperfError, match=r"missing feature column\(s\) local_x, unroll \(they are in the rows' variant"):
+        require_columns(frame, ["n", "local_x", "unroll"], "t.csv", "feature")
+    with pytest.raises(GpuperfError) as raised:
+        require_columns(frame, ["local_x", "flops"], "t.csv", "feature")
+    assert "variant labels" not in str(raised.value)

@@ -666,3 +666,14 @@ def test_predict_gpu_names_several_tables_together_in_an_error_about_them_all(tm
     assert main(["predict-gpu", str(job), str(calibration), "--gpu", "K40", "--key", "n", "--out",
                  str(tmp_path / "p.csv")]) == 2
     assert f"{job} + {calibration}: no launch was timed on the Tesla K40" in capsys.readouterr().err
+
+
+def test_only_an_earlier_nvprof_summary_import_has_its_repeats_taken_as_calls(capsys):
+    from gpuperf.cli.models_cli import summary_calls
+
+    summary = pd.DataFrame({"kernel": ["k"], "kernel_full_name": ["k(int)"], "time_s_max": [1.0], "repeats": [7]})
+    assert list(summary_calls(summary, "s.csv").columns) == ["kernel", "kernel_full_name", "time_s_max", "calls"]
+    assert "s.csv: an nvprof summary imported by an earlier gpuperf version" in capsys.readouterr().err
+    for other in (summary.drop(columns="time_s_max"), summary.assign(calls=3)):  # a trace's timing runs; calls given
+        assert summary_calls(other, "t.csv").equals(other)
+    assert capsys.readouterr().err == ""
