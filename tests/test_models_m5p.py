@@ -322,3 +322,27 @@ def test_m5p_on_permuted_named_columns_picks_the_same_of_identical_columns():
     X_test = pd.DataFrame({"a": [2.0, 8.0], "b": [8.0, 2.0]})
     forward, backward = M5PRegressor().fit(X, y), M5PRegressor().fit(X[["b", "a"]], y)
     np.testing.assert_array_equal(backward.predict(X_test[["b", "a"]]), forward.predict(X_test))
+
+
+def test_m5p_sums_a_predictions_terms_in_an_order_its_columns_positions_do_not_change():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0.1, 1e3, (200, 12)) * np.logspace(-3, 3, 12)  # one leaf of many terms of mixed sizes
+    y = X @ rng.normal(size=12) + 1.0
+    X_test = rng.uniform(0.1, 1e3, (300, 12)) * np.logspace(-3, 3, 12)
+    model = M5PRegressor().fit(X, y)
+    for seed in range(4):
+        order = np.random.default_rng(seed).permutation(12)
+        np.testing.assert_array_equal(M5PRegressor().fit(X[:, order], y).predict(X_test[:, order]),
+                                      model.predict(X_test))
+
+
+def test_m5p_of_two_columns_splitting_alike_splits_the_one_smaller_in_the_first_row():
+    x = np.random.default_rng(2).uniform(0.5, 9.5, 80)
+    x[0], x[-1] = 2.0, 8.0  # b = x**2 / 5 (same order, same splits) is below a = x in the first row, above in the last
+    y = np.where(x < 5, 1.0, 8.0)
+    tree = M5PRegressor().fit(np.column_stack([x, x**2 / 5]), y)
+    assert tree.feature_[0] == 1
+    import pandas as pd
+
+    named = M5PRegressor().fit(pd.DataFrame({"a": x, "b": x**2 / 5}), y)  # values first, then names
+    assert named.feature_[0] == 1
