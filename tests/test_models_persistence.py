@@ -443,3 +443,19 @@ def test_save_model_does_not_write_through_a_dangling_link_unless_told(tmp_path)
     with pytest.raises(GpuperfError, match="model.json: already exists"):
         save_model(make_model("linear").fit(X, y), link)
     assert not (tmp_path / "elsewhere.json").exists()
+
+
+def test_a_skops_file_dates_its_members_with_the_fixed_date_and_keeps_shared_objects_shared(tmp_path):
+    import zipfile
+
+    X, y = _data()
+    model = make_model("random_forest").fit(X, y)
+    forest = model.regressor_
+    forest.estimators_ = [forest.estimators_[0]] * len(forest.estimators_)  # one tree object named twice and more
+    path = save_model(model, tmp_path / "model.skops")
+    with zipfile.ZipFile(path) as saved:
+        assert {info.date_time for info in saved.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+    loaded = load_model(path, feature_names=list(X.columns))
+    trees = loaded.regressor_.estimators_
+    assert all(tree is trees[0] for tree in trees)
+    assert np.array_equal(loaded.predict(X), model.predict(X))
