@@ -577,3 +577,29 @@ def test_an_unknown_name_given_as_a_number_is_compared_as_written():
 
     error = unknown_name_error("policy", 5, ["5x", "llvm"])
     assert isinstance(error, GpuperfError) and "unknown policy '5'" in str(error) and "5x" in str(error)
+
+
+LAB_GPU = '''
+[[gpu]]
+name = "Lab 4070"
+vendor = "NVIDIA"
+architecture = "Ada Lovelace"
+compute_capability = "8.9"
+sms = 46
+cores_per_sm = 128
+boost_clock_mhz = 2475
+memory_bandwidth_gbs = 504.2
+memory_gb = 12
+l2_bytes = 37748736
+peak_f32_gflops = 29148.0
+source = "a user's own entry"
+'''
+
+
+def test_a_gpu_by_name_gets_its_edited_users_file_in_a_running_process(monkeypatch, tmp_path):
+    path = tmp_path / "lab.toml"
+    path.write_text(LAB_GPU)
+    monkeypatch.setenv("GPUPERF_GPUS", str(path))
+    assert device_descriptor("Lab 4070").sms == 46
+    path.write_text(LAB_GPU.replace("sms = 46", "sms = 60") + "\n# edited\n")  # another size, whatever the clock
+    assert device_descriptor("Lab 4070").sms == 60
