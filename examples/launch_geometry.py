@@ -1,7 +1,7 @@
 """Choose the launch geometry (threads per block, blocks) of a parallel loop under each policy.
 
 For a grid-stride loop of a given trip count, registers per thread and shared memory per block,
-``choose_geometry`` applies Lloyd et al.'s heuristic (short, ideal and long loops), LLVM's default,
+``choose_geometry`` applies Lloyd et al.'s heuristic (short, ideal and long loops), LLVM's default (128 threads on NVIDIA, 256 on AMD),
 libomptarget's NVIDIA rule, the occupancy-maximising block and a random-forest time model trained on
 the bundled block-shape measurements (fitted once, some seconds, then read back from gpuperf's cache). Prints each policy's
 choice on an NVIDIA H100 and an AMD MI300X (where libomptarget's NVIDIA rule does not apply) for
