@@ -17,6 +17,7 @@ from gpuperf.decisions.geometry_eval import choices, summarise
 from gpuperf.decisions.geometry_model import ChoiceTable, GeometryModel
 from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.features.occupancy import occupancy
+from test_hardware_specs import RTX_4070  # a user's own GPU entry
 
 
 def test_libomptarget_rule():
@@ -579,21 +580,7 @@ def test_an_unknown_name_given_as_a_number_is_compared_as_written():
     assert isinstance(error, GpuperfError) and "unknown policy '5'" in str(error) and "5x" in str(error)
 
 
-LAB_GPU = '''
-[[gpu]]
-name = "Lab 4070"
-vendor = "NVIDIA"
-architecture = "Ada Lovelace"
-compute_capability = "8.9"
-sms = 46
-cores_per_sm = 128
-boost_clock_mhz = 2475
-memory_bandwidth_gbs = 504.2
-memory_gb = 12
-l2_bytes = 37748736
-peak_f32_gflops = 29148.0
-source = "a user's own entry"
-'''
+LAB_GPU = RTX_4070.replace('name = "RTX 4070"', 'name = "Lab 4070"')  # a user's own GPU file
 
 
 def test_a_gpu_by_name_gets_its_edited_users_file_in_a_running_process(monkeypatch, tmp_path):

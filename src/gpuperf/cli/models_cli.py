@@ -464,20 +464,31 @@ def failed_without_features(frame: pd.DataFrame, features: Sequence[str]) -> pd.
 def without_exact_repeats(frame: pd.DataFrame, where: str) -> tuple[pd.DataFrame, str | None]:
     """``frame`` with each row that repeats an earlier one in every column (a copied table or a
     pasted block) counted once, and a note naming the first repeat (None when there is none)."""
+    repeated = exact_repeats(frame)
+    if repeated is None:
+        return frame, None
+    return frame[~repeated], repeats_note(frame, where, repeated, "measured rows", "each is counted once")
+
+
+def exact_repeats(frame: pd.DataFrame):
+    """Per row, whether it repeats an earlier one in every column; None where none does (or a cell holds
+    a list or other unhashable value, so that no row can be compared whole)."""
+    try:
+        repeated = frame.duplicated().to_numpy()
+    except TypeError:
+        return None
+    return repeated if repeated.any() else None
+
+
+def repeats_note(frame: pd.DataFrame, where: str, repeated, rows: str, outcome: str) -> str:
+    """The note counting the ``repeated`` rows of ``frame`` (called ``rows``), naming the first, then ``outcome``."""
     import numpy as np
 
     from gpuperf.datasets.schema import row_location
 
-    try:
-        repeated = frame.duplicated().to_numpy()
-    except TypeError:  # a cell holding a list or other unhashable value: no row can be compared whole
-        return frame, None
-    if not repeated.any():
-        return frame, None
     first = row_location(frame, int(np.flatnonzero(repeated)[0]))
-    note = (f"note: {where}: {int(repeated.sum())} of {len(frame)} measured rows repeat an earlier row in every "
-            f"column (the first at {first}); each is counted once")
-    return frame[~repeated], note
+    return (f"note: {where}: {int(repeated.sum())} of {len(frame)} {rows} repeat an earlier row in every "
+            f"column (the first at {first}); {outcome}")
 
 
 # Times this many times apart get the --log-target hint (a learned model on raw times weighs the slowest).
@@ -1063,11 +1074,11 @@ def summary_calls(frame: pd.DataFrame, where: str) -> pd.DataFrame:
 def repeated_launches_note(frame: pd.DataFrame, where: str) -> str | None:
     """A note counting the rows that repeat an earlier one in every column (a trace pasted twice?),
     each still counted as a launch (a job's launches can share every value), naming the first."""
-    _, note = without_exact_repeats(frame, where)
-    if note is None:
+    repeated = exact_repeats(frame)
+    if repeated is None:
         return None
-    return note.replace("measured rows", "rows").replace(
-        "each is counted once", "each counts as a launch in launches; if the table holds a trace twice, drop them")
+    return repeats_note(frame, where, repeated, "rows",
+                        "each counts as a launch in launches; if the table holds a trace twice, drop them")
 
 
 def _launch_text(row: pd.Series, leave_out: tuple[str, ...]) -> str:

@@ -140,8 +140,9 @@ def _type(tokens: list[str]) -> str:
     given = next((i for i, t in enumerate(tokens) if depths[i] == 0 and t == "="), None)
     if given is not None:  # nvprof's template value argument: int=128 is ncu's 128
         tokens, depths = tokens[given + 1:], depths[given + 1:]
-    if tokens[:1] == ["("] and _is_literal(tokens[_closing(tokens, 0) + 1:]):  # Nsight's (int)128
-        tokens = tokens[_closing(tokens, 0) + 1:]
+    cast = _closing(tokens, 0) + 1 if tokens[:1] == ["("] else 0
+    if cast and _is_literal(tokens[cast:]):  # Nsight's (int)128
+        tokens = tokens[cast:]
         depths = _depths(tokens)
     end = next((i for i, t in enumerate(tokens) if depths[i] == 0 and t in ("*", "&", "(", "[") and i), len(tokens))
     own = [i for i in range(end) if depths[i] == 0 and tokens[i] in QUALIFIERS]
