@@ -130,12 +130,19 @@ def test_reproduce_rodinia_refuses_an_unknown_scenario_before_running(capsys):
     (["rodinia", "--family", "hub/gemm"], "--family goes with reproduce exploration, not rodinia"),
     (["exploration", "--full"], "--full goes with reproduce rodinia, not exploration"),
     (["advisor", "--split", "bogus"], "unknown advisor split 'bogus'"),
+    (["advisor", "--inner-aggregate", "median"], "--inner-aggregate goes with reproduce rodinia, not advisor"),
+    (["rodinia", "--inner-aggregate", "max"], "unknown inner aggregate 'max'"),
 ])
 def test_reproduce_refuses_options_of_other_studies_before_running(studies, capsys, argv, message):
     assert main(["reproduce", *argv]) == 2
     captured = capsys.readouterr()
     assert message in captured.err and captured.out == ""
     assert studies == []
+
+
+def test_reproduce_rodinia_hands_the_inner_aggregate_to_the_study(studies, capsys):
+    assert main(["reproduce", "rodinia", "--scenarios", "bottleneck", "--inner-aggregate", "median"]) == 0
+    assert studies[0]["inner_aggregate"] == "median" and studies[0]["scenarios"] == ("bottleneck",)
 
 
 def test_reproduce_rodinia_takes_opt_in_scenarios():

@@ -18,8 +18,8 @@ STUDY_HELP = (
 
 
 DEFAULT_FAMILY = "schoonhoven/pnpoly"
-OPTION_STUDY = {"--full": "rodinia", "--scenarios": "rodinia", "--family": "exploration", "--split": "advisor",
-                "--device": "linear"}
+OPTION_STUDY = {"--full": "rodinia", "--scenarios": "rodinia", "--inner-aggregate": "rodinia",
+                "--family": "exploration", "--split": "advisor", "--device": "linear"}
 
 
 def _known_scenarios(text: str) -> list[str]:
@@ -45,6 +45,9 @@ def reproduce(
     scenarios: Annotated[str | None, typer.Option(
         help="rodinia: comma-separated scenarios instead of the default ones, e.g. bsp,transfer_near_bsp "
              "(opt-in: transfer, transfer_bsp, transfer_near, transfer_near_bsp, scaling, bottleneck)")] = None,
+    inner_aggregate: Annotated[str, typer.Option(
+        help="rodinia: how nested selection combines its inner folds' figures, mean or median (opt-in; "
+             "docs/models.md)")] = "mean",
     family: Annotated[str, typer.Option(help="exploration: the tuning family")] = DEFAULT_FAMILY,
     split: Annotated[list[str] | None, typer.Option(help="advisor: inputs, configurations, programs or gpus (repeatable)")] = None,
     device: Annotated[str | None, typer.Option(
@@ -58,15 +61,19 @@ def reproduce(
     from gpuperf.decisions.advise_eval import SPLITS
     from gpuperf.cli.output import report_folder
     from gpuperf.errors import GpuperfError, unknown_name_error
+    from gpuperf.evaluation.reproduce import INNER_AGGREGATES
     from gpuperf.evaluation.rodinia_report import QUICK_MODELS, QUICK_SCENARIOS, reproduce_rodinia
 
     if study not in STUDIES:
         raise unknown_name_error("study", study, STUDIES)
-    given = {"--full": full, "--scenarios": scenarios is not None, "--family": family != DEFAULT_FAMILY,
+    given = {"--full": full, "--scenarios": scenarios is not None, "--inner-aggregate": inner_aggregate != "mean",
+             "--family": family != DEFAULT_FAMILY,
              "--split": split is not None, "--device": device is not None}  # an empty value is given too
     for option, owner in OPTION_STUDY.items():
         if given[option] and study != owner:
             raise GpuperfError(f"{option} goes with reproduce {owner}, not {study}")
+    if inner_aggregate not in INNER_AGGREGATES:
+        raise unknown_name_error("inner aggregate", inner_aggregate, INNER_AGGREGATES)
     for name in split or ():
         if name not in SPLITS:
             raise unknown_name_error("advisor split", name, SPLITS)
@@ -76,6 +83,8 @@ def reproduce(
         options = {} if full else {"scenarios": QUICK_SCENARIOS, "models": QUICK_MODELS}
         if scenarios is not None:
             options["scenarios"] = tuple(_known_scenarios(scenarios))
+        if inner_aggregate != "mean":
+            options["inner_aggregate"] = inner_aggregate
         paths = reproduce_rodinia(out, echo=echo, **options)
     elif study == "linear":
         from gpuperf.evaluation.linear_report import linear_study
