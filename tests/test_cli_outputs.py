@@ -642,7 +642,7 @@ def test_tables_show_a_mapping_as_names_and_values_and_a_count_of_one_in_the_sin
 def test_progress_labels_notes_and_tuning_reports_name_values_and_count_one_row(tmp_path, capsys, monkeypatch):
     """predict-table's progress bar read "writing 1 rows to ...", and a tuning report's notes
     "jacobi2d_5pt at {'n': 512, 'm': 256}" and "Best {'unroll': 4}: ..."."""
-    import gpuperf.cli.models_cli as models_cli
+    import gpuperf.cli.model_tables as model_tables
     import gpuperf.progress
     from gpuperf.decisions.reports import tuning_report
     from gpuperf.decisions.tune import Trial, TuneResult
@@ -669,7 +669,7 @@ def test_progress_labels_notes_and_tuning_reports_name_values_and_count_one_row(
     pd.read_csv(table).head(1).to_csv(one, index=False)
     assert main(["predict-table", "--model", str(tmp_path / "m.json"), str(one), "--out", str(tmp_path / "p.csv")]) == 0
     assert f"writing 1 row to {tmp_path / 'p.csv'}" in labels
-    assert models_cli.unbounded_note(pd.Series([True, False]), "t.csv").startswith("note: t.csv: left out 1 row with")
+    assert model_tables.unbounded_note(pd.Series([True, False]), "t.csv").startswith("note: t.csv: left out 1 row with")
     result = TuneResult("jacobi2d_5pt", {"n": 512, "m": 256}, "opencl:0", "online (gp)",
                         [Trial({"unroll": 1}, 20.0e-6, "ok"), Trial({"unroll": 4}, 10.0e-6, "ok")])
     text = tuning_report(tmp_path / "report", result, 30.0e-6)["markdown"].read_text()

@@ -12,7 +12,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from gpuperf.cli import main
-from gpuperf.cli.models_cli import model_options, prepare_training, read_table
+from gpuperf.cli.model_tables import model_options, prepare_training, read_table
 from gpuperf.datasets import load_dataset
 from gpuperf.datasets.join import gpu_feature_table, with_gpu_features
 from gpuperf.errors import GpuperfError
@@ -323,7 +323,7 @@ def test_features_out_says_how_many_features_it_wrote(capsys, tmp_path):
 def test_noted_keeps_gpuperf_notes_where_warnings_are_ignored_and_passes_others_on():
     import warnings
 
-    from gpuperf.cli.models_cli import noted
+    from gpuperf.cli.model_tables import noted
     from gpuperf.errors import GpuperfNote
 
     def call() -> int:
@@ -1125,7 +1125,7 @@ def test_a_model_from_another_version_is_a_note_and_a_damaged_one_an_error(table
 def test_a_table_the_docs_name_by_its_data_path_is_found_outside_a_checkout(tmp_path, monkeypatch, capsys):
     """The docs name some tables by path (data/linear_model_h100.csv.gz, data/geometry_sweep_h100.csv.gz):
     run from any other folder, as with an installed gpuperf, those paths and the bare names were no file."""
-    from gpuperf.cli.models_cli import read_table
+    from gpuperf.cli.model_tables import read_table
     from gpuperf.datasets.bundled import data_dir
 
     monkeypatch.chdir(tmp_path)
@@ -1215,7 +1215,7 @@ def test_fit_notes_when_the_gpus_of_a_table_are_not_told_apart_by_descriptors(ta
 
 
 def test_a_bundled_tables_file_named_by_path_reads_as_its_name():
-    from gpuperf.cli.models_cli import read_table
+    from gpuperf.cli.model_tables import read_table
     from gpuperf.datasets.bundled import BUNDLED, data_dir
 
     path = data_dir() / BUNDLED["schoonhoven_spaces"].file  # a raw file: its columns are not the dataset shape
@@ -2073,7 +2073,7 @@ def test_fit_and_evaluate_read_an_earlier_import_under_todays_kernel_and_variant
 
 
 def test_the_variant_label_hint_is_given_only_when_every_missing_column_is_in_the_labels():
-    from gpuperf.cli.models_cli import require_columns
+    from gpuperf.cli.model_tables import require_columns
 
     frame = pd.DataFrame({"kernel": ["k"], "variant": ["local_x=8,unroll=2"], "n": [4]})
     with pytest.raises(GpuperfError, match=r"missing feature column\(s\) local_x, unroll \(they are in the rows' variant"):

@@ -669,7 +669,7 @@ def test_predict_gpu_names_several_tables_together_in_an_error_about_them_all(tm
 
 
 def test_only_an_earlier_nvprof_summary_import_has_its_repeats_taken_as_calls(capsys):
-    from gpuperf.cli.models_cli import summary_calls
+    from gpuperf.cli.predict_gpu_cli import summary_calls
 
     summary = pd.DataFrame({"kernel": ["k"], "kernel_full_name": ["k(int)"], "time_s_max": [1.0], "repeats": [7]})
     assert list(summary_calls(summary, "s.csv").columns) == ["kernel", "kernel_full_name", "time_s_max", "calls"]

@@ -85,11 +85,11 @@ def _register_all() -> None:
     registration would list every command twice and slow each later call)."""
     from gpuperf.cli import (
         advise_cli, calibrate_cli, data_cli, decisions_cli, hardware_cli, kernels_cli, measure_cli, models_cli,
-        reproduce_cli,
+        predict_gpu_cli, reproduce_cli,
     )
 
-    modules = (kernels_cli, hardware_cli, measure_cli, data_cli, calibrate_cli, models_cli, reproduce_cli,
-               advise_cli, decisions_cli)
+    modules = (kernels_cli, hardware_cli, measure_cli, data_cli, calibrate_cli, models_cli, predict_gpu_cli,
+               reproduce_cli, advise_cli, decisions_cli)
     for module in modules:
         module.register(app)
     _with_flag_help(app)

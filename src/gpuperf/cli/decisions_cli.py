@@ -279,7 +279,7 @@ def rank_command(
     """Rank a space's variants by predicted performance (LIFT model; a count model with --model)."""
     import pandas as pd
 
-    from gpuperf.cli.models_cli import read_table
+    from gpuperf.cli.model_tables import read_table
     from gpuperf.cli.output import parse_params, space_sizes, whole_counts
     from gpuperf.datasets.bundled import data_dir
     from gpuperf.datasets.kernel_tuner import CACHE_SUFFIXES
@@ -473,7 +473,7 @@ def geometry_sweep_command(
         report_folder(report)
     cycles = 15 if cycles is None else cycles
     if table is not None:
-        from gpuperf.cli.models_cli import read_table
+        from gpuperf.cli.model_tables import read_table
 
         measured, where = read_table(table)
         descriptor = sweep.table_descriptor(measured, where, gpu)
@@ -555,7 +555,7 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
             new_output_file(out, resumable=True)
         earlier = None
         if resume and not is_empty_claim(out):  # the file grows: every point it holds is written back with the new
-            from gpuperf.cli.models_cli import read_table
+            from gpuperf.cli.model_tables import read_table
 
             earlier = sweep.earlier_sweep(*read_table(out), descriptor,
                                           opened.provenance().get("device_name", opened.name))
@@ -581,7 +581,7 @@ COUNT_RANKING = "a linear count model"
 
 def ranking_by_other_kernels(space: str, sizes: dict, table_path: str | None, show: bool):
     """``space``'s variants ranked by a model trained on other kernels' measured variants."""
-    from gpuperf.cli.models_cli import read_table
+    from gpuperf.cli.model_tables import read_table
     from gpuperf.datasets.bundled import data_dir
     from gpuperf.decisions.tune import rank_by_other_kernels
 
@@ -659,7 +659,7 @@ def tune_command(
         earlier = None
         resume = resume and not nothing_to_resume(out)
         if resume:  # the file grows: every trial it holds is written back with the new ones
-            from gpuperf.cli.models_cli import read_table
+            from gpuperf.cli.model_tables import read_table
 
             earlier = None if is_empty_claim(out) else earlier_trials(*read_table(out), space=space)
         elif out:  # a new file: measurements are never overwritten
