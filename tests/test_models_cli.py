@@ -2081,3 +2081,30 @@ def test_the_variant_label_hint_is_given_only_when_every_missing_column_is_in_th
     with pytest.raises(GpuperfError) as raised:
         require_columns(frame, ["local_x", "flops"], "t.csv", "feature")
     assert "variant labels" not in str(raised.value)
+
+
+def _stderr_notes(text: str) -> list[str]:
+    return [line.removeprefix("note: ") for line in text.splitlines() if line.startswith("note: ")]
+
+
+def test_json_notes_of_fit_and_evaluate_hold_every_note_printed(tmp_path, capsys):
+    """fit --json left out the note that a column with a blank cell was dropped from the default features,
+    and evaluate --json the note that kernel labels differing only in case are held out apart."""
+    blank = tmp_path / "blank.csv"
+    blank.write_text("kernel,gpu,n,flops,bytes,time_s\nk,H100,1,10,5,1e-3\nk,H100,2,20,,2e-3\n"
+                     "k,H100,3,30,7,3.1e-3\nk,H100,4,40,8,4e-3\n")
+    assert main(["fit", str(blank), "--model", "lr", "--out", str(tmp_path / "m.json"), "--json"]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert result["features"] == ["n", "flops"]
+    printed = _stderr_notes(captured.err)
+    assert any("left out of the default features" in note and "bytes" in note for note in printed)
+    assert set(printed) <= set(result["notes"])
+    cases = tmp_path / "cases.csv"
+    cases.write_text("kernel,gpu,n,flops,time_s\nk,H100 SXM,1,10,1e-3\nk,H100 SXM,2,20,2e-3\nK,H100 SXM,3,30,3.1e-3\n"
+                     "K,H100 SXM,4,40,4e-3\nj,H100 SXM,4,45,4e-3\nj,H100 SXM,5,50,5e-3\n")
+    assert main(["evaluate", str(cases), "--model", "lr", "--protocol", "leave-one-kernel-out", "--json"]) == 0
+    captured = capsys.readouterr()
+    printed = _stderr_notes(captured.err)
+    assert any("differ only in letter case" in note for note in printed)
+    assert set(printed) <= set(json.loads(captured.out)["notes"])

@@ -569,7 +569,9 @@ def prepare_training(
             check_property_names(given, where=f"{where}: --features: the linear count model prices gpuperf's "
                                  "properties by name (a table of other columns fits with --model lr)")
     elif options.name in LEARNED:  # a count family held as an empty cell is 0, as where features are named
-        chosen = default_features(with_zero_counts(frame, [c for c in frame.columns if is_count_column(str(c))]), where)
+        counts = [c for c in frame.columns if is_count_column(str(c))]
+        chosen, feature_notes = noted(lambda: default_features(with_zero_counts(frame, counts), where))
+        notes.extend(feature_notes)  # columns left out of the defaults: --json lists them too
     else:
         known = property_names(options.property_set or "gpu")
         chosen = [name for name in known if name in frame.columns]

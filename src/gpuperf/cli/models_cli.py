@@ -28,7 +28,7 @@ import typer
 from gpuperf.cli.model_tables import (
     Prepared, bounded_note, clipped_note, constant_fit_note, counted_or, degenerate_fit_note, descriptor_lacks,
     extend_table, failed_without_features, finite_or_none, fitting_errors, held_out_gpus_notes, model_options,
-    names_in, numeric_features, one_prediction_note, outside_training_gpus_note, prepare_training, print_note,
+    names_in, noted, numeric_features, one_prediction_note, outside_training_gpus_note, prepare_training, print_note,
     read_table, refuse_features_of_another_version, refuse_other_gpus_of_a_one_gpu_model, require_columns,
     rows_boards_notes, selected_features, selected_gpus_note, selection_note, skipped_note, status_note,
     table_output_name, unbounded_note, unbounded_rows, write_table,
@@ -359,9 +359,10 @@ def evaluate_command(
     with fitting_errors(where, options.name, prepared.frame[prepared.features]), \
             progress_bar(no_progress or as_json) as bar:
         task = bar.add_task(f"fitting {options.name} with each {group} held out", total=len(held))
-        evaluation = leave_one_group_out(estimator, prepared.frame, prepared.features, columns, name=protocol,
-                                         fit_by="kernel" if per_kernel else None,
-                                         progress=lambda done, total: bar.update(task, completed=done, total=total))
+        evaluation, protocol_notes = noted(lambda: leave_one_group_out(
+            estimator, prepared.frame, prepared.features, columns, name=protocol,
+            fit_by="kernel" if per_kernel else None,
+            progress=lambda done, total: bar.update(task, completed=done, total=total)))
     result = {
         "dataset": where,
         "model": options.name,
@@ -380,7 +381,7 @@ def evaluate_command(
                                      result["options"], ", so gmre (a ratio of logs) is undefined (null) for "
                                      "the groups holding them and overall")
     notes = [note for note in (status_note(frame, where), *rows_boards_notes(frame, prepared.gpu_features or "gpu" in columns),
-                               *prepared.notes,
+                               *prepared.notes, *protocol_notes,
                                *held_out_gpus_notes(prepared, options.name, columns, where), bounded_note(evaluation),
                                skipped_note(evaluation, per_kernel), one_prediction_note(evaluation, options.name),
                                indistinct_note(prepared.frame, prepared.features, where), not_positive) if note]
