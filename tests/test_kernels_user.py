@@ -58,6 +58,24 @@ def strided():
     return lp.split_iname(program, "i", 64, outer_tag="g.0", inner_tag="l.0")
 
 
+def _table_scale():
+    program = lp.make_kernel(
+        "{[i]: 0<=i<n}", "b[i] = a[i] * c[i % 16]",
+        [lp.GlobalArg("a,b", np.float32, shape="n"), lp.ConstantArg("c", np.float32, shape=(16,)), lp.ValueArg("n", np.int32)],
+        assumptions="n>=128 and n mod 128 = 0", name="table_scale", lang_version=LANG)
+    return lp.split_iname(program, "i", 128, outer_tag="g.0", inner_tag="l.0")
+
+
+def table_scale():
+    return Kernel("table_scale", _table_scale(), ("n",),
+                  reference=lambda x, s: {"b": x["a"] * np.tile(x["c"], s["n"] // 16)})
+
+
+def table_scale_wrong_reference():
+    return Kernel("table_scale_wrong_reference", _table_scale(), ("n",),
+                  reference=lambda x, s: {"b": x["a"] * x["c"][0]})
+
+
 def not_a_kernel():
     return 42
 
@@ -261,6 +279,15 @@ def test_a_data_scalar_reaches_the_device(kernel_file: Path) -> None:
     assert result.verified and result.max_rel_error < 1e-12
     with pytest.raises(VerifyFailed):
         measure(load_user_kernel(f"{kernel_file}:saxpy_wrong_reference"), {"n": 1024}, settings=FAST)
+
+
+def test_a_constant_array_reaches_the_device_and_is_verified(kernel_file: Path) -> None:
+    kernel = load_user_kernel(f"{kernel_file}:table_scale")
+    assert [arg.name for arg in kernel.array_args] == ["a", "b", "c"]
+    result = measure(kernel, {"n": 1024}, settings=FAST)
+    assert result.verified and result.max_rel_error == 0
+    with pytest.raises(VerifyFailed):
+        measure(load_user_kernel(f"{kernel_file}:table_scale_wrong_reference"), {"n": 1024}, settings=FAST)
 
 
 @pytest.mark.parametrize(("spec", "message"), [

@@ -23,6 +23,7 @@ from gpuperf.errors import GpuperfError
 Sizes = Mapping[str, int]
 Arrays = dict[str, np.ndarray]
 Reference = Callable[[Arrays, Sizes], Arrays]
+ARRAY_ARGS = (lp.ArrayArg, lp.ConstantArg)  # the arguments that are arrays in device memory (a __constant one too)
 
 # Words the generated code cannot use as a name (of the program, an argument, a temporary or a loop
 # index): the C99/C11 keywords (ISO C 6.4.1); OpenCL C's keywords (its specification's "Keywords":
@@ -333,7 +334,7 @@ class Kernel:
         unpreprocessed (a size parameter left out keeps loopy's index type, as its code has it)."""
         entry = program.default_entrypoint
         untyped = [arg.name for arg in entry.args
-                   if arg.dtype is None and (isinstance(arg, lp.ArrayArg) or arg.name not in self.params)]
+                   if arg.dtype is None and (isinstance(arg, ARRAY_ARGS) or arg.name not in self.params)]
         if not untyped:
             return program
         try:
@@ -515,8 +516,9 @@ class Kernel:
         return tuple(a.name for a in self.array_args if a.name in written)
 
     @cached_property
-    def array_args(self) -> tuple[lp.ArrayArg, ...]:
-        return tuple(a for a in self.entry.args if isinstance(a, lp.ArrayArg))
+    def array_args(self) -> tuple[lp.ArrayArg | lp.ConstantArg, ...]:
+        """The kernel's array arguments: global arrays and ``__constant`` ones (``lp.ConstantArg``)."""
+        return tuple(a for a in self.entry.args if isinstance(a, ARRAY_ARGS))
 
     @cached_property
     def scalar_args(self) -> tuple[lp.ValueArg, ...]:
