@@ -15,7 +15,8 @@ from gpuperf.features.fastcount import fast_counts
 from gpuperf.kernels.catalog import get_kernel, kernel_names
 from gpuperf.kernels.space import get_space
 from gpuperf.kernels.kernel import Kernel
-from test_features_kernels import LANG, as_kernel, gather, lift_listing3, lift_listing4, matmul, transpose, vector_add
+from test_features_kernels import (LANG, as_kernel, gather, lift_listing3, lift_listing4, matmul, transpose, vector_add,
+                                  weighted)
 
 VARIANTS = [
     {"local_x": 32, "local_y": 4, "outputs_y": 2, "prefetch": 1, "unroll": 2},
@@ -51,7 +52,7 @@ def test_fast_path_agrees_with_loopy_on_the_catalog(name):
 
 
 @pytest.mark.parametrize("build", [lift_listing3, lambda: lift_listing4(4), matmul, transpose,
-                                   lambda: vector_add(divisible=False), lambda: vector_add(group=16)])
+                                   lambda: vector_add(divisible=False), lambda: vector_add(group=16), weighted])
 def test_fast_path_agrees_with_loopy_on_test_kernels(build):
     assert_agree(build())
 
@@ -89,6 +90,16 @@ def unusual(name: str) -> Kernel:
 def test_fast_path_agrees_with_loopy_on_unusual_kernels(name):
     # Kernel.launch reads the raw program, whose grid leaves out a parallel reduction's l.0 axis
     assert_agree(unusual(name), check_launch=name != "parallel_reduction")
+
+
+def test_both_paths_count_a_constant_arrays_loads_as_global_ones():
+    kernel = weighted("constant")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        counts = [fast_counts(kernel.program), loopy_counts(kernel.program)]
+    for found in counts:
+        loads = found.evaluate({"n": 4096})
+        assert loads["global_loads_f32_stride0"] == 8 * 4096 and loads["global_loads"] == 16 * 4096, found.method
 
 
 def test_indirect_access_counts_where_loopy_cannot():

@@ -106,6 +106,23 @@ def gather() -> Kernel:
     return as_kernel(program, ("n",), {"n": 4096})
 
 
+def weighted(table: str = "constant") -> Kernel:
+    """out[i] = sum(j, a[i + j] * w[j]) with the weights ``w`` a __constant array (``table="constant"``,
+    an lp.ConstantArg) or a global one (``"global"``): w[j] is the same element across the warp."""
+    make = lp.ConstantArg if table == "constant" else lp.GlobalArg
+    program = lp.make_kernel(
+        "{[i, j]: 0 <= i < n and 0 <= j < 8}",
+        "out[i] = sum(j, a[i + j] * w[j])",
+        [lp.GlobalArg("a", F32, shape=("n + 8",)), make("w", F32, shape=(8,)), lp.GlobalArg("out", F32, shape=("n",)),
+         lp.ValueArg("n", np.int32)],
+        assumptions="n >= 128 and n mod 128 = 0",
+        name="weighted",
+        lang_version=LANG,
+    )
+    program = lp.split_iname(program, "i", GROUP, outer_tag="g.0", inner_tag="l.0")
+    return as_kernel(program, ("n",), {"n": 4096})
+
+
 def vector_add(divisible: bool = True, group: int = GROUP) -> Kernel:
     """c[i] = a[i] + b[i]; without a divisibility assumption loopy must guard the last group."""
     assumptions = f"n >= {group} and n mod {group} = 0" if divisible else "n >= 1"
@@ -174,6 +191,15 @@ def test_transposed_read_touches_32_lines_per_warp():
     assert found[("a", "load")].sectors == 32
     assert found[("out", "store")].lines == 1
     assert found[("out", "store")].sectors == 4
+
+
+def test_a_constant_arrays_loads_count_as_a_global_arrays():
+    features = extract_features(weighted("constant"), {"n": 4096})
+    assert features == extract_features(weighted("global"), {"n": 4096})
+    assert features["global_loads_per_thread"] == 16  # 8 of a, 8 of w
+    assert features["global_loads_f32_stride0"] == 8 * 4096 and features["analysable_access_fraction"] == 1
+    w = lines_by_variable(weighted("constant"))[("w", "load")]
+    assert w.lines == 1 and w.sectors == 1  # the warp reads one element
 
 
 def test_indirect_read_is_listed_as_not_analysable():

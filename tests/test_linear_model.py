@@ -404,6 +404,13 @@ def test_the_loop_stride_cache_lets_a_dropped_kernel_go() -> None:
     assert program() is None
 
 
+def test_a_constant_arrays_loads_cost_loop_lines_as_a_global_arrays() -> None:
+    from test_features_kernels import weighted
+
+    found = [kernel_properties(weighted(table), {"n": 4096}, ["loop_lines"]) for table in ("constant", "global")]
+    assert found[0] == found[1] and found[0]["loop_lines"] > 0
+
+
 def test_contributions_sum_to_the_prediction_with_a_negative_overlap_weight():
     X = pd.DataFrame({"global_load_bytes": [1e6, 2e6, 4e6], "overlap_bytes": [5e5, 2e6, 1e6]})
     y = X["global_load_bytes"] * 1e-9 - X["overlap_bytes"] * 2e-10

@@ -28,7 +28,7 @@ import numpy as np
 import pymbolic.primitives as prim
 from loopy.diagnostic import LoopyError
 from loopy.kernel.array import VectorArrayDimTag
-from loopy.kernel.data import AddressSpace, ArrayArg, TemporaryVariable
+from loopy.kernel.data import AddressSpace, ArrayArg, ConstantArg, TemporaryVariable
 from loopy.kernel.function_interface import CallableKernel
 from loopy.kernel.instruction import (
     Assignment,
@@ -62,7 +62,7 @@ def _raw_needs_preprocessing(kernel: lp.LoopKernel) -> bool:
     for temporary in kernel.temporary_variables.values():
         if temporary.dtype in (None, lp.auto) or temporary.base_storage is not None:
             return True
-    return any(isinstance(a, ArrayArg) and a.dtype in (None, lp.auto) for a in kernel.args)
+    return any(isinstance(a, (ArrayArg, ConstantArg)) and a.dtype in (None, lp.auto) for a in kernel.args)
 
 
 def fast_counts(program: lp.TranslationUnit) -> SymbolicCounts:

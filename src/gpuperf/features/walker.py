@@ -3,7 +3,8 @@
 For every *context* (the set of inames an expression runs within; a reduction adds its inames)
 the walker records operations by (dtype, kind) as loopy's ``ExpressionOpCounter`` names them,
 array references to global and local memory as ``GlobalMemAccessCounter`` and
-``LocalMemAccessCounter`` see them (with the index pattern of ``gpuperf.features.indexing``), and
+``LocalMemAccessCounter`` see them (with the index pattern of ``gpuperf.features.indexing``; a
+``__constant`` array, ``lp.ConstantArg``, which loopy's counter skips, counts as global), and
 conditionals. How often each context runs comes from ``gpuperf.features.domains``.
 """
 
@@ -16,7 +17,7 @@ import loopy as lp
 import numpy as np
 import pymbolic.primitives as prim
 from loopy.kernel.array import VectorArrayDimTag
-from loopy.kernel.data import AddressSpace, ArrayArg
+from loopy.kernel.data import AddressSpace, ArrayArg, ConstantArg
 from loopy.kernel.function_interface import CallableKernel
 from loopy.expression import UnvectorizableError, VectorizabilityChecker
 from loopy.kernel.instruction import Assignment, AtomicInit, AtomicUpdate
@@ -209,7 +210,7 @@ class Walker:
         name = aggregate.name
         array = self.kernel.arg_dict.get(name)
         space = None
-        if isinstance(array, ArrayArg):
+        if isinstance(array, (ArrayArg, ConstantArg)):  # a __constant array is global memory read through a cache
             space = "global"
         elif name in self.kernel.temporary_variables:
             array = self.kernel.temporary_variables[name]

@@ -82,7 +82,7 @@ class LoopStrides:
         if loop is None:
             return 0.0
         array = entry.arg_dict.get(record.variable)
-        if not isinstance(array, lp.ArrayArg):
+        if not isinstance(array, (lp.ArrayArg, lp.ConstantArg)):  # a __constant array is a global one too
             return 0.0
         expressions = insn.assignees if record.direction == "store" else (insn.expression,)
         collector = _Subscripts(record.variable)
@@ -153,7 +153,8 @@ class LoopStrides:
                     self._loops[item.insn_id] = list(open_loops)
         return self._loops
 
-    def _step(self, array: lp.ArrayArg, index: tuple[Any, ...], loop: str, sizes: Mapping[str, int]) -> float | None:
+    def _step(self, array: lp.ArrayArg | lp.ConstantArg, index: tuple[Any, ...], loop: str,
+              sizes: Mapping[str, int]) -> float | None:
         """Elements the flattened index moves per iteration of ``loop`` (None if not affine)."""
         strides = _element_strides(array, sizes)
         if strides is None or len(strides) != len(index):
@@ -177,7 +178,7 @@ def _sequential(entry: lp.LoopKernel, iname: str) -> bool:
     return not any(isinstance(t, (UnrollTag, GroupInameTag, LocalInameTag, AutoLocalInameTagBase)) for t in tags)
 
 
-def _element_strides(array: lp.ArrayArg, sizes: Mapping[str, int]) -> list[float] | None:
+def _element_strides(array: lp.ArrayArg | lp.ConstantArg, sizes: Mapping[str, int]) -> list[float] | None:
     """Strides of each axis in elements: the array's fixed strides, else C order from its shape."""
     tags = array.dim_tags
     if tags and all(isinstance(t, FixedStrideArrayDimTag) and t.stride is not lp.auto for t in tags):
