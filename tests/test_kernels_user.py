@@ -218,9 +218,9 @@ def test_a_program_of_several_entry_points_is_one_error_naming_them() -> None:
     assert kernel_from_program(merged.with_entrypoints("second"), "second", "one").params == ("n",)
 
 
-def test_a_kernel_neither_counting_path_counts_names_both_reasons() -> None:
-    """A program calling another loopy kernel: the error gave loopy's TypeError alone, not the fast
-    path's 'programs that call other loopy kernels', the reason to act on."""
+def test_a_kernel_calling_another_is_refused_for_that_reason_alone() -> None:
+    """A program calling another loopy kernel: the error led with loopy's TypeError from its statistics,
+    the limitation to act on only in parentheses after it."""
     from gpuperf.features.counts import symbolic_counts
     from gpuperf.kernels.kernel import kernel_from_program
 
@@ -229,9 +229,12 @@ def test_a_kernel_neither_counting_path_counts_names_both_reasons() -> None:
     parent = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<4}", "[j]: b[i, j] = twice([j]: a[i, j])",
                             [lp.GlobalArg("a,b", np.float32, shape="n,4"), "..."], name="calls", lang_version=(2018, 2))
     program = lp.merge([lp.split_iname(parent, "i", 32, outer_tag="g.0", inner_tag="l.0"), child])
-    with pytest.raises(GpuperfError, match=r"loopy's statistics cannot count kernel 'calls': .* \(and the fast path: "
-                                           r".*programs that call other loopy kernels\)"):
-        symbolic_counts(kernel_from_program(program, "calls", "a kernel calling another"), disk_cache=False)
+    kernel = kernel_from_program(program, "calls", "a kernel calling another")
+    for method in ("auto", "fast", "loopy"):
+        with pytest.raises(GpuperfError) as error:
+            symbolic_counts(kernel, method, disk_cache=False)
+        assert str(error.value) == ("kernel 'calls': programs that call other loopy kernels (here twice) are not "
+                                    "supported by the static features (features, predict, advise); measure runs them")
 
 
 def test_features_for_a_gpu_stand_without_registers_where_the_cuda_code_cannot_be_made() -> None:

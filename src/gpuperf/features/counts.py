@@ -468,6 +468,7 @@ def symbolic_counts(kernel: Any, method: str = "auto", disk_cache: bool | None =
     if computed:  # a loop bound the kernel reads from memory: no size gives its trip count
         raise GpuperfError(f"kernel '{entry.name}': loop bounds depend on data ({', '.join(computed)}, computed in the "
                            "kernel); gpuperf counts loops whose bounds are size parameters")
+    _refuse_called_kernels(program)
     memo_key = (id(program), method)
     found = _MEMORY.get(memo_key)
     if found is not None and found[0]() is program:
@@ -499,6 +500,17 @@ def symbolic_counts(kernel: Any, method: str = "auto", disk_cache: bool | None =
             counts.notes = (*counts.notes, fast_failure)
     _remember(memo_key, program, counts)
     return counts
+
+
+def _refuse_called_kernels(program: lp.TranslationUnit) -> None:
+    """An error for a program holding loopy kernels besides its entry (``lp.merge`` of a caller and a
+    callee): neither counting path counts them (loopy's statistics fail on the call)."""
+    entry = program.default_entrypoint
+    others = sorted(name for name, callee in program.callables_table.items()
+                    if isinstance(callee, lp.CallableKernel) and name != entry.name)
+    if others:
+        raise GpuperfError(f"kernel '{entry.name}': programs that call other loopy kernels (here {', '.join(others)}) "
+                           "are not supported by the static features (features, predict, advise); measure runs them")
 
 
 def _remember(memo_key: tuple[int, str], program: lp.TranslationUnit, counts: SymbolicCounts) -> None:
