@@ -321,3 +321,32 @@ def test_a_model_that_prices_points_at_no_positive_time_says_so(tmp_path, capsys
                  "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["notes"] == []  # a positive time
 
+
+
+def test_calibrate_from_a_table_leaves_out_a_users_kernel_named_like_a_catalog_one(tmp_path, capsys) -> None:
+    """An export names a user's kernel by its function (`saxpy`, or `vector_copy` for a kernel of
+    20 multiply-adds an element): `saxpy` was refused as an unknown kernel, and `vector_copy` fitted as
+    the catalog's. Its kernel_spec names its file: both are left out, never run, with the note."""
+    from gpuperf.cli import main
+
+    table = pd.read_csv(H100)
+    assert main(["calibrate", "--table", str(H100), "--out", str(tmp_path / "plain.json")]) == 0
+    copy = table[table["kernel"] == "vector_copy"].head(1)
+    (tmp_path / "clash.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w').write('x')\n")
+    users = pd.concat([copy.assign(kernel_spec=f"{tmp_path / 'clash.py'}:my_copy", time_s=1.0, time_s_min=1.0),
+                       copy.assign(kernel="saxpy", kernel_spec=f"{tmp_path / 'clash.py'}:saxpy")])
+    mixed = pd.concat([table.assign(kernel_spec=table["kernel"]), users])
+    mixed.to_csv(tmp_path / "mixed.csv", index=False)
+    capsys.readouterr()
+    assert main(["calibrate", "--table", str(tmp_path / "mixed.csv"), "--out", str(tmp_path / "mixed.json")]) == 0
+    assert ("mixed.csv: 2 of 140 ok rows are not points of the gpu class's calibration or held-out plan (kernel and "
+            "sizes) and are left out (2 of them a user's file.py:function, never run)") in capsys.readouterr().err
+    assert not (tmp_path / "ran").exists()
+    fitted, plain = (json.loads((tmp_path / name).read_text()) for name in ("mixed.json", "plain.json"))
+    assert fitted["metadata"]["weights"] == plain["metadata"]["weights"]
+    # An export from before kernel_spec: the unknown name says how to tell a user's kernel apart.
+    users.drop(columns="kernel_spec").tail(1).pipe(lambda row: pd.concat([table, row])).to_csv(
+        tmp_path / "old.csv", index=False)
+    assert main(["calibrate", "--table", str(tmp_path / "old.csv"), "--out", str(tmp_path / "old.json")]) == 2
+    assert ("unknown kernel 'saxpy'; did you mean" in (err := capsys.readouterr().err)
+            and "(a user's kernel? this export names no kernel_spec; export the store again" in err)

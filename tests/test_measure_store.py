@@ -491,3 +491,15 @@ def test_a_cached_value_of_another_type_is_computed_again(tmp_path, monkeypatch)
     (tmp_path / "resources" / "k.json").write_text('{"registers": "20", "shared_memory_bytes": 0, "spill_bytes": 0, '
                                                    '"arch": "sm_90"}')
     assert disk_cached("resources", "k", Resources, lambda: Resources(20, 0, 0, "sm_90")).registers == 20
+
+
+def test_export_names_where_a_users_kernel_came_from(tmp_path: Path) -> None:
+    """A user's kernel named vector_copy was exported as `vector_copy` alone, like the catalog's: its
+    file, which the store keeps, now goes with it in kernel_spec (the catalog's, its name)."""
+    with Store(tmp_path / "s.sqlite") as store:
+        store.add(_row(4096))
+        store.add(_row(4096, campaign="mine", kernel_spec="/home/me/clash.py:my_copy"))
+    frame = store_table(tmp_path / "s.sqlite", features=False)
+    assert frame["kernel"].tolist() == ["vector_copy", "vector_copy"]
+    assert frame["kernel_spec"].tolist() == ["vector_copy", "/home/me/clash.py:my_copy"]
+    assert list(frame.columns).index("kernel_spec") == list(frame.columns).index("kernel_key") + 1

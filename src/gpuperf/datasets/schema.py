@@ -30,7 +30,7 @@ OK = "ok"
 # What gpuperf's campaign export records about how each measurement went, not about the kernel or
 # its configuration: never a feature, never a parameter.
 MEASUREMENT_OUTCOMES = ("repeats", "retries", "stable", "verified", "max_rel_error", "compile_s", "error",
-                        "measured_at", "campaign", "kernel_key", "geometry",
+                        "measured_at", "campaign", "kernel_key", "kernel_spec", "geometry",
                         # a campaign export's provenance: how the point was taken, not what the kernel is
                         "timer", "device_name", "driver_version", "host", "gpuperf_version", "input_seed",
                         # an nvprof summary's launches of the kernel that its times average

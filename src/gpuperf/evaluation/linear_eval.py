@@ -142,7 +142,8 @@ def calibrate_from_table(table: pd.DataFrame | str | Path, device_class: str = "
     ``campaign export`` writes (``kernel``, one column per size parameter, ``time_s``, ``time_s_min``,
     ``status``; e.g. the bundled ``data/linear_model_h100.csv.gz``), its device of class
     ``device_class``: a model of a GPU for a machine without it. Points outside the class's
-    calibration plan are ignored; ``properties`` names the model's properties instead of
+    calibration plan are ignored, as is a row of a user's kernel (its ``kernel`` or ``kernel_spec`` naming
+    a ``file.py``), whatever its name, never run; ``properties`` names the model's properties instead of
     ``property_set``'s."""
     measured, info, source = _measured_table(table, device_class, statistic)
     return _fit_table(measured, info, source, device_class, property_set, properties, statistic)
@@ -198,6 +199,7 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
     ok_rows = ok.to_numpy()
     plan = {**CALIBRATION_PLANS[device_class], **HELD_OUT_PLANS[device_class]}
     outside = 0  # ok rows of kernels the plan does not name: left out (a file.py:function is never run)
+    users = 0  # of them, rows of a user's file
     rows = []
     points: dict[tuple, dict[str, int]] = {}  # (kernel, its size cells) -> checked sizes: each point checked once
     for position, row in enumerate(frame.to_dict("records")):
@@ -215,13 +217,16 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
             raise GpuperfError(f"{source}, {row_location(frame, position)}: time_s_min={row['time_s_min']!r} is above "
                                f"time_s={row['time_s']!r}: the fastest run of a point cannot be slower than its "
                                "typical one")
-        if str(row["kernel"]) not in plan:
-            if ".py" not in str(row["kernel"]):  # a catalog name is checked (a typo is named); a user file never run
+        user = _users_file(row)
+        if user or str(row["kernel"]) not in plan:
+            if not user:  # a catalog name is checked (a typo is named); a user file never run
                 try:
                     get_kernel(str(row["kernel"]))
                 except (GpuperfError, ValueError) as exc:
-                    raise GpuperfError(f"{source}, {row_location(frame, position)}: {exc}") from None
+                    raise GpuperfError(f"{source}, {row_location(frame, position)}: {_unknown_hint(exc, frame)}"
+                                       ) from None
             outside += 1
+            users += user
             continue
         try:
             kernel = get_kernel(str(row["kernel"]))
@@ -237,10 +242,28 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
     if unplanned:
         warnings.warn(GpuperfNote(
             f"{source}: {unplanned} of {outside + len(rows)} ok rows are not points of the {device_class} class's "
-            "calibration or held-out plan (kernel and sizes) and are left out"), stacklevel=3)
+            "calibration or held-out plan (kernel and sizes) and are left out"
+            + (f" ({users} of them a user's file.py:function, never run)" if users else "")), stacklevel=3)
     description = str(frame["gpu"].dropna().iloc[0]) if "gpu" in frame and frame["gpu"].notna().any() else source
     info = DeviceInfo(devices[0] if devices else "table", description, device_class)
     return measured, info, source
+
+
+def _users_file(row: dict) -> bool:
+    """Whether a row is a user's kernel: its ``kernel``, or the ``kernel_spec`` a campaign export writes
+    (a user's kernel keeps only its function's name in ``kernel``, which may be a catalog kernel's), names
+    a ``file.py``."""
+    spec = row.get("kernel_spec")
+    return ".py" in str(row["kernel"]) or (isinstance(spec, str) and ".py" in spec)
+
+
+def _unknown_hint(exc: Exception, frame: pd.DataFrame) -> str:
+    """``exc``'s message, with how to tell a user's kernel apart where an export from before
+    ``kernel_spec`` was written (a campaign's ``kernel_key`` and no ``kernel_spec``) may hold one."""
+    if "kernel_key" in frame.columns and "kernel_spec" not in frame.columns:
+        return (f"{exc} (a user's kernel? this export names no kernel_spec; export the store again, and "
+                "calibrate --table leaves a user's file.py:function out)")
+    return str(exc)
 
 
 def _checked_sizes(kernel, row: dict) -> dict[str, int]:  # noqa: ANN001 - a gpuperf Kernel

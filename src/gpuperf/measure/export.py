@@ -3,7 +3,8 @@
 Columns: the keys ``kernel``, ``variant``, ``gpu``, ``device``, ``source``; the size parameters and the
 variant's tunable parameters, one column each; the kernel's static features
 (``gpuperf.features.extract_features``, with registers and occupancy where the GPU is known);
-``time_s``, ``time_s_min``, ``time_s_iqr``, ``repeats``, ``status``; then the campaign, launch
+``time_s``, ``time_s_min``, ``time_s_iqr``, ``repeats``, ``status``; then the campaign, the store's key
+and source of the kernel (``kernel_key``; ``kernel_spec``, a user's ``file.py:function``), launch
 geometry, verification, compile time and error text; on request an interleaved point's per-cycle times
 (``cycle_times_s``) and the identifier of the cycles they were taken in (``cycle_group``).
 """
@@ -26,8 +27,10 @@ from gpuperf.measure.store import CYCLE_GROUP, OK, Store, geometry_text
 KEY_COLUMNS = ("kernel", "variant", "gpu", "device", "source")
 CYCLE_TIMES = "cycle_times_s"  # an interleaved point's per-cycle round medians, ';'-separated
 TIMING_COLUMNS = ("time_s", "time_s_min", "time_s_iqr", "repeats", "status")
-DETAIL_COLUMNS = ("campaign", "kernel_key", "geometry", "retries", "stable", "verified", "max_rel_error",
-                  "compile_s", "measured_at", "error")
+# kernel_spec: where the kernel came from, as the campaign named it (a catalog name or variant, or a user's
+# file.py:function, its file made absolute): ``kernel`` is only its name, which a user's kernel may share.
+DETAIL_COLUMNS = ("campaign", "kernel_key", "kernel_spec", "geometry", "retries", "stable", "verified",
+                  "max_rel_error", "compile_s", "measured_at", "error")
 # How each point was taken, from its stored provenance (export column -> provenance key): the timer
 # tells a gated CUDA time from a span's upper bound; the rest, the machine, software and inputs' seed.
 PROVENANCE_COLUMNS = {"timer": "timer", "device_name": "device_name", "driver_version": "driver_version",
