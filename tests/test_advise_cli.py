@@ -741,6 +741,30 @@ def test_an_entry_whose_condition_cannot_be_judged_is_assessed_with_a_note(capsy
     assert advice["notes"] == [] and advice["not_suggested"][0]["reason"].startswith("does not apply")
 
 
+def test_a_per_access_condition_false_on_the_analysable_accesses_only_is_not_judged(capsys, database, tmp_path):
+    """out[idx[i]] = a[i]: coalescing 'does not apply' (max_sectors_over_fewest 1, a and idx), though the
+    scattered store, the access it is about, is one gpuperf cannot analyse (analysable_access_fraction 2/3)."""
+    from pathlib import Path
+
+    kernels = Path(__file__).parent / "data" / "feature_kernels.py"
+    folder = tmp_path / "entries"
+    folder.mkdir()
+    for name, condition in (("t_sectors", "max_sectors_over_fewest > 3"),
+                            ("t_settled", "max_sectors_over_fewest > 3 and threads > 10**9")):
+        (folder / f"{name}.toml").write_text(ENTRY.format(
+            name=name, before="MAU", after="MAC", condition=f'applies_when = "{condition}"', summary="do it"))
+    args = ["advise", f"{kernels}:scatter", "-p", "n=4096", "--gpu", "GTX 970", "--min-confidence", "0",
+            "--optimizations", str(folder), "--only", "t_sectors,t_settled", "--json"]
+    advice = run_json(capsys, args)
+    assert advice["notes"] == ["t_sectors: its condition max_sectors_over_fewest > 3 cannot be judged for this kernel: "
+                               "it is false on the global accesses gpuperf can analyse, but analysable_access_fraction "
+                               "is 0.667 (the others, such as an index array's gather or scatter, are not in "
+                               "max_sectors_over_fewest), so it is assessed as if it held"]
+    reasons = {item["optimization"]: item["reason"] for item in advice["not_suggested"]}
+    assert reasons["t_settled"].startswith("does not apply")  # the known side settles it
+    assert not reasons.get("t_sectors", "").startswith("does not apply")
+
+
 @pytest.mark.parametrize("condition, applies", [("max_sectors_over_fewest > 3 and threads > 10**9", False),
                                                 ("max_sectors_over_fewest > 3 or threads > 1", True)])
 def test_a_condition_the_known_features_settle_needs_no_unknown_one(capsys, database, tmp_path, condition, applies):

@@ -61,6 +61,10 @@ MODEL_FEATURES = ADVICE_FEATURES + CHANGE_FEATURES + GPU_FEATURES
 # the most sectors one access touches over the fewest its bytes fit in (a float4 access touching 16
 # sectors, or 8-wide rows of 32 bytes, are coalesced).
 CONDITION_FEATURES = ("max_cache_lines_per_warp_access", "max_sectors_over_fewest")
+# Features judged on the global accesses gpuperf can analyse only; ``ANALYSABLE`` is their share (by
+# warp requests), so below 1 the others (an index array's gather or scatter, say) are not in them.
+PER_ACCESS_FEATURES = ("cache_lines_per_warp_access", "sectors_per_warp_access", *CONDITION_FEATURES)
+ANALYSABLE = "analysable_access_fraction"
 SECTORS_OF_32_FLOATS = 4  # 32 lanes x 4 bytes in 32-byte sectors
 FLOAT_BYTES = 4
 
@@ -143,13 +147,14 @@ def with_gpu_features(frame: pd.DataFrame, gpu_column: str = "gpu") -> pd.DataFr
 
 
 def kernel_features(kernel: Kernel, sizes: Mapping[str, Any] | None = None) -> dict[str, float]:
-    """The advice features of a gpuperf kernel at ``sizes`` (static analysis, no device)."""
+    """The advice features of a gpuperf kernel at ``sizes`` (static analysis, no device), with the
+    condition features and the share of global accesses analysed (``ANALYSABLE``)."""
     from gpuperf.features import extract_features
 
     static = extract_features(kernel, sizes)
     row = pd.DataFrame([{name: static.get(name, math.nan) for name in STATIC_FEATURES}])
     derived = {k: float(v) for k, v in add_derived(row).iloc[0].items()}
-    return {**derived, **{name: float(static.get(name, math.nan)) for name in CONDITION_FEATURES}}
+    return {**derived, **{name: float(static.get(name, math.nan)) for name in (*CONDITION_FEATURES, ANALYSABLE)}}
 
 
 def kernel_change_features(kernel: Kernel, after: Kernel, sizes: Mapping[str, Any] | None = None) -> dict[str, float]:

@@ -27,8 +27,8 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from gpuperf.decisions.advice_features import (
-    ADVICE_FEATURES, CHANGE_FEATURES, CONDITION_FEATURES, GPU_FEATURES, MODEL_FEATURES, gpu_features,
-    kernel_change_features, kernel_features, with_condition_features,
+    ADVICE_FEATURES, ANALYSABLE, CHANGE_FEATURES, CONDITION_FEATURES, GPU_FEATURES, MODEL_FEATURES,
+    PER_ACCESS_FEATURES, gpu_features, kernel_change_features, kernel_features, with_condition_features,
 )
 from gpuperf.decisions.condition_logic import verdict
 from gpuperf.decisions.optimizations import Optimization, load_optimizations
@@ -174,26 +174,56 @@ def _condition_holds(entry: Optimization, features: Mapping[str, float]) -> bool
 
 def _condition_verdict(entry: Optimization, features: Mapping[str, float]) -> bool | None:
     """Whether ``applies_when`` holds, None when unknown (NaN) features decide it (a false side of an
-    ``and`` decides it without them)."""
+    ``and`` decides it without them); false only on the accesses gpuperf could analyse, where some it
+    could not (:func:`_partly_judged`), is not known either."""
     if not entry.applies_when:
         return True
     features = with_condition_features(features)
     if _unknown_in_condition(entry, features):
         return verdict(entry.applies_when, features)
     frame = pd.DataFrame([{name: features.get(name, math.nan) for name in MODEL_FEATURES + CONDITION_FEATURES}])
-    return bool(frame.eval(entry.applies_when).iloc[0])
+    holds = bool(frame.eval(entry.applies_when).iloc[0])
+    if not holds and _partly_judged(entry, features):  # the accesses left out may make it hold
+        return verdict(entry.applies_when, {**features, **dict.fromkeys(PER_ACCESS_FEATURES, math.nan)})
+    return holds
+
+
+def _condition_names(entry: Optimization) -> set[str]:
+    """The feature names ``applies_when`` uses."""
+    import ast
+
+    return {n.id for n in ast.walk(ast.parse(entry.applies_when, mode="eval")) if isinstance(n, ast.Name)}
 
 
 def _unknown_in_condition(entry: Optimization, features: Mapping[str, float]) -> list[str]:
     """The features ``applies_when`` uses that are unknown (NaN) for this kernel (no global access
     gpuperf can analyse, say), in the order of their names."""
-    import ast
-
     if not entry.applies_when:
         return []
     features = with_condition_features(features)
-    used = {n.id for n in ast.walk(ast.parse(entry.applies_when, mode="eval")) if isinstance(n, ast.Name)}
-    return sorted(name for name in used if pd.isna(features.get(name, math.nan)))
+    return sorted(name for name in _condition_names(entry) if pd.isna(features.get(name, math.nan)))
+
+
+def _partly_judged(entry: Optimization, features: Mapping[str, float]) -> list[str]:
+    """The per-access features ``applies_when`` uses where some global accesses could not be analysed
+    (``analysable_access_fraction`` below 1): those describe the analysable accesses only."""
+    share = features.get(ANALYSABLE, math.nan)
+    if not entry.applies_when or share is None or pd.isna(share) or share >= 1:
+        return []
+    return sorted(_condition_names(entry) & set(PER_ACCESS_FEATURES))
+
+
+def _not_judged_note(entry: Optimization, features: Mapping[str, float]) -> str:
+    """Why ``entry``'s condition is assessed as if it held: unknown features, or per-access ones that
+    leave accesses out."""
+    unknown = _unknown_in_condition(entry, features)
+    if unknown:
+        return (f"{entry.name}: its condition {entry.applies_when} cannot be judged for this kernel "
+                f"({', '.join(unknown)} unknown), so it is assessed as if it held")
+    return (f"{entry.name}: its condition {entry.applies_when} cannot be judged for this kernel: it is false on the "
+            f"global accesses gpuperf can analyse, but {ANALYSABLE} is {features[ANALYSABLE]:.3g} (the others, such "
+            f"as an index array's gather or scatter, are not in {', '.join(_partly_judged(entry, features))}), "
+            "so it is assessed as if it held")
 
 
 class SpaceChange(NamedTuple):
@@ -433,9 +463,7 @@ def advise(
             skipped.append((entry.name, f"does not apply: {entry.applies_when} is false for this kernel"))
             continue
         if applies is None:  # said where every output shows it: the suggestion rests on a condition not judged
-            unknown = _unknown_in_condition(entry, features)
-            entry_notes.append(f"{entry.name}: its condition {entry.applies_when} cannot be judged for this kernel "
-                               f"({', '.join(unknown)} unknown), so it is assessed as if it held")
+            entry_notes.append(_not_judged_note(entry, features))
             warnings.warn(GpuperfNote(entry_notes[-1]), stacklevel=2)
         variant, reason, space_note, fallback = _space_change(entry, kernel, space, sizes)
         if space_note:  # a mistake in the entry: said where every output shows it, not only in an explanation
