@@ -167,6 +167,20 @@ def test_features_on_an_amd_gpu_leave_registers_and_occupancy_empty_with_a_note(
     assert "left empty" not in capsys.readouterr().err
 
 
+def test_features_on_an_amd_gpu_say_a_warp_is_32_lanes_not_its_wavefront(capsys):
+    """MI300X's 64-lane wavefronts gave the same per-warp features as an H100's 32-lane warps, unsaid."""
+    def run(gpu: str) -> tuple[dict, str]:
+        assert main(["features", "stencil2d", "-p", "n=256", "-p", "m=256", "--gpu", gpu, "--json"]) == 0
+        captured = capsys.readouterr()
+        return json.loads(captured.out), captured.err
+
+    (amd, said), (nvidia, quiet) = run("MI300X"), run("H100")
+    assert amd["cache_lines_per_warp_access"] == nvidia["cache_lines_per_warp_access"]
+    assert ("note: Instinct MI300X: the per-warp features (cache_lines_per_warp_access, sectors_per_warp_access, ...) "
+            "count warps of 32 lanes on every GPU, not its 64-lane wavefronts") in said
+    assert "per-warp" not in quiet
+
+
 def _resources_from_a_fresh_cache(capsys, monkeypatch, tmp_path) -> dict:
     """``resources vector_copy --json`` with empty caches, so the disassembler as patched is run."""
     from gpuperf.features import compiled

@@ -122,6 +122,8 @@ def features(
         print(f"note: {gpu}: registers and occupancy left empty (NVRTC compiles for NVIDIA GPUs); for an AMD GPU, "
               f"gpuperf occupancy --gpu {shlex.quote(gpu)} --threads T --registers N computes occupancy from a VGPR "
               "count", file=sys.stderr)
+    if gpu is not None:
+        warp_note(get_gpu(gpu))
     if as_json:  # one row of feature_table's shape, so it names what was counted
         keys = {"kernel": knl.name, "variant": knl.variant_label} | ({"gpu": get_gpu(gpu).name} if gpu else {})
         print_json(keys | sizes | whole_counts(values))
@@ -131,6 +133,16 @@ def features(
     else:
         at = ", ".join(f"{k}={v}" for k, v in sizes.items())  # defaults included: say which sizes were used
         print_table([{"feature": k, "value": v} for k, v in values.items()], title=f"features of {knl.key} at {at}")
+
+
+def warp_note(descriptor: Any) -> None:
+    """Say, for a GPU whose warp (wavefront) is not 32 lanes, that the per-warp features count 32."""
+    from gpuperf.features.lanes import WARP_SIZE
+
+    if descriptor.warp_size != WARP_SIZE:
+        print(f"note: {descriptor.name}: the per-warp features (cache_lines_per_warp_access, sectors_per_warp_access, "
+              f"...) count warps of {WARP_SIZE} lanes on every GPU, not its {descriptor.warp_size}-lane wavefronts",
+              file=sys.stderr)
 
 
 def written_feature_row(knl: Any, sizes: dict[str, int], gpu: str | None, out: Path) -> dict[str, Any]:
