@@ -501,6 +501,23 @@ def test_a_model_of_the_change_alone_does_not_assess_a_kernel_with_no_variant_to
     assert reasons and all("this kernel has no variant with it applied" in why for why in reasons)
 
 
+def test_a_space_variant_whose_space_lacks_the_entrys_parameters_is_told_so(pocl_entries, monkeypatch, tiled_space):
+    """A variant of a space with no local_x or local_y was 'not assessed' for larger work-groups as though
+    it were no space's variant ('a kernel of a variant space has'); the space names what it lacks."""
+    from gpuperf.decisions.advice_features import CHANGE_FEATURES, GPU_FEATURES
+
+    file = Path(tiled_space.rpartition(":")[0])
+    file.write_text(file.read_text().replace("local_x", "width"))
+    monkeypatch.setattr(SpeedupModel, "features", property(lambda self: CHANGE_FEATURES + GPU_FEATURES))
+    chosen = [e for e in pocl_entries if e.name == "larger_work_groups"]
+    with pytest.warns(UserWarning, match="is no parameter of the space"):
+        advice = advise_kernel(get_kernel(f"{tiled_space}[width=16]"), {"n": 4096}, threshold=1e-9, entries=chosen,
+                               min_confidence=0, space=tiled_space)
+    assert dict(advice.skipped)["larger_work_groups"] == (
+        "not assessed: its model predicts from what the change does to a variant (change_threads, change_work_groups, "
+        f"...), and the space {tiled_space} has no local_x or local_y parameter for it to change")
+
+
 def test_prefetch_needs_more_than_one_load_per_work_item_and_padding_a_local_tile():
     """b[i] = a[i] was advised local-memory prefetch first (1.7x: nothing to reuse) and padding of a
     local tile it does not have; both now say why they do not apply."""

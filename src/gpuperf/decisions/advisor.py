@@ -492,9 +492,7 @@ def advise(
             continue
         described = [f for f in model.features if f not in GPU_FEATURES]
         if described and changed[described].isna().to_numpy().all():  # it would predict the training medians
-            skipped.append((entry.name, "not assessed: its model predicts from what the change does to a "
-                                        f"variant ({', '.join(described[:2])}, ...), and this kernel has no "
-                                        "variant with it applied (a kernel of a variant space has)"))
+            skipped.append((entry.name, _no_variant_reason(entry, described, kernel, space, space_note)))
             continue
         identified = _with_identity(changed, entry, kernel, variant, sizes, gpu, space)
         prediction = model.predict(identified)
@@ -510,6 +508,17 @@ def advise(
                  f"{decimals_apart(s.confidence, min_confidence)} is below {min_confidence:g}")
                 for s in suggested if s.confidence < min_confidence]
     return Advice([s for s in suggested if s.confidence >= min_confidence], assessed, skipped, entry_notes)
+
+
+def _no_variant_reason(entry: Optimization, described: list[str], kernel: Kernel | None, space: str | None,
+                       space_note: str) -> str:
+    """Why an entry whose model reads only what its change does is not assessed: this kernel is no
+    space's variant, or (``space_note`` said) its space has none of the parameters the entry changes."""
+    start = f"not assessed: its model predicts from what the change does to a variant ({', '.join(described[:2])}, ...)"
+    if space_note and kernel is not None:
+        names = " or ".join(flip["name"] for flip in entry.space_parameters)
+        return f"{start}, and the space {space or kernel.name} has no {names} parameter for it to change"
+    return f"{start}, and this kernel has no variant with it applied (a kernel of a variant space has)"
 
 
 def decimals_apart(value: float, bound: float, decimals: int = 2) -> str:
