@@ -223,6 +223,19 @@ def test_rows_of_a_triangle_bounded_by_a_size_count_their_lanes(n):
     assert counted["sectors_per_warp_access"] == pytest.approx(np.mean([_sectors(*w) for w in warps]))
 
 
+@pytest.mark.parametrize("n", [64, 256])
+def test_a_triangle_over_a_split_parallel_index_counts_its_lanes(n):
+    """triangle_sums_split: work-item i = 64*g + x loads a[i, j] for j <= i, i + 1 loads; the tie
+    j <= x + 64*g bounds g only through the problem's edge (64*g + x < n), so the mask is built with
+    g within the grid's n / 64 groups. Every lane of the box was counted (n loads per thread where the
+    mean is (n + 1) / 2); a warp request's lines are its active lanes (rows n floats apart)."""
+    counted = _lanes_by_size("triangle_sums_split", {"n": n})
+    assert counted["global_loads_per_thread"] == (n + 1) / 2  # 128.5 at n = 256
+    active = [min(i + 32 - j, 32) for j in range(n) for i in range(0, n, 32) if i + 31 >= j]
+    lines = sum(active) + n // 32  # the loads' warp requests, then the stores' (out[i]: one line each)
+    assert counted["cache_lines_per_warp_access"] == pytest.approx(lines / (len(active) + n // 32))
+
+
 @pytest.mark.parametrize("name", ["partial_lane", "partial_lane_uniform"])
 def test_an_access_on_16_of_256_lanes_is_one_warp_request_per_group(name):
     """At n = 4096, 16 groups of 256 work-items; the part runs on lanes 0..15 of each: warp 0 alone

@@ -371,6 +371,16 @@ def triangle_rows():
     return _lanes_by_size("triangle_rows", "{[g,x]: 0<=g<n and 0<=x<64 and x<=g}", "64*g + x", "64*n", "n", "n>=64")
 
 
+def triangle_sums_split():
+    """out[i] = sum over j <= i of a[i, j], row i on work-item i = 64*gid + lid: lane x of group g
+    takes part in the passes j <= 64*g + x (the group index bounded only by the problem's edge)."""
+    k = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<=i}", "out[i] = sum(j, a[i, j])",
+                       [lp.GlobalArg("a", np.float32, shape=("n", "n")), lp.GlobalArg("out", np.float32, shape=("n",)),
+                        lp.ValueArg("n", np.int32)],
+                       assumptions="n>=64 and n mod 64 = 0", lang_version=(2018, 2), name="triangle_sums_split")
+    return lp.split_iname(k, "i", 64, outer_tag="g.0", inner_tag="l.0")
+
+
 def _sequential_triangle(name: str, domain: str, a_shape: str, params: list):
     """out[32*g + l] = sum over the triangle k, j <= k of a[32*g + l + j]: two groups of 32."""
     k = lp.make_kernel(domain, "out[32*g + l] = sum((k, j), a[32*g + l + j])",

@@ -39,7 +39,7 @@ from gpuperf.features.expressions import Evaluator
 from gpuperf.features.lanes import LaneMask, LaneRecipe, PassRecipe, mask_at_sizes, pass_share
 
 SUBGROUP_SIZE = 32
-FORMAT_VERSION = 10  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
+FORMAT_VERSION = 11  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
 
 
 def dtype_name(dtype: Any) -> str:

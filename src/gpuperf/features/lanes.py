@@ -24,9 +24,12 @@ without one leave the tied inames unbounded, or the domain's box at the sizes di
 mask's own. Such an access keeps a :class:`LaneRecipe`, and the mask is built again at each set of
 sizes it is evaluated at (:func:`mask_at_sizes`): the sizes fixed, the constraints with a size
 parameter kept where they bound no local id (a loop's or a group index's bounds), still left out
-where they do (the problem's edge). Where an iname's values there are not its extent in the box (a
-bound left out clips the box: a fetch's one pass over the 12 floats of a tile at n = 10), past
-``MAX_POINTS`` or past ``MAX_CHUNKS``, the access keeps loopy's box count.
+where they do (the problem's edge), and each work-group index kept within the groups the grid
+launches along its axis (row ``i = 64*gid(0) + lid(0)`` of a triangle ``j <= i < n``: only the
+problem's edge bounds the group index the tie ``j <= lid(0) + 64*gid(0)`` holds). Where an iname's
+values there are not its extent in the box (a bound left out clips the box: a fetch's one pass over
+the 12 floats of a tile at n = 10), past ``MAX_POINTS`` or past ``MAX_CHUNKS``, the access keeps
+loopy's box count.
 
 Sequential loops bounded by one another (``0 <= j <= k < m``) run fewer passes than loopy's box
 (m (m + 1) / 2 of m x m) on every lane. Where such loops of an access share a domain component with
@@ -107,10 +110,11 @@ def local_ids(local: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray, np.n
 
 
 def _size_free(basic: isl.BasicSet, names: list[str], local_names: list[str],
-               sizes: dict[str, int] | None = None) -> isl.Set:
+               sizes: dict[str, int] | None = None, ranges: dict[str, tuple[int, int]] | None = None) -> isl.Set:
     """``basic``'s constraints without a size parameter or an existential variable (the sizes'
     ``n mod 16 = 0``), on the inames of ``names`` they tie to ``local_names``. With ``sizes``, those
-    sizes fixed and the constraints with a size parameter kept too where they bound no local iname."""
+    sizes fixed and the constraints with a size parameter kept too where they bound no local iname,
+    and each iname of ``ranges`` (a work-group index) kept within its (first, last) value there."""
     basic = basic.remove_divs()
     params = basic.dim(isl.dim_type.param)
     position = {name: pos for name, (_, pos) in basic.get_var_dict(isl.dim_type.set).items()}
@@ -134,6 +138,10 @@ def _size_free(basic: isl.BasicSet, names: list[str], local_names: list[str],
     free = isl.BasicSet.universe(basic.space)
     for constraint in kept:
         free = free.add_constraint(constraint)
+    for name, (first, last) in (ranges or {}).items():
+        if name in position:
+            free = free.add_constraint(isl.Constraint.ineq_from_names(free.space, {name: 1, 1: -first}))
+            free = free.add_constraint(isl.Constraint.ineq_from_names(free.space, {name: -1, 1: last}))
     return _projected(free, sorted(tied), sizes or {})
 
 
@@ -159,9 +167,9 @@ class _Tied:
 
 
 def _tied(domain: isl.BasicSet, names: list[str], local: dict[str, int],
-          sizes: dict[str, int] | None) -> _Tied | None:
+          sizes: dict[str, int] | None, ranges: dict[str, tuple[int, int]] | None = None) -> _Tied | None:
     """The lanes one component's inames within the access's loops allow (None: too many points)."""
-    free = _size_free(domain, names, [n for n in names if n in local], sizes)
+    free = _size_free(domain, names, [n for n in names if n in local], sizes, ranges)
     order = list(free.get_var_dict(isl.dim_type.set))
     points = _points(free)
     if not points:
@@ -201,7 +209,9 @@ class LaneRecipe:
     """What an access's mask is built from: each domain component of its local inames (isl text)
     with its inames within the access's loops, the local inames' axes, the group, every such
     iname's extent (loopy's box, an expression of the sizes), the access's non-local index inames
-    (``outer_inames`` of :func:`lane_mask`) and whether it is counted per sub-group."""
+    (``outer_inames`` of :func:`lane_mask`), whether it is counted per sub-group, and the first
+    value of each work-group index among the inames (its values at given sizes: the grid's,
+    ``first <= gid < first + extent``)."""
 
     components: tuple[tuple[str, tuple[str, ...]], ...]
     axes: tuple[tuple[str, int], ...]
@@ -210,6 +220,7 @@ class LaneRecipe:
     outer_inames: tuple[str, ...] | None
     per_subgroup: bool
     params: tuple[str, ...]  # the size parameters the components depend on
+    group_firsts: tuple[tuple[str, Expr], ...] = ()
 
 
 def lane_recipe(domains: Domains, context: frozenset[str], outer_inames: list[str] | None,
@@ -228,11 +239,13 @@ def lane_recipe(domains: Domains, context: frozenset[str], outer_inames: list[st
         return None  # each local iname alone in its component, over the whole group: nothing to enumerate
     names = [tuple(n for n in c.names if n in context) for c in components]
     params = sorted({p for c in components for p in c.domain.get_var_dict(isl.dim_type.param)})
+    group_firsts = tuple((n, domains.first(n)) for inames in names for n in inames
+                         if domains.hw_axes.get(n, ("", 0))[0] == "g")
     return LaneRecipe(components=tuple((str(c.domain), inames) for c, inames in zip(components, names)),
                       axes=tuple(zip(local_inames, axes)), local=tuple(local),  # type: ignore[arg-type]
                       extents=tuple((n, domains.extents[n]) for inames in names for n in inames),
                       outer_inames=None if outer_inames is None else tuple(outer_inames),
-                      per_subgroup=per_subgroup, params=tuple(params))
+                      per_subgroup=per_subgroup, params=tuple(params), group_firsts=group_firsts)
 
 
 def _build(recipe: LaneRecipe, sizes: dict[str, int] | None) -> tuple[LaneMask | None, bool]:
@@ -240,7 +253,8 @@ def _build(recipe: LaneRecipe, sizes: dict[str, int] | None) -> tuple[LaneMask |
     missing because a component's tied set is unbounded or too large to enumerate."""
     local = recipe.local
     axes = dict(recipe.axes)
-    parts = [_tied(isl.BasicSet(text), list(inames), axes, sizes) for text, inames in recipe.components]
+    ranges = None if sizes is None else _group_ranges(recipe, sizes)
+    parts = [_tied(isl.BasicSet(text), list(inames), axes, sizes, ranges) for text, inames in recipe.components]
     if any(part is None for part in parts):
         return None, True
     tied = [n for part in parts for n in part.others]  # type: ignore[union-attr]
@@ -275,6 +289,18 @@ def _build(recipe: LaneRecipe, sizes: dict[str, int] | None) -> tuple[LaneMask |
     box_at_sizes = None if fixed else product(box_factors(extents))
     mask = LaneMask(positions=positions, chunks=tuple(chunks), box=outer_box * item_box, box_at_sizes=box_at_sizes)
     return mask, False
+
+
+def _group_ranges(recipe: LaneRecipe, sizes: dict[str, int]) -> dict[str, tuple[int, int]]:
+    """Each work-group index's (first, last) value at ``sizes``: the groups the grid launches along
+    its axis, which bound it where only the problem's edge (a constraint with a local id) does."""
+    memo: dict[int, tuple[Any, Any]] = {}
+    extents = dict(recipe.extents)
+    ranges: dict[str, tuple[int, int]] = {}
+    for name, first in recipe.group_firsts:
+        low = int(evaluate(first, sizes, memo))
+        ranges[name] = (low, low + int(evaluate(extents[name], sizes, memo)) - 1)
+    return ranges
 
 
 def lane_masks(domains: Domains, context: frozenset[str], outer_inames: list[str] | None,
