@@ -1420,6 +1420,21 @@ def test_fits_summary_counts_gpus_and_kernels_in_words(tmp_path, capsys):
     assert "on 12 rows (1 GPU, 1 kernel)" in capsys.readouterr().out
 
 
+def test_fit_counts_no_gpu_or_kernel_named_nan_for_an_empty_cell(tmp_path, capsys):
+    """An empty gpu or kernel cell was counted as a GPU or kernel named "nan" (4 GPUs for 3)."""
+    rows = pd.DataFrame({"kernel": ["a", "b"] * 6, "gpu": ["H100", "A100", "V100"] * 4, "x": range(12),
+                         "time_s": [1e-3 * (1 + i) for i in range(12)]})
+    rows.loc[3, "gpu"] = None
+    rows.loc[5, "kernel"] = None
+    rows.to_csv(tmp_path / "blank.csv", index=False)
+    result = run_json(capsys, "fit", tmp_path / "blank.csv", "--model", "lr", "--out", tmp_path / "m.json")
+    assert len(result["gpus"]) == 3 and "nan" not in result["gpus"] and result["kernels"] == ["a", "b"]
+    assert "1 of 12 measured rows has no gpu (first: line 5); fitted, but counted under no gpu" in result["notes"][0]
+    assert "1 of 12 measured rows has no kernel (first: line 7)" in result["notes"][1]
+    assert main(["fit", str(tmp_path / "blank.csv"), "--model", "lr", "--out", str(tmp_path / "n.json")]) == 0
+    assert "on 12 rows (3 GPUs, 2 kernels)" in capsys.readouterr().out
+
+
 def test_the_evaluate_terminal_table_shows_an_undefined_metric_as_a_dash_not_nan(tmp_path, capsys):
     """Kernel c's prediction is a negative time, so its gmre is undefined: JSON gives null, and the
     terminal table a dash (it printed nan)."""

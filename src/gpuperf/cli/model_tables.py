@@ -718,7 +718,26 @@ def finite_or_none(metrics: dict) -> dict:
 
 
 def names_in(frame: pd.DataFrame, column: str) -> list[str]:
-    return sorted(map(str, frame[column].unique())) if column in frame.columns else []
+    """The distinct names in ``column`` (none where the table lacks it); empty cells name nothing."""
+    return sorted(map(str, frame[column].dropna().unique())) if column in frame.columns else []
+
+
+def unnamed_rows_notes(frame: pd.DataFrame, where: str) -> list[str]:
+    """A note per gpu or kernel column with empty cells: those rows are fitted, but counted under no name."""
+    import numpy as np
+
+    from gpuperf.datasets.schema import row_location
+
+    notes = []
+    for column in ("gpu", "kernel"):
+        if column not in frame.columns:
+            continue
+        blank = np.flatnonzero(frame[column].isna().to_numpy())
+        if len(blank):
+            verb = "has" if len(blank) == 1 else "have"
+            notes.append(f"note: {where}: {len(blank)} of {len(frame)} measured rows {verb} no {column} (first: "
+                         f"{row_location(frame, int(blank[0]))}); fitted, but counted under no {column}")
+    return notes
 
 
 def table_output_name(out: Path) -> None:

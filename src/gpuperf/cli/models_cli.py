@@ -31,7 +31,7 @@ from gpuperf.cli.model_tables import (
     names_in, noted, numeric_features, one_prediction_note, outside_training_gpus_note, prepare_training, print_note,
     read_table, refuse_features_of_another_version, refuse_other_gpus_of_a_one_gpu_model, require_columns,
     rows_boards_notes, selected_features, selected_gpus_note, selection_note, skipped_note, status_note,
-    table_output_name, unbounded_note, unbounded_rows, write_table,
+    table_output_name, unbounded_note, unbounded_rows, unnamed_rows_notes, write_table,
 )
 from gpuperf.cli.output import counted, model_output_file, new_output_file, print_json, print_table, report_folder
 from gpuperf.errors import GpuperfError, unknown_name_error
@@ -112,7 +112,7 @@ def fit_command(
     save_model(fitted, out, feature_names=names, metadata=metadata, new=new_file, replace=True)
     notes = [note for note in (
         status_note(frame, where), *rows_boards_notes(frame, prepared.gpu_features),
-        *prepared.notes, indistinct_note(table, names, where),
+        *unnamed_rows_notes(table, where), *prepared.notes, indistinct_note(table, names, where),
         selection_note(fitted, names, where), selected_gpus_note(metadata, names, gpu_features, where),
         constant_fit_note(trained, table["time_s"], options.name, where),
         degenerate_fit_note(trained, table["time_s"], len(metadata["selected_features"] or names), options.name, where),
