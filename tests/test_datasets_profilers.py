@@ -300,12 +300,36 @@ def test_nvprof_metrics_refuse_a_kernel_metric_repeated_with_another_value(tmp_p
     (("16,16,1,16,16,1", "16.5,16,1,16,16,1"), r"line 8: Grid X='16.5' is not a whole number of at least 1"),
     (("16,16,1,16,16,1", "16,16,1,-16,16,1"), r"line 8: Block X='-16' is not a whole number of at least 1"),
     (("16,16,1,16,16,1", "inf,16,1,16,16,1"), r"line 8: Grid X='inf' is not a whole number of at least 1"),
+    (("16,16,1,16,16,1", "16,16,1,4096,16,1"), r"line 8: a block of 65536 threads \(Block X 4096 x Block Y 16 x "
+                                                r"Block Z 1\); no GPU runs blocks of more than 1024"),
 ])
 def test_nvprof_trace_refuses_a_launch_geometry_no_gpu_runs(tmp_path, edit, message):
-    """A fractional, negative or infinite grid or block size was imported as it stood."""
+    """A fractional, negative, infinite or oversized grid or block size was imported as it stood."""
     path = edited(tmp_path, TRACE, *edit)
     with pytest.raises(GpuperfError, match=message):
         import_nvprof(path)
+
+
+@pytest.mark.parametrize(("source", "edits", "message"), [
+    (NCU, [('"(16, 16, 1)","(32, 32, 1)","0","8.6","NVIDIA RTX A4000","2,103.30","62.27","256"',
+            '"(64, 32, 1)","(32, 32, 1)","0","8.6","NVIDIA RTX A4000","2,103.30","62.27","2,048"')],
+     r"line 9: a block of 2048 threads \(Block Size \(64, 32, 1\)\); no GPU runs blocks of more than 1024"),
+    (NCU, [('"Block Size","Grid Size"', '"Block Shape","Grid Size"'), ('"62.27","256"', '"62.27","2,048"')],
+     r"line 9: a block of 2048 threads \(launch__block_size 2,048\)"),
+    (DETAILS, [('"(256, 1, 1)","(4,096, 1, 1)"', '"(2,048, 1, 1)","(4,096, 1, 1)"'),
+               ('"Launch Statistics","Block Size","","256"', '"Launch Statistics","Block Size","","2,048"')],
+     r"line 6: a block of 2048 threads \(Block Size \(2,048, 1, 1\)\)"),
+])
+def test_ncu_refuses_a_block_no_gpu_runs(tmp_path, source, edits, message):
+    """A block of more than 1024 threads was imported, and only advise --profile refused it."""
+    text = source.read_text()
+    for old, new in edits:
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / source.name
+    path.write_text(text)
+    with pytest.raises(GpuperfError, match=message):
+        import_ncu(path, gpu="H100" if source == DETAILS else None)
 
 
 def test_nvprof_metrics_refuse_an_average_that_is_no_value(tmp_path):

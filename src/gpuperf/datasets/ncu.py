@@ -34,6 +34,7 @@ from gpuperf.datasets.profiler_csv import (
     parse_number,
     positive_time,
     read_lines,
+    refuse_oversized_block,
     refuse_repeated_header,
 )
 from gpuperf.datasets.schema import OK, SECONDS_EXPONENT, STATUS, TARGET, canonical_gpu, shift_decimal
@@ -248,7 +249,19 @@ def _record(launch: Launch, gpu: str | None, where: str) -> dict:
     for column in ("Context", "Stream", "CC", "Process Name"):
         if column in values:
             record[column] = values[column]
+    _refuse_oversized_block(record, launch, dims, where)
     return record
+
+
+def _refuse_oversized_block(record: dict, launch: Launch, dims: dict[str, str], where: str) -> None:
+    """An error naming the line of a block (its (x, y, z) size, or a count of its threads) no GPU runs."""
+    if "Block Size" in dims:
+        refuse_oversized_block(record["block.x"] * record["block.y"] * record["block.z"], where, launch.line,
+                               f"Block Size {dims['Block Size']}")
+    for column in ("launch__block_size", "Block Size", "Launch Statistics: Block Size"):
+        if column not in dims and isinstance(record.get(column), float):
+            refuse_oversized_block(record[column], where, launch.value_line(column),
+                                   f"{column} {launch.values[column].strip()}")
 
 
 def _device(values: dict[str, str], gpu: str | None, where: str, line: int) -> str:

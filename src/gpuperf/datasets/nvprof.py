@@ -44,6 +44,7 @@ from gpuperf.datasets.profiler_csv import (
     signature_variants,
     positive_time,
     read_lines,
+    refuse_oversized_block,
     refuse_repeated_header,
     whole_count,
     without_device_index,
@@ -187,6 +188,10 @@ def _nvprof_trace(lines: list[str], where: str) -> pd.DataFrame:
             elif name in row:
                 least = 1 if column.startswith(("grid.", "block.")) else 0
                 record[column] = whole_count(row[name], where, line, name, least)
+        block = [name for name in ("Block X", "Block Y", "Block Z") if name in row]
+        if block:
+            refuse_oversized_block(math.prod(record[TRACE_NUMBERS[name]] for name in block), where, line,
+                                   " x ".join(f"{name} {row[name].strip()}" for name in block))
         record.update({column: row[name] for name, column in TRACE_TEXTS.items() if name in row})
         records.append(record)
     if not records:

@@ -18,6 +18,8 @@ from gpuperf.datasets.schema import canonical_gpu, check_dataset, order_columns,
 from gpuperf.datasets.tables import OPENERS, UTF16_MARKS
 from gpuperf.errors import GpuperfError, GpuperfNote, missing_file, too_large
 
+MAX_BLOCK_THREADS = 1024  # threads per block: every NVIDIA GPU since Fermi, and AMD's
+
 
 def kernel_short_name(name: str) -> str:
     """``void foo<32>(float*, int) [116]`` -> ``foo<32>``: what a kernel is called in the dataset.
@@ -399,6 +401,14 @@ def whole_count(text: str, where: str, line: int, column: str, least: int = 0) -
     if not (math.isfinite(value) and value == int(value) and value >= least):
         raise GpuperfError(f"{where}: line {line}: {column}={text!r} is not a whole number of at least {least}")
     return value + 0.0  # -0 as 0
+
+
+def refuse_oversized_block(threads: float, where: str, line: int, said: str) -> None:
+    """An error naming the line where a launch's block has more threads than any GPU runs (``said``:
+    how the file gives the block, e.g. ``Block X 4096 x Block Y 16 x Block Z 1``)."""
+    if threads > MAX_BLOCK_THREADS:
+        raise GpuperfError(f"{where}: line {line}: a block of {threads:g} threads ({said}); no GPU runs blocks of "
+                           f"more than {MAX_BLOCK_THREADS}")
 
 
 def positive_time(text: str, exponent: int, where: str, line: int, column: str) -> float:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from gpuperf.datasets.profiler_csv import MAX_BLOCK_THREADS
 from gpuperf.decisions.advice_features import STATIC_FEATURES, add_derived
 from gpuperf.errors import GpuperfError, missing_file
 
@@ -42,7 +43,6 @@ COUNTERS: dict[str, list[tuple[tuple[str, ...], str]]] = {
 # data/sector_profile_h200.csv.gz).
 NCU_SECTORS = (("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
                ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"))
-MAX_BLOCK_THREADS = 1024  # every NVIDIA GPU since Fermi, and AMD's
 GEOMETRY = {"grid": ("grid.x", "grid.y", "grid.z"), "block": ("block.x", "block.y", "block.z")}
 # Nsight Compute pages without (x, y, z) sizes count them whole: the raw page's launch__grid_size and
 # launch__block_size, an older details page's Grid Size and Block Size (Launch Statistics)
