@@ -310,6 +310,20 @@ def test_nvprof_trace_refuses_a_launch_geometry_no_gpu_runs(tmp_path, edit, mess
         import_nvprof(path)
 
 
+@pytest.mark.parametrize(("source", "old", "new", "message"), [
+    (NCU, '"256","1,024"', '"256","9,999"',
+     r"line 9: launch__grid_size 9,999 contradicts Grid Size \(32, 32, 1\) \(1024 blocks\); one of them is damaged"),
+    (NCU, '"256","1,024"', '"128","1,024"',
+     r"line 9: launch__block_size 128 contradicts Block Size \(16, 16, 1\) \(256 threads\)"),
+    (DETAILS, '"Launch Statistics","Block Size","","256"', '"Launch Statistics","Block Size","","512"',
+     r"line 9: Launch Statistics: Block Size 512 contradicts Block Size \(256, 1, 1\) \(256 threads\)"),
+])
+def test_ncu_refuses_a_whole_count_contradicting_the_launch_size(tmp_path, source, old, new, message):
+    """A launch__grid_size of 9999 beside a Grid Size of (32, 32, 1) was imported as it stood."""
+    with pytest.raises(GpuperfError, match=message):
+        import_ncu(edited(tmp_path, source, old, new), gpu="H100" if source == DETAILS else None)
+
+
 @pytest.mark.parametrize(("source", "edits", "message"), [
     (NCU, [('"(16, 16, 1)","(32, 32, 1)","0","8.6","NVIDIA RTX A4000","2,103.30","62.27","256"',
             '"(64, 32, 1)","(32, 32, 1)","0","8.6","NVIDIA RTX A4000","2,103.30","62.27","2,048"')],

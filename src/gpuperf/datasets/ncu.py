@@ -249,8 +249,24 @@ def _record(launch: Launch, gpu: str | None, where: str) -> dict:
     for column in ("Context", "Stream", "CC", "Process Name"):
         if column in values:
             record[column] = values[column]
+    _refuse_contradicting_totals(record, launch, dims, where)
     _refuse_oversized_block(record, launch, dims, where)
     return record
+
+
+def _refuse_contradicting_totals(record: dict, launch: Launch, dims: dict[str, str], where: str) -> None:
+    """An error naming the line where a launch's whole count (``launch__grid_size``, the details page's
+    ``Launch Statistics: Grid Size``) is not the product of its ``(x, y, z)`` size."""
+    for name, kind in (("Grid Size", "grid"), ("Block Size", "block")):
+        if name not in dims:
+            continue
+        product = record[f"{kind}.x"] * record[f"{kind}.y"] * record[f"{kind}.z"]
+        for column in (f"launch__{kind}_size", f"Launch Statistics: {name}"):
+            total = record.get(column)
+            if isinstance(total, float) and total == total and total != product:
+                raise GpuperfError(f"{where}: line {launch.value_line(column)}: {column} "
+                                   f"{launch.values[column].strip()} contradicts {name} {dims[name]} "
+                                   f"({product:g} {'blocks' if kind == 'grid' else 'threads'}); one of them is damaged")
 
 
 def _refuse_oversized_block(record: dict, launch: Launch, dims: dict[str, str], where: str) -> None:
