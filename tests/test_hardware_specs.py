@@ -307,6 +307,18 @@ def test_a_users_gpu_field_beats_its_compute_capabilitys_limits_and_a_files_limi
     assert get_gpu("RTX 4070").max_blocks_per_sm == 20 and get_gpu("L4").max_blocks_per_sm == 24
 
 
+def test_a_files_limits_table_of_one_field_keeps_the_bundled_fields_it_does_not_name(user_gpus, tmp_path):
+    """[limits."8.9"] with only max_blocks_per_sm replaced gpuperf's whole 8.9 table, so the GPU
+    was refused for lacking shared_memory_per_sm_bytes and the rest."""
+    path = tmp_path / "own.toml"
+    path.write_text(RTX_4070 + '\n[limits."8.9"]\nmax_blocks_per_sm = 16\n')
+    user_gpus(path)
+    spec, l4 = get_gpu("RTX 4070"), get_gpu("L4")
+    assert spec.max_blocks_per_sm == 16 and l4.max_blocks_per_sm == 24
+    assert (spec.registers_per_sm, spec.shared_memory_per_sm_bytes, spec.max_threads_per_sm) == (
+        l4.registers_per_sm, l4.shared_memory_per_sm_bytes, l4.max_threads_per_sm)
+
+
 def test_a_users_peak_in_the_wrong_unit_either_way_or_an_f64_peak_just_above_f32_is_refused(user_gpus, tmp_path):
     path = tmp_path / "own.toml"
     for edit, message in (("peak_f32_gflops = 29.148", r"peak_f32_gflops=29.148 is 0.001x the FMA rate"),

@@ -284,7 +284,7 @@ def is_users_gpu(spec: GpuSpec) -> bool:
 def _add_user_specs(specs: dict[str, GpuSpec], limits: dict[str, dict[str, Any]],
                     bundled: dict[str, GpuSpec]) -> None:
     """Add (or replace, by name) the GPUs of the files ``GPUPERF_GPUS`` names; the bundled [limits]
-    per compute capability apply unless a file has its own."""
+    per compute capability apply, each field unless a file gives its own."""
     users_spellings: dict[str, tuple[str, str]] = {}  # a user's name or alias, normalised -> (its GPU, its file)
     for path in user_spec_files():
         try:
@@ -300,7 +300,7 @@ def _add_user_specs(specs: dict[str, GpuSpec], limits: dict[str, dict[str, Any]]
             if not isinstance(entry, dict):
                 raise GpuperfError(f"{path}: gpu entry {number} is {entry!r}, not a table of fields ([[gpu]] with "
                                    "name = ..., vendor = ...)")
-            spec = _spec_from_entry(entry, {**limits, **own_limits}, str(path))
+            spec = _spec_from_entry(entry, _merged_limits(limits, own_limits), str(path))
             key = normalize_name(spec.name)
             if key in users_spellings:
                 gpu, where = users_spellings[key]
@@ -322,6 +322,12 @@ def _add_user_specs(specs: dict[str, GpuSpec], limits: dict[str, dict[str, Any]]
             users_spellings.setdefault(key, (spec.name, str(path)))
             specs.pop(replaced.name if replaced is not None else "", None)
             specs[spec.name] = spec
+
+
+def _merged_limits(limits: dict[str, dict[str, Any]], own: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The bundled [limits] with a file's own laid over them field by field: a file's
+    ``[limits."8.9"]`` naming one field keeps gpuperf's other fields for 8.9."""
+    return {capability: {**limits.get(capability, {}), **own.get(capability, {})} for capability in {**limits, **own}}
 
 
 def _parse(text: str, where: str) -> dict[str, Any]:
