@@ -88,8 +88,9 @@ def read_csv(path: str | Path, **options) -> pd.DataFrame:
 def _read_csv(path: Path, **options) -> pd.DataFrame:
     if not path.is_file():
         raise missing_file(path, f"{path}: no such file")
-    if "encoding" not in options and _utf16(path):  # Windows PowerShell's > writes UTF-16
-        options = {**options, "encoding": "utf-16"}
+    utf16 = None if "encoding" in options else _utf16(path)
+    if utf16:  # Windows PowerShell's > writes UTF-16, and .NET's Encoding.Unicode without a mark
+        options = {**options, "encoding": utf16}
     if not options.keys() - {"encoding"}:
         _refuse_separator_line(path, options.get("encoding", "utf-8"))
     try:
@@ -312,12 +313,29 @@ OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}  # compressed t
 UTF16_MARKS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)  # how Windows PowerShell's > starts a file
 
 
-def _utf16(path: Path) -> bool:
-    """Whether a plain (uncompressed) file starts with a UTF-16 byte-order mark."""
+def _utf16(path: Path) -> str | None:
+    """The UTF-16 encoding of a plain (uncompressed) file, None for another: ``utf-16`` where it
+    starts with a byte-order mark, else :func:`utf16_without_mark` of its first bytes."""
     if path.suffix.lower() in OPENERS or path.suffix.lower() in (".zip", ".zst"):
-        return False
+        return None
     with open(path, "rb") as handle:
-        return handle.read(2) in UTF16_MARKS
+        start = handle.read(512)
+    return "utf-16" if start[:2] in UTF16_MARKS else utf16_without_mark(start)
+
+
+def utf16_without_mark(start: bytes) -> str | None:
+    """``utf-16-le`` or ``utf-16-be`` where a file's first bytes are UTF-16 text without a byte-order
+    mark (``Encoding.Unicode`` in .NET, Python's ``utf-16-le``), as the NUL bytes of its mostly-ASCII
+    characters tell: at most every odd byte (little-endian) or every even one (big-endian), the other
+    half holding none. UTF-8 and Latin-1 text holds no NUL byte."""
+    pairs = len(start) // 2
+    if pairs < 2:
+        return None
+    even, odd = start[0:2 * pairs:2], start[1:2 * pairs:2]
+    for zeros, others, encoding in ((odd, even, "utf-16-le"), (even, odd, "utf-16-be")):
+        if zeros.count(0) >= 0.75 * pairs and not others.count(0):
+            return encoding
+    return None
 
 
 def _lines(path: Path, encoding: str) -> tuple[int, str] | None:
