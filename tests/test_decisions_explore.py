@@ -1482,3 +1482,29 @@ def test_the_period_counts_model_steps_from_after_the_own_best_picks():
     order = run_search(explorer, np.linspace(1.0, 2.0, 10), budget=8, stop_at=None)
     assert order[:2] == [0, 1]
     assert steps == ["model", "model", "transfer", "model", "model", "transfer"]
+
+
+def test_a_cache_of_the_same_gpu_whose_size_is_spelled_as_a_list_is_the_spaces_own(tmp_path):
+    """Kernel Tuner takes a problem_size of 100000 and [100000] for one size: a training cache of the
+    space's own GPU and kernel spelling it [100000] was learnt from, its times leaking the answer."""
+    import json
+
+    from gpuperf.decisions.exploration import measured_elsewhere
+    from gpuperf.decisions.space import read_space, read_training_spaces, same_kernel_and_gpu, size_text
+
+    assert size_text("[100000]") == size_text(100000) == size_text((100000,)) == "100000"
+    assert size_text("[64, 64]") == key_text((64, 64)) != size_text(64)
+
+    def cache(name: str, size: object, slow: float) -> Path:
+        entries = {f"{x}": {"block_size_x": x, "time": slow * (1 + abs(x - 128) / 64)} for x in (32, 64, 128, 256)}
+        path = tmp_path / name
+        path.write_text(json.dumps({"device_name": "NVIDIA A100-PCIE-40GB", "kernel_name": "k", "problem_size": size,
+                                    "tune_params_keys": ["block_size_x"], "objective": "time", "cache": entries}))
+        return path
+
+    space = read_space(cache("a.json", 100000, 1.0))
+    listed = read_training_spaces(cache("b.json", [100000], 1.02), ["block_size_x"])[0]
+    other_size = read_training_spaces(cache("c.json", [200000], 1.02), ["block_size_x"])[0]
+    assert same_kernel_and_gpu(space, listed) and not same_kernel_and_gpu(space, other_size)
+    with pytest.warns(GpuperfNote, match="b.json is the space's own kernel and GPU"):
+        assert measured_elsewhere(space, [listed, other_size]) == [other_size]

@@ -120,6 +120,15 @@ def key_text(value: object) -> str:
     return format_value(value)
 
 
+def size_text(value: object) -> str:
+    """A problem size as :func:`key_text` spells it, one of one dimension (``[100000]``, ``(100000,)``)
+    as its number: Kernel Tuner takes a size ``n`` for ``(n,)``."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    value = _sequence(value)
+    return key_text(value[0] if isinstance(value, tuple) and len(value) == 1 else value)
+
+
 def _sequence(value: object) -> object:
     """A list, or a text spelling a tuple or list of literals (``"(1, 1)"``, ``"[1, 1]"``), as a tuple;
     anything else as it is."""
@@ -757,11 +766,13 @@ def _cache_space(path: str | Path, params: Sequence[str], target: str | None) ->
 
 def same_kernel_and_gpu(a: Space, b: Space, size_columns: Sequence[str] = ()) -> bool:
     """Whether two spaces name the same GPU (by any spelling: ``K20``, ``Tesla K20``) and (where
-    both name them) the same kernel and problem size (also in ``size_columns``)."""
+    both name them) the same kernel and problem size (also in ``size_columns``; a size of one
+    dimension, ``[100000]``, is the number ``100000``, as Kernel Tuner takes it)."""
     if a.gpu is None or b.gpu is None or canonical_gpu(a.gpu) != canonical_gpu(b.gpu):
         return False
     for column in ("kernel", "problem_size", *size_columns):
-        values = [set(texts_by_value(s.extra[column].dropna(), key_text)) if column in s.extra.columns else None
+        text = key_text if column == "kernel" else size_text
+        values = [set(texts_by_value(s.extra[column].dropna(), text)) if column in s.extra.columns else None
                   for s in (a, b)]
         if values[0] and values[1] and values[0] != values[1]:
             return False
