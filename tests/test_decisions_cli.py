@@ -779,3 +779,21 @@ def test_a_bundled_table_named_by_its_data_path_is_read_outside_a_checkout(tmp_p
     assert len(space) == 64 and space.params == ["local_x", "local_y", "outputs_y", "prefetch", "unroll"]
     spaces = read_training_spaces("data/stencil_spaces_pocl.csv.gz", space.params)
     assert len(spaces) == 8
+
+
+def test_a_training_table_named_twice_or_copied_counts_once(tmp_path, capsys):
+    """--train v100.json --train ./v100.json, or a copy of it under another name, weighed the V100 twice
+    (other figures, no word); the file is read once and a copy is left out with a note."""
+    import shutil
+
+    space = write_space(tmp_path / "target.csv", (7, 4))
+    first = write_space(tmp_path / "first.csv", (2, 1), 1.5)
+    second = write_space(tmp_path / "second.csv", (9, 16), 2.0)
+    shutil.copy(first, tmp_path / "copy.csv")
+    argv = ["explore", space, "--params", "bx,tile", "--train", first, "--train", second, "--json", "--budget", "50"]
+    once = run_json(capsys, argv)
+    for again in (f"{tmp_path}/./first.csv", str(tmp_path / "copy.csv")):
+        twice = run_json(capsys, [*argv, "--train", again])
+        assert (twice["order"], twice["transfer_evals_to_90"]) == (once["order"], once["transfer_evals_to_90"])
+    assert main([*argv, "--train", str(tmp_path / "copy.csv")]) == 0
+    assert f"first.csv holds the same measurements as {tmp_path / 'copy.csv'} " in capsys.readouterr().err

@@ -131,12 +131,22 @@ def other_gpus_spaces(space, train: list[str], target: str | None, size_columns:
     from gpuperf.decisions.space import read_training_spaces, with_recorded_gpu
     from gpuperf.decisions.training import same_kernel_where_held, sharing_configurations
 
-    ordered = sorted(dict.fromkeys(train))  # the order --train names its tables in does not change the search
+    ordered = one_name_per_file(train)  # the order --train names its tables in does not change the search
     spaces = [s for path in ordered for s in same_kernel_where_held(
         space, read_training_spaces(path, space.params, target, size_columns), path, size_columns)]
     space = with_recorded_gpu(space, spaces, gpu)
     others = measured_elsewhere(space, spaces, size_columns, label="--train")
     return space, sharing_configurations(space, others)
+
+
+def one_name_per_file(names: Sequence[str]) -> list[str]:
+    """``names`` sorted, each file once however it is spelt (``v100.json``, ``./v100.json``: the first
+    name in that order); a bundled dataset's name, no file, by its name."""
+    kept: dict[object, str] = {}
+    for name in sorted(dict.fromkeys(names)):
+        path = Path(name)
+        kept.setdefault(path.resolve() if path.exists() else name, name)
+    return list(kept.values())
 
 
 def ask_command(

@@ -37,6 +37,7 @@ from gpuperf.decisions.space import (
     require_shared_configurations,
     same_kernel_and_gpu,
     same_measurements,
+    same_space_copy,
     transfer_matrix,
 )
 from gpuperf.decisions.surrogates import SURROGATES
@@ -123,7 +124,8 @@ def measured_elsewhere(space: Space, train: Sequence[Space], size_columns: Seque
     """``train`` without the spaces that are ``space`` itself, each left out with a note: its own
     kernel and GPU (and size, also in ``size_columns``), or its own times under other names (a
     Kernel Tuner cache of the same run). A simulation that learns from the times it is scored on
-    overstates the search. An error when nothing is left of a ``train`` given; ``label`` names
+    overstates the search. A copy of a space kept (:func:`~gpuperf.decisions.space.same_space_copy`)
+    is left out too, with a note: it would count one GPU twice. An error when nothing is left of a ``train`` given; ``label`` names
     ``train`` in both."""
     others = []
     for other in train:
@@ -133,6 +135,10 @@ def measured_elsewhere(space: Space, train: Sequence[Space], size_columns: Seque
         elif same_measurements(space, other):
             warnings.warn(GpuperfNote(f"{other.where} holds the space's own times (every configuration both have, "
                                       f"timed alike); left out of {label}"), stacklevel=3)
+        elif (copied := next((kept for kept in others if same_space_copy(kept, other, size_columns)), None)):
+            warnings.warn(GpuperfNote(f"{other.where} holds the same measurements as {copied.where} (its GPU, kernel "
+                                      f"and size, every configuration timed alike); left out of {label}, counted "
+                                      "once"), stacklevel=3)
         else:
             others.append(other)
     if train and not others:

@@ -770,6 +770,11 @@ def same_kernel_and_gpu(a: Space, b: Space, size_columns: Sequence[str] = ()) ->
     dimension, ``[100000]``, is the number ``100000``, as Kernel Tuner takes it)."""
     if a.gpu is None or b.gpu is None or canonical_gpu(a.gpu) != canonical_gpu(b.gpu):
         return False
+    return _same_kernel_and_size(a, b, size_columns)
+
+
+def _same_kernel_and_size(a: Space, b: Space, size_columns: Sequence[str] = ()) -> bool:
+    """Whether two spaces name (where both name them) the same kernel and problem size."""
     for column in ("kernel", "problem_size", *size_columns):
         text = key_text if column == "kernel" else size_text
         values = [set(texts_by_value(s.extra[column].dropna(), text)) if column in s.extra.columns else None
@@ -777,6 +782,20 @@ def same_kernel_and_gpu(a: Space, b: Space, size_columns: Sequence[str] = ()) ->
         if values[0] and values[1] and values[0] != values[1]:
             return False
     return True
+
+
+def same_space_copy(a: Space, b: Space, size_columns: Sequence[str] = ()) -> bool:
+    """Whether ``b`` is a copy of the training space ``a``: the same GPU (or neither naming one), kernel
+    and size, and the same configurations with the same normalised performance (their times, in any
+    unit), so that learning from both would count one GPU's measurements twice."""
+    if (a.gpu is None) != (b.gpu is None) or (a.gpu is not None and canonical_gpu(a.gpu) != canonical_gpu(b.gpu)):
+        return False
+    if len(a) != len(b) or not set(a.params) <= set(b.configs.columns) or not _same_kernel_and_size(a, b, size_columns):
+        return False
+    lookup = pd.Series(b.performance, index=configuration_keys(b.configs, a.params).to_numpy())
+    if lookup.index.duplicated().any() or set(lookup.index) != set(a.keys()):
+        return False
+    return bool(np.allclose(a.performance, a.keys().map(lookup).to_numpy(dtype=float), rtol=1e-9, atol=0))
 
 
 def same_measurements(space: Space, other: Space, least: int = 3) -> bool:
