@@ -263,12 +263,16 @@ def test_the_exploration_study_sets_the_searches_against_kernel_tuners_strategie
     assert list(frame["random_expected_evals_to_90"]) == [per_gpu[g]["random_uncapped"] for g in frame["gpu"]]
     assert list(frame["random_expected_evals_to_90_within_budget"]) == [per_gpu[g]["random"] for g in frame["gpu"]]
     from gpuperf.decisions.bundled_spaces import leave_one_gpu_out, tuning_families
-    from gpuperf.decisions.search_metrics import random_cost_to, random_expected_cost_within
+    from gpuperf.decisions.search_metrics import (random_cost_to, random_expected_cost_within,
+                                                  random_expected_evals_within)
     seconds = {row["gpu"]: row for row in json.loads(paths["json"].read_text())["tables"][
         "Compile + benchmark seconds to 90 %"]}
     family = next(f for f in tuning_families() if f.name == "hub/pnpoly")
     for gpu, space, _ in leave_one_gpu_out(family):  # random order's seconds stop at the budget, as a search's do
+        space = space.without_failures()  # as Kernel Tuner's simulation: every column on the configurations that ran
         performance, cost = space.performance, space.tuning_cost()
+        assert per_gpu[gpu]["random"] == pytest.approx(random_expected_evals_within(performance, 0.9, 20))
+        assert frame.set_index("gpu").loc[gpu, "configurations"] == len(space) < 4092
         assert seconds[gpu]["random"] == pytest.approx(random_expected_cost_within(performance, cost, 0.9, 20))
         assert seconds[gpu]["random_uncapped"] == pytest.approx(random_cost_to(performance, cost, 0.9))
     assert "random is random order's exact expected cost of its first min(T, budget) evaluations" in report
