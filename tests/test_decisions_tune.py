@@ -392,7 +392,8 @@ def test_kernel_tuner_runs_the_guided_strategy_as_gpuperf_simulates_it(tmp_path,
     assert order == simulated
     if with_train:  # the same tables as cache files: the same portfolio (later picks may differ in
         # the last digit of a time: a cache holds milliseconds, read back as seconds)
-        caches = [str(write_space_cache(o, tmp_path / f"other{i}.json")) for i, o in enumerate(others)]
+        caches = [str(write_space_cache(o, tmp_path / f"other{i}.json", device_name=f"other gpu {i}"))  # not the
+                  for i, o in enumerate(others)]  # target's "gpu": a cache of its own GPU and kernel is left out
         from_caches = strategy_order(cache, target, GuidedStrategy(train=caches, seed=2), budget=15)
         assert from_caches[:2] == simulated[:2] and len(set(from_caches)) == 15
         # One table of both GPUs, as a DataFrame or a single path, trains it as the list does.
@@ -428,6 +429,33 @@ def test_the_guided_strategy_searches_on_the_gpu_the_caches_name_as_explore_does
     assert [tuple(int(v) for v in target.configs.iloc[i]) for i in order[:len(picked)]] == picked
     unnamed = strategy_order(caches[0], target, GuidedStrategy(train=caches[1:], seed=2, gpu="other"), budget=8)
     assert unnamed != order  # the GPU named matters here
+
+
+def test_the_guided_strategy_leaves_out_the_training_rows_of_the_tuned_gpu_as_explore_does(tmp_path, capsys):
+    """A training table holding the tuned GPU's own kernel (another run of it) trained the strategy
+    though its docstring and explore leave those rows out: Kernel Tuner picked another order than
+    explore on the same cache; now both match the order without those rows."""
+    from gpuperf.decisions.kernel_tuner_baseline import strategy_order, write_space_cache
+    from gpuperf.decisions.kernel_tuner_strategy import GuidedStrategy
+
+    rng = np.random.default_rng(11)
+    spaces = [grid(optimum, scale) for optimum, scale in (((9, 4), 1.0), ((2, 11), 0.5), ((10, 2), 2.0))]
+    for space in spaces:
+        space.times = np.round(space.times * np.exp(0.1 * rng.normal(size=len(space))), 6)
+    target = spaces[0].without_failures()
+    cache = write_space_cache(target, tmp_path / "target.json", kernel_name="k", device_name="RTX 3090")
+    own = dataclasses.replace(target, times=np.round(target.times * np.exp(0.2 * rng.normal(size=len(target))), 6))
+    parts = [s.configs.assign(time_s=s.times, gpu=gpu, kernel="k") for s, gpu in
+             ((own, "RTX 3090"), (spaces[1], "A100"), (spaces[2], "V100"))]
+    table = pd.concat(parts, ignore_index=True).dropna(subset=["time_s"])
+    table.to_csv(tmp_path / "all.csv", index=False)
+    table[table["gpu"] != "RTX 3090"].to_csv(tmp_path / "others.csv", index=False)
+    order = strategy_order(cache, target, GuidedStrategy(train=str(tmp_path / "all.csv"), seed=2), budget=10)
+    assert order == strategy_order(cache, target, GuidedStrategy(train=str(tmp_path / "others.csv"), seed=2), budget=10)
+    assert main(["explore", str(cache), "--train", str(tmp_path / "all.csv"), "--budget", "10", "--seed", "2",
+                 "--json", "--no-progress"]) == 0
+    picked = [(e["x"], e["y"]) for e in json.loads(capsys.readouterr().out)["order"]]
+    assert [tuple(int(v) for v in target.configs.iloc[i]) for i in order[:len(picked)]] == picked
 
 
 def test_kernel_tuner_tunes_an_opencl_kernel_with_the_guided_strategy():
@@ -587,7 +615,7 @@ class _Searchspace:
 class _Recording:
     """A search asking in table order and recording what it is told."""
 
-    def __init__(self, configs, params, train, model, seed, gpu=None):
+    def __init__(self, configs, params, train, model, seed, gpu=None, kernel=None):
         self.configs, self.told, self.gpu = configs, [], gpu
 
     def __len__(self):

@@ -13,10 +13,12 @@ next configuration, lets Kernel Tuner compile and benchmark it (or replay it fro
 simulation mode), and tells the search the result. ``train``: caches (or tables: files,
 DataFrames, bundled names; or :class:`Space` objects), one or a list, of the same kernel's
 parameters measured on other GPUs, as :class:`GuidedSearch` takes them; without them the search
-is online. ``gpu``: the GPU searched on, as :class:`GuidedSearch` takes it (the training data's
-rows of that GPU are left out, and alike GPUs weigh more); by default the device Kernel Tuner
-names, in simulation mode the cache's, so a simulated run picks what ``gpuperf explore`` picks on
-that cache. The configurations are searched in sorted order of their parameter
+is online. ``gpu``: the GPU searched on, as :class:`GuidedSearch` takes it (alike GPUs weigh
+more); by default the device Kernel Tuner names, in simulation mode the cache's. As ``gpuperf
+explore``'s ``--train``, the training data's spaces of that GPU and of the kernel and problem size
+Kernel Tuner tunes (where they name them) are left out, with a note, and a table of several kernels
+holding the tuned kernel gives only its rows, so a simulated run picks what ``gpuperf explore``
+picks on that cache. The configurations are searched in sorted order of their parameter
 values, so a run does not depend on how Kernel Tuner lists its search space. An objective
 where higher is better (GFLOP/s, ...) is searched as its inverse, so either kind works; with
 several objectives the search follows the first.
@@ -29,10 +31,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from gpuperf.decisions.space import plain_value
-from gpuperf.decisions.tune import GuidedSearch, TrainingData
+from gpuperf.decisions.exploration import measured_elsewhere
+from gpuperf.decisions.space import Space, plain_value
+from gpuperf.decisions.tune import GuidedSearch, TrainingData, training_spaces
 
 
 class GuidedStrategy:
@@ -52,6 +56,16 @@ class GuidedStrategy:
                 configs[name] = pd.Series([row[position] for row in rows], dtype=object)
         return configs.sort_values(params, kind="stable").reset_index(drop=True)
 
+    def measured_elsewhere(self, configs: pd.DataFrame, params: list[str], gpu: str | None, kernel: str | None,
+                           size: Any) -> list[Space]:
+        """The training spaces, less those of the searched ``gpu``, ``kernel`` and problem ``size``
+        (each noted), as explore's ``--train`` leaves out the space's own."""
+        extra = {name: [value] * len(configs) for name, value in (("kernel", kernel), ("problem_size", size))
+                 if value is not None}
+        searched = Space(params, configs, np.full(len(configs), np.nan), "the tuned space", pd.DataFrame(extra),
+                         gpu=gpu)
+        return measured_elsewhere(searched, training_spaces(self.train, params, searched), label="train")
+
     def tune(self, searchspace: Any, runner: Any, tuning_options: Any) -> list[dict]:
         from kernel_tuner.strategies.common import CostFunc
         from kernel_tuner.util import StopCriterionReached
@@ -59,7 +73,10 @@ class GuidedStrategy:
         configs = self.searched_configurations(searchspace)
         params = list(configs.columns)
         gpu = self.gpu or _device_name(runner)
-        search = GuidedSearch(configs, params, self.train, self.model, self.seed, gpu=gpu)
+        kernel = getattr(getattr(runner, "kernel_source", None), "kernel_name", None)
+        size = getattr(getattr(runner, "kernel_options", None), "problem_size", None)
+        train = self.measured_elsewhere(configs, params, gpu, kernel, size)
+        search = GuidedSearch(configs, params, train, self.model, self.seed, gpu=gpu, kernel=kernel)
         cost = CostFunc(searchspace, tuning_options, runner)
         higher_is_better = _first(tuning_options.objective_higher_is_better)
         budget = min(tuning_options.get("max_fevals", len(search)), len(search))
