@@ -356,10 +356,16 @@ def test_a_cache_tuned_for_another_objective_says_what_is_searched(tmp_path):
     cache.write_text(source.read_text().replace('"objective": "time"', '"objective": "GFLOP/s"'))
     with pytest.warns(GpuperfNote, match=r"gflops.json: tuned for objective 'GFLOP/s'; searched by time \(time_s\)"):
         read_space(cache)
+    listed = tmp_path / "listed.json"  # Kernel Tuner 1.x writes its objectives as a list
+    listed.write_text(source.read_text().replace('"objective": "time"', '"objective": ["time"]'))
     with warnings.catch_warnings():
         warnings.simplefilter("error", GpuperfNote)
         read_space(source)  # tuned for time: nothing to say
+        read_space(listed)
         read_space(cache, target="time_s")  # the target asked for
+    cache.write_text(source.read_text().replace('"objective": "time"', '"objective": ["GFLOP/s"]'))
+    with pytest.warns(GpuperfNote, match=r"gflops.json: tuned for objective 'GFLOP/s'; searched by time"):
+        read_space(cache)
 
 
 def test_a_training_space_where_every_configuration_failed_is_left_out_with_a_note(tmp_path):

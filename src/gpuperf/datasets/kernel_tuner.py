@@ -116,7 +116,7 @@ def read_kernel_tuner_cache(path: str | Path, gpu: str | None = None) -> pd.Data
         frame["repeats"] = frame["repeats"].astype("Int64")
     frame = order_columns(frame, keys)
     frame.attrs["parameters"] = list(keys)
-    frame.attrs["objective"] = data.get("objective")
+    frame.attrs["objective"] = objective_named(data.get("objective"))
     frame.attrs[ROW_NUMBERING] = "entry"
     if isinstance(data.get("tune_params"), dict):
         frame.attrs["tune_params"] = data["tune_params"]
@@ -189,9 +189,15 @@ def _parse(path: Path) -> dict:
     return data
 
 
+def objective_named(objective: Any) -> Any:
+    """A cache's ``objective`` as one name where it names one: Kernel Tuner 1.x writes a list
+    (``["time"]``), earlier versions the name itself; several objectives stay a list."""
+    return objective[0] if isinstance(objective, list) and len(objective) == 1 else objective
+
+
 def _check_objective(data: dict, where: str) -> None:
     """A cache tuned for another objective than time may record no time: say so, once."""
-    objective = data.get("objective")
+    objective = objective_named(data.get("objective"))
     entries = [entry for entry in data["cache"].values() if isinstance(entry, dict)]
     if objective not in (None, "time") and entries and not any("time" in e or "__error__" in e for e in entries):
         raise GpuperfError(f"{where}: the cache was tuned for objective {objective!r} and records no time; "
