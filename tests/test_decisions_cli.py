@@ -572,7 +572,7 @@ def test_a_parameter_value_none_or_na_is_a_setting_not_a_missing_value(tmp_path,
     assert sorted(str(c["hint"]) for c in result["order"]) == ["L1", "L1", "NA", "None"]
     (tmp_path / "ask.csv").write_text("bs,hint,time_ms\n32,None,1.0\n32,L1,\n64,None,\n64,L1,0.5\n")
     step = run_json(capsys, ["ask", str(tmp_path / "ask.csv"), "--params", "bs,hint", "--json"])
-    assert step["measured"] == 2 and step["next"]["hint"] in ("None", "L1")
+    assert step["measured"] == 2 and step["next"]["hint"] in (None, "L1")  # the setting None as JSON's null
     cache = {"device_name": "NVIDIA RTX A4000", "kernel_name": "k", "tune_params_keys": ["bs", "hint"],
              "cache": {f"{bs},{hint}": {"bs": bs, "hint": None if hint == "None" else hint, "time": time}
                        for bs, hint, time in ((32, "None", 1.0), (32, "L1", 0.9), (64, "None", 0.6), (64, "L1", 0.5))}}
@@ -797,3 +797,25 @@ def test_a_training_table_named_twice_or_copied_counts_once(tmp_path, capsys):
         assert (twice["order"], twice["transfer_evals_to_90"]) == (once["order"], once["transfer_evals_to_90"])
     assert main([*argv, "--train", str(tmp_path / "copy.csv")]) == 0
     assert f"first.csv holds the same measurements as {tmp_path / 'copy.csv'} " in capsys.readouterr().err
+
+
+def test_explores_order_gives_each_setting_as_the_cache_does(tmp_path, capsys):
+    """A parameter of floats 0.5, 1.0, 2.0 came back as 0.5, 1, 2, and a null setting as the text "None":
+    the order's settings are the cache's (an integer column of floats, as a table of several kernels
+    makes it, stays whole numbers)."""
+    entries = {}
+    for i, (bs, scale, opt) in enumerate((bs, scale, opt) for bs in (32, 64) for scale in (0.5, 1.0, 2.0)
+                                         for opt in (None, 3)):
+        entries[f"{bs},{scale},{opt}"] = {"bs": bs, "scale": scale, "opt": opt, "time": 1.0 + 0.1 * i}
+    (tmp_path / "c.json").write_text(json.dumps({
+        "device_name": "NVIDIA A100-PCIE-40GB", "kernel_name": "k", "problem_size": 1000,
+        "tune_params_keys": ["bs", "scale", "opt"], "objective": "time", "cache": entries}))
+    order = run_json(capsys, ["explore", str(tmp_path / "c.json"), "--budget", "12", "--json", "--no-progress"])["order"]
+    assert len(order) > 2 and {(e["bs"], e["scale"], e["opt"]) for e in order} <= {
+        (bs, scale, opt) for bs in (32, 64) for scale in (0.5, 1.0, 2.0) for opt in (None, 3)}
+    assert all(type(e["scale"]) is float and type(e["bs"]) is int for e in order)
+    table = pd.DataFrame({"bx": [32.0, 64.0, np.nan], "time_ms": [1.0, 0.5, 0.7], "kernel": ["k", "k", "other"]})
+    table.to_csv(tmp_path / "t.csv", index=False)
+    order = run_json(capsys, ["explore", str(tmp_path / "t.csv"), "--kernel", "k", "--params", "bx", "--json",
+                              "--no-progress"])["order"]
+    assert sorted(e["bx"] for e in order) == [32, 64] and all(type(e["bx"]) is int for e in order)

@@ -89,7 +89,7 @@ def explore_command(
     keys = [k for k in summary if k not in ("order",)]
     print_table([{"figure": k, "value": summary[k]} for k in keys], title=f"explore {space}")
     print_table(
-        numbered(summary["order"][:10], time_column=summary.get("time_column") or "time"),
+        numbered(summary["order"][:10], measured.params, time_column=summary.get("time_column") or "time"),
         title="first evaluations (--json for the whole order)",
     )
     print(verdict(summary))

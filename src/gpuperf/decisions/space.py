@@ -83,8 +83,33 @@ class Space:
         return Space(self.params, configs, self.times[keep], self.where, extra, self.gpu, self.time_column)
 
     def config(self, index: int) -> dict[str, object]:
-        """Configuration ``index`` as ``{param: value}`` (plain Python values)."""
-        return {p: plain_value(self.configs[p].iloc[index]) for p in self.params}
+        """Configuration ``index`` as ``{param: value}`` in plain Python values, as the table gave them: a
+        parameter holding a fraction keeps its floats (0.5, 1.0, 2.0), another's whole floats are ints (a
+        table's integer column made float by other rows' gaps); the setting None (a cache's null, read as
+        the text "None") is None."""
+        fractional = self._fractional_params()
+        return {p: _setting(self.configs[p].iloc[index], p in fractional) for p in self.params}
+
+    def _fractional_params(self) -> set[str]:
+        """The parameters with a float value that is not whole (worked out once per configs table)."""
+        if getattr(self, "_fractional", (None,))[0] is not self.configs:
+            self._fractional = (self.configs, {p for p in self.params if _holds_fraction(self.configs[p])})
+        return self._fractional[1]
+
+
+def _holds_fraction(values: pd.Series) -> bool:
+    """Whether ``values`` hold a finite float that is not whole."""
+    numbers = [v for v in values.unique() if isinstance(v, (float, np.floating)) and np.isfinite(v)]
+    return any(not float(v).is_integer() for v in numbers)
+
+
+def _setting(value: object, fractional: bool) -> object:
+    """A parameter's value as :meth:`Space.config` gives it (``fractional``: its floats stay floats)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, str) and value == "None":
+        return None
+    return value if fractional and isinstance(value, float) else plain_value(value)
 
 
 def plain_value(value: object) -> object:
