@@ -58,6 +58,7 @@ def test_reads_kernel_tuner_1_5_failures_recorded_as_error_with_no_time():
     assert np.isnan(frame["time_s"].iloc[2])
     assert frame["compile_time_s"].iloc[2] == pytest.approx(0.05157275398960337)
     assert frame["time_s"].iloc[0] == pytest.approx(3.8708687850407193e-3)
+    assert "__error__" not in frame.columns  # the error is the status, not a column of its own beside it
 
 
 def test_old_kernel_tuner_failure_time_and_gzipped_caches_read(tmp_path):

@@ -257,7 +257,7 @@ def _record(key: str, entry: Any, keys: list[str], where: str) -> dict:
         row["time_s_iqr"] = math.nan if unknown else _interquartile_range(seconds)
         row["repeats"] = len(seconds)
     for name, value in entry.items():
-        if name in keys or name in ("time", "times"):
+        if name in keys or name in ("time", "times", "__error__"):  # the error is the row's status
             continue
         if name in MS_FIELDS and _is_number(value):
             row[MS_FIELDS[name]] = shift_decimal(value, -3)
