@@ -209,7 +209,7 @@ def test_a_training_tables_kernel_tuned_over_more_parameters_is_left_out(tmp_pat
     assert [(s.gpu, len(s)) for s in spaces] == [("Tesla K40", 10)]
     pd.concat([wide, wide.assign(gpu="Tesla K40")], ignore_index=True).to_csv(tmp_path / "wide.csv", index=False)
     with pytest.raises(GpuperfError, match=r"wide.csv \(Tesla K20\): line 3: configuration 1 appears twice \(its rows "
-                                           "differ in tile: a parameter missing from --params"):
+                                           "differ in tile: a parameter not among those searched \(named by --params"):
         read_training_spaces(tmp_path / "wide.csv", ["bx"])
     with pytest.raises(GpuperfError, match="mixed.csv: no kernel in it has the parameters width"):
         read_training_spaces(tmp_path / "mixed.csv", ["width"])

@@ -1514,3 +1514,25 @@ def test_a_cache_of_the_same_gpu_whose_size_is_spelled_as_a_list_is_the_spaces_o
     assert same_kernel_and_gpu(space, listed) and not same_kernel_and_gpu(space, other_size)
     with pytest.warns(GpuperfNote, match="b.json is the space's own kernel and GPU"):
         assert measured_elsewhere(space, [listed, other_size]) == [other_size]
+
+
+def test_a_repeated_configuration_is_named_as_the_cache_spells_it(tmp_path):
+    """A training cache tuned over one parameter more than the space repeats each configuration: the
+    error spelt it 32,1,\"\"\"a\"\"\" (True as 1, a quoted text quoted again) and blamed --params, which
+    no one gave (the space's cache named the parameters)."""
+    import json
+
+    from gpuperf.decisions.space import read_training_spaces
+
+    entries = {}
+    for i, (bs, extra) in enumerate((bs, extra) for bs in (32, 64) for extra in (0, 1)):
+        entries[f'{bs},0.5,True,"a",{extra}'] = {"bs": bs, "scale": 0.5, "flag": True, "mode": '"a"', "extra": extra,
+                                                 "time": 1.0 + i}
+    (tmp_path / "wide.json").write_text(json.dumps({
+        "device_name": "NVIDIA Tesla T4", "kernel_name": "k", "problem_size": 1000, "objective": "time",
+        "tune_params_keys": ["bs", "scale", "flag", "mode", "extra"], "cache": entries}))
+    with pytest.raises(GpuperfError) as error:
+        read_training_spaces(tmp_path / "wide.json", ["bs", "scale", "flag", "mode"])
+    assert str(error.value).startswith(f'{tmp_path / "wide.json"}: entry 2: configuration 32,0.5,True,"a" appears '
+                                       "twice (its rows differ in extra: a parameter not among those searched (named "
+                                       "by --params, a cache's tune_params_keys or a table's variant labels)")

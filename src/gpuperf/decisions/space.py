@@ -103,6 +103,14 @@ def _holds_fraction(values: pd.Series) -> bool:
     return any(not float(v).is_integer() for v in numbers)
 
 
+def shown_configuration(configs: pd.DataFrame, params: Sequence[str], row: int) -> str:
+    """Configuration ``row`` (a position) of ``configs`` as a message names it: its values joined by
+    commas as the table or cache spells them (``256,0.5,True,"a"``, as a Kernel Tuner cache key),
+    not in the matching text of :func:`key_text`."""
+    values = [_setting(configs[p].iloc[row], _holds_fraction(configs[p])) for p in params]
+    return ",".join("None" if value is None else str(value) for value in values)
+
+
 def _setting(value: object, fractional: bool) -> object:
     """A parameter's value as :meth:`Space.config` gives it (``fractional``: its floats stay floats)."""
     if isinstance(value, np.generic):
@@ -247,8 +255,8 @@ def space_from_frame(
     if duplicated.any():
         row = int(np.flatnonzero(duplicated)[0])
         raise GpuperfError(
-            f"{where}: {row_location(frame, row)}: configuration {keys.iloc[row]} appears twice"
-            + _why_twice(frame.reset_index(drop=True), keys, row, [*params, target]))
+            f"{where}: {row_location(frame, row)}: configuration {shown_configuration(configs, params, row)} appears "
+            "twice" + _why_twice(frame.reset_index(drop=True), keys, row, [*params, target]))
     extra = frame.drop(columns=[c for c in (*params, target) if c in frame.columns]).reset_index(drop=True)
     return Space(params, configs, times, where, extra, gpu, target)
 
@@ -366,8 +374,9 @@ def _why_twice(frame: pd.DataFrame, keys: pd.Series, row: int, used: list[str]) 
     differing = differing_columns(frame, keys, row, used)
     if not differing:
         return ""
-    return (f" (its rows differ in {', '.join(differing[:3])}: a parameter missing from --params, or one table "
-            "holding several: explore and ask pick one with --kernel, --gpu and a size with -p, e.g. -p n=1024)")
+    return (f" (its rows differ in {', '.join(differing[:3])}: a parameter not among those searched (named by "
+            "--params, a cache's tune_params_keys or a table's variant labels), or one table holding several: explore "
+            "and ask pick one with --kernel, --gpu and a size with -p, e.g. -p n=1024)")
 
 
 def _gpu_name(frame: pd.DataFrame, where: str) -> str | None:
@@ -731,7 +740,8 @@ def _repeats_configurations(part: pd.DataFrame, params: Sequence[str], column: s
     row = int(np.flatnonzero(repeats)[0])
     if differing_columns(part.reset_index(drop=True), keys, row, [*params, column], outcomes=()):
         return True
-    raise GpuperfError(f"{group}: {row_location(part, row)}: configuration {keys.iloc[row]} appears twice (the same "
+    shown = shown_configuration(part.reset_index(drop=True), params, row)
+    raise GpuperfError(f"{group}: {row_location(part, row)}: configuration {shown} appears twice (the same "
                        "configuration measured twice; keep one row of it)")
 
 
@@ -777,8 +787,8 @@ def _no_training_space(where: str, params: Sequence[str], column: str,
     rows = part.reset_index(drop=True)
     keys = configuration_keys(rows, params)
     row = int(np.flatnonzero(keys.duplicated().to_numpy())[0])
-    return GpuperfError(f"{group}: {row_location(part, row)}: configuration {keys.iloc[row]} appears twice"
-                        f"{_why_twice(rows, keys, row, [*params, column])}")
+    return GpuperfError(f"{group}: {row_location(part, row)}: configuration {shown_configuration(rows, params, row)} "
+                        f"appears twice{_why_twice(rows, keys, row, [*params, column])}")
 
 
 def _cache_space(path: str | Path, params: Sequence[str], target: str | None) -> Space:
@@ -860,10 +870,10 @@ def require_shared_configurations(space: Space, others: Sequence[Space], transfe
     (``transfer`` from :func:`transfer_matrix`): its data could not guide a search of ``space``."""
     for other, column in zip(others, transfer.T):
         if np.isnan(column).all():
-            there = configuration_keys(other.configs, space.params).iloc[0]
+            there, here = (shown_configuration(s.configs, space.params, 0) for s in (other, space))
             raise GpuperfError(
                 f"{other.where}: none of its {len(other)} configurations is one of {space.where}'s "
-                f"(e.g. {', '.join(space.params)} = {there} there, {space.keys().iloc[0]} here)"
+                f"(e.g. {', '.join(space.params)} = {there} there, {here} here)"
             )
 
 
