@@ -1536,3 +1536,20 @@ def test_a_repeated_configuration_is_named_as_the_cache_spells_it(tmp_path):
     assert str(error.value).startswith(f'{tmp_path / "wide.json"}: entry 2: configuration 32,0.5,True,"a" appears '
                                        "twice (its rows differ in extra: a parameter not among those searched (named "
                                        "by --params, a cache's tune_params_keys or a table's variant labels)")
+
+
+def test_two_spellings_of_one_value_name_the_entry_they_repeat(tmp_path):
+    """Kernel Tuner tunes the texts "1" and "01" as two settings; gpuperf matches by value, so they are one,
+    and the error named only "32,1 appears twice" at the entry keyed 32,01."""
+    import json
+
+    from gpuperf.decisions.space import read_space
+
+    entries = {f"{bs},{unroll}": {"bs": bs, "unroll": unroll, "time": 1.0 + i}
+               for i, (bs, unroll) in enumerate((bs, u) for bs in (32, 64) for u in ("1", "01"))}
+    (tmp_path / "s.json").write_text(json.dumps({
+        "device_name": "NVIDIA Tesla T4", "kernel_name": "k", "problem_size": 1000, "objective": "time",
+        "tune_params_keys": ["bs", "unroll"], "cache": entries}))
+    with pytest.raises(GpuperfError, match=r"s\.json: entry 2: configuration 32,01 appears twice \(as entry 1's 32,1: "
+                                           r"configurations match by value, so 1, 01 and 1\.0 are one setting\)$"):
+        read_space(tmp_path / "s.json")

@@ -256,7 +256,8 @@ def space_from_frame(
         row = int(np.flatnonzero(duplicated)[0])
         raise GpuperfError(
             f"{where}: {row_location(frame, row)}: configuration {shown_configuration(configs, params, row)} appears "
-            "twice" + _why_twice(frame.reset_index(drop=True), keys, row, [*params, target]))
+            "twice" + _spelt_otherwise(frame, configs, params, keys, row)
+            + _why_twice(frame.reset_index(drop=True), keys, row, [*params, target]))
     extra = frame.drop(columns=[c for c in (*params, target) if c in frame.columns]).reset_index(drop=True)
     return Space(params, configs, times, where, extra, gpu, target)
 
@@ -366,6 +367,18 @@ def _several_kernels(frame: pd.DataFrame) -> str:
     if len(kernels) < 2:
         return ""
     return f" (the table holds {len(kernels)} kernels, {_first_names(kernels)}: pick one with --kernel)"
+
+
+def _spelt_otherwise(frame: pd.DataFrame, configs: pd.DataFrame, params: Sequence[str], keys: pd.Series,
+                     row: int) -> str:
+    """Where repeated configuration ``row`` is spelt otherwise at its first row (``32,01`` and ``32,1``), that
+    row: configurations match by value, so the two are one; else ""."""
+    first = int(np.flatnonzero((keys == keys.iloc[row]).to_numpy())[0])
+    shown = shown_configuration(configs, params, first)
+    if shown == shown_configuration(configs, params, row):
+        return ""
+    return (f" (as {row_location(frame, first)}'s {shown}: configurations match by value, so 1, 01 and 1.0 are one "
+            "setting)")
 
 
 def _why_twice(frame: pd.DataFrame, keys: pd.Series, row: int, used: list[str]) -> str:
