@@ -641,3 +641,15 @@ def test_tuple_valued_parameters_round_trip_under_kernel_tuners_keys(tmp_path):
                                     "objective": "time", "cache": cache}))
     written = write_kernel_tuner_cache(read_kernel_tuner_cache(original), tmp_path / "again.json")
     assert json.loads(written.read_text())["cache"].keys() == cache.keys()
+
+
+def test_kernel_tuners_output_file_is_told_apart_from_its_cache(tmp_path):
+    """store_output_file's results read as a cache missing every key, with no word of what the file is."""
+    results = {"results": [{"configuration": {"block_size_x": 256}, "times": {"runtimes": [1.3]},
+                            "measurements": [{"name": "time", "value": 1.3, "unit": "ms"}], "objectives": ["time"]}],
+               "schema_version": "1.0.0"}
+    (tmp_path / "out.json").write_text(json.dumps(results))
+    with pytest.raises(GpuperfError, match=r"out\.json: missing key\(s\) device_name, kernel_name, tune_params_keys, "
+                                           r"cache of a Kernel Tuner cache \(this is Kernel Tuner's output file, "
+                                           r"store_output_file's results, .*tune_kernel's cache= option writes\)$"):
+        read_kernel_tuner_cache(tmp_path / "out.json")

@@ -82,7 +82,7 @@ def read_kernel_tuner_cache(path: str | Path, gpu: str | None = None) -> pd.Data
         raise too_large(path) from None
     missing = [k for k in HEADER_KEYS if k not in data]
     if missing:
-        raise GpuperfError(f"{where}: missing key(s) {', '.join(missing)} of a Kernel Tuner cache")
+        raise GpuperfError(f"{where}: missing key(s) {', '.join(missing)} of a Kernel Tuner cache{_output_file_hint(data)}")
     keys = data["tune_params_keys"]
     if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
         raise GpuperfError(f"{where}: tune_params_keys must be a list of parameter names")
@@ -193,6 +193,15 @@ def objective_named(objective: Any) -> Any:
     """A cache's ``objective`` as one name where it names one: Kernel Tuner 1.x writes a list
     (``["time"]``), earlier versions the name itself; several objectives stay a list."""
     return objective[0] if isinstance(objective, list) and len(objective) == 1 else objective
+
+
+def _output_file_hint(data: dict) -> str:
+    """A hint where ``data`` is Kernel Tuner's output file (``store_output_file``'s T4 results, a
+    ``results`` list and no cache's keys), else ""."""
+    if "results" not in data or "cache" in data:
+        return ""
+    return (" (this is Kernel Tuner's output file, store_output_file's results, which names neither the kernel nor "
+            "the device; gpuperf reads the cache file, the one tune_kernel's cache= option writes)")
 
 
 def _check_objective(data: dict, where: str) -> None:
