@@ -70,3 +70,20 @@ def test_rank_command_refuses_a_model_with_training_data_or_a_file_that_is_no_co
     other.write_text("{}")
     assert main(["rank", "jacobi2d_5pt", "--model", str(other)]) != 0
     assert str(other) in capsys.readouterr().err
+
+
+def test_unroll_siblings_share_one_counted_row_and_rank_as_if_each_were_counted(calibration, monkeypatch) -> None:
+    """Unrolling changes no count (the stencil spaces' count-neutral parameter): the variants that differ
+    only in it are each built and ranked, but their properties are computed once."""
+    from gpuperf.models import properties
+
+    counted = []
+    real = properties.kernel_properties
+    monkeypatch.setattr(properties, "kernel_properties",
+                        lambda kernel, *a, **k: counted.append(kernel) or real(kernel, *a, **k))
+    ranked = rank_space_by_counts("jacobi2d_5pt", SIZES, calibration.model, limit=20)
+    groups = ranked.drop(columns=["variant", "unroll", "predicted_time_s", "predicted_performance"]).drop_duplicates()
+    assert len(ranked) == 20 and len(counted) == len(groups) == 8
+    each = pd.DataFrame([real(get_space("jacobi2d_5pt").build(dict(zip(ranked.columns[1:6], row))), SIZES,
+                              calibration.model.property_names_) for row in ranked.iloc[:, 1:6].to_numpy()])
+    assert list(ranked["predicted_time_s"]) == pytest.approx(list(calibration.model.predict(each)), rel=1e-12)

@@ -377,3 +377,21 @@ def test_rank_space_refuses_a_table_holding_one_variant_per_program_and_input():
 def test_an_empty_program_column_is_one_input_not_a_missing_one():
     table = pd.DataFrame({"kernel": "k", "problem_size": [np.nan, np.nan], "time_s": [1.0, 2.0]})
     assert normalised_performance(table, ["kernel", "problem_size"]).tolist() == [1.0, 0.5]
+
+
+def test_rank_space_extracts_features_once_for_variants_that_differ_only_in_unrolling(monkeypatch):
+    from gpuperf.decisions.cross_kernel import LIFT_FEATURES
+    from gpuperf.features import table as feature_module
+    from gpuperf.kernels.space import get_space
+
+    extracted = []
+    real = feature_module.extract_features
+    monkeypatch.setattr(feature_module, "extract_features",
+                        lambda kernel, *a, **k: extracted.append(kernel) or real(kernel, *a, **k))
+    ranked = rank_space("stencil2d", {"n": 256, "m": 256}, variant_table(), limit=20)
+    assert len(ranked) == 20 and ranked["variant"].is_unique and len(extracted) == 8  # 8 sets of unroll siblings
+    space, features = get_space("stencil2d"), [c for c in LIFT_FEATURES if c in ranked]
+    for _, row in ranked.iterrows():  # each row's features are its own variant's
+        own = real(space.build({p: row[p] for p in space.parameters}), {"n": 256, "m": 256})
+        assert row["variant"] == space.key({p: row[p] for p in space.parameters})
+        assert [row[f] for f in features] == [own[f] for f in features]

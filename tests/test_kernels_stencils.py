@@ -266,3 +266,40 @@ def test_prefetch_tiles_may_fill_local_memory_exactly():
 def test_a_parameter_given_twice_is_refused():
     with pytest.raises(GpuperfError, match="parameter local_x is given twice"):
         variant_from_spec("stencil2d[local_x=16,local_x=32]")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_unroll_is_count_neutral_siblings_differ_only_in_index_arithmetic(name):
+    """rank computes the features and count properties once for variants that differ only in the
+    stencil spaces' count-neutral parameter (unroll), leaving out the index-arithmetic columns: a change
+    that made unrolling visible to another column must take it out of ``count_neutral``."""
+    from gpuperf.features.table import extract_features
+    from gpuperf.kernels.space import index_arithmetic
+    from gpuperf.models.properties import kernel_properties
+
+    space, sizes = get_space(name), {"n": 256, "m": 256}
+    assert space.count_neutral == ("unroll",)
+    for prefetch in (0, 1):
+        base = {"local_x": 16, "local_y": 4, "outputs_y": 8, "prefetch": prefetch}
+        rows = [{**extract_features(kernel, sizes), **kernel_properties(kernel, sizes)}
+                for kernel in (space.build({**base, "unroll": u}) for u in space.parameters["unroll"])]
+        differing = {key for row in rows[1:] for key in row if row[key] != rows[0][key]}
+        assert differing and all(index_arithmetic(key) for key in differing)  # the split adds integer ops
+
+
+def test_unroll_siblings_share_a_row_only_where_the_caller_reads_no_index_arithmetic():
+    from gpuperf.kernels.space import shared_static_rows, sized_variants
+
+    space = get_space("jacobi2d_5pt")
+    built = sized_variants(space, {"n": 256, "m": 256}, limit=20)
+    made = []
+
+    def row(kernel):
+        made.append(kernel)
+        return {"flops": 1.0, "int_ops": float(kernel.variant["unroll"])}
+
+    shared = shared_static_rows(space, built, row, ["flops"])
+    assert len(made) == 8 and shared == [{"flops": 1.0}] * 20  # 8 sets of unroll siblings among the first 20
+    made.clear()
+    each = shared_static_rows(space, built, row, ["flops", "int_ops"])
+    assert len(made) == 20 and [r["int_ops"] for r in each] == [c["unroll"] for c, _ in built]

@@ -520,10 +520,10 @@ def _program(config):
     return lp.split_iname(program, "i", config["local_x"], outer_tag="g.0", inner_tag="l.0")
 
 
-def space(defaults=None, check=lambda c: None, make=_program, parameters=None):
+def space(defaults=None, check=lambda c: None, make=_program, parameters=None, **extra):
     return VariantSpace(name="twice", parameters=parameters or {"local_x": [32, 64], "unroll": [1, 2]},
                         defaults={"local_x": 32, "unroll": 1} if defaults is None else defaults,
-                        check=check, make=make)
+                        check=check, make=make, **extra)
 
 
 def missing_default():
@@ -540,6 +540,14 @@ def default_not_a_value():
 
 def no_values():
     return space(parameters={"local_x": [32, 64], "unroll": []})
+
+
+def count_neutral_unknown():
+    return space(count_neutral=("unrol",))
+
+
+def count_neutral_text():
+    return space(count_neutral="unroll")
 
 
 def check_raises():
@@ -585,6 +593,8 @@ def bad_spaces(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("unknown_default", "defaults name local_y, which is not a parameter; its parameters: local_x, unroll"),
     ("default_not_a_value", "defaults give local_x=48, which is not one of its values 32, 64"),
     ("no_values", "parameter unroll needs a non-empty list of values"),
+    ("count_neutral_unknown", "count_neutral names unrol, which is not a parameter; its parameters: local_x, unroll"),
+    ("count_neutral_text", r"count_neutral lists parameter names, e.g. \('unroll',\), not 'unroll'"),
 ])
 def test_a_users_space_is_checked_when_it_is_loaded(bad_spaces: Path, function: str, message: str) -> None:
     from gpuperf.kernels.loader import load_user_space

@@ -34,13 +34,16 @@ def rank_space_by_counts(
     """Every valid variant (the first ``limit``) of the catalog space ``space`` at ``sizes``, ranked
     by the time ``model`` predicts, fastest first. Columns: ``variant`` (its spec), the space's
     parameters, ``predicted_time_s`` and ``predicted_performance`` (the fastest predicted time over
-    this one's: 1 for the first)."""
-    from gpuperf.kernels.space import get_space, sized_variants
+    this one's: 1 for the first). Variants that differ only in the space's count-neutral parameters
+    (unrolling) share one count of their properties unless the model reads index arithmetic."""
+    from gpuperf.kernels.space import get_space, shared_static_rows, sized_variants
     from gpuperf.models.properties import kernel_properties
 
     chosen = get_space(space)
     built = sized_variants(chosen, sizes, limit, progress)
-    properties = pd.DataFrame([kernel_properties(kernel, sizes, model.property_names_) for _, kernel in built])
+    names = model.property_names_
+    properties = pd.DataFrame(shared_static_rows(chosen, built, lambda kernel: kernel_properties(kernel, sizes, names),
+                                                 names))
     predicted = np.asarray(model.predict(properties), dtype=float)
     ranked = pd.DataFrame([{"variant": kernel.key, **config} for config, kernel in built])
     ranked[PREDICTED_TIME] = predicted

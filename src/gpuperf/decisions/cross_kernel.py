@@ -204,8 +204,9 @@ def rank_space(
     performance a model trained on the measured ``train`` variants predicts; nothing is run.
 
     ``progress(done, total)`` is called as variants are built. Columns: ``variant`` (its spec), the
-    space's parameters, the features and ``predicted_performance``, best first. Errors name the
-    training table as ``where``."""
+    space's parameters, the features (without the integer-operation ones where unroll siblings share
+    theirs: :func:`~gpuperf.kernels.space.shared_static_rows`) and ``predicted_performance``, best
+    first. Errors name the training table as ``where``."""
     from gpuperf.kernels.space import get_space
 
     chosen = get_space(space)
@@ -219,7 +220,7 @@ def rank_space(
         raise GpuperfError(f"{where}: each of its {len(train)} rows is the only variant of its program and input "
                            f"({', '.join(program)}), so every normalised performance is 1 and there is nothing to "
                            "rank by; the table needs several variants measured per kernel and size")
-    candidates = _candidate_rows(chosen, sizes, limit, progress)
+    candidates = _candidate_rows(chosen, sizes, features, limit, progress)
     usable = usable_features(features, train, candidates)
     gappy = [f for f in features if f in train.columns and f in candidates.columns and train[f].isna().any()]
     if gappy:
@@ -255,12 +256,16 @@ def checked_training_features(train: pd.DataFrame, features: Sequence[str], wher
     return train
 
 
-def _candidate_rows(space: VariantSpace, sizes: dict[str, int], limit: int | None, progress=None) -> pd.DataFrame:
+def _candidate_rows(space: VariantSpace, sizes: dict[str, int], features: Sequence[str], limit: int | None,
+                    progress=None) -> pd.DataFrame:
     """One row per valid variant of ``space`` (see :func:`~gpuperf.kernels.space.sized_variants`)
-    at ``sizes``: its spec, parameters and static features."""
+    at ``sizes``: its spec, parameters and static features (extracted once for the variants that differ
+    only in the space's count-neutral parameters, where ``features`` read no index arithmetic:
+    :func:`~gpuperf.kernels.space.shared_static_rows`)."""
     from gpuperf.features.table import extract_features
-    from gpuperf.kernels.space import sized_variants
+    from gpuperf.kernels.space import shared_static_rows, sized_variants
 
     built = sized_variants(space, sizes, limit, progress)
-    rows = [{"variant": kernel.key, **config, **extract_features(kernel, sizes)} for config, kernel in built]
+    static = shared_static_rows(space, built, lambda kernel: extract_features(kernel, sizes), features)
+    rows = [{"variant": kernel.key, **config, **row} for (config, kernel), row in zip(built, static)]
     return pd.DataFrame(rows)

@@ -8,6 +8,10 @@ The transformations play the role of LIFT's rewrite rules. For the stencils:
   memory, fetched cooperatively by the work-group (loopy inserts the barrier);
 - ``unroll``: ``lp.tag_inames(..., "unr")`` on (a split of) the per-item loop.
 
+Unrolling changes no static count but the integer index arithmetic, so ``unroll`` is the stencil spaces'
+count-neutral parameter: variants that differ only in it share one row of the other features
+(:func:`shared_static_rows`).
+
 A configuration that cannot make a sensible kernel is skipped with a reason, never an exception
 from loopy: a work-group over ``MAX_WORK_GROUP`` work-items, an unroll factor larger than (or not
 dividing) the per-item loop, prefetch tiles over ``LOCAL_MEMORY_BYTES``, or any loopy error.
@@ -88,6 +92,10 @@ class VariantSpace:
     make: Callable[[Config], Kernel]
     _outcomes: dict[tuple, Kernel | str] = field(default_factory=dict, repr=False)
     origin: str | None = None  # a user's space: its ``file.py:function``
+    # parameters that change no static count or feature but the index arithmetic (an unroll factor):
+    # variants that differ only in them are each built and checked, their features computed once
+    # where no index-arithmetic column is read (shared_static_rows)
+    count_neutral: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -126,6 +134,7 @@ class VariantSpace:
             if not isinstance(values, Sequence) or isinstance(values, str) or not values:
                 raise GpuperfError(f"{self.label}: parameter {key} needs a non-empty list of values")
         self._check_defaults()
+        self._check_count_neutral()
         for role in ("check", "make"):
             if not callable(getattr(self, role)):
                 raise GpuperfError(f"{self.label}: {role} must be a function of a configuration")
@@ -143,6 +152,16 @@ class VariantSpace:
         missing = [key for key in self.parameters if key not in self.defaults]
         if missing:
             raise GpuperfError(f"{where} give no value for parameter {missing[0]}")
+
+    def _check_count_neutral(self) -> None:
+        """An error where ``count_neutral`` is not a list of the space's parameter names."""
+        if isinstance(self.count_neutral, str) or not isinstance(self.count_neutral, Sequence):
+            raise GpuperfError(f"{self.label}: count_neutral lists parameter names, e.g. ('unroll',), "
+                               f"not {self.count_neutral!r}")
+        unknown = [key for key in self.count_neutral if key not in self.parameters]
+        if unknown:
+            raise GpuperfError(f"{self.label}: count_neutral names {unknown[0]}, which is not a parameter; "
+                               f"its parameters: {', '.join(self.parameters)}")
 
     def rejection(self, config: Config) -> str | None:
         """Why the cheap ``check`` rejects ``config``, or None; a check that raises, or returns
@@ -260,6 +279,33 @@ def sized_variants(
     return built
 
 
+def index_arithmetic(column: str) -> bool:
+    """Whether a feature or property column counts integer (index) arithmetic or the lines loops span:
+    what a count-neutral parameter (an unroll factor's split of a loop) may still change."""
+    return column in ("int_ops", "loop_lines") or re.fullmatch(r"ops_[iu]\d+_\w+", column) is not None
+
+
+def shared_static_rows(
+    space: VariantSpace, built: Sequence[tuple[Config, Kernel]], row: Callable[[Kernel], dict],
+    columns: Sequence[str],
+) -> list[dict]:
+    """``row(kernel)`` for each of ``built`` (as :func:`sized_variants` gives them). Where the space
+    has ``count_neutral`` parameters and none of ``columns`` (those the caller reads) is
+    :func:`index_arithmetic`, it is computed once per set of variants that differ only in them (by
+    the first of them) and copied to the others, without the index-arithmetic columns, which may
+    differ between them; otherwise once per variant."""
+    if not space.count_neutral or any(index_arithmetic(column) for column in columns):
+        return [row(kernel) for _, kernel in built]
+    shared: dict[tuple, dict] = {}
+    rows = []
+    for config, kernel in built:
+        token = tuple((key, value) for key, value in config.items() if key not in space.count_neutral)
+        if token not in shared:
+            shared[token] = {key: value for key, value in row(kernel).items() if not index_arithmetic(key)}
+        rows.append(dict(shared[token]))
+    return rows
+
+
 # -- stencil spaces -------------------------------------------------------------------------------
 STENCIL_PARAMETERS: dict[str, list] = {
     "local_x": [4, 8, 16, 32, 64, 128],
@@ -353,6 +399,7 @@ def _stencil_space(stencil: Stencil) -> VariantSpace:
         defaults=dict(STENCIL_DEFAULTS),
         check=lambda config: check_stencil_config(stencil, config),
         make=lambda config: build_stencil_variant(stencil, config),
+        count_neutral=("unroll",),  # splitting a loop to unroll it adds index arithmetic only
     )
 
 
