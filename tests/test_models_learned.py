@@ -355,3 +355,21 @@ def test_the_log_flags_of_make_model_are_true_or_false():
     from gpuperf.models import CLI_ALIASES  # the docstring's pointer resolves
 
     assert CLI_ALIASES["rf"] == "random_forest"
+
+
+def test_pca_knn_takes_the_covariance_eigenvectors_for_many_rows_and_predicts_as_the_full_svd_does():
+    """The full SVD of every row cost most of ``evaluate --model knn``; for thousands of rows, ten or more
+    per feature, the covariance's eigenvectors give the same components, neighbours and predictions."""
+    from sklearn.decomposition import PCA
+    from sklearn.neighbors import KNeighborsRegressor
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(2000, 3))
+    X = np.hstack([base, base @ rng.normal(size=(3, 5)) + 0.05 * rng.normal(size=(2000, 5))])
+    y = rng.normal(size=2000)
+    model = PcaKnnRegressor().fit(X, y)
+    assert model.pipeline_.named_steps["pca"].svd_solver == "covariance_eigh"
+    full = make_pipeline(StandardScaler(), PCA(0.95, svd_solver="full"), KNeighborsRegressor(5)).fit(X, y)
+    assert model.pipeline_.named_steps["pca"].n_components_ == full.named_steps["pca"].n_components_
+    assert np.array_equal(model.predict(X), full.predict(X))
+    assert PcaKnnRegressor().fit(X[:1999], y[:1999]).pipeline_.named_steps["pca"].svd_solver == "full"  # few rows

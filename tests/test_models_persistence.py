@@ -459,3 +459,15 @@ def test_a_skops_file_dates_its_members_with_the_fixed_date_and_keeps_shared_obj
     trees = loaded.regressor_.estimators_
     assert all(tree is trees[0] for tree in trees)
     assert np.array_equal(loaded.predict(X), model.predict(X))
+
+
+@pytest.mark.parametrize("suffix", [".skops", ".json"])
+def test_a_knn_fitted_on_thousands_of_rows_round_trips(tmp_path, suffix):
+    """Its PCA comes from the covariance's eigenvectors (the full SVD below 2,000 rows): saved and
+    loaded, it predicts the same."""
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.uniform(1, 10, (3000, 3)), columns=["loads", "stores", "threads"])
+    model = make_model("pca_knn").fit(X, 1e-5 * X["loads"] * X["threads"])
+    assert model.regressor_.pipeline_.named_steps["pca"].svd_solver == "covariance_eigh"
+    loaded = load_model(save_model(model, tmp_path / f"model{suffix}"), feature_names=list(X.columns))
+    assert np.array_equal(loaded.predict(X), model.predict(X))

@@ -187,6 +187,17 @@ def log_features() -> FunctionTransformer:
     return FunctionTransformer(signed_log1p)
 
 
+EIGH_ROWS = 2_000  # below this many rows the full SVD takes milliseconds: kept, with its exact neighbour order
+
+
+def pca_solver(shape: tuple[int, int]) -> str:
+    """PCA's solver for a ``shape`` (rows, features) matrix: the eigenvectors of the features' covariance
+    for at least ``EIGH_ROWS`` rows and ten per feature (at most 1,000 features), where the full SVD of
+    every row costs far more for the same components; the full SVD otherwise."""
+    rows, features = shape
+    return "covariance_eigh" if features <= 1_000 and rows >= max(10 * features, EIGH_ROWS) else "full"
+
+
 class PcaKnnRegressor(RegressorMixin, BaseEstimator):
     """LIFT paper model: standardise, PCA keeping ``variance`` of the variance, k-NN regression."""
 
@@ -208,7 +219,8 @@ class PcaKnnRegressor(RegressorMixin, BaseEstimator):
             [
                 ("scale", StandardScaler()),
                 # one row has no variance to share out (PCA would divide by n - 1 = 0)
-                ("pca", PCA(n_components=components, svd_solver="full") if X.shape[0] > 1 else "passthrough"),
+                ("pca", PCA(n_components=components, svd_solver=pca_solver(X.shape)) if X.shape[0] > 1
+                 else "passthrough"),
                 ("knn", KNeighborsRegressor(min(self.n_neighbors, X.shape[0]), weights=self.weights)),
             ]
         ).fit(X, y)
