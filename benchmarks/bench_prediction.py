@@ -11,9 +11,14 @@ feature distributions, not uniform noise):
   what ``gpuperf rank`` predicts with (k-NN);
 - the Rodinia launches' BSP inputs (``bsp`` scenario of the Amaris et al. reproduction).
 
+Every model is fitted on at most ``--train-rows`` rows of the table; the linear and k-NN models
+are then fitted on the whole table too, as ``gpuperf fit`` fits them (a k-NN searches all its
+training rows, so it predicts more slowly the more it was fitted on).
+
 Prints predictions per second (best of ``--repeats``; one thread, as a shared 2-core machine
-gives) and the cost per prediction. Target for the linear and k-NN models: at least 100,000
-predictions per second (the linear count model's own figure is in bench_linear_model.py).
+gives) and the cost per prediction. Target for the linear and k-NN models fitted on the whole
+table: at least 100,000 predictions per second (the linear count model's own figure is in
+bench_linear_model.py).
 """
 
 from __future__ import annotations
@@ -74,25 +79,35 @@ def main() -> int:
                                           ("Rodinia launches, BSP inputs", rodinia_bsp_table())):
             train = table.sample(n=min(len(table), args.train_rows), random_state=0)
             batch = table[features].iloc[rng.integers(0, len(table), args.rows)].reset_index(drop=True)
-            print(f"== {label}: {len(features)} features, fitted on {len(train)} rows, "
-                  f"{args.rows:,} rows predicted per batch")
+            whole = len(train) == len(table)  # then the sample is the whole table
+            print(f"== {label}: {len(features)} features, fitted on {len(train):,} rows "
+                  f"{'(the whole table)' if whole else f'of {len(table):,}'}, {args.rows:,} rows predicted per batch")
             for name in LEARNED:
-                options = ModelOptions(name, log_target=True)
-                start = time.perf_counter()
-                model = build_estimator(options, features).fit(train[features], train["time_s"])
-                fit_s = time.perf_counter() - start
-                per_second = rate(model, batch, args.repeats)
-                mark = ""
-                if name in TARGETED:
-                    ok = per_second >= TARGET_RATE
-                    mark = "  meets >= 100,000/s" if ok else "  BELOW 100,000/s"
-                    if not ok:
+                if not measure(name, train, features, batch, args.repeats, targeted=whole and name in TARGETED):
+                    failures.append(f"{label}: {name}")
+            if not whole:
+                print(f"  fitted on the whole table ({len(table):,} rows):")
+                for name in TARGETED:
+                    if not measure(name, table, features, batch, args.repeats, targeted=True):
                         failures.append(f"{label}: {name}")
-                print(f"  {name:5s} fit {fit_s:7.2f} s   {per_second:14,.0f} predictions/s   "
-                      f"{1e6 / per_second:9.3f} us each{mark}")
-    print("\ntarget (linear and k-NN at least 100,000 predictions/s): "
+    print("\ntarget (linear and k-NN fitted on the whole table, at least 100,000 predictions/s): "
           + ("met" if not failures else "missed for " + ", ".join(failures)))
     return 0
+
+
+def measure(name: str, train: pd.DataFrame, features: list[str], batch: pd.DataFrame, repeats: int,
+            targeted: bool = False) -> bool:
+    """Fit ``name`` on ``train``, print its fit time and prediction rate on ``batch``; whether it meets
+    the target (said beside the rate where ``targeted``; an untargeted one always counts as meeting it)."""
+    start = time.perf_counter()
+    model = build_estimator(ModelOptions(name, log_target=True), features).fit(train[features], train["time_s"])
+    fit_s = time.perf_counter() - start
+    per_second = rate(model, batch, repeats)
+    ok = per_second >= TARGET_RATE or not targeted
+    mark = ("  meets >= 100,000/s" if ok else "  BELOW 100,000/s") if targeted else ""
+    print(f"  {name:5s} fit {fit_s:7.2f} s   {per_second:14,.0f} predictions/s   "
+          f"{1e6 / per_second:9.3f} us each{mark}")
+    return ok
 
 
 if __name__ == "__main__":
