@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -239,6 +239,37 @@ def test_a_damaged_json_field_is_one_error_naming_the_store_point_and_field(tmp_
             with pytest.raises(GpuperfError, match="point 2: field provenance is damaged"):
                 store.timing_settings("hand")
     assert path.read_bytes() == before  # reading it changed nothing
+
+
+@pytest.mark.parametrize(("setting", "field"), [
+    ("time_s=-1e-5", "time_s"), ("time_s=0", "time_s"), ("time_s='fast'", "time_s"), ("time_s=NULL", "time_s"),
+    ("time_s=9e999", "time_s"), ("time_s_min=1.0", "time_s_min"), ("time_s_min=-1", "time_s_min"),
+    ("time_s_iqr='wide'", "time_s_iqr"), ("status='weird'", "status"), ("status='run_failed'", "time_s"),
+])
+def test_a_damaged_time_or_status_is_one_error_naming_the_point_and_field(tmp_path: Path, setting: str,
+                                                                           field: str) -> None:
+    """campaign export wrote such a point as a valid row (status ok, time -1e-05), which fit then refused."""
+    path = tmp_path / "s.sqlite"
+    with Store(path) as store:
+        store.add(_row(4096))
+        store.add(_row(8192))
+        store.add(_row(16384, status="verify_failed", error="differs"))
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute(f"UPDATE points SET {setting} WHERE id=2")
+    before = path.read_bytes()
+    with pytest.raises(GpuperfError, match=f"store '{path}': point 2: field {field} is damaged"):
+        export_store(path, tmp_path / "t.csv", features=False)
+    assert not (tmp_path / "t.csv").exists()
+    assert path.read_bytes() == before  # nothing recorded is lost
+
+
+def test_a_failed_point_without_a_time_and_an_ok_one_without_a_fastest_run_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    with Store(path) as store:
+        store.add(_row(4096, time_s_min=None, time_s_iqr=0.0))
+        store.add(_row(8192, status="compile_failed", error="no"))
+    table = store_table(path, features=False)
+    assert table["status"].tolist() == ["ok", "compile_failed"] and table["time_s"].isna().tolist() == [False, True]
 
 
 def test_a_damaged_samples_field_stops_only_a_reader_that_needs_the_samples(tmp_path: Path) -> None:

@@ -363,7 +363,7 @@ def test_a_campaigns_report_and_rows_carry_kernel_first_launch_and_wall_times(
 
 def test_a_rows_own_measured_at_is_kept_and_a_missing_one_is_the_utc_time_it_was_stored(tmp_path: Path) -> None:
     row = {"campaign": "c", "kernel": "k", "device": "d", "geometry": "g", "kernel_name": "k", "variant": "",
-           "variant_params": {}, "kernel_spec": "k", "status": "ok"}
+           "variant_params": {}, "kernel_spec": "k", "status": "ok", "time_s": 1e-6}
     before = datetime.now(timezone.utc).replace(microsecond=0)
     with Store(tmp_path / "s.db") as store:
         store.add({**row, "sizes": {"n": 1}, "measured_at": "2021-02-03T04:05:06+00:00"})

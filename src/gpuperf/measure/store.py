@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -535,7 +536,39 @@ def _stored_json(text: str, store: Path, where: str, field: str) -> Any:
         raise GpuperfError(f"store '{store}': {where}: field {field} is damaged, not JSON ({error})") from None
 
 
+def _damaged_field(store: Path, row: Mapping[str, Any], field: str, why: str) -> GpuperfError:
+    return GpuperfError(f"store '{store}': point {row.get('id')}: field {field} is damaged ({row.get(field)!r}, {why})")
+
+
+def _is_time(value: Any) -> bool:
+    """Whether ``value`` is a positive, finite number of seconds."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+
+
+def _check_timing(row: Mapping[str, Any], store: Path) -> None:
+    """An error naming the point for a status gpuperf never writes, or times its status contradicts:
+    an ok point has a positive time_s and time_s_min no larger; a failed point has no time."""
+    status = row.get("status")
+    if status not in (OK, *FAILURES):
+        raise _damaged_field(store, row, "status", f"not one of {', '.join((OK, *FAILURES))}")
+    if status != OK:
+        for column in ("time_s", "time_s_min", "time_s_iqr"):
+            if row.get(column) is not None:
+                raise _damaged_field(store, row, column, f"a {status} point has no time")
+        return
+    if not _is_time(row.get("time_s")):
+        raise _damaged_field(store, row, "time_s", "an ok point's time is a positive number of seconds")
+    fastest = row.get("time_s_min")
+    if fastest is not None and not (_is_time(fastest) and fastest <= row["time_s"]):
+        raise _damaged_field(store, row, "time_s_min", f"the fastest run is a positive number of seconds, at most "
+                                                      f"time_s={row['time_s']!r}")
+    spread = row.get("time_s_iqr")
+    if spread is not None and not (_is_time(spread) or spread == 0):
+        raise _damaged_field(store, row, "time_s_iqr", "a spread is a finite number of seconds, 0 or more")
+
+
 def _from_sql(row: dict[str, Any], store: Path) -> dict[str, Any]:
+    _check_timing(row, store)
     for column in _JSON_COLUMNS:
         if row.get(column) is not None:
             row[column] = _stored_json(row[column], store, f"point {row.get('id')}", column)
