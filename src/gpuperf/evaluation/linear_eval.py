@@ -143,8 +143,9 @@ def calibrate_from_table(table: pd.DataFrame | str | Path, device_class: str = "
     ``status``; e.g. the bundled ``data/linear_model_h100.csv.gz``), its device of class
     ``device_class``: a model of a GPU for a machine without it. Points outside the class's
     calibration plan are ignored, as is a row of a user's kernel (its ``kernel`` or ``kernel_spec`` naming
-    a ``file.py``), whatever its name, never run; ``properties`` names the model's properties instead of
-    ``property_set``'s."""
+    a ``file.py``), whatever its name, never run, and a row of a space's variant (a non-empty ``variant``,
+    ``kernel_spec`` ``stencil2d[local_x=...]``), which is not its plain kernel; ``properties`` names the
+    model's properties instead of ``property_set``'s."""
     measured, info, source = _measured_table(table, device_class, statistic)
     return _fit_table(measured, info, source, device_class, property_set, properties, statistic)
 
@@ -218,7 +219,8 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
                                f"time_s={row['time_s']!r}: the fastest run of a point cannot be slower than its "
                                "typical one")
         user = _users_file(row)
-        if user or str(row["kernel"]) not in plan:
+        name = _point_kernel(row)
+        if user or name not in plan:
             if not user:  # a catalog name is checked (a typo is named); a user file never run
                 try:
                     get_kernel(str(row["kernel"]))
@@ -229,13 +231,13 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
             users += user
             continue
         try:
-            kernel = get_kernel(str(row["kernel"]))
-            key = (str(row["kernel"]), *(repr(row.get(name)) for name in kernel.params))
+            kernel = get_kernel(name)
+            key = (name, *(repr(row.get(size)) for size in kernel.params))
             if key not in points:
                 points[key] = _checked_sizes(kernel, row)
         except (GpuperfError, ValueError) as exc:
             raise GpuperfError(f"{source}, {row_location(frame, position)}: {exc}") from None
-        rows.append({"kernel_spec": row["kernel"], "sizes": dict(points[key]), "time_s": float(time_s),
+        rows.append({"kernel_spec": name, "sizes": dict(points[key]), "time_s": float(time_s),
                      "time_s_min": float(time_s_min)})
     measured = combine_measured(rows, plan, statistic)
     unplanned = outside + len(rows) - int(measured["passes"].sum())
@@ -255,6 +257,18 @@ def _users_file(row: dict) -> bool:
     a ``file.py``."""
     spec = row.get("kernel_spec")
     return ".py" in str(row["kernel"]) or (isinstance(spec, str) and ".py" in spec)
+
+
+def _point_kernel(row: dict) -> str:
+    """The kernel a row measured, as a plan names it: the ``kernel_spec`` a campaign export writes, or
+    else ``kernel[variant]`` for a row of a space's variant (a non-empty ``variant``), else ``kernel``;
+    a variant of a catalog space is not its plain kernel of the same name."""
+    spec, variant = row.get("kernel_spec"), row.get("variant")
+    if isinstance(spec, str) and spec.strip():
+        return spec.strip()
+    if variant is not None and not pd.isna(variant) and str(variant).strip():
+        return f"{row['kernel']}[{str(variant).strip()}]"
+    return str(row["kernel"])
 
 
 def _unknown_hint(exc: Exception, frame: pd.DataFrame) -> str:
