@@ -573,14 +573,47 @@ def test_the_interquartile_range_is_numpys_to_the_last_bit():
 
 
 def test_a_nan_among_an_entrys_times_gives_no_minimum_wherever_it_sits(tmp_path):
-    """Python's min() gave NaN for [nan, a, b] but a number for [a, nan, b]; NumPy's was NaN for both."""
+    """Python's min() gave NaN for [nan, a, b] but a number for [a, nan, b]; NumPy's was NaN for both. A NaN
+    repeat is no time: the entry's times are left unread."""
     import json as json_module
 
     from gpuperf.datasets.kernel_tuner import _record
 
     for times in ([float("nan"), 0.0838, 0.0835], [0.0838, float("nan"), 0.0835]):
         row = _record("1", {"x": 1, "time": 0.0836, "times": times}, ["x"], "c.json")
-        assert np.isnan(row["time_s_min"]) and np.isnan(row["time_s_iqr"]), json_module.dumps(times)
+        assert "time_s_min" not in row and "times_s" not in row, json_module.dumps(times)
+
+
+@pytest.mark.parametrize(("times", "said"), [
+    ([-5, 0.08, 0.08], "times that are not all positive, finite ms (the first: '{key}': [-5, 0.08, 0.08])"),
+    ([0.08, 0, 0.08], "times that are not all positive, finite ms (the first: '{key}': [0.08, 0, 0.08])"),
+    ([84.1, 84.2], "times whose fastest is slower than the time they give (the first: '{key}': [84.1, 84.2], "
+                   "time {time!r})"),
+])
+def test_repeats_that_are_no_times_or_contradict_the_time_are_left_unread_with_a_note(tmp_path, times, said):
+    """A negative repeat gave a negative time_s_min, repeats in s rather than ms one 1000 times time_s."""
+    from gpuperf.errors import GpuperfNote
+
+    data = json.loads(FIXTURE.read_text())
+    key = next(k for k, v in data["cache"].items() if isinstance(v.get("time"), float))
+    data["cache"][key]["times"] = times
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps(data))
+    with pytest.warns(GpuperfNote) as notes:
+        frame = read_kernel_tuner_cache(odd)
+    expected = "odd.json: 1 entry gives " + said.format(key=key, time=data["cache"][key]["time"])
+    assert any(str(n.message).endswith(expected + "; times_s is left empty there") for n in notes)
+    row = frame.iloc[list(data["cache"]).index(key)]  # rows in the cache's order
+    assert pd.isna(row["time_s_min"]) and not isinstance(row["times_s"], tuple) and row["time_s"] > 0
+    assert len(frame) == 8 and (frame["time_s_min"].dropna() > 0).all()
+
+
+def test_repeats_whose_mean_is_the_time_to_the_last_float_step_are_read(tmp_path):
+    from gpuperf.datasets.kernel_tuner import _record
+
+    """A mean a float step below the repeats' minimum is rounding, not a contradiction."""
+    row = _record("1", {"x": 1, "time": 0.09999999999999999, "times": [0.1, 0.1, 0.1]}, ["x"], "c.json")
+    assert row["times_s"] == (1e-4, 1e-4, 1e-4)
 
 
 @pytest.mark.parametrize("name", ["kernel", "status", "repeats", "problem_size", "time_s"])

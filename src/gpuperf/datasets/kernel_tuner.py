@@ -258,12 +258,11 @@ def _record(key: str, entry: Any, keys: list[str], where: str) -> dict:
             f"nor a Kernel Tuner error ({', '.join(ERROR_NAMES)})"
         )
     times = entry.get("times")
-    if isinstance(times, list) and times and all(_is_number(t) for t in times):
+    if isinstance(times, list) and times and _unread_times(entry) is None:
         seconds = [shift_decimal(t, -3) for t in times]
         row[TIMES] = tuple(seconds)
-        unknown = any(math.isnan(s) for s in seconds)  # as NumPy's min and percentile: NaN wherever it sits
-        row["time_s_min"] = math.nan if unknown else min(seconds)
-        row["time_s_iqr"] = math.nan if unknown else _interquartile_range(seconds)
+        row["time_s_min"] = min(seconds)
+        row["time_s_iqr"] = _interquartile_range(seconds)
         row["repeats"] = len(seconds)
     for name, value in entry.items():
         if name in keys or name in ("time", "times", "__error__"):  # the error is the row's status
@@ -301,26 +300,51 @@ def _spelled_by(key: str, values: list[Any]) -> bool:
     return False
 
 
-def _note_unread_fields(cache: dict, where: str) -> None:
-    """A note for the fields left unread because they hold no numbers: ``times`` that is not a list
-    of numbers, a millisecond field (``compile_time``, ...) that is not a number (a note per field,
-    naming how many entries and the first)."""
-    def bad(name: str, value: Any) -> bool:
-        if name == "times":
-            return not (isinstance(value, list) and all(_is_number(t) for t in value))
-        return name in MS_FIELDS and not _is_number(value)
+# Why an entry's ``times`` go unread, as its note says it.
+UNREAD_TIMES = {
+    "no numbers": "times as no numbers",
+    "not positive": "times that are not all positive, finite ms",
+    "above time": "times whose fastest is slower than the time they give",
+}
 
-    unread: dict[str, list[str]] = {}
+
+def _unread_times(entry: dict) -> str | None:
+    """Why ``entry``'s ``times`` are left unread (a key of :data:`UNREAD_TIMES`): no list of numbers, a
+    repeat that is no positive, finite time, or a fastest repeat slower than the entry's ``time`` (their
+    mean, as Kernel Tuner writes it, beyond rounding); None where they are read or absent."""
+    if "times" not in entry:
+        return None
+    times = entry["times"]
+    if not (isinstance(times, list) and all(_is_number(t) for t in times)):
+        return "no numbers"
+    if not all(math.isfinite(t) and t > 0 for t in times):
+        return "not positive"
+    time = entry.get("time")
+    if times and _is_number(time) and math.isfinite(time) and time < FAILED_TIME and min(times) > time * (1 + 1e-9):
+        return "above time"
+    return None
+
+
+def _note_unread_fields(cache: dict, where: str) -> None:
+    """A note for the fields left unread: ``times`` that is not a list of numbers, that holds a repeat
+    that is no positive, finite time or whose fastest repeat is slower than the entry's time, and a
+    millisecond field (``compile_time``, ...) that is not a number (a note per field and reason,
+    naming how many entries and the first)."""
+    unread: dict[tuple[str, str], list[str]] = {}
     for key, entry in cache.items():
+        why = _unread_times(entry)
+        if why is not None:
+            unread.setdefault(("times", why), []).append(key)
         for name, value in entry.items():
-            if bad(name, value):
-                unread.setdefault(name, []).append(key)
-    for name, keys in unread.items():
+            if name in MS_FIELDS and not _is_number(value):
+                unread.setdefault((name, ""), []).append(key)
+    for (name, why), keys in unread.items():
         column = "times_s" if name == "times" else MS_FIELDS[name]
         counted = "1 entry gives" if len(keys) == 1 else f"{len(keys)} entries give"
-        warnings.warn(GpuperfNote(f"{where}: {counted} {name} as no "
-                                  f"number{'s' if name == 'times' else ''} (the first: '{keys[0]}': "
-                                  f"{cache[keys[0]][name]!r}); {column} is left empty there"), stacklevel=3)
+        given = UNREAD_TIMES[why] if name == "times" else f"{name} as no number"
+        shown = f"{cache[keys[0]][name]!r}" + (f", time {cache[keys[0]]['time']!r}" if why == "above time" else "")
+        warnings.warn(GpuperfNote(f"{where}: {counted} {given} (the first: '{keys[0]}': {shown}); {column} is left "
+                                  "empty there"), stacklevel=3)
 
 
 def _is_number(value: Any) -> bool:
