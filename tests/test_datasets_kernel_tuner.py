@@ -686,3 +686,22 @@ def test_kernel_tuners_output_file_is_told_apart_from_its_cache(tmp_path):
                                            r"cache of a Kernel Tuner cache \(this is Kernel Tuner's output file, "
                                            r"store_output_file's results, .*tune_kernel's cache= option writes\)$"):
         read_kernel_tuner_cache(tmp_path / "out.json")
+
+
+def test_one_configuration_under_two_keys_is_refused_naming_both(tmp_path):
+    """A cache keying 32,1 and 32.0,1 was imported as two rows of one configuration with contradictory times,
+    which explore then refused; configurations match by value, as explore's do."""
+    data = json.loads(FIXTURE.read_text())
+    key = next(k for k, v in data["cache"].items() if isinstance(v.get("time"), float))
+    first = data["cache"][key]
+    params = data["tune_params_keys"]
+    again = {**first, params[0]: float(first[params[0]]), "time": first["time"] * 5}
+    again_key = ",".join(str(again[p]) for p in params)
+    data["cache"][again_key] = again
+    twice = tmp_path / "twice.json"
+    twice.write_text(json.dumps(data))
+    with pytest.raises(GpuperfError) as error:
+        read_kernel_tuner_cache(twice)
+    assert str(error.value) == (f"{twice}: entry {len(data['cache'])}: configuration {again_key} appears twice (as entry "
+                                f"{list(data['cache']).index(key) + 1}'s {key}: configurations match by value, so 1, 01 "
+                                "and 1.0 are one setting)")

@@ -38,6 +38,7 @@ from gpuperf.datasets.schema import (
     canonical_gpu,
     check_dataset,
     format_value,
+    key_text,
     order_columns,
     shift_decimal,
     variant_labels,
@@ -93,6 +94,7 @@ def read_kernel_tuner_cache(path: str | Path, gpu: str | None = None) -> pd.Data
         raise GpuperfError(f"{where}: 'cache' must be an object of configurations")
     _check_objective(data, where)
     records = [_record(key, entry, keys, where) for key, entry in data["cache"].items()]
+    _refuse_repeated_configurations(list(data["cache"]), records, keys, where)
     _note_unread_fields(data["cache"], where)
     frame = pd.DataFrame.from_records(records, columns=_columns(records, keys))
     if not isinstance(data["kernel_name"], str) or not data["kernel_name"].strip():
@@ -272,6 +274,18 @@ def _record(key: str, entry: Any, keys: list[str], where: str) -> dict:
         elif name not in row:
             row[name] = tuple(value) if isinstance(value, list) else value
     return row
+
+
+def _refuse_repeated_configurations(cache_keys: list[str], records: list[dict], keys: list[str], where: str) -> None:
+    """Refuse two entries of one configuration, keyed by two spellings of equal values (``32,1`` and
+    ``32.0,1``): configurations match by value (:func:`~gpuperf.datasets.schema.key_text`), as explore's do."""
+    seen: dict[tuple[str, ...], int] = {}
+    for position, record in enumerate(records):
+        first = seen.setdefault(tuple(key_text(record[k]) for k in keys), position)
+        if first != position:
+            raise GpuperfError(f"{where}: entry {position + 1}: configuration {cache_keys[position]} appears twice (as "
+                               f"entry {first + 1}'s {cache_keys[first]}: configurations match by value, so 1, 01 and "
+                               "1.0 are one setting)")
 
 
 def _as_tuple(value: Any) -> Any:

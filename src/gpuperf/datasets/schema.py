@@ -12,6 +12,7 @@ Columns:
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 import warnings
@@ -177,6 +178,43 @@ def format_value(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def key_text(value: object) -> str:
+    """A parameter value as the text configurations are matched on, the same whatever type a table
+    gave it: 16, 16.0, np.int64(16) and "16.0" are "16"; True and "true" are "1"; a tuple (a Kernel
+    Tuner cache's list [1, 1], its key's "(1, 1)", the text "[1, 1]" a CSV holds) is '"(1, 1)"'."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    value = as_sequence(value)
+    if isinstance(value, tuple):
+        inner = ", ".join(key_text(item) for item in value) + ("," if len(value) == 1 else "")
+        return f'"({inner})"'  # quoted as a cell holding commas is
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() in ("true", "false"):
+            return "1" if text.lower() == "true" else "0"
+        try:
+            number = float(text)
+        except ValueError:  # quoted as a CSV cell where the join could blur it: "16,16",x is not 16,"16,x"
+            return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"') else text
+        value = number if np.isfinite(number) else text
+    if isinstance(value, bool):
+        return str(int(value))
+    return format_value(value)
+
+
+def as_sequence(value: object) -> object:
+    """A list, or a text spelling a tuple or list of literals (``"(1, 1)"``, ``"[1, 1]"``), as a tuple;
+    anything else as it is."""
+    text = value.strip() if isinstance(value, str) else ""
+    if text[:1] in ("(", "[") and text[-1:] in (")", "]"):
+        try:
+            parsed = ast.literal_eval(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return value
+        value = parsed if isinstance(parsed, (tuple, list)) else value
+    return tuple(value) if isinstance(value, list) else value
 
 
 def texts_by_value(column: pd.Series, to_text: Callable[[object], str]) -> pd.Series:

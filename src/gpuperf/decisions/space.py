@@ -8,7 +8,6 @@ column of one value): exploration then weighs other GPUs' data by how alike the 
 
 from __future__ import annotations
 
-import ast
 import difflib
 import re
 import warnings
@@ -20,8 +19,9 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.datasets.schema import (
-    canonical_gpu, format_value, lookup_gpu, row_location, texts_by_value, variant_parameters,
+    canonical_gpu, format_value, key_text, lookup_gpu, row_location, texts_by_value, variant_parameters,
 )
+from gpuperf.datasets.schema import as_sequence as _sequence
 from gpuperf.decisions.search_metrics import normalised_performance
 from gpuperf.errors import GpuperfError, GpuperfNote, counted, listed, unknown_name_error
 
@@ -129,30 +129,6 @@ def plain_value(value: object) -> object:
     return value
 
 
-def key_text(value: object) -> str:
-    """A parameter value as the text configurations are matched on, the same whatever type a table
-    gave it: 16, 16.0, np.int64(16) and "16.0" are "16"; True and "true" are "1"; a tuple (a Kernel
-    Tuner cache's list [1, 1], its key's "(1, 1)", the text "[1, 1]" a CSV holds) is '"(1, 1)"'."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    value = _sequence(value)
-    if isinstance(value, tuple):
-        inner = ", ".join(key_text(item) for item in value) + ("," if len(value) == 1 else "")
-        return f'"({inner})"'  # quoted as a cell holding commas is
-    if isinstance(value, str):
-        text = value.strip()
-        if text.lower() in ("true", "false"):
-            return "1" if text.lower() == "true" else "0"
-        try:
-            number = float(text)
-        except ValueError:  # quoted as a CSV cell where the join could blur it: "16,16",x is not 16,"16,x"
-            return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"') else text
-        value = number if np.isfinite(number) else text
-    if isinstance(value, bool):
-        return str(int(value))
-    return format_value(value)
-
-
 def size_text(value: object) -> str:
     """A problem size as :func:`key_text` spells it, one of one dimension (``[100000]``, ``(100000,)``)
     as its number: Kernel Tuner takes a size ``n`` for ``(n,)``."""
@@ -160,19 +136,6 @@ def size_text(value: object) -> str:
         value = value.item()
     value = _sequence(value)
     return key_text(value[0] if isinstance(value, tuple) and len(value) == 1 else value)
-
-
-def _sequence(value: object) -> object:
-    """A list, or a text spelling a tuple or list of literals (``"(1, 1)"``, ``"[1, 1]"``), as a tuple;
-    anything else as it is."""
-    text = value.strip() if isinstance(value, str) else ""
-    if text[:1] in ("(", "[") and text[-1:] in (")", "]"):
-        try:
-            parsed = ast.literal_eval(text)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            return value
-        value = parsed if isinstance(parsed, (tuple, list)) else value
-    return tuple(value) if isinstance(value, list) else value
 
 
 def configuration_keys(configs: pd.DataFrame, params: Sequence[str]) -> pd.Series:
