@@ -234,6 +234,9 @@ def test_a_cache_cut_inside_an_entry_names_the_position(tmp_path):
         (lambda c: c["cache"]["64,1"].update(time=-0.5), r"cache entry '64,1': time=-0.5 is neither"),
         (lambda c: c["cache"]["128,1"].pop("tile_size"), r"cache entry '128,1' lacks parameter\(s\) tile_size"),
         (lambda c: c["cache"]["128,2"].pop("time"), r"cache entry '128,2' has neither 'time' nor '__error__'"),
+        (lambda c: c["cache"]["128,2"].update(__error__=None), r"cache entry '128,2': __error__ is null, not the name "
+                                                               r"of an error \(Kernel Tuner's are ErrorConfig, "),
+        (lambda c: c["cache"]["128,2"].update(__error__=" "), r"cache entry '128,2': __error__ is \" \", not the name"),
         (lambda c: c["cache"]["256,1"].update(block_size_x=512), r"cache entry '256,1' holds the parameters of '512,1'"),
         (lambda c: c.pop("tune_params_keys"), r"missing key\(s\) tune_params_keys"),
         (lambda c: c.update(tune_params_keys=[]), r"tune_params_keys is empty: the cache names no tunable parameter"),

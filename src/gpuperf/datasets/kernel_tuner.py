@@ -247,7 +247,11 @@ def _record(key: str, entry: Any, keys: list[str], where: str) -> dict:
     if errors:
         row[TARGET], row[STATUS] = math.nan, errors[0]
     elif "__error__" in entry:
-        row[TARGET], row[STATUS] = math.nan, str(entry["__error__"])
+        error = entry["__error__"]
+        if not isinstance(error, str) or not error.strip():
+            raise GpuperfError(f"{where}: cache entry '{key}': __error__ is {json.dumps(error)}, not the name of an "
+                               f"error (Kernel Tuner's are {', '.join(ERROR_NAMES)})")
+        row[TARGET], row[STATUS] = math.nan, error
     elif _is_number(time) and time >= FAILED_TIME:
         row[TARGET], row[STATUS] = math.nan, "ErrorConfig"
     elif "time" not in entry:
