@@ -225,3 +225,31 @@ def test_each_command_is_registered_once_however_often_main_runs(capsys) -> None
     assert len(names) == len(set(names)) and "geometry" in names
     assert len([group for group in app.registered_groups if group.name == "campaign"]) == 1
     assert page.count("Show this message and exit.") == 3
+
+
+IMPORT_FREE = {  # a command, and the modules it must not import: a listing or --help answers at once
+    "help": (["--help"], ["numpy"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(IMPORT_FREE))
+def test_a_command_does_not_import_what_it_does_not_use(case):
+    """Importing NumPy takes a tenth of a second, loopy over half a second: --help prints text only."""
+    import subprocess
+    import sys
+
+    argv, modules = IMPORT_FREE[case]
+    code = (f"import sys; from gpuperf.cli import main\ntry: main({argv!r})\nexcept SystemExit: pass\n"
+            f"print(sorted(m for m in {modules!r} if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
+
+
+def test_numpy_values_print_as_python_values():
+    """The NumPy types are checked only once NumPy is loaded; its scalars still print as numbers."""
+    import numpy as np
+
+    from gpuperf.cli.output import _format, _plain
+
+    assert _plain({"a": np.float32(1.5), "b": np.float64("nan"), "c": [np.int64(3)]}) == {"a": 1.5, "b": None, "c": [3]}
+    assert [_format(np.float32(2.0)), _format(np.float32("nan")), _format(np.float32(0.123456))] == ["2", "-", "0.1235"]

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, overload
 
-import numpy as np
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -28,10 +27,17 @@ console = Console(width=80 if os.environ.get("COLUMNS", "").strip() == "0" else 
 WIDEST_TABLE = 250  # characters: a table's natural width up to this is kept whole, whatever the terminal's width
 
 
+def _numpy_types(name: str) -> tuple[type, ...]:
+    """NumPy's scalar type ``name`` (``generic``, ``floating``) where NumPy is loaded, else none: a NumPy
+    value exists only once NumPy is imported, and a command that prints none (``--help``) need not import it."""
+    numpy = sys.modules.get("numpy")
+    return (getattr(numpy, name),) if numpy is not None else ()
+
+
 def _plain(value: Any) -> Any:
     """``value`` as JSON holds it: NumPy scalars as Python's, NaN and infinities as None, dates and
     times (a TOML entry's) as ISO text."""
-    if isinstance(value, np.generic):
+    if isinstance(value, _numpy_types("generic")):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
@@ -98,11 +104,12 @@ def _format(value: Any) -> str:
     an undefined number (NaN) a dash, None empty, a mapping as ``n=4096, m=64``."""
     if isinstance(value, Mapping):
         return escape(visible(named_values(value)))
-    if isinstance(value, (float, np.floating)) and math.isnan(value):
+    floats = (float, *_numpy_types("floating"))
+    if isinstance(value, floats) and math.isnan(value):
         return "-"
-    if isinstance(value, (float, np.floating)) and float(value).is_integer() and abs(value) < 1e15:
+    if isinstance(value, floats) and float(value).is_integer() and abs(value) < 1e15:
         return str(int(value))
-    if isinstance(value, (float, np.floating)):
+    if isinstance(value, floats):
         return f"{value:.4g}"
     return "" if value is None else escape(visible(str(value)))
 
