@@ -229,12 +229,17 @@ def test_each_command_is_registered_once_however_often_main_runs(capsys) -> None
 
 IMPORT_FREE = {  # a command, and the modules it must not import: a listing or --help answers at once
     "help": (["--help"], ["numpy"]),
+    "kernels": (["kernels"], ["loopy"]),  # listing needs no loopy program (CatalogEntry)
+    "spaces": (["spaces"], ["loopy"]),
+    "optimizations": (["optimizations"], ["loopy"]),
+    "devices": (["devices"], ["loopy", "pandas"]),  # nor the campaigns and their tables
 }
 
 
 @pytest.mark.parametrize("case", sorted(IMPORT_FREE))
 def test_a_command_does_not_import_what_it_does_not_use(case):
-    """Importing NumPy takes a tenth of a second, loopy over half a second: --help prints text only."""
+    """Importing NumPy takes a tenth of a second, loopy over half a second: --help prints text only, and
+    listing the catalog, the spaces, the optimizations or the devices builds no loopy program."""
     import subprocess
     import sys
 

@@ -171,3 +171,12 @@ def test_sizes_must_be_positive_whole_numbers(value) -> None:
 
     with pytest.raises(GpuperfError, match=f"size parameter n={value!r}"):
         get_kernel("vector_copy").resolve_sizes({"n": value})
+
+
+def test_the_catalogs_language_version_is_loopys():
+    """LANG is written out so that the kernel modules import without loopy; it is loopy's 2018.2 version."""
+    import loopy as lp
+
+    from gpuperf.kernels.kernel import LANG
+
+    assert LANG == lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2

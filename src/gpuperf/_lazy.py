@@ -22,3 +22,18 @@ def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable[[st
         return sorted({*vars(sys.modules[package]), *exports})
 
     return __getattr__, __dir__
+
+
+class LazyModule:
+    """A stand-in for the module ``name``, imported on the first use of one of its attributes: a
+    module that names loopy (``lp = LazyModule("loopy")``) imports without paying for loopy's import
+    until one of its functions runs (listing the kernel catalog builds no loopy program)."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(importlib.import_module(self._name), attribute)
+
+    def __repr__(self) -> str:
+        return f"<module '{self._name}', imported on first use>"

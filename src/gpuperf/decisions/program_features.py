@@ -19,16 +19,21 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import loopy as lp
 import numpy as np
 import pandas as pd
 
+from gpuperf._lazy import LazyModule
 from gpuperf.decisions.advice_features import STATIC_FEATURES, kernel_features
 from gpuperf.errors import GpuperfError
-from gpuperf.kernels.kernel import Kernel
+from gpuperf.kernels.kernel import LANG, Kernel
 
-LANG = lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2
+if TYPE_CHECKING:
+    import loopy as lp
+else:  # imported when a program is built: listing the optimizations does not need loopy
+    lp = LazyModule("loopy")
+
 TILE = 16
 FeatureSource = Callable[[pd.DataFrame], pd.DataFrame]
 

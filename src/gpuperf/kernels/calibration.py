@@ -20,11 +20,18 @@ several times, or stage a tile in local memory. These kernels expose each of tho
 
 from __future__ import annotations
 
-import loopy as lp
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from gpuperf._lazy import LazyModule
 from gpuperf.kernels.kernel import Arrays, Kernel, Sizes
 from gpuperf.kernels.measurement import F32, F64, LANG, KernelMaker, catalog_kernel, split_1d, tile_2d
+
+if TYPE_CHECKING:
+    import loopy as lp
+else:  # imported when a kernel is built: listing the catalog does not need loopy
+    lp = LazyModule("loopy")
 
 SQUARE_TILES = "n>=16 and m>=16 and n mod 16 = 0 and m mod 16 = 0"
 SIZES_2D = {"n": 256, "m": 256}

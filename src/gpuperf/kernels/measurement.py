@@ -8,14 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import partial
+from typing import TYPE_CHECKING
 
-import loopy as lp
 import numpy as np
 
+from gpuperf._lazy import LazyModule
 from gpuperf.kernels.catalog import register
-from gpuperf.kernels.kernel import Arrays, Kernel, Sizes
+from gpuperf.kernels.kernel import LANG, Arrays, Kernel, Sizes
 
-LANG = lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2
+if TYPE_CHECKING:
+    import loopy as lp
+else:  # imported when a kernel is built: listing the catalog does not need loopy
+    lp = LazyModule("loopy")
+
 F32 = np.float32
 F64 = np.float64
 GROUP_1D = 256

@@ -29,10 +29,9 @@ from contextlib import redirect_stdout
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import loopy as lp
-
+from gpuperf._lazy import LazyModule
 from gpuperf.errors import GpuperfError, GpuperfNote, unknown_name_error
 from gpuperf.kernels.kernel import (
     Kernel,
@@ -48,6 +47,11 @@ from gpuperf.kernels.stencils import (
     split_tile_rows,
     tile,
 )
+
+if TYPE_CHECKING:
+    import loopy as lp
+else:  # imported when a variant is built: listing the spaces does not need loopy
+    lp = LazyModule("loopy")
 
 Config = dict[str, Any]
 

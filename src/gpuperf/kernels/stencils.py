@@ -18,16 +18,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING
 
-import islpy as isl
-import loopy as lp
 import numpy as np
-from loopy.isl_helpers import boxify
 
+from gpuperf._lazy import LazyModule
 from gpuperf.kernels.catalog import register
-from gpuperf.kernels.kernel import Arrays, Kernel, Sizes
+from gpuperf.kernels.kernel import LANG, Arrays, Kernel, Sizes
 
-LANG = lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2
+if TYPE_CHECKING:
+    import islpy as isl
+    import loopy as lp
+else:  # imported when a kernel is built: listing the catalog does not need loopy
+    isl, lp = LazyModule("islpy"), LazyModule("loopy")
+
 F32 = np.float32
 BASE_GROUP = 16
 PARAMS = ("n", "m")  # every stencil's size parameters: rows and columns of its outputs
@@ -132,6 +136,8 @@ def box_domains(program: lp.TranslationUnit) -> lp.TranslationUnit:
 
 def _boxed(kernel: lp.LoopKernel, domain: isl.BasicSet) -> isl.BasicSet:
     """``domain`` as a box of per-iname bounds, or unchanged if no box equals it."""
+    from loopy.isl_helpers import boxify
+
     inames = domain.get_var_names(isl.dim_type.set)
     if not inames:
         return domain

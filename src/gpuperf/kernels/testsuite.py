@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-import loopy as lp
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from gpuperf._lazy import LazyModule
 from gpuperf.kernels.kernel import Arrays, Kernel, Sizes
 from gpuperf.kernels.measurement import F32, LANG, KernelMaker, catalog_kernel, split_1d, tile_2d
+
+if TYPE_CHECKING:
+    import loopy as lp
+else:  # imported when a kernel is built: listing the catalog does not need loopy
+    lp = LazyModule("loopy")
 
 SQUARE_TILES = "n>=16 and m>=16 and n mod 16 = 0 and m mod 16 = 0"
 

@@ -4,21 +4,28 @@
 sweep kernels x variants x sizes into an SQLite store; ``export_store`` writes it as a dataset table.
 """
 
-from gpuperf.measure.campaign import Campaign, CampaignReport, campaign_status, load_campaign, run_campaign
-from gpuperf.measure.devices import (
-    CompileFailed,
-    MeasureFailure,
-    RunFailed,
-    VerifyFailed,
-    available_devices,
-    open_device,
-)
-from gpuperf.measure.export import export_store, store_table
-from gpuperf.measure.store import Store
-from gpuperf.measure.timing import Measurement, TimingSettings, measure
+from gpuperf._lazy import lazy_exports
 
-__all__ = [
-    "Campaign", "CampaignReport", "CompileFailed", "Measurement", "MeasureFailure", "RunFailed", "Store",
-    "TimingSettings", "VerifyFailed", "available_devices", "campaign_status", "export_store", "load_campaign",
-    "measure", "open_device", "run_campaign", "store_table",
-]
+# Names re-exported here, loaded on first use: listing the devices needs neither campaigns nor pandas.
+_EXPORTS = {
+    "Campaign": "campaign",
+    "CampaignReport": "campaign",
+    "campaign_status": "campaign",
+    "load_campaign": "campaign",
+    "run_campaign": "campaign",
+    "CompileFailed": "devices",
+    "MeasureFailure": "devices",
+    "RunFailed": "devices",
+    "VerifyFailed": "devices",
+    "available_devices": "devices",
+    "open_device": "devices",
+    "export_store": "export",
+    "store_table": "export",
+    "Store": "store",
+    "Measurement": "timing",
+    "TimingSettings": "timing",
+    "measure": "timing",
+}
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

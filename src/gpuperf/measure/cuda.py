@@ -12,13 +12,11 @@ import functools
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import cgen
-import loopy as lp
 import numpy as np
-from pymbolic import evaluate
 
+from gpuperf._lazy import LazyModule
 from gpuperf.errors import GpuperfError
 from gpuperf.kernels.kernel import Kernel
 from gpuperf.measure.devices import (
@@ -29,6 +27,12 @@ from gpuperf.measure.devices import (
     device_lost,
     strided_host_array,
 )
+
+if TYPE_CHECKING:
+    import cgen
+    import loopy as lp
+else:  # imported when a kernel is compiled: listing the devices does not need loopy
+    cgen, lp = LazyModule("cgen"), LazyModule("loopy")
 
 Dim3 = tuple[int, int, int]
 
@@ -110,6 +114,8 @@ def check_supported(functions: Sequence[DeviceFunction], exprs: Mapping[str, Any
 
 
 def _dim3(exprs: Sequence[Any], sizes: Mapping[str, int]) -> Dim3:
+    from pymbolic import evaluate
+
     values = [int(evaluate(e, dict(sizes))) for e in exprs] + [1, 1, 1]
     return values[0], values[1], values[2]
 
@@ -164,6 +170,8 @@ def marshal_args(function: DeviceFunction, buffers: Mapping[str, Any], values: M
 def scratch_shapes(kernel: Kernel, functions: Sequence[DeviceFunction],
                    sizes: Mapping[str, int]) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
     """Global temporaries the device functions take as arguments: name -> (shape, dtype)."""
+    from pymbolic import evaluate
+
     arg_names = {a.name for a in kernel.entry.args}
     temporaries = kernel.entry.temporary_variables
     shapes = {}
