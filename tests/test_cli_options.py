@@ -233,17 +233,20 @@ IMPORT_FREE = {  # a command, and the modules it must not import: a listing or -
     "spaces": (["spaces"], ["loopy"]),
     "optimizations": (["optimizations"], ["loopy"]),
     "devices": (["devices"], ["loopy", "pandas"]),  # nor the campaigns and their tables
+    "fit": (["fit", "rodinia_nvprof", "--model", "lr", "--out", "{tmp}/lr.json"], ["loopy"]),  # a table's columns
 }
 
 
 @pytest.mark.parametrize("case", sorted(IMPORT_FREE))
-def test_a_command_does_not_import_what_it_does_not_use(case):
+def test_a_command_does_not_import_what_it_does_not_use(case, tmp_path):
     """Importing NumPy takes a tenth of a second, loopy over half a second: --help prints text only, and
-    listing the catalog, the spaces, the optimizations or the devices builds no loopy program."""
+    listing the catalog, the spaces, the optimizations or the devices builds no loopy program, and fitting a
+    learned model on a table's columns counts none."""
     import subprocess
     import sys
 
     argv, modules = IMPORT_FREE[case]
+    argv = [arg.format(tmp=tmp_path) for arg in argv]
     code = (f"import sys; from gpuperf.cli import main\ntry: main({argv!r})\nexcept SystemExit: pass\n"
             f"print(sorted(m for m in {modules!r} if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

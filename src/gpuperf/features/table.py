@@ -16,13 +16,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpuperf.errors import GpuperfError, GpuperfNote
-from gpuperf.features.access import warp_access_summary
-from gpuperf.features.counts import Evaluated, EvaluatedAccess, symbolic_counts
-from gpuperf.features.lanes import made_count
 from gpuperf.kernels.kernel import Kernel
 
 if TYPE_CHECKING:  # pandas loads only for feature_table: one kernel's features need none of it
     import pandas as pd
+
+    from gpuperf.features.counts import Evaluated, EvaluatedAccess
 
 LIFT = "LIFT stencil paper"
 LOOPY = "Loopy performance model (Stevens & Klöckner)"
@@ -157,10 +156,14 @@ def made_accesses(access: EvaluatedAccess) -> float:
     """The accesses the work-items make of one evaluated access: switched-off lanes left out, a float4
     one access for its four elements, passes of sequential loops bounded by one another (``j <= k``) only
     those the loops make."""
+    from gpuperf.features.lanes import made_count
+
     return made_count(access.count * access.share, access.lanes) / access.record.vector
 
 
 def _features_from_counts(evaluated: Evaluated) -> dict[str, float]:
+    from gpuperf.features.access import warp_access_summary
+
     named = evaluated.named()
     threads = evaluated.threads
     summary = warp_access_summary(evaluated)
@@ -243,6 +246,8 @@ def extract_features(kernel: Kernel, sizes: Mapping[str, Any] | None = None, gpu
 
     With ``gpu`` (a GPU name or alias), the registers and occupancy on that GPU are added.
     """
+    from gpuperf.features.counts import symbolic_counts  # loopy's counts: the table helpers need none
+
     if isinstance(kernel, str):  # a catalog name or path/file.py:function, as feature_table takes
         from gpuperf.kernels.catalog import get_kernel
 

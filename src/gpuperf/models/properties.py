@@ -37,15 +37,16 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import loopy as lp
 import numpy as np
 import pandas as pd
 
 from gpuperf.errors import GpuperfError, unknown_name_error
-from gpuperf.features.counts import Evaluated, symbolic_counts
-from gpuperf.kernels.kernel import Kernel
+
+if TYPE_CHECKING:
+    from gpuperf.features.counts import Evaluated, SymbolicCounts
+    from gpuperf.kernels.kernel import Kernel
 
 
 @dataclass(frozen=True)
@@ -207,6 +208,14 @@ def property_signs(names: Sequence[str]) -> list[int]:
 
 
 # -- values -----------------------------------------------------------------------------------------
+def symbolic_counts(kernel: Kernel) -> SymbolicCounts:
+    """:func:`gpuperf.features.counts.symbolic_counts`, imported when a kernel is counted: loopy's
+    counts, which fitting or predicting on a table's columns does not need."""
+    from gpuperf.features.counts import symbolic_counts as counted
+
+    return counted(kernel)
+
+
 def kernel_properties(kernel: Kernel, sizes: Mapping[str, Any] | None = None,
                       names: Sequence[str] | None = None) -> dict[str, float]:
     """The properties ``names`` (default: all) of ``kernel`` at ``sizes`` (defaults fill gaps)."""
@@ -348,6 +357,8 @@ def _loop_lines(kernel: Kernel, evaluated: Evaluated, sizes: Mapping[str, int]) 
 
 
 def _footprint_properties(kernel: Kernel, sizes: Mapping[str, int]) -> dict[str, float]:
+    import loopy as lp
+
     read = kernel.entry.get_read_variables()
     written = kernel.entry.get_written_variables()
     loaded = stored = write_only = 0.0

@@ -26,7 +26,6 @@ import pandas as pd
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.models.bsp import BspModel
 from gpuperf.models.learned import make_model
-from gpuperf.models.linear import LinearCountModel
 from gpuperf.models.roofline import RooflineModel
 from gpuperf.models.selection import SpearmanClusterSelector
 
@@ -205,4 +204,6 @@ def build_estimator(options: ModelOptions, features: Sequence[str], table_kind: 
         return BspModel(**bsp_columns(options, table_kind))
     if options.name in ROOFLINE_MODELS:
         return roofline_estimator(table_kind, calibrate=options.name == "roofline")
+    from gpuperf.models.linear import LinearCountModel
+
     return LinearCountModel(properties=list(features), property_set=options.property_set or "gpu")
