@@ -163,6 +163,42 @@ def test_summary_counts_from_the_files():
     assert summary["benchmark_hub_spaces"]["license"] == "MIT"
 
 
+def test_the_summary_is_cached_and_counted_again_when_a_table_or_the_version_changes(tmp_path, monkeypatch):
+    """`gpuperf datasets` read and shaped every bundled table on each run (4 s): a table's counts are
+    cached, and read again from the file where its bytes, the GPU descriptors or gpuperf's version
+    changed, or the cache file is damaged; the summary is the same either way."""
+    import shutil
+
+    import gpuperf
+    from gpuperf.datasets import bundled
+    from gpuperf.hardware import specs
+
+    name = "matvec_bsp"
+    info = BUNDLED[name]
+    (tmp_path / "data").mkdir()
+    table = Path(shutil.copy(data_dir() / info.file, tmp_path / "data" / info.file))
+    monkeypatch.setenv("GPUPERF_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("GPUPERF_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(bundled, "BUNDLED", {name: info})
+    read: list[str] = []
+    real = bundled._bundled
+    monkeypatch.setattr(bundled, "_bundled", lambda table_name, raw: read.append(table_name) or real(table_name, raw))
+
+    first = dataset_summary()
+    assert read == [name] and first[0]["rows"] == len(raw_file(name))
+    assert dataset_summary() == first and read == [name]  # from the cache: no table read
+    cached = next((tmp_path / "cache" / "datasets").glob("summary-*.json"))
+    cached.write_text("{", encoding="utf-8")  # a damaged cache file: counted again, and rewritten
+    assert dataset_summary() == first and read == [name] * 2
+    monkeypatch.setattr(gpuperf, "__version__", "99.0")
+    assert dataset_summary() == first and read == [name] * 3
+    every = specs.gpus()
+    monkeypatch.setattr(specs, "gpus", lambda: every[:-1])  # other GPU descriptors (GPUPERF_GPUS) name GPUs anew
+    assert dataset_summary() == first and read == [name] * 4
+    pd.read_csv(table).head(7).to_csv(table, index=False)
+    assert dataset_summary()[0]["rows"] == 7 and read == [name] * 5
+
+
 def test_a_new_gpu_and_kernel_family_drop_in_without_code(tmp_path):
     raw = raw_file("schoonhoven_spaces").query("kernel == 'convolution'").head(50).copy()
     raw["gpu"], raw["device_name"] = "GTX_9090", "NVIDIA GeForce GTX 9090"

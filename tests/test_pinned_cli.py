@@ -122,7 +122,7 @@ def test_the_datasets_table_counts_kernels_and_gpus(capsys, monkeypatch):
     import gpuperf.datasets
 
     row = {"name": "mine", "rows": 12, "kernels": 3, "gpus": 2, "license": "MIT", "source": "my lab"}
-    monkeypatch.setattr(gpuperf.datasets, "dataset_summary", lambda: [row])  # reading every bundled table is slow
+    monkeypatch.setattr(gpuperf.datasets, "dataset_summary", lambda progress=False: [row])  # reading every bundled table is slow
     monkeypatch.setenv("COLUMNS", "250")
     assert main(["datasets"]) == 0
     out = capsys.readouterr().out

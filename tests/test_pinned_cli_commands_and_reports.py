@@ -151,7 +151,7 @@ def test_the_datasets_table_names_the_datasets_of_one_source_together(capsys, mo
 
     rows = [{"name": name, "rows": 1, "kernels": 1, "gpus": 1, "license": "MIT", "source": source}
             for name, source in (("a", "lab one"), ("b", "lab two"), ("c", "lab one"))]
-    monkeypatch.setattr(gpuperf.datasets, "dataset_summary", lambda: rows)  # reading every bundled table is slow
+    monkeypatch.setattr(gpuperf.datasets, "dataset_summary", lambda progress=False: rows)  # reading every bundled table is slow
     assert main(["datasets"]) == 0
     assert capsys.readouterr().out.splitlines()[-2:] == ["a, c: lab one", "b: lab two"]
 

@@ -79,7 +79,7 @@ def datasets_command(
     from gpuperf.datasets import dataset_summary
     from gpuperf.datasets.bundled import data_dir
 
-    summary = dataset_summary()
+    summary = dataset_summary(progress=True)
     if as_json:
         print_json(summary)
         return

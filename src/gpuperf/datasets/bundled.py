@@ -390,29 +390,106 @@ def _load_file(path: Path, raw: bool) -> pd.DataFrame:
     )
 
 
-def dataset_summary() -> list[dict]:
+SUMMARY_FORMAT = 1  # raise when what a table's cached summary holds (SUMMARY_COUNTS) changes
+SUMMARY_COUNTS = ("rows", "kernel_names", "gpu_names")
+
+
+def dataset_summary(progress: bool = False) -> list[dict]:
     """Per bundled table: name, rows, kernels, GPUs (counted from the files), its file's absolute path,
-    source and license."""
-    rows = []
-    for info in BUNDLED.values():
-        frame = _bundled(info.name, False)
-        kernels = sorted(frame["kernel"].unique()) if "kernel" in frame.columns else []
-        gpus = sorted(frame["gpu"].unique())
-        rows.append(
-            {
-                "name": info.name,
-                "rows": len(frame),
-                "kernels": len(kernels),
-                "gpus": len(gpus),
-                "kernel_names": kernels,
-                "gpu_names": gpus,
-                "file": info.file,
-                "path": str((data_dir() / info.file).resolve()),
-                "description": info.description,
-                "units": info.units,
-                "source": info.source,
-                "repository": info.repository,
-                "license": info.license,
-            }
-        )
-    return rows
+    source and license. What is counted is kept in gpuperf's cache, a file per table keyed by the
+    table's bytes, the GPU descriptors (which name its GPUs) and gpuperf's version: only a table new
+    to the cache is read (``progress``: a bar on stderr while tables are read)."""
+    from gpuperf.hardware.specs import gpus
+    from gpuperf.progress import progress_bar
+
+    descriptors = [gpu.as_dict() for gpu in gpus()]
+    paths = {name: _summary_cache_path(name, descriptors) for name in BUNDLED}
+    counts = {name: _cached_counts(path) for name, path in paths.items()}
+    unread = [name for name, counted in counts.items() if counted is None]
+    with progress_bar(hidden=not progress or not unread) as bar:
+        task = bar.add_task("reading the bundled tables (once: their summary is cached)", total=len(unread))
+        for name in unread:
+            counts[name] = _table_counts(name)
+            if paths[name] is not None and paths[name] == _summary_cache_path(name, descriptors):  # not edited meanwhile
+                _write_counts(paths[name], counts[name])
+            bar.advance(task)
+    return [_summary_row(BUNDLED[name], counts[name]) for name in BUNDLED]
+
+
+def _table_counts(name: str) -> dict:
+    """A bundled table's rows and its sorted kernel and GPU names, read from its file."""
+    frame = _bundled(name, False)
+    kernels = sorted(frame["kernel"].unique()) if "kernel" in frame.columns else []
+    return {"rows": len(frame), "kernel_names": kernels, "gpu_names": sorted(frame["gpu"].unique())}
+
+
+def _summary_cache_path(name: str, descriptors: list[dict]) -> Path | None:
+    """Where table ``name``'s counts are cached: named by a digest of its file's bytes, the GPU
+    descriptors, gpuperf's version and ``SUMMARY_FORMAT`` (None: no file to digest; it is read, and
+    its error given)."""
+    import hashlib
+    import json
+
+    import gpuperf
+    from gpuperf.files import cache_root
+
+    try:
+        with (data_dir() / BUNDLED[name].file).open("rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return None
+    token = json.dumps({"format": SUMMARY_FORMAT, "version": gpuperf.__version__, "table": name, "bytes": digest,
+                        "gpus": descriptors}, sort_keys=True, default=str)
+    return cache_root() / "datasets" / f"summary-{hashlib.sha256(token.encode()).hexdigest()[:24]}.json"
+
+
+def _cached_counts(path: Path | None) -> dict | None:
+    """The counts cached at ``path``; None where there are none, or a file not of their form (damaged,
+    foreign): the table is read again."""
+    import json
+
+    if path is None:
+        return None
+    try:
+        cached = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return cached if _well_formed(cached) else None
+
+
+def _well_formed(counts: object) -> bool:
+    """Whether ``counts`` has a table's counts' form: ``SUMMARY_COUNTS`` in order, a whole number of
+    rows, lists of names as text (what JSON gives back as it was written)."""
+    if not isinstance(counts, dict) or tuple(counts) != SUMMARY_COUNTS or type(counts["rows"]) is not int:
+        return False
+    return all(isinstance(names, list) and all(isinstance(name, str) for name in names)
+               for names in (counts["kernel_names"], counts["gpu_names"]))
+
+
+def _write_counts(path: Path, counts: dict) -> None:
+    """``counts`` cached at ``path``, written whole; counts JSON would not give back as they are (a
+    name that is not text) are not cached."""
+    import json
+
+    from gpuperf.files import write_cache_file
+
+    if _well_formed(counts):
+        write_cache_file(path, lambda temporary: temporary.write_text(json.dumps(counts), encoding="utf-8"))
+
+
+def _summary_row(info: BundledDataset, counts: dict) -> dict:
+    return {
+        "name": info.name,
+        "rows": counts["rows"],
+        "kernels": len(counts["kernel_names"]),
+        "gpus": len(counts["gpu_names"]),
+        "kernel_names": counts["kernel_names"],
+        "gpu_names": counts["gpu_names"],
+        "file": info.file,
+        "path": str((data_dir() / info.file).resolve()),
+        "description": info.description,
+        "units": info.units,
+        "source": info.source,
+        "repository": info.repository,
+        "license": info.license,
+    }
