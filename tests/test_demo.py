@@ -27,6 +27,21 @@ def test_the_exploration_headline_counts_a_miss_as_budget_plus_one(tmp_path, mon
         in line
 
 
+def test_the_demo_checks_its_steps_report_folders_before_any_work(tmp_path, monkeypatch, capsys) -> None:
+    """A tuning report where a step writes its own (geometry/sweep) is refused before any step runs."""
+    ran = []
+    monkeypatch.setitem(demo.STEPS, "geometry", lambda report: ran.append("geometry"))
+    monkeypatch.setitem(demo.STEPS, "catalog", lambda report: ran.append("catalog"))
+    tuned = tmp_path / "geometry" / "sweep"
+    tuned.mkdir(parents=True)
+    (tuned / "metrics.json").write_text('{"metrics": {"tuning": {"budget": 5}}}')
+    assert main(["demo", "--out", str(tmp_path), "--step", "geometry"]) == 2
+    assert f"--out {tuned}: holds a tuning report (gpuperf tune)" in capsys.readouterr().err
+    assert ran == []
+    assert main(["demo", "--out", str(tmp_path), "--step", "catalog"]) == 0  # a step writing no geometry/sweep
+    assert ran == ["catalog"]
+
+
 def test_demo_steps_write_report_files(tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("POCL_MAX_PTHREAD_COUNT", raising=False)  # the demo sets it; restored afterwards
     monkeypatch.setattr(demo, "SWEEP_TRIPS", (300,))  # a small live sweep

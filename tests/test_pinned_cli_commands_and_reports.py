@@ -126,6 +126,23 @@ def test_a_folder_holding_a_tuning_report_is_refused_and_another_reports_folder_
     assert [call["out"] for call in studies] == [str(evaluated)]
 
 
+
+def test_reproduce_geometry_checks_its_sweep_folders_before_any_work(studies, tmp_path, capsys):
+    """docs/files.md: the sweeps' reports inside --out (sweep/, sweep_h100/) are checked as --out is, before any
+    work: a tuning report there is never written over, a file there is named at once, not after a minute."""
+    tuned, blocked = tmp_path / "tuned", tmp_path / "blocked"
+    (tuned / "sweep").mkdir(parents=True)
+    (tuned / "sweep" / "metrics.json").write_text(json.dumps({"metrics": {"tuning": {"budget": 5}}}))
+    blocked.mkdir()
+    (blocked / "sweep_h100").write_text("x")
+    assert main(["reproduce", "geometry", "--out", str(tuned)]) == 2
+    assert f"--out {tuned / 'sweep'}: holds a tuning report (gpuperf tune)" in capsys.readouterr().err
+    assert main(["reproduce", "geometry", "--out", str(blocked)]) == 2
+    assert f"--out {blocked / 'sweep_h100'}: a file, not a folder" in capsys.readouterr().err
+    assert studies == []
+    assert main(["reproduce", "advisor", "--out", str(blocked)]) == 0  # another study writes no sweep_h100/
+
+
 # -- progress ----------------------------------------------------------------------------------------
 
 

@@ -632,6 +632,22 @@ STEPS: dict[str, Callable[[DemoReport], None]] = {
 }
 
 
+# The report folders each step writes inside the demo's folder, checked before any work as the demo's
+# own folder is (the demo's tune/ is left out: the tuning report there is the demo's own, rewritten on a rerun).
+STEP_REPORTS: dict[str, tuple[str, ...]] = {
+    "linear-model": ("linear",),
+    "models": ("rodinia",),
+    "advise": ("advise",),
+    "explore": ("explore",),
+    "geometry": ("geometry", "geometry/sweep", "geometry/sweep_h100", "geometry_sweep"),
+}
+
+
+def step_reports(steps: list[str] | None = None) -> list[str]:
+    """The report folders ``steps`` (all: None) write inside the demo's folder."""
+    return [folder for name in steps or list(STEPS) for folder in STEP_REPORTS.get(name, ())]
+
+
 def run_demo(out: str | Path = "gpuperf-report", steps: list[str] | None = None) -> Path:
     """Run the demo steps into ``out`` and return the path of its ``index.md``."""
     # On pocl's CPU device, one worker thread makes timings far steadier on a shared machine (the

@@ -168,7 +168,7 @@ def demo(
     step: Annotated[list[str] | None, typer.Option(help="run only these steps (repeatable): catalog, features, hardware, measure, linear-model, models, advise, explore, geometry")] = None,
 ) -> None:
     """gpuperf's main job on its embedded defaults: writes a report folder with index.md."""
-    from gpuperf.demo import STEPS, run_demo, summary_lines
+    from gpuperf.demo import STEPS, run_demo, step_reports, summary_lines
     from gpuperf.errors import unknown_name_error
 
     from gpuperf.cli.output import report_folder
@@ -176,7 +176,7 @@ def demo(
     for name in step or []:
         if name not in STEPS:
             raise unknown_name_error("demo step", name, STEPS)
-    index = run_demo(str(report_folder(out, "--out")), step)
+    index = run_demo(str(report_folder(out, "--out", step_reports(step))), step)
     for line in summary_lines(index.parent):
         print(f"- {line}")
     print(f"report: {index}")

@@ -369,20 +369,28 @@ def model_output_file(out: str | Path, option: str = "--out", calibration: bool 
     return path
 
 
-def report_folder(out: str | Path, option: str = "--report") -> Path:
+def report_folder(out: str | Path, option: str = "--report", within: Sequence[str] = ()) -> Path:
     """A folder a report goes to, checked before any work: not a file (an existing report folder is
-    written again, unless it holds a tuning report, whose trials may be their only record)."""
+    written again, unless it holds a tuning report, whose trials may be their only record). ``within``:
+    the folders inside it where the command writes reports of their own (``reproduce geometry``'s sweeps),
+    checked alike."""
+    path = Path(out)
+    for folder in (path, *(path / name for name in within)):
+        _report_folder_checked(folder, option)
+    _hold_for_the_command(path, option)
+    return path
+
+
+def _report_folder_checked(path: Path, option: str) -> None:
+    """An error where ``path`` is a file, holds a tuning report or cannot be created or written."""
     from gpuperf.errors import GpuperfError
 
-    path = Path(out)
     if path.exists() and not path.is_dir():
         raise GpuperfError(f"{option} {path}: a file, not a folder")
     if _holds_tuning_report(path):
         raise GpuperfError(f"{option} {path}: holds a tuning report (gpuperf tune), whose trials may be their only "
                            "record; name another folder")
     _writable_folder(path, option, path)
-    _hold_for_the_command(path, option)
-    return path
 
 
 @contextmanager

@@ -505,6 +505,10 @@ def advisor_study(folder: str | Path, splits: Sequence[str] = ("inputs",),
     return results, advisor_report(folder, results, notes=notes)
 
 
+# The folders inside geometry_study's report where each bundled sweep's own report goes, by sweep name.
+GEOMETRY_SWEEP_FOLDERS = {"pocl": "sweep", "h100": "sweep_h100"}
+
+
 def geometry_study(folder: str | Path, echo: Echo = lambda line: None,
                    cost_calls: int = 20_000) -> tuple[dict[str, pd.DataFrame], dict[str, Path]]:
     """Judge the launch-geometry policies on the bundled block-shape choices, time each policy's cost per
@@ -522,7 +526,7 @@ def geometry_study(folder: str | Path, echo: Echo = lambda line: None,
             picks[f"{table.label} on {table.gpu}"] = choices(table, models[table.family])
         except GpuperfError as exc:  # a GPU without per-SM limits in its descriptor
             echo(f"geometry: {table.label} on {table.gpu} skipped: {exc}")
-    for name, subfolder in (("pocl", "sweep"), ("h100", "sweep_h100")):
+    for name, subfolder in GEOMETRY_SWEEP_FOLDERS.items():
         sweep = bundled_sweep_report(Path(folder) / subfolder, name)
         echo(f"geometry: the bundled {BUNDLED_SWEEPS[name]} sweep judged in {sweep['markdown']}")
     note = ("The policies' threads and blocks judged together on measured (threads, blocks) sweeps of two "
