@@ -703,3 +703,22 @@ def test_a_sweep_resumed_on_an_out_file_not_there_yet_starts_anew_with_a_note(tm
     captured = capsys.readouterr()
     assert json.loads(captured.out)["points"] == len(pd.read_csv(out)) > 0
     assert f"note: --resume: {out} does not exist yet" in captured.err
+
+
+def test_a_sweep_reports_metrics_hold_the_per_scope_figures_as_numbers(tmp_path):
+    """docs/models.md: metrics.json keeps full-precision numbers; the pages' "1.46x 1/1" cells are labels only."""
+    from gpuperf.decisions.geometry_sweep import sweep_figures
+    from gpuperf.decisions.reports import sweep_report
+
+    h100 = device_descriptor("H100")
+    table = synthetic_sweep(h100, [100_000, 10_000_000])
+    choices = sweep_choices(table, h100)
+    paths = sweep_report(tmp_path, choices, sweep_summary(choices), table, h100.name, descriptor=h100)
+    records = json.loads(paths["json"].read_text())["tables"]["Per (loop, trip count), per trip count and overall"]
+    figures = sweep_figures(choices)
+    assert [(r["scope"], r["policy"]) for r in records] == list(zip(figures["scope"], figures["policy"]))
+    overall = next(r for r in records if r["scope"] == "all" and r["policy"] == "heuristic")
+    expected = figures[(figures["scope"] == "all") & (figures["policy"] == "heuristic")].iloc[0]
+    assert overall["speedup_vs_llvm"] == expected["speedup_vs_llvm"] and overall["choices"] == 4
+    assert overall["trip"] is None and isinstance(overall["within_10pct"], float)
+    assert "| all |" in paths["markdown"].read_text()  # the page still shows the labels

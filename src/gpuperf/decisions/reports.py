@@ -632,11 +632,12 @@ def sweep_report(folder: str | Path, choices: pd.DataFrame, summary: pd.DataFram
         "_failed")]])  # a failed pick: its blank time, counted in the summary's failed_picks
     policy_columns = [c for policy in summary.index for c in picks.columns if c == policy or c.startswith(f"{policy}_")]
     picks = picks[policy_columns + [c for c in picks.columns if c not in policy_columns]]  # the tables' policy order
+    scoped, figures = "Per (loop, trip count), per trip count and overall", sweep_figures(choices)
     return write_report(
         folder, title,
-        tables={"Per policy": summary,
-                "Per (loop, trip count), per trip count and overall": figure_labels(sweep_figures(choices)),
+        tables={"Per policy": summary, scoped: figure_labels(figures),
                 "Each policy's pick (time in seconds, threads, blocks)": picks},
+        json_tables={scoped: figures},  # the pages' cells are rounded text; metrics.json keeps the numbers
         time_columns=SWEEP_POLICIES,  # each policy's column holds its pick's time
         plots=[("Speedup per choice", "Each point one (loop, trip count); the bar marks the geometric mean, as the "
                 "tables give it.", strip),

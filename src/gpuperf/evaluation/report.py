@@ -426,6 +426,7 @@ def write_report(
     plot_evaluations: Sequence[str] | None = None,
     plots: Sequence[tuple[str, str, Path]] = (),
     time_columns: Collection[str] = (),
+    json_tables: Mapping[str, pd.DataFrame] = {},
 ) -> dict[str, Path]:
     """Write the report files into ``folder`` and return their paths by name.
 
@@ -433,7 +434,8 @@ def write_report(
     (and plots, for those named in ``plot_evaluations``; all by default); ``dendrogram_of`` is
     (linkage matrix, leaf labels, clusters); ``metrics`` is added to ``metrics.json``; ``plots`` are
     (heading, text, PNG already written into ``folder``) sections shown after the tables;
-    ``time_columns`` names the tables' time columns whose names do not say so (see :func:`formatted`).
+    ``time_columns`` names the tables' time columns whose names do not say so (see :func:`formatted`);
+    ``json_tables``: by a table's name, the numbers ``metrics.json`` holds for a table the pages show as text.
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -513,7 +515,7 @@ def write_report(
                        "per_group": frame_records(e.per_group)}
                 for name, e in evaluations.items()
             },
-            "tables": {name: frame_records(table) for name, table in tables.items()},
+            "tables": {name: frame_records(json_tables.get(name, table)) for name, table in tables.items()},
             **({"metrics": _jsonable(dict(metrics))} if metrics else {}),
             **({"feature_ranking": _ranking_record(feature_ranking)} if feature_ranking is not None else {}),
             "written_by": provenance,
