@@ -722,3 +722,22 @@ def test_a_sweep_reports_metrics_hold_the_per_scope_figures_as_numbers(tmp_path)
     assert overall["speedup_vs_llvm"] == expected["speedup_vs_llvm"] and overall["choices"] == 4
     assert overall["trip"] is None and isinstance(overall["within_10pct"], float)
     assert "| all |" in paths["markdown"].read_text()  # the page still shows the labels
+
+
+def test_a_sweep_report_judged_for_an_amd_gpu_gives_llvms_default_as_256_threads(tmp_path, monkeypatch):
+    """LLVM's default block is 256 threads on an AMD GPU: the glossary and the strip chart's axis say so, as the
+    pick table's llvm_threads does."""
+    from gpuperf.decisions import reports
+
+    labels = []
+    drawn = reports.plot_strips
+    monkeypatch.setattr(reports, "plot_strips", lambda values, path, xlabel, *a, **k: (
+        labels.append(xlabel), drawn(values, path, xlabel, *a, **k))[1])
+    mi300x = device_descriptor("MI300X")
+    table = synthetic_sweep(mi300x, [100_000])
+    choices = sweep_choices(table, mi300x)
+    assert set(choices["llvm_threads"]) == {256}
+    page = reports.sweep_report(tmp_path, choices, sweep_summary(choices), table, mi300x.name,
+                                descriptor=mi300x)["markdown"].read_text()
+    assert "llvm = LLVM's default, 256 threads" in page and "128 threads" not in page
+    assert labels == ["speedup over LLVM's default (256 threads)"]

@@ -370,11 +370,12 @@ def geometry_report(folder: str | Path, picks: Mapping[str, pd.DataFrame], polic
     )
 
 
-def geometry_glossary(trained_on: str = "the other kernel families", tables: bool = True) -> str:
+def geometry_glossary(trained_on: str = "the other kernel families", tables: bool = True,
+                      llvm_threads: str = "128 threads") -> str:
     """What the geometry reports' policies and columns mean; ``tables``: the bundled tables' report
-    (AMD GPUs among them, a typical_threads column), not a sweep's."""
+    (AMD GPUs among them, a typical_threads column), not a sweep's; ``llvm_threads``: LLVM's default block."""
     return (
-        "Policies: llvm = LLVM's default, 128 threads; libomptarget = the NVIDIA plugin's rule"
+        f"Policies: llvm = LLVM's default, {llvm_threads}; libomptarget = the NVIDIA plugin's rule"
         + (" (none for AMD GPUs: blank)" if tables else "") + "; heuristic = Lloyd et al.'s short/ideal/long "
         "loop rule; occupancy = the block size with the most resident warps; model = a random forest over "
         f"(threads, blocks) trained on {trained_on}; best = the fastest measured choice (an oracle). "
@@ -625,7 +626,8 @@ def sweep_report(folder: str | Path, choices: pd.DataFrame, summary: pd.DataFram
         usable = launchable_points(usable, descriptor, "sweep", note=False)
     policies = [p for p in summary.index if p != "llvm"]
     strips = {p: (choices["llvm"] / choices[p]).to_numpy(dtype=float) for p in policies}
-    strip = plot_strips(strips, folder / "speedup_vs_llvm.png", "speedup over LLVM's default (128 threads)",
+    llvm = _llvm_threads(choices)
+    strip = plot_strips(strips, folder / "speedup_vs_llvm.png", f"speedup over LLVM's default ({llvm})",
                         "Speedup of each policy's (threads, blocks)", geometric_mean=True)
     maps = plot_sweep_maps(usable, choices, folder / "time_maps.png")
     picks = choices.set_index("group").drop(columns=["kernel", "trip", *choices.columns[choices.columns.str.endswith(
@@ -648,5 +650,11 @@ def sweep_report(folder: str | Path, choices: pd.DataFrame, summary: pd.DataFram
                "LLVM's default, then how many choices are within 10 % of the best, of how many. `points`: "
                "the geometries a (loop, trip count) measured, among which the best and the model pick."
                + (" With so few choices, the summary's figures are indications, not rates." if len(choices) < 20 else ""),
-               geometry_glossary("the other loops' sweeps", tables=False)],
+               geometry_glossary("the other loops' sweeps", tables=False, llvm_threads=llvm)],
     )
+
+
+def _llvm_threads(choices: pd.DataFrame) -> str:
+    """LLVM's default block as the sweep's picks have it ("256 threads" on an AMD GPU's descriptor)."""
+    counts = sorted({int(threads) for threads in choices["llvm_threads"].dropna()})
+    return f"{' or '.join(map(str, counts)) or 128} threads"
