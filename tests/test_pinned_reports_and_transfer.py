@@ -47,7 +47,18 @@ def test_missing_cells_of_object_and_nullable_columns_are_blank_and_a_bar_does_n
     """None in an object column and <NA> in a nullable integer column print as nothing, not None or <NA>."""
     frame = pd.DataFrame({"kernel": pd.Series(["a|b", None], dtype=object), "n": pd.array([3, None], dtype="Int64"),
                           "mape": [0.25, 0.5]})
-    assert markdown_table(frame).splitlines()[2:] == ["| a/b | 3 | 0.250 |", "|  |  | 0.500 |"]
+    assert markdown_table(frame).splitlines()[2:] == ["| a\\|b | 3 | 0.250 |", "|  |  | 0.500 |"]
+
+
+def test_markdown_marks_in_a_kernel_name_are_escaped_so_the_page_shows_the_name_as_the_html_does():
+    """A C++ signature's <float> is no HTML tag, saxpy*fast* no emphasis, mat|mul<T> keeps its bar (not /);
+    an underscore inside a word marks nothing and stays as it is."""
+    frame = pd.DataFrame({"kernel": ["void gemm<float>(float*, int*)", "saxpy*fast*", "mat|mul<T>", "_k_ [x] `c` ~d",
+                                     "loop_polynomial", "a\\b"]})
+    assert markdown_table(frame).splitlines()[2:] == [
+        "| void gemm\\<float\\>(float\\*, int\\*) |", "| saxpy\\*fast\\* |", "| mat\\|mul\\<T\\> |",
+        "| \\_k\\_ \\[x\\] \\`c\\` \\~d |", "| loop_polynomial |", "| a\\\\b |"]
+    assert markdown_table(pd.DataFrame({"a*b": [1]})).splitlines()[0] == "| a\\*b |"
 
 
 def test_a_named_integer_index_is_a_column_of_its_own():

@@ -125,11 +125,21 @@ def markdown_table(frame: pd.DataFrame, digits: int = 3, time_columns: Collectio
     """A GitHub-style Markdown table of ``frame`` (index included), cells as :func:`formatted` writes
     them: float columns of whole numbers as integers, time columns in one notation each."""
     flat = formatted(_with_index(frame), digits, time_columns)
-    header = [_one_line(str(c)).replace("|", "\\|") for c in flat.columns]
+    header = [markdown_text(str(c)) for c in flat.columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in flat.itertuples(index=False):
-        lines.append("| " + " | ".join(_one_line(cell).replace("|", "/") for cell in row) + " |")
+        lines.append("| " + " | ".join(markdown_text(cell) for cell in row) + " |")
     return "\n".join(lines)
+
+
+# Markdown's marks a table cell may hold (a kernel named void gemm<float>(float*, ...)): escaped with a
+# backslash, so the page shows the text as the HTML page does. An underscore inside a word marks nothing.
+MARKDOWN_MARKS = re.compile(r"[\\`*\[\]<>|~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+
+def markdown_text(text: str) -> str:
+    """``text`` as one Markdown table cell showing it as it is: on one line, Markdown's marks escaped."""
+    return MARKDOWN_MARKS.sub(lambda m: "\\" + m[0], _one_line(text))
 
 
 def _one_line(text: str) -> str:
