@@ -326,3 +326,17 @@ def test_a_curves_last_level_is_drawn_one_step_on():
     x, y = step_points(np.array([0.5, 0.5, 0.8, 1.0]))
     assert list(x) == [1, 2, 3, 4, 5] and list(y) == [0.5, 0.5, 0.8, 1.0, 1.0]
     assert len(step_points(np.array([]))[0]) == 0
+
+
+def test_the_cost_table_prints_each_column_in_one_notation(tmp_path):
+    """docs/models.md: us_per_call is a time column (2.124 above 1.09e+04 was mixed), and the shares of a kernel's
+    time span decades (8.80e-05 above 0.019 was mixed): each prints in exponent form throughout."""
+    from gpuperf.decisions.geometry_cost import cost_table
+
+    picks = pd.DataFrame({"group": [0], "llvm": [2.0], "llvm_threads": [128], "heuristic": [1.0],
+                          "heuristic_threads": [256], "best": [1.0], "best_threads": [256]})
+    costs = cost_table({"llvm": 2.124, "heuristic": 460.922, "model": 1.09e4}, np.array([1e-3, 2e-3, 5e-3]))
+    page = geometry_report(tmp_path, {"toy on GPU": picks}, ("llvm", "heuristic"), costs=costs)["markdown"].read_text()
+    rows = page.split("## Cost of one decision")[1].strip().splitlines()[2:5]
+    assert rows == ["| llvm | 2.12e+00 | 1.06e-03 | 2.12e-03 |", "| heuristic | 4.61e+02 | 2.30e-01 | 4.61e-01 |",
+                    "| model | 1.09e+04 | 5.45e+00 | 1.09e+01 |"]

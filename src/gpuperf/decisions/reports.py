@@ -360,6 +360,7 @@ def geometry_report(folder: str | Path, picks: Mapping[str, pd.DataFrame], polic
     return write_report(
         folder, title,
         tables=tables,
+        time_columns=COST_SHARES,  # shares spanning decades: one notation down each column, as a time column's
         plots=[("Speedup per choice", "Each point one choice of block shape; the bar marks the geometric mean, "
                 "as the tables give it.", image)],
         notes=[f"{len(combined)} choices from {len(picks)} measured (kernel, GPU) tables; \"Over all choices\" pools "
@@ -385,6 +386,9 @@ def geometry_glossary(trained_on: str = "the other kernel families", tables: boo
         + "choices: how many choices the policy made."
     )
 
+
+# The cost table's shares of a kernel's time (gpuperf.decisions.geometry_cost.cost_table).
+COST_SHARES = ("share_of_median_kernel", "share_of_shortest_kernel")
 
 COST_GLOSSARY = (
     "Cost of one decision: microseconds per call of each policy on this machine (best of repeated timings, the "

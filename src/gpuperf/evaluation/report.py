@@ -76,7 +76,7 @@ def _small(value: float, digits: int) -> bool:
 
 
 COUNT_COLUMNS = ("n", "rows", "kernels", "gpus", "choices", "spaces", "repeats")
-TIME_COLUMN = re.compile(r"(^|_)time($|_)|_(s|ms|us|ns)$")
+TIME_COLUMN = re.compile(r"(^|_)time($|_)|_(s|ms|us|ns)$|^(s|ms|us|ns)_per_")  # us_per_call too
 
 
 def _style(column: pd.Series, digits: int, time: bool = False) -> str:
@@ -444,7 +444,8 @@ def write_report(
     (and plots, for those named in ``plot_evaluations``; all by default); ``dendrogram_of`` is
     (linkage matrix, leaf labels, clusters); ``metrics`` is added to ``metrics.json``; ``plots`` are
     (heading, text, PNG already written into ``folder``) sections shown after the tables;
-    ``time_columns`` names the tables' time columns whose names do not say so (see :func:`formatted`);
+    ``time_columns`` names the tables' time columns whose names do not say so, and columns printed as those
+    are, in one notation each (see :func:`formatted`);
     ``json_tables``: by a table's name, the numbers ``metrics.json`` holds for a table the pages show as text.
     """
     folder = Path(folder)
