@@ -496,3 +496,25 @@ def test_metrics_json_lists_a_feature_ranking_highest_first_whatever_order_it_ca
     ranking = pd.Series({"a": 0.1, "b": 0.3, "c": 0.2}, name="nmi")
     paths = write_report(tmp_path / "out", "T", feature_ranking=ranking)
     assert list(json.loads(paths["json"].read_text())["feature_ranking"]["features"]) == ["b", "c", "a"]
+
+
+def test_the_heat_maps_caption_promises_its_numbers_only_where_its_cells_carry_them(tmp_path, monkeypatch):
+    """Beyond MAX_ANNOTATED_CELLS the cells carry colour only: the caption says so, and where the figures are."""
+    from gpuperf.evaluation import report
+
+    def drawn(evaluation, path, context=""):
+        path.write_bytes(b"")
+        return path
+
+    monkeypatch.setattr(report, "plot_predicted_vs_measured", drawn)
+    monkeypatch.setattr(report, "plot_error_heatmap", drawn)
+    kernels, folds = [f"k{i:02d}" for i in range(25)], [f"f{i:02d}" for i in range(30)]  # 750 cells
+    many = pd.DataFrame({"kernel": np.repeat(kernels, 30), "fold": np.tile(folds, 25), "measured": 1.0,
+                         "predicted": 1.5})
+    few = many[many["fold"] < "f02"]  # 50 cells
+    pages = {name: write_report(tmp_path / name, "t", {"e": Evaluation("e", ("fold",), frame)})["markdown"].read_text()
+             for name, frame in (("many", many), ("few", few))}
+    assert "the numbers are not" not in pages["many"]
+    assert "with more than 600 cells, none carries its number (the table above gives each held-out group's MAPE" \
+        in pages["many"]
+    assert "the colour is capped at 1, the numbers are not" in pages["few"]

@@ -349,13 +349,29 @@ MAX_HEATMAP_COLUMNS = 24  # more held-out groups than this run down the rows ins
 MAX_ANNOTATED_CELLS = 600  # beyond this the cells carry colour only
 
 
+def _mape_cells(evaluation: Evaluation) -> tuple[str, pd.DataFrame]:
+    """The heat map's MAPE per kernel (rows) and held-out group or, with kernels held out, GPU (columns)."""
+    across = "gpu" if evaluation.group == ("kernel",) and "gpu" in evaluation.predictions.columns else "fold"
+    cells = evaluation.metrics_by(["kernel", across])["mape"].unstack(across)
+    return across, cells[sorted(cells.columns, key=natural_key)]
+
+
+def heatmap_caption(evaluation: Evaluation) -> str:
+    """The heat map's caption: its cells' numbers where it prints them, else where the figures are."""
+    if _mape_cells(evaluation)[1].size <= MAX_ANNOTATED_CELLS:
+        numbers = "the colour is capped at 1, the numbers are not"
+    else:
+        numbers = (f"the colour is capped at 1; with more than {MAX_ANNOTATED_CELLS} cells, none carries its "
+                   "number (the table above gives each held-out group's MAPE over its kernels)")
+    return ("MAPE (a fraction) per kernel and held-out group (per GPU where kernels are held out; more than "
+            f"{MAX_HEATMAP_COLUMNS} groups run down the rows); {numbers}; blank: no held-out rows.")
+
+
 def plot_error_heatmap(evaluation: Evaluation, path: Path, context: str = "") -> Path:
     """MAPE per kernel (rows) and held-out group (columns) as an annotated heat map; with kernels
     held out (a bare diagonal otherwise), per kernel and GPU. More than ``MAX_HEATMAP_COLUMNS``
     groups (sizes held out one by one) run down the rows, so the page stays readable."""
-    across = "gpu" if evaluation.group == ("kernel",) and "gpu" in evaluation.predictions.columns else "fold"
-    cells = evaluation.metrics_by(["kernel", across])["mape"].unstack(across)
-    cells = cells[sorted(cells.columns, key=natural_key)]
+    across, cells = _mape_cells(evaluation)
     columns = "GPU (kernel held out)" if across == "gpu" else "held-out group"
     layout = f"kernel (rows) and {columns} (columns)"
     if cells.shape[1] > MAX_HEATMAP_COLUMNS and cells.shape[1] > cells.shape[0]:
@@ -419,9 +435,6 @@ SCATTER_CAPTION = ("Predicted against measured time of the held-out rows (a samp
                    f"{MAX_POINTS_PER_KERNEL} in a panel), both in seconds on log axes, one panel "
                    "per held-out group with its MAPE, coloured by kernel (by GPU where kernels are held out); the "
                    "black line is y = x (a perfect prediction), the grey band 0.8-1.2x of it.")
-HEATMAP_CAPTION = ("MAPE (a fraction) per kernel and held-out group (per GPU where kernels are held out; more than "
-                   f"{MAX_HEATMAP_COLUMNS} groups run down the rows); the "
-                   "colour is capped at 1, the numbers are not; blank: no held-out rows.")
 
 
 def write_report(
@@ -469,7 +482,7 @@ def write_report(
                                                           title), SCATTER_CAPTION))
                 if "kernel" in evaluation.predictions.columns:
                     images.append((plot_error_heatmap(evaluation, staging / f"error_{slugs[name]}.png", title),
-                                   HEATMAP_CAPTION))
+                                   heatmap_caption(evaluation)))
             if predicted:
                 overall = ", ".join(f"{k} {_cell(v, 3) or 'undefined'}" for k, v in evaluation.overall.items())
                 text = (f"Overall (error metrics pooled over {len(evaluation.held_out)} held-out rows, rank metrics the "
