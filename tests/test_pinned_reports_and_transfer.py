@@ -518,3 +518,33 @@ def test_the_heat_maps_caption_promises_its_numbers_only_where_its_cells_carry_t
     assert "with more than 600 cells, none carries its number (the table above gives each held-out group's MAPE" \
         in pages["many"]
     assert "the colour is capped at 1, the numbers are not" in pages["few"]
+
+
+def test_an_in_sample_panel_is_named_as_such_in_the_captions_and_titles_and_a_long_legend_runs_in_columns(
+        tmp_path, monkeypatch):
+    """reproduce linear: the calibration kernels' panel is in-sample, which the captions and the heat map's title
+    say; the scatter's title names the model once; 46 kernels' legend is no taller than the panels."""
+    from matplotlib.figure import Figure
+
+    from gpuperf.evaluation.report import _plot_title
+
+    figures = []
+    original = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda self, *a, **kw: (figures.append(self), original(self, *a, **kw)))
+    kernels = [f"kernel_{i:02d}" for i in range(46)]
+    predictions = pd.DataFrame({"kernel": kernels, "fold": ["fitted (in-sample)"] * 30 + ["held"] * 16,
+                                "measured": 1.0, "predicted": 1.1})
+    evaluation = Evaluation("linear count model on X", ("fold",), predictions, in_sample=["fitted (in-sample)"])
+    page = write_report(tmp_path, "Linear count model (S & K)", {"e": evaluation})["markdown"].read_text()
+    assert "Predicted against measured time of the held-out rows and, in-sample, the rows the model was fitted " \
+           "on (fitted (in-sample))" in page
+    assert "MAPE (a fraction) per kernel and held-out group, and in-sample fitted (in-sample) (" in page
+    scatter, heatmap = figures
+    assert scatter._suptitle.get_text().startswith(
+        "predicted vs measured: Linear count model (S & K) on X, one panel per held-out group; in-sample, the rows "
+        "the model was fitted on: fitted (in-sample)\n")
+    assert "group (held out, or in-sample: fitted (in-sample)) (columns)" in heatmap.axes[0].get_title()
+    scatter.canvas.draw()
+    assert scatter.legends[0].get_window_extent().height <= scatter.bbox.height
+    assert _plot_title("lr on small", "lr on small, leave one GPU out") == "lr on small, leave one GPU out"
+    assert _plot_title("Rodinia", "rf") == "Rodinia, rf"

@@ -215,10 +215,16 @@ def _with_index(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _plot_title(context: str, name: str) -> str:
-    """The report's title with the evaluation's name, unless the title already holds it."""
+    """The report's title with the evaluation's name, unless the title already holds it; a name opening
+    with the title's words ("linear count model on H100" in "Linear count model (Stevens & Klöckner)")
+    adds only the rest ("Linear count model (Stevens & Klöckner) on H100")."""
+    head = context.split(" (")[0]
+    if head and name.lower().startswith(head.lower()) and name[len(head):len(head) + 1] in ("", " ", ","):
+        return context + name[len(head):]
     return context if name in context else ", ".join(filter(None, (context, name)))
 
 
+LEGEND_ENTRIES_PER_INCH = 5  # the scatter's legend at fontsize 7: more entries run into further columns
 MAX_POINTS_PER_KERNEL = 2000  # larger groups are subsampled in the scatter so that they hide no other
 MAX_PANELS = 12  # more held-out groups: the smallest share the last panel
 
@@ -275,15 +281,17 @@ def plot_predicted_vs_measured(evaluation: Evaluation, path: Path, context: str 
     if not plottable.all():
         plotted += f", {int((~plottable).sum())} of them no positive time: triangles on the bottom edge"
     panels_are = "one panel per held-out group" + (
-        f" ({', '.join(evaluation.in_sample)}: the rows the model was fitted on)" if evaluation.in_sample else "")
+        f"; in-sample, the rows the model was fitted on: {', '.join(evaluation.in_sample)}" if evaluation.in_sample
+        else "")
     fig.suptitle(f"predicted vs measured: {_plot_title(context, evaluation.name)}, {panels_are}\n{plotted}",
                  fontsize=9, wrap=True)
     fig.supxlabel("measured time (s)", fontsize=9)
     fig.supylabel("predicted time (s)", fontsize=9)
     fig.tight_layout()
     handles, names = _scatter_legend(colours, not plottable.all())
+    per_column = max(8, int(fig.get_figheight() * LEGEND_ENTRIES_PER_INCH))  # as tall as the panels at most
     fig.legend(handles, names, title=colour_by, fontsize=7, title_fontsize=7, loc="upper left",
-               bbox_to_anchor=(1.0, 0.95))  # beside the panels: no point hidden under it
+               bbox_to_anchor=(1.0, 0.95), ncols=math.ceil(len(names) / per_column))  # beside: no point hidden
     save_figure(fig, path, dpi=110, bbox_inches="tight")
     return path
 
@@ -363,8 +371,9 @@ def heatmap_caption(evaluation: Evaluation) -> str:
     else:
         numbers = (f"the colour is capped at 1; with more than {MAX_ANNOTATED_CELLS} cells, none carries its "
                    "number (the table above gives each held-out group's MAPE over its kernels)")
-    return ("MAPE (a fraction) per kernel and held-out group (per GPU where kernels are held out; more than "
-            f"{MAX_HEATMAP_COLUMNS} groups run down the rows); {numbers}; blank: no held-out rows.")
+    fitted = f", and in-sample {', '.join(evaluation.in_sample)}" if evaluation.in_sample else ""
+    return (f"MAPE (a fraction) per kernel and held-out group{fitted} (per GPU where kernels are held out; more than "
+            f"{MAX_HEATMAP_COLUMNS} groups run down the rows); {numbers}; blank: no rows.")
 
 
 def plot_error_heatmap(evaluation: Evaluation, path: Path, context: str = "") -> Path:
@@ -372,7 +381,8 @@ def plot_error_heatmap(evaluation: Evaluation, path: Path, context: str = "") ->
     held out (a bare diagonal otherwise), per kernel and GPU. More than ``MAX_HEATMAP_COLUMNS``
     groups (sizes held out one by one) run down the rows, so the page stays readable."""
     across, cells = _mape_cells(evaluation)
-    columns = "GPU (kernel held out)" if across == "gpu" else "held-out group"
+    columns = "GPU (kernel held out)" if across == "gpu" else "held-out group" if not evaluation.in_sample else \
+        f"group (held out, or in-sample: {', '.join(evaluation.in_sample)})"
     layout = f"kernel (rows) and {columns} (columns)"
     if cells.shape[1] > MAX_HEATMAP_COLUMNS and cells.shape[1] > cells.shape[0]:
         cells, layout = cells.T, f"{columns} (rows) and kernel (columns)"
@@ -431,10 +441,14 @@ def plot_dendrogram(linkage_matrix: np.ndarray, labels: Sequence[str], path: Pat
     return path
 
 
-SCATTER_CAPTION = ("Predicted against measured time of the held-out rows (a sample where a kernel has more than "
-                   f"{MAX_POINTS_PER_KERNEL} in a panel), both in seconds on log axes, one panel "
-                   "per held-out group with its MAPE, coloured by kernel (by GPU where kernels are held out); the "
-                   "black line is y = x (a perfect prediction), the grey band 0.8-1.2x of it.")
+def scatter_caption(evaluation: Evaluation) -> str:
+    """The scatter's caption, naming the panels of rows the model was fitted on where it has some."""
+    rows = "the held-out rows" + (f" and, in-sample, the rows the model was fitted on ({', '.join(evaluation.in_sample)})"
+                                  if evaluation.in_sample else "")
+    return (f"Predicted against measured time of {rows} (a sample where a kernel has more than "
+            f"{MAX_POINTS_PER_KERNEL} in a panel), both in seconds on log axes, one panel "
+            "per group with its MAPE, coloured by kernel (by GPU where kernels are held out); the "
+            "black line is y = x (a perfect prediction), the grey band 0.8-1.2x of it.")
 
 
 def write_report(
@@ -479,7 +493,7 @@ def write_report(
             predicted = not evaluation.held_out.empty  # an evaluation with nothing to predict says so
             if name in plotted and predicted:
                 images.append((plot_predicted_vs_measured(evaluation, staging / f"pred_vs_measured_{slugs[name]}.png",
-                                                          title), SCATTER_CAPTION))
+                                                          title), scatter_caption(evaluation)))
                 if "kernel" in evaluation.predictions.columns:
                     images.append((plot_error_heatmap(evaluation, staging / f"error_{slugs[name]}.png", title),
                                    heatmap_caption(evaluation)))
