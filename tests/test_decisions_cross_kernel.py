@@ -395,3 +395,33 @@ def test_rank_space_extracts_features_once_for_variants_that_differ_only_in_unro
         own = real(space.build({p: row[p] for p in space.parameters}), {"n": 256, "m": 256})
         assert row["variant"] == space.key({p: row[p] for p in space.parameters})
         assert [row[f] for f in features] == [own[f] for f in features]
+
+
+def test_rank_space_takes_kernels_of_one_name_from_different_sources_as_different_programs(monkeypatch):
+    """A campaign export names a user's kernel by its program's name only (loopy's default loopy_kernel, or a
+    catalog kernel's): two users' files, or a user's file and the catalog, became one program, the slower
+    one's variants normalised against the other's best. Its kernel_spec tells them apart; a space's
+    variants (kernel_spec jacobi2d_5pt[...]) stay one program."""
+    from gpuperf.decisions import cross_kernel
+
+    def measured(kernel: str, source: str, scale: float) -> pd.DataFrame:
+        part = variant_table(kernels=(kernel,))
+        specs = [f"{source}[local_size_0={w},barriers_per_thread={b}]"
+                 for w, b in zip(part["local_size_0"], part["barriers_per_thread"])]
+        return part.assign(time_s=part["time_s"] * scale, kernel_spec=specs)
+
+    sources = {"/home/a/a.py:make": ("loopy_kernel", 1.0), "/home/b/b.py:make": ("loopy_kernel", 100.0),
+               "jacobi2d_5pt": ("jacobi2d_5pt", 1.0), "/home/b/j.py:jacobi": ("jacobi2d_5pt", 50.0)}
+    train = pd.concat([measured(kernel, source, scale) for source, (kernel, scale) in sources.items()],
+                      ignore_index=True)
+    trained = []
+    real = cross_kernel.predict_performance
+
+    def recorded(fitted: pd.DataFrame, *args, **kwargs):
+        trained.append(fitted)
+        return real(fitted, *args, **kwargs)
+
+    monkeypatch.setattr(cross_kernel, "predict_performance", recorded)
+    rank_space("stencil2d", {"n": 256, "m": 256}, train, limit=4)
+    best = trained[0].groupby(trained[0]["kernel_spec"].str.split("[").str[0])["performance"].max()
+    assert best.to_dict() == dict.fromkeys(sorted(sources), 1.0)
