@@ -408,7 +408,7 @@ def test_a_file_with_gpuperfs_layout_version_but_not_its_tables_is_refused_untou
 def _store_of_many_pages(path: Path) -> Path:
     """A store of 64 points, all in the store file (none left in its -wal), to damage by hand."""
     with Store(path) as store:
-        for n in range(64):
+        for n in range(1, 65):  # n = 0 would be an ok point of no time, which no store holds
             store.add(_row(n))
     with sqlite3.connect(path) as db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -534,3 +534,17 @@ def test_export_names_where_a_users_kernel_came_from(tmp_path: Path) -> None:
     assert frame["kernel"].tolist() == ["vector_copy", "vector_copy"]
     assert frame["kernel_spec"].tolist() == ["vector_copy", "/home/me/clash.py:my_copy"]
     assert list(frame.columns).index("kernel_spec") == list(frame.columns).index("kernel_key") + 1
+
+
+@pytest.mark.parametrize(("values", "field"), [({"time_s": None}, "time_s"), ({"time_s": 0.0}, "time_s"),
+                                               ({"time_s_min": 1.0}, "time_s_min"), ({"status": "weird"}, "status")])
+def test_a_point_every_reader_would_refuse_is_not_stored(tmp_path: Path, values: dict, field: str) -> None:
+    """Store.add wrote an ok point without a time (or a status gpuperf never writes), after which every read
+    of the store (export, calibrate, a campaign's resume) failed on it; it is refused before anything is written."""
+    path = tmp_path / "s.sqlite"
+    with Store(path) as store:
+        store.add(_row(4096))
+        with pytest.raises(GpuperfError, match=f"point vector_copy at .*8192.* of campaign hand not stored: field "
+                                               f"{field} is"):
+            store.add_many([_row(16384), _row(8192, **values)])
+    assert store_table(path, features=False)["n"].tolist() == [4096]  # the whole transaction left out

@@ -314,6 +314,7 @@ class Store:
                     (*(_to_sql(c, row.get(c)) for c in ("campaign", "kernel", "sizes", "device", "geometry")),
                      *FAILURES))
             values = [_to_sql(c, row.get(c)) for c in COLUMNS]
+            _refuse_unsound(row, values, self.path)  # every reader would refuse it, and the store with it
             values[stamp] = values[stamp] or now_utc()
             added += self.db.execute(insert, values).rowcount
         return added
@@ -545,26 +546,43 @@ def _is_time(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
 
 
-def _check_timing(row: Mapping[str, Any], store: Path) -> None:
-    """An error naming the point for a status gpuperf never writes, or times its status contradicts:
-    an ok point has a positive time_s and time_s_min no larger; a failed point has no time."""
+def _timing_problem(row: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(field, why) for a status gpuperf never writes, or times its status contradicts (an ok point has a
+    positive time_s and time_s_min no larger; a failed point has no time); None for a sound point."""
     status = row.get("status")
     if status not in (OK, *FAILURES):
-        raise _damaged_field(store, row, "status", f"not one of {', '.join((OK, *FAILURES))}")
+        return "status", f"not one of {', '.join((OK, *FAILURES))}"
     if status != OK:
-        for column in ("time_s", "time_s_min", "time_s_iqr"):
-            if row.get(column) is not None:
-                raise _damaged_field(store, row, column, f"a {status} point has no time")
-        return
+        timed = [column for column in ("time_s", "time_s_min", "time_s_iqr") if row.get(column) is not None]
+        return (timed[0], f"a {status} point has no time") if timed else None
     if not _is_time(row.get("time_s")):
-        raise _damaged_field(store, row, "time_s", "an ok point's time is a positive number of seconds")
+        return "time_s", "an ok point's time is a positive number of seconds"
     fastest = row.get("time_s_min")
     if fastest is not None and not (_is_time(fastest) and fastest <= row["time_s"]):
-        raise _damaged_field(store, row, "time_s_min", f"the fastest run is a positive number of seconds, at most "
-                                                      f"time_s={row['time_s']!r}")
+        return "time_s_min", f"the fastest run is a positive number of seconds, at most time_s={row['time_s']!r}"
     spread = row.get("time_s_iqr")
     if spread is not None and not (_is_time(spread) or spread == 0):
-        raise _damaged_field(store, row, "time_s_iqr", "a spread is a finite number of seconds, 0 or more")
+        return "time_s_iqr", "a spread is a finite number of seconds, 0 or more"
+    return None
+
+
+def _check_timing(row: Mapping[str, Any], store: Path) -> None:
+    """An error naming the stored point whose status or times are unsound (:func:`_timing_problem`)."""
+    problem = _timing_problem(row)
+    if problem is not None:
+        raise _damaged_field(store, row, *problem)
+
+
+def _refuse_unsound(row: Mapping[str, Any], values: Sequence[Any], store: Path) -> None:
+    """An error, before anything is written, for a point whose status or times (``values``, as SQLite
+    would hold them: NaN as NULL) every reader of the store would refuse."""
+    stored = {column: None if isinstance(value, float) and math.isnan(value) else value
+              for column, value in zip(COLUMNS, values)}
+    problem = _timing_problem(stored)
+    if problem is not None:
+        field, why = problem
+        raise GpuperfError(f"store '{store}': point {row.get('kernel')} at {stored['sizes']} of campaign "
+                           f"{row.get('campaign')} not stored: field {field} is {stored[field]!r} ({why})")
 
 
 def _from_sql(row: dict[str, Any], store: Path) -> dict[str, Any]:
