@@ -1,20 +1,8 @@
 """Fitting and evaluating models on dataset tables: ``fit``, ``predict-table`` and ``evaluate``.
 
-A table is a CSV (``.csv``, ``.csv.gz``) or Parquet (``.parquet``, ``.pq``) file, or a bundled
-dataset's name, with the measured time in ``time_s`` (or, without it, in one of ``time_ms``,
-``time_us``, ``time_ns``, taken in seconds: :func:`gpuperf.datasets.schema.time_column`) and the
-GPU's name in ``gpu``. Rows whose ``status`` is not ``ok`` are left out; every other row needs a
-positive, finite time.
-
-Default features (the learned models, without ``--features``):
-:func:`gpuperf.evaluation.feature_columns.default_features` (its module lists the rules).
-
-``--gpu-features`` joins the GPU descriptor columns (``gpu_*``) by ``gpu`` first, so they count as
-features too; ``bsp`` always joins them (it reads the clock and core count). ``bsp`` reads its
-inputs by role (``gpuperf.models.registry.BSP_INPUTS``: nvprof counters or gpuperf's static
-features, recognised from the columns; ``--bsp-columns role=column,...`` overrides). ``linear``
-reads the property columns of ``--property-set`` (default ``gpu``) that the table has, or
-``--features``.
+What a table holds, which rows count, the default features and how ``--gpu-features``, ``bsp`` and
+``linear`` read their columns: :mod:`gpuperf.cli.model_tables`, which prepares every table these
+commands read.
 """
 
 from __future__ import annotations
