@@ -425,3 +425,30 @@ def test_rank_space_takes_kernels_of_one_name_from_different_sources_as_differen
     rank_space("stencil2d", {"n": 256, "m": 256}, train, limit=4)
     best = trained[0].groupby(trained[0]["kernel_spec"].str.split("[").str[0])["performance"].max()
     assert best.to_dict() == dict.fromkeys(sorted(sources), 1.0)
+
+
+def test_rank_and_tune_keep_a_users_kernel_named_like_the_ranked_one_in_training(tmp_path, capsys, monkeypatch):
+    """A campaign export names a user's kernel by its program's name only: a user's file whose program is called
+    jacobi2d_5pt was taken for the catalog kernel's own rows and left out of training by rank --train and tune
+    --rank-train (tune by the exact name only, rank with its spaces stripped). Its kernel_spec tells them apart."""
+    import json
+
+    from gpuperf.cli import main
+    from gpuperf.decisions import cross_kernel, tune
+
+    catalog = variant_table(kernels=("jacobi2d_5pt",)).assign(kernel_spec="jacobi2d_5pt[local_x=8]")
+    users = variant_table(kernels=(" jacobi2d_5pt",)).assign(kernel_spec=" /home/b/j.py:jacobi")
+    others = variant_table().assign(kernel_spec=lambda t: t["kernel"])
+    table = pd.concat([others, catalog, users], ignore_index=True)
+    table.to_csv(tmp_path / "export.csv", index=False)
+    argv = ["rank", "jacobi2d_5pt", "-p", "n=256", "-p", "m=256", "--train", str(tmp_path / "export.csv"),
+            "--limit", "4", "--json"]
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["train_rows"] == 72 and result["left_out_rows_of_this_kernel"] == 18
+    trained = []
+    monkeypatch.setattr(cross_kernel, "rank_space", lambda space, sizes, train, **kw: trained.append(train))
+    tune.rank_by_other_kernels("jacobi2d_5pt", {"n": 256, "m": 256}, table)
+    assert len(trained[0]) == 72 and (trained[0]["kernel_spec"] != "jacobi2d_5pt[local_x=8]").all()
+    tune.rank_by_other_kernels("jacobi2d_5pt", {"n": 256, "m": 256}, table.drop(columns="kernel_spec"))
+    assert len(trained[1]) == 54  # a table without kernel_spec: a kernel's name is all there is

@@ -294,7 +294,7 @@ def rank_command(
     from gpuperf.datasets.bundled import data_dir
     from gpuperf.datasets.kernel_tuner import CACHE_SUFFIXES
     from gpuperf.datasets.schema import check_dataset
-    from gpuperf.decisions.cross_kernel import LIFT_FEATURES, rank_space
+    from gpuperf.decisions.cross_kernel import LIFT_FEATURES, own_kernel_rows, rank_space
     from gpuperf.kernels.space import get_space
 
     at_least("--top", top, 1)
@@ -324,8 +324,7 @@ def rank_command(
                            "JSON file such as a Kernel Tuner cache lacks; a cache trains explore and ask (--train)")
     table, where = read_table(train or str(data_dir() / DEFAULT_VARIANT_TABLE))
     check_dataset(table, where)  # an ok row needs a positive time: none is taken for a failure
-    own = (table["kernel"].astype(str).str.strip().eq(chosen.name) if "kernel" in table
-           else pd.Series(False, index=table.index))
+    own = own_kernel_rows(table, chosen.name)
     table = table[~own]  # other kernels only: the space's own measurements would be the answer
     if table.empty:
         raise GpuperfError(f"{where}: no measured variants of kernels other than {chosen.name}")

@@ -55,6 +55,18 @@ def with_kernel_source(table: pd.DataFrame) -> pd.DataFrame:
     return table.assign(**{KERNEL_SOURCE: table["kernel_spec"].map(source)})
 
 
+def own_kernel_rows(table: pd.DataFrame, name: str) -> pd.Series:
+    """Which rows of ``table`` measured the catalog kernel ``name`` (its variants included): its
+    ``kernel`` is ``name`` and, in a campaign export, its ``kernel_spec`` names no user's file (a
+    user's ``/home/me/k.py:make`` whose program is called ``name`` too is another kernel)."""
+    if "kernel" not in table.columns:
+        return pd.Series(False, index=table.index)
+    own = table["kernel"].astype(str).str.strip().eq(name)
+    if "kernel_spec" in table.columns:
+        own &= ~table["kernel_spec"].map(lambda spec: isinstance(spec, str) and ".py:" in spec).astype(bool)
+    return own
+
+
 def program_columns(table: pd.DataFrame) -> tuple[str, ...]:
     """What tells one program and input from another in ``table``: the kernel (and its source, where
     :func:`with_kernel_source` added it), the GPU or device and the problem size where the table has

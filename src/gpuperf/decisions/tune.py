@@ -268,11 +268,10 @@ def rank_by_other_kernels(space_name: str, sizes: Mapping[str, int], table: pd.D
                           progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """``space_name``'s variants ranked by PCA + 5-NN on static features trained on the measured
     variants in ``table`` of other kernels (its rows of this space's kernel are left out)."""
-    from gpuperf.decisions.cross_kernel import rank_space
+    from gpuperf.decisions.cross_kernel import own_kernel_rows, rank_space
     from gpuperf.kernels.space import get_space
 
-    if "kernel" in table.columns:
-        table = table[table["kernel"] != get_space(space_name).name]
+    table = table[~own_kernel_rows(table, get_space(space_name).name)]
     if table.empty:
         raise GpuperfError(f"{where}: no measured variants of other kernels to rank {space_name}'s by")
     return rank_space(space_name, dict(sizes), table, progress=progress, where=where)
