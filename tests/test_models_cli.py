@@ -2133,3 +2133,21 @@ def test_json_notes_of_fit_and_evaluate_hold_every_note_printed(tmp_path, capsys
     printed = _stderr_notes(captured.err)
     assert any("differ only in letter case" in note for note in printed)
     assert set(printed) <= set(json.loads(captured.out)["notes"])
+
+
+def test_leave_one_kernel_out_holds_out_a_users_kernel_named_like_another_as_itself(tmp_path, capsys):
+    """A campaign export names a user's kernel by its program's name only: a user's file named like a catalog
+    kernel (or two users' loopy_kernel) was held out with it as one kernel, and one model fitted for both by
+    --per-kernel. Its kernel_spec tells them apart; a catalog kernel's variants stay one kernel."""
+    frame = generic_table().assign(kernel_spec=lambda t: t["kernel"] + "[local_x=8]")
+    frame.loc[frame["kernel"] == "c", "kernel_spec"] = "/home/b/k.py:make"
+    frame.loc[frame["kernel"] == "c", "kernel"] = "a"  # the user's kernel is called a too
+    frame.to_csv(tmp_path / "export.csv", index=False)
+    result = run_json(capsys, "evaluate", tmp_path / "export.csv", "--model", "lr", "--protocol",
+                      "leave-one-kernel-out", "--features", "x1,x2")
+    assert sorted(result["per_group"]) == ["a", "a (/home/b/k.py:make)", "b"]
+    assert result["per_group"]["a"]["n"] == result["per_group"]["a (/home/b/k.py:make)"]["n"] == 30
+    frame.drop(columns="kernel_spec").to_csv(tmp_path / "plain.csv", index=False)  # a name is all there is
+    plain = run_json(capsys, "evaluate", tmp_path / "plain.csv", "--model", "lr", "--protocol",
+                     "leave-one-kernel-out", "--features", "x1,x2")
+    assert sorted(plain["per_group"]) == ["a", "b"]

@@ -319,6 +319,7 @@ def evaluate_command(
     import numpy as np
 
     from gpuperf.datasets.schema import row_location
+    from gpuperf.datasets.tables import kernels_told_apart
     from gpuperf.evaluation.protocols import leave_one_group_out
     from gpuperf.models.registry import build_estimator
 
@@ -328,6 +329,7 @@ def evaluate_command(
     if report is not None:
         report_folder(report)
     frame, where = read_table(data)
+    frame = kernels_told_apart(frame)  # a user's kernel named like another is held out as itself
     if per_kernel and group == "kernel":
         raise GpuperfError("--per-kernel: kernels held out one at a time have no rows to fit their own model")
     require_columns(frame, [*columns, "kernel"] if per_kernel else columns, where, "group")

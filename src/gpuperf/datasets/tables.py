@@ -537,3 +537,28 @@ def _check_times(frame: pd.DataFrame, published: str, where: str) -> None:
         value = frame[TARGET].iloc[row]
         shown = "empty" if pd.isna(value) else f"{float(value)!r} s"
         raise GpuperfError(f"{where}: {row_location(frame, row)}: {published} gives time {shown}, not a positive time")
+
+
+def kernels_told_apart(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each user's kernel that shares its ``kernel`` name with a kernel from another
+    source (two users' ``loopy_kernel``, or a user's file named like a catalog kernel, as a campaign
+    export's ``kernel_spec`` gives them) named ``name (file.py:function)``, so that it is a kernel of
+    its own; a catalog kernel, and every table without ``kernel_spec``, keeps its name."""
+    if "kernel" not in frame.columns or "kernel_spec" not in frame.columns:
+        return frame
+
+    def source(spec: object) -> str | None:
+        if not isinstance(spec, str):
+            return None
+        head, py, function = spec.strip().rpartition(".py:")
+        return head + py + function.split("[", 1)[0].strip()
+
+    sources = frame["kernel_spec"].map(source)
+    names = frame["kernel"].astype(str).str.strip()
+    shared = sources.groupby(names).transform(lambda part: part.dropna().nunique() > 1).astype(bool)
+    users = shared & sources.map(lambda s: isinstance(s, str) and ".py:" in s).astype(bool)
+    if not users.any():
+        return frame
+    renamed = frame["kernel"].astype(object).copy()
+    renamed[users] = names[users] + " (" + sources[users].astype(str) + ")"
+    return frame.assign(kernel=renamed)
