@@ -338,3 +338,16 @@ def test_a_gpu_the_occupancy_rules_do_not_know_uses_its_plain_limits_with_a_note
     assert device.preferred_threads_per_block == 64  # 2048 threads / 32 blocks
     assert resident_blocks_per_sm(device, 256, 0, 0) == 8
     assert resident_blocks_per_sm(device, 256, 0, 40000) == v100.shared_memory_per_sm_bytes // 40000
+
+
+def test_a_users_space_named_like_a_catalog_kernel_in_a_campaign_export_is_a_training_space_of_its_own():
+    """A campaign export names a user's space by its program's name only: a user's space whose program is called
+    stencil2d and the catalog's stencil2d, measured on one device, were one group whose configurations repeat,
+    and both were left out as another kernel's space. Its kernel_spec tells them apart."""
+    frame = pd.DataFrame({"kernel": ["stencil2d"] * 4 + ["jacobi2d_5pt"] * 2, "b": [1, 2, 1, 2, 1, 2],
+                          "kernel_spec": ["stencil2d[b=1]", "stencil2d[b=2]", "/home/me/us.py:mine[b=1]",
+                                          "/home/me/us.py:mine[b=2]", "jacobi2d_5pt[b=1]", "jacobi2d_5pt[b=2]"],
+                          "time_ms": [1.0, 2.0, 4.0, 3.0, 5.0, 6.0]})
+    spaces = training_spaces_from_frame(frame, ["b"], "time_ms", "t.csv")
+    assert [s.where for s in spaces] == ["t.csv (jacobi2d_5pt)", "t.csv (stencil2d)",
+                                         "t.csv (stencil2d (/home/me/us.py:mine))"]
