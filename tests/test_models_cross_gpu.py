@@ -677,3 +677,17 @@ def test_only_an_earlier_nvprof_summary_import_has_its_repeats_taken_as_calls(ca
     for other in (summary.drop(columns="time_s_max"), summary.assign(calls=3)):  # a trace's timing runs; calls given
         assert summary_calls(other, "t.csv").equals(other)
     assert capsys.readouterr().err == ""
+
+
+def test_a_users_kernel_named_like_a_catalog_kernel_in_a_campaign_export_is_scaled_apart():
+    """A campaign export names a user's kernel by its program's name only: a user's vector_copy and the catalog's
+    were one kernel, their launches' times taken as repeats of one launch (their median) and scaled by one ratio.
+    Its kernel_spec tells them apart."""
+    rows = [{"kernel": "vector_copy", "kernel_spec": spec, "gpu": gpu, "n": n, "time_s": time * scale}
+            for spec, scale in (("vector_copy", 0.1), ("/home/me/k.py:vcopy", 10.0))
+            for gpu, factor in (("GTX 680", 1.0), ("K20", None)) for n, time in ((4096, 1.0), (8192, 2.0))
+            if factor or n == 4096 for time in [time if factor else time * scale]]
+    result = times_on_gpu(pd.DataFrame(rows), "K20", ["n"], "export.csv")
+    predicted = result.predicted.set_index(["kernel", "n"])["predicted_time_s"]
+    assert predicted.to_dict() == pytest.approx({("vector_copy", 8192): 0.2 * 0.1,
+                                                 ("vector_copy (/home/me/k.py:vcopy)", 8192): 20.0 * 10.0})

@@ -107,7 +107,11 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     time on ``gpu`` is the sum of time x ``launches`` over ``priced``, which adds the launches ``gpu``
     timed at their median: a job's launch is no cheaper for having been timed).
     Rows of one GPU under two spellings (``NVIDIA A100-PCIE-40GB``, ``A100 PCIe 40GB``) count as one GPU,
-    named as gpuperf's descriptors name it; a kernel, variant or key value is read without its surrounding spaces."""
+    named as gpuperf's descriptors name it; a kernel, variant or key value is read without its surrounding spaces.
+    A user's kernel named like another of a campaign export is a kernel of its own (:func:`~gpuperf.datasets.tables.kernels_told_apart`)."""
+    from gpuperf.datasets.tables import kernels_told_apart
+
+    table = kernels_told_apart(table)  # two kernels of one name, from different sources, are scaled apart
     columns = launch_columns(table, key, where, target)
     failed = table.loc[~is_ok(table["status"]), "gpu"] if "status" in table.columns else table["gpu"].iloc[:0]
     table = measured_rows(table, where, target, other_units=True)  # time_ms, time_us or time_ns: as time_s, a note
