@@ -360,3 +360,23 @@ def test_a_cached_pairs_file_of_other_columns_is_rebuilt(tmp_path, monkeypatch):
     cached = cache_dir() / f"{_cache_key(spec, 'trick')}.parquet"
     pd.DataFrame().to_parquet(cached, index=False)
     pd.testing.assert_frame_equal(spec_pairs(spec, "trick"), built)
+
+
+def test_a_users_kernel_named_like_another_in_a_campaign_export_pairs_apart(tmp_path):
+    """A campaign export names a user's kernel by its program's name only: a user's k and the catalog's k, timed at
+    the same configurations, were one kernel, each point's two times reduced to their median, one pair of the
+    two. Its kernel_spec tells them apart: the catalog's k pairs alone (4 -> 2), the user's under its own name."""
+    path = _flag_rows(tmp_path, [(0, 4.0, "ok", None), (1, 2.0, "ok", None), (0, 10.0, "ok", None),
+                                 (1, 40.0, "ok", None)])
+    table = pd.read_csv(path).assign(kernel_spec=["k[flag=0]", "k[flag=1]", "/home/me/u.py:k[flag=0]",
+                                                  "/home/me/u.py:k[flag=1]"])
+    table.to_csv(path, index=False)
+    assert list(build_spec_pairs(_flag_spec(tmp_path, path), "trick")["speedup"]) == [2.0]
+    spec = entry(tmp_path, f'''dataset = "{path}"
+kernel = "k (/home/me/u.py:k)"
+parameter = "flag"
+before = 0
+after = 1
+features = "columns"
+configuration = ["n", "flag"]''').pairs[0]
+    assert list(build_spec_pairs(spec, "trick")["speedup"]) == [0.25]

@@ -64,9 +64,12 @@ def dataset_path(name: str) -> Path | None:
 
 
 def load_pair_dataset(name: str, where: str) -> pd.DataFrame:
-    """A dataset by bundled name, by file name in gpuperf's data folder, or by path."""
+    """A dataset by bundled name, by file name in gpuperf's data folder, or by path; a user's kernel
+    named like another of a campaign export is a kernel of its own (``name (file.py:function)``:
+    :func:`~gpuperf.datasets.tables.kernels_told_apart`), its points never another's repeats."""
     from gpuperf.datasets import load_dataset
     from gpuperf.datasets.bundled import BUNDLED
+    from gpuperf.datasets.tables import kernels_told_apart
 
     if name in BUNDLED:
         return load_dataset(name)
@@ -75,9 +78,10 @@ def load_pair_dataset(name: str, where: str) -> pd.DataFrame:
         raise GpuperfError(f"{where}.dataset: '{name}' is neither a bundled dataset nor a file in the data folder, "
                            "beside the entry or from the working folder")
     try:
-        return load_dataset(str(path))
+        frame = load_dataset(str(path))
     except GpuperfError as error:
         raise GpuperfError(f"{where}.dataset: {error}") from None
+    return kernels_told_apart(frame).copy() if "kernel_spec" in frame.columns else frame
 
 
 def _config_columns(frame: pd.DataFrame, spec: PairSpec) -> list[str]:
