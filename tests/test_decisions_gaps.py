@@ -351,3 +351,18 @@ def test_a_users_space_named_like_a_catalog_kernel_in_a_campaign_export_is_a_tra
     spaces = training_spaces_from_frame(frame, ["b"], "time_ms", "t.csv")
     assert [s.where for s in spaces] == ["t.csv (jacobi2d_5pt)", "t.csv (stencil2d)",
                                          "t.csv (stencil2d (/home/me/us.py:mine))"]
+
+
+def test_explore_kernel_picks_one_of_two_kernels_of_one_name_in_a_campaign_export():
+    """--kernel stencil2d picked both the catalog's stencil2d and a user's space of that name from a campaign
+    export, whose configurations then repeated (an error telling to pick with --kernel). Its kernel_spec tells
+    them apart: stencil2d is the catalog's, 'stencil2d (/home/me/us.py:mine)' the user's."""
+    from gpuperf.decisions.space import select_rows
+
+    frame = pd.DataFrame({"kernel": ["stencil2d"] * 4, "b": [1, 2, 1, 2], "time_ms": [1.0, 2.0, 4.0, 3.0],
+                          "kernel_spec": ["stencil2d[b=1]", "stencil2d[b=2]", "/home/me/us.py:mine[b=1]",
+                                          "/home/me/us.py:mine[b=2]"]})
+    catalog, where = select_rows(frame, "e.csv", kernel="stencil2d")
+    assert catalog["time_ms"].tolist() == [1.0, 2.0] and where == "e.csv (stencil2d)"
+    users, where = select_rows(frame, "e.csv", kernel="stencil2d (/home/me/us.py:mine)")
+    assert users["time_ms"].tolist() == [4.0, 3.0] and where == "e.csv (stencil2d (/home/me/us.py:mine))"

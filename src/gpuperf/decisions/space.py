@@ -539,7 +539,12 @@ def select_rows(frame: pd.DataFrame, where: str, kernel: str | None = None,
                 gpu: str | None = None, sizes: Mapping[str, object] | None = None) -> tuple[pd.DataFrame, str]:
     """The rows of ``kernel`` (its name, any case), ``gpu`` (a name the GPU descriptors know
     for it, or words its recorded name holds, such as ``V100``) and ``sizes`` (``{"n": 1024}``:
-    the rows whose column n holds 1024, in any type), and ``where`` naming them."""
+    the rows whose column n holds 1024, in any type), and ``where`` naming them. A user's kernel
+    named like another of a campaign export is picked by its own name, ``name (file.py:function)``
+    (:func:`~gpuperf.datasets.tables.kernels_told_apart`)."""
+    from gpuperf.datasets.tables import kernels_told_apart
+
+    frame = kernels_told_apart(frame)
     chosen = []
     for column, name in (("kernel", kernel), (GPU_COLUMN, gpu)):
         if name is None:
