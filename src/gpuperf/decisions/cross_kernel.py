@@ -35,26 +35,6 @@ if TYPE_CHECKING:
 LIFT_FEATURES = tuple(f.name for f in FEATURES if f.source == LIFT)
 
 
-KERNEL_SOURCE = "kernel_source"  # where a campaign export's kernel came from (see with_kernel_source)
-
-
-def with_kernel_source(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with a ``kernel_source`` column where it holds a campaign export's ``kernel_spec``: the
-    spec without a variant's ``[...]`` (``stencil2d``, ``/home/me/k.py:make``), so that two kernels of
-    one name from different sources (two users' files, or one named like a catalog kernel, whose
-    ``kernel`` is only that name) are two programs, while a space's variants stay one."""
-    if "kernel_spec" not in table.columns or KERNEL_SOURCE in table.columns:
-        return table
-
-    def source(spec: object) -> object:
-        if not isinstance(spec, str):
-            return spec
-        head, py, function = spec.strip().rpartition(".py:")
-        return head + py + function.split("[", 1)[0].strip()
-
-    return table.assign(**{KERNEL_SOURCE: table["kernel_spec"].map(source)})
-
-
 def own_kernel_rows(table: pd.DataFrame, name: str) -> pd.Series:
     """Which rows of ``table`` measured the catalog kernel ``name`` (its variants included): its
     ``kernel`` is ``name`` and, in a campaign export, its ``kernel_spec`` names no user's file (a
@@ -68,12 +48,11 @@ def own_kernel_rows(table: pd.DataFrame, name: str) -> pd.Series:
 
 
 def program_columns(table: pd.DataFrame) -> tuple[str, ...]:
-    """What tells one program and input from another in ``table``: the kernel (and its source, where
-    :func:`with_kernel_source` added it), the GPU or device and the problem size where the table has
-    them, and the size parameters of catalog kernels."""
+    """What tells one program and input from another in ``table``: the kernel, the GPU or device and the
+    problem size where the table has them, and the size parameters of catalog kernels."""
     from gpuperf.kernels.catalog import get_kernel
 
-    columns = ["kernel", *(c for c in (KERNEL_SOURCE, "gpu", "device", "problem_size") if c in table.columns)]
+    columns = ["kernel", *(c for c in ("gpu", "device", "problem_size") if c in table.columns)]
     for name in table["kernel"].dropna().unique() if "kernel" in table.columns else ():
         try:
             sizes = get_kernel(str(name)).params
@@ -242,8 +221,10 @@ def rank_space(
     first. Errors name the training table as ``where``."""
     from gpuperf.kernels.space import get_space
 
+    from gpuperf.datasets.tables import kernels_told_apart
+
     chosen = get_space(space)
-    train = with_kernel_source(train)  # a user's kernel named like another is not its variant
+    train = kernels_told_apart(train)  # a user's kernel named like another is not its variant
     program = program or program_columns(train)
     missing = [c for c in [*program, "time_s"] if c not in train.columns]
     if missing:  # before the variants are built
