@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from gpuperf import demo
 from gpuperf.cli import main
@@ -209,3 +210,18 @@ def test_linear_model_step_reports_the_bundled_h100_points_even_where_the_local_
     assert len(ranked) == 8 and (ranked["variants"] == 24).all()
     assert ranked["evals_to_90"].sum() < ranked["random_evals_to_90"].sum()
     assert f"Spearman {ranked['spearman'].mean():.2f} per stencil" in index
+
+
+@pytest.mark.parametrize(("step", "folder"), [("linear-model", "linear"), ("models", "rodinia"), ("advise", "advise"),
+                                              ("explore", "explore"), ("geometry", "geometry_sweep")])
+def test_each_step_checks_the_report_folder_it_writes(tmp_path, monkeypatch, capsys, step, folder) -> None:
+    """Every step's own report folder (linear/, rodinia/, advise/, explore/, geometry_sweep/) holding a
+    tuning report is refused before the step runs, as docs/files.md says, not written over."""
+    ran = []
+    monkeypatch.setitem(demo.STEPS, step, lambda report: ran.append(step))
+    tuned = tmp_path / folder
+    tuned.mkdir(parents=True)
+    (tuned / "metrics.json").write_text('{"metrics": {"tuning": {"budget": 5}}}')
+    assert main(["demo", "--out", str(tmp_path), "--step", step]) == 2
+    assert f"--out {tuned}: holds a tuning report (gpuperf tune)" in capsys.readouterr().err
+    assert ran == []
