@@ -190,13 +190,15 @@ def test_the_summary_is_cached_and_counted_again_when_a_table_or_the_version_cha
     cached = next((tmp_path / "cache" / "datasets").glob("summary-*.json"))
     cached.write_text("{", encoding="utf-8")  # a damaged cache file: counted again, and rewritten
     assert dataset_summary() == first and read == [name] * 2
-    monkeypatch.setattr(gpuperf, "__version__", "99.0")
+    cached.write_text('{"rows": "12", "gpu_names": []}', encoding="utf-8")  # JSON, but not the counts' form
     assert dataset_summary() == first and read == [name] * 3
+    monkeypatch.setattr(gpuperf, "__version__", "99.0")
+    assert dataset_summary() == first and read == [name] * 4
     every = specs.gpus()
     monkeypatch.setattr(specs, "gpus", lambda: every[:-1])  # other GPU descriptors (GPUPERF_GPUS) name GPUs anew
-    assert dataset_summary() == first and read == [name] * 4
+    assert dataset_summary() == first and read == [name] * 5
     pd.read_csv(table).head(7).to_csv(table, index=False)
-    assert dataset_summary()[0]["rows"] == 7 and read == [name] * 5
+    assert dataset_summary()[0]["rows"] == 7 and read == [name] * 6
 
 
 def test_a_new_gpu_and_kernel_family_drop_in_without_code(tmp_path):
