@@ -548,3 +548,15 @@ def test_a_point_every_reader_would_refuse_is_not_stored(tmp_path: Path, values:
                                                f"{field} is"):
             store.add_many([_row(16384), _row(8192, **values)])
     assert store_table(path, features=False)["n"].tolist() == [4096]  # the whole transaction left out
+
+
+def test_a_nan_time_is_stored_as_no_time_not_refused(tmp_path: Path) -> None:
+    """NaN is how a table (pandas) spells no value, and SQLite stores it as NULL: a failed point whose times
+    are NaN, or an ok point whose spread is NaN, is sound as the store holds it and is stored, not refused."""
+    path = tmp_path / "s.sqlite"
+    nan = float("nan")
+    with Store(path) as store:
+        store.add_many([_row(4096, time_s_iqr=nan), _row(8192, status="run_failed", time_s=nan, time_s_min=nan)])
+    frame = store_table(path, features=False).set_index("n")
+    assert frame.loc[8192, "status"] == "run_failed" and pd.isna(frame.loc[8192, "time_s"])
+    assert frame.loc[4096, "time_s"] == 4096e-9 and pd.isna(frame.loc[4096, "time_s_iqr"])
