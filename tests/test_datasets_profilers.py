@@ -1043,3 +1043,10 @@ def test_respelling_leaves_tables_and_rows_without_a_full_name_as_they_are():
     respelled = respelled_profiled_names(mixed)
     assert respelled.loc[1, "kernel"] == "saxpy" and respelled.loc[1, "variant"] == "x"
     assert respelled.loc[0, "kernel"] == "matmul_tiled<16>"
+
+
+def test_ncu_keeps_a_launch_whose_whole_count_is_empty(tmp_path):
+    """An empty launch__grid_size cell (a metric ncu did not collect for that launch) contradicts nothing:
+    the launch is imported with the count left empty, not refused as damaged."""
+    frame = import_ncu(edited(tmp_path, NCU, '"256","1,024"', '"256",""'))
+    assert frame["launch__grid_size"].isna().sum() == 1
