@@ -63,6 +63,13 @@ def test_configuration_keys_are_each_values_key_text():
     assert keys.tolist()[7:9] == ["None,0,a,1", "nan,7,a,1"]
 
 
+def test_a_truth_value_has_one_key_however_a_table_spells_it():
+    """A CSV written by Python holds True (pandas keeps the text where a column mixes it with numbers), a
+    Kernel Tuner cache true, a table 1: one setting, as key_text promises, whatever the letter case."""
+    assert key_text(True) == key_text("True") == key_text("true") == key_text("TRUE") == key_text(1) == "1"
+    assert key_text(False) == key_text("False") == key_text(" false ") == key_text(0) == "0"
+
+
 def test_a_tuple_parameter_has_one_key_however_a_table_spells_it(tmp_path, capsys):
     """Kernel Tuner keeps a tuple as a list ([2, 1]), its cache key spells it (2, 1), and gpuperf import
     wrote the CSV cell [2, 1]: the three never matched, so a cache could not train a CSV's space."""
