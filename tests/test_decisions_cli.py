@@ -797,6 +797,8 @@ def test_a_training_table_named_twice_or_copied_counts_once(tmp_path, capsys):
         assert (twice["order"], twice["transfer_evals_to_90"]) == (once["order"], once["transfer_evals_to_90"])
     assert main([*argv, "--train", str(tmp_path / "copy.csv")]) == 0
     assert f"first.csv holds the same measurements as {tmp_path / 'copy.csv'} " in capsys.readouterr().err
+    assert main([*argv, "--train", f"{tmp_path}/./first.csv"]) == 0  # one file, read once: no copy to speak of
+    assert "holds the same measurements" not in capsys.readouterr().err
 
 
 def test_explores_order_gives_each_setting_as_the_cache_does(tmp_path, capsys):
