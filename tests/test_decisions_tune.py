@@ -1407,3 +1407,20 @@ def test_an_empty_trips_or_loops_is_refused_not_taken_for_the_defaults(capsys):
     for option in ("--trips", "--loops"):
         assert main(["geometry-sweep", "--device", "opencl:0", option, " ", "--out", "e.csv"]) == 2
         assert f"{option} is empty; name at least one" in capsys.readouterr().err
+
+
+def test_the_guided_strategy_keeps_the_tuned_gpus_kernel_at_another_problem_size(tmp_path):
+    """Only the space Kernel Tuner tunes (its GPU, kernel and problem size) is left out of the training
+    data, as explore's --train does: the same kernel on the same GPU at another size still trains it."""
+    from gpuperf.decisions.kernel_tuner_strategy import GuidedStrategy
+    from gpuperf.errors import GpuperfNote
+
+    parts = [grid(optimum).configs.assign(time_s=grid(optimum).times, gpu=gpu, kernel="k", problem_size=size)
+             for optimum, gpu, size in (((9, 4), "RTX 3090", 4096), ((8, 4), "RTX 3090", 8192), ((2, 11), "A100", 4096))]
+    pd.concat(parts, ignore_index=True).dropna(subset=["time_s"]).to_csv(tmp_path / "all.csv", index=False)
+    configs = grid((9, 4)).configs
+    with pytest.warns(GpuperfNote, match="the space's own kernel and GPU"):
+        kept = GuidedStrategy(train=str(tmp_path / "all.csv")).measured_elsewhere(configs, ["x", "y"], "RTX 3090", "k",
+                                                                                  4096)
+    assert sorted(("A100" in space.gpu, int(space.extra["problem_size"].iloc[0])) for space in kept) == [
+        (False, 8192), (True, 4096)]  # the RTX 3090's other size, and the A100's
