@@ -539,6 +539,12 @@ def _check_times(frame: pd.DataFrame, published: str, where: str) -> None:
         raise GpuperfError(f"{where}: {row_location(frame, row)}: {published} gives time {shown}, not a positive time")
 
 
+def names_user_file(spec: object) -> bool:
+    """Whether a kernel spec (a campaign export's ``kernel_spec``, say) names a user's ``file.py``, not a
+    catalog kernel or variant."""
+    return isinstance(spec, str) and ".py:" in spec
+
+
 def kernels_told_apart(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with each user's kernel that shares its ``kernel`` name with a kernel from another
     source (two users' ``loopy_kernel``, or a user's file named like a catalog kernel, as a campaign
@@ -556,7 +562,7 @@ def kernels_told_apart(frame: pd.DataFrame) -> pd.DataFrame:
     sources = frame["kernel_spec"].map(source)
     names = frame["kernel"].astype(str).str.strip()
     shared = sources.groupby(names).transform(lambda part: part.dropna().nunique() > 1).astype(bool)
-    users = shared & sources.map(lambda s: isinstance(s, str) and ".py:" in s).astype(bool)
+    users = shared & sources.map(names_user_file).astype(bool)
     if not users.any():
         return frame
     renamed = frame["kernel"].astype(object).copy()

@@ -23,7 +23,7 @@ import pandas as pd
 from sklearn.base import RegressorMixin, clone
 
 from gpuperf.datasets.schema import is_ok, row_location
-from gpuperf.datasets.tables import numeric_column
+from gpuperf.datasets.tables import names_user_file, numeric_column
 from gpuperf.decisions.search_metrics import FRACTIONS, evals_to, random_expected_evals
 from gpuperf.errors import GpuperfError, GpuperfNote, counted
 from gpuperf.features.table import FEATURES, LIFT
@@ -43,7 +43,7 @@ def own_kernel_rows(table: pd.DataFrame, name: str) -> pd.Series:
         return pd.Series(False, index=table.index)
     own = table["kernel"].astype(str).str.strip().eq(name)
     if "kernel_spec" in table.columns:
-        own &= ~table["kernel_spec"].map(lambda spec: isinstance(spec, str) and ".py:" in spec).astype(bool)
+        own &= ~table["kernel_spec"].map(names_user_file).astype(bool)
     return own
 
 
