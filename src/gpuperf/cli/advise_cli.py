@@ -111,6 +111,7 @@ def advise(
                                    progress=progress, space=variant_space_name(kernel, found))
         where = device or (_gpu_name(gpu) if gpu else "the GPUs of the bundled training pairs")
         subject = f"{found.key} at {', '.join(f'{k}={v}' for k, v in sizes.items())} on {where}"
+    boards = None
     if gpu is not None:  # said once the advice is made, so an error is the only line
         from gpuperf.hardware.specs import other_boards_note
 
@@ -118,7 +119,10 @@ def advise(
         if boards:
             print(boards, file=sys.stderr)
     if as_json:
-        print_json({"subject": subject, **advice_json(result, threshold, min_confidence)})
+        advice = advice_json(result, threshold, min_confidence)
+        if boards:  # --json lists every note printed on stderr
+            advice["notes"].append(boards)
+        print_json({"subject": subject, **advice})
         return
     console.print(f"[bold]Advice for {escape(subject)}[/bold]", highlight=False, soft_wrap=True)
     if not entries:
