@@ -468,8 +468,8 @@ def test_a_cache_with_a_byte_order_mark_is_read(tmp_path):
 @pytest.mark.parametrize("mark", ["\ufeff", ""])
 def test_a_utf16_cache_is_read_as_the_utf8_one(tmp_path, mark):
     """PowerShell's > writes UTF-16: the CSV readers took it, the cache reader called it no cache. Without a
-    byte-order mark (.NET's Encoding.Unicode) it was called truncated or malformed at line 1."""
-    for encoding in ("utf-16-le", "utf-16-be"):
+    byte-order mark (.NET's Encoding.Unicode) it was called truncated or malformed at line 1. UTF-32 alike."""
+    for encoding in ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"):
         wide = tmp_path / f"{encoding}.json"
         wide.write_bytes((mark + FIXTURE.read_text()).encode(encoding))
         pd.testing.assert_frame_equal(read_kernel_tuner_cache(wide).drop(columns="source"),

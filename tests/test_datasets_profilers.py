@@ -743,7 +743,7 @@ def test_an_older_ncu_details_page_keeps_block_and_grid_size_as_counts(tmp_path)
     assert frame["time_s"].tolist() == pytest.approx([8.992e-6])
 
 
-@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-be"])
 def test_a_profile_saved_with_a_byte_order_mark_reads_as_the_plain_one(tmp_path, encoding):
     """Excel's "CSV UTF-8" starts with a UTF-8 byte-order mark, Windows PowerShell's > writes UTF-16:
     the first header name stays a name (the ncu ID is no feature, nvprof's Start stays start_s). UTF-16

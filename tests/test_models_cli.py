@@ -1362,10 +1362,12 @@ def test_a_rate_per_s_is_no_default_feature():
         assert is_default_feature(count), count
 
 
-@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le",
+                                      "utf-32-be"])
 def test_a_table_saved_by_excel_or_powershell_reads_as_the_plain_one(tmp_path, encoding):
     """Excel's "CSV UTF-8" starts with a byte-order mark; Windows PowerShell's > writes UTF-16, and
-    .NET's Encoding.Unicode UTF-16 without a mark (it was called a file cut short). Read by fit and
+    .NET's Encoding.Unicode UTF-16 without a mark (it was called a file cut short). UTF-32 (its
+    little-endian mark starts with UTF-16's) was called a file cut short too. Read by fit and
     evaluate, and by explore and ask, whose GPUs are named canonically."""
     from gpuperf.datasets.tables import read_csv
     from gpuperf.decisions.space import read_table as read_space
@@ -1385,6 +1387,17 @@ def test_only_text_of_nul_bytes_at_alternate_positions_is_taken_for_utf16_withou
     assert utf16_without_mark("kernel,gpu,µs\n".encode("utf-16-be")) == "utf-16-be"
     for other in ("kernel,gpu,µs\n".encode(), "kernel,gpu,µs\n".encode("latin-1"), b"k", b"\x00\x00\x00\x00"):
         assert utf16_without_mark(other) is None, other
+
+
+def test_utf32_is_told_from_utf16_with_a_mark_or_without():
+    from gpuperf.datasets.tables import wide_encoding
+
+    text = "kernel,gpu,µs\n"
+    for encoding, expected in (("utf-32", "utf-32"), ("utf-32-le", "utf-32-le"), ("utf-32-be", "utf-32-be"),
+                               ("utf-16", "utf-16"), ("utf-16-le", "utf-16-le"), ("utf-16-be", "utf-16-be")):
+        assert wide_encoding(text.encode(encoding)) == expected, encoding
+    for other in (text.encode(), text.encode("latin-1"), b"k", b"\x00" * 8):
+        assert wide_encoding(other) is None, other
 
 
 def test_a_table_without_bsp_inputs_or_count_properties_says_which_route_serves(tmp_path, capsys):

@@ -42,7 +42,7 @@ from gpuperf.datasets.schema import (
     shift_decimal,
     variant_labels,
 )
-from gpuperf.datasets.tables import UTF16_MARKS, utf16_without_mark
+from gpuperf.datasets.tables import wide_encoding
 from gpuperf.errors import GpuperfError, GpuperfNote, missing_file, parser_limits, too_large
 from gpuperf.files import refuse_existing, written_whole
 
@@ -149,8 +149,8 @@ def _parse(path: Path) -> dict:
     try:
         raw = path.read_bytes() if decompress is None else decompress(path.read_bytes())
         # A byte-order mark, as Windows editors write, is no part of it; PowerShell's > writes UTF-16, .NET's
-        # Encoding.Unicode UTF-16 without a mark (told by the NUL bytes of its ASCII characters).
-        encoding = "utf-16" if raw[:2] in UTF16_MARKS else utf16_without_mark(raw[:512]) or "utf-8-sig"
+        # Encoding.Unicode UTF-16 without a mark (told by the NUL bytes of its ASCII characters); UTF-32 alike.
+        encoding = wide_encoding(raw[:512]) or "utf-8-sig"
         text = raw.decode(encoding).strip()
     except (OSError, EOFError, UnicodeDecodeError, zlib.error, lzma.LZMAError) as exc:
         raise GpuperfError(f"{path}: not a Kernel Tuner cache (not UTF-8 JSON text: {exc})") from None

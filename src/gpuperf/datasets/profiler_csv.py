@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from gpuperf.datasets.schema import canonical_gpu, check_dataset, order_columns, shift_decimal
-from gpuperf.datasets.tables import OPENERS, UTF16_MARKS, utf16_without_mark
+from gpuperf.datasets.tables import OPENERS, wide_encoding
 from gpuperf.errors import GpuperfError, GpuperfNote, missing_file, too_large
 
 MAX_BLOCK_THREADS = 1024  # threads per block: every NVIDIA GPU since Fermi, and AMD's
@@ -246,15 +246,15 @@ def _words(text: str) -> list[str]:
 
 
 def decoded(data: bytes, where: str = "file") -> str:
-    """A file's text: UTF-16 where it starts with a UTF-16 byte-order mark (Windows PowerShell's
-    ``>``) or its first bytes are UTF-16 without one (:func:`~gpuperf.datasets.tables.utf16_without_mark`),
+    """A file's text: UTF-16 or UTF-32 where it starts with a byte-order mark (Windows PowerShell's
+    ``>``) or its first bytes are such text without one (:func:`~gpuperf.datasets.tables.wide_encoding`),
     else UTF-8 without its byte-order mark (Excel's "CSV UTF-8"); undecodable bytes (an
     application's own output may hold any) are replaced, with a note naming the first one's line."""
-    encoding = "utf-16" if data.startswith(UTF16_MARKS) else utf16_without_mark(data[:512]) or "utf-8-sig"
+    encoding = wide_encoding(data[:512]) or "utf-8-sig"
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1 if not encoding.startswith("utf-16") else None
+        line = data.count(b"\n", 0, error.start) + 1 if not encoding.startswith(("utf-16", "utf-32")) else None
         at = f"line {line}: " if line else ""
         warnings.warn(GpuperfNote(f"{where}: {at}bytes that are not {encoding.removesuffix('-sig').upper()} text, read as "
                                   "\ufffd; re-export the profile as UTF-8 if a name holds them"), stacklevel=2)

@@ -89,7 +89,7 @@ def _read_csv(path: Path, **options) -> pd.DataFrame:
     if not path.is_file():
         raise missing_file(path, f"{path}: no such file")
     utf16 = None if "encoding" in options else _utf16(path)
-    if utf16:  # Windows PowerShell's > writes UTF-16, and .NET's Encoding.Unicode without a mark
+    if utf16:  # Windows PowerShell's > writes UTF-16, and .NET's Encoding.Unicode without a mark; UTF-32 too
         options = {**options, "encoding": utf16}
     if not options.keys() - {"encoding"}:
         _refuse_separator_line(path, options.get("encoding", "utf-8"))
@@ -311,16 +311,41 @@ OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}  # compressed t
 
 
 UTF16_MARKS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)  # how Windows PowerShell's > starts a file
+UTF32_MARKS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)  # UTF-32-LE's mark starts with UTF-16-LE's
 
 
 def _utf16(path: Path) -> str | None:
-    """The UTF-16 encoding of a plain (uncompressed) file, None for another: ``utf-16`` where it
-    starts with a byte-order mark, else :func:`utf16_without_mark` of its first bytes."""
+    """The UTF-16 or UTF-32 encoding of a plain (uncompressed) file, None for another (:func:`wide_encoding`)."""
     if path.suffix.lower() in OPENERS or path.suffix.lower() in (".zip", ".zst"):
         return None
     with open(path, "rb") as handle:
-        start = handle.read(512)
-    return "utf-16" if start[:2] in UTF16_MARKS else utf16_without_mark(start)
+        return wide_encoding(handle.read(512))
+
+
+def wide_encoding(start: bytes) -> str | None:
+    """``utf-32`` or ``utf-16`` where a file's first bytes are its byte-order mark (UTF-32's first, as
+    UTF-32-LE's begins with UTF-16-LE's), else that of :func:`utf32_without_mark` or
+    :func:`utf16_without_mark`; None for text of one byte a character (UTF-8, Latin-1)."""
+    if start[:4] in UTF32_MARKS:
+        return "utf-32"
+    if start[:2] in UTF16_MARKS:
+        return "utf-16"
+    return utf32_without_mark(start) or utf16_without_mark(start)
+
+
+def utf32_without_mark(start: bytes) -> str | None:
+    """``utf-32-le`` or ``utf-32-be`` where a file's first bytes are UTF-32 text without a byte-order
+    mark, as the NUL bytes of its mostly-ASCII characters tell: the three high bytes of each
+    four NUL in most, the two highest in all, the low one never."""
+    quads = len(start) // 4
+    if quads < 2:
+        return None
+    lanes = [start[lane:4 * quads:4] for lane in range(4)]
+    for low, middle, high, encoding in ((0, 1, (2, 3), "utf-32-le"), (3, 2, (1, 0), "utf-32-be")):
+        if (not lanes[low].count(0) and lanes[middle].count(0) >= 0.75 * quads
+                and all(lanes[lane].count(0) == quads for lane in high)):
+            return encoding
+    return None
 
 
 def utf16_without_mark(start: bytes) -> str | None:
