@@ -379,14 +379,25 @@ def test_kernel_tuner_repeat_spread_is_the_interquartile_range(tmp_path):
     assert row["time_s_min"] == pytest.approx(0.001) and row["repeats"] == 5
 
 
-def test_a_zero_ms_time_is_refused_as_no_time_naming_the_entry(tmp_path):
-    """A time of 0 ms is neither a positive number of ms nor a failure name: the reader refuses it
-    at the entry (naming its key and the raw value ``time=0``), not later as a 0.0 s dataset row."""
+def test_a_zero_ms_time_is_left_out_with_one_note_naming_the_entry_and_the_count(tmp_path):
+    """A time of 0 ms (a kernel faster than the timer resolves) is no measurement: the entry is left out
+    with one note naming it and how many, the rest kept (the whole cache was refused); its repeats of
+    0 ms get no note of their own. A negative time is still refused naming the entry."""
+    from gpuperf.errors import GpuperfNote
+
     cache = {"device_name": "NVIDIA RTX A4000", "kernel_name": "k", "tune_params_keys": ["bx"],
-             "cache": {"32": {"bx": 32, "time": 0}}}
+             "cache": {"32": {"bx": 32, "time": 0.0, "times": [0.0, 0.0]}, "64": {"bx": 64, "time": 0.5},
+                       "128": {"bx": 128, "time": 0}, "256": {"bx": 256, "time": "InvalidConfig"}}}
     path = tmp_path / "zero.json"
     path.write_text(json.dumps(cache))
-    with pytest.raises(GpuperfError, match=r"zero.json: cache entry '32': time=0 is neither a positive number of ms"):
+    with pytest.warns(GpuperfNote) as notes:
+        frame = read_kernel_tuner_cache(path)
+    assert [str(n.message) for n in notes] == [f"{path}: 2 entries give a time of 0 ms, no measured time (the first: "
+                                               "'32'); they are left out"]
+    assert frame["bx"].tolist() == [64, 256] and frame["status"].tolist() == ["ok", "InvalidConfig"]
+    cache["cache"] = {"32": {"bx": 32, "time": -0.5}, "64": {"bx": 64, "time": 0.5}}
+    path.write_text(json.dumps(cache))
+    with pytest.raises(GpuperfError, match=r"zero.json: cache entry '32': time=-0.5 is neither a positive number of ms"):
         read_kernel_tuner_cache(path)
 
 

@@ -95,7 +95,10 @@ def read_kernel_tuner_cache(path: str | Path, gpu: str | None = None) -> pd.Data
     _check_objective(data, where)
     records = [_record(key, entry, keys, where) for key, entry in data["cache"].items()]
     _refuse_repeated_configurations(list(data["cache"]), records, keys, where)
-    _note_unread_fields(data["cache"], where)
+    zero = [key for key, record in zip(data["cache"], records) if record[STATUS] is ZERO_TIME]
+    records = [record for record in records if record[STATUS] is not ZERO_TIME]
+    _note_zero_times(zero, where)
+    _note_unread_fields({k: e for k, e in data["cache"].items() if k not in zero}, where)
     frame = pd.DataFrame.from_records(records, columns=_columns(records, keys))
     if not isinstance(data["kernel_name"], str) or not data["kernel_name"].strip():
         raise GpuperfError(f"{where}: kernel_name is {data['kernel_name']!r}, not a kernel's name")
@@ -258,6 +261,8 @@ def _record(key: str, entry: Any, keys: list[str], where: str) -> dict:
         row[TARGET], row[STATUS] = math.nan, "ErrorConfig"
     elif "time" not in entry:
         raise GpuperfError(f"{where}: cache entry '{key}' has neither 'time' nor '__error__'")
+    elif _is_number(time) and time == 0:  # below the timer's resolution: no measurement, left out
+        row[TARGET], row[STATUS] = math.nan, ZERO_TIME
     elif isinstance(time, (int, float)) and not isinstance(time, bool) and math.isfinite(time) and time > 0:
         row[TARGET], row[STATUS] = shift_decimal(time, -3), OK
     else:
@@ -280,6 +285,18 @@ def _record(key: str, entry: Any, keys: list[str], where: str) -> dict:
         elif name not in row:
             row[name] = tuple(value) if isinstance(value, list) else value
     return row
+
+
+# The status of an entry timed 0 ms (a kernel faster than the timer's resolution): no measurement, left out.
+ZERO_TIME: Any = object()
+
+
+def _note_zero_times(keys: list[str], where: str) -> None:
+    """A note naming the entries timed 0 ms, left out of the table (how many, and the first)."""
+    if keys:
+        counted = "1 entry gives" if len(keys) == 1 else f"{len(keys)} entries give"
+        warnings.warn(GpuperfNote(f"{where}: {counted} a time of 0 ms, no measured time (the first: '{keys[0]}'); "
+                                  f"{'it is' if len(keys) == 1 else 'they are'} left out"), stacklevel=3)
 
 
 def _refuse_repeated_configurations(cache_keys: list[str], records: list[dict], keys: list[str], where: str) -> None:
