@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -821,3 +822,22 @@ def test_explores_order_gives_each_setting_as_the_cache_does(tmp_path, capsys):
     order = run_json(capsys, ["explore", str(tmp_path / "t.csv"), "--kernel", "k", "--params", "bx", "--json",
                               "--no-progress"])["order"]
     assert sorted(e["bx"] for e in order) == [32, 64] and all(type(e["bx"]) is int for e in order)
+
+
+def test_a_caches_whole_float_settings_come_back_as_floats_to_paste_back(tmp_path, capsys):
+    """A cache of tune_params scale=[1.0, 2.0] (keys '32,1.0'): explore gave scale 1 and 2 (no fraction in
+    the parameter), which Kernel Tuner keys and compiles as another setting; --json and the table give
+    1.0 and 2.0 now, while a table's whole floats (an integer column) stay whole numbers (tested above)."""
+    entries = {f"{bs},{scale}": {"bs": bs, "scale": scale, "time": 1.0 + 0.1 * i}
+               for i, (bs, scale) in enumerate((bs, scale) for bs in (32, 64) for scale in (1.0, 2.0))}
+    (tmp_path / "c.json").write_text(json.dumps({
+        "device_name": "NVIDIA A100-PCIE-40GB", "kernel_name": "k", "problem_size": 1000,
+        "tune_params_keys": ["bs", "scale"], "tune_params": {"bs": [32, 64], "scale": [1.0, 2.0]},
+        "objective": "time", "cache": entries}))
+    argv = ["explore", str(tmp_path / "c.json"), "--no-progress"]
+    order = run_json(capsys, [*argv, "--json"])["order"]
+    assert {f"{e['bs']},{e['scale']}" for e in order} <= entries.keys()
+    assert all(type(e["scale"]) is float and type(e["bs"]) is int for e in order)
+    assert main(argv) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if re.match(r"│ \d+ +│", line)]
+    assert rows and all(re.match(r"│ \d+ +│ (32|64) +│ (1|2)\.0 +│", line) for line in rows), rows

@@ -108,14 +108,21 @@ def undescribed_gpu_note(gpu: str | None, others: list) -> None:
 
 def numbered(rows: list[dict], params: Sequence[str] = (), time_column: str = "time") -> list[dict]:
     """``rows`` numbered from 1 in a first column "#" ("trial" where a parameter is named "#", and so on), a
-    value None of ``params`` shown as None (a setting, not an empty cell), and the ``time`` key headed
-    by ``time_column``, which names its unit (time_s, time_ms), where no parameter has that name."""
+    value of ``params`` shown as its setting (None as None, not an empty cell; a float as Python spells it,
+    1.0 as 1.0, as ``--json`` gives it), and the ``time`` key headed by ``time_column``, which names its
+    unit (time_s, time_ms), where no parameter has that name."""
     taken = {key for row in rows for key in row}
     label = next(name for name in ("#", "trial", *(f"trial{'_' * n}" for n in range(1, len(taken) + 2)))
                  if name not in taken)
     header = time_column if time_column not in taken else "time"
-    return [{label: i + 1, **{(header if k == "time" else k): "None" if v is None and k in params else v
+    return [{label: i + 1, **{(header if k == "time" else k): _setting_text(v) if k in params else v
                               for k, v in row.items()}} for i, row in enumerate(rows)]
+
+
+def _setting_text(value: object) -> object:
+    """A parameter's setting as a table cell shows it: None and floats as text (``None``, ``1.0``), not
+    an empty cell or a float's rounded figure; anything else as it is."""
+    return "None" if value is None else repr(value) if isinstance(value, float) else value
 
 
 def other_gpus_spaces(space, train: list[str], target: str | None, size_columns: list[str] = (),

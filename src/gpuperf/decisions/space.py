@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.datasets.schema import (
-    canonical_gpu, format_value, key_text, lookup_gpu, row_location, texts_by_value, variant_parameters,
+    ROW_NUMBERING, canonical_gpu, format_value, key_text, lookup_gpu, row_location, texts_by_value,
+    variant_parameters,
 )
 from gpuperf.datasets.schema import as_sequence as _sequence
 from gpuperf.decisions.search_metrics import normalised_performance
@@ -44,6 +45,7 @@ class Space:
     extra: pd.DataFrame = field(default_factory=pd.DataFrame)  # other per-row columns (compile time, ...)
     gpu: str | None = None  # the GPU it was measured on, where known
     time_column: str | None = None  # the table column the times came from (their unit: time_ms, time_s, ...)
+    float_params: frozenset[str] = frozenset()  # whose whole floats stay floats: a cache's floats (1.0 is no 1)
 
     def __post_init__(self) -> None:
         self.times = np.array(self.times, dtype=float)
@@ -80,20 +82,23 @@ class Space:
         keep = np.flatnonzero(np.isfinite(self.times))
         extra = self.extra.iloc[keep].reset_index(drop=True) if len(self.extra.columns) else self.extra
         configs = self.configs.iloc[keep].reset_index(drop=True)
-        return Space(self.params, configs, self.times[keep], self.where, extra, self.gpu, self.time_column)
+        return Space(self.params, configs, self.times[keep], self.where, extra, self.gpu, self.time_column,
+                     self.float_params)
 
     def config(self, index: int) -> dict[str, object]:
         """Configuration ``index`` as ``{param: value}`` in plain Python values, as the table gave them: a
-        parameter holding a fraction keeps its floats (0.5, 1.0, 2.0), another's whole floats are ints (a
-        table's integer column made float by other rows' gaps); the setting None (a cache's null, read as
-        the text "None") is None."""
+        parameter holding a fraction keeps its floats (0.5, 1.0, 2.0), and so does a Kernel Tuner cache's
+        (``float_params``: JSON spells 2.0 as a float, and Kernel Tuner keys it so), another's whole floats
+        are ints (a table's integer column made float by other rows' gaps); the setting None (a cache's
+        null, read as the text "None") is None."""
         fractional = self._fractional_params()
         return {p: _setting(self.configs[p].iloc[index], p in fractional) for p in self.params}
 
     def _fractional_params(self) -> set[str]:
         """The parameters with a float value that is not whole (worked out once per configs table)."""
         if getattr(self, "_fractional", (None,))[0] is not self.configs:
-            self._fractional = (self.configs, {p for p in self.params if _holds_fraction(self.configs[p])})
+            self._fractional = (self.configs, {p for p in self.params
+                                               if p in self.float_params or _holds_fraction(self.configs[p])})
         return self._fractional[1]
 
 
@@ -222,7 +227,15 @@ def space_from_frame(
             "twice" + _spelt_otherwise(frame, configs, params, keys, row)
             + _why_twice(frame.reset_index(drop=True), keys, row, [*params, target]))
     extra = frame.drop(columns=[c for c in (*params, target) if c in frame.columns]).reset_index(drop=True)
-    return Space(params, configs, times, where, extra, gpu, target)
+    return Space(params, configs, times, where, extra, gpu, target, _cache_floats(frame, params))
+
+
+def _cache_floats(frame: pd.DataFrame, params: Sequence[str]) -> frozenset[str]:
+    """The parameters of a Kernel Tuner cache's rows (numbered by entry) that hold floats: JSON keeps
+    2.0 apart from 2, as Kernel Tuner's keys do (``32,2.0``), so a whole float there is a float."""
+    if frame.attrs.get(ROW_NUMBERING) != "entry":
+        return frozenset()
+    return frozenset(p for p in params if pd.api.types.is_float_dtype(frame[p]))
 
 
 def differing_columns(frame: pd.DataFrame, keys: pd.Series, row: int, used: Sequence[str],
