@@ -80,6 +80,24 @@ def test_loopy_local_temporary_is_counted_as_shared_memory():
     assert used.shared_memory_bytes == 256 * 4
 
 
+def test_a_constant_array_compiles_for_cuda_as_a_read_only_global_one():
+    """An lp.ConstantArg (OpenCL's __constant table) was declared ``__constant__ float *`` in the CUDA
+    code, which NVRTC refuses ("attribute __constant__ does not apply here"): its CUDA code now passes it
+    as ``float const *__restrict__``, as CUDA measurement launches it, while OpenCL keeps __constant."""
+    from gpuperf.measure.cuda import cuda_code
+
+    program = lp.make_kernel(
+        "{[i]: 0<=i<n}", "b[i] = a[i] * c[i % 16]",
+        [lp.GlobalArg("a,b", np.float32, shape="n"), lp.ConstantArg("c", np.float32, shape=(16,)),
+         lp.ValueArg("n", np.int32)], assumptions="n>=128 and n mod 128 = 0", name="table_scale", lang_version=LANG)
+    kernel = Kernel("table_scale", lp.split_iname(program, "i", 128, outer_tag="g.0", inner_tag="l.0"), ("n",))
+    assert "float const *__restrict__ c," in kernel.device_code("cuda")
+    assert "__constant float *__restrict__ c," in kernel.device_code("opencl")
+    used = compile_resources(kernel, "sm_90")
+    assert 1 <= used.registers <= 32 and used.function == "table_scale"
+    assert [arg.name for arg in cuda_code(kernel)[1][0].args if arg.is_pointer] == ["a", "b", "c"]
+
+
 def test_raw_source_shared_memory_and_spills():
     assert compile_source_resources(SHARED_SOURCE, "reverse_tile", "sm_86").shared_memory_bytes == 100 * 8
     hungry = compile_source_resources(HUNGRY_SOURCE, "hungry", "sm_90")

@@ -37,6 +37,7 @@ from gpuperf.files import cache_root, write_cache_file
 from gpuperf.features.domains import Expr, product, total
 from gpuperf.features.expressions import Evaluator
 from gpuperf.features.lanes import LaneMask, LaneRecipe, PassRecipe, mask_at_sizes, pass_share
+from gpuperf.kernels.kernel import constants_as_global
 
 SUBGROUP_SIZE = 32
 FORMAT_VERSION = 11  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
@@ -361,17 +362,6 @@ def loopy_counts(program: lp.TranslationUnit) -> SymbolicCounts:
         notes=tuple(notes),
         assumptions=str(program.default_entrypoint.assumptions),
     )
-
-
-def constants_as_global(program: lp.TranslationUnit) -> lp.TranslationUnit:
-    """``program`` with its ``__constant`` arrays (``lp.ConstantArg``) declared global: loopy's statistics
-    skip a ConstantArg's loads, which gpuperf counts as the global loads they are (read through a cache)."""
-    entry = program.default_entrypoint
-    if not any(isinstance(arg, lp.ConstantArg) for arg in entry.args):
-        return program
-    args = [lp.ArrayArg(**arg.get_copy_kwargs(), address_space=lp.AddressSpace.GLOBAL, is_input=True, is_output=False)
-            if isinstance(arg, lp.ConstantArg) else arg for arg in entry.args]
-    return program.with_kernel(entry.copy(args=args))
 
 
 def _vectorised_inames(program: lp.TranslationUnit) -> list[str]:

@@ -83,6 +83,18 @@ BUILTIN_FUNCTIONS = frozenset("""
 """.split())
 
 
+def constants_as_global(program: lp.TranslationUnit) -> lp.TranslationUnit:
+    """``program`` with its ``__constant`` arrays (``lp.ConstantArg``) declared global and read-only:
+    loopy's statistics skip a ConstantArg's loads (gpuperf counts them as the global loads they are,
+    read through a cache), and its CUDA code declares one ``__constant__ float *``, which CUDA refuses."""
+    entry = program.default_entrypoint
+    if not any(isinstance(arg, lp.ConstantArg) for arg in entry.args):
+        return program
+    args = [lp.ArrayArg(**arg.get_copy_kwargs(), address_space=lp.AddressSpace.GLOBAL, is_input=True, is_output=False)
+            if isinstance(arg, lp.ConstantArg) else arg for arg in entry.args]
+    return program.with_kernel(entry.copy(args=args))
+
+
 def is_data_scalar(arg: Any) -> bool:
     """A floating-point or complex value argument (saxpy's ``alpha``): data, not a size."""
     return (isinstance(arg, lp.ValueArg) and arg.dtype is not None
@@ -491,9 +503,11 @@ class Kernel:
 
     # -- code ---------------------------------------------------------------------------------
     def for_target(self, target: lp.TargetBase) -> lp.TranslationUnit:
-        """The program retargeted (e.g. ``lp.CudaTarget()``)."""
+        """The program retargeted (e.g. ``lp.CudaTarget()``); for CUDA, which has no ``__constant__``
+        pointer argument, its ``__constant`` arrays are read-only global ones (``const __restrict__``)."""
+        program = constants_as_global(self.program) if isinstance(target, lp.CudaTarget) else self.program
         try:
-            return self.program.copy(target=target)
+            return program.copy(target=target)
         except lp.LoopyError as exc:
             raise GpuperfError(
                 f"kernel '{self.key}' cannot be retargeted ({exc}); build it with lp.add_dtypes, "
