@@ -377,6 +377,32 @@ def test_the_cache_follows_gpuperf_cache_dir_then_xdg_cache_home_then_the_home_f
     assert cache_root() == Path(pwd.getpwuid(os.getuid()).pw_dir) / ".cache" / "gpuperf"
 
 
+def test_no_home_folder_puts_the_caches_in_the_temporary_folder_with_a_note(monkeypatch, tmp_path, capsys):
+    """HOME unset for a user with no account entry (docker run --user 12345): every command, and
+    cache_root(), ended in Python's RuntimeError "Could not determine home directory"."""
+    import pwd
+    import tempfile
+
+    from gpuperf.cli import main
+    from gpuperf.files import cache_root
+
+    def no_entry(uid: int) -> None:
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    for variable in ("HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "GPUPERF_CACHE_DIR", "MPLCONFIGDIR"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    private = tmp_path / f"gpuperf-cache-{os.getuid()}"
+    assert cache_root() == private / "gpuperf"
+    assert main(["gpus", "--json"]) == 0
+    err = capsys.readouterr().err
+    assert f"note: there is no home folder (HOME is not set and user {os.getuid()} has no account entry); this run " \
+           f"keeps its caches in {private}" in err and "Traceback" not in err
+    assert os.environ["XDG_CACHE_HOME"] == str(private)
+    assert os.environ["MPLCONFIGDIR"].startswith(str(tmp_path / "gpuperf-mpl-"))
+
+
 def test_a_cache_folder_that_cannot_be_written_moves_the_caches_to_the_temporary_folder(tmp_path):
     """Loopy made its disk cache on import: with a read-only home every command failed, with a traceback."""
     import subprocess

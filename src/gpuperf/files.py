@@ -167,22 +167,38 @@ def _locked(lock: Path, fcntl) -> tuple[IO[str], bool]:  # noqa: ANN001 - the fc
         handle.close()
 
 
+def home_folder() -> Path | None:
+    """The user's home folder: ``$HOME``, else the account's (an empty ``HOME`` is no home); None where
+    there is none (``HOME`` unset for a user with no account entry, as a container's ``--user 12345``)."""
+    if os.environ.get("HOME"):
+        return Path(os.environ["HOME"])
+    try:
+        import pwd
+
+        return Path(pwd.getpwuid(os.getuid()).pw_dir)
+    except (ImportError, KeyError):  # no password database (Windows), or a user not in it
+        pass
+    try:
+        return Path.home()
+    except RuntimeError:  # Python's "Could not determine home directory"
+        return None
+
+
+def no_home_cache() -> Path:
+    """Where caches go when there is no home folder: ``gpuperf-cache-UID`` in the temporary folder."""
+    return Path(tempfile.gettempdir()) / f"gpuperf-cache-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
+
+
 def cache_root() -> Path:
     """Where gpuperf keeps its caches: ``$GPUPERF_CACHE_DIR``, else ``$XDG_CACHE_HOME/gpuperf`` (where
-    loopy keeps its own), else ``~/.cache/gpuperf`` (an empty ``HOME`` is no home: the account's)."""
+    loopy keeps its own), else ``~/.cache/gpuperf`` (an empty ``HOME`` is no home: the account's), and
+    with no home folder at all, ``gpuperf`` in :func:`no_home_cache`."""
     if os.environ.get("GPUPERF_CACHE_DIR"):
         return Path(os.environ["GPUPERF_CACHE_DIR"])
     if os.environ.get("XDG_CACHE_HOME"):
         return Path(os.environ["XDG_CACHE_HOME"]) / "gpuperf"
-    home = os.environ.get("HOME")
-    if not home:
-        try:
-            import pwd
-
-            home = pwd.getpwuid(os.getuid()).pw_dir
-        except (ImportError, KeyError):  # no password database (Windows, a container's unnamed user)
-            home = str(Path.home())
-    return Path(home) / ".cache" / "gpuperf"
+    home = home_folder()
+    return (no_home_cache() if home is None else home / ".cache") / "gpuperf"
 
 
 def write_cache_file(path: str | Path, write: Callable[[Path], object]) -> None:

@@ -153,7 +153,15 @@ def _writable_cache_home() -> None:
     import os
     from pathlib import Path
 
-    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    from gpuperf.files import home_folder, no_home_cache
+
+    if not os.environ.get("XDG_CACHE_HOME") and home_folder() is None:  # loopy's would be a folder named ~
+        fallback = _private_folder(no_home_cache())
+        os.environ["XDG_CACHE_HOME"] = str(fallback)
+        print(f"note: there is no home folder (HOME is not set and user {os.getuid()} has no account entry); this "
+              f"run keeps its caches in {fallback} (set XDG_CACHE_HOME to a writable folder to keep them)",
+              file=sys.stderr)
+    home = _cache_home()
     _move_aside_if_unwritable("XDG_CACHE_HOME", home, "the cache folder", "its caches", "gpuperf-cache",
                               also=[home / "gpuperf"])
     own = os.environ.get("GPUPERF_CACHE_DIR")
@@ -163,9 +171,22 @@ def _writable_cache_home() -> None:
     if not os.environ.get("MPLCONFIGDIR"):  # matplotlib warns in two lines where its folder cannot be made
         import tempfile
 
-        config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "matplotlib"
-        if _unwritable(config):
+        user = home_folder()
+        configs = os.environ.get("XDG_CONFIG_HOME") or (user / ".config" if user else None)
+        if configs is None or _unwritable(Path(configs) / "matplotlib"):
             os.environ["MPLCONFIGDIR"] = str(_private_folder(Path(tempfile.gettempdir()) / f"gpuperf-mpl-{os.getuid()}"))
+
+
+def _cache_home() -> Path:
+    """The folder loopy's and gpuperf's caches go under: ``$XDG_CACHE_HOME``, else ``~/.cache`` (with no
+    home folder, the temporary folder's)."""
+    import os
+    from pathlib import Path
+
+    from gpuperf.files import home_folder, no_home_cache
+
+    home = home_folder()
+    return Path(os.environ.get("XDG_CACHE_HOME") or (no_home_cache() if home is None else home / ".cache"))
 
 
 def _move_aside_if_unwritable(variable: str, folder, named: str, kept: str, prefix: str,  # noqa: ANN001
@@ -286,10 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gpuperf: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except sqlite3.DatabaseError as exc:  # gpuperf's stores name their file; this is a cache beneath loopy
-        import os
-        from pathlib import Path
-
-        caches = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pytools"
+        caches = _cache_home() / "pytools"
         print(f"gpuperf: error: a cache database is damaged ({exc}): loopy's caches are in {caches}; remove the "
               "damaged file there (it is rebuilt)", file=sys.stderr)
         return 2
