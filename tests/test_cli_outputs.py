@@ -444,6 +444,28 @@ def test_a_gpuperf_cache_dir_that_cannot_be_written_moves_gpuperfs_caches_with_a
     assert any(next(tmp_path.glob("gpuperf-own-cache-*")).iterdir())  # the NVRTC result kept there
 
 
+def test_a_gpuperf_cache_folder_that_cannot_be_written_moves_gpuperfs_caches_with_a_note(monkeypatch, tmp_path,
+                                                                                        capsys):
+    """A file (or an unwritable folder) at $XDG_CACHE_HOME/gpuperf dropped every cache write silently:
+    the geometry model and the advisor's models were refitted on every run."""
+    import tempfile
+
+    from gpuperf.cli import _writable_cache_home
+    from gpuperf.files import cache_root
+
+    (tmp_path / "xdg").mkdir()
+    (tmp_path / "xdg" / "gpuperf").write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("GPUPERF_CACHE_DIR", raising=False)
+    monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path / "mpl"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    _writable_cache_home()
+    private = tmp_path / f"gpuperf-own-cache-{os.getuid()}"
+    assert f"note: gpuperf's cache folder {tmp_path / 'xdg' / 'gpuperf'} cannot be written (a file is there, not " \
+           f"a folder); this run keeps gpuperf's caches in {private}" in capsys.readouterr().err
+    assert cache_root() == private and os.environ["XDG_CACHE_HOME"] == str(tmp_path / "xdg")
+
+
 def test_the_fallback_cache_folder_is_private_or_another_is_made(tmp_path):
     """An existing /tmp/gpuperf-cache-<uid> open to others was used as it was (its pickles read back),
     and a file of that name ended the command in a traceback."""

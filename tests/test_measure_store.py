@@ -349,6 +349,26 @@ def test_a_cache_the_disk_cannot_take_is_skipped_and_a_table_names_its_file(tmp_
     assert not list(tmp_path.glob("*t.csv*"))
 
 
+def test_a_cache_file_that_cannot_be_written_is_noted_once_for_its_folder(tmp_path: Path) -> None:
+    """A cache subfolder another run made read-only (a sudo run's) dropped every cache write silently."""
+    import warnings
+
+    from gpuperf.errors import GpuperfNote
+    from gpuperf.files import write_cache_file
+
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "geometry").write_text("not a folder")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for name in ("a.skops", "b.skops"):
+            write_cache_file(tmp_path / "cache" / "geometry" / name, lambda path: path.write_text("x"))
+    notes = [str(w.message) for w in caught if issubclass(w.category, GpuperfNote)]
+    assert notes == [f"gpuperf's cache file {tmp_path / 'cache' / 'geometry' / 'a.skops'}: cannot be written "
+                     f"({tmp_path / 'cache' / 'geometry'} is a file, not a folder): it is not kept, and its work is "
+                     f"done again on the next run (make {tmp_path / 'cache' / 'geometry'} a writable folder, or set "
+                     "GPUPERF_CACHE_DIR to one)"]
+
+
 def test_a_link_planted_where_a_cache_file_goes_is_replaced_not_followed(tmp_path: Path) -> None:
     """A shared cache folder: another user's link to a file of ours must not get the cache's bytes."""
     from gpuperf.files import write_cache_file

@@ -201,17 +201,40 @@ def cache_root() -> Path:
     return (no_home_cache() if home is None else home / ".cache") / "gpuperf"
 
 
+_UNCACHED: set[Path] = set()  # the cache folders a cache file could not be written in (noted once each)
+
+
 def write_cache_file(path: str | Path, write: Callable[[Path], object]) -> None:
     """Write a cache file whole through ``write(temporary)``, creating its folder; a cache that cannot
-    be written (read-only, full, not a folder) is skipped: that only costs the work again next time."""
+    be written (read-only, full, not a folder) is skipped, with a note the first time in its folder:
+    that only costs the work again next time."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         _remove_stale_temporaries(path.parent)
         with written_whole(path, through_links=False) as temporary:  # a planted link is replaced, not followed
             write(temporary)
-    except (OSError, UnwritableFile):
-        pass
+    except UnwritableFile as error:
+        _note_uncached(path, str(error))
+    except OSError as error:
+        folder = path.parent
+        reason = f"{folder} is a file, not a folder" if folder.exists() and not folder.is_dir() else \
+            error.strerror or str(error)
+        _note_uncached(path, f"{path}: cannot be written ({reason})")
+
+
+def _note_uncached(path: Path, why: str) -> None:
+    """A note that the cache file at ``path`` is not kept (``why``), once for its folder."""
+    import warnings
+
+    from gpuperf.errors import GpuperfNote
+
+    if path.parent in _UNCACHED:
+        return
+    _UNCACHED.add(path.parent)
+    warnings.warn(GpuperfNote(f"gpuperf's cache file {why}: it is not kept, and its work is done again on the "
+                              f"next run (make {path.parent} a writable folder, or set GPUPERF_CACHE_DIR to "
+                              "one)"), stacklevel=3)
 
 
 STALE_TEMPORARY_S = 3600.0  # a cache write takes seconds; a temporary this old was left by a killed run

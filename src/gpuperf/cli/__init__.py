@@ -153,7 +153,7 @@ def _writable_cache_home() -> None:
     import os
     from pathlib import Path
 
-    from gpuperf.files import home_folder, no_home_cache
+    from gpuperf.files import cache_root, home_folder, no_home_cache
 
     if not os.environ.get("XDG_CACHE_HOME") and home_folder() is None:  # loopy's would be a folder named ~
         fallback = _private_folder(no_home_cache())
@@ -164,10 +164,9 @@ def _writable_cache_home() -> None:
     home = _cache_home()
     _move_aside_if_unwritable("XDG_CACHE_HOME", home, "the cache folder", "its caches", "gpuperf-cache",
                               also=[home / "gpuperf"])
-    own = os.environ.get("GPUPERF_CACHE_DIR")
-    if own:  # gpuperf's own caches (the advisor's models, NVRTC's results) would be refitted every run
-        _move_aside_if_unwritable("GPUPERF_CACHE_DIR", Path(own), "GPUPERF_CACHE_DIR", "gpuperf's caches",
-                                  "gpuperf-own-cache")
+    # gpuperf's own caches (the advisor's models, NVRTC's results) would be refitted every run
+    named = "GPUPERF_CACHE_DIR" if os.environ.get("GPUPERF_CACHE_DIR") else "gpuperf's cache folder"
+    _move_aside_if_unwritable("GPUPERF_CACHE_DIR", cache_root(), named, "gpuperf's caches", "gpuperf-own-cache")
     if not os.environ.get("MPLCONFIGDIR"):  # matplotlib warns in two lines where its folder cannot be made
         import tempfile
 
@@ -237,6 +236,8 @@ def _unwritable(folder) -> str | None:  # noqa: ANN001 - a Path
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):
             return None
+    except FileExistsError:
+        return "a file is there, not a folder"
     except OSError as error:
         return error.strerror or str(error)
 
