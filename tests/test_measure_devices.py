@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 
 import loopy as lp
 import numpy as np
@@ -312,3 +313,36 @@ def test_a_strided_host_array_of_no_elements_is_empty():
     assert empty.shape == (0, 8) and empty.size == 0
     padded = strided_host_array((2, 3), np.dtype(np.float32), (16, 4), np.arange(6, dtype=np.float32).reshape(2, 3))
     assert padded.tolist() == [[0, 1, 2], [3, 4, 5]] and padded.base.size == 4 * 4 + 3 * 4
+
+
+def test_no_opencl_device_says_why_in_devices_and_in_a_device_error(monkeypatch, capsys) -> None:
+    """pocl with no usable driver (POCL_DEVICES=cuda on a CI runner): `devices` printed one blank line
+    with status 0, and measuring said only "available devices: none"."""
+    import pyopencl as cl
+
+    from gpuperf.cli import main
+    from gpuperf.measure import cuda
+
+    class Empty:
+        name = "Portable Computing Language "
+
+        def get_devices(self) -> list:
+            return []
+
+    monkeypatch.setattr(cl, "get_platforms", lambda: [Empty()])
+    monkeypatch.setattr(cuda, "cupy_missing_reason", lambda: "is not available (no CuPy)")
+    reason = "OpenCL: platform 'Portable Computing Language' has no devices; CUDA is not available (no CuPy)"
+    assert main(["devices"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"note: no device to measure on: {reason}\n"
+    assert main(["devices", "--json"]) == 0
+    assert capsys.readouterr().out.strip() == "[]"
+    with pytest.raises(GpuperfError, match=re.escape(f"available devices: none ({reason})")):
+        canonical_device_name("opencl:0")
+
+    def no_platform() -> list:
+        raise cl.LogicError("clGetPlatformIDs failed: PLATFORM_NOT_FOUND_KHR")
+
+    monkeypatch.setattr(cl, "get_platforms", no_platform)
+    with pytest.raises(GpuperfError, match="none \\(OpenCL: no OpenCL platform \\(LogicError: clGetPlatformIDs failed"):
+        canonical_device_name("opencl:0")

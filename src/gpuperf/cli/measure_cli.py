@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 import sys
+import warnings
 from pathlib import Path
 
 import typer
 
 from gpuperf.cli.output import at_least, counted, named_values, print_json, print_table
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 
 campaign_app = typer.Typer(help="Sweep kernels x variants x sizes on a device into a measurement store.",
                            no_args_is_help=True)
@@ -80,12 +81,14 @@ def measurement_notes(result, verify: bool, settings=None) -> list[str]:  # noqa
 
 def devices_command(json_out: bool = typer.Option(False, "--json", metavar="", help="print JSON")) -> None:
     """List the devices gpuperf can measure on."""
-    from gpuperf.measure.devices import available_devices
+    from gpuperf.measure.devices import available_devices, no_device_reason
 
     rows = [{"device": name, "description": description} for name, description in available_devices()]
+    if not rows:
+        warnings.warn(GpuperfNote(f"no device to measure on: {no_device_reason()}"), stacklevel=1)
     if json_out:
         print_json(rows)
-    else:
+    elif rows:
         print_table(rows, title="devices")
 
 

@@ -162,21 +162,47 @@ _CUDA = re.compile(r"cuda(?::(\d+))?")
 
 def opencl_devices() -> list[tuple[str, str]]:
     """``(canonical name, description)`` of every OpenCL device, platform by platform."""
+    return _opencl_scan()[0]
+
+
+def opencl_missing_reason() -> str | None:
+    """Why no OpenCL device was found (pyopencl does not import, no platform, a platform without
+    devices); None where one was."""
+    found, problems = _opencl_scan()
+    return None if found else "; ".join(problems) or "no OpenCL device was found"
+
+
+def _opencl_scan() -> tuple[list[tuple[str, str]], list[str]]:
+    """The OpenCL devices (as :func:`opencl_devices`) and what kept others from being listed."""
     try:
         import pyopencl as cl
-
+    except Exception as exc:  # noqa: BLE001 - not installed, or no ICD loader library
+        return [], [f"pyopencl does not import ({describe_exception(exc, 160)})"]
+    try:
         platforms = cl.get_platforms()
-    except Exception:  # noqa: BLE001 - no ICD loader or no platform: no OpenCL devices
-        return []
-    found = []
+    except Exception as exc:  # noqa: BLE001 - no platform registered with the ICD loader
+        return [], [f"no OpenCL platform ({describe_exception(exc, 160)})"]
+    found: list[tuple[str, str]] = []
+    problems = [] if platforms else ["no OpenCL platform is installed"]
     for p_index, platform in enumerate(platforms):
         try:
             devices = platform.get_devices()
-        except Exception:  # noqa: BLE001 - a platform without devices raises
+        except Exception as exc:  # noqa: BLE001 - a platform without devices raises
+            problems.append(f"platform '{platform.name.strip()}' lists no device ({describe_exception(exc, 160)})")
             continue
+        if not devices:
+            problems.append(f"platform '{platform.name.strip()}' has no devices")
         for d_index, device in enumerate(devices):
             found.append((f"opencl:{p_index}:{d_index}", f"{device.name.strip()} ({platform.name.strip()})"))
-    return found
+    return found, problems
+
+
+def no_device_reason() -> str:
+    """Why this machine has no device to measure on: OpenCL's reason and CUDA's."""
+    from gpuperf.measure.cuda import cupy_missing_reason
+
+    cuda = cupy_missing_reason() or "has no device"
+    return f"OpenCL: {opencl_missing_reason() or 'no device'}; CUDA {cuda}"
 
 
 def cuda_devices() -> list[tuple[str, str]]:
@@ -194,7 +220,7 @@ def available_devices() -> list[tuple[str, str]]:
 
 
 def _unknown_device(name: str, reason: str) -> GpuperfError:
-    listed = "; ".join(f"{n} ({d})" for n, d in available_devices()) or "none"
+    listed = "; ".join(f"{n} ({d})" for n, d in available_devices()) or f"none ({no_device_reason()})"
     return GpuperfError(f"device '{name}' {reason}; available devices: {listed}")
 
 
