@@ -244,3 +244,26 @@ def test_measure_and_campaign_tables_name_sizes_and_failures_in_words(tmp_path: 
     code, out, _ = run_cli(["campaign", "run", str(path), "--store", str(tmp_path / "s.sqlite"), "--no-progress"],
                            capsys)
     assert code == 0 and "│ none " in out and "{" not in out
+
+
+def test_export_and_status_of_a_store_a_run_is_measuring_into_say_so(stored: bytes, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """campaign export of a store a campaign run still measured into wrote a partial table, looking finished."""
+    import os
+
+    from gpuperf.measure.store import measuring_into
+
+    store = tmp_path / "s.sqlite"
+    store.write_bytes(stored)
+    with measuring_into(store):  # as a campaign run in another terminal holds it
+        code, out, err = run_cli(["campaign", "export", "--store", str(store), "--out", str(tmp_path / "a.csv")],
+                                 capsys)
+        assert code == 0 and out.startswith("wrote 1 row")
+        assert f"note: a campaign run (process {os.getpid()}) is still measuring into {store}: the table holds the 1 " \
+               "point(s) stored so far; export again when it ends" in err
+        code, _, err = run_cli(["campaign", "status", "--store", str(store)], capsys)
+        assert code == 0 and f"note: a campaign run (process {os.getpid()}) is measuring into {store} now" in err
+    code, _, err = run_cli(["campaign", "export", "--store", str(store), "--out", str(tmp_path / "b.csv")], capsys)
+    assert code == 0 and "measuring" not in err
+    code, _, err = run_cli(["campaign", "status", "--store", str(store)], capsys)
+    assert code == 0 and "measuring" not in err

@@ -141,6 +141,28 @@ def run_lock(path: str | Path, remove: bool = False) -> Iterator[None]:
                 lock.unlink(missing_ok=True)
 
 
+def lock_holder(path: str | Path) -> str | None:
+    """The process id of a run holding ``PATH.lock`` now (see :func:`run_lock`; "unknown" where it wrote
+    none yet), None where no run does. The lock is only looked at, not kept; no lock file is made."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    try:
+        handle = open(f"{real_path(path)}.lock", encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below
+    except (OSError, GpuperfError):  # no lock file: no run has measured into it from here
+        return None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)  # shared: another look at once is not kept off
+        except BlockingIOError:
+            return handle.read().strip() or "unknown"
+        except OSError:  # a file system without locks
+            return None
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return None
+
+
 def _locked(lock: Path, fcntl) -> tuple[IO[str], bool]:  # noqa: ANN001 - the fcntl module
     """``lock`` opened and locked (True), or opened unlocked where the file system has no locks
     (False). A file another run removed between our opening and locking it is no lock: opened again."""

@@ -768,6 +768,14 @@ def _progress_bar(enabled: bool) -> Any:
 
 
 def campaign_status(store_path: str | Path) -> list[dict[str, Any]]:
-    """Per campaign in the store: planned, done, failed (by kind) and remaining points."""
+    """Per campaign in the store: planned, done, failed (by kind) and remaining points (with a note
+    where a campaign run is measuring into it now)."""
+    from gpuperf.files import lock_holder
+
     with Store(store_path, create=False) as store:
-        return store.status()
+        rows = store.status()
+    holder = lock_holder(store_path)
+    if holder is not None:
+        warnings.warn(GpuperfNote(f"a campaign run (process {holder}) is measuring into {store_path} now: the "
+                                  "counts are those stored so far"), stacklevel=2)
+    return rows

@@ -226,6 +226,7 @@ def export_store(store_path: str | Path, out: str | Path, fmt: str | None = None
         raise GpuperfError(f"--out {out}: a {named} name for a {fmt} table; name it to match --format")
     absent = not out.exists()  # a file that appears there meanwhile (another run's, a user's) is kept
     frame = store_table(store_path, campaign, features, cycle_times, progress)
+    _note_a_run_measuring(store_path, len(frame))
     out.parent.mkdir(parents=True, exist_ok=True)
     with written_whole(out, new=absent) as temporary:  # a failed or killed export leaves no partial table
         if fmt == "csv":
@@ -233,6 +234,17 @@ def export_store(store_path: str | Path, out: str | Path, fmt: str | None = None
         else:
             _parquet_safe(frame).to_parquet(temporary, index=False)
     return frame
+
+
+def _note_a_run_measuring(store_path: str | Path, points: int) -> None:
+    """A note where a campaign run is measuring into the store now: the table lacks the points to come."""
+    from gpuperf.files import lock_holder
+
+    holder = lock_holder(store_path)
+    if holder is not None:
+        warnings.warn(GpuperfNote(f"a campaign run (process {holder}) is still measuring into {store_path}: the "
+                                  f"table holds the {points} point(s) stored so far; export again when it ends"),
+                      stacklevel=3)
 
 
 def campaign_provenance(store_path: str | Path, campaign: str, environment: tuple[str, ...] = ()) -> dict[str, Any]:
