@@ -466,6 +466,30 @@ def test_a_gpuperf_cache_folder_that_cannot_be_written_moves_gpuperfs_caches_wit
     assert cache_root() == private and os.environ["XDG_CACHE_HOME"] == str(tmp_path / "xdg")
 
 
+def test_a_relative_xdg_cache_home_is_ignored_and_a_tilde_in_gpuperf_cache_dir_is_the_home(monkeypatch, tmp_path,
+                                                                                           capsys):
+    """XDG_CACHE_HOME=~/.cache (a Dockerfile's ENV) made a folder named ~ in every working folder, each
+    with caches of its own; GPUPERF_CACHE_DIR=~/gpc did the same."""
+    from gpuperf.cli import _writable_cache_home
+    from gpuperf.files import cache_root
+
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", "~/.cache")
+    monkeypatch.delenv("GPUPERF_CACHE_DIR", raising=False)
+    monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path / "mpl"))
+    assert cache_root() == home / ".cache" / "gpuperf"
+    _writable_cache_home()
+    assert "note: XDG_CACHE_HOME=~/.cache is not an absolute path: ignored" in capsys.readouterr().err
+    assert "XDG_CACHE_HOME" not in os.environ and not any(project.iterdir())
+    monkeypatch.setenv("GPUPERF_CACHE_DIR", "~/gpc")
+    assert cache_root() == home / "gpc"
+    _writable_cache_home()
+    assert os.environ["GPUPERF_CACHE_DIR"] == str(home / "gpc") and not any(project.iterdir())
+
+
 def test_the_fallback_cache_folder_is_private_or_another_is_made(tmp_path):
     """An existing /tmp/gpuperf-cache-<uid> open to others was used as it was (its pickles read back),
     and a file of that name ended the command in a traceback."""

@@ -214,10 +214,11 @@ def no_home_cache() -> Path:
 def cache_root() -> Path:
     """Where gpuperf keeps its caches: ``$GPUPERF_CACHE_DIR``, else ``$XDG_CACHE_HOME/gpuperf`` (where
     loopy keeps its own), else ``~/.cache/gpuperf`` (an empty ``HOME`` is no home: the account's), and
-    with no home folder at all, ``gpuperf`` in :func:`no_home_cache`."""
+    with no home folder at all, ``gpuperf`` in :func:`no_home_cache`. A ``~`` in ``GPUPERF_CACHE_DIR`` is
+    the home folder; a relative ``XDG_CACHE_HOME`` (``~/.cache`` too) is ignored, as the XDG specification asks."""
     if os.environ.get("GPUPERF_CACHE_DIR"):
-        return Path(os.environ["GPUPERF_CACHE_DIR"])
-    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.path.expanduser(os.environ["GPUPERF_CACHE_DIR"])).absolute()
+    if os.environ.get("XDG_CACHE_HOME") and Path(os.environ["XDG_CACHE_HOME"]).is_absolute():
         return Path(os.environ["XDG_CACHE_HOME"]) / "gpuperf"
     home = home_folder()
     return (no_home_cache() if home is None else home / ".cache") / "gpuperf"

@@ -155,6 +155,7 @@ def _writable_cache_home() -> None:
 
     from gpuperf.files import cache_root, home_folder, no_home_cache
 
+    _absolute_cache_variables()
     if not os.environ.get("XDG_CACHE_HOME") and home_folder() is None:  # loopy's would be a folder named ~
         fallback = _private_folder(no_home_cache())
         os.environ["XDG_CACHE_HOME"] = str(fallback)
@@ -174,6 +175,23 @@ def _writable_cache_home() -> None:
         configs = os.environ.get("XDG_CONFIG_HOME") or (user / ".config" if user else None)
         if configs is None or _unwritable(Path(configs) / "matplotlib"):
             os.environ["MPLCONFIGDIR"] = str(_private_folder(Path(tempfile.gettempdir()) / f"gpuperf-mpl-{os.getuid()}"))
+
+
+def _absolute_cache_variables() -> None:
+    """A relative ``XDG_CACHE_HOME`` (``~/.cache`` from a Dockerfile's ENV) is dropped with a note, as the
+    XDG specification asks, instead of making a cache (a folder named ~) in each working folder; a ``~``
+    in ``GPUPERF_CACHE_DIR`` is the home folder, and a relative one is made absolute (loopy follows)."""
+    import os
+    from pathlib import Path
+
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and not Path(xdg).is_absolute():
+        del os.environ["XDG_CACHE_HOME"]
+        print(f"note: XDG_CACHE_HOME={xdg} is not an absolute path: ignored, as the XDG Base Directory "
+              "specification asks (set it to an absolute path, such as $HOME/.cache)", file=sys.stderr)
+    own = os.environ.get("GPUPERF_CACHE_DIR")
+    if own:
+        os.environ["GPUPERF_CACHE_DIR"] = str(Path(os.path.expanduser(own)).absolute())  # ~ kept with no home
 
 
 def _cache_home() -> Path:
