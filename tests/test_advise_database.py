@@ -261,3 +261,15 @@ def test_small_powers_and_constants_still_load(tmp_path):
     condition = "threads ** 2 > 2 ** -3 and threads < 1000000000000000 and threads ** 0.5 > 1e30 ** 2"
     path = write(tmp_path, "ok", GOOD.format(name="ok").replace("title =", f'applies_when = "{condition}"\ntitle ='))
     assert load_entry(path).applies_when == condition
+
+
+def test_a_tilde_in_gpuperf_optimizations_is_the_home_folder(tmp_path, monkeypatch):
+    """GPUPERF_OPTIMIZATIONS=~/entries said "optimization folder '~/entries' does not exist", though
+    GPUPERF_GPUS=~/gpus is read from the home folder."""
+    from gpuperf.decisions.optimizations import database_folders
+
+    (tmp_path / "entries").mkdir()
+    write(tmp_path / "entries", "my_entry", GOOD.format(name="my_entry"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("GPUPERF_OPTIMIZATIONS", "~/entries")
+    assert database_folders()[-1] == tmp_path / "entries"

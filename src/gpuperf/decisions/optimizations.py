@@ -143,7 +143,7 @@ def database_folders(extra: Iterable[str | Path] = ()) -> list[Path]:
     holding no ``*.toml`` is noted: a wrong folder, most likely)."""
     folders = [builtin_folder()]
     env = os.environ.get(ENV_VAR, "")
-    named = [(Path(p), ENV_VAR) for p in env.split(os.pathsep) if p.strip()]
+    named = [(Path(os.path.expanduser(p)), ENV_VAR) for p in env.split(os.pathsep) if p.strip()]  # ~ as in GPUPERF_GPUS
     named += [(Path(p), "--optimizations") for p in extra]
     for folder, origin in named:
         if not folder.is_dir():
