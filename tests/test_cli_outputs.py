@@ -649,6 +649,34 @@ def test_a_damaged_cache_database_is_one_error_naming_loopys_cache_folder(tmp_pa
     assert str(tmp_path / "pytools") in err and "Traceback" not in err
 
 
+def test_a_damaged_loopy_cache_database_is_named_among_the_sound_ones(tmp_path, monkeypatch, capsys):
+    """The error said only that some file of loopy's cache folder was damaged: it holds six files of like
+    names (more from other loopy versions), and removing the folder loses every cache."""
+    import sqlite3
+
+    from gpuperf.cli import kernels_cli
+
+    caches = tmp_path / "pytools"
+    caches.mkdir()
+    for name in ("pdict-a.sqlite", "pdict-b.sqlite", "pdict-c.sqlite"):
+        with sqlite3.connect(caches / name) as db:
+            db.execute("CREATE TABLE dict (keyhash TEXT, key_value TEXT)")
+            db.executemany("INSERT INTO dict VALUES (?, ?)", [(str(i), "x" * 500) for i in range(100)])
+        db.close()
+    with open(caches / "pdict-b.sqlite", "r+b") as cut:
+        cut.truncate(5000)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+
+    def damaged(*args, **kwargs):
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    monkeypatch.setattr(kernels_cli, "extract_features", damaged, raising=False)
+    monkeypatch.setattr("gpuperf.features.extract_features", damaged)
+    assert main(["features", "stencil2d", "-p", "n=256", "-p", "m=256", "--json"]) == 2
+    assert capsys.readouterr().err == ("gpuperf: error: a cache database is damaged (database disk image is "
+                                       f"malformed): remove {caches / 'pdict-b.sqlite'} (it is rebuilt)\n")
+
+
 def test_control_characters_in_names_reach_the_terminal_escaped(capsys):
     import warnings
 

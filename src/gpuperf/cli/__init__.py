@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import signal
 import sqlite3
@@ -206,6 +207,26 @@ def _cache_home() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or (no_home_cache() if home is None else home / ".cache"))
 
 
+def _damaged_databases(folder: Path) -> list[Path]:
+    """The SQLite files of ``folder`` (loopy's caches) that SQLite's quick check finds damaged, each
+    opened read-only; one it cannot open for another reason (locked by a run) is not named."""
+    import sqlite3
+
+    damaged = []
+    for path in sorted(folder.glob("*.sqlite")):
+        try:
+            with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+                found = db.execute("PRAGMA quick_check").fetchone()
+        except sqlite3.OperationalError:  # locked, or unreadable: not told damaged
+            continue
+        except sqlite3.DatabaseError:  # "database disk image is malformed", "file is not a database"
+            damaged.append(path)
+            continue
+        if found and found[0] != "ok":
+            damaged.append(path)
+    return damaged
+
+
 def _move_aside_if_unwritable(variable: str, folder, named: str, kept: str, prefix: str,  # noqa: ANN001
                               also: list | None = None) -> None:
     """Where no file can be made in ``folder``, or it (or a folder in ``also`` that exists) is another
@@ -327,8 +348,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except sqlite3.DatabaseError as exc:  # gpuperf's stores name their file; this is a cache beneath loopy
         caches = _cache_home() / "pytools"
-        print(f"gpuperf: error: a cache database is damaged ({exc}): loopy's caches are in {caches}; remove the "
-              "damaged file there (it is rebuilt)", file=sys.stderr)
+        damaged = _damaged_databases(caches)
+        where = (f"remove {' and '.join(map(str, damaged))} (it is rebuilt)" if damaged else
+                 f"loopy's caches are in {caches}; remove the damaged file there (it is rebuilt)")
+        print(f"gpuperf: error: a cache database is damaged ({exc}): {where}", file=sys.stderr)
         return 2
     except typer.TyperException as exc:  # usage errors: an unknown option, a missing argument, ...
         if hasattr(exc, "format_message") and isinstance(getattr(exc, "exit_code", None), int):
