@@ -548,3 +548,27 @@ def test_an_in_sample_panel_is_named_as_such_in_the_captions_and_titles_and_a_lo
     assert scatter.legends[0].get_window_extent().height <= scatter.bbox.height
     assert _plot_title("lr on small", "lr on small, leave one GPU out") == "lr on small, leave one GPU out"
     assert _plot_title("Rodinia", "rf") == "Rodinia, rf"
+
+
+def test_a_report_removes_the_staging_folders_killed_runs_left(tmp_path):
+    """A run killed while writing a report (SIGKILL, the OOM killer) left a hidden .report-* folder of
+    plots in the report folder, kept by every later run."""
+    import os
+    import time
+
+    from gpuperf.cli.output import command_locks, report_folder
+
+    folder = tmp_path / "rep"
+    folder.mkdir()
+    old, fresh = folder / ".report-old12345", folder / ".report-new12345"
+    for left in (old, fresh):
+        left.mkdir()
+        (left / ".plot.png.x1.tmp").write_bytes(b"partial")
+    two_hours_ago = time.time() - 7200
+    os.utime(old, (two_hours_ago, two_hours_ago))
+    write_report(folder, "T", tables={"t": pd.DataFrame({"x": [1.5]})})  # the Python API: the hour-old one
+    assert not old.exists() and fresh.exists()
+    with command_locks():  # the command line holds the folder's lock: every one left is a dead run's
+        report_folder(folder)
+        write_report(folder, "T", tables={"t": pd.DataFrame({"x": [1.5]})})
+    assert not fresh.exists() and (folder / "report.md").is_file()

@@ -260,6 +260,7 @@ def _note_uncached(path: Path, why: str) -> None:
                               "one)"), stacklevel=3)
 
 
+REPORT_LOCK = ".gpuperf-report"  # FOLDER/.gpuperf-report.lock: inside a report folder, never beside a user's files
 STALE_TEMPORARY_S = 3600.0  # a cache write takes seconds; a temporary this old was left by a killed run
 
 

@@ -22,6 +22,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from gpuperf.errors import counted, named_values  # noqa: F401 - the CLI modules take them from here
+from gpuperf.files import REPORT_LOCK  # FOLDER/.gpuperf-report.lock, held while a report is written there
 
 console = Console(width=80 if os.environ.get("COLUMNS", "").strip() == "0" else None)  # COLUMNS=0: no width given
 WIDEST_TABLE = 250  # characters: a table's natural width up to this is kept whole, whatever the terminal's width
@@ -404,9 +405,6 @@ def shown_if_unreported(show: Callable[[], None], what: str) -> Iterator[None]:
     except GpuperfError as error:
         show()
         raise GpuperfError(f"{error}; the {what} are printed above") from None
-
-
-REPORT_LOCK = ".gpuperf-report"  # FOLDER/.gpuperf-report.lock: inside the folder, never beside a user's files
 
 
 @dataclass

@@ -478,7 +478,8 @@ def write_report(
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     earlier = linked_plots(folder / "report.md")
-    with tempfile.TemporaryDirectory(dir=folder, prefix=".report-") as drawn_aside:  # plots: in with the pages
+    _remove_abandoned_staging(folder)
+    with tempfile.TemporaryDirectory(dir=folder, prefix=STAGING) as drawn_aside:  # plots: in with the pages
         staging = Path(drawn_aside)
         written: dict[str, Path] = {}
         sections: list[tuple[str, str, pd.DataFrame | None, list[tuple[Path, str]]]] = []  # images with captions
@@ -577,6 +578,28 @@ def write_report(
         for stale in earlier - set(written.values()):  # no page links them any more
             stale.unlink(missing_ok=True)
         return written
+
+
+STAGING = ".report-"  # the folder a report's files are written in before they are put in place
+
+
+def _remove_abandoned_staging(folder: Path) -> None:
+    """Remove the staging folders runs killed while writing a report (SIGKILL, the OOM killer) left in
+    ``folder``: every one where this process holds the folder's report lock (the command line's runs),
+    else those an hour old (no report takes that long to write)."""
+    import shutil
+    import time
+
+    from gpuperf.files import REPORT_LOCK, STALE_TEMPORARY_S, lock_holder
+
+    ours = lock_holder(folder / REPORT_LOCK) == str(os.getpid())
+    cutoff = time.time() - STALE_TEMPORARY_S
+    for staging in folder.glob(f"{STAGING}*"):
+        try:
+            if staging.is_dir() and not staging.is_symlink() and (ours or staging.stat().st_mtime < cutoff):
+                shutil.rmtree(staging)
+        except OSError:  # another run removed it, or it cannot be: left as it is
+            pass
 
 
 def _ranking_record(ranking: pd.Series) -> dict:
