@@ -572,3 +572,25 @@ def test_a_report_removes_the_staging_folders_killed_runs_left(tmp_path):
         report_folder(folder)
         write_report(folder, "T", tables={"t": pd.DataFrame({"x": [1.5]})})
     assert not fresh.exists() and (folder / "report.md").is_file()
+
+
+def test_a_plot_a_full_disk_refuses_is_named_as_the_reports_file(tmp_path, monkeypatch):
+    """The error named the hidden staging file (.report-xxxx/pred_vs_measured_e.png), gone by the time
+    it was read, and said that file "is left as it was"."""
+    import errno
+    import re
+
+    from matplotlib.figure import Figure
+
+    from gpuperf.errors import GpuperfError
+
+    def full(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Figure, "savefig", full)
+    folder = tmp_path / "rep"
+    expected = f"{folder / 'pred_vs_measured_e.png'}: cannot be written (No space left on device); the report is " \
+               "left as it was"
+    with pytest.raises(GpuperfError, match=f"^{re.escape(expected)}$"):
+        write_report(folder, "T", {"e": _evaluation()})
+    assert not list(folder.iterdir())

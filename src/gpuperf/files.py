@@ -16,7 +16,12 @@ from gpuperf.errors import GpuperfError
 
 
 class UnwritableFile(GpuperfError):
-    """A file the system refused to write (a full disk, a read-only folder)."""
+    """A file the system refused to write (a full disk, a read-only folder): ``path`` and the system's
+    ``reason`` where known."""
+
+    def __init__(self, message: str, path: Path | None = None, reason: str | None = None):
+        super().__init__(message)
+        self.path, self.reason = path, reason
 
 
 @contextmanager
@@ -34,7 +39,8 @@ def written_whole(path: str | Path, new: bool = False, through_links: bool = Tru
     try:
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as error:  # named by the path asked for, not by the temporary file's
-        raise UnwritableFile(f"{path}: cannot be written there ({error.strerror or error})") from None
+        reason = error.strerror or str(error)
+        raise UnwritableFile(f"{path}: cannot be written there ({reason})", path, reason) from None
     os.close(handle)
     try:
         yield Path(temporary)
@@ -46,8 +52,8 @@ def written_whole(path: str | Path, new: bool = False, through_links: bool = Tru
     except BaseException as error:
         Path(temporary).unlink(missing_ok=True)
         if isinstance(error, OSError):  # a full disk names no file: name the one being written
-            raise UnwritableFile(f"{path}: cannot be written ({error.strerror or error}); it is left as it "
-                                 "was") from None
+            reason = error.strerror or str(error)
+            raise UnwritableFile(f"{path}: cannot be written ({reason}); it is left as it was", path, reason) from None
         raise
 
 

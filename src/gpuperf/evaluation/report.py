@@ -16,7 +16,8 @@ import re
 import shlex
 import sys
 import tempfile
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -479,7 +480,8 @@ def write_report(
     folder.mkdir(parents=True, exist_ok=True)
     earlier = linked_plots(folder / "report.md")
     _remove_abandoned_staging(folder)
-    with tempfile.TemporaryDirectory(dir=folder, prefix=STAGING) as drawn_aside:  # plots: in with the pages
+    with tempfile.TemporaryDirectory(dir=folder, prefix=STAGING) as drawn_aside, \
+            _named_in_the_report(Path(drawn_aside), folder):  # plots: in with the pages
         staging = Path(drawn_aside)
         written: dict[str, Path] = {}
         sections: list[tuple[str, str, pd.DataFrame | None, list[tuple[Path, str]]]] = []  # images with captions
@@ -578,6 +580,19 @@ def write_report(
         for stale in earlier - set(written.values()):  # no page links them any more
             stale.unlink(missing_ok=True)
         return written
+
+
+@contextmanager
+def _named_in_the_report(staging: Path, folder: Path) -> Iterator[None]:
+    """A plot that cannot be drawn into ``staging`` (a full disk) named as the report's file in ``folder``,
+    not by the staging folder, which is gone by the time the error is read."""
+    try:
+        yield
+    except UnwritableFile as error:
+        if error.path is None or error.path.parent != staging:
+            raise
+        raise UnwritableFile(f"{folder / error.path.name}: cannot be written ({error.reason}); the report is left "
+                             "as it was", folder / error.path.name, error.reason) from None
 
 
 STAGING = ".report-"  # the folder a report's files are written in before they are put in place
