@@ -267,3 +267,27 @@ def test_export_and_status_of_a_store_a_run_is_measuring_into_say_so(stored: byt
     assert code == 0 and "measuring" not in err
     code, _, err = run_cli(["campaign", "status", "--store", str(store)], capsys)
     assert code == 0 and "measuring" not in err
+
+
+def test_a_store_in_a_missing_folder_is_refused_as_an_out_file_is(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """campaign run --store and calibrate --store made a mistyped folder silently (fit, predict-table and
+    campaign export refuse one), and a file on the way was "cannot create its folder (File exists)"."""
+    from gpuperf.errors import GpuperfError
+    from gpuperf.measure.store import Store
+
+    path = tmp_path / "c.toml"
+    path.write_text('name = "cli"\n[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096}]\n' + TIMING)
+    store = tmp_path / "nofold" / "s.sqlite"
+    code, _, err = run_cli(["campaign", "run", str(path), "--store", str(store), "--no-progress"], capsys)
+    assert code == 2 and err == f"gpuperf: error: --store {store}: folder {store.parent} does not exist\n"
+    code, _, err = run_cli(["calibrate", "--out", str(tmp_path / "m.json"), "--store", str(store), "--kernel",
+                            "vector_copy", "--passes", "1", "--no-progress"], capsys)
+    assert code == 2 and err == f"gpuperf: error: --store {store}: folder {store.parent} does not exist\n"
+    assert not store.parent.exists()
+    (tmp_path / "afile").write_text("")
+    code, _, err = run_cli(["campaign", "run", str(path), "--store", str(tmp_path / "afile" / "s.sqlite"),
+                            "--no-progress"], capsys)
+    assert code == 2 and f"{tmp_path / 'afile'} is a file, not a folder" in err
+    with pytest.raises(GpuperfError, match="a file is on the way"):
+        Store(tmp_path / "afile" / "s.sqlite")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from gpuperf.cli.output import at_least, model_output_file, named_values, print_json, print_table
+from gpuperf.cli.output import at_least, model_output_file, named_values, print_json, print_table, store_file
 
 
 def calibrate_command(
@@ -57,7 +57,7 @@ def calibrate_command(
         passes = 3 if passes is None else passes
         from gpuperf.files import real_path
 
-        store = store or out.parent / "calibration.db"
+        store = store_file(store) if store else out.parent / "calibration.db"
         if real_path(store) == real_path(out):  # the model would replace every measured point
             raise GpuperfError(f"--store {store}: the same file as --out; the store keeps the measurements and --out "
                                "the model: name two files")

@@ -95,15 +95,17 @@ def devices_command(json_out: bool = typer.Option(False, "--json", metavar="", h
 @campaign_app.command("run")
 def campaign_run(
     file: Path = typer.Argument(..., help="campaign TOML file"),
-    store: Path = typer.Option(..., "--store", help="SQLite measurement store (created if missing)"),
+    store: Path = typer.Option(..., "--store", help="SQLite measurement store (created if missing, in an existing folder)"),
     device: str = typer.Option(None, "--device", "-d", help="override the file's device"),
     retry_failed: bool = typer.Option(False, "--retry-failed", metavar="", help="take the failed points again"),
     no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="no progress bar"),
     json_out: bool = typer.Option(False, "--json", metavar="", help="print the run's summary as JSON"),
 ) -> None:
     """Measure every point of FILE not yet in the store (resumes where a previous run stopped)."""
+    from gpuperf.cli.output import store_file
     from gpuperf.measure.campaign import first_failures, load_campaign, run_campaign
 
+    store_file(store)
     campaign = load_campaign(file)
     if campaign.skipped:
         print(f"note: {file}: {len(campaign.skipped)} variant(s) left out at sizes outside their assumptions "

@@ -238,6 +238,12 @@ def _file_in_a_folder(out: str | Path, option: str) -> Path:
     return path
 
 
+def store_file(store: str | Path, option: str = "--store") -> Path:
+    """A measurement store a command measures into: an existing store, or a new one in an existing folder
+    (a mistyped folder is refused, as an ``--out``'s is, not made)."""
+    return _file_in_a_folder(store, option)
+
+
 def _writable_folder(folder: Path, option: str, path: Path) -> None:
     """The nearest existing folder on the way to ``folder`` must be a folder gpuperf may write in."""
     from gpuperf.errors import GpuperfError

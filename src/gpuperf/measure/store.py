@@ -189,6 +189,9 @@ class Store:
         if create:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+            except FileExistsError:  # a file on the way
+                raise GpuperfError(f"store '{self.path}': cannot create its folder (a file is on the way: "
+                                   f"{self.path.parent} is not a folder)") from None
             except OSError as exc:
                 raise GpuperfError(f"store '{self.path}': cannot create its folder ({exc.strerror})") from None
         try:
