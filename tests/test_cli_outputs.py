@@ -533,16 +533,37 @@ def test_only_a_terminal_that_cannot_show_text_gets_escapes(monkeypatch):
     import io
     import sys
 
-    from gpuperf.cli import _escape_what_the_terminal_cannot_show
+    from gpuperf.cli import ESCAPED, _escape_what_the_terminal_cannot_show
 
     for encoding, errors, expected in (("utf-8", "surrogateescape", "surrogateescape"),
-                                       ("ascii", "surrogateescape", "backslashreplace"),
-                                       ("ascii", "strict", "backslashreplace")):
+                                       ("utf-8", "backslashreplace", "backslashreplace"),
+                                       ("ascii", "surrogateescape", ESCAPED),
+                                       ("ascii", "backslashreplace", ESCAPED),
+                                       ("ascii", "strict", ESCAPED)):
         stream = io.TextIOWrapper(io.BytesIO(), encoding=encoding, errors=errors)
         monkeypatch.setattr(sys, "stdout", stream)
         monkeypatch.setattr(sys, "stderr", stream)
         _escape_what_the_terminal_cannot_show()
         assert stream.errors == expected, (encoding, errors)
+
+
+def test_a_file_names_own_bytes_print_as_they_are_under_an_ascii_locale(monkeypatch):
+    """PYTHONUTF8=0 LC_ALL=C: "wrote 模型2.json" printed as "wrote \\udce6\\udca8...", a name no longer naming
+    the file; characters the encoding cannot show are still escaped."""
+    import io
+    import sys
+
+    from gpuperf.cli import _escape_what_the_terminal_cannot_show
+
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="ascii", errors="surrogateescape")
+    monkeypatch.setattr(sys, "stdout", stream)
+    monkeypatch.setattr(sys, "stderr", stream)
+    _escape_what_the_terminal_cannot_show()
+    name = "模型2.json".encode().decode("ascii", "surrogateescape")  # as sys.argv holds it under that locale
+    stream.write(f"wrote {name}; kernel größe\n")
+    stream.flush()
+    assert raw.getvalue() == "wrote 模型2.json; kernel gr\\xf6\\xdfe\n".encode()
 
 
 def test_tables_print_whole_counts_in_full_and_name_the_time_columns_unit(capsys):

@@ -135,16 +135,39 @@ def _sigterm_as_interrupt() -> Iterator[None]:
             signal.signal(number, signal.SIG_DFL if handler is None else handler)
 
 
+ESCAPED = "gpuperf-escape"  # the error handler of a stream whose encoding cannot show every character
+
+
+def _own_bytes_or_escaped(error: UnicodeError) -> tuple[str | bytes, int]:
+    """A character the stream's encoding cannot show: a file name's own byte (a lone surrogate U+DC80 to
+    U+DCFF, as surrogateescape read it from the command line) written back as it was, so the printed
+    path names the file; any other character backslash-escaped."""
+    import codecs
+
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    code = ord(error.object[error.start])
+    if 0xDC80 <= code <= 0xDCFF:
+        return bytes([code - 0xDC00]), error.start + 1
+    return codecs.backslashreplace_errors(UnicodeEncodeError(
+        error.encoding, error.object, error.start, error.start + 1, error.reason))
+
+
 def _escape_what_the_terminal_cannot_show() -> None:
     """Output a terminal's encoding cannot show (a kernel named 'größe' under an ASCII locale) is
-    escaped, as Python escapes it on stderr, instead of failing the command part-way."""
-    for stream in (sys.stdout, sys.stderr):  # strict, or surrogateescape under the C locale's ASCII
+    escaped, as Python escapes it on stderr, instead of failing the command part-way; a file name's
+    own bytes are written as they are (see :func:`_own_bytes_or_escaped`)."""
+    import codecs
+
+    codecs.register_error(ESCAPED, _own_bytes_or_escaped)
+    for stream in (sys.stdout, sys.stderr):  # strict, or surrogateescape (backslashreplace) under an ASCII locale
         if stream is None:  # closed when Python started (>&-): nothing to reconfigure
             continue
         utf8 = str(getattr(stream, "encoding", "") or "").lower().replace("-", "") == "utf8"
-        if (getattr(stream, "errors", None) == "strict" or not utf8 and stream.errors == "surrogateescape") \
+        errors = getattr(stream, "errors", None)
+        if (errors == "strict" or not utf8 and errors in ("surrogateescape", "backslashreplace")) \
                 and hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="backslashreplace")
+            stream.reconfigure(errors=ESCAPED)
 
 
 def _writable_cache_home() -> None:
