@@ -9,12 +9,14 @@ import pytest
 from gpuperf.errors import GpuperfError
 from gpuperf.evaluation.bottleneck import (
     COUNTERS,
+    MEMORY_LATENCY_TRANSFERS,
     TERMS,
     bottleneck_terms,
     fit_coefficients,
     leave_one_group_out_bottleneck,
 )
 from gpuperf.evaluation.reproduce import OPT_IN_SCENARIOS, applies, run_protocol, scenario_runs
+from gpuperf.evaluation.tables import with_memory_data_rates
 
 GPUS = pd.DataFrame({
     "gpu": ["k1", "k2", "k3", "m1", "m2"],
@@ -101,7 +103,8 @@ def test_a_kernel_no_training_gpu_ran_is_skipped():
 
 def test_bottleneck_is_an_opt_in_scenario_of_the_gpu_wise_protocols():
     assert "bottleneck" in OPT_IN_SCENARIOS
-    assert scenario_runs(["bottleneck"], ["gbt"]) == ["bottleneck/sum", "bottleneck/sum_latency"]
+    assert scenario_runs(["bottleneck"], ["gbt"]) == ["bottleneck/sum", "bottleneck/sum_latency",
+                                                      "bottleneck/sum_latency_memclock"]
     assert applies("bottleneck", "architecture") and not applies("bottleneck", "kernel")
     evaluation = run_protocol(synthetic(), "bottleneck", "sum_latency", "gpu")
     assert evaluation.name == "bottleneck/sum_latency/gpu"
@@ -195,3 +198,52 @@ def test_each_gpu_times_its_rows_by_its_own_descriptors():
     terms = bottleneck_terms(frame)
     assert list(terms["lat_alu"]) == pytest.approx([2 / 700e6 / 100 * 1e6, 1 / 700e6 / 100 * 1e6], rel=1e-12)
     assert list(terms["issue"]) == pytest.approx([1e6 / (4 * 13 * 700e6), 1e6 / (4 * 26 * 700e6)], rel=1e-12)
+
+
+def test_memory_clock_times_the_global_latency_in_cycles_of_the_memory_clock():
+    """2 waves of 100 warps, 1300 global requests, at 6 Gb/s per pin: the same on a GPU of another SM clock;
+    the other terms as ``sum_latency``'s."""
+    frame = pd.concat([one_launch(), one_launch().assign(gpu="k2", gpu_clock_mhz=900.0)], ignore_index=True)
+    frame["gpu_memory_data_rate_gbps"] = 6.0
+    terms = bottleneck_terms(frame, latency=True, memory_clock=True)
+    expected = 2 / 100 * 1300 * MEMORY_LATENCY_TRANSFERS / 6e9
+    assert list(terms["lat_mem"]) == pytest.approx([expected, expected], rel=1e-12)
+    others = [t for t in TERMS if t != "lat_mem"]
+    assert np.allclose(terms[others], bottleneck_terms(frame, latency=True)[others], rtol=1e-12)
+    slower = bottleneck_terms(frame.assign(gpu_memory_data_rate_gbps=5.0), latency=True, memory_clock=True)
+    assert list(slower["lat_mem"]) == pytest.approx([expected * 6 / 5] * 2, rel=1e-12)
+
+
+def test_memory_clock_needs_each_gpus_data_rate():
+    with pytest.raises(GpuperfError, match="gpu_memory_data_rate_gbps"):
+        bottleneck_terms(one_launch(), memory_clock=True)
+    with pytest.raises(GpuperfError, match="no memory data rate .* for GPU.s. k$"):
+        bottleneck_terms(one_launch().assign(gpu_memory_data_rate_gbps=np.nan), memory_clock=True)
+
+
+def test_memory_data_rates_are_bandwidth_over_bus_width():
+    """Tesla K20: 200 GB/s on 320 bits, 5 Gb/s per pin; GTX Titan 288.4 GB/s on 384; a GPU the table lacks: NaN."""
+    frame = pd.DataFrame({"gpu": ["Tesla K20", "GTX Titan", "H100"], "gpu_memory_bandwidth_gbs": [200.0, 288.4, 3350.0]})
+    rates = with_memory_data_rates(frame)["gpu_memory_data_rate_gbps"]
+    assert rates.iloc[:2].tolist() == pytest.approx([5.0, 288.4 * 8 / 384])
+    assert np.isnan(rates.iloc[2])
+
+
+def test_sum_latency_memclock_is_the_bottleneck_model_with_the_memory_clock_latency():
+    frame = synthetic().assign(gpu_memory_data_rate_gbps=lambda f: f["gpu_memory_bandwidth_gbs"] * 8 / 256)
+    run = run_protocol(frame, "bottleneck", "sum_latency_memclock", "gpu")
+    assert run.name == "bottleneck/sum_latency_memclock/gpu"
+    direct = leave_one_group_out_bottleneck(frame, "gpu", latency=True, memory_clock=True).predictions
+    assert np.allclose(run.predictions["predicted"], direct["predicted"], rtol=1e-12)
+    latency = run_protocol(frame, "bottleneck", "sum_latency", "gpu").predictions["predicted"]
+    assert not np.allclose(run.predictions["predicted"], latency)
+
+
+def test_sum_latency_memclock_reads_the_rodinia_gpus_data_rates_when_the_table_has_none():
+    names = {"k1": "Tesla K20", "k2": "Tesla K40", "k3": "GTX 680", "m1": "GTX 970", "m2": "GTX Titan X"}
+    frame = synthetic().assign(gpu=lambda f: f["gpu"].map(names))
+    run = run_protocol(frame, "bottleneck", "sum_latency_memclock", "gpu").predictions
+    direct = leave_one_group_out_bottleneck(with_memory_data_rates(frame), "gpu", latency=True,
+                                            memory_clock=True).predictions
+    assert len(run) == len(frame)
+    assert np.allclose(run["predicted"], direct["predicted"], rtol=1e-12)

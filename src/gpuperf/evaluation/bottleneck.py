@@ -16,15 +16,19 @@ work from the launch's counters on the GPU it ran on, the rate from that GPU's d
 - latency, per wave of blocks (``same_capability.waves``), over the clock: ``lat_alu`` the warp
   instructions per warp, ``lat_mem`` the global requests per warp, ``lat_smem`` the shared
   loads and stores per warp; with ``latency=True`` each times the architecture's latency in cycles
-  (``LATENCY_CYCLES``: dependent arithmetic, global memory, shared memory), else times 1;
+  (``LATENCY_CYCLES``: dependent arithmetic, global memory, shared memory), else times 1; with
+  ``memory_clock=True`` ``lat_mem`` is instead the global requests per warp per wave times
+  ``MEMORY_LATENCY_TRANSFERS`` over the memory's data rate per pin (``gpu_memory_data_rate_gbps``,
+  :func:`~gpuperf.evaluation.tables.with_memory_data_rates`): a global-memory latency of the same
+  count of memory-clock cycles on every GPU, not of SM-clock cycles;
 - ``overhead``: 1 us.
 
 The coefficients ``c_r`` (1 / efficiency) are fitted per kernel on the training GPUs' rows by
 non-negative least squares on the relative error (each row's terms over its time against 1): no
 time-derived counter (elapsed cycles, throughputs, utilisations) enters. A held-out GPU's launch
 is predicted from its own counters and descriptors, so it needs the kernel on a training GPU, not
-the launch. The Rodinia reproduction's ``bottleneck`` scenario (variants ``sum`` and
-``sum_latency``).
+the launch. The Rodinia reproduction's ``bottleneck`` scenario (variants ``sum``, ``sum_latency``
+and ``sum_latency_memclock``).
 """
 
 from __future__ import annotations
@@ -54,16 +58,21 @@ DESCRIPTORS = ("gpu_peak_f32_gflops", "gpu_peak_f64_gflops")
 OVERHEAD_S = 1e-6
 # The fixed DRAM rate of ``dram_fixed`` (any constant fits the same: terms are scaled in the fit).
 FIXED_DRAM_GBS = 200.0
+# Global-memory latency in transfers per pin (about 375 ns at 6 Gb/s; any constant fits the same).
+MEMORY_LATENCY_TRANSFERS = 2250.0
+MEMORY_DATA_RATE = "gpu_memory_data_rate_gbps"
 # Ridge on the scaled coefficients (``fit_coefficients``).
 RIDGE = 1e-3
 
 
-def bottleneck_terms(frame: pd.DataFrame, latency: bool = False) -> pd.DataFrame:
+def bottleneck_terms(frame: pd.DataFrame, latency: bool = False, memory_clock: bool = False) -> pd.DataFrame:
     """Per row of ``frame``, each resource's time in seconds at full efficiency (``TERMS``)."""
     needed = [*COUNTERS, *GPU_COLUMNS, *DESCRIPTORS, "grid.x", "grid.y", "block.x", "block.y",
               "registers.per.thread", "static.smem", "gpu"]
     if latency:
         needed.append("gpu_architecture")
+    if memory_clock:
+        needed.append(MEMORY_DATA_RATE)
     missing = [c for c in dict.fromkeys(needed) if c not in frame.columns]
     if missing:
         raise GpuperfError(f"bottleneck model: missing column(s) {', '.join(missing)}")
@@ -89,6 +98,11 @@ def bottleneck_terms(frame: pd.DataFrame, latency: bool = False) -> pd.DataFrame
         alu = memory = shared = np.ones(len(frame))
     warps = np.maximum(column("warps_launched"), 1.0)
     per_wave = wave_count / clock / warps
+    requests = column("gld_request") + column("gst_request")
+    if memory_clock:  # the same count of memory-clock cycles on every GPU
+        memory_latency = wave_count / warps * requests * MEMORY_LATENCY_TRANSFERS / (_data_rates(frame) * 1e9)
+    else:
+        memory_latency = per_wave * requests * memory
     dram_bytes = (column("device_memory_read_transactions") + column("l2_write_transactions")) * 32
     terms = {
         "issue": column("inst_executed") / (4 * sm_cycles),
@@ -100,11 +114,21 @@ def bottleneck_terms(frame: pd.DataFrame, latency: bool = False) -> pd.DataFrame
         "shared": (column("shared_load_transactions") + column("shared_store_transactions")) / sm_cycles,
         "ldst": column("load.store_instructions") / (32 * sm_cycles),
         "lat_alu": per_wave * column("inst_executed") * alu,
-        "lat_mem": per_wave * (column("gld_request") + column("gst_request")) * memory,
+        "lat_mem": memory_latency,
         "lat_smem": per_wave * (column("shared_load") + column("shared_store")) * shared,
         "overhead": np.full(len(frame), OVERHEAD_S),
     }
     return pd.DataFrame(terms, index=frame.index)[list(TERMS)]
+
+
+def _data_rates(frame: pd.DataFrame) -> np.ndarray:
+    """Each row's memory data rate per pin in Gb/s; an error naming the GPUs that have none."""
+    rates = pd.to_numeric(frame[MEMORY_DATA_RATE], errors="coerce").to_numpy(float)
+    unknown = sorted(set(frame["gpu"].astype(str).to_numpy()[~(rates > 0)]))
+    if unknown:
+        raise GpuperfError(f"bottleneck model: no memory data rate ({MEMORY_DATA_RATE}) for GPU(s) "
+                           f"{', '.join(unknown)}")
+    return rates
 
 
 def fit_coefficients(terms: np.ndarray, times: np.ndarray, ridge: float = RIDGE) -> np.ndarray:
@@ -151,14 +175,14 @@ def bottleneck_predictions(frame: pd.DataFrame, terms: pd.DataFrame, train: np.n
 
 def leave_one_group_out_bottleneck(
     frame: pd.DataFrame, group: str = "gpu", latency: bool = False, name: str = "bottleneck",
-    max_train_rows: int | None = 500, seed: int = 0, ridge: float = RIDGE,
+    max_train_rows: int | None = 500, seed: int = 0, ridge: float = RIDGE, memory_clock: bool = False,
 ) -> Evaluation:
     """Hold out each value of a GPU-wise ``group`` column (``gpu``, ``gpu_architecture``) in turn and
     predict its rows with the bottleneck model fitted on the other rows (module docstring); rows of
     a kernel no training GPU ran are skipped."""
     if group not in frame.columns:
         raise GpuperfError(f"{name}: missing column {group}")
-    terms = bottleneck_terms(frame, latency)
+    terms = bottleneck_terms(frame, latency, memory_clock)
     labels = frame[group].astype(str).to_numpy()
     folds = ((fold, bottleneck_predictions(frame, terms, labels != fold, labels == fold, max_train_rows, seed, ridge))
              for fold in sorted(np.unique(labels)))

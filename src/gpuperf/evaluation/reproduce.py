@@ -29,8 +29,9 @@ Scenarios (feature sets):
 - ``bottleneck``: no learned model on features: each launch's time as a non-negative sum of
   resource times from its own counters and its GPU's descriptors (issue, flops, DRAM, L2, shared
   memory, load/store units, per-wave latencies, a fixed overhead), fitted per kernel on the
-  training GPUs (``evaluation.bottleneck``); variants ``sum`` and ``sum_latency`` (latency terms in
-  each architecture's published cycles). GPU-wise protocols only. Opt-in;
+  training GPUs (``evaluation.bottleneck``); variants ``sum``, ``sum_latency`` (latency terms in
+  each architecture's published cycles) and ``sum_latency_memclock`` (the global-memory latency in
+  cycles of each GPU's memory clock instead). GPU-wise protocols only. Opt-in;
 - ``roofline/calibrated``: a baseline, run beside the scenarios and never a candidate of nested
   selection: each launch's roofline bound on its GPU (f32 and f64 flops at the peaks, DRAM bytes at
   the bandwidth, at the clocks the GPUs ran at) over an efficiency fitted per kernel on the
@@ -66,7 +67,7 @@ from threadpoolctl import threadpool_limits
 from gpuperf.datasets import load_dataset
 from gpuperf.datasets.schema import canonical_gpus
 from gpuperf.errors import GpuperfError, unknown_name_error
-from gpuperf.evaluation.bottleneck import leave_one_group_out_bottleneck
+from gpuperf.evaluation.bottleneck import MEMORY_DATA_RATE, leave_one_group_out_bottleneck
 from gpuperf.evaluation.gpu_scaling import leave_one_group_out_scaling
 from gpuperf.evaluation.protocols import Evaluation, label_texts, leave_one_group_out
 from gpuperf.evaluation.published import published_per_kernel
@@ -81,6 +82,7 @@ from gpuperf.evaluation.tables import (
     join_gpu_descriptors,
     known_columns,
     with_base_clocks,
+    with_memory_data_rates,
 )
 from gpuperf.evaluation.transfer import leave_one_group_out_with_reference
 from gpuperf.models.learned import make_model
@@ -110,8 +112,10 @@ SCALING_MODELS = {"loglinear_free": 0.01, "loglinear": 0.1, "loglinear_pooled": 
 # The ``same_capability`` scenario's one variant: the scaling law chosen by inner leave one GPU out.
 SAME_CAPABILITY_MODELS = ("inner_law",)
 # The ``bottleneck`` scenario's variants: whether the latency terms take each architecture's
-# latencies in cycles (``evaluation.bottleneck.LATENCY_CYCLES``).
-BOTTLENECK_MODELS = {"sum": False, "sum_latency": True}
+# latencies in cycles (``evaluation.bottleneck.LATENCY_CYCLES``), and whether the global-memory
+# latency counts cycles of the GPU's memory clock (``memory_clock``).
+BOTTLENECK_MODELS = {"sum": {"latency": False}, "sum_latency": {"latency": True},
+                     "sum_latency_memclock": {"latency": True, "memory_clock": True}}
 # Scenarios that fit no learned model: their own variants stand in for the models.
 SCENARIO_VARIANTS = {"scaling": tuple(SCALING_MODELS), "same_capability": SAME_CAPABILITY_MODELS,
                      "bottleneck": tuple(BOTTLENECK_MODELS)}
@@ -255,8 +259,11 @@ def _run_bottleneck(table: pd.DataFrame, variant: str, protocol: str, max_train_
     if not applies("bottleneck", protocol):
         raise GpuperfError(f"scenario bottleneck fits each kernel on other GPUs' rows of it: not for protocol"
                            f" {protocol}")
-    return leave_one_group_out_bottleneck(table, PROTOCOL_GROUPS[protocol], BOTTLENECK_MODELS[variant],
-                                          f"bottleneck/{variant}/{protocol}", max_train_rows, seed)
+    options = BOTTLENECK_MODELS[variant]
+    if options.get("memory_clock") and MEMORY_DATA_RATE not in table.columns:
+        table = with_memory_data_rates(table)
+    return leave_one_group_out_bottleneck(table, PROTOCOL_GROUPS[protocol], name=f"bottleneck/{variant}/{protocol}",
+                                          max_train_rows=max_train_rows, seed=seed, **options)
 
 
 def _run_roofline(table: pd.DataFrame, variant: str, protocol: str) -> Evaluation:

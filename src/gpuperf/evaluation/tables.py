@@ -224,6 +224,23 @@ def add_resource_times(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def with_memory_data_rates(frame: pd.DataFrame, specs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """``frame`` (GPU descriptors joined) with ``gpu_memory_data_rate_gbps``: each GPU's memory data rate
+    per pin (Gb/s, proportional to its memory clock), its bandwidth x 8 over its memory bus width in
+    ``specs`` (by default the bundled Amaris et al. hardware table, ``amaris_gpu_specs``); NaN for a
+    GPU the table lacks."""
+    _require(frame, [GPU_COLUMN, "gpu_memory_bandwidth_gbs"], "with_memory_data_rates")
+    if specs is None:
+        from gpuperf.datasets import load_dataset  # the datasets package imports this module's neighbours
+
+        specs = load_dataset("amaris_gpu_specs")
+    bus_bits = specs.drop_duplicates(GPU_COLUMN).set_index(GPU_COLUMN)["bus_bits"].astype(float)
+    out = frame.copy()
+    widths = out[GPU_COLUMN].astype(str).map(bus_bits).astype(float)
+    out["gpu_memory_data_rate_gbps"] = out["gpu_memory_bandwidth_gbs"].astype(float) * 8 / widths
+    return out
+
+
 def add_roofline_inputs(frame: pd.DataFrame) -> pd.DataFrame:
     """The roofline's work per launch from nvprof counters: ``flops_f32`` and ``flops_f64``
     (floating-point operations by precision) and ``dram_bytes`` = (DRAM read + L2 write
