@@ -8,8 +8,9 @@
                                                   # with log-linear scaling across GPUs as candidates
     python benchmarks/bench_rodinia.py --scenarios bsp,gpuperf,same_capability,bottleneck --models gbt,random_forest \
         --protocols gpu,architecture [--inner-aggregate median]
-                                                  # the quick set with the opt-in bottleneck model's three variants
-                                                  # (sum, sum_latency, sum_latency_memclock) as candidates (~4 min)
+                                                  # the quick set with the opt-in bottleneck model's four variants
+                                                  # (sum, sum_latency, sum_latency_memclock,
+                                                  # sum_latency_memclock_dramclock) as candidates (~4 min)
 
 Prints per-kernel MAPE (macro-averaged over kernels) per held-out GPU for every run, the same for
 leave-one-architecture-out, leave-one-kernel-out per kernel, the side-by-side comparison with the

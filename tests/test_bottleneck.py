@@ -9,6 +9,7 @@ import pytest
 from gpuperf.errors import GpuperfError
 from gpuperf.evaluation.bottleneck import (
     COUNTERS,
+    DRAM_BYTES_PER_CYCLE,
     MEMORY_LATENCY_TRANSFERS,
     TERMS,
     bottleneck_terms,
@@ -104,7 +105,8 @@ def test_a_kernel_no_training_gpu_ran_is_skipped():
 def test_bottleneck_is_an_opt_in_scenario_of_the_gpu_wise_protocols():
     assert "bottleneck" in OPT_IN_SCENARIOS
     assert scenario_runs(["bottleneck"], ["gbt"]) == ["bottleneck/sum", "bottleneck/sum_latency",
-                                                      "bottleneck/sum_latency_memclock"]
+                                                      "bottleneck/sum_latency_memclock",
+                                                      "bottleneck/sum_latency_memclock_dramclock"]
     assert applies("bottleneck", "architecture") and not applies("bottleneck", "kernel")
     evaluation = run_protocol(synthetic(), "bottleneck", "sum_latency", "gpu")
     assert evaluation.name == "bottleneck/sum_latency/gpu"
@@ -247,3 +249,27 @@ def test_sum_latency_memclock_reads_the_rodinia_gpus_data_rates_when_the_table_h
                                             memory_clock=True).predictions
     assert len(run) == len(frame)
     assert np.allclose(run["predicted"], direct["predicted"], rtol=1e-12)
+
+
+def test_dram_clock_adds_the_dram_bytes_at_a_rate_of_the_sm_clock():
+    """2.5e5 DRAM transactions of 32 B at 32 B per cycle of 700 MHz, whatever the SMs or the bandwidth."""
+    frame = pd.concat([one_launch(), one_launch().assign(gpu="k2", gpu_sms=26.0, gpu_memory_bandwidth_gbs=500.0)],
+                      ignore_index=True)
+    terms = bottleneck_terms(frame, dram_clock=True)
+    assert list(terms.columns) == [*TERMS, "dram_clock"]
+    assert list(terms["dram_clock"]) == pytest.approx([2.5e5 * 32 / (DRAM_BYTES_PER_CYCLE * 700e6)] * 2, rel=1e-12)
+    assert np.allclose(terms[list(TERMS)], bottleneck_terms(frame), rtol=1e-12)
+
+
+def test_sum_latency_memclock_dramclock_fits_the_dram_clock_term_too():
+    """Kernel a's time made 5 x its dram_clock term: recovered by the variant that has it, not by the one that lacks it."""
+    frame = synthetic().assign(gpu_memory_data_rate_gbps=lambda f: f["gpu_memory_bandwidth_gbs"] * 8 / 256)
+    a = frame["kernel"].eq("a")
+    frame.loc[a, "time_s"] = 5 * bottleneck_terms(frame, dram_clock=True).loc[a, "dram_clock"]
+    frame = frame[a]
+    run = run_protocol(frame, "bottleneck", "sum_latency_memclock_dramclock", "gpu").predictions
+    direct = leave_one_group_out_bottleneck(frame, "gpu", latency=True, memory_clock=True, dram_clock=True).predictions
+    assert np.allclose(run["predicted"], direct["predicted"], rtol=1e-12)
+    without = run_protocol(frame, "bottleneck", "sum_latency_memclock", "gpu").predictions
+    error = (run["predicted"] / run["measured"] - 1).abs().mean()
+    assert error < 0.1 and error < (without["predicted"] / without["measured"] - 1).abs().mean() / 2

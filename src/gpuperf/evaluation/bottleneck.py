@@ -21,14 +21,17 @@ work from the launch's counters on the GPU it ran on, the rate from that GPU's d
   ``MEMORY_LATENCY_TRANSFERS`` over the memory's data rate per pin (``gpu_memory_data_rate_gbps``,
   :func:`~gpuperf.evaluation.tables.with_memory_data_rates`): a global-memory latency of the same
   count of memory-clock cycles on every GPU, not of SM-clock cycles;
-- ``overhead``: 1 us.
+- ``overhead``: 1 us;
+- ``dram_clock``, with ``dram_clock=True`` only (an extra column after ``TERMS``): the DRAM bytes at
+  ``DRAM_BYTES_PER_CYCLE`` per cycle of the SM clock: DRAM traffic whose time follows the clock of a
+  path all SMs share (L2 slices, crossbar), not their number nor the memory's bandwidth.
 
 The coefficients ``c_r`` (1 / efficiency) are fitted per kernel on the training GPUs' rows by
 non-negative least squares on the relative error (each row's terms over its time against 1): no
 time-derived counter (elapsed cycles, throughputs, utilisations) enters. A held-out GPU's launch
 is predicted from its own counters and descriptors, so it needs the kernel on a training GPU, not
 the launch. The Rodinia reproduction's ``bottleneck`` scenario (variants ``sum``, ``sum_latency``
-and ``sum_latency_memclock``).
+``sum_latency_memclock`` and ``sum_latency_memclock_dramclock``).
 """
 
 from __future__ import annotations
@@ -61,12 +64,16 @@ FIXED_DRAM_GBS = 200.0
 # Global-memory latency in transfers per pin (about 375 ns at 6 Gb/s; any constant fits the same).
 MEMORY_LATENCY_TRANSFERS = 2250.0
 MEMORY_DATA_RATE = "gpu_memory_data_rate_gbps"
+# The rate of ``dram_clock`` in bytes per SM clock cycle (any constant fits the same).
+DRAM_BYTES_PER_CYCLE = 32.0
 # Ridge on the scaled coefficients (``fit_coefficients``).
 RIDGE = 1e-3
 
 
-def bottleneck_terms(frame: pd.DataFrame, latency: bool = False, memory_clock: bool = False) -> pd.DataFrame:
-    """Per row of ``frame``, each resource's time in seconds at full efficiency (``TERMS``)."""
+def bottleneck_terms(frame: pd.DataFrame, latency: bool = False, memory_clock: bool = False,
+                     dram_clock: bool = False) -> pd.DataFrame:
+    """Per row of ``frame``, each resource's time in seconds at full efficiency (``TERMS``, and
+    ``dram_clock`` after them with ``dram_clock=True``)."""
     needed = [*COUNTERS, *GPU_COLUMNS, *DESCRIPTORS, "grid.x", "grid.y", "block.x", "block.y",
               "registers.per.thread", "static.smem", "gpu"]
     if latency:
@@ -118,7 +125,10 @@ def bottleneck_terms(frame: pd.DataFrame, latency: bool = False, memory_clock: b
         "lat_smem": per_wave * (column("shared_load") + column("shared_store")) * shared,
         "overhead": np.full(len(frame), OVERHEAD_S),
     }
-    return pd.DataFrame(terms, index=frame.index)[list(TERMS)]
+    out = pd.DataFrame(terms, index=frame.index)[list(TERMS)]
+    if dram_clock:
+        out["dram_clock"] = dram_bytes / (DRAM_BYTES_PER_CYCLE * clock)
+    return out
 
 
 def _data_rates(frame: pd.DataFrame) -> np.ndarray:
@@ -176,13 +186,14 @@ def bottleneck_predictions(frame: pd.DataFrame, terms: pd.DataFrame, train: np.n
 def leave_one_group_out_bottleneck(
     frame: pd.DataFrame, group: str = "gpu", latency: bool = False, name: str = "bottleneck",
     max_train_rows: int | None = 500, seed: int = 0, ridge: float = RIDGE, memory_clock: bool = False,
+    dram_clock: bool = False,
 ) -> Evaluation:
     """Hold out each value of a GPU-wise ``group`` column (``gpu``, ``gpu_architecture``) in turn and
     predict its rows with the bottleneck model fitted on the other rows (module docstring); rows of
     a kernel no training GPU ran are skipped."""
     if group not in frame.columns:
         raise GpuperfError(f"{name}: missing column {group}")
-    terms = bottleneck_terms(frame, latency, memory_clock)
+    terms = bottleneck_terms(frame, latency, memory_clock, dram_clock)
     labels = frame[group].astype(str).to_numpy()
     folds = ((fold, bottleneck_predictions(frame, terms, labels != fold, labels == fold, max_train_rows, seed, ridge))
              for fold in sorted(np.unique(labels)))

@@ -30,8 +30,9 @@ Scenarios (feature sets):
   resource times from its own counters and its GPU's descriptors (issue, flops, DRAM, L2, shared
   memory, load/store units, per-wave latencies, a fixed overhead), fitted per kernel on the
   training GPUs (``evaluation.bottleneck``); variants ``sum``, ``sum_latency`` (latency terms in
-  each architecture's published cycles) and ``sum_latency_memclock`` (the global-memory latency in
-  cycles of each GPU's memory clock instead). GPU-wise protocols only. Opt-in;
+  each architecture's published cycles), ``sum_latency_memclock`` (the global-memory latency in
+  cycles of each GPU's memory clock instead) and ``sum_latency_memclock_dramclock`` (and DRAM bytes
+  at a rate of the SM clock). GPU-wise protocols only. Opt-in;
 - ``roofline/calibrated``: a baseline, run beside the scenarios and never a candidate of nested
   selection: each launch's roofline bound on its GPU (f32 and f64 flops at the peaks, DRAM bytes at
   the bandwidth, at the clocks the GPUs ran at) over an efficiency fitted per kernel on the
@@ -113,9 +114,11 @@ SCALING_MODELS = {"loglinear_free": 0.01, "loglinear": 0.1, "loglinear_pooled": 
 SAME_CAPABILITY_MODELS = ("inner_law",)
 # The ``bottleneck`` scenario's variants: whether the latency terms take each architecture's
 # latencies in cycles (``evaluation.bottleneck.LATENCY_CYCLES``), and whether the global-memory
-# latency counts cycles of the GPU's memory clock (``memory_clock``).
+# latency counts cycles of the GPU's memory clock (``memory_clock``), and whether DRAM bytes also
+# take a term at a rate of the SM clock (``dram_clock``).
 BOTTLENECK_MODELS = {"sum": {"latency": False}, "sum_latency": {"latency": True},
-                     "sum_latency_memclock": {"latency": True, "memory_clock": True}}
+                     "sum_latency_memclock": {"latency": True, "memory_clock": True},
+                     "sum_latency_memclock_dramclock": {"latency": True, "memory_clock": True, "dram_clock": True}}
 # Scenarios that fit no learned model: their own variants stand in for the models.
 SCENARIO_VARIANTS = {"scaling": tuple(SCALING_MODELS), "same_capability": SAME_CAPABILITY_MODELS,
                      "bottleneck": tuple(BOTTLENECK_MODELS)}
