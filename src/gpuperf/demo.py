@@ -312,7 +312,7 @@ def linear_model_step(report: DemoReport) -> None:
         f"median {summary['held_out_median_gmre']:.3f}, worst {summary['held_out_worst_gmre']:.3f}; "
         f"in-sample mean {summary['in_sample_mean_gmre']:.3f}. Calibration and held-out points are timed "
         f"together in {LINEAR_MODEL_CYCLES} interleaved cycles, so both sets see the same machine states "
-        f"(`python benchmarks/bench_linear_model.py --cycles {LINEAR_MODEL_CYCLES}` measures the same way). Report "
+        f"(`gpuperf calibrate --cycles {LINEAR_MODEL_CYCLES}` times its points the same way). Report "
         "with the fitted weights and predicted against measured time, beside the bundled H100 and H200 "
         "calibrations: [linear/report.md](linear/report.md)."
         f"\n\n{_markdown_table(errors, max_rows=60)}",
@@ -344,7 +344,7 @@ def gpu_linear_section(report: DemoReport) -> None:
         "Linear count model on an NVIDIA H100",
         "Calibrated and tested on the bundled H100 points (`data/linear_model_h100.csv.gz`: the same calibration "
         "and held-out kernels at the `gpu` plan's sizes, timed in 10 interleaved cycles; "
-        "`python benchmarks/bench_linear_model.py --table data/linear_model_h100.csv.gz`), with the `gpu` property "
+        "`gpuperf reproduce linear` reruns it beside the bundled H200 points), with the `gpu` property "
         "set and with the paper's set alone (`stevens_klockner`), which has no per-work-item counts and so misses "
         "launches too small to fill the GPU ([linear_model_h100.csv](linear_model_h100.csv))."
         f"\n\n{_markdown_table(frame)}\n\n{h100_variant_ranking(report, calibrations['gpu'])}",
@@ -467,8 +467,8 @@ def explore_step(report: DemoReport) -> None:
         f"([explore_pnpoly.csv](explore_pnpoly.csv); "
         f"report with the curves, gpuperf's online search and Kernel Tuner's own strategies on the same spaces: "
         f"[explore/report.md](explore/report.md)). `gpuperf reproduce exploration "
-        f"--family NAME` explores another family; `python benchmarks/bench_explore.py` runs every bundled "
-        f"space.\n\n{_markdown_table(frame)}",
+        f"--family NAME` explores another family of bundled spaces (schoonhoven/GEMM, hub/convolution, ...; "
+        f"a name it does not know lists them all).\n\n{_markdown_table(frame)}",
     )
     kernels = leave_one_kernel_out(pd.read_csv(data_dir() / "stencil_spaces_pocl.csv.gz"),
                                    parameters=("local_x", "local_y", "outputs_y", "prefetch", "unroll"))

@@ -99,8 +99,8 @@ def fit_summary(errors) -> str:  # noqa: ANN001 - a pandas Series of gmre by ker
             f"the {len(errors)} calibration kernels {errors.mean():.3f}, median {errors.median():.3f}.")
     if missed:
         text += (f" Missed by more than 2x: {', '.join(missed)}; the properties do not explain their times on this "
-                 "device, so predictions for kernels like them are unreliable (python "
-                 "benchmarks/bench_linear_model.py tests the model on kernels it never saw).")
+                 "device, so predictions for kernels like them are unreliable (`gpuperf reproduce linear "
+                 "--device DEVICE` tests the model on kernels it never saw, measured on DEVICE).")
     return text
 
 

@@ -1,0 +1,40 @@
+"""gpuperf installed from a wheel or sdist, away from any checkout: what it tells its user and what it ships."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+PACKAGE = REPOSITORY / "src" / "gpuperf"
+
+
+def _message_strings(text: str) -> list[str]:
+    """A module's string constants that are not docstrings: the text it prints or writes."""
+    tree = ast.parse(text)
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docstrings.add(id(first.value))
+    return [node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
+
+
+def test_no_message_sends_an_installed_user_to_a_benchmark_script():
+    """calibrate's advice for an unreliable fit and the demo's report named benchmarks/*.py, which neither
+    the wheel nor the sdist carries: they name gpuperf commands instead."""
+    offenders = [f"{path.relative_to(PACKAGE)}: {text[:80]!r}" for path in sorted(PACKAGE.rglob("*.py"))
+                 for text in _message_strings(path.read_text(encoding="utf-8"))
+                 if "benchmarks/" in text or "bench_" in text]
+    assert offenders == []
+
+
+def test_calibrate_names_the_command_that_tests_the_model_on_unseen_kernels():
+    import pandas as pd
+
+    from gpuperf.cli.calibrate_cli import fit_summary
+
+    text = fit_summary(pd.Series({"a": 0.1, "row_sum": 10.1}))
+    assert "gpuperf reproduce linear --device DEVICE" in text
