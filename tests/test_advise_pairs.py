@@ -13,6 +13,7 @@ from gpuperf.datasets import load_dataset
 from gpuperf.decisions.optimizations import PairSpec, load_entry
 from gpuperf.datasets.schema import texts_by_value
 from gpuperf.decisions.pairs import GPU_TARGET, number_text, build_spec_pairs
+from gpuperf.errors import GpuperfError
 
 ENTRY = '''
 name = "{name}"
@@ -380,3 +381,18 @@ after = 1
 features = "columns"
 configuration = ["n", "flag"]''').pairs[0]
     assert list(build_spec_pairs(spec, "trick")["speedup"]) == [0.25]
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_a_bundled_pair_table_missing_from_the_data_folder_is_named_with_its_entry(tmp_path, monkeypatch, use_cache):
+    """advise on a bundled entry whose table is absent said only 'schoonhoven_spaces.csv.gz: No such file or
+    directory': the entry's field, the bundled name and GPUPERF_DATA_DIR are named, as load_dataset names them."""
+    from gpuperf.decisions.optimizations import load_optimizations
+    from gpuperf.decisions.pairs import spec_pairs
+
+    spec = next(s for s in load_optimizations()["larger_work_groups"].pairs if s.dataset == "schoonhoven_spaces")
+    monkeypatch.setenv("GPUPERF_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with pytest.raises(GpuperfError, match=r"larger_work_groups\.toml.*\.dataset: .*schoonhoven_spaces\.csv\.gz: "
+                       r"bundled dataset 'schoonhoven_spaces' is missing \(GPUPERF_DATA_DIR=.*: no such file there\)"):
+        spec_pairs(spec, "larger_work_groups", use_cache=use_cache)

@@ -347,18 +347,23 @@ def _bundled(name: str, raw: bool) -> pd.DataFrame:
     return _load_bundled(name, raw, file_state(data_dir() / BUNDLED[name].file))
 
 
+def missing_bundled_message(name: str, path: Path) -> str:
+    """Why bundled dataset ``name``'s file ``path`` is not there, and where GPUPERF_DATA_DIR looks for it."""
+    chosen = os.environ.get("GPUPERF_DATA_DIR")
+    if not chosen:
+        hint = "set GPUPERF_DATA_DIR to the folder that holds gpuperf's data/ tables"
+    else:
+        hint = f"GPUPERF_DATA_DIR={chosen}: " + ("no such file there" if Path(chosen).is_dir() else "no such folder")
+    return f"{path}: bundled dataset '{name}' is missing ({hint})"
+
+
 @functools.lru_cache(maxsize=128)
 def _load_bundled(name: str, raw: bool, state: tuple[str, int, int] | None) -> pd.DataFrame:
     """A bundled table, parsed; ``state`` (:func:`file_state` of its file) is part of the cache's key alone."""
     info = BUNDLED[name]
     path = data_dir() / info.file
     if not path.is_file():
-        chosen = os.environ.get("GPUPERF_DATA_DIR")
-        if not chosen:
-            hint = "set GPUPERF_DATA_DIR to the folder that holds gpuperf's data/ tables"
-        else:
-            hint = f"GPUPERF_DATA_DIR={chosen}: " + ("no such file there" if Path(chosen).is_dir() else "no such folder")
-        raise GpuperfError(f"{path}: bundled dataset '{name}' is missing ({hint})")
+        raise GpuperfError(missing_bundled_message(name, path))
     table = read_csv(path)
     if raw:
         return table

@@ -72,7 +72,10 @@ def load_pair_dataset(name: str, where: str) -> pd.DataFrame:
     from gpuperf.datasets.tables import kernels_told_apart
 
     if name in BUNDLED:
-        return load_dataset(name)
+        try:
+            return load_dataset(name)
+        except GpuperfError as error:
+            raise GpuperfError(f"{where}.dataset: {error}") from None
     path = dataset_path(name)
     if path is None:
         raise GpuperfError(f"{where}.dataset: '{name}' is neither a bundled dataset nor a file in the data folder, "
@@ -266,6 +269,10 @@ def _cache_key(spec: PairSpec, optimization: str) -> str:
 
     described = {k: v for k, v in asdict(spec).items() if k != "where"}
     path = dataset_path(spec.dataset)
+    if path is not None and not path.is_file():  # a bundled table absent from the data folder
+        from gpuperf.datasets.bundled import missing_bundled_message
+
+        raise GpuperfError(f"{spec.where}.dataset: {missing_bundled_message(spec.dataset, path)}")
     stat = path.stat() if path is not None else None
     token = json.dumps({
         "spec": described, "optimization": optimization, "format": PAIRS_FORMAT, "version": gpuperf.__version__,
