@@ -38,3 +38,13 @@ def test_calibrate_names_the_command_that_tests_the_model_on_unseen_kernels():
 
     text = fit_summary(pd.Series({"a": 0.1, "row_sum": 10.1}))
     assert "gpuperf reproduce linear --device DEVICE" in text
+
+
+def test_the_sdist_carries_what_its_tests_docs_and_set_up_read():
+    """The sdist had the test files but not tests/data, docs/, benchmarks/ or constraints.txt: its tests failed
+    by the hundred. MANIFEST.in adds them (data/ travels as the package's bundled_data)."""
+    lines = {line.strip() for line in (REPOSITORY / "MANIFEST.in").read_text(encoding="utf-8").splitlines()}
+    for folder in ("tests/data", "docs", "benchmarks", "examples"):
+        assert f"graft {folder}" in lines, folder
+    included = {name for line in lines if line.startswith("include ") for name in line.split()[1:]}
+    assert {"constraints.txt", "run"} <= included
