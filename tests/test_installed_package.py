@@ -48,3 +48,20 @@ def test_the_sdist_carries_what_its_tests_docs_and_set_up_read():
         assert f"graft {folder}" in lines, folder
     included = {name for line in lines if line.startswith("include ") for name in line.split()[1:]}
     assert {"constraints.txt", "run"} <= included
+
+
+def test_the_licence_metadata_declares_the_bundled_tables_licences():
+    """The wheel's metadata said only MIT while it carries CC BY 4.0 tables and one whose source states no
+    licence: the expression names each, and data/LICENSES.md travels among the licence files."""
+    import tomllib
+
+    import pytest
+
+    licenses = pytest.importorskip("packaging.licenses")
+    project = tomllib.loads((REPOSITORY / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    expression = licenses.canonicalize_license_expression(project["license"])
+    assert expression == project["license"]
+    assert {"MIT", "CC-BY-4.0"} <= set(expression.split(" AND "))
+    assert any(term.startswith("LicenseRef-schoonhoven") for term in expression.split(" AND "))
+    assert project["license-files"] == ["LICENSE", "data/LICENSES.md"]
+    assert all((REPOSITORY / name).is_file() for name in project["license-files"])
