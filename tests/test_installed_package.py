@@ -65,3 +65,31 @@ def test_the_licence_metadata_declares_the_bundled_tables_licences():
     assert any(term.startswith("LicenseRef-schoonhoven") for term in expression.split(" AND "))
     assert project["license-files"] == ["LICENSE", "data/LICENSES.md"]
     assert all((REPOSITORY / name).is_file() for name in project["license-files"])
+
+
+def test_messages_naming_a_docs_page_say_it_is_in_the_source_repository():
+    """Messages and help sent an installed user to docs/*.md, which neither the wheel nor the sdist's package
+    carries: each says where the page is."""
+    import re
+
+    offenders = [f"{path.relative_to(PACKAGE)}: {text[:80]!r}" for path in sorted(PACKAGE.rglob("*.py"))
+                 for text in _message_strings(path.read_text(encoding="utf-8"))
+                 if re.search(r"docs/\w+\.md", text) and "source repository" not in text]
+    assert offenders == []
+
+
+def test_the_features_page_prints_without_a_checkout_and_writes_where_told(tmp_path, monkeypatch, capsys):
+    """python -m gpuperf.features.table outside a checkout failed with a traceback writing docs/features.md:
+    with no argument it prints the page; a file in a missing folder is an error naming it."""
+    from gpuperf.datasets.bundled import BUNDLED
+    from gpuperf.features.table import FEATURES, main
+
+    monkeypatch.chdir(tmp_path)
+    assert main([]) == 0
+    page = capsys.readouterr().out
+    assert page.startswith("# Static features") and all(f"`{feature.name}`" in page for feature in FEATURES)
+    assert not (tmp_path / "docs").exists()
+    assert main(["absent/features.md"]) == 1
+    assert "absent/features.md: No such file or directory" in capsys.readouterr().err
+    assert main(["features.md"]) == 0 and (tmp_path / "features.md").read_text(encoding="utf-8") == page
+    assert "python -m gpuperf.features.table" in BUNDLED["stencil_spaces_h100"].units

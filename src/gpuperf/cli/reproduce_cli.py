@@ -47,7 +47,7 @@ def reproduce(
              "(opt-in: transfer, transfer_bsp, transfer_near, transfer_near_bsp, scaling, bottleneck)")] = None,
     inner_aggregate: Annotated[str, typer.Option(
         help="rodinia: how nested selection combines its inner folds' figures, mean or median (opt-in; "
-             "docs/models.md)")] = "mean",
+             "docs/models.md in gpuperf's source repository)")] = "mean",
     family: Annotated[str, typer.Option(help="exploration: the tuning family")] = DEFAULT_FAMILY,
     split: Annotated[list[str] | None, typer.Option(help="advisor: inputs, configurations, programs or gpus (repeatable)")] = None,
     device: Annotated[str | None, typer.Option(

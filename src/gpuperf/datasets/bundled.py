@@ -93,9 +93,9 @@ class BundledDataset:
         return list(self.signature)
 
 
-STENCIL_UNITS = "time_s, time_s_min, time_s_iqr in seconds; features as in docs/features.md"
-GPU_STENCIL_UNITS = ("time_s, time_s_min, time_s_iqr in seconds; occupancy a fraction; features as in "
-                     "docs/features.md")
+FEATURE_UNITS = "features as python -m gpuperf.features.table describes them"  # docs/features.md, printed
+STENCIL_UNITS = f"time_s, time_s_min, time_s_iqr in seconds; {FEATURE_UNITS}"
+GPU_STENCIL_UNITS = f"time_s, time_s_min, time_s_iqr in seconds; occupancy a fraction; {FEATURE_UNITS}"
 PAIR_UNITS = "time_s, time_s_min, time_s_iqr in seconds; cycle_times_s: per-cycle round medians"
 
 

@@ -10,6 +10,7 @@ evaluating one kernel at many sizes is cheap.
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -473,7 +474,19 @@ def write_features_doc(path: str) -> None:
         handle.write(features_markdown())
 
 
-if __name__ == "__main__":
-    import sys
+def main(argv: Sequence[str]) -> int:
+    """``python -m gpuperf.features.table [FILE]``: print every feature's unit and meaning (the page
+    docs/features.md of gpuperf's source repository), or write it to FILE."""
+    if not argv:
+        print(features_markdown(), end="")
+        return 0
+    try:
+        write_features_doc(argv[0])
+    except OSError as error:
+        print(f"error: {argv[0]}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    return 0
 
-    write_features_doc(sys.argv[1] if len(sys.argv) > 1 else "docs/features.md")
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -156,7 +156,8 @@ def refuse_source_file(spec: str) -> None:
     source = SOURCE_FILE.match(spec)
     if source:
         raise GpuperfError(f"{source[1]}: gpuperf reads kernels from Python files, as path/to/file.py:function "
-                           "returning a loopy TranslationUnit or a gpuperf Kernel (docs/kernels.md); an "
+                           "returning a loopy TranslationUnit or a gpuperf Kernel (docs/kernels.md in gpuperf's source "
+                           "repository); an "
                            "OpenCL or CUDA source becomes one through loopy (lp.make_kernel), not as it is")
     other_case = PYTHON_FILE_OTHER_CASE.match(spec)
     if other_case:

@@ -408,8 +408,8 @@ def _check_version(path: Path, saved: str | None, strict: bool) -> None:
     if release(saved) == release(gpuperf.__version__):  # a source tree's "+source" changes no feature
         return
     message = (f"{path}: saved by gpuperf {saved}, loading with gpuperf {gpuperf.__version__}: what some feature "
-               "columns mean changed between them (docs/models.md); refit it with this gpuperf before trusting its "
-               "predictions")
+               "columns mean changed between them (docs/models.md in gpuperf's source repository); refit it with "
+               "this gpuperf before trusting its predictions")
     if strict:
         raise GpuperfError(message)
     warnings.warn(message, ModelVersionWarning, stacklevel=3)
