@@ -93,3 +93,46 @@ def test_the_features_page_prints_without_a_checkout_and_writes_where_told(tmp_p
     assert "absent/features.md: No such file or directory" in capsys.readouterr().err
     assert main(["features.md"]) == 0 and (tmp_path / "features.md").read_text(encoding="utf-8") == page
     assert "python -m gpuperf.features.table" in BUNDLED["stencil_spaces_h100"].units
+
+
+def _setup_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpuperf_setup_hook", REPOSITORY / "setup.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # not as __main__: setup() is not called
+    return module
+
+
+def test_a_build_without_the_bundled_tables_is_refused_naming_the_link(tmp_path):
+    """A checkout without symbolic links (bundled_data a 10-byte text file) built a wheel with no tables,
+    silently: the build hook names the cause; this checkout and an unpacked sdist pass it."""
+    setup = _setup_module()
+    assert setup.bundled_data_problem(REPOSITORY) is None
+    package = tmp_path / "src" / "gpuperf"
+    package.mkdir(parents=True)
+    (package / "bundled_data").write_text("../../data")
+    problem = setup.bundled_data_problem(tmp_path)
+    assert "bundled_data is a file, not a folder" in problem and "core.symlinks" in problem
+    (package / "bundled_data").unlink()
+    (package / "bundled_data").mkdir()
+    (package / "bundled_data" / "t.csv.gz").write_bytes(b"")
+    assert setup.bundled_data_problem(tmp_path) is None
+
+
+def test_an_install_without_its_tables_names_the_checkout_without_links(tmp_path, monkeypatch):
+    """Such a wheel, installed, said only 'set GPUPERF_DATA_DIR': the error names the cause."""
+    import pytest
+
+    from gpuperf.datasets import bundled
+    from gpuperf.errors import GpuperfError
+
+    packaged = tmp_path / "bundled_data"
+    packaged.write_text("../../data")
+    monkeypatch.delenv("GPUPERF_DATA_DIR", raising=False)
+    monkeypatch.setattr(bundled, "_packaged_data", lambda: packaged)
+    monkeypatch.setattr(bundled, "data_dir", lambda: packaged)
+    monkeypatch.setattr(bundled, "_load_bundled", bundled._load_bundled.__wrapped__)
+    with pytest.raises(GpuperfError, match=r"bundled dataset 'schoonhoven_spaces' is missing \(.*bundled_data is a "
+                       r"file, not a folder: this gpuperf was likely built from a checkout without symbolic links"):
+        bundled.load_dataset("schoonhoven_spaces")

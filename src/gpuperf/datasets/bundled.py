@@ -265,12 +265,17 @@ BUNDLED: dict[str, BundledDataset] = {
 }
 
 
+def _packaged_data() -> Path:
+    """The package's ``bundled_data``: a folder of the tables, or in a checkout a link to ``data/``."""
+    return Path(__file__).resolve().parents[1] / "bundled_data"
+
+
 def data_dir() -> Path:
     """Where the bundled tables live: ``$GPUPERF_DATA_DIR``, else the package's ``bundled_data`` (in a
     checkout, a link to the repository's ``data/`` folder; in an installed wheel, the tables themselves)."""
     if os.environ.get("GPUPERF_DATA_DIR"):
         return Path(os.environ["GPUPERF_DATA_DIR"])
-    packaged = Path(__file__).resolve().parents[1] / "bundled_data"
+    packaged = _packaged_data()
     repository = Path(__file__).resolve().parents[3] / "data"  # a checkout without symbolic links: a text file
     return packaged if packaged.is_dir() or not repository.is_dir() else repository
 
@@ -350,7 +355,14 @@ def _bundled(name: str, raw: bool) -> pd.DataFrame:
 def missing_bundled_message(name: str, path: Path) -> str:
     """Why bundled dataset ``name``'s file ``path`` is not there, and where GPUPERF_DATA_DIR looks for it."""
     chosen = os.environ.get("GPUPERF_DATA_DIR")
-    if not chosen:
+    packaged = _packaged_data()
+    if not chosen and path.parent == packaged and not packaged.is_dir():
+        state = "a file, not a folder" if packaged.is_file() else "missing"
+        hint = (f"{packaged} is {state}: this gpuperf was likely built from a checkout without symbolic links, "
+                "where bundled_data, a link to data/, is a text file, so it carries no tables; reinstall it from a "
+                "checkout with links (git -c core.symlinks=true clone), or set GPUPERF_DATA_DIR to the folder that "
+                "holds gpuperf's data/ tables")
+    elif not chosen:
         hint = "set GPUPERF_DATA_DIR to the folder that holds gpuperf's data/ tables"
     else:
         hint = f"GPUPERF_DATA_DIR={chosen}: " + ("no such file there" if Path(chosen).is_dir() else "no such folder")
