@@ -136,3 +136,14 @@ def test_an_install_without_its_tables_names_the_checkout_without_links(tmp_path
     with pytest.raises(GpuperfError, match=r"bundled dataset 'schoonhoven_spaces' is missing \(.*bundled_data is a "
                        r"file, not a folder: this gpuperf was likely built from a checkout without symbolic links"):
         bundled.load_dataset("schoonhoven_spaces")
+
+
+def test_the_package_is_marked_typed_for_type_checkers():
+    """No py.typed in the wheel: type checkers ignored the library API's annotations (PEP 561)."""
+    import fnmatch
+    import tomllib
+
+    assert (PACKAGE / "py.typed").is_file()
+    patterns = tomllib.loads((REPOSITORY / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"][
+        "package-data"]["gpuperf"]
+    assert any(fnmatch.fnmatch("py.typed", pattern) for pattern in patterns)
