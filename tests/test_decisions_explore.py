@@ -1265,7 +1265,8 @@ def test_a_batch_fits_its_surrogate_once_per_pick_and_not_for_the_last_picks_bel
 
     space = grid_space((8, 4), "here")
     train = [grid_space((8, 4), "other", scale=2.0)] if with_train else []
-    explorer = make_explorer(space, train, None, True, 0, 2)
+    options = {"hit_spread": 0} if with_train else None  # no hit picks, which fit nothing: every pick here is the model's
+    explorer = make_explorer(space, train, None, True, 0, 2, options=options)
     fits = []
     original = explorers.Surrogate.fit
     monkeypatch.setattr(explorers.Surrogate, "fit", lambda self, X, y: fits.append(len(y)) or original(self, X, y))
@@ -1462,12 +1463,13 @@ def test_a_gpus_own_best_among_tied_maxima_is_the_one_of_the_larger_mean():
 
 def _with_an_unmeasured_gpu(period: int = 0) -> TransferGuided:
     """Configuration 0 covers GPUs 0 and 1 and is GPU 1's own best; 1 is GPU 0's. GPU 2 measured
-    nothing: its "own best" is 3, the largest mean (0.99, measured on GPU 1 alone)."""
+    nothing: its "own best" is 3, the largest mean (0.99, measured on GPU 1 alone). No hit picks
+    (3, GPU 1's 0.99, would be one after 0 and 1): the steps after the own bests are the model's."""
     transfer = np.full((10, 3), np.nan)
     transfer[:, :2] = 0.5
     transfer[0, :2], transfer[1, :2], transfer[3, 1] = [0.96, 1.0], [1.0, 0.5], 0.99
     transfer[3, 0] = np.nan
-    return TransferGuided(np.zeros((10, 1)), transfer, period=period)
+    return TransferGuided(np.zeros((10, 1)), transfer, period=period, hit_spread=0)
 
 
 def test_own_best_picks_skip_a_gpu_that_measured_nothing():
@@ -1560,3 +1562,42 @@ def test_two_spellings_of_one_value_name_the_entry_they_repeat(tmp_path):
     with pytest.raises(GpuperfError, match=r"s\.json: entry 2: configuration 32,01 appears twice \(as entry 1's 32,1: "
                                            r"configurations match by value, so 1, 01 and 1\.0 are one setting\)$"):
         read_space(tmp_path / "s.json")
+
+
+def test_transfer_guided_hit_picks_go_back_to_gpus_a_pick_only_just_covered():
+    """Other GPUs A and B (weight 0.4 each) and C (0.2). The first pick covers A and B at exactly 95 %, so the
+    covering portfolio turns to C's best next; but a 95 % there is even odds of 95 % on a new GPU like A or B, and
+    configuration 1 (A's best, B's 90 %) is the likelier hit: 0.4 * 0.5 * (0.85 + 0.14) against C's best (or B's),
+    0.2 * 0.85."""
+    transfer = np.array([[0.95, 0.95, 0.0], [1.0, 0.9, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
+    options = {"best_picks": 0, "slice_picks": 0, "prior": np.array([0.4, 0.4, 0.2])}
+    times = np.array([1.0, np.nan, np.nan, np.nan])
+    covering = TransferGuided(np.zeros((4, 1)), transfer, hit_spread=0, **options)
+    assert covering.next([], np.full(4, np.nan)) == 0 and covering.hit_scores([0], times) is None
+    assert covering.next([0], times) == 2
+    explorer = TransferGuided(np.zeros((4, 1)), transfer, **options)
+    assert explorer.next([], np.full(4, np.nan)) == 0
+    assert explorer.hit_scores([0], times) == pytest.approx([0.0, 0.2 * (0.8475 + 0.1398), 0.2 * 0.8475, 0.2 * 0.8475],
+                                                            abs=1e-3)  # the measured 0 scores nothing
+    assert explorer.next([0], times) == 1
+
+
+def test_transfer_guided_hit_picks_end_once_no_configuration_is_likely_a_hit():
+    """One other GPU: its best (a hit with chance 0.85) leaves 0.15 of its weight, and its runner-up (0.97: a hit
+    with chance 0.66) scores 0.15 * 0.66 = 0.1, so it is next; after both, 0.15 * 0.34 = 0.05 is left and the 0.91
+    (chance 0.19) scores 0.01, below HIT_CHANCE: no more hit picks, the model takes over."""
+    transfer = np.array([[1.0], [0.97], [0.5], [0.91]])
+    explorer = TransferGuided(np.zeros((4, 1)), transfer, best_picks=0, slice_picks=0)
+    assert explorer.next([], np.full(4, np.nan)) == 0
+    assert explorer.hit_scores([0], np.array([1.0, np.nan, np.nan, np.nan])) == pytest.approx(
+        [0.0, 0.1525 * 0.6615, 0.0, 0.1525 * 0.1948], abs=1e-3)
+    assert explorer.next([0], np.array([1.0, np.nan, np.nan, np.nan])) == 1
+    assert explorer.hit_scores([0, 1], np.array([1.0, 1.03, np.nan, np.nan])) is None
+
+
+def test_transfer_guided_hit_picks_end_where_one_gpu_outweighs_every_configuration_but_its_best():
+    """One other GPU whose every configuration but its best is at half of it: the best leaves 0.15 of its weight,
+    but no other configuration is a likely hit, so the picks after it are the model's (no endless hit picks)."""
+    transfer = np.array([[1.0]] + [[0.5]] * 5)
+    explorer = TransferGuided(np.arange(6.0)[:, None], transfer, best_picks=0, slice_picks=0)
+    assert explorer.hit_scores([0], np.array([1.0] + [np.nan] * 5)) is None

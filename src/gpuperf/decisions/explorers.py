@@ -29,6 +29,15 @@ measured time.
     0: none): a new GPU that favours other flags than the rest (hub GEMM on the RTX 3090 wants SA
     1, the others SA 0) meets them at once (fewer evaluations over the bundled spaces on three
     seed sets, more on one space; benchmarks/bench_explore.py's docstring).
+    Then *hit* picks (``hit_spread``, 0.05; 0: none), each the configuration likeliest to be within
+    5 % of the new GPU's best, the new GPU being one of the other GPUs (weights as above) and a
+    configuration's ratio to that GPU's best carrying over up to a log-normal spread of
+    ``hit_spread``, each GPU's weight shrunk by the chance that a measured configuration already
+    hit it; while some configuration's chance exceeds ``HIT_CHANCE`` (2 %). A configuration at
+    exactly 95 % of a GPU's best covers it but hits it at even odds only, so these picks may go
+    back to GPUs the covering portfolio counts as met (the W7800's convolution_milo: 9 evaluations
+    to 90 % where the covering portfolio took 17-31); the covering picks then go on for any GPU
+    still uncovered.
   - then model expected improvement: a surrogate (et, gp, rf, gbt, knn) refitted on the
     measured points over the parameters plus each other GPU's log performance of the
     configuration. With ``residual`` (the default) the surrogate learns what a line in the
@@ -53,6 +62,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from scipy.stats import norm
 
 from gpuperf.decisions.surrogates import Surrogate, expected_improvement, unit_scale
 
@@ -60,6 +70,8 @@ FLOOR = 1e-3  # normalised performance below this counts as this (failures are 0
 COVER = 0.95  # a configuration within 5 % of another GPU's best covers that GPU
 BEST_PICKS = 2  # picks after the first that take another GPU's own best configuration
 SLICE_PICKS = 1  # picks after those from the best combination of flag values not measured yet
+HIT_SPREAD = 0.05  # log spread of a configuration's 95 % on another GPU carrying over to the new one (0: no hit picks)
+HIT_CHANCE = 0.02  # the hit picks go on while an unmeasured configuration's chance of a hit exceeds this
 STATIC_ROWS = 50_000
 INITIAL_PICKS = 5  # the online Gaussian process's random picks before it takes over
 INITIAL_PICKS_TREES = 10  # the same for the other surrogates (extra trees on 5 points can stall on a smooth grid)
@@ -154,6 +166,7 @@ class TransferGuided:
         best_picks: int = BEST_PICKS,
         slice_picks: int = SLICE_PICKS,
         slice_values: int = 2,
+        hit_spread: float = HIT_SPREAD,
     ):
         count = transfer.shape[1]
         self.prior_weights = np.full(count, 1.0 / max(count, 1)) if prior is None else np.asarray(prior, dtype=float)
@@ -166,6 +179,10 @@ class TransferGuided:
         best = self.transfer.max(axis=0) if len(self.transfer) else np.zeros(count)
         self.coverable = best > 0
         self.covers = (self.transfer >= cover * best) & self.coverable
+        # the chance that a configuration is within ``cover`` of the new GPU's best if the new GPU is that other GPU,
+        # its ratio to that GPU's best carrying over up to a log-normal spread of ``hit_spread``
+        ratio = np.log(np.clip(self.transfer / np.where(best > 0, best, 1.0), FLOOR, None))
+        self.hits = (norm.cdf((ratio - np.log(cover)) / hit_spread) * self.coverable) if hit_spread > 0 else None
         mean = row_statistic(np.nanmean, transfer)
         self.tie_break = _rank_scale(np.nan_to_num(mean, nan=-1.0), tied_by=features)
         self.features = unit_scale(np.hstack([features, self.logs, np.median(self.logs, axis=1, keepdims=True)]))
@@ -234,6 +251,17 @@ class TransferGuided:
             return None
         mean = self.logs @ self.gpu_weights(measured, times)
         return _best_unmeasured(np.where(tried, mean.min() - 100.0, mean), measured, self.tie_break)
+
+    def hit_scores(self, measured: Sequence[int], times: np.ndarray) -> np.ndarray | None:
+        """Each configuration's chance of a hit (within ``cover`` of the new GPU's best), the new GPU being one of
+        the other GPUs (weights as above) that no measured configuration hit (0 for the measured); None without
+        ``hit_spread`` or once no configuration's chance exceeds ``HIT_CHANCE``."""
+        if self.hits is None:
+            return None
+        missed = np.prod(1.0 - self.hits[list(measured)], axis=0)  # the chance each other GPU's hit is still ahead
+        scores = self.hits @ (self.gpu_weights(measured, times) * missed * self.coverable)
+        scores[list(measured)] = 0.0
+        return scores if scores.max() > HIT_CHANCE else None
 
     def own_best_steps(self, measured: Sequence[int]) -> int:
         """How many of the measured points after the first were own-best picks."""
@@ -304,6 +332,9 @@ class TransferGuided:
         pick = self.slice_pick(results, times)
         if pick is not None:
             return pick
+        scores = self.hit_scores(results, times)
+        if scores is not None:
+            return _best_unmeasured(scores, results, self.tie_break)
         scores = self.portfolio_scores(results, times)
         if scores is not None:  # ties: the larger transfer expected improvement
             scores = scores + 1e-6 * self.transfer_improvement(results, times)
