@@ -574,6 +574,26 @@ def test_a_report_removes_the_staging_folders_killed_runs_left(tmp_path):
     assert not fresh.exists() and (folder / "report.md").is_file()
 
 
+def test_a_report_leaves_the_users_folders_named_like_staging(tmp_path):
+    """Every .report-* folder was removed: a user's .report-drafts/notes.md was lost by a report run."""
+    from gpuperf.cli.output import command_locks, report_folder
+
+    folder = tmp_path / "rep"
+    folder.mkdir()
+    drafts, lookalike, dead = folder / ".report-drafts", folder / ".report-abcd1234", folder / ".report-dead1234"
+    for kept in (drafts, lookalike, dead):
+        kept.mkdir()
+    (drafts / "notes.md").write_text("my notes")
+    (lookalike / "notes.txt").write_text("mine too")  # named like ours, but holds a file no report writes
+    (dead / "report.md").write_text("half")
+    with command_locks():
+        report_folder(folder)
+        write_report(folder, "T", tables={"t": pd.DataFrame({"x": [1.5]})})
+    assert (drafts / "notes.md").read_text() == "my notes"
+    assert (lookalike / "notes.txt").read_text() == "mine too"
+    assert not dead.exists()
+
+
 def test_a_plot_a_full_disk_refuses_is_named_as_the_reports_file(tmp_path, monkeypatch):
     """The error named the hidden staging file (.report-xxxx/pred_vs_measured_e.png), gone by the time
     it was read, and said that file "is left as it was"."""

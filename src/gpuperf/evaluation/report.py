@@ -596,6 +596,18 @@ def _named_in_the_report(staging: Path, folder: Path) -> Iterator[None]:
 
 
 STAGING = ".report-"  # the folder a report's files are written in before they are put in place
+# tempfile's names: the prefix and 8 characters of [a-z0-9_]; a folder of the user's named like it is not ours
+STAGING_NAME = re.compile(re.escape(STAGING) + r"[a-z0-9_]{8}")
+STAGED_SUFFIXES = (".png", ".md", ".html", ".json", ".tmp")  # a report's pages and plots, and plots half written
+
+
+def _is_staging(path: Path) -> bool:
+    """Whether ``path`` is a staging folder a report run left: named as gpuperf names them, a real folder,
+    holding only plain files a report writes."""
+    if not STAGING_NAME.fullmatch(path.name) or path.is_symlink() or not path.is_dir():
+        return False
+    return all(entry.is_file() and not entry.is_symlink() and entry.name.endswith(STAGED_SUFFIXES)
+               for entry in path.iterdir())
 
 
 def _remove_abandoned_staging(folder: Path) -> None:
@@ -611,7 +623,7 @@ def _remove_abandoned_staging(folder: Path) -> None:
     cutoff = time.time() - STALE_TEMPORARY_S
     for staging in folder.glob(f"{STAGING}*"):
         try:
-            if staging.is_dir() and not staging.is_symlink() and (ours or staging.stat().st_mtime < cutoff):
+            if _is_staging(staging) and (ours or staging.stat().st_mtime < cutoff):
                 shutil.rmtree(staging)
         except OSError:  # another run removed it, or it cannot be: left as it is
             pass
