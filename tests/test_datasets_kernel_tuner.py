@@ -401,6 +401,26 @@ def test_a_zero_ms_time_is_left_out_with_one_note_naming_the_entry_and_the_count
         read_kernel_tuner_cache(path)
 
 
+def test_an_error_after_a_left_out_zero_ms_entry_names_the_entry_in_the_file(tmp_path):
+    """The entries left out for a time of 0 ms shifted the numbers of the later ones: a bad value in
+    entry 4 was named as in entry 2, itself a 0 ms entry left out."""
+    from gpuperf.datasets.schema import row_location
+    from gpuperf.decisions.space import space_from_frame
+    from gpuperf.errors import GpuperfNote
+
+    cache = {"device_name": "NVIDIA RTX A4000", "kernel_name": "k", "tune_params_keys": ["bx"],
+             "cache": {"32": {"bx": 32, "time": 0}, "64": {"bx": 64, "time": 0},
+                       "128": {"bx": 128, "time": 0.5, "my_ms": 1.0},
+                       "256": {"bx": 256, "time": 0.7, "my_ms": "abc"}}}
+    path = tmp_path / "kt.json"
+    path.write_text(json.dumps(cache))
+    with pytest.warns(GpuperfNote):
+        frame = read_kernel_tuner_cache(path)
+    assert [row_location(frame, i) for i in range(len(frame))] == ["entry 3", "entry 4"]
+    with pytest.raises(GpuperfError, match=r"kt.json: entry 4: my_ms='abc' is not a positive number"):
+        space_from_frame(frame, ["bx"], "my_ms", str(path))
+
+
 def test_check_dataset_refuses_a_zero_time_on_an_ok_row():
     """time_s must be > 0 (strictly) where status is ok: 0.0 s is no measured time; a failed row may
     carry anything (here NaN). Row 2 is position 1, so the error names 'row 2'."""

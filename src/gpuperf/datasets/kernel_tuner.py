@@ -96,10 +96,12 @@ def read_kernel_tuner_cache(path: str | Path, gpu: str | None = None) -> pd.Data
     records = [_record(key, entry, keys, where) for key, entry in data["cache"].items()]
     _refuse_repeated_configurations(list(data["cache"]), records, keys, where)
     zero = [key for key, record in zip(data["cache"], records) if record[STATUS] is ZERO_TIME]
-    records = [record for record in records if record[STATUS] is not ZERO_TIME]
+    kept = [i for i, record in enumerate(records) if record[STATUS] is not ZERO_TIME]  # the entries' positions
+    records = [records[i] for i in kept]
     _note_zero_times(zero, where)
     _note_unread_fields({k: e for k, e in data["cache"].items() if k not in zero}, where)
-    frame = pd.DataFrame.from_records(records, columns=_columns(records, keys))
+    # labelled by position in the file, so an error names its entry past the ones left out
+    frame = pd.DataFrame.from_records(records, index=kept, columns=_columns(records, keys))
     if not isinstance(data["kernel_name"], str) or not data["kernel_name"].strip():
         raise GpuperfError(f"{where}: kernel_name is {data['kernel_name']!r}, not a kernel's name")
     device_name = "" if data["device_name"] is None else data["device_name"]  # null: no name, as ""
