@@ -99,7 +99,8 @@ def read_kernel_tuner_cache(path: str | Path, gpu: str | None = None) -> pd.Data
     kept = [i for i, record in enumerate(records) if record[STATUS] is not ZERO_TIME]  # the entries' positions
     records = [records[i] for i in kept]
     _note_zero_times(zero, where)
-    _note_unread_fields({k: e for k, e in data["cache"].items() if k not in zero}, where)
+    skipped = set(zero)
+    _note_unread_fields({k: e for k, e in data["cache"].items() if k not in skipped}, where)
     # labelled by position in the file, so an error names its entry past the ones left out
     frame = pd.DataFrame.from_records(records, index=kept, columns=_columns(records, keys))
     if not isinstance(data["kernel_name"], str) or not data["kernel_name"].strip():
