@@ -95,6 +95,25 @@ def test_the_features_page_prints_without_a_checkout_and_writes_where_told(tmp_p
     assert "python -m gpuperf.features.table" in BUNDLED["stencil_spaces_h100"].units
 
 
+def test_the_features_page_command_answers_help_and_keeps_a_file_it_did_not_write(tmp_path, monkeypatch, capsys):
+    """python -m gpuperf.features.table --help wrote the page to a file named --help, and any FILE given
+    was replaced without asking: an existing file is replaced only when it is an earlier features page."""
+    from gpuperf.features.table import features_markdown, main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: python -m gpuperf.features.table [-h] [FILE]")
+    assert main(["--out"]) == 2 and "unrecognized arguments: --out" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    mine = tmp_path / "notes.md"
+    mine.write_text("my notes\n")
+    assert main(["notes.md"]) == 1 and mine.read_text() == "my notes\n"
+    assert "notes.md: exists and is not a features page" in capsys.readouterr().err
+    stale = tmp_path / "features.md"
+    stale.write_text("# Static features\n\nan older page\n", encoding="utf-8")
+    assert main(["features.md"]) == 0 and stale.read_text(encoding="utf-8") == features_markdown()
+
+
 def _setup_module():
     import importlib.util
 

@@ -10,6 +10,7 @@ evaluating one kernel at many sizes is cheap.
 from __future__ import annotations
 
 import math
+import os
 import sys
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,6 +21,8 @@ from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.kernels.kernel import Kernel
 
 if TYPE_CHECKING:  # pandas loads only for feature_table: one kernel's features need none of it
+    import argparse
+
     import pandas as pd
 
     from gpuperf.features.counts import Evaluated, EvaluatedAccess
@@ -468,22 +471,56 @@ def features_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+PAGE_HEADING = "# Static features"  # the first line of the page: a file that starts so is one to replace
+
+
 def write_features_doc(path: str) -> None:
     """Write ``features_markdown()`` to ``path`` (``python -m gpuperf.features.table docs/features.md``)."""
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(features_markdown())
 
 
+def _is_features_page(path: str) -> bool:
+    """Whether the file at ``path`` is an earlier features page (its first line the page's heading)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.readline().rstrip("\n") == PAGE_HEADING
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m gpuperf.features.table``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m gpuperf.features.table",
+        description="Print every static feature's unit and meaning (the page docs/features.md of gpuperf's source "
+                    "repository), or write it to FILE.")
+    parser.add_argument("file", nargs="?", metavar="FILE",
+                        help="where to write the page: a new file, or an earlier features page to replace "
+                             "(another file is left alone)")
+    return parser
+
+
 def main(argv: Sequence[str]) -> int:
     """``python -m gpuperf.features.table [FILE]``: print every feature's unit and meaning (the page
-    docs/features.md of gpuperf's source repository), or write it to FILE."""
-    if not argv:
+    docs/features.md of gpuperf's source repository), or write it to FILE, a new file or an earlier page."""
+    try:
+        path = _parser().parse_args(list(argv)).file
+    except SystemExit as done:  # --help, or a usage error (said on stderr)
+        return int(done.code or 0)
+    if path is None:
         print(features_markdown(), end="")
         return 0
+    if os.path.lexists(path) and not _is_features_page(path):
+        print(f"error: {path}: exists and is not a features page (its first line is not {PAGE_HEADING!r}); "
+              "it is left as it is: name a new file, or remove it first", file=sys.stderr)
+        return 1
     try:
-        write_features_doc(argv[0])
+        write_features_doc(path)
     except OSError as error:
-        print(f"error: {argv[0]}: {error.strerror or error}", file=sys.stderr)
+        print(f"error: {path}: {error.strerror or error}", file=sys.stderr)
         return 1
     return 0
 
