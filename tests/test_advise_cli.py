@@ -584,8 +584,10 @@ def test_the_subject_names_the_gpu_an_alias_stands_for_and_an_endless_threshold_
     advice = run_json(capsys, ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "A100",
                                "--min-confidence", "0", "--json", *only(database)])
     assert advice["subject"] == "row_sum at n=1024, m=1024 on A100 PCIe 40GB"  # not "on A100"
-    # --json lists the note naming the board taken, as it lists every note printed on stderr
-    assert any(note.startswith("note: 'A100' is taken as the A100 PCIe 40GB") for note in advice["notes"])
+    # --json lists the note naming the board taken, as it lists every note printed on stderr: as the
+    # others, without "note: "
+    assert any(note.startswith("'A100' is taken as the A100 PCIe 40GB") for note in advice["notes"])
+    assert not any(note.startswith("note: ") for note in advice["notes"])
     assert main(["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970", "--threshold", "inf",
                  *only(database)]) == 2
     assert "threshold (--threshold) must be a positive, finite speedup, got inf" in capsys.readouterr().err

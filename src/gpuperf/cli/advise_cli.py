@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 from rich.markup import escape
 
-from gpuperf.cli.output import console, kernel_sizes, print_json, print_table
+from gpuperf.cli.output import boards_note, console, kernel_sizes, print_json, print_table
 
 if TYPE_CHECKING:
     from gpuperf.kernels.kernel import Kernel
@@ -111,16 +110,12 @@ def advise(
                                    progress=progress, space=variant_space_name(kernel, found))
         where = device or (_gpu_name(gpu) if gpu else "the GPUs of the bundled training pairs")
         subject = f"{found.key} at {', '.join(f'{k}={v}' for k, v in sizes.items())} on {where}"
-    boards = None
-    if gpu is not None:  # said once the advice is made, so an error is the only line
-        from gpuperf.hardware.specs import other_boards_note
-
-        boards = other_boards_note(gpu)  # "H100": the SXM board, though gpuperf describes the PCIe one too
-        if boards:
-            print(boards, file=sys.stderr)
+    # said once the advice is made, so an error is the only line; "H100": the SXM board, though gpuperf
+    # describes the PCIe one too
+    boards = boards_note(gpu) if gpu is not None else None
     if as_json:
         advice = advice_json(result, threshold, min_confidence)
-        if boards:  # --json lists every note printed on stderr
+        if boards:  # --json lists every note printed on stderr, as the others, without "note: "
             advice["notes"].append(boards)
         print_json({"subject": subject, **advice})
         return
