@@ -420,6 +420,23 @@ def test_the_default_model_is_fitted_once_and_read_back_from_the_cache(tmp_path,
         geometry_model._default_geometry_model.cache_clear()
 
 
+def test_a_default_model_cache_that_cannot_be_written_is_said_in_a_note(tmp_path, monkeypatch):
+    """With its cache folder a file (one a sudo run left, say), the geometry model was refitted on every
+    run without a word, where every other cache says once that it is not kept (docs/files.md)."""
+    from gpuperf.decisions import geometry_model
+
+    monkeypatch.setenv("GPUPERF_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(geometry_model, "choice_tables", lambda: [synthetic_choice_table(256)])
+    (tmp_path / "geometry").write_text("not a folder")
+    geometry_model._default_geometry_model.cache_clear()
+    try:
+        with pytest.warns(GpuperfNote, match=r"cache file .*geometry/model-.*: cannot be written "
+                                             r"\(.*geometry is a file, not a folder\): it is not kept"):
+            geometry_model.default_geometry_model()
+    finally:
+        geometry_model._default_geometry_model.cache_clear()
+
+
 @pytest.mark.parametrize(("trip", "smem", "policy", "threads", "resident"), [
     (163840, 0, "llvm", 128, 80 * 16),           # V100: 80 SMs x 16 resident blocks of 128 threads
     (20480, 48 * 1024, "llvm", 128, 80 * 2),     # 48 KiB of shared memory a block: 2 blocks an SM

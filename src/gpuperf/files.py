@@ -243,13 +243,21 @@ def write_cache_file(path: str | Path, write: Callable[[Path], object]) -> None:
         _remove_stale_temporaries(path.parent)
         with written_whole(path, through_links=False) as temporary:  # a planted link is replaced, not followed
             write(temporary)
-    except UnwritableFile as error:
-        _note_uncached(path, str(error))
-    except OSError as error:
+    except (UnwritableFile, OSError) as error:
+        note_unwritten_cache(path, error)
+
+
+def note_unwritten_cache(path: str | Path, error: Exception) -> None:
+    """The note :func:`write_cache_file` gives, once a folder, for a cache file that ``error`` kept from
+    being written, for a cache written by other means (a model file, which needs its own suffix)."""
+    path = Path(path)
+    if isinstance(error, OSError):
         folder = path.parent
         reason = f"{folder} is a file, not a folder" if folder.exists() and not folder.is_dir() else \
             error.strerror or str(error)
         _note_uncached(path, f"{path}: cannot be written ({reason})")
+    else:
+        _note_uncached(path, str(error))
 
 
 def _note_uncached(path: Path, why: str) -> None:

@@ -250,13 +250,15 @@ def _default_geometry_model(use_cache: bool, state: tuple) -> GeometryModel:
             model.model_, model.least_work_ = forest, float(least)
             return model
     model.fit(choice_tables())
-    if use_cache:  # a cache that cannot be written only costs the fit again next time
+    if use_cache:  # a cache that cannot be written only costs the fit again next time, said in a note
+        from gpuperf.files import note_unwritten_cache
+
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             save_model(model.model_, path, metadata={"least_work": model.least_work_}, through_links=False,
                        replace=True)
-        except (OSError, GpuperfError):
-            pass
+        except (OSError, GpuperfError) as error:
+            note_unwritten_cache(path, error)
     return model
 
 
