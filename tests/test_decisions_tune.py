@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from gpuperf.cli import main
+from gpuperf.datasets.bundled import data_dir
 from gpuperf.decisions.exploration import make_explorer
 from gpuperf.decisions.explorers import run_search
 from gpuperf.decisions.space import Space, read_space
@@ -520,7 +521,7 @@ def test_tune_report_shows_trials_and_the_best_so_far(tmp_path, capsys):
     text = (tmp_path / "report" / "report.md").read_text()
     assert "Trials in order" in text and "tuning_curve.png" in text and (tmp_path / "report" / "tuning_curve.png").stat().st_size > 0
     capsys.readouterr()  # another command's report over it would replace the trials, their only record
-    table = Path(__file__).parents[1] / "data" / "geometry_sweep_h100.csv.gz"
+    table = data_dir() / "geometry_sweep_h100.csv.gz"
     assert main(["geometry-sweep", "--table", str(table), "--report", str(tmp_path / "report")]) == 2
     assert "holds a tuning report (gpuperf tune), whose trials may be their only record" in capsys.readouterr().err
     assert (tmp_path / "report" / "report.md").read_text() == text
@@ -543,7 +544,7 @@ def test_a_report_that_cannot_be_written_shows_the_results_first(tmp_path, capsy
     captured = capsys.readouterr()
     assert len(json.loads(captured.out)["trials"]) == 2
     assert "tuning_curve.png: cannot be written (No space left on device); the trials are printed above" in captured.err
-    table = Path(__file__).parents[1] / "data" / "geometry_sweep_h100.csv.gz"
+    table = data_dir() / "geometry_sweep_h100.csv.gz"
     assert main(["geometry-sweep", "--table", str(table), "--report", str(tmp_path / "sweep")]) == 2
     captured = capsys.readouterr()
     assert "each policy's pick, threads x blocks" in captured.out

@@ -13,13 +13,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from gpuperf.datasets.bundled import data_dir
 from gpuperf.datasets.ncu import import_ncu
 from gpuperf.features.access import sectors_per_request, warp_accesses
 from gpuperf.features.occupancy import occupancy
 from gpuperf.hardware.specs import get_gpu
 from gpuperf.kernels.catalog import get_kernel
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = data_dir()  # the bundled tables: data/ in a checkout, the package's copy in an sdist
 TABLE = DATA / "sector_profile_h200.csv.gz"
 LOADS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
 STORES = ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")

@@ -6,16 +6,16 @@ import json
 import math
 import os
 import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from gpuperf.datasets.bundled import data_dir
 from gpuperf.errors import GpuperfError
 from gpuperf.hardware import canonical_gpu_name, get_gpu, gpus
 from gpuperf.hardware.specs import _spec_from_entry, gpu_suggestion
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = data_dir()  # the bundled tables: data/ in a checkout, the package's copy in an sdist
 GPU_COLUMNS = ("gpu", "device_name", "model", "GPUs", "device")
 # Schoonhoven et al.'s pnpoly rows carry the host's machine type, not a GPU, as device_name (their
 # `gpu` column names the GPU).

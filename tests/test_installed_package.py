@@ -50,6 +50,18 @@ def test_the_sdist_carries_what_its_tests_docs_and_set_up_read():
     assert {"constraints.txt", "run"} <= included
 
 
+def test_no_test_reads_the_data_folder_the_sdist_does_not_carry():
+    """Tests read the repository's data/ folder, which the sdist does not carry (its tables travel as the
+    package's bundled_data): an unpacked sdist's tests failed. They read gpuperf's data_dir()."""
+    import re
+
+    repository_data = re.compile(r"parents\[1\]\s*/\s*[\"']data[\"']|REPOSITORY\s*/\s*[\"']data[\"/']")
+    readers = [f"{path.name}:{number}" for path in sorted((REPOSITORY / "tests").glob("*.py"))
+               for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+               if repository_data.search(line)]
+    assert readers == []
+
+
 def test_the_licence_metadata_declares_the_bundled_tables_licences():
     """The wheel's metadata said only MIT while it carries CC BY 4.0 tables and one whose source states no
     licence: the expression names each, and data/LICENSES.md travels among the licence files."""

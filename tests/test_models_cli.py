@@ -14,6 +14,7 @@ from threadpoolctl import threadpool_limits
 from gpuperf.cli import main
 from gpuperf.cli.model_tables import model_options, prepare_training, read_table
 from gpuperf.datasets import load_dataset
+from gpuperf.datasets.bundled import data_dir
 from gpuperf.datasets.join import gpu_feature_table, with_gpu_features
 from gpuperf.errors import GpuperfError
 from gpuperf.hardware.specs import get_gpu, gpus
@@ -725,7 +726,7 @@ def test_bad_tables_fail_with_one_line_naming_file_row_and_column(tmp_path, caps
      "p.parquet: folder"),
 ])
 def test_bad_options_fail_with_nearest_names(tables, tmp_path, capsys, args, message):
-    data = Path(__file__).parents[1] / "data"
+    data = data_dir()
     filled = [a.format(generic=tables["generic"], tmp=tmp_path, data=data) for a in args]
     assert main(filled) == 2
     err = capsys.readouterr().err
