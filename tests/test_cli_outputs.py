@@ -566,6 +566,23 @@ def test_a_file_names_own_bytes_print_as_they_are_under_an_ascii_locale(monkeypa
     assert raw.getvalue() == "wrote 模型2.json; kernel gr\\xf6\\xdfe\n".encode()
 
 
+def test_json_names_a_file_by_its_own_characters_under_an_ascii_locale(capsys):
+    """PYTHONUTF8=0 LC_ALL=C: --json gave "space": "\\udce6\\udca8...", which JSON readers turn into
+    U+FFFD, a name no longer naming the file; it gives the name as under a UTF-8 locale. Bytes that spell
+    no UTF-8 are left as they were."""
+    import json
+
+    from gpuperf.cli.output import print_json
+
+    name = "/tmp/模型.csv".encode().decode("ascii", "surrogateescape")  # as sys.argv holds it under that locale
+    latin = "/tmp/gr\xf6\xdfe.csv".encode("latin-1").decode("ascii", "surrogateescape")  # no UTF-8
+    print_json({"space": name, "tables": [name], name: 1, "other": latin})
+    out = capsys.readouterr().out
+    assert '"space": "/tmp/\\u6a21\\u578b.csv"' in out
+    assert json.loads(out) == {"space": "/tmp/模型.csv", "tables": ["/tmp/模型.csv"], "/tmp/模型.csv": 1,
+                               "other": latin}
+
+
 def test_tables_print_whole_counts_in_full_and_name_the_time_columns_unit(capsys):
     """features showed threads 1048576 as 1.049e+06; tune's and explore's time columns had no unit."""
     from gpuperf.cli import main

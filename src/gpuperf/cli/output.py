@@ -37,18 +37,34 @@ def _numpy_types(name: str) -> tuple[type, ...]:
 
 def _plain(value: Any) -> Any:
     """``value`` as JSON holds it: NumPy scalars as Python's, NaN and infinities as None, dates and
-    times (a TOML entry's) as ISO text."""
+    times (a TOML entry's) as ISO text, a file name's bytes as the text they spell (:func:`_own_text`)."""
     if isinstance(value, _numpy_types("generic")):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, (datetime.date, datetime.time)):  # a datetime is a date
         return value.isoformat()
+    if isinstance(value, str):
+        return _own_text(value)
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {_own_text(str(k)): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value
+
+
+FILE_NAME_BYTES = re.compile("[\udc80-\udcff]")  # a file name's bytes, as surrogateescape reads them
+
+
+def _own_text(text: str) -> str:
+    """``text`` with a file name's bytes (read under a locale other than UTF-8) as the characters their
+    UTF-8 spells, so JSON names the file as under a UTF-8 locale; bytes that spell none are left as they are."""
+    if not FILE_NAME_BYTES.search(text):
+        return text
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8")
+    except UnicodeError:
+        return text
 
 
 # Features that count whole things (work-items, groups, registers, blocks, bytes): integers in JSON.
