@@ -498,6 +498,20 @@ def test_random_order_within_a_budget_is_scored_as_a_search_is():
     assert result.baselines["random_expected_evals_to_90_within_budget"] <= 4
 
 
+def test_random_order_within_a_huge_budget_is_exact_and_costs_no_more_than_the_space():
+    """A "no limit" budget (2**63 - 1, or past 2**64) gives the uncapped expectation at once, not 0.0 from an
+    empty arange, a MemoryError or minutes of summing zeros past the space's size; the seconds likewise."""
+    from gpuperf.decisions.search_metrics import random_expected_cost_within, random_expected_evals_within
+    performance, cost = [1.0, 0.5, 0.95, 0.2], [1.0, 2.0, 4.0, 8.0]
+    failed = [0.5, 0.3, 0.0, 0.4]
+    for budget in (4, 5, 10**9, 2**32, 2**63 - 1, 2**64 + 5):
+        assert random_expected_evals_within(performance, 0.9, budget) == pytest.approx(
+            random_expected_evals(performance, 0.9))
+        assert random_expected_evals_within(failed, 0.9, budget) == pytest.approx(5.0)
+        assert random_expected_cost_within(performance, cost, 0.9, budget) == pytest.approx(35 / 6)
+        assert random_expected_cost_within(failed, cost, 0.9, budget) == pytest.approx(15.0)
+
+
 def test_random_order_seconds_within_a_budget_are_the_cost_a_search_of_that_budget_would_pay():
     """Two good (costs 1, 4) and two bad (2, 8) of four, budget 2: a good first draw costs 2.5 on average
     (probability 1/2), else a bad one (5) and any second draw (10/3 on average), so 1.25 + 25/6 = 65/12, where

@@ -94,7 +94,14 @@ def random_expected_evals_within(performance: Sequence[float] | np.ndarray, frac
     evaluations is: a miss within the budget counts ``budget + 1``. Exact: E[min(T, budget + 1)], the sum of
     P(T > k) for k = 0..budget; at most :func:`random_expected_evals`, equal once ``budget`` covers the space."""
     _check_budget(budget)
-    return float(random_survival(_checked(performance, fraction), fraction, np.arange(0, budget + 1)).sum())
+    performance = _checked(performance, fraction)
+    return float(_survival_to(performance, fraction, budget).sum())
+
+
+def _survival_to(performance: np.ndarray, fraction: float, budget: int) -> np.ndarray:
+    """:func:`random_survival` at k = 0..min(``budget``, len + 1): it is 0 past the space's size, so a huge
+    ``budget`` (a "no limit" 2**63 - 1) costs no more than the space itself."""
+    return random_survival(performance, fraction, np.arange(0, min(int(budget), len(performance) + 1) + 1))
 
 
 def random_evals_quantile(performance: Sequence[float] | np.ndarray, fraction: float, q: float) -> int:
@@ -163,9 +170,9 @@ def random_expected_cost_within(performance: Sequence[float] | np.ndarray, cost:
     if cost.shape != performance.shape:
         raise GpuperfError(f"cost holds {cost.size} values for {performance.size} configurations")
     good = performance >= fraction - 1e-12
-    survival = random_survival(performance, fraction, np.arange(0, budget + 1))
-    reached = 1.0 - survival[budget]  # P(T <= budget)
-    bad_drawn = survival[:budget].sum() - reached  # E[min(T, budget)] - P(T <= budget)
+    survival = _survival_to(performance, fraction, budget)  # 0 past its end
+    reached = 1.0 - (survival[budget] if budget < len(survival) else 0.0)  # P(T <= budget)
+    bad_drawn = survival[:min(int(budget), len(survival))].sum() - reached  # E[min(T, budget)] - P(T <= budget)
     total = reached * cost[good].mean() if good.any() else 0.0
     return float(total + (bad_drawn * cost[~good].mean() if (~good).any() else 0.0))
 
