@@ -199,3 +199,16 @@ def test_a_kernel_tuner_order_leaves_the_callers_random_generators_as_they_were(
     first = strategy_order(cache, space, "random_sample", 5, seed=0)
     assert (random.random(), np.random.random()) == expected
     assert strategy_order(cache, space, "random_sample", 5, seed=0) == first  # and the order stays seeded
+
+
+def test_a_sweep_table_takes_trip_counts_up_to_2_to_the_63_minus_1():
+    """As geometry --trip takes them: 2**63 - 1 and 2**63 - 512 are no float's 2**63, read as the text says."""
+    from gpuperf.decisions.geometry_sweep import check_sweep
+
+    for trip in (2**63 - 1, 2**63 - 512):
+        table = pd.DataFrame({"kernel": ["loop_a"], "trip": [trip], "threads": [128], "blocks": [8], "time_s": [1e-6]})
+        assert check_sweep(table, "s.csv")["trip"].tolist() == [trip]
+    import io
+    read = pd.read_csv(io.StringIO("kernel,trip,threads,blocks,time_s\nloop_a,18446744073709551615,128,8,1e-6\n"))
+    with pytest.raises(GpuperfError, match=r"s\.csv: row 1: trip 18446744073709551615 is too large"):
+        check_sweep(read, "s.csv")

@@ -71,6 +71,14 @@ def loop_registers(body: str, device: DeviceDescriptor) -> int:
     return compile_resources(grid_stride_loop(body, 128, 1), arch_for_gpu(device.spec)).registers
 
 
+def _past_int64(values: pd.Series) -> pd.Series:
+    """Where ``values`` pass what a 64-bit integer holds: integers compared exactly (2**63 - 1 is no float's
+    2**63), floats from 2.0**63 up."""
+    if pd.api.types.is_integer_dtype(values):
+        return values > 2**63 - 1
+    return values >= 2.0**63
+
+
 def policy_picks(device: DeviceDescriptor, trip: int, registers: int = DEFAULT_REGISTERS) -> dict[str, tuple[int, int]]:
     """(threads, blocks) of every rule-based policy for a loop of ``trip`` iterations."""
     kernel = KernelDescriptor(int(trip), int(registers))
@@ -246,7 +254,7 @@ def check_sweep(table: pd.DataFrame, where: str) -> pd.DataFrame:
             shown = "a missing value (an empty cell or nan)" if _blank(usable[column]).iloc[position] \
                 else repr(plain_value(given))
             raise GpuperfError(f"{where}: {row_location(usable, position)}: {column} must be {kind}, not {shown}")
-        large = (values >= 2.0**63).to_numpy() if column != "time_s" else np.zeros(len(values), dtype=bool)
+        large = _past_int64(values).to_numpy() if column != "time_s" else np.zeros(len(values), dtype=bool)
         if large.any():  # past what a 64-bit integer holds
             position = int(np.flatnonzero(large)[0])
             raise GpuperfError(f"{where}: {row_location(usable, position)}: {column} "
