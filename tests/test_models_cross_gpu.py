@@ -691,3 +691,20 @@ def test_a_users_kernel_named_like_a_catalog_kernel_in_a_campaign_export_is_scal
     predicted = result.predicted.set_index(["kernel", "n"])["predicted_time_s"]
     assert predicted.to_dict() == pytest.approx({("vector_copy", 8192): 0.2 * 0.1,
                                                  ("vector_copy (/home/me/k.py:vcopy)", 8192): 20.0 * 10.0})
+
+
+def test_a_launch_the_gpus_predict_over_2x_apart_is_named_in_a_note(tmp_path, capsys):
+    """As docs/models.md says: the A100 scales launch n=2 to 2 ms on the H100, the V100 to 6 ms (spread 3): a note
+    and spread_launches name it; a launch the GPUs agree on (spread 1) is in neither."""
+    source = tmp_path / "pg.csv"
+    pd.DataFrame({"kernel": ["k"] * 7, "gpu": ["A100", "A100", "H100", "V100", "V100", "A100", "V100"],
+                  "n": [1, 2, 1, 1, 2, 3, 3], "time_s": [1e-3, 2e-3, 1e-3, 1e-3, 6e-3, 3e-3, 3e-3]}).to_csv(
+        source, index=False)
+    assert main(["predict-gpu", str(source), "--gpu", "H100 SXM", "--key", "n", "--out", str(tmp_path / "p.csv"),
+                 "--json"]) == 0
+    captured = capsys.readouterr()
+    spread = json.loads(captured.out)["spread_launches"]
+    assert [(row["kernel"], row["n"], row["gpus_used"]) for row in spread] == [("k", 2, 2)]
+    assert spread[0]["spread"] == pytest.approx(3.0)
+    assert ("note: 1 launch(es) predicted for H100 SXM from GPUs whose scaled times lie over 2x apart (spread), "
+            "their geometric mean taken; the first: kernel=k, n=2, spread 3 over 2 GPUs") in captured.err

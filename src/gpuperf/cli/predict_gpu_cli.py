@@ -58,12 +58,15 @@ def predict_gpu_command(
                     f"{', '.join(result.not_calibrated)}")
     print_note(not_predicted_note(result.not_predicted, result.gpu))
     print_note(disagreeing_note(result.disagreeing, where))
+    spread = spread_launches(written)
+    print_note(spread_note(spread, result.gpu))
     measured = int((written["source"] == "measured").sum())
     summary = {"gpu": result.gpu, "out": str(out), "rows": len(written), "predicted": len(written) - measured,
                "measured": measured, "time_column": PREDICTED_COLUMN,
                "kernels": result.kernels.to_dict("records"), "not_calibrated": result.not_calibrated,
                "not_predicted": result.not_predicted.to_dict("records"),
                "disagreeing_launches": result.disagreeing.to_dict("records"),  # print_json: NaN as null
+               "spread_launches": spread.to_dict("records"),
                "predicted_total_s": float((written[PREDICTED_COLUMN] * written["launches"]).sum()),
                "uncovered_source_time_s": result.uncovered}
     if as_json:
@@ -163,6 +166,27 @@ def disagreeing_note(disagreeing: pd.DataFrame, where: str) -> str | None:
     return (f"note: {where}: {len(disagreeing)} launch(es) timed more than once on one GPU at times over "
             f"{DISAGREEING:g}x apart, each counted by its median; the first: {launch} on {first['gpu']}, "
             f"{int(first['times'])} times from {first['fastest_time_s']:.3g} s to {first['slowest_time_s']:.3g} s")
+
+
+def spread_launches(priced: pd.DataFrame) -> pd.DataFrame:
+    """The predicted rows whose GPUs' scaled times lie over :data:`DISAGREEING` times apart (``spread``)."""
+    from gpuperf.models.cross_gpu import DISAGREEING, SPREAD
+
+    wide = (priced["source"] == "predicted") & (priced[SPREAD] > DISAGREEING)
+    return priced[wide].drop(columns=["source", "predicted_gpu"], errors="ignore").reset_index(drop=True)
+
+
+def spread_note(spread: pd.DataFrame, gpu: str) -> str | None:
+    """A note counting the predicted launches whose GPUs disagree over 2x, naming the first (None when none)."""
+    from gpuperf.models.cross_gpu import DISAGREEING, SPREAD
+
+    if spread.empty:
+        return None
+    first = spread.iloc[0]
+    launch = _launch_text(first, ("predicted_time_s", "gpus_used", SPREAD, "launches"))
+    return (f"note: {len(spread)} launch(es) predicted for {gpu} from GPUs whose scaled times lie over "
+            f"{DISAGREEING:g}x apart (spread), their geometric mean taken; the first: {launch}, spread "
+            f"{first[SPREAD]:.3g} over {int(first['gpus_used'])} GPUs")
 
 
 def register(app: typer.Typer) -> None:
