@@ -87,3 +87,21 @@ def test_unroll_siblings_share_one_counted_row_and_rank_as_if_each_were_counted(
     each = pd.DataFrame([real(get_space("jacobi2d_5pt").build(dict(zip(ranked.columns[1:6], row))), SIZES,
                               calibration.model.property_names_) for row in ranked.iloc[:, 1:6].to_numpy()])
     assert list(ranked["predicted_time_s"]) == pytest.approx(list(calibration.model.predict(each)), rel=1e-12)
+
+
+def test_variants_measure_would_refuse_are_ranked_with_a_note(calibration) -> None:
+    """At 65536 x 65536 every variant's arrays pass its int32 indices' reach; at 65536 x 1024 the variants with
+    one row per block have 65,536 blocks along y, past CUDA's limit, noted only for a CUDA-calibrated model."""
+    from gpuperf.errors import GpuperfNote
+
+    with pytest.warns(GpuperfNote, match=r"jacobi2d_5pt: 8 of 8 variants would be refused by measure at these sizes.*"
+                                         r"array 'a' holds 4,295,229,444 elements"):
+        assert len(rank_space_by_counts("jacobi2d_5pt", {"n": 65536, "m": 65536}, calibration.model, limit=8)) == 8
+    with pytest.warns(GpuperfNote, match=r"of 8 variants would be refused .* its grid has 65,536 along y"):
+        rank_space_by_counts("jacobi2d_5pt", {"n": 65536, "m": 1024}, calibration.model, limit=8, cuda=True)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GpuperfNote)
+        rank_space_by_counts("jacobi2d_5pt", {"n": 65536, "m": 1024}, calibration.model, limit=8)
+        rank_space_by_counts("jacobi2d_5pt", SIZES, calibration.model, limit=8, cuda=True)

@@ -407,6 +407,27 @@ def test_predict_notes_a_work_group_the_models_gpu_cannot_launch(tmp_path: Path,
         extract_features(get_kernel(f"{kernels}:wide_group_copy"), {"n": 65536}, gpu="H100 SXM")
 
 
+def test_predict_notes_sizes_measure_refuses(tmp_path: Path, capsys) -> None:
+    """jacobi2d_5pt at 46352 x 46352 holds 2**31 + elements (its int32 indices wrap), and copy_2d at n=2097152
+    has 131,072 blocks along y (CUDA's limit 65,535, and the H100 model was calibrated through CUDA): measure
+    refuses both, so predict notes that its time is for a kernel that cannot run as generated."""
+    from gpuperf.datasets.bundled import data_dir
+
+    model = tmp_path / "h100.json"
+    assert main(["calibrate", "--table", str(data_dir() / "linear_model_h100.csv.gz"), "--out", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["predict", "jacobi2d_5pt", "-p", "n=46352", "-p", "m=46352", "--model", str(model), "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert len(notes) == 1 and notes[0].startswith("measure would refuse this launch (jacobi2d_5pt at n=46352, "
+                                                   "m=46352: array 'a' holds 2,148,693,316 elements")
+    assert notes[0].endswith("the time is for a kernel that cannot run as generated")
+    assert main(["predict", "copy_2d", "-p", "n=2097152", "-p", "m=16", "--model", str(model), "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert len(notes) == 1 and "its grid has 131,072 along y, past CUDA's limit of 65,535" in notes[0]
+    assert main(["predict", "jacobi2d_5pt", "-p", "n=4096", "-p", "m=4096", "--model", str(model), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["notes"] == []
+
+
 def test_a_model_whose_metadata_lists_its_properties_in_another_order_is_refused(tmp_path: Path) -> None:
     from gpuperf.datasets.bundled import data_dir
 

@@ -119,7 +119,8 @@ def predict_command(
     found = get_kernel(kernel)
     result = predict_kernel(fitted, found, kernel_sizes(found, param))
     result["device"] = metadata.get("device")
-    notes = [note for note in [launch_note(found, result["sizes"], metadata)] if note]
+    cannot = launch_note(found, result["sizes"], metadata)  # its block already names the GPU's limit
+    notes = [note for note in [cannot or generated_note(found, result["sizes"], metadata)] if note]
     unpriced = [name for name in metadata.get("unobserved_properties") or () if result["properties"].get(name)]
     if unpriced:
         values = ", ".join(f"{name}={result['properties'][name]:g}" for name in unpriced)
@@ -161,6 +162,17 @@ def launch_note(kernel, sizes: dict, metadata: dict) -> str | None:  # noqa: ANN
     except GpuperfError as error:
         return f"{kernel.key} cannot launch on the {gpu.name} the model describes ({error}); its time is an extrapolation"
     return None
+
+
+def generated_note(kernel, sizes: dict, metadata: dict) -> str | None:  # noqa: ANN001 - a Kernel
+    """A note where gpuperf would not run the kernel at these sizes as generated (measure refuses them):
+    its int32 indices wrap, or, for a model calibrated through CUDA, its grid passes CUDA's limits."""
+    from gpuperf.measure.timing import generated_launch_problem
+
+    problem = generated_launch_problem(kernel, sizes, cuda=str(metadata.get("device") or "").startswith("cuda"))
+    if problem is None:
+        return None
+    return f"measure would refuse this launch ({problem}): the time is for a kernel that cannot run as generated"
 
 
 def register(app: typer.Typer) -> None:

@@ -376,6 +376,7 @@ def ranking_by_counts(space: str, sizes: dict, model_path: Path, show: bool, lim
     with progress_bar(not show) as bar:
         task = bar.add_task(f"building {space} variants", total=None)
         ranked = rank_space_by_counts(space, sizes, fitted, limit=limit,
+                                      cuda=str(metadata.get("device") or "").startswith("cuda"),
                                       progress=lambda done, total: bar.update(task, completed=done, total=total))
     return ranked, metadata
 

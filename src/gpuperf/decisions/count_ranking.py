@@ -9,6 +9,7 @@ performance.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -30,12 +31,15 @@ def rank_space_by_counts(
     model: LinearCountModel,
     limit: int | None = None,
     progress=None,
+    cuda: bool = False,
 ) -> pd.DataFrame:
     """Every valid variant (the first ``limit``) of the catalog space ``space`` at ``sizes``, ranked
     by the time ``model`` predicts, fastest first. Columns: ``variant`` (its spec), the space's
     parameters, ``predicted_time_s`` and ``predicted_performance`` (the fastest predicted time over
     this one's: 1 for the first). Variants that differ only in the space's count-neutral parameters
-    (unrolling) share one count of their properties unless the model reads index arithmetic."""
+    (unrolling) share one count of their properties unless the model reads index arithmetic. Variants
+    measure would refuse at ``sizes`` (int32 indices that wrap; with ``cuda``, a grid past CUDA's limits) are
+    ranked still, counted in a note naming the first."""
     from gpuperf.kernels.space import get_space, shared_static_rows, sized_variants
     from gpuperf.models.properties import kernel_properties
 
@@ -45,10 +49,32 @@ def rank_space_by_counts(
     properties = pd.DataFrame(shared_static_rows(chosen, built, lambda kernel: kernel_properties(kernel, sizes, names),
                                                  names))
     predicted = np.asarray(model.predict(properties), dtype=float)
+    _unrunnable_note(chosen, built, sizes, cuda)
     ranked = pd.DataFrame([{"variant": kernel.key, **config} for config, kernel in built])
     ranked[PREDICTED_TIME] = predicted
     ranked[PREDICTED_PERFORMANCE] = predicted.min() / predicted
     return ranked.sort_values(PREDICTED_TIME, kind="stable").reset_index(drop=True)
+
+
+def _unrunnable_note(space, built: list, sizes: Mapping[str, Any], cuda: bool) -> None:  # noqa: ANN001
+    """A note counting the ``built`` variants gpuperf would not run at ``sizes`` as generated, naming the first;
+    checked once per set of variants that differ only in the space's count-neutral parameters (unrolling),
+    which change neither arrays nor grid."""
+    from gpuperf.errors import GpuperfNote
+    from gpuperf.measure.timing import generated_launch_problem
+
+    checked: dict[tuple, str | None] = {}
+    problems = []
+    for config, kernel in built:
+        token = tuple((key, value) for key, value in config.items() if key not in space.count_neutral)
+        if token not in checked:
+            checked[token] = generated_launch_problem(kernel, sizes, cuda)
+        if checked[token]:
+            problems.append(checked[token])
+    if problems:
+        warnings.warn(GpuperfNote(f"{space.name}: {len(problems)} of {len(built)} variants would be refused by "
+                                  "measure at these sizes, their times being for kernels that cannot run as "
+                                  f"generated; the first: {problems[0]}"), stacklevel=3)
 
 
 def ranking_evaluations(predictions: pd.DataFrame) -> pd.DataFrame:

@@ -138,15 +138,24 @@ BLOCK_LIMITS = (1024, 1024, 64)  # threads along x, y, z, and 1024 in all
 def _check_launchable(kernel: Kernel, sizes: Mapping[str, int], step: LaunchStep) -> None:
     """RunFailed naming the dimension of ``step``'s grid or block past CUDA's limits (the driver's own
     error, CUDA_ERROR_INVALID_VALUE, names none)."""
+    problem = launch_limits_problem(kernel, sizes, step.grid, step.block)
+    if problem:
+        raise RunFailed(problem)
+
+
+def launch_limits_problem(kernel: Kernel, sizes: Mapping[str, int], grid: Sequence[int],
+                          block: Sequence[int]) -> str | None:
+    """The dimension of a ``grid`` (blocks) or ``block`` (threads) past CUDA's limits, named (None when none)."""
     shown = ", ".join(f"{k}={v}" for k, v in sizes.items())
-    for what, dims, limits in (("grid", step.grid, GRID_LIMITS), ("block", step.block, BLOCK_LIMITS)):
+    for what, dims, limits in (("grid", grid, GRID_LIMITS), ("block", block, BLOCK_LIMITS)):
         for axis, size, limit in zip("xyz", dims, limits):
             if size > limit:
-                raise RunFailed(f"kernel '{kernel.key}' at {shown}: its {what} has {size:,} along {axis}, past CUDA's "
-                                f"limit of {limit:,}; choose sizes or a variant within it (OpenCL takes such a launch)")
-    threads = step.block[0] * step.block[1] * step.block[2]
+                return (f"kernel '{kernel.key}' at {shown}: its {what} has {size:,} along {axis}, past CUDA's "
+                        f"limit of {limit:,}; choose sizes or a variant within it (OpenCL takes such a launch)")
+    threads = block[0] * block[1] * block[2]
     if threads > 1024:
-        raise RunFailed(f"kernel '{kernel.key}' at {shown}: its blocks hold {threads:,} threads, past CUDA's 1,024")
+        return f"kernel '{kernel.key}' at {shown}: its blocks hold {threads:,} threads, past CUDA's 1,024"
+    return None
 
 
 def marshal_args(function: DeviceFunction, buffers: Mapping[str, Any], values: Mapping[str, Any]) -> tuple[Any, ...]:

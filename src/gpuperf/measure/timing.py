@@ -403,19 +403,44 @@ def prepare(compiled: Compiled, sizes: Mapping[str, Any], verify: bool = True, s
 
 
 def _check_index_reach(kernel: Kernel, sizes: dict[str, int], global_size: tuple[int, ...]) -> None:
-    """RunFailed where the generated code's index type cannot reach every element or work-item: loopy
-    computes indices in ``index_dtype`` (int32 unless the program says otherwise), which wraps around
+    """RunFailed where the generated code's index type cannot reach every element or work-item
+    (:func:`index_reach_problem`)."""
+    problem = index_reach_problem(kernel, sizes, global_size)
+    if problem:
+        raise RunFailed(problem)
+
+
+def index_reach_problem(kernel: Kernel, sizes: Mapping[str, int], global_size: tuple[int, ...]) -> str | None:
+    """Why the generated code's index type cannot reach every element or work-item (None when it can):
+    loopy computes indices in ``index_dtype`` (int32 unless the program says otherwise), which wraps around
     past 2**31 - 1 (an out-of-bounds access on a GPU, a wrong result at best)."""
     reach = int(np.iinfo(np.dtype(kernel.entry.index_dtype.numpy_dtype)).max)
-    counts = {f"array '{arg.name}'": int(np.prod(kernel.array_shape(arg, sizes))) for arg in kernel.array_args}
+    counts = {f"array '{arg.name}'": int(np.prod(kernel.array_shape(arg, sizes), dtype=object))
+              for arg in kernel.array_args}
     counts |= {f"axis {axis} of the launch": int(size) for axis, size in enumerate(global_size)}
     beyond = [(what, count) for what, count in counts.items() if count - 1 > reach]
-    if beyond:
-        what, count = beyond[0]
-        shown = ", ".join(f"{k}={v}" for k, v in sizes.items())
-        raise RunFailed(f"{kernel.key} at {shown}: {what} holds {count:,} elements, more than the kernel's "
-                        f"{kernel.entry.index_dtype.numpy_dtype} indices reach ({reach:,}); make the program with "
-                        "index_dtype=np.int64 (lp.make_kernel) to run it at these sizes")
+    if not beyond:
+        return None
+    what, count = beyond[0]
+    shown = ", ".join(f"{k}={v}" for k, v in sizes.items())
+    return (f"{kernel.key} at {shown}: {what} holds {count:,} elements, more than the kernel's "
+            f"{kernel.entry.index_dtype.numpy_dtype} indices reach ({reach:,}); make the program with "
+            "index_dtype=np.int64 (lp.make_kernel) to run it at these sizes")
+
+
+def generated_launch_problem(kernel: Kernel, sizes: Mapping[str, Any], cuda: bool = False) -> str | None:
+    """Why gpuperf would not run ``kernel`` at ``sizes`` as generated (None when it would): its int32
+    indices wrap (:func:`index_reach_problem`), or, with ``cuda``, its grid or blocks pass CUDA's limits
+    (:func:`~gpuperf.measure.cuda.launch_limits_problem`). What measure refuses, for a model's price."""
+    from gpuperf.measure.cuda import launch_limits_problem
+
+    resolved = kernel.resolve_sizes(sizes)
+    global_size, local_size = kernel.launch(resolved)
+    problem = index_reach_problem(kernel, resolved, global_size)
+    if problem is None and cuda:
+        grid = tuple(-(-g // max(l_, 1)) for g, l_ in zip(global_size, local_size))
+        problem = launch_limits_problem(kernel, resolved, grid, local_size)
+    return problem
 
 
 def measurement(compiled: Compiled, device: Device, prepared: Prepared, timing: Timing,
