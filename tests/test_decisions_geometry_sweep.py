@@ -741,3 +741,21 @@ def test_a_sweep_report_judged_for_an_amd_gpu_gives_llvms_default_as_256_threads
                                 descriptor=mi300x)["markdown"].read_text()
     assert "llvm = LLVM's default, 256 threads" in page and "128 threads" not in page
     assert labels == ["speedup over LLVM's default (256 threads)"]
+
+
+def test_policy_picks_past_the_largest_grid_are_capped_as_geometry_caps_them(tmp_path):
+    """A 5e9-iteration loop on an MI300X (past HIP's 2**32 - 1 work-items) and a 3e11 one on an H100: the sweep
+    judges the launch geometry prints, capped at the grid, not one no launch on the GPU makes."""
+    from gpuperf.decisions.geometry import choose_geometry
+
+    for gpu, trip in (("MI300X", 5_000_000_000), ("H100 SXM", 300_000_000_000)):
+        device = device_descriptor(gpu)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", GpuperfNote)
+            for policy, pick in policy_picks(device, trip).items():
+                chosen = choose_geometry(device, trip, policy=policy)
+                assert pick == (chosen.threads, chosen.blocks)
+    table = tmp_path / "cap.csv"
+    table.write_text("kernel,trip,threads,blocks,time_s\nloop_saxpy,300000000000,128,2147483647,1.0\n"
+                     "loop_saxpy,300000000000,64,4224,0.9\nloop_saxpy,300000000000,128,3200,0.95\n")
+    assert main(["geometry-sweep", "--table", str(table), "--gpu", "H100 SXM", "--json"]) == 0

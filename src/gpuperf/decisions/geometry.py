@@ -305,6 +305,12 @@ def max_grid_blocks(device: DeviceDescriptor, threads: int) -> int:
     return CUDA_MAX_GRID_X
 
 
+def grid_capped(device: DeviceDescriptor, geometry: Geometry) -> Geometry:
+    """``geometry`` with its blocks capped at :func:`max_grid_blocks` (a grid-stride loop runs the rest): the
+    launch a policy's pick becomes on ``device``, as :func:`choose_geometry` prints it and a sweep judges it."""
+    return replace(geometry, blocks=min(geometry.blocks, max_grid_blocks(device, geometry.threads)))
+
+
 def choose_geometry(
     gpu: str | GpuSpec | DeviceDescriptor,
     trip: int,
@@ -325,13 +331,13 @@ def choose_geometry(
         geometry = RULES[policy](device, kernel)
     else:
         raise unknown_name_error("launch-geometry policy", policy, POLICIES)
-    largest = max_grid_blocks(device, geometry.threads)
-    if geometry.blocks > largest:  # the grid-stride loop runs the iterations beyond the largest grid
-        per_thread = _ceil_div(kernel.trip, largest * geometry.threads)
+    capped = grid_capped(device, geometry)
+    if capped != geometry:  # the grid-stride loop runs the iterations beyond the largest grid
+        per_thread = _ceil_div(kernel.trip, capped.blocks * geometry.threads)
         warnings.warn(GpuperfNote(f"{policy}: {geometry.blocks} blocks of {geometry.threads} threads exceed the "
-                                  f"largest grid of {device.name} ({largest} blocks); capped there, each thread runs "
-                                  f"up to {per_thread} iterations of the grid-stride loop"), stacklevel=2)
-        geometry = replace(geometry, blocks=largest)
+                                  f"largest grid of {device.name} ({capped.blocks} blocks); capped there, each thread "
+                                  f"runs up to {per_thread} iterations of the grid-stride loop"), stacklevel=2)
+        geometry = capped
     # Raises its own error for resources no block may have; 0: such a block never fits on an SM.
     if resident_blocks_per_sm(device, geometry.threads, kernel.registers, kernel.shared_memory_bytes) == 0:
         raise GpuperfError(

@@ -4,7 +4,8 @@ launch-geometry policies judged on them (Lloyd et al.'s evaluation).
 A sweep measures each parallel loop (:mod:`gpuperf.kernels.parallel_loops`, grid-stride, so any
 geometry runs the whole loop) at each trip count over a grid of geometries: threads per block in
 powers of two from 32 to the device's limit (at most 1024), blocks in powers of ``blocks_step``
-from 1 to one iteration per thread, plus exactly what every policy picks. Each policy's pick is
+from 1 to one iteration per thread, plus exactly what every policy picks (as ``geometry`` prints it,
+capped at the largest grid). Each policy's pick is
 therefore measured as it is, blocks included (the heuristic's capped long loops too), not snapped
 to a neighbour. The geometries of one loop at one trip count are timed interleaved (15 cycles of
 short rounds by default), so their ratios share the machine's state. The model policy is a random
@@ -32,7 +33,13 @@ import pandas as pd
 from sklearn.ensemble import RandomForestRegressor
 
 from gpuperf.datasets.schema import is_ok, row_location
-from gpuperf.decisions.geometry import DEFAULT_REGISTERS, DeviceDescriptor, KernelDescriptor, rules_for
+from gpuperf.decisions.geometry import (
+    DEFAULT_REGISTERS,
+    DeviceDescriptor,
+    KernelDescriptor,
+    grid_capped,
+    rules_for,
+)
 from gpuperf.decisions.space import plain_value
 from gpuperf.errors import GpuperfError, GpuperfNote
 
@@ -80,11 +87,12 @@ def _past_int64(values: pd.Series) -> pd.Series:
 
 
 def policy_picks(device: DeviceDescriptor, trip: int, registers: int = DEFAULT_REGISTERS) -> dict[str, tuple[int, int]]:
-    """(threads, blocks) of every rule-based policy for a loop of ``trip`` iterations."""
+    """(threads, blocks) of every rule-based policy for a loop of ``trip`` iterations, the blocks capped at
+    the largest grid as ``geometry`` caps them (:func:`~gpuperf.decisions.geometry.grid_capped`)."""
     kernel = KernelDescriptor(int(trip), int(registers))
     picks = {}
     for name, rule in rules_for(device).items():
-        chosen = rule(device, kernel)
+        chosen = grid_capped(device, rule(device, kernel))
         picks[name] = (chosen.threads, chosen.blocks)
     return picks
 
