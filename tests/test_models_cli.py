@@ -1893,6 +1893,19 @@ def test_an_index_column_and_numbers_saved_as_text_are_named_not_silently_taken_
     assert len(messages) == 2  # the text column label is text, no number
 
 
+def test_a_counter_column_past_64_bits_is_a_default_feature_not_silently_dropped(tmp_path, capsys):
+    """pandas keeps a column holding 2**64 as Python ints (objects): fit and evaluate take it as they take any
+    number column, where they left it out with no word."""
+    table = tmp_path / "bigint.csv"
+    table.write_text("kernel,gpu,n,flops,time_s\na,H100,10,18446744073709551616,1e-5\nb,H100,20,2,2e-5\n"
+                     "c,H100,30,3,3e-5\nd,H100,40,5,4e-5\n")
+    model = tmp_path / "lr.json"
+    assert main(["fit", str(table), "--model", "lr", "--out", str(model)]) == 0
+    assert "with 2 features" in capsys.readouterr().out
+    assert main(["evaluate", str(table), "--model", "lr", "--protocol", "leave-one-kernel-out", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["features"] == ["n", "flops"]
+
+
 def test_predict_table_with_no_row_to_predict_writes_the_rows_and_says_why(tables, tmp_path, capsys):
     model = tmp_path / "lr.json"
     assert main(["fit", str(tables["generic"]), "--model", "lr", "--features", "x1,x2", "--out", str(model)]) == 0

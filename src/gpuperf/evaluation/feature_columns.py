@@ -132,7 +132,7 @@ def default_features(frame: pd.DataFrame, where: str | None = None) -> list[Hash
             continue
         numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
         finite = np.isfinite(numbers)
-        if pd.api.types.is_numeric_dtype(values) and finite.all():
+        if (pd.api.types.is_numeric_dtype(values) or _big_integers(values)) and finite.all():
             chosen.append(column)
         elif (~finite).any() and finite.mean() >= 0.5:  # a number column with some bad cells, not text
             first = int(np.flatnonzero(~finite)[0])
@@ -156,6 +156,14 @@ def default_features(frame: pd.DataFrame, where: str | None = None) -> list[Hash
                                   f"(an index written with the table?): {', '.join(unnamed)}; name it to use it"),
                       stacklevel=2)
     return chosen
+
+
+def _big_integers(values: pd.Series) -> bool:
+    """Whether a column pandas read as objects holds whole numbers only, some past 64 bits (a counter of
+    2**64 or more: pandas keeps such a column as Python ints)."""
+    kept = values.dropna()
+    return values.dtype == object and bool(len(kept)) and all(
+        isinstance(value, (int, np.integer)) and not isinstance(value, bool) for value in kept)
 
 
 def _formatted_numbers(values: pd.Series) -> bool:
