@@ -1906,6 +1906,26 @@ def test_a_counter_column_past_64_bits_is_a_default_feature_not_silently_dropped
     assert json.loads(capsys.readouterr().out)["features"] == ["n", "flops"]
 
 
+def test_times_spanning_past_float64_are_told_without_runtime_warnings(tmp_path, capsys):
+    """Times of 1e-300 s and 1e300 s: no numpy overflow warning with its source line, no "infx" span and no
+    210-digit percentage; predict-gpu's spread past float64 is inf, quietly."""
+    import warnings
+
+    table = tmp_path / "f5.csv"
+    table.write_text("kernel,gpu,n,time_s\na,H100,1,1e-300\na,H100,2,1e300\nb,H100,3,1\nb,H100,4,4\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert main(["fit", str(table), "--model", "rf", "--out", str(tmp_path / "rf.json")]) == 0
+        assert "its times span 1e+600x; fitted on raw times" in capsys.readouterr().err
+        assert main(["fit", str(table), "--model", "lr", "--log-target", "--out", str(tmp_path / "lr.json")]) == 0
+        assert "training MAPE 1.89e+209 (1.89e+211%)" in capsys.readouterr().out
+        gpus = tmp_path / "pg.csv"
+        gpus.write_text("kernel,gpu,n,time_s\nk,A100,1,1e-12\nk,A100,2,1e6\nk,H100,1,2e-12\nk,V100,1,1e-300\n"
+                        "k,V100,2,1e300\n")
+        assert main(["predict-gpu", str(gpus), "--gpu", "H100 SXM", "--key", "n", "--out", str(tmp_path / "p.csv")]) == 0
+    assert pd.read_csv(tmp_path / "p.csv")["spread"].iloc[-1] == float("inf")
+
+
 def test_predict_table_with_no_row_to_predict_writes_the_rows_and_says_why(tables, tmp_path, capsys):
     model = tmp_path / "lr.json"
     assert main(["fit", str(tables["generic"]), "--model", "lr", "--features", "x1,x2", "--out", str(model)]) == 0

@@ -495,6 +495,8 @@ def prepare_training(
     base_clock: bool = False,
 ) -> Prepared:
     """The measured rows of ``frame`` extended for ``options`` and their feature columns."""
+    import numpy as np
+
     from gpuperf.datasets.profiler_csv import respelled_profiled_names
     from gpuperf.datasets.schema import canonical_gpus, measured_rows, time_column
     from gpuperf.evaluation.feature_columns import (
@@ -606,12 +608,18 @@ def prepare_training(
     if options.name == "linear" and gpus > 1:
         notes.append(f"note: {where}: {gpus} GPUs, one set of weights: the linear count model prices one device's "
                      "counts, so it predicts every GPU alike; fit one model per GPU (or calibrate per device)")
-    spread = frame["time_s"].max() / frame["time_s"].min() if len(frame) else 1.0
-    if options.name in LEARNED and not options.log_target and spread >= SPREAD_FOR_LOG_TARGET:
-        notes.append(f"note: {where}: its times span {spread:,.0f}x; fitted on raw times, {options.name} weighs the "
+    decades = float(np.log10(frame["time_s"].max()) - np.log10(frame["time_s"].min())) if len(frame) else 0.0
+    if options.name in LEARNED and not options.log_target and decades >= np.log10(SPREAD_FOR_LOG_TARGET):
+        notes.append(f"note: {where}: its times span {times_span(decades)}; fitted on raw times, {options.name} weighs the "
                      "slowest rows and may rank the rest badly; --log-target fits log2 times")
     return Prepared(numeric_features(with_zero_counts(frame, chosen), chosen, where), chosen, gpu_features, kind,
                     base_clock, roofline_kind, notes)
+
+
+def times_span(decades: float) -> str:
+    """The slowest time over the fastest, ``decades`` powers of ten apart: ``1,000x``, or ``1e+600x`` past
+    what a float holds in digits worth printing."""
+    return f"{10 ** decades:,.0f}x" if decades < 15 else f"{10 ** (decades % 1):.3g}e+{int(decades)}x"
 
 
 def noted(call: Callable[[], Any]) -> tuple[Any, list[str]]:

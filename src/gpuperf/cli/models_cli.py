@@ -123,7 +123,9 @@ def fit_command(
 
 def _fraction(value: float | None) -> str:
     """A MAPE-like fraction with its percentage: ``0.147 (14.7 %)``."""
-    return "undefined" if value is None else f"{value:.3g} ({value:.1%})"
+    if value is None:
+        return "undefined"
+    return f"{value:.3g} ({value:.1%})" if value < 1e4 else f"{value:.3g} ({value * 100:.3g}%)"
 
 
 METRICS_CAPTION = ("mape, gmre, median_ape: fractions (0.10 = 10 %; gmre = exp(mean |ln(predicted / measured)|) - 1); "

@@ -50,7 +50,8 @@ def _constant(values: np.ndarray) -> bool:
 def absolute_percentage_errors(measured, predicted) -> np.ndarray:
     """|measured - predicted| / measured for each row."""
     m, p = _pair(measured, predicted)
-    return np.abs(m - p) / m
+    with np.errstate(over="ignore"):  # an error past float64 (1e300 s for 1e-300 s) is inf
+        return np.abs(m - p) / m
 
 
 def mape(measured, predicted) -> float:
@@ -68,7 +69,8 @@ def geometric_mean_relative_error(measured, predicted) -> float:
     m, p = _pair(measured, predicted)
     if not np.all((p > 0) & np.isfinite(p)):
         raise GpuperfError("metrics: geometric-mean relative error needs positive, finite predictions")
-    return float(np.expm1(np.mean(np.abs(np.log(p / m)))))
+    with np.errstate(over="ignore"):  # the difference of logs: no ratio to overflow or underflow
+        return float(np.expm1(np.mean(np.abs(np.log(p) - np.log(m)))))
 
 
 BOUND_TOLERANCE = 1e-12  # relative: a prediction of exactly 0.8 x the measurement is within, though

@@ -58,7 +58,8 @@ def scaled_spreads(others: np.ndarray, own: np.ndarray) -> np.ndarray:
     scaled = scaled_logs(others, own)
     spread = np.full(len(scaled), np.nan)
     some = ~np.isnan(scaled).all(axis=1)
-    spread[some] = np.exp(np.nanmax(scaled[some], axis=1) - np.nanmin(scaled[some], axis=1))
+    with np.errstate(over="ignore"):  # GPUs apart by more than float64 holds: inf
+        spread[some] = np.exp(np.nanmax(scaled[some], axis=1) - np.nanmin(scaled[some], axis=1))
     return spread
 
 
