@@ -195,3 +195,21 @@ def test_a_written_caches_header_keeps_the_parameter_order_and_objective(tmp_pat
     header = json.loads(write_kernel_tuner_cache(shuffled, tmp_path / "own.json").read_text())
     assert header["tune_params"] == {"block_size_x": [32, 64, 128, 256], "tile_size": [1, 2]}  # ascending by value
     assert header["objective"] == "time"
+
+
+def test_whole_numbers_past_2_to_the_53_beside_an_empty_cell_keep_apart(tmp_path, capsys):
+    """pandas reads an integer column with one empty cell as float64, where 9007199254740993 is 9007199254740992:
+    the column is read again from its text, so explore sees two configurations, not one 'appearing twice'."""
+    from gpuperf.cli import main
+    from gpuperf.datasets.tables import read_csv
+
+    path = tmp_path / "bp.csv"
+    path.write_text("a,b,time_ms\n9007199254740992,1e20,1\n9007199254740993,,2\n,2e20,3\n")
+    frame = read_csv(path)
+    assert frame["a"].tolist()[:2] == [2**53, 2**53 + 1] and pd.isna(frame["a"].iloc[2])
+    assert frame["b"].dtype == np.float64  # written as floats: left as read
+    small = tmp_path / "small.csv"
+    small.write_text("a,time_ms\n1,1\n,2\n")
+    assert read_csv(small)["a"].dtype == np.float64  # nothing past 2**53: as pandas reads it
+    path.write_text("a,time_ms\n9007199254740992,1\n9007199254740993,2\n,3\n")
+    assert main(["explore", str(path), "--params", "a", "--json"]) == 0

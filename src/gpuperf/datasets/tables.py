@@ -154,6 +154,37 @@ def _read_csv(path: Path, **options) -> pd.DataFrame:
         if frame.attrs[ROW_NUMBERING] == "line":
             _refuse_short_last_row(path, frame, *lines)
         frame = _without_trailing_empty_rows(frame, path, options)
+        frame = _exact_large_integers(frame, path, options)
+    return frame
+
+
+INTEGER_TEXT = re.compile(r"\s*[+-]?\d+\s*")
+
+
+def _exact_large_integers(frame: pd.DataFrame, path: Path, options: dict) -> pd.DataFrame:
+    """``frame`` with each column pandas read as float64 only for an empty cell, whose whole numbers pass
+    2**53, read again from its text as Python ints (empty cells NaN): 9007199254740993 stays itself, not
+    9007199254740992, so sizes and parameters past 2**53 keep apart as they do in a column with no empty cell."""
+    candidates = [position for position, (_, values) in enumerate(frame.items())
+                  if values.dtype == np.float64 and values.isna().any() and values.notna().any()
+                  and np.isfinite(values.dropna()).all() and (values.dropna() % 1 == 0).all()
+                  and (values.dropna().abs() >= 2.0**53).any()]
+    if not candidates:
+        return frame
+    try:
+        text = pd.read_csv(path, low_memory=False, dtype=str, usecols=candidates, **options)
+    except (pd.errors.ParserError, ValueError):
+        return frame
+    if len(text.columns) != len(candidates) or not frame.index.isin(text.index).all():
+        return frame
+    frame = frame.copy()
+    for position, (_, cells) in zip(candidates, text.items()):
+        cells = cells.loc[frame.index]
+        if not cells.dropna().map(lambda cell: bool(INTEGER_TEXT.fullmatch(cell))).all():
+            continue  # 1e20 or 5.0: a float as written
+        exact = pd.Series([int(cell) if isinstance(cell, str) else np.nan for cell in cells], index=cells.index,
+                          dtype=object)
+        frame.isetitem(position, exact)
     return frame
 
 
