@@ -1922,7 +1922,8 @@ def test_times_spanning_past_float64_are_told_without_runtime_warnings(tmp_path,
         gpus = tmp_path / "pg.csv"
         gpus.write_text("kernel,gpu,n,time_s\nk,A100,1,1e-12\nk,A100,2,1e6\nk,H100,1,2e-12\nk,V100,1,1e-300\n"
                         "k,V100,2,1e300\n")
-        assert main(["predict-gpu", str(gpus), "--gpu", "H100 SXM", "--key", "n", "--out", str(tmp_path / "p.csv")]) == 0
+        out = tmp_path / "p.csv"
+        assert main(["predict-gpu", str(gpus), "--gpu", "H100 SXM", "--key", "n", "--out", str(out)]) == 0
     assert pd.read_csv(tmp_path / "p.csv")["spread"].iloc[-1] == float("inf")
 
 

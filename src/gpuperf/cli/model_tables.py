@@ -610,8 +610,8 @@ def prepare_training(
                      "counts, so it predicts every GPU alike; fit one model per GPU (or calibrate per device)")
     decades = float(np.log10(frame["time_s"].max()) - np.log10(frame["time_s"].min())) if len(frame) else 0.0
     if options.name in LEARNED and not options.log_target and decades >= np.log10(SPREAD_FOR_LOG_TARGET):
-        notes.append(f"note: {where}: its times span {times_span(decades)}; fitted on raw times, {options.name} weighs the "
-                     "slowest rows and may rank the rest badly; --log-target fits log2 times")
+        notes.append(f"note: {where}: its times span {times_span(decades)}; fitted on raw times, {options.name} "
+                     "weighs the slowest rows and may rank the rest badly; --log-target fits log2 times")
     return Prepared(numeric_features(with_zero_counts(frame, chosen), chosen, where), chosen, gpu_features, kind,
                     base_clock, roofline_kind, notes)
 
