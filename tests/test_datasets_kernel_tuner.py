@@ -537,7 +537,7 @@ def test_an_entry_given_twice_with_other_values_is_refused_not_overwritten(tmp_p
     entry = json.dumps(data["cache"][key])
     again = json.dumps({**data["cache"][key], "time": 0.05})
     twice = tmp_path / "twice.json"
-    twice.write_text(text.replace(f'"cache": {{', f'"cache": {{\n"{key}": {again},', 1))
+    twice.write_text(text.replace('"cache": {', f'"cache": {{\n"{key}": {again},', 1))
     assert f'"{key}": {again}' in twice.read_text()
     with pytest.raises(GpuperfError, match=rf"twice.json: '{key}' is given twice with different values \(time "):
         read_kernel_tuner_cache(twice)

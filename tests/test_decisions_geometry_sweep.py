@@ -18,7 +18,6 @@ from gpuperf.decisions.geometry_sweep import (
     loop_registers,
     policy_picks,
     sweep_choices,
-    sweep_summary,
     unjudged_notes,
     sweep_geometries,
     sweep_summary,

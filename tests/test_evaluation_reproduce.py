@@ -344,7 +344,6 @@ def test_a_report_interrupted_while_written_leaves_the_earlier_pages_whole(tmp_p
 def test_a_page_that_cannot_be_written_leaves_the_earlier_report_whole(tmp_path, small, monkeypatch, failure):
     """The plots were put in place before the pages were written: a full disk while writing metrics.json,
     or a folder named error_rf.png, left the new plots beside the earlier report's pages."""
-    import gpuperf.evaluation.report as report
 
     evaluation = leave_one_gpu_out(make_model("linear"), small, ["input.size.1", "threads"], max_train_rows=20)
     other = leave_one_gpu_out(make_model("linear"), small, ["threads"], max_train_rows=20)

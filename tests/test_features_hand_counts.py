@@ -46,7 +46,7 @@ def test_a_guard_around_whole_sequential_loops_counts_once_per_work_item(name):
 @pytest.mark.parametrize("seed", ["0", "2"])
 def test_loop_iterations_do_not_depend_on_the_hash_seed(seed):
     code = ("import json, sys; from gpuperf.features.table import extract_features; from gpuperf.kernels import get_kernel;"
-            f"print(json.dumps(extract_features(get_kernel(sys.argv[1] + ':partial_lane_in_loop'), {{'n': 4096}})"
+            "print(json.dumps(extract_features(get_kernel(sys.argv[1] + ':partial_lane_in_loop'), {'n': 4096})"
             "['loop_iterations_per_thread']))")
     out = subprocess.run([sys.executable, "-c", code, str(KERNELS)], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONHASHSEED": seed})

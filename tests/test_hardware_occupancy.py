@@ -141,7 +141,6 @@ def test_agrees_with_the_cuda_toolkit_calculator(tmp_path):
     cases = []
     for gpu in (g for g in gpus() if g.vendor == "NVIDIA"):
         major, minor = gpu.cc_version
-        reserved = 1024 if major >= 8 else 0
         for _ in range(150):
             threads = rng.choice([32, 64, 96, 128, 160, 192, 256, 384, 512, 640, 768, 1024, rng.randint(1, 1024)])
             registers = rng.choice([0, 16, 24, 32, 33, 40, 48, 64, 72, 96, 128, 168, 192, 255, rng.randint(1, 255)])

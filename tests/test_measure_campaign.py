@@ -434,14 +434,14 @@ def test_a_point_that_loses_the_device_is_stored_and_stops_the_campaign(tmp_path
     from gpuperf.measure.devices import DeviceLost
     from gpuperf.measure.opencl import OpenCLLaunch
 
-    path = write_campaign(tmp_path, f"""
+    path = write_campaign(tmp_path, """
         name = "lost"
         [[kernels]]
         kernel = "kernels.py:axpy"
-        sizes = [{{n = 1024}}, {{n = 2048}}]
+        sizes = [{n = 1024}, {n = 2048}]
         [[kernels]]
         kernel = "vector_copy"
-        sizes = [{{n = 1024}}]
+        sizes = [{n = 1024}]
     """)
     path.write_text(path.read_text() + f"cycles = {cycles}\n")
     if cycles > 1:

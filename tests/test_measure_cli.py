@@ -135,7 +135,7 @@ MALFORMED = {
     "unknown_key": ('[[kernels]]\nkernel = "vector_copy"\nsize = [{n = 4096}]', "kernels[0]: unknown key 'size'"),
     "bad_timing": ('[timing]\nmin_repeats = "many"\n[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096}]', "timing.min_repeats"),
     "bad_interleave": ('interleave = 2\n[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096}]', "interleave: expected a string, got 2"),
-    "bad_timing": ('timing = 5\n[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096}]', "timing: expected a table, got 5"),
+    "timing_not_a_table": ('timing = 5\n[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096}]', "timing: expected a table, got 5"),
     "unknown_device": ('device = "opencl:9:9"\n[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096}]', "device: device 'opencl:9:9' does not exist"),
     "unknown_space": ('[[spaces]]\nspace = "jacobi"\nsizes = [{n = 256, m = 256}]', "spaces[0].space: unknown variant space 'jacobi'"),
     "nothing": ('name = "empty"', "no points to measure"),

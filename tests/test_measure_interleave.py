@@ -289,7 +289,6 @@ def _killed_in_third_cycle(tmp_path: Path, monkeypatch) -> tuple[Campaign, Round
 
 
 def test_an_interleaved_group_killed_mid_way_resumes_at_its_next_cycle(tmp_path: Path, monkeypatch) -> None:
-    path = tmp_path / "pair.toml"
     campaign, rounds = _killed_in_third_cycle(tmp_path, monkeypatch)
     with Store(tmp_path / "s.db", create=False) as store:
         assert store.rows("pair") == []  # the group was not finished

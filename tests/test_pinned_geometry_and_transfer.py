@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpuperf.decisions.geometry import device_descriptor
 from gpuperf.decisions.geometry_eval import choices, summarise
 from gpuperf.decisions.geometry_model import ChoiceTable
 from gpuperf.decisions.geometry_sweep import cpu_descriptor, sweep_geometries

@@ -5,7 +5,6 @@ value it expects, worked out by hand."""
 from __future__ import annotations
 
 import re
-import warnings
 
 import loopy as lp
 import numpy as np

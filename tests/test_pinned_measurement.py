@@ -21,7 +21,7 @@ from gpuperf.measure import interleave, opencl, timing
 from gpuperf.measure.interleave import Variant, measure_interleaved
 from gpuperf.measure.store import Store
 from gpuperf.measure.timing import (
-    MAX_BATCH, Measurement, Prepared, Timing, TimingSettings, measurement, one_round, prepare, time_kernel,
+    MAX_BATCH, Measurement, Prepared, TimingSettings, measurement, one_round, prepare, time_kernel,
 )
 
 

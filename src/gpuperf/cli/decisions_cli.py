@@ -294,7 +294,6 @@ def rank_command(
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
 ) -> None:
     """Rank a space's variants by predicted performance (LIFT model; a count model with --model)."""
-    import pandas as pd
 
     from gpuperf.cli.model_tables import read_table
     from gpuperf.cli.output import parse_params, space_sizes, whole_counts

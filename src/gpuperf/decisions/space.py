@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.datasets.schema import (
-    ROW_NUMBERING, canonical_gpu, format_value, key_text, lookup_gpu, row_location, texts_by_value,
+    ROW_NUMBERING, canonical_gpu, key_text, lookup_gpu, row_location, texts_by_value,
     variant_parameters,
 )
 from gpuperf.datasets.schema import as_sequence as _sequence
