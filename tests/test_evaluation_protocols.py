@@ -521,3 +521,18 @@ def test_balanced_subsample_draws_the_rows_pandas_sample_draws_per_group():
         pd.testing.assert_frame_equal(balanced_subsample(frame, by, max_rows, seed),
                                       _per_group_samples(frame, by, max_rows, seed))
     assert balanced_subsample(frame.iloc[:0], ["gpu"], 2).empty
+
+
+def test_held_out_groups_or_training_kernels_given_as_one_string_are_refused():
+    # "AB" would read as the GPUs A and B, "12" as the sizes 1 and 2: a silent run of other groups
+    with pytest.raises(GpuperfError, match=r"leave-one-gpu-out: groups lists names, e.g. \['AB'\], not the string"):
+        leave_one_gpu_out(RecordingRegressor(), _frame(), FEATURES, groups="AB")
+    with pytest.raises(GpuperfError, match=r"leave-one-size-out: groups lists names, e.g. \['12'\], not the string"):
+        leave_one_size_out(RecordingRegressor(), _frame(), FEATURES, "n", groups="12")
+    with pytest.raises(GpuperfError, match=r"leave-one-kernel-out: groups lists names, e.g. \['add'\]"):
+        leave_one_kernel_out(RecordingRegressor(), _frame(), FEATURES, groups="add")
+    with pytest.raises(GpuperfError, match=r"fit-on-kernels: train_kernels lists names, e.g. \['copy'\], not the "
+                                           r"string 'copy'"):
+        fit_on_kernels(RecordingRegressor(), _frame(), FEATURES, "copy")
+    assert set(leave_one_gpu_out(RecordingRegressor(), _frame(), FEATURES, groups=("A", "B")).predictions["fold"]) \
+        == {"A", "B"}

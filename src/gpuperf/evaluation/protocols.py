@@ -109,6 +109,14 @@ def _as_columns(group: str | Sequence[str]) -> list[str]:
     return [group] if isinstance(group, str) else list(group)
 
 
+def _listed(values: Sequence, what: str, where: str) -> list:
+    """``values`` (the groups or kernels a caller names) as a list; one string is an error, as it would
+    read as one name per character (``"H100"`` as the groups H, 1, 0)."""
+    if isinstance(values, str):
+        raise GpuperfError(f"{where}: {what} lists names, e.g. ['{values}'], not the string '{values}'")
+    return list(values)
+
+
 def _usable_rows(frame: pd.DataFrame, features: Sequence[str], target: str, where: str,
                  groups: Sequence[str] = (), allow_nan: bool = False) -> pd.DataFrame:
     """The measured rows (status ok in any case, or every row without a status column). On them, a
@@ -281,7 +289,8 @@ def leave_one_group_out(
         labels = labels.str.cat([label_texts(frame[c]) for c in columns[1:]], sep="/")
     column = frame[columns[0]]
     whole = len(columns) == 1 and (_whole_floats(column) or pd.api.types.is_integer_dtype(column))
-    wanted = sorted(labels.unique(), key=natural_key) if groups is None else [_group_text(g, whole) for g in groups]
+    wanted = (sorted(labels.unique(), key=natural_key) if groups is None
+              else [_group_text(g, whole) for g in _listed(groups, "groups", where)])
     wanted = list(dict.fromkeys(wanted))  # a group named twice (two spellings of it) is held out once
     present = set(labels)  # once, not once per held-out group: seconds on the Rodinia table's 43,837 rows
     unknown = [g for g in wanted if g not in present]
@@ -397,7 +406,8 @@ def leave_one_gpu_out(estimator, frame, features, **options) -> Evaluation:
         frame = frame.assign(gpu=canonical_gpus(frame["gpu"]))
     if options.get("groups") is not None:
         in_table = {spelling_key(str(gpu)): gpu for gpu in frame["gpu"].dropna().unique()} if "gpu" in frame else {}
-        names = [canonical_gpu(name) for name in options["groups"]]
+        names = [canonical_gpu(name) for name in _listed(options["groups"], "groups",
+                                                               options.get("name") or "leave-one-gpu-out")]
         options["groups"] = [in_table.get(spelling_key(name), name) for name in names]
     return leave_one_group_out(estimator, frame, features, "gpu", **options)
 
@@ -418,7 +428,7 @@ def fit_on_kernels(estimator, frame, features, train_kernels: Sequence[str], **o
     """Fit on the rows of ``train_kernels`` (e.g. the measurement kernels), predict all the others;
     kernels named as leave-one-kernel-out names them (``"k1 "`` is kernel ``k1``)."""
     kernels = label_texts(frame["kernel"])
-    wanted = [str(k).strip() for k in train_kernels]
+    wanted = [str(k).strip() for k in _listed(train_kernels, "train_kernels", "fit-on-kernels")]
     unknown = [k for k in wanted if k not in set(kernels)]
     if unknown:
         raise GpuperfError(f"fit-on-kernels: no rows for kernel(s) {', '.join(unknown)}")
