@@ -438,3 +438,21 @@ def test_ask_gpu_word_names_the_train_tables_gpu_as_explore_does(tmp_path, capsy
     assert main(["ask", str(tmp_path / "space.csv"), *common[:2], "--train", str(tmp_path / "both.csv"),
                  "--gpu", "2070"]) == 2
     assert "--gpu 2070 names 2 GPUs of the --train tables (RTX 2070, RTX 2070 Super); name one" in capsys.readouterr().err
+
+
+def test_tables_not_given_as_dataframes_are_errors_naming_what_to_pass():
+    from gpuperf.decisions import GuidedSearch
+    from gpuperf.decisions.space import space_from_frame
+
+    rows = [{"a": 1, "time_s": 1.0}, {"a": 2, "time_s": None}]
+    with pytest.raises(GpuperfError, match=r"^table: the table must be a pandas DataFrame \(got list\)"):
+        partly_measured(rows, ["a"])
+    with pytest.raises(GpuperfError, match=r"^t: the table must be a pandas DataFrame \(got list\)"):
+        space_from_frame(rows, ["a"], "time_s", "t")
+    with pytest.raises(GpuperfError, match=r"^GuidedSearch: the configurations must be a pandas DataFrame \(got "
+                                           r"ndarray\)"):
+        GuidedSearch(np.array([[1], [2]]), ["a"])
+    with pytest.raises(GpuperfError, match=r"next_configuration takes a table read by partly_measured\(frame, "
+                                           r"params\), not a DataFrame"):
+        next_configuration(pd.DataFrame(rows))
+    assert next_configuration(partly_measured(pd.DataFrame(rows), ["a"])).config == {"a": 2}

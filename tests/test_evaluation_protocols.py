@@ -536,3 +536,22 @@ def test_held_out_groups_or_training_kernels_given_as_one_string_are_refused():
         fit_on_kernels(RecordingRegressor(), _frame(), FEATURES, "copy")
     assert set(leave_one_gpu_out(RecordingRegressor(), _frame(), FEATURES, groups=("A", "B")).predictions["fold"]) \
         == {"A", "B"}
+
+
+def test_a_table_that_is_not_a_dataframe_is_an_error_naming_the_call():
+    from pathlib import Path
+
+    from gpuperf.evaluation import default_features, split_evaluation
+
+    rows = _frame().to_dict("records")
+    for call, where in ((lambda t: leave_one_gpu_out(RecordingRegressor(), t, FEATURES), "leave-one-gpu-out"),
+                        (lambda t: leave_one_kernel_out(RecordingRegressor(), t, FEATURES), "leave-one-kernel-out"),
+                        (lambda t: fit_on_kernels(RecordingRegressor(), t, FEATURES, ["copy"]), "fit-on-kernels"),
+                        (lambda t: split_evaluation(RecordingRegressor(), t, FEATURES, [True] * 19), "split"),
+                        (default_features, "default_features")):
+        with pytest.raises(GpuperfError, match=rf"^{where}: the table must be a pandas DataFrame \(got list\)"):
+            call(rows)
+    with pytest.raises(GpuperfError, match=r"\(got PosixPath\); read the file first \(pandas.read_csv"):
+        leave_one_gpu_out(RecordingRegressor(), Path("table.csv"), FEATURES)
+    with pytest.raises(GpuperfError, match="fit-on-kernels: missing column.*kernel"):
+        fit_on_kernels(RecordingRegressor(), _frame().drop(columns="kernel"), FEATURES, ["copy"])

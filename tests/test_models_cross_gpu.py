@@ -708,3 +708,11 @@ def test_a_launch_the_gpus_predict_over_2x_apart_is_named_in_a_note(tmp_path, ca
     assert spread[0]["spread"] == pytest.approx(3.0)
     assert ("note: 1 launch(es) predicted for H100 SXM from GPUs whose scaled times lie over 2x apart (spread), "
             "their geometric mean taken; the first: kernel=k, n=2, spread 3 over 2 GPUs") in captured.err
+
+
+def test_a_table_given_as_a_path_or_rows_is_an_error_not_an_attribute_error(tmp_path):
+    with pytest.raises(GpuperfError, match=r"jobs: the table must be a pandas DataFrame \(got PosixPath\); read the "
+                                           r"file first"):
+        times_on_gpu(tmp_path / "jobs.csv", "H100", ["n"], "jobs")
+    with pytest.raises(GpuperfError, match=r"table: the table must be a pandas DataFrame \(got list\)"):
+        times_on_gpu([{"kernel": "k", "gpu": "H100", "n": 1, "time_s": 1.0}], "H100", ["n"])

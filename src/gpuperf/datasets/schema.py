@@ -41,6 +41,18 @@ MEASUREMENT_OUTCOMES = ("repeats", "retries", "stable", "verified", "max_rel_err
 ROW_NUMBERING = "row_numbering"  # frame.attrs key: how error messages number the rows of the file read
 
 
+def require_frame(value: object, where: str, what: str = "table") -> None:
+    """An error where ``value``, given to a library function as a ``what``, is not a pandas DataFrame
+    (a list of rows, a dict of columns, a path), which would fail deep inside with an AttributeError."""
+    if isinstance(value, pd.DataFrame):
+        return
+    from pathlib import Path
+
+    hint = ("; read the file first (pandas.read_csv, or gpuperf.datasets.load_dataset for a bundled table)"
+            if isinstance(value, (str, Path)) else "; pandas.DataFrame(...) makes one")
+    raise GpuperfError(f"{where}: the {what} must be a pandas DataFrame (got {type(value).__name__}){hint}")
+
+
 def row_location(frame: pd.DataFrame, position: int) -> str:
     """Where row ``position`` of ``frame`` is in the file it was read from: ``line N`` of a CSV
     (the header is line 1, as an editor or spreadsheet counts), ``entry N`` of a Kernel Tuner cache,

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuperf.datasets.schema import row_location
+from gpuperf.datasets.schema import require_frame, row_location
 from gpuperf.decisions.exploration import default_model
 from gpuperf.decisions.space import (
     TIME_COLUMNS, Space, empty_cells, held_times_hint, space_from_frame, unmeasured_rows, unnamed_time_column,
@@ -83,6 +83,7 @@ def partly_measured(frame: pd.DataFrame, params: Sequence[str], target: str | No
                     where: str = "table") -> PartlyMeasured:
     """``frame`` read as a space measured so far. ``target``: the time column (default: the first
     of time_ms, time_s, time the table has; a table with none has nothing measured yet)."""
+    require_frame(frame, where)
     if target is None:
         target = next((name for name in TIME_COLUMNS if name in frame.columns), None)
         if target is None:
@@ -126,6 +127,9 @@ def next_configuration(table: PartlyMeasured, train: Sequence[Space] = (), model
     """The configuration of ``table`` to measure next (see the module docstring), or with ``count``
     the ``count`` to measure at once (:meth:`GuidedSearch.ask_batch`); ``train``: the same
     parameters measured on other GPUs, taken whole."""
+    if not isinstance(table, PartlyMeasured):
+        raise GpuperfError(f"next_configuration takes a table read by partly_measured(frame, params), not a "
+                           f"{type(table).__name__}")
     if count < 1:
         raise GpuperfError(f"a batch of {count} configurations: ask for at least 1")
     space, pending = table.space, table.pending

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.datasets.schema import (
-    ROW_NUMBERING, canonical_gpu, key_text, lookup_gpu, row_location, texts_by_value,
+    ROW_NUMBERING, canonical_gpu, key_text, lookup_gpu, require_frame, row_location, texts_by_value,
     variant_parameters,
 )
 from gpuperf.datasets.schema import as_sequence as _sequence
@@ -174,6 +174,7 @@ def space_from_frame(
     if isinstance(params, str):  # "bx" would read as the parameters b and x
         raise GpuperfError(f"{where}: params lists column names, e.g. ['{params}'], not the string '{params}'")
     params = list(params)
+    require_frame(frame, where)
     if frame.empty:
         raise GpuperfError(f"{where}: the table has no rows")
     if not params:

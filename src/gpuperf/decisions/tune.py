@@ -95,6 +95,9 @@ class GuidedSearch:
                  start: Sequence[int] | None = None, initial: int | None = None, kernel: str | None = None):
         if isinstance(params, str):  # "bx" would read as the parameters b and x
             raise GpuperfError(f"params lists column names, e.g. ['{params}'], not the string '{params}'")
+        from gpuperf.datasets.schema import require_frame
+
+        require_frame(configs, "GuidedSearch", "configurations")
         params = list(params)
         missing = [p for p in params if p not in configs.columns]
         if missing:

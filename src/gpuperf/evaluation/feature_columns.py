@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.datasets.join import descriptor_columns
-from gpuperf.datasets.schema import MEASUREMENT_OUTCOMES, row_location, variant_parameters
+from gpuperf.datasets.schema import MEASUREMENT_OUTCOMES, require_frame, row_location, variant_parameters
 from gpuperf.errors import GpuperfNote, clipped
 from gpuperf.evaluation.tables import is_timing_derived
 
@@ -121,6 +121,7 @@ def default_features(frame: pd.DataFrame, where: str | None = None) -> list[Hash
     labels as the frame has them: ``7`` stays an integer, so it finds its column); with
     ``where`` (the table's name), a :class:`~gpuperf.errors.GpuperfNote` warning names the allowed
     columns left out for a missing or non-number value, and the first row with one."""
+    require_frame(frame, where or "default_features")
     chosen, left_out, unnamed, formatted = [], [], [], []
     parameters = variant_parameters(frame)
     for position, column in enumerate(frame.columns, start=1):

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from gpuperf.datasets.schema import canonical_gpu, canonical_gpus, is_ok, row_location
+from gpuperf.datasets.schema import canonical_gpu, canonical_gpus, is_ok, require_frame, row_location
 from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.evaluation.metrics import all_metrics
 from gpuperf.hardware.specs import spelling_key
@@ -242,6 +242,7 @@ def split_evaluation(
 ) -> Evaluation:
     """Fit on the rows where ``train_mask`` (a Series on ``frame``'s index, or one flag per row) is
     true, predict all other rows."""
+    require_frame(frame, name)
     if not isinstance(train_mask, pd.Series):
         flags = np.asarray(train_mask, dtype=bool)
         if flags.shape != (len(frame),):
@@ -283,6 +284,7 @@ def leave_one_group_out(
     """
     columns = _as_columns(group)
     where = name or f"leave-one-{'-'.join(columns)}-out"
+    require_frame(frame, where)
     frame = _usable_rows(frame, features, target, where, columns, takes_missing(estimator))
     labels = label_texts(frame[columns[0]])  # one column: no slow row-wise join
     if len(columns) > 1:
@@ -402,6 +404,7 @@ def leave_one_gpu_out(estimator, frame, features, **options) -> Evaluation:
     """Hold out each GPU in turn (``gpu`` column). A GPU spelt two ways (``V100``, ``Tesla V100``) is one,
     held out whole under its canonical name, as ``groups`` may name it either way (``mystery gpu`` for
     the table's ``Mystery GPU``, a GPU gpuperf does not describe, too)."""
+    require_frame(frame, options.get("name") or "leave-one-gpu-out")
     if "gpu" in frame.columns:
         frame = frame.assign(gpu=canonical_gpus(frame["gpu"]))
     if options.get("groups") is not None:
@@ -427,6 +430,9 @@ def leave_one_size_out(estimator, frame, features, sizes: str | Sequence[str], *
 def fit_on_kernels(estimator, frame, features, train_kernels: Sequence[str], **options) -> Evaluation:
     """Fit on the rows of ``train_kernels`` (e.g. the measurement kernels), predict all the others;
     kernels named as leave-one-kernel-out names them (``"k1 "`` is kernel ``k1``)."""
+    require_frame(frame, "fit-on-kernels")
+    if "kernel" not in frame.columns:
+        raise GpuperfError("fit-on-kernels: missing column(s) kernel")
     kernels = label_texts(frame["kernel"])
     wanted = [str(k).strip() for k in _listed(train_kernels, "train_kernels", "fit-on-kernels")]
     unknown = [k for k in wanted if k not in set(kernels)]

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from gpuperf.datasets.schema import TARGET, TIME_IN_UNITS, canonical_gpus, is_ok, measured_rows, row_location
+from gpuperf.datasets.schema import (
+    TARGET, TIME_IN_UNITS, canonical_gpus, is_ok, measured_rows, require_frame, row_location,
+)
 from gpuperf.errors import GpuperfError, counted, unknown_name_error
 from gpuperf.hardware.specs import canonical_gpu_name, spelling_key
 
@@ -112,6 +114,7 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     A user's kernel named like another of a campaign export is a kernel of its own (:func:`~gpuperf.datasets.tables.kernels_told_apart`)."""
     from gpuperf.datasets.tables import kernels_told_apart
 
+    require_frame(table, where)
     table = kernels_told_apart(table)  # two kernels of one name, from different sources, are scaled apart
     columns = launch_columns(table, key, where, target)
     failed = table.loc[~is_ok(table["status"]), "gpu"] if "status" in table.columns else table["gpu"].iloc[:0]
