@@ -1425,3 +1425,33 @@ def test_the_guided_strategy_keeps_the_tuned_gpus_kernel_at_another_problem_size
                                                                                   4096)
     assert sorted(("A100" in space.gpu, int(space.extra["problem_size"].iloc[0])) for space in kept) == [
         (False, 8192), (True, 4096)]  # the RTX 3090's other size, and the A100's
+
+
+def test_start_initial_and_batch_counts_a_notebook_writes_loosely_are_read_or_refused_clearly():
+    configs = pd.DataFrame({"x": [1, 2, 4, 8]}, index=["c1", "c2", "c4", "c8"])
+    for start, message in (("c1", r"start lists configuration labels, e.g. \['c1'\], not 'c1'"),
+                           (3, r"start lists configuration labels, e.g. \[3\], not 3")):
+        with pytest.raises(GpuperfError, match=message):
+            GuidedSearch(configs, ["x"], start=start)
+    for initial, message in ((2.5, "initial must be a whole number, not 2.5"), (-1, "initial -1: .* 0 or more")):
+        with pytest.raises(GpuperfError, match=message):
+            GuidedSearch(configs, ["x"], initial=initial)
+    assert GuidedSearch(configs, ["x"], initial=2.0).ask() == GuidedSearch(configs, ["x"], initial=2).ask()
+    search = GuidedSearch(configs, ["x"])
+    assert search.ask_batch(2.0) == search.ask_batch(2)
+    for count in (2.5, "2", None):
+        with pytest.raises(GpuperfError, match="a batch's count must be a whole number"):
+            search.ask_batch(count)
+    assert search.measured == []
+
+
+def test_explore_takes_a_whole_number_budget_and_refuses_training_tables_that_are_not_spaces():
+    from gpuperf.decisions.exploration import explore
+
+    space = grid((4, 4))
+    assert explore(space, budget=3.0).order == explore(space, budget=3).order
+    with pytest.raises(GpuperfError, match="budget must be a whole number, not 2.5"):
+        explore(space, budget=2.5)
+    with pytest.raises(GpuperfError, match="explore: train holds a str, not a Space; read each table with "
+                                           "gpuperf.decisions.read_space"):
+        explore(space, train=["schoonhoven_spaces"])

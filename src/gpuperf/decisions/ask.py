@@ -24,7 +24,7 @@ from gpuperf.decisions.space import (
     TIME_COLUMNS, Space, empty_cells, held_times_hint, space_from_frame, unmeasured_rows, unnamed_time_column,
     unnamed_times_error, without_unparameterised_rows,
 )
-from gpuperf.decisions.tune import GuidedSearch
+from gpuperf.decisions.tune import GuidedSearch, batch_count
 from gpuperf.errors import GpuperfError
 
 STATUS = "status"
@@ -130,8 +130,7 @@ def next_configuration(table: PartlyMeasured, train: Sequence[Space] = (), model
     if not isinstance(table, PartlyMeasured):
         raise GpuperfError(f"next_configuration takes a table read by partly_measured(frame, params), not a "
                            f"{type(table).__name__}")
-    if count < 1:
-        raise GpuperfError(f"a batch of {count} configurations: ask for at least 1")
+    count = batch_count(count)
     space, pending = table.space, table.pending
     search = GuidedSearch(space.configs, space.params, train, model, seed, gpu=space.gpu)
     for index in np.flatnonzero(~pending):

@@ -41,7 +41,7 @@ from gpuperf.decisions.space import (
     transfer_matrix,
 )
 from gpuperf.decisions.surrogates import SURROGATES
-from gpuperf.errors import GpuperfError, GpuperfNote, unknown_name_error
+from gpuperf.errors import GpuperfError, GpuperfNote, unknown_name_error, whole_number
 
 TRANSFER_MODEL = "et"  # refitted after every measurement, with other GPUs' data (a cheap step)
 ONLINE_MODEL = "gp"  # refitted after every measurement, no prior data
@@ -175,10 +175,14 @@ def explore(
     ``progress(done, budget)`` follows the search. ``train`` spaces that are ``space`` itself
     (its kernel and GPU at its size, also in ``size_columns``) are left out
     (:func:`measured_elsewhere`)."""
-    if budget < 1:
+    if whole_number(budget, "budget") < 1:
         raise GpuperfError(f"budget {budget} must be at least 1 evaluation")
-    if isinstance(train, Space):  # one training space, as GuidedSearch takes one table
-        train = [train]
+    budget = int(budget)
+    train = [train] if isinstance(train, Space) else list(train)  # one training space, as GuidedSearch takes one table
+    for other in train:
+        if not isinstance(other, Space):  # a table or its path: GuidedSearch reads those, explore takes spaces
+            raise GpuperfError(f"explore: train holds a {type(other).__name__}, not a Space; read each table with "
+                               "gpuperf.decisions.read_space (or gpuperf.decisions.tune.training_spaces)")
     train = measured_elsewhere(space, train, size_columns)
     model = model or default_model(bool(train), refit)
     explorer = make_explorer(space, train, model, refit, seed)

@@ -29,7 +29,7 @@ import pandas as pd
 from gpuperf.decisions.exploration import default_model, make_explorer
 from gpuperf.decisions.explorers import next_batch
 from gpuperf.decisions.space import Space, configuration_keys, with_literal_texts
-from gpuperf.errors import GpuperfError, GpuperfNote, named_values
+from gpuperf.errors import GpuperfError, GpuperfNote, named_values, whole_number
 from gpuperf.kernels.kernel import variant_label
 
 if TYPE_CHECKING:
@@ -117,6 +117,10 @@ class GuidedSearch:
             raise GpuperfError(f"the configurations' index holds the label {_shown(label)} twice; a search names "
                                "each configuration by its label (reset_index(drop=True) numbers them from 0)")
         _check_seed(seed)
+        if initial is not None:
+            initial = whole_number(initial, "initial")
+            if initial < 0:
+                raise GpuperfError(f"initial {initial}: the random first picks of a search without train, 0 or more")
         if start is not None:
             start = self._start_positions(start)
         extra = pd.DataFrame({"kernel": [kernel] * len(configs)}) if kernel is not None else pd.DataFrame()
@@ -152,6 +156,8 @@ class GuidedSearch:
 
     def _start_positions(self, start: Sequence[Any]) -> list[int]:
         """The rows of the ``start`` labels, each named once, else an error naming the one at fault."""
+        if isinstance(start, str) or not isinstance(start, Iterable):  # "c1" would read as the labels c and 1
+            raise GpuperfError(f"start lists configuration labels, e.g. [{_shown(start)}], not {_shown(start)}")
         positions: dict[int, None] = {}  # insertion-ordered, with a set's lookup
         for pick in start:
             position = self._position(pick, "start")
@@ -169,8 +175,7 @@ class GuidedSearch:
     def ask_batch(self, count: int) -> list[Any]:
         """The labels of ``count`` configurations to measure at once (fewer when fewer are left):
         each pick made as if the ones before it had run at the times the search expects of them."""
-        if count < 1:
-            raise GpuperfError(f"a batch of {count} configurations: ask for at least 1")
+        count = batch_count(count)
         if len(self._picked) >= len(self.space):
             raise GpuperfError("every configuration has been measured")
         return [self.labels[i] for i in next_batch(self.explorer, self._picked, self.times, count)]
@@ -194,6 +199,14 @@ class GuidedSearch:
         """The label of the fastest configuration measured so far (None if none ran)."""
         ran = [i for i in self._picked if np.isfinite(self.times[i])]
         return self.labels[min(ran, key=lambda i: self.times[i])] if ran else None
+
+
+def batch_count(count: Any) -> int:
+    """How many configurations a batch asks for: a whole number, at least 1."""
+    count = whole_number(count, "a batch's count")
+    if count < 1:
+        raise GpuperfError(f"a batch of {count} configurations: ask for at least 1")
+    return count
 
 
 def _check_seed(seed: Any) -> None:
