@@ -614,3 +614,18 @@ def test_a_plot_a_full_disk_refuses_is_named_as_the_reports_file(tmp_path, monke
     with pytest.raises(GpuperfError, match=f"^{re.escape(expected)}$"):
         write_report(folder, "T", {"e": _evaluation()})
     assert not list(folder.iterdir())
+
+
+def test_write_report_takes_one_note_as_one_line_and_refuses_evaluations_or_tables_not_named(tmp_path):
+    from gpuperf.errors import GpuperfError
+    from gpuperf.evaluation.report import write_report
+
+    paths = write_report(tmp_path / "one", "T", notes="the runs of 2026-12-01")
+    lines = paths["markdown"].read_text().splitlines()
+    assert "the runs of 2026-12-01  " in lines and "t  " not in lines  # not one character a line
+    with pytest.raises(GpuperfError, match=r"write_report: evaluations maps a name to each Evaluation, e.g. "
+                                           r"\{'leave-one-gpu-out': evaluation\}, not a list"):
+        write_report(tmp_path / "two", "T", [object()])
+    with pytest.raises(GpuperfError, match=r"write_report: tables\['t'\] is a list, not a DataFrame"):
+        write_report(tmp_path / "three", "T", tables={"t": [1, 2]})
+    assert not (tmp_path / "two").exists() and not (tmp_path / "three").exists()

@@ -452,6 +452,22 @@ def scatter_caption(evaluation: Evaluation) -> str:
             "black line is y = x (a perfect prediction), the grey band 0.8-1.2x of it.")
 
 
+def _checked_report_inputs(evaluations: object, tables: object, notes: object) -> list[str]:
+    """The report's notes as a list (one text is one note, not one per character); an error where
+    ``evaluations`` or ``tables`` is not a mapping of names to Evaluations or pandas tables."""
+    for name, argument, kinds, example in (
+            ("evaluations", evaluations, (Evaluation,), "{'leave-one-gpu-out': evaluation}"),
+            ("tables", tables, (pd.DataFrame, pd.Series), "{'per kernel': frame}")):
+        wanted = kinds[0].__name__
+        if not isinstance(argument, Mapping):
+            raise GpuperfError(f"write_report: {name} maps a name to each {wanted}, e.g. {example}, not a "
+                               f"{type(argument).__name__}")
+        wrong = next((key for key, value in argument.items() if not isinstance(value, kinds)), None)
+        if wrong is not None:
+            raise GpuperfError(f"write_report: {name}[{wrong!r}] is a {type(argument[wrong]).__name__}, not a {wanted}")
+    return [notes] if isinstance(notes, str) else list(notes)
+
+
 def write_report(
     folder: str | Path,
     title: str,
@@ -476,6 +492,7 @@ def write_report(
     are, in one notation each (see :func:`formatted`);
     ``json_tables``: by a table's name, the numbers ``metrics.json`` holds for a table the pages show as text.
     """
+    notes = _checked_report_inputs(evaluations, tables, notes)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     earlier = linked_plots(folder / "report.md")
