@@ -555,3 +555,11 @@ def test_a_table_that_is_not_a_dataframe_is_an_error_naming_the_call():
         leave_one_gpu_out(RecordingRegressor(), Path("table.csv"), FEATURES)
     with pytest.raises(GpuperfError, match="fit-on-kernels: missing column.*kernel"):
         fit_on_kernels(RecordingRegressor(), _frame().drop(columns="kernel"), FEATURES, ["copy"])
+
+
+def test_metrics_by_a_column_the_predictions_lack_names_the_ones_they_have():
+    evaluation = leave_one_gpu_out(RecordingRegressor(), _frame(), FEATURES)
+    with pytest.raises(GpuperfError, match=r"leave-one-gpu-out: no column\(s\) size in the predictions; metrics_by "
+                                           r"takes kernel, gpu, fold, measured"):
+        evaluation.metrics_by(["kernel", "size"])
+    assert list(evaluation.metrics_by("kernel").index) == ["add", "copy"]

@@ -55,6 +55,10 @@ class Evaluation:
     def metrics_by(self, columns: str | Sequence[str]) -> pd.DataFrame:
         """One row of metrics per value of ``columns`` (e.g. "gpu" or ["gpu", "kernel"])."""
         columns = [columns] if isinstance(columns, str) else list(columns)
+        missing = [str(c) for c in columns if c not in self.predictions.columns]
+        if missing:
+            raise GpuperfError(f"{self.name}: no column(s) {', '.join(missing)} in the predictions; metrics_by takes "
+                               f"{', '.join(map(str, self.predictions.columns))}")
         rows = []
         groups = self.predictions.groupby(columns, sort=False)
         for key, part in sorted(groups, key=lambda group: natural_key(group[0])):
