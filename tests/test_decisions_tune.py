@@ -1455,3 +1455,14 @@ def test_explore_takes_a_whole_number_budget_and_refuses_training_tables_that_ar
     with pytest.raises(GpuperfError, match="explore: train holds a str, not a Space; read each table with "
                                            "gpuperf.decisions.read_space"):
         explore(space, train=["schoonhoven_spaces"])
+
+
+def test_tell_refuses_a_boolean_for_a_time_instead_of_reading_it_as_one_second():
+    search = GuidedSearch(grid((5, 5)).configs, ["x", "y"])
+    label = search.ask()
+    for flag in (True, np.True_):
+        with pytest.raises(GpuperfError, match=rf"configuration {label}: time {flag!r} must be positive"):
+            search.tell(label, flag)
+    assert search.measured == []
+    search.tell(label, "0.5")  # a time read from a text file as text is a time
+    assert search.times[search.measured[0]] == 0.5

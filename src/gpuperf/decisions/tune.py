@@ -190,6 +190,8 @@ class GuidedSearch:
             value = np.nan if time is None or time is pd.NA else float(time)
         except (TypeError, ValueError):
             value = -1.0
+        if isinstance(time, (bool, np.bool_)):  # True is no time (a flag passed for one): refused, not read as 1 s
+            value = -1.0
         if not (np.isnan(value) or value > 0) or np.isinf(value):
             raise GpuperfError(f"configuration {_shown(label)}: time {time!r} must be positive (or None for a failure)")
         self._picked.append(position)
