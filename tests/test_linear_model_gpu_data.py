@@ -375,3 +375,13 @@ def test_a_row_of_a_space_variant_is_not_its_plain_kernels_point(monkeypatch, re
     monkeypatch.setitem(HELD_OUT_PLANS["gpu"], f"stencil2d[{label}]", HELD_OUT_PLANS["gpu"]["stencil2d"])
     held = evaluate_linear_table(exported).held_out
     assert held["kernel"].value_counts()[[f"stencil2d[{label}]", "stencil2d"]].tolist() == [3, 3]
+
+
+def test_properties_given_as_one_string_are_refused_showing_the_list_to_write():
+    from gpuperf.evaluation.linear_eval import calibrate_from_table
+
+    table = data_dir() / "linear_model_h100.csv.gz"
+    for call in (calibrate_from_table, evaluate_linear_table):
+        with pytest.raises(GpuperfError, match=r"properties: properties lists property names, e\.g\. \['f32_ops'\], "
+                                               r"not the string 'f32_ops'"):
+            call(table, properties="f32_ops")

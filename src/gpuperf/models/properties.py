@@ -190,7 +190,10 @@ def describe_property(name: str) -> Property | None:
 
 
 def check_property_names(names: Iterable[str], where: str = "properties") -> tuple[str, ...]:
-    """``names`` as a tuple; an unknown name raises an error suggesting the nearest known ones."""
+    """``names`` as a tuple; an unknown name raises an error suggesting the nearest known ones, and one
+    string an error showing the list to write ("f32_ops" would read as the properties f, 3, 2, ...)."""
+    if isinstance(names, str):
+        raise GpuperfError(f"{where}: properties lists property names, e.g. ['{names}'], not the string '{names}'")
     names = tuple(str(n) for n in names)
     for name in names:
         if describe_property(name) is None:
