@@ -450,3 +450,10 @@ def test_a_fit_needs_one_measured_point_per_property(tmp_path: Path) -> None:
     with pytest.raises(GpuperfError, match="1 planned points .* for 2 properties"):
         calibrate("opencl:0", tmp_path / "store.sqlite", plan={"vector_copy": [{"n": 65536}]},
                   properties=["global_load_bytes", "launches"])  # refused before anything is measured
+
+
+def test_predict_kernel_takes_a_catalog_name_as_extract_features_does(tmp_path: Path) -> None:
+    model, _ = load_linear_model(_saved_model(tmp_path))
+    assert predict_kernel(model, "empty", {"n": 4096}) == predict_kernel(model, get_kernel("empty"), {"n": 4096})
+    with pytest.raises(GpuperfError, match="unknown kernel 'emtpy'"):
+        predict_kernel(model, "emtpy", {"n": 4096})
