@@ -585,3 +585,10 @@ def test_advise_refuses_an_unknown_target_or_gpu():
         advise(features, target="gpux")
     with pytest.raises(GpuperfError, match="unknown GPU 'H1000'"):
         advise(features, gpu="H1000")
+
+
+def test_advise_kernel_takes_a_kernel_by_its_name_as_extract_features_does(pocl_entries):
+    by_name = advise_kernel("stencil2d[outputs_y=2]", {"n": 512, "m": 512}, threshold=1e-9, entries=pocl_entries)
+    built = advise_kernel(get_kernel("stencil2d[outputs_y=2]"), {"n": 512, "m": 512}, threshold=1e-9,
+                          entries=pocl_entries)
+    assert by_name == built

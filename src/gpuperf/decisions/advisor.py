@@ -577,7 +577,7 @@ def kernel_query(kernel: Kernel, sizes: Mapping[str, Any] | None, gpu: str | Non
 
 
 def advise_kernel(
-    kernel: Kernel,
+    kernel: Kernel | str,
     sizes: Mapping[str, Any] | None = None,
     gpu: str | None = None,
     device: str | None = None,
@@ -588,9 +588,14 @@ def advise_kernel(
     progress: Progress | None = None,
     space: str | None = None,
 ) -> Advice:
-    """Suggestions for a gpuperf kernel: for ``gpu`` (a GPU name), a measured ``device``, or any GPU.
+    """Suggestions for a gpuperf kernel (a ``Kernel``, or a catalog name, variant or ``path/file.py:function``,
+    as ``extract_features`` takes): for ``gpu`` (a GPU name), a measured ``device``, or any GPU.
     ``space`` names the variant space ``kernel`` is a variant of (``file.py:function`` for a
     user's), where that is not the catalog space named as the kernel."""
+    if isinstance(kernel, str):
+        from gpuperf.kernels import get_kernel
+
+        kernel = get_kernel(kernel)
     if gpu is not None and device is not None:
         raise GpuperfError("give either --gpu or --device, not both")
     target = device_target(device) if device else GPU_TARGET
