@@ -322,3 +322,18 @@ def test_tied_predictions_are_explored_in_table_order():
     table = pd.DataFrame({"kernel": ["k"] * 20, "time_s": [10.0] * 4 + [1.0] + [10.0] * 15,
                           "predicted_s": [0.0, 1.0] * 10})
     assert ranking_evaluations(table).loc["k", "evals_to_90"] == 3
+
+
+def test_advise_profile_takes_a_table_of_one_row_as_that_row_and_refuses_more(monkeypatch):
+    from gpuperf.decisions import advisor
+
+    seen = []
+    monkeypatch.setattr(advisor, "advise", lambda features, *args: seen.append(features))
+    row = {"gpu": "Tesla K20", "grid.x": 64, "grid.y": 1, "block.x": 256, "block.y": 1, "inst_executed": 1e6}
+    advisor.advise_profile(pd.DataFrame([row]))
+    advisor.advise_profile(row)
+    assert len(seen) == 2 and seen[0].keys() == seen[1].keys()
+    assert all(a == b or (math.isnan(a) and math.isnan(b)) for a, b in zip(seen[0].values(), seen[1].values()))
+    with pytest.raises(GpuperfError, match=r"profile row: a table of 2 rows; advise_profile advises one launch: pass "
+                                           r"one row \(frame.iloc\[i\]\) or a table of one"):
+        advisor.advise_profile(pd.DataFrame([row, row]))

@@ -614,9 +614,16 @@ def advise_profile(
     min_confidence: float = DEFAULT_MIN_CONFIDENCE,
     progress: Progress | None = None,
 ) -> Advice:
-    """Suggestions for a profiled launch (nvprof-style counters, see ``gpuperf.decisions.profile``)."""
+    """Suggestions for a profiled launch (nvprof-style counters, see ``gpuperf.decisions.profile``):
+    ``row`` a mapping of its columns (a dict, a table's row) or a table of that one row."""
     from gpuperf.decisions.profile import COUNTERS, profile_features, profile_gpu
     from gpuperf.hardware.specs import canonical_gpu_name
+
+    if isinstance(row, pd.DataFrame):  # each column a Series would read as "not a number"
+        if len(row) != 1:
+            raise GpuperfError(f"{where}: a table of {len(row)} rows; advise_profile advises one launch: pass one "
+                               "row (frame.iloc[i]) or a table of one")
+        row = row.iloc[0]
 
     if gpu is None:
         gpu = profile_gpu(row, where)
