@@ -764,3 +764,17 @@ def test_one_configuration_under_two_keys_is_refused_naming_both(tmp_path):
     assert str(error.value) == (f"{twice}: entry {len(data['cache'])}: configuration {again_key} appears twice (as entry "
                                 f"{list(data['cache']).index(key) + 1}'s {key}: configurations match by value, so 1, 01 "
                                 "and 1.0 are one setting)")
+
+
+def test_writers_refuse_measurements_that_are_not_a_dataframe_and_write_nothing(tmp_path):
+    from gpuperf.datasets import check_dataset, write_dataset_csv
+
+    rows = [{"kernel": "k", "device": "H100", "bx": 32, "time_s": 1e-3, "status": "ok"}]
+    with pytest.raises(GpuperfError, match=r"c\.json: the table must be a pandas DataFrame \(got list\); "
+                                           r"pandas\.DataFrame\(\.\.\.\) makes one"):
+        write_kernel_tuner_cache(rows, tmp_path / "c.json", tune_params_keys=["bx"], problem_size=[1])
+    with pytest.raises(GpuperfError, match=r"a\.csv: the table must be a pandas DataFrame \(got list\)"):
+        write_dataset_csv(rows, tmp_path / "a.csv")
+    with pytest.raises(GpuperfError, match=r"^t: the table must be a pandas DataFrame \(got dict\)"):
+        check_dataset(rows[0], "t")
+    assert list(tmp_path.iterdir()) == []

@@ -11,6 +11,7 @@ import pandas as pd
 from gpuperf.datasets.kernel_tuner import read_kernel_tuner_cache
 from gpuperf.datasets.ncu import import_ncu
 from gpuperf.datasets.nvprof import import_nvprof
+from gpuperf.datasets.schema import require_frame
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.files import refuse_existing, write_csv, written_whole
 
@@ -32,6 +33,7 @@ def write_dataset_csv(frame: pd.DataFrame, path: str | Path, replace: bool = Fal
     """Write ``frame`` as CSV (tuples of repeat times as JSON lists) via a temporary file and a rename;
     an existing file at ``path`` is an error unless ``replace`` (a run rewriting its own table)."""
     path = Path(path)
+    require_frame(frame, str(path))
     refuse_existing(path, "table", replace)
     table = frame  # copied only where a column of tuples is rewritten (a million rows: a gigabyte saved)
     for column in frame.columns:

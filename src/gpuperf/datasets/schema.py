@@ -128,6 +128,7 @@ def check_dataset(frame: pd.DataFrame, where: str, require_time: bool = True) ->
 
     With ``require_time`` every row whose status is ok must have a positive, finite ``time_s``.
     """
+    require_frame(frame, where)
     missing = [c for c in ("kernel", TARGET) if c not in frame.columns]
     if missing:
         raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)}")
