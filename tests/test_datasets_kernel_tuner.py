@@ -778,3 +778,12 @@ def test_writers_refuse_measurements_that_are_not_a_dataframe_and_write_nothing(
     with pytest.raises(GpuperfError, match=r"^t: the table must be a pandas DataFrame \(got dict\)"):
         check_dataset(rows[0], "t")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_tune_params_keys_given_as_one_string_is_refused_showing_the_list_to_write(tmp_path):
+    frame = pd.DataFrame({"kernel": ["k"], "device": ["H100"], "bx": [32], "time_s": [1e-3], "status": ["ok"]})
+    with pytest.raises(GpuperfError, match=r"tune_params_keys lists parameter names, e\.g\. \['bx'\], not the string "
+                                           r"'bx'"):
+        write_kernel_tuner_cache(frame, tmp_path / "c.json", tune_params_keys="bx", problem_size=[1])
+    write_kernel_tuner_cache(frame, tmp_path / "c.json", tune_params_keys=["bx"], problem_size=[1])
+    assert read_kernel_tuner_cache(tmp_path / "c.json")["bx"].tolist() == [32]

@@ -427,6 +427,9 @@ def write_kernel_tuner_cache(
     where = f"writing {path}"
     refuse_existing(path, "cache", replace)
     check_dataset(frame, where)
+    if isinstance(tune_params_keys, str):  # "bx" would read as the parameters b and x
+        raise GpuperfError(f"{where}: tune_params_keys lists parameter names, e.g. ['{tune_params_keys}'], not the "
+                           f"string '{tune_params_keys}'")
     keys = list(tune_params_keys or frame.attrs.get("parameters") or [])
     if not keys:
         raise GpuperfError(f"{where}: say which columns are the tunable parameters (tune_params_keys)")
