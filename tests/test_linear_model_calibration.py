@@ -457,3 +457,15 @@ def test_predict_kernel_takes_a_catalog_name_as_extract_features_does(tmp_path: 
     assert predict_kernel(model, "empty", {"n": 4096}) == predict_kernel(model, get_kernel("empty"), {"n": 4096})
     with pytest.raises(GpuperfError, match="unknown kernel 'emtpy'"):
         predict_kernel(model, "emtpy", {"n": 4096})
+
+
+def test_calibration_kernels_given_as_one_string_are_refused_before_anything_is_measured(tmp_path: Path) -> None:
+    from gpuperf.evaluation.linear_eval import evaluate_linear_model
+    from gpuperf.models.linear_calibration import CALIBRATION_PLANS, restrict_plan
+
+    for call in (lambda: restrict_plan(CALIBRATION_PLANS["cpu"], "empty"),
+                 lambda: evaluate_linear_model("opencl:0", tmp_path / "store.sqlite", held_out_kernels="empty")):
+        with pytest.raises(GpuperfError, match=r"kernels lists calibration kernel names, e\.g\. \['empty'\], not the "
+                                               r"string 'empty'"):
+            call()
+    assert not (tmp_path / "store.sqlite").exists()

@@ -115,7 +115,10 @@ def device_info(device: str) -> DeviceInfo:
 
 # -- measuring --------------------------------------------------------------------------------------
 def restrict_plan(plan: Plan, kernels: Sequence[str] | None) -> dict[str, list[dict[str, int]]]:
-    """The plan's entries for ``kernels`` only (all when None); unknown names are an error."""
+    """The plan's entries for ``kernels`` only (all when None); unknown names are an error, and so is
+    one string ("vector_copy" would read as the kernels v, e, c, ...)."""
+    if isinstance(kernels, str):
+        raise GpuperfError(f"kernels lists calibration kernel names, e.g. ['{kernels}'], not the string '{kernels}'")
     if not kernels:
         return {name: list(sizes) for name, sizes in plan.items()}
     for name in kernels:
