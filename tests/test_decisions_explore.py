@@ -1615,3 +1615,20 @@ def test_transfer_guided_hit_picks_end_where_one_gpu_outweighs_every_configurati
     transfer = np.array([[1.0]] + [[0.5]] * 5)
     explorer = TransferGuided(np.arange(6.0)[:, None], transfer, best_picks=0, slice_picks=0)
     assert explorer.hit_scores([0], np.array([1.0] + [np.nan] * 5)) is None
+
+
+def test_size_columns_given_as_one_string_are_refused_not_read_letter_by_letter(tmp_path):
+    from gpuperf.decisions.exploration import explore
+    from gpuperf.decisions.space import read_space, read_training_spaces
+
+    rows = pd.concat([a_campaign_at_two_sizes(), a_campaign_at_two_sizes("Tesla K20")], ignore_index=True)
+    rows = rows.rename(columns={"n": "size"})
+    rows.to_csv(tmp_path / "export.csv", index=False)
+    message = r"size_columns lists column names, e\.g\. \['size'\], not the string 'size'"
+    with pytest.raises(GpuperfError, match=message):
+        read_training_spaces(tmp_path / "export.csv", ["p", "q"], size_columns="size")
+    with pytest.warns(GpuperfNote):
+        space = read_space(tmp_path / "export.csv", kernel="k", gpu="V100", sizes={"size": 64})
+        others = read_training_spaces(tmp_path / "export.csv", ["p", "q"], size_columns=["size"])
+    with pytest.raises(GpuperfError, match=message):
+        explore(space, others, size_columns="size")

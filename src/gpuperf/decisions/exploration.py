@@ -33,6 +33,7 @@ from gpuperf.decisions.search_metrics import (
 )
 from gpuperf.decisions.space import (
     Space,
+    check_size_columns,
     parameter_features,
     require_shared_configurations,
     same_kernel_and_gpu,
@@ -127,6 +128,7 @@ def measured_elsewhere(space: Space, train: Sequence[Space], size_columns: Seque
     overstates the search. A copy of a space kept (:func:`~gpuperf.decisions.space.same_space_copy`)
     is left out too, with a note: it would count one GPU twice. An error when nothing is left of a ``train`` given; ``label`` names
     ``train`` in both."""
+    check_size_columns(size_columns)
     others = []
     for other in train:
         if same_kernel_and_gpu(space, other, size_columns):

@@ -679,11 +679,19 @@ def read_training_spaces(path: str | Path, params: Sequence[str], target: str | 
     return training_spaces_from_frame(frame, params, target, str(path), size_columns)
 
 
+def check_size_columns(size_columns: Sequence[str]) -> None:
+    """An error for ``size_columns`` given as one string: "size" would read as the columns s, i, z and e,
+    which no table has, so spaces at different sizes would silently count as one."""
+    if isinstance(size_columns, str):
+        raise GpuperfError(f"size_columns lists column names, e.g. ['{size_columns}'], not the string '{size_columns}'")
+
+
 def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], target: str | None = None,
                                where: str = "table", size_columns: Sequence[str] = ()) -> list[Space]:
     """:func:`read_training_spaces` for a table already read (``where`` names it in errors)."""
     from gpuperf.datasets.tables import kernels_told_apart
 
+    check_size_columns(size_columns)
     refuse_key_parameters(params, where)
     frame = kernels_told_apart(frame)  # a user's kernel named like another is a space of its own
     column = target if target in frame.columns else _training_target(frame, target, where)
