@@ -1252,6 +1252,18 @@ def test_evaluate_holds_out_each_problem_size_in_turn(tmp_path, capsys):
     assert "sizes.csv: missing group column" in capsys.readouterr().err
 
 
+def test_a_size_that_is_also_a_feature_holds_out_sizes_past_2_53_apart(tmp_path, capsys):
+    """n is a default feature (made floats for the model) and the held-out size: 2**53 and 2**53 + 1 stay two groups."""
+    rows = [f"{k},H100,{n},{i + 1},{t}e-05,ok" for k, t in (("a", 1), ("b", 1.1), ("c", 1.2))
+            for i, n in enumerate((2**53, 2**53 + 1, 1000))]
+    path = tmp_path / "sz.csv"
+    path.write_text("kernel,gpu,n,flops,time_s,status\n" + "\n".join(rows) + "\nd,H100,,5,1e-5,failed\n")
+    result = run_json(capsys, "evaluate", path, "--model", "lr", "--protocol", "leave-one-size-out", "--sizes", "n")
+    assert "n" in result["features"]
+    assert {key: group["n"] for key, group in result["per_group"].items()} == {
+        "1000": 3, "9007199254740992": 3, "9007199254740993": 3}
+
+
 # -- found by a user's pass over saved models -------------------------------------------------------
 def test_one_gpu_spelt_two_ways_is_one_gpu(tmp_path, capsys):
     """NVIDIA GeForce GTX 970 and GTX 970 are one GPU: one held-out fold, one training GPU."""

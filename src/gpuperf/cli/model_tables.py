@@ -336,6 +336,7 @@ class Prepared:
     base_clock: bool = False  # GPUs taken to run at their base clock, not their boost clock
     roofline_inputs: str | None = None  # counters, static or None (see registry.ROOFLINE_INPUTS)
     notes: list[str] = field(default_factory=list)  # what was left out, printed once the command succeeds
+    read: pd.DataFrame | None = None  # the same rows as read: a size column that is a feature, exact past 2**53
 
     def options(self, options: ModelOptions) -> dict[str, Any]:
         """The model options with how the table was extended (saved with the model)."""
@@ -613,7 +614,7 @@ def prepare_training(
         notes.append(f"note: {where}: its times span {times_span(decades)}; fitted on raw times, {options.name} "
                      "weighs the slowest rows and may rank the rest badly; --log-target fits log2 times")
     return Prepared(numeric_features(with_zero_counts(frame, chosen), chosen, where), chosen, gpu_features, kind,
-                    base_clock, roofline_kind, notes)
+                    base_clock, roofline_kind, notes, frame)
 
 
 def times_span(decades: float) -> str:

@@ -341,7 +341,8 @@ def evaluate_command(
         if len(blank):
             raise GpuperfError(f"{where}: {row_location(prepared.frame, int(blank[0]))}: {column} has no value: the "
                                f"row's {group} is unknown ({len(blank)} such measured rows)")
-    labels = prepared.frame[columns].dropna().drop_duplicates().map(  # 4096, as the result tables write it
+    read = prepared.read[columns] if prepared.read is not None else prepared.frame[columns]  # a feature n: exact
+    labels = read.dropna().drop_duplicates().map(  # 4096, as the result tables write it
         lambda value: str(int(value)) if isinstance(value, float) and value.is_integer() else str(value))
     held = labels.agg("/".join, axis=1).unique()
     if len(held) < 2:
@@ -354,7 +355,7 @@ def evaluate_command(
         evaluation, protocol_notes = noted(lambda: leave_one_group_out(
             estimator, prepared.frame, prepared.features, columns, name=protocol,
             fit_by="kernel" if per_kernel else None,
-            progress=lambda done, total: bar.update(task, completed=done, total=total)))
+            progress=lambda done, total: bar.update(task, completed=done, total=total), group_values=read))
     result = {
         "dataset": where,
         "model": options.name,

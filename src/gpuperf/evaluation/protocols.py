@@ -276,6 +276,7 @@ def leave_one_group_out(
     name: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     fitted: dict | None = None,
+    group_values: pd.DataFrame | None = None,
 ) -> Evaluation:
     """For each value of ``group`` (or those listed in ``groups``): fit on every other row, predict it.
 
@@ -285,15 +286,18 @@ def leave_one_group_out(
     ``max_train_rows`` caps the training rows per ``balance_by`` cell (a random subsample).
     ``progress(done, total)`` is called before the first held-out group and after each. ``fitted``
     (a dict kept across runs of one estimator) reuses a model fitted on the same training rows (:func:`fitted_clone`).
+    ``group_values`` (the rows of ``frame`` in its order) labels the groups where ``frame`` holds the ``group``
+    columns converted: a size that is also a feature, as floats, would merge sizes past 2**53.
     """
     columns = _as_columns(group)
     where = name or f"leave-one-{'-'.join(columns)}-out"
     require_frame(frame, where)
+    values = _group_values(frame, columns, group_values, where)
     frame = _usable_rows(frame, features, target, where, columns, takes_missing(estimator))
-    labels = label_texts(frame[columns[0]])  # one column: no slow row-wise join
+    labels = label_texts(values[columns[0]])  # one column: no slow row-wise join
     if len(columns) > 1:
-        labels = labels.str.cat([label_texts(frame[c]) for c in columns[1:]], sep="/")
-    column = frame[columns[0]]
+        labels = labels.str.cat([label_texts(values[c]) for c in columns[1:]], sep="/")
+    column = values[columns[0]]
     whole = len(columns) == 1 and (_whole_floats(column) or pd.api.types.is_integer_dtype(column))
     wanted = (sorted(labels.unique(), key=natural_key) if groups is None
               else [_group_text(g, whole) for g in _listed(groups, "groups", where)])
@@ -311,6 +315,19 @@ def leave_one_group_out(
                else "the model predicts no time (NaN) for every held-out row")
         raise GpuperfError(f"{where}: nothing to score: {why}")
     return evaluation
+
+
+def _group_values(frame: pd.DataFrame, columns: list[str], given: pd.DataFrame | None, where: str) -> pd.DataFrame:
+    """The ``columns`` of ``given`` (else of ``frame``) on the measured rows, indexed as ``frame``'s."""
+    if given is None:
+        return frame.loc[_measured(frame)] if all(c in frame.columns for c in columns) else frame
+    if len(given) != len(frame):
+        raise GpuperfError(f"{where}: group_values holds {len(given)} rows for {len(frame)}; give one per row")
+    missing = [c for c in columns if c not in given.columns]
+    if missing:
+        raise GpuperfError(f"{where}: group_values has no column(s) {', '.join(map(str, missing))}")
+    measured = _measured(frame).to_numpy(dtype=bool)
+    return given[columns].iloc[np.flatnonzero(measured)].set_axis(frame.index[measured])
 
 
 def natural_key(value: object) -> tuple:
