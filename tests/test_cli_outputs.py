@@ -596,6 +596,20 @@ def test_tables_print_whole_counts_in_full_and_name_the_time_columns_unit(capsys
     assert numbered([{"time_ms": 3, "time": 0.5}], time_column="time_ms") == [{"#": 1, "time_ms": 3, "time": 0.5}]
 
 
+def test_features_notes_sizes_measure_refuses_as_predict_does(capsys):
+    """features at sizes past the int32 indices (or CUDA's grid) gave its counts with no note."""
+    assert main(["features", "jacobi2d_5pt", "-p", "n=46352", "-p", "m=46352", "--json"]) == 0
+    err = capsys.readouterr().err
+    assert "note: measure would refuse this launch (jacobi2d_5pt at n=46352, m=46352: array 'a' holds " in err
+    assert "the features are for a kernel that cannot run as generated" in err
+    assert main(["features", "copy_2d", "-p", "n=2097152", "-p", "m=16", "--gpu", "H100"]) == 0
+    assert "refuse this launch through CUDA (kernel 'copy_2d' at n=2097152, m=16: its grid" in capsys.readouterr().err
+    assert main(["features", "copy_2d", "-p", "n=2097152", "-p", "m=16", "--gpu", "MI250X"]) == 0
+    assert "refuse" not in capsys.readouterr().err  # an AMD GPU is not run through CUDA
+    assert main(["features", "copy_2d", "-p", "n=4096", "-p", "m=16"]) == 0
+    assert "refuse" not in capsys.readouterr().err
+
+
 def test_a_cache_folder_everyone_may_write_to_moves_the_caches_to_a_private_folder(tmp_path):
     """A shared XDG_CACHE_HOME (or a gpuperf folder in it others made open): a planted pickle would run."""
     import subprocess

@@ -124,6 +124,7 @@ def features(
               "count", file=sys.stderr)
     if gpu is not None:
         warp_note(get_gpu(gpu))
+    refused_launch_note(knl, sizes, gpu is None or get_gpu(gpu).vendor == "NVIDIA")
     if as_json:  # one row of feature_table's shape, so it names what was counted
         keys = {"kernel": knl.name, "variant": knl.variant_label} | ({"gpu": get_gpu(gpu).name} if gpu else {})
         print_json(keys | sizes | whole_counts(values))
@@ -133,6 +134,19 @@ def features(
     else:
         at = ", ".join(f"{k}={v}" for k, v in sizes.items())  # defaults included: say which sizes were used
         print_table([{"feature": k, "value": v} for k, v in values.items()], title=f"features of {knl.key} at {at}")
+
+
+def refused_launch_note(knl: Any, sizes: dict[str, int], nvidia: bool) -> None:
+    """Say where measure would refuse the kernel at ``sizes`` as generated, as predict does: its int32
+    indices wrap, or (for an NVIDIA GPU, or none named) its grid or blocks pass CUDA's limits."""
+    from gpuperf.measure.timing import generated_launch_problem
+
+    problem, through = generated_launch_problem(knl, sizes), ""
+    if problem is None and nvidia:
+        problem, through = generated_launch_problem(knl, sizes, cuda=True), " through CUDA"
+    if problem is not None:
+        print(f"note: measure would refuse this launch{through} ({problem}): the features are for a kernel that "
+              "cannot run as generated", file=sys.stderr)
 
 
 def warp_note(descriptor: Any) -> None:
