@@ -4,6 +4,7 @@ path that is a file is refused before any work."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -401,6 +402,51 @@ def test_no_home_folder_puts_the_caches_in_the_temporary_folder_with_a_note(monk
            f"keeps its caches in {private}" in err and "Traceback" not in err
     assert os.environ["XDG_CACHE_HOME"] == str(private)
     assert os.environ["MPLCONFIGDIR"].startswith(str(tmp_path / "gpuperf-mpl-"))
+
+
+def test_a_tilde_in_gpuperf_variables_with_no_home_folder_is_an_error_naming_the_variable(monkeypatch, tmp_path,
+                                                                                        capsys):
+    """With no home folder, GPUPERF_GPUS=~/gpus.toml ended in Python's "Could not determine home directory",
+    GPUPERF_OPTIMIZATIONS=~/opts said '~/opts' does not exist, GPUPERF_CACHE_DIR=~/c made a folder named ~."""
+    import pwd
+
+    from gpuperf.cli import main
+    from gpuperf.decisions.optimizations import database_folders
+    from gpuperf.errors import GpuperfError
+    from gpuperf.files import cache_root, home_path
+    from gpuperf.hardware.specs import user_spec_files
+
+    def no_entry(uid: int) -> None:
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    for variable in ("HOME", "GPUPERF_CACHE_DIR", "MPLCONFIGDIR"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+    monkeypatch.chdir(tmp_path)
+    no_home = "~ names a home folder, but there is no home folder (HOME is not set and the user has no account entry)"
+    monkeypatch.setenv("GPUPERF_GPUS", "~/gpus.toml")
+    with pytest.raises(GpuperfError, match=f"^GPUPERF_GPUS=~/gpus.toml: {re.escape(no_home)}; give the path"):
+        user_spec_files()
+    assert main(["gpus", "--json"]) == 2
+    assert capsys.readouterr().err.startswith(f"gpuperf: error: GPUPERF_GPUS=~/gpus.toml: {no_home}")
+    monkeypatch.delenv("GPUPERF_GPUS")
+    monkeypatch.setenv("GPUPERF_OPTIMIZATIONS", "~/opts")
+    with pytest.raises(GpuperfError, match="^GPUPERF_OPTIMIZATIONS=~/opts: ~ names a home folder"):
+        database_folders()
+    monkeypatch.delenv("GPUPERF_OPTIMIZATIONS")
+    monkeypatch.setenv("GPUPERF_CACHE_DIR", "~/c")
+    with pytest.raises(GpuperfError, match="^GPUPERF_CACHE_DIR=~/c: ~ names a home folder"):
+        cache_root()
+    assert main(["gpus", "--json"]) == 2
+    assert "gpuperf: error: GPUPERF_CACHE_DIR=~/c: ~ names a home folder" in capsys.readouterr().err
+    assert not (tmp_path / "~").exists()
+    with pytest.raises(GpuperfError, match="^GPUPERF_GPUS=~nosuchuser/g.toml: ~nosuchuser names a home folder, "
+                                           "but there is no user 'nosuchuser'"):
+        home_path("~nosuchuser/g.toml", "GPUPERF_GPUS")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert home_path("~/gpus.toml", "GPUPERF_GPUS") == tmp_path / "gpus.toml"
+    assert home_path("~", "GPUPERF_GPUS") == tmp_path and home_path("a/~", "GPUPERF_GPUS") == Path("a/~")
 
 
 def test_a_cache_folder_that_cannot_be_written_moves_the_caches_to_the_temporary_folder(tmp_path):

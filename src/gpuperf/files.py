@@ -212,6 +212,24 @@ def home_folder() -> Path | None:
         return None
 
 
+def home_path(value: str, variable: str) -> Path:
+    """``value``, a path from environment ``variable``, with a leading ``~`` (or ``~user``) as that home
+    folder (:func:`home_folder`'s for ``~``); an error naming ``variable`` where there is none."""
+    if not value.startswith("~"):
+        return Path(value)
+    head, sep, rest = value.replace(os.altsep or os.sep, os.sep).partition(os.sep)
+    if head == "~":
+        home = home_folder()
+        why = "there is no home folder (HOME is not set and the user has no account entry)"
+    else:
+        expanded = os.path.expanduser(head)
+        home = None if expanded == head else Path(expanded)
+        why = f"there is no user {head[1:]!r}"
+    if home is None:
+        raise GpuperfError(f"{variable}={value}: {head} names a home folder, but {why}; give the path without ~")
+    return home / rest if sep else home
+
+
 def no_home_cache() -> Path:
     """Where caches go when there is no home folder: ``gpuperf-cache-UID`` in the temporary folder."""
     return Path(tempfile.gettempdir()) / f"gpuperf-cache-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
@@ -223,7 +241,7 @@ def cache_root() -> Path:
     with no home folder at all, ``gpuperf`` in :func:`no_home_cache`. A ``~`` in ``GPUPERF_CACHE_DIR`` is
     the home folder; a relative ``XDG_CACHE_HOME`` (``~/.cache`` too) is ignored, as the XDG specification asks."""
     if os.environ.get("GPUPERF_CACHE_DIR"):
-        return Path(os.path.expanduser(os.environ["GPUPERF_CACHE_DIR"])).absolute()
+        return home_path(os.environ["GPUPERF_CACHE_DIR"], "GPUPERF_CACHE_DIR").absolute()
     if os.environ.get("XDG_CACHE_HOME") and Path(os.environ["XDG_CACHE_HOME"]).is_absolute():
         return Path(os.environ["XDG_CACHE_HOME"]) / "gpuperf"
     home = home_folder()

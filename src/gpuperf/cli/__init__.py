@@ -204,9 +204,12 @@ def _writable_cache_home() -> None:
 def _absolute_cache_variables() -> None:
     """A relative ``XDG_CACHE_HOME`` (``~/.cache`` from a Dockerfile's ENV) is dropped with a note, as the
     XDG specification asks, instead of making a cache (a folder named ~) in each working folder; a ``~``
-    in ``GPUPERF_CACHE_DIR`` is the home folder, and a relative one is made absolute (loopy follows)."""
+    in ``GPUPERF_CACHE_DIR`` is the home folder (an error where there is none), and a relative one is made
+    absolute (loopy follows)."""
     import os
     from pathlib import Path
+
+    from gpuperf.files import home_path
 
     xdg = os.environ.get("XDG_CACHE_HOME")
     if xdg and not Path(xdg).is_absolute():
@@ -215,7 +218,7 @@ def _absolute_cache_variables() -> None:
               "specification asks (set it to an absolute path, such as $HOME/.cache)", file=sys.stderr)
     own = os.environ.get("GPUPERF_CACHE_DIR")
     if own:
-        os.environ["GPUPERF_CACHE_DIR"] = str(Path(os.path.expanduser(own)).absolute())  # ~ kept with no home
+        os.environ["GPUPERF_CACHE_DIR"] = str(home_path(own, "GPUPERF_CACHE_DIR").absolute())
 
 
 def _cache_home() -> Path:

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuperf.errors import GpuperfError, GpuperfNote, parser_limits, unknown_name_error
+from gpuperf.files import home_path
 
 ENV_VAR = "GPUPERF_OPTIMIZATIONS"
 APPLY_KINDS = ("loopy", "source")
@@ -143,7 +144,7 @@ def database_folders(extra: Iterable[str | Path] = ()) -> list[Path]:
     holding no ``*.toml`` is noted: a wrong folder, most likely)."""
     folders = [builtin_folder()]
     env = os.environ.get(ENV_VAR, "")
-    named = [(Path(os.path.expanduser(p)), ENV_VAR) for p in env.split(os.pathsep) if p.strip()]  # ~ as in GPUPERF_GPUS
+    named = [(home_path(p, ENV_VAR), ENV_VAR) for p in env.split(os.pathsep) if p.strip()]  # ~ as in GPUPERF_GPUS
     named += [(Path(p), "--optimizations") for p in extra]
     for folder, origin in named:
         if not folder.is_dir():

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuperf.errors import GpuperfError, clipped, parser_limits
+from gpuperf.files import home_path
 
 SPECS_FILE = "gpus.toml"
 USER_SPECS = "GPUPERF_GPUS"  # os.pathsep-separated TOML files or folders of them: a user's own GPUs
@@ -344,7 +345,7 @@ def user_spec_files() -> list[Path]:
     for part in os.environ.get(USER_SPECS, "").split(os.pathsep):
         if not part.strip():
             continue
-        path = Path(part.strip()).expanduser()
+        path = home_path(part.strip(), USER_SPECS)
         if path.is_dir():
             found = sorted(p for p in path.iterdir() if p.suffix.lower() == ".toml" and p.is_file())
             if not found:
