@@ -169,6 +169,29 @@ def test_an_install_without_its_tables_names_the_checkout_without_links(tmp_path
         bundled.load_dataset("schoonhoven_spaces")
 
 
+def test_a_bundled_table_named_by_its_data_path_in_an_install_without_tables_names_the_cause(tmp_path, monkeypatch,
+                                                                                             capsys):
+    """calibrate --table data/linear_model_h100.csv.gz there said only "no such file"."""
+    from gpuperf.cli import main
+    from gpuperf.datasets import bundled
+
+    packaged = tmp_path / "bundled_data"
+    packaged.write_text("../../data")
+    monkeypatch.delenv("GPUPERF_DATA_DIR", raising=False)
+    monkeypatch.setattr(bundled, "_packaged_data", lambda: packaged)
+    monkeypatch.setattr(bundled, "data_dir", lambda: packaged)
+    monkeypatch.chdir(tmp_path)  # no data/ folder here
+    cause = f"({packaged} is a file, not a folder: this gpuperf was likely built from a checkout without symbolic"
+    for table, said in (("data/linear_model_h100.csv.gz", "data/linear_model_h100.csv.gz: no such file; gpuperf "
+                         "reads data/NAME from its bundled tables, and they are missing "),
+                        ("data/schoonhoven_spaces.csv.gz", f"{packaged / 'schoonhoven_spaces.csv.gz'}: bundled "
+                         "dataset 'schoonhoven_spaces' is missing ")):
+        assert main(["calibrate", "--table", table, "--out", str(tmp_path / "m.json")]) == 2
+        assert f"gpuperf: error: {said}{cause}" in capsys.readouterr().err
+    assert main(["calibrate", "--table", "y.csv.gz", "--out", str(tmp_path / "m.json")]) == 2
+    assert "gpuperf: error: y.csv.gz: no such file" in capsys.readouterr().err  # not a table of the data folder
+
+
 def test_the_package_is_marked_typed_for_type_checkers():
     """No py.typed in the wheel: type checkers ignored the library API's annotations (PEP 561)."""
     import fnmatch

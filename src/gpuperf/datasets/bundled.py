@@ -290,7 +290,21 @@ def data_table(source: str | Path) -> Path:
     for name in (path.name, f"{path.name}.csv.gz"):
         if (data_dir() / name).is_file():
             return data_dir() / name
+    _refuse_missing_table(path)
     return path
+
+
+def _refuse_missing_table(path: Path) -> None:
+    """The error of a missing bundled table (:func:`missing_bundled_message`) where ``path`` names one
+    that is not there: a bundled dataset's file or name; any ``data/NAME`` where the data folder is
+    missing (an installed gpuperf whose package lacks its tables) is an error giving the same cause."""
+    file = path.name if path.name.lower().endswith((".gz", ".csv", ".parquet")) else f"{path.name}.csv.gz"
+    named = [key for key, info in BUNDLED.items() if file == info.file or path.name == key]
+    if named:
+        raise GpuperfError(missing_bundled_message(named[0], data_dir() / BUNDLED[named[0]].file))
+    if len(path.parts) == 2 and not data_dir().is_dir():
+        raise GpuperfError(f"{path}: no such file; gpuperf reads data/NAME from its bundled tables, and they are "
+                           f"missing ({_missing_data_hint(data_dir() / file)})")
 
 
 def bundled_dataset_at(path: str | Path) -> str | None:
@@ -354,19 +368,22 @@ def _bundled(name: str, raw: bool) -> pd.DataFrame:
 
 def missing_bundled_message(name: str, path: Path) -> str:
     """Why bundled dataset ``name``'s file ``path`` is not there, and where GPUPERF_DATA_DIR looks for it."""
+    return f"{path}: bundled dataset '{name}' is missing ({_missing_data_hint(path)})"
+
+
+def _missing_data_hint(path: Path) -> str:
+    """Why the data folder's file ``path`` is not there, and where GPUPERF_DATA_DIR looks for it."""
     chosen = os.environ.get("GPUPERF_DATA_DIR")
     packaged = _packaged_data()
     if not chosen and path.parent == packaged and not packaged.is_dir():
         state = "a file, not a folder" if packaged.is_file() else "missing"
-        hint = (f"{packaged} is {state}: this gpuperf was likely built from a checkout without symbolic links, "
+        return (f"{packaged} is {state}: this gpuperf was likely built from a checkout without symbolic links, "
                 "where bundled_data, a link to data/, is a text file, so it carries no tables; reinstall it from a "
                 "checkout with links (git -c core.symlinks=true clone), or set GPUPERF_DATA_DIR to the folder that "
                 "holds gpuperf's data/ tables")
-    elif not chosen:
-        hint = "set GPUPERF_DATA_DIR to the folder that holds gpuperf's data/ tables"
-    else:
-        hint = f"GPUPERF_DATA_DIR={chosen}: " + ("no such file there" if Path(chosen).is_dir() else "no such folder")
-    return f"{path}: bundled dataset '{name}' is missing ({hint})"
+    if not chosen:
+        return "set GPUPERF_DATA_DIR to the folder that holds gpuperf's data/ tables"
+    return f"GPUPERF_DATA_DIR={chosen}: " + ("no such file there" if Path(chosen).is_dir() else "no such folder")
 
 
 @functools.lru_cache(maxsize=128)
