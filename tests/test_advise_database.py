@@ -273,3 +273,13 @@ def test_a_tilde_in_gpuperf_optimizations_is_the_home_folder(tmp_path, monkeypat
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("GPUPERF_OPTIMIZATIONS", "~/entries")
     assert database_folders()[-1] == tmp_path / "entries"
+
+
+def test_hidden_files_such_as_an_editors_lock_are_no_entries(tmp_path):
+    """Emacs' lock file .#entry.toml (a dangling link) beside an entry being edited stopped the whole
+    database with "No such file or directory"; hidden files are not entries."""
+    write(tmp_path, "mine")
+    (tmp_path / ".#mine.toml").symlink_to("user@host.1234:1700000000")
+    (tmp_path / "._mine.toml").write_bytes(b"\x00\x05\x16\x07\xff")  # macOS AppleDouble copy
+    assert "mine" in load_optimizations([tmp_path])
+

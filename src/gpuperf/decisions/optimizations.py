@@ -150,7 +150,7 @@ def database_folders(extra: Iterable[str | Path] = ()) -> list[Path]:
         if not folder.is_dir():
             raise GpuperfError(f"{origin}: optimization folder '{folder}' "
                                + ("is a file, not a folder of entries" if folder.exists() else "does not exist"))
-        if not any(folder.glob("*.toml")):
+        if not entry_files(folder):
             warnings.warn(GpuperfNote(f"{origin}: optimization folder '{folder}' holds no entries (*.toml)"),
                           stacklevel=2)
         if all(folder.resolve() != known.resolve() for known in folders):  # a folder named twice is read once
@@ -158,11 +158,17 @@ def database_folders(extra: Iterable[str | Path] = ()) -> list[Path]:
     return folders
 
 
+def entry_files(folder: Path) -> list[Path]:
+    """The entry files of ``folder``, sorted: its ``*.toml`` files, not hidden ones (a name starting with
+    ``.``: an editor's lock or backup file such as Emacs' ``.#entry.toml``)."""
+    return sorted(path for path in folder.glob("*.toml") if not path.name.startswith("."))
+
+
 def load_optimizations(extra: Iterable[str | Path] = ()) -> dict[str, Optimization]:
     """Every entry by name, sorted; later folders replace earlier entries of the same name."""
     found: dict[str, Optimization] = {}
     for folder in database_folders(extra):
-        for path in sorted(folder.glob("*.toml")):
+        for path in entry_files(folder):
             data = _read_toml(path)
             if "remove" in data:
                 name = _removal(data, path)
