@@ -283,3 +283,15 @@ def test_hidden_files_such_as_an_editors_lock_are_no_entries(tmp_path):
     (tmp_path / "._mine.toml").write_bytes(b"\x00\x05\x16\x07\xff")  # macOS AppleDouble copy
     assert "mine" in load_optimizations([tmp_path])
 
+
+def test_one_name_in_two_files_of_one_folder_is_an_error(tmp_path):
+    """Two files of one folder naming one entry (é composed and decomposed) kept whichever sorted last."""
+    import unicodedata
+
+    composed = "d\u00e9roulage"
+    decomposed = unicodedata.normalize("NFD", composed)
+    write(tmp_path, composed, GOOD.format(name=composed))
+    write(tmp_path, decomposed, GOOD.format(name=composed).replace("A test optimization", "Other"))
+    with pytest.raises(GpuperfError, match="also the entry of .* in the same folder .*keep one of the two files"):
+        load_optimizations([tmp_path])
+

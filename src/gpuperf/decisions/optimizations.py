@@ -168,18 +168,31 @@ def load_optimizations(extra: Iterable[str | Path] = ()) -> dict[str, Optimizati
     """Every entry by name, sorted; later folders replace earlier entries of the same name."""
     found: dict[str, Optimization] = {}
     for folder in database_folders(extra):
+        in_folder: dict[str, Path] = {}
         for path in entry_files(folder):
             data = _read_toml(path)
             if "remove" in data:
                 name = _removal(data, path)
+                _one_file_per_name(name, path, in_folder)
                 if name not in found:
                     raise GpuperfError(f"{path}: removes '{name}', which no earlier folder defines"
                                        f"{'; defined: ' + ', '.join(sorted(found)) if found else ''}")
                 del found[name]
                 continue
             entry = load_entry(path, data)
+            _one_file_per_name(entry.name, path, in_folder)
             found[entry.name] = entry
     return dict(sorted(found.items()))
+
+
+def _one_file_per_name(name: str, path: Path, in_folder: dict[str, Path]) -> None:
+    """Two files of one folder naming one entry (its name in two Unicode normal forms) are an error: which
+    one the database kept would depend on how the file names sort."""
+    if name in in_folder:
+        raise GpuperfError(f"{path}: name: '{name}' is also the entry of {in_folder[name]} in the same folder "
+                           f"(file names {ascii(in_folder[name].name)} and {ascii(path.name)}: one name in two "
+                           "Unicode normal forms); keep one of the two files")
+    in_folder[name] = path
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
