@@ -295,3 +295,20 @@ def test_one_name_in_two_files_of_one_folder_is_an_error(tmp_path):
     with pytest.raises(GpuperfError, match="also the entry of .* in the same folder .*keep one of the two files"):
         load_optimizations([tmp_path])
 
+
+def test_entries_in_a_subfolder_are_noted(tmp_path):
+    """An entry moved into a subfolder of a named folder was silently not read."""
+    from gpuperf.errors import GpuperfNote
+
+    write(tmp_path, "mine")
+    (tmp_path / "drafts").mkdir()
+    write(tmp_path / "drafts", "draft")
+    with pytest.warns(GpuperfNote, match=re.escape(f"'{tmp_path}': entries in its subfolders are not read "
+                                                   "(drafts/draft.toml)")):
+        entries = load_optimizations([tmp_path])
+    assert "mine" in entries and "draft" not in entries
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GpuperfNote)  # the subfolder named too: read, and no note
+        assert "draft" in load_optimizations([tmp_path, tmp_path / "drafts"])

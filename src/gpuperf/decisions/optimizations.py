@@ -153,9 +153,23 @@ def database_folders(extra: Iterable[str | Path] = ()) -> list[Path]:
         if not entry_files(folder):
             warnings.warn(GpuperfNote(f"{origin}: optimization folder '{folder}' holds no entries (*.toml)"),
                           stacklevel=2)
+        _note_subfolder_entries(folder, origin, {other.resolve() for other, _ in named})
         if all(folder.resolve() != known.resolve() for known in folders):  # a folder named twice is read once
             folders.append(folder)
     return folders
+
+
+def _note_subfolder_entries(folder: Path, origin: str, named: set[Path]) -> None:
+    """Notes the entries in ``folder``'s subfolders (not named folders themselves): entries are read from a
+    folder itself, so one moved into a subfolder would otherwise pass unseen."""
+    nested = sorted(str(path.relative_to(folder)) for sub in folder.iterdir()
+                    if sub.is_dir() and not sub.name.startswith(".") and sub.resolve() not in named
+                    for path in entry_files(sub))
+    if nested:
+        shown = ", ".join(nested[:3]) + (", ..." if len(nested) > 3 else "")
+        warnings.warn(GpuperfNote(f"{origin}: optimization folder '{folder}': entries in its subfolders are not "
+                                  f"read ({shown}); move them up or name the subfolder as a folder too"),
+                      stacklevel=3)
 
 
 def entry_files(folder: Path) -> list[Path]:
