@@ -796,3 +796,25 @@ def test_a_bundled_profile_named_by_its_data_path_is_read_outside_a_checkout(tmp
     monkeypatch.chdir(tmp_path)
     row = read_profile("data/sector_profile_h200.csv.gz", row=2)
     assert (row["kernel"], row["gpu"], row["grid.x"], row["block.x"]) == ("add_four_vectors", "H200", 16, 256)
+
+
+def test_json_notes_carry_the_database_folders_notes(tmp_path, capsys):
+    """A folder of no entries was noted on stderr while --json's notes, said to hold every note printed
+    there, were empty."""
+    import pandas as pd
+
+    from gpuperf.decisions.optimizations import builtin_folder
+
+    empty, removals = tmp_path / "empty", tmp_path / "removals"
+    empty.mkdir()
+    removals.mkdir()
+    for path in builtin_folder().glob("*.toml"):
+        (removals / path.name).write_text(f'name = "{path.stem}"\nremove = true\n')
+    pd.DataFrame([PROFILE]).to_csv(tmp_path / "row.csv", index=False)
+    assert main(["advise", "--profile", str(tmp_path / "row.csv"), "--optimizations", str(empty),
+                 "--optimizations", str(removals), "--json"]) == 0
+    out, err = capsys.readouterr()
+    notes = json.loads(out)["notes"]
+    folder_note = f"--optimizations: optimization folder '{empty}' holds no entries (*.toml)"
+    assert notes[0] == folder_note and f"note: {folder_note}" in err
+    assert "the optimization database holds no entries" in notes[1]

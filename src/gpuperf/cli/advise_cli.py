@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 from rich.markup import escape
 
-from gpuperf.cli.output import boards_note, console, kernel_sizes, print_json, print_table
+from gpuperf.cli.output import boards_note, console, kernel_sizes, print_json, print_table, with_notes
 
 if TYPE_CHECKING:
     from gpuperf.kernels.kernel import Kernel
@@ -79,7 +79,8 @@ def advise(
     if row is not None and profile is None:
         raise GpuperfError("--row picks a row of the --profile table; a KERNEL has none")
     row = 1 if row is None else row
-    database = load_optimizations(optimizations or ())
+    # its notes (a folder of no entries) are printed now and carried by --json, as the advice's own are
+    database, database_notes = with_notes(lambda: load_optimizations(optimizations or ()))
     only = [name.strip() for given in only or [] for name in given.split(",") if name.strip()]
     for name in only:
         if name not in database:
@@ -115,6 +116,7 @@ def advise(
     boards = boards_note(gpu) if gpu is not None else None
     if as_json:
         advice = advice_json(result, threshold, min_confidence)
+        advice["notes"][:0] = database_notes
         if boards:  # --json lists every note printed on stderr, as the others, without "note: "
             advice["notes"].append(boards)
         print_json({"subject": subject, **advice})
