@@ -396,3 +396,47 @@ def test_a_bundled_pair_table_missing_from_the_data_folder_is_named_with_its_ent
     with pytest.raises(GpuperfError, match=r"larger_work_groups\.toml.*\.dataset: .*schoonhoven_spaces\.csv\.gz: "
                        r"bundled dataset 'schoonhoven_spaces' is missing \(GPUPERF_DATA_DIR=.*: no such file there\)"):
         spec_pairs(spec, "larger_work_groups", use_cache=use_cache)
+
+
+def test_a_feature_source_error_names_the_entrys_field(tmp_path):
+    """A table of no static feature columns gave "feature source 'columns': ..." without the entry or field."""
+    import re
+
+    import pandas as pd
+
+    from gpuperf.decisions.optimizations import load_entry
+    from gpuperf.decisions.pairs import build_spec_pairs
+
+    pd.DataFrame({"kernel": "k", "gpu": "pocl", "device": "opencl:0", "unroll": [1, 2], "n": 64,
+                  "time_s": [2.0, 1.0], "status": "ok"}).to_csv(tmp_path / "mine.csv", index=False)
+    path = tmp_path / "mine.toml"
+    path.write_text(COLUMNS_ENTRY)
+    (spec,) = load_entry(path).pairs
+    with pytest.raises(GpuperfError, match=re.escape(f"{path}: pairs[0].features: ") + ".*mine.csv: feature source "
+                       "'columns': the table has no static feature columns"):
+        build_spec_pairs(spec, "mine")
+
+
+COLUMNS_ENTRY = """
+name = "mine"
+title = "Mine"
+description = "Mine."
+when_it_helps = "Always."
+
+[example]
+before = "a"
+after = "b"
+
+[apply]
+kind = "source"
+summary = "do it"
+
+[[pairs]]
+dataset = "mine.csv"
+kernel = "k"
+parameter = "unroll"
+before = 1
+after = 2
+features = "columns"
+configuration = ["n", "unroll"]
+"""

@@ -221,9 +221,8 @@ def build_spec_pairs(spec: PairSpec, optimization: str) -> pd.DataFrame:
                            "(check its kernels, parameter, before, after and factor)")
     shuffled = joined.sample(frac=1.0, random_state=0)
     joined = shuffled.groupby("gpu", sort=False).head(spec.max_pairs_per_gpu).sort_index().reset_index(drop=True)
-    source = FEATURE_SOURCES[spec.features]
-    features = add_derived(source(joined))
-    after_features = add_derived(source(rows.iloc[joined["after_row"].to_numpy()].reset_index(drop=True)))
+    features = _source_features(spec, joined)
+    after_features = _source_features(spec, rows.iloc[joined["after_row"].to_numpy()].reset_index(drop=True))
     features = pd.concat([features, change_features(features, after_features)], axis=1)
     out = pd.DataFrame({
         "optimization": optimization, "family": spec.family or joined["kernel"].astype(str), "dataset": spec.dataset,
@@ -241,6 +240,14 @@ def build_spec_pairs(spec: PairSpec, optimization: str) -> pd.DataFrame:
     out.insert(PAIR_COLUMNS.index("target"), "target", np.where(
         out[list(GPU_FEATURES)].notna().any(axis=1), GPU_TARGET, DEVICE_TARGET + out["gpu"]))
     return out[[*PAIR_COLUMNS, *MODEL_FEATURES]]
+
+
+def _source_features(spec: PairSpec, rows: pd.DataFrame) -> pd.DataFrame:
+    """The advice features of ``rows`` from ``spec``'s feature source; its error names the entry's field."""
+    try:
+        return add_derived(FEATURE_SOURCES[spec.features](rows))
+    except GpuperfError as error:
+        raise GpuperfError(f"{spec.where}.features: {spec.dataset}: {error}") from None
 
 
 def _cycle_speedups(joined: pd.DataFrame, rows: pd.DataFrame, fallback: pd.Series, where: str) -> pd.Series:
