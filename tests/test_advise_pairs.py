@@ -440,3 +440,24 @@ after = 2
 features = "columns"
 configuration = ["n", "unroll"]
 """
+
+
+def test_a_columns_table_without_some_feature_columns_is_noted(tmp_path):
+    """A table whose feature columns were misnamed (flops for flops_per_thread) trained with those features
+    silently unknown (imputed)."""
+    from gpuperf.decisions.advisor import advise
+    from gpuperf.decisions.pairs import spec_pairs, unvalued_features_note
+    from gpuperf.errors import GpuperfNote
+
+    pd.DataFrame({"kernel": "k", "gpu": "pocl", "device": "opencl:0", "unroll": [1, 2, 1, 2], "n": [64, 64, 128, 128],
+                  "time_s": [2.0, 1.0, 4.0, 2.5], "status": "ok", "threads": [64, 64, 128, 128],
+                  "flops": 8.0}).to_csv(tmp_path / "mine.csv", index=False)
+    path = tmp_path / "mine.toml"
+    path.write_text(COLUMNS_ENTRY)
+    entry = load_entry(path)
+    note = unvalued_features_note(entry.pairs[0], spec_pairs(entry.pairs[0], "mine", use_cache=False))
+    assert note.startswith(f"{path}: pairs[0].features: {tmp_path / 'mine.csv'} holds no value of work_groups, ")
+    assert "flops_per_thread" in note and "threads," not in note
+    with pytest.warns(GpuperfNote, match="holds no value of work_groups"):
+        result = advise({"threads": 64.0}, "device:pocl", entries=[entry], use_cache=False)
+    assert note in result.notes

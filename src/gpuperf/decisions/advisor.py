@@ -32,7 +32,9 @@ from gpuperf.decisions.advice_features import (
 )
 from gpuperf.decisions.condition_logic import verdict
 from gpuperf.decisions.optimizations import Optimization, load_optimizations
-from gpuperf.decisions.pairs import DEVICE_TARGET, GPU_TARGET, cache_dir, number_text, spec_pairs
+from gpuperf.decisions.pairs import (
+    DEVICE_TARGET, GPU_TARGET, cache_dir, number_text, spec_pairs, unvalued_features_note,
+)
 from gpuperf.decisions.speedup_models import SpeedupModel
 from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.files import write_cache_file
@@ -479,6 +481,10 @@ def advise(
             warnings.warn(GpuperfNote(entry_notes[-1]), stacklevel=2)
             skipped.append((entry.name, f"not assessed: {exc}"))
             continue
+        for spec, part in zip(entry.pairs, all_pairs):  # a misnamed feature column: said, not silently imputed
+            if unvalued := unvalued_features_note(spec, part):
+                entry_notes.append(unvalued)
+                warnings.warn(GpuperfNote(unvalued), stacklevel=2)
         all_pairs = [p for p in all_pairs if not p.empty]
         pairs, pair_note = _target_pairs(pd.concat(all_pairs, ignore_index=True), target) if all_pairs else (None, "")
         if pairs is None or pairs.empty:

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.decisions.advice_features import (
-    GPU_FEATURES, MODEL_FEATURES, add_derived, change_features, with_gpu_features,
+    GPU_FEATURES, MODEL_FEATURES, STATIC_FEATURES, add_derived, change_features, with_gpu_features,
 )
 from gpuperf.decisions.optimizations import Optimization, PairSpec
 from gpuperf.decisions.program_features import FEATURE_SOURCES
@@ -305,6 +305,18 @@ def spec_pairs(spec: PairSpec, optimization: str, use_cache: bool = True) -> pd.
     pairs = build_spec_pairs(spec, optimization)
     write_cache_file(path, lambda temporary: pairs.to_parquet(temporary, index=False))
     return pairs
+
+
+def unvalued_features_note(spec: PairSpec, pairs: pd.DataFrame) -> str:
+    """For a ``features = "columns"`` table, which static features its pairs hold no value of (a column
+    missing or named otherwise, ``flops`` for ``flops_per_thread``): the models take them as unknown."""
+    if spec.features != "columns" or pairs.empty:
+        return ""
+    missing = [name for name in STATIC_FEATURES if pairs[name].isna().all()]
+    if not missing:
+        return ""
+    return (f"{spec.where}.features: {spec.dataset} holds no value of {', '.join(missing)} for its pairs (a column "
+            "missing or named otherwise?); the models take them as unknown")
 
 
 def training_pairs(optimizations: Iterable[Optimization], use_cache: bool = True) -> pd.DataFrame:
