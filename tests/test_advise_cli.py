@@ -818,3 +818,28 @@ def test_json_notes_carry_the_database_folders_notes(tmp_path, capsys):
     folder_note = f"--optimizations: optimization folder '{empty}' holds no entries (*.toml)"
     assert notes[0] == folder_note and f"note: {folder_note}" in err
     assert "the optimization database holds no entries" in notes[1]
+
+
+def test_a_condition_on_what_the_optimization_changes_is_judged_on_the_change(tmp_path, capsys):
+    """applies_when on change_* features loaded, but was judged before the change was known: never judged,
+    every kernel was assessed "as if it held"."""
+    from gpuperf.decisions.optimizations import builtin_folder
+
+    source = (builtin_folder() / "unrolling.toml").read_text()
+    table = source[:source.index("# The same before/after")].replace('name = "unrolling"', 'name = "t_unroll"')
+    table = table.replace('"stencil2d", "jacobi2d_9pt", "hotspot2d", "gradient"', '"stencil2d"')
+    table += "max_pairs_per_gpu = 12\n"
+    args = ["advise", "stencil2d[local_x=16,local_y=4,outputs_y=4,prefetch=0,unroll=1]", "-p", "n=512", "-p",
+            "m=512", "--device", "opencl:0", "--optimizations", str(tmp_path), "--only", "t_unroll", "--json",
+            "--min-confidence", "0", "--threshold", "0.01"]
+    for condition, holds in (("change_work_group_size != 0", False), ("change_work_group_size == 0", True)):
+        (tmp_path / "t_unroll.toml").write_text(table.replace("loop_iterations_per_thread > 0", condition))
+        assert main(args) == 0
+        out, err = capsys.readouterr()
+        advice = json.loads(out)
+        assert "cannot be judged" not in err and not advice["notes"]
+        if holds:
+            assert [s["optimization"] for s in advice["suggestions"]] == ["t_unroll"]
+        else:
+            assert advice["not_suggested"] == [{"optimization": "t_unroll", "reason": "does not apply: "
+                                                f"{condition} is false for this change"}]

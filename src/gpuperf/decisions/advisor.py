@@ -215,6 +215,12 @@ def _partly_judged(entry: Optimization, features: Mapping[str, float]) -> list[s
     return sorted(_condition_names(entry) & set(PER_ACCESS_FEATURES))
 
 
+def _waits_for_change(entry: Optimization, features: Mapping[str, float]) -> bool:
+    """Whether what leaves ``entry``'s condition unjudged includes what the optimization changes
+    (``change_*``), known only once the variant with it applied is (:func:`_with_change`)."""
+    return any(name in CHANGE_FEATURES for name in _unknown_in_condition(entry, features))
+
+
 def _not_judged_note(entry: Optimization, features: Mapping[str, float]) -> str:
     """Why ``entry``'s condition is assessed as if it held: unknown features, or per-access ones that
     leave accesses out."""
@@ -464,7 +470,8 @@ def advise(
         if applies is False:
             skipped.append((entry.name, f"does not apply: {entry.applies_when} is false for this kernel"))
             continue
-        if applies is None:  # said where every output shows it: the suggestion rests on a condition not judged
+        waits = applies is None and _waits_for_change(entry, features)  # judged once the change is known
+        if applies is None and not waits:  # said where every output shows it: the suggestion rests on it
             entry_notes.append(_not_judged_note(entry, features))
             warnings.warn(GpuperfNote(entry_notes[-1]), stacklevel=2)
         variant, reason, space_note, fallback = _space_change(entry, kernel, space, sizes)
@@ -496,6 +503,15 @@ def advise(
         except GpuperfError as exc:  # the variant with the change refuses these sizes (an assumption)
             skipped.append((entry.name, f"does not apply at these sizes: {exc}"))
             continue
+        if waits:
+            with_change = {**features, **{name: float(changed[name].iloc[0]) for name in CHANGE_FEATURES}}
+            applies = _condition_verdict(entry, with_change)
+            if applies is False:
+                skipped.append((entry.name, f"does not apply: {entry.applies_when} is false for this change"))
+                continue
+            if applies is None:
+                entry_notes.append(_not_judged_note(entry, with_change))
+                warnings.warn(GpuperfNote(entry_notes[-1]), stacklevel=2)
         described = [f for f in model.features if f not in GPU_FEATURES]
         if described and changed[described].isna().to_numpy().all():  # it would predict the training medians
             skipped.append((entry.name, _no_variant_reason(entry, described, kernel, space, space_note)))

@@ -14,7 +14,8 @@ An entry (every text field is required unless marked optional)::
     description = "..."
     when_it_helps = "..."
     applies_when = "max_sectors_over_fewest > 3"  # optional: a condition on advice features (MODEL_FEATURES)
-                                             # or CONDITION_FEATURES; a NaN one makes it hold
+                                             # or CONDITION_FEATURES; a NaN one makes it hold; change_*
+                                             # ones are judged on the variant with the change applied
     references = ["..."]                      # optional
 
     [example]
