@@ -340,3 +340,31 @@ def test_the_cost_table_prints_each_column_in_one_notation(tmp_path):
     rows = page.split("## Cost of one decision")[1].strip().splitlines()[2:5]
     assert rows == ["| llvm | 2.12e+00 | 1.06e-03 | 2.12e-03 |", "| heuristic | 4.61e+02 | 2.30e-01 | 4.61e-01 |",
                     "| model | 1.09e+04 | 5.45e+00 | 1.09e+01 |"]
+
+
+def test_the_advisor_study_says_when_the_database_is_not_gpuperfs_own(tmp_path, monkeypatch):
+    """reproduce advisor evaluated the entries of GPUPERF_OPTIMIZATIONS, and its report gave only the command,
+    which without those folders evaluates another database."""
+    from gpuperf.decisions.optimizations import ENV_VAR, builtin_folder
+    from gpuperf.decisions.reports import advisor_study, user_database_note
+
+    folder = tmp_path / "entries"
+    folder.mkdir()
+    for path in builtin_folder().glob("*.toml"):
+        (folder / path.name).write_text(f'name = "{path.stem}"\nremove = true\n')
+    source = (builtin_folder() / "unrolling.toml").read_text()
+    entry = source[:source.index("# The same before/after")].replace('name = "unrolling"', 'name = "t_unroll"')
+    (folder / "t_unroll.toml").write_text(entry.replace('"stencil2d", "jacobi2d_9pt", "hotspot2d", "gradient"',
+                                                        '"stencil2d"') + "max_pairs_per_gpu = 12\n")
+    monkeypatch.setenv(ENV_VAR, str(folder))
+    _, paths = advisor_study(tmp_path / "report")
+    text = paths["markdown"].read_text()
+    assert f"not gpuperf's own: {ENV_VAR}={folder} (entries from those folders: t_unroll ({folder / 't_unroll.toml'}); " \
+           "built-in entries removed: coalescing, larger_work_groups" in text
+
+
+def test_gpuperfs_own_database_needs_no_note():
+    from gpuperf.decisions.optimizations import load_optimizations
+    from gpuperf.decisions.reports import user_database_note
+
+    assert user_database_note(load_optimizations()) == ""

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -493,7 +493,8 @@ def advisor_study(folder: str | Path, splits: Sequence[str] = ("inputs",),
     from gpuperf.decisions.optimizations import load_optimizations
     from gpuperf.decisions.pairs import training_pairs
 
-    pairs = training_pairs(load_optimizations().values())
+    entries = load_optimizations()
+    pairs = training_pairs(entries.values())
     parts = []
     for split in splits:
         echo(f"advisor: split {split}")
@@ -502,12 +503,32 @@ def advisor_study(folder: str | Path, splits: Sequence[str] = ("inputs",),
     trained = set(zip(pairs["optimization"], target_class(pairs["target"])))
     evaluated = set(results[["optimization", "target"]].itertuples(index=False, name=None))
     unevaluated = sorted(trained - evaluated)
-    notes = []
+    notes = [note] if (note := user_database_note(entries)) else []
     if unevaluated:
         shown = ", ".join(f"{name} ({target})" for name, target in unevaluated)
         notes.append(f"Trained but not evaluated by the {', '.join(splits)} split (their pairs have no held-out "
                      f"group of that kind: e.g. one input per program, or for gpus, pairs of one device): {shown}.")
     return results, advisor_report(folder, results, notes=notes)
+
+
+def user_database_note(entries: Mapping[str, Any]) -> str:
+    """Where the database evaluated is not gpuperf's own (``GPUPERF_OPTIMIZATIONS`` added, replaced or
+    removed entries), what it holds instead, since the report's command alone does not reproduce it;
+    empty otherwise. ``entries``: :func:`~gpuperf.decisions.optimizations.load_optimizations`'s."""
+    import os
+
+    from gpuperf.decisions.optimizations import ENV_VAR, builtin_folder
+
+    builtin = builtin_folder().resolve()
+    own = sorted(path.stem for path in builtin.glob("*.toml"))
+    users = sorted(f"{name} ({entry.path})" for name, entry in entries.items() if entry.path.parent.resolve() != builtin)
+    removed = [name for name in own if name not in entries]
+    if not users and not removed:
+        return ""
+    parts = ([f"entries from those folders: {', '.join(users)}"] if users else []) \
+        + ([f"built-in entries removed: {', '.join(removed)}"] if removed else [])
+    return (f"The optimization database evaluated is not gpuperf's own: {ENV_VAR}={os.environ.get(ENV_VAR, '')} "
+            f"({'; '.join(parts)}); the command this report was written by reproduces it only with the same folders.")
 
 
 # The folders inside geometry_study's report where each bundled sweep's own report goes, by sweep name.
