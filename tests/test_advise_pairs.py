@@ -461,3 +461,20 @@ def test_a_columns_table_without_some_feature_columns_is_noted(tmp_path):
     with pytest.warns(GpuperfNote, match="holds no value of work_groups"):
         result = advise({"threads": 64.0}, "device:pocl", entries=[entry], use_cache=False)
     assert note in result.notes
+
+
+def test_an_input_left_out_of_the_configuration_is_an_error(tmp_path):
+    """configuration without n and m (inputs = ["n", "m"]) took the three sizes' points as repeats of one
+    point, their median its time, and labelled every pair with the first size: 48 pairs of mixed sizes."""
+    import re
+
+    from gpuperf.decisions.optimizations import builtin_folder
+
+    source = (builtin_folder() / "unrolling.toml").read_text()
+    table = source[:source.index("# The same before/after")].replace('name = "unrolling"', 'name = "mine"')
+    path = tmp_path / "mine.toml"
+    path.write_text(table.replace('configuration = ["n", "m", ', 'configuration = ['))
+    (spec,) = load_entry(path).pairs
+    with pytest.raises(GpuperfError, match=re.escape(f"{path}: pairs[0].inputs: 'n' is an input but not a "
+                                                     "configuration column (local_x, ")):
+        build_spec_pairs(spec, "mine")

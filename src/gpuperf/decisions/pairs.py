@@ -99,6 +99,11 @@ def _config_columns(frame: pd.DataFrame, spec: PairSpec) -> list[str]:
         missing = [c for c in named if c not in frame.columns]
         if missing:
             raise GpuperfError(f"{spec.where}.{field_name}: the dataset has no column '{missing[0]}'")
+    outside = [c for c in spec.inputs or () if c not in columns]
+    if outside:  # the points at each input would be taken as repeats of one point, and paired across inputs
+        raise GpuperfError(f"{spec.where}.inputs: '{outside[0]}' is an input but not a configuration column "
+                           f"({', '.join(columns) or 'none'}), so points at different {outside[0]} would be one "
+                           "point's repeats; add it to configuration")
     return [c for c in columns if frame[c].notna().any()]
 
 
