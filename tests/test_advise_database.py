@@ -89,6 +89,9 @@ BAD_CASES = [
     ("apply.kind", lambda t: t.replace('kind = "source"', 'kind = "magic"'), "apply.kind"),
     ("features", lambda t: t.replace('"amaris_matvec"', '"amaris_matvek"'), "pairs[0].features"),
     ("pairs[0]", lambda t: t.replace('after_kernel = "MAC"\n', ""), "pairs[0]: give either after_kernel"),
+    # each MAC point paired with itself: 128 pairs at a speedup of exactly 1, silently
+    ("self_pairs", lambda t: t.replace('kernel = "MAU"', 'kernel = ["MAU", "MAC"]'),
+     "pairs[0].after_kernel: 'MAC' is also a before kernel (kernel): its points would be paired with themselves"),
     ("applies_when", lambda t: t.replace('title =', 'applies_when = "cache_lines > 2"\ntitle ='), "applies_when"),
     ("applies_when_type", lambda t: t.replace('title =', 'applies_when = "threads > \'3\'"\ntitle ='),
      "applies_when: 'threads > '3'' may only compare features and numbers (with and, or, not and arithmetic); "

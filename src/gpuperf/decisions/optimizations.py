@@ -444,6 +444,9 @@ def _pair_spec(table: Mapping[str, Any], where: str, folder: Path | None = None)
             raise GpuperfError(f"{where}.after_kernel: expected a kernel name, got {after_kernel!r}")
         if "increasing" in table:
             raise GpuperfError(f"{where}.increasing: only with a parameter (before and after values)")
+        if after_kernel in kernels:  # each of its points would pair with itself, a speedup of exactly 1
+            raise GpuperfError(f"{where}.after_kernel: '{after_kernel}' is also a before kernel (kernel): its "
+                               "points would be paired with themselves")
         spec["after_kernel"] = after_kernel
     else:
         if not isinstance(parameter, str) or not parameter:
