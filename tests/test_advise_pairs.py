@@ -193,7 +193,7 @@ features = "amaris_matvec"''').pairs[0]
 def test_a_pair_table_that_matches_no_measured_pair_is_an_error_naming_it(tmp_path):
     from gpuperf.errors import GpuperfError
 
-    spec = _doubling_a_from(tmp_path, 7)
+    spec = _doubling_a_from(tmp_path, 2)  # a = 2 is measured, a = 4 is not
     with pytest.raises(GpuperfError, match=r"pairs\[0\]: no measured before/after pair in .* matches it"):
         build_spec_pairs(spec, "trick")
 
@@ -477,4 +477,20 @@ def test_an_input_left_out_of_the_configuration_is_an_error(tmp_path):
     (spec,) = load_entry(path).pairs
     with pytest.raises(GpuperfError, match=re.escape(f"{path}: pairs[0].inputs: 'n' is an input but not a "
                                                      "configuration column (local_x, ")):
+        build_spec_pairs(spec, "mine")
+
+
+def test_a_before_or_after_value_never_measured_is_an_error(tmp_path):
+    """after = [2, 40] (a typo for 4) trained on the unroll 1 -> 2 pairs alone, unsaid."""
+    import re
+
+    from gpuperf.decisions.optimizations import builtin_folder
+
+    source = (builtin_folder() / "unrolling.toml").read_text()
+    table = source[:source.index("# The same before/after")].replace('name = "unrolling"', 'name = "mine"')
+    path = tmp_path / "mine.toml"
+    path.write_text(table.replace("after = [2, 4]", "after = [2, 40]"))
+    (spec,) = load_entry(path).pairs
+    with pytest.raises(GpuperfError, match=re.escape(f"{path}: pairs[0].after: unroll = 40 is measured for none "
+                                                     "of its kernels in advise_pairs_pocl.csv.gz (measured: 1, 2, 4)")):
         build_spec_pairs(spec, "mine")

@@ -165,6 +165,18 @@ def number_text(value: object) -> str:
     return str(value)
 
 
+def _check_values(rows: pd.DataFrame, spec: PairSpec) -> None:
+    """An error naming ``before`` or ``after`` where a value it lists is measured for none of the table's
+    kernels (a typo, ``40`` for ``4``): that value's pairs would be missing, unsaid."""
+    measured = set(pd.to_numeric(rows[spec.parameter], errors="coerce").dropna())
+    for field_name in ("before", "after"):
+        absent = [v for v in getattr(spec, field_name) if v not in measured]
+        if absent:
+            shown = ", ".join(number_text(v) for v in sorted(measured)) or "none"
+            raise GpuperfError(f"{spec.where}.{field_name}: {spec.parameter} = {number_text(absent[0])} is measured "
+                               f"for none of its kernels in {spec.dataset} (measured: {shown})")
+
+
 def _matched(frame: pd.DataFrame, spec: PairSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Before rows joined to their after rows, and the after rows themselves (one per joined row).
 
@@ -175,6 +187,8 @@ def _matched(frame: pd.DataFrame, spec: PairSpec) -> tuple[pd.DataFrame, pd.Data
     config = _config_columns(rows, spec)
     if spec.after_kernel is None and spec.parameter not in config:
         raise GpuperfError(f"{spec.where}.parameter: the dataset has no values of '{spec.parameter}' for these kernels")
+    if spec.after_kernel is None:
+        _check_values(rows, spec)
     keys = ["kernel", "gpu", "device", *config]
     rows = _median_points(rows, keys)
     rows["after_row"] = np.arange(len(rows))
