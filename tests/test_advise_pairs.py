@@ -494,3 +494,13 @@ def test_a_before_or_after_value_never_measured_is_an_error(tmp_path):
     with pytest.raises(GpuperfError, match=re.escape(f"{path}: pairs[0].after: unroll = 40 is measured for none "
                                                      "of its kernels in advise_pairs_pocl.csv.gz (measured: 1, 2, 4)")):
         build_spec_pairs(spec, "mine")
+
+
+def test_a_parameter_column_with_text_beside_its_numbers_still_pairs(tmp_path):
+    """A parameter column holding "auto" beside 1 and 2 was read as text, so before = 1 matched nothing:
+    "no measured before/after pair matches it" for values the table measured."""
+    spec = _doubling_a_from(tmp_path, 1)  # writes the table, then given a row of a = "auto"
+    frame = pd.read_csv(spec.dataset)
+    pd.concat([frame, frame.iloc[[0]].assign(a="auto")]).to_csv(spec.dataset, index=False)
+    pairs = build_spec_pairs(spec, "trick")
+    assert sorted(pairs["configuration"]) == ["n=128,flag=0", "n=64,flag=0", "n=64,flag=1"]
