@@ -504,3 +504,19 @@ def test_a_parameter_column_with_text_beside_its_numbers_still_pairs(tmp_path):
     pd.concat([frame, frame.iloc[[0]].assign(a="auto")]).to_csv(spec.dataset, index=False)
     pairs = build_spec_pairs(spec, "trick")
     assert sorted(pairs["configuration"]) == ["n=128,flag=0", "n=64,flag=0", "n=64,flag=1"]
+
+
+def test_an_amaris_table_without_its_size_column_names_the_field(tmp_path):
+    """features = "amaris_matvec" on a table without n gave a KeyError traceback."""
+    import re
+
+    (tmp_path / "mat.csv").write_text("kernel,gpu,device,size,time_s,status\nMAU,Tesla K40,k40,64,2.0,ok\n"
+                                      "MAC,Tesla K40,k40,64,1.0,ok\n")
+    spec = entry(tmp_path, f'''dataset = "{tmp_path / 'mat.csv'}"
+kernel = "MAU"
+after_kernel = "MAC"
+features = "amaris_matvec"
+configuration = ["size"]''').pairs[0]
+    with pytest.raises(GpuperfError, match=re.escape("pairs[0].features: ") + ".*mat.csv: feature source "
+                       "'amaris_matvec': the table has no column 'n'"):
+        build_spec_pairs(spec, "trick")

@@ -122,6 +122,9 @@ def _amaris_point(name: str, n: int) -> tuple[float, ...]:
 
 
 def amaris_matvec(rows: pd.DataFrame) -> pd.DataFrame:
+    """The features of Amaris et al.'s matrix kernels at each row's matrix size ``n``, from their loopy versions."""
+    if "n" not in rows.columns:
+        raise GpuperfError("feature source 'amaris_matvec': the table has no column 'n' (the matrix size)")
     values = [_amaris_point(str(k), int(n)) for k, n in zip(rows["kernel"], rows["n"])]
     return pd.DataFrame(values, index=rows.index, columns=list(STATIC_FEATURES), dtype=float)
 
