@@ -520,3 +520,18 @@ configuration = ["size"]''').pairs[0]
     with pytest.raises(GpuperfError, match=re.escape("pairs[0].features: ") + ".*mat.csv: feature source "
                        "'amaris_matvec': the table has no column 'n'"):
         build_spec_pairs(spec, "trick")
+
+
+def test_a_pairs_table_timed_in_milliseconds_is_read_in_seconds(tmp_path):
+    """A table with time_ms, which other commands take as time_s with a note, was refused as matching
+    "neither the dataset shape nor a bundled table's format"."""
+    from gpuperf.errors import GpuperfNote
+
+    spec = _doubling_a_from(tmp_path, 1)
+    seconds = build_spec_pairs(spec, "trick")
+    frame = pd.read_csv(spec.dataset)
+    frame.assign(time_ms=frame.pop("time_s") * 1000).to_csv(spec.dataset, index=False)
+    with pytest.warns(GpuperfNote, match="the measured time is time_ms, taken as time_s in seconds"):
+        milliseconds = build_spec_pairs(spec, "trick")
+    assert np.allclose(milliseconds["speedup"], seconds["speedup"])
+    assert np.allclose(milliseconds["time_before_s"], seconds["time_before_s"])

@@ -83,8 +83,25 @@ def load_pair_dataset(name: str, where: str) -> pd.DataFrame:
     try:
         frame = load_dataset(str(path))
     except GpuperfError as error:
-        raise GpuperfError(f"{where}.dataset: {error}") from None
+        frame = _timed_in_other_units(path)
+        if frame is None:
+            raise GpuperfError(f"{where}.dataset: {error}") from None
     return kernels_told_apart(frame).copy() if "kernel_spec" in frame.columns else frame
+
+
+def _timed_in_other_units(path: Path) -> pd.DataFrame | None:
+    """A table of kernels timed in ``time_ms``, ``time_us`` or ``time_ns`` rather than ``time_s``, in the dataset
+    shape with the time in seconds (a note names the column, as other commands give it); None for other tables."""
+    from gpuperf.datasets.schema import TARGET, check_dataset, measured_rows, time_column
+    from gpuperf.datasets.tables import read_table_file
+
+    try:
+        table = read_table_file(path)
+        if "kernel" not in table.columns or time_column(table, str(path)) == TARGET:
+            return None
+        return check_dataset(measured_rows(table, str(path), other_units=True), str(path))
+    except GpuperfError:  # no table, or a faulty one: the dataset shape's own error says more
+        return None
 
 
 def _config_columns(frame: pd.DataFrame, spec: PairSpec) -> list[str]:
