@@ -843,3 +843,22 @@ def test_a_condition_on_what_the_optimization_changes_is_judged_on_the_change(tm
         else:
             assert advice["not_suggested"] == [{"optimization": "t_unroll", "reason": "does not apply: "
                                                 f"{condition} is false for this change"}]
+
+
+def test_json_notes_carry_every_note_said_while_advising(tmp_path, capsys):
+    """A pairs dataset read with a note (its time in ms) was noted on stderr, not in --json's notes."""
+    from gpuperf.decisions.optimizations import builtin_folder
+
+    frame = pd.read_csv(builtin_folder().parent.parent.parent / "data" / "advise_pairs_pocl.csv.gz")
+    frame = frame[frame["kernel"].eq("stencil2d")].drop(columns="cycle_times_s")
+    frame.assign(time_ms=frame.pop("time_s") * 1000).to_csv(tmp_path / "mine.csv", index=False)
+    source = (builtin_folder() / "unrolling.toml").read_text()
+    table = source[:source.index("# The same before/after")].replace('name = "unrolling"', 'name = "t_unroll"')
+    (tmp_path / "t_unroll.toml").write_text(table.replace('"advise_pairs_pocl.csv.gz"', '"mine.csv"').replace(
+        '"stencil2d", "jacobi2d_9pt", "hotspot2d", "gradient"', '"stencil2d"') + "max_pairs_per_gpu = 12\n")
+    assert main(["advise", "stencil2d[local_x=16,local_y=4,outputs_y=4,prefetch=0,unroll=1]", "-p", "n=512", "-p",
+                 "m=512", "--device", "opencl:0", "--optimizations", str(tmp_path), "--only", "t_unroll", "--json",
+                 "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    note = f"{tmp_path / 'mine.csv'}: the measured time is time_ms, taken as time_s in seconds (ms converted)"
+    assert json.loads(out)["notes"] == [note] and f"note: {note}" in err

@@ -13,6 +13,7 @@ from rich.markup import escape
 from gpuperf.cli.output import boards_note, console, kernel_sizes, print_json, print_table, with_notes
 
 if TYPE_CHECKING:
+    from gpuperf.decisions.advisor import Advice
     from gpuperf.kernels.kernel import Kernel
 
 OptimizationsOption = Annotated[
@@ -70,7 +71,7 @@ def advise(
     no_progress: Annotated[bool, typer.Option("--no-progress", metavar="", help="no progress bar")] = False,
 ) -> None:
     """Suggest optimizations for a kernel (static features) or a profiled launch (--profile)."""
-    from gpuperf.decisions.advisor import advise_kernel, advise_profile, decimals_apart
+    from gpuperf.decisions.advisor import decimals_apart
     from gpuperf.decisions.optimizations import load_optimizations
     from gpuperf.errors import GpuperfError, unknown_name_error
 
@@ -79,50 +80,35 @@ def advise(
     if row is not None and profile is None:
         raise GpuperfError("--row picks a row of the --profile table; a KERNEL has none")
     row = 1 if row is None else row
-    # its notes (a folder of no entries) are printed now and carried by --json, as the advice's own are
-    database, database_notes = with_notes(lambda: load_optimizations(optimizations or ()))
-    only = [name.strip() for given in only or [] for name in given.split(",") if name.strip()]
-    for name in only:
-        if name not in database:
-            raise unknown_name_error("optimization", name, database)
-    entries = [database[name] for name in dict.fromkeys(only)] if only else list(database.values())  # each once
-    if profile is not None:
-        if param or device:
-            raise GpuperfError("--profile takes no -p or --device: the profile row describes the launch")
-        from gpuperf.decisions.profile import read_profile
 
-        launch = read_profile(profile, row, gpu)
-        with _progress_bar(as_json or no_progress) as progress:
-            result = advise_profile(launch, gpu, threshold, entries, where=f"{profile}: row {row}",
-                                    min_confidence=min_confidence, progress=progress)
-        from gpuperf.decisions.profile import profile_gpu
+    def advised() -> tuple[Advice, str, bool]:
+        database = load_optimizations(optimizations or ())
+        only_names = [name.strip() for given in only or [] for name in given.split(",") if name.strip()]
+        for name in only_names:
+            if name not in database:
+                raise unknown_name_error("optimization", name, database)
+        entries = [database[name] for name in dict.fromkeys(only_names)] if only_names else list(database.values())
+        if profile is not None:
+            return (*_profile_advice(profile, row, gpu, param, device, threshold, entries, min_confidence,
+                                     as_json or no_progress), bool(entries))
+        return (*_kernel_advice(kernel, param, gpu, device, threshold, entries, min_confidence,
+                                as_json or no_progress), bool(entries))
 
-        # --gpu names a GPU the row does not describe; else the GPU the row names in gpu or device
-        used = _gpu_name(gpu) if gpu is not None else profile_gpu(launch)
-        named = [str(value) for value in (launch.get("kernel"), used) if value not in (None, "")]
-        subject = f"{profile}, row {row}" + (f" ({', '.join(named)})" if named else "")
-    else:
-        from gpuperf.kernels import get_kernel
-
-        found = get_kernel(kernel)
-        sizes = kernel_sizes(found, param)
-        with _progress_bar(as_json or no_progress) as progress:
-            result = advise_kernel(found, sizes, gpu, device, threshold, entries, min_confidence=min_confidence,
-                                   progress=progress, space=variant_space_name(kernel, found))
-        where = device or (_gpu_name(gpu) if gpu else "the GPUs of the bundled training pairs")
-        subject = f"{found.key} at {', '.join(f'{k}={v}' for k, v in sizes.items())} on {where}"
+    # every note said on the way (a folder of no entries, a pairs table's time in ms, a mistake in an entry) is
+    # printed on stderr and carried by --json
+    (result, subject, any_entry), notes = with_notes(advised)
     # said once the advice is made, so an error is the only line; "H100": the SXM board, though gpuperf
     # describes the PCIe one too
     boards = boards_note(gpu) if gpu is not None else None
     if as_json:
         advice = advice_json(result, threshold, min_confidence)
-        advice["notes"][:0] = database_notes
+        advice["notes"] = [*notes, *(note for note in advice["notes"] if note not in notes)]
         if boards:  # --json lists every note printed on stderr, as the others, without "note: "
             advice["notes"].append(boards)
         print_json({"subject": subject, **advice})
         return
     console.print(f"[bold]Advice for {escape(subject)}[/bold]", highlight=False, soft_wrap=True)
-    if not entries:
+    if not any_entry:
         console.print("no optimization was assessed: the optimization database holds no entries", highlight=False)
     elif not result.suggestions:
         console.print(f"no optimization is predicted at or above {threshold:g}x with confidence >= {min_confidence:g}",
@@ -143,6 +129,40 @@ def advise(
                       highlight=False)
     for name, reason in result.skipped:
         console.print(f"[dim]{escape(name)}: {escape(reason)}[/dim]")
+
+
+def _profile_advice(profile: str, row: int, gpu: str | None, param: list[str] | None, device: str | None,
+                    threshold: float, entries: list, min_confidence: float, hidden: bool) -> tuple[Advice, str]:
+    """The advice for row ``row`` of the profile table ``profile``, and what it is about."""
+    from gpuperf.decisions.advisor import advise_profile
+    from gpuperf.decisions.profile import profile_gpu, read_profile
+    from gpuperf.errors import GpuperfError
+
+    if param or device:
+        raise GpuperfError("--profile takes no -p or --device: the profile row describes the launch")
+    launch = read_profile(profile, row, gpu)
+    with _progress_bar(hidden) as progress:
+        result = advise_profile(launch, gpu, threshold, entries, where=f"{profile}: row {row}",
+                                min_confidence=min_confidence, progress=progress)
+    # --gpu names a GPU the row does not describe; else the GPU the row names in gpu or device
+    used = _gpu_name(gpu) if gpu is not None else profile_gpu(launch)
+    named = [str(value) for value in (launch.get("kernel"), used) if value not in (None, "")]
+    return result, f"{profile}, row {row}" + (f" ({', '.join(named)})" if named else "")
+
+
+def _kernel_advice(kernel: str, param: list[str] | None, gpu: str | None, device: str | None, threshold: float,
+                   entries: list, min_confidence: float, hidden: bool) -> tuple[Advice, str]:
+    """The advice for the kernel ``kernel`` at the sizes ``param``, and what it is about."""
+    from gpuperf.decisions.advisor import advise_kernel
+    from gpuperf.kernels import get_kernel
+
+    found = get_kernel(kernel)
+    sizes = kernel_sizes(found, param)
+    with _progress_bar(hidden) as progress:
+        result = advise_kernel(found, sizes, gpu, device, threshold, entries, min_confidence=min_confidence,
+                               progress=progress, space=variant_space_name(kernel, found))
+    where = device or (_gpu_name(gpu) if gpu else "the GPUs of the bundled training pairs")
+    return result, f"{found.key} at {', '.join(f'{k}={v}' for k, v in sizes.items())} on {where}"
 
 
 @contextmanager
