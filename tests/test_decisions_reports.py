@@ -359,7 +359,8 @@ def test_the_advisor_study_says_when_the_database_is_not_gpuperfs_own(tmp_path, 
     monkeypatch.setenv(ENV_VAR, str(folder))
     _, paths = advisor_study(tmp_path / "report")
     text = paths["markdown"].read_text()
-    assert f"not gpuperf's own: {ENV_VAR}={folder} (entries from those folders: t_unroll ({folder / 't_unroll.toml'}); " \
+    entry_file = folder / "t_unroll.toml"
+    assert f"not gpuperf's own: {ENV_VAR}={folder} (entries from those folders: t_unroll ({entry_file}); " \
            "built-in entries removed: coalescing, larger_work_groups" in text
 
 

@@ -206,7 +206,7 @@ def _matched(frame: pd.DataFrame, spec: PairSpec) -> tuple[pd.DataFrame, pd.Data
         raise GpuperfError(f"{spec.where}.parameter: the dataset has no values of '{spec.parameter}' for these kernels")
     if spec.after_kernel is None:
         _check_values(rows, spec)
-        if not pd.api.types.is_numeric_dtype(rows[spec.parameter]):  # a column with text ("auto") beside its numbers: read as numbers
+        if not pd.api.types.is_numeric_dtype(rows[spec.parameter]):  # text ("auto") beside numbers: the numbers
             rows = rows.assign(**{spec.parameter: pd.to_numeric(rows[spec.parameter], errors="coerce")})
     keys = ["kernel", "gpu", "device", *config]
     rows = _median_points(rows, keys)

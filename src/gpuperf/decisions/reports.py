@@ -521,7 +521,8 @@ def user_database_note(entries: Mapping[str, Any]) -> str:
 
     builtin = builtin_folder().resolve()
     own = sorted(path.stem for path in builtin.glob("*.toml"))
-    users = sorted(f"{name} ({entry.path})" for name, entry in entries.items() if entry.path.parent.resolve() != builtin)
+    users = sorted(f"{name} ({entry.path})" for name, entry in entries.items()
+                   if entry.path.parent.resolve() != builtin)
     removed = [name for name in own if name not in entries]
     if not users and not removed:
         return ""
