@@ -348,8 +348,8 @@ def spec_pairs(spec: PairSpec, optimization: str, use_cache: bool = True) -> pd.
 def unvalued_features_note(spec: PairSpec, pairs: pd.DataFrame) -> str:
     """For a ``features = "columns"`` table, which static features its pairs hold no value of (a column
     missing or named otherwise, ``flops`` for ``flops_per_thread``): the models take them as unknown."""
-    if spec.features != "columns" or pairs.empty:
-        return ""
+    if pairs.empty or not set(STATIC_FEATURES) <= set(pairs.columns) or spec.features != "columns":
+        return ""  # (a table of no feature columns: none built)
     missing = [name for name in STATIC_FEATURES if pairs[name].isna().all()]
     if not missing:
         return ""
