@@ -346,7 +346,7 @@ def test_the_advisor_study_says_when_the_database_is_not_gpuperfs_own(tmp_path, 
     """reproduce advisor evaluated the entries of GPUPERF_OPTIMIZATIONS, and its report gave only the command,
     which without those folders evaluates another database."""
     from gpuperf.decisions.optimizations import ENV_VAR, builtin_folder
-    from gpuperf.decisions.reports import advisor_study, user_database_note
+    from gpuperf.decisions.reports import advisor_study
 
     folder = tmp_path / "entries"
     folder.mkdir()
