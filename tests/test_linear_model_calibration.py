@@ -469,3 +469,22 @@ def test_calibration_kernels_given_as_one_string_are_refused_before_anything_is_
                                                r"string 'empty'"):
             call()
     assert not (tmp_path / "store.sqlite").exists()
+
+
+def test_calibrate_table_takes_the_device_class_its_calibration_campaign_names(tmp_path: Path, capsys) -> None:
+    """A pocl calibration store's export (campaign linear-calibration-cpu-pass1) is fitted as a cpu device's
+    without --device-class, as calibrate itself fitted it; --device-class still names another class."""
+    from gpuperf.models.linear_calibration import CALIBRATION_PLANS
+
+    sizes = CALIBRATION_PLANS["cpu"]["vector_copy"]
+    table = tmp_path / "export.csv"
+    pd.DataFrame([{"kernel": "vector_copy", "variant": "", "n": size["n"], "time_s": 1e-5, "time_s_min": 1e-5,
+                   "status": "ok", "campaign": "linear-calibration-cpu-pass1"} for size in sizes]).to_csv(table,
+                                                                                                     index=False)
+    assert main(["calibrate", "--table", str(table), "--out", str(tmp_path / "m.json")]) != 0
+    err = capsys.readouterr().err
+    assert "fitted as a cpu device's" in err and "of the cpu class's calibration kernels" in err
+    assert "not points of the" not in err  # none of its points left out as another class's
+    assert main(["calibrate", "--table", str(table), "--device-class", "gpu", "--out", str(tmp_path / "m.json")]) != 0
+    err = capsys.readouterr().err
+    assert "fitted as" not in err and "of the gpu class's calibration kernels" in err

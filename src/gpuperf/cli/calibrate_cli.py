@@ -25,7 +25,8 @@ def calibrate_command(
     statistic: str = typer.Option("min", "--statistic", help="min (fastest run) or median over the passes (cycles)"),
     table: Path = typer.Option(None, "--table", help="fit on these points measured before (a campaign export, "
                                "e.g. data/linear_model_h100.csv.gz) instead of measuring: no device needed"),
-    device_class: str = typer.Option("gpu", "--device-class", help="with --table: its device's class, gpu or cpu"),
+    device_class: str = typer.Option(None, "--device-class", help="with --table: its device's class, gpu or cpu "
+                                     "(default: the class its calibration campaign names, else gpu)"),
     no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="no progress bar"),
     json_out: bool = typer.Option(False, "--json", metavar="", help="print the model's metadata as JSON"),
 ) -> None:
@@ -44,11 +45,13 @@ def calibrate_command(
         raise GpuperfError("--passes and --cycles are two ways to time the points; give one of them")
     new_file = not model_output_file(out, calibration=True).exists()  # a model another run writes meanwhile is kept
     if table is not None:
-        from gpuperf.evaluation.linear_eval import calibrate_from_table
+        from gpuperf.evaluation.linear_eval import calibrate_from_table, table_device_class
 
         if kernel or store or passes is not None or cycles != 1 or device is not None:
             raise GpuperfError("--table fits on the table's calibration points: --device, --kernel, --store, --passes "
                                "and --cycles are for measuring")
+        if add_property and device_class is None:  # the added properties follow the class's set
+            device_class = table_device_class(table)
         properties = with_added_properties(device_class, property_set, add_property or ())
         calibration = calibrate_from_table(table, device_class, property_set, statistic, properties)
         store = table

@@ -10,6 +10,7 @@ geometric mean of |predicted - measured| / measured over the same predictions is
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -124,30 +125,31 @@ def _predicted(calibration: Calibration, measured: pd.DataFrame) -> LinearEvalua
     return LinearEvaluation(calibration, data)
 
 
-def evaluate_linear_table(table: pd.DataFrame | str | Path, device_class: str = "gpu",
+def evaluate_linear_table(table: pd.DataFrame | str | Path, device_class: str | None = "gpu",
                           property_set: str | None = None, statistic: str = "min",
                           properties: Sequence[str] | None = None) -> LinearEvaluation:
     """The held-out evaluation of :func:`evaluate_linear_model` on points already measured (a table
     as :func:`calibrate_from_table` takes it), its device of class ``device_class``."""
     measured, info, source = _measured_table(table, device_class, statistic)
-    calibration = _fit_table(measured, info, source, device_class, property_set, properties, statistic)
-    return _predicted(calibration, measured[measured["kernel"].isin(HELD_OUT_PLANS[device_class])]
+    calibration = _fit_table(measured, info, source, info.device_class, property_set, properties, statistic)
+    return _predicted(calibration, measured[measured["kernel"].isin(HELD_OUT_PLANS[info.device_class])]
                       .reset_index(drop=True))
 
 
-def calibrate_from_table(table: pd.DataFrame | str | Path, device_class: str = "gpu",
+def calibrate_from_table(table: pd.DataFrame | str | Path, device_class: str | None = "gpu",
                          property_set: str | None = None, statistic: str = "min",
                          properties: Sequence[str] | None = None) -> Calibration:
     """The linear count model fitted on the calibration points of a table measured before, such as
     ``campaign export`` writes (``kernel``, one column per size parameter, ``time_s``, ``time_s_min``,
     ``status``; e.g. the bundled ``data/linear_model_h100.csv.gz``), its device of class
-    ``device_class``: a model of a GPU for a machine without it. Points outside the class's
+    ``device_class`` (None: the class gpuperf's calibration campaigns name in its ``campaign`` column,
+    ``linear-calibration-cpu``, else gpu): a model of a GPU for a machine without it. Points outside the class's
     calibration plan are ignored, as is a row of a user's kernel (its ``kernel`` or ``kernel_spec`` naming
     a ``file.py``), whatever its name, never run, and a row of a space's variant (a non-empty ``variant``,
     ``kernel_spec`` ``stencil2d[local_x=...]``), which is not its plain kernel; ``properties`` names the
     model's properties instead of ``property_set``'s."""
     measured, info, source = _measured_table(table, device_class, statistic)
-    return _fit_table(measured, info, source, device_class, property_set, properties, statistic)
+    return _fit_table(measured, info, source, info.device_class, property_set, properties, statistic)
 
 
 def _fit_table(measured: pd.DataFrame, info: DeviceInfo, source: str, device_class: str,
@@ -163,7 +165,35 @@ def _fit_table(measured: pd.DataFrame, info: DeviceInfo, source: str, device_cla
                            timing={"statistic": statistic, "table": source})
 
 
-def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
+CAMPAIGN_CLASS = re.compile(r"linear-(?:calibration|held-out|evaluation)-(cpu|gpu)(?:-.*)?")
+
+
+def campaign_device_class(frame: pd.DataFrame, source: str) -> str | None:
+    """The device class gpuperf's own calibration campaigns name in ``frame``'s ``campaign`` column
+    (``linear-calibration-cpu-pass1``: cpu), with a note where it is not gpu; None where they name none, or two."""
+    if "campaign" not in frame.columns:
+        return None
+    names = frame["campaign"].dropna().astype(str).str.strip().unique()
+    found = {match.group(1) for match in map(CAMPAIGN_CLASS.fullmatch, names) if match}
+    if len(found) != 1:
+        return None
+    device_class = found.pop()
+    if device_class != "gpu":  # the default class needs no word
+        warnings.warn(GpuperfNote(f"{source}: points of gpuperf's {device_class} calibration campaigns (campaign "
+                                  f"{', '.join(sorted(names))}): fitted as a {device_class} device's (--device-class "
+                                  "names another class)"), stacklevel=4)
+    return device_class
+
+
+def table_device_class(table: str | Path) -> str:
+    """The device class of a calibration table's points: as :func:`campaign_device_class` reads it, else gpu."""
+    from gpuperf.datasets.bundled import data_table
+    from gpuperf.datasets.tables import read_table_file
+
+    return campaign_device_class(read_table_file(data_table(table)), str(table)) or "gpu"
+
+
+def _measured_table(table: pd.DataFrame | str | Path, device_class: str | None,
                     statistic: str) -> tuple[pd.DataFrame, DeviceInfo, str]:
     """The planned points of a measured table (see :func:`calibrate_from_table`), its device and name.
     A row that is ok must have a positive ``time_s`` and ``time_s_min`` and sizes its kernel accepts;
@@ -173,12 +203,14 @@ def _measured_table(table: pd.DataFrame | str | Path, device_class: str,
     from gpuperf.datasets.tables import numeric_column, read_table_file
     from gpuperf.kernels.catalog import get_kernel
 
-    if device_class not in CALIBRATION_PLANS:
+    if device_class is not None and device_class not in CALIBRATION_PLANS:
         raise GpuperfError(f"device class must be one of {', '.join(CALIBRATION_PLANS)}, not '{device_class}'")
     if statistic not in STATISTICS:
         raise GpuperfError(f"statistic must be one of {', '.join(STATISTICS)}, not '{statistic}'")
     source = "the table" if isinstance(table, pd.DataFrame) else str(table)
     frame = table if isinstance(table, pd.DataFrame) else read_table_file(data_table(table))
+    if device_class is None:
+        device_class = campaign_device_class(frame, source) or "gpu"
     missing = [c for c in ("kernel", "time_s", "time_s_min") if c not in frame.columns]
     if missing:
         raise GpuperfError(f"{source}: no column {', '.join(missing)}")
