@@ -488,3 +488,27 @@ def test_calibrate_table_takes_the_device_class_its_calibration_campaign_names(t
     assert main(["calibrate", "--table", str(table), "--device-class", "gpu", "--out", str(tmp_path / "m.json")]) != 0
     err = capsys.readouterr().err
     assert "fitted as" not in err and "of the gpu class's calibration kernels" in err
+
+
+def test_predict_table_counts_a_campaign_exports_kernels_for_a_calibrated_model(tmp_path: Path, capsys) -> None:
+    """campaign export -> calibrate --table -> predict-table on the same export: each row's kernel (its
+    kernel_spec, or kernel[variant]) counted at its sizes, as predict prices it; a failed row without sizes
+    gets no prediction; a second pass over its own output gives the same figures."""
+    model_path = _saved_model(tmp_path)
+    model, _ = load_linear_model(model_path)
+    variant = "jacobi2d_5pt[local_x=16,local_y=16,outputs_y=1,prefetch=0,unroll=1]"
+    table = tmp_path / "export.csv"
+    pd.DataFrame({"kernel": ["vector_copy", "jacobi2d_5pt", "vector_copy"], "variant": ["", "local_x=16", ""],
+                  "kernel_spec": ["vector_copy", variant, "vector_copy"], "n": [65536, 256, None],
+                  "m": [None, 256, None], "time_s": [1e-5, 2e-5, None],
+                  "status": ["ok", "ok", "run_failed"]}).to_csv(table, index=False)
+    out = tmp_path / "predicted.csv"
+    assert main(["predict-table", str(table), "--model", str(model_path), "--out", str(out)]) == 0
+    predicted = pd.read_csv(out)["predicted_time_s"]
+    expected = [predict_kernel(model, get_kernel("vector_copy"), {"n": 65536})["time_s"],
+                predict_kernel(model, get_kernel(variant), {"n": 256, "m": 256})["time_s"]]
+    np.testing.assert_allclose(predicted[:2], expected, rtol=1e-12)
+    assert np.isnan(predicted[2]) and "whose run failed" in capsys.readouterr().err
+    again = tmp_path / "again.csv"
+    assert main(["predict-table", str(out), "--model", str(model_path), "--out", str(again)]) == 0
+    pd.testing.assert_frame_equal(pd.read_csv(again), pd.read_csv(out))

@@ -1422,10 +1422,15 @@ def test_a_table_without_bsp_inputs_or_count_properties_says_which_route_serves(
     model = tmp_path / "h100.json"
     assert main(["calibrate", "--table", str(data_dir() / "linear_model_h100.csv.gz"), "--out", str(model)]) == 0
     capsys.readouterr()
-    assert main(["predict-table", "--model", str(model), "stencil_spaces_h100", "--out", str(tmp_path / "p.csv")]) == 2
+    assert main(["predict-table", "--model", str(model), "rodinia_nvprof", "--out", str(tmp_path / "p.csv")]) == 2
+    err = capsys.readouterr().err  # no gpuperf kernel to count: its kernels are CUDA programs
+    assert "rodinia_nvprof, line 2: its properties cannot be counted (unknown kernel 'bpnn_adjust_weights_cuda'" in err
+    table = tmp_path / "times.csv"
+    pd.DataFrame({"gpu": ["H100 SXM"], "time_s": [1e-5]}).to_csv(table, index=False)
+    assert main(["predict-table", "--model", str(model), str(table), "--out", str(tmp_path / "q.csv")]) == 2
     err = capsys.readouterr().err
     assert "a linear count model from gpuperf calibrate prices a kernel from its counts: gpuperf predict KERNEL" in err
-    assert "stencil_spaces_h100 lacks its property columns (launches, " in err
+    assert "times.csv lacks its property columns (launches, " in err and "and a kernel column" in err
 
 
 def test_times_spread_over_orders_of_magnitude_get_the_log_target_hint(tables, capsys, tmp_path):

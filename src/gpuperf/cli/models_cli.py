@@ -238,13 +238,18 @@ def predict_table_command(
     for note in rows_boards_notes(frame, gpu is None and bool(options.get("gpu_features"))):
         print_note(note)
     absent = [str(name) for name in names if name not in frame.columns]
-    if (info.get("metadata") or {}).get("kind") == "linear_count_model" and absent:
+    counts = (info.get("metadata") or {}).get("kind") == "linear_count_model" and bool(absent)
+    if counts and "kernel" not in frame.columns:
         raise GpuperfError(f"{model}: a linear count model from gpuperf calibrate prices a kernel from its counts: "
                            f"gpuperf predict KERNEL -p ... --model {model}; {where} lacks its property columns "
-                           f"({', '.join(absent[:4])}{', ...' if len(absent) > 4 else ''})")
+                           f"({', '.join(absent[:4])}{', ...' if len(absent) > 4 else ''}) and a kernel column")
     rows = frame if gpu is None else frame.assign(gpu=gpu)
     table = extend_table(rows, where, bool(options.get("gpu_features")), options.get("bsp_inputs"),
                          bool(options.get("base_clock")), options.get("roofline_inputs"))  # names a row's bad GPU
+    if counts:  # gpuperf's kernels (a campaign export): counted as calibrate --table counts them
+        from gpuperf.evaluation.linear_eval import counted_properties
+
+        table = counted_properties(table, absent, where)
     table = with_zero_counts(table, names)
     selected = (info.get("metadata") or {}).get("selected_features")
     unselected = [str(name) for name in names if selected and name not in selected]

@@ -303,6 +303,37 @@ def _point_kernel(row: dict) -> str:
     return str(row["kernel"])
 
 
+def counted_properties(frame: pd.DataFrame, names: Sequence[str], source: str) -> pd.DataFrame:
+    """``frame`` with the properties ``names`` counted from each row's kernel (its ``kernel_spec``, else
+    ``kernel[variant]``, else ``kernel``) at its sizes, as :func:`calibrate_from_table` counts a campaign
+    export's points; a failed row (status not ok) that cannot be counted gets none, and an ok one is an
+    error naming its row."""
+    from gpuperf.datasets.schema import is_ok, row_location
+    from gpuperf.kernels.catalog import get_kernel
+    from gpuperf.models.properties import kernel_properties
+
+    ok = is_ok(frame["status"]).to_numpy() if "status" in frame else np.ones(len(frame), dtype=bool)
+    kernels: dict[str, object] = {}
+    counted: dict[tuple, dict[str, float]] = {}
+    values = []
+    for position, row in enumerate(frame.to_dict("records")):
+        spec = _point_kernel(row)
+        try:
+            kernel = kernels[spec] if spec in kernels else kernels.setdefault(spec, get_kernel(spec))
+            sizes = _checked_sizes(kernel, row)
+            key = (spec, *sizes.items())
+            if key not in counted:
+                counted[key] = kernel_properties(kernel, sizes, names)
+        except (GpuperfError, ValueError) as exc:
+            if ok[position]:
+                raise GpuperfError(f"{source}, {row_location(frame, position)}: its properties cannot be counted "
+                                   f"({_unknown_hint(exc, frame)})") from None
+            values.append(dict.fromkeys(names, np.nan))
+            continue
+        values.append(counted[key])
+    return frame.assign(**{name: [value[name] for value in values] for name in names})
+
+
 def _unknown_hint(exc: Exception, frame: pd.DataFrame) -> str:
     """``exc``'s message, with how to tell a user's kernel apart where an export from before
     ``kernel_spec`` was written (a campaign's ``kernel_key`` and no ``kernel_spec``) may hold one."""
