@@ -2216,3 +2216,20 @@ def test_leave_one_kernel_out_holds_out_a_users_kernel_named_like_another_as_its
     plain = run_json(capsys, "evaluate", tmp_path / "plain.csv", "--model", "lr", "--protocol",
                      "leave-one-kernel-out", "--features", "x1,x2")
     assert sorted(plain["per_group"]) == ["a", "b"]
+
+
+def test_a_saved_model_given_as_evaluates_model_names_the_kind_it_was_fitted_as(tmp_path, capsys):
+    """fit --out m.json then evaluate --model m.json: not 'unknown model; did you mean ...', but what evaluate
+    takes, the options that fit m.json's kind, and predict-table for the saved model's own predictions."""
+    table = tmp_path / "t.csv"
+    pd.DataFrame({"gpu": ["GTX 680"] * 4 + ["Tesla K40"] * 4, "kernel": ["k"] * 8, "n": [1, 2, 3, 4] * 2,
+                  "time_s": [1e-3, 2e-3, 3e-3, 4e-3] * 2}).to_csv(table, index=False)
+    model = tmp_path / "m.json"
+    assert main(["fit", str(table), "--model", "lr", "--log-target", "--out", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(table), "--model", str(model), "--protocol", "leave-one-gpu-out"]) == 2
+    err = capsys.readouterr().err
+    assert f"--model {model}: evaluate takes a model kind (" in err and "fits anew with each group held out" in err
+    assert "was fitted as: --model lr --log-target;" in err and f"predict-table DATA --model {model} --out" in err
+    assert main(["fit", str(table), "--model", str(model), "--out", str(tmp_path / "n.json")]) == 2
+    assert f"--model {model}: fit takes a model kind (" in capsys.readouterr().err

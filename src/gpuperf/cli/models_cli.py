@@ -74,6 +74,7 @@ def fit_command(
     from gpuperf.models.persistence import save_model
     from gpuperf.models.registry import build_estimator
 
+    refuse_model_file(model, "fit")
     options = model_options(model, log_target, select, svr_kernel, bsp_columns, property_set)
     if out.suffix not in (".json", ".skops"):
         raise GpuperfError(f"--out {out}: use a .json or .skops model file")
@@ -190,6 +191,45 @@ def saved_options(info: Mapping[str, Any], model: Path | str) -> dict[str, Any]:
             raise GpuperfError(f"{model}: damaged model file: metadata.options.{field_name} is {value!r}, not one of "
                                f"{', '.join(known)}")
     return options
+
+
+def refuse_model_file(model: str, command: str) -> None:
+    """An error where ``--model`` names a saved model file (``fit --out``'s) rather than a model kind: ``evaluate``
+    fits its kind anew with each group held out, and ``fit`` fits one; it names the options of the file's kind."""
+    from gpuperf.models.persistence import model_info
+    from gpuperf.models.registry import MODEL_CHOICES
+
+    if model in MODEL_CHOICES or not (model.lower().endswith((".json", ".skops")) or Path(model).is_file()):
+        return
+    try:
+        options = saved_options(model_info(Path(model)), model)
+    except GpuperfError:  # no file there, or not a model: the kinds alone
+        options = {}
+    flags = saved_model_flags(options)
+    like = f"; the kind {model} was fitted as: --model {' '.join(flags)}" if flags else ""
+    raise GpuperfError(f"--model {model}: {command} takes a model kind ({', '.join(MODEL_CHOICES)}), which it fits "
+                       f"{'anew with each group held out' if command == 'evaluate' else 'on the table'}, not a saved "
+                       f"model{like}; a saved model's predictions of a table: gpuperf predict-table DATA --model "
+                       f"{model} --out PRED.csv")
+
+
+def saved_model_flags(options: Mapping[str, Any]) -> list[str]:
+    """The command-line options that fit a model of the kind ``options`` (a saved model's) describe: its
+    name first; empty where they name none."""
+    if not options.get("name"):
+        return []
+    flags = [str(options["name"])]
+    flags += [flag for key, flag in (("log_target", "--log-target"), ("gpu_features", "--gpu-features"),
+                                     ("base_clock", "--base-clock")) if options.get(key)]
+    if options.get("select"):
+        flags.append(f"--select spearman:{options['select']}")
+    if options.get("svr_kernel") not in (None, "rbf"):
+        flags.append(f"--svr-kernel {options['svr_kernel']}")
+    if options.get("property_set"):
+        flags.append(f"--property-set {options['property_set']}")
+    if options.get("bsp_columns"):
+        flags.append("--bsp-columns " + ",".join(f"{role}={column}" for role, column in options["bsp_columns"].items()))
+    return flags
 
 
 def predict_table_command(
@@ -330,6 +370,7 @@ def evaluate_command(
     from gpuperf.evaluation.protocols import leave_one_group_out
     from gpuperf.models.registry import build_estimator
 
+    refuse_model_file(model, "evaluate")
     columns = held_out_columns(protocol, sizes)
     group = "/".join(columns)  # how tables and JSON name the held-out group: gpu, kernel, or n/m
     options = model_options(model, log_target, select, svr_kernel, bsp_columns, property_set)
