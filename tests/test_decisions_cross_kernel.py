@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -452,3 +453,24 @@ def test_rank_and_tune_keep_a_users_kernel_named_like_the_ranked_one_in_training
     assert len(trained[0]) == 72 and (trained[0]["kernel_spec"] != "jacobi2d_5pt[local_x=8]").all()
     tune.rank_by_other_kernels("jacobi2d_5pt", {"n": 256, "m": 256}, table.drop(columns="kernel_spec"))
     assert len(trained[1]) == 54  # a table without kernel_spec: a kernel's name is all there is
+
+
+def test_rank_trains_on_a_tune_out_table_extracting_its_variants_features(tmp_path, capsys):
+    """tune --out writes trials without static features (kernel, variant, sizes, parameters, time_s, status):
+    rank --train (and tune --rank-train) extract each measured trial's features from its variant, with a note,
+    instead of refusing the table; a failed trial is no training row."""
+    from gpuperf.cli import main
+
+    trials = tmp_path / "trials.csv"
+    pd.DataFrame({"kernel": ["jacobi2d_5pt"] * 3, "device": ["opencl:0"] * 3, "gpu": ["cpu"] * 3,
+                  "variant": ["local_x=4,local_y=2,outputs_y=4,prefetch=0,unroll=1",
+                              "local_x=32,local_y=8,outputs_y=4,prefetch=0,unroll=1",
+                              "local_x=32,local_y=16,outputs_y=8,prefetch=1,unroll=8"],
+                  "n": [128] * 3, "m": [128] * 3, "time_s": [3.9e-5, 2.9e-5, None],
+                  "status": ["ok", "ok", "invalid_variant"]}).to_csv(trials, index=False)
+    assert main(["rank", "stencil2d", "-p", "n=128", "-p", "m=128", "--train", str(trials), "--limit", "3",
+                 "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "no static feature columns: extracted from each measured row's kernel at its sizes (2 variants)" in captured.err
+    ranked = json.loads(captured.out)
+    assert ranked["train_rows"] == 3 and len(ranked["variants"]) == 3

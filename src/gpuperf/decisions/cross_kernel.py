@@ -225,6 +225,8 @@ def rank_space(
 
     chosen = get_space(space)
     train = kernels_told_apart(train)  # a user's kernel named like another is not its variant
+    if not any(feature in train.columns for feature in features) and "kernel" in train.columns:
+        train = with_static_features(train, features, where)  # a tune --out table: variants, no features
     program = program or program_columns(train)
     missing = [c for c in [*program, "time_s"] if c not in train.columns]
     if missing:  # before the variants are built
@@ -248,6 +250,37 @@ def rank_space(
     train = train.assign(performance=normalised_performance(train, program))
     candidates["predicted_performance"] = predict_performance(train, candidates, usable, model)
     return candidates.sort_values("predicted_performance", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def with_static_features(train: pd.DataFrame, features: Sequence[str], where: str) -> pd.DataFrame:
+    """``train``'s measured rows (status ok) with the static ``features`` of each row's kernel (its
+    ``kernel_spec``, else ``kernel[variant]``, else ``kernel``) at its sizes, for a table of measured variants
+    without them (``tune --out``'s trials), with a note; an ok row whose kernel gpuperf cannot build is an error
+    naming it."""
+    from gpuperf.features.table import extract_features
+    from gpuperf.kernels.catalog import get_kernel
+
+    measured = train[is_ok(train["status"])] if "status" in train.columns else train
+    rows, extracted = [], {}
+    for position, row in enumerate(measured.to_dict("records")):
+        spec, variant = row.get("kernel_spec"), row.get("variant")
+        if not (isinstance(spec, str) and spec.strip()):
+            named = isinstance(variant, str) and variant.strip()
+            spec = f"{row['kernel']}[{variant.strip()}]" if named else str(row["kernel"])
+        try:
+            kernel = get_kernel(spec.strip())
+            sizes = {name: int(row[name]) for name in kernel.params if name in row and not pd.isna(row[name])}
+            key = (kernel.key, *sizes.items())
+            if key not in extracted:
+                extracted[key] = extract_features(kernel, sizes)
+        except (GpuperfError, ValueError) as exc:
+            raise GpuperfError(f"{where}: has none of the static feature columns ({', '.join(list(features)[:4])}, "
+                               f"...) the ranking model reads, and they cannot be extracted from the kernel of its "
+                               f"{row_location(measured, position)} ({exc})") from None
+        rows.append({name: extracted[key].get(name, np.nan) for name in features})
+    warnings.warn(f"{where}: no static feature columns: extracted from each measured row's kernel at its sizes "
+                  f"({counted(len(extracted), 'variant')})", GpuperfNote, stacklevel=3)
+    return measured.reset_index(drop=True).assign(**pd.DataFrame(rows, columns=list(features)))
 
 
 def checked_training_features(train: pd.DataFrame, features: Sequence[str], where: str) -> pd.DataFrame:
