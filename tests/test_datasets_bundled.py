@@ -454,3 +454,23 @@ def test_a_missing_table_file_of_any_readable_name_is_no_such_file(name, tmp_pat
         load_dataset(name)
     assert main(["fit", name, "--model", "lr", "--out", "m.json"]) == 2
     assert capsys.readouterr().err.strip() == f"gpuperf: error: {name}: no such file"
+
+
+def test_a_tilde_in_the_data_folder_is_the_home_folder(tmp_path, monkeypatch):
+    """GPUPERF_DATA_DIR=~/d was read as a folder named ~ in the working folder, unlike GPUPERF_CACHE_DIR=~/c;
+    with no home folder it is the same error naming the variable."""
+    import pwd
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GPUPERF_DATA_DIR", "~/d")
+    assert data_dir() == tmp_path / "d"
+
+    def no_entry(uid: int) -> None:
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    monkeypatch.delenv("HOME")
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+    with pytest.raises(GpuperfError, match="^GPUPERF_DATA_DIR=~/d: ~ names a home folder, but there is no home "
+                                           "folder"):
+        data_dir()

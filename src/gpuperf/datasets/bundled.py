@@ -20,6 +20,7 @@ import pandas as pd
 from gpuperf.datasets.schema import KEY_COLUMNS, STATUS, TARGET, canonical_gpu, check_dataset
 from gpuperf.datasets.tables import CSV_SUFFIXES, PARQUET_SUFFIXES, TableFormat, read_csv, read_table_file, require_columns
 from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.files import home_path
 
 AMARIS = (
     'Amaris et al.: "Evaluating execution time predictions on GPU '
@@ -271,10 +272,11 @@ def _packaged_data() -> Path:
 
 
 def data_dir() -> Path:
-    """Where the bundled tables live: ``$GPUPERF_DATA_DIR``, else the package's ``bundled_data`` (in a
-    checkout, a link to the repository's ``data/`` folder; in an installed wheel, the tables themselves)."""
+    """Where the bundled tables live: ``$GPUPERF_DATA_DIR`` (a leading ``~`` the home folder, as in
+    ``GPUPERF_CACHE_DIR``), else the package's ``bundled_data`` (in a checkout, a link to the repository's
+    ``data/`` folder; in an installed wheel, the tables themselves)."""
     if os.environ.get("GPUPERF_DATA_DIR"):
-        return Path(os.environ["GPUPERF_DATA_DIR"])
+        return home_path(os.environ["GPUPERF_DATA_DIR"], "GPUPERF_DATA_DIR")
     packaged = _packaged_data()
     repository = Path(__file__).resolve().parents[3] / "data"  # a checkout without symbolic links: a text file
     return packaged if packaged.is_dir() or not repository.is_dir() else repository
@@ -383,7 +385,8 @@ def _missing_data_hint(path: Path) -> str:
                 "holds gpuperf's data/ tables")
     if not chosen:
         return "set GPUPERF_DATA_DIR to the folder that holds gpuperf's data/ tables"
-    return f"GPUPERF_DATA_DIR={chosen}: " + ("no such file there" if Path(chosen).is_dir() else "no such folder")
+    folder = home_path(chosen, "GPUPERF_DATA_DIR")
+    return f"GPUPERF_DATA_DIR={chosen}: " + ("no such file there" if folder.is_dir() else "no such folder")
 
 
 @functools.lru_cache(maxsize=128)
