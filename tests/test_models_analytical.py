@@ -98,6 +98,15 @@ def test_roofline_takes_the_larger_of_compute_and_memory_time():
     assert np.allclose(RooflineModel(flops_f64="flops_f64").fit(double).predict(double), [1.1, 10.0])
 
 
+def test_roofline_calibrate_must_be_a_truth_value():
+    """calibrate="no" was taken as true (and calibrated), while LinearCountModel checks its relative."""
+    rows = pd.DataFrame({"flops": [1e12], "dram_bytes": [1e9], "gpu_peak_f32_gflops": [1e4],
+                         "gpu_memory_bandwidth_gbs": [100.0]})
+    with pytest.raises(GpuperfError, match="^RooflineModel: calibrate must be True or False, not 'no'$"):
+        RooflineModel(calibrate="no").fit(rows, [0.2])
+    assert RooflineModel(calibrate=np.bool_(True)).fit(rows, [0.2]).efficiency_ == pytest.approx(0.5)
+
+
 def test_named_columns_refuse_text_that_is_no_number_and_read_a_missing_value_as_nan():
     rows = pd.DataFrame({"flops": ["1e12", "3,000"], "dram_bytes": [1e9, 1e12],
                          "gpu_peak_f32_gflops": [1e4, 1e4], "gpu_memory_bandwidth_gbs": [100.0, 100.0]})

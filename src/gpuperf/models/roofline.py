@@ -88,6 +88,8 @@ class RooflineModel(RegressorMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Check the columns; with ``calibrate``, fit the efficiency to the times ``y`` (seconds)."""
+        if not isinstance(self.calibrate, (bool, np.bool_)):
+            raise GpuperfError(f"RooflineModel: calibrate must be True or False, not {self.calibrate!r}")
         bound = self.bound(X)
         efficiency = 1.0
         if self.calibrate:  # checked before anything is set: a refit that fails leaves the model as it was
