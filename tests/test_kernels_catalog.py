@@ -180,3 +180,12 @@ def test_the_catalogs_language_version_is_loopys():
     from gpuperf.kernels.kernel import LANG
 
     assert LANG == lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2
+
+
+@pytest.mark.parametrize("spec", [None, "", "  ", 5])
+def test_a_missing_kernel_name_is_an_error_saying_one_is_needed(spec) -> None:
+    """get_kernel(None) ended in Python's TypeError, and get_kernel("") suggested catalog names."""
+    from gpuperf.errors import GpuperfError
+
+    with pytest.raises(GpuperfError, match=f"^get_kernel: a kernel name is needed .*, not {re.escape(repr(spec))}$"):
+        get_kernel(spec)

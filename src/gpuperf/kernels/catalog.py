@@ -6,7 +6,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from gpuperf.errors import unknown_name_error
+from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.kernels.kernel import Kernel, refuse_source_file
 
 CATEGORIES = ("measurement", "test", "stencil")
@@ -67,6 +67,9 @@ def get_kernel(spec: str) -> Kernel:
     ``path/to/file.py:space[param=value,...]``), or ``path/to/file.py:function``."""
     from gpuperf.kernels.loader import user_file_key
 
+    if not isinstance(spec, str) or not spec.strip():
+        raise GpuperfError(f"get_kernel: a kernel name is needed (a catalog name, NAME[param=value,...] or "
+                           f"path/to/file.py:function), not {spec!r}")
     key = user_file_key(spec) or spec
     if key in _BUILT:
         return _BUILT[key]
