@@ -463,18 +463,25 @@ def test_a_columns_table_without_some_feature_columns_is_noted(tmp_path):
     assert note in result.notes
 
 
-def test_an_input_left_out_of_the_configuration_is_an_error(tmp_path):
-    """configuration without n and m (inputs = ["n", "m"]) took the three sizes' points as repeats of one
-    point, their median its time, and labelled every pair with the first size: 48 pairs of mixed sizes."""
-    import re
-
+def _unrolling_entry_with(tmp_path, old: str, new: str):
+    """The bundled unrolling entry's first pairs table as an entry "mine" with ``old`` written as ``new``:
+    its path and its pairs spec."""
     from gpuperf.decisions.optimizations import builtin_folder
 
     source = (builtin_folder() / "unrolling.toml").read_text()
     table = source[:source.index("# The same before/after")].replace('name = "unrolling"', 'name = "mine"')
     path = tmp_path / "mine.toml"
-    path.write_text(table.replace('configuration = ["n", "m", ', 'configuration = ['))
+    path.write_text(table.replace(old, new))
     (spec,) = load_entry(path).pairs
+    return path, spec
+
+
+def test_an_input_left_out_of_the_configuration_is_an_error(tmp_path):
+    """configuration without n and m (inputs = ["n", "m"]) took the three sizes' points as repeats of one
+    point, their median its time, and labelled every pair with the first size: 48 pairs of mixed sizes."""
+    import re
+
+    path, spec = _unrolling_entry_with(tmp_path, 'configuration = ["n", "m", ', 'configuration = [')
     with pytest.raises(GpuperfError, match=re.escape(f"{path}: pairs[0].inputs: 'n' is an input but not a "
                                                      "configuration column (local_x, ")):
         build_spec_pairs(spec, "mine")
@@ -484,13 +491,7 @@ def test_a_before_or_after_value_never_measured_is_an_error(tmp_path):
     """after = [2, 40] (a typo for 4) trained on the unroll 1 -> 2 pairs alone, unsaid."""
     import re
 
-    from gpuperf.decisions.optimizations import builtin_folder
-
-    source = (builtin_folder() / "unrolling.toml").read_text()
-    table = source[:source.index("# The same before/after")].replace('name = "unrolling"', 'name = "mine"')
-    path = tmp_path / "mine.toml"
-    path.write_text(table.replace("after = [2, 4]", "after = [2, 40]"))
-    (spec,) = load_entry(path).pairs
+    path, spec = _unrolling_entry_with(tmp_path, "after = [2, 4]", "after = [2, 40]")
     with pytest.raises(GpuperfError, match=re.escape(f"{path}: pairs[0].after: unroll = 40 is measured for none "
                                                      "of its kernels in advise_pairs_pocl.csv.gz (measured: 1, 2, 4)")):
         build_spec_pairs(spec, "mine")

@@ -235,17 +235,22 @@ def no_home_cache() -> Path:
     return Path(tempfile.gettempdir()) / f"gpuperf-cache-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
 
 
+def cache_home() -> Path:
+    """The folder loopy's and gpuperf's caches go under: ``$XDG_CACHE_HOME`` where absolute (a relative one,
+    ``~/.cache`` too, is ignored, as the XDG specification asks), else ``~/.cache`` (an empty ``HOME`` is no
+    home: the account's), and with no home folder at all, :func:`no_home_cache`."""
+    if os.environ.get("XDG_CACHE_HOME") and Path(os.environ["XDG_CACHE_HOME"]).is_absolute():
+        return Path(os.environ["XDG_CACHE_HOME"])
+    home = home_folder()
+    return no_home_cache() if home is None else home / ".cache"
+
+
 def cache_root() -> Path:
-    """Where gpuperf keeps its caches: ``$GPUPERF_CACHE_DIR``, else ``$XDG_CACHE_HOME/gpuperf`` (where
-    loopy keeps its own), else ``~/.cache/gpuperf`` (an empty ``HOME`` is no home: the account's), and
-    with no home folder at all, ``gpuperf`` in :func:`no_home_cache`. A ``~`` in ``GPUPERF_CACHE_DIR`` is
-    the home folder; a relative ``XDG_CACHE_HOME`` (``~/.cache`` too) is ignored, as the XDG specification asks."""
+    """Where gpuperf keeps its caches: ``$GPUPERF_CACHE_DIR`` (a ``~`` in it is the home folder), else
+    ``gpuperf`` in :func:`cache_home`, where loopy keeps its own."""
     if os.environ.get("GPUPERF_CACHE_DIR"):
         return home_path(os.environ["GPUPERF_CACHE_DIR"], "GPUPERF_CACHE_DIR").absolute()
-    if os.environ.get("XDG_CACHE_HOME") and Path(os.environ["XDG_CACHE_HOME"]).is_absolute():
-        return Path(os.environ["XDG_CACHE_HOME"]) / "gpuperf"
-    home = home_folder()
-    return (no_home_cache() if home is None else home / ".cache") / "gpuperf"
+    return cache_home() / "gpuperf"
 
 
 _UNCACHED: set[Path] = set()  # the cache folders a cache file could not be written in (noted once each)
@@ -268,27 +273,22 @@ def write_cache_file(path: str | Path, write: Callable[[Path], object]) -> None:
 def note_unwritten_cache(path: str | Path, error: Exception) -> None:
     """The note :func:`write_cache_file` gives, once a folder, for a cache file that ``error`` kept from
     being written, for a cache written by other means (a model file, which needs its own suffix)."""
-    path = Path(path)
-    if isinstance(error, OSError):
-        folder = path.parent
-        reason = f"{folder} is a file, not a folder" if folder.exists() and not folder.is_dir() else \
-            error.strerror or str(error)
-        _note_uncached(path, f"{path}: cannot be written ({reason})")
-    else:
-        _note_uncached(path, str(error))
-
-
-def _note_uncached(path: Path, why: str) -> None:
-    """A note that the cache file at ``path`` is not kept (``why``), once for its folder."""
     import warnings
 
     from gpuperf.errors import GpuperfNote
 
-    if path.parent in _UNCACHED:
+    folder = Path(path).parent
+    if folder in _UNCACHED:
         return
-    _UNCACHED.add(path.parent)
+    _UNCACHED.add(folder)
+    if isinstance(error, OSError):
+        reason = f"{folder} is a file, not a folder" if folder.exists() and not folder.is_dir() else \
+            error.strerror or str(error)
+        why = f"{path}: cannot be written ({reason})"
+    else:
+        why = str(error)
     warnings.warn(GpuperfNote(f"gpuperf's cache file {why}: it is not kept, and its work is done again on the "
-                              f"next run (make {path.parent} a writable folder, or set GPUPERF_CACHE_DIR to "
+                              f"next run (make {folder} a writable folder, or set GPUPERF_CACHE_DIR to "
                               "one)"), stacklevel=3)
 
 

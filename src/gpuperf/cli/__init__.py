@@ -177,7 +177,7 @@ def _writable_cache_home() -> None:
     import os
     from pathlib import Path
 
-    from gpuperf.files import cache_root, home_folder, no_home_cache
+    from gpuperf.files import cache_home, cache_root, home_folder, no_home_cache
 
     _absolute_cache_variables()
     if not os.environ.get("XDG_CACHE_HOME") and home_folder() is None:  # loopy's would be a folder named ~
@@ -186,7 +186,7 @@ def _writable_cache_home() -> None:
         print(f"note: there is no home folder (HOME is not set and user {os.getuid()} has no account entry); this "
               f"run keeps its caches in {fallback} (set XDG_CACHE_HOME to a writable folder to keep them)",
               file=sys.stderr)
-    home = _cache_home()
+    home = cache_home()
     _move_aside_if_unwritable("XDG_CACHE_HOME", home, "the cache folder", "its caches", "gpuperf-cache",
                               also=[home / "gpuperf"])
     # gpuperf's own caches (the advisor's models, NVRTC's results) would be refitted every run
@@ -219,18 +219,6 @@ def _absolute_cache_variables() -> None:
     own = os.environ.get("GPUPERF_CACHE_DIR")
     if own:
         os.environ["GPUPERF_CACHE_DIR"] = str(home_path(own, "GPUPERF_CACHE_DIR").absolute())
-
-
-def _cache_home() -> Path:
-    """The folder loopy's and gpuperf's caches go under: ``$XDG_CACHE_HOME``, else ``~/.cache`` (with no
-    home folder, the temporary folder's)."""
-    import os
-    from pathlib import Path
-
-    from gpuperf.files import home_folder, no_home_cache
-
-    home = home_folder()
-    return Path(os.environ.get("XDG_CACHE_HOME") or (no_home_cache() if home is None else home / ".cache"))
 
 
 def _damaged_databases(folder: Path) -> list[Path]:
@@ -373,7 +361,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gpuperf: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except sqlite3.DatabaseError as exc:  # gpuperf's stores name their file; this is a cache beneath loopy
-        caches = _cache_home() / "pytools"
+        from gpuperf.files import cache_home
+
+        caches = cache_home() / "pytools"
         damaged = _damaged_databases(caches)
         where = (f"remove {' and '.join(map(str, damaged))} (it is rebuilt)" if damaged else
                  f"loopy's caches are in {caches}; remove the damaged file there (it is rebuilt)")
