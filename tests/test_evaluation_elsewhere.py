@@ -208,17 +208,19 @@ def test_one_launch_calibration_is_exact_where_every_gpu_is_another_one_scaled()
     assert (result["launches"] == 5).all() and (result["sources"] == 2).all()
 
 
-def test_one_launch_calibration_scores_the_drawn_launch_and_averages_the_draws():
-    """B is A with its second launch twice as slow: calibrated on launch 1, B is predicted
-    (1, 2) against (1, 4), MAPE 0.25; on launch 2, (2, 4) against (1, 4), MAPE 0.5."""
+def test_one_launch_calibration_scores_the_other_launches_and_averages_the_draws():
+    """B is A with its second launch twice as slow: calibrated on launch 1, B's launch 2 is predicted
+    2 against 4, error 0.5; on launch 2, launch 1 is predicted 2 against 1, error 1. The calibration
+    launch itself (exact) is not scored."""
     frame = pd.DataFrame({"kernel": "k", "n": [1, 2, 1, 2], "gpu": ["A", "A", "B", "B"],
                           "time_s": [1.0, 2.0, 1.0, 4.0]})
     result = one_launch_calibration(frame, KEY, draws=400).set_index("gpu")
-    assert result.loc["B", "mape"] == pytest.approx(0.375, abs=0.03)
-    # A from B: (1, 4) against (1, 2) on launch 1, MAPE 0.5; (0.5, 2) on launch 2, MAPE 0.25.
-    assert result.loc["A", "mape"] == pytest.approx((0.5 + 0.25) / 2, abs=0.03)
+    assert result.loc["B", "mape"] == pytest.approx(0.75, abs=0.03)
+    # A from B: launch 2 predicted 4 against 2 on launch 1, error 1; launch 1 predicted 0.5 against 1, error 0.5.
+    assert result.loc["A", "mape"] == pytest.approx((1.0 + 0.5) / 2, abs=0.03)
     single = frame[frame["n"] == 1]
-    assert one_launch_calibration(single, KEY)["mape"].max() == 0.0  # the calibration launch is exact
+    with pytest.raises(GpuperfError, match="besides the calibration launch"):  # nothing left to score
+        one_launch_calibration(single, KEY)
 
 
 def test_one_launch_calibration_takes_the_geometric_mean_of_the_other_gpus():

@@ -93,6 +93,18 @@ def test_one_launch_calibration_takes_the_median_of_a_launchs_repeated_times():
     assert result.loc["B", "launches"] == 2
 
 
+def test_one_launch_calibration_scores_only_the_launches_it_did_not_calibrate_on():
+    """A times launches 1 and 2 in 1 s and 2 s, B both in 1 s. Calibrated on launch 1 (ratio 1), B's launch 2
+    is predicted 2 s: error 1; on launch 2 (ratio 1/2), launch 1 is predicted 0.5 s: error 0.5. Every draw
+    scores 0.5 or 1, never the calibration launch's own exact 0 (which gave 0.25 to 0.5). Kernel c has a
+    single launch on B: nothing to score, no row."""
+    frame = pd.DataFrame({"kernel": ["k"] * 4 + ["c"] * 2, "n": [1, 2, 1, 2, 1, 1],
+                          "gpu": ["A", "A", "B", "B", "A", "B"], "time_s": [1.0, 2.0, 1.0, 1.0, 1.0, 3.0]})
+    result = one_launch_calibration(frame, ["kernel", "n"], draws=20).set_index(["gpu", "kernel"])
+    assert 0.5 <= result.loc[("B", "k"), "mape"] <= 1.0
+    assert ("B", "c") not in result.index and ("A", "c") not in result.index
+
+
 def test_one_launch_calibration_counts_only_the_gpus_that_ran_the_kernel_as_sources():
     """Kernel a ran on A, B and C, kernel b on A and B only: A's b has one source, its a two."""
     rows = [{"kernel": kernel, "n": n, "gpu": gpu, "time_s": float(n)}

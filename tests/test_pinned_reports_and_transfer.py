@@ -476,14 +476,15 @@ def test_the_elsewhere_baselines_score_the_profiling_gpus_time_and_its_peak_scal
 
 
 def test_one_launch_calibration_counts_a_gpu_that_ran_some_of_a_kernels_launches_as_a_source():
-    """Kernel a: A and B ran launches n=1 and 2, C only n=1: A's a has two sources, B and C."""
+    """Kernel a: A and B ran launches n=1 and 2, C only n=1: A's a has two sources, B and C (C's own
+    single launch leaves nothing to score besides its calibration launch: no row for C)."""
     from gpuperf.evaluation.elsewhere import one_launch_calibration
 
     rows = [("A", 1), ("A", 2), ("B", 1), ("B", 2), ("C", 1)]
     frame = pd.DataFrame({"kernel": "a", "gpu": [g for g, _ in rows], "n": [n for _, n in rows],
                           "time_s": [float(n) for _, n in rows]})
     result = one_launch_calibration(frame, ["kernel", "n"], draws=2).set_index("gpu")
-    assert result.loc["A", "sources"] == 2 and result.loc["C", "sources"] == 2
+    assert result.loc["A", "sources"] == 2 and result.loc["B", "sources"] == 2 and "C" not in result.index
 
 
 def test_evaluation_plot_names_drop_leading_and_trailing_punctuation():

@@ -180,8 +180,9 @@ def one_launch_calibration(raw: pd.DataFrame, key: Sequence[str], *, target: str
     other GPUs' times of the same launch (``key``), each scaled by its ratio on one launch timed on
     the GPU (:func:`~gpuperf.models.cross_gpu.scaled_times`, as ``gpuperf predict-gpu`` does),
     averaged over ``draws`` calibration launches drawn at random (columns ``gpu``, ``kernel``,
-    ``mape``, ``launches``, ``sources``). The calibration launch is scored too: a launch of its own
-    is predicted exactly, as the BSP model's calibration size is. A launch that no GPU timing the
+    ``mape``, ``launches``, ``sources``). The calibration launch is not scored (it would be predicted
+    exactly, its own time), as the BSP comparison leaves its calibration rows out; a kernel with a
+    single launch on the GPU has nothing left to score and no row. A launch that no GPU timing the
     calibration launch timed has no prediction and is not scored."""
     raw = _usable(raw, target)
     missing = [c for c in [*key, "gpu", "kernel"] if c not in raw.columns]
@@ -197,16 +198,24 @@ def one_launch_calibration(raw: pd.DataFrame, key: Sequence[str], *, target: str
             if np.isnan(sources).all():
                 continue
             measured = part[gpu].to_numpy(float)
-            errors = []
-            for launch in rng.integers(len(part), size=draws):
-                own = np.full(len(part), np.nan)
-                own[launch] = measured[launch]
-                predicted, _ = scaled_times(sources, own)
-                scored = ~np.isnan(predicted)
-                errors.append(mape(measured[scored], predicted[scored]))
+            errors = [error for launch in rng.integers(len(part), size=draws)
+                      if not np.isnan(error := _calibrated_error(sources, measured, int(launch)))]
+            if not errors:  # one launch on the GPU: none left to score
+                continue
             rows.append({"gpu": gpu, "kernel": kernel, "mape": float(np.mean(errors)),
                          "launches": len(part), "sources": int(part[others].notna().any().sum())})
     if not rows:
-        raise GpuperfError("one-launch calibration: no kernel was measured on two GPUs")
+        raise GpuperfError("one-launch calibration: no kernel was measured on two GPUs with a launch besides the "
+                           "calibration launch")
     return pd.DataFrame(rows)
 
+
+def _calibrated_error(sources: np.ndarray, measured: np.ndarray, launch: int) -> float:
+    """The MAPE of the launches other than ``launch`` (the calibration launch, timed on the GPU), predicted
+    from ``sources`` scaled by their ratio on it; NaN where none of them is predicted."""
+    own = np.full(len(measured), np.nan)
+    own[launch] = measured[launch]
+    predicted, _ = scaled_times(sources, own)
+    scored = ~np.isnan(predicted)
+    scored[launch] = False
+    return mape(measured[scored], predicted[scored]) if scored.any() else float("nan")
