@@ -261,3 +261,62 @@ def test_numpy_values_print_as_python_values():
 
     assert _plain({"a": np.float32(1.5), "b": np.float64("nan"), "c": [np.int64(3)]}) == {"a": 1.5, "b": None, "c": [3]}
     assert [_format(np.float32(2.0)), _format(np.float32("nan")), _format(np.float32(0.123456))] == ["2", "-", "0.1235"]
+
+
+def test_ctrl_c_while_a_command_loads_its_modules_ends_in_gpuperfs_line(monkeypatch, capsys) -> None:
+    """A Ctrl-C in the first second, while main() loads the command line's modules, is 130 and one line,
+    not Python's traceback."""
+    import sys
+    import types
+
+    class Loading(types.ModuleType):
+        def __getattr__(self, name: str):
+            if name == "command_locks":  # the first name main() takes from it
+                raise KeyboardInterrupt
+            raise AttributeError(name)
+
+    monkeypatch.setitem(sys.modules, "gpuperf.cli.output", Loading("gpuperf.cli.output"))
+    try:
+        status = main(["gpus"])
+    except KeyboardInterrupt:  # not let through to pytest, which a Ctrl-C would stop
+        pytest.fail("main() let the Ctrl-C through")
+    assert status == 130
+    assert capsys.readouterr().err == "gpuperf: interrupted\n"
+
+
+INTERRUPTED_IMPORT = """
+import importlib.abc, runpy, sys
+class Interrupted(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "typer":
+            raise KeyboardInterrupt
+sys.meta_path.insert(0, Interrupted())
+{run}
+"""
+
+
+def test_ctrl_c_while_python_loads_the_command_line_ends_in_gpuperfs_line() -> None:
+    """``python -m gpuperf`` and the ``gpuperf`` script (which imports gpuperf.cli first) stopped by a Ctrl-C
+    while the command line's libraries load: exit status 130 and gpuperf's line, no traceback."""
+    import subprocess
+    import sys
+
+    for run in ('runpy.run_module("gpuperf", run_name="__main__", alter_sys=True)',
+                "from gpuperf.cli import main; sys.exit(main())"):
+        done = subprocess.run([sys.executable, "-c", INTERRUPTED_IMPORT.format(run=run), "kernels"],
+                              capture_output=True, text=True)
+        assert (done.returncode, done.stderr) == (130, "gpuperf: interrupted\n"), run
+
+
+def test_importing_gpuperf_reads_no_package_metadata_until_its_version_is_asked_for() -> None:
+    """The installed metadata (a third of a second to read, in which a Ctrl-C could only show Python's
+    traceback) is read when ``gpuperf.__version__`` is first asked for, and gives the same version."""
+    import subprocess
+    import sys
+
+    from gpuperf import __version__
+
+    script = ("import sys, gpuperf; loaded = 'importlib.metadata' in sys.modules; "
+              "print(loaded, gpuperf.__version__)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", __version__]

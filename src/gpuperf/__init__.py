@@ -1,8 +1,5 @@
 """gpuperf: predict how fast a GPU kernel will run, and decide with the prediction."""
 
-from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
-from importlib.metadata import distribution as _distribution
-from importlib.metadata import version as _installed_version
 from pathlib import Path as _Path
 
 
@@ -25,12 +22,13 @@ def _installed_root() -> _Path | None:
     """The folder gpuperf was installed from, where the installer recorded a local one (an editable
     install of a checkout); None otherwise."""
     import json
+    from importlib.metadata import PackageNotFoundError, distribution
     from urllib.parse import urlparse
     from urllib.request import url2pathname
 
     try:
-        recorded = json.loads(_distribution("gpuperf").read_text("direct_url.json") or "{}")
-    except (_PackageNotFoundError, ValueError):
+        recorded = json.loads(distribution("gpuperf").read_text("direct_url.json") or "{}")
+    except (PackageNotFoundError, ValueError):
         return None
     url = urlparse(str(recorded.get("url", "")))
     return _Path(url2pathname(url.path)).resolve() if url.scheme == "file" else None
@@ -41,9 +39,11 @@ def _version() -> str:
     own version marked ``+source`` where it is run without installing it (e.g. from ``PYTHONPATH``,
     beside another installed gpuperf, or beside an editable install of another checkout),
     ``0.0.0+source`` where neither says."""
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
-        installed = _installed_version("gpuperf")
-    except _PackageNotFoundError:
+        installed = version("gpuperf")
+    except PackageNotFoundError:
         installed = None
     tree = _source_tree_version()
     if tree is None:
@@ -54,8 +54,19 @@ def _version() -> str:
     return tree + "+source"
 
 
-__version__ = _version()
+__version__: str  # not set here: worked out by __getattr__ when first asked for
 
-from gpuperf.errors import GpuperfError  # noqa: E402 - after the version, which it does not need
+
+def __getattr__(name: str) -> str:
+    """``__version__``, worked out when first asked for: reading the installed metadata takes a third of a
+    second, in which a Ctrl-C at a command's start would show Python's traceback, not gpuperf's line."""
+    if name == "__version__":
+        global __version__
+        __version__ = _version()
+        return __version__
+    raise AttributeError(f"module 'gpuperf' has no attribute {name!r}")
+
+
+from gpuperf.errors import GpuperfError  # noqa: E402 - after the version's functions, which do not need it
 
 __all__ = ["GpuperfError", "__version__"]

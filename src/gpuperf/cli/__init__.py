@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import signal
-import sqlite3
 import sys
-import threading
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
-import typer
+INTERRUPTED = 130  # the shell's status for a command stopped by Ctrl-C
 
-from gpuperf.errors import GpuperfError, GpuperfNote
+try:  # a Ctrl-C while the command line loads, before main() can take it, ends as main() ends one
+    import contextlib
+    import functools
+    import signal
+    import sqlite3
+    import threading
+    import warnings
+    from collections.abc import Iterator
+    from contextlib import contextmanager
+    from typing import TYPE_CHECKING
+
+    import typer
+
+    from gpuperf.errors import GpuperfError, GpuperfNote
+except KeyboardInterrupt:
+    print("gpuperf: interrupted", file=sys.stderr)
+    raise SystemExit(INTERRUPTED) from None
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -94,9 +101,6 @@ def _register_all() -> None:
     for module in modules:
         module.register(app)
     _with_flag_help(app)
-
-
-INTERRUPTED = 130  # the shell's status for a command stopped by Ctrl-C
 
 
 _show_warning = warnings.showwarning
@@ -322,8 +326,6 @@ def _private_folder(wanted: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: bad input ends in one clear line on stderr and exit status 2."""
-    from gpuperf.cli.output import command_locks
-
     if sys.stderr is None:  # closed when Python started (2>&-): notes would go to stdout, into --json
         import os
 
@@ -334,6 +336,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     _escape_what_the_terminal_cannot_show()
     try:
+        from gpuperf.cli.output import command_locks  # a Ctrl-C while it loads ends as any other (below)
+
         _writable_cache_home()
         with _sigterm_as_interrupt(), warnings.catch_warnings(), command_locks():
             _register_all()
