@@ -161,6 +161,31 @@ def test_an_nvprof_warning_in_the_file_is_passed_on(tmp_path, prefix):
         assert len(import_nvprof(path)) == len(import_nvprof(TRACE))
 
 
+def test_an_ncu_error_in_the_file_is_passed_on(tmp_path):
+    """ncu that fails on a kernel profiles no more: its table holds only the launches before. Before, its
+    ==ERROR== lines went unsaid and the short profile was imported as if whole."""
+    lines = NCU.read_text().splitlines()
+    failed = ['==PROF== Profiling "matmul_tiled" - 4: 0%....50%.... - 9 passes',
+              '==ERROR== Failed to profile "matmul_tiled" in process 31337',
+              "==PROF== Trying to shutdown target application",
+              "==ERROR== The application returned an error code (9)."]
+    path = tmp_path / "failed.csv"
+    path.write_text("\n".join(lines[:5] + failed + lines[5:]) + "\n")
+    with pytest.warns(GpuperfNote) as notes:
+        assert len(import_ncu(path)) == len(import_ncu(NCU))
+    said = [str(note.message) for note in notes if isinstance(note.message, GpuperfNote)]
+    assert any(text.endswith('failed.csv: line 7: Nsight Compute reported an error: Failed to profile "matmul_tiled" '
+                             "in process 31337") for text in said)
+    assert any("failed.csv: line 9: Nsight Compute reported an error: The application" in text for text in said)
+    path.write_text("\n".join(lines[:1] + ["==WARNING== Backing up device memory in system memory."] + lines[1:]) + "\n")
+    with pytest.warns(GpuperfNote, match=r"line 2: Nsight Compute warned: Backing up device memory"):
+        import_ncu(path)
+    nvprof = tmp_path / "nvprof_error.csv"
+    nvprof.write_text(TRACE.read_text() + "==27954== Error: Internal profiling error 4277:1.\n")
+    with pytest.warns(GpuperfNote, match=r"line \d+: nvprof reported an error: Internal profiling error 4277:1\."):
+        import_nvprof(nvprof)
+
+
 def test_ncu_time_unit_comes_from_the_units_row(tmp_path):
     path = edited(tmp_path, NCU, '"Kbyte","usecond"', '"Kbyte","msecond"')
     np.testing.assert_allclose(import_ncu(path)["time_s"], import_ncu(NCU)["time_s"] * 1e3, rtol=1e-15)

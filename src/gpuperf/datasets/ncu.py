@@ -14,6 +14,7 @@ device index: the GPU comes from ``device__attribute_display_name`` or from the 
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -38,7 +39,7 @@ from gpuperf.datasets.profiler_csv import (
     refuse_repeated_header,
 )
 from gpuperf.datasets.schema import OK, SECONDS_EXPONENT, STATUS, TARGET, canonical_gpu, shift_decimal
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 
 TIME = "gpu__time_duration.sum"
 DETAILS_TIME = "Duration"  # the details page's name for it (GPU Speed Of Light section)
@@ -53,6 +54,8 @@ TEXT_COLUMNS = {"Process Name", "Host Name", "Kernel Name", "Context", "Stream",
 LONG_COLUMNS = ("Metric Name", "Metric Unit", "Metric Value")
 SIZE_METRICS = ("Block Size", "Grid Size")  # launch columns '(x, y, z)', or Launch Statistics counts
 PREFIXES = {"": 0, "K": 3, "M": 6, "G": 9, "T": 12, "P": 15}
+# ncu's own messages: a kernel it failed to profile (after which it profiles no more), a replay's caveat
+MESSAGE = re.compile(r"==(ERROR|WARNING)== (.*)")
 COUNTED = "byte|cycle|inst|sector|request|warp|thread|block|transaction|instruction|wavefront"
 
 
@@ -91,6 +94,12 @@ def import_ncu(path: str | Path, gpu: str | None = None) -> pd.DataFrame:
     if not any(line.startswith("==PROF==") or "Kernel Name" in line for line in lines) and any(
             re.match(r"==(?:\d+|=+)== (Profiling result|Metric result|Event result|NVPROF)", line) for line in lines[:50]):
         raise GpuperfError(f"{where}: an nvprof file, not Nsight Compute's: gpuperf import nvprof reads it")
+    for line_number, line in enumerate(lines, start=1):  # the table may hold only the launches before a failure
+        said = MESSAGE.match(line)
+        if said:
+            what = "reported an error" if said[1] == "ERROR" else "warned"
+            warnings.warn(GpuperfNote(f"{where}: line {line_number}: Nsight Compute {what}: {said[2].strip()}"),
+                          stacklevel=2)
     start = find_header(lines, ("Kernel Name",), where)
     rows = csv_rows(lines, start)
     if {"Metric Name", "Average"} <= set(rows[0]):

@@ -84,9 +84,10 @@ def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str 
     if is_ncu_csv(lines):
         raise GpuperfError(f"{where}: an Nsight Compute (ncu --csv) file, not nvprof's: gpuperf import ncu reads it")
     for line_number, line in enumerate(lines, start=1):  # e.g. records lost to a full buffer: the profile may be short
-        said = re.match(r"==(?:\d+|=+)== Warning: (.*)", line)  # ======== when read back with nvprof -i
+        said = re.match(r"==(?:\d+|=+)== (Warning|Error): (.*)", line)  # ======== when read back with nvprof -i
         if said:
-            warnings.warn(GpuperfNote(f"{where}: line {line_number}: nvprof warned: {said[1].strip()}"), stacklevel=2)
+            what = "warned" if said[1] == "Warning" else "reported an error"
+            warnings.warn(GpuperfNote(f"{where}: line {line_number}: nvprof {what}: {said[2].strip()}"), stacklevel=2)
     kind = nvprof_kind(lines)
     if kind == "trace":
         frame = _nvprof_trace(lines, where)
