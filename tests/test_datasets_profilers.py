@@ -1075,3 +1075,38 @@ def test_ncu_keeps_a_launch_whose_whole_count_is_empty(tmp_path):
     the launch is imported with the count left empty, not refused as damaged."""
     frame = import_ncu(edited(tmp_path, NCU, '"256","1,024"', '"256",""'))
     assert frame["launch__grid_size"].isna().sum() == 1
+
+
+def test_an_ncu_csv_without_its_log_lines_is_told_by_its_header(tmp_path):
+    """A page a spreadsheet saved (header unquoted) and a --print-summary export (no ID column) have no
+    ==PROF== lines; before, both were taken for nvprof's and got nvprof's errors ('not an nvprof CSV',
+    'profile ... with Nsight Compute')."""
+    import csv
+
+    from gpuperf.decisions.profile import read_profile
+
+    rows = [row for row in csv.reader(NCU.read_text().splitlines()) if row and not row[0].startswith("==")]
+    named = rows[0].index("device__attribute_display_name")
+    saved = tmp_path / "saved.csv"
+    with saved.open("w", newline="") as handle:
+        csv.writer(handle).writerows([row[:named] + row[named + 1:] for row in rows])
+    assert saved.read_text().startswith("ID,Process ID,")
+    with pytest.raises(GpuperfError, match=r"saved.csv: an Nsight Compute \(ncu --csv\) file, not nvprof's"):
+        import_nvprof(saved)
+    with pytest.raises(GpuperfError, match=r"saved.csv: line 3: the profile names no GPU \(Device is the index '0'\)"):
+        read_profile(saved)
+    assert read_profile(saved, gpu="A4000")["grid.x"] == 32
+    summary = tmp_path / "summary.csv"
+    summary.write_text(
+        '"Process ID","Process Name","Host Name","Kernel Name","Block Size","Grid Size","Device","CC","Invocations",'
+        '"Section Name","Metric Name","Metric Unit","Minimum","Maximum","Average"\n'
+        '"109199","bench","127.0.0.1","saxpy(float, const float *, float *, unsigned long)","(256, 1, 1)",'
+        '"(4096, 1, 1)","0","11.0","14","Occupancy","Achieved Occupancy","%","73.56","79.38","74.92"\n')
+    with pytest.raises(GpuperfError, match=r"summary.csv: an Nsight Compute \(ncu --csv\) file, not nvprof's"):
+        import_nvprof(summary)
+    with pytest.raises(GpuperfError, match=r"summary.csv: line 1: an ncu --print-summary table"):
+        read_profile(summary, gpu="H100")
+    from gpuperf.datasets.tables import read_table_file
+
+    with pytest.raises(GpuperfError, match=r"summary.csv: a profiler's own CSV .*: gpuperf import ncu "):
+        read_table_file(summary)

@@ -261,10 +261,24 @@ def decoded(data: bytes, where: str = "file") -> str:
         return data.decode(encoding, errors="replace")
 
 
+# Header columns of every Nsight Compute page (raw, details, --print-summary), of no nvprof layout
+NCU_HEADER = {"Process ID", "Kernel Name"}
+
+
 def is_ncu_csv(lines: list[str]) -> bool:
     """Whether a profiler's CSV is Nsight Compute's: its ``==PROF==`` log lines or, exported from a
-    report (``ncu --import``) without them, its ``"ID","Process ID"`` header."""
-    return any(line.startswith(("==PROF==", '"ID","Process ID"')) for line in lines[:50])
+    report (``ncu --import``) without them, its header (quoted or, saved by a spreadsheet, not; a
+    ``--print-summary`` table's too, which has no ``ID``)."""
+    head = lines[:50]
+    return any(line.startswith("==PROF==") for line in head) or any(
+        NCU_HEADER <= set(_cells(line)) for line in head if "Kernel Name" in line)
+
+
+def _cells(line: str) -> list[str]:
+    try:
+        return next(csv.reader([line]), [])
+    except csv.Error:
+        return []
 
 
 def read_lines(path: Path) -> list[str]:

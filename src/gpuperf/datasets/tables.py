@@ -55,7 +55,7 @@ def _refuse_profiler_output(path: Path) -> None:
 
 
 # Header columns that only a profiler's own CSV has (Nsight Compute's; an nvprof GPU trace's, its metrics' or events').
-PROFILER_HEADERS = (("ncu", {"ID", "Process ID", "Kernel Name"}), ("nvprof", {"Duration", "Name", "Device", "Grid X"}),
+PROFILER_HEADERS = (("ncu", {"Process ID", "Kernel Name"}), ("nvprof", {"Duration", "Name", "Device", "Grid X"}),
                     ("nvprof", {"Device", "Kernel", "Invocations"}))
 
 
