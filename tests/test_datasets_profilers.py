@@ -1110,3 +1110,15 @@ def test_an_ncu_csv_without_its_log_lines_is_told_by_its_header(tmp_path):
 
     with pytest.raises(GpuperfError, match=r"summary.csv: a profiler's own CSV .*: gpuperf import ncu "):
         read_table_file(summary)
+
+
+def test_an_nvprof_trace_of_a_second_process_is_refused_by_name(tmp_path):
+    """nvprof --profile-child-processes writes each process's trace, header and units row again; before,
+    the second header was read as a launch: "line N: Duration='Duration' is not a number"."""
+    rows = TRACE.read_text().splitlines()
+    child = ["==27960== Profiling application: ./child", "==27960== Profiling result:", *rows[3:]]
+    path = tmp_path / "children.csv"
+    path.write_text("\n".join(rows + child) + "\n")
+    with pytest.raises(GpuperfError, match=rf"children.csv: line {len(rows) + 3}: the trace's header again, a second "
+                                           r"profile appended; one profile per file"):
+        import_nvprof(path)

@@ -165,6 +165,7 @@ def _nvprof_trace(lines: list[str], where: str) -> pd.DataFrame:
         line = start + 3 + offset
         if is_message(cells):
             continue
+        refuse_repeated_header(cells, header, where, line, "trace's header")  # another process (--profile-child-processes)
         row = checked_row(cells, header, where, line)
         if is_activity(row["Name"]):
             continue  # memory copies and sets, unified memory transfers and page faults
