@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 
 from pathlib import Path
 
@@ -1122,3 +1123,19 @@ def test_an_nvprof_trace_of_a_second_process_is_refused_by_name(tmp_path):
     with pytest.raises(GpuperfError, match=rf"children.csv: line {len(rows) + 3}: the trace's header again, a second "
                                            r"profile appended; one profile per file"):
         import_nvprof(path)
+
+
+@pytest.mark.parametrize("output", ["Result = 42", "done, 3 items", '"quoted output of the application'])
+def test_nvprof_metrics_with_the_applications_output_above_are_read(tmp_path, output):
+    """nvprof --csv --metrics ... ./app > out.csv 2>&1 puts the application's output above the table; before,
+    it was refused ("no header row ... above") right after a note, given twice, that said it was skipped."""
+    rows = METRICS.read_text().splitlines()
+    path = tmp_path / "captured.csv"
+    path.write_text("\n".join([rows[0], output, *rows[1:]]) + "\n")
+    with warnings.catch_warnings(record=True) as notes:
+        warnings.simplefilter("always")
+        read = import_nvprof(path)
+    pd.testing.assert_frame_equal(read.drop(columns="source"), import_nvprof(METRICS).drop(columns="source"))
+    assert sum("is no CSV row" in str(note.message) for note in notes) <= 1
+    joined = import_nvprof(TRACE, metrics=path)
+    assert joined["achieved_occupancy"].tolist() == [0.947220] * 3 + [0.823450]

@@ -40,6 +40,7 @@ from gpuperf.datasets.profiler_csv import (
     is_message,
     is_ncu_csv,
     kernel_short_name,
+    line_cells,
     number,
     signature_variants,
     positive_time,
@@ -94,7 +95,7 @@ def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str 
     elif kind == "summary":
         frame = _nvprof_summary(lines, where)
     elif kind == "metrics":
-        frame = _nvprof_metrics_alone(path)
+        frame = _nvprof_metrics_alone(path, lines)
     elif any(re.match(r"==(?:\d+|=+)==", line) for line in lines):  # nvprof's own output, in a layout not read here
         raise GpuperfError(f"{where}: an nvprof CSV in a layout gpuperf does not read (header: {_first_header(lines)}); "
                            f"{LAYOUTS_READ}")
@@ -289,23 +290,44 @@ def _same(a: float, b: float) -> bool:
     return a == b or (math.isnan(a) and math.isnan(b))
 
 
-def _metrics_table(path: Path) -> pd.DataFrame:
-    """An nvprof ``--metrics``/``--events`` CSV as one row per (device, kernel) with each average."""
+def _is_metrics_header(cells: list[str]) -> bool:
+    """Whether a row is the header of an nvprof metric or event section."""
+    return {"Device", "Kernel", "Avg"} <= set(cells) and bool(set(cells) & set(VALUE_NAMES))
+
+
+def _metrics_start(lines: list[str], where: str) -> int:
+    """Index of the first metric or event header; the application's own output above it (lines not
+    of its width) is skipped, a row of its width (a metric row above its header) is an error."""
+    cells = [line_cells(line) if not line.startswith("==") else [] for line in lines]
+    start = next((index for index, row in enumerate(cells) if _is_metrics_header(row)), None)
+    stray = next((index for index, row in enumerate(cells[:start]) if len(row) > 1 and not is_message(row)
+                  and (start is None or len(row) == len(cells[start]))), None)
+    wanted = "no header row with Device, Kernel, Metric Name (or Event Name), Avg"
+    if stray is not None:
+        raise GpuperfError(f"{where}: line {stray + 1}: {wanted} above")
+    if start is None:
+        raise GpuperfError(f"{where}: {wanted}")
+    return start
+
+
+def _metrics_table(path: Path, lines: list[str] | None = None) -> pd.DataFrame:
+    """An nvprof ``--metrics``/``--events`` CSV (its ``lines`` where read already) as one row per
+    (device, kernel) with each average."""
     where = str(path)
-    lines = read_lines(path)
+    lines = read_lines(path) if lines is None else lines
+    start = _metrics_start(lines, where)
     header: list[str] | None = None
     values: dict[tuple[str, str], dict[str, float]] = {}
     varying: dict[tuple[str, str], str] = {}  # (device, kernel) -> a metric its invocations disagree on
-    for line, cells in enumerate(csv_rows(lines, 0), start=1):
+    for line, cells in enumerate(csv_rows(lines, start), start=start + 1):
         if is_message(cells):
             continue
-        if {"Device", "Kernel", "Avg"} <= set(cells) and set(cells) & set(VALUE_NAMES):
+        if _is_metrics_header(cells):
             check_unique_header(cells, where, line)
             header = cells  # a metric or an event section begins
             name_column = next(n for n in VALUE_NAMES if n in cells)
             continue
-        if header is None:
-            raise GpuperfError(f"{where}: line {line}: no header row with Device, Kernel, Metric Name (or Event Name), Avg above")
+        assert header is not None  # the rows begin with one
         row = checked_row(cells, header, where, line)
         key = (row["Device"], full_kernel_name(row["Kernel"]))
         entry = values.setdefault(key, {"invocations": number(row.get("Invocations", ""), where, line, "Invocations")})
@@ -325,9 +347,9 @@ def _metrics_table(path: Path) -> pd.DataFrame:
     return table
 
 
-def _nvprof_metrics_alone(path: Path) -> pd.DataFrame:
+def _nvprof_metrics_alone(path: Path, lines: list[str]) -> pd.DataFrame:
     where = str(path)
-    table = _metrics_table(path)
+    table = _metrics_table(path, lines)
     table["variant"] = ""
     table["gpu"] = table["device"].map(device_gpu)
     table["source"] = where

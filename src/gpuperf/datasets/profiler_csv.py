@@ -271,10 +271,11 @@ def is_ncu_csv(lines: list[str]) -> bool:
     ``--print-summary`` table's too, which has no ``ID``)."""
     head = lines[:50]
     return any(line.startswith("==PROF==") for line in head) or any(
-        NCU_HEADER <= set(_cells(line)) for line in head if "Kernel Name" in line)
+        NCU_HEADER <= set(line_cells(line)) for line in head if "Kernel Name" in line)
 
 
-def _cells(line: str) -> list[str]:
+def line_cells(line: str) -> list[str]:
+    """One line's CSV cells ([] where it is no CSV row)."""
     try:
         return next(csv.reader([line]), [])
     except csv.Error:
