@@ -12,6 +12,8 @@ import pytest
 from gpuperf.cli import main
 from gpuperf.datasets import BUNDLED, read_kernel_tuner_cache
 from gpuperf.datasets.bundled import data_dir
+from gpuperf.datasets.ncu import import_ncu
+from gpuperf.datasets.nvprof import import_nvprof
 from gpuperf.errors import GpuperfError
 
 DATA = Path(__file__).parent / "data"
@@ -136,6 +138,24 @@ def test_gpu_names_the_device_of_a_cache_that_names_none(tmp_path, capsys):
     assert main(["import", "kernel-tuner", str(cache), "--gpu", "A4000", "--out", str(named)]) == 0
     written = pd.read_csv(named)
     assert set(written["gpu"]) == {"RTX A4000"} and set(written["device"]) == {"A4000"}
+
+
+@pytest.mark.parametrize("gpu", ["", "   "])
+def test_an_empty_gpu_is_refused_not_written_as_a_blank_gpu_column(tmp_path, capsys, gpu):
+    """--gpu "$GPU" with the variable unset: an error, not rows naming no GPU (nvprof's summary) or a
+    GPU said to contradict the cache's own (Kernel Tuner)."""
+    out = tmp_path / "t.csv"
+    for format_name, path in (("nvprof", DATA / "nvprof_summary.csv"),
+                              ("kernel-tuner", DATA / "kernel_tuner_1_5_c_backend.json"),
+                              ("kernel-tuner", DATA / "kernel_tuner_vector_add.json")):
+        assert main(["import", format_name, str(path), "--gpu", gpu, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert f"{path}: --gpu is empty; name the GPU the times were taken on, or leave --gpu out" in err
+        assert err.count("\n") == 1 and not out.exists()
+    for read, path in ((import_nvprof, "nvprof_summary.csv"), (import_ncu, "ncu_raw.csv"),
+                       (read_kernel_tuner_cache, "kernel_tuner_1_5_c_backend.json")):  # the library's readers too
+        with pytest.raises(GpuperfError, match="--gpu is empty"):
+            read(DATA / path, gpu=gpu)
 
 
 def test_a_truncated_cache_writes_nothing(tmp_path, capsys):

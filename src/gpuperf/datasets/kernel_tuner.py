@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuperf.datasets.profiler_csv import contradicts
+from gpuperf.datasets.profiler_csv import contradicts, refuse_empty_gpu
 from gpuperf.datasets.schema import (
     KEY_COLUMNS,
     OK,
@@ -77,6 +77,7 @@ def read_kernel_tuner_cache(path: str | Path, gpu: str | None = None) -> pd.Data
     """
     path = Path(path)
     where = str(path)
+    refuse_empty_gpu(gpu, where)
     try:
         data = _parse(path)
     except MemoryError:  # a small .json.gz can hold gigabytes

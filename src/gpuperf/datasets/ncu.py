@@ -35,6 +35,7 @@ from gpuperf.datasets.profiler_csv import (
     parse_number,
     positive_time,
     read_lines,
+    refuse_empty_gpu,
     refuse_oversized_block,
     refuse_repeated_header,
 )
@@ -90,6 +91,7 @@ def import_ncu(path: str | Path, gpu: str | None = None) -> pd.DataFrame:
     """An Nsight Compute CSV (raw page or details page) in the dataset shape; see the module docstring."""
     path = Path(path)
     where = str(path)
+    refuse_empty_gpu(gpu, where)
     lines = read_lines(path)
     if not any(line.startswith("==PROF==") or "Kernel Name" in line for line in lines) and any(
             re.match(r"==(?:\d+|=+)== (Profiling result|Metric result|Event result|NVPROF)", line) for line in lines[:50]):

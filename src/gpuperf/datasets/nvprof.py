@@ -45,6 +45,7 @@ from gpuperf.datasets.profiler_csv import (
     signature_variants,
     positive_time,
     read_lines,
+    refuse_empty_gpu,
     refuse_oversized_block,
     refuse_repeated_header,
     whole_count,
@@ -81,6 +82,7 @@ def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str 
     """
     path = Path(path)
     where = str(path)
+    refuse_empty_gpu(gpu, where)
     lines = read_lines(path)
     if is_ncu_csv(lines):
         raise GpuperfError(f"{where}: an Nsight Compute (ncu --csv) file, not nvprof's: gpuperf import ncu reads it")

@@ -226,6 +226,13 @@ def without_device_index(device: str) -> str:
 BOARD_TOKEN = re.compile(r"sxm\d*|pcie|nvl|hbm\d*e?|\d+gb?")
 
 
+def refuse_empty_gpu(gpu: str | None, where: str) -> None:
+    """An error for a ``--gpu`` that is empty or blank (``--gpu "$GPU"``, the variable unset): rows naming
+    no GPU, or a GPU said to contradict the file's own, would follow."""
+    if gpu is not None and not str(gpu).strip():
+        raise GpuperfError(f"{where}: --gpu is empty; name the GPU the times were taken on, or leave --gpu out")
+
+
 def contradicts(named: str, gpu: str) -> bool:
     """Whether ``--gpu`` names another GPU than the device a profile names: a different descriptor,
     unless the given name's words are the device's own model words, followed at most by board words
