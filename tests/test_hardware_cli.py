@@ -138,6 +138,12 @@ def test_resources_refuse_an_amd_gpus_occupancy_from_nvidia_registers(capsys):
     assert "NVRTC counts NVIDIA registers" in capsys.readouterr().err
 
 
+def test_resources_refuse_an_empty_gpu_rather_than_leave_out_its_occupancy(capsys):
+    """--gpu "$GPU" with the variable unset is an unknown GPU, as features and occupancy say, not no --gpu."""
+    assert main(["resources", "vector_copy", "-p", "n=4096", "--gpu", "", "--json"]) == 2
+    assert "unknown GPU ''" in capsys.readouterr().err
+
+
 def test_features_json_names_the_kernel_variant_and_sizes_it_counted(capsys):
     assert main(["features", "stencil2d[local_x=32]", "-p", "n=1024", "--json"]) == 0
     row = json.loads(capsys.readouterr().out)

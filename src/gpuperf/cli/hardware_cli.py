@@ -64,7 +64,7 @@ def resources_command(
     from gpuperf.hardware import get_gpu
     from gpuperf.kernels import get_kernel
 
-    spec = get_gpu(gpu) if gpu else None
+    spec = get_gpu(gpu) if gpu is not None else None  # an empty --gpu is an unknown GPU, not none
     if spec is not None and spec.vendor != "NVIDIA":
         raise GpuperfError(f"--gpu {gpu}: NVRTC counts NVIDIA registers, which say nothing of {spec.vendor} VGPRs; "
                            "for an occupancy give the VGPRs to gpuperf occupancy --registers")
