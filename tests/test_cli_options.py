@@ -320,3 +320,22 @@ def test_importing_gpuperf_reads_no_package_metadata_until_its_version_is_asked_
               "print(loaded, gpuperf.__version__)")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", __version__]
+
+
+@pytest.mark.parametrize("argv", [
+    ["explore", "tests/data/kernel_tuner_vector_add.json", "--report", ""],
+    ["evaluate", "matvec_bsp", "--model", "lr", "--protocol", "leave-one-gpu-out", "--report", ""],
+    ["geometry-sweep", "--table", "data/geometry_sweep_h100.csv.gz", "--report", " "],
+    ["tune", "jacobi2d_5pt", "-p", "n=64", "-p", "m=64", "--start", "random", "--report", ""],
+    ["reproduce", "geometry", "--out", ""],
+])
+def test_an_empty_report_folder_is_refused_not_skipped_or_the_current_folder(argv, capsys, tmp_path, monkeypatch):
+    """--report "$DIR" with the variable unset: explore, geometry-sweep and tune wrote no report and said
+    nothing, evaluate wrote its files into the current folder; now each refuses it before any work."""
+    root = os.getcwd()
+    argv = [os.path.join(root, a) if a.startswith(("tests/", "data/")) else a for a in argv]
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{argv[-2]} is empty; name the folder the report goes to" in err
+    assert list(tmp_path.iterdir()) == []

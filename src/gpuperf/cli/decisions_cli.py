@@ -53,7 +53,7 @@ def explore_command(
     from gpuperf.decisions.exploration import explore, result_summary
     from gpuperf.decisions.space import is_kernel_tuner_cache, read_space
 
-    if report:
+    if report is not None:
         report_folder(report)
     names = [p.strip() for p in params.split(",") if p.strip()] if params else None
     sizes = parse_params(param, text=True)  # a table's size may be text, e.g. problem_size=[1024, 1024]
@@ -70,7 +70,7 @@ def explore_command(
         result = explore(measured, others, model=model, refit=refit, budget=budget, seed=seed, size_columns=list(sizes),
                          progress=lambda done, total: bar.update(task, completed=done, total=total))
     summary = result_summary(measured, result)
-    if report:
+    if report is not None:
         from gpuperf.decisions.reports import exploration_report
 
         label = measured.where.replace(space, Path(space).name, 1) if Path(space).is_file() else measured.where
@@ -485,7 +485,7 @@ def geometry_sweep_command(
     loops = "saxpy,polynomial" if loops is None else loops
     trips = "1000,100000,1000000" if trips is None else trips
     blocks_step = 2 if blocks_step is None else blocks_step
-    if report:
+    if report is not None:
         report_folder(report)
     cycles = 15 if cycles is None else cycles
     if table is not None:
@@ -522,7 +522,7 @@ def geometry_sweep_command(
         print_table(sweep.pick_labels(choices, summary.index).to_dict(orient="records"),
                     title="each policy's pick, threads x blocks")
 
-    if report:
+    if report is not None:
         from gpuperf.decisions.reports import sweep_report
 
         with shown_if_unreported(show, "policies' picks"):
@@ -680,7 +680,7 @@ def tune_command(
             earlier = None if is_empty_claim(out) else earlier_trials(*read_table(out), space=space)
         elif out:  # a new file: measurements are never overwritten
             new_output_file(out, resumable=True)
-        if report and (report_folder(report) / "report.md").exists():  # its trials may be the only record of them
+        if report is not None and (report_folder(report) / "report.md").exists():  # its trials may be the only record of them
             raise GpuperfError(f"--report {report}: holds an earlier report, which this run would replace (a "
                                "tuning report's trials may be their only record); name a new folder")
         ranking, ranked_by = None, "other kernels"
@@ -720,7 +720,7 @@ def tune_command(
             print_table([{"figure": k, "value": summary[k]} for k in keys], title=f"tune {space}")
             print_table(numbered(summary["trials"], list(chosen.parameters), "time_s"), title="trials in order")
 
-        if report:
+        if report is not None:
             from gpuperf.decisions.reports import tuning_report
             from gpuperf.decisions.tune import default_variant_time
 

@@ -52,7 +52,7 @@ SvrKernelArg = Annotated[str, typer.Option("--svr-kernel", help="svr: rbf or lin
 BspColumnsArg = Annotated[str | None, typer.Option("--bsp-columns", help="bsp: role=column,... (threads, cores, ...)")]
 PropertySetArg = Annotated[str | None, typer.Option("--property-set", help="linear: gpu, cpu or stevens_klockner properties")]
 JsonArg = Annotated[bool, typer.Option("--json", metavar="", help="print JSON")]
-ReportArg = Annotated[Path | None, typer.Option("--report", help="folder for a Markdown/HTML report with plots")]
+ReportArg = Annotated[str | None, typer.Option("--report", help="folder for a Markdown/HTML report with plots")]
 
 
 def fit_command(
@@ -374,8 +374,7 @@ def evaluate_command(
     columns = held_out_columns(protocol, sizes)
     group = "/".join(columns)  # how tables and JSON name the held-out group: gpu, kernel, or n/m
     options = model_options(model, log_target, select, svr_kernel, bsp_columns, property_set)
-    if report is not None:
-        report_folder(report)
+    folder = None if report is None else report_folder(report)  # kept a str: "" is refused, not taken as "."
     frame, where = read_table(data)
     frame = kernels_told_apart(frame)  # a user's kernel named like another is held out as itself
     if per_kernel and group == "kernel":
@@ -425,8 +424,8 @@ def evaluate_command(
                                skipped_note(evaluation, per_kernel), one_prediction_note(evaluation, options.name),
                                indistinct_note(prepared.frame, prepared.features, where), not_positive) if note]
     result["notes"] = [note.removeprefix("note: ") for note in notes]
-    if report is not None:
-        result["report"] = str(write_evaluation_report(report, result, evaluation, prepared)["markdown"])
+    if folder is not None:
+        result["report"] = str(write_evaluation_report(folder, result, evaluation, prepared)["markdown"])
     for note in notes:
         print_note(note)
     if as_json:

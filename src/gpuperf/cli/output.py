@@ -396,7 +396,11 @@ def report_folder(out: str | Path, option: str = "--report", within: Sequence[st
     """A folder a report goes to, checked before any work: not a file (an existing report folder is
     written again, unless it holds a tuning report, whose trials may be their only record). ``within``:
     the folders inside it where the command writes reports of their own (``reproduce geometry``'s sweeps),
-    checked alike."""
+    checked alike. An empty name (``--report "$DIR"``, the variable unset) is an error, not the current folder."""
+    from gpuperf.errors import GpuperfError
+
+    if not str(out).strip():
+        raise GpuperfError(f"{option} is empty; name the folder the report goes to")
     path = Path(out)
     for folder in (path, *(path / name for name in within)):
         _report_folder_checked(folder, option)

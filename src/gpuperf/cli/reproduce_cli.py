@@ -78,7 +78,7 @@ def reproduce(
         if name not in SPLITS:
             raise unknown_name_error("advisor split", name, SPLITS)
     within = list(reports.GEOMETRY_SWEEP_FOLDERS.values()) if study == "geometry" else []  # the sweeps' reports
-    out = str(report_folder(out or f"{DEFAULT_FOLDER}/{study}", "--out", within))
+    out = str(report_folder(f"{DEFAULT_FOLDER}/{study}" if out is None else out, "--out", within))
     echo = (lambda line: None) if as_json else print
     if study == "rodinia":
         options = {} if full else {"scenarios": QUICK_SCENARIOS, "models": QUICK_MODELS}
