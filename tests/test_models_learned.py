@@ -247,6 +247,22 @@ def test_reference_residual_records_its_features_and_refuses_what_log_target_ref
         ReferenceResidual(LinearRegression()).fit(train, train["x"])  # x = 0 in the first row
 
 
+def test_reference_residual_takes_a_column_of_times_as_one_time_per_row():
+    """A one-column table of times (``df[["time"]]``) fits as its Series does, not as an n x n target
+    broadcast against the reference; a time count other than the row count is a gpuperf error."""
+    from gpuperf.models.reference import REFERENCE_COLUMN, ReferenceResidual
+
+    train = pd.DataFrame({"x": np.linspace(0.0, 1.0, 6), REFERENCE_COLUMN: np.linspace(-10.0, -9.0, 6)})
+    times = pd.DataFrame({"time": np.exp2(train[REFERENCE_COLUMN] + train["x"])})
+    by_series = ReferenceResidual(LinearRegression()).fit(train, times["time"])
+    by_column = ReferenceResidual(LinearRegression()).fit(train, times)
+    assert by_column.predict(train).shape == (6,)
+    assert by_column.predict(train) == pytest.approx(by_series.predict(train))
+    assert by_column.residual_bounds_ == pytest.approx(by_series.residual_bounds_)
+    with pytest.raises(GpuperfError, match="6 rows but 5 measured times"):
+        ReferenceResidual(LinearRegression()).fit(train, times["time"][:5])
+
+
 def test_sample_weight_reaches_the_final_step_of_every_model_that_takes_weights():
     """make_model('lr').fit(X, y, sample_weight=w) failed: the Pipeline wanted linearregression__sample_weight."""
     rng = np.random.default_rng(0)

@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from gpuperf.errors import GpuperfError
+from gpuperf.models._columns import one_time_per_row
 from gpuperf.models.learned import check_bound_factor, check_bounds, outside, positive_times
 
 REFERENCE_COLUMN = "reference_log2_time"
@@ -52,7 +53,10 @@ class ReferenceResidual(RegressorMixin, BaseEstimator):
         if self.regressor is None:
             raise GpuperfError("ReferenceResidual: no regressor given")
         check_bound_factor(self.bound_factor, "ReferenceResidual")
-        residual = np.log2(positive_times(y, "ReferenceResidual")) - self._reference(X)
+        reference = self._reference(X)
+        # one time per row: a one-column table of times would otherwise broadcast against the reference
+        times = one_time_per_row(positive_times(y, "ReferenceResidual"), len(X), "ReferenceResidual")
+        residual = np.log2(times) - reference
         self.regressor_ = clone(self.regressor).fit(X, residual)
         self.n_features_in_ = X.shape[1]
         self.feature_names_in_ = np.asarray(X.columns, dtype=object)
