@@ -284,3 +284,21 @@ def test_the_roofline_refuses_negative_bytes_and_f64_work(column):
     X.loc[1, column] = -0.5
     with pytest.raises(GpuperfError, match=f"row 1: {column}=-0.5 is work done"):
         RooflineModel(flops_f64="flops_f64", peak_f64="gpu_peak_f64_gflops").fit(X, [1e-3, 1e-3])
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"global_latency": "500"}, "global_latency must be a finite number of at least 0"),  # a value from a config file
+    ({"l1_latency": -5.0}, "l1_latency must be a finite number of at least 0"),
+    ({"cycles_per_instruction": float("nan")}, "cycles_per_instruction must be a finite number of at least 0"),
+    ({"shared_latency": True}, "shared_latency must be a finite number of at least 0"),
+    ({"threads": None, "cores": None}, "threads, cores must name a column"),
+])
+def test_bsp_names_a_bad_cost_or_an_unnamed_required_input(params, message):
+    """A grid search over the latencies, or set_params after fitting, meets a gpuperf error naming the
+    parameter, not numpy's 'ufunc multiply' nor a negative latency priced silently."""
+    rows, times = _bsp_rows(), np.array([1e-3, 2e-3])
+    with pytest.raises(GpuperfError, match=message):
+        _bsp().set_params(**params).fit(rows, times)
+    fitted = _bsp().fit(rows, times)
+    with pytest.raises(GpuperfError, match=message):
+        fitted.set_params(**params).predict(rows)

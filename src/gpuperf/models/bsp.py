@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from gpuperf.errors import GpuperfError
 from gpuperf.models._columns import check_positive, defined_score, fractions, measured_times, named_columns
+
+
+# The latencies, in cycles; and the inputs every BSP time needs (the others count as 0 when None).
+COSTS = ("global_latency", "l1_latency", "l2_latency", "shared_latency")
+REQUIRED = ("threads", "instructions", "global_loads", "global_stores", "clock_hz", "cores")
 
 
 class BspModel(RegressorMixin, BaseEstimator):
@@ -20,7 +27,7 @@ class BspModel(RegressorMixin, BaseEstimator):
     named None counts as 0); ``comm_SM = (shared loads + shared stores) * shared_latency``.
     ``t`` is the number of threads, ``R`` the clock rate in Hz, ``P`` the number of cores.
     Latencies are in cycles (defaults: the paper's 5 for shared memory and L1, 500 for global
-    memory, 250 for L2).
+    memory, 250 for L2); each cost is a finite number of at least 0, checked when fitting and predicting.
 
     Inputs are read by column name from a DataFrame (profiler counters or static counts turned
     into per-thread numbers). ``fit`` calibrates ``lambda_``: the geometric mean over the given
@@ -62,8 +69,21 @@ class BspModel(RegressorMixin, BaseEstimator):
         self.l2_latency = l2_latency
         self.shared_latency = shared_latency
 
+    def _check_parameters(self) -> None:
+        """An error where a cost is not a finite number of at least 0 (cycles per instruction, latencies in
+        cycles) or an input every BSP time needs names no column (None)."""
+        for name in ("cycles_per_instruction", *COSTS):
+            value = getattr(self, name)
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) \
+                    or not 0 <= value < np.inf:
+                raise GpuperfError(f"BspModel: {name} must be a finite number of at least 0 (cycles), got {value!r}")
+        unnamed = [role for role in REQUIRED if getattr(self, role) is None]
+        if unnamed:
+            raise GpuperfError(f"BspModel: {', '.join(unnamed)} must name a column")
+
     def cycles(self, X) -> np.ndarray:
         """Per-thread cycles ``comp + comm_GM + comm_SM`` for each row."""
+        self._check_parameters()
         v = named_columns(X, self._column_names(), "BspModel")
         return self._cycles(v, len(X))
 
@@ -83,6 +103,7 @@ class BspModel(RegressorMixin, BaseEstimator):
 
     def uncalibrated_time(self, X) -> np.ndarray:
         """``t * cycles / (R * P)``: the prediction with lambda = 1, in seconds."""
+        self._check_parameters()
         v = named_columns(X, self._column_names(), "BspModel")
         time = v["threads"] * self._cycles(v, len(X)) / (v["clock"] * v["cores"])
         for rate in (v["l1_hit_rate"], v["l2_hit_rate"]):  # no time from more hits than accesses, or fewer than none
@@ -101,6 +122,7 @@ class BspModel(RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Calibrate ``lambda_`` on the measured times ``y`` (seconds) of the rows of DataFrame ``X``."""
+        self._check_parameters()
         if len(X) == 0:
             raise GpuperfError("BspModel: no rows to fit")
         measured = measured_times(y, len(X), "BspModel")
