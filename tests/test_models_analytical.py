@@ -302,3 +302,14 @@ def test_bsp_names_a_bad_cost_or_an_unnamed_required_input(params, message):
     fitted = _bsp().fit(rows, times)
     with pytest.raises(GpuperfError, match=message):
         fitted.set_params(**params).predict(rows)
+
+
+def test_a_missing_column_named_by_a_number_is_named_in_the_error():
+    """A DataFrame's columns may be numbers (a frame built from an array), and so the names given: a
+    missing one is a gpuperf error naming it, not a TypeError from joining the names."""
+    with pytest.raises(GpuperfError, match="BspModel: missing column.*3"):
+        BspModel(instructions=3).fit(_bsp_rows(), [1e-3, 2e-3])
+    with pytest.raises(GpuperfError, match="RooflineModel: missing column.*flops.*|RooflineModel: missing column.*7"):
+        RooflineModel(memory_bytes=7).fit(pd.DataFrame({"flops": [1.0]}))
+    numbered = _bsp_rows().rename(columns={"instructions": 3})
+    assert BspModel(instructions=3).fit(numbered, [1e-3, 2e-3]).predict(numbered).shape == (2,)

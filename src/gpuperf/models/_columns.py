@@ -18,10 +18,11 @@ def named_columns(X, names: dict[str, str | None], model: str) -> dict[str, np.n
     if not isinstance(X, pd.DataFrame):
         raise GpuperfError(f"{model}: expects a pandas DataFrame with named columns, got {type(X).__name__}")
     wanted = {role: column for role, column in names.items() if column is not None}
-    missing = sorted({column for column in wanted.values() if column not in X.columns})
+    # names as text: a DataFrame's columns (and so the names given) may be numbers
+    missing = sorted({str(column) for column in wanted.values() if column not in X.columns})
     if missing:
         raise GpuperfError(f"{model}: missing column(s) {', '.join(missing)}")
-    repeated = sorted({column for column in wanted.values() if (X.columns == column).sum() > 1})
+    repeated = sorted({str(column) for column in wanted.values() if (X.columns == column).sum() > 1})
     if repeated:
         raise GpuperfError(f"{model}: column(s) {', '.join(repeated)} appear more than once; which one to read is unclear")
     values: dict[str, np.ndarray | None] = {role: None for role in names}
