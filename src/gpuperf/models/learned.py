@@ -12,6 +12,7 @@ import inspect
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 from sklearn import get_config
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.compose import TransformedTargetRegressor
@@ -174,7 +175,12 @@ def outside(values: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
 
 def signed_log1p(values):
     """sign(x) * log(1 + |x|): a log scale for counters that may be zero. A DataFrame stays one, with
-    its own column names, so the steps after the log scale check them against the fitted ones."""
+    its own column names, so the steps after the log scale check them against the fitted ones; a sparse
+    matrix stays one (zeros map to zero), for the next step to take or refuse as it does."""
+    if sparse.issparse(values):
+        scaled = values.tocsr().astype(float)
+        scaled.data = signed_log1p(scaled.data)
+        return scaled
     if isinstance(values, pd.DataFrame):
         return pd.DataFrame(signed_log1p(values.to_numpy(dtype=float)), index=values.index, columns=values.columns)
     values = np.asarray(values, dtype=float)
