@@ -113,6 +113,20 @@ def test_log_inputs_keep_a_sparse_matrix_sparse_for_the_next_step_to_take_or_ref
     assert [r["check_name"] for r in results if r["status"] == "failed"] == []
 
 
+@pytest.mark.parametrize("bound_factor", ["8", True, [8.0]])
+def test_a_bound_factor_that_is_no_number_is_named(bound_factor):
+    """Text ('8', from a config file or a grid) or a list met Python's "'<=' not supported", and True
+    was taken as a factor of 1, clipping every prediction to the training range."""
+    from gpuperf.models.reference import REFERENCE_COLUMN, ReferenceResidual
+
+    X, y = np.arange(8.0).reshape(-1, 1), np.linspace(1.0, 2.0, 8)
+    with pytest.raises(GpuperfError, match="bound_factor must be a finite number at least 1"):
+        LogTarget(LinearRegression(), bound_factor=bound_factor).fit(X, y)
+    train = pd.DataFrame({"x": X[:, 0], REFERENCE_COLUMN: 0.0})
+    with pytest.raises(GpuperfError, match="bound_factor must be a finite number at least 1"):
+        ReferenceResidual(LinearRegression(), bound_factor=bound_factor).fit(train, y)
+
+
 def test_pca_knn_passes_sklearn_estimator_checks():
     check_estimator(PcaKnnRegressor())
 

@@ -9,6 +9,7 @@ predicts a time; :func:`make_model` builds one by name.
 from __future__ import annotations
 
 import inspect
+import numbers
 
 import numpy as np
 import pandas as pd
@@ -136,7 +137,10 @@ def takes_missing(estimator) -> bool:
 def check_bound_factor(bound_factor: float | None, who: str) -> None:
     """A factor widening the training range that predictions are clipped to: at least 1 and finite (a
     saved model's bounds are finite numbers), or None for no bounds."""
-    if bound_factor is not None and not 1 <= bound_factor < np.inf:
+    if bound_factor is None:
+        return
+    if isinstance(bound_factor, (bool, np.bool_)) or not isinstance(bound_factor, numbers.Real) \
+            or not 1 <= bound_factor < np.inf:
         raise GpuperfError(f"{who}: bound_factor must be a finite number at least 1 (or None for no bounds), "
                            f"got {bound_factor!r}")
 
