@@ -127,6 +127,14 @@ def test_a_bound_factor_that_is_no_number_is_named(bound_factor):
         ReferenceResidual(LinearRegression(), bound_factor=bound_factor).fit(train, y)
 
 
+@pytest.mark.parametrize("n_neighbors", ["5", None, True, 0, 2.0])
+def test_pca_knn_names_a_neighbour_count_that_is_no_whole_number(n_neighbors):
+    """'5' or None met Python's "'<' not supported", and True fitted one neighbour."""
+    X, y = np.random.default_rng(0).normal(size=(10, 3)), np.arange(10.0)
+    with pytest.raises(GpuperfError, match=r"PcaKnnRegressor: n_neighbors .* a whole number of at least 1"):
+        PcaKnnRegressor(n_neighbors=n_neighbors).fit(X, y)
+
+
 def test_pca_knn_passes_sklearn_estimator_checks():
     check_estimator(PcaKnnRegressor())
 

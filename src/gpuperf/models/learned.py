@@ -222,6 +222,10 @@ class PcaKnnRegressor(RegressorMixin, BaseEstimator):
         if isinstance(variance, bool) or not isinstance(variance, (int, float, np.number)) or not 0 < variance <= 1:
             raise GpuperfError(f"PcaKnnRegressor: variance {variance!r} is the fraction of the variance the kept "
                                "components explain: a number in (0, 1]")
+        k = self.n_neighbors
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise GpuperfError(f"PcaKnnRegressor: n_neighbors {k!r} is how many training rows each prediction "
+                               "averages: a whole number of at least 1")
         X, y = validate_data(self, X, y, y_numeric=True)
         # variance 1 keeps every component, as one row or one feature does
         components = float(variance) if X.shape[0] > 1 and X.shape[1] > 1 and variance < 1 else None
