@@ -313,3 +313,19 @@ def test_a_missing_column_named_by_a_number_is_named_in_the_error():
         RooflineModel(memory_bytes=7).fit(pd.DataFrame({"flops": [1.0]}))
     numbered = _bsp_rows().rename(columns={"instructions": 3})
     assert BspModel(instructions=3).fit(numbered, [1e-3, 2e-3]).predict(numbered).shape == (2,)
+
+
+def test_bsp_fitted_on_something_without_rows_asks_for_a_dataframe():
+    """scikit-learn's check_regressor_data_not_an_array: an input with no len() met a TypeError before
+    the DataFrame check."""
+    class NotAnArray:  # as scikit-learn's: an array-like through __array__ only
+        def __init__(self, data):
+            self.data = data
+
+        def __array__(self, dtype=None, copy=None):
+            return np.asarray(self.data, dtype=dtype)
+
+    with pytest.raises(GpuperfError, match="BspModel: expects a pandas DataFrame with named columns"):
+        BspModel().fit(NotAnArray(_bsp_rows().to_numpy()), [1e-3, 2e-3])
+    with pytest.raises(GpuperfError, match="BspModel: no rows to fit"):
+        _bsp().fit(_bsp_rows().iloc[:0], [])

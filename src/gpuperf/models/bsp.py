@@ -123,10 +123,10 @@ class BspModel(RegressorMixin, BaseEstimator):
     def fit(self, X, y):
         """Calibrate ``lambda_`` on the measured times ``y`` (seconds) of the rows of DataFrame ``X``."""
         self._check_parameters()
+        v = named_columns(X, self._column_names(), "BspModel")  # first: X is a DataFrame from here on
         if len(X) == 0:
             raise GpuperfError("BspModel: no rows to fit")
         measured = measured_times(y, len(X), "BspModel")
-        v = named_columns(X, self._column_names(), "BspModel")
         fractions(v["l1_hit_rate"], X, self.l1_hit_rate, "BspModel")
         fractions(v["l2_hit_rate"], X, self.l2_hit_rate, "BspModel")
         time = self.uncalibrated_time(X)
