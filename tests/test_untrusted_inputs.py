@@ -22,3 +22,23 @@ def test_a_wide_headers_repeated_columns_are_found_in_linear_time(tmp_path):
     table.write_text("kernel,x,time_s,x\nk,1,0.5,2\n")
     with pytest.raises(GpuperfError, match="the header names column x more than once"):
         read_csv(table)
+
+
+def test_names_with_dollar_signs_are_drawn_as_they_are_not_as_mathtext(tmp_path):
+    """A kernel or GPU named $\\bar$ (read from a table) in a title, legend or tick label is plain text: as
+    mathtext it failed the whole report with matplotlib's traceback. A log axis keeps its 10^-3 labels."""
+    from gpuperf.evaluation.figures import Figure
+    from gpuperf.evaluation.report import save_figure
+
+    fig = Figure(figsize=(4, 3))
+    ax = fig.add_subplot(1, 1, 1)
+    ax.plot([1e-3, 1e-2], [1e-3, 1e-2], label=r"kernel $\foo$")
+    ax.set_xscale("log")
+    ax.set_yticks([1e-3, 1e-2], [r"$\bar$", "a$b$c"])
+    ax.set_title(r"held out: $\bar$")
+    ax.legend()
+    fig.tight_layout()
+    save_figure(fig, tmp_path / "plot.png", dpi=50, bbox_inches="tight")
+    assert (tmp_path / "plot.png").stat().st_size > 0
+    assert not ax.title.get_parse_math() and not ax.get_yticklabels()[0].get_parse_math()
+    assert any(label.get_parse_math() and "mathdefault" in label.get_text() for label in ax.get_xticklabels())
