@@ -490,6 +490,27 @@ def test_calibrate_table_takes_the_device_class_its_calibration_campaign_names(t
     assert "fitted as" not in err and "of the gpu class's calibration kernels" in err
 
 
+def test_predict_table_never_runs_a_users_file_a_table_names(tmp_path: Path, capsys) -> None:
+    """A table's kernel_spec (or kernel) naming a user's file.py is not run to count its properties, as
+    calibrate --table runs none: someone else's table ran any Python file on the machine. An ok row is an
+    error naming it, a failed one gets no prediction."""
+    ran = tmp_path / "ran"
+    user = tmp_path / "mine.py"
+    user.write_text(f"from pathlib import Path\nPath({str(ran)!r}).write_text('ran')\n\ndef make():\n    return None\n")
+    model_path = _saved_model(tmp_path)
+    for status in ("ok", "run_failed"):
+        table = tmp_path / f"{status}.csv"
+        pd.DataFrame({"kernel": ["make", "vector_copy"], "kernel_spec": [f"{user}:make", "vector_copy"],
+                      "n": [1024, 65536], "time_s": [1e-5, 1e-5], "status": [status, "ok"]}).to_csv(table, index=False)
+        code = main(["predict-table", str(table), "--model", str(model_path), "--out", str(tmp_path / f"{status}-out.csv")])
+        err = capsys.readouterr().err
+        assert not ran.exists()
+        if status == "ok":
+            assert code != 0 and f"{table.name}, line 2" in err and "names a user's file" in err
+        else:
+            assert code == 0 and np.isnan(pd.read_csv(tmp_path / f"{status}-out.csv")["predicted_time_s"][0])
+
+
 def test_predict_table_counts_a_campaign_exports_kernels_for_a_calibrated_model(tmp_path: Path, capsys) -> None:
     """campaign export -> calibrate --table -> predict-table on the same export: each row's kernel (its
     kernel_spec, or kernel[variant]) counted at its sizes, as predict prices it; a failed row without sizes

@@ -307,7 +307,7 @@ def counted_properties(frame: pd.DataFrame, names: Sequence[str], source: str) -
     """``frame`` with the properties ``names`` counted from each row's kernel (its ``kernel_spec``, else
     ``kernel[variant]``, else ``kernel``) at its sizes, as :func:`calibrate_from_table` counts a campaign
     export's points; a failed row (status not ok) that cannot be counted gets none, and an ok one is an
-    error naming its row."""
+    error naming its row. A row whose kernel names a user's ``file.py`` is never run: it cannot be counted."""
     from gpuperf.datasets.schema import is_ok, row_location
     from gpuperf.kernels.catalog import get_kernel
     from gpuperf.models.properties import kernel_properties
@@ -319,6 +319,9 @@ def counted_properties(frame: pd.DataFrame, names: Sequence[str], source: str) -
     for position, row in enumerate(frame.to_dict("records")):
         spec = _point_kernel(row)
         try:
+            if _users_file(row):  # a table's name runs no file, as calibrate --table runs none
+                raise GpuperfError(f"{spec} names a user's file, which gpuperf does not run for a table; price it "
+                                   f"with gpuperf predict {spec} -p ... --model MODEL")
             kernel = kernels[spec] if spec in kernels else kernels.setdefault(spec, get_kernel(spec))
             sizes = _checked_sizes(kernel, row)
             key = (spec, *sizes.items())
