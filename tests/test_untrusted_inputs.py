@@ -42,3 +42,21 @@ def test_names_with_dollar_signs_are_drawn_as_they_are_not_as_mathtext(tmp_path)
     assert (tmp_path / "plot.png").stat().st_size > 0
     assert not ax.title.get_parse_math() and not ax.get_yticklabels()[0].get_parse_math()
     assert any(label.get_parse_math() and "mathdefault" in label.get_text() for label in ax.get_xticklabels())
+
+
+@pytest.mark.parametrize("cell, reason", [("(256, 256)", r"holds '\(256, 256\)', not JSON"),
+                                          ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+                                          ("1" * 5000, "more than 4300 digits")])
+def test_a_tables_problem_size_that_is_not_json_is_an_error_naming_the_column(tmp_path, cell, reason):
+    """write_kernel_tuner_cache reads the frame's problem_size cell as JSON: other text (a tuple's, a nesting
+    past Python's recursion, a 5000-digit number) is one gpuperf error naming the column, not JSON's own."""
+    import pandas as pd
+
+    from gpuperf.datasets import write_kernel_tuner_cache
+
+    frame = pd.DataFrame({"kernel": ["k", "k"], "gpu": ["A100", "A100"], "device": ["A100", "A100"], "bx": [1, 2],
+                          "time_s": [1e-3, 2e-3], "status": ["ok", "ok"], "problem_size": [cell, cell]})
+    frame.attrs["parameters"] = ["bx"]
+    with pytest.raises(GpuperfError, match=f"the problem_size column.*{reason}"):
+        write_kernel_tuner_cache(frame, tmp_path / "cache.json")
+    assert not (tmp_path / "cache.json").exists()

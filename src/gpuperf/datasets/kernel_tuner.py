@@ -43,7 +43,7 @@ from gpuperf.datasets.schema import (
     variant_labels,
 )
 from gpuperf.datasets.tables import wide_encoding
-from gpuperf.errors import GpuperfError, GpuperfNote, missing_file, parser_limits, too_large
+from gpuperf.errors import GpuperfError, GpuperfNote, clipped, missing_file, parser_limits, too_large
 from gpuperf.files import refuse_existing, written_whole
 
 ERROR_NAMES = ("ErrorConfig", "InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig")
@@ -440,7 +440,7 @@ def write_kernel_tuner_cache(
     kernel_name = kernel_name or _single(frame, "kernel", where)
     device_name = device_name or _device_name(frame, where)
     if problem_size is None:
-        problem_size = json.loads(_single(frame, "problem_size", where))
+        problem_size = _problem_size(_single(frame, "problem_size", where), where)
     values = _parameter_values(frame, keys, tune_params or frame.attrs.get("tune_params"), where)
     cache: dict[str, dict] = {}
     extras = [c for c in frame.columns if c not in {*KEY_COLUMNS, *keys, TARGET, STATUS, TIMES, *DERIVED}]
@@ -485,6 +485,17 @@ def _single(frame: pd.DataFrame, column: str, where: str) -> str:
             f"pass {option} or select one"
         )
     return str(found[0])
+
+
+def _problem_size(text: str, where: str) -> Any:
+    """The frame's ``problem_size`` cell as the JSON a cache read holds there (``[1024, 1024]``); any other
+    text is an error naming the column, not JSON's own."""
+    try:
+        with parser_limits(f"{where}: the problem_size column"):
+            return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise GpuperfError(f"{where}: the problem_size column holds {clipped(repr(text))}, not JSON such as "
+                           f"[1024, 1024] ({error.msg}); pass problem_size") from None
 
 
 def _lookup(value: Any) -> Any:
