@@ -94,6 +94,6 @@ def studies(monkeypatch):
     monkeypatch.setattr(reports, "exploration_study",
                         lambda out, family, echo: (None, report("exploration", out, echo, family=family)))
     monkeypatch.setattr(reports, "advisor_study",
-                        lambda out, splits, echo: (None, report("advisor", out, echo, splits=splits)))
+                        lambda out, splits, echo, **o: (None, report("advisor", out, echo, splits=splits, **o)))
     monkeypatch.setattr(reports, "geometry_study", lambda out, echo: (None, report("geometry", out, echo)))
     return calls

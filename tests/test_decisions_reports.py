@@ -364,6 +364,35 @@ def test_the_advisor_study_says_when_the_database_is_not_gpuperfs_own(tmp_path, 
            "built-in entries removed: coalescing, larger_work_groups" in text
 
 
+def test_reproduce_advisor_evaluates_an_optimizations_folder_and_only_the_entries_named(tmp_path):
+    """gpuperf advise takes --optimizations and --only; the advisor's evaluation took neither, so a user's own
+    entries, or a subset, could not be evaluated as advised."""
+    from gpuperf.decisions.optimizations import builtin_folder
+    from gpuperf.decisions.reports import advisor_study
+
+    folder = tmp_path / "entries"
+    folder.mkdir()
+    source = (builtin_folder() / "unrolling.toml").read_text()
+    entry = source[:source.index("# The same before/after")].replace('name = "unrolling"', 'name = "t_unroll"')
+    (folder / "t_unroll.toml").write_text(entry.replace('"stencil2d", "jacobi2d_9pt", "hotspot2d", "gradient"',
+                                                        '"stencil2d"') + "max_pairs_per_gpu = 12\n")
+    results, paths = advisor_study(tmp_path / "report", extra=[folder], only=["t_unroll"])
+    assert set(results["optimization"]) == {"t_unroll"}
+    text = paths["markdown"].read_text()
+    assert f"not gpuperf's own: --optimizations {folder} (entries from those folders: t_unroll " in text
+    assert "Only the optimizations --only names were evaluated: t_unroll." in text
+    with pytest.raises(GpuperfError, match="unknown optimization 'nope'"):
+        advisor_study(tmp_path / "other", only=["nope"])
+
+
+def test_reproduce_advisor_passes_optimizations_and_only_as_advise_takes_them(studies, tmp_path, capsys):
+    assert main(["reproduce", "advisor", "--out", str(tmp_path), "--optimizations", str(tmp_path),
+                 "--only", "unrolling,tiling", "--only", "coalescing"]) == 0
+    assert studies[0]["extra"] == (str(tmp_path),) and studies[0]["only"] == ("unrolling,tiling", "coalescing")
+    assert main(["reproduce", "geometry", "--only", "unrolling"]) == 2
+    assert "--only goes with reproduce advisor, not geometry" in capsys.readouterr().err
+
+
 def test_gpuperfs_own_database_needs_no_note():
     from gpuperf.decisions.optimizations import load_optimizations
     from gpuperf.decisions.reports import user_database_note

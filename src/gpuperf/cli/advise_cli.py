@@ -72,8 +72,8 @@ def advise(
 ) -> None:
     """Suggest optimizations for a kernel (static features) or a profiled launch (--profile)."""
     from gpuperf.decisions.advisor import decimals_apart
-    from gpuperf.decisions.optimizations import load_optimizations
-    from gpuperf.errors import GpuperfError, unknown_name_error
+    from gpuperf.decisions.optimizations import load_optimizations, select_entries
+    from gpuperf.errors import GpuperfError
 
     if (kernel is None) == (profile is None):
         raise GpuperfError("give a KERNEL or --profile ROW.csv (one of them)")
@@ -82,12 +82,7 @@ def advise(
     row = 1 if row is None else row
 
     def advised() -> tuple[Advice, str, bool]:
-        database = load_optimizations(optimizations or ())
-        only_names = [name.strip() for given in only or [] for name in given.split(",") if name.strip()]
-        for name in only_names:
-            if name not in database:
-                raise unknown_name_error("optimization", name, database)
-        entries = [database[name] for name in dict.fromkeys(only_names)] if only_names else list(database.values())
+        entries = select_entries(load_optimizations(optimizations or ()), only)
         if profile is not None:
             return (*_profile_advice(profile, row, gpu, param, device, threshold, entries, min_confidence,
                                      as_json or no_progress), bool(entries))

@@ -13,13 +13,15 @@ STUDY_HELP = (
     "rodinia: Amaris et al. on the Rodinia nvprof table, with BSP on matvec; linear: Stevens & Klöckner's linear "
     "count model calibrated on the bundled H100 and H200 points (and --device) and tested on held-out kernels; "
     "exploration: a bundled tuning family explored with each GPU left out (--family); advisor: the optimization "
-    "advisor's held-out evaluation (--split); geometry: launch-geometry policies on the bundled block-shape choices"
+    "advisor's held-out evaluation (--split, --optimizations, --only); geometry: launch-geometry policies on the "
+    "bundled block-shape choices"
 )
 
 
 DEFAULT_FAMILY = "schoonhoven/pnpoly"
 OPTION_STUDY = {"--full": "rodinia", "--scenarios": "rodinia", "--inner-aggregate": "rodinia",
-                "--family": "exploration", "--split": "advisor", "--device": "linear"}
+                "--family": "exploration", "--split": "advisor", "--optimizations": "advisor", "--only": "advisor",
+                "--device": "linear"}
 
 
 def _known_scenarios(text: str) -> list[str]:
@@ -50,6 +52,10 @@ def reproduce(
              "docs/models.md in gpuperf's source repository)")] = "mean",
     family: Annotated[str, typer.Option(help="exploration: the tuning family")] = DEFAULT_FAMILY,
     split: Annotated[list[str] | None, typer.Option(help="advisor: inputs, configurations, programs or gpus (repeatable)")] = None,
+    optimizations: Annotated[list[str] | None, typer.Option(
+        "--optimizations", help="advisor: a folder of extra optimization entries (*.toml), as advise's; repeatable")] = None,
+    only: Annotated[list[str] | None, typer.Option(
+        "--only", help="advisor: evaluate only these optimizations (comma-separated; repeatable), as advise's")] = None,
     device: Annotated[str | None, typer.Option(
         "--device", "-d", help="linear: also measure and calibrate on this device, e.g. opencl:0 (minutes)")] = None,
     as_json: Annotated[bool, typer.Option("--json", metavar="", help="print the metrics as JSON")] = False,
@@ -68,7 +74,8 @@ def reproduce(
         raise unknown_name_error("study", study, STUDIES)
     given = {"--full": full, "--scenarios": scenarios is not None, "--inner-aggregate": inner_aggregate != "mean",
              "--family": family != DEFAULT_FAMILY,
-             "--split": split is not None, "--device": device is not None}  # an empty value is given too
+             "--split": split is not None, "--optimizations": optimizations is not None, "--only": only is not None,
+             "--device": device is not None}  # an empty value is given too
     for option, owner in OPTION_STUDY.items():
         if given[option] and study != owner:
             raise GpuperfError(f"{option} goes with reproduce {owner}, not {study}")
@@ -94,7 +101,9 @@ def reproduce(
     elif study == "exploration":
         _, paths = reports.exploration_study(out, family, echo=echo)
     elif study == "advisor":
-        _, paths = reports.advisor_study(out, tuple(split or ("inputs",)), echo)
+        chosen = {"extra": tuple(optimizations or ()), "only": tuple(only or ())}
+        _, paths = reports.advisor_study(out, tuple(split or ("inputs",)), echo,
+                                         **{key: value for key, value in chosen.items() if value})
     else:
         _, paths = reports.geometry_study(out, echo)
     if as_json:

@@ -179,6 +179,21 @@ def entry_files(folder: Path) -> list[Path]:
     return sorted(path for path in folder.glob("*.toml") if not path.name.startswith("."))
 
 
+def only_names(only: Iterable[str] | None) -> list[str]:
+    """The names ``--only`` gives (comma-separated, repeatable), each once, in the order given."""
+    return list(dict.fromkeys(name.strip() for given in only or () for name in given.split(",") if name.strip()))
+
+
+def select_entries(database: dict[str, Optimization], only: Iterable[str] | None) -> list[Optimization]:
+    """The entries of ``database`` that ``--only`` names, or every entry where it names none; an unknown
+    name is an error listing the known ones."""
+    names = only_names(only)
+    for name in names:
+        if name not in database:
+            raise unknown_name_error("optimization", name, database)
+    return [database[name] for name in names] if names else list(database.values())
+
+
 def load_optimizations(extra: Iterable[str | Path] = ()) -> dict[str, Optimization]:
     """Every entry by name, sorted; later folders replace earlier entries of the same name."""
     found: dict[str, Optimization] = {}

@@ -486,15 +486,18 @@ def exploration_study(folder: str | Path, family: str = "schoonhoven/pnpoly", bu
                                                   notes=notes, tables=tables)
 
 
-def advisor_study(folder: str | Path, splits: Sequence[str] = ("inputs",),
-                  echo: Echo = lambda line: None) -> tuple[pd.DataFrame, dict[str, Path]]:
-    """Evaluate the advisor on the bundled and measured training pairs and write the report."""
+def advisor_study(folder: str | Path, splits: Sequence[str] = ("inputs",), echo: Echo = lambda line: None,
+                  extra: Sequence[str | Path] = (), only: Sequence[str] | None = None,
+                  ) -> tuple[pd.DataFrame, dict[str, Path]]:
+    """Evaluate the advisor on the bundled and measured training pairs and write the report; ``extra`` and
+    ``only`` as ``gpuperf advise``'s ``--optimizations`` and ``--only``."""
     from gpuperf.decisions.advise_eval import evaluate, target_class
-    from gpuperf.decisions.optimizations import load_optimizations
+    from gpuperf.decisions.optimizations import load_optimizations, only_names, select_entries
     from gpuperf.decisions.pairs import training_pairs
 
-    entries = load_optimizations()
-    pairs = training_pairs(entries.values())
+    entries = load_optimizations(extra)
+    selected = select_entries(entries, only)
+    pairs = training_pairs(selected)
     parts = []
     for split in splits:
         echo(f"advisor: split {split}")
@@ -503,7 +506,9 @@ def advisor_study(folder: str | Path, splits: Sequence[str] = ("inputs",),
     trained = set(zip(pairs["optimization"], target_class(pairs["target"])))
     evaluated = set(results[["optimization", "target"]].itertuples(index=False, name=None))
     unevaluated = sorted(trained - evaluated)
-    notes = [note] if (note := user_database_note(entries)) else []
+    notes = [note] if (note := user_database_note(entries, extra)) else []
+    if only_names(only):
+        notes.append(f"Only the optimizations --only names were evaluated: {', '.join(e.name for e in selected)}.")
     if unevaluated:
         shown = ", ".join(f"{name} ({target})" for name, target in unevaluated)
         notes.append(f"Trained but not evaluated by the {', '.join(splits)} split (their pairs have no held-out "
@@ -511,10 +516,11 @@ def advisor_study(folder: str | Path, splits: Sequence[str] = ("inputs",),
     return results, advisor_report(folder, results, notes=notes)
 
 
-def user_database_note(entries: Mapping[str, Any]) -> str:
-    """Where the database evaluated is not gpuperf's own (``GPUPERF_OPTIMIZATIONS`` added, replaced or
-    removed entries), what it holds instead, since the report's command alone does not reproduce it;
-    empty otherwise. ``entries``: :func:`~gpuperf.decisions.optimizations.load_optimizations`'s."""
+def user_database_note(entries: Mapping[str, Any], extra: Sequence[str | Path] = ()) -> str:
+    """Where the database evaluated is not gpuperf's own (``GPUPERF_OPTIMIZATIONS`` or the ``--optimizations``
+    folders ``extra`` added, replaced or removed entries), what it holds instead, since the report's command
+    alone does not reproduce it; empty otherwise. ``entries``:
+    :func:`~gpuperf.decisions.optimizations.load_optimizations`'s."""
     import os
 
     from gpuperf.decisions.optimizations import ENV_VAR, builtin_folder
@@ -528,7 +534,9 @@ def user_database_note(entries: Mapping[str, Any]) -> str:
         return ""
     parts = ([f"entries from those folders: {', '.join(users)}"] if users else []) \
         + ([f"built-in entries removed: {', '.join(removed)}"] if removed else [])
-    return (f"The optimization database evaluated is not gpuperf's own: {ENV_VAR}={os.environ.get(ENV_VAR, '')} "
+    origins = ([f"{ENV_VAR}={os.environ.get(ENV_VAR, '')}"] if os.environ.get(ENV_VAR, "").strip() or not extra
+               else []) + [f"--optimizations {folder}" for folder in extra]
+    return (f"The optimization database evaluated is not gpuperf's own: {', '.join(origins)} "
             f"({'; '.join(parts)}); the command this report was written by reproduces it only with the same folders.")
 
 
