@@ -242,6 +242,7 @@ def predict_table_command(
     """Predict every row of a table with a saved model: the rows plus predicted_time_s."""
     import numpy as np
 
+    from gpuperf.datasets.tables import whole_number_columns
     from gpuperf.evaluation.protocols import predict_bounded
     from gpuperf.features.table import with_zero_counts
     from gpuperf.hardware.specs import get_gpu, other_boards_note
@@ -335,6 +336,8 @@ def predict_table_command(
         result = result.drop(columns=[PREDICTED_GPU])
         print_note(f"note: {where}: dropped its {PREDICTED_GPU} column, left by an earlier predict-table --gpu: "
                     f"these {PREDICTED} are for each row's own GPU")
+    for column in whole_number_columns(frame, where):  # 4 with empty cells around is read as 4.0: written as 4
+        result[column] = result[column].astype("Int64")
     with progress_bar() as bar:  # a million rows write for minutes
         bar.add_task(f"writing {counted(len(result), 'row')} to {out}", total=None)
         write_table(result, out)

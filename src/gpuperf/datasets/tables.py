@@ -449,6 +449,38 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
     return frame
 
 
+_WHOLE_NUMBER = re.compile(r"\s*[+-]?\d+\s*")
+
+
+def whole_number_columns(frame: pd.DataFrame, path: str | Path) -> list[str]:
+    """The columns of ``frame``, read from the table file ``path``, written there as whole numbers that
+    pandas holds as floats only because some cells are empty (``4`` would be written back as ``4.0``)."""
+    path = Path(path)
+    gapped = [str(c) for c in frame.columns
+              if frame[c].dtype.kind == "f" and frame[c].isna().any() and frame[c].notna().any()]
+    gapped = [c for c in gapped if (frame[c].dropna() % 1 == 0).all()]
+    if not gapped or not path.is_file():
+        return []
+    if path.name.lower().endswith(PARQUET_SUFFIXES):
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(path)
+        return [c for c in gapped if c in schema.names and pa_integer(schema.field(c).type)]
+    header = [str(name).strip() for name in read_csv(path, nrows=0).columns]
+    at = {name: index for index, name in enumerate(header) if header.count(name) == 1}
+    written = read_csv(path, dtype=str, usecols=[at[c] for c in gapped if c in at], keep_default_na=False)
+    written.columns = [header[index] for index in sorted(at[c] for c in gapped if c in at)]
+    return [c for c in gapped if c in written.columns
+            and written[c][written[c].str.strip() != ""].map(lambda text: bool(_WHOLE_NUMBER.fullmatch(text))).all()]
+
+
+def pa_integer(kind: object) -> bool:
+    """Whether a pyarrow type is an integer type."""
+    import pyarrow.types
+
+    return bool(pyarrow.types.is_integer(kind))
+
+
 CASED_COLUMNS = ("kernel", "gpu", TARGET, STATUS)  # read by their names: Status or Time_s would go unread
 
 
