@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -164,6 +166,18 @@ def test_geometry_model_learns_the_best_block_size():
     assert model.choose_threads(device, KernelDescriptor(2**20)) == 256
     chosen = choose_geometry("V100", 2**20)  # the model policy itself needs the bundled data (benchmarks)
     assert chosen.policy == "heuristic"
+
+
+def test_a_loop_far_above_the_models_launches_is_told_its_choice_is_a_guess():
+    """geometry --policy model noted a loop below the launches it learned from, but not one far above them,
+    where the forest extends its largest launches flat just as well."""
+    model = GeometryModel(trees=5).fit([synthetic_choice_table(256)])
+    with pytest.warns(GpuperfNote, match=r"at most 1,048,576 threads .* a loop of 1,000,000,000,000 iterations "
+                                         r"lies above them, so its choice is a guess"):
+        model.choose_threads(device_descriptor("V100"), KernelDescriptor(10**12))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GpuperfNote)
+        model.choose_threads(device_descriptor("V100"), KernelDescriptor(2**20))  # within: no note
 
 
 def test_block_shape_evaluation_scores_each_policy():
@@ -410,6 +424,7 @@ def test_the_default_model_is_fitted_once_and_read_back_from_the_cache(tmp_path,
             assert geometry_model.default_geometry_model().choose_threads(device, kernel) == fitted == 256
             # the range it learned from comes back too: a smaller loop is told its choice is a guess
             assert geometry_model.default_geometry_model().least_work_ == 2**20
+            assert geometry_model.default_geometry_model().most_work_ == 2**20
             with pytest.warns(GpuperfNote, match=r"at least 1,048,576 threads .* a loop of 1,000 iterations lies below"):
                 geometry_model.default_geometry_model().choose_threads(device, KernelDescriptor(1000))
         saved.write_bytes(b"damaged")

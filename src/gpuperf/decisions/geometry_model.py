@@ -175,13 +175,14 @@ class GeometryModel:
         self.trees, self.seed, self.max_rows = trees, seed, max_rows
 
     def fit(self, tables: Sequence[ChoiceTable]) -> "GeometryModel":
-        features, targets, works = [], [], []
+        features, targets, works, largest = [], [], [], []
         for table in tables:
             sms = _gpu_sms(table.gpu)
             if not np.isfinite(sms):
                 continue
             frame = table.frame[table.frame["time"].notna()]  # failed configurations have no time to learn
             works.append(float((frame["threads"] * frame["blocks"]).min()))
+            largest.append(float((frame["threads"] * frame["blocks"]).max()))
             best = frame.groupby("group")["time"].transform("min").to_numpy()
             features.append(model_features(frame["threads"], frame["blocks"], sms, frame["bx"]))
             targets.append(np.log2(frame["time"].to_numpy() / best))
@@ -192,6 +193,7 @@ class GeometryModel:
         self.model_ = RandomForestRegressor(self.trees, min_samples_leaf=5, random_state=self.seed, n_jobs=1)
         self.model_.fit(features_all, targets_all)
         self.least_work_ = min(works)  # the fewest threads (blocks x block size) of a launch it learned from
+        self.most_work_ = max(largest)  # and the most
         return self
 
     def predict(self, threads: np.ndarray, blocks: np.ndarray, sms: float, width: np.ndarray | None = None) -> np.ndarray:
@@ -210,18 +212,30 @@ class GeometryModel:
                 f"no block size fits on {device.name} with {kernel.registers} registers per thread and "
                 f"{kernel.shared_memory_bytes} bytes of shared memory per block"
             )
-        least = getattr(self, "least_work_", None)
-        if least is not None and kernel.trip < least:
-            warnings.warn(GpuperfNote(
-                f"the geometry model learned from launches of at least {least:,.0f} threads (the bundled tuning "
-                f"spaces); a loop of {kernel.trip:,} iteration{'s' if kernel.trip != 1 else ''} lies below them, so its "
-                "choice is a guess: the heuristic and occupancy policies know small loops"), stacklevel=2)
+        self._note_outside_range(kernel.trip)
         threads = np.array(fitting, dtype=float)
         blocks = np.ceil(kernel.trip / threads)
         return int(threads[np.argmin(self.predict(threads, blocks, device.sms))])
 
 
-MODEL_FORMAT = 2  # raise when what the cached forest learns from (or its metadata) changes
+    def _note_outside_range(self, trip: int) -> None:
+        """A note where a loop of ``trip`` iterations lies below or above the launches the model learned from:
+        the forest extends its edge flat, so its choice there is a guess."""
+        least, most = getattr(self, "least_work_", None), getattr(self, "most_work_", None)
+        loop = f"a loop of {trip:,} iteration{'s' if trip != 1 else ''}"
+        if least is not None and trip < least:
+            warnings.warn(GpuperfNote(
+                f"the geometry model learned from launches of at least {least:,.0f} threads (the bundled tuning "
+                f"spaces); {loop} lies below them, so its choice is a guess: the heuristic and occupancy policies "
+                "know small loops"), stacklevel=3)
+        elif most is not None and trip > most:
+            warnings.warn(GpuperfNote(
+                f"the geometry model learned from launches of at most {most:,.0f} threads (the bundled tuning "
+                f"spaces); {loop} lies above them, so its choice is a guess: the heuristic and occupancy policies "
+                "need no training range"), stacklevel=3)
+
+
+MODEL_FORMAT = 3  # raise when what the cached forest learns from (or its metadata) changes
 
 
 def default_geometry_model(use_cache: bool = True) -> GeometryModel:
@@ -243,11 +257,12 @@ def _default_geometry_model(use_cache: bool, state: tuple) -> GeometryModel:
     path = _cached_model_path(model)
     if use_cache and path.is_file():
         try:
-            forest, least = load_model(path), model_info(path)["metadata"].get("least_work")
+            forest, metadata = load_model(path), model_info(path)["metadata"]
+            least, most = metadata.get("least_work"), metadata.get("most_work")
         except GpuperfError:
-            forest = least = None
-        if isinstance(forest, RandomForestRegressor) and isinstance(least, (int, float)):
-            model.model_, model.least_work_ = forest, float(least)
+            forest = least = most = None
+        if isinstance(forest, RandomForestRegressor) and all(isinstance(v, (int, float)) for v in (least, most)):
+            model.model_, model.least_work_, model.most_work_ = forest, float(least), float(most)
             return model
     model.fit(choice_tables())
     if use_cache:  # a cache that cannot be written only costs the fit again next time, said in a note
@@ -255,8 +270,8 @@ def _default_geometry_model(use_cache: bool, state: tuple) -> GeometryModel:
 
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            save_model(model.model_, path, metadata={"least_work": model.least_work_}, through_links=False,
-                       replace=True)
+            save_model(model.model_, path, metadata={"least_work": model.least_work_, "most_work": model.most_work_},
+                       through_links=False, replace=True)
         except (OSError, GpuperfError) as error:
             note_unwritten_cache(path, error)
     return model
