@@ -322,6 +322,18 @@ def test_default_features_keep_column_labels_that_are_not_strings():
         leave_one_gpu_out(LinearRegression(), mixed, default_features(mixed))
 
 
+def test_default_features_name_a_column_of_numbers_held_as_categories():
+    """A category column of block sizes (64, 128, 256) was left out of the default features without a word,
+    where a column of numbers held as text is named in a note."""
+    from gpuperf.evaluation.feature_columns import default_features
+
+    frame = _frame().assign(block=lambda f: pd.Categorical(np.resize([64, 128, 256], len(f))))
+    with pytest.warns(GpuperfNote, match=r"t.csv: left out of the default features, numbers held as categories "
+                                         r"\(a pandas category column\): block; convert them to numbers"):
+        chosen = default_features(frame, "t.csv")
+    assert "block" not in chosen and "n" in chosen
+
+
 def test_a_held_out_size_given_as_a_float_is_the_group_of_that_size():
     """groups=[4.0] was refused ('no rows for held-out group(s) 4.0') on a size column read as floats,
     whose groups are labelled 4."""

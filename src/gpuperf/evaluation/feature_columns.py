@@ -31,7 +31,7 @@ Default features: every numeric column except
 - columns with a missing or infinite value (a note names those that are otherwise numbers, with
   the first such row), and columns of numbers a spreadsheet saved as text (``150,994,944``,
   ``4,5``, ``50%``) or with no name in the header (an index written with the table): a note names
-  those too.
+  those too, as it names a column of numbers held as categories (a pandas ``category`` column).
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def default_features(frame: pd.DataFrame, where: str | None = None) -> list[Hash
     ``where`` (the table's name), a :class:`~gpuperf.errors.GpuperfNote` warning names the allowed
     columns left out for a missing or non-number value, and the first row with one."""
     require_frame(frame, where or "default_features")
-    chosen, left_out, unnamed, formatted = [], [], [], []
+    chosen, left_out, unnamed, formatted, categories = [], [], [], [], []
     parameters = variant_parameters(frame)
     for position, column in enumerate(frame.columns, start=1):
         values = frame[column]
@@ -135,6 +135,8 @@ def default_features(frame: pd.DataFrame, where: str | None = None) -> list[Hash
         finite = np.isfinite(numbers)
         if (pd.api.types.is_numeric_dtype(values) or _big_integers(values)) and finite.all():
             chosen.append(column)
+        elif isinstance(values.dtype, pd.CategoricalDtype) and finite.all():  # 64, 128, 256 as categories
+            categories.append(str(column))
         elif (~finite).any() and finite.mean() >= 0.5:  # a number column with some bad cells, not text
             first = int(np.flatnonzero(~finite)[0])
             value = values.iloc[first]
@@ -152,6 +154,10 @@ def default_features(frame: pd.DataFrame, where: str | None = None) -> list[Hash
         warnings.warn(GpuperfNote(f"{where}: left out of the default features, numbers saved as text with thousands "
                                   f"separators, decimal commas or %: {', '.join(formatted)}; save them as plain "
                                   "numbers"), stacklevel=2)
+    if where is not None and categories:
+        warnings.warn(GpuperfNote(f"{where}: left out of the default features, numbers held as categories (a pandas "
+                                  f"category column): {', '.join(categories)}; convert them to numbers "
+                                  "(.astype(float)) to use them"), stacklevel=2)
     if where is not None and unnamed:
         warnings.warn(GpuperfNote(f"{where}: left out of the default features, a column with no name in the header "
                                   f"(an index written with the table?): {', '.join(unnamed)}; name it to use it"),
