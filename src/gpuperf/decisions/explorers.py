@@ -259,7 +259,7 @@ class TransferGuided:
         if self.hits is None:
             return None
         missed = np.prod(1.0 - self.hits[list(measured)], axis=0)  # the chance each other GPU's hit is still ahead
-        scores = self.hits @ (self.gpu_weights(measured, times) * missed * self.coverable)
+        scores = self.hits @ (self.gpu_weights(measured, times) * missed)  # an uncoverable GPU's hits are 0
         scores[list(measured)] = 0.0
         return scores if scores.max() > HIT_CHANCE else None
 
