@@ -339,3 +339,23 @@ def test_an_empty_report_folder_is_refused_not_skipped_or_the_current_folder(arg
     err = capsys.readouterr().err
     assert f"{argv[-2]} is empty; name the folder the report goes to" in err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["predict", "stencil2d", "--model", "rf"], "--model rf: predict takes a model file (one 'gpuperf calibrate'"),
+    (["predict-table", "{tmp}/t.csv", "--model", "lr", "--out", "{tmp}/p.csv"],
+     "--model lr: predict-table takes a model file"),
+    (["rank", "jacobi2d_5pt", "--model", "et"], "explore, ask and tune take it as their search's surrogate"),
+    (["tune", "jacobi2d_5pt", "--model", "{tmp}/m.json"], "--start counts --count-model {tmp}/m.json"),
+    (["explore", "{tmp}/t.csv", "--model", "{tmp}/m.json"], "explore takes a surrogate it fits as it searches"),
+    (["ask", "{tmp}/t.csv", "--model", "{tmp}/m.skops"], "ask takes a surrogate it fits as it searches"),
+])
+def test_a_model_name_where_a_file_goes_and_a_file_where_a_name_goes_say_which_the_command_takes(
+        argv, message, tmp_path, capsys) -> None:
+    """--model is a file in predict, predict-table and rank but a name in fit, evaluate, explore, ask and
+    tune: crossing them says which the command takes, not 'rf: no such model file' or 'unknown model'."""
+    (tmp_path / "t.csv").write_text("a,time_s\n1,0.5\n2,\n", encoding="utf-8")
+    (tmp_path / "m.json").write_text("{}", encoding="utf-8")
+    assert main([arg.format(tmp=tmp_path) for arg in argv]) == 2
+    err = capsys.readouterr().err
+    assert message.format(tmp=tmp_path) in err and err.count("\n") == 1

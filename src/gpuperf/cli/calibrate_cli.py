@@ -114,10 +114,11 @@ def predict_command(
     json_out: bool = typer.Option(False, "--json", metavar="", help="print JSON with each property's contribution and notes"),
 ) -> None:
     """Predict a kernel's time at given sizes with a calibrated linear count model."""
-    from gpuperf.cli.output import kernel_sizes, with_notes
+    from gpuperf.cli.output import kernel_sizes, refuse_model_name, with_notes
     from gpuperf.kernels.catalog import get_kernel
     from gpuperf.models.linear_calibration import load_linear_model, predict_kernel
 
+    refuse_model_name(model, "predict", "one 'gpuperf calibrate' wrote")
     (fitted, metadata), loading_notes = with_notes(lambda: load_linear_model(model))  # another version's model
     found = get_kernel(kernel)
     result = predict_kernel(fitted, found, kernel_sizes(found, param))

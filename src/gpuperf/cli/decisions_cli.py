@@ -13,10 +13,13 @@ import typer
 
 from gpuperf.cli.output import (
     at_least, boards_note, checked_seed, claimed_output, csv_output_name, is_empty_claim, new_output_file, nothing_to_resume, output_lock, parse_params,
-    print_json, print_table, report_folder, shown_if_unreported, with_notes,
+    print_json, print_table, refuse_model_name, refuse_surrogate_file, report_folder, shown_if_unreported, with_notes,
 )
 from gpuperf.errors import GpuperfError, counted, unknown_name_error
 from gpuperf.progress import progress_bar
+
+
+SAVED_MODELS_PREDICT = "a saved model's predictions of a table: gpuperf predict-table DATA --model {model} --out PRED.csv"
 
 
 def explore_command(
@@ -49,6 +52,7 @@ def explore_command(
 ) -> None:
     """Simulate exploring a measured variant space in predicted-best-first order."""
     checked_seed(seed)
+    refuse_surrogate_file(model, "explore", SAVED_MODELS_PREDICT.format(model=model))
     at_least("--budget", budget, 1)
     from gpuperf.decisions.exploration import explore, result_summary
     from gpuperf.decisions.space import is_kernel_tuner_cache, read_space
@@ -195,6 +199,7 @@ def ask_command(
     )
 
     at_least("--count", count, 1)
+    refuse_surrogate_file(model, "ask", SAVED_MODELS_PREDICT.format(model=model))
     if is_kernel_tuner_cache(space):
         raise GpuperfError(f"{space}: a Kernel Tuner cache holds only the configurations that ran; list every "
                            "configuration in a table, or tune with GuidedStrategy inside Kernel Tuner")
@@ -305,6 +310,8 @@ def rank_command(
 
     at_least("--top", top, 1)
     at_least("--limit", limit, 1)
+    if model is not None:
+        refuse_model_name(model, "rank", "a linear count model 'gpuperf calibrate' wrote")
     if model is not None and train:
         raise GpuperfError("--model ranks by a calibrated linear count model, --train by measured variants: give one")
     if train and len(train) > 1:  # the rows of two tables could not be named by file and line in errors
@@ -650,6 +657,8 @@ def tune_command(
     from gpuperf.kernels.space import get_space
 
     at_least("--budget", budget, 1)
+    refuse_surrogate_file(model, "tune", f"a calibrated linear count model ranks the first picks with --start counts "
+                          f"--count-model {model}")
     sizes = parse_params(param)
     space = resolved_user_spec(space)  # a user's file however spelt, so that --resume finds it the same
     chosen = get_space(space)  # an unknown space fails here, before anything is read

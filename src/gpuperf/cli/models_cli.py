@@ -21,7 +21,9 @@ from gpuperf.cli.model_tables import (
     rows_boards_notes, selected_features, selected_gpus_note, selection_note, skipped_note, status_note,
     table_output_name, unbounded_note, unbounded_rows, unnamed_rows_notes, write_table,
 )
-from gpuperf.cli.output import counted, model_output_file, new_output_file, print_json, print_table, report_folder
+from gpuperf.cli.output import (
+    counted, model_output_file, new_output_file, print_json, print_table, refuse_model_name, report_folder,
+)
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.progress import progress_bar
 
@@ -249,6 +251,7 @@ def predict_table_command(
     from gpuperf.models.persistence import load_model, model_info
     from gpuperf.progress import progress_bar
 
+    refuse_model_name(model, "predict-table", "one 'gpuperf fit' or 'gpuperf calibrate' wrote")
     table_output_name(out)
     new_output_file(out)
     info = model_info(model)

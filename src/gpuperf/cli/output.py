@@ -148,6 +148,38 @@ def checked_seed(seed: int) -> int:
     return seed
 
 
+def refuse_model_name(model: Path, command: str, wants: str) -> None:
+    """An error where ``--model`` names no file but a model kind or a search's surrogate (``rf``, ``et``):
+    ``command`` takes a saved model file (``wants``), while fit, evaluate, explore, ask and tune take such
+    names under the same option."""
+    name = str(model)
+    if Path(name).exists():  # the command's own reader judges a file; the names below load scikit-learn
+        return
+    from gpuperf.decisions.surrogates import SURROGATES
+    from gpuperf.errors import GpuperfError
+    from gpuperf.models.registry import MODEL_CHOICES
+
+    takers = ([f"gpuperf fit --model {name} --out MODEL.json fits one and saves it"] if name in MODEL_CHOICES else []) \
+        + (["explore, ask and tune take it as their search's surrogate"] if name in SURROGATES else [])
+    if takers:
+        raise GpuperfError(f"--model {name}: {command} takes a model file ({wants}), and no file is named {name}; "
+                           f"{name} names a model, not a file: {'; '.join(takers)}")
+
+
+def refuse_surrogate_file(model: str | None, command: str, instead: str) -> None:
+    """An error where ``--model`` names a model file (``calibrate``'s or ``fit``'s) rather than a surrogate:
+    ``command`` fits its surrogate as it searches; ``instead`` says what takes the file."""
+    from gpuperf.errors import GpuperfError
+
+    if model is None or not (model.lower().endswith((".json", ".skops")) or Path(model).is_file()):
+        return
+    from gpuperf.decisions.surrogates import SURROGATES
+
+    if model not in SURROGATES:
+        raise GpuperfError(f"--model {model}: {command} takes a surrogate it fits as it searches "
+                           f"({', '.join(SURROGATES)}), not a saved model file; {instead}")
+
+
 def kernel_sizes(kernel: Any, pairs: Sequence[str] | None) -> dict[str, int]:
     """The sizes ``-p`` gives ``kernel`` (a gpuperf Kernel), checked, its defaults filling the
     gaps; a note on stderr names the sizes taken from the defaults."""
