@@ -657,3 +657,14 @@ def test_each_triangle_of_sequential_loops_scales_by_its_own_share(m, expected):
                             [lp.GlobalArg("a", np.float32, shape=("m+70",)), lp.GlobalArg("out", np.float32, shape=(64,)),
                              lp.ValueArg("m", np.int32)], "two_triangles_m")
     assert extract_features(kernel, {"m": m})["global_loads_per_thread"] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("m", "p", "passes"), [(9, 4, 5), (5, 5, 0), (3, 5, 0)])
+def test_a_loop_empty_at_the_sizes_counts_no_pass(m, p, passes):
+    """window_sum: k runs p..m-1, m - p passes of one load and one add; at m <= p none (the loop's
+    extent m - p is negative there: never a negative count), while the store after it stays one."""
+    counted = _lanes_by_size("window_sum", {"n": 32, "m": m, "p": p})
+    assert counted["global_loads_per_thread"] == counted["loop_iterations_per_thread"] == passes
+    assert counted["flops"] == 32 * passes and counted["global_loads"] == 32 * passes
+    assert counted["global_stores_per_thread"] == 1 and counted["global_bytes"] == 4 * 32 * (passes + 1)
+    assert counted["sectors_per_warp_access"] == pytest.approx((passes * 1 + 4) / (passes + 1))

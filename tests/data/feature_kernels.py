@@ -421,3 +421,12 @@ def sequential_triangle_and_column():
                         lp.GlobalArg("out,out2", np.float32, shape=(64,))], lang_version=(2018, 2),
                        name="sequential_triangle_and_column")
     return lp.tag_inames(k, {"g": "g.0", "l": "l.0"})
+
+
+def window_sum():
+    """out[i] = sum over p <= k < m of a[k], 32 work-items a group: m - p loads per work-item, none
+    where the window is empty (m <= p)."""
+    k = lp.make_kernel("{[i,k]: 0<=i<n and p<=k<m}", "out[i] = sum(k, a[k])",
+                       [lp.GlobalArg("a,out", np.float32, shape=("n",)), lp.ValueArg("n,m,p", np.int32)],
+                       assumptions="n mod 32 = 0 and n>=32", lang_version=(2018, 2), name="window_sum")
+    return lp.split_iname(k, "i", 32, outer_tag="g.0", inner_tag="l.0")

@@ -103,6 +103,8 @@ class Component:
             stride = strides.get((SET, self.index[name])) or 1
             size = high.sub(low).add_constant_val(isl.Val.int_from_si(high.get_ctx(), stride))
             length = pw_aff_to_expr(size.coalesce())
+            if not isinstance(length, int):  # a loop empty at some sizes (p <= k < m at m <= p) runs no pass
+                length = Max((0, length))
             result[name] = length if stride == 1 else length // stride
         return result
 

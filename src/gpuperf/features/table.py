@@ -425,6 +425,7 @@ def features_markdown() -> str:
         "  loops it stays inside: loopy puts it around a whole loop whose instructions all need it (a bound",
         "  shared with the loop becomes the loop's limit), inside a loop it shares with instructions it does",
         "  not guard. A loop whose bound the kernel reads from memory cannot be counted (an error).",
+        "  A loop empty at the sizes (`p <= k < m` at `m <= p`) makes no pass: it adds nothing to any count.",
         "- Predicates are not weighed: an instruction under an `if` counts for every work-item that reaches",
         "  it, so an if/else whose arms each load and store once gives 2 loads and 2 stores per thread",
         "  (the machine code, `gpuperf resources`' `machine_code`, may hold one of each). The loads a",
