@@ -668,3 +668,16 @@ def test_a_loop_empty_at_the_sizes_counts_no_pass(m, p, passes):
     assert counted["flops"] == 32 * passes and counted["global_loads"] == 32 * passes
     assert counted["global_stores_per_thread"] == 1 and counted["global_bytes"] == 4 * 32 * (passes + 1)
     assert counted["sectors_per_warp_access"] == pytest.approx((passes * 1 + 4) / (passes + 1))
+
+
+@pytest.mark.parametrize("m", [32, 64])
+def test_a_loop_over_the_whole_grid_beside_a_shorter_one_needs_no_guard(m):
+    """sibling_group_loops at n = 64: loopy's grid is n's 2 groups (the assumptions say m <= n), its
+    code guards c's loop alone, and every work-item of the grid evaluates that one guard."""
+    import loopy as lp
+
+    kernel = get_kernel(f"{KERNELS}:sibling_group_loops")
+    assert lp.generate_code_v2(kernel.program).device_code().count("if (") == 1
+    counted = extract_features(kernel, {"n": 64, "m": m})
+    assert counted["ifs_per_thread"] == 1 and counted["threads"] == 64 and counted["work_groups"] == 2
+    assert counted["global_loads_per_thread"] == (64 + m) / 64

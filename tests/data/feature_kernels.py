@@ -430,3 +430,15 @@ def window_sum():
                        [lp.GlobalArg("a,out", np.float32, shape=("n",)), lp.ValueArg("n,m,p", np.int32)],
                        assumptions="n mod 32 = 0 and n>=32", lang_version=(2018, 2), name="window_sum")
     return lp.split_iname(k, "i", 32, outer_tag="g.0", inner_tag="l.0")
+
+
+def sibling_group_loops():
+    """b[i] = 2 a[i] over n and c[k] = a[k] + 1 over m <= n, both 32 work-items a group on g.0: the grid
+    is n's groups, so only c's loop needs a guard (m / 32 of the n / 32 groups)."""
+    k = lp.make_kernel(["{[i]: 0<=i<n}", "{[k]: 0<=k<m}"], ["b[i] = 2*a[i]", "c[k] = a[k] + 1"],
+                       [lp.GlobalArg("a,b", np.float32, shape=("n",)), lp.GlobalArg("c", np.float32, shape=("m",)),
+                        lp.ValueArg("n,m", np.int32)],
+                       assumptions="n mod 32 = 0 and n>=32 and m mod 32 = 0 and m>=32 and m<=n",
+                       lang_version=(2018, 2), name="sibling_group_loops")
+    k = lp.split_iname(k, "i", 32, outer_tag="g.0", inner_tag="l.0")
+    return lp.split_iname(k, "k", 32, outer_tag="g.0", inner_tag="l.0")

@@ -318,9 +318,32 @@ class Domains:
             if kind == "l":
                 local[axis] = self._local_extent(inames)
             else:
-                extents = list(dict.fromkeys(self.extents[i] for i in inames))
+                extents = list(dict.fromkeys(self.extents[i] for i in self._widest(inames)))
                 groups[axis] = extents[0] if len(extents) == 1 else Max(tuple(extents))
         return tuple(groups), tuple(local)
+
+    def _widest(self, inames: list[str]) -> list[str]:
+        """The group indices of one axis less those another's extent bounds under the kernel's
+        assumptions (``m <= n``: loopy's grid is then n's groups, and n's loop needs no guard)."""
+        sizes = {}
+        for iname in inames:
+            low, high = self.components[iname].bounds[iname]
+            sizes[iname] = high.sub(low).add_constant_val(isl.Val.one(high.get_ctx()))
+        kept: list[str] = []
+        for iname in inames:
+            if any(self._at_most(sizes[iname], sizes[other]) for other in kept):
+                continue
+            kept = [other for other in kept if not self._at_most(sizes[other], sizes[iname])] + [iname]
+        return kept
+
+    def _at_most(self, size: isl.PwAff, other: isl.PwAff) -> bool:
+        """Whether ``size`` is at most ``other`` at every size the kernel's assumptions allow."""
+        assumptions = self.kernel.assumptions
+        context = (assumptions.params() if assumptions.dim(SET) else assumptions).to_set()
+        for aff in (size, other):
+            context = context.align_params(aff.get_space())
+        size, other = size.align_params(context.get_space()), other.align_params(context.get_space())
+        return context.is_subset(size.le_set(other))
 
     def _local_extent(self, inames: list[str]) -> int:
         values = [self.extents[i] for i in inames]
