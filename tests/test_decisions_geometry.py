@@ -622,3 +622,26 @@ def test_a_gpu_by_name_gets_its_edited_users_file_in_a_running_process(monkeypat
     assert device_descriptor("Lab 4070").sms == 46
     path.write_text(LAB_GPU.replace("sms = 46", "sms = 60") + "\n# edited\n")  # another size, whatever the clock
     assert device_descriptor("Lab 4070").sms == 60
+
+
+def test_the_default_model_is_fitted_again_when_a_users_gpu_file_changes_a_gpus_sms(tmp_path, monkeypatch):
+    """The forest learns each table GPU's SMs from its descriptor, but its cache file and the copy kept in
+    memory were keyed by the tables alone: runs sharing one cache folder with another GPUPERF_GPUS got the
+    forest the first run fitted (geometry --policy model --gpu "RTX 3090" picked 192 threads where a run
+    on its own picked 512)."""
+    from gpuperf.decisions import geometry_model
+
+    path = tmp_path / "lab.toml"
+    path.write_text(LAB_GPU)
+    monkeypatch.setenv("GPUPERF_GPUS", str(path))
+    monkeypatch.setenv("GPUPERF_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(geometry_model, "choice_tables", lambda: [synthetic_choice_table(256, "Lab 4070")])
+    geometry_model._default_geometry_model.cache_clear()
+    try:
+        first = geometry_model.default_geometry_model()
+        assert geometry_model.default_geometry_model() is first  # unchanged descriptors: kept
+        path.write_text(LAB_GPU.replace("sms = 46", "sms = 60") + "\n# edited\n")
+        assert geometry_model.default_geometry_model() is not first  # refitted in this process
+        assert len(list((tmp_path / "cache" / "geometry").glob("model-*.skops"))) == 2  # a file of its own
+    finally:
+        geometry_model._default_geometry_model.cache_clear()

@@ -240,17 +240,19 @@ MODEL_FORMAT = 3  # raise when what the cached forest learns from (or its metada
 
 def default_geometry_model(use_cache: bool = True) -> GeometryModel:
     """The model trained on every bundled kernel: fitted once (some seconds) and kept in gpuperf's
-    cache (a gpuperf model file, keyed by the bundled tables' bytes and the versions), then read
-    back in well under a second; a damaged or foreign cache file is refitted. Kept in memory while
-    the bundled tables' files stay as they are."""
+    cache (a gpuperf model file, keyed by the bundled tables' bytes, the GPU descriptors, whose SMs it
+    learns from, and the versions), then read back in well under a second; a damaged or foreign cache
+    file is refitted. Kept in memory while the bundled tables' files and ``GPUPERF_GPUS`` stay as they are."""
     from gpuperf.datasets.bundled import tables_state
+    from gpuperf.hardware.specs import descriptors_state
 
-    return _default_geometry_model(use_cache, tables_state(TABLES))
+    return _default_geometry_model(use_cache, (tables_state(TABLES), descriptors_state()))
 
 
 @functools.lru_cache(maxsize=4)
 def _default_geometry_model(use_cache: bool, state: tuple) -> GeometryModel:
-    """:func:`default_geometry_model`; ``state`` (the tables' files' state) is part of the cache's key alone."""
+    """:func:`default_geometry_model`; ``state`` (the tables' files' and the GPU descriptors' state) is part
+    of the cache's key alone."""
     from gpuperf.models.persistence import load_model, model_info, save_model
 
     model = GeometryModel()
@@ -278,15 +280,20 @@ def _default_geometry_model(use_cache: bool, state: tuple) -> GeometryModel:
 
 
 def _cached_model_path(model: GeometryModel) -> Path:
+    """The cache file of ``model`` fitted on the bundled tables with the GPU descriptors of now (a user's
+    ``GPUPERF_GPUS`` may give a GPU of the tables other SMs: another forest, in another file)."""
     import hashlib
+    import json
 
     import sklearn
 
     import gpuperf
     from gpuperf.datasets.bundled import BUNDLED, data_dir
+    from gpuperf.hardware.specs import gpus
 
     digest = hashlib.sha256(f"{MODEL_FORMAT}|{gpuperf.__version__}|{sklearn.__version__}|{model.trees}|{model.seed}|"
                             f"{model.max_rows}".encode())
+    digest.update(json.dumps([gpu.as_dict() for gpu in gpus()], sort_keys=True, default=str).encode())
     for table in TABLES:
         digest.update((data_dir() / BUNDLED[table].file).read_bytes())
     return cache_root() / "geometry" / f"model-{digest.hexdigest()[:24]}.skops"
