@@ -645,3 +645,27 @@ def test_the_default_model_is_fitted_again_when_a_users_gpu_file_changes_a_gpus_
         assert len(list((tmp_path / "cache" / "geometry").glob("model-*.skops"))) == 2  # a file of its own
     finally:
         geometry_model._default_geometry_model.cache_clear()
+
+
+def test_a_killed_saves_temporary_beside_the_default_model_is_removed_when_it_is_saved_again(tmp_path, monkeypatch):
+    """Only caches written through write_cache_file removed the hour-old temporaries killed runs left; the
+    geometry model, saved otherwise, kept every killed save's 28 MB in its cache folder for good."""
+    import os
+    import time
+
+    from gpuperf.decisions import geometry_model
+
+    monkeypatch.setenv("GPUPERF_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(geometry_model, "choice_tables", lambda: [synthetic_choice_table(256)])
+    path = geometry_model._cached_model_path(GeometryModel())
+    path.parent.mkdir(parents=True)
+    old, young = path.parent / f".{path.name}.killed.tmp", path.parent / f".{path.name}.writing.tmp"
+    for left in (old, young):
+        left.write_bytes(b"half a forest")
+    os.utime(old, (time.time() - 3 * 3600,) * 2)
+    geometry_model._default_geometry_model.cache_clear()
+    try:
+        geometry_model.default_geometry_model()
+    finally:
+        geometry_model._default_geometry_model.cache_clear()
+    assert path.is_file() and not old.exists() and young.exists()  # one another run may still be writing is kept

@@ -263,7 +263,7 @@ def write_cache_file(path: str | Path, write: Callable[[Path], object]) -> None:
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        _remove_stale_temporaries(path.parent)
+        remove_stale_temporaries(path.parent)
         with written_whole(path, through_links=False) as temporary:  # a planted link is replaced, not followed
             write(temporary)
     except (UnwritableFile, OSError) as error:
@@ -296,7 +296,7 @@ REPORT_LOCK = ".gpuperf-report"  # FOLDER/.gpuperf-report.lock: inside a report 
 STALE_TEMPORARY_S = 3600.0  # a cache write takes seconds; a temporary this old was left by a killed run
 
 
-def _remove_stale_temporaries(folder: Path) -> None:
+def remove_stale_temporaries(folder: Path) -> None:
     """Remove the temporary files (``.NAME.*.tmp``) a run killed while writing a cache file left in
     ``folder`` (a geometry model's is 25 MB), once they are an hour old: no write still owns them."""
     cutoff = time.time() - STALE_TEMPORARY_S

@@ -268,10 +268,11 @@ def _default_geometry_model(use_cache: bool, state: tuple) -> GeometryModel:
             return model
     model.fit(choice_tables())
     if use_cache:  # a cache that cannot be written only costs the fit again next time, said in a note
-        from gpuperf.files import note_unwritten_cache
+        from gpuperf.files import note_unwritten_cache, remove_stale_temporaries
 
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            remove_stale_temporaries(path.parent)  # a run killed while saving left its 28 MB there
             save_model(model.model_, path, metadata={"least_work": model.least_work_, "most_work": model.most_work_},
                        through_links=False, replace=True)
         except (OSError, GpuperfError) as error:
