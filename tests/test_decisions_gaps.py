@@ -224,7 +224,8 @@ def test_a_ranking_without_the_configurations_columns_is_refused():
 
 def tuning_table(monkeypatch) -> pd.DataFrame:
     """Two trials of jacobi2d_5pt at n=m=128 as tune --out writes them, timed without a device."""
-    from tests.test_decisions_tune import SIZES, _hashed_times
+    from test_decisions_tune import SIZES, _hashed_times
+
     from gpuperf.decisions.tune import tune_space
 
     _hashed_times(monkeypatch)

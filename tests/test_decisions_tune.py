@@ -984,12 +984,10 @@ def test_a_tuning_table_of_two_searches_or_a_row_without_its_search_is_refused(m
         earlier_trials(table.assign(tune_method=["online (gp)", None]), "trials.csv")
 
 
-def test_a_users_space_resumes_however_its_file_is_spelt(tmp_path, capsys, monkeypatch):
+def test_a_users_space_resumes_however_its_file_is_spelt(tmp_path, capsys, monkeypatch, tiled_space):
     """The table records the space's file as an absolute path: ./tiled.py and tiled.py are one space,
     and the run resumes from another working folder too."""
-    from tests.conftest import TILED_SPACE
-
-    (tmp_path / "tiled.py").write_text(TILED_SPACE)
+    assert tiled_space == f"{tmp_path / 'tiled.py'}:tiled"  # the fixture wrote tiled.py here
     monkeypatch.chdir(tmp_path)
     argv = ["-p", "n=4096", "--start", "random", "--out", "trials.csv", "--json"]
     assert main(["tune", "tiled.py:tiled", *argv, "--budget", "1"]) == 0
@@ -1009,7 +1007,7 @@ def test_a_users_space_resumes_however_its_file_is_spelt(tmp_path, capsys, monke
     monkeypatch.chdir(moved)
     assert main(["tune", "tiled.py:tiled", *argv, "--budget", "3", "--resume"]) == 0  # nothing more to measure
     assert json.loads(capsys.readouterr().out)["evaluated"] == 3
-    (moved / "other.py").write_text(TILED_SPACE)  # another file of the same function is another space
+    (moved / "other.py").write_text((moved / "tiled.py").read_text())  # another file of the same function is another space
     assert main(["tune", "other.py:tiled", *argv, "--budget", "3", "--resume"]) == 2
     assert "the run to resume tuned space tiled.py:tiled, this one other.py:tiled" in capsys.readouterr().err
     moved.rename(tmp_path)  # for pytest's clean-up
