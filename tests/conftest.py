@@ -1,4 +1,5 @@
-"""Shared test set-up: private caches so tests never touch the user's ~/.cache; shared checks as fixtures."""
+"""Shared test set-up: private caches so tests never touch the user's ~/.cache, none of the user's own gpuperf
+settings; shared checks as fixtures."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ os.environ.setdefault("XDG_CACHE_HOME", _CACHE)
 os.environ.setdefault("GPUPERF_CACHE_DIR", os.path.join(_CACHE, "gpuperf"))
 os.environ.setdefault("PYOPENCL_CTX", "0")
 os.environ.setdefault("MPLBACKEND", "Agg")
+# A user's own GPUs, optimization entries and data folder change what gpuperf reads: tests that want them set them
+for _variable in ("GPUPERF_GPUS", "GPUPERF_OPTIMIZATIONS", "GPUPERF_DATA_DIR"):
+    os.environ.pop(_variable, None)
 
 
 TILED_SPACE = '''
