@@ -75,9 +75,12 @@ def held_out_ignores_own_times():
 
 
 @pytest.fixture
-def studies(monkeypatch):
+def studies(monkeypatch, tmp_path):
     """Every ``reproduce`` study replaced by a fake that records its call and writes a two-file report:
-    a test of a refusal checks the list is empty (no study ran) rather than waiting for a real one."""
+    a test of a refusal checks the list is empty (no study ran) rather than waiting for a real one. The
+    test runs in ``tmp_path``: a study without --out writes gpuperf-reproduce/STUDY/ there, not over the
+    checkout's own reports."""
+    monkeypatch.chdir(tmp_path)
     import gpuperf.decisions.reports as reports
     import gpuperf.evaluation.linear_report as linear_report
     import gpuperf.evaluation.rodinia_report as rodinia_report

@@ -140,9 +140,10 @@ def test_reproduce_refuses_options_of_other_studies_before_running(studies, caps
     assert studies == []
 
 
-def test_reproduce_rodinia_hands_the_inner_aggregate_to_the_study(studies, capsys):
+def test_reproduce_rodinia_hands_the_inner_aggregate_to_the_study(studies, tmp_path, capsys):
     assert main(["reproduce", "rodinia", "--scenarios", "bottleneck", "--inner-aggregate", "median"]) == 0
     assert studies[0]["inner_aggregate"] == "median" and studies[0]["scenarios"] == ("bottleneck",)
+    assert (tmp_path / "gpuperf-reproduce" / "rodinia" / "report.md").is_file()  # not in the checkout
 
 
 def test_reproduce_rodinia_takes_opt_in_scenarios():
