@@ -1088,3 +1088,22 @@ def test_a_python_file_with_an_upper_case_suffix_is_told_to_end_in_lower_case_py
     for lookup in (get_kernel, get_space):
         with pytest.raises(GpuperfError, match=r"files whose name ends in '\.py' \(lower case\)"):
             lookup(spec)
+
+
+def test_a_size_parameter_no_loop_bounds_gets_the_index_type_so_the_kernel_runs() -> None:
+    """x shaped m (a gather's source) and an offset k added, declared by '...': features worked, but measure,
+    resources and features --gpu failed with loopy's 'could not determine type of m'."""
+    from gpuperf.kernels.kernel import kernel_from_program
+
+    program = lp.make_kernel("{[i]: 0<=i<n}", "y[i] = x[idx[i]] + a[i] + k",
+                             [lp.GlobalArg("idx", np.int32, shape="n"), lp.GlobalArg("x", np.float32, shape="m"),
+                              lp.GlobalArg("a", np.float32, shape="n"), lp.GlobalArg("y", np.float32, shape="n"),
+                              "..."], assumptions="n>=64 and n mod 64 = 0", name="gather", lang_version=(2018, 2))
+    program = lp.split_iname(program, "i", 64, outer_tag="g.0", inner_tag="l.0")
+    bare = kernel_from_program(program, "gather", "")
+    assert bare.params == ("k", "m", "n")
+    assert "int const k" in bare.device_code("cuda")
+    assert all(bare.entry.arg_dict[name].dtype.numpy_dtype == np.int32 for name in ("k", "m"))
+    kernel = Kernel("gather", program, ("n", "m", "k"),
+                    reference=lambda x, s: {"y": x["x"][x["idx"]] + x["a"] + np.float32(s["k"])})
+    assert measure(kernel, {"n": 128, "m": 100, "k": 3}, settings=FAST).verified

@@ -206,6 +206,7 @@ class Kernel:
         """``program`` with a dtype on every array and data argument: those left out (``b`` in
         ``b[i] = a[i] + 1``) as loopy infers them, given with ``lp.add_dtypes`` so the program stays
         unpreprocessed (a size parameter left out keeps loopy's index type, as its code has it)."""
+        program = self._sizes_typed(program)
         entry = program.default_entrypoint
         untyped = [arg.name for arg in entry.args
                    if arg.dtype is None and (_is_device_array(arg) or arg.name not in self.params)]
@@ -219,6 +220,18 @@ class Kernel:
                                f"cannot infer one ({type(exc).__name__}: {why}); give them one with "
                                f"lp.add_dtypes(program, {{'{untyped[0]}': np.float32, ...}})") from None
         return lp.add_dtypes(program, {arg.name: arg.dtype for arg in inferred.args if arg.name in untyped})
+
+    def _sizes_typed(self, program: lp.TranslationUnit) -> lp.TranslationUnit:
+        """``program`` with the kernel's index type on each size parameter left without a dtype that no
+        loop domain names (``m`` of ``x`` shaped ``m``, an offset ``k`` in ``a[i + k]``): loopy types a
+        domain's parameters so, but cannot infer these, and its code generation fails on them."""
+        entry = program.default_entrypoint
+        domain = entry.all_params()
+        untyped = [arg.name for arg in entry.args if isinstance(arg, lp.ValueArg) and arg.dtype is None
+                   and arg.name in self.params and arg.name not in domain]
+        if not untyped:
+            return program
+        return lp.add_dtypes(program, dict.fromkeys(untyped, entry.index_dtype))
 
     # -- identity -----------------------------------------------------------------------------
     @property
