@@ -94,8 +94,8 @@ def test_bad_sizes_raise_one_line_errors():
         symbolic_counts(vector_add()).evaluate({})
     with pytest.raises(GpuperfError, match="violate the kernel's assumptions"):
         symbolic_counts(vector_add()).evaluate({"n": 4000})  # not a multiple of the group size
-    with pytest.raises(GpuperfError, match="needs a gpuperf Kernel"):
-        extract_features(vector_add().program, {"n": 4})
+    with pytest.raises(GpuperfError, match="needs a gpuperf Kernel, a loopy TranslationUnit or a kernel's name"):
+        extract_features(vector_add().entry, {"n": 4})  # a LoopKernel, not its TranslationUnit
 
 
 def test_evaluation_is_the_same_interpreted_and_compiled():

@@ -1107,3 +1107,27 @@ def test_a_size_parameter_no_loop_bounds_gets_the_index_type_so_the_kernel_runs(
     kernel = Kernel("gather", program, ("n", "m", "k"),
                     reference=lambda x, s: {"y": x["x"][x["idx"]] + x["a"] + np.float32(s["k"])})
     assert measure(kernel, {"n": 128, "m": 100, "k": 3}, settings=FAST).verified
+
+
+def test_a_loopy_program_is_taken_by_the_library_as_the_command_line_takes_it() -> None:
+    """A notebook's lp.make_kernel result: extract_features refused it, feature_table and measure raised
+    AttributeError ('TranslationUnit' object has no attribute 'resolve_sizes')."""
+    from gpuperf.decisions import advise_kernel
+    from gpuperf.features.table import feature_table
+    from gpuperf.kernels.kernel import kernel_from_program
+
+    program = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = a[i] + a[i]", [lp.GlobalArg("a,b", np.int8, shape="n"), "..."],
+                             assumptions="n>=128 and n mod 128 = 0", name="i8double", lang_version=(2018, 2))
+    program = lp.split_iname(program, "i", 128, outer_tag="g.0", inner_tag="l.0")
+    expected = extract_features(kernel_from_program(program, "i8double", ""), {"n": 4096})
+    assert extract_features(program, {"n": 4096}) == expected
+    table = feature_table([program], [{"n": 4096}])
+    assert table.loc[0, "kernel"] == "i8double" and table.loc[0, "global_bytes"] == expected["global_bytes"] == 12288
+    assert feature_table(program, {"n": 4096}).shape[0] == 1
+    assert measure(program, {"n": 256}, settings=FAST).time_s > 0
+    for call, name in [(lambda: extract_features(42), "extract_features"), (lambda: measure(42), "measure"),
+                       (lambda: feature_table([42], {"n": 1}), "feature_table"),
+                       (lambda: advise_kernel(42), "advise_kernel")]:
+        with pytest.raises(GpuperfError, match=rf"{name} needs a gpuperf Kernel, a loopy TranslationUnit or a kernel's "
+                                               r"name, got int"):
+            call()

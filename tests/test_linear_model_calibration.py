@@ -459,6 +459,24 @@ def test_predict_kernel_takes_a_catalog_name_as_extract_features_does(tmp_path: 
         predict_kernel(model, "emtpy", {"n": 4096})
 
 
+def test_predict_kernel_takes_a_loopy_program_as_the_command_line_does(tmp_path: Path) -> None:
+    """A bare TranslationUnit raised AttributeError ('TranslationUnit' object has no attribute 'resolve_sizes')."""
+    import loopy as lp
+    import numpy as np
+
+    from gpuperf.kernels.kernel import kernel_from_program
+
+    model, _ = load_linear_model(_saved_model(tmp_path))
+    program = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = 2*a[i]", [lp.GlobalArg("a,b", np.float64, shape="n"), "..."],
+                             assumptions="n>=128 and n mod 128 = 0", name="f64double", lang_version=(2018, 2))
+    program = lp.split_iname(program, "i", 128, outer_tag="g.0", inner_tag="l.0")
+    predicted = predict_kernel(model, program, {"n": 4096})
+    assert predicted == predict_kernel(model, kernel_from_program(program, "f64double", ""), {"n": 4096})
+    assert predicted["kernel"] == "f64double"
+    with pytest.raises(GpuperfError, match="predict_kernel needs a gpuperf Kernel, a loopy TranslationUnit"):
+        predict_kernel(model, None, {"n": 4096})
+
+
 def test_calibration_kernels_given_as_one_string_are_refused_before_anything_is_measured(tmp_path: Path) -> None:
     from gpuperf.evaluation.linear_eval import evaluate_linear_model
     from gpuperf.models.linear_calibration import CALIBRATION_PLANS, restrict_plan

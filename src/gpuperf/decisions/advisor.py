@@ -610,14 +610,13 @@ def advise_kernel(
     progress: Progress | None = None,
     space: str | None = None,
 ) -> Advice:
-    """Suggestions for a gpuperf kernel (a ``Kernel``, or a catalog name, variant or ``path/file.py:function``,
-    as ``extract_features`` takes): for ``gpu`` (a GPU name), a measured ``device``, or any GPU.
-    ``space`` names the variant space ``kernel`` is a variant of (``file.py:function`` for a
+    """Suggestions for a gpuperf kernel (a ``Kernel``, a loopy TranslationUnit, or a catalog name, variant or
+    ``path/file.py:function``, as ``extract_features`` takes): for ``gpu`` (a GPU name), a measured
+    ``device``, or any GPU. ``space`` names the variant space ``kernel`` is a variant of (``file.py:function`` for a
     user's), where that is not the catalog space named as the kernel."""
-    if isinstance(kernel, str):
-        from gpuperf.kernels import get_kernel
+    from gpuperf.kernels.catalog import as_kernel
 
-        kernel = get_kernel(kernel)
+    kernel = as_kernel(kernel, "advise_kernel")
     if gpu is not None and device is not None:
         raise GpuperfError("give either --gpu or --device, not both")
     target = device_target(device) if device else GPU_TARGET

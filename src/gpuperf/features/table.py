@@ -245,19 +245,17 @@ def occupancy_features(kernel: Kernel, gpu: str, work_group_size: int, local_mem
 
 
 def extract_features(kernel: Kernel, sizes: Mapping[str, Any] | None = None, gpu: str | None = None) -> dict[str, float]:
-    """Static features of ``kernel`` (a Kernel, or a name as ``gpuperf features`` takes) at ``sizes``
+    """Static features of ``kernel`` (a Kernel, a name as ``gpuperf features`` takes, or a loopy
+    TranslationUnit, taken as ``catalog.as_kernel`` says) at ``sizes``
     (defaults fill gaps), from the kernel alone.
 
     With ``gpu`` (a GPU name or alias), the registers and occupancy on that GPU are added.
     """
     from gpuperf.features.counts import symbolic_counts  # loopy's counts: the table helpers need none
 
-    if isinstance(kernel, str):  # a catalog name or path/file.py:function, as feature_table takes
-        from gpuperf.kernels.catalog import get_kernel
+    from gpuperf.kernels.catalog import as_kernel
 
-        kernel = get_kernel(kernel)
-    if not isinstance(kernel, Kernel):
-        raise GpuperfError(f"extract_features needs a gpuperf Kernel or a kernel's name, got {type(kernel).__name__}")
+    kernel = as_kernel(kernel, "extract_features")
     resolved = kernel.resolve_sizes(sizes)
     counts = symbolic_counts(kernel)
     features = _features_from_counts(counts.values(resolved))
@@ -293,7 +291,8 @@ def feature_table(
 ) -> pd.DataFrame:
     """Features of many kernels: one row per kernel and parameter set.
 
-    ``kernels``: Kernel objects or specs for ``get_kernel``. ``sizes_list``: one mapping (used for
+    ``kernels``: Kernel objects, loopy TranslationUnits or specs for
+    ``get_kernel``. ``sizes_list``: one mapping (used for
     every kernel) or a list of them; every kernel is evaluated at every parameter set, or with
     ``pairwise=True`` kernel *i* at parameter set *i*. Columns: ``kernel``, ``variant``, the size
     parameters, a variant's own parameters (``local_x``, ``unroll``, ... of a space's variant, as
@@ -301,11 +300,13 @@ def feature_table(
     """
     import pandas as pd
 
-    from gpuperf.kernels.catalog import get_kernel
+    import loopy as lp
 
-    if isinstance(kernels, (str, Kernel)):  # one kernel: "vector_copy" would read as kernels v, e, c, ...
+    from gpuperf.kernels.catalog import as_kernel
+
+    if isinstance(kernels, (str, Kernel, lp.TranslationUnit)):  # one kernel: "vector_copy" would read as v, e, ...
         kernels = [kernels]
-    resolved = [get_kernel(k) if isinstance(k, str) else k for k in kernels]
+    resolved = [as_kernel(k, "feature_table") for k in kernels]
     size_sets = [sizes_list] if isinstance(sizes_list, Mapping) else list(sizes_list)
     if pairwise:
         if len(size_sets) != len(resolved):
@@ -379,7 +380,8 @@ def features_markdown() -> str:
         "and the architecture; [kernels.md](kernels.md) has the `features` command.",
         "",
         "`gpuperf.features.extract_features(kernel, sizes, gpu=None)` returns these features as one flat",
-        "`{name: float}` dict;",
+        "`{name: float}` dict (`kernel` a `Kernel`, a name as `gpuperf features` takes, or a bare loopy",
+        "`TranslationUnit`, taken as a `file.py:function` returning one is);",
         "`feature_table(kernels, sizes_list, gpu=None, *, pairwise=False, progress=False)` gives a pandas",
         "DataFrame, one row per kernel and size set: every kernel at every size set, or with `pairwise=True`",
         "kernel *i* at size set *i* (needed when the kernels have different size parameters). They come from",

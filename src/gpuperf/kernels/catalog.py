@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from gpuperf.errors import GpuperfError, unknown_name_error
-from gpuperf.kernels.kernel import Kernel, refuse_source_file
+from gpuperf.kernels.kernel import Kernel, kernel_from_program, refuse_source_file
 
 CATEGORIES = ("measurement", "test", "stencil")
 _MODULES = ("gpuperf.kernels.measurement", "gpuperf.kernels.testsuite", "gpuperf.kernels.stencils", "gpuperf.kernels.calibration")
@@ -91,3 +91,21 @@ def get_kernel(spec: str) -> Kernel:
         kernel = _ENTRIES[spec].build()
     _BUILT[key] = kernel
     return kernel
+
+
+def as_kernel(kernel: object, where: str) -> Kernel:
+    """``kernel`` as a Kernel, for the library functions that take a kernel (``where`` names the
+    function): a Kernel itself, a name as :func:`get_kernel` takes, or a bare loopy TranslationUnit,
+    made a Kernel as a ``file.py:function`` returning one is (named after its entry point, its integer
+    value arguments its size parameters, no NumPy reference)."""
+    if isinstance(kernel, Kernel):
+        return kernel
+    if isinstance(kernel, str):
+        return get_kernel(kernel)
+    import loopy as lp
+
+    if isinstance(kernel, lp.TranslationUnit):
+        name = ", ".join(sorted(kernel.entrypoints)) or "program"  # several: one_entrypoint names them
+        return kernel_from_program(kernel, name, "user kernel (a loopy TranslationUnit)")
+    raise GpuperfError(f"{where} needs a gpuperf Kernel, a loopy TranslationUnit or a kernel's name, "
+                       f"got {type(kernel).__name__}")

@@ -504,12 +504,12 @@ def _check(kernel: Kernel, sizes: dict[str, int], inputs: dict[str, np.ndarray],
 def measure(kernel: Kernel | str, sizes: Mapping[str, Any] | None = None, device: str = "opencl:0",
             verify: bool = True, settings: TimingSettings | None = None, seed: int = 0,
             shared: SharedInputs | None = None) -> Measurement:
-    """Build ``kernel`` (a Kernel or a catalog/variant/file spec) on ``device`` and measure it at
-    ``sizes`` (``shared``: inputs and reference outputs kept from an earlier kernel of the same function)."""
-    if isinstance(kernel, str):
-        from gpuperf.kernels.catalog import get_kernel
+    """Build ``kernel`` (a Kernel, a loopy TranslationUnit or a catalog/variant/file spec) on ``device`` and
+    measure it at ``sizes`` (``shared``: inputs and reference outputs kept from an earlier kernel of the same
+    function)."""
+    from gpuperf.kernels.catalog import as_kernel
 
-        kernel = get_kernel(kernel)
+    kernel = as_kernel(kernel, "measure")
     resolved = kernel.resolve_sizes(sizes)
     opened = open_device(device)
     compiled = opened.compile(kernel)

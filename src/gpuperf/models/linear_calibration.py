@@ -355,14 +355,14 @@ def _check_listed_weights(model: LinearCountModel, listed: Any, path: Path) -> N
 
 def predict_kernel(model: LinearCountModel, kernel: Kernel | str, sizes: Mapping[str, Any] | None = None
                    ) -> dict[str, Any]:
-    """Predicted time of ``kernel`` (a ``Kernel``, or a catalog name or ``path/file.py:function``, as
-    ``extract_features`` takes) at ``sizes`` with each property's value and contribution."""
+    """Predicted time of ``kernel`` (a ``Kernel``, a loopy TranslationUnit, or a catalog name or
+    ``path/file.py:function``, as ``extract_features`` takes) at ``sizes`` with each property's value and
+    contribution."""
     from gpuperf.models.properties import kernel_properties
 
-    if isinstance(kernel, str):
-        from gpuperf.kernels.catalog import get_kernel
+    from gpuperf.kernels.catalog import as_kernel
 
-        kernel = get_kernel(kernel)
+    kernel = as_kernel(kernel, "predict_kernel")
     resolved = kernel.resolve_sizes(sizes)
     values = kernel_properties(kernel, resolved, model.property_names_)
     frame = pd.DataFrame([values])
