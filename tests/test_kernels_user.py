@@ -1131,3 +1131,17 @@ def test_a_loopy_program_is_taken_by_the_library_as_the_command_line_takes_it() 
         with pytest.raises(GpuperfError, match=rf"{name} needs a gpuperf Kernel, a loopy TranslationUnit or a kernel's "
                                                r"name, got int"):
             call()
+
+
+def test_a_size_parameter_the_program_names_nowhere_is_refused() -> None:
+    """params ('n', 'm') after lp.fix_parameters(m=8): -p m=512 was required, then silently changed nothing."""
+    program = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<m}", "b[i] = sum(j, a[i, j])",
+                             [lp.GlobalArg("a", np.float32, shape="n, m"), lp.GlobalArg("b", np.float32, shape="n"),
+                              "..."], assumptions="n>=64 and n mod 64 = 0 and m>=1", name="rowsum",
+                             lang_version=(2018, 2))
+    program = lp.split_iname(lp.fix_parameters(program, m=8), "i", 64, outer_tag="g.0", inner_tag="l.0")
+    kernel = Kernel("rowsum", program, ("n", "m"))
+    with pytest.raises(GpuperfError, match=r"^kernel 'rowsum': its size parameters list m, which its program names "
+                                           r"nowhere \(fixed by lp.fix_parameters, or misspelt\?\).*remove m from"):
+        extract_features(kernel, {"n": 128, "m": 512})
+    assert extract_features(Kernel("rowsum", program, ("n",)), {"n": 128})["global_loads_per_thread"] == 8

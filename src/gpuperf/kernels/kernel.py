@@ -276,9 +276,22 @@ class Kernel:
         arguments = {a.name for a in self.entry.args if isinstance(a, lp.ValueArg)}
         return tuple(sorted((set(self.entry.all_params()) & arguments) - set(self.params)))
 
+    @cached_property
+    def stray_params(self) -> tuple[str, ...]:
+        """Size parameters ``params`` lists that the program names nowhere, as an argument, a loop bound or
+        an array's extent (a typo, or one ``lp.fix_parameters`` fixed): a value given for one would change nothing."""
+        named = {a.name for a in self.entry.args} | self.extents
+        return tuple(name for name in self.params if name not in named)
+
     def resolve_sizes(self, sizes: Mapping[str, Any] | None = None, assumptions: bool = True) -> dict[str, int]:
         """Check ``sizes`` names every size parameter (defaults fill gaps) and nothing else, and (unless
         ``assumptions`` is False: sizes for any variant of a space) that the program's assumptions hold."""
+        if self.stray_params:
+            stray = self.stray_params
+            raise GpuperfError(
+                f"kernel '{self.key}': its size parameters list {', '.join(stray)}, which its program names nowhere "
+                f"(fixed by lp.fix_parameters, or misspelt?), so a value given for it would change nothing; "
+                f"remove {stray[0]} from the Kernel's params")
         unlisted = self.unlisted_bounds
         if unlisted:
             raise GpuperfError(
