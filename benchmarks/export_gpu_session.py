@@ -1,15 +1,16 @@
 """Write a GPU session's measurements (benchmarks/gpu_session.sh) into ``data/`` with their provenance.
 
     python benchmarks/export_gpu_session.py SESSION_FOLDER [SESSION_FOLDER ...] --tag h100
-        [--commit SHA] [--note "..."]
+        [--commit SHA] [--note "..."] [--date YYYY-MM-DD]
 
 Reads, from the session folders (later folders win where two hold the same file):
 ``cuda_timer.csv``, ``tune*.csv``, ``linear_model.sqlite``, ``geometry_sweep*.csv``,
 ``stencil_spaces.sqlite`` and ``advise_pairs.csv.gz``, and writes ``data/cuda_timer_TAG.csv``,
 ``data/tune_TAG.csv``, ``data/linear_model_TAG.csv.gz``, ``data/geometry_sweep_TAG.csv.gz``,
 ``data/stencil_spaces_TAG.csv.gz`` and ``data/advise_pairs_TAG.csv.gz``, each with a
-``.provenance.json`` beside it (with the device the session's stores name, and the written table's
-``file``, ``rows`` and ``sha256``). Measured values are copied unchanged; a data file that already
+``.provenance.json`` beside it (with the device the session's stores name, ``measured_on``: the UTC
+date of the session, ``--date`` or else the first ``measured_from`` its stores record, and the written
+table's ``file``, ``rows`` and ``sha256``; without either, nothing is written). Measured values are copied unchanged; a data file that already
 exists is never overwritten. The stencil table gets the static features of each variant (as ``campaign export`` adds them), computed here.
 """
 
@@ -59,6 +60,29 @@ def session_device(folders: list[Path]) -> dict[str, str]:
     return {"device": names.pop()} if len(names) == 1 else {}
 
 
+def session_date(folders: list[Path], given: str | None) -> str:
+    """The session's UTC date (YYYY-MM-DD): ``given`` (``--date``), else the earliest ``measured_from`` the
+    session's stores record; a session that gives neither is refused, as its tables would not say when."""
+    import datetime
+
+    from gpuperf.measure.export import campaign_provenance
+    from gpuperf.measure.store import Store
+
+    if given:
+        try:
+            return datetime.date.fromisoformat(given).isoformat()
+        except ValueError:
+            raise SystemExit(f"--date {given}: not a date as YYYY-MM-DD") from None
+    dates = []
+    for store in newest(folders, "*.sqlite"):
+        with Store(store, create=False) as opened:
+            dates += [campaign_provenance(store, name).get("measured_from") for name in opened.campaigns()]
+    dates = sorted(str(date)[:10] for date in dates if date)
+    if not dates:
+        raise SystemExit("the session's stores record no date: give the day it measured with --date YYYY-MM-DD")
+    return dates[0]
+
+
 def store_export(store: Path, campaign: str | None, features: bool) -> tuple[pd.DataFrame, dict[str, Any]]:
     from gpuperf.measure.export import campaign_provenance, store_table
     from gpuperf.measure.store import Store
@@ -70,15 +94,16 @@ def store_export(store: Path, campaign: str | None, features: bool) -> tuple[pd.
     return table, provenance
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="+", type=Path)
     parser.add_argument("--tag", required=True, help="the GPU's short name in the file names, e.g. h100")
     parser.add_argument("--commit", help="the gpuperf commit the session ran")
     parser.add_argument("--note", default="", help="anything the provenance should say about the session")
-    args = parser.parse_args()
+    parser.add_argument("--date", help="the UTC date the session measured (YYYY-MM-DD; default: from its stores)")
+    args = parser.parse_args(argv)
     common = {"session_command": "benchmarks/gpu_session.sh", "gpuperf_commit": args.commit, "note": args.note,
-              **session_device(args.folders)}
+              "measured_on": session_date(args.folders, args.date), **session_device(args.folders)}
 
     timer = newest(args.folders, "cuda_timer.csv")
     if timer:

@@ -218,6 +218,23 @@ def logged_device(env_log: str) -> dict[str, str]:
     return {"device": found.group(1)} if found else {}
 
 
+LOGGED_DATE = re.compile(r"^\w{3} (\w{3}) +(\d{1,2}) [\d:]+(?: [AP]M)? \w+ (\d{4})$", re.MULTILINE)  # date's own form
+
+
+def logged_date(env_log: str) -> dict[str, str]:
+    """``{"measured_on": YYYY-MM-DD}`` of the day env.log's ``date`` line (its first) gives, else {}."""
+    import datetime
+
+    found = LOGGED_DATE.search(env_log)
+    if not found:
+        return {}
+    month, day, year = found.groups()
+    try:
+        return {"measured_on": datetime.datetime.strptime(f"{year} {month} {day}", "%Y %b %d").date().isoformat()}
+    except ValueError:
+        return {}
+
+
 def export(folder: Path, out: Path, held_out: bool = False) -> None:
     """The profiled launches with their cases and static features, as ``out`` and its provenance."""
     import pandas as pd
@@ -272,7 +289,7 @@ def export(folder: Path, out: Path, held_out: bool = False) -> None:
         if log.exists():
             provenance[f"{name}_log"] = log.read_text(errors="replace")[-4000:]
     provenance["static_registers_nvrtc"] = nvrtc_version()  # the NVRTC here, not the GPU machine's
-    provenance |= logged_device(provenance.get("env_log", ""))
+    provenance |= logged_device(provenance.get("env_log", "")) | logged_date(provenance.get("env_log", ""))
     write_provenance(out, provenance)
     print(f"wrote {out}: {len(table)} launches of {table['spec'].nunique()} cases")
 

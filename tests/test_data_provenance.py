@@ -83,3 +83,36 @@ def test_the_sector_profile_export_takes_the_device_from_its_env_log() -> None:
     logged_device = _script("sector_profile").logged_device
     assert logged_device(env_log) == {"device": "NVIDIA H200"}
     assert logged_device("nvidia-smi: not found\n") == {}
+
+
+@pytest.mark.parametrize("path", PROVENANCE, ids=lambda path: path.name)
+def test_a_provenance_file_says_when_its_table_was_measured(path: Path) -> None:
+    import datetime
+
+    record = json.loads(path.read_text())
+    when = record.get("measured_from") or record.get("measured_on")
+    assert when, f"{path.name} records no date of measurement (measured_from or measured_on)"
+    datetime.date.fromisoformat(str(when)[:10])
+
+
+def test_the_session_exporter_records_the_day_the_session_measured(tmp_path: Path, monkeypatch) -> None:
+    session = tmp_path / "call1"
+    session.mkdir()
+    (session / "cuda_timer.csv").write_text("kernel,sizes,method,median_s\nempty,n=4096,gated,3.968e-06\n")
+    script = _script("export_gpu_session")
+    monkeypatch.setattr(script, "DATA", tmp_path)
+    monkeypatch.setattr(script, "ROOT", tmp_path)
+    with pytest.raises(SystemExit, match="--date"):
+        script.main([str(session), "--tag", "x"])
+    assert not (tmp_path / "cuda_timer_x.csv").exists()
+    script.main([str(session), "--tag", "x", "--date", "2026-11-27"])
+    record = json.loads((tmp_path / "cuda_timer_x.provenance.json").read_text())
+    assert record["measured_on"] == "2026-11-27" and record["rows"] == 1
+
+
+def test_the_sector_profile_export_takes_the_date_from_its_env_log() -> None:
+    env_log = json.loads((data_dir() / "sector_profile_h200_heldout.provenance.json").read_text())["env_log"]
+    logged_date = _script("sector_profile").logged_date
+    assert logged_date(env_log) == {"measured_on": "2026-11-30"}
+    assert logged_date("Sat Nov 28 06:26:45 UTC 2026\n") == {"measured_on": "2026-11-28"}
+    assert logged_date("nvidia-smi: not found\n") == {}
