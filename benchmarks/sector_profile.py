@@ -25,6 +25,7 @@ writes the table and its provenance. Measured values are copied as ncu wrote the
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -282,7 +283,7 @@ def export(folder: Path, out: Path, held_out: bool = False) -> None:
                  "stencil_spaces_h200 sample at n = m = 4096), with gpuperf's static features of the case"),
         "command": "python benchmarks/sector_profile.py device OUT (on the GPU), then export OUT --out FILE"
                    + (", both with --held-out" if held_out else ""),
-        "metrics": list(METRICS), "raw": raw.name,
+        "metrics": list(METRICS), "raw": raw.name, "raw_sha256": hashlib.sha256(raw.read_bytes()).hexdigest(),
     }
     for name in ("env", "session"):  # the GPU, driver, ncu and CuPy versions; each chunk's exit
         log = folder / f"{name}.log"

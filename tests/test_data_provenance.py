@@ -116,3 +116,11 @@ def test_the_sector_profile_export_takes_the_date_from_its_env_log() -> None:
     assert logged_date(env_log) == {"measured_on": "2026-11-30"}
     assert logged_date("Sat Nov 28 06:26:45 UTC 2026\n") == {"measured_on": "2026-11-28"}
     assert logged_date("nvidia-smi: not found\n") == {}
+
+
+@pytest.mark.parametrize("path", [p for p in PROVENANCE if "raw" in json.loads(p.read_text())], ids=lambda p: p.name)
+def test_a_raw_archive_beside_a_table_is_tied_to_it_by_its_sha256(path: Path) -> None:
+    record = json.loads(path.read_text())
+    raw = path.with_name(record["raw"])
+    assert raw.is_file() and record.get("raw_sha256") == hashlib.sha256(raw.read_bytes()).hexdigest(), (
+        f"{path.name} does not describe {raw.name}")
