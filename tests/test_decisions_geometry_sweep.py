@@ -758,3 +758,20 @@ def test_policy_picks_past_the_largest_grid_are_capped_as_geometry_caps_them(tmp
     table.write_text("kernel,trip,threads,blocks,time_s\nloop_saxpy,300000000000,128,2147483647,1.0\n"
                      "loop_saxpy,300000000000,64,4224,0.9\nloop_saxpy,300000000000,128,3200,0.95\n")
     assert main(["geometry-sweep", "--table", str(table), "--gpu", "H100 SXM", "--json"]) == 0
+
+
+def test_a_saved_sweep_has_a_provenance_file_saying_how_and_when_it_was_measured(tmp_path, capsys):
+    out = tmp_path / "sweep.csv"
+    argv = ["geometry-sweep", "--device", "opencl:0", "--loops", "saxpy", "--blocks-step", "8", "--cycles", "1",
+            "--out", str(out), "--no-progress", "--json"]
+    assert main([*argv, "--trips", "300"]) == 0
+    record = json.loads((tmp_path / "sweep.provenance.json").read_text())
+    assert record["file"] == "sweep.csv" and record["rows"] == len(pd.read_csv(out))
+    assert record["command"] == ("gpuperf geometry-sweep --device opencl:0 --loops saxpy --trips 300 --blocks-step 8 "
+                                 "--cycles 1")
+    assert record["device"] == record["provenance"]["device_name"] and record["provenance"]["timer"] == "kernel_event"
+    assert record["provenance"]["timing"]["cycles"] == 1 and record["measured_from"] <= record["measured_to"]
+    first_started = record["measured_from"]
+    assert main([*argv, "--trips", "300,600", "--resume"]) == 0  # the resumed sweep keeps when it began
+    resumed = json.loads((tmp_path / "sweep.provenance.json").read_text())
+    assert resumed["measured_from"] == first_started and resumed["rows"] == len(pd.read_csv(out)) > record["rows"]

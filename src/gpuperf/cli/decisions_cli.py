@@ -584,18 +584,67 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
                                           opened.provenance().get("device_name", opened.name))
         for trip in counts:
             sweep.sweep_geometries(descriptor, trip, blocks_step)  # bad trips or steps fail before anything runs
+        settings = sweep.sweep_settings(cycles)
+        command = (f"gpuperf geometry-sweep --device {device} --loops {','.join(bodies)} --trips "
+                   f"{','.join(map(str, counts))} --blocks-step {blocks_step} --cycles {cycles}")
+        started = (_sweep_started(out) if resume else None) or _utc_now()
+
         def record(rows: list[dict]) -> None:
             if out:  # saved as each loop and trip count is timed: an interrupted sweep keeps what it measured
                 import pandas as pd
 
                 write_dataset_csv(pd.DataFrame(rows), out, replace=True)
+                _write_sweep_provenance(out, opened, settings, command, started, descriptor)
 
         with claimed_output(None if resume else out), progress_bar(not show) as bar:
             task = bar.add_task(f"sweeping {','.join(bodies)} on {device}", total=None)
-            measured = sweep.measure_sweep(opened, bodies, counts, descriptor, sweep.sweep_settings(cycles),
+            measured = sweep.measure_sweep(opened, bodies, counts, descriptor, settings,
                                            blocks_step=blocks_step, record=record, earlier=earlier,
                                            progress=lambda done, total: bar.update(task, completed=done, total=total))
         return measured, device, descriptor
+
+
+def _sweep_started(out: str | None) -> str | None:
+    """When the sweep that ``out`` holds began, as its provenance file records it (None: no such record)."""
+    import json
+
+    from gpuperf.datasets.provenance import provenance_path
+
+    if not out:
+        return None
+    try:
+        return json.loads(provenance_path(out).read_text(encoding="utf-8")).get("measured_from")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _sweep_timer(opened) -> str:
+    """The timer a sweep's points were taken with: a CUDA device's gated or ungated events; on OpenCL, a
+    grid-stride loop is one kernel, timed by its own profiling event."""
+    if hasattr(opened, "gate_failure"):
+        return "cuda_event_span" if opened.gate_failure else "cuda_event_gated"
+    return "kernel_event"
+
+
+def _utc_now() -> str:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _write_sweep_provenance(out: str, opened, settings, command: str, started: str, descriptor) -> None:
+    """``out``'s ``.provenance.json``: how and when its points were measured (``started``: when the sweep,
+    or the one it resumes, began), with the table's ``file``, ``rows`` and ``sha256``."""
+    from gpuperf.datasets.provenance import write_provenance
+    from gpuperf.measure.timing import provenance
+
+    taken = provenance(opened, _sweep_timer(opened), settings)
+    write_provenance(out, {
+        "what": "grid-stride parallel loops over a (threads, blocks) grid (gpuperf.decisions.geometry_sweep), every "
+                "output verified against NumPy", "command": command,
+        "device": taken.get("device_name", taken["device"]), "measured_from": started,
+        "measured_to": taken["timestamp"],
+        "descriptor": descriptor.as_dict(), "provenance": taken})
 
 
 TUNE_STARTS = ("ranked", "counts", "random")
