@@ -1464,3 +1464,19 @@ def test_tell_refuses_a_boolean_for_a_time_instead_of_reading_it_as_one_second()
     assert search.measured == []
     search.tell(label, "0.5")  # a time read from a text file as text is a time
     assert search.times[search.measured[0]] == 0.5
+
+
+def test_tune_out_has_a_provenance_file_saying_how_and_when_the_trials_were_measured(tmp_path, capsys):
+    out = tmp_path / "trials.csv"
+    argv = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--start", "random", "--out", str(out),
+            "--no-progress", "--json"]
+    assert main([*argv, "--budget", "1"]) == 0
+    record = json.loads((tmp_path / "trials.provenance.json").read_text())
+    assert record["file"] == "trials.csv" and record["rows"] == 1
+    assert record["command"] == ("gpuperf tune jacobi2d_5pt -p n=128 -p m=128 --device opencl:0 --budget 1 --seed 0 "
+                                 "--start random")
+    assert record["device"] == record["provenance"]["device_name"] and record["provenance"]["timer"]
+    assert record["measured_from"] <= record["measured_to"]
+    assert main([*argv, "--budget", "2", "--resume"]) == 0  # a resumed run keeps when it began
+    resumed = json.loads((tmp_path / "trials.provenance.json").read_text())
+    assert resumed["rows"] == 2 and resumed["measured_from"] == record["measured_from"]

@@ -605,7 +605,7 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
 
 
 def _sweep_started(out: str | None) -> str | None:
-    """When the sweep that ``out`` holds began, as its provenance file records it (None: no such record)."""
+    """When the sweep (or tuning run) that ``out`` holds began, as its provenance file records it (None: no such record)."""
     import json
 
     from gpuperf.datasets.provenance import provenance_path
@@ -645,6 +645,17 @@ def _write_sweep_provenance(out: str, opened, settings, command: str, started: s
         "device": taken.get("device_name", taken["device"]), "measured_from": started,
         "measured_to": taken["timestamp"],
         "descriptor": descriptor.as_dict(), "provenance": taken})
+
+
+def _write_trials_provenance(out: str, so_far, command: str, started: str) -> None:
+    """``out``'s ``.provenance.json``: how and when a tuning run's trials were measured (``started``: when
+    the run, or the one it resumes, began; ``provenance``: how its last measured trial was taken)."""
+    from gpuperf.datasets.provenance import write_provenance
+
+    write_provenance(out, {
+        "what": "a tuning run's trials (gpuperf tune), in the order the search picked them", "command": command,
+        "device": so_far.taken.get("device_name") or so_far.gpu or so_far.device, "measured_from": started,
+        "measured_to": _utc_now(), "provenance": so_far.taken})
 
 
 TUNE_STARTS = ("ranked", "counts", "random")
@@ -748,10 +759,18 @@ def tune_command(
             ranking, _ = ranking_by_counts(space, sizes, count_model, show=not (no_progress or as_json))
             ranked_by = COUNT_RANKING
 
+        started = (_sweep_started(out) if resume else None) or _utc_now()
+        command = " ".join(["gpuperf tune", space, *[f"-p {k}={v}" for k, v in sizes.items()], f"--device {device}",
+                            f"--budget {budget}", f"--seed {seed}", f"--start {start}" if not train else "--train ...",
+                            *([f"--model {model}"] if model else []),
+                            *([f"--count-model {count_model}"] if count_model else []),
+                            *([f"--rank-train {rank_train}"] if rank_train else [])])
+
         def after_trial(so_far) -> None:
             bar.advance(task)
             if out:  # every trial saved as it is measured: an interrupted run keeps what it measured
                 write_dataset_csv(so_far.table(), out, replace=True)
+                _write_trials_provenance(out, so_far, command, started)
 
         with claimed_output(None if resume else out), progress_bar(no_progress or as_json) as bar:
             task = bar.add_task(f"tuning {space}", total=budget, completed=len(earlier.trials) if earlier else 0)

@@ -242,6 +242,7 @@ class TuneResult:
     locations: list[str] = field(default_factory=list)  # where each trial read back stood ("line 3")
     seed: int | None = None  # the search's seed, where known
     source: str = ""  # the table the trials were read back from (earlier_trials), else ""
+    taken: dict[str, Any] = field(default_factory=dict, repr=False)  # how this run's last measured trial was taken
 
     def best(self) -> Trial | None:
         ran = [t for t in self.trials if t.time_s is not None]
@@ -383,6 +384,7 @@ def tune_space(
             check_variant_sizes(kernel, sizes)  # sizes outside its assumptions: this variant fails alone
             measured = measure(kernel, sizes, device=device, settings=settings, seed=seed, shared=shared)
             trial = Trial(config, measured.time_s, "ok")
+            result.taken = measured.provenance
             if not measured.verified and not unchecked_noted:  # once: every variant of a space is alike
                 unchecked_noted = True
                 warnings.warn(GpuperfNote(f"{kernel.key}: outputs not checked (verified false): "
