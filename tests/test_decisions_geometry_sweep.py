@@ -775,3 +775,6 @@ def test_a_saved_sweep_has_a_provenance_file_saying_how_and_when_it_was_measured
     assert main([*argv, "--trips", "300,600", "--resume"]) == 0  # the resumed sweep keeps when it began
     resumed = json.loads((tmp_path / "sweep.provenance.json").read_text())
     assert resumed["measured_from"] == first_started and resumed["rows"] == len(pd.read_csv(out)) > record["rows"]
+    (tmp_path / "sweep.provenance.json").unlink()  # a sweep saved before provenance files: when it began is unknown
+    assert main([*argv, "--trips", "300,600,900", "--resume"]) == 0
+    assert json.loads((tmp_path / "sweep.provenance.json").read_text())["measured_from"] is None

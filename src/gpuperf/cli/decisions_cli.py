@@ -587,7 +587,7 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
         settings = sweep.sweep_settings(cycles)
         command = (f"gpuperf geometry-sweep --device {device} --loops {','.join(bodies)} --trips "
                    f"{','.join(map(str, counts))} --blocks-step {blocks_step} --cycles {cycles}")
-        started = (_sweep_started(out) if resume else None) or _utc_now()
+        started = _sweep_started(out) if resume and not is_empty_claim(out) else _utc_now()  # None: unrecorded
 
         def record(rows: list[dict]) -> None:
             if out:  # saved as each loop and trip count is timed: an interrupted sweep keeps what it measured
@@ -632,7 +632,7 @@ def _utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _write_sweep_provenance(out: str, opened, settings, command: str, started: str, descriptor) -> None:
+def _write_sweep_provenance(out: str, opened, settings, command: str, started: str | None, descriptor) -> None:
     """``out``'s ``.provenance.json``: how and when its points were measured (``started``: when the sweep,
     or the one it resumes, began), with the table's ``file``, ``rows`` and ``sha256``."""
     from gpuperf.datasets.provenance import write_provenance
@@ -647,7 +647,7 @@ def _write_sweep_provenance(out: str, opened, settings, command: str, started: s
         "descriptor": descriptor.as_dict(), "provenance": taken})
 
 
-def _write_trials_provenance(out: str, so_far, command: str, started: str) -> None:
+def _write_trials_provenance(out: str, so_far, command: str, started: str | None) -> None:
     """``out``'s ``.provenance.json``: how and when a tuning run's trials were measured (``started``: when
     the run, or the one it resumes, began; ``provenance``: how its last measured trial was taken)."""
     from gpuperf.datasets.provenance import write_provenance
@@ -759,7 +759,7 @@ def tune_command(
             ranking, _ = ranking_by_counts(space, sizes, count_model, show=not (no_progress or as_json))
             ranked_by = COUNT_RANKING
 
-        started = (_sweep_started(out) if resume else None) or _utc_now()
+        started = _sweep_started(out) if resume and not is_empty_claim(out) else _utc_now()  # None: unrecorded
         command = " ".join(["gpuperf tune", space, *[f"-p {k}={v}" for k, v in sizes.items()], f"--device {device}",
                             f"--budget {budget}", f"--seed {seed}", f"--start {start}" if not train else "--train ...",
                             *([f"--model {model}"] if model else []),
