@@ -162,7 +162,38 @@ def _read_csv(path: Path, **options) -> pd.DataFrame:
             _refuse_short_last_row(path, frame, *lines)
         frame = _without_trailing_empty_rows(frame, path, options)
         frame = _exact_large_integers(frame, path, options)
+        frame = _names_as_written(frame, path, options)
     return frame
+
+
+# Columns holding names (kernels, GPUs, variant labels): text as written, never a number or a missing value.
+NAME_COLUMNS = ("kernel", "variant", "gpu", "device", "source", "kernel_spec", "kernel_full_name", "gpu_label")
+
+
+def _names_as_written(frame: pd.DataFrame, path: Path, options: dict) -> pd.DataFrame:
+    """``frame`` with its name columns (:data:`NAME_COLUMNS`) read again as the text the file holds, only an
+    empty cell being missing: a kernel named ``007``, ``1e3`` or ``nan`` keeps its name, and ``01`` and ``1``
+    stay two kernels, where pandas would read 7.0, 1000.0, a missing value, and 1 twice."""
+    positions = [position for position, name in enumerate(frame.columns) if name in NAME_COLUMNS
+                 and not _all_text(frame.iloc[:, position])]
+    if not positions:
+        return frame
+    try:
+        text = pd.read_csv(path, low_memory=False, dtype=str, keep_default_na=False, usecols=positions, **options)
+    except (pd.errors.ParserError, ValueError):
+        return frame
+    if len(text.columns) != len(positions) or not frame.index.isin(text.index).all():
+        return frame
+    frame = frame.copy()
+    for position, (_, cells) in zip(positions, text.items()):
+        frame.isetitem(position, cells.loc[frame.index].replace("", np.nan))
+    return frame
+
+
+def _all_text(values: pd.Series) -> bool:
+    """Whether every cell of ``values`` is a string, none of them missing: pandas read nothing there as a
+    number, a truth value or a missing value (``nan``, ``NA``, ``None``)."""
+    return values.map(lambda value: isinstance(value, str)).all()
 
 
 INTEGER_TEXT = re.compile(r"\s*[+-]?\d+\s*")

@@ -1,0 +1,48 @@
+"""Names that are no plain ASCII identifiers (numbers, ``nan``, other Unicode normal forms) kept and
+matched as written from end to end."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from gpuperf.cli import main
+from gpuperf.datasets import load_dataset
+
+NUMBER_LIKE = ["01", "1", "007", "1e3", "nan", "NA", "True", "None"]
+
+
+def table(path, kernels: list[str]):
+    """Rows of ``kernels`` on two GPUs at four sizes, with two features and a time."""
+    rows = [{"kernel": kernel, "gpu": gpu, "n": n, "flops": n * (k + 1), "bytes": n // 2 + k,
+             "time_s": 1e-6 * n * (k + 1) * (1 + g)}
+            for k, kernel in enumerate(kernels) for g, gpu in enumerate(["RTX 3090", "GTX 1080"])
+            for n in (256, 512, 1024, 2048)]
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_kernel_names_like_numbers_or_missing_values_read_as_written(tmp_path):
+    frame = load_dataset(table(tmp_path / "t.csv", NUMBER_LIKE))
+    assert frame["kernel"].drop_duplicates().tolist() == NUMBER_LIKE
+
+
+@pytest.mark.parametrize("kernels", [["01", "1"], ["007", "1e3"], ["nan", "x"]])
+def test_predict_table_writes_each_kernel_name_back_unchanged(tmp_path, kernels):
+    data = table(tmp_path / "t.csv", kernels)
+    assert main(["fit", str(data), "--model", "lr", "--features", "flops,bytes", "--out",
+                 str(tmp_path / "m.json")]) == 0
+    assert main(["predict-table", "--model", str(tmp_path / "m.json"), str(data), "--out",
+                 str(tmp_path / "p.csv")]) == 0
+    written = pd.read_csv(tmp_path / "p.csv", dtype=str, keep_default_na=False)
+    assert written["kernel"].drop_duplicates().tolist() == kernels
+
+
+def test_kernels_01_and_1_are_two_folds_of_leave_one_kernel_out(tmp_path, capsys):
+    data = table(tmp_path / "t.csv", ["01", "1", "2"])
+    assert main(["evaluate", str(data), "--model", "lr", "--features", "flops,bytes",
+                 "--protocol", "leave-one-kernel-out", "--json"]) == 0
+    folds = json.loads(capsys.readouterr().out)["per_group"]
+    assert sorted(folds) == ["01", "1", "2"] and all(fold["n"] == 8 for fold in folds.values())
