@@ -4,6 +4,7 @@ matched as written from end to end."""
 from __future__ import annotations
 
 import json
+import unicodedata
 
 import pandas as pd
 import pytest
@@ -46,3 +47,38 @@ def test_kernels_01_and_1_are_two_folds_of_leave_one_kernel_out(tmp_path, capsys
                  "--protocol", "leave-one-kernel-out", "--json"]) == 0
     folds = json.loads(capsys.readouterr().out)["per_group"]
     assert sorted(folds) == ["01", "1", "2"] and all(fold["n"] == 8 for fold in folds.values())
+
+
+def nfd(name: str) -> str:
+    """``name`` with each accented letter as its letter and a combining accent."""
+    return unicodedata.normalize("NFD", name)
+
+
+OWN_GPU = """
+[[gpu]]
+name = "Mï Lab GPU"
+vendor = "NVIDIA"
+architecture = "Ada"
+compute_capability = "8.9"
+sms = 76
+cores_per_sm = 128
+base_clock_mhz = 1500
+boost_clock_mhz = 2500
+memory_bandwidth_gbs = 700
+memory_gb = 16
+l2_bytes = 50331648
+peak_f32_gflops = 48640
+peak_f64_gflops = 760
+source = "test"
+"""
+
+
+def test_a_gpu_name_in_another_unicode_normal_form_names_the_same_gpu(tmp_path, monkeypatch, capsys):
+    from gpuperf.hardware import get_gpu
+
+    path = tmp_path / "own.toml"
+    path.write_text(unicodedata.normalize("NFC", OWN_GPU), encoding="utf-8")
+    monkeypatch.setenv("GPUPERF_GPUS", str(path))
+    assert nfd("Mï Lab GPU") != "Mï Lab GPU" and get_gpu(nfd("Mï Lab GPU")).name == "Mï Lab GPU"
+    assert main(["occupancy", "--gpu", nfd("Mï Lab GPU"), "--threads", "256", "--registers", "32", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["gpu"] == "Mï Lab GPU"

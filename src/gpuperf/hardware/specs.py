@@ -9,6 +9,7 @@ import math
 import os
 import re
 import tomllib
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from functools import cache
@@ -92,8 +93,9 @@ NVIDIA_REQUIRED = ("registers_per_sm", "max_registers_per_thread", "max_threads_
 
 
 def normalize_name(name: str) -> str:
-    """Lower case without '-', '_' or spaces: the key names and aliases are matched on."""
-    return re.sub(r"[-_\s]+", "", name).lower()
+    """Lower case without '-', '_' or spaces, in one Unicode normal form (NFC: an 'é' typed as one
+    character or as 'e' and an accent is one letter): the key names and aliases are matched on."""
+    return re.sub(r"[-_\s]+", "", unicodedata.normalize("NFC", name)).lower()
 
 
 def _capability_order(text: str) -> tuple[int, ...]:
