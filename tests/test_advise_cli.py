@@ -238,6 +238,23 @@ def test_an_optimization_named_twice_in_only_is_assessed_once(capsys, database):
     assert "t_coalesce" in json.dumps(listed)
 
 
+def test_only_names_an_entry_in_either_unicode_normal_form(capsys, tmp_path):
+    """An entry named 't_sharé' (NFC, as the database keys it) is named by --only in NFD too, as a
+    macOS file name or another keyboard gives it, and get_optimization alike."""
+    import unicodedata
+
+    from gpuperf.decisions.optimizations import get_optimization
+
+    (tmp_path / "t_sharé.toml").write_text(ENTRY.format(name="t_sharé", before="MMGU", after="MMSU", condition="",
+                                                        summary="do it"), encoding="utf-8")
+    decomposed = unicodedata.normalize("NFD", "t_sharé")
+    assert decomposed != "t_sharé" and get_optimization(decomposed, [tmp_path]).name == "t_sharé"
+    advice = run_json(capsys, ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970", "--threshold",
+                               "0.0001", "--min-confidence", "0", "--json", "--optimizations", str(tmp_path),
+                               "--only", decomposed])
+    assert {s["optimization"] for s in advice["suggestions"] + advice["below_threshold"]} == {"t_sharé"}
+
+
 def test_a_gpu_given_for_a_profile_row_that_names_another_is_refused(tmp_path, capsys, database):
     """The counters are the named GPU's: advising them for another would mix two GPUs; --gpu names
     the GPU of a row that names one gpuperf does not describe, and the header says which it used."""

@@ -180,8 +180,10 @@ def entry_files(folder: Path) -> list[Path]:
 
 
 def only_names(only: Iterable[str] | None) -> list[str]:
-    """The names ``--only`` gives (comma-separated, repeatable), each once, in the order given."""
-    return list(dict.fromkeys(name.strip() for given in only or () for name in given.split(",") if name.strip()))
+    """The names ``--only`` gives (comma-separated, repeatable), each once, in the order given, in the
+    Unicode form the database keys them by (:func:`entry_name`)."""
+    return list(dict.fromkeys(entry_name(name.strip()) for given in only or () for name in given.split(",")
+                              if name.strip()))
 
 
 def select_entries(database: dict[str, Optimization], only: Iterable[str] | None) -> list[Optimization]:
@@ -241,6 +243,12 @@ def _removal(data: Mapping[str, Any], path: Path) -> str:
     return _file_name(_text(data, "name", path), path)
 
 
+def entry_name(name: str) -> str:
+    """``name`` as the database keys its entry: NFC-normalised, so an 'é' typed as 'e' and an accent
+    (NFD, as macOS file names hold it) names the entry typed as one character."""
+    return unicodedata.normalize("NFC", name)
+
+
 def _file_name(name: str, path: Path) -> str:
     """``name`` (NFC-normalised) where it equals ``path``'s file name; an error where it does not. The
     same letters spelt in another Unicode normal form (é as e + an accent, as macOS names files) are equal."""
@@ -251,7 +259,9 @@ def _file_name(name: str, path: Path) -> str:
 
 
 def get_optimization(name: str, extra: Iterable[str | Path] = ()) -> Optimization:
+    """The entry ``name`` names, in either Unicode normal form (entries are named in NFC)."""
     entries = load_optimizations(extra)
+    name = entry_name(name)
     if name not in entries:
         raise unknown_name_error("optimization", name, entries)
     return entries[name]
