@@ -82,3 +82,11 @@ def test_a_gpu_name_in_another_unicode_normal_form_names_the_same_gpu(tmp_path, 
     assert nfd("Mï Lab GPU") != "Mï Lab GPU" and get_gpu(nfd("Mï Lab GPU")).name == "Mï Lab GPU"
     assert main(["occupancy", "--gpu", nfd("Mï Lab GPU"), "--threads", "256", "--registers", "32", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["gpu"] == "Mï Lab GPU"
+
+
+def test_explore_kernel_picks_a_kernel_named_in_another_unicode_normal_form():
+    from gpuperf.decisions.space import select_rows
+
+    frame = pd.DataFrame({"kernel": ["Ké", "Ké", "other"], "bx": [1, 2, 1], "time_s": [1.0, 2.0, 3.0]})
+    picked, where = select_rows(frame, "t.csv", kernel=nfd("ké"))
+    assert picked["kernel"].tolist() == ["Ké", "Ké"] and where == "t.csv (Ké)"

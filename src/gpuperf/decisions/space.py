@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -621,15 +622,21 @@ def _one_campaign(frame: pd.DataFrame, gpu: str, where: str) -> tuple[pd.DataFra
 
 
 def matching_names(names: Sequence[str], query: str, canonical: bool = False) -> list[str]:
-    """The ``names`` that ``query`` names: equal ignoring case (or, with ``canonical``, the same GPU
+    """The ``names`` that ``query`` names: equal ignoring case and Unicode normal form (or, with ``canonical``, the same GPU
     descriptor), else those holding every word of it."""
-    wanted = query.strip().lower()
-    same = [n for n in names if n.lower() == wanted or (canonical and lookup_gpu(n) is not None
-                                                        and lookup_gpu(n) == lookup_gpu(query))]
+    wanted = _folded(query.strip())
+    same = [n for n in names if _folded(n) == wanted or (canonical and lookup_gpu(n) is not None
+                                                         and lookup_gpu(n) == lookup_gpu(query))]
     if same:
         return same
     words = wanted.split()
-    return [n for n in names if words and all(w in n.lower().split() for w in words)]
+    return [n for n in names if words and all(w in _folded(n).split() for w in words)]
+
+
+def _folded(name: str) -> str:
+    """``name`` in lower case and one Unicode normal form (NFC): 'é' typed as one character or as 'e'
+    and an accent is one letter."""
+    return unicodedata.normalize("NFC", name).lower()
 
 
 def with_recorded_gpu(space: Space, others: Sequence[Space], word: str | None) -> Space:
