@@ -90,3 +90,23 @@ def test_explore_kernel_picks_a_kernel_named_in_another_unicode_normal_form():
     frame = pd.DataFrame({"kernel": ["Ké", "Ké", "other"], "bx": [1, 2, 1], "time_s": [1.0, 2.0, 3.0]})
     picked, where = select_rows(frame, "t.csv", kernel=nfd("ké"))
     assert picked["kernel"].tolist() == ["Ké", "Ké"] and where == "t.csv (Ké)"
+
+
+def test_a_plot_of_names_its_font_cannot_draw_says_so_in_one_note(tmp_path):
+    import warnings
+
+    from gpuperf.errors import GpuperfNote
+    from gpuperf.evaluation.figures import Figure
+    from gpuperf.evaluation.report import save_figure
+
+    figure = Figure(figsize=(3, 2))
+    axes = figure.add_subplot()
+    axes.set_yticks([0, 1], ["中文 kernel", "核"])
+    figure.tight_layout()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        save_figure(figure, tmp_path / "plot.png")
+    assert (tmp_path / "plot.png").is_file()
+    assert not [w for w in caught if "Glyph" in str(w.message)]  # matplotlib's, one per character and drawing
+    notes = [str(w.message) for w in caught if issubclass(w.category, GpuperfNote)]
+    assert len(notes) == 1 and notes[0].startswith("plot.png: the plot's font") and "中文核" in notes[0]

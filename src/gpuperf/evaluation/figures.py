@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, clipped
 
 try:
     import matplotlib
@@ -29,6 +30,20 @@ __all__ = ["Axes", "Figure", "matplotlib"]
 # What matplotlib's own tick formatters write as mathtext (a log axis's $\mathdefault{10^{-3}}$): the only
 # text of a plot drawn as mathtext.
 FORMATTER_MATH = re.compile(r"\$.*\\mathdefault\{.*\$", re.DOTALL)
+# matplotlib's warning for a character its font lacks: "Glyph 20013 (\N{CJK ...}) missing from font(s) DejaVu Sans."
+MISSING_GLYPH = re.compile(r"Glyph (\d+) .*missing from font\(s\) (.+?)\.?$", re.DOTALL)
+
+
+def missing_glyphs_note(figure: object, name: str) -> str | None:
+    """The note for a plot ``name`` whose font lacked characters of its texts (a kernel named in
+    Chinese, an emoji), which it shows as boxes; None where it drew every one."""
+    missing = getattr(figure, "missing_glyphs", None)
+    if not missing:
+        return None
+    characters = "".join(sorted(missing))
+    fonts = ", ".join(sorted(set(missing.values())))
+    return (f"{name}: the plot's font ({fonts}) has no glyph for {clipped(characters, 20)}: names holding "
+            "them show these as boxes there; the report's pages show them as written")
 
 
 class Figure(_MatplotlibFigure):
@@ -42,7 +57,22 @@ class Figure(_MatplotlibFigure):
             axes.yaxis.get_ticklabels(which="both")
         for text in self.findobj(Text):
             text.set_parse_math(FORMATTER_MATH.fullmatch(text.get_text()) is not None)
-        return step(*args, **kwargs)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = step(*args, **kwargs)
+        for warning in caught:  # matplotlib's own, one per character and drawing: gathered for one note
+            missing = MISSING_GLYPH.search(str(warning.message))
+            if missing:
+                self.missing_glyphs[chr(int(missing.group(1)))] = missing.group(2)
+            else:
+                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+        return result
+
+    @property
+    def missing_glyphs(self) -> dict[str, str]:
+        """The characters of the figure's texts its font could not draw (shown as boxes), each with the
+        font(s) matplotlib named."""
+        return self.__dict__.setdefault("_missing_glyphs", {})
 
     def draw(self, renderer: Any) -> Any:
         return self._plain(super().draw, renderer)

@@ -16,6 +16,7 @@ import re
 import shlex
 import sys
 import tempfile
+import warnings
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,9 +25,9 @@ import numpy as np
 import pandas as pd
 from scipy.cluster.hierarchy import dendrogram
 
-from gpuperf.evaluation.figures import Axes, Figure, matplotlib
+from gpuperf.evaluation.figures import Axes, Figure, matplotlib, missing_glyphs_note
 from gpuperf.evaluation.protocols import Evaluation, natural_key
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.files import UnwritableFile, written_whole
 
 
@@ -34,6 +35,9 @@ def save_figure(fig: Figure, path: Path, **options) -> None:
     """``fig`` as a PNG at ``path``, written whole (a killed or failed save leaves the file there as it was)."""
     with written_whole(path, through_links=False) as temporary:
         fig.savefig(temporary, format="png", **options)
+    note = missing_glyphs_note(fig, Path(path).name)
+    if note:
+        warnings.warn(GpuperfNote(note), stacklevel=2)
 
 
 def _slug(text: str) -> str:
