@@ -110,3 +110,13 @@ def test_a_plot_of_names_its_font_cannot_draw_says_so_in_one_note(tmp_path):
     assert not [w for w in caught if "Glyph" in str(w.message)]  # matplotlib's, one per character and drawing
     notes = [str(w.message) for w in caught if issubclass(w.category, GpuperfNote)]
     assert len(notes) == 1 and notes[0].startswith("plot.png: the plot's font") and "中文核" in notes[0]
+
+
+def test_a_right_to_left_override_in_a_name_reaches_the_terminal_escaped(capsys):
+    """An override left open in a kernel's name would show the figures after it reversed (0.25 as 52.0)."""
+    from gpuperf.cli.output import print_table
+
+    print_table([{"kernel": "\u202ek", "mape": 0.25}, {"kernel": "\u2067x\u2069", "mape": 0.5}])
+    out = capsys.readouterr().out
+    assert not set(out) & {"\u202e", "\u2067", "\u2069"}
+    assert "\\u202ek" in out and "\\u2067x\\u2069" in out

@@ -83,13 +83,21 @@ def whole_counts(features: Mapping[str, Any]) -> dict[str, Any]:
 
 
 LINE_KEEPS = "\t\n"  # a note or an error printed whole keeps its line breaks
-CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# C0 and C1 controls, and Unicode's bidirectional embeddings, overrides and isolates (U+202A-U+202E,
+# U+2066-U+2069): a right-to-left override in a name would show the rest of its line reversed.
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def visible(text: str, keep: str = "\t") -> str:
-    """``text`` with its control characters but those in ``keep`` written as escapes (``\\x1b``): an
-    escape sequence in a kernel's or GPU's name cannot move the cursor or recolour the terminal."""
-    return CONTROL_CHARACTERS.sub(lambda m: m[0] if m[0] in keep else f"\\x{ord(m[0]):02x}", text)
+    """``text`` with its control characters but those in ``keep`` written as escapes (``\\x1b``,
+    ``\\u202e``): an escape sequence in a kernel's or GPU's name cannot move the cursor or recolour the
+    terminal, nor a bidirectional override reverse the figures printed after it."""
+    return CONTROL_CHARACTERS.sub(lambda m: m[0] if m[0] in keep else _escaped(m[0]), text)
+
+
+def _escaped(character: str) -> str:
+    code = ord(character)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def print_json(data: Any) -> None:
