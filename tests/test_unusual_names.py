@@ -120,3 +120,18 @@ def test_a_right_to_left_override_in_a_name_reaches_the_terminal_escaped(capsys)
     out = capsys.readouterr().out
     assert not set(out) & {"\u202e", "\u2067", "\u2069"}
     assert "\\u202ek" in out and "\\u2067x\\u2069" in out
+
+
+def test_a_300_character_kernel_name_keeps_the_heat_map_readable(tmp_path, capsys):
+    from PIL import Image
+
+    long_name = "k" * 150 + "_" + "z" * 149
+    data = table(tmp_path / "t.csv", ["short", long_name, "other"])
+    assert main(["evaluate", str(data), "--model", "lr", "--features", "flops,bytes", "--protocol",
+                 "leave-one-gpu-out", "--per-kernel", "--no-progress", "--report", str(tmp_path / "r")]) == 0
+    assert "Tight layout not applied" not in capsys.readouterr().err
+    width, _ = Image.open(tmp_path / "r" / "error_leave_one_gpu_out.png").size
+    assert width < 1000  # the name's 300 characters would make it 2,600 pixels wide, the cells a sliver of it
+    from gpuperf.evaluation.report import tick_labels
+
+    assert "".join(tick_labels([long_name])[0].split("\n")) == long_name  # whole, over several lines

@@ -16,6 +16,7 @@ import re
 import shlex
 import sys
 import tempfile
+import textwrap
 import warnings
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -381,6 +382,22 @@ def heatmap_caption(evaluation: Evaluation) -> str:
             f"{MAX_HEATMAP_COLUMNS} groups run down the rows); {numbers}; blank: no rows.")
 
 
+LONGEST_TICK_LINE = 40  # characters: a 300-character kernel name on one line would squeeze the plot into a sliver
+
+
+def tick_labels(names: Sequence[object]) -> list[str]:
+    """``names`` as a plot's tick labels, whole: one longer than ``LONGEST_TICK_LINE`` characters runs
+    over several lines of at most that many (a plot may be the only place a report names it)."""
+    return [text if len(text) <= LONGEST_TICK_LINE else "\n".join(
+        textwrap.wrap(text, LONGEST_TICK_LINE, break_long_words=True, break_on_hyphens=False, drop_whitespace=False))
+            for text in map(str, names)]
+
+
+def tick_lines(labels: Sequence[str]) -> int:
+    """The most lines one of ``labels`` runs over."""
+    return max((label.count("\n") + 1 for label in labels), default=1)
+
+
 def plot_error_heatmap(evaluation: Evaluation, path: Path, context: str = "") -> Path:
     """MAPE per kernel (rows) and held-out group (columns) as an annotated heat map; with kernels
     held out (a bare diagonal otherwise), per kernel and GPU. More than ``MAX_HEATMAP_COLUMNS``
@@ -391,13 +408,16 @@ def plot_error_heatmap(evaluation: Evaluation, path: Path, context: str = "") ->
     layout = f"kernel (rows) and {columns} (columns)"
     if cells.shape[1] > MAX_HEATMAP_COLUMNS and cells.shape[1] > cells.shape[0]:
         cells, layout = cells.T, f"{columns} (rows) and kernel (columns)"
-    fig = Figure(figsize=(max(5.5, 1.6 + 0.9 * cells.shape[1]), 1.6 + 0.4 * cells.shape[0]))
+    rows, columns_shown = tick_labels(cells.index), tick_labels(cells.columns)
+    row_height = max(0.4, 0.13 * tick_lines(rows))  # inches: room for a long name's lines
+    fig = Figure(figsize=(max(5.5, 1.6 + 0.9 * cells.shape[1]), 1.6 + 0.1 * tick_lines(columns_shown)
+                          + row_height * cells.shape[0]))
     ax = fig.subplots()
     shown = np.clip(cells.to_numpy(dtype=float), 0, 1)
     image = ax.imshow(shown, cmap="Reds", vmin=0, vmax=1, aspect="auto")
     fig.colorbar(image, ax=ax, fraction=0.05, pad=0.02, label="MAPE (colour capped at 1)")
-    ax.set_xticks(range(cells.shape[1]), [str(c) for c in cells.columns], rotation=45, ha="right", fontsize=7)
-    ax.set_yticks(range(cells.shape[0]), [str(i) for i in cells.index], fontsize=7)
+    ax.set_xticks(range(cells.shape[1]), columns_shown, rotation=45, ha="right", fontsize=7)
+    ax.set_yticks(range(cells.shape[0]), rows, fontsize=7)
     if cells.size <= MAX_ANNOTATED_CELLS:
         for i in range(cells.shape[0]):
             for j in range(cells.shape[1]):
@@ -415,9 +435,11 @@ def plot_error_heatmap(evaluation: Evaluation, path: Path, context: str = "") ->
 def plot_feature_ranking(ranking: pd.Series, path: Path, top: int = 25) -> Path:
     """Horizontal bars of the ``top`` highest-ranked features."""
     shown = ranking.sort_values(ascending=False).head(top)[::-1]
-    fig = Figure(figsize=(6, max(2.0, 0.6 + 0.25 * len(shown))))  # room for the title and axis with few bars
+    labels = tick_labels(shown.index)
+    bar = max(0.25, 0.1 * tick_lines(labels))  # inches: room for a long name's lines
+    fig = Figure(figsize=(6, max(2.0, 0.6 + bar * len(shown))))  # room for the title and axis with few bars
     ax = fig.subplots()
-    ax.barh([str(i) for i in shown.index], shown.to_numpy(dtype=float))
+    ax.barh(labels, shown.to_numpy(dtype=float))
     ax.set_xlabel(str(ranking.name or "score"))
     ax.set_title(f"Feature ranking: the {len(shown)} highest by {ranking.name or 'score'}", fontsize=9)
     ax.tick_params(axis="y", labelsize=6)
