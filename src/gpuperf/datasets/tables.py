@@ -498,7 +498,8 @@ def whole_number_columns(frame: pd.DataFrame, path: str | Path) -> list[str]:
         schema = pq.read_schema(path)
         return [c for c in gapped if c in schema.names and pa_integer(schema.field(c).type)]
     header = [str(name).strip() for name in read_csv(path, nrows=0).columns]
-    at = {name: index for index, name in enumerate(header) if header.count(name) == 1}
+    repeated = set(repeated_names(header))  # in linear time: a header may hold 200,000 columns
+    at = {name: index for index, name in enumerate(header) if name not in repeated}
     written = read_csv(path, dtype=str, usecols=[at[c] for c in gapped if c in at], keep_default_na=False)
     written.columns = [header[index] for index in sorted(at[c] for c in gapped if c in at)]
     return [c for c in gapped if c in written.columns
