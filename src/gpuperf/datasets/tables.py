@@ -480,9 +480,6 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
     return frame
 
 
-_WHOLE_NUMBER = re.compile(r"\s*[+-]?\d+\s*")
-
-
 def whole_number_columns(frame: pd.DataFrame, path: str | Path) -> list[str]:
     """The columns of ``frame``, read from the table file ``path``, written there as whole numbers that
     pandas holds as floats only because some cells are empty (``4`` would be written back as ``4.0``)."""
@@ -503,7 +500,7 @@ def whole_number_columns(frame: pd.DataFrame, path: str | Path) -> list[str]:
     written = read_csv(path, dtype=str, usecols=[at[c] for c in gapped if c in at], keep_default_na=False)
     written.columns = [header[index] for index in sorted(at[c] for c in gapped if c in at)]
     return [c for c in gapped if c in written.columns
-            and written[c][written[c].str.strip() != ""].map(lambda text: bool(_WHOLE_NUMBER.fullmatch(text))).all()]
+            and written[c][written[c].str.strip() != ""].map(lambda text: bool(INTEGER_TEXT.fullmatch(text))).all()]
 
 
 def pa_integer(kind: object) -> bool:
