@@ -141,7 +141,12 @@ def test_resources_refuse_an_amd_gpus_occupancy_from_nvidia_registers(capsys):
 def test_resources_refuse_an_empty_gpu_rather_than_leave_out_its_occupancy(capsys):
     """--gpu "$GPU" with the variable unset is an unknown GPU, as features and occupancy say, not no --gpu."""
     assert main(["resources", "vector_copy", "-p", "n=4096", "--gpu", "", "--json"]) == 2
-    assert "unknown GPU ''" in capsys.readouterr().err
+    assert "unknown GPU '': the name is empty; name a GPU (see gpuperf gpus)" in capsys.readouterr().err
+    for argv in (["features", "vector_copy", "--gpu", " "], ["occupancy", "--threads", "128", "--registers", "32",
+                                                            "--gpu", ""]):
+        assert main(argv) == 2  # not the list of every GPU gpuperf describes
+        err = capsys.readouterr().err
+        assert "the name is empty" in err and "known:" not in err
 
 
 def test_features_json_names_the_kernel_variant_and_sizes_it_counted(capsys):

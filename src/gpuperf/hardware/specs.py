@@ -443,6 +443,8 @@ def _lookup(key: str) -> GpuSpec | None:
 def get_gpu(name: str) -> GpuSpec:
     """The descriptor for a name or alias (case, '-', '_' and spaces ignored)."""
     spec = _lookup(normalize_name(str(name)))
+    if spec is None and not str(name).strip():  # --gpu "$GPU", the variable unset: said as import says it
+        raise GpuperfError(f"unknown GPU '{name}': the name is empty; name a GPU (see gpuperf gpus)")
     if spec is None:
         raise GpuperfError(f"unknown GPU '{clipped(str(name))}'; {gpu_suggestion(str(name)[:200])} ({DESCRIBE_HINT})")
     return spec
