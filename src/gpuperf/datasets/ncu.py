@@ -14,7 +14,6 @@ device index: the GPU comes from ``device__attribute_display_name`` or from the 
 from __future__ import annotations
 
 import re
-import warnings
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -30,6 +29,7 @@ from gpuperf.datasets.profiler_csv import (
     finish,
     is_message,
     kernel_short_name,
+    note_profiler_messages,
     number,
     signature_variants,
     parse_number,
@@ -40,7 +40,7 @@ from gpuperf.datasets.profiler_csv import (
     refuse_repeated_header,
 )
 from gpuperf.datasets.schema import OK, SECONDS_EXPONENT, STATUS, TARGET, canonical_gpu, shift_decimal
-from gpuperf.errors import GpuperfError, GpuperfNote
+from gpuperf.errors import GpuperfError
 
 TIME = "gpu__time_duration.sum"
 DETAILS_TIME = "Duration"  # the details page's name for it (GPU Speed Of Light section)
@@ -96,12 +96,7 @@ def import_ncu(path: str | Path, gpu: str | None = None) -> pd.DataFrame:
     if not any(line.startswith("==PROF==") or "Kernel Name" in line for line in lines) and any(
             re.match(r"==(?:\d+|=+)== (Profiling result|Metric result|Event result|NVPROF)", line) for line in lines[:50]):
         raise GpuperfError(f"{where}: an nvprof file, not Nsight Compute's: gpuperf import nvprof reads it")
-    for line_number, line in enumerate(lines, start=1):  # the table may hold only the launches before a failure
-        said = MESSAGE.match(line)
-        if said:
-            what = "reported an error" if said[1] == "ERROR" else "warned"
-            warnings.warn(GpuperfNote(f"{where}: line {line_number}: Nsight Compute {what}: {said[2].strip()}"),
-                          stacklevel=2)
+    note_profiler_messages(lines, where, MESSAGE, "Nsight Compute")  # the table may end at a failed launch
     start = find_header(lines, ("Kernel Name",), where)
     rows = csv_rows(lines, start)
     if {"Metric Name", "Average"} <= set(rows[0]):

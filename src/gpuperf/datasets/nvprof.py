@@ -41,6 +41,7 @@ from gpuperf.datasets.profiler_csv import (
     is_ncu_csv,
     kernel_short_name,
     line_cells,
+    note_profiler_messages,
     number,
     signature_variants,
     positive_time,
@@ -69,6 +70,7 @@ BYTE_COLUMNS = ("Static SMem", "Dynamic SMem")
 TABLE_SIZES = ("input.size.1", "input.size.2")  # the size parameters of a Rodinia-style table
 VALUE_NAMES = ("Metric Name", "Event Name")
 OVERFLOW = "<OVERFLOW>"  # nvprof's mark of a saturated counter
+MESSAGE = re.compile(r"==(?:\d+|=+)== (Warning|Error): (.*)")  # nvprof's own; ======== when read back with nvprof -i
 LAYOUTS_READ = ("gpuperf reads a GPU trace (--print-gpu-trace: Duration, Name), a summary (Avg, Calls, Name), "
                 "--metrics or --events averages (Device, Kernel, Metric Name or Event Name, Avg) and a table "
                 "(kernel, gpu, time_s)")
@@ -86,11 +88,7 @@ def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str 
     lines = read_lines(path)
     if is_ncu_csv(lines):
         raise GpuperfError(f"{where}: an Nsight Compute (ncu --csv) file, not nvprof's: gpuperf import ncu reads it")
-    for line_number, line in enumerate(lines, start=1):  # e.g. records lost to a full buffer: the profile may be short
-        said = re.match(r"==(?:\d+|=+)== (Warning|Error): (.*)", line)  # ======== when read back with nvprof -i
-        if said:
-            what = "warned" if said[1] == "Warning" else "reported an error"
-            warnings.warn(GpuperfNote(f"{where}: line {line_number}: nvprof {what}: {said[2].strip()}"), stacklevel=2)
+    note_profiler_messages(lines, where, MESSAGE, "nvprof")  # e.g. records lost to a full buffer: the profile may be short
     kind = nvprof_kind(lines)
     if kind == "trace":
         frame = _nvprof_trace(lines, where)

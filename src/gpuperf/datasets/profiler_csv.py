@@ -268,6 +268,17 @@ def decoded(data: bytes, where: str = "file") -> str:
         return data.decode(encoding, errors="replace")
 
 
+def note_profiler_messages(lines: list[str], where: str, said: re.Pattern[str], profiler: str) -> None:
+    """A note for each warning or error the profiler wrote into its CSV (a profile it may have left short):
+    ``said`` matches such a line, its first group the kind (``Error``/``ERROR`` or a warning), its second the text."""
+    for line_number, line in enumerate(lines, start=1):
+        found = said.match(line)
+        if found:
+            what = "reported an error" if found[1].lower() == "error" else "warned"
+            warnings.warn(GpuperfNote(f"{where}: line {line_number}: {profiler} {what}: {found[2].strip()}"),
+                          stacklevel=3)
+
+
 # Header columns of every Nsight Compute page (raw, details, --print-summary), of no nvprof layout
 NCU_HEADER = {"Process ID", "Kernel Name"}
 
