@@ -587,7 +587,7 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
         settings = sweep.sweep_settings(cycles)
         command = (f"gpuperf geometry-sweep --device {device} --loops {','.join(bodies)} --trips "
                    f"{','.join(map(str, counts))} --blocks-step {blocks_step} --cycles {cycles}")
-        started = _sweep_started(out) if resume and not is_empty_claim(out) else _utc_now()  # None: unrecorded
+        started = _run_started(out, resume)
 
         def record(rows: list[dict]) -> None:
             if out:  # saved as each loop and trip count is timed: an interrupted sweep keeps what it measured
@@ -604,12 +604,15 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
         return measured, device, descriptor
 
 
-def _sweep_started(out: str | None) -> str | None:
-    """When the sweep (or tuning run) that ``out`` holds began, as its provenance file records it (None: no such record)."""
+def _run_started(out: str | None, resume: bool) -> str | None:
+    """When the sweep or tuning run writing ``out`` began: now, unless it resumes an earlier run, whose start
+    ``out``'s provenance file records (None: no such record, as in a file saved before provenance files)."""
     import json
 
     from gpuperf.datasets.provenance import provenance_path
 
+    if not resume or is_empty_claim(out):
+        return _utc_now()
     if not out:
         return None
     try:
@@ -759,7 +762,7 @@ def tune_command(
             ranking, _ = ranking_by_counts(space, sizes, count_model, show=not (no_progress or as_json))
             ranked_by = COUNT_RANKING
 
-        started = _sweep_started(out) if resume and not is_empty_claim(out) else _utc_now()  # None: unrecorded
+        started = _run_started(out, resume)
         command = " ".join(["gpuperf tune", space, *[f"-p {k}={v}" for k, v in sizes.items()], f"--device {device}",
                             f"--budget {budget}", f"--seed {seed}", f"--start {start}" if not train else "--train ...",
                             *([f"--model {model}"] if model else []),
