@@ -315,3 +315,17 @@ def test_entries_in_a_subfolder_are_noted(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", GpuperfNote)  # the subfolder named too: read, and no note
         assert "draft" in load_optimizations([tmp_path, tmp_path / "drafts"])
+
+
+@pytest.mark.parametrize("argv", [["advise", "vector_copy"], ["reproduce", "advisor", "--out", "{tmp}/report"]])
+def test_an_empty_optimizations_folder_is_refused_not_the_current_folder(argv, tmp_path, monkeypatch, capsys):
+    """--optimizations "$DIR" with the variable unset read every *.toml of the current folder as an entry (a
+    pyproject.toml: "unknown field 'build-system'"), where GPUPERF_OPTIMIZATIONS skips an empty entry."""
+    from gpuperf.cli import main
+
+    (tmp_path / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools"]\n')
+    monkeypatch.chdir(tmp_path)
+    assert main([arg.format(tmp=tmp_path) for arg in argv] + ["--optimizations", ""]) == 2
+    err = capsys.readouterr().err
+    assert err == "gpuperf: error: --optimizations is empty; name a folder of optimization entries (*.toml)\n"
+    assert not (tmp_path / "report").exists()

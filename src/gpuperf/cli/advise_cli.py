@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from gpuperf.kernels.kernel import Kernel
 
 OptimizationsOption = Annotated[
-    list[Path] | None,
+    list[str] | None,  # text: an empty name is refused, not read as the current folder
     typer.Option("--optimizations", help="a folder of extra optimization entries (*.toml); repeatable"),
 ]
 

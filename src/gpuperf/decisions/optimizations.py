@@ -146,6 +146,8 @@ def database_folders(extra: Iterable[str | Path] = ()) -> list[Path]:
     folders = [builtin_folder()]
     env = os.environ.get(ENV_VAR, "")
     named = [(home_path(p, ENV_VAR), ENV_VAR) for p in env.split(os.pathsep) if p.strip()]  # ~ as in GPUPERF_GPUS
+    if any(not str(p).strip() for p in extra):  # --optimizations "$DIR", the variable unset: not the current folder
+        raise GpuperfError("--optimizations is empty; name a folder of optimization entries (*.toml)")
     named += [(Path(p), "--optimizations") for p in extra]
     for folder, origin in named:
         if not folder.is_dir():
