@@ -1480,3 +1480,14 @@ def test_tune_out_has_a_provenance_file_saying_how_and_when_the_trials_were_meas
     assert main([*argv, "--budget", "2", "--resume"]) == 0  # a resumed run keeps when it began
     resumed = json.loads((tmp_path / "trials.provenance.json").read_text())
     assert resumed["rows"] == 2 and resumed["measured_from"] == record["measured_from"]
+
+
+def test_tune_outs_provenance_names_the_tables_train_gave(tmp_path, monkeypatch):
+    """The provenance's command said '--train ...': which tables trained the search was not recorded."""
+    _fake_measure(monkeypatch)
+    out = tmp_path / "trials.csv"
+    assert main(["tune", "jacobi2d_5pt", "-p", "n=4096", "-p", "m=4096", "--budget", "1", "--train",
+                 "stencil_spaces_h100", "--out", str(out), "--json", "--no-progress"]) == 0
+    record = json.loads((tmp_path / "trials.provenance.json").read_text())
+    assert record["command"] == ("gpuperf tune jacobi2d_5pt -p n=4096 -p m=4096 --device opencl:0 --budget 1 --seed 0 "
+                                 "--train stencil_spaces_h100")

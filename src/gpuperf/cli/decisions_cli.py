@@ -764,7 +764,8 @@ def tune_command(
 
         started = _run_started(out, resume)
         command = " ".join(["gpuperf tune", space, *[f"-p {k}={v}" for k, v in sizes.items()], f"--device {device}",
-                            f"--budget {budget}", f"--seed {seed}", f"--start {start}" if not train else "--train ...",
+                            f"--budget {budget}", f"--seed {seed}",
+                            *([f"--train {table}" for table in train] if train else [f"--start {start}"]),
                             *([f"--model {model}"] if model else []),
                             *([f"--count-model {count_model}"] if count_model else []),
                             *([f"--rank-train {rank_train}"] if rank_train else [])])
