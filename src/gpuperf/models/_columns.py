@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import pandas as pd
 
 from gpuperf.datasets.schema import row_location
 from gpuperf.errors import GpuperfError
+
+
+def real_number(value: object) -> bool:
+    """Whether ``value`` is a real number (a NumPy one too), not True or False, which Python counts as 1 and 0."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def whole_number(value: object) -> bool:
+    """Whether ``value`` is a whole number (a NumPy integer too), not True or False."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
 def named_columns(X, names: dict[str, str | None], model: str) -> dict[str, np.ndarray | None]:

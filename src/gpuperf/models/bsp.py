@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from gpuperf.errors import GpuperfError
-from gpuperf.models._columns import check_positive, defined_score, fractions, measured_times, named_columns
+from gpuperf.models._columns import (
+    check_positive, defined_score, fractions, measured_times, named_columns, real_number,
+)
 
 
 # The latencies, in cycles; and the inputs every BSP time needs (the others count as 0 when None).
@@ -74,8 +74,7 @@ class BspModel(RegressorMixin, BaseEstimator):
         cycles) or an input every BSP time needs names no column (None)."""
         for name in ("cycles_per_instruction", *COSTS):
             value = getattr(self, name)
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) \
-                    or not 0 <= value < np.inf:
+            if not real_number(value) or not 0 <= value < np.inf:
                 raise GpuperfError(f"BspModel: {name} must be a finite number of at least 0 (cycles), got {value!r}")
         unnamed = [role for role in REQUIRED if getattr(self, role) is None]
         if unnamed:

@@ -9,7 +9,6 @@ predicts a time; :func:`make_model` builds one by name.
 from __future__ import annotations
 
 import inspect
-import numbers
 
 import numpy as np
 import pandas as pd
@@ -28,6 +27,7 @@ from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted, column_or_1d, has_fit_parameter, validate_data
 
 from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.models._columns import real_number, whole_number
 from gpuperf.models.m5p import M5PRegressor
 
 MODEL_NAMES = ("linear", "svr_linear", "svr_rbf", "random_forest", "gbt", "m5p", "pca_knn")
@@ -139,8 +139,7 @@ def check_bound_factor(bound_factor: float | None, who: str) -> None:
     saved model's bounds are finite numbers), or None for no bounds."""
     if bound_factor is None:
         return
-    if isinstance(bound_factor, (bool, np.bool_)) or not isinstance(bound_factor, numbers.Real) \
-            or not 1 <= bound_factor < np.inf:
+    if not real_number(bound_factor) or not 1 <= bound_factor < np.inf:
         raise GpuperfError(f"{who}: bound_factor must be a finite number at least 1 (or None for no bounds), "
                            f"got {bound_factor!r}")
 
@@ -223,7 +222,7 @@ class PcaKnnRegressor(RegressorMixin, BaseEstimator):
             raise GpuperfError(f"PcaKnnRegressor: variance {variance!r} is the fraction of the variance the kept "
                                "components explain: a number in (0, 1]")
         k = self.n_neighbors
-        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
+        if not whole_number(k) or k < 1:
             raise GpuperfError(f"PcaKnnRegressor: n_neighbors {k!r} is how many training rows each prediction "
                                "averages: a whole number of at least 1")
         X, y = validate_data(self, X, y, y_numeric=True)

@@ -3,7 +3,6 @@ normalised mutual information ranking (LIFT paper)."""
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 import pandas as pd
@@ -15,6 +14,7 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from gpuperf.errors import GpuperfError
+from gpuperf.models._columns import real_number, whole_number
 
 
 def spearman_scores(X, y) -> np.ndarray:
@@ -89,10 +89,9 @@ class SpearmanClusterSelector(SelectorMixin, BaseEstimator):
         """Keep the features whose |Spearman r| with ``y`` reaches the threshold, cluster them and
         select the highest-variance feature of each cluster."""
         X, y = validate_data(self, X, y, y_numeric=True)
-        if isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)) or self.k < 1:
+        if not whole_number(self.k) or self.k < 1:
             raise GpuperfError(f"SpearmanClusterSelector: k must be a whole number of at least 1, got {self.k!r}")
-        if isinstance(self.threshold, bool) or not isinstance(self.threshold, numbers.Real) \
-                or not 0 <= self.threshold:
+        if not real_number(self.threshold) or not 0 <= self.threshold:
             raise GpuperfError(f"SpearmanClusterSelector: threshold must be a number of at least 0 (an |r|), "
                                f"got {self.threshold!r}")
         if self.method not in LINKAGE_METHODS:
@@ -157,7 +156,7 @@ def normalised_mutual_information(x, y, bins: int = 10) -> float:
 
 
 def _check_bins(bins: int) -> None:
-    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 2:
+    if not whole_number(bins) or bins < 2:
         raise GpuperfError(f"normalised_mutual_information: bins must be a whole number of at least 2, got {bins!r}")
 
 
