@@ -13,8 +13,8 @@ from gpuperf.models._columns import (
 
 
 # The latencies, in cycles; and the inputs every BSP time needs (the others count as 0 when None).
-COSTS = ("global_latency", "l1_latency", "l2_latency", "shared_latency")
-REQUIRED = ("threads", "instructions", "global_loads", "global_stores", "clock_hz", "cores")
+LATENCIES = ("global_latency", "l1_latency", "l2_latency", "shared_latency")
+REQUIRED_COLUMNS = ("threads", "instructions", "global_loads", "global_stores", "clock_hz", "cores")
 
 
 class BspModel(RegressorMixin, BaseEstimator):
@@ -72,11 +72,11 @@ class BspModel(RegressorMixin, BaseEstimator):
     def _check_parameters(self) -> None:
         """An error where a cost is not a finite number of at least 0 (cycles per instruction, latencies in
         cycles) or an input every BSP time needs names no column (None)."""
-        for name in ("cycles_per_instruction", *COSTS):
+        for name in ("cycles_per_instruction", *LATENCIES):
             value = getattr(self, name)
             if not real_number(value) or not 0 <= value < np.inf:
                 raise GpuperfError(f"BspModel: {name} must be a finite number of at least 0 (cycles), got {value!r}")
-        unnamed = [role for role in REQUIRED if getattr(self, role) is None]
+        unnamed = [role for role in REQUIRED_COLUMNS if getattr(self, role) is None]
         if unnamed:
             raise GpuperfError(f"BspModel: {', '.join(unnamed)} must name a column")
 
