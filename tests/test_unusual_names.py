@@ -135,3 +135,15 @@ def test_a_300_character_kernel_name_keeps_the_heat_map_readable(tmp_path, capsy
     from gpuperf.evaluation.report import tick_labels
 
     assert "".join(tick_labels([long_name])[0].split("\n")) == long_name  # whole, over several lines
+
+
+def test_a_variant_or_kernel_spec_written_as_r_writes_a_missing_value_is_none(tmp_path):
+    """R's write.csv writes a missing value as NA: a plain kernel's variant or kernel_spec cell read 'NA' as a
+    variant label ("variant 'empty[NA]': 'NA' is not param=value"), where it had read no variant."""
+    from gpuperf.datasets.tables import read_csv
+
+    path = tmp_path / "r.csv"
+    path.write_text('"kernel","variant","kernel_spec","n","time_s"\n"NA",NA,NA,4096,2e-6\n"empty",NULL,"empty",8192,3e-6\n')
+    frame = read_csv(path)
+    assert frame["kernel"].tolist() == ["NA", "empty"]  # a kernel's name stays as written
+    assert frame["variant"].isna().all() and frame["kernel_spec"].isna().tolist() == [True, False]

@@ -168,12 +168,16 @@ def _read_csv(path: Path, **options) -> pd.DataFrame:
 
 # Columns holding names (kernels, GPUs, variant labels): text as written, never a number or a missing value.
 NAME_COLUMNS = ("kernel", "variant", "gpu", "device", "source", "kernel_spec", "kernel_full_name", "gpu_label")
+# Of those, the columns whose names are never a missing-value word (a variant label is param=value, a kernel_spec a
+# kernel's spec): there a cell pandas reads as missing (R's NA, NULL, N/A) stays missing, no variant or spec.
+OPTIONAL_NAME_COLUMNS = ("variant", "kernel_spec")
 
 
 def _names_as_written(frame: pd.DataFrame, path: Path, options: dict) -> pd.DataFrame:
     """``frame`` with its name columns (:data:`NAME_COLUMNS`) read again as the text the file holds, only an
     empty cell being missing: a kernel named ``007``, ``1e3`` or ``nan`` keeps its name, and ``01`` and ``1``
-    stay two kernels, where pandas would read 7.0, 1000.0, a missing value, and 1 twice."""
+    stay two kernels, where pandas would read 7.0, 1000.0, a missing value, and 1 twice. In
+    :data:`OPTIONAL_NAME_COLUMNS` a missing value as pandas reads it (``NA``) stays missing."""
     positions = [position for position, name in enumerate(frame.columns) if name in NAME_COLUMNS
                  and not _all_text(frame.iloc[:, position])]
     if not positions:
@@ -186,7 +190,10 @@ def _names_as_written(frame: pd.DataFrame, path: Path, options: dict) -> pd.Data
         return frame
     frame = frame.copy()
     for position, (_, cells) in zip(positions, text.items()):
-        frame.isetitem(position, cells.loc[frame.index].replace("", np.nan))
+        written = cells.loc[frame.index].replace("", np.nan)
+        if frame.columns[position] in OPTIONAL_NAME_COLUMNS:
+            written = written.where(frame.iloc[:, position].notna())
+        frame.isetitem(position, written)
     return frame
 
 
