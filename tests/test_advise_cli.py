@@ -879,3 +879,14 @@ def test_json_notes_carry_every_note_said_while_advising(tmp_path, capsys):
     out, err = capsys.readouterr()
     note = f"{tmp_path / 'mine.csv'}: the measured time is time_ms, taken as time_s in seconds (ms converted)"
     assert json.loads(out)["notes"] == [note] and f"note: {note}" in err
+
+
+def test_advise_profile_refuses_an_empty_gpu_as_import_does(capsys):
+    """--gpu "$GPU" with the variable unset: advise --profile said "--gpu : ... row 1 was profiled on the RTX
+    A4000" (a GPU named '' contradicting the profile's), where import says the option is empty."""
+    from pathlib import Path
+
+    profile = Path(__file__).parent / "data" / "ncu_raw.csv"
+    assert main(["advise", "--profile", str(profile), "--gpu", ""]) == 2
+    assert capsys.readouterr().err == (f"gpuperf: error: {profile}: --gpu is empty; name the GPU the times were "
+                                       "taken on, or leave --gpu out\n")

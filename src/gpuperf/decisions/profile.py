@@ -166,8 +166,10 @@ def read_profile(path: str | Path, row: int = 1, gpu: str | None = None) -> dict
     Compute CSV as the profiler wrote it (``gpu`` names its GPU where the profile does not)."""
     from gpuperf.datasets import BUNDLED, load_dataset
     from gpuperf.datasets.bundled import data_table
+    from gpuperf.datasets.profiler_csv import refuse_empty_gpu
     from gpuperf.datasets.tables import PARQUET_SUFFIXES, read_csv, read_table_file
 
+    refuse_empty_gpu(gpu, str(path))  # --gpu "$GPU", the variable unset: said as import says it
     path = Path(path) if str(path) in BUNDLED else data_table(path)  # data/NAME.csv.gz: the bundled data's file
     if not path.exists() and str(path) in BUNDLED:
         table = load_dataset(str(path))
