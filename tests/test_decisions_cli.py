@@ -841,3 +841,14 @@ def test_a_caches_whole_float_settings_come_back_as_floats_to_paste_back(tmp_pat
     assert main(argv) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if re.match(r"│ \d+ +│", line)]
     assert rows and all(re.match(r"│ \d+ +│ (32|64) +│ (1|2)\.0 +│", line) for line in rows), rows
+
+
+@pytest.mark.parametrize("command", ["explore", "ask"])
+@pytest.mark.parametrize("blank", ["", " "])
+def test_a_blank_target_is_refused_not_read_as_the_default_column(command, blank, tmp_path, capsys):
+    """explore --target "$COL" with the variable unset explored the default time column, saying nothing."""
+    space = write_space(tmp_path / "space.csv", (7, 4))
+    assert main([command, space, "--params", "bx,tile", "--target", blank, "--json"]) == 2
+    captured = capsys.readouterr()
+    assert "--target is empty; name the time column, or leave --target out for the default" in captured.err
+    assert captured.out == ""

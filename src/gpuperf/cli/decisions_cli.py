@@ -13,7 +13,7 @@ import typer
 
 from gpuperf.cli.output import (
     at_least, boards_note, checked_seed, claimed_output, csv_output_name, is_empty_claim, new_output_file, nothing_to_resume, output_lock, parse_params,
-    print_json, print_table, refuse_model_name, refuse_surrogate_file, report_folder, shown_if_unreported, with_notes,
+    not_blank, print_json, print_table, refuse_model_name, refuse_surrogate_file, report_folder, shown_if_unreported, with_notes,
 )
 from gpuperf.errors import GpuperfError, counted, unknown_name_error
 from gpuperf.progress import progress_bar
@@ -52,6 +52,7 @@ def explore_command(
 ) -> None:
     """Simulate exploring a measured variant space in predicted-best-first order."""
     checked_seed(seed)
+    not_blank("--target", target, "the time column")
     refuse_surrogate_file(model, "explore", SAVED_MODELS_PREDICT.format(model=model))
     at_least("--budget", budget, 1)
     from gpuperf.decisions.exploration import explore, result_summary
@@ -199,6 +200,7 @@ def ask_command(
     )
 
     at_least("--count", count, 1)
+    not_blank("--target", target, "the time column")
     refuse_surrogate_file(model, "ask", SAVED_MODELS_PREDICT.format(model=model))
     if is_kernel_tuner_cache(space):
         raise GpuperfError(f"{space}: a Kernel Tuner cache holds only the configurations that ran; list every "

@@ -147,6 +147,15 @@ def at_least(option: str, value: int | None, least: int) -> None:
         raise GpuperfError(f"{option} {value}: must be at least {least}")
 
 
+def not_blank(option: str, value: str | None, names: str) -> None:
+    """An error where ``option`` is given but blank (``--target "$COL"``, the variable unset): ``names``
+    says what it should name; left out, the command picks its default."""
+    from gpuperf.errors import GpuperfError
+
+    if value is not None and not value.strip():
+        raise GpuperfError(f"{option} is empty; name {names}, or leave {option} out for the default")
+
+
 def checked_seed(seed: int) -> int:
     """``--seed`` as given; a negative one (NumPy's generators take none) is an error."""
     from gpuperf.errors import GpuperfError
