@@ -140,3 +140,29 @@ def test_gpu_distance_is_the_rms_of_scaled_log_descriptors_plus_one_per_mismatch
     spread = np.array([logs(gpu) for gpu in SPREAD_GPUS]).std(axis=0)
     squared = float(np.mean(((logs(a) - logs(b)) / spread) ** 2))
     assert gpu_distance(a, b) ** 2 == pytest.approx(squared + mismatches, rel=1e-12)
+
+
+def test_the_distance_unit_follows_a_changed_gpuperf_gpus_in_a_running_process(monkeypatch, tmp_path):
+    """A user's entry replacing one of SPREAD_GPUS moves the unit; the unit was cached for the life of the
+    process, so a notebook that set GPUPERF_GPUS after a first distance kept the old one."""
+    from gpuperf.decisions.gpu_similarity import DESCRIPTORS, SPREAD_GPUS, _spread
+    from gpuperf.hardware.specs import get_gpu
+
+    def unit():
+        return np.array([[math.log(getattr(get_gpu(name), d)) for d in DESCRIPTORS] for name in SPREAD_GPUS]).std(axis=0)
+
+    before = gpu_distance("RTX 3090", "RTX A6000")
+    h200 = get_gpu("H200")
+    fields = {d: getattr(h200, d) for d in DESCRIPTORS if d != "shared_memory_per_sm_bytes"}
+    fields["sms"], fields["peak_f32_gflops"] = h200.sms * 8, h200.peak_f32_gflops * 8
+    lines = [f"{key} = {value!r}" for key, value in fields.items()]
+    (tmp_path / "h200.toml").write_text("\n".join([
+        "[[gpu]]", 'name = "H200"', f'vendor = "{h200.vendor}"', f'architecture = "{h200.architecture}"',
+        f'compute_capability = "{h200.compute_capability}"', f"memory_gb = {h200.memory_gb!r}", *lines,
+        f"shared_memory_per_sm_bytes = {h200.shared_memory_per_sm_bytes}", 'source = "a user\'s own entry"', ""]))
+    monkeypatch.setenv("GPUPERF_GPUS", str(tmp_path / "h200.toml"))
+    assert get_gpu("H200").sms == h200.sms * 8
+    np.testing.assert_allclose(_spread(), unit())
+    assert gpu_distance("RTX 3090", "RTX A6000") != pytest.approx(before, rel=1e-9)
+    monkeypatch.delenv("GPUPERF_GPUS")
+    assert gpu_distance("RTX 3090", "RTX A6000") == pytest.approx(before, rel=1e-12)

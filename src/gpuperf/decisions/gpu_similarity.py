@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gpuperf.hardware.specs import GpuSpec, canonical_gpu_name, get_gpu
+from gpuperf.hardware.specs import GpuSpec, canonical_gpu_name, descriptors_state, get_gpu
 
 DESCRIPTORS = (
     "sms",
@@ -42,8 +42,15 @@ def _log_descriptors(spec: GpuSpec) -> np.ndarray:
     return np.array([math.log(getattr(spec, name)) for name in DESCRIPTORS])
 
 
-@functools.cache
 def _spread() -> np.ndarray:
+    """The standard deviation of each log descriptor over ``SPREAD_GPUS`` as described now (a user's
+    ``GPUPERF_GPUS`` entry may replace one of them: read again when the variable or its files change)."""
+    return _spread_for(descriptors_state())
+
+
+@functools.cache
+def _spread_for(state: tuple) -> np.ndarray:
+    """:func:`_spread`; ``state`` (:func:`descriptors_state`) is part of the cache's key alone."""
     values = np.array([_log_descriptors(get_gpu(name)) for name in SPREAD_GPUS])
     spread = values.std(axis=0)
     return np.where(spread > 0, spread, 1.0)
