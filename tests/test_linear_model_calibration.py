@@ -551,3 +551,24 @@ def test_predict_table_counts_a_campaign_exports_kernels_for_a_calibrated_model(
     again = tmp_path / "again.csv"
     assert main(["predict-table", str(out), "--model", str(model_path), "--out", str(again)]) == 0
     pd.testing.assert_frame_equal(pd.read_csv(again), pd.read_csv(out))
+
+
+def test_features_and_predict_note_a_kernel_loopy_refuses_to_generate(tmp_path: Path, capsys) -> None:
+    """A kernel reading a[k] for k < m on an array of n: measure reports loopy's refusal as a compile
+    failure, while features and predict gave numbers with no word of it."""
+    from gpuperf.datasets.bundled import data_dir
+
+    kernel = f"{Path(__file__).parent / 'data' / 'feature_kernels.py'}:sum_past_the_array"
+    said = ("note: loopy refuses to generate this kernel's code (LoopyIndexError: 'a[k]' in instruction "
+            "'insn_k_update' accesses out-of-bounds array element")
+    assert main(["features", kernel, "-p", "n=32", "-p", "m=16", "--json"]) == 0
+    err = capsys.readouterr().err
+    assert said in err and err.strip().endswith("the features are for a kernel that cannot run as generated")
+    model = tmp_path / "h100.json"
+    assert main(["calibrate", "--table", str(data_dir() / "linear_model_h100.csv.gz"), "--out", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["predict", kernel, "-p", "n=32", "-p", "m=64", "--model", str(model), "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert len(notes) == 1 and notes[0].startswith(said[len("note: "):])
+    assert notes[0].endswith("so measure reports a compile failure: the time is for a kernel that cannot run as generated")
+    assert get_kernel("vector_copy").generation_refusal is None

@@ -442,3 +442,12 @@ def sibling_group_loops():
                        lang_version=(2018, 2), name="sibling_group_loops")
     k = lp.split_iname(k, "i", 32, outer_tag="g.0", inner_tag="l.0")
     return lp.split_iname(k, "k", 32, outer_tag="g.0", inner_tag="l.0")
+
+
+def sum_past_the_array():
+    """out[i] = sum over k < m of a[k], a of length n: out of bounds unless m <= n, which loopy cannot
+    establish, so it refuses to generate the code at any sizes."""
+    k = lp.make_kernel("{[i,k]: 0<=i<n and 0<=k<m}", "out[i] = sum(k, a[k])",
+                       [lp.GlobalArg("a,out", np.float32, shape=("n",)), lp.ValueArg("n,m", np.int32)],
+                       assumptions="n >= 1 and m >= 1", lang_version=(2018, 2), name="sum_past_the_array")
+    return lp.split_iname(k, "i", 32, outer_tag="g.0", inner_tag="l.0")

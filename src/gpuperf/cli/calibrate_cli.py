@@ -170,13 +170,17 @@ def launch_note(kernel, sizes: dict, metadata: dict) -> str | None:  # noqa: ANN
 
 def generated_note(kernel, sizes: dict, metadata: dict) -> str | None:  # noqa: ANN001 - a Kernel
     """A note where gpuperf would not run the kernel at these sizes as generated (measure refuses them):
-    its int32 indices wrap, or, for a model calibrated through CUDA, its grid passes CUDA's limits."""
+    its int32 indices wrap, or, for a model calibrated through CUDA, its grid passes CUDA's limits; or loopy
+    refuses to generate its code at all."""
     from gpuperf.measure.timing import generated_launch_problem
 
     problem = generated_launch_problem(kernel, sizes, cuda=str(metadata.get("device") or "").startswith("cuda"))
-    if problem is None:
-        return None
-    return f"measure would refuse this launch ({problem}): the time is for a kernel that cannot run as generated"
+    if problem is not None:
+        return f"measure would refuse this launch ({problem}): the time is for a kernel that cannot run as generated"
+    if kernel.generation_refusal is not None:
+        return (f"loopy refuses to generate this kernel's code ({kernel.generation_refusal}), so measure reports a "
+                "compile failure: the time is for a kernel that cannot run as generated")
+    return None
 
 
 def register(app: typer.Typer) -> None:

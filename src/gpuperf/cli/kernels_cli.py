@@ -138,7 +138,8 @@ def features(
 
 def refused_launch_note(knl: Any, sizes: dict[str, int], nvidia: bool) -> None:
     """Say where measure would refuse the kernel at ``sizes`` as generated, as predict does: its int32
-    indices wrap, or (for an NVIDIA GPU, or none named) its grid or blocks pass CUDA's limits."""
+    indices wrap, or (for an NVIDIA GPU, or none named) its grid or blocks pass CUDA's limits; or
+    loopy refuses to generate its code at all (:attr:`~gpuperf.kernels.Kernel.generation_refusal`)."""
     from gpuperf.measure.timing import generated_launch_problem
 
     problem, through = generated_launch_problem(knl, sizes), ""
@@ -147,6 +148,10 @@ def refused_launch_note(knl: Any, sizes: dict[str, int], nvidia: bool) -> None:
     if problem is not None:
         print(f"note: measure would refuse this launch{through} ({problem}): the features are for a kernel that "
               "cannot run as generated", file=sys.stderr)
+    refusal = knl.generation_refusal
+    if refusal is not None:
+        print(f"note: loopy refuses to generate this kernel's code ({refusal}), so measure reports a compile "
+              "failure: the features are for a kernel that cannot run as generated", file=sys.stderr)
 
 
 def warp_note(descriptor: Any) -> None:

@@ -541,6 +541,23 @@ class Kernel:
                 "not lp.add_and_infer_dtypes"
             ) from None
 
+    @cached_property
+    def generation_refusal(self) -> str | None:
+        """Why loopy's checks before linearization refuse the program, in one line (an access it cannot
+        prove in bounds at every size, such as ``a[k]`` for ``k < m`` on an array of ``n``; a write race),
+        or None. Such a kernel fails to compile at any sizes. The checks code generation makes on the
+        linearized program (an unused group axis) are not run: they cost a schedule."""
+        from loopy.check import pre_schedule_checks
+
+        printed = io.StringIO()  # loopy prints a program that fails its checks: not on gpuperf's output
+        try:
+            with contextlib.redirect_stdout(printed):
+                pre_schedule_checks(lp.preprocess_program(self.program))
+        except Exception as exc:  # noqa: BLE001 - loopy and isl raise many types
+            reason = " ".join(str(exc).split("\n")[0].split()) or type(exc).__name__
+            return f"{type(exc).__name__}: {reason}"
+        return None
+
     def device_code(self, target: str = "opencl") -> str:
         """Generated device source: ``opencl`` or ``cuda``."""
         targets = {"opencl": lp.OpenCLTarget, "cuda": lp.CudaTarget}
