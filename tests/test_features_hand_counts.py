@@ -145,7 +145,8 @@ def test_warp_access_summary_weights_accesses_by_their_warp_requests():
     def acc(var, stride, count, lanes=None):
         return NS(record=NS(space="global", problem=None, variable=var, direction="load", instruction="", itemsize=4,
                             lanes=lanes, vector=1, padded_vector=1),
-                  count=count, lid_strides={0: stride}, offset=None, outer=None, lanes=lanes, share=1.0)
+                  count=count, lane_accesses=count, lid_strides={0: stride}, offset=None, outer=None, lanes=lanes,
+                  share=1.0)
     s = warp_access_summary(NS(local=(64, 1, 1), accesses=[acc("a", 1, 6400, half), acc("b", 2, 6400)]))
     assert [a.requests for a in s.accesses] == [100, 200]
     assert s.cache_lines_per_warp_access == pytest.approx((100 * 1 + 200 * 2) / 300)
@@ -173,12 +174,14 @@ def test_a_fetch_pass_counts_only_the_lanes_it_runs_on():
 def test_a_fetch_pass_whose_extent_depends_on_the_sizes_still_counts_only_its_lanes():
     """Without n known to divide 16, the fetch's passes are ``min`` expressions of n; at n = 4096 they
     are the same two (16 lanes, then 2) as tile_fetch's: 18 loads per group of 16. At n = 10 the one
-    group's tile is 12 floats, one pass: the box count (every lane of the pass) is kept."""
+    group's tile is 12 floats, one pass: the box count (every lane of the pass, the 4 past the array's
+    end too, as every lane of the group stores out[i]) is kept."""
     at_4096 = features("tile_fetch_any_n")
     assert at_4096["global_loads_per_thread"] == at_4096["local_stores_per_thread"] == 18 / 16
     assert at_4096["sectors_per_warp_access"] == pytest.approx(features("tile_fetch")["sectors_per_warp_access"])
     at_10 = extract_features(get_kernel(f"{KERNELS}:tile_fetch_any_n"), {"n": 10})
-    assert at_10["global_loads_per_thread"] == 12 / 16 and at_10["threads"] == 16
+    assert at_10["global_loads_per_thread"] == at_10["local_stores_per_thread"] == 16 / 16 and at_10["threads"] == 16
+    assert at_10["global_stores_per_thread"] == 1 and at_10["global_loads"] == 12  # the total: loopy's box
 
 
 def _lanes_by_size(name: str, sizes: dict[str, int]) -> dict:
@@ -681,3 +684,23 @@ def test_a_loop_over_the_whole_grid_beside_a_shorter_one_needs_no_guard(m):
     counted = extract_features(kernel, {"n": 64, "m": m})
     assert counted["ifs_per_thread"] == 1 and counted["threads"] == 64 and counted["work_groups"] == 2
     assert counted["global_loads_per_thread"] == (64 + m) / 64
+
+
+@pytest.mark.parametrize("n", [1, 100, 255, 256, 300])
+def test_below_one_work_group_the_lanes_past_the_problems_edge_still_count(n):
+    """copy_any_n at n = 100: one group of 256 work-items, 100 of them copying. The lanes the
+    edge switches off counted in the groups past the first (n = 300: 512 lanes, 1 load each) but not in
+    the first (n = 100: 100 / 256 = 0.39 loads per thread), while the per-warp features counted all 8 warps."""
+    counted = extract_features(get_kernel(f"{KERNELS}:copy_any_n"), {"n": n})
+    assert counted["global_loads_per_thread"] == counted["global_stores_per_thread"] == 1.0
+    assert counted["sectors_per_warp_access"] == 4.0
+    assert counted["global_loads"] == (n if n <= 256 else 256 * -(-n // 256))  # the total: loopy's box
+
+
+def test_below_one_work_group_a_rows_loop_counts_every_lane_as_its_flops_do():
+    """row_sums_any_n at n = 5, m = 7 (groups of 32): 7 adds, 7 loads and 7 loop passes per work-item, every
+    lane of the group counted in each; loop_iterations_per_thread and the loads were 5 x 7 / 32 = 1.09."""
+    counted = extract_features(get_kernel(f"{KERNELS}:row_sums_any_n"), {"n": 5, "m": 7})
+    assert counted["flops_per_thread"] == counted["loop_iterations_per_thread"] == 7.0
+    assert counted["global_loads_per_thread"] == 7.0 and counted["global_stores_per_thread"] == 1.0
+    assert counted["flops"] == 32 * 7 and counted["global_loads"] == 5 * 7  # totals: loopy's counts

@@ -289,8 +289,8 @@ def test_a_float4_access_is_one_warp_request_per_32_work_items():
 def _summary_access(variable: str, direction: str, stride, count: float):  # noqa: ANN001, ANN202
     record = NS(space="global", problem=None, variable=variable, direction=direction, instruction="", itemsize=4,
                 lanes=None, vector=1, padded_vector=1)
-    return NS(record=record, count=count, lid_strides={0: stride}, offset=None, outer=None, lanes=None,
-              share=1.0)
+    return NS(record=record, count=count, lane_accesses=count, lid_strides={0: stride}, offset=None, outer=None,
+              lanes=None, share=1.0)
 
 
 def test_a_fractional_lane_stride_is_not_analysable():

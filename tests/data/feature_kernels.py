@@ -451,3 +451,19 @@ def sum_past_the_array():
                        [lp.GlobalArg("a,out", np.float32, shape=("n",)), lp.ValueArg("n,m", np.int32)],
                        assumptions="n >= 1 and m >= 1", lang_version=(2018, 2), name="sum_past_the_array")
     return lp.split_iname(k, "i", 32, outer_tag="g.0", inner_tag="l.0")
+
+
+def copy_any_n():
+    """b[i] = a[i] over groups of 256 work-items, n not known to divide 256 (below one group at n < 256)."""
+    k = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = a[i]",
+                       [lp.GlobalArg("a,b", np.float32, shape=("n",)), lp.ValueArg("n", np.int32)],
+                       lang_version=(2018, 2), name="copy_any_n")
+    return lp.split_iname(k, "i", 256, outer_tag="g.0", inner_tag="l.0")
+
+
+def row_sums_any_n():
+    """out[i] = sum over j < m of a[i, j], rows i over groups of 32 work-items, n not known to divide 32."""
+    k = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<m}", "out[i] = sum(j, a[i, j])",
+                       [lp.GlobalArg("a", np.float32, shape=("n", "m")), lp.GlobalArg("out", np.float32, shape=("n",)),
+                        lp.ValueArg("n,m", np.int32)], lang_version=(2018, 2), name="row_sums_any_n")
+    return lp.split_iname(k, "i", 32, outer_tag="g.0", inner_tag="l.0")

@@ -172,7 +172,7 @@ def access_lines(access: EvaluatedAccess, local: tuple[int, int, int]) -> Access
         reason = "a local-id stride is not a whole number of elements"
     group = local[0] * local[1] * local[2]
     # a float4 access: one request for its four elements; loops bounded by one another (j <= k): their passes
-    accesses = access.count * access.share / record.vector
+    accesses = access.lane_accesses * access.share / record.vector  # every lane below one group too
     requests = accesses * math.ceil(group / WARP_SIZE) / group
     if access.lanes is not None:
         requests = accesses / access.lanes.box * access.lanes.warps

@@ -40,7 +40,7 @@ from gpuperf.features.lanes import LaneMask, LaneRecipe, PassRecipe, mask_at_siz
 from gpuperf.kernels.kernel import constants_as_global
 
 SUBGROUP_SIZE = 32
-FORMAT_VERSION = 11  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
+FORMAT_VERSION = 12  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
 
 
 def dtype_name(dtype: Any) -> str:
@@ -81,6 +81,8 @@ class AccessRecord:
     passes: PassRecipe | None = None  # its sequential loops bounded by one another: the share of the box they run
     vector: int = 1  # elements one access moves (a float4 access: 4 of ``count``'s elements)
     atomic: bool = False  # the load or store of an atomic update (a read-modify-write by the memory system)
+    lane_count: Expr | None = None  # ``count`` with every lane of the work-groups, where the sizes clip a local
+    # iname's box (below one group); None: the same as ``count``. The per-work-item features count these lanes.
 
     @property
     def padded_vector(self) -> int:
@@ -104,6 +106,7 @@ class SymbolicCounts:
     method: str  # "fast" | "loopy"
     notes: tuple[str, ...] = ()
     assumptions: str = ""  # the kernel's assumptions (isl syntax): sizes must satisfy them
+    loop_iterations_lanes: Expr | None = None  # as loop_iterations, every lane of the work-groups (None: the same)
     _compiled: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -116,13 +119,15 @@ class SymbolicCounts:
         exprs: list[Expr] = list(self.ops.values())
         for access in self.accesses:
             exprs.append(access.count)
+            exprs.append(access.count if access.lane_count is None else access.lane_count)
             exprs.extend(0 if s is None else s for _, s in access.lid_strides)
             exprs.append(0 if access.offset is None else access.offset)
             exprs.extend(value for triple in access.outer or () for value in triple)
             exprs.append(0 if access.lanes is None or access.lanes.box_at_sizes is None else access.lanes.box_at_sizes)
         exprs.extend(self.syncs.values())
         exprs.extend(self.groups)
-        exprs.extend(0 if e is None else e for e in (self.branches, self.loop_iterations))
+        lanes = self.loop_iterations if self.loop_iterations_lanes is None else self.loop_iterations_lanes
+        exprs.extend(0 if e is None else e for e in (self.branches, self.loop_iterations, lanes))
         exprs.append(self.local_memory_bytes)
         return exprs
 
@@ -141,7 +146,7 @@ class SymbolicCounts:
         ops = {key: next(numbers) for key in self.ops}
         accesses = []
         for access in self.accesses:
-            count = next(numbers)
+            count, lane_count = next(numbers), next(numbers)
             strides = {}
             for axis, stride in access.lid_strides:
                 value = next(numbers)  # one number per stride, as in _expressions()
@@ -161,11 +166,12 @@ class SymbolicCounts:
                     masked=masked,
                     at_sizes=at_sizes,
                     share=pass_share(access.passes, values),
+                    lane_count=lane_count,
                 )
             )
         syncs = {key: next(numbers) for key in self.syncs}
         groups = tuple(next(numbers) for _ in range(3))
-        branches, loops = next(numbers), next(numbers)
+        branches, loops, lane_loops = next(numbers), next(numbers), next(numbers)
         return Evaluated(
             counts=self,
             ops=ops,
@@ -176,6 +182,7 @@ class SymbolicCounts:
             branches=None if self.branches is None else branches,
             loop_iterations=None if self.loop_iterations is None else loops,
             local_memory_bytes=next(numbers),
+            loop_iterations_lanes=None if self.loop_iterations is None else lane_loops,
         )
 
     def evaluate(self, sizes: Mapping[str, Any]) -> dict[str, float]:
@@ -209,6 +216,12 @@ class EvaluatedAccess:
     masked: bool = True  # whether the record's lane mask holds at these sizes
     at_sizes: LaneMask | None = None  # where it does not: the mask built at these sizes (the record's recipe)
     share: float = 1.0  # the share of ``count`` (loopy's box) its sequential loops bounded by one another run
+    lane_count: float | None = None  # ``count`` with every lane of the work-groups (None: ``count``)
+
+    @property
+    def lane_accesses(self) -> float:
+        """``count`` with the lanes the problem's edge switches off below one work-group counted, as past it."""
+        return self.count if self.lane_count is None else self.lane_count
 
     @property
     def lanes(self) -> LaneMask | None:
@@ -242,6 +255,7 @@ class Evaluated:
     branches: float | None
     loop_iterations: float | None
     local_memory_bytes: float
+    loop_iterations_lanes: float | None = None  # as loop_iterations, every lane of the work-groups
 
     @property
     def global_size(self) -> tuple[int, int, int]:
@@ -359,6 +373,7 @@ def loopy_counts(program: lp.TranslationUnit) -> SymbolicCounts:
         loop_iterations=structure.loop_iterations,
         local_memory_bytes=structure.local_memory_bytes,
         method="loopy",
+        loop_iterations_lanes=structure.loop_iterations_lanes,
         notes=tuple(notes),
         assumptions=str(program.default_entrypoint.assumptions),
     )

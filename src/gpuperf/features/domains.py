@@ -85,6 +85,7 @@ class Component:
     names: tuple[str, ...]
     domain: isl.BasicSet
     guards: dict[frozenset[str], bool] = field(default_factory=dict)
+    edge_free: dict[tuple[str, frozenset[str]], Expr] = field(default_factory=dict)  # lane_extent's answers
 
     @cached_property
     def index(self) -> dict[str, int]:
@@ -107,6 +108,28 @@ class Component:
                 length = Max((0, length))
             result[name] = length if stride == 1 else length // stride
         return result
+
+    def lane_extent(self, name: str, local: frozenset[str]) -> Expr:
+        """``name``'s extent without the constraints that tie one of the ``local`` inames to a size
+        parameter (the problem's edge), as an expression of the sizes."""
+        key = (name, local & set(self.index))
+        if key not in self.edge_free:
+            basic = self.domain.remove_divs()
+            params = basic.dim(isl.dim_type.param)
+            kept = isl.BasicSet.universe(basic.space)
+            for constraint in basic.get_constraints():
+                edge = constraint.involves_dims(isl.dim_type.param, 0, params) and any(
+                    constraint.involves_dims(SET, self.index[n], 1) for n in local if n in self.index)
+                if not edge:
+                    kept = kept.add_constraint(constraint)
+            as_set, pos = kept.to_set(), self.index[name]
+            if not as_set.project_out_except([name], [SET]).is_bounded():  # bounded by a size alone (i < n)
+                self.edge_free[key] = self.extents[name]
+                return self.edge_free[key]
+            size = as_set.dim_max(pos).sub(as_set.dim_min(pos)).add_constant_val(isl.Val.one(self.domain.get_ctx()))
+            length = pw_aff_to_expr(size.coalesce())
+            self.edge_free[key] = length if isinstance(length, int) else Max((0, length))
+        return self.edge_free[key]
 
     @cached_property
     def firsts(self) -> dict[str, Expr]:
@@ -233,7 +256,7 @@ class Domains:
 
     def __init__(self, kernel: lp.LoopKernel) -> None:
         self.kernel = kernel
-        self._counts: dict[frozenset[str], Expr] = {}
+        self._counts: dict[tuple[frozenset[str], bool], Expr] = {}
         self._guards: dict[frozenset[str], bool] = {}  # parallel (or, for domain trees, all) inames
 
     @cached_property
@@ -278,22 +301,38 @@ class Domains:
         """iname -> number of values it takes (box estimate), as an expression of the sizes."""
         return {name: c.extents[name] for name, c in self.components.items()}
 
+    @cached_property
+    def lane_extents(self) -> dict[str, Expr]:
+        """:attr:`extents` with the lanes the problem's edge switches off: a local iname's extent without
+        the constraints that tie it to a size parameter (``lid(0) + 256*gid(0) < n``: 256 lanes at n = 100,
+        below one group, where loopy's box has 100), as in the groups past the first. Other bounds keep
+        theirs (a loop ``x <= k < m`` still leaves lanes ``x >= m`` out)."""
+        local = frozenset(name for name in self.components if self.is_local(name))
+        return {name: self.components[name].lane_extent(name, local) if name in local and not isinstance(extent, int)
+                else extent for name, extent in self.extents.items()}
+
     def first(self, iname: str) -> Expr:
         """The smallest value ``iname`` takes."""
         return self.components[iname].firsts[iname]
 
-    def count(self, inames: frozenset[str]) -> Expr:
-        """Points of the domain projected onto ``inames`` (loopy's box estimate)."""
-        if inames not in self._counts:
+    def count(self, inames: frozenset[str], lanes: bool = False) -> Expr:
+        """Points of the domain projected onto ``inames`` (loopy's box estimate); with ``lanes``, its
+        local inames over their whole work-group (:attr:`lane_extents`)."""
+        if (inames, lanes) not in self._counts:
             missing = inames - set(self.components)
             if missing:
                 raise Unsupported(f"inames {', '.join(sorted(missing))} are not in the domain")
             if self._split is not None or not inames:
-                extents = self.extents
+                extents = self.lane_extents if lanes else self.extents
             else:
                 extents = projected_component(self.kernel, inames).extents
-            self._counts[inames] = product([extents[i] for i in sorted(inames)])
-        return self._counts[inames]
+                if lanes:  # a domain tree: the projection's local inames, the edge left out
+                    local = frozenset(i for i in inames if self.is_local(i))
+                    component = projected_component(self.kernel, inames)
+                    extents = {i: component.lane_extent(i, local) if i in local and not isinstance(e, int) else e
+                               for i, e in extents.items()}
+            self._counts[inames, lanes] = product([extents[i] for i in sorted(inames)])
+        return self._counts[inames, lanes]
 
     # -- launch grid --------------------------------------------------------------------------
     @cached_property
@@ -349,16 +388,17 @@ class Domains:
         values = [self.extents[i] for i in inames]
         if all(isinstance(v, int) for v in values):
             return max(values)
-        bounds = []
-        for iname in inames:
-            low, high = self.components[iname].bounds[iname]
-            size = high.sub(low).add_constant_val(isl.Val.one(high.get_ctx()))
-            try:
-                bound = aff_to_expr(static_max_of_pw_aff(size, constants_only=True, context=self.kernel.assumptions))
-            except StaticValueFindingError:
-                raise Unsupported(f"work-group size along {iname} is not a constant") from None
-            bounds.append(int(bound))
-        return max(bounds)
+        return max(self._static_extent(iname) for iname in inames)
+
+    def _static_extent(self, iname: str) -> int:
+        """The largest number of values ``iname`` takes at any sizes the assumptions allow (a constant)."""
+        low, high = self.components[iname].bounds[iname]
+        size = high.sub(low).add_constant_val(isl.Val.one(high.get_ctx()))
+        try:
+            bound = aff_to_expr(static_max_of_pw_aff(size, constants_only=True, context=self.kernel.assumptions))
+        except StaticValueFindingError:
+            raise Unsupported(f"work-group size along {iname} is not a constant") from None
+        return int(bound)
 
     @property
     def group_size(self) -> int:
@@ -374,9 +414,10 @@ class Domains:
             factors += [local[a] for a in range(3) if ("l", a) not in used]
         return product(factors)
 
-    def runs_per_workitem(self, inames: frozenset[str]) -> Expr:
-        """Executions of something inside ``inames``, counted once per work-item."""
-        return product([self.count(inames), self.unused_axes_factor(inames, local_too=True)])
+    def runs_per_workitem(self, inames: frozenset[str], lanes: bool = False) -> Expr:
+        """Executions of something inside ``inames``, counted once per work-item (loopy's box; with
+        ``lanes``, every lane of the work-groups, as :attr:`lane_extents`)."""
+        return product([self.count(inames, lanes), self.unused_axes_factor(inames, local_too=True)])
 
     def runs_per_group_item(self, inames: frozenset[str]) -> Expr:
         """Executions by every work-item of each work-group that runs ``inames``' outer part.

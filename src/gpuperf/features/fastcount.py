@@ -94,6 +94,7 @@ class Structure:
     loop_iterations: Expr | None
     local_memory_bytes: Expr
     notes: tuple[str, ...] = ()
+    loop_iterations_lanes: Expr | None = None  # as loop_iterations, every lane of the work-groups
 
 
 def _count(program: lp.TranslationUnit, kernel: lp.LoopKernel, preprocessed: bool) -> SymbolicCounts:
@@ -116,9 +117,9 @@ def _count(program: lp.TranslationUnit, kernel: lp.LoopKernel, preprocessed: boo
     accesses = []
     for (context, insn_id, _), (access, times) in grouped.items():
         if access.granularity == "workitem":
-            runs = domains.runs_per_workitem(context)
+            runs, lane_runs = domains.runs_per_workitem(context), domains.runs_per_workitem(context, lanes=True)
         else:
-            runs = domains.runs_per_group_item(context)
+            runs = lane_runs = domains.runs_per_group_item(context)
         pattern = access.pattern
         outer = outer_names = None
         if pattern.outer_strides is not None:
@@ -133,6 +134,7 @@ def _count(program: lp.TranslationUnit, kernel: lp.LoopKernel, preprocessed: boo
                 dtype=access.dtype,
                 itemsize=access.itemsize,
                 count=product([times, runs]),
+                lane_count=None if lane_runs == runs else product([times, lane_runs]),
                 lid_strides=pattern.lid_strides,
                 offset=pattern.offset,
                 outer=outer,
@@ -159,6 +161,7 @@ def _count(program: lp.TranslationUnit, kernel: lp.LoopKernel, preprocessed: boo
         loop_iterations=structure.loop_iterations,
         local_memory_bytes=structure.local_memory_bytes,
         method="fast",
+        loop_iterations_lanes=structure.loop_iterations_lanes,
         notes=structure.notes,
         assumptions=str(kernel.assumptions),
     )
@@ -171,7 +174,7 @@ def _structure(kernel: lp.LoopKernel, domains: Domains, walker: Walker | None) -
     if walker is not None:
         contexts |= set(walker.ops) | set(walker.accesses)
         for context, times in walker.conditionals.items():
-            branches.append(product([times, domains.runs_per_workitem(context)]))
+            branches.append(product([times, domains.runs_per_workitem(context, lanes=True)]))
     # Every work-item of a group that reaches a guard evaluates it, not just those it lets through.
     branches += [domains.runs_per_launch_item(inames) for inames in sorted(_guard_contexts(kernel, domains), key=sorted)]
     return Structure(
@@ -180,6 +183,8 @@ def _structure(kernel: lp.LoopKernel, domains: Domains, walker: Walker | None) -
         local=local,  # type: ignore[arg-type]
         branches=total(branches) if walker is not None else None,
         loop_iterations=_loop_iterations(contexts, domains, walker.unvectorised if walker is not None else set()),
+        loop_iterations_lanes=_loop_iterations(contexts, domains, walker.unvectorised if walker is not None else set(),
+                                               lanes=True),
         local_memory_bytes=_local_memory_bytes(kernel, walker.address_spaces if walker is not None else None),
     )
 
@@ -206,16 +211,17 @@ def _guard_contexts(kernel: lp.LoopKernel, domains: Domains) -> set[frozenset[st
 
 
 def _loop_iterations(contexts: set[frozenset[str]], domains: Domains,
-                     unvectorised: set[frozenset[str]] = frozenset()) -> Expr:
+                     unvectorised: set[frozenset[str]] = frozenset(), lanes: bool = False) -> Expr:
     """Executions of innermost sequential loop bodies, per launch in work-item units (a ``vec`` iname
-    is no loop, except in ``unvectorised`` contexts, which loopy unrolls)."""
+    is no loop, except in ``unvectorised`` contexts, which loopy unrolls); with ``lanes``, every lane of
+    the work-groups (:attr:`Domains.lane_extents`)."""
     nests: dict[frozenset[str], list[Expr]] = {}
     for context in sorted(contexts, key=sorted):  # a fixed order: the same answer in every process
         vector = domains.vector_inames if context not in unvectorised else frozenset()
         sequential = frozenset(i for i in context if i not in domains.hw_axes and i not in vector
                                and domains.extents.get(i) != 1)
         if sequential:
-            runs = domains.runs_per_workitem(context)
+            runs = domains.runs_per_workitem(context, lanes)
             if runs not in nests.setdefault(sequential, []):
                 nests[sequential].append(runs)
     # A nest whose body runs over fewer work-items in some instructions (a guarded second local

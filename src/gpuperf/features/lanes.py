@@ -234,7 +234,7 @@ def lane_recipe(domains: Domains, context: frozenset[str], outer_inames: list[st
         return None
     _, local = domains.grid
     components = list({id(domains.components[i]): domains.components[i] for i in local_inames}.values())
-    if all(len(c.names) == 1 and domains.extents[c.names[0]] == local[domains.hw_axes[c.names[0]][1]]
+    if all(len(c.names) == 1 and domains.lane_extents[c.names[0]] == local[domains.hw_axes[c.names[0]][1]]
            for c in components):
         return None  # each local iname alone in its component, over the whole group: nothing to enumerate
     names = [tuple(n for n in c.names if n in context) for c in components]
@@ -243,7 +243,7 @@ def lane_recipe(domains: Domains, context: frozenset[str], outer_inames: list[st
                          if domains.hw_axes.get(n, ("", 0))[0] == "g")
     return LaneRecipe(components=tuple((str(c.domain), inames) for c, inames in zip(components, names)),
                       axes=tuple(zip(local_inames, axes)), local=tuple(local),  # type: ignore[arg-type]
-                      extents=tuple((n, domains.extents[n]) for inames in names for n in inames),
+                      extents=tuple((n, domains.lane_extents[n]) for inames in names for n in inames),
                       outer_inames=None if outer_inames is None else tuple(outer_inames),
                       per_subgroup=per_subgroup, params=tuple(params), group_firsts=group_firsts)
 

@@ -162,7 +162,7 @@ def made_accesses(access: EvaluatedAccess) -> float:
     those the loops make."""
     from gpuperf.features.lanes import made_count
 
-    return made_count(access.count * access.share, access.lanes) / access.record.vector
+    return made_count(access.lane_accesses * access.share, access.lanes) / access.record.vector
 
 
 def _features_from_counts(evaluated: Evaluated) -> dict[str, float]:
@@ -197,7 +197,8 @@ def _features_from_counts(evaluated: Evaluated) -> dict[str, float]:
     features["max_sectors_over_fewest"] = summary.max_sectors_over_fewest
     features["barriers_per_thread"] = named["barriers_local"] + named["barriers_global"]
     features["ifs_per_thread"] = per_thread(evaluated.branches)
-    features["loop_iterations_per_thread"] = per_thread(evaluated.loop_iterations)
+    features["loop_iterations_per_thread"] = per_thread(evaluated.loop_iterations if evaluated.loop_iterations_lanes
+                                                         is None else evaluated.loop_iterations_lanes)
     features["flops"] = named["flops"]
     features["global_bytes"] = named["global_bytes"]
     features["threads"] = float(threads)
@@ -442,7 +443,9 @@ def features_markdown() -> str:
         "  the mask is built at each set of sizes (up to 65,536 points of the tied loops and 1,024",
         "  combinations of their values, as that triangle's 640 at n = 256 but not its 2,304 at n = 512; past",
         "  that, every lane of the box counts). Lanes a bound at the problem's edge switches off",
-        "  (`lid(0) + 16*gid(0) < n`) still count. `flops_per_thread`, `ifs_per_thread` and",
+        "  (`lid(0) + 16*gid(0) < n`) still count, below one work-group too (n = 100 on groups of 256: each of",
+        "  the 256 work-items makes its load, where loopy's box, and so `global_loads`, counts 100; the loops",
+        "  and the lanes of a fetch alike). `flops_per_thread`, `ifs_per_thread` and",
         "  `loop_iterations_per_thread` count every lane of the loop's box too: a loop `k <= lid(0)` over 256",
         "  work-items gives 256 iterations per thread where the mean is 128.5 (its loads per thread, 128.5).",
         "  Sequential loops bounded by one another (`0 <= j <= k < m`) count the passes they make in the",
