@@ -704,3 +704,15 @@ def test_below_one_work_group_a_rows_loop_counts_every_lane_as_its_flops_do():
     assert counted["flops_per_thread"] == counted["loop_iterations_per_thread"] == 7.0
     assert counted["global_loads_per_thread"] == 7.0 and counted["global_stores_per_thread"] == 1.0
     assert counted["flops"] == 32 * 7 and counted["global_loads"] == 5 * 7  # totals: loopy's counts
+
+
+@pytest.mark.parametrize("n", [31, 32, 33, 40, 64])
+def test_a_triangle_over_a_split_index_keeps_its_mask_where_n_is_no_multiple_of_the_group(n):
+    """triangle_sums_any_n: lane i < n makes i + 1 loads, a lane past the edge (i >= n, in the last
+    group) runs j over j's box 0..n-1 as far as j <= i allows. The mask was dropped where n is no
+    multiple of 32 (the tie reaches j = 31 at n = 31, past j's box): 31, 16.5, 33, 40, 32.5 loads per
+    thread, where the lanes make 16.47, 16.5, 24.75, 27.81, 32.5."""
+    counted = _lanes_by_size("triangle_sums_any_n", {"n": n})
+    lanes = 32 * -(-n // 32)
+    assert counted["global_loads_per_thread"] == pytest.approx(sum(min(i + 1, n) for i in range(lanes)) / lanes)
+    assert counted["global_stores_per_thread"] == 1.0

@@ -467,3 +467,12 @@ def row_sums_any_n():
                        [lp.GlobalArg("a", np.float32, shape=("n", "m")), lp.GlobalArg("out", np.float32, shape=("n",)),
                         lp.ValueArg("n,m", np.int32)], lang_version=(2018, 2), name="row_sums_any_n")
     return lp.split_iname(k, "i", 32, outer_tag="g.0", inner_tag="l.0")
+
+
+def triangle_sums_any_n():
+    """out[i] = sum over j <= i of a[j], row i on work-item i = 32*gid + lid, n not known to divide 32:
+    the lanes past the problem's edge (i >= n) run j over j's box, 0..n-1, as far as j <= i allows."""
+    k = lp.make_kernel("{[i,j]: 0<=i<n and 0<=j<=i}", "out[i] = sum(j, a[j])",
+                       [lp.GlobalArg("a,out", np.float32, shape=("n",)), lp.ValueArg("n", np.int32)],
+                       lang_version=(2018, 2), name="triangle_sums_any_n")
+    return lp.split_iname(k, "i", 32, outer_tag="g.0", inner_tag="l.0")

@@ -40,7 +40,7 @@ from gpuperf.features.lanes import LaneMask, LaneRecipe, PassRecipe, mask_at_siz
 from gpuperf.kernels.kernel import constants_as_global
 
 SUBGROUP_SIZE = 32
-FORMAT_VERSION = 12  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
+FORMAT_VERSION = 13  # bump when SymbolicCounts changes shape or meaning (invalidates the disk cache)
 
 
 def dtype_name(dtype: Any) -> str:

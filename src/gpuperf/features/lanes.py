@@ -26,10 +26,10 @@ sizes it is evaluated at (:func:`mask_at_sizes`): the sizes fixed, the constrain
 parameter kept where they bound no local id (a loop's or a group index's bounds), still left out
 where they do (the problem's edge), and each work-group index kept within the groups the grid
 launches along its axis (row ``i = 64*gid(0) + lid(0)`` of a triangle ``j <= i < n``: only the
-problem's edge bounds the group index the tie ``j <= lid(0) + 64*gid(0)`` holds). Where an iname's
-values there are not its extent in the box (a bound left out clips the box: a fetch's one pass over
-the 12 floats of a tile at n = 10), past ``MAX_POINTS`` or past ``MAX_CHUNKS``, the access keeps
-loopy's box count.
+problem's edge bounds the group index the tie ``j <= lid(0) + 64*gid(0)`` holds), each sequential
+iname within its box (the lanes past the edge of that triangle at n = 31 or 40 run ``j`` over its box,
+0..n-1, as far as their tie allows). Where an iname's values there are still not its extent in the box,
+past ``MAX_POINTS`` or past ``MAX_CHUNKS``, the access keeps loopy's box count.
 
 Sequential loops bounded by one another (``0 <= j <= k < m``) run fewer passes than loopy's box
 (m (m + 1) / 2 of m x m) on every lane. Where such loops of an access share a domain component with
@@ -210,8 +210,8 @@ class LaneRecipe:
     with its inames within the access's loops, the local inames' axes, the group, every such
     iname's extent (loopy's box, an expression of the sizes), the access's non-local index inames
     (``outer_inames`` of :func:`lane_mask`), whether it is counted per sub-group, and the first
-    value of each work-group index among the inames (its values at given sizes: the grid's,
-    ``first <= gid < first + extent``)."""
+    value of each work-group index and sequential iname among the inames (its values at given sizes:
+    its box's, ``first <= gid < first + extent``)."""
 
     components: tuple[tuple[str, tuple[str, ...]], ...]
     axes: tuple[tuple[str, int], ...]
@@ -220,7 +220,7 @@ class LaneRecipe:
     outer_inames: tuple[str, ...] | None
     per_subgroup: bool
     params: tuple[str, ...]  # the size parameters the components depend on
-    group_firsts: tuple[tuple[str, Expr], ...] = ()
+    group_firsts: tuple[tuple[str, Expr], ...] = ()  # the work-group indices' and sequential inames' first values
 
 
 def lane_recipe(domains: Domains, context: frozenset[str], outer_inames: list[str] | None,
@@ -239,8 +239,7 @@ def lane_recipe(domains: Domains, context: frozenset[str], outer_inames: list[st
         return None  # each local iname alone in its component, over the whole group: nothing to enumerate
     names = [tuple(n for n in c.names if n in context) for c in components]
     params = sorted({p for c in components for p in c.domain.get_var_dict(isl.dim_type.param)})
-    group_firsts = tuple((n, domains.first(n)) for inames in names for n in inames
-                         if domains.hw_axes.get(n, ("", 0))[0] == "g")
+    group_firsts = tuple((n, domains.first(n)) for inames in names for n in inames if not domains.is_local(n))
     return LaneRecipe(components=tuple((str(c.domain), inames) for c, inames in zip(components, names)),
                       axes=tuple(zip(local_inames, axes)), local=tuple(local),  # type: ignore[arg-type]
                       extents=tuple((n, domains.lane_extents[n]) for inames in names for n in inames),
@@ -292,8 +291,10 @@ def _build(recipe: LaneRecipe, sizes: dict[str, int] | None) -> tuple[LaneMask |
 
 
 def _group_ranges(recipe: LaneRecipe, sizes: dict[str, int]) -> dict[str, tuple[int, int]]:
-    """Each work-group index's (first, last) value at ``sizes``: the groups the grid launches along
-    its axis, which bound it where only the problem's edge (a constraint with a local id) does."""
+    """Each work-group index's and sequential iname's (first, last) value at ``sizes``: its box (for a
+    group index, the groups the grid launches along its axis), which bounds it where only the problem's
+    edge (a constraint with a local id) does: lane 31 of a triangle ``j <= i < n`` at n = 31 runs j over
+    j's box, 0..30, not to 31."""
     memo: dict[int, tuple[Any, Any]] = {}
     extents = dict(recipe.extents)
     ranges: dict[str, tuple[int, int]] = {}
