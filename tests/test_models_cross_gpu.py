@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -716,3 +717,15 @@ def test_a_table_given_as_a_path_or_rows_is_an_error_not_an_attribute_error(tmp_
         times_on_gpu(tmp_path / "jobs.csv", "H100", ["n"], "jobs")
     with pytest.raises(GpuperfError, match=r"table: the table must be a pandas DataFrame \(got list\)"):
         times_on_gpu([{"kernel": "k", "gpu": "H100", "n": 1, "time_s": 1.0}], "H100", ["n"])
+
+
+def test_a_variant_column_without_values_prices_the_job_without_a_pandas_deprecation():
+    """A table read from CSV whose variant column is empty (float NaN, as the Rodinia table's) is priced as
+    one without variants, with no pandas warning that a later pandas turns into an error."""
+    table = jobs().assign(variant=np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        warnings.simplefilter("error", FutureWarning)
+        result = times_on_gpu(table, "K20", ["n"], "jobs.csv")
+    predicted = result.predicted.set_index(["kernel", "n"])["predicted_time_s"]
+    np.testing.assert_allclose(predicted.loc[[("a", 1), ("a", 4), ("b", 3)]], [2.0, 8.0, 18.0])

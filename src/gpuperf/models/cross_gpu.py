@@ -205,7 +205,8 @@ def variant_ratios(others: np.ndarray, own: np.ndarray, launches: pd.MultiIndex,
     each variant (an overload) that has launches of its own timed on the GPU scaled by its own ratios
     instead, where they scale it (an empty variant is a variant of its own)."""
     values, used, spread = values.copy(), used.copy(), spread.copy()
-    variants = launches.get_level_values("variant").to_series().fillna("\0").astype(str).to_numpy()
+    level = launches.get_level_values("variant")  # float64 where no launch has a variant
+    variants = np.where(level.isna(), "\0", level.astype(str))
     for label in np.unique(variants):
         rows = np.flatnonzero(variants == label)
         if np.isnan(own[rows]).all():
