@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -24,9 +25,12 @@ from gpuperf.decisions.search_metrics import (
 )
 from gpuperf.decisions.space import (
     Space,
+    _campaigns_share_a_gpu,
     configuration_keys,
+    gpu_named,
     key_text,
     parameter_features,
+    select_rows,
     space_from_frame,
     transfer_matrix,
 )
@@ -311,6 +315,21 @@ def test_kernel_tuner_strategies_run_on_the_space_through_simulation_mode():
 def table() -> pd.DataFrame:
     rows = list(itertools.product([1, 2], [8, 16]))
     return pd.DataFrame({"p": [r[0] for r in rows], "q": [r[1] for r in rows], "time_ms": [1.0, 2.0, 3.0, 4.0]})
+
+
+def test_empty_text_columns_are_read_as_empty_without_a_pandas_deprecation():
+    """A space table whose status, gpu or gpu_label column is empty (float NaN) reads as one with empty
+    cells: every row ok, the GPU named by --gpu; with no pandas warning that a later pandas turns into an error."""
+    frame = table().assign(status=np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        warnings.simplefilter("error", FutureWarning)
+        space = space_from_frame(frame, ["p", "q"], "time_ms", "t.csv")
+        named, _ = gpu_named(frame.assign(gpu=np.nan), "V100")  # a Kernel Tuner 1.5 table: an empty gpu column
+        picked, _ = select_rows(frame.assign(kernel="k", gpu=["V100", np.nan, "V100", np.nan]), "t.csv", gpu="V100")
+        shared = _campaigns_share_a_gpu(frame.assign(kernel="k", gpu="V100", gpu_label=np.nan))
+    assert not np.isnan(space.times).any() and space.best_time == 1.0
+    assert (named["gpu"] == "V100").all() and len(picked) == 2 and not shared
 
 
 def test_space_from_frame_reads_failures_and_rejects_bad_tables():

@@ -209,7 +209,8 @@ def space_from_frame(
                                f"value{_several_kernels(frame)}")
     failed = np.zeros(len(frame), dtype=bool)
     if status_column and status_column in frame.columns:
-        failed |= ~frame[status_column].fillna("ok").astype(str).str.strip().isin(FAILED_STATUSES_OK).to_numpy()
+        statuses = frame[status_column].astype(object).fillna("ok")  # an empty column: float NaN
+        failed |= ~statuses.astype(str).str.strip().isin(FAILED_STATUSES_OK).to_numpy()
     raw = frame[target]
     failed |= raw.astype(str).str.strip().isin(FAILURE_NAMES).to_numpy()
     times = np.array(pd.to_numeric(raw, errors="coerce"), dtype=float)
@@ -540,11 +541,17 @@ def read_space(path: str | Path, params: Sequence[str] | None = None, target: st
     return space_from_frame(frame, params, target, where)
 
 
+def _text(column: pd.Series) -> pd.Series:
+    """``column``'s cells as stripped text, an empty cell as "" (a column with no text at all is float NaN,
+    which pandas will not fill with text)."""
+    return column.astype(object).fillna("").astype(str).str.strip()
+
+
 def gpu_named(frame: pd.DataFrame, gpu: str | None) -> tuple[pd.DataFrame, str | None]:
     """``--gpu`` on a table that names no GPU (no ``gpu`` column, or an empty one, as Kernel Tuner 1.5
     writes) names the table's GPU (its descriptor then weighs other GPUs' data): the table with that
     column, and no GPU left to pick rows by."""
-    unnamed = GPU_COLUMN not in frame.columns or frame[GPU_COLUMN].fillna("").astype(str).str.strip().eq("").all()
+    unnamed = GPU_COLUMN not in frame.columns or _text(frame[GPU_COLUMN]).eq("").all()
     if gpu is not None and unnamed:
         return frame.assign(**{GPU_COLUMN: gpu}), None
     return frame, gpu
@@ -566,7 +573,7 @@ def select_rows(frame: pd.DataFrame, where: str, kernel: str | None = None,
             continue
         if column not in frame.columns:
             raise GpuperfError(f"{where}: no {column} column to pick --{column} {name} by")
-        values = frame[column].fillna("").astype(str).str.strip()
+        values = _text(frame[column])
         held = [value for value in values.unique() if value]  # an empty cell names nothing to pick
         names = matching_names(held, name, canonical=column == GPU_COLUMN)
         if (not names and column == GPU_COLUMN and lookup_gpu(name) is not None
@@ -608,7 +615,7 @@ def _one_campaign(frame: pd.DataFrame, gpu: str, where: str) -> tuple[pd.DataFra
     None)`` where there is one campaign; an error listing the labels where ``gpu`` names none."""
     if GPU_LABEL not in frame.columns:
         return frame, None
-    labels = frame[GPU_LABEL].fillna("").astype(str).str.strip()
+    labels = _text(frame[GPU_LABEL])
     if labels.nunique() < 2:
         return frame, None
     named = [label for label in labels.unique() if label == gpu.strip()] or \
@@ -785,8 +792,8 @@ def _campaigns_share_a_gpu(frame: pd.DataFrame) -> bool:
     if GPU_LABEL not in frame.columns or GPU_COLUMN not in frame.columns:
         return False
     keys = [c for c in ("kernel", GPU_COLUMN) if c in frame.columns]
-    labels = frame[GPU_LABEL].fillna("").astype(str).str.strip()
-    return bool((labels.groupby([frame[k].fillna("") for k in keys]).nunique() > 1).any())
+    labels = _text(frame[GPU_LABEL])
+    return bool((labels.groupby([frame[k].astype(object).fillna("") for k in keys]).nunique() > 1).any())
 
 
 def _no_training_space(where: str, params: Sequence[str], column: str,
