@@ -14,6 +14,7 @@ and shared by every kernel (e.g. every variant of a space) that has the same com
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -78,6 +79,17 @@ _BASIC_SET = re.compile(r"^\s*(?:\[(?P<params>[^\]]*)\]\s*->\s*)?\{\s*\[(?P<dims
 _NAME = re.compile(r"[A-Za-z_]\w*")
 
 
+def _simple_strides(domain: isl.BasicSet) -> dict:
+    """loopy's :func:`get_simple_strides` of ``domain``, keyed by (dim type, position). loopy calls
+    ``get_basic_sets`` on the BasicSet its ``convexify`` returns, which islpy deprecates (implicit
+    conversion to a Set, "will stop working in 2026"): loopy's own call, whatever the domain, so its
+    DeprecationWarning is silenced here and nowhere else."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"islpy(\.|$)",
+                                message=r"BasicSet\.foreach_basic_set with implicit conversion")
+        return get_simple_strides(domain, key_by="index")
+
+
 @dataclass
 class Component:
     """Inames tied together by constraints, as an isl set under the kernel's assumptions."""
@@ -98,7 +110,7 @@ class Component:
 
     @cached_property
     def extents(self) -> dict[str, Expr]:
-        strides = get_simple_strides(self.domain, key_by="index")
+        strides = _simple_strides(self.domain)
         result: dict[str, Expr] = {}
         for name, (low, high) in self.bounds.items():
             stride = strides.get((SET, self.index[name])) or 1
