@@ -474,3 +474,17 @@ def test_a_tilde_in_the_data_folder_is_the_home_folder(tmp_path, monkeypatch):
     with pytest.raises(GpuperfError, match="^GPUPERF_DATA_DIR=~/d: ~ names a home folder, but there is no home "
                                            "folder"):
         data_dir()
+
+
+def test_gpu_names_of_rows_with_no_device_names_warn_of_no_pandas_deprecation():
+    """A table's device column with no name at all (float NaN, as an empty CSV column reads) leaves each
+    row's label to name its GPU, with no pandas warning that a later pandas turns into an error."""
+    import warnings
+
+    from gpuperf.datasets.tables import gpu_names
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        warnings.simplefilter("error", FutureWarning)
+        named = gpu_names(pd.Series(["Tesla K20", np.nan]), pd.Series([np.nan, np.nan]))
+    assert named.tolist() == ["Tesla K20", ""]

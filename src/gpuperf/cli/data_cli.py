@@ -47,7 +47,7 @@ def import_command(
     if frame.empty:
         raise GpuperfError(f"{path}: no launches or configurations in it; nothing to write")
     if format_name == "kernel-tuner":
-        named = frame["device"].fillna("").astype(str).str.strip()
+        named = frame["device"].astype(object).fillna("").astype(str).str.strip()
         if gpu is None and named.eq("").all():
             raise GpuperfError(f"{path}: the cache names no GPU (its device_name is empty); say which GPU it ran on "
                                "(--gpu)")

@@ -103,7 +103,7 @@ def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str 
         frame = _nvprof_table(path, where)
     if metrics is not None:
         frame = _join_metrics(frame, Path(metrics))
-    unnamed = frame["device"].fillna("").astype(str).str.strip() == ""
+    unnamed = frame["device"].astype(object).fillna("").astype(str).str.strip() == ""
     if gpu is not None:
         named = frame.loc[~unnamed, "device"].astype(str)
         other = named[named.map(lambda device: contradicts(device, gpu))]

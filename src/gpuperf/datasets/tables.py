@@ -571,7 +571,8 @@ def gpu_names(labels: pd.Series, devices: pd.Series) -> pd.Series:
     A label no descriptor knows keeps its name as given, so new GPUs need no code change. Rows
     without a label share nothing: each resolves through its own device's name.
     """
-    pairs = pd.DataFrame({"label": labels.fillna("").astype(str), "device": devices.fillna("").astype(str)})
+    pairs = pd.DataFrame({"label": labels.astype(object).fillna("").astype(str),
+                          "device": devices.astype(object).fillna("").astype(str)})
     unlabelled = pairs["label"].str.strip().eq("")
     names = pairs["label"].copy()  # a row with neither label nor device keeps its (blank) label
     for label, group in pairs[~unlabelled].groupby("label", sort=False):
@@ -626,7 +627,7 @@ class TableFormat:
         labels = raw[self.gpu] if self.gpu else raw[self.device]
         recorded = raw[self.device] if self.device else pd.Series("", index=raw.index)
         out["gpu"] = gpu_names(labels, recorded)
-        out["device"] = (recorded if self.device else labels).fillna("").astype(str)
+        out["device"] = (recorded if self.device else labels).astype(object).fillna("").astype(str)
         out["source"] = source
         if self.gpu and self.device:
             out["gpu_label"] = raw[self.gpu].astype(str)
