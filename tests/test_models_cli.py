@@ -2255,3 +2255,19 @@ def test_predict_table_writes_a_column_of_whole_numbers_with_empty_cells_as_writ
     pq.write_table(pq.read_table(stored).replace_schema_metadata(None), stored)
     assert main(["predict-table", "--model", str(model), str(stored), "--out", str(tmp_path / "p.csv")]) == 0
     assert [line.split(",")[4] for line in (tmp_path / "p.csv").read_text().splitlines()] == ["batch", "4", ""]
+
+
+@pytest.mark.parametrize("times, why", [([1e-5] * 4, "the training rows have one time"),
+                                        ([1e-5, 2e-5, 4e-5, 8e-5], "every feature is constant over the training rows")])
+def test_fit_select_says_no_spearman_r_is_defined_rather_than_an_r_of_zero(tmp_path, capsys, times, why):
+    """One time for every row, or only constant features: no feature's Spearman r with the time is defined,
+    so the note says so and names the feature kept, rather than an |r| = 0.000 'single best'."""
+    constant = why != "the training rows have one time"
+    frame = pd.DataFrame({"kernel": "k", "gpu": "Tesla K40", "x1": [3.0] * 4 if constant else [1.0, 2.0, 3.0, 4.0],
+                          "x2": [5.0] * 4, "time_s": times})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    assert main(["fit", str(tmp_path / "t.csv"), "--model", "lr", "--features", "x1,x2", "--select", "spearman:1",
+                 "--out", str(tmp_path / "m.json")]) == 0
+    err = capsys.readouterr().err
+    assert f"no feature's |Spearman r| with the time is defined ({why})" in err
+    assert "kept x1, the first" in err and "|r| = 0.000" not in err

@@ -670,11 +670,21 @@ def selection_note(model, features: Sequence[str], where: str) -> str | None:
         return None
     if passed == 0:
         best = int(selector.candidates_[0])
+        if hasattr(selector, "defined_") and not selector.defined_[best]:
+            return undefined_selection_note(selector, features[best], where)
         return (f"note: {where}: no feature reached |Spearman r| >= {selector.threshold:g} with the time; kept the "
                 f"single best, {features[best]} (|r| = {selector.scores_[best]:.3f})")
     reached = f"{passed} feature reached" if passed == 1 else f"{passed} features reached"
     return (f"note: {where}: only {reached} |Spearman r| >= {selector.threshold:g} with the time "
             f"(asked for {selector.k}); {'it is' if passed == 1 else f'all {passed} are'} kept")
+
+
+def undefined_selection_note(selector, kept: str, where: str) -> str:
+    """The note where no feature's Spearman r with the time is defined, so the one kept is no better than another."""
+    why = ("every feature is constant over the training rows" if selector.target_varies_
+           else "the training rows have one time")
+    return (f"note: {where}: no feature's |Spearman r| with the time is defined ({why}), so --select ranks none "
+            f"above another; kept {kept}, the first")
 
 
 def held_out_gpus_notes(prepared: Prepared, model: str, columns: Sequence[str], where: str) -> list[str]:

@@ -44,6 +44,15 @@ def spearman_scores(X, y) -> np.ndarray:
     return np.where(scale > 0, np.nan_to_num(scores), 0.0)
 
 
+def spearman_defined(X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Per column of ``X``, whether its Spearman r with ``y`` is defined: both vary over the rows
+    (one row, one time for every row or a constant column leave it undefined)."""
+    X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+    if len(y) < 2 or np.all(y == y[0]):
+        return np.zeros(X.shape[1], dtype=bool)
+    return np.any(X != X[:1], axis=0)
+
+
 def spearman_matrix(X: np.ndarray) -> np.ndarray:
     """|Spearman r| between the columns of ``X`` (1 on the diagonal)."""
     if X.shape[1] == 1:
@@ -76,7 +85,7 @@ class SpearmanClusterSelector(SelectorMixin, BaseEstimator):
     Variances are taken on ``log1p(x) / max(log1p(x))`` so that counters of different magnitude
     compare (the paper normalises with log and max the same way). If fewer than ``k`` features
     pass the threshold, all of them are kept, and if none does, the one of highest |r|. After ``fit``: ``scores_`` (|r| to the target),
-    ``candidates_`` (indices above the threshold), ``linkage_`` (scipy linkage matrix over the
+    ``defined_`` (whether a feature's r is defined: it and the target vary), ``candidates_`` (indices above the threshold), ``linkage_`` (scipy linkage matrix over the
     candidates), ``clusters_`` (cluster label per candidate) and ``selected_`` (kept indices).
     """
 
@@ -98,9 +107,11 @@ class SpearmanClusterSelector(SelectorMixin, BaseEstimator):
             raise GpuperfError(f"SpearmanClusterSelector: method must be one of {', '.join(LINKAGE_METHODS)} "
                                f"(scipy's linkage), got {self.method!r}")
         self.scores_ = spearman_scores(X, y)
+        self.defined_ = spearman_defined(X, y)
+        self.target_varies_ = bool(len(y) > 1 and np.any(y != y[0]))
         candidates = np.flatnonzero(self.scores_ >= self.threshold)
-        if len(candidates) == 0:  # keep the single best feature rather than nothing
-            candidates = np.array([int(np.argmax(self.scores_))])
+        if len(candidates) == 0:  # keep the single best feature rather than nothing (a defined |r| first)
+            candidates = np.array([int(np.argmax(np.where(self.defined_, self.scores_, -1.0)))])
         self.candidates_ = candidates
         variances = log_max_normalised(X[:, candidates]).var(axis=0)
         if len(candidates) <= self.k:
