@@ -2271,3 +2271,13 @@ def test_fit_select_says_no_spearman_r_is_defined_rather_than_an_r_of_zero(tmp_p
     err = capsys.readouterr().err
     assert f"no feature's |Spearman r| with the time is defined ({why})" in err
     assert "kept x1, the first" in err and "|r| = 0.000" not in err
+
+
+def test_fit_exact_fit_note_counts_one_feature_in_the_singular(tmp_path, capsys):
+    """lr on two rows with one feature: the note reads '1 feature and an intercept', not '1 features'."""
+    frame = pd.DataFrame({"kernel": "k", "gpu": "Tesla K40", "x": [1.0, 2.0], "time_s": [1e-5, 2e-5]})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    assert main(["fit", str(tmp_path / "t.csv"), "--model", "lr", "--features", "x",
+                 "--out", str(tmp_path / "m.json")]) == 0
+    err = capsys.readouterr().err
+    assert "1 feature and an intercept for 2 training rows" in err and "1 features" not in err

@@ -193,7 +193,8 @@ def degenerate_fit_note(predicted: np.ndarray, measured: pd.Series, features: in
         return (f"note: {where}: all {rows} training rows have one time ({float(measured.iloc[0]):.3g} s): the model "
                 "learns no difference between rows, and the training metrics say nothing of one")
     if model in EXACT_FIT_MODELS and features + 1 >= rows and np.unique(predicted).size > 1:
-        return (f"note: {where}: {features} features and an intercept for {rows} training rows, enough for {model} "
+        counted = "1 feature" if features == 1 else f"{features} features"
+        return (f"note: {where}: {counted} and an intercept for {rows} training rows, enough for {model} "
                 "to fit the training rows (nearly) exactly, so its training MAPE says little of its error on other "
                 "rows; fit on more rows or fewer features (--features, --select)")
     return None
