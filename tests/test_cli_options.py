@@ -263,6 +263,17 @@ def test_numpy_values_print_as_python_values():
     assert [_format(np.float32(2.0)), _format(np.float32("nan")), _format(np.float32(0.123456))] == ["2", "-", "0.1235"]
 
 
+def test_a_whole_number_among_fractions_prints_as_its_column_does(capsys):
+    """A MAPE that happens to be whole (times of 1e-12 s beside 1e3 s) printed as 250000000000000 beside
+    2.333e+14 in its column; a column of counts still prints them in full."""
+    from gpuperf.cli.output import print_table
+
+    print_table([{"kernel": "a", "mape": 2.5e14, "rows": 123456.0}, {"kernel": "b", "mape": 2.3e15, "rows": 7.0}])
+    out = capsys.readouterr().out
+    assert "2.5e+14" in out and "250000000000000" not in out and "2.3e+15" in out
+    assert "123456" in out
+
+
 def test_ctrl_c_while_a_command_loads_its_modules_ends_in_gpuperfs_line(monkeypatch, capsys) -> None:
     """A Ctrl-C in the first second, while main() loads the command line's modules, is 130 and one line,
     not Python's traceback."""

@@ -111,8 +111,9 @@ def print_table(rows: Sequence[Mapping[str, Any]], title: str | None = None, col
     table = Table(title=None if title is None else escape(visible(title)))  # a variant's [a=1] is text, not markup
     for column in columns:
         table.add_column(visible(str(column)), overflow="fold")  # wrap a long value; never cut it short
+    in_full = {column: _whole_numbers_only([row.get(column) for row in rows]) for column in columns}
     for row in rows:
-        table.add_row(*[_format(row.get(c)) for c in columns])
+        table.add_row(*[_format(row.get(c), in_full[c]) for c in columns])
     # Narrower than its natural width, rich folds cells mid-number (-0.100 over 5) or drops whole columns:
     # print it at its natural width (up to WIDEST_TABLE) and let a narrow terminal wrap the lines instead.
     natural = min(table.__rich_measure__(console, console.options.update_width(WIDEST_TABLE)).maximum, WIDEST_TABLE)
@@ -124,15 +125,23 @@ def print_table(rows: Sequence[Mapping[str, Any]], title: str | None = None, col
         console.width = width
 
 
-def _format(value: Any) -> str:
-    """A table cell: floats to 4 significant digits, but a whole number (a count) in full below 10**15,
-    an undefined number (NaN) a dash, None empty, a mapping as ``n=4096, m=64``."""
+def _whole_numbers_only(values: Sequence[Any]) -> bool:
+    """Whether every float among ``values`` is a whole number below 10**15 (a column of counts), NaN aside."""
+    floats = (float, *_numpy_types("floating"))
+    return all(math.isnan(v) or (float(v).is_integer() and abs(v) < 1e15) for v in values if isinstance(v, floats))
+
+
+def _format(value: Any, whole_in_full: bool = True) -> str:
+    """A table cell: floats to 4 significant digits, but a whole number (a count) in full below 10**15
+    where ``whole_in_full`` (a column of whole numbers: in a column of fractions, a MAPE that happens to be
+    whole is written as its neighbours are), an undefined number (NaN) a dash, None empty, a mapping as
+    ``n=4096, m=64``."""
     if isinstance(value, Mapping):
         return escape(visible(named_values(value)))
     floats = (float, *_numpy_types("floating"))
     if isinstance(value, floats) and math.isnan(value):
         return "-"
-    if isinstance(value, floats) and float(value).is_integer() and abs(value) < 1e15:
+    if whole_in_full and isinstance(value, floats) and float(value).is_integer() and abs(value) < 1e15:
         return str(int(value))
     if isinstance(value, floats):
         return f"{value:.4g}"
