@@ -27,7 +27,7 @@ def import_command(
     import pandas as pd
 
     from gpuperf.datasets import import_file, write_dataset_csv
-    from gpuperf.datasets.schema import canonical_gpu, lookup_gpu
+    from gpuperf.datasets.schema import canonical_gpu, lookup_gpu, text_cells
     from gpuperf.errors import GpuperfError
     from gpuperf.hardware.specs import gpu_suggestion, other_boards_note
     from gpuperf.progress import progress_bar
@@ -47,7 +47,7 @@ def import_command(
     if frame.empty:
         raise GpuperfError(f"{path}: no launches or configurations in it; nothing to write")
     if format_name == "kernel-tuner":
-        named = frame["device"].astype(object).fillna("").astype(str).str.strip()
+        named = text_cells(frame["device"]).str.strip()
         if gpu is None and named.eq("").all():
             raise GpuperfError(f"{path}: the cache names no GPU (its device_name is empty); say which GPU it ran on "
                                "(--gpu)")

@@ -52,7 +52,7 @@ from gpuperf.datasets.profiler_csv import (
     whole_count,
     without_device_index,
 )
-from gpuperf.datasets.schema import OK, STATUS, TARGET, canonical_gpu, seconds_exponent, shift_decimal
+from gpuperf.datasets.schema import OK, STATUS, TARGET, canonical_gpu, seconds_exponent, shift_decimal, text_cells
 from gpuperf.datasets.tables import TableFormat, read_csv, require_columns
 from gpuperf.errors import GpuperfError, GpuperfNote
 
@@ -103,7 +103,7 @@ def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str 
         frame = _nvprof_table(path, where)
     if metrics is not None:
         frame = _join_metrics(frame, Path(metrics))
-    unnamed = frame["device"].astype(object).fillna("").astype(str).str.strip() == ""
+    unnamed = text_cells(frame["device"]).str.strip() == ""
     if gpu is not None:
         named = frame.loc[~unnamed, "device"].astype(str)
         other = named[named.map(lambda device: contradicts(device, gpu))]

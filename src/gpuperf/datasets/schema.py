@@ -217,6 +217,12 @@ def key_text(value: object) -> str:
     return format_value(value)
 
 
+def text_cells(column: pd.Series) -> pd.Series:
+    """``column``'s cells as text, an empty cell as "" (a column read from a CSV with every cell empty is
+    float NaN, which takes no text fill: hence object first)."""
+    return column.astype(object).fillna("").astype(str)
+
+
 def as_sequence(value: object) -> object:
     """A list, or a text spelling a tuple or list of literals (``"(1, 1)"``, ``"[1, 1]"``), as a tuple;
     anything else as it is."""

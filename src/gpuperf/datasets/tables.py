@@ -30,6 +30,7 @@ from gpuperf.datasets.schema import (
     lookup_gpu,
     order_columns,
     row_location,
+    text_cells,
     to_seconds,
     variant_labels,
 )
@@ -571,8 +572,8 @@ def gpu_names(labels: pd.Series, devices: pd.Series) -> pd.Series:
     A label no descriptor knows keeps its name as given, so new GPUs need no code change. Rows
     without a label share nothing: each resolves through its own device's name.
     """
-    pairs = pd.DataFrame({"label": labels.astype(object).fillna("").astype(str),
-                          "device": devices.astype(object).fillna("").astype(str)})
+    pairs = pd.DataFrame({"label": text_cells(labels),
+                          "device": text_cells(devices)})
     unlabelled = pairs["label"].str.strip().eq("")
     names = pairs["label"].copy()  # a row with neither label nor device keeps its (blank) label
     for label, group in pairs[~unlabelled].groupby("label", sort=False):
@@ -627,7 +628,7 @@ class TableFormat:
         labels = raw[self.gpu] if self.gpu else raw[self.device]
         recorded = raw[self.device] if self.device else pd.Series("", index=raw.index)
         out["gpu"] = gpu_names(labels, recorded)
-        out["device"] = (recorded if self.device else labels).astype(object).fillna("").astype(str)
+        out["device"] = text_cells(recorded if self.device else labels)
         out["source"] = source
         if self.gpu and self.device:
             out["gpu_label"] = raw[self.gpu].astype(str)

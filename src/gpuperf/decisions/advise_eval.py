@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import GroupKFold
 
+from gpuperf.datasets.schema import text_cells
 from gpuperf.decisions.speedup_models import SpeedupModel
 from gpuperf.errors import GpuperfError
 from gpuperf.evaluation.metrics import BOUND_TOLERANCE
@@ -54,7 +55,7 @@ def target_class(target: pd.Series) -> pd.Series:
 
 def _folds(pairs: pd.DataFrame, split: str) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(train positions, test positions) of each fold of ``split``."""
-    has_input = _texts(pairs["input"]).ne("").to_numpy()
+    has_input = text_cells(pairs["input"]).ne("").to_numpy()
     if split == "gpus":
         if not pairs["target"].eq("gpu").all():
             return
@@ -72,7 +73,7 @@ def _folds(pairs: pd.DataFrame, split: str) -> Iterator[tuple[np.ndarray, np.nda
         return
     candidates = has_input if split == "inputs" else ~has_input
     column = "input" if split == "inputs" else "configuration"
-    groups = (pairs["family"].astype(str) + "|" + _texts(pairs[column])).to_numpy()
+    groups = (pairs["family"].astype(str) + "|" + text_cells(pairs[column])).to_numpy()
     rows = np.flatnonzero(candidates)
     distinct = np.unique(groups[rows])
     if len(distinct) < 2:
@@ -86,18 +87,12 @@ def _folds(pairs: pd.DataFrame, split: str) -> Iterator[tuple[np.ndarray, np.nda
 def variant_keys(pairs: pd.DataFrame) -> pd.Series:
     """A pair's identity less its input: family, kernel, change, GPU and the configuration's other values."""
     def text(column: str) -> pd.Series:  # (a hand-made table may lack a column: it then tells no pairs apart)
-        return _texts(pairs[column]) if column in pairs else pd.Series("", index=pairs.index)
+        return text_cells(pairs[column]) if column in pairs else pd.Series("", index=pairs.index)
 
     rest = [_without(configuration, set(given.split(",")))
             for configuration, given in zip(text("configuration"), text("input"))]
     return text("family") + "|" + text("kernel") + "|" + text("change") + "|" + text("gpu") + "|" + pd.Series(
         rest, index=pairs.index)
-
-
-def _texts(values: pd.Series) -> pd.Series:
-    """``values`` as text, an empty cell as "" (a column read from a CSV with every cell empty is float NaN,
-    which takes no text fill: hence object first)."""
-    return values.astype(object).fillna("").astype(str)
 
 
 def _without(configuration: str, values: set[str]) -> str:

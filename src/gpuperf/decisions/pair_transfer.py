@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpuperf.datasets.schema import text_cells
 from gpuperf.decisions.gpu_similarity import prior_weights
 from gpuperf.decisions.pairs import number_text
 from gpuperf.decisions.sign_confidence import fit_sign_calibrator, p_sign_right
@@ -53,8 +54,8 @@ def pair_keys(frame: pd.DataFrame) -> pd.Series | None:
     """Each row's pair identity, or None when ``frame`` lacks one of ``KEY_COLUMNS``."""
     if any(column not in frame.columns for column in KEY_COLUMNS):
         return None
-    kernel = frame["kernel"].astype(object).fillna("").astype(str)
-    change = frame["change"].astype(object).fillna("").astype(str)
+    kernel = text_cells(frame["kernel"])
+    change = text_cells(frame["change"])
     settings = [_settings(c, i) for c, i in zip(frame["configuration"], frame["input"])]
     return kernel + "|" + change + "|" + pd.Series(settings, index=frame.index)
 

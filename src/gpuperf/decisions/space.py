@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.datasets.schema import (
-    ROW_NUMBERING, canonical_gpu, key_text, lookup_gpu, require_frame, row_location, texts_by_value,
+    ROW_NUMBERING, canonical_gpu, key_text, lookup_gpu, require_frame, row_location, text_cells, texts_by_value,
     variant_parameters,
 )
 from gpuperf.datasets.schema import as_sequence as _sequence
@@ -541,17 +541,11 @@ def read_space(path: str | Path, params: Sequence[str] | None = None, target: st
     return space_from_frame(frame, params, target, where)
 
 
-def _text(column: pd.Series) -> pd.Series:
-    """``column``'s cells as stripped text, an empty cell as "" (a column with no text at all is float NaN,
-    which pandas will not fill with text)."""
-    return column.astype(object).fillna("").astype(str).str.strip()
-
-
 def gpu_named(frame: pd.DataFrame, gpu: str | None) -> tuple[pd.DataFrame, str | None]:
     """``--gpu`` on a table that names no GPU (no ``gpu`` column, or an empty one, as Kernel Tuner 1.5
     writes) names the table's GPU (its descriptor then weighs other GPUs' data): the table with that
     column, and no GPU left to pick rows by."""
-    unnamed = GPU_COLUMN not in frame.columns or _text(frame[GPU_COLUMN]).eq("").all()
+    unnamed = GPU_COLUMN not in frame.columns or text_cells(frame[GPU_COLUMN]).str.strip().eq("").all()
     if gpu is not None and unnamed:
         return frame.assign(**{GPU_COLUMN: gpu}), None
     return frame, gpu
@@ -573,7 +567,7 @@ def select_rows(frame: pd.DataFrame, where: str, kernel: str | None = None,
             continue
         if column not in frame.columns:
             raise GpuperfError(f"{where}: no {column} column to pick --{column} {name} by")
-        values = _text(frame[column])
+        values = text_cells(frame[column]).str.strip()
         held = [value for value in values.unique() if value]  # an empty cell names nothing to pick
         names = matching_names(held, name, canonical=column == GPU_COLUMN)
         if (not names and column == GPU_COLUMN and lookup_gpu(name) is not None
@@ -615,7 +609,7 @@ def _one_campaign(frame: pd.DataFrame, gpu: str, where: str) -> tuple[pd.DataFra
     None)`` where there is one campaign; an error listing the labels where ``gpu`` names none."""
     if GPU_LABEL not in frame.columns:
         return frame, None
-    labels = _text(frame[GPU_LABEL])
+    labels = text_cells(frame[GPU_LABEL]).str.strip()
     if labels.nunique() < 2:
         return frame, None
     named = [label for label in labels.unique() if label == gpu.strip()] or \
@@ -792,7 +786,7 @@ def _campaigns_share_a_gpu(frame: pd.DataFrame) -> bool:
     if GPU_LABEL not in frame.columns or GPU_COLUMN not in frame.columns:
         return False
     keys = [c for c in ("kernel", GPU_COLUMN) if c in frame.columns]
-    labels = _text(frame[GPU_LABEL])
+    labels = text_cells(frame[GPU_LABEL]).str.strip()
     return bool((labels.groupby([frame[k].astype(object).fillna("") for k in keys]).nunique() > 1).any())
 
 

@@ -50,6 +50,7 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
+from gpuperf.datasets.schema import text_cells
 from gpuperf.decisions.advice_features import ADVICE_FEATURES, CHANGE_FEATURES, GPU_FEATURES, MODEL_FEATURES
 from gpuperf.decisions.pair_transfer import PairTransfer
 from gpuperf.decisions.sign_confidence import fit_sign_calibrator, p_sign_right
@@ -76,8 +77,8 @@ DEFAULT_CHOICE = ("all", "mean")
 
 def pair_groups(pairs: pd.DataFrame) -> np.ndarray:
     """Inner-CV group of each pair: program family and input (its configuration when it has none)."""
-    inputs = pairs["input"].astype(object).fillna("").astype(str)
-    within = inputs.where(inputs.ne(""), pairs["configuration"].astype(object).fillna("").astype(str))
+    inputs = text_cells(pairs["input"])
+    within = inputs.where(inputs.ne(""), text_cells(pairs["configuration"]))
     return (pairs["family"].astype(str) + "|" + within).to_numpy()
 
 
