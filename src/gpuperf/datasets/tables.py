@@ -181,21 +181,30 @@ def _names_as_written(frame: pd.DataFrame, path: Path, options: dict) -> pd.Data
     :data:`OPTIONAL_NAME_COLUMNS` a missing value as pandas reads it (``NA``) stays missing."""
     positions = [position for position, name in enumerate(frame.columns) if name in NAME_COLUMNS
                  and not _all_text(frame.iloc[:, position])]
-    if not positions:
-        return frame
-    try:
-        text = pd.read_csv(path, low_memory=False, dtype=str, keep_default_na=False, usecols=positions, **options)
-    except (pd.errors.ParserError, ValueError):
-        return frame
-    if len(text.columns) != len(positions) or not frame.index.isin(text.index).all():
+    text = _columns_as_text(frame, path, options, positions, keep_default_na=False) if positions else None
+    if text is None:
         return frame
     frame = frame.copy()
     for position, (_, cells) in zip(positions, text.items()):
-        written = cells.loc[frame.index].replace("", np.nan)
+        written = cells.replace("", np.nan)
         if frame.columns[position] in OPTIONAL_NAME_COLUMNS:
             written = written.where(frame.iloc[:, position].notna())
         frame.isetitem(position, written)
     return frame
+
+
+def _columns_as_text(frame: pd.DataFrame, path: Path, options: dict, positions: list[int],
+                     keep_default_na: bool = True) -> pd.DataFrame | None:
+    """The columns at ``positions`` of the CSV ``path`` (which ``frame`` was read from with ``options``) read
+    again as text, their rows those of ``frame``; None where they cannot be read back alike."""
+    try:
+        text = pd.read_csv(path, low_memory=False, dtype=str, keep_default_na=keep_default_na, usecols=positions,
+                           **options)
+    except (pd.errors.ParserError, ValueError):
+        return None
+    if len(text.columns) != len(positions) or not frame.index.isin(text.index).all():
+        return None
+    return text.loc[frame.index]
 
 
 def _all_text(values: pd.Series) -> bool:
@@ -215,17 +224,11 @@ def _exact_large_integers(frame: pd.DataFrame, path: Path, options: dict) -> pd.
                   if values.dtype == np.float64 and values.isna().any() and values.notna().any()
                   and np.isfinite(values.dropna()).all() and (values.dropna() % 1 == 0).all()
                   and (values.dropna().abs() >= 2.0**53).any()]
-    if not candidates:
-        return frame
-    try:
-        text = pd.read_csv(path, low_memory=False, dtype=str, usecols=candidates, **options)
-    except (pd.errors.ParserError, ValueError):
-        return frame
-    if len(text.columns) != len(candidates) or not frame.index.isin(text.index).all():
+    text = _columns_as_text(frame, path, options, candidates) if candidates else None
+    if text is None:
         return frame
     frame = frame.copy()
     for position, (_, cells) in zip(candidates, text.items()):
-        cells = cells.loc[frame.index]
         if not cells.dropna().map(lambda cell: bool(INTEGER_TEXT.fullmatch(cell))).all():
             continue  # 1e20 or 5.0: a float as written
         exact = pd.Series([int(cell) if isinstance(cell, str) else np.nan for cell in cells], index=cells.index,
