@@ -376,3 +376,23 @@ def test_a_table_too_large_for_memory_is_one_error_naming_it(tmp_path, monkeypat
     monkeypatch.setattr(tables, "_refuse_profiler_output", lambda path: pytest.fail("the file was read again"))
     with pytest.raises(GpuperfError, match="huge.csv.gz: too large once decompressed to read into this machine's memory"):
         tables.read_csv(path)
+
+
+def test_import_json_names_the_file_rows_and_notes(tmp_path, capsys):
+    cache = json.loads((DATA / "kernel_tuner_vector_add.json").read_text())
+    cache["device_name"] = ""
+    first = next(iter(cache["cache"]))
+    cache["cache"][first]["time"] = 0
+    source = tmp_path / "cache.json"
+    source.write_text(json.dumps(cache))
+    out = tmp_path / "imported.csv"
+    assert main(["import", "kernel-tuner", str(source), "--out", str(out), "--gpu", "A100", "--json"]) == 0
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert summary["out"] == str(out) and summary["format"] == "kernel-tuner"
+    assert summary["rows"] == len(pd.read_csv(out)) == 7 and summary["gpus"] == ["A100 PCIe 40GB"]
+    assert summary["failed"] == 2
+    assert any("a time of 0 ms" in note for note in summary["notes"])  # the importer's note
+    assert any("taken as the A100 PCIe 40GB" in note for note in summary["notes"])  # the command's own
+    assert not any(note.startswith("note: ") for note in summary["notes"])
+    assert all(f"note: {note}" in captured.err for note in summary["notes"])  # still on stderr

@@ -291,3 +291,22 @@ def test_a_store_in_a_missing_folder_is_refused_as_an_out_file_is(tmp_path: Path
     assert code == 2 and f"{tmp_path / 'afile'} is a file, not a folder" in err
     with pytest.raises(GpuperfError, match="a file is on the way"):
         Store(tmp_path / "afile" / "s.sqlite")
+
+
+def test_campaign_export_json_names_the_file_rows_and_notes(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('name = "cli"\n[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096}]\n' + TIMING)
+    store = tmp_path / "s.sqlite"
+    assert run_cli(["campaign", "run", str(path), "--store", str(store), "--no-progress", "--json"], capsys)[0] == 0
+    import gpuperf.files
+
+    monkeypatch.setattr(gpuperf.files, "lock_holder", lambda _store: 4242)  # a run measuring into it now
+    out_file = tmp_path / "points.csv"
+    code, out, err = run_cli(["campaign", "export", "--store", str(store), "--out", str(out_file), "--json"], capsys)
+    summary = json.loads(out)
+    exported = pd.read_csv(out_file)
+    assert code == 0 and summary["out"] == str(out_file) and summary["rows"] == len(exported) == 1
+    assert summary["columns"] == list(exported.columns) and summary["campaigns"] == ["cli"]
+    (note,) = summary["notes"]
+    assert "process 4242" in note and f"note: {note}" in err

@@ -2281,3 +2281,17 @@ def test_fit_exact_fit_note_counts_one_feature_in_the_singular(tmp_path, capsys)
                  "--out", str(tmp_path / "m.json")]) == 0
     err = capsys.readouterr().err
     assert "1 feature and an intercept for 2 training rows" in err and "1 features" not in err
+
+
+def test_predict_table_json_names_the_file_rows_and_notes(tables, capsys, tmp_path):
+    model = tmp_path / "model.json"
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--out", str(model)]) == 0
+    capsys.readouterr()
+    predictions = tmp_path / "pred.csv"
+    summary = run_json(capsys, "predict-table", "--model", model, tables["generic"], "--out", predictions)
+    written = pd.read_csv(predictions)
+    assert summary["out"] == str(predictions) and summary["rows"] == len(written) == len(generic_table())
+    assert summary["predicted"] == int(written["predicted_time_s"].notna().sum()) < len(written)
+    assert summary["time_column"] == "predicted_time_s" and summary["gpu"] is None
+    assert any("no prediction for" in note for note in summary["notes"]), summary["notes"]
+    assert not any(note.startswith("note: ") for note in summary["notes"])

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from gpuperf.cli.output import counted, csv_output_name, new_output_file, print_json, print_table
+from gpuperf.cli.output import counted, csv_output_name, new_output_file, notes_kept, print_json, print_table
+
+if TYPE_CHECKING:
+    from gpuperf.cli.output import KeptNotes
 
 
 def import_command(
@@ -22,8 +24,20 @@ def import_command(
         None, "--gpu", help="The GPU the file's times were taken on, where the file does not name it (an nvprof "
         "summary; an ncu CSV without device__attribute_display_name; a Kernel Tuner cache with an empty device_name)."
     ),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON: the file written, its rows, the notes."),
 ) -> None:
     """Import measurements into gpuperf's dataset shape and write them as CSV."""
+    with notes_kept() as notes:
+        summary = imported(format_name, path, out, metrics, gpu, notes)
+    if as_json:
+        print_json({**summary, "notes": notes})
+    else:
+        print(f"wrote {counted(summary['rows'], 'row')} ({summary['failed']} not ok) to {out}")
+
+
+def imported(format_name: str, path: Path, out: Path, metrics: Optional[Path], gpu: Optional[str],
+             notes: KeptNotes) -> dict:
+    """Imports ``path`` and writes it to ``out``: the summary ``--json`` prints (less its notes)."""
     import pandas as pd
 
     from gpuperf.datasets import import_file, write_dataset_csv
@@ -59,17 +73,15 @@ def import_command(
         pairs = sorted({(str(d), str(g)) for d, g in zip(spelled, frame["gpu"]) if pd.notna(d) and str(d).strip()})
         named_gpus = [(device, resolved, f"{path}: GPU '{device}'") for device, resolved in pairs]
     for spelling, resolved, where in named_gpus:
-        boards = other_boards_note(spelling)
-        if boards:
-            print(boards, file=sys.stderr)
+        notes.add(other_boards_note(spelling))
         if lookup_gpu(resolved) is None:
-            print(f"note: {where}: no GPU descriptor has this name ({gpu_suggestion(spelling)}); the rows name it "
-                  "as given, so no GPU features join them", file=sys.stderr)
+            notes.add(f"note: {where}: no GPU descriptor has this name ({gpu_suggestion(spelling)}); the rows name "
+                      "it as given, so no GPU features join them")
     with progress_bar() as bar:
         bar.add_task(f"writing {counted(len(frame), 'row')} to {out}", total=None)
         write_dataset_csv(frame, out)
-    failed = int((frame["status"] != "ok").sum())
-    print(f"wrote {counted(len(frame), 'row')} ({failed} not ok) to {out}")
+    return {"out": str(out), "format": format_name, "rows": len(frame), "failed": int((frame["status"] != "ok").sum()),
+            "gpus": sorted({str(g) for g in frame.get("gpu", ()) if pd.notna(g)})}
 
 
 def datasets_command(

@@ -153,18 +153,24 @@ def campaign_export(
                                      help="add cycle_times_s and cycle_group: an interleaved point's "
                                           "per-cycle times and the cycles' identifier"),
     no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="No progress bar."),
+    json_out: bool = typer.Option(False, "--json", metavar="", help="print JSON: the file written, its rows, the notes"),
 ) -> None:
     """Write the store as a dataset table (one row per point)."""
-    from gpuperf.cli.output import new_output_file
+    from gpuperf.cli.output import new_output_file, notes_kept
     from gpuperf.measure.export import export_store
 
     from gpuperf.progress import progress_bar
 
     new_output_file(out)
-    with progress_bar(no_progress) as bar:
+    with notes_kept() as notes, progress_bar(no_progress or json_out) as bar:
         task = bar.add_task("exporting points", total=None)
         frame = export_store(store, out, fmt, campaign=campaign, features=not no_features, cycle_times=cycle_times,
                              progress=lambda done, total: bar.update(task, completed=done, total=total))
+    if json_out:
+        print_json({"out": str(out), "rows": len(frame), "columns": [str(c) for c in frame.columns],
+                    "campaigns": sorted(map(str, frame["campaign"].dropna().unique())) if "campaign" in frame else [],
+                    "notes": notes})
+        return
     print(f"wrote {counted(len(frame), 'row')} x {counted(len(frame.columns), 'column')} to {out}")
 
 

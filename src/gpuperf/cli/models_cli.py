@@ -22,7 +22,8 @@ from gpuperf.cli.model_tables import (
     table_output_name, unbounded_note, unbounded_rows, unnamed_rows_notes, write_table,
 )
 from gpuperf.cli.output import (
-    counted, model_output_file, new_output_file, print_json, print_table, refuse_model_name, report_folder,
+    KeptNotes, counted, model_output_file, new_output_file, notes_kept, print_json, print_table, refuse_model_name,
+    report_folder,
 )
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.progress import progress_bar
@@ -240,8 +241,20 @@ def predict_table_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="CSV (or .parquet) to write")],
     gpu: Annotated[str | None, typer.Option(
         "--gpu", help="predict every row as if run on this GPU (its descriptor replaces the row's)")] = None,
+    as_json: JsonArg = False,
 ) -> None:
     """Predict every row of a table with a saved model: the rows plus predicted_time_s."""
+    with notes_kept() as notes:
+        summary = predicted_table(data, model, out, gpu, notes)
+    if as_json:
+        print_json({**summary, "notes": notes})
+    else:
+        print(f"wrote {counted(summary['rows'], 'row')} with {PREDICTED} to {out}")
+
+
+def predicted_table(data: str, model: Path, out: Path, gpu: str | None, notes: KeptNotes) -> dict[str, Any]:
+    """Writes ``data``'s rows with ``model``'s predictions to ``out``: the summary ``--json`` prints (less its
+    notes, which go to ``notes``)."""
     import numpy as np
 
     from gpuperf.datasets.tables import whole_number_columns
@@ -275,12 +288,12 @@ def predict_table_command(
             named, gpu = gpu, get_gpu(gpu).name
         except GpuperfError as error:
             raise GpuperfError(f"--gpu: {error}") from None
-        print_note(other_boards_note(named))
+        notes.add(other_boards_note(named))
     with progress_bar() as bar:  # a million rows read for a minute
         bar.add_task(f"reading {data}", total=None)
         frame, where = read_table(data)
     for note in rows_boards_notes(frame, gpu is None and bool(options.get("gpu_features"))):
-        print_note(note)
+        notes.add(note)
     absent = [str(name) for name in names if name not in frame.columns]
     counts = (info.get("metadata") or {}).get("kind") == "linear_count_model" and bool(absent)
     if counts and "kernel" not in frame.columns:
@@ -300,7 +313,7 @@ def predict_table_command(
     unused = [name for name in unselected if name not in table.columns]
     table = table.assign(**dict.fromkeys(unselected, 0.0))  # the selector drops them whatever they hold
     if unused:
-        print_note(f"note: {where}: no column(s) {', '.join(unused[:4])}{', ...' if len(unused) > 4 else ''}; the "
+        notes.add(f"note: {where}: no column(s) {', '.join(unused[:4])}{', ...' if len(unused) > 4 else ''}; the "
                     "model's --select left them out, so they do not change its predictions")
     if gpu is not None:  # a field the --gpu's descriptor lacks is the GPU's, not the table's
         for column in (str(c) for c in names if str(c).startswith("gpu_") and c in table.columns):
@@ -314,7 +327,7 @@ def predict_table_command(
     failed = failed_without_features(table, names)
     priced = rows.loc[table.index[~unbounded & ~failed]]  # a failed row left unpriced names no GPU to price
     refuse_other_gpus_of_a_one_gpu_model(info, options, model, priced, "--gpu" if gpu is not None else where)
-    print_note(outside_training_gpus_note(info, options, priced, "--gpu" if gpu is not None else where))
+    notes.add(outside_training_gpus_note(info, options, priced, "--gpu" if gpu is not None else where))
     table = numeric_features(table[~unbounded & ~failed], names, where)
     if hasattr(fitted, "undefined_rows"):  # bsp: a row its inputs give no time is refused, as fit refuses it
         check_bsp_inputs(fitted, table[names], where)
@@ -326,25 +339,26 @@ def predict_table_command(
             predicted, clipped = predict_bounded(fitted, table[names])
         result.loc[table.index, PREDICTED] = predicted
     if unbounded.any():
-        print_note(unbounded_note(unbounded, where, "no prediction for"))
+        notes.add(unbounded_note(unbounded, where, "no prediction for"))
     if failed.any():
-        print_note(f"note: {where}: no prediction for {counted(int(failed.sum()), 'row')} whose run failed (status not ok) "
+        notes.add(f"note: {where}: no prediction for {counted(int(failed.sum()), 'row')} whose run failed (status not ok) "
                     "and that lack a feature value")
     if clipped.any():
-        print_note(clipped_note(int(clipped.sum()), len(result)))
-    print_note(not_positive_note(result.loc[table.index, PREDICTED], len(result), options))
+        notes.add(clipped_note(int(clipped.sum()), len(result)))
+    notes.add(not_positive_note(result.loc[table.index, PREDICTED], len(result), options))
     if gpu is not None:
         result[PREDICTED_GPU] = gpu
     elif PREDICTED_GPU in result.columns:  # an earlier --gpu run's label: these are for each row's own GPU
         result = result.drop(columns=[PREDICTED_GPU])
-        print_note(f"note: {where}: dropped its {PREDICTED_GPU} column, left by an earlier predict-table --gpu: "
+        notes.add(f"note: {where}: dropped its {PREDICTED_GPU} column, left by an earlier predict-table --gpu: "
                     f"these {PREDICTED} are for each row's own GPU")
     for column in whole_number_columns(frame, where):  # 4 with empty cells around is read as 4.0: written as 4
         result[column] = result[column].astype("Int64")
     with progress_bar() as bar:  # a million rows write for minutes
         bar.add_task(f"writing {counted(len(result), 'row')} to {out}", total=None)
         write_table(result, out)
-    print(f"wrote {counted(len(result), 'row')} with {PREDICTED} to {out}")
+    return {"out": str(out), "rows": len(result), "predicted": int(result[PREDICTED].notna().sum()),
+            "time_column": PREDICTED, "gpu": gpu}
 
 
 def evaluate_command(

@@ -599,3 +599,33 @@ def with_notes(call: Callable[[], Any]) -> tuple[Any, list[str]]:
         else:
             warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
     return value, notes
+
+
+class KeptNotes(list):
+    """The notes a command printed on stderr, each without ``note: ``, for its ``--json``'s ``notes``."""
+
+    def add(self, note: str | None) -> None:
+        """Prints ``note`` (``note: ...``) on stderr and keeps it; None is no note."""
+        if note:
+            print(note, file=sys.stderr)
+            self.append(note.removeprefix("note: "))
+
+
+@contextmanager
+def notes_kept() -> Iterator[KeptNotes]:
+    """Within it every gpuperf note raised is printed on stderr when raised, as always, and also kept in
+    the list it yields, with the notes the command adds itself (:meth:`KeptNotes.add`), in order."""
+    from gpuperf.errors import GpuperfNote
+
+    kept = KeptNotes()
+    with warnings.catch_warnings():
+        show = warnings.showwarning
+
+        def shown_and_kept(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+            if issubclass(category, GpuperfNote):
+                kept.append(str(message))
+            show(message, category, filename, lineno, file, line)
+
+        warnings.simplefilter("always", GpuperfNote)
+        warnings.showwarning = shown_and_kept
+        yield kept
