@@ -147,3 +147,18 @@ def test_a_variant_or_kernel_spec_written_as_r_writes_a_missing_value_is_none(tm
     frame = read_csv(path)
     assert frame["kernel"].tolist() == ["NA", "empty"]  # a kernel's name stays as written
     assert frame["variant"].isna().all() and frame["kernel_spec"].isna().tolist() == [True, False]
+
+
+def test_a_gpu_written_as_r_writes_a_missing_value_is_no_gpu(tmp_path, capsys):
+    """R's NA in a gpu cell was a GPU named 'NA': fit counted it as a GPU of its own and evaluate held it out."""
+    from gpuperf.datasets.tables import read_csv
+
+    data = table(tmp_path / "t.csv", ["a", "b"])
+    text = data.read_text().replace(",GTX 1080,", ",NA,")
+    data.write_text(text)
+    assert read_csv(data)["gpu"].isna().sum() == 8
+    assert main(["fit", str(data), "--model", "lr", "--features", "flops,bytes", "--out", str(tmp_path / "m.json"),
+                 "--json"]) == 0
+    captured = capsys.readouterr()
+    fitted = json.loads(captured.out)
+    assert fitted["gpus"] == ["RTX 3090"] and "8 of 16 measured rows have no gpu" in captured.err

@@ -170,8 +170,9 @@ def _read_csv(path: Path, **options) -> pd.DataFrame:
 # Columns holding names (kernels, GPUs, variant labels): text as written, never a number or a missing value.
 NAME_COLUMNS = ("kernel", "variant", "gpu", "device", "source", "kernel_spec", "kernel_full_name", "gpu_label")
 # Of those, the columns whose names are never a missing-value word (a variant label is param=value, a kernel_spec a
-# kernel's spec): there a cell pandas reads as missing (R's NA, NULL, N/A) stays missing, no variant or spec.
-OPTIONAL_NAME_COLUMNS = ("variant", "kernel_spec")
+# kernel's spec, a gpu a GPU's name): there a cell pandas reads as missing (R's NA, NULL, N/A) stays missing, no
+# variant, spec or GPU.
+OPTIONAL_NAME_COLUMNS = ("variant", "kernel_spec", "gpu")
 
 
 def _names_as_written(frame: pd.DataFrame, path: Path, options: dict) -> pd.DataFrame:
