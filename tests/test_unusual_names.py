@@ -162,3 +162,21 @@ def test_a_gpu_written_as_r_writes_a_missing_value_is_no_gpu(tmp_path, capsys):
     captured = capsys.readouterr()
     fitted = json.loads(captured.out)
     assert fitted["gpus"] == ["RTX 3090"] and "8 of 16 measured rows have no gpu" in captured.err
+
+
+def test_a_kernel_spelt_in_two_unicode_normal_forms_is_one_kernel_in_fit_and_evaluate(tmp_path, capsys):
+    """'café' typed as one character and as 'e' and an accent were two kernels: two folds of
+    leave-one-kernel-out, and fit counted three kernels for two."""
+    data = tmp_path / "t.csv"
+    rows = pd.read_csv(table(tmp_path / "raw.csv", ["café", "b", nfd("café")]), dtype=str, keep_default_na=False)
+    rows.to_csv(data, index=False)
+    assert main(["fit", str(data), "--model", "lr", "--features", "flops,bytes", "--out", str(tmp_path / "m.json"),
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["kernels"] == ["b", "café"]
+    assert main(["evaluate", str(data), "--model", "lr", "--features", "flops,bytes",
+                 "--protocol", "leave-one-kernel-out", "--json"]) == 0
+    folds = json.loads(capsys.readouterr().out)["per_group"]
+    assert sorted(folds) == ["b", "café"] and folds["café"]["n"] == 16  # the first spelling, as written
+    assert main(["evaluate", str(data), "--model", "lr", "--features", "flops,bytes", "--protocol",
+                 "leave-one-gpu-out", "--per-kernel", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rows"] == 24

@@ -542,7 +542,7 @@ def prepare_training(
     for key in ("kernel", "variant"):  # "saxpy " and "saxpy" are one kernel, its own fold in leave-one-kernel-out
         if key in frame.columns:
             stripped = frame[key].map(lambda value: value.strip() if isinstance(value, str) else value)
-            frame = frame.assign(**{key: stripped})
+            frame = frame.assign(**{key: one_spelling_per_name(stripped)})
     frame, repeated_note = without_exact_repeats(frame, where)
     if repeated_note:
         notes.append(repeated_note)
@@ -735,6 +735,21 @@ def rows_boards_notes(frame: pd.DataFrame, gpus_used: bool) -> list[str]:
 def finite_or_none(metrics: dict) -> dict:
     """``metrics`` with NaN and infinities as None (strict JSON)."""
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in metrics.items()}
+
+
+def one_spelling_per_name(values: pd.Series) -> pd.Series:
+    """``values`` with a name spelt in two Unicode normal forms ('é' as one character, or as 'e' and an
+    accent) written as the spelling that comes first: one kernel, however its accents were typed."""
+    import unicodedata
+
+    first: dict[str, str] = {}
+    respelt = {}
+    for value in values.dropna().unique():  # in the order the rows give them
+        if isinstance(value, str):
+            spelling = first.setdefault(unicodedata.normalize("NFC", value), value)
+            if spelling != value:
+                respelt[value] = spelling
+    return values.map(lambda value: respelt.get(value, value)) if respelt else values
 
 
 def names_in(frame: pd.DataFrame, column: str) -> list[str]:
