@@ -180,3 +180,17 @@ def test_a_kernel_spelt_in_two_unicode_normal_forms_is_one_kernel_in_fit_and_eva
     assert main(["evaluate", str(data), "--model", "lr", "--features", "flops,bytes", "--protocol",
                  "leave-one-gpu-out", "--per-kernel", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["rows"] == 24
+
+
+def test_explores_training_table_takes_a_kernel_with_stray_spaces_or_accents_typed_apart_as_one_space(tmp_path):
+    """explore --kernel saxpy picks 'saxpy ' and 'café' typed either way, as evaluate groups them; its --train
+    table split such a kernel's configurations on one GPU into two spaces."""
+    from gpuperf.decisions.space import read_training_spaces
+
+    for names in (["saxpy", "saxpy "], ["café", nfd("café")]):
+        rows = [{"kernel": names[tile == 4], "gpu": "Tesla K40", "block": block, "tile": tile,
+                 "time_s": 1e-3 * (block * tile % 7 + 1)} for block in (32, 64, 128) for tile in (1, 2, 4)]
+        path = tmp_path / "train.csv"
+        pd.DataFrame(rows).to_csv(path, index=False)
+        (space,) = read_training_spaces(path, ["block", "tile"])
+        assert len(space) == 9 and space.gpu == "Tesla K40"

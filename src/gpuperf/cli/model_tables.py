@@ -501,6 +501,7 @@ def prepare_training(
 
     from gpuperf.datasets.profiler_csv import respelled_profiled_names
     from gpuperf.datasets.schema import canonical_gpus, measured_rows, time_column
+    from gpuperf.datasets.tables import names_alike
     from gpuperf.evaluation.feature_columns import (
         KEYS_AND_OUTCOMES,
         default_features,
@@ -541,8 +542,7 @@ def prepare_training(
     frame = respelled_profiled_names(frame)  # an older import's matmul_tiled<int=16> is today's matmul_tiled<16>
     for key in ("kernel", "variant"):  # "saxpy " and "saxpy" are one kernel, its own fold in leave-one-kernel-out
         if key in frame.columns:
-            stripped = frame[key].map(lambda value: value.strip() if isinstance(value, str) else value)
-            frame = frame.assign(**{key: one_spelling_per_name(stripped)})
+            frame = frame.assign(**{key: names_alike(frame[key])})
     frame, repeated_note = without_exact_repeats(frame, where)
     if repeated_note:
         notes.append(repeated_note)
@@ -735,21 +735,6 @@ def rows_boards_notes(frame: pd.DataFrame, gpus_used: bool) -> list[str]:
 def finite_or_none(metrics: dict) -> dict:
     """``metrics`` with NaN and infinities as None (strict JSON)."""
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in metrics.items()}
-
-
-def one_spelling_per_name(values: pd.Series) -> pd.Series:
-    """``values`` with a name spelt in two Unicode normal forms ('é' as one character, or as 'e' and an
-    accent) written as the spelling that comes first: one kernel, however its accents were typed."""
-    import unicodedata
-
-    first: dict[str, str] = {}
-    respelt = {}
-    for value in values.dropna().unique():  # in the order the rows give them
-        if isinstance(value, str):
-            spelling = first.setdefault(unicodedata.normalize("NFC", value), value)
-            if spelling != value:
-                respelt[value] = spelling
-    return values.map(lambda value: respelt.get(value, value)) if respelt else values
 
 
 def names_in(frame: pd.DataFrame, column: str) -> list[str]:

@@ -10,6 +10,7 @@ import itertools
 import lzma
 import re
 import tarfile
+import unicodedata
 import warnings
 import zipfile
 import zlib
@@ -680,6 +681,25 @@ def names_user_file(spec: object) -> bool:
     """Whether a kernel spec (a campaign export's ``kernel_spec``, say) names a user's ``file.py``, not a
     catalog kernel or variant."""
     return isinstance(spec, str) and ".py:" in spec
+
+
+def one_spelling_per_name(values: pd.Series) -> pd.Series:
+    """``values`` with a name spelt in two Unicode normal forms ('é' as one character, or as 'e' and an
+    accent) written as the spelling that comes first: one kernel, however its accents were typed."""
+    first: dict[str, str] = {}
+    respelt = {}
+    for value in values.dropna().unique():  # in the order the rows give them
+        if isinstance(value, str):
+            spelling = first.setdefault(unicodedata.normalize("NFC", value), value)
+            if spelling != value:
+                respelt[value] = spelling
+    return values.map(lambda value: respelt.get(value, value)) if respelt else values
+
+
+def names_alike(values: pd.Series) -> pd.Series:
+    """``values`` (names: kernels, variants) without the spaces around them and each in one spelling
+    (:func:`one_spelling_per_name`): ``"saxpy "`` is ``saxpy``, as ``--kernel saxpy`` picks it."""
+    return one_spelling_per_name(values.map(lambda value: value.strip() if isinstance(value, str) else value))
 
 
 def kernels_told_apart(frame: pd.DataFrame) -> pd.DataFrame:

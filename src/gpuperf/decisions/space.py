@@ -697,11 +697,13 @@ def check_size_columns(size_columns: Sequence[str]) -> None:
 def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], target: str | None = None,
                                where: str = "table", size_columns: Sequence[str] = ()) -> list[Space]:
     """:func:`read_training_spaces` for a table already read (``where`` names it in errors)."""
-    from gpuperf.datasets.tables import kernels_told_apart
+    from gpuperf.datasets.tables import kernels_told_apart, names_alike
 
     check_size_columns(size_columns)
     refuse_key_parameters(params, where)
     frame = kernels_told_apart(frame)  # a user's kernel named like another is a space of its own
+    if "kernel" in frame.columns:  # "saxpy " and "saxpy" (or 'é' typed two ways) are one kernel's space
+        frame = frame.assign(kernel=names_alike(frame["kernel"]))
     column = target if target in frame.columns else _training_target(frame, target, where)
     pending = unmeasured_rows(frame, column)
     if pending.any():  # a partly measured table (ask's, on another GPU): its measured rows train
