@@ -194,3 +194,22 @@ def test_explores_training_table_takes_a_kernel_with_stray_spaces_or_accents_typ
         pd.DataFrame(rows).to_csv(path, index=False)
         (space,) = read_training_spaces(path, ["block", "tile"])
         assert len(space) == 9 and space.gpu == "Tesla K40"
+
+
+def test_predict_gpu_matches_a_kernel_timed_under_another_unicode_normal_form(tmp_path, capsys):
+    """'café' timed on the GTX 680 as one character and on the Tesla K40 as 'e' and an accent (two tools' files)
+    was two kernels: nothing to predict, for no launch on the Tesla K40 of kernel café."""
+    rows = [{"kernel": name, "gpu": gpu, "n": n, "time_s": n * scale}
+            for gpu, name, scale, sizes in (("GTX 680", "café", 1e-9, (1024, 2048, 4096, 8192)),
+                                            ("Tesla K40", nfd("café"), 2e-9, (1024, 2048, 4096)))
+            for n in sizes]
+    data = tmp_path / "job.csv"
+    pd.DataFrame(rows).to_csv(data, index=False)
+    out = tmp_path / "pred.csv"
+    assert main(["predict-gpu", str(data), "--gpu", "Tesla K40", "--key", "n", "--out", str(out), "--json"]) == 0, \
+        capsys.readouterr().err
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["predicted"], summary["measured"]) == (1, 3)
+    written = pd.read_csv(out)
+    assert written["kernel"].unique().tolist() == ["café"]  # the spelling the rows give first
+    assert written.loc[written["n"] == 8192, "predicted_time_s"].item() == pytest.approx(8192 * 2e-9)

@@ -110,9 +110,10 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     time on ``gpu`` is the sum of time x ``launches`` over ``priced``, which adds the launches ``gpu``
     timed at their median: a job's launch is no cheaper for having been timed).
     Rows of one GPU under two spellings (``NVIDIA A100-PCIE-40GB``, ``A100 PCIe 40GB``) count as one GPU,
-    named as gpuperf's descriptors name it; a kernel, variant or key value is read without its surrounding spaces.
+    named as gpuperf's descriptors name it; a kernel, variant or key value is read without its surrounding spaces, and a
+    kernel or variant spelt in two Unicode normal forms as its first spelling.
     A user's kernel named like another of a campaign export is a kernel of its own (:func:`~gpuperf.datasets.tables.kernels_told_apart`)."""
-    from gpuperf.datasets.tables import kernels_told_apart
+    from gpuperf.datasets.tables import kernels_told_apart, one_spelling_per_name
 
     require_frame(table, where)
     table = kernels_told_apart(table)  # two kernels of one name, from different sources, are scaled apart
@@ -120,6 +121,8 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     failed = table.loc[~is_ok(table["status"]), "gpu"] if "status" in table.columns else table["gpu"].iloc[:0]
     table = measured_rows(table, where, target, other_units=True)  # time_ms, time_us or time_ns: as time_s, a note
     table = table.assign(**{column: stripped(table[column]) for column in columns})
+    table = table.assign(**{column: one_spelling_per_name(table[column])  # 'é' typed two ways: one kernel
+                            for column in ("kernel", "variant") if column in columns})
     if "variant" in columns:  # a kernel of one signature matches whether a row names it or not
         table = table.assign(variant=sole_variants_filled(table))
     check_launches_named(table, key, where)
