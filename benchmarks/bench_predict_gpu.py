@@ -12,12 +12,12 @@ per launch, so bandwidth is the datasheet figure a scheduler would reach for). S
 stencil, then the mean over stencils.
 
 On the bundled H100 and H200 tables (the same 192 variants, n = m = 4096): one timed variant gives a
-mean per-stencil MAPE of 0.081 for either GPU (0.03 to 0.11 per stencil); the other GPU's time as it is
+mean per-stencil MAPE of 0.085 for either GPU (0.03 to 0.11 per stencil); the other GPU's time as it is
 0.106 for the H200 (from the H100's) and 0.089 for the H100; the bandwidth ratio 0.229 and 0.307: the
 H200's 1.43x bandwidth buys these stencils a median 0.83 to 0.97x the time, not 0.70x. Between these two
 sibling GPUs (one GH100 die) the one timed variant gains little over taking the time as it is: it
-loses on three stencils for the H100 and one for the H200, where the variants' ratios spread about as
-much as the GPUs differ.
+loses on three stencils for each GPU (Gaussian 5x5, jacobi2d_5pt and srad1), where the variants' ratios
+spread about as much as the GPUs differ. The timed variant itself, predicted exactly, is not scored.
 """
 
 from __future__ import annotations
