@@ -1,9 +1,10 @@
 """A GPU's times of the stencil variants from another GPU's, as ``gpuperf predict-gpu`` gives them.
 
-    python benchmarks/bench_predict_gpu.py [--tables stencil_spaces_h100,stencil_spaces_h200] [--draws 200]
+    python benchmarks/bench_predict_gpu.py [--tables stencil_spaces_h100,stencil_spaces_h200] [--draws N]
 
 The question a scheduler asks: the job's launches were timed on one GPU; how long on the other? For
-each GPU and stencil, one variant is timed on the GPU (drawn at random, ``--draws`` times) and every
+each GPU and stencil, one variant is timed on the GPU (each variant in turn, the scores averaged; ``--draws N``:
+N drawn at random instead) and every
 variant's time is predicted as the other GPU's time of it, scaled by the two GPUs' ratio on that one
 variant (``gpuperf.evaluation.elsewhere.one_launch_calibration``, the rule ``predict-gpu`` applies).
 Beside it, two predictions that time nothing on the GPU: the other GPU's time as it is, and scaled by
@@ -52,7 +53,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", default="stencil_spaces_h100,stencil_spaces_h200",
                         help="two bundled dataset names or paths, the same variants measured on two GPUs")
-    parser.add_argument("--draws", type=int, default=200, help="random choices of the one timed variant")
+    parser.add_argument("--draws", type=int, default=None,
+                        help="random choices of the one timed variant (default: each variant in turn, exact)")
     args = parser.parse_args()
     from gpuperf.datasets import load_dataset
     from gpuperf.evaluation.elsewhere import one_launch_calibration

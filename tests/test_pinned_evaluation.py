@@ -105,6 +105,32 @@ def test_one_launch_calibration_scores_only_the_launches_it_did_not_calibrate_on
     assert ("B", "c") not in result.index and ("A", "c") not in result.index
 
 
+def test_one_launch_calibration_averages_every_launch_as_the_calibration_launch_exactly():
+    """The same two launches: calibrated on launch 1, error 1; on launch 2, error 0.5. Each launch once gives
+    0.75 exactly, whatever the seed (random draws gave an estimate that moved with it)."""
+    frame = pd.DataFrame({"kernel": "k", "n": [1, 2, 1, 2], "gpu": ["A", "A", "B", "B"],
+                          "time_s": [1.0, 2.0, 1.0, 1.0]})
+    for seed in (0, 1):
+        result = one_launch_calibration(frame, ["kernel", "n"], seed=seed).set_index("gpu")
+        assert result.loc["B", "mape"] == pytest.approx(0.75, abs=1e-12)
+        assert result.loc["A", "mape"] == pytest.approx(0.5 * (0.5 + 1.0), abs=1e-12)
+
+
+def test_one_launch_calibration_of_every_launch_matches_scoring_each_calibration_launch_alone():
+    """Launches with missing times on some GPUs: the fast exact average equals the mean of the per-launch MAPE
+    (a calibration launch that leaves none predicted counting for nothing)."""
+    from gpuperf.evaluation.elsewhere import _calibrated_error, _every_launch_errors
+
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        launches, gpus = int(rng.integers(1, 12)), int(rng.integers(1, 4))
+        sources = np.exp(rng.normal(size=(launches, gpus)))
+        sources[rng.random((launches, gpus)) < 0.4] = np.nan
+        measured = np.exp(rng.normal(size=launches))
+        alone = [_calibrated_error(sources, measured, launch) for launch in range(launches)]
+        assert _every_launch_errors(sources, measured) == pytest.approx(np.array(alone), abs=1e-12, nan_ok=True)
+
+
 def test_one_launch_calibration_counts_only_the_gpus_that_ran_the_kernel_as_sources():
     """Kernel a ran on A, B and C, kernel b on A and B only: A's b has one source, its a two."""
     rows = [{"kernel": kernel, "n": n, "gpu": gpu, "time_s": float(n)}

@@ -175,15 +175,17 @@ def missing_kernels(pairs: pd.DataFrame) -> pd.Series:
 
 
 def one_launch_calibration(raw: pd.DataFrame, key: Sequence[str], *, target: str = TARGET,
-                           draws: int = 20, seed: int = 0) -> pd.DataFrame:
+                           draws: int | None = None, seed: int = 0) -> pd.DataFrame:
     """Per GPU and kernel: the MAPE of predicting every launch of the kernel on that GPU from the
     other GPUs' times of the same launch (``key``), each scaled by its ratio on one launch timed on
     the GPU (:func:`~gpuperf.models.cross_gpu.scaled_times`, as ``gpuperf predict-gpu`` does),
-    averaged over ``draws`` calibration launches drawn at random (columns ``gpu``, ``kernel``,
-    ``mape``, ``launches``, ``sources``). The calibration launch is not scored (it would be predicted
-    exactly, its own time), as the BSP comparison leaves its calibration rows out; a kernel with a
-    single launch on the GPU has nothing left to score and no row. A launch that no GPU timing the
-    calibration launch timed has no prediction and is not scored."""
+    averaged over every launch as the calibration launch, each once: the exact expectation over a
+    calibration launch drawn at random (with ``draws``, that many calibration launches drawn with
+    ``seed`` instead, an estimate) (columns ``gpu``, ``kernel``, ``mape``, ``launches``, ``sources``).
+    The calibration launch is not scored (it would be predicted exactly, its own time), as the BSP
+    comparison leaves its calibration rows out; a kernel with a single launch on the GPU has nothing
+    left to score and no row. A launch that no GPU timing the calibration launch timed has no
+    prediction and is not scored, and a calibration launch that leaves none scored counts for nothing."""
     raw = _usable(raw, target)
     missing = [c for c in [*key, "gpu", "kernel"] if c not in raw.columns]
     if missing:
@@ -198,9 +200,13 @@ def one_launch_calibration(raw: pd.DataFrame, key: Sequence[str], *, target: str
             if np.isnan(sources).all():
                 continue
             measured = part[gpu].to_numpy(float)
-            errors = [error for launch in rng.integers(len(part), size=draws)
-                      if not np.isnan(error := _calibrated_error(sources, measured, int(launch)))]
-            if not errors:  # one launch on the GPU: none left to score
+            if draws is None:
+                errors = _every_launch_errors(sources, measured)
+            else:
+                errors = np.array([_calibrated_error(sources, measured, int(launch))
+                                   for launch in rng.integers(len(part), size=draws)])
+            errors = errors[~np.isnan(errors)]
+            if not len(errors):  # one launch on the GPU: none left to score
                 continue
             rows.append({"gpu": gpu, "kernel": kernel, "mape": float(np.mean(errors)),
                          "launches": len(part), "sources": int(part[others].notna().any().sum())})
@@ -208,6 +214,34 @@ def one_launch_calibration(raw: pd.DataFrame, key: Sequence[str], *, target: str
         raise GpuperfError("one-launch calibration: no kernel was measured on two GPUs with a launch besides the "
                            "calibration launch")
     return pd.DataFrame(rows)
+
+
+def _every_launch_errors(sources: np.ndarray, measured: np.ndarray) -> np.ndarray:
+    """Per launch taken as the calibration launch, :func:`_calibrated_error`'s MAPE of the others (NaN where
+    none is predicted), in O(n log n) per pair of source patterns rather than O(n^2): launches j and L
+    (calibration) whose sources share the GPUs U give j the prediction exp(a_j - a_L) x measured_L, a_x the
+    mean log time over U, so its ratio to measured_j is u_j x v_L, and sorted u_j with their running sums
+    give the sum of |u_j v_L - 1| over j for every L at once."""
+    logs = np.log(sources)
+    own = np.log(measured)
+    patterns = (~np.isnan(sources)) @ (1 << np.arange(sources.shape[1], dtype=np.int64))
+    total, scored = np.zeros(len(measured)), np.zeros(len(measured))
+    for calibration in np.unique(patterns[patterns > 0]):
+        launches = np.flatnonzero(patterns == calibration)
+        for pattern in np.unique(patterns[patterns > 0]):
+            shared = [g for g in range(sources.shape[1]) if calibration & pattern & (1 << g)]
+            if not shared:
+                continue
+            predicted = np.flatnonzero(patterns == pattern)
+            u = np.sort(np.exp(logs[np.ix_(predicted, shared)].mean(axis=1) - own[predicted]))
+            v = np.exp(own[launches] - logs[np.ix_(launches, shared)].mean(axis=1))
+            running = np.concatenate([[0.0], np.cumsum(u)])
+            below = np.searchsorted(u, 1.0 / v)  # u_j v_L < 1: error 1 - u_j v_L
+            total[launches] += (below - v * running[below]) + (v * (running[-1] - running[below]) - (len(u) - below))
+            scored[launches] += len(u) - (pattern == calibration)  # the calibration launch itself: not scored
+    errors = np.full(len(measured), np.nan)
+    np.divide(total, scored, out=errors, where=scored > 0)
+    return errors
 
 
 def _calibrated_error(sources: np.ndarray, measured: np.ndarray, launch: int) -> float:

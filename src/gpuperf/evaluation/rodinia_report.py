@@ -256,7 +256,8 @@ def reproduce_rodinia(
             f" (\"{COVERING}\"); the pair table also shows the others (\"{LEFT_OUT}\"), whose figures average"
             " fewer kernels (the Maxwell GPUs never ran lud_perimeter, the hardest kernel).",
             "Calibrated by one launch per kernel: another protocol than leave one GPU out, since one launch of each"
-            " kernel is timed on the predicted GPU (drawn at random, 20 draws averaged; it is scored too), as the"
+            " kernel is timed on the predicted GPU (each launch in turn, the figures averaged over them; it is not"
+            " scored, predicted exactly), as the"
             " BSP model's lambda is calibrated on one input size; every other launch is the geometric mean over the"
             " other GPUs of their time of it times their ratio on the calibration launch. No counters and no model:"
             " the other GPUs must have run the same launches.",

@@ -4,7 +4,7 @@ A scheduler pricing a job on GPU B often has the job's launches timed on other G
 one launch of each kernel on B. Each other GPU's time of a launch, times that GPU's ratio to B on
 the launches both timed (a geometric mean), predicts B's time; the prediction is the geometric mean
 over the other GPUs. No counters and no fitted model: on the bundled Rodinia table, one launch per
-kernel gives a per-kernel MAPE of 0.04-0.08 per GPU (``gpuperf reproduce rodinia``), where models
+kernel gives a per-kernel MAPE of 0.04-0.09 per GPU (``gpuperf reproduce rodinia``), where models
 fitted on the other GPUs' profiles give 0.09-0.30.
 """
 
