@@ -17,7 +17,7 @@ variants measured on the same H100 (24 per stencil, n = m = 4096) with the calib
 them measured for the fit: Spearman 0.76 per stencil on average, the variant predicted fastest 1.09x
 the best measured (a random variant: 2.78x); as an exploration order, 1.09 / 2.81 / 6.77 evaluations to
 reach 90 / 95 / 99 % of the best (geometric mean over stencils; random order 3.02 / 6.34 / 10.60; the
-LIFT PCA + 5-NN trained on the other stencils' H100 variants 1.44 / 2.85 / 5.30), absolute gmre 0.60 (each stencil's times predicted 1.04 to 1.96x too fast
+LIFT PCA + 5-NN trained on the other stencils' H100 variants 1.44 / 2.85 / 5.30), absolute gmre 0.60 (each stencil's times predicted 1.04 to 1.98x too fast
 in geometric mean; likely because their arrays, 64 MiB each, exceed the H100's 50 MB L2, which most
 calibration points' data fits in). Four sets were tried on these points, the held-out kernels' errors seen: the
 paper's set, it plus per-work-item operations and specials (0.206), plus per-work-item loads only

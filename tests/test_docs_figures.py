@@ -54,3 +54,18 @@ def test_the_rodinia_one_launch_figures_are_the_exact_ones_reproduce_rodinia_pri
     assert f"give {per_gpu.min():.3f}-{per_gpu.max():.3f} per GPU on the other launches" in models
     assert f"K20 {per_gpu['Tesla K20']:.3f} and K40 {per_gpu['Tesla K40']:.3f}," in models
     assert f"per-kernel MAPE of {per_gpu.min():.2f}-{per_gpu.max():.2f} per GPU" in models
+
+
+def test_the_h100_stencil_variants_too_fast_range_is_the_one_the_counts_give():
+    """The H100 count model's times of the 192 H100 stencil variants, per stencil measured / predicted in
+    geometric mean: the range docs/models.md and bench_linear_model.py quote ("1.04 to 1.98x too fast")."""
+    import numpy as np
+
+    from gpuperf.evaluation.linear_eval import evaluate_linear_table, variant_predictions
+
+    calibration = evaluate_linear_table(ROOT / "data" / "linear_model_h100.csv.gz").calibration
+    predictions = variant_predictions(calibration, pd.read_csv(ROOT / "data" / "stencil_spaces_h100.csv.gz"))
+    slower = np.exp(np.log(predictions["time_s"] / predictions["predicted_s"]).groupby(predictions["kernel"]).mean())
+    said = f"{slower.min():.2f} to {slower.max():.2f}x too fast"
+    assert said in _one((ROOT / "docs" / "models.md").read_text("utf-8"))
+    assert said in _one((ROOT / "benchmarks" / "bench_linear_model.py").read_text("utf-8"))
