@@ -1317,6 +1317,21 @@ def test_a_rate_spelt_without_a_slash_is_refused_as_target_and_a_time_is_not(tmp
     assert len(read_space(tmp_path / "t.csv", ["bs"], "time_s")) == 2
 
 
+def test_a_rate_per_ms_or_by_its_abbreviation_is_refused_as_target(tmp_path):
+    """explore --target TOPS (or GB_per_ms, items/ms) minimised the throughput: its best_time was the
+    slowest configuration's."""
+    from gpuperf.decisions.space import looks_like_rate, read_space
+
+    rates = ("TOPS", "GOPS", "MIPS", "MLUPS", "GUPS", "fps", "items/ms", "GB_per_ms", "elements_per_us",
+             "Mpixels per ns", "GB/msec")
+    assert [name for name in rates if not looks_like_rate(name)] == []
+    assert [name for name in ("ms_per_iter", "us_per_call", "int_ops", "loops", "groups", "setups", "time_us",
+                              "ns", "time/ms", "t/us", "kernel time/ms", "time/s") if looks_like_rate(name)] == []
+    pd.DataFrame({"bs": [16, 32], "TOPS": [5.0, 7.0], "time_s": [2.0, 1.0]}).to_csv(tmp_path / "t.csv", index=False)
+    with pytest.raises(GpuperfError, match="--target TOPS looks like a rate"):
+        read_space(tmp_path / "t.csv", ["bs"], "TOPS")
+
+
 def test_a_seed_near_the_largest_scikit_learn_takes_wraps_instead_of_failing_midway():
     """--seed 4294967295 passed seed + step to scikit-learn, which refuses seeds of 2**32 and more."""
     configs = grid((5, 5)).configs

@@ -275,15 +275,27 @@ def _bad_time_error(frame: pd.DataFrame, target: str, row: int, where: str,
 # items_s, Mpixels_sec (a bare "b" needs its prefix: kb, MB, GiB; a time such as time_s names no unit).
 _RATE_SPELLING = re.compile(r"(?:^|[^a-z])(?:[kmgtpe]i?b|(?:[kmgtpe]i?)?(?:bytes?|ops?|items?|pts?|pixels?|elements?))"
                             r"(?:[_ ](?:s|sec)|ps)$")
+# A rate per a shorter time unit: items/ms, GB_per_ms, elements per us (ms_per_iter, a time, is none).
+_PER_SHORT_TIME = re.compile(r"(?:/|(?:^|[_\W])per[_\W]*)(?:ms|msec|us|usec|µs|ns|nsec|millisecond|microsecond"
+                             r"|nanosecond)s?$")
+# A time in a unit as a quantity over its unit spells it (time/ms, t/us, duration/s): no rate.
+_TIME_OVER_UNIT = re.compile(r"(?:^|[_\W])(?:t|time|times|duration|elapsed|runtime|latency)\s*/\s*"
+                             r"(?:s|sec|secs|seconds|ms|msec|us|usec|µs|ns|nsec)$")
 
 
 def looks_like_rate(column: str) -> bool:
     """A column whose name says higher is better (``GFLOP/s``, ``GFLOP_s``, ``gflops``, ``GB_s``,
-    ``GBps``, ``bytes_per_second``, ``items_per_s``, ``GFLOPS/W`` (Kernel Tuner's energy metric),
-    ``throughput``, ``bandwidth``, ``speedup``, ``efficiency``); a time (``time_s``, ``duration_us``) is none."""
+    ``GBps``, ``bytes_per_second``, ``items_per_s``, ``items/ms``, ``GB_per_ms``, ``GFLOPS/W`` (Kernel
+    Tuner's energy metric), ``TOPS``, ``MIPS``, ``MLUPS``, ``GUPS``, ``FPS``, ``throughput``, ``bandwidth``,
+    ``speedup``, ``efficiency``); a time (``time_s``, ``duration_us``, ``ms_per_iter``, ``time/ms``) is none."""
+    from gpuperf.evaluation.feature_columns import THROUGHPUT_ABBREVIATION
+
     name = str(column).lower().strip()
+    if _TIME_OVER_UNIT.search(name):
+        return False
     return (name.endswith(("/s", "/sec", "per_second", "per_sec", "_per_s", "/w", "per_watt", "per_joule", "/j"))
-            or _RATE_SPELLING.search(name) is not None
+            or _RATE_SPELLING.search(name) is not None or _PER_SHORT_TIME.search(name) is not None
+            or THROUGHPUT_ABBREVIATION.search(name) is not None
             or any(word in name for word in ("flop", "throughput", "bandwidth", "speedup", "efficiency")))
 
 
