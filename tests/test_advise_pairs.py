@@ -536,3 +536,15 @@ def test_a_pairs_table_timed_in_milliseconds_is_read_in_seconds(tmp_path):
         milliseconds = build_spec_pairs(spec, "trick")
     assert np.allclose(milliseconds["speedup"], seconds["speedup"])
     assert np.allclose(milliseconds["time_before_s"], seconds["time_before_s"])
+
+
+@pytest.mark.parametrize("cycles", ["0;0;0", "nan;nan;nan", "-1;-1;-1", "inf;1;1"])
+def test_cycle_times_that_are_no_positive_times_are_an_error_naming_the_dataset(tmp_path, cycles):
+    """An after point's cycles of 0 s gave an infinite speedup (NaN for NaN or negative cycles), which reached
+    the models as a ValueError traceback."""
+    from gpuperf.errors import GpuperfError
+
+    path = _flag_rows(tmp_path, [(0, 4.0, "ok", "2;4;8"), (1, 2.0, "ok", cycles)])
+    with pytest.raises(GpuperfError, match=rf"flags.csv\): cycle_times_s: expected ';'-separated positive times .*"
+                                           rf"not '{cycles}'"):
+        build_spec_pairs(_flag_spec(tmp_path, path), "trick")

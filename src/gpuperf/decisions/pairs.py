@@ -41,7 +41,7 @@ from gpuperf.measure.export import CYCLE_TIMES
 from gpuperf.measure.interleave import paired_ratio
 from gpuperf.measure.store import CYCLE_GROUP
 
-PAIRS_FORMAT = 4  # bump when the pair table's columns or rules change
+PAIRS_FORMAT = 5  # bump when the pair table's columns or rules change
 GPU_TARGET = "gpu"  # pairs measured on a GPU gpuperf has a descriptor for
 DEVICE_TARGET = "device:"  # + the device's name: pairs measured on another device (e.g. a CPU via pocl)
 CYCLES = CYCLE_TIMES  # per-cycle round medians of an interleaved measurement, ';'-separated
@@ -138,9 +138,12 @@ def _cycle_times(text: object, where: str) -> np.ndarray | None:
     if not isinstance(text, str) or not text.strip():
         return None
     try:
-        return np.array([float(t) for t in text.split(";")])
+        times = np.array([float(t) for t in text.split(";")])
     except ValueError:
-        raise GpuperfError(f"{where}: {CYCLES}: expected ';'-separated times, not {text[:40]!r}") from None
+        times = np.array([np.nan])
+    if not (np.isfinite(times) & (times > 0)).all():  # a ratio of cycles would be infinite, NaN or negative
+        raise GpuperfError(f"{where}: {CYCLES}: expected ';'-separated positive times in seconds, not {text[:40]!r}")
+    return times
 
 
 def _group_ids(groups: pd.Series | None, count: int) -> list[str | None]:
