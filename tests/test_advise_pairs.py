@@ -548,3 +548,15 @@ def test_cycle_times_that_are_no_positive_times_are_an_error_naming_the_dataset(
     with pytest.raises(GpuperfError, match=rf"flags.csv\): cycle_times_s: expected ';'-separated positive times .*"
                                            rf"not '{cycles}'"):
         build_spec_pairs(_flag_spec(tmp_path, path), "trick")
+
+
+@pytest.mark.parametrize("value", [np.inf, -np.inf])
+def test_an_endless_feature_value_of_a_columns_table_is_an_error_naming_the_column(tmp_path, value):
+    """flops_per_thread = inf in a hand-made table reached the models' imputer as a ValueError traceback."""
+    from gpuperf.errors import GpuperfError
+
+    path = _flag_rows(tmp_path, [(0, 4.0, "ok", None), (1, 2.0, "ok", None)])
+    pd.read_csv(path).assign(flops_per_thread=[2.0, value]).to_csv(path, index=False)
+    with pytest.raises(GpuperfError, match=r"pairs\[0\]\.features: .*flags.csv: feature source 'columns': "
+                                           r"flops_per_thread holds -?inf \(kernel k\); a feature is a finite number"):
+        build_spec_pairs(_flag_spec(tmp_path, path), "trick")

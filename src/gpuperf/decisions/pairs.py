@@ -41,7 +41,7 @@ from gpuperf.measure.export import CYCLE_TIMES
 from gpuperf.measure.interleave import paired_ratio
 from gpuperf.measure.store import CYCLE_GROUP
 
-PAIRS_FORMAT = 5  # bump when the pair table's columns or rules change
+PAIRS_FORMAT = 6  # bump when the pair table's columns or rules change
 GPU_TARGET = "gpu"  # pairs measured on a GPU gpuperf has a descriptor for
 DEVICE_TARGET = "device:"  # + the device's name: pairs measured on another device (e.g. a CPU via pocl)
 CYCLES = CYCLE_TIMES  # per-cycle round medians of an interleaved measurement, ';'-separated

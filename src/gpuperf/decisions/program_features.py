@@ -50,7 +50,14 @@ def from_columns(rows: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in STATIC_FEATURES if c not in rows.columns]
     if len(missing) == len(STATIC_FEATURES):
         raise GpuperfError("feature source 'columns': the table has no static feature columns")
-    return _frame(rows, {c: pd.to_numeric(rows[c], errors="coerce") for c in STATIC_FEATURES if c in rows})
+    values = {c: pd.to_numeric(rows[c], errors="coerce") for c in STATIC_FEATURES if c in rows}
+    for name, column in values.items():
+        endless = np.isinf(column.to_numpy(dtype=float))
+        if endless.any():  # an empty cell is unknown; an endless value is no feature the models could take
+            kernel = f" (kernel {rows['kernel'].iloc[endless.argmax()]})" if "kernel" in rows else ""
+            raise GpuperfError(f"feature source 'columns': {name} holds {column.iloc[endless.argmax()]}{kernel}; "
+                               "a feature is a finite number, or empty where it is unknown")
+    return _frame(rows, values)
 
 
 # -- Amaris et al.'s matrix kernels in loopy ----------------------------------------------------------
