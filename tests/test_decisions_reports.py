@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -399,3 +400,32 @@ def test_gpuperfs_own_database_needs_no_note():
     from gpuperf.decisions.reports import user_database_note
 
     assert user_database_note(load_optimizations()) == ""
+
+
+def _one_stencil_unroll_entry(folder: Path) -> None:
+    """t_unroll: the pocl unrolling pairs of stencil2d alone (one program family, one device, three inputs)."""
+    from gpuperf.decisions.optimizations import builtin_folder
+
+    folder.mkdir()
+    source = (builtin_folder() / "unrolling.toml").read_text()
+    entry = source[:source.index("# The same before/after")].replace('name = "unrolling"', 'name = "t_unroll"')
+    (folder / "t_unroll.toml").write_text(entry.replace('"stencil2d", "jacobi2d_9pt", "hotspot2d", "gradient"',
+                                                        '"stencil2d"') + "max_pairs_per_gpu = 12\n")
+
+
+def test_a_split_that_holds_nothing_out_beside_one_that_does_is_noted_not_a_traceback(tmp_path):
+    """--split inputs --split programs on one program family: the programs split's empty table, concatenated with
+    the inputs split's, made its numbers text, and the report stopped with a TypeError traceback."""
+    from gpuperf.decisions.reports import advisor_study
+
+    _one_stencil_unroll_entry(tmp_path / "entries")
+    results, paths = advisor_study(tmp_path / "report", ("inputs", "programs"), extra=[tmp_path / "entries"],
+                                   only=["t_unroll"])
+    assert set(results["split"]) == {"inputs"} and results["measured"].dtype == float
+    assert ("Trained but not evaluated by the programs split (their pairs have no held-out group of that kind: e.g. "
+            "one input per program, one program family, or for gpus, pairs of one device): t_unroll (device)."
+            in paths["markdown"].read_text())
+    with pytest.raises(GpuperfError, match=r"needs at least one evaluated pair, and none was\. Trained but not "
+                                           r"evaluated by the programs split .*: t_unroll \(device\)\. Trained but "
+                                           r"not evaluated by the gpus split"):
+        advisor_study(tmp_path / "other", ("programs", "gpus"), extra=[tmp_path / "entries"], only=["t_unroll"])

@@ -498,22 +498,27 @@ def advisor_study(folder: str | Path, splits: Sequence[str] = ("inputs",), echo:
     entries = load_optimizations(extra)
     selected = select_entries(entries, only)
     pairs = training_pairs(selected)
-    parts = []
+    trained = set(zip(pairs["optimization"], target_class(pairs["target"])))
+    parts, unevaluated = [], []
     for split in splits:
         echo(f"advisor: split {split}")
-        parts.append(evaluate(pairs, split))
+        part = evaluate(pairs, split)
+        evaluated = set(part[["optimization", "target"]].itertuples(index=False, name=None))
+        if missed := sorted(trained - evaluated):
+            shown = ", ".join(f"{name} ({target})" for name, target in missed)
+            unevaluated.append(f"Trained but not evaluated by the {split} split (their pairs have no held-out group "
+                               f"of that kind: e.g. one input per program, one program family, or for gpus, pairs of "
+                               f"one device): {shown}.")
+        if not part.empty:  # (an empty split's columns hold no numbers: concatenated, they made text of the rest)
+            parts.append(part)
+    if not parts:
+        raise GpuperfError(" ".join(["an advisor report needs at least one evaluated pair, and none was.",
+                                     *unevaluated]))
     results = pd.concat(parts, ignore_index=True)
-    trained = set(zip(pairs["optimization"], target_class(pairs["target"])))
-    evaluated = set(results[["optimization", "target"]].itertuples(index=False, name=None))
-    unevaluated = sorted(trained - evaluated)
     notes = [note] if (note := user_database_note(entries, extra)) else []
     if only_names(only):
         notes.append(f"Only the optimizations --only names were evaluated: {', '.join(e.name for e in selected)}.")
-    if unevaluated:
-        shown = ", ".join(f"{name} ({target})" for name, target in unevaluated)
-        notes.append(f"Trained but not evaluated by the {', '.join(splits)} split (their pairs have no held-out "
-                     f"group of that kind: e.g. one input per program, or for gpus, pairs of one device): {shown}.")
-    return results, advisor_report(folder, results, notes=notes)
+    return results, advisor_report(folder, results, notes=[*notes, *unevaluated])
 
 
 def user_database_note(entries: Mapping[str, Any], extra: Sequence[str | Path] = ()) -> str:
