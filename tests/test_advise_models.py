@@ -337,6 +337,20 @@ def test_m5p_prediction_stays_within_2x_of_the_nearest_pairs():
     assert regressed["m5p"].tolist() == [1.0]
 
 
+def test_a_kernel_a_rounding_away_from_training_pairs_that_coincide_is_familiar():
+    """Two pairs with the same features lie at distance 0 from each other: a kernel 1e-5 from them (a feature
+    written to 4 decimals) had familiarity 0, so confidence 1.0 for the very kernel turned to 0.0."""
+    pairs = pd.concat([_pairs(1)] * 2, ignore_index=True).assign(speedup=[7.9, 8.0], input=["n=1", "n=2"])
+    model = SpeedupModel().fit(pairs)
+    query = pairs.iloc[[0]].copy()
+    query[MODEL_FEATURES[0]] *= 1 + 1e-5
+    prediction = model.predict(query)
+    assert prediction.familiarity[0] == 1.0 and prediction.confidence[0] == pytest.approx(1.0)
+    far = pairs.iloc[[0]].copy()
+    far[list(MODEL_FEATURES)] *= 4  # an unlike kernel stays unfamiliar
+    assert model.predict(far).familiarity[0] < 0.01
+
+
 def test_the_package_names_are_the_functions_even_once_their_modules_are_loaded():
     """``from gpuperf.decisions import advise`` is the function, not a module of the same name."""
     import gpuperf.decisions.advisor  # noqa: F401 - loading a submodule binds its name on the package

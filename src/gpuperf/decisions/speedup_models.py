@@ -23,7 +23,8 @@ program families, folds that hold out one family each (so the calibration also s
 unseen programs): a logistic regression from the out-of-fold predictions' margin (|log2 predicted
 speedup|), the share of the 10 nearest training pairs on the predicted side of 1, and familiarity
 (the 90th percentile of the training pairs' mean distance to their 10 nearest neighbours over the
-query's, capped at 1) to whether the predicted sign was right.
+query's, capped at 1; a query within ``SAME_POINT`` of them is familiar, even where the training pairs coincide
+and lie at distance 0 from one another) to whether the predicted sign was right.
 So a confidence of 0.9 means about 9 in 10 such predictions got the sign right on held-out training
 groups. A query less familiar than 95 % of the held-out groups of known programs (the inner folds)
 is scaled down by its familiarity over that 5th percentile, whatever the held-out families showed. With too few groups to cross-validate, the defaults (all features, log-mean) are used and
@@ -61,6 +62,7 @@ from gpuperf.models.m5p import M5PRegressor
 NEIGHBOURS = 10
 LOCAL_MARGIN = 1.0  # log2: M5P may predict at most 2x beyond what the nearest pairs measured
 FAMILIAR_QUANTILE = 0.9  # a query as close to its neighbours as 90 % of the training pairs is familiar
+SAME_POINT = 0.01  # standardised distance within which a query is its neighbours' point (rounding, not novelty)
 INNER_FOLDS = 3
 FLOOR_QUANTILE = 0.05  # queries less familiar than 95 % of held-out training groups get less confidence
 INNER_MAX_PAIRS = 1500  # inner CV runs on at most this many training pairs (a fixed random sample)
@@ -147,8 +149,8 @@ class _Regressions:
         classes = list(self.sign.classes_)
         p_faster = proba[:, classes.index(True)] if True in classes else np.zeros(len(Z))
         mean_distance = distance.mean(axis=1)  # no farther than a typical pair from its neighbours: familiar
-        familiarity = np.where(mean_distance <= self.typical_distance, 1.0,
-                               self.typical_distance / np.maximum(mean_distance, 1e-12))
+        typical = max(self.typical_distance, SAME_POINT)  # training pairs that coincide: a rounding away is theirs
+        familiarity = np.where(mean_distance <= typical, 1.0, typical / np.maximum(mean_distance, 1e-12))
         return {"knn": knn, "m5p": m5p, "mean": (knn + m5p) / 2, "p_faster": p_faster,
                 "familiarity": familiarity, "near": near, "faster_share": (measured > 0).mean(axis=1)}
 
