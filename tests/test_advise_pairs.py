@@ -560,3 +560,15 @@ def test_an_endless_feature_value_of_a_columns_table_is_an_error_naming_the_colu
     with pytest.raises(GpuperfError, match=r"pairs\[0\]\.features: .*flags.csv: feature source 'columns': "
                                            r"flops_per_thread holds -?inf \(kernel k\); a feature is a finite number"):
         build_spec_pairs(_flag_spec(tmp_path, path), "trick")
+
+
+def test_a_table_whose_rows_all_failed_says_so_not_that_the_parameter_has_no_values(tmp_path):
+    """Every row verify_failed: the error said "the dataset has no values of 'flag' for these kernels", while
+    the table holds flag 0 and 1 in every row."""
+    from gpuperf.errors import GpuperfError
+
+    path = _flag_rows(tmp_path, [(0, 4.0, "verify_failed", None), (1, 2.0, "compile_failed", None)])
+    with pytest.raises(GpuperfError, match=r"pairs\[0\]\.dataset: .*flags.csv holds no measurement of k with "
+                                           r"status ok and a positive time_s \(2 rows, status compile_failed, "
+                                           r"verify_failed\)"):
+        build_spec_pairs(_flag_spec(tmp_path, path), "trick")

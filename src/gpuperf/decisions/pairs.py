@@ -197,13 +197,25 @@ def _check_values(rows: pd.DataFrame, spec: PairSpec) -> None:
                                f"for none of its kernels in {spec.dataset} (measured: {shown})")
 
 
+def _statuses(rows: pd.DataFrame) -> str:
+    """How many ``rows`` there are and their statuses, as a failed table's error gives them."""
+    if "status" not in rows.columns:
+        return f"{len(rows)} rows"
+    named = sorted({str(status).strip() or "empty" for status in rows["status"].fillna("")})
+    return f"{len(rows)} rows, status {', '.join(named)}"
+
+
 def _matched(frame: pd.DataFrame, spec: PairSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Before rows joined to their after rows, and the after rows themselves (one per joined row).
 
     The joined frame has the before row's columns, ``time_after_s`` and ``after_kernel``."""
     kernels = [*spec.kernels, *([spec.after_kernel] if spec.after_kernel else [])]
     ok = is_ok(frame["status"]) if "status" in frame.columns else True
-    rows = frame[ok & frame["kernel"].isin(kernels) & (pd.to_numeric(frame["time_s"], errors="coerce") > 0)]
+    ours = frame["kernel"].isin(kernels)
+    rows = frame[ok & ours & (pd.to_numeric(frame["time_s"], errors="coerce") > 0)]
+    if rows.empty:
+        raise GpuperfError(f"{spec.where}.dataset: {spec.dataset} holds no measurement of {', '.join(kernels)} "
+                           f"with status ok and a positive time_s ({_statuses(frame[ours])})")
     config = _config_columns(rows, spec)
     if spec.after_kernel is None and spec.parameter not in config:
         raise GpuperfError(f"{spec.where}.parameter: the dataset has no values of '{spec.parameter}' for these kernels")
