@@ -572,3 +572,16 @@ def test_a_table_whose_rows_all_failed_says_so_not_that_the_parameter_has_no_val
                                            r"status ok and a positive time_s \(2 rows, status compile_failed, "
                                            r"verify_failed\)"):
         build_spec_pairs(_flag_spec(tmp_path, path), "trick")
+
+
+def test_measured_rows_naming_no_gpu_are_an_error_not_pairs_left_out_unsaid(tmp_path):
+    """Rows with an empty gpu cell paired, and their pairs were dropped without a word when each GPU's pairs
+    were sampled: the advice said 2 training pairs of a table holding 3."""
+    from gpuperf.errors import GpuperfError
+
+    path = _flag_rows(tmp_path, [(0, 4.0, "ok", None), (1, 2.0, "ok", None)])
+    table = pd.read_csv(path)
+    pd.concat([table, table.assign(n=128, gpu=np.nan)]).to_csv(path, index=False)
+    with pytest.raises(GpuperfError, match=r"pairs\[0\]\.dataset: .*flags.csv: 2 measured row\(s\) of its kernels "
+                                           r"name no gpu"):
+        build_spec_pairs(_flag_spec(tmp_path, path), "trick")

@@ -106,11 +106,16 @@ def _timed_in_other_units(path: Path) -> pd.DataFrame | None:
 
 def _config_columns(frame: pd.DataFrame, spec: PairSpec) -> list[str]:
     """The configuration columns of ``spec``'s dataset that hold values; a column the entry names
-    (``configuration``, ``inputs``) or a pair needs (``gpu``, ``device``) that it lacks is an error."""
+    (``configuration``, ``inputs``) or a pair needs (``gpu``, ``device``) that it lacks, or a measured row
+    naming no gpu, is an error."""
     for column in ("gpu", "device"):
         if column not in frame.columns:
             raise GpuperfError(f"{spec.where}.dataset: {spec.dataset} has no column '{column}' (a pair is two "
                                "variants timed on one GPU and device)")
+    unnamed = int(frame["gpu"].isna().sum())
+    if unnamed:  # (such rows paired, then went unsaid at the sample of each GPU's pairs)
+        raise GpuperfError(f"{spec.where}.dataset: {spec.dataset}: {unnamed} measured row(s) of its kernels name "
+                           "no gpu (a pair is two variants timed on one GPU); fill the gpu column in")
     columns = list(spec.configuration or frame.attrs.get("parameters", []))
     for field_name, named in (("configuration", columns), ("inputs", list(spec.inputs or ()))):
         missing = [c for c in named if c not in frame.columns]
