@@ -1651,3 +1651,19 @@ def test_size_columns_given_as_one_string_are_refused_not_read_letter_by_letter(
         others = read_training_spaces(tmp_path / "export.csv", ["p", "q"], size_columns=["size"])
     with pytest.raises(GpuperfError, match=message):
         explore(space, others, size_columns="size")
+
+
+def test_a_search_over_a_large_space_costs_time_linear_in_its_evaluations():
+    """Plain transfer's order runs over the whole space until the best; run_search's check for a
+    repeated pick searched a list, so a 100,000-configuration space with --train spent 90 s there."""
+    import time
+
+    class Backwards:
+        def next(self, measured, times):
+            return len(times) - 1 - len(measured)
+
+    times = np.linspace(1.0, 2.0, 50_000)
+    start = time.perf_counter()
+    order = run_search(Backwards(), times, budget=len(times))
+    assert time.perf_counter() - start < 5.0
+    assert len(order) == len(times) and order[-1] == 0

@@ -466,11 +466,13 @@ def run_search(explorer, times: np.ndarray, budget: int, stop_at: float | None =
     best = np.nanmin(times)
     seen = np.full(len(times), np.nan)
     measured: list[int] = []
+    picked: set[int] = set()  # the membership test on a list made plain transfer's whole-space order quadratic
     for _ in range(min(budget, len(times))):
         index = explorer.next(measured, seen)
-        if index in measured:
+        if index in picked:
             raise RuntimeError(f"explorer picked configuration {index} twice")
         measured.append(index)
+        picked.add(index)
         seen[index] = times[index]
         if progress is not None:
             progress(len(measured), min(budget, len(times)))
