@@ -456,3 +456,21 @@ def test_tables_not_given_as_dataframes_are_errors_naming_what_to_pass():
                                            r"params\), not a DataFrame"):
         next_configuration(pd.DataFrame(rows))
     assert next_configuration(partly_measured(pd.DataFrame(rows), ["a"])).config == {"a": 2}
+
+
+def test_telling_a_large_space_costs_time_linear_in_its_measurements():
+    """tell checked for a repeat in the list of measured positions: ask on a table of 100,000
+    configurations, all measured, spent 100 s telling them to its search."""
+    import time
+
+    from gpuperf.decisions import GuidedSearch
+
+    configs = pd.DataFrame({"x": np.arange(50_000)})
+    search = GuidedSearch(configs, ["x"])
+    start = time.perf_counter()
+    for label in range(len(configs)):
+        search.tell(label, 1.0 + label)
+    assert time.perf_counter() - start < 5.0
+    assert search.best() == 0
+    with pytest.raises(GpuperfError, match="configuration 7 was already measured"):
+        search.tell(7, 2.0)

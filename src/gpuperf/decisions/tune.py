@@ -128,6 +128,7 @@ class GuidedSearch:
         self.train = training_spaces(train, params, self.space)  # the other GPUs' spaces the search uses
         self.explorer = make_explorer(self.space, self.train, model, True, seed, initial, start)
         self._picked: list[int] = []  # positions of the measured configurations, in order
+        self._told: set[int] = set()  # the same, for tell's check (a list's made telling a whole space quadratic)
         self.times = np.full(len(configs), np.nan)  # by position
 
     def __len__(self) -> int:
@@ -184,7 +185,7 @@ class GuidedSearch:
         """The measured time of the configuration labelled ``label`` (None, NaN or pandas' NA: it
         failed). A bad label or time is an error that changes nothing."""
         position = self._position(label, "configuration")
-        if position in self._picked:
+        if position in self._told:
             raise GpuperfError(f"configuration {_shown(label)} was already measured")
         try:
             value = np.nan if time is None or time is pd.NA else float(time)
@@ -195,6 +196,7 @@ class GuidedSearch:
         if not (np.isnan(value) or value > 0) or np.isinf(value):
             raise GpuperfError(f"configuration {_shown(label)}: time {time!r} must be positive (or None for a failure)")
         self._picked.append(position)
+        self._told.add(position)
         self.times[position] = value
 
     def best(self) -> Any:
