@@ -204,15 +204,20 @@ def test_closed_stderr_keeps_notes_out_of_json_and_python_settings_gpuperf_canno
     assert done.returncode == 2 and done.stderr.startswith("gpuperf: error: gpuperf does not run under python -OO")
 
 
-def test_a_closed_stdout_or_stderr_is_no_crash():
-    """With stdout closed (>&-) Python's sys.stdout is None: reading its errors crashed every command."""
+def test_a_closed_stdout_is_an_error_not_a_crash_nor_a_silent_success():
+    """With stdout closed (>&-) Python's sys.stdout is None: reading its errors crashed every command; then
+    print dropped the results without a word and the command ended with status 0, so a script read
+    success from a --json it never got."""
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-c", "import sys; sys.stdout = None; from gpuperf.cli import main; "
-                           "sys.exit(main(['geometry', '--gpu', 'H100', '--trip', '1000']))"],
-                          capture_output=True, text=True)
-    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    for args in (["geometry", "--gpu", "H100 SXM", "--trip", "1000"], ["kernels", "--json"], ["kernels"]):
+        done = subprocess.run([sys.executable, "-c", "import sys; sys.stdout = None; from gpuperf.cli import main; "
+                               f"sys.exit(main({args!r}))"], capture_output=True, text=True)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert done.stderr.splitlines() == ["gpuperf: error: standard output is closed (>&-), so nothing this command "
+                                            "prints can be read; redirect it to a file, or to /dev/null where the "
+                                            "output is not wanted"], done.stderr
 
 
 def test_each_command_is_registered_once_however_often_main_runs(capsys) -> None:

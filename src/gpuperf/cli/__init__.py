@@ -324,12 +324,35 @@ def _private_folder(wanted: Path) -> Path:
     return made
 
 
+class _ClosedStdout:
+    """Standard output closed when Python started (``>&-``), where Python's ``print`` drops the text
+    without a word: the first thing a command prints is an error instead (as ``ls >&-`` gives), not its
+    results lost under exit status 0."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def write(self, text: str) -> int:
+        if not text:
+            return 0
+        raise GpuperfError("standard output is closed (>&-), so nothing this command prints can be read; "
+                           "redirect it to a file, or to /dev/null where the output is not wanted")
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: bad input ends in one clear line on stderr and exit status 2."""
     if sys.stderr is None:  # closed when Python started (2>&-): notes would go to stdout, into --json
         import os
 
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the process's life
+    if sys.stdout is None:  # closed when Python started (>&-): what the command prints is an error
+        sys.stdout = _ClosedStdout()  # type: ignore[assignment] - print and rich need only write
     if sys.flags.optimize >= 2:  # -OO strips the docstrings loopy builds its classes from, and the help's
         print("gpuperf: error: gpuperf does not run under python -OO (PYTHONOPTIMIZE=2): loopy needs its "
               "docstrings; use -O at most", file=sys.stderr)
