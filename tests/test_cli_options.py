@@ -171,6 +171,22 @@ def test_a_narrow_or_zero_width_terminal_keeps_every_value_whole(columns):
     assert any("GTX 680" in line and "135.4" in line for line in done.stdout.splitlines())
 
 
+@pytest.mark.parametrize("columns", ["1", "20", "60"])
+def test_help_in_a_narrow_terminal_keeps_option_names_and_words_whole(columns):
+    """At COLUMNS=20 typer's help showed every option name as an ellipsis ("-…"), at 1 column nothing
+    at all, and at 60 it cut words short ("Comma-sepa…"): the page is now 80 columns at least."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "COLUMNS": columns}
+    for command in ("features", "explore"):
+        done = subprocess.run([sys.executable, "-m", "gpuperf", command, "--help"], capture_output=True, text=True,
+                              env=env)
+        assert done.returncode == 0, done.stderr
+        assert "…" not in done.stdout and "--json" in done.stdout and "--param" in done.stdout, done.stdout
+    assert "Comma-separated parameter" in done.stdout
+
+
 def test_a_variant_name_prints_whole_in_a_terminal_narrower_than_rich_measures_at():
     """rich measured a table's natural width no wider than the terminal: below about 80 columns a variant's
     name folded mid-word (unr / oll=1), and users copy these names into measure and features."""

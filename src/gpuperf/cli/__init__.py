@@ -345,6 +345,24 @@ class _ClosedStdout:
         return False
 
 
+NARROWEST_HELP = 80  # columns: narrower, typer's help cuts option names and words short ("-…", "Comma-sepa…")
+
+
+def _help_wide_enough() -> None:
+    """A ``--help`` page at least ``NARROWEST_HELP`` columns wide where the terminal (or ``COLUMNS``) is
+    narrower, so a narrow terminal wraps its lines, as it wraps a wide table, instead of typer cutting
+    option names and words short (at ``COLUMNS=20`` every option name was an ellipsis); typer's own
+    ``TERMINAL_WIDTH`` is left to rule where set."""
+    from gpuperf.cli.output import console
+
+    if console.width >= NARROWEST_HELP:  # the usual case: typer's help module is not even imported
+        return
+    from typer import rich_utils
+
+    if rich_utils.MAX_WIDTH is None:
+        rich_utils.MAX_WIDTH = NARROWEST_HELP
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: bad input ends in one clear line on stderr and exit status 2."""
     if sys.stderr is None:  # closed when Python started (2>&-): notes would go to stdout, into --json
@@ -362,6 +380,7 @@ def main(argv: list[str] | None = None) -> int:
         from gpuperf.cli.output import command_locks  # a Ctrl-C while it loads ends as any other (below)
 
         _writable_cache_home()
+        _help_wide_enough()
         with _sigterm_as_interrupt(), warnings.catch_warnings(), command_locks():
             _register_all()
             warnings.showwarning = _show_note
