@@ -890,3 +890,17 @@ def test_advise_profile_refuses_an_empty_gpu_as_import_does(capsys):
     assert main(["advise", "--profile", str(profile), "--gpu", ""]) == 2
     assert capsys.readouterr().err == (f"gpuperf: error: {profile}: --gpu is empty; name the GPU the times were "
                                        "taken on, or leave --gpu out\n")
+
+
+def test_each_line_of_advice_is_whole_where_stdout_is_a_file_or_a_pipe(capsys, database):
+    """Piped or written to a log, rich broke each suggestion's explanation and each skipped entry's reason at
+    80 columns, mid-sentence, while the table above them printed whole: a grep for a suggestion got half of it."""
+    args = ["advise", "row_sum", "-p", "n=1024", "-p", "m=1024", "--gpu", "GTX 970", "--min-confidence", "0",
+            "--threshold", "0.0001", *only(database)]
+    advice = run_json(capsys, [*args, "--json"])
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    explained = [f"{s['optimization']}: {s['explanation']['summary']}" for s in advice["suggestions"]]
+    assert explained and max(map(len, explained)) > 80
+    for line in explained:
+        assert line in lines, line

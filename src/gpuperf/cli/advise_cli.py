@@ -104,10 +104,9 @@ def advise(
         return
     console.print(f"[bold]Advice for {escape(subject)}[/bold]", highlight=False, soft_wrap=True)
     if not any_entry:
-        console.print("no optimization was assessed: the optimization database holds no entries", highlight=False)
+        _line("no optimization was assessed: the optimization database holds no entries")
     elif not result.suggestions:
-        console.print(f"no optimization is predicted at or above {threshold:g}x with confidence >= {min_confidence:g}",
-                      highlight=False)
+        _line(f"no optimization is predicted at or above {threshold:g}x with confidence >= {min_confidence:g}")
     print_table(
         [{"optimization": s.optimization, "predicted speedup": f"{decimals_apart(s.predicted_speedup, threshold)}x",
           "confidence": decimals_apart(s.confidence, min_confidence),
@@ -116,14 +115,19 @@ def advise(
         title=f"suggested optimizations (predicted speedup >= {threshold:g})",
     )
     for s in result.suggestions:
-        console.print(f"[bold]{escape(s.optimization)}[/bold]: {escape(s.explanation['summary'])}", highlight=False)
+        _line(f"[bold]{escape(s.optimization)}[/bold]: {escape(s.explanation['summary'])}")
     below = [s for s in result.assessed if s not in result.suggestions and s.predicted_speedup < threshold]
     for s in below:
         shown = decimals_apart(s.predicted_speedup, threshold)
-        console.print(f"[dim]{escape(s.optimization)}: predicted {shown}x, below the threshold {threshold:g}x[/dim]",
-                      highlight=False)
+        _line(f"[dim]{escape(s.optimization)}: predicted {shown}x, below the threshold {threshold:g}x[/dim]")
     for name, reason in result.skipped:
-        console.print(f"[dim]{escape(name)}: {escape(reason)}[/dim]")
+        _line(f"[dim]{escape(name)}: {escape(reason)}[/dim]")
+
+
+def _line(markup: str) -> None:
+    """One line of advice: word-wrapped on a terminal, whole where stdout is a file or a pipe (a log, a
+    script's grep), as the table above it is, instead of broken at 80 columns mid-sentence."""
+    console.print(markup, highlight=False, soft_wrap=not console.is_terminal)
 
 
 def _profile_advice(profile: str, row: int, gpu: str | None, param: list[str] | None, device: str | None,
