@@ -2306,3 +2306,22 @@ def test_predict_table_json_names_the_file_rows_and_notes(tables, capsys, tmp_pa
     assert summary["time_column"] == "predicted_time_s" and summary["gpu"] is None
     assert any("no prediction for" in note for note in summary["notes"]), summary["notes"]
     assert not any(note.startswith("note: ") for note in summary["notes"])
+
+
+def test_a_missing_column_present_in_another_case_is_named_however_short(tmp_path, capsys):
+    """A one-letter feature n missing where the table has N: the hint names N, as it names n_size for
+    N_Size (difflib's ratio of 'n' to 'N' is 0, so closeness alone found nothing)."""
+    from gpuperf.cli import main
+    from gpuperf.cli.model_tables import require_columns
+
+    frame = pd.DataFrame({"kernel": ["k"], "N": [4]})
+    with pytest.raises(GpuperfError, match=r"missing feature column\(s\) n \(did you mean N\?\)"):
+        require_columns(frame, ["n"], "t.csv", "feature")
+    train = tmp_path / "train.csv"
+    train.write_text("kernel,gpu,n,time_s\nk,A100,1,0.1\nk,A100,2,0.2\nk,A100,3,0.3\n")
+    assert main(["fit", str(train), "-m", "lr", "-o", str(tmp_path / "m.json")]) == 0
+    rows = tmp_path / "rows.csv"
+    rows.write_text("kernel,gpu,N\nk,A100,4\n")
+    capsys.readouterr()
+    assert main(["predict-table", str(rows), "-m", str(tmp_path / "m.json"), "-o", str(tmp_path / "p.csv")]) == 2
+    assert "missing feature column(s) n (did you mean N?)" in capsys.readouterr().err

@@ -224,7 +224,9 @@ def require_columns(frame: pd.DataFrame, columns: Sequence[str], where: str, wha
     missing = [c for c in columns if c not in frame.columns]
     if not missing:
         return
-    close = difflib.get_close_matches(missing[0], [str(c) for c in frame.columns], n=3, cutoff=0.6)
+    names = [str(c) for c in frame.columns]
+    cased = [name for name in names if name.lower() == missing[0].lower()]  # N for n: difflib rates it 0
+    close = cased or difflib.get_close_matches(missing[0], names, n=3, cutoff=0.6)
     hint = f" (did you mean {', '.join(close)}?)" if close else ""
     descriptors = [c for c in frame.columns if str(c).startswith("gpu_")]
     if any(str(c).startswith("gpu_") for c in missing) and "gpu" in frame.columns and not descriptors:
