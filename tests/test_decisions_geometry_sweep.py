@@ -778,3 +778,12 @@ def test_a_saved_sweep_has_a_provenance_file_saying_how_and_when_it_was_measured
     (tmp_path / "sweep.provenance.json").unlink()  # a sweep saved before provenance files: when it began is unknown
     assert main([*argv, "--trips", "300,600,900", "--resume"]) == 0
     assert json.loads((tmp_path / "sweep.provenance.json").read_text())["measured_from"] is None
+
+
+@pytest.mark.parametrize("trips", ["0", "1000,-5"])
+def test_geometry_sweep_names_the_trips_option_of_a_trip_count_below_one(trips, tmp_path, capsys):
+    """--trips 0 is refused naming the option, before a device is opened or --out is claimed."""
+    out = tmp_path / "sweep.csv"
+    assert main(["geometry-sweep", "--device", "opencl:0", "--trips", trips, "--out", str(out)]) == 2
+    assert f"--trips: trip count {trips.split(',')[-1]} must be at least 1" in capsys.readouterr().err
+    assert not out.exists()

@@ -568,6 +568,9 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
         if body not in LOOP_BODIES:
             raise unknown_name_error("parallel loop", body, LOOP_BODIES)
     counts = list(dict.fromkeys(_int_list(trips, "trips")))  # a trip count given twice is measured once
+    below = next((count for count in counts if count < 1), None)
+    if below is not None:
+        raise GpuperfError(f"--trips: trip count {below} must be at least 1")
     if cycles < 1:
         raise GpuperfError(f"--cycles: {cycles} must be at least 1")
     if out:
