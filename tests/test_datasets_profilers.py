@@ -350,6 +350,15 @@ def test_ncu_refuses_a_whole_count_contradicting_the_launch_size(tmp_path, sourc
         import_ncu(edited(tmp_path, source, old, new), gpu="H100" if source == DETAILS else None)
 
 
+def test_ncu_names_the_unit_that_scaled_a_count_contradicting_the_launch_size(tmp_path):
+    """A units row giving launch__block_size in Kthread made 256 read as 256,000, and the error said
+    '256 contradicts ... (256 threads)': it names the unit and its line now."""
+    path = edited(tmp_path, NCU, '"usecond","",""', '"usecond","Kthread",""')
+    with pytest.raises(GpuperfError, match=r"line 9: launch__block_size 256 Kthread \(line 8's unit\) contradicts "
+                                           r"Block Size \(16, 16, 1\) \(256 threads\)"):
+        import_ncu(path)
+
+
 @pytest.mark.parametrize(("source", "edits", "message"), [
     (NCU, [('"(16, 16, 1)","(32, 32, 1)","0","8.6","NVIDIA RTX A4000","2,103.30","62.27","256"',
             '"(64, 32, 1)","(32, 32, 1)","0","8.6","NVIDIA RTX A4000","2,103.30","62.27","2,048"')],

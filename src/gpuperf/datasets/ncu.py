@@ -270,8 +270,11 @@ def _refuse_contradicting_totals(record: dict, launch: Launch, dims: dict[str, s
         for column in (f"launch__{kind}_size", f"Launch Statistics: {name}"):
             total = record.get(column)
             if isinstance(total, float) and total == total and total != product:
+                unit = launch.units.get(column, "").strip()  # a units row's Kthread scales 256 to 256,000
+                said = f"{launch.values[column].strip()} {unit} (line {launch.unit_line(column)}'s unit)" if unit \
+                    else launch.values[column].strip()
                 raise GpuperfError(f"{where}: line {launch.value_line(column)}: {column} "
-                                   f"{launch.values[column].strip()} contradicts {name} {dims[name]} "
+                                   f"{said} contradicts {name} {dims[name]} "
                                    f"({product:g} {'blocks' if kind == 'grid' else 'threads'}); one of them is damaged")
 
 
