@@ -149,6 +149,21 @@ def test_a_command_group_without_a_command_prints_its_help_and_succeeds(capsys):
         assert "Usage: gpuperf" in captured.out and captured.err == ""
 
 
+def test_no_help_breaks_a_line_where_its_source_did(capsys) -> None:
+    """typer keeps a docstring's single line breaks in --help: `resources` and `occupancy` were listed in
+    `gpuperf --help` with a line cut short mid-sentence, and `calibrate --help` with its second paragraph
+    broken at 'an H100'."""
+    _register_all()
+    commands = {"": typer.main.get_command(app), **_commands(typer.main.get_command(app))}
+    broken = {name: paragraph for name, command in commands.items()
+              for paragraph in (command.help or "").split("\n\n") if "\n" in paragraph.strip()}
+    assert broken == {}
+    assert main(["--help"]) == 0
+    listing = " ".join(capsys.readouterr().out.replace("\u2502", " ").split())  # the box's sides dropped
+    assert "the global loads and stores its machine code" in listing
+    assert "per CU or, on RDNA, per" in listing
+
+
 def test_dash_h_is_help_on_every_command(capsys) -> None:
     """-h was refused everywhere ("No such option: -h"); it is --help's short form now."""
     _register_all()

@@ -32,8 +32,7 @@ def calibrate_command(
 ) -> None:
     """Measure the measurement kernels on a device, fit the linear count model and save it.
 
-    With --table, fit it on points measured before instead (the bundled H100 points give an H100
-    model on any machine)."""
+    With --table, fit it on points measured before instead (the bundled H100 points give an H100 model on any machine)."""
     from gpuperf.errors import GpuperfError
     from gpuperf.models.linear_calibration import calibrate, device_info, save_calibration, with_added_properties
 

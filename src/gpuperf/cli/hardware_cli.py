@@ -50,8 +50,7 @@ def resources_command(
     gpu: Optional[str] = typer.Option(None, "--gpu", help="Also compute the occupancy on this GPU."),
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
 ) -> None:
-    """Registers, shared memory and spills of a kernel, compiled with NVRTC, and the global loads and
-    stores its machine code makes (SASS, by nvdisasm)."""
+    """Registers, shared memory and spills of a kernel, compiled with NVRTC, and the global loads and stores its machine code makes (SASS, by nvdisasm)."""
     from gpuperf.features.compiled import compiled_memory
     from gpuperf.features.occupancy import occupancy
     from gpuperf.features.resources import (
@@ -115,8 +114,7 @@ def occupancy_command(
     smem: int = typer.Option(0, "--smem", help="Shared memory per block, bytes."),
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
 ) -> None:
-    """Occupancy by the CUDA occupancy calculator's rules (AMD GPUs: LLVM's AMDGPU rules, per CU or, on
-    RDNA, per work-group processor of two CUs)."""
+    """Occupancy by the CUDA occupancy calculator's rules (AMD GPUs: LLVM's AMDGPU rules, per CU or, on RDNA, per work-group processor of two CUs)."""
     from gpuperf.features.occupancy import occupancy
     from gpuperf.hardware import get_gpu
 
