@@ -164,6 +164,21 @@ def test_no_help_breaks_a_line_where_its_source_did(capsys) -> None:
     assert "per CU or, on RDNA, per" in listing
 
 
+def test_a_help_text_in_square_brackets_is_shown_not_taken_as_markup(capsys) -> None:
+    """--help reads its texts as rich markup, where [word] is a style tag and vanishes: features --json
+    was described as 'kernel, variant, sizes, then features', its '[gpu,]' gone."""
+    import re
+
+    _register_all()
+    commands = {"": typer.main.get_command(app), **_commands(typer.main.get_command(app))}
+    texts = {(name, param.name): getattr(param, "help", None) or "" for name, command in commands.items()
+             for param in command.params}
+    texts |= {(name, "help"): command.help or "" for name, command in commands.items()}
+    assert {where: text for where, text in texts.items() if re.search(r"(?<!\\)\[[^\]]*\]", text)} == {}
+    assert main(["features", "--help"]) == 0
+    assert "kernel, variant, [gpu,] sizes" in " ".join(capsys.readouterr().out.replace("\u2502", " ").split())
+
+
 def test_dash_h_is_help_on_every_command(capsys) -> None:
     """-h was refused everywhere ("No such option: -h"); it is --help's short form now."""
     _register_all()

@@ -101,7 +101,7 @@ def features(
     gpu: Annotated[str | None, typer.Option(
         help="add registers (NVRTC) and occupancy features for this GPU (an AMD GPU gets them empty)")] = None,
     as_json: Annotated[
-        bool, typer.Option("--json", metavar="", help="print a flat JSON object: kernel, variant, [gpu,] sizes, then features")
+        bool, typer.Option("--json", metavar="", help=r"print a flat JSON object: kernel, variant, \[gpu,] sizes, then features")
     ] = False,
     out: Annotated[Path | None, typer.Option(
         "--out", "-o", help="also write the features as a one-row CSV table (a features table's columns), "
