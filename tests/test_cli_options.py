@@ -179,6 +179,17 @@ def test_a_help_text_in_square_brackets_is_shown_not_taken_as_markup(capsys) -> 
     assert "kernel, variant, [gpu,] sizes" in " ".join(capsys.readouterr().out.replace("\u2502", " ").split())
 
 
+def test_the_campaign_commands_describe_their_shared_flags_alike() -> None:
+    """campaign export's --no-progress read 'No progress bar.' on a page of lowercase phrases, where
+    campaign run's reads 'no progress bar'."""
+    _register_all()
+    commands = _commands(typer.main.get_command(app))
+    helps = {name: {param.opts[0]: param.help for param in commands[name].params if param.opts[0] in
+                    ("--no-progress", "--json")} for name in ("campaign run", "campaign status", "campaign export")}
+    assert helps["campaign export"]["--no-progress"] == helps["campaign run"]["--no-progress"] == "no progress bar"
+    assert helps["campaign status"]["--json"] == "print JSON"
+
+
 def test_dash_h_is_help_on_every_command(capsys) -> None:
     """-h was refused everywhere ("No such option: -h"); it is --help's short form now."""
     _register_all()

@@ -152,7 +152,7 @@ def campaign_export(
     cycle_times: bool = typer.Option(False, "--cycle-times", metavar="",
                                      help="add cycle_times_s and cycle_group: an interleaved point's "
                                           "per-cycle times and the cycles' identifier"),
-    no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="No progress bar."),
+    no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="no progress bar"),
     json_out: bool = typer.Option(False, "--json", metavar="", help="print JSON: the file written, its rows, the notes"),
 ) -> None:
     """Write the store as a dataset table (one row per point)."""
