@@ -34,6 +34,19 @@ def test_every_out_option_has_the_short_form_and_every_json_flag_the_same_name()
     assert json_flags == {("--json",)}
 
 
+def test_every_model_option_has_the_short_form(tmp_path, capsys) -> None:
+    """fit, evaluate, predict, predict-table and rank took -m for --model; explore, ask and tune refused it
+    ("No such option: -m")."""
+    _register_all()
+    commands = _commands(typer.main.get_command(app))
+    models = {name: param.opts for name, command in commands.items() for param in command.params
+              if "--model" in param.opts}
+    assert {"explore", "ask", "tune", "fit", "rank"} <= set(models)
+    assert {name: opts for name, opts in models.items() if "-m" not in opts} == {}
+    assert main(["ask", str(tmp_path / "none.csv"), "-m", "gp"]) == 2
+    assert "none.csv" in capsys.readouterr().err  # the table is what is missing, not an option
+
+
 def test_no_help_page_shows_a_value_placeholder_for_a_flag(capsys) -> None:
     """`--json` and `--help` take no value: no help line may read `--json <bool>`."""
     _register_all()

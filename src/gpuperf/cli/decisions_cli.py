@@ -41,7 +41,7 @@ def explore_command(
         "(repeatable; a table of several kernels, GPUs or problem sizes counts as one per kernel, GPU and "
         "problem size)."),
     model: Optional[str] = typer.Option(
-        None, "--model", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."
+        None, "--model", "-m", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."
     ),
     budget: int = typer.Option(200, "--budget", help="At most this many evaluations."),
     refit: bool = typer.Option(True, "--refit/--no-refit", metavar="", help="Refit after each measurement (--no-refit: one ranking from --train)."),
@@ -181,7 +181,7 @@ def ask_command(
     train: Optional[list[str]] = typer.Option(
         None, "--train", help="The same parameters measured on another GPU, as explore takes them (repeatable)."),
     model: Optional[str] = typer.Option(
-        None, "--model", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."),
+        None, "--model", "-m", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."),
     seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),
     count: int = typer.Option(1, "--count", help="Name this many configurations to measure at once (a batch)."),
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
@@ -693,7 +693,7 @@ def tune_command(
         "bundled dataset's name; repeatable; a table of several kernels, GPUs or problem sizes counts as one "
         "per kernel, GPU and problem size, the sizes named with -p included)."),
     model: Optional[str] = typer.Option(
-        None, "--model", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."),
+        None, "--model", "-m", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."),
     seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),
     start: Optional[str] = typer.Option(
         None, "--start", help="Without --train: ranked (default; the first picks ranked by a model trained on "
