@@ -34,7 +34,7 @@ def test_every_out_option_has_the_short_form_and_every_json_flag_the_same_name()
     assert json_flags == {("--json",)}
 
 
-def test_every_model_option_has_the_short_form(tmp_path, capsys) -> None:
+def test_every_model_and_kernel_option_has_the_short_form(tmp_path, capsys) -> None:
     """fit, evaluate, predict, predict-table and rank took -m for --model; explore, ask and tune refused it
     ("No such option: -m")."""
     _register_all()
@@ -43,6 +43,10 @@ def test_every_model_option_has_the_short_form(tmp_path, capsys) -> None:
               if "--model" in param.opts}
     assert {"explore", "ask", "tune", "fit", "rank"} <= set(models)
     assert {name: opts for name, opts in models.items() if "-m" not in opts} == {}
+    kernels = {name: param.opts for name, command in commands.items() for param in command.params
+               if "--kernel" in param.opts}  # calibrate took -k; explore and ask refused it
+    assert {"calibrate", "explore", "ask"} <= set(kernels)
+    assert {name: opts for name, opts in kernels.items() if "-k" not in opts} == {}
     assert main(["ask", str(tmp_path / "none.csv"), "-m", "gp"]) == 2
     assert "none.csv" in capsys.readouterr().err  # the table is what is missing, not an option
 

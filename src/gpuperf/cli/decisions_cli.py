@@ -29,7 +29,7 @@ def explore_command(
     params: Optional[str] = typer.Option(
         None, "--params", help="Comma-separated parameter columns, e.g. MWG,NWG,VWM (by default a cache's own, "
         "or the names in a table's variant labels)."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", help="Pick this kernel's rows from a table of several."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Pick this kernel's rows from a table of several."),
     gpu: Optional[str] = typer.Option(
         None, "--gpu", help="Pick this GPU's rows from a table of several (its name, or words of it such as V100)."),
     param: Optional[list[str]] = typer.Option(
@@ -168,7 +168,7 @@ def ask_command(
         "(a failure: a status other than ok, or a failure name such as InvalidConfig as its time)."),
     params: Optional[str] = typer.Option(
         None, "--params", help="Comma-separated parameter columns (by default the names in a table's variant labels)."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", help="Pick this kernel's rows from a table of several."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Pick this kernel's rows from a table of several."),
     gpu: Optional[str] = typer.Option(
         None, "--gpu", help="Pick this GPU's rows from a table of several, or name the GPU a table without a gpu "
         "column was measured on (the search then trusts the alike GPUs of --train more)."),
