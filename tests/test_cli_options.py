@@ -207,6 +207,13 @@ def test_the_campaign_commands_describe_their_shared_flags_alike() -> None:
     assert helps["campaign status"]["--json"] == "print JSON"
 
 
+def test_calibrates_passes_help_does_not_promise_the_fastest_run_under_the_median(capsys) -> None:
+    """--passes said each point's fastest run counts; with --statistic median the passes' median does."""
+    assert main(["calibrate", "--help"]) == 0
+    page = " ".join(capsys.readouterr().out.replace("\u2502", " ").split())
+    assert "fastest run over all counts (its median with --statistic median)" in page
+
+
 def test_dash_h_is_help_on_every_command(capsys) -> None:
     """-h was refused everywhere ("No such option: -h"); it is --help's short form now."""
     _register_all()

@@ -14,7 +14,8 @@ def calibrate_command(
     out: Path = typer.Option(..., "--out", "-o", help="model file to write (.json)"),
     device: str = typer.Option(None, "--device", "-d", help="opencl:0 (default), opencl:<platform>:<device>, cuda:0"),
     store: Path = typer.Option(None, "--store", help="measurement store (default: calibration.db next to --out)"),
-    passes: int = typer.Option(None, "--passes", help="campaign passes (default 3); each point's fastest run over all counts"),
+    passes: int = typer.Option(None, "--passes", help="campaign passes (default 3); each point's fastest run over all "
+                               "counts (its median with --statistic median)"),
     cycles: int = typer.Option(1, "--cycles", help="above 1: time every point in this many interleaved cycles "
                                "(one campaign, no passes)"),
     kernel: list[str] = typer.Option(None, "--kernel", "-k", help="calibrate on this kernel only (repeatable)"),
