@@ -214,6 +214,13 @@ def test_calibrates_passes_help_does_not_promise_the_fastest_run_under_the_media
     assert "fastest run over all counts (its median with --statistic median)" in page
 
 
+def test_spaces_help_names_a_users_own_space_as_rank_and_tune_do(capsys) -> None:
+    """spaces takes path/file.py:function (docs/kernels.md), but its --help named only 'a space'."""
+    for command in ("spaces", "rank", "tune"):
+        assert main([command, "--help"]) == 0
+        assert "path/file.py:function" in capsys.readouterr().out, command
+
+
 def test_dash_h_is_help_on_every_command(capsys) -> None:
     """-h was refused everywhere ("No such option: -h"); it is --help's short form now."""
     _register_all()

@@ -45,7 +45,7 @@ def kernels(
 
 
 def spaces(
-    name: Annotated[str | None, typer.Argument(help="a space to list the variants of")] = None,
+    name: Annotated[str | None, typer.Argument(help="a space to list the variants of: a catalog one, e.g. jacobi2d_5pt, or path/file.py:function")] = None,
     limit: Annotated[int, typer.Option(help="at most this many variants")] = 20,
     as_json: Annotated[bool, typer.Option("--json", metavar="", help="print JSON")] = False,
 ) -> None:
