@@ -55,3 +55,17 @@ def test_import_and_predict_table_show_their_long_steps_on_a_terminal(monkeypatc
     assert main(["import", "kernel-tuner", str(cache), "--out", str(tmp_path / "t.csv")]) == 0
     err = capsys.readouterr().err
     assert f"importing {cache}" in err and "writing" in err
+
+
+def test_ask_draws_no_bar_with_no_progress_as_explore_and_tune_take_it(monkeypatch, capsys, tmp_path) -> None:
+    """ask drew its bar on a terminal and refused --no-progress ("No such option"), which explore, tune
+    and rank take."""
+    from gpuperf.cli import main
+
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    table = tmp_path / "space.csv"
+    table.write_text("x,time_ms\n1,3\n2,2\n3,\n4,\n")
+    assert main(["ask", str(table), "--params", "x", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert "choosing" not in captured.err and "x" in captured.out

@@ -184,6 +184,7 @@ def ask_command(
         None, "--model", "-m", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."),
     seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),
     count: int = typer.Option(1, "--count", help="Name this many configurations to measure at once (a batch)."),
+    no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
 ) -> None:
     """Name the configuration to measure next, from a table of the space measured so far."""
@@ -217,7 +218,7 @@ def ask_command(
     space_on_gpu, others = other_gpus_spaces(table.space, train or [], target, list(sizes), gpu)
     table = dataclasses.replace(table, space=space_on_gpu)
     undescribed_gpu_note(table.space.gpu, others)
-    with progress_bar(as_json) as bar:  # a surrogate over thousands of measured points fits for a minute
+    with progress_bar(no_progress or as_json) as bar:  # a surrogate over thousands of points fits for a minute
         bar.add_task(f"choosing {count} of {int(table.pending.sum())} configurations to measure next", total=None)
         result = next_configuration(table, others, model, seed, count)
     if as_json:
