@@ -133,6 +133,9 @@ def test_reproduce_rodinia_refuses_an_unknown_scenario_before_running(capsys):
     (["advisor", "--split", "bogus"], "unknown advisor split 'bogus'"),
     (["advisor", "--inner-aggregate", "median"], "--inner-aggregate goes with reproduce rodinia, not advisor"),
     (["rodinia", "--inner-aggregate", "max"], "unknown inner aggregate 'max'"),
+    # an option of another study is refused at its default value too: it was ignored without a word
+    (["rodinia", "--family", "schoonhoven/pnpoly"], "--family goes with reproduce exploration, not rodinia"),
+    (["geometry", "--inner-aggregate", "mean"], "--inner-aggregate goes with reproduce rodinia, not geometry"),
 ])
 def test_reproduce_refuses_options_of_other_studies_before_running(studies, capsys, argv, message):
     assert main(["reproduce", *argv]) == 2

@@ -24,6 +24,12 @@ OPTION_STUDY = {"--full": "rodinia", "--scenarios": "rodinia", "--inner-aggregat
                 "--device": "linear"}
 
 
+def _typed(ctx: typer.Context, name: str) -> bool:
+    """Whether the option ``name`` was given, its default value too (``--family schoonhoven/pnpoly``)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name != "DEFAULT"
+
+
 def _known_scenarios(text: str) -> list[str]:
     from gpuperf.errors import GpuperfError, unknown_name_error
     from gpuperf.evaluation.reproduce import OPT_IN_SCENARIOS, SCENARIOS
@@ -41,6 +47,7 @@ DEFAULT_FOLDER = "gpuperf-reproduce"  # not gpuperf-report/, whose rodinia/, lin
 
 
 def reproduce(
+    ctx: typer.Context,
     study: Annotated[str, typer.Argument(help=STUDY_HELP)],
     out: Annotated[str | None, typer.Option("--out", "-o", help="report folder (default gpuperf-reproduce/STUDY; the demo's own reports under gpuperf-report/ stay as the demo wrote them)")] = None,
     full: Annotated[bool, typer.Option(metavar="", help="rodinia: every scenario and model (about 20 minutes); default: the quick set")] = False,
@@ -72,8 +79,8 @@ def reproduce(
 
     if study not in STUDIES:
         raise unknown_name_error("study", study, STUDIES)
-    given = {"--full": full, "--scenarios": scenarios is not None, "--inner-aggregate": inner_aggregate != "mean",
-             "--family": family != DEFAULT_FAMILY,
+    given = {"--full": full, "--scenarios": scenarios is not None,
+             "--inner-aggregate": _typed(ctx, "inner_aggregate"), "--family": _typed(ctx, "family"),
              "--split": split is not None, "--optimizations": optimizations is not None, "--only": only is not None,
              "--device": device is not None}  # an empty value is given too
     for option, owner in OPTION_STUDY.items():
