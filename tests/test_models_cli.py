@@ -706,6 +706,11 @@ def test_bad_tables_fail_with_one_line_naming_file_row_and_column(tmp_path, caps
     (["fit", "{generic}", "--model", "gbt", "--out", "{tmp}/m.pkl"], "use a .json or .skops model file"),
     (["fit", "{generic}", "--model", "bsp", "--log-target", "--out", "{tmp}/m.json"],
      "model bsp: --log-target does not apply"),
+    # refused at its default value too (it passed without a word), as --svr-kernel linear is
+    (["fit", "{generic}", "--model", "lr", "--svr-kernel", "rbf", "--out", "{tmp}/m.json"],
+     "model lr: --svr-kernel does not apply"),
+    (["evaluate", "{generic}", "--model", "rf", "--protocol", "leave-one-gpu-out", "--svr-kernel", "rbf"],
+     "model rf: --svr-kernel does not apply"),
     (["fit", "{generic}", "--model", "lr", "--select", "pearson:3", "--out", "{tmp}/m.json"],
      "--select 'pearson:3' must look like spearman:K"),
     (["fit", "rodinia", "--model", "lr", "--out", "{tmp}/m.json"], "did you mean rodinia_nvprof"),

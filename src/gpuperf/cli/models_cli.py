@@ -58,7 +58,16 @@ JsonArg = Annotated[bool, typer.Option("--json", metavar="", help="print JSON")]
 ReportArg = Annotated[str | None, typer.Option("--report", help="folder for a Markdown/HTML report with plots")]
 
 
+def refuse_typed_svr_kernel(ctx: typer.Context, model: str) -> None:
+    """--svr-kernel given for a model other than svr is refused at its default value (rbf) too, as any
+    other value is, instead of passing without a word."""
+    source = ctx.get_parameter_source("svr_kernel")
+    if model != "svr" and source is not None and source.name != "DEFAULT":
+        raise GpuperfError(f"model {model}: --svr-kernel does not apply to it")
+
+
 def fit_command(
+    ctx: typer.Context,
     data: DataArg,
     model: ModelArg,
     out: Annotated[Path, typer.Option("--out", "-o", help="model file: .json or .skops")],
@@ -79,6 +88,7 @@ def fit_command(
 
     refuse_model_file(model, "fit")
     options = model_options(model, log_target, select, svr_kernel, bsp_columns, property_set)
+    refuse_typed_svr_kernel(ctx, options.name)
     if out.suffix not in (".json", ".skops"):
         raise GpuperfError(f"--out {out}: use a .json or .skops model file")
     new_file = not model_output_file(out).exists()  # a model another run writes meanwhile is kept
@@ -362,6 +372,7 @@ def predicted_table(data: str, model: Path, out: Path, gpu: str | None, notes: K
 
 
 def evaluate_command(
+    ctx: typer.Context,
     data: DataArg,
     model: ModelArg,
     protocol: Annotated[str, typer.Option("--protocol", help="leave-one-gpu-out, leave-one-kernel-out or "
@@ -394,6 +405,7 @@ def evaluate_command(
     columns = held_out_columns(protocol, sizes)
     group = "/".join(columns)  # how tables and JSON name the held-out group: gpu, kernel, or n/m
     options = model_options(model, log_target, select, svr_kernel, bsp_columns, property_set)
+    refuse_typed_svr_kernel(ctx, options.name)
     folder = None if report is None else report_folder(report)  # kept a str: "" is refused, not taken as "."
     frame, where = read_table(data)
     frame = kernels_told_apart(frame)  # a user's kernel named like another is held out as itself
