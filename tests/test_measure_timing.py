@@ -163,8 +163,8 @@ def test_compile_failure_and_bad_sizes() -> None:
         measure(get_kernel("vector_copy"), {"n": 1000}, settings=FAST)
 
 
-@pytest.mark.slow
-def test_several_device_kernels_are_timed_as_one_span() -> None:
+def _two_pass() -> Kernel:
+    """c[j] = 2 a[n-1-j] + 1 through a global temporary t: two device kernels."""
     program = lp.make_kernel(
         "{[i,j]: 0<=i,j<n}",
         """
@@ -178,10 +178,44 @@ def test_several_device_kernels_are_timed_as_one_span() -> None:
     )
     program = lp.split_iname(program, "i", 64, outer_tag="g.0", inner_tag="l.0")
     program = lp.split_iname(program, "j", 64, outer_tag="g.0", inner_tag="l.0")
-    kernel = Kernel("two_pass", program, ("n",), reference=lambda x, s: {"c": 2 * x["a"][::-1] + 1})
+    return Kernel("two_pass", program, ("n",), reference=lambda x, s: {"c": 2 * x["a"][::-1] + 1})
+
+
+@pytest.mark.slow
+def test_several_device_kernels_are_timed_as_one_span() -> None:
+    kernel = _two_pass()
     result = measure(kernel, {"n": 4096}, settings=FAST)
     assert result.verified and result.time_s > 0
     assert result.provenance["timer"] == "gated_marker_span"
+
+
+@pytest.mark.slow
+def test_a_batchs_launches_share_one_global_temporary() -> None:
+    """Each launch of a batch allocating (and first touching) its own global temporary made pocl's
+    batched launches of a two-pass program several times slower than one launch: the launches of one
+    binding reuse a single temporary buffer, so a batch of 12 holds one temporary's bytes, not 12."""
+    from gpuperf.measure.devices import open_device
+    from gpuperf.measure.timing import prepare
+
+    n = 1 << 16
+    compiled = open_device("opencl:0").compile(_two_pass())
+    calls = []
+    executor = compiled.executor
+
+    def spy(queue, **kwargs):  # noqa: ANN001, ANN202 - loopy's executor, recorded
+        calls.append(kwargs.get("allocator"))
+        return executor(queue, **kwargs)
+
+    compiled.executor = spy
+    prepared = prepare(compiled, {"n": n})
+    try:
+        assert prepared.verified
+        assert len(prepared.launch.run_many(12)) == 12
+        pools = {id(allocator) for allocator in calls}
+        assert None not in calls and len(pools) == 1, "every launch takes its temporaries from one pool"
+        assert calls[0].managed_bytes <= 2 * 4 * n, "the batch's 13 launches held one temporary between them"
+    finally:
+        prepared.launch.close()
 
 
 def test_round_batch_rounds_up_what_the_minimum_time_still_needs() -> None:
