@@ -136,6 +136,24 @@ def test_a_round_stops_once_max_round_s_of_wall_time_has_passed(clock: FakeClock
     assert len(longer.batches) == 3
 
 
+def test_a_batch_is_cut_to_what_is_left_of_max_round_s(clock: FakeClock) -> None:
+    """Launches of 1/32 s (the host waits as long as the device runs) and a minimum time of 20 s: after
+    the first 5 launches (0.15625 s) the next batch would be MAX_BATCH (8 s), running the round to
+    8.16 s although max_round_s is 5 s; it takes the 155 launches that fill the 5 s instead."""
+    device_s = 1 / 32
+    batches = []
+
+    def run(count: int) -> list[float]:
+        batches.append(count)
+        clock.now += count * device_s
+        return [device_s] * count
+
+    samples, wall = one_round(run, TimingSettings(warmup=0, min_repeats=5, min_time_s=20.0, max_repeats=1000,
+                                                  max_round_s=5.0))
+    assert batches == [5, 155] and len(samples) == 160
+    assert wall == 5.0
+
+
 def test_max_round_s_does_not_stop_a_round_before_min_repeats(clock: FakeClock) -> None:
     """Wall time past max_round_s at once (a slow first batch) still leaves min_repeats samples."""
     run = Scripted(1e-3, clock, wall_per_call=60.0)

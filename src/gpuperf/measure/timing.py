@@ -106,14 +106,17 @@ RunMany = Callable[[int], list[float]]
 MAX_BATCH = 256
 
 
-def _next_batch(samples: list[float], total: float, settings: TimingSettings) -> int:
-    """Launches to enqueue next: ``min_repeats`` first, then about what ``min_time_s`` still needs."""
+def _next_batch(samples: list[float], total: float, settings: TimingSettings, elapsed: float = 0.0) -> int:
+    """Launches to enqueue next: ``min_repeats`` first, then about what ``min_time_s`` still needs, no
+    more than fit in what is left of ``max_round_s`` after ``elapsed`` seconds of the round's wall time
+    (at least one: a round with time left goes on)."""
     room = settings.max_repeats - len(samples)
     if len(samples) < settings.min_repeats:
         return min(settings.min_repeats - len(samples), room)
     typical = max(float(np.median(samples)), 1e-9)
     wanted = math.ceil((settings.min_time_s - total) / typical)
-    return max(1, min(wanted, room, MAX_BATCH))
+    in_time = math.ceil((settings.max_round_s - elapsed) / typical)
+    return max(1, min(wanted, in_time, room, MAX_BATCH))
 
 
 def one_round(run_many: RunMany, settings: TimingSettings) -> tuple[list[float], float]:
@@ -122,7 +125,7 @@ def one_round(run_many: RunMany, settings: TimingSettings) -> tuple[list[float],
     total = 0.0
     start = time.perf_counter()
     while len(samples) < settings.max_repeats:
-        batch = run_many(_next_batch(samples, total, settings))
+        batch = run_many(_next_batch(samples, total, settings, time.perf_counter() - start))
         samples.extend(batch)
         total += sum(batch)
         enough = len(samples) >= settings.min_repeats
