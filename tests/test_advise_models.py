@@ -263,7 +263,7 @@ def _stub_advise(monkeypatch, predictions: dict[str, tuple[float, float]]):
         def __init__(self, name):
             self.name = name
             self.pairs = pd.DataFrame({"family": ["f"], "kernel": ["k"], "change": ["c"], "configuration": [""],
-                                       "gpu": ["g"], "speedup": [1.0]})
+                                       "input": ["n=1"], "gpu": ["g"], "speedup": [1.0]})
             self.choice = ("all", "mean")
             self.features = MODEL_FEATURES
             self.calibrator = None  # uncalibrated confidence
@@ -293,6 +293,16 @@ def test_default_threshold_and_min_confidence(monkeypatch):
     assert [s.optimization for s in advice.suggestions] == ["sure", "at"]
     assert [s.optimization for s in advice.assessed] == ["high", "sure", "at", "below"]
     assert dict(advice.skipped)["high"].startswith("abstained")
+
+
+def test_an_uncalibrated_confidence_is_noted_naming_the_entry_and_its_groups(monkeypatch):
+    # One training pair: confidence 1.00 passes the default --min-confidence, so advise says it is no chance
+    advice = _stub_advise(monkeypatch, {"one_pair": (7.95, 1.0)})
+    assert [s.optimization for s in advice.suggestions] == ["one_pair"]
+    assert advice.notes == ["one_pair: confidence 1.00 is uncalibrated, not the chance the predicted sign is right: "
+                            "its 1 training pair forms 1 (program, input) group, too few to hold any out, so it is "
+                            "model agreement and neighbour consistency (1.00 from a single pair), which "
+                            "--min-confidence cannot judge"]
 
 
 def _pairs(rows: int = 40, seed: int = 0) -> pd.DataFrame:

@@ -62,7 +62,8 @@ def advise(
     threshold: Annotated[float, typer.Option(help="suggest only predicted speedups at or above this")] = 1.05,
     min_confidence: Annotated[float, typer.Option(
         help="abstain from suggestions whose calibrated confidence (the chance the predicted sign is right) "
-             "is below this (0 to 1; 0 suggests every prediction above the threshold)")] = 0.5,
+             "is below this (0 to 1; 0 suggests every prediction above the threshold); an entry with too few "
+             "training groups to calibrate has an uncalibrated score instead, said in a note")] = 0.5,
     optimizations: OptimizationsOption = None,
     only: Annotated[list[str] | None, typer.Option(
         "--only", help="assess only these optimizations (comma-separated; repeatable)")] = None,

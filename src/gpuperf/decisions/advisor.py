@@ -35,7 +35,7 @@ from gpuperf.decisions.optimizations import Optimization, load_optimizations
 from gpuperf.decisions.pairs import (
     DEVICE_TARGET, GPU_TARGET, cache_dir, number_text, spec_pairs, unvalued_features_note,
 )
-from gpuperf.decisions.speedup_models import SpeedupModel
+from gpuperf.decisions.speedup_models import SpeedupModel, pair_groups
 from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.files import write_cache_file
 from gpuperf.kernels.kernel import Kernel
@@ -380,6 +380,19 @@ def _scaled_down(model: SpeedupModel, prediction, row: int) -> str:  # noqa: ANN
             f"pairs than they lie from theirs (familiarity {familiarity:.3g})")
 
 
+def _uncalibrated_note(entry: Optimization, model: SpeedupModel, prediction) -> str:  # noqa: ANN001 - a Prediction
+    """A note where ``entry``'s confidence is uncalibrated: its training pairs hold too few (program, input)
+    groups to hold any out ('' where it is calibrated, or taken from the pair measured on GPUs)."""
+    if model.calibrator is not None or (prediction.measured_on and prediction.measured_on[0]):
+        return ""
+    groups = len(set(pair_groups(model.pairs)))
+    count = len(model.pairs)
+    return (f"{entry.name}: confidence {prediction.confidence[0]:.2f} is uncalibrated, not the chance the predicted "
+            f"sign is right: its {count} training pair{'s' * (count != 1)} form{'s' * (count == 1)} {groups} "
+            f"(program, input) group{'s' * (groups != 1)}, too few to hold any out, so it is model agreement and "
+            "neighbour consistency (1.00 from a single pair), which --min-confidence cannot judge")
+
+
 def _explanation(entry: Optimization, model: SpeedupModel, row: int, prediction, note: str) -> dict[str, Any]:
     near = model.pairs.iloc[prediction.neighbours[row][:NEAREST_SHOWN]]
     nearest = [
@@ -518,6 +531,9 @@ def advise(
             continue
         identified = _with_identity(changed, entry, kernel, variant, sizes, gpu, space)
         prediction = model.predict(identified)
+        if uncalibrated := _uncalibrated_note(entry, model, prediction):  # said where every output shows it
+            entry_notes.append(uncalibrated)
+            warnings.warn(GpuperfNote(uncalibrated), stacklevel=2)
         notes = "; ".join(n for n in (note, pair_note, space_note, fallback) if n)
         assessed.append(Suggestion(
             optimization=entry.name, title=entry.title,
