@@ -97,3 +97,42 @@ def test_pair_keys_of_a_table_whose_change_column_is_all_empty_are_text_without_
     frame = pd.DataFrame({"kernel": ["k", "k"], "change": [np.nan, np.nan], "configuration": ["b=1", "b=2"],
                           "input": [np.nan, "n=4"]})
     assert list(pair_keys(frame)) == ["k||b=1", "k||b=2,n=4"]
+
+
+def test_a_pair_the_query_gpu_measured_itself_is_its_own_measurement_not_a_mix_with_other_gpus():
+    """The H200 measured the pair at 0.5x and the H100 at 8x: asked for the H200 (by any of its names), the
+    answer is the H200's own 0.5x, marked as measured here, confidence the share of its own on that side;
+    asked for another GPU, the two are still mixed by likeness. Without a calibration (one pair on two GPUs
+    would give one; here each pair on one GPU) the own measurement still wins; another GPU gets nothing."""
+    transfer = PairTransfer().fit(_pairs([(CONFIG, "H100 SXM", 8.0), (CONFIG, "H200", 0.5)]))
+    own = transfer.predict(_pairs([(CONFIG, "H200", np.nan), (CONFIG, "NVIDIA H200", np.nan),
+                                   (CONFIG, "A100 PCIe 40GB", np.nan)]))
+    np.testing.assert_allclose(own.log2_speedup[:2], [-1.0, -1.0])
+    np.testing.assert_allclose(own.confidence[:2], [1.0, 1.0])
+    assert list(own.here) == [True, True, False] and own.gpus[:2] == [("H200",), ("H200",)]
+    weights = prior_weights("A100 PCIe 40GB", ["H100 SXM", "H200"])
+    assert own.log2_speedup[2] == pytest.approx(weights @ [3.0, -1.0]) and own.gpus[2] == ("H100 SXM", "H200")
+
+    lone = PairTransfer().fit(_pairs([(CONFIG, "H200", 0.5), ("c=1", "H100 SXM", 2.0)]))
+    assert lone.calibrator is None
+    result = lone.predict(_pairs([(CONFIG, "H200", np.nan), ("c=1", "H200", np.nan)]))
+    np.testing.assert_allclose(result.log2_speedup, [-1.0, np.nan])
+    assert list(result.here) == [True, False] and result.gpus == [("H200",), ()]
+
+
+def test_advise_says_a_suggestion_was_measured_on_this_gpu():
+    """The explanation of an own measurement says so, in its summary, meanings and ``measured_on_this_gpu``."""
+    from dataclasses import replace
+
+    from gpuperf.decisions.advisor import meanings
+    from gpuperf.decisions.speedup_models import Prediction
+
+    one = np.array([0.5])
+    prediction = Prediction(speedup=one, knn=one, m5p=one, p_faster=np.array([0.3]), confidence=np.array([1.0]),
+                            familiarity=np.array([1.0]), neighbours=[np.array([0])], model_speedup=np.array([1.9]),
+                            measured_on=[("H200",)], measured_here=np.array([True]))
+    assert meanings(prediction, 0, True)["confidence"] == (
+        "not a prediction: the share of this GPU's own measurements of this very pair on the measured side "
+        "(0.50x: not faster)")
+    elsewhere = replace(prediction, measured_here=np.array([False]))
+    assert meanings(elsewhere, 0, True)["confidence"].startswith("how often predictions like this one")

@@ -345,15 +345,25 @@ CONFIDENCE_MEANS = ("how often predictions like this one ({speedup:.2f}x: {side}
                     "held-out training pairs, the figure to go by")
 UNCALIBRATED_MEANS = ("uncalibrated (too few training groups to hold any out): model agreement and neighbour "
                       "consistency on the predicted side ({speedup:.2f}x: {side})")
+MEASURED_HERE_MEANS = ("not a prediction: the share of this GPU's own measurements of this very pair on the measured "
+                       "side ({speedup:.2f}x: {side})")
 P_FASTER_MEANS = ("the logistic regression's uncalibrated estimate that it is faster at all, fitted on all training "
                   "pairs and not checked on held-out ones, so it can disagree with the confidence")
+
+
+def _measured_here(prediction, row: int) -> bool:  # noqa: ANN001 - a Prediction
+    """Whether the query's own GPU measured this very pair (its measurement is the answer)."""
+    here = getattr(prediction, "measured_here", None)
+    return bool(here is not None and here[row])
 
 
 def meanings(prediction, row: int, calibrated: bool) -> dict[str, str]:  # noqa: ANN001 - a Prediction
     """What the explanation's confidence and P(faster) each mean, in words, for one prediction."""
     speedup = float(prediction.speedup[row])
     side = "faster" if speedup > 1 else "not faster"
-    confidence = (CONFIDENCE_MEANS if calibrated else UNCALIBRATED_MEANS).format(side=side, speedup=speedup)
+    means = MEASURED_HERE_MEANS if _measured_here(prediction, row) else (
+        CONFIDENCE_MEANS if calibrated else UNCALIBRATED_MEANS)
+    confidence = means.format(side=side, speedup=speedup)
     return {"confidence": confidence, "p_faster": P_FASTER_MEANS}
 
 
@@ -362,6 +372,10 @@ def _measured_elsewhere(prediction, row: int) -> str:  # noqa: ANN001 - a Predic
     gpus = prediction.measured_on[row] if prediction.measured_on else ()
     if not gpus:
         return ""
+    if _measured_here(prediction, row):
+        return (f"this very change of this kernel at these sizes was measured on this GPU ({', '.join(gpus)}): "
+                f"{prediction.speedup[row]:.2f}x, its own measurement, not a prediction (other GPUs' measurements "
+                f"left aside); the models alone would predict {prediction.model_speedup[row]:.2f}x; ")
     return (f"this very change of this kernel at these sizes was measured on {', '.join(gpus)}: "
             f"{prediction.speedup[row]:.2f}x from those measurements (GPUs weighted by likeness), not the models' "
             f"{prediction.model_speedup[row]:.2f}x; ")
@@ -420,6 +434,7 @@ def _explanation(entry: Optimization, model: SpeedupModel, row: int, prediction,
         "nearest_pairs": nearest,
         "training_pairs": len(model.pairs),
         "measured_on": list(prediction.measured_on[row]) if prediction.measured_on else [],
+        "measured_on_this_gpu": _measured_here(prediction, row),
     }
     return explanation
 
@@ -449,7 +464,8 @@ def advise(
     suggested: the advisor abstains and says so in ``skipped``. ``features`` must give at least one
     of the kernel features the models know (``ADVICE_FEATURES``); others missing are imputed.
     Where the training pairs hold this very change of ``kernel`` at ``sizes``, measured on some GPU,
-    those measurements predict it (the GPUs weighted by their likeness to ``gpu``), not the models.
+    those measurements predict it (the GPUs weighted by their likeness to ``gpu``), not the models; where
+    ``gpu`` itself measured it, its own measurement is the answer (``measured_on_this_gpu``).
     ``progress(done, total, name)`` is called as each optimization is taken up (a first run builds
     and fits every entry's pairs and models, minutes; later runs read them from the cache)."""
     if not 0 < threshold < math.inf:

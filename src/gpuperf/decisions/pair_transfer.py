@@ -17,6 +17,10 @@ number of GPUs)] to whether the sign was right, fitted on the training pairs mea
 GPUs, each of their GPUs left out in turn. Training pairs measured on one GPU (or device) each give no
 such check, and then nothing is transferred: the models predict (k-NN returns a training pair's own
 speedup for a query at distance 0 anyway).
+
+Where the query's own GPU measured the pair, that measurement is the answer, not a prediction: the mean
+of its own log2 speedups alone, other GPUs' left aside (whatever their number or likeness, and with or
+without a calibration), its confidence the share of its own measurements on that side (1 for one).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from gpuperf.datasets.schema import text_cells
 from gpuperf.decisions.gpu_similarity import prior_weights
 from gpuperf.decisions.pairs import number_text
 from gpuperf.decisions.sign_confidence import fit_sign_calibrator, p_sign_right
+from gpuperf.hardware.specs import canonical_gpu_name
 
 KEY_COLUMNS = ("kernel", "change", "configuration", "input")
 
@@ -62,15 +67,24 @@ def pair_keys(frame: pd.DataFrame) -> pd.Series | None:
 
 @dataclass
 class Transferred:
-    """Per query row: log2 speedup (NaN where the pair was measured nowhere), confidence, and the GPUs."""
+    """Per query row: log2 speedup (NaN where the pair was measured nowhere), confidence, the GPUs, and
+    whether they are the query's own GPU (its measurement, not a transfer)."""
 
     log2_speedup: np.ndarray
     confidence: np.ndarray
     gpus: list[tuple[str, ...]]
+    here: np.ndarray | None = None
 
 
 def _gpu_name(value: object) -> str | None:
     return None if value is None or pd.isna(value) else str(value)
+
+
+def _same_gpu(measured: str, query: str | None) -> bool:
+    """Whether a pair's GPU is the query's (by gpuperf's canonical names where it knows them)."""
+    if query is None or not measured:
+        return False
+    return (canonical_gpu_name(measured) or measured) == (canonical_gpu_name(query) or query)
 
 
 class PairTransfer:
@@ -113,17 +127,28 @@ class PairTransfer:
         count = len(queries)
         log2_speedup, confidence = np.full(count, np.nan), np.full(count, np.nan)
         gpus: list[tuple[str, ...]] = [()] * count
+        here = np.zeros(count, dtype=bool)
         keys = pair_keys(queries)
-        if keys is None or self.calibrator is None:
-            return Transferred(log2_speedup, confidence, gpus)
+        if keys is None:
+            return Transferred(log2_speedup, confidence, gpus, here)
         query_gpus = queries["gpu"].to_numpy() if "gpu" in queries.columns else [None] * count
         evidence = np.zeros((count, 3))
         for position, (key, gpu) in enumerate(zip(keys, query_gpus)):
             rows = self.index.get(key)
-            if rows is not None:
+            if rows is None:
+                continue
+            own = rows[[_same_gpu(self.gpus[r], _gpu_name(gpu)) for r in rows]]
+            if len(own):  # measured on this very GPU: its measurement, not a prediction
+                measured = self.log2_speedup[own]
+                log2_speedup[position] = measured.mean()
+                confidence[position] = float(np.mean((measured > 0) == (measured.mean() > 0)))
+                here[position], rows = True, own
+            elif self.calibrator is None:
+                continue
+            else:
                 log2_speedup[position], evidence[position] = self._transfer(rows, _gpu_name(gpu))
-                gpus[position] = tuple(dict.fromkeys(self.gpus[r] for r in rows))
-        found = ~np.isnan(log2_speedup)
-        if found.any():
-            confidence[found] = p_sign_right(self.calibrator, evidence[found])
-        return Transferred(log2_speedup, confidence, gpus)
+            gpus[position] = tuple(dict.fromkeys(self.gpus[r] for r in rows))
+        transferred = ~np.isnan(log2_speedup) & ~here
+        if transferred.any():
+            confidence[transferred] = p_sign_right(self.calibrator, evidence[transferred])
+        return Transferred(log2_speedup, confidence, gpus, here)

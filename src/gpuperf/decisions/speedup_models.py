@@ -32,7 +32,8 @@ confidence is the uncalibrated mean of model agreement and neighbour consistency
 
 A query that is the very pair of a training pair measured on some GPU (the same kernel, change,
 configuration and input; the query then carries those columns) is predicted from those measurements
-instead (``pair_transfer``); ``Prediction.model_speedup`` keeps what the models predicted.
+instead (``pair_transfer``), from the query's own GPU's alone where it measured it
+(``Prediction.measured_here``); ``Prediction.model_speedup`` keeps what the models predicted.
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ class Prediction:
     neighbours: list[np.ndarray]  # per row, positions of the nearest training pairs
     model_speedup: np.ndarray | None = None  # the chosen regression's, where ``speedup`` is transferred
     measured_on: list[tuple[str, ...]] = field(default_factory=list)  # per row, GPUs that measured its pair
+    measured_here: np.ndarray | None = None  # per row, whether ``measured_on`` is the query's own GPU
 
 
 @dataclass
@@ -304,5 +306,5 @@ class SpeedupModel:
             knn=np.exp2(regressed["knn"]), m5p=np.exp2(regressed["m5p"]), p_faster=regressed["p_faster"],
             confidence=np.where(measured, transferred.confidence, confidence),
             familiarity=regressed["familiarity"], neighbours=list(regressed["near"]),
-            model_speedup=np.exp2(chosen), measured_on=transferred.gpus,
+            model_speedup=np.exp2(chosen), measured_on=transferred.gpus, measured_here=transferred.here,
         )
