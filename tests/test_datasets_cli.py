@@ -281,6 +281,28 @@ def test_bytes_that_are_not_utf8_in_a_table_are_named_by_line(tmp_path):
             read_csv(path)
 
 
+def test_a_compressed_table_named_as_plain_text_is_told_its_name(tmp_path):
+    """gzip, bzip2 or xz data named .csv: the name to give it, not "bytes that are not UTF-8 text"; named
+    with the suffix it is read, and a plain table whose header begins like a magic number is read too."""
+    import bz2
+    import lzma
+
+    from gpuperf.datasets.tables import read_csv
+    from gpuperf.errors import GpuperfError
+
+    text = b"kernel,n,time_s\nk,1,0.5\n"
+    for kind, suffix, compress in (("gzip", ".gz", gzip.compress), ("bzip2", ".bz2", bz2.compress),
+                                   ("xz", ".xz", lzma.compress)):
+        (tmp_path / "t.csv").write_bytes(compress(text))
+        with pytest.raises(GpuperfError, match=rf"t\.csv: {kind}-compressed data under a name without \{suffix}: "
+                                               rf"name it t\.csv\{suffix} \(read compressed\), or decompress it$"):
+            read_csv(tmp_path / "t.csv")
+        (tmp_path / f"t.csv{suffix}").write_bytes(compress(text))
+        assert read_csv(tmp_path / f"t.csv{suffix}")["time_s"].tolist() == [0.5]
+    (tmp_path / "bz.csv").write_bytes(b"BZh1,n,time_s\nk,1,0.5\n")
+    assert list(read_csv(tmp_path / "bz.csv").columns) == ["BZh1", "n", "time_s"]
+
+
 def _written(path, text):
     import gzip
 

@@ -94,9 +94,34 @@ def repeated_names(names: list[str]) -> list[str]:
     return sorted(name for name, count in Counter(names).items() if count > 1)
 
 
+# A compressed file's first bytes, and the suffix under which pandas reads it so; bzip2's: "BZh", the block size 1-9, then a block's or the stream end's magic (a header "BZh1,..." is text).
+COMPRESSION_MAGIC = ((re.compile(rb"\x1f\x8b"), "gzip", ".gz"),
+                     (re.compile(rb"BZh[1-9](1AY&SY|\x17rE8P\x90)"), "bzip2", ".bz2"),
+                     (re.compile(rb"\xfd7zXZ\x00"), "xz", ".xz"))
+COMPRESSED_SUFFIXES = {".gz", ".bz2", ".xz", ".zip", ".zst", ".tar", ".tgz", ".tbz", ".tbz2", ".txz"}
+
+
+def _refuse_compressed_under_plain_name(path: Path) -> None:
+    """An error where a file named as plain text (``.csv``) holds gzip, bzip2 or xz data, which pandas
+    reads by its name's suffix only: the name to give it instead."""
+    if path.suffix.lower() in COMPRESSED_SUFFIXES:
+        return
+    try:
+        with path.open("rb") as handle:
+            start = handle.read(10)
+    except OSError:  # unreadable: said as pandas fails to read it
+        return
+    for magic, kind, suffix in COMPRESSION_MAGIC:
+        if magic.match(start):
+            raise GpuperfError(f"{path}: {kind}-compressed data under a name without {suffix}: name it "
+                               f"{path.name}{suffix} (read compressed), or decompress it")
+
+
 def _read_csv(path: Path, **options) -> pd.DataFrame:
     if not path.is_file():
         raise missing_file(path, f"{path}: no such file")
+    if options.get("compression", "infer") == "infer":
+        _refuse_compressed_under_plain_name(path)
     utf16 = None if "encoding" in options else _utf16(path)
     if utf16:  # Windows PowerShell's > writes UTF-16, and .NET's Encoding.Unicode without a mark; UTF-32 too
         options = {**options, "encoding": utf16}
