@@ -256,7 +256,7 @@ def test_help_in_a_narrow_terminal_keeps_option_names_and_words_whole(columns):
                               env=env)
         assert done.returncode == 0, done.stderr
         assert "…" not in done.stdout and "--json" in done.stdout and "--param" in done.stdout, done.stdout
-    assert "Comma-separated parameter" in done.stdout
+    assert "comma-separated parameter" in done.stdout
 
 
 def test_a_variant_name_prints_whole_in_a_terminal_narrower_than_rich_measures_at():

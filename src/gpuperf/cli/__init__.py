@@ -48,7 +48,7 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _root(
     version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
-                                 metavar="", help="Print gpuperf's version and exit."),
+                                 metavar="", help="print gpuperf's version and exit"),
 ) -> None:
     """Predict how fast a GPU kernel will run, and decide with the prediction."""
 

@@ -14,17 +14,17 @@ if TYPE_CHECKING:
 
 
 def import_command(
-    format_name: str = typer.Argument(..., metavar="FORMAT", help="kernel-tuner, nvprof or ncu."),
-    path: Path = typer.Argument(..., help="The file to import (a Kernel Tuner cache .json, a profiler CSV)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Where to write the dataset table (CSV)."),
+    format_name: str = typer.Argument(..., metavar="FORMAT", help="kernel-tuner, nvprof or ncu"),
+    path: Path = typer.Argument(..., help="the file to import (a Kernel Tuner cache .json, a profiler CSV)"),
+    out: Path = typer.Option(..., "--out", "-o", help="where to write the dataset table (CSV)"),
     metrics: Optional[Path] = typer.Option(
-        None, "--metrics", help="nvprof only: an nvprof --metrics/--events CSV whose averages join the profile."
+        None, "--metrics", help="nvprof only: an nvprof --metrics/--events CSV whose averages join the profile"
     ),
     gpu: Optional[str] = typer.Option(
-        None, "--gpu", help="The GPU the file's times were taken on, where the file does not name it (an nvprof "
-        "summary; an ncu CSV without device__attribute_display_name; a Kernel Tuner cache with an empty device_name)."
+        None, "--gpu", help="the GPU the file's times were taken on, where the file does not name it (an nvprof "
+        "summary; an ncu CSV without device__attribute_display_name; a Kernel Tuner cache with an empty device_name)"
     ),
-    as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON: the file written, its rows, the notes."),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="print JSON: the file written, its rows, the notes"),
 ) -> None:
     """Import measurements into gpuperf's dataset shape and write them as CSV."""
     with notes_kept() as notes:
@@ -85,7 +85,7 @@ def imported(format_name: str, path: Path, out: Path, metrics: Optional[Path], g
 
 
 def datasets_command(
-    as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON (with kernel and GPU names)."),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="print JSON (with kernel and GPU names)"),
 ) -> None:
     """List the bundled datasets: rows, kernels, GPUs, source and license, and the folder they are in."""
     from gpuperf.datasets import dataset_summary

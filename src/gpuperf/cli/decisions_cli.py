@@ -24,31 +24,31 @@ SAVED_MODELS_PREDICT = "a saved model's predictions of a table: gpuperf predict-
 
 def explore_command(
     space: str = typer.Argument(
-        ..., help="One kernel on one GPU: a CSV or Parquet table (parameter columns and a time column; .csv.gz too), "
-        "a Kernel Tuner cache (.json, .json.gz, .json.bz2, .json.xz) or a bundled dataset's name (with --kernel and --gpu)."),
+        ..., help="one kernel on one GPU: a CSV or Parquet table (parameter columns and a time column; .csv.gz too), "
+        "a Kernel Tuner cache (.json, .json.gz, .json.bz2, .json.xz) or a bundled dataset's name (with --kernel and --gpu)"),
     params: Optional[str] = typer.Option(
-        None, "--params", help="Comma-separated parameter columns, e.g. MWG,NWG,VWM (by default a cache's own, "
-        "or the names in a table's variant labels)."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Pick this kernel's rows from a table of several."),
+        None, "--params", help="comma-separated parameter columns, e.g. MWG,NWG,VWM (by default a cache's own, "
+        "or the names in a table's variant labels)"),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="pick this kernel's rows from a table of several"),
     gpu: Optional[str] = typer.Option(
-        None, "--gpu", help="Pick this GPU's rows from a table of several (its name, or words of it such as V100)."),
+        None, "--gpu", help="pick this GPU's rows from a table of several (its name, or words of it such as V100)"),
     param: Optional[list[str]] = typer.Option(
-        None, "-p", "--param", help="Pick the rows of this size from a table of several, e.g. -p n=1024 (repeatable); "
-        "--train tables then count one space per size too."),
-    target: Optional[str] = typer.Option(None, "--target", help="Time column (default: time_ms, time_s or time; a cache's time)."),
+        None, "-p", "--param", help="pick the rows of this size from a table of several, e.g. -p n=1024 (repeatable); "
+        "--train tables then count one space per size too"),
+    target: Optional[str] = typer.Option(None, "--target", help="time column (default: time_ms, time_s or time; a cache's time)"),
     train: Optional[list[str]] = typer.Option(
-        None, "--train", help="The same parameters measured on another GPU: a table, a cache or a bundled dataset's name "
+        None, "--train", help="the same parameters measured on another GPU: a table, a cache or a bundled dataset's name "
         "(repeatable; a table of several kernels, GPUs or problem sizes counts as one per kernel, GPU and "
-        "problem size)."),
+        "problem size)"),
     model: Optional[str] = typer.Option(
-        None, "--model", "-m", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."
+        None, "--model", "-m", help="surrogate: et (default with --train), gp (default without), rf, gbt or knn"
     ),
-    budget: int = typer.Option(200, "--budget", help="At most this many evaluations."),
-    refit: bool = typer.Option(True, "--refit/--no-refit", metavar="", help="Refit after each measurement (--no-refit: one ranking from --train)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),
-    report: Optional[str] = typer.Option(None, "--report", help="Also write a report folder (table and curves) here."),
-    no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="No progress bar."),
-    as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
+    budget: int = typer.Option(200, "--budget", help="at most this many evaluations"),
+    refit: bool = typer.Option(True, "--refit/--no-refit", metavar="", help="refit after each measurement (--no-refit: one ranking from --train)"),
+    seed: int = typer.Option(0, "--seed", help="seed of the model and of the first random picks"),
+    report: Optional[str] = typer.Option(None, "--report", help="also write a report folder (table and curves) here"),
+    no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="no progress bar"),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="print JSON"),
 ) -> None:
     """Simulate exploring a measured variant space in predicted-best-first order."""
     checked_seed(seed)
@@ -163,29 +163,29 @@ def one_name_per_file(names: Sequence[str]) -> list[str]:
 
 def ask_command(
     space: str = typer.Argument(
-        ..., help="Every configuration of one kernel on one GPU, one row each (CSV or Parquet; .csv.gz too): parameter "
+        ..., help="every configuration of one kernel on one GPU, one row each (CSV or Parquet; .csv.gz too): parameter "
         "columns and a time column holding the times measured so far, empty where a configuration has not run yet "
-        "(a failure: a status other than ok, or a failure name such as InvalidConfig as its time)."),
+        "(a failure: a status other than ok, or a failure name such as InvalidConfig as its time)"),
     params: Optional[str] = typer.Option(
-        None, "--params", help="Comma-separated parameter columns (by default the names in a table's variant labels)."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Pick this kernel's rows from a table of several."),
+        None, "--params", help="comma-separated parameter columns (by default the names in a table's variant labels)"),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="pick this kernel's rows from a table of several"),
     gpu: Optional[str] = typer.Option(
-        None, "--gpu", help="Pick this GPU's rows from a table of several, or name the GPU a table without a gpu "
-        "column was measured on (the search then trusts the alike GPUs of --train more)."),
+        None, "--gpu", help="pick this GPU's rows from a table of several, or name the GPU a table without a gpu "
+        "column was measured on (the search then trusts the alike GPUs of --train more)"),
     param: Optional[list[str]] = typer.Option(
-        None, "-p", "--param", help="Pick the rows of this size from a table of several, e.g. -p n=1024 (repeatable)."),
+        None, "-p", "--param", help="pick the rows of this size from a table of several, e.g. -p n=1024 (repeatable)"),
     target: Optional[str] = typer.Option(
-        None, "--target", help="Time column (default: time_ms, time_s or time, whichever the table has; a table "
+        None, "--target", help="time column (default: time_ms, time_s or time, whichever the table has; a table "
         "with none has nothing measured yet, its times to go in this column; one the table lacks is refused where "
-        "it holds times under another name)."),
+        "it holds times under another name)"),
     train: Optional[list[str]] = typer.Option(
-        None, "--train", help="The same parameters measured on another GPU, as explore takes them (repeatable)."),
+        None, "--train", help="the same parameters measured on another GPU, as explore takes them (repeatable)"),
     model: Optional[str] = typer.Option(
-        None, "--model", "-m", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),
-    count: int = typer.Option(1, "--count", help="Name this many configurations to measure at once (a batch)."),
-    no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="No progress bar."),
-    as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
+        None, "--model", "-m", help="surrogate: et (default with --train), gp (default without), rf, gbt or knn"),
+    seed: int = typer.Option(0, "--seed", help="seed of the model and of the first random picks"),
+    count: int = typer.Option(1, "--count", help="name this many configurations to measure at once (a batch)"),
+    no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="no progress bar"),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="print JSON"),
 ) -> None:
     """Name the configuration to measure next, from a table of the space measured so far."""
     checked_seed(seed)
@@ -288,18 +288,18 @@ def _gpuperf_model_kind(path: str) -> str | None:
 
 
 def rank_command(
-    space: str = typer.Argument(..., help="A variant space: a catalog one (see gpuperf spaces), e.g. jacobi2d_9pt, or path/file.py:function."),
-    param: Optional[list[str]] = typer.Option(None, "-p", "--param", help="Size, e.g. -p n=1024 -p m=1024."),
+    space: str = typer.Argument(..., help="a variant space: a catalog one (see gpuperf spaces), e.g. jacobi2d_9pt, or path/file.py:function"),
+    param: Optional[list[str]] = typer.Option(None, "-p", "--param", help="size parameter, e.g. -p n=1024 -p m=1024"),
     train: Optional[list[str]] = typer.Option(
-        None, "--train", help="Measured variants of other kernels with static features and time_s, one table "
-        f"(default: the bundled {DEFAULT_VARIANT_TABLE}, measured on pocl)."),
+        None, "--train", help="measured variants of other kernels with static features and time_s, one table "
+        f"(default: the bundled {DEFAULT_VARIANT_TABLE}, measured on pocl)"),
     model: Optional[Path] = typer.Option(
-        None, "--model", "-m", help="Rank by the time a linear count model predicts (a file written by "
-        "'gpuperf calibrate') instead of a model trained on other kernels; no measured variants needed."),
-    top: int = typer.Option(20, "--top", help="Show this many variants (--json: all)."),
-    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N valid configurations (a quick look)."),
-    no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="No progress bar."),
-    as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
+        None, "--model", "-m", help="rank by the time a linear count model predicts (a file written by "
+        "'gpuperf calibrate') instead of a model trained on other kernels; no measured variants needed"),
+    top: int = typer.Option(20, "--top", help="show this many variants (--json: all)"),
+    limit: Optional[int] = typer.Option(None, "--limit", help="only the first N valid configurations (a quick look)"),
+    no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="no progress bar"),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="print JSON"),
 ) -> None:
     """Rank a space's variants by predicted performance (LIFT model; a count model with --model)."""
 
@@ -391,13 +391,13 @@ def ranking_by_counts(space: str, sizes: dict, model_path: Path, show: bool, lim
 
 
 def geometry_command(
-    gpu: str = typer.Option(..., "--gpu", help="GPU name or alias (see gpuperf gpus)."),
-    trip: str = typer.Option(..., "--trip", help="Loop trip count: independent iterations to spread over threads "
-                             "(1000000 or 1e6)."),
-    registers: int = typer.Option(32, "--registers", help="Registers per thread."),
-    smem: int = typer.Option(0, "--smem", help="Shared memory per block, bytes."),
-    policy: str = typer.Option("heuristic", "--policy", help="heuristic, llvm, libomptarget, occupancy or model."),
-    as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
+    gpu: str = typer.Option(..., "--gpu", help="GPU name or alias (see gpuperf gpus)"),
+    trip: str = typer.Option(..., "--trip", help="loop trip count: independent iterations to spread over threads "
+                             "(1000000 or 1e6)"),
+    registers: int = typer.Option(32, "--registers", help="registers per thread (AMD: VGPRs)"),
+    smem: int = typer.Option(0, "--smem", help="shared memory per block, bytes"),
+    policy: str = typer.Option("heuristic", "--policy", help="heuristic, llvm, libomptarget, occupancy or model"),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="print JSON"),
 ) -> None:
     """Threads per block and blocks for a parallel loop."""
     from gpuperf.decisions.geometry import choose_geometry, device_descriptor
@@ -453,26 +453,26 @@ def _measured_on(measured, descriptor: str) -> str:
 
 def geometry_sweep_command(
     device: Optional[str] = typer.Option(
-        None, "--device", "-d", help="Measure on this device: opencl:0, opencl:<platform>:<device>, cuda:0."),
+        None, "--device", "-d", help="measure on this device: opencl:0, opencl:<platform>:<device>, cuda:0"),
     table: Optional[str] = typer.Option(
-        None, "--table", help="Judge an already measured sweep instead (CSV: kernel, trip, threads, blocks, time_s)."),
+        None, "--table", help="judge an already measured sweep instead (CSV: kernel, trip, threads, blocks, time_s)"),
     loops: Optional[str] = typer.Option(
-        None, "--loops", help="Parallel loops to measure (saxpy, polynomial; default both)."),
+        None, "--loops", help="parallel loops to measure (saxpy, polynomial; default both)"),
     trips: Optional[str] = typer.Option(
-        None, "--trips", help="Trip counts (loop iterations), comma-separated (default 1000,100000,1000000)."),
+        None, "--trips", help="trip counts (loop iterations), comma-separated (default 1000,100000,1000000)"),
     gpu: Optional[str] = typer.Option(
-        None, "--gpu", help="GPU whose descriptor the policies use (default: the device's own, or the table's)."),
-    blocks_step: Optional[int] = typer.Option(None, "--blocks-step", help="Blocks grow by this factor along the "
-                                              "sweep (default 2)."),
-    cycles: Optional[int] = typer.Option(None, "--cycles", help="With --device: interleaved timing cycles per loop "
-                                         "and trip count (default 15)."),
-    out: Optional[str] = typer.Option(None, "--out", "-o", help="Write every point as CSV, as each loop and trip count is timed."),
+        None, "--gpu", help="GPU whose descriptor the policies use (default: the device's own, or the table's)"),
+    blocks_step: Optional[int] = typer.Option(None, "--blocks-step", help="blocks grow by this factor along the "
+                                              "sweep (default 2)"),
+    cycles: Optional[int] = typer.Option(None, "--cycles", help="with --device: interleaved timing cycles per loop "
+                                         "and trip count (default 15)"),
+    out: Optional[str] = typer.Option(None, "--out", "-o", help="write every point as CSV, as each loop and trip count is timed"),
     resume: bool = typer.Option(
-        False, "--resume", metavar="", help="Go on with the interrupted sweep whose points --out holds (the same "
-        "device): its (loop, trip count) groups are kept, not measured again; --out then holds every point."),
-    report: Optional[str] = typer.Option(None, "--report", help="Also write a report folder."),
-    no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="No progress bar."),
-    as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
+        False, "--resume", metavar="", help="go on with the interrupted sweep whose points --out holds (the same "
+        "device): its (loop, trip count) groups are kept, not measured again; --out then holds every point"),
+    report: Optional[str] = typer.Option(None, "--report", help="also write a report folder"),
+    no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="no progress bar"),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="print JSON"),
 ) -> None:
     """Measure parallel loops over a (threads, blocks) grid and judge the launch-geometry policies on it."""
     from gpuperf.decisions import geometry_sweep as sweep
@@ -685,35 +685,35 @@ def ranking_by_other_kernels(space: str, sizes: dict, table_path: str | None, sh
 
 
 def tune_command(
-    space: str = typer.Argument(..., help="A variant space: a catalog one (see gpuperf spaces), e.g. jacobi2d_5pt, or path/file.py:function."),
-    param: Optional[list[str]] = typer.Option(None, "-p", "--param", help="Size, e.g. -p n=1024 -p m=1024."),
+    space: str = typer.Argument(..., help="a variant space: a catalog one (see gpuperf spaces), e.g. jacobi2d_5pt, or path/file.py:function"),
+    param: Optional[list[str]] = typer.Option(None, "-p", "--param", help="size parameter, e.g. -p n=1024 -p m=1024"),
     device: str = typer.Option("opencl:0", "--device", "-d", help="opencl:0, opencl:<platform>:<device>, cuda:0"),
-    budget: int = typer.Option(20, "--budget", help="Measure at most this many variants."),
+    budget: int = typer.Option(20, "--budget", help="measure at most this many variants"),
     train: Optional[list[str]] = typer.Option(
-        None, "--train", help="The space's variants measured elsewhere (a table with its parameters and a time, or a "
+        None, "--train", help="the space's variants measured elsewhere (a table with its parameters and a time, or a "
         "bundled dataset's name; repeatable; a table of several kernels, GPUs or problem sizes counts as one "
-        "per kernel, GPU and problem size, the sizes named with -p included)."),
+        "per kernel, GPU and problem size, the sizes named with -p included)"),
     model: Optional[str] = typer.Option(
-        None, "--model", "-m", help="Surrogate: et (default with --train), gp (default without), rf, gbt or knn."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the model and of the first random picks."),
+        None, "--model", "-m", help="surrogate: et (default with --train), gp (default without), rf, gbt or knn"),
+    seed: int = typer.Option(0, "--seed", help="seed of the model and of the first random picks"),
     start: Optional[str] = typer.Option(
-        None, "--start", help="Without --train: ranked (default; the first picks ranked by a model trained on "
+        None, "--start", help="without --train: ranked (default; the first picks ranked by a model trained on "
         "other kernels' measured variants, the LIFT setting), counts (ranked by the linear count model of "
-        "--count-model) or random."),
+        "--count-model) or random"),
     count_model: Optional[Path] = typer.Option(
-        None, "--count-model", help="For --start counts: a linear count model of the device (a file written by "
-        "'gpuperf calibrate')."),
+        None, "--count-model", help="for --start counts: a linear count model of the device (a file written by "
+        "'gpuperf calibrate')"),
     rank_train: Optional[str] = typer.Option(
-        None, "--rank-train", help="Measured variants of other kernels for --start ranked "
-        f"(default: the bundled {DEFAULT_VARIANT_TABLE}); this kernel's own rows are left out."),
-    out: Optional[str] = typer.Option(None, "--out", "-o", help="Write every trial (parameters, time_s, status) as CSV."),
+        None, "--rank-train", help="measured variants of other kernels for --start ranked "
+        f"(default: the bundled {DEFAULT_VARIANT_TABLE}); this kernel's own rows are left out"),
+    out: Optional[str] = typer.Option(None, "--out", "-o", help="write every trial (parameters, time_s, status) as CSV"),
     resume: bool = typer.Option(
-        False, "--resume", metavar="", help="Go on with the interrupted run whose trials --out holds (the same space, "
-        "sizes, device, --start, --model and --seed): they count towards --budget and are not measured again; --out then holds all trials."),
+        False, "--resume", metavar="", help="go on with the interrupted run whose trials --out holds (the same space, "
+        "sizes, device, --start, --model and --seed): they count towards --budget and are not measured again; --out then holds all trials"),
     report: Optional[str] = typer.Option(
-        None, "--report", help="Also write a report folder (trials, best so far against trials, the default variant)."),
-    no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="No progress bar."),
-    as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
+        None, "--report", help="also write a report folder (trials, best so far against trials, the default variant)"),
+    no_progress: bool = typer.Option(False, "--no-progress", metavar="", help="no progress bar"),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="print JSON"),
 ) -> None:
     """Tune a variant space on a device: measure the variants the guided search picks, one by one."""
     checked_seed(seed)

@@ -24,7 +24,7 @@ GPU_COLUMNS = {
 
 
 def gpus_command(
-    as_json: bool = typer.Option(False, "--json", metavar="", help="Print every field as JSON."),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="print every field as JSON"),
 ) -> None:
     """List the GPUs gpuperf has descriptors for."""
     from gpuperf.hardware import gpus
@@ -44,11 +44,11 @@ def _rounded(value: object) -> object:
 
 
 def resources_command(
-    kernel: str = typer.Argument(..., help=r"Catalog name, name\[param=value,...] or path/file.py:function."),
-    params: Optional[list[str]] = typer.Option(None, "-p", "--param", help="Size parameter, name=value."),
-    arch: Optional[str] = typer.Option(None, "--arch", help="sm_XX (default: the --gpu's, else sm_90)."),
-    gpu: Optional[str] = typer.Option(None, "--gpu", help="Also compute the occupancy on this GPU."),
-    as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
+    kernel: str = typer.Argument(..., help=r"catalog name, name\[param=value,...] or path/file.py:function"),
+    params: Optional[list[str]] = typer.Option(None, "-p", "--param", help="size parameter, e.g. -p n=4096"),
+    arch: Optional[str] = typer.Option(None, "--arch", help="sm_XX (default: the --gpu's, else sm_90)"),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="also compute the occupancy on this GPU"),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="print JSON"),
 ) -> None:
     """Registers, shared memory and spills of a kernel, compiled with NVRTC, and the global loads and stores its machine code makes (SASS, by nvdisasm)."""
     from gpuperf.features.compiled import compiled_memory
@@ -108,11 +108,11 @@ def resources_command(
 
 
 def occupancy_command(
-    gpu: str = typer.Option(..., "--gpu", help="GPU name or alias (see gpuperf gpus)."),
-    threads: int = typer.Option(..., "--threads", help="Threads per block."),
-    registers: int = typer.Option(..., "--registers", help="Registers per thread (AMD: VGPRs)."),
-    smem: int = typer.Option(0, "--smem", help="Shared memory per block, bytes."),
-    as_json: bool = typer.Option(False, "--json", metavar="", help="Print JSON."),
+    gpu: str = typer.Option(..., "--gpu", help="GPU name or alias (see gpuperf gpus)"),
+    threads: int = typer.Option(..., "--threads", help="threads per block"),
+    registers: int = typer.Option(..., "--registers", help="registers per thread (AMD: VGPRs)"),
+    smem: int = typer.Option(0, "--smem", help="shared memory per block, bytes"),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="print JSON"),
 ) -> None:
     """Occupancy by the CUDA occupancy calculator's rules (AMD GPUs: LLVM's AMDGPU rules, per CU or, on RDNA, per work-group processor of two CUs)."""
     from gpuperf.features.occupancy import occupancy
