@@ -463,3 +463,30 @@ def test_a_model_name_where_a_file_goes_and_a_file_where_a_name_goes_say_which_t
     assert main([arg.format(tmp=tmp_path) for arg in argv]) == 2
     err = capsys.readouterr().err
     assert message.format(tmp=tmp_path) in err and err.count("\n") == 1
+
+
+def _help_style(text: str) -> str | None:
+    """'sentence' for a help opening with a capitalised word ("Print JSON.", "A space"), 'phrase' for one
+    opening lowercase ("print JSON"); None where it opens with an acronym or name (GPU, CSV, SQLite)."""
+    first = text.split()[0].lstrip("(")
+    if first[:1].islower():
+        return "phrase"
+    return "sentence" if first[:1].isupper() and (len(first) == 1 or first[1].islower()) else None
+
+
+def test_every_options_help_is_written_in_the_style_most_of_them_use() -> None:
+    """decisions_cli and hardware_cli wrote each help as a sentence ("Print JSON."), the other commands as
+    a lowercase phrase ("print JSON"): --json, --no-progress and -p read differently from command to command.
+    Every command's (and the root's) option and argument helps now open and end as most of them do."""
+    _register_all()
+    root = typer.main.get_command(app)
+    helps = [(f"gpuperf {name}".rstrip(), "/".join(param.opts), param.help)
+             for name, command in {"": root, **_commands(root)}.items()
+             for param in command.params if getattr(param, "help", None)]
+    styles = [_help_style(text) for _, _, text in helps]
+    assert len(helps) > 150 and styles.count("phrase") != styles.count("sentence")
+    majority = max(("phrase", "sentence"), key=styles.count)
+    stop = majority == "sentence"  # a sentence ends with a full stop, a phrase without one
+    odd = [f"{command} {option}: {text!r}" for (command, option, text), style in zip(helps, styles)
+           if style not in (None, majority) or text.rstrip().endswith(".") != stop]
+    assert odd == [], f"most option helps are {majority}s"
