@@ -1332,6 +1332,17 @@ def test_a_rate_per_ms_or_by_its_abbreviation_is_refused_as_target(tmp_path):
         read_space(tmp_path / "t.csv", ["bs"], "TOPS")
 
 
+def test_a_statistic_of_the_time_over_its_unit_is_a_time_not_a_rate_per_ms(tmp_path):
+    """--target median/ms (a time in ms, spelt as a quantity over its unit) was refused as a rate per ms once
+    items/ms was, though explore searched it before."""
+    from gpuperf.decisions.space import looks_like_rate, read_space
+
+    assert [name for name in ("median/ms", "mean/us", "avg/ms", "min/ns", "best/ms", "wall/ms", "Median / ms")
+            if looks_like_rate(name)] == []
+    pd.DataFrame({"bs": [16, 32], "median/ms": [2.0, 1.0]}).to_csv(tmp_path / "t.csv", index=False)
+    assert len(read_space(tmp_path / "t.csv", ["bs"], "median/ms")) == 2
+
+
 def test_a_seed_near_the_largest_scikit_learn_takes_wraps_instead_of_failing_midway():
     """--seed 4294967295 passed seed + step to scikit-learn, which refuses seeds of 2**32 and more."""
     configs = grid((5, 5)).configs

@@ -278,8 +278,9 @@ _RATE_SPELLING = re.compile(r"(?:^|[^a-z])(?:[kmgtpe]i?b|(?:[kmgtpe]i?)?(?:bytes
 # A rate per a shorter time unit: items/ms, GB_per_ms, elements per us (ms_per_iter, a time, is none).
 _PER_SHORT_TIME = re.compile(r"(?:/|(?:^|[_\W])per[_\W]*)(?:ms|msec|us|usec|µs|ns|nsec|millisecond|microsecond"
                              r"|nanosecond)s?$")
-# A time in a unit as a quantity over its unit spells it (time/ms, t/us, duration/s): no rate.
-_TIME_OVER_UNIT = re.compile(r"(?:^|[_\W])(?:t|time|times|duration|elapsed|runtime|latency)\s*/\s*"
+# A time in a unit as a quantity over its unit spells it (time/ms, t/us, duration/s, median/ms, wall/us): no rate.
+_TIME_OVER_UNIT = re.compile(r"(?:^|[_\W])(?:t|time|times|duration|elapsed|runtime|latency|wall|walltime"
+                             r"|mean|median|med|avg|average|min|max|best)\s*/\s*"
                              r"(?:s|sec|secs|seconds|ms|msec|us|usec|µs|ns|nsec)$")
 
 
