@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -213,3 +214,25 @@ def test_predict_gpu_matches_a_kernel_timed_under_another_unicode_normal_form(tm
     written = pd.read_csv(out)
     assert written["kernel"].unique().tolist() == ["café"]  # the spelling the rows give first
     assert written.loc[written["n"] == 8192, "predicted_time_s"].item() == pytest.approx(8192 * 2e-9)
+
+
+def test_explores_own_kernel_typed_in_another_normal_form_in_a_train_table_is_left_out_as_its_own(tmp_path):
+    """explore SPACE (kernel 'café' typed as 'e' and an accent) --train a table naming it as one character
+    trained on the space's own kernel and GPU, and on the table's other kernels, without a word."""
+    from gpuperf.decisions.space import read_space, read_training_spaces, same_kernel_and_gpu
+    from gpuperf.decisions.training import same_kernel_where_held
+    from gpuperf.errors import GpuperfNote
+
+    def table(name: str, kernels: list[str], gpu: str) -> Path:
+        rows = [{"kernel": kernel, "gpu": gpu, "block": block, "tile": tile, "time_s": 1e-3 * (block * tile % 7 + 1)}
+                for kernel in kernels for block in (32, 64, 128) for tile in (1, 2, 4)]
+        pd.DataFrame(rows).to_csv(tmp_path / name, index=False)
+        return tmp_path / name
+
+    space = read_space(table("space.csv", [nfd("café")], "Tesla K40"), ["block", "tile"], "time_s")
+    (own,) = read_training_spaces(table("own.csv", ["café"], "Tesla K40"), ["block", "tile"])
+    assert same_kernel_and_gpu(space, own)
+    others = read_training_spaces(table("train.csv", ["café", "other"], "Tesla V100"), ["block", "tile"])
+    with pytest.warns(GpuperfNote, match="only its rows of café"):
+        kept = same_kernel_where_held(space, others, "train.csv")
+    assert [set(s.extra["kernel"]) for s in kept] == [{"café"}]

@@ -837,10 +837,16 @@ def same_kernel_and_gpu(a: Space, b: Space, size_columns: Sequence[str] = ()) ->
     return _same_kernel_and_size(a, b, size_columns)
 
 
+def kernel_text(name: object) -> str:
+    """A kernel name as spaces are matched on: :func:`key_text` in one Unicode normal form (NFC), so 'é'
+    typed as one character or as 'e' and an accent is one kernel, as ``--kernel`` picks it."""
+    return unicodedata.normalize("NFC", key_text(name))
+
+
 def _same_kernel_and_size(a: Space, b: Space, size_columns: Sequence[str] = ()) -> bool:
     """Whether two spaces name (where both name them) the same kernel and problem size."""
     for column in ("kernel", "problem_size", *size_columns):
-        text = key_text if column == "kernel" else size_text
+        text = kernel_text if column == "kernel" else size_text
         values = [set(texts_by_value(s.extra[column].dropna(), text)) if column in s.extra.columns else None
                   for s in (a, b)]
         if values[0] and values[1] and values[0] != values[1]:

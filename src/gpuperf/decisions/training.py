@@ -4,6 +4,7 @@ the searched space. Each space left out is noted (a :class:`~gpuperf.errors.Gpup
 
 from __future__ import annotations
 
+import unicodedata
 import warnings
 from collections.abc import Sequence
 
@@ -14,8 +15,11 @@ from gpuperf.errors import GpuperfNote
 
 
 def kernels_of(space: Space) -> set[str]:
-    """The kernel names in ``space``'s rows, trimmed (none where it has no ``kernel`` column)."""
-    return set(space.extra["kernel"].dropna().astype(str).str.strip()) if "kernel" in space.extra.columns else set()
+    """The kernel names in ``space``'s rows, trimmed and in one Unicode normal form (none where it has no
+    ``kernel`` column)."""
+    if "kernel" not in space.extra.columns:
+        return set()
+    return {unicodedata.normalize("NFC", str(name).strip()) for name in space.extra["kernel"].dropna()}
 
 
 def same_kernel_where_held(space: Space, spaces: list[Space], where: str, size_columns: Sequence[str] = (),
