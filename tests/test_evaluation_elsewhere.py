@@ -268,3 +268,19 @@ def test_the_peak_ratio_baseline_takes_the_peaks_at_the_clocks_the_built_table_g
     expected = pairs["source_time_s"] * pairs["source_gpu"].map(base) / pairs["target_gpu"].map(base)
     np.testing.assert_allclose(pairs["peak_scaled"], expected, rtol=1e-12)
     assert not np.allclose(pairs["peak_scaled"], pairs["measured"], rtol=1e-3)  # the boost ratio's times
+
+
+def test_one_launch_calibration_over_every_launch_takes_a_table_of_more_than_63_gpus():
+    """Each launch's set of timing GPUs was a bit mask in a 64-bit integer: a table of 64 GPUs or more
+    stopped with an OverflowError traceback. Its figures are the mean over every calibration launch."""
+    from gpuperf.evaluation.elsewhere import _calibrated_error
+
+    rng = np.random.default_rng(0)
+    gpus = [f"G{i}" for i in range(66)]
+    frame = pd.DataFrame([{"kernel": "k", "n": n, "gpu": gpu, "time_s": float(np.exp(rng.normal()))}
+                          for gpu in gpus for n in range(5) if gpu == "G0" or n == 0 or rng.random() < 0.6])
+    result = one_launch_calibration(frame, KEY).set_index("gpu")
+    times = frame.pivot(index="n", columns="gpu", values="time_s")
+    sources, measured = times[gpus[1:]].to_numpy(float), times["G0"].to_numpy(float)
+    expected = np.nanmean([_calibrated_error(sources, measured, launch) for launch in range(5)])
+    assert result.loc["G0", "mape"] == pytest.approx(expected)

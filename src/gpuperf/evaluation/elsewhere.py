@@ -224,15 +224,16 @@ def _every_launch_errors(sources: np.ndarray, measured: np.ndarray) -> np.ndarra
     give the sum of |u_j v_L - 1| over j for every L at once."""
     logs = np.log(sources)
     own = np.log(measured)
-    patterns = (~np.isnan(sources)) @ (1 << np.arange(sources.shape[1], dtype=np.int64))
+    timed, pattern_of = np.unique(~np.isnan(sources), axis=0, return_inverse=True)  # the GPUs timing each launch
+    pattern_of = pattern_of.ravel()
     total, scored = np.zeros(len(measured)), np.zeros(len(measured))
-    for calibration in np.unique(patterns[patterns > 0]):
-        launches = np.flatnonzero(patterns == calibration)
-        for pattern in np.unique(patterns[patterns > 0]):
-            shared = [g for g in range(sources.shape[1]) if calibration & pattern & (1 << g)]
-            if not shared:
+    for calibration, calibration_gpus in enumerate(timed):
+        launches = np.flatnonzero(pattern_of == calibration)
+        for pattern, pattern_gpus in enumerate(timed):
+            shared = np.flatnonzero(calibration_gpus & pattern_gpus)
+            if not len(shared):
                 continue
-            predicted = np.flatnonzero(patterns == pattern)
+            predicted = np.flatnonzero(pattern_of == pattern)
             u = np.sort(np.exp(logs[np.ix_(predicted, shared)].mean(axis=1) - own[predicted]))
             v = np.exp(own[launches] - logs[np.ix_(launches, shared)].mean(axis=1))
             running = np.concatenate([[0.0], np.cumsum(u)])
