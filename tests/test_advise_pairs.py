@@ -585,3 +585,10 @@ def test_measured_rows_naming_no_gpu_are_an_error_not_pairs_left_out_unsaid(tmp_
     with pytest.raises(GpuperfError, match=r"pairs\[0\]\.dataset: .*flags.csv: 2 measured row\(s\) of its kernels "
                                            r"name no gpu"):
         build_spec_pairs(_flag_spec(tmp_path, path), "trick")
+
+
+def test_a_table_whose_one_row_failed_counts_it_as_one_row(tmp_path):
+    """The error said "(1 rows, status verify_failed)"."""
+    path = _flag_rows(tmp_path, [(0, 4.0, "verify_failed", None)])
+    with pytest.raises(GpuperfError, match=r"a positive time_s \(1 row, status verify_failed\)"):
+        build_spec_pairs(_flag_spec(tmp_path, path), "trick")

@@ -35,7 +35,7 @@ from gpuperf.decisions.advice_features import (
 from gpuperf.decisions.optimizations import Optimization, PairSpec
 from gpuperf.decisions.program_features import FEATURE_SOURCES
 from gpuperf.datasets.schema import is_ok, texts_by_value
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, counted
 from gpuperf.files import cache_root, write_cache_file
 from gpuperf.measure.export import CYCLE_TIMES
 from gpuperf.measure.interleave import paired_ratio
@@ -205,9 +205,9 @@ def _check_values(rows: pd.DataFrame, spec: PairSpec) -> None:
 def _statuses(rows: pd.DataFrame) -> str:
     """How many ``rows`` there are and their statuses, as a failed table's error gives them."""
     if "status" not in rows.columns:
-        return f"{len(rows)} rows"
+        return counted(len(rows), "row")
     named = sorted({str(status).strip() or "empty" for status in rows["status"].fillna("")})
-    return f"{len(rows)} rows, status {', '.join(named)}"
+    return f"{counted(len(rows), 'row')}, status {', '.join(named)}"
 
 
 def _matched(frame: pd.DataFrame, spec: PairSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
