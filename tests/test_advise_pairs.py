@@ -592,3 +592,14 @@ def test_a_table_whose_one_row_failed_counts_it_as_one_row(tmp_path):
     path = _flag_rows(tmp_path, [(0, 4.0, "verify_failed", None)])
     with pytest.raises(GpuperfError, match=r"a positive time_s \(1 row, status verify_failed\)"):
         build_spec_pairs(_flag_spec(tmp_path, path), "trick")
+
+
+@pytest.mark.parametrize("blank", [" ", ""])
+def test_measured_rows_whose_gpu_is_blank_are_an_error_too(tmp_path, blank):
+    """A gpu cell of spaces (or a Parquet table's empty text) paired as a device named ' ', target 'device: '."""
+    path = _flag_rows(tmp_path, [(0, 4.0, "ok", None), (1, 2.0, "ok", None)])
+    table = pd.read_csv(path)
+    parquet = path.with_suffix(".parquet")
+    pd.concat([table, table.assign(n=128, gpu=blank)]).to_parquet(parquet, index=False)
+    with pytest.raises(GpuperfError, match=r"flags.parquet: 2 measured row\(s\) of its kernels name no gpu"):
+        build_spec_pairs(_flag_spec(tmp_path, parquet), "trick")

@@ -41,7 +41,7 @@ from gpuperf.measure.export import CYCLE_TIMES
 from gpuperf.measure.interleave import paired_ratio
 from gpuperf.measure.store import CYCLE_GROUP
 
-PAIRS_FORMAT = 6  # bump when the pair table's columns or rules change
+PAIRS_FORMAT = 7  # bump when the pair table's columns or rules change
 GPU_TARGET = "gpu"  # pairs measured on a GPU gpuperf has a descriptor for
 DEVICE_TARGET = "device:"  # + the device's name: pairs measured on another device (e.g. a CPU via pocl)
 CYCLES = CYCLE_TIMES  # per-cycle round medians of an interleaved measurement, ';'-separated
@@ -112,7 +112,7 @@ def _config_columns(frame: pd.DataFrame, spec: PairSpec) -> list[str]:
         if column not in frame.columns:
             raise GpuperfError(f"{spec.where}.dataset: {spec.dataset} has no column '{column}' (a pair is two "
                                "variants timed on one GPU and device)")
-    unnamed = int(frame["gpu"].isna().sum())
+    unnamed = int((frame["gpu"].isna() | frame["gpu"].astype(str).str.strip().eq("")).sum())  # a blank cell too
     if unnamed:  # (such rows paired, then went unsaid at the sample of each GPU's pairs)
         raise GpuperfError(f"{spec.where}.dataset: {spec.dataset}: {unnamed} measured row(s) of its kernels name "
                            "no gpu (a pair is two variants timed on one GPU); fill the gpu column in")
