@@ -1110,3 +1110,15 @@ def test_run_rodinia_hands_its_inner_aggregate_to_nested_selection(monkeypatch):
     table = pd.DataFrame({"gpu": ["Tesla K40"], "kernel": ["k"], "time_s": [1.0]})
     run_rodinia(table, scenarios=["bsp"], models=["linear"], protocols=["gpu"], inner_aggregate="median")
     assert given == ["median"]
+
+
+@pytest.mark.parametrize("option", ["scenarios", "models", "protocols"])
+def test_the_rodinia_reproduction_refuses_one_string_for_a_list_of_names(tmp_path, option):
+    from gpuperf.evaluation.reproduce import run_rodinia
+    from gpuperf.evaluation.rodinia_report import reproduce_rodinia
+
+    value = {"scenarios": "bsp", "models": "gbt", "protocols": "gpu"}[option]
+    for run in (lambda: run_rodinia(**{option: value}), lambda: reproduce_rodinia(tmp_path / "r", **{option: value})):
+        with pytest.raises(GpuperfError, match=f"{option} lists names, e.g. \\['{value}'\\], not the string"):
+            run()
+    assert not (tmp_path / "r").exists()

@@ -70,7 +70,7 @@ from gpuperf.datasets.schema import canonical_gpus
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.evaluation.bottleneck import MEMORY_DATA_RATE, leave_one_group_out_bottleneck
 from gpuperf.evaluation.gpu_scaling import leave_one_group_out_scaling
-from gpuperf.evaluation.protocols import Evaluation, label_texts, leave_one_group_out
+from gpuperf.evaluation.protocols import Evaluation, _listed, label_texts, leave_one_group_out
 from gpuperf.evaluation.published import published_per_kernel
 from gpuperf.evaluation.same_capability import leave_one_group_out_same_capability
 from gpuperf.evaluation.tables import (
@@ -414,7 +414,11 @@ def run_rodinia(
 ) -> Reproduction:
     """Every (scenario, model, protocol) combination and the ``BASELINES``, plus ``nested/select``
     (nested selection over the scenarios' runs, see :func:`nested_selection`) unless ``nested`` is
-    False; ``progress(key)`` is called before each run."""
+    False; ``progress(key)`` is called before each run. ``scenarios``, ``models`` and ``protocols`` are
+    lists of names (one string is refused: ``"gbt"`` would read as the models g, b and t)."""
+    scenarios, models, protocols = (_listed(scenarios, "scenarios", "run_rodinia"),
+                                    _listed(models, "models", "run_rodinia"),
+                                    _listed(protocols, "protocols", "run_rodinia"))
     table = rodinia_table() if table is None else _canonical_gpus(table)  # once, not in every run
     result = Reproduction()
     runs = scenario_runs(scenarios, models)

@@ -30,6 +30,7 @@ from gpuperf.evaluation.published import (
     published_per_kernel,
     published_predictions,
 )
+from gpuperf.evaluation.protocols import _listed
 from gpuperf.evaluation.report import text_table, write_report
 from gpuperf.evaluation.reproduce import (
     BASELINES,
@@ -167,7 +168,9 @@ def reproduce_rodinia(
 
     The primary run (``nested/select``) picks, per held-out group, among the requested runs by an
     inner protocol on the training rows only (``inner_max_train_rows`` per kernel and GPU)."""
-    scenarios, models, protocols = list(scenarios), list(models), list(protocols)
+    scenarios, models, protocols = (_listed(scenarios, "scenarios", "reproduce_rodinia"),
+                                    _listed(models, "models", "reproduce_rodinia"),
+                                    _listed(protocols, "protocols", "reproduce_rodinia"))
     table = rodinia_table()
     published = published_predictions()
     _show(echo, "Kernel codes of the published predictions vs bundled kernels (median measured time, us)",
