@@ -1,8 +1,9 @@
 """The Amaris et al. reproduction on the bundled Rodinia nvprof table, and the BSP model on the
 matrix/vector kernels, as one report (Markdown, HTML, JSON metrics, plots).
 
-``reproduce_rodinia(out, quick=True)`` runs it; ``gpuperf reproduce rodinia`` and
-``benchmarks/bench_rodinia.py`` call it.
+``reproduce_rodinia(out)`` runs it, ``reproduce_rodinia(out, QUICK_SCENARIOS, QUICK_MODELS)`` its quick set
+(what ``gpuperf reproduce rodinia`` runs without ``--full``); that command and ``benchmarks/bench_rodinia.py``
+call it.
 """
 
 from __future__ import annotations
