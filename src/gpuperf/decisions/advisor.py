@@ -38,7 +38,7 @@ from gpuperf.decisions.pairs import (
 from gpuperf.decisions.speedup_models import SpeedupModel, pair_groups
 from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.files import write_cache_file
-from gpuperf.kernels.kernel import Kernel
+from gpuperf.kernels.kernel import Kernel, KernelLike
 
 DEFAULT_THRESHOLD = 1.05
 # Confidence is the calibrated chance that the predicted sign is right: below one half a suggestion
@@ -631,7 +631,7 @@ def kernel_query(kernel: Kernel, sizes: Mapping[str, Any] | None, gpu: str | Non
 
 
 def advise_kernel(
-    kernel: Kernel | str,
+    kernel: KernelLike,
     sizes: Mapping[str, Any] | None = None,
     gpu: str | None = None,
     device: str | None = None,

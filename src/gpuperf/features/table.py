@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpuperf.errors import GpuperfError, GpuperfNote
-from gpuperf.kernels.kernel import Kernel
+from gpuperf.kernels.kernel import Kernel, KernelLike
 
 if TYPE_CHECKING:  # pandas loads only for feature_table: one kernel's features need none of it
     import argparse
@@ -245,7 +245,7 @@ def occupancy_features(kernel: Kernel, gpu: str, work_group_size: int, local_mem
     }
 
 
-def extract_features(kernel: Kernel, sizes: Mapping[str, Any] | None = None, gpu: str | None = None) -> dict[str, float]:
+def extract_features(kernel: KernelLike, sizes: Mapping[str, Any] | None = None, gpu: str | None = None) -> dict[str, float]:
     """Static features of ``kernel`` (a Kernel, a name as ``gpuperf features`` takes, or a loopy
     TranslationUnit, taken as ``catalog.as_kernel`` says) at ``sizes``
     (defaults fill gaps), from the kernel alone.
@@ -283,7 +283,7 @@ def _check_size_names(kernel: Kernel, sizes: Mapping[str, Any], features: Mappin
 
 
 def feature_table(
-    kernels: Iterable[Kernel | str],
+    kernels: KernelLike | Iterable[KernelLike],
     sizes_list: Sequence[Mapping[str, Any]] | Mapping[str, Any],
     gpu: str | None = None,
     *,
@@ -293,7 +293,7 @@ def feature_table(
     """Features of many kernels: one row per kernel and parameter set.
 
     ``kernels``: Kernel objects, loopy TranslationUnits or specs for
-    ``get_kernel``. ``sizes_list``: one mapping (used for
+    ``get_kernel`` (or one of these). ``sizes_list``: one mapping (used for
     every kernel) or a list of them; every kernel is evaluated at every parameter set, or with
     ``pairwise=True`` kernel *i* at parameter set *i*. Columns: ``kernel``, ``variant``, the size
     parameters, a variant's own parameters (``local_x``, ``unroll``, ... of a space's variant, as

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
@@ -584,3 +584,8 @@ class Kernel:
         from dataclasses import replace
 
         return replace(self, program=program, variant={**self.variant, **variant})
+
+
+# What the library's functions taking a kernel accept (``extract_features``, ``measure``, ...; see
+# ``catalog.as_kernel``): a Kernel, a name as ``get_kernel`` takes, or a bare loopy TranslationUnit.
+KernelLike = Union[Kernel, str, "lp.TranslationUnit"]

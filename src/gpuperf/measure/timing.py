@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from gpuperf.errors import GpuperfError
-from gpuperf.kernels.kernel import Kernel
+from gpuperf.kernels.kernel import Kernel, KernelLike
 from gpuperf.measure.devices import Compiled, Device, Launch, RunFailed, VerifyFailed, describe_exception, open_device
 
 
@@ -504,7 +504,7 @@ def _check(kernel: Kernel, sizes: dict[str, int], inputs: dict[str, np.ndarray],
     return error
 
 
-def measure(kernel: Kernel | str, sizes: Mapping[str, Any] | None = None, device: str = "opencl:0",
+def measure(kernel: KernelLike, sizes: Mapping[str, Any] | None = None, device: str = "opencl:0",
             verify: bool = True, settings: TimingSettings | None = None, seed: int = 0,
             shared: SharedInputs | None = None) -> Measurement:
     """Build ``kernel`` (a Kernel, a loopy TranslationUnit or a catalog/variant/file spec) on ``device`` and

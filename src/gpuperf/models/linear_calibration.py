@@ -29,7 +29,7 @@ import pandas as pd
 
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.kernels.catalog import get_kernel
-from gpuperf.kernels.kernel import Kernel
+from gpuperf.kernels.kernel import Kernel, KernelLike
 from gpuperf.models.linear import LinearCountModel
 from gpuperf.models.properties import check_property_names, properties_table, property_names, sizes_label
 
@@ -353,7 +353,7 @@ def _check_listed_weights(model: LinearCountModel, listed: Any, path: Path) -> N
                                "edit a model by refitting it (gpuperf calibrate), not by hand")
 
 
-def predict_kernel(model: LinearCountModel, kernel: Kernel | str, sizes: Mapping[str, Any] | None = None
+def predict_kernel(model: LinearCountModel, kernel: KernelLike, sizes: Mapping[str, Any] | None = None
                    ) -> dict[str, Any]:
     """Predicted time of ``kernel`` (a ``Kernel``, a loopy TranslationUnit, or a catalog name or
     ``path/file.py:function``, as ``extract_features`` takes) at ``sizes`` with each property's value and

@@ -1,0 +1,39 @@
+"""The public functions' type hints admit what their docstrings and docs/*.md say they take."""
+
+from __future__ import annotations
+
+import inspect
+import types
+import typing
+
+import loopy as lp
+import pytest
+
+from gpuperf.decisions.advisor import advise_kernel
+from gpuperf.features.table import extract_features, feature_table
+from gpuperf.kernels.kernel import Kernel, KernelLike
+from gpuperf.measure.timing import measure
+from gpuperf.models.linear_calibration import predict_kernel
+
+
+def _hint(function, parameter: str) -> set:
+    """The types a parameter's hint admits (unions flattened one level down)."""
+    annotation = inspect.signature(function).parameters[parameter].annotation
+    probe = types.SimpleNamespace(__annotations__={"value": annotation})
+    hint = typing.get_type_hints(probe, {**function.__globals__, "lp": lp, "KernelLike": KernelLike})["value"]
+    admitted = set()
+    for part in typing.get_args(hint) or (hint,):
+        admitted |= set(typing.get_args(part)) if typing.get_origin(part) is typing.Union else {part}
+    return admitted
+
+
+@pytest.mark.parametrize("function", [extract_features, measure, predict_kernel, advise_kernel])
+def test_a_function_taking_a_kernel_admits_a_kernel_its_name_and_a_bare_translation_unit(function):
+    assert {Kernel, str, lp.TranslationUnit} <= _hint(function, "kernel")
+
+
+def test_feature_table_admits_one_kernel_or_several_of_any_kind():
+    admitted = _hint(feature_table, "kernels")
+    assert {Kernel, str, lp.TranslationUnit} <= admitted
+    assert any(typing.get_origin(part) is not None and lp.TranslationUnit in typing.get_args(typing.get_args(part)[0])
+               for part in admitted)  # Iterable[KernelLike]
