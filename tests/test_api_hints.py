@@ -37,3 +37,17 @@ def test_feature_table_admits_one_kernel_or_several_of_any_kind():
     assert {Kernel, str, lp.TranslationUnit} <= admitted
     assert any(typing.get_origin(part) is not None and lp.TranslationUnit in typing.get_args(typing.get_args(part)[0])
                for part in admitted)  # Iterable[KernelLike]
+
+
+def test_next_configuration_admits_the_training_data_guided_search_takes():
+    from pathlib import Path
+
+    import pandas as pd
+
+    from gpuperf.decisions.ask import next_configuration
+    from gpuperf.decisions.space import Space
+    from gpuperf.decisions.tune import GuidedSearch
+
+    admitted = _hint(next_configuration, "train")
+    assert {Space, pd.DataFrame, str, Path} <= admitted
+    assert admitted == _hint(GuidedSearch.__init__, "train")

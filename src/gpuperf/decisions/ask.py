@@ -24,7 +24,7 @@ from gpuperf.decisions.space import (
     TIME_COLUMNS, Space, empty_cells, held_times_hint, space_from_frame, unmeasured_rows, unnamed_time_column,
     unnamed_times_error, without_unparameterised_rows,
 )
-from gpuperf.decisions.tune import GuidedSearch, batch_count
+from gpuperf.decisions.tune import GuidedSearch, TrainingData, batch_count
 from gpuperf.errors import GpuperfError
 
 STATUS = "status"
@@ -122,11 +122,12 @@ def _require_named_target(frame: pd.DataFrame, target: str, params: Sequence[str
         raise GpuperfError(f"{where}: missing time column '{target}'{hint}")
 
 
-def next_configuration(table: PartlyMeasured, train: Sequence[Space] = (), model: str | None = None,
+def next_configuration(table: PartlyMeasured, train: TrainingData | Sequence[TrainingData] = (), model: str | None = None,
                        seed: int = 0, count: int = 1) -> NextConfiguration:
     """The configuration of ``table`` to measure next (see the module docstring), or with ``count``
     the ``count`` to measure at once (:meth:`GuidedSearch.ask_batch`); ``train``: the same
-    parameters measured on other GPUs, taken whole."""
+    parameters measured on other GPUs (spaces, or tables, files, caches or bundled names, one or a
+    list, as :class:`GuidedSearch` takes them), taken whole."""
     if not isinstance(table, PartlyMeasured):
         raise GpuperfError(f"next_configuration takes a table read by partly_measured(frame, params), not a "
                            f"{type(table).__name__}")
