@@ -51,3 +51,14 @@ def test_next_configuration_admits_the_training_data_guided_search_takes():
     admitted = _hint(next_configuration, "train")
     assert {Space, pd.DataFrame, str, Path} <= admitted
     assert admitted == _hint(GuidedSearch.__init__, "train")
+
+
+def test_guided_search_start_admits_labels_of_any_kind_as_ask_and_tell_do():
+    import pandas as pd
+
+    from gpuperf.decisions.tune import GuidedSearch
+
+    hint = _hint(GuidedSearch.__init__, "start") - {type(None)}
+    assert [typing.get_args(part) for part in hint] == [(typing.Any,)]
+    configs = pd.DataFrame({"x": [1, 2, 3]}, index=["c1", "c2", "c3"])
+    assert GuidedSearch(configs, ["x"], start=["c3"]).ask() == "c3"

@@ -92,7 +92,7 @@ class GuidedSearch:
 
     def __init__(self, configs: pd.DataFrame, params: Sequence[str], train: TrainingData | Sequence[TrainingData] = (),
                  model: str | None = None, seed: int = 0, gpu: str | None = None,
-                 start: Sequence[int] | None = None, initial: int | None = None, kernel: str | None = None):
+                 start: Sequence[Any] | None = None, initial: int | None = None, kernel: str | None = None):
         if isinstance(params, str):  # "bx" would read as the parameters b and x
             raise GpuperfError(f"params lists column names, e.g. ['{params}'], not the string '{params}'")
         from gpuperf.datasets.schema import require_frame
