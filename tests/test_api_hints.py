@@ -62,3 +62,11 @@ def test_guided_search_start_admits_labels_of_any_kind_as_ask_and_tell_do():
     assert [typing.get_args(part) for part in hint] == [(typing.Any,)]
     configs = pd.DataFrame({"x": [1, 2, 3]}, index=["c1", "c2", "c3"])
     assert GuidedSearch(configs, ["x"], start=["c3"]).ask() == "c3"
+
+
+def test_advise_profile_admits_a_tables_row_and_a_table_of_one_row_as_documented():
+    import pandas as pd
+
+    from gpuperf.decisions.advisor import advise_profile
+
+    assert {pd.Series, pd.DataFrame} <= _hint(advise_profile, "row")

@@ -658,7 +658,7 @@ def advise_kernel(
 
 
 def advise_profile(
-    row: Mapping[str, Any],
+    row: Mapping[str, Any] | pd.Series | pd.DataFrame,
     gpu: str | None = None,
     threshold: float = DEFAULT_THRESHOLD,
     entries: Iterable[Optimization] | None = None,
