@@ -322,6 +322,7 @@ def bundled_dataset_at(path: str | Path) -> str | None:
 
 
 def dataset_names() -> list[str]:
+    """The bundled tables' names, as :func:`load_dataset` takes them."""
     return list(BUNDLED)
 
 

@@ -52,6 +52,11 @@ NEAREST_SHOWN = 3
 
 @dataclass
 class Suggestion:
+    """One optimization's predicted effect: ``predicted_speedup`` (time before / time after),
+    ``confidence`` (0 to 1), ``explanation`` (why: ``summary``, the models' predictions, the nearest
+    training pairs, ...) and ``apply`` (how: the entry's kind, loopy transformation, parameters and,
+    for a variant space's variant, the ``variant`` with it applied); ``to_dict`` gives the JSON."""
+
     optimization: str
     title: str
     predicted_speedup: float

@@ -235,6 +235,9 @@ class Trial:
 
 @dataclass
 class TuneResult:
+    """A tuning run of ``space`` at ``sizes`` on ``device``: its ``trials`` in order (``best()`` the
+    fastest that ran, ``table()`` them as a dataset table) and the search (``method``, ``seed``)."""
+
     space: str
     sizes: dict[str, int]
     device: str

@@ -411,6 +411,7 @@ _SPACES: dict[str, VariantSpace] = {name: _stencil_space(s) for name, s in STENC
 
 
 def space_names() -> list[str]:
+    """The catalog's variant spaces' names, as :func:`get_space` takes them."""
     return list(_SPACES)
 
 

@@ -110,6 +110,9 @@ class Point:
 
 @dataclass(frozen=True, eq=False)
 class Campaign:
+    """A campaign file read and checked (:func:`load_campaign`): its ``entries`` (kernels or space
+    variants, each with its sizes) to measure on ``device`` with the timing ``settings`` and ``seed``."""
+
     name: str
     path: Path
     device: str
@@ -378,6 +381,9 @@ def _space_entries(table: Mapping[str, Any], where: str, base: Path, default_ver
 # -- running -------------------------------------------------------------------------------------
 @dataclass
 class CampaignReport:
+    """What :func:`run_campaign` did: points ``planned``, ``already_stored``, ``measured`` and
+    ``failed`` (by status, each in ``failures``), and the seconds spent (``wall_s``, ``compile_s``, ...)."""
+
     campaign: str
     device: str
     planned: int

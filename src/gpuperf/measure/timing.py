@@ -289,6 +289,13 @@ def provenance(device: Device, timer: str, settings: TimingSettings) -> dict[str
 # -- a measurement ------------------------------------------------------------------------------------
 @dataclass
 class Measurement:
+    """One timed point (:func:`measure`): ``time_s`` the median of the device-timed ``samples``
+    (seconds), ``time_s_min`` and ``time_s_iqr`` their minimum and interquartile range, ``repeats``
+    the launches timed; ``stable`` whether that range came within the timing's ``iqr_limit`` of the
+    median (``retries``: rounds taken again to get there); ``verified`` whether the outputs matched the NumPy
+    reference (``max_rel_error``); the launch's ``global_size`` and ``local_size``; ``provenance``:
+    device, driver, library versions, host and time."""
+
     kernel: str
     sizes: dict[str, int]
     device: str
