@@ -484,3 +484,18 @@ def test_tell_checks_a_repeated_configuration_without_comparing_it_with_every_me
     assert search.best() == 0
     with pytest.raises(GpuperfError, match="configuration 7 was already measured"):
         search.tell(7, 2.0)
+
+
+def test_an_empty_time_ms_beside_the_time_s_filled_in_is_refused_not_taken_as_nothing_measured(tmp_path, capsys):
+    """A template's time_ms left empty while the times went into time_s: asking by time_ms would say
+    nothing ran and name a configuration measured already; --target time_s asks by the times."""
+    path = tmp_path / "space.csv"
+    pd.DataFrame({"x": [1, 2, 3, 4], "time_s": [1.0, None, 2.0, None], "time_ms": [None] * 4}).to_csv(path, index=False)
+    assert main(["ask", str(path), "--params", "x"]) == 2
+    assert ("space.csv: time column time_ms is empty but time_s holds values; --target time_s names it if it holds "
+            "the times measured so far") in capsys.readouterr().err
+    assert main(["ask", str(path), "--params", "x", "--target", "time_s", "--json"]) == 0
+    step = json.loads(capsys.readouterr().out)
+    assert step["measured"] == 2 and step["next"]["x"] in (2, 4)
+    frame = pd.DataFrame({"x": [1, 2], "time_ms": [None, None], "time_s": [None, None]})  # nothing measured yet
+    assert partly_measured(frame, ["x"]).pending.all()

@@ -82,13 +82,16 @@ class PartlyMeasured:
 def partly_measured(frame: pd.DataFrame, params: Sequence[str], target: str | None = None,
                     where: str = "table") -> PartlyMeasured:
     """``frame`` read as a space measured so far. ``target``: the time column (default: the first
-    of time_ms, time_s, time the table has; a table with none has nothing measured yet)."""
+    of time_ms, time_s, time the table has, an error where it is empty and another holds times; a
+    table with none has nothing measured yet)."""
     require_frame(frame, where)
     if target is None:
         target = next((name for name in TIME_COLUMNS if name in frame.columns), None)
         if target is None:
             _refuse_unnamed_times(frame, params, where)
             target = TIME_COLUMNS[0]
+        else:
+            _refuse_times_elsewhere(frame, target, where)
     else:
         _require_named_target(frame, target, params, where)
     frame = without_unparameterised_rows(frame, params, where)
@@ -110,6 +113,19 @@ def _refuse_unnamed_times(frame: pd.DataFrame, params: Sequence[str], where: str
     column = unnamed_time_column(frame, params)
     if column is not None:
         raise unnamed_times_error(where, column, "the times measured so far")
+
+
+def _refuse_times_elsewhere(frame: pd.DataFrame, target: str, where: str) -> None:
+    """An error when the default time column ``target`` is empty while another of ``TIME_COLUMNS``
+    holds times (a ``time_ms`` column left empty beside the ``time_s`` filled in): asking would
+    take nothing as measured and name a configuration measured already."""
+    if not empty_cells(frame[target]).all():
+        return
+    held = next((c for c in TIME_COLUMNS if c != target and c in frame.columns and not empty_cells(frame[c]).all()),
+                None)
+    if held is not None:
+        raise GpuperfError(f"{where}: time column {target} is empty but {held} holds values; --target {held} "
+                           "names it if it holds the times measured so far")
 
 
 def _require_named_target(frame: pd.DataFrame, target: str, params: Sequence[str], where: str) -> None:
