@@ -30,6 +30,7 @@ from gpuperf.decisions.space import (
     gpu_named,
     key_text,
     parameter_features,
+    read_space,
     select_rows,
     space_from_frame,
     transfer_matrix,
@@ -1675,3 +1676,12 @@ def test_a_search_checks_a_repeated_pick_without_comparing_it_with_every_earlier
     order = run_search(Backwards(), times, budget=len(times))
     assert len(order) == len(times) and order[-1] == 0
     assert comparisons < len(times)  # a list's check: about 2,000,000
+
+
+def test_read_space_refuses_one_string_for_params_as_space_from_frame_does(tmp_path):
+    """params="tile" would read as the parameters t, i, l and e ("parameter e is named twice")."""
+    path = tmp_path / "space.csv"
+    pd.DataFrame({"tile": [1, 2], "time_s": [1.0, 2.0]}).to_csv(path, index=False)
+    with pytest.raises(GpuperfError, match=r"space\.csv: params lists column names, e\.g\. \['tile'\], not the string"):
+        read_space(path, params="tile")
+    assert read_space(path, params=["tile"]).params == ["tile"]

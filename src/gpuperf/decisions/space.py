@@ -172,8 +172,7 @@ def space_from_frame(
     number. A ``gpu`` column, if any, must hold one GPU name. Errors name ``where`` and the row
     (:func:`~gpuperf.datasets.schema.row_location`) or column at fault.
     """
-    if isinstance(params, str):  # "bx" would read as the parameters b and x
-        raise GpuperfError(f"{where}: params lists column names, e.g. ['{params}'], not the string '{params}'")
+    refuse_one_string(params, where)
     params = list(params)
     require_frame(frame, where)
     if frame.empty:
@@ -522,6 +521,12 @@ def is_kernel_tuner_cache(path: str | Path) -> bool:
     return Path(path).name.lower().endswith(CACHE_SUFFIXES)
 
 
+def refuse_one_string(params: object, where: str) -> None:
+    """An error for ``params`` given as one string: ``"bx"`` would read as the parameters b and x."""
+    if isinstance(params, str):
+        raise GpuperfError(f"{where}: params lists column names, e.g. ['{params}'], not the string '{params}'")
+
+
 def read_space(path: str | Path, params: Sequence[str] | None = None, target: str | None = None,
                kernel: str | None = None, gpu: str | None = None, sizes: Mapping[str, object] | None = None) -> Space:
     """A space from a CSV or Parquet file, a bundled dataset or a Kernel Tuner cache (``.json``,
@@ -533,6 +538,7 @@ def read_space(path: str | Path, params: Sequence[str] | None = None, target: st
     table without ``params`` takes the names in its ``variant`` labels (``a=1,b=2``).
     """
     where = str(path)
+    refuse_one_string(params, where)
     if is_kernel_tuner_cache(path):
         from gpuperf.datasets.kernel_tuner import read_kernel_tuner_cache
 
