@@ -575,3 +575,26 @@ def test_metrics_by_a_column_the_predictions_lack_names_the_ones_they_have():
                                            r"takes kernel, gpu, fold, measured"):
         evaluation.metrics_by(["kernel", "size"])
     assert list(evaluation.metrics_by("kernel").index) == ["add", "copy"]
+
+
+def test_max_train_rows_on_a_table_without_the_balance_columns_caps_it_as_one_cell():
+    """No kernel or gpu column: the training rows are capped as one cell, not pandas' "No group keys
+    passed!"; balance_by may name one column as a string, not read as its characters."""
+    from gpuperf.evaluation.protocols import split_evaluation
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"n": np.repeat([1, 2, 3, 4], 10), "x": rng.random(40) + 1, "time_s": rng.random(40) + 1})
+    fitted_rows = []
+
+    class Counting(LinearRegression):
+        def fit(self, X, y):
+            fitted_rows.append(len(X))
+            return super().fit(X, y)
+
+    split_evaluation(Counting(), frame, ["x"], frame["n"] < 4, max_train_rows=5)
+    leave_one_size_out(Counting(), frame, ["x"], "n", max_train_rows=7)
+    assert fitted_rows == [5] + [7] * 4
+    fitted_rows.clear()
+    frame["gpu"] = np.tile(["V100", "K20"], 20)
+    split_evaluation(Counting(), frame, ["x"], frame["n"] < 4, max_train_rows=5, balance_by="gpu")
+    assert fitted_rows == [10]  # 5 per GPU, "gpu" read as one column, not g, p and u

@@ -172,10 +172,11 @@ def _refuse_first(frame: pd.DataFrame, bad: pd.Series, column: str, problem: str
 
 def balanced_subsample(frame: pd.DataFrame, by: Sequence[str], max_rows: int, seed: int = 0) -> pd.DataFrame:
     """At most ``max_rows`` random rows per value of the ``by`` columns (all rows of smaller groups; an
-    empty value is a group of its own)."""
+    empty value is a group of its own; no ``by`` columns: the whole frame is one group)."""
     if frame.empty:
         return frame
-    codes = frame.groupby(list(by), sort=False, dropna=False).ngroup().to_numpy()
+    codes = (frame.groupby(list(by), sort=False, dropna=False).ngroup().to_numpy() if len(by)
+             else np.zeros(len(frame), dtype=np.int64))
     order = np.argsort(codes, kind="stable")  # each group's positions in turn, groups in order of appearance
     kept = [
         # the rows DataFrame.sample(n=max_rows, random_state=seed) draws, without a frame per group
@@ -241,11 +242,12 @@ def split_evaluation(
     target: str = TARGET,
     fit_by: str | Sequence[str] | None = None,
     max_train_rows: int | None = None,
-    balance_by: Sequence[str] = ("kernel", "gpu"),
+    balance_by: str | Sequence[str] = ("kernel", "gpu"),
     seed: int = 0,
 ) -> Evaluation:
     """Fit on the rows where ``train_mask`` (a Series on ``frame``'s index, or one flag per row) is
-    true, predict all other rows."""
+    true, predict all other rows; ``max_train_rows`` and ``balance_by`` as :func:`leave_one_group_out`
+    takes them."""
     require_frame(frame, name)
     if not isinstance(train_mask, pd.Series):
         flags = np.asarray(train_mask, dtype=bool)
@@ -271,7 +273,7 @@ def leave_one_group_out(
     fit_by: str | Sequence[str] | None = None,
     groups: Sequence | None = None,
     max_train_rows: int | None = None,
-    balance_by: Sequence[str] = ("kernel", "gpu"),
+    balance_by: str | Sequence[str] = ("kernel", "gpu"),
     seed: int = 0,
     name: str | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -283,7 +285,8 @@ def leave_one_group_out(
     ``fit_by`` fits one model per value of those columns (e.g. one per kernel, as Amaris et al.);
     held-out rows whose ``fit_by`` value has no training rows, and rows the model predicts no time for
     (NaN), are left out of the metrics and counted in ``Evaluation.skipped``; an error when none is left.
-    ``max_train_rows`` caps the training rows per ``balance_by`` cell (a random subsample).
+    ``max_train_rows`` caps the training rows per ``balance_by`` cell (a random subsample; a table with
+    none of those columns is one cell).
     ``progress(done, total)`` is called before the first held-out group and after each. ``fitted``
     (a dict kept across runs of one estimator) reuses a model fitted on the same training rows (:func:`fitted_clone`).
     ``group_values`` (the rows of ``frame`` in its order) labels the groups where ``frame`` holds the ``group``
@@ -403,7 +406,8 @@ def _run(estimator, frame, features, folds, name, group, target, fit_by, max_tra
         if len(test) == 0:
             raise GpuperfError(f"{name}: no measured rows left to test in {fold}: every one is a training row")
         if max_train_rows is not None:
-            train = balanced_subsample(train, [c for c in balance_by if c in train.columns], max_train_rows, seed)
+            train = balanced_subsample(train, [c for c in _as_columns(balance_by) if c in train.columns],
+                                       max_train_rows, seed)
         predicted, bounded = _fit_predict(estimator, train, test, features, target, fit_by, fitted)
         kept = predicted.notna()
         if (~kept).any():
