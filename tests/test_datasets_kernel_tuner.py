@@ -787,3 +787,18 @@ def test_tune_params_keys_given_as_one_string_is_refused_showing_the_list_to_wri
         write_kernel_tuner_cache(frame, tmp_path / "c.json", tune_params_keys="bx", problem_size=[1])
     write_kernel_tuner_cache(frame, tmp_path / "c.json", tune_params_keys=["bx"], problem_size=[1])
     assert read_kernel_tuner_cache(tmp_path / "c.json")["bx"].tolist() == [32]
+
+
+def test_a_cache_of_rows_whose_device_is_the_host_names_their_gpu(tmp_path):
+    """The bundled pnpoly spaces record the host (x86_64) as their device and the GPU in ``gpu``: the
+    cache written from them names the GPU, so read back it is that GPU's space, not x86_64's."""
+    table = load_dataset("schoonhoven_spaces")
+    rows = table[(table["kernel"] == "pnpoly") & (table["gpu"] == "Tesla K20")].head(50)
+    assert set(rows["device"]) == {"x86_64"}
+    params = ["block_size_x", "tile_size", "between_method", "use_precomputed_slopes", "use_method"]
+    path = write_kernel_tuner_cache(rows, tmp_path / "k20.json", tune_params_keys=params, problem_size=[20000])
+    assert set(read_kernel_tuner_cache(path)["gpu"]) == {"Tesla K20"}
+    own = pd.DataFrame({"kernel": ["k"], "device": ["pthread-AMD EPYC"], "gpu": ["pthread-AMD EPYC"], "x": [1],
+                        "time_s": [1e-3], "status": ["ok"]})  # no GPU gpuperf describes: the device as it is
+    path = write_kernel_tuner_cache(own, tmp_path / "cpu.json", tune_params_keys=["x"], problem_size=[1])
+    assert json.loads(path.read_text())["device_name"] == "pthread-AMD EPYC"

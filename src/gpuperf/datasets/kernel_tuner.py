@@ -419,7 +419,8 @@ def write_kernel_tuner_cache(
     ``time_s`` becomes ``time`` in ms (a cache read and written back keeps times of up to 15 significant
     digits exactly; longer ones within a float step or two, see ``_ms``); failed rows keep their status as Kernel Tuner's error name
     (other failure kinds become ``CompilationFailedConfig``, ``InvalidConfig`` or
-    ``RuntimeFailedConfig``). Defaults come from the frame: its single kernel and device, its
+    ``RuntimeFailedConfig``). Defaults come from the frame: its single kernel and device (its ``gpu`` where
+    the device names no GPU and that does), its
     parameters (``frame.attrs["parameters"]``), its ``problem_size`` column, and the values each
     parameter takes. Kernel Tuner's simulation mode needs every configuration of the searched
     space in the cache. The file is written whole or not at all.
@@ -467,10 +468,20 @@ def write_kernel_tuner_cache(
 
 def _device_name(frame: pd.DataFrame, where: str) -> str:
     """The device's name: the ``device`` column, or ``gpu`` where ``device`` holds gpuperf's device
-    spec (``opencl:0``, ``cuda:0``: a table ``gpuperf tune`` wrote)."""
+    spec (``opencl:0``, ``cuda:0``: a table ``gpuperf tune`` wrote) or names no GPU while ``gpu`` names
+    one gpuperf describes (the host, ``x86_64``, as the bundled pnpoly spaces record it), so that the
+    cache read back names its GPU."""
+    from gpuperf.hardware.specs import canonical_gpu_name
+
     device = _single(frame, "device", where)
-    if re.fullmatch(r"(opencl|cuda)(:\d+){0,2}", device.strip().lower()) and "gpu" in frame.columns:
+    if "gpu" not in frame.columns:
+        return device
+    if re.fullmatch(r"(opencl|cuda)(:\d+){0,2}", device.strip().lower()):
         return _single(frame, "gpu", where)
+    if canonical_gpu_name(device) is None:
+        gpus = frame["gpu"].dropna().unique()
+        if len(gpus) == 1 and canonical_gpu_name(gpus[0]) is not None:
+            return str(gpus[0])
     return device
 
 
