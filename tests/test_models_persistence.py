@@ -471,3 +471,14 @@ def test_a_knn_fitted_on_thousands_of_rows_round_trips(tmp_path, suffix):
     assert model.regressor_.pipeline_.named_steps["pca"].svd_solver == "covariance_eigh"
     loaded = load_model(save_model(model, tmp_path / f"model{suffix}"), feature_names=list(X.columns))
     assert np.array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_feature_names_given_as_one_string_are_refused_not_read_as_characters(tmp_path):
+    """feature_names="abc" for a model of three features was saved as the features a, b and c."""
+    model = make_model("lr").fit(np.arange(1.0, 31.0).reshape(10, 3), np.arange(1.0, 11.0))
+    with pytest.raises(GpuperfError, match=r"feature_names lists column names, e\.g\. \['abc'\], not the string"):
+        save_model(model, tmp_path / "m.json", feature_names="abc")
+    assert not (tmp_path / "m.json").exists()
+    save_model(model, tmp_path / "m.json", feature_names=["a", "b", "c"])
+    with pytest.raises(GpuperfError, match=r"feature_names lists column names, e\.g\. \['abc'\], not the string"):
+        load_model(tmp_path / "m.json", feature_names="abc")

@@ -86,6 +86,13 @@ class ModelVersionWarning(GpuperfNote):
     """A saved model was written by a different gpuperf version."""
 
 
+def _refuse_one_name(feature_names: object, path: str | Path) -> None:
+    """An error for ``feature_names`` given as one string: ``"threads"`` would read as the features t, h, r, ..."""
+    if isinstance(feature_names, str):
+        raise GpuperfError(f"{path}: feature_names lists column names, e.g. ['{feature_names}'], not the string "
+                           f"'{feature_names}'")
+
+
 def save_model(model: Any, path: str | Path, feature_names: Sequence[str] | None = None,
                metadata: dict | None = None, new: bool = False, through_links: bool = True,
                replace: bool = False) -> Path:
@@ -99,6 +106,7 @@ def save_model(model: Any, path: str | Path, feature_names: Sequence[str] | None
     predicts) is saved: a selector or transformer goes inside a Pipeline.
     """
     path = Path(path)
+    _refuse_one_name(feature_names, path)
     if not replace:
         if path.exists() or path.is_symlink():
             raise GpuperfError(f"{path}: already exists; save_model writes over a file only when given replace=True")
@@ -173,6 +181,7 @@ def load_model(path: str | Path, feature_names: Sequence[str] | None = None, str
     """Read a model saved by :func:`save_model`, checking version and (if given) feature names, and
     (``probe``) that it predicts a row of its features; a caller that checks the model's state itself,
     with a more telling message, passes ``probe=False``."""
+    _refuse_one_name(feature_names, path)
     path = Path(path)
     document = _read(path)
     _check_version(path, document.get("gpuperf_version"), strict_version)
