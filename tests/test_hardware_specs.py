@@ -587,3 +587,19 @@ def test_a_tegra_k1s_128_kib_l2_is_taken_as_it_is(user_gpus, tmp_path):
     path.write_text(RTX_4070.replace("l2_bytes = 37748736", "l2_bytes = 131072"))
     user_gpus(path)
     assert get_gpu("RTX 4070").l2_bytes == 131072
+
+
+def test_a_users_whole_number_fields_written_as_floats_are_counts(user_gpus, tmp_path):
+    """sms = 46.0 was kept a float: geometry --policy occupancy died in range() with a TypeError, and
+    geometry's JSON printed 64.0 threads and 2208.0 blocks."""
+    from gpuperf.decisions.geometry import choose_geometry
+
+    path = tmp_path / "lab.toml"
+    path.write_text(RTX_4070.replace("sms = 46", "sms = 46.0") + "max_threads_per_block = 1024.0\nwarp_size = 32.0\n")
+    user_gpus(path)
+    spec = get_gpu("RTX 4070")
+    assert type(spec.sms) is int and type(spec.max_threads_per_block) is int and type(spec.warp_size) is int
+    geometry = choose_geometry("RTX 4070", 1_000_000, policy="occupancy")
+    assert type(geometry.threads) is int and type(geometry.blocks) is int
+    heuristic = choose_geometry("RTX 4070", 1_000_000)
+    assert type(heuristic.threads) is int and type(heuristic.blocks) is int

@@ -140,6 +140,8 @@ def _spec_from_entry(entry: dict[str, Any], limits: dict[str, dict[str, Any]], w
             raise GpuperfError(f"{label} field {name}={value!r} must be a positive number")
         if name in WHOLE_FIELDS and not float(value).is_integer():
             raise GpuperfError(f"{label} field {name}={value!r} must be a whole number")
+        if name in WHOLE_FIELDS:  # sms = 100.0 is 100 SMs: a count, as range() and block counts take it
+            values[name] = int(value)
     _check_consistent(values, label)
     values["aliases"] = tuple(aliases)
     return GpuSpec(**values)
