@@ -603,3 +603,14 @@ def test_a_users_whole_number_fields_written_as_floats_are_counts(user_gpus, tmp
     assert type(geometry.threads) is int and type(geometry.blocks) is int
     heuristic = choose_geometry("RTX 4070", 1_000_000)
     assert type(heuristic.threads) is int and type(heuristic.blocks) is int
+
+
+@pytest.mark.parametrize("entry", [RTX_4070.replace('name = "RTX 4070"', 'name = "-"'),
+                                   RTX_4070.replace('"NVIDIA GeForce RTX 4070"', '"_ _"')])
+def test_a_users_gpu_spelt_with_nothing_lookup_keeps_is_refused(user_gpus, tmp_path, entry):
+    """A name or alias of only '-', '_' and spaces was taken: an empty --gpu "$GPU" then named that GPU."""
+    path = tmp_path / "lab.toml"
+    path.write_text(entry)
+    user_gpus(path)
+    with pytest.raises(GpuperfError, match=r"lab.toml: GPU '.*' field (name|aliases) has '(-|_ _)', which is no name"):
+        get_gpu("")

@@ -130,6 +130,10 @@ def _spec_from_entry(entry: dict[str, Any], limits: dict[str, dict[str, Any]], w
     aliases = values.get("aliases", [])
     if not isinstance(aliases, list) or not all(isinstance(a, str) and a.strip() for a in aliases):
         raise GpuperfError(f"{label} field aliases={aliases!r} must be a list of names in quotes")
+    for field, spelling in (("name", values["name"]), *(("aliases", alias) for alias in aliases)):
+        if not normalize_name(spelling):  # '-' is looked up as '': an empty --gpu "$GPU" would name it
+            raise GpuperfError(f"{label} field {field} has {spelling!r}, which is no name: lookup ignores case, "
+                               "'-', '_' and spaces, and nothing else is left")
     if values["vendor"] not in VENDORS:
         raise GpuperfError(f"{label} has vendor '{values['vendor']}'; use one of {', '.join(VENDORS)}")
     for name in NUMERIC_FIELDS:
