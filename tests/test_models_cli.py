@@ -2330,3 +2330,18 @@ def test_a_missing_column_present_in_another_case_is_named_however_short(tmp_pat
     capsys.readouterr()
     assert main(["predict-table", str(rows), "-m", str(tmp_path / "m.json"), "-o", str(tmp_path / "p.csv")]) == 2
     assert "missing feature column(s) n (did you mean N?)" in capsys.readouterr().err
+
+
+def test_fit_and_evaluate_json_list_the_note_of_a_gpu_with_no_base_clock(capsys, tmp_path):
+    """--base-clock's note that a GPU's boost clock stands for its unlisted base clock reached stderr
+    but not --json's notes, which list what the command noted."""
+    table = tmp_path / "h100.csv"
+    generic_table().assign(gpu=lambda f: f["gpu"].map(dict(zip(GPUS, ["H100 PCIe", "H100 SXM", "Tesla K40"])))).to_csv(
+        table, index=False)
+    note = "no base clock is listed for H100 PCIe: its boost clock stands for it"
+    fitted = run_json(capsys, "fit", table, "--model", "lr", "--gpu-features", "--base-clock", "--out",
+                      tmp_path / "m.json")
+    assert note in fitted["notes"]
+    evaluated = run_json(capsys, "evaluate", table, "--model", "lr", "--gpu-features", "--base-clock", "--protocol",
+                         "leave-one-kernel-out")
+    assert note in evaluated["notes"]

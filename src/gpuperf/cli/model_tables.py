@@ -553,7 +553,8 @@ def prepare_training(
         raise GpuperfError("--base-clock: it sets the clock of the GPU descriptors; join them with --gpu-features")
     kind = bsp_table_kind(frame.columns) if options.name == "bsp" else None
     roofline_kind = roofline_table_kind(frame.columns) if options.name in ROOFLINE_MODELS else None
-    frame = extend_table(frame, where, gpu_features, kind, base_clock, roofline_kind)
+    frame, join_notes = noted(lambda: extend_table(frame, where, gpu_features, kind, base_clock, roofline_kind))
+    notes.extend(join_notes)  # a GPU with no base clock under --base-clock: --json lists it too
     if options.name == "bsp":
         roles = {role: column for role, column in bsp_columns(options, kind).items() if column is not None}
         chosen = list(dict.fromkeys(roles.values()))  # one column may serve two roles (loads and stores)
