@@ -321,7 +321,7 @@ def test_a_gpu_without_per_sm_limits_has_no_geometry_descriptor():
     from gpuperf.hardware.specs import get_gpu
 
     spec = dataclasses.replace(get_gpu("V100"), name="Mystery", registers_per_sm=None)
-    with pytest.raises(GpuperfError, match=r"^GPU 'Mystery' lacks per-SM limits \(threads, blocks, registers\)"):
+    with pytest.raises(GpuperfError, match=r"^GPU 'Mystery' lacks field registers_per_sm, which launch geometry needs"):
         DeviceDescriptor.from_spec(spec)
 
 

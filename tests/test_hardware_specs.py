@@ -614,3 +614,16 @@ def test_a_users_gpu_spelt_with_nothing_lookup_keeps_is_refused(user_gpus, tmp_p
     user_gpus(path)
     with pytest.raises(GpuperfError, match=r"lab.toml: GPU '.*' field (name|aliases) has '(-|_ _)', which is no name"):
         get_gpu("")
+
+
+def test_geometry_for_a_users_gpu_without_per_cu_limits_names_its_file_and_the_fields(user_gpus, tmp_path):
+    """'GPU ... lacks per-SM limits (threads, blocks, registers) in its descriptor' named neither the file nor
+    the fields to add."""
+    from gpuperf.decisions.geometry import choose_geometry
+
+    path = tmp_path / "lab.toml"
+    path.write_text(RX_9070.replace("max_threads_per_sm = 2048\n", "").replace("registers_per_sm = 196608\n", ""))
+    user_gpus(path)
+    with pytest.raises(GpuperfError, match=r"lab.toml: GPU 'RX 9070' lacks field max_threads_per_sm, "
+                                           r"registers_per_sm, which launch geometry needs"):
+        choose_geometry("RX 9070", 1000, policy="llvm")

@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, replace
 
 from gpuperf.errors import GpuperfError, GpuperfNote, unknown_name_error, whole_number
 from gpuperf.features.occupancy import check_block_limits, cus_per_unit, has_rules, occupancy
-from gpuperf.hardware.specs import GpuSpec, get_gpu
+from gpuperf.hardware.specs import GpuSpec, descriptor_file, get_gpu
 
 POLICIES = ("heuristic", "llvm", "libomptarget", "occupancy", "model")
 LLVM_THREADS = 128  # NVPTXGridValues.GV_Default_WG_Size (llvm/Frontend/OpenMP/OMPGridValues.h)
@@ -43,6 +43,7 @@ OMP_DEFAULT_BLOCKS = 3200
 OMP_MAX_BLOCKS = 1 << 16
 OMP_MIN_THREADS_LOW_TRIP = 32
 DEFAULT_REGISTERS = 32
+PER_SM_LIMITS = ("max_threads_per_sm", "max_blocks_per_sm", "registers_per_sm")  # optional fields geometry needs
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,8 +69,12 @@ class DeviceDescriptor:
         work-group processor of two CUs, as HIP counts multiprocessors); the preferred block is the
         smallest that can fill a unit's thread slots within its block limit
         (``max_threads_per_sm / max_blocks_per_sm``, whole warps)."""
-        if spec.max_threads_per_sm is None or spec.max_blocks_per_sm is None or spec.registers_per_sm is None:
-            raise GpuperfError(f"GPU '{spec.name}' lacks per-SM limits (threads, blocks, registers) in its descriptor")
+        lacking = [name for name in PER_SM_LIMITS if getattr(spec, name) is None]
+        if lacking:
+            where = descriptor_file(spec)
+            raise GpuperfError(f"{where + ': ' if where else ''}GPU '{spec.name}' lacks field {', '.join(lacking)}, which "
+                               "launch geometry needs (threads, blocks and registers per SM or CU); give "
+                               f"{'it' if len(lacking) == 1 else 'them'} in its entry")
         ruled = has_rules(spec)
         if not ruled:  # a user's GPU of a target the rules do not know: its plain limits stand
             target = spec.compute_capability or "no compute capability"

@@ -290,6 +290,18 @@ def is_users_gpu(spec: GpuSpec) -> bool:
     return _bundled()[0].get(spec.name) is not spec
 
 
+def descriptor_file(spec: GpuSpec) -> str | None:
+    """The file ``spec`` comes from: gpuperf's gpus.toml, or the ``GPUPERF_GPUS`` file describing it (for
+    an error naming where to add a field); None for a descriptor made in Python."""
+    if not is_users_gpu(spec):
+        return SPECS_FILE
+    for path in user_spec_files():
+        entries = _parse(path.read_text(encoding="utf-8-sig"), str(path)).get("gpu", [])
+        if any(isinstance(entry, dict) and entry.get("name") == spec.name for entry in entries):
+            return str(path)
+    return None
+
+
 def _add_user_specs(specs: dict[str, GpuSpec], limits: dict[str, dict[str, Any]],
                     bundled: dict[str, GpuSpec]) -> None:
     """Add (or replace, by name) the GPUs of the files ``GPUPERF_GPUS`` names; the bundled [limits]
