@@ -627,3 +627,15 @@ def test_geometry_for_a_users_gpu_without_per_cu_limits_names_its_file_and_the_f
     with pytest.raises(GpuperfError, match=r"lab.toml: GPU 'RX 9070' lacks field max_threads_per_sm, "
                                            r"registers_per_sm, which launch geometry needs"):
         choose_geometry("RX 9070", 1000, policy="llvm")
+
+
+def test_a_mistake_against_a_limit_the_entry_does_not_give_says_where_that_limit_came_from(user_gpus, tmp_path):
+    """An entry's shared_memory_per_sm_bytes below 8.9's opt-in block maximum was refused naming
+    max_shared_memory_per_block_bytes=101376, a field the user's file does not hold."""
+    path = tmp_path / "lab.toml"
+    path.write_text(RTX_4070 + "shared_memory_per_sm_bytes = 65536\n")
+    user_gpus(path)
+    with pytest.raises(GpuperfError, match=r"max_shared_memory_per_block_bytes=101376 is above shared_memory_per_sm_"
+                                           r"bytes=65536: .* \(max_shared_memory_per_block_bytes from "
+                                           r"\[limits\.\"8\.9\"\]; give it in the GPU's entry\)$"):
+        get_gpu("RTX 4070")

@@ -146,9 +146,22 @@ def _spec_from_entry(entry: dict[str, Any], limits: dict[str, dict[str, Any]], w
             raise GpuperfError(f"{label} field {name}={value!r} must be a whole number")
         if name in WHOLE_FIELDS:  # sms = 100.0 is 100 SMs: a count, as range() and block counts take it
             values[name] = int(value)
-    _check_consistent(values, label)
+    _check_limits_named(values, set(values) - set(entry), label)
     values["aliases"] = tuple(aliases)
     return GpuSpec(**values)
+
+
+def _check_limits_named(values: dict[str, Any], inherited: set[str], label: str) -> None:
+    """:func:`_check_consistent`, its error saying where a field the entry does not give came from (its
+    compute capability's limits), so that the user finds what to give in the entry."""
+    try:
+        _check_consistent(values, label)
+    except GpuperfError as error:
+        named = [name for name in sorted(inherited) if re.search(rf"\b{name}=", str(error))]
+        if not named:
+            raise
+        raise GpuperfError(f'{error} ({", ".join(named)} from [limits."{values["compute_capability"]}"]; give '
+                           f"{'it' if len(named) == 1 else 'them'} in the GPU's entry)") from None
 
 
 def _check_capability(values: dict[str, Any], label: str) -> None:
