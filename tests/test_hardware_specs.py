@@ -639,3 +639,19 @@ def test_a_mistake_against_a_limit_the_entry_does_not_give_says_where_that_limit
                                            r"bytes=65536: .* \(max_shared_memory_per_block_bytes from "
                                            r"\[limits\.\"8\.9\"\]; give it in the GPU's entry\)$"):
         get_gpu("RTX 4070")
+
+
+def test_a_users_gpu_of_an_architecture_spelt_otherwise_is_alike_to_its_bundled_kin(user_gpus, tmp_path):
+    """'ada lovelace' counted as another architecture than gpus.toml's 'Ada Lovelace': a distance of 1.02,
+    not 0.2, from the RTX 4090, so explore and ask weighed its tables as those of an unrelated GPU."""
+    from gpuperf.decisions.gpu_similarity import gpu_distance
+
+    path = tmp_path / "lab.toml"
+    path.write_text(RTX_4070.replace('architecture = "Ada Lovelace"', 'architecture = "ada-lovelace"'))
+    user_gpus(path)
+    assert get_gpu("RTX 4070").architecture == "ada-lovelace"
+    spelt = gpu_distance("RTX 4070", "RTX 4090")
+    (tmp_path / "as_bundled.toml").write_text(RTX_4070)
+    user_gpus(tmp_path / "as_bundled.toml")
+    assert get_gpu("RTX 4070").architecture == "Ada Lovelace"
+    assert spelt == pytest.approx(gpu_distance("RTX 4070", "RTX 4090"))

@@ -4,7 +4,8 @@ The distance between GPUs ``a`` and ``b`` is the square root of: the mean square
 their log descriptors (SMs, FP32 lanes per SM, boost clock, memory bandwidth, L2 size, shared
 memory per SM, peak FP32), each scaled by its standard deviation over ``SPREAD_GPUS`` (the 26 GPUs
 gpuperf described when ``SCALE`` was chosen: a fixed unit, so that describing more GPUs does not
-move the prior), plus 1 for another vendor and 1 for another architecture. A GPU at distance ``d`` beyond the nearest
+move the prior), plus 1 for another vendor and 1 for another architecture (case, '-', '_' and spaces
+aside). A GPU at distance ``d`` beyond the nearest
 weighs ``exp(-(d - nearest)^2 / (2 * scale^2))``. GPUs gpuperf does not know give no prior
 (equal weights).
 """
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gpuperf.hardware.specs import GpuSpec, canonical_gpu_name, descriptors_state, get_gpu
+from gpuperf.hardware.specs import GpuSpec, canonical_gpu_name, descriptors_state, get_gpu, normalize_name
 
 DESCRIPTORS = (
     "sms",
@@ -60,7 +61,9 @@ def gpu_distance(a: str, b: str) -> float:
     """Descriptor distance between two known GPUs (names or aliases)."""
     first, second = get_gpu(a), get_gpu(b)
     scaled = (_log_descriptors(first) - _log_descriptors(second)) / _spread()
-    mismatch = (first.vendor != second.vendor) + (first.architecture != second.architecture)
+    # one architecture spelt two ways (a user's "ada lovelace", gpus.toml's "Ada Lovelace") is one
+    other_architecture = normalize_name(first.architecture) != normalize_name(second.architecture)
+    mismatch = (first.vendor != second.vendor) + other_architecture
     return math.sqrt(float(np.mean(scaled**2)) + mismatch)
 
 
