@@ -2345,3 +2345,24 @@ def test_fit_and_evaluate_json_list_the_note_of_a_gpu_with_no_base_clock(capsys,
     evaluated = run_json(capsys, "evaluate", table, "--model", "lr", "--gpu-features", "--base-clock", "--protocol",
                          "leave-one-kernel-out")
     assert note in evaluated["notes"]
+
+
+def test_a_descriptor_field_left_out_of_the_defaults_for_a_users_gpu_is_noted(capsys, tmp_path, monkeypatch):
+    """A user's GPU with no peak_f64_gflops silently took gpu_peak_f64_gflops out of every fit's default
+    features, on tables that never name that GPU too."""
+    entry = "\n".join(f"{key} = {value!r}".replace("'", '"') for key, value in {
+        "name": "Lab GPU 7", "vendor": "NVIDIA", "architecture": "Ada Lovelace", "compute_capability": "8.9",
+        "sms": 46, "cores_per_sm": 128, "boost_clock_mhz": 2475, "memory_bandwidth_gbs": 504.2, "memory_gb": 12,
+        "l2_bytes": 37748736, "peak_f32_gflops": 29148.0}.items())
+    path = tmp_path / "lab.toml"
+    path.write_text("[[gpu]]\n" + entry + "\n")
+    table = tmp_path / "t.csv"
+    generic_table().to_csv(table, index=False)
+    out = tmp_path / "m.json"
+    assert "gpu_peak_f64_gflops" in run_json(capsys, "fit", table, "--model", "lr", "--gpu-features", "--out",
+                                             out)["features"]
+    monkeypatch.setenv("GPUPERF_GPUS", str(path))
+    fitted = run_json(capsys, "fit", table, "--model", "lr", "--gpu-features", "--out", out)
+    assert "gpu_peak_f64_gflops" not in fitted["features"]
+    assert any("a descriptor field a GPU of GPUPERF_GPUS lacks" in note
+               and "gpu_peak_f64_gflops (Lab GPU 7 has none)" in note for note in fitted["notes"])

@@ -114,6 +114,26 @@ def _partial_descriptor_fields(state: tuple) -> frozenset[str]:
     return frozenset(str(column) for column in table.columns if table[column].isna().any())
 
 
+def users_partial_descriptor_fields() -> dict[str, list[str]]:
+    """The ``gpu_*`` descriptor columns every GPU of gpus.toml has and a user's (``GPUPERF_GPUS``) lacks,
+    each with the user's GPUs lacking it: fields :func:`partial_descriptor_fields` leaves out because of them."""
+    from gpuperf.hardware.specs import descriptors_state
+
+    return _users_partial_descriptor_fields(descriptors_state())
+
+
+@functools.cache
+def _users_partial_descriptor_fields(state: tuple) -> dict[str, list[str]]:
+    from gpuperf.datasets.join import gpu_feature_table
+    from gpuperf.hardware.specs import gpus, is_users_gpu
+
+    table = gpu_feature_table([gpu.name for gpu in gpus()]).set_index("gpu")
+    users = [gpu.name for gpu in gpus() if is_users_gpu(gpu)]
+    bundled = table.drop(index=users)
+    return {str(column): [name for name in users if pd.isna(table.at[name, column])] for column in table.columns
+            if bundled[column].notna().all() and table.loc[users, column].isna().any()}
+
+
 def is_measured_time(column: str) -> bool:
     """The measured time, a statistic of it, or a prediction of it (by its column name)."""
     return (column == "time_s" or column.startswith(("time_s_", "predicted_"))
@@ -126,10 +146,14 @@ def default_features(frame: pd.DataFrame, where: str | None = None) -> list[Hash
     ``where`` (the table's name), a :class:`~gpuperf.errors.GpuperfNote` warning names the allowed
     columns left out for a missing or non-number value, and the first row with one."""
     require_frame(frame, where or "default_features")
-    chosen, left_out, unnamed, formatted, categories = [], [], [], [], []
+    chosen, left_out, unnamed, formatted, categories, users = [], [], [], [], [], []
     parameters = variant_parameters(frame)
+    users_partial = users_partial_descriptor_fields() if where is not None else {}
     for position, column in enumerate(frame.columns, start=1):
         values = frame[column]
+        if str(column) in users_partial and column not in parameters and values.notna().any():
+            lacking = users_partial[str(column)]
+            users.append(f"{column} ({', '.join(lacking)} {'has' if len(lacking) == 1 else 'have'} none)")
         if not is_default_feature(column, parameters) or values.isna().all():
             continue
         if UNNAMED.fullmatch(str(column)):  # a header cell left empty: most often an index pandas wrote
@@ -150,6 +174,10 @@ def default_features(frame: pd.DataFrame, where: str | None = None) -> list[Hash
         elif _formatted_numbers(values):
             first = int(np.flatnonzero(~finite & values.notna().to_numpy())[0])
             formatted.append(f"{column} ({row_location(frame, first)}: {clipped(repr(values.iloc[first]))})")
+    if users:  # gpuperf's own GPUs all have it: the user's GPU file is why the table's column goes unused
+        warnings.warn(GpuperfNote(f"{where}: left out of the default features, a descriptor field a GPU of "
+                                  f"GPUPERF_GPUS lacks (a model using it could not price that GPU): "
+                                  f"{', '.join(users)}; name one in --features to use it"), stacklevel=2)
     if where is not None and left_out:
         warnings.warn(GpuperfNote(f"{where}: left out of the default features for a missing or non-number value: "
                                   f"{', '.join(left_out)}; fill them, or name the features with --features"),
