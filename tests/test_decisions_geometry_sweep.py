@@ -787,3 +787,22 @@ def test_geometry_sweep_names_the_trips_option_of_a_trip_count_below_one(trips, 
     assert main(["geometry-sweep", "--device", "opencl:0", "--trips", trips, "--out", str(out)]) == 2
     assert f"--trips: trip count {trips.split(',')[-1]} must be at least 1" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_sweep_recorded_under_other_limits_than_its_gpus_descriptor_now_says_so(tmp_path, monkeypatch):
+    """A GPUPERF_GPUS entry replacing the H100 SXM (66 SMs) silently judged the sweep recorded with 132 SMs
+    by the new descriptor: the recorded limits were set aside without a word."""
+    from gpuperf.datasets.bundled import data_dir
+
+    sweep = pd.read_csv(data_dir() / "geometry_sweep_h100.csv.gz")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GpuperfNote)
+        assert table_descriptor(sweep, "h100.csv").sms == 132  # as recorded: no note
+    entry = (f"[[gpu]]\nname = \"H100 SXM\"\nvendor = \"NVIDIA\"\narchitecture = \"Hopper\"\n"
+             "compute_capability = \"9.0\"\nsms = 66\ncores_per_sm = 128\nboost_clock_mhz = 1980\n"
+             "memory_bandwidth_gbs = 3350.0\nmemory_gb = 80\nl2_bytes = 52428800\npeak_f32_gflops = 33454.1\n")
+    (tmp_path / "h100.toml").write_text(entry)
+    monkeypatch.setenv("GPUPERF_GPUS", str(tmp_path / "h100.toml"))
+    with pytest.warns(GpuperfNote, match=r"h100.csv: the sweep recorded device_sms=132 \(the descriptor's 66\) for "
+                                         r"the H100 SXM: .* not with the limits it ran under"):
+        assert table_descriptor(sweep, "h100.csv").sms == 66

@@ -523,6 +523,24 @@ def measured_device_descriptor(device, gpu: str | None = None) -> DeviceDescript
     raise GpuperfError(f"gpuperf does not know the device '{name}': name its GPU with --gpu (see gpuperf gpus)")
 
 
+def _note_recorded_otherwise(described: DeviceDescriptor, recorded: pd.Series, where: str) -> None:
+    """A note where the limits a sweep recorded differ from its GPU's descriptor now (a ``GPUPERF_GPUS``
+    entry replacing it): the policies are judged with the descriptor, not with what the sweep ran under."""
+    differ = []
+    for field, now in described.as_dict().items():
+        column = DESCRIPTOR_PREFIX + field
+        if field in ("name", "unit") or column not in recorded.index:
+            continue
+        number = pd.to_numeric(pd.Series([recorded[column]]), errors="coerce").iloc[0]
+        if number != now:
+            differ.append(f"{column}={plain_value(recorded[column])!r} (the descriptor's {now})")
+    if differ:
+        warnings.warn(GpuperfNote(f"{where}: the sweep recorded {', '.join(differ)} for the {described.name}: its "
+                                  "policies are judged with gpuperf's descriptor of that GPU as it is now (a "
+                                  "GPUPERF_GPUS entry may have replaced it), not with the limits it ran under"),
+                      stacklevel=3)
+
+
 def table_descriptor(table: pd.DataFrame, where: str, gpu: str | None = None) -> DeviceDescriptor:
     """The descriptor to judge a sweep table with: ``gpu``'s when given, else the one the table
     recorded (``device_*`` columns), else that of the GPU its ``gpu`` column names."""
@@ -544,7 +562,9 @@ def table_descriptor(table: pd.DataFrame, where: str, gpu: str | None = None) ->
                                f"{plain_value(table[column].iloc[0])!r}); judge one device's sweep at a time")
         values = distinct.iloc[0]
         if canonical_gpu_name(values[DESCRIPTOR_PREFIX + "name"]) is not None:
-            return device_descriptor(values[DESCRIPTOR_PREFIX + "name"])  # with its occupancy calculator
+            described = device_descriptor(values[DESCRIPTOR_PREFIX + "name"])  # with its occupancy calculator
+            _note_recorded_otherwise(described, values, where)
+            return described
         limits = {}
         for field in (f for f in fields if f != "name"):
             number = pd.to_numeric(pd.Series([values[DESCRIPTOR_PREFIX + field]]), errors="coerce").iloc[0]
