@@ -798,7 +798,7 @@ def test_a_sweep_recorded_under_other_limits_than_its_gpus_descriptor_now_says_s
     with warnings.catch_warnings():
         warnings.simplefilter("error", GpuperfNote)
         assert table_descriptor(sweep, "h100.csv").sms == 132  # as recorded: no note
-    entry = (f"[[gpu]]\nname = \"H100 SXM\"\nvendor = \"NVIDIA\"\narchitecture = \"Hopper\"\n"
+    entry = ("[[gpu]]\nname = \"H100 SXM\"\nvendor = \"NVIDIA\"\narchitecture = \"Hopper\"\n"
              "compute_capability = \"9.0\"\nsms = 66\ncores_per_sm = 128\nboost_clock_mhz = 1980\n"
              "memory_bandwidth_gbs = 3350.0\nmemory_gb = 80\nl2_bytes = 52428800\npeak_f32_gflops = 33454.1\n")
     (tmp_path / "h100.toml").write_text(entry)

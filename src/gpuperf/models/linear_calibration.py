@@ -29,7 +29,7 @@ import pandas as pd
 
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.kernels.catalog import get_kernel
-from gpuperf.kernels.kernel import Kernel, KernelLike
+from gpuperf.kernels.kernel import KernelLike
 from gpuperf.models.linear import LinearCountModel
 from gpuperf.models.properties import check_property_names, properties_table, property_names, sizes_label
 
