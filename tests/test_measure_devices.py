@@ -29,6 +29,7 @@ LANG = lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2
 HAS_CUPY = importlib.util.find_spec("cupy") is not None
 
 
+@pytest.mark.opencl
 def test_opencl_0_is_the_first_device_and_has_a_canonical_name() -> None:
     names = [name for name, _ in available_devices()]
     assert names[0] == "opencl:0" and names[1].startswith("opencl:")
@@ -177,6 +178,7 @@ class _FailingRuntime:
         return fail
 
 
+@pytest.mark.opencl
 def test_releasing_a_launch_never_hides_the_failure_already_raised() -> None:
     """After a fault, the queue (or CUDA device) repeats its error when the buffers are released;
     close() must not raise it over the launch's own failure."""
@@ -238,6 +240,7 @@ def _padded_laplacian() -> Kernel:
     return Kernel(name="padded", program=program, params=("n", "m"), reference=reference)
 
 
+@pytest.mark.opencl
 def test_output_buffers_start_as_zeros_so_an_unwritten_border_checks_against_the_reference() -> None:
     """The output was allocated uninitialised: the border held whatever memory was there, and the
     check failed or passed by chance (max relative error 2e+14, then 4e+18, then ok)."""
@@ -270,6 +273,7 @@ def test_opencl_n_counts_devices_over_all_platforms_and_cuda_defaults_to_its_fir
     assert canonical_device_name("cuda") == "cuda:0" and canonical_device_name("cuda:1") == "cuda:1"
 
 
+@pytest.mark.opencl
 def test_a_kernel_needing_more_local_memory_than_the_device_has_is_refused_before_it_runs() -> None:
     """pocl crashed the process (a segfault) launching a kernel whose local array was past its 2 MiB."""
     from gpuperf.measure.devices import RunFailed
@@ -290,6 +294,7 @@ def test_a_kernel_needing_more_local_memory_than_the_device_has_is_refused_befor
         measure(kernel, {"n": 64}, verify=False)
 
 
+@pytest.mark.opencl
 def test_arrays_in_fortran_order_or_with_padded_rows_are_laid_out_as_the_kernels_code_indexes_them() -> None:
     """Every buffer was uploaded in C order: loopy's check refused the launch ("strides mismatch on
     argument 'a'"), and a kernel taking C-order data at Fortran strides would read the wrong elements."""
@@ -346,3 +351,26 @@ def test_no_opencl_device_says_why_in_devices_and_in_a_device_error(monkeypatch,
     monkeypatch.setattr(cl, "get_platforms", no_platform)
     with pytest.raises(GpuperfError, match="none \\(OpenCL: no OpenCL platform \\(LogicError: clGetPlatformIDs failed"):
         canonical_device_name("opencl:0")
+
+
+def test_a_device_whose_compiler_builds_nothing_is_one_error_when_it_is_opened(monkeypatch):
+    """pocl's LLVM 14 on a CPU it does not know (AMD family 26) fails every build with "unknown target CPU
+    'generic'": opening the device says so once, naming the device, its platform and the compiler's error,
+    instead of every kernel of a campaign failing to compile on it."""
+    import pyopencl as cl
+
+    from gpuperf.measure.opencl import OpenCLDevice
+
+    class Program:
+        def __init__(self, context, source: str) -> None:
+            assert "__kernel" in source
+
+        def build(self, *args, **kwargs):
+            raise RuntimeError("clBuildProgram failed: BUILD_PROGRAM_FAILURE\n\nBuild on <pyopencl.Device>:\n\n"
+                               "error: unknown target CPU 'generic'\nDevice failed to build the program")
+
+    monkeypatch.setattr(cl, "Program", Program)
+    with pytest.raises(GpuperfError, match=r"^device 'opencl:0:0' \(.+\) cannot build OpenCL programs: error: unknown "
+                                           r"target CPU 'generic'; its compiler does not know this CPU, so no kernel "
+                                           r"can run on it"):
+        OpenCLDevice(0, 0)

@@ -29,6 +29,21 @@ from gpuperf.kernels.kernel import Kernel
 from gpuperf.measure.devices import RunFailed, compile_failure, describe_exception, strided_host_array
 
 
+PROBE_SOURCE = "__kernel void gpuperf_probe(__global int *out) { out[0] = 1; }"
+
+
+def cannot_build_message(device: OpenCLDevice, exc: BaseException) -> str:
+    """One line for a device whose compiler fails on the simplest program, naming the compiler's error."""
+    first_error = next((line.strip() for line in str(exc).splitlines() if line.strip().startswith("error")),
+                       describe_exception(exc, 200))
+    message = (f"device '{device.name}' ({device.device.name.strip()}, {' '.join(device.platform.version.split())}) "
+               f"cannot build OpenCL programs: {first_error}")
+    if "unknown target CPU" in first_error:
+        message += ("; its compiler does not know this CPU, so no kernel can run on it: measure on a GPU or with "
+                    "another OpenCL runtime for this CPU")
+    return message
+
+
 class OpenCLDevice:
     """One OpenCL device with a context and an in-order queue with profiling enabled."""
 
@@ -43,6 +58,16 @@ class OpenCLDevice:
             self.queue = cl.CommandQueue(self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
         except Exception as exc:  # noqa: BLE001 - a driver that lists the device but will not open it
             raise GpuperfError(f"device '{self.name}' cannot be opened: {describe_exception(exc, 200)}") from None
+        self._check_it_builds()
+
+    def _check_it_builds(self) -> None:
+        """Build a one-line program, so that a compiler that can build nothing for this device (pocl's
+        LLVM on a CPU newer than it knows) is one error here rather than every kernel failing to compile."""
+        try:
+            with _captured_stderr():
+                cl.Program(self.context, PROBE_SOURCE).build()
+        except Exception as exc:  # noqa: BLE001 - whatever the driver raises, the device is unusable
+            raise GpuperfError(cannot_build_message(self, exc)) from None
 
     def provenance(self) -> dict[str, str]:
         return {
