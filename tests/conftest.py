@@ -25,6 +25,28 @@ for _variable in ("GPUPERF_GPUS", "GPUPERF_OPTIMIZATIONS", "GPUPERF_DATA_DIR"):
     os.environ.pop(_variable, None)
 
 
+
+def opencl_problem() -> str | None:
+    """Why the OpenCL device the tests measure on (PYOPENCL_CTX) cannot build kernels, or None when it can."""
+    from gpuperf.errors import GpuperfError
+    from gpuperf.measure.devices import open_device
+
+    try:
+        open_device("opencl:0")
+    except GpuperfError as exc:
+        return str(exc)
+    return None
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Tests marked ``opencl`` build kernels on the OpenCL device: where it can build none (pocl's LLVM on a
+    CPU newer than it knows), they are skipped with the device's own error as the reason."""
+    marked = [item for item in items if item.get_closest_marker("opencl")]
+    problem = opencl_problem() if marked else None
+    if problem:
+        for item in marked:
+            item.add_marker(pytest.mark.skip(reason=f"no kernel builds on the OpenCL device here: {problem}"))
+
 TILED_SPACE = '''
 import loopy as lp
 import numpy as np

@@ -32,6 +32,7 @@ QUICK = TimingSettings(warmup=1, min_repeats=2, min_time_s=0.0, max_repeats=3)
 
 @pytest.mark.parametrize("body", ["saxpy", "polynomial"])
 @pytest.mark.parametrize("threads,blocks", [(32, 3), (64, 40)])  # the grid loops over 1000 / leaves items idle
+@pytest.mark.opencl
 def test_grid_stride_loops_cover_every_iteration_at_any_geometry(body, threads, blocks):
     kernel = grid_stride_loop(body, threads, blocks)
     measured = measure(kernel, {"n": 1000}, settings=QUICK)
@@ -40,6 +41,7 @@ def test_grid_stride_loops_cover_every_iteration_at_any_geometry(body, threads, 
     assert kernel.variant == {"threads": threads, "blocks": blocks}
 
 
+@pytest.mark.opencl
 def test_grid_stride_loops_stay_exact_on_grids_of_a_million_threads():
     # isl's loop bound multiplies the ids by the grid size: in 32-bit indices it overflowed and
     # skipped iterations
@@ -232,6 +234,7 @@ def test_cpu_descriptor_caps_long_loops_at_one_group_per_compute_unit():
     assert llvm_default(cpu, KernelDescriptor(1000)).blocks == 8
 
 
+@pytest.mark.opencl
 def test_measure_sweep_reports_progress_through_builds_and_timed_rounds():
     from gpuperf.decisions.geometry_sweep import measure_sweep, sweep_settings
     from gpuperf.measure.devices import open_device
@@ -248,6 +251,7 @@ def test_measure_sweep_reports_progress_through_builds_and_timed_rounds():
     assert len(calls) > points  # the bar moves while the group is timed, not only while it builds
 
 
+@pytest.mark.opencl
 def test_geometry_sweep_command_measures_saves_and_judges(tmp_path, capsys):
     out = tmp_path / "sweep.csv"
     # a loop or trip count named twice is measured once
@@ -524,6 +528,7 @@ def test_the_h200_sweep_judges_the_short_loop_class_measured():
     assert np.isfinite(choices[[*RULE_POLICIES, "model", "best"]].to_numpy(dtype=float)).all()
 
 
+@pytest.mark.opencl
 def test_an_interrupted_sweep_resumes_from_its_out_file_measuring_no_group_twice(tmp_path, capsys):
     from gpuperf.cli import main
 
@@ -599,6 +604,7 @@ def test_a_sweep_judged_with_another_gpus_descriptor_still_names_the_gpu_it_was_
     assert (result["device"], result["descriptor"]) == ("H100 SXM", "H100 SXM")
 
 
+@pytest.mark.opencl
 def test_resuming_another_devices_sweep_is_refused_before_anything_is_measured(tmp_path, capsys):
     """--gpu H100 matched the H100 sweep's recorded descriptor, so pocl's points were appended to the
     H100 file, which then could not be read back (two GPUs in its gpu column)."""
@@ -655,6 +661,7 @@ def test_a_point_at_exactly_the_grids_largest_block_count_is_kept():
     assert (best["best"], best["best_blocks"]) == (1e-12, 2**31 - 1)
 
 
+@pytest.mark.opencl
 def test_a_sweep_too_large_for_the_devices_memory_is_refused_before_anything_is_built():
     from gpuperf.decisions.geometry_sweep import measure_sweep
     from gpuperf.measure.devices import open_device
@@ -693,6 +700,7 @@ def test_a_failed_pick_counts_as_a_miss_not_as_a_choice_left_out():
     assert any("heuristic's pick failed in 2 of" in note for note in unjudged_notes(choices, "s.csv"))
 
 
+@pytest.mark.opencl
 def test_a_sweep_resumed_on_an_out_file_not_there_yet_starts_anew_with_a_note(tmp_path, capsys):
     from gpuperf.cli import main
 
@@ -760,6 +768,7 @@ def test_policy_picks_past_the_largest_grid_are_capped_as_geometry_caps_them(tmp
     assert main(["geometry-sweep", "--table", str(table), "--gpu", "H100 SXM", "--json"]) == 0
 
 
+@pytest.mark.opencl
 def test_a_saved_sweep_has_a_provenance_file_saying_how_and_when_it_was_measured(tmp_path, capsys):
     out = tmp_path / "sweep.csv"
     argv = ["geometry-sweep", "--device", "opencl:0", "--loops", "saxpy", "--blocks-step", "8", "--cycles", "1",

@@ -148,6 +148,7 @@ def named_like_a_size():
 """
 
 
+@pytest.mark.opencl
 def test_a_parameter_value_none_is_a_setting_the_search_tunes_records_and_resumes(tmp_path, capsys):
     """GuidedSearch, tune and Kernel Tuner's strategy crashed ('<' between str and float) on a
     parameter taking the value None; tune --out wrote it as an empty cell its resume refused."""
@@ -216,6 +217,7 @@ def test_candidates_are_the_configurations_the_cheap_check_accepts():
     assert all(space.check(row) is None for row in candidates.to_dict("records"))
 
 
+@pytest.mark.opencl
 def test_tune_measures_distinct_variants_and_a_broken_one_fails_alone(monkeypatch):
     built = VariantSpace.build
     calls = []
@@ -241,6 +243,7 @@ def test_tune_measures_distinct_variants_and_a_broken_one_fails_alone(monkeypatc
     assert result.gpu is not None  # the device's name as its measurements record it
 
 
+@pytest.mark.opencl
 def test_tuning_stops_when_a_trial_leaves_the_device_unusable(monkeypatch):
     """After a sticky CUDA error every later trial would fail: the run stops with the trials so far
     handed to on_trial (so tune --out keeps them)."""
@@ -266,6 +269,7 @@ def test_tuning_stops_when_a_trial_leaves_the_device_unusable(monkeypatch):
     assert seen == [["ok"], ["ok", "run_failed"]]
 
 
+@pytest.mark.opencl
 def test_tune_command_saves_trials_that_train_the_next_run(tmp_path, capsys):
     out = tmp_path / "trials.csv"
     argv = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--budget", "2", "--out", str(out), "--json",
@@ -300,6 +304,7 @@ def test_tune_command_saves_trials_that_train_the_next_run(tmp_path, capsys):
     assert "unknown start 'best'" in capsys.readouterr().err
 
 
+@pytest.mark.opencl
 def test_without_other_gpus_the_first_picks_follow_a_ranking():
     from gpuperf.decisions.tune import RANKED_PICKS
 
@@ -326,6 +331,7 @@ def test_the_ranking_by_other_kernels_never_sees_the_kernels_own_rows(monkeypatc
         rank_by_other_kernels("jacobi2d_5pt", SIZES, table.head(1), "own.csv")
 
 
+@pytest.mark.opencl
 def test_a_variant_whose_assumptions_the_sizes_break_fails_alone(monkeypatch):
     from gpuperf.decisions import tune
     from gpuperf.kernels.space import check_variant_sizes
@@ -347,6 +353,7 @@ def test_a_variant_whose_assumptions_the_sizes_break_fails_alone(monkeypatch):
 
 
 
+@pytest.mark.opencl
 def test_tune_ranks_and_measures_the_variants_valid_at_sizes_its_default_refuses(tiled_space, capsys):
     # the default variant (local_x=64) assumes n is a multiple of 64: at n=32 only the others run
     assert main(["tune", tiled_space, "-p", "n=32", "--budget", "3", "--no-progress", "--json"]) == 0
@@ -459,6 +466,7 @@ def test_the_guided_strategy_leaves_out_the_training_rows_of_the_tuned_gpu_as_ex
     assert [tuple(int(v) for v in target.configs.iloc[i]) for i in order[:len(picked)]] == picked
 
 
+@pytest.mark.opencl
 def test_kernel_tuner_tunes_an_opencl_kernel_with_the_guided_strategy():
     import warnings
 
@@ -485,6 +493,7 @@ def test_kernel_tuner_tunes_an_opencl_kernel_with_the_guided_strategy():
     assert all(isinstance(r["time"], float) and r["time"] > 0 for r in results)
 
 
+@pytest.mark.opencl
 def test_the_guided_strategy_passes_a_none_setting_back_to_kernel_tuner_as_none():
     import warnings
 
@@ -509,6 +518,7 @@ def test_the_guided_strategy_passes_a_none_setting_back_to_kernel_tuner_as_none(
         (16, "4"), (16, "None"), (32, "4"), (32, "None")]
 
 
+@pytest.mark.opencl
 def test_tune_report_shows_trials_and_the_best_so_far(tmp_path, capsys):
     argv = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--budget", "3", "--start", "random",
             "--report", str(tmp_path / "report"), "--json"]
@@ -527,6 +537,7 @@ def test_tune_report_shows_trials_and_the_best_so_far(tmp_path, capsys):
     assert (tmp_path / "report" / "report.md").read_text() == text
 
 
+@pytest.mark.opencl
 def test_a_report_that_cannot_be_written_shows_the_results_first(tmp_path, capsys, monkeypatch):
     """tune without --out on a full disk: the report was the only place the trials went, and its error
     came before they were printed, so every measured trial was lost (the same for geometry-sweep)."""
@@ -551,6 +562,7 @@ def test_a_report_that_cannot_be_written_shows_the_results_first(tmp_path, capsy
     assert "cannot be written (No space left on device); the policies' picks are printed above" in captured.err
 
 
+@pytest.mark.opencl
 def test_tune_space_trains_on_a_table_given_as_a_data_frame():
     """A DataFrame is a training table as a path is (its truth value is never asked)."""
     from gpuperf.datasets import load_dataset
@@ -574,6 +586,7 @@ def test_ask_after_every_configuration_is_measured_is_an_error_and_a_zero_time_i
         search.ask()
 
 
+@pytest.mark.opencl
 def test_tune_refuses_a_budget_below_one_and_stops_when_the_space_runs_out(tiled_space):
     with pytest.raises(GpuperfError, match="budget 0 must be at least 1 evaluation"):
         tune_space(tiled_space, {"n": 64}, budget=0)
@@ -592,6 +605,7 @@ def test_a_tuning_table_names_the_gpu_its_measurements_record():
     assert TuneResult("s", {"n": 1}, "cuda:0", "online (gp)").table().empty
 
 
+@pytest.mark.opencl
 def test_a_ranking_is_no_start_when_other_gpus_guide_the_search(tmp_path):
     """With training tables the transfer-guided search picks from the start; a ranking is unused
     and the method says so."""
@@ -817,6 +831,7 @@ def test_tune_train_counts_one_space_per_size_named_with_p(tmp_path, monkeypatch
     assert all(len(s) == 4 for s in seen["train"])
 
 
+@pytest.mark.opencl
 def test_tune_can_start_from_a_linear_count_models_ranking(tmp_path, capsys):
     from gpuperf.datasets.bundled import data_dir
     from gpuperf.decisions.count_ranking import rank_space_by_counts
@@ -840,6 +855,7 @@ def test_tune_can_start_from_a_linear_count_models_ranking(tmp_path, capsys):
         assert message in capsys.readouterr().err
 
 
+@pytest.mark.opencl
 def test_an_interrupted_tuning_run_resumes_from_its_out_file_measuring_nothing_twice(tmp_path, capsys, monkeypatch):
     out = tmp_path / "trials.csv"
     argv = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--start", "random", "--out", str(out), "--json"]
@@ -869,6 +885,7 @@ def test_an_interrupted_tuning_run_resumes_from_its_out_file_measuring_nothing_t
     assert len(pd.read_csv(out)) == 4  # refusals change nothing
 
 
+@pytest.mark.opencl
 def test_a_run_killed_before_its_first_trial_leaves_a_claim_that_resume_takes_as_empty(tmp_path, capsys):
     """SIGKILL before the first trial left an empty --out: a rerun was refused ('the file exists'), and
     --resume too ('empty file')."""
@@ -888,6 +905,7 @@ def test_a_run_killed_before_its_first_trial_leaves_a_claim_that_resume_takes_as
     assert "the file exists; gpuperf does not overwrite files" in err and "--resume" not in err
 
 
+@pytest.mark.opencl
 def test_resume_on_an_out_file_not_there_yet_starts_a_new_run_with_a_note(tmp_path, capsys):
     """Ctrl-C before the first trial removes the claim: --resume then found no file ('no such file') where
     a killed run's empty claim resumed; now it starts anew, naming the file in a note."""
@@ -899,6 +917,7 @@ def test_resume_on_an_out_file_not_there_yet_starts_a_new_run_with_a_note(tmp_pa
     assert f"note: --resume: {out} does not exist yet" in captured.err
 
 
+@pytest.mark.opencl
 def test_a_resumed_tuning_run_picks_what_the_uninterrupted_run_picks_given_the_same_times(monkeypatch):
     """Each pick is a function of the seed and the times so far: a run of 14 trials stopped after
     5 and resumed from its written table makes the same 14 picks (times here depend only on the
@@ -946,6 +965,7 @@ def _hashed_times(monkeypatch) -> None:
     ({"seed": 7}, "online (gp) with seed 0", "online (gp) with seed 7"),
     ({"model": "rf"}, "online (gp) with seed 0", "online (rf) with seed 0"),
 ])
+@pytest.mark.opencl
 def test_resuming_with_another_search_is_refused_naming_the_recorded_one(monkeypatch, options, recorded, now):
     """Before: another --seed or --model went on from the trials and labelled them with its method,
     though the resumed run no longer picks what the uninterrupted one would have."""
@@ -962,6 +982,7 @@ def test_resuming_with_another_search_is_refused_naming_the_recorded_one(monkeyp
     assert len(resumed.trials) == 3
 
 
+@pytest.mark.opencl
 def test_a_tuning_table_without_the_search_columns_still_resumes(monkeypatch):
     """Tables written before the method and seed were recorded resume under any search, as before."""
     from gpuperf.decisions.tune import earlier_trials
@@ -973,6 +994,7 @@ def test_a_tuning_table_without_the_search_columns_still_resumes(monkeypatch):
     assert resumed.table()["tune_seed"].tolist() == [5, 5, 5]
 
 
+@pytest.mark.opencl
 def test_a_tuning_table_of_two_searches_or_a_row_without_its_search_is_refused(monkeypatch):
     from gpuperf.decisions.tune import earlier_trials
 
@@ -984,6 +1006,7 @@ def test_a_tuning_table_of_two_searches_or_a_row_without_its_search_is_refused(m
         earlier_trials(table.assign(tune_method=["online (gp)", None]), "trials.csv")
 
 
+@pytest.mark.opencl
 def test_a_users_space_resumes_however_its_file_is_spelt(tmp_path, capsys, monkeypatch, tiled_space):
     """The table records the space's file as an absolute path: ./tiled.py and tiled.py are one space,
     and the run resumes from another working folder too."""
@@ -1019,6 +1042,7 @@ def test_a_users_space_resumes_however_its_file_is_spelt(tmp_path, capsys, monke
     ("inf", False, "trials.csv: line 3: time_s=inf is not a positive number"),
     (None, True, "trials.csv: line 4: parameter local_x is empty (a row cut short?)"),
 ])
+@pytest.mark.opencl
 def test_resuming_names_the_line_of_a_bad_trial(tmp_path, monkeypatch, time, cut, message):
     """Before: a traceback for text, an internal configuration number for -1 and inf, and a row cut
     short taken for a configuration of NaNs."""
@@ -1043,6 +1067,7 @@ def test_resuming_names_the_line_of_a_bad_trial(tmp_path, monkeypatch, time, cut
         earlier_trials(read_csv(path), "trials.csv")
 
 
+@pytest.mark.opencl
 def test_tune_names_the_sizes_it_took_from_the_defaults(tmp_path, monkeypatch, capsys):
     import types
 
@@ -1092,6 +1117,7 @@ def test_resuming_names_a_column_that_is_neither_a_parameter_nor_a_size(extra):
         earlier_trials(pd.DataFrame([row]), "trials.csv")
 
 
+@pytest.mark.opencl
 def test_a_run_writing_an_out_file_keeps_a_second_run_resumed_or_not_away_from_it(tmp_path, capsys):
     """tune --resume (and geometry-sweep --resume) claimed nothing: started while the first run was
     measuring, it timed on the same device at the same moment and wrote its trials over the first's.
@@ -1166,6 +1192,7 @@ def _fake_measure(monkeypatch):
                                            "are of one size"),
     (lambda t: pd.concat([t, t.iloc[[0]]], ignore_index=True), "trials.csv: line 5: configuration local_x="),
 ])
+@pytest.mark.opencl
 def test_resuming_refuses_trials_of_another_device_size_or_a_repeat_naming_the_line(tmp_path, monkeypatch, edit,
                                                                                    message):
     """Before: another machine's trials were taken and the new ones labelled with its GPU; a table
@@ -1185,6 +1212,7 @@ def test_resuming_refuses_trials_of_another_device_size_or_a_repeat_naming_the_l
             earlier_trials(read_csv(path), "trials.csv")
 
 
+@pytest.mark.opencl
 def test_a_run_resumes_on_another_spelling_of_its_device_and_notes_a_budget_already_spent(tmp_path, monkeypatch,
                                                                                           capsys):
     _fake_measure(monkeypatch)
@@ -1201,6 +1229,7 @@ def test_a_run_resumes_on_another_spelling_of_its_device_and_notes_a_budget_alre
     assert f"note: {out} holds 3 trials already, --budget 2: nothing more is measured" in captured.err
 
 
+@pytest.mark.opencl
 def test_every_trial_failing_still_names_the_device_not_its_spec(monkeypatch):
     from gpuperf.measure import timing
     from gpuperf.measure.devices import RunFailed
@@ -1214,6 +1243,7 @@ def test_every_trial_failing_still_names_the_device_not_its_spec(monkeypatch):
     assert result.gpu and result.gpu != "opencl:0" and set(result.table()["gpu"]) == {result.gpu}
 
 
+@pytest.mark.opencl
 def test_tune_train_takes_only_the_tuned_kernels_rows_from_a_table_of_several(tmp_path, monkeypatch, capsys):
     _fake_measure(monkeypatch)
     argv = ["tune", "jacobi2d_5pt", "-p", "n=4096", "-p", "m=4096", "--budget", "1", "--train", "stencil_spaces_h100",
@@ -1227,6 +1257,7 @@ def test_tune_train_takes_only_the_tuned_kernels_rows_from_a_table_of_several(tm
     ("gpu", "trials.csv: line 2: gpu is empty; every trial of a tuning run names it"),
     ("n", "trials.csv: line 2: size n is empty (a row cut short?)"),
 ])
+@pytest.mark.opencl
 def test_resuming_refuses_an_empty_gpu_or_size_cell_naming_the_line(tmp_path, monkeypatch, column, message):
     """An empty first gpu cell switched off the check against another machine's trials; an empty size
     read as a trial of another size."""
@@ -1354,6 +1385,7 @@ def test_a_seed_near_the_largest_scikit_learn_takes_wraps_instead_of_failing_mid
         assert len(search.measured) == 4
 
 
+@pytest.mark.opencl
 def test_a_resume_refused_names_the_line_and_says_nothing_of_the_budget_first(tmp_path, capsys):
     (tmp_path / "odd.py").write_text(SPACES_WITH_ODD_NAMES)
     out = tmp_path / "trials.csv"
@@ -1492,6 +1524,7 @@ def test_tell_refuses_a_boolean_for_a_time_instead_of_reading_it_as_one_second()
     assert search.times[search.measured[0]] == 0.5
 
 
+@pytest.mark.opencl
 def test_tune_out_has_a_provenance_file_saying_how_and_when_the_trials_were_measured(tmp_path, capsys):
     out = tmp_path / "trials.csv"
     argv = ["tune", "jacobi2d_5pt", "-p", "n=128", "-p", "m=128", "--start", "random", "--out", str(out),
@@ -1508,6 +1541,7 @@ def test_tune_out_has_a_provenance_file_saying_how_and_when_the_trials_were_meas
     assert resumed["rows"] == 2 and resumed["measured_from"] == record["measured_from"]
 
 
+@pytest.mark.opencl
 def test_tune_outs_provenance_names_the_tables_train_gave(tmp_path, monkeypatch):
     """The provenance's command said '--train ...': which tables trained the search was not recorded."""
     _fake_measure(monkeypatch)

@@ -43,6 +43,7 @@ def test_the_demo_checks_its_steps_report_folders_before_any_work(tmp_path, monk
     assert ran == ["catalog"]
 
 
+@pytest.mark.opencl
 def test_demo_steps_write_report_files(tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("POCL_MAX_PTHREAD_COUNT", raising=False)  # the demo sets it; restored afterwards
     monkeypatch.setattr(demo, "SWEEP_TRIPS", (300,))  # a small live sweep

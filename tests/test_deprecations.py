@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 SCRIPT = """
 import warnings
 warnings.filterwarnings("error", category=DeprecationWarning, module="gpuperf")
@@ -26,6 +28,7 @@ print(measure("vector_copy", {"n": 4096}).verified)
 """
 
 
+@pytest.mark.opencl
 def test_own_calls_raise_no_deprecation_warnings():
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

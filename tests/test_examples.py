@@ -104,7 +104,8 @@ def test_there_are_examples():
 
 @pytest.mark.parametrize(
     "script",
-    [pytest.param(path, id=path.stem, marks=[pytest.mark.slow] if path.stem in SLOW else []) for path in SCRIPTS],
+    [pytest.param(path, id=path.stem, marks=[pytest.mark.slow, pytest.mark.opencl] if path.stem in SLOW else [])
+     for path in SCRIPTS],
 )
 def test_example_runs(script: Path, capsys):
     assert script.stem in CHECKS, f"examples/{script.name} has no check in tests/test_examples.py"

@@ -76,6 +76,7 @@ def test_listing_the_catalog_builds_no_kernel(monkeypatch: pytest.MonkeyPatch, c
 
 
 @pytest.mark.parametrize("name", CATALOG)
+@pytest.mark.opencl
 def test_kernel_matches_numpy_reference_on_opencl(name: str, queue: cl.CommandQueue) -> None:
     kernel = get_kernel(name)
     assert kernel.name == name and kernel.category in ("measurement", "test") and kernel.description

@@ -61,6 +61,7 @@ def assert_matches_reference(kernel, inputs, sizes, opencl) -> dict[str, np.ndar
 
 
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.opencl
 def test_base_kernel_matches_numpy_with_clamped_boundary(name, opencl):
     kernel = get_kernel(name)
     sizes = {"n": 32, "m": 48}
@@ -77,6 +78,7 @@ def test_base_kernel_matches_numpy_with_clamped_boundary(name, opencl):
         np.testing.assert_allclose(got["out"], clamped, rtol=1e-5)
 
 
+@pytest.mark.opencl
 def test_base_kernel_reads_the_halo_it_is_given(opencl):
     """Arbitrary halo values (not a copy of the edge) reach the edge outputs."""
     kernel = get_kernel("stencil2d")
@@ -102,6 +104,7 @@ SAMPLED = [(name, config) for name in NAMES for config in sampled_configs(name)]
 
 
 @pytest.mark.parametrize("name,config", SAMPLED, ids=[get_space(n).key(c) for n, c in SAMPLED])
+@pytest.mark.opencl
 def test_variant_matches_numpy(name, config, opencl):
     kernel = get_space(name).build(config)
     assert kernel.variant == config

@@ -277,6 +277,7 @@ def test_features_need_only_the_sizes(kernel_file: Path) -> None:
     assert features["global_loads_per_thread"] == 2 and features["global_stores_per_thread"] == 1
 
 
+@pytest.mark.opencl
 def test_a_data_scalar_reaches_the_device(kernel_file: Path) -> None:
     result = measure(load_user_kernel(f"{kernel_file}:saxpy_checked"), {"n": 1024}, settings=FAST)
     assert result.verified and result.max_rel_error < 1e-12
@@ -284,6 +285,7 @@ def test_a_data_scalar_reaches_the_device(kernel_file: Path) -> None:
         measure(load_user_kernel(f"{kernel_file}:saxpy_wrong_reference"), {"n": 1024}, settings=FAST)
 
 
+@pytest.mark.opencl
 def test_a_constant_array_reaches_the_device_and_is_verified(kernel_file: Path) -> None:
     kernel = load_user_kernel(f"{kernel_file}:table_scale")
     assert [arg.name for arg in kernel.array_args] == ["a", "b", "c"]
@@ -400,6 +402,7 @@ def space_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.opencl
 def test_a_users_variant_space_is_named_like_a_catalog_one(space_file: Path) -> None:
     from gpuperf.kernels.catalog import get_kernel
     from gpuperf.kernels.space import get_space
@@ -417,6 +420,7 @@ def test_a_users_variant_space_is_named_like_a_catalog_one(space_file: Path) -> 
     assert default.key == get_kernel(f"{space_file}:scale_space[]").key and default.variant == space.defaults
 
 
+@pytest.mark.opencl
 def test_rank_and_tune_take_a_users_space(space_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     import json
 
@@ -434,6 +438,7 @@ def test_rank_and_tune_take_a_users_space(space_file: Path, tmp_path: Path, caps
     assert tuned["evaluated"] == 2 and set(tuned["best"]) == {"local_x", "local_y"}
 
 
+@pytest.mark.opencl
 def test_a_campaign_measures_a_users_space_and_exports_its_features(space_file: Path, tmp_path: Path) -> None:
     from gpuperf.measure import load_campaign, run_campaign, store_table
 
@@ -446,6 +451,7 @@ def test_a_campaign_measures_a_users_space_and_exports_its_features(space_file: 
     assert (frame["status"] == "ok").all() and (frame["global_bytes"] == 2 * 4 * 256 * 64).all()
 
 
+@pytest.mark.opencl
 def test_an_integer_argument_that_bounds_nothing_may_be_zero_or_negative(tmp_path: Path) -> None:
     path = tmp_path / "offset.py"
     path.write_text(KERNELS + '''
@@ -640,6 +646,7 @@ def test_what_a_users_space_prints_goes_to_stderr_so_json_stays_json(bad_spaces:
     assert capsys.readouterr().err.count("building the space") == 1  # the file's function ran once
 
 
+@pytest.mark.opencl
 def test_a_make_that_returns_a_translation_unit_builds_kernels(bad_spaces: Path) -> None:
     from gpuperf.kernels.space import get_space
 
@@ -953,6 +960,7 @@ def _int_kernel(instruction: str, reference, name: str = "ints") -> Kernel:
     return Kernel(name, program, ("n",), reference=reference)
 
 
+@pytest.mark.opencl
 def test_integer_inputs_tell_integer_kernels_apart_and_integer_outputs_must_match_exactly():
     """Integer inputs were drawn from {0, 1} (a cube passed as the identity, a division by them failed), and
     integer outputs were compared with the relative tolerance (an element off by one passed)."""
@@ -970,6 +978,7 @@ def test_integer_inputs_tell_integer_kernels_apart_and_integer_outputs_must_matc
         measure(off_by_one, {"n": 1048576}, settings=FAST)
 
 
+@pytest.mark.opencl
 def test_arguments_without_a_dtype_get_the_one_loopy_infers():
     """An output left for loopy to type crashed measure ('NoneType' object has no attribute 'numpy_dtype')."""
     program = lp.make_kernel("{[i]: 0<=i<n}", "b[i] = b[i] + a[i]", name="accumulate", lang_version=lp.version.LOOPY_USE_LANGUAGE_VERSION_2018_2)
@@ -983,6 +992,7 @@ def test_arguments_without_a_dtype_get_the_one_loopy_infers():
         Kernel("untypable", untypable, ("n",))
 
 
+@pytest.mark.opencl
 def test_complex_and_bool_kernels_are_told_apart_from_wrong_references():
     """Complex outputs were compared without their imaginary parts, complex inputs had none, and bool inputs
     were all True: a kernel that ignored its mask or conjugated its result verified."""
@@ -1090,6 +1100,7 @@ def test_a_python_file_with_an_upper_case_suffix_is_told_to_end_in_lower_case_py
             lookup(spec)
 
 
+@pytest.mark.opencl
 def test_a_size_parameter_no_loop_bounds_gets_the_index_type_so_the_kernel_runs() -> None:
     """x shaped m (a gather's source) and an offset k added, declared by '...': features worked, but measure,
     resources and features --gpu failed with loopy's 'could not determine type of m'."""
@@ -1109,6 +1120,7 @@ def test_a_size_parameter_no_loop_bounds_gets_the_index_type_so_the_kernel_runs(
     assert measure(kernel, {"n": 128, "m": 100, "k": 3}, settings=FAST).verified
 
 
+@pytest.mark.opencl
 def test_a_loopy_program_is_taken_by_the_library_as_the_command_line_takes_it() -> None:
     """A notebook's lp.make_kernel result: extract_features refused it, feature_table and measure raised
     AttributeError ('TranslationUnit' object has no attribute 'resolve_sizes')."""

@@ -51,6 +51,7 @@ def calibrated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Calibration, P
     return calibration, path
 
 
+@pytest.mark.opencl
 def test_calibration_measures_every_point_and_fits_them(calibrated: tuple[Calibration, Path]) -> None:
     calibration, path = calibrated
     data = calibration.data
@@ -72,12 +73,14 @@ def test_calibration_measures_every_point_and_fits_them(calibrated: tuple[Calibr
     assert len(rows) == 6 and all(len(r["samples"]) == CYCLES and r["status"] == "ok" for r in rows)
 
 
+@pytest.mark.opencl
 def test_a_second_calibration_reuses_the_stored_points(calibrated: tuple[Calibration, Path]) -> None:
     calibration, path = calibrated
     again = calibrate("opencl:0", Path(calibration.metadata["store"]), properties=NAMES, plan=PLAN, cycles=CYCLES)
     pd.testing.assert_series_equal(again.data["time_s"], calibration.data["time_s"])
 
 
+@pytest.mark.opencl
 def test_another_devices_points_in_the_store_are_left_out(calibrated: tuple[Calibration, Path], tmp_path) -> None:
     calibration, _ = calibrated
     shared = tmp_path / "shared.db"
@@ -92,6 +95,7 @@ def test_another_devices_points_in_the_store_are_left_out(calibrated: tuple[Cali
     pd.testing.assert_series_equal(again.data["time_s"], calibration.data["time_s"])
 
 
+@pytest.mark.opencl
 def test_gpuperf_predict_loads_the_model_and_predicts_near_the_measured_time(
     calibrated: tuple[Calibration, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -122,6 +126,7 @@ def test_a_store_named_like_the_model_file_is_refused_before_measuring(tmp_path:
     assert list(tmp_path.iterdir()) == []  # nothing measured, nothing written
 
 
+@pytest.mark.opencl
 def test_gpuperf_calibrate_writes_a_model_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Eight light kernels of the CPU plan, 3 sizes each: 24 points for the cpu set's 22 properties.
     One kernel (3 points) is too few to fit them: refused before anything is measured."""
@@ -143,12 +148,14 @@ def test_gpuperf_calibrate_writes_a_model_file(tmp_path: Path, capsys: pytest.Ca
     assert code == 0 and json.loads(capsys.readouterr().out)["cycles"] == 2
 
 
+@pytest.mark.opencl
 def test_passes_and_cycles_must_be_positive(tmp_path: Path) -> None:
     for bad in ({"cycles": 0}, {"passes": 0}):
         with pytest.raises(GpuperfError, match="must be at least 1"):
             calibrate("opencl:0", tmp_path / "store.db", properties=NAMES, plan=PLAN, **bad)
 
 
+@pytest.mark.opencl
 def test_an_unknown_property_fails_before_anything_is_measured(tmp_path: Path) -> None:
     from gpuperf.evaluation.linear_eval import evaluate_linear_model
 
@@ -159,6 +166,7 @@ def test_an_unknown_property_fails_before_anything_is_measured(tmp_path: Path) -
     assert not (tmp_path / "store.db").exists()
 
 
+@pytest.mark.opencl
 def test_interleaved_evaluation_measures_fitting_and_held_out_kernels_together(tmp_path: Path) -> None:
     from gpuperf.evaluation.linear_eval import evaluate_linear_model
 
@@ -441,6 +449,7 @@ def test_a_model_whose_metadata_lists_its_properties_in_another_order_is_refused
         load_linear_model(path)
 
 
+@pytest.mark.opencl
 def test_a_fit_needs_one_measured_point_per_property(tmp_path: Path) -> None:
     info = DeviceInfo("opencl:0:0", "test CPU", "cpu")
     sizes = get_kernel("vector_copy").resolve_sizes({"n": 65536})
@@ -477,6 +486,7 @@ def test_predict_kernel_takes_a_loopy_program_as_the_command_line_does(tmp_path:
         predict_kernel(model, None, {"n": 4096})
 
 
+@pytest.mark.opencl
 def test_calibration_kernels_given_as_one_string_are_refused_before_anything_is_measured(tmp_path: Path) -> None:
     from gpuperf.evaluation.linear_eval import evaluate_linear_model
     from gpuperf.models.linear_calibration import CALIBRATION_PLANS, restrict_plan

@@ -34,6 +34,7 @@ def test_the_report_holds_each_bundled_gpus_held_out_errors_and_plots(tmp_path, 
     assert "Not pooled: the calibration kernels (in-sample), whose rows the model was fitted on." in report
 
 
+@pytest.mark.opencl
 def test_the_local_device_joins_the_report_when_asked(tmp_path):
     """--device measures the calibration and held-out kernels on it (here eight light ones, 24 points
     for the cpu set's 22 properties, and one, two cycles)."""

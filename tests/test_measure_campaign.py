@@ -104,6 +104,7 @@ def _rows(store: Path) -> list[dict]:
         return opened.rows()
 
 
+@pytest.mark.opencl
 def test_campaign_measures_verifies_and_records_failures(measured) -> None:
     _, store, report = measured
     rows = {(r["kernel"], r["sizes"]["n"]): r for r in _rows(store)}
@@ -124,6 +125,7 @@ def test_campaign_measures_verifies_and_records_failures(measured) -> None:
     assert report.wall_s >= report.kernel_s > 0 and report.compile_s > 0
 
 
+@pytest.mark.opencl
 def test_status_counts_done_failed_and_remaining(measured) -> None:
     _, store, _ = measured
     (status,) = campaign_status(store)
@@ -132,6 +134,7 @@ def test_status_counts_done_failed_and_remaining(measured) -> None:
     assert (status["compile_failed"], status["verify_failed"], status["run_failed"]) == (2, 1, 0)
 
 
+@pytest.mark.opencl
 def test_campaign_provenance_summarises_the_ok_points(measured, monkeypatch) -> None:
     from gpuperf.measure.export import campaign_provenance
 
@@ -146,6 +149,7 @@ def test_campaign_provenance_summarises_the_ok_points(measured, monkeypatch) -> 
     assert len(record["timing_settings"]) == 1
 
 
+@pytest.mark.opencl
 def test_rerun_takes_nothing_twice_and_retry_failed_retakes_failures(measured) -> None:
     path, store, _ = measured
     before = _rows(store)
@@ -159,6 +163,7 @@ def test_rerun_takes_nothing_twice_and_retry_failed_retakes_failures(measured) -
     assert [r for r in after if r["status"] == "ok"] == [r for r in before if r["status"] == "ok"]
 
 
+@pytest.mark.opencl
 def test_a_retry_stopped_before_it_retook_a_failure_keeps_that_failures_record(measured, monkeypatch) -> None:
     """--retry-failed forgot every failure before measuring anything: a run killed at once lost them all."""
     from gpuperf.measure import campaign as campaign_module
@@ -176,6 +181,7 @@ def test_a_retry_stopped_before_it_retook_a_failure_keeps_that_failures_record(m
     assert _rows(store) == before
 
 
+@pytest.mark.opencl
 def test_a_campaign_timed_with_other_settings_does_not_reuse_the_stored_points(measured) -> None:
     path, store, _ = measured
     other = path.parent / "other.toml"  # another file, the same campaign name, longer timing
@@ -186,6 +192,7 @@ def test_a_campaign_timed_with_other_settings_does_not_reuse_the_stored_points(m
     assert _rows(store) == before
 
 
+@pytest.mark.opencl
 def test_retry_failed_with_other_settings_is_refused_before_any_failure_is_forgotten(measured) -> None:
     path, store, _ = measured
     other = path.parent / "other_retry.toml"
@@ -209,6 +216,7 @@ def _older_store(store: Path, copy: Path, forget: Callable[[dict], object]) -> P
     return copy
 
 
+@pytest.mark.opencl
 def test_points_stored_before_a_timing_setting_existed_count_as_taken_with_its_default(measured, tmp_path) -> None:
     path, store, _ = measured
     copy = _older_store(store, tmp_path / "old.sqlite", lambda provenance: provenance["timing"].pop("cycles"))
@@ -216,6 +224,7 @@ def test_points_stored_before_a_timing_setting_existed_count_as_taken_with_its_d
     assert again.already_stored == 7 and again.measured == 0
 
 
+@pytest.mark.opencl
 def test_a_campaign_rerun_with_another_seed_does_not_reuse_the_stored_points(measured) -> None:
     """Only [timing] was compared: points drawn from seed 0's inputs passed for seed 1's."""
     path, store, _ = measured
@@ -228,6 +237,7 @@ def test_a_campaign_rerun_with_another_seed_does_not_reuse_the_stored_points(mea
     assert _rows(store) == before
 
 
+@pytest.mark.opencl
 def test_points_stored_before_their_seed_was_recorded_are_reused(measured, tmp_path) -> None:
     path, store, _ = measured
     copy = _older_store(store, tmp_path / "old.sqlite", lambda provenance: provenance.pop("seed"))
@@ -247,6 +257,7 @@ def _run_unverified_then_verifying(tmp_path: Path, name: str, *kernels: str) -> 
     return path, store
 
 
+@pytest.mark.opencl
 def test_a_campaign_verifying_points_stored_unverified_is_refused(tmp_path: Path) -> None:
     """verify = true after a run with verify = false kept the unverified points as if checked."""
     path, store = _run_unverified_then_verifying(tmp_path, "checked", "vector_copy", "kernels.py:broken")
@@ -260,6 +271,7 @@ def test_a_campaign_verifying_points_stored_unverified_is_refused(tmp_path: Path
     assert run_campaign(load_campaign(path), store, progress=False).already_stored == 2
 
 
+@pytest.mark.opencl
 def test_export_csv_and_parquet_in_dataset_shape(measured, tmp_path: Path) -> None:
     from gpuperf.datasets.schema import KEY_COLUMNS, check_dataset
 
@@ -301,6 +313,7 @@ def test_export_csv_and_parquet_in_dataset_shape(measured, tmp_path: Path) -> No
 CLI = "import sys; from gpuperf.cli import main; sys.exit(main(sys.argv[1:]))"
 
 
+@pytest.mark.opencl
 def test_killed_campaign_resumes_without_losing_or_repeating_points(tmp_path: Path) -> None:
     sizes = ", ".join(f"{{n = {256 * k}}}" for k in range(1, 41))
     path = write_campaign(tmp_path, f"""
@@ -375,6 +388,7 @@ def test_two_kernels_of_one_name_from_different_files_are_refused(tmp_path: Path
         load_campaign(path)
 
 
+@pytest.mark.opencl
 def test_a_campaign_moved_with_its_kernels_and_store_resumes_there(tmp_path: Path) -> None:
     """The store keeps a user kernel's absolute path: a project folder moved (or copied) elsewhere was
     refused ('holds points of axpy from /old/kernels.py:axpy'), though nothing but its place changed."""
@@ -405,6 +419,7 @@ def test_a_campaign_moved_with_its_kernels_and_store_resumes_there(tmp_path: Pat
     assert "global_loads" in exported.columns and exported["global_loads"].notna().all()
 
 
+@pytest.mark.opencl
 def test_a_kernel_of_a_stored_name_from_another_file_is_refused_in_a_later_run(tmp_path: Path) -> None:
     """Run 1 stores axpy from kernels.py; run 2 of the same campaign names axpy from v2/kernels.py:
     its points would pass for the stored ones, so it is refused before anything is measured."""
@@ -427,6 +442,7 @@ def test_a_kernel_of_a_stored_name_from_another_file_is_refused_in_a_later_run(t
 
 
 @pytest.mark.parametrize("cycles", [1, 3])
+@pytest.mark.opencl
 def test_a_point_that_loses_the_device_is_stored_and_stops_the_campaign(tmp_path: Path, monkeypatch, cycles) -> None:
     """CUDA's sticky errors (an illegal address) make every later call fail: the campaign stores the
     culprit as failed and stops with one error, instead of storing every later point as failed;
@@ -467,6 +483,7 @@ def test_a_point_that_loses_the_device_is_stored_and_stops_the_campaign(tmp_path
         ("axpy", 1024): "ok", ("axpy", 2048): "run_failed", ("vector_copy", 1024): "ok"}
 
 
+@pytest.mark.opencl
 def test_a_second_run_on_a_store_being_measured_into_is_refused(tmp_path: Path) -> None:
     """Two runs at once would time their points on a shared, loaded device; the second is refused,
     naming the process that holds the store, and runs once the first has ended."""
@@ -494,6 +511,7 @@ def test_a_second_run_on_a_store_being_measured_into_is_refused(tmp_path: Path) 
     assert run_campaign(load_campaign(path), store, progress=False).measured == 1
 
 
+@pytest.mark.opencl
 def test_a_store_on_a_file_system_without_locks_still_runs(tmp_path: Path, monkeypatch) -> None:
     """Some network file systems (Lustre, NFS mounted without locks) refuse flock: runs go on unguarded."""
     import errno
@@ -607,6 +625,7 @@ def test_a_campaign_file_is_read_as_utf8_whatever_the_locale(tmp_path):
     assert done.stdout.strip() == ascii("größen")
 
 
+@pytest.mark.opencl
 def test_an_export_reports_its_progress_and_gives_a_point_measured_again_the_same_features(measured, tmp_path):
     """An export of 80,000 points ran a minute with no progress shown; features were recomputed per point."""
     _, store, _ = measured
@@ -623,6 +642,7 @@ def test_an_export_reports_its_progress_and_gives_a_point_measured_again_the_sam
     assert features("vector_copy", {"n": 4096}, None, geometry) == {"flops": 1.0} and len(calls) == 1
 
 
+@pytest.mark.opencl
 def test_an_export_gives_each_point_its_own_features_and_the_campaigns_seed(tmp_path: Path) -> None:
     """Two points of one launch geometry (k is a loop trip, not a launch size) have their own counts."""
     path = write_campaign(tmp_path, """
@@ -662,6 +682,7 @@ def test_a_whole_float_size_skips_the_variants_it_does_not_fit_as_the_integer_do
         assert len(campaign.skipped) == 1 and campaign.skipped[0].startswith("twice[local_x=64] at n=32"), size
 
 
+@pytest.mark.opencl
 def test_points_no_verification_could_check_do_not_stop_a_verifying_rerun(tmp_path: Path) -> None:
     """A failed point, and one of a kernel without a reference, are stored unverified whatever the
     setting: a rerun with verify = true takes them as they are."""

@@ -23,6 +23,7 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     return code, captured.out, captured.err
 
 
+@pytest.mark.opencl
 def test_measure_json_keys(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(["measure", "vector_copy", "-p", "n=65536", "--min-time", "0.01", "--json"], capsys)
     assert code == 0
@@ -34,6 +35,7 @@ def test_measure_json_keys(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["sizes"] == {"n": 65536} and data["provenance"]["loopy"]
 
 
+@pytest.mark.opencl
 def test_runs_stopped_short_of_min_time_by_max_repeats_are_noted(capsys: pytest.CaptureFixture[str]) -> None:
     """vector_copy at n=4096 runs in microseconds: 20 runs cannot sum to 10 s, and the note says
     where they stopped (--json too); --max-repeats below --min-repeats is refused by name."""
@@ -57,6 +59,7 @@ def test_measure_unknown_device_and_kernel(capsys: pytest.CaptureFixture[str]) -
     assert code == 2 and "unknown kernel 'vector_cpy'" in err and "vector_copy" in err
 
 
+@pytest.mark.opencl
 def test_campaign_run_status_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "c.toml"
     path.write_text('name = "cli"\n[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096}, {n = 8192}]\n' + TIMING)
@@ -106,6 +109,7 @@ def broken():
 """
 
 
+@pytest.mark.opencl
 def test_campaign_run_names_the_first_failure_of_each_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Only the counts per status were shown: which point failed, and why, took a store export."""
     (tmp_path / "kernels.py").write_text(BROKEN)
@@ -158,6 +162,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 
 
 @pytest.mark.parametrize("case", sorted(MALFORMED))
+@pytest.mark.opencl
 def test_malformed_campaign_names_file_and_key_and_leaves_store_alone(case: str, stored: bytes, tmp_path: Path,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "s.sqlite"
@@ -196,6 +201,7 @@ def test_options_out_of_range_or_at_odds_are_refused_by_name(tmp_path, capsys, a
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.opencl
 def test_measure_says_why_outputs_were_not_checked(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["measure", "vector_copy", "-p", "n=4096", "--no-verify", "--min-time", "0"]) == 0
     assert "note: outputs not checked: --no-verify" in capsys.readouterr().err
@@ -210,6 +216,7 @@ def test_measure_refuses_an_endless_minimum_time_and_a_negative_seed(capsys):
     assert "--seed -1: must not be negative" in capsys.readouterr().err
 
 
+@pytest.mark.opencl
 def test_arrays_too_large_for_the_machine_are_one_error(monkeypatch):
     from gpuperf.errors import GpuperfError
     from gpuperf.measure import timing
@@ -222,6 +229,7 @@ def test_arrays_too_large_for_the_machine_are_one_error(monkeypatch):
         timing.measure("vector_copy", {"n": 4096})
 
 
+@pytest.mark.opencl
 def test_a_run_names_the_variants_it_leaves_out_at_sizes_outside_their_assumptions(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     mixed = tmp_path / "mixed.toml"
@@ -234,6 +242,7 @@ def test_a_run_names_the_variants_it_leaves_out_at_sizes_outside_their_assumptio
     assert "at n=100,m=100: outside its assumptions)" in err
 
 
+@pytest.mark.opencl
 def test_measure_and_campaign_tables_name_sizes_and_failures_in_words(tmp_path: Path,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     """measure's title read "vector_copy {'n': 4096}" and campaign run's summary "failed {}"."""
@@ -246,6 +255,7 @@ def test_measure_and_campaign_tables_name_sizes_and_failures_in_words(tmp_path: 
     assert code == 0 and "│ none " in out and "{" not in out
 
 
+@pytest.mark.opencl
 def test_export_and_status_of_a_store_a_run_is_measuring_into_say_so(stored: bytes, tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """campaign export of a store a campaign run still measured into wrote a partial table, looking finished."""
@@ -293,6 +303,7 @@ def test_a_store_in_a_missing_folder_is_refused_as_an_out_file_is(tmp_path: Path
         Store(tmp_path / "afile" / "s.sqlite")
 
 
+@pytest.mark.opencl
 def test_campaign_export_json_names_the_file_rows_and_notes(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "c.toml"

@@ -80,6 +80,7 @@ def _axpy(reference) -> Kernel:
     return Kernel("axpy", program, ("n",), reference=reference)
 
 
+@pytest.mark.opencl
 def test_a_variant_that_fails_verification_fails_alone() -> None:
     device = open_device("opencl:0")
     good = device.compile(_axpy(lambda x, s: {"c": 2 * x["a"] + x["b"]}))
@@ -108,6 +109,7 @@ sizes = [{n = 64, m = 64}, {n = 128, m = 128}]
 """
 
 
+@pytest.mark.opencl
 def test_interleaved_campaign_stores_per_cycle_samples_and_resumes(tmp_path: Path) -> None:
     path = tmp_path / "pair.toml"
     path.write_text(CAMPAIGN)
@@ -132,6 +134,7 @@ def test_cycles_must_be_positive() -> None:
         TimingSettings.from_mapping({"cycles": 0}, "f.toml: timing")
 
 
+@pytest.mark.opencl
 def test_interleave_campaign_times_every_kernel_and_size_in_one_group(tmp_path: Path) -> None:
     from gpuperf.measure.campaign import interleaved_groups
 
@@ -166,6 +169,7 @@ def _group_sizes(monkeypatch) -> list[int]:
     return sizes
 
 
+@pytest.mark.opencl
 def test_a_campaign_too_large_for_the_device_is_timed_in_interleaved_groups_that_fit(tmp_path: Path,
                                                                                      monkeypatch) -> None:
     from gpuperf.errors import GpuperfNote
@@ -190,6 +194,7 @@ def test_a_campaign_too_large_for_the_device_is_timed_in_interleaved_groups_that
         assert all(len(r["samples"]) == 3 and r["repeats"] == 15 for r in store.rows("all"))
 
 
+@pytest.mark.opencl
 def test_a_kernel_scope_group_is_cut_and_a_point_too_large_alone_is_timed_alone(tmp_path: Path,
                                                                                 monkeypatch) -> None:
     """The limit by default: 80 % of the device's global memory (here 125,000 bytes: 100,000)."""
@@ -208,6 +213,7 @@ def test_a_kernel_scope_group_is_cut_and_a_point_too_large_alone_is_timed_alone(
     assert sizes == [2, 1, 1] and report.groups == 3 and report.groups_cut == 1 and report.measured == 4
 
 
+@pytest.mark.opencl
 def test_a_cut_campaign_killed_in_its_second_group_keeps_the_first_and_resumes_at_the_next_cycle(
         tmp_path: Path, monkeypatch) -> None:
     path = tmp_path / "all.toml"
@@ -288,6 +294,7 @@ def _killed_in_third_cycle(tmp_path: Path, monkeypatch) -> tuple[Campaign, Round
     return campaign, rounds
 
 
+@pytest.mark.opencl
 def test_an_interleaved_group_killed_mid_way_resumes_at_its_next_cycle(tmp_path: Path, monkeypatch) -> None:
     campaign, rounds = _killed_in_third_cycle(tmp_path, monkeypatch)
     with Store(tmp_path / "s.db", create=False) as store:
@@ -311,6 +318,7 @@ def test_an_interleaved_group_killed_mid_way_resumes_at_its_next_cycle(tmp_path:
     assert report.kernel_s == pytest.approx(sum(r["kernel_total_s"] for r in rows.values()) - kept_kernel_s)
 
 
+@pytest.mark.opencl
 def test_rounds_timed_another_way_are_not_reused(tmp_path: Path, monkeypatch) -> None:
     _, rounds = _killed_in_third_cycle(tmp_path, monkeypatch)
     path = tmp_path / "pair.toml"
@@ -454,6 +462,7 @@ def _cycle_groups(store_path: Path, campaign: str) -> dict[tuple[str, int], str]
         return {(r["kernel"], r["sizes"]["n"]): r["provenance"]["cycle_group"] for r in store.rows(campaign)}
 
 
+@pytest.mark.opencl
 def test_each_interleaved_group_records_its_own_cycle_group_and_export_gives_it(tmp_path: Path) -> None:
     path = tmp_path / "all.toml"
     path.write_text('interleave = "campaign"\n' + CAMPAIGN.replace('name = "pair"', 'name = "all"'))
@@ -470,6 +479,7 @@ def test_each_interleaved_group_records_its_own_cycle_group_and_export_gives_it(
     assert not set(_cycle_groups(tmp_path / "again.db", "all").values()) & set(groups.values())
 
 
+@pytest.mark.opencl
 def test_a_resumed_group_keeps_its_cycle_group(tmp_path: Path, monkeypatch) -> None:
     campaign, rounds = _killed_in_third_cycle(tmp_path, monkeypatch)
     with Store(tmp_path / "s.db", create=False) as store:

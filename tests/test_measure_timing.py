@@ -107,6 +107,7 @@ def test_elementwise_misses_catch_an_offset_that_hides_under_the_normwise_error(
 
 
 @pytest.mark.slow
+@pytest.mark.opencl
 def test_an_output_off_everywhere_by_a_small_share_of_its_largest_fails_verification() -> None:
     program = lp.make_kernel("{[i]: 0<=i<n}", "c[i] = i + a[i]", assumptions="n>=64 and n mod 64 = 0",
                              name="offset", lang_version=LANG)
@@ -126,6 +127,7 @@ def _copy_program(name: str) -> lp.TranslationUnit:
 
 
 @pytest.mark.slow
+@pytest.mark.opencl
 def test_copy_time_grows_with_size_and_is_verified() -> None:
     small = measure("vector_copy", {"n": 2**12}, settings=FAST)
     large = measure("vector_copy", {"n": 2**22}, settings=FAST)
@@ -143,6 +145,7 @@ def test_copy_time_grows_with_size_and_is_verified() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.opencl
 def test_mismatch_with_the_reference_is_reported_with_its_error() -> None:
     wrong = Kernel("plus_one", _copy_program("plus_one"), ("n",), reference=lambda x, s: {"c": x["a"]})
     with pytest.raises(VerifyFailed, match="max relative error") as info:
@@ -153,6 +156,7 @@ def test_mismatch_with_the_reference_is_reported_with_its_error() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.opencl
 def test_compile_failure_and_bad_sizes() -> None:
     program = lp.make_kernel("{[i]: 0<=i<n}", "c[i] = no_such_function(a[i])", name="broken", lang_version=LANG)
     broken = Kernel("broken", lp.add_dtypes(program, {"a,c": np.float32}), ("n",))
@@ -182,6 +186,7 @@ def _two_pass() -> Kernel:
 
 
 @pytest.mark.slow
+@pytest.mark.opencl
 def test_several_device_kernels_are_timed_as_one_span() -> None:
     kernel = _two_pass()
     result = measure(kernel, {"n": 4096}, settings=FAST)
@@ -190,6 +195,7 @@ def test_several_device_kernels_are_timed_as_one_span() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.opencl
 def test_a_batchs_launches_share_one_global_temporary() -> None:
     """Each launch of a batch allocating (and first touching) its own global temporary made pocl's
     batched launches of a two-pass program several times slower than one launch: the launches of one
@@ -270,6 +276,7 @@ def test_a_compile_failure_names_the_compilers_first_error() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.opencl
 def test_shared_inputs_serve_every_variant_of_a_space_from_one_reference_run(monkeypatch) -> None:
     """A tuning run's variants compute one function: the seeded inputs are built and the reference run
     once per size, read-only; another size, a kernel of another function or another seed gets its own."""
@@ -301,6 +308,7 @@ def test_shared_inputs_serve_every_variant_of_a_space_from_one_reference_run(mon
 
 
 @pytest.mark.slow
+@pytest.mark.opencl
 def test_shared_inputs_let_a_reference_work_in_its_inputs() -> None:
     from gpuperf.measure.timing import SharedInputs
 
@@ -349,6 +357,7 @@ def test_settings_made_in_python_are_checked_as_a_campaign_file_is():
     assert type(made.min_time_s) is float and made.min_time_s == pytest.approx(0.05)
 
 
+@pytest.mark.opencl
 def test_sizes_past_the_kernels_int32_indices_are_refused_before_anything_is_allocated():
     """At n = 2**31 the generated code's int indices wrap around (an out-of-bounds access on a GPU)."""
     from gpuperf.measure.devices import RunFailed
@@ -359,6 +368,7 @@ def test_sizes_past_the_kernels_int32_indices_are_refused_before_anything_is_all
         measure(get_kernel("copy_2d"), {"n": 65536, "m": 65536}, settings=TimingSettings(min_time_s=0.0))
 
 
+@pytest.mark.opencl
 def test_a_measurements_minimum_and_spread_are_its_samples() -> None:
     result = measure("vector_copy", {"n": 2**12}, settings=TimingSettings(warmup=1, min_repeats=20, min_time_s=0.0,
                                                                            max_retries=0))
@@ -368,6 +378,7 @@ def test_a_measurements_minimum_and_spread_are_its_samples() -> None:
     assert result.time_s_iqr == pytest.approx(q3 - q1, rel=1e-12, abs=0)
 
 
+@pytest.mark.opencl
 def test_the_drivers_compiler_output_goes_into_the_failure_not_onto_stderr(capfd) -> None:
     """pocl wrote "2 errors generated." on stderr before gpuperf's one-line error."""
     program = lp.make_kernel("{[i]: 0<=i<n}", [lp.CInstruction("i", "c[i] = no_such_name;", assignees="c[i]")],

@@ -132,6 +132,7 @@ def test_the_datasets_table_counts_kernels_and_gpus(capsys, monkeypatch):
     assert "mine: my lab" in out
 
 
+@pytest.mark.opencl
 def test_max_repeats_equal_to_min_repeats_times_exactly_that_many_runs(capsys):
     argv = ["measure", "vector_copy", "-p", "n=1024", "--min-repeats", "3", "--max-repeats", "3", "--min-time", "0",
             "--json"]
@@ -141,6 +142,7 @@ def test_max_repeats_equal_to_min_repeats_times_exactly_that_many_runs(capsys):
     assert "--max-repeats 2: must be at least --min-repeats (3)" in capsys.readouterr().err
 
 
+@pytest.mark.opencl
 def test_campaign_run_json_counts_the_variant_sizes_it_leaves_out(tmp_path, capsys):
     campaign = tmp_path / "mixed.toml"
     campaign.write_text('name = "mixed"\n[[spaces]]\nspace = "stencil2d"\nlimit = 1\n'
