@@ -308,6 +308,27 @@ def test_a_closed_stdout_is_an_error_not_a_crash_nor_a_silent_success():
                                             "output is not wanted"], done.stderr
 
 
+@pytest.mark.parametrize("args", [["--version"], ["gpus"], ["kernels", "--json"], ["spaces", "stencil2d", "--limit", "1000"]])
+def test_output_whose_reader_stopped_reading_ends_quietly_with_pythons_status(args):
+    """``gpuperf kernels --json | head -1``: what the command printed in one piece (--version, --json) met
+    the closed pipe only when Python flushed it on exit, which printed "Exception ignored ... BrokenPipeError"
+    and ended with status 120, where a table printed row by row ended quietly with 1. Every command now
+    ends as Python's documentation of SIGPIPE advises: nothing said, status 1."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}  # as a shell runs it
+    reader, writer = os.pipe()
+    os.close(reader)  # the reader stopped before the first line came
+    try:
+        done = subprocess.run([str(Path(sys.executable).with_name("gpuperf")), *args], stdout=writer,
+                              stderr=subprocess.PIPE, text=True, env=env)
+    finally:
+        os.close(writer)
+    assert (done.returncode, done.stderr) == (1, ""), done.stderr
+
+
 def test_each_command_is_registered_once_however_often_main_runs(capsys) -> None:
     """Every call of main() added every command to the app again: after 30 calls each help page listed
     each command 30 times and took seconds (a long-lived process, this test suite, slowed call by call)."""

@@ -363,8 +363,34 @@ def _help_wide_enough() -> None:
         rich_utils.MAX_WIDTH = NARROWEST_HELP
 
 
+PIPE_CLOSED = 1  # Python's own status for output cut short by its reader (``gpuperf kernels | head -1``)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: bad input ends in one clear line on stderr and exit status 2."""
+    """Entry point: bad input ends in one clear line on stderr and exit status 2; output whose reader
+    stopped reading ends quietly with :data:`PIPE_CLOSED`, as Python's documentation of SIGPIPE advises."""
+    try:
+        status = _run_command(argv)
+        sys.stdout.flush()  # here, not at Python's exit, where a closed pipe is an "Exception ignored" message
+    except BrokenPipeError:
+        _output_to_null_device()
+        return PIPE_CLOSED
+    return status
+
+
+def _output_to_null_device() -> None:
+    """Standard output pointed at the null device, so what is left in its buffer is dropped without a word
+    when Python flushes it on exit."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):  # a stream with no file descriptor has no pipe to close
+        pass
+
+
+def _run_command(argv: list[str] | None) -> int:
+    """The command ``argv`` names, run: its exit status, and its errors as one line on stderr."""
     if sys.stderr is None:  # closed when Python started (2>&-): notes would go to stdout, into --json
         import os
 
@@ -402,6 +428,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # before the command began (typer handles it after), or a SIGTERM
         print("gpuperf: interrupted", file=sys.stderr)
         return INTERRUPTED
+    except BrokenPipeError:  # the reader of stdout stopped reading: main() ends quietly
+        raise
     except OSError as exc:  # a place the system refused: a full disk, no permission, ...
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"gpuperf: error: {where}{exc.strerror or exc}", file=sys.stderr)
