@@ -259,6 +259,27 @@ def test_help_in_a_narrow_terminal_keeps_option_names_and_words_whole(columns):
     assert "comma-separated parameter" in done.stdout
 
 
+@pytest.mark.parametrize("columns", ["0", "99999999", "abc"])
+def test_help_at_no_width_an_absurd_width_or_a_garbled_one_is_a_page_of_bounded_lines(columns):
+    """COLUMNS=0 printed an empty help page (one blank line), and COLUMNS=99999999 help lines of 200 million
+    characters, taking minutes and gigabytes: no width is the terminal's (80 off a terminal), a width past
+    WIDEST_TERMINAL is taken as that, and a width that is no number is ignored."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from gpuperf.cli import NARROWEST_HELP, WIDEST_TERMINAL
+
+    env = {**os.environ, "COLUMNS": columns}
+    for command in ([], ["features"]):
+        done = subprocess.run([str(Path(sys.executable).with_name("gpuperf")), *command, "--help"],
+                              capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines()
+        assert "Usage: gpuperf" in done.stdout and "--help" in done.stdout, done.stdout
+        assert NARROWEST_HELP <= max(map(len, lines)) <= WIDEST_TERMINAL
+
+
 def test_a_variant_name_prints_whole_in_a_terminal_narrower_than_rich_measures_at():
     """rich measured a table's natural width no wider than the terminal: below about 80 columns a variant's
     name folded mid-word (unr / oll=1), and users copy these names into measure and features."""

@@ -345,6 +345,25 @@ class _ClosedStdout:
         return False
 
 
+WIDEST_TERMINAL = 500  # columns: wider than a full screen at a readable font; the widest COLUMNS is taken as
+
+
+def _columns_within_reason() -> None:
+    """``COLUMNS=0`` (no width given) is dropped and a ``COLUMNS`` wider than ``WIDEST_TERMINAL`` taken as
+    that, before any of rich's consoles reads it: rich lays out help pages, rules and progress lines that
+    wide, so ``COLUMNS=0`` printed an empty help page and ``COLUMNS=99999999`` help lines of 200 million
+    characters, for minutes. A value that is not a number is left to rich, which ignores it."""
+    import os
+
+    columns = os.environ.get("COLUMNS", "").strip()
+    if not columns.isdigit():
+        return
+    if int(columns) == 0:
+        del os.environ["COLUMNS"]
+    elif int(columns) > WIDEST_TERMINAL:
+        os.environ["COLUMNS"] = str(WIDEST_TERMINAL)
+
+
 NARROWEST_HELP = 80  # columns: narrower, typer's help cuts option names and words short ("-…", "Comma-sepa…")
 
 
@@ -402,6 +421,7 @@ def _run_command(argv: list[str] | None) -> int:
               "docstrings; use -O at most", file=sys.stderr)
         return 2
     _escape_what_the_terminal_cannot_show()
+    _columns_within_reason()
     try:
         from gpuperf.cli.output import command_locks  # a Ctrl-C while it loads ends as any other (below)
 
