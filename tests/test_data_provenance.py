@@ -50,6 +50,26 @@ def test_write_provenance_adds_the_tables_identity(tmp_path: Path) -> None:
     assert provenance_path(tmp_path / "t.csv") == written
 
 
+def test_a_run_stopped_while_rewriting_a_provenance_file_keeps_the_last_one_whole(tmp_path: Path, monkeypatch) -> None:
+    """tune and geometry-sweep rewrite --out's provenance file with each trial: a Ctrl-C or SIGTERM after the
+    file was opened (emptied) and before its text was written left an empty file, so a resumed run lost
+    when the run began."""
+    table = tmp_path / "trials.csv"
+    table.write_text("a\n1\n")
+    written = write_provenance(table, {"measured_from": "2026-01-01T00:00:00+00:00"})
+    before = written.read_bytes()
+
+    def stopped_midway(self: Path, text: str, encoding: str | None = None) -> int:
+        self.open("w").close()  # opened, emptied, and stopped before the text
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Path, "write_text", stopped_midway)
+    with pytest.raises(KeyboardInterrupt):
+        write_provenance(table, {"measured_from": "2026-02-02T00:00:00+00:00"})
+    assert written.read_bytes() == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["trials.csv", "trials.provenance.json"]
+
+
 def test_an_unreadable_table_is_one_error_naming_it(tmp_path: Path) -> None:
     table = tmp_path / "broken.csv.gz"
     table.write_bytes(b"not gzip")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuperf.errors import GpuperfError
+from gpuperf.files import written_whole
 
 SUFFIX = ".provenance.json"
 
@@ -47,5 +48,6 @@ def write_provenance(table: str | Path, record: dict[str, Any]) -> Path:
     beside ``table``; returns that file's path."""
     path = provenance_path(table)
     text = json.dumps({**record, **table_identity(table)}, indent=2, default=str, ensure_ascii=False)
-    path.write_text(text + "\n", encoding="utf-8")
+    with written_whole(path) as temporary:  # a run stopped while rewriting it (each trial) keeps the last one whole
+        temporary.write_text(text + "\n", encoding="utf-8")
     return path
