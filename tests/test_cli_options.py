@@ -350,6 +350,42 @@ def test_output_whose_reader_stopped_reading_ends_quietly_with_pythons_status(ar
     assert (done.returncode, done.stderr) == (1, ""), done.stderr
 
 
+STDIN_COMMANDS = [  # a command of each reader: a table (read_table), a space's table, a profile, a campaign file
+    ["fit", "-", "--model", "lr", "--out", "m.json"],
+    ["explore", "-"],
+    ["import", "nvprof", "-", "--out", "t.csv"],
+    ["campaign", "run", "-", "--store", "s.db"],
+]
+
+
+@pytest.mark.parametrize("args", STDIN_COMMANDS, ids=lambda args: " ".join(args[:2]))
+def test_a_table_given_as_standard_input_is_one_error_saying_gpuperf_reads_files(args, tmp_path):
+    """`gpuperf fit - ... < t.csv` said "unknown table file or bundled dataset '-'" and `explore -` "-: no such
+    file", though the table was there, on standard input: each names stdin and the way out, and writes nothing."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    table = tmp_path / "given.csv"
+    table.write_text("kernel,gpu,x1,time_s\nk,GTX 680,1,0.001\nk,GTX 680,2,0.002\n")
+    with table.open() as given:
+        done = subprocess.run([str(Path(sys.executable).with_name("gpuperf")), *args], stdin=given,
+                              capture_output=True, text=True, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == ("gpuperf: error: -: gpuperf reads its inputs from files, not from standard input; save "
+                           "the data to a file and give the file's name\n")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["given.csv"]
+
+
+def test_a_file_named_dash_is_read_as_the_file_it_is(tmp_path, monkeypatch, capsys):
+    """Only a '-' naming no file is taken for standard input: a table saved as ./- is read."""
+    monkeypatch.chdir(tmp_path)
+    rows = [f"k,GTX 680,{x},{x / 1000}" for x in range(1, 9)]
+    (tmp_path / "-").write_text("\n".join(["kernel,gpu,x1,time_s", *rows]) + "\n")
+    assert main(["fit", "-", "--model", "lr", "--out", "m.json"]) == 0, capsys.readouterr().err
+    assert (tmp_path / "m.json").is_file()
+
+
 def test_each_command_is_registered_once_however_often_main_runs(capsys) -> None:
     """Every call of main() added every command to the app again: after 30 calls each help page listed
     each command 30 times and took seconds (a long-lived process, this test suite, slowed call by call)."""

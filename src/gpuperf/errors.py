@@ -69,15 +69,27 @@ def whole_number(value: object, name: str) -> int:
     raise GpuperfError(f"{name} must be a whole number, not {value!r}")
 
 
+STANDARD_INPUT = "-"  # the name by which other tools read standard input
+
+
 def missing_file(path: object, message: str) -> GpuperfError:
-    """The error for a file that is not there: ``message``, or that ``path`` is a folder or no regular file."""
+    """The error for a file that is not there: ``message``, or that ``path`` is a folder or no regular file,
+    or is ``-`` (standard input, which gpuperf does not read)."""
     from pathlib import Path
 
     if Path(str(path)).is_dir():
         return GpuperfError(f"{path}: a folder, not a file")
     if Path(str(path)).exists():  # a pipe (<(command)), /dev/null, a socket: read more than once here
         return GpuperfError(f"{path}: not a regular file (a pipe or a device?); save it to a file first")
+    if str(path) == STANDARD_INPUT:
+        return standard_input_refused()
     return GpuperfError(message)
+
+
+def standard_input_refused() -> GpuperfError:
+    """The error for ``-`` given as an input file: gpuperf reads its inputs from files, never from stdin."""
+    return GpuperfError(f"{STANDARD_INPUT}: gpuperf reads its inputs from files, not from standard input; save the "
+                        "data to a file and give the file's name")
 
 
 @contextmanager

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuperf.cli.output import caught_warnings, counted
-from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.errors import STANDARD_INPUT, GpuperfError, standard_input_refused, unknown_name_error
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,6 +52,8 @@ def read_table(source: str) -> tuple[pd.DataFrame, str]:
     bundled = bundled_dataset_at(path)
     if bundled:  # a bundled table's file, named by its path: read in the dataset shape, as by its name
         return load_dataset(bundled).reset_index(drop=True), str(path)
+    if not path.exists() and source == STANDARD_INPUT:
+        raise standard_input_refused()
     if not path.exists() and not path.name.lower().endswith((*CSV_SUFFIXES, *PARQUET_SUFFIXES)):
         raise unknown_name_error("table file or bundled dataset", source, BUNDLED)
     frame = read_table_file(path)  # refuses a profiler's own CSV, naming the importer
