@@ -350,6 +350,25 @@ def test_output_whose_reader_stopped_reading_ends_quietly_with_pythons_status(ar
     assert (done.returncode, done.stderr) == (1, ""), done.stderr
 
 
+@pytest.mark.parametrize("args", [["nosuchcommand"], ["fit", "nosuchtable.csv", "--model", "lr", "--out", "m.json"]])
+def test_an_error_whose_reader_stopped_reading_ends_with_the_same_status(args, tmp_path):
+    """``gpuperf ... 2>&1 | true``: an error line stderr could no longer take ended with Python's status 120
+    (its flush on exit failed), not the status of output cut short."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        done = subprocess.run([str(Path(sys.executable).with_name("gpuperf")), *args], stdout=writer, stderr=writer,
+                              env=env, cwd=tmp_path)
+    finally:
+        os.close(writer)
+    assert done.returncode == 1
+
+
 STDIN_COMMANDS = [  # a command of each reader: a table (read_table), a space's table, a profile, a campaign file
     ["fit", "-", "--model", "lr", "--out", "m.json"],
     ["explore", "-"],

@@ -392,20 +392,24 @@ def main(argv: list[str] | None = None) -> int:
         status = _run_command(argv)
         sys.stdout.flush()  # here, not at Python's exit, where a closed pipe is an "Exception ignored" message
     except BrokenPipeError:
-        _output_to_null_device()
+        _closed_pipes_to_null_device()
         return PIPE_CLOSED
     return status
 
 
-def _output_to_null_device() -> None:
-    """Standard output pointed at the null device, so what is left in its buffer is dropped without a word
-    when Python flushes it on exit."""
+def _closed_pipes_to_null_device() -> None:
+    """Each of stdout and stderr that cannot be flushed, its reader gone (``2>&1 | head -1``), pointed at the
+    null device, so what is left in its buffer is dropped without a word when Python flushes it on exit."""
     import os
 
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (AttributeError, OSError, ValueError):  # a stream with no file descriptor has no pipe to close
-        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            with contextlib.suppress(AttributeError, OSError, ValueError):  # no file descriptor: no pipe to close
+                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+        except (AttributeError, OSError, ValueError):  # not a stream gpuperf can flush: left as it is
+            pass
 
 
 def _run_command(argv: list[str] | None) -> int:
