@@ -226,3 +226,24 @@ def test_each_step_checks_the_report_folder_it_writes(tmp_path, monkeypatch, cap
     assert main(["demo", "--out", str(tmp_path), "--step", step]) == 2
     assert f"--out {tuned}: holds a tuning report (gpuperf tune)" in capsys.readouterr().err
     assert ran == []
+
+
+def test_a_local_device_that_builds_nothing_leaves_the_demos_other_steps_and_sections_whole(tmp_path, monkeypatch):
+    """pocl on a CPU its LLVM does not know opens but builds nothing: the steps on the local device say they
+    were not run and why, while the bundled-data sections of the same steps are kept (not a failed step)."""
+    from gpuperf.errors import GpuperfError
+    from gpuperf.measure import devices
+
+    def unusable(name: str):
+        raise GpuperfError(f"device '{name}' cannot build OpenCL programs: error: unknown target CPU 'generic'")
+
+    monkeypatch.delenv("POCL_MAX_PTHREAD_COUNT", raising=False)  # the demo sets it; restored afterwards
+    monkeypatch.setattr(devices, "open_device", unusable)
+    assert main(["demo", "--out", str(tmp_path), "--step", "measure", "--step", "linear-model"]) == 0
+    index = (tmp_path / "index.md").read_text()
+    assert "(failed)" not in index
+    assert "## measure on the local device (not run)" in index
+    assert "## linear-model on the local device (not run)" in index
+    assert "unknown target CPU 'generic'" in index
+    assert "Calibrated and tested on the bundled H100 points" in index  # the step's part without a device
+    assert "## Linear count model on the local device" not in index

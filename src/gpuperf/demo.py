@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 from rich.console import Console
 
-from gpuperf.errors import named_values
+from gpuperf.errors import GpuperfError, named_values
 from gpuperf.files import written_whole
 
 console = Console(stderr=True)
@@ -231,17 +231,26 @@ sizes = [{{n = 512, m = 512}}]
 """
 
 
+class LocalDeviceUnusable(GpuperfError):
+    """No device here can run kernels: the demo's steps on the local device are not run, the others are."""
+
+
 def local_device() -> str:
-    """The first CUDA GPU when CuPy sees one, else the first OpenCL device (pocl's CPU here)."""
+    """The first CUDA GPU when CuPy sees one, else the first OpenCL device (pocl's CPU here), once it has
+    opened and built a program."""
     from gpuperf.measure import available_devices
+    from gpuperf.measure.devices import open_device
 
     names = [name for name, _ in available_devices()]
     cuda = [n for n in names if n.startswith("cuda:")]
     if not names:
-        from gpuperf.errors import GpuperfError
-
-        raise GpuperfError("no OpenCL or CUDA device found (install pocl-binary-distribution for a CPU device)")
-    return cuda[0] if cuda else names[0]
+        raise LocalDeviceUnusable("no OpenCL or CUDA device found (install pocl-binary-distribution for a CPU device)")
+    name = cuda[0] if cuda else names[0]
+    try:
+        open_device(name)
+    except GpuperfError as exc:
+        raise LocalDeviceUnusable(str(exc)) from None
+    return name
 
 
 def measure_step(report: DemoReport) -> None:
@@ -421,7 +430,12 @@ def advise_step(report: DemoReport) -> None:
     kernel = get_kernel("stencil2d[local_x=32,local_y=4,prefetch=0]")
     sizes = {"n": 2048, "m": 2048}
     rows = []
-    for target, options in (("H100", {"gpu": "H100"}), (local_device(), {"device": local_device()})):
+    targets = [("H100", {"gpu": "H100"})]
+    try:
+        targets.append((local_device(), {"device": local_device()}))
+    except LocalDeviceUnusable as exc:
+        report.add("Optimization advice on the local device (not run)", f"Not run here: {exc}")
+    for target, options in targets:
         advice = advise_kernel(kernel, sizes, threshold=1.0, **options)
         rows += [{"target": target, "optimization": s.optimization, "predicted_speedup": s.predicted_speedup,
                   "confidence": s.confidence} for s in advice.assessed]
@@ -663,6 +677,10 @@ def run_demo(out: str | Path = "gpuperf-report", steps: list[str] | None = None)
         report.start(name)
         try:
             STEPS[name](report)
+        except LocalDeviceUnusable as exc:  # what the step does without a device is in the report already
+            report.add(f"{name} on the local device (not run)", f"Not run here: {exc}")
+            report.headline(f"{name} on the local device: not run ({exc})")
+            console.print(f"[yellow]step {name} on the local device not run[/yellow]: {exc}")
         except Exception as exc:  # noqa: BLE001 - one failing step must not hide the others
             report.add(f"{name} (failed)", f"This step failed: `{type(exc).__name__}: {exc}`")
             report.headline(f"{name}: failed ({type(exc).__name__}: {exc})")
