@@ -347,6 +347,7 @@ def test_optimizations_list(capsys, database):
     assert {"t_coalesce", "t_shared", "coalescing", "local_memory_prefetch"} <= names
 
 
+@pytest.mark.opencl
 def test_device_json_applies_the_space_parameter(capsys):
     spec = "stencil2d[local_x=16,local_y=4,outputs_y=4,prefetch=0,unroll=1]"
     out = run_json(capsys, ["advise", spec, "-p", "n=512", "-p", "m=512", "--device", "opencl:0",
@@ -387,6 +388,7 @@ def test_unrolling_on_a_gpu_is_advised_from_the_gpu_stencil_pairs(capsys):
     assert suggestion["apply"]["variant"] == spec.replace("unroll=1", "unroll=4")
 
 
+@pytest.mark.opencl
 def test_an_optimization_trained_on_gpus_only_says_so_when_asked_for_a_device(capsys):
     out = run_json(capsys, ["advise", "stencil2d[local_x=16,local_y=4,outputs_y=4,prefetch=1,unroll=1]", "-p", "n=512",
                             "-p", "m=512", "--device", "opencl:0", "--only", "padding", "--json"])
@@ -837,6 +839,7 @@ def test_json_notes_carry_the_database_folders_notes(tmp_path, capsys):
     assert "the optimization database holds no entries" in notes[1]
 
 
+@pytest.mark.opencl
 def test_a_condition_on_what_the_optimization_changes_is_judged_on_the_change(tmp_path, capsys):
     """applies_when on change_* features loaded, but was judged before the change was known: never judged,
     every kernel was assessed "as if it held"."""
@@ -862,6 +865,7 @@ def test_a_condition_on_what_the_optimization_changes_is_judged_on_the_change(tm
                                                 f"{condition} is false for this change"}]
 
 
+@pytest.mark.opencl
 def test_json_notes_carry_every_note_said_while_advising(tmp_path, capsys):
     """A pairs dataset read with a note (its time in ms) was noted on stderr, not in --json's notes."""
     from gpuperf.decisions.optimizations import builtin_folder

@@ -232,6 +232,7 @@ def tuning_table(monkeypatch) -> pd.DataFrame:
     return tune_space("jacobi2d_5pt", SIZES, budget=2, seed=0).table()
 
 
+@pytest.mark.opencl
 def test_resuming_from_a_table_tune_did_not_write_names_the_missing_columns(monkeypatch):
     from gpuperf.decisions.tune import earlier_trials
 
@@ -240,6 +241,7 @@ def test_resuming_from_a_table_tune_did_not_write_names_the_missing_columns(monk
         earlier_trials(table.drop(columns=["device", "status"]), "trials.csv")
 
 
+@pytest.mark.opencl
 def test_resuming_refuses_a_failed_trial_with_a_time(monkeypatch):
     from gpuperf.decisions.tune import earlier_trials
 
@@ -251,6 +253,7 @@ def test_resuming_refuses_a_failed_trial_with_a_time(monkeypatch):
 
 
 @pytest.mark.parametrize("seed", [-1, "x", 1.5])
+@pytest.mark.opencl
 def test_resuming_refuses_a_recorded_seed_that_is_no_seed(monkeypatch, seed):
     from gpuperf.decisions.tune import earlier_trials
 
@@ -259,6 +262,7 @@ def test_resuming_refuses_a_recorded_seed_that_is_no_seed(monkeypatch, seed):
         earlier_trials(table, "trials.csv")
 
 
+@pytest.mark.opencl
 def test_resuming_a_run_whose_space_has_other_parameters_now_is_refused(monkeypatch):
     from gpuperf.decisions.tune import earlier_trials
 
@@ -269,6 +273,7 @@ def test_resuming_a_run_whose_space_has_other_parameters_now_is_refused(monkeypa
         earlier_trials(table, "trials.csv")
 
 
+@pytest.mark.opencl
 def test_resuming_a_run_of_an_unknown_space_names_the_table(monkeypatch):
     from gpuperf.decisions.tune import earlier_trials
 

@@ -80,6 +80,7 @@ def _tune(capsys, *argv) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.opencl
 def test_tune_json_counts_failures_and_names_the_best_trial_by_its_1_based_position(in_order, capsys):
     result = _tune(capsys, f"{in_order}:widths", "--budget", "4")
     assert result["evaluated"] == 4 and result["failed"] == 1  # local_x=32 failed
@@ -90,6 +91,7 @@ def test_tune_json_counts_failures_and_names_the_best_trial_by_its_1_based_posit
         (16, 3e-4, "ok"), (32, None, "run_failed"), (64, 1e-4, "ok"), (128, 2e-4, "ok")]
 
 
+@pytest.mark.opencl
 def test_tune_json_after_every_trial_failed_has_no_best(in_order, capsys, monkeypatch):
     monkeypatch.setitem(TIMES, 16, None)
     result = _tune(capsys, f"{in_order}:widths", "--budget", "2")
@@ -97,12 +99,14 @@ def test_tune_json_after_every_trial_failed_has_no_best(in_order, capsys, monkey
     assert result["best_at"] is None
 
 
+@pytest.mark.opencl
 def test_tune_measures_20_variants_without_budget(in_order, capsys):
     """--budget defaults to 20, as the docs and --help say."""
     result = _tune(capsys, f"{in_order}:many")
     assert result["evaluated"] == 20 and len(result["trials"]) == 20
 
 
+@pytest.mark.opencl
 def test_tune_resumed_with_a_budget_its_trials_already_fill_notes_it(in_order, capsys, tmp_path):
     out = tmp_path / "trials.csv"
     _tune(capsys, f"{in_order}:widths", "--budget", "2", "--out", str(out))
@@ -113,6 +117,7 @@ def test_tune_resumed_with_a_budget_its_trials_already_fill_notes_it(in_order, c
     assert f"note: {out} holds 2 trials already, --budget 2: nothing more is measured" in captured.err
 
 
+@pytest.mark.opencl
 def test_the_failed_trials_detail_is_the_first_line_of_the_error(in_order):
     result = tune_space(f"{in_order}:widths", {"n": 1024}, budget=2)
     assert [(t.status, t.detail) for t in result.trials] == [("ok", ""), ("run_failed", "out of resources")]
@@ -125,6 +130,7 @@ def test_the_best_trial_is_the_fastest_that_ran():
     assert result.best() is result.trials[2]
 
 
+@pytest.mark.opencl
 def test_the_ranked_start_is_3_picks_as_the_docs_say(monkeypatch):
     """The docs: without --train the first 3 picks follow the ranking; the method names them."""
     from gpuperf.decisions.tune import candidate_configurations
@@ -186,11 +192,13 @@ def test_the_default_variant_is_timed_again_when_its_trial_failed(monkeypatch):
                                 trials=[Trial(defaults, None, "run_failed")]) == 5e-4
 
 
+@pytest.mark.opencl
 def test_tune_json_counts_the_trials_made_when_the_space_runs_out_before_the_budget(in_order, capsys):
     result = _tune(capsys, f"{in_order}:widths", "--budget", "10")
     assert result["evaluated"] == 4 and [t["local_x"] for t in result["trials"]] == [16, 32, 64, 128]
 
 
+@pytest.mark.opencl
 def test_a_resumed_trial_whose_status_reads_ok_in_capitals_is_not_counted_as_failed(in_order, capsys, tmp_path):
     out = tmp_path / "trials.csv"
     _tune(capsys, f"{in_order}:widths", "--budget", "1", "--out", str(out))
@@ -202,6 +210,7 @@ def test_a_resumed_trial_whose_status_reads_ok_in_capitals_is_not_counted_as_fai
     assert [t["status"] for t in result["trials"]] == ["ok"]
 
 
+@pytest.mark.opencl
 def test_tune_says_once_when_its_trials_outputs_are_not_checked(in_order, monkeypatch, capsys):
     """A space of one's own without a NumPy reference: every trial 'ok', and nothing said that none was checked."""
     from gpuperf.measure import timing
