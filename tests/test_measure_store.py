@@ -155,6 +155,25 @@ def test_export_names_the_known_gpu_and_adds_its_occupancy(tmp_path: Path) -> No
     assert "global_bytes" not in plain.columns and len(plain) == 4
 
 
+def test_export_generates_a_kernels_cuda_code_once_for_all_its_points(tmp_path: Path, monkeypatch) -> None:
+    """The registers of every point of one kernel come from one CUDA source: generated once, not once a point
+    (a campaign of 10,000 points spent most of its export generating the same code)."""
+    pytest.importorskip("gpuperf.features.table")
+    import loopy as lp
+
+    from gpuperf.kernels import catalog
+
+    monkeypatch.delitem(catalog._BUILT, "vector_copy", raising=False)  # a kernel built anew, its code not yet made
+    generated = []
+    generate = lp.generate_code_v2
+    monkeypatch.setattr(lp, "generate_code_v2", lambda program: generated.append(program) or generate(program))
+    with Store(tmp_path / "s.sqlite") as store:
+        store.add_many([_row(n) for n in (1024, 2048, 4096, 8192, 16384)])
+    frame = store_table(tmp_path / "s.sqlite")
+    assert frame["registers_per_thread"].notna().all() and frame["occupancy"].notna().all()
+    assert sum(isinstance(program.target, lp.CudaTarget) for program in generated) == 1
+
+
 def test_export_writes_0_for_a_count_family_a_kernel_lacks(tmp_path: Path) -> None:
     pytest.importorskip("gpuperf.features.table")
     with Store(tmp_path / "s.sqlite") as store:

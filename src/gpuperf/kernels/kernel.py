@@ -558,12 +558,24 @@ class Kernel:
             return f"{type(exc).__name__}: {reason}"
         return None
 
+    @cached_property
+    def _device_codes(self) -> dict[str, str]:
+        """Each target's device source generated so far: the program is fixed, and a campaign export or a
+        feature table asks for it once per point (10,000 points generated the same code 10,000 times)."""
+        return {}
+
     def device_code(self, target: str = "opencl") -> str:
-        """Generated device source: ``opencl`` or ``cuda``."""
+        """Generated device source: ``opencl`` or ``cuda`` (generated once per target)."""
         targets = {"opencl": lp.OpenCLTarget, "cuda": lp.CudaTarget}
         if target not in targets:
             raise GpuperfError(f"unknown code target '{target}'; use opencl or cuda")
-        program = self.for_target(targets[target]())
+        if target not in self._device_codes:
+            self._device_codes[target] = self._generated_code(targets[target](), target)
+        return self._device_codes[target]
+
+    def _generated_code(self, code_target: lp.TargetBase, target: str) -> str:
+        """loopy's device source of the program for ``code_target`` (named ``target`` in errors)."""
+        program = self.for_target(code_target)
         printed = io.StringIO()  # loopy prints a program that fails its checks: not on gpuperf's output
         explained = False
         try:
