@@ -31,6 +31,21 @@ def test_kernel_names_like_numbers_or_missing_values_read_as_written(tmp_path):
     assert frame["kernel"].drop_duplicates().tolist() == NUMBER_LIKE
 
 
+def test_name_columns_read_as_text_are_checked_without_a_call_per_cell(tmp_path, monkeypatch):
+    """kernel and gpu columns pandas read as strings are names as written already: no Python call per cell
+    checks them (a million-row table spent seconds there), and a number-like name is still read again."""
+    from gpuperf.datasets.tables import read_csv
+
+    mapped = []
+    series_map = pd.Series.map
+    monkeypatch.setattr(pd.Series, "map", lambda self, *args, **kw: mapped.append(self.name) or
+                        series_map(self, *args, **kw))
+    frame = read_csv(table(tmp_path / "t.csv", ["saxpy", "gemm"]))
+    assert mapped == [] and frame["kernel"].drop_duplicates().tolist() == ["saxpy", "gemm"]
+    frame = read_csv(table(tmp_path / "n.csv", ["saxpy", "007"]))
+    assert frame["kernel"].drop_duplicates().tolist() == ["saxpy", "007"]
+
+
 @pytest.mark.parametrize("kernels", [["01", "1"], ["007", "1e3"], ["nan", "x"]])
 def test_predict_table_writes_each_kernel_name_back_unchanged(tmp_path, kernels):
     data = table(tmp_path / "t.csv", kernels)

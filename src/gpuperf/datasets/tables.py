@@ -236,7 +236,10 @@ def _columns_as_text(frame: pd.DataFrame, path: Path, options: dict, positions: 
 
 def _all_text(values: pd.Series) -> bool:
     """Whether every cell of ``values`` is a string, none of them missing: pandas read nothing there as a
-    number, a truth value or a missing value (``nan``, ``NA``, ``None``)."""
+    number, a truth value or a missing value (``nan``, ``NA``, ``None``). A column of pandas' string type
+    holds strings only, so it is checked without a Python call per cell (a million rows: seconds)."""
+    if isinstance(values.dtype, pd.StringDtype):
+        return bool(values.notna().all())
     return values.map(lambda value: isinstance(value, str)).all()
 
 
