@@ -97,6 +97,27 @@ def test_leave_one_kernel_out_and_size_out_hold_out_their_group():
     assert list(evaluation.per_group.index) == ["1", "2", "4"]
 
 
+def test_each_held_out_groups_training_mask_is_made_as_its_fold_runs(monkeypatch):
+    """A mask of every row per held-out group, all made before the first fit, held groups x rows booleans (about 2 GB
+    for 10,000 sizes of 200,000 rows): one is made per fold as it runs, the folds and results unchanged."""
+    folds = ["1", "2", "4", "8", "16", "32"]
+    masks, masks_at_fit = [], []
+    series_ne = pd.Series.ne
+    monkeypatch.setattr(pd.Series, "ne", lambda self, other, *args, **kw: (
+        masks.append(other) if isinstance(other, str) and other in folds else None) or
+        series_ne(self, other, *args, **kw))
+    fit = RecordingRegressor.fit
+    monkeypatch.setattr(RecordingRegressor, "fit",
+                        lambda self, X, y: masks_at_fit.append(len(masks)) or fit(self, X, y))
+    SEEN.clear()
+    frame = pd.concat([_frame().assign(n=n) for n in (1, 2, 4, 8, 16, 32)], ignore_index=True)
+    evaluation = leave_one_size_out(RecordingRegressor(), frame, FEATURES, sizes="n")
+    assert masks_at_fit == [1, 2, 3, 4, 5, 6] and masks == folds
+    assert list(evaluation.per_group.index) == folds and [{row[2] for row in trained} for trained in SEEN] == [
+        {2, 4, 8, 16, 32}, {1, 4, 8, 16, 32}, {1, 2, 8, 16, 32}, {1, 2, 4, 16, 32}, {1, 2, 4, 8, 32},
+        {1, 2, 4, 8, 16}]
+
+
 def test_held_out_sizes_come_in_numeric_order_one_size_column_or_two():
     frame = pd.concat([_frame().assign(n=n) for n in (2000, 10000, 300)], ignore_index=True)
     frame["m"] = frame["n"] // 100
