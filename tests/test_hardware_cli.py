@@ -139,14 +139,18 @@ def test_resources_refuse_an_amd_gpus_occupancy_from_nvidia_registers(capsys):
 
 
 def test_resources_refuse_an_empty_gpu_rather_than_leave_out_its_occupancy(capsys):
-    """--gpu "$GPU" with the variable unset is an unknown GPU, as features and occupancy say, not no --gpu."""
+    """--gpu "$GPU" with the variable unset is an error naming --gpu, as in every command taking a GPU, not no --gpu."""
     assert main(["resources", "vector_copy", "-p", "n=4096", "--gpu", "", "--json"]) == 2
-    assert "unknown GPU '': the name is empty; name a GPU (see gpuperf gpus)" in capsys.readouterr().err
-    for argv in (["features", "vector_copy", "--gpu", " "], ["occupancy", "--threads", "128", "--registers", "32",
-                                                            "--gpu", ""]):
+    err = capsys.readouterr().err
+    assert "--gpu is empty; name a GPU (see gpuperf gpus), or leave --gpu out" in err
+    optional = (["features", "vector_copy", "--gpu", " "], ["advise", "vector_copy", "--gpu", ""])
+    required = (["occupancy", "--threads", "128", "--registers", "32", "--gpu", ""],
+                ["geometry", "--trip", "1000", "--gpu", ""])
+    for argv in (*optional, *required):
         assert main(argv) == 2  # not the list of every GPU gpuperf describes
         err = capsys.readouterr().err
-        assert "the name is empty" in err and "known:" not in err
+        assert "--gpu is empty; name a GPU" in err and "known:" not in err
+        assert ("leave --gpu out" in err) == (argv in optional)  # a required --gpu has no default
 
 
 def test_features_json_names_the_kernel_variant_and_sizes_it_counted(capsys):

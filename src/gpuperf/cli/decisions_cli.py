@@ -402,6 +402,7 @@ def geometry_command(
     """Threads per block and blocks for a parallel loop."""
     from gpuperf.decisions.geometry import choose_geometry, device_descriptor
 
+    not_blank("--gpu", gpu, "a GPU (see gpuperf gpus)", required=True)
     count = _whole(trip, "trip")
     at_least("--trip", count, 1)
     at_least("--registers", registers, 0)

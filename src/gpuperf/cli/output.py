@@ -156,13 +156,14 @@ def at_least(option: str, value: int | None, least: int) -> None:
         raise GpuperfError(f"{option} {value}: must be at least {least}")
 
 
-def not_blank(option: str, value: str | None, names: str) -> None:
+def not_blank(option: str, value: str | None, names: str, required: bool = False) -> None:
     """An error where ``option`` is given but blank (``--target "$COL"``, the variable unset): ``names``
-    says what it should name; left out, the command picks its default."""
+    says what it should name; left out, the command picks its default (none where ``required``)."""
     from gpuperf.errors import GpuperfError
 
     if value is not None and not value.strip():
-        raise GpuperfError(f"{option} is empty; name {names}, or leave {option} out for the default")
+        default = "" if required else f", or leave {option} out for the default"
+        raise GpuperfError(f"{option} is empty; name {names}{default}")
 
 
 def checked_seed(seed: int) -> int:
