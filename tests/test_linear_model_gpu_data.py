@@ -255,7 +255,23 @@ def test_calibrate_from_a_table_takes_min_or_median_only(tmp_path, capsys) -> No
     from gpuperf.cli import main
 
     assert main(["calibrate", "--table", str(H100), "--statistic", "mean", "--out", str(tmp_path / "m.json")]) == 2
-    assert "statistic must be one of min, median, not 'mean'" in capsys.readouterr().err
+    assert capsys.readouterr().err == "gpuperf: error: --statistic 'mean': must be min or median\n"
+
+
+def test_calibrate_names_the_option_of_a_bad_statistic_or_device_class(tmp_path, capsys) -> None:
+    """Said before any device is opened or table read, naming the option as --passes and --cycles do."""
+    from gpuperf.cli import main
+
+    out = str(tmp_path / "m.json")
+    for argv, message in (
+        (["--statistic", "mean", "--device", "cuda:99"], "--statistic 'mean': must be min or median"),
+        (["--table", str(H100), "--device-class", "tpu"], "--device-class 'tpu': must be cpu or gpu"),
+        (["--table", str(H100), "--device-class", "", "--add-property", "footprint_beyond_50MiB"],
+         "--device-class '': must be cpu or gpu"),
+    ):
+        assert main(["calibrate", *argv, "--out", out]) == 2
+        assert capsys.readouterr().err == f"gpuperf: error: {message}\n"
+    assert not (tmp_path / "m.json").exists() and not (tmp_path / "calibration.db").exists()
 
 
 def test_calibrate_from_a_table_refuses_points_of_several_gpus_and_a_device_to_measure(tmp_path, capsys) -> None:

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import typer
 
-from gpuperf.cli.output import at_least, model_output_file, named_values, print_json, print_table, store_file
+from gpuperf.cli.output import (
+    at_least, model_output_file, named_values, one_of, print_json, print_table, store_file,
+)
 
 
 def calibrate_command(
@@ -35,10 +37,14 @@ def calibrate_command(
 
     With --table, fit it on points measured before instead (the bundled H100 points give an H100 model on any machine)."""
     from gpuperf.errors import GpuperfError
-    from gpuperf.models.linear_calibration import calibrate, device_info, save_calibration, with_added_properties
+    from gpuperf.models.linear_calibration import (
+        CALIBRATION_PLANS, STATISTICS, calibrate, device_info, save_calibration, with_added_properties,
+    )
 
     if out.suffix != ".json":
         raise GpuperfError(f"--out: '{out}' must end in .json")
+    one_of("--statistic", statistic, STATISTICS)
+    one_of("--device-class", device_class, list(CALIBRATION_PLANS))
     at_least("--passes", passes, 1)
     at_least("--cycles", cycles, 1)
     if passes is not None and cycles > 1:
