@@ -111,7 +111,9 @@ def test_usage_errors_are_one_line_and_exit_2(capsys):
 @pytest.mark.parametrize(("value", "message"), [
     (["n=4096.5"], "value '4096.5' is not a whole number"),
     (["n=inf"], "value 'inf' is not a whole number"),
-    (["n=1e20"], "value '1e20' is out of range"),
+    (["n=1e20"], "value '1e20' is out of range (-(2**63 - 1) to 2**63 - 1)"),
+    (["n=1e300"], "parameter 'n=1e300': value '1e300' is out of range (-(2**63 - 1) to 2**63 - 1)"),
+    ([f"n={'9' * 300}"], f"parameter 'n={'9' * 55}...': value '{'9' * 57}...' is out of range"),
     (["n=256", "n=512"], "parameter 'n' is given twice"),
 ])
 def test_sizes_on_the_command_line_are_whole_numbers_given_once(capsys, value, message):

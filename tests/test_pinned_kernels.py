@@ -347,6 +347,18 @@ def test_test_kernels_have_their_documented_shapes() -> None:
         "img": (36, 20), "f": (5, 5), "out": (32, 16)}
 
 
+def test_a_huge_float_size_is_said_as_written_not_as_its_hundreds_of_digits():
+    """A campaign's ``{n = 1e300}`` (TOML's float) was quoted as the 301 digits of int(1e300)."""
+    kernel = get_kernel("vector_copy")
+    for value, shown in ((1e300, "n=1e+300"), (np.float64(1e20), "n=1e+20"), (3e9, "n=3000000000.0"),
+                         (3_000_000_000, "n=3000000000")):
+        with pytest.raises(GpuperfError) as raised:
+            kernel.resolve_sizes({"n": value})
+        assert f"size parameter {shown} does not fit kernel vector_copy's int32 argument (-2147483648 to " \
+               "2147483647)" in str(raised.value)
+        assert len(str(raised.value)) < 200
+
+
 @pytest.mark.parametrize(("value", "message"), [
     (2**53 + 1, None),  # whole, though no float holds it
     (2**63 + 1, "does not fit kernel loop_saxpy's int64 argument (-9223372036854775808 to 9223372036854775807)"),

@@ -266,7 +266,7 @@ def parse_params(pairs: Sequence[str] | None, text: bool = False) -> dict[str, i
     """``["n=4096", "m=64"]`` -> ``{"n": 4096, "m": 64}`` (one clear error for a malformed pair);
     with ``text``, a value that is no number is kept as text (a table's size picked by its cells, such
     as a Kernel Tuner cache's ``problem_size=[1024, 1024]``)."""
-    from gpuperf.errors import GpuperfError
+    from gpuperf.errors import GpuperfError, clipped
 
     result: dict[str, int | str] = {}
     for pair in pairs or []:
@@ -290,7 +290,8 @@ def parse_params(pairs: Sequence[str] | None, text: bool = False) -> dict[str, i
         except ValueError:
             whole = int(number)  # 4096.0 and 4.096e3 as 4096
         if abs(whole) >= 2**63:
-            raise GpuperfError(f"parameter '{pair}': value '{value}' is out of range")
+            raise GpuperfError(f"parameter '{clipped(pair)}': value '{clipped(value)}' is out of range "
+                               "(-(2**63 - 1) to 2**63 - 1)")
         if name in result:
             raise GpuperfError(f"parameter '{name}' is given twice")
         result[name] = whole

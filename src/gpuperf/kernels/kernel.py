@@ -122,6 +122,14 @@ class SizesViolateAssumptions(GpuperfError):
     """Sizes a kernel's program assumptions exclude: one variant may refuse what another accepts."""
 
 
+def _as_given(value: object, number: int) -> str:
+    """A size as its user wrote it: a float as Python prints it (``1e+300``, not its 301 digits), else the
+    whole number."""
+    if isinstance(value, (float, np.floating)):
+        return str(float(value))
+    return str(number)
+
+
 def one_entrypoint(program: lp.TranslationUnit, name: str) -> lp.LoopKernel:
     """The program's one entry point; an error naming them where it has several (``lp.merge``)."""
     if len(program.entrypoints) != 1:
@@ -339,7 +347,7 @@ class Kernel:
             if number < 1 and name in self.extents - self.paddings:
                 raise GpuperfError(f"size parameter {name}={value!r} must be a positive integer (it bounds a loop "
                                    "or sizes an array)")
-            self._check_range(name, number)
+            self._check_range(name, number, value)
             resolved[name] = number
         for arg in self.array_args:  # an extent of several parameters (n + pad) is positive, whatever pad is
             for extent, value in zip(arg.shape or (), self.array_shape(arg, resolved)):
@@ -350,9 +358,9 @@ class Kernel:
             self._check_assumptions(resolved)
         return resolved
 
-    def _check_range(self, name: str, number: int) -> None:
-        """An error when ``number`` does not fit the integer type of argument ``name`` (loopy gives
-        one declared without a type the kernel's index type, int32 by default)."""
+    def _check_range(self, name: str, number: int, given: object) -> None:
+        """An error when ``number`` (``given`` as a whole number) does not fit the integer type of argument
+        ``name`` (loopy gives one declared without a type the kernel's index type, int32 by default)."""
         arg = self.entry.arg_dict.get(name)
         if arg is None:
             return
@@ -363,7 +371,7 @@ class Kernel:
         if not limits.min <= number <= limits.max:
             wider = (f"; declare it wider (lp.ValueArg('{name}', np.int64)) for sizes this large"
                      if dtype.itemsize < 8 else "")
-            raise GpuperfError(f"size parameter {name}={number} does not fit kernel {self.name}'s {dtype} argument "
+            raise GpuperfError(f"size parameter {name}={_as_given(given, number)} does not fit kernel {self.name}'s {dtype} argument "
                                f"({limits.min} to {limits.max}){wider}")
 
     def _check_assumptions(self, sizes: Mapping[str, int]) -> None:
