@@ -498,6 +498,16 @@ def test_ncu_details_page_one_row_per_launch_with_its_own_units():
         import_ncu(DETAILS)
 
 
+def test_ncu_details_name_a_metrics_changed_unit_as_the_file_writes_it(tmp_path):
+    """usecond then msecond is one time scaled; Gbyte/second then % is an error quoting both units as
+    written and their lines (it quoted the base unit, 'byte/second', which the file never wrote)."""
+    path = tmp_path / "changed.csv"
+    path.write_text(DETAILS.read_text().replace('"Memory Throughput","Tbyte/second"', '"Memory Throughput","%"'))
+    with pytest.raises(GpuperfError) as raised:
+        import_ncu(path, gpu="H100")
+    assert str(raised.value) == f"{path}: line 14: Memory Throughput in '%', above (line 8) in 'Gbyte/second'"
+
+
 @pytest.mark.parametrize(
     ("unit", "value", "expected"),
     [("us", "211.94", 211.94e-6), ("nsecond", "5", 5e-9), ("s", "0.5", 0.5)],

@@ -107,19 +107,29 @@ def import_ncu(path: str | Path, gpu: str | None = None) -> pd.DataFrame:
         launches = _details_launches(rows, start, where)
     else:
         launches = _raw_launches(rows, start, where)
-    records, units = [], {}
-    for launch in launches:
-        records.append(_record(launch, gpu, where))
-        for column, unit in launch.units.items():
-            base = scale(unit)[1]
-            if units.setdefault(column, base) != base:
-                raise GpuperfError(f"{where}: line {launch.unit_line(column)}: {column} in {unit!r}, above in "
-                                   f"{units[column]!r}")
+    records = [_record(launch, gpu, where) for launch in launches]
     if not records:
         raise GpuperfError(f"{where}: no profiled kernels below the header")
+    units = _base_units(launches, where)
     frame = finish(signature_variants(pd.DataFrame.from_records(records)), where)
     frame.attrs["units"] = {c: base for c, base in units.items() if base and c in frame.columns}
     return frame
+
+
+def _base_units(launches: list[Launch], where: str) -> dict[str, str]:
+    """Each metric's base unit (:func:`scale`); a metric whose unit changes to another base (a
+    ``Gbyte/second`` then a ``%``) is an error naming both units as the file writes them and their lines."""
+    units: dict[str, str] = {}
+    first: dict[str, tuple[str, int]] = {}  # each metric's unit as written, and its line
+    for launch in launches:
+        for column, unit in launch.units.items():
+            base = scale(unit)[1]
+            first.setdefault(column, (unit, launch.unit_line(column)))
+            if units.setdefault(column, base) != base:
+                written, line = first[column]
+                raise GpuperfError(f"{where}: line {launch.unit_line(column)}: {column} in {unit!r}, above (line "
+                                   f"{line}) in {written!r}")
+    return units
 
 
 @dataclass
