@@ -260,6 +260,27 @@ def test_a_damaged_json_field_is_one_error_naming_the_store_point_and_field(tmp_
     assert path.read_bytes() == before  # reading it changed nothing
 
 
+@pytest.mark.parametrize(("planned", "shown"), [("'abc'", "'abc'"), ("2.5", "2.5"), ("-4", "-4"), ("X'00'", r"b'\x00'")])
+def test_campaign_status_of_a_damaged_planned_count_is_one_error_naming_the_store_and_field(
+        tmp_path: Path, capsys, planned: str, shown: str) -> None:
+    """campaign status stopped on a TypeError traceback where planned was text ('abc' - 1), and counted 2.5
+    or -4 planned points as such."""
+    from gpuperf.cli import main
+
+    path = tmp_path / "s.sqlite"
+    with Store(path) as store:
+        store.add(_row(4096))
+        store.set_plan("hand", "hand.toml", "cuda:0", 3)
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute(f"UPDATE campaigns SET planned={planned}")
+    before = path.read_bytes()
+    assert main(["campaign", "status", "--store", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"gpuperf: error: store '{path}': campaign 'hand': field planned is damaged ({shown}, not a count "
+                   "of points); campaign run with the campaign's file records it anew\n")
+    assert path.read_bytes() == before  # nothing recorded is lost
+
+
 @pytest.mark.parametrize(("setting", "field"), [
     ("time_s=-1e-5", "time_s"), ("time_s=0", "time_s"), ("time_s='fast'", "time_s"), ("time_s=NULL", "time_s"),
     ("time_s=9e999", "time_s"), ("time_s_min=1.0", "time_s_min"), ("time_s_min=-1", "time_s_min"),

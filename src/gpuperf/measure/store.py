@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from gpuperf.errors import GpuperfError, missing_file
+from gpuperf.errors import GpuperfError, clipped, missing_file
 
 OK = "ok"
 CYCLE_GROUP = "cycle_group"  # provenance of an interleaved point: the group (cycles) it was timed in
@@ -464,7 +464,7 @@ class Store:
         not record the plan's points, as before they were recorded: then every point counts), and
         ``partly_cycled``: points not stored yet whose finished interleaved cycles are (a resume that
         times them in the same group again takes those cycles as its first)."""
-        planned = {name: (count, device, source) for name, count, device, source in
+        planned = {name: (self._planned_count(name, count), device, source) for name, count, device, source in
                    self.db.execute("SELECT name, planned, device, source FROM campaigns")}
         everything = self._status_counts("SELECT campaign, status, COUNT(*) FROM points GROUP BY campaign, status")
         in_plan, recorded = {}, set()
@@ -499,6 +499,15 @@ class Store:
                 "partly_cycled": cycling.get(name, 0),
             })
         return report
+
+    def _planned_count(self, campaign: str, value: Any) -> int | None:
+        """The ``planned`` count recorded for ``campaign``; a value that counts no points (text, a fraction, a
+        negative number: the store edited by hand) is an error naming the store, the campaign and the field."""
+        if value is None or (isinstance(value, int) and value >= 0):
+            return value
+        raise GpuperfError(f"store '{self.path}': campaign '{clipped(str(campaign))}': field planned is damaged "
+                           f"({clipped(repr(value))}, not a count of points); campaign run with the campaign's "
+                           "file records it anew")
 
     def _status_counts(self, query: str) -> dict[str, dict[str, int]]:
         counts: dict[str, dict[str, int]] = {}
