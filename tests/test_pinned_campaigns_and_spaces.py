@@ -387,6 +387,19 @@ def test_campaign_provenance_covers_the_ok_points_only_without_a_points_own_cycl
     assert summary["provenance"] == {"device_name": "Fake", "timing": timing}
 
 
+def test_campaign_provenance_names_the_architecture_so_and_keeps_the_points_host(tmp_path: Path) -> None:
+    """Its top-level host held platform.machine() (x86_64), an architecture, beside the points' host name."""
+    import platform
+
+    from gpuperf.measure.export import campaign_provenance
+
+    with Store(tmp_path / "s.db") as store:
+        store.add(_row(256, provenance={"device_name": "Fake", "host": "lab-node-3"}))
+    summary = campaign_provenance(tmp_path / "s.db", "hand")
+    assert summary["architecture"] == platform.machine() and "host" not in summary
+    assert summary["provenance"]["host"] == "lab-node-3"
+
+
 def test_a_feature_of_a_sizes_name_does_not_replace_the_size(tmp_path: Path, monkeypatch) -> None:
     """Static features join the row after its sizes and parameters: a feature that happens to be
     called n (or like a parameter) leaves the measured n as it is; the others are added."""

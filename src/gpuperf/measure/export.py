@@ -248,8 +248,10 @@ def _note_a_run_measuring(store_path: str | Path, points: int) -> None:
 
 
 def campaign_provenance(store_path: str | Path, campaign: str, environment: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Where a campaign's points come from: device, timing settings, the measurement dates, the
-    gpuperf version and host, and the values of the ``environment`` variables set now."""
+    """Where a campaign's points come from: device, timing settings (the first ok point's ``provenance``
+    names the measuring host), the measurement dates, the gpuperf version and processor architecture
+    (``x86_64``) exporting them, and the values of the ``environment`` variables set now. Records written
+    by earlier versions (the bundled ``data/*.provenance.json``) hold that architecture under ``host``."""
     import datetime
     import json
     import os
@@ -272,7 +274,7 @@ def campaign_provenance(store_path: str | Path, campaign: str, environment: tupl
         "measured_to": dates[-1] if dates else None,
         "written": datetime.date.today().isoformat(),
         "gpuperf_version": gpuperf.__version__,
-        "host": platform.machine(),
+        "architecture": platform.machine(),  # not the host: the points' provenance names that
         "environment": {k: os.environ[k] for k in environment if k in os.environ},
         "ok_points": len(rows),
     }
