@@ -61,6 +61,25 @@ def test_no_help_page_shows_a_value_placeholder_for_a_flag(capsys) -> None:
         assert "Show this message and exit." in page and "<bool>" not in page, name
 
 
+def test_no_help_page_shows_a_python_type_name_as_what_to_type(capsys) -> None:
+    """Options read `--param <list[str]>`, `--gpu <str>`, `--threads <int>` (typer's type names); every value
+    is now shown as what to type (`NAME=VALUE`, `GPU`, `N`), and an argument by its name (`KERNEL`)."""
+    import re
+
+    _register_all()
+    commands = _commands(typer.main.get_command(app))
+    type_name = re.compile(r"<(?:str|int|float|bool|path|bytes|datetime|uuid|list\[[^>]*\]|tuple\[[^>]*\])>")
+    for name in ["", "campaign", *commands]:
+        assert main([*name.split(), "--help"]) == 0, name
+        page = capsys.readouterr().out
+        assert not type_name.findall(page), (name, type_name.findall(page))
+    placeholders = {param.metavar for command in commands.values() for param in command.params}
+    assert {"NAME=VALUE", "GPU", "N", "FILE", "KERNEL", "A,B,..."} <= placeholders
+    assert main(["resources", "--help"]) == 0
+    page = capsys.readouterr().out
+    assert "{KERNEL}" in page and re.search(r"--param\s+-p\s+NAME=VALUE\s+size parameter", page)
+
+
 def test_version_prints_gpuperf_and_its_version(capsys):
     from gpuperf import __version__
 

@@ -63,8 +63,49 @@ class _FlagHelp:
         return option
 
 
+# What an option takes, as --help shows it beside the option, where the option's name alone says too little;
+# the others show N (a whole number), NUMBER, FILE (a path) or their own name (--gpu GPU).
+OPTION_METAVARS = {
+    "--out": "PATH", "--param": "NAME=VALUE", "--property-set": "SET", "--add-property": "PROPERTY",
+    "--device-class": "CLASS", "--features": "A,B,...", "--select": "spearman:K", "--svr-kernel": "KIND",
+    "--bsp-columns": "ROLE=COLUMN,...", "--sizes": "A,B,...", "--report": "FOLDER", "--key": "A,B,...",
+    "--scenarios": "A,B,...", "--optimizations": "FOLDER", "--only": "A,B,...", "--params": "A,B,...",
+    "--target": "COLUMN", "--train": "TABLE", "--rank-train": "TABLE", "--trip": "N", "--loops": "A,B,...",
+    "--trips": "N,N,...", "--campaign": "NAME", "--inner-aggregate": "AGGREGATE", "--min-time": "SECONDS",
+}
+TYPE_METAVARS = {int: "N", float: "NUMBER"}
+
+
+def what_to_type(param: typer.core.TyperOption | typer.core.TyperArgument) -> str:
+    """The placeholder --help shows for ``param``'s value: what to type, never a Python type's name."""
+    if isinstance(param, typer.core.TyperArgument):
+        return str(param.name).upper()  # the usage line adds ... to one taken several times
+    long_name = next((opt for opt in param.opts if opt.startswith("--")), param.opts[0])
+    descriptor = param.type_descriptor
+    if long_name in OPTION_METAVARS:
+        return OPTION_METAVARS[long_name]
+    if descriptor.is_path:
+        return "FILE"
+    return TYPE_METAVARS.get(descriptor.annotation, long_name.lstrip("-").upper())
+
+
+class _Argument(typer.core.TyperArgument):
+    """An argument whose --help names it by what to type (KERNEL), with no type column beside it."""
+
+    def display_type_rich(self, ctx):  # type: ignore[no-untyped-def] - typer's own signature
+        return None
+
+
 class _Command(_FlagHelp, typer.core.TyperCommand):
-    pass
+    """A command whose --help shows each value as what to type (``--gpu GPU``, ``-p NAME=VALUE``, ``KERNEL``)."""
+
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def] - typer's own signature
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if param.metavar is None:
+                param.metavar = what_to_type(param)
+            if isinstance(param, typer.core.TyperArgument):
+                param.__class__ = _Argument
 
 
 class _Group(_FlagHelp, typer.core.TyperGroup):
