@@ -80,6 +80,30 @@ def test_no_help_page_shows_a_python_type_name_as_what_to_type(capsys) -> None:
     assert "{KERNEL}" in page and re.search(r"--param\s+-p\s+NAME=VALUE\s+size parameter", page)
 
 
+@pytest.mark.parametrize(("argv", "message"), [
+    (["kernels", "--category", "bogus"], "--category: unknown category 'bogus'"),
+    (["demo", "--step", "bogus"], "--step: unknown demo step 'bogus'"),
+    (["geometry", "--gpu", "H100", "--trip", "100", "--policy", "heurstic"],
+     "--policy: unknown launch-geometry policy 'heurstic'; did you mean heuristic?"),
+    (["explore", "schoonhoven_spaces", "--kernel", "pnpoly", "--gpu", "V100", "--model", "bogus"],
+     "--model: unknown model 'bogus'; known: et, gbt, gp, knn, rf"),
+    (["tune", "jacobi2d_5pt", "--start", "bogus"], "--start: unknown start 'bogus'"),
+    (["fit", "matvec_bsp", "--model", "bogus", "--out", "{tmp}/m.json"], "--model: unknown model 'bogus'"),
+    (["evaluate", "matvec_bsp", "--model", "lr", "--protocol", "bogus"], "--protocol: unknown protocol 'bogus'"),
+    (["reproduce", "rodinia", "--scenarios", "bsp,bogus"], "--scenarios: unknown scenario 'bogus'"),
+    (["reproduce", "rodinia", "--inner-aggregate", "bogus"], "--inner-aggregate: unknown inner aggregate 'bogus'"),
+    (["reproduce", "advisor", "--split", "bogus"], "--split: unknown advisor split 'bogus'"),
+    (["geometry-sweep", "--device", "opencl:0", "--loops", "bogus"], "--loops: unknown parallel loop 'bogus'"),
+])
+def test_a_value_none_of_an_options_choices_is_an_error_naming_the_option(tmp_path, capsys, argv, message):
+    """Such errors said "unknown launch-geometry policy 'heurstic'", naming no option, where --trip, --limit or
+    --seed name theirs; each is said before any table is read or device opened."""
+    assert main([arg.format(tmp=tmp_path) for arg in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1].startswith(f"gpuperf: error: {message}") and err.count("error") == 1, err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_version_prints_gpuperf_and_its_version(capsys):
     from gpuperf import __version__
 

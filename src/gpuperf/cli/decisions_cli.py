@@ -12,10 +12,10 @@ from typing import Optional
 import typer
 
 from gpuperf.cli.output import (
-    at_least, boards_note, checked_seed, claimed_output, csv_output_name, is_empty_claim, new_output_file, nothing_to_resume, output_lock, parse_params,
+    at_least, boards_note, checked_seed, known_choice, claimed_output, csv_output_name, is_empty_claim, new_output_file, nothing_to_resume, output_lock, parse_params,
     not_blank, print_json, print_table, refuse_model_name, refuse_surrogate_file, report_folder, shown_if_unreported, with_notes,
 )
-from gpuperf.errors import GpuperfError, counted, unknown_name_error
+from gpuperf.errors import GpuperfError, counted
 from gpuperf.progress import progress_bar
 
 
@@ -400,8 +400,9 @@ def geometry_command(
     as_json: bool = typer.Option(False, "--json", metavar="", help="print JSON"),
 ) -> None:
     """Threads per block and blocks for a parallel loop."""
-    from gpuperf.decisions.geometry import choose_geometry, device_descriptor
+    from gpuperf.decisions.geometry import POLICIES, choose_geometry, device_descriptor
 
+    known_choice("--policy", "launch-geometry policy", policy, POLICIES)
     not_blank("--gpu", gpu, "a GPU (see gpuperf gpus)", required=True)
     count = _whole(trip, "trip")
     at_least("--trip", count, 1)
@@ -567,8 +568,7 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
     if not bodies:
         raise GpuperfError(f"--loops: name at least one of {', '.join(LOOP_BODIES)}")
     for body in bodies:
-        if body not in LOOP_BODIES:
-            raise unknown_name_error("parallel loop", body, LOOP_BODIES)
+        known_choice("--loops", "parallel loop", body, LOOP_BODIES)
     counts = list(dict.fromkeys(_int_list(trips, "trips")))  # a trip count given twice is measured once
     below = next((count for count in counts if count < 1), None)
     if below is not None:
@@ -737,8 +737,7 @@ def tune_command(
     if start is not None and train:
         raise GpuperfError("--start picks the first variants without --train; with --train the tables do")
     start = start or "ranked"
-    if start not in TUNE_STARTS:
-        raise unknown_name_error("start", start, TUNE_STARTS)
+    known_choice("--start", "start", start, TUNE_STARTS)
     if (start == "counts") != (count_model is not None):
         raise GpuperfError("--start counts ranks the first picks by the model of --count-model: give both or neither")
     if rank_train is not None and (train or start != "ranked"):

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from gpuperf.cli.output import (
-    csv_output_name, kernel_sizes, new_output_file, not_blank, print_json, print_table, whole_counts,
+    csv_output_name, kernel_sizes, known_choice, new_output_file, not_blank, print_json, print_table, whole_counts,
 )
 from gpuperf.errors import GpuperfError
 
@@ -22,11 +22,9 @@ def kernels(
     as_json: Annotated[bool, typer.Option("--json", metavar="", help="print JSON")] = False,
 ) -> None:
     """List the kernel catalog."""
-    from gpuperf.errors import unknown_name_error
     from gpuperf.kernels.catalog import CATEGORIES, entries
 
-    if category is not None and category not in CATEGORIES:
-        raise unknown_name_error("category", category, CATEGORIES)
+    known_choice("--category", "category", category, CATEGORIES)
     rows = [{
         "name": entry.name,
         "category": entry.category,
@@ -189,13 +187,10 @@ def demo(
 ) -> None:
     """gpuperf's main job on its embedded defaults: writes a report folder with index.md."""
     from gpuperf.demo import STEPS, run_demo, step_reports, summary_lines
-    from gpuperf.errors import unknown_name_error
-
     from gpuperf.cli.output import report_folder
 
     for name in step or []:
-        if name not in STEPS:
-            raise unknown_name_error("demo step", name, STEPS)
+        known_choice("--step", "demo step", name, STEPS)
     index = run_demo(str(report_folder(out, "--out", step_reports(step))), step)
     for line in summary_lines(index.parent):
         print(f"- {line}")

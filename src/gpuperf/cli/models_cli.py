@@ -22,10 +22,10 @@ from gpuperf.cli.model_tables import (
     table_output_name, unbounded_note, unbounded_rows, unnamed_rows_notes, write_table,
 )
 from gpuperf.cli.output import (
-    KeptNotes, counted, model_output_file, new_output_file, notes_kept, print_json, print_table, refuse_model_name,
+    KeptNotes, counted, known_choice, model_output_file, new_output_file, notes_kept, print_json, print_table, refuse_model_name,
     report_folder,
 )
-from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.errors import GpuperfError
 from gpuperf.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -213,6 +213,7 @@ def refuse_model_file(model: str, command: str) -> None:
     from gpuperf.models.registry import MODEL_CHOICES
 
     if model in MODEL_CHOICES or not (model.lower().endswith((".json", ".skops")) or Path(model).is_file()):
+        known_choice("--model", "model", model, MODEL_CHOICES)
         return
     try:
         options = saved_options(model_info(Path(model)), model)
@@ -476,8 +477,7 @@ def evaluate_command(
 
 def held_out_columns(protocol: str, sizes: str | None) -> list[str]:
     """The columns whose values ``protocol`` holds out in turn: gpu, kernel, or the ``--sizes`` columns."""
-    if protocol not in PROTOCOLS:
-        raise unknown_name_error("protocol", protocol, PROTOCOLS)
+    known_choice("--protocol", "protocol", protocol, PROTOCOLS)
     named = [c.strip() for c in (sizes or "").split(",") if c.strip()]
     if PROTOCOLS[protocol] is not None:
         if sizes is not None:

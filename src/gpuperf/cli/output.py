@@ -165,6 +165,15 @@ def one_of(option: str, value: str | None, allowed: Sequence[str]) -> None:
         raise GpuperfError(f"{option} '{clipped(value)}': must be {choices}")
 
 
+def known_choice(option: str, kind: str, value: str | None, known: Sequence[str]) -> None:
+    """An error naming ``option`` where its ``value`` (None: not given) is none of ``known``, with the nearest
+    known names (``--policy: unknown launch-geometry policy 'heurstic'; did you mean heuristic?``)."""
+    from gpuperf.errors import GpuperfError, unknown_name_error
+
+    if value is not None and value not in known:
+        raise GpuperfError(f"{option}: {unknown_name_error(kind, value, known)}")
+
+
 def not_blank(option: str, value: str | None, names: str, required: bool = False) -> None:
     """An error where ``option`` is given but blank (``--target "$COL"``, the variable unset): ``names``
     says what it should name; left out, the command picks its default (none where ``required``)."""
@@ -207,13 +216,13 @@ def refuse_surrogate_file(model: str | None, command: str, instead: str) -> None
     ``command`` fits its surrogate as it searches; ``instead`` says what takes the file."""
     from gpuperf.errors import GpuperfError
 
-    if model is None or not (model.lower().endswith((".json", ".skops")) or Path(model).is_file()):
-        return
     from gpuperf.decisions.surrogates import SURROGATES
 
-    if model not in SURROGATES:
+    if model is not None and model not in SURROGATES and (model.lower().endswith((".json", ".skops"))
+                                                          or Path(model).is_file()):
         raise GpuperfError(f"--model {model}: {command} takes a surrogate it fits as it searches "
                            f"({', '.join(SURROGATES)}), not a saved model file; {instead}")
+    known_choice("--model", "model", model, SURROGATES)
 
 
 def kernel_sizes(kernel: Any, pairs: Sequence[str] | None) -> dict[str, int]:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from gpuperf.cli.output import print_json
+from gpuperf.cli.output import known_choice, print_json
 
 STUDIES = ("rodinia", "linear", "exploration", "advisor", "geometry")
 STUDY_HELP = (
@@ -31,15 +31,14 @@ def _typed(ctx: typer.Context, name: str) -> bool:
 
 
 def _known_scenarios(text: str) -> list[str]:
-    from gpuperf.errors import GpuperfError, unknown_name_error
+    from gpuperf.errors import GpuperfError
     from gpuperf.evaluation.reproduce import OPT_IN_SCENARIOS, SCENARIOS
 
     names = [name.strip() for name in text.split(",") if name.strip()]
     if not names:
         raise GpuperfError(f"--scenarios '{text}' names no scenario")
     for name in names:
-        if name not in SCENARIOS + OPT_IN_SCENARIOS:
-            raise unknown_name_error("scenario", name, SCENARIOS + OPT_IN_SCENARIOS)
+        known_choice("--scenarios", "scenario", name, SCENARIOS + OPT_IN_SCENARIOS)
     return names
 
 
@@ -86,11 +85,9 @@ def reproduce(
     for option, owner in OPTION_STUDY.items():
         if given[option] and study != owner:
             raise GpuperfError(f"{option} goes with reproduce {owner}, not {study}")
-    if inner_aggregate not in INNER_AGGREGATES:
-        raise unknown_name_error("inner aggregate", inner_aggregate, INNER_AGGREGATES)
+    known_choice("--inner-aggregate", "inner aggregate", inner_aggregate, INNER_AGGREGATES)
     for name in split or ():
-        if name not in SPLITS:
-            raise unknown_name_error("advisor split", name, SPLITS)
+        known_choice("--split", "advisor split", name, SPLITS)
     within = list(reports.GEOMETRY_SWEEP_FOLDERS.values()) if study == "geometry" else []  # the sweeps' reports
     out = str(report_folder(f"{DEFAULT_FOLDER}/{study}" if out is None else out, "--out", within))
     echo = (lambda line: None) if as_json else print
