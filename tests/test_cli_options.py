@@ -94,6 +94,12 @@ def test_no_help_page_shows_a_python_type_name_as_what_to_type(capsys) -> None:
     (["reproduce", "rodinia", "--inner-aggregate", "bogus"], "--inner-aggregate: unknown inner aggregate 'bogus'"),
     (["reproduce", "advisor", "--split", "bogus"], "--split: unknown advisor split 'bogus'"),
     (["geometry-sweep", "--device", "opencl:0", "--loops", "bogus"], "--loops: unknown parallel loop 'bogus'"),
+    (["fit", "matvec_bsp", "--model", "svr", "--svr-kernel", "poly", "--out", "{tmp}/m.json"],
+     "--svr-kernel: unknown SVR kernel 'poly'"),
+    (["evaluate", "matvec_bsp", "--model", "linear", "--property-set", "gpus", "--protocol", "leave-one-gpu-out"],
+     "--property-set: unknown property set 'gpus'; did you mean gpu"),
+    (["calibrate", "--table", "linear_model_h100", "--property-set", "bogus", "--out", "{tmp}/m.json"],
+     "--property-set: unknown property set 'bogus'"),
 ])
 def test_a_value_none_of_an_options_choices_is_an_error_naming_the_option(tmp_path, capsys, argv, message):
     """Such errors said "unknown launch-geometry policy 'heurstic'", naming no option, where --trip, --limit or

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpuperf.cli.output import caught_warnings, counted
+from gpuperf.cli.output import caught_warnings, counted, known_choice
 from gpuperf.errors import STANDARD_INPUT, GpuperfError, standard_input_refused, unknown_name_error
 
 if TYPE_CHECKING:
@@ -646,8 +646,11 @@ def noted(call: Callable[[], Any]) -> tuple[Any, list[str]]:
 
 def model_options(model: str, log_target: bool, select: str | None, svr_kernel: str,
                   bsp_columns: str | None, property_set: str | None) -> ModelOptions:
-    from gpuperf.models.registry import ModelOptions, parse_bsp_columns, parse_select
+    from gpuperf.models.properties import PROPERTY_SETS
+    from gpuperf.models.registry import SVR_KERNELS, ModelOptions, parse_bsp_columns, parse_select
 
+    known_choice("--svr-kernel", "SVR kernel", svr_kernel, list(SVR_KERNELS))
+    known_choice("--property-set", "property set", property_set, list(PROPERTY_SETS))
     return ModelOptions(model, log_target=log_target, svr_kernel=svr_kernel, select=parse_select(select),
                         bsp_columns=parse_bsp_columns(bsp_columns), property_set=property_set)
 
