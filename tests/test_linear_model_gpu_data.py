@@ -255,7 +255,8 @@ def test_calibrate_from_a_table_takes_min_or_median_only(tmp_path, capsys) -> No
     from gpuperf.cli import main
 
     assert main(["calibrate", "--table", str(H100), "--statistic", "mean", "--out", str(tmp_path / "m.json")]) == 2
-    assert capsys.readouterr().err == "gpuperf: error: --statistic 'mean': must be min or median\n"
+    assert capsys.readouterr().err == ("gpuperf: error: --statistic: unknown statistic 'mean'; did you mean median, "
+                                       "min?\n")
 
 
 def test_calibrate_names_the_option_of_a_bad_statistic_or_device_class(tmp_path, capsys) -> None:
@@ -264,10 +265,12 @@ def test_calibrate_names_the_option_of_a_bad_statistic_or_device_class(tmp_path,
 
     out = str(tmp_path / "m.json")
     for argv, message in (
-        (["--statistic", "mean", "--device", "cuda:99"], "--statistic 'mean': must be min or median"),
-        (["--table", str(H100), "--device-class", "tpu"], "--device-class 'tpu': must be cpu or gpu"),
+        (["--statistic", "mean", "--device", "cuda:99"],
+         "--statistic: unknown statistic 'mean'; did you mean median, min?"),
+        (["--table", str(H100), "--device-class", "tpu"],
+         "--device-class: unknown device class 'tpu'; did you mean gpu, cpu?"),
         (["--table", str(H100), "--device-class", "", "--add-property", "footprint_beyond_50MiB"],
-         "--device-class '': must be cpu or gpu"),
+         "--device-class: unknown device class ''; did you mean cpu, gpu?"),
     ):
         assert main(["calibrate", *argv, "--out", out]) == 2
         assert capsys.readouterr().err == f"gpuperf: error: {message}\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from gpuperf.cli.output import (
-    at_least, known_choice, model_output_file, named_values, one_of, print_json, print_table, store_file,
+    at_least, known_choice, model_output_file, named_values, print_json, print_table, store_file,
 )
 
 
@@ -44,8 +44,8 @@ def calibrate_command(
 
     if out.suffix != ".json":
         raise GpuperfError(f"--out: '{out}' must end in .json")
-    one_of("--statistic", statistic, STATISTICS)
-    one_of("--device-class", device_class, list(CALIBRATION_PLANS))
+    known_choice("--statistic", "statistic", statistic, STATISTICS)
+    known_choice("--device-class", "device class", device_class, list(CALIBRATION_PLANS))
     known_choice("--property-set", "property set", property_set, list(PROPERTY_SETS))
     at_least("--passes", passes, 1)
     at_least("--cycles", cycles, 1)

@@ -156,15 +156,6 @@ def at_least(option: str, value: int | None, least: int) -> None:
         raise GpuperfError(f"{option} {value}: must be at least {least}")
 
 
-def one_of(option: str, value: str | None, allowed: Sequence[str]) -> None:
-    """An error naming ``option`` where its ``value`` (None: not given) is none of ``allowed``."""
-    from gpuperf.errors import GpuperfError, clipped
-
-    if value is not None and value not in allowed:
-        choices = f"{', '.join(allowed[:-1])} or {allowed[-1]}" if len(allowed) > 1 else allowed[0]
-        raise GpuperfError(f"{option} '{clipped(value)}': must be {choices}")
-
-
 def known_choice(option: str, kind: str, value: str | None, known: Sequence[str]) -> None:
     """An error naming ``option`` where its ``value`` (None: not given) is none of ``known``, with the nearest
     known names (``--policy: unknown launch-geometry policy 'heurstic'; did you mean heuristic?``)."""
