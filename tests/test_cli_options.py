@@ -127,7 +127,7 @@ def test_python_dash_m_gpuperf_is_the_command_line_with_its_exit_status():
     assert (version.returncode, version.stdout) == (0, f"gpuperf {__version__}\n")
     bad = subprocess.run([sys.executable, "-m", "gpuperf", "geometry", "--gpu", "nosuch", "--trip", "10"],
                          capture_output=True, text=True)
-    assert bad.returncode == 2 and bad.stderr.startswith("gpuperf: error: unknown GPU 'nosuch'")
+    assert bad.returncode == 2 and bad.stderr.startswith("gpuperf: error: --gpu: unknown GPU 'nosuch'")
 
 
 def test_sizes_left_out_are_named_with_the_defaults_they_take(capsys):

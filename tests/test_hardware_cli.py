@@ -155,6 +155,17 @@ def test_resources_refuse_an_empty_gpu_rather_than_leave_out_its_occupancy(capsy
         assert ("leave --gpu out" in err) == (argv in optional)  # a required --gpu has no default
 
 
+@pytest.mark.parametrize("argv", [
+    ["resources", "vector_copy"], ["occupancy", "--threads", "128", "--registers", "32"], ["features", "vector_copy"],
+    ["geometry", "--trip", "1000"], ["advise", "vector_copy"],
+])
+def test_an_unknown_gpu_is_an_error_naming_gpu_and_the_nearest_names(capsys, argv):
+    """Said "unknown GPU 'H10'" without naming --gpu, as predict-table names it."""
+    assert main([*argv, "--gpu", "H10"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpuperf: error: --gpu: unknown GPU 'H10'; did you mean H100 SXM") and err.count("\n") == 1
+
+
 def test_features_json_names_the_kernel_variant_and_sizes_it_counted(capsys):
     assert main(["features", "stencil2d[local_x=32]", "-p", "n=1024", "--json"]) == 0
     row = json.loads(capsys.readouterr().out)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 from rich.markup import escape
 
-from gpuperf.cli.output import boards_note, console, kernel_sizes, not_blank, print_json, print_table, with_notes
+from gpuperf.cli.output import boards_note, console, described_gpu, kernel_sizes, print_json, print_table, with_notes
 
 if TYPE_CHECKING:
     from gpuperf.decisions.advisor import Advice
@@ -156,7 +156,7 @@ def _kernel_advice(kernel: str, param: list[str] | None, gpu: str | None, device
     from gpuperf.decisions.advisor import advise_kernel
     from gpuperf.kernels import get_kernel
 
-    not_blank("--gpu", gpu, "a GPU (see gpuperf gpus)")  # a --profile's GPU is checked as import checks it
+    described_gpu(gpu)  # a --profile's GPU is checked as import checks it
     found = get_kernel(kernel)
     sizes = kernel_sizes(found, param)
     with _progress_bar(hidden) as progress:

@@ -12,7 +12,7 @@ from typing import Optional
 import typer
 
 from gpuperf.cli.output import (
-    at_least, boards_note, checked_seed, known_choice, claimed_output, csv_output_name, is_empty_claim, new_output_file, nothing_to_resume, output_lock, parse_params,
+    at_least, boards_note, checked_seed, described_gpu, known_choice, claimed_output, csv_output_name, is_empty_claim, new_output_file, nothing_to_resume, output_lock, parse_params,
     not_blank, print_json, print_table, refuse_model_name, refuse_surrogate_file, report_folder, shown_if_unreported, with_notes,
 )
 from gpuperf.errors import GpuperfError, counted
@@ -403,7 +403,7 @@ def geometry_command(
     from gpuperf.decisions.geometry import POLICIES, choose_geometry, device_descriptor
 
     known_choice("--policy", "launch-geometry policy", policy, POLICIES)
-    not_blank("--gpu", gpu, "a GPU (see gpuperf gpus)", required=True)
+    described_gpu(gpu, required=True)
     count = _whole(trip, "trip")
     at_least("--trip", count, 1)
     at_least("--registers", registers, 0)

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from gpuperf.cli.output import boards_note, kernel_sizes, not_blank, print_json, print_table
+from gpuperf.cli.output import boards_note, described_gpu, kernel_sizes, print_json, print_table
 from gpuperf.errors import GpuperfError
 
 GPU_COLUMNS = {
@@ -63,7 +63,7 @@ def resources_command(
     from gpuperf.hardware import get_gpu
     from gpuperf.kernels import get_kernel
 
-    not_blank("--gpu", gpu, "a GPU (see gpuperf gpus)")  # an empty --gpu is a mistake, not no GPU
+    described_gpu(gpu)  # an empty --gpu is a mistake, not no GPU
     spec = get_gpu(gpu) if gpu is not None else None
     if spec is not None and spec.vendor != "NVIDIA":
         raise GpuperfError(f"--gpu {gpu}: NVRTC counts NVIDIA registers, which say nothing of {spec.vendor} VGPRs; "
@@ -119,7 +119,7 @@ def occupancy_command(
     from gpuperf.features.occupancy import occupancy
     from gpuperf.hardware import get_gpu
 
-    not_blank("--gpu", gpu, "a GPU (see gpuperf gpus)", required=True)
+    described_gpu(gpu, required=True)
     spec = get_gpu(gpu)
     fit = occupancy(spec, threads, registers, smem)
     boards_note(gpu)  # on stderr: the JSON has no notes

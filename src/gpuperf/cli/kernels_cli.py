@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from gpuperf.cli.output import (
-    csv_output_name, kernel_sizes, known_choice, new_output_file, not_blank, print_json, print_table, whole_counts,
+    csv_output_name, described_gpu, kernel_sizes, known_choice, new_output_file, print_json, print_table, whole_counts,
 )
 from gpuperf.errors import GpuperfError
 
@@ -110,7 +110,7 @@ def features(
     from gpuperf.hardware import get_gpu
     from gpuperf.kernels import get_kernel
 
-    not_blank("--gpu", gpu, "a GPU (see gpuperf gpus)")
+    described_gpu(gpu)
     if out is not None:  # refused before anything is counted
         csv_output_name(out)
         new_output_file(out)

@@ -175,6 +175,20 @@ def not_blank(option: str, value: str | None, names: str, required: bool = False
         raise GpuperfError(f"{option} is empty; name {names}{default}")
 
 
+def described_gpu(gpu: str | None, required: bool = False) -> None:
+    """An error naming ``--gpu`` where it is given and names no GPU gpuperf describes: empty (:func:`not_blank`)
+    or unknown (with the nearest names, as :func:`gpuperf.hardware.get_gpu` says them)."""
+    from gpuperf.errors import GpuperfError
+    from gpuperf.hardware.specs import canonical_gpu_name, get_gpu
+
+    not_blank("--gpu", gpu, "a GPU (see gpuperf gpus)", required)
+    if gpu is not None and canonical_gpu_name(gpu) is None:
+        try:
+            get_gpu(gpu)
+        except GpuperfError as error:
+            raise GpuperfError(f"--gpu: {error}") from None
+
+
 def checked_seed(seed: int) -> int:
     """``--seed`` as given; a negative one (NumPy's generators take none) is an error."""
     from gpuperf.errors import GpuperfError
