@@ -303,6 +303,27 @@ def test_a_compressed_table_named_as_plain_text_is_told_its_name(tmp_path):
     assert list(read_csv(tmp_path / "bz.csv").columns) == ["BZh1", "n", "time_s"]
 
 
+def test_a_zip_or_zstd_table_named_as_plain_text_is_told_its_name(tmp_path):
+    """A zip archive (as Windows' "send to compressed folder" makes) or zstd data named .csv: the name to give
+    it, as for gzip, not "bytes that are not UTF-8 text"; named .zip it is read."""
+    import zipfile
+
+    from gpuperf.datasets.tables import read_csv
+    from gpuperf.errors import GpuperfError
+
+    with zipfile.ZipFile(tmp_path / "t.csv", "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("t.csv", "kernel,n,time_s\nk,1,0.5\n")
+    with pytest.raises(GpuperfError, match=r"t\.csv: zip-compressed data under a name without \.zip: name it "
+                                           r"t\.csv\.zip \(read compressed\), or decompress it$"):
+        read_csv(tmp_path / "t.csv")
+    (tmp_path / "t.csv").rename(tmp_path / "t.csv.zip")
+    assert read_csv(tmp_path / "t.csv.zip")["time_s"].tolist() == [0.5]
+    (tmp_path / "z.csv").write_bytes(bytes.fromhex("28b52ffd") + b"\x00" * 8)  # a zstd frame's magic number
+    with pytest.raises(GpuperfError, match=r"z\.csv: zstd-compressed data under a name without \.zst: name it "
+                                           r"z\.csv\.zst"):
+        read_csv(tmp_path / "z.csv")
+
+
 def _written(path, text):
     import gzip
 

@@ -94,15 +94,19 @@ def repeated_names(names: list[str]) -> list[str]:
     return sorted(name for name, count in Counter(names).items() if count > 1)
 
 
-# A compressed file's first bytes, and the suffix under which pandas reads it so; bzip2's: "BZh", the block size 1-9, then a block's or the stream end's magic (a header "BZh1,..." is text).
+# A compressed file's first bytes, and the suffix under which pandas reads it so; bzip2's: "BZh", the block size 1-9,
+# then a block's or the stream end's magic (a header "BZh1,..." is text); zip's: a file's local header (or an empty
+# archive's end record).
 COMPRESSION_MAGIC = ((re.compile(rb"\x1f\x8b"), "gzip", ".gz"),
                      (re.compile(rb"BZh[1-9](1AY&SY|\x17rE8P\x90)"), "bzip2", ".bz2"),
-                     (re.compile(rb"\xfd7zXZ\x00"), "xz", ".xz"))
+                     (re.compile(rb"\xfd7zXZ\x00"), "xz", ".xz"),
+                     (re.compile(rb"PK(\x03\x04|\x05\x06)"), "zip", ".zip"),
+                     (re.compile(rb"\x28\xb5\x2f\xfd"), "zstd", ".zst"))
 COMPRESSED_SUFFIXES = {".gz", ".bz2", ".xz", ".zip", ".zst", ".tar", ".tgz", ".tbz", ".tbz2", ".txz"}
 
 
 def _refuse_compressed_under_plain_name(path: Path) -> None:
-    """An error where a file named as plain text (``.csv``) holds gzip, bzip2 or xz data, which pandas
+    """An error where a file named as plain text (``.csv``) holds gzip, bzip2, xz, zip or zstd data, which pandas
     reads by its name's suffix only: the name to give it instead."""
     if path.suffix.lower() in COMPRESSED_SUFFIXES:
         return
