@@ -499,3 +499,24 @@ def test_an_empty_time_ms_beside_the_time_s_filled_in_is_refused_not_taken_as_no
     assert step["measured"] == 2 and step["next"]["x"] in (2, 4)
     frame = pd.DataFrame({"x": [1, 2], "time_ms": [None, None], "time_s": [None, None]})  # nothing measured yet
     assert partly_measured(frame, ["x"]).pending.all()
+
+
+def test_explore_and_a_train_table_with_an_empty_time_ms_beside_time_s_say_so(tmp_path, capsys):
+    """explore's table and a --train table whose time_ms is empty while time_s holds the times: one error naming
+    both columns, as ask gives, not 'line 2: time_ms is empty (a configuration not measured yet)' or 'no row is
+    measured yet'; the training table read without the empty column trains."""
+    space = tmp_path / "space.csv"
+    pd.DataFrame({"x": [1, 2, 3, 4], "time_ms": [None] * 4, "time_s": [4.0, 3.0, 2.0, 1.0]}).to_csv(space, index=False)
+    assert main(["explore", str(space), "--params", "x"]) == 2
+    assert ("space.csv: time column time_ms is empty but time_s holds values; --target time_s names it if it holds "
+            "the times") in capsys.readouterr().err
+    asked = tmp_path / "ask.csv"
+    pd.DataFrame({"x": [1, 2, 3, 4], "time_ms": [2.0, None, None, None]}).to_csv(asked, index=False)
+    train = tmp_path / "train.csv"
+    pd.DataFrame({"x": [1, 2, 3, 4], "time_ms": [None] * 4, "time_s": [4.0, 3.0, 2.0, 1.0]}).to_csv(train, index=False)
+    assert main(["ask", str(asked), "--params", "x", "--train", str(train)]) == 2
+    assert ("train.csv: time column time_ms is empty but time_s holds values; leave the empty column out of this "
+            "training table") in capsys.readouterr().err
+    pd.read_csv(train).drop(columns="time_ms").to_csv(train, index=False)
+    assert main(["ask", str(asked), "--params", "x", "--train", str(train), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["measured"] == 1

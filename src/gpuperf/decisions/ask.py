@@ -21,8 +21,8 @@ import pandas as pd
 from gpuperf.datasets.schema import require_frame, row_location
 from gpuperf.decisions.exploration import default_model
 from gpuperf.decisions.space import (
-    TIME_COLUMNS, Space, empty_cells, held_times_hint, space_from_frame, unmeasured_rows, unnamed_time_column,
-    unnamed_times_error, without_unparameterised_rows,
+    TIME_COLUMNS, Space, empty_cells, held_times_hint, refuse_empty_time_column, space_from_frame, unmeasured_rows,
+    unnamed_time_column, unnamed_times_error, without_unparameterised_rows,
 )
 from gpuperf.decisions.tune import GuidedSearch, TrainingData, batch_count
 from gpuperf.errors import GpuperfError
@@ -91,7 +91,8 @@ def partly_measured(frame: pd.DataFrame, params: Sequence[str], target: str | No
             _refuse_unnamed_times(frame, params, where)
             target = TIME_COLUMNS[0]
         else:
-            _refuse_times_elsewhere(frame, target, where)
+            # empty beside another time column that holds times: asking would name one measured already
+            refuse_empty_time_column(frame, target, where, "the times measured so far")
     else:
         _require_named_target(frame, target, params, where)
     frame = without_unparameterised_rows(frame, params, where)
@@ -113,19 +114,6 @@ def _refuse_unnamed_times(frame: pd.DataFrame, params: Sequence[str], where: str
     column = unnamed_time_column(frame, params)
     if column is not None:
         raise unnamed_times_error(where, column, "the times measured so far")
-
-
-def _refuse_times_elsewhere(frame: pd.DataFrame, target: str, where: str) -> None:
-    """An error when the default time column ``target`` is empty while another of ``TIME_COLUMNS``
-    holds times (a ``time_ms`` column left empty beside the ``time_s`` filled in): asking would
-    take nothing as measured and name a configuration measured already."""
-    if not empty_cells(frame[target]).all():
-        return
-    held = next((c for c in TIME_COLUMNS if c != target and c in frame.columns and not empty_cells(frame[c]).all()),
-                None)
-    if held is not None:
-        raise GpuperfError(f"{where}: time column {target} is empty but {held} holds values; --target {held} "
-                           "names it if it holds the times measured so far")
 
 
 def _require_named_target(frame: pd.DataFrame, target: str, params: Sequence[str], where: str) -> None:

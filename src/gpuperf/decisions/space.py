@@ -416,14 +416,30 @@ def read_table(path: str | Path) -> pd.DataFrame:
 
 def default_target(frame: pd.DataFrame, where: str, params: Sequence[str] = ()) -> str:
     """The first of ``time_ms``, ``time_s``, ``time`` the table has (else an error naming a column that
-    holds values under a time's name, :func:`unnamed_time_column`)."""
+    holds values under a time's name, :func:`unnamed_time_column`; an error where it is empty and another
+    holds times, :func:`refuse_empty_time_column`)."""
     for name in TIME_COLUMNS:
         if name in frame.columns:
+            refuse_empty_time_column(frame, name, where)
             return name
     column = unnamed_time_column(frame, params)
     if column is not None:
         raise unnamed_times_error(where, column)
     raise GpuperfError(f"{where}: no time column ({', '.join(TIME_COLUMNS)}); name it with --target")
+
+
+def refuse_empty_time_column(frame: pd.DataFrame, target: str, where: str, times: str = "the times",
+                             remedy: str | None = None) -> None:
+    """An error when the time column ``target`` is empty while another of ``TIME_COLUMNS`` holds times (a
+    ``time_ms`` column left empty beside the ``time_s`` filled in): every row would read as not measured yet.
+    ``remedy`` says what to do (default: name the other column with ``--target``)."""
+    if target not in frame.columns or not empty_cells(frame[target]).all():
+        return
+    held = next((c for c in TIME_COLUMNS if c != target and c in frame.columns and not empty_cells(frame[c]).all()),
+                None)
+    if held is not None:
+        raise GpuperfError(f"{where}: time column {target} is empty but {held} holds values; "
+                           + (remedy or f"--target {held} names it if it holds {times}"))
 
 
 def unnamed_time_column(frame: pd.DataFrame, params: Sequence[str]) -> str | None:
@@ -724,6 +740,8 @@ def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], targe
     if "kernel" in frame.columns:  # "saxpy " and "saxpy" (or 'é' typed two ways) are one kernel's space
         frame = frame.assign(kernel=names_alike(frame["kernel"]))
     column = target if target in frame.columns else _training_target(frame, target, where)
+    refuse_empty_time_column(frame, column, where, remedy="leave the empty column out of this training table (its "
+                             f"times are read from the first of {', '.join(TIME_COLUMNS)} it has)")
     pending = unmeasured_rows(frame, column)
     if pending.any():  # a partly measured table (ask's, on another GPU): its measured rows train
         warnings.warn(f"{where}: left out {counted(int(pending.sum()), 'row')} not measured yet (no {column}, no status; "
