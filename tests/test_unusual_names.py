@@ -251,3 +251,19 @@ def test_explores_own_kernel_typed_in_another_normal_form_in_a_train_table_is_le
     with pytest.warns(GpuperfNote, match="only its rows of café"):
         kept = same_kernel_where_held(space, others, "train.csv")
     assert [set(s.extra["kernel"]) for s in kept] == [{"café"}]
+
+
+def test_kernel_picks_a_kernel_whose_rows_type_its_accents_two_ways_as_one_kernel(tmp_path):
+    """explore's and ask's own table with 'café' typed as one character in some rows and as 'e' and an accent in
+    others: --kernel café picks every row of it, as a --train table counts it, instead of refusing a name that
+    'names 2 of its kernels (café, café)', two spellings no one can tell apart to name one."""
+    from gpuperf.decisions.space import read_space
+
+    rows = [{"kernel": "café" if block < 128 else nfd("café"), "gpu": "Tesla K40", "block": block,
+             "time_s": 1e-3 * block} for block in (32, 64, 128, 256)]
+    rows.append({"kernel": "saxpy", "gpu": "Tesla K40", "block": 32, "time_s": 1.0})
+    path = tmp_path / "space.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    for name in ("café", nfd("café")):
+        space = read_space(path, ["block"], kernel=name)
+        assert len(space) == 4

@@ -593,7 +593,7 @@ def select_rows(frame: pd.DataFrame, where: str, kernel: str | None = None,
     the rows whose column n holds 1024, in any type), and ``where`` naming them. A user's kernel
     named like another of a campaign export is picked by its own name, ``name (file.py:function)``
     (:func:`~gpuperf.datasets.tables.kernels_told_apart`)."""
-    from gpuperf.datasets.tables import kernels_told_apart
+    from gpuperf.datasets.tables import kernels_told_apart, one_spelling_per_name
 
     frame = kernels_told_apart(frame)
     chosen = []
@@ -603,6 +603,8 @@ def select_rows(frame: pd.DataFrame, where: str, kernel: str | None = None,
         if column not in frame.columns:
             raise GpuperfError(f"{where}: no {column} column to pick --{column} {name} by")
         values = text_cells(frame[column]).str.strip()
+        if column == "kernel":  # 'é' typed as one character in some rows, as 'e' and an accent in others: one kernel
+            values = one_spelling_per_name(values)
         held = [value for value in values.unique() if value]  # an empty cell names nothing to pick
         names = matching_names(held, name, canonical=column == GPU_COLUMN)
         if (not names and column == GPU_COLUMN and lookup_gpu(name) is not None
