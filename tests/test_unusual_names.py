@@ -267,3 +267,19 @@ def test_kernel_picks_a_kernel_whose_rows_type_its_accents_two_ways_as_one_kerne
     for name in ("café", nfd("café")):
         space = read_space(path, ["block"], kernel=name)
         assert len(space) == 4
+
+
+@pytest.mark.parametrize("names", [("01", "1"), ("1e3", "1000"), ("True", "1")])
+def test_a_train_table_of_a_kernel_named_like_the_spaces_as_a_number_is_another_kernel(tmp_path, capsys, names):
+    """Kernels '01' and '1' on one GPU are two kernels, as fit and evaluate count them: explore --train takes the
+    other's space, instead of leaving it out as 'the space's own kernel and GPU' (read as one number)."""
+    own, other = names
+    space, train = tmp_path / "space.csv", tmp_path / "train.csv"
+    pd.DataFrame({"kernel": own, "gpu": "A100", "x": [1, 2, 3, 4], "time_s": [4.0, 3.0, 2.0, 1.0]}).to_csv(
+        space, index=False)
+    pd.DataFrame({"kernel": other, "gpu": "A100", "x": [1, 2, 3, 4], "time_s": [1.0, 5.0, 2.0, 3.0]}).to_csv(
+        train, index=False)
+    assert main(["explore", str(space), "--params", "x", "--train", str(train), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "own kernel" not in captured.err
+    assert json.loads(captured.out)["method"].startswith("transfer")

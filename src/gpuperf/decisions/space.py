@@ -864,9 +864,10 @@ def same_kernel_and_gpu(a: Space, b: Space, size_columns: Sequence[str] = ()) ->
 
 
 def kernel_text(name: object) -> str:
-    """A kernel name as spaces are matched on: :func:`key_text` in one Unicode normal form (NFC), so 'é'
-    typed as one character or as 'e' and an accent is one kernel, as ``--kernel`` picks it."""
-    return unicodedata.normalize("NFC", key_text(name))
+    """A kernel name as spaces are matched on: as written, without the spaces around it, in one Unicode normal
+    form (NFC), so 'é' typed as one character or as 'e' and an accent is one kernel, as ``--kernel`` picks it;
+    a name is no number, so '01' and '1' are two kernels (:func:`key_text` reads them as one value)."""
+    return unicodedata.normalize("NFC", str(name).strip())
 
 
 def _same_kernel_and_size(a: Space, b: Space, size_columns: Sequence[str] = ()) -> bool:

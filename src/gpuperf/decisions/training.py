@@ -4,13 +4,12 @@ the searched space. Each space left out is noted (a :class:`~gpuperf.errors.Gpup
 
 from __future__ import annotations
 
-import unicodedata
 import warnings
 from collections.abc import Sequence
 
 import numpy as np
 
-from gpuperf.decisions.space import Space, same_kernel_and_gpu, transfer_matrix
+from gpuperf.decisions.space import Space, kernel_text, same_kernel_and_gpu, transfer_matrix
 from gpuperf.errors import GpuperfNote
 
 
@@ -19,7 +18,7 @@ def kernels_of(space: Space) -> set[str]:
     ``kernel`` column)."""
     if "kernel" not in space.extra.columns:
         return set()
-    return {unicodedata.normalize("NFC", str(name).strip()) for name in space.extra["kernel"].dropna()}
+    return {kernel_text(name) for name in space.extra["kernel"].dropna()}
 
 
 def same_kernel_where_held(space: Space, spaces: list[Space], where: str, size_columns: Sequence[str] = (),
