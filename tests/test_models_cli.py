@@ -2366,3 +2366,18 @@ def test_a_descriptor_field_left_out_of_the_defaults_for_a_users_gpu_is_noted(ca
     assert "gpu_peak_f64_gflops" not in fitted["features"]
     assert any("a descriptor field a GPU of GPUPERF_GPUS lacks" in note
                and "gpu_peak_f64_gflops (Lab GPU 7 has none)" in note for note in fitted["notes"])
+
+
+def test_predict_gpu_key_and_explore_params_name_a_column_present_in_another_case(tmp_path, capsys):
+    """predict-gpu --key N and explore --params BX on tables holding n and bx: the hint names them, as fit,
+    evaluate and predict-table name a feature column in another case (difflib alone found nothing)."""
+    from gpuperf.cli import main
+
+    times = tmp_path / "times.csv"
+    times.write_text("kernel,gpu,n,time_s\nk,A100,1,1\nk,A100,2,2\nk,V100,1,2\nk,V100,2,4\nk,H100,1,0.5\n")
+    assert main(["predict-gpu", str(times), "--gpu", "H100", "--key", "N", "-o", str(tmp_path / "p.csv")]) == 2
+    assert "missing column(s) N (a launch is named by kernel and --key; did you mean n?)" in capsys.readouterr().err
+    space = tmp_path / "space.csv"
+    space.write_text("bx,by,time_s\n1,1,0.5\n2,1,0.4\n1,2,0.3\n2,2,0.6\n")
+    assert main(["explore", str(space), "--params", "BX,by"]) == 2
+    assert "missing parameter column(s) BX (did you mean bx?)" in capsys.readouterr().err

@@ -51,6 +51,20 @@ def unknown_name_error(kind: str, name: object, known: Iterable[str]) -> Gpuperf
     return GpuperfError(f"unknown {kind} '{clipped(name)}'{hint}")
 
 
+def close_names(name: str, names: Iterable[str], cutoff: float = 0.6) -> list[str]:
+    """The columns of ``names`` a missing ``name`` may mean: those spelling it in another case (``N`` for
+    ``n``, which difflib rates 0), else up to three near spellings."""
+    names = [str(other) for other in names]
+    cased = [other for other in names if other.lower() == name.lower()]
+    return cased or difflib.get_close_matches(name, names, n=3, cutoff=cutoff)
+
+
+def did_you_mean(name: str, names: Iterable[str]) -> str:
+    """`` (did you mean n?)`` for a missing column ``name`` (:func:`close_names`), or "" where none is near."""
+    close = close_names(name, names)
+    return f" (did you mean {', '.join(close)}?)" if close else ""
+
+
 def listed(names: Sequence[str], at_most: int) -> str:
     """The first ``at_most`` of ``names``, comma-separated, and how many more there are."""
     shown = ", ".join(names[:at_most])

@@ -20,7 +20,6 @@ reads the property columns of ``--property-set`` (default ``gpu``) that the tabl
 
 from __future__ import annotations
 
-import difflib
 import math
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuperf.cli.output import caught_warnings, counted, known_choice
-from gpuperf.errors import STANDARD_INPUT, GpuperfError, standard_input_refused, unknown_name_error
+from gpuperf.errors import STANDARD_INPUT, GpuperfError, did_you_mean, standard_input_refused, unknown_name_error
 
 if TYPE_CHECKING:
     import numpy as np
@@ -226,10 +225,7 @@ def require_columns(frame: pd.DataFrame, columns: Sequence[str], where: str, wha
     missing = [c for c in columns if c not in frame.columns]
     if not missing:
         return
-    names = [str(c) for c in frame.columns]
-    cased = [name for name in names if name.lower() == missing[0].lower()]  # N for n: difflib rates it 0
-    close = cased or difflib.get_close_matches(missing[0], names, n=3, cutoff=0.6)
-    hint = f" (did you mean {', '.join(close)}?)" if close else ""
+    hint = did_you_mean(missing[0], frame.columns)
     descriptors = [c for c in frame.columns if str(c).startswith("gpu_")]
     if any(str(c).startswith("gpu_") for c in missing) and "gpu" in frame.columns and not descriptors:
         hint = " (--gpu-features joins the gpu_* columns of each row's GPU descriptor)"

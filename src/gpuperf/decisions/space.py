@@ -25,7 +25,7 @@ from gpuperf.datasets.schema import (
 )
 from gpuperf.datasets.schema import as_sequence as _sequence
 from gpuperf.decisions.search_metrics import normalised_performance
-from gpuperf.errors import GpuperfError, GpuperfNote, counted, listed, unknown_name_error
+from gpuperf.errors import GpuperfError, GpuperfNote, counted, did_you_mean, listed, unknown_name_error
 
 FAILED_STATUSES_OK = {"ok", "OK", "Ok"}
 # Kernel Tuner's names for a configuration that failed, accepted in a time column.
@@ -476,8 +476,7 @@ def require_parameter_columns(columns: Sequence[object], params: Sequence[str], 
     column names for the first)."""
     missing = [p for p in params if p not in columns]
     if missing:
-        close = difflib.get_close_matches(missing[0], [str(c) for c in columns if c not in params], n=3, cutoff=0.6)
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        hint = did_you_mean(missing[0], [c for c in columns if c not in params])
         raise GpuperfError(f"{where}: missing parameter column(s) {', '.join(missing)}{hint}")
 
 

@@ -19,7 +19,7 @@ import pandas as pd
 from gpuperf.datasets.schema import (
     TARGET, TIME_IN_UNITS, canonical_gpus, is_ok, measured_rows, require_frame, row_location,
 )
-from gpuperf.errors import GpuperfError, counted, unknown_name_error
+from gpuperf.errors import GpuperfError, close_names, counted, unknown_name_error
 from gpuperf.hardware.specs import canonical_gpu_name, spelling_key
 
 TIME_STATISTICS = ("min", "max", "std", "iqr", "median", "mean")  # columns of a target's repeats, as time_ms_min
@@ -298,7 +298,9 @@ def launch_columns(table: pd.DataFrame, key: Sequence[str], where: str, target: 
     columns = list(dict.fromkeys(columns))
     missing = [c for c in ["gpu", *columns] if c not in table.columns]
     if missing:
-        raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)} (a launch is named by kernel and --key)")
+        close = close_names(missing[0], table.columns)  # n for N
+        raise GpuperfError(f"{where}: missing column(s) {', '.join(missing)} (a launch is named by kernel and --key"
+                           + (f"; did you mean {', '.join(close)}?)" if close else ")"))
     if "gpu" in key:
         raise GpuperfError(f"{where}: --key names the launch, not the GPU it ran on; leave gpu out of it")
     if "kernel" in key or "variant" in key:
