@@ -22,8 +22,8 @@ from gpuperf.cli.model_tables import (
     table_output_name, unbounded_note, unbounded_rows, unnamed_rows_notes, write_table,
 )
 from gpuperf.cli.output import (
-    KeptNotes, counted, known_choice, model_output_file, new_output_file, notes_kept, print_json, print_table, refuse_model_name,
-    report_folder,
+    KeptNotes, counted, given_on_command_line, known_choice, model_output_file, new_output_file, notes_kept, print_json,
+    print_table, refuse_model_name, report_folder,
 )
 from gpuperf.errors import GpuperfError
 from gpuperf.progress import progress_bar
@@ -61,8 +61,7 @@ ReportArg = Annotated[str | None, typer.Option("--report", help="folder for a Ma
 def refuse_typed_svr_kernel(ctx: typer.Context, model: str) -> None:
     """--svr-kernel given for a model other than svr is refused at its default value (rbf) too, as any
     other value is, instead of passing without a word."""
-    source = ctx.get_parameter_source("svr_kernel")
-    if model != "svr" and source is not None and source.name != "DEFAULT":
+    if model != "svr" and given_on_command_line(ctx, "svr_kernel"):
         raise GpuperfError(f"model {model}: --svr-kernel does not apply to it")
 
 

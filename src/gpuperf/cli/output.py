@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from rich.console import Console
 from rich.markup import escape
@@ -23,6 +23,9 @@ from rich.table import Table
 
 from gpuperf.errors import counted, named_values  # noqa: F401 - the CLI modules take them from here
 from gpuperf.files import REPORT_LOCK  # FOLDER/.gpuperf-report.lock, held while a report is written there
+
+if TYPE_CHECKING:
+    import typer
 
 console = Console(width=80 if os.environ.get("COLUMNS", "").strip() == "0" else None)  # COLUMNS=0: no width given
 WIDEST_TABLE = 250  # characters: a table's natural width up to this is kept whole, whatever the terminal's width
@@ -654,3 +657,10 @@ def notes_kept() -> Iterator[KeptNotes]:
         warnings.simplefilter("always", GpuperfNote)
         warnings.showwarning = shown_and_kept
         yield kept
+
+
+def given_on_command_line(ctx: typer.Context, name: str) -> bool:
+    """Whether the option of parameter ``name`` was given, at its default value too (``--svr-kernel rbf``), not
+    left to its default: an option given to a command it does not apply to is refused, whatever its value."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name != "DEFAULT"

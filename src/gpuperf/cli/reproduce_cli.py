@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from gpuperf.cli.output import known_choice, print_json
+from gpuperf.cli.output import given_on_command_line, known_choice, print_json
 
 STUDIES = ("rodinia", "linear", "exploration", "advisor", "geometry")
 STUDY_HELP = (
@@ -22,12 +22,6 @@ DEFAULT_FAMILY = "schoonhoven/pnpoly"
 OPTION_STUDY = {"--full": "rodinia", "--scenarios": "rodinia", "--inner-aggregate": "rodinia",
                 "--family": "exploration", "--split": "advisor", "--optimizations": "advisor", "--only": "advisor",
                 "--device": "linear"}
-
-
-def _typed(ctx: typer.Context, name: str) -> bool:
-    """Whether the option ``name`` was given, its default value too (``--family schoonhoven/pnpoly``)."""
-    source = ctx.get_parameter_source(name)
-    return source is not None and source.name != "DEFAULT"
 
 
 def _known_scenarios(text: str) -> list[str]:
@@ -79,7 +73,8 @@ def reproduce(
     if study not in STUDIES:
         raise unknown_name_error("study", study, STUDIES)
     given = {"--full": full, "--scenarios": scenarios is not None,
-             "--inner-aggregate": _typed(ctx, "inner_aggregate"), "--family": _typed(ctx, "family"),
+             "--inner-aggregate": given_on_command_line(ctx, "inner_aggregate"),
+             "--family": given_on_command_line(ctx, "family"),
              "--split": split is not None, "--optimizations": optimizations is not None, "--only": only is not None,
              "--device": device is not None}  # an empty value is given too
     for option, owner in OPTION_STUDY.items():
