@@ -70,7 +70,7 @@ def test_old_kernel_tuner_failure_time_and_gzipped_caches_read(tmp_path):
     assert frame.loc["block_size_x=32,tile_size=1", "status"] == "ErrorConfig"
     assert np.isnan(frame.loc["block_size_x=32,tile_size=1", "time_s"])
     (tmp_path / "binary.json").write_bytes(gzip.compress(b"{}"))
-    with pytest.raises(GpuperfError, match="binary.json: not a Kernel Tuner cache"):
+    with pytest.raises(GpuperfError, match=r"binary\.json: gzip-compressed data under a name without \.gz"):
         read_kernel_tuner_cache(tmp_path / "binary.json")
 
 
@@ -802,3 +802,22 @@ def test_a_cache_of_rows_whose_device_is_the_host_names_their_gpu(tmp_path):
                         "time_s": [1e-3], "status": ["ok"]})  # no GPU gpuperf describes: the device as it is
     path = write_kernel_tuner_cache(own, tmp_path / "cpu.json", tune_params_keys=["x"], problem_size=[1])
     assert json.loads(path.read_text())["device_name"] == "pthread-AMD EPYC"
+
+
+def test_a_compressed_cache_under_a_plain_json_name_is_told_its_name(tmp_path):
+    """A gzip-compressed cache named cache.json: the name that reads it (cache.json.gz), as a table named t.csv
+    is told, not 'not UTF-8 JSON text'; zip data, which no cache is read as, is told to be decompressed."""
+    import zipfile
+
+    plain = tmp_path / "cache.json"
+    plain.write_bytes(gzip.compress(FIXTURE.read_bytes()))
+    with pytest.raises(GpuperfError, match=r"cache\.json: gzip-compressed data under a name without \.gz: name it "
+                                           r"cache\.json\.gz \(read compressed\), or decompress it$"):
+        read_kernel_tuner_cache(plain)
+    plain.rename(tmp_path / "cache.json.gz")
+    assert len(read_kernel_tuner_cache(tmp_path / "cache.json.gz")) == 8
+    with zipfile.ZipFile(tmp_path / "zipped.json", "w") as archive:
+        archive.write(FIXTURE, "cache.json")
+    with pytest.raises(GpuperfError, match=r"zipped\.json: zip-compressed data under a name without \.zip: "
+                                           r"decompress it$"):
+        read_kernel_tuner_cache(tmp_path / "zipped.json")

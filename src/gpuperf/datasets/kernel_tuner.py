@@ -42,7 +42,7 @@ from gpuperf.datasets.schema import (
     shift_decimal,
     variant_labels,
 )
-from gpuperf.datasets.tables import wide_encoding
+from gpuperf.datasets.tables import refuse_compressed_under_plain_name, wide_encoding
 from gpuperf.errors import GpuperfError, GpuperfNote, clipped, missing_file, parser_limits, too_large
 from gpuperf.files import refuse_existing, written_whole
 
@@ -153,6 +153,8 @@ def _parse(path: Path) -> dict:
     if not path.is_file():
         raise missing_file(path, f"{path}: no such file")
     decompress = {".gz": gzip.decompress, ".bz2": bz2.decompress, ".xz": lzma.decompress}.get(path.suffix.lower())
+    if decompress is None:  # gzip data named cache.json: the name that reads it, not 'not UTF-8 JSON text'
+        refuse_compressed_under_plain_name(path, readable=(".gz", ".bz2", ".xz"))
     try:
         raw = path.read_bytes() if decompress is None else decompress(path.read_bytes())
         # A byte-order mark, as Windows editors write, is no part of it; PowerShell's > writes UTF-16, .NET's

@@ -15,7 +15,7 @@ import warnings
 import zipfile
 import zlib
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -105,9 +105,10 @@ COMPRESSION_MAGIC = ((re.compile(rb"\x1f\x8b"), "gzip", ".gz"),
 COMPRESSED_SUFFIXES = {".gz", ".bz2", ".xz", ".zip", ".zst", ".tar", ".tgz", ".tbz", ".tbz2", ".txz"}
 
 
-def _refuse_compressed_under_plain_name(path: Path) -> None:
-    """An error where a file named as plain text (``.csv``) holds gzip, bzip2, xz, zip or zstd data, which pandas
-    reads by its name's suffix only: the name to give it instead."""
+def refuse_compressed_under_plain_name(path: Path, readable: Collection[str] = COMPRESSED_SUFFIXES) -> None:
+    """An error where a file named as plain text (``.csv``, ``.json``) holds gzip, bzip2, xz, zip or zstd data,
+    which gpuperf reads by its name's suffix only: the name to give it instead, where its reader takes that
+    suffix (``readable``), else to decompress it."""
     if path.suffix.lower() in COMPRESSED_SUFFIXES:
         return
     try:
@@ -117,15 +118,16 @@ def _refuse_compressed_under_plain_name(path: Path) -> None:
         return
     for magic, kind, suffix in COMPRESSION_MAGIC:
         if magic.match(start):
-            raise GpuperfError(f"{path}: {kind}-compressed data under a name without {suffix}: name it "
-                               f"{path.name}{suffix} (read compressed), or decompress it")
+            fix = f"name it {path.name}{suffix} (read compressed), or decompress it" if suffix in readable else \
+                "decompress it"
+            raise GpuperfError(f"{path}: {kind}-compressed data under a name without {suffix}: {fix}")
 
 
 def _read_csv(path: Path, **options) -> pd.DataFrame:
     if not path.is_file():
         raise missing_file(path, f"{path}: no such file")
     if options.get("compression", "infer") == "infer":
-        _refuse_compressed_under_plain_name(path)
+        refuse_compressed_under_plain_name(path)
     utf16 = None if "encoding" in options else _utf16(path)
     if utf16:  # Windows PowerShell's > writes UTF-16, and .NET's Encoding.Unicode without a mark; UTF-32 too
         options = {**options, "encoding": utf16}
