@@ -51,6 +51,14 @@ def unknown_name_error(kind: str, name: object, known: Iterable[str]) -> Gpuperf
     return GpuperfError(f"unknown {kind} '{clipped(name)}'{hint}")
 
 
+def refuse_one_string(value: object, what: str, where: str | None = None, names: str = "column names") -> None:
+    """An error for ``value`` given as one string where a list of names is wanted: ``"bx"`` would read as one
+    name per character, b and x. ``what`` names the argument, ``where`` (if any) the caller or file."""
+    if isinstance(value, str):
+        raise GpuperfError(f"{where + ': ' if where else ''}{what} lists {names}, e.g. ['{value}'], not the string "
+                           f"'{value}'")
+
+
 def close_names(name: str, names: Iterable[str], cutoff: float = 0.6) -> list[str]:
     """The columns of ``names`` a missing ``name`` may mean: those spelling it in another case (``N`` for
     ``n``, which difflib rates 0), else up to three near spellings."""

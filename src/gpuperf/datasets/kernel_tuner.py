@@ -43,7 +43,7 @@ from gpuperf.datasets.schema import (
     variant_labels,
 )
 from gpuperf.datasets.tables import refuse_compressed_under_plain_name, wide_encoding
-from gpuperf.errors import GpuperfError, GpuperfNote, clipped, missing_file, parser_limits, too_large
+from gpuperf.errors import GpuperfError, GpuperfNote, clipped, missing_file, parser_limits, refuse_one_string, too_large
 from gpuperf.files import refuse_existing, written_whole
 
 ERROR_NAMES = ("ErrorConfig", "InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig")
@@ -431,9 +431,7 @@ def write_kernel_tuner_cache(
     where = f"writing {path}"
     refuse_existing(path, "cache", replace)
     check_dataset(frame, where)
-    if isinstance(tune_params_keys, str):  # "bx" would read as the parameters b and x
-        raise GpuperfError(f"{where}: tune_params_keys lists parameter names, e.g. ['{tune_params_keys}'], not the "
-                           f"string '{tune_params_keys}'")
+    refuse_one_string(tune_params_keys, "tune_params_keys", where, names="parameter names")  # "bx": b and x
     keys = list(tune_params_keys or frame.attrs.get("parameters") or [])
     if not keys:
         raise GpuperfError(f"{where}: say which columns are the tunable parameters (tune_params_keys)")

@@ -25,7 +25,7 @@ from gpuperf.datasets.schema import (
 )
 from gpuperf.datasets.schema import as_sequence as _sequence
 from gpuperf.decisions.search_metrics import normalised_performance
-from gpuperf.errors import GpuperfError, GpuperfNote, counted, did_you_mean, listed, unknown_name_error
+from gpuperf.errors import GpuperfError, GpuperfNote, counted, did_you_mean, listed, refuse_one_string, unknown_name_error
 
 FAILED_STATUSES_OK = {"ok", "OK", "Ok"}
 # Kernel Tuner's names for a configuration that failed, accepted in a time column.
@@ -172,7 +172,7 @@ def space_from_frame(
     number. A ``gpu`` column, if any, must hold one GPU name. Errors name ``where`` and the row
     (:func:`~gpuperf.datasets.schema.row_location`) or column at fault.
     """
-    refuse_one_string(params, where)
+    refuse_one_string(params, "params", where)
     params = list(params)
     require_frame(frame, where)
     if frame.empty:
@@ -536,12 +536,6 @@ def is_kernel_tuner_cache(path: str | Path) -> bool:
     return Path(path).name.lower().endswith(CACHE_SUFFIXES)
 
 
-def refuse_one_string(params: object, where: str) -> None:
-    """An error for ``params`` given as one string: ``"bx"`` would read as the parameters b and x."""
-    if isinstance(params, str):
-        raise GpuperfError(f"{where}: params lists column names, e.g. ['{params}'], not the string '{params}'")
-
-
 def read_space(path: str | Path, params: Sequence[str] | None = None, target: str | None = None,
                kernel: str | None = None, gpu: str | None = None, sizes: Mapping[str, object] | None = None) -> Space:
     """A space from a CSV or Parquet file, a bundled dataset or a Kernel Tuner cache (``.json``,
@@ -553,7 +547,7 @@ def read_space(path: str | Path, params: Sequence[str] | None = None, target: st
     table without ``params`` takes the names in its ``variant`` labels (``a=1,b=2``).
     """
     where = str(path)
-    refuse_one_string(params, where)
+    refuse_one_string(params, "params", where)
     if is_kernel_tuner_cache(path):
         from gpuperf.datasets.kernel_tuner import read_kernel_tuner_cache
 
@@ -726,8 +720,7 @@ def read_training_spaces(path: str | Path, params: Sequence[str], target: str | 
 def check_size_columns(size_columns: Sequence[str]) -> None:
     """An error for ``size_columns`` given as one string: "size" would read as the columns s, i, z and e,
     which no table has, so spaces at different sizes would silently count as one."""
-    if isinstance(size_columns, str):
-        raise GpuperfError(f"size_columns lists column names, e.g. ['{size_columns}'], not the string '{size_columns}'")
+    refuse_one_string(size_columns, "size_columns")
 
 
 def training_spaces_from_frame(frame: pd.DataFrame, params: Sequence[str], target: str | None = None,

@@ -29,7 +29,7 @@ import pandas as pd
 from gpuperf.decisions.exploration import default_model, make_explorer
 from gpuperf.decisions.explorers import next_batch
 from gpuperf.decisions.space import Space, configuration_keys, with_literal_texts
-from gpuperf.errors import GpuperfError, GpuperfNote, named_values, whole_number
+from gpuperf.errors import GpuperfError, GpuperfNote, named_values, refuse_one_string, whole_number
 from gpuperf.kernels.kernel import variant_label
 
 if TYPE_CHECKING:
@@ -93,8 +93,7 @@ class GuidedSearch:
     def __init__(self, configs: pd.DataFrame, params: Sequence[str], train: TrainingData | Sequence[TrainingData] = (),
                  model: str | None = None, seed: int = 0, gpu: str | None = None,
                  start: Sequence[Any] | None = None, initial: int | None = None, kernel: str | None = None):
-        if isinstance(params, str):  # "bx" would read as the parameters b and x
-            raise GpuperfError(f"params lists column names, e.g. ['{params}'], not the string '{params}'")
+        refuse_one_string(params, "params")  # "bx" would read as the parameters b and x
         from gpuperf.datasets.schema import require_frame
 
         require_frame(configs, "GuidedSearch", "configurations")

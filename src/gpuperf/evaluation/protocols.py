@@ -18,7 +18,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from gpuperf.datasets.schema import canonical_gpu, canonical_gpus, is_ok, require_frame, row_location
-from gpuperf.errors import GpuperfError, GpuperfNote
+from gpuperf.errors import GpuperfError, GpuperfNote, refuse_one_string
 from gpuperf.evaluation.metrics import all_metrics
 from gpuperf.hardware.specs import spelling_key
 from gpuperf.models.learned import takes_missing
@@ -116,8 +116,7 @@ def _as_columns(group: str | Sequence[str]) -> list[str]:
 def _listed(values: Sequence, what: str, where: str) -> list:
     """``values`` (the groups or kernels a caller names) as a list; one string is an error, as it would
     read as one name per character (``"H100"`` as the groups H, 1, 0)."""
-    if isinstance(values, str):
-        raise GpuperfError(f"{where}: {what} lists names, e.g. ['{values}'], not the string '{values}'")
+    refuse_one_string(values, what, where, names="names")
     return list(values)
 
 
@@ -126,8 +125,7 @@ def _usable_rows(frame: pd.DataFrame, features: Sequence[str], target: str, wher
     """The measured rows (status ok in any case, or every row without a status column). On them, a
     time that is not a positive number, a feature that is not a number (or missing, unless the
     model ``allow_nan``) or a missing ``groups`` value is an error naming the row."""
-    if isinstance(features, str):  # "flops" would read as the columns f, l, o, p, s
-        raise GpuperfError(f"{where}: features lists column names, e.g. ['{features}'], not the string '{features}'")
+    refuse_one_string(features, "features", where)  # "flops" would read as the columns f, l, o, p, s
     if len(features) == 0:
         raise GpuperfError(f"{where}: no feature columns given; name at least one (default_features(frame) lists "
                            "the usual ones)")

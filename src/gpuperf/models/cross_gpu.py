@@ -19,7 +19,7 @@ import pandas as pd
 from gpuperf.datasets.schema import (
     TARGET, TIME_IN_UNITS, canonical_gpus, is_ok, measured_rows, require_frame, row_location,
 )
-from gpuperf.errors import GpuperfError, close_names, counted, unknown_name_error
+from gpuperf.errors import GpuperfError, close_names, counted, refuse_one_string, unknown_name_error
 from gpuperf.hardware.specs import canonical_gpu_name, spelling_key
 
 TIME_STATISTICS = ("min", "max", "std", "iqr", "median", "mean")  # columns of a target's repeats, as time_ms_min
@@ -292,8 +292,7 @@ def disagreeing_launches(grouped, target: str = TARGET) -> pd.DataFrame:
 
 def launch_columns(table: pd.DataFrame, key: Sequence[str], where: str, target: str = TARGET) -> list[str]:
     """The columns naming a launch: ``kernel``, ``variant`` where the table has it, then ``key``."""
-    if isinstance(key, str):
-        raise GpuperfError(f"{where}: key lists column names, e.g. ['{key}'], not the string '{key}'")
+    refuse_one_string(key, "key", where)
     columns = ["kernel", *(["variant"] if "variant" in table.columns else []), *key]
     columns = list(dict.fromkeys(columns))
     missing = [c for c in ["gpu", *columns] if c not in table.columns]

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.errors import GpuperfError, refuse_one_string, unknown_name_error
 from gpuperf.kernels.catalog import get_kernel
 from gpuperf.kernels.kernel import KernelLike
 from gpuperf.models.linear import LinearCountModel
@@ -117,8 +117,7 @@ def device_info(device: str) -> DeviceInfo:
 def restrict_plan(plan: Plan, kernels: Sequence[str] | None) -> dict[str, list[dict[str, int]]]:
     """The plan's entries for ``kernels`` only (all when None); unknown names are an error, and so is
     one string ("vector_copy" would read as the kernels v, e, c, ...)."""
-    if isinstance(kernels, str):
-        raise GpuperfError(f"kernels lists calibration kernel names, e.g. ['{kernels}'], not the string '{kernels}'")
+    refuse_one_string(kernels, "kernels", names="calibration kernel names")
     if not kernels:
         return {name: list(sizes) for name, sizes in plan.items()}
     for name in kernels:

@@ -35,7 +35,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 import gpuperf
-from gpuperf.errors import GpuperfError, GpuperfNote, clipped, missing_file, parser_limits
+from gpuperf.errors import GpuperfError, GpuperfNote, clipped, missing_file, parser_limits, refuse_one_string
 from gpuperf.files import written_whole
 
 FORMAT = "gpuperf-model"
@@ -86,13 +86,6 @@ class ModelVersionWarning(GpuperfNote):
     """A saved model was written by a different gpuperf version."""
 
 
-def _refuse_one_name(feature_names: object, path: str | Path) -> None:
-    """An error for ``feature_names`` given as one string: ``"threads"`` would read as the features t, h, r, ..."""
-    if isinstance(feature_names, str):
-        raise GpuperfError(f"{path}: feature_names lists column names, e.g. ['{feature_names}'], not the string "
-                           f"'{feature_names}'")
-
-
 def save_model(model: Any, path: str | Path, feature_names: Sequence[str] | None = None,
                metadata: dict | None = None, new: bool = False, through_links: bool = True,
                replace: bool = False) -> Path:
@@ -106,7 +99,7 @@ def save_model(model: Any, path: str | Path, feature_names: Sequence[str] | None
     predicts) is saved: a selector or transformer goes inside a Pipeline.
     """
     path = Path(path)
-    _refuse_one_name(feature_names, path)
+    refuse_one_string(feature_names, "feature_names", str(path))  # "threads" would read as t, h, r, ...
     if not replace:
         if path.exists() or path.is_symlink():
             raise GpuperfError(f"{path}: already exists; save_model writes over a file only when given replace=True")
@@ -181,7 +174,7 @@ def load_model(path: str | Path, feature_names: Sequence[str] | None = None, str
     """Read a model saved by :func:`save_model`, checking version and (if given) feature names, and
     (``probe``) that it predicts a row of its features; a caller that checks the model's state itself,
     with a more telling message, passes ``probe=False``."""
-    _refuse_one_name(feature_names, path)
+    refuse_one_string(feature_names, "feature_names", str(path))  # "threads" would read as t, h, r, ...
     path = Path(path)
     document = _read(path)
     _check_version(path, document.get("gpuperf_version"), strict_version)

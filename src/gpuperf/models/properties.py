@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.errors import GpuperfError, refuse_one_string, unknown_name_error
 
 if TYPE_CHECKING:
     from gpuperf.features.counts import Evaluated, SymbolicCounts
@@ -192,8 +192,7 @@ def describe_property(name: str) -> Property | None:
 def check_property_names(names: Iterable[str], where: str = "properties") -> tuple[str, ...]:
     """``names`` as a tuple; an unknown name raises an error suggesting the nearest known ones, and one
     string an error showing the list to write ("f32_ops" would read as the properties f, 3, 2, ...)."""
-    if isinstance(names, str):
-        raise GpuperfError(f"{where}: properties lists property names, e.g. ['{names}'], not the string '{names}'")
+    refuse_one_string(names, "properties", where, names="property names")
     names = tuple(str(n) for n in names)
     for name in names:
         if describe_property(name) is None:
