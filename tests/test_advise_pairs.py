@@ -582,8 +582,19 @@ def test_measured_rows_naming_no_gpu_are_an_error_not_pairs_left_out_unsaid(tmp_
     path = _flag_rows(tmp_path, [(0, 4.0, "ok", None), (1, 2.0, "ok", None)])
     table = pd.read_csv(path)
     pd.concat([table, table.assign(n=128, gpu=np.nan)]).to_csv(path, index=False)
-    with pytest.raises(GpuperfError, match=r"pairs\[0\]\.dataset: .*flags.csv: 2 measured row\(s\) of its kernels "
+    with pytest.raises(GpuperfError, match=r"pairs\[0\]\.dataset: .*flags.csv: 2 measured rows of its kernels "
                                            r"name no gpu"):
+        build_spec_pairs(_flag_spec(tmp_path, path), "trick")
+
+
+def test_one_measured_row_naming_no_gpu_is_said_as_one_row(tmp_path):
+    """The error said "1 measured row(s) of its kernels name no gpu"."""
+    from gpuperf.errors import GpuperfError
+
+    path = _flag_rows(tmp_path, [(0, 4.0, "ok", None), (1, 2.0, "ok", None)])
+    table = pd.read_csv(path)
+    pd.concat([table, table.assign(n=128, gpu=np.nan).iloc[:1]]).to_csv(path, index=False)
+    with pytest.raises(GpuperfError, match=r"flags.csv: 1 measured row of its kernels names no gpu \(a pair"):
         build_spec_pairs(_flag_spec(tmp_path, path), "trick")
 
 
@@ -601,5 +612,5 @@ def test_measured_rows_whose_gpu_is_blank_are_an_error_too(tmp_path, blank):
     table = pd.read_csv(path)
     parquet = path.with_suffix(".parquet")
     pd.concat([table, table.assign(n=128, gpu=blank)]).to_parquet(parquet, index=False)
-    with pytest.raises(GpuperfError, match=r"flags.parquet: 2 measured row\(s\) of its kernels name no gpu"):
+    with pytest.raises(GpuperfError, match=r"flags.parquet: 2 measured rows of its kernels name no gpu"):
         build_spec_pairs(_flag_spec(tmp_path, parquet), "trick")

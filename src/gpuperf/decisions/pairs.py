@@ -114,8 +114,9 @@ def _config_columns(frame: pd.DataFrame, spec: PairSpec) -> list[str]:
                                "variants timed on one GPU and device)")
     unnamed = int((frame["gpu"].isna() | frame["gpu"].astype(str).str.strip().eq("")).sum())  # a blank cell too
     if unnamed:  # (such rows paired, then went unsaid at the sample of each GPU's pairs)
-        raise GpuperfError(f"{spec.where}.dataset: {spec.dataset}: {unnamed} measured row(s) of its kernels name "
-                           "no gpu (a pair is two variants timed on one GPU); fill the gpu column in")
+        raise GpuperfError(f"{spec.where}.dataset: {spec.dataset}: {counted(unnamed, 'measured row')} of its kernels "
+                           f"name{'s' * (unnamed == 1)} no gpu (a pair is two variants timed on one GPU); fill the gpu "
+                           "column in")
     columns = list(spec.configuration or frame.attrs.get("parameters", []))
     for field_name, named in (("configuration", columns), ("inputs", list(spec.inputs or ()))):
         missing = [c for c in named if c not in frame.columns]
