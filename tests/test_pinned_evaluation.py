@@ -116,6 +116,20 @@ def test_one_launch_calibration_averages_every_launch_as_the_calibration_launch_
         assert result.loc["A", "mape"] == pytest.approx(0.5 * (0.5 + 1.0), abs=1e-12)
 
 
+def test_one_launch_calibration_refuses_draws_below_one_or_not_whole():
+    """draws=0 said 'no kernel was measured on two GPUs' of a table measured on two; draws=-1 and 2.5 were numpy
+    tracebacks."""
+    from gpuperf.errors import GpuperfError
+
+    frame = pd.DataFrame({"kernel": "k", "n": [1, 2, 1, 2], "gpu": ["A", "A", "B", "B"],
+                          "time_s": [1.0, 2.0, 1.0, 1.0]})
+    for draws, said in ((0, "draws must be at least 1"), (-1, "draws must be at least 1"),
+                        (2.5, "draws must be a whole number")):
+        with pytest.raises(GpuperfError, match=f"one-launch calibration: {said}"):
+            one_launch_calibration(frame, ["kernel", "n"], draws=draws)
+    assert len(one_launch_calibration(frame, ["kernel", "n"], draws=1)) == 2
+
+
 def test_one_launch_calibration_of_every_launch_matches_scoring_each_calibration_launch_alone():
     """Launches with missing times on some GPUs: the fast exact average equals the mean of the per-launch MAPE
     (a calibration launch that leaves none predicted counting for nothing)."""

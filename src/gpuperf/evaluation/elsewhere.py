@@ -31,7 +31,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from gpuperf.datasets.schema import is_ok
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, whole_number
 from gpuperf.evaluation.metrics import mape
 from gpuperf.evaluation.protocols import TARGET, balanced_subsample
 from gpuperf.hardware.specs import get_gpu
@@ -186,6 +186,8 @@ def one_launch_calibration(raw: pd.DataFrame, key: Sequence[str], *, target: str
     comparison leaves its calibration rows out; a kernel with a single launch on the GPU has nothing
     left to score and no row. A launch that no GPU timing the calibration launch timed has no
     prediction and is not scored, and a calibration launch that leaves none scored counts for nothing."""
+    if draws is not None and whole_number(draws, "one-launch calibration: draws") < 1:
+        raise GpuperfError(f"one-launch calibration: draws must be at least 1 (None: every launch once), not {draws!r}")
     raw = _usable(raw, target)
     missing = [c for c in [*key, "gpu", "kernel"] if c not in raw.columns]
     if missing:
