@@ -587,6 +587,17 @@ def test_measured_rows_naming_no_gpu_are_an_error_not_pairs_left_out_unsaid(tmp_
         build_spec_pairs(_flag_spec(tmp_path, path), "trick")
 
 
+def test_a_gpu_spelt_two_ways_in_a_pairs_table_is_one_gpu(tmp_path):
+    """Rows of the K40 as 'Tesla K40' and 'NVIDIA Tesla K40c' gave pairs of two GPUs: the pair transfer's
+    calibration then took one GPU's measurement as a transfer to another, and max_pairs_per_gpu capped each
+    spelling apart."""
+    path = _flag_rows(tmp_path, [(0, 4.0, "ok", None), (1, 2.0, "ok", None)])
+    table = pd.read_csv(path)
+    pd.concat([table, table.assign(n=128, gpu="NVIDIA Tesla K40c")]).to_csv(path, index=False)
+    pairs = build_spec_pairs(_flag_spec(tmp_path, path), "trick")
+    assert len(pairs) == 2 and set(pairs["gpu"]) == {"Tesla K40"}
+
+
 def test_one_measured_row_naming_no_gpu_is_said_as_one_row(tmp_path):
     """The error said "1 measured row(s) of its kernels name no gpu"."""
     from gpuperf.errors import GpuperfError

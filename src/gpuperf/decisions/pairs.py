@@ -34,14 +34,14 @@ from gpuperf.decisions.advice_features import (
 )
 from gpuperf.decisions.optimizations import Optimization, PairSpec
 from gpuperf.decisions.program_features import FEATURE_SOURCES
-from gpuperf.datasets.schema import is_ok, texts_by_value
+from gpuperf.datasets.schema import canonical_gpus, is_ok, texts_by_value
 from gpuperf.errors import GpuperfError, counted
 from gpuperf.files import cache_root, write_cache_file
 from gpuperf.measure.export import CYCLE_TIMES
 from gpuperf.measure.interleave import paired_ratio
 from gpuperf.measure.store import CYCLE_GROUP
 
-PAIRS_FORMAT = 7  # bump when the pair table's columns or rules change
+PAIRS_FORMAT = 8  # bump when the pair table's columns or rules change
 GPU_TARGET = "gpu"  # pairs measured on a GPU gpuperf has a descriptor for
 DEVICE_TARGET = "device:"  # + the device's name: pairs measured on another device (e.g. a CPU via pocl)
 CYCLES = CYCLE_TIMES  # per-cycle round medians of an interleaved measurement, ';'-separated
@@ -66,7 +66,8 @@ def dataset_path(name: str) -> Path | None:
 def load_pair_dataset(name: str, where: str) -> pd.DataFrame:
     """A dataset by bundled name, by file name in gpuperf's data folder, or by path; a user's kernel
     named like another of a campaign export is a kernel of its own (``name (file.py:function)``:
-    :func:`~gpuperf.datasets.tables.kernels_told_apart`), its points never another's repeats."""
+    :func:`~gpuperf.datasets.tables.kernels_told_apart`), its points never another's repeats; a GPU spelt two
+    ways (``Tesla K40``, ``NVIDIA Tesla K40c``) is one, named as the descriptors name it."""
     from gpuperf.datasets import load_dataset
     from gpuperf.datasets.bundled import BUNDLED
     from gpuperf.datasets.tables import kernels_told_apart
@@ -86,6 +87,8 @@ def load_pair_dataset(name: str, where: str) -> pd.DataFrame:
         frame = _timed_in_other_units(path)
         if frame is None:
             raise GpuperfError(f"{where}.dataset: {error}") from None
+    if "gpu" in frame.columns:  # one GPU spelt two ways is one GPU: its pairs neither transfer to it nor cap apart
+        frame = frame.assign(gpu=canonical_gpus(frame["gpu"]))
     return kernels_told_apart(frame).copy() if "kernel_spec" in frame.columns else frame
 
 
