@@ -464,6 +464,35 @@ def test_a_compile_failure_names_the_first_error_of_the_build_log_not_of_its_hea
     assert failure.status == "compile_failed"
 
 
+
+POCL_LOG = ("clBuildProgram failed: BUILD_PROGRAM_FAILURE - clBuildProgram failed: BUILD_PROGRAM_FAILURE\n\n"
+            "Build on <pyopencl.Device 'pthread-AMD EPYC'>:\n\nerror: unknown target CPU 'generic'\n"
+            "Device pthread-AMD EPYC failed to build the program")
+
+
+def test_a_campaigns_failure_note_and_stored_error_name_the_compilers_error_not_the_headline(
+        tmp_path: Path, monkeypatch) -> None:
+    """pocl's headline repeats 'clBuildProgram failed' three times; the reason is in the build log. The
+    note naming a campaign's first compile failure, and the first line of the error the store keeps,
+    give the compiler's error, as the one-line failure does."""
+    from gpuperf.measure.campaign import first_failures
+    from gpuperf.measure.devices import compile_failure
+
+    def compile_(kernel):
+        raise compile_failure(kernel, RuntimeError(POCL_LOG))
+
+    device = SimpleNamespace(name="fake:0", memory_bytes=2**30, compile=compile_, provenance=dict)
+    monkeypatch.setattr(campaign_module, "open_device", lambda name: device)
+    path = _campaign_file(tmp_path, 'name = "c"\n[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096}]\n')
+    report = run_campaign(load_campaign(path), tmp_path / "s.db", progress=False)
+    [line] = first_failures(report.failures)
+    assert line.endswith("failed to compile: RuntimeError: clBuildProgram failed: BUILD_PROGRAM_FAILURE; "
+                         "error: unknown target CPU 'generic'")
+    with Store(tmp_path / "s.db", create=False) as store:
+        [row] = store.rows("c")
+    assert row["error"].splitlines()[0] == line.split(": ", 1)[1]
+    assert POCL_LOG in row["error"]  # the whole log is still kept
+
 # -- variant spaces --------------------------------------------------------------------------------
 def _space_rejecting_16():
     import loopy as lp

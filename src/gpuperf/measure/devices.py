@@ -52,13 +52,14 @@ class CompileFailed(MeasureFailure):
 
 def compile_failure(kernel: Kernel, exc: BaseException, backend: str = "") -> CompileFailed:
     """One clear error for a kernel that did not build: the exception's first line and the
-    compiler's first error from the build log."""
+    compiler's first error from the build log. Its ``detail``, which a campaign's store and a tuning
+    run's trials keep, opens with that line, so their first line names the compiler's error too."""
     message = f"kernel '{kernel.key}' failed to compile{backend}: {describe_exception(exc)}"
     first_error = next((line.strip() for line in str(exc).splitlines()[1:] if "error" in line.lower()), None)
     if first_error:
         # "error: /tmp/.../tempfile.cl:4:65: what" -> "error: line 4:65: what" (the temporary file is gone)
         message += "; " + re.sub(r"\S+\.(?:cl|cu|cpp|c):(\d+)", r"line \1", first_error)
-    return CompileFailed(message, detail=f"{type(exc).__name__}: {exc}")
+    return CompileFailed(message, detail=f"{message}\n{type(exc).__name__}: {exc}")
 
 
 class RunFailed(MeasureFailure):
