@@ -275,6 +275,24 @@ def test_a_compile_failure_names_the_compilers_first_error() -> None:
         "kernel 'twice' failed to compile: ValueError: no build log")
 
 
+def test_a_compile_failure_on_a_cpu_the_drivers_compiler_does_not_know_says_no_kernel_compiles_there() -> None:
+    """pocl's LLVM names a CPU newer than itself 'generic' and refuses it: every kernel fails alike, so
+    the error says it is the machine, not the kernel's code, and where to measure instead."""
+    from gpuperf.measure.devices import UNKNOWN_HOST_CPU
+
+    program = lp.make_kernel("{[i]: 0<=i<n}", "c[i] = 2*a[i]", name="twice", lang_version=LANG)
+    kernel = Kernel("twice", lp.add_dtypes(program, {"a,c": np.float32}), ("n",))
+    log = ("clBuildProgram failed: BUILD_PROGRAM_FAILURE - clBuildProgram failed: BUILD_PROGRAM_FAILURE\n\n"
+           "Build on <pyopencl.Device 'pthread-AMD EPYC'>:\n\nerror: unknown target CPU 'generic'\n"
+           "Device pthread-AMD EPYC failed to build the program")
+    failure = compile_failure(kernel, RuntimeError(log))
+    assert str(failure) == ("kernel 'twice' failed to compile: RuntimeError: clBuildProgram failed: "
+                            f"BUILD_PROGRAM_FAILURE; error: unknown target CPU 'generic' ({UNKNOWN_HOST_CPU})")
+    assert "no kernel compiles on this device" in UNKNOWN_HOST_CPU and "gpuperf devices" in UNKNOWN_HOST_CPU
+    other = compile_failure(kernel, RuntimeError("clBuildProgram failed\nerror: line 4: expected ')'"))
+    assert UNKNOWN_HOST_CPU not in str(other)  # a kernel's own error gets no such word
+
+
 @pytest.mark.slow
 @pytest.mark.opencl
 def test_shared_inputs_serve_every_variant_of_a_space_from_one_reference_run(monkeypatch) -> None:

@@ -486,8 +486,8 @@ def test_a_campaigns_failure_note_and_stored_error_name_the_compilers_error_not_
     path = _campaign_file(tmp_path, 'name = "c"\n[[kernels]]\nkernel = "vector_copy"\nsizes = [{n = 4096}]\n')
     report = run_campaign(load_campaign(path), tmp_path / "s.db", progress=False)
     [line] = first_failures(report.failures)
-    assert line.endswith("failed to compile: RuntimeError: clBuildProgram failed: BUILD_PROGRAM_FAILURE; "
-                         "error: unknown target CPU 'generic'")
+    assert ("failed to compile: RuntimeError: clBuildProgram failed: BUILD_PROGRAM_FAILURE; "
+            "error: unknown target CPU 'generic'") in line
     with Store(tmp_path / "s.db", create=False) as store:
         [row] = store.rows("c")
     assert row["error"].splitlines()[0] == line.split(": ", 1)[1]

@@ -50,6 +50,12 @@ class CompileFailed(MeasureFailure):
     status = "compile_failed"
 
 
+# pocl's LLVM names a CPU newer than itself 'generic', which its compiler then refuses (pocl issue 1049)
+UNKNOWN_HOST_CPU = ("the OpenCL driver's compiler does not know this machine's CPU, so no kernel compiles on this "
+                    "device, whatever its code: a pocl built with a newer LLVM, or another device (gpuperf devices), "
+                    "measures here")
+
+
 def compile_failure(kernel: Kernel, exc: BaseException, backend: str = "") -> CompileFailed:
     """One clear error for a kernel that did not build: the exception's first line and the
     compiler's first error from the build log. Its ``detail``, which a campaign's store and a tuning
@@ -59,6 +65,8 @@ def compile_failure(kernel: Kernel, exc: BaseException, backend: str = "") -> Co
     if first_error:
         # "error: /tmp/.../tempfile.cl:4:65: what" -> "error: line 4:65: what" (the temporary file is gone)
         message += "; " + re.sub(r"\S+\.(?:cl|cu|cpp|c):(\d+)", r"line \1", first_error)
+        if "unknown target CPU" in first_error:
+            message += f" ({UNKNOWN_HOST_CPU})"
     return CompileFailed(message, detail=f"{message}\n{type(exc).__name__}: {exc}")
 
 
