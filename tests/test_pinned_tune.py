@@ -100,6 +100,22 @@ def test_tune_json_after_every_trial_failed_has_no_best(in_order, capsys, monkey
 
 
 @pytest.mark.opencl
+def test_tune_notes_its_failed_trials_by_kind_with_the_first_ones_error(in_order, capsys, monkeypatch):
+    """A run whose trials all failed said nothing of why: one note per failure status names how many
+    and the first trial's configuration and error, as campaign run notes its points'."""
+    monkeypatch.setitem(TIMES, 16, None)
+    assert main(["tune", f"{in_order}:widths", "-p", "n=1024", "--start", "random", "--no-progress",
+                 "--budget", "3"]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
+    assert notes == [f"note: {in_order}:widths: 2 trial(s) run_failed, the first (local_x=16): out of resources"]
+    result = TuneResult("s", {"n": 1}, "opencl:0", "online (gp)", [
+        Trial({"x": 1}, None, "compile_failed", "no compiler"), Trial({"x": 2}, 1e-4, "ok"),
+        Trial({"x": 3}, None, "verify_failed", ""), Trial({"x": 4}, None, "compile_failed", "again")])
+    assert result.failure_notes() == ["2 trial(s) compile_failed, the first (x=1): no compiler",
+                                      "1 trial(s) verify_failed, the first (x=3): no error recorded"]
+
+
+@pytest.mark.opencl
 def test_tune_measures_20_variants_without_budget(in_order, capsys):
     """--budget defaults to 20, as the docs and --help say."""
     result = _tune(capsys, f"{in_order}:many")

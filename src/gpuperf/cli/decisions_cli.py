@@ -789,6 +789,8 @@ def tune_command(
         if earlier is not None and len(earlier.trials) >= budget:  # said once the trials are known to be this run's
             print(f"note: {out} holds {len(earlier.trials)} trials already, --budget {budget}: nothing more is "
                   "measured (raise --budget to go on)", file=sys.stderr)
+        for line in result.failure_notes():
+            print(f"note: {space}: {line}", file=sys.stderr)
         best = result.best()
         summary = {
             "space": space, "sizes": result.sizes, "device": device, "gpu": result.gpu, "method": result.method,

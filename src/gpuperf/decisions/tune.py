@@ -252,6 +252,18 @@ class TuneResult:
         ran = [t for t in self.trials if t.time_s is not None]
         return min(ran, key=lambda t: t.time_s) if ran else None
 
+    def failure_notes(self) -> list[str]:
+        """One line per failure status: how many trials failed so, and the first of them with its
+        error (as ``campaign run`` notes a campaign's failures)."""
+        failed = [t for t in self.trials if t.status != "ok"]
+        lines = []
+        for status in dict.fromkeys(t.status for t in failed):
+            first = next(t for t in failed if t.status == status)
+            count = sum(t.status == status for t in failed)
+            lines.append(f"{count} trial(s) {status}, the first ({named_values(first.config)}): "
+                         f"{first.detail or 'no error recorded'}")
+        return lines
+
     def table(self) -> pd.DataFrame:
         """One row per trial, in order, in the dataset shape: the space as ``kernel``, the device
         and its ``gpu`` name, the ``variant`` label, the sizes, the parameters, ``time_s`` and
