@@ -461,6 +461,30 @@ def test_a_fit_needs_one_measured_point_per_property(tmp_path: Path) -> None:
                   properties=["global_load_bytes", "launches"])  # refused before anything is measured
 
 
+def test_a_calibration_no_point_of_which_was_measured_names_the_first_failure(tmp_path: Path, monkeypatch) -> None:
+    """Every point failed to build (a device whose compiler refuses its CPU): the error says how many failed
+    so and the first one's error, not only to look in the store."""
+    from types import SimpleNamespace
+
+    from gpuperf.measure import campaign as campaign_module
+    from gpuperf.measure.devices import compile_failure
+    from gpuperf.models.linear_calibration import measure_plan
+
+    def compile_(kernel):
+        raise compile_failure(kernel, RuntimeError("clBuildProgram failed\nerror: unknown target CPU 'generic'"))
+
+    device = SimpleNamespace(name="fake:0", memory_bytes=2**30, compile=compile_, provenance=dict)
+    monkeypatch.setattr(campaign_module, "open_device", lambda name: device)
+    plan = {"vector_copy": [{"n": 65536}, {"n": 262144}], "vector_fill": [{"n": 65536}]}
+    store = tmp_path / "store.sqlite"
+    expected = (r"calibration on fake:0: no point could be measured: 3 point\(s\) compile_failed, the first "
+                r"vector_copy at n=65536: kernel 'vector_copy' failed to compile: RuntimeError: clBuildProgram "
+                r"failed; error: unknown target CPU 'generic'.* \(see the store .*store.sqlite\)")
+    with pytest.raises(GpuperfError, match=expected):
+        measure_plan(plan, "fake:0", store, "linear-calibration-cpu", passes=1)
+    with pytest.raises(GpuperfError, match=expected):  # rerun: the stored failures, not retried, are named alike
+        measure_plan(plan, "fake:0", store, "linear-calibration-cpu", passes=1)
+
 def test_predict_kernel_takes_a_catalog_name_as_extract_features_does(tmp_path: Path) -> None:
     model, _ = load_linear_model(_saved_model(tmp_path))
     assert predict_kernel(model, "empty", {"n": 4096}) == predict_kernel(model, get_kernel("empty"), {"n": 4096})

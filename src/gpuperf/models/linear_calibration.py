@@ -160,9 +160,22 @@ def measure_plan(plan: Plan, device: str, store: str | Path, campaign: str, pass
                      for index in range(passes)]
     measured_on = {run_campaign(one, store, progress=progress).device for one in campaigns}
     with Store(store, create=False) as opened:  # a store may hold other devices' points too
-        rows = [row for one in campaigns for row in opened.rows(one.name)
-                if row["status"] == "ok" and row["device"] in measured_on]
+        stored = [row for one in campaigns for row in opened.rows(one.name) if row["device"] in measured_on]
+    rows = [row for row in stored if row["status"] == "ok"]
+    if not rows:
+        failures = "; ".join(failure_lines([row for row in stored if row["status"] != "ok"]))
+        because = f": {failures}" if failures else ""
+        raise GpuperfError(f"calibration on {device}: no point could be measured{because} (see the store {store})")
     return combine_measured(rows, plan, statistic)
+
+
+def failure_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A store's failed ``rows`` as ``campaign run`` notes them: per status, how many and the first."""
+    from gpuperf.measure.campaign import first_failures
+
+    return first_failures([{"kernel": row["kernel"], "sizes": row["sizes"], "status": row["status"],
+                            "error": (str(row.get("error") or "").strip().splitlines() or [""])[0]}
+                           for row in rows])
 
 
 def combine_measured(rows: list[dict[str, Any]], plan: Plan, statistic: str) -> pd.DataFrame:
