@@ -34,6 +34,22 @@ def test_the_report_holds_each_bundled_gpus_held_out_errors_and_plots(tmp_path, 
     assert "Not pooled: the calibration kernels (in-sample), whose rows the model was fitted on." in report
 
 
+def test_reproduce_linear_prints_each_devices_held_out_figures_as_the_readme_says(tmp_path, capsys):
+    """The README's table names `reproduce linear` as printing the H100's and H200's held-out figures: it
+    printed only where its report went."""
+    from gpuperf.datasets.bundled import data_dir
+
+    assert main(["reproduce", "linear", "--out", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == f"report: {tmp_path / 'report.md'}"
+    for device, file in (("H100 SXM", "linear_model_h100.csv.gz"), ("H200", "linear_model_h200.csv.gz")):
+        expected = evaluate_linear_table(data_dir() / file).summary()
+        (row,) = [line for line in lines if line.startswith(device + " ")]
+        assert row.split()[len(device.split()):len(device.split()) + 3] == [
+            str(expected["held_out_kernels"]), f"{expected['held_out_mean_gmre']:.3f}",
+            f"{expected['held_out_median_gmre']:.3f}"]
+
+
 @pytest.mark.opencl
 def test_the_local_device_joins_the_report_when_asked(tmp_path):
     """--device measures the calibration and held-out kernels on it (here eight light ones, 24 points
