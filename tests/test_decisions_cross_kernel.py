@@ -67,6 +67,25 @@ def test_rank_space_ranks_catalog_variants_without_running_them():
     assert abs(np.log2(best_width / 32)) <= abs(np.log2(ranked["local_size_0"] / 32)).min()
 
 
+def test_rank_space_notes_a_model_that_predicts_every_variant_alike():
+    """Trained on five rows, 5-NN predicts their mean for every variant: the 'ranking' is then the space's
+    order, which a user took for a ranking; a model telling variants apart gets no note."""
+    import warnings
+
+    from gpuperf.errors import GpuperfNote
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ranked = rank_space("stencil2d", {"n": 256, "m": 256}, variant_table().head(5), limit=4, where="five.csv")
+    assert ranked["predicted_performance"].nunique() == 1
+    [note] = [str(w.message) for w in caught if issubclass(w.category, GpuperfNote)]
+    assert note.startswith(f"the model trained on five.csv predicts every one of the {len(ranked)} variants alike")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ranked = rank_space("stencil2d", {"n": 256, "m": 256}, variant_table(), limit=12)
+    assert ranked["predicted_performance"].nunique() > 1
+    assert not [w for w in caught if "alike" in str(w.message)]
+
 def test_rank_command_json_and_errors(tmp_path, capsys):
     import json
 

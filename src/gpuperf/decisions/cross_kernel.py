@@ -249,7 +249,17 @@ def rank_space(
                            "the ranking model reads")
     train = train.assign(performance=normalised_performance(train, program))
     candidates["predicted_performance"] = predict_performance(train, candidates, usable, model)
+    _note_one_prediction(candidates["predicted_performance"], where)
     return candidates.sort_values("predicted_performance", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def _note_one_prediction(predicted: pd.Series, where: str) -> None:
+    """A note where the model predicts every variant alike: its order is then the space's own, not a ranking."""
+    if len(predicted) > 1 and predicted.nunique() == 1:
+        warnings.warn(f"the model trained on {where} predicts every one of the {len(predicted)} variants alike "
+                      f"({predicted.iloc[0]:.4g}), so it cannot tell them apart and they keep the space's order: "
+                      "variants measured on kernels nearer this one, or a device's linear count model (gpuperf "
+                      "calibrate), may rank them", GpuperfNote, stacklevel=3)
 
 
 def with_static_features(train: pd.DataFrame, features: Sequence[str], where: str) -> pd.DataFrame:
