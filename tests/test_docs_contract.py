@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import typer
 
@@ -75,3 +76,24 @@ def test_every_option_of_every_command_is_named_in_the_docs(root):
                for parameter in command.params for option in parameter.opts
                if option.startswith("--") and option not in text]
     assert missing == []
+
+
+def test_the_pricing_of_a_users_kernel_in_models_md_runs_as_written(tmp_path, monkeypatch):
+    """The example read 'fit features_and_times.csv' and 'features my_kernels.py:saxpy', files no one had;
+    a model fitted on a table's default features then refused the kernel's row. Its three commands run."""
+    import shlex
+    import shutil
+
+    from gpuperf.cli import main
+
+    section = (ROOT / "docs" / "models.md").read_text(encoding="utf-8").split("### Pricing a kernel of one's own")[1]
+    section = section.split("\n#")[0]  # up to the next heading
+    commands = [line.split("#")[0].split()[1:] for line in section.splitlines() if line.startswith("    gpuperf ")]
+    assert [command[0] for command in commands] == ["fit", "features", "predict-table"]
+    (tmp_path / "examples").mkdir()
+    shutil.copy(ROOT / "examples" / "user_kernel.py", tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    for command in commands:
+        assert main(command) == 0, shlex.join(command)
+    predicted = pd.read_csv(commands[-1][commands[-1].index("--out") + 1])
+    assert len(predicted) == 1 and predicted["predicted_time_s"].iloc[0] > 0
