@@ -97,3 +97,24 @@ def test_the_pricing_of_a_users_kernel_in_models_md_runs_as_written(tmp_path, mo
         assert main(command) == 0, shlex.join(command)
     predicted = pd.read_csv(commands[-1][commands[-1].index("--out") + 1])
     assert len(predicted) == 1 and predicted["predicted_time_s"].iloc[0] > 0
+
+
+def test_the_users_kernel_and_space_file_in_kernels_md_runs_with_the_commands_shown(tmp_path, monkeypatch):
+    """kernels.md showed no user's space, whose VariantSpace fields (and required check) users guessed at:
+    its file is written out as shown and each command after it runs."""
+    import shlex
+
+    from gpuperf.cli import main
+
+    section = (ROOT / "docs" / "kernels.md").read_text(encoding="utf-8").split("### A kernel and a space of your own")[1]
+    section = section.split("\n## ")[0]  # up to the next section
+    blocks = re.findall(r"((?:^    .*\n|^\n)+)", section, re.MULTILINE)
+    [code] = [block for block in blocks if "# my_kernels.py" in block]
+    (tmp_path / "my_kernels.py").write_text("\n".join(line[4:] for line in code.splitlines()) + "\n")
+    commands = [shlex.split(line.strip())[1:] for block in blocks for line in block.splitlines()
+                if line.startswith("    gpuperf ")]
+    assert [command[0] for command in commands] == ["features", "spaces", "rank", "features"]
+    monkeypatch.chdir(tmp_path)
+    assert main(["calibrate", "--table", str(ROOT / "data" / "linear_model_h100.csv.gz"), "--out", "h100.json"]) == 0
+    for command in commands:
+        assert main(command) == 0, shlex.join(command)
