@@ -118,3 +118,23 @@ def test_the_users_kernel_and_space_file_in_kernels_md_runs_with_the_commands_sh
     assert main(["calibrate", "--table", str(ROOT / "data" / "linear_model_h100.csv.gz"), "--out", "h100.json"]) == 0
     for command in commands:
         assert main(command) == 0, shlex.join(command)
+
+
+def test_the_predict_gpu_example_in_models_md_runs_on_the_jobs_table_it_describes(tmp_path, monkeypatch):
+    """jobs.csv was named and never described: built as the page says (the bundled Rodinia launches of the
+    other GPUs and one launch per kernel on a Tesla K20), the command runs as written."""
+    import shlex
+
+    from gpuperf.cli import main
+    from gpuperf.datasets import load_dataset
+
+    text = (ROOT / "docs" / "models.md").read_text(encoding="utf-8")
+    [line] = [line for line in text.splitlines() if line.startswith("    gpuperf predict-gpu jobs.csv")]
+    table = load_dataset("rodinia_nvprof")
+    table = table[table["status"] == "ok"]
+    on_k20 = table["gpu"] == "Tesla K20"
+    table[~on_k20 | ~table.duplicated(["kernel", "gpu"])].to_csv(tmp_path / "jobs.csv", index=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(shlex.split(line.strip())[1:]) == 0
+    predicted = pd.read_csv(tmp_path / "k20.csv")
+    assert (predicted["source"] == "predicted").sum() > (predicted["source"] == "measured").sum() > 0
