@@ -113,7 +113,7 @@ def test_the_users_kernel_and_space_file_in_kernels_md_runs_with_the_commands_sh
     (tmp_path / "my_kernels.py").write_text("\n".join(line[4:] for line in code.splitlines()) + "\n")
     commands = [shlex.split(line.strip())[1:] for block in blocks for line in block.splitlines()
                 if line.startswith("    gpuperf ")]
-    assert [command[0] for command in commands] == ["features", "spaces", "rank", "features"]
+    assert [command[0] for command in commands] == ["features", "spaces", "rank", "features", "advise"]
     monkeypatch.chdir(tmp_path)
     assert main(["calibrate", "--table", str(ROOT / "data" / "linear_model_h100.csv.gz"), "--out", "h100.json"]) == 0
     for command in commands:
