@@ -746,6 +746,8 @@ def test_predict_table_names_every_missing_feature_and_unknown_gpu(tables, tmp_p
     assert main(["predict-table", "--model", str(model), str(narrow), "--out", str(tmp_path / "p.csv")]) == 2
     err = capsys.readouterr().err
     assert "narrow.csv: missing feature column(s) x2, x3, x4" in err and err.count("\n") == 1
+    assert err.rstrip().endswith(f"x4 ({model} was fitted on them: to price rows without them, fit a model with "
+                                 "--features naming columns these rows have)")  # as a user's kernel's features row
     unknown = write(tmp_path, "unknown.csv", "kernel,gpu,x1,x2,x3,x4\nk,GTX 680,1,2,3,4\nk,Tesla K41,1,2,3,4\n")
     assert main(["predict-table", "--model", str(model), str(unknown), "--out", str(tmp_path / "p.csv")]) == 2
     assert "unknown.csv: line 3: unknown GPU 'Tesla K41'; did you mean" in capsys.readouterr().err

@@ -218,14 +218,14 @@ def clipped_note(clipped: int, total: int) -> str:
             f"factor (the model extrapolated further)")
 
 
-def require_columns(frame: pd.DataFrame, columns: Sequence[str], where: str, what: str) -> None:
-    """One error naming every missing column (with the nearest names for the first)."""
+def require_columns(frame: pd.DataFrame, columns: Sequence[str], where: str, what: str, otherwise: str = "") -> None:
+    """One error naming every missing column (with the nearest names for the first, else the hint ``otherwise``)."""
     from gpuperf.datasets.schema import variant_parameters
 
     missing = [c for c in columns if c not in frame.columns]
     if not missing:
         return
-    hint = did_you_mean(missing[0], frame.columns)
+    hint = did_you_mean(missing[0], frame.columns) or (f" ({otherwise})" if otherwise else "")
     descriptors = [c for c in frame.columns if str(c).startswith("gpu_")]
     if any(str(c).startswith("gpu_") for c in missing) and "gpu" in frame.columns and not descriptors:
         hint = " (--gpu-features joins the gpu_* columns of each row's GPU descriptor)"
@@ -235,14 +235,15 @@ def require_columns(frame: pd.DataFrame, columns: Sequence[str], where: str, wha
     raise GpuperfError(f"{where}: missing {what} column(s) {', '.join(missing)}{hint}")
 
 
-def numeric_features(frame: pd.DataFrame, features: Sequence[str], where: str) -> pd.DataFrame:
-    """``frame`` with the ``features`` as floats; a non-number or a missing value names its row."""
+def numeric_features(frame: pd.DataFrame, features: Sequence[str], where: str, missing_hint: str = "") -> pd.DataFrame:
+    """``frame`` with the ``features`` as floats; a non-number or a missing value names its row, and a missing
+    column is an error (with ``missing_hint`` where nothing nearer explains it)."""
     import numpy as np
     import pandas as pd
 
     from gpuperf.datasets.schema import row_location
 
-    require_columns(frame, features, where, "feature")
+    require_columns(frame, features, where, "feature", missing_hint)
     out = frame.copy()
     for column in features:
         values = out[column]

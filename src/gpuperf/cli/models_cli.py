@@ -338,7 +338,9 @@ def predicted_table(data: str, model: Path, out: Path, gpu: str | None, notes: K
     priced = rows.loc[table.index[~unbounded & ~failed]]  # a failed row left unpriced names no GPU to price
     refuse_other_gpus_of_a_one_gpu_model(info, options, model, priced, "--gpu" if gpu is not None else where)
     notes.add(outside_training_gpus_note(info, options, priced, "--gpu" if gpu is not None else where))
-    table = numeric_features(table[~unbounded & ~failed], names, where)
+    table = numeric_features(table[~unbounded & ~failed], names, where,
+                             f"{model} was fitted on them: to price rows without them, fit a model with --features "
+                             "naming columns these rows have")
     if hasattr(fitted, "undefined_rows"):  # bsp: a row its inputs give no time is refused, as fit refuses it
         check_bsp_inputs(fitted, table[names], where)
     result = frame  # the rows as read, with the predictions added (not a copy of a million rows)
