@@ -247,3 +247,27 @@ def test_a_local_device_that_builds_nothing_leaves_the_demos_other_steps_and_sec
     assert "unknown target CPU 'generic'" in index
     assert "Calibrated and tested on the bundled H100 points" in index  # the step's part without a device
     assert "## Linear count model on the local device" not in index
+
+
+def test_the_measure_step_names_why_its_points_failed_and_claims_no_check_of_none(tmp_path, monkeypatch) -> None:
+    """On a machine whose driver builds no kernel the step said 'Measured 0 catalog points ... every output
+    checked against NumPy' and nothing of why: its headlines now name the first failure of each kind."""
+    from types import SimpleNamespace
+
+    from gpuperf.measure import campaign as campaign_module
+    from gpuperf.measure.devices import compile_failure
+
+    def compile_(kernel):
+        raise compile_failure(kernel, RuntimeError("clBuildProgram failed\nerror: unknown target CPU 'generic'"))
+
+    device = SimpleNamespace(name="fake:0", memory_bytes=2**30, compile=compile_, provenance=dict)
+    monkeypatch.setattr(campaign_module, "open_device", lambda name: device)
+    monkeypatch.setattr(demo, "local_device", lambda: "fake:0")
+    report = demo.DemoReport(tmp_path)
+    report.start("measure")
+    demo.measure_step(report)
+    first, failed = report.headlines["measure"]
+    assert first.startswith("Measured 0 catalog points on fake:0 (failures: {'compile_failed': ") and "NumPy" not in first
+    assert failed.startswith("Failed: ") and "point(s) compile_failed, the first vector_copy at n=4096: kernel " \
+        "'vector_copy' failed to compile: RuntimeError: clBuildProgram failed; error: unknown target CPU" in failed
+    assert failed in report.sections["measure"][0]

@@ -257,6 +257,8 @@ def measure_step(report: DemoReport) -> None:
     """A small campaign on the local device: every catalog kernel at its default sizes, copy at four sizes."""
     from gpuperf.kernels.catalog import get_kernel, kernel_names
     from gpuperf.measure import export_store, load_campaign, run_campaign
+    from gpuperf.measure.campaign import stored_failure_lines
+    from gpuperf.measure.store import Store
 
     device = local_device()
     blocks = []
@@ -271,15 +273,21 @@ def measure_step(report: DemoReport) -> None:
     result = run_campaign(load_campaign(campaign_file), store)
     table = export_store(store, report.out / "measurements.csv", "csv", replace=True)  # the demo's own, rewritten
     shown = table[["kernel", "variant", "status", "time_s", "time_s_iqr", "repeats"]]
-    report.headline(f"Measured {result.measured + result.already_stored} catalog points on {result.device} "
-                    f"(failures: {result.failed or 'none'}); every output checked against NumPy.")
+    measured = result.measured + result.already_stored
+    report.headline(f"Measured {measured} catalog points on {result.device} (failures: {result.failed or 'none'})"
+                    + ("; every output checked against NumPy." if measured else "."))
+    with Store(store, create=False) as opened:  # this run's failures and those a rerun keeps from the store
+        failures = stored_failure_lines(opened.rows(result.campaign))
+    for line in failures:
+        report.headline(f"Failed: {line}")
+    failed_text = "".join(f"Failed: {line}\n\n" for line in failures)
     copy = table[table["kernel"].eq("vector_copy")][["n", "time_s"]].sort_values("n")
     report.add(
         "Measurements on the local device",
         f"Device `{result.device}`: {result.measured} points measured now, {result.already_stored} already in the "
         f"store, failures {result.failed or 'none'} ([campaign.toml](campaign.toml), "
         f"[measurements.csv](measurements.csv) with static features). Results are checked against NumPy.\n\n"
-        f"Copy time against size:\n\n{_markdown_table(copy)}\n\n{_markdown_table(shown, max_rows=60)}",
+        f"{failed_text}Copy time against size:\n\n{_markdown_table(copy)}\n\n{_markdown_table(shown, max_rows=60)}",
     )
 
 

@@ -424,6 +424,13 @@ def first_failures(failures: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+def stored_failure_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """:func:`first_failures` of a store's rows that failed (``Store.rows``): each error's first line."""
+    return first_failures([{"kernel": row["kernel"], "sizes": row["sizes"], "status": row["status"],
+                            "error": (str(row.get("error") or "").strip().splitlines() or [""])[0]}
+                           for row in rows if row["status"] != "ok"])
+
+
 def _row(point: Point, device: Device, status: str, **values: Any) -> dict[str, Any]:
     kernel = point.entry.kernel
     return {

@@ -135,7 +135,7 @@ def measure_plan(plan: Plan, device: str, store: str | Path, campaign: str, pass
     ``kernel``, ``sizes`` (text), ``sizes_dict``, ``time_s`` (the ``statistic`` over the passes) and
     ``passes`` (how many passes measured it); points that failed in every pass are left out.
     """
-    from gpuperf.measure.campaign import Campaign, Entry, run_campaign
+    from gpuperf.measure.campaign import Campaign, Entry, run_campaign, stored_failure_lines
     from gpuperf.measure.store import Store
     from gpuperf.measure.timing import TimingSettings
 
@@ -163,19 +163,10 @@ def measure_plan(plan: Plan, device: str, store: str | Path, campaign: str, pass
         stored = [row for one in campaigns for row in opened.rows(one.name) if row["device"] in measured_on]
     rows = [row for row in stored if row["status"] == "ok"]
     if not rows:
-        failures = "; ".join(failure_lines([row for row in stored if row["status"] != "ok"]))
+        failures = "; ".join(stored_failure_lines(stored))
         because = f": {failures}" if failures else ""
         raise GpuperfError(f"calibration on {device}: no point could be measured{because} (see the store {store})")
     return combine_measured(rows, plan, statistic)
-
-
-def failure_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """A store's failed ``rows`` as ``campaign run`` notes them: per status, how many and the first."""
-    from gpuperf.measure.campaign import first_failures
-
-    return first_failures([{"kernel": row["kernel"], "sizes": row["sizes"], "status": row["status"],
-                            "error": (str(row.get("error") or "").strip().splitlines() or [""])[0]}
-                           for row in rows])
 
 
 def combine_measured(rows: list[dict[str, Any]], plan: Plan, statistic: str) -> pd.DataFrame:
