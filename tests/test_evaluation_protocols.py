@@ -556,6 +556,23 @@ def test_balanced_subsample_draws_the_rows_pandas_sample_draws_per_group():
     assert balanced_subsample(frame.iloc[:0], ["gpu"], 2).empty
 
 
+def test_name_list_is_the_public_check_the_protocols_and_the_rodinia_runs_share():
+    """The groups, kernels, models a caller names: a sequence as a list, one string one error naming it."""
+    import ast
+    import inspect
+
+    from gpuperf.errors import name_list
+    from gpuperf.evaluation import protocols, reproduce, rodinia_report
+
+    assert name_list(("K20", "K40"), "groups", "here") == ["K20", "K40"]
+    with pytest.raises(GpuperfError, match=r"^here: models lists names, e.g. \['gbt'\], not the string 'gbt'$"):
+        name_list("gbt", "models", "here")
+    for module in (protocols, reproduce, rodinia_report):
+        imported = [alias.name for node in ast.walk(ast.parse(inspect.getsource(module)))
+                    if isinstance(node, ast.ImportFrom) for alias in node.names]
+        assert "name_list" in imported and not [name for name in imported if name.startswith("_")], module
+
+
 def test_held_out_groups_or_training_kernels_given_as_one_string_are_refused():
     # "AB" would read as the GPUs A and B, "12" as the sizes 1 and 2: a silent run of other groups
     with pytest.raises(GpuperfError, match=r"leave-one-gpu-out: groups lists names, e.g. \['AB'\], not the string"):

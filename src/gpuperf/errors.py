@@ -59,6 +59,13 @@ def refuse_one_string(value: object, what: str, where: str | None = None, names:
                            f"'{value}'")
 
 
+def name_list(values: Sequence, what: str, where: str) -> list:
+    """``values`` (the groups, kernels or models a caller names) as a list; one string is an error
+    (:func:`refuse_one_string`), as it would read as one name per character (``"H100"`` as H, 1, 0, 0)."""
+    refuse_one_string(values, what, where, names="names")
+    return list(values)
+
+
 def close_names(name: str, names: Iterable[str], cutoff: float = 0.6) -> list[str]:
     """The columns of ``names`` a missing ``name`` may mean: those spelling it in another case (``N`` for
     ``n``, which difflib rates 0), else up to three near spellings."""

@@ -18,7 +18,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from gpuperf.datasets.schema import canonical_gpu, canonical_gpus, is_ok, require_frame, row_location
-from gpuperf.errors import GpuperfError, GpuperfNote, refuse_one_string
+from gpuperf.errors import GpuperfError, GpuperfNote, name_list, refuse_one_string
 from gpuperf.evaluation.metrics import all_metrics
 from gpuperf.hardware.specs import spelling_key
 from gpuperf.models.learned import takes_missing
@@ -111,13 +111,6 @@ def is_rank_metric(name: str) -> bool:
 
 def _as_columns(group: str | Sequence[str]) -> list[str]:
     return [group] if isinstance(group, str) else list(group)
-
-
-def _listed(values: Sequence, what: str, where: str) -> list:
-    """``values`` (the groups or kernels a caller names) as a list; one string is an error, as it would
-    read as one name per character (``"H100"`` as the groups H, 1, 0)."""
-    refuse_one_string(values, what, where, names="names")
-    return list(values)
 
 
 def _usable_rows(frame: pd.DataFrame, features: Sequence[str], target: str, where: str,
@@ -301,7 +294,7 @@ def leave_one_group_out(
     column = values[columns[0]]
     whole = len(columns) == 1 and (_whole_floats(column) or pd.api.types.is_integer_dtype(column))
     wanted = (sorted(labels.unique(), key=natural_key) if groups is None
-              else [_group_text(g, whole) for g in _listed(groups, "groups", where)])
+              else [_group_text(g, whole) for g in name_list(groups, "groups", where)])
     wanted = list(dict.fromkeys(wanted))  # a group named twice (two spellings of it) is held out once
     present = set(labels)  # once, not once per held-out group: seconds on the Rodinia table's 43,837 rows
     unknown = [g for g in wanted if g not in present]
@@ -437,7 +430,7 @@ def leave_one_gpu_out(estimator, frame, features, **options) -> Evaluation:
         frame = frame.assign(gpu=canonical_gpus(frame["gpu"]))
     if options.get("groups") is not None:
         in_table = {spelling_key(str(gpu)): gpu for gpu in frame["gpu"].dropna().unique()} if "gpu" in frame else {}
-        names = [canonical_gpu(name) for name in _listed(options["groups"], "groups",
+        names = [canonical_gpu(name) for name in name_list(options["groups"], "groups",
                                                                options.get("name") or "leave-one-gpu-out")]
         options["groups"] = [in_table.get(spelling_key(name), name) for name in names]
     return leave_one_group_out(estimator, frame, features, "gpu", **options)
@@ -462,7 +455,7 @@ def fit_on_kernels(estimator, frame, features, train_kernels: Sequence[str], **o
     if "kernel" not in frame.columns:
         raise GpuperfError("fit-on-kernels: missing column(s) kernel")
     kernels = label_texts(frame["kernel"])
-    wanted = [str(k).strip() for k in _listed(train_kernels, "train_kernels", "fit-on-kernels")]
+    wanted = [str(k).strip() for k in name_list(train_kernels, "train_kernels", "fit-on-kernels")]
     unknown = [k for k in wanted if k not in set(kernels)]
     if unknown:
         raise GpuperfError(f"fit-on-kernels: no rows for kernel(s) {', '.join(unknown)}")

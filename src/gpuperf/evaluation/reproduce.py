@@ -67,10 +67,10 @@ from threadpoolctl import threadpool_limits
 
 from gpuperf.datasets import load_dataset
 from gpuperf.datasets.schema import canonical_gpus
-from gpuperf.errors import GpuperfError, unknown_name_error
+from gpuperf.errors import GpuperfError, name_list, unknown_name_error
 from gpuperf.evaluation.bottleneck import MEMORY_DATA_RATE, leave_one_group_out_bottleneck
 from gpuperf.evaluation.gpu_scaling import leave_one_group_out_scaling
-from gpuperf.evaluation.protocols import Evaluation, _listed, label_texts, leave_one_group_out
+from gpuperf.evaluation.protocols import Evaluation, label_texts, leave_one_group_out
 from gpuperf.evaluation.published import published_per_kernel
 from gpuperf.evaluation.same_capability import leave_one_group_out_same_capability
 from gpuperf.evaluation.tables import (
@@ -416,9 +416,9 @@ def run_rodinia(
     (nested selection over the scenarios' runs, see :func:`nested_selection`) unless ``nested`` is
     False; ``progress(key)`` is called before each run. ``scenarios``, ``models`` and ``protocols`` are
     lists of names (one string is refused: ``"gbt"`` would read as the models g, b and t)."""
-    scenarios, models, protocols = (_listed(scenarios, "scenarios", "run_rodinia"),
-                                    _listed(models, "models", "run_rodinia"),
-                                    _listed(protocols, "protocols", "run_rodinia"))
+    scenarios, models, protocols = (name_list(scenarios, "scenarios", "run_rodinia"),
+                                    name_list(models, "models", "run_rodinia"),
+                                    name_list(protocols, "protocols", "run_rodinia"))
     table = rodinia_table() if table is None else _canonical_gpus(table)  # once, not in every run
     result = Reproduction()
     runs = scenario_runs(scenarios, models)

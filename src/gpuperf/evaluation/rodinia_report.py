@@ -17,6 +17,7 @@ import pandas as pd
 
 
 from gpuperf.datasets import load_dataset
+from gpuperf.errors import name_list
 from gpuperf.evaluation.bsp_matvec import calibrate_and_predict, compare_with_paper_bsp, matvec_table
 from gpuperf.evaluation.elsewhere import (
     hindsight_scaled_mape,
@@ -31,7 +32,6 @@ from gpuperf.evaluation.published import (
     published_per_kernel,
     published_predictions,
 )
-from gpuperf.evaluation.protocols import _listed
 from gpuperf.evaluation.report import text_table, write_report
 from gpuperf.evaluation.reproduce import (
     BASELINES,
@@ -169,9 +169,9 @@ def reproduce_rodinia(
 
     The primary run (``nested/select``) picks, per held-out group, among the requested runs by an
     inner protocol on the training rows only (``inner_max_train_rows`` per kernel and GPU)."""
-    scenarios, models, protocols = (_listed(scenarios, "scenarios", "reproduce_rodinia"),
-                                    _listed(models, "models", "reproduce_rodinia"),
-                                    _listed(protocols, "protocols", "reproduce_rodinia"))
+    scenarios, models, protocols = (name_list(scenarios, "scenarios", "reproduce_rodinia"),
+                                    name_list(models, "models", "reproduce_rodinia"),
+                                    name_list(protocols, "protocols", "reproduce_rodinia"))
     table = rodinia_table()
     published = published_predictions()
     _show(echo, "Kernel codes of the published predictions vs bundled kernels (median measured time, us)",
