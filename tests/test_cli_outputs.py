@@ -873,3 +873,31 @@ def test_progress_labels_notes_and_tuning_reports_name_values_and_count_one_row(
     text = tuning_report(tmp_path / "report", result, 30.0e-6)["markdown"].read_text()
     assert "jacobi2d_5pt at n=512, m=256 on opencl:0" in text and "Best unroll=4: 3.00x as fast" in text
     assert "{'" not in text
+
+
+def test_the_three_note_collectors_differ_in_when_the_notes_are_printed(capsys, monkeypatch):
+    """with_notes prints a call's notes once it returns, notes_kept as they are raised, noted not at all
+    (the command prints the lines it returns): each keeps every note for --json."""
+    import sys
+    import warnings
+
+    from gpuperf.cli import _show_note
+    from gpuperf.cli.model_tables import noted
+    from gpuperf.cli.output import notes_kept, with_notes
+    from gpuperf.errors import GpuperfNote
+
+    monkeypatch.setattr(warnings, "showwarning", _show_note)  # as the command line shows notes
+
+    def call() -> int:
+        warnings.warn(GpuperfNote("first"), stacklevel=1)
+        print("while running", file=sys.stderr)
+        return 7
+
+    assert with_notes(call) == (7, ["first"])
+    assert capsys.readouterr().err.splitlines() == ["while running", "note: first"]
+    with notes_kept() as kept:
+        assert call() == 7
+    assert kept == ["first"]
+    assert capsys.readouterr().err.splitlines() == ["note: first", "while running"]
+    assert noted(call) == (7, ["note: first"])
+    assert capsys.readouterr().err.splitlines() == ["while running"]

@@ -628,7 +628,9 @@ def times_span(decades: float) -> str:
 
 def noted(call: Callable[[], Any]) -> tuple[Any, list[str]]:
     """``call()``'s value and the gpuperf notes it raised, as ``note: ...`` lines for a command to print
-    with its own notes (and list under ``--json``'s ``notes``); other warnings pass on."""
+    with its own notes (and list under ``--json``'s ``notes``); other warnings pass on.
+    Use it where the command prints the notes itself, in its own order; ``output.with_notes`` and
+    ``output.notes_kept`` print them on stderr for it."""
     from gpuperf.errors import GpuperfNote
 
     value, caught = caught_warnings(call)

@@ -615,7 +615,9 @@ def boards_note(gpu: str) -> str | None:
 
 def with_notes(call: Callable[[], Any]) -> tuple[Any, list[str]]:
     """``call()``'s value and the gpuperf notes it raised, each also printed on stderr (``note: ...``),
-    for a command's ``--json`` to carry; other warnings are shown as Python shows them."""
+    for a command's ``--json`` to carry; other warnings are shown as Python shows them.
+    Use it for one call whose notes print once it returns, after its progress bar; :func:`notes_kept` prints
+    them as raised, ``model_tables.noted`` leaves the printing to the command."""
     from gpuperf.errors import GpuperfNote
 
     value, caught = caught_warnings(call)
@@ -642,7 +644,9 @@ class KeptNotes(list):
 @contextmanager
 def notes_kept() -> Iterator[KeptNotes]:
     """Within it every gpuperf note raised is printed on stderr when raised, as always, and also kept in
-    the list it yields, with the notes the command adds itself (:meth:`KeptNotes.add`), in order."""
+    the list it yields, with the notes the command adds itself (:meth:`KeptNotes.add`), in order.
+    Use it for a block whose notes print as they come and mix with the command's own; :func:`with_notes` holds
+    them until its one call returns."""
     from gpuperf.errors import GpuperfNote
 
     kept = KeptNotes()
