@@ -798,6 +798,20 @@ def test_geometry_sweep_names_the_trips_option_of_a_trip_count_below_one(trips, 
     assert not out.exists()
 
 
+def test_a_sweep_recorded_per_another_unit_than_its_gpus_descriptor_now_says_so():
+    """Limits recorded per CU (device_unit) and judged with a descriptor's per SM were set aside without a
+    word, though each per-unit limit means another thing; an empty device_unit is no other unit."""
+    from gpuperf.datasets.bundled import data_dir
+
+    sweep = pd.read_csv(data_dir() / "geometry_sweep_h100.csv.gz")
+    with pytest.warns(GpuperfNote, match=r"h100.csv: the sweep recorded device_unit='CU' \(the descriptor's SM\) "
+                                         r"for the H100 SXM: .* not with the limits it ran under"):
+        assert table_descriptor(sweep.assign(device_unit="CU"), "h100.csv").unit == "SM"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GpuperfNote)
+        assert table_descriptor(sweep.assign(device_unit=np.nan), "h100.csv").sms == 132
+
+
 def test_a_sweep_recorded_under_other_limits_than_its_gpus_descriptor_now_says_so(tmp_path, monkeypatch):
     """A GPUPERF_GPUS entry replacing the H100 SXM (66 SMs) silently judged the sweep recorded with 132 SMs
     by the new descriptor: the recorded limits were set aside without a word."""

@@ -529,10 +529,13 @@ def _note_recorded_otherwise(described: DeviceDescriptor, recorded: pd.Series, w
     differ = []
     for field, now in described.as_dict().items():
         column = DESCRIPTOR_PREFIX + field
-        if field in ("name", "unit") or column not in recorded.index:
+        if field == "name" or column not in recorded.index or (field == "unit" and pd.isna(recorded[column])):
             continue
-        number = pd.to_numeric(pd.Series([recorded[column]]), errors="coerce").iloc[0]
-        if number != now:
+        if field == "unit":  # what the limits are per: an SM, a CU, a WGP of two CUs
+            same = str(recorded[column]).strip() == now
+        else:
+            same = pd.to_numeric(pd.Series([recorded[column]]), errors="coerce").iloc[0] == now
+        if not same:
             differ.append(f"{column}={plain_value(recorded[column])!r} (the descriptor's {now})")
     if differ:
         warnings.warn(GpuperfNote(f"{where}: the sweep recorded {', '.join(differ)} for the {described.name}: its "
@@ -563,7 +566,7 @@ def table_descriptor(table: pd.DataFrame, where: str, gpu: str | None = None) ->
         values = distinct.iloc[0]
         if canonical_gpu_name(values[DESCRIPTOR_PREFIX + "name"]) is not None:
             described = device_descriptor(values[DESCRIPTOR_PREFIX + "name"])  # with its occupancy calculator
-            _note_recorded_otherwise(described, values, where)
+            _note_recorded_otherwise(described, table.iloc[0], where)  # its device_unit too
             return described
         limits = {}
         for field in (f for f in fields if f != "name"):
