@@ -573,6 +573,28 @@ def test_name_list_is_the_public_check_the_protocols_and_the_rodinia_runs_share(
         assert "name_list" in imported and not [name for name in imported if name.startswith("_")], module
 
 
+def test_column_arguments_take_one_string_as_one_column_and_name_lists_refuse_it_as_the_readme_says():
+    """group, fit_by, balance_by and metrics_by group rows by columns, as pandas' groupby: "gpu" is the column
+    gpu there, while a list of names (features, groups) refuses one string; the README says which is which."""
+    from pathlib import Path
+
+    from gpuperf.evaluation.protocols import leave_one_group_out
+
+    def run(**columns):
+        return leave_one_group_out(LinearRegression(), _frame(), ["n"], max_train_rows=2, **columns).predictions
+
+    as_string = run(group="gpu", fit_by="kernel", balance_by="kernel")
+    pd.testing.assert_frame_equal(as_string, run(group=["gpu"], fit_by=["kernel"], balance_by=["kernel"]))
+    evaluation = leave_one_gpu_out(RecordingRegressor(), _frame(), FEATURES)
+    pd.testing.assert_frame_equal(evaluation.metrics_by("kernel"), evaluation.metrics_by(["kernel"]))
+    with pytest.raises(GpuperfError, match=r"features lists column names, e.g. \['n'\], not the string 'n'"):
+        leave_one_gpu_out(LinearRegression(), _frame(), "n")
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8").split())
+    assert ("An argument that groups rows by columns (`group`, `fit_by` and `balance_by` of the "
+            "`gpuperf.evaluation.protocols` functions, `Evaluation.metrics_by`) takes one column as a string") in readme
+    assert "One that lists names (`features`, `groups`, `params`, `models`, `feature_names`) refuses one string" in readme
+
+
 def test_held_out_groups_or_training_kernels_given_as_one_string_are_refused():
     # "AB" would read as the GPUs A and B, "12" as the sizes 1 and 2: a silent run of other groups
     with pytest.raises(GpuperfError, match=r"leave-one-gpu-out: groups lists names, e.g. \['AB'\], not the string"):

@@ -277,7 +277,8 @@ def leave_one_group_out(
     held-out rows whose ``fit_by`` value has no training rows, and rows the model predicts no time for
     (NaN), are left out of the metrics and counted in ``Evaluation.skipped``; an error when none is left.
     ``max_train_rows`` caps the training rows per ``balance_by`` cell (a random subsample; a table with
-    none of those columns is one cell).
+    none of those columns is one cell). ``group``, ``fit_by`` and ``balance_by`` take one column as a string
+    (``"gpu"``) or several as a list, as pandas' ``groupby`` does; ``groups`` and ``features`` refuse one string.
     ``progress(done, total)`` is called before the first held-out group and after each. ``fitted``
     (a dict kept across runs of one estimator) reuses a model fitted on the same training rows (:func:`fitted_clone`).
     ``group_values`` (the rows of ``frame`` in its order) labels the groups where ``frame`` holds the ``group``
