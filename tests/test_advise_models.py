@@ -305,6 +305,27 @@ def test_an_uncalibrated_confidence_is_noted_naming_the_entry_and_its_groups(mon
                             "--min-confidence cannot judge"]
 
 
+def test_the_uncalibrated_note_counts_the_groups_of_the_pairs_inner_cv_samples():
+    """Over INNER_MAX_PAIRS pairs, inner CV runs on a sample: a second group only outside it left the model
+    uncalibrated while the note said its pairs 'form 2 groups, too few to hold any out'."""
+    from types import SimpleNamespace
+
+    from gpuperf.decisions.advisor import _uncalibrated_note
+    from gpuperf.decisions.optimizations import Optimization
+    from gpuperf.decisions.speedup_models import INNER_MAX_PAIRS, SpeedupModel, inner_cv_sample
+
+    pairs = _pairs(INNER_MAX_PAIRS + 100)
+    outside = pairs.index.difference(inner_cv_sample(pairs).index)
+    pairs.loc[outside[0], "family"] = "g"  # the other group, unseen by inner CV
+    model = SpeedupModel().fit(pairs)
+    assert model.calibrator is None and pairs["family"].nunique() == 2
+    entry = Optimization(name="e", title="e", description="", when_it_helps="", example_before="",
+                         example_after="", apply={}, pairs=("spec",), path=Path("x.toml"))
+    note = _uncalibrated_note(entry, model, SimpleNamespace(confidence=[0.9], measured_on=None))
+    assert (f"sign is right: the 1,500 of its {len(pairs):,} training pairs sampled for inner CV form 1 (program, "
+            "input) group, too few to hold any out") in note
+
+
 def _pairs(rows: int = 40, seed: int = 0) -> pd.DataFrame:
     from gpuperf.decisions.advice_features import MODEL_FEATURES
 

@@ -35,7 +35,7 @@ from gpuperf.decisions.optimizations import Optimization, load_optimizations
 from gpuperf.decisions.pairs import (
     DEVICE_TARGET, GPU_TARGET, cache_dir, number_text, spec_pairs, unvalued_features_note,
 )
-from gpuperf.decisions.speedup_models import SpeedupModel, pair_groups
+from gpuperf.decisions.speedup_models import SpeedupModel, inner_cv_sample, pair_groups
 from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.files import write_cache_file
 from gpuperf.kernels.kernel import Kernel, KernelLike
@@ -400,14 +400,18 @@ def _scaled_down(model: SpeedupModel, prediction, row: int) -> str:  # noqa: ANN
 
 
 def _uncalibrated_note(entry: Optimization, model: SpeedupModel, prediction) -> str:  # noqa: ANN001 - a Prediction
-    """A note where ``entry``'s confidence is uncalibrated: its training pairs hold too few (program, input)
-    groups to hold any out ('' where it is calibrated, or taken from the pair measured on GPUs)."""
+    """A note where ``entry``'s confidence is uncalibrated: its training pairs (those inner CV samples of
+    them) hold too few (program, input) groups to hold any out ('' where it is calibrated, or taken from the
+    pair measured on GPUs)."""
     if model.calibrator is not None or (prediction.measured_on and prediction.measured_on[0]):
         return ""
-    groups = len(set(pair_groups(model.pairs)))
-    count = len(model.pairs)
+    sample = inner_cv_sample(model.pairs)  # the pairs whose groups decided it
+    groups = len(set(pair_groups(sample)))
+    count = len(sample)
+    pairs = (f"its {count} training pair{'s' * (count != 1)}" if count == len(model.pairs)
+             else f"the {count:,} of its {len(model.pairs):,} training pairs sampled for inner CV")
     return (f"{entry.name}: confidence {prediction.confidence[0]:.2f} is uncalibrated, not the chance the predicted "
-            f"sign is right: its {count} training pair{'s' * (count != 1)} form{'s' * (count == 1)} {groups} "
+            f"sign is right: {pairs} form{'s' * (count == 1)} {groups} "
             f"(program, input) group{'s' * (groups != 1)}, too few to hold any out, so it is model agreement and "
             "neighbour consistency (1.00 from a single pair), which --min-confidence cannot judge")
 

@@ -85,6 +85,14 @@ def pair_groups(pairs: pd.DataFrame) -> np.ndarray:
     return (pairs["family"].astype(str) + "|" + within).to_numpy()
 
 
+def inner_cv_sample(pairs: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """The pairs inner CV and calibration run on: all of ``pairs``, or a fixed random sample of
+    :data:`INNER_MAX_PAIRS` of them (in their order)."""
+    if len(pairs) <= INNER_MAX_PAIRS:
+        return pairs
+    return pairs.iloc[np.sort(np.random.default_rng(seed).choice(len(pairs), INNER_MAX_PAIRS, replace=False))]
+
+
 def _prepare() -> Pipeline:
     return make_pipeline(log_features(), SimpleImputer(strategy="median", keep_empty_features=True), StandardScaler())
 
@@ -178,8 +186,7 @@ def inner_cv(pairs: pd.DataFrame, neighbours: int = NEIGHBOURS, weights: str = "
 
     Returns the score table (feature_set, regression, sign_accuracy, log2_mae; empty with fewer than
     two groups) and, per candidate, rows of [margin, consistency, familiarity, sign right]."""
-    if len(pairs) > INNER_MAX_PAIRS:
-        pairs = pairs.iloc[np.sort(np.random.default_rng(seed).choice(len(pairs), INNER_MAX_PAIRS, replace=False))]
+    pairs = inner_cv_sample(pairs, seed)
     groups = pair_groups(pairs)
     distinct = np.unique(groups)
     if len(distinct) < 2:
@@ -209,8 +216,7 @@ def family_evidence(pairs: pd.DataFrame, choice: tuple[str, str], neighbours: in
     """Evidence rows of ``choice`` with each program family held out in turn (none with one family).
 
     What a prediction for an unseen program looks like: usually less familiar, and less often right."""
-    if len(pairs) > INNER_MAX_PAIRS:
-        pairs = pairs.iloc[np.sort(np.random.default_rng(seed).choice(len(pairs), INNER_MAX_PAIRS, replace=False))]
+    pairs = inner_cv_sample(pairs, seed)
     family = pairs["family"].astype(str).to_numpy()
     if len(np.unique(family)) < 2:
         return np.zeros((0, 4))
