@@ -1393,6 +1393,19 @@ def test_a_throughput_by_its_abbreviation_is_no_default_feature():
         assert is_default_feature(count), count
 
 
+def test_a_count_named_by_a_plain_word_a_throughput_abbreviation_spells_stays_a_default_feature():
+    """A count column named tops, tips or mips (mip levels) was left out of the default features as the rates
+    TOPS, TIPS and MIPS, without a note; in capitals or after another word the name is still a rate."""
+    from gpuperf.evaluation.feature_columns import default_features, is_default_feature
+
+    for count in ("tops", "tips", "mips", "pops", "Tops", "Mips"):
+        assert is_default_feature(count), count
+    for rate in ("TOPS", "TIPS", "MIPS", "kernel_tops", "gops", "giops", "Mops_total_TOPS"):
+        assert not is_default_feature(rate), rate
+    frame = pd.DataFrame({"tops": [3, 5], "TIPS": [1.0, 2.0], "time_s": [1.0, 2.0]})
+    assert default_features(frame) == ["tops"]
+
+
 @pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le",
                                       "utf-32-be"])
 def test_a_table_saved_by_excel_or_powershell_reads_as_the_plain_one(tmp_path, encoding):

@@ -11,7 +11,8 @@ Default features: every numeric column except
   and Nsight Compute's ``gpu__time_*`` metrics (``gpu__time_active.sum``); ``time_steps`` is not one;
   a name ending in a time unit (``latency_ms``, ``kernel_us``, ``mean (ms)``, ``latency_s``; not a rate's
   ``gb_s``) or starting with one and ``per`` (``ms_per_iter``), and ``latency`` or ``wall`` as a word;
-  what is computed from the time: ``GBps``, ``TFLOPS``, ``GFLOPS``, ``TOPS``, ``MLUPS``, ``speedup``; a GPU descriptor
+  what is computed from the time: ``GBps``, ``TFLOPS``, ``GFLOPS``, ``TOPS``, ``MLUPS``, ``speedup`` (a plain word
+  such an abbreviation spells, ``tops`` or ``tips`` in lower case, is a count, not a rate); a GPU descriptor
   column (:func:`~gpuperf.datasets.join.descriptor_columns`: ``gpu_clock_mhz``, ``gpu_peak_f32_gflops``)
   is none of these, but a table's own ``gpu_*`` column is judged by its name like any other (``gpu_ms``);
 - profiler metrics computed from the elapsed time (throughputs, utilisations, IPC by any name, such as
@@ -67,6 +68,9 @@ TIME_UNIT_NAMED = re.compile(r"[_\W](sec|secs|seconds|ms|msec|us|usec|µs|ns|nse
 # Throughputs by their usual abbreviations: operations (TOPS, GOPS, GIOPS), instructions (MIPS, GIPS) or
 # (lattice) updates (MLUPS, GUPS, MFLUPS) per second, frames per second (FPS).
 THROUGHPUT_ABBREVIATION = re.compile(r"(?:^|[^a-z])(?:[kmgtp](?:i?ops|ips|f?l?ups)|fps)$", re.IGNORECASE)
+# Plain words those abbreviations spell: a column named so in lower case (or capitalised) counts tops, tips,
+# mip levels, ... and is no rate; in capitals (TOPS, MIPS) or after another word (kernel_tops) it is one.
+ABBREVIATION_WORDS = frozenset({"tops", "tips", "mips", "pops", "pips", "pups", "mops", "kips"})
 FROM_TIME = re.compile(r"gbps|gb/s|[tgm]flops|speedup|slowdown", re.IGNORECASE)
 # pandas' name for a column whose header cell is empty (an index written with the table, most often).
 UNNAMED = re.compile(r"Unnamed: \d+(_level_\d+)?")
@@ -89,13 +93,21 @@ def is_default_feature(column: str, parameters: Sequence[str] = ()) -> bool:
     per_second = "/s" in name or PER_SECOND.search(name) is not None  # a rate: the time in disguise
     descriptor = name in descriptor_columns()  # a clock or peak of the GPU, not of the run (a table's gpu_ms is)
     observed = OBSERVED.search(name) is not None and not descriptor
-    timed = not descriptor and (TIME_UNIT_NAMED.search(name) or FROM_TIME.search(name)
-                                or THROUGHPUT_ABBREVIATION.search(name)) is not None
+    timed = not descriptor and ((TIME_UNIT_NAMED.search(name) or FROM_TIME.search(name)) is not None
+                                or is_throughput_abbreviation(name))
     return (name not in KEYS_AND_OUTCOMES and name not in LAUNCH_BOOKKEEPING and name not in MEASUREMENT_OUTCOMES
             and not per_second and not observed and not timed and not is_measured_time(name)
             and not is_timing_derived(name)
             and TIME_NAMED.search(name) is None and PROFILER_TIME.search(name) is None
             and name not in partial_descriptor_fields())
+
+
+def is_throughput_abbreviation(name: str) -> bool:
+    """Whether ``name`` is a throughput by its usual abbreviation (``TOPS``, ``gops``, ``kernel_tops``,
+    ``MLUPS``, ``fps``); a plain word it spells, in lower case or capitalised (``tops``, ``Tips``), is a count."""
+    if name.lower() in ABBREVIATION_WORDS and not name.isupper():
+        return False
+    return THROUGHPUT_ABBREVIATION.search(name) is not None
 
 
 def partial_descriptor_fields() -> frozenset[str]:
