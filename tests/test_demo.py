@@ -244,6 +244,9 @@ def test_a_local_device_that_builds_nothing_leaves_the_demos_other_steps_and_sec
     assert "(failed)" not in index
     assert "## measure on the local device (not run)" in index
     assert "## linear-model on the local device (not run)" in index
+    summary = index.split("## Set-up")[0]  # one short line a step; the reason once in each step's section
+    assert "- measure on the local device: not run (the device cannot run kernels; its section says why)" in summary
+    assert "unknown target CPU" not in summary
     assert "unknown target CPU 'generic'" in index
     assert "Calibrated and tested on the bundled H100 points" in index  # the step's part without a device
     assert "## Linear count model on the local device" not in index

@@ -687,7 +687,7 @@ def run_demo(out: str | Path = "gpuperf-report", steps: list[str] | None = None)
             STEPS[name](report)
         except LocalDeviceUnusable as exc:  # what the step does without a device is in the report already
             report.add(f"{name} on the local device (not run)", f"Not run here: {exc}")
-            report.headline(f"{name} on the local device: not run ({exc})")
+            report.headline(f"{name} on the local device: not run (the device cannot run kernels; its section says why)")
             console.print(f"[yellow]step {name} on the local device not run[/yellow]: {exc}")
         except Exception as exc:  # noqa: BLE001 - one failing step must not hide the others
             report.add(f"{name} (failed)", f"This step failed: `{type(exc).__name__}: {exc}`")
