@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import loopy as lp
 import numpy as np
@@ -19,9 +20,11 @@ ARITH = [name for name in kernel_names("measurement") if name.startswith("arith_
 
 
 @pytest.fixture(scope="module")
-def queue() -> cl.CommandQueue:
+def queue() -> Iterator[cl.CommandQueue]:
+    """A queue whose context is held until the module's tests end: some OpenCL runtimes (Intel's CPU runtime)
+    do not count a queue as holding its context, so ``queue.context`` fails once the context is released."""
     context = cl.create_some_context(interactive=False)
-    return cl.CommandQueue(context)
+    yield cl.CommandQueue(context)
 
 
 def run_on_device(kernel: Kernel, queue: cl.CommandQueue, inputs: dict[str, np.ndarray], sizes: dict[str, int]):
