@@ -100,8 +100,8 @@ def test_the_pricing_of_a_users_kernel_in_models_md_runs_as_written(tmp_path, mo
 
 
 def test_the_users_kernel_and_space_file_in_kernels_md_runs_with_the_commands_shown(tmp_path, monkeypatch):
-    """kernels.md showed no user's space, whose VariantSpace fields (and required check) users guessed at:
-    its file is written out as shown and each command after it runs."""
+    """kernels.md showed no user's space, whose VariantSpace fields users guessed at: its file (a space
+    with no check) is written out as shown and each command after it runs."""
     import shlex
 
     from gpuperf.cli import main

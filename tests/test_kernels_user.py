@@ -580,6 +580,15 @@ def make_typo():
     return space(make=lambda c: _program({"local_x": c["locl_x"]}))
 
 
+def unchecked():
+    return VariantSpace(name="twice", parameters={"local_x": [32, 64], "unroll": [1, 2]},
+                        defaults={"local_x": 32, "unroll": 1}, make=_program)
+
+
+def no_make():
+    return VariantSpace(name="twice", parameters={"local_x": [32, 64]}, defaults={"local_x": 32})
+
+
 def chatty():
     print("building the space")
     return space(check=lambda c: print("checking") or None, make=lambda c: print("making") or _program(c))
@@ -630,6 +639,40 @@ def test_a_broken_check_or_make_is_one_error_in_spaces_and_tune(bad_spaces: Path
     assert re.search(message, err)
     with pytest.raises(GpuperfError, match=message):
         tune_space(spec, {"n": 256}, budget=1)
+
+
+def test_a_users_space_without_a_check_takes_every_configuration_as_valid(bad_spaces: Path,
+                                                                         capsys: pytest.CaptureFixture) -> None:
+    from gpuperf.cli import main
+    from gpuperf.kernels.loader import load_user_space
+
+    space = load_user_space(f"{bad_spaces}:unchecked")
+    assert [space.rejection(config) for config in space.configurations()] == [None] * 4
+    assert [kernel.key for kernel in space.variants()] == [
+        "twice[local_x=32,unroll=1]", "twice[local_x=32,unroll=2]", "twice[local_x=64,unroll=1]",
+        "twice[local_x=64,unroll=2]"]
+    assert main(["spaces", f"{bad_spaces}:unchecked", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert (listed["configurations"], listed["passing_check"], listed["skipped"]) == (4, 4, [])
+
+
+def test_a_space_built_positionally_keeps_its_check_and_make() -> None:
+    from gpuperf.kernels.space import VariantSpace
+
+    space = VariantSpace("twice", {"local_x": [32, 64]}, {"local_x": 32},
+                         lambda c: "too wide" if c["local_x"] > 32 else None, lambda c: c)
+    assert [space.rejection(config) for config in space.configurations()] == [None, "too wide"]
+    assert space.make({"local_x": 32}) == {"local_x": 32}
+
+
+def test_a_users_space_without_make_is_one_error_saying_it_needs_make(bad_spaces: Path,
+                                                                     capsys: pytest.CaptureFixture) -> None:
+    from gpuperf.cli import main
+
+    assert main(["spaces", f"{bad_spaces}:no_make"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpuperf: error: ") and len(err.strip().splitlines()) == 1
+    assert re.search(r"bad_spaces.py:no_make\(\): variant space 'twice' needs make: a function building", err)
 
 
 def test_what_a_users_space_prints_goes_to_stderr_so_json_stays_json(bad_spaces: Path,

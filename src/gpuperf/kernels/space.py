@@ -87,19 +87,27 @@ def _raised_at(exc: BaseException) -> str:
 
 @dataclass(frozen=True, eq=False)
 class VariantSpace:
-    """A named product of parameter values; ``check`` rejects cheaply, ``make`` builds with loopy."""
+    """A named product of parameter values; ``check`` rejects cheaply, ``make`` builds with loopy.
+
+    ``check(config)`` returns why a configuration is invalid, or None; without one every
+    configuration is valid. ``make(config)`` is required (given by name where ``check`` is not)."""
 
     name: str
     parameters: dict[str, list]
     defaults: Config
-    check: Callable[[Config], str | None]
-    make: Callable[[Config], Kernel]
+    check: Callable[[Config], str | None] | None = None
+    make: Callable[[Config], Kernel] | None = None
     _outcomes: dict[tuple, Kernel | str] = field(default_factory=dict, repr=False)
     origin: str | None = None  # a user's space: its ``file.py:function``
     # parameters that change no static count or feature but the index arithmetic (an unroll factor):
     # variants that differ only in them are each built and checked, their features computed once
     # where no index-arithmetic column is read (shared_static_rows)
     count_neutral: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.make is None:
+            raise GpuperfError(f"{self.label} needs make: a function building a configuration's kernel, "
+                               "e.g. make=lambda config: my_kernel(**config)")
 
     @property
     def label(self) -> str:
@@ -140,7 +148,7 @@ class VariantSpace:
         self._check_defaults()
         self._check_count_neutral()
         for role in ("check", "make"):
-            if not callable(getattr(self, role)):
+            if getattr(self, role) is not None and not callable(getattr(self, role)):
                 raise GpuperfError(f"{self.label}: {role} must be a function of a configuration")
 
     def _check_defaults(self) -> None:
@@ -170,6 +178,8 @@ class VariantSpace:
     def rejection(self, config: Config) -> str | None:
         """Why the cheap ``check`` rejects ``config``, or None; a check that raises, or returns
         anything but None or a reason string, is an error naming the space and the configuration."""
+        if self.check is None:  # no check: every configuration is valid
+            return None
         try:
             with redirect_stdout(sys.stderr):  # what a user's code prints is not gpuperf's output
                 reason = self.check(config)
