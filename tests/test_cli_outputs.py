@@ -819,6 +819,26 @@ def test_table_cells_show_c1_controls_and_delete_as_escapes(capsys):
     assert "\x9b" not in out and "\x7f" not in out and "a\\x9b2Jb\\x7f" in out
 
 
+def test_a_table_is_as_wide_as_its_title_up_to_the_terminal_so_a_path_in_it_is_never_cut_mid_word(capsys, monkeypatch):
+    """A user's space named by its path (spaces /path/my_kernels.py:scale_space) titled a table narrower than
+    the title, and rich folded the path across lines mid-word (my_kernels.py:scale_sp / ace)."""
+    from gpuperf.cli import output
+
+    monkeypatch.setattr(output.console, "width", 80)
+    path = "/home/user/project/kernels/my_kernels.py:scale_space"
+    output.print_table([{"variant": "scale[local_x=16]"}], title=f"{path}: first 1 valid variants")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].strip() == f"{path}: first 1 valid variants"
+    assert len(lines[1]) == len(lines[0].strip())  # the table's top border spans the title
+    long_title = f"{path}: the first 1 valid variants, each built"  # wider than the terminal: wrapped at words
+    output.print_table([{"variant": "scale[local_x=16]"}], title=long_title)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.strip() for line in lines[:2]] == [f"{path}: the first 1 valid", "variants, each built"]
+    assert {len(line) for line in lines} == {80}
+    output.print_table([], title=long_title)  # no rows, no columns: rich prints an empty line
+    assert capsys.readouterr().out == "\n"
+
+
 def test_tables_show_a_mapping_as_names_and_values_and_a_count_of_one_in_the_singular(tmp_path, capsys):
     """Tables showed sizes and configurations as Python dicts ({'n': 256, 'm': 256}, failed {}) and
     predict-table said "wrote 1 rows"."""

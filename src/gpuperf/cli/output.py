@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -111,7 +112,9 @@ def print_json(data: Any) -> None:
 def print_table(rows: Sequence[Mapping[str, Any]], title: str | None = None, columns: Sequence[str] | None = None) -> None:
     """A rich table of dict rows."""
     columns = list(columns or (rows[0].keys() if rows else []))
-    table = Table(title=None if title is None else escape(visible(title)))  # a variant's [a=1] is text, not markup
+    shown_title = None if title is None else visible(title)
+    table = Table(title=None if shown_title is None else escape(shown_title),  # a variant's [a=1] is text, not markup
+                  min_width=_title_width(shown_title) if columns else None)  # rich prints no title without columns
     for column in columns:
         table.add_column(visible(str(column)), overflow="fold")  # wrap a long value; never cut it short
     in_full = {column: _whole_numbers_only([row.get(column) for row in rows]) for column in columns}
@@ -126,6 +129,14 @@ def print_table(rows: Sequence[Mapping[str, Any]], title: str | None = None, col
         console.print(table)
     finally:
         console.width = width
+
+
+def _title_width(title: str | None) -> int | None:
+    """How wide a table must be to hold ``title`` on one line, up to the terminal's width: rich lays a
+    title out in its table's width, folding a word (a file's path) wider than the table mid-word."""
+    if not title:
+        return None
+    return min(max(cell_len(line) for line in title.splitlines()), console.width)
 
 
 def _whole_numbers_only(values: Sequence[Any]) -> bool:
