@@ -839,6 +839,70 @@ def test_a_table_is_as_wide_as_its_title_up_to_the_terminal_so_a_path_in_it_is_n
     assert capsys.readouterr().out == "\n"
 
 
+def _body_cells(out: str) -> list[list[str]]:
+    """The cells of each body line of the rich tables in ``out``."""
+    return [[cell.strip() for cell in line.strip()[1:-1].split("│")] for line in out.splitlines()
+            if line.startswith("│")]
+
+
+def _wrapped_rows(out: str) -> list[list[str]]:
+    """A rich table's body rows, each cell's wrapped lines joined by spaces (its first column unwrapped)."""
+    rows: list[list[str]] = []
+    for cells in _body_cells(out):
+        if cells[0]:
+            rows.append(cells)
+        else:  # a continuation line of the row above
+            rows[-1] = [f"{kept} {more}".strip() for kept, more in zip(rows[-1], cells)]
+    return rows
+
+
+def _table_width(out: str) -> int:
+    """The widest line of the tables in ``out`` (the lines printed beside them aside)."""
+    return max(len(line) for line in out.splitlines() if line[:1] in "┏┃┡│└")
+
+
+def test_on_an_80_column_terminal_kernels_and_spaces_wrap_their_prose_and_keep_every_name_whole(capsys, monkeypatch):
+    """kernels (215 columns), spaces (157) and a space's skipped configurations (130) printed wider than an
+    80-column terminal, which broke every row across two or three lines; their descriptions, parameter lists
+    and reasons now wrap at word boundaries in the table, the names and counts beside them whole."""
+    from rich.console import Console
+
+    from gpuperf.cli import output
+    from gpuperf.kernels.catalog import entries
+    from gpuperf.kernels.space import get_space, space_names
+
+    monkeypatch.setattr(output, "console", Console(width=80, force_terminal=True, color_system=None))
+    assert main(["kernels"]) == 0
+    out = capsys.readouterr().out
+    assert _table_width(out) == 80
+    assert _wrapped_rows(out) == [[e.name, e.category, ",".join(e.params), e.description] for e in entries()]
+    assert main(["spaces"]) == 0
+    out = capsys.readouterr().out
+    assert _table_width(out) == 80
+    assert _wrapped_rows(out) == [[name, ", ".join(f"{k} in {v}" for k, v in get_space(name).parameters.items())]
+                                  for name in space_names()]
+    assert main(["spaces", "jacobi2d_5pt", "--limit", "3"]) == 0
+    out = capsys.readouterr().out
+    assert _table_width(out) == 80
+    skipped = get_space("jacobi2d_5pt").skipped(limit=3)
+    lines = [cells for cells in _body_cells(out) if len(cells) == 2]  # the skipped table's, both columns wrapped
+    assert " ".join(config for config, _ in lines if config) == " ".join(str(config) for config, _ in skipped)
+    assert " ".join(reason for _, reason in lines if reason) == " ".join(reason for _, reason in skipped)
+
+
+def test_a_table_printed_to_a_file_keeps_each_row_on_one_line(capsys, monkeypatch):
+    """Wrapping prose is for a person at a terminal: kernels > file, or | grep, keeps each kernel's row whole."""
+    from rich.console import Console
+
+    from gpuperf.cli import output
+    from gpuperf.kernels.catalog import entries
+
+    monkeypatch.setattr(output, "console", Console(width=80, force_terminal=False))
+    assert main(["kernels"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("│")]
+    assert len(lines) == len(entries()) and all(e.description in line for e, line in zip(entries(), lines))
+
+
 def test_tables_show_a_mapping_as_names_and_values_and_a_count_of_one_in_the_singular(tmp_path, capsys):
     """Tables showed sizes and configurations as Python dicts ({'n': 256, 'm': 256}, failed {}) and
     predict-table said "wrote 1 rows"."""

@@ -39,6 +39,7 @@ def kernels(
             [{**r, "params": ",".join(r["params"])} for r in rows],
             title=f"gpuperf kernel catalog ({len(rows)} kernels)",
             columns=["name", "category", "params", "description"],
+            prose=["description"],
         )
 
 
@@ -56,7 +57,8 @@ def spaces(
             print_json(rows)
         else:
             print_table([{"space": r["space"], "parameters": ", ".join(
-                f"{k} in {v}" for k, v in r["parameters"].items())} for r in rows], title="variant spaces")
+                f"{k} in {v}" for k, v in r["parameters"].items())} for r in rows], title="variant spaces",
+                prose=["parameters"])
         return
     if limit < 1:
         raise GpuperfError(f"--limit {limit}: must be at least 1")
@@ -78,7 +80,8 @@ def spaces(
             print(f"{name}: no valid variant; every configuration is skipped")
         if skipped:
             print_table([{"config": str(c), "reason": r} for c, r in skipped],
-                        title=f"first {len(skipped)} skipped" if len(skipped) == limit else "skipped")
+                        title=f"first {len(skipped)} skipped" if len(skipped) == limit else "skipped",
+                        prose=["config", "reason"])
         else:
             print("no configuration is skipped")
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 
 from gpuperf.errors import counted, named_values  # noqa: F401 - the CLI modules take them from here
@@ -109,8 +110,11 @@ def print_json(data: Any) -> None:
     print(json.dumps(_plain(data), indent=2))
 
 
-def print_table(rows: Sequence[Mapping[str, Any]], title: str | None = None, columns: Sequence[str] | None = None) -> None:
-    """A rich table of dict rows."""
+def print_table(rows: Sequence[Mapping[str, Any]], title: str | None = None, columns: Sequence[str] | None = None,
+                prose: Sequence[str] = ()) -> None:
+    """A rich table of dict rows. Wider than the terminal, its ``prose`` columns (descriptions, reasons)
+    wrap at word boundaries in what the other columns, kept whole, leave of the terminal's width; printed
+    to a file or a pipe, each row stays one line, for grep."""
     columns = list(columns or (rows[0].keys() if rows else []))
     shown_title = None if title is None else visible(title)
     table = Table(title=None if shown_title is None else escape(shown_title),  # a variant's [a=1] is text, not markup
@@ -118,17 +122,38 @@ def print_table(rows: Sequence[Mapping[str, Any]], title: str | None = None, col
     for column in columns:
         table.add_column(visible(str(column)), overflow="fold")  # wrap a long value; never cut it short
     in_full = {column: _whole_numbers_only([row.get(column) for row in rows]) for column in columns}
-    for row in rows:
-        table.add_row(*[_format(row.get(c), in_full[c]) for c in columns])
+    cells = [[_format(row.get(c), in_full[c]) for c in columns] for row in rows]
+    for row_cells in cells:
+        table.add_row(*row_cells)
     # Narrower than its natural width, rich folds cells mid-number (-0.100 over 5) or drops whole columns:
-    # print it at its natural width (up to WIDEST_TABLE) and let a narrow terminal wrap the lines instead.
+    # print it at its natural width (up to WIDEST_TABLE) and let a narrow terminal wrap the lines instead,
+    # but for its prose columns, which wrap at word boundaries within the terminal's width.
     natural = min(table.__rich_measure__(console, console.options.update_width(WIDEST_TABLE)).maximum, WIDEST_TABLE)
     width = console.width
-    console.width = max(width, natural)
+    console.width = max(width, natural if natural <= width else _with_prose_wrapped(table, cells, prose, natural))
     try:
         console.print(table)
     finally:
         console.width = width
+
+
+def _with_prose_wrapped(table: Table, cells: Sequence[Sequence[str]], prose: Sequence[str], natural: int) -> int:
+    """The width to print ``table`` (``natural`` wide, wider than the terminal) at: on a terminal, where it
+    has ``prose`` columns, the terminal's, or what the table needs with them at their longest word, with the
+    prose columns set to share what the others leave, in proportion to their natural widths; else ``natural``."""
+    wrapped = [index for index, column in enumerate(table.columns) if column.header in prose]
+    if not wrapped or natural >= WIDEST_TABLE or not console.is_terminal:
+        return natural
+    options = console.options.update_width(WIDEST_TABLE)
+    spare = 0
+    for index in wrapped:
+        texts = [str(table.columns[index].header), *(row[index] for row in cells)]
+        measured = [Measurement.get(console, options, text) for text in texts]
+        widest = max(m.maximum for m in measured)
+        spare += widest - max(m.minimum for m in measured)
+        table.columns[index].ratio = widest
+    table.expand = True
+    return max(console.width, natural - spare)
 
 
 def _title_width(title: str | None) -> int | None:
