@@ -654,6 +654,9 @@ def test_a_users_space_without_a_check_takes_every_configuration_as_valid(bad_sp
     assert main(["spaces", f"{bad_spaces}:unchecked", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert (listed["configurations"], listed["passing_check"], listed["skipped"]) == (4, 4, [])
+    assert main(["spaces", f"{bad_spaces}:unchecked"]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # a long temporary path wraps
+    assert "unchecked: 4 configurations, each built (the space has no check)" in out and "passing" not in out
 
 
 def test_a_space_built_positionally_keeps_its_check_and_make() -> None:

@@ -70,10 +70,7 @@ def spaces(
         print_json({"space": name, "configurations": total, "passing_check": passing,
                     "variants": [k.key for k in variants], "skipped": [{"config": c, "reason": r} for c, r in skipped]})
     else:
-        rejected = total - passing
-        print(f"{name}: {total} configurations, " + (
-            f"{passing} passing the space's check ({rejected} rejected by it)" if rejected else
-            "each passing the space's check"))
+        print(f"{name}: {total} configurations, {_check_summary(space, total, passing)}")
         if variants:
             print_table([{"variant": k.key} for k in variants], title=f"{name}: first {len(variants)} valid variants")
         else:
@@ -84,6 +81,15 @@ def spaces(
                         prose=["config", "reason"])
         else:
             print("no configuration is skipped")
+
+
+def _check_summary(space, total: int, passing: int) -> str:  # noqa: ANN001 - a VariantSpace
+    """What the space's cheap check made of its ``total`` configurations, ``passing`` of them passing."""
+    if space.check is None:
+        return "each built (the space has no check)"
+    if passing < total:
+        return f"{passing} passing the space's check ({total - passing} rejected by it)"
+    return "each passing the space's check"
 
 
 def _check_counts(space) -> tuple[int, int]:  # noqa: ANN001 - a VariantSpace
