@@ -636,3 +636,16 @@ def test_every_options_help_is_written_in_the_style_most_of_them_use() -> None:
     odd = [f"{command} {option}: {text!r}" for (command, option, text), style in zip(helps, styles)
            if style not in (None, majority) or text.rstrip().endswith(".") != stop]
     assert odd == [], f"most option helps are {majority}s"
+
+
+@pytest.mark.parametrize("argv", [["rodinia", "--scenarios", "bsp,bogus"], ["rodinia", "--inner-aggregate", "bogus"],
+                                  ["advisor", "--split", "bogus"]])
+def test_reproduce_refusing_an_option_leaves_no_report_folder_behind(argv, tmp_path, monkeypatch, capsys):
+    """An unknown scenario was checked after the default --out folder was made: the refusal left an empty
+    gpuperf-reproduce/ where it ran."""
+    from gpuperf.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["reproduce", *argv]) == 2
+    assert "unknown" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -83,13 +83,14 @@ def reproduce(
     known_choice("--inner-aggregate", "inner aggregate", inner_aggregate, INNER_AGGREGATES)
     for name in split or ():
         known_choice("--split", "advisor split", name, SPLITS)
+    chosen_scenarios = None if scenarios is None else tuple(_known_scenarios(scenarios))  # before --out is made
     within = list(reports.GEOMETRY_SWEEP_FOLDERS.values()) if study == "geometry" else []  # the sweeps' reports
     out = str(report_folder(f"{DEFAULT_FOLDER}/{study}" if out is None else out, "--out", within))
     echo = (lambda line: None) if as_json else print
     if study == "rodinia":
         options = {} if full else {"scenarios": QUICK_SCENARIOS, "models": QUICK_MODELS}
-        if scenarios is not None:
-            options["scenarios"] = tuple(_known_scenarios(scenarios))
+        if chosen_scenarios is not None:
+            options["scenarios"] = chosen_scenarios
         if inner_aggregate != "mean":
             options["inner_aggregate"] = inner_aggregate
         paths = reproduce_rodinia(out, echo=echo, **options)
