@@ -263,9 +263,14 @@ def test_min_repeats_may_equal_max_repeats() -> None:
         TimingSettings.from_mapping({"min_repeats": 8, "max_repeats": 7}, "t")
 
 
-def test_a_compile_failure_names_the_compilers_first_error() -> None:
+def _twice() -> Kernel:
+    """A one-line kernel whose build failures the next tests make up."""
     program = lp.make_kernel("{[i]: 0<=i<n}", "c[i] = 2*a[i]", name="twice", lang_version=LANG)
-    kernel = Kernel("twice", lp.add_dtypes(program, {"a,c": np.float32}), ("n",))
+    return Kernel("twice", lp.add_dtypes(program, {"a,c": np.float32}), ("n",))
+
+
+def test_a_compile_failure_names_the_compilers_first_error() -> None:
+    kernel = _twice()
     log = ("clBuildProgram failed: BUILD_PROGRAM_FAILURE - clBuildProgram failed: BUILD_PROGRAM_FAILURE\n\n"
            "Build on <device>:\n\nerror: /root/.cache/pocl/kcache/tempfile_X.cl:4:65: cannot combine with "
            "previous 'void' declaration specifier\nerror: /root/.cache/pocl/kcache/tempfile_X.cl:4:72: expected ')'")
@@ -283,8 +288,7 @@ def test_a_compile_failure_on_a_cpu_the_drivers_compiler_does_not_know_says_no_k
     the error says it is the machine, not the kernel's code, and where to measure instead."""
     from gpuperf.measure.devices import UNKNOWN_HOST_CPU
 
-    program = lp.make_kernel("{[i]: 0<=i<n}", "c[i] = 2*a[i]", name="twice", lang_version=LANG)
-    kernel = Kernel("twice", lp.add_dtypes(program, {"a,c": np.float32}), ("n",))
+    kernel = _twice()
     log = ("clBuildProgram failed: BUILD_PROGRAM_FAILURE - clBuildProgram failed: BUILD_PROGRAM_FAILURE\n\n"
            "Build on <pyopencl.Device 'pthread-AMD EPYC'>:\n\nerror: unknown target CPU 'generic'\n"
            "Device pthread-AMD EPYC failed to build the program")

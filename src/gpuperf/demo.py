@@ -317,7 +317,7 @@ def linear_model_step(report: DemoReport) -> None:
     write_table(errors, report.out / "linear_model_errors.csv")
     summary = result.summary()
     report.headline(
-        f"Linear count model calibrated on {local_device()}: geometric-mean relative error per held-out kernel "
+        f"Linear count model calibrated on {device}: geometric-mean relative error per held-out kernel "
         f"{summary['held_out_mean_gmre']:.3f} on average (median {summary['held_out_median_gmre']:.3f}; target "
         f"at most 0.25; 0.1 means predictions off by 10 %).")
     report.add(
@@ -440,7 +440,8 @@ def advise_step(report: DemoReport) -> None:
     rows = []
     targets = [("H100", {"gpu": "H100"})]
     try:
-        targets.append((local_device(), {"device": local_device()}))
+        device = local_device()
+        targets.append((device, {"device": device}))
     except LocalDeviceUnusable as exc:
         report.add("Optimization advice on the local device (not run)", f"Not run here: {exc}")
     for target, options in targets:

@@ -61,13 +61,23 @@ def compile_failure(kernel: Kernel, exc: BaseException, backend: str = "") -> Co
     compiler's first error from the build log. Its ``detail``, which a campaign's store and a tuning
     run's trials keep, opens with that line, so their first line names the compiler's error too."""
     message = f"kernel '{kernel.key}' failed to compile{backend}: {describe_exception(exc)}"
-    first_error = next((line.strip() for line in str(exc).splitlines()[1:] if "error" in line.lower()), None)
+    first_error = compiler_first_error(exc)
     if first_error:
-        # "error: /tmp/.../tempfile.cl:4:65: what" -> "error: line 4:65: what" (the temporary file is gone)
-        message += "; " + re.sub(r"\S+\.(?:cl|cu|cpp|c):(\d+)", r"line \1", first_error)
-        if "unknown target CPU" in first_error:
-            message += f" ({UNKNOWN_HOST_CPU})"
+        message += "; " + first_error
     return CompileFailed(message, detail=f"{message}\n{type(exc).__name__}: {exc}")
+
+
+def compiler_first_error(exc: BaseException) -> str | None:
+    """The compiler's first error in a build failure's log (after its first line), or None: a temporary
+    file's name is dropped for its line number, and a CPU the compiler does not know gets a word on it."""
+    first_error = next((line.strip() for line in str(exc).splitlines()[1:] if "error" in line.lower()), None)
+    if first_error is None:
+        return None
+    # "error: /tmp/.../tempfile.cl:4:65: what" -> "error: line 4:65: what" (the temporary file is gone)
+    first_error = re.sub(r"\S+\.(?:cl|cu|cpp|c):(\d+)", r"line \1", first_error)
+    if "unknown target CPU" in first_error:
+        first_error += f" ({UNKNOWN_HOST_CPU})"
+    return first_error
 
 
 class RunFailed(MeasureFailure):

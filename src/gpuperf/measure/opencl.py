@@ -26,7 +26,9 @@ import pyopencl.tools as clt
 
 from gpuperf.errors import GpuperfError
 from gpuperf.kernels.kernel import Kernel
-from gpuperf.measure.devices import RunFailed, compile_failure, describe_exception, strided_host_array
+from gpuperf.measure.devices import (
+    RunFailed, compile_failure, compiler_first_error, describe_exception, strided_host_array,
+)
 
 
 PROBE_SOURCE = "__kernel void gpuperf_probe(__global int *out) { out[0] = 1; }"
@@ -34,14 +36,9 @@ PROBE_SOURCE = "__kernel void gpuperf_probe(__global int *out) { out[0] = 1; }"
 
 def cannot_build_message(device: OpenCLDevice, exc: BaseException) -> str:
     """One line for a device whose compiler fails on the simplest program, naming the compiler's error."""
-    first_error = next((line.strip() for line in str(exc).splitlines() if line.strip().startswith("error")),
-                       describe_exception(exc, 200))
-    message = (f"device '{device.name}' ({device.device.name.strip()}, {' '.join(device.platform.version.split())}) "
-               f"cannot build OpenCL programs: {first_error}")
-    if "unknown target CPU" in first_error:
-        message += ("; its compiler does not know this CPU, so no kernel can run on it: measure on a GPU or with "
-                    "another OpenCL runtime for this CPU")
-    return message
+    first_error = compiler_first_error(exc) or describe_exception(exc, 200)
+    return (f"device '{device.name}' ({device.device.name.strip()}, {' '.join(device.platform.version.split())}) "
+            f"cannot build OpenCL programs: {first_error}")
 
 
 class OpenCLDevice:
