@@ -985,3 +985,23 @@ def test_the_three_note_collectors_differ_in_when_the_notes_are_printed(capsys, 
     assert capsys.readouterr().err.splitlines() == ["note: first", "while running"]
     assert noted(call) == (7, ["note: first"])
     assert capsys.readouterr().err.splitlines() == ["while running"]
+
+
+def test_prose_wider_than_the_widest_table_still_wraps_at_words_on_a_terminal(capsys, monkeypatch):
+    """A prose column past WIDEST_TABLE (a compiler's error with its hint, 250 characters) printed the table
+    250 wide on an 80-column terminal, and a short prose column beside a long one was folded mid-word
+    ("descripti|on", "pthread-A|MD"): each prose column now wraps at words, never under its longest word."""
+    from rich.console import Console
+
+    from gpuperf.cli import output
+
+    monkeypatch.setattr(output, "console", Console(width=80, force_terminal=True, color_system=None))
+    reason = " ".join(["the compiler does not know this machine's CPU"] * 6)
+    rows = [{"device": "opencl:0:0", "description": "pthread-AMD EPYC (Portable Computing Language)",
+             "reason": reason}]
+    assert output.WIDEST_TABLE < len(reason) + 60
+    output.print_table(rows, title="devices", prose=("description", "reason"))
+    out = capsys.readouterr().out
+    assert _table_width(out) == 80
+    assert _wrapped_rows(out) == [list(rows[0].values())]
+    assert _body_cells(out)[1][1] == "EPYC"  # "pthread-AMD" whole on the line above

@@ -142,16 +142,17 @@ def _with_prose_wrapped(table: Table, cells: Sequence[Sequence[str]], prose: Seq
     has ``prose`` columns, the terminal's, or what the table needs with them at their longest word, with the
     prose columns set to share what the others leave, in proportion to their natural widths; else ``natural``."""
     wrapped = [index for index, column in enumerate(table.columns) if column.header in prose]
-    if not wrapped or natural >= WIDEST_TABLE or not console.is_terminal:
+    if not wrapped or not console.is_terminal:
         return natural
     options = console.options.update_width(WIDEST_TABLE)
     spare = 0
     for index in wrapped:
         texts = [str(table.columns[index].header), *(row[index] for row in cells)]
         measured = [Measurement.get(console, options, text) for text in texts]
-        widest = max(m.maximum for m in measured)
-        spare += widest - max(m.minimum for m in measured)
+        widest, longest_word = max(m.maximum for m in measured), max(m.minimum for m in measured)
+        spare += widest - longest_word
         table.columns[index].ratio = widest
+        table.columns[index].width = longest_word  # with a ratio, rich takes it as the least width
     table.expand = True
     return max(console.width, natural - spare)
 
