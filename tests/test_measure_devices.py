@@ -375,3 +375,63 @@ def test_a_device_whose_compiler_builds_nothing_is_one_error_when_it_is_opened(m
         OpenCLDevice(0, 0)
     assert re.fullmatch(r"device 'opencl:0:0' \(.+\) cannot build OpenCL programs: error: unknown target CPU "
                         r"'generic' \((.+)\)", str(raised.value)).group(1) == UNKNOWN_HOST_CPU
+
+
+class _BuildsNothing:
+    """pyopencl.Program on a compiler that knows not the CPU: every build fails; the sources asked for are kept."""
+
+    sources: list[str] = []
+
+    def __init__(self, context, source: str) -> None:
+        self.sources.append(source)
+
+    def build(self, *args, **kwargs):
+        raise RuntimeError("clBuildProgram failed: BUILD_PROGRAM_FAILURE\n\nBuild on <pyopencl.Device>:\n\n"
+                           "error: unknown target CPU 'generic'\nDevice failed to build the program")
+
+
+def test_devices_says_which_device_cannot_build_kernels_and_why(monkeypatch, capsys):
+    """devices listed an OpenCL device whose compiler builds nothing (pocl's LLVM 14 on a CPU it does not
+    know) as any other, and measuring on it then failed: each device's row now says it cannot build kernels
+    with the compiler's first error and its hint, from one build per device of the program opening it builds."""
+    import json
+
+    import pyopencl as cl
+    from rich.console import Console
+
+    from gpuperf.cli import main, output
+    from gpuperf.measure.devices import UNKNOWN_HOST_CPU
+    from gpuperf.measure.opencl import OpenCLDevice
+
+    monkeypatch.setattr(_BuildsNothing, "sources", [])
+    monkeypatch.setattr(cl, "Program", _BuildsNothing)
+    assert main(["devices", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    opencl = [row for row in rows if row["device"].startswith("opencl")]
+    reason = f"error: unknown target CPU 'generic' ({UNKNOWN_HOST_CPU})"
+    assert len(opencl) >= 2 and all(row["cannot_build"] == reason for row in opencl)
+    assert len(_BuildsNothing.sources) == len(opencl) - 1  # one build per device: the alias opencl:0 takes its answer
+    with pytest.raises(GpuperfError):
+        OpenCLDevice(0, 0)
+    assert len(set(_BuildsNothing.sources)) == 1  # the program opening a device builds
+    monkeypatch.setattr(output, "console", Console(width=80, force_terminal=True, color_system=None))
+    assert main(["devices"]) == 0
+    out = capsys.readouterr().out
+    assert "┃ cannot build kernels" in out
+    body = [line for line in out.splitlines() if line.startswith("│")]
+    assert all(len(line) == 80 for line in body)  # wrapped in the table at words, not by the terminal
+    cells = [[cell.strip() for cell in line[1:-1].split("│")] for line in body]
+    assert " ".join(" ".join(row[2] for row in cells).split()) == " ".join([reason] * len(opencl))
+
+
+@pytest.mark.opencl
+def test_devices_does_not_flag_a_device_that_builds_kernels(capsys):
+    import json
+
+    from gpuperf.cli import main
+
+    assert main(["devices", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and all(row["cannot_build"] is None for row in rows)
+    assert main(["devices"]) == 0
+    assert "cannot build" not in capsys.readouterr().out

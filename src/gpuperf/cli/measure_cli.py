@@ -80,16 +80,27 @@ def measurement_notes(result, verify: bool, settings=None) -> list[str]:  # noqa
 
 
 def devices_command(json_out: bool = typer.Option(False, "--json", metavar="", help="print JSON")) -> None:
-    """List the devices gpuperf can measure on."""
-    from gpuperf.measure.devices import available_devices, no_device_reason
+    """List the devices gpuperf can measure on, and why one cannot build kernels."""
+    from gpuperf.measure.devices import available_devices, build_problems, no_device_reason
 
-    rows = [{"device": name, "description": description} for name, description in available_devices()]
+    listed = available_devices()
+    problems = build_problems([name for name, _ in listed])
+    rows = [{"device": name, "description": description, "cannot_build": problems[name]}
+            for name, description in listed]
     if not rows:
         warnings.warn(GpuperfNote(f"no device to measure on: {no_device_reason()}"), stacklevel=1)
     if json_out:
         print_json(rows)
     elif rows:
-        print_table(rows, title="devices")
+        print_table(_devices_table(rows), title="devices", prose=("description", "cannot build kernels"))
+
+
+def _devices_table(rows: list[dict]) -> list[dict]:
+    """``devices``' rows for its table: a column saying why a device cannot build kernels, where one cannot."""
+    if not any(row["cannot_build"] for row in rows):
+        return [{"device": row["device"], "description": row["description"]} for row in rows]
+    return [{"device": row["device"], "description": row["description"],
+             "cannot build kernels": row["cannot_build"] or ""} for row in rows]
 
 
 @campaign_app.command("run")

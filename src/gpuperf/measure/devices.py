@@ -7,10 +7,14 @@ kernel once and returns the device-side time in seconds. Inputs stay on the devi
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
 import re
-from collections.abc import Mapping
-from typing import Protocol
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -214,6 +218,74 @@ def _opencl_scan() -> tuple[list[tuple[str, str]], list[str]]:
         for d_index, device in enumerate(devices):
             found.append((f"opencl:{p_index}:{d_index}", f"{device.name.strip()} ({platform.name.strip()})"))
     return found, problems
+
+
+# The one-line program an OpenCL device's compiler is checked with, when the device is opened or listed
+PROBE_SOURCE = "__kernel void gpuperf_probe(__global int *out) { out[0] = 1; }"
+
+
+def build_probe(context: Any) -> None:
+    """Build :data:`PROBE_SOURCE` in a pyopencl ``context``, what its compiler writes on stderr kept off
+    the terminal; raises what the build raises (a compiler that can build nothing for the device)."""
+    import pyopencl as cl
+
+    with captured_stderr():
+        cl.Program(context, PROBE_SOURCE).build()
+
+
+def cannot_build_reason(exc: BaseException) -> str:
+    """Why the probe did not build: the compiler's first error (with the word on a CPU it does not
+    know), else the exception's first line."""
+    return compiler_first_error(exc) or describe_exception(exc, 200)
+
+
+def opencl_build_problem(canonical: str) -> str | None:
+    """Why the OpenCL device ``canonical`` (``opencl:P:D``) cannot build kernels, or None where it
+    builds :data:`PROBE_SOURCE` (one tiny build, with pyopencl alone: no loopy)."""
+    import pyopencl as cl
+
+    platform, _, device = canonical.removeprefix("opencl:").partition(":")
+    try:
+        build_probe(cl.Context([cl.get_platforms()[int(platform)].get_devices()[int(device)]]))
+    except Exception as exc:  # noqa: BLE001 - whatever the driver raises, the device builds nothing
+        return cannot_build_reason(exc)
+    return None
+
+
+def build_problems(names: list[str]) -> dict[str, str | None]:
+    """Why each device of ``names`` cannot build kernels, None where it can: each OpenCL device builds
+    :data:`PROBE_SOURCE` once, its alias ``opencl:N`` taking its answer. A CUDA device is not checked (None)."""
+    problems: dict[str, str | None] = {}
+    for name in names:
+        if not name.startswith("opencl"):
+            problems[name] = None
+            continue
+        canonical = canonical_device_name(name)
+        if canonical not in problems:
+            problems[canonical] = opencl_build_problem(canonical)
+        problems[name] = problems[canonical]
+    return problems
+
+
+@contextlib.contextmanager
+def captured_stderr() -> Iterator[list[str]]:
+    """File descriptor 2 sent to a temporary file (the OpenCL driver's compiler writes there, as pocl's
+    "2 errors generated."); yields a list that holds what was written once the block ends."""
+    captured: list[str] = []
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with tempfile.TemporaryFile() as sink:
+            os.dup2(sink.fileno(), 2)
+            try:
+                yield captured
+            finally:
+                sys.stderr.flush()
+                os.dup2(saved, 2)
+                sink.seek(0)
+                captured.append(sink.read().decode(errors="replace"))
+    finally:
+        os.close(saved)
 
 
 def no_device_reason() -> str:

@@ -11,12 +11,10 @@ binding, so the launches of a batch reuse one buffer rather than each allocating
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
-import tempfile
 import time
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 import loopy as lp
 import numpy as np
@@ -27,18 +25,15 @@ import pyopencl.tools as clt
 from gpuperf.errors import GpuperfError
 from gpuperf.kernels.kernel import Kernel
 from gpuperf.measure.devices import (
-    RunFailed, compile_failure, compiler_first_error, describe_exception, strided_host_array,
+    RunFailed, build_probe, cannot_build_reason, captured_stderr, compile_failure, describe_exception,
+    strided_host_array,
 )
-
-
-PROBE_SOURCE = "__kernel void gpuperf_probe(__global int *out) { out[0] = 1; }"
 
 
 def cannot_build_message(device: OpenCLDevice, exc: BaseException) -> str:
     """One line for a device whose compiler fails on the simplest program, naming the compiler's error."""
-    first_error = compiler_first_error(exc) or describe_exception(exc, 200)
     return (f"device '{device.name}' ({device.device.name.strip()}, {' '.join(device.platform.version.split())}) "
-            f"cannot build OpenCL programs: {first_error}")
+            f"cannot build OpenCL programs: {cannot_build_reason(exc)}")
 
 
 class OpenCLDevice:
@@ -61,8 +56,7 @@ class OpenCLDevice:
         """Build a one-line program, so that a compiler that can build nothing for this device (pocl's
         LLVM on a CPU newer than it knows) is one error here rather than every kernel failing to compile."""
         try:
-            with _captured_stderr():
-                cl.Program(self.context, PROBE_SOURCE).build()
+            build_probe(self.context)
         except Exception as exc:  # noqa: BLE001 - whatever the driver raises, the device is unusable
             raise GpuperfError(cannot_build_message(self, exc)) from None
 
@@ -79,27 +73,6 @@ class OpenCLDevice:
         return OpenCLCompiled(self, kernel)
 
 
-@contextlib.contextmanager
-def _captured_stderr() -> Iterator[list[str]]:
-    """File descriptor 2 sent to a temporary file (the OpenCL driver's compiler writes there, as pocl's
-    "2 errors generated."); yields a list that holds what was written once the block ends."""
-    captured: list[str] = []
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        with tempfile.TemporaryFile() as sink:
-            os.dup2(sink.fileno(), 2)
-            try:
-                yield captured
-            finally:
-                sys.stderr.flush()
-                os.dup2(saved, 2)
-                sink.seek(0)
-                captured.append(sink.read().decode(errors="replace"))
-    finally:
-        os.close(saved)
-
-
 class OpenCLCompiled:
     """A kernel's program generated and built for one OpenCL device."""
 
@@ -111,7 +84,7 @@ class OpenCLCompiled:
             # Code generation and the OpenCL build happen here, once; later calls reuse them.
             # (loopy prints a program that fails its checks on stdout: send that to stderr.)
             # Sizes are always passed explicitly, so loopy's notes that it cannot infer them are noise.
-            with _captured_stderr() as captured, contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
+            with captured_stderr() as captured, contextlib.redirect_stdout(sys.stderr), warnings.catch_warnings():
                 warnings.simplefilter("ignore", lp.diagnostic.ParameterFinderWarning)
                 program = kernel.for_target(lp.PyOpenCLTarget())
                 # Events are waited for here, not tracked on the arrays (that waits inside enqueues).
