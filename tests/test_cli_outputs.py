@@ -1005,3 +1005,19 @@ def test_prose_wider_than_the_widest_table_still_wraps_at_words_on_a_terminal(ca
     assert _table_width(out) == 80
     assert _wrapped_rows(out) == [list(rows[0].values())]
     assert _body_cells(out)[1][1] == "EPYC"  # "pthread-AMD" whole on the line above
+
+
+def test_a_title_word_wider_than_the_terminal_is_printed_whole_not_folded_mid_word(capsys, monkeypatch):
+    """A path wider than the terminal in a table's title was folded at the table's edge, its second part
+    centred below (".../averyverylongfo" / "  ldername/..."), so it copied with a break and spaces inside:
+    it is now whole on its own line, for the terminal to wrap at its edge, and the title loses no character."""
+    from gpuperf.cli import output
+
+    monkeypatch.setattr(output.console, "width", 80)
+    path = "/home/user/" + "a_project_folder_with_a_long_name/" * 3 + "my_kernels.py:scale_space"
+    title = f"spaces {path}: first 1 valid variants"
+    output.print_table([{"variant": "scale[local_x=16]", "time": 1.5}], title=title)
+    lines = capsys.readouterr().out.splitlines()
+    table = lines.index(next(line for line in lines if line.startswith("┏")))
+    assert [line.strip() for line in lines[:table]] == ["spaces", f"{path}:", "first 1 valid variants"]
+    assert {len(line) for line in lines[table:]} == {80}

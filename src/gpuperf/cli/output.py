@@ -8,8 +8,9 @@ import math
 import os
 import re
 import sys
-import threading
 import tempfile
+import textwrap
+import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
@@ -132,9 +133,25 @@ def print_table(rows: Sequence[Mapping[str, Any]], title: str | None = None, col
     width = console.width
     console.width = max(width, natural if natural <= width else _with_prose_wrapped(table, cells, prose, natural))
     try:
+        if shown_title and columns and _widest_word(shown_title) > console.width:
+            table.title = None  # rich would fold that word mid-word at the table's edge
+            _print_title(shown_title)
         console.print(table)
     finally:
         console.width = width
+
+
+def _widest_word(text: str) -> int:
+    return max((cell_len(word) for word in text.split()), default=0)
+
+
+def _print_title(title: str) -> None:
+    """``title`` as a table's, centred in the console's width and wrapped between words, a word wider than
+    the console (a long path) whole on its own line: the terminal wraps it at its edge, and it copies whole."""
+    for line in title.splitlines():
+        for part in textwrap.wrap(line, console.width, break_long_words=False, break_on_hyphens=False) or [""]:
+            console.print(part, style="table.title", justify="center", no_wrap=True, overflow="ignore", crop=False,
+                          markup=False, highlight=False)
 
 
 def _with_prose_wrapped(table: Table, cells: Sequence[Sequence[str]], prose: Sequence[str], natural: int) -> int:
