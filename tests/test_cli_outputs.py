@@ -1021,3 +1021,33 @@ def test_a_title_word_wider_than_the_terminal_is_printed_whole_not_folded_mid_wo
     table = lines.index(next(line for line in lines if line.startswith("┏")))
     assert [line.strip() for line in lines[:table]] == ["spaces", f"{path}:", "first 1 valid variants"]
     assert {len(line) for line in lines[table:]} == {80}
+
+
+def test_a_name_escaped_under_an_ascii_locale_keeps_its_rows_border_in_line(monkeypatch, tmp_path):
+    """LC_ALL=C PYTHONIOENCODING=ascii: a kernel named café printed as caf\\xe9, but its table measured it as
+    the four characters café, so its row's border stood three columns right of the others'."""
+    import io
+    import subprocess
+    import sys
+
+    from gpuperf.cli import _escape_what_the_terminal_cannot_show, output
+
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="ascii", errors="strict")
+    monkeypatch.setattr(sys, "stdout", stream)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    _escape_what_the_terminal_cannot_show()
+    output.print_table([{"kernel": "café", "n": 30}, {"kernel": "plain", "n": 30}], title="on café")
+    stream.flush()
+    lines = raw.getvalue().decode("ascii").splitlines()
+    assert "caf\\xe9" in lines[0] and len({len(line) for line in lines[1:]}) == 1, lines
+    monkeypatch.undo()
+
+    rows = [{"kernel": kernel, "gpu": gpu, "n": 2.0 ** n, "time_s": 2.0 ** n * 1e-9 * (1 + (n % 3) / 7 + len(gpu) / 9)}
+            for kernel in ("café", "plain") for gpu in ("A100", "V100", "K20") for n in range(10, 20)]
+    pd.DataFrame(rows).to_csv(tmp_path / "t.csv", index=False)
+    done = subprocess.run([sys.executable, "-m", "gpuperf", "evaluate", str(tmp_path / "t.csv"), "--model", "lr",
+                           "--protocol", "leave-one-kernel-out", "--no-progress"], capture_output=True,
+                          env={**os.environ, "LC_ALL": "C", "PYTHONIOENCODING": "ascii"})
+    table = [line for line in done.stdout.decode("ascii").splitlines() if line[:1] in "+|"]
+    assert any("caf\\xe9" in line for line in table) and len({len(line) for line in table}) == 1, done.stdout

@@ -101,6 +101,23 @@ def visible(text: str, keep: str = "\t") -> str:
     return CONTROL_CHARACTERS.sub(lambda m: m[0] if m[0] in keep else _escaped(m[0]), text)
 
 
+def as_printed(text: str) -> str:
+    """``text`` as stdout writes it: where stdout escapes what its encoding cannot show (``café`` under an ASCII
+    locale, see :func:`gpuperf.cli._escape_what_the_terminal_cannot_show`), with those escapes (``caf\\xe9``),
+    so that a table measures its cells as printed."""
+    from gpuperf.cli import ESCAPED
+
+    encoding = getattr(sys.stdout, "encoding", None)
+    if getattr(sys.stdout, "errors", None) != ESCAPED or not encoding:
+        return text
+    return text.encode(encoding, ESCAPED).decode(encoding, "surrogateescape")
+
+
+def _shown(text: str) -> str:
+    """``text`` as a table prints it: control characters escaped (:func:`visible`), then as stdout writes it."""
+    return as_printed(visible(text))
+
+
 def _escaped(character: str) -> str:
     code = ord(character)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
@@ -117,11 +134,11 @@ def print_table(rows: Sequence[Mapping[str, Any]], title: str | None = None, col
     wrap at word boundaries in what the other columns, kept whole, leave of the terminal's width; printed
     to a file or a pipe, each row stays one line, for grep."""
     columns = list(columns or (rows[0].keys() if rows else []))
-    shown_title = None if title is None else visible(title)
+    shown_title = None if title is None else _shown(title)
     table = Table(title=None if shown_title is None else escape(shown_title),  # a variant's [a=1] is text, not markup
                   min_width=_title_width(shown_title) if columns else None)  # rich prints no title without columns
     for column in columns:
-        table.add_column(visible(str(column)), overflow="fold")  # wrap a long value; never cut it short
+        table.add_column(_shown(str(column)), overflow="fold")  # wrap a long value; never cut it short
     in_full = {column: _whole_numbers_only([row.get(column) for row in rows]) for column in columns}
     cells = [[_format(row.get(c), in_full[c]) for c in columns] for row in rows]
     for row_cells in cells:
@@ -194,7 +211,7 @@ def _format(value: Any, whole_in_full: bool = True) -> str:
     whole is written as its neighbours are), an undefined number (NaN) a dash, None empty, a mapping as
     ``n=4096, m=64``."""
     if isinstance(value, Mapping):
-        return escape(visible(named_values(value)))
+        return escape(_shown(named_values(value)))
     floats = (float, *_numpy_types("floating"))
     if isinstance(value, floats) and math.isnan(value):
         return "-"
@@ -202,7 +219,7 @@ def _format(value: Any, whole_in_full: bool = True) -> str:
         return str(int(value))
     if isinstance(value, floats):
         return f"{value:.4g}"
-    return "" if value is None else escape(visible(str(value)))
+    return "" if value is None else escape(_shown(str(value)))
 
 
 def at_least(option: str, value: int | None, least: int) -> None:
