@@ -158,8 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         properties = None
         if args.add_property:
-            device_class = device_info(args.device).device_class
-            properties = with_added_properties(device_class, args.property_set, args.add_property)
+            properties = with_added_properties(device_info(args.device).property_set, args.property_set,
+                                               args.add_property)
         evaluation = evaluate_linear_model(args.device, args.store, passes=args.passes, statistic=args.statistic,
                                            progress=not args.no_progress, cycles=args.cycles,
                                            property_set=args.property_set, properties=properties)

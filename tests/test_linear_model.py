@@ -158,6 +158,22 @@ def test_gathers_count_the_cache_lines_they_touch() -> None:
     assert pairs["gather_lines"] == pytest.approx(2 * 1024 * 8 / 64)  # stride 2 floats: 8 of 64 bytes
 
 
+def test_row_segments_count_a_run_per_work_group_row_where_its_rows_lie_apart() -> None:
+    flat = kernel_properties(get_kernel("vector_copy"), {"n": 1024}, ["row_segments"])
+    assert flat == {"row_segments": 2 * 4}  # a load and a store, each one 256-float run per work-group
+    rows = kernel_properties(get_kernel("copy_2d"), {"n": 32, "m": 64}, ["row_segments"])
+    assert rows == {"row_segments": 2 * 8 * 16}  # each of a 16x16 group's 16 rows lies m floats from the next
+    side_by_side = kernel_properties(get_kernel("element_local_diff"), {"nelements": 256}, ["row_segments"])
+    assert side_by_side == {"row_segments": 16 + 16}  # D's fetch and du's store: a group's rows follow one another
+    transposed = kernel_properties(get_kernel("transpose"), {"n": 64, "m": 128}, ["row_segments", "gather_lines"])
+    assert transposed == {"row_segments": 32 * 16, "gather_lines": 64 * 128}  # the strided store is a gather
+
+
+def test_the_intel_cpu_set_is_the_cpu_set_and_row_segments() -> None:
+    assert PROPERTY_SETS["intel_cpu"] == (*PROPERTY_SETS["cpu"], "row_segments")
+    assert "row_segments" not in PROPERTY_SETS["cpu"]
+
+
 def test_function_calls_make_a_kernel_scalar() -> None:
     root = kernel_properties(get_kernel("sqrt_2d"), {"n": 16, "m": 16})
     assert root["f32_functions"] == 4 * 256 and root["vector_accesses"] == 0

@@ -14,6 +14,7 @@ from gpuperf.cli import main
 from gpuperf.errors import GpuperfError
 from gpuperf.kernels import get_kernel
 from gpuperf.measure.store import Store
+from gpuperf.models import linear_calibration
 from gpuperf.models.linear import LinearCountModel
 from gpuperf.models.linear_calibration import (
     Calibration,
@@ -22,9 +23,11 @@ from gpuperf.models.linear_calibration import (
     fit_calibration,
     load_linear_model,
     predict_kernel,
+    property_choice,
     save_calibration,
 )
 from gpuperf.models.persistence import save_model
+from gpuperf.models.properties import PROPERTY_SETS
 from gpuperf.models.roofline import RooflineModel
 
 # The arith points differ in n (more work-items doing the same work), not in k: on pocl's CPU device
@@ -128,12 +131,14 @@ def test_a_store_named_like_the_model_file_is_refused_before_measuring(tmp_path:
 
 @pytest.mark.opencl
 def test_gpuperf_calibrate_writes_a_model_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Eight light kernels of the CPU plan, 3 sizes each: 24 points for the cpu set's 22 properties.
-    One kernel (3 points) is too few to fit them: refused before anything is measured."""
+    """Eight light kernels of the CPU plan, 3 sizes each: 24 points for the cpu set's 22 properties (23 in
+    intel_cpu, on Intel's runtime). One kernel (3 points) is too few to fit them: refused before anything
+    is measured."""
     out = tmp_path / "cpu.json"
+    property_set = linear_calibration.device_info("opencl:0").property_set
     assert main(["calibrate", "--out", str(out), "--kernel", "empty", "--passes", "1", "--no-progress"]) == 2
-    assert ("calibration on opencl:0:0: 3 planned points (1 kernels) for 22 properties; a fit needs at least one "
-            "point per property") in capsys.readouterr().err
+    assert (f"calibration on opencl:0:0: 3 planned points (1 kernels) for {len(PROPERTY_SETS[property_set])} "
+            "properties; a fit needs at least one point per property") in capsys.readouterr().err
     assert not (tmp_path / "calibration.db").exists() and not out.exists()
     kernels = [arg for name in ("empty", "vector_copy", "vector_fill", "copy_2d", "scale_add_stride1",
                                 "add_four_vectors", "row_sum", "column_sum") for arg in ("--kernel", name)]
@@ -143,7 +148,7 @@ def test_gpuperf_calibrate_writes_a_model_file(tmp_path: Path, capsys: pytest.Ca
     assert len(metadata["calibration_kernels"]) == 8 and metadata["calibration_points"] == 24
     assert (tmp_path / "calibration.db").is_file()
     model, saved = load_linear_model(out)
-    assert saved["property_set"] == "cpu" and tuple(model.property_names_) == tuple(saved["properties"])
+    assert saved["property_set"] == property_set and tuple(model.property_names_) == tuple(saved["properties"])
     code = main(["calibrate", "--out", str(out), *kernels, "--cycles", "2", "--no-progress", "--json"])
     assert code == 0 and json.loads(capsys.readouterr().out)["cycles"] == 2
 
@@ -246,6 +251,45 @@ def test_sequential_evaluation_passes_its_settings_to_calibration_and_to_the_hel
     plan = {"nbody": [{"n": 4096}, {"n": 6144}, {"n": 8192}]}
     assert calls["measure"] == (plan, "opencl:9:0", "store.db", "linear-held-out-gpu", 5, "median")
     assert evaluation.held_out["predicted_s"].tolist() == pytest.approx([4096e-9, 6144e-9, 8192e-9])
+
+
+def test_intels_cpu_runtime_is_fitted_with_the_intel_cpu_set_and_pocl_with_the_cpu_set() -> None:
+    intel = DeviceInfo("opencl:0:0", "AMD EPYC", "cpu", "Intel(R) OpenCL")
+    assert property_choice(intel) == ("intel_cpu", PROPERTY_SETS["intel_cpu"])
+    assert property_choice(intel, "cpu") == ("cpu", PROPERTY_SETS["cpu"])  # a set named is the set used
+    assert DeviceInfo("opencl:0:0", "pthread-AMD EPYC", "cpu", "Portable Computing Language").property_set == "cpu"
+    assert DeviceInfo("opencl:1:0", "Intel(R) Arc(TM) A770", "gpu", "Intel(R) OpenCL Graphics").property_set == "gpu"
+    assert DeviceInfo("table", "test CPU", "cpu").property_set == "cpu"  # a table's points name no runtime
+
+
+def test_device_info_reads_the_opencl_platform(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    import pyopencl as cl
+
+    from gpuperf.measure import devices
+
+    raw = SimpleNamespace(type=cl.device_type.CPU, platform=SimpleNamespace(name="Intel(R) OpenCL"))
+    opened = SimpleNamespace(name="opencl:0:0", device=raw, provenance=lambda: {"device_name": "AMD EPYC"})
+    monkeypatch.setattr(devices, "open_device", lambda device: opened)
+    info = linear_calibration.device_info("opencl:0")
+    assert info == DeviceInfo("opencl:0:0", "AMD EPYC", "cpu", "Intel(R) OpenCL")
+    assert info.property_set == "intel_cpu"
+
+
+def test_add_property_on_intels_cpu_runtime_adds_to_the_intel_cpu_set(tmp_path: Path, monkeypatch) -> None:
+    calls = {}
+
+    def fake_calibrate(device, store, **kwargs):
+        calls.update(kwargs)
+        raise GpuperfError("stop before measuring")
+
+    intel = DeviceInfo("opencl:0:0", "AMD EPYC", "cpu", "Intel(R) OpenCL")
+    monkeypatch.setattr(linear_calibration, "device_info", lambda device: intel)
+    monkeypatch.setattr(linear_calibration, "calibrate", fake_calibrate)
+    assert main(["calibrate", "--device", "opencl:0", "--out", str(tmp_path / "m.json"),
+                 "--add-property", "footprint_beyond_2MiB"]) == 2
+    assert calls["properties"] == (*PROPERTY_SETS["intel_cpu"], "footprint_beyond_2MiB")
 
 
 # -- bad model files ----------------------------------------------------------------------------------

@@ -53,7 +53,7 @@ def test_reproduce_linear_prints_each_devices_held_out_figures_as_the_readme_say
 @pytest.mark.opencl
 def test_the_local_device_joins_the_report_when_asked(tmp_path):
     """--device measures the calibration and held-out kernels on it (here eight light ones, 24 points
-    for the cpu set's 22 properties, and one, two cycles)."""
+    for the cpu set's 22 properties, 23 in intel_cpu, and one, two cycles)."""
     from gpuperf.evaluation.linear_report import linear_study
 
     light = ["empty", "vector_copy", "vector_fill", "copy_2d", "scale_add_stride1", "add_four_vectors", "row_sum",

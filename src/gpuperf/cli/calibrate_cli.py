@@ -21,8 +21,8 @@ def calibrate_command(
     cycles: int = typer.Option(1, "--cycles", help="above 1: time every point in this many interleaved cycles "
                                "(one campaign, no passes)"),
     kernel: list[str] = typer.Option(None, "--kernel", "-k", help="calibrate on this kernel only (repeatable)"),
-    property_set: str = typer.Option(None, "--property-set", help="cpu, gpu or stevens_klockner (default: the "
-                                     "device's class)"),
+    property_set: str = typer.Option(None, "--property-set", help="cpu, intel_cpu, gpu or stevens_klockner "
+                                     "(default: the device's class; intel_cpu on Intel's CPU OpenCL runtime)"),
     add_property: list[str] = typer.Option(None, "--add-property", help="a property to fit beside the set's "
                                            "(repeatable), e.g. footprint_beyond_50MiB"),
     statistic: str = typer.Option("min", "--statistic", help="min (fastest run) or median over the passes (cycles)"),
@@ -74,7 +74,7 @@ def calibrate_command(
                                "the model: name two files")
         properties = None
         if add_property:
-            properties = with_added_properties(device_info(device).device_class, property_set, add_property)
+            properties = with_added_properties(device_info(device).property_set, property_set, add_property)
         calibration = calibrate(device, store, kernels=kernel or None, passes=passes, property_set=property_set,
                                 properties=properties, statistic=statistic, progress=not (no_progress or json_out),
                                 cycles=cycles)

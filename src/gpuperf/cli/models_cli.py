@@ -53,7 +53,7 @@ BaseClockArg = Annotated[bool, typer.Option(
     "locked)")]
 SvrKernelArg = Annotated[str, typer.Option("--svr-kernel", help="svr: rbf or linear")]
 BspColumnsArg = Annotated[str | None, typer.Option("--bsp-columns", help="bsp: role=column,... (threads, cores, ...)")]
-PropertySetArg = Annotated[str | None, typer.Option("--property-set", help="linear: gpu, cpu or stevens_klockner properties")]
+PropertySetArg = Annotated[str | None, typer.Option("--property-set", help="linear: gpu, cpu, intel_cpu or stevens_klockner properties")]
 JsonArg = Annotated[bool, typer.Option("--json", metavar="", help="print JSON")]
 ReportArg = Annotated[str | None, typer.Option("--report", help="folder for a Markdown/HTML report with plots")]
 

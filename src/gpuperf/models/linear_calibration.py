@@ -96,21 +96,31 @@ class DeviceInfo:
     name: str  # canonical, e.g. opencl:0:0
     description: str  # the device's own name
     device_class: str  # "cpu" | "gpu"
+    platform: str = ""  # the OpenCL platform's name, e.g. "Portable Computing Language" (empty: not OpenCL)
+
+    @property
+    def property_set(self) -> str:
+        """The property set the device's class and runtime call for: ``intel_cpu`` on Intel's CPU
+        OpenCL runtime, else the class's own (``cpu``, so pocl's, or ``gpu``)."""
+        if self.device_class == "cpu" and "intel" in self.platform.lower():
+            return "intel_cpu"
+        return self.device_class
 
 
 def device_info(device: str) -> DeviceInfo:
-    """The canonical name, description and class (cpu or gpu) of a measurement device."""
+    """The canonical name, description, class (cpu or gpu) and OpenCL platform of a measurement device."""
     from gpuperf.measure.devices import open_device
 
     opened = open_device(device)
     description = opened.provenance().get("device_name", opened.name)
-    device_class = "gpu"
+    device_class, platform = "gpu", ""
     raw = getattr(opened, "device", None)
     if raw is not None:  # OpenCL: ask the device for its type
         import pyopencl as cl
 
         device_class = "cpu" if raw.type & cl.device_type.CPU else "gpu"
-    return DeviceInfo(opened.name, description, device_class)
+        platform = raw.platform.name
+    return DeviceInfo(opened.name, description, device_class, platform)
 
 
 # -- measuring --------------------------------------------------------------------------------------
@@ -225,19 +235,20 @@ def per_kernel_gmre(frame: pd.DataFrame, measured: str, predicted: str) -> pd.Se
 
 def property_choice(info: DeviceInfo, property_set: str | None = None,
                     properties: Sequence[str] | None = None) -> tuple[str, tuple[str, ...]]:
-    """The property set's name (default: the device's class) and the property names (``properties``
-    if given, else the set's); an unknown name raises GpuperfError."""
-    set_name = property_set or info.device_class
+    """The property set's name (default: the device's, :attr:`DeviceInfo.property_set`) and the property
+    names (``properties`` if given, else the set's); an unknown name raises GpuperfError."""
+    set_name = property_set or info.property_set
     names = property_names(set_name)
     return set_name, (check_property_names(properties) if properties else names)
 
 
-def with_added_properties(device_class: str, property_set: str | None, added: Sequence[str]) -> tuple[str, ...] | None:
-    """The properties of ``property_set`` (default: ``device_class``'s set) followed by ``added``;
-    None when nothing is added (the set's own properties apply)."""
+def with_added_properties(default_set: str, property_set: str | None, added: Sequence[str]) -> tuple[str, ...] | None:
+    """The properties of ``property_set`` (default: ``default_set``, a device class's or
+    :attr:`DeviceInfo.property_set`) followed by ``added``; None when nothing is added (the set's own
+    properties apply)."""
     if not added:
         return None
-    return check_property_names([*property_names(property_set or device_class), *added], where="--add-property")
+    return check_property_names([*property_names(property_set or default_set), *added], where="--add-property")
 
 
 def calibrate(device: str, store: str | Path, kernels: Sequence[str] | None = None, passes: int = 3,
