@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -167,6 +168,9 @@ def test_row_segments_count_a_run_per_work_group_row_where_its_rows_lie_apart() 
     assert side_by_side == {"row_segments": 16 + 16}  # D's fetch and du's store: a group's rows follow one another
     transposed = kernel_properties(get_kernel("transpose"), {"n": 64, "m": 128}, ["row_segments", "gather_lines"])
     assert transposed == {"row_segments": 32 * 16, "gather_lines": 64 * 128}  # the strided store is a gather
+    float4s = kernel_properties(get_kernel(f"{Path(__file__).parent / 'data' / 'feature_kernels.py'}:float4_copy"),
+                                {"n": 4096}, ["row_segments"])
+    assert float4s == {"row_segments": 2 * 16}  # one float4 request a work-item: still one run per work-group
 
 
 def test_the_intel_cpu_set_is_the_cpu_set_and_row_segments() -> None:

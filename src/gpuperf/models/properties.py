@@ -371,7 +371,7 @@ def _row_segments(evaluated: Evaluated) -> float:
             if extent > 1 and axis in access.lid_strides and access.lid_strides[axis] != span:
                 break  # the next row lies apart: every row starts a run
             items, span = items * extent, span * extent
-        total += access.count / items
+        total += access.count / access.record.vector / items  # a float4 access is one request for four elements
     return total
 
 
