@@ -32,7 +32,7 @@ flight together take less than their sum).
 - ``intel_cpu``: the ``cpu`` set plus ``row_segments``, the contiguous runs of global memory the
   accesses consecutive along local axis 0 start (one per work-group, or one per row of a work-group
   whose rows lie apart in memory). On Intel's CPU OpenCL runtime (16 work-items per AVX-512
-  instruction) the 2D kernels' 16x16 work-groups took two to three times the 1D kernels' time per
+  instruction) the 2D kernels' 16x16 work-groups took two to four times the 1D kernels' time per
   byte, which the ``cpu`` set cannot tell apart (with it the held-out stencils came out 0.48-0.67x
   their measured time).
 """
