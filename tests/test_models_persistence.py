@@ -482,3 +482,37 @@ def test_feature_names_given_as_one_string_are_refused_not_read_as_characters(tm
     save_model(model, tmp_path / "m.json", feature_names=["a", "b", "c"])
     with pytest.raises(GpuperfError, match=r"feature_names lists column names, e\.g\. \['abc'\], not the string"):
         load_model(tmp_path / "m.json", feature_names="abc")
+
+
+@pytest.mark.parametrize("suffix", [".skops", ".json"])
+def test_a_forest_is_saved_deflated_and_loads_back_predicting_the_same(tmp_path, suffix):
+    """A random forest's trees (about 70 bytes a node, stored as skops writes them) are deflated:
+    the file is a fraction of its members' size and predicts exactly as the fitted model."""
+    import io
+    import zipfile
+
+    X, y = _data()
+    model = make_model("random_forest").fit(X, y)
+    path = save_model(model, tmp_path / f"rf{suffix}")
+    data = (base64.b64decode(json.loads(path.read_text())["model_skops"]) if suffix == ".json"
+            else path.read_bytes())
+    with zipfile.ZipFile(io.BytesIO(data)) as saved:
+        members = saved.infolist()
+    assert {info.compress_type for info in members} == {zipfile.ZIP_DEFLATED}
+    assert sum(info.compress_size for info in members) < sum(info.file_size for info in members) / 2
+    loaded = load_model(path, feature_names=list(X.columns))
+    assert np.array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_a_forest_saved_uncompressed_by_an_earlier_version_still_loads(tmp_path):
+    """Files written before the members were deflated (skops' stored members) load and predict the same."""
+    X, y = _data()
+    model = make_model("random_forest").fit(X, y)
+    header = {"format": "gpuperf-model", "format_version": 1, "gpuperf_version": gpuperf.__version__,
+              "feature_names": list(X.columns), "metadata": {}}
+    sio.dump(dict(header, model=model), tmp_path / "old.skops")
+    (tmp_path / "old.json").write_text(json.dumps(dict(header, model_skops=base64.b64encode(
+        sio.dumps(model)).decode("ascii"))))
+    for name in ("old.skops", "old.json"):
+        loaded = load_model(tmp_path / name, feature_names=list(X.columns))
+        assert np.array_equal(loaded.predict(X), model.predict(X)), name
