@@ -658,3 +658,21 @@ def test_max_train_rows_on_a_table_without_the_balance_columns_caps_it_as_one_ce
     frame["gpu"] = np.tile(["V100", "K20"], 20)
     split_evaluation(Counting(), frame, ["x"], frame["n"] < 4, max_train_rows=5, balance_by="gpu")
     assert fitted_rows == [10]  # 5 per GPU, "gpu" read as one column, not g, p and u
+
+
+def test_each_fold_takes_only_the_columns_fitting_and_scoring_read(monkeypatch):
+    """A wide table's other columns (Rodinia's 122, text among them) are not copied with each fold's
+    training, test and subsampled rows; the predictions are those of the table without them."""
+    import gpuperf.evaluation.protocols as protocols
+
+    taken = []
+    fit_predict = protocols._fit_predict
+    monkeypatch.setattr(protocols, "_fit_predict", lambda estimator, train, test, *args: (
+        taken.append(set(train.columns) | set(test.columns)) or fit_predict(estimator, train, test, *args)))
+    frame = _frame()
+    wide = frame.assign(notes=frame["kernel"] + " run", unused=1.0)
+    options = dict(fit_by="kernel", max_train_rows=2)
+    evaluation = leave_one_gpu_out(RecordingRegressor(), wide, FEATURES, **options)
+    assert len(taken) == 3 and all(not {"notes", "unused", "status"} & columns for columns in taken)
+    pd.testing.assert_frame_equal(evaluation.predictions,
+                                  leave_one_gpu_out(RecordingRegressor(), frame, FEATURES, **options).predictions)
