@@ -97,6 +97,23 @@ def held_out_ignores_own_times():
 
 
 @pytest.fixture
+def counting_int() -> type[int]:
+    """An int class whose values count the equality comparisons made with them (its ``comparisons``,
+    from 0 in each test): a check for a repeat is counted in comparisons, not timed (searching a list
+    makes one per earlier item, a set about one)."""
+
+    class CountingInt(int):
+        comparisons = 0
+        __hash__ = int.__hash__
+
+        def __eq__(self, other: object) -> bool:
+            CountingInt.comparisons += 1
+            return int(self) == other
+
+    return CountingInt
+
+
+@pytest.fixture
 def studies(monkeypatch, tmp_path):
     """Every ``reproduce`` study replaced by a fake that records its call and writes a two-file report:
     a test of a refusal checks the list is empty (no study ran) rather than waiting for a real one. The

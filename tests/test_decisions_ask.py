@@ -458,7 +458,7 @@ def test_tables_not_given_as_dataframes_are_errors_naming_what_to_pass():
     assert next_configuration(partly_measured(pd.DataFrame(rows), ["a"])).config == {"a": 2}
 
 
-def test_tell_checks_a_repeated_configuration_without_comparing_it_with_every_measured_one():
+def test_tell_checks_a_repeated_configuration_without_comparing_it_with_every_measured_one(counting_int):
     """tell checked for a repeat in the list of measured positions: ask on a table of 100,000
     configurations, all measured, spent 100 s telling them to its search. Counted in comparisons,
     not seconds: a list's check makes one per configuration measured before."""
@@ -466,21 +466,11 @@ def test_tell_checks_a_repeated_configuration_without_comparing_it_with_every_me
 
     configs = pd.DataFrame({"x": np.arange(2_000)})
     search = GuidedSearch(configs, ["x"])
-    comparisons = 0
     position = search._position
-
-    class Position(int):
-        __hash__ = int.__hash__
-
-        def __eq__(self, other):
-            nonlocal comparisons
-            comparisons += 1
-            return int(self) == other
-
-    search._position = lambda label, what: Position(position(label, what))
+    search._position = lambda label, what: counting_int(position(label, what))
     for label in range(len(configs)):
         search.tell(label, 1.0 + label)
-    assert comparisons < len(configs)  # a list's check: about 2,000,000
+    assert counting_int.comparisons < len(configs)  # a list's check: about 2,000,000
     assert search.best() == 0
     with pytest.raises(GpuperfError, match="configuration 7 was already measured"):
         search.tell(7, 2.0)

@@ -1654,28 +1654,18 @@ def test_size_columns_given_as_one_string_are_refused_not_read_letter_by_letter(
         explore(space, others, size_columns="size")
 
 
-def test_a_search_checks_a_repeated_pick_without_comparing_it_with_every_earlier_pick():
+def test_a_search_checks_a_repeated_pick_without_comparing_it_with_every_earlier_pick(counting_int):
     """Plain transfer's order runs over the whole space until the best; run_search's check for a
     repeated pick searched a list, so a 100,000-configuration space with --train spent 90 s there.
     Counted in comparisons, not seconds: a list's check makes one per earlier pick."""
-    comparisons = 0
-
-    class Pick(int):
-        __hash__ = int.__hash__
-
-        def __eq__(self, other):
-            nonlocal comparisons
-            comparisons += 1
-            return int(self) == other
-
     class Backwards:
         def next(self, measured, times):
-            return Pick(len(times) - 1 - len(measured))
+            return counting_int(len(times) - 1 - len(measured))
 
     times = np.linspace(1.0, 2.0, 2_000)
     order = run_search(Backwards(), times, budget=len(times))
     assert len(order) == len(times) and order[-1] == 0
-    assert comparisons < len(times)  # a list's check: about 2,000,000
+    assert counting_int.comparisons < len(times)  # a list's check: about 2,000,000
 
 
 def test_read_space_refuses_one_string_for_params_as_space_from_frame_does(tmp_path):
