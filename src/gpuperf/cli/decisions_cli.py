@@ -12,7 +12,7 @@ from typing import Optional
 import typer
 
 from gpuperf.cli.output import (
-    at_least, boards_note, checked_seed, described_gpu, known_choice, claimed_output, csv_output_name, is_empty_claim, new_output_file, nothing_to_resume, output_lock, parse_params,
+    at_least, boards_note, checked_seed, comma_separated, described_gpu, known_choice, claimed_output, csv_output_name, is_empty_claim, new_output_file, nothing_to_resume, output_lock, parse_params,
     not_blank, print_json, print_table, refuse_model_name, refuse_surrogate_file, report_folder, shown_if_unreported, with_notes,
 )
 from gpuperf.errors import GpuperfError, counted
@@ -60,7 +60,7 @@ def explore_command(
 
     if report is not None:
         report_folder(report)
-    names = [p.strip() for p in params.split(",") if p.strip()] if params else None
+    names = comma_separated(params) if params else None
     sizes = parse_params(param, text=True)  # a table's size may be text, e.g. problem_size=[1024, 1024]
     with progress_bar(no_progress or as_json) as bar:  # a cache of 100,000 configurations reads for seconds
         reading = bar.add_task(f"reading {space}{' and the --train tables' if train else ''}", total=None)
@@ -210,7 +210,7 @@ def ask_command(
     frame, pick_gpu = gpu_named(frame, gpu)
     sizes = parse_params(param, text=True)
     frame, where = select_rows(frame, space, kernel, pick_gpu, sizes)
-    names = [p.strip() for p in params.split(",") if p.strip()] if params else variant_parameters(frame)
+    names = comma_separated(params) if params else variant_parameters(frame)
     if not names:
         raise GpuperfError(f"{where}: say which columns are the parameters (--params P1,P2,...)")
     times = [target] if target else list(TIME_COLUMNS)  # only an empty time cell is "not measured yet"
@@ -563,7 +563,7 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
     from gpuperf.kernels.parallel_loops import LOOP_BODIES
     from gpuperf.measure.devices import open_device
 
-    bodies = [b.strip().removeprefix("loop_") for b in loops.split(",") if b.strip()]  # saxpy or loop_saxpy
+    bodies = [body.removeprefix("loop_") for body in comma_separated(loops)]  # saxpy or loop_saxpy
     bodies = list(dict.fromkeys(bodies))  # a loop named twice is measured once
     if not bodies:
         raise GpuperfError(f"--loops: name at least one of {', '.join(LOOP_BODIES)}")

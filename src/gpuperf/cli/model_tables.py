@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpuperf.cli.output import caught_warnings, counted, known_choice
+from gpuperf.cli.output import caught_warnings, comma_separated, counted, known_choice
 from gpuperf.errors import STANDARD_INPUT, GpuperfError, did_you_mean, standard_input_refused, unknown_name_error
 
 if TYPE_CHECKING:
@@ -521,7 +521,7 @@ def prepare_training(
     )
 
     notes: list[str] = []
-    given = [name.strip() for name in (features or "").split(",") if name.strip()]
+    given = comma_separated(features)
     if features is not None and not given:
         raise GpuperfError("--features names no column; leave it out for the default features")
     repeated = sorted({name for name in given if given.count(name) > 1})

@@ -22,7 +22,7 @@ from gpuperf.cli.model_tables import (
     table_output_name, unbounded_note, unbounded_rows, unnamed_rows_notes, write_table,
 )
 from gpuperf.cli.output import (
-    KeptNotes, counted, given_on_command_line, known_choice, model_output_file, new_output_file, notes_kept, print_json,
+    KeptNotes, comma_separated, counted, given_on_command_line, known_choice, model_output_file, new_output_file, notes_kept, print_json,
     print_table, refuse_model_name, report_folder,
 )
 from gpuperf.errors import GpuperfError
@@ -479,7 +479,7 @@ def evaluate_command(
 def held_out_columns(protocol: str, sizes: str | None) -> list[str]:
     """The columns whose values ``protocol`` holds out in turn: gpu, kernel, or the ``--sizes`` columns."""
     known_choice("--protocol", "protocol", protocol, PROTOCOLS)
-    named = [c.strip() for c in (sizes or "").split(",") if c.strip()]
+    named = comma_separated(sizes)
     if PROTOCOLS[protocol] is not None:
         if sizes is not None:
             raise GpuperfError(f"--sizes names what leave-one-size-out holds out; {protocol} holds out "

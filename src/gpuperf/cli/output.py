@@ -386,6 +386,12 @@ def parse_params(pairs: Sequence[str] | None, text: bool = False) -> dict[str, i
     return result
 
 
+def comma_separated(text: str | None) -> list[str]:
+    """The names a comma-separated option value gives (``"a, b,,c"`` -> ``["a", "b", "c"]``), each stripped,
+    empty ones dropped; none for an option not given (None)."""
+    return [name.strip() for name in (text or "").split(",") if name.strip()]
+
+
 def _one_per_size(pair: str) -> str:
     """For ``n=1024,m=1024`` (several sizes in one -p): a hint to give each its own, or ""."""
     if pair.count("=") < 2:

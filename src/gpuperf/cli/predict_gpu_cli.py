@@ -13,7 +13,7 @@ from gpuperf.cli.model_tables import (
     exact_repeats, print_note, read_table, repeats_note, rows_boards_notes, status_note, table_output_name,
     write_table,
 )
-from gpuperf.cli.output import counted, new_output_file, print_json, print_table
+from gpuperf.cli.output import comma_separated, counted, new_output_file, print_json, print_table
 from gpuperf.errors import GpuperfError
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def predict_gpu_command(
 
     table_output_name(out)
     new_output_file(out)
-    columns = [c.strip() for c in key.split(",") if c.strip()]
+    columns = comma_separated(key)
     if not columns:
         raise GpuperfError("--key: name the columns that tell launches apart, e.g. --key n or --key grid.x,block.x")
     tables = [(respelled_profiled_names(table), label) for table, label in map(read_table, data)]  # older imports

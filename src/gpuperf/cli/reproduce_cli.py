@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from gpuperf.cli.output import given_on_command_line, known_choice, print_json
+from gpuperf.cli.output import comma_separated, given_on_command_line, known_choice, print_json
 
 STUDIES = ("rodinia", "linear", "exploration", "advisor", "geometry")
 STUDY_HELP = (
@@ -28,7 +28,7 @@ def _known_scenarios(text: str) -> list[str]:
     from gpuperf.errors import GpuperfError
     from gpuperf.evaluation.reproduce import OPT_IN_SCENARIOS, SCENARIOS
 
-    names = [name.strip() for name in text.split(",") if name.strip()]
+    names = comma_separated(text)
     if not names:
         raise GpuperfError(f"--scenarios '{text}' names no scenario")
     for name in names:
