@@ -286,8 +286,8 @@ def _damaged_databases(folder: Path) -> list[Path]:
     return damaged
 
 
-def _move_aside_if_unwritable(variable: str, folder, named: str, kept: str, prefix: str,  # noqa: ANN001
-                              also: list | None = None) -> None:
+def _move_aside_if_unwritable(variable: str, folder: Path, named: str, kept: str, prefix: str,
+                              also: list[Path] | None = None) -> None:
     """Where no file can be made in ``folder``, or it (or a folder in ``also`` that exists) is another
     user's or open to others' writing (the caches hold pickles and models, read back as code would
     be: a file planted there would run), point ``variable`` at a private folder of the temporary
@@ -307,7 +307,7 @@ def _move_aside_if_unwritable(variable: str, folder, named: str, kept: str, pref
               f"{'writable folder' if reason else 'folder only you can write'} to keep them)", file=sys.stderr)
 
 
-def _open_to_others(folder) -> str | None:  # noqa: ANN001 - a Path
+def _open_to_others(folder: Path) -> str | None:
     """Why another user could put a file in ``folder`` (another's folder, or one everyone may write to;
     a group-writable one is left alone, as a user's private group makes every folder); None where only
     this user can (or it does not exist, or the system has no users)."""
@@ -326,7 +326,7 @@ def _open_to_others(folder) -> str | None:  # noqa: ANN001 - a Path
     return None
 
 
-def _unwritable(folder) -> str | None:  # noqa: ANN001 - a Path
+def _unwritable(folder: Path) -> str | None:
     """Why a file cannot be made in ``folder`` (created where missing); None where one can."""
     import tempfile
 

@@ -180,7 +180,7 @@ def _progress_bar(hidden: bool) -> Iterator[Callable[[int, int, str], None]]:
         yield update
 
 
-def advice_json(result, threshold: float, min_confidence: float | None = None) -> dict[str, list]:  # noqa: ANN001 - an Advice
+def advice_json(result: Advice, threshold: float, min_confidence: float | None = None) -> dict[str, list]:
     """``suggestions`` (above the threshold, confident enough), ``below_threshold`` (assessed, not
     suggested), ``not_suggested``: every other optimization with its reason (does not apply, not
     assessed, abstained), and ``notes``: mistakes found in the entries."""

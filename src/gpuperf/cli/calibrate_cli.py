@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from gpuperf.cli.output import (
     at_least, known_choice, model_output_file, named_values, print_json, print_table, store_file,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from gpuperf.kernels.kernel import Kernel
 
 
 def calibrate_command(
@@ -103,8 +109,9 @@ def calibrate_command(
     print(f"wrote {out} ({'points from' if table is not None else 'store'} {store})")
 
 
-def fit_summary(errors) -> str:  # noqa: ANN001 - a pandas Series of gmre by kernel
-    """The calibration's in-sample error in a sentence, naming the kernels it misses by over 2x."""
+def fit_summary(errors: pd.Series) -> str:
+    """The calibration's in-sample error (``errors``: gmre by kernel) in a sentence, naming the kernels it
+    misses by over 2x."""
     missed = [f"{name} ({value:.1f})" for name, value in errors.sort_values(ascending=False).items() if value > 1.0]
     text = (f"gmre = exp(mean |ln(predicted / measured)|) - 1 over a kernel's points (0.1: off by 10 %); mean over "
             f"the {len(errors)} calibration kernels {errors.mean():.3f}, median {errors.median():.3f}.")
@@ -153,7 +160,7 @@ def predict_command(
     print(f"time_s {result['time_s']:.4g}")
 
 
-def launch_note(kernel, sizes: dict, metadata: dict) -> str | None:  # noqa: ANN001 - a Kernel
+def launch_note(kernel: Kernel, sizes: dict, metadata: dict) -> str | None:
     """A note where the kernel's work-group cannot launch on the GPU the model was calibrated on (too
     many work-items, too much local memory): its time is then the model's extrapolation."""
     from gpuperf.errors import GpuperfError
@@ -176,7 +183,7 @@ def launch_note(kernel, sizes: dict, metadata: dict) -> str | None:  # noqa: ANN
     return None
 
 
-def generated_note(kernel, sizes: dict, metadata: dict) -> str | None:  # noqa: ANN001 - a Kernel
+def generated_note(kernel: Kernel, sizes: dict, metadata: dict) -> str | None:
     """A note where gpuperf would not run the kernel at these sizes as generated (measure refuses them):
     its int32 indices wrap, or, for a model calibrated through CUDA, its grid passes CUDA's limits; or loopy
     refuses to generate its code at all."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -13,6 +13,9 @@ from gpuperf.cli.output import (
     csv_output_name, described_gpu, kernel_sizes, known_choice, new_output_file, print_json, print_table, whole_counts,
 )
 from gpuperf.errors import GpuperfError
+
+if TYPE_CHECKING:
+    from gpuperf.kernels.space import VariantSpace
 
 ParamsOption = Annotated[list[str] | None, typer.Option("-p", "--param", help="size parameter, e.g. -p n=4096")]
 
@@ -83,7 +86,7 @@ def spaces(
             print("no configuration is skipped")
 
 
-def _check_summary(space, total: int, passing: int) -> str:  # noqa: ANN001 - a VariantSpace
+def _check_summary(space: VariantSpace, total: int, passing: int) -> str:
     """What the space's cheap check made of its ``total`` configurations, ``passing`` of them passing."""
     if space.check is None:
         return "each built (the space has no check)"
@@ -92,7 +95,7 @@ def _check_summary(space, total: int, passing: int) -> str:  # noqa: ANN001 - a 
     return "each passing the space's check"
 
 
-def _check_counts(space) -> tuple[int, int]:  # noqa: ANN001 - a VariantSpace
+def _check_counts(space: VariantSpace) -> tuple[int, int]:
     """(configurations, those the space's cheap check passes), one configuration at a time (a check
     that raises is an error naming the configuration, as listing the skipped ones gives it)."""
     total = passing = 0

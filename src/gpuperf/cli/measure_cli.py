@@ -6,11 +6,15 @@ import math
 import sys
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from gpuperf.cli.output import at_least, counted, named_values, print_json, print_table
 from gpuperf.errors import GpuperfError, GpuperfNote
+
+if TYPE_CHECKING:
+    from gpuperf.measure.timing import Measurement, TimingSettings
 
 campaign_app = typer.Typer(help="Sweep kernels x variants x sizes on a device into a measurement store.",
                            no_args_is_help=True)
@@ -59,7 +63,7 @@ def measure_command(
         print(f"note: {note}", file=sys.stderr)
 
 
-def measurement_notes(result, verify: bool, settings=None) -> list[str]:  # noqa: ANN001 - a Measurement, TimingSettings
+def measurement_notes(result: Measurement, verify: bool, settings: TimingSettings | None = None) -> list[str]:
     """What the figures do not say themselves: why outputs were not checked, an unsteady time, runs
     that stopped short of ``settings.min_time_s`` (at ``max_repeats`` or ``max_round_s`` of wall time)."""
     notes = []

@@ -35,7 +35,7 @@ from gpuperf.decisions.optimizations import Optimization, load_optimizations
 from gpuperf.decisions.pairs import (
     DEVICE_TARGET, GPU_TARGET, cache_dir, number_text, spec_pairs, unvalued_features_note,
 )
-from gpuperf.decisions.speedup_models import SpeedupModel, inner_cv_sample, pair_groups
+from gpuperf.decisions.speedup_models import Prediction, SpeedupModel, inner_cv_sample, pair_groups
 from gpuperf.errors import GpuperfError, GpuperfNote
 from gpuperf.files import write_cache_file
 from gpuperf.kernels.kernel import Kernel, KernelLike
@@ -356,13 +356,13 @@ P_FASTER_MEANS = ("the logistic regression's uncalibrated estimate that it is fa
                   "pairs and not checked on held-out ones, so it can disagree with the confidence")
 
 
-def _measured_here(prediction, row: int) -> bool:  # noqa: ANN001 - a Prediction
+def _measured_here(prediction: Prediction, row: int) -> bool:
     """Whether the query's own GPU measured this very pair (its measurement is the answer)."""
     here = getattr(prediction, "measured_here", None)
     return bool(here is not None and here[row])
 
 
-def meanings(prediction, row: int, calibrated: bool) -> dict[str, str]:  # noqa: ANN001 - a Prediction
+def meanings(prediction: Prediction, row: int, calibrated: bool) -> dict[str, str]:
     """What the explanation's confidence and P(faster) each mean, in words, for one prediction."""
     speedup = float(prediction.speedup[row])
     side = "faster" if speedup > 1 else "not faster"
@@ -372,7 +372,7 @@ def meanings(prediction, row: int, calibrated: bool) -> dict[str, str]:  # noqa:
     return {"confidence": confidence, "p_faster": P_FASTER_MEANS}
 
 
-def _measured_elsewhere(prediction, row: int) -> str:  # noqa: ANN001 - a Prediction
+def _measured_elsewhere(prediction: Prediction, row: int) -> str:
     """Words for a prediction taken from the same pair measured on GPUs ('' for a models' prediction)."""
     gpus = prediction.measured_on[row] if prediction.measured_on else ()
     if not gpus:
@@ -386,7 +386,7 @@ def _measured_elsewhere(prediction, row: int) -> str:  # noqa: ANN001 - a Predic
             f"{prediction.model_speedup[row]:.2f}x; ")
 
 
-def _scaled_down(model: SpeedupModel, prediction, row: int) -> str:  # noqa: ANN001 - a Prediction
+def _scaled_down(model: SpeedupModel, prediction: Prediction, row: int) -> str:
     """Words for a confidence lowered because the kernel is unlike the training pairs ('' where it is not,
     and for a prediction from the pair measured on other GPUs, whose confidence has its own calibration)."""
     if prediction.measured_on and prediction.measured_on[row]:
@@ -399,7 +399,7 @@ def _scaled_down(model: SpeedupModel, prediction, row: int) -> str:  # noqa: ANN
             f"pairs than they lie from theirs (familiarity {familiarity:.3g})")
 
 
-def _uncalibrated_note(entry: Optimization, model: SpeedupModel, prediction) -> str:  # noqa: ANN001 - a Prediction
+def _uncalibrated_note(entry: Optimization, model: SpeedupModel, prediction: Prediction) -> str:
     """A note where ``entry``'s confidence is uncalibrated: its training pairs (those inner CV samples of
     them) hold too few (program, input) groups to hold any out ('' where it is calibrated, or taken from the
     pair measured on GPUs)."""

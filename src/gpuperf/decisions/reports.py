@@ -31,6 +31,8 @@ from gpuperf.evaluation.figures import Figure
 from gpuperf.evaluation.report import save_figure, write_report
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
     from gpuperf.decisions.geometry import DeviceDescriptor
 
 Echo = Callable[[str], None]
@@ -118,7 +120,7 @@ def three_digits(value: float) -> str:
     return f"{value:#.3g}".rstrip(".")
 
 
-def plain_log_ticks(ax, axis: str = "x", between: bool = True) -> None:  # noqa: ANN001 - a matplotlib Axes
+def plain_log_ticks(ax: Axes, axis: str = "x", between: bool = True) -> None:
     """Label a log axis at 1, 2 and 5 times each power of ten, in plain numbers (matplotlib's minor
     labels overlap, and its major ones alone leave a short range with one label); with ``between``,
     a range of less than a factor 5 (the data drawn so far) gets labels between those too (0.8,
