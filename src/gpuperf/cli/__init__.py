@@ -90,7 +90,11 @@ def what_to_type(param: typer.core.TyperOption | typer.core.TyperArgument) -> st
 
 
 class _Argument(typer.core.TyperArgument):
-    """An argument whose --help names it by what to type (KERNEL), with no type column beside it."""
+    """An argument whose --help names it by what to type (KERNEL), with no type column beside it.
+
+    typer shows an argument's type beside it even where a metavar names it, and takes no other class
+    for one (typer.Argument has no ``cls=``; typer builds each as a TyperArgument), so :class:`_Command`
+    gives each argument typer built this class, which changes nothing but its --help line."""
 
     def display_type_rich(self, ctx):  # type: ignore[no-untyped-def] - typer's own signature
         return None
@@ -105,7 +109,7 @@ class _Command(_FlagHelp, typer.core.TyperCommand):
             if param.metavar is None:
                 param.metavar = what_to_type(param)
             if isinstance(param, typer.core.TyperArgument):
-                param.__class__ = _Argument
+                param.__class__ = _Argument  # the one way to drop its type column: see _Argument
 
 
 class _Group(_FlagHelp, typer.core.TyperGroup):
