@@ -532,10 +532,10 @@ def test_evaluate_leave_one_gpu_out_reports_every_gpu(tables, capsys, tmp_path):
 
 def test_evaluate_shows_its_progress_fold_by_fold_unless_asked_not_to(tables, capsys, monkeypatch):
     """evaluate ran a minute on the bundled Rodinia table with nothing on the screen."""
-    import gpuperf.cli.models_cli as models_cli
+    import gpuperf.progress
 
     shown = []
-    real = models_cli.progress_bar
+    real = gpuperf.progress.progress_bar
 
     class Recording:
         def __init__(self, hidden):
@@ -555,7 +555,7 @@ def test_evaluate_shows_its_progress_fold_by_fold_unless_asked_not_to(tables, ca
         def update(self, task, completed, total):
             shown.append((self.hidden, completed, total))
 
-    monkeypatch.setattr(models_cli, "progress_bar", Recording)
+    monkeypatch.setattr(gpuperf.progress, "progress_bar", Recording)
     args = ["evaluate", str(tables["generic"]), "--model", "lr", "--protocol", "leave-one-gpu-out"]
     assert main(args) == 0 and main([*args, "--no-progress"]) == 0
     held = len(GPUS)

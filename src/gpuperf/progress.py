@@ -3,6 +3,8 @@ file or a pipe gets no bar, and no empty line or final bar before the messages t
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -14,3 +16,12 @@ def progress_bar(hidden: bool = False, *columns: Any, transient: bool = True) ->
 
     errors = Console(stderr=True)
     return Progress(*columns, console=errors, disable=hidden or not errors.is_terminal, transient=transient)
+
+
+@contextmanager
+def progress_task(description: str, hidden: bool = False, total: int | None = None) -> Iterator[Callable[[int, int], None]]:
+    """A :func:`progress_bar` of one task, ``description``, and the ``progress(done, total)`` callback
+    that moves it, as gpuperf's long computations (explore, rank, a sweep, an export) take one."""
+    with progress_bar(hidden) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda done, total: bar.update(task, completed=done, total=total)

@@ -16,7 +16,7 @@ from gpuperf.cli.output import (
     not_blank, print_json, print_table, refuse_model_name, refuse_surrogate_file, report_folder, shown_if_unreported, with_notes,
 )
 from gpuperf.errors import GpuperfError, counted
-from gpuperf.progress import progress_bar
+from gpuperf.progress import progress_bar, progress_task
 
 
 SAVED_MODELS_PREDICT = "a saved model's predictions of a table: gpuperf predict-table DATA --model {model} --out PRED.csv"
@@ -70,10 +70,9 @@ def explore_command(
     if not names and not is_kernel_tuner_cache(space):
         print(f"note: parameters from the variant labels of {measured.where}: {', '.join(measured.params)}", file=sys.stderr)
     undescribed_gpu_note(measured.gpu, others)
-    with progress_bar(no_progress or as_json) as bar:
-        task = bar.add_task(f"exploring {len(measured)} configurations", total=None)
+    with progress_task(f"exploring {len(measured)} configurations", no_progress or as_json) as progress:
         result = explore(measured, others, model=model, refit=refit, budget=budget, seed=seed, size_columns=list(sizes),
-                         progress=lambda done, total: bar.update(task, completed=done, total=total))
+                         progress=progress)
     summary = result_summary(measured, result)
     if report is not None:
         from gpuperf.decisions.reports import exploration_report
@@ -344,10 +343,8 @@ def rank_command(
     table = table[~own]  # other kernels only: the space's own measurements would be the answer
     if table.empty:
         raise GpuperfError(f"{where}: no measured variants of kernels other than {chosen.name}")
-    with progress_bar(no_progress or as_json) as bar:
-        task = bar.add_task(f"building {space} variants", total=None)
-        ranked = rank_space(space, sizes, table, limit=limit, where=where,
-                            progress=lambda done, total: bar.update(task, completed=done, total=total))
+    with progress_task(f"building {space} variants", no_progress or as_json) as progress:
+        ranked = rank_space(space, sizes, table, limit=limit, where=where, progress=progress)
     shown = ranked[["variant", *chosen.parameters, "predicted_performance", *[c for c in LIFT_FEATURES if c in ranked]]]
     if as_json:
         print_json({"space": space, "sizes": full_sizes, "train": where, "train_rows": len(table),
@@ -382,11 +379,9 @@ def ranking_by_counts(space: str, sizes: dict, model_path: Path, show: bool, lim
     from gpuperf.models.linear_calibration import load_linear_model
 
     fitted, metadata = load_linear_model(model_path)
-    with progress_bar(not show) as bar:
-        task = bar.add_task(f"building {space} variants", total=None)
+    with progress_task(f"building {space} variants", not show) as progress:
         ranked = rank_space_by_counts(space, sizes, fitted, limit=limit,
-                                      cuda=str(metadata.get("device") or "").startswith("cuda"),
-                                      progress=lambda done, total: bar.update(task, completed=done, total=total))
+                                      cuda=str(metadata.get("device") or "").startswith("cuda"), progress=progress)
     return ranked, metadata
 
 
@@ -603,11 +598,10 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
                 write_dataset_csv(pd.DataFrame(rows), out, replace=True)
                 _write_sweep_provenance(out, opened, settings, command, started, descriptor)
 
-        with claimed_output(None if resume else out), progress_bar(not show) as bar:
-            task = bar.add_task(f"sweeping {','.join(bodies)} on {device}", total=None)
+        with claimed_output(None if resume else out), \
+                progress_task(f"sweeping {','.join(bodies)} on {device}", not show) as progress:
             measured = sweep.measure_sweep(opened, bodies, counts, descriptor, settings,
-                                           blocks_step=blocks_step, record=record, earlier=earlier,
-                                           progress=lambda done, total: bar.update(task, completed=done, total=total))
+                                           blocks_step=blocks_step, record=record, earlier=earlier, progress=progress)
         return measured, device, descriptor
 
 
@@ -679,10 +673,8 @@ def ranking_by_other_kernels(space: str, sizes: dict, table_path: str | None, sh
     from gpuperf.decisions.tune import rank_by_other_kernels
 
     table, where = read_table(table_path or str(data_dir() / DEFAULT_VARIANT_TABLE))
-    with progress_bar(not show) as bar:
-        task = bar.add_task(f"ranking {space} variants", total=None)
-        return rank_by_other_kernels(space, sizes, table, where,
-                                     progress=lambda done, total: bar.update(task, completed=done, total=total))
+    with progress_task(f"ranking {space} variants", not show) as progress:
+        return rank_by_other_kernels(space, sizes, table, where, progress=progress)
 
 
 def tune_command(

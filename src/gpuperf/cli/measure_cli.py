@@ -174,13 +174,12 @@ def campaign_export(
     from gpuperf.cli.output import new_output_file, notes_kept
     from gpuperf.measure.export import export_store
 
-    from gpuperf.progress import progress_bar
+    from gpuperf.progress import progress_task
 
     new_output_file(out)
-    with notes_kept() as notes, progress_bar(no_progress or json_out) as bar:
-        task = bar.add_task("exporting points", total=None)
+    with notes_kept() as notes, progress_task("exporting points", no_progress or json_out) as progress:
         frame = export_store(store, out, fmt, campaign=campaign, features=not no_features, cycle_times=cycle_times,
-                             progress=lambda done, total: bar.update(task, completed=done, total=total))
+                             progress=progress)
     if json_out:
         print_json({"out": str(out), "rows": len(frame), "columns": [str(c) for c in frame.columns],
                     "campaigns": sorted(map(str, frame["campaign"].dropna().unique())) if "campaign" in frame else [],

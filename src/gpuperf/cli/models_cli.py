@@ -26,7 +26,7 @@ from gpuperf.cli.output import (
     print_table, refuse_model_name, report_folder,
 )
 from gpuperf.errors import GpuperfError
-from gpuperf.progress import progress_bar
+from gpuperf.progress import progress_task
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -429,12 +429,11 @@ def evaluate_command(
                            f"holds {'one' if len(held) else 'none'}{f' ({held[0]})' if len(held) else ''}")
     estimator = build_estimator(options, prepared.features, prepared.table_kind)
     with fitting_errors(where, options.name, prepared.frame[prepared.features]), \
-            progress_bar(no_progress or as_json) as bar:
-        task = bar.add_task(f"fitting {options.name} with each {group} held out", total=len(held))
+            progress_task(f"fitting {options.name} with each {group} held out", no_progress or as_json,
+                          total=len(held)) as progress:
         evaluation, protocol_notes = noted(lambda: leave_one_group_out(
             estimator, prepared.frame, prepared.features, columns, name=protocol,
-            fit_by="kernel" if per_kernel else None,
-            progress=lambda done, total: bar.update(task, completed=done, total=total), group_values=read))
+            fit_by="kernel" if per_kernel else None, progress=progress, group_values=read))
     result = {
         "dataset": where,
         "model": options.name,
