@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import typer
 
 from gpuperf.cli.output import (
-    at_least, known_choice, model_output_file, named_values, print_json, print_table, store_file,
+    at_least, kernel_sizes, known_choice, model_output_file, named_values, print_json, print_table, refuse_model_name,
+    store_file, with_notes,
 )
 
 if TYPE_CHECKING:
@@ -129,7 +130,6 @@ def predict_command(
     json_out: bool = typer.Option(False, "--json", metavar="", help="print JSON with each property's contribution and notes"),
 ) -> None:
     """Predict a kernel's time at given sizes with a calibrated linear count model."""
-    from gpuperf.cli.output import kernel_sizes, refuse_model_name, with_notes
     from gpuperf.kernels.catalog import get_kernel
     from gpuperf.models.linear_calibration import load_linear_model, predict_kernel
 

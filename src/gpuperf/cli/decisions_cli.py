@@ -13,7 +13,8 @@ import typer
 
 from gpuperf.cli.output import (
     at_least, boards_note, checked_seed, comma_separated, described_gpu, known_choice, claimed_output, csv_output_name, is_empty_claim, new_output_file, nothing_to_resume, output_lock, parse_params,
-    not_blank, print_json, print_table, refuse_model_name, refuse_surrogate_file, report_folder, shown_if_unreported, with_notes,
+    not_blank, print_json, print_table, refuse_model_name, refuse_surrogate_file, report_folder, shown_if_unreported,
+    space_sizes, whole_counts, with_notes,
 )
 from gpuperf.errors import GpuperfError, counted
 from gpuperf.progress import progress_bar, progress_task
@@ -303,7 +304,6 @@ def rank_command(
     """Rank a space's variants by predicted performance (LIFT model; a count model with --model)."""
 
     from gpuperf.cli.model_tables import read_table
-    from gpuperf.cli.output import parse_params, space_sizes, whole_counts
     from gpuperf.datasets.bundled import data_dir
     from gpuperf.datasets.kernel_tuner import CACHE_SUFFIXES
     from gpuperf.datasets.schema import check_dataset
@@ -710,7 +710,6 @@ def tune_command(
 ) -> None:
     """Tune a variant space on a device: measure the variants the guided search picks, one by one."""
     checked_seed(seed)
-    from gpuperf.cli.output import parse_params, space_sizes
     from gpuperf.datasets import write_dataset_csv
     from gpuperf.decisions.space import read_training_spaces
     from gpuperf.decisions.training import own_kernel_spaces

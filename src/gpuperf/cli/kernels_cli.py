@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gpuperf.cli.output import (
-    csv_output_name, described_gpu, kernel_sizes, known_choice, new_output_file, print_json, print_table, whole_counts,
+    csv_output_name, described_gpu, kernel_sizes, known_choice, new_output_file, print_json, print_table, report_folder,
+    whole_counts,
 )
 from gpuperf.errors import GpuperfError
 
@@ -199,7 +200,6 @@ def demo(
 ) -> None:
     """gpuperf's main job on its embedded defaults: writes a report folder with index.md."""
     from gpuperf.demo import STEPS, run_demo, step_reports, summary_lines
-    from gpuperf.cli.output import report_folder
 
     for name in step or []:
         known_choice("--step", "demo step", name, STEPS)

@@ -10,7 +10,10 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from gpuperf.cli.output import at_least, counted, named_values, print_json, print_table
+from gpuperf.cli.output import (
+    at_least, checked_seed, counted, kernel_sizes, named_values, new_output_file, notes_kept, print_json, print_table,
+    store_file,
+)
 from gpuperf.errors import GpuperfError, GpuperfNote
 
 if TYPE_CHECKING:
@@ -35,7 +38,6 @@ def measure_command(
     json_out: bool = typer.Option(False, "--json", metavar="", help="print JSON"),
 ) -> None:
     """Time one kernel at one set of sizes on a device (median of device-side timers)."""
-    from gpuperf.cli.output import checked_seed, kernel_sizes
     from gpuperf.kernels.catalog import get_kernel
     from gpuperf.measure.timing import TimingSettings, measure
 
@@ -117,7 +119,6 @@ def campaign_run(
     json_out: bool = typer.Option(False, "--json", metavar="", help="print the run's summary as JSON"),
 ) -> None:
     """Measure every point of FILE not yet in the store (resumes where a previous run stopped)."""
-    from gpuperf.cli.output import store_file
     from gpuperf.measure.campaign import first_failures, load_campaign, run_campaign
 
     store_file(store)
@@ -171,7 +172,6 @@ def campaign_export(
     json_out: bool = typer.Option(False, "--json", metavar="", help="print JSON: the file written, its rows, the notes"),
 ) -> None:
     """Write the store as a dataset table (one row per point)."""
-    from gpuperf.cli.output import new_output_file, notes_kept
     from gpuperf.measure.export import export_store
 
     from gpuperf.progress import progress_task

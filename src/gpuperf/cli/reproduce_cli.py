@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from gpuperf.cli.output import comma_separated, given_on_command_line, known_choice, print_json
+from gpuperf.cli.output import comma_separated, given_on_command_line, known_choice, print_json, report_folder
 
 STUDIES = ("rodinia", "linear", "exploration", "advisor", "geometry")
 STUDY_HELP = (
@@ -65,7 +65,6 @@ def reproduce(
 
     from gpuperf.decisions import reports
     from gpuperf.decisions.advise_eval import SPLITS
-    from gpuperf.cli.output import report_folder
     from gpuperf.errors import GpuperfError, unknown_name_error
     from gpuperf.evaluation.reproduce import INNER_AGGREGATES
     from gpuperf.evaluation.rodinia_report import QUICK_MODELS, QUICK_SCENARIOS, reproduce_rodinia
