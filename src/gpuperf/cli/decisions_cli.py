@@ -7,7 +7,7 @@ import dataclasses
 import sys
 from pathlib import Path
 from collections.abc import Sequence
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
@@ -18,6 +18,11 @@ from gpuperf.cli.output import (
 )
 from gpuperf.errors import GpuperfError, counted
 from gpuperf.progress import progress_bar, progress_task
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from gpuperf.decisions.space import Space
 
 
 SAVED_MODELS_PREDICT = "a saved model's predictions of a table: gpuperf predict-table DATA --model {model} --out PRED.csv"
@@ -100,7 +105,7 @@ def explore_command(
     print(verdict(summary))
 
 
-def undescribed_gpu_note(gpu: str | None, others: list) -> None:
+def undescribed_gpu_note(gpu: str | None, others: Sequence[Space]) -> None:
     """A note when the space's GPU is named but not one gpuperf describes, while other GPUs' data would be
     weighed by their likeness to it: they are weighed equally instead."""
     from gpuperf.hardware.specs import canonical_gpu_name, gpu_suggestion
@@ -130,8 +135,8 @@ def _setting_text(value: object) -> object:
     return "None" if value is None else repr(value) if isinstance(value, float) else value
 
 
-def other_gpus_spaces(space, train: list[str], target: str | None, size_columns: list[str] = (),
-                      gpu: str | None = None) -> tuple:
+def other_gpus_spaces(space: Space, train: Sequence[str], target: str | None, size_columns: Sequence[str] = (),
+                      gpu: str | None = None) -> tuple[Space, list[Space]]:
     """The space, its GPU named as the ``--train`` tables record the ``--gpu`` word ``gpu`` where
     that named it (:func:`~gpuperf.decisions.space.with_recorded_gpu`), and the tables' spaces (one
     per size in ``size_columns`` too), leaving out (with a note) any of the space's own kernel, GPU
@@ -356,7 +361,7 @@ def rank_command(
                 title=f"{space}: {len(ranked)} variants, best predicted first (trained on {len(table)} rows of {where})")
 
 
-def _rank_by_counts(space: str, parameters, sizes: dict, model_path: Path, top: int, limit: int | None,
+def _rank_by_counts(space: str, parameters: Sequence[str], sizes: dict, model_path: Path, top: int, limit: int | None,
                     no_progress: bool, as_json: bool) -> None:
     """``gpuperf rank --model``: the space's variants ranked by a calibrated linear count model."""
     from gpuperf.decisions.count_ranking import PREDICTED_PERFORMANCE, PREDICTED_TIME
@@ -372,7 +377,8 @@ def _rank_by_counts(space: str, parameters, sizes: dict, model_path: Path, top: 
                 title=f"{space}: {len(ranked)} variants, fastest predicted first (linear count model of {device})")
 
 
-def ranking_by_counts(space: str, sizes: dict, model_path: Path, show: bool, limit: int | None = None):
+def ranking_by_counts(space: str, sizes: dict, model_path: Path, show: bool,
+                      limit: int | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     """``space``'s variants ranked by a calibrated linear count model's predicted time, and the
     model file's metadata. A file that is no such model fails before any variant is built."""
     from gpuperf.decisions.count_ranking import rank_space_by_counts
@@ -538,7 +544,7 @@ def geometry_sweep_command(
     show()
 
 
-def _note_unjudged_rows(failed: int, choices, where: str) -> None:
+def _note_unjudged_rows(failed: int, choices: pd.DataFrame, where: str) -> None:
     """Say which rows the figures leave out or count as missed: failed points, groups that lack LLVM's
     pick (the baseline of every speedup), each policy's failed and unmeasured picks
     (:func:`gpuperf.decisions.geometry_sweep.unjudged_notes`); none measuring LLVM's leaves nothing to judge."""
@@ -666,7 +672,7 @@ TUNE_STARTS = ("ranked", "counts", "random")
 COUNT_RANKING = "a linear count model"
 
 
-def ranking_by_other_kernels(space: str, sizes: dict, table_path: str | None, show: bool):
+def ranking_by_other_kernels(space: str, sizes: dict, table_path: str | None, show: bool) -> pd.DataFrame:
     """``space``'s variants ranked by a model trained on other kernels' measured variants."""
     from gpuperf.cli.model_tables import read_table
     from gpuperf.datasets.bundled import data_dir
