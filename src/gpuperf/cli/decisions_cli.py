@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from gpuperf.decisions.space import Space
+    from gpuperf.decisions.tune import TuneResult
 
 
 SAVED_MODELS_PREDICT = "a saved model's predictions of a table: gpuperf predict-table DATA --model {model} --out PRED.csv"
@@ -683,6 +684,34 @@ def ranking_by_other_kernels(space: str, sizes: dict, table_path: str | None, sh
         return rank_by_other_kernels(space, sizes, table, where, progress=progress)
 
 
+def _tune_start(start: str | None, trained: bool, count_model: Path | None, rank_train: str | None) -> str:
+    """The --start of a tune run (ranked where not given), refused where it does not go with --train
+    (``trained``), --count-model or --rank-train."""
+    if start is not None and trained:
+        raise GpuperfError("--start picks the first variants without --train; with --train the tables do")
+    start = start or "ranked"
+    known_choice("--start", "start", start, TUNE_STARTS)
+    if (start == "counts") != (count_model is not None):
+        raise GpuperfError("--start counts ranks the first picks by the model of --count-model: give both or neither")
+    if rank_train is not None and (trained or start != "ranked"):
+        raise GpuperfError("--rank-train trains the ranking of --start ranked (the default without --train); "
+                           f"{'--train' if trained else f'--start {start}'} makes no such ranking")
+    return start
+
+
+def _tune_summary(space: str, device: str, result: TuneResult) -> dict[str, Any]:
+    """What tune prints (and --json gives) of its ``result``: the search, the best trial, and every trial."""
+    best = result.best()
+    return {
+        "space": space, "sizes": result.sizes, "device": device, "gpu": result.gpu, "method": result.method,
+        "evaluated": len(result.trials), "failed": sum(t.status != "ok" for t in result.trials),
+        "best": None if best is None else best.config, "best_time": None if best is None else best.time_s,
+        "best_at": None if best is None else result.trials.index(best) + 1,
+        "trials": [{**t.config, "time": t.time_s, "status": t.status} for t in result.trials],
+        "time_column": "time_s",  # the unit of best_time and each trial's time, as explore and ask name it
+    }
+
+
 def tune_command(
     space: str = typer.Argument(..., help="a variant space: a catalog one (see gpuperf spaces), e.g. jacobi2d_5pt, or path/file.py:function"),
     param: Optional[list[str]] = typer.Option(None, "-p", "--param", help="size parameter, e.g. -p n=1024 -p m=1024"),
@@ -731,15 +760,7 @@ def tune_command(
     chosen = get_space(space)  # an unknown space fails here, before anything is read
     names = list(chosen.parameters)
     space_sizes(chosen, sizes)  # wrong sizes fail here too; tune keeps those given, to match --train tables
-    if start is not None and train:
-        raise GpuperfError("--start picks the first variants without --train; with --train the tables do")
-    start = start or "ranked"
-    known_choice("--start", "start", start, TUNE_STARTS)
-    if (start == "counts") != (count_model is not None):
-        raise GpuperfError("--start counts ranks the first picks by the model of --count-model: give both or neither")
-    if rank_train is not None and (train or start != "ranked"):
-        raise GpuperfError("--rank-train trains the ranking of --start ranked (the default without --train); "
-                           f"{'--train' if train else f'--start {start}'} makes no such ranking")
+    start = _tune_start(start, bool(train), count_model, rank_train)
     others = [s for path in train or [] for s in own_kernel_spaces(
         space, read_training_spaces(path, names, size_columns=list(sizes)), path)]
     if out:
@@ -788,15 +809,7 @@ def tune_command(
                   "measured (raise --budget to go on)", file=sys.stderr)
         for line in result.failure_notes():
             print(f"note: {space}: {line}", file=sys.stderr)
-        best = result.best()
-        summary = {
-            "space": space, "sizes": result.sizes, "device": device, "gpu": result.gpu, "method": result.method,
-            "evaluated": len(result.trials), "failed": sum(t.status != "ok" for t in result.trials),
-            "best": None if best is None else best.config, "best_time": None if best is None else best.time_s,
-            "best_at": None if best is None else result.trials.index(best) + 1,
-            "trials": [{**t.config, "time": t.time_s, "status": t.status} for t in result.trials],
-            "time_column": "time_s",  # the unit of best_time and each trial's time, as explore and ask name it
-        }
+        summary = _tune_summary(space, device, result)
 
         def show() -> None:
             if as_json:
