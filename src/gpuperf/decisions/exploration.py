@@ -13,7 +13,7 @@ other GPUs, no model).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -170,13 +170,13 @@ def explore(
     budget: int = DEFAULT_BUDGET,
     seed: int = 0,
     random_seeds: int = RANDOM_SEEDS,
-    progress=None,
+    progress: Callable[[int, int], None] | None = None,
     size_columns: Sequence[str] = (),
 ) -> ExploreResult:
     """Simulate the exploration of a measured ``space`` (stops at its best or after ``budget``);
-    ``progress(done, budget)`` follows the search. ``train`` spaces that are ``space`` itself
-    (its kernel and GPU at its size, also in ``size_columns``) are left out
-    (:func:`measured_elsewhere`)."""
+    ``progress(done, total)`` follows the search (:func:`~gpuperf.decisions.explorers.run_search`).
+    ``train`` spaces that are ``space`` itself (its kernel and GPU at its size, also in
+    ``size_columns``) are left out (:func:`measured_elsewhere`)."""
     if whole_number(budget, "budget") < 1:
         raise GpuperfError(f"budget {budget} must be at least 1 evaluation")
     budget = int(budget)

@@ -58,7 +58,7 @@ measured time.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -458,10 +458,12 @@ def next_batch(explorer, measured: Sequence[int], times: np.ndarray, count: int,
     return picks
 
 
-def run_search(explorer, times: np.ndarray, budget: int, stop_at: float | None = 1.0, progress=None) -> list[int]:
+def run_search(explorer, times: np.ndarray, budget: int, stop_at: float | None = 1.0,
+               progress: Callable[[int, int], None] | None = None) -> list[int]:
     """Simulate ``explorer`` on measured ``times``: the indices in evaluation order, up to
     ``budget`` evaluations or until a configuration reaches ``stop_at`` of the best.
-    ``progress(done, budget)`` is called after every evaluation."""
+    ``progress(done, total)`` is called after every evaluation, ``total`` the evaluations the search
+    may make (``budget``, or the space's size where that is smaller)."""
     times = np.asarray(times, dtype=float)
     best = np.nanmin(times)
     seen = np.full(len(times), np.nan)
