@@ -212,13 +212,14 @@ def optimizations_list(
                     columns=["name", "title", "apply", "pairs", "file"])
 
 
-def register(app: typer.Typer) -> None:
-    app.command("advise")(advise)
-    app.command("optimizations")(optimizations_list)
-
-
 def _gpu_name(gpu: str) -> str:
     """The GPU an alias (``A100``, ``H100``) stands for, as advice for it is about that GPU."""
     from gpuperf.hardware.specs import get_gpu
 
     return get_gpu(gpu).name
+
+
+def register(app: typer.Typer) -> None:
+    """Add this area's commands to ``app``."""
+    app.command("advise")(advise)
+    app.command("optimizations")(optimizations_list)
