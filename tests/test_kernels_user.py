@@ -998,6 +998,25 @@ def test_a_source_file_named_as_a_variant_space_gets_the_source_files_message(tm
         assert "saxpy.cl: gpuperf reads kernels from Python files" in err and "unknown variant space" not in err
 
 
+def test_a_file_of_measurements_named_as_a_kernel_or_space_names_the_commands_that_read_it(capsys):
+    """advise trace.csv said "unknown kernel 'trace.csv'; did you mean transpose_prefetch?", and rank on a
+    Kernel Tuner cache "unknown variant space 'cache.json'"."""
+    from gpuperf.cli import main
+
+    assert main(["advise", "trace.csv", "-p", "n=1024", "--gpu", "H100"]) == 2
+    err = capsys.readouterr().err
+    assert "trace.csv: a file of measurements" in err and "not a kernel" in err
+    assert "gpuperf advise --profile trace.csv" in err and "did you mean" not in err
+    for argv in (["rank", "cache.json", "-p", "n=1024"], ["tune", "runs/space.csv.gz", "-p", "n=1024"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        name = argv[1]
+        assert f"{name}: a file of measurements" in err and "not a variant space" in err
+        assert f"gpuperf explore {name}" in err and "unknown variant space" not in err
+    assert main(["features", "jacobi2d_5pt.json", "-p", "n=64"]) == 2
+    assert "not a kernel" in capsys.readouterr().err
+
+
 def _int_kernel(instruction: str, reference, name: str = "ints") -> Kernel:
     arguments = [lp.GlobalArg("a,b", np.int32, shape="n"), lp.ValueArg("n", np.int32)]
     program = lp.make_kernel("{[i]: 0<=i<n}", instruction, arguments,

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from gpuperf.errors import GpuperfError, unknown_name_error
-from gpuperf.kernels.kernel import Kernel, kernel_from_program, refuse_source_file
+from gpuperf.kernels.kernel import Kernel, kernel_from_program, refuse_measurement_file, refuse_source_file
 
 CATEGORIES = ("measurement", "test", "stencil")
 _MODULES = ("gpuperf.kernels.measurement", "gpuperf.kernels.testsuite", "gpuperf.kernels.stencils", "gpuperf.kernels.calibration")
@@ -87,6 +87,7 @@ def get_kernel(spec: str) -> Kernel:
     else:
         _load_modules()
         if spec not in _ENTRIES:
+            refuse_measurement_file(spec, "kernel")
             raise unknown_name_error("kernel", spec, _ENTRIES)
         kernel = _ENTRIES[spec].build()
     _BUILT[key] = kernel

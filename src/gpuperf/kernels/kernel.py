@@ -156,6 +156,21 @@ def variant_label(variant: Mapping[str, Any]) -> str:
 
 SOURCE_FILE = re.compile(r"(.+\.(cl|cu|cuh|cpp|cc|c|h|hpp))(:.*)?$", re.IGNORECASE)
 PYTHON_FILE_OTHER_CASE = re.compile(r"(.+\.(?!py(?::|$))(?i:py))(:.*)?$")  # K.PY, k.Py: not read as kernel files
+MEASUREMENT_FILE = re.compile(r"(.+\.(csv|tsv|txt|parquet|json)(\.(gz|bz2|xz|zip|zst))?)(:.*)?$", re.IGNORECASE)
+
+
+def refuse_measurement_file(spec: str, kind: str) -> None:
+    """An error where a kernel or space (``kind``) is named by a file of measurements (a table, a profile,
+    a Kernel Tuner cache), which the commands taking a kernel or space never read, naming those that do."""
+    measured = MEASUREMENT_FILE.match(spec)
+    if not measured:
+        return
+    name = measured[1]
+    uses = (f"gpuperf explore {name} searches a measured space, gpuperf ask names the next configuration of a "
+            "table of them to measure, and Kernel Tuner tunes with gpuperf's GuidedStrategy" if kind == "variant space"
+            else f"gpuperf advise --profile {name} advises a profiled launch, gpuperf fit and evaluate model a table")
+    raise GpuperfError(f"{name}: a file of measurements (a table, a profile or a Kernel Tuner cache), not a "
+                       f"{kind}, which is a catalog name or path/to/file.py:function; {uses}")
 
 
 def refuse_source_file(spec: str) -> None:

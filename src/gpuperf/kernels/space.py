@@ -37,6 +37,7 @@ from gpuperf.kernels.kernel import (
     Kernel,
     SizesViolateAssumptions,
     kernel_from_program,
+    refuse_measurement_file,
     refuse_source_file,
     variant_label,
 )
@@ -435,6 +436,7 @@ def get_space(name: str) -> VariantSpace:
 
         return _user_space(name, user_file_key(name))  # a bare file.py is told to name its function
     refuse_source_file(name)
+    refuse_measurement_file(name, "variant space")
     raise unknown_name_error("variant space", name, _SPACES)
 
 
