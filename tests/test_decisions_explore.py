@@ -109,6 +109,31 @@ def test_a_tuple_parameter_has_one_key_however_a_table_spells_it(tmp_path, capsy
     assert result["transfer_evals_to_90"] == 1 and result["evals_to_90"] == 1
 
 
+def test_explore_shows_an_evaluated_failure_as_failed_not_as_an_empty_time(tmp_path, capsys):
+    """A Kernel Tuner cache's RuntimeFailedConfig evaluated by the search showed an empty time_s cell in the
+    first evaluations, as if its time were unknown; --json keeps it as null."""
+    import json
+
+    from gpuperf.cli import main
+
+    entries = {}
+    for x in (16, 32, 64, 128, 256, 512):
+        time = "RuntimeFailedConfig" if x >= 128 else 1.0 + x / 64
+        entries[str(x)] = {"block_size_x": x, "time": time, "compile_time": 300.0}
+    cache = tmp_path / "a100.json"
+    cache.write_text(json.dumps({"device_name": "NVIDIA A100-PCIE-40GB", "kernel_name": "k", "problem_size": [1024],
+                                 "tune_params_keys": ["block_size_x"],
+                                 "tune_params": {"block_size_x": [16, 32, 64, 128, 256, 512]},
+                                 "objective": "time", "cache": entries}))
+    assert main(["explore", str(cache), "--no-progress"]) == 0
+    shown = capsys.readouterr().out
+    failed_rows = [line for line in shown.splitlines() if any(f" {x} " in line for x in (128, 256, 512))]
+    assert len(failed_rows) == 3 and all("failed" in line for line in failed_rows)
+    assert main(["explore", str(cache), "--json"]) == 0
+    order = json.loads(capsys.readouterr().out)["order"]
+    assert [row["time"] is None for row in order] == [row["block_size_x"] >= 128 for row in order]
+
+
 @pytest.mark.parametrize("name", ["rf", "et"])
 def test_forest_surrogate_predicts_as_its_trees_do(name):
     """The per-tree predictions skip each tree's input check; they are the checked ones."""

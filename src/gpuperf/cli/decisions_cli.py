@@ -100,7 +100,8 @@ def explore_command(
     keys = [k for k in summary if k not in ("order",)]
     print_table([{"figure": k, "value": summary[k]} for k in keys], title=f"explore {space}")
     print_table(
-        numbered(summary["order"][:10], measured.params, time_column=summary.get("time_column") or "time"),
+        numbered(failures_named(summary["order"][:10]), measured.params,
+                 time_column=summary.get("time_column") or "time"),
         title="first evaluations (--json for the whole order)",
     )
     print(verdict(summary))
@@ -115,6 +116,12 @@ def undescribed_gpu_note(gpu: str | None, others: Sequence[Space]) -> None:
         print(f"note: the space's GPU '{gpu}' is not one gpuperf describes ({gpu_suggestion(gpu)}), so the "
               "other GPUs' data are weighed equally, not by likeness to it",
               file=sys.stderr)
+
+
+def failures_named(order: list[dict]) -> list[dict]:
+    """``explore``'s evaluations with the time of one that failed (None, null in ``--json``) shown as
+    ``failed``, not as an empty cell that reads as a time not known."""
+    return [{**row, "time": "failed" if row["time"] is None else row["time"]} for row in order]
 
 
 def numbered(rows: list[dict], params: Sequence[str] = (), time_column: str = "time") -> list[dict]:
