@@ -145,6 +145,17 @@ def test_times_on_gpu_says_when_the_gpu_timed_every_launch_already():
         times_on_gpu(complete, "K20", ["n"], "jobs.csv")
 
 
+def test_nothing_to_predict_names_the_kernels_the_gpu_timed_every_launch_of_and_those_it_timed_none_of():
+    """A job whose launches the new GPU timed itself, but for a kernel it timed none of, was refused naming only
+    that kernel, as if the others' launches had been left unpredicted for some other reason."""
+    table = jobs()
+    table = pd.concat([table, table[(table["gpu"] == "GTX 680") & (table["kernel"] != "c")].assign(gpu="Tesla K20")])
+    with pytest.raises(GpuperfError, match=r"nothing to predict for Tesla K20: .* \(it timed every launch of "
+                                           r"kernel\(s\) a, b the other GPUs timed; no launch on Tesla K20 of "
+                                           r"kernel\(s\) c\)"):
+        times_on_gpu(table, "K20", ["n"], "jobs.csv")
+
+
 def test_times_on_gpu_names_a_row_without_a_kernel_or_gpu():
     table = jobs()
     table.loc[3, "kernel"] = None

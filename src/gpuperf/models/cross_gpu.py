@@ -177,13 +177,22 @@ def times_on_gpu(table: pd.DataFrame, gpu: str, key: Sequence[str], where: str =
     every = pd.concat(priced, ignore_index=True) if priced else pd.DataFrame(columns=[SOURCE])
     frame = every[every[SOURCE] == "predicted"].drop(columns=SOURCE).reset_index(drop=True)
     if frame.empty:
-        raise GpuperfError(
-            f"{where}: nothing to predict for {name}: a launch is predicted where another GPU timed it and also "
-            f"timed a launch of the same kernel that {name} timed"
-            + (f" (no launch on {name} of kernel(s) {', '.join(missing)})" if missing else ""))
+        raise nothing_to_predict(where, name, kernels, missing)
     return CrossGpuPrediction(name, frame, pd.DataFrame(kernels), missing, disagreeing_launches(grouped, target),
                               pd.concat(unpredicted, ignore_index=True) if unpredicted else pd.DataFrame(), every,
                               uncovered_times(times[others], counts[others], unpriced))
+
+
+def nothing_to_predict(where: str, name: str, kernels: list[dict], missing: list[str]) -> GpuperfError:
+    """The error where no launch is left to predict on GPU ``name``: the rule, then which kernels it timed
+    every launch of itself that other GPUs timed too (``kernels``' records, none predicted or left) and which
+    none of (``missing``)."""
+    complete = [k["kernel"] for k in kernels if k["gpus"] and k["predicted"] == 0 and k["not_predicted"] == 0]
+    reasons = ([f"it timed every launch of kernel(s) {', '.join(complete)} the other GPUs timed"] if complete else [])
+    reasons += [f"no launch on {name} of kernel(s) {', '.join(missing)}"] if missing else []
+    return GpuperfError(f"{where}: nothing to predict for {name}: a launch is predicted where another GPU timed it "
+                        f"and also timed a launch of the same kernel that {name} timed"
+                        + (f" ({'; '.join(reasons)})" if reasons else ""))
 
 
 def total_name(target: str) -> str:
