@@ -551,9 +551,9 @@ def test_gpu_names_the_advised_row_of_a_raw_profile_from_several_gpus(tmp_path, 
         '"Start","Duration","Grid X","Grid Y","Grid Z","Block X","Block Y","Block Z","Registers Per Thread",'
         '"Static SMem","Dynamic SMem","Device","Context","Stream","Name","Correlation_ID"\n'
         "ms,us,,,,,,,,B,B,,,,,\n"
-        '1.0,2.5,4096,1,1,256,1,1,16,0,0,"Tesla V100-SXM2-16GB (0)","1","7","vecAdd(float*, float*, float*, int)",1\n'
+        '1.0,2.5,4096,1,1,256,1,1,16,0,0,"Tesla T4 (0)","1","7","vecAdd(float*, float*, float*, int)",1\n'
         '2.0,3.5,4096,1,1,256,1,1,16,0,0,"Tesla K40c (1)","2","14","vecAdd(float*, float*, float*, int)",2\n')
-    args = ["advise", "--profile", str(path), "--min-confidence", "0", *only(database)]
+    args = ["advise", "--profile", str(path), "--min-confidence", "0", *only(database)]  # a T4: not described
     assert main([*args, "--row", "1", "--gpu", "V100"]) == 0
     assert capsys.readouterr().out.startswith(f"Advice for {path}, row 1 (vecAdd, ")
     assert main([*args, "--row", "2", "--gpu", "V100"]) == 2

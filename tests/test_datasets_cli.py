@@ -369,8 +369,10 @@ def test_a_model_name_taken_as_one_of_several_boards_is_noted(tmp_path, capsys):
     for named in ("A100 PCIe 40GB", "NVIDIA A100-SXM4-80GB", "K40", "Tesla K40", "RTX 4090", "H100 SXM5 80GB",
                   "H200 SXM 141GB", "Tesla K40c"):  # a board's own name, or more of it
         assert other_boards_note(named) is None, named
-    # a model name taken as the one board of it gpuperf describes, or as a part of the board (one GCD)
-    assert other_boards_note("V100").startswith("note: 'V100' is taken as the Tesla V100 PCIe 32GB: name the board")
+    assert other_boards_note("V100") == ("note: 'V100' is taken as the Tesla V100 PCIe 32GB; gpuperf also describes "
+                                         "the Tesla V100 SXM2 16GB, Tesla V100 SXM2 32GB: name the board if it ran on "
+                                         "another")
+    # a model name taken as a part of the board (one GCD)
     assert "taken as the Instinct MI250X GCD" in other_boards_note("MI250X")
     assert "taken as the Quadro K5200" in other_boards_note("Quadro")  # an alias that is no part of the name
     assert main(["import", "nvprof", str(DATA / "nvprof_summary.csv"), "--gpu", "P100",

@@ -655,3 +655,25 @@ def test_a_users_gpu_of_an_architecture_spelt_otherwise_is_alike_to_its_bundled_
     user_gpus(tmp_path / "as_bundled.toml")
     assert get_gpu("RTX 4070").architecture == "Ada Lovelace"
     assert spelt == pytest.approx(gpu_distance("RTX 4070", "RTX 4090"))
+
+
+def test_a_v100_sxm2_as_the_driver_names_it_is_described_apart_from_the_pcie_board(tmp_path, capsys):
+    """'Tesla V100-SXM2-32GB' (a DGX's or a V100 cluster's device name, as Kernel Tuner caches and nvprof traces
+    record it) named no descriptor: its rows joined no GPU features, and evaluate --gpu-features refused them."""
+    from gpuperf.cli import main
+    from gpuperf.hardware.specs import other_boards_note
+
+    for memory in (16, 32):
+        spec = get_gpu(f"Tesla V100-SXM2-{memory}GB")
+        assert spec.name == f"Tesla V100 SXM2 {memory}GB" and spec.memory_gb == memory
+        assert spec.boost_clock_mhz == 1530 and spec.peak_f32_gflops == 2 * spec.sms * spec.cores_per_sm * 1530 / 1000
+    assert get_gpu("Tesla V100-SXM2-32GB") is not get_gpu("V100")  # the PCIe board, clocked lower
+    assert "also describes the Tesla V100 SXM2 16GB, Tesla V100 SXM2 32GB" in other_boards_note("V100")
+    trace = tmp_path / "trace.csv"
+    trace.write_text('"Start","Duration","Grid X","Grid Y","Grid Z","Block X","Block Y","Block Z","Device","Context",'
+                     '"Stream","Name","Correlation_ID"\nms,us,,,,,,,,,,,\n'
+                     '1.0,2.5,4096,1,1,256,1,1,"Tesla V100-SXM2-32GB (0)","1","7","scale(float*, int)",1\n')
+    out = tmp_path / "t.csv"
+    assert main(["import", "nvprof", str(trace), "--out", str(out)]) == 0
+    assert "no GPU descriptor" not in capsys.readouterr().err
+    assert pd.read_csv(out)["gpu"].tolist() == ["Tesla V100 SXM2 32GB"]

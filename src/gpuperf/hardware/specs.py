@@ -444,7 +444,7 @@ def spelling_key(name: str) -> str:
 
 def other_boards_note(name: str) -> str | None:
     """A note where ``name`` is a model name gpuperf takes as one board (``A100``: the A100 PCIe 40GB,
-    not the A100 SXM4 80GB gpuperf also describes; ``V100``: the PCIe 32GB board; ``MI250X``: one of
+    not the A100 SXM4 80GB gpuperf also describes; ``V100``: the PCIe 32GB board, not an SXM2; ``MI250X``: one of
     its two dies); None where ``name`` is the board's own (brand words aside), an alias the user's own
     ``GPUPERF_GPUS`` entry lists, or unknown."""
     key = spelling_key(name)
