@@ -192,6 +192,22 @@ def test_ncu_time_unit_comes_from_the_units_row(tmp_path):
     np.testing.assert_allclose(import_ncu(path)["time_s"], import_ncu(NCU)["time_s"] * 1e3, rtol=1e-15)
 
 
+def test_kernels_named_by_their_mangled_symbols_are_kept_with_a_note(tmp_path):
+    """ncu --print-kernel-base mangled (or nvprof --demangling off) names a kernel _Z12matmul_tiledILi16EEvPKfS1_Pfi:
+    it was kept without a word, then matched no demangled import of the same launches."""
+    mangled = "_Z12matmul_tiledILi16EEvPKfS1_Pfi"
+    path = edited(tmp_path, NCU, '"void matmul_tiled<16>(const float *, const float *, float *, int)"', f'"{mangled}"', count=3)
+    with pytest.warns(GpuperfNote, match=rf"1 kernel\(s\) named by their mangled C\+\+ symbols \(first: {mangled}\)"):
+        frame = import_ncu(path)
+    assert (frame["kernel"] == mangled).sum() == 3
+    trace = edited(tmp_path, TRACE, "matMul_sharedmem(float*, float*, float*, int) [116]", "_Z16matMul_sharedmemPfS_S_i")
+    with pytest.warns(GpuperfNote, match="mangled C"):
+        import_nvprof(trace)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GpuperfNote)  # demangled names: no note
+        import_ncu(NCU)
+
+
 def test_import_by_format_name_suggests_the_nearest():
     assert len(import_file("ncu", NCU)) == 4
     with pytest.raises(GpuperfError, match="unknown import format 'nvprf'; did you mean nvprof"):

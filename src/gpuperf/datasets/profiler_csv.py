@@ -453,7 +453,26 @@ def positive_time(text: str, exponent: int, where: str, line: int, column: str) 
     return seconds
 
 
+MANGLED_NAME = re.compile(r"_Z[0-9A-Z][A-Za-z0-9_]*")  # an Itanium C++ ABI symbol: _Z10gemm_tiledILi32EEvPfi
+
+
+def note_mangled_names(frame: pd.DataFrame, where: str) -> None:
+    """A note where kernels are named by their mangled symbols (ncu --print-kernel-base mangled, nvprof
+    --demangling off): kept as written, such a name matches no demangled one of the same kernel."""
+    names = pd.Series(frame["kernel_full_name"].astype(str).str.strip().unique())
+    mangled = names[names.map(lambda name: MANGLED_NAME.fullmatch(name) is not None)]
+    if mangled.empty:
+        return
+    warnings.warn(GpuperfNote(
+        f"{where}: {len(mangled)} kernel(s) named by their mangled C++ symbols (first: {mangled.iloc[0]}), kept as "
+        "written: they match no demangled name of the same kernel (another profile's, a table's); profile with "
+        "demangled names (ncu --print-kernel-base demangled, nvprof's default) to have each one's parameter list as "
+        "its variant"),
+        stacklevel=3)
+
+
 def finish(frame: pd.DataFrame, where: str) -> pd.DataFrame:
+    note_mangled_names(frame, where)
     frame = order_columns(frame.reset_index(drop=True), [])
     frame.attrs["parameters"] = []
     return check_dataset(frame, where)
