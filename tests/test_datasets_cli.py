@@ -83,6 +83,32 @@ def test_import_kernel_tuner_writes_the_dataset_csv(tmp_path, capsys):
     assert "name it .csv or .csv.gz" in capsys.readouterr().err and not parquet.exists()
 
 
+def test_import_writes_several_files_of_one_format_as_one_table(tmp_path, capsys):
+    """A Kernel Tuner cache per GPU had to be imported one at a time and the tables joined by hand before
+    evaluate --protocol leave-one-gpu-out could hold a GPU out: import took one file."""
+    cache = (DATA / "kernel_tuner_vector_add.json").read_text()
+    a100 = tmp_path / "a100.json"
+    a100.write_text(cache.replace('"NVIDIA RTX A4000"', '"NVIDIA A100-PCIE-40GB"'))
+    out = tmp_path / "both.csv"
+    args = ["import", "kernel-tuner", str(DATA / "kernel_tuner_vector_add.json"), str(a100), "--out", str(out)]
+    assert main([*args, "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["rows"], summary["failed"], summary["gpus"]) == (16, 4, ["A100 PCIe 40GB", "RTX A4000"])
+    written = pd.read_csv(out)
+    alone = read_kernel_tuner_cache(DATA / "kernel_tuner_vector_add.json")
+    assert written["time_s"][:8].equals(alone["time_s"]) and written["time_s"][8:].reset_index(drop=True).equals(
+        alone["time_s"])
+    assert main(["evaluate", str(out), "--model", "lr", "--protocol", "leave-one-gpu-out", "--json"]) == 0
+    assert set(json.loads(capsys.readouterr().out)["per_group"]) == {"A100 PCIe 40GB", "RTX A4000"}
+    assert main(["import", "kernel-tuner", str(a100), str(tmp_path / "." / "a100.json"), "--out",
+                 str(tmp_path / "twice.csv")]) == 2
+    assert "a100.json: named twice" in capsys.readouterr().err and not (tmp_path / "twice.csv").exists()
+    trace = DATA / "nvprof_gpu_trace.csv"
+    assert main(["import", "nvprof", str(trace), str(a100), "--metrics", str(DATA / "nvprof_metrics.csv"), "--out",
+                 str(tmp_path / "m.csv")]) == 2
+    assert "--metrics joins one profile" in capsys.readouterr().err
+
+
 def test_an_imported_table_has_the_permissions_of_any_file_written(tmp_path, capsys):
     """Written via a private temporary file, the table still ends up as the umask allows (0644 at 022)."""
     import os

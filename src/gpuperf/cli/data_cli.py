@@ -10,12 +10,16 @@ import typer
 from gpuperf.cli.output import counted, csv_output_name, new_output_file, notes_kept, print_json, print_table
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from gpuperf.cli.output import KeptNotes
 
 
 def import_command(
     format_name: str = typer.Argument(..., metavar="FORMAT", help="kernel-tuner, nvprof or ncu"),
-    path: Path = typer.Argument(..., help="the file to import (a Kernel Tuner cache .json, a profiler CSV)"),
+    paths: list[Path] = typer.Argument(..., metavar="FILE", help="the file(s) to import (a Kernel Tuner cache "
+                                       ".json, a profiler CSV); several of one format are written as one table, such "
+                                       "as a Kernel Tuner cache per GPU"),
     out: Path = typer.Option(..., "--out", "-o", help="where to write the dataset table (CSV)"),
     metrics: Optional[Path] = typer.Option(
         None, "--metrics", help="nvprof only: an nvprof --metrics/--events CSV whose averages join the profile"
@@ -28,33 +32,53 @@ def import_command(
 ) -> None:
     """Import measurements into gpuperf's dataset shape and write them as CSV."""
     with notes_kept() as notes:
-        summary = imported(format_name, path, out, metrics, gpu, notes)
+        summary = imported(format_name, paths, out, metrics, gpu, notes)
     if as_json:
         print_json({**summary, "notes": notes})
     else:
         print(f"wrote {counted(summary['rows'], 'row')} ({summary['failed']} not ok) to {out}")
 
 
-def imported(format_name: str, path: Path, out: Path, metrics: Optional[Path], gpu: Optional[str],
+def imported(format_name: str, paths: list[Path], out: Path, metrics: Optional[Path], gpu: Optional[str],
              notes: KeptNotes) -> dict:
-    """Imports ``path`` and writes it to ``out``: the summary ``--json`` prints (less its notes)."""
+    """Imports ``paths`` and writes them to ``out`` as one table: the summary ``--json`` prints (less its notes)."""
     import pandas as pd
 
-    from gpuperf.datasets import import_file, write_dataset_csv
+    from gpuperf.datasets import write_dataset_csv
+    from gpuperf.errors import GpuperfError
+    from gpuperf.progress import progress_bar
+
+    csv_output_name(out)
+    new_output_file(out)
+    if metrics is not None and format_name != "nvprof":
+        raise GpuperfError(f"--metrics goes with the nvprof format, not '{format_name}'")
+    twice = next((path for index, path in enumerate(paths) if path.resolve() in {p.resolve() for p in paths[:index]}),
+                 None)
+    if twice is not None:
+        raise GpuperfError(f"{twice}: named twice; each file is imported once")
+    if metrics is not None and len(paths) > 1:
+        raise GpuperfError(f"--metrics joins one profile; import the {len(paths)} files one at a time")
+    frames = [imported_file(format_name, path, metrics, gpu, notes) for path in paths]
+    frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    with progress_bar() as bar:
+        bar.add_task(f"writing {counted(len(frame), 'row')} to {out}", total=None)
+        write_dataset_csv(frame, out)
+    return {"out": str(out), "format": format_name, "rows": len(frame), "failed": int((frame["status"] != "ok").sum()),
+            "gpus": sorted({str(g) for g in frame.get("gpu", ()) if pd.notna(g)})}
+
+
+def imported_file(format_name: str, path: Path, metrics: Optional[Path], gpu: Optional[str],
+                  notes: KeptNotes) -> pd.DataFrame:
+    """One file's rows in the dataset shape, with a note for each GPU name no descriptor has."""
+    import pandas as pd
+
+    from gpuperf.datasets import import_file
     from gpuperf.datasets.schema import canonical_gpu, lookup_gpu, text_cells
     from gpuperf.errors import GpuperfError
     from gpuperf.hardware.specs import gpu_suggestion, other_boards_note
     from gpuperf.progress import progress_bar
 
-    csv_output_name(out)
-    new_output_file(out)
-    options = {}
-    if metrics is not None:
-        if format_name != "nvprof":
-            raise GpuperfError(f"--metrics goes with the nvprof format, not '{format_name}'")
-        options["metrics"] = metrics
-    if gpu is not None:
-        options["gpu"] = gpu
+    options = {key: value for key, value in (("metrics", metrics), ("gpu", gpu)) if value is not None}
     with progress_bar() as bar:  # a cache of 100,000 configurations imports for seconds
         bar.add_task(f"importing {path}", total=None)
         frame = import_file(format_name, path, **options)
@@ -77,11 +101,7 @@ def imported(format_name: str, path: Path, out: Path, metrics: Optional[Path], g
         if lookup_gpu(resolved) is None:
             notes.add(f"note: {where}: no GPU descriptor has this name ({gpu_suggestion(spelling)}); the rows name "
                       "it as given, so no GPU features join them")
-    with progress_bar() as bar:
-        bar.add_task(f"writing {counted(len(frame), 'row')} to {out}", total=None)
-        write_dataset_csv(frame, out)
-    return {"out": str(out), "format": format_name, "rows": len(frame), "failed": int((frame["status"] != "ok").sum()),
-            "gpus": sorted({str(g) for g in frame.get("gpu", ()) if pd.notna(g)})}
+    return frame
 
 
 def datasets_command(
