@@ -516,7 +516,22 @@ def test_a_training_table_of_several_gpus_at_two_sizes_names_the_repeated_row_an
     assert main(["explore", space, "--params", "bx,tile", "--train", str(tmp_path / "others.csv")]) == 2
     err = capsys.readouterr().err
     assert "others.csv (GTX 970): line 152: configuration 1,1 appears twice (its rows differ in n: " in err
-    assert "a size with -p, e.g. -p n=1024)" in err and len(err.strip().splitlines()) == 1
+    assert "a size with -p, e.g. -p n=128)" in err and len(err.strip().splitlines()) == 1  # the repeated row's size
+
+
+def test_a_space_of_two_problem_sizes_is_told_to_pick_one_with_its_own_size_as_the_example(tmp_path, capsys):
+    """Kernel Tuner caches of two problem sizes imported into one table were told "e.g. -p n=1024", a size
+    parameter the table does not have; the example is now the repeated row's problem_size, quoted for the shell."""
+    rows = pd.DataFrame([{"block_size_x": bx, "problem_size": size, "source": f"{size[1:5]}.json", "time_s": bx * 1e-6}
+                         for size in ("[2048, 2048]", "[4096, 4096]") for bx in (32, 64, 128)])
+    rows.to_csv(tmp_path / "sizes.csv", index=False)
+    assert main(["explore", str(tmp_path / "sizes.csv"), "--params", "block_size_x"]) == 2
+    err = capsys.readouterr().err
+    assert "configuration 32 appears twice (its rows differ in problem_size, source: " in err
+    assert 'e.g. -p "problem_size=[4096, 4096]")' in err
+    assert main(["explore", str(tmp_path / "sizes.csv"), "--params", "block_size_x", "-p",
+                 "problem_size=[4096, 4096]", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["configurations"] == 3
 
 
 def test_a_space_gpu_gpuperf_does_not_describe_is_noted_where_other_gpus_would_be_weighed(tmp_path, capsys):

@@ -380,7 +380,21 @@ def _why_twice(frame: pd.DataFrame, keys: pd.Series, row: int, used: list[str]) 
         return ""
     return (f" (its rows differ in {', '.join(differing[:3])}: a parameter not among those searched (named by "
             "--params, a cache's tune_params_keys or a table's variant labels), or one table holding several: explore "
-            "and ask pick one with --kernel, --gpu and a size with -p, e.g. -p n=1024)")
+            f"and ask pick one with --kernel, --gpu and a size with -p, e.g. {_size_example(frame, row, differing)})")
+
+
+NOT_SIZES = ("kernel", GPU_COLUMN, GPU_LABEL, "device", "source", "kernel_spec", "kernel_full_name")
+
+
+def _size_example(frame: pd.DataFrame, row: int, differing: Sequence[str]) -> str:
+    """``-p NAME=VALUE`` picking ``row``'s value of the first ``differing`` column that may be a size (no
+    kernel, GPU or file name), quoted where it holds a space (``-p "problem_size=[2048, 2048]"``); else
+    ``-p n=1024``."""
+    sizes = [column for column in differing if column not in NOT_SIZES]
+    if not sizes:
+        return "-p n=1024"
+    text = f"{sizes[0]}={frame[sizes[0]].iloc[row]}"
+    return f'-p "{text}"' if " " in text else f"-p {text}"
 
 
 def _gpu_name(frame: pd.DataFrame, where: str) -> str | None:
