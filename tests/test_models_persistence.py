@@ -516,3 +516,24 @@ def test_a_forest_saved_uncompressed_by_an_earlier_version_still_loads(tmp_path)
     for name in ("old.skops", "old.json"):
         loaded = load_model(tmp_path / name, feature_names=list(X.columns))
         assert np.array_equal(loaded.predict(X), model.predict(X)), name
+
+
+def test_a_full_temporary_folder_while_saving_a_forest_is_one_error_naming_the_model(tmp_path, monkeypatch):
+    """The model's skops members pass through a temporary file: a full disk there is an error naming
+    the model file, which keeps the model saved before."""
+    import errno
+    import tempfile
+
+    X, y = _data()
+    model = make_model("random_forest").fit(X, y)
+    path = save_model(model, tmp_path / "rf.skops")
+    before = path.read_bytes()
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", full)
+    with pytest.raises(GpuperfError, match=r"rf\.skops: cannot be written \(No space left on device in the "
+                                           r"temporary folder .*\); it is left as it was"):
+        save_model(model, path, replace=True)
+    assert path.read_bytes() == before

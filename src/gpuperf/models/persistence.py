@@ -267,10 +267,14 @@ def _loadable_skops(value: Any, path: Path) -> bytes:
     """``value`` as skops bytes, its members deflated, refusing what :func:`load_model` would refuse to
     read back. skops writes them stored (a random forest's trees: about 70 bytes a node); they pass
     through a temporary file, not a second copy in memory, on their way to :func:`_reproducible_skops`."""
-    with tempfile.TemporaryFile() as stored:
-        _skops().dump(value, stored)
-        stored.seek(0)
-        data = _reproducible_skops(stored)
+    try:
+        with tempfile.TemporaryFile() as stored:
+            _skops().dump(value, stored)
+            stored.seek(0)
+            data = _reproducible_skops(stored)
+    except OSError as error:  # a full temporary folder names no file: name the model being saved
+        raise GpuperfError(f"{path}: cannot be written ({error.strerror or error} in the temporary folder "
+                           f"{tempfile.gettempdir()}); it is left as it was") from None
     untrusted = [t for t in _skops().get_untrusted_types(data=data) if t not in SKOPS_TRUSTED]
     if untrusted:
         raise GpuperfError(f"{path}: the model holds type(s) that loading refuses ({', '.join(untrusted)}); save "
