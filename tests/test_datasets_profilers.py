@@ -208,6 +208,27 @@ def test_kernels_named_by_their_mangled_symbols_are_kept_with_a_note(tmp_path):
         import_ncu(NCU)
 
 
+@pytest.mark.parametrize("suffix, mode", [(".tar.gz", "w:gz"), (".tar", "w")])
+def test_a_tar_archive_of_profiles_is_one_error_saying_to_extract_it(tmp_path, capsys, suffix, mode):
+    """A folder of ncu CSVs packed as .tar.gz (as the bundled *_ncu.tar.gz) was read as one CSV: a note that
+    line 1 ('././@PaxHeader...' or the member's name) is no CSV row, then an error on a line of NUL bytes."""
+    import tarfile
+
+    from gpuperf.cli import main
+
+    archive = tmp_path / f"profiles{suffix}"
+    with tarfile.open(archive, mode) as packed:
+        packed.add(NCU, arcname="ncu_0.csv")
+        packed.add(TRACE, arcname="trace.csv")
+    for reader in (import_ncu, import_nvprof):
+        with pytest.raises(GpuperfError, match=rf"profiles{re.escape(suffix)}: a tar archive of files, not one "
+                                               r"profiler CSV; extract it \(tar -xf"):
+            reader(archive)
+    assert main(["import", "ncu", str(archive), "--out", str(tmp_path / "t.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "extract it" in err and "is no CSV row" not in err and not (tmp_path / "t.csv").exists()
+
+
 def test_import_by_format_name_suggests_the_nearest():
     assert len(import_file("ncu", NCU)) == 4
     with pytest.raises(GpuperfError, match="unknown import format 'nvprf'; did you mean nvprof"):

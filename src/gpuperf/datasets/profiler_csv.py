@@ -315,6 +315,7 @@ def read_lines(path: Path) -> list[str]:
             raise GpuperfError(f"{path}: cannot be read as a {path.suffix} file ({error})") from None
         except MemoryError:  # a small .gz can hold gigabytes
             raise too_large(path) from None
+    refuse_tar_archive(data, path)
     text = decoded(data, str(path))
     if not text.strip():
         raise GpuperfError(f"{path}: empty file")
@@ -335,6 +336,14 @@ def read_lines(path: Path) -> list[str]:
                            "output, or the application's own output in the capture? Profile again with --csv "
                            "(nvprof --csv, ncu --csv), the profiler's output in a file of its own (--log-file)")
     return lines
+
+
+def refuse_tar_archive(data: bytes, path: Path) -> None:
+    """An error where a profile's bytes (decompressed) are a tar archive (POSIX ``ustar`` magic at byte 257),
+    such as a folder of ncu CSVs packed as ``.tar.gz``, which would read as one garbled table."""
+    if data[257:262] == b"ustar":
+        raise GpuperfError(f"{path}: a tar archive of files, not one profiler CSV; extract it (tar -xf {path.name}) "
+                           "and import its CSV files together (gpuperf import FORMAT A.csv B.csv ... --out T.csv)")
 
 
 def _unquoted_message(line: str) -> str:
