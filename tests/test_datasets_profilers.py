@@ -229,6 +229,24 @@ def test_a_tar_archive_of_profiles_is_one_error_saying_to_extract_it(tmp_path, c
     assert "extract it" in err and "is no CSV row" not in err and not (tmp_path / "t.csv").exists()
 
 
+def test_a_compressed_profile_under_a_plain_name_is_one_error_naming_the_suffix_to_give_it(tmp_path):
+    """gzip data saved as profile.csv (gzip -c profile.csv > out.csv) was decoded as text: a note of bytes that
+    are not UTF-8, then "no header row with column(s) Kernel Name", as a table under such a name is not."""
+    import bz2
+    import gzip
+
+    for source, reader in ((NCU, import_ncu), (TRACE, import_nvprof)):
+        for compress, kind, suffix in ((gzip.compress, "gzip", ".gz"), (bz2.compress, "bzip2", ".bz2")):
+            path = tmp_path / source.name
+            path.write_bytes(compress(source.read_bytes()))
+            with pytest.raises(GpuperfError, match=rf"{source.name}: {kind}-compressed data under a name without "
+                                                   rf"{re.escape(suffix)}: name it {source.name}{re.escape(suffix)}"):
+                reader(path)
+            named = path.rename(tmp_path / f"{source.name}{suffix}")
+            assert len(reader(named)) > 0  # read by its suffix
+            named.unlink()
+
+
 def test_import_by_format_name_suggests_the_nearest():
     assert len(import_file("ncu", NCU)) == 4
     with pytest.raises(GpuperfError, match="unknown import format 'nvprf'; did you mean nvprof"):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from gpuperf.datasets.schema import canonical_gpu, check_dataset, order_columns, shift_decimal
-from gpuperf.datasets.tables import OPENERS, wide_encoding
+from gpuperf.datasets.tables import OPENERS, refuse_compressed_under_plain_name, wide_encoding
 from gpuperf.errors import GpuperfError, GpuperfNote, missing_file, too_large
 
 MAX_BLOCK_THREADS = 1024  # threads per block: every NVIDIA GPU since Fermi, and AMD's
@@ -306,6 +306,7 @@ def read_lines(path: Path) -> list[str]:
         raise missing_file(path, f"{path}: no such file")
     opener = OPENERS.get(path.suffix.lower())
     if opener is None:
+        refuse_compressed_under_plain_name(path, readable=tuple(OPENERS))  # gzip data in profile.csv: garbled text
         data = path.read_bytes()
     else:
         try:
