@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
+    from gpuperf.evaluation.protocols import Evaluation
     from gpuperf.models.registry import ModelOptions
 
 
@@ -143,7 +144,7 @@ def status_note(frame: pd.DataFrame, where: str) -> str | None:
             f"(first: {row_location(frame, first)}, status {shown})")
 
 
-def bounded_note(evaluation) -> str | None:
+def bounded_note(evaluation: Evaluation) -> str | None:
     """A note counting the predictions the model clipped to its bounds (a runaway extrapolation)."""
     total = sum(evaluation.bounded.values())
     if not total:
@@ -151,7 +152,7 @@ def bounded_note(evaluation) -> str | None:
     return clipped_note(total, len(evaluation.predictions))
 
 
-def skipped_note(evaluation, per_kernel: bool) -> str | None:
+def skipped_note(evaluation: Evaluation, per_kernel: bool) -> str | None:
     """A note naming the held-out groups with rows left out of the metrics (no prediction for them)."""
     if not evaluation.skipped:
         return None
@@ -201,7 +202,7 @@ def degenerate_fit_note(predicted: np.ndarray, measured: pd.Series, features: in
     return None
 
 
-def one_prediction_note(evaluation, model: str) -> str | None:
+def one_prediction_note(evaluation: Evaluation, model: str) -> str | None:
     """A note naming the held-out groups of two or more rows where the model predicted one time for
     every row (their rank correlations are undefined)."""
     constant = [str(fold) for fold, part in evaluation.predictions.groupby("fold", sort=False)
@@ -468,7 +469,7 @@ def without_exact_repeats(frame: pd.DataFrame, where: str) -> tuple[pd.DataFrame
     return frame[~repeated], repeats_note(frame, where, repeated, "measured rows", "each is counted once")
 
 
-def exact_repeats(frame: pd.DataFrame):
+def exact_repeats(frame: pd.DataFrame) -> np.ndarray | None:
     """Per row, whether it repeats an earlier one in every column; None where none does (or a cell holds
     a list or other unhashable value, so that no row can be compared whole)."""
     try:
@@ -478,7 +479,7 @@ def exact_repeats(frame: pd.DataFrame):
     return repeated if repeated.any() else None
 
 
-def repeats_note(frame: pd.DataFrame, where: str, repeated, rows: str, outcome: str) -> str:
+def repeats_note(frame: pd.DataFrame, where: str, repeated: np.ndarray, rows: str, outcome: str) -> str:
     """The note counting the ``repeated`` rows of ``frame`` (called ``rows``), naming the first, then ``outcome``."""
     import numpy as np
 

@@ -31,6 +31,8 @@ from gpuperf.progress import progress_task
 if TYPE_CHECKING:
     import pandas as pd
 
+    from gpuperf.evaluation.protocols import Evaluation
+
 
 PREDICTED = "predicted_time_s"
 PREDICTED_GPU = "predicted_gpu"  # predict-table --gpu: the GPU the rows were predicted for
@@ -491,7 +493,7 @@ def held_out_columns(protocol: str, sizes: str | None) -> list[str]:
     return named
 
 
-def write_evaluation_report(folder: Path, result: dict, evaluation, prepared: Prepared) -> dict[str, Path]:
+def write_evaluation_report(folder: Path, result: dict, evaluation: Evaluation, prepared: Prepared) -> dict[str, Path]:
     """The Markdown/HTML report of one evaluation, with a Spearman ranking of the features."""
     import pandas as pd
 
