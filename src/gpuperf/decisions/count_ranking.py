@@ -10,7 +10,7 @@ performance.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -30,7 +30,7 @@ def rank_space_by_counts(
     sizes: Mapping[str, Any],
     model: LinearCountModel,
     limit: int | None = None,
-    progress=None,
+    progress: Callable[[int, int], None] | None = None,
     cuda: bool = False,
 ) -> pd.DataFrame:
     """Every valid variant (the first ``limit``) of the catalog space ``space`` at ``sizes``, ranked

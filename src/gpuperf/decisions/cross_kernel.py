@@ -15,7 +15,7 @@ and input over its time (1 for the best variant, 0 for a failure). Leaving each 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -208,7 +208,7 @@ def rank_space(
     features: Sequence[str] = LIFT_FEATURES,
     model: RegressorMixin | None = None,
     program: Sequence[str] | None = None,
-    progress=None,
+    progress: Callable[[int, int], None] | None = None,
     limit: int | None = None,
     where: str = "training table",
 ) -> pd.DataFrame:
@@ -315,7 +315,7 @@ def checked_training_features(train: pd.DataFrame, features: Sequence[str], wher
 
 
 def _candidate_rows(space: VariantSpace, sizes: dict[str, int], features: Sequence[str], limit: int | None,
-                    progress=None) -> pd.DataFrame:
+                    progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """One row per valid variant of ``space`` (see :func:`~gpuperf.kernels.space.sized_variants`)
     at ``sizes``: its spec, parameters and static features (extracted once for the variants that differ
     only in the space's count-neutral parameters, where ``features`` read no index arithmetic:

@@ -268,7 +268,8 @@ def check_variant_sizes(kernel: Kernel, sizes: Mapping[str, Any]) -> dict[str, i
 
 
 def sized_variants(
-    space: VariantSpace, sizes: Mapping[str, Any], limit: int | None = None, progress=None
+    space: VariantSpace, sizes: Mapping[str, Any], limit: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[tuple[Config, Kernel]]:
     """The variants of ``space`` (the first ``limit`` its check accepts) that build and whose
     assumptions ``sizes`` keep, each with its configuration; ``progress(done, total)`` is called as
