@@ -9,6 +9,7 @@ card), the space keeps the median of the successful times (NaN if every run fail
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,7 +92,7 @@ def tuning_families(tables: tuple[str, ...] = TUNING_TABLES, min_gpus: int = 2) 
     return list(_families(tuple(tables), min_gpus, tables_state(tables)))
 
 
-def leave_one_gpu_out(family: Family):
+def leave_one_gpu_out(family: Family) -> Iterator[tuple[str, Space, list[Space]]]:
     """(gpu, its space, the other GPUs' spaces) for each GPU of the family."""
     for gpu, space in family.spaces.items():
         yield gpu, space, [other for name, other in family.spaces.items() if name != gpu]

@@ -91,7 +91,7 @@ def _log_performance(matrix: np.ndarray) -> np.ndarray:
     return logs
 
 
-def row_statistic(statistic, matrix: np.ndarray) -> np.ndarray:
+def row_statistic(statistic: Callable[..., np.ndarray], matrix: np.ndarray) -> np.ndarray:
     """``statistic`` (np.nanmean, np.nanmedian) of each row; NaN for rows with no value."""
     if matrix.shape[1] == 0:
         return np.full(len(matrix), np.nan)
