@@ -287,6 +287,15 @@ def _evaluations(count: int) -> str:
 DEFAULT_VARIANT_TABLE = "stencil_spaces_pocl.csv.gz"
 
 
+def _variant_table(path: str | None) -> tuple[pd.DataFrame, str]:
+    """The table of other kernels' measured variants at ``path`` (rank's --train, tune's --rank-train), or
+    the bundled :data:`DEFAULT_VARIANT_TABLE`, and where it was read."""
+    from gpuperf.cli.model_tables import read_table
+    from gpuperf.datasets.bundled import data_dir
+
+    return read_table(path or str(data_dir() / DEFAULT_VARIANT_TABLE))
+
+
 def _gpuperf_model_kind(path: str) -> str | None:
     """The kind of model gpuperf saved in ``path`` ("" where its header names none); None for no model."""
     from gpuperf.models.persistence import model_info
@@ -316,8 +325,6 @@ def rank_command(
 ) -> None:
     """Rank a space's variants by predicted performance (LIFT model; a count model with --model)."""
 
-    from gpuperf.cli.model_tables import read_table
-    from gpuperf.datasets.bundled import data_dir
     from gpuperf.datasets.kernel_tuner import CACHE_SUFFIXES
     from gpuperf.datasets.schema import check_dataset
     from gpuperf.decisions.cross_kernel import LIFT_FEATURES, own_kernel_rows, rank_space
@@ -350,7 +357,7 @@ def rank_command(
         raise GpuperfError(f"--train {train}: rank learns from gpuperf's static features of other kernels' variants "
                            "(a measurement campaign's export, such as data/stencil_spaces_h100.csv.gz), which a "
                            "JSON file such as a Kernel Tuner cache lacks; a cache trains explore and ask (--train)")
-    table, where = read_table(train or str(data_dir() / DEFAULT_VARIANT_TABLE))
+    table, where = _variant_table(train)
     check_dataset(table, where)  # an ok row needs a positive time: none is taken for a failure
     own = own_kernel_rows(table, chosen.name)
     table = table[~own]  # other kernels only: the space's own measurements would be the answer
@@ -681,12 +688,11 @@ COUNT_RANKING = "a linear count model"
 
 
 def ranking_by_other_kernels(space: str, sizes: dict, table_path: str | None, show: bool) -> pd.DataFrame:
-    """``space``'s variants ranked by a model trained on other kernels' measured variants."""
-    from gpuperf.cli.model_tables import read_table
-    from gpuperf.datasets.bundled import data_dir
+    """``space``'s variants ranked by a model trained on other kernels' measured variants (the table at
+    ``table_path``, or the bundled one)."""
     from gpuperf.decisions.tune import rank_by_other_kernels
 
-    table, where = read_table(table_path or str(data_dir() / DEFAULT_VARIANT_TABLE))
+    table, where = _variant_table(table_path)
     with progress_task(f"ranking {space} variants", not show) as progress:
         return rank_by_other_kernels(space, sizes, table, where, progress=progress)
 
