@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -428,6 +429,31 @@ def test_a_table_named_as_an_archive_it_is_not_is_one_error_naming_the_file(tmp_
         read_csv(tmp_path / "two.csv.zip")
     assert main(["fit", str(tmp_path / "fake.csv.xz"), "--model", "lr", "--out", str(tmp_path / "m.json")]) == 2
     assert "fake.csv.xz: cannot be read" in capsys.readouterr().err and not (tmp_path / "m.json").exists()
+
+
+@pytest.mark.parametrize("suffix, mode, long_suffix", [(".tgz", "w:gz", ".tar.gz"), (".txz", "w:xz", ".tar.xz")])
+def test_a_table_named_as_a_tar_archive_by_its_short_suffix_is_one_error_saying_what_to_name_it(
+        tmp_path, capsys, suffix, mode, long_suffix):
+    """pandas infers no compression from .tgz: the archive's compressed bytes were read as the table's text."""
+    import tarfile
+
+    from gpuperf.datasets.tables import read_csv
+
+    (tmp_path / "t.csv").write_text("kernel,gpu,n,time_s\nk,H100,1,0.5\n")
+    with tarfile.open(tmp_path / f"t{suffix}", mode) as packed:
+        packed.add(tmp_path / "t.csv", arcname="t.csv")
+    with pytest.raises(GpuperfError, match=rf"t{suffix}: a tar archive named {suffix}, not read as one: name it "
+                                           rf"t{re.escape(long_suffix)} if it holds one table and nothing else, or "
+                                           rf"extract it \(tar -xf t{suffix}\)"):
+        read_csv(tmp_path / f"t{suffix}")
+    for command in (["fit", "--model", "lr", "--out", str(tmp_path / "m.json")], ["explore"],
+                    ["evaluate", "--model", "lr", "--protocol", "leave-one-gpu-out"]):
+        assert main([command[0], str(tmp_path / f"t{suffix}"), *command[1:]]) == 2
+        err = capsys.readouterr().err
+        assert f"t{suffix}: a tar archive named {suffix}" in err and "UTF-8" not in err
+    assert not (tmp_path / "m.json").exists()
+    (tmp_path / f"t{suffix}").rename(tmp_path / f"t{long_suffix}")
+    assert read_csv(tmp_path / f"t{long_suffix}").equals(read_csv(tmp_path / "t.csv"))
 
 
 @pytest.mark.parametrize("raised", [MemoryError(), "Error tokenizing data. C error: out of memory"])

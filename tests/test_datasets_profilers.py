@@ -208,7 +208,8 @@ def test_kernels_named_by_their_mangled_symbols_are_kept_with_a_note(tmp_path):
         import_ncu(NCU)
 
 
-@pytest.mark.parametrize("suffix, mode", [(".tar.gz", "w:gz"), (".tar", "w")])
+@pytest.mark.parametrize("suffix, mode", [(".tar.gz", "w:gz"), (".tar", "w"), (".tgz", "w:gz"),
+                                          (".txz", "w:xz")])
 def test_a_tar_archive_of_profiles_is_one_error_saying_to_extract_it(tmp_path, capsys, suffix, mode):
     """A folder of ncu CSVs packed as .tar.gz (as the bundled *_ncu.tar.gz) was read as one CSV: a note that
     line 1 ('././@PaxHeader...' or the member's name) is no CSV row, then an error on a line of NUL bytes."""
@@ -245,6 +246,35 @@ def test_a_compressed_profile_under_a_plain_name_is_one_error_naming_the_suffix_
             named = path.rename(tmp_path / f"{source.name}{suffix}")
             assert len(reader(named)) > 0  # read by its suffix
             named.unlink()
+
+
+def test_a_zip_of_profiles_is_one_error_saying_to_extract_it_and_a_zip_of_one_is_read(tmp_path, capsys):
+    """A .zip of profiler CSVs was read as one CSV of its compressed bytes: a note on bytes that are not UTF-8,
+    then 'no header row'; a zip of one CSV, which a table given as .zip may be, too."""
+    import zipfile
+
+    from gpuperf.cli import main
+
+    with zipfile.ZipFile(tmp_path / "profiles.zip", "w", zipfile.ZIP_DEFLATED) as packed:
+        packed.write(NCU, arcname="ncu_0.csv")
+        packed.write(TRACE, arcname="trace.csv")
+    for reader in (import_ncu, import_nvprof):
+        with pytest.raises(GpuperfError, match=r"profiles.zip: a zip archive of files, not one profiler CSV; extract "
+                                               r"it \(unzip profiles.zip\) and import its CSV files together"):
+            reader(tmp_path / "profiles.zip")
+    assert main(["import", "nvprof", str(tmp_path / "profiles.zip"), "--out", str(tmp_path / "t.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "unzip profiles.zip" in err and "not UTF-8" not in err and not (tmp_path / "t.csv").exists()
+    for profile, reader in ((NCU, import_ncu), (TRACE, import_nvprof)):
+        with zipfile.ZipFile(tmp_path / "one.zip", "w", zipfile.ZIP_DEFLATED) as packed:
+            packed.write(profile, arcname=profile.name)
+        zipped, plain = reader(tmp_path / "one.zip"), reader(profile)
+        assert set(zipped["source"]) == {str(tmp_path / "one.zip")}
+        pd.testing.assert_frame_equal(zipped.drop(columns="source"), plain.drop(columns="source"))
+    (tmp_path / "one.zip").rename(tmp_path / "one.csv")  # zip data under a plain name: the name that reads it
+    with pytest.raises(GpuperfError, match=r"one\.csv: zip-compressed data under a name without \.zip: name it "
+                                           r"one\.csv\.zip \(read compressed\)"):
+        import_nvprof(tmp_path / "one.csv")
 
 
 def test_import_by_format_name_suggests_the_nearest():

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import bz2
 import csv
 import functools
+import gzip
 import io
 import lzma
 import math
 import re
 import warnings
+import zipfile
 import zlib
 from pathlib import Path
+from typing import IO
 
 import pandas as pd
 
@@ -301,18 +305,19 @@ def line_cells(line: str) -> list[str]:
 
 
 def read_lines(path: Path) -> list[str]:
-    """The lines of a profiler's CSV output, plain or compressed (``.gz``, ``.bz2``, ``.xz``)."""
+    """The lines of a profiler's CSV output, plain or compressed (``.gz``, ``.bz2``, ``.xz``, a ``.zip`` of one
+    file)."""
     if not path.is_file():
         raise missing_file(path, f"{path}: no such file")
-    opener = OPENERS.get(path.suffix.lower())
+    opener = PROFILE_OPENERS.get(path.suffix.lower())
     if opener is None:
-        refuse_compressed_under_plain_name(path, readable=tuple(OPENERS))  # gzip data in profile.csv: garbled text
+        refuse_compressed_under_plain_name(path, readable=tuple(OPENERS) + (".zip",))  # gzip data in profile.csv
         data = path.read_bytes()
     else:
         try:
             with opener(path, "rb") as handle:
                 data = handle.read()
-        except (OSError, EOFError, zlib.error, lzma.LZMAError) as error:
+        except (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile) as error:
             raise GpuperfError(f"{path}: cannot be read as a {path.suffix} file ({error})") from None
         except MemoryError:  # a small .gz can hold gigabytes
             raise too_large(path) from None
@@ -341,10 +346,29 @@ def read_lines(path: Path) -> list[str]:
 
 def refuse_tar_archive(data: bytes, path: Path) -> None:
     """An error where a profile's bytes (decompressed) are a tar archive (POSIX ``ustar`` magic at byte 257),
-    such as a folder of ncu CSVs packed as ``.tar.gz``, which would read as one garbled table."""
+    such as a folder of ncu CSVs packed as ``.tar.gz`` or ``.tgz``, which would read as one garbled table."""
     if data[257:262] == b"ustar":
-        raise GpuperfError(f"{path}: a tar archive of files, not one profiler CSV; extract it (tar -xf {path.name}) "
-                           "and import its CSV files together (gpuperf import FORMAT A.csv B.csv ... --out T.csv)")
+        raise archive_of_files(path, "a tar", f"tar -xf {path.name}")
+
+
+def archive_of_files(path: Path, kind: str, extract: str) -> GpuperfError:
+    """The error for an archive of several files given where one profiler CSV is read."""
+    return GpuperfError(f"{path}: {kind} archive of files, not one profiler CSV; extract it ({extract}) and import "
+                        "its CSV files together (gpuperf import FORMAT A.csv B.csv ... --out T.csv)")
+
+
+def open_zipped_profile(path: Path, mode: str = "rb") -> IO[bytes]:
+    """The one file a ``.zip`` profile holds (as pandas reads a zipped table), opened as bytes; a zip of several
+    files is an error saying to extract it, and an empty one reads as an empty file."""
+    with zipfile.ZipFile(path) as archive:
+        members = [member for member in archive.infolist() if not member.is_dir()]
+        if len(members) > 1:
+            raise archive_of_files(path, "a zip", f"unzip {path.name}")
+        return io.BytesIO(archive.read(members[0]) if members else b"")
+
+
+PROFILE_OPENERS = {**OPENERS, ".tgz": gzip.open, ".tbz": bz2.open, ".tbz2": bz2.open, ".txz": lzma.open,
+                   ".zip": open_zipped_profile}  # a profile's openers by suffix
 
 
 def _unquoted_message(line: str) -> str:

@@ -123,9 +123,24 @@ def refuse_compressed_under_plain_name(path: Path, readable: Collection[str] = C
             raise GpuperfError(f"{path}: {kind}-compressed data under a name without {suffix}: {fix}")
 
 
+# A compressed tar archive's short suffix, which pandas does not infer (read as text, it is garbled), and its long one
+SHORT_TAR_SUFFIXES = {".tgz": ".tar.gz", ".tbz": ".tar.bz2", ".tbz2": ".tar.bz2", ".txz": ".tar.xz"}
+
+
+def refuse_short_tar_name(path: Path) -> None:
+    """An error for a table named as a compressed tar archive by a short suffix (``t.tgz``): the name under
+    which a tar archive of one table is read (``t.tar.gz``), else to extract it."""
+    long_suffix = SHORT_TAR_SUFFIXES.get(path.suffix.lower())
+    if long_suffix:
+        raise GpuperfError(f"{path}: a tar archive named {path.suffix}, not read as one: name it "
+                           f"{path.stem}{long_suffix} if it holds one table and nothing else, or extract it "
+                           f"(tar -xf {path.name})")
+
+
 def _read_csv(path: Path, **options) -> pd.DataFrame:
     if not path.is_file():
         raise missing_file(path, f"{path}: no such file")
+    refuse_short_tar_name(path)
     if options.get("compression", "infer") == "infer":
         refuse_compressed_under_plain_name(path)
     utf16 = None if "encoding" in options else _utf16(path)
