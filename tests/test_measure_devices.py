@@ -359,7 +359,7 @@ def test_a_device_whose_compiler_builds_nothing_is_one_error_when_it_is_opened(m
     instead of every kernel of a campaign failing to compile on it."""
     import pyopencl as cl
 
-    from gpuperf.measure.devices import UNKNOWN_HOST_CPU
+    from gpuperf.measure.devices import OTHER_DEVICES, UNKNOWN_HOST_CPU
     from gpuperf.measure.opencl import OpenCLDevice
 
     class Program:
@@ -374,7 +374,8 @@ def test_a_device_whose_compiler_builds_nothing_is_one_error_when_it_is_opened(m
     with pytest.raises(GpuperfError) as raised:
         OpenCLDevice(0, 0)
     assert re.fullmatch(r"device 'opencl:0:0' \(.+\) cannot build OpenCL programs: error: unknown target CPU "
-                        r"'generic' \((.+)\)", str(raised.value)).group(1) == UNKNOWN_HOST_CPU
+                        r"'generic' \((.+)\)", str(raised.value)).group(1) == UNKNOWN_HOST_CPU + OTHER_DEVICES
+    assert OTHER_DEVICES == "; gpuperf devices lists the others"  # where to find a device that measures
 
 
 class _BuildsNothing:
@@ -393,7 +394,8 @@ class _BuildsNothing:
 def test_devices_says_which_device_cannot_build_kernels_and_why(monkeypatch, capsys):
     """devices listed an OpenCL device whose compiler builds nothing (pocl's LLVM 14 on a CPU it does not
     know) as any other, and measuring on it then failed: each device's row now says it cannot build kernels
-    with the compiler's first error and its hint, from one build per device of the program opening it builds."""
+    with the compiler's first error and its hint, from one build per device of the program opening it builds.
+    The hint names another device without pointing at gpuperf devices, the command showing it."""
     import json
 
     import pyopencl as cl
@@ -410,6 +412,7 @@ def test_devices_says_which_device_cannot_build_kernels_and_why(monkeypatch, cap
     opencl = [row for row in rows if row["device"].startswith("opencl")]
     reason = f"error: unknown target CPU 'generic' ({UNKNOWN_HOST_CPU})"
     assert len(opencl) >= 2 and all(row["cannot_build"] == reason for row in opencl)
+    assert "or another device, measures here" in reason and "gpuperf devices" not in reason
     assert len(_BuildsNothing.sources) == len(opencl) - 1  # one build per device: the alias opencl:0 takes its answer
     with pytest.raises(GpuperfError):
         OpenCLDevice(0, 0)

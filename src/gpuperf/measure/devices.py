@@ -54,10 +54,11 @@ class CompileFailed(MeasureFailure):
     status = "compile_failed"
 
 
-# pocl's LLVM names a CPU newer than itself 'generic', which its compiler then refuses (pocl issue 1049)
+# pocl's LLVM names a CPU newer than itself 'generic', which its compiler then refuses (pocl issue 1049); the
+# hint, as gpuperf devices shows it, and where to find another device, which a measuring command adds to it
 UNKNOWN_HOST_CPU = ("the OpenCL driver's compiler does not know this machine's CPU, so no kernel compiles on this "
-                    "device, whatever its code: a pocl built with a newer LLVM, or another device (gpuperf devices), "
-                    "measures here")
+                    "device, whatever its code: a pocl built with a newer LLVM, or another device, measures here")
+OTHER_DEVICES = "; gpuperf devices lists the others"
 
 
 def compile_failure(kernel: Kernel, exc: BaseException, backend: str = "") -> CompileFailed:
@@ -71,16 +72,17 @@ def compile_failure(kernel: Kernel, exc: BaseException, backend: str = "") -> Co
     return CompileFailed(message, detail=f"{message}\n{type(exc).__name__}: {exc}")
 
 
-def compiler_first_error(exc: BaseException) -> str | None:
+def compiler_first_error(exc: BaseException, see_also: str = OTHER_DEVICES) -> str | None:
     """The compiler's first error in a build failure's log (after its first line), or None: a temporary
-    file's name is dropped for its line number, and a CPU the compiler does not know gets a word on it."""
+    file's name is dropped for its line number, and a CPU the compiler does not know gets a word on it
+    (:data:`UNKNOWN_HOST_CPU`, then ``see_also``)."""
     first_error = next((line.strip() for line in str(exc).splitlines()[1:] if "error" in line.lower()), None)
     if first_error is None:
         return None
     # "error: /tmp/.../tempfile.cl:4:65: what" -> "error: line 4:65: what" (the temporary file is gone)
     first_error = re.sub(r"\S+\.(?:cl|cu|cpp|c):(\d+)", r"line \1", first_error)
     if "unknown target CPU" in first_error:
-        first_error += f" ({UNKNOWN_HOST_CPU})"
+        first_error += f" ({UNKNOWN_HOST_CPU}{see_also})"
     return first_error
 
 
@@ -233,10 +235,10 @@ def build_probe(context: Any) -> None:
         cl.Program(context, PROBE_SOURCE).build()
 
 
-def cannot_build_reason(exc: BaseException) -> str:
+def cannot_build_reason(exc: BaseException, see_also: str = OTHER_DEVICES) -> str:
     """Why the probe did not build: the compiler's first error (with the word on a CPU it does not
-    know), else the exception's first line."""
-    return compiler_first_error(exc) or describe_exception(exc, 200)
+    know, then ``see_also``), else the exception's first line."""
+    return compiler_first_error(exc, see_also) or describe_exception(exc, 200)
 
 
 def opencl_build_problem(canonical: str) -> str | None:
@@ -248,7 +250,7 @@ def opencl_build_problem(canonical: str) -> str | None:
     try:
         build_probe(cl.Context([cl.get_platforms()[int(platform)].get_devices()[int(device)]]))
     except Exception as exc:  # noqa: BLE001 - whatever the driver raises, the device builds nothing
-        return cannot_build_reason(exc)
+        return cannot_build_reason(exc, see_also="")  # said by gpuperf devices, which lists the others itself
     return None
 
 
