@@ -309,7 +309,7 @@ def read_lines(path: Path) -> list[str]:
     file)."""
     if not path.is_file():
         raise missing_file(path, f"{path}: no such file")
-    opener = PROFILE_OPENERS.get(path.suffix.lower())
+    opener = OPENERS.get(path.suffix.lower()) or ARCHIVE_OPENERS.get(path.suffix.lower())
     if opener is None:
         refuse_compressed_under_plain_name(path, readable=tuple(OPENERS) + (".zip",))  # gzip data in profile.csv
         data = path.read_bytes()
@@ -367,8 +367,8 @@ def open_zipped_profile(path: Path, mode: str = "rb") -> IO[bytes]:
         return io.BytesIO(archive.read(members[0]) if members else b"")
 
 
-PROFILE_OPENERS = {**OPENERS, ".tgz": gzip.open, ".tbz": bz2.open, ".tbz2": bz2.open, ".txz": lzma.open,
-                   ".zip": open_zipped_profile}  # a profile's openers by suffix
+ARCHIVE_OPENERS = {".tgz": gzip.open, ".tbz": bz2.open, ".tbz2": bz2.open, ".txz": lzma.open,
+                   ".zip": open_zipped_profile}  # a profile's openers by suffix, beside the tables' OPENERS
 
 
 def _unquoted_message(line: str) -> str:
