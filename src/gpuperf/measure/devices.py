@@ -57,7 +57,8 @@ class CompileFailed(MeasureFailure):
 # pocl's LLVM names a CPU newer than itself 'generic', which its compiler then refuses (pocl issue 1049); the
 # hint, as gpuperf devices shows it, and where to find another device, which a measuring command adds to it
 UNKNOWN_HOST_CPU = ("the OpenCL driver's compiler does not know this machine's CPU, so no kernel compiles on this "
-                    "device, whatever its code: a pocl built with a newer LLVM, or another device, measures here")
+                    "device, whatever its code: a pocl built with a newer LLVM, another device, or another CPU OpenCL "
+                    "runtime such as Intel's (docs/measuring.md says how) measures here")
 OTHER_DEVICES = "; gpuperf devices lists the others"
 
 
