@@ -413,7 +413,7 @@ def test_devices_says_which_device_cannot_build_kernels_and_why(monkeypatch, cap
     reason = f"error: unknown target CPU 'generic' ({UNKNOWN_HOST_CPU})"
     assert len(opencl) >= 2 and all(row["cannot_build"] == reason for row in opencl)
     assert "another device, or another CPU OpenCL runtime" in reason and "gpuperf devices" not in reason
-    assert "docs/measuring.md says how" in reason  # the way on: the page that says how to use Intel's CPU runtime
+    assert "docs/measuring.md in gpuperf's source repository says how" in reason  # the way on: the page that says how to use Intel's CPU runtime
     assert len(_BuildsNothing.sources) == len(opencl) - 1  # one build per device: the alias opencl:0 takes its answer
     with pytest.raises(GpuperfError):
         OpenCLDevice(0, 0)

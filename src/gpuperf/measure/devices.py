@@ -58,7 +58,7 @@ class CompileFailed(MeasureFailure):
 # hint, as gpuperf devices shows it, and where to find another device, which a measuring command adds to it
 UNKNOWN_HOST_CPU = ("the OpenCL driver's compiler does not know this machine's CPU, so no kernel compiles on this "
                     "device, whatever its code: a pocl built with a newer LLVM, another device, or another CPU OpenCL "
-                    "runtime such as Intel's (docs/measuring.md says how) measures here")
+                    "runtime such as Intel's (docs/measuring.md in gpuperf's source repository says how) measures here")
 OTHER_DEVICES = "; gpuperf devices lists the others"
 
 
