@@ -52,10 +52,11 @@ def imported(format_name: str, paths: list[Path], out: Path, metrics: Optional[P
     new_output_file(out)
     if metrics is not None and format_name != "nvprof":
         raise GpuperfError(f"--metrics goes with the nvprof format, not '{format_name}'")
-    twice = next((path for index, path in enumerate(paths) if path.resolve() in {p.resolve() for p in paths[:index]}),
-                 None)
-    if twice is not None:
-        raise GpuperfError(f"{twice}: named twice; each file is imported once")
+    seen: set[Path] = set()
+    for path in paths:
+        if path.resolve() in seen:
+            raise GpuperfError(f"{path}: named twice; each file is imported once")
+        seen.add(path.resolve())
     if metrics is not None and len(paths) > 1:
         raise GpuperfError(f"--metrics joins one profile; import the {len(paths)} files one at a time")
     frames = [imported_file(format_name, path, metrics, gpu, notes) for path in paths]
