@@ -133,9 +133,19 @@ def test_import_nvprof_with_metrics_and_ncu(tmp_path, capsys):
     assert len(pd.read_csv(tmp_path / "ncu.csv")) == 4
 
 
+def test_import_nvprof_joins_per_launch_metrics_to_the_trace(tmp_path, capsys):
+    out = tmp_path / "launches.csv"
+    args = ["import", "nvprof", str(DATA / "nvprof_gpu_trace.csv"), "--metrics", str(DATA / "nvprof_metric_trace.csv")]
+    assert main([*args, "--out", str(out)]) == 0
+    assert "wrote 4 rows (0 not ok)" in capsys.readouterr().out
+    assert pd.read_csv(out)["achieved_occupancy"].tolist() == [0.892614, 0.967505, 0.981541, 0.82345]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
+        (["import", "nvprof", str(DATA / "nvprof_summary.csv"), "--gpu", "K40", "--metrics",
+          str(DATA / "nvprof_metric_trace.csv")], "nvprof_summary.csv has no Correlation_ID column"),
         (["import", "kerneltuner", "x.json"], "unknown import format 'kerneltuner'; did you mean kernel-tuner"),
         (["import", "ncu", "missing.csv"], "missing.csv: no such file"),
         (["import", "ncu", str(DATA / "ncu_raw.csv"), "--metrics", "m.csv"], "--metrics goes with the nvprof format"),

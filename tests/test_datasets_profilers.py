@@ -20,6 +20,7 @@ from gpuperf.errors import GpuperfError, GpuperfNote
 DATA = Path(__file__).parent / "data"
 TRACE, METRICS, NCU = DATA / "nvprof_gpu_trace.csv", DATA / "nvprof_metrics.csv", DATA / "ncu_raw.csv"
 DETAILS, SUMMARY = DATA / "ncu_details.csv", DATA / "nvprof_summary.csv"
+METRIC_TRACE = DATA / "nvprof_metric_trace.csv"
 
 
 def edited(tmp_path: Path, source: Path, old: str, new: str, count: int = 1) -> Path:
@@ -902,11 +903,11 @@ def test_an_nvprof_trace_lacking_its_name_column_says_so(tmp_path):
 
 
 def test_an_nvprof_csv_in_a_layout_not_read_names_its_header_and_the_layouts_read(tmp_path):
-    # Per-launch metrics (--print-gpu-trace --metrics): the importer must not send the user back to itself.
+    # Launch rows without a Kernel column: the importer must not send the user back to itself.
     path = tmp_path / "launch_metrics.csv"
     path.write_text('==5210== Profiling application: ./matmul 256\n==5210== Metric result:\n'
-                    '"Device","Context","Stream","Kernel","Correlation_ID","achieved_occupancy"\n,,,,,\n'
-                    '"Tesla K40c (0)","1","7","matMul(float*, int)","116",0.491238\n')
+                    '"Device","Context","Stream","Correlation_ID","achieved_occupancy"\n,,,,\n'
+                    '"Tesla K40c (0)","1","7","116",0.491238\n')
     with pytest.raises(GpuperfError) as error:
         import_nvprof(path)
     message = str(error.value)
@@ -1243,3 +1244,125 @@ def test_nvprof_metrics_with_the_applications_output_above_are_read(tmp_path, ou
     assert sum("is no CSV row" in str(note.message) for note in notes) <= 1
     joined = import_nvprof(TRACE, metrics=path)
     assert joined["achieved_occupancy"].tolist() == [0.947220] * 3 + [0.823450]
+
+
+def test_nvprof_metric_trace_is_a_row_per_launch_untimed_with_its_metrics_scaled(tmp_path):
+    """--print-gpu-trace --metrics/--events: kernels named as the trace names them, metrics as the averages are
+    scaled (%, GB/s, levels), a description header spelt as the bundled Rodinia table spells it."""
+    with pytest.warns(GpuperfNote, match=r"nvprof_metric_trace.csv: line 8: gld_inst_32bit overflowed"):
+        frame = import_nvprof(METRIC_TRACE)
+    trace = import_nvprof(TRACE)
+    for column in ("kernel", "variant", "kernel_full_name", "device", "gpu", "correlation_id"):
+        assert frame[column].tolist() == trace[column].tolist()
+    assert set(frame["status"]) == {"untimed"} and frame["time_s"].isna().all()
+    assert frame["achieved_occupancy"].tolist() == [0.892614, 0.967505, 0.981541, 0.823450]  # each launch's own
+    assert frame["global_memory_load_efficiency"].tolist() == [100.0] * 4  # "100.000000%"
+    assert frame["device_memory_write_throughput"].tolist() == [2.2164, 1.191, 0.60613, 3.3684]  # "606.130000MB/s"
+    assert frame["device_memory_utilization"].tolist() == [1, 1, 1, 5]  # "Low (1)", "Mid (5)"
+    assert frame["inst_executed"].tolist() == [1343488, 10757119, 85983232, 69632]  # an event
+    assert frame["gld_inst_32bit"].isna().tolist() == [False, False, True, False]  # <OVERFLOW>
+    assert "Achieved Occupancy" not in frame.columns
+
+
+def metric_trace(tmp_path: Path, header: str, units: str, *rows: str) -> Path:
+    path = tmp_path / "launches.csv"
+    lines = ["==5210== Profiling application: ./matmul 256", "==5210== Profiling result:",
+             '"Device","Context","Stream","Kernel","Correlation_ID",' + header, *([units] if units else []), *rows]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_metric_trace_units_row_scales_the_numbers_below_it(tmp_path):
+    path = metric_trace(tmp_path, '"Floating Point Operations(Single Precision)","L2 Throughput (Reads)",'
+                        '"Issue Slot Utilization"', ",,,,,,MB/s,%",
+                        '"Tesla K40c (0)","1","7","matMul(float*, int)",116,1048576,512.5,48.8',
+                        '"Tesla K40c (0)","1","7","matMul(float*, int)",121,2097152,1.25GB/s,<OVERFLOW>')
+    with pytest.warns(GpuperfNote, match="line 6: Issue Slot Utilization overflowed"):
+        frame = import_nvprof(path)
+    assert frame["floating_point_operations.single_precision."].tolist() == [1048576, 2097152]  # as Rodinia names it
+    assert frame["l2_throughput_.reads."].tolist() == [0.5125, 1.25]  # the units row's MB/s, a cell's own GB/s
+    assert frame["issue_slot_utilization"].iloc[0] == 48.8 and frame["correlation_id"].tolist() == [116, 121]
+
+
+@pytest.mark.parametrize(("units", "cell", "message"), [
+    (",,,,,furlong/s", "512.5", r"launches.csv: line 4: L2 Throughput: unit 'furlong/s' is not one of %, B/s, KB/s"),
+    ("", "512.5GB/z", r"launches.csv: line 4: L2 Throughput='512.5GB/z' is not a number"),
+])
+def test_a_metric_trace_unit_that_is_no_metrics_is_refused(tmp_path, units, cell, message):
+    path = metric_trace(tmp_path, '"L2 Throughput"', units, f'"Tesla K40c (0)","1","7","matMul(float*, int)",116,{cell}')
+    with pytest.raises(GpuperfError, match=message):
+        import_nvprof(path)
+
+
+def test_a_metric_trace_row_of_another_width_is_refused_naming_its_line(tmp_path):
+    path = edited(tmp_path, METRIC_TRACE, ',132,0.967505,', ',132,')
+    with pytest.raises(GpuperfError, match=r"nvprof_metric_trace.csv: line 7: 11 cells, the header has 12"):
+        import_nvprof(path)
+
+
+def test_a_metric_trace_joins_the_gpu_trace_launch_by_launch():
+    with pytest.warns(GpuperfNote, match="overflowed"):
+        joined = import_nvprof(TRACE, metrics=METRIC_TRACE)
+    trace = import_nvprof(TRACE)
+    pd.testing.assert_frame_equal(joined[trace.columns], trace)  # the times and geometry as they were
+    assert joined["achieved_occupancy"].tolist() == [0.892614, 0.967505, 0.981541, 0.823450]
+    assert joined["device_memory_read_throughput"].tolist() == [14.762, 9.5511, 5.2389, 146.98]
+
+
+def test_a_trace_launch_without_metrics_keeps_empty_metrics_with_a_note(tmp_path):
+    path = tmp_path / "some.csv"  # nvprof --kernels, or a launch whose metrics were not taken
+    path.write_text("\n".join(line for line in METRIC_TRACE.read_text().splitlines() if ",132," not in line) + "\n")
+    with pytest.warns(GpuperfNote, match=r"no metrics for 1 of the 4 launches of .*nvprof_gpu_trace.csv \(first: "
+                                         r"launch 132, matMul_sharedmem\)"):
+        joined = import_nvprof(TRACE, metrics=path)
+    assert joined["achieved_occupancy"].isna().tolist() == [False, True, False, False]
+    assert joined["time_s"].notna().all()
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    (",153,", ",999,", r"launch 999 \(dotProd<float> on 'Tesla K40c \(0\)'\) is not in .*nvprof_gpu_trace.csv, "
+                       r"the profile it joins \(1 of its 4 launches are not\)"),
+    ('"matMul_sharedmem(float*, float*, float*, int)",132', '"matMul_global(float*, float*, float*, int)",132',
+     r"launch 132 is matMul_global\(float\*, float\*, float\*, int\) on 'Tesla K40c \(0\)', but "
+     r"matMul_sharedmem\(float\*, float\*, float\*, int\) on 'Tesla K40c \(0\)' in .*nvprof_gpu_trace.csv"),
+])
+def test_a_metric_trace_whose_launches_the_trace_did_not_run_is_refused(tmp_path, old, new, message):
+    path = edited(tmp_path, METRIC_TRACE, old, new)
+    with pytest.raises(GpuperfError, match=message):
+        import_nvprof(TRACE, metrics=path)
+
+
+def test_a_metric_trace_joins_only_where_both_files_have_correlation_ids(tmp_path):
+    without = tmp_path / "no_ids.csv"  # the layout of nvprof versions before Correlation_ID
+    text = METRIC_TRACE.read_text().replace('"Correlation_ID",', "")
+    without.write_text(re.sub(r'(int\)"),\d+,', r"\1,", text))
+    alone = import_nvprof(without)
+    assert "correlation_id" not in alone.columns and alone["achieved_occupancy"].iloc[1] == 0.967505
+    with pytest.raises(GpuperfError, match=r"no_ids.csv: per-launch metrics join a GPU trace launch by launch, by "
+                                           r"Correlation_ID, and .*no_ids.csv has no Correlation_ID column"):
+        import_nvprof(TRACE, metrics=without)
+    with pytest.raises(GpuperfError, match=r"nvprof_metric_trace.csv: per-launch metrics join a GPU trace .* and "
+                                           r".*nvprof_summary.csv has no Correlation_ID column"):
+        import_nvprof(SUMMARY, metrics=METRIC_TRACE)
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    (",153,", ",146,", r"nvprof_metric_trace.csv: Correlation_ID 146 on two launches; one profile per file"),
+    ('"Achieved Occupancy"', '"static.smem"', r"nvprof_metric_trace.csv: metric\(s\) static.smem are already columns"),
+])
+def test_a_metric_trace_that_cannot_join_launch_by_launch_is_refused(tmp_path, old, new, message):
+    path = edited(tmp_path, METRIC_TRACE, old, new)
+    with pytest.raises(GpuperfError, match=message):
+        import_nvprof(TRACE, metrics=path)
+
+
+def test_a_metric_trace_header_naming_no_metric_or_one_twice_is_refused(tmp_path):
+    twice = metric_trace(tmp_path, '"Achieved Occupancy","achieved_occupancy"', "",
+                         '"Tesla K40c (0)","1","7","matMul(float*, int)",116,0.5,0.5')
+    with pytest.raises(GpuperfError, match=r"launches.csv: line 3: columns 'Achieved Occupancy' and "
+                                           r"'achieved_occupancy' would both be 'achieved_occupancy'"):
+        import_nvprof(twice)
+    path = tmp_path / "bare.csv"
+    path.write_text('"Device","Context","Stream","Kernel"\n"Tesla K40c (0)","1","7","matMul(float*, int)"\n')
+    with pytest.raises(GpuperfError, match=r"bare.csv: line 1: no metric or event columns beside Device, Context"):
+        import_nvprof(path)

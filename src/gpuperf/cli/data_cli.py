@@ -22,7 +22,8 @@ def import_command(
                                        "as a Kernel Tuner cache per GPU"),
     out: Path = typer.Option(..., "--out", "-o", help="where to write the dataset table (CSV)"),
     metrics: Optional[Path] = typer.Option(
-        None, "--metrics", help="nvprof only: an nvprof --metrics/--events CSV whose averages join the profile"
+        None, "--metrics", help="nvprof only: an nvprof --metrics/--events CSV whose averages join the profile, "
+        "or one with --print-gpu-trace whose launches join a GPU trace's by Correlation_ID"
     ),
     gpu: Optional[str] = typer.Option(
         None, "--gpu", help="the GPU the file's times were taken on, where the file does not name it (an nvprof "

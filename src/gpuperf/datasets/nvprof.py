@@ -1,6 +1,6 @@
 """nvprof CSV (``nvprof --csv``) to the dataset shape.
 
-nvprof files come in four layouts, told apart by their header row:
+nvprof files come in five layouts, told apart by their header row:
 - ``--print-gpu-trace``: one row per kernel launch or memory copy, ``Duration`` with its unit in
   the units row below the header; memory copies and sets are left out (they are no kernels);
 - the default summary: one row per kernel, ``Avg``/``Min``/``Max`` times and ``Calls`` (as
@@ -10,6 +10,12 @@ nvprof files come in four layouts, told apart by their header row:
 - ``--metrics ...`` and ``--events ...``: one row per kernel and metric or event (``Min``, ``Max``,
   ``Avg``; a file may hold a metric section and an event section); alone it has no times (rows get
   status ``untimed``), given with a trace or summary its averages join that profile's kernels;
+- ``--print-gpu-trace`` with ``--metrics``/``--events``: one row per launch, ``Device``, ``Kernel``
+  (``Context``, ``Stream``, ``Correlation_ID`` where the version writes them) and a column per
+  metric or event (one headed by a description, as older versions head metrics, spelt as the
+  Rodinia table spells it), each value with its unit or a units row below the header; no times
+  (rows get status ``untimed``); given with a GPU trace its launches join that trace's by
+  ``Correlation_ID``;
 - a table like the bundled Rodinia one: ``kernel``, ``gpu``, one time column (``time_s``,
   ``time_ms``, ``duration_us``, ...; two are refused) and metric columns (dots for brackets).
 Launch geometry lands in ``grid.x``, ``block.x``, ``registers.per.thread``, ``static.smem`` (bytes;
@@ -43,6 +49,7 @@ from gpuperf.datasets.profiler_csv import (
     line_cells,
     note_profiler_messages,
     number,
+    parse_number,
     signature_variants,
     positive_time,
     read_lines,
@@ -72,15 +79,22 @@ VALUE_NAMES = ("Metric Name", "Event Name")
 OVERFLOW = "<OVERFLOW>"  # nvprof's mark of a saturated counter
 MESSAGE = re.compile(r"==(?:\d+|=+)== (Warning|Error): (.*)")  # nvprof's own; ======== when read back with nvprof -i
 LAYOUTS_READ = ("gpuperf reads a GPU trace (--print-gpu-trace: Duration, Name), a summary (Avg, Calls, Name), "
-                "--metrics or --events averages (Device, Kernel, Metric Name or Event Name, Avg) and a table "
+                "--metrics or --events averages (Device, Kernel, Metric Name or Event Name, Avg), per-launch "
+                "metrics or events (--print-gpu-trace --metrics: Device, Kernel, a column per metric) and a table "
                 "(kernel, gpu, time_s)")
+METRIC_UNITS = ("%", *GB_S_EXPONENT)  # the units a metric trace's units row may give
+LAUNCH_KEYS = ("Device", "Context", "Stream", "Kernel", "Correlation_ID")  # a metric trace's columns that are no metric
+LAUNCH_COLUMNS = ("kernel", "variant", "gpu", "device", "source", TARGET, STATUS, "kernel_full_name", "context", "stream",
+                  "correlation_id")  # a metric trace's dataset columns that are no metric
 
 
 def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str | None = None) -> pd.DataFrame:
-    """An nvprof CSV (trace, summary, metrics/events or Rodinia-style table) in the dataset shape.
+    """An nvprof CSV (trace, summary, metrics/events, per-launch metrics or Rodinia-style table) in the
+    dataset shape.
 
     With ``metrics`` (an nvprof ``--metrics``/``--events`` CSV of the same program), each kernel's
-    averages are added to its rows. ``gpu`` names the GPU where the file does not (a summary).
+    averages are added to its rows, or, from a per-launch one, each launch's own values (by
+    Correlation_ID). ``gpu`` names the GPU where the file does not (a summary).
     """
     path = Path(path)
     where = str(path)
@@ -96,13 +110,15 @@ def import_nvprof(path: str | Path, metrics: str | Path | None = None, gpu: str 
         frame = _nvprof_summary(lines, where)
     elif kind == "metrics":
         frame = _nvprof_metrics_alone(path, lines)
+    elif kind == "metric_trace":
+        frame = _nvprof_metric_trace(lines, where)
     elif any(re.match(r"==(?:\d+|=+)==", line) for line in lines):  # nvprof's own output, in a layout not read here
         raise GpuperfError(f"{where}: an nvprof CSV in a layout gpuperf does not read (header: {_first_header(lines)}); "
                            f"{LAYOUTS_READ}")
     else:
         frame = _nvprof_table(path, where)
     if metrics is not None:
-        frame = _join_metrics(frame, Path(metrics))
+        frame = _joined(frame, Path(metrics), where)
     unnamed = text_cells(frame["device"]).str.strip() == ""
     if gpu is not None:
         named = frame.loc[~unnamed, "device"].astype(str)
@@ -128,6 +144,8 @@ def nvprof_kind(lines: list[str]) -> str:
             return "metrics"
         if cells & {"Name", "Duration", "Avg"}:  # a trace or summary header, even one lacking Name
             return "summary" if "Avg" in cells else "trace"
+        if {"Device", "Kernel"} <= cells:  # per-launch metrics or events: no times, no Name
+            return "metric_trace"
         if index == 0 or {"kernel", "gpu"} <= cells:
             return "table"
     return "table"
@@ -413,6 +431,155 @@ def _note_averaged_launches(frame: pd.DataFrame, varying: dict, kernel: str, met
                 f"{metrics}: {short} ran {len(rows)} launches of {shapes} geometries while its metrics vary ({said}): "
                 "each launch gets the metrics' average over all, right for none of them; profile one geometry "
                 "at a time for per-launch counts"), stacklevel=3)
+
+
+def _metric_column(name: str) -> str:
+    """A metric trace's column as the dataset names it: a metric or event name (``achieved_occupancy``)
+    as written; a description, as older nvprof heads its metrics, spelt as the bundled Rodinia table
+    spells it: lower case, spaces as ``_``, other signs as ``.`` (``Floating Point Operations(Single
+    Precision)`` -> ``floating_point_operations.single_precision.``)."""
+    name = name.strip()
+    if re.fullmatch(r"[A-Za-z0-9_.]+", name):
+        return name
+    return re.sub(r"[^a-z0-9_]", ".", name.lower().replace(" ", "_"))
+
+
+def _metric_columns(header: list[str], where: str, line: int) -> dict[str, str]:
+    """Each metric or event column of a metric trace's header: {as written: as the dataset names it};
+    two that the dataset would name alike are an error."""
+    check_unique_header(header, where, line)
+    columns: dict[str, str] = {}
+    for name in header:
+        if name in LAUNCH_KEYS:
+            continue
+        column = _metric_column(name)
+        same = next((other for other, named in columns.items() if named == column), None)
+        if same is not None:
+            raise GpuperfError(f"{where}: line {line}: columns {same!r} and {name!r} would both be {column!r}")
+        columns[name] = column
+    if not columns:
+        raise GpuperfError(f"{where}: line {line}: no metric or event columns beside {', '.join(header)}")
+    return columns
+
+
+def _metric_units(rows: list[list[str]], columns: dict[str, str], where: str, line: int) -> dict[str, str] | None:
+    """A metric trace's units row ({column: unit}), or None where it has none; a metric's unit that is
+    neither % nor a throughput is an error naming it."""
+    units = _units_row(rows, rows[0])
+    for name, unit in (units or {}).items():
+        if name in columns and unit and unit not in METRIC_UNITS:
+            raise GpuperfError(f"{where}: line {line}: {name}: unit {unit!r} is not one of {', '.join(METRIC_UNITS)}")
+    return units
+
+
+def _with_unit(text: str, unit: str) -> str:
+    """A metric trace's cell with its column's unit where the cell is a number without one."""
+    value = parse_number(text)
+    return f"{text.strip()}{unit}" if unit and value is not None and not math.isnan(value) else text
+
+
+def _launch_metrics(row: dict[str, str], columns: dict[str, str], units: dict[str, str], where: str,
+                    line: int) -> dict:
+    """One row of a metric trace as a dataset record: the launch, its metrics scaled as the metric
+    averages are (GB/s, %, utilisation levels), no time."""
+    for column in ("Device", "Kernel"):
+        if not row[column].strip():
+            raise GpuperfError(f"{where}: line {line}: no {column} (an empty cell)")
+    record = {"kernel": kernel_short_name(row["Kernel"]), "variant": "", "gpu": device_gpu(row["Device"]),
+              "device": row["Device"], "source": where, TARGET: np.nan, STATUS: UNTIMED,
+              "kernel_full_name": full_kernel_name(row["Kernel"])}
+    record.update({column: row[name] for name, column in TRACE_TEXTS.items() if name in row})
+    if "Correlation_ID" in row:
+        record["correlation_id"] = whole_count(row["Correlation_ID"], where, line, "Correlation_ID")
+    for name, column in columns.items():
+        record[column] = _metric_value(_with_unit(row[name], units.get(name, "")), where, line, name)
+    return record
+
+
+def _nvprof_metric_trace(lines: list[str], where: str) -> pd.DataFrame:
+    """nvprof's ``--print-gpu-trace --metrics/--events`` CSV: a row per launch, status ``untimed``."""
+    start = find_header(lines, ("Device", "Kernel"), where)
+    rows = csv_rows(lines, start)
+    header = rows[0]
+    columns = _metric_columns(header, where, start + 1)
+    units = _metric_units(rows, columns, where, start + 2)
+    records = []
+    for index in range(2 if units is not None else 1, len(rows)):
+        line, cells = start + 1 + index, rows[index]
+        if is_message(cells):
+            continue
+        refuse_repeated_header(cells, header, where, line, "metric trace's header")
+        row = checked_row(cells, header, where, line)
+        if not is_activity(row["Kernel"]):
+            records.append(_launch_metrics(row, columns, units or {}, where, line))
+    if not records:
+        raise GpuperfError(f"{where}: no kernel launches in the metric trace")
+    return finish(signature_variants(pd.DataFrame.from_records(records)), where)
+
+
+def _joined(frame: pd.DataFrame, metrics: Path, where: str) -> pd.DataFrame:
+    """The profile with the metrics of ``metrics``: a metric trace's per launch, else the averages."""
+    lines = read_lines(metrics)
+    if is_ncu_csv(lines) or nvprof_kind(lines) != "metric_trace":
+        return _join_metrics(frame, metrics)
+    header = line_cells(lines[find_header(lines, ("Device", "Kernel"), str(metrics))])
+    lacking = [name for name, has in ((where, "correlation_id" in frame), (str(metrics), "Correlation_ID" in header))
+               if not has]
+    if lacking:  # before reading its rows: no notes on a file refused
+        raise GpuperfError(f"{metrics}: per-launch metrics join a GPU trace launch by launch, by Correlation_ID, and "
+                           f"{' and '.join(lacking)} {'have' if len(lacking) > 1 else 'has'} no Correlation_ID column; "
+                           f"import the metrics alone (gpuperf import nvprof {metrics})")
+    return _join_metric_trace(frame, _nvprof_metric_trace(lines, str(metrics)), where, metrics)
+
+
+def _join_metric_trace(frame: pd.DataFrame, launches: pd.DataFrame, where: str, metrics: Path) -> pd.DataFrame:
+    """Each launch's own metrics, joined by Correlation_ID. A launch of the metrics the profile lacks,
+    or one the two name as different kernels or devices, is an error (runs that launched differently);
+    a launch of the profile without metrics keeps empty metric columns, with a note (nvprof
+    --kernels profiles some kernels only)."""
+    _refuse_unjoinable(frame, launches, where, metrics)
+    ids = frame["correlation_id"]
+    unknown = launches[~launches["correlation_id"].isin(ids)]
+    if not unknown.empty:
+        first = unknown.iloc[0]
+        raise GpuperfError(f"{metrics}: launch {first['correlation_id']:g} ({first['kernel']} on '{first['device']}') "
+                           f"is not in {where}, the profile it joins ({len(unknown)} of its {len(launches)} launches are "
+                           "not): profile the times and the metrics of one program with one input")
+    _refuse_other_launches(frame, launches, where, metrics)
+    bare = frame[~ids.isin(launches["correlation_id"])]
+    if not bare.empty:
+        warnings.warn(GpuperfNote(f"{metrics}: no metrics for {len(bare)} of the {len(frame)} launches of {where} "
+                                  f"(first: launch {bare['correlation_id'].iloc[0]:g}, {bare['kernel'].iloc[0]}): "
+                                  "their metric columns are left empty"), stacklevel=4)
+    columns = [c for c in launches.columns if c not in LAUNCH_COLUMNS]
+    joined = frame.merge(launches[["correlation_id", *columns]], on="correlation_id", how="left", validate="one_to_one")
+    joined.attrs = frame.attrs
+    return joined
+
+
+def _refuse_unjoinable(frame: pd.DataFrame, launches: pd.DataFrame, where: str, metrics: Path) -> None:
+    """An error where either file gives one Correlation_ID to two launches, or a metric is already a
+    column of the profile."""
+    for name, table in ((where, frame), (str(metrics), launches)):
+        repeated = table["correlation_id"][table["correlation_id"].duplicated()]
+        if not repeated.empty:
+            raise GpuperfError(f"{name}: Correlation_ID {repeated.iloc[0]:g} on two launches; one profile per file")
+    clash = [c for c in launches.columns if c in frame.columns and c not in LAUNCH_COLUMNS]
+    if clash:
+        raise GpuperfError(f"{metrics}: metric(s) {', '.join(clash)} are already columns of the profile")
+
+
+def _refuse_other_launches(frame: pd.DataFrame, launches: pd.DataFrame, where: str, metrics: Path) -> None:
+    """An error where one Correlation_ID is another kernel or device in the metrics than in the profile."""
+    keys = ["correlation_id", "device", "kernel_full_name"]
+    pairs = frame[keys].merge(launches[keys], on="correlation_id", suffixes=("", "_metrics"))
+    other = pairs[(pairs["device"] != pairs["device_metrics"])
+                  | (pairs["kernel_full_name"] != pairs["kernel_full_name_metrics"])]
+    if not other.empty:
+        first = other.iloc[0]
+        raise GpuperfError(f"{metrics}: launch {first['correlation_id']:g} is {first['kernel_full_name_metrics']} on "
+                           f"'{first['device_metrics']}', but {first['kernel_full_name']} on '{first['device']}' in "
+                           f"{where}: the two runs launched differently")
 
 
 def _first_header(lines: list[str]) -> str:
