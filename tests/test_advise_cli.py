@@ -467,6 +467,19 @@ def test_a_profile_straight_from_nvprof_without_launch_geometry_says_so(capsys, 
         in err
 
 
+def test_per_launch_nvprof_metrics_without_geometry_say_to_join_them_to_a_trace(capsys, database):
+    """--print-gpu-trace --metrics writes launches without grid or block sizes: advise says to import them beside
+    the GPU trace, not to profile with --print-gpu-trace, which they were."""
+    from pathlib import Path
+
+    path = Path(__file__).parent / "data" / "nvprof_metric_trace.csv"
+    assert main(["advise", "--profile", str(path), *only(database)]) == 2
+    err = capsys.readouterr().err
+    assert (f"{path}: no launch geometry (grid.x, block.x) in nvprof's per-launch metrics; import them beside a GPU "
+            f"trace of the same program (gpuperf import nvprof TRACE.csv --metrics {path} --out LAUNCHES.csv)") in err
+    assert "overflowed" not in err  # said before reading the rows
+
+
 def test_an_ncu_csv_exported_without_its_log_lines_gets_the_ncu_importers_error(tmp_path, capsys, database):
     """ncu --import REPORT --csv writes no ==PROF== lines: the file is still Nsight Compute's, and its
     importer's error (no GPU named) is the one to show, not "not nvprof's"."""

@@ -210,8 +210,8 @@ def _import(importer, path: Path, gpu: str | None) -> pd.DataFrame:  # noqa: ANN
 
 def _imported(path: Path, gpu: str | None = None) -> pd.DataFrame:
     """A profiler's own CSV imported; failing, the error of the importer for the profiler that wrote
-    it (Nsight Compute's by its log lines or header, else nvprof's). An nvprof summary or metrics
-    CSV has no launch geometry, whichever GPU it names."""
+    it (Nsight Compute's by its log lines or header, else nvprof's). An nvprof summary, metrics CSV or
+    per-launch metrics CSV has no launch geometry, whichever GPU it names."""
     from gpuperf.datasets import import_ncu, import_nvprof
     from gpuperf.datasets.nvprof import nvprof_kind
     from gpuperf.datasets.profiler_csv import is_ncu_csv, read_lines
@@ -223,8 +223,13 @@ def _imported(path: Path, gpu: str | None = None) -> pd.DataFrame:
     if ncu:
         no_geometry = (f"{path}: no launch geometry in this profile (Grid Size and Block Size, or launch__grid_size "
                        "and launch__block_size): profile with Nsight Compute's LaunchStats section")
-    if not ncu and nvprof_kind(lines) in ("summary", "metrics"):
+    kind = None if ncu else nvprof_kind(lines)
+    if kind in ("summary", "metrics"):
         raise GpuperfError(no_geometry)
+    if kind == "metric_trace":  # --print-gpu-trace with --metrics: launches, but their geometry is the trace's
+        raise GpuperfError(f"{path}: no launch geometry (grid.x, block.x) in nvprof's per-launch metrics; import them "
+                           f"beside a GPU trace of the same program (gpuperf import nvprof TRACE.csv --metrics {path} "
+                           "--out LAUNCHES.csv) and advise on that table")
     errors = {}
     importers = [("nvprof", import_nvprof), ("ncu", import_ncu)]
     for name, importer in reversed(importers) if ncu else importers:  # the profiler that wrote it first
