@@ -193,20 +193,132 @@ def test_ncu_time_unit_comes_from_the_units_row(tmp_path):
     np.testing.assert_allclose(import_ncu(path)["time_s"], import_ncu(NCU)["time_s"] * 1e3, rtol=1e-15)
 
 
-def test_kernels_named_by_their_mangled_symbols_are_kept_with_a_note(tmp_path):
+# Each test file's kernels as ncu --print-kernel-base mangled and nvprof --demangling off name them
+MANGLED = {"void matmul_tiled<16>(const float *, const float *, float *, int)": "_Z12matmul_tiledILi16EEvPKfS1_Pfi",
+           "vector_add(const float *, const float *, float *, int)": "_Z10vector_addPKfS0_Pfi",
+           "saxpy(int, float, float *, float *)": "_Z5saxpyifPfS_",
+           "matMul_sharedmem(float*, float*, float*, int)": "_Z16matMul_sharedmemPfS_S_i",
+           "void dotProd<float>(float const *, float const *, float*, int)": "_Z7dotProdIfEvPKT_S2_PS0_i"}
+
+
+def mangled_copy(tmp_path: Path, source: Path) -> Path:
+    """``source`` with each kernel named by its mangled symbol."""
+    text = source.read_text()
+    for name, symbol in MANGLED.items():
+        text = text.replace(f'"{name}', f'"{symbol}')
+    assert text != source.read_text()
+    path = tmp_path / f"mangled_{source.name}"
+    path.write_text(text)
+    return path
+
+
+NAMES = ["kernel", "variant", "gpu", "time_s"]
+
+
+@pytest.mark.parametrize(("reader", "source", "gpu"), [("ncu", NCU, None), ("ncu", DETAILS, "A100"),
+                                                     ("nvprof", TRACE, None), ("nvprof", SUMMARY, "K40c"),
+                                                     ("nvprof", METRICS, None)])
+def test_kernels_named_by_their_mangled_symbols_import_as_their_demangled_names(tmp_path, reader, source, gpu):
     """ncu --print-kernel-base mangled (or nvprof --demangling off) names a kernel _Z12matmul_tiledILi16EEvPKfS1_Pfi:
-    it was kept without a word, then matched no demangled import of the same launches."""
-    mangled = "_Z12matmul_tiledILi16EEvPKfS1_Pfi"
-    path = edited(tmp_path, NCU, '"void matmul_tiled<16>(const float *, const float *, float *, int)"', f'"{mangled}"', count=3)
-    with pytest.warns(GpuperfNote, match=rf"1 kernel\(s\) named by their mangled C\+\+ symbols \(first: {mangled}\)"):
-        frame = import_ncu(path)
-    assert (frame["kernel"] == mangled).sum() == 3
-    trace = edited(tmp_path, TRACE, "matMul_sharedmem(float*, float*, float*, int) [116]", "_Z16matMul_sharedmemPfS_S_i")
-    with pytest.warns(GpuperfNote, match="mangled C"):
-        import_nvprof(trace)
+    it was kept as written, with a note, and matched no demangled import of the same launches."""
+    path = mangled_copy(tmp_path, source)
     with warnings.catch_warnings():
-        warnings.simplefilter("error", GpuperfNote)  # demangled names: no note
-        import_ncu(NCU)
+        warnings.simplefilter("error", GpuperfNote)  # demangled: no note
+        frame = import_file(reader, path, gpu=gpu)
+    expected = import_file(reader, source, gpu=gpu)
+    columns = [c for c in NAMES if c in expected.columns]
+    pd.testing.assert_frame_equal(frame[columns], expected[columns])
+    written = frame["kernel_full_name"].str.replace(r" \[\d+\]$", "", regex=True)
+    assert set(written) <= set(MANGLED.values())  # the full name as the profile wrote it
+
+
+def test_a_mangled_template_kernel_is_its_demangled_name_and_variant(tmp_path):
+    """nvprof's reduce_k<unsigned int=256>, Nsight's reduce_k<(unsigned int)256> and the symbol's reduce_k<256u>
+    (demangled) are one kernel."""
+    spellings = ["void reduce_k<unsigned int=256>(float const *, float*, unsigned int)",
+                 "void reduce_k<(unsigned int)256>(const float *, float *, unsigned int)", "_Z8reduce_kILj256EEvPKfPfj"]
+    frames = [import_nvprof(edited(tmp_path, TRACE, "matMul_sharedmem(float*, float*, float*, int)", spelling, count=3))
+              for spelling in spellings]
+    for frame in frames:
+        assert frame["kernel"].tolist()[:3] == ["reduce_k<256>"] * 3
+        assert frame["variant"].tolist()[:3] == ["(const float*, float*, unsigned int)"] * 3
+
+
+def test_an_unmangled_kernel_name_is_kept_as_written(tmp_path):
+    """An extern "C" kernel (no C++ symbol) and a name like one (_Zoom) are no mangled names: kept as they are."""
+    for name in ("matmul", "_Zoom", "_Z_kernel"):
+        path = edited(tmp_path, NCU, '"void matmul_tiled<16>(const float *, const float *, float *, int)"', f'"{name}"',
+                      count=3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", GpuperfNote)
+            frame = import_ncu(path)
+        assert (frame["kernel"] == name).sum() == 3 and (frame["kernel_full_name"] == name).sum() == 3
+        assert set(frame.loc[frame["kernel"] == name, "variant"]) == {""}
+
+
+@pytest.mark.parametrize("symbol", ["_Z10matMul_kPfS_S_i", "_Z99x", "_Z3fooPfS0_"])
+def test_a_mangled_name_that_does_not_demangle_is_kept_with_a_note(tmp_path, symbol):
+    """_Z10matMul_kPfS_S_i counts 10 letters in an 8-letter name: no demangler reads it. It is kept as
+    written, with the note naming it, and the import goes on."""
+    trace = edited(tmp_path, TRACE, "matMul_sharedmem(float*, float*, float*, int) [116]", f"{symbol} [116]")
+    with pytest.warns(GpuperfNote, match=rf"1 kernel\(s\) named by mangled C\+\+ symbols that do not demangle "
+                                         rf"\(first: {symbol}: not a valid C\+\+ symbol\), kept as written"):
+        frame = import_nvprof(trace)
+    assert frame["kernel"].iloc[0] == symbol and frame["variant"].iloc[0] == ""
+    assert frame["kernel"].tolist()[1:] == import_nvprof(TRACE)["kernel"].tolist()[1:]
+
+
+def test_without_a_cxx_runtime_a_mangled_name_is_kept_with_a_note_saying_why(tmp_path, monkeypatch):
+    """Where cxxfilt finds no C++ runtime (libstdc++, libc++), every demangling raises its LibraryNotFound."""
+    import cxxfilt
+
+    from gpuperf.datasets import profiler_csv
+
+    def missing(symbol: str) -> str:
+        raise cxxfilt.LibraryNotFound("Cannot find any of libraries: ('stdc++', 'c++')")
+
+    monkeypatch.setattr(cxxfilt, "demangle", missing)
+    profiler_csv._demangling.cache_clear()
+    try:
+        with pytest.warns(GpuperfNote, match=r"first: _Z12matmul_tiledILi16EEvPKfS1_Pfi: no C\+\+ demangler on this "
+                                             r"machine \(Cannot find any of libraries"):
+            frame = import_ncu(mangled_copy(tmp_path, NCU))
+    finally:
+        profiler_csv._demangling.cache_clear()
+    assert "_Z12matmul_tiledILi16EEvPKfS1_Pfi" in set(frame["kernel"])
+
+
+def test_each_distinct_mangled_name_is_demangled_once(tmp_path, monkeypatch):
+    import cxxfilt
+
+    from gpuperf.datasets import profiler_csv
+
+    asked: list[str] = []
+    demangle = cxxfilt.demangle
+    monkeypatch.setattr(cxxfilt, "demangle", lambda symbol: asked.append(symbol) or demangle(symbol))
+    profiler_csv._demangling.cache_clear()
+    lines = TRACE.read_text().splitlines()
+    launch = next(line for line in lines if "dotProd" in line)
+    path = tmp_path / "many.csv"
+    path.write_text("\n".join(lines + [launch] * 200) + "\n")
+    try:
+        frame = import_nvprof(mangled_copy(tmp_path, path))
+    finally:
+        profiler_csv._demangling.cache_clear()
+    assert (frame["kernel"] == "dotProd<float>").sum() == 201
+    assert sorted(asked) == sorted(["_Z16matMul_sharedmemPfS_S_i", "_Z7dotProdIfEvPKT_S2_PS0_i"])
+
+
+@pytest.mark.parametrize(("trace_mangled", "metrics_mangled"), [(True, False), (False, True), (True, True)])
+def test_nvprof_metrics_join_a_trace_whatever_names_each_gives(tmp_path, trace_mangled, metrics_mangled):
+    """A trace taken with --demangling off and metrics taken without it (or the other way) name each kernel
+    by its symbol in one file and its demangled name in the other: they join on the kernel."""
+    trace = mangled_copy(tmp_path, TRACE) if trace_mangled else TRACE
+    metrics = mangled_copy(tmp_path, METRICS) if metrics_mangled else METRICS
+    joined = import_nvprof(trace, metrics=metrics)
+    expected = import_nvprof(TRACE, metrics=METRICS)
+    columns = ["kernel", "variant", "achieved_occupancy", "inst_executed"]
+    pd.testing.assert_frame_equal(joined[columns], expected[columns])
 
 
 @pytest.mark.parametrize("suffix, mode", [(".tar.gz", "w:gz"), (".tar", "w"), (".tgz", "w:gz"),
@@ -528,6 +640,8 @@ def test_kernel_names_keep_namespaces_in_parentheses():
     )
     assert kernel_short_name("void foo<32>(float*, int) [116]") == "foo<32>"
     assert kernel_short_name("at::native::(anonymous namespace)::fill") == "at::native::(anonymous namespace)::fill"
+    # its mangled symbol, as nvprof --demangling off writes it, names its namespace as the profilers do
+    assert kernel_short_name("_ZN12_GLOBAL__N_17softmaxIfLi10EEEvPfi [1030]") == "(anonymous namespace)::softmax<float, 10>"
 
 
 def test_nvprof_summary_joins_metrics_by_kernel_and_takes_their_device():
@@ -1174,6 +1288,18 @@ def test_respelling_leaves_tables_and_rows_without_a_full_name_as_they_are():
     respelled = respelled_profiled_names(mixed)
     assert respelled.loc[1, "kernel"] == "saxpy" and respelled.loc[1, "variant"] == "x"
     assert respelled.loc[0, "kernel"] == "matmul_tiled<16>"
+
+
+def test_an_earlier_import_of_a_mangled_name_is_read_under_its_demangled_kernel_and_variant():
+    """fit, evaluate and predict-gpu respell an earlier version's import, which kept the symbol as the kernel."""
+    from gpuperf.datasets.profiler_csv import respelled_profiled_names
+
+    symbol = "_Z12matmul_tiledILi16EEvPKfS1_Pfi"
+    earlier = pd.DataFrame({"kernel": [symbol], "variant": [""], "kernel_full_name": [symbol], "time_s": [1.0]})
+    respelled = respelled_profiled_names(earlier)
+    assert respelled.loc[0, "kernel"] == "matmul_tiled<16>"
+    assert respelled.loc[0, "variant"] == "(const float*, const float*, float*, int)"
+    assert respelled.loc[0, "kernel_full_name"] == symbol
 
 
 def test_ncu_keeps_a_launch_whose_whole_count_is_empty(tmp_path):

@@ -31,9 +31,38 @@ def kernel_short_name(name: str) -> str:
     Only the trailing parameter list goes (matched from the right), so
     ``void (anonymous namespace)::foo(int)`` keeps its namespace. Template arguments are spelled as
     :func:`parameter_signature` spells types, whichever profiler wrote them: nvprof's ``foo<int=32,
-    float const>`` and Nsight's ``foo<(int)32, const float>`` are both ``foo<32, const float>``.
+    float const>`` and Nsight's ``foo<(int)32, const float>`` are both ``foo<32, const float>``. A
+    mangled name is read :func:`demangled`: ``_Z3fooILi32EEvPfi`` is ``foo<32>`` too.
     """
-    return _short_name(re.sub(r"\s*\[\d+\]$", "", str(name).strip()))
+    return _short_name(demangled(re.sub(r"\s*\[\d+\]$", "", str(name).strip())))
+
+
+# An Itanium C++ ABI symbol, as ncu --print-kernel-base mangled and nvprof --demangling off name kernels
+MANGLED_NAME = re.compile(r"_Z[0-9A-Z][A-Za-z0-9_]*")  # _Z10gemm_tiledILi32EEvPfi
+
+
+def demangled(name: str) -> str:
+    """A kernel's name as a profiler writes it demangled: a mangled C++ symbol
+    (``_Z12matmul_tiledILi16EEvPKfS1_Pfi``) as the C++ runtime's demangler spells it (``void
+    matmul_tiled<16>(float const*, float const*, float*, int)``); any other name (``extern "C"``,
+    OpenCL), or a symbol that does not demangle, as it is."""
+    symbol = str(name).strip()
+    if not MANGLED_NAME.fullmatch(symbol):
+        return name
+    return _demangling(symbol)[0] or name
+
+
+@functools.lru_cache(maxsize=4096)  # each distinct symbol demangled once, however many launches it names
+def _demangling(symbol: str) -> tuple[str | None, str]:
+    """(``symbol`` demangled by cxxfilt, the C++ runtime's ``__cxa_demangle``, '') or (None, why it is not)."""
+    import cxxfilt  # loads the C++ runtime: only where a profile names a kernel by its symbol
+
+    try:
+        return cxxfilt.demangle(symbol), ""
+    except cxxfilt.InvalidName:
+        return None, "not a valid C++ symbol"
+    except cxxfilt.Error as error:  # no C++ runtime found (cxxfilt.LibraryNotFound), or one that failed
+        return None, f"no C++ demangler on this machine ({error})"
 
 
 @functools.lru_cache(maxsize=4096)  # a trace names few kernels in many rows
@@ -79,10 +108,11 @@ def is_activity(name: str) -> bool:
 def signature_variants(frame: pd.DataFrame) -> pd.DataFrame:
     """Each C++ kernel's ``variant``: its parameter list as :func:`parameter_signature` spells it,
     ``(float*, const float*, int)``, whatever else the file holds, so that one launch profiled by
-    nvprof and by Nsight Compute has one name; a kernel without a parameter list (``extern "C"``,
-    OpenCL) keeps its ``variant``."""
+    nvprof and by Nsight Compute, its name demangled or not, has one name; a kernel without a
+    parameter list (``extern "C"``, OpenCL) keeps its ``variant``."""
     full_names = frame["kernel_full_name"].astype(str)
-    signatures = full_names.map({full: parameter_signature(_parameter_list(full)) for full in full_names.unique()})
+    signatures = full_names.map({full: parameter_signature(_parameter_list(demangled(full)))
+                                 for full in full_names.unique()})
     named = (signatures != "").to_numpy()
     if not named.any():
         return frame
@@ -150,6 +180,8 @@ def _type(tokens: list[str]) -> str:
     if cast and _is_literal(tokens[cast:]):  # Nsight's (int)128
         tokens = tokens[cast:]
         depths = _depths(tokens)
+    if _is_literal(tokens):  # a demangled 256u or 4ul: the value alone, as nvprof's unsigned int=256 gives it
+        return re.sub(r"(?<=\d)[uUlL]+$", "", "".join(tokens))
     end = next((i for i, t in enumerate(tokens) if depths[i] == 0 and t in ("*", "&", "(", "[") and i), len(tokens))
     own = [i for i in range(end) if depths[i] == 0 and tokens[i] in QUALIFIERS]
     qualifiers = [q for q in QUALIFIERS if any(tokens[i] == q for i in own)]
@@ -487,21 +519,19 @@ def positive_time(text: str, exponent: int, where: str, line: int, column: str) 
     return seconds
 
 
-MANGLED_NAME = re.compile(r"_Z[0-9A-Z][A-Za-z0-9_]*")  # an Itanium C++ ABI symbol: _Z10gemm_tiledILi32EEvPfi
-
-
 def note_mangled_names(frame: pd.DataFrame, where: str) -> None:
-    """A note where kernels are named by their mangled symbols (ncu --print-kernel-base mangled, nvprof
-    --demangling off): kept as written, such a name matches no demangled one of the same kernel."""
+    """A note where kernels are named by mangled symbols that do not demangle (:func:`demangled`): kept as
+    written, such a name matches no demangled one of the same kernel."""
     names = pd.Series(frame["kernel_full_name"].astype(str).str.strip().unique())
-    mangled = names[names.map(lambda name: MANGLED_NAME.fullmatch(name) is not None)]
-    if mangled.empty:
+    kept = names[names.map(lambda name: MANGLED_NAME.fullmatch(name) is not None and demangled(name) == name)]
+    if kept.empty:
         return
+    first = kept.iloc[0]
     warnings.warn(GpuperfNote(
-        f"{where}: {len(mangled)} kernel(s) named by their mangled C++ symbols (first: {mangled.iloc[0]}), kept as "
-        "written: they match no demangled name of the same kernel (another profile's, a table's); profile with "
-        "demangled names (ncu --print-kernel-base demangled, nvprof's default) to have each one's parameter list as "
-        "its variant"),
+        f"{where}: {len(kept)} kernel(s) named by mangled C++ symbols that do not demangle (first: {first}: "
+        f"{_demangling(first)[1]}), kept as written: they match no demangled name of the same kernel (another "
+        "profile's, a table's); profile with demangled names (ncu --print-kernel-base demangled, nvprof's default) "
+        "to have each one's parameter list as its variant"),
         stacklevel=3)
 
 
