@@ -863,10 +863,19 @@ def test_overloaded_kernels_keep_their_own_metrics_and_are_told_apart_by_variant
     assert frame["flop_count_sp"].tolist()[:2] == [100, 0] and frame["flop_count_dp"].tolist()[:2] == [0, 100]
     alone = import_nvprof(metrics)
     assert alone["variant"].tolist() == ["(float*, int)", "(double*, int)"]
-    spaced = tmp_path / "spaced.csv"  # full names that differ from the trace's: joined by short name if it can be
+    spaced = tmp_path / "spaced.csv"  # full names spelt otherwise than the trace's: joined by kernel and variant
     spaced.write_text(metrics.read_text().replace("scale(float*, int)", "scale(float *, int)"))
+    joined = import_nvprof(trace, metrics=spaced)
+    assert joined["flop_count_sp"].tolist()[:2] == [100, 0] and joined["flop_count_dp"].tolist()[:2] == [0, 100]
+    mangled = tmp_path / "mangled.csv"  # a trace taken with --demangling off: symbols where the metrics have names
+    mangled.write_text(trace.read_text().replace("scale(float*, int)", "_Z5scalePfi")
+                       .replace("scale(double*, int)", "_Z5scalePdi").replace("other(int)", "_Z5otheri"))
+    joined = import_nvprof(mangled, metrics=metrics)
+    assert joined["flop_count_sp"].tolist()[:2] == [100, 0] and joined["flop_count_dp"].tolist()[:2] == [0, 100]
+    unnamed = tmp_path / "unnamed.csv"  # no signature to tell the overloads apart by
+    unnamed.write_text(trace.read_text().replace("scale(float*, int)", "scale").replace("scale(double*, int)", "scale"))
     with pytest.raises(GpuperfError, match="lacks their full names to tell them apart"):
-        import_nvprof(trace, metrics=spaced)
+        import_nvprof(unnamed, metrics=metrics)
     table = tmp_path / "table.csv"  # a table with short names only cannot tell the two apart
     table.write_text("kernel,gpu,duration_us\nscale,Tesla V100-SXM2-16GB (0),10\n")
     with pytest.raises(GpuperfError, match=r"kernels scale\(double\*, int\) and scale\(float\*, int\) on "
@@ -1152,6 +1161,8 @@ def test_metrics_varying_over_launches_of_several_geometries_are_noted(tmp_path)
     with pytest.warns(UserWarning, match="matMul_sharedmem ran 3 launches of 3 geometries while its metrics vary "
                                          r"\(achieved_occupancy from 0.892614 to 0.981541\)"):
         import_nvprof(TRACE, metrics=METRICS)
+    with pytest.warns(UserWarning, match="matMul_sharedmem ran 3 launches of 3 geometries"):  # by kernel and variant
+        import_nvprof(mangled_copy(tmp_path, TRACE), metrics=METRICS)
     steady = tmp_path / "metrics.csv"  # every invocation the same: the average is each launch's value
     steady.write_text(_each_row(METRICS, lambda row: row if row[0] == "Device" else row[:5] + [row[7]] * 3))
     import warnings

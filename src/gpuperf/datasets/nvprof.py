@@ -377,10 +377,8 @@ def _nvprof_metrics_alone(path: Path, lines: list[str]) -> pd.DataFrame:
 
 
 def _join_metrics(frame: pd.DataFrame, metrics: Path) -> pd.DataFrame:
-    """The metric averages joined on device and kernel, the kernel by its full name (so C++ overloads
-    keep their own metrics) where the profile has every full name the metrics name, else by its short
-    name where no two signatures share one; a summary (no device) joins on the kernel and takes the
-    device from the metrics."""
+    """The metric averages joined on device and kernel (:func:`_join_keys`); a summary (no device) joins on the
+    kernel and takes the device from the metrics."""
     table = _metrics_table(metrics)
     varying = table.attrs["varying"]
     clash = [c for c in table.columns if c in frame.columns and c not in ("device", "kernel", "kernel_full_name")]
@@ -391,32 +389,46 @@ def _join_metrics(frame: pd.DataFrame, metrics: Path) -> pd.DataFrame:
         if len(devices) > 1:
             raise GpuperfError(f"{metrics}: metrics from {len(devices)} devices, and the summary it joins names none")
         frame = frame.assign(device=devices[0], gpu=device_gpu(devices[0]))
-    by_full_name = "kernel_full_name" in frame.columns and (
-        set(zip(table["device"], table["kernel_full_name"])) <= set(zip(frame["device"], frame["kernel_full_name"])))
-    kernel = "kernel_full_name" if by_full_name else "kernel"  # else by short name, where that is unambiguous
-    if kernel == "kernel":
-        signatures = table.groupby(["device", "kernel"])["kernel_full_name"].unique()
-        overloaded = signatures[signatures.map(len) > 1]
-        if not overloaded.empty:
-            (device, name), names = overloaded.index[0], overloaded.iloc[0]
-            raise GpuperfError(f"{metrics}: kernels {' and '.join(sorted(names))} on '{device}' share the name "
-                               f"'{name}', and the profile it joins lacks their full names to tell them apart")
-    table = table.drop(columns=["kernel_full_name" if kernel == "kernel" else "kernel"])
-    keys = ["device", kernel]
-    unknown = set(zip(table["device"], table[kernel])) - set(zip(frame["device"], frame[kernel]))
+    table = signature_variants(table.assign(variant=""))
+    keys = _join_keys(frame, table, metrics)
+    unknown = _keys_of(table, keys) - _keys_of(frame, keys)
     if unknown:
         device, name = sorted(unknown)[0]
         raise GpuperfError(f"{metrics}: kernel '{name}' on '{device}' is not in the profile it joins")
-    _note_averaged_launches(frame, varying, kernel, metrics)
+    _note_averaged_launches(frame, table, varying, keys, metrics)
+    table = table.drop(columns=[c for c in ("kernel", "variant", "kernel_full_name") if c not in keys])
     joined = frame.merge(table, on=keys, how="left", validate="many_to_one")
     joined.attrs = frame.attrs
     return joined
 
 
+def _join_keys(frame: pd.DataFrame, table: pd.DataFrame, metrics: Path) -> list[str]:
+    """The columns metrics join a profile on, besides the device: the kernel's full name (so C++ overloads keep
+    their own metrics) where the profile has every full name the metrics name; else its short name and
+    ``variant`` (its signature in one spelling, however each file writes the name: spaced otherwise, or a
+    mangled symbol) where the profile has every pair; else its short name where no two signatures share one."""
+    for keys in (["device", "kernel_full_name"], ["device", "kernel", "variant"]):
+        if set(keys) <= set(frame.columns) and _keys_of(table, keys) <= _keys_of(frame, keys):
+            return keys
+    signatures = table.groupby(["device", "kernel"])["kernel_full_name"].unique()
+    overloaded = signatures[signatures.map(len) > 1]
+    if not overloaded.empty:
+        (device, name), names = overloaded.index[0], overloaded.iloc[0]
+        raise GpuperfError(f"{metrics}: kernels {' and '.join(sorted(names))} on '{device}' share the name "
+                           f"'{name}', and the profile it joins lacks their full names to tell them apart")
+    return ["device", "kernel"]
+
+
+def _keys_of(frame: pd.DataFrame, keys: list[str]) -> set[tuple]:
+    """The distinct values of ``keys`` in ``frame``'s rows."""
+    return set(frame[keys].itertuples(index=False, name=None))
+
+
 GEOMETRY = ("grid.x", "grid.y", "grid.z", "block.x", "block.y", "block.z")
 
 
-def _note_averaged_launches(frame: pd.DataFrame, varying: dict, kernel: str, metrics: Path) -> None:
+def _note_averaged_launches(frame: pd.DataFrame, table: pd.DataFrame, varying: dict, keys: list[str],
+                            metrics: Path) -> None:
     """A note for each kernel whose launches differ in geometry while its metrics vary across its
     invocations: every launch gets the average, right for none of them (a per-thread count taken
     from it, as advise --profile does, is off by as much as the launches differ)."""
@@ -424,7 +436,8 @@ def _note_averaged_launches(frame: pd.DataFrame, varying: dict, kernel: str, met
     if not geometry:
         return
     for (device, short, full), said in varying.items():
-        rows = frame[(frame["device"] == device) & (frame[kernel] == (full if kernel == "kernel_full_name" else short))]
+        key = table.loc[(table["device"] == device) & (table["kernel_full_name"] == full), keys].iloc[0]
+        rows = frame[(frame[keys] == key).all(axis=1)]
         shapes = len(rows[geometry].drop_duplicates())
         if shapes > 1:
             warnings.warn(GpuperfNote(
