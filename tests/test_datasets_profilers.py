@@ -1446,6 +1446,15 @@ def test_a_metric_trace_joins_the_gpu_trace_launch_by_launch():
     assert joined["device_memory_read_throughput"].tolist() == [14.762, 9.5511, 5.2389, 146.98]
 
 
+def test_a_metric_trace_naming_a_kernel_by_its_mangled_symbol_joins_the_demangled_trace(tmp_path):
+    """nvprof --demangling off for the metrics only: the same launches, one kernel written two ways."""
+    path = edited(tmp_path, METRIC_TRACE, '"matMul_sharedmem(float*, float*, float*, int)"',
+                  '"_Z16matMul_sharedmemPfS_S_i"', count=3)
+    with pytest.warns(GpuperfNote, match="overflowed"):
+        joined = import_nvprof(TRACE, metrics=path)
+    assert joined["achieved_occupancy"].tolist() == [0.892614, 0.967505, 0.981541, 0.823450]
+
+
 def test_a_trace_launch_without_metrics_keeps_empty_metrics_with_a_note(tmp_path):
     path = tmp_path / "some.csv"  # nvprof --kernels, or a launch whose metrics were not taken
     path.write_text("\n".join(line for line in METRIC_TRACE.read_text().splitlines() if ",132," not in line) + "\n")

@@ -583,11 +583,12 @@ def _refuse_unjoinable(frame: pd.DataFrame, launches: pd.DataFrame, where: str, 
 
 
 def _refuse_other_launches(frame: pd.DataFrame, launches: pd.DataFrame, where: str, metrics: Path) -> None:
-    """An error where one Correlation_ID is another kernel or device in the metrics than in the profile."""
-    keys = ["correlation_id", "device", "kernel_full_name"]
+    """An error where one Correlation_ID is another kernel or device in the metrics than in the profile; a
+    kernel is compared by ``kernel`` and ``variant``, so a name one file writes mangled matches its demangled form."""
+    same = ["device", "kernel", "variant"]
+    keys = ["correlation_id", "kernel_full_name", *same]
     pairs = frame[keys].merge(launches[keys], on="correlation_id", suffixes=("", "_metrics"))
-    other = pairs[(pairs["device"] != pairs["device_metrics"])
-                  | (pairs["kernel_full_name"] != pairs["kernel_full_name_metrics"])]
+    other = pairs[np.logical_or.reduce([pairs[key] != pairs[f"{key}_metrics"] for key in same])]
     if not other.empty:
         first = other.iloc[0]
         raise GpuperfError(f"{metrics}: launch {first['correlation_id']:g} is {first['kernel_full_name_metrics']} on "
