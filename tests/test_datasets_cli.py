@@ -503,3 +503,100 @@ def test_import_json_names_the_file_rows_and_notes(tmp_path, capsys):
     assert any("taken as the A100 PCIe 40GB" in note for note in summary["notes"])  # the command's own
     assert not any(note.startswith("note: ") for note in summary["notes"])
     assert all(f"note: {note}" in captured.err for note in summary["notes"])  # still on stderr
+
+
+def _cells(path: Path) -> pd.DataFrame:
+    """The CSV at ``path`` as the text of its cells (an empty cell as "")."""
+    return pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
+def _same_numbers(path: Path, frame: pd.DataFrame) -> None:
+    """Every numeric column of ``frame`` read back from the CSV at ``path`` as the same numbers."""
+    import numpy as np
+
+    read = pd.read_csv(path)
+    for column in frame.select_dtypes("number").columns:
+        assert np.array_equal(read[column].to_numpy(dtype=float), frame[column].to_numpy(dtype=float),
+                              equal_nan=True), column
+
+
+def test_an_nvprof_import_writes_counts_whole_and_measured_values_as_read(tmp_path, capsys):
+    """The launch geometry, registers, shared memory and ids nvprof gives as 16, 25, 2048 and 116 were written
+    16.0, 25.0, 2048.0 and 116.0; a metric's average (100.0, 32694613.0) is written as read."""
+    out = tmp_path / "trace.csv"
+    args = ["import", "nvprof", str(DATA / "nvprof_gpu_trace.csv"), "--metrics", str(DATA / "nvprof_metrics.csv")]
+    assert main([*args, "--out", str(out)]) == 0
+    cells = _cells(out)
+    assert cells["grid.x"].tolist() == ["16", "32", "64", "4096"] and cells["block.x"].tolist() == ["16"] * 3 + ["256"]
+    counts = ["registers.per.thread", "static.smem", "dynamic.smem", "correlation_id", "invocations"]
+    assert cells.loc[0, counts].tolist() == ["25", "2048", "0", "116", "3"]
+    measured = ["start_s", "achieved_occupancy", "gld_efficiency", "dram_utilization", "inst_executed"]
+    assert cells.loc[0, measured].tolist() == ["0.254931205", "0.94722", "100.0", "1.0", "32694613.0"]
+    _same_numbers(out, import_nvprof(DATA / "nvprof_gpu_trace.csv", metrics=DATA / "nvprof_metrics.csv"))
+
+
+def test_counts_missing_from_some_rows_are_written_whole_with_empty_cells(tmp_path, capsys):
+    """A trace and a summary imported together: the summary's rows have no geometry and the trace's no
+    calls, which made both float columns (grid.x 16.0, calls 3.0)."""
+    out = tmp_path / "both.csv"
+    assert main(["import", "nvprof", str(DATA / "nvprof_gpu_trace.csv"), str(DATA / "nvprof_summary.csv"),
+                 "--gpu", "Tesla K40", "--out", str(out)]) == 0
+    cells = _cells(out)
+    assert cells["grid.x"].tolist() == ["16", "32", "64", "4096", "", ""]
+    assert cells["calls"].tolist() == ["", "", "", "", "3", "1"]
+    assert cells["time_s_min"].tolist()[4:] == ["0.000118272", "4.864e-06"]
+    read = pd.read_csv(out)
+    assert read["grid.x"].tolist()[:4] == [16, 32, 64, 4096] and read["grid.x"][4:].isna().all()
+
+
+@pytest.mark.parametrize(
+    ("profile", "gpu", "counts", "measured"),
+    [
+        ("ncu_raw.csv", [], {"grid.x": "32", "ID": "0", "Process ID": "31337", "launch__grid_size": "1024",
+                             "launch__block_size": "256", "launch__registers_per_thread": "38",
+                             "launch__shared_mem_per_block_static": "2048"},
+         {"dram__bytes_read.sum": "2103300.0", "sm__throughput.avg.pct_of_peak_sustained_elapsed": "71.82",
+          "smsp__inst_executed.sum": "1344512.0"}),
+        ("ncu_details.csv", ["--gpu", "RTX A4000"],
+         {"grid.x": "4096", "ID": "0", "Process ID": "40211", "Launch Statistics: Block Size": "256",
+          "Registers Per Thread": "16"},
+         {"DRAM Frequency": "2620000000.0", "Memory Throughput": "1351270000000.0"}),
+    ],
+)
+def test_an_ncu_import_writes_counts_whole_and_measured_values_as_read(tmp_path, capsys, profile, gpu, counts,
+                                                                       measured):
+    """Nsight Compute's grid, ids and launch statistics were written 32.0, 0.0, 1024.0; its measured metrics
+    (a sum, a rate, a percentage) are written as read."""
+    out = tmp_path / "ncu.csv"
+    assert main(["import", "ncu", str(DATA / profile), *gpu, "--out", str(out)]) == 0
+    first = _cells(out).iloc[0]
+    assert {column: first[column] for column in counts} == counts
+    assert {column: first[column] for column in measured} == measured
+    _same_numbers(out, import_ncu(DATA / profile, gpu=gpu[1] if gpu else None))
+
+
+def test_kernel_tuner_parameters_missing_from_some_rows_are_written_whole(tmp_path, capsys):
+    """Caches tuning other parameters imported together: a parameter one cache lacks was written 1.0,
+    2.0 in the other's rows, which Kernel Tuner and the variant labels spell 1, 2."""
+    cache = json.loads((DATA / "kernel_tuner_vector_add.json").read_text())
+    cache["tune_params_keys"] = ["block_size_x", "unroll"]
+    cache["tune_params"]["unroll"] = cache["tune_params"].pop("tile_size")
+    cache["cache"] = {key: {("unroll" if name == "tile_size" else name): value for name, value in entry.items()}
+                      for key, entry in cache["cache"].items()}
+    other = tmp_path / "unrolled.json"
+    other.write_text(json.dumps(cache))
+    out = tmp_path / "both.csv"
+    assert main(["import", "kernel-tuner", str(DATA / "kernel_tuner_vector_add.json"), str(other), "--out",
+                 str(out)]) == 0
+    cells = _cells(out)
+    assert cells["tile_size"].tolist() == ["1", "2"] * 4 + [""] * 8
+    assert cells["unroll"].tolist() == [""] * 8 + ["1", "2"] * 4
+    assert cells["variant"][9] == "block_size_x=32,unroll=2" and cells["block_size_x"][9] == "32"
+    floats = json.loads((DATA / "kernel_tuner_vector_add.json").read_text())  # a cache's floats stay as it gives them
+    floats["tune_params"]["tile_size"] = [1.0, 2.0]
+    entries = [{**entry, "tile_size": float(entry["tile_size"])} for entry in floats["cache"].values()]
+    floats["cache"] = {f"{entry['block_size_x']},{entry['tile_size']}": entry for entry in entries}
+    given = tmp_path / "floats.json"
+    given.write_text(json.dumps(floats))
+    assert main(["import", "kernel-tuner", str(given), "--out", str(tmp_path / "floats.csv")]) == 0
+    assert _cells(tmp_path / "floats.csv")["tile_size"].tolist() == ["1.0", "2.0"] * 4

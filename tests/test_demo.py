@@ -274,3 +274,13 @@ def test_the_measure_step_names_why_its_points_failed_and_claims_no_check_of_non
     assert failed.startswith("Failed: ") and "point(s) compile_failed, the first vector_copy at n=4096: kernel " \
         "'vector_copy' failed to compile: RuntimeError: clBuildProgram failed; error: unknown target CPU" in failed
     assert failed in report.sections["measure"][0]
+
+
+def test_the_demos_tables_write_launch_geometry_whole_and_times_as_measured(tmp_path):
+    """The demo's features and sweep tables wrote a launch's sizes as 4096.0 and 256.0, unlike the other tables
+    gpuperf writes; its times are written as measured."""
+    frame = pd.DataFrame({"kernel": ["a", "b"], "global_size_0": [4096.0, 1024.0], "local_size_0": [256.0, None],
+                          "time_s": [1.0, 2.5e-06]})
+    demo.write_table(frame, tmp_path / "t.csv")
+    assert (tmp_path / "t.csv").read_text().splitlines() == [
+        "kernel,global_size_0,local_size_0,time_s", "a,4096,256,1.0", "b,1024,,2.5e-06"]

@@ -620,3 +620,25 @@ def test_a_nan_time_is_stored_as_no_time_not_refused(tmp_path: Path) -> None:
     frame = store_table(path, features=False).set_index("n")
     assert frame.loc[8192, "status"] == "run_failed" and pd.isna(frame.loc[8192, "time_s"])
     assert frame.loc[4096, "time_s"] == 4096e-9 and pd.isna(frame.loc[4096, "time_s_iqr"])
+
+
+def test_export_writes_the_features_launch_geometry_whole(tmp_path: Path) -> None:
+    """A point's launch geometry among its features was written 4096.0, 256.0 (global_size_0, local_size_0,
+    threads, work_groups): it is written whole, in CSV and Parquet, and the measured times as read."""
+    pytest.importorskip("gpuperf.features.table")
+    with Store(tmp_path / "s.sqlite") as store:
+        store.add(_row(4096))
+        store.add(_row(8192, status="compile_failed", error="bad code"))
+        store.add(_row(16384, device_name="Mystery Accelerator 9000"))  # no registers or occupancy: empty cells
+    frame = export_store(tmp_path / "s.sqlite", tmp_path / "out.csv")
+    cells = pd.read_csv(tmp_path / "out.csv", dtype=str, keep_default_na=False)
+    assert cells["global_size_0"].tolist() == ["4096", "8192", "16384"] and cells["local_size_0"].tolist() == ["256"] * 3
+    assert cells["threads"].tolist() == ["4096", "8192", "16384"] and cells["work_groups"].tolist() == ["16", "32", "64"]
+    assert all(cell == "" or cell.isdigit() for cell in cells["registers_per_thread"])
+    assert cells["registers_per_thread"][2] == "" and cells["time_s"].tolist() == [repr(4096e-9), "", repr(16384e-9)]
+    read = pd.read_csv(tmp_path / "out.csv")
+    for column in ("global_size_0", "local_size_0", "threads", "registers_per_thread", "time_s", "global_bytes"):
+        assert read[column].astype(float).equals(frame[column].astype(float)), column
+    export_store(tmp_path / "s.sqlite", tmp_path / "out.parquet")
+    parquet = pd.read_parquet(tmp_path / "out.parquet")
+    assert str(parquet["global_size_0"].dtype) == "Int64" and parquet["time_s"].dtype == float

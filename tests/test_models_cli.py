@@ -2396,3 +2396,26 @@ def test_predict_gpu_key_and_explore_params_name_a_column_present_in_another_cas
     space.write_text("bx,by,time_s\n1,1,0.5\n2,1,0.4\n1,2,0.3\n2,2,0.6\n")
     assert main(["explore", str(space), "--params", "BX,by"]) == 2
     assert "missing parameter column(s) BX (did you mean bx?)" in capsys.readouterr().err
+
+
+def test_predict_table_writes_counts_whole_in_csv_and_parquet(tables, capsys, tmp_path):
+    """A table imported by an earlier gpuperf holds grid.x 16.0: predict-table wrote it back so, in CSV and as
+    Parquet floats. Counts are written whole now, a missing one empty, and measured times as read."""
+    model = tmp_path / "m.json"
+    assert main(["fit", str(tables["generic"]), "--model", "lr", "--features", "x2,x3", "--out", str(model)]) == 0
+    table = tmp_path / "in.csv"
+    table.write_text("kernel,gpu,x2,x3,grid.x,registers.per.thread,time_s\na,GTX 680,0.5,3,16.0,25.0,1.0\n"
+                     "a,GTX 680,0.25,2,,,2.0\n")
+    predictions = tmp_path / "pred.csv"
+    assert main(["predict-table", "--model", str(model), str(table), "--out", str(predictions)]) == 0
+    lines = predictions.read_text().splitlines()
+    assert [line.split(",")[4:7] for line in lines] == [["grid.x", "registers.per.thread", "time_s"],
+                                                        ["16", "25", "1.0"], ["", "", "2.0"]]
+    stored = tmp_path / "pred.parquet"
+    assert main(["predict-table", "--model", str(model), str(table), "--out", str(stored)]) == 0
+    written = pd.read_parquet(stored)
+    assert str(written["grid.x"].dtype) == "Int64" and written["grid.x"].tolist()[0] == 16
+    assert written["grid.x"].isna().tolist() == [False, True] and written["time_s"].tolist() == [1.0, 2.0]
+    again = tmp_path / "again.csv"  # gpuperf reads its own Parquet table back
+    assert main(["predict-table", "--model", str(model), str(stored), "--out", str(again)]) == 0
+    assert [line.split(",")[4:7] for line in again.read_text().splitlines()] == [line.split(",")[4:7] for line in lines]

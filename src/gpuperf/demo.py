@@ -67,9 +67,12 @@ class DemoReport:
 
 
 def write_table(frame: pd.DataFrame, path: Path, index: bool = False) -> None:
-    """``frame`` as CSV at ``path``, whole or not at all (a killed step leaves the earlier table)."""
+    """``frame`` as CSV at ``path`` (counts as whole numbers, as every table gpuperf writes), whole or
+    not at all (a killed step leaves the earlier table)."""
+    from gpuperf.datasets.schema import with_whole_counts
+
     with written_whole(path, through_links=False) as temporary:
-        frame.to_csv(temporary, index=index)
+        with_whole_counts(frame).to_csv(temporary, index=index)
 
 
 def _gmean(values: pd.Series) -> float:

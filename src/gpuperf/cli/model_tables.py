@@ -777,14 +777,16 @@ def table_output_name(out: Path) -> None:
 
 
 def write_table(frame: pd.DataFrame, out: Path) -> None:
-    """``frame`` as CSV, or Parquet where ``out`` says so, written whole."""
+    """``frame`` as CSV, or Parquet where ``out`` says so, written whole (counts as whole numbers)."""
     from gpuperf.datasets import write_dataset_csv
     from gpuperf.datasets.tables import PARQUET_SUFFIXES
 
     if out.name.lower().endswith(PARQUET_SUFFIXES):
         from gpuperf.files import written_whole
 
+        from gpuperf.datasets.schema import with_whole_counts
+
         with written_whole(out, new=True) as temporary:  # refused at the start if there: kept if one appears
-            frame.to_parquet(temporary, index=False)
+            with_whole_counts(frame).to_parquet(temporary, index=False)
     else:
         write_dataset_csv(frame, out)

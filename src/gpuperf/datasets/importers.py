@@ -11,7 +11,7 @@ import pandas as pd
 from gpuperf.datasets.kernel_tuner import read_kernel_tuner_cache
 from gpuperf.datasets.ncu import import_ncu
 from gpuperf.datasets.nvprof import import_nvprof
-from gpuperf.datasets.schema import require_frame
+from gpuperf.datasets.schema import require_frame, with_whole_counts
 from gpuperf.errors import GpuperfError, unknown_name_error
 from gpuperf.files import refuse_existing, write_csv, written_whole
 
@@ -30,11 +30,13 @@ def import_file(format_name: str, path: str | Path, **options) -> pd.DataFrame:
 
 
 def write_dataset_csv(frame: pd.DataFrame, path: str | Path, replace: bool = False) -> Path:
-    """Write ``frame`` as CSV (tuples of repeat times as JSON lists) via a temporary file and a rename;
-    an existing file at ``path`` is an error unless ``replace`` (a run rewriting its own table)."""
+    """Write ``frame`` as CSV (tuples of repeat times as JSON lists, counts as whole numbers: see
+    :func:`~gpuperf.datasets.schema.with_whole_counts`) via a temporary file and a rename; an existing
+    file at ``path`` is an error unless ``replace`` (a run rewriting its own table)."""
     path = Path(path)
     require_frame(frame, str(path))
     refuse_existing(path, "table", replace)
+    frame = with_whole_counts(frame)
     table = frame  # copied only where a column of tuples is rewritten (a million rows: a gigabyte saved)
     for column in frame.columns:
         if frame[column].dtype != object:  # numbers, strings, categories: no tuple there

@@ -37,6 +37,32 @@ MEASUREMENT_OUTCOMES = ("repeats", "retries", "stable", "verified", "max_rel_err
                         # an nvprof summary's launches of the kernel that its times average
                         "calls")
 
+# What counts something, written as whole numbers (16, not 16.0; an empty cell where one is missing)
+# wherever every value is one (see with_whole_counts): a launch's geometry and resources as nvprof,
+# Nsight Compute (raw page, and its details page's Launch Statistics and Occupancy names) and
+# gpuperf's features give them, a profile's ids, launches and repeats. A measured quantity (a time, a
+# rate, a profiler metric's sum or average) is none of them: it is written as it was read.
+LAUNCH_STATISTICS = ("Block Size", "Grid Size", "Threads", "Registers Per Thread", "Static Shared Memory Per Block",
+                     "Dynamic Shared Memory Per Block", "Driver Shared Memory Per Block",
+                     "Shared Memory Configuration Size", "# SMs", "Cluster Size")
+OCCUPANCY_LIMITS = ("Block Limit SM", "Block Limit Registers", "Block Limit Shared Mem", "Block Limit Warps")
+COUNT_COLUMNS = frozenset({
+    *(f"{kind}.{axis}" for kind in ("grid", "block") for axis in "xyz"),
+    "registers.per.thread", "static.smem", "dynamic.smem", "correlation_id", "calls", "invocations",
+    "ID", "Process ID", "repeats", "retries", "input_seed",
+    "launch__block_size", "launch__grid_size", "launch__thread_count", "launch__registers_per_thread",
+    "launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic",
+    "launch__shared_mem_per_block_driver", "launch__shared_mem_config_size", "launch__sm_count",
+    "launch__occupancy_limit_blocks", "launch__occupancy_limit_registers", "launch__occupancy_limit_shared_mem",
+    "launch__occupancy_limit_warps",
+    *LAUNCH_STATISTICS, *(f"Launch Statistics: {name}" for name in LAUNCH_STATISTICS),
+    *OCCUPANCY_LIMITS, *(f"Occupancy: {name}" for name in OCCUPANCY_LIMITS),
+    *(f"{kind}_size_{axis}" for kind in ("global", "local") for axis in range(3)),
+    "threads", "blocks", "work_groups", "work_group_size", "local_memory_bytes", "kernel_launches", "registers",
+    "registers_per_thread", "active_blocks_per_sm", "active_warps_per_sm",
+})
+LARGEST_EXACT_WHOLE = 2.0 ** 53  # beyond it a float is not every whole number: read back, it may differ
+
 
 ROW_NUMBERING = "row_numbering"  # frame.attrs key: how error messages number the rows of the file read
 
@@ -308,3 +334,54 @@ def order_columns(frame: pd.DataFrame, params: list[str]) -> pd.DataFrame:
     """Keys first, then the parameters, the target and status, then everything else."""
     first = [c for c in (*KEY_COLUMNS, *params, TARGET, STATUS) if c in frame.columns]
     return frame[first + [c for c in frame.columns if c not in first]]
+
+
+def count_columns(frame: pd.DataFrame) -> list[str]:
+    """The columns of ``frame`` that gpuperf writes as whole numbers where every value is one: those
+    that count something (:data:`COUNT_COLUMNS`), and its parameters (``frame.attrs["parameters"]``,
+    the names in its ``variant`` labels) that empty cells made floats. A parameter given as floats
+    with none missing (a Kernel Tuner cache's ``1.0, 2.0``, which its keys spell so) is left as given."""
+    parameters = {*frame.attrs.get("parameters", []), *variant_parameters(frame)}
+    counts = []
+    for column in frame.columns:
+        values = frame[column]
+        if not isinstance(values, pd.Series):  # a name two columns share: left as they are
+            continue
+        if column in parameters:
+            if values.isna().any():
+                counts.append(column)
+        elif column in COUNT_COLUMNS:
+            counts.append(column)
+    return counts
+
+
+def whole_numbers(column: pd.Series) -> pd.Series:
+    """``column`` as nullable integers (a missing value stays missing) where every value it holds is
+    a whole number that a float holds exactly; any other column (text, booleans, a fraction) as it is."""
+    values = column.dropna()
+    if values.empty or pd.api.types.is_bool_dtype(column) or pd.api.types.is_integer_dtype(column):
+        return column
+    if column.dtype == object and not all(isinstance(v, (int, float, np.integer, np.floating))
+                                          and not isinstance(v, (bool, np.bool_)) for v in values):
+        return column
+    if column.dtype != object and not pd.api.types.is_float_dtype(column):
+        return column
+    numbers = pd.to_numeric(column)
+    present = numbers.dropna().to_numpy(dtype=float)
+    if not (np.isfinite(present).all() and (np.abs(present) <= LARGEST_EXACT_WHOLE).all()
+            and (present == np.round(present)).all()):
+        return column
+    return numbers.astype("Int64")
+
+
+def with_whole_counts(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` as gpuperf writes it: each of its :func:`count_columns` whose values are all whole
+    numbers as integers (in a copy where any is; measured quantities as they are)."""
+    out = frame
+    for column in count_columns(frame):
+        values = frame[column]
+        whole = whole_numbers(values)
+        if whole is not values:
+            out = frame.copy(deep=False) if out is frame else out  # the other columns are not copied
+            out[column] = whole
+    return out

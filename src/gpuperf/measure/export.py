@@ -227,12 +227,15 @@ def export_store(store_path: str | Path, out: str | Path, fmt: str | None = None
     absent = not out.exists()  # a file that appears there meanwhile (another run's, a user's) is kept
     frame = store_table(store_path, campaign, features, cycle_times, progress)
     _note_a_run_measuring(store_path, len(frame))
+    from gpuperf.datasets.schema import with_whole_counts
+
     out.parent.mkdir(parents=True, exist_ok=True)
+    written = with_whole_counts(frame)  # a feature's launch geometry as 256, not 256.0
     with written_whole(out, new=absent) as temporary:  # a failed or killed export leaves no partial table
         if fmt == "csv":
-            write_csv(frame, temporary, out)
+            write_csv(written, temporary, out)
         else:
-            _parquet_safe(frame).to_parquet(temporary, index=False)
+            _parquet_safe(written).to_parquet(temporary, index=False)
     return frame
 
 
