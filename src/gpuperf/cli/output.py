@@ -73,15 +73,13 @@ def _own_text(text: str) -> str:
         return text
 
 
-# Features that count whole things (work-items, groups, registers, blocks, bytes): integers in JSON.
-WHOLE_FEATURES = re.compile(r"(global|local)_size_\d|threads|work_groups|work_group_size|registers_per_thread|"
-                            r"active_(blocks|warps)_per_sm|local_memory_bytes|kernel_launches")
-
-
 def whole_counts(features: Mapping[str, Any]) -> dict[str, Any]:
-    """``features`` with the whole counts among them (``WHOLE_FEATURES``) as integers."""
+    """``features`` with the whole counts among them (work-items, groups, registers, blocks, bytes: the
+    columns tables are written with as whole numbers, ``COUNT_COLUMNS``) as integers."""
+    from gpuperf.datasets.schema import COUNT_COLUMNS  # pandas: not for the commands that print no counts
+
     def whole(name: str, value: Any) -> Any:
-        if WHOLE_FEATURES.fullmatch(name) and isinstance(value, float) and value.is_integer():
+        if name in COUNT_COLUMNS and isinstance(value, float) and value.is_integer():
             return int(value)
         return value
 
