@@ -86,6 +86,11 @@ def listed(names: Sequence[str], at_most: int) -> str:
     return shown + (f", ... ({len(names) - at_most} more)" if len(names) > at_most else "")
 
 
+def first_names(names: Sequence[str], at_most: int) -> str:
+    """The first ``at_most`` of ``names``, comma-separated, with ``, ...`` where there are more."""
+    return ", ".join(names[:at_most]) + (", ..." if len(names) > at_most else "")
+
+
 def whole_number(value: object, name: str) -> int:
     """``value`` as an int when it is a whole number (16, 16.0, numpy's 16); else an error naming ``name``."""
     if not isinstance(value, bool):

@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuperf.cli.output import caught_warnings, comma_separated, counted, known_choice
-from gpuperf.errors import STANDARD_INPUT, GpuperfError, did_you_mean, standard_input_refused, unknown_name_error
+from gpuperf.errors import (
+    STANDARD_INPUT, GpuperfError, did_you_mean, first_names, standard_input_refused, unknown_name_error,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -419,10 +421,9 @@ def refuse_features_of_another_version(info: dict, model: Path, absent: list[str
 
     saved = str(info.get("gpuperf_version") or "")
     if absent and saved and release(saved) != release(gpuperf.__version__):
-        raise GpuperfError(f"{model}: saved by gpuperf {saved}, it uses {', '.join(absent[:4])}"
-                           f"{', ...' if len(absent) > 4 else ''}, which the table lacks; gpuperf "
-                           f"{gpuperf.__version__} may not compute such a column or give it the same meaning: refit "
-                           "the model with this gpuperf")
+        raise GpuperfError(f"{model}: saved by gpuperf {saved}, it uses {first_names(absent, 4)}, which the table "
+                           f"lacks; gpuperf {gpuperf.__version__} may not compute such a column or give it the same "
+                           "meaning: refit the model with this gpuperf")
 
 
 def refuse_negative_work(frame: pd.DataFrame, columns: Sequence[str], where: str) -> None:
@@ -499,55 +500,14 @@ def prepare_training(
     base_clock: bool = False,
 ) -> Prepared:
     """The measured rows of ``frame`` extended for ``options`` and their feature columns."""
-    import numpy as np
+    from gpuperf.datasets.schema import time_column
+    from gpuperf.features.table import with_zero_counts
+    from gpuperf.models.registry import NEEDS_GPU_FEATURES, ROOFLINE_MODELS, bsp_table_kind, roofline_table_kind
 
-    from gpuperf.datasets.profiler_csv import respelled_profiled_names
-    from gpuperf.datasets.schema import canonical_gpus, measured_rows, time_column
-    from gpuperf.datasets.tables import names_alike
-    from gpuperf.evaluation.feature_columns import (
-        KEYS_AND_OUTCOMES,
-        default_features,
-        is_measured_time,
-    )
-    from gpuperf.features.table import is_count_column, with_zero_counts
-    from gpuperf.models.properties import check_property_names, property_names
-    from gpuperf.models.registry import (
-        LEARNED,
-        NEEDS_GPU_FEATURES,
-        ROOFLINE_MODELS,
-        bsp_columns,
-        bsp_table_kind,
-        roofline_columns,
-        roofline_table_kind,
-    )
-
-    notes: list[str] = []
-    given = comma_separated(features)
-    if features is not None and not given:
-        raise GpuperfError("--features names no column; leave it out for the default features")
-    repeated = sorted({name for name in given if given.count(name) > 1})
-    if repeated:
-        raise GpuperfError(f"--features names {', '.join(repeated)} more than once")
+    given = named_features(features)
     measured = time_column(frame, where)  # time_s, or the time in another unit (time_ms, ...)
-    timing = [name for name in given if name in KEYS_AND_OUTCOMES or is_measured_time(name) or name == measured]
-    if timing:
-        raise GpuperfError(f"--features: {', '.join(timing)} is a key or the measured time, not a feature")
-    if given and options.name == "bsp":
-        raise GpuperfError("model bsp: --features does not apply to it; name its inputs with --bsp-columns")
-    if given and options.name in ROOFLINE_MODELS:
-        raise GpuperfError(f"model {options.name}: --features does not apply to it; it reads flops and bytes columns "
-                           "(flops and dram_bytes, or a profiler's or gpuperf's own counts)")
-    frame, unit_notes = noted(lambda: measured_rows(frame, where, other_units=True))  # time_ms: a note
-    notes.extend(unit_notes)
-    if "gpu" in frame.columns:  # one GPU spelt two ways (NVIDIA GeForce RTX 3090, RTX 3090) is one GPU
-        frame = frame.assign(gpu=canonical_gpus(frame["gpu"]))
-    frame = respelled_profiled_names(frame)  # an older import's matmul_tiled<int=16> is today's matmul_tiled<16>
-    for key in ("kernel", "variant"):  # "saxpy " and "saxpy" are one kernel, its own fold in leave-one-kernel-out
-        if key in frame.columns:
-            frame = frame.assign(**{key: names_alike(frame[key])})
-    frame, repeated_note = without_exact_repeats(frame, where)
-    if repeated_note:
-        notes.append(repeated_note)
+    refuse_features_not_read(given, measured, options.name)
+    frame, notes = measured_rows_named_alike(frame, where)
     gpu_features = gpu_features or options.name in NEEDS_GPU_FEATURES
     if base_clock and not gpu_features:
         raise GpuperfError("--base-clock: it sets the clock of the GPU descriptors; join them with --gpu-features")
@@ -555,70 +515,220 @@ def prepare_training(
     roofline_kind = roofline_table_kind(frame.columns) if options.name in ROOFLINE_MODELS else None
     frame, join_notes = noted(lambda: extend_table(frame, where, gpu_features, kind, base_clock, roofline_kind))
     notes.extend(join_notes)  # a GPU with no base clock under --base-clock: --json lists it too
+    frame, chosen, feature_notes = model_features(frame, where, options, given, kind, roofline_kind)
+    notes.extend(feature_notes)
+    notes.extend(training_rows_notes(frame, where, options, chosen, gpu_features))
+    return Prepared(numeric_features(with_zero_counts(frame, chosen), chosen, where), chosen, gpu_features, kind,
+                    base_clock, roofline_kind, notes, frame)
+
+
+def named_features(features: str | None) -> list[str]:
+    """The columns ``--features`` names, each once (empty without ``--features``)."""
+    given = comma_separated(features)
+    if features is not None and not given:
+        raise GpuperfError("--features names no column; leave it out for the default features")
+    repeated = sorted({name for name in given if given.count(name) > 1})
+    if repeated:
+        raise GpuperfError(f"--features names {', '.join(repeated)} more than once")
+    return given
+
+
+def refuse_features_not_read(given: Sequence[str], measured: str, model: str) -> None:
+    """An error where ``--features`` names a key or a time (``measured``, the table's time column), or is
+    given to a model that reads its inputs by role (bsp, the rooflines)."""
+    from gpuperf.evaluation.feature_columns import KEYS_AND_OUTCOMES, is_measured_time
+    from gpuperf.models.registry import ROOFLINE_MODELS
+
+    timing = [name for name in given if name in KEYS_AND_OUTCOMES or is_measured_time(name) or name == measured]
+    if timing:
+        raise GpuperfError(f"--features: {', '.join(timing)} is a key or the measured time, not a feature")
+    if given and model == "bsp":
+        raise GpuperfError("model bsp: --features does not apply to it; name its inputs with --bsp-columns")
+    if given and model in ROOFLINE_MODELS:
+        raise GpuperfError(f"model {model}: --features does not apply to it; it reads flops and bytes columns "
+                           "(flops and dram_bytes, or a profiler's or gpuperf's own counts)")
+
+
+def measured_rows_named_alike(frame: pd.DataFrame, where: str) -> tuple[pd.DataFrame, list[str]]:
+    """The measured rows of ``frame`` (:func:`~gpuperf.datasets.schema.measured_rows`, a time in another unit
+    taken in seconds) with one spelling per GPU, kernel and variant, each exact repeat counted once, and the
+    notes saying so."""
+    from gpuperf.datasets.schema import measured_rows
+
+    frame, notes = noted(lambda: measured_rows(frame, where, other_units=True))  # time_ms: a note
+    frame, repeated_note = without_exact_repeats(with_one_spelling_per_name(frame), where)
+    return frame, [*notes, repeated_note] if repeated_note else notes
+
+
+def with_one_spelling_per_name(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with one spelling of each GPU, kernel and variant name, as gpuperf groups and joins them."""
+    from gpuperf.datasets.profiler_csv import respelled_profiled_names
+    from gpuperf.datasets.schema import canonical_gpus
+    from gpuperf.datasets.tables import names_alike
+
+    if "gpu" in frame.columns:  # one GPU spelt two ways (NVIDIA GeForce RTX 3090, RTX 3090) is one GPU
+        frame = frame.assign(gpu=canonical_gpus(frame["gpu"]))
+    frame = respelled_profiled_names(frame)  # an older import's matmul_tiled<int=16> is today's matmul_tiled<16>
+    for key in ("kernel", "variant"):  # "saxpy " and "saxpy" are one kernel, its own fold in leave-one-kernel-out
+        if key in frame.columns:
+            frame = frame.assign(**{key: names_alike(frame[key])})
+    return frame
+
+
+def model_features(frame: pd.DataFrame, where: str, options: ModelOptions, given: list[str], bsp_kind: str | None,
+                   roofline_kind: str | None) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """The rows the model of ``options`` can use, the columns it reads and notes on what was left out: bsp's
+    inputs by role, the roofline's work and peaks, the ``--features`` given, a learned model's default
+    features, or the linear count model's property columns."""
+    from gpuperf.models.properties import check_property_names
+    from gpuperf.models.registry import LEARNED, ROOFLINE_MODELS
+
+    notes: list[str] = []
     if options.name == "bsp":
-        roles = {role: column for role, column in bsp_columns(options, kind).items() if column is not None}
-        chosen = list(dict.fromkeys(roles.values()))  # one column may serve two roles (loads and stores)
-        absent = [f"{role}={column}" for role, column in roles.items() if column not in frame.columns]
-        if absent:
-            raise GpuperfError(f"{where}: no column for BSP input(s) {', '.join(absent)} (role=column); name the "
-                               "table's own columns with --bsp-columns role=column,...")
+        chosen = bsp_input_columns(frame, where, options, bsp_kind)
     elif options.name in ROOFLINE_MODELS:
-        chosen = roofline_columns(roofline_kind)
-        require_columns(frame, chosen, where, "roofline input")
-        refuse_negative_work(frame, chosen, where)
-        unbounded = unbounded_rows(frame)
-        if unbounded.any():
-            frame = frame[~unbounded]
-            notes.append(unbounded_note(unbounded, where))
+        chosen = roofline_input_columns(frame, where, roofline_kind)
+        frame, notes = rows_the_roofline_bounds(frame, where)
     elif given:
         chosen = given
         if options.name == "linear":  # its sign bounds come from what each property is
             check_property_names(given, where=f"{where}: --features: the linear count model prices gpuperf's "
                                  "properties by name (a table of other columns fits with --model lr)")
-    elif options.name in LEARNED:  # a count family held as an empty cell is 0, as where features are named
-        counts = [c for c in frame.columns if is_count_column(str(c))]
-        chosen, feature_notes = noted(lambda: default_features(with_zero_counts(frame, counts), where))
-        notes.extend(feature_notes)  # columns left out of the defaults: --json lists them too
+    elif options.name in LEARNED:
+        chosen, notes = default_learned_features(frame, where)
     else:
-        known = property_names(options.property_set or "gpu")
-        chosen = [name for name in known if name in frame.columns]
-        if not chosen:
-            raise GpuperfError(f"{where}: no column of the {options.property_set or 'gpu'} property set "
-                               f"({', '.join(known[:4])}, ...): the linear count model prices gpuperf's properties by "
-                               "name (a table of other columns fits with --model lr); for points of gpuperf's "
-                               f"measurement kernels (a campaign export), gpuperf calibrate --table {where} --out "
-                               "MODEL.json counts the properties from the kernels")
-        absent = [name for name in known if name not in chosen]
-        if absent:
-            notes.append(f"note: {where}: linear fits the {len(chosen)} of the {len(known)} "
-                         f"{options.property_set or 'gpu'} properties it has columns for; missing: "
-                         f"{', '.join(absent[:6])}{', ...' if len(absent) > 6 else ''} (for points of gpuperf's "
-                         f"kernels, gpuperf calibrate --table {where} counts them from the kernels)")
+        chosen, notes = linear_property_columns(frame, where, options.property_set)
     if not chosen:
         raise GpuperfError(f"{where}: no numeric feature columns; name them with --features")
-    gpus = frame["gpu"].nunique() if "gpu" in frame.columns else 0
-    if options.name in LEARNED and gpu_features and gpus == 1:
-        notes.append(f"note: {where}: one GPU ({frame['gpu'].iloc[0]}), so its descriptor columns are constant and "
-                     "the model cannot tell GPUs apart; fit on several GPUs to predict another")
-    if options.name in LEARNED and gpus > 1 and not any(name.startswith("gpu_") for name in chosen):
+    return frame, chosen, notes
+
+
+def bsp_input_columns(frame: pd.DataFrame, where: str, options: ModelOptions, bsp_kind: str | None) -> list[str]:
+    """The columns bsp reads, each once: its roles' columns for the table's kind, with ``--bsp-columns``'s;
+    an error names every role whose column the table lacks."""
+    from gpuperf.models.registry import bsp_columns
+
+    roles = {role: column for role, column in bsp_columns(options, bsp_kind).items() if column is not None}
+    absent = [f"{role}={column}" for role, column in roles.items() if column not in frame.columns]
+    if absent:
+        raise GpuperfError(f"{where}: no column for BSP input(s) {', '.join(absent)} (role=column); name the "
+                           "table's own columns with --bsp-columns role=column,...")
+    return list(dict.fromkeys(roles.values()))  # one column may serve two roles (loads and stores)
+
+
+def roofline_input_columns(frame: pd.DataFrame, where: str, roofline_kind: str | None) -> list[str]:
+    """The columns the roofline of ``roofline_kind`` reads; an error names a missing one or a negative value."""
+    from gpuperf.models.registry import roofline_columns
+
+    chosen = roofline_columns(roofline_kind)
+    require_columns(frame, chosen, where, "roofline input")
+    refuse_negative_work(frame, chosen, where)
+    return chosen
+
+
+def rows_the_roofline_bounds(frame: pd.DataFrame, where: str) -> tuple[pd.DataFrame, list[str]]:
+    """``frame`` without the rows :func:`unbounded_rows` marks, and a note counting them (none where none is)."""
+    unbounded = unbounded_rows(frame)
+    if not unbounded.any():
+        return frame, []
+    return frame[~unbounded], [unbounded_note(unbounded, where)]
+
+
+def default_learned_features(frame: pd.DataFrame, where: str) -> tuple[list[str], list[str]]:
+    """A learned model's default features (:func:`~gpuperf.evaluation.feature_columns.default_features`)
+    and the notes naming the columns left out of them."""
+    from gpuperf.evaluation.feature_columns import default_features
+    from gpuperf.features.table import is_count_column, with_zero_counts
+
+    counts = [c for c in frame.columns if is_count_column(str(c))]  # a count family held as an empty cell is 0
+    return noted(lambda: default_features(with_zero_counts(frame, counts), where))
+
+
+def linear_property_columns(frame: pd.DataFrame, where: str, property_set: str | None) -> tuple[list[str], list[str]]:
+    """The columns of the ``property_set`` (default gpu) properties the table has, for the linear count model,
+    and a note naming those it lacks; an error where it has none."""
+    from gpuperf.models.properties import property_names
+
+    named = property_set or "gpu"
+    known = property_names(named)
+    chosen = [name for name in known if name in frame.columns]
+    if not chosen:
+        raise GpuperfError(f"{where}: no column of the {named} property set ({', '.join(known[:4])}, ...): the linear "
+                           "count model prices gpuperf's properties by name (a table of other columns fits with "
+                           "--model lr); for points of gpuperf's measurement kernels (a campaign export), gpuperf "
+                           f"calibrate --table {where} --out MODEL.json counts the properties from the kernels")
+    absent = [name for name in known if name not in chosen]
+    if not absent:
+        return chosen, []
+    return chosen, [f"note: {where}: linear fits the {len(chosen)} of the {len(known)} {named} properties it has "
+                    f"columns for; missing: {first_names(absent, 6)} (for points of gpuperf's kernels, gpuperf "
+                    f"calibrate --table {where} counts them from the kernels)"]
+
+
+def training_rows_notes(frame: pd.DataFrame, where: str, options: ModelOptions, chosen: Sequence[str],
+                        gpu_features: bool) -> list[str]:
+    """Notes on what the training rows let the model of ``options`` learn."""
+    from gpuperf.models.registry import LEARNED
+
+    if options.name in LEARNED:
+        notes = [gpus_untold_note(frame, where, chosen, gpu_features), raw_times_note(frame, where, options)]
+    elif options.name == "bsp":
+        notes = [one_lambda_note(frame, where)]
+    elif options.name == "linear":
+        notes = [one_set_of_weights_note(frame, where)]
+    else:
+        notes = []
+    return [note for note in notes if note]
+
+
+def distinct_count(frame: pd.DataFrame, column: str) -> int:
+    """How many values ``column`` holds (empty cells aside); 0 where the table lacks it."""
+    return frame[column].nunique() if column in frame.columns else 0
+
+
+def gpus_untold_note(frame: pd.DataFrame, where: str, chosen: Sequence[str], gpu_features: bool) -> str | None:
+    """A note where a learned model cannot tell the table's GPUs apart: the descriptors of its one GPU are
+    constant, or its several GPUs have no descriptor among the features."""
+    gpus = distinct_count(frame, "gpu")
+    if gpu_features and gpus == 1:
+        return (f"note: {where}: one GPU ({frame['gpu'].iloc[0]}), so its descriptor columns are constant and the "
+                "model cannot tell GPUs apart; fit on several GPUs to predict another")
+    if gpus > 1 and not any(name.startswith("gpu_") for name in chosen):
         hint = ("name gpu_* columns in --features to use the joined descriptors" if gpu_features
                 else "--gpu-features joins their descriptors by name")
-        notes.append(f"note: {where}: {gpus} GPUs, but no GPU descriptor among the features, so the model tells "
-                     f"the GPUs apart only by the other features; {hint}")
-    kernels = frame["kernel"].nunique() if "kernel" in frame.columns else 0
-    if options.name == "bsp" and kernels > 1:
-        on = f" on {gpus} GPUs" if gpus > 1 else ""
-        notes.append(f"note: {where}: one lambda for {kernels} kernels{on}: Amaris et al. calibrate lambda per kernel "
-                     "(evaluate --per-kernel fits one per kernel)")
-    if options.name == "linear" and gpus > 1:
-        notes.append(f"note: {where}: {gpus} GPUs, one set of weights: the linear count model prices one device's "
-                     "counts, so it predicts every GPU alike; fit one model per GPU (or calibrate per device)")
+        return (f"note: {where}: {gpus} GPUs, but no GPU descriptor among the features, so the model tells the GPUs "
+                f"apart only by the other features; {hint}")
+    return None
+
+
+def one_lambda_note(frame: pd.DataFrame, where: str) -> str | None:
+    """A note where one bsp lambda is fitted for several kernels."""
+    kernels, gpus = distinct_count(frame, "kernel"), distinct_count(frame, "gpu")
+    if kernels < 2:
+        return None
+    on = f" on {gpus} GPUs" if gpus > 1 else ""
+    return (f"note: {where}: one lambda for {kernels} kernels{on}: Amaris et al. calibrate lambda per kernel "
+            "(evaluate --per-kernel fits one per kernel)")
+
+
+def one_set_of_weights_note(frame: pd.DataFrame, where: str) -> str | None:
+    """A note where one linear count model is fitted for several GPUs."""
+    gpus = distinct_count(frame, "gpu")
+    if gpus < 2:
+        return None
+    return (f"note: {where}: {gpus} GPUs, one set of weights: the linear count model prices one device's counts, "
+            "so it predicts every GPU alike; fit one model per GPU (or calibrate per device)")
+
+
+def raw_times_note(frame: pd.DataFrame, where: str, options: ModelOptions) -> str | None:
+    """A note where a learned model fits raw times that span :data:`SPREAD_FOR_LOG_TARGET` or more."""
+    import numpy as np
+
     decades = float(np.log10(frame["time_s"].max()) - np.log10(frame["time_s"].min())) if len(frame) else 0.0
-    if options.name in LEARNED and not options.log_target and decades >= np.log10(SPREAD_FOR_LOG_TARGET):
-        notes.append(f"note: {where}: its times span {times_span(decades)}; fitted on raw times, {options.name} "
-                     "weighs the slowest rows and may rank the rest badly; --log-target fits log2 times")
-    return Prepared(numeric_features(with_zero_counts(frame, chosen), chosen, where), chosen, gpu_features, kind,
-                    base_clock, roofline_kind, notes, frame)
+    if options.log_target or decades < np.log10(SPREAD_FOR_LOG_TARGET):
+        return None
+    return (f"note: {where}: its times span {times_span(decades)}; fitted on raw times, {options.name} weighs the "
+            "slowest rows and may rank the rest badly; --log-target fits log2 times")
 
 
 def times_span(decades: float) -> str:
