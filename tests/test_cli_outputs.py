@@ -933,6 +933,9 @@ def test_progress_labels_notes_and_tuning_reports_name_values_and_count_one_row(
     real = gpuperf.progress.progress_bar
 
     class Recording:
+        def __init__(self, hidden=False, *columns, transient=True):  # progress_bar's parameters
+            pass
+
         def __enter__(self):
             self.bar = real(True).__enter__()
             return self

@@ -25,10 +25,11 @@ from gpuperf.cli.output import (
     KeptNotes, comma_separated, counted, given_on_command_line, known_choice, model_output_file, new_output_file, notes_kept, print_json,
     print_table, refuse_model_name, report_folder,
 )
-from gpuperf.errors import GpuperfError
+from gpuperf.errors import GpuperfError, first_names
 from gpuperf.progress import progress_task
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
     from gpuperf.evaluation.protocols import Evaluation
@@ -267,112 +268,204 @@ def predict_table_command(
 def predicted_table(data: str, model: Path, out: Path, gpu: str | None, notes: KeptNotes) -> dict[str, Any]:
     """Writes ``data``'s rows with ``model``'s predictions to ``out``: the summary ``--json`` prints (less its
     notes, which go to ``notes``)."""
-    import numpy as np
-
-    from gpuperf.datasets.tables import whole_number_columns
-    from gpuperf.evaluation.protocols import predict_bounded
-    from gpuperf.features.table import with_zero_counts
-    from gpuperf.hardware.specs import get_gpu, other_boards_note
-    from gpuperf.models.persistence import load_model, model_info
-    from gpuperf.progress import progress_bar
-
     refuse_model_name(model, "predict-table", "one 'gpuperf fit' or 'gpuperf calibrate' wrote")
     table_output_name(out)
     new_output_file(out)
+    info, names, options, fitted = saved_model(model)
+    if gpu is not None:
+        refuse_gpu_the_model_ignores(model, info, names, options)
+        gpu = gpu_board(gpu, notes)
+    with progress_task(f"reading {data}"):  # a million rows read for a minute
+        frame, where = read_table(data)
+    for note in rows_boards_notes(frame, gpu is None and bool(options.get("gpu_features"))):
+        notes.add(note)
+    to_count = properties_to_count(info, names, frame, model, where)
+    rows = frame if gpu is None else frame.assign(gpu=gpu)
+    table = model_inputs(rows, where, info, names, options, to_count, notes)
+    if gpu is not None:
+        refuse_descriptor_gaps(gpu, names, table)
+    refuse_features_of_another_version(info, model, [str(n) for n in names if n not in table.columns])
+    unbounded = unbounded_rows(table)
+    failed = failed_without_features(table, names)
+    priced = rows.loc[table.index[~unbounded & ~failed]]  # a failed row left unpriced names no GPU to price
+    source = "--gpu" if gpu is not None else where
+    refuse_other_gpus_of_a_one_gpu_model(info, options, model, priced, source)
+    notes.add(outside_training_gpus_note(info, options, priced, source))
+    table = features_to_price(table[~unbounded & ~failed], names, fitted, model, where)
+    result, clipped = with_predictions(frame, table[names], fitted, str(options.get("name") or model), where)
+    for note in unpredicted_and_clipped_notes(unbounded, failed, clipped, len(result), where):
+        notes.add(note)
+    notes.add(not_positive_note(result.loc[table.index, PREDICTED], len(result), options))
+    result, dropped_note = labelled_with_gpu(result, gpu, where)
+    notes.add(dropped_note)
+    write_predictions(result, frame, where, out)
+    return {"out": str(out), "rows": len(result), "predicted": int(result[PREDICTED].notna().sum()),
+            "time_column": PREDICTED, "gpu": gpu}
+
+
+def saved_model(model: Path) -> tuple[dict[str, Any], list[str], dict[str, Any], Any]:
+    """A saved model's information, feature names, options (checked) and the fitted model."""
+    from gpuperf.models.persistence import load_model, model_info
+
     info = model_info(model)
     names = info.get("feature_names")
     if not names:
         raise GpuperfError(f"{model}: the model was saved without feature names")
     options = saved_options(info, model)
     fitted = load_model(model)  # a damaged file is named before the table is blamed for lacking its columns
-    if gpu is not None:
-        if not options.get("gpu_features"):
-            raise GpuperfError(f"{model}: the model does not use GPU descriptors, so --gpu cannot change its "
-                               "predictions; fit it with --gpu-features")
-        selected = (info.get("metadata") or {}).get("selected_features")
-        kept = selected or names
-        if not any(str(name).startswith("gpu_") for name in kept):
-            chose = "--select kept" if selected else "its features are"
-            raise GpuperfError(f"{model}: no GPU descriptor among the features the model uses ({chose} "
-                               f"{', '.join(map(str, kept[:4]))}{', ...' if len(kept) > 4 else ''}), so --gpu "
-                               "cannot change its predictions; fit it keeping a gpu_* column")
-        try:
-            named, gpu = gpu, get_gpu(gpu).name
-        except GpuperfError as error:
-            raise GpuperfError(f"--gpu: {error}") from None
-        notes.add(other_boards_note(named))
-    with progress_bar() as bar:  # a million rows read for a minute
-        bar.add_task(f"reading {data}", total=None)
-        frame, where = read_table(data)
-    for note in rows_boards_notes(frame, gpu is None and bool(options.get("gpu_features"))):
-        notes.add(note)
+    return info, names, options, fitted
+
+
+def refuse_gpu_the_model_ignores(model: Path, info: Mapping[str, Any], names: Sequence[str],
+                                 options: Mapping[str, Any]) -> None:
+    """An error where ``--gpu`` cannot change the model's predictions: it was fitted without GPU descriptors,
+    or no descriptor is among the features it uses (those ``--select`` kept)."""
+    if not options.get("gpu_features"):
+        raise GpuperfError(f"{model}: the model does not use GPU descriptors, so --gpu cannot change its "
+                           "predictions; fit it with --gpu-features")
+    selected = (info.get("metadata") or {}).get("selected_features")
+    kept = selected or names
+    if not any(str(name).startswith("gpu_") for name in kept):
+        chose = "--select kept" if selected else "its features are"
+        raise GpuperfError(f"{model}: no GPU descriptor among the features the model uses ({chose} "
+                           f"{first_names(list(map(str, kept)), 4)}), so --gpu cannot change its predictions; fit it "
+                           "keeping a gpu_* column")
+
+
+def gpu_board(gpu: str, notes: KeptNotes) -> str:
+    """The name of the GPU board ``--gpu`` names (an error where gpuperf describes none), with a note where
+    it names a model of several boards (A100)."""
+    from gpuperf.hardware.specs import get_gpu, other_boards_note
+
+    try:
+        board = get_gpu(gpu).name
+    except GpuperfError as error:
+        raise GpuperfError(f"--gpu: {error}") from None
+    notes.add(other_boards_note(gpu))
+    return board
+
+
+def properties_to_count(info: Mapping[str, Any], names: Sequence[str], frame: pd.DataFrame, model: Path,
+                        where: str) -> list[str]:
+    """The property columns a linear count model from ``gpuperf calibrate`` reads and the table lacks, to be
+    counted from the rows' kernels (none for another model); an error where it has no kernel column."""
     absent = [str(name) for name in names if name not in frame.columns]
-    counts = (info.get("metadata") or {}).get("kind") == "linear_count_model" and bool(absent)
-    if counts and "kernel" not in frame.columns:
+    if (info.get("metadata") or {}).get("kind") != "linear_count_model" or not absent:
+        return []
+    if "kernel" not in frame.columns:
         raise GpuperfError(f"{model}: a linear count model from gpuperf calibrate prices a kernel from its counts: "
                            f"gpuperf predict KERNEL -p ... --model {model}; {where} lacks its property columns "
-                           f"({', '.join(absent[:4])}{', ...' if len(absent) > 4 else ''}) and a kernel column")
-    rows = frame if gpu is None else frame.assign(gpu=gpu)
+                           f"({first_names(absent, 4)}) and a kernel column")
+    return absent
+
+
+def model_inputs(rows: pd.DataFrame, where: str, info: Mapping[str, Any], names: Sequence[str],
+                 options: Mapping[str, Any], to_count: list[str], notes: KeptNotes) -> pd.DataFrame:
+    """``rows`` extended as the model's training table was (GPU descriptors, BSP or roofline inputs), with the
+    properties ``to_count`` counted from their kernels, empty counts as 0 and the features ``--select`` left
+    out set to 0."""
+    from gpuperf.features.table import with_zero_counts
+
     table = extend_table(rows, where, bool(options.get("gpu_features")), options.get("bsp_inputs"),
                          bool(options.get("base_clock")), options.get("roofline_inputs"))  # names a row's bad GPU
-    if counts:  # gpuperf's kernels (a campaign export): counted as calibrate --table counts them
+    if to_count:  # gpuperf's kernels (a campaign export): counted as calibrate --table counts them
         from gpuperf.evaluation.linear_eval import counted_properties
 
-        table = counted_properties(table, absent, where)
-    table = with_zero_counts(table, names)
+        table = counted_properties(table, to_count, where)
+    table, unused_note = with_unselected_as_zero(with_zero_counts(table, names), info, names, where)
+    notes.add(unused_note)
+    return table
+
+
+def with_unselected_as_zero(table: pd.DataFrame, info: Mapping[str, Any], names: Sequence[str],
+                            where: str) -> tuple[pd.DataFrame, str | None]:
+    """``table`` with the features the model's ``--select`` left out set to 0 (the selector drops them whatever
+    they hold), and a note naming those the table lacks (None where it has them all)."""
     selected = (info.get("metadata") or {}).get("selected_features")
     unselected = [str(name) for name in names if selected and name not in selected]
     unused = [name for name in unselected if name not in table.columns]
-    table = table.assign(**dict.fromkeys(unselected, 0.0))  # the selector drops them whatever they hold
-    if unused:
-        notes.add(f"note: {where}: no column(s) {', '.join(unused[:4])}{', ...' if len(unused) > 4 else ''}; the "
-                    "model's --select left them out, so they do not change its predictions")
-    if gpu is not None:  # a field the --gpu's descriptor lacks is the GPU's, not the table's
-        for column in (str(c) for c in names if str(c).startswith("gpu_") and c in table.columns):
-            if len(table) and table[column].isna().all():
-                lacks = descriptor_lacks(gpu, column.removeprefix("gpu_"))
-                raise GpuperfError(f"--gpu {gpu}: its descriptor {lacks} (see gpuperf gpus), and the model uses "
-                                   f"{column}; fit with --features naming the descriptor columns every GPU you "
-                                   "price has")
-    refuse_features_of_another_version(info, model, [str(n) for n in names if n not in table.columns])
-    unbounded = unbounded_rows(table)
-    failed = failed_without_features(table, names)
-    priced = rows.loc[table.index[~unbounded & ~failed]]  # a failed row left unpriced names no GPU to price
-    refuse_other_gpus_of_a_one_gpu_model(info, options, model, priced, "--gpu" if gpu is not None else where)
-    notes.add(outside_training_gpus_note(info, options, priced, "--gpu" if gpu is not None else where))
-    table = numeric_features(table[~unbounded & ~failed], names, where,
-                             f"{model} was fitted on them: to price rows without them, fit a model with --features "
-                             "naming columns these rows have")
-    if hasattr(fitted, "undefined_rows"):  # bsp: a row its inputs give no time is refused, as fit refuses it
+    table = table.assign(**dict.fromkeys(unselected, 0.0))
+    if not unused:
+        return table, None
+    return table, (f"note: {where}: no column(s) {first_names(unused, 4)}; the model's --select left them out, so "
+                   "they do not change its predictions")
+
+
+def refuse_descriptor_gaps(gpu: str, names: Sequence[str], table: pd.DataFrame) -> None:
+    """An error where the descriptor of ``--gpu`` lacks a field the model uses (its column empty in every row):
+    the GPU's gap, not the table's."""
+    for column in (str(c) for c in names if str(c).startswith("gpu_") and c in table.columns):
+        if len(table) and table[column].isna().all():
+            lacks = descriptor_lacks(gpu, column.removeprefix("gpu_"))
+            raise GpuperfError(f"--gpu {gpu}: its descriptor {lacks} (see gpuperf gpus), and the model uses {column}; "
+                               "fit with --features naming the descriptor columns every GPU you price has")
+
+
+def features_to_price(table: pd.DataFrame, names: Sequence[str], fitted: Any, model: Path, where: str) -> pd.DataFrame:
+    """``table`` with the model's features as numbers; an error names a missing column, a value that is not a
+    number, or (bsp) a row whose inputs give no time, as fit refuses it."""
+    table = numeric_features(table, names, where, f"{model} was fitted on them: to price rows without them, fit a "
+                             "model with --features naming columns these rows have")
+    if hasattr(fitted, "undefined_rows"):  # bsp
         check_bsp_inputs(fitted, table[names], where)
-    result = frame  # the rows as read, with the predictions added (not a copy of a million rows)
-    result[PREDICTED] = np.nan
+    return table
+
+
+def with_predictions(frame: pd.DataFrame, inputs: pd.DataFrame, fitted: Any, model_name: str,
+                     where: str) -> tuple[pd.DataFrame, np.ndarray]:
+    """``frame`` (the rows as read, not a copy of a million rows) with ``fitted``'s predictions from ``inputs``
+    (the features of the rows it can price; the others get none) in :data:`PREDICTED`, and which predictions
+    were clipped to the model's bounds."""
+    import numpy as np
+
+    from gpuperf.evaluation.protocols import predict_bounded
+
+    frame[PREDICTED] = np.nan
     clipped = np.zeros(0, dtype=bool)
-    if len(table):  # else every row is noted below as one that has no prediction
-        with fitting_errors(where, str(options.get("name") or model), table[names], doing="predict from"):
-            predicted, clipped = predict_bounded(fitted, table[names])
-        result.loc[table.index, PREDICTED] = predicted
+    if len(inputs):  # else every row is noted as one that has no prediction
+        with fitting_errors(where, model_name, inputs, doing="predict from"):
+            predicted, clipped = predict_bounded(fitted, inputs)
+        frame.loc[inputs.index, PREDICTED] = predicted
+    return frame, clipped
+
+
+def unpredicted_and_clipped_notes(unbounded: pd.Series, failed: pd.Series, clipped: np.ndarray, rows: int,
+                                  where: str) -> list[str]:
+    """Notes counting the rows left without a prediction (no roofline bound; a failed run lacking a feature)
+    and the predictions clipped to the model's bounds, of ``rows``."""
+    notes = []
     if unbounded.any():
-        notes.add(unbounded_note(unbounded, where, "no prediction for"))
+        notes.append(unbounded_note(unbounded, where, "no prediction for"))
     if failed.any():
-        notes.add(f"note: {where}: no prediction for {counted(int(failed.sum()), 'row')} whose run failed (status not ok) "
-                    "and that lack a feature value")
+        notes.append(f"note: {where}: no prediction for {counted(int(failed.sum()), 'row')} whose run failed (status "
+                     "not ok) and that lack a feature value")
     if clipped.any():
-        notes.add(clipped_note(int(clipped.sum()), len(result)))
-    notes.add(not_positive_note(result.loc[table.index, PREDICTED], len(result), options))
+        notes.append(clipped_note(int(clipped.sum()), rows))
+    return notes
+
+
+def labelled_with_gpu(result: pd.DataFrame, gpu: str | None, where: str) -> tuple[pd.DataFrame, str | None]:
+    """``result`` with the ``--gpu`` its rows were predicted for in :data:`PREDICTED_GPU`; without ``--gpu``,
+    without that column (an earlier run's label) and a note saying so."""
     if gpu is not None:
         result[PREDICTED_GPU] = gpu
-    elif PREDICTED_GPU in result.columns:  # an earlier --gpu run's label: these are for each row's own GPU
-        result = result.drop(columns=[PREDICTED_GPU])
-        notes.add(f"note: {where}: dropped its {PREDICTED_GPU} column, left by an earlier predict-table --gpu: "
-                    f"these {PREDICTED} are for each row's own GPU")
+        return result, None
+    if PREDICTED_GPU not in result.columns:
+        return result, None
+    return result.drop(columns=[PREDICTED_GPU]), (f"note: {where}: dropped its {PREDICTED_GPU} column, left by an "
+                                                  f"earlier predict-table --gpu: these {PREDICTED} are for each row's "
+                                                  "own GPU")
+
+
+def write_predictions(result: pd.DataFrame, frame: pd.DataFrame, where: str, out: Path) -> None:
+    """``result`` written to ``out``, each column that holds whole numbers in ``frame`` (the table read) written
+    as whole numbers."""
+    from gpuperf.datasets.tables import whole_number_columns
+
     for column in whole_number_columns(frame, where):  # 4 with empty cells around is read as 4.0: written as 4
         result[column] = result[column].astype("Int64")
-    with progress_bar() as bar:  # a million rows write for minutes
-        bar.add_task(f"writing {counted(len(result), 'row')} to {out}", total=None)
+    with progress_task(f"writing {counted(len(result), 'row')} to {out}"):  # a million rows write for minutes
         write_table(result, out)
-    return {"out": str(out), "rows": len(result), "predicted": int(result[PREDICTED].notna().sum()),
-            "time_column": PREDICTED, "gpu": gpu}
 
 
 def evaluate_command(
