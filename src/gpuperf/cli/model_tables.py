@@ -127,6 +127,17 @@ def print_note(note: str | None) -> None:
         print(note, file=sys.stderr)
 
 
+def json_notes(notes: Sequence[str]) -> list[str]:
+    """``notes`` as ``--json`` lists them: without ``note: ``."""
+    return [note.removeprefix("note: ") for note in notes]
+
+
+def read_rows_notes(frame: pd.DataFrame, where: str, gpus_used: bool) -> list[str]:
+    """The notes on a table as read: the rows left out for their status (:func:`status_note`) and the board
+    each GPU name is taken as (:func:`rows_boards_notes`, where ``gpus_used``)."""
+    return [note for note in (status_note(frame, where), *rows_boards_notes(frame, gpus_used)) if note]
+
+
 def status_note(frame: pd.DataFrame, where: str) -> str | None:
     """A note counting the rows :func:`measured_rows` leaves out for their status, naming the first."""
     import numpy as np

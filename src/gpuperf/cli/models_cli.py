@@ -15,11 +15,12 @@ import typer
 
 from gpuperf.cli.model_tables import (
     Prepared, bounded_note, clipped_note, constant_fit_note, counted_or, degenerate_fit_note, descriptor_lacks,
-    extend_table, failed_without_features, finite_or_none, fitting_errors, held_out_gpus_notes, model_options,
-    names_in, noted, numeric_features, one_prediction_note, outside_training_gpus_note, prepare_training, print_note,
-    read_table, refuse_features_of_another_version, refuse_other_gpus_of_a_one_gpu_model, require_columns,
-    rows_boards_notes, selected_features, selected_gpus_note, selection_note, skipped_note, status_note,
-    table_output_name, unbounded_note, unbounded_rows, unnamed_rows_notes, write_table,
+    extend_table, failed_without_features, finite_or_none, fitting_errors, held_out_gpus_notes, json_notes,
+    model_options, names_in, noted, numeric_features, one_prediction_note, outside_training_gpus_note,
+    prepare_training, print_note, read_rows_notes, read_table, refuse_features_of_another_version,
+    refuse_other_gpus_of_a_one_gpu_model, require_columns, rows_boards_notes, selected_features, selected_gpus_note,
+    selection_note, skipped_note, table_output_name, unbounded_note, unbounded_rows, unnamed_rows_notes,
+    write_table,
 )
 from gpuperf.cli.output import (
     KeptNotes, comma_separated, counted, given_on_command_line, known_choice, model_output_file, new_output_file, notes_kept, print_json,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from gpuperf.evaluation.protocols import Evaluation
+    from gpuperf.models.registry import ModelOptions
 
 
 PREDICTED = "predicted_time_s"
@@ -114,8 +116,7 @@ def fit_command(
         "train_metrics": finite_or_none(all_metrics(table["time_s"], trained)),
     }
     save_model(fitted, out, feature_names=names, metadata=metadata, new=new_file, replace=True)
-    notes = [note for note in (
-        status_note(frame, where), *rows_boards_notes(frame, prepared.gpu_features),
+    notes = read_rows_notes(frame, where, prepared.gpu_features) + [note for note in (
         *unnamed_rows_notes(table, where), *prepared.notes, indistinct_note(table, names, where),
         selection_note(fitted, names, where), selected_gpus_note(metadata, names, gpu_features, where),
         constant_fit_note(trained, table["time_s"], options.name, where),
@@ -126,7 +127,7 @@ def fit_command(
         print_note(note)
     if as_json:
         print_json({"out": str(out), "features": names, **metadata,
-                    "notes": [note.removeprefix("note: ") for note in notes]})
+                    "notes": json_notes(notes)})
         return
     kept = metadata["selected_features"]
     gpus, kernels = len(metadata["gpus"]), len(metadata["kernels"])
@@ -491,67 +492,31 @@ def evaluate_command(
     no_progress: Annotated[bool, typer.Option("--no-progress", metavar="", help="no progress bar")] = False,
 ) -> None:
     """Hold out each GPU (kernel, or problem size) in turn: fit on the other rows, predict the held-out ones."""
-    import numpy as np
-
-    from gpuperf.datasets.schema import row_location
     from gpuperf.datasets.tables import kernels_told_apart
-    from gpuperf.evaluation.protocols import leave_one_group_out
-    from gpuperf.models.registry import build_estimator
 
     refuse_model_file(model, "evaluate")
     columns = held_out_columns(protocol, sizes)
-    group = "/".join(columns)  # how tables and JSON name the held-out group: gpu, kernel, or n/m
     options = model_options(model, log_target, select, svr_kernel, bsp_columns, property_set)
     refuse_typed_svr_kernel(ctx, options.name)
     folder = None if report is None else report_folder(report)  # kept a str: "" is refused, not taken as "."
     frame, where = read_table(data)
     frame = kernels_told_apart(frame)  # a user's kernel named like another is held out as itself
-    if per_kernel and group == "kernel":
+    if per_kernel and group_name(columns) == "kernel":
         raise GpuperfError("--per-kernel: kernels held out one at a time have no rows to fit their own model")
     require_columns(frame, [*columns, "kernel"] if per_kernel else columns, where, "group")
     prepared = prepare_training(frame, where, options, features, gpu_features, base_clock)
-    for column in columns:
-        blank = np.flatnonzero(prepared.frame[column].isna().to_numpy())
-        if len(blank):
-            raise GpuperfError(f"{where}: {row_location(prepared.frame, int(blank[0]))}: {column} has no value: the "
-                               f"row's {group} is unknown ({len(blank)} such measured rows)")
-    read = prepared.read[columns] if prepared.read is not None else prepared.frame[columns]  # a feature n: exact
-    labels = read.dropna().drop_duplicates().map(  # 4096, as the result tables write it
-        lambda value: str(int(value)) if isinstance(value, float) and value.is_integer() else str(value))
-    held = labels.agg("/".join, axis=1).unique()
-    if len(held) < 2:
-        raise GpuperfError(f"{where}: {protocol} needs measured rows of at least two values of {group}; the table "
-                           f"holds {'one' if len(held) else 'none'}{f' ({held[0]})' if len(held) else ''}")
-    estimator = build_estimator(options, prepared.features, prepared.table_kind)
-    with fitting_errors(where, options.name, prepared.frame[prepared.features]), \
-            progress_task(f"fitting {options.name} with each {group} held out", no_progress or as_json,
-                          total=len(held)) as progress:
-        evaluation, protocol_notes = noted(lambda: leave_one_group_out(
-            estimator, prepared.frame, prepared.features, columns, name=protocol,
-            fit_by="kernel" if per_kernel else None, progress=progress, group_values=read))
-    result = {
-        "dataset": where,
-        "model": options.name,
-        "options": prepared.options(options),
-        "protocol": protocol,
-        "per_kernel": per_kernel,
-        "group": group,
-        "rows": len(evaluation.predictions),
-        "features": prepared.features,
-        "overall": evaluation.overall,
-        "per_group": {str(key): dict(row) for key, row in evaluation.per_group.to_dict(orient="index").items()},
-        "skipped": evaluation.skipped,
-        "bounded": evaluation.bounded,
-    }
-    not_positive = not_positive_note(evaluation.predictions["predicted"], len(evaluation.predictions),
-                                     result["options"], ", so gmre (a ratio of logs) is undefined (null) for "
-                                     "the groups holding them and overall")
-    notes = [note for note in (status_note(frame, where), *rows_boards_notes(frame, prepared.gpu_features or "gpu" in columns),
-                               *prepared.notes, *protocol_notes,
-                               *held_out_gpus_notes(prepared, options.name, columns, where), bounded_note(evaluation),
-                               skipped_note(evaluation, per_kernel), one_prediction_note(evaluation, options.name),
-                               indistinct_note(prepared.frame, prepared.features, where), not_positive) if note]
-    result["notes"] = [note.removeprefix("note: ") for note in notes]
+    refuse_rows_of_no_group(prepared.frame, columns, where)
+    values = held_out_values(prepared, columns)
+    groups = group_names(values)
+    refuse_fewer_than_two_groups(groups, columns, where, protocol)
+    evaluation, protocol_notes = held_out_evaluation(prepared, options, columns, values, len(groups), where=where,
+                                                     protocol=protocol, per_kernel=per_kernel,
+                                                     hidden=no_progress or as_json)
+    result = evaluation_result(evaluation, prepared, options, columns, where=where, protocol=protocol,
+                               per_kernel=per_kernel)
+    notes = [*read_rows_notes(frame, where, prepared.gpu_features or "gpu" in columns), *prepared.notes,
+             *protocol_notes, *evaluation_notes(evaluation, prepared, options, columns, where, per_kernel)]
+    result["notes"] = json_notes(notes)
     if folder is not None:
         result["report"] = str(write_evaluation_report(folder, result, evaluation, prepared)["markdown"])
     for note in notes:
@@ -559,15 +524,111 @@ def evaluate_command(
     if as_json:
         print_json(result)
         return
+    print_evaluation_table(result)
+    if report is not None:
+        print(f"wrote {result['report']}")
+
+
+def group_name(columns: Sequence[str]) -> str:
+    """How tables and JSON name the held-out group: gpu, kernel, or n/m (the ``--sizes`` columns)."""
+    return "/".join(columns)
+
+
+def refuse_rows_of_no_group(frame: pd.DataFrame, columns: Sequence[str], where: str) -> None:
+    """An error naming the first measured row with no value in a held-out column: its group is unknown."""
+    import numpy as np
+
+    from gpuperf.datasets.schema import row_location
+
+    for column in columns:
+        blank = np.flatnonzero(frame[column].isna().to_numpy())
+        if len(blank):
+            raise GpuperfError(f"{where}: {row_location(frame, int(blank[0]))}: {column} has no value: the row's "
+                               f"{group_name(columns)} is unknown ({len(blank)} such measured rows)")
+
+
+def held_out_values(prepared: Prepared, columns: list[str]) -> pd.DataFrame:
+    """The held-out columns of the measured rows, as read (a size column that is a feature stays exact past 2**53)."""
+    return prepared.read[columns] if prepared.read is not None else prepared.frame[columns]
+
+
+def group_names(values: pd.DataFrame) -> np.ndarray:
+    """Each held-out group's name: a distinct combination of ``values``, joined by / (4096, as the result tables
+    write it)."""
+    labels = values.dropna().drop_duplicates().map(
+        lambda value: str(int(value)) if isinstance(value, float) and value.is_integer() else str(value))
+    return labels.agg("/".join, axis=1).unique()
+
+
+def refuse_fewer_than_two_groups(groups: np.ndarray, columns: Sequence[str], where: str, protocol: str) -> None:
+    """An error where the measured rows hold fewer than two groups to hold out in turn."""
+    if len(groups) < 2:
+        raise GpuperfError(f"{where}: {protocol} needs measured rows of at least two values of {group_name(columns)}; "
+                           f"the table holds {'one' if len(groups) else 'none'}{f' ({groups[0]})' if len(groups) else ''}")
+
+
+def held_out_evaluation(prepared: Prepared, options: ModelOptions, columns: list[str], values: pd.DataFrame,
+                        groups: int, *, where: str, protocol: str, per_kernel: bool,
+                        hidden: bool) -> tuple[Evaluation, list[str]]:
+    """The model of ``options`` fitted on ``prepared``'s rows with each of the ``groups`` (``values`` of
+    ``columns``) held out in turn, one model per kernel where ``per_kernel``, behind a progress bar unless
+    ``hidden``; and the notes it raised."""
+    from gpuperf.evaluation.protocols import leave_one_group_out
+    from gpuperf.models.registry import build_estimator
+
+    estimator = build_estimator(options, prepared.features, prepared.table_kind)
+    with fitting_errors(where, options.name, prepared.frame[prepared.features]), \
+            progress_task(f"fitting {options.name} with each {group_name(columns)} held out", hidden,
+                          total=groups) as progress:
+        evaluation, notes = noted(lambda: leave_one_group_out(
+            estimator, prepared.frame, prepared.features, columns, name=protocol,
+            fit_by="kernel" if per_kernel else None, progress=progress, group_values=values))
+    return evaluation, notes
+
+
+def evaluation_result(evaluation: Evaluation, prepared: Prepared, options: ModelOptions, columns: Sequence[str], *,
+                      where: str, protocol: str, per_kernel: bool) -> dict[str, Any]:
+    """What ``evaluate --json`` prints, less its notes: the model and protocol, and the metrics per held-out
+    group and overall."""
+    return {
+        "dataset": where,
+        "model": options.name,
+        "options": prepared.options(options),
+        "protocol": protocol,
+        "per_kernel": per_kernel,
+        "group": group_name(columns),
+        "rows": len(evaluation.predictions),
+        "features": prepared.features,
+        "overall": evaluation.overall,
+        "per_group": {str(key): dict(row) for key, row in evaluation.per_group.to_dict(orient="index").items()},
+        "skipped": evaluation.skipped,
+        "bounded": evaluation.bounded,
+    }
+
+
+def evaluation_notes(evaluation: Evaluation, prepared: Prepared, options: ModelOptions, columns: Sequence[str],
+                     where: str, per_kernel: bool) -> list[str]:
+    """The notes on the held-out predictions: GPUs held out unlike the others, predictions clipped or missing,
+    groups given one time, kernels the features do not tell apart, and times that are not positive."""
+    not_positive = not_positive_note(evaluation.predictions["predicted"], len(evaluation.predictions),
+                                     prepared.options(options), ", so gmre (a ratio of logs) is undefined (null) for "
+                                     "the groups holding them and overall")
+    notes = (*held_out_gpus_notes(prepared, options.name, columns, where), bounded_note(evaluation),
+             skipped_note(evaluation, per_kernel), one_prediction_note(evaluation, options.name),
+             indistinct_note(prepared.frame, prepared.features, where), not_positive)
+    return [note for note in notes if note]
+
+
+def print_evaluation_table(result: Mapping[str, Any]) -> None:
+    """``evaluate``'s metrics per held-out group and overall, as a table with the caption saying what each is."""
+    group = result["group"]
     label = f"{group} (held out)" if group in result["overall"] else group  # a size column named n, say
     rows = [{label: key, **metrics} for key, metrics in result["per_group"].items()]
     rows.append({label: "overall", **result["overall"]})
-    print_table(rows, title=f"{options.name} on {where}, {protocol}",
+    print_table(rows, title=f"{result['model']} on {result['dataset']}, {result['protocol']}",
                 columns=[label, "n", "mape", "gmre", "median_ape", "within_20pct", "spearman", "kendall",
                          "top5_overlap"])
     print(METRICS_CAPTION)
-    if report is not None:
-        print(f"wrote {result['report']}")
 
 
 def held_out_columns(protocol: str, sizes: str | None) -> list[str]:
