@@ -58,6 +58,16 @@ def test_occupancy_and_geometry_note_the_board_a_model_name_is_taken_as(capsys):
     assert json.loads(captured.out)["notes"] == [] and captured.err == ""
 
 
+def test_features_note_the_board_a_model_name_is_taken_as(capsys):
+    """features --gpu H100 wrote the H100 SXM's row (its gpu column) without the word occupancy gives."""
+    assert main(["features", "vector_copy", "-p", "n=4096", "--gpu", "H100", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["gpu"] == "H100 SXM" and captured.err.strip() == f"note: {BOARDS}"
+    assert main(["features", "vector_copy", "-p", "n=4096", "--gpu", "H100 PCIe", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["gpu"] == "H100 PCIe" and captured.err == ""
+
+
 def test_occupancy_table(capsys):
     assert main(["occupancy", "--gpu", "V100", "--threads", "32", "--registers", "32", "--smem", "0"]) == 0
     out = capsys.readouterr().out

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gpuperf.cli.output import (
-    csv_output_name, described_gpu, kernel_sizes, known_choice, new_output_file, print_json, print_table, report_folder,
-    whole_counts,
+    boards_note, csv_output_name, described_gpu, kernel_sizes, known_choice, new_output_file, print_json, print_table,
+    report_folder, whole_counts,
 )
 from gpuperf.errors import GpuperfError
 
@@ -135,6 +135,7 @@ def features(
               f"gpuperf occupancy --gpu {shlex.quote(gpu)} --threads T --registers N computes occupancy from a VGPR "
               "count", file=sys.stderr)
     if gpu is not None:
+        boards_note(gpu)  # on stderr: the JSON row has no notes
         warp_note(get_gpu(gpu))
     refused_launch_note(knl, sizes, gpu is None or get_gpu(gpu).vendor == "NVIDIA")
     if as_json:  # one row of feature_table's shape, so it names what was counted
