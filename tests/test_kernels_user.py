@@ -659,6 +659,23 @@ def test_a_users_space_without_a_check_takes_every_configuration_as_valid(bad_sp
     assert "unchecked: 4 configurations, each built (the space has no check)" in out and "passing" not in out
 
 
+def test_spaces_lists_a_users_variants_by_the_names_that_name_them(bad_spaces: Path,
+                                                                     capsys: pytest.CaptureFixture) -> None:
+    """spaces listed a user's variants as twice[local_x=32,unroll=1], by the VariantSpace's own name, which
+    names no kernel: features, measure and advise refused what the listing gave."""
+    from gpuperf.cli import main
+    from gpuperf.kernels import get_kernel
+
+    spec = f"{bad_spaces}:unchecked"
+    assert main(["spaces", spec, "--limit", "2", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["variants"]
+    assert listed == [f"{spec}[local_x=32,unroll=1]", f"{spec}[local_x=32,unroll=2]"]
+    assert [get_kernel(name).variant for name in listed] == [{"local_x": 32, "unroll": 1}, {"local_x": 32, "unroll": 2}]
+    assert main(["spaces", "stencil2d", "--limit", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["variants"] == [
+        "stencil2d[local_x=4,local_y=1,outputs_y=1,prefetch=0,unroll=1]"]
+
+
 def test_a_space_built_positionally_keeps_its_check_and_make() -> None:
     from gpuperf.kernels.space import VariantSpace
 

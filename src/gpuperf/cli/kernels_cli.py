@@ -70,13 +70,14 @@ def spaces(
     variants = space.variants(limit=limit)
     skipped = space.skipped(limit=limit)
     total, passing = _check_counts(space)
+    named = [_variant_name(name, k) for k in variants]
     if as_json:
         print_json({"space": name, "configurations": total, "passing_check": passing,
-                    "variants": [k.key for k in variants], "skipped": [{"config": c, "reason": r} for c, r in skipped]})
+                    "variants": named, "skipped": [{"config": c, "reason": r} for c, r in skipped]})
     else:
         print(f"{name}: {total} configurations, {_check_summary(space, total, passing)}")
         if variants:
-            print_table([{"variant": k.key} for k in variants], title=f"{name}: first {len(variants)} valid variants")
+            print_table([{"variant": n} for n in named], title=f"{name}: first {len(variants)} valid variants")
         else:
             print(f"{name}: no valid variant; every configuration is skipped")
         if skipped:
@@ -85,6 +86,13 @@ def spaces(
                         prose=["config", "reason"])
         else:
             print("no configuration is skipped")
+
+
+def _variant_name(space_name: str, variant: Any) -> str:
+    """The name that names ``variant`` of the space named ``space_name``, as a kernel argument takes it:
+    ``stencil2d[local_x=4,...]``, or ``my_kernels.py:scale_space[local_x=16]`` for a user's space, whose
+    own VariantSpace name (``scale``) names no space on the command line."""
+    return f"{space_name}[{variant.variant_label}]" if variant.variant_label else space_name
 
 
 def _check_summary(space: VariantSpace, total: int, passing: int) -> str:
