@@ -449,6 +449,28 @@ def _explanation(entry: Optimization, model: SpeedupModel, row: int, prediction,
 
 
 # -- advising ----------------------------------------------------------------------------------------
+class _NotAssessed(Exception):
+    """Why one optimization is not assessed for the kernel: it does not apply, or nothing predicts it."""
+
+
+@dataclass(frozen=True)
+class _Request:
+    """What :func:`advise` is asked about, as each optimization's assessment reads it: the kernel's
+    ``features`` (and the ``query`` of model features made of them), the pair ``target``, the kernel,
+    its variant ``space`` and ``sizes`` where it is a space's variant, the ``gpu``, whether to
+    ``use_cache``, and the ``note`` every suggestion's summary carries."""
+
+    features: Mapping[str, float]
+    query: pd.DataFrame
+    target: str
+    kernel: Kernel | None
+    space: str | None
+    sizes: Mapping[str, Any] | None
+    gpu: str | None
+    use_cache: bool
+    note: str
+
+
 def advise(
     features: Mapping[str, float],
     target: str = GPU_TARGET,
@@ -477,6 +499,35 @@ def advise(
     ``gpu`` itself measured it, its own measurement is the answer (``measured_on_this_gpu``).
     ``progress(done, total, name)`` is called as each optimization is taken up (a first run builds
     and fits every entry's pairs and models, minutes; later runs read them from the cache)."""
+    _check_advice_settings(threshold, min_confidence, target)
+    if gpu is not None:
+        from gpuperf.hardware.specs import get_gpu
+
+        gpu = get_gpu(gpu).name  # an unknown name is an error naming the nearest, as advise_kernel's
+    _check_features_describe_a_kernel(features)
+    entries = list(load_optimizations().values() if entries is None else entries)
+    assessed, skipped, notes = [], [], []
+    if not entries:  # every entry removed (remove = true): nothing was assessed, which is no prediction
+        notes.append("the optimization database holds no entries: no optimization was assessed")
+        warnings.warn(GpuperfNote(notes[-1]), stacklevel=2)
+    query = pd.DataFrame([{name: features.get(name, math.nan) for name in MODEL_FEATURES}])
+    request = _Request(features, query, target, kernel, space, sizes, gpu, use_cache, note)
+    for done, entry in enumerate(entries):
+        if progress is not None:
+            progress(done, len(entries), entry.name)
+        said = len(notes)
+        try:
+            assessed.append(_assessed(entry, request, notes))
+        except _NotAssessed as reason:
+            skipped.append((entry.name, str(reason)))
+        finally:  # said where every output shows it (a suggestion may rest on it), and before an error raised
+            for text in notes[said:]:
+                warnings.warn(GpuperfNote(text), stacklevel=2)
+    return _ranked_advice(assessed, skipped, notes, threshold, min_confidence)
+
+
+def _check_advice_settings(threshold: float, min_confidence: float, target: str) -> None:
+    """An error naming the setting where ``threshold``, ``min_confidence`` or ``target`` is none advise takes."""
     if not 0 < threshold < math.inf:
         raise GpuperfError(f"threshold (--threshold) must be a positive, finite speedup, got {threshold}")
     if not 0.0 <= min_confidence <= 1.0:
@@ -485,92 +536,131 @@ def advise(
                                                                      and len(target) > len(DEVICE_TARGET))):
         raise GpuperfError(f"target {target!r}: '{GPU_TARGET}' (pairs measured on GPUs) or '{DEVICE_TARGET}NAME' "
                            "(pairs measured on a device; device_target('opencl:0') gives it)")
-    if gpu is not None:
-        from gpuperf.hardware.specs import get_gpu
 
-        gpu = get_gpu(gpu).name  # an unknown name is an error naming the nearest, as advise_kernel's
-    known = [name for name in ADVICE_FEATURES if not pd.isna(features.get(name, math.nan))]
-    if not known:
-        unknown = sorted(set(features) - set(MODEL_FEATURES) - set(CONDITION_FEATURES))
-        raise GpuperfError("advise: the features describe no kernel the models know: give some of "
-                           f"{', '.join(ADVICE_FEATURES[:4])}, ... (ADVICE_FEATURES)"
-                           + (f"; unknown names: {', '.join(unknown[:5])}" if unknown else ""))
-    entries = list(load_optimizations().values() if entries is None else entries)
-    assessed, skipped, entry_notes = [], [], []
-    if not entries:  # every entry removed (remove = true): nothing was assessed, which is no prediction
-        entry_notes.append("the optimization database holds no entries: no optimization was assessed")
-        warnings.warn(GpuperfNote(entry_notes[-1]), stacklevel=2)
-    query = pd.DataFrame([{name: features.get(name, math.nan) for name in MODEL_FEATURES}])
-    for done, entry in enumerate(entries):
-        if progress is not None:
-            progress(done, len(entries), entry.name)
-        applies = _condition_verdict(entry, features)
-        if applies is False:
-            skipped.append((entry.name, f"does not apply: {entry.applies_when} is false for this kernel"))
-            continue
-        waits = applies is None and _waits_for_change(entry, features)  # judged once the change is known
-        if applies is None and not waits:  # said where every output shows it: the suggestion rests on it
-            entry_notes.append(_not_judged_note(entry, features))
-            warnings.warn(GpuperfNote(entry_notes[-1]), stacklevel=2)
-        variant, reason, space_note, fallback = _space_change(entry, kernel, space, sizes)
-        if space_note:  # a mistake in the entry: said where every output shows it, not only in an explanation
-            entry_notes.append(f"{entry.path}: {space_note}")
-            warnings.warn(GpuperfNote(entry_notes[-1]), stacklevel=2)
-        if reason:
-            skipped.append((entry.name, f"does not apply: {reason}"))
-            continue
-        try:
-            all_pairs = [spec_pairs(spec, entry.name, use_cache) for spec in entry.pairs]
-        except GpuperfError as exc:  # a mistake in its pairs (a misspelt dataset, kernel or parameter): the others go on
-            entry_notes.append(f"{exc} ({entry.name} is not assessed)")
-            warnings.warn(GpuperfNote(entry_notes[-1]), stacklevel=2)
-            skipped.append((entry.name, f"not assessed: {exc}"))
-            continue
-        for spec, part in zip(entry.pairs, all_pairs):  # a misnamed feature column: said, not silently imputed
-            if unvalued := unvalued_features_note(spec, part):
-                entry_notes.append(unvalued)
-                warnings.warn(GpuperfNote(unvalued), stacklevel=2)
-        all_pairs = [p for p in all_pairs if not p.empty]
-        pairs, pair_note = _target_pairs(pd.concat(all_pairs, ignore_index=True), target) if all_pairs else (None, "")
-        if pairs is None or pairs.empty:
-            skipped.append((entry.name, f"not assessed: {_no_pairs_reason(all_pairs, target)}"))
-            continue
-        model = fitted_model(pairs, use_cache)
-        try:
-            changed = _with_change(query, kernel, variant, sizes)
-        except GpuperfError as exc:  # the variant with the change refuses these sizes (an assumption)
-            skipped.append((entry.name, f"does not apply at these sizes: {exc}"))
-            continue
-        if waits:
-            with_change = {**features, **{name: float(changed[name].iloc[0]) for name in CHANGE_FEATURES}}
-            applies = _condition_verdict(entry, with_change)
-            if applies is False:
-                skipped.append((entry.name, f"does not apply: {entry.applies_when} is false for this change"))
-                continue
-            if applies is None:
-                entry_notes.append(_not_judged_note(entry, with_change))
-                warnings.warn(GpuperfNote(entry_notes[-1]), stacklevel=2)
-        described = [f for f in model.features if f not in GPU_FEATURES]
-        if described and changed[described].isna().to_numpy().all():  # it would predict the training medians
-            skipped.append((entry.name, _no_variant_reason(entry, described, kernel, space, space_note)))
-            continue
-        identified = _with_identity(changed, entry, kernel, variant, sizes, gpu, space)
-        prediction = model.predict(identified)
-        if uncalibrated := _uncalibrated_note(entry, model, prediction):  # said where every output shows it
-            entry_notes.append(uncalibrated)
-            warnings.warn(GpuperfNote(uncalibrated), stacklevel=2)
-        notes = "; ".join(n for n in (note, pair_note, space_note, fallback) if n)
-        assessed.append(Suggestion(
-            optimization=entry.name, title=entry.title,
-            predicted_speedup=float(prediction.speedup[0]), confidence=float(prediction.confidence[0]),
-            explanation=_explanation(entry, model, 0, prediction, notes), apply=_apply_info(entry, variant),
-        ))
-    assessed.sort(key=lambda s: s.predicted_speedup, reverse=True)
+
+def _check_features_describe_a_kernel(features: Mapping[str, float]) -> None:
+    """An error where ``features`` give none of the kernel features the models know (``ADVICE_FEATURES``),
+    naming the names it gives that are no features."""
+    if any(not pd.isna(features.get(name, math.nan)) for name in ADVICE_FEATURES):
+        return
+    unknown = sorted(set(features) - set(MODEL_FEATURES) - set(CONDITION_FEATURES))
+    raise GpuperfError("advise: the features describe no kernel the models know: give some of "
+                       f"{', '.join(ADVICE_FEATURES[:4])}, ... (ADVICE_FEATURES)"
+                       + (f"; unknown names: {', '.join(unknown[:5])}" if unknown else ""))
+
+
+def _assessed(entry: Optimization, request: _Request, notes: list[str]) -> Suggestion:
+    """``entry``'s predicted effect on the kernel of ``request``, with the notes said on the way added to
+    ``notes``; :class:`_NotAssessed` where it does not apply or nothing predicts it."""
+    waits = _judge_condition(entry, request.features, notes)
+    change = _applied_in_variant(entry, request, notes)
+    pairs, pair_note = _pairs_for_target(_measured_pairs(entry, request.use_cache, notes), request.target)
+    model = fitted_model(pairs, request.use_cache)
+    changed = _query_with_change(request, change.variant)
+    if waits:
+        _judge_condition_with_change(entry, request.features, changed, notes)
+    _check_change_described(entry, model, changed, request, change.note)
+    identified = _with_identity(changed, entry, request.kernel, change.variant, request.sizes, request.gpu,
+                                request.space)
+    prediction = model.predict(identified)
+    if uncalibrated := _uncalibrated_note(entry, model, prediction):
+        notes.append(uncalibrated)
+    said = "; ".join(n for n in (request.note, pair_note, change.note, change.fallback) if n)
+    return Suggestion(
+        optimization=entry.name, title=entry.title,
+        predicted_speedup=float(prediction.speedup[0]), confidence=float(prediction.confidence[0]),
+        explanation=_explanation(entry, model, 0, prediction, said), apply=_apply_info(entry, change.variant),
+    )
+
+
+def _judge_condition(entry: Optimization, features: Mapping[str, float], notes: list[str]) -> bool:
+    """Judge ``entry``'s condition on the kernel's ``features``: :class:`_NotAssessed` where it is false, a
+    note where it cannot be judged; True where what leaves it unjudged is what the optimization changes,
+    judged once that is known (:func:`_judge_condition_with_change`)."""
+    applies = _condition_verdict(entry, features)
+    if applies is False:
+        raise _NotAssessed(f"does not apply: {entry.applies_when} is false for this kernel")
+    waits = applies is None and _waits_for_change(entry, features)
+    if applies is None and not waits:
+        notes.append(_not_judged_note(entry, features))
+    return waits
+
+
+def _judge_condition_with_change(entry: Optimization, features: Mapping[str, float], changed: pd.DataFrame,
+                                 notes: list[str]) -> None:
+    """Judge ``entry``'s condition on ``features`` with what the change does (``changed``'s ``change_*``):
+    :class:`_NotAssessed` where it is false, a note where it still cannot be judged."""
+    with_change = {**features, **{name: float(changed[name].iloc[0]) for name in CHANGE_FEATURES}}
+    applies = _condition_verdict(entry, with_change)
+    if applies is False:
+        raise _NotAssessed(f"does not apply: {entry.applies_when} is false for this change")
+    if applies is None:
+        notes.append(_not_judged_note(entry, with_change))
+
+
+def _applied_in_variant(entry: Optimization, request: _Request, notes: list[str]) -> SpaceChange:
+    """What ``entry`` changes in the kernel's space variant (:func:`_space_change`), a mistake in the entry (a
+    parameter the space lacks) noted with its file; :class:`_NotAssessed` where it does not apply."""
+    change = _space_change(entry, request.kernel, request.space, request.sizes)
+    if change.note:
+        notes.append(f"{entry.path}: {change.note}")
+    if change.reason:
+        raise _NotAssessed(f"does not apply: {change.reason}")
+    return change
+
+
+def _measured_pairs(entry: Optimization, use_cache: bool, notes: list[str]) -> list[pd.DataFrame]:
+    """The pairs of each of ``entry``'s pair specs that has any, a table's feature column that holds no value
+    noted (not silently imputed); a mistake in its pairs (a misspelt dataset, kernel or parameter) is a note
+    and :class:`_NotAssessed`, so that the other entries go on."""
+    try:
+        all_pairs = [spec_pairs(spec, entry.name, use_cache) for spec in entry.pairs]
+    except GpuperfError as exc:
+        notes.append(f"{exc} ({entry.name} is not assessed)")
+        raise _NotAssessed(f"not assessed: {exc}") from exc
+    for spec, part in zip(entry.pairs, all_pairs):
+        if unvalued := unvalued_features_note(spec, part):
+            notes.append(unvalued)
+    return [p for p in all_pairs if not p.empty]
+
+
+def _pairs_for_target(all_pairs: list[pd.DataFrame], target: str) -> tuple[pd.DataFrame, str]:
+    """The pairs among ``all_pairs`` that train ``target``'s models and a note on them (:func:`_target_pairs`);
+    :class:`_NotAssessed` saying why there are none."""
+    pairs, pair_note = _target_pairs(pd.concat(all_pairs, ignore_index=True), target) if all_pairs else (None, "")
+    if pairs is None or pairs.empty:
+        raise _NotAssessed(f"not assessed: {_no_pairs_reason(all_pairs, target)}")
+    return pairs, pair_note
+
+
+def _query_with_change(request: _Request, variant: str | None) -> pd.DataFrame:
+    """``request``'s query with what turning its kernel into ``variant`` changes (:func:`_with_change`);
+    :class:`_NotAssessed` where that variant refuses the sizes (an assumption)."""
+    try:
+        return _with_change(request.query, request.kernel, variant, request.sizes)
+    except GpuperfError as exc:
+        raise _NotAssessed(f"does not apply at these sizes: {exc}") from exc
+
+
+def _check_change_described(entry: Optimization, model: SpeedupModel, changed: pd.DataFrame, request: _Request,
+                            space_note: str) -> None:
+    """:class:`_NotAssessed` where ``changed`` values none of the kernel features ``model`` reads, which would
+    predict the training medians (:func:`_no_variant_reason`)."""
+    described = [f for f in model.features if f not in GPU_FEATURES]
+    if described and changed[described].isna().to_numpy().all():
+        raise _NotAssessed(_no_variant_reason(entry, described, request.kernel, request.space, space_note))
+
+
+def _ranked_advice(assessed: list[Suggestion], skipped: list[tuple[str, str]], notes: list[str], threshold: float,
+            min_confidence: float) -> Advice:
+    """The advice of every ``assessed`` prediction, fastest first: those at or above ``threshold`` suggested,
+    but for those whose confidence is below ``min_confidence``, abstained from and said among ``skipped``."""
+    assessed = sorted(assessed, key=lambda s: s.predicted_speedup, reverse=True)
     suggested = [s for s in assessed if s.predicted_speedup >= threshold]
-    skipped += [(s.optimization, f"abstained: predicted {s.predicted_speedup:.2f}x, but confidence "
-                 f"{decimals_apart(s.confidence, min_confidence)} is below {min_confidence:g}")
-                for s in suggested if s.confidence < min_confidence]
-    return Advice([s for s in suggested if s.confidence >= min_confidence], assessed, skipped, entry_notes)
+    abstained = [(s.optimization, f"abstained: predicted {s.predicted_speedup:.2f}x, but confidence "
+                  f"{decimals_apart(s.confidence, min_confidence)} is below {min_confidence:g}")
+                 for s in suggested if s.confidence < min_confidence]
+    return Advice([s for s in suggested if s.confidence >= min_confidence], assessed, [*skipped, *abstained], notes)
 
 
 def _no_variant_reason(entry: Optimization, described: list[str], kernel: Kernel | None, space: str | None,
