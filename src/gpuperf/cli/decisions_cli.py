@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from functools import partial
 from pathlib import Path
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
 import typer
@@ -596,15 +597,9 @@ def _measure_sweep(device: str, loops: str, trips: str, gpu: str | None, blocks_
     opened = open_device(device)
     descriptor = sweep.measured_device_descriptor(opened, gpu)
     with output_lock(out):  # one run at a time: a second, resumed or not, would write over its trials
-        resume = resume and not nothing_to_resume(out)
-        if out and not resume:  # a new file: measurements are never overwritten
-            new_output_file(out, resumable=True)
-        earlier = None
-        if resume and not is_empty_claim(out):  # the file grows: every point it holds is written back with the new
-            from gpuperf.cli.model_tables import read_table
-
-            earlier = sweep.earlier_sweep(*read_table(out), descriptor,
-                                          opened.provenance().get("device_name", opened.name))
+        resume, held = _resumed_output(out, resume)  # resumed, every point it holds is written back with the new
+        earlier = None if held is None else sweep.earlier_sweep(*held, descriptor,
+                                                                opened.provenance().get("device_name", opened.name))
         for trip in counts:
             sweep.sweep_geometries(descriptor, trip, blocks_step)  # bad trips or steps fail before anything runs
         settings = sweep.sweep_settings(cycles)
@@ -758,10 +753,7 @@ def tune_command(
 ) -> None:
     """Tune a variant space on a device: measure the variants the guided search picks, one by one."""
     checked_seed(seed)
-    from gpuperf.datasets import write_dataset_csv
-    from gpuperf.decisions.space import read_training_spaces
-    from gpuperf.decisions.training import own_kernel_spaces
-    from gpuperf.decisions.tune import earlier_trials, tune_space
+    from gpuperf.decisions.tune import tune_space
     from gpuperf.kernels.loader import resolved_user_spec
     from gpuperf.kernels.space import get_space
 
@@ -771,76 +763,153 @@ def tune_command(
     sizes = parse_params(param)
     space = resolved_user_spec(space)  # a user's file however spelt, so that --resume finds it the same
     chosen = get_space(space)  # an unknown space fails here, before anything is read
-    names = list(chosen.parameters)
     space_sizes(chosen, sizes)  # wrong sizes fail here too; tune keeps those given, to match --train tables
     start = _tune_start(start, bool(train), count_model, rank_train)
-    others = [s for path in train or [] for s in own_kernel_spaces(
-        space, read_training_spaces(path, names, size_columns=list(sizes)), path)]
+    others = _own_kernel_training_spaces(space, list(chosen.parameters), train or [], sizes)
+    _check_trials_output(out, resume)
+    hidden = no_progress or as_json
+    with output_lock(out):  # one run at a time: a second, resumed or not, would write over its trials
+        resume, earlier = _resumed_trials(out, resume, space)
+        _refuse_earlier_report(report)
+        ranking, ranked_by = _first_picks_ranking(start, bool(others), space, sizes, rank_train, count_model, hidden)
+        save = _trials_saver(out, _run_started(out, resume),
+                             _tune_command_line(space, sizes, device, budget, seed, start, train, model, count_model,
+                                                rank_train))
+        with claimed_output(None if resume else out), progress_bar(hidden) as bar:
+            task = bar.add_task(f"tuning {space}", total=budget, completed=len(earlier.trials) if earlier else 0)
+
+            def after_trial(so_far: TuneResult) -> None:
+                bar.advance(task)
+                save(so_far)
+
+            result = tune_space(space, sizes, device, budget, others, model, seed, on_trial=after_trial, ranking=ranking,
+                                ranked_by=ranked_by, earlier=earlier)
+        _tuning_notes(result, earlier, budget, out, space)
+        summary = _tune_summary(space, device, result)
+        show = partial(_show_tune_summary, summary, space, list(chosen.parameters), as_json)
+        if report is not None:
+            summary["report"] = _tuning_report(report, result, space, device, show)
+        show()
+
+
+def _own_kernel_training_spaces(space: str, parameters: list[str], train: Sequence[str], sizes: dict) -> list[Space]:
+    """The spaces of the ``--train`` tables (one per kernel, GPU and size in ``sizes``), only those of
+    ``space``'s own kernel where a table holds several (:func:`~gpuperf.decisions.training.own_kernel_spaces`)."""
+    from gpuperf.decisions.space import read_training_spaces
+    from gpuperf.decisions.training import own_kernel_spaces
+
+    return [s for path in train for s in own_kernel_spaces(
+        space, read_training_spaces(path, parameters, size_columns=list(sizes)), path)]
+
+
+def _check_trials_output(out: str | None, resume: bool) -> None:
+    """An error where ``--out`` is no CSV file name, or ``--resume`` has no ``--out`` to go on with."""
     if out:
         csv_output_name(out)
     if resume and not out:
         raise GpuperfError("--resume goes on with the run whose trials --out holds: give --out")
-    with output_lock(out):  # one run at a time: a second, resumed or not, would write over its trials
-        earlier = None
-        resume = resume and not nothing_to_resume(out)
-        if resume:  # the file grows: every trial it holds is written back with the new ones
-            from gpuperf.cli.model_tables import read_table
 
-            earlier = None if is_empty_claim(out) else earlier_trials(*read_table(out), space=space)
-        elif out:  # a new file: measurements are never overwritten
+
+def _resumed_trials(out: str | None, resume: bool, space: str) -> tuple[bool, TuneResult | None]:
+    """Whether the run resumes the one ``out`` holds, and that run's trials (None where it holds none yet)
+    (:func:`_resumed_output`)."""
+    from gpuperf.decisions.tune import earlier_trials
+
+    resume, held = _resumed_output(out, resume)
+    return resume, None if held is None else earlier_trials(*held, space=space)
+
+
+def _resumed_output(out: str | None, resume: bool) -> tuple[bool, tuple[pd.DataFrame, str] | None]:
+    """Whether a run writing ``out`` as it goes resumes the one ``out`` holds (--resume, and ``out`` there:
+    where it is not, the run starts anew, with a note), and the table it holds with where it was read (None
+    for an empty claim, left by a run killed before its first result). The file of a new run is checked to
+    be new (gpuperf never overwrites one). Call it holding ``out``'s lock (:func:`output_lock`)."""
+    resume = resume and not nothing_to_resume(out)
+    if not resume:
+        if out:
             new_output_file(out, resumable=True)
-        if report is not None and (report_folder(report) / "report.md").exists():  # its trials may be the only record of them
-            raise GpuperfError(f"--report {report}: holds an earlier report, which this run would replace (a "
-                               "tuning report's trials may be their only record); name a new folder")
-        ranking, ranked_by = None, "other kernels"
-        if start == "ranked" and not others:
-            ranking = ranking_by_other_kernels(space, sizes, rank_train, show=not (no_progress or as_json))
-        elif start == "counts":
-            ranking, _ = ranking_by_counts(space, sizes, count_model, show=not (no_progress or as_json))
-            ranked_by = COUNT_RANKING
+        return False, None
+    if is_empty_claim(out):
+        return True, None
+    from gpuperf.cli.model_tables import read_table
 
-        started = _run_started(out, resume)
-        command = " ".join(["gpuperf tune", space, *[f"-p {k}={v}" for k, v in sizes.items()], f"--device {device}",
-                            f"--budget {budget}", f"--seed {seed}",
-                            *([f"--train {table}" for table in train] if train else [f"--start {start}"]),
-                            *([f"--model {model}"] if model else []),
-                            *([f"--count-model {count_model}"] if count_model else []),
-                            *([f"--rank-train {rank_train}"] if rank_train else [])])
+    return True, read_table(out)
 
-        def after_trial(so_far) -> None:
-            bar.advance(task)
-            if out:  # every trial saved as it is measured: an interrupted run keeps what it measured
-                write_dataset_csv(so_far.table(), out, replace=True)
-                _write_trials_provenance(out, so_far, command, started)
 
-        with claimed_output(None if resume else out), progress_bar(no_progress or as_json) as bar:
-            task = bar.add_task(f"tuning {space}", total=budget, completed=len(earlier.trials) if earlier else 0)
-            result = tune_space(space, sizes, device, budget, others, model, seed, on_trial=after_trial, ranking=ranking,
-                                ranked_by=ranked_by, earlier=earlier)
-        if earlier is not None and len(earlier.trials) >= budget:  # said once the trials are known to be this run's
-            print(f"note: {out} holds {len(earlier.trials)} trials already, --budget {budget}: nothing more is "
-                  "measured (raise --budget to go on)", file=sys.stderr)
-        for line in result.failure_notes():
-            print(f"note: {space}: {line}", file=sys.stderr)
-        summary = _tune_summary(space, device, result)
+def _refuse_earlier_report(report: str | None) -> None:
+    """An error where the ``--report`` folder holds a report already, which a tuning run would replace (a
+    tuning report's trials may be their only record)."""
+    if report is not None and (report_folder(report) / "report.md").exists():
+        raise GpuperfError(f"--report {report}: holds an earlier report, which this run would replace (a "
+                           "tuning report's trials may be their only record); name a new folder")
 
-        def show() -> None:
-            if as_json:
-                print_json(summary)
-                return
-            keys = [k for k in summary if k != "trials"]
-            print_table([{"figure": k, "value": summary[k]} for k in keys], title=f"tune {space}")
-            print_table(numbered(summary["trials"], list(chosen.parameters), "time_s"), title="trials in order")
 
-        if report is not None:
-            from gpuperf.decisions.reports import tuning_report
-            from gpuperf.decisions.tune import default_variant_time
+def _first_picks_ranking(start: str, trained: bool, space: str, sizes: dict, rank_train: str | None,
+                         count_model: Path | None, hidden: bool) -> tuple[pd.DataFrame | None, str]:
+    """The ranking of ``space``'s variants that gives the search its first picks, and what ranked them: by
+    other kernels' measured variants (--start ranked, where no --train table guides the search, ``trained``),
+    by a linear count model (--start counts); none for --start random."""
+    if start == "ranked" and not trained:
+        return ranking_by_other_kernels(space, sizes, rank_train, show=not hidden), "other kernels"
+    if start == "counts":
+        return ranking_by_counts(space, sizes, count_model, show=not hidden)[0], COUNT_RANKING
+    return None, "other kernels"
 
-            with shown_if_unreported(show, "trials"):
-                paths = tuning_report(report, result, default_variant_time(space, result.sizes, device,
-                                                                           trials=result.trials))
-            summary["report"] = str(paths["markdown"])
-        show()
+
+def _tune_command_line(space: str, sizes: dict, device: str, budget: int, seed: int, start: str,
+                       train: list[str] | None, model: str | None, count_model: Path | None,
+                       rank_train: str | None) -> str:
+    """The ``gpuperf tune`` command line of a run, as its trials' provenance records it."""
+    return " ".join(["gpuperf tune", space, *[f"-p {k}={v}" for k, v in sizes.items()], f"--device {device}",
+                     f"--budget {budget}", f"--seed {seed}",
+                     *([f"--train {table}" for table in train] if train else [f"--start {start}"]),
+                     *([f"--model {model}"] if model else []),
+                     *([f"--count-model {count_model}"] if count_model else []),
+                     *([f"--rank-train {rank_train}"] if rank_train else [])])
+
+
+def _trials_saver(out: str | None, started: str | None, command: str) -> Callable[[TuneResult], None]:
+    """What saves a tuning run's trials so far to ``out`` with their provenance after every trial (an
+    interrupted run keeps what it measured); without ``out``, nothing."""
+    from gpuperf.datasets import write_dataset_csv
+
+    def save(so_far: TuneResult) -> None:
+        if out:
+            write_dataset_csv(so_far.table(), out, replace=True)
+            _write_trials_provenance(out, so_far, command, started)
+
+    return save
+
+
+def _tuning_notes(result: TuneResult, earlier: TuneResult | None, budget: int, out: str | None, space: str) -> None:
+    """Notes on stderr once the trials are known to be this run's: a resumed run that had spent ``budget``
+    already, and one line per kind of failed trial."""
+    if earlier is not None and len(earlier.trials) >= budget:
+        print(f"note: {out} holds {len(earlier.trials)} trials already, --budget {budget}: nothing more is "
+              "measured (raise --budget to go on)", file=sys.stderr)
+    for line in result.failure_notes():
+        print(f"note: {space}: {line}", file=sys.stderr)
+
+
+def _show_tune_summary(summary: dict[str, Any], space: str, parameters: list[str], as_json: bool) -> None:
+    """Print a tuning run's ``summary``: as JSON, or its figures and its trials in order as tables."""
+    if as_json:
+        print_json(summary)
+        return
+    keys = [k for k in summary if k != "trials"]
+    print_table([{"figure": k, "value": summary[k]} for k in keys], title=f"tune {space}")
+    print_table(numbered(summary["trials"], parameters, "time_s"), title="trials in order")
+
+
+def _tuning_report(report: str, result: TuneResult, space: str, device: str, show: Callable[[], None]) -> str:
+    """Write the tuning report of ``result`` to the folder ``report`` (its reference: the space's default
+    variant's time), and where its markdown is; where that fails, ``show`` prints the trials first."""
+    from gpuperf.decisions.reports import tuning_report
+    from gpuperf.decisions.tune import default_variant_time
+
+    with shown_if_unreported(show, "trials"):
+        paths = tuning_report(report, result, default_variant_time(space, result.sizes, device, trials=result.trials))
+    return str(paths["markdown"])
 
 
 def register(app: typer.Typer) -> None:
