@@ -315,6 +315,46 @@ def _umask() -> int:
     return mask
 
 
+LARGEST_EXACT_WHOLE = 2.0 ** 53  # beyond it a float is not every whole number: read back, it may differ
+
+
+def whole_numbers(column):  # noqa: ANN001, ANN201 - a pandas Series
+    """``column`` as nullable integers (a missing value stays missing) where every value it holds is a
+    whole number that a float holds exactly; any other column (text, booleans, a fraction) as it is."""
+    import numpy as np
+    import pandas as pd
+
+    values = column.dropna()
+    if values.empty or pd.api.types.is_bool_dtype(column):
+        return column
+    if pd.api.types.is_integer_dtype(column):
+        return column.astype("Int64")
+    if column.dtype == object and not all(isinstance(v, (int, float, np.integer, np.floating))
+                                          and not isinstance(v, (bool, np.bool_)) for v in values):
+        return column
+    if column.dtype != object and not pd.api.types.is_float_dtype(column):
+        return column
+    numbers = pd.to_numeric(column)
+    present = numbers.dropna().to_numpy(dtype=float)
+    if not (np.isfinite(present).all() and (np.abs(present) <= LARGEST_EXACT_WHOLE).all()
+            and (present == np.round(present)).all()):
+        return column
+    return numbers.astype("Int64")
+
+
+def with_whole_numbers(frame, columns):  # noqa: ANN001, ANN201 - a pandas DataFrame, column names
+    """``frame`` with each of ``columns`` whose values are all whole numbers as integers (:func:`whole_numbers`),
+    in a copy where any is (the other columns are not copied)."""
+    out = frame
+    for column in columns:
+        values = frame[column]
+        whole = whole_numbers(values)
+        if whole is not values:
+            out = frame.copy(deep=False) if out is frame else out
+            out[column] = whole
+    return out
+
+
 def write_csv(frame, temporary: Path, named: Path) -> None:  # noqa: ANN001 - a pandas DataFrame
     """``frame`` as CSV in ``temporary``, the file that becomes ``named`` (gzipped when ``named`` ends in
     .gz; its gzip header names ``named``, not the temporary file)."""

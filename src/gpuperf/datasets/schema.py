@@ -22,6 +22,8 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.errors import GpuperfError, GpuperfNote
+from gpuperf.features.table import FEATURE_COUNTS
+from gpuperf.files import with_whole_numbers
 from gpuperf.hardware.specs import canonical_gpu_name
 
 KEY_COLUMNS = ("kernel", "variant", "gpu", "device", "source")
@@ -57,11 +59,8 @@ COUNT_COLUMNS = frozenset({
     "launch__occupancy_limit_warps",
     *LAUNCH_STATISTICS, *(f"Launch Statistics: {name}" for name in LAUNCH_STATISTICS),
     *OCCUPANCY_LIMITS, *(f"Occupancy: {name}" for name in OCCUPANCY_LIMITS),
-    *(f"{kind}_size_{axis}" for kind in ("global", "local") for axis in range(3)),
-    "threads", "blocks", "work_groups", "work_group_size", "local_memory_bytes", "kernel_launches", "registers",
-    "registers_per_thread", "active_blocks_per_sm", "active_warps_per_sm",
+    *FEATURE_COUNTS,
 })
-LARGEST_EXACT_WHOLE = 2.0 ** 53  # beyond it a float is not every whole number: read back, it may differ
 
 
 ROW_NUMBERING = "row_numbering"  # frame.attrs key: how error messages number the rows of the file read
@@ -355,33 +354,7 @@ def count_columns(frame: pd.DataFrame) -> list[str]:
     return counts
 
 
-def whole_numbers(column: pd.Series) -> pd.Series:
-    """``column`` as nullable integers (a missing value stays missing) where every value it holds is
-    a whole number that a float holds exactly; any other column (text, booleans, a fraction) as it is."""
-    values = column.dropna()
-    if values.empty or pd.api.types.is_bool_dtype(column) or pd.api.types.is_integer_dtype(column):
-        return column
-    if column.dtype == object and not all(isinstance(v, (int, float, np.integer, np.floating))
-                                          and not isinstance(v, (bool, np.bool_)) for v in values):
-        return column
-    if column.dtype != object and not pd.api.types.is_float_dtype(column):
-        return column
-    numbers = pd.to_numeric(column)
-    present = numbers.dropna().to_numpy(dtype=float)
-    if not (np.isfinite(present).all() and (np.abs(present) <= LARGEST_EXACT_WHOLE).all()
-            and (present == np.round(present)).all()):
-        return column
-    return numbers.astype("Int64")
-
-
 def with_whole_counts(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` as gpuperf writes it: each of its :func:`count_columns` whose values are all whole
     numbers as integers (in a copy where any is; measured quantities as they are)."""
-    out = frame
-    for column in count_columns(frame):
-        values = frame[column]
-        whole = whole_numbers(values)
-        if whole is not values:
-            out = frame.copy(deep=False) if out is frame else out  # the other columns are not copied
-            out[column] = whole
-    return out
+    return with_whole_numbers(frame, count_columns(frame))

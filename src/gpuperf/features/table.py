@@ -154,6 +154,12 @@ FEATURES: tuple[Feature, ...] = (
 )
 
 OCCUPANCY_FEATURES = ("registers_per_thread", "occupancy", "active_blocks_per_sm", "active_warps_per_sm")
+# The features that count whole things (work-items, groups, registers, blocks, bytes): written as whole numbers
+FEATURE_COUNTS = frozenset({
+    *(f"{kind}_size_{axis}" for kind in ("global", "local") for axis in range(3)),
+    "threads", "blocks", "work_groups", "work_group_size", "local_memory_bytes", "kernel_launches", "registers",
+    "registers_per_thread", "active_blocks_per_sm", "active_warps_per_sm",
+})
 
 
 def made_accesses(access: EvaluatedAccess) -> float:

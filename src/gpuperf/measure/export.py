@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from gpuperf.errors import GpuperfError, GpuperfNote
-from gpuperf.files import refuse_existing, write_csv, written_whole
+from gpuperf.files import refuse_existing, whole_numbers, with_whole_numbers, write_csv, written_whole
 from gpuperf.kernels.kernel import Kernel
 from gpuperf.measure.store import CYCLE_GROUP, OK, Store, geometry_text
 
@@ -162,7 +162,7 @@ def store_table(store_path: str | Path, campaign: str | None = None, features: b
         frame = with_zero_counts(frame, list(feature_names))
     frame["time_s"] = pd.to_numeric(frame["time_s"], errors="coerce").astype(float)
     for column in [*size_names, *param_names, "repeats", "retries", "input_seed"]:
-        frame[column] = _integers_kept(frame[column])
+        frame[column] = whole_numbers(frame[column])
     # outputs compared and found different: not verified (the store leaves a failed point's flag empty)
     frame["verified"] = frame["verified"].astype(object).where(frame["status"] != "verify_failed", False)
     return frame
@@ -175,15 +175,6 @@ def _cycles(row: dict[str, Any]) -> dict[str, str]:
         return {CYCLE_TIMES: "", CYCLE_GROUP: ""}
     return {CYCLE_TIMES: ";".join(repr(float(t)) for t in row["samples"] or ()),
             CYCLE_GROUP: str(origin.get(CYCLE_GROUP) or "")}
-
-
-def _integers_kept(column: pd.Series) -> pd.Series:
-    """A column of whole numbers with gaps as nullable integers (not floats); others unchanged."""
-    values = column.dropna()
-    if values.empty or not all(isinstance(v, (int, np.integer, float)) and float(v).is_integer()
-                               and not isinstance(v, bool) for v in values):
-        return column
-    return column.astype("Int64")
 
 
 def _parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:
@@ -227,10 +218,10 @@ def export_store(store_path: str | Path, out: str | Path, fmt: str | None = None
     absent = not out.exists()  # a file that appears there meanwhile (another run's, a user's) is kept
     frame = store_table(store_path, campaign, features, cycle_times, progress)
     _note_a_run_measuring(store_path, len(frame))
-    from gpuperf.datasets.schema import with_whole_counts
-
     out.parent.mkdir(parents=True, exist_ok=True)
-    written = with_whole_counts(frame)  # a feature's launch geometry as 256, not 256.0
+    from gpuperf.features.table import FEATURE_COUNTS
+
+    written = with_whole_numbers(frame, [c for c in frame.columns if c in FEATURE_COUNTS])  # 256, not 256.0
     with written_whole(out, new=absent) as temporary:  # a failed or killed export leaves no partial table
         if fmt == "csv":
             write_csv(written, temporary, out)
