@@ -327,7 +327,7 @@ def _scatter_panel(ax: Axes, name: str, part: pd.DataFrame, colour_by: str,
         if len(finite) else math.nan
     ax.set(xscale="log", yscale="log")
     group = name if in_sample else f"held out: {name}"
-    ax.set_title(f"{group}\nMAPE {_cell(error, 3) or 'undefined'}, {len(part)} rows", fontsize=8)
+    ax.set_title(f"{group}\nMAPE {_metric_text(error)}, {len(part)} rows", fontsize=8)
     ax.tick_params(labelsize=7)
     return drawn, thinned
 
@@ -494,6 +494,14 @@ def _checked_report_inputs(evaluations: object, tables: object, notes: object) -
     return [notes] if isinstance(notes, str) else list(notes)
 
 
+# A report's section: heading, text under it, table (or None), and the images it shows with their captions.
+Section = tuple[str, str, pd.DataFrame | pd.Series | None, list[tuple[Path, str]]]
+
+PAGE_STYLE = ("body{font-family:sans-serif;max-width:72em;margin:auto}table{border-collapse:collapse;font-size:80%}"
+              "td,th{padding:2px 6px;border-bottom:1px solid #ddd;text-align:right}img{max-width:100%}"
+              "figure{margin:1em 0}figcaption{font-size:90%;color:#444}")
+
+
 def write_report(
     folder: str | Path,
     title: str,
@@ -526,103 +534,181 @@ def write_report(
     with tempfile.TemporaryDirectory(dir=folder, prefix=STAGING) as drawn_aside, \
             _named_in_the_report(Path(drawn_aside), folder):  # plots: in with the pages
         staging = Path(drawn_aside)
-        written: dict[str, Path] = {}
-        sections: list[tuple[str, str, pd.DataFrame | None, list[tuple[Path, str]]]] = []  # images with captions
-        for name, table in tables.items():
-            sections.append((name, "", table, []))
-        for heading, text, image in plots:  # the section's text says what the plot shows
-            sections.append((heading, text, None, [(Path(image), "")]))
         plotted = list(evaluations) if plot_evaluations is None else list(plot_evaluations)
-        slugs = _distinct_slugs(list(evaluations))
-        for name, evaluation in evaluations.items():
-            images = []
-            predicted = not evaluation.held_out.empty  # an evaluation with nothing to predict says so
-            if name in plotted and predicted:
-                images.append((plot_predicted_vs_measured(evaluation, staging / f"pred_vs_measured_{slugs[name]}.png",
-                                                          title), scatter_caption(evaluation)))
-                if "kernel" in evaluation.predictions.columns:
-                    images.append((plot_error_heatmap(evaluation, staging / f"error_{slugs[name]}.png", title),
-                                   heatmap_caption(evaluation)))
-            if predicted:
-                overall = ", ".join(f"{k} {_cell(v, 3) or 'undefined'}" for k, v in evaluation.overall.items())
-                text = (f"Overall (error metrics pooled over {len(evaluation.held_out)} held-out rows, rank metrics the "
-                        f"mean over held-out groups): {overall}.")
-            else:
-                text = "No held-out row has a prediction."
-            if evaluation.in_sample:
-                text += f" Not pooled: {', '.join(evaluation.in_sample)}, whose rows the model was fitted on."
-            if evaluation.skipped:
-                left = ", ".join(f"{count} of held-out {fold}" for fold, count in evaluation.skipped.items())
-                text += (f" Rows left out for want of a prediction (no training rows of their kernel or of what the "
-                         f"model is fitted by): {left}.")
-            if evaluation.bounded:
-                clipped = ", ".join(f"{count} of held-out {fold}" for fold, count in evaluation.bounded.items())
-                text += (f" Predictions the model clipped to its training times widened by its bound factor "
-                         f"(a runaway extrapolation, capped): {clipped}.")
-            sections.append((f"Evaluation {name}", text, evaluation.per_group if predicted else None, images))
-        if feature_ranking is not None:
-            image = plot_feature_ranking(feature_ranking, staging / "feature_ranking.png")
-            caption = f"The features ranked highest by {feature_ranking.name or 'score'} (at most 25)."
-            sections.append(("Feature ranking", "", feature_ranking.to_frame(), [(image, caption)]))
-        if dendrogram_of is not None:
-            linkage_matrix, labels, k = dendrogram_of
-            image = plot_dendrogram(linkage_matrix, labels, staging / "dendrogram.png", k)
-            sections.append(("Feature clustering", "Distance 1 - |Spearman r|, average linkage.", None, [(image, "")]))
-        for _, _, _, images in sections:
-            written.update({image.stem: folder / image.name for image, _ in images})
-
-        if evaluations:
-            notes = [*notes, METRIC_GLOSSARY]
+        sections = [*_table_sections(tables, plots), *_evaluation_sections(evaluations, plotted, staging, title),
+                    *_feature_sections(feature_ranking, dendrogram_of, staging)]
+        written = {image.stem: folder / image.name for _, _, _, images in sections for image, _ in images}
         provenance = written_by()
-        notes = [*notes, f"Written by gpuperf {provenance['gpuperf']}: `{provenance['command']}`."]
-        markdown = [f"# {title}", "", *[f"{note}  " for note in notes], ""]
-        body = [f"<h1>{html.escape(title)}</h1>", *[f"<p>{note_html(note)}</p>" for note in notes]]
-        for heading, text, table, images in sections:
-            markdown += [f"## {heading}", ""] + ([text, ""] if text else [])
-            body += [f"<h2>{html.escape(heading)}</h2>"] + ([f"<p>{note_html(text)}</p>"] if text else [])
-            if table is not None:
-                markdown += [markdown_table(table, time_columns=time_columns), ""]
-                body.append(html_table(table, time_columns=time_columns))
-            for image, caption in images:
-                markdown += [f"![{image.stem}]({image.name})", ""] + ([f"*{caption}*", ""] if caption else [])
-                img = f'<img src="{html.escape(image.name)}" alt="{html.escape(image.stem)}">'
-                body.append(f"<figure>{img}<figcaption>{note_html(caption)}</figcaption></figure>" if caption else img)
-        style = "body{font-family:sans-serif;max-width:72em;margin:auto}table{border-collapse:collapse;font-size:80%}" \
-                "td,th{padding:2px 6px;border-bottom:1px solid #ddd;text-align:right}img{max-width:100%}" \
-                "figure{margin:1em 0}figcaption{font-size:90%;color:#444}"
-        page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-                f"<style>{style}</style></head><body>{''.join(body)}</body></html>")
-        document = {
-            "title": title,
-            "evaluations": {
-                name: {"overall": _jsonable(e.overall) if not e.held_out.empty else None,
-                       "per_group": frame_records(e.per_group)}
-                for name, e in evaluations.items()
-            },
-            "tables": {name: frame_records(json_tables.get(name, table)) for name, table in tables.items()},
-            **({"metrics": _jsonable(dict(metrics))} if metrics else {}),
-            **({"feature_ranking": _ranking_record(feature_ranking)} if feature_ranking is not None else {}),
-            "written_by": provenance,
-        }
-        texts = {"markdown": ("report.md", "\n".join(markdown)), "html": ("report.html", page),
-                 "json": ("metrics.json", json.dumps(document, indent=1))}
-        # Every plot drawn and every page written aside before any is put in place (renames, which a full
-        # disk does not stop): an error or Ctrl-C leaves the earlier report's pages and plots, never half of one.
-        for key, (name, text) in texts.items():
-            written[key] = folder / name
-            try:
-                (staging / name).write_text(text, encoding="utf-8")
-            except OSError as error:
-                raise UnwritableFile(f"{written[key]}: cannot be written ({error.strerror or error}); the report "
-                                     "is left as it was") from None
-        in_the_way = [folder / drawn.name for drawn in staging.iterdir() if (folder / drawn.name).is_dir()]
-        if in_the_way:
-            raise GpuperfError(f"{in_the_way[0]}: a folder where the report puts a file; the report is left as it was")
-        for drawn in staging.iterdir():  # a link there is replaced, what it names left alone
-            os.replace(drawn, folder / drawn.name)
+        notes = _page_notes(notes, bool(evaluations), provenance)
+        texts = {"markdown": ("report.md", _markdown_page(title, notes, sections, time_columns)),
+                 "html": ("report.html", _html_page(title, notes, sections, time_columns))}
+        document = _metrics_document(title, evaluations, tables, json_tables, metrics, feature_ranking, provenance)
+        texts["json"] = ("metrics.json", json.dumps(document, indent=1))
+        written.update(_write_pages_aside(texts, staging, folder))
+        _put_in_place(staging, folder)
         for stale in earlier - set(written.values()):  # no page links them any more
             stale.unlink(missing_ok=True)
         return written
+
+
+def _table_sections(tables: Mapping[str, pd.DataFrame], plots: Sequence[tuple[str, str, Path]]) -> list[Section]:
+    """The sections of the tables, in order under their names, then of the plots already drawn (the
+    section's text says what the plot shows)."""
+    return ([(name, "", table, []) for name, table in tables.items()]
+            + [(heading, text, None, [(Path(image), "")]) for heading, text, image in plots])
+
+
+def _evaluation_sections(evaluations: Mapping[str, Evaluation], plotted: Sequence[str], staging: Path,
+                         title: str) -> list[Section]:
+    """A section per evaluation: its overall figures, its per-group table where it predicted anything,
+    and its plots (drawn into ``staging``) where it is among ``plotted``."""
+    slugs = _distinct_slugs(list(evaluations))
+    sections: list[Section] = []
+    for name, evaluation in evaluations.items():
+        predicted = not evaluation.held_out.empty  # an evaluation with nothing to predict says so
+        images = _evaluation_plots(evaluation, staging, slugs[name], title) if name in plotted and predicted else []
+        sections.append((f"Evaluation {name}", _evaluation_text(evaluation),
+                         evaluation.per_group if predicted else None, images))
+    return sections
+
+
+def _evaluation_plots(evaluation: Evaluation, staging: Path, slug: str, title: str) -> list[tuple[Path, str]]:
+    """The evaluation's scatter and, where its predictions name kernels, its heat map, with their captions."""
+    images = [(plot_predicted_vs_measured(evaluation, staging / f"pred_vs_measured_{slug}.png", title),
+               scatter_caption(evaluation))]
+    if "kernel" in evaluation.predictions.columns:
+        images.append((plot_error_heatmap(evaluation, staging / f"error_{slug}.png", title),
+                       heatmap_caption(evaluation)))
+    return images
+
+
+def _evaluation_text(evaluation: Evaluation) -> str:
+    """The text under an evaluation's heading: its overall figures (or that it predicted nothing), the
+    folds not pooled, and the rows left out or clipped."""
+    if evaluation.held_out.empty:
+        text = "No held-out row has a prediction."
+    else:
+        overall = ", ".join(f"{k} {_metric_text(v)}" for k, v in evaluation.overall.items())
+        text = (f"Overall (error metrics pooled over {len(evaluation.held_out)} held-out rows, rank metrics the "
+                f"mean over held-out groups): {overall}.")
+    if evaluation.in_sample:
+        text += f" Not pooled: {', '.join(evaluation.in_sample)}, whose rows the model was fitted on."
+    if evaluation.skipped:
+        text += (f" Rows left out for want of a prediction (no training rows of their kernel or of what the "
+                 f"model is fitted by): {_held_out_counts(evaluation.skipped)}.")
+    if evaluation.bounded:
+        text += (f" Predictions the model clipped to its training times widened by its bound factor "
+                 f"(a runaway extrapolation, capped): {_held_out_counts(evaluation.bounded)}.")
+    return text
+
+
+def _metric_text(value: float) -> str:
+    """A metric as the pages and plot titles show it: three digits, or ``undefined``."""
+    return _cell(value, 3) or "undefined"
+
+
+def _held_out_counts(counts: Mapping[str, int]) -> str:
+    """Row counts by held-out group as text: ``3 of held-out K20, 1 of held-out K40``."""
+    return ", ".join(f"{count} of held-out {fold}" for fold, count in counts.items())
+
+
+def _feature_sections(feature_ranking: pd.Series | None, dendrogram_of: tuple | None, staging: Path) -> list[Section]:
+    """The feature ranking's and the feature clustering's sections, where given, their plots drawn into ``staging``."""
+    sections: list[Section] = []
+    if feature_ranking is not None:
+        image = plot_feature_ranking(feature_ranking, staging / "feature_ranking.png")
+        caption = f"The features ranked highest by {feature_ranking.name or 'score'} (at most 25)."
+        sections.append(("Feature ranking", "", feature_ranking.to_frame(), [(image, caption)]))
+    if dendrogram_of is not None:
+        linkage_matrix, labels, k = dendrogram_of
+        image = plot_dendrogram(linkage_matrix, labels, staging / "dendrogram.png", k)
+        sections.append(("Feature clustering", "Distance 1 - |Spearman r|, average linkage.", None, [(image, "")]))
+    return sections
+
+
+def _page_notes(notes: list[str], glossary: bool, provenance: Mapping[str, str]) -> list[str]:
+    """The notes under the pages' title: the caller's, the metric glossary where there are evaluations,
+    and the gpuperf version and command line that wrote the report."""
+    return [*notes, *([METRIC_GLOSSARY] if glossary else []),
+            f"Written by gpuperf {provenance['gpuperf']}: `{provenance['command']}`."]
+
+
+def _markdown_page(title: str, notes: Sequence[str], sections: Sequence[Section], time_columns: Collection[str]) -> str:
+    """``report.md``: the title, the notes and each section (heading, text, table, images with captions)."""
+    lines = [f"# {title}", "", *[f"{note}  " for note in notes], ""]
+    for heading, text, table, images in sections:
+        lines += [f"## {heading}", ""] + ([text, ""] if text else [])
+        if table is not None:
+            lines += [markdown_table(table, time_columns=time_columns), ""]
+        for image, caption in images:
+            lines += [f"![{image.stem}]({image.name})", ""] + ([f"*{caption}*", ""] if caption else [])
+    return "\n".join(lines)
+
+
+def _html_page(title: str, notes: Sequence[str], sections: Sequence[Section], time_columns: Collection[str]) -> str:
+    """``report.html``: the Markdown page's title, notes and sections as one HTML page."""
+    body = [f"<h1>{html.escape(title)}</h1>", *[f"<p>{note_html(note)}</p>" for note in notes]]
+    for heading, text, table, images in sections:
+        body += [f"<h2>{html.escape(heading)}</h2>"] + ([f"<p>{note_html(text)}</p>"] if text else [])
+        if table is not None:
+            body.append(html_table(table, time_columns=time_columns))
+        body += [_html_image(image, caption) for image, caption in images]
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<style>{PAGE_STYLE}</style></head><body>{''.join(body)}</body></html>")
+
+
+def _html_image(image: Path, caption: str) -> str:
+    """An image as HTML: a figure with its caption where it has one."""
+    img = f'<img src="{html.escape(image.name)}" alt="{html.escape(image.stem)}">'
+    return f"<figure>{img}<figcaption>{note_html(caption)}</figcaption></figure>" if caption else img
+
+
+def _metrics_document(title: str, evaluations: Mapping[str, Evaluation], tables: Mapping[str, pd.DataFrame],
+                      json_tables: Mapping[str, pd.DataFrame], metrics: Mapping | None,
+                      feature_ranking: pd.Series | None, provenance: Mapping[str, str]) -> dict:
+    """``metrics.json``: each evaluation's overall and per-group metrics, each table's records (the
+    numbers of ``json_tables`` where given), the caller's metrics, the feature ranking and who wrote it."""
+    return {
+        "title": title,
+        "evaluations": {
+            name: {"overall": _jsonable(e.overall) if not e.held_out.empty else None,
+                   "per_group": frame_records(e.per_group)}
+            for name, e in evaluations.items()
+        },
+        "tables": {name: frame_records(json_tables.get(name, table)) for name, table in tables.items()},
+        **({"metrics": _jsonable(dict(metrics))} if metrics else {}),
+        **({"feature_ranking": _ranking_record(feature_ranking)} if feature_ranking is not None else {}),
+        "written_by": provenance,
+    }
+
+
+def _write_pages_aside(texts: Mapping[str, tuple[str, str]], staging: Path, folder: Path) -> dict[str, Path]:
+    """Write each page (by key, its file name and text) into ``staging``; return the paths they will
+    have in ``folder`` by key. A page that cannot be written is an error naming it in ``folder``."""
+    written: dict[str, Path] = {}
+    for key, (name, text) in texts.items():
+        written[key] = folder / name
+        try:
+            (staging / name).write_text(text, encoding="utf-8")
+        except OSError as error:
+            raise _unwritable_report_file(written[key], error.strerror or str(error)) from None
+    return written
+
+
+def _put_in_place(staging: Path, folder: Path) -> None:
+    """Move every file drawn and written into ``staging`` into ``folder`` (renames, which a full disk does
+    not stop), after checking that no folder stands where one goes: an error or Ctrl-C before then leaves
+    the earlier report's pages and plots, never half of one."""
+    in_the_way = [folder / drawn.name for drawn in staging.iterdir() if (folder / drawn.name).is_dir()]
+    if in_the_way:
+        raise GpuperfError(f"{in_the_way[0]}: a folder where the report puts a file; the report is left as it was")
+    for drawn in staging.iterdir():  # a link there is replaced, what it names left alone
+        os.replace(drawn, folder / drawn.name)
+
+
+def _unwritable_report_file(path: Path, reason: str) -> UnwritableFile:
+    """The error for a report's file the system refused to write: named by its place in the report's folder."""
+    return UnwritableFile(f"{path}: cannot be written ({reason}); the report is left as it was", path, reason)
 
 
 @contextmanager
@@ -634,8 +720,7 @@ def _named_in_the_report(staging: Path, folder: Path) -> Iterator[None]:
     except UnwritableFile as error:
         if error.path is None or error.path.parent != staging:
             raise
-        raise UnwritableFile(f"{folder / error.path.name}: cannot be written ({error.reason}); the report is left "
-                             "as it was", folder / error.path.name, error.reason) from None
+        raise _unwritable_report_file(folder / error.path.name, error.reason) from None
 
 
 STAGING = ".report-"  # the folder a report's files are written in before they are put in place
