@@ -105,7 +105,7 @@ def test_the_portfolio_took_as_many_steps_as_the_measurement_that_covered_the_la
 
 
 # -- exploration ----------------------------------------------------------------------------------
-def tiny_space() -> "Space":
+def tiny_space() -> "Space":  # noqa: F821 - imported inside, as the module's other tests do
     from gpuperf.decisions.space import Space
 
     configs = pd.DataFrame({"x": [1, 2, 3, 4]})
