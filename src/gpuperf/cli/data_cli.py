@@ -47,7 +47,7 @@ def imported(format_name: str, paths: list[Path], out: Path, metrics: Optional[P
 
     from gpuperf.datasets import write_dataset_csv
     from gpuperf.errors import GpuperfError
-    from gpuperf.progress import progress_bar
+    from gpuperf.progress import progress_task
 
     csv_output_name(out)
     new_output_file(out)
@@ -62,8 +62,7 @@ def imported(format_name: str, paths: list[Path], out: Path, metrics: Optional[P
         raise GpuperfError(f"--metrics joins one profile; import the {len(paths)} files one at a time")
     frames = [imported_file(format_name, path, metrics, gpu, notes) for path in paths]
     frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-    with progress_bar() as bar:
-        bar.add_task(f"writing {counted(len(frame), 'row')} to {out}", total=None)
+    with progress_task(f"writing {counted(len(frame), 'row')} to {out}"):
         write_dataset_csv(frame, out)
     return {"out": str(out), "format": format_name, "rows": len(frame), "failed": int((frame["status"] != "ok").sum()),
             "gpus": sorted({str(g) for g in frame.get("gpu", ()) if pd.notna(g)})}
@@ -78,11 +77,10 @@ def imported_file(format_name: str, path: Path, metrics: Optional[Path], gpu: Op
     from gpuperf.datasets.schema import canonical_gpu, lookup_gpu, text_cells
     from gpuperf.errors import GpuperfError
     from gpuperf.hardware.specs import gpu_suggestion, other_boards_note
-    from gpuperf.progress import progress_bar
+    from gpuperf.progress import progress_task
 
     options = {key: value for key, value in (("metrics", metrics), ("gpu", gpu)) if value is not None}
-    with progress_bar() as bar:  # a cache of 100,000 configurations imports for seconds
-        bar.add_task(f"importing {path}", total=None)
+    with progress_task(f"importing {path}"):  # a cache of 100,000 configurations imports for seconds
         frame = import_file(format_name, path, **options)
     if frame.empty:
         raise GpuperfError(f"{path}: no launches or configurations in it; nothing to write")

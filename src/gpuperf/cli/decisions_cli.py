@@ -232,8 +232,8 @@ def ask_command(
     space_on_gpu, others = other_gpus_spaces(table.space, train or [], target, list(sizes), gpu)
     table = dataclasses.replace(table, space=space_on_gpu)
     undescribed_gpu_note(table.space.gpu, others)
-    with progress_bar(no_progress or as_json) as bar:  # a surrogate over thousands of points fits for a minute
-        bar.add_task(f"choosing {count} of {int(table.pending.sum())} configurations to measure next", total=None)
+    with progress_task(f"choosing {count} of {int(table.pending.sum())} configurations to measure next",
+                       no_progress or as_json):  # a surrogate over thousands of points fits for a minute
         result = next_configuration(table, others, model, seed, count)
     if as_json:
         print_json(result.summary())
