@@ -86,9 +86,7 @@ def fit_command(
     as_json: JsonArg = False,
 ) -> None:
     """Fit a model on a table's measured rows and save it with its feature names."""
-    from gpuperf.evaluation.metrics import all_metrics
     from gpuperf.models.persistence import save_model
-    from gpuperf.models.registry import build_estimator
 
     refuse_model_file(model, "fit")
     options = model_options(model, log_target, select, svr_kernel, bsp_columns, property_set)
@@ -98,42 +96,72 @@ def fit_command(
     new_file = not model_output_file(out).exists()  # a model another run writes meanwhile is kept
     frame, where = read_table(data)
     prepared = prepare_training(frame, where, options, features, gpu_features, base_clock)
+    fitted = fitted_estimator(prepared, options, where)
+    trained = fitted.predict(prepared.frame[prepared.features])
+    metadata = fit_metadata(prepared, options, fitted, trained, where)
+    save_model(fitted, out, feature_names=prepared.features, metadata=metadata, new=new_file, replace=True)
+    notes = fit_notes(frame, prepared, options, fitted, trained, metadata, where, gpu_features)
+    for note in notes:
+        print_note(note)
+    if as_json:
+        print_json({"out": str(out), "features": prepared.features, **metadata,
+                    "notes": json_notes(notes)})
+        return
+    print_fit_summary(options.name, prepared, metadata, out)
+
+
+def fitted_estimator(prepared: Prepared, options: ModelOptions, where: str) -> Any:
+    """``options``' model fitted on the prepared rows' features and times (bsp's inputs checked first)."""
+    from gpuperf.models.registry import build_estimator
+
     table, names = prepared.frame, prepared.features
     estimator = build_estimator(options, names, prepared.table_kind)
     if options.name == "bsp":
         check_bsp_inputs(estimator, table[names], where)
     with fitting_errors(where, options.name, table[names]):
-        fitted = estimator.fit(table[names], table["time_s"].to_numpy())
-    trained = fitted.predict(table[names])
-    metadata: dict[str, Any] = {
+        return estimator.fit(table[names], table["time_s"].to_numpy())
+
+
+def fit_metadata(prepared: Prepared, options: ModelOptions, fitted: Any, trained: np.ndarray,
+                 where: str) -> dict[str, Any]:
+    """What the model file saves beside the model, and ``--json`` prints: the table, the options, the
+    features --select kept and the training metrics of the ``trained`` predictions."""
+    from gpuperf.evaluation.metrics import all_metrics
+
+    table = prepared.frame
+    return {
         "model": options.name,
         "dataset": where,
         "rows": len(table),
         "gpus": names_in(table, "gpu"),
         "kernels": names_in(table, "kernel"),
         "options": prepared.options(options),
-        "selected_features": selected_features(fitted, names),
+        "selected_features": selected_features(fitted, prepared.features),
         "train_metrics": finite_or_none(all_metrics(table["time_s"], trained)),
     }
-    save_model(fitted, out, feature_names=names, metadata=metadata, new=new_file, replace=True)
-    notes = read_rows_notes(frame, where, prepared.gpu_features) + [note for note in (
+
+
+def fit_notes(frame: pd.DataFrame, prepared: Prepared, options: ModelOptions, fitted: Any, trained: np.ndarray,
+              metadata: Mapping[str, Any], where: str, gpu_features: bool) -> list[str]:
+    """fit's notes: the rows of ``frame`` (the table as read) left out, then what the fit on the prepared
+    rows tells of the features, the GPUs and the ``trained`` predictions."""
+    table, names = prepared.frame, prepared.features
+    return read_rows_notes(frame, where, prepared.gpu_features) + [note for note in (
         *unnamed_rows_notes(table, where), *prepared.notes, indistinct_note(table, names, where),
         selection_note(fitted, names, where), selected_gpus_note(metadata, names, gpu_features, where),
         constant_fit_note(trained, table["time_s"], options.name, where),
         degenerate_fit_note(trained, table["time_s"], len(metadata["selected_features"] or names), options.name, where),
         not_positive_note(trained, len(trained), metadata["options"],
                           ", so the training gmre (a ratio of logs) is undefined (null)")) if note]
-    for note in notes:
-        print_note(note)
-    if as_json:
-        print_json({"out": str(out), "features": names, **metadata,
-                    "notes": json_notes(notes)})
-        return
-    kept = metadata["selected_features"]
+
+
+def print_fit_summary(model: str, prepared: Prepared, metadata: Mapping[str, Any], out: Path) -> None:
+    """fit's line without --json: the rows, GPUs, kernels and features fitted on, the training MAPE and ``out``."""
+    names, kept = prepared.features, metadata["selected_features"]
     gpus, kernels = len(metadata["gpus"]), len(metadata["kernels"])
     where_from = ", ".join(part for part in (counted_or(gpus, "GPU", "no gpu column"),
                                              counted_or(kernels, "kernel", "no kernel column")))
-    print(f"fitted {options.name} on {counted(len(table), 'row')} ({where_from}) with {len(names)} features"
+    print(f"fitted {model} on {counted(len(prepared.frame), 'row')} ({where_from}) with {len(names)} features"
           + (f", {len(kept)} selected" if kept is not None else "")
           + f"; training MAPE {_fraction(metadata['train_metrics']['mape'])}; wrote {out}")
 
